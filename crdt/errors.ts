@@ -1,0 +1,59 @@
+// Typed errors of the placement store and the documented input limits they enforce.
+// Every rejection happens before any state is touched, so a caught error means "nothing changed".
+
+/** Longest accepted placement target, in UTF-16 code units (an address string is far shorter). */
+export const MAX_TARGET_LENGTH = 256;
+/** Longest accepted entity type name, in UTF-16 code units. */
+export const MAX_TYPE_NAME_LENGTH = 128;
+/** Longest accepted node (writer) name, in UTF-16 code units. */
+export const MAX_NODE_LENGTH = 256;
+/**
+ * Most structs one remote update may carry (a full state holds one struct per write ever made, until
+ * compaction exists): bounds the work a single frame can cause. 100,000 overwrites make about 100,000.
+ */
+export const MAX_UPDATE_STRUCTS = 2_000_000;
+/** Largest HLC counter; one more carries into wallMs. */
+export const MAX_HLC_COUNTER = 65_535;
+
+export type PlacementStoreErrorCode =
+  | 'invalid_shard_id'
+  | 'invalid_target'
+  | 'invalid_type_name'
+  | 'malformed_update'
+  | 'invalid_frame'
+  | 'malformed_state_vector'
+  | 'invalid_hlc'
+  | 'invalid_option';
+
+export class PlacementStoreError extends Error {
+  readonly code: PlacementStoreErrorCode;
+  constructor(code: PlacementStoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PlacementStoreError';
+    this.code = code;
+  }
+}
+
+// Control characters would make keys and log lines ambiguous (the slot key uses U+0000 as separator).
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** Why `text` is not an acceptable name of at most `max` code units, or null when it is. */
+export function nameProblem(text: unknown, max: number): string | null {
+  if (typeof text !== 'string') return `expected a string, got ${describe(text)}`;
+  if (text.length === 0) return 'must not be empty';
+  if (text.length > max) return `is ${text.length} characters long, the limit is ${max}`;
+  if (CONTROL.test(text)) return 'must not contain control characters';
+  return null;
+}
+
+/** A short, safe rendering of a rejected value for error messages. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') {
+    const shown = value.length > 40 ? `${value.slice(0, 40)}...` : value;
+    return JSON.stringify(shown);
+  }
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}

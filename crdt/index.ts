@@ -1,0 +1,20 @@
+// Public surface of the replicated placement store: HLC, the LWW placement map on Yjs, and its replicator.
+export { compareHlc, HybridLogicalClock, successor, DEFAULT_MAX_DRIFT_MS } from './hlc.js';
+export type { Hlc, HybridLogicalClockOptions } from './hlc.js';
+export {
+  PlacementStoreError,
+  MAX_TARGET_LENGTH,
+  MAX_TYPE_NAME_LENGTH,
+  MAX_NODE_LENGTH,
+  MAX_HLC_COUNTER,
+  MAX_UPDATE_STRUCTS,
+} from './errors.js';
+export type { PlacementStoreErrorCode } from './errors.js';
+export type { PlacementLog, PlacementLogEvent } from './log.js';
+export type { Placement, PlacementSnapshot } from './snapshot.js';
+export { PlacementStore } from './store.js';
+export type { PlacementStoreOptions, PlacementStoreStats, UpdateListener, ChangeListener } from './store.js';
+export { encodeSyncFrame, decodeSyncFrame, DEFAULT_MAX_FRAME_BYTES } from './sync-frame.js';
+export type { SyncFrame } from './sync-frame.js';
+export { PlacementReplicator, DEFAULT_ANTI_ENTROPY_INTERVAL_MS } from './replicator.js';
+export type { PlacementLink, PlacementReplicatorOptions, PlacementReplicatorStats } from './replicator.js';

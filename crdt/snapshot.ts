@@ -1,0 +1,113 @@
+// Incremental read model of one entity type: per shard the writers' slots and the visible winner (the
+// slot with the greatest hlc, hidden when it is a tombstone). Refreshing touches only the changed shards;
+// while nothing visible changes, snapshot() keeps returning the very same object.
+import { compareHlc, type Hlc } from './hlc.js';
+import { IntMap } from './int-map.js';
+import type { Slot } from './slots.js';
+
+export interface Placement {
+  readonly target: string;
+  readonly hlc: Hlc;
+  readonly writer: string;
+}
+
+export interface PlacementSnapshot {
+  readonly version: number;
+  readonly placements: ReadonlyMap<number, Placement>;
+}
+
+/** One slot change: the slot's new content, or undefined when the slot was deleted. */
+export interface SlotChange {
+  readonly shardId: number;
+  readonly writer: string;
+  readonly slot: Slot | undefined;
+}
+
+export const EMPTY_SNAPSHOT: PlacementSnapshot = Object.freeze({ version: 0, placements: IntMap.empty<Placement>() });
+
+export class SnapshotIndex {
+  private readonly slots = new Map<number, Map<string, Slot>>();
+  private placements = IntMap.empty<Placement>();
+  private current: PlacementSnapshot = EMPTY_SNAPSHOT;
+  private slotTotal = 0;
+  private recomputedTotal = 0;
+
+  snapshot(): PlacementSnapshot {
+    return this.current;
+  }
+
+  /** The slot with the greatest hlc for a shard, tombstones included. */
+  winner(shardId: number): Slot | undefined {
+    const writers = this.slots.get(shardId);
+    if (writers === undefined) return undefined;
+    let best: Slot | undefined;
+    for (const slot of writers.values()) {
+      if (best === undefined || compareHlc(slot.hlc, best.hlc) > 0) best = slot;
+    }
+    return best;
+  }
+
+  slot(shardId: number, writer: string): Slot | undefined {
+    return this.slots.get(shardId)?.get(writer);
+  }
+
+  /** Live slots (map keys) of this type. */
+  get slotCount(): number {
+    return this.slotTotal;
+  }
+
+  /** How many shard winners were recomputed since creation: refresh work is proportional to it. */
+  get recomputedShards(): number {
+    return this.recomputedTotal;
+  }
+
+  /** Applies slot changes and returns the shards whose visible placement changed, ascending. */
+  apply(changes: Iterable<SlotChange>): number[] {
+    const touched = new Set<number>();
+    for (const { shardId, writer, slot } of changes) {
+      this.store(shardId, writer, slot);
+      touched.add(shardId);
+    }
+    const changed: number[] = [];
+    let placements = this.placements;
+    for (const shardId of touched) {
+      this.recomputedTotal++;
+      const winner = this.winner(shardId);
+      const before = placements.get(shardId);
+      const after = winner === undefined || winner.target === null ? undefined : winner;
+      if (samePlacement(before, after)) continue;
+      placements = placements.with(
+        shardId,
+        after === undefined ? undefined : Object.freeze({ target: after.target as string, hlc: after.hlc, writer: after.writer }),
+      );
+      changed.push(shardId);
+    }
+    if (changed.length > 0) {
+      this.placements = placements;
+      this.current = Object.freeze({ version: this.current.version + 1, placements });
+    }
+    return changed.sort((a, b) => a - b);
+  }
+
+  private store(shardId: number, writer: string, slot: Slot | undefined): void {
+    let writers = this.slots.get(shardId);
+    if (slot === undefined) {
+      if (writers?.delete(writer)) {
+        this.slotTotal--;
+        if (writers.size === 0) this.slots.delete(shardId);
+      }
+      return;
+    }
+    if (writers === undefined) {
+      writers = new Map();
+      this.slots.set(shardId, writers);
+    }
+    if (!writers.has(writer)) this.slotTotal++;
+    writers.set(writer, slot);
+  }
+}
+
+function samePlacement(a: Placement | undefined, b: Slot | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.target === b.target && a.writer === b.writer && compareHlc(a.hlc, b.hlc) === 0;
+}
