@@ -1,0 +1,152 @@
+// Cluster membership settings: one typed object, every field optional on input with a documented default.
+// `resolveClusterConfig` validates once at construction so the running cluster never sees a bad value.
+import { ActorTsError } from '../errors.js';
+import { NodeAddress } from './address.js';
+
+export interface FailureDetectorConfig {
+  /** Phi above which a member is considered unreachable; default 8 (Pekko's cluster default). */
+  readonly threshold: number;
+  /** Heartbeat intervals remembered for the mean and deviation; default 1,000. */
+  readonly maxSampleSize: number;
+  /** Floor of the deviation, so a very regular network does not make phi hair-trigger; default 100 ms. */
+  readonly minStdDeviationMs: number;
+  /** Pause tolerated on top of the expected interval (GC, load); default 3,000 ms. */
+  readonly acceptableHeartbeatPauseMs: number;
+  /** Assumed interval before real samples exist; default 1,000 ms. */
+  readonly firstHeartbeatEstimateMs: number;
+}
+
+export interface ClusterConfig {
+  /**
+   * Nodes contacted to join; default none. The first seed forms a new cluster when nobody answers within
+   * `seedNodeTimeoutMs` (at once when it is the only seed). With no seeds the node forms a cluster of its own.
+   */
+  readonly seedNodes: ReadonlyArray<NodeAddress>;
+  /** This node's application version, compared by strategies during rolling updates; default '1.0.0'. */
+  readonly appVersion: string;
+  /** This node's roles; default none. */
+  readonly roles: ReadonlyArray<string>;
+  /** Interval of heartbeats to every other member; default 1,000 ms. */
+  readonly heartbeatIntervalMs: number;
+  readonly failureDetector: FailureDetectorConfig;
+  /** Interval of gossip to a random member and of leader actions; default 1,000 ms. */
+  readonly gossipIntervalMs: number;
+  /** How long the first seed waits for an existing cluster before forming one; default 5,000 ms. */
+  readonly seedNodeTimeoutMs: number;
+  /** Interval of join attempts until this node is welcomed; default 1,000 ms. */
+  readonly retryJoinIntervalMs: number;
+  /**
+   * A member unreachable this long is downed by the side holding a majority of the members; default
+   * 10,000 ms. Equal halves: the half with the lowest address keeps running (Pekko's keep-majority rule).
+   */
+  readonly downAfterMs: number;
+  /**
+   * A side without a majority downs itself after this long, so it stops hosting before the majority
+   * takes its shards over; default 75% of `downAfterMs`. Must not exceed `downAfterMs`.
+   */
+  readonly minorityDownAfterMs: number;
+  /** Bound on the registered onLeaving tasks (shard hand-off) during a graceful leave; default 20,000 ms. */
+  readonly leaveTimeoutMs: number;
+  /** Bound on leaving -> exiting -> removed once the tasks are done; default 10,000 ms. */
+  readonly exitTimeoutMs: number;
+  /**
+   * A joining member is made weakly-up after this long when unreachable members block convergence (so new
+   * nodes can take traffic during a partition); 0 disables; default 7,000 ms.
+   */
+  readonly weaklyUpAfterMs: number;
+}
+
+/** Input form: every field optional, seed nodes may be given as strings. */
+export type ClusterConfigInput = Partial<Omit<ClusterConfig, 'seedNodes' | 'failureDetector' | 'minorityDownAfterMs'>> & {
+  readonly seedNodes?: ReadonlyArray<NodeAddress | string>;
+  readonly failureDetector?: Partial<FailureDetectorConfig>;
+  readonly minorityDownAfterMs?: number;
+};
+
+export const DEFAULT_FAILURE_DETECTOR_CONFIG: FailureDetectorConfig = {
+  threshold: 8,
+  maxSampleSize: 1_000,
+  minStdDeviationMs: 100,
+  acceptableHeartbeatPauseMs: 3_000,
+  firstHeartbeatEstimateMs: 1_000,
+};
+
+export const DEFAULT_CLUSTER_CONFIG: Omit<ClusterConfig, 'minorityDownAfterMs'> = {
+  seedNodes: [],
+  appVersion: '1.0.0',
+  roles: [],
+  heartbeatIntervalMs: 1_000,
+  failureDetector: DEFAULT_FAILURE_DETECTOR_CONFIG,
+  gossipIntervalMs: 1_000,
+  seedNodeTimeoutMs: 5_000,
+  retryJoinIntervalMs: 1_000,
+  downAfterMs: 10_000,
+  leaveTimeoutMs: 20_000,
+  exitTimeoutMs: 10_000,
+  weaklyUpAfterMs: 7_000,
+};
+
+/** Applies defaults and validates; throws `invalid_argument` (or `invalid_address`) naming the bad field. */
+export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterConfig {
+  const d = DEFAULT_CLUSTER_CONFIG;
+  const seedNodes = (input.seedNodes ?? d.seedNodes).map((s) => (typeof s === 'string' ? NodeAddress.parse(s) : s));
+  const appVersion = input.appVersion ?? d.appVersion;
+  if (typeof appVersion !== 'string' || appVersion.length === 0 || appVersion.length > 64) {
+    throw bad('appVersion must be a non-empty string of at most 64 characters');
+  }
+  const roles = [...(input.roles ?? d.roles)];
+  for (const role of roles) {
+    if (typeof role !== 'string' || role.length === 0 || role.length > 64) throw bad(`invalid role ${JSON.stringify(role)}`);
+  }
+  const fdInput = input.failureDetector ?? {};
+  const fd: FailureDetectorConfig = {
+    threshold: positive('failureDetector.threshold', fdInput.threshold ?? DEFAULT_FAILURE_DETECTOR_CONFIG.threshold),
+    maxSampleSize: integer('failureDetector.maxSampleSize', fdInput.maxSampleSize ?? DEFAULT_FAILURE_DETECTOR_CONFIG.maxSampleSize, 1),
+    minStdDeviationMs: positive('failureDetector.minStdDeviationMs', fdInput.minStdDeviationMs ?? DEFAULT_FAILURE_DETECTOR_CONFIG.minStdDeviationMs),
+    acceptableHeartbeatPauseMs: nonNegative(
+      'failureDetector.acceptableHeartbeatPauseMs',
+      fdInput.acceptableHeartbeatPauseMs ?? DEFAULT_FAILURE_DETECTOR_CONFIG.acceptableHeartbeatPauseMs,
+    ),
+    firstHeartbeatEstimateMs: positive(
+      'failureDetector.firstHeartbeatEstimateMs',
+      fdInput.firstHeartbeatEstimateMs ?? DEFAULT_FAILURE_DETECTOR_CONFIG.firstHeartbeatEstimateMs,
+    ),
+  };
+  const downAfterMs = positive('downAfterMs', input.downAfterMs ?? d.downAfterMs);
+  const minorityDownAfterMs = positive('minorityDownAfterMs', input.minorityDownAfterMs ?? Math.round(downAfterMs * 0.75));
+  if (minorityDownAfterMs > downAfterMs) throw bad('minorityDownAfterMs must not exceed downAfterMs');
+  return {
+    seedNodes,
+    appVersion,
+    roles,
+    heartbeatIntervalMs: positive('heartbeatIntervalMs', input.heartbeatIntervalMs ?? d.heartbeatIntervalMs),
+    failureDetector: fd,
+    gossipIntervalMs: positive('gossipIntervalMs', input.gossipIntervalMs ?? d.gossipIntervalMs),
+    seedNodeTimeoutMs: positive('seedNodeTimeoutMs', input.seedNodeTimeoutMs ?? d.seedNodeTimeoutMs),
+    retryJoinIntervalMs: positive('retryJoinIntervalMs', input.retryJoinIntervalMs ?? d.retryJoinIntervalMs),
+    downAfterMs,
+    minorityDownAfterMs,
+    leaveTimeoutMs: positive('leaveTimeoutMs', input.leaveTimeoutMs ?? d.leaveTimeoutMs),
+    exitTimeoutMs: positive('exitTimeoutMs', input.exitTimeoutMs ?? d.exitTimeoutMs),
+    weaklyUpAfterMs: nonNegative('weaklyUpAfterMs', input.weaklyUpAfterMs ?? d.weaklyUpAfterMs),
+  };
+}
+
+function positive(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw bad(`${name} must be a finite number > 0, got ${String(value)}`);
+  return value;
+}
+
+function nonNegative(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw bad(`${name} must be a finite number >= 0, got ${String(value)}`);
+  return value;
+}
+
+function integer(name: string, value: number, min: number): number {
+  if (!Number.isInteger(value) || value < min) throw bad(`${name} must be an integer >= ${min}, got ${String(value)}`);
+  return value;
+}
+
+function bad(message: string): ActorTsError {
+  return new ActorTsError('invalid_argument', `invalid cluster config: ${message}`);
+}

@@ -1,0 +1,59 @@
+// The keep-majority downing decision, a pure function of one node's view. Members unreachable long enough
+// are downed only by a side that holds a majority of the members; a side without it downs itself, so during
+// a partition at most one side keeps hosting shards. Exactly half is a majority only for the half holding
+// the lowest address, which both halves compute identically (Pekko's keep-majority tie-break).
+import { compareAddresses } from './member-order.js';
+import type { NodeAddress } from './address.js';
+import type { MemberStatus } from './member.js';
+
+export interface DowningMember {
+  readonly key: string;
+  readonly address: NodeAddress;
+  readonly status: MemberStatus;
+  readonly reachable: boolean;
+  /** When this node started to consider the member unreachable; undefined while reachable. */
+  readonly unreachableSinceMs?: number;
+}
+
+export interface DowningInput {
+  readonly selfKey: string;
+  readonly members: ReadonlyArray<DowningMember>;
+  readonly nowMs: number;
+  readonly downAfterMs: number;
+  readonly minorityDownAfterMs: number;
+}
+
+export type DowningDecision =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'down-unreachable'; readonly keys: ReadonlyArray<string> }
+  | { readonly kind: 'down-self' };
+
+/** Statuses that count towards the majority: members that are (or were) serving, not arriving or gone. */
+const COUNTED: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['weakly-up', 'up', 'leaving']);
+
+export function decideDowning(input: DowningInput): DowningDecision {
+  const self = input.members.find((m) => m.key === input.selfKey);
+  if (!self || !COUNTED.has(self.status)) return { kind: 'none' };
+  const unreachable = input.members.filter(
+    (m) => m.key !== input.selfKey && !m.reachable && m.status !== 'down' && m.status !== 'removed',
+  );
+  if (unreachable.length === 0) return { kind: 'none' };
+  const longest = Math.max(...unreachable.map((m) => input.nowMs - (m.unreachableSinceMs ?? input.nowMs)));
+
+  const counted = input.members.filter((m) => COUNTED.has(m.status));
+  const reachableCounted = counted.filter((m) => m.key === input.selfKey || m.reachable);
+  if (!holdsMajority(counted, reachableCounted)) {
+    return longest >= input.minorityDownAfterMs ? { kind: 'down-self' } : { kind: 'none' };
+  }
+  const keys = unreachable
+    .filter((m) => input.nowMs - (m.unreachableSinceMs ?? input.nowMs) >= input.downAfterMs)
+    .map((m) => m.key);
+  return keys.length > 0 ? { kind: 'down-unreachable', keys } : { kind: 'none' };
+}
+
+function holdsMajority(counted: ReadonlyArray<DowningMember>, side: ReadonlyArray<DowningMember>): boolean {
+  if (side.length * 2 > counted.length) return true;
+  if (side.length * 2 < counted.length) return false;
+  const lowest = [...counted].sort((a, b) => compareAddresses(a.address, b.address))[0];
+  return lowest !== undefined && side.some((m) => m.key === lowest.key);
+}

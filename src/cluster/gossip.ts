@@ -1,0 +1,150 @@
+// The replicated membership state and its merge. A member's status only moves forward
+// (joining < weakly-up < up < leaving < exiting < down < removed), so merging two states record by record,
+// keeping the further status, is commutative, associative and idempotent: gossip converges whatever order,
+// loss or duplication it meets. The `seen` set says who has seen exactly this content (convergence).
+import { NodeAddress } from './address.js';
+import type { MemberStatus } from './member.js';
+import type { WireGossip, WireMember } from './messages.js';
+
+export interface MemberRecord {
+  readonly address: NodeAddress;
+  readonly incarnation: string;
+  readonly status: MemberStatus;
+  readonly appVersion: string;
+  readonly roles: ReadonlyArray<string>;
+  readonly upNumber: number;
+}
+
+export interface GossipState {
+  /** By member key (`address#incarnation`). */
+  readonly members: ReadonlyMap<string, MemberRecord>;
+  readonly seen: ReadonlySet<string>;
+}
+
+const STATUS_RANK: Readonly<Record<MemberStatus, number>> = {
+  joining: 0,
+  'weakly-up': 1,
+  up: 2,
+  leaving: 3,
+  exiting: 4,
+  down: 5,
+  removed: 6,
+};
+
+export function statusRank(status: MemberStatus): number {
+  return STATUS_RANK[status];
+}
+
+export function memberKey(address: NodeAddress | string, incarnation: string): string {
+  return `${address.toString()}#${incarnation}`;
+}
+
+export function keyOf(record: MemberRecord): string {
+  return memberKey(record.address, record.incarnation);
+}
+
+export const EMPTY_GOSSIP: GossipState = { members: new Map(), seen: new Set() };
+
+/** The further status wins; on a tie the smaller non-zero upNumber, so concurrent leaders agree. */
+export function mergeRecord(a: MemberRecord, b: MemberRecord): MemberRecord {
+  const ra = statusRank(a.status);
+  const rb = statusRank(b.status);
+  if (ra !== rb) return withUpNumber(ra > rb ? a : b, pickUpNumber(a.upNumber, b.upNumber));
+  const upNumber = pickUpNumber(a.upNumber, b.upNumber);
+  return a.upNumber === upNumber ? a : b;
+}
+
+function pickUpNumber(a: number, b: number): number {
+  if (a === 0) return b;
+  if (b === 0) return a;
+  return Math.min(a, b);
+}
+
+function withUpNumber(record: MemberRecord, upNumber: number): MemberRecord {
+  return record.upNumber === upNumber ? record : { ...record, upNumber };
+}
+
+/** A canonical text of the member content (not `seen`): equal texts, equal content. */
+export function contentDigest(members: ReadonlyMap<string, MemberRecord>): string {
+  return [...members.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, r]) => `${key}|${r.status}|${r.upNumber}`)
+    .join('\n');
+}
+
+/**
+ * Merges `incoming` into `local` on the node `selfKey`, which by merging has seen the result. `seen`
+ * survives only for content that did not change: it is the union of the seen sets of the sides whose
+ * content equals the result.
+ */
+export function mergeGossip(local: GossipState, incoming: GossipState, selfKey: string): GossipState {
+  const members = new Map(local.members);
+  for (const [key, record] of incoming.members) {
+    const existing = members.get(key);
+    members.set(key, existing ? mergeRecord(existing, record) : record);
+  }
+  const digest = contentDigest(members);
+  const seen = new Set<string>([selfKey]);
+  if (digest === contentDigest(local.members)) for (const s of local.seen) seen.add(s);
+  if (digest === contentDigest(incoming.members)) for (const s of incoming.seen) seen.add(s);
+  return { members, seen };
+}
+
+/** Replaces records on `selfKey`'s own decision (status changes): the content changed, so only self has seen it. */
+export function updateMembers(state: GossipState, records: ReadonlyArray<MemberRecord>, selfKey: string): GossipState {
+  const members = new Map(state.members);
+  for (const record of records) {
+    const key = keyOf(record);
+    const existing = members.get(key);
+    members.set(key, existing ? mergeRecord(existing, record) : record);
+  }
+  if (contentDigest(members) === contentDigest(state.members)) return state;
+  return { members, seen: new Set([selfKey]) };
+}
+
+/** True when both states hold the same content and the same seen set. */
+export function sameGossip(a: GossipState, b: GossipState): boolean {
+  if (a.seen.size !== b.seen.size) return false;
+  for (const s of a.seen) if (!b.seen.has(s)) return false;
+  return contentDigest(a.members) === contentDigest(b.members);
+}
+
+export function toWire(state: GossipState): WireGossip {
+  return {
+    members: [...state.members.values()].map((r) => ({
+      address: r.address.toString(),
+      incarnation: r.incarnation,
+      status: r.status,
+      appVersion: r.appVersion,
+      roles: [...r.roles],
+      upNumber: r.upNumber,
+    })),
+    seen: [...state.seen],
+  };
+}
+
+/** From validated wire form (messages.ts checked every address); a duplicate key keeps the merge of both. */
+export function fromWire(wire: WireGossip): GossipState {
+  const members = new Map<string, MemberRecord>();
+  for (const w of wire.members) {
+    const record = recordFromWire(w);
+    if (!record) continue;
+    const key = keyOf(record);
+    const existing = members.get(key);
+    members.set(key, existing ? mergeRecord(existing, record) : record);
+  }
+  return { members, seen: new Set(wire.seen) };
+}
+
+function recordFromWire(w: WireMember): MemberRecord | undefined {
+  const address = NodeAddress.tryParse(w.address);
+  if (!address) return undefined;
+  return {
+    address,
+    incarnation: w.incarnation,
+    status: w.status,
+    appVersion: w.appVersion,
+    roles: [...w.roles],
+    upNumber: w.upNumber,
+  };
+}

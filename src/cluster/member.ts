@@ -1,0 +1,32 @@
+// What the rest of the runtime may know about a cluster member, and the read-only view strategies take.
+import type { NodeAddress } from './address.js';
+
+export type MemberStatus = 'joining' | 'weakly-up' | 'up' | 'leaving' | 'exiting' | 'down' | 'removed';
+
+export interface MemberInfo {
+  readonly address: NodeAddress;
+  readonly status: MemberStatus;
+  readonly appVersion: string;
+  /** Join order among members that reached Up: lower is older. */
+  readonly upNumber: number;
+  readonly reachable: boolean;
+  /** Roles the member was started with; a sharded type with a role is hosted only on members that have it. */
+  readonly roles?: ReadonlyArray<string>;
+}
+
+/** Read-only membership as a strategy sees it. */
+export interface ClusterView {
+  members(): ReadonlyArray<MemberInfo>;
+}
+
+/** Live membership as the sharding layer consumes it; implemented by the cluster. */
+export interface Membership extends ClusterView {
+  readonly self: NodeAddress;
+  /** Fires after any change of the member set, a status, or reachability. Returns an unsubscribe function. */
+  onChange(listener: () => void): () => void;
+  /**
+   * Registers work that must finish before this node leaves the cluster (graceful leave waits for every
+   * task, bounded by the cluster's leave timeout). Returns an unregister function.
+   */
+  onLeaving(task: () => Promise<void>): () => void;
+}

@@ -1,0 +1,306 @@
+// An in-process network of transports for fast, deterministic cluster tests, with seeded fault injection
+// (drop, duplicate, delay, jitter, reorder) and partitions. Every message is encoded with msgpackr and
+// validated by `parseMessage` on the way, exactly as over TCP, so a message that could not cross a real
+// socket fails here too.
+import { ActorTsError } from '../errors.js';
+import type { ProtocolMessage } from '../protocol.js';
+import type { NodeAddress } from './address.js';
+import { decodeMessage, encodeMessage } from './message-codec.js';
+import { seededRandom } from './random.js';
+import type { MessageListener, Transport } from './transport.js';
+
+export type ScheduleFn = (fn: () => void, delayMs: number) => void;
+
+export interface MemoryNetworkOptions {
+  /** Seed of the PRNG behind every fault decision; default 1. Same seed, same faults. */
+  readonly seed?: number;
+  /** Base latency of every message in ms; default 0 (still asynchronous: never delivered inside `send`). */
+  readonly delayMs?: number;
+  /** How deliveries are scheduled; default `setTimeout`, so `vi.useFakeTimers()` controls the network. */
+  readonly schedule?: ScheduleFn;
+}
+
+/** Faults applied to every message sent after `setFaults`; each call replaces the previous set. */
+export interface NetworkFaults {
+  /** Probability in [0, 1] that a message is lost; default 0. */
+  readonly dropRate?: number;
+  /** Probability in [0, 1] that a delivered message arrives twice; default 0. */
+  readonly duplicateRate?: number;
+  /** Extra latency in ms on top of the network's base delay; default 0. */
+  readonly delayMs?: number;
+  /** Extra random latency, uniform in [0, jitterMs); default 0. Without `reorder`, pairs stay FIFO. */
+  readonly jitterMs?: number;
+  /**
+   * Lifts per-pair FIFO order (which TCP would give): later messages may overtake earlier ones. When no
+   * jitter is set, a reorder window of `DEFAULT_REORDER_WINDOW_MS` is used so reordering actually happens.
+   */
+  readonly reorder?: boolean;
+}
+
+export interface MemoryNetworkStats {
+  /** Messages accepted by `send` (an invalid message is not counted here but under `rejected`). */
+  readonly sent: number;
+  /** Messages handed to a receiving transport's listeners, duplicates included. */
+  readonly delivered: number;
+  /** Messages lost: by the drop rate, a partition, or a destination that does not exist or was closed. */
+  readonly dropped: number;
+  /** Extra copies created by the duplicate rate. */
+  readonly duplicated: number;
+  /** Messages refused by `send` because they did not survive encode -> parseMessage. */
+  readonly rejected: number;
+}
+
+export const DEFAULT_REORDER_WINDOW_MS = 5;
+
+interface InFlight {
+  ready: boolean;
+  readonly deliver: () => void;
+}
+
+interface Counters {
+  sent: number;
+  delivered: number;
+  dropped: number;
+  duplicated: number;
+  rejected: number;
+}
+
+export class MemoryNetwork {
+  private readonly random: () => number;
+  private readonly baseDelayMs: number;
+  private readonly schedule: ScheduleFn;
+  private readonly transports = new Map<string, MemoryTransport>();
+  /** Unordered pairs `a|b` (sorted) that cannot talk. */
+  private readonly blockedPairs = new Set<string>();
+  private readonly isolated = new Set<string>();
+  /** Per (from, to) FIFO of in-flight messages, used while `reorder` is off. */
+  private readonly pairQueues = new Map<string, InFlight[]>();
+  private faults: Required<NetworkFaults> = { dropRate: 0, duplicateRate: 0, delayMs: 0, jitterMs: 0, reorder: false };
+  private readonly counters: Counters = { sent: 0, delivered: 0, dropped: 0, duplicated: 0, rejected: 0 };
+
+  constructor(options: MemoryNetworkOptions = {}) {
+    const delayMs = options.delayMs ?? 0;
+    if (!isNonNegative(delayMs)) throw argument(`delayMs must be a finite number >= 0, got ${String(delayMs)}`);
+    const seed = options.seed ?? 1;
+    if (!Number.isFinite(seed)) throw argument(`seed must be a finite number, got ${String(seed)}`);
+    this.random = seededRandom(seed);
+    this.baseDelayMs = delayMs;
+    this.schedule = options.schedule ?? ((fn, ms) => void setTimeout(fn, ms));
+  }
+
+  /**
+   * Attaches a node to the network. An address can have one open transport at a time; after `close()` the
+   * address may attach again (a restarted node). Messages still in flight reach whichever transport is
+   * attached when they arrive.
+   */
+  transport(address: NodeAddress): Transport {
+    const key = address.toString();
+    if (this.transports.has(key)) throw argument(`a transport for ${key} is already attached to this network`);
+    const transport = new MemoryTransport(address, this);
+    this.transports.set(key, transport);
+    return transport;
+  }
+
+  setFaults(faults: NetworkFaults): void {
+    const next = {
+      dropRate: faults.dropRate ?? 0,
+      duplicateRate: faults.duplicateRate ?? 0,
+      delayMs: faults.delayMs ?? 0,
+      jitterMs: faults.jitterMs ?? 0,
+      reorder: faults.reorder ?? false,
+    };
+    if (!isProbability(next.dropRate)) throw argument(`dropRate must be in [0, 1], got ${String(next.dropRate)}`);
+    if (!isProbability(next.duplicateRate)) {
+      throw argument(`duplicateRate must be in [0, 1], got ${String(next.duplicateRate)}`);
+    }
+    if (!isNonNegative(next.delayMs)) throw argument(`delayMs must be a finite number >= 0, got ${String(next.delayMs)}`);
+    if (!isNonNegative(next.jitterMs)) {
+      throw argument(`jitterMs must be a finite number >= 0, got ${String(next.jitterMs)}`);
+    }
+    if (typeof next.reorder !== 'boolean') throw argument('reorder must be a boolean');
+    this.faults = next;
+  }
+
+  /** No message crosses between any node of `sideA` and any node of `sideB` (in flight ones included). */
+  partition(sideA: ReadonlyArray<NodeAddress>, sideB: ReadonlyArray<NodeAddress>): void {
+    for (const a of sideA) {
+      for (const b of sideB) {
+        if (!a.equals(b)) this.blockedPairs.add(pairKey(a.toString(), b.toString()));
+      }
+    }
+  }
+
+  /** Cuts one node off from every other node, including nodes that attach later. */
+  isolate(address: NodeAddress): void {
+    this.isolated.add(address.toString());
+  }
+
+  /** Removes every partition and isolation; faults set by `setFaults` stay. */
+  heal(): void {
+    this.blockedPairs.clear();
+    this.isolated.clear();
+  }
+
+  stats(): MemoryNetworkStats {
+    return { ...this.counters };
+  }
+
+  /** @internal called by MemoryTransport. */
+  send(from: NodeAddress, to: NodeAddress, message: ProtocolMessage): void {
+    let bytes: Uint8Array;
+    try {
+      bytes = encodeMessage(message);
+    } catch (error) {
+      this.counters.rejected++;
+      throw error;
+    }
+    if (decodeMessage(bytes) === undefined) {
+      this.counters.rejected++;
+      throw new ActorTsError(
+        'malformed_message',
+        `message ${String((message as { type?: unknown }).type)} from ${from.toString()} does not pass parseMessage after encoding`,
+      );
+    }
+    this.counters.sent++;
+    const fromKey = from.toString();
+    const toKey = to.toString();
+    if (this.blocked(fromKey, toKey) || this.random() < this.faults.dropRate) {
+      this.counters.dropped++;
+      return;
+    }
+    const copies = this.random() < this.faults.duplicateRate ? 2 : 1;
+    if (copies === 2) this.counters.duplicated++;
+    for (let i = 0; i < copies; i++) this.dispatch(from, fromKey, toKey, bytes);
+  }
+
+  /** @internal called by MemoryTransport.close(). */
+  detach(transport: MemoryTransport): void {
+    const key = transport.self.toString();
+    if (this.transports.get(key) === transport) this.transports.delete(key);
+  }
+
+  private dispatch(from: NodeAddress, fromKey: string, toKey: string, bytes: Uint8Array): void {
+    const { delayMs, jitterMs, reorder } = this.faults;
+    const window = reorder && jitterMs === 0 ? DEFAULT_REORDER_WINDOW_MS : jitterMs;
+    const delay = this.baseDelayMs + delayMs + (window > 0 ? this.random() * window : 0);
+    const arrive = (): void => this.arrive(from, fromKey, toKey, bytes);
+    if (reorder) {
+      this.schedule(arrive, delay);
+      return;
+    }
+    // Per-pair FIFO: a message that is ready waits for every earlier message of the same pair.
+    const queueKey = `${fromKey}>${toKey}`;
+    const queue = this.pairQueues.get(queueKey) ?? [];
+    this.pairQueues.set(queueKey, queue);
+    const entry: InFlight = { ready: false, deliver: arrive };
+    queue.push(entry);
+    this.schedule(() => {
+      entry.ready = true;
+      this.drainPair(queueKey);
+    }, delay);
+  }
+
+  private drainPair(queueKey: string): void {
+    const queue = this.pairQueues.get(queueKey);
+    if (!queue) return;
+    let failure: { readonly error: unknown } | undefined;
+    while (queue.length > 0 && queue[0]?.ready === true) {
+      const entry = queue.shift();
+      try {
+        entry?.deliver();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (queue.length === 0) this.pairQueues.delete(queueKey);
+    if (failure) throw failure.error;
+  }
+
+  private arrive(from: NodeAddress, fromKey: string, toKey: string, bytes: Uint8Array): void {
+    const target = this.transports.get(toKey);
+    if (!target || this.blocked(fromKey, toKey)) {
+      this.counters.dropped++;
+      return;
+    }
+    // Each delivery decodes afresh, so receivers never share (and cannot mutate) one another's copy.
+    const message = decodeMessage(bytes);
+    if (message === undefined) {
+      this.counters.dropped++;
+      return;
+    }
+    this.counters.delivered++;
+    target.deliver(from, message);
+  }
+
+  private blocked(fromKey: string, toKey: string): boolean {
+    if (fromKey === toKey) return false;
+    return this.isolated.has(fromKey) || this.isolated.has(toKey) || this.blockedPairs.has(pairKey(fromKey, toKey));
+  }
+}
+
+/** One node's end of a MemoryNetwork. */
+export class MemoryTransport implements Transport {
+  private readonly listeners = new Set<MessageListener>();
+  private closed = false;
+
+  constructor(
+    readonly self: NodeAddress,
+    private readonly network: MemoryNetwork,
+  ) {}
+
+  /**
+   * Sends asynchronously. Throws `malformed_message` for a message that would not survive the wire: that
+   * is a bug in the sender, and a test harness should fail loudly on it. A send after `close()` is dropped.
+   */
+  send(to: NodeAddress, message: ProtocolMessage): void {
+    if (this.closed) return;
+    this.network.send(this.self, to, message);
+  }
+
+  onMessage(listener: MessageListener): () => void {
+    // Wrapped so the same function subscribed twice gets two independent subscriptions.
+    const entry: MessageListener = (from, message) => listener(from, message);
+    this.listeners.add(entry);
+    return () => {
+      this.listeners.delete(entry);
+    };
+  }
+
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.listeners.clear();
+      this.network.detach(this);
+    }
+    return Promise.resolve();
+  }
+
+  /** @internal called by MemoryNetwork. Every listener runs even if one throws; the first error is rethrown. */
+  deliver(from: NodeAddress, message: ProtocolMessage): void {
+    let failure: { readonly error: unknown } | undefined;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(from, message);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
+  }
+}
+
+function pairKey(a: string, b: string): string {
+  return a < b ? `${a}|${b}` : `${b}|${a}`;
+}
+
+function isProbability(value: number): boolean {
+  return typeof value === 'number' && value >= 0 && value <= 1;
+}
+
+function isNonNegative(value: number): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
+function argument(message: string): ActorTsError {
+  return new ActorTsError('invalid_argument', message);
+}

@@ -1,0 +1,120 @@
+// Cluster membership messages: one family of the protocol union. Addresses travel as strings and every
+// field is validated here, so the membership code only ever sees well-formed gossip.
+//   Join          joining node -> seed nodes, repeated until answered
+//   Gossip        the whole membership state (answer to Join, periodic push, and push-pull replies)
+//   Heartbeat     monitor -> monitored member; HeartbeatAck comes back and feeds the failure detector
+import type { RawMessage } from '../protocol.js';
+import { NodeAddress } from './address.js';
+import type { MemberStatus } from './member.js';
+
+/** One member as gossip carries it; (address, incarnation) identifies one run of a node. */
+export interface WireMember {
+  readonly address: string;
+  readonly incarnation: string;
+  readonly status: MemberStatus;
+  readonly appVersion: string;
+  readonly roles: ReadonlyArray<string>;
+  /** 0 until the leader moves the member to Up. */
+  readonly upNumber: number;
+}
+
+export interface WireGossip {
+  readonly members: ReadonlyArray<WireMember>;
+  /** Member keys (`address#incarnation`) that have seen exactly this member content. */
+  readonly seen: ReadonlyArray<string>;
+}
+
+export type ClusterMessage =
+  | { readonly type: 'Heartbeat'; readonly sequence: number; readonly incarnation: string }
+  | { readonly type: 'HeartbeatAck'; readonly sequence: number; readonly incarnation: string }
+  | {
+      readonly type: 'Join';
+      readonly incarnation: string;
+      readonly appVersion: string;
+      readonly roles: ReadonlyArray<string>;
+    }
+  | { readonly type: 'Gossip'; readonly gossip: WireGossip };
+
+export const CLUSTER_MESSAGE_TYPES: ReadonlySet<string> = new Set(['Heartbeat', 'HeartbeatAck', 'Join', 'Gossip']);
+
+export const MEMBER_STATUSES: ReadonlySet<string> = new Set<MemberStatus>([
+  'joining',
+  'weakly-up',
+  'up',
+  'leaving',
+  'exiting',
+  'down',
+  'removed',
+]);
+
+const MAX_TEXT = 128;
+/** A member key: an address (bounded by NodeAddress) + '#' + an incarnation. */
+const MAX_KEY = 512;
+const MAX_ROLES = 32;
+const MAX_MEMBERS = 10_000;
+
+export function parseClusterMessage(raw: RawMessage): ClusterMessage | undefined {
+  switch (raw.type) {
+    case 'Heartbeat':
+    case 'HeartbeatAck': {
+      const { sequence, incarnation } = raw;
+      if (!isCount(sequence) || !isText(incarnation)) return undefined;
+      return { type: raw.type, sequence, incarnation };
+    }
+    case 'Join': {
+      const { incarnation, appVersion } = raw;
+      const roles = parseRoles(raw['roles']);
+      if (!isText(incarnation) || !isText(appVersion) || !roles) return undefined;
+      return { type: 'Join', incarnation, appVersion, roles };
+    }
+    case 'Gossip': {
+      const gossip = parseGossip(raw['gossip']);
+      return gossip ? { type: 'Gossip', gossip } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function parseGossip(value: unknown): WireGossip | undefined {
+  if (!isRecord(value)) return undefined;
+  const { members, seen } = value;
+  if (!Array.isArray(members) || members.length > MAX_MEMBERS) return undefined;
+  if (!Array.isArray(seen) || seen.length > MAX_MEMBERS || !seen.every((s) => isText(s, MAX_KEY))) {
+    return undefined;
+  }
+  const parsed: WireMember[] = [];
+  for (const member of members) {
+    const m = parseMember(member);
+    if (!m) return undefined;
+    parsed.push(m);
+  }
+  return { members: parsed, seen: seen as string[] };
+}
+
+function parseMember(value: unknown): WireMember | undefined {
+  if (!isRecord(value)) return undefined;
+  const { address, incarnation, status, appVersion, upNumber } = value;
+  const roles = parseRoles(value['roles']);
+  if (typeof address !== 'string' || NodeAddress.tryParse(address) === undefined) return undefined;
+  if (!isText(incarnation) || !isText(appVersion) || !roles || !isCount(upNumber)) return undefined;
+  if (typeof status !== 'string' || !MEMBER_STATUSES.has(status)) return undefined;
+  return { address, incarnation, status: status as MemberStatus, appVersion, roles, upNumber };
+}
+
+function parseRoles(value: unknown): string[] | undefined {
+  if (!Array.isArray(value) || value.length > MAX_ROLES) return undefined;
+  return value.every((r) => isText(r)) ? (value as string[]) : undefined;
+}
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isText(value: unknown, max = MAX_TEXT): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= max;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}

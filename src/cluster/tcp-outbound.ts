@@ -1,0 +1,186 @@
+// The dialling end of a TCP connection towards one peer: connects, runs the client side of the handshake,
+// queues messages (bounded) until the connection is open, and reconnects with exponential backoff.
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import type { NodeAddress } from './address.js';
+import { FrameDecoder, encodeFrame } from './frame-codec.js';
+import { handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
+import { encodeValue, errorText } from './message-codec.js';
+import type { TcpHost } from './tcp-host.js';
+
+export class OutboundPeer {
+  private state: 'idle' | 'connecting' | 'open' | 'backoff' | 'stopped' = 'idle';
+  private socket: Socket | undefined;
+  private queue: Buffer[] = [];
+  private failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private warnedQueueFull = false;
+  private readonly target: string;
+
+  constructor(
+    private readonly to: NodeAddress,
+    private readonly transport: TcpHost,
+  ) {
+    this.target = to.toString();
+  }
+
+  send(frame: Buffer): void {
+    if (this.state === 'stopped') return;
+    if (this.state === 'open' && this.socket) {
+      this.socket.write(frame);
+      this.transport.count('sent');
+      return;
+    }
+    if (this.queue.length >= this.transport.config.maxQueuedMessages) {
+      this.transport.count('droppedQueueFull');
+      if (!this.warnedQueueFull) {
+        this.warnedQueueFull = true;
+        this.transport.log.warn({ peer: this.target, queued: this.queue.length }, 'outbound queue full, dropping messages');
+      }
+      return;
+    }
+    this.queue.push(frame);
+    if (this.state === 'idle') this.connect();
+  }
+
+  /** Drops the current connection and queue (the peer restarted) and connects afresh. */
+  reset(): void {
+    if (this.state === 'stopped') return;
+    this.clearTimer();
+    this.socket?.destroy();
+    this.socket = undefined;
+    this.failures = 0;
+    this.state = 'idle';
+    if (this.queue.length > 0) this.connect();
+  }
+
+  stop(): void {
+    this.state = 'stopped';
+    this.clearTimer();
+    this.socket?.destroy();
+    this.socket = undefined;
+    this.queue = [];
+  }
+
+  private connect(): void {
+    const config = this.transport.config;
+    this.state = 'connecting';
+    const host = this.to.host.startsWith('[') ? this.to.host.slice(1, -1) : this.to.host;
+    const socket = connect({ host, port: this.to.port });
+    this.socket = socket;
+    this.transport.track(socket);
+    socket.setNoDelay(true);
+    const decoder = new FrameDecoder({ maxFrameBytes: config.maxFrameBytes });
+    const clientNonce = randomBytes(16);
+    let opened = false;
+    let serverNonce: Buffer | undefined;
+    let failure: string | undefined;
+    const fail = (reason: string, handshake: boolean): void => {
+      failure ??= reason;
+      if (handshake) this.transport.count('handshakeFailures');
+      socket.destroy();
+    };
+    this.timer = setTimeout(() => fail('connect and handshake timed out', true), config.handshakeTimeoutMs);
+
+    socket.on('connect', () => {
+      this.write(socket, {
+        t: 'Hello',
+        from: this.transport.self.toString(),
+        to: this.target,
+        incarnation: this.transport.incarnation,
+        nonce: clientNonce,
+      });
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (socket.destroyed) return;
+      const result = decoder.push(chunk);
+      for (const frame of result.frames) {
+        const handshake = frame.kind === 'handshake' ? readHandshake(frame) : undefined;
+        if (opened || !handshake) return fail('unexpected frame from the accepting side', !opened);
+        if (handshake.t === 'Refused') return fail(`peer refused the handshake: ${handshake.reason}`, true);
+        if (handshake.t === 'Challenge') {
+          const proof = config.secret
+            ? handshakeProof(config.secret, 'client', this.transport.self.toString(), this.target, Buffer.from(handshake.nonce), clientNonce)
+            : undefined;
+          this.write(socket, proof ? { t: 'Proof', proof } : { t: 'Proof' });
+          serverNonce = Buffer.from(handshake.nonce);
+          continue;
+        }
+        if (handshake.t === 'Accepted' && serverNonce) {
+          if (config.secret) {
+            if (!handshake.proof) return fail('peer did not prove the cluster secret', true);
+            const expected = handshakeProof(config.secret, 'server', this.transport.self.toString(), this.target, serverNonce, clientNonce);
+            if (!sameProof(expected, handshake.proof)) return fail('peer proved a different cluster secret', true);
+          }
+          opened = true;
+          this.onOpen(socket);
+          continue;
+        }
+        return fail(`unexpected ${handshake.t} during the handshake`, true);
+      }
+      if (!result.ok) {
+        this.transport.count('frameErrors');
+        fail(`bad frame from peer: ${result.error.message}`, false);
+      }
+    });
+    socket.on('error', (error) => {
+      failure ??= errorText(error);
+    });
+    socket.on('close', () => {
+      if (this.socket !== socket || this.state === 'stopped') return;
+      this.clearTimer();
+      this.socket = undefined;
+      if (opened) {
+        this.transport.count('connectionsLost');
+        this.transport.log.info({ peer: this.target, reason: failure }, 'outbound connection lost');
+        this.failures = 0;
+      } else {
+        this.failures++;
+        this.transport.count('connectFailures');
+        // Warn once per outage; the retries that follow are debug noise.
+        const details = { peer: this.target, reason: failure ?? 'connection closed', attempt: this.failures };
+        if (this.failures === 1) this.transport.log.warn(details, 'could not connect to peer');
+        else this.transport.log.debug(details, 'could not connect to peer');
+      }
+      this.scheduleReconnect();
+    });
+  }
+
+  private onOpen(socket: Socket): void {
+    this.clearTimer();
+    this.state = 'open';
+    this.failures = 0;
+    this.warnedQueueFull = false;
+    this.transport.count('connections');
+    this.transport.log.debug({ peer: this.target }, 'outbound connection open');
+    const queued = this.queue;
+    this.queue = [];
+    for (const frame of queued) {
+      socket.write(frame);
+      this.transport.count('sent');
+    }
+  }
+
+  private scheduleReconnect(): void {
+    const { initialDelayMs, maxDelayMs, multiplier } = this.transport.config;
+    const delay = Math.min(maxDelayMs, initialDelayMs * multiplier ** Math.max(0, this.failures - 1));
+    this.state = 'backoff';
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.state !== 'backoff' || this.transport.isClosed) return;
+      // With nothing to send there is no reason to dial; the next send will.
+      if (this.queue.length > 0) this.connect();
+      else this.state = 'idle';
+    }, delay);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private write(socket: Socket, handshake: Handshake): void {
+    socket.write(encodeFrame('handshake', encodeValue(handshake)));
+  }
+}
+

@@ -1,0 +1,238 @@
+// The transport between node processes: TCP with length-prefixed msgpackr frames. Each node dials one
+// outbound connection per peer it sends to and only receives on the connections peers dial to it, so two
+// nodes never have to agree on who owns a shared connection. A connection starts with a handshake naming
+// both ends and the dialer's incarnation; with a cluster secret both ends prove it by HMAC over fresh nonces.
+// Nothing a peer sends can throw into the event loop: bad frames close the connection, bad messages are
+// dropped; both are counted and logged.
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { ActorTsError } from '../errors.js';
+import { silentLogger, type Logger } from '../logging.js';
+import type { ProtocolMessage } from '../protocol.js';
+import { NodeAddress } from './address.js';
+import { FRAME_HEADER_BYTES, encodeFrame, type Frame } from './frame-codec.js';
+import { decodeMessage, encodeMessage, errorText } from './message-codec.js';
+import type { InboundLink, TcpHost } from './tcp-host.js';
+import { InboundConnection } from './tcp-inbound.js';
+import { OutboundPeer } from './tcp-outbound.js';
+import {
+  resolveTcpSettings,
+  type MutableTcpStats,
+  type TcpSettings,
+  type TcpTransportOptions,
+  type TcpTransportStats,
+} from './tcp-settings.js';
+import type { MessageListener, Transport } from './transport.js';
+
+export type { TcpBackoffOptions, TcpTransportOptions, TcpTransportStats } from './tcp-settings.js';
+
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
+
+export class TcpTransport implements Transport, TcpHost {
+  readonly self: NodeAddress;
+  readonly incarnation: string;
+  private readonly listeners = new Set<MessageListener>();
+  private readonly peers = new Map<string, OutboundPeer>();
+  /** Open inbound connections by peer address, with the incarnation that peer announced. */
+  private readonly inbound = new Map<string, Set<InboundLink>>();
+  private readonly peerIncarnations = new Map<string, string>();
+  private readonly sockets = new Set<Socket>();
+  private readonly counters: MutableTcpStats = {
+    sent: 0,
+    delivered: 0,
+    malformed: 0,
+    frameErrors: 0,
+    handshakeFailures: 0,
+    droppedQueueFull: 0,
+    droppedUnencodable: 0,
+    listenerErrors: 0,
+    connections: 0,
+    connectFailures: 0,
+    connectionsLost: 0,
+  };
+  private closed = false;
+
+  private constructor(
+    private readonly server: Server,
+    self: NodeAddress,
+    incarnation: string,
+    private readonly settings: TcpSettings,
+    private readonly logger: Logger,
+  ) {
+    this.self = self;
+    this.incarnation = incarnation;
+  }
+
+  /** Listens on host:port and resolves once the socket is bound; rejects on bad options or a busy port. */
+  static async start(options: TcpTransportOptions): Promise<TcpTransport> {
+    const settings = resolveTcpSettings(options);
+    const host = options.host ?? '127.0.0.1';
+    const advertised = options.advertisedHost ?? host;
+    if (WILDCARD_HOSTS.has(advertised)) {
+      throw new ActorTsError('invalid_argument', `listening on "${host}" needs an advertisedHost that peers can dial`);
+    }
+    const incarnation = options.incarnation ?? randomUUID();
+    if (incarnation.length === 0 || incarnation.length > 128) {
+      throw new ActorTsError('invalid_argument', 'incarnation must be 1..128 characters');
+    }
+    const server = createServer();
+    const port = await listen(server, host, options.port ?? 0);
+    // NodeAddress writes IPv6 hosts in brackets, as URIs do.
+    const advertisedHostname = advertised.includes(':') && !advertised.startsWith('[') ? `[${advertised}]` : advertised;
+    const self = new NodeAddress(options.system, advertisedHostname, port);
+    const logger = (options.logger ?? silentLogger()).child({ node: self.toString() });
+    const transport = new TcpTransport(server, self, incarnation, settings, logger);
+    server.on('connection', (socket) => transport.accept(socket));
+    server.on('error', (error) => logger.error({ err: errorText(error) }, 'tcp server error'));
+    logger.info({ incarnation, secured: settings.secret !== undefined }, 'tcp transport listening');
+    return transport;
+  }
+
+  send(to: NodeAddress, message: ProtocolMessage): void {
+    if (this.closed) return;
+    let frame: Buffer;
+    try {
+      frame = encodeFrame('message', encodeMessage(message), this.settings.maxFrameBytes);
+    } catch (error) {
+      this.counters.droppedUnencodable++;
+      this.logger.error({ to: to.toString(), type: message.type, err: errorText(error) }, 'dropping unencodable message');
+      return;
+    }
+    if (to.equals(this.self)) {
+      this.counters.sent++;
+      // Loops through the codec like any remote message, and asynchronously like any send.
+      const copy = decodeMessage(frame.subarray(FRAME_HEADER_BYTES));
+      queueMicrotask(() => {
+        if (copy && !this.closed) this.deliver(this.self, copy);
+      });
+      return;
+    }
+    const key = to.toString();
+    let peer = this.peers.get(key);
+    if (!peer) {
+      peer = new OutboundPeer(to, this);
+      this.peers.set(key, peer);
+    }
+    peer.send(frame);
+  }
+
+  onMessage(listener: MessageListener): () => void {
+    const entry: MessageListener = (from, message) => listener(from, message);
+    this.listeners.add(entry);
+    return () => {
+      this.listeners.delete(entry);
+    };
+  }
+
+  stats(): TcpTransportStats {
+    return { ...this.counters };
+  }
+
+  /** The incarnation a peer announced on its latest accepted inbound connection. */
+  peerIncarnation(address: NodeAddress): string | undefined {
+    return this.peerIncarnations.get(address.toString());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    for (const peer of this.peers.values()) peer.stop();
+    this.peers.clear();
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    this.inbound.clear();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.logger.info('tcp transport closed');
+  }
+
+  // ---- TcpHost: used by the connections (tcp-inbound.ts, tcp-outbound.ts), not part of the public API ----
+
+  /** @internal */ get config(): TcpSettings {
+    return this.settings;
+  }
+  /** @internal */ get log(): Logger {
+    return this.logger;
+  }
+  /** @internal */ get isClosed(): boolean {
+    return this.closed;
+  }
+  /** @internal */ count(stat: keyof TcpTransportStats): void {
+    this.counters[stat]++;
+  }
+  /** @internal */ track(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  /** @internal Decodes one message frame from `from` and hands it to listeners; never throws. */
+  receive(from: NodeAddress, frame: Frame): void {
+    const message = decodeMessage(frame.payload);
+    if (message === undefined) {
+      this.counters.malformed++;
+      this.logger.warn({ from: from.toString(), bytes: frame.payload.byteLength }, 'dropping malformed message');
+      return;
+    }
+    this.deliver(from, message);
+  }
+
+  /** @internal */ registerInbound(connection: InboundLink, from: NodeAddress, incarnation: string): void {
+    const key = from.toString();
+    const previous = this.peerIncarnations.get(key);
+    this.peerIncarnations.set(key, incarnation);
+    const connections = this.inbound.get(key) ?? new Set<InboundLink>();
+    if (previous !== undefined && previous !== incarnation) {
+      this.logger.info({ peer: key, previous, incarnation }, 'peer restarted with a new incarnation');
+      for (const old of connections) old.destroy();
+      connections.clear();
+      // Whatever we queued or wrote for the old process is stale; reconnect to the new one right away.
+      this.peers.get(key)?.reset();
+    }
+    connections.add(connection);
+    this.inbound.set(key, connections);
+  }
+
+  /** @internal */ unregisterInbound(connection: InboundLink, from: NodeAddress): void {
+    const connections = this.inbound.get(from.toString());
+    connections?.delete(connection);
+    if (connections?.size === 0) this.inbound.delete(from.toString());
+  }
+
+  private accept(socket: Socket): void {
+    if (this.closed) {
+      socket.destroy();
+      return;
+    }
+    this.track(socket);
+    new InboundConnection(socket, this);
+  }
+
+  private deliver(from: NodeAddress, message: ProtocolMessage): void {
+    this.counters.delivered++;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(from, message);
+      } catch (error) {
+        this.counters.listenerErrors++;
+        this.logger.error({ from: from.toString(), type: message.type, err: errorText(error) }, 'message listener threw');
+      }
+    }
+  }
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => reject(new ActorTsError('invalid_argument', `cannot listen on ${host}:${port}: ${error.message}`));
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      const bound = server.address();
+      if (bound === null || typeof bound === 'string') {
+        reject(new ActorTsError('invalid_argument', `cannot determine the bound port on ${host}`));
+        return;
+      }
+      resolve(bound.port);
+    });
+  });
+}
+

@@ -1,0 +1,28 @@
+// Typed errors of the sharding runtime: every rejection of bad input carries a stable `code`
+// that the management API maps to its `{ error, message }` body.
+
+export type ErrorCode =
+  | 'invalid_address'
+  | 'invalid_argument'
+  | 'unknown_type'
+  | 'unknown_shard'
+  | 'not_found'
+  | 'timeout'
+  | 'not_running'
+  | 'frame_too_large'
+  | 'malformed_message'
+  /** An entity's receive threw or rejected while answering an ask. */
+  | 'entity_failed'
+  /** A region's buffer for shards without a known home was full; the message was dropped. */
+  | 'buffer_overflow'
+  /** A manual rebalance named shards that have no home yet, so there was nothing to move. */
+  | 'not_allocated';
+
+export class ActorTsError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'ActorTsError';
+    this.code = code;
+  }
+}

@@ -1,0 +1,259 @@
+// Sharding messages (region registration, shard homes, hand-off, entity envelopes, operator requests): one
+// family of the protocol union. Every field is validated here, because this is the only place untrusted
+// frames become typed values; a message that fails any check is dropped by the transport.
+import type { RawMessage } from '../protocol.js';
+import { NodeAddress } from '../cluster/address.js';
+
+/** Largest shard id accepted on the wire (`numberOfShards` is capped below this by `init`). */
+export const MAX_SHARD_ID = 999_999;
+/** Longest entity id accepted, in UTF-16 code units. */
+export const MAX_ENTITY_ID_LENGTH = 1024;
+/** Longest error text carried back to an asker. */
+export const MAX_ERROR_LENGTH = 4096;
+/** Most shard ids in one message (registration, locations, rebalance requests). */
+export const MAX_SHARDS_PER_MESSAGE = MAX_SHARD_ID + 1;
+/** Most regions in one `ShardLocations` answer. */
+export const MAX_REGIONS_PER_MESSAGE = 10_000;
+/** Entity type names: also path segments of the management API, so kept to a safe alphabet. */
+export const TYPE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+/** Where an ask's answer goes: the asking node and its request number. */
+export interface ReplyTo {
+  readonly node: string;
+  readonly askId: number;
+}
+
+/** One region's entry in a `ShardLocations` answer. */
+export interface RegionLocation {
+  readonly address: string;
+  readonly shards: ReadonlyArray<number>;
+}
+
+/**
+ * The sharding protocol. Direction is given as region -> coordinator (R->C), coordinator -> region (C->R),
+ * region -> region (R->R), or requester <-> coordinator. Node addresses travel as `system@host:port` strings.
+ */
+export type ShardingMessage =
+  /** R->C. Announces a region (or a proxy, which hosts nothing) and the shards it hosts, so a new coordinator rebuilds its map. Repeated until acknowledged. */
+  | { readonly type: 'RegisterRegion'; readonly typeName: string; readonly proxy: boolean; readonly shards: ReadonlyArray<number> }
+  /** C->R. The registration was recorded. */
+  | { readonly type: 'RegisterAck'; readonly typeName: string }
+  /** C->R. The coordinator does not know this region (it is new, or restarted): register again, with your shards. */
+  | { readonly type: 'RegisterRequired'; readonly typeName: string }
+  /** R->C. Where does this shard live? Allocates it when it has no home. */
+  | { readonly type: 'GetShardHome'; readonly typeName: string; readonly shardId: number }
+  /** C->R. The shard's home region. Also broadcast to every region after a shard moved. */
+  | { readonly type: 'ShardHome'; readonly typeName: string; readonly shardId: number; readonly region: string }
+  /** C->R. Start hosting this shard (sent to the region it was just allocated to). Repeated until ShardStarted. */
+  | { readonly type: 'HostShard'; readonly typeName: string; readonly shardId: number }
+  /** R->C. Answer to HostShard. */
+  | { readonly type: 'ShardStarted'; readonly typeName: string; readonly shardId: number }
+  /** C->R, to every region. Forget this shard's home and buffer its messages from now on. */
+  | { readonly type: 'BeginHandOff'; readonly typeName: string; readonly shardId: number }
+  /** R->C. Answer to BeginHandOff. */
+  | { readonly type: 'BeginHandOffAck'; readonly typeName: string; readonly shardId: number }
+  /** C->R, to the owner. Stop the shard's entities (after their queued messages), then report ShardStopped. */
+  | { readonly type: 'HandOff'; readonly typeName: string; readonly shardId: number }
+  /** R->C. The shard's entities are stopped; it may be allocated again. */
+  | { readonly type: 'ShardStopped'; readonly typeName: string; readonly shardId: number }
+  /** R->C. This region is leaving: allocate nothing more to it and hand its shards off. Repeated until it hosts none. */
+  | { readonly type: 'GracefulShutdownRequest'; readonly typeName: string }
+  /** C->R. The region is excluded from allocation; its shards are being handed off. */
+  | { readonly type: 'GracefulShutdownAck'; readonly typeName: string }
+  /** R->R. One message for one entity. `hops` counts forwards; `replyTo` is present for an ask. */
+  | {
+      readonly type: 'EntityEnvelope';
+      readonly typeName: string;
+      readonly shardId: number;
+      readonly entityId: string;
+      readonly payload: unknown;
+      readonly hops: number;
+      readonly replyTo?: ReplyTo;
+    }
+  /** Hosting node -> asking node. The entity's answer, or why it failed. */
+  | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: true; readonly value: unknown }
+  | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: false; readonly error: string }
+  /** Requester -> C. Where does every allocated shard live? */
+  | { readonly type: 'GetShardLocations'; readonly typeName: string; readonly requestId: number }
+  /** C -> requester. */
+  | { readonly type: 'ShardLocations'; readonly typeName: string; readonly requestId: number; readonly regions: ReadonlyArray<RegionLocation> }
+  /** Requester -> C. Hand these shards off now and re-allocate them through the strategy. */
+  | { readonly type: 'RebalanceNow'; readonly typeName: string; readonly requestId: number; readonly shardIds: ReadonlyArray<number> }
+  /** C -> requester. `accepted` are moving; `unknown` are out of range; `homeless` have no home to move from. */
+  | {
+      readonly type: 'RebalanceNowResult';
+      readonly typeName: string;
+      readonly requestId: number;
+      readonly accepted: ReadonlyArray<number>;
+      readonly unknown: ReadonlyArray<number>;
+      readonly homeless: ReadonlyArray<number>;
+    }
+  /** Requester -> C. Run a rebalance round now instead of at the next tick. */
+  | { readonly type: 'RequestRebalance'; readonly typeName: string; readonly requestId: number }
+  /** C -> requester. The round ran (its hand-offs may still be in progress). */
+  | { readonly type: 'RebalanceRequested'; readonly typeName: string; readonly requestId: number };
+
+export type ShardingMessageType = ShardingMessage['type'];
+
+const TYPES: ReadonlyArray<ShardingMessageType> = [
+  'RegisterRegion',
+  'RegisterAck',
+  'RegisterRequired',
+  'GetShardHome',
+  'ShardHome',
+  'HostShard',
+  'ShardStarted',
+  'BeginHandOff',
+  'BeginHandOffAck',
+  'HandOff',
+  'ShardStopped',
+  'GracefulShutdownRequest',
+  'GracefulShutdownAck',
+  'EntityEnvelope',
+  'EntityReply',
+  'GetShardLocations',
+  'ShardLocations',
+  'RebalanceNow',
+  'RebalanceNowResult',
+  'RequestRebalance',
+  'RebalanceRequested',
+];
+
+export const SHARDING_MESSAGE_TYPES: ReadonlySet<string> = new Set<string>(TYPES);
+
+/** Messages that concern one entity type carry its name; all but EntityReply, which is routed by askId. */
+export type TypedShardingMessage = Exclude<ShardingMessage, { readonly type: 'EntityReply' }>;
+
+function isTypeName(value: unknown): value is string {
+  return typeof value === 'string' && TYPE_NAME_PATTERN.test(value);
+}
+
+function isShardId(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_SHARD_ID;
+}
+
+function isRequestId(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
+
+function isAddress(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 512 && NodeAddress.tryParse(value)?.toString() === value;
+}
+
+function shardList(value: unknown, validItem: (item: unknown) => item is number): number[] | undefined {
+  if (!Array.isArray(value) || value.length > MAX_SHARDS_PER_MESSAGE) return undefined;
+  for (const item of value) if (!validItem(item)) return undefined;
+  return [...(value as number[])];
+}
+
+/** Any integer shard number (RebalanceNow may name out-of-range shards; the coordinator reports them as unknown). */
+function isAnyShardNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value);
+}
+
+function parseReplyTo(value: unknown): ReplyTo | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { node, askId } = value as Record<string, unknown>;
+  return isAddress(node) && isRequestId(askId) ? { node, askId } : undefined;
+}
+
+function parseRegions(value: unknown): RegionLocation[] | undefined {
+  if (!Array.isArray(value) || value.length > MAX_REGIONS_PER_MESSAGE) return undefined;
+  const regions: RegionLocation[] = [];
+  for (const item of value) {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return undefined;
+    const { address, shards } = item as Record<string, unknown>;
+    const list = shardList(shards, isShardId);
+    if (!isAddress(address) || list === undefined) return undefined;
+    regions.push({ address, shards: list });
+  }
+  return regions;
+}
+
+/** Validates one decoded message whose `type` is in SHARDING_MESSAGE_TYPES; undefined when any field is wrong. */
+export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefined {
+  if (raw.type === 'EntityReply') return parseEntityReply(raw);
+  const typeName = raw['typeName'];
+  if (!isTypeName(typeName)) return undefined;
+  switch (raw.type) {
+    case 'RegisterRegion': {
+      const shards = shardList(raw['shards'], isShardId);
+      const proxy = raw['proxy'];
+      if (shards === undefined || typeof proxy !== 'boolean') return undefined;
+      return { type: raw.type, typeName, proxy, shards };
+    }
+    case 'RegisterAck':
+    case 'RegisterRequired':
+    case 'GracefulShutdownRequest':
+    case 'GracefulShutdownAck':
+      return { type: raw.type, typeName };
+    case 'GetShardHome':
+    case 'HostShard':
+    case 'ShardStarted':
+    case 'BeginHandOff':
+    case 'BeginHandOffAck':
+    case 'HandOff':
+    case 'ShardStopped': {
+      const shardId = raw['shardId'];
+      return isShardId(shardId) ? { type: raw.type, typeName, shardId } : undefined;
+    }
+    case 'ShardHome': {
+      const { shardId, region } = raw;
+      return isShardId(shardId) && isAddress(region) ? { type: raw.type, typeName, shardId, region } : undefined;
+    }
+    case 'EntityEnvelope':
+      return parseEnvelope(raw, typeName);
+    case 'GetShardLocations':
+    case 'RequestRebalance':
+    case 'RebalanceRequested': {
+      const requestId = raw['requestId'];
+      return isRequestId(requestId) ? { type: raw.type, typeName, requestId } : undefined;
+    }
+    case 'ShardLocations': {
+      const requestId = raw['requestId'];
+      const regions = parseRegions(raw['regions']);
+      return isRequestId(requestId) && regions ? { type: raw.type, typeName, requestId, regions } : undefined;
+    }
+    case 'RebalanceNow': {
+      const requestId = raw['requestId'];
+      const shardIds = shardList(raw['shardIds'], isAnyShardNumber);
+      return isRequestId(requestId) && shardIds ? { type: raw.type, typeName, requestId, shardIds } : undefined;
+    }
+    case 'RebalanceNowResult': {
+      const requestId = raw['requestId'];
+      const accepted = shardList(raw['accepted'], isShardId);
+      const unknown = shardList(raw['unknown'], isAnyShardNumber);
+      const homeless = shardList(raw['homeless'], isShardId);
+      if (!isRequestId(requestId) || !accepted || !unknown || !homeless) return undefined;
+      return { type: raw.type, typeName, requestId, accepted, unknown, homeless };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function parseEnvelope(raw: RawMessage, typeName: string): ShardingMessage | undefined {
+  const { shardId, entityId, hops } = raw;
+  if (!isShardId(shardId)) return undefined;
+  if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > MAX_ENTITY_ID_LENGTH) return undefined;
+  if (typeof hops !== 'number' || !Number.isInteger(hops) || hops < 0 || hops > 255) return undefined;
+  // A missing payload or value is `undefined`: some encoders drop undefined fields instead of encoding them.
+  const payload = raw['payload'];
+  const rawReplyTo = raw['replyTo'];
+  if (rawReplyTo === undefined || rawReplyTo === null) {
+    return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops };
+  }
+  const replyTo = parseReplyTo(rawReplyTo);
+  return replyTo ? { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo } : undefined;
+}
+
+function parseEntityReply(raw: RawMessage): ShardingMessage | undefined {
+  const { askId, ok } = raw;
+  if (!isRequestId(askId)) return undefined;
+  if (ok === true) return { type: 'EntityReply', askId, ok, value: raw['value'] };
+  const error = raw['error'];
+  if (ok === false && typeof error === 'string' && error.length <= MAX_ERROR_LENGTH) {
+    return { type: 'EntityReply', askId, ok, error };
+  }
+  return undefined;
+}

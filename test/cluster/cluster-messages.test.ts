@@ -1,0 +1,58 @@
+// Validation of cluster messages at the protocol gate, and the member orderings nodes must agree on.
+import { describe, expect, it } from 'vitest';
+import { NodeAddress } from '../../src/cluster/address.js';
+import type { MemberInfo } from '../../src/cluster/member.js';
+import { compareAddresses, compareByAge, oldestUpMember } from '../../src/cluster/member-order.js';
+import { parseMessage } from '../../src/protocol.js';
+
+const member = { address: 'sys@h:1', incarnation: 'i', status: 'up', appVersion: '1.0.0', roles: ['a'], upNumber: 1 };
+
+describe('cluster messages', () => {
+  it('accepts well-formed messages of every cluster type', () => {
+    expect(parseMessage({ type: 'Heartbeat', sequence: 1, incarnation: 'i' })).toEqual({ type: 'Heartbeat', sequence: 1, incarnation: 'i' });
+    expect(parseMessage({ type: 'HeartbeatAck', sequence: 0, incarnation: 'i' })?.type).toBe('HeartbeatAck');
+    expect(parseMessage({ type: 'Join', incarnation: 'i', appVersion: '1', roles: [] })?.type).toBe('Join');
+    expect(parseMessage({ type: 'Gossip', gossip: { members: [member], seen: ['sys@h:1#i'] } })).toEqual({
+      type: 'Gossip',
+      gossip: { members: [member], seen: ['sys@h:1#i'] },
+    });
+  });
+
+  it.each([
+    ['a negative sequence', { type: 'Heartbeat', sequence: -1, incarnation: 'i' }],
+    ['a missing incarnation', { type: 'HeartbeatAck', sequence: 1 }],
+    ['roles that are not strings', { type: 'Join', incarnation: 'i', appVersion: '1', roles: [1] }],
+    ['an invalid member address', { type: 'Gossip', gossip: { members: [{ ...member, address: 'nope' }], seen: [] } }],
+    ['an unknown status', { type: 'Gossip', gossip: { members: [{ ...member, status: 'zombie' }], seen: [] } }],
+    ['a fractional upNumber', { type: 'Gossip', gossip: { members: [{ ...member, upNumber: 1.5 }], seen: [] } }],
+    ['a seen list that is not an array', { type: 'Gossip', gossip: { members: [], seen: 'all' } }],
+  ])('rejects %s', (_name, value) => {
+    expect(parseMessage(value)).toBeUndefined();
+  });
+});
+
+describe('member order', () => {
+  const a = (port: number, host = 'h'): NodeAddress => new NodeAddress('sys', host, port);
+  const info = (port: number, status: MemberInfo['status'], upNumber: number, roles: string[] = []): MemberInfo => ({
+    address: a(port),
+    status,
+    appVersion: '1',
+    upNumber,
+    reachable: true,
+    roles,
+  });
+
+  it('orders addresses by host then numeric port', () => {
+    expect(compareAddresses(a(9), a(10))).toBeLessThan(0);
+    expect(compareAddresses(a(10, 'a'), a(9, 'b'))).toBeLessThan(0);
+    expect(compareByAge(info(5, 'up', 1), info(1, 'up', 2))).toBeLessThan(0);
+    expect(compareByAge(info(5, 'joining', 0), info(1, 'up', 9))).toBeGreaterThan(0);
+  });
+
+  it('finds the oldest Up member, optionally with a role', () => {
+    const members = [info(1, 'leaving', 1), info(2, 'up', 3, ['x']), info(3, 'up', 2)];
+    expect(oldestUpMember(members)?.address.port).toBe(3);
+    expect(oldestUpMember(members, 'x')?.address.port).toBe(2);
+    expect(oldestUpMember(members, 'none')).toBeUndefined();
+  });
+});

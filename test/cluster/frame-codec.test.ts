@@ -1,0 +1,90 @@
+// FrameDecoder: incremental decoding of a TCP byte stream, and refusal of frames it cannot trust.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FRAME_HEADER_BYTES, FrameDecoder, encodeFrame, type Frame } from '../../src/cluster/frame-codec.js';
+import { ActorTsError } from '../../src/errors.js';
+import { PROTOCOL_VERSION } from '../../src/protocol.js';
+
+function header(length: number, version = PROTOCOL_VERSION, kind = 2): Buffer {
+  const b = Buffer.alloc(FRAME_HEADER_BYTES);
+  b.writeUInt32BE(length, 0);
+  b.writeUInt8(version, 4);
+  b.writeUInt8(kind, 5);
+  return b;
+}
+
+function payloads(frames: ReadonlyArray<Frame>): string[] {
+  return frames.map((f) => `${f.kind}:${Buffer.from(f.payload).toString('hex')}`);
+}
+
+describe('frame codec', () => {
+  it('round-trips frames however the stream is split', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('handshake' as const, 'message' as const), fc.uint8Array({ maxLength: 300 })), {
+          maxLength: 8,
+        }),
+        fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 20 }),
+        (input, cuts) => {
+          const stream = Buffer.concat(input.map(([kind, payload]) => encodeFrame(kind, payload)));
+          const decoder = new FrameDecoder({ maxFrameBytes: 1024 });
+          const out: Frame[] = [];
+          let offset = 0;
+          let i = 0;
+          while (offset < stream.length) {
+            const size = cuts[i++ % cuts.length] ?? 1;
+            const result = decoder.push(stream.subarray(offset, offset + size));
+            expect(result.ok).toBe(true);
+            out.push(...result.frames);
+            offset += size;
+          }
+          expect(payloads(out)).toEqual(input.map(([kind, p]) => `${kind}:${Buffer.from(p).toString('hex')}`));
+          expect(decoder.stats()).toEqual({ frames: input.length, bytes: stream.length, errors: 0 });
+        },
+      ),
+    );
+  });
+
+  it('refuses an oversized frame from its header alone, before the body arrives, and stays failed', () => {
+    const decoder = new FrameDecoder({ maxFrameBytes: 100 });
+    const ok = encodeFrame('message', new Uint8Array(10));
+    const result = decoder.push(Buffer.concat([ok, header(1_000_000)]));
+    expect(result.ok).toBe(false);
+    expect(result.frames).toHaveLength(1);
+    if (!result.ok) expect(result.error.code).toBe('frame_too_large');
+    expect(decoder.failed).toBe(true);
+    expect(decoder.stats().errors).toBe(1);
+    const later = decoder.push(encodeFrame('message', new Uint8Array(1)));
+    expect(later.ok).toBe(false);
+    expect(later.frames).toEqual([]);
+    expect(decoder.stats().errors).toBe(1);
+  });
+
+  it('accepts a frame of exactly the maximum size', () => {
+    const decoder = new FrameDecoder({ maxFrameBytes: 100 });
+    const result = decoder.push(encodeFrame('message', new Uint8Array(100), 100));
+    expect(result.ok).toBe(true);
+    expect(result.frames[0]?.payload.byteLength).toBe(100);
+  });
+
+  it.each([
+    ['a wrong protocol version', header(3, PROTOCOL_VERSION + 1), /protocol version/],
+    ['an unknown frame kind', header(3, PROTOCOL_VERSION, 9), /unknown frame kind/],
+    ['a length below the header', header(1), /below the header/],
+  ])('refuses %s as a corrupt frame', (_name, bytes, message) => {
+    const decoder = new FrameDecoder();
+    const result = decoder.push(bytes);
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error).toBeInstanceOf(ActorTsError);
+      expect(result.error.code).toBe('malformed_message');
+      expect(result.error.message).toMatch(message);
+    }
+    expect(decoder.stats().errors).toBe(1);
+  });
+
+  it('refuses to encode a payload above the limit', () => {
+    expect(() => encodeFrame('message', new Uint8Array(101), 100)).toThrow(/exceeds the maximum frame size of 100/);
+    expect(() => new FrameDecoder({ maxFrameBytes: 0 })).toThrow(/maxFrameBytes/);
+  });
+});

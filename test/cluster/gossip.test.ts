@@ -1,0 +1,84 @@
+// Membership gossip merge: a join-semilattice, so any delivery order converges; and the seen-set rules.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { NodeAddress } from '../../src/cluster/address.js';
+import {
+  contentDigest,
+  fromWire,
+  keyOf,
+  mergeGossip,
+  mergeRecord,
+  toWire,
+  updateMembers,
+  type GossipState,
+  type MemberRecord,
+} from '../../src/cluster/gossip.js';
+import type { MemberStatus } from '../../src/cluster/member.js';
+
+const STATUSES: MemberStatus[] = ['joining', 'weakly-up', 'up', 'leaving', 'exiting', 'down', 'removed'];
+
+function record(port: number, status: MemberStatus, upNumber = 0): MemberRecord {
+  return { address: new NodeAddress('sys', 'h', port), incarnation: 'i', status, appVersion: '1', roles: [], upNumber };
+}
+
+const recordArb = fc
+  .tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(...STATUSES), fc.integer({ min: 0, max: 5 }))
+  .map(([port, status, up]) => record(port, status, up));
+
+const stateArb: fc.Arbitrary<GossipState> = fc.array(recordArb, { maxLength: 6 }).map((records) => {
+  const members = new Map<string, MemberRecord>();
+  for (const r of records) {
+    const existing = members.get(keyOf(r));
+    members.set(keyOf(r), existing ? mergeRecord(existing, r) : r);
+  }
+  return { members, seen: new Set<string>() };
+});
+
+const digest = (s: GossipState): string => contentDigest(s.members);
+
+describe('gossip merge', () => {
+  it('is commutative, associative and idempotent on member content', () => {
+    fc.assert(
+      fc.property(stateArb, stateArb, stateArb, (a, b, c) => {
+        expect(digest(mergeGossip(a, b, 'x'))).toBe(digest(mergeGossip(b, a, 'x')));
+        expect(digest(mergeGossip(mergeGossip(a, b, 'x'), c, 'x'))).toBe(digest(mergeGossip(a, mergeGossip(b, c, 'x'), 'x')));
+        expect(digest(mergeGossip(a, a, 'x'))).toBe(digest(a));
+      }),
+    );
+  });
+
+  it('never moves a status backwards', () => {
+    const merged = mergeRecord(record(1, 'down'), record(1, 'up', 3));
+    expect(merged.status).toBe('down');
+    expect(merged.upNumber).toBe(3);
+    expect(mergeRecord(record(1, 'up', 2), record(1, 'up', 5)).upNumber).toBe(2);
+  });
+
+  it('keeps seen only for unchanged content', () => {
+    const a: GossipState = { members: new Map([['k', record(1, 'up', 1)]]), seen: new Set(['A', 'B']) };
+    const same: GossipState = { members: a.members, seen: new Set(['C']) };
+    expect([...mergeGossip(a, same, 'self').seen].sort()).toEqual(['A', 'B', 'C', 'self']);
+    const newer: GossipState = { members: new Map([['k', record(1, 'leaving', 1)]]), seen: new Set(['C']) };
+    expect([...mergeGossip(a, newer, 'self').seen].sort()).toEqual(['C', 'self']);
+    const other: GossipState = { members: new Map([['j', record(2, 'up', 2)]]), seen: new Set(['D']) };
+    expect([...mergeGossip(a, other, 'self').seen]).toEqual(['self']);
+  });
+
+  it('resets seen on an own change, and leaves the state alone when nothing changes', () => {
+    const r = record(1, 'up', 1);
+    const state: GossipState = { members: new Map([[keyOf(r), r]]), seen: new Set(['A', 'self']) };
+    expect(updateMembers(state, [r], 'self')).toBe(state);
+    const changed = updateMembers(state, [{ ...r, status: 'leaving' }], 'self');
+    expect([...changed.seen]).toEqual(['self']);
+    expect(changed.members.get(keyOf(r))?.status).toBe('leaving');
+  });
+
+  it('round-trips through the wire form', () => {
+    const r = { ...record(1, 'up', 1), roles: ['dad'] };
+    const state: GossipState = { members: new Map([[keyOf(r), r]]), seen: new Set([keyOf(r)]) };
+    const back = fromWire(toWire(state));
+    expect(digest(back)).toBe(digest(state));
+    expect(back.members.get(keyOf(r))?.roles).toEqual(['dad']);
+    expect([...back.seen]).toEqual([keyOf(r)]);
+  });
+});

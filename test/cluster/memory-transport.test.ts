@@ -1,0 +1,231 @@
+// MemoryNetwork: asynchronous delivery through the wire codec, and each injected fault.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { NodeAddress } from '../../src/cluster/address.js';
+import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import type { Transport } from '../../src/cluster/transport.js';
+import type { ProtocolMessage } from '../../src/protocol.js';
+import { ActorTsError } from '../../src/errors.js';
+
+const a = NodeAddress.parse('sys@127.0.0.1:2551');
+const b = NodeAddress.parse('sys@127.0.0.1:2552');
+const c = NodeAddress.parse('sys@127.0.0.1:2553');
+
+function heartbeat(sequence: number): ProtocolMessage {
+  return { type: 'Heartbeat', sequence, incarnation: 'test' };
+}
+
+function collect(transport: Transport): Array<{ from: string; sequence: number }> {
+  const received: Array<{ from: string; sequence: number }> = [];
+  transport.onMessage((from, message) => {
+    if (message.type === 'Heartbeat') received.push({ from: from.toString(), sequence: message.sequence });
+  });
+  return received;
+}
+
+describe('MemoryNetwork', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('delivers asynchronously, never inside send, and counts it', async () => {
+    const net = new MemoryNetwork();
+    const ta = net.transport(a);
+    const received = collect(net.transport(b));
+    ta.send(b, heartbeat(1));
+    expect(received).toEqual([]);
+    await vi.runAllTimersAsync();
+    expect(received).toEqual([{ from: a.toString(), sequence: 1 }]);
+    expect(net.stats()).toEqual({ sent: 1, delivered: 1, dropped: 0, duplicated: 0, rejected: 0 });
+  });
+
+  it('rejects a message that would not survive encode -> parseMessage, and delivers nothing', async () => {
+    const net = new MemoryNetwork();
+    const ta = net.transport(a);
+    const received = collect(net.transport(b));
+    const bogus = { type: 'Heartbeat', sequence: 'one' } as unknown as ProtocolMessage;
+    expect(() => ta.send(b, bogus)).toThrow(ActorTsError);
+    const unknownType = { type: 'NoSuchMessage' } as unknown as ProtocolMessage;
+    expect(() => ta.send(b, unknownType)).toThrow(/does not pass parseMessage/);
+    const bigint = { type: 'Heartbeat', sequence: 2n ** 70n } as unknown as ProtocolMessage;
+    expect(() => ta.send(b, bigint)).toThrow(/cannot encode/);
+    await vi.runAllTimersAsync();
+    expect(received).toEqual([]);
+    expect(net.stats()).toMatchObject({ sent: 0, rejected: 3, delivered: 0 });
+  });
+
+  it('gives each receiver its own decoded copy', async () => {
+    const net = new MemoryNetwork();
+    const ta = net.transport(a);
+    const seen: ProtocolMessage[] = [];
+    net.transport(b).onMessage((_from, message) => seen.push(message));
+    net.transport(c).onMessage((_from, message) => seen.push(message));
+    const original = heartbeat(7);
+    ta.send(b, original);
+    ta.send(c, original);
+    await vi.runAllTimersAsync();
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toEqual(original);
+    expect(seen[0]).not.toBe(original);
+    expect(seen[0]).not.toBe(seen[1]);
+  });
+
+  it('applies base latency and fault delay through the injected schedule', async () => {
+    const delays: number[] = [];
+    const net = new MemoryNetwork({
+      delayMs: 30,
+      schedule: (fn, ms) => {
+        delays.push(ms);
+        setTimeout(fn, ms);
+      },
+    });
+    const ta = net.transport(a);
+    const received = collect(net.transport(b));
+    net.setFaults({ delayMs: 20 });
+    ta.send(b, heartbeat(1));
+    expect(delays).toEqual([50]);
+    await vi.advanceTimersByTimeAsync(49);
+    expect(received).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(received).toHaveLength(1);
+  });
+
+  it('drops about dropRate of the messages, deterministically per seed', async () => {
+    const run = async (seed: number): Promise<number[]> => {
+      const net = new MemoryNetwork({ seed });
+      net.setFaults({ dropRate: 0.3 });
+      const ta = net.transport(a);
+      const received = collect(net.transport(b));
+      for (let i = 0; i < 1000; i++) ta.send(b, heartbeat(i));
+      await vi.runAllTimersAsync();
+      const stats = net.stats();
+      expect(stats.sent).toBe(1000);
+      expect(stats.dropped + stats.delivered).toBe(1000);
+      expect(stats.dropped).toBeGreaterThan(220);
+      expect(stats.dropped).toBeLessThan(380);
+      return received.map((r) => r.sequence);
+    };
+    const first = await run(7);
+    expect(await run(7)).toEqual(first);
+    expect(await run(8)).not.toEqual(first);
+  });
+
+  it('duplicates about duplicateRate of the messages', async () => {
+    const net = new MemoryNetwork({ seed: 3 });
+    net.setFaults({ duplicateRate: 0.5 });
+    const ta = net.transport(a);
+    const received = collect(net.transport(b));
+    for (let i = 0; i < 400; i++) ta.send(b, heartbeat(i));
+    await vi.runAllTimersAsync();
+    const stats = net.stats();
+    expect(stats.duplicated).toBeGreaterThan(150);
+    expect(stats.duplicated).toBeLessThan(250);
+    expect(stats.delivered).toBe(400 + stats.duplicated);
+    expect(received).toHaveLength(400 + stats.duplicated);
+    expect(new Set(received.map((r) => r.sequence)).size).toBe(400);
+  });
+
+  it('keeps per-pair FIFO under jitter, and lets messages overtake with reorder', async () => {
+    const net = new MemoryNetwork({ seed: 11 });
+    const ta = net.transport(a);
+    const received = collect(net.transport(b));
+    net.setFaults({ jitterMs: 50 });
+    for (let i = 0; i < 100; i++) ta.send(b, heartbeat(i));
+    await vi.runAllTimersAsync();
+    const inOrder = received.map((r) => r.sequence);
+    expect(inOrder).toEqual([...Array(100).keys()]);
+
+    received.length = 0;
+    net.setFaults({ reorder: true });
+    for (let i = 0; i < 100; i++) ta.send(b, heartbeat(i));
+    await vi.runAllTimersAsync();
+    const reordered = received.map((r) => r.sequence);
+    expect(reordered).not.toEqual([...Array(100).keys()]);
+    expect([...reordered].sort((x, y) => x - y)).toEqual([...Array(100).keys()]);
+  });
+
+  it('partitions two sides both ways, including messages already in flight, until heal', async () => {
+    const net = new MemoryNetwork({ delayMs: 10 });
+    const ta = net.transport(a);
+    const tb = net.transport(b);
+    const tc = net.transport(c);
+    const atA = collect(ta);
+    const atB = collect(tb);
+    const atC = collect(tc);
+    ta.send(b, heartbeat(1)); // in flight when the partition starts
+    net.partition([a], [b]);
+    tb.send(a, heartbeat(2));
+    ta.send(c, heartbeat(3));
+    tc.send(b, heartbeat(4));
+    await vi.runAllTimersAsync();
+    expect(atA).toEqual([]);
+    expect(atB).toEqual([{ from: c.toString(), sequence: 4 }]);
+    expect(atC).toEqual([{ from: a.toString(), sequence: 3 }]);
+    expect(net.stats().dropped).toBe(2);
+
+    net.heal();
+    ta.send(b, heartbeat(5));
+    await vi.runAllTimersAsync();
+    expect(atB.at(-1)).toEqual({ from: a.toString(), sequence: 5 });
+  });
+
+  it('isolates one node from everybody until heal', async () => {
+    const net = new MemoryNetwork();
+    const ta = net.transport(a);
+    const tb = net.transport(b);
+    const atA = collect(ta);
+    const atB = collect(tb);
+    net.isolate(a);
+    ta.send(b, heartbeat(1));
+    tb.send(a, heartbeat(2));
+    const tc = net.transport(c);
+    tc.send(a, heartbeat(3));
+    tc.send(b, heartbeat(4));
+    await vi.runAllTimersAsync();
+    expect(atA).toEqual([]);
+    expect(atB).toEqual([{ from: c.toString(), sequence: 4 }]);
+    net.heal();
+    tc.send(a, heartbeat(5));
+    await vi.runAllTimersAsync();
+    expect(atA).toEqual([{ from: c.toString(), sequence: 5 }]);
+  });
+
+  it('drops messages to an unknown or closed node and lets the address attach again', async () => {
+    const net = new MemoryNetwork();
+    const ta = net.transport(a);
+    let tb = net.transport(b);
+    expect(() => net.transport(b)).toThrow(/already attached/);
+    ta.send(c, heartbeat(1));
+    await tb.close();
+    ta.send(b, heartbeat(2));
+    tb.send(a, heartbeat(3)); // closed: ignored
+    await vi.runAllTimersAsync();
+    expect(net.stats()).toMatchObject({ sent: 2, dropped: 2, delivered: 0 });
+    tb = net.transport(b);
+    const atB = collect(tb);
+    ta.send(b, heartbeat(4));
+    await vi.runAllTimersAsync();
+    expect(atB).toEqual([{ from: a.toString(), sequence: 4 }]);
+  });
+
+  it('unsubscribes listeners and rejects invalid fault settings without changing the faults', async () => {
+    const net = new MemoryNetwork();
+    const ta = net.transport(a);
+    const tb = net.transport(b);
+    const seen: number[] = [];
+    const off = tb.onMessage(() => seen.push(1));
+    expect(() => net.setFaults({ dropRate: 1.5 })).toThrow(/dropRate/);
+    expect(() => net.setFaults({ jitterMs: -1 })).toThrow(/jitterMs/);
+    expect(() => new MemoryNetwork({ delayMs: Number.NaN })).toThrow(/delayMs/);
+    ta.send(b, heartbeat(1));
+    await vi.runAllTimersAsync();
+    expect(seen).toEqual([1]);
+    off();
+    ta.send(b, heartbeat(2));
+    await vi.runAllTimersAsync();
+    expect(seen).toEqual([1]);
+    expect(net.stats().dropped).toBe(0);
+  });
+});

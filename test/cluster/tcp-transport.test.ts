@@ -1,0 +1,246 @@
+// TcpTransport over real loopback sockets: delivery, the secret handshake, hostile bytes, reconnects.
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NodeAddress } from '../../src/cluster/address.js';
+import { FRAME_HEADER_BYTES, encodeFrame } from '../../src/cluster/frame-codec.js';
+import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
+import { encodeValue } from '../../src/cluster/message-codec.js';
+import { captureLogger } from '../../src/logging.js';
+import { PROTOCOL_VERSION, type ProtocolMessage } from '../../src/protocol.js';
+import { waitFor } from './wait-for.js';
+
+const started: TcpTransport[] = [];
+const rawSockets: Socket[] = [];
+
+async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTransport> {
+  const transport = await TcpTransport.start({
+    system: 'test',
+    backoff: { initialDelayMs: 10, maxDelayMs: 100 },
+    ...options,
+  });
+  started.push(transport);
+  return transport;
+}
+
+function received(transport: TcpTransport): Array<{ from: string; sequence: number }> {
+  const out: Array<{ from: string; sequence: number }> = [];
+  transport.onMessage((from, message) => {
+    if (message.type === 'Heartbeat') out.push({ from: from.toString(), sequence: message.sequence });
+  });
+  return out;
+}
+
+function heartbeat(sequence: number): ProtocolMessage {
+  return { type: 'Heartbeat', sequence, incarnation: 'test' };
+}
+
+/** A raw client socket that records whether the server closed it. */
+async function rawClient(port: number): Promise<{ socket: Socket; closed: () => boolean; data: Buffer[] }> {
+  const socket = connect({ host: '127.0.0.1', port });
+  rawSockets.push(socket);
+  let closed = false;
+  const data: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => data.push(chunk));
+  socket.on('error', () => undefined);
+  socket.on('close', () => {
+    closed = true;
+  });
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return { socket, closed: () => closed, data };
+}
+
+afterEach(async () => {
+  for (const socket of rawSockets.splice(0)) socket.destroy();
+  await Promise.all(started.splice(0).map((t) => t.close()));
+});
+
+describe('TcpTransport', () => {
+  it('listens on an ephemeral port and delivers in both directions with the sender address', async () => {
+    const a = await start();
+    const b = await start();
+    expect(a.self.port).toBeGreaterThan(0);
+    expect(a.self.toString()).toMatch(/^test@127\.0\.0\.1:\d+$/);
+    const atA = received(a);
+    const atB = received(b);
+    for (let i = 0; i < 50; i++) a.send(b.self, heartbeat(i));
+    b.send(a.self, heartbeat(99));
+    await waitFor(() => atB.length === 50 && atA.length === 1, 'both directions');
+    expect(atB.map((m) => m.sequence)).toEqual([...Array(50).keys()]);
+    expect(atB[0]?.from).toBe(a.self.toString());
+    expect(atA).toEqual([{ from: b.self.toString(), sequence: 99 }]);
+    expect(a.stats()).toMatchObject({ sent: 50, connections: 1, handshakeFailures: 0 });
+  });
+
+  it('carries binary payloads intact and loops messages to itself through the codec', async () => {
+    const a = await start();
+    const b = await start();
+    const got: ProtocolMessage[] = [];
+    b.onMessage((_from, message) => got.push(message));
+    a.send(b.self, { type: 'PlacementUpdate', update: new Uint8Array([1, 2, 3, 255]) });
+    const self: ProtocolMessage[] = [];
+    a.onMessage((_from, message) => self.push(message));
+    a.send(a.self, heartbeat(5));
+    await waitFor(() => got.length === 1 && self.length === 1, 'delivery');
+    const update = got[0];
+    expect(update?.type).toBe('PlacementUpdate');
+    if (update?.type === 'PlacementUpdate') expect([...update.update]).toEqual([1, 2, 3, 255]);
+    expect(self).toEqual([heartbeat(5)]);
+  });
+
+  it('connects peers sharing the secret and records the peer incarnation', async () => {
+    const a = await start({ secret: 's3cret', incarnation: 'a-1' });
+    const b = await start({ secret: 's3cret' });
+    const atB = received(b);
+    a.send(b.self, heartbeat(1));
+    await waitFor(() => atB.length === 1, 'secured delivery');
+    expect(b.peerIncarnation(a.self)).toBe('a-1');
+  });
+
+  it.each([
+    ['a wrong secret', 'wrong', 'peer proved a different cluster secret'],
+    ['no secret', undefined, 'peer did not prove the cluster secret'],
+  ])('refuses a peer with %s and logs it', async (_name, secret, reason) => {
+    const log = captureLogger('warn');
+    const b = await start({ secret: 'right', logger: log.logger });
+    const intruder = await start(secret === undefined ? {} : { secret });
+    const atB = received(b);
+    intruder.send(b.self, heartbeat(1));
+    await waitFor(() => intruder.stats().handshakeFailures >= 1 && b.stats().handshakeFailures >= 1, 'refusal');
+    expect(log.records.some((r) => r.msg === 'refused inbound connection' && r['reason'] === reason)).toBe(true);
+    expect(atB).toEqual([]);
+    expect(intruder.stats().sent).toBe(0);
+  });
+
+  it('does not talk to a peer that cannot prove the secret it expects', async () => {
+    const log = captureLogger('warn');
+    const open = await start();
+    const secured = await start({ secret: 'mine', logger: log.logger });
+    const atOpen = received(open);
+    secured.send(open.self, heartbeat(1));
+    await waitFor(() => secured.stats().handshakeFailures >= 1, 'client-side refusal');
+    expect(log.records.some((r) => r['reason'] === 'peer did not prove the cluster secret')).toBe(true);
+    expect(atOpen).toEqual([]);
+  });
+
+  it('closes a connection that announces an oversized frame and keeps serving others', async () => {
+    const log = captureLogger('warn');
+    const b = await start({ maxFrameBytes: 1024, logger: log.logger });
+    const raw = await rawClient(b.self.port);
+    const header = Buffer.alloc(FRAME_HEADER_BYTES);
+    header.writeUInt32BE(1024 * 1024, 0);
+    header.writeUInt8(PROTOCOL_VERSION, 4);
+    header.writeUInt8(1, 5);
+    raw.socket.write(header);
+    await waitFor(() => raw.closed(), 'server closing the connection');
+    expect(b.stats().frameErrors).toBe(1);
+    expect(log.records.some((r) => r['code'] === 'frame_too_large')).toBe(true);
+
+    const a = await start();
+    const atB = received(b);
+    a.send(b.self, heartbeat(1));
+    await waitFor(() => atB.length === 1, 'delivery after the bad peer');
+  });
+
+  it('closes a connection that sends garbage bytes, counting it', async () => {
+    const b = await start();
+    const garbage = await rawClient(b.self.port);
+    garbage.socket.write(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+    const badHandshake = await rawClient(b.self.port);
+    badHandshake.socket.write(encodeFrame('handshake', Buffer.from([0xc1, 0xc1, 0xc1])));
+    const messageFirst = await rawClient(b.self.port);
+    messageFirst.socket.write(encodeFrame('message', encodeValue(heartbeat(1))));
+    await waitFor(() => garbage.closed() && badHandshake.closed() && messageFirst.closed(), 'all three closed');
+    expect(b.stats().frameErrors).toBe(1);
+    expect(b.stats().handshakeFailures).toBe(2);
+    expect(b.stats().delivered).toBe(0);
+  });
+
+  it('refuses a dialler that expects another address', async () => {
+    const b = await start();
+    const raw = await rawClient(b.self.port);
+    raw.socket.write(
+      encodeFrame(
+        'handshake',
+        encodeValue({ t: 'Hello', from: 'test@127.0.0.1:1', to: 'test@127.0.0.1:2', incarnation: 'x', nonce: new Uint8Array(16) }),
+      ),
+    );
+    await waitFor(() => raw.closed(), 'refusal');
+    expect(Buffer.concat(raw.data).toString('latin1')).toContain('Refused');
+    expect(b.stats().handshakeFailures).toBe(1);
+  });
+
+  it('drops, counts and logs a malformed message but keeps the connection', async () => {
+    const log = captureLogger('warn');
+    const a = await start();
+    const b = await start({ logger: log.logger });
+    const atB = received(b);
+    a.send(b.self, { type: 'Heartbeat', sequence: 'not a number' } as unknown as ProtocolMessage);
+    a.send(b.self, { type: 'NoSuchType' } as unknown as ProtocolMessage);
+    a.send(b.self, heartbeat(2));
+    await waitFor(() => atB.length === 1, 'valid message after malformed ones');
+    expect(b.stats().malformed).toBe(2);
+    expect(log.records.filter((r) => r.msg === 'dropping malformed message')).toHaveLength(2);
+    expect(a.stats().connections).toBe(1);
+  });
+
+  it('catches a throwing listener and still runs the others', async () => {
+    const a = await start();
+    const b = await start();
+    b.onMessage(() => {
+      throw new Error('boom');
+    });
+    const atB = received(b);
+    a.send(b.self, heartbeat(1));
+    await waitFor(() => atB.length === 1, 'second listener');
+    expect(b.stats().listenerErrors).toBe(1);
+  });
+
+  it('bounds the queue while a peer is unreachable, dropping the overflow', async () => {
+    const a = await start({ maxQueuedMessages: 3 });
+    const gone = await start();
+    const address = gone.self;
+    await gone.close();
+    for (let i = 0; i < 10; i++) a.send(address, heartbeat(i));
+    expect(a.stats().droppedQueueFull).toBe(7);
+  });
+
+  it('reconnects with backoff after the peer restarts on the same port, delivering queued messages', async () => {
+    const a = await start();
+    let b = await start({ incarnation: 'b-1' });
+    const port = b.self.port;
+    let atB = received(b);
+    a.send(b.self, heartbeat(1));
+    await waitFor(() => atB.length === 1, 'first delivery');
+    const address = b.self;
+    await b.close();
+    started.splice(started.indexOf(b), 1);
+
+    // Writes racing the close would be lost (at-most-once); wait until the loss is noticed.
+    await waitFor(() => a.stats().connectionsLost === 1, 'connection loss noticed');
+    // Sent while the peer is down: queued, retried with backoff.
+    a.send(address, heartbeat(2));
+    a.send(address, heartbeat(3));
+    await waitFor(() => a.stats().connectFailures >= 2, 'repeated connection attempts');
+    expect(a.stats().sent).toBe(1);
+
+    b = await start({ port, incarnation: 'b-2' });
+    atB = received(b);
+    await waitFor(() => atB.length === 2, 'queued messages after restart');
+    expect(atB.map((m) => m.sequence)).toEqual([2, 3]);
+    expect(a.stats().connections).toBe(2);
+
+    // The restarted node dials back: the old node sees its new incarnation.
+    b.send(a.self, heartbeat(4));
+    const atA = received(a);
+    await waitFor(() => atA.length === 1, 'reverse direction');
+    expect(a.peerIncarnation(b.self)).toBe('b-2');
+  });
+
+  it('rejects bad options before binding anything', async () => {
+    await expect(TcpTransport.start({ system: 'test', port: 70_000 })).rejects.toThrow(/port must be/);
+    await expect(TcpTransport.start({ system: 'test', host: '0.0.0.0' })).rejects.toThrow(/advertisedHost/);
+    await expect(TcpTransport.start({ system: 'test', secret: '' })).rejects.toThrow(/secret/);
+    const a = await start();
+    await expect(TcpTransport.start({ system: 'test', port: a.self.port })).rejects.toThrow(/cannot listen/);
+  });
+});
