@@ -1,0 +1,121 @@
+// The modern Akka/Pekko least-shard strategy (design.md §4): new shards go to the most suitable,
+// least loaded node; rebalance moves at most `limit` shards per round towards ceil(shards / regions).
+import type { NodeAddress } from '../../cluster/address.js';
+import type { ClusterView } from '../../cluster/member.js';
+import { ActorTsError } from '../../errors.js';
+import {
+  allocateLeastShard,
+  compareStrings,
+  describeRegions,
+  isGoodTimeToRebalance,
+  membersByAddress,
+  type AllocationStrategy,
+  type RegionInfo,
+  type ShardAllocations,
+} from './allocation-strategy.js';
+
+export interface LeastShardAllocationOptions {
+  /** Most shards moved in one rebalance round; default 20. */
+  readonly absoluteLimit?: number;
+  /** Most shards moved in one round as a fraction of all allocated shards; default 0.1. */
+  readonly relativeLimit?: number;
+  /** Membership facts; without it every candidate counts as up, reachable and on the same version. */
+  readonly cluster?: ClusterView;
+}
+
+export class LeastShardAllocationStrategy implements AllocationStrategy {
+  readonly absoluteLimit: number;
+  readonly relativeLimit: number;
+  private readonly cluster: ClusterView | undefined;
+
+  constructor(options: LeastShardAllocationOptions = {}) {
+    const { absoluteLimit = 20, relativeLimit = 0.1, cluster } = options;
+    if (!(Number.isInteger(absoluteLimit) || absoluteLimit === Infinity) || absoluteLimit < 0) {
+      throw new ActorTsError(
+        'invalid_argument',
+        `absoluteLimit must be a non-negative integer or Infinity, got ${String(absoluteLimit)}`,
+      );
+    }
+    if (typeof relativeLimit !== 'number' || Number.isNaN(relativeLimit) || relativeLimit < 0) {
+      throw new ActorTsError('invalid_argument', `relativeLimit must be a number >= 0, got ${String(relativeLimit)}`);
+    }
+    this.absoluteLimit = absoluteLimit;
+    this.relativeLimit = relativeLimit;
+    this.cluster = cluster;
+  }
+
+  allocate(shardId: number, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress {
+    return allocateLeastShard(shardId, candidates, currentShards, this.cluster);
+  }
+
+  /**
+   * The regions are the candidates (a candidate missing from `currentShards` holds 0 shards); shards
+   * on nodes that are not candidates are neither counted nor picked, their hand-off is the leave or
+   * downing path's job.
+   */
+  rebalance(
+    currentShards: ShardAllocations,
+    candidates: ReadonlyArray<NodeAddress>,
+    rebalanceInProgress: ReadonlySet<number>,
+  ): ReadonlySet<number> {
+    // One round at a time: the next one sees the result of this one.
+    if (rebalanceInProgress.size > 0) return new Set();
+    const regions = describeRegions(candidates, currentShards, membersByAddress(this.cluster));
+    if (!isGoodTimeToRebalance(regions, this.cluster)) return new Set();
+    let shardCount = 0;
+    for (const region of regions) shardCount += region.shards.size;
+    if (shardCount === 0) return new Set();
+
+    const optimal = Math.ceil(shardCount / regions.length);
+    const limit = this.limitFor(shardCount);
+    const mostLoadedFirst = [...regions].sort(byLoadDescending);
+    const phase1 = takeExcess(mostLoadedFirst, optimal, limit);
+    return phase1.size > 0 ? phase1 : evenOutLowRegions(mostLoadedFirst, optimal, limit);
+  }
+
+  /** `max(1, min(floor(relativeLimit * shards), absoluteLimit))`. */
+  limitFor(shardCount: number): number {
+    return Math.max(1, Math.min(Math.floor(this.relativeLimit * shardCount), this.absoluteLimit));
+  }
+
+  toString(): string {
+    return `LeastShardAllocationStrategy(${this.absoluteLimit}, ${this.relativeLimit})`;
+  }
+}
+
+/** Most loaded first; equal loads by address so every coordinator picks the same shards. */
+function byLoadDescending(a: RegionInfo, b: RegionInfo): number {
+  return b.shards.size - a.shards.size || compareStrings(a.key, b.key);
+}
+
+/** Phase 1: the oldest `size - optimal` shards of every region above optimal, first `limit` of them. */
+function takeExcess(regions: ReadonlyArray<RegionInfo>, optimal: number, limit: number): Set<number> {
+  const selected = new Set<number>();
+  for (const region of regions) {
+    let excess = region.shards.size - optimal;
+    if (excess <= 0) break; // sorted by load: no later region is above optimal either
+    for (const shardId of region.shards) {
+      if (excess-- <= 0 || selected.size >= limit) break;
+      selected.add(shardId);
+    }
+    if (selected.size >= limit) break;
+  }
+  return selected;
+}
+
+/**
+ * Phase 2: optimal is rounded up, so no region may be above it while some lie 2 or more below.
+ * Take the oldest shard of each region at optimal, as many as the regions lack (capped by limit).
+ */
+function evenOutLowRegions(regions: ReadonlyArray<RegionInfo>, optimal: number, limit: number): Set<number> {
+  let deficit = 0;
+  for (const region of regions) deficit += Math.max(0, optimal - 1 - region.shards.size);
+  const selected = new Set<number>();
+  const wanted = Math.min(deficit, limit);
+  for (const region of regions) {
+    if (selected.size >= wanted || region.shards.size < optimal) break;
+    const oldest = region.shards.values().next();
+    if (!oldest.done) selected.add(oldest.value);
+  }
+  return selected;
+}
