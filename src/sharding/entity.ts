@@ -1,0 +1,117 @@
+// Sharded entities: the behaviour users write, the reference callers hold, and the mailbox that runs one
+// entity's messages strictly one at a time.
+import type { NodeAddress } from '../cluster/address.js';
+
+/** What an entity learns about itself when it is created (on its first message, on the node hosting its shard). */
+export interface EntityContext {
+  readonly entityId: string;
+  readonly shardId: number;
+  readonly typeName: string;
+  /** The node the entity runs on. */
+  readonly self: NodeAddress;
+}
+
+/**
+ * A live entity. `receive` handles one message at a time: the next message waits until the returned value
+ * (or promise) settles. That value answers an `ask`; a `tell` discards it. A thrown error or rejected
+ * promise fails the ask (`entity_failed`) and the entity keeps running with its state. `stop` runs once,
+ * after the last queued message, when the shard is handed off or the node shuts down.
+ *
+ * Messages and answers that cross nodes are msgpack-encoded: use plain data (objects, arrays, strings,
+ * numbers, booleans, null, Uint8Array).
+ */
+export interface EntityInstance {
+  receive(message: unknown): unknown | Promise<unknown>;
+  stop?(): void | Promise<void>;
+}
+
+/** Creates an entity; called once per entity id per incarnation of its shard on a node. */
+export type EntityBehavior = (ctx: EntityContext) => EntityInstance;
+
+export interface AskOptions {
+  /** Reject with `timeout` after this long; default `ShardingConfig.askTimeoutMs`. */
+  readonly timeoutMs?: number;
+}
+
+/** A location-transparent handle on one entity. */
+export interface EntityRef {
+  readonly typeName: string;
+  readonly entityId: string;
+  readonly shardId: number;
+  /** Fire and forget, at most once: a message lost to a crash, a full buffer or the network is not retried. */
+  tell(message: unknown): void;
+  /** Sends and resolves with the entity's answer; rejects with `timeout`, `entity_failed` or `buffer_overflow`. */
+  ask<R = unknown>(message: unknown, options?: AskOptions): Promise<R>;
+}
+
+/** The outcome of one message, as reported to an asker. */
+export type EntityOutcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
+
+export type ReplyFn = (outcome: EntityOutcome) => void;
+
+interface Letter {
+  readonly message: unknown;
+  readonly reply: ReplyFn | undefined;
+}
+
+/** One entity's mailbox and lifecycle inside a shard. */
+export class Entity {
+  private readonly queue: Letter[] = [];
+  private running = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    readonly entityId: string,
+    private readonly instance: EntityInstance,
+    private readonly onError: (entityId: string, phase: 'receive' | 'stop', error: unknown) => void,
+  ) {}
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  enqueue(message: unknown, reply: ReplyFn | undefined): void {
+    this.queue.push({ message, reply });
+    if (!this.running) void this.drain();
+  }
+
+  /** Resolves once every queued message was handled. */
+  whenIdle(): Promise<void> {
+    if (!this.running && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Runs the entity's stop hook; errors are reported, never thrown, so one entity cannot block a hand-off. */
+  async stop(): Promise<void> {
+    try {
+      await this.instance.stop?.();
+    } catch (error) {
+      this.onError(this.entityId, 'stop', error);
+    }
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    let letter = this.queue.shift();
+    while (letter !== undefined) {
+      let outcome: EntityOutcome;
+      try {
+        outcome = { ok: true, value: await this.instance.receive(letter.message) };
+      } catch (error) {
+        this.onError(this.entityId, 'receive', error);
+        outcome = { ok: false, error: describeError(error) };
+      }
+      letter.reply?.(outcome);
+      letter = this.queue.shift();
+    }
+    this.running = false;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}

@@ -1,0 +1,586 @@
+// The shard coordinator of one entity type: a singleton on the oldest Up member that decides every shard's
+// home. Regions register with the shards they host (so a coordinator that takes over rebuilds the map from
+// live nodes), ask for homes, and take part in hand-offs that the coordinator runs for rebalancing, manual
+// moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
+import { NodeAddress } from '../cluster/address.js';
+import type { MemberInfo, MemberStatus } from '../cluster/member.js';
+import type { Logger } from '../logging.js';
+import type { ShardingMessage, TypedShardingMessage } from './messages.js';
+import type { ShardingContext } from './shard-region.js';
+import type { AllocationStrategy } from './strategies/index.js';
+
+export interface CoordinatorSettings {
+  readonly typeName: string;
+  readonly numberOfShards: number;
+  readonly role: string | undefined;
+  readonly strategy: AllocationStrategy;
+}
+
+export interface CoordinatorStats {
+  /** Non-proxy regions registered. */
+  readonly regions: number;
+  readonly proxies: number;
+  readonly allocatedShards: number;
+  /** True once every expected region registered (or the warm-up ended). */
+  readonly warm: boolean;
+  readonly allocations: number;
+  /** Strategy results that were not a current candidate (or threw) and were replaced by a candidate. */
+  readonly invalidAllocations: number;
+  readonly rebalanceRounds: number;
+  readonly rebalanceInProgress: number;
+  readonly handOffsStarted: number;
+  readonly handOffsCompleted: number;
+  readonly handOffsTimedOut: number;
+}
+
+/** Which node runs the coordinator of a type: the Up member with the lowest upNumber that has the role. */
+export function coordinatorNode(members: ReadonlyArray<MemberInfo>, role: string | undefined): MemberInfo | undefined {
+  let oldest: MemberInfo | undefined;
+  for (const member of members) {
+    if (member.status !== 'up') continue;
+    if (role !== undefined && !(member.roles ?? []).includes(role)) continue;
+    if (
+      oldest === undefined ||
+      member.upNumber < oldest.upNumber ||
+      (member.upNumber === oldest.upNumber && member.address.toString() < oldest.address.toString())
+    ) {
+      oldest = member;
+    }
+  }
+  return oldest;
+}
+
+interface HandOffState {
+  readonly shardId: number;
+  readonly owner: string;
+  phase: 'begin' | 'handoff';
+  /** Regions (and proxies) that have not yet acknowledged BeginHandOff. */
+  readonly pendingAcks: Set<string>;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** How many RebalanceNow answers are kept for repeated requests. */
+const REMEMBERED_ANSWERS = 256;
+/** Members whose regions are gone for good. */
+const GONE: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['down', 'removed']);
+/** Members whose regions may still host shards a new coordinator must hear about before allocating. */
+const MAY_HOST: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['up', 'leaving', 'exiting']);
+
+export class ShardCoordinator {
+  /** Non-proxy regions and their shards, each set in allocation order (oldest first). */
+  private readonly regions = new Map<string, Set<number>>();
+  private readonly proxies = new Set<string>();
+  private readonly homes = new Map<number, string>();
+  /** Shards sent HostShard and not yet confirmed with ShardStarted. */
+  private readonly hostPending = new Map<number, string>();
+  private readonly handOffs = new Map<number, HandOffState>();
+  private readonly shuttingDown = new Set<string>();
+  /** GetShardHome requests for never-seen shards that arrived during warm-up. */
+  private readonly deferred = new Map<number, Set<string>>();
+  /** Recent RebalanceNow answers by requester and request id, oldest first. */
+  private readonly rebalanceAnswers = new Map<string, ShardingMessage>();
+  /** Operator requests that arrived during warm-up (their answers need the full map). */
+  private readonly afterWarmup: Array<() => void> = [];
+  private warm = false;
+  private rebalanceQueued = false;
+  private stopped = false;
+  private warmupTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private rebalanceTimer: NodeJS.Timeout | undefined;
+  private readonly counters = {
+    allocations: 0,
+    invalidAllocations: 0,
+    rebalanceRounds: 0,
+    handOffsStarted: 0,
+    handOffsCompleted: 0,
+    handOffsTimedOut: 0,
+  };
+
+  constructor(
+    readonly settings: CoordinatorSettings,
+    private readonly ctx: ShardingContext,
+    private readonly logger: Logger,
+  ) {}
+
+  get typeName(): string {
+    return this.settings.typeName;
+  }
+
+  start(): void {
+    const { retryIntervalMs, rebalanceIntervalMs, coordinatorWarmupMs } = this.ctx.config;
+    this.logger.info({ warmupMs: coordinatorWarmupMs }, 'coordinator started');
+    this.retryTimer = setInterval(() => this.retry(), retryIntervalMs);
+    this.rebalanceTimer = setInterval(() => this.rebalanceRound(), rebalanceIntervalMs);
+    this.warmupTimer = setTimeout(() => this.becomeWarm('warm-up time elapsed'), coordinatorWarmupMs);
+    for (const timer of [this.retryTimer, this.rebalanceTimer, this.warmupTimer]) timer.unref?.();
+    // Regions re-register on seeing the coordinator move; this covers a coordinator restarted on the same node.
+    for (const member of this.ctx.membership.members()) {
+      if (!GONE.has(member.status)) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
+    }
+    this.checkWarm();
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.retryTimer);
+    clearInterval(this.rebalanceTimer);
+    clearTimeout(this.warmupTimer);
+    for (const handOff of this.handOffs.values()) clearTimeout(handOff.timer);
+    this.handOffs.clear();
+    this.logger.info('coordinator stopped');
+  }
+
+  stats(): CoordinatorStats {
+    return {
+      regions: this.regions.size,
+      proxies: this.proxies.size,
+      allocatedShards: this.homes.size,
+      warm: this.warm,
+      rebalanceInProgress: this.handOffs.size,
+      ...this.counters,
+    };
+  }
+
+  handle(from: string, message: TypedShardingMessage): void {
+    if (this.stopped) return;
+    switch (message.type) {
+      case 'RegisterRegion':
+        this.onRegister(from, message.proxy, message.shards);
+        return;
+      case 'GetShardHome':
+        this.onGetShardHome(from, message.shardId);
+        return;
+      case 'ShardStarted':
+        if (this.hostPending.get(message.shardId) === from) this.hostPending.delete(message.shardId);
+        return;
+      case 'BeginHandOffAck':
+        this.onBeginHandOffAck(from, message.shardId);
+        return;
+      case 'ShardStopped': {
+        const handOff = this.handOffs.get(message.shardId);
+        // Only the owner's report ends a hand-off; a duplicate copy stopping elsewhere is no news.
+        if (handOff !== undefined && handOff.owner === from) this.finishHandOff(handOff, true);
+        return;
+      }
+      case 'GracefulShutdownRequest':
+        this.onGracefulShutdown(from);
+        return;
+      case 'GetShardLocations':
+        this.whenWarm(() =>
+          this.send(from, { type: 'ShardLocations', typeName: this.typeName, requestId: message.requestId, regions: this.locations() }),
+        );
+        return;
+      case 'RebalanceNow':
+        this.whenWarm(() => this.onRebalanceNow(from, message.requestId, message.shardIds));
+        return;
+      case 'RequestRebalance':
+        this.whenWarm(() => {
+          this.rebalanceRound();
+          this.send(from, { type: 'RebalanceRequested', typeName: this.typeName, requestId: message.requestId });
+        });
+        return;
+      default:
+        this.logger.debug({ type: message.type, from }, 'ignored message not meant for the coordinator');
+    }
+  }
+
+  /** Runs a rebalance round as soon as the coordinator is warm (explicit placements changed). */
+  rebalanceSoon(): void {
+    if (this.stopped || this.rebalanceQueued) return;
+    if (this.warm) {
+      this.rebalanceRound();
+      return;
+    }
+    // One queued round covers every change that arrives during warm-up.
+    this.rebalanceQueued = true;
+    this.afterWarmup.push(() => {
+      this.rebalanceQueued = false;
+      this.rebalanceRound();
+    });
+  }
+
+  /** Drops the regions of members that are down, removed or gone from the view; their shards lose their home. */
+  onMembershipChange(): void {
+    if (this.stopped) return;
+    const members = this.memberMap();
+    for (const region of [...this.regions.keys(), ...this.proxies]) {
+      const member = members.get(region);
+      if (member === undefined || GONE.has(member.status)) this.removeRegion(region);
+    }
+    this.checkWarm();
+  }
+
+  /** Where every allocated shard lives, by region (regions without shards included), sorted. */
+  locations(): Array<{ address: string; shards: number[] }> {
+    return [...this.regions]
+      .map(([address, shards]) => ({ address, shards: [...shards].sort((a, b) => a - b) }))
+      .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+  }
+
+  private onRegister(from: string, proxy: boolean, shards: ReadonlyArray<number>): void {
+    const member = this.memberMap().get(from);
+    if (member === undefined || GONE.has(member.status)) {
+      this.logger.debug({ from }, 'registration from a node that is not a live member ignored');
+      return;
+    }
+    if (proxy) {
+      this.proxies.add(from);
+    } else {
+      let owned = this.regions.get(from);
+      if (owned === undefined) {
+        owned = new Set();
+        this.regions.set(from, owned);
+        this.logger.info({ region: from, shards: shards.length }, 'region registered');
+      }
+      for (const shardId of shards) {
+        if (shardId >= this.settings.numberOfShards) continue;
+        const home = this.homes.get(shardId);
+        if (home === undefined) {
+          this.homes.set(shardId, from);
+          owned.add(shardId);
+        } else if (home !== from) {
+          // Two regions claim one shard: the home already known wins, and the news makes the other stop its copy.
+          this.logger.warn({ shardId, home, claimant: from }, 'shard claimed by two regions');
+          this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+        }
+        if (this.hostPending.get(shardId) === from) this.hostPending.delete(shardId);
+      }
+    }
+    this.send(from, { type: 'RegisterAck', typeName: this.typeName });
+    this.checkWarm();
+  }
+
+  private onGetShardHome(from: string, shardId: number): void {
+    if (!this.isRegistered(from)) {
+      this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
+      return;
+    }
+    if (shardId >= this.settings.numberOfShards) {
+      this.logger.warn({ shardId, from, numberOfShards: this.settings.numberOfShards }, 'home requested for a shard out of range');
+      return;
+    }
+    // A shard being handed off is answered by the ShardHome broadcast that ends the hand-off.
+    if (this.handOffs.has(shardId)) return;
+    const home = this.homes.get(shardId);
+    if (home !== undefined) {
+      this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+      return;
+    }
+    if (!this.warm) {
+      const waiting = this.deferred.get(shardId) ?? new Set<string>();
+      waiting.add(from);
+      this.deferred.set(shardId, waiting);
+      return;
+    }
+    this.allocateAndAnnounce(shardId, [from]);
+  }
+
+  private onGracefulShutdown(from: string): void {
+    if (!this.regions.has(from)) {
+      this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
+      return;
+    }
+    if (!this.shuttingDown.has(from)) this.logger.info({ region: from }, 'region leaving: handing off its shards');
+    this.shuttingDown.add(from);
+    this.send(from, { type: 'GracefulShutdownAck', typeName: this.typeName });
+    for (const shardId of [...(this.regions.get(from) ?? [])]) {
+      if (!this.handOffs.has(shardId)) this.startHandOff(shardId);
+    }
+  }
+
+  private onRebalanceNow(from: string, requestId: number, shardIds: ReadonlyArray<number>): void {
+    // A requester re-sends until answered; a repeat whose answer was lost must not move the shards again.
+    const key = `${from}#${requestId}`;
+    const earlier = this.rebalanceAnswers.get(key);
+    if (earlier !== undefined) {
+      this.send(from, earlier);
+      return;
+    }
+    const accepted: number[] = [];
+    const unknown: number[] = [];
+    const homeless: number[] = [];
+    for (const shardId of new Set(shardIds)) {
+      if (!Number.isInteger(shardId) || shardId < 0 || shardId >= this.settings.numberOfShards) unknown.push(shardId);
+      else if (this.handOffs.has(shardId)) accepted.push(shardId);
+      else if (!this.homes.has(shardId)) homeless.push(shardId);
+      else {
+        this.startHandOff(shardId);
+        accepted.push(shardId);
+      }
+    }
+    this.logger.info({ accepted, unknown, homeless, from }, 'manual rebalance');
+    const answer: ShardingMessage = { type: 'RebalanceNowResult', typeName: this.typeName, requestId, accepted, unknown, homeless };
+    this.rebalanceAnswers.set(key, answer);
+    if (this.rebalanceAnswers.size > REMEMBERED_ANSWERS) {
+      const oldest = this.rebalanceAnswers.keys().next().value;
+      if (oldest !== undefined) this.rebalanceAnswers.delete(oldest);
+    }
+    this.send(from, answer);
+  }
+
+  /** One rebalance round: the strategy names shards to move, each gets a hand-off. */
+  private rebalanceRound(): void {
+    if (this.stopped || !this.warm) return;
+    this.counters.rebalanceRounds++;
+    const candidates = this.candidates();
+    if (candidates.length === 0 || this.homes.size === 0) return;
+    let chosen: ReadonlySet<number>;
+    try {
+      chosen = this.settings.strategy.rebalance(this.currentShards(), candidates, new Set(this.handOffs.keys()));
+    } catch (error) {
+      this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'allocation strategy rebalance threw');
+      return;
+    }
+    for (const shardId of chosen) {
+      if (this.homes.has(shardId) && !this.handOffs.has(shardId)) this.startHandOff(shardId);
+    }
+  }
+
+  private startHandOff(shardId: number): void {
+    const owner = this.homes.get(shardId);
+    if (owner === undefined) return;
+    const pendingAcks = new Set([...this.regions.keys(), ...this.proxies]);
+    const timer = setTimeout(() => {
+      const handOff = this.handOffs.get(shardId);
+      if (handOff !== undefined) this.finishHandOff(handOff, false);
+    }, this.ctx.config.handOffTimeoutMs);
+    timer.unref?.();
+    const handOff: HandOffState = { shardId, owner, phase: 'begin', pendingAcks, timer };
+    this.handOffs.set(shardId, handOff);
+    this.hostPending.delete(shardId);
+    this.counters.handOffsStarted++;
+    this.logger.debug({ shardId, owner }, 'hand-off started');
+    this.sendHandOffMessages(handOff);
+  }
+
+  private onBeginHandOffAck(from: string, shardId: number): void {
+    const handOff = this.handOffs.get(shardId);
+    if (handOff === undefined || handOff.phase !== 'begin') return;
+    handOff.pendingAcks.delete(from);
+    this.advance(handOff);
+  }
+
+  /** Moves to the HandOff phase once every region stopped routing to the shard. */
+  private advance(handOff: HandOffState): void {
+    if (handOff.phase !== 'begin' || handOff.pendingAcks.size > 0) return;
+    handOff.phase = 'handoff';
+    if (!this.regions.has(handOff.owner)) {
+      this.finishHandOff(handOff, true);
+      return;
+    }
+    this.sendHandOffMessages(handOff);
+  }
+
+  private sendHandOffMessages(handOff: HandOffState): void {
+    const { shardId } = handOff;
+    if (handOff.phase === 'begin') {
+      for (const region of handOff.pendingAcks) this.send(region, { type: 'BeginHandOff', typeName: this.typeName, shardId });
+    } else {
+      this.send(handOff.owner, { type: 'HandOff', typeName: this.typeName, shardId });
+    }
+  }
+
+  /**
+   * Ends a hand-off. On success the shard is allocated again at once (through the strategy) and every region
+   * learns the new home; on timeout it stays with its owner, and the regions that forgot the home learn it
+   * again.
+   */
+  private finishHandOff(handOff: HandOffState, ok: boolean): void {
+    const { shardId, owner } = handOff;
+    clearTimeout(handOff.timer);
+    this.handOffs.delete(shardId);
+    if (ok) {
+      this.counters.handOffsCompleted++;
+      if (this.homes.get(shardId) === owner) this.homes.delete(shardId);
+      this.regions.get(owner)?.delete(shardId);
+      this.logger.debug({ shardId, from: owner }, 'hand-off complete');
+      const region = this.allocate(shardId);
+      if (region === undefined) {
+        this.logger.info({ shardId }, 'no candidate region after hand-off; the shard is allocated on its next message');
+        return;
+      }
+      this.broadcast({ type: 'ShardHome', typeName: this.typeName, shardId, region });
+      return;
+    }
+    this.counters.handOffsTimedOut++;
+    this.logger.warn({ shardId, owner, timeoutMs: this.ctx.config.handOffTimeoutMs }, 'hand-off timed out; shard stays');
+    const home = this.homes.get(shardId);
+    if (home !== undefined) this.broadcast({ type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+  }
+
+  private allocateAndAnnounce(shardId: number, requesters: Iterable<string>): void {
+    const region = this.allocate(shardId);
+    // No candidate yet: the requesters keep their messages buffered and ask again on their retry tick.
+    if (region === undefined) return;
+    for (const requester of requesters) this.send(requester, { type: 'ShardHome', typeName: this.typeName, shardId, region });
+  }
+
+  /**
+   * Chooses a home through the strategy and records it. A result that is not a current candidate (or a
+   * strategy that throws) is a bug in the strategy; it is logged and replaced by the candidate with the
+   * fewest shards, because a shard must never be left without a home while candidates exist.
+   */
+  private allocate(shardId: number): string | undefined {
+    const candidates = this.candidates();
+    if (candidates.length === 0) return undefined;
+    const byKey = new Map(candidates.map((address) => [address.toString(), address]));
+    let chosen: string | undefined;
+    let problem: string | undefined;
+    try {
+      const result: unknown = this.settings.strategy.allocate(shardId, candidates, this.currentShards());
+      const key = result instanceof NodeAddress ? result.toString() : typeof result === 'string' ? result : undefined;
+      if (key !== undefined && byKey.has(key)) chosen = key;
+      else problem = `returned ${describe(result)}, which is not a current candidate`;
+    } catch (error) {
+      problem = `threw: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    if (chosen === undefined) {
+      chosen = this.leastLoaded(candidates);
+      this.counters.invalidAllocations++;
+      this.logger.error(
+        { shardId, candidates: [...byKey.keys()], fallback: chosen },
+        `allocation strategy ${problem ?? 'failed'}; using a candidate instead`,
+      );
+    }
+    this.counters.allocations++;
+    this.homes.set(shardId, chosen);
+    let owned = this.regions.get(chosen);
+    if (owned === undefined) {
+      owned = new Set();
+      this.regions.set(chosen, owned);
+    }
+    owned.add(shardId);
+    this.hostPending.set(shardId, chosen);
+    this.send(chosen, { type: 'HostShard', typeName: this.typeName, shardId });
+    this.logger.debug({ shardId, region: chosen }, 'shard allocated');
+    return chosen;
+  }
+
+  private leastLoaded(candidates: ReadonlyArray<NodeAddress>): string {
+    let best: string | undefined;
+    let bestCount = Infinity;
+    for (const address of candidates) {
+      const key = address.toString();
+      const count = this.regions.get(key)?.size ?? 0;
+      if (count < bestCount || (count === bestCount && best !== undefined && key < best)) {
+        best = key;
+        bestCount = count;
+      }
+    }
+    // candidates is non-empty, so best is set.
+    return best ?? String(candidates[0]);
+  }
+
+  /** Registered, non-proxy regions on Up members with the type's role that are not leaving. */
+  private candidates(): NodeAddress[] {
+    const role = this.settings.role;
+    const result: NodeAddress[] = [];
+    for (const member of this.ctx.membership.members()) {
+      const key = member.address.toString();
+      if (member.status !== 'up' || !this.regions.has(key) || this.shuttingDown.has(key)) continue;
+      if (role !== undefined && !(member.roles ?? []).includes(role)) continue;
+      result.push(member.address);
+    }
+    return result;
+  }
+
+  /** A copy for the strategy: it must not see later changes, nor be able to make any. */
+  private currentShards(): Map<string, Set<number>> {
+    return new Map([...this.regions].map(([key, shards]) => [key, new Set(shards)]));
+  }
+
+  private removeRegion(region: string): void {
+    const shards = this.regions.get(region) ?? new Set<number>();
+    this.regions.delete(region);
+    this.proxies.delete(region);
+    this.shuttingDown.delete(region);
+    for (const shardId of shards) {
+      if (this.homes.get(shardId) === region) this.homes.delete(shardId);
+      if (this.hostPending.get(shardId) === region) this.hostPending.delete(shardId);
+    }
+    this.logger.info({ region, shards: shards.size }, 'region removed; its shards are allocated again on next use');
+    for (const handOff of [...this.handOffs.values()]) {
+      if (handOff.owner === region) {
+        // The owner is gone, so its entities are too: the move is complete.
+        this.finishHandOff(handOff, true);
+      } else if (handOff.pendingAcks.delete(region)) {
+        this.advance(handOff);
+      }
+    }
+  }
+
+  private retry(): void {
+    if (this.stopped) return;
+    for (const [shardId, region] of this.hostPending) this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
+    for (const handOff of this.handOffs.values()) this.sendHandOffMessages(handOff);
+    if (!this.warm) {
+      for (const member of this.expectedRegions()) {
+        if (!this.isRegistered(member)) this.send(member, { type: 'RegisterRequired', typeName: this.typeName });
+      }
+    }
+  }
+
+  /** Reachable members that may host shards of this type; the warm-up waits for their registrations. */
+  private expectedRegions(): string[] {
+    const role = this.settings.role;
+    return this.ctx.membership
+      .members()
+      .filter((m) => MAY_HOST.has(m.status) && m.reachable && (role === undefined || (m.roles ?? []).includes(role)))
+      .map((m) => m.address.toString());
+  }
+
+  private checkWarm(): void {
+    if (this.warm || this.stopped) return;
+    if (this.expectedRegions().every((address) => this.isRegistered(address))) this.becomeWarm('every region registered');
+  }
+
+  private becomeWarm(reason: string): void {
+    if (this.warm || this.stopped) return;
+    this.warm = true;
+    clearTimeout(this.warmupTimer);
+    this.logger.info({ reason, regions: this.regions.size, shards: this.homes.size }, 'coordinator ready');
+    const deferred = [...this.deferred];
+    this.deferred.clear();
+    for (const [shardId, requesters] of deferred) {
+      const home = this.homes.get(shardId);
+      if (home === undefined) this.allocateAndAnnounce(shardId, requesters);
+      else for (const requester of requesters) this.send(requester, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+    }
+    for (const action of this.afterWarmup.splice(0)) action();
+  }
+
+  private whenWarm(action: () => void): void {
+    if (this.warm) action();
+    else this.afterWarmup.push(action);
+  }
+
+  private isRegistered(address: string): boolean {
+    return this.regions.has(address) || this.proxies.has(address);
+  }
+
+  private broadcast(message: ShardingMessage): void {
+    for (const region of [...this.regions.keys(), ...this.proxies]) this.send(region, message);
+  }
+
+  private memberMap(): Map<string, MemberInfo> {
+    const map = new Map<string, MemberInfo>();
+    for (const member of this.ctx.membership.members()) map.set(member.address.toString(), member);
+    return map;
+  }
+
+  private send(to: string, message: ShardingMessage): void {
+    this.ctx.send(to, message);
+  }
+}
+
+function describe(value: unknown): string {
+  if (value instanceof NodeAddress) return value.toString();
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === undefined || value === null) return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

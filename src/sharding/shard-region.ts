@@ -1,0 +1,425 @@
+// The region of one entity type on one node: routes every message for the type (home cache, a bounded
+// buffer for shards whose home is not known yet, forwarding to remote regions), hosts this node's shards,
+// and plays the region's side of registration and hand-off. A node without the type's role runs the
+// region in proxy mode: it routes but never hosts.
+import type { NodeAddress } from '../cluster/address.js';
+import type { MemberInfo, Membership } from '../cluster/member.js';
+import type { Logger } from '../logging.js';
+import type { ShardingConfig } from './config.js';
+import type { EntityBehavior, EntityOutcome } from './entity.js';
+import type { ReplyTo, ShardingMessage, TypedShardingMessage } from './messages.js';
+import { Shard } from './shard.js';
+
+/** What a region (and the coordinator) needs from the node it runs on. */
+export interface ShardingContext {
+  readonly self: NodeAddress;
+  readonly selfKey: string;
+  readonly config: ShardingConfig;
+  readonly membership: Membership;
+  /** Sends over the transport, or dispatches locally (asynchronously) when `to` is this node. Never throws. */
+  send(to: string, message: ShardingMessage): void;
+  /** Delivers an entity's answer to the asking node. */
+  reply(replyTo: ReplyTo, outcome: EntityOutcome): void;
+}
+
+export interface ShardedTypeSettings {
+  readonly typeName: string;
+  readonly numberOfShards: number;
+  readonly behavior: EntityBehavior;
+  readonly role: string | undefined;
+}
+
+/** A message for one entity, as the region routes it. */
+export interface Envelope {
+  readonly shardId: number;
+  readonly entityId: string;
+  readonly payload: unknown;
+  readonly hops: number;
+  readonly replyTo?: ReplyTo;
+}
+
+/** What became of a message handed to the region. */
+export type DeliveryResult = 'local' | 'forwarded' | 'buffered' | 'dropped';
+
+export interface RegionStats {
+  /** True when this node lacks the type's role and only routes. */
+  readonly proxy: boolean;
+  readonly localShards: number;
+  readonly localEntities: number;
+  /** Messages now waiting for a shard home. */
+  readonly bufferedMessages: number;
+  /** Messages dropped because the buffer held `bufferSize` messages. */
+  readonly bufferOverflowDrops: number;
+  /** Messages dropped after `maxForwardHops` forwards between disagreeing regions. */
+  readonly hopLimitDrops: number;
+  readonly messagesForwarded: number;
+  readonly messagesDeliveredLocally: number;
+  readonly shardHomeRequests: number;
+}
+
+const GONE: ReadonlySet<string> = new Set(['down', 'removed']);
+
+export class ShardRegion {
+  /** Home cache: shard -> region address (this node's own key for local shards). */
+  private readonly homes = new Map<number, string>();
+  /** Hosted shards, in the order they started (a new coordinator receives them in that order). */
+  private readonly shards = new Map<number, Shard>();
+  private readonly buffers = new Map<number, Envelope[]>();
+  private bufferedTotal = 0;
+  private coordinator: string | undefined;
+  /** The coordinator that acknowledged our registration, if it is still the current one. */
+  private registeredWith: string | undefined;
+  private mode: 'unknown' | 'host' | 'proxy' = 'unknown';
+  /** Whether this node has appeared in the membership yet (before joining, its absence means nothing). */
+  private seenSelf = false;
+  private leaving: { acked: boolean; done: Promise<void>; resolve: () => void } | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly counters = {
+    bufferOverflowDrops: 0,
+    hopLimitDrops: 0,
+    messagesForwarded: 0,
+    messagesDeliveredLocally: 0,
+    shardHomeRequests: 0,
+  };
+
+  constructor(
+    readonly settings: ShardedTypeSettings,
+    private readonly ctx: ShardingContext,
+    private readonly logger: Logger,
+  ) {}
+
+  get typeName(): string {
+    return this.settings.typeName;
+  }
+
+  get isProxy(): boolean {
+    return this.resolveMode() === 'proxy';
+  }
+
+  start(coordinator: string | undefined): void {
+    this.retryTimer = setInterval(() => this.retry(), this.ctx.config.retryIntervalMs);
+    this.retryTimer.unref?.();
+    this.onMembershipChange(coordinator);
+  }
+
+  /** Hosted shard ids, ascending (shards being handed off are no longer counted). */
+  localShards(): number[] {
+    return [...this.shards].filter(([, shard]) => !shard.isStopping).map(([id]) => id).sort((a, b) => a - b);
+  }
+
+  stats(): RegionStats {
+    let localEntities = 0;
+    for (const shard of this.shards.values()) localEntities += shard.entityCount;
+    return {
+      proxy: this.isProxy,
+      localShards: this.localShards().length,
+      localEntities,
+      bufferedMessages: this.bufferedTotal,
+      ...this.counters,
+    };
+  }
+
+  /** Called on every membership change with the type's current coordinator node. */
+  onMembershipChange(coordinator: string | undefined): void {
+    if (this.stopped) return;
+    if (coordinator !== this.coordinator) {
+      this.logger.debug({ coordinator }, 'coordinator changed');
+      this.coordinator = coordinator;
+      this.registeredWith = undefined;
+      this.register();
+    } else if (this.registeredWith === undefined) {
+      this.register();
+    }
+    // Homes on members that are gone are forgotten, so the next message asks for a new home (Pekko drops
+    // the regions of removed members the same way). Messages already sent there are lost: at-most-once.
+    const members = this.memberMap();
+    for (const [shardId, home] of this.homes) {
+      const member = members.get(home);
+      if (home !== this.ctx.selfKey && (member === undefined || GONE.has(member.status))) this.homes.delete(shardId);
+    }
+    const me = members.get(this.ctx.selfKey);
+    if (me !== undefined) this.seenSelf = true;
+    if (this.seenSelf && (me === undefined || GONE.has(me.status)) && this.shards.size > 0) {
+      // This node was downed (a minority side downs itself) or removed: the coordinator has dropped our
+      // shards and will re-home them, so the local copies must stop now or they would run twice.
+      this.logger.warn({ shards: this.localShards() }, 'this node is no longer a member: stopping its shards');
+      for (const [shardId, home] of this.homes) if (home === this.ctx.selfKey) this.homes.delete(shardId);
+      void this.stopAllShardsLocally();
+    } else if (this.leaving && coordinator === undefined) {
+      void this.stopAllShardsLocally();
+    }
+  }
+
+  /** Routes one message: to a local shard, to its remote home, or into the buffer until the home is known. */
+  deliver(envelope: Envelope): DeliveryResult {
+    if (this.stopped) return 'dropped';
+    const { shardId } = envelope;
+    const home = this.homes.get(shardId);
+    if (home === this.ctx.selfKey) {
+      const shard = this.ensureShard(shardId);
+      if (shard !== undefined && !shard.isStopping) {
+        this.counters.messagesDeliveredLocally++;
+        const replyTo = envelope.replyTo;
+        shard.deliver(envelope.entityId, envelope.payload, replyTo && ((outcome) => this.ctx.reply(replyTo, outcome)));
+        return 'local';
+      }
+      // The shard is still stopping from an earlier hand-off: hold the message until it is gone.
+      return this.buffer(envelope);
+    }
+    if (home !== undefined) {
+      if (envelope.hops >= this.ctx.config.maxForwardHops) {
+        this.counters.hopLimitDrops++;
+        this.logger.warn({ shardId, home, hops: envelope.hops }, 'message dropped: forwarded too often');
+        return 'dropped';
+      }
+      this.counters.messagesForwarded++;
+      this.ctx.send(home, {
+        type: 'EntityEnvelope',
+        typeName: this.typeName,
+        shardId,
+        entityId: envelope.entityId,
+        payload: envelope.payload,
+        hops: envelope.hops + 1,
+        ...(envelope.replyTo ? { replyTo: envelope.replyTo } : {}),
+      });
+      return 'forwarded';
+    }
+    return this.buffer(envelope);
+  }
+
+  /** Handles a message addressed to this region; messages claiming to come from a coordinator are checked. */
+  handle(from: string, message: TypedShardingMessage): void {
+    if (this.stopped) return;
+    if (message.type === 'EntityEnvelope') {
+      const { shardId, entityId, payload, hops, replyTo } = message;
+      this.deliver({ shardId, entityId, payload, hops, ...(replyTo ? { replyTo } : {}) });
+      return;
+    }
+    if (from !== this.coordinator) {
+      // A former coordinator's late message, or a node that is not the coordinator: acting on it could
+      // undo the current coordinator's decisions. Retries on the protocol make dropping safe.
+      this.logger.debug({ from, type: message.type, coordinator: this.coordinator }, 'ignored message from a non-coordinator');
+      return;
+    }
+    switch (message.type) {
+      case 'RegisterAck':
+        this.registeredWith = from;
+        for (const shardId of this.buffers.keys()) this.requestHome(shardId);
+        if (this.leaving) this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
+        return;
+      case 'RegisterRequired':
+        this.registeredWith = undefined;
+        this.register();
+        return;
+      case 'ShardHome':
+        this.onShardHome(message.shardId, message.region);
+        return;
+      case 'HostShard':
+        if (this.isProxy) return;
+        this.onShardHome(message.shardId, this.ctx.selfKey);
+        this.send({ type: 'ShardStarted', typeName: this.typeName, shardId: message.shardId });
+        return;
+      case 'BeginHandOff':
+        this.homes.delete(message.shardId);
+        this.send({ type: 'BeginHandOffAck', typeName: this.typeName, shardId: message.shardId });
+        return;
+      case 'HandOff':
+        this.handOff(message.shardId);
+        return;
+      case 'GracefulShutdownAck':
+        if (this.leaving) {
+          this.leaving.acked = true;
+          this.checkLeft();
+        }
+        return;
+      default:
+        this.logger.debug({ type: message.type }, 'ignored message not meant for a region');
+    }
+  }
+
+  /**
+   * Graceful leave: asks the coordinator to stop allocating here and hand off every local shard; resolves
+   * once the coordinator acknowledged, no shard is hosted here and the buffer is empty. A proxy has nothing
+   * to hand off. Bounded by the cluster's leave timeout, not here: without a candidate to take the shards
+   * (or a message's home), the leave waits.
+   */
+  gracefulShutdown(): Promise<void> {
+    if (this.isProxy || this.stopped) return Promise.resolve();
+    if (this.leaving === undefined) {
+      let resolve!: () => void;
+      const done = new Promise<void>((r) => (resolve = r));
+      this.leaving = { acked: false, done, resolve };
+      this.logger.info({ shards: this.localShards().length }, 'region leaving: handing off shards');
+      if (this.coordinator === undefined) void this.stopAllShardsLocally();
+      else if (this.registeredWith !== undefined) this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
+    }
+    return this.leaving.done;
+  }
+
+  /** Stops every local entity and all timers; buffered messages are dropped. */
+  async shutdown(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.retryTimer);
+    this.buffers.clear();
+    this.bufferedTotal = 0;
+    const shards = [...this.shards.values()];
+    this.shards.clear();
+    await Promise.all(shards.map((shard) => shard.stop(this.ctx.config.handOffTimeoutMs)));
+    this.leaving?.resolve();
+  }
+
+  private onShardHome(shardId: number, region: string): void {
+    if (region === this.ctx.selfKey) {
+      if (this.isProxy) {
+        this.logger.warn({ shardId }, 'coordinator named a proxy as shard home; ignored');
+        return;
+      }
+      this.homes.set(shardId, region);
+      this.ensureShard(shardId);
+    } else {
+      const local = this.shards.get(shardId);
+      if (local !== undefined && !local.isStopping) {
+        // The coordinator placed this shard elsewhere (after a failover, a late registration lost the race):
+        // two live copies must never run, so the local one stops.
+        this.logger.warn({ shardId, home: region }, 'stopping a local shard the coordinator placed elsewhere');
+        this.stopShard(shardId, local, false);
+      }
+      this.homes.set(shardId, region);
+    }
+    this.flush(shardId);
+  }
+
+  private ensureShard(shardId: number): Shard | undefined {
+    if (this.isProxy) return undefined;
+    let shard = this.shards.get(shardId);
+    if (shard === undefined) {
+      shard = new Shard(this.typeName, shardId, this.settings.behavior, this.ctx.self, this.logger);
+      this.shards.set(shardId, shard);
+      this.logger.debug({ shardId }, 'shard started');
+    }
+    return shard;
+  }
+
+  private handOff(shardId: number): void {
+    this.homes.delete(shardId);
+    const shard = this.shards.get(shardId);
+    if (shard === undefined) {
+      // Already gone (a repeated HandOff, or a shard that never started here): nothing to wait for.
+      this.send({ type: 'ShardStopped', typeName: this.typeName, shardId });
+      return;
+    }
+    if (!shard.isStopping) this.stopShard(shardId, shard, true);
+  }
+
+  private stopShard(shardId: number, shard: Shard, report: boolean): void {
+    void shard.stop(this.ctx.config.handOffTimeoutMs).then(() => {
+      if (this.shards.get(shardId) === shard) this.shards.delete(shardId);
+      if (this.stopped) return;
+      this.logger.debug({ shardId }, 'shard stopped');
+      if (report) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId });
+      this.flush(shardId);
+      this.checkLeft();
+    });
+  }
+
+  private buffer(envelope: Envelope): DeliveryResult {
+    const { shardId } = envelope;
+    if (this.bufferedTotal >= this.ctx.config.bufferSize) {
+      this.counters.bufferOverflowDrops++;
+      if (this.counters.bufferOverflowDrops === 1 || this.counters.bufferOverflowDrops % 1000 === 0) {
+        this.logger.warn(
+          { shardId, bufferSize: this.ctx.config.bufferSize, dropped: this.counters.bufferOverflowDrops },
+          'region buffer full: message dropped',
+        );
+      }
+      return 'dropped';
+    }
+    let queue = this.buffers.get(shardId);
+    if (queue === undefined) {
+      queue = [];
+      this.buffers.set(shardId, queue);
+      this.requestHome(shardId);
+    }
+    queue.push(envelope);
+    this.bufferedTotal++;
+    return 'buffered';
+  }
+
+  private flush(shardId: number): void {
+    const queue = this.buffers.get(shardId);
+    if (queue === undefined || !this.homes.has(shardId)) return;
+    this.buffers.delete(shardId);
+    this.bufferedTotal -= queue.length;
+    for (const envelope of queue) this.deliver(envelope);
+    this.checkLeft();
+  }
+
+  private requestHome(shardId: number): void {
+    // A shard still stopping here will be flushed when it is gone; asking now could only return this node.
+    if (this.shards.get(shardId)?.isStopping === true) return;
+    if (this.coordinator === undefined || this.registeredWith === undefined) return;
+    this.counters.shardHomeRequests++;
+    this.send({ type: 'GetShardHome', typeName: this.typeName, shardId });
+  }
+
+  private register(): void {
+    const mode = this.resolveMode();
+    if (mode === 'unknown' || this.coordinator === undefined) return;
+    this.send({ type: 'RegisterRegion', typeName: this.typeName, proxy: mode === 'proxy', shards: this.localShards() });
+  }
+
+  private retry(): void {
+    if (this.stopped) return;
+    if (this.registeredWith === undefined) {
+      this.register();
+      return;
+    }
+    for (const shardId of this.buffers.keys()) this.requestHome(shardId);
+    // Even after the ack, keep asking while shards remain: a shard allocated here in a race, or a coordinator
+    // that took over meanwhile, must learn about the leave too.
+    if (this.leaving && (!this.leaving.acked || this.shards.size > 0)) {
+      this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
+    }
+  }
+
+  /**
+   * The leave is done when nothing is hosted here and nothing waits in the buffer: messages that reached this
+   * node during the hand-off are flushed to the new home (on the ShardHome that ends it) before it exits.
+   */
+  private checkLeft(): void {
+    if (this.leaving?.acked === true && this.shards.size === 0 && this.bufferedTotal === 0) this.leaving.resolve();
+  }
+
+  /** With no coordinator anywhere there is no one to hand off to: stop locally so the leave can finish. */
+  private async stopAllShardsLocally(): Promise<void> {
+    const shards = [...this.shards];
+    await Promise.all(shards.map(([, shard]) => shard.stop(this.ctx.config.handOffTimeoutMs)));
+    for (const [shardId, shard] of shards) if (this.shards.get(shardId) === shard) this.shards.delete(shardId);
+    if (this.leaving && this.shards.size === 0) {
+      this.leaving.acked = true;
+      this.leaving.resolve();
+    }
+  }
+
+  /** Roles never change, so the mode is fixed the first time this node appears in the membership. */
+  private resolveMode(): 'unknown' | 'host' | 'proxy' {
+    if (this.mode !== 'unknown') return this.mode;
+    const me = this.memberMap().get(this.ctx.selfKey);
+    if (me === undefined) return 'unknown';
+    const role = this.settings.role;
+    this.mode = role === undefined || (me.roles ?? []).includes(role) ? 'host' : 'proxy';
+    return this.mode;
+  }
+
+  private memberMap(): Map<string, MemberInfo> {
+    const map = new Map<string, MemberInfo>();
+    for (const member of this.ctx.membership.members()) map.set(member.address.toString(), member);
+    return map;
+  }
+
+  private send(message: ShardingMessage): void {
+    if (this.coordinator !== undefined) this.ctx.send(this.coordinator, message);
+  }
+}

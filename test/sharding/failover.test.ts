@@ -1,0 +1,202 @@
+// Losing nodes: the coordinator moving to the next oldest member (homes on live nodes survive), a downed
+// member's shards re-homed on next use, and the protocol converging on a lossy, duplicating, reordering network.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { NodeAddress } from '../../src/cluster/address.js';
+import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
+import { shardIdFor } from '../../src/sharding/shard-id.js';
+import {
+  TestCluster,
+  counter,
+  eventually,
+  hostedShards,
+  run,
+  settle,
+  type CounterReply,
+  type EntityEvent,
+  type TestNode,
+} from './harness.js';
+
+const SHARDS = 30;
+
+async function touchAll(via: TestNode, count: number): Promise<Map<string, string>> {
+  const homes = new Map<string, string>();
+  for (let i = 0; i < count; i++) {
+    const reply = await settle(via.sharding.entityRefFor('Counter', `e${i}`).ask<CounterReply>({ op: 'inc' }));
+    homes.set(`e${i}`, reply.node);
+  }
+  return homes;
+}
+
+describe('failover', () => {
+  let cluster: TestCluster;
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+    cluster = new TestCluster();
+  });
+  afterEach(async () => {
+    await cluster.shutdown();
+    vi.useRealTimers();
+  });
+
+  it('moves the coordinator to the next oldest member when the oldest is removed; homes on live nodes survive', async () => {
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
+    const homes = await touchAll(c, 40);
+    const before = await settle(c.sharding.getShardLocations('Counter'));
+    const survivors = before.regions.filter((r) => r.address !== a.key);
+    expect(survivors.flatMap((r) => r.shards).length).toBeGreaterThan(0);
+
+    await cluster.crash(a);
+    cluster.members.remove(a.address);
+    expect(b.sharding.coordinatorFor('Counter')?.toString()).toBe(b.key);
+    const after = await settle(c.sharding.getShardLocations('Counter'));
+    // The new coordinator rebuilt its map from the regions' registrations: every home on b and c is known.
+    expect(after.regions).toEqual(survivors);
+    expect(b.sharding.stats().types['Counter']?.coordinator?.warm).toBe(true);
+
+    // Entities on live nodes kept their place and their state; the dead node's entities start afresh elsewhere.
+    for (const [entityId, home] of homes) {
+      const reply = await settle(b.sharding.entityRefFor('Counter', entityId).ask<CounterReply>({ op: 'get' }));
+      if (home === a.key) expect(reply).toMatchObject({ count: 0 });
+      else expect(reply).toMatchObject({ count: 1, node: home });
+    }
+    for (const [shardId, hosts] of hostedShards([b, c], 'Counter')) expect(hosts, `shard ${shardId}`).toHaveLength(1);
+  });
+
+  it('waits for live regions to re-register before allocating shards it has never heard of', async () => {
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    const yShard = shardIdFor('y', SHARDS);
+    // Shard of "y" goes to c; any other shard to the lowest address. A coordinator that did not wait for c's
+    // registration would hand y's shard to b and run it twice.
+    const strategy: AllocationStrategy = {
+      allocate: (shardId, candidates) =>
+        (shardId === yShard ? candidates.find((x) => x.equals(c.address)) : undefined) ??
+        ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress),
+      rebalance: () => new Set(),
+    };
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
+    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
+
+    cluster.net.partition([b.address], [c.address]);
+    await cluster.crash(a);
+    cluster.members.remove(a.address);
+    const pending = b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' });
+    await run(200);
+    expect(b.sharding.stats().types['Counter']?.coordinator?.warm).toBe(false);
+    expect(b.sharding.localShards('Counter')).toEqual([]);
+    cluster.net.heal();
+    expect(await settle(pending)).toMatchObject({ node: c.key, count: 2 });
+    expect(b.sharding.stats().types['Counter']?.coordinator?.warm).toBe(true);
+    expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [c.key]]]));
+  });
+
+  it('stops a second copy when a late region claims a shard the new coordinator already gave away', async () => {
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    const yShard = shardIdFor('y', SHARDS);
+    const strategy: AllocationStrategy = {
+      allocate: (shardId, candidates) =>
+        (shardId === yShard ? candidates.find((x) => x.equals(c.address)) : undefined) ??
+        ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress),
+      rebalance: () => new Set(),
+    };
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
+    await settle(a.sharding.entityRefFor('Counter', 'y').ask({ op: 'inc' }));
+    expect(c.sharding.localShards('Counter')).toEqual([yShard]);
+
+    // c stays cut off past the warm-up, and is unreachable, so y's shard gets a new home on b.
+    cluster.net.partition([b.address], [c.address]);
+    cluster.members.setReachable(c.address, false);
+    await cluster.crash(a);
+    cluster.members.remove(a.address);
+    expect(await settle(b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: b.key, count: 1 });
+    cluster.net.heal();
+    cluster.members.setReachable(c.address, true);
+    await eventually(() => c.sharding.localShards('Counter').length === 0, 'c stopped its stale copy');
+    expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [b.key]]]));
+  });
+
+  it('drops a downed member\'s regions and shards; its shards get a new home on their next message', async () => {
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
+    const homes = await touchAll(a, 40);
+    const onC = c.sharding.localShards('Counter');
+    expect(onC.length).toBeGreaterThan(0);
+
+    await cluster.crash(c);
+    cluster.members.setReachable(c.address, false);
+    cluster.members.setStatus(c.address, 'down');
+    const locations = await settle(a.sharding.getShardLocations('Counter'));
+    expect(locations.regions.map((r) => r.address)).toEqual([a.key, b.key]);
+    expect(locations.regions.flatMap((r) => r.shards).some((s) => onC.includes(s))).toBe(false);
+
+    for (const [entityId, home] of homes) {
+      const reply = await settle(b.sharding.entityRefFor('Counter', entityId).ask<CounterReply>({ op: 'inc' }));
+      expect(reply.node).not.toBe(c.key);
+      expect(reply.count).toBe(home === c.key ? 1 : 2);
+      if (home !== c.key) expect(reply.node).toBe(home);
+    }
+    const rehomed = (await settle(a.sharding.getShardLocations('Counter'))).regions.flatMap((r) => r.shards);
+    for (const shardId of onC) expect(rehomed).toContain(shardId);
+  });
+
+  it('stops the local shards of a node that is downed while still running, so no shard runs twice', async () => {
+    const events: EntityEvent[] = [];
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: SHARDS });
+    await touchAll(a, 30);
+    const onC = c.sharding.localShards('Counter');
+    expect(onC.length).toBeGreaterThan(0);
+    // c sits on the minority side of a partition and is downed; its process keeps running.
+    cluster.net.isolate(c.address);
+    cluster.members.setReachable(c.address, false);
+    cluster.members.setStatus(c.address, 'down');
+    await eventually(() => c.sharding.stats().types['Counter']?.region.localEntities === 0, 'c stopped its entities');
+    expect(c.sharding.localShards('Counter')).toEqual([]);
+    const startedOnC = events.filter((e) => e.kind === 'start' && e.node === c.key).length;
+    expect(events.filter((e) => e.kind === 'stop' && e.node === c.key)).toHaveLength(startedOnC);
+    await touchAll(b, 30);
+    for (const [shardId, hosts] of hostedShards(cluster.nodes, 'Counter')) expect(hosts, `shard ${shardId}`).toHaveLength(1);
+    expect(hostedShards(cluster.nodes, 'Counter').size).toBeGreaterThanOrEqual(onC.length);
+  });
+
+  it('converges on a network that drops, duplicates and reorders: every entity answers, no shard runs twice', async () => {
+    cluster = new TestCluster({ seed: 42 });
+    const nodes = [cluster.addNode(7001), cluster.addNode(7002), cluster.addNode(7003)];
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
+    cluster.net.setFaults({ dropRate: 0.2, duplicateRate: 0.2, jitterMs: 20, reorder: true });
+    const answered = new Set<string>();
+    for (let round = 0; round < 20 && answered.size < 30; round++) {
+      const asks = [];
+      for (let i = 0; i < 30; i++) {
+        const entityId = `e${i}`;
+        if (answered.has(entityId)) continue;
+        const via = nodes[(i + round) % 3] as TestNode;
+        asks.push(
+          via.sharding
+            .entityRefFor('Counter', entityId)
+            .ask({ op: 'get' }, { timeoutMs: 500 })
+            .then(() => answered.add(entityId), () => undefined),
+        );
+      }
+      await settle(Promise.all(asks));
+    }
+    expect(answered.size).toBe(30);
+    cluster.net.setFaults({});
+    await run(1_000);
+    for (const [shardId, hosts] of hostedShards(nodes, 'Counter')) expect(hosts, `shard ${shardId}`).toHaveLength(1);
+    const locations = await settle(nodes[1]!.sharding.getShardLocations('Counter'));
+    const believed = new Map(locations.regions.flatMap((r) => r.shards.map((s) => [s, [r.address]] as const)));
+    expect(hostedShards(nodes, 'Counter')).toEqual(believed);
+  });
+});

@@ -1,0 +1,174 @@
+// The sharding protocol at the gate: every message survives the wire codec unchanged, every malformed field
+// is rejected, and well-formed messages from the wrong sender or for an unknown type change nothing.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { NodeAddress } from '../../src/cluster/address.js';
+import { decodeMessage, encodeMessage, encodeValue } from '../../src/cluster/message-codec.js';
+import { parseMessage, type ProtocolMessage } from '../../src/protocol.js';
+import { DEFAULT_SHARDING_CONFIG, resolveShardingConfig } from '../../src/sharding/config.js';
+import { SHARDING_MESSAGE_TYPES, type ShardingMessage } from '../../src/sharding/messages.js';
+import { TestCluster, counter, entityInShard, run, settle, type CounterReply } from './harness.js';
+
+const NODE = 'sys@127.0.0.1:2551';
+
+const VALID: ShardingMessage[] = [
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [3, 1, 2] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: true, shards: [] },
+  { type: 'RegisterAck', typeName: 'Counter' },
+  { type: 'RegisterRequired', typeName: 'Counter' },
+  { type: 'GetShardHome', typeName: 'Counter', shardId: 0 },
+  { type: 'ShardHome', typeName: 'Counter', shardId: 7, region: NODE },
+  { type: 'HostShard', typeName: 'Counter', shardId: 7 },
+  { type: 'ShardStarted', typeName: 'Counter', shardId: 7 },
+  { type: 'BeginHandOff', typeName: 'a.b_c-d', shardId: 7 },
+  { type: 'BeginHandOffAck', typeName: 'Counter', shardId: 7 },
+  { type: 'HandOff', typeName: 'Counter', shardId: 999_999 },
+  { type: 'ShardStopped', typeName: 'Counter', shardId: 7 },
+  { type: 'GracefulShutdownRequest', typeName: 'Counter' },
+  { type: 'GracefulShutdownAck', typeName: 'Counter' },
+  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'chat #1', payload: { text: 'hi', n: [1, 2] }, hops: 0 },
+  {
+    type: 'EntityEnvelope',
+    typeName: 'Counter',
+    shardId: 1,
+    entityId: 'e',
+    payload: null,
+    hops: 3,
+    replyTo: { node: NODE, askId: 12 },
+  },
+  { type: 'EntityReply', askId: 1, ok: true, value: { count: 2 } },
+  { type: 'EntityReply', askId: 1, ok: false, error: 'boom' },
+  { type: 'GetShardLocations', typeName: 'Counter', requestId: 5 },
+  { type: 'ShardLocations', typeName: 'Counter', requestId: 5, regions: [{ address: NODE, shards: [1, 2] }] },
+  { type: 'RebalanceNow', typeName: 'Counter', requestId: 6, shardIds: [1, -4, 5_000_000] },
+  { type: 'RebalanceNowResult', typeName: 'Counter', requestId: 6, accepted: [1], unknown: [-4], homeless: [] },
+  { type: 'RequestRebalance', typeName: 'Counter', requestId: 8 },
+  { type: 'RebalanceRequested', typeName: 'Counter', requestId: 8 },
+];
+
+const MALFORMED: Array<Record<string, unknown>> = [
+  { type: 'GetShardHome', typeName: 'Counter' },
+  { type: 'GetShardHome', typeName: 'Counter', shardId: -1 },
+  { type: 'GetShardHome', typeName: 'Counter', shardId: 1.5 },
+  { type: 'GetShardHome', typeName: 'Counter', shardId: 1_000_000 },
+  { type: 'GetShardHome', typeName: 'Counter', shardId: '1' },
+  { type: 'GetShardHome', typeName: '', shardId: 1 },
+  { type: 'GetShardHome', typeName: 'has space', shardId: 1 },
+  { type: 'GetShardHome', typeName: 'x'.repeat(129), shardId: 1 },
+  { type: 'GetShardHome', shardId: 1 },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: 'no', shards: [] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [1, -2] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: 'all' },
+  { type: 'ShardHome', typeName: 'Counter', shardId: 1, region: 'not an address' },
+  { type: 'ShardHome', typeName: 'Counter', shardId: 1, region: `actor-ts://${NODE}` },
+  { type: 'ShardHome', typeName: 'Counter', shardId: 1 },
+  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: '', payload: 1, hops: 0 },
+  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'x'.repeat(1025), payload: 1, hops: 0 },
+  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 7, payload: 1, hops: 0 },
+  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: -1 },
+  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: 256 },
+  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1 },
+  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: 0, replyTo: { node: NODE } },
+  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: 0, replyTo: { node: 'x', askId: 1 } },
+  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: 0, replyTo: 'me' },
+  { type: 'EntityReply', askId: 0, ok: true, value: 1 },
+  { type: 'EntityReply', askId: 1, ok: 'yes', value: 1 },
+  { type: 'EntityReply', askId: 1, ok: false },
+  { type: 'EntityReply', askId: 1, ok: false, error: 'e'.repeat(4097) },
+  { type: 'GetShardLocations', typeName: 'Counter', requestId: 0 },
+  { type: 'GetShardLocations', typeName: 'Counter', requestId: Number.MAX_SAFE_INTEGER + 2 },
+  { type: 'ShardLocations', typeName: 'Counter', requestId: 1, regions: [{ address: NODE }] },
+  { type: 'ShardLocations', typeName: 'Counter', requestId: 1, regions: [{ address: 'nope', shards: [] }] },
+  { type: 'ShardLocations', typeName: 'Counter', requestId: 1, regions: {} },
+  { type: 'RebalanceNow', typeName: 'Counter', requestId: 1, shardIds: [1.5] },
+  { type: 'RebalanceNow', typeName: 'Counter', requestId: 1 },
+  { type: 'RebalanceNowResult', typeName: 'Counter', requestId: 1, accepted: [1], unknown: [] },
+  { type: 'RebalanceNowResult', typeName: 'Counter', requestId: 1, accepted: [-1], unknown: [], homeless: [] },
+];
+
+describe('sharding messages', () => {
+  it('lists every message type of the union', () => {
+    expect(new Set(VALID.map((m) => m.type))).toEqual(SHARDING_MESSAGE_TYPES);
+  });
+
+  it.each(VALID.map((m) => [m.type, m] as const))('%s survives encode -> decode unchanged', (_type, message) => {
+    expect(decodeMessage(encodeMessage(message as ProtocolMessage))).toEqual(message);
+  });
+
+  it.each(MALFORMED.map((m) => [JSON.stringify(m).slice(0, 110), m] as const))('rejects %s', (_label, message) => {
+    expect(parseMessage(message)).toBeUndefined();
+    expect(decodeMessage(encodeValue(message))).toBeUndefined();
+  });
+
+  it('treats a reply or payload that an encoder dropped as undefined', () => {
+    expect(parseMessage({ type: 'EntityReply', askId: 3, ok: true })).toEqual({ type: 'EntityReply', askId: 3, ok: true, value: undefined });
+  });
+});
+
+describe('sharding config', () => {
+  it('fills in the documented defaults', () => {
+    expect(resolveShardingConfig()).toEqual({
+      rebalanceIntervalMs: 10_000,
+      handOffTimeoutMs: 60_000,
+      bufferSize: 100_000,
+      retryIntervalMs: 2_000,
+      coordinatorWarmupMs: 5_000,
+      requestTimeoutMs: 10_000,
+      askTimeoutMs: 5_000,
+      maxForwardHops: 4,
+    });
+    expect(resolveShardingConfig({ bufferSize: 0, rebalanceIntervalMs: 500 })).toMatchObject({ bufferSize: 0, rebalanceIntervalMs: 500 });
+    expect(Object.isFrozen(DEFAULT_SHARDING_CONFIG)).toBe(true);
+  });
+
+  it.each([
+    [{ rebalanceIntervalMs: 0 }],
+    [{ handOffTimeoutMs: -1 }],
+    [{ bufferSize: 1.5 }],
+    [{ retryIntervalMs: 2 ** 31 }],
+    [{ maxForwardHops: 256 }],
+    [{ askTimeoutMs: Number.NaN }],
+    [{ rebalanceInterval: 5 }],
+  ])('rejects %j naming the setting', (partial) => {
+    const key = Object.keys(partial)[0] ?? '';
+    expect(() => resolveShardingConfig(partial as never)).toThrow(expect.objectContaining({ code: 'invalid_argument', message: expect.stringContaining(key) }));
+  });
+});
+
+describe('messages from the wrong sender', () => {
+  let cluster: TestCluster;
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+    cluster = new TestCluster();
+  });
+  afterEach(async () => {
+    await cluster.shutdown();
+    vi.useRealTimers();
+  });
+
+  it('drops messages for unknown types and coordinator claims from a node that is not the coordinator', async () => {
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10 });
+    await run(1_000);
+    const rogue = cluster.net.transport(NodeAddress.parse('rogue@127.0.0.1:6666'));
+    const shardId = 4;
+    rogue.send(b.address, { type: 'GetShardHome', typeName: 'Nope', shardId });
+    rogue.send(b.address, { type: 'GetShardHome', typeName: 'Counter', shardId });
+    rogue.send(b.address, { type: 'HostShard', typeName: 'Counter', shardId });
+    rogue.send(b.address, { type: 'ShardHome', typeName: 'Counter', shardId, region: rogue.self.toString() });
+    rogue.send(b.address, { type: 'HandOff', typeName: 'Counter', shardId });
+    rogue.send(b.address, { type: 'EntityReply', askId: 424242, ok: true, value: 'unsolicited' });
+    rogue.send(a.address, { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [shardId] });
+    await run(100);
+    expect(b.sharding.stats().unroutableMessages).toBe(2);
+    expect(b.sharding.localShards('Counter')).toEqual([]);
+    // The rogue's claim on the shard was not believed by the region nor recorded by the coordinator.
+    const reply = await settle(b.sharding.entityRefFor('Counter', entityInShard(shardId, 10)).ask<CounterReply>({ op: 'inc' }));
+    expect([a.key, b.key]).toContain(reply.node);
+    const locations = await settle(b.sharding.getShardLocations('Counter'));
+    expect(locations.regions.map((r) => r.address)).toEqual([a.key, b.key]);
+    expect(locations.regions.flatMap((r) => r.shards)).toEqual([shardId]);
+    await rogue.close();
+  });
+});
