@@ -1,0 +1,122 @@
+// `local-cluster`: starts N node processes on loopback, waits until each answers on its API, prints the
+// URLs, and stops every child on Ctrl-C (SIGINT) or SIGTERM. Child logs go to files, not the terminal.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManagementClient } from './client.js';
+
+export interface LocalClusterOptions {
+  readonly nodes: number;
+  readonly system: string;
+  readonly host: string;
+  readonly basePort: number;
+  readonly baseHttpPort: number;
+  readonly logDir?: string;
+  readonly authToken?: string;
+  /** Extra arguments passed to every `node` child. */
+  readonly nodeArgs?: readonly string[];
+  /** Path of the CLI entry script the children run. */
+  readonly binPath: string;
+  readonly print?: (line: string) => void;
+  readonly startTimeoutMs?: number;
+}
+
+export interface LocalCluster {
+  readonly urls: readonly string[];
+  readonly addresses: readonly string[];
+  readonly children: readonly ChildProcess[];
+  readonly logDir: string;
+  /** SIGTERM every child, SIGKILL after `graceMs`; resolves when all have exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startLocalCluster(options: LocalClusterOptions): Promise<LocalCluster> {
+  const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
+  const logDir = options.logDir ?? join(tmpdir(), `actor-ts-local-cluster-${process.pid}`);
+  mkdirSync(logDir, { recursive: true });
+  const seed = `${options.system}@${options.host}:${options.basePort}`;
+  const children: ChildProcess[] = [];
+  const urls: string[] = [];
+  const addresses: string[] = [];
+
+  for (let i = 0; i < options.nodes; i++) {
+    const port = options.basePort + i;
+    const httpPort = options.baseHttpPort + i;
+    const log = openSync(join(logDir, `node-${i + 1}.log`), 'a');
+    const args = [
+      options.binPath,
+      'node',
+      '--system', options.system,
+      '--host', options.host,
+      '--port', String(port),
+      '--http-host', options.host,
+      '--http-port', String(httpPort),
+      '--seed', seed,
+      ...(options.authToken ? ['--auth-token', options.authToken] : []),
+      ...(options.nodeArgs ?? []),
+    ];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
+    children.push(child);
+    urls.push(`http://${options.host}:${httpPort}`);
+    addresses.push(`${options.system}@${options.host}:${port}`);
+    child.on('exit', (code, signal) => {
+      if (!stopping) print(`node ${i + 1} (${addresses[i]}) exited (${signal ?? `code ${code}`}); log: ${join(logDir, `node-${i + 1}.log`)}`);
+    });
+  }
+
+  let stopping = false;
+  const stop = async (graceMs = 10_000): Promise<void> => {
+    stopping = true;
+    await Promise.all(children.map((child) => stopChild(child, graceMs)));
+  };
+
+  try {
+    const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+    for (let i = 0; i < urls.length; i++) {
+      await waitUntilUp(new ManagementClient(urls[i]!, { timeoutMs: 1000 }), children[i]!, deadline, (status) =>
+        print(`  waiting for node ${i + 1} (${status})...`),
+      );
+    }
+  } catch (error) {
+    await stop(2000);
+    throw error;
+  }
+  return { urls, addresses, children, logDir, stop };
+}
+
+async function waitUntilUp(
+  client: ManagementClient,
+  child: ChildProcess,
+  deadline: number,
+  progress: (status: string) => void,
+): Promise<void> {
+  let last = '';
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error('a node process exited while starting; see its log');
+    let status = 'not answering yet';
+    try {
+      const health = await client.health();
+      if (health.status === 'ok') return;
+      status = `member status ${health.memberStatus ?? 'unknown'}`;
+    } catch {
+      // Not listening yet: keep polling until the deadline.
+    }
+    if (Date.now() > deadline) throw new Error(`node did not become ready in time (${status})`);
+    if (status !== last) progress(status);
+    last = status;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,334 @@
+// The `actor-ts-placement` command line: start a node, start a local multi-process cluster, and operate a
+// running cluster through any node's management API (placements, rebalance, shards, members).
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { NodeAddress } from '../cluster/address.js';
+import { startNode } from '../node/node.js';
+import { COUNTER_TYPE } from '../node/counter.js';
+import { ApiError, ManagementClient } from './client.js';
+import { shardRanges, table } from './format.js';
+import { startLocalCluster } from './local-cluster.js';
+
+export interface CliIo {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+const defaultIo: CliIo = {
+  out: (line) => process.stdout.write(line + '\n'),
+  err: (line) => process.stderr.write(line + '\n'),
+};
+
+const BIN_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bin', 'actor-ts-placement.js');
+
+export function buildProgram(io: CliIo = defaultIo): Command {
+  const program = new Command('actor-ts-placement')
+    .description('Replicated shard placement for actor-ts clusters: run nodes, pin shards, move them.')
+    .showHelpAfterError()
+    .configureOutput({ writeOut: (text) => io.out(text.trimEnd()), writeErr: (text) => io.err(text.trimEnd()) })
+    // Set before the subcommands are added, which copy it: a usage error in any of them must throw back to
+    // main() (exit code 2), not call process.exit from inside a caller's process.
+    .exitOverride();
+
+  program
+    .command('node')
+    .description('start one cluster node (with the demo entity type Counter and the management API)')
+    .option('--system <name>', 'actor system name', 'app')
+    .option('--host <host>', 'cluster transport host', '127.0.0.1')
+    .option('--port <port>', 'cluster transport port', port, 7701)
+    .option('--http-host <host>', 'management API host (loopback unless you say otherwise)', '127.0.0.1')
+    .option('--http-port <port>', 'management API port', port, 8551)
+    .option('--seed <address>', 'seed node system@host:port (repeatable)', collectAddress, [] as string[])
+    .option('--app-version <version>', 'application version', '1.0.0')
+    .option('--role <role>', 'node role (repeatable)', collect, [] as string[])
+    .addOption(new Option('--cluster-secret <secret>', 'shared secret peers must prove').env('ACTOR_TS_CLUSTER_SECRET'))
+    .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
+    .option('--auth-reads', 'require the token for read routes too', false)
+    .option('--down-after-ms <ms>', 'down a member unreachable this long', positiveInt)
+    .option('--rebalance-interval-ms <ms>', 'periodic rebalance interval', positiveInt)
+    .option('--log-level <level>', 'pino log level', 'info')
+    .action(async (options: NodeCliOptions) => {
+      const node = await startNode({
+        system: options.system,
+        host: options.host,
+        port: options.port,
+        httpHost: options.httpHost,
+        httpPort: options.httpPort,
+        seeds: options.seed,
+        appVersion: options.appVersion,
+        roles: options.role,
+        clusterSecret: options.clusterSecret,
+        authToken: options.authToken,
+        authReads: options.authReads,
+        logLevel: options.logLevel,
+        cluster: options.downAfterMs !== undefined ? { downAfterMs: options.downAfterMs } : {},
+        sharding: options.rebalanceIntervalMs !== undefined ? { rebalanceIntervalMs: options.rebalanceIntervalMs } : {},
+      });
+      const onSignal = (): void => void node.stop();
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+      const how = await node.stopped;
+      process.exitCode = how === 'left' ? 0 : 1;
+    });
+
+  program
+    .command('local-cluster')
+    .description('start N node processes on loopback and keep them running until Ctrl-C')
+    .option('--nodes <n>', 'how many nodes', positiveInt, 3)
+    .option('--system <name>', 'actor system name', 'app')
+    .option('--host <host>', 'loopback host', '127.0.0.1')
+    .option('--base-port <port>', 'cluster port of node 1 (node i uses base + i - 1)', port, 7701)
+    .option('--base-http-port <port>', 'API port of node 1', port, 8551)
+    .option('--log-dir <dir>', 'where node logs go (default: a temp directory)')
+    .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
+    .action(async (options: LocalClusterCliOptions) => {
+      io.out(`starting ${options.nodes} nodes...`);
+      const cluster = await startLocalCluster({
+        nodes: options.nodes,
+        system: options.system,
+        host: options.host,
+        basePort: options.basePort,
+        baseHttpPort: options.baseHttpPort,
+        binPath: BIN_PATH,
+        print: io.out,
+        ...(options.logDir ? { logDir: options.logDir } : {}),
+        ...(options.authToken ? { authToken: options.authToken } : {}),
+      });
+      io.out('');
+      io.out(table(['node', 'address', 'API'], cluster.urls.map((url, i) => [String(i + 1), cluster.addresses[i] ?? '', url])));
+      io.out('');
+      io.out(`logs: ${cluster.logDir}`);
+      io.out('try:');
+      io.out(`  node bin/actor-ts-placement.js shards --url ${cluster.urls[0]}`);
+      io.out(`  node bin/actor-ts-placement.js placements set 42 ${cluster.addresses[2] ?? cluster.addresses[0]} --url ${cluster.urls[0]}`);
+      io.out(`  curl -s -X POST ${cluster.urls[1]}/counters/alice/increment`);
+      io.out('Ctrl-C stops every node.');
+      await new Promise<void>((resolve) => {
+        const onSignal = (): void => resolve();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+      });
+      io.out('stopping...');
+      await cluster.stop();
+      io.out('all nodes stopped');
+    });
+
+  const placements = program.command('placements').description('explicit shard placements of an entity type');
+  placements
+    .command('ls')
+    .description('list explicit placements')
+    .action(async (_options: unknown, command: Command) => {
+      const { client, type } = connect(command);
+      const { placements: rows } = await client.placements(type);
+      if (rows.length === 0) return io.out(`no explicit placements for ${type}`);
+      io.out(table(['shard', 'target', 'writer', 'hlc'], rows.map((p) => [String(p.shardId), p.target, p.writer, hlcText(p.hlc)])));
+    });
+  placements
+    .command('set <shardId> <target>')
+    .description('pin a shard to a node (system@host:port)')
+    .option('--move', 'also hand the shard off now so it moves to the target at once', false)
+    .action(async (shardId: string, target: string, options: { move: boolean }, command: Command) => {
+      const { client, type } = connect(command);
+      const shard = usage(command, () => shardIdArg(shardId));
+      const address = usage(command, () => addressArg(target));
+      const result = await client.setPlacements(type, [{ shardId: shard, target: address }]);
+      for (const written of result.placements) io.out(`shard ${written.shardId} -> ${written.target} (hlc ${hlcText(written.hlc)})`);
+      for (const warning of result.warnings) io.err(`warning: ${warning.message}`);
+      if (options.move) await rebalanceAndWait(client, type, [shard], io);
+    });
+  placements
+    .command('rm <shardId>')
+    .description('remove a pin; the shard returns to the fallback strategy at the next rebalance')
+    .action(async (shardId: string, _options: unknown, command: Command) => {
+      const { client, type } = connect(command);
+      await client.removePlacement(type, usage(command, () => shardIdArg(shardId)));
+      io.out(`shard ${shardId}: pin removed`);
+    });
+
+  program
+    .command('rebalance <shardIds...>')
+    .description('hand these shards off now; they are re-allocated through the strategy (pins decide)')
+    .action(async (shardIds: string[], _options: unknown, command: Command) => {
+      const { client, type } = connect(command);
+      await rebalanceAndWait(client, type, usage(command, () => shardIds.map(shardIdArg)), io);
+    });
+
+  program
+    .command('shards')
+    .description('where the shards of a type live (pinned shards marked *)')
+    .action(async (_options: unknown, command: Command) => {
+      const { client, type } = connect(command);
+      const [locations, pins] = await Promise.all([client.shards(type), client.placements(type)]);
+      const pinned = new Set(pins.placements.map((p) => p.shardId));
+      io.out(
+        table(
+          ['node', 'count', 'shards'],
+          locations.regions.map((region) => [region.address, String(region.shards.length), shardRanges(region.shards, pinned)]),
+        ),
+      );
+      if (pinned.size > 0) io.out('* pinned by an explicit placement');
+    });
+
+  program
+    .command('members')
+    .description('cluster members as the node sees them')
+    .action(async (_options: unknown, command: Command) => {
+      const { client } = connect(command);
+      const { self, members } = await client.members();
+      io.out(
+        table(
+          ['address', 'status', 'reachable', 'upNumber', 'appVersion'],
+          members.map((m) => [m.address + (m.address === self ? ' (this)' : ''), m.status, m.reachable ? 'yes' : 'NO', String(m.upNumber), m.appVersion]),
+        ),
+      );
+    });
+
+  for (const command of program.commands) {
+    if (command.name() !== 'node' && command.name() !== 'local-cluster') addOperatorOptions(command);
+  }
+  return program;
+}
+
+function addOperatorOptions(command: Command): void {
+  const targets = command.commands.length > 0 ? command.commands : [command];
+  for (const target of targets) {
+    target
+      .addOption(new Option('--url <url>', 'any node\'s management API').env('ACTOR_TS_URL').default('http://127.0.0.1:8551'))
+      .addOption(new Option('--type <typeName>', 'entity type').default(COUNTER_TYPE))
+      .addOption(new Option('--token <token>', 'bearer token').env('ACTOR_TS_AUTH_TOKEN'));
+  }
+}
+
+function connect(command: Command): { client: ManagementClient; type: string } {
+  const options = command.optsWithGlobals<{ url: string; type: string; token?: string }>();
+  return { client: new ManagementClient(options.url, options.token ? { token: options.token } : {}), type: options.type };
+}
+
+/**
+ * Checks an argument inside an action: a bad value is a usage error reported like commander's own (message
+ * on stderr, exit code 2), not an unexplained failure.
+ */
+function usage<T>(command: Command, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof InvalidArgumentError)) throw error;
+    return command.error(`error: ${error.message}`, { exitCode: 2, code: 'commander.invalidArgument' });
+  }
+}
+
+async function rebalanceAndWait(client: ManagementClient, type: string, shardIds: number[], io: CliIo): Promise<void> {
+  const outcome = await client.rebalance(type, shardIds);
+  if (outcome.homeless.length > 0) io.err(`not allocated yet (nothing to move): ${outcome.homeless.join(', ')}`);
+  if (outcome.accepted.length === 0) return;
+  io.out(`hand-off started for ${outcome.accepted.join(', ')}; waiting for the new homes...`);
+  const [{ placements: pinned }, { members }] = await Promise.all([client.placements(type), client.members()]);
+  // A pin to a node that is not a member cannot be honoured yet: such a shard lands wherever the fallback puts it.
+  const live = new Set(members.filter((m) => m.status !== 'down' && m.status !== 'removed').map((m) => m.address));
+  const pins = new Map(pinned.filter((p) => live.has(p.target)).map((p) => [p.shardId, p.target]));
+  const deadline = Date.now() + 30_000;
+  const pending = new Set(outcome.accepted);
+  let nextProgress = Date.now() + 2_000;
+  while (pending.size > 0 && Date.now() < deadline) {
+    const { regions } = await client.shards(type);
+    for (const region of regions) {
+      for (const shard of region.shards) {
+        if (!pending.has(shard)) continue;
+        const pin = pins.get(shard);
+        if (pin === undefined || pin === region.address) {
+          pending.delete(shard);
+          io.out(`  shard ${shard} now on ${region.address}`);
+        }
+      }
+    }
+    if (pending.size > 0 && Date.now() >= nextProgress) {
+      io.out(`  still moving: ${[...pending].join(', ')}`);
+      nextProgress = Date.now() + 2_000;
+    }
+    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  if (pending.size > 0) io.err(`still moving after 30 s: ${[...pending].join(', ')} (shards are re-allocated on their next message)`);
+}
+
+function hlcText(hlc: { wallMs: number; counter: number; node: string }): string {
+  return `${new Date(hlc.wallMs).toISOString()}#${hlc.counter}@${hlc.node}`;
+}
+
+interface NodeCliOptions {
+  system: string;
+  host: string;
+  port: number;
+  httpHost: string;
+  httpPort: number;
+  seed: string[];
+  appVersion: string;
+  role: string[];
+  clusterSecret?: string;
+  authToken?: string;
+  authReads: boolean;
+  downAfterMs?: number;
+  rebalanceIntervalMs?: number;
+  logLevel: string;
+}
+
+interface LocalClusterCliOptions {
+  nodes: number;
+  system: string;
+  host: string;
+  basePort: number;
+  baseHttpPort: number;
+  logDir?: string;
+  authToken?: string;
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0..65535');
+  return n;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function collectAddress(value: string, previous: string[]): string[] {
+  return [...previous, addressArg(value)];
+}
+
+function addressArg(value: string): string {
+  const address = NodeAddress.tryParse(value);
+  if (address === undefined) throw new InvalidArgumentError(`"${value}" is not a node address: expected system@host:port`);
+  return address.toString();
+}
+
+function shardIdArg(value: string): number {
+  if (!/^\d{1,15}$/.test(value)) throw new InvalidArgumentError(`"${value}" is not a shard id (a non-negative integer)`);
+  return Number(value);
+}
+
+/** Runs the CLI; resolves with the process exit code. */
+export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
+  const program = buildProgram(io).exitOverride();
+  try {
+    await program.parseAsync([...argv]);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof ApiError) {
+      io.err(`error: ${error.code}: ${error.message}`);
+      return 1;
+    }
+    const code = (error as { code?: string }).code;
+    if (typeof code === 'string' && code.startsWith('commander.')) {
+      return code === 'commander.helpDisplayed' || code === 'commander.version' ? 0 : 2;
+    }
+    io.err(`error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,39 @@
+// Public surface of @actor-ts/placement's runtime: cluster membership and transports, sharding with its
+// allocation strategies, external allocation, the management API and node wiring. The placement store
+// itself is `crdt/index.ts` (re-exported here for one-stop imports).
+export * from '../crdt/index.js';
+
+export { ActorTsError, type ErrorCode } from './errors.js';
+export { createLogger, silentLogger, type Logger, type LogOptions } from './logging.js';
+export { PROTOCOL_VERSION, parseMessage, type PlacementMessage, type ProtocolMessage } from './protocol.js';
+
+export { NodeAddress } from './cluster/address.js';
+export type { ClusterView, MemberInfo, MemberStatus, Membership } from './cluster/member.js';
+export type { MessageListener, Transport } from './cluster/transport.js';
+export { Cluster, type ClusterOptions, type SelfDownCause } from './cluster/cluster.js';
+export {
+  DEFAULT_CLUSTER_CONFIG,
+  DEFAULT_FAILURE_DETECTOR_CONFIG,
+  resolveClusterConfig,
+  type ClusterConfig,
+  type ClusterConfigInput,
+  type FailureDetectorConfig,
+} from './cluster/config.js';
+export { oldestUpMember } from './cluster/member-order.js';
+export { MemoryNetwork, MemoryTransport, type MemoryNetworkOptions, type NetworkFaults } from './cluster/memory-transport.js';
+export { TcpTransport, type TcpTransportOptions, type TcpTransportStats } from './cluster/tcp-transport.js';
+
+export * from './sharding/index.js';
+export {
+  ExternalAllocationController,
+  RebalanceError,
+  explicitPlacementState,
+  type PlacementRecord,
+} from './sharding/external-allocation-controller.js';
+export { PlacementGossip, type PlacementGossipOptions } from './sharding/placement-gossip.js';
+
+export { createManagementServer, type ManagementServerOptions } from './management/server.js';
+export type { ManagementBackend } from './management/backend.js';
+export { startNode, type RunningNode } from './node/node.js';
+export { DEFAULT_NODE_CONFIG, resolveNodeConfig, type NodeConfig } from './node/config.js';
+export { ManagementClient, ApiError } from './cli/client.js';

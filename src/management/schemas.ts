@@ -1,0 +1,57 @@
+// JSON schemas of the management routes: Fastify validates every request against them before a handler
+// runs, so a handler only sees well-shaped input (range checks that need runtime state stay in handlers).
+
+/** Upper bound of one target string, as the placement store accepts it. */
+export const MAX_TARGET_LENGTH = 256;
+/** How many placements one bulk request may carry. */
+export const MAX_BULK_PLACEMENTS = 10_000;
+
+const shardId = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+const target = { type: 'string', minLength: 1, maxLength: MAX_TARGET_LENGTH } as const;
+const placement = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['shardId', 'target'],
+  properties: { shardId, target },
+} as const;
+
+export const typeNameParams = {
+  type: 'object',
+  required: ['typeName'],
+  properties: { typeName: { type: 'string', minLength: 1, maxLength: 128 } },
+} as const;
+
+export const shardParams = {
+  type: 'object',
+  required: ['typeName', 'shardId'],
+  properties: { ...typeNameParams.properties, shardId: { type: 'string', pattern: '^[0-9]{1,15}$' } },
+} as const;
+
+// if/then/else rather than oneOf: a rejected body is reported against the form it was meant to be (bulk when
+// it has `placements`), not as a list of every branch's failures.
+export const setPlacementsBody = {
+  type: 'object',
+  if: { required: ['placements'] },
+  then: {
+    additionalProperties: false,
+    required: ['placements'],
+    properties: { placements: { type: 'array', minItems: 1, maxItems: MAX_BULK_PLACEMENTS, items: placement } },
+  },
+  else: placement,
+} as const;
+
+export const rebalanceBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['shardIds'],
+  properties: { shardIds: { type: 'array', minItems: 1, maxItems: MAX_BULK_PLACEMENTS, items: shardId } },
+} as const;
+
+export interface PlacementBody {
+  readonly shardId: number;
+  readonly target: string;
+}
+export type SetPlacementsBody = PlacementBody | { readonly placements: readonly PlacementBody[] };
+export interface RebalanceBody {
+  readonly shardIds: readonly number[];
+}

@@ -1,0 +1,241 @@
+// The management HTTP API (Fastify): explicit placements, manual rebalance, shard locations, members and
+// health. Every route has a JSON schema; every error is `{ error, message }`; a rejected request changes nothing.
+import { timingSafeEqual } from 'node:crypto';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifySchemaValidationError,
+} from 'fastify';
+import { NodeAddress } from '../cluster/address.js';
+import { ActorTsError } from '../errors.js';
+import type { Logger } from '../logging.js';
+import type { ManagementBackend } from './backend.js';
+import {
+  rebalanceBody,
+  setPlacementsBody,
+  shardParams,
+  typeNameParams,
+  type RebalanceBody,
+  type SetPlacementsBody,
+} from './schemas.js';
+
+export const API_PREFIX = '/actor-ts';
+
+export interface ManagementServerOptions {
+  readonly backend: ManagementBackend;
+  /** When set, every write route needs `Authorization: Bearer <token>`. */
+  readonly authToken?: string;
+  /** With an auth token: also protect the read routes. Default false (reads stay open). */
+  readonly authReads?: boolean;
+  /** Largest accepted request body in bytes. Default 1 MiB. */
+  readonly bodyLimit?: number;
+  readonly logger?: Logger;
+}
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** An HTTP error with the API's error code. */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
+  const { backend } = options;
+  const app: FastifyInstance = Fastify({
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
+    ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
+    schemaErrorFormatter: formatSchemaErrors,
+  });
+  // Only JSON bodies: Fastify's built-in text/plain parser would turn a mislabelled body into a schema
+  // error instead of the 415 it is.
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((error: FastifyError | HttpError | ActorTsError, _request, reply) => sendError(reply, error));
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
+  );
+
+  const guardWrite = bearerGuard(options.authToken);
+  const guardRead = options.authReads ? guardWrite : undefined;
+  const typesPath = `${API_PREFIX}/cluster/shards/:typeName`;
+
+  app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => ({
+    ...backend.health(),
+    self: backend.self.toString(),
+  }));
+
+  app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => ({
+    self: backend.self.toString(),
+    members: backend.members().map((member) => ({
+      address: member.address.toString(),
+      status: member.status,
+      appVersion: member.appVersion,
+      upNumber: member.upNumber,
+      reachable: member.reachable,
+      roles: member.roles ?? [],
+    })),
+  }));
+
+  app.get<{ Params: { typeName: string } }>(
+    typesPath,
+    { onRequest: guardRead, schema: { params: typeNameParams } },
+    async (request) => {
+      const typeName = knownType(backend, request.params.typeName);
+      return backend.shardLocations(typeName);
+    },
+  );
+
+  app.get<{ Params: { typeName: string } }>(
+    `${typesPath}/placements`,
+    { onRequest: guardRead, schema: { params: typeNameParams } },
+    async (request) => {
+      const typeName = knownType(backend, request.params.typeName);
+      const placements = [...backend.placements(typeName)].sort((a, b) => a.shardId - b.shardId);
+      return { placements };
+    },
+  );
+
+  app.post<{ Params: { typeName: string }; Body: SetPlacementsBody }>(
+    `${typesPath}/placements`,
+    { onRequest: guardWrite, schema: { params: typeNameParams, body: setPlacementsBody } },
+    async (request, reply) => {
+      const typeName = knownType(backend, request.params.typeName);
+      const numberOfShards = shardCount(backend, typeName);
+      const body = request.body;
+      const requested = 'placements' in body ? body.placements : [body];
+      // Validate every entry before writing any: a rejected request changes nothing.
+      const entries = requested.map(({ shardId, target }) => ({
+        shardId: inRange(shardId, numberOfShards, typeName),
+        target: parseTarget(target),
+      }));
+      const written = await backend.setPlacements(typeName, entries);
+      const members = new Set(
+        backend
+          .members()
+          .filter((member) => member.status !== 'down' && member.status !== 'removed')
+          .map((member) => member.address.toString()),
+      );
+      const warnings = written
+        .filter((placement) => !members.has(placement.target))
+        .map((placement) => ({
+          shardId: placement.shardId,
+          target: placement.target,
+          message: `target ${placement.target} is not a current member; shard ${placement.shardId} stays with the fallback strategy until that node joins`,
+        }));
+      return reply.code(202).send({ placements: written, warnings });
+    },
+  );
+
+  app.delete<{ Params: { typeName: string; shardId: string } }>(
+    `${typesPath}/placements/:shardId`,
+    { onRequest: guardWrite, schema: { params: shardParams } },
+    async (request, reply) => {
+      const typeName = knownType(backend, request.params.typeName);
+      const shardId = inRange(Number(request.params.shardId), shardCount(backend, typeName), typeName);
+      const removed = await backend.removePlacement(typeName, shardId);
+      if (!removed) throw new HttpError(404, 'not_found', `shard ${shardId} of ${typeName} has no explicit placement`);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: { typeName: string }; Body: RebalanceBody }>(
+    `${typesPath}/rebalance`,
+    { onRequest: guardWrite, schema: { params: typeNameParams, body: rebalanceBody } },
+    async (request, reply) => {
+      const typeName = knownType(backend, request.params.typeName);
+      const numberOfShards = shardCount(backend, typeName);
+      const shardIds = [...new Set(request.body.shardIds.map((id) => inRange(id, numberOfShards, typeName)))];
+      const outcome = await backend.rebalance(typeName, shardIds);
+      return reply.code(202).send(outcome);
+    },
+  );
+
+  return app;
+}
+
+function knownType(backend: ManagementBackend, typeName: string): string {
+  if (!backend.entityTypes().has(typeName)) {
+    throw new HttpError(404, 'unknown_type', `entity type "${typeName}" is not initialised on this node`);
+  }
+  return typeName;
+}
+
+function shardCount(backend: ManagementBackend, typeName: string): number {
+  return backend.entityTypes().get(typeName)?.numberOfShards ?? 0;
+}
+
+function inRange(shardId: number, numberOfShards: number, typeName: string): number {
+  if (!Number.isSafeInteger(shardId) || shardId < 0 || shardId >= numberOfShards) {
+    throw new HttpError(
+      400,
+      'invalid_shard',
+      `shard id ${shardId} is out of range for ${typeName}: expected an integer in 0..${numberOfShards - 1}`,
+    );
+  }
+  return shardId;
+}
+
+function parseTarget(target: string): NodeAddress {
+  try {
+    return NodeAddress.parse(target);
+  } catch (error) {
+    if (error instanceof ActorTsError) throw new HttpError(400, error.code, error.message);
+    throw error;
+  }
+}
+
+function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
+  const parts = errors
+    // An `if` failure only says which branch applied; the branch's own error says what is wrong.
+    .filter((error) => error.keyword !== 'if')
+    .map((error) => {
+      const extra = error.keyword === 'additionalProperties' ? ` (${String(error.params['additionalProperty'])})` : '';
+      return `${dataVar}${error.instancePath} ${error.message ?? 'is invalid'}${extra}`;
+    });
+  return new Error(parts.length > 0 ? parts.join(', ') : `${dataVar} does not match the schema`);
+}
+
+function bearerGuard(token: string | undefined) {
+  if (token === undefined || token === '') return undefined;
+  const expected = Buffer.from(token);
+  return async (request: FastifyRequest): Promise<void> => {
+    const header = request.headers.authorization ?? '';
+    // The auth scheme name is case-insensitive (RFC 9110 §11.1).
+    const match = /^Bearer +(.*)$/i.exec(header);
+    const presented = Buffer.from(match?.[1] ?? '');
+    // Constant-time compare so response timing does not leak the token.
+    const ok = presented.length === expected.length && timingSafeEqual(presented, expected);
+    if (!ok) throw new HttpError(401, 'unauthorized', 'missing or wrong bearer token');
+  };
+}
+
+function sendError(reply: FastifyReply, error: FastifyError | HttpError | ActorTsError): FastifyReply {
+  if (error instanceof HttpError) return reply.code(error.statusCode).send({ error: error.code, message: error.message });
+  if (error instanceof ActorTsError) {
+    const status = error.code === 'timeout' ? 504 : error.code === 'not_running' ? 503 : 400;
+    return reply.code(status).send({ error: error.code, message: error.message });
+  }
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    return reply.code(400).send({ error: 'invalid_request', message: fastifyError.message });
+  }
+  const status = fastifyError.statusCode ?? 500;
+  if (status === 413) return reply.code(413).send({ error: 'payload_too_large', message: fastifyError.message });
+  if (status === 415) {
+    const contentType = reply.request.headers['content-type'] ?? 'none';
+    return reply.code(415).send({ error: 'unsupported_media_type', message: `content type ${contentType} is not accepted: send application/json` });
+  }
+  if (status === 400) return reply.code(400).send({ error: 'malformed_json', message: fastifyError.message });
+  reply.log.error({ err: error }, 'management request failed');
+  return reply.code(status >= 400 && status < 600 ? status : 500).send({ error: 'internal', message: 'internal error' });
+}

@@ -1,0 +1,62 @@
+// Everything one node process is started with: one typed object, every field documented with its default.
+import type { ClusterConfigInput } from '../cluster/config.js';
+import type { ShardingConfig } from '../sharding/config.js';
+
+export interface NodeConfig {
+  /** Actor system name, the `system` of `system@host:port`; default 'app'. */
+  readonly system: string;
+  /** Host the cluster transport listens on and advertises; default '127.0.0.1'. */
+  readonly host: string;
+  /** Cluster transport port; default 7701 (0 picks a free one). */
+  readonly port: number;
+  /** Management HTTP host; default '127.0.0.1', so the API is not exposed beyond this machine unless asked. */
+  readonly httpHost: string;
+  /** Management HTTP port; default 8551 (0 picks a free one). */
+  readonly httpPort: number;
+  /** Seed nodes (`system@host:port`); default none: the node forms a cluster of its own. */
+  readonly seeds: ReadonlyArray<string>;
+  /** Application version, preferred by least-shard allocation during rolling updates; default '1.0.0'. */
+  readonly appVersion: string;
+  /** Roles of this node; default none. */
+  readonly roles: ReadonlyArray<string>;
+  /** Shared secret every node must prove (HMAC) to join; default none (any peer may connect). */
+  readonly clusterSecret: string | undefined;
+  /** Bearer token for the management API's write routes; default none (open: bind to loopback). */
+  readonly authToken: string | undefined;
+  /** With `authToken`, protect the read routes too; default false. */
+  readonly authReads: boolean;
+  /** Largest management request body; default 1 MiB. */
+  readonly bodyLimit: number;
+  /** pino level; default 'info'. */
+  readonly logLevel: string;
+  /** Anti-entropy interval of placement replication; default 1000 ms. */
+  readonly antiEntropyIntervalMs: number;
+  /** Overrides of the cluster defaults (see ClusterConfig). */
+  readonly cluster: ClusterConfigInput;
+  /** Overrides of the sharding defaults (see ShardingConfig). */
+  readonly sharding: Partial<ShardingConfig>;
+}
+
+export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
+  system: 'app',
+  host: '127.0.0.1',
+  port: 7701,
+  httpHost: '127.0.0.1',
+  httpPort: 8551,
+  seeds: [],
+  appVersion: '1.0.0',
+  roles: [],
+  clusterSecret: undefined,
+  authToken: undefined,
+  authReads: false,
+  bodyLimit: 1024 * 1024,
+  logLevel: 'info',
+  antiEntropyIntervalMs: 1000,
+  cluster: {},
+  sharding: {},
+});
+
+export function resolveNodeConfig(input: Partial<NodeConfig> = {}): NodeConfig {
+  const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
+  return { ...DEFAULT_NODE_CONFIG, ...defined } as NodeConfig;
+}

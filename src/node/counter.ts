@@ -1,0 +1,52 @@
+// The demo entity type every CLI-started node runs: `Counter`, one in-memory integer per entity id, and its
+// edge routes on the node's HTTP server, so a newcomer can see which node serves which shard.
+import type { FastifyInstance } from 'fastify';
+import type { ClusterSharding } from '../sharding/cluster-sharding.js';
+import type { EntityBehavior } from '../sharding/entity.js';
+
+export const COUNTER_TYPE = 'Counter';
+export const COUNTER_SHARDS = 1000;
+
+export type CounterCommand = { readonly op: 'increment'; readonly by?: number } | { readonly op: 'get' };
+
+export interface CounterValue {
+  readonly entityId: string;
+  readonly shardId: number;
+  readonly value: number;
+  /** The node hosting the entity. */
+  readonly node: string;
+}
+
+export const counterBehavior: EntityBehavior = (ctx) => {
+  let value = 0;
+  const answer = (): CounterValue => ({ entityId: ctx.entityId, shardId: ctx.shardId, value, node: ctx.self.toString() });
+  return {
+    receive(message: unknown): CounterValue {
+      const command = message as CounterCommand;
+      if (command?.op === 'increment') {
+        const by = command.by ?? 1;
+        if (!Number.isSafeInteger(by)) throw new Error('increment "by" must be an integer');
+        value += by;
+        return answer();
+      }
+      if (command?.op === 'get') return answer();
+      throw new Error(`unknown counter command ${JSON.stringify(message)}`);
+    },
+  };
+};
+
+const entityParams = {
+  type: 'object',
+  required: ['entityId'],
+  properties: { entityId: { type: 'string', minLength: 1, maxLength: 256 } },
+} as const;
+
+/** `POST /counters/:entityId/increment` and `GET /counters/:entityId`, both answering a CounterValue. */
+export function registerCounterRoutes(app: FastifyInstance, sharding: ClusterSharding, askTimeoutMs = 5000): void {
+  app.post<{ Params: { entityId: string } }>('/counters/:entityId/increment', { schema: { params: entityParams } }, async (request) =>
+    sharding.entityRefFor(COUNTER_TYPE, request.params.entityId).ask<CounterValue>({ op: 'increment' }, { timeoutMs: askTimeoutMs }),
+  );
+  app.get<{ Params: { entityId: string } }>('/counters/:entityId', { schema: { params: entityParams } }, async (request) =>
+    sharding.entityRefFor(COUNTER_TYPE, request.params.entityId).ask<CounterValue>({ op: 'get' }, { timeoutMs: askTimeoutMs }),
+  );
+}

@@ -1,0 +1,85 @@
+// The management API's view of a running node: placements through each type's ExternalAllocationController,
+// everything else through the cluster and the sharding runtime.
+import type { NodeAddress } from '../cluster/address.js';
+import type { Cluster } from '../cluster/cluster.js';
+import type { MemberInfo } from '../cluster/member.js';
+import type {
+  ManagementBackend,
+  RebalanceOutcome,
+  ShardLocations,
+  WrittenPlacement,
+} from '../management/backend.js';
+import type { ClusterSharding } from '../sharding/cluster-sharding.js';
+import { ExternalAllocationController, type PlacementRecord } from '../sharding/external-allocation-controller.js';
+
+export class NodeManagementBackend implements ManagementBackend {
+  readonly self: NodeAddress;
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly sharding: ClusterSharding,
+    private readonly controllers: Map<string, ExternalAllocationController> = new Map(),
+  ) {
+    this.self = cluster.self;
+  }
+
+  entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number }> {
+    return this.sharding.entityTypes();
+  }
+
+  members(): ReadonlyArray<MemberInfo> {
+    return this.cluster.members();
+  }
+
+  async setPlacements(typeName: string, entries: ReadonlyArray<{ shardId: number; target: NodeAddress }>): Promise<readonly WrittenPlacement[]> {
+    return this.controller(typeName).setPlacements(entries).map(toWritten);
+  }
+
+  async removePlacement(typeName: string, shardId: number): Promise<boolean> {
+    return this.controller(typeName).remove(shardId);
+  }
+
+  placements(typeName: string): ReadonlyArray<WrittenPlacement> {
+    return this.controller(typeName).placements().map(toWritten);
+  }
+
+  async rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome> {
+    const { accepted, homeless } = await this.controller(typeName).rebalance(shardIds);
+    return { accepted, homeless };
+  }
+
+  shardLocations(typeName: string): Promise<ShardLocations> {
+    return this.sharding.getShardLocations(typeName);
+  }
+
+  health(): { status: 'ok' | 'starting' | 'leaving' | 'down'; memberStatus: string | undefined } {
+    const status = this.cluster.selfMember()?.status;
+    switch (status) {
+      case 'up':
+      case 'weakly-up':
+        return { status: 'ok', memberStatus: status };
+      case 'leaving':
+      case 'exiting':
+        return { status: 'leaving', memberStatus: status };
+      case 'down':
+      case 'removed':
+        return { status: 'down', memberStatus: status };
+      default:
+        return { status: 'starting', memberStatus: status };
+    }
+  }
+
+  // Any initialised type can carry placements; its controller is made on first use.
+  private controller(typeName: string): ExternalAllocationController {
+    let controller = this.controllers.get(typeName);
+    if (controller === undefined) {
+      controller = new ExternalAllocationController(this.sharding, typeName);
+      this.controllers.set(typeName, controller);
+    }
+    return controller;
+  }
+}
+
+function toWritten(record: PlacementRecord): WrittenPlacement {
+  return { shardId: record.shardId, target: record.target.toString(), writer: record.writer, hlc: record.hlc };
+}

@@ -1,0 +1,112 @@
+// One cluster node, wired end to end: TCP transport, membership, sharding with the placement-store replica,
+// the demo Counter type under external allocation (least-shard fallback), and the management HTTP API.
+import type { FastifyInstance } from 'fastify';
+import { Cluster } from '../cluster/cluster.js';
+import { TcpTransport } from '../cluster/tcp-transport.js';
+import type { NodeAddress } from '../cluster/address.js';
+import { createLogger, type Logger } from '../logging.js';
+import { createManagementServer } from '../management/server.js';
+import { ClusterSharding } from '../sharding/cluster-sharding.js';
+import { ExternalAllocationController } from '../sharding/external-allocation-controller.js';
+import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../sharding/strategies/index.js';
+import { resolveNodeConfig, type NodeConfig } from './config.js';
+import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';
+import { NodeManagementBackend } from './management-backend.js';
+
+export interface RunningNode {
+  readonly address: NodeAddress;
+  /** Base URL of the management API, e.g. http://127.0.0.1:8551. */
+  readonly httpUrl: string;
+  readonly config: NodeConfig;
+  readonly transport: TcpTransport;
+  readonly cluster: Cluster;
+  readonly sharding: ClusterSharding;
+  readonly http: FastifyInstance;
+  readonly counterPlacements: ExternalAllocationController;
+  /** Graceful stop: hands this node's shards off, leaves the cluster, then closes everything. Idempotent. */
+  stop(): Promise<void>;
+  /** Resolves when the node stopped, by stop() or because the cluster downed it. */
+  readonly stopped: Promise<'left' | 'downed'>;
+}
+
+export async function startNode(input: Partial<NodeConfig> = {}, options: { logger?: Logger } = {}): Promise<RunningNode> {
+  const config = resolveNodeConfig(input);
+  const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
+  const transport = await TcpTransport.start({
+    system: config.system,
+    host: config.host,
+    port: config.port,
+    ...(config.clusterSecret ? { secret: config.clusterSecret } : {}),
+    logger: baseLogger,
+  });
+  const logger = baseLogger.child({ node: transport.self.toString() });
+  const cluster = new Cluster({
+    transport,
+    logger,
+    config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles },
+  });
+  const sharding = new ClusterSharding({
+    transport,
+    membership: cluster,
+    config: config.sharding,
+    logger,
+    placements: { antiEntropyIntervalMs: config.antiEntropyIntervalMs },
+  });
+  const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE);
+  sharding.init({
+    typeName: COUNTER_TYPE,
+    behavior: counterBehavior,
+    numberOfShards: COUNTER_SHARDS,
+    allocationStrategy: externalAllocationStrategy(
+      new LeastShardAllocationStrategy({ cluster }),
+      counterPlacements.getState,
+      { cluster, onWarning: (message, details) => logger.warn({ ...details, typeName: COUNTER_TYPE }, message) },
+    ),
+  });
+
+  const http = createManagementServer({
+    backend: new NodeManagementBackend(cluster, sharding, new Map([[COUNTER_TYPE, counterPlacements]])),
+    logger: logger.child({ part: 'http' }),
+    bodyLimit: config.bodyLimit,
+    ...(config.authToken ? { authToken: config.authToken } : {}),
+    authReads: config.authReads,
+  });
+  registerCounterRoutes(http, sharding);
+
+  let resolveStopped!: (how: 'left' | 'downed') => void;
+  const stopped = new Promise<'left' | 'downed'>((resolve) => (resolveStopped = resolve));
+  let stopping: Promise<void> | undefined;
+  const closeAll = async (): Promise<void> => {
+    await http.close().catch(() => undefined);
+    await sharding.shutdown();
+    cluster.shutdown();
+    await transport.close();
+  };
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info('leaving the cluster');
+      await cluster.leave().catch((error: unknown) => logger.warn({ err: String(error) }, 'leave did not complete'));
+      await closeAll();
+      resolveStopped('left');
+    })();
+    return stopping;
+  };
+  // A downed node must stop hosting at once: its shards are about to run elsewhere.
+  cluster.onSelfDown((cause) => {
+    logger.warn({ cause }, 'this node was downed; stopping');
+    stopping ??= closeAll().then(() => resolveStopped('downed'));
+  });
+
+  try {
+    cluster.start();
+    await http.listen({ host: config.httpHost, port: config.httpPort });
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  const address = http.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.httpPort;
+  const httpUrl = `http://${config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost}:${port}`;
+  logger.info({ httpUrl }, 'node started');
+  return { address: transport.self, httpUrl, config, transport, cluster, sharding, http, counterPlacements, stop, stopped };
+}
