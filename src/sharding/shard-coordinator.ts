@@ -3,6 +3,7 @@
 // live nodes), ask for homes, and take part in hand-offs that the coordinator runs for rebalancing, manual
 // moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
 import { NodeAddress } from '../cluster/address.js';
+import { oldestUpMember } from '../cluster/member-order.js';
 import type { MemberInfo, MemberStatus } from '../cluster/member.js';
 import type { Logger } from '../logging.js';
 import type { ShardingMessage, TypedShardingMessage } from './messages.js';
@@ -33,21 +34,9 @@ export interface CoordinatorStats {
   readonly handOffsTimedOut: number;
 }
 
-/** Which node runs the coordinator of a type: the Up member with the lowest upNumber that has the role. */
+/** Which node runs the coordinator of a type: the cluster's singleton placement, the oldest Up member with the role. */
 export function coordinatorNode(members: ReadonlyArray<MemberInfo>, role: string | undefined): MemberInfo | undefined {
-  let oldest: MemberInfo | undefined;
-  for (const member of members) {
-    if (member.status !== 'up') continue;
-    if (role !== undefined && !(member.roles ?? []).includes(role)) continue;
-    if (
-      oldest === undefined ||
-      member.upNumber < oldest.upNumber ||
-      (member.upNumber === oldest.upNumber && member.address.toString() < oldest.address.toString())
-    ) {
-      oldest = member;
-    }
-  }
-  return oldest;
+  return oldestUpMember(members, role);
 }
 
 interface HandOffState {
