@@ -42,7 +42,7 @@ export async function startNode(input: Partial<NodeConfig> = {}, options: { logg
   const logger = baseLogger.child({ node: transport.self.toString() });
   const cluster = new Cluster({
     transport,
-    logger,
+    logger: baseLogger, // the cluster binds the node address itself
     config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles },
   });
   const sharding = new ClusterSharding({
