@@ -1,0 +1,123 @@
+// Test fixture for the management API: real in-process nodes on ephemeral ports, requests through Fastify's
+// inject, and the polling and error-shape checks the route and CLI tests share.
+import { expect } from 'vitest';
+import type { LightMyRequestResponse } from 'fastify';
+import { startNode, type RunningNode } from '../../src/node/node.js';
+import type { NodeConfig } from '../../src/node/config.js';
+
+export const API = '/actor-ts';
+export const COUNTER = `${API}/cluster/shards/Counter`;
+
+/** Fast gossip and replication so multi-node tests converge in well under a second or two. */
+const FAST: Partial<NodeConfig> = {
+  port: 0,
+  httpPort: 0,
+  logLevel: 'silent',
+  antiEntropyIntervalMs: 200,
+  cluster: { gossipIntervalMs: 100, heartbeatIntervalMs: 200, retryJoinIntervalMs: 200, seedNodeTimeoutMs: 1_000 },
+};
+
+/** Starts a node and waits until it is Up (its own health route says ok). */
+export async function startTestNode(config: Partial<NodeConfig> = {}): Promise<RunningNode> {
+  const node = await startNode({ ...FAST, ...config });
+  // With authReads the health route itself needs the token.
+  const headers = config.authToken ? { authorization: `Bearer ${config.authToken}` } : {};
+  await pollUntil(async () => {
+    const health = await node.http.inject({ method: 'GET', url: `${API}/health`, headers });
+    return health.statusCode === 200 && health.json<{ status: string }>().status === 'ok';
+  }, `${node.address.toString()} to be up`);
+  return node;
+}
+
+/** Starts `count` nodes, the first forming the cluster and the rest seeded from it, and waits until each sees all Up. */
+export async function startTestCluster(count: number, config: Partial<NodeConfig> = {}): Promise<RunningNode[]> {
+  const first = await startTestNode(config);
+  const rest = await Promise.all(
+    Array.from({ length: count - 1 }, () => startTestNode({ ...config, seeds: [first.address.toString()] })),
+  );
+  const nodes = [first, ...rest];
+  const everyone = nodes.map((node) => node.address.toString()).sort();
+  await pollUntil(async () => {
+    for (const node of nodes) {
+      const { members } = (await node.http.inject({ method: 'GET', url: `${API}/cluster/members` })).json<MembersBody>();
+      const up = members.filter((member) => member.status === 'up').map((member) => member.address).sort();
+      if (JSON.stringify(up) !== JSON.stringify(everyone)) return false;
+    }
+    return true;
+  }, `${count} nodes to see each other up`, 20_000);
+  return nodes;
+}
+
+export async function stopAll(nodes: ReadonlyArray<RunningNode | undefined>): Promise<void> {
+  await Promise.all(nodes.map((node) => node?.stop()));
+}
+
+export interface MembersBody {
+  self: string;
+  members: Array<{ address: string; status: string; appVersion: string; upNumber: number; reachable: boolean; roles: string[] }>;
+}
+
+export interface PlacementsBody {
+  placements: Array<{ shardId: number; target: string; writer: string; hlc: { wallMs: number; counter: number; node: string } }>;
+}
+
+export interface SetPlacementsReply extends PlacementsBody {
+  warnings: Array<{ shardId: number; target: string; message: string }>;
+}
+
+export interface LocationsBody {
+  regions: Array<{ address: string; shards: number[] }>;
+}
+
+/** Polls an async condition until it holds or the deadline passes. */
+export async function pollUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The API's error shape: exactly `{ error, message }`, both non-empty strings, with the expected status and code. */
+export function expectError(response: LightMyRequestResponse, status: number, code: string): { error: string; message: string } {
+  expect(response.statusCode, response.body).toBe(status);
+  expect(response.headers['content-type']).toMatch(/^application\/json/);
+  const body = response.json<{ error: string; message: string }>();
+  expect(Object.keys(body).sort()).toEqual(['error', 'message']);
+  expect(body.error).toBe(code);
+  expect(typeof body.message).toBe('string');
+  expect(body.message.length).toBeGreaterThan(0);
+  return body;
+}
+
+export async function getPlacements(node: RunningNode, typePath = COUNTER): Promise<PlacementsBody> {
+  const response = await node.http.inject({ method: 'GET', url: `${typePath}/placements` });
+  expect(response.statusCode).toBe(200);
+  return response.json<PlacementsBody>();
+}
+
+export async function getLocations(node: RunningNode): Promise<LocationsBody> {
+  const response = await node.http.inject({ method: 'GET', url: COUNTER });
+  expect(response.statusCode).toBe(200);
+  return response.json<LocationsBody>();
+}
+
+/** Sends one message to a counter entity, which allocates its shard; returns the entity's answer. */
+export async function increment(node: RunningNode, entityId: string): Promise<{ entityId: string; shardId: number; value: number; node: string }> {
+  const response = await node.http.inject({ method: 'POST', url: `/counters/${entityId}/increment` });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json();
+}
+
+/** Removes every explicit placement of Counter through the API, so each test starts from none. */
+export async function clearPlacements(node: RunningNode, headers: Record<string, string> = {}): Promise<void> {
+  for (const { shardId } of (await getPlacements(node)).placements) {
+    const response = await node.http.inject({ method: 'DELETE', url: `${COUNTER}/placements/${shardId}`, headers });
+    expect(response.statusCode).toBe(204);
+  }
+}
+
+/** Where a shard lives according to a node's answer, or undefined while it has no home. */
+export function homeOf(locations: LocationsBody, shardId: number): string | undefined {
+  return locations.regions.find((region) => region.shards.includes(shardId))?.address;
+}
