@@ -368,6 +368,11 @@ export class ClusterSharding {
     });
   }
 
+  /** A pinned target may just have become able to take its shards (it joined, or its region registered). */
+  private placementsMayApply(typeName: string): void {
+    if (this.placementStore.snapshot(typeName).placements.size > 0) this.placementsChanged(typeName);
+  }
+
   private async leaveGracefully(): Promise<void> {
     if (this.stopped) return;
     await Promise.all([...this.types.values()].map((type) => type.region.gracefulShutdown()));
@@ -507,8 +512,7 @@ export class ClusterSharding {
       this.updateCoordinator(type);
       type.coordinator?.onMembershipChange();
       type.region.onMembershipChange(type.coordinatorAddress);
-      // A pinned target may just have become able to take its shards.
-      if (this.placementStore.snapshot(type.settings.typeName).placements.size > 0) this.placementsChanged(type.settings.typeName);
+      this.placementsMayApply(type.settings.typeName);
     }
   }
 
@@ -520,7 +524,13 @@ export class ClusterSharding {
     const shouldRun = type.coordinatorAddress === this.selfKey;
     if (shouldRun && type.coordinator === undefined) {
       type.coordinator = new ShardCoordinator(
-        { typeName: type.settings.typeName, numberOfShards: type.settings.numberOfShards, role: type.settings.role, strategy: type.settings.strategy },
+        {
+          typeName: type.settings.typeName,
+          numberOfShards: type.settings.numberOfShards,
+          role: type.settings.role,
+          strategy: type.settings.strategy,
+          onRegionAdded: () => this.placementsMayApply(type.settings.typeName),
+        },
         this.context,
         this.logger.child({ typeName: type.settings.typeName, part: 'coordinator' }),
       );

@@ -15,6 +15,8 @@ export interface CoordinatorSettings {
   readonly numberOfShards: number;
   readonly role: string | undefined;
   readonly strategy: AllocationStrategy;
+  /** Called when a region registers for the first time (a new candidate may be the target of a pin). */
+  readonly onRegionAdded?: () => void;
 }
 
 export interface CoordinatorStats {
@@ -221,6 +223,7 @@ export class ShardCoordinator {
         owned = new Set();
         this.regions.set(from, owned);
         this.logger.info({ region: from, shards: shards.length }, 'region registered');
+        queueMicrotask(() => this.settings.onRegionAdded?.());
       }
       for (const shardId of shards) {
         if (shardId >= this.settings.numberOfShards) continue;

@@ -1,0 +1,187 @@
+// Test helper for external allocation: in-process nodes (MemoryNetwork + ClusterSharding + a membership) each
+// running the Counter type under externalAllocationStrategy(least-shard fallback), with its controller and
+// the warnings its strategy emitted. Reuses the sharding harness's fake-time helpers and counter entity.
+import { NodeAddress } from '../../src/cluster/address.js';
+import type { Membership } from '../../src/cluster/member.js';
+import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import type { Transport } from '../../src/cluster/transport.js';
+import { PlacementStore } from '../../crdt/index.js';
+import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
+import type { ShardingConfig } from '../../src/sharding/config.js';
+import { ExternalAllocationController } from '../../src/sharding/external-allocation-controller.js';
+import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../../src/sharding/strategies/index.js';
+import { TEST_CONFIG, counter, entityInShard, hostedShards, type EntityEvent } from '../sharding/harness.js';
+import { FakeCluster, type MemberSpec } from '../sharding/fake-membership.js';
+
+export const TYPE = 'Counter';
+
+export interface Warning {
+  readonly message: string;
+  readonly details: { readonly shardId?: number; readonly target?: string; readonly reason?: string; readonly [key: string]: unknown };
+}
+
+export interface ExtNode {
+  readonly address: NodeAddress;
+  readonly key: string;
+  readonly transport: Transport;
+  readonly membership: Membership;
+  readonly sharding: ClusterSharding;
+  readonly controller: ExternalAllocationController;
+  /** What this node's strategy reported (only the coordinator's strategy runs). */
+  readonly warnings: Warning[];
+}
+
+export interface NodeOptions {
+  /** Wall clock of the node's placement store (to skew it). */
+  readonly now?: () => number;
+  readonly antiEntropyIntervalMs?: number;
+  /** Fallback options beyond `cluster`. */
+  readonly relativeLimit?: number;
+}
+
+/** Anti-entropy far beyond any test's fake time (and below setTimeout's 2^31 - 1 ms limit). */
+export const NO_ANTI_ENTROPY = 1_000_000_000;
+
+export function addressOf(port: number): NodeAddress {
+  return NodeAddress.parse(`test@127.0.0.1:${port}`);
+}
+
+/** Builds one node's sharding runtime on a given membership and starts the external-allocation type. */
+export function startExternalNode(
+  net: MemoryNetwork,
+  membership: Membership,
+  options: NodeOptions & {
+    config?: Partial<ShardingConfig>;
+    numberOfShards: number;
+    events?: EntityEvent[];
+    /** The node's transport when something else (a real Cluster) already attached it. */
+    transport?: Transport;
+  },
+): ExtNode {
+  const address = membership.self;
+  const key = address.toString();
+  const transport = options.transport ?? net.transport(address);
+  const store = options.now === undefined ? undefined : new PlacementStore({ node: key, now: options.now });
+  const sharding = new ClusterSharding({
+    transport,
+    membership,
+    config: { ...TEST_CONFIG, ...options.config },
+    placements: {
+      ...(store === undefined ? {} : { store }),
+      ...(options.antiEntropyIntervalMs === undefined ? {} : { antiEntropyIntervalMs: options.antiEntropyIntervalMs }),
+    },
+  });
+  const controller = new ExternalAllocationController(sharding, TYPE);
+  const warnings: Warning[] = [];
+  sharding.init({
+    typeName: TYPE,
+    behavior: counter(options.events),
+    numberOfShards: options.numberOfShards,
+    allocationStrategy: externalAllocationStrategy(
+      new LeastShardAllocationStrategy({
+        cluster: membership,
+        ...(options.relativeLimit === undefined ? {} : { relativeLimit: options.relativeLimit }),
+      }),
+      controller.getState,
+      { cluster: membership, onWarning: (message, details) => void warnings.push({ message, details: details as Warning['details'] }) },
+    ),
+  });
+  return { address, key, transport, membership, sharding, controller, warnings };
+}
+
+/** Several external-allocation nodes over one MemoryNetwork and one FakeCluster. */
+export class ExternalCluster {
+  readonly net: MemoryNetwork;
+  readonly members = new FakeCluster();
+  readonly nodes: ExtNode[] = [];
+  readonly events: EntityEvent[] = [];
+  private readonly stopped = new Set<ExtNode>();
+
+  constructor(
+    readonly options: {
+      seed?: number;
+      delayMs?: number;
+      numberOfShards?: number;
+      antiEntropyIntervalMs?: number;
+      config?: Partial<ShardingConfig>;
+    } = {},
+  ) {
+    this.net = new MemoryNetwork({ seed: options.seed ?? 7, delayMs: options.delayMs ?? 0 });
+  }
+
+  get numberOfShards(): number {
+    return this.options.numberOfShards ?? 100;
+  }
+
+  /** Adds an Up member (unless `spec.status` says otherwise) and starts its node. */
+  addNode(port: number, spec: MemberSpec = {}, options: NodeOptions = {}): ExtNode {
+    const address = addressOf(port);
+    this.members.add(address, spec);
+    return this.startNode(address, options);
+  }
+
+  /** Starts a node whose membership record is managed separately (e.g. added later). */
+  startNode(address: NodeAddress, options: NodeOptions = {}): ExtNode {
+    const antiEntropyIntervalMs = options.antiEntropyIntervalMs ?? this.options.antiEntropyIntervalMs;
+    const node = startExternalNode(this.net, this.members.membership(address), {
+      ...options,
+      ...(antiEntropyIntervalMs === undefined ? {} : { antiEntropyIntervalMs }),
+      ...(this.options.config === undefined ? {} : { config: this.options.config }),
+      numberOfShards: this.numberOfShards,
+      events: this.events,
+    });
+    this.nodes.push(node);
+    return node;
+  }
+
+  /** Nodes still running. */
+  live(): ExtNode[] {
+    return this.nodes.filter((node) => !this.stopped.has(node));
+  }
+
+  /** Where each shard actually runs (regions' own view) across the live nodes. */
+  hosted(): Map<number, string[]> {
+    return hostedShards(
+      this.live().map((n) => ({ address: n.address, key: n.key, sharding: n.sharding, transport: n.transport })),
+      TYPE,
+    );
+  }
+
+  hostOf(shardId: number): string | undefined {
+    const hosts = this.hosted().get(shardId);
+    return hosts?.length === 1 ? hosts[0] : undefined;
+  }
+
+  /** Sends one message into `shardId` from `from` (allocating the shard if it has no home). */
+  touch(from: ExtNode, shardId: number): void {
+    from.sharding.entityRefFor(TYPE, entityInShard(shardId, this.numberOfShards)).tell({ op: 'inc' });
+  }
+
+  /** The coordinator's view of where the type's coordinator runs, from any node. */
+  coordinatorKey(): string | undefined {
+    return this.live()[0]?.sharding.coordinatorFor(TYPE)?.toString();
+  }
+
+  coordinatorNode(): ExtNode | undefined {
+    const key = this.coordinatorKey();
+    return this.live().find((n) => n.key === key);
+  }
+
+  async stopNode(node: ExtNode): Promise<void> {
+    if (this.stopped.has(node)) return;
+    this.stopped.add(node);
+    await node.sharding.shutdown();
+    await node.transport.close();
+  }
+
+  async shutdown(): Promise<void> {
+    for (const node of this.nodes) await this.stopNode(node);
+  }
+}
+
+/** Pins as plain `shardId -> address string` entries, for equality across nodes. */
+export function pinsOf(node: ExtNode): Array<[number, string]> {
+  return [...node.controller.getState().explicitPlacements]
+    .map(([shardId, target]): [number, string] => [shardId, target.toString()])
+    .sort((a, b) => a[0] - b[0]);
+}
