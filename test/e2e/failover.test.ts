@@ -1,35 +1,15 @@
 // Issue 3, multi-process: three node processes on loopback; one is SIGKILLed (a plain member, then the oldest
 // = the coordinator) or leaves with SIGTERM. Its shards come back on the survivors, the survivors' shards never
 // move and keep their state; the kill-to-re-homing time and the asks lost meanwhile are measured and printed.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
-import { exitWithin, firstLogAt, homesOf, liveMembers, ProcessSet, requireBuild, waitFor, type CounterValue, type ExitInfo, type NodeProc } from './harness.js';
+import { exitWithin, firstLogAt, homesOf, liveMembers, useProcessSet, waitFor, type CounterValue, type ExitInfo, type NodeProc } from './harness.js';
 import { inBatches, Traffic, watchRehoming, type AskRecord } from './traffic.js';
 
 const DOWN_AFTER_MS = 3000;
 const ENTITIES = Array.from({ length: 60 }, (_, i) => `counter-${i}`);
 
-let procs: ProcessSet;
-let failed = false;
-
-beforeAll(() => {
-  requireBuild();
-  procs = new ProcessSet();
-});
-
-afterEach(async (context) => {
-  if (context.task.result?.state === 'fail') {
-    failed = true;
-    console.log(procs.describe());
-  }
-  await procs.killAll();
-});
-
-afterAll(async () => {
-  await procs?.killAll();
-  if (!failed && process.env['E2E_KEEP_LOGS'] === undefined) procs?.removeLogs();
-  else console.log(`e2e logs kept in ${procs?.logDir}`);
-});
+const procs = useProcessSet();
 
 interface Spread {
   /** entityId -> hosting node address, as the counters answered. */

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'actor-ts-placement.js');
@@ -495,4 +496,28 @@ export function firstLogAt(processes: readonly Proc[], text: string, after: numb
     }
   }
   return first;
+}
+
+/**
+ * One ProcessSet for a test file, with the suite lifecycle every e2e file needs: the build is checked first,
+ * every process is killed after each test (even a failed one), and logs are kept when something failed.
+ */
+export function useProcessSet(): ProcessSet {
+  const procs = new ProcessSet();
+  let failed = false;
+  beforeAll(() => requireBuild());
+  afterEach(async (context) => {
+    if (context.task.result?.state === 'fail') {
+      failed = true;
+      console.log(procs.describe());
+    }
+    // local-cluster runs detached, as the leader of its own process group: killAll kills its nodes too.
+    await procs.killAll();
+  });
+  afterAll(async () => {
+    await procs.killAll();
+    if (!failed && process.env['E2E_KEEP_LOGS'] === undefined) procs.removeLogs();
+    else console.log(`e2e logs kept in ${procs.logDir}`);
+  });
+  return procs;
 }

@@ -1,7 +1,7 @@
 // Issue 5, multi-process: `local-cluster --nodes 3` run as a child process prints every node's API URL, every
 // node answers health ok in one cluster, and SIGINT stops every node process it started (pids gone, ports free).
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   childPids,
   exitWithin,
@@ -9,33 +9,11 @@ import {
   http,
   pidGone,
   portIsFree,
-  ProcessSet,
-  requireBuild,
+  useProcessSet,
   waitFor,
 } from './harness.js';
 
-let procs: ProcessSet;
-let failed = false;
-
-beforeAll(() => {
-  requireBuild();
-  procs = new ProcessSet();
-});
-
-afterEach(async (context) => {
-  if (context.task.result?.state === 'fail') {
-    failed = true;
-    console.log(procs.describe());
-  }
-  // local-cluster runs detached, as the leader of its own process group: this kills its nodes too.
-  await procs.killAll();
-});
-
-afterAll(async () => {
-  await procs?.killAll();
-  if (!failed && process.env['E2E_KEEP_LOGS'] === undefined) procs?.removeLogs();
-  else console.log(`e2e logs kept in ${procs?.logDir}`);
-});
+const procs = useProcessSet();
 
 describe('local-cluster (issue 5)', () => {
   it('starts three nodes, prints their API URLs, all healthy; SIGINT stops every node process', async () => {

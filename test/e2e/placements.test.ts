@@ -2,14 +2,13 @@
 // Measures how fast one placement reaches every node and how fast a shard lands on its target, and checks
 // that two conflicting pins written at once on two nodes converge everywhere, the shard follows the winner,
 // and the fallback re-homes it when the winner is killed.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compareHlc } from '../../crdt/hlc.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import {
   homesOf,
   liveMembers,
-  ProcessSet,
-  requireBuild,
+  useProcessSet,
   SHARDS_PATH,
   waitFor,
   type CounterValue,
@@ -23,27 +22,7 @@ import { median, watchRehoming } from './traffic.js';
 const NO_TICK_MS = 600_000;
 const DOWN_AFTER_MS = 3000;
 
-let procs: ProcessSet;
-let failed = false;
-
-beforeAll(() => {
-  requireBuild();
-  procs = new ProcessSet();
-});
-
-afterEach(async (context) => {
-  if (context.task.result?.state === 'fail') {
-    failed = true;
-    console.log(procs.describe());
-  }
-  await procs.killAll();
-});
-
-afterAll(async () => {
-  await procs?.killAll();
-  if (!failed && process.env['E2E_KEEP_LOGS'] === undefined) procs?.removeLogs();
-  else console.log(`e2e logs kept in ${procs?.logDir}`);
-});
+const procs = useProcessSet();
 
 /** An entity id (prefix-N) whose shard lands on `host`, found by sending increments through `via`. */
 async function entityHostedOn(host: NodeProc, via: NodeProc, prefix: string, avoidShards: ReadonlySet<number> = new Set()): Promise<CounterValue> {
