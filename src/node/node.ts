@@ -39,6 +39,17 @@ export async function startNode(input: Partial<NodeConfig> = {}, options: { logg
     ...(config.clusterSecret ? { secret: config.clusterSecret } : {}),
     logger: baseLogger,
   });
+  try {
+    return await wire(config, baseLogger, transport);
+  } catch (error) {
+    // Invalid cluster or sharding settings surface here, after the port is bound: release it, or the
+    // listening socket keeps the process alive and the port busy.
+    await transport.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransport): Promise<RunningNode> {
   const logger = baseLogger.child({ node: transport.self.toString() });
   const cluster = new Cluster({
     transport,

@@ -101,7 +101,12 @@ export class Entity {
         this.onError(this.entityId, 'receive', error);
         outcome = { ok: false, error: describeError(error) };
       }
-      letter.reply?.(outcome);
+      try {
+        letter.reply?.(outcome);
+      } catch (error) {
+        // A failing reply must neither escape as an unhandled rejection nor leave the mailbox stuck.
+        this.onError(this.entityId, 'receive', error);
+      }
       letter = this.queue.shift();
     }
     this.running = false;
@@ -111,7 +116,12 @@ export class Entity {
   }
 }
 
+/** Never throws, whatever an entity threw or rejected with (a null-prototype object, a throwing toString). */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
+  try {
+    if (error instanceof Error) return String(error.message || error.name);
+    return String(error);
+  } catch {
+    return Object.prototype.toString.call(error);
+  }
 }

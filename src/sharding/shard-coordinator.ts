@@ -72,6 +72,8 @@ export class ShardCoordinator {
   private readonly rebalanceAnswers = new Map<string, ShardingMessage>();
   /** Operator requests that arrived during warm-up (their answers need the full map). */
   private readonly afterWarmup: Array<() => void> = [];
+  /** Members last seen unreachable and unregistered (they may host shards this coordinator never heard of). */
+  private readonly awaitedUnreachable = new Set<string>();
   private warm = false;
   private rebalanceQueued = false;
   private stopped = false;
@@ -108,6 +110,7 @@ export class ShardCoordinator {
     for (const member of this.ctx.membership.members()) {
       if (!GONE.has(member.status)) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
     }
+    for (const key of this.unregisteredUnreachable()) this.awaitedUnreachable.add(key);
     this.checkWarm();
   }
 
@@ -199,7 +202,9 @@ export class ShardCoordinator {
       const member = members.get(region);
       if (member === undefined || GONE.has(member.status)) this.removeRegion(region);
     }
+    this.trackReturningMembers();
     this.checkWarm();
+    this.flushDeferred();
   }
 
   /** Where every allocated shard lives, by region (regions without shards included), sorted. */
@@ -241,6 +246,7 @@ export class ShardCoordinator {
     }
     this.send(from, { type: 'RegisterAck', typeName: this.typeName });
     this.checkWarm();
+    this.flushDeferred();
   }
 
   private onGetShardHome(from: string, shardId: number): void {
@@ -259,13 +265,69 @@ export class ShardCoordinator {
       this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
       return;
     }
-    if (!this.warm) {
+    if (!this.warm || this.unknownHostsUnreachable()) {
       const waiting = this.deferred.get(shardId) ?? new Set<string>();
       waiting.add(from);
       this.deferred.set(shardId, waiting);
       return;
     }
     this.allocateAndAnnounce(shardId, [from]);
+  }
+
+  /**
+   * True while a member that may host shards of this type is unreachable and has not registered: it may run
+   * any shard this coordinator has never heard of (the coordinator moved while it was cut off), so giving
+   * such a shard a home now could run it twice. The wait ends when the member registers (it is reachable
+   * again) or is downed (keep-majority downing bounds it by downAfterMs; a minority side downs itself).
+   */
+  private unknownHostsUnreachable(): boolean {
+    return this.unregisteredUnreachable().length > 0;
+  }
+
+  private unregisteredUnreachable(): string[] {
+    const role = this.settings.role;
+    return this.ctx.membership
+      .members()
+      .filter(
+        (m) =>
+          MAY_HOST.has(m.status) &&
+          !m.reachable &&
+          (role === undefined || (m.roles ?? []).includes(role)) &&
+          !this.isRegistered(m.address.toString()),
+      )
+      .map((m) => m.address.toString());
+  }
+
+  /**
+   * A member that was unreachable and unregistered is reachable again: its region is about to register the
+   * shards it kept running, so the coordinator waits for it once more (bounded by the warm-up time) before
+   * it allocates shards it has never heard of.
+   */
+  private trackReturningMembers(): void {
+    const now = new Set(this.unregisteredUnreachable());
+    const returning = [...this.awaitedUnreachable].filter((key) => !now.has(key) && this.expectedRegions().includes(key) && !this.isRegistered(key));
+    this.awaitedUnreachable.clear();
+    for (const key of now) this.awaitedUnreachable.add(key);
+    if (returning.length === 0 || !this.warm || this.stopped) return;
+    this.warm = false;
+    this.logger.info({ members: returning }, 'unregistered members reachable again: waiting for their regions');
+    clearTimeout(this.warmupTimer);
+    this.warmupTimer = setTimeout(() => this.becomeWarm('warm-up time elapsed'), this.ctx.config.coordinatorWarmupMs);
+    this.warmupTimer.unref?.();
+    for (const key of returning) this.send(key, { type: 'RegisterRequired', typeName: this.typeName });
+  }
+
+  /** Answers the GetShardHome requests that waited for the warm-up or for an unreachable member. */
+  private flushDeferred(): void {
+    if (!this.warm || this.stopped || this.deferred.size === 0 || this.unknownHostsUnreachable()) return;
+    const deferred = [...this.deferred];
+    this.deferred.clear();
+    for (const [shardId, requesters] of deferred) {
+      if (this.handOffs.has(shardId)) continue;
+      const home = this.homes.get(shardId);
+      if (home === undefined) this.allocateAndAnnounce(shardId, requesters);
+      else for (const requester of requesters) this.send(requester, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+    }
   }
 
   private onGracefulShutdown(from: string): void {
@@ -532,13 +594,10 @@ export class ShardCoordinator {
     this.warm = true;
     clearTimeout(this.warmupTimer);
     this.logger.info({ reason, regions: this.regions.size, shards: this.homes.size }, 'coordinator ready');
-    const deferred = [...this.deferred];
-    this.deferred.clear();
-    for (const [shardId, requesters] of deferred) {
-      const home = this.homes.get(shardId);
-      if (home === undefined) this.allocateAndAnnounce(shardId, requesters);
-      else for (const requester of requesters) this.send(requester, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+    if (this.unknownHostsUnreachable()) {
+      this.logger.warn('an unreachable member has not registered: shards never heard of wait until it registers or is downed');
     }
+    this.flushDeferred();
     for (const action of this.afterWarmup.splice(0)) action();
   }
 

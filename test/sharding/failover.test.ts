@@ -110,16 +110,81 @@ describe('failover', () => {
     await settle(a.sharding.entityRefFor('Counter', 'y').ask({ op: 'inc' }));
     expect(c.sharding.localShards('Counter')).toEqual([yShard]);
 
-    // c stays cut off past the warm-up, and is unreachable, so y's shard gets a new home on b.
+    // c stays cut off past the warm-up while the failure detector still calls it reachable (its messages are
+    // lost, not late), so the warm-up ends without it and y's shard gets a new home on b.
     cluster.net.partition([b.address], [c.address]);
-    cluster.members.setReachable(c.address, false);
     await cluster.crash(a);
     cluster.members.remove(a.address);
     expect(await settle(b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: b.key, count: 1 });
     cluster.net.heal();
-    cluster.members.setReachable(c.address, true);
     await eventually(() => c.sharding.localShards('Counter').length === 0, 'c stopped its stale copy');
     expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [b.key]]]));
+  });
+
+  it('does not give away a shard it never heard of while an unreachable member that may host it has not registered', async () => {
+    const events: EntityEvent[] = [];
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    const yShard = shardIdFor('y', SHARDS);
+    const strategy: AllocationStrategy = {
+      allocate: (shardId, candidates) =>
+        (shardId === yShard ? candidates.find((x) => x.equals(c.address)) : undefined) ??
+        ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress),
+      rebalance: () => new Set(),
+    };
+    cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: SHARDS, allocationStrategy: strategy });
+    await settle(a.sharding.entityRefFor('Counter', 'y').ask({ op: 'inc' }));
+    expect(c.sharding.localShards('Counter')).toEqual([yShard]);
+
+    // c is cut off and unreachable (not yet downed) when the coordinator moves from a to b: c still runs y's
+    // shard, so b must not start a second copy, however long the warm-up has been over.
+    cluster.net.partition([b.address], [c.address]);
+    cluster.members.setReachable(c.address, false);
+    await cluster.crash(a);
+    cluster.members.remove(a.address);
+    let answer: CounterReply | undefined;
+    void b.sharding
+      .entityRefFor('Counter', 'y')
+      .ask<CounterReply>({ op: 'inc' }, { timeoutMs: 20_000 })
+      .then((reply) => (answer = reply));
+    await run(5_000);
+    expect(b.sharding.stats().types['Counter']?.coordinator?.warm).toBe(true);
+    expect(answer).toBeUndefined();
+    expect(b.sharding.localShards('Counter')).toEqual([]);
+    expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [c.key]]]));
+
+    // The majority downs c (which stops its copy on seeing itself down): now the shard may start on b.
+    cluster.members.setStatus(c.address, 'down');
+    await eventually(() => answer !== undefined, 'the waiting ask is answered');
+    expect(answer).toMatchObject({ node: b.key, count: 1 });
+    expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [b.key]]]));
+    await eventually(() => events.some((e) => e.entityId === 'y' && e.kind === 'stop' && e.node === c.key), 'c stopped its copy');
+  });
+
+  it('answers the waiting requests with the old home when the unreachable member comes back and registers it', async () => {
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    const yShard = shardIdFor('y', SHARDS);
+    const strategy: AllocationStrategy = {
+      allocate: (shardId, candidates) =>
+        (shardId === yShard ? candidates.find((x) => x.equals(c.address)) : undefined) ??
+        ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress),
+      rebalance: () => new Set(),
+    };
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
+    await settle(a.sharding.entityRefFor('Counter', 'y').ask({ op: 'inc' }));
+    cluster.net.partition([b.address], [c.address]);
+    cluster.members.setReachable(c.address, false);
+    await cluster.crash(a);
+    cluster.members.remove(a.address);
+    const pending = b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }, { timeoutMs: 20_000 });
+    await run(3_000);
+    cluster.net.heal();
+    cluster.members.setReachable(c.address, true);
+    expect(await settle(pending)).toMatchObject({ node: c.key, count: 2 });
+    expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [c.key]]]));
   });
 
   it('drops a downed member\'s regions and shards; its shards get a new home on their next message', async () => {
