@@ -64,6 +64,7 @@ export class PlacementStore {
   private readonly updateListeners = new Set<UpdateListener>();
   private readonly changeListeners = new Set<ChangeListener>();
   private readonly driftReported = new Set<string>();
+  private typeNameList: readonly string[] = Object.freeze([]);
   // What this incarnation last wrote into each of its slots, to notice a write lost to a Yjs conflict.
   private readonly ownWrites = new Map<string, OwnWrite>();
   private prunedSlots = 0;
@@ -83,7 +84,7 @@ export class PlacementStore {
     }
     this.node = options.node;
     this.maxUpdateStructs = maxUpdateStructs;
-    this.log = options.log ?? silentLog;
+    this.log = safeLog(options.log ?? silentLog);
     this.clock = new HybridLogicalClock(options.node, {
       ...(options.now === undefined ? {} : { now: options.now }),
       ...(options.maxDriftMs === undefined ? {} : { maxDriftMs: options.maxDriftMs }),
@@ -105,6 +106,27 @@ export class PlacementStore {
     return Object.freeze({ target, hlc, writer: this.node });
   }
 
+  /**
+   * Writes several placements in one transaction: one update on the wire and one onChange call per type,
+   * instead of one per shard. Every entry is validated before anything is written; a shard named twice
+   * ends with its last entry. Returns what was written, in entry order.
+   */
+  setMany(typeName: string, entries: ReadonlyArray<{ readonly shardId: number; readonly target: string }>): Placement[] {
+    assertTypeName(typeName);
+    if (!Array.isArray(entries)) {
+      throw new PlacementStoreError('invalid_option', `entries must be an array, got ${describe(entries)}`);
+    }
+    for (const entry of entries) {
+      if (typeof entry !== 'object' || entry === null) {
+        throw new PlacementStoreError('invalid_option', `each entry must be { shardId, target }, got ${describe(entry)}`);
+      }
+      assertShardId(entry.shardId);
+      assertTarget(entry.target);
+    }
+    const hlcs = this.writeAll(typeName, entries.map(({ shardId, target }) => [shardId, target] as const));
+    return entries.map(({ target }, i) => Object.freeze({ target, hlc: hlcs[i] as Hlc, writer: this.node }));
+  }
+
   /** Writes a tombstone: the shard has no explicit placement until a set with a greater hlc. */
   remove(typeName: string, shardId: number): Hlc {
     assertTypeName(typeName);
@@ -119,7 +141,8 @@ export class PlacementStore {
 
   /** Every entity type the document holds, including types learnt only from peers. */
   typeNames(): readonly string[] {
-    return Object.freeze([...this.doc.share.keys()].sort());
+    // Every top-level type is created through mapFor (applyUpdate creates the ones an update names first).
+    return this.typeNameList;
   }
 
   encodeStateVector(): Uint8Array {
@@ -184,18 +207,31 @@ export class PlacementStore {
   }
 
   private write(typeName: string, shardId: number, target: string | null): Hlc {
+    return this.writeAll(typeName, [[shardId, target]])[0] as Hlc;
+  }
+
+  /** Writes validated slots of one type in one transaction; returns each write's hlc. */
+  private writeAll(typeName: string, writes: ReadonlyArray<readonly [shardId: number, target: string | null]>): Hlc[] {
     const map = this.mapFor(typeName);
-    const key = slotKey(shardId, this.node);
-    // The own slot is read from the map too: a write made inside a listener may not be indexed yet.
-    const own = decodeSlotValue(map.get(key), this.node);
-    const winner = this.indexes.get(typeName)?.winner(shardId);
-    let hlc = this.clock.tick();
-    for (const seen of [own?.hlc, winner?.hlc]) {
-      if (seen !== undefined && compareHlc(hlc, seen) <= 0) hlc = successor(seen, this.node);
-    }
-    this.doc.transact(() => map.set(key, encodeSlotValue(target, hlc)), LOCAL);
-    this.ownWrites.set(ownWriteKey(typeName, shardId), { target, hlc });
-    return hlc;
+    const index = this.indexes.get(typeName) as SnapshotIndex;
+    const hlcs: Hlc[] = [];
+    this.doc.transact(() => {
+      for (const [shardId, target] of writes) {
+        const key = slotKey(shardId, this.node);
+        // The own slot is read from the map: a write made inside a listener, or earlier in this
+        // transaction, is not indexed yet.
+        const own = decodeSlotValue(map.get(key), this.node);
+        const winner = index.winner(shardId);
+        let hlc = this.clock.tick();
+        for (const seen of [own?.hlc, winner?.hlc]) {
+          if (seen !== undefined && compareHlc(hlc, seen) <= 0) hlc = successor(seen, this.node);
+        }
+        map.set(key, encodeSlotValue(target, hlc));
+        this.ownWrites.set(ownWriteKey(typeName, shardId), { target, hlc });
+        hlcs.push(hlc);
+      }
+    }, LOCAL);
+    return hlcs;
   }
 
   private mapFor(typeName: string): Y.Map<SlotValue> {
@@ -205,6 +241,7 @@ export class PlacementStore {
       this.maps.set(typeName, map);
       this.typeOf.set(map, typeName);
       this.indexes.set(typeName, new SnapshotIndex());
+      this.typeNameList = Object.freeze([...this.maps.keys()].sort());
     }
     return map;
   }
@@ -223,11 +260,12 @@ export class PlacementStore {
       for (const key of keys) {
         const parsed = key === null ? null : parseSlotKey(key);
         if (parsed === null || key === null) continue;
-        const slot = this.readSlot(map, key, parsed.shardId, parsed.writer);
-        if (remote && slot !== undefined) this.clock.receive(slot.hlc);
-        changes.push({ shardId: parsed.shardId, writer: parsed.writer, slot });
+        changes.push({ shardId: parsed.shardId, writer: parsed.writer, slot: this.readSlot(map, key, parsed.shardId, parsed.writer) });
       }
+      // Indexed before anything that calls out (clock, log): the document already holds these slots, so
+      // the snapshot must show them whatever a callback does.
       const visible = index.apply(changes);
+      if (remote) for (const { slot } of changes) if (slot !== undefined) this.receiveClock(slot.hlc);
       if (visible.length > 0) notices.push([typeName, visible]);
       for (const shardId of new Set(changes.map((change) => change.shardId))) {
         const key = slotKey(shardId, this.node);
@@ -298,6 +336,15 @@ export class PlacementStore {
     return undefined;
   }
 
+  private receiveClock(hlc: Hlc): void {
+    try {
+      this.clock.receive(hlc);
+    } catch (error) {
+      // Only a broken now() gets here (the value was validated); the slot stays applied and indexed.
+      this.log({ level: 'warn', message: `clock could not merge a placement timestamp: ${error instanceof Error ? error.message : String(error)}` });
+    }
+  }
+
   private reportDrift(remote: Hlc, localWallMs: number): void {
     this.driftRejected++;
     if (this.driftReported.has(remote.node)) return;
@@ -322,6 +369,17 @@ export class PlacementStore {
       });
     }
   }
+}
+
+/** A log sink that cannot throw into the store: a failing sink must not leave an update half-processed. */
+function safeLog(log: PlacementLog): PlacementLog {
+  return (event) => {
+    try {
+      log(event);
+    } catch {
+      // Nowhere left to report it.
+    }
+  };
 }
 
 interface OwnWrite {

@@ -62,10 +62,14 @@ export class ExternalAllocationController {
       shardId: this.requireShard(shardId, numberOfShards),
       target: typeof target === 'string' ? NodeAddress.parse(target) : requireAddress(target),
     }));
-    const store = this.sharding.placementStore;
-    return checked.map(({ shardId, target }) => {
-      const written = store.set(this.typeName, shardId, target.toString());
-      return { shardId, target, hlc: written.hlc, writer: written.writer };
+    // One store transaction: one update on the wire and one change notice, however many shards.
+    const written = this.sharding.placementStore.setMany(
+      this.typeName,
+      checked.map(({ shardId, target }) => ({ shardId, target: target.toString() })),
+    );
+    return checked.map(({ shardId, target }, i) => {
+      const placement = written[i] as Placement;
+      return { shardId, target, hlc: placement.hlc, writer: placement.writer };
     });
   }
 

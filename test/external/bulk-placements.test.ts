@@ -1,0 +1,50 @@
+// setPlacements writes a batch of pins as one store transaction: one update on the wire, one change notice.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { eventually, run } from '../sharding/harness.js';
+import { ExternalCluster, pinsOf } from './harness.js';
+
+let cluster: ExternalCluster;
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(async () => {
+  await cluster.shutdown();
+  vi.useRealTimers();
+});
+
+describe('setPlacements', () => {
+  it('pins many shards with one placement update on the wire, and every node sees all of them', async () => {
+    cluster = new ExternalCluster();
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    await run(600);
+    const local: Uint8Array[] = [];
+    const notices: Array<readonly number[]> = [];
+    b.sharding.placementStore.onUpdate((update, origin) => {
+      if (origin === 'local') local.push(update);
+    });
+    b.sharding.placementStore.onChange((_, shardIds) => notices.push(shardIds));
+    const shardIds = Array.from({ length: 20 }, (_, i) => i * 3);
+    const written = b.controller.setPlacements(shardIds.map((shardId) => ({ shardId, target: a.address })));
+    expect(local).toHaveLength(1);
+    expect(notices).toEqual([shardIds]);
+    expect(written.map((record) => record.shardId)).toEqual(shardIds);
+    expect(new Set(written.map((record) => `${record.hlc.wallMs}.${record.hlc.counter}`)).size).toBe(shardIds.length);
+    await eventually(() => pinsOf(a).length === shardIds.length, 'every pin reached node a');
+    expect(pinsOf(a)).toEqual(pinsOf(b));
+  });
+
+  it('rejects the whole batch when one entry is bad, writing nothing', async () => {
+    cluster = new ExternalCluster();
+    const a = cluster.addNode(7001);
+    await run(600);
+    expect(() =>
+      a.controller.setPlacements([
+        { shardId: 1, target: a.address },
+        { shardId: 10_000, target: a.address },
+      ]),
+    ).toThrow(expect.objectContaining({ code: 'unknown_shard' }));
+    expect(pinsOf(a)).toEqual([]);
+  });
+});
