@@ -16,5 +16,5 @@ export { PlacementStore } from './store.js';
 export type { PlacementStoreOptions, PlacementStoreStats, UpdateListener, ChangeListener } from './store.js';
 export { encodeSyncFrame, decodeSyncFrame, DEFAULT_MAX_FRAME_BYTES } from './sync-frame.js';
 export type { SyncFrame } from './sync-frame.js';
-export { PlacementReplicator, DEFAULT_ANTI_ENTROPY_INTERVAL_MS } from './replicator.js';
+export { PlacementReplicator, DEFAULT_ANTI_ENTROPY_INTERVAL_MS, DEFAULT_RELAY_FANOUT } from './replicator.js';
 export type { PlacementLink, PlacementReplicatorOptions, PlacementReplicatorStats } from './replicator.js';

@@ -21,6 +21,12 @@ export interface PlacementReplicatorOptions {
   readonly log?: PlacementLog;
   /** Larger frames are rejected on receipt. Default 16 MiB. */
   readonly maxFrameBytes?: number;
+  /**
+   * How many random peers (never the sender) a received update is relayed to; default 3. The origin already
+   * pushes to every peer, so relaying is only insurance against a lost push: relaying to all peers costs
+   * (N-1)^2 frames per write in a full mesh, a small fanout about 4N. `Infinity` relays to every peer.
+   */
+  readonly relayFanout?: number;
 }
 
 export interface PlacementReplicatorStats {
@@ -33,14 +39,19 @@ export interface PlacementReplicatorStats {
 }
 
 export const DEFAULT_ANTI_ENTROPY_INTERVAL_MS = 1000;
+export const DEFAULT_RELAY_FANOUT = 3;
 
 export class PlacementReplicator {
   private readonly peerSet = new Set<string>();
+  // Peers whose full diff (sync step 2) this replica has applied: it has seen everything they had.
+  private readonly synced = new Set<string>();
+  private readonly syncListeners = new Set<(peer: string) => void>();
   private readonly random: () => number;
   private readonly clearTimer: (handle: unknown) => void;
   private readonly timer: unknown;
   private readonly log: PlacementLog;
   private readonly maxFrameBytes: number;
+  private readonly relayFanout: number;
   private readonly unsubscribe: () => void;
   // The peer whose update is being applied, so its own update is not echoed back to it.
   private applyingFrom: string | null = null;
@@ -68,6 +79,11 @@ export class PlacementReplicator {
     if (typeof link !== 'object' || link === null || typeof link.send !== 'function') {
       throw new PlacementStoreError('invalid_option', 'link must have a send(peer, bytes) function');
     }
+    const relayFanout = options.relayFanout ?? DEFAULT_RELAY_FANOUT;
+    if (relayFanout !== Infinity && (!Number.isSafeInteger(relayFanout) || relayFanout < 0)) {
+      throw new PlacementStoreError('invalid_option', `relayFanout must be a non-negative integer or Infinity, got ${describe(relayFanout)}`);
+    }
+    this.relayFanout = relayFanout;
     this.random = options.random ?? Math.random;
     this.log = options.log ?? silentLog;
     this.maxFrameBytes = maxFrameBytes;
@@ -119,6 +135,7 @@ export class PlacementReplicator {
       } finally {
         this.applyingFrom = null;
       }
+      if (frame.kind === 'step2') this.markSynced(peer);
     } catch (error) {
       this.framesRejected++;
       this.log({
@@ -129,6 +146,22 @@ export class PlacementReplicator {
     }
   }
 
+  /**
+   * Whether this replica has applied a full sync step 2 from any peer since it started. A writer that
+   * restarted with an empty document should not write before this (or before it knows it has no peers):
+   * a write racing its own previous incarnation's value on the same slot is settled by Yjs client id,
+   * not by HLC.
+   */
+  hasSynced(): boolean {
+    return this.synced.size > 0;
+  }
+
+  /** Called once per peer, the first time its sync step 2 is applied. Returns an unsubscribe function. */
+  onSynced(listener: (peer: string) => void): () => void {
+    this.syncListeners.add(listener);
+    return () => this.syncListeners.delete(listener);
+  }
+
   /** Stops the timer and the pushes; later frames and peers are ignored. Idempotent. */
   close(): void {
     if (this.closed) return;
@@ -136,6 +169,7 @@ export class PlacementReplicator {
     this.clearTimer(this.timer);
     this.unsubscribe();
     this.peerSet.clear();
+    this.syncListeners.clear();
   }
 
   stats(): PlacementReplicatorStats {
@@ -149,11 +183,35 @@ export class PlacementReplicator {
     };
   }
 
+  private markSynced(peer: string): void {
+    if (this.synced.has(peer)) return;
+    this.synced.add(peer);
+    for (const listener of [...this.syncListeners]) {
+      try {
+        listener(peer);
+      } catch (error) {
+        this.log({ level: 'warn', message: `onSynced listener failed: ${error instanceof Error ? error.message : String(error)}` });
+      }
+    }
+  }
+
   private push(update: Uint8Array, origin: 'local' | 'remote'): void {
     if (this.closed || this.peerSet.size === 0) return;
-    const skip = origin === 'remote' ? this.applyingFrom : null;
     const bytes = encodeSyncFrame({ kind: 'update', update });
-    for (const peer of this.peerSet) if (peer !== skip) this.sendBytes(peer, bytes);
+    const sender = origin === 'remote' ? this.applyingFrom : null;
+    const targets = [...this.peerSet].filter((peer) => peer !== sender);
+    if (sender !== null) this.pickRandom(targets, this.relayFanout);
+    for (const peer of targets) this.sendBytes(peer, bytes);
+  }
+
+  /** Keeps `count` random elements of `items` in place (a partial Fisher-Yates shuffle). */
+  private pickRandom(items: string[], count: number): void {
+    if (items.length <= count) return;
+    for (let i = 0; i < count; i++) {
+      const j = i + Math.min(items.length - i - 1, Math.floor(this.random() * (items.length - i)));
+      [items[i], items[j]] = [items[j] as string, items[i] as string];
+    }
+    items.length = count;
   }
 
   private send(peer: string, frame: SyncFrame): void {

@@ -16,7 +16,7 @@ interface Sent {
 }
 
 /** A replicator whose link records what it sends; nothing is delivered unless the test does it. */
-function recorded(node = 'a', options: { random?: () => number } = {}) {
+function recorded(node = 'a', options: { random?: () => number; relayFanout?: number } = {}) {
   const store = new PlacementStore({ node, now: () => 1_000 });
   const sent: Sent[] = [];
   const timers = new ManualTimers();
@@ -91,6 +91,46 @@ describe('PlacementReplicator', () => {
     sent.length = 0;
     replicator.receive('c', encodeSyncFrame({ kind: 'update', update: updates[0] as Uint8Array }));
     expect(sent).toEqual([]);
+  });
+
+  it('relays a received update to at most relayFanout random peers, never the sender; local updates still go to all', () => {
+    const updateFrom = (node: string) => {
+      const other = new PlacementStore({ node, now: () => 1_000 });
+      const updates: Uint8Array[] = [];
+      other.onUpdate((u) => updates.push(u));
+      other.set('T', 2, node);
+      return encodeSyncFrame({ kind: 'update', update: updates[0] as Uint8Array });
+    };
+    const peers = Array.from({ length: 10 }, (_, i) => `p${i}`);
+    for (const [fanout, expected] of [[undefined, 3], [1, 1], [0, 0], [Infinity, 9]] as const) {
+      const { store, sent, replicator } = recorded('a', { random: prng(7), ...(fanout !== undefined ? { relayFanout: fanout } : {}) });
+      for (const peer of peers) replicator.addPeer(peer);
+      sent.length = 0;
+      replicator.receive('p4', updateFrom('z'));
+      const relayedTo = sent.map((s) => s.peer);
+      expect(relayedTo).toHaveLength(expected);
+      expect(new Set(relayedTo).size).toBe(expected);
+      expect(relayedTo).not.toContain('p4');
+      sent.length = 0;
+      store.set('T', 3, 'local');
+      expect(sent.map((s) => s.peer).sort()).toEqual([...peers].sort());
+    }
+    expect(() => recorded('a', { relayFanout: -1 })).toThrow(/relayFanout/);
+  });
+
+  it('knows when it has applied a full sync from a peer (hasSynced / onSynced), once per peer', () => {
+    const { net, replicator } = mesh(['a', 'b', 'c']);
+    const seen: string[] = [];
+    replicator('a').onSynced((peer) => seen.push(peer));
+    expect(replicator('a').hasSynced()).toBe(false);
+    replicator('a').addPeer('b');
+    expect(replicator('a').hasSynced()).toBe(false);
+    net.flush();
+    expect(replicator('a').hasSynced()).toBe(true);
+    replicator('a').addPeer('c');
+    replicator('a').antiEntropy();
+    net.flush();
+    expect(seen.sort()).toEqual(['b', 'c']);
   });
 
   it('sends the prune a received update causes to every peer, the sender included', () => {
