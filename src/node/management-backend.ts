@@ -32,11 +32,15 @@ export class NodeManagementBackend implements ManagementBackend {
   }
 
   async setPlacements(typeName: string, entries: ReadonlyArray<{ shardId: number; target: NodeAddress }>): Promise<readonly WrittenPlacement[]> {
-    return this.controller(typeName).setPlacements(entries).map(toWritten);
+    const controller = this.controller(typeName);
+    await controller.ready();
+    return controller.setPlacements(entries).map(toWritten);
   }
 
   async removePlacement(typeName: string, shardId: number): Promise<boolean> {
-    return this.controller(typeName).remove(shardId);
+    const controller = this.controller(typeName);
+    await controller.ready();
+    return controller.remove(shardId);
   }
 
   placements(typeName: string): ReadonlyArray<WrittenPlacement> {

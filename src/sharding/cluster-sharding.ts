@@ -349,6 +349,15 @@ export class ClusterSharding {
     this.logger.info('sharding stopped');
   }
 
+  /**
+   * Waits, at most `timeoutMs`, until this node's placement replica may take writes: the node has joined
+   * and applied a full sync from a peer (or has none). Past the bound it logs and lets the write go ahead.
+   */
+  async placementsReady(timeoutMs = 5_000): Promise<void> {
+    if (await this.placementGossip.whenReady(timeoutMs)) return;
+    this.logger.warn({ timeoutMs }, 'writing placements before a first sync with any peer completed');
+  }
+
   /** Replication counters of this node's placement replica. */
   placementReplicationStats(): ReturnType<PlacementGossip['stats']> {
     return this.placementGossip.stats();

@@ -47,35 +47,39 @@ export class ExternalAllocationController {
     this.getState = explicitPlacementState(() => sharding.placementStore.snapshot(typeName));
   }
 
-  /** Pins a shard to a node. Written locally and replicated; a later write (from any node) wins. */
+  /**
+   * Pins a shard to a node. Written locally once this replica is ready (see `ready`) and replicated; a
+   * later write, from any node, wins.
+   */
   async setPlacement(shardId: number, target: NodeAddress | string): Promise<void> {
-    this.setPlacements([{ shardId, target }]);
+    const entries = this.check([{ shardId, target }]);
+    await this.ready();
+    this.write(entries);
   }
 
   /**
-   * Pins several shards at once, all validated before any is written. Returns what was written (each
-   * entry's HLC). A target need not be a member yet: the pin is honoured once that node joins.
+   * Pins several shards at once, all validated before any is written, at once (without waiting for
+   * `ready`). Returns what was written (each entry's HLC). A target need not be a member yet: the pin is
+   * honoured once that node joins.
    */
   setPlacements(entries: ReadonlyArray<{ readonly shardId: number; readonly target: NodeAddress | string }>): PlacementRecord[] {
-    const numberOfShards = this.numberOfShards();
-    const checked = entries.map(({ shardId, target }) => ({
-      shardId: this.requireShard(shardId, numberOfShards),
-      target: typeof target === 'string' ? NodeAddress.parse(target) : requireAddress(target),
-    }));
-    // One store transaction: one update on the wire and one change notice, however many shards.
-    const written = this.sharding.placementStore.setMany(
-      this.typeName,
-      checked.map(({ shardId, target }) => ({ shardId, target: target.toString() })),
-    );
-    return checked.map(({ shardId, target }, i) => {
-      const placement = written[i] as Placement;
-      return { shardId, target, hlc: placement.hlc, writer: placement.writer };
-    });
+    return this.write(this.check(entries));
   }
 
   /** Drops a shard's pin (a no-op when it has none); the shard returns to the fallback strategy at the next rebalance. */
   async removePlacement(shardId: number): Promise<void> {
+    this.requireShard(shardId, this.numberOfShards());
+    await this.ready();
     this.remove(shardId);
+  }
+
+  /**
+   * Resolves when this node's replica may take writes: it has joined and synced with a peer (or has
+   * none), waiting at most 5 s. A node restarted with an empty replica that wrote sooner could lose to
+   * its own previous incarnation's older value, because Yjs settles a clash on one slot by client id.
+   */
+  ready(): Promise<void> {
+    return this.sharding.placementsReady();
   }
 
   /** Like removePlacement, but says whether there was a pin to remove. */
@@ -85,6 +89,28 @@ export class ExternalAllocationController {
     if (!store.snapshot(this.typeName).placements.has(shardId)) return false;
     store.remove(this.typeName, shardId);
     return true;
+  }
+
+  private check(
+    entries: ReadonlyArray<{ readonly shardId: number; readonly target: NodeAddress | string }>,
+  ): Array<{ shardId: number; target: NodeAddress }> {
+    const numberOfShards = this.numberOfShards();
+    return entries.map(({ shardId, target }) => ({
+      shardId: this.requireShard(shardId, numberOfShards),
+      target: typeof target === 'string' ? NodeAddress.parse(target) : requireAddress(target),
+    }));
+  }
+
+  private write(checked: ReadonlyArray<{ shardId: number; target: NodeAddress }>): PlacementRecord[] {
+    // One store transaction: one update on the wire and one change notice, however many shards.
+    const written = this.sharding.placementStore.setMany(
+      this.typeName,
+      checked.map(({ shardId, target }) => ({ shardId, target: target.toString() })),
+    );
+    return checked.map(({ shardId, target }, i) => {
+      const placement = written[i] as Placement;
+      return { shardId, target, hlc: placement.hlc, writer: placement.writer };
+    });
   }
 
   async getPlacements(): Promise<ReadonlyMap<number, NodeAddress>> {

@@ -6,6 +6,7 @@ import {
   decodeSyncFrame,
   encodeSyncFrame,
   type PlacementLog,
+  type PlacementReplicatorOptions,
   type PlacementReplicatorStats,
   type PlacementStore,
   type SyncFrame,
@@ -15,14 +16,16 @@ import type { Membership, MemberStatus } from '../cluster/member.js';
 import type { Transport } from '../cluster/transport.js';
 import type { PlacementMessage, ProtocolMessage } from '../protocol.js';
 
-export interface PlacementGossipOptions {
-  /** How often one random peer is asked for what this replica lacks. Default 1000 ms. */
-  readonly antiEntropyIntervalMs?: number;
-  readonly log?: PlacementLog;
-}
+/** Replicator settings passed through (see PlacementReplicatorOptions for their defaults). */
+export type PlacementGossipOptions = Pick<
+  PlacementReplicatorOptions,
+  'antiEntropyIntervalMs' | 'log' | 'random' | 'setInterval' | 'clearInterval' | 'relayFanout'
+>;
 
 /** Members worth replicating with: every one that may still run shards or take writes. */
 const REPLICATING: ReadonlySet<MemberStatus> = new Set(['joining', 'weakly-up', 'up', 'leaving', 'exiting']);
+/** Statuses in which this node has received the cluster's membership, so it knows its peers. */
+const JOINED: ReadonlySet<MemberStatus> = new Set(['weakly-up', 'up', 'leaving', 'exiting']);
 
 export class PlacementGossip {
   private readonly replicator: PlacementReplicator;
@@ -35,14 +38,7 @@ export class PlacementGossip {
     private readonly membership: Membership,
     options: PlacementGossipOptions = {},
   ) {
-    this.replicator = new PlacementReplicator(
-      store,
-      { send: (peer, bytes) => this.sendFrame(peer, bytes) },
-      {
-        ...(options.antiEntropyIntervalMs !== undefined ? { antiEntropyIntervalMs: options.antiEntropyIntervalMs } : {}),
-        ...(options.log !== undefined ? { log: options.log } : {}),
-      },
-    );
+    this.replicator = new PlacementReplicator(store, { send: (peer, bytes) => this.sendFrame(peer, bytes) }, options);
     this.unsubscribe = [
       transport.onMessage((from, message) => this.onMessage(from, message)),
       membership.onChange(() => this.syncPeers()),
@@ -56,6 +52,41 @@ export class PlacementGossip {
 
   stats(): PlacementReplicatorStats {
     return this.replicator.stats();
+  }
+
+  /**
+   * True once this replica may take local writes safely: the node has joined (so it knows its peers) and
+   * has applied a full sync from one of them, or it has no peers. A node restarted with an empty replica
+   * that wrote sooner could race its previous incarnation's value on the same slot, which Yjs settles by
+   * client id rather than by HLC.
+   */
+  isReady(): boolean {
+    const self = this.membership.self.toString();
+    let joined = false;
+    let peers = 0;
+    for (const member of this.membership.members()) {
+      if (member.address.toString() === self) joined = JOINED.has(member.status);
+      else if (REPLICATING.has(member.status)) peers++;
+    }
+    return joined && (peers === 0 || this.replicator.hasSynced());
+  }
+
+  /** Resolves true when ready, or false after `timeoutMs` (the caller decides whether to write anyway). */
+  whenReady(timeoutMs: number): Promise<boolean> {
+    if (this.isReady()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const check = (): void => {
+        if (!this.isReady()) return;
+        done(true);
+      };
+      const unsubscribe = [this.membership.onChange(check), this.replicator.onSynced(check)];
+      const timer = setTimeout(() => done(false), timeoutMs);
+      const done = (ready: boolean): void => {
+        clearTimeout(timer);
+        for (const stop of unsubscribe) stop();
+        resolve(ready);
+      };
+    });
   }
 
   /** One anti-entropy round now (the timer runs them anyway). */
