@@ -7,6 +7,7 @@ import { FrameDecoder, encodeFrame, type Frame } from './frame-codec.js';
 import { handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
 import { encodeValue, errorText } from './message-codec.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
+import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
 
 export class InboundConnection implements InboundLink {
   private readonly decoder: FrameDecoder;
@@ -20,6 +21,8 @@ export class InboundConnection implements InboundLink {
     private readonly transport: TcpHost,
   ) {
     this.decoder = new FrameDecoder({ maxFrameBytes: transport.config.maxFrameBytes });
+    // A dialler that vanished silently would otherwise keep this socket (and its tracking) forever.
+    socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
     this.timer = setTimeout(() => this.refuse('handshake timed out'), transport.config.handshakeTimeoutMs);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (error) => transport.log.debug({ err: errorText(error) }, 'inbound connection error'));

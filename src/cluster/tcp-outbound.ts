@@ -1,12 +1,15 @@
 // The dialling end of a TCP connection towards one peer: connects, runs the client side of the handshake,
-// queues messages (bounded) until the connection is open, and reconnects with exponential backoff.
+// queues messages (bounded) until the connection is open, bounds what an open connection buffers for a peer
+// that reads too slowly, and reconnects with exponential backoff.
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { NodeAddress } from './address.js';
 import { FrameDecoder, encodeFrame } from './frame-codec.js';
 import { handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
 import { encodeValue, errorText } from './message-codec.js';
 import type { TcpHost } from './tcp-host.js';
+import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
 
 export class OutboundPeer {
   private state: 'idle' | 'connecting' | 'open' | 'backoff' | 'stopped' = 'idle';
@@ -15,6 +18,8 @@ export class OutboundPeer {
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
   private warnedQueueFull = false;
+  /** Messages dropped since the open connection's write buffer last filled up; 0 when it is not full. */
+  private droppedSinceFull = 0;
   private readonly target: string;
 
   constructor(
@@ -27,8 +32,7 @@ export class OutboundPeer {
   send(frame: Buffer): void {
     if (this.state === 'stopped') return;
     if (this.state === 'open' && this.socket) {
-      this.socket.write(frame);
-      this.transport.count('sent');
+      this.writeBounded(this.socket, frame);
       return;
     }
     if (this.queue.length >= this.transport.config.maxQueuedMessages) {
@@ -43,13 +47,18 @@ export class OutboundPeer {
     if (this.state === 'idle') this.connect();
   }
 
-  /** Drops the current connection and queue (the peer restarted) and connects afresh. */
+  /**
+   * The peer restarted: drops the current connection, which leads to its previous process (or nowhere), and
+   * dials afresh without backoff. The queue is kept: those messages were never written, so no process got them,
+   * and the new one is where they would have gone had it been up when they were sent.
+   */
   reset(): void {
     if (this.state === 'stopped') return;
     this.clearTimer();
     this.socket?.destroy();
     this.socket = undefined;
     this.failures = 0;
+    this.droppedSinceFull = 0;
     this.state = 'idle';
     if (this.queue.length > 0) this.connect();
   }
@@ -70,9 +79,11 @@ export class OutboundPeer {
     this.socket = socket;
     this.transport.track(socket);
     socket.setNoDelay(true);
+    socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
     const decoder = new FrameDecoder({ maxFrameBytes: config.maxFrameBytes });
     const clientNonce = randomBytes(16);
     let opened = false;
+    let openedAt = 0;
     let serverNonce: Buffer | undefined;
     let failure: string | undefined;
     const fail = (reason: string, handshake: boolean): void => {
@@ -113,6 +124,7 @@ export class OutboundPeer {
             if (!sameProof(expected, handshake.proof)) return fail('peer proved a different cluster secret', true);
           }
           opened = true;
+          openedAt = performance.now();
           this.onOpen(socket);
           continue;
         }
@@ -126,42 +138,75 @@ export class OutboundPeer {
     socket.on('error', (error) => {
       failure ??= errorText(error);
     });
+    // Only emitted after a write was buffered beyond the high-water mark; `writeBounded` covers the rest.
+    socket.on('drain', () => {
+      if (this.socket === socket) this.endBackpressure();
+    });
     socket.on('close', () => {
       if (this.socket !== socket || this.state === 'stopped') return;
       this.clearTimer();
       this.socket = undefined;
-      if (opened) {
-        this.transport.count('connectionsLost');
-        this.transport.log.info({ peer: this.target, reason: failure }, 'outbound connection lost');
+      this.droppedSinceFull = 0;
+      const reason = failure ?? 'connection closed';
+      if (opened) this.transport.count('connectionsLost');
+      else this.transport.count('connectFailures');
+      // A peer that accepts and drops at once must not reset the backoff, or it is redialled at the initial
+      // delay forever: only a connection that proved stable does.
+      if (opened && performance.now() - openedAt >= this.transport.config.resetAfterMs) {
         this.failures = 0;
-      } else {
-        this.failures++;
-        this.transport.count('connectFailures');
-        // Warn once per outage; the retries that follow are debug noise.
-        const details = { peer: this.target, reason: failure ?? 'connection closed', attempt: this.failures };
-        if (this.failures === 1) this.transport.log.warn(details, 'could not connect to peer');
-        else this.transport.log.debug(details, 'could not connect to peer');
+        const retryInMs = this.scheduleReconnect();
+        this.transport.log.info({ peer: this.target, reason, retryInMs }, 'outbound connection lost');
+        return;
       }
-      this.scheduleReconnect();
+      this.failures++;
+      const retryInMs = this.scheduleReconnect();
+      // Warn once per outage; the retries that follow are debug noise.
+      const details = { peer: this.target, reason, attempt: this.failures, retryInMs };
+      const msg = opened ? 'outbound connection closed right after opening' : 'could not connect to peer';
+      if (this.failures === 1) this.transport.log.warn(details, msg);
+      else this.transport.log.debug(details, msg);
     });
   }
 
   private onOpen(socket: Socket): void {
     this.clearTimer();
     this.state = 'open';
-    this.failures = 0;
     this.warnedQueueFull = false;
     this.transport.count('connections');
     this.transport.log.debug({ peer: this.target }, 'outbound connection open');
     const queued = this.queue;
     this.queue = [];
+    // Not bounded by maxBufferedBytes: the queue already held these bytes, and it accepted these messages.
     for (const frame of queued) {
       socket.write(frame);
       this.transport.count('sent');
     }
   }
 
-  private scheduleReconnect(): void {
+  /** Writes unless the peer is not keeping up; never lets one stalled peer buffer without limit. */
+  private writeBounded(socket: Socket, frame: Buffer): void {
+    const buffered = socket.writableLength;
+    if (buffered > 0 && buffered + frame.byteLength > this.transport.config.maxBufferedBytes) {
+      this.transport.count('droppedBackpressure');
+      if (this.droppedSinceFull++ === 0) {
+        this.transport.log.warn({ peer: this.target, bufferedBytes: buffered }, 'peer is not keeping up, dropping messages');
+      }
+      return;
+    }
+    // Accepting again ends the episode even when no 'drain' reports it (a bound below the high-water mark).
+    this.endBackpressure();
+    socket.write(frame);
+    this.transport.count('sent');
+  }
+
+  private endBackpressure(): void {
+    if (this.droppedSinceFull === 0) return;
+    this.transport.log.info({ peer: this.target, dropped: this.droppedSinceFull }, 'peer is keeping up again');
+    this.droppedSinceFull = 0;
+  }
+
+  /** Returns the delay before the next dial. */
+  private scheduleReconnect(): number {
     const { initialDelayMs, maxDelayMs, multiplier } = this.transport.config;
     const delay = Math.min(maxDelayMs, initialDelayMs * multiplier ** Math.max(0, this.failures - 1));
     this.state = 'backoff';
@@ -172,6 +217,7 @@ export class OutboundPeer {
       if (this.queue.length > 0) this.connect();
       else this.state = 'idle';
     }, delay);
+    return delay;
   }
 
   private clearTimer(): void {

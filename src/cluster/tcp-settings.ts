@@ -11,6 +11,12 @@ export interface TcpBackoffOptions {
   readonly maxDelayMs?: number;
   /** Growth per consecutive failure; default 2. */
   readonly multiplier?: number;
+  /**
+   * How long a connection must stay open before its loss resets the backoff; default 5,000 ms. A peer that
+   * completes the handshake and drops the connection sooner counts as a failure, so it is not redialled at
+   * `initialDelayMs` forever. 0 resets on every completed handshake.
+   */
+  readonly resetAfterMs?: number;
 }
 
 export interface TcpTransportOptions {
@@ -30,6 +36,13 @@ export interface TcpTransportOptions {
   readonly maxFrameBytes?: number;
   /** Messages kept per peer while its connection is being (re)established; default 1,000. Overflow is dropped. */
   readonly maxQueuedMessages?: number;
+  /**
+   * Bytes an open connection may hold in its socket's write buffer (written, not yet taken by the OS); default
+   * 32 MiB. A peer that stops reading would otherwise grow it without limit: further messages to it are dropped
+   * (counted in `droppedBackpressure`) until it drains. A single frame is always accepted into an empty buffer,
+   * so the buffer never holds more than max(maxBufferedBytes, one frame) plus what the connecting queue flushes.
+   */
+  readonly maxBufferedBytes?: number;
   /** Time allowed for connect + handshake; default 5,000 ms. */
   readonly handshakeTimeoutMs?: number;
   readonly backoff?: TcpBackoffOptions;
@@ -50,6 +63,8 @@ export interface TcpTransportStats {
   readonly handshakeFailures: number;
   /** Outgoing messages dropped because a peer's queue was full while connecting. */
   readonly droppedQueueFull: number;
+  /** Outgoing messages dropped because an open connection's write buffer was full (the peer reads too slowly). */
+  readonly droppedBackpressure: number;
   /** Outgoing messages that could not be encoded or exceeded the frame size. */
   readonly droppedUnencodable: number;
   /** Exceptions thrown by message listeners (caught and logged). */
@@ -68,11 +83,19 @@ export interface TcpSettings {
   readonly secret: Buffer | undefined;
   readonly maxFrameBytes: number;
   readonly maxQueuedMessages: number;
+  readonly maxBufferedBytes: number;
   readonly handshakeTimeoutMs: number;
   readonly initialDelayMs: number;
   readonly maxDelayMs: number;
   readonly multiplier: number;
+  readonly resetAfterMs: number;
 }
+
+/**
+ * Idle time before the OS probes a connection. Keep-alive is what eventually ends a connection to a host that
+ * vanished without a FIN or RST (power loss, a dropped route), which would otherwise stay open forever.
+ */
+export const KEEPALIVE_DELAY_MS = 15_000;
 
 /** Applies defaults and validates; throws `invalid_argument` naming the bad option. */
 export function resolveTcpSettings(options: TcpTransportOptions): TcpSettings {
@@ -96,9 +119,11 @@ export function resolveTcpSettings(options: TcpTransportOptions): TcpSettings {
     secret,
     maxFrameBytes: Math.floor(positive('maxFrameBytes', options.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES, 64)),
     maxQueuedMessages: Math.floor(positive('maxQueuedMessages', options.maxQueuedMessages, 1_000)),
+    maxBufferedBytes: Math.floor(positive('maxBufferedBytes', options.maxBufferedBytes, 32 * 1024 * 1024)),
     handshakeTimeoutMs: positive('handshakeTimeoutMs', options.handshakeTimeoutMs, 5_000),
     initialDelayMs,
     maxDelayMs,
     multiplier: positive('backoff.multiplier', options.backoff?.multiplier, 2),
+    resetAfterMs: positive('backoff.resetAfterMs', options.backoff?.resetAfterMs, 5_000, 0),
   };
 }

@@ -44,6 +44,7 @@ export class TcpTransport implements Transport, TcpHost {
     frameErrors: 0,
     handshakeFailures: 0,
     droppedQueueFull: 0,
+    droppedBackpressure: 0,
     droppedUnencodable: 0,
     listenerErrors: 0,
     connections: 0,
@@ -185,7 +186,7 @@ export class TcpTransport implements Transport, TcpHost {
       this.logger.info({ peer: key, previous, incarnation }, 'peer restarted with a new incarnation');
       for (const old of connections) old.destroy();
       connections.clear();
-      // Whatever we queued or wrote for the old process is stale; reconnect to the new one right away.
+      // Our outbound connection leads to the old process (or nowhere); dial the new one right away.
       this.peers.get(key)?.reset();
     }
     connections.add(connection);

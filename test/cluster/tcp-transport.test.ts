@@ -1,8 +1,11 @@
-// TcpTransport over real loopback sockets: delivery, the secret handshake, hostile bytes, reconnects.
-import { connect, type Socket } from 'node:net';
+// TcpTransport over real loopback sockets: delivery, the secret handshake, hostile bytes, reconnects,
+// backpressure from a peer that stops reading, backoff against a peer that drops every connection.
+import { randomBytes } from 'node:crypto';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { FRAME_HEADER_BYTES, encodeFrame } from '../../src/cluster/frame-codec.js';
+import { FRAME_HEADER_BYTES, FrameDecoder, encodeFrame } from '../../src/cluster/frame-codec.js';
+import { readHandshake } from '../../src/cluster/handshake.js';
 import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
 import { encodeValue } from '../../src/cluster/message-codec.js';
 import { captureLogger } from '../../src/logging.js';
@@ -11,6 +14,7 @@ import { waitFor } from './wait-for.js';
 
 const started: TcpTransport[] = [];
 const rawSockets: Socket[] = [];
+const rawServers: Server[] = [];
 
 async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTransport> {
   const transport = await TcpTransport.start({
@@ -49,8 +53,41 @@ async function rawClient(port: number): Promise<{ socket: Socket; closed: () => 
   return { socket, closed: () => closed, data };
 }
 
+/**
+ * A raw peer that completes the accepting side of the handshake (no secret) as a TcpTransport would, then hands
+ * the open socket to `onOpen` to misbehave with; it never reads messages.
+ */
+async function handshakePeer(onOpen: (socket: Socket) => void): Promise<NodeAddress> {
+  const server = createServer((socket) => {
+    rawSockets.push(socket);
+    socket.on('error', () => undefined);
+    const decoder = new FrameDecoder({ maxFrameBytes: 1024 });
+    let open = false;
+    socket.on('data', (chunk: Buffer) => {
+      if (open) return;
+      for (const frame of decoder.push(chunk).frames) {
+        const handshake = readHandshake(frame);
+        if (handshake?.t === 'Hello') {
+          socket.write(encodeFrame('handshake', encodeValue({ t: 'Challenge', nonce: randomBytes(16), incarnation: 'raw' })));
+        } else if (handshake?.t === 'Proof') {
+          socket.write(encodeFrame('handshake', encodeValue({ t: 'Accepted' })));
+          open = true;
+          onOpen(socket);
+          return;
+        }
+      }
+    });
+  });
+  rawServers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const bound = server.address();
+  if (bound === null || typeof bound === 'string') throw new Error('raw peer has no port');
+  return new NodeAddress('test', '127.0.0.1', bound.port);
+}
+
 afterEach(async () => {
   for (const socket of rawSockets.splice(0)) socket.destroy();
+  await Promise.all(rawServers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
   await Promise.all(started.splice(0).map((t) => t.close()));
 });
 
@@ -204,6 +241,83 @@ describe('TcpTransport', () => {
     expect(a.stats().droppedQueueFull).toBe(7);
   });
 
+  it('drops messages for a peer that stops reading instead of buffering them without limit', async () => {
+    const log = captureLogger('info');
+    const maxBufferedBytes = 256 * 1024;
+    const a = await start({ maxBufferedBytes, logger: log.logger });
+    const stalled: Socket[] = [];
+    const peer = await handshakePeer((socket) => {
+      socket.pause();
+      stalled.push(socket);
+    });
+    // The connection's own socket, to watch what Node buffers for it.
+    const outbound: Socket[] = [];
+    const track = a.track.bind(a);
+    a.track = (socket: Socket): void => {
+      outbound.push(socket);
+      track(socket);
+    };
+    a.send(peer, heartbeat(0));
+    await waitFor(() => a.stats().connections === 1 && stalled.length === 1, 'connection open');
+    const socket = outbound[0];
+    if (!socket) throw new Error('outbound socket not tracked');
+
+    const update = new Uint8Array(64 * 1024);
+    let sends = 1;
+    let maxBuffered = 0;
+    // Keeps sending until the OS buffers are full and the transport drops; the cap ends the test without the bound.
+    const sendUntilDropped = async (what: string): Promise<void> => {
+      const before = a.stats().droppedBackpressure;
+      const cap = sends + 1_000;
+      await waitFor(() => {
+        for (let i = 0; i < 16; i++, sends++) {
+          a.send(peer, { type: 'PlacementUpdate', update });
+          maxBuffered = Math.max(maxBuffered, socket.writableLength);
+        }
+        return a.stats().droppedBackpressure > before || sends >= cap;
+      }, what);
+      expect(a.stats().droppedBackpressure).toBeGreaterThan(before);
+    };
+    const warnings = (): number => log.records.filter((r) => r.msg === 'peer is not keeping up, dropping messages').length;
+
+    await sendUntilDropped('first drops');
+    for (let i = 0; i < 32; i++, sends++) a.send(peer, { type: 'PlacementUpdate', update });
+    expect(maxBuffered).toBeLessThanOrEqual(maxBufferedBytes);
+    expect(socket.writableLength).toBeLessThanOrEqual(maxBufferedBytes);
+    expect(warnings()).toBe(1);
+    expect(a.stats().sent + a.stats().droppedBackpressure).toBe(sends);
+
+    // Once the peer reads again the buffer drains, which ends the episode: the next one warns again.
+    stalled[0]?.resume();
+    await waitFor(() => log.records.some((r) => r.msg === 'peer is keeping up again'), 'buffer drained');
+    stalled[0]?.pause();
+    await sendUntilDropped('second drops');
+    expect(maxBuffered).toBeLessThanOrEqual(maxBufferedBytes);
+    expect(warnings()).toBe(2);
+    expect(a.stats()).toMatchObject({ connections: 1, connectionsLost: 0 });
+  });
+
+  it.each([
+    ['grows the backoff for a peer that drops every connection right after the handshake', undefined, [10, 20, 40, 80, 80]],
+    ['resets the backoff after a connection that stayed open for resetAfterMs', 0, [10, 10, 10, 10, 10]],
+  ])('%s', async (_name, resetAfterMs, expected) => {
+    const log = captureLogger('debug');
+    const backoff = { initialDelayMs: 10, maxDelayMs: 80, ...(resetAfterMs === undefined ? {} : { resetAfterMs }) };
+    const a = await start({ backoff, logger: log.logger });
+    const peer = await handshakePeer((socket) => socket.end());
+    const delays = (): unknown[] => log.records.filter((r) => r['retryInMs'] !== undefined).map((r) => r['retryInMs']);
+    // The queue is flushed into every short-lived connection, so keep giving the peer a reason to redial.
+    let sequence = 0;
+    await waitFor(() => {
+      a.send(peer, heartbeat(sequence++));
+      // The connection cap ends the wait when no delays are reported at all.
+      return delays().length >= expected.length || a.stats().connections >= 4 * expected.length;
+    }, 'repeated short-lived connections');
+    expect(delays().slice(0, expected.length)).toEqual(expected);
+    expect(a.stats().connections).toBeGreaterThanOrEqual(expected.length);
+    expect(a.stats().connectFailures).toBe(0);
+  });
+
   it('reconnects with backoff after the peer restarts on the same port, delivering queued messages', async () => {
     const a = await start();
     let b = await start({ incarnation: 'b-1' });
@@ -240,6 +354,8 @@ describe('TcpTransport', () => {
     await expect(TcpTransport.start({ system: 'test', port: 70_000 })).rejects.toThrow(/port must be/);
     await expect(TcpTransport.start({ system: 'test', host: '0.0.0.0' })).rejects.toThrow(/advertisedHost/);
     await expect(TcpTransport.start({ system: 'test', secret: '' })).rejects.toThrow(/secret/);
+    await expect(TcpTransport.start({ system: 'test', maxBufferedBytes: 0 })).rejects.toThrow(/maxBufferedBytes/);
+    await expect(TcpTransport.start({ system: 'test', backoff: { resetAfterMs: -1 } })).rejects.toThrow(/resetAfterMs/);
     const a = await start();
     await expect(TcpTransport.start({ system: 'test', port: a.self.port })).rejects.toThrow(/cannot listen/);
   });
