@@ -34,8 +34,18 @@ export interface RegionLocation {
  * region -> region (R->R), or requester <-> coordinator. Node addresses travel as `system@host:port` strings.
  */
 export type ShardingMessage =
-  /** R->C. Announces a region (or a proxy, which hosts nothing) and the shards it hosts, so a new coordinator rebuilds its map. Repeated until acknowledged. */
-  | { readonly type: 'RegisterRegion'; readonly typeName: string; readonly proxy: boolean; readonly shards: ReadonlyArray<number> }
+  /**
+   * R->C. Announces a region (or a proxy, which hosts nothing), the shards it hosts and the shards it is still
+   * stopping (entities draining after a HandOff), so a new coordinator rebuilds its map and allocates none of
+   * them elsewhere before they are gone. The two lists are disjoint. Repeated until acknowledged.
+   */
+  | {
+      readonly type: 'RegisterRegion';
+      readonly typeName: string;
+      readonly proxy: boolean;
+      readonly shards: ReadonlyArray<number>;
+      readonly stopping: ReadonlyArray<number>;
+    }
   /** C->R. The registration was recorded. */
   | { readonly type: 'RegisterAck'; readonly typeName: string }
   /** C->R. The coordinator does not know this region (it is new, or restarted): register again, with your shards. */
@@ -52,10 +62,16 @@ export type ShardingMessage =
   | { readonly type: 'BeginHandOff'; readonly typeName: string; readonly shardId: number }
   /** R->C. Answer to BeginHandOff. */
   | { readonly type: 'BeginHandOffAck'; readonly typeName: string; readonly shardId: number }
-  /** C->R, to the owner. Stop the shard's entities (after their queued messages), then report ShardStopped. */
-  | { readonly type: 'HandOff'; readonly typeName: string; readonly shardId: number }
-  /** R->C. The shard's entities are stopped; it may be allocated again. */
-  | { readonly type: 'ShardStopped'; readonly typeName: string; readonly shardId: number }
+  /**
+   * C->R, to the owner. Stop the shard's entities (after their queued messages), then report ShardStopped with
+   * the same `handOffId`. Repeated until answered.
+   */
+  | { readonly type: 'HandOff'; readonly typeName: string; readonly shardId: number; readonly handOffId: number }
+  /**
+   * R->C. The shard's entities are stopped; it may be allocated again. `handOffId` names the HandOff answered,
+   * so a late or duplicated report of an earlier stop cannot end a later hand-off of the same shard.
+   */
+  | { readonly type: 'ShardStopped'; readonly typeName: string; readonly shardId: number; readonly handOffId: number }
   /** R->C. This region is leaving: allocate nothing more to it and hand its shards off. Repeated until it hosts none. */
   | { readonly type: 'GracefulShutdownRequest'; readonly typeName: string }
   /** C->R. The region is excluded from allocation; its shards are being handed off. */
@@ -178,9 +194,13 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
   switch (raw.type) {
     case 'RegisterRegion': {
       const shards = shardList(raw['shards'], isShardId);
+      const stopping = shardList(raw['stopping'], isShardId);
       const proxy = raw['proxy'];
-      if (shards === undefined || typeof proxy !== 'boolean') return undefined;
-      return { type: raw.type, typeName, proxy, shards };
+      if (shards === undefined || stopping === undefined || typeof proxy !== 'boolean') return undefined;
+      // A shard is either hosted or stopping; a message claiming both cannot come from a correct region.
+      const hosted = new Set(shards);
+      if (stopping.some((shardId) => hosted.has(shardId))) return undefined;
+      return { type: raw.type, typeName, proxy, shards, stopping };
     }
     case 'RegisterAck':
     case 'RegisterRequired':
@@ -191,11 +211,14 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
     case 'HostShard':
     case 'ShardStarted':
     case 'BeginHandOff':
-    case 'BeginHandOffAck':
-    case 'HandOff':
-    case 'ShardStopped': {
+    case 'BeginHandOffAck': {
       const shardId = raw['shardId'];
       return isShardId(shardId) ? { type: raw.type, typeName, shardId } : undefined;
+    }
+    case 'HandOff':
+    case 'ShardStopped': {
+      const { shardId, handOffId } = raw;
+      return isShardId(shardId) && isRequestId(handOffId) ? { type: raw.type, typeName, shardId, handOffId } : undefined;
     }
     case 'ShardHome': {
       const { shardId, region } = raw;

@@ -2,6 +2,7 @@
 // home. Regions register with the shards they host (so a coordinator that takes over rebuilds the map from
 // live nodes), ask for homes, and take part in hand-offs that the coordinator runs for rebalancing, manual
 // moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
+import { randomInt } from 'node:crypto';
 import { NodeAddress } from '../cluster/address.js';
 import { oldestUpMember } from '../cluster/member-order.js';
 import type { MemberInfo, MemberStatus } from '../cluster/member.js';
@@ -43,6 +44,8 @@ export function coordinatorNode(members: ReadonlyArray<MemberInfo>, role: string
 
 interface HandOffState {
   readonly shardId: number;
+  /** Sent with HandOff and echoed by ShardStopped: only the report of this very stop ends the hand-off. */
+  readonly id: number;
   readonly owner: string;
   phase: 'begin' | 'handoff';
   /** Regions (and proxies) that have not yet acknowledged BeginHandOff. */
@@ -76,6 +79,11 @@ export class ShardCoordinator {
   private readonly awaitedUnreachable = new Set<string>();
   private warm = false;
   private rebalanceQueued = false;
+  /**
+   * The next hand-off id. Random start, so ids of earlier coordinators (whose HandOffs a region may still
+   * answer late) do not collide with this one's.
+   */
+  private nextHandOffId = randomInt(1, 2 ** 47);
   private stopped = false;
   private warmupTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -140,7 +148,7 @@ export class ShardCoordinator {
     if (this.stopped) return;
     switch (message.type) {
       case 'RegisterRegion':
-        this.onRegister(from, message.proxy, message.shards);
+        this.onRegister(from, message.proxy, message.shards, message.stopping);
         return;
       case 'GetShardHome':
         this.onGetShardHome(from, message.shardId);
@@ -153,8 +161,12 @@ export class ShardCoordinator {
         return;
       case 'ShardStopped': {
         const handOff = this.handOffs.get(message.shardId);
-        // Only the owner's report ends a hand-off; a duplicate copy stopping elsewhere is no news.
-        if (handOff !== undefined && handOff.owner === from) this.finishHandOff(handOff, true);
+        // Only the owner's answer to this hand-off's HandOff ends it. Anything else (a copy stopping elsewhere,
+        // a late or duplicated report of an earlier stop, one answering a former coordinator) is no news, and
+        // acting on it could allocate a shard that still runs.
+        if (handOff !== undefined && handOff.phase === 'handoff' && handOff.owner === from && handOff.id === message.handOffId) {
+          this.finishHandOff(handOff, true);
+        }
         return;
       }
       case 'GracefulShutdownRequest':
@@ -214,7 +226,7 @@ export class ShardCoordinator {
       .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
   }
 
-  private onRegister(from: string, proxy: boolean, shards: ReadonlyArray<number>): void {
+  private onRegister(from: string, proxy: boolean, shards: ReadonlyArray<number>, stopping: ReadonlyArray<number>): void {
     const member = this.memberMap().get(from);
     if (member === undefined || GONE.has(member.status)) {
       this.logger.debug({ from }, 'registration from a node that is not a live member ignored');
@@ -243,10 +255,25 @@ export class ShardCoordinator {
         }
         if (this.hostPending.get(shardId) === from) this.hostPending.delete(shardId);
       }
+      for (const shardId of stopping) this.adoptStopping(from, shardId);
     }
     this.send(from, { type: 'RegisterAck', typeName: this.typeName });
     this.checkWarm();
     this.flushDeferred();
+  }
+
+  /**
+   * A region reports a shard it is still stopping (a former coordinator handed it off and was lost before
+   * the ShardStopped). Its entities may run until then, so the shard is treated as being handed off from
+   * that region: not allocatable, its GetShardHome requests wait, and it is allocated once that region
+   * answers this coordinator's HandOff with ShardStopped, or is removed. A shard with a known home is left
+   * alone: the claim is stale (a repeated registration) or about a copy already told to stop, and a live
+   * home must never be erased.
+   */
+  private adoptStopping(from: string, shardId: number): void {
+    if (shardId >= this.settings.numberOfShards || this.homes.has(shardId) || this.handOffs.has(shardId)) return;
+    this.logger.info({ shardId, region: from }, 'shard still stopping on a region: allocating it once it stopped');
+    this.trackHandOff(shardId, from, 'handoff', new Set());
   }
 
   private onGetShardHome(from: string, shardId: number): void {
@@ -394,17 +421,22 @@ export class ShardCoordinator {
   private startHandOff(shardId: number): void {
     const owner = this.homes.get(shardId);
     if (owner === undefined) return;
-    const pendingAcks = new Set([...this.regions.keys(), ...this.proxies]);
+    this.trackHandOff(shardId, owner, 'begin', new Set([...this.regions.keys(), ...this.proxies]));
+  }
+
+  private trackHandOff(shardId: number, owner: string, phase: HandOffState['phase'], pendingAcks: Set<string>): void {
     const timer = setTimeout(() => {
       const handOff = this.handOffs.get(shardId);
       if (handOff !== undefined) this.finishHandOff(handOff, false);
     }, this.ctx.config.handOffTimeoutMs);
     timer.unref?.();
-    const handOff: HandOffState = { shardId, owner, phase: 'begin', pendingAcks, timer };
+    const id = this.nextHandOffId;
+    this.nextHandOffId = id >= Number.MAX_SAFE_INTEGER ? 1 : id + 1;
+    const handOff: HandOffState = { shardId, id, owner, phase, pendingAcks, timer };
     this.handOffs.set(shardId, handOff);
     this.hostPending.delete(shardId);
     this.counters.handOffsStarted++;
-    this.logger.debug({ shardId, owner }, 'hand-off started');
+    this.logger.debug({ shardId, owner, phase }, 'hand-off started');
     this.sendHandOffMessages(handOff);
   }
 
@@ -431,7 +463,7 @@ export class ShardCoordinator {
     if (handOff.phase === 'begin') {
       for (const region of handOff.pendingAcks) this.send(region, { type: 'BeginHandOff', typeName: this.typeName, shardId });
     } else {
-      this.send(handOff.owner, { type: 'HandOff', typeName: this.typeName, shardId });
+      this.send(handOff.owner, { type: 'HandOff', typeName: this.typeName, shardId, handOffId: handOff.id });
     }
   }
 
@@ -449,6 +481,12 @@ export class ShardCoordinator {
       if (this.homes.get(shardId) === owner) this.homes.delete(shardId);
       this.regions.get(owner)?.delete(shardId);
       this.logger.debug({ shardId, from: owner }, 'hand-off complete');
+      if (!this.warm || this.unknownHostsUnreachable()) {
+        // For the reason GetShardHome waits: a region not heard from yet may run this shard. It is allocated
+        // (and announced to whoever asks) once the coordinator is warm.
+        if (!this.deferred.has(shardId)) this.deferred.set(shardId, new Set());
+        return;
+      }
       const region = this.allocate(shardId);
       if (region === undefined) {
         this.logger.info({ shardId }, 'no candidate region after hand-off; the shard is allocated on its next message');
@@ -459,6 +497,13 @@ export class ShardCoordinator {
     }
     this.counters.handOffsTimedOut++;
     this.logger.warn({ shardId, owner, timeoutMs: this.ctx.config.handOffTimeoutMs }, 'hand-off timed out; shard stays');
+    const owned = this.regions.get(owner);
+    if (!this.homes.has(shardId) && owned !== undefined) {
+      // A shard adopted as stopping has no home yet; its owner may still be stopping it, so it is the only
+      // safe home (it restarts the shard there, after the stop, on the next message).
+      this.homes.set(shardId, owner);
+      owned.add(shardId);
+    }
     const home = this.homes.get(shardId);
     if (home !== undefined) this.broadcast({ type: 'ShardHome', typeName: this.typeName, shardId, region: home });
   }

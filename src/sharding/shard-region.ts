@@ -65,6 +65,8 @@ export class ShardRegion {
   /** Hosted shards, in the order they started (a new coordinator receives them in that order). */
   private readonly shards = new Map<number, Shard>();
   private readonly buffers = new Map<number, Envelope[]>();
+  /** Stopping shards whose end a coordinator waits for: the HandOff id to report it under (the latest one). */
+  private readonly stopReports = new Map<number, number>();
   private bufferedTotal = 0;
   private coordinator: string | undefined;
   /** The coordinator that acknowledged our registration, if it is still the current one. */
@@ -225,7 +227,7 @@ export class ShardRegion {
         this.send({ type: 'BeginHandOffAck', typeName: this.typeName, shardId: message.shardId });
         return;
       case 'HandOff':
-        this.handOff(message.shardId);
+        this.handOff(message.shardId, message.handOffId);
         return;
       case 'GracefulShutdownAck':
         if (this.leaving) {
@@ -284,7 +286,7 @@ export class ShardRegion {
         // The coordinator placed this shard elsewhere (after a failover, a late registration lost the race):
         // two live copies must never run, so the local one stops.
         this.logger.warn({ shardId, home: region }, 'stopping a local shard the coordinator placed elsewhere');
-        this.stopShard(shardId, local, false);
+        this.stopShard(shardId, local);
       }
       this.homes.set(shardId, region);
     }
@@ -302,23 +304,28 @@ export class ShardRegion {
     return shard;
   }
 
-  private handOff(shardId: number): void {
+  private handOff(shardId: number, handOffId: number): void {
     this.homes.delete(shardId);
     const shard = this.shards.get(shardId);
     if (shard === undefined) {
       // Already gone (a repeated HandOff, or a shard that never started here): nothing to wait for.
-      this.send({ type: 'ShardStopped', typeName: this.typeName, shardId });
+      this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
       return;
     }
-    if (!shard.isStopping) this.stopShard(shardId, shard, true);
+    // Also for a shard already stopping (an earlier coordinator's HandOff, or a copy placed elsewhere): the
+    // coordinator asking now waits for this report, under its own id, before the shard may start elsewhere.
+    this.stopReports.set(shardId, handOffId);
+    if (!shard.isStopping) this.stopShard(shardId, shard);
   }
 
-  private stopShard(shardId: number, shard: Shard, report: boolean): void {
+  private stopShard(shardId: number, shard: Shard): void {
     void shard.stop(this.ctx.config.handOffTimeoutMs).then(() => {
       if (this.shards.get(shardId) === shard) this.shards.delete(shardId);
+      const handOffId = this.stopReports.get(shardId);
+      this.stopReports.delete(shardId);
       if (this.stopped) return;
       this.logger.debug({ shardId }, 'shard stopped');
-      if (report) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId });
+      if (handOffId !== undefined) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
       this.flush(shardId);
       this.checkLeft();
     });
@@ -367,7 +374,21 @@ export class ShardRegion {
   private register(): void {
     const mode = this.resolveMode();
     if (mode === 'unknown' || this.coordinator === undefined) return;
-    this.send({ type: 'RegisterRegion', typeName: this.typeName, proxy: mode === 'proxy', shards: this.localShards() });
+    this.send({
+      type: 'RegisterRegion',
+      typeName: this.typeName,
+      proxy: mode === 'proxy',
+      shards: this.localShards(),
+      stopping: this.stoppingShards(),
+    });
+  }
+
+  /**
+   * Shards whose entities may still run here although no longer counted as hosted. A coordinator that took
+   * over mid hand-off learns them from the registration, so it starts none of them elsewhere until they stop.
+   */
+  private stoppingShards(): number[] {
+    return [...this.shards].filter(([, shard]) => shard.isStopping).map(([id]) => id).sort((a, b) => a - b);
   }
 
   private retry(): void {
@@ -396,7 +417,12 @@ export class ShardRegion {
   private async stopAllShardsLocally(): Promise<void> {
     const shards = [...this.shards];
     await Promise.all(shards.map(([, shard]) => shard.stop(this.ctx.config.handOffTimeoutMs)));
-    for (const [shardId, shard] of shards) if (this.shards.get(shardId) === shard) this.shards.delete(shardId);
+    for (const [shardId, shard] of shards) {
+      if (this.shards.get(shardId) !== shard) continue;
+      this.shards.delete(shardId);
+      // Nobody waits for these reports any more (this node is leaving or downed); a later copy of the shard must not inherit one.
+      this.stopReports.delete(shardId);
+    }
     if (this.leaving && this.shards.size === 0) {
       this.leaving.acked = true;
       this.leaving.resolve();

@@ -2,6 +2,8 @@
 // member's shards re-homed on next use, and the protocol converging on a lossy, duplicating, reordering network.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
+import type { EntityBehavior } from '../../src/sharding/entity.js';
+import type { ShardingMessage } from '../../src/sharding/messages.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import {
@@ -25,6 +27,48 @@ async function touchAll(via: TestNode, count: number): Promise<Map<string, strin
     homes.set(`e${i}`, reply.node);
   }
   return homes;
+}
+
+/** A counter whose `{ op: 'slow' }` takes `slowMs` of fake time, so a shard hosting it drains slowly on hand-off. */
+function slowCounter(events: EntityEvent[], slowMs: number): EntityBehavior {
+  const inner = counter(events);
+  return (ctx) => {
+    const entity = inner(ctx);
+    return {
+      async receive(message: unknown): Promise<unknown> {
+        if ((message as { op?: unknown } | null)?.op === 'slow') await new Promise((resolve) => setTimeout(resolve, slowMs));
+        return entity.receive(message);
+      },
+      stop: () => entity.stop?.(),
+    };
+  };
+}
+
+/**
+ * The most nodes on which the entity was alive (started and not yet stopped) at the same time, replayed from
+ * the event log: unlike sampling `localShards`, this also sees entities of a shard that is still stopping.
+ */
+function maxConcurrentHosts(events: ReadonlyArray<EntityEvent>, entityId: string): number {
+  const live = new Set<string>();
+  let max = 0;
+  for (const event of events) {
+    if (event.entityId !== entityId) continue;
+    if (event.kind === 'start') live.add(event.node);
+    if (event.kind === 'stop') live.delete(event.node);
+    max = Math.max(max, live.size);
+  }
+  return max;
+}
+
+/** Puts the shard of "y" on whatever `target()` names at the time; other shards on the lowest address. */
+function pinY(target: () => NodeAddress): AllocationStrategy {
+  const yShard = shardIdFor('y', SHARDS);
+  return {
+    allocate: (shardId, candidates) =>
+      (shardId === yShard ? candidates.find((x) => x.equals(target())) : undefined) ??
+      ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress),
+    rebalance: () => new Set(),
+  };
 }
 
 describe('failover', () => {
@@ -263,5 +307,102 @@ describe('failover', () => {
     const locations = await settle(nodes[1]!.sharding.getShardLocations('Counter'));
     const believed = new Map(locations.regions.flatMap((r) => r.shards.map((s) => [s, [r.address]] as const)));
     expect(hostedShards(nodes, 'Counter')).toEqual(believed);
+  });
+
+  it('starts no shard elsewhere while its previous owner, handing it off when the coordinator failed, still stops it', async () => {
+    const events: EntityEvent[] = [];
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    const yShard = shardIdFor('y', SHARDS);
+    let target = c.address;
+    cluster.initAll({ typeName: 'Counter', behavior: slowCounter(events, 3_000), numberOfShards: SHARDS, allocationStrategy: pinY(() => target) });
+    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
+
+    // y is busy for 3 s, so once c is told to hand its shard off, the shard drains for that long.
+    c.sharding.entityRefFor('Counter', 'y').tell({ op: 'slow' });
+    target = b.address;
+    expect(await settle(a.sharding.rebalanceNow('Counter', [yShard]))).toMatchObject({ accepted: [yShard] });
+    await eventually(() => !c.sharding.localShards('Counter').includes(yShard), 'c stopping the shard');
+    expect(events.some((e) => e.kind === 'stop')).toBe(false);
+
+    // The coordinator's node crashes mid hand-off: c's ShardStopped will never reach it.
+    await cluster.crash(a);
+    cluster.members.remove(a.address);
+    expect(b.sharding.coordinatorFor('Counter')?.toString()).toBe(b.key);
+    let answer: CounterReply | undefined;
+    void b.sharding
+      .entityRefFor('Counter', 'y')
+      .ask<CounterReply>({ op: 'inc' }, { timeoutMs: 20_000 })
+      .then((reply) => (answer = reply));
+    await eventually(() => answer !== undefined, 'the ask is answered');
+
+    expect(answer).toMatchObject({ node: b.key, count: 1 });
+    expect(maxConcurrentHosts(events, 'y')).toBe(1);
+    expect(events.filter((e) => e.kind !== 'message').map((e) => `${e.kind}@${e.node}`)).toEqual([`start@${c.key}`, `stop@${c.key}`, `start@${b.key}`]);
+    expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [b.key]]]));
+    const locations = await settle(b.sharding.getShardLocations('Counter'));
+    expect(locations.regions.filter((r) => r.shards.includes(yShard)).map((r) => r.address)).toEqual([b.key]);
+  });
+
+  it('ends the wait only on the stopping region\'s answer, and never erases a live home on a late or duplicated ShardStopped', async () => {
+    const events: EntityEvent[] = [];
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    const d = cluster.addNode(7004);
+    const yShard = shardIdFor('y', SHARDS);
+    cluster.initAll({ typeName: 'Counter', behavior: slowCounter(events, 3_000), numberOfShards: SHARDS, allocationStrategy: pinY(() => c.address) });
+    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
+    const handOffs: Array<ShardingMessage & { type: 'HandOff' }> = [];
+    c.transport.onMessage((_from, message) => {
+      if (message.type === 'HandOff' && message.shardId === yShard) handOffs.push(message);
+    });
+    const stoppedReports: Array<ShardingMessage & { type: 'ShardStopped' }> = [];
+    b.transport.onMessage((from, message) => {
+      if (message.type === 'ShardStopped' && message.shardId === yShard && from.equals(c.address)) stoppedReports.push(message);
+    });
+
+    c.sharding.entityRefFor('Counter', 'y').tell({ op: 'slow' });
+    await settle(a.sharding.rebalanceNow('Counter', [yShard]));
+    await eventually(() => !c.sharding.localShards('Counter').includes(yShard), 'c stopping the shard');
+    await cluster.crash(a);
+    cluster.members.remove(a.address);
+    let answer: CounterReply | undefined;
+    void d.sharding
+      .entityRefFor('Counter', 'y')
+      .ask<CounterReply>({ op: 'inc' }, { timeoutMs: 20_000 })
+      .then((reply) => (answer = reply));
+    await eventually(() => handOffs.some((m) => m.handOffId !== handOffs[0]?.handOffId), 'the new coordinator asked c for the shard');
+    const current = handOffs.at(-1)?.handOffId ?? 0;
+    const former = handOffs[0]?.handOffId ?? 0;
+
+    // While c still stops the shard: a report from another region (even with the right id) and c's answer to
+    // the former coordinator's HandOff change nothing.
+    d.transport.send(b.address, { type: 'ShardStopped', typeName: 'Counter', shardId: yShard, handOffId: current });
+    c.transport.send(b.address, { type: 'ShardStopped', typeName: 'Counter', shardId: yShard, handOffId: former });
+    await run(1_000);
+    expect(events.some((e) => e.kind === 'stop')).toBe(false);
+    expect(answer).toBeUndefined();
+    const during = await settle(b.sharding.getShardLocations('Counter'));
+    expect(during.regions.flatMap((r) => r.shards)).not.toContain(yShard);
+
+    // c's own answer ends the wait; the shard starts afresh, on c again.
+    await eventually(() => answer !== undefined, 'the ask is answered');
+    expect(answer).toMatchObject({ node: c.key, count: 1 });
+    expect(stoppedReports.map((m) => m.handOffId)).toContain(current);
+    expect(events.filter((e) => e.kind !== 'message').map((e) => `${e.kind}@${e.node}`)).toEqual([`start@${c.key}`, `stop@${c.key}`, `start@${c.key}`]);
+
+    // A late copy of that report, and a stale registration still listing the shard as stopping, must not
+    // erase the live home on c (nor restart it: y keeps its count).
+    c.transport.send(b.address, { type: 'ShardStopped', typeName: 'Counter', shardId: yShard, handOffId: current });
+    c.transport.send(b.address, { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [], stopping: [yShard] });
+    await run(1_000);
+    const after = await settle(b.sharding.getShardLocations('Counter'));
+    expect(after.regions.filter((r) => r.shards.includes(yShard)).map((r) => r.address)).toEqual([c.key]);
+    expect(await settle(d.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key, count: 2 });
+    expect(hostedShards(cluster.nodes.slice(1), 'Counter')).toEqual(new Map([[yShard, [c.key]]]));
+    expect(maxConcurrentHosts(events, 'y')).toBe(1);
+    expect(b.sharding.stats().types['Counter']?.coordinator?.rebalanceInProgress).toBe(0);
   });
 });

@@ -11,8 +11,9 @@ import { TestCluster, counter, entityInShard, run, settle, type CounterReply } f
 const NODE = 'sys@127.0.0.1:2551';
 
 const VALID: ShardingMessage[] = [
-  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [3, 1, 2] },
-  { type: 'RegisterRegion', typeName: 'Counter', proxy: true, shards: [] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [3, 1, 2], stopping: [] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [3], stopping: [0, 999_999] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: true, shards: [], stopping: [] },
   { type: 'RegisterAck', typeName: 'Counter' },
   { type: 'RegisterRequired', typeName: 'Counter' },
   { type: 'GetShardHome', typeName: 'Counter', shardId: 0 },
@@ -21,8 +22,8 @@ const VALID: ShardingMessage[] = [
   { type: 'ShardStarted', typeName: 'Counter', shardId: 7 },
   { type: 'BeginHandOff', typeName: 'a.b_c-d', shardId: 7 },
   { type: 'BeginHandOffAck', typeName: 'Counter', shardId: 7 },
-  { type: 'HandOff', typeName: 'Counter', shardId: 999_999 },
-  { type: 'ShardStopped', typeName: 'Counter', shardId: 7 },
+  { type: 'HandOff', typeName: 'Counter', shardId: 999_999, handOffId: 1 },
+  { type: 'ShardStopped', typeName: 'Counter', shardId: 7, handOffId: Number.MAX_SAFE_INTEGER },
   { type: 'GracefulShutdownRequest', typeName: 'Counter' },
   { type: 'GracefulShutdownAck', typeName: 'Counter' },
   { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'chat #1', payload: { text: 'hi', n: [1, 2] }, hops: 0 },
@@ -55,9 +56,20 @@ const MALFORMED: Array<Record<string, unknown>> = [
   { type: 'GetShardHome', typeName: 'has space', shardId: 1 },
   { type: 'GetShardHome', typeName: 'x'.repeat(129), shardId: 1 },
   { type: 'GetShardHome', shardId: 1 },
-  { type: 'RegisterRegion', typeName: 'Counter', proxy: 'no', shards: [] },
-  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [1, -2] },
-  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: 'all' },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: 'no', shards: [], stopping: [] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [1, -2], stopping: [] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: 'all', stopping: [] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [1] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [1], stopping: null },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [1], stopping: [2.5] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [1], stopping: [1_000_000] },
+  { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [1, 2], stopping: [3, 2] },
+  { type: 'HandOff', typeName: 'Counter', shardId: 1 },
+  { type: 'HandOff', typeName: 'Counter', shardId: 1, handOffId: 0 },
+  { type: 'ShardStopped', typeName: 'Counter', shardId: 1 },
+  { type: 'ShardStopped', typeName: 'Counter', shardId: 1, handOffId: 1.5 },
+  { type: 'ShardStopped', typeName: 'Counter', shardId: 1, handOffId: '7' },
+  { type: 'ShardStopped', typeName: 'Counter', shardId: 1, handOffId: Number.MAX_SAFE_INTEGER + 2 },
   { type: 'ShardHome', typeName: 'Counter', shardId: 1, region: 'not an address' },
   { type: 'ShardHome', typeName: 'Counter', shardId: 1, region: `actor-ts://${NODE}` },
   { type: 'ShardHome', typeName: 'Counter', shardId: 1 },
@@ -157,9 +169,9 @@ describe('messages from the wrong sender', () => {
     rogue.send(b.address, { type: 'GetShardHome', typeName: 'Counter', shardId });
     rogue.send(b.address, { type: 'HostShard', typeName: 'Counter', shardId });
     rogue.send(b.address, { type: 'ShardHome', typeName: 'Counter', shardId, region: rogue.self.toString() });
-    rogue.send(b.address, { type: 'HandOff', typeName: 'Counter', shardId });
+    rogue.send(b.address, { type: 'HandOff', typeName: 'Counter', shardId, handOffId: 1 });
     rogue.send(b.address, { type: 'EntityReply', askId: 424242, ok: true, value: 'unsolicited' });
-    rogue.send(a.address, { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [shardId] });
+    rogue.send(a.address, { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [shardId], stopping: [] });
     await run(100);
     expect(b.sharding.stats().unroutableMessages).toBe(2);
     expect(b.sharding.localShards('Counter')).toEqual([]);
