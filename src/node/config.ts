@@ -31,8 +31,11 @@ export interface NodeConfig {
   readonly logLevel: string;
   /** Anti-entropy interval of placement replication; default 1000 ms. */
   readonly antiEntropyIntervalMs: number;
-  /** Overrides of the cluster defaults (see ClusterConfig). */
-  readonly cluster: ClusterConfigInput;
+  /**
+   * Overrides of the cluster defaults (see ClusterConfig): failure detector, heartbeat and gossip intervals,
+   * downing and leave timeouts. Seeds, app version and roles are the top-level fields above.
+   */
+  readonly cluster: Omit<ClusterConfigInput, 'seedNodes' | 'appVersion' | 'roles'>;
   /** Overrides of the sharding defaults (see ShardingConfig). */
   readonly sharding: Partial<ShardingConfig>;
 }

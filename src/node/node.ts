@@ -88,8 +88,10 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   const stopped = new Promise<'left' | 'downed'>((resolve) => (resolveStopped = resolve));
   let stopping: Promise<void> | undefined;
   const closeAll = async (): Promise<void> => {
-    await http.close().catch(() => undefined);
+    // Sharding first: its shutdown fails pending asks at once, so in-flight HTTP requests end and the
+    // server can close without waiting out their ask timeouts.
     await sharding.shutdown();
+    await http.close().catch(() => undefined);
     cluster.shutdown();
     await transport.close();
   };
