@@ -171,13 +171,22 @@ export class ExternalAllocationController {
 export function explicitPlacementState(snapshot: () => PlacementSnapshot): () => ExternalAllocationState {
   let source: PlacementSnapshot | undefined;
   let state: ExternalAllocationState = { explicitPlacements: new Map() };
+  // Targets are a handful of node addresses repeated over many shards: parse each once, not per rebuild.
+  const addresses = new Map<string, NodeAddress | undefined>();
+  const parse = (target: string): NodeAddress | undefined => {
+    if (addresses.has(target)) return addresses.get(target);
+    if (addresses.size >= MAX_CACHED_TARGETS) addresses.clear();
+    const address = NodeAddress.tryParse(target);
+    addresses.set(target, address);
+    return address;
+  };
   return () => {
     const current = snapshot();
     if (current === source) return state;
     const explicitPlacements = new Map<number, NodeAddress>();
     for (const [shardId, placement] of current.placements) {
       // The store holds strings; one that is not an address (a foreign writer) cannot be honoured.
-      const target = NodeAddress.tryParse(placement.target);
+      const target = parse(placement.target);
       if (target !== undefined) explicitPlacements.set(shardId, target);
     }
     source = current;
@@ -185,6 +194,8 @@ export function explicitPlacementState(snapshot: () => PlacementSnapshot): () =>
     return state;
   };
 }
+
+const MAX_CACHED_TARGETS = 4096;
 
 function requireAddress(target: unknown): NodeAddress {
   if (target instanceof NodeAddress) return target;
