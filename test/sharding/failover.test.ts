@@ -117,12 +117,7 @@ describe('failover', () => {
     const yShard = shardIdFor('y', SHARDS);
     // Shard of "y" goes to c; any other shard to the lowest address. A coordinator that did not wait for c's
     // registration would hand y's shard to b and run it twice.
-    const strategy: AllocationStrategy = {
-      allocate: (shardId, candidates) =>
-        (shardId === yShard ? candidates.find((x) => x.equals(c.address)) : undefined) ??
-        ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress),
-      rebalance: () => new Set(),
-    };
+    const strategy = pinY(() => c.address);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
     expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
 
@@ -144,12 +139,7 @@ describe('failover', () => {
     const b = cluster.addNode(7002);
     const c = cluster.addNode(7003);
     const yShard = shardIdFor('y', SHARDS);
-    const strategy: AllocationStrategy = {
-      allocate: (shardId, candidates) =>
-        (shardId === yShard ? candidates.find((x) => x.equals(c.address)) : undefined) ??
-        ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress),
-      rebalance: () => new Set(),
-    };
+    const strategy = pinY(() => c.address);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
     await settle(a.sharding.entityRefFor('Counter', 'y').ask({ op: 'inc' }));
     expect(c.sharding.localShards('Counter')).toEqual([yShard]);
@@ -171,12 +161,7 @@ describe('failover', () => {
     const b = cluster.addNode(7002);
     const c = cluster.addNode(7003);
     const yShard = shardIdFor('y', SHARDS);
-    const strategy: AllocationStrategy = {
-      allocate: (shardId, candidates) =>
-        (shardId === yShard ? candidates.find((x) => x.equals(c.address)) : undefined) ??
-        ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress),
-      rebalance: () => new Set(),
-    };
+    const strategy = pinY(() => c.address);
     cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: SHARDS, allocationStrategy: strategy });
     await settle(a.sharding.entityRefFor('Counter', 'y').ask({ op: 'inc' }));
     expect(c.sharding.localShards('Counter')).toEqual([yShard]);
@@ -211,12 +196,7 @@ describe('failover', () => {
     const b = cluster.addNode(7002);
     const c = cluster.addNode(7003);
     const yShard = shardIdFor('y', SHARDS);
-    const strategy: AllocationStrategy = {
-      allocate: (shardId, candidates) =>
-        (shardId === yShard ? candidates.find((x) => x.equals(c.address)) : undefined) ??
-        ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress),
-      rebalance: () => new Set(),
-    };
+    const strategy = pinY(() => c.address);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
     await settle(a.sharding.entityRefFor('Counter', 'y').ask({ op: 'inc' }));
     cluster.net.partition([b.address], [c.address]);
