@@ -1,0 +1,37 @@
+// The shape every scenario returns: tables for the console and the README, raw figures for the JSON file,
+// headline sentences, and the panels it contributes to the summary chart.
+import type { Table } from './table.js';
+
+export interface BenchOptions {
+  readonly quick: boolean;
+  readonly seed: number;
+  /** One-way delay of the in-memory network in ms. */
+  readonly delayMs: number;
+  /** Adds the 1,000,000-overwrite growth case (well over 10 minutes on 2 cores, so not in the default run). */
+  readonly million: boolean;
+}
+
+export interface ChartSeries {
+  readonly label: string;
+  readonly values: readonly number[];
+}
+
+export interface ChartPanel {
+  readonly title: string;
+  readonly unit: string;
+  readonly log: boolean;
+  readonly groups: readonly string[];
+  readonly series: readonly ChartSeries[];
+}
+
+export interface ScenarioResult {
+  readonly id: string;
+  readonly title: string;
+  readonly tables: readonly Table[];
+  readonly data: unknown;
+  readonly headlines: readonly string[];
+  readonly panels: readonly ChartPanel[];
+  readonly seconds?: number;
+}
+
+export type Scenario = (options: BenchOptions) => Promise<ScenarioResult>;
