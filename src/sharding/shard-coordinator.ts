@@ -154,7 +154,7 @@ export class ShardCoordinator {
         this.onGetShardHome(from, message.shardId);
         return;
       case 'ShardStarted':
-        if (this.hostPending.get(message.shardId) === from) this.hostPending.delete(message.shardId);
+        this.onShardStarted(from, message.shardId);
         return;
       case 'BeginHandOffAck':
         this.onBeginHandOffAck(from, message.shardId);
@@ -472,6 +472,26 @@ export class ShardCoordinator {
    * learns the new home; on timeout it stays with its owner, and the regions that forgot the home learn it
    * again.
    */
+  /**
+   * A region started a shard. Only the known home may run it: a start from a stale ShardHome or HostShard
+   * (delivered after a hand-off moved the shard on) is told the real home, which stops that copy. A start
+   * of a shard with no home and no hand-off is adopted, as a registration would be.
+   */
+  private onShardStarted(from: string, shardId: number): void {
+    if (this.hostPending.get(shardId) === from) this.hostPending.delete(shardId);
+    const home = this.homes.get(shardId);
+    if (home === from) return;
+    if (home !== undefined) {
+      this.logger.warn({ shardId, home, copy: from }, 'a region started a shard homed elsewhere; telling it to stop');
+      this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+      return;
+    }
+    const owned = this.regions.get(from);
+    if (owned === undefined || this.handOffs.has(shardId) || this.deferred.has(shardId)) return;
+    this.homes.set(shardId, from);
+    owned.add(shardId);
+  }
+
   private finishHandOff(handOff: HandOffState, ok: boolean): void {
     const { shardId, owner } = handOff;
     clearTimeout(handOff.timer);

@@ -217,11 +217,14 @@ export class ShardRegion {
       case 'ShardHome':
         this.onShardHome(message.shardId, message.region);
         return;
-      case 'HostShard':
+      case 'HostShard': {
         if (this.isProxy) return;
+        const existed = this.shards.has(message.shardId);
         this.onShardHome(message.shardId, this.ctx.selfKey);
-        this.send({ type: 'ShardStarted', typeName: this.typeName, shardId: message.shardId });
+        // A new shard announces itself (ensureShard); a repeated HostShard still wants its acknowledgement.
+        if (existed) this.send({ type: 'ShardStarted', typeName: this.typeName, shardId: message.shardId });
         return;
+      }
       case 'BeginHandOff':
         this.homes.delete(message.shardId);
         this.send({ type: 'BeginHandOffAck', typeName: this.typeName, shardId: message.shardId });
@@ -300,6 +303,10 @@ export class ShardRegion {
       shard = new Shard(this.typeName, shardId, this.settings.behavior, this.ctx.self, this.logger);
       this.shards.set(shardId, shard);
       this.logger.debug({ shardId }, 'shard started');
+      // Every start is reported, so the coordinator can stop a copy started by a stale ShardHome or
+      // HostShard that reached this region after the shard had moved on (only possible when messages are
+      // reordered, e.g. across a reconnect).
+      this.send({ type: 'ShardStarted', typeName: this.typeName, shardId });
     }
     return shard;
   }

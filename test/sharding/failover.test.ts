@@ -385,4 +385,25 @@ describe('failover', () => {
     expect(maxConcurrentHosts(events, 'y')).toBe(1);
     expect(b.sharding.stats().types['Counter']?.coordinator?.rebalanceInProgress).toBe(0);
   });
+
+  it('stops a copy started by a stale ShardHome that arrives after the shard moved on (reordered delivery)', async () => {
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    const yShard = shardIdFor('y', SHARDS);
+    let target = b.address;
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: pinY(() => target) });
+    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: b.key });
+    target = c.address;
+    await settle(a.sharding.rebalanceNow('Counter', [yShard]));
+    await eventually(() => hostedShards([a, b, c], 'Counter').get(yShard)?.join() === c.key, 'shard moved to c');
+
+    // The ShardHome that once announced b, delivered to b only now (as a reordering network may):
+    const stale: ShardingMessage = { type: 'ShardHome', typeName: 'Counter', shardId: yShard, region: b.key };
+    (b.sharding as unknown as { dispatch(from: string, message: ShardingMessage): void }).dispatch(a.key, stale);
+    expect(b.sharding.localShards('Counter')).toEqual([yShard]);
+
+    await eventually(() => hostedShards([a, b, c], 'Counter').get(yShard)?.join() === c.key, 'the stale copy on b stopped');
+    expect(await settle(b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'get' }))).toMatchObject({ node: c.key });
+  });
 });
