@@ -7,8 +7,9 @@
 import { createHash } from 'node:crypto';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import { pick, shuffled } from '../lib/seeded-random.js';
-import { LwwMap, decodeJson, encodeJson, frame, parseEntries, type Entry } from './lww-map.js';
-import type { Protocol, SimContext, SimNode, Stamp } from './types.js';
+import { decodeJson, encodeJson, frame, parseEntries, type Entry } from './lww-map.js';
+import { MapGossipNode, otherMembers } from './map-gossip-node.js';
+import type { Protocol, SimContext } from './types.js';
 
 export const DELTA_TICK_MS = 400;
 export const DELTA_SLICE = 3;
@@ -29,54 +30,22 @@ export const deltaGossipProtocol: Protocol = {
   },
 };
 
-class DeltaNode implements SimNode {
-  private readonly map = new LwwMap();
-  private readonly peers: NodeAddress[];
-  private readonly listeners: Array<(shardIds: readonly number[]) => void> = [];
-  private readonly unsubscribe: () => void;
+class DeltaNode extends MapGossipNode {
   // Own deltas in write order; `sent` holds, per peer, how many of them that peer has been sent.
   private readonly deltas: Array<readonly [number, Entry]> = [];
   private readonly sent = new Map<string, number>();
   private roundRobin = 0;
   private digestCache: Uint8Array | undefined;
-  private closed = false;
 
-  constructor(private readonly context: SimContext, preloaded: ReadonlyArray<[number, Entry]>) {
-    for (const [shardId, entry] of preloaded) this.map.mergeEntry(shardId, entry);
-    this.peers = shuffled(
-      context.all.filter((address) => !address.equals(context.self)),
-      context.random,
-    );
-    this.unsubscribe = context.transport.onMessage((from, message) => {
-      if (message.type === 'PlacementUpdate') this.receive(from, message.update);
-    });
+  constructor(context: SimContext, preloaded: ReadonlyArray<[number, Entry]>) {
+    super(context, preloaded, shuffled(otherMembers(context), context.random));
     const alive = (): boolean => !this.closed;
     context.clock.every(DELTA_TICK_MS, context.random() * DELTA_TICK_MS, () => this.deltaTick(), alive);
     context.clock.every(DIGEST_GOSSIP_MS, context.random() * DIGEST_GOSSIP_MS, () => this.statusTick(), alive);
   }
 
-  write(shardId: number, target: string): Stamp {
-    const entry = this.map.write(shardId, target, this.context.now(), this.context.self.toString());
+  protected override wrote(shardId: number, entry: Entry): void {
     this.deltas.push([shardId, entry]);
-    this.changed([shardId]);
-    return { wallMs: entry[1], counter: 0, node: entry[2] };
-  }
-
-  read(shardId: number): string | undefined {
-    return this.map.read(shardId);
-  }
-
-  stamp(shardId: number): Stamp | undefined {
-    return this.map.stamp(shardId);
-  }
-
-  onChange(listener: (shardIds: readonly number[]) => void): void {
-    this.listeners.push(listener);
-  }
-
-  close(): void {
-    this.closed = true;
-    this.unsubscribe();
   }
 
   private deltaTick(): void {
@@ -99,7 +68,7 @@ class DeltaNode implements SimNode {
     this.sendFrame(pick(this.peers, this.context.random), STATUS, this.digest());
   }
 
-  private receive(from: NodeAddress, bytes: Uint8Array): void {
+  protected receive(from: NodeAddress, bytes: Uint8Array): void {
     const payload = bytes.subarray(1);
     switch (bytes[0]) {
       case DELTA: {
@@ -130,10 +99,9 @@ class DeltaNode implements SimNode {
     return this.digestCache;
   }
 
-  private changed(shardIds: readonly number[]): void {
-    if (shardIds.length === 0) return;
-    this.digestCache = undefined;
-    for (const listener of this.listeners) listener(shardIds);
+  protected override changed(shardIds: readonly number[]): void {
+    if (shardIds.length > 0) this.digestCache = undefined;
+    super.changed(shardIds);
   }
 }
 
