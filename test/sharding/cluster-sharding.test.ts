@@ -1,12 +1,13 @@
 // ClusterSharding over a MemoryNetwork: lazy allocation, tell/ask across nodes, one message at a time,
 // input validation, proxy-only regions, the region buffer limit and shutdown.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import {
   TestCluster,
+  useTestClusters,
   counter,
   entityInShard,
   eventually,
@@ -29,15 +30,7 @@ function pinTo(target: () => string): AllocationStrategy {
 
 describe('ClusterSharding', () => {
   let cluster: TestCluster;
-
-  beforeEach(() => {
-    vi.useFakeTimers();
-    cluster = new TestCluster();
-  });
-  afterEach(async () => {
-    await cluster.shutdown();
-    vi.useRealTimers();
-  });
+  useTestClusters(() => (cluster = new TestCluster()));
 
   it('allocates shards lazily: nothing before the first message, then exactly the shard that was used', async () => {
     const a = cluster.addNode(7001);

@@ -1,19 +1,12 @@
 // Whatever a user's entity throws, rejects with or answers, nothing escapes into the event loop and the
 // entity keeps handling its mailbox.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Entity, describeError } from '../../src/sharding/entity.js';
-import { TestCluster, settle } from './harness.js';
+import { TestCluster, settle, useTestClusters } from './harness.js';
 
 describe('entity errors', () => {
   let cluster: TestCluster;
-  beforeEach(() => {
-    vi.useFakeTimers();
-    cluster = new TestCluster();
-  });
-  afterEach(async () => {
-    await cluster.shutdown();
-    vi.useRealTimers();
-  });
+  useTestClusters(() => (cluster = new TestCluster()));
 
   it('describes values whose conversion to text throws', () => {
     expect(describeError(Object.create(null))).toBe('[object Object]');

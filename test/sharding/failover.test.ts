@@ -1,6 +1,6 @@
 // Losing nodes: the coordinator moving to the next oldest member (homes on live nodes survive), a downed
 // member's shards re-homed on next use, and the protocol converging on a lossy, duplicating, reordering network.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { EntityBehavior } from '../../src/sharding/entity.js';
 import type { ShardingMessage } from '../../src/sharding/messages.js';
@@ -8,6 +8,7 @@ import type { AllocationStrategy } from '../../src/sharding/strategies/index.js'
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import {
   TestCluster,
+  useTestClusters,
   counter,
   eventually,
   hostedShards,
@@ -73,15 +74,7 @@ function pinY(target: () => NodeAddress): AllocationStrategy {
 
 describe('failover', () => {
   let cluster: TestCluster;
-
-  beforeEach(() => {
-    vi.useFakeTimers();
-    cluster = new TestCluster();
-  });
-  afterEach(async () => {
-    await cluster.shutdown();
-    vi.useRealTimers();
-  });
+  useTestClusters(() => (cluster = new TestCluster()));
 
   it('moves the coordinator to the next oldest member when the oldest is removed; homes on live nodes survive', async () => {
     const a = cluster.addNode(7001);

@@ -1,6 +1,6 @@
 // Moving shards: manual rebalance, prompt and periodic rebalance rounds, hand-off under traffic, the
 // hand-off timeout, strategy results that are not candidates, and graceful leave.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { ShardAllocations } from '../../src/sharding/strategies/allocation-strategy.js';
 import {
@@ -10,6 +10,7 @@ import {
 } from '../../src/sharding/strategies/index.js';
 import {
   TestCluster,
+  useTestClusters,
   captureLogger,
   counter,
   entityInShard,
@@ -46,15 +47,7 @@ class ScriptedStrategy implements AllocationStrategy {
 
 describe('hand-off and rebalance', () => {
   let cluster: TestCluster;
-
-  beforeEach(() => {
-    vi.useFakeTimers();
-    cluster = new TestCluster();
-  });
-  afterEach(async () => {
-    await cluster.shutdown();
-    vi.useRealTimers();
-  });
+  useTestClusters(() => (cluster = new TestCluster()));
 
   it('rebalanceNow hands accepted shards off at once and re-allocates them through the strategy; reports unknown and homeless', async () => {
     const a = cluster.addNode(7001);

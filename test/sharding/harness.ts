@@ -1,6 +1,6 @@
 // Test helper: several ClusterSharding nodes over one MemoryNetwork and a FakeCluster, driven by fake timers.
 // `eventually` and `settle` poll in fake time with a deadline, so no test sleeps on the wall clock.
-import { vi } from 'vitest';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { pino } from 'pino';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
@@ -43,6 +43,8 @@ export function captureLogger(): { logger: Logger; lines: LogLine[] } {
 }
 
 export class TestCluster {
+  /** Every cluster made since the last `useTestClusters` clean-up, so none outlives its test. */
+  static readonly created: TestCluster[] = [];
   readonly net: MemoryNetwork;
   readonly members = new FakeCluster();
   readonly nodes: TestNode[] = [];
@@ -51,6 +53,7 @@ export class TestCluster {
     private readonly options: { config?: Partial<ShardingConfig>; seed?: number; logger?: Logger; delayMs?: number } = {},
   ) {
     this.net = new MemoryNetwork({ seed: options.seed ?? 7, delayMs: options.delayMs ?? 0 });
+    TestCluster.created.push(this);
   }
 
   /** Adds an Up member (unless `spec.status` says otherwise) and starts its sharding runtime. */
@@ -91,6 +94,21 @@ export class TestCluster {
       await node.transport.close();
     }
   }
+}
+
+/**
+ * The lifecycle of a sharding test file: fake timers and a fresh cluster from `create` before each test;
+ * after it, every cluster the test made (it may replace the fresh one with its own options) is shut down.
+ */
+export function useTestClusters(create: () => TestCluster): void {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    create();
+  });
+  afterEach(async () => {
+    for (const cluster of TestCluster.created.splice(0)) await cluster.shutdown();
+    vi.useRealTimers();
+  });
 }
 
 /** Advances fake time in small steps until `condition` holds; fails after `maxMs` of fake time. */

@@ -1,12 +1,12 @@
 // The sharding protocol at the gate: every message survives the wire codec unchanged, every malformed field
 // is rejected, and well-formed messages from the wrong sender or for an unknown type change nothing.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { decodeMessage, encodeMessage, encodeValue } from '../../src/cluster/message-codec.js';
 import { parseMessage, type ProtocolMessage } from '../../src/protocol.js';
 import { DEFAULT_SHARDING_CONFIG, resolveShardingConfig } from '../../src/sharding/config.js';
 import { SHARDING_MESSAGE_TYPES, type ShardingMessage } from '../../src/sharding/messages.js';
-import { TestCluster, counter, entityInShard, run, settle, type CounterReply } from './harness.js';
+import { TestCluster, counter, entityInShard, run, settle, useTestClusters, type CounterReply } from './harness.js';
 
 const NODE = 'sys@127.0.0.1:2551';
 
@@ -148,15 +148,7 @@ describe('sharding config', () => {
 
 describe('messages from the wrong sender', () => {
   let cluster: TestCluster;
-
-  beforeEach(() => {
-    vi.useFakeTimers();
-    cluster = new TestCluster();
-  });
-  afterEach(async () => {
-    await cluster.shutdown();
-    vi.useRealTimers();
-  });
+  useTestClusters(() => (cluster = new TestCluster()));
 
   it('drops messages for unknown types and coordinator claims from a node that is not the coordinator', async () => {
     const a = cluster.addNode(7001);
