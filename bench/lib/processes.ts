@@ -5,6 +5,7 @@ import { mkdtempSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stopChild } from '../../src/cli/local-cluster.js';
 
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -107,14 +108,3 @@ async function upMembers(url: string): Promise<number> {
   }
 }
 
-function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}

@@ -109,7 +109,8 @@ async function waitUntilUp(
   }
 }
 
-function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+/** SIGTERM, then SIGKILL after `graceMs`; resolves when the child has exited. */
+export function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
