@@ -473,17 +473,23 @@ export class ShardCoordinator {
    * again.
    */
   /**
-   * A region started a shard. Only the known home may run it: a start from a stale ShardHome or HostShard
-   * (delivered after a hand-off moved the shard on) is told the real home, which stops that copy. A start
-   * of a shard with no home and no hand-off is adopted, as a registration would be.
+   * A region started a shard, or runs one while told of another home. Only the known home may run it: a
+   * copy started by a stale ShardHome or HostShard (delivered after a hand-off moved the shard on), or a
+   * second copy after a failover, is handed off. A start of a shard with no home and no hand-off is
+   * adopted, as a registration would be.
    */
   private onShardStarted(from: string, shardId: number): void {
     if (this.hostPending.get(shardId) === from) this.hostPending.delete(shardId);
     const home = this.homes.get(shardId);
     if (home === from) return;
     if (home !== undefined) {
-      this.logger.warn({ shardId, home, copy: from }, 'a region started a shard homed elsewhere; telling it to stop');
-      this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+      // A HandOff of its own (an id no hand-off waits for, so its ShardStopped changes nothing here): a
+      // ShardHome naming the real home would not do, since a region never stops a running shard on a
+      // ShardHome (a stale one could name anybody).
+      this.logger.warn({ shardId, home, copy: from }, 'a region runs a shard homed elsewhere; stopping that copy');
+      const handOffId = this.nextHandOffId;
+      this.nextHandOffId = handOffId >= Number.MAX_SAFE_INTEGER ? 1 : handOffId + 1;
+      this.send(from, { type: 'HandOff', typeName: this.typeName, shardId, handOffId });
       return;
     }
     const owned = this.regions.get(from);

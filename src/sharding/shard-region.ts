@@ -286,12 +286,14 @@ export class ShardRegion {
     } else {
       const local = this.shards.get(shardId);
       if (local !== undefined && !local.isStopping) {
-        // The coordinator placed this shard elsewhere (after a failover, a late registration lost the race):
-        // two live copies must never run, so the local one stops.
-        this.logger.warn({ shardId, home: region }, 'stopping a local shard the coordinator placed elsewhere');
-        this.stopShard(shardId, local);
+        // Running here while told of another home: either a second copy (a late registration lost the race
+        // after a failover) or a stale ShardHome overtaken by later moves, which must not stop the real
+        // home. The coordinator decides: this report makes it send a HandOff if the shard belongs elsewhere.
+        this.logger.warn({ shardId, home: region }, 'told of another home for a shard running here; asking the coordinator');
+        this.send({ type: 'ShardStarted', typeName: this.typeName, shardId });
+      } else {
+        this.homes.set(shardId, region);
       }
-      this.homes.set(shardId, region);
     }
     this.flush(shardId);
   }

@@ -399,4 +399,25 @@ describe('failover', () => {
     await eventually(() => hostedShards([a, b, c], 'Counter').get(yShard)?.join() === c.key, 'the stale copy on b stopped');
     expect(await settle(b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'get' }))).toMatchObject({ node: c.key });
   });
+
+  it('keeps the real home running when a stale ShardHome naming an earlier home reaches it (reordered delivery)', async () => {
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    const yShard = shardIdFor('y', SHARDS);
+    let target = b.address;
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: pinY(() => target) });
+    await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }));
+    target = c.address;
+    await settle(a.sharding.rebalanceNow('Counter', [yShard]));
+    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key, count: 1 });
+
+    // The broadcast that announced b, overtaken by the later move, reaches c only now:
+    const stale: ShardingMessage = { type: 'ShardHome', typeName: 'Counter', shardId: yShard, region: b.key };
+    (c.sharding as unknown as { dispatch(from: string, message: ShardingMessage): void }).dispatch(a.key, stale);
+    await run(1_000);
+
+    expect(hostedShards([a, b, c], 'Counter')).toEqual(new Map([[yShard, [c.key]]]));
+    expect(await settle(c.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key, count: 2 });
+  });
 });
