@@ -1,6 +1,6 @@
 // Entry point of `npm run bench` (add `-- --quick` for the one-minute version): runs scenarios 1-6, prints
 // a table per scenario, writes bench/results/<mode>.json and .svg, and on a full run refreshes the figures
-// section of bench/README.md. `--only 1,4` runs a subset and writes nothing; `--with-1m` adds the 1M growth case.
+// section of bench/README.md. `--only 1,4` runs a subset and writes nothing.
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { writeResults } from './lib/report.js';
@@ -28,7 +28,6 @@ interface Flags {
   readonly only: ReadonlySet<string> | undefined;
   readonly seed: number;
   readonly delayMs: number;
-  readonly million: boolean;
 }
 
 function parseFlags(argv: readonly string[]): Flags {
@@ -36,7 +35,6 @@ function parseFlags(argv: readonly string[]): Flags {
   let only: Set<string> | undefined;
   let seed = 1;
   let delayMs = 1;
-  let million = false;
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] as string).split('=', 2) as [string, string | undefined];
     const value = (): string => {
@@ -48,9 +46,6 @@ function parseFlags(argv: readonly string[]): Flags {
       case '--quick':
         quick = true;
         break;
-      case '--with-1m':
-        million = true;
-        break;
       case '--only':
         only = new Set(value().split(',').map((s) => s.trim().replace(/^s/i, '')));
         break;
@@ -61,7 +56,7 @@ function parseFlags(argv: readonly string[]): Flags {
         delayMs = Number(value());
         break;
       case '--help':
-        process.stdout.write('usage: npm run bench [-- --quick] [--only 1,2,...] [--seed N] [--delay-ms MS] [--with-1m]\n');
+        process.stdout.write('usage: npm run bench [-- --quick] [--only 1,2,...] [--seed N] [--delay-ms MS]\n');
         process.exit(0);
         break;
       default:
@@ -70,13 +65,13 @@ function parseFlags(argv: readonly string[]): Flags {
   }
   if (!Number.isSafeInteger(seed) || seed <= 0) throw new Error('--seed must be a positive integer');
   if (!Number.isFinite(delayMs) || delayMs < 0) throw new Error('--delay-ms must be a number >= 0');
-  return { quick, only, seed, delayMs, million };
+  return { quick, only, seed, delayMs };
 }
 
 async function main(): Promise<void> {
   const flags = parseFlags(process.argv.slice(2));
   checkWireSize();
-  const options: BenchOptions = { quick: flags.quick, seed: flags.seed, delayMs: flags.delayMs, million: flags.million };
+  const options: BenchOptions = { quick: flags.quick, seed: flags.seed, delayMs: flags.delayMs };
   const startedAt = new Date();
   const started = process.hrtime.bigint();
   const results: ScenarioResult[] = [];
@@ -98,7 +93,6 @@ async function main(): Promise<void> {
   const extra = [
     flags.seed !== 1 ? `--seed ${flags.seed}` : '',
     flags.delayMs !== 1 ? `--delay-ms ${flags.delayMs}` : '',
-    flags.million ? '--with-1m' : '',
   ]
     .filter(Boolean)
     .join(' ');

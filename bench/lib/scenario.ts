@@ -7,8 +7,6 @@ export interface BenchOptions {
   readonly seed: number;
   /** One-way delay of the in-memory network in ms. */
   readonly delayMs: number;
-  /** Adds the 1,000,000-overwrite growth case (well over 10 minutes on 2 cores, so not in the default run). */
-  readonly million: boolean;
 }
 
 export interface ChartSeries {

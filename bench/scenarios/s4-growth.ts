@@ -1,30 +1,36 @@
-// Scenario 4, growth: 10 writers overwrite random placements of 10,000 shards (synced through a hub every
-// 1,000 writes per writer) until 100k / 1M overwrites; then encoded state size, heap of one replica, time
-// for a fresh node to bootstrap from a peer, and time to encode the diff for a peer that is already in sync.
-// Wall-clock figures: reported with their ratio to the plain JSON map and to the plain Y.Map run here too.
-// The 1,000,000 case runs only with --with-1m: building it (10 replicas, every write replayed through the
-// hub) took 424 s for the store and 246 s for the plain Y.Map, and the whole scenario 22 minutes, well past
-// the 10-minute budget of a full run (figures in bench/README.md).
+// Scenario 4, growth: 10 writers overwrite random placements of 10,000 shards, syncing every 1,000 writes
+// per writer, until 100k and 1M overwrites; then the encoded state size, heap of one replica, time for a
+// fresh node to bootstrap from a peer, and time to encode the diff for a peer that is already in sync.
+// Wall-clock figures, reported with their ratio to the plain JSON map and to the plain Y.Map run here too.
+// How the histories are built without ten full replicas, and why that is exact: lib/growth-history.ts.
 import * as Y from 'yjs';
 import { PlacementStore } from '../../crdt/index.js';
+import {
+  BATCH,
+  SHARDS,
+  StoreHistory,
+  WRITERS,
+  YMapHistory,
+  checkStoreHistory,
+  checkYMapHistory,
+  workload,
+  writerName,
+  type Write,
+} from '../lib/growth-history.js';
 import { heapUsed, timeMs } from '../lib/heap.js';
 import type { BenchOptions, ChartPanel, ScenarioResult } from '../lib/scenario.js';
-import { seededRandom } from '../lib/seeded-random.js';
-import { EPOCH_MS, simAddress } from '../lib/sim-cluster.js';
+import { EPOCH_MS } from '../lib/sim-cluster.js';
 import { fmt, fmtBytes, fmtRatio, fmtSummary, ratio, summarize, type Summary } from '../lib/stats.js';
 import type { Table } from '../lib/table.js';
 import { LwwMap, parseEntries } from '../protocols/lww-map.js';
 import { TYPE_NAME } from '../protocols/types.js';
 
-const SHARDS = 10_000;
-const WRITERS = 10;
-const BATCH = 1000;
-const TARGETS = 100;
 const EMPTY_STATE_VECTOR = new Uint8Array([0]);
 
 interface GrowthFigures {
   readonly implementation: 'store' | 'json' | 'ymap';
   readonly overwrites: number;
+  /** Bench-side time to write the history up to this size (not a figure of merit). */
   readonly buildSeconds: number;
   readonly stateBytes: number;
   /** heapUsed growth for one more replica bootstrapped from a peer, after a full GC. */
@@ -36,157 +42,161 @@ interface GrowthFigures {
   readonly liveKeys: number;
 }
 
-/** One write of the shared workload: the same sequence for every implementation. */
-interface Write {
-  readonly writer: number;
-  readonly shardId: number;
-  readonly target: string;
-}
-
-function* workload(overwrites: number, seed: number): Generator<Write[]> {
-  const random = seededRandom(seed);
-  const targets = Array.from({ length: TARGETS }, (_, i) => simAddress(i).toString());
-  const rounds = Math.ceil(overwrites / (WRITERS * BATCH));
-  for (let round = 0; round < rounds; round++) {
-    const writes: Write[] = [];
-    for (let writer = 0; writer < WRITERS; writer++) {
-      for (let i = 0; i < BATCH; i++) {
-        writes.push({ writer, shardId: Math.floor(random() * SHARDS), target: targets[Math.floor(random() * TARGETS)] as string });
-      }
-    }
-    yield writes;
-  }
+interface HistoryCheck {
+  readonly overwrites: number;
+  /** Store items compared between the one-writer-at-a-time history and ten replicas; differences must be 0. */
+  readonly storeItems: number;
+  readonly storeDifferences: number;
+  /** One-document Y.Map state size over the ten-replica one. */
+  readonly ymapStateRatio: number;
+  readonly ymapItems: number;
+  readonly ymapReplicatedItems: number;
 }
 
 export async function growth(options: BenchOptions): Promise<ScenarioResult> {
-  const sizes = options.quick ? [20_000] : options.million ? [100_000, 1_000_000] : [100_000];
-  const figures: GrowthFigures[] = [];
-  for (const overwrites of sizes) {
-    const trials = overwrites >= 1_000_000 ? 3 : options.quick ? 5 : 7;
-    figures.push(measureStore(overwrites, trials, options.seed));
-    figures.push(measureYMap(overwrites, trials, options.seed));
-    figures.push(measureJson(overwrites, trials, options.seed));
-  }
-  return report(figures, sizes);
+  const sizes = options.quick ? [20_000] : [100_000, 1_000_000];
+  const check = checkHistories(options.quick ? 20_000 : 30_000, options.seed);
+  const trials = (overwrites: number): number => (overwrites >= 1_000_000 ? 3 : options.quick ? 5 : 7);
+  const figures = [
+    ...measureStore(sizes, trials, options.seed),
+    ...measureYMap(sizes, trials, options.seed),
+    ...measureJson(sizes, trials, options.seed),
+  ];
+  return report(figures, sizes, check);
 }
 
-function measureStore(overwrites: number, trials: number, seed: number): GrowthFigures {
-  let tick = 0;
-  const now = (): number => EPOCH_MS + tick;
-  const stores = Array.from({ length: WRITERS }, (_, i) => new PlacementStore({ node: `writer-${i}`, now }));
-  const hub = stores[0] as PlacementStore;
-  const sync = (): void => {
-    for (const store of stores.slice(1)) hub.applyUpdate(store.encodeDiff(hub.encodeStateVector()));
-    for (const store of stores.slice(1)) store.applyUpdate(hub.encodeDiff(store.encodeStateVector()));
-  };
-  const start = process.hrtime.bigint();
-  for (const writes of workload(overwrites, seed)) {
-    for (const { writer, shardId, target } of writes) {
-      tick++;
-      (stores[writer] as PlacementStore).set(TYPE_NAME, shardId, target);
-    }
-    sync();
+function checkHistories(overwrites: number, seed: number): HistoryCheck {
+  const store = checkStoreHistory(overwrites, seed);
+  if (store.differences > 0) {
+    throw new Error(`S4: the written store history differs from ten replicas' in ${store.differences} of ${store.items} items`);
   }
-  // Prunes made while applying the last round travel in one more round.
-  sync();
-  sync();
-  const buildSeconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const state = hub.encodeDiff(EMPTY_STATE_VECTOR);
-  const peer = stores[1] as PlacementStore;
-  const bootstrap = bootstrapTrials(trials, () => {
-    const fresh = new PlacementStore({ node: 'fresh', now });
-    fresh.applyUpdate(hub.encodeDiff(fresh.encodeStateVector()));
-    return fresh;
-  });
-  const inSync = repeat(50, () => hub.encodeDiff(peer.encodeStateVector()));
+  const ymap = checkYMapHistory(overwrites, seed);
   return {
-    implementation: 'store',
     overwrites,
-    buildSeconds,
-    stateBytes: state.length,
-    replicaHeapBytes: bootstrap.heap,
-    bootstrapMs: bootstrap.ms,
-    inSyncDiffMs: inSync.ms,
-    inSyncDiffBytes: inSync.bytes,
-    liveKeys: hub.stats().slots,
+    storeItems: store.items,
+    storeDifferences: store.differences,
+    ymapStateRatio: ymap.stateRatio,
+    ymapItems: ymap.items,
+    ymapReplicatedItems: ymap.replicatedItems,
   };
 }
 
-function measureYMap(overwrites: number, trials: number, seed: number): GrowthFigures {
-  let tick = 0;
-  const random = seededRandom(seed + 1);
-  const docs = Array.from({ length: WRITERS }, (_, i) => {
-    const doc = new Y.Doc();
-    doc.clientID = Math.floor(random() * 2 ** 32);
-    return { doc, map: doc.getMap<readonly [string, number, string]>(TYPE_NAME), node: `writer-${i}` };
-  });
-  const hub = (docs[0] as (typeof docs)[number]).doc;
-  const sync = (): void => {
-    for (const { doc } of docs.slice(1)) Y.applyUpdateV2(hub, Y.encodeStateAsUpdateV2(doc, Y.encodeStateVector(hub)));
-    for (const { doc } of docs.slice(1)) Y.applyUpdateV2(doc, Y.encodeStateAsUpdateV2(hub, Y.encodeStateVector(doc)));
-  };
-  const start = process.hrtime.bigint();
-  for (const writes of workload(overwrites, seed)) {
-    for (const { writer, shardId, target } of writes) {
-      tick++;
-      const w = docs[writer] as (typeof docs)[number];
-      w.map.set(String(shardId), [target, EPOCH_MS + tick, w.node]);
-    }
-    sync();
+/** Runs the workload up to the largest size and calls `measure` each time it reaches one of `sizes`. */
+function atSizes<T>(
+  sizes: readonly number[],
+  seed: number,
+  write: (writes: readonly Write[]) => void,
+  measure: (overwrites: number, buildSeconds: number) => T,
+): T[] {
+  const results: T[] = [];
+  let done = 0;
+  let buildNs = 0n;
+  for (const writes of workload(Math.max(...sizes), seed)) {
+    const start = process.hrtime.bigint();
+    write(writes);
+    buildNs += process.hrtime.bigint() - start;
+    done += writes.length;
+    if (sizes.includes(done)) results.push(measure(done, Number(buildNs) / 1e9));
   }
-  const buildSeconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const peer = (docs[1] as (typeof docs)[number]).doc;
-  const bootstrap = bootstrapTrials(trials, () => {
-    const fresh = new Y.Doc();
-    Y.applyUpdateV2(fresh, Y.encodeStateAsUpdateV2(hub, Y.encodeStateVector(fresh)));
-    return fresh;
-  });
-  const inSync = repeat(50, () => Y.encodeStateAsUpdateV2(hub, Y.encodeStateVector(peer)));
-  const figures: GrowthFigures = {
-    implementation: 'ymap',
+  return results;
+}
+
+/** What one implementation offers to be measured at one size. */
+interface Subject {
+  readonly implementation: GrowthFigures['implementation'];
+  readonly stateBytes: number;
+  readonly liveKeys: number;
+  /** Builds one more replica from this one's state. */
+  readonly bootstrap: () => unknown;
+  /** What a peer that is already in sync receives. */
+  readonly inSyncDiff: () => Uint8Array;
+}
+
+function measure(subject: Subject, overwrites: number, buildSeconds: number, trials: number): GrowthFigures {
+  const bootstrap = bootstrapTrials(trials, subject.bootstrap);
+  const inSync = repeat(50, subject.inSyncDiff);
+  return {
+    implementation: subject.implementation,
     overwrites,
     buildSeconds,
-    stateBytes: Y.encodeStateAsUpdateV2(hub).length,
+    stateBytes: subject.stateBytes,
     replicaHeapBytes: bootstrap.heap,
     bootstrapMs: bootstrap.ms,
     inSyncDiffMs: inSync.ms,
     inSyncDiffBytes: inSync.bytes,
-    liveKeys: hub.getMap(TYPE_NAME).size,
+    liveKeys: subject.liveKeys,
   };
-  for (const { doc } of docs) doc.destroy();
+}
+
+function measureStore(sizes: readonly number[], trials: (n: number) => number, seed: number): GrowthFigures[] {
+  const history = new StoreHistory();
+  const figures = atSizes(sizes, seed, (writes) => history.round(writes), (overwrites, buildSeconds) => {
+    const now = history.now;
+    const replica = history.replica();
+    const subject: Subject = {
+      implementation: 'store',
+      stateBytes: replica.encodeDiff(EMPTY_STATE_VECTOR).length,
+      liveKeys: replica.stats().slots,
+      bootstrap: () => {
+        const fresh = new PlacementStore({ node: 'fresh', now: () => now });
+        fresh.applyUpdate(replica.encodeDiff(fresh.encodeStateVector()));
+        return fresh;
+      },
+      // A peer in sync has the same state vector as the replica.
+      inSyncDiff: () => replica.encodeDiff(replica.encodeStateVector()),
+    };
+    return measure(subject, overwrites, buildSeconds, trials(overwrites));
+  });
+  history.destroy();
   return figures;
 }
 
-function measureJson(overwrites: number, trials: number, seed: number): GrowthFigures {
+function measureYMap(sizes: readonly number[], trials: (n: number) => number, seed: number): GrowthFigures[] {
+  const history = new YMapHistory(seed);
+  const hub = history.doc;
+  const figures = atSizes(sizes, seed, (writes) => history.round(writes), (overwrites, buildSeconds) => {
+    const subject: Subject = {
+      implementation: 'ymap',
+      stateBytes: Y.encodeStateAsUpdateV2(hub).length,
+      liveKeys: hub.getMap(TYPE_NAME).size,
+      bootstrap: () => {
+        const fresh = new Y.Doc();
+        Y.applyUpdateV2(fresh, Y.encodeStateAsUpdateV2(hub, Y.encodeStateVector(fresh)));
+        return fresh;
+      },
+      inSyncDiff: () => Y.encodeStateAsUpdateV2(hub, Y.encodeStateVector(hub)),
+    };
+    return measure(subject, overwrites, buildSeconds, trials(overwrites));
+  });
+  hub.destroy();
+  return figures;
+}
+
+function measureJson(sizes: readonly number[], trials: (n: number) => number, seed: number): GrowthFigures[] {
   let tick = 0;
   const map = new LwwMap();
-  const start = process.hrtime.bigint();
-  for (const writes of workload(overwrites, seed)) {
-    for (const { writer, shardId, target } of writes) map.write(shardId, target, EPOCH_MS + ++tick, `writer-${writer}`);
-  }
-  const buildSeconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const bootstrap = bootstrapTrials(trials, () => {
-    const fresh = new LwwMap();
-    fresh.mergeAll(parseEntries(map.serialize()));
-    return fresh;
-  });
-  // The JSON map has no diff: every gossip round re-sends (and, after a change, re-serialises) the whole map.
-  const full = repeat(50, () => {
-    const copy = new LwwMap();
-    for (const [shardId, entry] of map.entries) copy.mergeEntry(shardId, entry);
-    return copy.serialize();
-  });
-  return {
-    implementation: 'json',
-    overwrites,
-    buildSeconds,
-    stateBytes: map.serialize().length,
-    replicaHeapBytes: bootstrap.heap,
-    bootstrapMs: bootstrap.ms,
-    inSyncDiffMs: full.ms,
-    inSyncDiffBytes: full.bytes,
-    liveKeys: map.entries.size,
+  const write = (writes: readonly Write[]): void => {
+    for (const { writer, shardId, target } of writes) map.write(shardId, target, EPOCH_MS + ++tick, writerName(writer));
   };
+  return atSizes(sizes, seed, write, (overwrites, buildSeconds) => {
+    const subject: Subject = {
+      implementation: 'json',
+      stateBytes: map.serialize().length,
+      liveKeys: map.entries.size,
+      bootstrap: () => {
+        const fresh = new LwwMap();
+        fresh.mergeAll(parseEntries(map.serialize()));
+        return fresh;
+      },
+      // The JSON map has no diff: every gossip round re-sends (and, after a change, re-serialises) the whole map.
+      inSyncDiff: () => {
+        const copy = new LwwMap();
+        for (const [shardId, entry] of map.entries) copy.mergeEntry(shardId, entry);
+        return copy.serialize();
+      },
+    };
+    return measure(subject, overwrites, buildSeconds, trials(overwrites));
+  });
 }
 
 /** Times `bootstrap` per trial; the heap figure is the growth that the last replica leaves after a GC. */
@@ -213,13 +223,13 @@ function repeat(times: number, fn: () => Uint8Array): { ms: Summary; bytes: numb
   return { ms: summarize(samples), bytes };
 }
 
-function report(figures: readonly GrowthFigures[], sizes: readonly number[]): ScenarioResult {
+function report(figures: readonly GrowthFigures[], sizes: readonly number[], check: HistoryCheck): ScenarioResult {
   const label = { store: 'placement store (ours)', ymap: 'plain Y.Map', json: 'plain JSON map' } as const;
   const find = (impl: GrowthFigures['implementation'], n: number): GrowthFigures | undefined =>
     figures.find((f) => f.implementation === impl && f.overwrites === n);
   const main: Table = {
-    title: `Scenario 4: growth (${WRITERS} writers, ${SHARDS.toLocaleString('en-US')} shards, hub sync every ${BATCH} writes per writer)`,
-    headers: ['implementation', 'overwrites', 'state bytes', 'live keys', 'replica heap', 'bootstrap ms', 'in-sync diff ms', 'in-sync diff bytes', 'build s'],
+    title: `Scenario 4: growth (${WRITERS} writers, ${SHARDS.toLocaleString('en-US')} shards, a sync every ${BATCH} writes per writer)`,
+    headers: ['implementation', 'overwrites', 'state bytes', 'live keys', 'replica heap', 'bootstrap ms', 'in-sync diff ms', 'in-sync diff bytes'],
     rows: figures.map((f) => [
       label[f.implementation],
       f.overwrites.toLocaleString('en-US'),
@@ -229,13 +239,15 @@ function report(figures: readonly GrowthFigures[], sizes: readonly number[]): Sc
       fmtSummary(f.bootstrapMs),
       fmtSummary(f.inSyncDiffMs),
       fmtBytes(f.inSyncDiffBytes),
-      fmt(f.buildSeconds),
     ]),
     note:
       'wall-clock; median / p99 over trials. state bytes: full encoded state (store and Y.Map: Yjs V2; JSON: the ' +
       'gossip payload). bootstrap: a fresh replica asks a peer for everything and applies it. in-sync diff: what ' +
       'anti-entropy costs when nothing is missing; the JSON map has no diff, so its row is a full-state message. ' +
-      'build s: time to run the workload (store: includes syncing 10 replicas).',
+      `History check at ${check.overwrites.toLocaleString('en-US')} overwrites: the store's history, written one ` +
+      `writer at a time, equals ten syncing replicas' in all ${check.storeItems.toLocaleString('en-US')} items; the ` +
+      `one-document Y.Map history has ${check.ymapItems.toLocaleString('en-US')} items like the replicas' ` +
+      `${check.ymapReplicatedItems.toLocaleString('en-US')} and ${fmtRatio(check.ymapStateRatio)} of their state size.`,
   };
   const ratios: Table = {
     title: 'Scenario 4: store relative to the baselines (same run)',
@@ -263,7 +275,7 @@ function report(figures: readonly GrowthFigures[], sizes: readonly number[]): Sc
       title: 'S4 encoded state after N overwrites of 10,000 shards (bytes)',
       unit: 'bytes',
       log: true,
-      groups: sizes.map((n) => `${n / 1000}k`),
+      groups: sizes.map((n) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`)),
       series: (['store', 'ymap', 'json'] as const).map((impl) => ({ label: label[impl], values: sizes.map((n) => find(impl, n)?.stateBytes ?? Number.NaN) })),
     },
   ];
@@ -279,5 +291,5 @@ function report(figures: readonly GrowthFigures[], sizes: readonly number[]): Sc
       `(${fmtRatio(ratio(s.inSyncDiffMs.median, y.inSyncDiffMs.median))} of Y.Map)`
     );
   });
-  return { id: 's4', title: 'Growth', tables: [main, ratios], data: { shards: SHARDS, writers: WRITERS, batch: BATCH, figures }, headlines, panels };
+  return { id: 's4', title: 'Growth', tables: [main, ratios], data: { shards: SHARDS, writers: WRITERS, batch: BATCH, check, figures }, headlines, panels };
 }
