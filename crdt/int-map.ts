@@ -80,8 +80,14 @@ function capacity(height: number): number {
   return WIDTH ** (height + 1);
 }
 
-// Division by a power of two is exact in doubles, so this works above 2^32 where bit operators do not.
+// Shard ids are small: bit operators for keys below 2^31 (the hot path of every lookup), and division by a
+// power of two, exact in doubles, above that where bit operators would truncate.
 function digit(key: number, level: number): number {
+  if (key <= 0x7fffffff) {
+    const shift = level * BITS;
+    // A shift count of 32 or more wraps in JavaScript; such a level's digit of a small key is 0.
+    return shift > 30 ? 0 : (key >>> shift) & (WIDTH - 1);
+  }
   return Math.floor(key / WIDTH ** level) % WIDTH;
 }
 

@@ -105,7 +105,8 @@ function report(figures: readonly CallFigures[]): ScenarioResult {
     note:
       'wall-clock microseconds per call, median / p99. external = externalAllocationStrategy(least-shard, ' +
       'explicitPlacementState(store.snapshot)). change: one placement written to the store before every call ' +
-      '(not timed), so every call sees a new snapshot and rebuilds the 1,000-entry view.',
+      '(not timed), so every call sees a new snapshot: allocate looks its shard up in it directly, rebalance ' +
+      'copies its 1,000 valid targets once (it looks up every allocated shard).',
   };
   const panels: ChartPanel[] = [
     {

@@ -5,7 +5,10 @@ import type { Placement, PlacementSnapshot } from '../../crdt/index.js';
 import { NodeAddress } from '../cluster/address.js';
 import { ActorTsError } from '../errors.js';
 import type { ClusterSharding, RebalanceNowResult } from './cluster-sharding.js';
+import { explicitPlacementState } from './explicit-placement-state.js';
 import type { ExternalAllocationState } from './strategies/index.js';
+
+export { explicitPlacementState };
 
 /** A placement as stored: its target, the HLC that decides conflicts, and the node that wrote it. */
 export interface PlacementRecord {
@@ -164,38 +167,6 @@ export class ExternalAllocationController {
   }
 }
 
-/**
- * Adapts store snapshots to the strategy's state. The snapshot object is the same while nothing changed,
- * so the conversion runs once per change, not once per allocate.
- */
-export function explicitPlacementState(snapshot: () => PlacementSnapshot): () => ExternalAllocationState {
-  let source: PlacementSnapshot | undefined;
-  let state: ExternalAllocationState = { explicitPlacements: new Map() };
-  // Targets are a handful of node addresses repeated over many shards: parse each once, not per rebuild.
-  const addresses = new Map<string, NodeAddress | undefined>();
-  const parse = (target: string): NodeAddress | undefined => {
-    if (addresses.has(target)) return addresses.get(target);
-    if (addresses.size >= MAX_CACHED_TARGETS) addresses.clear();
-    const address = NodeAddress.tryParse(target);
-    addresses.set(target, address);
-    return address;
-  };
-  return () => {
-    const current = snapshot();
-    if (current === source) return state;
-    const explicitPlacements = new Map<number, NodeAddress>();
-    for (const [shardId, placement] of current.placements) {
-      // The store holds strings; one that is not an address (a foreign writer) cannot be honoured.
-      const target = parse(placement.target);
-      if (target !== undefined) explicitPlacements.set(shardId, target);
-    }
-    source = current;
-    state = { explicitPlacements };
-    return state;
-  };
-}
-
-const MAX_CACHED_TARGETS = 4096;
 
 function requireAddress(target: unknown): NodeAddress {
   if (target instanceof NodeAddress) return target;
