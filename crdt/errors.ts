@@ -8,8 +8,9 @@ export const MAX_TYPE_NAME_LENGTH = 128;
 /** Longest accepted node (writer) name, in UTF-16 code units. */
 export const MAX_NODE_LENGTH = 256;
 /**
- * Most structs one remote update may carry (a full state holds one struct per write ever made, until
- * compaction exists): bounds the work a single frame can cause. 100,000 overwrites make about 100,000.
+ * Most structs (or base slots) one remote update may carry: bounds the work a single frame can cause. A
+ * full state holds one struct per write since the last compaction (100,000 by default) plus one base slot
+ * per shard; a peer that never compacts can send far more, hence the margin.
  */
 export const MAX_UPDATE_STRUCTS = 2_000_000;
 /** Largest HLC counter; one more carries into wallMs. */

@@ -1,10 +1,13 @@
 // Keeps a PlacementStore in sync with peers over a minimal link: sync step 1 -> step 2 when a peer is added
 // and on every anti-entropy tick with one random peer (repairs anything a push lost), plus an immediate
 // push of every new store update to every peer. Bad frames are counted and logged, never thrown.
+// Peers on different generations (a replica compacted, see PlacementStore.compact) find each other here:
+// the one behind is sent the newer, small document, and its own placements travel back folded into a base.
 import { PlacementStoreError, describe } from './errors.js';
 import { silentLog, type PlacementLog } from './log.js';
 import type { PlacementStore } from './store.js';
 import { DEFAULT_MAX_FRAME_BYTES, decodeSyncFrame, encodeSyncFrame, type SyncFrame } from './sync-frame.js';
+import { generationOf } from './wire.js';
 
 /** How the replicator reaches peers; the cluster transport implements it and calls receive() on arrival. */
 export interface PlacementLink {
@@ -46,6 +49,8 @@ export class PlacementReplicator {
   // Peers whose full diff (sync step 2) this replica has applied: it has seen everything they had.
   private readonly synced = new Set<string>();
   private readonly syncListeners = new Set<(peer: string) => void>();
+  // The latest generation each peer showed: the previous document is released once none is behind.
+  private readonly peerGenerations = new Map<string, number>();
   private readonly random: () => number;
   private readonly clearTimer: (handle: unknown) => void;
   private readonly timer: unknown;
@@ -103,6 +108,7 @@ export class PlacementReplicator {
 
   removePeer(peer: string): void {
     this.peerSet.delete(peer);
+    this.peerGenerations.delete(peer);
   }
 
   peers(): readonly string[] {
@@ -111,7 +117,9 @@ export class PlacementReplicator {
 
   /** One anti-entropy round: sync step 1 to one random peer. Runs on the timer; callable directly. */
   antiEntropy(): void {
-    if (this.closed || this.peerSet.size === 0) return;
+    if (this.closed) return;
+    this.releaseCaughtUpGeneration();
+    if (this.peerSet.size === 0) return;
     const peers = [...this.peerSet];
     const pick = Math.min(peers.length - 1, Math.max(0, Math.floor(this.random() * peers.length)));
     this.send(peers[pick] as string, { kind: 'step1', stateVector: this.store.encodeStateVector() });
@@ -127,15 +135,27 @@ export class PlacementReplicator {
       const frame = decodeSyncFrame(bytes, this.maxFrameBytes);
       if (frame.kind === 'step1') {
         this.send(peer, { kind: 'step2', update: this.store.encodeDiff(frame.stateVector) });
+        const generation = this.notePeerGeneration(peer, frame.stateVector);
+        // The peer compacted: ask it for its new document (this replica's placements went along, as a base).
+        if (generation > this.store.generation) this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
         return;
       }
+      const before = this.store.generation;
       this.applyingFrom = peer;
       try {
         this.store.applyUpdate(frame.update);
       } finally {
         this.applyingFrom = null;
       }
+      const generation = this.notePeerGeneration(peer, frame.update);
       if (frame.kind === 'step2') this.markSynced(peer);
+      else if (generation > before) {
+        // A push moved this replica to a new generation; the rest of that document comes with a full sync.
+        this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
+      } else if (generation < this.store.generation) {
+        // The peer is behind: a state vector tells it so, and it answers with its placements and its own.
+        this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
+      }
     } catch (error) {
       this.framesRejected++;
       this.log({
@@ -181,6 +201,18 @@ export class PlacementReplicator {
       bytesReceived: this.bytesReceived,
       sendFailures: this.sendFailures,
     };
+  }
+
+  private notePeerGeneration(peer: string, bytes: Uint8Array): number {
+    const generation = generationOf(bytes) ?? 0;
+    if (this.peerSet.has(peer)) this.peerGenerations.set(peer, Math.max(generation, this.peerGenerations.get(peer) ?? 0));
+    return generation;
+  }
+
+  private releaseCaughtUpGeneration(): void {
+    const current = this.store.generation;
+    for (const peer of this.peerSet) if ((this.peerGenerations.get(peer) ?? 0) < current) return;
+    this.store.releasePreviousGeneration();
   }
 
   private markSynced(peer: string): void {

@@ -23,6 +23,12 @@ export interface SlotChange {
   readonly slot: Slot | undefined;
 }
 
+/**
+ * Where a shard's base slot (the compacted winner, see base.ts) sits among its writers' slots. Node names
+ * cannot contain control characters, so no writer can collide with it.
+ */
+export const BASE_WRITER = '\u0000base';
+
 export const EMPTY_SNAPSHOT: PlacementSnapshot = Object.freeze({ version: 0, placements: IntMap.empty<Placement>() });
 
 export class SnapshotIndex {
@@ -47,11 +53,32 @@ export class SnapshotIndex {
     return best;
   }
 
+  /** Every shard's winner, tombstones included. */
+  *winners(): Generator<Slot> {
+    for (const shardId of this.slots.keys()) yield this.winner(shardId) as Slot;
+  }
+
   slot(shardId: number, writer: string): Slot | undefined {
     return this.slots.get(shardId)?.get(writer);
   }
 
-  /** Live slots (map keys) of this type. */
+  /**
+   * Compaction: every shard keeps only its winner, as its base slot; the document's slots are gone.
+   * Nothing visible changes. Returns the winners, which the caller stores in its base.
+   */
+  fold(): Slot[] {
+    const winners: Slot[] = [];
+    for (const [shardId, writers] of this.slots) {
+      const winner = this.winner(shardId) as Slot;
+      writers.clear();
+      writers.set(BASE_WRITER, winner);
+      winners.push(winner);
+    }
+    this.slotTotal = 0;
+    return winners;
+  }
+
+  /** Live document slots (map keys) of this type; base slots are not map keys. */
   get slotCount(): number {
     return this.slotTotal;
   }
@@ -91,9 +118,10 @@ export class SnapshotIndex {
 
   private store(shardId: number, writer: string, slot: Slot | undefined): void {
     let writers = this.slots.get(shardId);
+    const counted = writer === BASE_WRITER ? 0 : 1;
     if (slot === undefined) {
       if (writers?.delete(writer)) {
-        this.slotTotal--;
+        this.slotTotal -= counted;
         if (writers.size === 0) this.slots.delete(shardId);
       }
       return;
@@ -102,7 +130,7 @@ export class SnapshotIndex {
       writers = new Map();
       this.slots.set(shardId, writers);
     }
-    if (!writers.has(writer)) this.slotTotal++;
+    if (!writers.has(writer)) this.slotTotal += counted;
     writers.set(writer, slot);
   }
 }

@@ -1,12 +1,16 @@
 // The replicated placement store: one Y.Doc, one top-level Y.Map per entity type, one slot per (shard, writer)
 // so Yjs never has to resolve a conflict; the visible placement of a shard is its slot with the greatest hlc.
+// Compaction folds the document into a base (base.ts: per shard its winning slot) and starts an empty
+// document of the next generation, so the history a replica holds and sends is bounded by what changed
+// since then, not by everything ever written.
 import * as decoding from 'lib0/decoding';
 import * as Y from 'yjs';
+import { BaseState } from './base.js';
 import { UPDATE_EVENT, applyUpdate as applyEncodedUpdate, encodeStateAsUpdate } from './codec.js';
 import { MAX_NODE_LENGTH, MAX_UPDATE_STRUCTS, PlacementStoreError, describe, nameProblem } from './errors.js';
 import { HybridLogicalClock, compareHlc, successor, type Hlc } from './hlc.js';
 import { silentLog, type PlacementLog } from './log.js';
-import { EMPTY_SNAPSHOT, SnapshotIndex, type Placement, type PlacementSnapshot, type SlotChange } from './snapshot.js';
+import { BASE_WRITER, EMPTY_SNAPSHOT, SnapshotIndex, type Placement, type PlacementSnapshot, type SlotChange } from './snapshot.js';
 import {
   assertShardId,
   assertTarget,
@@ -19,6 +23,15 @@ import {
   type SlotValue,
 } from './slots.js';
 import { checkUpdate } from './update-guard.js';
+import {
+  baseDigest,
+  decodeWireStateVector,
+  decodeWireUpdate,
+  encodeBase,
+  encodeWireStateVector,
+  encodeWireUpdate,
+  type BaseEntries,
+} from './wire.js';
 
 export interface PlacementStoreOptions {
   /** This node's stable name: the writer of every slot this store writes. */
@@ -27,9 +40,17 @@ export interface PlacementStoreOptions {
   /** Default 60_000. */
   readonly maxDriftMs?: number;
   readonly log?: PlacementLog;
-  /** Remote updates with more structs are rejected. Default MAX_UPDATE_STRUCTS (2,000,000). */
+  /** Remote updates with more structs (or base slots) are rejected. Default MAX_UPDATE_STRUCTS (2,000,000). */
   readonly maxUpdateStructs?: number;
+  /**
+   * Compacts automatically (see `compact()`) once the current document holds more than this many items
+   * and more than four times as many items as live slots. Default DEFAULT_COMPACT_AFTER_ITEMS (100,000);
+   * `Infinity` leaves compaction to explicit `compact()` calls.
+   */
+  readonly compactAfterItems?: number;
 }
+
+export const DEFAULT_COMPACT_AFTER_ITEMS = 100_000;
 
 export interface PlacementStoreStats {
   /** Live slots (map keys) over all types; never more than writers x shards. */
@@ -43,6 +64,18 @@ export interface PlacementStoreStats {
   readonly rejectedUpdates: number;
   /** Shard winners recomputed by snapshot refreshes: refresh work is proportional to this. */
   readonly recomputedShards: number;
+  /** The current document's generation: how many compactions this replica's history has been through. */
+  readonly generation: number;
+  /** Shards whose compacted winner is held in the base. */
+  readonly baseSlots: number;
+  /** Items (writes and prunes, live or deleted) in the current document: what a full sync carries. */
+  readonly documentItems: number;
+  /** Compactions this replica started itself. */
+  readonly compactions: number;
+  /** Document updates of a generation this replica no longer holds, ignored (their writers re-send them folded). */
+  readonly staleUpdates: number;
+  /** The generation of the document kept from before the last compaction, or null once it was released. */
+  readonly previousGeneration: number | null;
 }
 
 export type UpdateListener = (update: Uint8Array, origin: 'local' | 'remote') => void;
@@ -54,7 +87,15 @@ const LOCAL = Symbol('placement-local');
 
 export class PlacementStore {
   readonly node: string;
-  private readonly doc = new Y.Doc();
+  private doc = new Y.Doc();
+  private gen = 0;
+  private readonly base = new BaseState();
+  // The document before the last compaction, kept so late updates from peers still on it are not lost.
+  private previous: { readonly generation: number; readonly doc: Y.Doc } | undefined;
+  private readonly compactAfterItems: number;
+  private documentItems = 0;
+  private compactions = 0;
+  private staleUpdates = 0;
   private readonly clock: HybridLogicalClock;
   private readonly log: PlacementLog;
   private readonly maxUpdateStructs: number;
@@ -82,19 +123,25 @@ export class PlacementStore {
     if (!Number.isSafeInteger(maxUpdateStructs) || maxUpdateStructs < 1) {
       throw new PlacementStoreError('invalid_option', `maxUpdateStructs must be a positive integer, got ${describe(maxUpdateStructs)}`);
     }
+    const compactAfterItems = options.compactAfterItems ?? DEFAULT_COMPACT_AFTER_ITEMS;
+    if (compactAfterItems !== Infinity && (!Number.isSafeInteger(compactAfterItems) || compactAfterItems < 1)) {
+      throw new PlacementStoreError('invalid_option', `compactAfterItems must be a positive integer or Infinity, got ${describe(compactAfterItems)}`);
+    }
     this.node = options.node;
     this.maxUpdateStructs = maxUpdateStructs;
+    this.compactAfterItems = compactAfterItems;
     this.log = safeLog(options.log ?? silentLog);
     this.clock = new HybridLogicalClock(options.node, {
       ...(options.now === undefined ? {} : { now: options.now }),
       ...(options.maxDriftMs === undefined ? {} : { maxDriftMs: options.maxDriftMs }),
       onDrift: (remote, localWallMs) => this.reportDrift(remote, localWallMs),
     });
-    this.doc.on('afterTransaction', (transaction: Y.Transaction) => this.afterTransaction(transaction));
-    this.doc.on(UPDATE_EVENT, (update: Uint8Array, origin: unknown) => {
-      const source = origin === REMOTE ? 'remote' : 'local';
-      for (const listener of [...this.updateListeners]) this.guard('update', () => listener(update, source));
-    });
+    this.attach(this.doc);
+  }
+
+  /** The generation of the current document; see `compact()`. */
+  get generation(): number {
+    return this.gen;
   }
 
   /** Writes an explicit placement; it beats every value this replica has seen for the shard. */
@@ -145,38 +192,76 @@ export class PlacementStore {
     return this.typeNameList;
   }
 
+  /** The generation, the base's digest and the document's Yjs state vector (wire.ts). */
   encodeStateVector(): Uint8Array {
-    return Y.encodeStateVector(this.doc);
+    return encodeWireStateVector({ generation: this.gen, baseDigest: baseDigest(this.base), doc: Y.encodeStateVector(this.doc) });
   }
 
-  /** Everything a peer with `remoteStateVector` lacks, including the full delete set. */
+  /**
+   * Everything a peer with `remoteStateVector` lacks: the base when the digests differ, and the document
+   * diff including the full delete set (all of the document when the peer is a generation behind). A peer
+   * a generation ahead gets this replica's placements folded into a base, its document being obsolete there.
+   */
   encodeDiff(remoteStateVector: Uint8Array): Uint8Array {
-    const stateVector = copyBytes(remoteStateVector, 'malformed_state_vector', 'state vector');
-    checkStateVector(stateVector);
-    return encodeStateAsUpdate(this.doc, stateVector);
+    const bytes = copyBytes(remoteStateVector, 'malformed_state_vector', 'state vector');
+    const remote = decodeWireStateVector(bytes);
+    checkStateVector(remote.doc);
+    if (remote.generation > this.gen) return encodeWireUpdate(this.gen, encodeBase(this.foldedBase()), undefined);
+    const base = equalBytes(remote.baseDigest, baseDigest(this.base)) ? undefined : encodeBase(this.base);
+    const since = remote.generation === this.gen ? remote.doc : undefined;
+    return encodeWireUpdate(this.gen, base, encodeStateAsUpdate(this.doc, since));
   }
 
-  /** Applies a peer's update; idempotent and order-free. A malformed update throws and changes nothing. */
+  /**
+   * Applies a peer's update; idempotent and order-free. A malformed update throws and changes nothing.
+   * An update of a later generation moves this replica to it first (compacting its own document).
+   */
   applyUpdate(update: Uint8Array): void {
-    let typeNames: ReadonlySet<string>;
     const bytes = copyBytes(update, 'malformed_update', 'update');
+    let wire: ReturnType<typeof decodeWireUpdate>;
+    let typeNames: ReadonlySet<string> = new Set();
     try {
-      typeNames = checkUpdate(bytes, this.maxUpdateStructs);
+      wire = decodeWireUpdate(bytes, this.maxUpdateStructs);
+      if (wire.doc !== undefined) typeNames = checkUpdate(wire.doc, this.maxUpdateStructs);
     } catch (error) {
       this.rejectedUpdates++;
       throw error;
     }
-    // Created up front so that Yjs integrates into Y.Maps we track rather than into anonymous types.
-    for (const typeName of typeNames) this.mapFor(typeName);
-    try {
-      applyEncodedUpdate(this.doc, bytes, REMOTE);
-    } catch (cause) {
-      // Not expected after checkUpdate; reported as the typed error rather than a Yjs internal one.
-      this.rejectedUpdates++;
-      const reason = cause instanceof Error ? cause.message : String(cause);
-      this.log({ level: 'warn', message: `Yjs failed to apply a checked placement update: ${reason}` });
-      throw new PlacementStoreError('malformed_update', `placement update rejected by Yjs: ${reason}`, { cause });
+    if (wire.generation > this.gen) this.advance(wire.generation);
+    if (wire.base !== undefined) this.mergeBase(wire.base);
+    if (wire.doc !== undefined) {
+      if (wire.generation === this.gen) {
+        // Created up front so that Yjs integrates into Y.Maps we track rather than into anonymous types.
+        for (const typeName of typeNames) this.mapFor(typeName);
+        this.applyToDocument(this.doc, wire.doc);
+      } else if (wire.generation === this.previous?.generation) {
+        this.applyToDocument(this.previous.doc, wire.doc);
+      } else {
+        this.staleUpdates++;
+      }
     }
+    this.maybeCompact();
+  }
+
+  /**
+   * Folds the current document into the base and starts an empty document of the next generation.
+   * Visible placements do not change. Peers follow on their next sync (a peer a generation behind gets
+   * this replica's whole, small document; its own writes reach this replica folded into its base), and
+   * the previous document is kept until `releasePreviousGeneration()` so late updates still count.
+   * Returns the new generation.
+   */
+  compact(): number {
+    this.advance(this.gen + 1);
+    this.compactions++;
+    return this.gen;
+  }
+
+  /** Drops the document kept from before the last compaction; the replicator calls it once peers caught up. */
+  releasePreviousGeneration(): boolean {
+    if (this.previous === undefined) return false;
+    this.previous.doc.destroy();
+    this.previous = undefined;
+    return true;
   }
 
   onUpdate(listener: UpdateListener): () => void {
@@ -203,6 +288,12 @@ export class PlacementStore {
       driftRejected: this.driftRejected,
       rejectedUpdates: this.rejectedUpdates,
       recomputedShards,
+      generation: this.gen,
+      baseSlots: this.base.slotCount,
+      documentItems: this.documentItems,
+      compactions: this.compactions,
+      staleUpdates: this.staleUpdates,
+      previousGeneration: this.previous?.generation ?? null,
     };
   }
 
@@ -231,6 +322,7 @@ export class PlacementStore {
         hlcs.push(hlc);
       }
     }, LOCAL);
+    this.maybeCompact();
     return hlcs;
   }
 
@@ -240,46 +332,148 @@ export class PlacementStore {
       map = this.doc.getMap<SlotValue>(typeName);
       this.maps.set(typeName, map);
       this.typeOf.set(map, typeName);
-      this.indexes.set(typeName, new SnapshotIndex());
-      this.typeNameList = Object.freeze([...this.maps.keys()].sort());
+      if (!this.indexes.has(typeName)) {
+        this.indexes.set(typeName, new SnapshotIndex());
+        this.typeNameList = Object.freeze([...this.indexes.keys()].sort());
+      }
     }
     return map;
   }
 
+  private attach(doc: Y.Doc): void {
+    doc.on('afterTransaction', this.onTransaction);
+    doc.on(UPDATE_EVENT, this.onDocumentUpdate);
+  }
+
+  private readonly onTransaction = (transaction: Y.Transaction): void => this.afterTransaction(transaction);
+
+  private readonly onDocumentUpdate = (update: Uint8Array, origin: unknown): void => {
+    const source = origin === REMOTE ? 'remote' : 'local';
+    const bytes = encodeWireUpdate(this.gen, undefined, update);
+    for (const listener of [...this.updateListeners]) this.guard('update', () => listener(bytes, source));
+  };
+
+  private readonly onPreviousTransaction = (transaction: Y.Transaction): void => this.foldLateUpdate(transaction);
+
+  /** Moves to `generation`: every shard's winner goes to the base, and an empty document takes over. */
+  private advance(generation: number): void {
+    const old = this.doc;
+    old.off('afterTransaction', this.onTransaction);
+    old.off(UPDATE_EVENT, this.onDocumentUpdate);
+    for (const [typeName, index] of this.indexes) for (const winner of index.fold()) this.base.merge(typeName, winner);
+    this.previous?.doc.destroy();
+    old.on('afterTransaction', this.onPreviousTransaction);
+    this.previous = { generation: this.gen, doc: old };
+    this.doc = new Y.Doc();
+    this.attach(this.doc);
+    this.maps.clear();
+    this.typeOf.clear();
+    for (const typeName of [...this.indexes.keys()]) this.mapFor(typeName);
+    // Own writes now live in the base, where hlc alone decides: nothing left for a repair to protect.
+    this.ownWrites.clear();
+    this.documentItems = 0;
+    this.gen = generation;
+  }
+
+  private maybeCompact(): void {
+    if (this.documentItems <= this.compactAfterItems) return;
+    let live = 0;
+    for (const index of this.indexes.values()) live += index.slotCount;
+    if (this.documentItems > 4 * live) this.compact();
+  }
+
+  /** The base this replica would hold after compacting now: every shard's current winner. */
+  private foldedBase(): BaseState {
+    const folded = new BaseState();
+    for (const [typeName, index] of this.indexes) for (const winner of index.winners()) folded.merge(typeName, winner);
+    return folded;
+  }
+
+  private mergeBase(entries: readonly BaseEntries[]): void {
+    const work = newSettlement();
+    for (const { typeName, slots } of entries) {
+      const changes: SlotChange[] = [];
+      for (const slot of slots) if (this.base.merge(typeName, slot)) changes.push({ shardId: slot.shardId, writer: BASE_WRITER, slot });
+      if (changes.length > 0) this.settle(typeName, changes, true, work);
+    }
+    this.finish(work);
+  }
+
+  /** A peer still on the previous generation wrote: what it wrote counts, folded into the base. */
+  private foldLateUpdate(transaction: Y.Transaction): void {
+    if (transaction.origin !== REMOTE) return;
+    const entries: BaseEntries[] = [];
+    for (const [type, keys] of transaction.changed) {
+      const typeName = shareName(transaction.doc, type);
+      if (typeName === undefined || !(type instanceof Y.Map)) continue;
+      const slots: Slot[] = [];
+      for (const key of keys) {
+        const parsed = key === null ? null : parseSlotKey(key);
+        if (parsed === null || key === null) continue;
+        const slot = this.readSlot(type as Y.Map<SlotValue>, key, parsed.shardId, parsed.writer);
+        if (slot !== undefined) slots.push(slot);
+      }
+      entries.push({ typeName, slots });
+    }
+    this.mergeBase(entries);
+  }
+
+  private applyToDocument(doc: Y.Doc, update: Uint8Array): void {
+    try {
+      applyEncodedUpdate(doc, update, REMOTE);
+    } catch (cause) {
+      // Not expected after checkUpdate; reported as the typed error rather than a Yjs internal one.
+      this.rejectedUpdates++;
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      this.log({ level: 'warn', message: `Yjs failed to apply a checked placement update: ${reason}` });
+      throw new PlacementStoreError('malformed_update', `placement update rejected by Yjs: ${reason}`, { cause });
+    }
+  }
+
   private afterTransaction(transaction: Y.Transaction): void {
+    for (const [client, clock] of transaction.afterState) this.documentItems += clock - (transaction.beforeState.get(client) ?? 0);
     const remote = transaction.origin === REMOTE;
-    const notices: Array<[string, number[]]> = [];
-    const prunes: Array<[Y.Map<SlotValue>, string, string]> = [];
-    const repairs: Array<[Y.Map<SlotValue>, string, OwnWrite]> = [];
+    const work = newSettlement();
     for (const [type, keys] of transaction.changed) {
       const typeName = this.typeNameOf(type);
       if (typeName === undefined) continue;
       const map = this.mapFor(typeName);
-      const index = this.indexes.get(typeName) as SnapshotIndex;
       const changes: SlotChange[] = [];
       for (const key of keys) {
         const parsed = key === null ? null : parseSlotKey(key);
         if (parsed === null || key === null) continue;
         changes.push({ shardId: parsed.shardId, writer: parsed.writer, slot: this.readSlot(map, key, parsed.shardId, parsed.writer) });
       }
-      // Indexed before anything that calls out (clock, log): the document already holds these slots, so
-      // the snapshot must show them whatever a callback does.
-      const visible = index.apply(changes);
-      if (remote) for (const { slot } of changes) if (slot !== undefined) this.receiveClock(slot.hlc);
-      if (visible.length > 0) notices.push([typeName, visible]);
-      for (const shardId of new Set(changes.map((change) => change.shardId))) {
-        const key = slotKey(shardId, this.node);
-        const own = index.slot(shardId, this.node);
-        const winner = index.winner(shardId);
-        const lost = remote ? this.lostOwnWrite(typeName, shardId, own, winner) : undefined;
-        if (lost !== undefined) repairs.push([map, key, lost]);
-        else if (own !== undefined && winner !== undefined && compareHlc(winner.hlc, own.hlc) > 0) {
-          prunes.push([map, key, ownWriteKey(typeName, shardId)]);
-        }
+      this.settle(typeName, changes, remote, work);
+    }
+    this.finish(work);
+  }
+
+  /** Indexes changed slots of one type and decides which own slots to prune or repair. */
+  private settle(typeName: string, changes: readonly SlotChange[], remote: boolean, work: Settlement): void {
+    const map = this.mapFor(typeName);
+    const index = this.indexes.get(typeName) as SnapshotIndex;
+    // Indexed before anything that calls out (clock, log): the document already holds these slots, so
+    // the snapshot must show them whatever a callback does.
+    const visible = index.apply(changes);
+    if (remote) for (const { slot } of changes) if (slot !== undefined) this.receiveClock(slot.hlc);
+    if (visible.length > 0) work.notices.push([typeName, visible]);
+    for (const shardId of new Set(changes.map((change) => change.shardId))) {
+      const key = slotKey(shardId, this.node);
+      const own = index.slot(shardId, this.node);
+      const winner = index.winner(shardId);
+      const lost = remote ? this.lostOwnWrite(typeName, shardId, own, winner) : undefined;
+      if (lost !== undefined) work.repairs.push([map, key, lost]);
+      else if (own !== undefined && winner !== undefined && compareHlc(winner.hlc, own.hlc) > 0) {
+        work.prunes.push([map, key, ownWriteKey(typeName, shardId)]);
       }
     }
+  }
+
+  private finish(work: Settlement): void {
+    const { prunes, repairs, notices } = work;
     if (prunes.length > 0 || repairs.length > 0) {
-      // Runs after this transaction's cleanup (Yjs queues it), still before applyUpdate/set return.
+      // Inside a transaction's cleanup Yjs queues this one; still before applyUpdate/set return.
       this.doc.transact(() => {
         for (const [map, key, ownKey] of prunes) {
           this.ownWrites.delete(ownKey);
@@ -330,10 +524,7 @@ export class PlacementStore {
   }
 
   private typeNameOf(type: object): string | undefined {
-    const known = this.typeOf.get(type);
-    if (known !== undefined) return known;
-    for (const [name, shared] of this.doc.share) if (shared === type) return name;
-    return undefined;
+    return this.typeOf.get(type) ?? shareName(this.doc, type);
   }
 
   private receiveClock(hlc: Hlc): void {
@@ -380,6 +571,28 @@ function safeLog(log: PlacementLog): PlacementLog {
       // Nowhere left to report it.
     }
   };
+}
+
+/** What settling slot changes leaves to do once the indexes are up to date. */
+interface Settlement {
+  readonly notices: Array<[string, number[]]>;
+  readonly prunes: Array<[Y.Map<SlotValue>, string, string]>;
+  readonly repairs: Array<[Y.Map<SlotValue>, string, OwnWrite]>;
+}
+
+function newSettlement(): Settlement {
+  return { notices: [], prunes: [], repairs: [] };
+}
+
+function shareName(doc: Y.Doc, type: object): string | undefined {
+  for (const [name, shared] of doc.share) if (shared === type) return name;
+  return undefined;
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 interface OwnWrite {

@@ -4,8 +4,9 @@
 // written the way it would be, one writer at a time, and `checkStoreHistory` proves at a small size that
 // the result is the same document, item for item, as ten replicas syncing through a hub.
 import * as Y from 'yjs';
-import { PlacementStore } from '../../crdt/index.js';
+import { EMPTY_STATE_VECTOR, PlacementStore } from '../../crdt/index.js';
 import { encodeSlotValue, slotKey, type SlotValue } from '../../crdt/slots.js';
+import { decodeWireUpdate, encodeWireUpdate } from '../../crdt/wire.js';
 import { seededRandom } from './seeded-random.js';
 import { EPOCH_MS, simAddress } from './sim-cluster.js';
 import { TYPE_NAME } from '../protocols/types.js';
@@ -15,7 +16,6 @@ export const WRITERS = 10;
 /** Writes per writer between two syncs. */
 export const BATCH = 1000;
 const TARGETS = 100;
-const EMPTY_STATE_VECTOR = new Uint8Array([0]);
 
 /** One write of the shared workload: the same sequence for every implementation. */
 export interface Write {
@@ -95,11 +95,14 @@ export class StoreHistory {
     return EPOCH_MS + this.tick;
   }
 
-  /** A real store that has applied every writer's state: what each replica holds after the sync. */
+  /**
+   * A real store that has applied every writer's state: what each replica holds after the sync. It never
+   * compacts by itself, so that the history is measured as written (S4 measures a compacted copy apart).
+   */
   replica(): PlacementStore {
     const now = this.now;
-    const replica = new PlacementStore({ node: 'replica', now: () => now });
-    for (const { doc } of this.writers) replica.applyUpdate(Y.encodeStateAsUpdateV2(doc));
+    const replica = new PlacementStore({ node: 'replica', now: () => now, compactAfterItems: Infinity });
+    for (const { doc } of this.writers) replica.applyUpdate(encodeWireUpdate(0, undefined, Y.encodeStateAsUpdateV2(doc)));
     return replica;
   }
 
@@ -112,7 +115,7 @@ export class StoreHistory {
 export function replicatedStoreHistory(overwrites: number, seed: number): PlacementStore {
   let tick = 0;
   const now = (): number => EPOCH_MS + tick;
-  const stores = Array.from({ length: WRITERS }, (_, i) => new PlacementStore({ node: writerName(i), now }));
+  const stores = Array.from({ length: WRITERS }, (_, i) => new PlacementStore({ node: writerName(i), now, compactAfterItems: Infinity }));
   const [hub, ...others] = stores as [PlacementStore, ...PlacementStore[]];
   const sync = (): void => {
     for (const store of others) hub.applyUpdate(store.encodeDiff(hub.encodeStateVector()));
@@ -136,11 +139,15 @@ export function replicatedStoreHistory(overwrites: number, seed: number): Placem
  * writer named in their slot keys and merged structs split into single items. Returns the differences.
  */
 export function compareStoreStates(a: Uint8Array, b: Uint8Array): { readonly items: number; readonly differences: number } {
-  const left = describeItems(a);
-  const right = describeItems(b);
+  const left = describeItems(documentOf(a));
+  const right = describeItems(documentOf(b));
   let differences = Math.abs(left.size - right.size);
   for (const [id, item] of left) if (right.get(id) !== item) differences++;
   return { items: left.size, differences };
+}
+
+function documentOf(update: Uint8Array): Uint8Array {
+  return decodeWireUpdate(update, Number.MAX_SAFE_INTEGER).doc ?? new Uint8Array([0, 0]);
 }
 
 function describeItems(update: Uint8Array): Map<string, string> {

@@ -1,6 +1,6 @@
 // The system under test: one PlacementStore per node replicated by PlacementGossip over the transport,
 // read through explicitPlacementState exactly as the external allocation strategy reads it.
-import { PlacementStore } from '../../crdt/index.js';
+import { EMPTY_STATE_VECTOR, PlacementStore } from '../../crdt/index.js';
 import { PlacementGossip } from '../../src/sharding/placement-gossip.js';
 import { explicitPlacementState } from '../../src/sharding/external-allocation-controller.js';
 import { staticMembership } from '../lib/static-membership.js';
@@ -18,7 +18,7 @@ export const placementStoreProtocol: Protocol = {
     const seed = new PlacementStore({ node: 'bench-preload', now });
     for (const [shardId, target] of entries) seed.set(TYPE_NAME, shardId, target);
     // The encoded empty state vector (zero entries): the whole state.
-    return seed.encodeDiff(new Uint8Array([0]));
+    return seed.encodeDiff(EMPTY_STATE_VECTOR);
   },
   create(context, preloaded) {
     return new StoreNode(context, preloaded as Uint8Array | undefined);

@@ -2,9 +2,11 @@
 // per writer, until 100k and 1M overwrites; then the encoded state size, heap of one replica, time for a
 // fresh node to bootstrap from a peer, and time to encode the diff for a peer that is already in sync.
 // Wall-clock figures, reported with their ratio to the plain JSON map and to the plain Y.Map run here too.
+// The store is measured twice: with its whole history (automatic compaction off, as if it never ran) and
+// after `compact()`, which is what a default store holds a little after 100,000 items.
 // How the histories are built without ten full replicas, and why that is exact: lib/growth-history.ts.
 import * as Y from 'yjs';
-import { PlacementStore } from '../../crdt/index.js';
+import { EMPTY_STATE_VECTOR, PlacementStore } from '../../crdt/index.js';
 import {
   BATCH,
   SHARDS,
@@ -25,10 +27,8 @@ import type { Table } from '../lib/table.js';
 import { LwwMap, parseEntries } from '../protocols/lww-map.js';
 import { TYPE_NAME } from '../protocols/types.js';
 
-const EMPTY_STATE_VECTOR = new Uint8Array([0]);
-
 interface GrowthFigures {
-  readonly implementation: 'store' | 'json' | 'ymap';
+  readonly implementation: 'store' | 'compacted' | 'json' | 'ymap';
   readonly overwrites: number;
   /** Bench-side time to write the history up to this size (not a figure of merit). */
   readonly buildSeconds: number;
@@ -40,6 +40,8 @@ interface GrowthFigures {
   readonly inSyncDiffMs: Summary;
   readonly inSyncDiffBytes: number;
   readonly liveKeys: number;
+  /** Compacted rows: how long `compact()` took on the replica. */
+  readonly compactMs?: number;
 }
 
 interface HistoryCheck {
@@ -128,27 +130,33 @@ function measure(subject: Subject, overwrites: number, buildSeconds: number, tri
   };
 }
 
+/** The store with its whole history, then the same replica after `compact()`. */
 function measureStore(sizes: readonly number[], trials: (n: number) => number, seed: number): GrowthFigures[] {
   const history = new StoreHistory();
   const figures = atSizes(sizes, seed, (writes) => history.round(writes), (overwrites, buildSeconds) => {
     const now = history.now;
     const replica = history.replica();
-    const subject: Subject = {
-      implementation: 'store',
+    const subject = (implementation: 'store' | 'compacted'): Subject => ({
+      implementation,
       stateBytes: replica.encodeDiff(EMPTY_STATE_VECTOR).length,
-      liveKeys: replica.stats().slots,
+      liveKeys: replica.stats().slots + replica.stats().baseSlots,
       bootstrap: () => {
-        const fresh = new PlacementStore({ node: 'fresh', now: () => now });
+        // Automatic compaction off, so that a bootstrap costs what applying the state costs.
+        const fresh = new PlacementStore({ node: 'fresh', now: () => now, compactAfterItems: Infinity });
         fresh.applyUpdate(replica.encodeDiff(fresh.encodeStateVector()));
         return fresh;
       },
       // A peer in sync has the same state vector as the replica.
       inSyncDiff: () => replica.encodeDiff(replica.encodeStateVector()),
-    };
-    return measure(subject, overwrites, buildSeconds, trials(overwrites));
+    });
+    const whole = measure(subject('store'), overwrites, buildSeconds, trials(overwrites));
+    const compactMs = timeMs(() => replica.compact());
+    replica.releasePreviousGeneration();
+    const compacted = { ...measure(subject('compacted'), overwrites, buildSeconds, trials(overwrites)), compactMs };
+    return [whole, compacted];
   });
   history.destroy();
-  return figures;
+  return figures.flat();
 }
 
 function measureYMap(sizes: readonly number[], trials: (n: number) => number, seed: number): GrowthFigures[] {
@@ -224,7 +232,7 @@ function repeat(times: number, fn: () => Uint8Array): { ms: Summary; bytes: numb
 }
 
 function report(figures: readonly GrowthFigures[], sizes: readonly number[], check: HistoryCheck): ScenarioResult {
-  const label = { store: 'placement store (ours)', ymap: 'plain Y.Map', json: 'plain JSON map' } as const;
+  const label = { store: 'placement store (ours)', compacted: 'placement store, compacted', ymap: 'plain Y.Map', json: 'plain JSON map' } as const;
   const find = (impl: GrowthFigures['implementation'], n: number): GrowthFigures | undefined =>
     figures.find((f) => f.implementation === impl && f.overwrites === n);
   const main: Table = {
@@ -251,13 +259,14 @@ function report(figures: readonly GrowthFigures[], sizes: readonly number[], che
   };
   const ratios: Table = {
     title: 'Scenario 4: store relative to the baselines (same run)',
-    headers: ['overwrites', 'state vs JSON', 'state vs Y.Map', 'heap vs JSON', 'heap vs Y.Map', 'bootstrap vs JSON', 'bootstrap vs Y.Map', 'in-sync diff vs JSON full', 'in-sync diff vs Y.Map'],
-    rows: sizes.map((n) => {
-      const s = find('store', n);
+    headers: ['replica', 'overwrites', 'state vs JSON', 'state vs Y.Map', 'heap vs JSON', 'heap vs Y.Map', 'bootstrap vs JSON', 'bootstrap vs Y.Map', 'in-sync diff vs JSON full', 'in-sync diff vs Y.Map'],
+    rows: (['store', 'compacted'] as const).flatMap((impl) => sizes.map((n) => {
+      const s = find(impl, n);
       const j = find('json', n);
       const y = find('ymap', n);
       const r = (get: (f: GrowthFigures) => number, base: GrowthFigures | undefined): string => (s && base ? fmtRatio(ratio(get(s), get(base))) : 'n/a');
       return [
+        impl === 'store' ? 'whole history' : 'compacted',
         n.toLocaleString('en-US'),
         r((f) => f.stateBytes, j),
         r((f) => f.stateBytes, y),
@@ -268,7 +277,7 @@ function report(figures: readonly GrowthFigures[], sizes: readonly number[], che
         r((f) => f.inSyncDiffMs.median, j),
         r((f) => f.inSyncDiffMs.median, y),
       ];
-    }),
+    })),
   };
   const panels: ChartPanel[] = [
     {
@@ -276,20 +285,25 @@ function report(figures: readonly GrowthFigures[], sizes: readonly number[], che
       unit: 'bytes',
       log: true,
       groups: sizes.map((n) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`)),
-      series: (['store', 'ymap', 'json'] as const).map((impl) => ({ label: label[impl], values: sizes.map((n) => find(impl, n)?.stateBytes ?? Number.NaN) })),
+      series: (['store', 'compacted', 'ymap', 'json'] as const).map((impl) => ({ label: label[impl], values: sizes.map((n) => find(impl, n)?.stateBytes ?? Number.NaN) })),
     },
   ];
-  const headlines = sizes.map((n) => {
+  const headlines = sizes.flatMap((n) => {
     const s = find('store', n);
+    const c = find('compacted', n);
     const j = find('json', n);
     const y = find('ymap', n);
-    if (!s || !j || !y) return `S4 ${n}: incomplete`;
-    return (
+    if (!s || !c || !j || !y) return [`S4 ${n}: incomplete`];
+    return [
       `S4 ${n.toLocaleString('en-US')} overwrites: state ${fmtBytes(s.stateBytes)} (${fmtRatio(ratio(s.stateBytes, j.stateBytes))} of the JSON map, ` +
-      `${fmtRatio(ratio(s.stateBytes, y.stateBytes))} of Y.Map), bootstrap ${fmt(s.bootstrapMs.median)} ms ` +
-      `(${fmtRatio(ratio(s.bootstrapMs.median, j.bootstrapMs.median))} of JSON), in-sync diff ${fmt(s.inSyncDiffMs.median)} ms ` +
-      `(${fmtRatio(ratio(s.inSyncDiffMs.median, y.inSyncDiffMs.median))} of Y.Map)`
-    );
+        `${fmtRatio(ratio(s.stateBytes, y.stateBytes))} of Y.Map), bootstrap ${fmt(s.bootstrapMs.median)} ms ` +
+        `(${fmtRatio(ratio(s.bootstrapMs.median, j.bootstrapMs.median))} of JSON), in-sync diff ${fmt(s.inSyncDiffMs.median)} ms ` +
+        `(${fmtRatio(ratio(s.inSyncDiffMs.median, y.inSyncDiffMs.median))} of Y.Map)`,
+      `S4 ${n.toLocaleString('en-US')} overwrites, compacted (compact() ${fmt(c.compactMs ?? Number.NaN)} ms): state ${fmtBytes(c.stateBytes)} ` +
+        `(${fmtRatio(ratio(c.stateBytes, j.stateBytes))} of the JSON map), heap ${fmtBytes(c.replicaHeapBytes)} ` +
+        `(${fmtRatio(ratio(c.replicaHeapBytes, j.replicaHeapBytes))}), bootstrap ${fmt(c.bootstrapMs.median)} ms ` +
+        `(${fmtRatio(ratio(c.bootstrapMs.median, j.bootstrapMs.median))} of JSON, ${fmtRatio(ratio(c.bootstrapMs.median, s.bootstrapMs.median))} of the whole history)`,
+    ];
   });
   return { id: 's4', title: 'Growth', tables: [main, ratios], data: { shards: SHARDS, writers: WRITERS, batch: BATCH, check, figures }, headlines, panels };
 }

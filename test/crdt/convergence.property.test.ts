@@ -81,6 +81,43 @@ function lastWriterWins(writes: readonly Write[]): Record<string, Record<number,
   return out;
 }
 
+/** Replicas with hour-scale clock skews going through phases (partitions, drops) of `phaseArb`. */
+function phasedScenarioArb<P>(phaseArb: fc.Arbitrary<P>, maxReplicas: number) {
+  return fc.record({
+    replicas: fc.integer({ min: 2, max: maxReplicas }),
+    skews: fc.array(fc.integer({ min: -HOUR, max: HOUR }), { minLength: 5, maxLength: 5 }),
+    phases: fc.array(phaseArb, { minLength: 1, maxLength: 4 }),
+    seed: fc.noShrink(fc.integer()),
+  });
+}
+
+function phasedCluster(scenario: { replicas: number; skews: number[]; seed: number }) {
+  const clock = { t: 0 };
+  const stores = makeStores({ ...scenario, ops: [] }, clock);
+  return { clock, stores, ...replicated(stores, prng(scenario.seed)) };
+}
+
+/** Every store behind a replicator on one MemoryNetwork (10% duplicates), all peered, first syncs done. */
+function replicated(stores: readonly PlacementStore[], random: () => number) {
+  const names = stores.map((s) => s.node);
+  const net = new MemoryNetwork(random);
+  net.duplicateRate = 0.1;
+  const timers = new ManualTimers();
+  stores.forEach((store, i) => {
+    const replicator = new PlacementReplicator(store, net.linkFor(names[i] as string), {
+      random,
+      setInterval: timers.setInterval,
+      clearInterval: timers.clearInterval,
+    });
+    net.replicators.set(names[i] as string, replicator);
+  });
+  stores.forEach((_, i) => {
+    for (const peer of names) if (peer !== names[i]) net.replicators.get(names[i] as string)?.addPeer(peer);
+  });
+  net.flush();
+  return { names, net, timers };
+}
+
 /** Runs the ops with random partial deliveries, then delivers everything; returns stores, pool and writes. */
 function runWithPool(scenario: Scenario) {
   const clock = { t: 0 };
@@ -158,33 +195,9 @@ describe('placement store properties', () => {
     });
     fc.assert(
       fc.property(
-        fc.record({
-          replicas: fc.integer({ min: 2, max: 5 }),
-          skews: fc.array(fc.integer({ min: -HOUR, max: HOUR }), { minLength: 5, maxLength: 5 }),
-          phases: fc.array(phaseArb, { minLength: 1, maxLength: 4 }),
-          seed: fc.noShrink(fc.integer()),
-        }),
+        phasedScenarioArb(phaseArb, 5),
         (scenario) => {
-          const clock = { t: 0 };
-          const random = prng(scenario.seed);
-          const stores = makeStores({ ...scenario, ops: [] }, clock);
-          const names = stores.map((s) => s.node);
-          const net = new MemoryNetwork(random);
-          net.duplicateRate = 0.1;
-          const timers = new ManualTimers();
-          stores.forEach((store, i) => {
-            const name = names[i] as string;
-            const replicator = new PlacementReplicator(store, net.linkFor(name), {
-              random,
-              setInterval: timers.setInterval,
-              clearInterval: timers.clearInterval,
-            });
-            net.replicators.set(name, replicator);
-          });
-          stores.forEach((_, i) => {
-            for (const peer of names) if (peer !== names[i]) net.replicators.get(names[i] as string)?.addPeer(peer);
-          });
-          net.flush();
+          const { clock, stores, names, net, timers } = phasedCluster(scenario);
           const writes: Write[] = [];
           for (const phase of scenario.phases) {
             net.partition = new Map(names.map((name, i) => [name, phase.groups[i] ?? 0]));
@@ -228,4 +241,63 @@ describe('placement store properties', () => {
       { numRuns: RUNS },
     );
   });
+
+  it('5. compaction at random moments, on random replicas, during partitions with drops, loses nothing and converges', () => {
+    const stepArb = fc.record({ op: opArb, compact: fc.nat(5), ticks: fc.nat(1) });
+    const phaseArb = fc.record({
+      groups: fc.array(fc.nat(1), { minLength: 5, maxLength: 5 }),
+      steps: fc.array(stepArb, { maxLength: 10 }),
+      dropRate: fc.constantFrom(0, 0.3, 0.7),
+    });
+    fc.assert(
+      fc.property(
+        phasedScenarioArb(phaseArb, 4),
+        (scenario) => {
+          const { clock, stores, names, net, timers } = phasedCluster(scenario);
+          const writes: Write[] = [];
+          let compactions = 0;
+          for (const phase of scenario.phases) {
+            net.partition = new Map(names.map((name, i) => [name, phase.groups[i] ?? 0]));
+            net.dropRate = phase.dropRate;
+            for (const { op, compact, ticks } of phase.steps) {
+              clock.t += op.advance;
+              const store = stores[op.replica % stores.length] as PlacementStore;
+              writes.push(perform(store, op));
+              if (compact === 0) {
+                store.compact();
+                compactions++;
+              }
+              net.flush(op.deliveries * 3);
+              for (let i = 0; i < ticks; i++) timers.fire();
+            }
+            net.flush();
+          }
+          net.partition = new Map();
+          net.dropRate = 0;
+          net.duplicateRate = 0;
+          const first = stores[0] as PlacementStore;
+          const converged = () =>
+            stores.every((s) => s.generation === first.generation) &&
+            stores.every((s) => JSON.stringify(view(s)) === JSON.stringify(view(first))) &&
+            stores.every((s) => equalBytes(s.encodeStateVector(), first.encodeStateVector()));
+          for (let rounds = 0; rounds < 60 && !converged(); rounds++) {
+            timers.fire();
+            net.flush();
+          }
+          expect(converged()).toBe(true);
+          for (const store of stores) expect(view(store)).toEqual(lastWriterWins(writes));
+          if (compactions > 0) expect(first.generation).toBeGreaterThan(0);
+          for (const r of net.replicators.values()) {
+            expect(r.stats().framesRejected).toBe(0);
+            r.close();
+          }
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
 });
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}

@@ -2,8 +2,8 @@
 import fc from 'fast-check';
 import * as Y from 'yjs';
 import { describe, expect, it } from 'vitest';
-import { PlacementStore } from '../../crdt/index.js';
-import { prng, view } from './helpers.js';
+import { EMPTY_STATE_VECTOR, PlacementStore } from '../../crdt/index.js';
+import { documentOf, prng, view } from './helpers.js';
 
 describe('update encoding', () => {
   it('emits V2 updates, and a V2 state is smaller than the same state in V1 after many overwrites', () => {
@@ -19,10 +19,10 @@ describe('update encoding', () => {
         for (const a of writers) for (const b of writers) if (a !== b) b.applyUpdate(a.encodeDiff(b.encodeStateVector()));
       }
     }
-    const v2 = (writers[0] as PlacementStore).encodeDiff(new Uint8Array([0]));
+    const v2 = documentOf((writers[0] as PlacementStore).encodeDiff(EMPTY_STATE_VECTOR));
     const v1 = Y.convertUpdateFormatV2ToV1(v2);
     expect(v2.length).toBeLessThan(v1.length / 2);
-    expect(() => Y.decodeUpdateV2(local[0] as Uint8Array)).not.toThrow();
+    expect(() => Y.decodeUpdateV2(documentOf(local[0] as Uint8Array))).not.toThrow();
     // an update for one placement stays small on the wire
     expect((local[local.length - 1] as Uint8Array).length).toBeLessThan(120);
   });
@@ -43,7 +43,7 @@ describe('corrupted updates', () => {
       (writers[i % 3] as PlacementStore).set('Counter', i % 4, `app@10.0.0.${i % 5}:7701`);
       if (i % 7 === 0) for (const a of writers) for (const b of writers) if (a !== b) b.applyUpdate(a.encodeDiff(b.encodeStateVector()));
     }
-    const sources = [source.encodeDiff(new Uint8Array([0])), (writers[0] as PlacementStore).encodeDiff(new Uint8Array([0]))];
+    const sources = [source.encodeDiff(EMPTY_STATE_VECTOR), (writers[0] as PlacementStore).encodeDiff(EMPTY_STATE_VECTOR)];
     fc.assert(
       fc.property(
         fc.nat(1),

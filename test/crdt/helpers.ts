@@ -2,6 +2,7 @@
 // an in-memory replicator link with faults, and a manual interval scheduler.
 import * as Y from 'yjs';
 import { PlacementReplicator, PlacementStore, type PlacementLogEvent } from '../../crdt/index.js';
+import { decodeWireStateVector, decodeWireUpdate, encodeWireUpdate } from '../../crdt/wire.js';
 
 export const TYPES = ['Counter', 'Cart'] as const;
 
@@ -46,7 +47,7 @@ export function view(store: PlacementStore): Record<string, Record<number, strin
 }
 
 export function stateVectorOf(store: PlacementStore): Map<number, number> {
-  return Y.decodeStateVector(store.encodeStateVector());
+  return Y.decodeStateVector(decodeWireStateVector(store.encodeStateVector()).doc);
 }
 
 /**
@@ -160,4 +161,16 @@ export class MemoryNetwork {
 export function recordingLog(): { events: PlacementLogEvent[]; log: (event: PlacementLogEvent) => void } {
   const events: PlacementLogEvent[] = [];
   return { events, log: (event) => events.push(event) };
+}
+
+/** Raw Yjs V2 bytes in the store's envelope, as a generation-0 document update without a base. */
+export function asWireUpdate(yjsUpdate: Uint8Array, generation = 0): Uint8Array {
+  return encodeWireUpdate(generation, undefined, yjsUpdate);
+}
+
+/** The Yjs part of a store update (or diff). */
+export function documentOf(update: Uint8Array): Uint8Array {
+  const doc = decodeWireUpdate(update, Number.MAX_SAFE_INTEGER).doc;
+  if (doc === undefined) throw new Error('update has no document part');
+  return doc;
 }

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   DEFAULT_ANTI_ENTROPY_INTERVAL_MS,
   PlacementReplicator,
+  EMPTY_STATE_VECTOR,
   PlacementStore,
   decodeSyncFrame,
   encodeSyncFrame,
@@ -209,7 +210,7 @@ describe('PlacementReplicator', () => {
     const goodUpdate = (() => {
       const other = new PlacementStore({ node: 'z' });
       other.set('T', 5, 'y');
-      return other.encodeDiff(new Uint8Array([0]));
+      return other.encodeDiff(EMPTY_STATE_VECTOR);
     })();
     const bad: unknown[] = [
       new Uint8Array(),
@@ -294,7 +295,7 @@ describe('PlacementReplicator', () => {
     sent.length = 0;
     store.set('T', 2, 'y');
     replicator.addPeer('d');
-    replicator.receive('c', encodeSyncFrame({ kind: 'step1', stateVector: new Uint8Array([0]) }));
+    replicator.receive('c', encodeSyncFrame({ kind: 'step1', stateVector: EMPTY_STATE_VECTOR }));
     expect(sent).toEqual([]);
     expect(replicator.peers()).toEqual([]);
   });

@@ -4,11 +4,12 @@ import { describe, expect, it } from 'vitest';
 import {
   MAX_TARGET_LENGTH,
   MAX_TYPE_NAME_LENGTH,
+  EMPTY_STATE_VECTOR,
   PlacementStore,
   PlacementStoreError,
   type PlacementStoreErrorCode,
 } from '../../crdt/index.js';
-import { recordingLog, view } from './helpers.js';
+import { asWireUpdate, recordingLog, view } from './helpers.js';
 
 function pair(nowA = () => 1_000_000, nowB = () => 1_000_000) {
   const a = new PlacementStore({ node: 'node-a', now: nowA });
@@ -63,7 +64,7 @@ describe('PlacementStore basics', () => {
     b.applyUpdate(a.encodeDiff(b.encodeStateVector()));
     t = 2_000;
     c.set('T', 1, 'from-c');
-    const fromC = c.encodeDiff(new Uint8Array([0]));
+    const fromC = c.encodeDiff(EMPTY_STATE_VECTOR);
     a.applyUpdate(fromC); // a prunes its slot: a deletion, which does not advance a's state vector
     b.applyUpdate(fromC);
     expect(a.stats().prunedSlots).toBe(1);
@@ -179,7 +180,7 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
   function expectUnchanged(store: PlacementStore, action: () => unknown, code: PlacementStoreErrorCode, message?: RegExp): void {
     const snapshot = store.snapshot('T');
     const stateVector = store.encodeStateVector();
-    const state = store.encodeDiff(new Uint8Array([0]));
+    const state = store.encodeDiff(EMPTY_STATE_VECTOR);
     const updates: Uint8Array[] = [];
     const off = store.onUpdate((u) => updates.push(u));
     let thrown: unknown;
@@ -194,7 +195,7 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
     if (message !== undefined) expect((thrown as Error).message).toMatch(message);
     expect(store.snapshot('T')).toBe(snapshot);
     expect(store.encodeStateVector()).toEqual(stateVector);
-    expect(store.encodeDiff(new Uint8Array([0]))).toEqual(state);
+    expect(store.encodeDiff(EMPTY_STATE_VECTOR)).toEqual(state);
     expect(updates).toHaveLength(0);
   }
 
@@ -234,7 +235,7 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
 
   it('rejects every truncation of a valid update', () => {
     const source = seeded();
-    const full = source.encodeDiff(new Uint8Array([0]));
+    const full = source.encodeDiff(EMPTY_STATE_VECTOR);
     const target = new PlacementStore({ node: 'b' });
     target.set('T', 9, 'z');
     for (let n = 0; n < full.length; n++) {
@@ -246,7 +247,7 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
   });
 
   it('does not read past the end of a subarray view', () => {
-    const full = seeded().encodeDiff(new Uint8Array([0]));
+    const full = seeded().encodeDiff(EMPTY_STATE_VECTOR);
     const padded = new Uint8Array(full.length + 64);
     padded.set(full);
     const target = new PlacementStore({ node: 'b' });
@@ -260,7 +261,9 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
     expectUnchanged(s, () => s.applyUpdate(new Uint8Array([255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 1])), 'malformed_update');
     expectUnchanged(s, () => s.applyUpdate('nope' as unknown as Uint8Array), 'malformed_update', /must be a Uint8Array/);
     expectUnchanged(s, () => s.encodeDiff(new Uint8Array([5, 1])), 'malformed_state_vector');
-    expectUnchanged(s, () => s.encodeDiff(new Uint8Array([0, 7])), 'malformed_state_vector', /trailing/);
+    expectUnchanged(s, () => s.encodeDiff(new Uint8Array([0, 7])), 'malformed_state_vector', /end of array/);
+    expectUnchanged(s, () => s.encodeDiff(new Uint8Array([0, 0, 1, 0, 9])), 'malformed_state_vector', /trailing/);
+    expectUnchanged(s, () => s.applyUpdate(new Uint8Array([0, 4])), 'malformed_update', /unknown flags/);
   });
 
   it('rejects well-formed Yjs updates that are not placement slots', () => {
@@ -281,21 +284,22 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
     for (const [, write, message] of foreign) {
       const doc = new Y.Doc();
       write(doc);
-      expectUnchanged(s, () => s.applyUpdate(Y.encodeStateAsUpdateV2(doc)), 'malformed_update', message);
+      expectUnchanged(s, () => s.applyUpdate(asWireUpdate(Y.encodeStateAsUpdateV2(doc))), 'malformed_update', message);
     }
-    // a V1 update is not our encoding either
+    // a V1 update is not our encoding either, nor is a bare V2 update without the store's envelope
     const doc = new Y.Doc();
     doc.getMap('T').set('7\u0000q', ['x', 1, 0]);
-    expectUnchanged(s, () => s.applyUpdate(Y.encodeStateAsUpdate(doc)), 'malformed_update');
+    expectUnchanged(s, () => s.applyUpdate(asWireUpdate(Y.encodeStateAsUpdate(doc))), 'malformed_update');
+    expectUnchanged(s, () => s.applyUpdate(Y.encodeStateAsUpdateV2(doc)), 'malformed_update');
     // the same content in the store's encoding is accepted
-    s.applyUpdate(Y.encodeStateAsUpdateV2(doc));
+    s.applyUpdate(asWireUpdate(Y.encodeStateAsUpdateV2(doc)));
     expect(s.snapshot('T').placements.get(7)).toEqual({ target: 'x', hlc: { wallMs: 1, counter: 0, node: 'q' }, writer: 'q' });
   });
 
   it('rejects updates with more structs than maxUpdateStructs', () => {
     const source = new PlacementStore({ node: 'src' });
     for (let i = 0; i < 10; i++) source.set('T', i, 'x');
-    const update = source.encodeDiff(new Uint8Array([0]));
+    const update = source.encodeDiff(EMPTY_STATE_VECTOR);
     const small = new PlacementStore({ node: 'b', maxUpdateStructs: 9 });
     expectUnchanged(small, () => small.applyUpdate(update), 'malformed_update', /more than 9 structs/);
     const enough = new PlacementStore({ node: 'b', maxUpdateStructs: 10 });

@@ -1,0 +1,185 @@
+// The store's own envelope around Yjs, kept in one place. A state vector is
+//   varUint generation | varUint8Array base digest (empty for an empty base) | varUint8Array Yjs state vector
+// and an update is
+//   varUint generation | varUint flags (1 = base, 2 = document) | [varUint8Array base] | [varUint8Array Yjs V2 update]
+// The generation says which document the Yjs part belongs to (compaction starts a new, empty one); the
+// base is the compacted part, a plain list of winning slots that any replica can merge at any time.
+import { createHash } from 'node:crypto';
+import * as decoding from 'lib0/decoding';
+import * as encoding from 'lib0/encoding';
+import type { BaseState } from './base.js';
+import { MAX_NODE_LENGTH, MAX_TARGET_LENGTH, MAX_HLC_COUNTER, PlacementStoreError, nameProblem } from './errors.js';
+import { typeNameProblem, type Slot } from './slots.js';
+
+export interface WireStateVector {
+  readonly generation: number;
+  readonly baseDigest: Uint8Array;
+  readonly doc: Uint8Array;
+}
+
+export interface BaseEntries {
+  readonly typeName: string;
+  readonly slots: readonly Slot[];
+}
+
+export interface WireUpdate {
+  readonly generation: number;
+  readonly base: readonly BaseEntries[] | undefined;
+  readonly doc: Uint8Array | undefined;
+}
+
+const HAS_BASE = 1;
+const HAS_DOC = 2;
+const EMPTY = new Uint8Array(0);
+
+export function encodeWireStateVector(stateVector: WireStateVector): Uint8Array {
+  return encoding.encode((encoder) => {
+    encoding.writeVarUint(encoder, stateVector.generation);
+    encoding.writeVarUint8Array(encoder, stateVector.baseDigest);
+    encoding.writeVarUint8Array(encoder, stateVector.doc);
+  });
+}
+
+export function decodeWireStateVector(bytes: Uint8Array): WireStateVector {
+  return strictly(bytes, 'malformed_state_vector', 'state vector', (decoder) => ({
+    generation: readGeneration(decoder),
+    baseDigest: decoding.readVarUint8Array(decoder),
+    doc: decoding.readVarUint8Array(decoder),
+  }));
+}
+
+/** `base` is already encoded (encodeBase), so a cached encoding can be sent as is. */
+export function encodeWireUpdate(generation: number, base: Uint8Array | undefined, doc: Uint8Array | undefined): Uint8Array {
+  return encoding.encode((encoder) => {
+    encoding.writeVarUint(encoder, generation);
+    encoding.writeVarUint(encoder, (base === undefined ? 0 : HAS_BASE) | (doc === undefined ? 0 : HAS_DOC));
+    if (base !== undefined) encoding.writeVarUint8Array(encoder, base);
+    if (doc !== undefined) encoding.writeVarUint8Array(encoder, doc);
+  });
+}
+
+/** Decodes and validates the envelope and the base; the Yjs part is checked by update-guard.ts. */
+export function decodeWireUpdate(bytes: Uint8Array, maxBaseSlots: number): WireUpdate {
+  return strictly(bytes, 'malformed_update', 'update', (decoder) => {
+    const generation = readGeneration(decoder);
+    const flags = decoding.readVarUint(decoder);
+    if ((flags & ~(HAS_BASE | HAS_DOC)) !== 0) throw new Error(`unknown flags ${flags}`);
+    const base = (flags & HAS_BASE) === 0 ? undefined : decodeBase(decoding.readVarUint8Array(decoder), maxBaseSlots);
+    const doc = (flags & HAS_DOC) === 0 ? undefined : decoding.readVarUint8Array(decoder);
+    return { generation, base, doc };
+  });
+}
+
+/** The generation an update or state vector belongs to, or undefined when the bytes do not start with one. */
+export function generationOf(bytes: Uint8Array): number | undefined {
+  try {
+    const generation = decoding.readVarUint(decoding.createDecoder(bytes));
+    return Number.isSafeInteger(generation) ? generation : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Canonical encoding of a base: types in name order, slots in shard order, so equal bases encode equally.
+ * Writers and targets are a few node names repeated over many shards, so each slot refers to them by
+ * their index in one sorted string table.
+ */
+export function encodeBase(base: BaseState): Uint8Array {
+  const typeNames = base.typeNames().sort();
+  const slotsByType = typeNames.map((typeName) => base.slotsOf(typeName));
+  const strings = new Set<string>();
+  for (const slots of slotsByType) {
+    for (const slot of slots) {
+      strings.add(slot.writer);
+      if (slot.target !== null) strings.add(slot.target);
+    }
+  }
+  const table = [...strings].sort();
+  const indexOf = new Map(table.map((text, i) => [text, i]));
+  return encoding.encode((encoder) => {
+    encoding.writeVarUint(encoder, table.length);
+    for (const text of table) encoding.writeVarString(encoder, text);
+    encoding.writeVarUint(encoder, typeNames.length);
+    typeNames.forEach((typeName, t) => {
+      const slots = slotsByType[t] as Slot[];
+      encoding.writeVarString(encoder, typeName);
+      encoding.writeVarUint(encoder, slots.length);
+      for (const slot of slots) {
+        encoding.writeVarUint(encoder, slot.shardId);
+        encoding.writeVarUint(encoder, indexOf.get(slot.writer) as number);
+        // 0 is a tombstone, n + 1 the target at table index n.
+        encoding.writeVarUint(encoder, slot.target === null ? 0 : (indexOf.get(slot.target) as number) + 1);
+        encoding.writeVarUint(encoder, slot.hlc.wallMs);
+        encoding.writeVarUint(encoder, slot.hlc.counter);
+      }
+    });
+  });
+}
+
+/** What two replicas compare to know whether their bases differ; empty for an empty base. */
+export function baseDigest(base: BaseState): Uint8Array {
+  if (base.slotCount === 0) return EMPTY;
+  return base.cachedDigest(() => new Uint8Array(createHash('sha256').update(encodeBase(base)).digest()));
+}
+
+function decodeBase(bytes: Uint8Array, maxSlots: number): BaseEntries[] {
+  const decoder = decoding.createDecoder(bytes);
+  const stringCount = decoding.readVarUint(decoder);
+  if (stringCount > 2 * maxSlots) throw new Error(`base has more than ${2 * maxSlots} strings`);
+  const table: string[] = [];
+  for (let i = 0; i < stringCount; i++) table.push(decoding.readVarString(decoder));
+  const string = (index: number, what: string, limit: number): string => {
+    const text = table[index];
+    if (text === undefined) throw new Error(`base slot ${what} refers to string ${index} of ${table.length}`);
+    const problem = nameProblem(text, limit);
+    if (problem !== null) throw new Error(`base slot ${what} ${problem}`);
+    return text;
+  };
+  const types: BaseEntries[] = [];
+  let budget = maxSlots;
+  const typeCount = decoding.readVarUint(decoder);
+  for (let t = 0; t < typeCount; t++) {
+    const typeName = decoding.readVarString(decoder);
+    const typeProblem = typeNameProblem(typeName);
+    if (typeProblem !== null) throw new Error(`base type name ${typeProblem}`);
+    const count = decoding.readVarUint(decoder);
+    if (count > budget) throw new Error(`base has more than ${maxSlots} slots`);
+    budget -= count;
+    const slots: Slot[] = [];
+    for (let i = 0; i < count; i++) {
+      const shardId = decoding.readVarUint(decoder);
+      const writer = string(decoding.readVarUint(decoder), 'writer', MAX_NODE_LENGTH);
+      const targetRef = decoding.readVarUint(decoder);
+      const target = targetRef === 0 ? null : string(targetRef - 1, 'target', MAX_TARGET_LENGTH);
+      const wallMs = decoding.readVarUint(decoder);
+      const counter = decoding.readVarUint(decoder);
+      if (!Number.isSafeInteger(shardId)) throw new Error('base slot has an impossible shard id');
+      if (!Number.isSafeInteger(wallMs) || counter > MAX_HLC_COUNTER) throw new Error('base slot has an impossible timestamp');
+      slots.push(Object.freeze({ shardId, writer, target, hlc: Object.freeze({ wallMs, counter, node: writer }) }));
+    }
+    types.push({ typeName, slots });
+  }
+  if (decoding.hasContent(decoder)) throw new Error('base has trailing bytes');
+  return types;
+}
+
+function readGeneration(decoder: decoding.Decoder): number {
+  const generation = decoding.readVarUint(decoder);
+  if (!Number.isSafeInteger(generation)) throw new Error('impossible generation');
+  return generation;
+}
+
+function strictly<T>(bytes: Uint8Array, code: 'malformed_update' | 'malformed_state_vector', what: string, read: (decoder: decoding.Decoder) => T): T {
+  try {
+    const decoder = decoding.createDecoder(bytes);
+    const value = read(decoder);
+    if (decoding.hasContent(decoder)) throw new Error(`${bytes.length - decoder.pos} trailing bytes`);
+    return value;
+  } catch (cause) {
+    throw new PlacementStoreError(code, `placement ${what} rejected: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** The state vector of a replica that holds nothing: `encodeDiff(EMPTY_STATE_VECTOR)` is a replica's whole state. */
+export const EMPTY_STATE_VECTOR: Uint8Array = encodeWireStateVector({ generation: 0, baseDigest: EMPTY, doc: new Uint8Array([0]) });
