@@ -1,8 +1,7 @@
 // The compacted part of a store: per entity type and shard, the one slot that won when a generation's
 // document was folded away. Merging two bases keeps, per shard, the slot with the greater hlc, so bases
 // form a join-semilattice: replicas may merge them in any order, any number of times, and agree.
-import { compareHlc } from './hlc.js';
-import type { Slot } from './slots.js';
+import { compareSlots, type Slot } from './slots.js';
 
 export class BaseState {
   private readonly types = new Map<string, Map<number, Slot>>();
@@ -18,7 +17,7 @@ export class BaseState {
   merge(typeName: string, slot: Slot): boolean {
     let shards = this.types.get(typeName);
     const current = shards?.get(slot.shardId);
-    if (current !== undefined && compareHlc(slot.hlc, current.hlc) <= 0) return false;
+    if (current !== undefined && compareSlots(slot, current) <= 0) return false;
     if (shards === undefined) this.types.set(typeName, (shards = new Map()));
     if (current === undefined) this.size++;
     shards.set(slot.shardId, slot);

@@ -9,7 +9,7 @@ import {
   describe,
   nameProblem,
 } from './errors.js';
-import type { Hlc } from './hlc.js';
+import { compareHlc, type Hlc } from './hlc.js';
 
 const SEPARATOR = '\u0000';
 const CANONICAL_SHARD = /^(?:0|[1-9][0-9]{0,15})$/;
@@ -23,6 +23,17 @@ export interface Slot {
   readonly writer: string;
   readonly target: string | null;
   readonly hlc: Hlc;
+}
+
+/**
+ * Orders slots of one shard: by hlc, and for the same hlc (one node writing twice at one instant, possible
+ * only across a restart with a clock set back) by target, a tombstone lowest, so every replica picks the same.
+ */
+export function compareSlots(a: Slot, b: Slot): number {
+  const byHlc = compareHlc(a.hlc, b.hlc);
+  if (byHlc !== 0 || a.target === b.target) return byHlc;
+  if (a.target === null || b.target === null) return a.target === null ? -1 : 1;
+  return a.target < b.target ? -1 : 1;
 }
 
 export function slotKey(shardId: number, writer: string): string {

@@ -3,7 +3,7 @@
 // while nothing visible changes, snapshot() keeps returning the very same object.
 import { compareHlc, type Hlc } from './hlc.js';
 import { IntMap } from './int-map.js';
-import type { Slot } from './slots.js';
+import { compareSlots, type Slot } from './slots.js';
 
 export interface Placement {
   readonly target: string;
@@ -48,7 +48,7 @@ export class SnapshotIndex {
     if (writers === undefined) return undefined;
     let best: Slot | undefined;
     for (const slot of writers.values()) {
-      if (best === undefined || compareHlc(slot.hlc, best.hlc) > 0) best = slot;
+      if (best === undefined || compareSlots(slot, best) > 0) best = slot;
     }
     return best;
   }

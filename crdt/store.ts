@@ -96,6 +96,8 @@ export class PlacementStore {
   private documentItems = 0;
   private compactions = 0;
   private staleUpdates = 0;
+  // Listener calls in progress (see maybeCompact).
+  private listening = 0;
   private readonly clock: HybridLogicalClock;
   private readonly log: PlacementLog;
   private readonly maxUpdateStructs: number;
@@ -376,7 +378,8 @@ export class PlacementStore {
   }
 
   private maybeCompact(): void {
-    if (this.documentItems <= this.compactAfterItems) return;
+    // Not from inside a listener: the write that called back may still be settling on this document.
+    if (this.listening > 0 || this.documentItems <= this.compactAfterItems) return;
     let live = 0;
     for (const index of this.indexes.values()) live += index.slotCount;
     if (this.documentItems > 4 * live) this.compact();
@@ -550,6 +553,7 @@ export class PlacementStore {
   }
 
   private guard(kind: string, call: () => void): void {
+    this.listening++;
     try {
       call();
     } catch (error) {
@@ -558,6 +562,8 @@ export class PlacementStore {
         message: `placement ${kind} listener threw: ${error instanceof Error ? error.message : String(error)}`,
         details: { error },
       });
+    } finally {
+      this.listening--;
     }
   }
 }

@@ -29,6 +29,20 @@ function pull(to: PlacementStore, from: PlacementStore): void {
   to.applyUpdate(from.encodeDiff(to.encodeStateVector()));
 }
 
+/** A base of one type with the given string table and slots of [shardId, writer ref, target ref]. */
+function base(strings: readonly string[], typeName: string, slots: ReadonlyArray<readonly [number, number, number]>, count = slots.length): Uint8Array {
+  return encoding.encode((e) => {
+    encoding.writeVarUint(e, strings.length);
+    for (const text of strings) encoding.writeVarString(e, text);
+    encoding.writeVarUint(e, 1);
+    encoding.writeVarString(e, typeName);
+    encoding.writeVarUint(e, count);
+    for (const [shardId, writer, target] of slots) {
+      for (const n of [shardId, writer, target, 5, 0]) encoding.writeVarUint(e, n);
+    }
+  });
+}
+
 function overwrite(store: PlacementStore, writes: number, shards: number): void {
   for (let i = 0; i < writes; i++) store.set(T, i % shards, `app@10.0.0.${1 + (i % 7)}:7701`);
 }
@@ -141,6 +155,19 @@ describe('PlacementStore.compact', () => {
     expect(manual.generation).toBe(0);
   });
 
+  it('settles equal timestamps with different targets the same way in any merge order', () => {
+    const x = encodeWireUpdate(0, base(['w', 'x'], T, [[1, 0, 2]]), undefined);
+    const y = encodeWireUpdate(0, base(['w', 'y'], T, [[1, 0, 2]]), undefined);
+    const { store: first } = clocked('a');
+    const { store: second } = clocked('b');
+    first.applyUpdate(x);
+    first.applyUpdate(y);
+    second.applyUpdate(y);
+    second.applyUpdate(x);
+    expect(first.snapshot(T).placements.get(1)?.target).toBe('y');
+    expect(view(second)).toEqual(view(first));
+  });
+
   it('rejects an invalid compactAfterItems', () => {
     for (const bad of [0, -1, 1.5, Number.NaN, '10']) {
       expect(() => new PlacementStore({ node: 'a', compactAfterItems: bad as number })).toThrow(/compactAfterItems must be/);
@@ -149,20 +176,6 @@ describe('PlacementStore.compact', () => {
 });
 
 describe('malformed bases change nothing', () => {
-  /** A base of one type with the given string table and slots of [shardId, writer ref, target ref]. */
-  function base(strings: readonly string[], typeName: string, slots: ReadonlyArray<readonly [number, number, number]>, count = slots.length): Uint8Array {
-    return encoding.encode((e) => {
-      encoding.writeVarUint(e, strings.length);
-      for (const text of strings) encoding.writeVarString(e, text);
-      encoding.writeVarUint(e, 1);
-      encoding.writeVarString(e, typeName);
-      encoding.writeVarUint(e, count);
-      for (const [shardId, writer, target] of slots) {
-        for (const n of [shardId, writer, target, 5, 0]) encoding.writeVarUint(e, n);
-      }
-    });
-  }
-
   it.each<[string, Uint8Array, RegExp]>([
     ['a writer with a control character', base(['b\nc', 'x'], T, [[1, 0, 2]]), /writer must not contain control/],
     ['an empty target', base(['', 'b'], T, [[1, 1, 1]]), /target must not be empty/],
