@@ -1,17 +1,11 @@
 // setPlacements writes a batch of pins as one store transaction: one update on the wire, one change notice.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually, run } from '../sharding/harness.js';
-import { ExternalCluster, pinsOf } from './harness.js';
+import { ExternalCluster, pinsOf, useExternalClusters } from './harness.js';
 
 let cluster: ExternalCluster;
 
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(async () => {
-  await cluster.shutdown();
-  vi.useRealTimers();
-});
+useExternalClusters();
 
 describe('setPlacements', () => {
   it('pins many shards with one placement update on the wire, and every node sees all of them', async () => {

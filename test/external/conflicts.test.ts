@@ -1,21 +1,15 @@
 // Conflicting operator writes: concurrent pins for one shard from two controllers converge on every node to
 // the greatest HLC and the shard lives there; a node whose wall clock is an hour behind still wins with a
 // write made after it saw the current value (per-key dominance), and loses a genuinely concurrent race.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compareHlc } from '../../crdt/index.js';
 import { eventually, run } from '../sharding/harness.js';
-import { ExternalCluster, pinsOf, type ExtNode } from './harness.js';
+import { ExternalCluster, type ExtNode, pinsOf, useExternalClusters } from './harness.js';
 
 let cluster: ExternalCluster;
 const HOUR = 3_600_000;
 
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(async () => {
-  await cluster.shutdown();
-  vi.useRealTimers();
-});
+useExternalClusters();
 
 function sameEverywhere(nodes: ReadonlyArray<ExtNode>): boolean {
   const first = JSON.stringify(pinsOf(nodes[0] as ExtNode));

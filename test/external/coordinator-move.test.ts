@@ -1,19 +1,13 @@
 // Test plan 10 and the membership paths: placements live in every node's replica, so they survive the
 // coordinator moving (graceful leave or crash), reach nodes that join later, and may name a node that has
 // not joined yet; a change is re-evaluated at once rather than at the rebalance tick.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually, run, settle } from '../sharding/harness.js';
-import { ExternalCluster, NO_ANTI_ENTROPY, TYPE, addressOf, pinsOf, type ExtNode } from './harness.js';
+import { addressOf, ExternalCluster, type ExtNode, NO_ANTI_ENTROPY, pinsOf, TYPE, useExternalClusters } from './harness.js';
 
 let cluster: ExternalCluster;
 
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(async () => {
-  await cluster.shutdown();
-  vi.useRealTimers();
-});
+useExternalClusters();
 
 async function allocated(shardIds: ReadonlyArray<number>, from: ExtNode): Promise<void> {
   for (const shardId of shardIds) {

@@ -1,21 +1,15 @@
 // External allocation on an in-process cluster (MemoryNetwork + FakeCluster): the feature request's test plan
 // 1-5 (pins honoured, least-shard fallback, unpinning, dead targets, manual rebalance) and 6-8 (the controller
 // paths the REST routes call).
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
 import { RebalanceError } from '../../src/sharding/external-allocation-controller.js';
 import { eventually, run, settle } from '../sharding/harness.js';
-import { ExternalCluster, TYPE, addressOf, pinsOf, type ExtNode } from './harness.js';
+import { addressOf, ExternalCluster, type ExtNode, pinsOf, TYPE, useExternalClusters } from './harness.js';
 
 let cluster: ExternalCluster;
 
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(async () => {
-  await cluster.shutdown();
-  vi.useRealTimers();
-});
+useExternalClusters();
 
 /** Three Up nodes a (oldest, coordinator), b, c, warmed up. */
 async function threeNodes(options: ConstructorParameters<typeof ExternalCluster>[0] = {}): Promise<[ExtNode, ExtNode, ExtNode]> {

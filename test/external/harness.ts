@@ -1,6 +1,7 @@
 // Test helper for external allocation: in-process nodes (MemoryNetwork + ClusterSharding + a membership) each
 // running the Counter type under externalAllocationStrategy(least-shard fallback), with its controller and
 // the warnings its strategy emitted. Reuses the sharding harness's fake-time helpers and counter entity.
+import { afterEach, beforeEach, vi } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { Membership } from '../../src/cluster/member.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
@@ -90,7 +91,20 @@ export function startExternalNode(
 }
 
 /** Several external-allocation nodes over one MemoryNetwork and one FakeCluster. */
+/** Fake timers for each test, and every ExternalCluster the test created shut down after it. */
+export function useExternalClusters(): void {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(async () => {
+    for (const cluster of ExternalCluster.created.splice(0)) await cluster.shutdown();
+    vi.useRealTimers();
+  });
+}
+
 export class ExternalCluster {
+  /** Clusters not yet shut down by useExternalClusters. */
+  static readonly created: ExternalCluster[] = [];
   readonly net: MemoryNetwork;
   readonly members = new FakeCluster();
   readonly nodes: ExtNode[] = [];
@@ -107,6 +121,7 @@ export class ExternalCluster {
     } = {},
   ) {
     this.net = new MemoryNetwork({ seed: options.seed ?? 7, delayMs: options.delayMs ?? 0 });
+    ExternalCluster.created.push(this);
   }
 
   get numberOfShards(): number {
@@ -175,6 +190,8 @@ export class ExternalCluster {
   }
 
   async shutdown(): Promise<void> {
+    const at = ExternalCluster.created.indexOf(this);
+    if (at >= 0) ExternalCluster.created.splice(at, 1);
     for (const node of this.nodes) await this.stopNode(node);
   }
 }
