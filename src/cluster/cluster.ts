@@ -17,6 +17,7 @@ import {
   keyOf,
   memberKey,
   mergeGossip,
+  pruneMembers,
   sameGossip,
   statusRank,
   toWire,
@@ -64,6 +65,8 @@ export class Cluster implements Membership {
   private gossip: GossipState = EMPTY_GOSSIP;
   private readonly unreachableSince = new Map<string, number>();
   private readonly joiningSince = new Map<string, number>();
+  // When this node first saw each member as removed; the record is pruned removedRetentionMs later.
+  private readonly removedSince = new Map<string, number>();
   private heartbeatSequence = 0;
 
   private started = false;
@@ -125,6 +128,11 @@ export class Cluster implements Membership {
         }, this.config.seedNodeTimeoutMs),
       );
     }
+  }
+
+  /** Size of the replicated membership state: member records (any status) and tombstones of pruned ones. */
+  gossipSize(): { readonly records: number; readonly tombstones: number } {
+    return { records: this.gossip.members.size, tombstones: this.gossip.tombstones.size };
   }
 
   members(): ReadonlyArray<MemberInfo> {
@@ -228,8 +236,9 @@ export class Cluster implements Membership {
   }
 
   private onHeartbeat(from: NodeAddress, message: Extract<ClusterMessage, { type: 'Heartbeat' }>): void {
-    const record = this.gossip.members.get(memberKey(from, message.incarnation));
-    if (record && GONE.has(record.status)) {
+    const key = memberKey(from, message.incarnation);
+    const record = this.gossip.members.get(key);
+    if ((record && GONE.has(record.status)) || this.gossip.tombstones.has(key)) {
       // A downed or removed node still running: tell it, instead of keeping it alive.
       this.sendGossip(from);
       return;
@@ -241,8 +250,8 @@ export class Cluster implements Membership {
     if (!this.joined) return;
     const key = memberKey(from, message.incarnation);
     const existing = this.gossip.members.get(key);
-    if (existing && GONE.has(existing.status)) {
-      this.logger.info({ member: key, status: existing.status }, 'ignoring join of a downed or removed incarnation');
+    if ((existing && GONE.has(existing.status)) || this.gossip.tombstones.has(key)) {
+      this.logger.info({ member: key, status: existing?.status ?? 'pruned' }, 'ignoring join of a downed or removed incarnation');
       this.sendGossip(from);
       return;
     }
@@ -308,7 +317,7 @@ export class Cluster implements Membership {
       roles: [...this.config.roles],
       upNumber: 0,
     };
-    this.commit({ members: new Map([[this.selfKey, record]]), seen: new Set([this.selfKey]) }, true);
+    this.commit({ members: new Map([[this.selfKey, record]]), seen: new Set([this.selfKey]), tombstones: new Map() }, true);
   }
 
   private heartbeatTick(): void {
@@ -327,6 +336,7 @@ export class Cluster implements Membership {
 
   private gossipTick(): void {
     if (!this.joined || this.stopped) return;
+    this.pruneRemoved();
     this.commit(this.gossip, false);
     if (this.stopped) return;
     const peers = this.livePeers().filter((r) => !this.unreachableSince.has(keyOf(r)));
@@ -334,6 +344,23 @@ export class Cluster implements Membership {
     const pool = unseen.length > 0 ? unseen : peers;
     const target = pool[Math.floor(this.random() * pool.length)];
     if (target) this.sendGossip(target.address);
+  }
+
+  /** Turns records removed longer than removedRetentionMs into tombstones, and expires old tombstones. */
+  private pruneRemoved(): void {
+    const now = this.scheduler.now();
+    const due: string[] = [];
+    for (const [key, record] of this.gossip.members) {
+      if (record.status !== 'removed' || key === this.selfKey) continue;
+      const since = this.removedSince.get(key) ?? now;
+      this.removedSince.set(key, since);
+      if (now - since >= this.config.removedRetentionMs) due.push(key);
+    }
+    for (const key of this.removedSince.keys()) if (due.includes(key) || !this.gossip.members.has(key)) this.removedSince.delete(key);
+    const next = pruneMembers(this.gossip, due, now, now - this.config.tombstoneTtlMs, this.selfKey);
+    if (next === this.gossip) return;
+    if (due.length > 0) this.logger.info({ members: due }, 'pruning removed members from the gossip');
+    this.commit(next, false);
   }
 
   private updateReachability(now: number): void {

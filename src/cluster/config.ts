@@ -54,6 +54,16 @@ export interface ClusterConfig {
    * nodes can take traffic during a partition); 0 disables; default 7,000 ms.
    */
   readonly weaklyUpAfterMs: number;
+  /**
+   * How long a removed member's record stays in the gossip (so the member and every node learn of the
+   * removal) before it is replaced by a tombstone; default 60,000 ms.
+   */
+  readonly removedRetentionMs: number;
+  /**
+   * How long a tombstone keeps an old copy of a pruned record from coming back; default 86,400,000 ms
+   * (one day, Pekko's `prune-gossip-tombstones-after`).
+   */
+  readonly tombstoneTtlMs: number;
 }
 
 /** Input form: every field optional, seed nodes may be given as strings. */
@@ -84,6 +94,8 @@ export const DEFAULT_CLUSTER_CONFIG: Omit<ClusterConfig, 'minorityDownAfterMs'> 
   leaveTimeoutMs: 20_000,
   exitTimeoutMs: 10_000,
   weaklyUpAfterMs: 7_000,
+  removedRetentionMs: 60_000,
+  tombstoneTtlMs: 86_400_000,
 };
 
 /** Applies defaults and validates; throws `invalid_argument` (or `invalid_address`) naming the bad field. */
@@ -129,6 +141,8 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
     leaveTimeoutMs: positive('leaveTimeoutMs', input.leaveTimeoutMs ?? d.leaveTimeoutMs),
     exitTimeoutMs: positive('exitTimeoutMs', input.exitTimeoutMs ?? d.exitTimeoutMs),
     weaklyUpAfterMs: nonNegative('weaklyUpAfterMs', input.weaklyUpAfterMs ?? d.weaklyUpAfterMs),
+    removedRetentionMs: positive('removedRetentionMs', input.removedRetentionMs ?? d.removedRetentionMs),
+    tombstoneTtlMs: positive('tombstoneTtlMs', input.tombstoneTtlMs ?? d.tombstoneTtlMs),
   };
 }
 

@@ -2,6 +2,9 @@
 // (joining < weakly-up < up < leaving < exiting < down < removed), so merging two states record by record,
 // keeping the further status, is commutative, associative and idempotent: gossip converges whatever order,
 // loss or duplication it meets. The `seen` set says who has seen exactly this content (convergence).
+// A removed member's record is kept for a while, then replaced by a tombstone (its key and when it was
+// pruned) that wins over any copy of the record still travelling, so gossip does not grow with every
+// incarnation a cluster has ever seen; tombstones expire after a day, as in Pekko.
 import { NodeAddress } from './address.js';
 import type { MemberStatus } from './member.js';
 import type { WireGossip, WireMember } from './messages.js';
@@ -19,6 +22,8 @@ export interface GossipState {
   /** By member key (`address#incarnation`). */
   readonly members: ReadonlyMap<string, MemberRecord>;
   readonly seen: ReadonlySet<string>;
+  /** Keys of pruned members, with the time (ms, the pruning node's clock) they were pruned. */
+  readonly tombstones: ReadonlyMap<string, number>;
 }
 
 const STATUS_RANK: Readonly<Record<MemberStatus, number>> = {
@@ -43,7 +48,7 @@ export function keyOf(record: MemberRecord): string {
   return memberKey(record.address, record.incarnation);
 }
 
-export const EMPTY_GOSSIP: GossipState = { members: new Map(), seen: new Set() };
+export const EMPTY_GOSSIP: GossipState = { members: new Map(), seen: new Set(), tombstones: new Map() };
 
 /** The further status wins; on a tie the smaller non-zero upNumber, so concurrent leaders agree. */
 export function mergeRecord(a: MemberRecord, b: MemberRecord): MemberRecord {
@@ -78,16 +83,43 @@ export function contentDigest(members: ReadonlyMap<string, MemberRecord>): strin
  * content equals the result.
  */
 export function mergeGossip(local: GossipState, incoming: GossipState, selfKey: string): GossipState {
+  const tombstones = mergeTombstones(local.tombstones, incoming.tombstones);
   const members = new Map(local.members);
   for (const [key, record] of incoming.members) {
     const existing = members.get(key);
     members.set(key, existing ? mergeRecord(existing, record) : record);
   }
+  for (const key of tombstones.keys()) members.delete(key);
   const digest = contentDigest(members);
   const seen = new Set<string>([selfKey]);
   if (digest === contentDigest(local.members)) for (const s of local.seen) seen.add(s);
   if (digest === contentDigest(incoming.members)) for (const s of incoming.seen) seen.add(s);
-  return { members, seen };
+  return { members, seen, tombstones };
+}
+
+function mergeTombstones(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): ReadonlyMap<string, number> {
+  if (b.size === 0) return a;
+  if (a.size === 0) return b;
+  const merged = new Map(a);
+  for (const [key, at] of b) merged.set(key, Math.max(at, merged.get(key) ?? 0));
+  return merged;
+}
+
+/**
+ * Replaces the records of `keys` (removed members) by tombstones stamped `nowMs`, and forgets tombstones
+ * stamped before `expireBeforeMs`. Only self has seen the result when members were pruned.
+ */
+export function pruneMembers(state: GossipState, keys: ReadonlyArray<string>, nowMs: number, expireBeforeMs: number, selfKey: string): GossipState {
+  const expired = [...state.tombstones].filter(([, at]) => at < expireBeforeMs);
+  const pruned = keys.filter((key) => state.members.has(key));
+  if (pruned.length === 0 && expired.length === 0) return state;
+  const tombstones = new Map(state.tombstones);
+  for (const [key] of expired) tombstones.delete(key);
+  for (const key of pruned) tombstones.set(key, nowMs);
+  if (pruned.length === 0) return { ...state, tombstones };
+  const members = new Map(state.members);
+  for (const key of pruned) members.delete(key);
+  return { members, seen: new Set([selfKey]), tombstones };
 }
 
 /** Replaces records on `selfKey`'s own decision (status changes): the content changed, so only self has seen it. */
@@ -95,17 +127,19 @@ export function updateMembers(state: GossipState, records: ReadonlyArray<MemberR
   const members = new Map(state.members);
   for (const record of records) {
     const key = keyOf(record);
+    if (state.tombstones.has(key)) continue;
     const existing = members.get(key);
     members.set(key, existing ? mergeRecord(existing, record) : record);
   }
   if (contentDigest(members) === contentDigest(state.members)) return state;
-  return { members, seen: new Set([selfKey]) };
+  return { members, seen: new Set([selfKey]), tombstones: state.tombstones };
 }
 
-/** True when both states hold the same content and the same seen set. */
+/** True when both states hold the same content, the same seen set and the same tombstones. */
 export function sameGossip(a: GossipState, b: GossipState): boolean {
-  if (a.seen.size !== b.seen.size) return false;
+  if (a.seen.size !== b.seen.size || a.tombstones.size !== b.tombstones.size) return false;
   for (const s of a.seen) if (!b.seen.has(s)) return false;
+  for (const key of a.tombstones.keys()) if (!b.tombstones.has(key)) return false;
   return contentDigest(a.members) === contentDigest(b.members);
 }
 
@@ -120,6 +154,7 @@ export function toWire(state: GossipState): WireGossip {
       upNumber: r.upNumber,
     })),
     seen: [...state.seen],
+    tombstones: [...state.tombstones],
   };
 }
 
@@ -133,7 +168,10 @@ export function fromWire(wire: WireGossip): GossipState {
     const existing = members.get(key);
     members.set(key, existing ? mergeRecord(existing, record) : record);
   }
-  return { members, seen: new Set(wire.seen) };
+  const tombstones = new Map<string, number>();
+  for (const [key, at] of wire.tombstones ?? []) tombstones.set(key, Math.max(at, tombstones.get(key) ?? 0));
+  for (const key of tombstones.keys()) members.delete(key);
+  return { members, seen: new Set(wire.seen), tombstones };
 }
 
 function recordFromWire(w: WireMember): MemberRecord | undefined {

@@ -22,6 +22,8 @@ export interface WireGossip {
   readonly members: ReadonlyArray<WireMember>;
   /** Member keys (`address#incarnation`) that have seen exactly this member content. */
   readonly seen: ReadonlyArray<string>;
+  /** Pruned members: [member key, ms when pruned]. Absent from nodes that predate pruning. */
+  readonly tombstones?: ReadonlyArray<readonly [string, number]>;
 }
 
 export type ClusterMessage =
@@ -89,7 +91,12 @@ function parseGossip(value: unknown): WireGossip | undefined {
     if (!m) return undefined;
     parsed.push(m);
   }
-  return { members: parsed, seen: seen as string[] };
+  const tombstones = value['tombstones'];
+  if (tombstones === undefined) return { members: parsed, seen: seen as string[] };
+  if (!Array.isArray(tombstones) || tombstones.length > MAX_MEMBERS) return undefined;
+  const isTombstone = (t: unknown): t is [string, number] => Array.isArray(t) && t.length === 2 && isText(t[0], MAX_KEY) && isCount(t[1]);
+  if (!tombstones.every(isTombstone)) return undefined;
+  return { members: parsed, seen: seen as string[], tombstones };
 }
 
 function parseMember(value: unknown): WireMember | undefined {

@@ -16,6 +16,11 @@ describe('cluster messages', () => {
       type: 'Gossip',
       gossip: { members: [member], seen: ['sys@h:1#i'] },
     });
+    const tombstones = [['sys@h:2#old', 1_700_000_000_000]];
+    expect(parseMessage({ type: 'Gossip', gossip: { members: [member], seen: [], tombstones } })).toEqual({
+      type: 'Gossip',
+      gossip: { members: [member], seen: [], tombstones },
+    });
   });
 
   it.each([
@@ -26,6 +31,10 @@ describe('cluster messages', () => {
     ['an unknown status', { type: 'Gossip', gossip: { members: [{ ...member, status: 'zombie' }], seen: [] } }],
     ['a fractional upNumber', { type: 'Gossip', gossip: { members: [{ ...member, upNumber: 1.5 }], seen: [] } }],
     ['a seen list that is not an array', { type: 'Gossip', gossip: { members: [], seen: 'all' } }],
+    ['tombstones that are not an array', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: {} } }],
+    ['a tombstone without a time', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['k#1']] } }],
+    ['a tombstone with a negative time', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['k#1', -5]] } }],
+    ['a tombstone with an empty key', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['', 5]] } }],
   ])('rejects %s', (_name, value) => {
     expect(parseMessage(value)).toBeUndefined();
   });

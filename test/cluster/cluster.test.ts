@@ -1,6 +1,7 @@
 // Cluster membership over an in-memory network with fake timers: join, downing, partitions, leave, faults.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Cluster, type SelfDownCause } from '../../src/cluster/cluster.js';
+import { memberKey, toWire, type GossipState } from '../../src/cluster/gossip.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
 import { address, advanceUntil, allUp, createNode, statusOf, upNumbers, type TestNode } from './cluster-harness.js';
 
@@ -130,6 +131,42 @@ describe('Cluster: failure detection and downing', () => {
     expect(events).toEqual(['up:unreachable', 'down:unreachable', 'gone']);
     await advanceUntil(() => statusOf(n2!.cluster, address(3)) === undefined, 'removed on n2');
     expect(n1!.cluster.members().map((m) => m.status)).toEqual(['up', 'up']);
+  });
+
+  it('prunes a removed incarnation from the gossip after removedRetentionMs, and keeps it out', async () => {
+    const network = new MemoryNetwork();
+    const config = { removedRetentionMs: 5_000 };
+    const started = await startInOrder(network, 3, config);
+    for (let restart = 1; restart <= 3; restart++) {
+      const previous = nodes[nodes.length - 1]!;
+      previous.cluster.shutdown();
+      await previous.transport.close();
+      const next = createNode(network, 3, config, `inc-3-restart-${restart}`);
+      nodes.push(next);
+      next.cluster.start();
+      await advanceUntil(() => allUp([started[0]!, started[1]!, next]), `restart ${restart} up`);
+    }
+    const live = [started[0]!, started[1]!, nodes[nodes.length - 1]!];
+    await advanceUntil(
+      () => live.every((n) => n.cluster.gossipSize().records === 3 && n.cluster.gossipSize().tombstones === 3),
+      'three old incarnations pruned everywhere',
+    );
+
+    // An old copy of the state, still carrying the first incarnation as Up, changes nothing.
+    const n1 = started[0]!;
+    const stale: GossipState = {
+      members: new Map([
+        [memberKey(address(1), 'inc-1'), { address: address(1), incarnation: 'inc-1', status: 'up', appVersion: '1.0.0', roles: [], upNumber: 1 }],
+        [memberKey(address(3), 'inc-3'), { address: address(3), incarnation: 'inc-3', status: 'up', appVersion: '1.0.0', roles: [], upNumber: 3 }],
+      ]),
+      seen: new Set(),
+      tombstones: new Map(),
+    };
+    started[1]!.transport.send(address(1), { type: 'Gossip', gossip: toWire(stale) });
+    live[2]!.transport.send(address(1), { type: 'Join', incarnation: 'inc-3', appVersion: '1.0.0', roles: [] });
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(n1.cluster.gossipSize()).toEqual({ records: 3, tombstones: 3 });
+    expect(n1.cluster.members().map((m) => m.status)).toEqual(['up', 'up', 'up']);
   });
 
   it('under partition, the minority downs itself before the majority downs it, and the majority carries on', async () => {

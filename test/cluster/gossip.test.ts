@@ -8,6 +8,7 @@ import {
   keyOf,
   mergeGossip,
   mergeRecord,
+  pruneMembers,
   toWire,
   updateMembers,
   type GossipState,
@@ -25,16 +26,22 @@ const recordArb = fc
   .tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(...STATUSES), fc.integer({ min: 0, max: 5 }))
   .map(([port, status, up]) => record(port, status, up));
 
-const stateArb: fc.Arbitrary<GossipState> = fc.array(recordArb, { maxLength: 6 }).map((records) => {
+const tombstonesArb = fc
+  .array(fc.tuple(fc.integer({ min: 1, max: 4 }), fc.nat(100)), { maxLength: 2 })
+  .map((entries) => new Map(entries.map(([port, at]) => [keyOf(record(port, 'removed')), at] as const)));
+
+const stateArb: fc.Arbitrary<GossipState> = fc.tuple(fc.array(recordArb, { maxLength: 6 }), tombstonesArb).map(([records, tombstones]) => {
   const members = new Map<string, MemberRecord>();
   for (const r of records) {
+    if (tombstones.has(keyOf(r))) continue;
     const existing = members.get(keyOf(r));
     members.set(keyOf(r), existing ? mergeRecord(existing, r) : r);
   }
-  return { members, seen: new Set<string>() };
+  return { members, seen: new Set<string>(), tombstones };
 });
 
-const digest = (s: GossipState): string => contentDigest(s.members);
+const digest = (s: GossipState): string =>
+  `${contentDigest(s.members)}\n${[...s.tombstones].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, at]) => `${key}@${at}`).join(',')}`;
 
 describe('gossip merge', () => {
   it('is commutative, associative and idempotent on member content', () => {
@@ -55,30 +62,60 @@ describe('gossip merge', () => {
   });
 
   it('keeps seen only for unchanged content', () => {
-    const a: GossipState = { members: new Map([['k', record(1, 'up', 1)]]), seen: new Set(['A', 'B']) };
-    const same: GossipState = { members: a.members, seen: new Set(['C']) };
+    const a: GossipState = { members: new Map([['k', record(1, 'up', 1)]]), seen: new Set(['A', 'B']), tombstones: new Map() };
+    const same: GossipState = { members: a.members, seen: new Set(['C']), tombstones: new Map() };
     expect([...mergeGossip(a, same, 'self').seen].sort()).toEqual(['A', 'B', 'C', 'self']);
-    const newer: GossipState = { members: new Map([['k', record(1, 'leaving', 1)]]), seen: new Set(['C']) };
+    const newer: GossipState = { members: new Map([['k', record(1, 'leaving', 1)]]), seen: new Set(['C']), tombstones: new Map() };
     expect([...mergeGossip(a, newer, 'self').seen].sort()).toEqual(['C', 'self']);
-    const other: GossipState = { members: new Map([['j', record(2, 'up', 2)]]), seen: new Set(['D']) };
+    const other: GossipState = { members: new Map([['j', record(2, 'up', 2)]]), seen: new Set(['D']), tombstones: new Map() };
     expect([...mergeGossip(a, other, 'self').seen]).toEqual(['self']);
   });
 
   it('resets seen on an own change, and leaves the state alone when nothing changes', () => {
     const r = record(1, 'up', 1);
-    const state: GossipState = { members: new Map([[keyOf(r), r]]), seen: new Set(['A', 'self']) };
+    const state: GossipState = { members: new Map([[keyOf(r), r]]), seen: new Set(['A', 'self']), tombstones: new Map() };
     expect(updateMembers(state, [r], 'self')).toBe(state);
     const changed = updateMembers(state, [{ ...r, status: 'leaving' }], 'self');
     expect([...changed.seen]).toEqual(['self']);
     expect(changed.members.get(keyOf(r))?.status).toBe('leaving');
   });
 
+  it('lets a tombstone win over its record in any order, and never brings the record back', () => {
+    const r = record(1, 'up', 1);
+    const withRecord: GossipState = { members: new Map([[keyOf(r), r]]), seen: new Set(['A']), tombstones: new Map() };
+    const withTombstone: GossipState = { members: new Map(), seen: new Set(['B']), tombstones: new Map([[keyOf(r), 5]]) };
+    for (const merged of [mergeGossip(withRecord, withTombstone, 'self'), mergeGossip(withTombstone, withRecord, 'self')]) {
+      expect(merged.members.has(keyOf(r))).toBe(false);
+      expect(merged.tombstones.get(keyOf(r))).toBe(5);
+    }
+    expect(updateMembers(withTombstone, [r], 'self')).toBe(withTombstone);
+  });
+
+  it('prunes records into tombstones (only self has seen the result) and expires old tombstones', () => {
+    const r = record(1, 'removed', 1);
+    const keep = record(2, 'up', 2);
+    const state: GossipState = {
+      members: new Map([[keyOf(r), r], [keyOf(keep), keep]]),
+      seen: new Set(['A', 'self']),
+      tombstones: new Map([['old#x', 10], ['recent#y', 900]]),
+    };
+    const pruned = pruneMembers(state, [keyOf(r), 'unknown#z'], 1_000, 500, 'self');
+    expect([...pruned.members.keys()]).toEqual([keyOf(keep)]);
+    expect([...pruned.seen]).toEqual(['self']);
+    expect(Object.fromEntries(pruned.tombstones)).toEqual({ 'recent#y': 900, [keyOf(r)]: 1_000 });
+    const expiredOnly = pruneMembers(pruned, [], 2_000, 950, 'self');
+    expect(expiredOnly.members).toBe(pruned.members);
+    expect([...expiredOnly.tombstones.keys()]).toEqual([keyOf(r)]);
+    expect(pruneMembers(expiredOnly, [], 2_000, 950, 'self')).toBe(expiredOnly);
+  });
+
   it('round-trips through the wire form', () => {
     const r = { ...record(1, 'up', 1), roles: ['dad'] };
-    const state: GossipState = { members: new Map([[keyOf(r), r]]), seen: new Set([keyOf(r)]) };
+    const state: GossipState = { members: new Map([[keyOf(r), r]]), seen: new Set([keyOf(r)]), tombstones: new Map([['gone#1', 7]]) };
     const back = fromWire(toWire(state));
     expect(digest(back)).toBe(digest(state));
     expect(back.members.get(keyOf(r))?.roles).toEqual(['dad']);
     expect([...back.seen]).toEqual([keyOf(r)]);
+    expect([...back.tombstones]).toEqual([['gone#1', 7]]);
   });
 });

@@ -13,6 +13,7 @@ function state(records: MemberRecord[], seenPorts: number[] = records.map((r) =>
   return {
     members: new Map(records.map((r) => [keyOf(r), r])),
     seen: new Set(records.filter((r) => seenPorts.includes(r.address.port)).map(keyOf)),
+    tombstones: new Map(),
   };
 }
 
