@@ -231,10 +231,12 @@ async function rebalanceAndWait(client: ManagementClient, type: string, shardIds
   const pending = new Set(outcome.accepted);
   let nextProgress = Date.now() + 2_000;
   while (pending.size > 0 && Date.now() < deadline) {
-    const { regions } = await client.shards(type);
+    const { regions, handingOff } = await client.shards(type);
+    // A shard still handing off is listed under the region it is leaving: not its new home yet.
+    const moving = new Set(handingOff ?? []);
     for (const region of regions) {
       for (const shard of region.shards) {
-        if (!pending.has(shard)) continue;
+        if (!pending.has(shard) || moving.has(shard)) continue;
         const pin = pins.get(shard);
         if (pin === undefined || pin === region.address) {
           pending.delete(shard);

@@ -23,6 +23,8 @@ export interface RebalanceOutcome {
 
 export interface ShardLocations {
   readonly regions: ReadonlyArray<{ readonly address: string; readonly shards: readonly number[] }>;
+  /** Shards whose hand-off is in progress: listed under the region they are leaving until they stopped. */
+  readonly handingOff: readonly number[];
 }
 
 export interface ManagementBackend {

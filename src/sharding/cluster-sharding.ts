@@ -55,6 +55,8 @@ export interface ShardedTypeOptions {
 
 export interface ShardLocations {
   readonly regions: ReadonlyArray<RegionLocation>;
+  /** Shards whose hand-off is in progress: still listed under the region they are leaving until they stopped. */
+  readonly handingOff: ReadonlyArray<number>;
 }
 
 export interface RebalanceNowResult {
@@ -275,7 +277,7 @@ export class ClusterSharding {
   /** Where every allocated shard of a type lives, as the coordinator knows it (asked from any node). */
   async getShardLocations(typeName: string): Promise<ShardLocations> {
     const answer = await this.requestCoordinator(typeName, (requestId) => ({ type: 'GetShardLocations', typeName, requestId }), 'ShardLocations');
-    return { regions: answer.type === 'ShardLocations' ? answer.regions : [] };
+    return answer.type === 'ShardLocations' ? { regions: answer.regions, handingOff: answer.handingOff } : { regions: [], handingOff: [] };
   }
 
   /**

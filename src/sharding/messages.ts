@@ -92,7 +92,14 @@ export type ShardingMessage =
   /** Requester -> C. Where does every allocated shard live? */
   | { readonly type: 'GetShardLocations'; readonly typeName: string; readonly requestId: number }
   /** C -> requester. */
-  | { readonly type: 'ShardLocations'; readonly typeName: string; readonly requestId: number; readonly regions: ReadonlyArray<RegionLocation> }
+  | {
+      readonly type: 'ShardLocations';
+      readonly typeName: string;
+      readonly requestId: number;
+      readonly regions: ReadonlyArray<RegionLocation>;
+      /** Shards being handed off right now (still listed under their old region until they stopped). */
+      readonly handingOff: ReadonlyArray<number>;
+    }
   /** Requester -> C. Hand these shards off now and re-allocate them through the strategy. */
   | { readonly type: 'RebalanceNow'; readonly typeName: string; readonly requestId: number; readonly shardIds: ReadonlyArray<number> }
   /** C -> requester. `accepted` are moving; `unknown` are out of range; `homeless` have no home to move from. */
@@ -235,7 +242,8 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
     case 'ShardLocations': {
       const requestId = raw['requestId'];
       const regions = parseRegions(raw['regions']);
-      return isRequestId(requestId) && regions ? { type: raw.type, typeName, requestId, regions } : undefined;
+      const handingOff = shardList(raw['handingOff'], isShardId);
+      return isRequestId(requestId) && regions && handingOff ? { type: raw.type, typeName, requestId, regions, handingOff } : undefined;
     }
     case 'RebalanceNow': {
       const requestId = raw['requestId'];

@@ -174,7 +174,13 @@ export class ShardCoordinator {
         return;
       case 'GetShardLocations':
         this.whenWarm(() =>
-          this.send(from, { type: 'ShardLocations', typeName: this.typeName, requestId: message.requestId, regions: this.locations() }),
+          this.send(from, {
+            type: 'ShardLocations',
+            typeName: this.typeName,
+            requestId: message.requestId,
+            regions: this.locations(),
+            handingOff: [...this.handOffs.keys()].sort((a, b) => a - b),
+          }),
         );
         return;
       case 'RebalanceNow':

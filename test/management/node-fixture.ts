@@ -67,6 +67,7 @@ export interface SetPlacementsReply extends PlacementsBody {
 
 export interface LocationsBody {
   regions: Array<{ address: string; shards: number[] }>;
+  handingOff: number[];
 }
 
 /** Polls an async condition until it holds or the deadline passes. */

@@ -180,12 +180,13 @@ describe('management routes on a one-node cluster', () => {
   });
 
   describe('read routes', () => {
-    it('GET shards answers { regions: [...] } with the allocated shards', async () => {
+    it('GET shards answers { regions: [...], handingOff: [...] } with the allocated shards', async () => {
       const answers = await Promise.all(['ann', 'bob', 'cy', 'dee'].map((id) => increment(node, id)));
       const response = await inject({ method: 'GET', url: COUNTER });
       expect(response.statusCode).toBe(200);
       const body = response.json<LocationsBody>();
-      expect(Object.keys(body)).toEqual(['regions']);
+      expect(Object.keys(body)).toEqual(['regions', 'handingOff']);
+      expect(body.handingOff).toEqual([]);
       expect(body.regions.map((region) => region.address)).toEqual([self]);
       for (const answer of answers) {
         expect(answer.node).toBe(self);

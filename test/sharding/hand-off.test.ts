@@ -204,11 +204,16 @@ describe('hand-off and rebalance', () => {
     expect(await settle(a.sharding.rebalanceNow('Counter', [3]))).toMatchObject({ accepted: [3] });
     await run(4_000);
     expect(a.sharding.stats().types['Counter']?.coordinator?.handOffsTimedOut).toBe(0);
+    // Still handing off: listed under b, and named as moving.
+    const during = await settle(a.sharding.getShardLocations('Counter'));
+    expect(during.handingOff).toEqual([3]);
+    expect(during.regions.find((r) => r.address === b.key)?.shards).toEqual([3]);
     await run(2_000);
     expect(a.sharding.stats().types['Counter']?.coordinator).toMatchObject({ handOffsTimedOut: 1, rebalanceInProgress: 0 });
     cluster.net.heal();
     const locations = await settle(a.sharding.getShardLocations('Counter'));
     expect(locations.regions.find((r) => r.address === b.key)?.shards).toEqual([3]);
+    expect(locations.handingOff).toEqual([]);
     const reply = await settle(a.sharding.entityRefFor('Counter', entityInShard(3, SHARDS)).ask<CounterReply>({ op: 'get' }));
     expect(reply).toMatchObject({ node: b.key, count: 1 });
   });
