@@ -47,6 +47,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
     .option('--auth-reads', 'require the token for read routes too', false)
     .option('--down-after-ms <ms>', 'down a member unreachable this long', positiveInt)
     .option('--rebalance-interval-ms <ms>', 'periodic rebalance interval', positiveInt)
+    .option('--compact-after-items <n>', 'compact the placement store past this many history items (default 100000)', positiveInt)
     .option('--log-level <level>', 'pino log level', 'info')
     .action(async (options: NodeCliOptions) => {
       const node = await startNode({
@@ -64,6 +65,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
         logLevel: options.logLevel,
         cluster: options.downAfterMs !== undefined ? { downAfterMs: options.downAfterMs } : {},
         sharding: options.rebalanceIntervalMs !== undefined ? { rebalanceIntervalMs: options.rebalanceIntervalMs } : {},
+        compactAfterItems: options.compactAfterItems,
       });
       const onSignal = (): void => void node.stop();
       process.once('SIGTERM', onSignal);
@@ -271,6 +273,7 @@ interface NodeCliOptions {
   authReads: boolean;
   downAfterMs?: number;
   rebalanceIntervalMs?: number;
+  compactAfterItems?: number;
   logLevel: string;
 }
 

@@ -21,6 +21,13 @@ export interface RebalanceOutcome {
   readonly homeless: readonly number[];
 }
 
+export interface PlacementStoreHealth {
+  readonly generation: number;
+  readonly slots: number;
+  readonly baseSlots: number;
+  readonly documentItems: number;
+}
+
 export interface ShardLocations {
   readonly regions: ReadonlyArray<{ readonly address: string; readonly shards: readonly number[] }>;
   /** Shards whose hand-off is in progress: listed under the region they are leaving until they stopped. */
@@ -41,4 +48,6 @@ export interface ManagementBackend {
   shardLocations(typeName: string): Promise<ShardLocations>;
   /** Liveness of this node as the cluster sees it. */
   health(): { readonly status: 'ok' | 'starting' | 'leaving' | 'down'; readonly memberStatus: string | undefined };
+  /** The placement store replica's size: its generation, live slots, compacted slots and history items. */
+  placementStore(): PlacementStoreHealth;
 }

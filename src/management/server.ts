@@ -72,6 +72,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => ({
     ...backend.health(),
     self: backend.self.toString(),
+    placementStore: backend.placementStore(),
   }));
 
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => ({

@@ -1,4 +1,5 @@
 // Everything one node process is started with: one typed object, every field documented with its default.
+import { DEFAULT_COMPACT_AFTER_ITEMS } from '../../crdt/index.js';
 import type { ClusterConfigInput } from '../cluster/config.js';
 import type { ShardingConfig } from '../sharding/config.js';
 
@@ -31,6 +32,8 @@ export interface NodeConfig {
   readonly logLevel: string;
   /** Anti-entropy interval of placement replication; default 1000 ms. */
   readonly antiEntropyIntervalMs: number;
+  /** The placement store compacts past this many history items (see PlacementStore); default 100,000. */
+  readonly compactAfterItems: number;
   /**
    * Overrides of the cluster defaults (see ClusterConfig): failure detector, heartbeat and gossip intervals,
    * downing and leave timeouts. Seeds, app version and roles are the top-level fields above.
@@ -55,6 +58,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   bodyLimit: 1024 * 1024,
   logLevel: 'info',
   antiEntropyIntervalMs: 1000,
+  compactAfterItems: DEFAULT_COMPACT_AFTER_ITEMS,
   cluster: {},
   sharding: {},
 });

@@ -5,6 +5,7 @@ import type { Cluster } from '../cluster/cluster.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type {
   ManagementBackend,
+  PlacementStoreHealth,
   RebalanceOutcome,
   ShardLocations,
   WrittenPlacement,
@@ -54,6 +55,11 @@ export class NodeManagementBackend implements ManagementBackend {
 
   shardLocations(typeName: string): Promise<ShardLocations> {
     return this.sharding.getShardLocations(typeName);
+  }
+
+  placementStore(): PlacementStoreHealth {
+    const { generation, slots, baseSlots, documentItems } = this.sharding.placementStore.stats();
+    return { generation, slots, baseSlots, documentItems };
   }
 
   health(): { status: 'ok' | 'starting' | 'leaving' | 'down'; memberStatus: string | undefined } {

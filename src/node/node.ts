@@ -61,7 +61,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     membership: cluster,
     config: config.sharding,
     logger,
-    placements: { antiEntropyIntervalMs: config.antiEntropyIntervalMs },
+    placements: { antiEntropyIntervalMs: config.antiEntropyIntervalMs, compactAfterItems: config.compactAfterItems },
   });
   const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE);
   sharding.init({

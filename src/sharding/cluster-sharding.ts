@@ -38,7 +38,12 @@ export interface ClusterShardingOptions {
    * The node's replica of the explicit-placement store, replicated to every member over the transport.
    * Default: a new store written as this node (`self.toString()`), anti-entropy every 1000 ms.
    */
-  readonly placements?: { readonly store?: PlacementStore; readonly antiEntropyIntervalMs?: number };
+  readonly placements?: {
+    readonly store?: PlacementStore;
+    readonly antiEntropyIntervalMs?: number;
+    /** For the store built here (not a given `store`); see PlacementStoreOptions. */
+    readonly compactAfterItems?: number;
+  };
 }
 
 export interface ShardedTypeOptions {
@@ -193,7 +198,13 @@ export class ClusterSharding {
       reply: (replyTo, outcome) => this.reply(replyTo, outcome),
     };
     const placementLog = toPlacementLog(this.logger.child({ part: 'placements' }));
-    this.placementStore = options.placements?.store ?? new PlacementStore({ node: this.selfKey, log: placementLog });
+    this.placementStore =
+      options.placements?.store ??
+      new PlacementStore({
+        node: this.selfKey,
+        log: placementLog,
+        ...(options.placements?.compactAfterItems === undefined ? {} : { compactAfterItems: options.placements.compactAfterItems }),
+      });
     this.placementGossip = new PlacementGossip(this.placementStore, transport, membership, {
       log: placementLog,
       ...(options.placements?.antiEntropyIntervalMs !== undefined

@@ -305,6 +305,7 @@ export class ProcessSet {
       '--log-level', options.logLevel ?? 'info',
       ...(options.downAfterMs !== undefined ? ['--down-after-ms', String(options.downAfterMs)] : []),
       ...(options.rebalanceIntervalMs !== undefined ? ['--rebalance-interval-ms', String(options.rebalanceIntervalMs)] : []),
+      ...(options.compactAfterItems !== undefined ? ['--compact-after-items', String(options.compactAfterItems)] : []),
     ];
     const { child, logFile } = this.spawn(options.name, args, false);
     const node = new NodeProc(options.name, child, logFile, address, `http://127.0.0.1:${options.httpPort}`, options.port, options.httpPort);
@@ -377,12 +378,14 @@ export interface NodeStartOptions {
   readonly seed: string;
   readonly downAfterMs?: number;
   readonly rebalanceIntervalMs?: number;
+  readonly compactAfterItems?: number;
   readonly logLevel?: string;
 }
 
 export interface ClusterStartOptions {
   readonly downAfterMs?: number;
   readonly rebalanceIntervalMs?: number;
+  readonly compactAfterItems?: number;
   readonly logLevel?: string;
   readonly startTimeoutMs?: number;
 }

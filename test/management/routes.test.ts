@@ -205,7 +205,12 @@ describe('management routes on a one-node cluster', () => {
     it('GET health answers ok for an up node', async () => {
       const response = await inject({ method: 'GET', url: `${API}/health` });
       expect(response.statusCode).toBe(200);
-      expect(response.json()).toEqual({ status: 'ok', memberStatus: 'up', self });
+      expect(response.json()).toEqual({
+        status: 'ok',
+        memberStatus: 'up',
+        self,
+        placementStore: { generation: 0, slots: expect.any(Number), baseSlots: 0, documentItems: expect.any(Number) },
+      });
     });
 
     it('answers unknown paths with a 404 in the error shape', async () => {
