@@ -237,6 +237,8 @@ export class PlacementStore {
         for (const typeName of typeNames) this.mapFor(typeName);
         this.applyToDocument(this.doc, wire.doc);
       } else if (wire.generation === this.previous?.generation) {
+        // As above: a type the old document never held must still be read as a map when it is folded.
+        for (const typeName of typeNames) this.previous.doc.getMap<SlotValue>(typeName);
         this.applyToDocument(this.previous.doc, wire.doc);
       } else {
         this.staleUpdates++;

@@ -122,6 +122,10 @@ describe('PlacementStore.compact', () => {
     b.set(T, 5, 'app@10.0.0.5:7701');
     a.applyUpdate(pushed[pushed.length - 1] as Uint8Array);
     expect(a.snapshot(T).placements.get(5)?.target).toBe('app@10.0.0.5:7701');
+    // Also for an entity type the old document never held.
+    b.set('Cart', 2, 'app@10.0.0.2:7701');
+    a.applyUpdate(pushed[pushed.length - 1] as Uint8Array);
+    expect(a.snapshot('Cart').placements.get(2)?.target).toBe('app@10.0.0.2:7701');
 
     expect(a.releasePreviousGeneration()).toBe(true);
     expect(a.releasePreviousGeneration()).toBe(false);
