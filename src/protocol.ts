@@ -4,8 +4,11 @@
 import { CLUSTER_MESSAGE_TYPES, parseClusterMessage, type ClusterMessage } from './cluster/messages.js';
 import { SHARDING_MESSAGE_TYPES, parseShardingMessage, type ShardingMessage } from './sharding/messages.js';
 
-/** Bumped on any incompatible change of a message shape; carried in every frame. */
-export const PROTOCOL_VERSION = 1;
+/**
+ * Bumped on any incompatible change of a message shape; carried in every frame. 2: placement sync payloads
+ * carry the store's generation envelope (compaction) and ShardLocations names hand-offs in progress.
+ */
+export const PROTOCOL_VERSION = 2;
 
 /** Placement-store replication (crdt/ sync frames), riding on the cluster transport. */
 export type PlacementMessage =
