@@ -35,6 +35,13 @@ export interface ShardingConfig {
    * it is dropped (and counted): stale caches during a move must not bounce a message forever. Default 4.
    */
   readonly maxForwardHops: number;
+  /**
+   * How long the shards of a member downed by the others keep it as their home before they are allocated
+   * elsewhere: time for that node to learn from gossip that it is down and stop them, if it did not down
+   * itself (a long pause, or a partition it cannot see as a minority). Pekko: down-removal-margin.
+   * 0 re-allocates at once. Default 2_000 (two gossip rounds).
+   */
+  readonly downRemovalMarginMs: number;
 }
 
 export const DEFAULT_SHARDING_CONFIG: ShardingConfig = Object.freeze({
@@ -46,6 +53,7 @@ export const DEFAULT_SHARDING_CONFIG: ShardingConfig = Object.freeze({
   requestTimeoutMs: 10_000,
   askTimeoutMs: 5_000,
   maxForwardHops: 4,
+  downRemovalMarginMs: 2_000,
 });
 
 /** Lower bounds per setting: 0 is allowed only where it means something (no buffering, no warm-up). */
@@ -59,6 +67,7 @@ const MINIMUM: Readonly<Record<keyof ShardingConfig, number>> = {
   askTimeoutMs: 1,
   // The first forward from the sender's region is hop 0 -> 1, so 1 is the least that lets messages travel.
   maxForwardHops: 1,
+  downRemovalMarginMs: 0,
 };
 
 /** Fills in defaults and validates; throws `invalid_argument` naming the first bad setting. */

@@ -86,6 +86,9 @@ export class ShardCoordinator {
   private nextHandOffId = randomInt(1, 2 ** 47);
   private stopped = false;
   private warmupTimer: NodeJS.Timeout | undefined;
+  private marginTimer: NodeJS.Timeout | undefined;
+  // When this coordinator first saw each member down: see inDownRemovalMargin.
+  private readonly downSince = new Map<string, number>();
   private retryTimer: NodeJS.Timeout | undefined;
   private rebalanceTimer: NodeJS.Timeout | undefined;
   private readonly counters = {
@@ -128,6 +131,7 @@ export class ShardCoordinator {
     clearInterval(this.retryTimer);
     clearInterval(this.rebalanceTimer);
     clearTimeout(this.warmupTimer);
+    clearTimeout(this.marginTimer);
     for (const handOff of this.handOffs.values()) clearTimeout(handOff.timer);
     this.handOffs.clear();
     this.logger.info('coordinator stopped');
@@ -212,14 +216,22 @@ export class ShardCoordinator {
     });
   }
 
-  /** Drops the regions of members that are down, removed or gone from the view; their shards lose their home. */
+  /**
+   * Drops the regions of members that are down, removed or gone from the view; their shards lose their
+   * home. A member downed by the others keeps its region for downRemovalMarginMs first.
+   */
   onMembershipChange(): void {
     if (this.stopped) return;
     const members = this.memberMap();
+    const now = Date.now();
+    for (const [key, member] of members) if (member.status === 'down' && !this.downSince.has(key)) this.downSince.set(key, now);
     for (const region of [...this.regions.keys(), ...this.proxies]) {
       const member = members.get(region);
-      if (member === undefined || GONE.has(member.status)) this.removeRegion(region);
+      if (member !== undefined && !GONE.has(member.status)) continue;
+      if (this.inDownRemovalMargin(region, now)) continue;
+      this.removeRegion(region);
     }
+    this.scheduleMarginEnd(now);
     this.trackReturningMembers();
     this.checkWarm();
     this.flushDeferred();
@@ -294,11 +306,12 @@ export class ShardCoordinator {
     // A shard being handed off is answered by the ShardHome broadcast that ends the hand-off.
     if (this.handOffs.has(shardId)) return;
     const home = this.homes.get(shardId);
-    if (home !== undefined) {
+    if (home !== undefined && !this.isDownHome(home)) {
       this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
       return;
     }
-    if (!this.warm || this.unknownHostsUnreachable()) {
+    // A home that is down but inside its removal margin: the shard gets a new home when the margin ends.
+    if (home !== undefined || !this.warm || this.unknownHostsUnreachable()) {
       const waiting = this.deferred.get(shardId) ?? new Set<string>();
       waiting.add(from);
       this.deferred.set(shardId, waiting);
@@ -314,7 +327,40 @@ export class ShardCoordinator {
    * again) or is downed (keep-majority downing bounds it by downAfterMs; a minority side downs itself).
    */
   private unknownHostsUnreachable(): boolean {
-    return this.unregisteredUnreachable().length > 0;
+    if (this.unregisteredUnreachable().length > 0) return true;
+    // Just downed and never registered with this coordinator: it may still run shards nobody here knows of.
+    const now = Date.now();
+    return [...this.downSince.keys()].some((key) => !this.isRegistered(key) && this.inDownRemovalMargin(key, now));
+  }
+
+  /** A region kept through its member's removal margin: no longer a home to send anyone to. */
+  private isDownHome(region: string): boolean {
+    const member = this.memberMap().get(region);
+    return member === undefined || GONE.has(member.status);
+  }
+
+  /**
+   * True while `member` was seen down less than downRemovalMarginMs ago: a node downed by the others may not
+   * know it yet and keeps running its shards until gossip tells it, so they are not started elsewhere.
+   */
+  private inDownRemovalMargin(member: string, now: number): boolean {
+    const since = this.downSince.get(member);
+    return since !== undefined && now < since + this.ctx.config.downRemovalMarginMs;
+  }
+
+  /** Re-runs the membership check when the earliest margin still running ends; forgets ended ones. */
+  private scheduleMarginEnd(now: number): void {
+    clearTimeout(this.marginTimer);
+    let next = Infinity;
+    const members = this.memberMap();
+    for (const [key, since] of this.downSince) {
+      const end = since + this.ctx.config.downRemovalMarginMs;
+      if (end > now) next = Math.min(next, end);
+      else if (!members.has(key) && !this.regions.has(key)) this.downSince.delete(key);
+    }
+    if (next === Infinity || this.stopped) return;
+    this.marginTimer = setTimeout(() => this.onMembershipChange(), next - now);
+    this.marginTimer.unref?.();
   }
 
   private unregisteredUnreachable(): string[] {
@@ -359,6 +405,7 @@ export class ShardCoordinator {
       if (this.handOffs.has(shardId)) continue;
       const home = this.homes.get(shardId);
       if (home === undefined) this.allocateAndAnnounce(shardId, requesters);
+      else if (this.isDownHome(home)) this.deferred.set(shardId, requesters);
       else for (const requester of requesters) this.send(requester, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
     }
   }

@@ -10,6 +10,7 @@ import {
   TestCluster,
   useTestClusters,
   counter,
+  entityInShard,
   eventually,
   hostedShards,
   run,
@@ -228,6 +229,33 @@ describe('failover', () => {
     }
     const rehomed = (await settle(a.sharding.getShardLocations('Counter'))).regions.flatMap((r) => r.shards);
     for (const shardId of onC) expect(rehomed).toContain(shardId);
+  });
+
+  it('keeps a downed member\'s shards on it for downRemovalMarginMs, then gives them a new home', async () => {
+    cluster = new TestCluster({ config: { downRemovalMarginMs: 2_000 } });
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
+    await touchAll(a, 40);
+    const onC = c.sharding.localShards('Counter');
+    expect(onC.length).toBeGreaterThan(0);
+
+    // c was paused, not partitioned as a minority: it did not down itself, the others downed it.
+    await cluster.crash(c);
+    cluster.members.setReachable(c.address, false);
+    cluster.members.setStatus(c.address, 'down');
+    await run(500);
+    // Asked during the margin: the coordinator holds the answer until the shard has a live home.
+    const [shardId] = onC as [number];
+    const asked = b.sharding.entityRefFor('Counter', entityInShard(shardId, SHARDS)).ask<CounterReply>({ op: 'inc' });
+    await run(1_000);
+    const during = await settle(a.sharding.getShardLocations('Counter'));
+    expect(during.regions.find((r) => r.address === c.key)?.shards).toEqual(onC);
+    expect([a.key, b.key]).toContain((await settle(asked)).node);
+    const after = await settle(a.sharding.getShardLocations('Counter'));
+    expect(after.regions.map((r) => r.address)).toEqual([a.key, b.key]);
+    expect(after.regions.flatMap((r) => r.shards)).toContain(shardId);
   });
 
   it('stops the local shards of a node that is downed while still running, so no shard runs twice', async () => {

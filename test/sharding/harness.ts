@@ -20,6 +20,8 @@ export const TEST_CONFIG: Partial<ShardingConfig> = {
   handOffTimeoutMs: 5_000,
   requestTimeoutMs: 5_000,
   askTimeoutMs: 3_000,
+  // Most tests check what happens once a member is down; the margin before that has tests of its own.
+  downRemovalMarginMs: 0,
 };
 
 export interface TestNode {

@@ -128,6 +128,7 @@ describe('sharding config', () => {
       requestTimeoutMs: 10_000,
       askTimeoutMs: 5_000,
       maxForwardHops: 4,
+      downRemovalMarginMs: 2_000,
     });
     expect(resolveShardingConfig({ bufferSize: 0, rebalanceIntervalMs: 500 })).toMatchObject({ bufferSize: 0, rebalanceIntervalMs: 500 });
     expect(Object.isFrozen(DEFAULT_SHARDING_CONFIG)).toBe(true);
