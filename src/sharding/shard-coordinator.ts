@@ -122,6 +122,10 @@ export class ShardCoordinator {
       if (!GONE.has(member.status)) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
     }
     for (const key of this.unregisteredUnreachable()) this.awaitedUnreachable.add(key);
+    // Members already down when this coordinator starts get their margin from now: it cannot know more.
+    const now = Date.now();
+    for (const member of this.ctx.membership.members()) if (member.status === 'down') this.downSince.set(member.address.toString(), now);
+    this.scheduleMarginEnd(now);
     this.checkWarm();
   }
 

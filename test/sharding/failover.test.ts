@@ -258,6 +258,30 @@ describe('failover', () => {
     expect(after.regions.flatMap((r) => r.shards)).toContain(shardId);
   });
 
+  it('a new coordinator does not give a just-downed member\'s shards away during the margin either', async () => {
+    cluster = new TestCluster({ config: { downRemovalMarginMs: 2_000 } });
+    const a = cluster.addNode(7001);
+    const b = cluster.addNode(7002);
+    const c = cluster.addNode(7003);
+    const yShard = shardIdFor('y', SHARDS);
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: pinY(() => c.address) });
+    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
+
+    // c is downed by the others and, at the same time, the coordinator's node dies: the new coordinator on b
+    // never hears of c's shards, and c may not know yet that it is down.
+    await cluster.crash(c);
+    cluster.members.setReachable(c.address, false);
+    cluster.members.setStatus(c.address, 'down');
+    await cluster.crash(a);
+    cluster.members.remove(a.address);
+    const startedAt = Date.now();
+    const pending = b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' });
+    await run(1_500);
+    expect(b.sharding.localShards('Counter')).not.toContain(yShard);
+    expect(await settle(pending)).toMatchObject({ node: b.key, count: 1 });
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(2_000);
+  });
+
   it('stops the local shards of a node that is downed while still running, so no shard runs twice', async () => {
     const events: EntityEvent[] = [];
     const a = cluster.addNode(7001);
