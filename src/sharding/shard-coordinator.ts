@@ -232,10 +232,18 @@ export class ShardCoordinator {
     for (const region of [...this.regions.keys(), ...this.proxies]) {
       const member = members.get(region);
       if (member !== undefined && !GONE.has(member.status)) continue;
-      if (this.inDownRemovalMargin(region, now)) continue;
+      // Gone while still holding shards it did not hand off: downed by the others, whether this view shows
+      // it down or, the leader having removed it in the same gossip round, not at all any more.
+      if (!this.downSince.has(region) && !this.shuttingDown.has(region) && (this.regions.get(region)?.size ?? 0) > 0) {
+        this.downSince.set(region, now);
+      }
+      if (this.inDownRemovalMargin(region, now)) {
+        this.awaitStopOnDownRegion(region);
+        continue;
+      }
       this.removeRegion(region);
     }
-    this.scheduleMarginEnd(now);
+    this.scheduleMarginEnd(now, members);
     this.trackReturningMembers();
     this.checkWarm();
     this.flushDeferred();
@@ -310,12 +318,11 @@ export class ShardCoordinator {
     // A shard being handed off is answered by the ShardHome broadcast that ends the hand-off.
     if (this.handOffs.has(shardId)) return;
     const home = this.homes.get(shardId);
-    if (home !== undefined && !this.isDownHome(home)) {
+    if (home !== undefined) {
       this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
       return;
     }
-    // A home that is down but inside its removal margin: the shard gets a new home when the margin ends.
-    if (home !== undefined || !this.warm || this.unknownHostsUnreachable()) {
+    if (!this.warm || this.unknownHostsUnreachable()) {
       const waiting = this.deferred.get(shardId) ?? new Set<string>();
       waiting.add(from);
       this.deferred.set(shardId, waiting);
@@ -337,10 +344,15 @@ export class ShardCoordinator {
     return [...this.downSince.keys()].some((key) => !this.isRegistered(key) && this.inDownRemovalMargin(key, now));
   }
 
-  /** A region kept through its member's removal margin: no longer a home to send anyone to. */
-  private isDownHome(region: string): boolean {
-    const member = this.memberMap().get(region);
-    return member === undefined || GONE.has(member.status);
+  /**
+   * The shards of a region kept through its member's removal margin are handed off from it: requests for
+   * them wait, a node that is down without knowing it may still stop them and say so, and removing the
+   * region at the end of the margin completes the hand-off and gives each shard its new home.
+   */
+  private awaitStopOnDownRegion(region: string): void {
+    for (const shardId of this.regions.get(region) ?? []) {
+      if (!this.handOffs.has(shardId)) this.trackHandOff(shardId, region, 'handoff', new Set());
+    }
   }
 
   /**
@@ -353,10 +365,9 @@ export class ShardCoordinator {
   }
 
   /** Re-runs the membership check when the earliest margin still running ends; forgets ended ones. */
-  private scheduleMarginEnd(now: number): void {
+  private scheduleMarginEnd(now: number, members: ReadonlyMap<string, MemberInfo> = this.memberMap()): void {
     clearTimeout(this.marginTimer);
     let next = Infinity;
-    const members = this.memberMap();
     for (const [key, since] of this.downSince) {
       const end = since + this.ctx.config.downRemovalMarginMs;
       if (end > now) next = Math.min(next, end);
@@ -409,7 +420,6 @@ export class ShardCoordinator {
       if (this.handOffs.has(shardId)) continue;
       const home = this.homes.get(shardId);
       if (home === undefined) this.allocateAndAnnounce(shardId, requesters);
-      else if (this.isDownHome(home)) this.deferred.set(shardId, requesters);
       else for (const requester of requesters) this.send(requester, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
     }
   }

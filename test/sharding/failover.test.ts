@@ -231,16 +231,19 @@ describe('failover', () => {
     for (const shardId of onC) expect(rehomed).toContain(shardId);
   });
 
-  it('keeps a downed member\'s shards on it for downRemovalMarginMs, then gives them a new home', async () => {
+  /** Three nodes with a 2 s down-removal margin, 40 shards allocated; `onC` are those c hosts. */
+  async function withMargin(): Promise<{ a: TestNode; b: TestNode; c: TestNode; onC: number[] }> {
     cluster = new TestCluster({ config: { downRemovalMarginMs: 2_000 } });
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
+    const [a, b, c] = [cluster.addNode(7001), cluster.addNode(7002), cluster.addNode(7003)];
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
     await touchAll(a, 40);
     const onC = c.sharding.localShards('Counter');
     expect(onC.length).toBeGreaterThan(0);
+    return { a, b, c, onC: [...onC] };
+  }
 
+  it('keeps a downed member\'s shards on it for downRemovalMarginMs, then gives them a new home', async () => {
+    const { a, b, c, onC } = await withMargin();
     // c was paused, not partitioned as a minority: it did not down itself, the others downed it.
     await cluster.crash(c);
     cluster.members.setReachable(c.address, false);
@@ -256,6 +259,19 @@ describe('failover', () => {
     const after = await settle(a.sharding.getShardLocations('Counter'));
     expect(after.regions.map((r) => r.address)).toEqual([a.key, b.key]);
     expect(after.regions.flatMap((r) => r.shards)).toContain(shardId);
+  });
+
+  it('applies the margin also when the member leaves the view without ever showing as down', async () => {
+    const { a, c, onC } = await withMargin();
+    // The leader downed and removed c within one gossip round: the coordinator's view goes from up to gone.
+    await cluster.crash(c);
+    cluster.members.remove(c.address);
+    await run(1_500);
+    const during = await settle(a.sharding.getShardLocations('Counter'));
+    expect(during.regions.find((r) => r.address === c.key)?.shards).toEqual(onC);
+    expect(during.handingOff).toEqual(onC);
+    await run(1_000);
+    expect((await settle(a.sharding.getShardLocations('Counter'))).regions.map((r) => r.address)).not.toContain(c.key);
   });
 
   it('a new coordinator does not give a just-downed member\'s shards away during the margin either', async () => {
