@@ -9,13 +9,6 @@ let cluster: ExternalCluster;
 
 useExternalClusters();
 
-async function allocated(shardIds: ReadonlyArray<number>, from: ExtNode): Promise<void> {
-  for (const shardId of shardIds) {
-    cluster.touch(from, shardId);
-    await eventually(() => cluster.hostOf(shardId) !== undefined, `shard ${shardId} allocated`);
-  }
-}
-
 describe('10. placements survive a coordinator move', () => {
   it('keeps honouring pins written on the old coordinator after it leaves gracefully', async () => {
     cluster = new ExternalCluster();
@@ -26,7 +19,7 @@ describe('10. placements survive a coordinator move', () => {
     // Written on the coordinator itself: the case phase 1 of the request lost.
     for (const shardId of [1, 2, 3]) await a.controller.setPlacement(shardId, c.address);
     await a.controller.setPlacement(4, b.address);
-    await allocated([1, 2, 3, 4], b);
+    await cluster.allocated([1, 2, 3, 4], b);
     expect(cluster.hostOf(1)).toBe(c.key);
 
     // Graceful leave: a's region hands its shards off (none here) before a is removed.
@@ -41,7 +34,7 @@ describe('10. placements survive a coordinator move', () => {
     for (const shardId of [1, 2, 3]) expect(cluster.hostOf(shardId)).toBe(c.key);
     expect(cluster.hostOf(4)).toBe(b.key);
     await b.controller.setPlacement(5, c.address);
-    await allocated([5], b);
+    await cluster.allocated([5], b);
     expect(cluster.hostOf(5)).toBe(c.key);
     // And a changed pin moves promptly under the new coordinator.
     await c.controller.setPlacement(1, b.address);
@@ -60,7 +53,7 @@ describe('10. placements survive a coordinator move', () => {
     await cluster.stopNode(a);
     cluster.members.remove(a.address);
     await eventually(() => b.sharding.stats().types[TYPE]?.coordinator?.warm === true, 'b took over the coordinator');
-    await allocated([7, 8], c);
+    await cluster.allocated([7, 8], c);
     expect(cluster.hostOf(7)).toBe(b.key);
     expect(cluster.hostOf(8)).toBe(c.key);
     expect(b.warnings).toEqual([]);
@@ -95,7 +88,7 @@ describe('joining nodes', () => {
     await run(600);
     const later = addressOf(7005);
     await b.controller.setPlacement(6, later);
-    await allocated([6], a);
+    await cluster.allocated([6], a);
     const interim = cluster.hostOf(6);
     expect([a.key, b.key]).toContain(interim);
     expect(a.warnings.map((w) => w.details)).toEqual([
@@ -121,7 +114,7 @@ describe('joining nodes', () => {
     await run(600);
     const later = addressOf(7006);
     await a.controller.setPlacement(2, later);
-    await allocated([2], a);
+    await cluster.allocated([2], a);
     expect(cluster.hostOf(2)).toBe(a.key);
     cluster.members.add(later);
     await run(200);

@@ -22,20 +22,13 @@ async function threeNodes(options: ConstructorParameters<typeof ExternalCluster>
   return [a, b, c];
 }
 
-async function allocated(shardIds: ReadonlyArray<number>, from: ExtNode): Promise<void> {
-  for (const shardId of shardIds) {
-    cluster.touch(from, shardId);
-    await eventually(() => cluster.hostOf(shardId) !== undefined, `shard ${shardId} allocated`);
-  }
-}
-
 describe('1. explicit placement honoured', () => {
   it('allocates a pinned shard on its target, whichever node sends the first message', async () => {
     const [a, b, c] = await threeNodes();
     await b.controller.setPlacement(42, c.address);
     await c.controller.setPlacement(43, b.key);
     await eventually(() => pinsOf(a).length === 2, 'pins reached the coordinator');
-    await allocated([42, 43], a);
+    await cluster.allocated([42, 43], a);
     expect(cluster.hostOf(42)).toBe(c.key);
     expect(cluster.hostOf(43)).toBe(b.key);
     expect(a.warnings).toEqual([]);
@@ -43,7 +36,7 @@ describe('1. explicit placement honoured', () => {
 
   it('moves an already allocated shard to a new pin without waiting for the rebalance tick', async () => {
     const [a, b] = await threeNodes();
-    await allocated([5], a);
+    await cluster.allocated([5], a);
     const before = cluster.hostOf(5);
     const target = before === b.key ? a : b;
     const started = Date.now();
@@ -59,7 +52,7 @@ describe('2. fallback for shards without a pin', () => {
   it('places unpinned shards by least-shard (fewest shards, then oldest member) while pins take theirs', async () => {
     const [a, b, c] = await threeNodes();
     for (const shardId of [0, 1, 2]) await a.controller.setPlacement(shardId, c.address);
-    await allocated([0, 1, 2, 3, 4, 5, 6], b);
+    await cluster.allocated([0, 1, 2, 3, 4, 5, 6], b);
     const hosts = [0, 1, 2, 3, 4, 5, 6].map((s) => cluster.hostOf(s));
     // c holds the 3 pinned shards, so least-shard fills a and b first: a (oldest), b, a, b, then all tie at 3 -> a.
     expect(hosts).toEqual([c.key, c.key, c.key, a.key, b.key, a.key, b.key]);
@@ -72,7 +65,7 @@ describe('2. fallback for shards without a pin', () => {
   it('keeps pinned shards in place when the fallback would rebalance them, and moves unpinned ones instead', async () => {
     const [a, b, c] = await threeNodes();
     for (const shardId of [0, 1, 2, 3, 4, 5]) await a.controller.setPlacement(shardId, c.address);
-    await allocated([0, 1, 2, 3, 4, 5], a);
+    await cluster.allocated([0, 1, 2, 3, 4, 5], a);
     await settle(a.sharding.requestRebalance(TYPE));
     await run(500);
     // 6 shards on c, none on a or b: least-shard would move some, but every one of them is pinned.
@@ -89,7 +82,7 @@ describe('3. removed placement', () => {
     const b = cluster.addNode(7002);
     await run(600);
     for (const shardId of [0, 1, 2, 3]) await a.controller.setPlacement(shardId, b.address);
-    await allocated([0, 1, 2, 3], a);
+    await cluster.allocated([0, 1, 2, 3], a);
     expect(b.sharding.localShards(TYPE)).toEqual([0, 1, 2, 3]);
 
     await b.controller.removePlacement(2);
@@ -111,7 +104,7 @@ describe('4. unreachable or absent target', () => {
     await b.controller.setPlacement(9, c.address);
     await eventually(() => pinsOf(a).length === 1, 'pin reached the coordinator');
     cluster.members.setReachable(c.address, false);
-    await allocated([9], b);
+    await cluster.allocated([9], b);
     expect(cluster.hostOf(9)).toBe(a.key);
     expect(a.warnings).toHaveLength(1);
     const [warning] = a.warnings;
@@ -135,7 +128,7 @@ describe('4. unreachable or absent target', () => {
     const [a, b] = await threeNodes();
     const stranger = addressOf(7999);
     await a.controller.setPlacement(11, stranger);
-    await allocated([11], b);
+    await cluster.allocated([11], b);
     expect([a.key, b.key, cluster.nodes[2]?.key]).toContain(cluster.hostOf(11));
     expect(a.warnings.map((w) => w.details)).toEqual([
       expect.objectContaining({ shardId: 11, target: stranger.toString(), reason: 'not a candidate' }),
@@ -147,7 +140,7 @@ describe('4. unreachable or absent target', () => {
     const [a, , c] = await threeNodes({ config: { rebalanceIntervalMs: 1_000 } });
     await a.controller.setPlacement(3, c.address);
     cluster.members.setReachable(c.address, false);
-    await allocated([3], a);
+    await cluster.allocated([3], a);
     await run(5_500);
     expect(a.warnings.filter((w) => w.details.shardId === 3)).toHaveLength(1);
     expect(a.sharding.stats().types[TYPE]?.coordinator?.rebalanceRounds).toBeGreaterThanOrEqual(5);
@@ -161,7 +154,7 @@ describe('5. rebalanceNow', () => {
     const a = cluster.addNode(7001);
     const b = cluster.addNode(7002);
     await run(600);
-    await allocated([0, 1, 2, 3], a);
+    await cluster.allocated([0, 1, 2, 3], a);
     const onA = a.sharding.localShards(TYPE);
     expect(onA.length).toBeGreaterThan(0);
     const shard = onA[0] as number;
@@ -191,7 +184,7 @@ describe('5. rebalanceNow', () => {
 
   it('lets a pin decide where rebalanceNow sends a shard', async () => {
     const [a, b, c] = await threeNodes({ config: { rebalanceIntervalMs: 10_000 } });
-    await allocated([20], b);
+    await cluster.allocated([20], b);
     const home = cluster.hostOf(20);
     const target = [a, b, c].find((n) => n.key !== home) as ExtNode;
     await c.controller.setPlacement(20, target.address);
@@ -201,7 +194,7 @@ describe('5. rebalanceNow', () => {
 
   it('rejects out-of-range ids with unknown_shard and moves nothing', async () => {
     const [a, b] = await threeNodes();
-    await allocated([1, 2], a);
+    await cluster.allocated([1, 2], a);
     const before = cluster.hosted();
     for (const ids of [[1, 100], [-1], [1.5], [Number.NaN]]) {
       await expect(settle(b.controller.rebalanceNow(ids))).rejects.toMatchObject({ code: 'unknown_shard' });
@@ -213,7 +206,7 @@ describe('5. rebalanceNow', () => {
 
   it('rejects shards without a home with RebalanceError, still moving the ones that have a home', async () => {
     const [a, b] = await threeNodes();
-    await allocated([1], a);
+    await cluster.allocated([1], a);
     const error = await settle(b.controller.rebalanceNow([7])).then(
       () => undefined,
       (e: unknown) => e,

@@ -11,7 +11,7 @@ import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
 import type { ShardingConfig } from '../../src/sharding/config.js';
 import { ExternalAllocationController } from '../../src/sharding/external-allocation-controller.js';
 import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { TEST_CONFIG, counter, entityInShard, hostedShards, type EntityEvent } from '../sharding/harness.js';
+import { TEST_CONFIG, counter, entityInShard, eventually, hostedShards, type EntityEvent } from '../sharding/harness.js';
 import { FakeCluster, type MemberSpec } from '../sharding/fake-membership.js';
 
 export const TYPE = 'Counter';
@@ -170,6 +170,14 @@ export class ExternalCluster {
   /** Sends one message into `shardId` from `from` (allocating the shard if it has no home). */
   touch(from: ExtNode, shardId: number): void {
     from.sharding.entityRefFor(TYPE, entityInShard(shardId, this.numberOfShards)).tell({ op: 'inc' });
+  }
+
+  /** Touches each shard from `from` and waits (fake time) until it has a home. */
+  async allocated(shardIds: ReadonlyArray<number>, from: ExtNode): Promise<void> {
+    for (const shardId of shardIds) {
+      this.touch(from, shardId);
+      await eventually(() => this.hostOf(shardId) !== undefined, `shard ${shardId} allocated`);
+    }
   }
 
   /** The coordinator's view of where the type's coordinator runs, from any node. */
