@@ -149,11 +149,10 @@ export class PlacementReplicator {
       }
       const generation = this.notePeerGeneration(peer, frame.update);
       if (frame.kind === 'step2') this.markSynced(peer);
-      else if (generation > before) {
-        // A push moved this replica to a new generation; the rest of that document comes with a full sync.
-        this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
-      } else if (generation < this.store.generation) {
-        // The peer is behind: a state vector tells it so, and it answers with its placements and its own.
+      else if (generation > before || generation < this.store.generation) {
+        // Generations differ: either a push moved this replica to a new one (the rest of that document
+        // comes with a full sync), or the peer is behind (our state vector tells it so, and it answers
+        // with its placements and its own).
         this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
       }
     } catch (error) {
