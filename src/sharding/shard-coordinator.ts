@@ -3,9 +3,10 @@
 // live nodes), ask for homes, and take part in hand-offs that the coordinator runs for rebalancing, manual
 // moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
 //
-// This class only dispatches: the state and its transitions are in coordinator/state.ts, each hand-off is a
-// coordinator/hand-off.ts object, the warm-up and partition gate is coordinator/warm-up-gate.ts, the
-// down-removal margin coordinator/down-removal-margin.ts, strategy calls coordinator/allocation.ts.
+// This class only dispatches: the state and its transitions are in coordinator/state.ts, the hand-off
+// protocol in coordinator/hand-offs.ts (each hand-off a coordinator/hand-off.ts object), the warm-up and
+// partition gate in coordinator/warm-up-gate.ts, the down-removal margin in coordinator/down-removal-margin.ts,
+// strategy calls in coordinator/allocation.ts.
 import type { MemberInfo } from '../cluster/member.js';
 import { oldestUpMember } from '../cluster/member-order.js';
 import type { Cancellable, Scheduler } from '../cluster/scheduler.js';
@@ -13,7 +14,7 @@ import type { Logger } from '../logging.js';
 import { allocationCandidates, chooseHome, shardsToMove } from './coordinator/allocation.js';
 import { AnswerCache } from './coordinator/answer-cache.js';
 import { DownRemovalMargin } from './coordinator/down-removal-margin.js';
-import { HandOff, HandOffIds, type HandOffPhase, type Outgoing } from './coordinator/hand-off.js';
+import { HandOffs } from './coordinator/hand-offs.js';
 import { GONE, memberMap } from './coordinator/membership.js';
 import { CoordinatorState } from './coordinator/state.js';
 import { backgroundScheduler } from './coordinator/timers.js';
@@ -61,7 +62,7 @@ export class ShardCoordinator {
   private readonly gate: WarmUpGate;
   private readonly margin: DownRemovalMargin;
   private readonly answers = new AnswerCache<ShardingMessage>(REMEMBERED_ANSWERS);
-  private readonly handOffIds = new HandOffIds();
+  private readonly handOffs: HandOffs;
   private readonly timers: Cancellable[] = [];
   private rebalanceQueued = false;
   private stopped = false;
@@ -69,9 +70,6 @@ export class ShardCoordinator {
     allocations: 0,
     invalidAllocations: 0,
     rebalanceRounds: 0,
-    handOffsStarted: 0,
-    handOffsCompleted: 0,
-    handOffsTimedOut: 0,
   };
 
   constructor(
@@ -80,6 +78,15 @@ export class ShardCoordinator {
     private readonly logger: Logger,
     private readonly scheduler: Scheduler = backgroundScheduler,
   ) {
+    this.handOffs = new HandOffs({
+      typeName: settings.typeName,
+      state: this.state,
+      scheduler,
+      timeoutMs: ctx.config.handOffTimeoutMs,
+      logger,
+      send: (to, message) => this.send(to, message),
+      onFreed: (shardId) => this.onShardFreed(shardId),
+    });
     this.margin = new DownRemovalMargin(ctx.config.downRemovalMarginMs, scheduler, () => this.onMembershipChange());
     this.gate = new WarmUpGate({
       role: settings.role,
@@ -125,12 +132,13 @@ export class ShardCoordinator {
     for (const timer of this.timers.splice(0)) timer.cancel();
     this.gate.stop();
     this.margin.stop();
-    this.state.handOffsAbandoned();
+    this.handOffs.stop();
     this.logger.info('coordinator stopped');
   }
 
   stats(): CoordinatorStats {
     const counts = this.state.counts;
+    const handOffs = this.handOffs.counters;
     return {
       regions: counts.regions,
       proxies: counts.proxies,
@@ -138,6 +146,9 @@ export class ShardCoordinator {
       warm: this.gate.isWarm,
       rebalanceInProgress: counts.handOffs,
       ...this.counters,
+      handOffsStarted: handOffs.started,
+      handOffsCompleted: handOffs.completed,
+      handOffsTimedOut: handOffs.timedOut,
     };
   }
 
@@ -153,18 +164,12 @@ export class ShardCoordinator {
       case 'ShardStarted':
         this.onShardStarted(from, message.shardId);
         return;
-      case 'BeginHandOffAck': {
-        const handOff = this.state.handOff(message.shardId);
-        if (handOff === undefined) return;
-        handOff.acknowledged(from);
-        this.advance(handOff);
+      case 'BeginHandOffAck':
+        this.handOffs.acknowledged(from, message.shardId);
         return;
-      }
-      case 'ShardStopped': {
-        const handOff = this.state.handOff(message.shardId);
-        if (handOff?.isEndedBy(from, message.handOffId)) this.completeHandOff(handOff);
+      case 'ShardStopped':
+        this.handOffs.stopped(from, message.shardId, message.handOffId);
         return;
-      }
       case 'GracefulShutdownRequest':
         this.onGracefulShutdown(from);
         return;
@@ -224,9 +229,7 @@ export class ShardCoordinator {
       if (member !== undefined && !GONE.has(member.status)) continue;
       if (!this.state.isShuttingDown(region) && this.state.shardsOf(region).length > 0) this.margin.sawGone(region, now);
       if (this.margin.inMargin(region, now)) {
-        for (const shardId of this.state.shardsOf(region)) {
-          if (!this.state.isHandingOff(shardId)) this.trackHandOff(shardId, region, 'handoff', []);
-        }
+        for (const shardId of this.state.shardsOf(region)) this.handOffs.awaitStop(shardId, region);
         continue;
       }
       this.removeRegion(region);
@@ -281,7 +284,7 @@ export class ShardCoordinator {
   private adoptStopping(from: string, shardId: number): void {
     if (shardId >= this.settings.numberOfShards || this.state.homeOf(shardId) !== undefined || this.state.isHandingOff(shardId)) return;
     this.logger.info({ shardId, region: from }, 'shard still stopping on a region: allocating it once it stopped');
-    this.trackHandOff(shardId, from, 'handoff', []);
+    this.handOffs.awaitStop(shardId, from);
   }
 
   private onGetShardHome(from: string, shardId: number): void {
@@ -312,11 +315,10 @@ export class ShardCoordinator {
     const home = this.state.homeOf(shardId);
     if (home === from) return;
     if (home !== undefined) {
-      // A HandOff of its own (an id no hand-off waits for, so its ShardStopped changes nothing here): a
-      // ShardHome naming the real home would not do, since a region never stops a running shard on a
-      // ShardHome (a stale one could name anybody).
+      // A ShardHome naming the real home would not do: a region never stops a running shard on a ShardHome
+      // (a stale one could name anybody).
       this.logger.warn({ shardId, home, copy: from }, 'a region runs a shard homed elsewhere; stopping that copy');
-      this.send(from, { type: 'HandOff', typeName: this.typeName, shardId, handOffId: this.handOffIds.take() });
+      this.handOffs.stopCopy(from, shardId);
       return;
     }
     if (!this.gate.isDeferred(shardId)) this.state.shardAdopted(from, shardId);
@@ -329,9 +331,7 @@ export class ShardCoordinator {
     }
     if (this.state.regionShuttingDown(from)) this.logger.info({ region: from }, 'region leaving: handing off its shards');
     this.send(from, { type: 'GracefulShutdownAck', typeName: this.typeName });
-    for (const shardId of this.state.shardsOf(from)) {
-      if (!this.state.isHandingOff(shardId)) this.startHandOff(shardId);
-    }
+    for (const shardId of this.state.shardsOf(from)) this.handOffs.begin(shardId);
   }
 
   private onRebalanceNow(from: string, requestId: number, shardIds: ReadonlyArray<number>): void {
@@ -349,7 +349,7 @@ export class ShardCoordinator {
       else if (this.state.isHandingOff(shardId)) accepted.push(shardId);
       else if (this.state.homeOf(shardId) === undefined) homeless.push(shardId);
       else {
-        this.startHandOff(shardId);
+        this.handOffs.begin(shardId);
         accepted.push(shardId);
       }
     }
@@ -371,43 +371,12 @@ export class ShardCoordinator {
       return;
     }
     for (const shardId of chosen.shards) {
-      if (this.state.homeOf(shardId) !== undefined && !this.state.isHandingOff(shardId)) this.startHandOff(shardId);
+      this.handOffs.begin(shardId);
     }
   }
 
-  private startHandOff(shardId: number): void {
-    const owner = this.state.homeOf(shardId);
-    if (owner === undefined) return;
-    this.trackHandOff(shardId, owner, 'begin', this.state.registered());
-  }
-
-  private trackHandOff(shardId: number, owner: string, phase: HandOffPhase, pendingAcks: Iterable<string>): void {
-    const handOff = new HandOff(shardId, this.handOffIds.take(), owner, phase, pendingAcks, {
-      scheduler: this.scheduler,
-      timeoutMs: this.ctx.config.handOffTimeoutMs,
-      onTimeout: (timedOut) => this.timeOutHandOff(timedOut),
-    });
-    this.state.handOffStarted(handOff);
-    this.counters.handOffsStarted++;
-    this.logger.debug({ shardId, owner, phase }, 'hand-off started');
-    this.sendAll(handOff.messages(this.typeName));
-  }
-
-  /** Moves to the HandOff phase once every region stopped routing to the shard. */
-  private advance(handOff: HandOff): void {
-    if (!handOff.readyToHandOff) return;
-    handOff.enterHandOffPhase();
-    if (!this.state.isRegion(handOff.owner)) this.completeHandOff(handOff);
-    else this.sendAll(handOff.messages(this.typeName));
-  }
-
-  /** The shard stopped (or its owner is gone): it is allocated again at once and every region learns where. */
-  private completeHandOff(handOff: HandOff): void {
-    if (this.state.handOff(handOff.shardId) !== handOff) return;
-    const { shardId, owner } = handOff;
-    this.state.handOffCompleted(handOff);
-    this.counters.handOffsCompleted++;
-    this.logger.debug({ shardId, from: owner }, 'hand-off complete');
+  /** A hand-off ended with the shard stopped: it is allocated again at once and every region learns where. */
+  private onShardFreed(shardId: number): void {
     if (!this.gate.open) {
       // For the reason GetShardHome waits: a region not heard from yet may run this shard. It is allocated
       // (and announced to whoever asks) once the gate opens.
@@ -420,16 +389,6 @@ export class ShardCoordinator {
       return;
     }
     this.broadcast({ type: 'ShardHome', typeName: this.typeName, shardId, region });
-  }
-
-  /** The hand-off ran out of time: the shard stays, and the regions that forgot its home learn it again. */
-  private timeOutHandOff(handOff: HandOff): void {
-    if (this.stopped || this.state.handOff(handOff.shardId) !== handOff) return;
-    const { shardId, owner } = handOff;
-    this.counters.handOffsTimedOut++;
-    this.logger.warn({ shardId, owner, timeoutMs: this.ctx.config.handOffTimeoutMs }, 'hand-off timed out; shard stays');
-    const home = this.state.handOffTimedOut(handOff);
-    if (home !== undefined) this.broadcast({ type: 'ShardHome', typeName: this.typeName, shardId, region: home });
   }
 
   private allocateAndAnnounce(shardId: number, requesters: Iterable<string>): void {
@@ -466,17 +425,13 @@ export class ShardCoordinator {
   private removeRegion(region: string): void {
     const shards = this.state.regionTerminated(region);
     this.logger.info({ region, shards: shards.size }, 'region removed; its shards are allocated again on next use');
-    for (const handOff of this.state.handOffList()) {
-      // The owner is gone, so its entities are too: the move is complete.
-      if (handOff.owner === region) this.completeHandOff(handOff);
-      else if (handOff.acknowledged(region)) this.advance(handOff);
-    }
+    this.handOffs.regionGone(region);
   }
 
   private retry(): void {
     if (this.stopped) return;
     for (const [shardId, region] of this.state.pendingStarts()) this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
-    for (const handOff of this.state.handOffList()) this.sendAll(handOff.messages(this.typeName));
+    this.handOffs.resend();
     if (this.gate.isWarm) return;
     for (const member of this.gate.expectedRegions()) {
       if (!this.state.isRegistered(member)) this.send(member, { type: 'RegisterRequired', typeName: this.typeName });
@@ -504,10 +459,6 @@ export class ShardCoordinator {
 
   private broadcast(message: ShardingMessage): void {
     for (const region of this.state.registered()) this.send(region, message);
-  }
-
-  private sendAll(outgoing: ReadonlyArray<Outgoing>): void {
-    for (const { to, message } of outgoing) this.send(to, message);
   }
 
   private send(to: string, message: ShardingMessage): void {
