@@ -6,71 +6,34 @@
 // This class only dispatches: the state and its transitions are in coordinator/state.ts, the hand-off
 // protocol in coordinator/hand-offs.ts (each hand-off a coordinator/hand-off.ts object), the warm-up and
 // partition gate in coordinator/warm-up-gate.ts, the down-removal margin in coordinator/down-removal-margin.ts,
-// strategy calls in coordinator/allocation.ts.
-import type { MemberInfo } from '../cluster/member.js';
-import { oldestUpMember } from '../cluster/member-order.js';
+// strategy calls in coordinator/allocation.ts, operator requests in coordinator/operator-requests.ts.
 import type { Cancellable, Scheduler } from '../cluster/scheduler.js';
 import type { Logger } from '../logging.js';
-import { allocationCandidates, chooseHome, shardsToMove } from './coordinator/allocation.js';
-import { AnswerCache } from './coordinator/answer-cache.js';
+import { Allocator } from './coordinator/allocation.js';
 import { DownRemovalMargin } from './coordinator/down-removal-margin.js';
 import { HandOffs } from './coordinator/hand-offs.js';
 import { GONE, memberMap } from './coordinator/membership.js';
+import { OperatorRequests } from './coordinator/operator-requests.js';
+import type { CoordinatorSettings, CoordinatorStats } from './coordinator/settings.js';
 import { CoordinatorState } from './coordinator/state.js';
 import { backgroundScheduler } from './coordinator/timers.js';
 import { WarmUpGate } from './coordinator/warm-up-gate.js';
 import type { ShardingMessage, TypedShardingMessage } from './messages.js';
 import type { ShardingContext } from './shard-region.js';
-import type { AllocationStrategy } from './strategies/index.js';
 
-export interface CoordinatorSettings {
-  readonly typeName: string;
-  readonly numberOfShards: number;
-  readonly role: string | undefined;
-  readonly strategy: AllocationStrategy;
-  /** Called when a region registers for the first time (a new candidate may be the target of a pin). */
-  readonly onRegionAdded?: () => void;
-}
-
-export interface CoordinatorStats {
-  /** Non-proxy regions registered. */
-  readonly regions: number;
-  readonly proxies: number;
-  readonly allocatedShards: number;
-  /** True once every expected region registered (or the warm-up ended). */
-  readonly warm: boolean;
-  readonly allocations: number;
-  /** Strategy results that were not a current candidate (or threw) and were replaced by a candidate. */
-  readonly invalidAllocations: number;
-  readonly rebalanceRounds: number;
-  readonly rebalanceInProgress: number;
-  readonly handOffsStarted: number;
-  readonly handOffsCompleted: number;
-  readonly handOffsTimedOut: number;
-}
-
-/** Which node runs the coordinator of a type: the cluster's singleton placement, the oldest Up member with the role. */
-export function coordinatorNode(members: ReadonlyArray<MemberInfo>, role: string | undefined): MemberInfo | undefined {
-  return oldestUpMember(members, role);
-}
-
-/** How many RebalanceNow answers are kept for repeated requests. */
-const REMEMBERED_ANSWERS = 256;
+export { coordinatorNode, type CoordinatorSettings, type CoordinatorStats } from './coordinator/settings.js';
 
 export class ShardCoordinator {
   private readonly state = new CoordinatorState();
   private readonly gate: WarmUpGate;
   private readonly margin: DownRemovalMargin;
-  private readonly answers = new AnswerCache<ShardingMessage>(REMEMBERED_ANSWERS);
+  private readonly operator: OperatorRequests;
   private readonly handOffs: HandOffs;
+  private readonly allocator: Allocator;
   private readonly timers: Cancellable[] = [];
   private rebalanceQueued = false;
   private stopped = false;
-  private readonly counters = {
-    allocations: 0,
-    invalidAllocations: 0,
-    rebalanceRounds: 0,
-  };
+  private rebalanceRounds = 0;
 
   constructor(
     readonly settings: CoordinatorSettings,
@@ -78,6 +41,15 @@ export class ShardCoordinator {
     private readonly logger: Logger,
     private readonly scheduler: Scheduler = backgroundScheduler,
   ) {
+    this.allocator = new Allocator({
+      typeName: settings.typeName,
+      role: settings.role,
+      strategy: settings.strategy,
+      state: this.state,
+      members: () => ctx.membership.members(),
+      logger,
+      send: (to, message) => this.send(to, message),
+    });
     this.handOffs = new HandOffs({
       typeName: settings.typeName,
       state: this.state,
@@ -86,6 +58,16 @@ export class ShardCoordinator {
       logger,
       send: (to, message) => this.send(to, message),
       onFreed: (shardId) => this.onShardFreed(shardId),
+    });
+    this.operator = new OperatorRequests({
+      typeName: settings.typeName,
+      numberOfShards: settings.numberOfShards,
+      state: this.state,
+      logger,
+      send: (to, message) => this.send(to, message),
+      whenWarm: (action) => this.gate.whenWarm(action),
+      handOff: (shardId) => this.handOffs.begin(shardId),
+      rebalanceRound: () => this.rebalanceRound(),
     });
     this.margin = new DownRemovalMargin(ctx.config.downRemovalMarginMs, scheduler, () => this.onMembershipChange());
     this.gate = new WarmUpGate({
@@ -145,7 +127,8 @@ export class ShardCoordinator {
       allocatedShards: counts.allocatedShards,
       warm: this.gate.isWarm,
       rebalanceInProgress: counts.handOffs,
-      ...this.counters,
+      ...this.allocator.counters,
+      rebalanceRounds: this.rebalanceRounds,
       handOffsStarted: handOffs.started,
       handOffsCompleted: handOffs.completed,
       handOffsTimedOut: handOffs.timedOut,
@@ -174,24 +157,13 @@ export class ShardCoordinator {
         this.onGracefulShutdown(from);
         return;
       case 'GetShardLocations':
-        this.gate.whenWarm(() =>
-          this.send(from, {
-            type: 'ShardLocations',
-            typeName: this.typeName,
-            requestId: message.requestId,
-            regions: this.state.locations(),
-            handingOff: this.state.handingOff(),
-          }),
-        );
+        this.operator.getShardLocations(from, message.requestId);
         return;
       case 'RebalanceNow':
-        this.gate.whenWarm(() => this.onRebalanceNow(from, message.requestId, message.shardIds));
+        this.operator.rebalanceNow(from, message.requestId, message.shardIds);
         return;
       case 'RequestRebalance':
-        this.gate.whenWarm(() => {
-          this.rebalanceRound();
-          this.send(from, { type: 'RebalanceRequested', typeName: this.typeName, requestId: message.requestId });
-        });
+        this.operator.requestRebalance(from, message.requestId);
         return;
       default:
         this.logger.debug({ type: message.type, from }, 'ignored message not meant for the coordinator');
@@ -334,45 +306,11 @@ export class ShardCoordinator {
     for (const shardId of this.state.shardsOf(from)) this.handOffs.begin(shardId);
   }
 
-  private onRebalanceNow(from: string, requestId: number, shardIds: ReadonlyArray<number>): void {
-    // A requester re-sends until answered; a repeat whose answer was lost must not move the shards again.
-    const earlier = this.answers.get(from, requestId);
-    if (earlier !== undefined) {
-      this.send(from, earlier);
-      return;
-    }
-    const accepted: number[] = [];
-    const unknown: number[] = [];
-    const homeless: number[] = [];
-    for (const shardId of new Set(shardIds)) {
-      if (!Number.isInteger(shardId) || shardId < 0 || shardId >= this.settings.numberOfShards) unknown.push(shardId);
-      else if (this.state.isHandingOff(shardId)) accepted.push(shardId);
-      else if (this.state.homeOf(shardId) === undefined) homeless.push(shardId);
-      else {
-        this.handOffs.begin(shardId);
-        accepted.push(shardId);
-      }
-    }
-    this.logger.info({ accepted, unknown, homeless, from }, 'manual rebalance');
-    const answer: ShardingMessage = { type: 'RebalanceNowResult', typeName: this.typeName, requestId, accepted, unknown, homeless };
-    this.answers.remember(from, requestId, answer);
-    this.send(from, answer);
-  }
-
   /** One rebalance round: the strategy names shards to move, each gets a hand-off. */
   private rebalanceRound(): void {
     if (this.stopped || !this.gate.isWarm) return;
-    this.counters.rebalanceRounds++;
-    const candidates = this.candidates();
-    if (candidates.length === 0 || this.state.counts.allocatedShards === 0) return;
-    const chosen = shardsToMove(this.settings.strategy, candidates, this.state.shardMap(), new Set(this.state.handingOff()));
-    if ('error' in chosen) {
-      this.logger.error({ err: chosen.error }, 'allocation strategy rebalance threw');
-      return;
-    }
-    for (const shardId of chosen.shards) {
-      this.handOffs.begin(shardId);
-    }
+    this.rebalanceRounds++;
+    for (const shardId of this.allocator.shardsToRebalance()) this.handOffs.begin(shardId);
   }
 
   /** A hand-off ended with the shard stopped: it is allocated again at once and every region learns where. */
@@ -383,7 +321,7 @@ export class ShardCoordinator {
       this.gate.defer(shardId);
       return;
     }
-    const region = this.allocate(shardId);
+    const region = this.allocator.allocate(shardId);
     if (region === undefined) {
       this.logger.info({ shardId }, 'no candidate region after hand-off; the shard is allocated on its next message');
       return;
@@ -392,34 +330,10 @@ export class ShardCoordinator {
   }
 
   private allocateAndAnnounce(shardId: number, requesters: Iterable<string>): void {
-    const region = this.allocate(shardId);
+    const region = this.allocator.allocate(shardId);
     // No candidate yet: the requesters keep their messages buffered and ask again on their retry tick.
     if (region === undefined) return;
     for (const requester of requesters) this.send(requester, { type: 'ShardHome', typeName: this.typeName, shardId, region });
-  }
-
-  /** Chooses a home through the strategy (see chooseHome), records it and tells the region to host it. */
-  private allocate(shardId: number): string | undefined {
-    const candidates = this.candidates();
-    const choice = chooseHome(this.settings.strategy, shardId, candidates, this.state.shardMap());
-    if (choice === undefined) return undefined;
-    const { region, problem } = choice;
-    if (problem !== undefined) {
-      this.counters.invalidAllocations++;
-      this.logger.error(
-        { shardId, candidates: candidates.map(String), fallback: region },
-        `allocation strategy ${problem}; using a candidate instead`,
-      );
-    }
-    this.counters.allocations++;
-    this.state.shardAllocated(shardId, region);
-    this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
-    this.logger.debug({ shardId, region }, 'shard allocated');
-    return region;
-  }
-
-  private candidates(): ReturnType<typeof allocationCandidates> {
-    return allocationCandidates(this.ctx.membership.members(), this.settings.role, this.state);
   }
 
   private removeRegion(region: string): void {

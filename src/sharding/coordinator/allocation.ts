@@ -1,10 +1,14 @@
 // Asking the strategy: who may get shards (the candidates), where one shard goes (with the strategy's answer
 // checked, and the least-loaded candidate when it is not a candidate or the strategy throws), and which
-// shards a rebalance round moves. Plain functions over a membership view and a copy of the shard map.
+// shards a rebalance round moves. Plain functions, and the Allocator that records a choice and sends
+// HostShard.
 import { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
+import type { Logger } from '../../logging.js';
+import type { ShardingMessage } from '../messages.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { hasRole } from './membership.js';
+import type { CoordinatorState } from './state.js';
 
 export interface CandidateFilter {
   isRegion(address: string): boolean;
@@ -86,6 +90,60 @@ export function shardsToMove(
     return { shards: strategy.rebalance(copy(shards), candidates, new Set(inProgress)) };
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+export interface AllocatorOptions {
+  readonly typeName: string;
+  readonly role: string | undefined;
+  readonly strategy: AllocationStrategy;
+  readonly state: CoordinatorState;
+  readonly members: () => ReadonlyArray<MemberInfo>;
+  readonly logger: Logger;
+  readonly send: (to: string, message: ShardingMessage) => void;
+}
+
+/** Gives shards homes through the strategy, and counts how often the strategy had to be overruled. */
+export class Allocator {
+  private readonly counts = { allocations: 0, invalidAllocations: 0 };
+
+  constructor(private readonly options: AllocatorOptions) {}
+
+  get counters(): { readonly allocations: number; readonly invalidAllocations: number } {
+    return { ...this.counts };
+  }
+
+  candidates(): NodeAddress[] {
+    return allocationCandidates(this.options.members(), this.options.role, this.options.state);
+  }
+
+  /** Chooses a home (see chooseHome), records it and tells the region to host the shard. */
+  allocate(shardId: number): string | undefined {
+    const { strategy, state, logger, send, typeName } = this.options;
+    const candidates = this.candidates();
+    const choice = chooseHome(strategy, shardId, candidates, state.shardMap());
+    if (choice === undefined) return undefined;
+    const { region, problem } = choice;
+    if (problem !== undefined) {
+      this.counts.invalidAllocations++;
+      logger.error({ shardId, candidates: candidates.map(String), fallback: region }, `allocation strategy ${problem}; using a candidate instead`);
+    }
+    this.counts.allocations++;
+    state.shardAllocated(shardId, region);
+    send(region, { type: 'HostShard', typeName, shardId });
+    logger.debug({ shardId, region }, 'shard allocated');
+    return region;
+  }
+
+  /** The shards the strategy wants moved now; none without candidates, allocated shards, or if it throws. */
+  shardsToRebalance(): ReadonlySet<number> {
+    const { strategy, state, logger } = this.options;
+    const candidates = this.candidates();
+    if (candidates.length === 0 || state.counts.allocatedShards === 0) return new Set();
+    const chosen = shardsToMove(strategy, candidates, state.shardMap(), new Set(state.handingOff()));
+    if ('shards' in chosen) return chosen.shards;
+    logger.error({ err: chosen.error }, 'allocation strategy rebalance threw');
+    return new Set();
   }
 }
 
