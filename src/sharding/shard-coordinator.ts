@@ -39,6 +39,7 @@ export class ShardCoordinator {
     readonly settings: CoordinatorSettings,
     private readonly ctx: ShardingContext,
     private readonly logger: Logger,
+    /** The clock and every timer (retry, rebalance, warm-up, margin, hand-offs); tests inject a manual one. */
     private readonly scheduler: Scheduler = backgroundScheduler,
   ) {
     this.allocator = new Allocator({
