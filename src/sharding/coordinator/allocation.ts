@@ -1,0 +1,167 @@
+// Asking the strategy: who may get shards (the candidates), where one shard goes (with the strategy's answer
+// checked, and the least-loaded candidate when it is not a candidate or the strategy throws), and which
+// shards a rebalance round moves. Plain functions, and the Allocator that records a choice and sends
+// HostShard.
+import { NodeAddress } from '../../cluster/address.js';
+import type { MemberInfo } from '../../cluster/member.js';
+import type { Logger } from '../../logging.js';
+import type { ShardingMessage } from '../messages.js';
+import type { AllocationStrategy } from '../strategies/index.js';
+import { hasRole } from './membership.js';
+import type { CoordinatorState } from './state.js';
+
+export interface CandidateFilter {
+  isRegion(address: string): boolean;
+  isShuttingDown(address: string): boolean;
+}
+
+/** Registered, non-proxy regions on Up members with the type's role that are not leaving. */
+export function allocationCandidates(
+  members: ReadonlyArray<MemberInfo>,
+  role: string | undefined,
+  registry: CandidateFilter,
+): NodeAddress[] {
+  const result: NodeAddress[] = [];
+  for (const member of members) {
+    const key = member.address.toString();
+    if (member.status !== 'up' || !registry.isRegion(key) || registry.isShuttingDown(key)) continue;
+    if (!hasRole(member, role)) continue;
+    result.push(member.address);
+  }
+  return result;
+}
+
+export interface HomeChoice {
+  readonly region: string;
+  /** Set when the strategy's answer was replaced: what was wrong with it. */
+  readonly problem: string | undefined;
+}
+
+/**
+ * The strategy's home for a shard. A result that is not a current candidate (or a strategy that throws) is a
+ * bug in the strategy; it is replaced by the candidate with the fewest shards, because a shard must never be
+ * left without a home while candidates exist. Undefined only when there is no candidate.
+ */
+export function chooseHome(
+  strategy: AllocationStrategy,
+  shardId: number,
+  candidates: ReadonlyArray<NodeAddress>,
+  shards: ReadonlyMap<string, ReadonlySet<number>>,
+): HomeChoice | undefined {
+  if (candidates.length === 0) return undefined;
+  const keys = new Set(candidates.map((address) => address.toString()));
+  let problem: string;
+  try {
+    // The strategy gets its own copy: it must not see later changes, nor be able to make any.
+    const result: unknown = strategy.allocate(shardId, candidates, copy(shards));
+    const key = result instanceof NodeAddress ? result.toString() : typeof result === 'string' ? result : undefined;
+    if (key !== undefined && keys.has(key)) return { region: key, problem: undefined };
+    problem = `returned ${describe(result)}, which is not a current candidate`;
+  } catch (error) {
+    problem = `threw: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  return { region: leastLoaded(candidates, shards), problem };
+}
+
+/** The candidate with the fewest shards; ties go to the lowest address. `candidates` must not be empty. */
+export function leastLoaded(candidates: ReadonlyArray<NodeAddress>, shards: ReadonlyMap<string, ReadonlySet<number>>): string {
+  let best: string | undefined;
+  let bestCount = Infinity;
+  for (const address of candidates) {
+    const key = address.toString();
+    const count = shards.get(key)?.size ?? 0;
+    if (count < bestCount || (count === bestCount && best !== undefined && key < best)) {
+      best = key;
+      bestCount = count;
+    }
+  }
+  if (best === undefined) throw new RangeError('leastLoaded needs at least one candidate');
+  return best;
+}
+
+/** The shards the strategy wants moved, or the error it threw. */
+export function shardsToMove(
+  strategy: AllocationStrategy,
+  candidates: ReadonlyArray<NodeAddress>,
+  shards: ReadonlyMap<string, ReadonlySet<number>>,
+  inProgress: ReadonlySet<number>,
+): { readonly shards: ReadonlySet<number> } | { readonly error: string } {
+  try {
+    return { shards: strategy.rebalance(copy(shards), candidates, new Set(inProgress)) };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+export interface AllocatorOptions {
+  readonly typeName: string;
+  readonly role: string | undefined;
+  readonly strategy: AllocationStrategy;
+  readonly state: CoordinatorState;
+  readonly members: () => ReadonlyArray<MemberInfo>;
+  readonly logger: Logger;
+  readonly send: (to: string, message: ShardingMessage) => void;
+}
+
+/** Gives shards homes through the strategy, and counts how often the strategy had to be overruled. */
+export class Allocator {
+  private readonly counts = { allocations: 0, invalidAllocations: 0 };
+
+  constructor(private readonly options: AllocatorOptions) {}
+
+  get counters(): { readonly allocations: number; readonly invalidAllocations: number } {
+    return { ...this.counts };
+  }
+
+  candidates(): NodeAddress[] {
+    return allocationCandidates(this.options.members(), this.options.role, this.options.state);
+  }
+
+  /** Chooses a home (see chooseHome), records it and tells the region to host the shard. */
+  allocate(shardId: number): string | undefined {
+    const { strategy, state, logger, send, typeName } = this.options;
+    const candidates = this.candidates();
+    const choice = chooseHome(strategy, shardId, candidates, state.shardMap());
+    if (choice === undefined) return undefined;
+    const { region, problem } = choice;
+    if (problem !== undefined) {
+      this.counts.invalidAllocations++;
+      logger.error({ shardId, candidates: candidates.map(String), fallback: region }, `allocation strategy ${problem}; using a candidate instead`);
+    }
+    this.counts.allocations++;
+    state.shardAllocated(shardId, region);
+    send(region, { type: 'HostShard', typeName, shardId });
+    logger.debug({ shardId, region }, 'shard allocated');
+    return region;
+  }
+
+  /** The shards the strategy wants moved now; none without candidates, allocated shards, or if it throws. */
+  shardsToRebalance(): ReadonlySet<number> {
+    const { strategy, state, logger } = this.options;
+    const candidates = this.candidates();
+    if (candidates.length === 0 || state.counts.allocatedShards === 0) return new Set();
+    const chosen = shardsToMove(strategy, candidates, state.shardMap(), new Set(state.handingOff()));
+    if ('shards' in chosen) return chosen.shards;
+    logger.error({ err: chosen.error }, 'allocation strategy rebalance threw');
+    return new Set();
+  }
+}
+
+function copy(shards: ReadonlyMap<string, ReadonlySet<number>>): Map<string, Set<number>> {
+  return new Map([...shards].map(([key, owned]) => [key, new Set(owned)]));
+}
+
+/**
+ * A strategy's bad answer, for the log. The same helper exists in shard-id.ts, cluster/message-codec.ts and
+ * crdt/errors.ts; one shared copy is meant to replace them all.
+ */
+function describe(value: unknown): string {
+  if (value instanceof NodeAddress) return value.toString();
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === undefined || value === null) return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

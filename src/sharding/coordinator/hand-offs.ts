@@ -1,0 +1,137 @@
+// The hand-off protocol of one coordinator: starting hand-offs (rebalancing, manual moves, leaves, the
+// down-removal margin, shards adopted as stopping), moving each through its phases as regions answer,
+// re-sending on the retry tick, and ending it by completion or timeout. What becomes of a shard once it is
+// free is the coordinator's business (onFreed).
+import type { Scheduler } from '../../cluster/scheduler.js';
+import type { Logger } from '../../logging.js';
+import type { ShardingMessage } from '../messages.js';
+import { HandOff, HandOffIds, type HandOffPhase } from './hand-off.js';
+import type { CoordinatorState } from './state.js';
+
+export interface HandOffsOptions {
+  readonly typeName: string;
+  readonly state: CoordinatorState;
+  readonly scheduler: Scheduler;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  readonly send: (to: string, message: ShardingMessage) => void;
+  /** The shard stopped (or its owner is gone) and has no home now. */
+  readonly onFreed: (shardId: number) => void;
+  readonly ids?: HandOffIds;
+}
+
+export class HandOffs {
+  private readonly ids: HandOffIds;
+  private readonly counts = { started: 0, completed: 0, timedOut: 0 };
+
+  constructor(private readonly options: HandOffsOptions) {
+    this.ids = options.ids ?? new HandOffIds();
+  }
+
+  get counters(): { readonly started: number; readonly completed: number; readonly timedOut: number } {
+    return { ...this.counts };
+  }
+
+  /** Moves a shard off its home: every region stops routing to it, then the home stops it. */
+  begin(shardId: number): void {
+    const { state } = this.options;
+    const owner = state.homeOf(shardId);
+    if (owner === undefined || state.isHandingOff(shardId)) return;
+    this.track(shardId, owner, 'begin', state.registered());
+  }
+
+  /**
+   * Waits for `owner` to stop a shard it may still run (a former coordinator's hand-off, or a member in its
+   * down-removal margin): the shard is not allocatable until the owner says it stopped or is removed.
+   */
+  awaitStop(shardId: number, owner: string): void {
+    if (this.options.state.isHandingOff(shardId)) return;
+    this.track(shardId, owner, 'handoff', []);
+  }
+
+  /** BeginHandOffAck. */
+  acknowledged(from: string, shardId: number): void {
+    const handOff = this.options.state.handOff(shardId);
+    if (handOff === undefined) return;
+    handOff.acknowledged(from);
+    this.advance(handOff);
+  }
+
+  /** ShardStopped: ends the hand-off only if it answers this very hand-off's HandOff (see HandOff.isEndedBy). */
+  stopped(from: string, shardId: number, handOffId: number): void {
+    const handOff = this.options.state.handOff(shardId);
+    if (handOff?.isEndedBy(from, handOffId)) this.complete(handOff);
+  }
+
+  /** A region was removed: hand-offs from it are complete (its entities are gone), others stop waiting for it. */
+  regionGone(region: string): void {
+    for (const handOff of this.options.state.handOffList()) {
+      if (handOff.owner === region) this.complete(handOff);
+      else if (handOff.acknowledged(region)) this.advance(handOff);
+    }
+  }
+
+  /**
+   * Stops a copy of a shard homed elsewhere, with a HandOff of its own: an id no hand-off waits for, so its
+   * ShardStopped changes nothing here.
+   */
+  stopCopy(region: string, shardId: number): void {
+    this.options.send(region, { type: 'HandOff', typeName: this.options.typeName, shardId, handOffId: this.ids.take() });
+  }
+
+  /** The retry tick: each hand-off's messages for its current phase again. */
+  resend(): void {
+    for (const handOff of this.options.state.handOffList()) this.sendFor(handOff);
+  }
+
+  /** The coordinator stops: every hand-off is dropped with its timer. */
+  stop(): void {
+    this.options.state.handOffsAbandoned();
+  }
+
+  private track(shardId: number, owner: string, phase: HandOffPhase, pendingAcks: Iterable<string>): void {
+    const { state, scheduler, timeoutMs, logger } = this.options;
+    const handOff = new HandOff(shardId, this.ids.take(), owner, phase, pendingAcks, {
+      scheduler,
+      timeoutMs,
+      onTimeout: (timedOut) => this.timeOut(timedOut),
+    });
+    state.handOffStarted(handOff);
+    this.counts.started++;
+    logger.debug({ shardId, owner, phase }, 'hand-off started');
+    this.sendFor(handOff);
+  }
+
+  /** Moves to the HandOff phase once every region stopped routing to the shard. */
+  private advance(handOff: HandOff): void {
+    if (!handOff.readyToHandOff) return;
+    handOff.enterHandOffPhase();
+    if (this.options.state.isRegion(handOff.owner)) this.sendFor(handOff);
+    else this.complete(handOff);
+  }
+
+  private complete(handOff: HandOff): void {
+    const { state, logger, onFreed } = this.options;
+    if (state.handOff(handOff.shardId) !== handOff) return;
+    state.handOffCompleted(handOff);
+    this.counts.completed++;
+    logger.debug({ shardId: handOff.shardId, from: handOff.owner }, 'hand-off complete');
+    onFreed(handOff.shardId);
+  }
+
+  /** The shard stays, and the regions that forgot its home learn it again. */
+  private timeOut(handOff: HandOff): void {
+    const { state, logger, timeoutMs, typeName, send } = this.options;
+    if (state.handOff(handOff.shardId) !== handOff) return;
+    const { shardId, owner } = handOff;
+    this.counts.timedOut++;
+    logger.warn({ shardId, owner, timeoutMs }, 'hand-off timed out; shard stays');
+    const region = state.handOffTimedOut(handOff);
+    if (region === undefined) return;
+    for (const to of state.registered()) send(to, { type: 'ShardHome', typeName, shardId, region });
+  }
+
+  private sendFor(handOff: HandOff): void {
+    for (const { to, message } of handOff.messages(this.options.typeName)) this.options.send(to, message);
+  }
+}

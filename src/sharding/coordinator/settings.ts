@@ -1,0 +1,36 @@
+// The coordinator's public types: its settings, its stats, and where it runs. Apart from the dispatcher so
+// that the rooms under coordinator/ can name them without importing the class that wires them together.
+import type { MemberInfo } from '../../cluster/member.js';
+import { oldestUpMember } from '../../cluster/member-order.js';
+import type { AllocationStrategy } from '../strategies/index.js';
+
+export interface CoordinatorSettings {
+  readonly typeName: string;
+  readonly numberOfShards: number;
+  readonly role: string | undefined;
+  readonly strategy: AllocationStrategy;
+  /** Called when a region registers for the first time (a new candidate may be the target of a pin). */
+  readonly onRegionAdded?: () => void;
+}
+
+export interface CoordinatorStats {
+  /** Non-proxy regions registered. */
+  readonly regions: number;
+  readonly proxies: number;
+  readonly allocatedShards: number;
+  /** True once every expected region registered (or the warm-up ended). */
+  readonly warm: boolean;
+  readonly allocations: number;
+  /** Strategy results that were not a current candidate (or threw) and were replaced by a candidate. */
+  readonly invalidAllocations: number;
+  readonly rebalanceRounds: number;
+  readonly rebalanceInProgress: number;
+  readonly handOffsStarted: number;
+  readonly handOffsCompleted: number;
+  readonly handOffsTimedOut: number;
+}
+
+/** Which node runs the coordinator of a type: the cluster's singleton placement, the oldest Up member with the role. */
+export function coordinatorNode(members: ReadonlyArray<MemberInfo>, role: string | undefined): MemberInfo | undefined {
+  return oldestUpMember(members, role);
+}

@@ -1,0 +1,81 @@
+// The down-removal margin alone: when each member's margin starts, when it ends, and the timer that
+// re-runs the coordinator's membership check at the earliest end.
+import { describe, expect, it } from 'vitest';
+import { DownRemovalMargin } from '../../src/sharding/coordinator/down-removal-margin.js';
+import { ManualScheduler, address, member } from './coordinator-fakes.js';
+
+function margin(marginMs = 2_000) {
+  const scheduler = new ManualScheduler();
+  const ends: number[] = [];
+  const subject = new DownRemovalMargin(marginMs, scheduler, () => ends.push(scheduler.now()));
+  return { subject, scheduler, ends };
+}
+
+describe('DownRemovalMargin', () => {
+  it('starts a margin for members seen down, not for others, and never restarts one', () => {
+    const { subject, scheduler } = margin();
+    const t0 = scheduler.now();
+    subject.sawDown([member(1, 'down'), member(2), member(3, 'removed')], t0);
+    expect(subject.has(address(1))).toBe(true);
+    expect(subject.has(address(2)) || subject.has(address(3))).toBe(false);
+    subject.sawDown([member(1, 'down')], t0 + 1_500);
+    subject.sawGone(address(1), t0 + 1_500);
+    expect(subject.inMargin(address(1), t0 + 1_999)).toBe(true);
+    expect(subject.inMargin(address(1), t0 + 2_000)).toBe(false);
+  });
+
+  it('sawGone starts a margin for a member that vanished without being seen down', () => {
+    const { subject, scheduler } = margin();
+    subject.sawGone(address(4), scheduler.now());
+    expect(subject.inMargin(address(4), scheduler.now())).toBe(true);
+    expect(subject.anyInMargin((key) => key === address(4), scheduler.now())).toBe(true);
+    expect(subject.anyInMargin((key) => key !== address(4), scheduler.now())).toBe(false);
+  });
+
+  it('fires at the earliest running margin end, and again for the next once rescheduled', () => {
+    const { subject, scheduler, ends } = margin();
+    const t0 = scheduler.now();
+    subject.sawGone(address(1), t0);
+    subject.sawGone(address(2), t0 + 500);
+    subject.schedule(t0, () => false);
+    expect(scheduler.pending).toBe(1);
+    scheduler.advance(2_000);
+    expect(ends).toEqual([t0 + 2_000]);
+    subject.schedule(scheduler.now(), () => false);
+    scheduler.advance(1_000);
+    expect(ends).toEqual([t0 + 2_000, t0 + 2_500]);
+    subject.schedule(scheduler.now(), () => false);
+    expect(scheduler.pending).toBe(0);
+  });
+
+  it('forgets ended margins only of members the caller calls forgettable', () => {
+    const { subject, scheduler } = margin(100);
+    const t0 = scheduler.now();
+    subject.sawGone(address(1), t0);
+    subject.sawGone(address(2), t0);
+    subject.schedule(t0 + 50, () => true);
+    expect(subject.has(address(1))).toBe(true);
+    subject.schedule(t0 + 100, (key) => key === address(1));
+    expect(subject.has(address(1))).toBe(false);
+    expect(subject.has(address(2))).toBe(true);
+  });
+
+  it('a margin of 0 never runs and arms no timer', () => {
+    const { subject, scheduler } = margin(0);
+    subject.sawGone(address(1), scheduler.now());
+    expect(subject.inMargin(address(1), scheduler.now())).toBe(false);
+    subject.schedule(scheduler.now(), () => false);
+    expect(scheduler.pending).toBe(0);
+  });
+
+  it('once stopped, arms no timer and cancels the one it had', () => {
+    const { subject, scheduler, ends } = margin();
+    subject.sawGone(address(1), scheduler.now());
+    subject.schedule(scheduler.now(), () => false);
+    subject.stop();
+    expect(scheduler.pending).toBe(0);
+    subject.schedule(scheduler.now(), () => false);
+    scheduler.advance(5_000);
+    expect(ends).toEqual([]);
+  });
+});

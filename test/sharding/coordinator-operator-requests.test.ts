@@ -1,0 +1,92 @@
+// Operator requests alone: how RebalanceNow sorts shard ids, its answers remembered per request id (a
+// re-sent request moves nothing twice), the bounded answer cache, and waiting for the warm-up.
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/logging.js';
+import { AnswerCache } from '../../src/sharding/coordinator/answer-cache.js';
+import { OperatorRequests, judgeRebalanceNow } from '../../src/sharding/coordinator/operator-requests.js';
+import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
+import { ManualScheduler, address, makeHandOff, type Sent } from './coordinator-fakes.js';
+
+const A = address(1);
+
+describe('judgeRebalanceNow', () => {
+  it('sorts ids into accepted, unknown and homeless, each once, and hands off only what is not moving yet', () => {
+    const state = new CoordinatorState();
+    state.regionRegistered(A);
+    state.shardAllocated(1, A);
+    state.shardAllocated(2, A);
+    state.handOffStarted(makeHandOff(new ManualScheduler(), { shardId: 2, owner: A }));
+    const verdict = judgeRebalanceNow([1, 2, 3, 1, 10, -1, 1.5], 10, state);
+    expect(verdict).toEqual({ accepted: [1, 2], unknown: [10, -1, 1.5], homeless: [3], toHandOff: [1] });
+  });
+});
+
+describe('AnswerCache', () => {
+  it('keeps answers by requester and request id, forgetting the oldest beyond its capacity', () => {
+    const cache = new AnswerCache<string>(2);
+    cache.remember(A, 1, 'one');
+    cache.remember(A, 2, 'two');
+    cache.remember(address(2), 1, 'other');
+    expect(cache.size).toBe(2);
+    expect(cache.get(A, 1)).toBeUndefined();
+    expect(cache.get(A, 2)).toBe('two');
+    expect(cache.get(address(2), 1)).toBe('other');
+    expect(() => new AnswerCache(0)).toThrow(RangeError);
+  });
+});
+
+describe('OperatorRequests', () => {
+  function requests() {
+    const state = new CoordinatorState();
+    state.regionRegistered(A);
+    state.shardAllocated(4, A);
+    const sent: Sent[] = [];
+    const handedOff: number[] = [];
+    const waiting: Array<() => void> = [];
+    let warm = false;
+    let rounds = 0;
+    const subject = new OperatorRequests({
+      typeName: 'T',
+      numberOfShards: 8,
+      state,
+      logger: silentLogger(),
+      send: (to, message) => sent.push({ to, message }),
+      whenWarm: (action) => (warm ? action() : waiting.push(action)),
+      handOff: (shardId) => handedOff.push(shardId),
+      rebalanceRound: () => rounds++,
+    });
+    const becomeWarm = (): void => {
+      warm = true;
+      for (const action of waiting.splice(0)) action();
+    };
+    return { subject, sent, handedOff, becomeWarm, rounds: () => rounds };
+  }
+
+  it('answers a re-sent RebalanceNow with the first answer and moves nothing again', () => {
+    const { subject, sent, handedOff, becomeWarm } = requests();
+    becomeWarm();
+    subject.rebalanceNow(A, 7, [4, 5, 9]);
+    subject.rebalanceNow(A, 7, [4, 5, 9]);
+    const answer = { type: 'RebalanceNowResult', typeName: 'T', requestId: 7, accepted: [4], unknown: [9], homeless: [5] };
+    expect(sent).toEqual([
+      { to: A, message: answer },
+      { to: A, message: answer },
+    ]);
+    expect(handedOff).toEqual([4]);
+    subject.rebalanceNow(A, 8, [4]);
+    expect(handedOff).toEqual([4, 4]);
+  });
+
+  it('holds every request until warm, then answers it with the map as it is then', () => {
+    const { subject, sent, becomeWarm, rounds } = requests();
+    subject.getShardLocations(A, 1);
+    subject.requestRebalance(A, 2);
+    expect(sent).toEqual([]);
+    becomeWarm();
+    expect(rounds()).toBe(1);
+    expect(sent).toEqual([
+      { to: A, message: { type: 'ShardLocations', typeName: 'T', requestId: 1, regions: [{ address: A, shards: [4] }], handingOff: [] } },
+      { to: A, message: { type: 'RebalanceRequested', typeName: 'T', requestId: 2 } },
+    ]);
+  });
+});
