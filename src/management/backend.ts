@@ -12,8 +12,8 @@ export type { PlacementRecord, RebalanceNowResult, ShardLocations };
 export type WrittenPlacement = PlacementRecord;
 /** A placement to write, as the API takes it. */
 export type PlacementEntry = Pick<PlacementRecord, 'shardId' | 'target'>;
-/** The answer of a manual rebalance. */
-export type RebalanceOutcome = RebalanceNowResult;
+/** The answer of a manual rebalance (the API rejects out-of-range ids first, so `unknown` is never sent). */
+export type RebalanceOutcome = Pick<RebalanceNowResult, 'accepted' | 'homeless'>;
 /** The placement store replica's size, as the API reports it. */
 export type PlacementStoreHealth = Pick<PlacementStoreStats, 'generation' | 'slots' | 'baseSlots' | 'documentItems'>;
 
@@ -27,7 +27,7 @@ export interface ManagementBackend {
   /** False when the shard had no explicit placement. */
   removePlacement(typeName: string, shardId: number): Promise<boolean>;
   placements(typeName: string): ReadonlyArray<PlacementRecord>;
-  rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceNowResult>;
+  rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome>;
   shardLocations(typeName: string): Promise<ShardLocations>;
   /** Liveness of this node as the cluster sees it. */
   health(): { readonly status: 'ok' | 'starting' | 'leaving' | 'down'; readonly memberStatus: string | undefined };

@@ -38,8 +38,9 @@ export class NodeManagementBackend implements ManagementBackend {
     return placementRecords(this.sharding.placementStore, typeName);
   }
 
-  rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome> {
-    return this.sharding.rebalanceNow(typeName, shardIds);
+  async rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome> {
+    const { accepted, homeless } = await this.sharding.rebalanceNow(typeName, shardIds);
+    return { accepted, homeless };
   }
 
   shardLocations(typeName: string): Promise<ShardLocations> {

@@ -11,10 +11,12 @@ export interface ShardLocations {
   readonly handingOff: ReadonlyArray<number>;
 }
 
-/** What a manual rebalance did (the management API answers with it as is). */
+/** What a manual rebalance did. */
 export interface RebalanceNowResult {
   /** Shards whose hand-off started (or was already running). */
   readonly accepted: ReadonlyArray<number>;
+  /** Shard ids outside 0 .. numberOfShards - 1. */
+  readonly unknown: ReadonlyArray<number>;
   /** Shards without a home: nothing to move; their next message allocates them through the strategy. */
   readonly homeless: ReadonlyArray<number>;
 }
