@@ -334,7 +334,8 @@ export class ClusterSharding {
     });
     if (routed) return;
     this.unroutableMessages++;
-    this.logger.debug({ from, type: message.type }, 'sharding message with no recipient here dropped');
+    const typeName = 'typeName' in message ? message.typeName : undefined;
+    this.logger.debug({ from, type: message.type, typeName }, 'sharding message with no recipient here dropped');
   }
 
   private onMembershipChange(): void {
