@@ -29,7 +29,7 @@ export {
   type PlacementReplicationOptions,
   type ReplicatedPlacements,
 } from './placement-replication/placement-replication.js';
-export { PLACEMENT_SYNC_MESSAGES, type PlacementSyncMessage } from './placement-replication/sync-messages.js';
+export { PLACEMENT_SYNC_MESSAGES } from './placement-replication/sync-messages.js';
 
 export { createManagementServer, type ManagementServerOptions } from './management/server.js';
 export type { ManagementBackend } from './management/backend.js';
