@@ -25,12 +25,11 @@ export { TcpTransport, type TcpTransportOptions, type TcpTransportStats } from '
 
 export * from './sharding/index.js';
 export {
-  ExternalAllocationController,
-  RebalanceError,
-  explicitPlacementState,
-  type PlacementRecord,
-} from './sharding/external-allocation-controller.js';
-export { PlacementGossip, type PlacementGossipOptions } from './sharding/placement-gossip.js';
+  PlacementReplication,
+  type PlacementReplicationOptions,
+  type ReplicatedPlacements,
+} from './placement-replication/placement-replication.js';
+export { PLACEMENT_SYNC_MESSAGES } from './placement-replication/sync-messages.js';
 
 export { createManagementServer, type ManagementServerOptions } from './management/server.js';
 export type { ManagementBackend } from './management/backend.js';

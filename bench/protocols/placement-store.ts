@@ -1,7 +1,7 @@
 // The system under test: one PlacementStore per node replicated by PlacementGossip over the transport,
 // read through explicitPlacementState exactly as the external allocation strategy reads it.
 import { EMPTY_STATE_VECTOR, PlacementStore } from '../../crdt/index.js';
-import { PlacementGossip } from '../../src/sharding/placement-gossip.js';
+import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
 import { explicitPlacementState } from '../../src/sharding/external-allocation-controller.js';
 import { staticMembership } from '../lib/static-membership.js';
 import { TYPE_NAME, type Protocol, type SimContext, type SimNode, type Stamp } from './types.js';
@@ -27,7 +27,7 @@ export const placementStoreProtocol: Protocol = {
 
 class StoreNode implements SimNode {
   private readonly store: PlacementStore;
-  private readonly gossip: PlacementGossip;
+  private readonly gossip: PlacementReplication;
   private readonly getState: ReturnType<typeof explicitPlacementState>;
   private closed = false;
 
@@ -35,7 +35,7 @@ class StoreNode implements SimNode {
     this.store = new PlacementStore({ node: context.self.toString(), now: context.now });
     if (preloaded !== undefined) this.store.applyUpdate(preloaded);
     this.getState = explicitPlacementState(() => this.store.snapshot(TYPE_NAME));
-    this.gossip = new PlacementGossip(this.store, context.transport, staticMembership(context.self, context.all), {
+    this.gossip = new PlacementReplication(this.store, context.transport, staticMembership(context.self, context.all), {
       antiEntropyIntervalMs: PARKED_INTERVAL_MS,
     });
     context.clock.every(ANTI_ENTROPY_MS, context.random() * ANTI_ENTROPY_MS, () => this.gossip.antiEntropy(), () => !this.closed);

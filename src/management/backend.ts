@@ -1,38 +1,21 @@
 // What the management API needs from a running node. The node wiring implements it over the cluster,
 // the sharding runtime and the placement controllers; route tests can drive a real node through it.
+import type { PlacementStoreStats } from '../../crdt/index.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type { NodeAddress } from '../cluster/address.js';
+import type { PlacementRecord, RebalanceNowResult, ShardLocations } from '../sharding/index.js';
 
-export interface PlacementEntry {
-  readonly shardId: number;
-  readonly target: string;
-}
-
-/** A placement as written: the target plus the HLC that decides conflicts and the node that wrote it. */
-export interface WrittenPlacement extends PlacementEntry {
-  readonly writer: string;
-  readonly hlc: { readonly wallMs: number; readonly counter: number; readonly node: string };
-}
-
-export interface RebalanceOutcome {
-  /** Shards the coordinator started handing off. */
-  readonly accepted: readonly number[];
-  /** Shards that had no home: nothing to move; their next allocation follows the strategy. */
-  readonly homeless: readonly number[];
-}
-
-export interface PlacementStoreHealth {
-  readonly generation: number;
-  readonly slots: number;
-  readonly baseSlots: number;
-  readonly documentItems: number;
-}
-
-export interface ShardLocations {
-  readonly regions: ReadonlyArray<{ readonly address: string; readonly shards: readonly number[] }>;
-  /** Shards whose hand-off is in progress: listed under the region they are leaving until they stopped. */
-  readonly handingOff: readonly number[];
-}
+// The API speaks the sharding runtime's types. The aliases keep the names its clients (cli/client.ts, the
+// node's backend) import today; they are the same types, not copies.
+export type { PlacementRecord, RebalanceNowResult, ShardLocations };
+/** A placement as written or listed: target, HLC and writer. */
+export type WrittenPlacement = PlacementRecord;
+/** A placement to write, as the API takes it. */
+export type PlacementEntry = Pick<PlacementRecord, 'shardId' | 'target'>;
+/** The answer of a manual rebalance (the API rejects out-of-range ids first, so `unknown` is never sent). */
+export type RebalanceOutcome = Pick<RebalanceNowResult, 'accepted' | 'homeless'>;
+/** The placement store replica's size, as the API reports it. */
+export type PlacementStoreHealth = Pick<PlacementStoreStats, 'generation' | 'slots' | 'baseSlots' | 'documentItems'>;
 
 export interface ManagementBackend {
   readonly self: NodeAddress;
@@ -40,10 +23,10 @@ export interface ManagementBackend {
   entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number }>;
   members(): ReadonlyArray<MemberInfo>;
   /** Writes all entries (already validated) locally; they replicate to every node. */
-  setPlacements(typeName: string, entries: ReadonlyArray<{ shardId: number; target: NodeAddress }>): Promise<readonly WrittenPlacement[]>;
+  setPlacements(typeName: string, entries: ReadonlyArray<{ shardId: number; target: NodeAddress }>): Promise<readonly PlacementRecord[]>;
   /** False when the shard had no explicit placement. */
   removePlacement(typeName: string, shardId: number): Promise<boolean>;
-  placements(typeName: string): ReadonlyArray<WrittenPlacement>;
+  placements(typeName: string): ReadonlyArray<PlacementRecord>;
   rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome>;
   shardLocations(typeName: string): Promise<ShardLocations>;
   /** Liveness of this node as the cluster sees it. */

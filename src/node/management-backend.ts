@@ -3,15 +3,9 @@
 import type { NodeAddress } from '../cluster/address.js';
 import type { Cluster } from '../cluster/cluster.js';
 import type { MemberInfo } from '../cluster/member.js';
-import type {
-  ManagementBackend,
-  PlacementStoreHealth,
-  RebalanceOutcome,
-  ShardLocations,
-  WrittenPlacement,
-} from '../management/backend.js';
+import type { ManagementBackend, PlacementStoreHealth, RebalanceOutcome, ShardLocations, WrittenPlacement } from '../management/backend.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
-import { ExternalAllocationController, type PlacementRecord } from '../sharding/external-allocation-controller.js';
+import { ExternalAllocationController, placementRecords } from '../sharding/external-allocation-controller.js';
 
 export class NodeManagementBackend implements ManagementBackend {
   readonly self: NodeAddress;
@@ -32,24 +26,20 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.cluster.members();
   }
 
-  async setPlacements(typeName: string, entries: ReadonlyArray<{ shardId: number; target: NodeAddress }>): Promise<readonly WrittenPlacement[]> {
-    const controller = this.controller(typeName);
-    await controller.ready();
-    return controller.setPlacements(entries).map(toWritten);
+  setPlacements(typeName: string, entries: ReadonlyArray<{ shardId: number; target: NodeAddress }>): Promise<readonly WrittenPlacement[]> {
+    return this.controller(typeName).setPlacements(entries);
   }
 
-  async removePlacement(typeName: string, shardId: number): Promise<boolean> {
-    const controller = this.controller(typeName);
-    await controller.ready();
-    return controller.remove(shardId);
+  removePlacement(typeName: string, shardId: number): Promise<boolean> {
+    return this.controller(typeName).removePlacement(shardId);
   }
 
   placements(typeName: string): ReadonlyArray<WrittenPlacement> {
-    return this.controller(typeName).placements().map(toWritten);
+    return placementRecords(this.sharding.placementStore, typeName);
   }
 
   async rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome> {
-    const { accepted, homeless } = await this.controller(typeName).rebalance(shardIds);
+    const { accepted, homeless } = await this.sharding.rebalanceNow(typeName, shardIds);
     return { accepted, homeless };
   }
 
@@ -88,8 +78,4 @@ export class NodeManagementBackend implements ManagementBackend {
     }
     return controller;
   }
-}
-
-function toWritten(record: PlacementRecord): WrittenPlacement {
-  return { shardId: record.shardId, target: record.target.toString(), writer: record.writer, hlc: record.hlc };
 }

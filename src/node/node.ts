@@ -6,6 +6,8 @@ import { TcpTransport } from '../cluster/tcp-transport.js';
 import type { NodeAddress } from '../cluster/address.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createManagementServer } from '../management/server.js';
+import { PlacementStore } from '../../crdt/index.js';
+import { PlacementReplication, placementLogOf } from '../placement-replication/placement-replication.js';
 import { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController } from '../sharding/external-allocation-controller.js';
 import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../sharding/strategies/index.js';
@@ -56,13 +58,14 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     logger: baseLogger, // the cluster binds the node address itself
     config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles },
   });
-  const sharding = new ClusterSharding({
+  const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
+  const placements = new PlacementReplication(
+    new PlacementStore({ node: transport.self.toString(), log: placementLog, compactAfterItems: config.compactAfterItems }),
     transport,
-    membership: cluster,
-    config: config.sharding,
-    logger,
-    placements: { antiEntropyIntervalMs: config.antiEntropyIntervalMs, compactAfterItems: config.compactAfterItems },
-  });
+    cluster,
+    { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog },
+  );
+  const sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements });
   const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE);
   sharding.init({
     typeName: COUNTER_TYPE,
@@ -91,6 +94,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     // Sharding first: its shutdown fails pending asks at once, so in-flight HTTP requests end and the
     // server can close without waiting out their ask timeouts.
     await sharding.shutdown();
+    placements.close();
     await http.close().catch(() => undefined);
     cluster.shutdown();
     await transport.close();

@@ -1,7 +1,7 @@
 // The external strategy's view of the placement store: a snapshot's placements read as node addresses.
 // The view wraps the snapshot instead of copying it, so a placement change costs the strategy nothing
-// until it looks a shard up: snapshots are persistent maps, and copying 1,000 pins on every change made
-// the first allocate after a change 80x slower than least-shard alone (bench S5).
+// until it looks a shard up (snapshots are persistent maps; copying every pin on each change made the first
+// allocate after a change much slower, see bench S5).
 import type { Placement, PlacementSnapshot } from '../../crdt/index.js';
 import { NodeAddress } from '../cluster/address.js';
 import type { ExternalAllocationState } from './strategies/index.js';

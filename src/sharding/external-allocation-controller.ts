@@ -1,21 +1,28 @@
 // The programmatic face of external allocation for one entity type: operators' explicit placements are
 // written to this node's replica of the placement store (and replicate to every node from there), read
 // back as the `ExternalAllocationState` the external strategy consults, and moved now with rebalanceNow.
-import type { Placement, PlacementSnapshot } from '../../crdt/index.js';
+import type { Placement, PlacementStore } from '../../crdt/index.js';
 import { NodeAddress } from '../cluster/address.js';
 import { ActorTsError } from '../errors.js';
-import type { ClusterSharding, RebalanceNowResult } from './cluster-sharding.js';
+import type { ClusterSharding } from './cluster-sharding.js';
+import type { RebalanceNowResult } from './coordinator-client.js';
 import { explicitPlacementState } from './explicit-placement-state.js';
 import type { ExternalAllocationState } from './strategies/index.js';
 
 export { explicitPlacementState };
 
-/** A placement as stored: its target, the HLC that decides conflicts, and the node that wrote it. */
-export interface PlacementRecord {
+/**
+ * One shard's placement as the store holds it: the target (a canonical `system@host:port` string), the HLC
+ * that decides conflicts and the node that wrote it.
+ */
+export interface PlacementRecord extends Placement {
   readonly shardId: number;
-  readonly target: NodeAddress;
-  readonly hlc: Placement['hlc'];
-  readonly writer: string;
+}
+
+/** A placement to write: the target as a NodeAddress or an address string (`actor-ts://` accepted). */
+export interface PlacementRequest {
+  readonly shardId: number;
+  readonly target: NodeAddress | string;
 }
 
 /** rebalanceNow could not move every shard it was given; `result` says which were started. */
@@ -29,6 +36,13 @@ export class RebalanceError extends ActorTsError {
     );
     this.name = 'RebalanceError';
   }
+}
+
+/** Every placement of a type in `store`, by ascending shard id. */
+export function placementRecords(store: PlacementStore, typeName: string): PlacementRecord[] {
+  const records: PlacementRecord[] = [];
+  for (const [shardId, { target, hlc, writer }] of store.snapshot(typeName).placements) records.push({ shardId, target, hlc, writer });
+  return records.sort((a, b) => a.shardId - b.shardId);
 }
 
 export class ExternalAllocationController {
@@ -50,102 +64,65 @@ export class ExternalAllocationController {
     this.getState = explicitPlacementState(() => sharding.placementStore.snapshot(typeName));
   }
 
-  /**
-   * Pins a shard to a node. Written locally once this replica is ready (see `ready`) and replicated; a
-   * later write, from any node, wins.
-   */
+  /** Pins a shard to a node; see setPlacements. */
   async setPlacement(shardId: number, target: NodeAddress | string): Promise<void> {
-    const entries = this.check([{ shardId, target }]);
-    await this.ready();
-    this.write(entries);
+    await this.setPlacements([{ shardId, target }]);
   }
 
   /**
-   * Pins several shards at once, all validated before any is written, at once (without waiting for
-   * `ready`). Returns what was written (each entry's HLC). A target need not be a member yet: the pin is
-   * honoured once that node joins.
+   * Pins shards to nodes, in one store transaction (one update on the wire, one change notice). Every
+   * entry is validated before any is written (`unknown_shard`, `invalid_address`; nothing written then).
+   * Written once this replica may take writes (it joined and synced with a peer, or has none; at most 5 s:
+   * a restarted node writing sooner could lose to its previous incarnation's older value), then replicated;
+   * a later write, from any node, wins. A target need not be a member yet: the pin applies once it joins.
+   * Resolves with what was written.
    */
-  setPlacements(entries: ReadonlyArray<{ readonly shardId: number; readonly target: NodeAddress | string }>): PlacementRecord[] {
-    return this.write(this.check(entries));
-  }
-
-  /** Drops a shard's pin (a no-op when it has none); the shard returns to the fallback strategy at the next rebalance. */
-  async removePlacement(shardId: number): Promise<void> {
-    this.requireShard(shardId, this.numberOfShards());
-    await this.ready();
-    this.remove(shardId);
+  async setPlacements(entries: ReadonlyArray<PlacementRequest>): Promise<PlacementRecord[]> {
+    if (!Array.isArray(entries)) throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
+    const numberOfShards = this.numberOfShards();
+    const checked = entries.map(({ shardId, target }) => ({
+      shardId: this.requireShard(shardId, numberOfShards),
+      target: canonicalTarget(target),
+    }));
+    await this.sharding.placementsReady();
+    const written = this.sharding.placementStore.setMany(this.typeName, checked);
+    return checked.map(({ shardId }, i) => {
+      const { target, hlc, writer } = written[i] as Placement;
+      return { shardId, target, hlc, writer };
+    });
   }
 
   /**
-   * Resolves when this node's replica may take writes: it has joined and synced with a peer (or has
-   * none), waiting at most 5 s. A node restarted with an empty replica that wrote sooner could lose to
-   * its own previous incarnation's older value, because Yjs settles a clash on one slot by client id.
+   * Drops a shard's pin, once this replica may take writes (as setPlacements); the shard returns to the
+   * fallback strategy at the next rebalance. Resolves false when it had no pin (nothing written).
    */
-  ready(): Promise<void> {
-    return this.sharding.placementsReady();
-  }
-
-  /** Like removePlacement, but says whether there was a pin to remove. */
-  remove(shardId: number): boolean {
+  async removePlacement(shardId: number): Promise<boolean> {
     this.requireShard(shardId, this.numberOfShards());
+    await this.sharding.placementsReady();
     const store = this.sharding.placementStore;
     if (!store.snapshot(this.typeName).placements.has(shardId)) return false;
     store.remove(this.typeName, shardId);
     return true;
   }
 
-  private check(
-    entries: ReadonlyArray<{ readonly shardId: number; readonly target: NodeAddress | string }>,
-  ): Array<{ shardId: number; target: NodeAddress }> {
-    const numberOfShards = this.numberOfShards();
-    return entries.map(({ shardId, target }) => ({
-      shardId: this.requireShard(shardId, numberOfShards),
-      target: typeof target === 'string' ? NodeAddress.parse(target) : requireAddress(target),
-    }));
-  }
-
-  private write(checked: ReadonlyArray<{ shardId: number; target: NodeAddress }>): PlacementRecord[] {
-    // One store transaction: one update on the wire and one change notice, however many shards.
-    const written = this.sharding.placementStore.setMany(
-      this.typeName,
-      checked.map(({ shardId, target }) => ({ shardId, target: target.toString() })),
-    );
-    return checked.map(({ shardId, target }, i) => {
-      const placement = written[i] as Placement;
-      return { shardId, target, hlc: placement.hlc, writer: placement.writer };
-    });
-  }
-
+  /** The pins the strategy honours: those whose target is a node address. */
   async getPlacements(): Promise<ReadonlyMap<number, NodeAddress>> {
     return this.getState().explicitPlacements;
   }
 
-  /** Every pin with its HLC and writer, by ascending shard id. */
-  placements(): PlacementRecord[] {
-    const records: PlacementRecord[] = [];
-    for (const [shardId, placement] of this.sharding.placementStore.snapshot(this.typeName).placements) {
-      const target = NodeAddress.tryParse(placement.target);
-      if (target !== undefined) records.push({ shardId, target, hlc: placement.hlc, writer: placement.writer });
-    }
-    return records.sort((a, b) => a.shardId - b.shardId);
-  }
-
   /**
    * Hands these shards off now; the coordinator re-allocates them through the strategy, so a pin decides
-   * where they go. Resolves once the coordinator accepted. Rejects with `unknown_shard` (nothing sent) for
-   * ids out of range, and with a `RebalanceError` naming shards that have no home yet.
+   * where they go. Resolves, with the shards accepted, once the coordinator accepted them all. Rejects with
+   * `unknown_shard` (nothing sent) for ids out of range, and with a `RebalanceError` naming shards that have
+   * no home yet (the others were still handed off).
    */
-  async rebalanceNow(shardIds: ReadonlyArray<number>): Promise<void> {
-    const result = await this.rebalance(shardIds);
-    if (result.homeless.length > 0) throw new RebalanceError(result);
-  }
-
-  /** rebalanceNow's detailed form: which shards were accepted and which had no home. */
-  async rebalance(shardIds: ReadonlyArray<number>): Promise<RebalanceNowResult> {
+  async rebalanceNow(shardIds: ReadonlyArray<number>): Promise<RebalanceNowResult> {
     if (!Array.isArray(shardIds)) throw new ActorTsError('invalid_argument', 'shardIds must be an array of shard ids');
     const numberOfShards = this.numberOfShards();
     for (const shardId of shardIds) this.requireShard(shardId, numberOfShards);
-    return this.sharding.rebalanceNow(this.typeName, shardIds);
+    const result = await this.sharding.rebalanceNow(this.typeName, shardIds);
+    if (result.homeless.length > 0) throw new RebalanceError(result);
+    return result;
   }
 
   private numberOfShards(): number {
@@ -167,8 +144,9 @@ export class ExternalAllocationController {
   }
 }
 
-
-function requireAddress(target: unknown): NodeAddress {
-  if (target instanceof NodeAddress) return target;
+/** A target parsed once, at the edge, and kept as its canonical string from here on. */
+function canonicalTarget(target: unknown): string {
+  if (typeof target === 'string') return NodeAddress.parse(target).toString();
+  if (target instanceof NodeAddress) return target.toString();
   throw new ActorTsError('invalid_address', `target must be a NodeAddress or an address string, got ${typeof target}`);
 }

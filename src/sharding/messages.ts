@@ -1,6 +1,7 @@
-// Sharding messages (region registration, shard homes, hand-off, entity envelopes, operator requests): one
-// family of the protocol union. Every field is validated here, because this is the only place untrusted
-// frames become typed values; a message that fails any check is dropped by the transport.
+// Sharding messages (region registration, shard homes, hand-off, entity envelopes, operator requests): the
+// sharding family of the wire protocol, with the table that routes each message type on arrival. Every field
+// is validated here, because this is the only place untrusted frames become typed values; a message that
+// fails any check is dropped by the transport.
 import type { RawMessage } from '../protocol.js';
 import { NodeAddress } from '../cluster/address.js';
 
@@ -118,31 +119,69 @@ export type ShardingMessage =
 
 export type ShardingMessageType = ShardingMessage['type'];
 
-const TYPES: ReadonlyArray<ShardingMessageType> = [
-  'RegisterRegion',
-  'RegisterAck',
-  'RegisterRequired',
-  'GetShardHome',
-  'ShardHome',
-  'HostShard',
-  'ShardStarted',
-  'BeginHandOff',
-  'BeginHandOffAck',
-  'HandOff',
-  'ShardStopped',
-  'GracefulShutdownRequest',
-  'GracefulShutdownAck',
-  'EntityEnvelope',
-  'EntityReply',
-  'GetShardLocations',
-  'ShardLocations',
-  'RebalanceNow',
-  'RebalanceNowResult',
-  'RequestRebalance',
-  'RebalanceRequested',
-];
+/**
+ * Who handles a sharding message on the node it reaches: the type's region, the type's coordinator (when it
+ * runs there), the pending asks (an entity's answer), or the coordinator client (an answer to a request).
+ */
+export type ShardingRoute = 'region' | 'coordinator' | 'asker' | 'requester';
 
-export const SHARDING_MESSAGE_TYPES: ReadonlySet<string> = new Set<string>(TYPES);
+/**
+ * The one declaration of the sharding message set and its routing: the type set, the family and every
+ * route set derive from it, and the compiler rejects a message type without a route (or a route for none).
+ */
+export const SHARDING_ROUTES = {
+  RegisterRegion: 'coordinator',
+  RegisterAck: 'region',
+  RegisterRequired: 'region',
+  GetShardHome: 'coordinator',
+  ShardHome: 'region',
+  HostShard: 'region',
+  ShardStarted: 'coordinator',
+  BeginHandOff: 'region',
+  BeginHandOffAck: 'coordinator',
+  HandOff: 'region',
+  ShardStopped: 'coordinator',
+  GracefulShutdownRequest: 'coordinator',
+  GracefulShutdownAck: 'region',
+  EntityEnvelope: 'region',
+  EntityReply: 'asker',
+  GetShardLocations: 'coordinator',
+  ShardLocations: 'requester',
+  RebalanceNow: 'coordinator',
+  RebalanceNowResult: 'requester',
+  RequestRebalance: 'coordinator',
+  RebalanceRequested: 'requester',
+} as const satisfies Record<ShardingMessageType, ShardingRoute>;
+
+/** The message types routed to `R`. */
+export type TypesRoutedTo<R extends ShardingRoute> = {
+  [T in ShardingMessageType]: (typeof SHARDING_ROUTES)[T] extends R ? T : never;
+}[ShardingMessageType];
+
+/** The messages routed to `R`. */
+export type MessageRoutedTo<R extends ShardingRoute> = Extract<ShardingMessage, { readonly type: TypesRoutedTo<R> }>;
+
+export const SHARDING_MESSAGE_TYPES: ReadonlySet<string> = new Set<string>(Object.keys(SHARDING_ROUTES));
+
+/** The message types routed to `route`. */
+export function typesRoutedTo(route: ShardingRoute): ReadonlySet<string> {
+  return new Set(Object.entries(SHARDING_ROUTES).flatMap(([type, to]) => (to === route ? [type] : [])));
+}
+
+/** Narrows a sharding message to the ones routed to `route`. */
+export function isRoutedTo<R extends ShardingRoute>(message: ShardingMessage, route: R): message is MessageRoutedTo<R> {
+  return SHARDING_ROUTES[message.type] === route;
+}
+
+/**
+ * The sharding family as the transport takes it (`MessageFamily<ShardingMessage>`): every type of the
+ * table, through the one parse gate below.
+ */
+export const SHARDING_MESSAGES = {
+  name: 'sharding',
+  types: SHARDING_MESSAGE_TYPES,
+  parse: parseShardingMessage,
+} as const;
 
 /** Messages that concern one entity type carry its name; all but EntityReply, which is routed by askId. */
 export type TypedShardingMessage = Exclude<ShardingMessage, { readonly type: 'EntityReply' }>;

@@ -1,6 +1,7 @@
 // Entity id -> shard id: FNV-1a 32-bit over the UTF-8 bytes of the id, modulo the number of shards.
 // Every node must compute the same shard for an id, so this function is part of the wire contract.
 import { ActorTsError } from '../errors.js';
+import { describe } from './describe.js';
 
 const FNV_OFFSET_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -32,8 +33,4 @@ export function shardIdFor(entityId: string, numberOfShards: number): number {
     );
   }
   return fnv1a32(utf8.encode(entityId)) % numberOfShards;
-}
-
-function describe(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }

@@ -2,41 +2,17 @@
 // buffer for shards whose home is not known yet, forwarding to remote regions), hosts this node's shards,
 // and plays the region's side of registration and hand-off. A node without the type's role runs the
 // region in proxy mode: it routes but never hosts.
-import type { NodeAddress } from '../cluster/address.js';
-import type { MemberInfo, Membership } from '../cluster/member.js';
+import type { MemberInfo, MemberStatus } from '../cluster/member.js';
 import type { Logger } from '../logging.js';
-import type { ShardingConfig } from './config.js';
-import type { EntityBehavior, EntityOutcome } from './entity.js';
-import type { ReplyTo, ShardingMessage, TypedShardingMessage } from './messages.js';
-import { Shard } from './shard.js';
+import { HostedShards } from './hosted-shards.js';
+import type { MessageRoutedTo, ShardingMessage } from './messages.js';
+import { RegionBuffer, type Envelope } from './region-buffer.js';
+import type { Shard } from './shard.js';
+import type { ShardedTypeSettings } from './sharded-type.js';
+import type { ShardingContext } from './sharding-context.js';
 
-/** What a region (and the coordinator) needs from the node it runs on. */
-export interface ShardingContext {
-  readonly self: NodeAddress;
-  readonly selfKey: string;
-  readonly config: ShardingConfig;
-  readonly membership: Membership;
-  /** Sends over the transport, or dispatches locally (asynchronously) when `to` is this node. Never throws. */
-  send(to: string, message: ShardingMessage): void;
-  /** Delivers an entity's answer to the asking node. */
-  reply(replyTo: ReplyTo, outcome: EntityOutcome): void;
-}
-
-export interface ShardedTypeSettings {
-  readonly typeName: string;
-  readonly numberOfShards: number;
-  readonly behavior: EntityBehavior;
-  readonly role: string | undefined;
-}
-
-/** A message for one entity, as the region routes it. */
-export interface Envelope {
-  readonly shardId: number;
-  readonly entityId: string;
-  readonly payload: unknown;
-  readonly hops: number;
-  readonly replyTo?: ReplyTo;
-}
+// The coordinator (helper D's) imports the context from here; it is declared in sharding-context.ts.
+export type { ShardingContext };
 
 /** What became of a message handed to the region. */
 export type DeliveryResult = 'local' | 'forwarded' | 'buffered' | 'dropped';
@@ -57,17 +33,14 @@ export interface RegionStats {
   readonly shardHomeRequests: number;
 }
 
-const GONE: ReadonlySet<string> = new Set(['down', 'removed']);
+// Until src/cluster/member.ts offers GONE_STATUSES / isGone, the one copy in sharding outside the coordinator.
+const GONE: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['down', 'removed']);
 
 export class ShardRegion {
   /** Home cache: shard -> region address (this node's own key for local shards). */
   private readonly homes = new Map<number, string>();
-  /** Hosted shards, in the order they started (a new coordinator receives them in that order). */
-  private readonly shards = new Map<number, Shard>();
-  private readonly buffers = new Map<number, Envelope[]>();
-  /** Stopping shards whose end a coordinator waits for: the HandOff id to report it under (the latest one). */
-  private readonly stopReports = new Map<number, number>();
-  private bufferedTotal = 0;
+  private readonly shards: HostedShards;
+  private readonly buffer: RegionBuffer;
   private coordinator: string | undefined;
   /** The coordinator that acknowledged our registration, if it is still the current one. */
   private registeredWith: string | undefined;
@@ -78,7 +51,6 @@ export class ShardRegion {
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly counters = {
-    bufferOverflowDrops: 0,
     hopLimitDrops: 0,
     messagesForwarded: 0,
     messagesDeliveredLocally: 0,
@@ -89,7 +61,19 @@ export class ShardRegion {
     readonly settings: ShardedTypeSettings,
     private readonly ctx: ShardingContext,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.buffer = new RegionBuffer(ctx.config.bufferSize, logger);
+    this.shards = new HostedShards(
+      {
+        typeName: settings.typeName,
+        behavior: settings.behavior,
+        self: ctx.self,
+        handOffTimeoutMs: ctx.config.handOffTimeoutMs,
+        onStopped: (shardId, handOffId) => this.onShardStopped(shardId, handOffId),
+      },
+      logger,
+    );
+  }
 
   get typeName(): string {
     return this.settings.typeName;
@@ -107,17 +91,16 @@ export class ShardRegion {
 
   /** Hosted shard ids, ascending (shards being handed off are no longer counted). */
   localShards(): number[] {
-    return [...this.shards].filter(([, shard]) => !shard.isStopping).map(([id]) => id).sort((a, b) => a - b);
+    return this.shards.running();
   }
 
   stats(): RegionStats {
-    let localEntities = 0;
-    for (const shard of this.shards.values()) localEntities += shard.entityCount;
     return {
       proxy: this.isProxy,
       localShards: this.localShards().length,
-      localEntities,
-      bufferedMessages: this.bufferedTotal,
+      localEntities: this.shards.entityCount(),
+      bufferedMessages: this.buffer.size,
+      bufferOverflowDrops: this.buffer.overflowDrops,
       ...this.counters,
     };
   }
@@ -167,7 +150,7 @@ export class ShardRegion {
         return 'local';
       }
       // The shard is still stopping from an earlier hand-off: hold the message until it is gone.
-      return this.buffer(envelope);
+      return this.hold(envelope);
     }
     if (home !== undefined) {
       if (envelope.hops >= this.ctx.config.maxForwardHops) {
@@ -187,11 +170,11 @@ export class ShardRegion {
       });
       return 'forwarded';
     }
-    return this.buffer(envelope);
+    return this.hold(envelope);
   }
 
   /** Handles a message addressed to this region; messages claiming to come from a coordinator are checked. */
-  handle(from: string, message: TypedShardingMessage): void {
+  handle(from: string, message: MessageRoutedTo<'region'>): void {
     if (this.stopped) return;
     if (message.type === 'EntityEnvelope') {
       const { shardId, entityId, payload, hops, replyTo } = message;
@@ -207,7 +190,7 @@ export class ShardRegion {
     switch (message.type) {
       case 'RegisterAck':
         this.registeredWith = from;
-        for (const shardId of this.buffers.keys()) this.requestHome(shardId);
+        for (const shardId of this.buffer.shardIds()) this.requestHome(shardId);
         if (this.leaving) this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
         return;
       case 'RegisterRequired':
@@ -219,7 +202,7 @@ export class ShardRegion {
         return;
       case 'HostShard': {
         if (this.isProxy) return;
-        const existed = this.shards.has(message.shardId);
+        const existed = this.shards.get(message.shardId) !== undefined;
         this.onShardHome(message.shardId, this.ctx.selfKey);
         // A new shard announces itself (ensureShard); a repeated HostShard still wants its acknowledgement.
         if (existed) this.send({ type: 'ShardStarted', typeName: this.typeName, shardId: message.shardId });
@@ -238,8 +221,6 @@ export class ShardRegion {
           this.checkLeft();
         }
         return;
-      default:
-        this.logger.debug({ type: message.type }, 'ignored message not meant for a region');
     }
   }
 
@@ -267,11 +248,8 @@ export class ShardRegion {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.retryTimer);
-    this.buffers.clear();
-    this.bufferedTotal = 0;
-    const shards = [...this.shards.values()];
-    this.shards.clear();
-    await Promise.all(shards.map((shard) => shard.stop(this.ctx.config.handOffTimeoutMs)));
+    this.buffer.clear();
+    await this.shards.shutdown();
     this.leaving?.resolve();
   }
 
@@ -300,10 +278,8 @@ export class ShardRegion {
 
   private ensureShard(shardId: number): Shard | undefined {
     if (this.isProxy) return undefined;
-    let shard = this.shards.get(shardId);
-    if (shard === undefined) {
-      shard = new Shard(this.typeName, shardId, this.settings.behavior, this.ctx.self, this.logger);
-      this.shards.set(shardId, shard);
+    const { shard, started } = this.shards.ensure(shardId);
+    if (started) {
       this.logger.debug({ shardId }, 'shard started');
       // Every start is reported, so the coordinator can stop a copy started by a stale ShardHome or
       // HostShard that reached this region after the shard had moved on (only possible when messages are
@@ -315,59 +291,30 @@ export class ShardRegion {
 
   private handOff(shardId: number, handOffId: number): void {
     this.homes.delete(shardId);
-    const shard = this.shards.get(shardId);
-    if (shard === undefined) {
-      // Already gone (a repeated HandOff, or a shard that never started here): nothing to wait for.
-      this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
-      return;
-    }
-    // Also for a shard already stopping (an earlier coordinator's HandOff, or a copy placed elsewhere): the
-    // coordinator asking now waits for this report, under its own id, before the shard may start elsewhere.
-    this.stopReports.set(shardId, handOffId);
-    if (!shard.isStopping) this.stopShard(shardId, shard);
+    // Already gone (a repeated HandOff, or a shard that never started here): nothing to wait for.
+    if (!this.shards.handOff(shardId, handOffId)) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
   }
 
-  private stopShard(shardId: number, shard: Shard): void {
-    void shard.stop(this.ctx.config.handOffTimeoutMs).then(() => {
-      if (this.shards.get(shardId) === shard) this.shards.delete(shardId);
-      const handOffId = this.stopReports.get(shardId);
-      this.stopReports.delete(shardId);
-      if (this.stopped) return;
-      this.logger.debug({ shardId }, 'shard stopped');
-      if (handOffId !== undefined) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
-      this.flush(shardId);
-      this.checkLeft();
-    });
+  private onShardStopped(shardId: number, handOffId: number | undefined): void {
+    if (this.stopped) return;
+    this.logger.debug({ shardId }, 'shard stopped');
+    if (handOffId !== undefined) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
+    this.flush(shardId);
+    this.checkLeft();
   }
 
-  private buffer(envelope: Envelope): DeliveryResult {
-    const { shardId } = envelope;
-    if (this.bufferedTotal >= this.ctx.config.bufferSize) {
-      this.counters.bufferOverflowDrops++;
-      if (this.counters.bufferOverflowDrops === 1 || this.counters.bufferOverflowDrops % 1000 === 0) {
-        this.logger.warn(
-          { shardId, bufferSize: this.ctx.config.bufferSize, dropped: this.counters.bufferOverflowDrops },
-          'region buffer full: message dropped',
-        );
-      }
-      return 'dropped';
-    }
-    let queue = this.buffers.get(shardId);
-    if (queue === undefined) {
-      queue = [];
-      this.buffers.set(shardId, queue);
-      this.requestHome(shardId);
-    }
-    queue.push(envelope);
-    this.bufferedTotal++;
+  private hold(envelope: Envelope): DeliveryResult {
+    const result = this.buffer.add(envelope);
+    if (result === 'dropped') return 'dropped';
+    // The first message for a shard asks for its home; later ones wait for the same answer.
+    if (result === 'first') this.requestHome(envelope.shardId);
     return 'buffered';
   }
 
   private flush(shardId: number): void {
-    const queue = this.buffers.get(shardId);
-    if (queue === undefined || !this.homes.has(shardId)) return;
-    this.buffers.delete(shardId);
-    this.bufferedTotal -= queue.length;
+    if (!this.homes.has(shardId)) return;
+    const queue = this.buffer.take(shardId);
+    if (queue === undefined) return;
     for (const envelope of queue) this.deliver(envelope);
     this.checkLeft();
   }
@@ -388,16 +335,9 @@ export class ShardRegion {
       typeName: this.typeName,
       proxy: mode === 'proxy',
       shards: this.localShards(),
-      stopping: this.stoppingShards(),
+      // A coordinator that took over mid hand-off learns them here, so it starts none elsewhere until they stop.
+      stopping: this.shards.stopping(),
     });
-  }
-
-  /**
-   * Shards whose entities may still run here although no longer counted as hosted. A coordinator that took
-   * over mid hand-off learns them from the registration, so it starts none of them elsewhere until they stop.
-   */
-  private stoppingShards(): number[] {
-    return [...this.shards].filter(([, shard]) => shard.isStopping).map(([id]) => id).sort((a, b) => a - b);
   }
 
   private retry(): void {
@@ -406,7 +346,7 @@ export class ShardRegion {
       this.register();
       return;
     }
-    for (const shardId of this.buffers.keys()) this.requestHome(shardId);
+    for (const shardId of this.buffer.shardIds()) this.requestHome(shardId);
     // Even after the ack, keep asking while shards remain: a shard allocated here in a race, or a coordinator
     // that took over meanwhile, must learn about the leave too.
     if (this.leaving && (!this.leaving.acked || this.shards.size > 0)) {
@@ -419,19 +359,12 @@ export class ShardRegion {
    * node during the hand-off are flushed to the new home (on the ShardHome that ends it) before it exits.
    */
   private checkLeft(): void {
-    if (this.leaving?.acked === true && this.shards.size === 0 && this.bufferedTotal === 0) this.leaving.resolve();
+    if (this.leaving?.acked === true && this.shards.size === 0 && this.buffer.size === 0) this.leaving.resolve();
   }
 
   /** With no coordinator anywhere there is no one to hand off to: stop locally so the leave can finish. */
   private async stopAllShardsLocally(): Promise<void> {
-    const shards = [...this.shards];
-    await Promise.all(shards.map(([, shard]) => shard.stop(this.ctx.config.handOffTimeoutMs)));
-    for (const [shardId, shard] of shards) {
-      if (this.shards.get(shardId) !== shard) continue;
-      this.shards.delete(shardId);
-      // Nobody waits for these reports any more (this node is leaving or downed); a later copy of the shard must not inherit one.
-      this.stopReports.delete(shardId);
-    }
+    await this.shards.stopAll();
     if (this.leaving && this.shards.size === 0) {
       this.leaving.acked = true;
       this.leaving.resolve();

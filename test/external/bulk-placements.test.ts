@@ -20,7 +20,7 @@ describe('setPlacements', () => {
     });
     b.sharding.placementStore.onChange((_, shardIds) => notices.push(shardIds));
     const shardIds = Array.from({ length: 20 }, (_, i) => i * 3);
-    const written = b.controller.setPlacements(shardIds.map((shardId) => ({ shardId, target: a.address })));
+    const written = await b.controller.setPlacements(shardIds.map((shardId) => ({ shardId, target: a.address })));
     expect(local).toHaveLength(1);
     expect(notices).toEqual([shardIds]);
     expect(written.map((record) => record.shardId)).toEqual(shardIds);
@@ -33,12 +33,12 @@ describe('setPlacements', () => {
     cluster = new ExternalCluster();
     const a = cluster.addNode(7001);
     await run(600);
-    expect(() =>
+    await expect(
       a.controller.setPlacements([
         { shardId: 1, target: a.address },
         { shardId: 10_000, target: a.address },
       ]),
-    ).toThrow(expect.objectContaining({ code: 'unknown_shard' }));
+    ).rejects.toMatchObject({ code: 'unknown_shard' });
     expect(pinsOf(a)).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareHlc } from '../../crdt/index.js';
 import { eventually, run } from '../sharding/harness.js';
-import { ExternalCluster, type ExtNode, pinsOf, useExternalClusters } from './harness.js';
+import { ExternalCluster, type ExtNode, pinsOf, recordsOf, useExternalClusters } from './harness.js';
 
 let cluster: ExternalCluster;
 const HOUR = 3_600_000;
@@ -28,15 +28,17 @@ describe('conflicting placements', () => {
 
     for (let round = 0; round < 5; round++) {
       // Same fake instant, neither write has seen the other: a true conflict.
-      const [fromB] = b.controller.setPlacements([{ shardId: 9, target: round % 2 === 0 ? a.key : c.key }]);
-      const [fromC] = c.controller.setPlacements([{ shardId: 9, target: b.key }]);
+      const [[fromB], [fromC]] = await Promise.all([
+        b.controller.setPlacements([{ shardId: 9, target: round % 2 === 0 ? a.key : c.key }]),
+        c.controller.setPlacements([{ shardId: 9, target: b.key }]),
+      ]);
       if (fromB === undefined || fromC === undefined) throw new Error('no write record');
       expect(fromB.hlc.wallMs).toBe(fromC.hlc.wallMs);
       const winner = compareHlc(fromB.hlc, fromC.hlc) > 0 ? fromB : fromC;
       await eventually(() => sameEverywhere(cluster.nodes), `round ${round}: replicas agree`, 1_000);
       for (const node of cluster.nodes) {
         expect(pinsOf(node)).toEqual([[9, winner.target.toString()]]);
-        expect(node.controller.placements()[0]?.writer).toBe(winner.writer);
+        expect(recordsOf(node)[0]?.writer).toBe(winner.writer);
       }
       await eventually(() => cluster.hostOf(9) === winner.target.toString(), `round ${round}: shard 9 on the winner`, 2_000);
       await run(100);
@@ -49,12 +51,12 @@ describe('conflicting placements', () => {
     const b = cluster.addNode(7002);
     const slow = cluster.addNode(7003, {}, { now: () => Date.now() - HOUR });
     await run(600);
-    const [current] = a.controller.setPlacements([{ shardId: 4, target: b.key }]);
+    const [current] = await a.controller.setPlacements([{ shardId: 4, target: b.key }]);
     await eventually(() => pinsOf(slow).length === 1, 'the slow node saw the current value');
     cluster.touch(a, 4);
     await eventually(() => cluster.hostOf(4) === b.key, 'shard 4 on b');
 
-    const [override] = slow.controller.setPlacements([{ shardId: 4, target: a.key }]);
+    const [override] = await slow.controller.setPlacements([{ shardId: 4, target: a.key }]);
     if (current === undefined || override === undefined) throw new Error('no write record');
     // Its own clock reads an hour earlier, yet the write is stamped just past the value it overrides.
     expect(override.hlc.wallMs).toBeGreaterThanOrEqual(current.hlc.wallMs);
@@ -70,9 +72,9 @@ describe('conflicting placements', () => {
     const slow = cluster.addNode(7003, {}, { now: () => Date.now() - HOUR });
     await run(600);
     cluster.net.isolate(slow.address);
-    const [fromSlow] = slow.controller.setPlacements([{ shardId: 5, target: slow.key }]);
+    const [fromSlow] = await slow.controller.setPlacements([{ shardId: 5, target: slow.key }]);
     await run(10);
-    const [fromA] = a.controller.setPlacements([{ shardId: 5, target: a.key }]);
+    const [fromA] = await a.controller.setPlacements([{ shardId: 5, target: a.key }]);
     cluster.net.heal();
     if (fromSlow === undefined || fromA === undefined) throw new Error('no write record');
     expect(compareHlc(fromA.hlc, fromSlow.hlc)).toBeGreaterThan(0);

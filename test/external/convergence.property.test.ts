@@ -55,10 +55,10 @@ describe('placements under faults (property)', () => {
           for (const step of ops) {
             switch (step.kind) {
               case 'set':
-                nodes[step.node]!.controller.setPlacements([{ shardId: step.shard, target: targets[step.target]! }]);
+                await nodes[step.node]!.controller.setPlacements([{ shardId: step.shard, target: targets[step.target]! }]);
                 break;
               case 'remove':
-                nodes[step.node]!.controller.remove(step.shard);
+                await nodes[step.node]!.controller.removePlacement(step.shard);
                 break;
               case 'wait':
                 await run(step.ms);

@@ -66,11 +66,11 @@ describe('joining nodes', () => {
     const a = cluster.addNode(7001);
     const b = cluster.addNode(7002);
     await run(600);
-    a.controller.setPlacements(Array.from({ length: 300 }, (_, i) => ({ shardId: i * 3, target: i % 2 === 0 ? a.key : b.key })));
+    await a.controller.setPlacements(Array.from({ length: 300 }, (_, i) => ({ shardId: i * 3, target: i % 2 === 0 ? a.key : b.key })));
     await run(50);
     // Written on b after it saw a's pins, so these win: one overwrite and one tombstone in the state.
-    b.controller.setPlacements([{ shardId: 0, target: b.key }]);
-    expect(b.controller.remove(3)).toBe(true);
+    await b.controller.setPlacements([{ shardId: 0, target: b.key }]);
+    expect(await b.controller.removePlacement(3)).toBe(true);
     await run(50);
     const expected = pinsOf(a);
     expect(expected).toHaveLength(299);

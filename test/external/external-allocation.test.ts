@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
 import { RebalanceError } from '../../src/sharding/external-allocation-controller.js';
 import { eventually, run, settle } from '../sharding/harness.js';
-import { addressOf, ExternalCluster, type ExtNode, pinsOf, TYPE, useExternalClusters } from './harness.js';
+import { addressOf, ExternalCluster, type ExtNode, pinsOf, recordsOf, TYPE, useExternalClusters } from './harness.js';
 
 let cluster: ExternalCluster;
 
@@ -234,15 +234,15 @@ describe('6-8. controller paths behind the REST routes', () => {
       [{ shardId: 1, target: b.key }, { shardId: 2, target: 'not an address' }],
       [{ shardId: 1, target: b.key }, { shardId: -1, target: b.key }],
     ];
-    for (const entries of bad) expect(() => a.controller.setPlacements(entries)).toThrow(ActorTsError);
-    expect(() => a.controller.setPlacements([{ shardId: 1, target: 42 as unknown as string }])).toThrow(
-      expect.objectContaining({ code: 'invalid_address' }),
-    );
+    for (const entries of bad) await expect(a.controller.setPlacements(entries)).rejects.toThrow(ActorTsError);
+    await expect(a.controller.setPlacements([{ shardId: 1, target: 42 as unknown as string }])).rejects.toMatchObject({
+      code: 'invalid_address',
+    });
     await run(500);
     for (const node of cluster.nodes) expect(pinsOf(node)).toEqual([]);
     expect(a.sharding.placementStore.stats().slots).toBe(0);
 
-    const written = a.controller.setPlacements([
+    const written = await a.controller.setPlacements([
       { shardId: 4, target: b.key },
       { shardId: 2, target: `actor-ts://${a.key}` },
     ]);
@@ -256,11 +256,11 @@ describe('6-8. controller paths behind the REST routes', () => {
 
   it('lists placements with their HLC and writer (GET), sorted by shard', async () => {
     const [a, b] = await threeNodes();
-    b.controller.setPlacements([{ shardId: 30, target: a.key }]);
-    a.controller.setPlacements([{ shardId: 3, target: b.key }]);
-    await eventually(() => a.controller.placements().length === 2 && b.controller.placements().length === 2, 'replicated');
+    await b.controller.setPlacements([{ shardId: 30, target: a.key }]);
+    await a.controller.setPlacements([{ shardId: 3, target: b.key }]);
+    await eventually(() => recordsOf(a).length === 2 && recordsOf(b).length === 2, 'replicated');
     for (const node of [a, b]) {
-      const records = node.controller.placements();
+      const records = recordsOf(node);
       expect(records.map((r) => [r.shardId, r.target.toString(), r.writer])).toEqual([
         [3, b.key, a.key],
         [30, a.key, b.key],
@@ -275,10 +275,10 @@ describe('6-8. controller paths behind the REST routes', () => {
     const [a, b, c] = await threeNodes();
     await a.controller.setPlacement(12, c.address);
     await eventually(() => pinsOf(b).length === 1, 'replicated');
-    expect(b.controller.remove(12)).toBe(true);
-    expect(b.controller.remove(12)).toBe(false);
+    expect(await b.controller.removePlacement(12)).toBe(true);
+    expect(await b.controller.removePlacement(12)).toBe(false);
     await c.controller.removePlacement(13);
     await eventually(() => cluster.nodes.every((n) => pinsOf(n).length === 0), 'removal replicated');
-    expect(() => a.controller.remove(100)).toThrow(expect.objectContaining({ code: 'unknown_shard' }));
+    await expect(a.controller.removePlacement(100)).rejects.toMatchObject({ code: 'unknown_shard' });
   });
 });

@@ -7,9 +7,14 @@ import type { Membership } from '../../src/cluster/member.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
 import type { Transport } from '../../src/cluster/transport.js';
 import { PlacementStore } from '../../crdt/index.js';
+import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
 import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
 import type { ShardingConfig } from '../../src/sharding/config.js';
-import { ExternalAllocationController } from '../../src/sharding/external-allocation-controller.js';
+import {
+  ExternalAllocationController,
+  placementRecords,
+  type PlacementRecord,
+} from '../../src/sharding/external-allocation-controller.js';
 import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { TEST_CONFIG, counter, entityInShard, eventually, hostedShards, type EntityEvent } from '../sharding/harness.js';
 import { FakeCluster, type MemberSpec } from '../sharding/fake-membership.js';
@@ -27,6 +32,7 @@ export interface ExtNode {
   readonly transport: Transport;
   readonly membership: Membership;
   readonly sharding: ClusterSharding;
+  readonly placements: PlacementReplication;
   readonly controller: ExternalAllocationController;
   /** What this node's strategy reported (only the coordinator's strategy runs). */
   readonly warnings: Warning[];
@@ -62,16 +68,11 @@ export function startExternalNode(
   const address = membership.self;
   const key = address.toString();
   const transport = options.transport ?? net.transport(address);
-  const store = options.now === undefined ? undefined : new PlacementStore({ node: key, now: options.now });
-  const sharding = new ClusterSharding({
-    transport,
-    membership,
-    config: { ...TEST_CONFIG, ...options.config },
-    placements: {
-      ...(store === undefined ? {} : { store }),
-      ...(options.antiEntropyIntervalMs === undefined ? {} : { antiEntropyIntervalMs: options.antiEntropyIntervalMs }),
-    },
+  const store = new PlacementStore({ node: key, ...(options.now === undefined ? {} : { now: options.now }) });
+  const placements = new PlacementReplication(store, transport, membership, {
+    ...(options.antiEntropyIntervalMs === undefined ? {} : { antiEntropyIntervalMs: options.antiEntropyIntervalMs }),
   });
+  const sharding = new ClusterSharding({ transport, membership, placements, config: { ...TEST_CONFIG, ...options.config } });
   const controller = new ExternalAllocationController(sharding, TYPE);
   const warnings: Warning[] = [];
   sharding.init({
@@ -87,7 +88,7 @@ export function startExternalNode(
       { cluster: membership, onWarning: (message, details) => void warnings.push({ message, details: details as Warning['details'] }) },
     ),
   });
-  return { address, key, transport, membership, sharding, controller, warnings };
+  return { address, key, transport, membership, sharding, placements, controller, warnings };
 }
 
 /** Several external-allocation nodes over one MemoryNetwork and one FakeCluster. */
@@ -194,6 +195,7 @@ export class ExternalCluster {
     if (this.stopped.has(node)) return;
     this.stopped.add(node);
     await node.sharding.shutdown();
+    node.placements.close();
     await node.transport.close();
   }
 
@@ -202,6 +204,11 @@ export class ExternalCluster {
     if (at >= 0) ExternalCluster.created.splice(at, 1);
     for (const node of this.nodes) await this.stopNode(node);
   }
+}
+
+/** Every placement of the node's replica with its HLC and writer, by ascending shard id. */
+export function recordsOf(node: ExtNode): PlacementRecord[] {
+  return placementRecords(node.sharding.placementStore, TYPE);
 }
 
 /** Pins as plain `shardId -> address string` entries, for equality across nodes. */

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compareHlc } from '../../crdt/index.js';
 import { run } from '../sharding/harness.js';
-import { ExternalCluster, NO_ANTI_ENTROPY, pinsOf } from './harness.js';
+import { ExternalCluster, NO_ANTI_ENTROPY, pinsOf, recordsOf } from './harness.js';
 
 const HOUR = 3_600_000;
 let cluster: ExternalCluster | undefined;
@@ -24,7 +24,7 @@ describe('writes on a restarted node', () => {
     await run(50);
     await a.controller.setPlacement(5, b.address);
     await run(50);
-    const previous = b.controller.placements()[0]?.hlc;
+    const previous = recordsOf(b)[0]?.hlc;
     expect(previous?.node).toBe(a.key);
 
     await cluster.stopNode(a);
@@ -39,7 +39,7 @@ describe('writes on a restarted node', () => {
 
     for (const node of [restarted, b]) {
       expect(pinsOf(node)).toEqual([[5, a.key]]);
-      expect(compareHlc(node.controller.placements()[0]!.hlc, previous!)).toBeGreaterThan(0);
+      expect(compareHlc(recordsOf(node)[0]!.hlc, previous!)).toBeGreaterThan(0);
     }
   });
 

@@ -6,6 +6,8 @@ import { NodeAddress } from '../../src/cluster/address.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
 import type { Transport } from '../../src/cluster/transport.js';
 import type { Logger } from '../../src/logging.js';
+import { PlacementStore } from '../../crdt/index.js';
+import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
 import { ClusterSharding, type ShardedTypeOptions } from '../../src/sharding/cluster-sharding.js';
 import type { ShardingConfig } from '../../src/sharding/config.js';
 import type { EntityBehavior } from '../../src/sharding/entity.js';
@@ -29,6 +31,8 @@ export interface TestNode {
   readonly key: string;
   readonly sharding: ClusterSharding;
   readonly transport: Transport;
+  /** The node's placement replica with its replication (owned by the node, closed after sharding). */
+  readonly placements?: PlacementReplication;
 }
 
 export interface LogLine {
@@ -63,13 +67,16 @@ export class TestCluster {
     const address = NodeAddress.parse(`test@127.0.0.1:${port}`);
     this.members.add(address, spec);
     const transport = this.net.transport(address);
+    const membership = this.members.membership(address);
+    const placements = new PlacementReplication(new PlacementStore({ node: address.toString() }), transport, membership);
     const sharding = new ClusterSharding({
       transport,
-      membership: this.members.membership(address),
+      membership,
+      placements,
       config: { ...TEST_CONFIG, ...this.options.config },
       ...(this.options.logger ? { logger: this.options.logger } : {}),
     });
-    const node = { address, key: address.toString(), sharding, transport };
+    const node = { address, key: address.toString(), sharding, transport, placements };
     this.nodes.push(node);
     return node;
   }
@@ -87,14 +94,12 @@ export class TestCluster {
   /** A crash: the process is gone (sharding stopped, transport closed) but the membership still lists it. */
   async crash(node: TestNode): Promise<void> {
     await node.sharding.shutdown();
+    node.placements?.close();
     await node.transport.close();
   }
 
   async shutdown(): Promise<void> {
-    for (const node of this.nodes) {
-      await node.sharding.shutdown();
-      await node.transport.close();
-    }
+    for (const node of this.nodes) await this.crash(node);
   }
 }
 

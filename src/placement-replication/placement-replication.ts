@@ -1,6 +1,6 @@
-// Carries the node's placement-store replica over the cluster transport: the replicator's sync frames
-// become the protocol's PlacementSyncStep1 / PlacementSyncStep2 / PlacementUpdate messages, and its peers
-// follow cluster membership, so a joining node pulls the full state from everyone it meets.
+// Replicates this node's placement-store replica to every cluster member over the cluster transport: crdt/'s
+// replicator does the syncing, its peers follow membership (a joining node pulls the full state from every
+// member it meets), and its sync frames travel as the placement sync family of the wire protocol.
 import {
   PlacementReplicator,
   decodeSyncFrame,
@@ -14,31 +14,40 @@ import {
 import { NodeAddress } from '../cluster/address.js';
 import type { Membership, MemberStatus } from '../cluster/member.js';
 import type { Transport } from '../cluster/transport.js';
-import type { PlacementMessage, ProtocolMessage } from '../protocol.js';
+import type { Logger } from '../logging.js';
+import type { ProtocolMessage } from '../protocol.js';
+import { PLACEMENT_SYNC_MESSAGES, toSyncFrame, toSyncMessage, type PlacementSyncMessage } from './sync-messages.js';
 
 /** Replicator settings passed through (see PlacementReplicatorOptions for their defaults). */
-export type PlacementGossipOptions = Pick<
+export type PlacementReplicationOptions = Pick<
   PlacementReplicatorOptions,
   'antiEntropyIntervalMs' | 'log' | 'random' | 'setInterval' | 'clearInterval' | 'relayFanout'
 >;
+
+/** What the sharding runtime needs of a replicated placement store: the replica and when it may take writes. */
+export interface ReplicatedPlacements {
+  readonly store: PlacementStore;
+  /** Resolves true when ready, or false after `timeoutMs` (the caller decides whether to write anyway). */
+  whenReady(timeoutMs: number): Promise<boolean>;
+}
 
 /** Members worth replicating with: every one that may still run shards or take writes. */
 const REPLICATING: ReadonlySet<MemberStatus> = new Set(['joining', 'weakly-up', 'up', 'leaving', 'exiting']);
 /** Statuses in which this node has received the cluster's membership, so it knows its peers. */
 const JOINED: ReadonlySet<MemberStatus> = new Set(['weakly-up', 'up', 'leaving', 'exiting']);
 
-export class PlacementGossip {
+export class PlacementReplication implements ReplicatedPlacements {
   private readonly replicator: PlacementReplicator;
   private readonly unsubscribe: Array<() => void>;
   private readonly addresses = new Map<string, NodeAddress>();
 
   constructor(
-    store: PlacementStore,
+    readonly store: PlacementStore,
     private readonly transport: Transport,
     private readonly membership: Membership,
-    options: PlacementGossipOptions = {},
+    options: PlacementReplicationOptions = {},
   ) {
-    this.replicator = new PlacementReplicator(store, { send: (peer, bytes) => this.sendFrame(peer, bytes) }, options);
+    this.replicator = new PlacementReplicator(store, { send: (peer, bytes) => this.sendFrame(peer, decodeSyncFrame(bytes)) }, options);
     this.unsubscribe = [
       transport.onMessage((from, message) => this.onMessage(from, message)),
       membership.onChange(() => this.syncPeers()),
@@ -71,13 +80,11 @@ export class PlacementGossip {
     return joined && (peers === 0 || this.replicator.hasSynced());
   }
 
-  /** Resolves true when ready, or false after `timeoutMs` (the caller decides whether to write anyway). */
   whenReady(timeoutMs: number): Promise<boolean> {
     if (this.isReady()) return Promise.resolve(true);
     return new Promise((resolve) => {
       const check = (): void => {
-        if (!this.isReady()) return;
-        done(true);
+        if (this.isReady()) done(true);
       };
       const unsubscribe = [this.membership.onChange(check), this.replicator.onSynced(check)];
       const timer = setTimeout(() => done(false), timeoutMs);
@@ -94,6 +101,7 @@ export class PlacementGossip {
     this.replicator.antiEntropy();
   }
 
+  /** Stops replicating; the store stays usable (it belongs to the caller). Idempotent. */
   close(): void {
     for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
     this.replicator.close();
@@ -119,39 +127,27 @@ export class PlacementGossip {
     }
   }
 
-  private sendFrame(peer: string, bytes: Uint8Array): void {
+  // The link's two ends. crdt's PlacementLink still carries encoded frames, hence the decode above and the
+  // encode below; once it carries SyncFrame values both go and each hop encodes a frame only on the wire.
+  private sendFrame(peer: string, frame: SyncFrame): void {
     const address = this.addresses.get(peer) ?? NodeAddress.parse(peer);
-    this.transport.send(address, toMessage(decodeSyncFrame(bytes)));
+    this.transport.send(address, toSyncMessage(frame));
   }
 
   private onMessage(from: NodeAddress, message: ProtocolMessage): void {
-    const frame = toFrame(message);
     // A replica answers anyone who asks, member or not yet: a joining node's first step 1 may arrive
     // before its membership record does.
-    if (frame !== undefined) this.replicator.receive(from.toString(), encodeSyncFrame(frame));
+    if (isSyncMessage(message)) this.replicator.receive(from.toString(), encodeSyncFrame(toSyncFrame(message)));
   }
 }
 
-function toMessage(frame: SyncFrame): PlacementMessage {
-  switch (frame.kind) {
-    case 'step1':
-      return { type: 'PlacementSyncStep1', stateVector: frame.stateVector };
-    case 'step2':
-      return { type: 'PlacementSyncStep2', update: frame.update };
-    case 'update':
-      return { type: 'PlacementUpdate', update: frame.update };
-  }
+// With the registering transport this becomes `isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message)`, and the
+// constructor calls `transport.register(PLACEMENT_SYNC_MESSAGES)`.
+function isSyncMessage(message: ProtocolMessage): message is PlacementSyncMessage {
+  return PLACEMENT_SYNC_MESSAGES.types.has(message.type);
 }
 
-function toFrame(message: ProtocolMessage): SyncFrame | undefined {
-  switch (message.type) {
-    case 'PlacementSyncStep1':
-      return { kind: 'step1', stateVector: message.stateVector };
-    case 'PlacementSyncStep2':
-      return { kind: 'step2', update: message.update };
-    case 'PlacementUpdate':
-      return { kind: 'update', update: message.update };
-    default:
-      return undefined;
-  }
+/** crdt/'s log events (of the store and the replicator) written to a node's logger. */
+export function placementLogOf(logger: Logger): PlacementLog {
+  return (event) => logger[event.level]({ ...event.details }, event.message);
 }

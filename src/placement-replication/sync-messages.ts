@@ -1,0 +1,64 @@
+// The placement sync family of the wire protocol: crdt/'s sync frames (step 1, step 2, update) as transport
+// messages, the gate their untrusted input passes, and the one mapping between frames and messages.
+import type { SyncFrame } from '../../crdt/index.js';
+import type { RawMessage } from '../protocol.js';
+
+export type PlacementSyncMessage =
+  | { readonly type: 'PlacementSyncStep1'; readonly stateVector: Uint8Array }
+  | { readonly type: 'PlacementSyncStep2'; readonly update: Uint8Array }
+  | { readonly type: 'PlacementUpdate'; readonly update: Uint8Array };
+
+// Below the transport's 16 MiB frame limit, so a message at the limit still fits its envelope.
+const MAX_PLACEMENT_BYTES = 15 * 1024 * 1024;
+
+const TYPES = {
+  PlacementSyncStep1: 'step1',
+  PlacementSyncStep2: 'step2',
+  PlacementUpdate: 'update',
+} as const satisfies Record<PlacementSyncMessage['type'], SyncFrame['kind']>;
+
+/** The family as the transport takes it (`MessageFamily<PlacementSyncMessage>`). */
+export const PLACEMENT_SYNC_MESSAGES = {
+  name: 'placement-sync',
+  types: new Set<string>(Object.keys(TYPES)) as ReadonlySet<string>,
+  parse: parsePlacementSyncMessage,
+} as const;
+
+/** Validates one decoded message whose `type` is a placement sync type; undefined when a field is wrong. */
+export function parsePlacementSyncMessage(raw: RawMessage): PlacementSyncMessage | undefined {
+  switch (raw.type) {
+    case 'PlacementSyncStep1':
+      return isBytes(raw['stateVector']) ? { type: raw.type, stateVector: raw['stateVector'] } : undefined;
+    case 'PlacementSyncStep2':
+    case 'PlacementUpdate':
+      return isBytes(raw['update']) ? { type: raw.type, update: raw['update'] } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export function toSyncMessage(frame: SyncFrame): PlacementSyncMessage {
+  switch (frame.kind) {
+    case 'step1':
+      return { type: 'PlacementSyncStep1', stateVector: frame.stateVector };
+    case 'step2':
+      return { type: 'PlacementSyncStep2', update: frame.update };
+    case 'update':
+      return { type: 'PlacementUpdate', update: frame.update };
+  }
+}
+
+export function toSyncFrame(message: PlacementSyncMessage): SyncFrame {
+  switch (message.type) {
+    case 'PlacementSyncStep1':
+      return { kind: 'step1', stateVector: message.stateVector };
+    case 'PlacementSyncStep2':
+      return { kind: 'step2', update: message.update };
+    case 'PlacementUpdate':
+      return { kind: 'update', update: message.update };
+  }
+}
+
+function isBytes(value: unknown): value is Uint8Array {
+  return value instanceof Uint8Array && value.byteLength <= MAX_PLACEMENT_BYTES;
+}

@@ -1,0 +1,104 @@
+// The shards one region hosts, in the order they started (a new coordinator receives them in that order),
+// and their stopping: a hand-off stops a shard's entities and reports the end under the HandOff id that
+// asked for it last, so a late report of an earlier stop cannot end a later hand-off.
+import type { NodeAddress } from '../cluster/address.js';
+import type { Logger } from '../logging.js';
+import type { EntityBehavior } from './entity.js';
+import { Shard } from './shard.js';
+
+export interface HostedShardsOptions {
+  readonly typeName: string;
+  readonly behavior: EntityBehavior;
+  readonly self: NodeAddress;
+  readonly handOffTimeoutMs: number;
+  /** A shard stopped by `handOff` is gone; `handOffId` is the one to report it under, if anybody waits. */
+  readonly onStopped: (shardId: number, handOffId: number | undefined) => void;
+}
+
+export class HostedShards {
+  private readonly shards = new Map<number, Shard>();
+  /** Stopping shards whose end a coordinator waits for: the HandOff id to report it under (the latest one). */
+  private readonly stopReports = new Map<number, number>();
+
+  constructor(
+    private readonly options: HostedShardsOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Shards present, running or stopping. */
+  get size(): number {
+    return this.shards.size;
+  }
+
+  get(shardId: number): Shard | undefined {
+    return this.shards.get(shardId);
+  }
+
+  /** The shard, started now (`started`) unless it was present. */
+  ensure(shardId: number): { readonly shard: Shard; readonly started: boolean } {
+    const present = this.shards.get(shardId);
+    if (present !== undefined) return { shard: present, started: false };
+    const { typeName, behavior, self } = this.options;
+    const shard = new Shard(typeName, shardId, behavior, self, this.logger);
+    this.shards.set(shardId, shard);
+    return { shard, started: true };
+  }
+
+  /** Hosted shard ids, ascending (shards being handed off are no longer counted). */
+  running(): number[] {
+    return this.idsWhere((shard) => !shard.isStopping);
+  }
+
+  /** Shards whose entities may still run here although no longer counted as hosted. */
+  stopping(): number[] {
+    return this.idsWhere((shard) => shard.isStopping);
+  }
+
+  entityCount(): number {
+    let count = 0;
+    for (const shard of this.shards.values()) count += shard.entityCount;
+    return count;
+  }
+
+  /**
+   * Stops a shard for a hand-off and calls `onStopped` once it is gone. False when it is not here (nothing
+   * to wait for). Also for a shard already stopping: the coordinator asking now waits for a report under
+   * its own id before the shard may start elsewhere.
+   */
+  handOff(shardId: number, handOffId: number): boolean {
+    const shard = this.shards.get(shardId);
+    if (shard === undefined) return false;
+    this.stopReports.set(shardId, handOffId);
+    if (shard.isStopping) return true;
+    void shard.stop(this.options.handOffTimeoutMs).then(() => {
+      if (this.shards.get(shardId) === shard) this.shards.delete(shardId);
+      const reportAs = this.stopReports.get(shardId);
+      this.stopReports.delete(shardId);
+      this.options.onStopped(shardId, reportAs);
+    });
+    return true;
+  }
+
+  /** Stops every shard here without reporting (nobody is left to report to: leaving, or downed). */
+  async stopAll(): Promise<void> {
+    const shards = [...this.shards];
+    await Promise.all(shards.map(([, shard]) => shard.stop(this.options.handOffTimeoutMs)));
+    for (const [shardId, shard] of shards) {
+      if (this.shards.get(shardId) !== shard) continue;
+      this.shards.delete(shardId);
+      // A later copy of the shard must not inherit a report nobody waits for any more.
+      this.stopReports.delete(shardId);
+    }
+  }
+
+  /** Forgets every shard at once and waits for their entities to stop (the node shuts down). */
+  async shutdown(): Promise<void> {
+    const shards = [...this.shards.values()];
+    this.shards.clear();
+    await Promise.all(shards.map((shard) => shard.stop(this.options.handOffTimeoutMs)));
+  }
+
+  private idsWhere(test: (shard: Shard) => boolean): number[] {
+    return [...this.shards].filter(([, shard]) => test(shard)).map(([id]) => id).sort((a, b) => a - b);
+  }
+}

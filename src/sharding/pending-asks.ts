@@ -1,0 +1,67 @@
+// The asks this node is waiting on: each has an id that travels in `replyTo`, a timeout, and settles once
+// (by the entity's answer, a local failure, its timeout, or the node's shutdown).
+import { ActorTsError } from '../errors.js';
+import type { EntityOutcome } from './entity.js';
+
+/** How a failed outcome is reported: the entity failed, or the message never reached it. */
+export type AskFailure = 'entity_failed' | 'buffer_overflow';
+
+interface PendingAsk {
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+export class PendingAsks {
+  private readonly pending = new Map<number, PendingAsk>();
+  private nextId = 1;
+  private timedOutCount = 0;
+
+  /** Asks that ended by their timeout, since the start. */
+  get timedOut(): number {
+    return this.timedOutCount;
+  }
+
+  /** Asks still waiting. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Opens an ask: its id (for `replyTo`) and the answer, which rejects with `timeout` and the text of
+   * `describeTimeout` after `timeoutMs` unless settled first.
+   */
+  open<R>(timeoutMs: number, describeTimeout: () => string): { readonly id: number; readonly answer: Promise<R> } {
+    const id = this.nextId++;
+    const answer = new Promise<R>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (!this.pending.delete(id)) return;
+        this.timedOutCount++;
+        reject(new ActorTsError('timeout', describeTimeout()));
+      }, timeoutMs);
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
+    });
+    return { id, answer };
+  }
+
+  /** Settles an ask; false when it is no longer waiting (answered, timed out, or never opened here). */
+  settle(id: number, outcome: EntityOutcome, failure: AskFailure = 'entity_failed'): boolean {
+    const ask = this.pending.get(id);
+    if (ask === undefined) return false;
+    this.pending.delete(id);
+    clearTimeout(ask.timer);
+    if (outcome.ok) ask.resolve(outcome.value);
+    else ask.reject(new ActorTsError(failure, outcome.error));
+    return true;
+  }
+
+  /** Rejects every waiting ask with `error` (the node is shutting down). */
+  failAll(error: Error): void {
+    const asks = [...this.pending.values()];
+    this.pending.clear();
+    for (const ask of asks) {
+      clearTimeout(ask.timer);
+      ask.reject(error);
+    }
+  }
+}

@@ -1,0 +1,77 @@
+// A region's holding area for messages whose shard has no known home yet: one queue per shard, bounded in
+// total by `bufferSize`, so a coordinator that does not answer cannot make a region grow without limit.
+import type { Logger } from '../logging.js';
+import type { ReplyTo } from './messages.js';
+
+/** A message for one entity, as the region routes it. */
+export interface Envelope {
+  readonly shardId: number;
+  readonly entityId: string;
+  readonly payload: unknown;
+  readonly hops: number;
+  readonly replyTo?: ReplyTo;
+}
+
+/** What became of a buffered message: dropped (buffer full), queued, or queued as its shard's first. */
+export type BufferResult = 'dropped' | 'queued' | 'first';
+
+export class RegionBuffer {
+  private readonly queues = new Map<number, Envelope[]>();
+  private total = 0;
+  private drops = 0;
+
+  constructor(
+    private readonly bufferSize: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Messages waiting now. */
+  get size(): number {
+    return this.total;
+  }
+
+  /** Messages dropped because the buffer was full, since the start. */
+  get overflowDrops(): number {
+    return this.drops;
+  }
+
+  /** Shards with messages waiting. */
+  shardIds(): number[] {
+    return [...this.queues.keys()];
+  }
+
+  /** Queues a message; `first` tells the region to ask for the shard's home (nobody waits for it yet). */
+  add(envelope: Envelope): BufferResult {
+    const { shardId } = envelope;
+    if (this.total >= this.bufferSize) {
+      this.drops++;
+      // The first drop and every thousandth: a full buffer under load would otherwise flood the log.
+      if (this.drops === 1 || this.drops % 1000 === 0) {
+        this.logger.warn({ shardId, bufferSize: this.bufferSize, dropped: this.drops }, 'region buffer full: message dropped');
+      }
+      return 'dropped';
+    }
+    this.total++;
+    const queue = this.queues.get(shardId);
+    if (queue !== undefined) {
+      queue.push(envelope);
+      return 'queued';
+    }
+    this.queues.set(shardId, [envelope]);
+    return 'first';
+  }
+
+  /** Removes and returns a shard's waiting messages, oldest first. */
+  take(shardId: number): Envelope[] | undefined {
+    const queue = this.queues.get(shardId);
+    if (queue === undefined) return undefined;
+    this.queues.delete(shardId);
+    this.total -= queue.length;
+    return queue;
+  }
+
+  clear(): void {
+    this.queues.clear();
+    this.total = 0;
+  }
+}

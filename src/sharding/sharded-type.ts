@@ -1,0 +1,58 @@
+// One entity type as `ClusterSharding.init` takes it: the options a user passes, checked and completed
+// with defaults into the settings its region and coordinator run with.
+import type { Membership } from '../cluster/member.js';
+import { ActorTsError } from '../errors.js';
+import type { EntityBehavior } from './entity.js';
+import { MAX_SHARD_ID, TYPE_NAME_PATTERN } from './messages.js';
+import { LeastShardAllocationStrategy, type AllocationStrategy } from './strategies/index.js';
+
+export const MAX_NUMBER_OF_SHARDS = MAX_SHARD_ID + 1;
+
+export interface ShardedTypeOptions {
+  /** Unique per cluster; letters, digits, `_`, `.`, `-`, at most 128 characters (it appears in management URLs). */
+  readonly typeName: string;
+  readonly behavior: EntityBehavior;
+  /** Never change it for a running type: every entity would map to another shard. Default 1000, at most 1_000_000. */
+  readonly numberOfShards?: number;
+  /** Default: `new LeastShardAllocationStrategy({ cluster: membership })`. */
+  readonly allocationStrategy?: AllocationStrategy;
+  /** Entities run only on members with this role; elsewhere the region is a proxy. Default: every member. */
+  readonly role?: string;
+}
+
+export interface ShardedTypeSettings {
+  readonly typeName: string;
+  readonly numberOfShards: number;
+  readonly behavior: EntityBehavior;
+  readonly role: string | undefined;
+  readonly strategy: AllocationStrategy;
+}
+
+/** Checks `options` (`invalid_argument` naming the bad field) and fills in the defaults. */
+export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeSettings {
+  if (typeof options !== 'object' || options === null) throw invalid('init options must be an object');
+  const { typeName, behavior, numberOfShards = 1000, allocationStrategy, role } = options;
+  if (typeof typeName !== 'string' || !TYPE_NAME_PATTERN.test(typeName)) {
+    throw invalid(`typeName must match ${String(TYPE_NAME_PATTERN)}, got ${JSON.stringify(typeName)}`);
+  }
+  if (typeof behavior !== 'function') throw invalid('behavior must be a function (ctx) => { receive(message) }');
+  if (!Number.isInteger(numberOfShards) || numberOfShards < 1 || numberOfShards > MAX_NUMBER_OF_SHARDS) {
+    throw invalid(`numberOfShards must be an integer in 1..${MAX_NUMBER_OF_SHARDS}, got ${String(numberOfShards)}`);
+  }
+  if (role !== undefined && (typeof role !== 'string' || role.length === 0)) throw invalid('role must be a non-empty string');
+  if (
+    allocationStrategy !== undefined &&
+    (typeof allocationStrategy !== 'object' ||
+      allocationStrategy === null ||
+      typeof allocationStrategy.allocate !== 'function' ||
+      typeof allocationStrategy.rebalance !== 'function')
+  ) {
+    throw invalid('allocationStrategy must implement allocate() and rebalance()');
+  }
+  const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });
+  return { typeName, numberOfShards, behavior, role, strategy };
+}
+
+function invalid(message: string): ActorTsError {
+  return new ActorTsError('invalid_argument', message);
+}

@@ -1,0 +1,103 @@
+// The sharding runtime's one use of the transport: sends sharding messages to node keys (`system@host:port`)
+// and hands every sharding message that arrives to one receiver. A message to this node skips the transport
+// but stays asynchronous, so no handler ever re-enters another.
+import { NodeAddress } from '../cluster/address.js';
+import type { Transport } from '../cluster/transport.js';
+import type { Logger } from '../logging.js';
+import type { ProtocolMessage } from '../protocol.js';
+import { SHARDING_MESSAGES, type ShardingMessage } from './messages.js';
+
+export type ShardingReceiver = (from: string, message: ShardingMessage) => void;
+
+export class ShardingLink {
+  readonly selfKey: string;
+  /** Parsed addresses by key, so a key is parsed once (and a sender's address is reused as is). */
+  private readonly addresses = new Map<string, NodeAddress>();
+  private receiver: ShardingReceiver | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private sendFailureCount = 0;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly logger: Logger,
+  ) {
+    this.selfKey = transport.self.toString();
+    this.addresses.set(this.selfKey, transport.self);
+  }
+
+  /** Sends the transport refused (a message that cannot be encoded, or an invalid address). */
+  get sendFailures(): number {
+    return this.sendFailureCount;
+  }
+
+  /** Starts delivering arriving sharding messages (and messages to self) to `receiver`. */
+  listen(receiver: ShardingReceiver): void {
+    this.receiver = receiver;
+    this.unsubscribe ??= this.transport.onMessage((from, message) => this.onTransportMessage(from, message));
+  }
+
+  /** Stops delivering; later sends are refused. */
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.receiver = undefined;
+  }
+
+  /**
+   * Returns false when the message was refused here or by the transport (it cannot be encoded); a loss on
+   * the way is not seen here.
+   */
+  send(to: string, message: ShardingMessage): boolean {
+    const receiver = this.receiver;
+    if (receiver === undefined) return false;
+    if (to === this.selfKey) {
+      queueMicrotask(() => {
+        if (this.receiver === receiver) receiver(this.selfKey, message);
+      });
+      return true;
+    }
+    const address = this.addressOf(to);
+    if (address === undefined) {
+      this.sendFailureCount++;
+      this.logger.warn({ to, type: message.type }, 'cannot send to an invalid address');
+      return false;
+    }
+    try {
+      this.transport.send(address, message);
+      return true;
+    } catch (error) {
+      this.sendFailureCount++;
+      this.logger.warn({ to, type: message.type, err: error instanceof Error ? error.message : String(error) }, 'send failed');
+      return false;
+    }
+  }
+
+  /** The address of a node key; undefined for a key that is not an address. */
+  addressOf(key: string): NodeAddress | undefined {
+    let address = this.addresses.get(key);
+    if (address === undefined) {
+      address = NodeAddress.tryParse(key);
+      if (address !== undefined) this.addresses.set(key, address);
+    }
+    return address;
+  }
+
+  /** Remembers an address already parsed elsewhere (a member's). */
+  remember(address: NodeAddress): string {
+    const key = address.toString();
+    if (!this.addresses.has(key)) this.addresses.set(key, address);
+    return key;
+  }
+
+  private onTransportMessage(from: NodeAddress, message: ProtocolMessage): void {
+    const receiver = this.receiver;
+    if (receiver === undefined || !isShardingMessage(message)) return;
+    receiver(this.remember(from), message);
+  }
+}
+
+// With the registering transport this becomes `isFamilyMessage(SHARDING_MESSAGES, message)`, and the
+// constructor calls `transport.register(SHARDING_MESSAGES)`.
+function isShardingMessage(message: ProtocolMessage): message is ShardingMessage {
+  return SHARDING_MESSAGES.types.has(message.type);
+}

@@ -1,0 +1,65 @@
+// Pending asks on their own: each settles exactly once, by its answer, its timeout or the shutdown.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ActorTsError } from '../../src/errors.js';
+import { PendingAsks } from '../../src/sharding/pending-asks.js';
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('PendingAsks', () => {
+  it('resolves with the answer and ignores a late or repeated one', async () => {
+    const asks = new PendingAsks();
+    const { id, answer } = asks.open<number>(1_000, () => 'timed out');
+    expect(asks.settle(id, { ok: true, value: 42 })).toBe(true);
+    await expect(answer).resolves.toBe(42);
+    expect(asks.settle(id, { ok: true, value: 43 })).toBe(false);
+    expect(asks.size).toBe(0);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(asks.timedOut).toBe(0);
+  });
+
+  it('rejects a failed outcome with the failure code it is given', async () => {
+    const asks = new PendingAsks();
+    const failed = asks.open(1_000, () => 'timed out');
+    const dropped = asks.open(1_000, () => 'timed out');
+    asks.settle(failed.id, { ok: false, error: 'boom' });
+    asks.settle(dropped.id, { ok: false, error: 'full' }, 'buffer_overflow');
+    await expect(failed.answer).rejects.toMatchObject({ code: 'entity_failed', message: 'boom' });
+    await expect(dropped.answer).rejects.toMatchObject({ code: 'buffer_overflow', message: 'full' });
+  });
+
+  it('times an unanswered ask out after its timeout, not before, and counts it', async () => {
+    const asks = new PendingAsks();
+    const { id, answer } = asks.open(1_000, () => 'ask to T/e timed out');
+    const outcome = answer.then(() => 'resolved', (error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(asks.size).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await outcome).toMatchObject({ code: 'timeout', message: 'ask to T/e timed out' });
+    expect(asks.timedOut).toBe(1);
+    expect(asks.settle(id, { ok: true, value: 1 })).toBe(false);
+  });
+
+  it('fails every waiting ask at shutdown with the given error, and no timer fires afterwards', async () => {
+    const asks = new PendingAsks();
+    const answers = [asks.open(1_000, () => 'x'), asks.open(5_000, () => 'y')].map((ask) => ask.answer);
+    const stopping = new ActorTsError('not_running', 'shut down');
+    asks.failAll(stopping);
+    for (const answer of answers) await expect(answer).rejects.toBe(stopping);
+    expect(asks.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(asks.timedOut).toBe(0);
+  });
+
+  it('numbers asks uniquely', () => {
+    const asks = new PendingAsks();
+    const ids = Array.from({ length: 5 }, () => asks.open(1_000, () => 'x'));
+    expect(new Set(ids.map((ask) => ask.id)).size).toBe(5);
+    for (const ask of ids) ask.answer.catch(() => undefined);
+    asks.failAll(new Error('done'));
+  });
+});
