@@ -19,7 +19,7 @@ import { CoordinatorState } from './coordinator/state.js';
 import { backgroundScheduler } from './coordinator/timers.js';
 import { WarmUpGate } from './coordinator/warm-up-gate.js';
 import type { ShardingMessage, TypedShardingMessage } from './messages.js';
-import type { ShardingContext } from './shard-region.js';
+import type { ShardingContext } from './sharding-context.js';
 
 export { coordinatorNode, type CoordinatorSettings, type CoordinatorStats } from './coordinator/settings.js';
 

@@ -5,6 +5,7 @@
 import { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import type { Logger } from '../../logging.js';
+import { describe } from '../describe.js';
 import type { ShardingMessage } from '../messages.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { hasRole } from './membership.js';
@@ -149,19 +150,4 @@ export class Allocator {
 
 function copy(shards: ReadonlyMap<string, ReadonlySet<number>>): Map<string, Set<number>> {
   return new Map([...shards].map(([key, owned]) => [key, new Set(owned)]));
-}
-
-/**
- * A strategy's bad answer, for the log. The same helper exists in shard-id.ts, cluster/message-codec.ts and
- * crdt/errors.ts; one shared copy is meant to replace them all.
- */
-function describe(value: unknown): string {
-  if (value instanceof NodeAddress) return value.toString();
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === undefined || value === null) return String(value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }
