@@ -1,0 +1,138 @@
+// The timestamp rule: which remote slot values a replica lets count. A value is refused when its hlc is
+// outside what the encoding represents (wallMs > MAX_HLC_WALL_MS): deterministic, the same everywhere,
+// forever. It is held when its wallMs is more than maxDriftMs ahead of this replica's wall clock: held
+// values are re-checked on every later use of the store and admitted once the clock is within maxDriftMs
+// of them; admission is never taken back. Refused and held values stay in the Yjs document (every later
+// update of the same writer depends on them, so dropping one would stall that writer for good), but they
+// are never a winner nor a base for a successor. Every replica ends up admitting exactly the same values
+// (all in-range values, once its clock has passed them), so replicas with sane clocks converge.
+import { MAX_HLC_COUNTER, MAX_HLC_WALL_MS } from './errors.js';
+import type { Hlc } from './hlc.js';
+import type { PlacementLog } from './log.js';
+import { compareSlots, type Slot } from './slots.js';
+
+export type Refusal = 'out_of_range' | 'ahead_of_clock';
+
+/** A slot value kept out of the read path; `where` says where it goes once admitted. */
+export interface RefusedSlot {
+  readonly typeName: string;
+  readonly slot: Slot;
+  readonly where: 'document' | 'base';
+  readonly reason: Refusal;
+}
+
+/** Whether `hlc` lies in the range every replica accepts; the successor of such a value never overflows. */
+export function inRange(hlc: Hlc): boolean {
+  return hlc.wallMs <= MAX_HLC_WALL_MS && hlc.counter <= MAX_HLC_COUNTER;
+}
+
+export class Admission {
+  private readonly refused = new Map<string, RefusedSlot>();
+  private readonly reported = new Set<string>();
+  private outOfRange = 0;
+  private aheadOfClock = 0;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly maxDriftMs: number,
+    private readonly log: PlacementLog,
+  ) {}
+
+  /**
+   * Whether a remote slot value counts now. A refused one is remembered (held ones until the clock reaches
+   * them, out-of-range document ones until the slot changes or is force-removed), counted and logged once
+   * per writer and reason. A broken now() admits: the clock is this replica's fault, not the writer's.
+   */
+  admit(typeName: string, slot: Slot, where: 'document' | 'base'): boolean {
+    const reason = this.problem(slot);
+    if (reason === null) return true;
+    if (reason === 'out_of_range') this.outOfRange++;
+    else this.aheadOfClock++;
+    this.report(slot, reason);
+    if (reason === 'out_of_range' && where === 'base') return false;
+    const key = refusedKey(where, typeName, slot.shardId, slot.writer);
+    const current = this.refused.get(key);
+    if (current === undefined || compareSlots(slot, current.slot) > 0) this.refused.set(key, { typeName, slot, where, reason });
+    return false;
+  }
+
+  /** The document slot changed (new value or deleted): whatever was refused there is gone. */
+  forget(typeName: string, shardId: number, writer: string): void {
+    this.refused.delete(refusedKey('document', typeName, shardId, writer));
+  }
+
+  /** Held values the clock has now reached; they are no longer remembered here. */
+  due(): RefusedSlot[] {
+    if (this.refused.size === 0) return [];
+    const out: RefusedSlot[] = [];
+    for (const [key, entry] of this.refused) {
+      if (entry.reason === 'ahead_of_clock' && this.problem(entry.slot) === null) {
+        this.refused.delete(key);
+        out.push(entry);
+      }
+    }
+    return out;
+  }
+
+  /** Refused values of one shard (force removal deletes them); base ones are dropped here as well. */
+  takeShard(typeName: string, shardId: number): RefusedSlot[] {
+    const out: RefusedSlot[] = [];
+    for (const [key, entry] of this.refused) {
+      if (entry.typeName !== typeName || entry.slot.shardId !== shardId) continue;
+      out.push(entry);
+      if (entry.where === 'base') this.refused.delete(key);
+    }
+    return out;
+  }
+
+  /** Compaction: the document refused values lived in is now the previous one, folded into the base. */
+  moveToBase(): void {
+    for (const [key, entry] of [...this.refused]) {
+      if (entry.where !== 'document') continue;
+      this.refused.delete(key);
+      if (entry.reason === 'out_of_range') continue;
+      const baseKey = refusedKey('base', entry.typeName, entry.slot.shardId, entry.slot.writer);
+      const current = this.refused.get(baseKey);
+      if (current === undefined || compareSlots(entry.slot, current.slot) > 0) this.refused.set(baseKey, { ...entry, where: 'base' });
+    }
+  }
+
+  stats(): { held: number; quarantined: number; outOfRange: number; aheadOfClock: number } {
+    let held = 0;
+    for (const entry of this.refused.values()) if (entry.reason === 'ahead_of_clock') held++;
+    return { held, quarantined: this.refused.size - held, outOfRange: this.outOfRange, aheadOfClock: this.aheadOfClock };
+  }
+
+  private problem(slot: Slot): Refusal | null {
+    if (!inRange(slot.hlc)) return 'out_of_range';
+    const now = this.wall();
+    return now !== undefined && slot.hlc.wallMs - now > this.maxDriftMs ? 'ahead_of_clock' : null;
+  }
+
+  private wall(): number | undefined {
+    try {
+      const now = Math.floor(this.now());
+      return Number.isSafeInteger(now) && now >= 0 ? now : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private report(slot: Slot, reason: Refusal): void {
+    const once = `${reason}\u0000${slot.writer}`;
+    if (this.reported.has(once)) return;
+    this.reported.add(once);
+    const now = this.wall() ?? 0;
+    const message =
+      reason === 'out_of_range'
+        ? `placement timestamp from node ${JSON.stringify(slot.writer)} is beyond the representable range ` +
+          `(wallMs ${slot.hlc.wallMs}); it never counts (reported once per node)`
+        : `placement timestamp from node ${JSON.stringify(slot.writer)} is ${slot.hlc.wallMs - now} ms ahead ` +
+          `of the local clock; it is held until the clock is within ${this.maxDriftMs} ms of it and the clock was not moved (reported once per node)`;
+    this.log({ level: 'warn', message, details: { node: slot.writer, reason, remoteWallMs: slot.hlc.wallMs, localWallMs: now } });
+  }
+}
+
+function refusedKey(where: string, typeName: string, shardId: number, writer: string): string {
+  return `${where}\u0000${typeName}\u0000${shardId}\u0000${writer}`;
+}
