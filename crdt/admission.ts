@@ -56,6 +56,11 @@ export class Admission {
     return false;
   }
 
+  /** Whether a value with `hlc` would be admitted now (the writer's own values are judged by this too). */
+  admissible(hlc: Hlc): boolean {
+    return this.problem({ shardId: 0, writer: '', target: null, hlc }) === null;
+  }
+
   /** The document slot changed (new value or deleted): whatever was refused there is gone. */
   forget(typeName: string, shardId: number, writer: string): void {
     this.refused.delete(refusedKey('document', typeName, shardId, writer));

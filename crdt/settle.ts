@@ -24,6 +24,8 @@ export interface SettleContext {
   readonly ownWrites: OwnWrites;
   readonly listeners: StoreListeners;
   readonly log: PlacementLog;
+  /** Whether sane replicas would admit a value with this hlc now (admission.ts). */
+  readonly admissible: (hlc: Hlc) => boolean;
   /** The origin own follow-up writes are made under. */
   readonly localOrigin: symbol;
 }
@@ -51,7 +53,13 @@ export class Settler {
     for (const shardId of new Set(changes.map((change) => change.shardId))) {
       const own = index.slot(shardId, node);
       const winner = index.winner(shardId);
-      const lost = remote ? ownWrites.lost(typeName, shardId, own, winner) : undefined;
+      let lost = remote ? ownWrites.lost(typeName, shardId, own, winner) : undefined;
+      if (lost !== undefined && !this.context.admissible(lost.hlc)) {
+        // Written while this node's clock was far ahead, and since deleted (a forced removal): re-asserting
+        // it would bring back a value no sane replica counts.
+        ownWrites.delete(typeName, shardId);
+        lost = undefined;
+      }
       if (lost !== undefined) work.repairs.push({ map, shardId, write: lost });
       else if (own !== undefined && winner !== undefined && compareHlc(winner.hlc, own.hlc) > 0) {
         work.prunes.push({ map, typeName, shardId });

@@ -99,6 +99,7 @@ export class PlacementStore {
       ownWrites: this.ownWrites,
       listeners: this.listeners,
       log: this.log,
+      admissible: (hlc) => this.admission.admissible(hlc),
       localOrigin: LOCAL,
     });
   }
