@@ -2,7 +2,9 @@
 // outside what the encoding represents (wallMs > MAX_HLC_WALL_MS): deterministic, the same everywhere,
 // forever. It is held when its wallMs is more than maxDriftMs ahead of this replica's wall clock: held
 // values are re-checked on every later use of the store and admitted once the clock is within maxDriftMs
-// of them; admission is never taken back. Refused and held values stay in the Yjs document (every later
+// of them; admission is never taken back. Values written under this replica's own node name are exempt
+// from the drift check: they come from its earlier incarnation, and its own clock must carry on past
+// them (a node restarted with a clock behind still overrides what it wrote before, by successor). Refused and held values stay in the Yjs document (every later
 // update of the same writer depends on them, so dropping one would stall that writer for good), but they
 // are never a winner nor a base for a successor. Every replica ends up admitting exactly the same values
 // (all in-range values, once its clock has passed them), so replicas with sane clocks converge.
@@ -33,6 +35,7 @@ export class Admission {
   private aheadOfClock = 0;
 
   constructor(
+    private readonly node: string,
     private readonly now: () => number,
     private readonly maxDriftMs: number,
     private readonly log: PlacementLog,
@@ -56,9 +59,9 @@ export class Admission {
     return false;
   }
 
-  /** Whether a value with `hlc` would be admitted now (the writer's own values are judged by this too). */
+  /** Whether another replica with a clock like this one's would admit a value with `hlc` now. */
   admissible(hlc: Hlc): boolean {
-    return this.problem({ shardId: 0, writer: '', target: null, hlc }) === null;
+    return inRange(hlc) && !this.ahead(hlc.wallMs);
   }
 
   /** The document slot changed (new value or deleted): whatever was refused there is gone. */
@@ -110,8 +113,12 @@ export class Admission {
 
   private problem(slot: Slot): Refusal | null {
     if (!inRange(slot.hlc)) return 'out_of_range';
+    return slot.writer !== this.node && this.ahead(slot.hlc.wallMs) ? 'ahead_of_clock' : null;
+  }
+
+  private ahead(wallMs: number): boolean {
     const now = this.wall();
-    return now !== undefined && slot.hlc.wallMs - now > this.maxDriftMs ? 'ahead_of_clock' : null;
+    return now !== undefined && wallMs - now > this.maxDriftMs;
   }
 
   private wall(): number | undefined {

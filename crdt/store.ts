@@ -77,7 +77,7 @@ export class PlacementStore {
     this.compactAfterItems = resolved.compactAfterItems;
     this.log = resolved.log;
     this.listeners = new StoreListeners(this.log);
-    this.admission = new Admission(resolved.now, resolved.maxDriftMs, this.log);
+    this.admission = new Admission(resolved.node, resolved.now, resolved.maxDriftMs, this.log);
     // Only admitted values reach the clock, so it is never asked to jump past maxDriftMs.
     this.clock = new HybridLogicalClock(resolved.node, { now: resolved.now, maxDriftMs: resolved.maxDriftMs });
     const state = new Generations({

@@ -11,11 +11,13 @@ import {
   PlacementReplicator,
   PlacementStore,
   PlacementStoreError,
+  compareHlc,
 } from '../../crdt/index.js';
 import { ManualTimers, MemoryNetwork, asWireUpdate, prng } from './helpers.js';
 
 const BASE = 1_700_000_000_000;
-const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
 /** A hostile peer's update: one slot of `writer` for shard `shardId` of 'T' with the given timestamp. */
 function forged(writer: string, shardId: number, wallMs: number, counter: number): Uint8Array {
@@ -86,6 +88,20 @@ describe('a far-future timestamp cannot freeze a shard or stall replication', ()
     const store = new PlacementStore({ node: 'a', now: () => BASE });
     store.applyUpdate(forged('evil', 3, MAX_HLC_WALL_MS + 1, 0));
     expect(store.set('T', 3, 'x').hlc).toEqual({ wallMs: BASE, counter: 0, node: 'a' });
+  });
+
+  it('a node restarted with its clock an hour behind still overrides what its earlier incarnation wrote', () => {
+    const before = new PlacementStore({ node: 'a', now: () => BASE });
+    const b = new PlacementStore({ node: 'b', now: () => BASE });
+    const old = before.set('T', 1, 'app@a:1');
+    b.applyUpdate(before.encodeDiff(b.encodeStateVector()));
+    const restarted = new PlacementStore({ node: 'a', now: () => BASE - HOUR });
+    restarted.applyUpdate(b.encodeDiff(EMPTY_STATE_VECTOR));
+    expect(restarted.snapshot('T').placements.get(1)).toEqual(old); // its own name: no drift check
+    const next = restarted.set('T', 1, 'app@a:2');
+    expect(compareHlc(next.hlc, old.hlc)).toBeGreaterThan(0);
+    b.applyUpdate(restarted.encodeDiff(b.encodeStateVector()));
+    expect(b.snapshot('T').placements.get(1)).toEqual(next);
   });
 
   it('a value a day ahead is held everywhere, and a forced removal deletes it on every replica', () => {
