@@ -33,6 +33,8 @@ export class Admission {
   private readonly reported = new Set<string>();
   private outOfRange = 0;
   private aheadOfClock = 0;
+  // No held value is due before this wall-clock time: lets due() cost one now() call on the read path.
+  private nextDueAt = Infinity;
 
   constructor(
     private readonly node: string,
@@ -56,6 +58,7 @@ export class Admission {
     const key = refusedKey(where, typeName, slot.shardId, slot.writer);
     const current = this.refused.get(key);
     if (current === undefined || compareSlots(slot, current.slot) > 0) this.refused.set(key, { typeName, slot, where, reason });
+    if (reason === 'ahead_of_clock') this.nextDueAt = Math.min(this.nextDueAt, slot.hlc.wallMs - this.maxDriftMs);
     return false;
   }
 
@@ -71,12 +74,18 @@ export class Admission {
 
   /** Held values the clock has now reached; they are no longer remembered here. */
   due(): RefusedSlot[] {
-    if (this.refused.size === 0) return [];
+    const now = this.wall();
+    if (this.refused.size === 0 || now === undefined || now < this.nextDueAt) return [];
     const out: RefusedSlot[] = [];
+    this.nextDueAt = Infinity;
     for (const [key, entry] of this.refused) {
-      if (entry.reason === 'ahead_of_clock' && this.problem(entry.slot) === null) {
+      if (entry.reason !== 'ahead_of_clock') continue;
+      const dueAt = entry.slot.hlc.wallMs - this.maxDriftMs;
+      if (dueAt <= now) {
         this.refused.delete(key);
         out.push(entry);
+      } else {
+        this.nextDueAt = Math.min(this.nextDueAt, dueAt);
       }
     }
     return out;
@@ -102,6 +111,7 @@ export class Admission {
       const baseKey = refusedKey('base', entry.typeName, entry.slot.shardId, entry.slot.writer);
       const current = this.refused.get(baseKey);
       if (current === undefined || compareSlots(entry.slot, current.slot) > 0) this.refused.set(baseKey, { ...entry, where: 'base' });
+      // nextDueAt already covers it: the entry's time did not change.
     }
   }
 
