@@ -1,7 +1,7 @@
 // The timestamp rule: which remote slot values a replica lets count. A value is refused when its hlc is
 // outside what the encoding represents (wallMs > MAX_HLC_WALL_MS): deterministic, the same everywhere,
-// forever. It is held when its wallMs is more than maxDriftMs ahead of this replica's wall clock: held
-// values are re-checked on every later use of the store and admitted once the clock is within maxDriftMs
+// forever. It is held when its wallMs is more than maxAheadMs ahead of this replica's wall clock: held
+// values are re-checked on every later use of the store and admitted once the clock is within maxAheadMs
 // of them; admission is never taken back. Values written under this replica's own node name are exempt
 // from the drift check: they come from its earlier incarnation, and its own clock must carry on past
 // them (a node restarted with a clock behind still overrides what it wrote before, by successor). Refused and held values stay in the Yjs document (every later
@@ -33,13 +33,14 @@ export class Admission {
   private readonly reported = new Set<string>();
   private outOfRange = 0;
   private aheadOfClock = 0;
+  private clockDrift = 0;
   // No held value is due before this wall-clock time: lets due() cost one now() call on the read path.
   private nextDueAt = Infinity;
 
   constructor(
     private readonly node: string,
     private readonly now: () => number,
-    private readonly maxDriftMs: number,
+    private readonly maxAheadMs: number,
     private readonly log: PlacementLog,
   ) {}
 
@@ -58,8 +59,26 @@ export class Admission {
     const key = refusedKey(where, typeName, slot.shardId, slot.writer);
     const current = this.refused.get(key);
     if (current === undefined || compareSlots(slot, current.slot) > 0) this.refused.set(key, { typeName, slot, where, reason });
-    if (reason === 'ahead_of_clock') this.nextDueAt = Math.min(this.nextDueAt, slot.hlc.wallMs - this.maxDriftMs);
+    if (reason === 'ahead_of_clock') this.nextDueAt = Math.min(this.nextDueAt, slot.hlc.wallMs - this.maxAheadMs);
     return false;
+  }
+
+  /**
+   * The clock refused to move to an admitted remote timestamp more than maxDriftMs ahead (hlc.ts): the
+   * value counts, the clock stays put. Counted and logged once per writer as well.
+   */
+  driftRefused(remote: Hlc, localWallMs: number): void {
+    this.clockDrift++;
+    const once = `clock\u0000${remote.node}`;
+    if (this.reported.has(once)) return;
+    this.reported.add(once);
+    this.log({
+      level: 'warn',
+      message:
+        `placement timestamp from node ${JSON.stringify(remote.node)} is ${remote.wallMs - localWallMs} ms ahead ` +
+        `of the local clock; the clock was not moved (reported once per node)`,
+      details: { node: remote.node, remoteWallMs: remote.wallMs, localWallMs },
+    });
   }
 
   /** Whether another replica with a clock like this one's would admit a value with `hlc` now. */
@@ -80,7 +99,7 @@ export class Admission {
     this.nextDueAt = Infinity;
     for (const [key, entry] of this.refused) {
       if (entry.reason !== 'ahead_of_clock') continue;
-      const dueAt = entry.slot.hlc.wallMs - this.maxDriftMs;
+      const dueAt = entry.slot.hlc.wallMs - this.maxAheadMs;
       if (dueAt <= now) {
         this.refused.delete(key);
         out.push(entry);
@@ -115,10 +134,11 @@ export class Admission {
     }
   }
 
-  stats(): { held: number; quarantined: number; outOfRange: number; aheadOfClock: number } {
+  stats(): { held: number; quarantined: number; outOfRange: number; aheadOfClock: number; clockDrift: number } {
     let held = 0;
     for (const entry of this.refused.values()) if (entry.reason === 'ahead_of_clock') held++;
-    return { held, quarantined: this.refused.size - held, outOfRange: this.outOfRange, aheadOfClock: this.aheadOfClock };
+    const { outOfRange, aheadOfClock, clockDrift } = this;
+    return { held, quarantined: this.refused.size - held, outOfRange, aheadOfClock, clockDrift };
   }
 
   private problem(slot: Slot): Refusal | null {
@@ -128,7 +148,7 @@ export class Admission {
 
   private ahead(wallMs: number): boolean {
     const now = this.wall();
-    return now !== undefined && wallMs - now > this.maxDriftMs;
+    return now !== undefined && wallMs - now > this.maxAheadMs;
   }
 
   private wall(): number | undefined {
@@ -150,7 +170,7 @@ export class Admission {
         ? `placement timestamp from node ${JSON.stringify(slot.writer)} is beyond the representable range ` +
           `(wallMs ${slot.hlc.wallMs}); it never counts (reported once per node)`
         : `placement timestamp from node ${JSON.stringify(slot.writer)} is ${slot.hlc.wallMs - now} ms ahead ` +
-          `of the local clock; it is held until the clock is within ${this.maxDriftMs} ms of it and the clock was not moved (reported once per node)`;
+          `of the local clock; it is held until the clock is within ${this.maxAheadMs} ms of it (reported once per node)`;
     this.log({ level: 'warn', message, details: { node: slot.writer, reason, remoteWallMs: slot.hlc.wallMs, localWallMs: now } });
   }
 }

@@ -14,7 +14,7 @@ export {
 export type { PlacementStoreErrorCode } from './errors.js';
 export type { PlacementLog, PlacementLogEvent } from './log.js';
 export type { Placement, PlacementSnapshot } from './snapshot.js';
-export { PlacementStore, DEFAULT_COMPACT_AFTER_ITEMS } from './store.js';
+export { PlacementStore, DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS } from './store.js';
 export { EMPTY_STATE_VECTOR } from './wire.js';
 export type { PlacementStoreOptions, PlacementStoreStats, RemoveOptions, UpdateListener, ChangeListener } from './store.js';
 export { encodeSyncFrame, decodeSyncFrame, DEFAULT_MAX_FRAME_BYTES } from './sync-frame.js';

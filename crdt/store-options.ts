@@ -7,11 +7,14 @@ export interface PlacementStoreOptions {
   /** This node's stable name: the writer of every slot this store writes. */
   readonly node: string;
   readonly now?: () => number;
-  /**
-   * Default 60_000. A remote value further ahead of the local wall clock than this is held (not shown,
-   * not a base for a successor) until the clock is within this distance of it; see admission.ts.
-   */
+  /** A remote timestamp further ahead of the local wall clock than this does not move the clock. Default 60_000. */
   readonly maxDriftMs?: number;
+  /**
+   * A remote value further ahead of the local wall clock than this is held (not shown, not a base for a
+   * successor) until the clock is within this distance of it; see admission.ts. Default
+   * DEFAULT_MAX_AHEAD_MS (7 days). Must be at least maxDriftMs.
+   */
+  readonly maxAheadMs?: number;
   readonly log?: PlacementLog;
   /** Remote updates with more structs (or base slots) are rejected. Default MAX_UPDATE_STRUCTS (2,000,000). */
   readonly maxUpdateStructs?: number;
@@ -24,6 +27,12 @@ export interface PlacementStoreOptions {
 }
 
 export const DEFAULT_COMPACT_AFTER_ITEMS = 100_000;
+/**
+ * Why not maxDriftMs: a node whose clock is an hour behind must still show, and override by successor,
+ * what its peers write; from one replica, "my clock is behind" and "their clock is ahead" look the same.
+ * A week tolerates any time-zone or daylight-saving mistake and still holds absurd clocks (years ahead).
+ */
+export const DEFAULT_MAX_AHEAD_MS = 7 * 24 * 3_600_000;
 
 export interface PlacementStoreStats {
   /** Live slots (map keys) over all types; never more than writers x shards. */
@@ -32,7 +41,7 @@ export interface PlacementStoreStats {
   readonly prunedSlots: number;
   /** Own writes re-asserted after an earlier incarnation's concurrent write to the same slot hid them. */
   readonly repairedSlots: number;
-  /** Remote values held because they were more than maxDriftMs ahead of the local clock (cumulative). */
+  /** Remote timestamps too far ahead (maxDriftMs) to move the local clock (cumulative). */
   readonly driftRejected: number;
   /** Remote updates rejected as malformed (nothing of them was applied). */
   readonly rejectedUpdates: number;
@@ -69,6 +78,7 @@ export interface ResolvedStoreOptions {
   readonly node: string;
   readonly now: () => number;
   readonly maxDriftMs: number;
+  readonly maxAheadMs: number;
   readonly log: PlacementLog;
   readonly maxUpdateStructs: number;
   readonly compactAfterItems: number;
@@ -93,10 +103,15 @@ export function resolveStoreOptions(options: PlacementStoreOptions): ResolvedSto
   if (!Number.isFinite(maxDriftMs) || maxDriftMs < 0) {
     throw new PlacementStoreError('invalid_option', `maxDriftMs must be a finite number >= 0, got ${describe(maxDriftMs)}`);
   }
+  const maxAheadMs = options.maxAheadMs ?? Math.max(DEFAULT_MAX_AHEAD_MS, maxDriftMs);
+  if (!Number.isFinite(maxAheadMs) || maxAheadMs < maxDriftMs) {
+    throw new PlacementStoreError('invalid_option', `maxAheadMs must be a finite number >= maxDriftMs (${maxDriftMs}), got ${describe(maxAheadMs)}`);
+  }
   return {
     node: options.node,
     now: options.now ?? Date.now,
     maxDriftMs,
+    maxAheadMs,
     log: safeLog(options.log ?? silentLog),
     maxUpdateStructs,
     compactAfterItems,

@@ -30,7 +30,7 @@ import { checkUpdate } from './update-guard.js';
 import { decodeWireUpdate, encodeWireUpdate, type BaseEntries } from './wire.js';
 import { laterHlc, stampWrites } from './write-stamps.js';
 
-export { DEFAULT_COMPACT_AFTER_ITEMS } from './store-options.js';
+export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS } from './store-options.js';
 export type { PlacementStoreOptions, PlacementStoreStats } from './store-options.js';
 export type { UpdateListener, ChangeListener } from './listeners.js';
 
@@ -77,9 +77,12 @@ export class PlacementStore {
     this.compactAfterItems = resolved.compactAfterItems;
     this.log = resolved.log;
     this.listeners = new StoreListeners(this.log);
-    this.admission = new Admission(resolved.node, resolved.now, resolved.maxDriftMs, this.log);
-    // Only admitted values reach the clock, so it is never asked to jump past maxDriftMs.
-    this.clock = new HybridLogicalClock(resolved.node, { now: resolved.now, maxDriftMs: resolved.maxDriftMs });
+    this.admission = new Admission(resolved.node, resolved.now, resolved.maxAheadMs, this.log);
+    this.clock = new HybridLogicalClock(resolved.node, {
+      now: resolved.now,
+      maxDriftMs: resolved.maxDriftMs,
+      onDrift: (remote, localWallMs) => this.admission.driftRefused(remote, localWallMs),
+    });
     const state = new Generations({
       attach: (doc) => {
         doc.on('afterTransaction', this.onTransaction);
@@ -258,7 +261,7 @@ export class PlacementStore {
       slots,
       prunedSlots: this.settler.prunedSlots,
       repairedSlots: this.settler.repairedSlots,
-      driftRejected: refused.aheadOfClock,
+      driftRejected: refused.clockDrift,
       rejectedUpdates: this.rejectedUpdates,
       rejectedValues: { outOfRange: refused.outOfRange, aheadOfClock: refused.aheadOfClock },
       heldValues: refused.held,

@@ -13,11 +13,12 @@ import {
   PlacementStoreError,
   compareHlc,
 } from '../../crdt/index.js';
-import { ManualTimers, MemoryNetwork, asWireUpdate, prng } from './helpers.js';
+import { ManualTimers, MemoryNetwork, asWireUpdate, prng, recordingLog } from './helpers.js';
 
 const BASE = 1_700_000_000_000;
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
+const MONTH = 30 * DAY;
 
 /** A hostile peer's update: one slot of `writer` for shard `shardId` of 'T' with the given timestamp. */
 function forged(writer: string, shardId: number, wallMs: number, counter: number): Uint8Array {
@@ -90,6 +91,47 @@ describe('a far-future timestamp cannot freeze a shard or stall replication', ()
     expect(store.set('T', 3, 'x').hlc).toEqual({ wallMs: BASE, counter: 0, node: 'a' });
   });
 
+  it('a value more than maxAheadMs ahead is held: not shown, not a successor base, counted, logged once per node; shown once the clock is near', () => {
+    const { events, log } = recordingLog();
+    const now = { t: 10 * HOUR };
+    const local = new PlacementStore({ node: 'local', now: () => now.t, log, maxAheadMs: HOUR });
+    const fast = new PlacementStore({ node: 'fast', now: () => 12 * HOUR });
+    const faster = new PlacementStore({ node: 'faster', now: () => 13 * HOUR });
+    const fast1 = fast.set('T', 1, 'fast-1');
+    fast.set('T', 2, 'fast-2');
+    faster.set('T', 3, 'faster-3');
+    for (const from of [fast, faster]) local.applyUpdate(from.encodeDiff(EMPTY_STATE_VECTOR));
+
+    expect(local.snapshot('T').placements.size).toBe(0);
+    const mine = local.set('T', 2, 'mine');
+    expect(mine.hlc.wallMs).toBe(10 * HOUR); // neither the clock nor the successor followed the held value
+    expect(local.snapshot('T').placements.get(2)).toEqual(mine);
+    expect(local.stats()).toMatchObject({ heldValues: 3, rejectedValues: { outOfRange: 0, aheadOfClock: 3 }, rejectedUpdates: 0 });
+    const warnings = events.filter((e) => e.level === 'warn');
+    expect(warnings.map((w) => (w.details as { node: string }).node).sort()).toEqual(['fast', 'faster']);
+    expect(warnings[0]?.message).toMatch(/held until the clock is within 3600000 ms/);
+
+    // once the local clock is within maxAheadMs of a held value, it counts like any other
+    now.t = 11 * HOUR;
+    expect(local.snapshot('T').placements.get(1)).toEqual(fast1);
+    expect(local.snapshot('T').placements.get(2)?.target).toBe('fast-2');
+    expect(local.snapshot('T').placements.has(3)).toBe(false);
+    expect(local.stats().heldValues).toBe(1);
+    // and admission is not taken back when the clock steps back: the operator overrides it by successor
+    now.t = 10 * HOUR;
+    const override = local.set('T', 1, 'operator-choice');
+    expect(compareHlc(override.hlc, fast1.hlc)).toBeGreaterThan(0);
+    fast.applyUpdate(local.encodeDiff(fast.encodeStateVector()));
+    for (const s of [local, fast]) expect(s.snapshot('T').placements.get(1)).toEqual(override);
+  });
+
+  it('maxAheadMs must be a finite number no smaller than maxDriftMs', () => {
+    for (const maxAheadMs of [Number.NaN, Infinity, -1, 59_999]) {
+      expect(() => new PlacementStore({ node: 'a', maxAheadMs })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    }
+    expect(() => new PlacementStore({ node: 'a', maxDriftMs: 10, maxAheadMs: 10 })).not.toThrow();
+  });
+
   it('a node restarted with its clock an hour behind still overrides what its earlier incarnation wrote', () => {
     const before = new PlacementStore({ node: 'a', now: () => BASE });
     const b = new PlacementStore({ node: 'b', now: () => BASE });
@@ -104,8 +146,8 @@ describe('a far-future timestamp cannot freeze a shard or stall replication', ()
     expect(b.snapshot('T').placements.get(1)).toEqual(next);
   });
 
-  it('a value a day ahead is held everywhere, and a forced removal deletes it on every replica', () => {
-    const clocks: Record<string, number> = { a: BASE, b: BASE, x: BASE + DAY };
+  it('a value a month ahead is held everywhere, and a forced removal deletes it on every replica', () => {
+    const clocks: Record<string, number> = { a: BASE, b: BASE, x: BASE + MONTH };
     const { stores, deliver } = cluster(['a', 'b', 'x'], (name) => clocks[name] ?? BASE);
     const [a, b, x] = stores as [PlacementStore, PlacementStore, PlacementStore];
     const before = a.set('T', 0, 'app@a:1');
@@ -131,7 +173,7 @@ describe('a far-future timestamp cannot freeze a shard or stall replication', ()
     // x, its clock fixed, does not bring its far-future value back...
     expect(x.stats().repairedSlots).toBe(0);
     // ...but its clock never runs backwards within one incarnation: writes are ordinary again after a restart
-    expect(x.set('T', 5, 'app@x:5').hlc.wallMs).toBeGreaterThanOrEqual(BASE + DAY);
+    expect(x.set('T', 5, 'app@x:5').hlc.wallMs).toBeGreaterThanOrEqual(BASE + MONTH);
     const restarted = new PlacementStore({ node: 'x', now: () => BASE });
     restarted.applyUpdate(a.encodeDiff(EMPTY_STATE_VECTOR));
     const again = restarted.set('T', 0, 'app@x:2');

@@ -14,12 +14,11 @@ import { ManualTimers, MemoryNetwork, prng, view } from './helpers.js';
 
 const T = 'Counter';
 
-function clocked(node: string, options: { compactAfterItems?: number; start?: number; maxDriftMs?: number } = {}) {
+function clocked(node: string, options: { compactAfterItems?: number; start?: number } = {}) {
   const clock = { t: options.start ?? 1_000 };
   const store = new PlacementStore({
     node,
     now: () => clock.t++,
-    ...(options.maxDriftMs === undefined ? {} : { maxDriftMs: options.maxDriftMs }),
     ...(options.compactAfterItems === undefined ? {} : { compactAfterItems: options.compactAfterItems }),
   });
   return { store, clock };
@@ -92,8 +91,7 @@ describe('PlacementStore.compact', () => {
     const { store: a } = clocked('a', { start: 10_000_000 });
     a.set(T, 1, 'app@10.0.0.1:7701');
     a.compact();
-    // Far behind, within the drift it tolerates: a value beyond that would be held (admission.ts).
-    const { store: behind } = clocked('behind', { start: 1_000, maxDriftMs: 20_000_000 });
+    const { store: behind } = clocked('behind', { start: 1_000 });
     pull(behind, a);
     behind.set(T, 1, 'app@10.0.0.2:7701');
     pull(a, behind);

@@ -8,9 +8,6 @@ import { ManualTimers, MemoryNetwork, TYPES, UpdatePool, prng, stateVectorOf, vi
 const HOUR = 3_600_000;
 const BASE = 1_700_000_000_000;
 const RUNS = 200;
-// These properties are about skewed clocks the cluster tolerates, so every replica's maxDriftMs covers the
-// largest skew between two of them; values beyond it are held, see clock-skew.property.test.ts.
-const TOLERATED_DRIFT_MS = 24 * HOUR;
 
 interface Op {
   readonly replica: number;
@@ -55,8 +52,7 @@ type Scenario = { replicas: number; skews: number[]; ops: Op[]; seed: number };
 function makeStores(scenario: Scenario, clock: { t: number }): PlacementStore[] {
   return Array.from(
     { length: scenario.replicas },
-    (_, i) =>
-      new PlacementStore({ node: `node-${i}`, now: () => BASE + clock.t + (scenario.skews[i] ?? 0), maxDriftMs: TOLERATED_DRIFT_MS }),
+    (_, i) => new PlacementStore({ node: `node-${i}`, now: () => BASE + clock.t + (scenario.skews[i] ?? 0) }),
   );
 }
 

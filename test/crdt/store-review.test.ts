@@ -63,12 +63,11 @@ describe('setMany: a bulk write is one transaction', () => {
 });
 
 describe('callbacks cannot leave an applied update out of the snapshot', () => {
-  it('a throwing log sink (drift report) neither loses the held slots nor rejects the update', () => {
+  it('a throwing log sink (drift report) neither hides the slots nor rejects the update', () => {
     const hour = 3_600_000;
-    const now = { t: 10 * hour };
     const local = new PlacementStore({
       node: 'local',
-      now: () => now.t,
+      now: () => 10 * hour,
       log: () => {
         throw new Error('log sink down');
       },
@@ -77,11 +76,9 @@ describe('callbacks cannot leave an applied update out of the snapshot', () => {
     fast.set('T', 1, 'x');
     fast.set('T', 2, 'y');
     local.applyUpdate(fast.encodeDiff(local.encodeStateVector()));
+    expect([...local.snapshot('T').placements.keys()]).toEqual([1, 2]);
     expect(local.stats().rejectedUpdates).toBe(0);
     expect(local.stats().driftRejected).toBe(2);
-    expect(local.stats().heldValues).toBe(2);
-    now.t = 12 * hour;
-    expect([...local.snapshot('T').placements.keys()]).toEqual([1, 2]);
   });
 
   it('a throwing listener with a throwing log sink still lets other listeners run', () => {
