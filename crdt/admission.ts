@@ -1,13 +1,13 @@
-// The timestamp rule: which remote slot values a replica lets count. A value is refused when its hlc is
-// outside what the encoding represents (wallMs > MAX_HLC_WALL_MS): deterministic, the same everywhere,
-// forever. It is held when its wallMs is more than maxAheadMs ahead of this replica's wall clock: held
-// values are re-checked on every later use of the store and admitted once the clock is within maxAheadMs
-// of them; admission is never taken back. Values written under this replica's own node name are exempt
-// from the drift check: they come from its earlier incarnation, and its own clock must carry on past
-// them (a node restarted with a clock behind still overrides what it wrote before, by successor). Refused and held values stay in the Yjs document (every later
-// update of the same writer depends on them, so dropping one would stall that writer for good), but they
-// are never a winner nor a base for a successor. Every replica ends up admitting exactly the same values
-// (all in-range values, once its clock has passed them), so replicas with sane clocks converge.
+// The timestamp rule: which remote slot values a replica lets count.
+// - Out of range (wallMs > MAX_HLC_WALL_MS): refused everywhere, forever; deterministic.
+// - More than maxAheadMs (default 7 days) ahead of this replica's wall clock: held, re-checked on every
+//   later use of the store, admitted once the clock is within maxAheadMs; admission is never taken back.
+//   Values under this replica's own node name are exempt: they are its earlier incarnation's, and its
+//   clock must carry on past them (a node restarted with its clock behind still overrides them).
+// Refused and held values stay in the Yjs document (later updates of the same writer depend on them, so
+// dropping one would stall that writer for good) but are never a winner nor a base for a successor.
+// Every replica ends up admitting the same values (all in-range ones, once its clock has passed them),
+// so replicas with sane clocks converge.
 import { MAX_HLC_COUNTER, MAX_HLC_WALL_MS } from './errors.js';
 import type { Hlc } from './hlc.js';
 import type { PlacementLog } from './log.js';
