@@ -15,6 +15,12 @@ export const MAX_NODE_LENGTH = 256;
 export const MAX_UPDATE_STRUCTS = 2_000_000;
 /** Largest HLC counter; one more carries into wallMs. */
 export const MAX_HLC_COUNTER = 65_535;
+/**
+ * Latest wallMs a placement timestamp may carry: 2200-01-01T00:00:00Z. Far below 2^53, so the successor of
+ * any accepted timestamp is still an exact integer; a value beyond it is never a winner on any replica,
+ * and a local write that would need a timestamp beyond it fails with `hlc_out_of_range`.
+ */
+export const MAX_HLC_WALL_MS = 7_258_118_400_000;
 
 export type PlacementStoreErrorCode =
   | 'invalid_shard_id'
@@ -24,6 +30,7 @@ export type PlacementStoreErrorCode =
   | 'invalid_frame'
   | 'malformed_state_vector'
   | 'invalid_hlc'
+  | 'hlc_out_of_range'
   | 'invalid_option';
 
 export class PlacementStoreError extends Error {
@@ -47,7 +54,7 @@ export function nameProblem(text: unknown, max: number): string | null {
   return null;
 }
 
-/** A short, safe rendering of a rejected value for error messages. */
+/** A short, safe rendering of a rejected value for error messages; exported for src/ to reuse. */
 export function describe(value: unknown): string {
   if (typeof value === 'string') {
     const shown = value.length > 40 ? `${value.slice(0, 40)}...` : value;

@@ -11,7 +11,10 @@ export interface Hlc {
 export interface HybridLogicalClockOptions {
   /** Wall clock in milliseconds; Date.now by default. Fractions are floored. */
   readonly now?: () => number;
-  /** A remote timestamp further ahead of the local wall clock than this does not move the clock. */
+  /**
+   * A remote timestamp further ahead of the local wall clock than this does not move the clock. The store
+   * goes further and does not let such a value count until the clock reaches it (admission.ts).
+   */
   readonly maxDriftMs?: number;
   /** Told about every remote timestamp refused for drift (the clock itself stays put). */
   readonly onDrift?: (remote: Hlc, localWallMs: number) => void;

@@ -7,15 +7,17 @@ export {
   MAX_TYPE_NAME_LENGTH,
   MAX_NODE_LENGTH,
   MAX_HLC_COUNTER,
+  MAX_HLC_WALL_MS,
   MAX_UPDATE_STRUCTS,
+  describe,
 } from './errors.js';
 export type { PlacementStoreErrorCode } from './errors.js';
 export type { PlacementLog, PlacementLogEvent } from './log.js';
 export type { Placement, PlacementSnapshot } from './snapshot.js';
-export { PlacementStore, DEFAULT_COMPACT_AFTER_ITEMS } from './store.js';
+export { PlacementStore, DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS } from './store.js';
 export { EMPTY_STATE_VECTOR } from './wire.js';
-export type { PlacementStoreOptions, PlacementStoreStats, UpdateListener, ChangeListener } from './store.js';
+export type { PlacementStoreOptions, PlacementStoreStats, RemoveOptions, UpdateListener, ChangeListener } from './store.js';
 export { encodeSyncFrame, decodeSyncFrame, DEFAULT_MAX_FRAME_BYTES } from './sync-frame.js';
 export type { SyncFrame } from './sync-frame.js';
 export { PlacementReplicator, DEFAULT_ANTI_ENTROPY_INTERVAL_MS, DEFAULT_RELAY_FANOUT } from './replicator.js';
-export type { PlacementLink, PlacementReplicatorOptions, PlacementReplicatorStats } from './replicator.js';
+export type { PlacementLink, PlacementPeerStats, PlacementReplicatorOptions, PlacementReplicatorStats } from './replicator.js';

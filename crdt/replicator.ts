@@ -7,7 +7,7 @@ import { PlacementStoreError, describe } from './errors.js';
 import { silentLog, type PlacementLog } from './log.js';
 import type { PlacementStore } from './store.js';
 import { DEFAULT_MAX_FRAME_BYTES, decodeSyncFrame, encodeSyncFrame, type SyncFrame } from './sync-frame.js';
-import { generationOf } from './wire.js';
+import { generationOf, lacksUpdatesOf } from './wire.js';
 
 /** How the replicator reaches peers; the cluster transport implements it and calls receive() on arrival. */
 export interface PlacementLink {
@@ -39,6 +39,35 @@ export interface PlacementReplicatorStats {
   readonly bytesSent: number;
   readonly bytesReceived: number;
   readonly sendFailures: number;
+  /** Peers this replica is behind right now (see PlacementPeerStats.behind). */
+  readonly peersBehind: number;
+  /** One entry per current peer, in the order they were added. */
+  readonly peers: readonly PlacementPeerStats[];
+}
+
+/** What this replica knows about replicating with one peer; a node is not in sync while any is behind. */
+export interface PlacementPeerStats {
+  readonly peer: string;
+  /** A full sync step 2 from this peer has been applied. */
+  readonly synced: boolean;
+  /**
+   * The peer's latest state vector (from its sync step 1) shows updates this replica has not integrated:
+   * a later generation, or a writer's updates further on. Stays true while an update cannot be integrated
+   * (a missing predecessor), so a stalled stream shows here rather than nowhere.
+   */
+  readonly behind: boolean;
+  /** Frames from this peer that were rejected (malformed), and whether the latest one was. */
+  readonly framesRejected: number;
+  readonly lastFrameRejected: boolean;
+  /** Whether the latest send to this peer failed. */
+  readonly lastSendFailed: boolean;
+}
+
+interface PeerState {
+  stateVector: Uint8Array | undefined;
+  framesRejected: number;
+  lastFrameRejected: boolean;
+  lastSendFailed: boolean;
 }
 
 export const DEFAULT_ANTI_ENTROPY_INTERVAL_MS = 1000;
@@ -51,6 +80,7 @@ export class PlacementReplicator {
   private readonly syncListeners = new Set<(peer: string) => void>();
   // The latest generation each peer showed: the previous document is released once none is behind.
   private readonly peerGenerations = new Map<string, number>();
+  private readonly peerStates = new Map<string, PeerState>();
   private readonly random: () => number;
   private readonly clearTimer: (handle: unknown) => void;
   private readonly timer: unknown;
@@ -103,12 +133,14 @@ export class PlacementReplicator {
     if (this.closed) return;
     assertPeer(peer);
     this.peerSet.add(peer);
+    if (!this.peerStates.has(peer)) this.peerStates.set(peer, { stateVector: undefined, framesRejected: 0, lastFrameRejected: false, lastSendFailed: false });
     this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
   }
 
   removePeer(peer: string): void {
     this.peerSet.delete(peer);
     this.peerGenerations.delete(peer);
+    this.peerStates.delete(peer);
   }
 
   peers(): readonly string[] {
@@ -135,6 +167,7 @@ export class PlacementReplicator {
       const frame = decodeSyncFrame(bytes, this.maxFrameBytes);
       if (frame.kind === 'step1') {
         this.send(peer, { kind: 'step2', update: this.store.encodeDiff(frame.stateVector) });
+        this.notePeer(peer, frame.stateVector);
         const generation = this.notePeerGeneration(peer, frame.stateVector);
         // The peer compacted: ask it for its new document (this replica's placements went along, as a base).
         if (generation > this.store.generation) this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
@@ -148,6 +181,7 @@ export class PlacementReplicator {
         this.applyingFrom = null;
       }
       const generation = this.notePeerGeneration(peer, frame.update);
+      this.notePeer(peer, undefined);
       if (frame.kind === 'step2') this.markSynced(peer);
       else if (generation > before || generation < this.store.generation) {
         // Generations differ: either a push moved this replica to a new one (the rest of that document
@@ -157,6 +191,11 @@ export class PlacementReplicator {
       }
     } catch (error) {
       this.framesRejected++;
+      const state = this.peerStates.get(peer);
+      if (state !== undefined) {
+        state.framesRejected++;
+        state.lastFrameRejected = true;
+      }
       this.log({
         level: 'warn',
         message: `rejected placement sync frame from ${describe(peer)}: ${error instanceof Error ? error.message : String(error)}`,
@@ -192,6 +231,19 @@ export class PlacementReplicator {
   }
 
   stats(): PlacementReplicatorStats {
+    const local = this.store.encodeStateVector();
+    const peers = [...this.peerSet].map((peer): PlacementPeerStats => {
+      const state = this.peerStates.get(peer);
+      const vector = state?.stateVector;
+      return {
+        peer,
+        synced: this.synced.has(peer),
+        behind: vector !== undefined && lacksUpdatesOf(local, vector) === true,
+        framesRejected: state?.framesRejected ?? 0,
+        lastFrameRejected: state?.lastFrameRejected ?? false,
+        lastSendFailed: state?.lastSendFailed ?? false,
+      };
+    });
     return {
       framesSent: this.framesSent,
       framesReceived: this.framesReceived,
@@ -199,7 +251,17 @@ export class PlacementReplicator {
       bytesSent: this.bytesSent,
       bytesReceived: this.bytesReceived,
       sendFailures: this.sendFailures,
+      peersBehind: peers.filter((p) => p.behind).length,
+      peers,
     };
+  }
+
+  /** Remembers a peer's accepted frame: its state vector when it sent one, and that it was not rejected. */
+  private notePeer(peer: string, stateVector: Uint8Array | undefined): void {
+    const state = this.peerStates.get(peer);
+    if (state === undefined) return;
+    state.lastFrameRejected = false;
+    if (stateVector !== undefined) state.stateVector = stateVector;
   }
 
   private notePeerGeneration(peer: string, bytes: Uint8Array): number {
@@ -252,11 +314,15 @@ export class PlacementReplicator {
   private sendBytes(peer: string, bytes: Uint8Array): void {
     try {
       this.link.send(peer, bytes);
+      const state = this.peerStates.get(peer);
+      if (state !== undefined) state.lastSendFailed = false;
       this.framesSent++;
       this.bytesSent += bytes.length;
     } catch (error) {
       // A failing link must not break the store's update event; anti-entropy repairs the loss later.
       this.sendFailures++;
+      const state = this.peerStates.get(peer);
+      if (state !== undefined) state.lastSendFailed = true;
       this.log({
         level: 'warn',
         message: `placement sync send to ${describe(peer)} failed: ${error instanceof Error ? error.message : String(error)}`,

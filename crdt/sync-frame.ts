@@ -11,7 +11,7 @@ export type SyncFrame =
   | { readonly kind: 'step2'; readonly update: Uint8Array }
   | { readonly kind: 'update'; readonly update: Uint8Array };
 
-/** Default upper bound of one frame; a full state of 100k overwritten placements is well under 1 MiB. */
+/** Default upper bound of one frame: far above a full state, still a bound (bench/README.md has the figure). */
 export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
 export function encodeSyncFrame(frame: SyncFrame): Uint8Array {

@@ -3,7 +3,10 @@
 // a top-level map, with a well-formed key and value), ids must be possible, and the walk must end
 // within the bytes and the struct budget. Yjs itself accepts any content, and a corrupt V2 stream can
 // make its run-length decoders repeat a value forever, so without this gate one bad frame could plant
-// unreadable data, crash integration half-way, or exhaust memory.
+// unreadable data, crash integration half-way, or exhaust memory. Timestamps are checked here only for
+// shape (safe integers, counter in range): whether a well-formed value counts is the read path's call
+// (admission.ts), because refusing a whole update would leave a hole that all later updates of the same
+// writer wait behind forever.
 import * as binary from 'lib0/binary';
 import * as decoding from 'lib0/decoding';
 import * as Y from 'yjs';

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
+import * as Y from 'yjs';
 import type { BaseState } from './base.js';
 import { MAX_NODE_LENGTH, MAX_TARGET_LENGTH, MAX_HLC_COUNTER, PlacementStoreError, nameProblem } from './errors.js';
 import { typeNameProblem, type Slot } from './slots.js';
@@ -68,6 +69,24 @@ export function decodeWireUpdate(bytes: Uint8Array, maxBaseSlots: number): WireU
     const doc = (flags & HAS_DOC) === 0 ? undefined : decoding.readVarUint8Array(decoder);
     return { generation, base, doc };
   });
+}
+
+/**
+ * Whether the replica with state vector `remote` holds document updates the one with `local` lacks: it is
+ * on a later generation, or on the same one with a writer's clock further on. Both are trusted encodings
+ * (`remote` was decoded once already); undefined when either does not decode.
+ */
+export function lacksUpdatesOf(local: Uint8Array, remote: Uint8Array): boolean | undefined {
+  try {
+    const mine = decodeWireStateVector(local);
+    const theirs = decodeWireStateVector(remote);
+    if (theirs.generation !== mine.generation) return theirs.generation > mine.generation;
+    const have = Y.decodeStateVector(mine.doc);
+    for (const [client, clock] of Y.decodeStateVector(theirs.doc)) if (clock > (have.get(client) ?? 0)) return true;
+    return false;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The generation an update or state vector belongs to, or undefined when the bytes do not start with one. */

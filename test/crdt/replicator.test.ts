@@ -208,7 +208,7 @@ describe('PlacementReplicator', () => {
     sent.length = 0;
     const before = { snapshot: store.snapshot('T'), stateVector: store.encodeStateVector() };
     const goodUpdate = (() => {
-      const other = new PlacementStore({ node: 'z' });
+      const other = new PlacementStore({ node: 'z', now: () => 1_000 });
       other.set('T', 5, 'y');
       return other.encodeDiff(EMPTY_STATE_VECTOR);
     })();
