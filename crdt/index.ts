@@ -20,4 +20,11 @@ export type { PlacementStoreOptions, PlacementStoreStats, RemoveOptions, UpdateL
 export { encodeSyncFrame, decodeSyncFrame, DEFAULT_MAX_FRAME_BYTES } from './sync-frame.js';
 export type { SyncFrame } from './sync-frame.js';
 export { PlacementReplicator, DEFAULT_ANTI_ENTROPY_INTERVAL_MS, DEFAULT_RELAY_FANOUT } from './replicator.js';
-export type { PlacementLink, PlacementPeerStats, PlacementReplicatorOptions, PlacementReplicatorStats } from './replicator.js';
+export type {
+  PlacementByteLink,
+  PlacementFrameLink,
+  PlacementLink,
+  PlacementPeerStats,
+  PlacementReplicatorOptions,
+  PlacementReplicatorStats,
+} from './replicator.js';

@@ -9,9 +9,19 @@ import type { PlacementStore } from './store.js';
 import { DEFAULT_MAX_FRAME_BYTES, decodeSyncFrame, encodeSyncFrame, type SyncFrame } from './sync-frame.js';
 import { generationOf, lacksUpdatesOf } from './wire.js';
 
-/** How the replicator reaches peers; the cluster transport implements it and calls receive() on arrival. */
-export interface PlacementLink {
+/**
+ * How the replicator reaches peers. A byte link carries encoded frames (the y-protocols shapes) and calls
+ * receive() on arrival; a frame link hands frames to a transport that encodes messages itself and calls
+ * receiveFrame(), so a frame is encoded once per hop, on the wire.
+ */
+export type PlacementLink = PlacementByteLink | PlacementFrameLink;
+
+export interface PlacementByteLink {
   send(peer: string, bytes: Uint8Array): void;
+}
+
+export interface PlacementFrameLink {
+  sendFrame(peer: string, frame: SyncFrame): void;
 }
 
 export interface PlacementReplicatorOptions {
@@ -111,8 +121,8 @@ export class PlacementReplicator {
     if (!Number.isSafeInteger(maxFrameBytes) || maxFrameBytes <= 0) {
       throw new PlacementStoreError('invalid_option', `maxFrameBytes must be a positive integer, got ${describe(maxFrameBytes)}`);
     }
-    if (typeof link !== 'object' || link === null || typeof link.send !== 'function') {
-      throw new PlacementStoreError('invalid_option', 'link must have a send(peer, bytes) function');
+    if (typeof link !== 'object' || link === null || (!('send' in link && typeof link.send === 'function') && !('sendFrame' in link && typeof link.sendFrame === 'function'))) {
+      throw new PlacementStoreError('invalid_option', 'link must have a send(peer, bytes) or a sendFrame(peer, frame) function');
     }
     const relayFanout = options.relayFanout ?? DEFAULT_RELAY_FANOUT;
     if (relayFanout !== Infinity && (!Number.isSafeInteger(relayFanout) || relayFanout < 0)) {
@@ -157,14 +167,26 @@ export class PlacementReplicator {
     this.send(peers[pick] as string, { kind: 'step1', stateVector: this.store.encodeStateVector() });
   }
 
-  /** Handles one frame from `peer`. Never throws: a bad frame is counted, logged and has no effect. */
+  /** Handles one encoded frame from `peer`. Never throws: a bad frame is counted, logged and has no effect. */
   receive(peer: string, bytes: Uint8Array): void {
     if (this.closed) return;
     this.framesReceived++;
     this.bytesReceived += bytes instanceof Uint8Array ? bytes.length : 0;
+    this.handle(peer, () => decodeSyncFrame(bytes, this.maxFrameBytes));
+  }
+
+  /** Handles one frame a frame link decoded. Never throws: a bad frame is counted, logged and has no effect. */
+  receiveFrame(peer: string, frame: SyncFrame): void {
+    if (this.closed) return;
+    this.framesReceived++;
+    this.bytesReceived += frameSize(frame);
+    this.handle(peer, () => checkFrame(frame, this.maxFrameBytes));
+  }
+
+  private handle(peer: string, readFrame: () => SyncFrame): void {
     try {
       assertPeer(peer);
-      const frame = decodeSyncFrame(bytes, this.maxFrameBytes);
+      const frame = readFrame();
       if (frame.kind === 'step1') {
         this.send(peer, { kind: 'step2', update: this.store.encodeDiff(frame.stateVector) });
         this.notePeer(peer, frame.stateVector);
@@ -290,11 +312,13 @@ export class PlacementReplicator {
 
   private push(update: Uint8Array, origin: 'local' | 'remote'): void {
     if (this.closed || this.peerSet.size === 0) return;
-    const bytes = encodeSyncFrame({ kind: 'update', update });
+    const frame: SyncFrame = { kind: 'update', update };
+    // Encoded once for all peers of a byte link.
+    const bytes = 'send' in this.link ? encodeSyncFrame(frame) : undefined;
     const sender = origin === 'remote' ? this.applyingFrom : null;
     const targets = [...this.peerSet].filter((peer) => peer !== sender);
     if (sender !== null) this.pickRandom(targets, this.relayFanout);
-    for (const peer of targets) this.sendBytes(peer, bytes);
+    for (const peer of targets) this.deliver(peer, frame, bytes);
   }
 
   /** Keeps `count` random elements of `items` in place (a partial Fisher-Yates shuffle). */
@@ -308,16 +332,18 @@ export class PlacementReplicator {
   }
 
   private send(peer: string, frame: SyncFrame): void {
-    this.sendBytes(peer, encodeSyncFrame(frame));
+    this.deliver(peer, frame, 'send' in this.link ? encodeSyncFrame(frame) : undefined);
   }
 
-  private sendBytes(peer: string, bytes: Uint8Array): void {
+  /** Sends `frame` (already encoded as `bytes` for a byte link). */
+  private deliver(peer: string, frame: SyncFrame, bytes: Uint8Array | undefined): void {
     try {
-      this.link.send(peer, bytes);
+      if ('send' in this.link) this.link.send(peer, bytes ?? encodeSyncFrame(frame));
+      else this.link.sendFrame(peer, frame);
       const state = this.peerStates.get(peer);
       if (state !== undefined) state.lastSendFailed = false;
       this.framesSent++;
-      this.bytesSent += bytes.length;
+      this.bytesSent += bytes?.length ?? frameSize(frame);
     } catch (error) {
       // A failing link must not break the store's update event; anti-entropy repairs the loss later.
       this.sendFailures++;
@@ -330,6 +356,27 @@ export class PlacementReplicator {
       });
     }
   }
+}
+
+/** A frame link's frame: its payload size, as the byte limit counts it. */
+function frameSize(frame: SyncFrame): number {
+  const payload = frame.kind === 'step1' ? frame.stateVector : frame.update;
+  return payload instanceof Uint8Array ? payload.length : 0;
+}
+
+/** The checks decodeSyncFrame makes, for a frame that arrived decoded: a known kind and a bounded payload. */
+function checkFrame(frame: SyncFrame, maxBytes: number): SyncFrame {
+  if (typeof frame !== 'object' || frame === null) throw new PlacementStoreError('invalid_frame', `expected a sync frame, got ${describe(frame)}`);
+  const kind: unknown = frame.kind;
+  if (kind !== 'step1' && kind !== 'step2' && kind !== 'update') {
+    throw new PlacementStoreError('invalid_frame', `unknown sync frame kind ${describe(kind)}`);
+  }
+  const payload: unknown = frame.kind === 'step1' ? frame.stateVector : frame.update;
+  if (!(payload instanceof Uint8Array)) throw new PlacementStoreError('invalid_frame', `frame payload is ${describe(payload)}, not bytes`);
+  if (payload.length > maxBytes) {
+    throw new PlacementStoreError('invalid_frame', `frame payload of ${payload.length} bytes exceeds the limit of ${maxBytes}`);
+  }
+  return frame;
 }
 
 function assertPeer(peer: unknown): asserts peer is string {

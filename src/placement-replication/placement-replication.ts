@@ -3,8 +3,6 @@
 // member it meets), and its sync frames travel as the placement sync family of the wire protocol.
 import {
   PlacementReplicator,
-  decodeSyncFrame,
-  encodeSyncFrame,
   type PlacementLog,
   type PlacementReplicatorOptions,
   type PlacementReplicatorStats,
@@ -47,7 +45,7 @@ export class PlacementReplication implements ReplicatedPlacements {
     private readonly membership: Membership,
     options: PlacementReplicationOptions = {},
   ) {
-    this.replicator = new PlacementReplicator(store, { send: (peer, bytes) => this.sendFrame(peer, decodeSyncFrame(bytes)) }, options);
+    this.replicator = new PlacementReplicator(store, { sendFrame: (peer, frame) => this.sendFrame(peer, frame) }, options);
     this.unsubscribe = [
       transport.onMessage((from, message) => this.onMessage(from, message)),
       membership.onChange(() => this.syncPeers()),
@@ -127,8 +125,7 @@ export class PlacementReplication implements ReplicatedPlacements {
     }
   }
 
-  // The link's two ends. crdt's PlacementLink still carries encoded frames, hence the decode above and the
-  // encode below; once it carries SyncFrame values both go and each hop encodes a frame only on the wire.
+  // The link's two ends carry decoded frames: the transport encodes each message once, on the wire.
   private sendFrame(peer: string, frame: SyncFrame): void {
     const address = this.addresses.get(peer) ?? NodeAddress.parse(peer);
     this.transport.send(address, toSyncMessage(frame));
@@ -137,7 +134,7 @@ export class PlacementReplication implements ReplicatedPlacements {
   private onMessage(from: NodeAddress, message: ProtocolMessage): void {
     // A replica answers anyone who asks, member or not yet: a joining node's first step 1 may arrive
     // before its membership record does.
-    if (isSyncMessage(message)) this.replicator.receive(from.toString(), encodeSyncFrame(toSyncFrame(message)));
+    if (isSyncMessage(message)) this.replicator.receiveFrame(from.toString(), toSyncFrame(message));
   }
 }
 
