@@ -5,16 +5,16 @@ import { PlacementStore, type PlacementLog } from '../../crdt/index.js';
 import { NodeAddress } from '../cluster/address.js';
 import type { Membership } from '../cluster/member.js';
 import type { Transport } from '../cluster/transport.js';
+import { isFamilyMessage, type WireMessage } from '../cluster/wire-message.js';
 import { ActorTsError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
-import type { ProtocolMessage } from '../protocol.js';
 import { resolveShardingConfig, type ShardingConfig } from './config.js';
 import type { AskOptions, EntityBehavior, EntityOutcome, EntityRef } from './entity.js';
 import {
   MAX_ENTITY_ID_LENGTH,
   MAX_ERROR_LENGTH,
   MAX_SHARD_ID,
-  SHARDING_MESSAGE_TYPES,
+  SHARDING_MESSAGES,
   TYPE_NAME_PATTERN,
   type RegionLocation,
   type ReplyTo,
@@ -184,6 +184,7 @@ export class ClusterSharding {
     }
     this.config = resolveShardingConfig(options.config);
     this.transport = transport;
+    transport.register(SHARDING_MESSAGES);
     this.membership = membership;
     this.self = membership.self;
     this.selfKey = this.self.toString();
@@ -491,8 +492,8 @@ export class ClusterSharding {
     pending.resolve(answer);
   }
 
-  private onTransportMessage(from: NodeAddress, message: ProtocolMessage): void {
-    if (this.stopped || !isShardingMessage(message)) return;
+  private onTransportMessage(from: NodeAddress, message: WireMessage): void {
+    if (this.stopped || !isFamilyMessage(SHARDING_MESSAGES, message)) return;
     const key = from.toString();
     if (!this.addresses.has(key)) this.addresses.set(key, from);
     this.dispatch(key, message);
@@ -611,10 +612,6 @@ export class ClusterSharding {
 
 function toPlacementLog(logger: Logger): PlacementLog {
   return (event) => logger[event.level]({ ...event.details }, event.message);
-}
-
-function isShardingMessage(message: ProtocolMessage): message is ShardingMessage {
-  return SHARDING_MESSAGE_TYPES.has(message.type);
 }
 
 function invalid(message: string): ActorTsError {

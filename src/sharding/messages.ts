@@ -1,7 +1,7 @@
 // Sharding messages (region registration, shard homes, hand-off, entity envelopes, operator requests): one
 // family of the protocol union. Every field is validated here, because this is the only place untrusted
 // frames become typed values; a message that fails any check is dropped by the transport.
-import type { RawMessage } from '../protocol.js';
+import type { MessageFamily, RawMessage } from '../cluster/wire-message.js';
 import { NodeAddress } from '../cluster/address.js';
 
 /** Largest shard id accepted on the wire (`numberOfShards` is capped below this by `init`). */
@@ -143,6 +143,13 @@ const TYPES: ReadonlyArray<ShardingMessageType> = [
 ];
 
 export const SHARDING_MESSAGE_TYPES: ReadonlySet<string> = new Set<string>(TYPES);
+
+/** The sharding family; ClusterSharding registers it on its transport. */
+export const SHARDING_MESSAGES: MessageFamily<ShardingMessage> = {
+  name: 'sharding',
+  types: SHARDING_MESSAGE_TYPES,
+  parse: (raw) => parseShardingMessage(raw),
+};
 
 /** Messages that concern one entity type carry its name; all but EntityReply, which is routed by askId. */
 export type TypedShardingMessage = Exclude<ShardingMessage, { readonly type: 'EntityReply' }>;

@@ -14,7 +14,8 @@ import {
 import { NodeAddress } from '../cluster/address.js';
 import type { Membership, MemberStatus } from '../cluster/member.js';
 import type { Transport } from '../cluster/transport.js';
-import type { PlacementMessage, ProtocolMessage } from '../protocol.js';
+import { isFamilyMessage, type WireMessage } from '../cluster/wire-message.js';
+import { PLACEMENT_MESSAGES, type PlacementMessage } from './placement-messages.js';
 
 /** Replicator settings passed through (see PlacementReplicatorOptions for their defaults). */
 export type PlacementGossipOptions = Pick<
@@ -38,6 +39,7 @@ export class PlacementGossip {
     private readonly membership: Membership,
     options: PlacementGossipOptions = {},
   ) {
+    transport.register(PLACEMENT_MESSAGES);
     this.replicator = new PlacementReplicator(store, { send: (peer, bytes) => this.sendFrame(peer, bytes) }, options);
     this.unsubscribe = [
       transport.onMessage((from, message) => this.onMessage(from, message)),
@@ -124,8 +126,8 @@ export class PlacementGossip {
     this.transport.send(address, toMessage(decodeSyncFrame(bytes)));
   }
 
-  private onMessage(from: NodeAddress, message: ProtocolMessage): void {
-    const frame = toFrame(message);
+  private onMessage(from: NodeAddress, message: WireMessage): void {
+    const frame = isFamilyMessage(PLACEMENT_MESSAGES, message) ? toFrame(message) : undefined;
     // A replica answers anyone who asks, member or not yet: a joining node's first step 1 may arrive
     // before its membership record does.
     if (frame !== undefined) this.replicator.receive(from.toString(), encodeSyncFrame(frame));
@@ -143,7 +145,7 @@ function toMessage(frame: SyncFrame): PlacementMessage {
   }
 }
 
-function toFrame(message: ProtocolMessage): SyncFrame | undefined {
+function toFrame(message: PlacementMessage): SyncFrame | undefined {
   switch (message.type) {
     case 'PlacementSyncStep1':
       return { kind: 'step1', stateVector: message.stateVector };

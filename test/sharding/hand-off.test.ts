@@ -2,6 +2,8 @@
 // hand-off timeout, strategy results that are not candidates, and graceful leave.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
+import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { SHARDING_MESSAGES } from '../../src/sharding/messages.js';
 import type { ShardAllocations } from '../../src/sharding/strategies/allocation-strategy.js';
 import {
   LeastShardAllocationStrategy,
@@ -114,6 +116,7 @@ describe('hand-off and rebalance', () => {
     let handOffSeen = false;
     let envelopesAfterHandOff = 0;
     b.transport.onMessage((_from, message) => {
+      if (!isFamilyMessage(SHARDING_MESSAGES, message)) return;
       if (message.type === 'HandOff' && message.shardId === 4) handOffSeen = true;
       if (message.type === 'EntityEnvelope' && message.shardId === 4 && handOffSeen) envelopesAfterHandOff++;
     });
