@@ -9,7 +9,9 @@ import { readHandshake } from '../../src/cluster/handshake.js';
 import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
 import { encodeValue } from '../../src/cluster/message-codec.js';
 import { captureLogger } from '../../src/logging.js';
-import { PROTOCOL_VERSION, type ProtocolMessage } from '../../src/protocol.js';
+import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
+import { isFamilyMessage, type WireMessage } from '../../src/cluster/wire-message.js';
+import { MESSAGE_FAMILIES, PROTOCOL_VERSION, type ProtocolMessage } from '../../src/protocol.js';
 import { waitFor } from './wait-for.js';
 
 const started: TcpTransport[] = [];
@@ -22,6 +24,8 @@ async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTra
     backoff: { initialDelayMs: 10, maxDelayMs: 100 },
     ...options,
   });
+  // The layers a node runs register these; the transport itself speaks no family.
+  for (const family of MESSAGE_FAMILIES) transport.register(family);
   started.push(transport);
   return transport;
 }
@@ -29,7 +33,7 @@ async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTra
 function received(transport: TcpTransport): Array<{ from: string; sequence: number }> {
   const out: Array<{ from: string; sequence: number }> = [];
   transport.onMessage((from, message) => {
-    if (message.type === 'Heartbeat') out.push({ from: from.toString(), sequence: message.sequence });
+    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat') out.push({ from: from.toString(), sequence: message.sequence });
   });
   return out;
 }
@@ -111,14 +115,14 @@ describe('TcpTransport', () => {
   it('carries binary payloads intact and loops messages to itself through the codec', async () => {
     const a = await start();
     const b = await start();
-    const got: ProtocolMessage[] = [];
+    const got: WireMessage[] = [];
     b.onMessage((_from, message) => got.push(message));
     a.send(b.self, { type: 'PlacementUpdate', update: new Uint8Array([1, 2, 3, 255]) });
-    const self: ProtocolMessage[] = [];
+    const self: WireMessage[] = [];
     a.onMessage((_from, message) => self.push(message));
     a.send(a.self, heartbeat(5));
     await waitFor(() => got.length === 1 && self.length === 1, 'delivery');
-    const update = got[0];
+    const update = got[0] as ProtocolMessage | undefined;
     expect(update?.type).toBe('PlacementUpdate');
     if (update?.type === 'PlacementUpdate') expect([...update.update]).toEqual([1, 2, 3, 255]);
     expect(self).toEqual([heartbeat(5)]);
@@ -206,7 +210,7 @@ describe('TcpTransport', () => {
     expect(b.stats().handshakeFailures).toBe(1);
   });
 
-  it('drops, counts and logs a malformed message but keeps the connection', async () => {
+  it('drops, counts and logs (once per peer and interval) malformed messages but keeps the connection', async () => {
     const log = captureLogger('warn');
     const a = await start();
     const b = await start({ logger: log.logger });
@@ -216,7 +220,9 @@ describe('TcpTransport', () => {
     a.send(b.self, heartbeat(2));
     await waitFor(() => atB.length === 1, 'valid message after malformed ones');
     expect(b.stats().malformed).toBe(2);
-    expect(log.records.filter((r) => r.msg === 'dropping malformed message')).toHaveLength(2);
+    const lines = log.records.filter((r) => r.msg === 'dropping malformed message');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ host: a.self.toString(), bytes: expect.any(Number) });
     expect(a.stats().connections).toBe(1);
   });
 
