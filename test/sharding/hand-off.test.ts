@@ -86,6 +86,7 @@ describe('hand-off and rebalance', () => {
     await settle(b.sharding.entityRefFor('Counter', entityInShard(2, SHARDS)).ask({ op: 'inc' }));
     strategy.homes.set(2, b.key);
     const operator = cluster.net.transport(NodeAddress.parse('ops@127.0.0.1:6000'));
+    operator.register(SHARDING_MESSAGES);
     const answers: unknown[] = [];
     operator.onMessage((_from, message) => answers.push(message));
     operator.send(a.address, { type: 'RebalanceNow', typeName: 'Counter', requestId: 77, shardIds: [2] });

@@ -161,6 +161,7 @@ describe('messages from the wrong sender', () => {
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10 });
     await run(1_000);
     const rogue = cluster.net.transport(NodeAddress.parse('rogue@127.0.0.1:6666'));
+    rogue.register(SHARDING_MESSAGES);
     const shardId = 4;
     rogue.send(b.address, { type: 'GetShardHome', typeName: 'Nope', shardId });
     rogue.send(b.address, { type: 'GetShardHome', typeName: 'Counter', shardId });
