@@ -21,7 +21,7 @@ describe('describeValue', () => {
   });
 
   it('gives type, size and a cut preview, and survives hostile objects', () => {
-    expect(describeValue('x'.repeat(10_000), 50)).toMatch(/^string\(10000 chars\) "x{50,}.*\.\.\.$/);
+    expect(describeValue('x'.repeat(10_000), 50)).toMatch(/^string\(10000 chars\) "x{40,}\.\.\.$/);
     expect(describeValue('x'.repeat(10_000), 50).length).toBeLessThan(120);
     expect(describeValue({ op: 'nope', by: 2 })).toBe('object(2 keys) {"op":"nope","by":2}');
     expect(describeValue(new Uint8Array(100))).toMatch(/^bytes\(100\) <0{32}\.\.>$/);

@@ -25,7 +25,7 @@ const packr = new Packr({
 });
 
 /** Encodes one message; throws `malformed_message` when msgpackr cannot represent it. */
-export function encodeMessage(message: WireMessage): Uint8Array {
+export function encodeMessage<M extends WireMessage>(message: M): Uint8Array {
   try {
     return packr.pack(message);
   } catch (error) {
