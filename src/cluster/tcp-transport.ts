@@ -108,7 +108,7 @@ export class TcpTransport implements Transport, TcpHost {
       frame = encodeFrame('message', encodeMessage(message), this.settings.maxFrameBytes);
     } catch (error) {
       this.counters.droppedUnencodable++;
-      this.logger.error({ to: to.toString(), type: message.type, err: errorText(error) }, 'dropping unencodable message');
+      this.logger.error({ to: to.toString(), type: String(message.type).slice(0, 64), err: errorText(error) }, 'dropping unencodable message');
       return;
     }
     if (to.equals(this.self)) {

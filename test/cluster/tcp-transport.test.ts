@@ -363,6 +363,10 @@ describe('TcpTransport', () => {
     await expect(TcpTransport.start({ system: 'test', secret: '' })).rejects.toThrow(/secret/);
     await expect(TcpTransport.start({ system: 'test', maxBufferedBytes: 0 })).rejects.toThrow(/maxBufferedBytes/);
     await expect(TcpTransport.start({ system: 'test', backoff: { resetAfterMs: -1 } })).rejects.toThrow(/resetAfterMs/);
+    await expect(TcpTransport.start({ system: 'test', maxHandshakeFrameBytes: 10 })).rejects.toThrow(/maxHandshakeFrameBytes/);
+    await expect(TcpTransport.start({ system: 'test', frameTimeoutMs: 0 })).rejects.toThrow(/frameTimeoutMs/);
+    await expect(TcpTransport.start({ system: 'test', maxInboundBufferedBytes: -1 })).rejects.toThrow(/maxInboundBufferedBytes/);
+    await expect(TcpTransport.start({ system: 'test', decodeLimits: { maxDepth: 0 } })).rejects.toThrow(/decodeLimits.maxDepth/);
     const a = await start();
     await expect(TcpTransport.start({ system: 'test', port: a.self.port })).rejects.toThrow(/cannot listen/);
   });
