@@ -5,11 +5,11 @@ export * from '../crdt/index.js';
 
 export { ActorTsError, type ErrorCode } from './errors.js';
 export { createLogger, silentLogger, type Logger, type LogOptions } from './logging.js';
-export { PROTOCOL_VERSION, parseMessage, type PlacementMessage, type ProtocolMessage } from './protocol.js';
+export { MESSAGE_FAMILIES, PROTOCOL_VERSION, parseMessage, type PlacementSyncMessage, type ProtocolMessage } from './protocol.js';
 
 export { NodeAddress } from './cluster/address.js';
 export type { ClusterView, MemberInfo, MemberStatus, Membership } from './cluster/member.js';
-export type { MessageListener, Transport } from './cluster/transport.js';
+export { isFamilyMessage, type MessageFamily, type MessageListener, type RawMessage, type Transport, type WireMessage } from './cluster/transport.js';
 export { Cluster, type ClusterOptions, type SelfDownCause } from './cluster/cluster.js';
 export {
   DEFAULT_CLUSTER_CONFIG,

@@ -1,5 +1,5 @@
 // Deterministic randomness for simulated runs. The replicator picks anti-entropy peers with Math.random and
-// PlacementGossip offers no way to pass another source, so simulated runs swap Math.random for a seeded one.
+// PlacementReplication offers no way to pass another source, so simulated runs swap Math.random for a seeded one.
 import { seededRandom } from '../../src/cluster/random.js';
 
 export { seededRandom };

@@ -1,5 +1,5 @@
 // A fixed membership for simulated clusters: every node Up and reachable from the start. Enough for
-// PlacementGossip, which only needs to know whom to replicate with.
+// PlacementReplication, which only needs to know whom to replicate with.
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { MemberInfo, Membership } from '../../src/cluster/member.js';
 

@@ -2,7 +2,8 @@
 // the placement store and for the baselines, so messages and bytes compare like for like.
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { MessageListener, Transport } from '../../src/cluster/transport.js';
-import type { PlacementMessage, ProtocolMessage } from '../../src/protocol.js';
+import { isFamilyMessage, type MessageFamily, type WireMessage } from '../../src/cluster/wire-message.js';
+import { PLACEMENT_SYNC_MESSAGES, type PlacementSyncMessage } from '../../src/placement-replication/sync-messages.js';
 import { wireSize } from './wire-size.js';
 
 export class TrafficCounter {
@@ -10,7 +11,7 @@ export class TrafficCounter {
   bytes = 0;
   readonly byType = new Map<string, { messages: number; bytes: number }>();
 
-  record(message: PlacementMessage): void {
+  record(message: PlacementSyncMessage): void {
     const size = wireSize(message);
     this.messages++;
     this.bytes += size;
@@ -31,14 +32,21 @@ export class CountingTransport implements Transport {
   constructor(
     private readonly inner: Transport,
     private readonly counter: TrafficCounter,
-  ) {}
+  ) {
+    // Every simulated protocol speaks the placement sync messages, with or without a PlacementReplication.
+    inner.register(PLACEMENT_SYNC_MESSAGES);
+  }
 
   get self(): NodeAddress {
     return this.inner.self;
   }
 
-  send(to: NodeAddress, message: ProtocolMessage): void {
-    if (isPlacement(message)) this.counter.record(message);
+  register<M extends WireMessage>(family: MessageFamily<M>): void {
+    this.inner.register(family);
+  }
+
+  send<M extends WireMessage>(to: NodeAddress, message: M): void {
+    if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message)) this.counter.record(message);
     this.inner.send(to, message);
   }
 
@@ -49,8 +57,4 @@ export class CountingTransport implements Transport {
   close(): Promise<void> {
     return this.inner.close();
   }
-}
-
-function isPlacement(message: ProtocolMessage): message is PlacementMessage {
-  return message.type === 'PlacementUpdate' || message.type === 'PlacementSyncStep1' || message.type === 'PlacementSyncStep2';
 }

@@ -1,9 +1,9 @@
 // Exact wire size of the placement messages (msgpackr, as the transports encode them), computed from the
 // payload length instead of encoding a second time, so counting bytes does not add to the measured CPU time.
 import { encodeMessage } from '../../src/cluster/message-codec.js';
-import type { PlacementMessage } from '../../src/protocol.js';
+import type { PlacementSyncMessage } from '../../src/placement-replication/sync-messages.js';
 
-export function wireSize(message: PlacementMessage): number {
+export function wireSize(message: PlacementSyncMessage): number {
   // map16 header (msgpackr writes 0xde even for two keys) + "type" + fixstr(type) + key + bin(payload)
   const payload = message.type === 'PlacementSyncStep1' ? message.stateVector : message.update;
   const key = message.type === 'PlacementSyncStep1' ? 'stateVector' : 'update';
@@ -18,7 +18,7 @@ function binHeader(length: number): number {
 export function checkWireSize(): void {
   for (const length of [0, 10, 255, 256, 70_000]) {
     const bytes = new Uint8Array(length);
-    const messages: PlacementMessage[] = [
+    const messages: PlacementSyncMessage[] = [
       { type: 'PlacementUpdate', update: bytes },
       { type: 'PlacementSyncStep1', stateVector: bytes },
       { type: 'PlacementSyncStep2', update: bytes },

@@ -1,6 +1,8 @@
 // What both gossip baselines share: a last-writer-wins JSON map per node, fed by the same transport, read
 // and observed the same way. Subclasses decide only when and what to gossip.
 import type { NodeAddress } from '../../src/cluster/address.js';
+import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { PLACEMENT_SYNC_MESSAGES } from '../../src/placement-replication/sync-messages.js';
 import { LwwMap, type Entry } from './lww-map.js';
 import type { SimContext, SimNode, Stamp } from './types.js';
 
@@ -17,7 +19,7 @@ export abstract class MapGossipNode implements SimNode {
   ) {
     for (const [shardId, entry] of preloaded) this.map.mergeEntry(shardId, entry);
     this.unsubscribe = context.transport.onMessage((from, message) => {
-      if (message.type === 'PlacementUpdate') this.receive(from, message.update);
+      if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message) && message.type === 'PlacementUpdate') this.receive(from, message.update);
     });
   }
 

@@ -1,4 +1,4 @@
-// The system under test: one PlacementStore per node replicated by PlacementGossip over the transport,
+// The system under test: one PlacementStore per node replicated by PlacementReplication over the transport,
 // read through explicitPlacementState exactly as the external allocation strategy reads it.
 import { EMPTY_STATE_VECTOR, PlacementStore } from '../../crdt/index.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
@@ -7,7 +7,7 @@ import { staticMembership } from '../lib/static-membership.js';
 import { TYPE_NAME, type Protocol, type SimContext, type SimNode, type Stamp } from './types.js';
 
 export const ANTI_ENTROPY_MS = 1000;
-// PlacementGossip's own timer runs on wall time; the simulation drives anti-entropy itself instead, so the
+// PlacementReplication's own timer runs on wall time; the simulation drives anti-entropy itself instead, so the
 // real timer is parked at the longest interval Node accepts and never fires during a run.
 const PARKED_INTERVAL_MS = 2 ** 31 - 1;
 

@@ -3,6 +3,8 @@
 // so the only difference is who wins a concurrent write: Yjs decides by client id, not by timestamp.
 import * as Y from 'yjs';
 import type { NodeAddress } from '../../src/cluster/address.js';
+import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { PLACEMENT_SYNC_MESSAGES } from '../../src/placement-replication/sync-messages.js';
 import { TYPE_NAME, type Protocol, type SimContext, type SimNode, type Stamp } from './types.js';
 
 type Value = readonly [target: string, wallMs: number, node: string];
@@ -46,7 +48,7 @@ class YMapNode implements SimNode {
       }
     });
     this.unsubscribe = context.transport.onMessage((from, message) => {
-      if (message.type === 'PlacementUpdate') Y.applyUpdateV2(this.doc, message.update, from.toString());
+      if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message) && message.type === 'PlacementUpdate') Y.applyUpdateV2(this.doc, message.update, from.toString());
     });
   }
 

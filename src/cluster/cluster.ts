@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { ActorTsError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
-import type { ProtocolMessage } from '../protocol.js';
 import type { NodeAddress } from './address.js';
 import { resolveClusterConfig, type ClusterConfig, type ClusterConfigInput } from './config.js';
 import { decideDowning } from './downing.js';
@@ -28,7 +27,8 @@ import {
 import { isConverged, leaderActions, leaderOf } from './leader-actions.js';
 import type { MemberInfo, Membership, MemberStatus } from './member.js';
 import { compareAddresses } from './member-order.js';
-import type { ClusterMessage } from './messages.js';
+import { CLUSTER_MESSAGES, type ClusterMessage } from './messages.js';
+import { isFamilyMessage, type WireMessage } from './wire-message.js';
 import { systemScheduler, type Cancellable, type Scheduler } from './scheduler.js';
 import type { Transport } from './transport.js';
 
@@ -91,6 +91,7 @@ export class Cluster implements Membership {
   constructor(options: ClusterOptions) {
     this.config = resolveClusterConfig(options.config);
     this.transport = options.transport;
+    this.transport.register(CLUSTER_MESSAGES);
     this.self = options.transport.self;
     this.incarnation = options.incarnation ?? options.transport.incarnation ?? randomUUID();
     if (this.incarnation.length === 0 || this.incarnation.length > 128) {
@@ -215,8 +216,8 @@ export class Cluster implements Membership {
 
   // ---- message handling --------------------------------------------------------------------------------
 
-  private onMessage(from: NodeAddress, message: ProtocolMessage): void {
-    if (this.stopped) return;
+  private onMessage(from: NodeAddress, message: WireMessage): void {
+    if (this.stopped || !isFamilyMessage(CLUSTER_MESSAGES, message)) return;
     switch (message.type) {
       case 'Heartbeat':
         return this.onHeartbeat(from, message);

@@ -3,7 +3,9 @@
 // chunks, several frames in one chunk) and refuses a frame header it cannot trust before buffering its body,
 // so a peer cannot make us allocate an arbitrary amount of memory.
 import { ActorTsError } from '../errors.js';
-import { PROTOCOL_VERSION } from '../protocol.js';
+import { PROTOCOL_VERSION } from './wire-message.js';
+
+export { PROTOCOL_VERSION } from './wire-message.js';
 
 /** Length prefix + version + kind. */
 export const FRAME_HEADER_BYTES = 6;
@@ -48,18 +50,27 @@ export type FrameDecodeResult =
 
 /** Incremental decoder for one connection's byte stream. */
 export class FrameDecoder {
-  private readonly maxFrameBytes: number;
+  private maxFrameBytes: number;
   private chunks: Buffer[] = [];
   private buffered = 0;
   private failure: ActorTsError | undefined;
   private counters = { frames: 0, bytes: 0, errors: 0 };
 
   constructor(options: { readonly maxFrameBytes?: number } = {}) {
-    const max = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-    if (!Number.isInteger(max) || max < 1 || max > 0xffffffff - 2) {
-      throw new ActorTsError('invalid_argument', `maxFrameBytes must be an integer in 1..${0xffffffff - 2}, got ${max}`);
-    }
-    this.maxFrameBytes = max;
+    this.maxFrameBytes = checkedMax(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
+  }
+
+  /**
+   * Changes the limit for frames whose header has not been read yet; a connection raises it once its peer has
+   * authenticated (before that, only small handshake frames are allowed).
+   */
+  setMaxFrameBytes(max: number): void {
+    this.maxFrameBytes = checkedMax(max);
+  }
+
+  /** Bytes held that do not yet form a complete frame (0 between frames). */
+  get bufferedBytes(): number {
+    return this.buffered;
   }
 
   /** True once a bad frame was seen; every later push is refused with the same error. */
@@ -145,4 +156,11 @@ export class FrameDecoder {
     this.buffered -= n;
     return out;
   }
+}
+
+function checkedMax(max: number): number {
+  if (!Number.isInteger(max) || max < 1 || max > 0xffffffff - 2) {
+    throw new ActorTsError('invalid_argument', `maxFrameBytes must be an integer in 1..${0xffffffff - 2}, got ${max}`);
+  }
+  return max;
 }

@@ -1,12 +1,14 @@
 // The frames that open a TCP connection, before any protocol message may flow. They are transport-internal
-// (never reach `parseMessage`) and are validated here as strictly as protocol messages.
+// (never reach a message family) and are validated here as strictly as protocol messages, within a decode
+// budget sized for them: they arrive before the peer is authenticated.
 //   dialer -> acceptor  Hello     { from, to, incarnation, nonce }
 //   acceptor -> dialer  Challenge { nonce, incarnation }            (or Refused)
 //   dialer -> acceptor  Proof     { proof? }   HMAC(secret, client role, both addresses, both nonces)
 //   acceptor -> dialer  Accepted  { proof? }   the same HMAC with the server role (or Refused)
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Frame } from './frame-codec.js';
-import { decodeValue } from './message-codec.js';
+import { encodeFrame, type Frame } from './frame-codec.js';
+import { decodeValue, encodeValue } from './message-codec.js';
+import type { DecodeLimits } from './msgpack-scan.js';
 
 export type Handshake =
   | {
@@ -23,6 +25,9 @@ export type Handshake =
 
 const NONCE_BYTES = 16;
 const MAX_TEXT = 512;
+
+/** A handshake is one flat map of at most five short fields. */
+const HANDSHAKE_LIMITS: DecodeLimits = { maxDepth: 1, maxElements: 16, maxStringBytes: MAX_TEXT * 4, maxBinaryBytes: 64 };
 
 /** Validates an untrusted decoded value; undefined for anything that is not a well-formed handshake frame. */
 export function parseHandshake(value: unknown): Handshake | undefined {
@@ -65,8 +70,13 @@ function isNonce(value: unknown): value is Uint8Array {
 
 /** Decodes and validates a handshake frame; undefined for anything else. */
 export function readHandshake(frame: Frame): Handshake | undefined {
-  const decoded = decodeValue(frame.payload);
+  const decoded = decodeValue(frame.payload, HANDSHAKE_LIMITS);
   return decoded.ok ? parseHandshake(decoded.value) : undefined;
+}
+
+/** The frame carrying one handshake step (both ends of a connection, and test peers, build them here). */
+export function handshakeFrame(handshake: Handshake): Buffer {
+  return encodeFrame('handshake', encodeValue(handshake));
 }
 
 /**

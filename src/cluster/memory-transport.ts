@@ -1,13 +1,14 @@
 // An in-process network of transports for fast, deterministic cluster tests, with seeded fault injection
-// (drop, duplicate, delay, jitter, reorder) and partitions. Every message is encoded with msgpackr and
-// validated by `parseMessage` on the way, exactly as over TCP, so a message that could not cross a real
-// socket fails here too.
+// (drop, duplicate, delay, jitter, reorder) and partitions. Every message is encoded with msgpackr and, as over
+// TCP, decoded within the wire budget and parsed by the receiving transport's registered families; the sender's
+// own families check it at `send` too, so a message that could not cross a real socket fails loudly here.
 import { ActorTsError } from '../errors.js';
-import type { ProtocolMessage } from '../protocol.js';
+import { describeValue } from '../logging.js';
 import type { NodeAddress } from './address.js';
 import { decodeMessage, encodeMessage } from './message-codec.js';
 import { seededRandom } from './random.js';
 import type { MessageListener, Transport } from './transport.js';
+import { FamilyRegistry, type MessageFamily, type WireMessage } from './wire-message.js';
 
 export type ScheduleFn = (fn: () => void, delayMs: number) => void;
 
@@ -46,8 +47,10 @@ export interface MemoryNetworkStats {
   readonly dropped: number;
   /** Extra copies created by the duplicate rate. */
   readonly duplicated: number;
-  /** Messages refused by `send` because they did not survive encode -> parseMessage. */
+  /** Messages refused by `send` because they did not survive encode -> the sender's registered parse. */
   readonly rejected: number;
+  /** Messages a receiver dropped because none of the families it registered accepted them (as TCP drops them). */
+  readonly unparsed: number;
 }
 
 export const DEFAULT_REORDER_WINDOW_MS = 5;
@@ -63,6 +66,7 @@ interface Counters {
   dropped: number;
   duplicated: number;
   rejected: number;
+  unparsed: number;
 }
 
 export class MemoryNetwork {
@@ -76,7 +80,7 @@ export class MemoryNetwork {
   /** Per (from, to) FIFO of in-flight messages, used while `reorder` is off. */
   private readonly pairQueues = new Map<string, InFlight[]>();
   private faults: Required<NetworkFaults> = { dropRate: 0, duplicateRate: 0, delayMs: 0, jitterMs: 0, reorder: false };
-  private readonly counters: Counters = { sent: 0, delivered: 0, dropped: 0, duplicated: 0, rejected: 0 };
+  private readonly counters: Counters = { sent: 0, delivered: 0, dropped: 0, duplicated: 0, rejected: 0, unparsed: 0 };
 
   constructor(options: MemoryNetworkOptions = {}) {
     const delayMs = options.delayMs ?? 0;
@@ -93,7 +97,7 @@ export class MemoryNetwork {
    * address may attach again (a restarted node). Messages still in flight reach whichever transport is
    * attached when they arrive.
    */
-  transport(address: NodeAddress): Transport {
+  transport(address: NodeAddress): MemoryTransport {
     const key = address.toString();
     if (this.transports.has(key)) throw argument(`a transport for ${key} is already attached to this network`);
     const transport = new MemoryTransport(address, this);
@@ -146,7 +150,7 @@ export class MemoryNetwork {
   }
 
   /** @internal called by MemoryTransport. */
-  send(from: NodeAddress, to: NodeAddress, message: ProtocolMessage): void {
+  send(from: NodeAddress, to: NodeAddress, message: WireMessage, families: FamilyRegistry): void {
     let bytes: Uint8Array;
     try {
       bytes = encodeMessage(message);
@@ -154,11 +158,11 @@ export class MemoryNetwork {
       this.counters.rejected++;
       throw error;
     }
-    if (decodeMessage(bytes) === undefined) {
+    if (decodeMessage(bytes, families) === undefined) {
       this.counters.rejected++;
       throw new ActorTsError(
         'malformed_message',
-        `message ${String((message as { type?: unknown }).type)} from ${from.toString()} does not pass parseMessage after encoding`,
+        `${describeValue(message, 120)} from ${from.toString()} does not pass the parse of a family registered on its transport after encoding`,
       );
     }
     this.counters.sent++;
@@ -223,9 +227,9 @@ export class MemoryNetwork {
       return;
     }
     // Each delivery decodes afresh, so receivers never share (and cannot mutate) one another's copy.
-    const message = decodeMessage(bytes);
+    const message = decodeMessage(bytes, target.families);
     if (message === undefined) {
-      this.counters.dropped++;
+      this.counters.unparsed++;
       return;
     }
     this.counters.delivered++;
@@ -240,6 +244,8 @@ export class MemoryNetwork {
 
 /** One node's end of a MemoryNetwork. */
 export class MemoryTransport implements Transport {
+  /** @internal read by MemoryNetwork to parse what arrives here. */
+  readonly families = new FamilyRegistry();
   private readonly listeners = new Set<MessageListener>();
   private closed = false;
 
@@ -252,9 +258,13 @@ export class MemoryTransport implements Transport {
    * Sends asynchronously. Throws `malformed_message` for a message that would not survive the wire: that
    * is a bug in the sender, and a test harness should fail loudly on it. A send after `close()` is dropped.
    */
-  send(to: NodeAddress, message: ProtocolMessage): void {
+  send<M extends WireMessage>(to: NodeAddress, message: M): void {
     if (this.closed) return;
-    this.network.send(this.self, to, message);
+    this.network.send(this.self, to, message, this.families);
+  }
+
+  register<M extends WireMessage>(family: MessageFamily<M>): void {
+    this.families.register(family);
   }
 
   onMessage(listener: MessageListener): () => void {
@@ -276,7 +286,7 @@ export class MemoryTransport implements Transport {
   }
 
   /** @internal called by MemoryNetwork. Every listener runs even if one throws; the first error is rethrown. */
-  deliver(from: NodeAddress, message: ProtocolMessage): void {
+  deliver(from: NodeAddress, message: WireMessage): void {
     let failure: { readonly error: unknown } | undefined;
     for (const listener of [...this.listeners]) {
       try {

@@ -3,7 +3,7 @@
 //   Join          joining node -> seed nodes, repeated until answered
 //   Gossip        the whole membership state (answer to Join, periodic push, and push-pull replies)
 //   Heartbeat     monitor -> monitored member; HeartbeatAck comes back and feeds the failure detector
-import type { RawMessage } from '../protocol.js';
+import type { MessageFamily, RawMessage } from './wire-message.js';
 import { NodeAddress } from './address.js';
 import type { MemberStatus } from './member.js';
 
@@ -38,6 +38,13 @@ export type ClusterMessage =
   | { readonly type: 'Gossip'; readonly gossip: WireGossip };
 
 export const CLUSTER_MESSAGE_TYPES: ReadonlySet<string> = new Set(['Heartbeat', 'HeartbeatAck', 'Join', 'Gossip']);
+
+/** The membership family; the Cluster registers it on its transport. */
+export const CLUSTER_MESSAGES: MessageFamily<ClusterMessage> = {
+  name: 'cluster',
+  types: CLUSTER_MESSAGE_TYPES,
+  parse: (raw) => parseClusterMessage(raw),
+};
 
 export const MEMBER_STATUSES: ReadonlySet<string> = new Set<MemberStatus>([
   'joining',

@@ -1,11 +1,14 @@
 // The accepting end of a TCP connection: runs the server side of the handshake (address check, secret
 // proof), then hands every message frame to the transport. A bad frame or handshake closes the connection.
+// Until the peer is authenticated only small frames are accepted and the whole handshake has a deadline;
+// afterwards a frame must complete in time, and incomplete frames count against per-connection and total
+// buffer budgets, so no peer can pin memory by sending part of a frame and stopping.
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { NodeAddress } from './address.js';
-import { FrameDecoder, encodeFrame, type Frame } from './frame-codec.js';
-import { handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
-import { encodeValue, errorText } from './message-codec.js';
+import { FrameDecoder, type Frame } from './frame-codec.js';
+import { handshakeFrame, handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
+import { errorText } from './message-codec.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
 import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
 
@@ -14,20 +17,28 @@ export class InboundConnection implements InboundLink {
   private state: 'hello' | 'proof' | 'open' | 'done' = 'hello';
   private peer: { readonly address: NodeAddress; readonly incarnation: string; readonly nonce: Buffer } | undefined;
   private readonly serverNonce = randomBytes(16);
-  private readonly timer: NodeJS.Timeout;
+  private readonly remoteHost: string;
+  private readonly handshakeTimer: NodeJS.Timeout;
+  /** Runs while a frame is incomplete on an open connection. */
+  private frameTimer: NodeJS.Timeout | undefined;
+  /** Bytes of incomplete frames reserved in the transport's inbound budget. */
+  private reserved = 0;
 
   constructor(
     private readonly socket: Socket,
     private readonly transport: TcpHost,
   ) {
-    this.decoder = new FrameDecoder({ maxFrameBytes: transport.config.maxFrameBytes });
+    this.remoteHost = socket.remoteAddress ?? 'unknown';
+    this.decoder = new FrameDecoder({ maxFrameBytes: transport.config.maxHandshakeFrameBytes });
     // A dialler that vanished silently would otherwise keep this socket (and its tracking) forever.
     socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
-    this.timer = setTimeout(() => this.refuse('handshake timed out'), transport.config.handshakeTimeoutMs);
+    this.handshakeTimer = setTimeout(() => this.refuse('handshake timed out'), transport.config.handshakeTimeoutMs);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (error) => transport.log.debug({ err: errorText(error) }, 'inbound connection error'));
     socket.on('close', () => {
-      clearTimeout(this.timer);
+      clearTimeout(this.handshakeTimer);
+      this.stopFrameTimer();
+      this.release();
       if (this.state === 'open' && this.peer) this.transport.unregisterInbound(this, this.peer.address);
       this.state = 'done';
     });
@@ -35,11 +46,17 @@ export class InboundConnection implements InboundLink {
 
   destroy(): void {
     this.state = 'done';
+    this.stopFrameTimer();
+    this.release();
     this.socket.destroy();
   }
 
   private get done(): boolean {
     return this.state === 'done';
+  }
+
+  private get peerName(): string {
+    return this.peer?.address.toString() ?? this.remoteHost;
   }
 
   private onData(chunk: Buffer): void {
@@ -49,14 +66,55 @@ export class InboundConnection implements InboundLink {
       if (this.done) return;
       this.onFrame(frame);
     }
-    if (!result.ok && !this.done) {
+    if (this.done) return;
+    if (!result.ok) {
       this.transport.count('frameErrors');
-      this.transport.log.warn(
-        { peer: this.peer?.address.toString() ?? this.socket.remoteAddress, code: result.error.code, err: result.error.message },
-        'closing inbound connection after a bad frame',
-      );
+      this.transport.peerEvent('closing inbound connection after a bad frame', this.remoteHost, {
+        peer: this.peerName,
+        code: result.error.code,
+        err: result.error.message,
+      });
       this.destroy();
+      return;
     }
+    this.account(result.frames.length > 0);
+  }
+
+  /** Keeps the incomplete frame within the budgets and on the clock; `completed` when a frame just finished. */
+  private account(completed: boolean): void {
+    const held = this.decoder.bufferedBytes;
+    const config = this.transport.config;
+    if (held > config.maxInboundBytesPerConnection || !this.transport.reserveInbound(held - this.reserved)) {
+      this.transport.count('inboundOverBudget');
+      this.transport.peerEvent('closing inbound connection over its buffer budget', this.remoteHost, { peer: this.peerName, bytes: held });
+      this.destroy();
+      return;
+    }
+    this.reserved = held;
+    // Before the handshake completes its own deadline applies; the frame clock starts with each new frame.
+    if (held === 0 || this.state !== 'open') return this.stopFrameTimer();
+    if (completed) this.stopFrameTimer();
+    this.frameTimer ??= setTimeout(() => {
+      this.frameTimer = undefined;
+      if (this.done) return;
+      this.transport.count('frameTimeouts');
+      this.transport.peerEvent('closing inbound connection stalled mid-frame', this.remoteHost, {
+        peer: this.peerName,
+        bytes: this.decoder.bufferedBytes,
+      });
+      this.destroy();
+    }, config.frameTimeoutMs);
+  }
+
+  private stopFrameTimer(): void {
+    if (this.frameTimer) clearTimeout(this.frameTimer);
+    this.frameTimer = undefined;
+  }
+
+  private release(): void {
+    if (this.reserved === 0) return;
+    this.transport.reserveInbound(-this.reserved);
+    this.reserved = 0;
   }
 
   private onFrame(frame: Frame): void {
@@ -91,8 +149,10 @@ export class InboundConnection implements InboundLink {
       if (!proof.proof) return this.refuse('peer did not prove the cluster secret');
       if (!sameProof(expected, proof.proof)) return this.refuse('peer proved a different cluster secret');
     }
-    clearTimeout(this.timer);
+    clearTimeout(this.handshakeTimer);
     this.state = 'open';
+    // Authenticated (or no secret is configured): from now on frames up to the full size are accepted.
+    this.decoder.setMaxFrameBytes(this.transport.config.maxFrameBytes);
     const serverProof = secret
       ? handshakeProof(secret, 'server', peer.address.toString(), this.transport.self.toString(), this.serverNonce, peer.nonce)
       : undefined;
@@ -104,14 +164,13 @@ export class InboundConnection implements InboundLink {
   private refuse(reason: string): void {
     if (this.state === 'done') return;
     this.transport.count('handshakeFailures');
-    this.transport.log.warn(
-      { peer: this.peer?.address.toString() ?? this.socket.remoteAddress, reason },
-      'refused inbound connection',
-    );
+    this.transport.peerEvent('refused inbound connection', this.remoteHost, { peer: this.peerName, reason });
     this.state = 'done';
-    clearTimeout(this.timer);
+    clearTimeout(this.handshakeTimer);
+    this.stopFrameTimer();
+    this.release();
     try {
-      this.socket.end(encodeFrame('handshake', encodeValue({ t: 'Refused', reason })));
+      this.socket.end(handshakeFrame({ t: 'Refused', reason }));
     } catch {
       this.socket.destroy();
     }
@@ -120,7 +179,6 @@ export class InboundConnection implements InboundLink {
   }
 
   private write(handshake: Handshake): void {
-    this.socket.write(encodeFrame('handshake', encodeValue(handshake)));
+    this.socket.write(handshakeFrame(handshake));
   }
 }
-

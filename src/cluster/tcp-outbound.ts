@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { NodeAddress } from './address.js';
-import { FrameDecoder, encodeFrame } from './frame-codec.js';
-import { handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
-import { encodeValue, errorText } from './message-codec.js';
+import { FrameDecoder } from './frame-codec.js';
+import { handshakeFrame, handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
+import { errorText } from './message-codec.js';
 import type { TcpHost } from './tcp-host.js';
 import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
 
@@ -80,7 +80,8 @@ export class OutboundPeer {
     this.transport.track(socket);
     socket.setNoDelay(true);
     socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
-    const decoder = new FrameDecoder({ maxFrameBytes: config.maxFrameBytes });
+    // The accepting side only ever sends handshake frames on this connection, so they are all it may send.
+    const decoder = new FrameDecoder({ maxFrameBytes: config.maxHandshakeFrameBytes });
     const clientNonce = randomBytes(16);
     let opened = false;
     let openedAt = 0;
@@ -226,7 +227,7 @@ export class OutboundPeer {
   }
 
   private write(socket: Socket, handshake: Handshake): void {
-    socket.write(encodeFrame('handshake', encodeValue(handshake)));
+    socket.write(handshakeFrame(handshake));
   }
 }
 

@@ -2,7 +2,8 @@
 // read, and the transport's counters.
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
-import { DEFAULT_MAX_FRAME_BYTES } from './frame-codec.js';
+import { DEFAULT_MAX_FRAME_BYTES, FRAME_HEADER_BYTES } from './frame-codec.js';
+import { DEFAULT_DECODE_LIMITS, type DecodeLimits } from './msgpack-scan.js';
 
 export interface TcpBackoffOptions {
   /** Delay before the first reconnect attempt; default 100 ms. */
@@ -34,6 +35,31 @@ export interface TcpTransportOptions {
   readonly incarnation?: string;
   /** Largest frame payload accepted or sent; default 16 MiB. */
   readonly maxFrameBytes?: number;
+  /**
+   * Largest frame accepted before the peer has completed the handshake (handshake frames are a few hundred
+   * bytes); default 4 KiB. An unauthenticated peer cannot make us buffer or decode more than this per frame.
+   */
+  readonly maxHandshakeFrameBytes?: number;
+  /**
+   * Time an authenticated peer has to complete a frame once its first byte arrived; default 30,000 ms (16 MiB
+   * at ~4.5 Mbit/s). A peer that stops mid-frame is disconnected instead of holding the partial frame forever.
+   */
+  readonly frameTimeoutMs?: number;
+  /** Bytes one inbound connection may hold in an incomplete frame; default maxFrameBytes + the 6-byte header. */
+  readonly maxInboundBytesPerConnection?: number;
+  /**
+   * Bytes all inbound connections together may hold in incomplete frames; default 64 MiB. A connection whose
+   * data would exceed it is closed (its peer redials), so many slow or stalled peers cannot exhaust memory.
+   */
+  readonly maxInboundBufferedBytes?: number;
+  /** Budgets one received message must fit in before it is decoded (see DecodeLimits for the defaults). */
+  readonly decodeLimits?: Partial<DecodeLimits>;
+  /**
+   * Interval of the aggregated logging of what remote peers cause (refused handshakes, bad frames, malformed
+   * messages): one line per kind and peer host per interval, with the count of the events it stands for;
+   * default 10,000 ms.
+   */
+  readonly peerLogIntervalMs?: number;
   /** Messages kept per peer while its connection is being (re)established; default 1,000. Overflow is dropped. */
   readonly maxQueuedMessages?: number;
   /**
@@ -59,6 +85,10 @@ export interface TcpTransportStats {
   readonly malformed: number;
   /** Oversized, corrupt or wrong-version frames: the connection was closed. */
   readonly frameErrors: number;
+  /** Inbound connections closed because a frame did not complete within `frameTimeoutMs`. */
+  readonly frameTimeouts: number;
+  /** Inbound connections closed because they exceeded the per-connection or the total inbound buffer budget. */
+  readonly inboundOverBudget: number;
   /** Handshakes refused, by us or by the peer (wrong secret, wrong address, protocol violation, timeout). */
   readonly handshakeFailures: number;
   /** Outgoing messages dropped because a peer's queue was full while connecting. */
@@ -82,6 +112,12 @@ export type MutableTcpStats = { -readonly [K in keyof TcpTransportStats]: TcpTra
 export interface TcpSettings {
   readonly secret: Buffer | undefined;
   readonly maxFrameBytes: number;
+  readonly maxHandshakeFrameBytes: number;
+  readonly frameTimeoutMs: number;
+  readonly maxInboundBytesPerConnection: number;
+  readonly maxInboundBufferedBytes: number;
+  readonly decodeLimits: DecodeLimits;
+  readonly peerLogIntervalMs: number;
   readonly maxQueuedMessages: number;
   readonly maxBufferedBytes: number;
   readonly handshakeTimeoutMs: number;
@@ -115,9 +151,26 @@ export function resolveTcpSettings(options: TcpTransportOptions): TcpSettings {
   const initialDelayMs = positive('backoff.initialDelayMs', options.backoff?.initialDelayMs, 100);
   const maxDelayMs = positive('backoff.maxDelayMs', options.backoff?.maxDelayMs, 5_000);
   if (maxDelayMs < initialDelayMs) throw new ActorTsError('invalid_argument', 'backoff.maxDelayMs must be >= initialDelayMs');
+  const maxFrameBytes = Math.floor(positive('maxFrameBytes', options.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES, 64));
+  const limits = options.decodeLimits ?? {};
+  const decodeLimits: DecodeLimits = {
+    maxDepth: Math.floor(positive('decodeLimits.maxDepth', limits.maxDepth, DEFAULT_DECODE_LIMITS.maxDepth)),
+    maxElements: Math.floor(positive('decodeLimits.maxElements', limits.maxElements, DEFAULT_DECODE_LIMITS.maxElements)),
+    maxStringBytes: Math.floor(positive('decodeLimits.maxStringBytes', limits.maxStringBytes, DEFAULT_DECODE_LIMITS.maxStringBytes)),
+    maxBinaryBytes: Math.floor(positive('decodeLimits.maxBinaryBytes', limits.maxBinaryBytes, maxFrameBytes)),
+  };
   return {
     secret,
-    maxFrameBytes: Math.floor(positive('maxFrameBytes', options.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES, 64)),
+    maxFrameBytes,
+    // Handshake frames are ~100-300 bytes; 64 is the smallest useful bound.
+    maxHandshakeFrameBytes: Math.floor(positive('maxHandshakeFrameBytes', options.maxHandshakeFrameBytes, 4 * 1024, 64)),
+    frameTimeoutMs: positive('frameTimeoutMs', options.frameTimeoutMs, 30_000),
+    maxInboundBytesPerConnection: Math.floor(
+      positive('maxInboundBytesPerConnection', options.maxInboundBytesPerConnection, maxFrameBytes + FRAME_HEADER_BYTES, FRAME_HEADER_BYTES),
+    ),
+    maxInboundBufferedBytes: Math.floor(positive('maxInboundBufferedBytes', options.maxInboundBufferedBytes, 64 * 1024 * 1024, FRAME_HEADER_BYTES)),
+    decodeLimits,
+    peerLogIntervalMs: positive('peerLogIntervalMs', options.peerLogIntervalMs, 10_000),
     maxQueuedMessages: Math.floor(positive('maxQueuedMessages', options.maxQueuedMessages, 1_000)),
     maxBufferedBytes: Math.floor(positive('maxBufferedBytes', options.maxBufferedBytes, 32 * 1024 * 1024)),
     handshakeTimeoutMs: positive('handshakeTimeoutMs', options.handshakeTimeoutMs, 5_000),

@@ -3,15 +3,15 @@
 // nodes never have to agree on who owns a shared connection. A connection starts with a handshake naming
 // both ends and the dialer's incarnation; with a cluster secret both ends prove it by HMAC over fresh nonces.
 // Nothing a peer sends can throw into the event loop: bad frames close the connection, bad messages are
-// dropped; both are counted and logged.
+// dropped; both are counted and logged (rate-limited, since a peer can cause them at will). The transport
+// knows no message family: layers register theirs, and only what one of them parses reaches listeners.
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { ActorTsError } from '../errors.js';
-import { silentLogger, type Logger } from '../logging.js';
-import type { ProtocolMessage } from '../protocol.js';
+import { LogThrottle, silentLogger, type Logger } from '../logging.js';
 import { NodeAddress } from './address.js';
 import { FRAME_HEADER_BYTES, encodeFrame, type Frame } from './frame-codec.js';
-import { decodeMessage, encodeMessage, errorText } from './message-codec.js';
+import { decodeMessage, decodeValue, encodeMessage, errorText } from './message-codec.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
 import { InboundConnection } from './tcp-inbound.js';
 import { OutboundPeer } from './tcp-outbound.js';
@@ -23,6 +23,7 @@ import {
   type TcpTransportStats,
 } from './tcp-settings.js';
 import type { MessageListener, Transport } from './transport.js';
+import { FamilyRegistry, asRawMessage, type MessageFamily, type WireMessage } from './wire-message.js';
 
 export type { TcpBackoffOptions, TcpTransportOptions, TcpTransportStats } from './tcp-settings.js';
 
@@ -32,6 +33,10 @@ export class TcpTransport implements Transport, TcpHost {
   readonly self: NodeAddress;
   readonly incarnation: string;
   private readonly listeners = new Set<MessageListener>();
+  private readonly families = new FamilyRegistry();
+  private readonly peerLog: LogThrottle;
+  /** Bytes all inbound connections hold in incomplete frames. */
+  private inboundBytes = 0;
   private readonly peers = new Map<string, OutboundPeer>();
   /** Open inbound connections by peer address, with the incarnation that peer announced. */
   private readonly inbound = new Map<string, Set<InboundLink>>();
@@ -42,6 +47,8 @@ export class TcpTransport implements Transport, TcpHost {
     delivered: 0,
     malformed: 0,
     frameErrors: 0,
+    frameTimeouts: 0,
+    inboundOverBudget: 0,
     handshakeFailures: 0,
     droppedQueueFull: 0,
     droppedBackpressure: 0,
@@ -62,6 +69,7 @@ export class TcpTransport implements Transport, TcpHost {
   ) {
     this.self = self;
     this.incarnation = incarnation;
+    this.peerLog = new LogThrottle({ intervalMs: settings.peerLogIntervalMs });
   }
 
   /** Listens on host:port and resolves once the socket is bound; rejects on bad options or a busy port. */
@@ -89,20 +97,24 @@ export class TcpTransport implements Transport, TcpHost {
     return transport;
   }
 
-  send(to: NodeAddress, message: ProtocolMessage): void {
+  register<M extends WireMessage>(family: MessageFamily<M>): void {
+    this.families.register(family);
+  }
+
+  send<M extends WireMessage>(to: NodeAddress, message: M): void {
     if (this.closed) return;
     let frame: Buffer;
     try {
       frame = encodeFrame('message', encodeMessage(message), this.settings.maxFrameBytes);
     } catch (error) {
       this.counters.droppedUnencodable++;
-      this.logger.error({ to: to.toString(), type: message.type, err: errorText(error) }, 'dropping unencodable message');
+      this.logger.error({ to: to.toString(), type: String(message.type).slice(0, 64), err: errorText(error) }, 'dropping unencodable message');
       return;
     }
     if (to.equals(this.self)) {
       this.counters.sent++;
       // Loops through the codec like any remote message, and asynchronously like any send.
-      const copy = decodeMessage(frame.subarray(FRAME_HEADER_BYTES));
+      const copy = decodeMessage(frame.subarray(FRAME_HEADER_BYTES), this.families, this.settings.decodeLimits);
       queueMicrotask(() => {
         if (copy && !this.closed) this.deliver(this.self, copy);
       });
@@ -166,12 +178,30 @@ export class TcpTransport implements Transport, TcpHost {
     socket.once('close', () => this.sockets.delete(socket));
   }
 
+  /** @internal */ reserveInbound(delta: number): boolean {
+    if (delta > 0 && this.inboundBytes + delta > this.settings.maxInboundBufferedBytes) return false;
+    this.inboundBytes = Math.max(0, this.inboundBytes + delta);
+    return true;
+  }
+
+  /** @internal */ peerEvent(kind: string, peerHost: string, details: Readonly<Record<string, unknown>>): void {
+    const suppressed = this.peerLog.admit(`${kind}\u0000${peerHost}`);
+    if (suppressed === undefined) return;
+    this.logger.warn(suppressed > 0 ? { ...details, host: peerHost, similarSinceLastLine: suppressed } : { ...details, host: peerHost }, kind);
+  }
+
   /** @internal Decodes one message frame from `from` and hands it to listeners; never throws. */
   receive(from: NodeAddress, frame: Frame): void {
-    const message = decodeMessage(frame.payload);
+    const decoded = decodeValue(frame.payload, this.settings.decodeLimits);
+    const message = decoded.ok ? this.families.parse(decoded.value) : undefined;
     if (message === undefined) {
       this.counters.malformed++;
-      this.logger.warn({ from: from.toString(), bytes: frame.payload.byteLength }, 'dropping malformed message');
+      const type = decoded.ok ? asRawMessage(decoded.value)?.type : undefined;
+      this.peerEvent('dropping malformed message', from.toString(), {
+        bytes: frame.payload.byteLength,
+        // A peer's `type` string is bounded here: it is text it chose.
+        reason: decoded.ok ? `not accepted by a registered family (type ${type === undefined ? 'missing' : JSON.stringify(type.slice(0, 64))})` : decoded.reason,
+      });
       return;
     }
     this.deliver(from, message);
@@ -208,7 +238,7 @@ export class TcpTransport implements Transport, TcpHost {
     new InboundConnection(socket, this);
   }
 
-  private deliver(from: NodeAddress, message: ProtocolMessage): void {
+  private deliver(from: NodeAddress, message: WireMessage): void {
     this.counters.delivered++;
     for (const listener of [...this.listeners]) {
       try {

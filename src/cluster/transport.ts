@@ -1,17 +1,24 @@
 // The one interface every transport implements (TCP between processes, in-memory for tests): fire-and-forget
-// delivery of protocol messages between node addresses. Delivery is at-most-once; a send to an unknown or
-// unreachable peer never throws (the transport counts and logs it instead).
+// delivery of opaque wire messages between node addresses. Delivery is at-most-once; a send to an unknown or
+// unreachable peer never throws (the transport counts and logs it instead). The transport knows no message
+// family: each layer registers its own, and only messages a registered family parsed reach listeners.
 import type { NodeAddress } from './address.js';
-import type { ProtocolMessage } from '../protocol.js';
+import type { MessageFamily, WireMessage } from './wire-message.js';
 
-export type MessageListener = (from: NodeAddress, message: ProtocolMessage) => void;
+export type { MessageFamily, RawMessage, WireMessage } from './wire-message.js';
+export { isFamilyMessage } from './wire-message.js';
+
+export type MessageListener = (from: NodeAddress, message: WireMessage) => void;
 
 export interface Transport {
   readonly self: NodeAddress;
   /** Identifies this run of the node when the transport has one (TCP announces it in its handshake). */
   readonly incarnation?: string;
-  send(to: NodeAddress, message: ProtocolMessage): void;
-  /** Only messages that passed `parseMessage` reach listeners. Returns an unsubscribe function. */
+  /** Lets messages of this family through; each layer registers its own (idempotent; type clashes throw). */
+  register<M extends WireMessage>(family: MessageFamily<M>): void;
+  /** Generic so a message literal is checked as the family type it is, not as a bare WireMessage. */
+  send<M extends WireMessage>(to: NodeAddress, message: M): void;
+  /** Only messages of registered families that passed the family's parse reach listeners. Returns an unsubscribe function. */
   onMessage(listener: MessageListener): () => void;
   close(): Promise<void>;
 }

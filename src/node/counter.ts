@@ -2,6 +2,7 @@
 // edge routes on the node's HTTP server, so a newcomer can see which node serves which shard.
 import type { FastifyInstance } from 'fastify';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
+import { describeValue } from '../logging.js';
 import type { EntityBehavior } from '../sharding/entity.js';
 
 export const COUNTER_TYPE = 'Counter';
@@ -30,7 +31,8 @@ export const counterBehavior: EntityBehavior = (ctx) => {
         return answer();
       }
       if (command?.op === 'get') return answer();
-      throw new Error(`unknown counter command ${JSON.stringify(message)}`);
+      // Bounded: the message came from the network and may be any size or shape.
+      throw new Error(`unknown counter command ${describeValue(message, 200)}`);
     },
   };
 };

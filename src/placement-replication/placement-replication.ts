@@ -12,9 +12,9 @@ import {
 import { NodeAddress } from '../cluster/address.js';
 import type { Membership, MemberStatus } from '../cluster/member.js';
 import type { Transport } from '../cluster/transport.js';
+import { isFamilyMessage, type WireMessage } from '../cluster/wire-message.js';
 import type { Logger } from '../logging.js';
-import type { ProtocolMessage } from '../protocol.js';
-import { PLACEMENT_SYNC_MESSAGES, toSyncFrame, toSyncMessage, type PlacementSyncMessage } from './sync-messages.js';
+import { PLACEMENT_SYNC_MESSAGES, toSyncFrame, toSyncMessage } from './sync-messages.js';
 
 /** Replicator settings passed through (see PlacementReplicatorOptions for their defaults). */
 export type PlacementReplicationOptions = Pick<
@@ -45,6 +45,7 @@ export class PlacementReplication implements ReplicatedPlacements {
     private readonly membership: Membership,
     options: PlacementReplicationOptions = {},
   ) {
+    transport.register(PLACEMENT_SYNC_MESSAGES);
     this.replicator = new PlacementReplicator(store, { sendFrame: (peer, frame) => this.sendFrame(peer, frame) }, options);
     this.unsubscribe = [
       transport.onMessage((from, message) => this.onMessage(from, message)),
@@ -131,17 +132,11 @@ export class PlacementReplication implements ReplicatedPlacements {
     this.transport.send(address, toSyncMessage(frame));
   }
 
-  private onMessage(from: NodeAddress, message: ProtocolMessage): void {
+  private onMessage(from: NodeAddress, message: WireMessage): void {
     // A replica answers anyone who asks, member or not yet: a joining node's first step 1 may arrive
     // before its membership record does.
-    if (isSyncMessage(message)) this.replicator.receiveFrame(from.toString(), toSyncFrame(message));
+    if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message)) this.replicator.receiveFrame(from.toString(), toSyncFrame(message));
   }
-}
-
-// With the registering transport this becomes `isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message)`, and the
-// constructor calls `transport.register(PLACEMENT_SYNC_MESSAGES)`.
-function isSyncMessage(message: ProtocolMessage): message is PlacementSyncMessage {
-  return PLACEMENT_SYNC_MESSAGES.types.has(message.type);
 }
 
 /** crdt/'s log events (of the store and the replicator) written to a node's logger. */

@@ -1,7 +1,7 @@
 // The placement sync family of the wire protocol: crdt/'s sync frames (step 1, step 2, update) as transport
 // messages, the gate their untrusted input passes, and the one mapping between frames and messages.
 import type { SyncFrame } from '../../crdt/index.js';
-import type { RawMessage } from '../protocol.js';
+import type { MessageFamily, RawMessage } from '../cluster/wire-message.js';
 
 export type PlacementSyncMessage =
   | { readonly type: 'PlacementSyncStep1'; readonly stateVector: Uint8Array }
@@ -17,12 +17,12 @@ const TYPES = {
   PlacementUpdate: 'update',
 } as const satisfies Record<PlacementSyncMessage['type'], SyncFrame['kind']>;
 
-/** The family as the transport takes it (`MessageFamily<PlacementSyncMessage>`). */
-export const PLACEMENT_SYNC_MESSAGES = {
+/** The family PlacementReplication registers on its transport. */
+export const PLACEMENT_SYNC_MESSAGES: MessageFamily<PlacementSyncMessage> = {
   name: 'placement-sync',
-  types: new Set<string>(Object.keys(TYPES)) as ReadonlySet<string>,
-  parse: parsePlacementSyncMessage,
-} as const;
+  types: new Set<string>(Object.keys(TYPES)),
+  parse: (raw) => parsePlacementSyncMessage(raw),
+};
 
 /** Validates one decoded message whose `type` is a placement sync type; undefined when a field is wrong. */
 export function parsePlacementSyncMessage(raw: RawMessage): PlacementSyncMessage | undefined {

@@ -1,6 +1,10 @@
 // Sharded entities: the behaviour users write, the reference callers hold, and the mailbox that runs one
 // entity's messages strictly one at a time.
 import type { NodeAddress } from '../cluster/address.js';
+import { describeValue } from '../logging.js';
+
+/** Longest error text reported to an asker or written to a log; an entity's error may quote its input. */
+export const MAX_ERROR_TEXT = 500;
 
 /** What an entity learns about itself when it is created (on its first message, on the node hosting its shard). */
 export interface EntityContext {
@@ -116,11 +120,16 @@ export class Entity {
   }
 }
 
-/** Never throws, whatever an entity threw or rejected with (a null-prototype object, a throwing toString). */
+/**
+ * Never throws, whatever an entity threw or rejected with (a null-prototype object, a throwing toString), and
+ * never returns more than MAX_ERROR_TEXT characters: a thrown value is described, not stringified whole.
+ */
 export function describeError(error: unknown): string {
   try {
-    if (error instanceof Error) return String(error.message || error.name);
-    return String(error);
+    // String() of an array joins every element, however large or deeply shared the array is.
+    if (Array.isArray(error)) return describeValue(error, MAX_ERROR_TEXT - 40);
+    const text = error instanceof Error ? String(error.message || error.name) : String(error);
+    return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT - 20)}... (${text.length} chars)` : text;
   } catch {
     return Object.prototype.toString.call(error);
   }

@@ -2,7 +2,7 @@
 // sharding family of the wire protocol, with the table that routes each message type on arrival. Every field
 // is validated here, because this is the only place untrusted frames become typed values; a message that
 // fails any check is dropped by the transport.
-import type { RawMessage } from '../protocol.js';
+import type { MessageFamily, RawMessage } from '../cluster/wire-message.js';
 import { NodeAddress } from '../cluster/address.js';
 
 /** Largest shard id accepted on the wire (`numberOfShards` is capped below this by `init`). */
@@ -177,11 +177,11 @@ export function isRoutedTo<R extends ShardingRoute>(message: ShardingMessage, ro
  * The sharding family as the transport takes it (`MessageFamily<ShardingMessage>`): every type of the
  * table, through the one parse gate below.
  */
-export const SHARDING_MESSAGES = {
+export const SHARDING_MESSAGES: MessageFamily<ShardingMessage> = {
   name: 'sharding',
   types: SHARDING_MESSAGE_TYPES,
-  parse: parseShardingMessage,
-} as const;
+  parse: (raw) => parseShardingMessage(raw),
+};
 
 /** Messages that concern one entity type carry its name; all but EntityReply, which is routed by askId. */
 export type TypedShardingMessage = Exclude<ShardingMessage, { readonly type: 'EntityReply' }>;

@@ -3,8 +3,8 @@
 // but stays asynchronous, so no handler ever re-enters another.
 import { NodeAddress } from '../cluster/address.js';
 import type { Transport } from '../cluster/transport.js';
+import { isFamilyMessage, type WireMessage } from '../cluster/wire-message.js';
 import type { Logger } from '../logging.js';
-import type { ProtocolMessage } from '../protocol.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from './messages.js';
 
 export type ShardingReceiver = (from: string, message: ShardingMessage) => void;
@@ -23,6 +23,7 @@ export class ShardingLink {
   ) {
     this.selfKey = transport.self.toString();
     this.addresses.set(this.selfKey, transport.self);
+    transport.register(SHARDING_MESSAGES);
   }
 
   /** Sends the transport refused (a message that cannot be encoded, or an invalid address). */
@@ -89,15 +90,9 @@ export class ShardingLink {
     return key;
   }
 
-  private onTransportMessage(from: NodeAddress, message: ProtocolMessage): void {
+  private onTransportMessage(from: NodeAddress, message: WireMessage): void {
     const receiver = this.receiver;
-    if (receiver === undefined || !isShardingMessage(message)) return;
+    if (receiver === undefined || !isFamilyMessage(SHARDING_MESSAGES, message)) return;
     receiver(this.remember(from), message);
   }
-}
-
-// With the registering transport this becomes `isFamilyMessage(SHARDING_MESSAGES, message)`, and the
-// constructor calls `transport.register(SHARDING_MESSAGES)`.
-function isShardingMessage(message: ProtocolMessage): message is ShardingMessage {
-  return SHARDING_MESSAGES.types.has(message.type);
 }

@@ -87,4 +87,17 @@ describe('frame codec', () => {
     expect(() => encodeFrame('message', new Uint8Array(101), 100)).toThrow(/exceeds the maximum frame size of 100/);
     expect(() => new FrameDecoder({ maxFrameBytes: 0 })).toThrow(/maxFrameBytes/);
   });
+
+  it('reports what an incomplete frame holds, and raises its limit only for frames not yet started', () => {
+    const decoder = new FrameDecoder({ maxFrameBytes: 16 });
+    expect(decoder.push(header(2 + 10)).ok).toBe(true);
+    expect(decoder.bufferedBytes).toBe(FRAME_HEADER_BYTES);
+    expect(decoder.push(new Uint8Array(10)).frames).toHaveLength(1);
+    expect(decoder.bufferedBytes).toBe(0);
+    decoder.setMaxFrameBytes(1024);
+    const big = decoder.push(Buffer.concat([header(2 + 1000), Buffer.alloc(400)]));
+    expect(big).toMatchObject({ ok: true, frames: [] });
+    expect(decoder.bufferedBytes).toBe(FRAME_HEADER_BYTES + 400);
+    expect(() => decoder.setMaxFrameBytes(0)).toThrow(/maxFrameBytes/);
+  });
 });

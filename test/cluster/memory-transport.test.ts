@@ -1,8 +1,10 @@
 // MemoryNetwork: asynchronous delivery through the wire codec, and each injected fault.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { MemoryNetwork, type MemoryTransport } from '../../src/cluster/memory-transport.js';
+import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/messages.js';
 import type { Transport } from '../../src/cluster/transport.js';
+import { isFamilyMessage, type MessageFamily } from '../../src/cluster/wire-message.js';
 import type { ProtocolMessage } from '../../src/protocol.js';
 import { ActorTsError } from '../../src/errors.js';
 
@@ -10,14 +12,21 @@ const a = NodeAddress.parse('sys@127.0.0.1:2551');
 const b = NodeAddress.parse('sys@127.0.0.1:2552');
 const c = NodeAddress.parse('sys@127.0.0.1:2553');
 
-function heartbeat(sequence: number): ProtocolMessage {
+/** A node's transport that speaks the membership family, as a Cluster would register it. */
+function attach(net: MemoryNetwork, address: NodeAddress): MemoryTransport {
+  const transport = net.transport(address);
+  transport.register(CLUSTER_MESSAGES);
+  return transport;
+}
+
+function heartbeat(sequence: number): ClusterMessage {
   return { type: 'Heartbeat', sequence, incarnation: 'test' };
 }
 
 function collect(transport: Transport): Array<{ from: string; sequence: number }> {
   const received: Array<{ from: string; sequence: number }> = [];
   transport.onMessage((from, message) => {
-    if (message.type === 'Heartbeat') received.push({ from: from.toString(), sequence: message.sequence });
+    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat') received.push({ from: from.toString(), sequence: message.sequence });
   });
   return received;
 }
@@ -32,23 +41,23 @@ describe('MemoryNetwork', () => {
 
   it('delivers asynchronously, never inside send, and counts it', async () => {
     const net = new MemoryNetwork();
-    const ta = net.transport(a);
-    const received = collect(net.transport(b));
+    const ta = attach(net, a);
+    const received = collect(attach(net, b));
     ta.send(b, heartbeat(1));
     expect(received).toEqual([]);
     await vi.runAllTimersAsync();
     expect(received).toEqual([{ from: a.toString(), sequence: 1 }]);
-    expect(net.stats()).toEqual({ sent: 1, delivered: 1, dropped: 0, duplicated: 0, rejected: 0 });
+    expect(net.stats()).toEqual({ sent: 1, delivered: 1, dropped: 0, duplicated: 0, rejected: 0, unparsed: 0 });
   });
 
-  it('rejects a message that would not survive encode -> parseMessage, and delivers nothing', async () => {
+  it('rejects a message that would not survive encode -> the registered parse, and delivers nothing', async () => {
     const net = new MemoryNetwork();
-    const ta = net.transport(a);
-    const received = collect(net.transport(b));
+    const ta = attach(net, a);
+    const received = collect(attach(net, b));
     const bogus = { type: 'Heartbeat', sequence: 'one' } as unknown as ProtocolMessage;
     expect(() => ta.send(b, bogus)).toThrow(ActorTsError);
     const unknownType = { type: 'NoSuchMessage' } as unknown as ProtocolMessage;
-    expect(() => ta.send(b, unknownType)).toThrow(/does not pass parseMessage/);
+    expect(() => ta.send(b, unknownType)).toThrow(/does not pass the parse of a family/);
     const bigint = { type: 'Heartbeat', sequence: 2n ** 70n } as unknown as ProtocolMessage;
     expect(() => ta.send(b, bigint)).toThrow(/cannot encode/);
     await vi.runAllTimersAsync();
@@ -58,10 +67,10 @@ describe('MemoryNetwork', () => {
 
   it('gives each receiver its own decoded copy', async () => {
     const net = new MemoryNetwork();
-    const ta = net.transport(a);
-    const seen: ProtocolMessage[] = [];
-    net.transport(b).onMessage((_from, message) => seen.push(message));
-    net.transport(c).onMessage((_from, message) => seen.push(message));
+    const ta = attach(net, a);
+    const seen: unknown[] = [];
+    attach(net, b).onMessage((_from, message) => seen.push(message));
+    attach(net, c).onMessage((_from, message) => seen.push(message));
     const original = heartbeat(7);
     ta.send(b, original);
     ta.send(c, original);
@@ -81,8 +90,8 @@ describe('MemoryNetwork', () => {
         setTimeout(fn, ms);
       },
     });
-    const ta = net.transport(a);
-    const received = collect(net.transport(b));
+    const ta = attach(net, a);
+    const received = collect(attach(net, b));
     net.setFaults({ delayMs: 20 });
     ta.send(b, heartbeat(1));
     expect(delays).toEqual([50]);
@@ -96,8 +105,8 @@ describe('MemoryNetwork', () => {
     const run = async (seed: number): Promise<number[]> => {
       const net = new MemoryNetwork({ seed });
       net.setFaults({ dropRate: 0.3 });
-      const ta = net.transport(a);
-      const received = collect(net.transport(b));
+      const ta = attach(net, a);
+      const received = collect(attach(net, b));
       for (let i = 0; i < 1000; i++) ta.send(b, heartbeat(i));
       await vi.runAllTimersAsync();
       const stats = net.stats();
@@ -115,8 +124,8 @@ describe('MemoryNetwork', () => {
   it('duplicates about duplicateRate of the messages', async () => {
     const net = new MemoryNetwork({ seed: 3 });
     net.setFaults({ duplicateRate: 0.5 });
-    const ta = net.transport(a);
-    const received = collect(net.transport(b));
+    const ta = attach(net, a);
+    const received = collect(attach(net, b));
     for (let i = 0; i < 400; i++) ta.send(b, heartbeat(i));
     await vi.runAllTimersAsync();
     const stats = net.stats();
@@ -129,8 +138,8 @@ describe('MemoryNetwork', () => {
 
   it('keeps per-pair FIFO under jitter, and lets messages overtake with reorder', async () => {
     const net = new MemoryNetwork({ seed: 11 });
-    const ta = net.transport(a);
-    const received = collect(net.transport(b));
+    const ta = attach(net, a);
+    const received = collect(attach(net, b));
     net.setFaults({ jitterMs: 50 });
     for (let i = 0; i < 100; i++) ta.send(b, heartbeat(i));
     await vi.runAllTimersAsync();
@@ -148,9 +157,9 @@ describe('MemoryNetwork', () => {
 
   it('partitions two sides both ways, including messages already in flight, until heal', async () => {
     const net = new MemoryNetwork({ delayMs: 10 });
-    const ta = net.transport(a);
-    const tb = net.transport(b);
-    const tc = net.transport(c);
+    const ta = attach(net, a);
+    const tb = attach(net, b);
+    const tc = attach(net, c);
     const atA = collect(ta);
     const atB = collect(tb);
     const atC = collect(tc);
@@ -173,14 +182,14 @@ describe('MemoryNetwork', () => {
 
   it('isolates one node from everybody until heal', async () => {
     const net = new MemoryNetwork();
-    const ta = net.transport(a);
-    const tb = net.transport(b);
+    const ta = attach(net, a);
+    const tb = attach(net, b);
     const atA = collect(ta);
     const atB = collect(tb);
     net.isolate(a);
     ta.send(b, heartbeat(1));
     tb.send(a, heartbeat(2));
-    const tc = net.transport(c);
+    const tc = attach(net, c);
     tc.send(a, heartbeat(3));
     tc.send(b, heartbeat(4));
     await vi.runAllTimersAsync();
@@ -194,16 +203,16 @@ describe('MemoryNetwork', () => {
 
   it('drops messages to an unknown or closed node and lets the address attach again', async () => {
     const net = new MemoryNetwork();
-    const ta = net.transport(a);
-    let tb = net.transport(b);
-    expect(() => net.transport(b)).toThrow(/already attached/);
+    const ta = attach(net, a);
+    let tb = attach(net, b);
+    expect(() => attach(net, b)).toThrow(/already attached/);
     ta.send(c, heartbeat(1));
     await tb.close();
     ta.send(b, heartbeat(2));
     tb.send(a, heartbeat(3)); // closed: ignored
     await vi.runAllTimersAsync();
     expect(net.stats()).toMatchObject({ sent: 2, dropped: 2, delivered: 0 });
-    tb = net.transport(b);
+    tb = attach(net, b);
     const atB = collect(tb);
     ta.send(b, heartbeat(4));
     await vi.runAllTimersAsync();
@@ -212,8 +221,8 @@ describe('MemoryNetwork', () => {
 
   it('unsubscribes listeners and rejects invalid fault settings without changing the faults', async () => {
     const net = new MemoryNetwork();
-    const ta = net.transport(a);
-    const tb = net.transport(b);
+    const ta = attach(net, a);
+    const tb = attach(net, b);
     const seen: number[] = [];
     const off = tb.onMessage(() => seen.push(1));
     expect(() => net.setFaults({ dropRate: 1.5 })).toThrow(/dropRate/);
@@ -227,5 +236,42 @@ describe('MemoryNetwork', () => {
     await vi.runAllTimersAsync();
     expect(seen).toEqual([1]);
     expect(net.stats().dropped).toBe(0);
+  });
+
+  it('delivers only families the receiver registered, as TCP does, and counts the rest as unparsed', async () => {
+    const net = new MemoryNetwork();
+    const ta = attach(net, a);
+    const bare = net.transport(b);
+    const seen: string[] = [];
+    bare.onMessage((_from, message) => seen.push(message.type));
+    ta.send(b, heartbeat(1));
+    await vi.runAllTimersAsync();
+    expect(seen).toEqual([]);
+    expect(net.stats()).toMatchObject({ sent: 1, delivered: 0, unparsed: 1 });
+    bare.register(CLUSTER_MESSAGES);
+    ta.send(b, heartbeat(2));
+    await vi.runAllTimersAsync();
+    expect(seen).toEqual(['Heartbeat']);
+  });
+
+  it('registers a family idempotently and refuses another family claiming one of its types or its name', () => {
+    const net = new MemoryNetwork();
+    const ta = attach(net, a);
+    expect(() => ta.register(CLUSTER_MESSAGES)).not.toThrow();
+    const clash: MessageFamily<ClusterMessage> = { name: 'other', types: new Set(['Join']), parse: () => undefined };
+    expect(() => ta.register(clash)).toThrow(/"Join".*already registered by "cluster"/);
+    const sameName: MessageFamily<ClusterMessage> = { name: 'cluster', types: new Set(['X']), parse: () => undefined };
+    expect(() => ta.register(sameName)).toThrow(/named "cluster"/);
+  });
+
+  it('refuses at send a value msgpackr can only encode as an extension (a Date): extensions cannot cross the wire', async () => {
+    const net = new MemoryNetwork();
+    const ta = attach(net, a);
+    const received = collect(attach(net, b));
+    const withDate = { type: 'Heartbeat', sequence: 1, incarnation: 'x', extra: new Date(0) } as unknown as ProtocolMessage;
+    expect(() => ta.send(b, withDate)).toThrow(ActorTsError);
+    await vi.runAllTimersAsync();
+    expect(received).toEqual([]);
+    expect(net.stats()).toMatchObject({ sent: 0, rejected: 1 });
   });
 });

@@ -9,7 +9,10 @@ import { readHandshake } from '../../src/cluster/handshake.js';
 import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
 import { encodeValue } from '../../src/cluster/message-codec.js';
 import { captureLogger } from '../../src/logging.js';
-import { PROTOCOL_VERSION, type ProtocolMessage } from '../../src/protocol.js';
+import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
+import { isFamilyMessage, type WireMessage } from '../../src/cluster/wire-message.js';
+import { MESSAGE_FAMILIES, PROTOCOL_VERSION, type ProtocolMessage } from '../../src/protocol.js';
+import { authenticatedSocket } from './raw-peer.js';
 import { waitFor } from './wait-for.js';
 
 const started: TcpTransport[] = [];
@@ -22,6 +25,8 @@ async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTra
     backoff: { initialDelayMs: 10, maxDelayMs: 100 },
     ...options,
   });
+  // The layers a node runs register these; the transport itself speaks no family.
+  for (const family of MESSAGE_FAMILIES) transport.register(family);
   started.push(transport);
   return transport;
 }
@@ -29,7 +34,7 @@ async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTra
 function received(transport: TcpTransport): Array<{ from: string; sequence: number }> {
   const out: Array<{ from: string; sequence: number }> = [];
   transport.onMessage((from, message) => {
-    if (message.type === 'Heartbeat') out.push({ from: from.toString(), sequence: message.sequence });
+    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat') out.push({ from: from.toString(), sequence: message.sequence });
   });
   return out;
 }
@@ -111,14 +116,14 @@ describe('TcpTransport', () => {
   it('carries binary payloads intact and loops messages to itself through the codec', async () => {
     const a = await start();
     const b = await start();
-    const got: ProtocolMessage[] = [];
+    const got: WireMessage[] = [];
     b.onMessage((_from, message) => got.push(message));
     a.send(b.self, { type: 'PlacementUpdate', update: new Uint8Array([1, 2, 3, 255]) });
-    const self: ProtocolMessage[] = [];
+    const self: WireMessage[] = [];
     a.onMessage((_from, message) => self.push(message));
     a.send(a.self, heartbeat(5));
     await waitFor(() => got.length === 1 && self.length === 1, 'delivery');
-    const update = got[0];
+    const update = got[0] as ProtocolMessage | undefined;
     expect(update?.type).toBe('PlacementUpdate');
     if (update?.type === 'PlacementUpdate') expect([...update.update]).toEqual([1, 2, 3, 255]);
     expect(self).toEqual([heartbeat(5)]);
@@ -206,7 +211,7 @@ describe('TcpTransport', () => {
     expect(b.stats().handshakeFailures).toBe(1);
   });
 
-  it('drops, counts and logs a malformed message but keeps the connection', async () => {
+  it('drops, counts and logs (once per peer and interval) malformed messages but keeps the connection', async () => {
     const log = captureLogger('warn');
     const a = await start();
     const b = await start({ logger: log.logger });
@@ -216,7 +221,9 @@ describe('TcpTransport', () => {
     a.send(b.self, heartbeat(2));
     await waitFor(() => atB.length === 1, 'valid message after malformed ones');
     expect(b.stats().malformed).toBe(2);
-    expect(log.records.filter((r) => r.msg === 'dropping malformed message')).toHaveLength(2);
+    const lines = log.records.filter((r) => r.msg === 'dropping malformed message');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ host: a.self.toString(), bytes: expect.any(Number) });
     expect(a.stats().connections).toBe(1);
   });
 
@@ -356,7 +363,138 @@ describe('TcpTransport', () => {
     await expect(TcpTransport.start({ system: 'test', secret: '' })).rejects.toThrow(/secret/);
     await expect(TcpTransport.start({ system: 'test', maxBufferedBytes: 0 })).rejects.toThrow(/maxBufferedBytes/);
     await expect(TcpTransport.start({ system: 'test', backoff: { resetAfterMs: -1 } })).rejects.toThrow(/resetAfterMs/);
+    await expect(TcpTransport.start({ system: 'test', maxHandshakeFrameBytes: 10 })).rejects.toThrow(/maxHandshakeFrameBytes/);
+    await expect(TcpTransport.start({ system: 'test', frameTimeoutMs: 0 })).rejects.toThrow(/frameTimeoutMs/);
+    await expect(TcpTransport.start({ system: 'test', maxInboundBufferedBytes: -1 })).rejects.toThrow(/maxInboundBufferedBytes/);
+    await expect(TcpTransport.start({ system: 'test', decodeLimits: { maxDepth: 0 } })).rejects.toThrow(/decodeLimits.maxDepth/);
     const a = await start();
     await expect(TcpTransport.start({ system: 'test', port: a.self.port })).rejects.toThrow(/cannot listen/);
+  });
+});
+
+/** A frame header announcing `bytes` of payload of the given kind (1 handshake, 2 message), without the payload. */
+function frameHeader(bytes: number, kind: 1 | 2): Buffer {
+  const header = Buffer.alloc(FRAME_HEADER_BYTES);
+  header.writeUInt32BE(bytes + 2, 0);
+  header.writeUInt8(PROTOCOL_VERSION, 4);
+  header.writeUInt8(kind, 5);
+  return header;
+}
+
+let rawPeerPort = 40_000;
+async function authenticated(target: TcpTransport, secret?: string): Promise<{ socket: Socket; closed: () => boolean }> {
+  const socket = await authenticatedSocket({
+    port: target.self.port,
+    to: target.self.toString(),
+    from: `raw@127.0.0.1:${rawPeerPort++}`,
+    ...(secret === undefined ? {} : { secret }),
+  });
+  rawSockets.push(socket);
+  let closed = false;
+  socket.on('close', () => {
+    closed = true;
+  });
+  return { socket, closed: () => closed };
+}
+
+describe('TcpTransport against hostile peers', () => {
+  it('refuses a large frame before the handshake at its header, long before the handshake deadline', async () => {
+    const b = await start({ handshakeTimeoutMs: 600_000, maxHandshakeFrameBytes: 1024 });
+    const raw = await rawClient(b.self.port);
+    // Far below maxFrameBytes (16 MiB): an unauthenticated peer used to get all of it buffered and decoded.
+    raw.socket.write(Buffer.concat([frameHeader(64 * 1024, 1), Buffer.alloc(1000)]));
+    await waitFor(() => raw.closed(), 'pre-handshake frame refused');
+    expect(b.stats()).toMatchObject({ frameErrors: 1, handshakeFailures: 0 });
+  });
+
+  it('accepts full-size frames once the peer is authenticated', async () => {
+    const a = await start({ secret: 's', maxHandshakeFrameBytes: 256 });
+    const b = await start({ secret: 's', maxHandshakeFrameBytes: 256 });
+    const got: number[] = [];
+    b.onMessage((_from, message) => {
+      if (message.type === 'PlacementUpdate') got.push((message as Extract<ProtocolMessage, { type: 'PlacementUpdate' }>).update.byteLength);
+    });
+    a.send(b.self, { type: 'PlacementUpdate', update: new Uint8Array(100_000) });
+    await waitFor(() => got.length === 1, 'large message after the handshake');
+    expect(got).toEqual([100_000]);
+  });
+
+  it('closes an authenticated connection that stops in the middle of a frame', async () => {
+    const b = await start({ secret: 'k', frameTimeoutMs: 50 });
+    const peer = await authenticated(b, 'k');
+    peer.socket.write(Buffer.concat([frameHeader(1024 * 1024, 2), Buffer.alloc(10)]));
+    await waitFor(() => peer.closed(), 'stalled frame timed out', 10_000);
+    expect(b.stats()).toMatchObject({ frameTimeouts: 1, frameErrors: 0 });
+  });
+
+  it('lets a peer finish frame after frame, each on its own clock', async () => {
+    const b = await start({ frameTimeoutMs: 5_000 });
+    const atB = received(b);
+    const peer = await authenticated(b);
+    const frame = encodeFrame('message', encodeValue(heartbeat(1)));
+    // Half a frame, then the rest together with the next frame: both complete, nothing times out.
+    peer.socket.write(frame.subarray(0, 5));
+    peer.socket.write(Buffer.concat([frame.subarray(5), encodeFrame('message', encodeValue(heartbeat(2)))]));
+    await waitFor(() => atB.length === 2, 'both frames delivered');
+    expect(b.stats()).toMatchObject({ frameTimeouts: 0, inboundOverBudget: 0 });
+    expect(peer.closed()).toBe(false);
+  });
+
+  it('bounds what one connection and all connections together may hold in incomplete frames', async () => {
+    const b = await start({ maxInboundBytesPerConnection: 48 * 1024, maxInboundBufferedBytes: 64 * 1024, frameTimeoutMs: 600_000 });
+    const big = await authenticated(b);
+    big.socket.write(Buffer.concat([frameHeader(1024 * 1024, 2), Buffer.alloc(50 * 1024)]));
+    await waitFor(() => big.closed(), 'over the per-connection budget');
+    expect(b.stats().inboundOverBudget).toBe(1);
+
+    const first = await authenticated(b);
+    first.socket.write(Buffer.concat([frameHeader(1024 * 1024, 2), Buffer.alloc(40 * 1024)]));
+    await waitFor(() => b.stats().frameTimeouts === 0 && !first.closed(), 'first partial frame held');
+    const second = await authenticated(b);
+    second.socket.write(Buffer.concat([frameHeader(1024 * 1024, 2), Buffer.alloc(40 * 1024)]));
+    await waitFor(() => second.closed(), 'over the total budget');
+    expect(b.stats().inboundOverBudget).toBe(2);
+    expect(first.closed()).toBe(false);
+
+    // Closing the first connection returns its bytes to the budget: a third peer may hold as much again.
+    first.socket.destroy();
+    await waitFor(() => first.closed(), 'first closed');
+    const atB = received(b);
+    const third = await authenticated(b);
+    const frame = encodeFrame('message', encodeValue({ type: 'PlacementUpdate', update: new Uint8Array(40 * 1024) }));
+    third.socket.write(frame.subarray(0, 41 * 1024));
+    third.socket.write(frame.subarray(41 * 1024));
+    third.socket.write(encodeFrame('message', encodeValue(heartbeat(3))));
+    await waitFor(() => atB.length === 1, 'third peer served');
+    expect(b.stats().inboundOverBudget).toBe(2);
+  });
+
+  it('writes one log line per kind and peer host per interval however many refusals a peer causes', async () => {
+    const log = captureLogger('warn');
+    const b = await start({ logger: log.logger });
+    const clients = await Promise.all(Array.from({ length: 30 }, () => rawClient(b.self.port)));
+    for (const client of clients) client.socket.write(Buffer.from('GET / HTTP/1.1\r\n\r\n'));
+    await waitFor(() => clients.every((c) => c.closed()), 'all refused');
+    expect(b.stats().frameErrors).toBe(30);
+    const lines = log.records.filter((r) => r.msg === 'closing inbound connection after a bad frame');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ host: expect.stringMatching(/127\.0\.0\.1$/), code: 'frame_too_large' });
+  });
+
+  it('drops a structured-clone reference bomb from an authenticated peer without decoding it', async () => {
+    const log = captureLogger('warn');
+    const b = await start({ secret: 'k', logger: log.logger });
+    const atB = received(b);
+    const peer = await authenticated(b, 'k');
+    let node: unknown = ['leaf'];
+    for (let i = 0; i < 26; i++) node = [node, node];
+    const { Packr } = await import('msgpackr');
+    const bomb = new Packr({ structuredClone: true }).pack({ type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: node, hops: 0 });
+    peer.socket.write(Buffer.concat([encodeFrame('message', bomb), encodeFrame('message', encodeValue(heartbeat(7)))]));
+    await waitFor(() => atB.length === 1, 'the next message still delivered');
+    expect(b.stats()).toMatchObject({ malformed: 1, delivered: 1 });
+    const line = log.records.find((r) => r.msg === 'dropping malformed message');
+    expect(line?.['reason']).toBe('extension types are not part of the protocol');
+    expect(JSON.stringify(log.records).length).toBeLessThan(5_000);
   });
 });

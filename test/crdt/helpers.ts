@@ -3,20 +3,12 @@
 import * as Y from 'yjs';
 import { PlacementReplicator, PlacementStore, type PlacementLogEvent } from '../../crdt/index.js';
 import { decodeWireStateVector, decodeWireUpdate, encodeWireUpdate } from '../../crdt/wire.js';
+import { seededRandom } from '../../src/cluster/random.js';
 
 export const TYPES = ['Counter', 'Cart'] as const;
 
-/** Deterministic PRNG (mulberry32) so a fast-check seed fully determines a run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (the runtime's one, src/cluster/random.ts) so a fast-check seed fully determines a run. */
+export const prng: (seed: number) => () => number = seededRandom;
 
 export function pick<T>(random: () => number, items: readonly T[]): T {
   const item = items[Math.floor(random() * items.length)];

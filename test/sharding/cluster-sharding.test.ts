@@ -2,6 +2,7 @@
 // input validation, proxy-only regions, the region buffer limit and shutdown.
 import { describe, expect, it } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
+import { SHARDING_MESSAGES } from '../../src/sharding/messages.js';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
@@ -189,6 +190,7 @@ describe('ClusterSharding', () => {
     const entityId = entityInShard(2, 10);
     await settle(b.sharding.entityRefFor('Counter', entityId).ask({ op: 'inc' }));
     const rogue = cluster.net.transport(NodeAddress.parse('rogue@127.0.0.1:6666'));
+    rogue.register(SHARDING_MESSAGES);
     const envelope = { type: 'EntityEnvelope', typeName: 'Counter', shardId: 2, entityId, payload: { op: 'inc' } } as const;
     rogue.send(b.address, { ...envelope, hops: 4 });
     rogue.send(b.address, { ...envelope, hops: 3 });

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { EntityBehavior } from '../../src/sharding/entity.js';
-import type { ShardingMessage } from '../../src/sharding/messages.js';
+import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { SHARDING_MESSAGES, type ShardingMessage } from '../../src/sharding/messages.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import {
@@ -397,11 +398,11 @@ describe('failover', () => {
     expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
     const handOffs: Array<ShardingMessage & { type: 'HandOff' }> = [];
     c.transport.onMessage((_from, message) => {
-      if (message.type === 'HandOff' && message.shardId === yShard) handOffs.push(message);
+      if (isFamilyMessage(SHARDING_MESSAGES, message) && message.type === 'HandOff' && message.shardId === yShard) handOffs.push(message);
     });
     const stoppedReports: Array<ShardingMessage & { type: 'ShardStopped' }> = [];
     b.transport.onMessage((from, message) => {
-      if (message.type === 'ShardStopped' && message.shardId === yShard && from.equals(c.address)) stoppedReports.push(message);
+      if (isFamilyMessage(SHARDING_MESSAGES, message) && message.type === 'ShardStopped' && message.shardId === yShard && from.equals(c.address)) stoppedReports.push(message);
     });
 
     c.sharding.entityRefFor('Counter', 'y').tell({ op: 'slow' });

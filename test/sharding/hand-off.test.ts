@@ -2,6 +2,8 @@
 // hand-off timeout, strategy results that are not candidates, and graceful leave.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
+import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { SHARDING_MESSAGES } from '../../src/sharding/messages.js';
 import type { ShardAllocations } from '../../src/sharding/strategies/allocation-strategy.js';
 import {
   LeastShardAllocationStrategy,
@@ -84,6 +86,7 @@ describe('hand-off and rebalance', () => {
     await settle(b.sharding.entityRefFor('Counter', entityInShard(2, SHARDS)).ask({ op: 'inc' }));
     strategy.homes.set(2, b.key);
     const operator = cluster.net.transport(NodeAddress.parse('ops@127.0.0.1:6000'));
+    operator.register(SHARDING_MESSAGES);
     const answers: unknown[] = [];
     operator.onMessage((_from, message) => answers.push(message));
     operator.send(a.address, { type: 'RebalanceNow', typeName: 'Counter', requestId: 77, shardIds: [2] });
@@ -114,6 +117,7 @@ describe('hand-off and rebalance', () => {
     let handOffSeen = false;
     let envelopesAfterHandOff = 0;
     b.transport.onMessage((_from, message) => {
+      if (!isFamilyMessage(SHARDING_MESSAGES, message)) return;
       if (message.type === 'HandOff' && message.shardId === 4) handOffSeen = true;
       if (message.type === 'EntityEnvelope' && message.shardId === 4 && handOffSeen) envelopesAfterHandOff++;
     });

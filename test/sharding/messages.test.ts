@@ -3,12 +3,15 @@
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { decodeMessage, encodeMessage, encodeValue } from '../../src/cluster/message-codec.js';
+import { FamilyRegistry } from '../../src/cluster/wire-message.js';
 import { parseMessage, type ProtocolMessage } from '../../src/protocol.js';
 import { DEFAULT_SHARDING_CONFIG, resolveShardingConfig } from '../../src/sharding/config.js';
-import { SHARDING_MESSAGE_TYPES, type ShardingMessage } from '../../src/sharding/messages.js';
+import { SHARDING_MESSAGES, SHARDING_MESSAGE_TYPES, type ShardingMessage } from '../../src/sharding/messages.js';
 import { TestCluster, counter, entityInShard, run, settle, useTestClusters, type CounterReply } from './harness.js';
 
 const NODE = 'sys@127.0.0.1:2551';
+const FAMILIES = new FamilyRegistry();
+FAMILIES.register(SHARDING_MESSAGES);
 
 const VALID: ShardingMessage[] = [
   { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [3, 1, 2], stopping: [] },
@@ -104,12 +107,12 @@ describe('sharding messages', () => {
   });
 
   it.each(VALID.map((m) => [m.type, m] as const))('%s survives encode -> decode unchanged', (_type, message) => {
-    expect(decodeMessage(encodeMessage(message as ProtocolMessage))).toEqual(message);
+    expect(decodeMessage(encodeMessage(message as ProtocolMessage), FAMILIES)).toEqual(message);
   });
 
   it.each(MALFORMED.map((m) => [JSON.stringify(m).slice(0, 110), m] as const))('rejects %s', (_label, message) => {
     expect(parseMessage(message)).toBeUndefined();
-    expect(decodeMessage(encodeValue(message))).toBeUndefined();
+    expect(decodeMessage(encodeValue(message), FAMILIES)).toBeUndefined();
   });
 
   it('treats a reply or payload that an encoder dropped as undefined', () => {
@@ -158,6 +161,7 @@ describe('messages from the wrong sender', () => {
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10 });
     await run(1_000);
     const rogue = cluster.net.transport(NodeAddress.parse('rogue@127.0.0.1:6666'));
+    rogue.register(SHARDING_MESSAGES);
     const shardId = 4;
     rogue.send(b.address, { type: 'GetShardHome', typeName: 'Nope', shardId });
     rogue.send(b.address, { type: 'GetShardHome', typeName: 'Counter', shardId });

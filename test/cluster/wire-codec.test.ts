@@ -1,0 +1,133 @@
+// The message codec at the edge of the network: msgpack is pre-scanned against a budget before msgpackr
+// materialises anything, msgpackr's extensions (structured clone, records, sets, dates) never decode, and
+// whatever bytes arrive, decoding neither throws nor does work beyond the budget.
+import fc from 'fast-check';
+import { Packr } from 'msgpackr';
+import { describe, expect, it } from 'vitest';
+import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
+import { DEFAULT_DECODE_LIMITS, decodeMessage, decodeValue, encodeMessage, encodeValue } from '../../src/cluster/message-codec.js';
+import { scanMsgpack, type DecodeLimits } from '../../src/cluster/msgpack-scan.js';
+import { FamilyRegistry } from '../../src/cluster/wire-message.js';
+import { MESSAGE_FAMILIES } from '../../src/protocol.js';
+import { SHARDING_MESSAGES } from '../../src/sharding/messages.js';
+
+const ALL = new FamilyRegistry();
+for (const family of MESSAGE_FAMILIES) ALL.register(family);
+
+/** A graph of 2^levels leaves in a few hundred bytes: every level references the previous one twice. */
+function sharedGraph(levels: number): unknown {
+  let node: unknown = ['leaf'];
+  for (let i = 0; i < levels; i++) node = { l: node, r: node };
+  return node;
+}
+
+/** What a hostile peer sends: an entity envelope whose payload is a structured-clone reference bomb. */
+function referenceBomb(levels: number): Uint8Array {
+  const cloner = new Packr({ structuredClone: true, useRecords: false });
+  return cloner.pack({ type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: sharedGraph(levels), hops: 0 });
+}
+
+const LIMITS: DecodeLimits = { maxDepth: 4, maxElements: 20, maxStringBytes: 8, maxBinaryBytes: 16 };
+
+describe('message codec', () => {
+  it('refuses a structured-clone reference bomb before decoding it (432 bytes that decoded to 2^26 leaves)', () => {
+    const bytes = referenceBomb(26);
+    expect(bytes.byteLength).toBeLessThan(1024);
+    expect(decodeValue(bytes)).toEqual({ ok: false, reason: 'extension types are not part of the protocol' });
+    expect(decodeMessage(bytes, ALL)).toBeUndefined();
+  });
+
+  it.each([
+    ['record definition (msgpackr records)', new Packr({ useRecords: true }).pack({ type: 'Heartbeat', sequence: 1, incarnation: 'x' })],
+    ['Set (structured clone)', new Packr({ structuredClone: true }).pack({ type: 'Heartbeat', s: new Set([1]) })],
+    ['Date (timestamp extension)', encodeValue({ type: 'Heartbeat', at: new Date(0) })],
+    ['Error (moreTypes)', new Packr({ moreTypes: true }).pack({ type: 'Heartbeat', e: new Error('x') })],
+  ])('refuses a %s', (_name, bytes) => {
+    expect(decodeValue(bytes).ok).toBe(false);
+  });
+
+  it("admits msgpackr's undefined, and plain protocol values round-trip", () => {
+    expect(decodeValue(encodeValue({ a: undefined, b: [1, -1, 2 ** 40, 0.5, 'x', null, true] }))).toEqual({
+      ok: true,
+      value: { a: undefined, b: [1, -1, 2 ** 40, 0.5, 'x', null, true] },
+    });
+    const decoded = decodeMessage(encodeMessage({ type: 'PlacementUpdate', update: new Uint8Array([9, 8, 7]) }), ALL);
+    expect(decoded?.type).toBe('PlacementUpdate');
+    expect([...((decoded as { update?: Uint8Array } | undefined)?.update ?? [])]).toEqual([9, 8, 7]);
+  });
+
+  it('checks every budget before the work it bounds', () => {
+    const nest = (depth: number): unknown => (depth === 0 ? 1 : [nest(depth - 1)]);
+    expect(scanMsgpack(encodeValue(nest(4)), LIMITS)).toBeUndefined();
+    expect(scanMsgpack(encodeValue(nest(5)), LIMITS)).toMatch(/deeper than 4/);
+    expect(scanMsgpack(encodeValue(Array(20).fill(0)), LIMITS)).toBeUndefined();
+    expect(scanMsgpack(encodeValue(Array(21).fill(0)), LIMITS)).toMatch(/more than 20 elements/);
+    expect(scanMsgpack(encodeValue('x'.repeat(9)), LIMITS)).toMatch(/string of 9 bytes/);
+    expect(scanMsgpack(encodeValue(new Uint8Array(17)), LIMITS)).toMatch(/binary of 17 bytes/);
+    // An array32 header claiming 2^32-1 elements in 5 bytes: msgpackr would allocate for the claim.
+    expect(scanMsgpack(Uint8Array.of(0xdd, 0xff, 0xff, 0xff, 0xff))).toMatch(/more than 500000 elements/);
+    expect(scanMsgpack(Uint8Array.of(0xdd, 0x00, 0x00, 0x01, 0x00, 0xc0))).toMatch(/larger than the buffer/);
+    expect(scanMsgpack(Uint8Array.of(0xdb, 0x00, 0x00, 0x10, 0x00, 0x41))).toMatch(/truncated/);
+    expect(scanMsgpack(Uint8Array.of(0xc0, 0xc0))).toMatch(/trailing/);
+    expect(scanMsgpack(Uint8Array.of(0xc1))).toMatch(/0xc1/);
+    expect(scanMsgpack(new Uint8Array(0))).toMatch(/truncated/);
+  });
+
+  it('keeps a decoded graph within the element budget: 2^26 leaves cannot be spelled out in a frame either', () => {
+    // Without references the same payload needs elements per leaf: 17 levels already exceed the default budget.
+    const bytes = encodeValue(sharedGraph(17));
+    expect(decodeValue(bytes)).toMatchObject({ ok: false, reason: `more than ${DEFAULT_DECODE_LIMITS.maxElements} elements` });
+  });
+
+  it('never throws on arbitrary bytes, and what it admits is exactly what msgpackr decodes', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => {
+        const result = decodeValue(bytes);
+        if (result.ok) expect(scanMsgpack(bytes)).toBeUndefined();
+        expect(decodeMessage(bytes, ALL)).toSatisfy((m: unknown) => m === undefined || typeof m === 'object');
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('admits every plain value the encoder produces and decodes it unchanged', () => {
+    const plain = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.constant(null),
+        fc.boolean(),
+        fc.integer(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)),
+        fc.string(),
+        fc.uint8Array({ maxLength: 40 }),
+        fc.array(tie('value'), { maxLength: 5 }),
+        fc.dictionary(fc.string().filter((k) => k !== '__proto__'), tie('value'), { maxKeys: 5 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(plain, (value) => {
+        const bytes = encodeValue(value);
+        expect(scanMsgpack(bytes)).toBeUndefined();
+        const decoded = decodeValue(bytes);
+        // Re-encoding what was decoded gives the same bytes (msgpackr decodes binaries as Buffers, equal bytes).
+        expect(decoded.ok && Buffer.from(encodeValue(decoded.value)).equals(Buffer.from(bytes))).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('only registered families parse, and a family cannot relabel a message as another type', () => {
+    const cluster = new FamilyRegistry();
+    cluster.register(CLUSTER_MESSAGES);
+    const hb = encodeMessage({ type: 'Heartbeat', sequence: 1, incarnation: 'x' });
+    const ask = encodeMessage({ type: 'GetShardHome', typeName: 'Counter', shardId: 1 });
+    expect(decodeMessage(hb, cluster)).toEqual({ type: 'Heartbeat', sequence: 1, incarnation: 'x' });
+    expect(decodeMessage(ask, cluster)).toBeUndefined();
+    const liar = new FamilyRegistry();
+    liar.register({ name: 'liar', types: new Set(['Heartbeat']), parse: () => ({ type: 'GetShardHome' }) });
+    expect(decodeMessage(hb, liar)).toBeUndefined();
+    const throwing = new FamilyRegistry();
+    throwing.register({ ...SHARDING_MESSAGES, name: 'throwing', parse: () => { throw new Error('bug'); } });
+    expect(decodeMessage(ask, throwing)).toBeUndefined();
+  });
+});
