@@ -2,6 +2,9 @@
 // are downed only by a side that holds a majority of the members; a side without it downs itself, so during
 // a partition at most one side keeps hosting shards. Exactly half is a majority only for the half holding
 // the lowest address, which both halves compute identically (Pekko's keep-majority tie-break).
+// When reachability is not transitive (A-C cut, B between them), A and C may each see a majority; the
+// stagger lets the lower address decide first so its decision reaches the other through B before the
+// other's own deadline, and only one of them is downed. Callers act at `nextDowningDeadlineMs`, not on a tick.
 import { compareAddresses } from './member-order.js';
 import type { NodeAddress } from './address.js';
 import type { MemberStatus } from './member.js';
@@ -21,6 +24,11 @@ export interface DowningInput {
   readonly nowMs: number;
   readonly downAfterMs: number;
   readonly minorityDownAfterMs: number;
+  /**
+   * Extra wait of a majority side per rank of self (by address) among the members it reaches; default 0.
+   * Only delays the majority, so the minority still acts first.
+   */
+  readonly staggerMs?: number;
 }
 
 export type DowningDecision =
@@ -45,10 +53,32 @@ export function decideDowning(input: DowningInput): DowningDecision {
   if (!holdsMajority(counted, reachableCounted)) {
     return longest >= input.minorityDownAfterMs ? { kind: 'down-self' } : { kind: 'none' };
   }
-  const keys = unreachable
-    .filter((m) => input.nowMs - (m.unreachableSinceMs ?? input.nowMs) >= input.downAfterMs)
-    .map((m) => m.key);
+  const after = majorityDownAfterMs(input, reachableCounted);
+  const keys = unreachable.filter((m) => input.nowMs - (m.unreachableSinceMs ?? input.nowMs) >= after).map((m) => m.key);
   return keys.length > 0 ? { kind: 'down-unreachable', keys } : { kind: 'none' };
+}
+
+/**
+ * The next moment after `nowMs` at which `decideDowning` may decide differently with no other change (a
+ * member reaching one of the delays); undefined when no member is unreachable.
+ */
+export function nextDowningDeadlineMs(input: DowningInput): number | undefined {
+  const reachableCounted = input.members.filter((m) => COUNTED.has(m.status) && (m.key === input.selfKey || m.reachable));
+  const delays = [input.minorityDownAfterMs, majorityDownAfterMs(input, reachableCounted)];
+  let next: number | undefined;
+  for (const m of input.members) {
+    if (m.key === input.selfKey || m.reachable || m.unreachableSinceMs === undefined) continue;
+    for (const delay of delays) {
+      const at = m.unreachableSinceMs + delay;
+      if (at > input.nowMs && (next === undefined || at < next)) next = at;
+    }
+  }
+  return next;
+}
+
+function majorityDownAfterMs(input: DowningInput, side: ReadonlyArray<DowningMember>): number {
+  const rank = [...side].sort((a, b) => compareAddresses(a.address, b.address)).findIndex((m) => m.key === input.selfKey);
+  return input.downAfterMs + Math.max(0, rank) * (input.staggerMs ?? 0);
 }
 
 function holdsMajority(counted: ReadonlyArray<DowningMember>, side: ReadonlyArray<DowningMember>): boolean {

@@ -34,6 +34,8 @@ class IntervalHistory {
 export class PhiAccrualFailureDetector {
   private history: IntervalHistory | undefined;
   private lastHeartbeatMs: number | undefined;
+  // The silence phi measures starts at the latest sign of life, a heartbeat or other traffic from the member.
+  private lastAliveMs: number | undefined;
 
   constructor(private readonly config: FailureDetectorConfig) {}
 
@@ -54,15 +56,51 @@ export class PhiAccrualFailureDetector {
       }
     }
     this.lastHeartbeatMs = nowMs;
+    this.lastAliveMs = Math.max(this.lastAliveMs ?? nowMs, nowMs);
+  }
+
+  /**
+   * Records other evidence that the member is alive (it sent us something) without taking an interval
+   * sample: both ends of a cut link then measure their silence from the same last exchange, whatever the
+   * phase of their own heartbeat timers. Ignored before the first heartbeat.
+   */
+  alive(nowMs: number): void {
+    if (this.lastAliveMs !== undefined) this.lastAliveMs = Math.max(this.lastAliveMs, nowMs);
   }
 
   /** Suspicion level at `nowMs`; 0 before the first heartbeat. */
   phi(nowMs: number): number {
-    if (this.lastHeartbeatMs === undefined || !this.history) return 0;
-    const elapsed = nowMs - this.lastHeartbeatMs;
-    const mean = this.history.mean + this.config.acceptableHeartbeatPauseMs;
-    const deviation = Math.max(Math.sqrt(this.history.variance), this.config.minStdDeviationMs);
-    return phi(elapsed, mean, deviation);
+    if (this.lastAliveMs === undefined || !this.history) return 0;
+    return phi(nowMs - this.lastAliveMs, this.meanMs(), this.deviationMs());
+  }
+
+  /**
+   * The earliest ms at which the member counts as unavailable if nothing more arrives (to the ms), so a
+   * caller can act exactly then instead of on its next tick; undefined before the first heartbeat.
+   */
+  unavailableAtMs(): number | undefined {
+    if (this.lastAliveMs === undefined || !this.history) return undefined;
+    const mean = this.meanMs();
+    const deviation = this.deviationMs();
+    const threshold = this.config.threshold;
+    // phi grows with the silence: double an upper bound, then bisect to the first whole ms above threshold.
+    let high = Math.max(1, Math.ceil(mean));
+    for (let i = 0; i < 64 && phi(high, mean, deviation) < threshold; i++) high *= 2;
+    let low = 0;
+    while (high - low > 1) {
+      const middle = Math.floor((low + high) / 2);
+      if (phi(middle, mean, deviation) < threshold) low = middle;
+      else high = middle;
+    }
+    return this.lastAliveMs + (phi(low, mean, deviation) >= threshold ? low : high);
+  }
+
+  private meanMs(): number {
+    return (this.history?.mean ?? this.config.firstHeartbeatEstimateMs) + this.config.acceptableHeartbeatPauseMs;
+  }
+
+  private deviationMs(): number {
+    return Math.max(Math.sqrt(this.history?.variance ?? 0), this.config.minStdDeviationMs);
   }
 
   isAvailable(nowMs: number): boolean {
@@ -102,8 +140,17 @@ export class FailureDetectorRegistry {
     return this.detectors.get(key)?.isAvailable(nowMs) ?? true;
   }
 
+  /** Other traffic from a monitored key; see `PhiAccrualFailureDetector.alive`. */
+  alive(key: string, nowMs: number): void {
+    this.detectors.get(key)?.alive(nowMs);
+  }
+
   phi(key: string, nowMs: number): number {
     return this.detectors.get(key)?.phi(nowMs) ?? 0;
+  }
+
+  unavailableAtMs(key: string): number | undefined {
+    return this.detectors.get(key)?.unavailableAtMs();
   }
 
   isMonitoring(key: string): boolean {
