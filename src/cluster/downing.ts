@@ -3,8 +3,9 @@
 // a partition at most one side keeps hosting shards. Exactly half is a majority only for the half holding
 // the lowest address, which both halves compute identically (Pekko's keep-majority tie-break).
 // When reachability is not transitive (A-C cut, B between them), A and C may each see a majority; the
-// stagger lets the lower address decide first so its decision reaches the other through B before the
-// other's own deadline, and only one of them is downed. Callers act at `nextDowningDeadlineMs`, not on a tick.
+// stagger makes a node wait longer for each unreachable member with a lower address, so the lower one
+// decides first and its decision reaches the other through B before the other's own deadline: only one of
+// them is downed. Callers act at `nextDowningDeadlineMs`, not on a tick.
 import { compareAddresses } from './member-order.js';
 import type { NodeAddress } from './address.js';
 import type { MemberStatus } from './member.js';
@@ -25,7 +26,7 @@ export interface DowningInput {
   readonly downAfterMs: number;
   readonly minorityDownAfterMs: number;
   /**
-   * Extra wait of a majority side per rank of self (by address) among the members it reaches; default 0.
+   * Extra wait of a majority side per unreachable member with a lower address than self; default 0.
    * Only delays the majority, so the minority still acts first.
    */
   readonly staggerMs?: number;
@@ -42,9 +43,7 @@ const COUNTED: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['weakly-up', '
 export function decideDowning(input: DowningInput): DowningDecision {
   const self = input.members.find((m) => m.key === input.selfKey);
   if (!self || !COUNTED.has(self.status)) return { kind: 'none' };
-  const unreachable = input.members.filter(
-    (m) => m.key !== input.selfKey && !m.reachable && m.status !== 'down' && m.status !== 'removed',
-  );
+  const unreachable = unreachableOthers(input);
   if (unreachable.length === 0) return { kind: 'none' };
   const longest = Math.max(...unreachable.map((m) => input.nowMs - (m.unreachableSinceMs ?? input.nowMs)));
 
@@ -53,7 +52,7 @@ export function decideDowning(input: DowningInput): DowningDecision {
   if (!holdsMajority(counted, reachableCounted)) {
     return longest >= input.minorityDownAfterMs ? { kind: 'down-self' } : { kind: 'none' };
   }
-  const after = majorityDownAfterMs(input, reachableCounted);
+  const after = majorityDownAfterMs(input, self.address, unreachable);
   const keys = unreachable.filter((m) => input.nowMs - (m.unreachableSinceMs ?? input.nowMs) >= after).map((m) => m.key);
   return keys.length > 0 ? { kind: 'down-unreachable', keys } : { kind: 'none' };
 }
@@ -63,11 +62,13 @@ export function decideDowning(input: DowningInput): DowningDecision {
  * member reaching one of the delays); undefined when no member is unreachable.
  */
 export function nextDowningDeadlineMs(input: DowningInput): number | undefined {
-  const reachableCounted = input.members.filter((m) => COUNTED.has(m.status) && (m.key === input.selfKey || m.reachable));
-  const delays = [input.minorityDownAfterMs, majorityDownAfterMs(input, reachableCounted)];
+  const self = input.members.find((m) => m.key === input.selfKey);
+  if (!self) return undefined;
+  const unreachable = unreachableOthers(input);
+  const delays = [input.minorityDownAfterMs, majorityDownAfterMs(input, self.address, unreachable)];
   let next: number | undefined;
-  for (const m of input.members) {
-    if (m.key === input.selfKey || m.reachable || m.unreachableSinceMs === undefined) continue;
+  for (const m of unreachable) {
+    if (m.unreachableSinceMs === undefined) continue;
     for (const delay of delays) {
       const at = m.unreachableSinceMs + delay;
       if (at > input.nowMs && (next === undefined || at < next)) next = at;
@@ -76,9 +77,13 @@ export function nextDowningDeadlineMs(input: DowningInput): number | undefined {
   return next;
 }
 
-function majorityDownAfterMs(input: DowningInput, side: ReadonlyArray<DowningMember>): number {
-  const rank = [...side].sort((a, b) => compareAddresses(a.address, b.address)).findIndex((m) => m.key === input.selfKey);
-  return input.downAfterMs + Math.max(0, rank) * (input.staggerMs ?? 0);
+function unreachableOthers(input: DowningInput): DowningMember[] {
+  return input.members.filter((m) => m.key !== input.selfKey && !m.reachable && m.status !== 'down' && m.status !== 'removed');
+}
+
+function majorityDownAfterMs(input: DowningInput, self: NodeAddress, unreachable: ReadonlyArray<DowningMember>): number {
+  const lower = unreachable.filter((m) => compareAddresses(m.address, self) < 0).length;
+  return input.downAfterMs + lower * (input.staggerMs ?? 0);
 }
 
 function holdsMajority(counted: ReadonlyArray<DowningMember>, side: ReadonlyArray<DowningMember>): boolean {

@@ -41,14 +41,9 @@ export class PhiAccrualFailureDetector {
 
   /** Records a heartbeat arriving at `nowMs`. */
   heartbeat(nowMs: number): void {
-    if (this.lastHeartbeatMs === undefined || !this.history) {
-      // Seed the history with the estimate so the first real interval is judged against something sensible.
-      const estimate = this.config.firstHeartbeatEstimateMs;
-      const deviation = estimate / 4;
-      this.history = new IntervalHistory(this.config.maxSampleSize);
-      this.history.add(estimate - deviation);
-      this.history.add(estimate + deviation);
-    } else {
+    if (!this.history) {
+      this.seed();
+    } else if (this.lastHeartbeatMs !== undefined) {
       const interval = nowMs - this.lastHeartbeatMs;
       // An interval far beyond the acceptable pause is an outage, not a sample of normal behaviour.
       if (interval >= 0 && interval < this.config.acceptableHeartbeatPauseMs + 2 * this.config.firstHeartbeatEstimateMs) {
@@ -57,6 +52,17 @@ export class PhiAccrualFailureDetector {
     }
     this.lastHeartbeatMs = nowMs;
     this.lastAliveMs = Math.max(this.lastAliveMs ?? nowMs, nowMs);
+  }
+
+  /**
+   * Starts expecting heartbeats from `nowMs` without one having arrived, so a member that never answers
+   * still becomes unavailable. Unlike a heartbeat it takes no interval sample: the first real heartbeat
+   * would otherwise add a near-zero interval that skews the statistics for a thousand samples.
+   */
+  watch(nowMs: number): void {
+    if (this.lastAliveMs !== undefined) return;
+    if (!this.history) this.seed();
+    this.lastAliveMs = nowMs;
   }
 
   /**
@@ -108,7 +114,16 @@ export class PhiAccrualFailureDetector {
   }
 
   get isMonitoring(): boolean {
-    return this.lastHeartbeatMs !== undefined;
+    return this.lastAliveMs !== undefined;
+  }
+
+  // Seed the history with the estimate so the first real interval is judged against something sensible.
+  private seed(): void {
+    const estimate = this.config.firstHeartbeatEstimateMs;
+    const deviation = estimate / 4;
+    this.history = new IntervalHistory(this.config.maxSampleSize);
+    this.history.add(estimate - deviation);
+    this.history.add(estimate + deviation);
   }
 }
 
@@ -127,12 +142,21 @@ export class FailureDetectorRegistry {
   constructor(private readonly config: FailureDetectorConfig) {}
 
   heartbeat(key: string, nowMs: number): void {
+    this.detector(key).heartbeat(nowMs);
+  }
+
+  /** Starts expecting heartbeats from `key`; see `PhiAccrualFailureDetector.watch`. */
+  watch(key: string, nowMs: number): void {
+    this.detector(key).watch(nowMs);
+  }
+
+  private detector(key: string): PhiAccrualFailureDetector {
     let detector = this.detectors.get(key);
     if (!detector) {
       detector = new PhiAccrualFailureDetector(this.config);
       this.detectors.set(key, detector);
     }
-    detector.heartbeat(nowMs);
+    return detector;
   }
 
   /** An unmonitored key counts as available: silence is only suspicious once we expect heartbeats. */
