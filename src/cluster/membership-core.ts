@@ -143,7 +143,7 @@ export class MembershipCore {
 
   notifyIfViewChanged(): void {
     const digest = this.members()
-      .map((m) => `${m.address.toString()}|${m.status}|${m.upNumber}|${m.reachable ? 1 : 0}`)
+      .map((m) => `${m.address.toString()}|${m.status}|${m.upNumber}|${m.reachable ? 1 : 0}|${m.downedAtMs ?? ''}`)
       .join(',');
     if (digest === this.viewDigest) return;
     this.viewDigest = digest;
