@@ -150,15 +150,6 @@ export class FailureDetectorRegistry {
     this.detector(key).watch(nowMs);
   }
 
-  private detector(key: string): PhiAccrualFailureDetector {
-    let detector = this.detectors.get(key);
-    if (!detector) {
-      detector = new PhiAccrualFailureDetector(this.config);
-      this.detectors.set(key, detector);
-    }
-    return detector;
-  }
-
   /** An unmonitored key counts as available: silence is only suspicious once we expect heartbeats. */
   isAvailable(key: string, nowMs: number): boolean {
     return this.detectors.get(key)?.isAvailable(nowMs) ?? true;
@@ -187,5 +178,14 @@ export class FailureDetectorRegistry {
 
   keys(): IterableIterator<string> {
     return this.detectors.keys();
+  }
+
+  private detector(key: string): PhiAccrualFailureDetector {
+    let detector = this.detectors.get(key);
+    if (!detector) {
+      detector = new PhiAccrualFailureDetector(this.config);
+      this.detectors.set(key, detector);
+    }
+    return detector;
   }
 }
