@@ -43,15 +43,17 @@ const n = (node: TestNode): number => num(node.address);
 describe('partitions: the minority acts first, by the configured margin', () => {
   const config = { downAfterMs: 3_000 }; // minorityDownAfterMs 2,250: a 750 ms margin, less than a heartbeat interval
   const margin = 750;
-  const hopMs = 1;
 
   it.each([
     { phasesMs: [0, 0, 0, 0, 0], cutAfterMs: 0 },
     { phasesMs: [0, 137, 401, 733, 59], cutAfterMs: 311 },
     { phasesMs: [0, 990, 5, 500, 250], cutAfterMs: 997 },
     { phasesMs: [0, 333, 333, 1, 998], cutAfterMs: 542 },
-  ])('timer phases $phasesMs, cut after $cutAfterMs ms', async ({ phasesMs, cutAfterMs }) => {
-    const network = new MemoryNetwork();
+    { phasesMs: [0, 211, 876, 440, 95], cutAfterMs: 123, latencyMs: 5 },
+  ])('timer phases $phasesMs, cut after $cutAfterMs ms', async ({ phasesMs, cutAfterMs, latencyMs }) => {
+    const network = new MemoryNetwork({ delayMs: latencyMs ?? 0 });
+    // Each side measures silence from the last message it received: one hop apart (at least 1 ms here).
+    const hopMs = Math.max(1, latencyMs ?? 0);
     const started = await startWithPhases(network, phasesMs, config);
     const majority = started.slice(0, 3);
     const minority = started.slice(3);
@@ -79,7 +81,6 @@ describe('partitions: the minority acts first, by the configured margin', () => 
       const down = downedAt.get(n(m));
       expect(selfDown, `node ${n(m)} downed itself`).toBeDefined();
       expect(down, `the majority downed node ${n(m)}`).toBeDefined();
-      // Each side measures silence from the last message it received: one in-memory hop (1 ms) apart.
       expect(down! - selfDown!).toBeGreaterThanOrEqual(margin - hopMs);
     }
     for (const m of majority) expect(m.cluster.members().every((x) => x.status === 'up' && x.reachable)).toBe(true);
@@ -92,8 +93,9 @@ describe('partitions: a downing decided on one side of a cut link reaches the ot
     { cut: [1, 3], middle: 2, phasesMs: [0, 613, 271] },
     { cut: [1, 2], middle: 3, phasesMs: [0, 5, 994] },
     { cut: [2, 3], middle: 1, phasesMs: [0, 450, 449] },
-  ])('link $cut cut, $middle between, phases $phasesMs', async ({ cut, middle, phasesMs }) => {
-    const network = new MemoryNetwork();
+    { cut: [1, 3], middle: 2, phasesMs: [0, 77, 702], latencyMs: 20 },
+  ])('link $cut cut, $middle between, phases $phasesMs', async ({ cut, middle, phasesMs, latencyMs }) => {
+    const network = new MemoryNetwork({ delayMs: latencyMs ?? 0 });
     const started = await startWithPhases(network, phasesMs, { downAfterMs: 3_000 });
     const byNumber = (i: number): TestNode => started[i - 1]!;
     const [low, high] = [byNumber(cut[0]!), byNumber(cut[1]!)];
