@@ -34,19 +34,16 @@ class IntervalHistory {
 export class PhiAccrualFailureDetector {
   private history: IntervalHistory | undefined;
   private lastHeartbeatMs: number | undefined;
+  // The silence phi measures starts at the latest sign of life, a heartbeat or other traffic from the member.
+  private lastAliveMs: number | undefined;
 
   constructor(private readonly config: FailureDetectorConfig) {}
 
   /** Records a heartbeat arriving at `nowMs`. */
   heartbeat(nowMs: number): void {
-    if (this.lastHeartbeatMs === undefined || !this.history) {
-      // Seed the history with the estimate so the first real interval is judged against something sensible.
-      const estimate = this.config.firstHeartbeatEstimateMs;
-      const deviation = estimate / 4;
-      this.history = new IntervalHistory(this.config.maxSampleSize);
-      this.history.add(estimate - deviation);
-      this.history.add(estimate + deviation);
-    } else {
+    if (!this.history) {
+      this.seed();
+    } else if (this.lastHeartbeatMs !== undefined) {
       const interval = nowMs - this.lastHeartbeatMs;
       // An interval far beyond the acceptable pause is an outage, not a sample of normal behaviour.
       if (interval >= 0 && interval < this.config.acceptableHeartbeatPauseMs + 2 * this.config.firstHeartbeatEstimateMs) {
@@ -54,15 +51,62 @@ export class PhiAccrualFailureDetector {
       }
     }
     this.lastHeartbeatMs = nowMs;
+    this.lastAliveMs = Math.max(this.lastAliveMs ?? nowMs, nowMs);
+  }
+
+  /**
+   * Starts expecting heartbeats from `nowMs` without one having arrived, so a member that never answers
+   * still becomes unavailable. Unlike a heartbeat it takes no interval sample: the first real heartbeat
+   * would otherwise add a near-zero interval that skews the statistics for a thousand samples.
+   */
+  watch(nowMs: number): void {
+    if (this.lastAliveMs !== undefined) return;
+    if (!this.history) this.seed();
+    this.lastAliveMs = nowMs;
+  }
+
+  /**
+   * Records other evidence that the member is alive (it sent us something) without taking an interval
+   * sample: both ends of a cut link then measure their silence from the same last exchange, whatever the
+   * phase of their own heartbeat timers. Ignored before the first heartbeat.
+   */
+  alive(nowMs: number): void {
+    if (this.lastAliveMs !== undefined) this.lastAliveMs = Math.max(this.lastAliveMs, nowMs);
   }
 
   /** Suspicion level at `nowMs`; 0 before the first heartbeat. */
   phi(nowMs: number): number {
-    if (this.lastHeartbeatMs === undefined || !this.history) return 0;
-    const elapsed = nowMs - this.lastHeartbeatMs;
-    const mean = this.history.mean + this.config.acceptableHeartbeatPauseMs;
-    const deviation = Math.max(Math.sqrt(this.history.variance), this.config.minStdDeviationMs);
-    return phi(elapsed, mean, deviation);
+    if (this.lastAliveMs === undefined || !this.history) return 0;
+    return phi(nowMs - this.lastAliveMs, this.meanMs(), this.deviationMs());
+  }
+
+  /**
+   * The earliest ms at which the member counts as unavailable if nothing more arrives (to the ms), so a
+   * caller can act exactly then instead of on its next tick; undefined before the first heartbeat.
+   */
+  unavailableAtMs(): number | undefined {
+    if (this.lastAliveMs === undefined || !this.history) return undefined;
+    const mean = this.meanMs();
+    const deviation = this.deviationMs();
+    const threshold = this.config.threshold;
+    // phi grows with the silence: double an upper bound, then bisect to the first whole ms above threshold.
+    let high = Math.max(1, Math.ceil(mean));
+    for (let i = 0; i < 64 && phi(high, mean, deviation) < threshold; i++) high *= 2;
+    let low = 0;
+    while (high - low > 1) {
+      const middle = Math.floor((low + high) / 2);
+      if (phi(middle, mean, deviation) < threshold) low = middle;
+      else high = middle;
+    }
+    return this.lastAliveMs + (phi(low, mean, deviation) >= threshold ? low : high);
+  }
+
+  private meanMs(): number {
+    return (this.history?.mean ?? this.config.firstHeartbeatEstimateMs) + this.config.acceptableHeartbeatPauseMs;
+  }
+
+  private deviationMs(): number {
+    return Math.max(Math.sqrt(this.history?.variance ?? 0), this.config.minStdDeviationMs);
   }
 
   isAvailable(nowMs: number): boolean {
@@ -70,7 +114,16 @@ export class PhiAccrualFailureDetector {
   }
 
   get isMonitoring(): boolean {
-    return this.lastHeartbeatMs !== undefined;
+    return this.lastAliveMs !== undefined;
+  }
+
+  // Seed the history with the estimate so the first real interval is judged against something sensible.
+  private seed(): void {
+    const estimate = this.config.firstHeartbeatEstimateMs;
+    const deviation = estimate / 4;
+    this.history = new IntervalHistory(this.config.maxSampleSize);
+    this.history.add(estimate - deviation);
+    this.history.add(estimate + deviation);
   }
 }
 
@@ -89,12 +142,12 @@ export class FailureDetectorRegistry {
   constructor(private readonly config: FailureDetectorConfig) {}
 
   heartbeat(key: string, nowMs: number): void {
-    let detector = this.detectors.get(key);
-    if (!detector) {
-      detector = new PhiAccrualFailureDetector(this.config);
-      this.detectors.set(key, detector);
-    }
-    detector.heartbeat(nowMs);
+    this.detector(key).heartbeat(nowMs);
+  }
+
+  /** Starts expecting heartbeats from `key`; see `PhiAccrualFailureDetector.watch`. */
+  watch(key: string, nowMs: number): void {
+    this.detector(key).watch(nowMs);
   }
 
   /** An unmonitored key counts as available: silence is only suspicious once we expect heartbeats. */
@@ -102,8 +155,17 @@ export class FailureDetectorRegistry {
     return this.detectors.get(key)?.isAvailable(nowMs) ?? true;
   }
 
+  /** Other traffic from a monitored key; see `PhiAccrualFailureDetector.alive`. */
+  alive(key: string, nowMs: number): void {
+    this.detectors.get(key)?.alive(nowMs);
+  }
+
   phi(key: string, nowMs: number): number {
     return this.detectors.get(key)?.phi(nowMs) ?? 0;
+  }
+
+  unavailableAtMs(key: string): number | undefined {
+    return this.detectors.get(key)?.unavailableAtMs();
   }
 
   isMonitoring(key: string): boolean {
@@ -116,5 +178,14 @@ export class FailureDetectorRegistry {
 
   keys(): IterableIterator<string> {
     return this.detectors.keys();
+  }
+
+  private detector(key: string): PhiAccrualFailureDetector {
+    let detector = this.detectors.get(key);
+    if (!detector) {
+      detector = new PhiAccrualFailureDetector(this.config);
+      this.detectors.set(key, detector);
+    }
+    return detector;
   }
 }

@@ -16,6 +16,8 @@ export interface MemberRecord {
   readonly appVersion: string;
   readonly roles: ReadonlyArray<string>;
   readonly upNumber: number;
+  /** Wall-clock ms of the (earliest) decision to down this member; see `MemberInfo.downedAtMs`. */
+  readonly downedAtMs?: number;
 }
 
 export interface GossipState {
@@ -50,13 +52,16 @@ export function keyOf(record: MemberRecord): string {
 
 export const EMPTY_GOSSIP: GossipState = { members: new Map(), seen: new Set(), tombstones: new Map() };
 
-/** The further status wins; on a tie the smaller non-zero upNumber, so concurrent leaders agree. */
+/**
+ * The further status wins; on a tie the smaller non-zero upNumber, so concurrent leaders agree. The earliest
+ * down decision is kept whichever record carries it, so every node ends with the same `downedAtMs`.
+ */
 export function mergeRecord(a: MemberRecord, b: MemberRecord): MemberRecord {
   const ra = statusRank(a.status);
   const rb = statusRank(b.status);
-  if (ra !== rb) return withUpNumber(ra > rb ? a : b, pickUpNumber(a.upNumber, b.upNumber));
   const upNumber = pickUpNumber(a.upNumber, b.upNumber);
-  return a.upNumber === upNumber ? a : b;
+  const winner = ra !== rb ? (ra > rb ? a : b) : a.upNumber === upNumber ? a : b;
+  return withFields(winner, upNumber, earliest(a.downedAtMs, b.downedAtMs));
 }
 
 function pickUpNumber(a: number, b: number): number {
@@ -65,15 +70,23 @@ function pickUpNumber(a: number, b: number): number {
   return Math.min(a, b);
 }
 
-function withUpNumber(record: MemberRecord, upNumber: number): MemberRecord {
-  return record.upNumber === upNumber ? record : { ...record, upNumber };
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}
+
+function withFields(record: MemberRecord, upNumber: number, downedAtMs: number | undefined): MemberRecord {
+  if (record.upNumber === upNumber && record.downedAtMs === downedAtMs) return record;
+  const { downedAtMs: _dropped, ...rest } = record;
+  return downedAtMs === undefined ? { ...rest, upNumber } : { ...rest, upNumber, downedAtMs };
 }
 
 /** A canonical text of the member content (not `seen`): equal texts, equal content. */
 export function contentDigest(members: ReadonlyMap<string, MemberRecord>): string {
   return [...members.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, r]) => `${key}|${r.status}|${r.upNumber}`)
+    .map(([key, r]) => `${key}|${r.status}|${r.upNumber}|${r.downedAtMs ?? ''}`)
     .join('\n');
 }
 
@@ -152,6 +165,7 @@ export function toWire(state: GossipState): WireGossip {
       appVersion: r.appVersion,
       roles: [...r.roles],
       upNumber: r.upNumber,
+      ...(r.downedAtMs === undefined ? {} : { downedAtMs: r.downedAtMs }),
     })),
     seen: [...state.seen],
     tombstones: [...state.tombstones],
@@ -184,5 +198,6 @@ function recordFromWire(w: WireMember): MemberRecord | undefined {
     appVersion: w.appVersion,
     roles: [...w.roles],
     upNumber: w.upNumber,
+    ...(w.downedAtMs === undefined ? {} : { downedAtMs: w.downedAtMs }),
   };
 }

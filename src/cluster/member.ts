@@ -3,6 +3,14 @@ import type { NodeAddress } from './address.js';
 
 export type MemberStatus = 'joining' | 'weakly-up' | 'up' | 'leaving' | 'exiting' | 'down' | 'removed';
 
+/** Statuses of members that no longer take part: they host nothing and are not monitored. */
+export const GONE_STATUSES: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['down', 'removed']);
+
+/** Whether a member with this status is down or removed. */
+export function isGone(status: MemberStatus): boolean {
+  return GONE_STATUSES.has(status);
+}
+
 export interface MemberInfo {
   readonly address: NodeAddress;
   readonly status: MemberStatus;
@@ -12,6 +20,11 @@ export interface MemberInfo {
   readonly reachable: boolean;
   /** Roles the member was started with; a sharded type with a role is hosted only on members that have it. */
   readonly roles?: ReadonlyArray<string>;
+  /**
+   * When the member was decided down: the deciding node's wall-clock ms (the earliest decision when several
+   * nodes downed it). Undefined for members never downed, and for downings gossiped by nodes that predate it.
+   */
+  readonly downedAtMs?: number;
 }
 
 /** Read-only membership as a strategy sees it. */

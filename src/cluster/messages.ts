@@ -16,6 +16,8 @@ export interface WireMember {
   readonly roles: ReadonlyArray<string>;
   /** 0 until the leader moves the member to Up. */
   readonly upNumber: number;
+  /** Wall-clock ms when the member was decided down; absent when it never was (and from older nodes). */
+  readonly downedAtMs?: number;
 }
 
 export interface WireGossip {
@@ -113,7 +115,10 @@ function parseMember(value: unknown): WireMember | undefined {
   if (typeof address !== 'string' || NodeAddress.tryParse(address) === undefined) return undefined;
   if (!isText(incarnation) || !isText(appVersion) || !roles || !isCount(upNumber)) return undefined;
   if (typeof status !== 'string' || !MEMBER_STATUSES.has(status)) return undefined;
-  return { address, incarnation, status: status as MemberStatus, appVersion, roles, upNumber };
+  const downedAtMs = value['downedAtMs'];
+  const base = { address, incarnation, status: status as MemberStatus, appVersion, roles, upNumber };
+  if (downedAtMs === undefined) return base;
+  return isCount(downedAtMs) ? { ...base, downedAtMs } : undefined;
 }
 
 function parseRoles(value: unknown): string[] | undefined {

@@ -6,7 +6,10 @@ export interface Cancellable {
 }
 
 export interface Scheduler {
-  /** Milliseconds; only differences matter. */
+  /**
+   * Milliseconds. Timing uses only differences, but a down decision is stamped with it (`downedAtMs`) for
+   * other nodes to measure from, so outside tests it must be wall-clock time (as `systemScheduler`'s is).
+   */
   now(): number;
   setTimeout(fn: () => void, delayMs: number): Cancellable;
   setInterval(fn: () => void, intervalMs: number): Cancellable;

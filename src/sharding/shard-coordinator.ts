@@ -7,12 +7,13 @@
 // protocol in coordinator/hand-offs.ts (each hand-off a coordinator/hand-off.ts object), the warm-up and
 // partition gate in coordinator/warm-up-gate.ts, the down-removal margin in coordinator/down-removal-margin.ts,
 // strategy calls in coordinator/allocation.ts, operator requests in coordinator/operator-requests.ts.
+import { isGone } from '../cluster/member.js';
 import type { Cancellable, Scheduler } from '../cluster/scheduler.js';
 import type { Logger } from '../logging.js';
 import { Allocator } from './coordinator/allocation.js';
 import { DownRemovalMargin } from './coordinator/down-removal-margin.js';
 import { HandOffs } from './coordinator/hand-offs.js';
-import { GONE, memberMap } from './coordinator/membership.js';
+import { memberMap } from './coordinator/membership.js';
 import { OperatorRequests } from './coordinator/operator-requests.js';
 import type { CoordinatorSettings, CoordinatorStats } from './coordinator/settings.js';
 import { CoordinatorState } from './coordinator/state.js';
@@ -99,7 +100,7 @@ export class ShardCoordinator {
     const members = this.ctx.membership.members();
     // Regions re-register on seeing the coordinator move; this covers a coordinator restarted on the same node.
     for (const member of members) {
-      if (!GONE.has(member.status)) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
+      if (!isGone(member.status)) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
     }
     // Members already down when this coordinator starts get their margin from now: it cannot know more.
     const now = this.scheduler.now();
@@ -199,7 +200,7 @@ export class ShardCoordinator {
     this.margin.sawDown(members.values(), now);
     for (const region of this.state.registered()) {
       const member = members.get(region);
-      if (member !== undefined && !GONE.has(member.status)) continue;
+      if (member !== undefined && !isGone(member.status)) continue;
       if (!this.state.isShuttingDown(region) && this.state.shardsOf(region).length > 0) this.margin.sawGone(region, now);
       if (this.margin.inMargin(region, now)) {
         for (const shardId of this.state.shardsOf(region)) this.handOffs.awaitStop(shardId, region);
@@ -220,7 +221,7 @@ export class ShardCoordinator {
 
   private onRegister(from: string, proxy: boolean, shards: ReadonlyArray<number>, stopping: ReadonlyArray<number>): void {
     const member = this.ctx.membership.members().find((m) => m.address.toString() === from);
-    if (member === undefined || GONE.has(member.status)) {
+    if (member === undefined || isGone(member.status)) {
       this.logger.debug({ from }, 'registration from a node that is not a live member ignored');
       return;
     }

@@ -2,7 +2,7 @@
 // buffer for shards whose home is not known yet, forwarding to remote regions), hosts this node's shards,
 // and plays the region's side of registration and hand-off. A node without the type's role runs the
 // region in proxy mode: it routes but never hosts.
-import type { MemberInfo, MemberStatus } from '../cluster/member.js';
+import { isGone, type MemberInfo } from '../cluster/member.js';
 import type { Logger } from '../logging.js';
 import { HostedShards } from './hosted-shards.js';
 import type { MessageRoutedTo, ShardingMessage } from './messages.js';
@@ -34,7 +34,6 @@ export interface RegionStats {
 }
 
 // Until src/cluster/member.ts offers GONE_STATUSES / isGone, the one copy in sharding outside the coordinator.
-const GONE: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['down', 'removed']);
 
 export class ShardRegion {
   /** Home cache: shard -> region address (this node's own key for local shards). */
@@ -121,11 +120,11 @@ export class ShardRegion {
     const members = this.memberMap();
     for (const [shardId, home] of this.homes) {
       const member = members.get(home);
-      if (home !== this.ctx.selfKey && (member === undefined || GONE.has(member.status))) this.homes.delete(shardId);
+      if (home !== this.ctx.selfKey && (member === undefined || isGone(member.status))) this.homes.delete(shardId);
     }
     const me = members.get(this.ctx.selfKey);
     if (me !== undefined) this.seenSelf = true;
-    if (this.seenSelf && (me === undefined || GONE.has(me.status)) && this.shards.size > 0) {
+    if (this.seenSelf && (me === undefined || isGone(me.status)) && this.shards.size > 0) {
       // This node was downed (a minority side downs itself) or removed: the coordinator has dropped our
       // shards and will re-home them, so the local copies must stop now or they would run twice.
       this.logger.warn({ shards: this.localShards() }, 'this node is no longer a member: stopping its shards');

@@ -1,4 +1,5 @@
-// Test harness: clusters of nodes over one MemoryNetwork, driven by vitest's fake timers.
+// Test harness: clusters of nodes over one MemoryNetwork, driven by vitest's fake timers; a scheduler
+// that can be paused stands in for a stopped process (SIGSTOP).
 import { vi } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { Cluster } from '../../src/cluster/cluster.js';
@@ -6,6 +7,7 @@ import type { ClusterConfigInput } from '../../src/cluster/config.js';
 import type { MemberStatus } from '../../src/cluster/member.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
 import { seededRandom } from '../../src/cluster/random.js';
+import { systemScheduler, type Cancellable, type Scheduler } from '../../src/cluster/scheduler.js';
 import type { Transport } from '../../src/cluster/transport.js';
 
 export function address(i: number): NodeAddress {
@@ -23,11 +25,13 @@ export function createNode(
   i: number,
   config: ClusterConfigInput = {},
   incarnation = `inc-${i}`,
+  scheduler?: Scheduler,
 ): TestNode {
   const transport = network.transport(address(i));
   const cluster = new Cluster({
     transport,
     incarnation,
+    ...(scheduler ? { scheduler } : {}),
     random: seededRandom(i),
     config: { seedNodes: [address(1)], ...config },
   });
@@ -57,4 +61,50 @@ export function allUp(nodes: ReadonlyArray<TestNode>): boolean {
 
 export function upNumbers(observer: Cluster): Record<string, number> {
   return Object.fromEntries(observer.members().map((m) => [m.address.port - 2550, m.upNumber]));
+}
+
+/**
+ * The process clock and timers, with a pause: while paused no timer runs, and on resume each timer that
+ * came due runs once, late, as in a process continued after SIGSTOP (the clock kept going meanwhile).
+ */
+export class PausableScheduler implements Scheduler {
+  private paused = false;
+  private readonly due = new Map<object, () => void>();
+
+  now(): number {
+    return systemScheduler.now();
+  }
+
+  setTimeout(fn: () => void, delayMs: number): Cancellable {
+    return this.wrap(fn, (run) => systemScheduler.setTimeout(run, delayMs));
+  }
+
+  setInterval(fn: () => void, intervalMs: number): Cancellable {
+    return this.wrap(fn, (run) => systemScheduler.setInterval(run, intervalMs));
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    const due = [...this.due.values()];
+    this.due.clear();
+    for (const fn of due) fn();
+  }
+
+  private wrap(fn: () => void, start: (run: () => void) => Cancellable): Cancellable {
+    const token = {};
+    const timer = start(() => {
+      if (this.paused) this.due.set(token, fn);
+      else fn();
+    });
+    return {
+      cancel: () => {
+        timer.cancel();
+        this.due.delete(token);
+      },
+    };
+  }
 }

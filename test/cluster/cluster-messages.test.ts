@@ -16,6 +16,14 @@ describe('cluster messages', () => {
       type: 'Gossip',
       gossip: { members: [member], seen: ['sys@h:1#i'] },
     });
+    const downed = { ...member, status: 'down', downedAtMs: 1_700_000_000_123 };
+    expect(parseMessage({ type: 'Gossip', gossip: { members: [downed, { ...member, downedAtMs: 0 }], seen: [] } })).toEqual({
+      type: 'Gossip',
+      gossip: { members: [downed, { ...member, downedAtMs: 0 }], seen: [] },
+    });
+    // Older nodes send no downedAtMs (the members above): still well-formed, and none is made up.
+    const old = parseMessage({ type: 'Gossip', gossip: { members: [member], seen: [] } });
+    expect(old?.type === 'Gossip' && 'downedAtMs' in old.gossip.members[0]!).toBe(false);
     const tombstones = [['sys@h:2#old', 1_700_000_000_000]];
     expect(parseMessage({ type: 'Gossip', gossip: { members: [member], seen: [], tombstones } })).toEqual({
       type: 'Gossip',
@@ -30,6 +38,12 @@ describe('cluster messages', () => {
     ['an invalid member address', { type: 'Gossip', gossip: { members: [{ ...member, address: 'nope' }], seen: [] } }],
     ['an unknown status', { type: 'Gossip', gossip: { members: [{ ...member, status: 'zombie' }], seen: [] } }],
     ['a fractional upNumber', { type: 'Gossip', gossip: { members: [{ ...member, upNumber: 1.5 }], seen: [] } }],
+    ['a negative downedAtMs', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: -1 }], seen: [] } }],
+    ['a fractional downedAtMs', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: 1.5 }], seen: [] } }],
+    ['an infinite downedAtMs', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: Infinity }], seen: [] } }],
+    ['a NaN downedAtMs', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: NaN }], seen: [] } }],
+    ['a downedAtMs that is a string', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: '5' }], seen: [] } }],
+    ['a downedAtMs that is null', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: null }], seen: [] } }],
     ['a seen list that is not an array', { type: 'Gossip', gossip: { members: [], seen: 'all' } }],
     ['tombstones that are not an array', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: {} } }],
     ['a tombstone without a time', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['k#1']] } }],

@@ -221,6 +221,30 @@ describe('Cluster: failure detection and downing', () => {
     await advanceUntil(() => statusOf(n1!.cluster, address(3)) === undefined, 'n3 removed');
   });
 
+  it('records when a down was decided, and every node keeps the earliest of concurrent decisions', async () => {
+    const network = new MemoryNetwork();
+    const [n1, n2, n3, n4] = await startInOrder(network, 5, { downAfterMs: 60_000 });
+    const downedAt = (observer: Cluster): number | undefined => observer.members().find((m) => m.address.equals(address(4)))?.downedAtMs;
+    expect(downedAt(n1!.cluster)).toBeUndefined();
+    // Node 5 stays cut off throughout, so the state cannot converge and node 4 stays down (not removed).
+    network.isolate(address(5));
+    network.partition([address(1)], [address(2), address(3), address(4)]);
+    n2!.cluster.down(address(4));
+    const decidedAt = Date.now();
+    await vi.advanceTimersByTimeAsync(250);
+    n1!.cluster.down(address(4)); // does not know of the earlier decision yet
+    expect(downedAt(n1!.cluster)).toBe(decidedAt + 250);
+    const changes: number[] = [];
+    n1!.cluster.onChange(() => changes.push(downedAt(n1!.cluster) ?? -1));
+    network.heal();
+    network.isolate(address(5));
+    await advanceUntil(() => [n1!, n2!, n3!].every((n) => downedAt(n.cluster) === decidedAt), 'the earliest decision everywhere', 5_000, 10);
+    expect(n4!.cluster.selfMember()?.downedAtMs).toBe(decidedAt);
+    expect(statusOf(n1!.cluster, address(4))).toBe('down');
+    // A change of downedAtMs alone is a change of the view.
+    expect(changes).toContain(decidedAt);
+  });
+
   it('recovers reachability after a short partition without downing anyone', async () => {
     const network = new MemoryNetwork();
     const started = await startInOrder(network, 3);

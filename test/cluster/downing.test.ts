@@ -1,7 +1,7 @@
 // The keep-majority downing decision as a pure function.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { decideDowning, type DowningMember } from '../../src/cluster/downing.js';
+import { decideDowning, nextDowningDeadlineMs, type DowningMember } from '../../src/cluster/downing.js';
 import type { MemberStatus } from '../../src/cluster/member.js';
 
 function member(port: number, reachable = true, status: MemberStatus = 'up', unreachableSinceMs?: number): DowningMember {
@@ -57,5 +57,31 @@ describe('decideDowning', () => {
     expect(decideDowning({ ...base, selfKey: members[0]!.key, members, nowMs: 60_000 })).toEqual({ kind: 'none' });
     const healthy = [member(1), member(2)];
     expect(decideDowning({ ...base, selfKey: healthy[0]!.key, members: healthy, nowMs: 60_000 })).toEqual({ kind: 'none' });
+  });
+
+  it('makes a majority side wait a stagger per unreachable member with a lower address', () => {
+    // Link 1-3 cut, 2 reaches both: 1 and 3 each hold a majority of their view; 3 waits one stagger longer.
+    const fromOne = [member(1), member(2), member(3, false, 'up', 0)];
+    const fromThree = [member(1, false, 'up', 0), member(2), member(3)];
+    const staggered = { ...base, staggerMs: 100 };
+    expect(decideDowning({ ...staggered, selfKey: fromOne[0]!.key, members: fromOne, nowMs: 10_000 }).kind).toBe('down-unreachable');
+    expect(decideDowning({ ...staggered, selfKey: fromThree[2]!.key, members: fromThree, nowMs: 10_099 })).toEqual({ kind: 'none' });
+    expect(decideDowning({ ...staggered, selfKey: fromThree[2]!.key, members: fromThree, nowMs: 10_100 }).kind).toBe('down-unreachable');
+    // The minority's delay is not staggered.
+    const minority = [member(1, false, 'up', 0), member(2, false, 'up', 0), member(3)];
+    expect(decideDowning({ ...staggered, selfKey: minority[2]!.key, members: minority, nowMs: 7_500 })).toEqual({ kind: 'down-self' });
+  });
+
+  it('names the next deadline at which the decision can change', () => {
+    const members = [member(1), member(2, false, 'up', 1_000), member(3, false, 'up', 4_000), member(4), member(5)];
+    const input = { ...base, staggerMs: 100, selfKey: members[3]!.key, members };
+    // Self is 4: two lower addresses unreachable, so its majority delay is 10,200; the minority delay 7,500 also counts.
+    expect(nextDowningDeadlineMs({ ...input, nowMs: 0 })).toBe(8_500);
+    expect(nextDowningDeadlineMs({ ...input, nowMs: 8_500 })).toBe(11_200);
+    expect(nextDowningDeadlineMs({ ...input, nowMs: 11_200 })).toBe(11_500);
+    expect(nextDowningDeadlineMs({ ...input, nowMs: 11_500 })).toBe(14_200);
+    expect(nextDowningDeadlineMs({ ...input, nowMs: 14_200 })).toBeUndefined();
+    const healthy = [member(1), member(2)];
+    expect(nextDowningDeadlineMs({ ...base, selfKey: healthy[0]!.key, members: healthy, nowMs: 0 })).toBeUndefined();
   });
 });

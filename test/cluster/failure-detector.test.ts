@@ -1,4 +1,5 @@
 // Phi accrual failure detector: deterministic suspicion from an injected clock.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_FAILURE_DETECTOR_CONFIG } from '../../src/cluster/config.js';
 import { FailureDetectorRegistry, PhiAccrualFailureDetector, phi } from '../../src/cluster/failure-detector.js';
@@ -54,6 +55,56 @@ describe('PhiAccrualFailureDetector', () => {
     expect(detector.phi(123_456)).toBe(0);
     expect(detector.isAvailable(123_456)).toBe(true);
     expect(detector.isMonitoring).toBe(false);
+  });
+
+  it('tells the exact ms at which it turns unavailable, for regular and irregular histories', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 200, max: 3_000 }), { minLength: 1, maxLength: 30 }), (intervals) => {
+        const detector = new PhiAccrualFailureDetector(config);
+        let t = 0;
+        detector.heartbeat(t);
+        for (const interval of intervals) detector.heartbeat((t += interval));
+        const at = detector.unavailableAtMs();
+        expect(at).toBeDefined();
+        expect(detector.isAvailable(at! - 1)).toBe(true);
+        expect(detector.isAvailable(at!)).toBe(false);
+      }),
+    );
+    expect(new PhiAccrualFailureDetector(config).unavailableAtMs()).toBeUndefined();
+  });
+
+  it('measures the silence from other signs of life too, without taking them as interval samples', () => {
+    const withTraffic = new PhiAccrualFailureDetector(config);
+    const plain = new PhiAccrualFailureDetector(config);
+    const last = regular(withTraffic, 20, 1_000);
+    regular(plain, 20, 1_000);
+    withTraffic.alive(last + 400);
+    withTraffic.alive(last + 100); // out of order: the latest sign of life counts
+    expect(withTraffic.unavailableAtMs()).toBe(plain.unavailableAtMs()! + 400);
+    // The next heartbeat's interval is measured from the last heartbeat, not from the other traffic.
+    withTraffic.heartbeat(last + 1_000);
+    plain.heartbeat(last + 1_000);
+    expect(withTraffic.phi(last + 4_500)).toBe(plain.phi(last + 4_500));
+    const untouched = new PhiAccrualFailureDetector(config);
+    untouched.alive(5);
+    expect(untouched.isMonitoring).toBe(false);
+  });
+
+  it('starts the clock on watch without a sample, so the first heartbeat adds no near-zero interval', () => {
+    const watched = new PhiAccrualFailureDetector(config);
+    watched.watch(0);
+    expect(watched.isMonitoring).toBe(true);
+    expect(watched.isAvailable(10_000)).toBe(false);
+    watched.watch(9_000); // already watching: no effect
+    expect(watched.isAvailable(10_000)).toBe(false);
+    const fresh = new PhiAccrualFailureDetector(config);
+    watched.heartbeat(10_001);
+    fresh.heartbeat(10_001);
+    for (let t = 11_001; t <= 20_001; t += 1_000) {
+      watched.heartbeat(t);
+      fresh.heartbeat(t);
+    }
+    expect(watched.unavailableAtMs()).toBe(fresh.unavailableAtMs());
   });
 
   it('never returns a non-finite phi for extreme silences', () => {

@@ -23,8 +23,8 @@ function record(port: number, status: MemberStatus, upNumber = 0): MemberRecord 
 }
 
 const recordArb = fc
-  .tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(...STATUSES), fc.integer({ min: 0, max: 5 }))
-  .map(([port, status, up]) => record(port, status, up));
+  .tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(...STATUSES), fc.integer({ min: 0, max: 5 }), fc.option(fc.nat(50), { nil: undefined }))
+  .map(([port, status, up, downedAtMs]) => (downedAtMs === undefined ? record(port, status, up) : { ...record(port, status, up), downedAtMs }));
 
 const tombstonesArb = fc
   .array(fc.tuple(fc.integer({ min: 1, max: 4 }), fc.nat(100)), { maxLength: 2 })
@@ -59,6 +59,22 @@ describe('gossip merge', () => {
     expect(merged.status).toBe('down');
     expect(merged.upNumber).toBe(3);
     expect(mergeRecord(record(1, 'up', 2), record(1, 'up', 5)).upNumber).toBe(2);
+  });
+
+  it('keeps the earliest down decision whichever record carries it, and gossips it', () => {
+    const downedByA = { ...record(1, 'down', 3), downedAtMs: 2_000 };
+    const downedByB = { ...record(1, 'down', 3), downedAtMs: 1_500 };
+    const removed = record(1, 'removed', 3);
+    expect(mergeRecord(downedByA, downedByB).downedAtMs).toBe(1_500);
+    expect(mergeRecord(downedByB, downedByA).downedAtMs).toBe(1_500);
+    // A later status from a node that did not see the decision keeps the decision's time.
+    expect(mergeRecord(removed, downedByA)).toEqual({ ...removed, downedAtMs: 2_000 });
+    expect(mergeRecord(record(1, 'up', 3), record(1, 'up', 3)).downedAtMs).toBeUndefined();
+    const state = (r: MemberRecord, seen = 'A'): GossipState => ({ members: new Map([[keyOf(r), r]]), seen: new Set([seen]), tombstones: new Map() });
+    // A record differing only in downedAtMs is new content for the side that had the later time.
+    expect([...mergeGossip(state(downedByA, 'A'), state(downedByB, 'B'), 'self').seen].sort()).toEqual(['B', 'self']);
+    expect(fromWire(toWire(state(downedByB))).members.get(keyOf(downedByB))?.downedAtMs).toBe(1_500);
+    expect('downedAtMs' in toWire(state(removed)).members[0]!).toBe(false);
   });
 
   it('keeps seen only for unchanged content', () => {

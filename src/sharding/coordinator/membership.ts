@@ -1,12 +1,6 @@
-// How the coordinator reads the membership: which statuses mean a region is gone for good, which may still
-// host shards, and the role filter. One place, so the registry, the warm-up gate and allocation agree.
+// How the coordinator reads the membership: which statuses may still host shards (gone for good is the
+// cluster's own `isGone`), and the role filter. One place, so the registry, the warm-up gate and allocation agree.
 import type { MemberInfo, MemberStatus } from '../../cluster/member.js';
-
-/**
- * Members whose regions are gone for good. The same set exists in shard-region.ts and cluster.ts; it
- * belongs in cluster/member.ts and is meant to be imported from there once it is exported.
- */
-export const GONE: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['down', 'removed']);
 
 /** Members whose regions may still host shards a new coordinator must hear about before allocating. */
 export const MAY_HOST: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['up', 'leaving', 'exiting']);

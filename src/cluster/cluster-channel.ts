@@ -1,0 +1,23 @@
+// The membership's one contact with the transport: registers the cluster message family, sends cluster
+// messages, and lets only cluster messages through to the membership.
+import type { NodeAddress } from './address.js';
+import { CLUSTER_MESSAGES, type ClusterMessage } from './messages.js';
+import type { Transport } from './transport.js';
+import { isFamilyMessage } from './wire-message.js';
+
+export interface ClusterChannel {
+  send(to: NodeAddress, message: ClusterMessage): void;
+  /** Calls `handler` with every cluster message that arrives; returns an unsubscribe function. */
+  listen(handler: (from: NodeAddress, message: ClusterMessage) => void): () => void;
+}
+
+export function clusterChannel(transport: Transport): ClusterChannel {
+  transport.register(CLUSTER_MESSAGES);
+  return {
+    send: (to, message) => transport.send(to, message),
+    listen: (handler) =>
+      transport.onMessage((from, message) => {
+        if (isFamilyMessage(CLUSTER_MESSAGES, message)) handler(from, message);
+      }),
+  };
+}

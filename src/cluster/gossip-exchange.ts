@@ -1,0 +1,103 @@
+// The gossip exchange: welcoming joining nodes, merging received gossip (and passing on what it changed,
+// like any own change), the periodic push to one peer, and pruning removed members into tombstones.
+// The state itself and how a change is installed live in membership-core.ts.
+import type { NodeAddress } from './address.js';
+import { fromWire, keyOf, memberKey, mergeGossip, pruneMembers, sameGossip, type MemberRecord } from './gossip.js';
+import { isGone } from './member.js';
+import type { MembershipCore } from './membership-core.js';
+import type { ClusterMessage, WireGossip } from './messages.js';
+import type { SelfLifecycle } from './self-lifecycle.js';
+
+type Join = Extract<ClusterMessage, { type: 'Join' }>;
+
+export class GossipExchange {
+  // When this node first saw each member as removed; the record is pruned removedRetentionMs later.
+  private readonly removedSince = new Map<string, number>();
+
+  /** `random` chooses the gossip peer. */
+  constructor(
+    private readonly core: MembershipCore,
+    private readonly lifecycle: SelfLifecycle,
+    private readonly random: () => number,
+  ) {}
+
+  onJoin(from: NodeAddress, message: Join): void {
+    const { core } = this;
+    if (!core.joined) return;
+    const key = memberKey(from, message.incarnation);
+    const existing = core.gossip.members.get(key);
+    if ((existing && isGone(existing.status)) || core.gossip.tombstones.has(key)) {
+      core.logger.info({ member: key, status: existing?.status ?? 'pruned' }, 'ignoring join of a downed or removed incarnation');
+      core.sendGossip(from);
+      return;
+    }
+    const changes: MemberRecord[] = [];
+    for (const record of core.gossip.members.values()) {
+      if (record.address.equals(from) && record.incarnation !== message.incarnation && !isGone(record.status)) {
+        core.logger.info({ member: keyOf(record) }, 'a new incarnation of this node is joining: downing the old one');
+        changes.push(core.downed(record));
+      }
+    }
+    if (!existing) {
+      core.logger.info({ member: key, appVersion: message.appVersion, roles: message.roles }, 'member joining');
+      changes.push({
+        address: from,
+        incarnation: message.incarnation,
+        status: 'joining',
+        appVersion: message.appVersion,
+        roles: [...message.roles],
+        upNumber: 0,
+      });
+    }
+    if (changes.length > 0) core.applyOwnChanges(changes);
+    if (!core.stopped) core.sendGossip(from);
+  }
+
+  onGossip(from: NodeAddress, wire: WireGossip): void {
+    const { core } = this;
+    const incoming = fromWire(wire);
+    if (incoming.tombstones.has(core.selfKey)) {
+      this.lifecycle.selfTombstoned();
+      return;
+    }
+    // Gossip that does not know this node is from another cluster, or this node is not welcomed yet.
+    if (!incoming.members.has(core.selfKey)) return;
+    this.lifecycle.welcomed(from);
+    // What the merge changed is news to the other members too: pass it on at once, not on the next tick.
+    const pushedTo = core.commit(mergeGossip(core.gossip, incoming, core.selfKey), true);
+    // Push-pull: answer when this node knows more (or has seen more) than the sender told us.
+    if (!core.stopped && !pushedTo.has(from.toString()) && !sameGossip(core.gossip, incoming)) core.sendGossip(from);
+  }
+
+  /** Every gossipIntervalMs: prune, run the leader's transitions, and push the state to one peer. */
+  tick(): void {
+    const { core } = this;
+    if (!core.joined || core.stopped) return;
+    this.pruneRemoved();
+    core.commit(core.gossip, false);
+    if (core.stopped) return;
+    const peers = core.livePeers().filter((r) => !core.unreachableSince.has(keyOf(r)));
+    const unseen = peers.filter((r) => !core.gossip.seen.has(keyOf(r)));
+    const pool = unseen.length > 0 ? unseen : peers;
+    const target = pool[Math.floor(this.random() * pool.length)];
+    if (target) core.sendGossip(target.address);
+  }
+
+  /** Turns records removed longer than removedRetentionMs into tombstones, and expires old tombstones. */
+  private pruneRemoved(): void {
+    const { core } = this;
+    const now = core.scheduler.now();
+    const due: string[] = [];
+    for (const [key, record] of core.gossip.members) {
+      if (record.status !== 'removed' || key === core.selfKey) continue;
+      const since = this.removedSince.get(key) ?? now;
+      this.removedSince.set(key, since);
+      if (now - since >= core.config.removedRetentionMs) due.push(key);
+    }
+    for (const key of this.removedSince.keys()) if (due.includes(key) || !core.gossip.members.has(key)) this.removedSince.delete(key);
+    const next = pruneMembers(core.gossip, due, now, now - core.config.tombstoneTtlMs, core.selfKey);
+    if (next === core.gossip) return;
+    if (due.length > 0) core.logger.info({ members: due }, 'pruning removed members from the gossip');
+    core.commit(next, false);
+  }
+}
