@@ -8,10 +8,19 @@ import type {
   PlacementStoreHealth,
   RebalanceOutcome,
   ShardLocations,
+  WriteAccess,
   WrittenPlacement,
 } from '../management/backend.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController, type PlacementRecord } from '../sharding/external-allocation-controller.js';
+
+/**
+ * Own member statuses that may write placements. Joining counts: the cluster accepted this node (its record
+ * is in the gossip), so its writes replicate to the members. Leaving and exiting do not: the node is going
+ * away and its replica may get no further anti-entropy round; down, removed and "never joined" are outside
+ * the cluster, where a write could only stay local.
+ */
+const WRITABLE: ReadonlySet<string> = new Set(['joining', 'weakly-up', 'up']);
 
 export class NodeManagementBackend implements ManagementBackend {
   readonly self: NodeAddress;
@@ -77,6 +86,16 @@ export class NodeManagementBackend implements ManagementBackend {
       default:
         return { status: 'starting', memberStatus: status };
     }
+  }
+
+  writeAccess(): WriteAccess {
+    const status = this.cluster.selfMember()?.status;
+    if (status !== undefined && WRITABLE.has(status)) return { writable: true };
+    const why =
+      status === undefined
+        ? 'this node has not joined a cluster (no seed node accepted it yet)'
+        : `this node's member status is ${status}`;
+    return { writable: false, reason: `${why}; placement writes need a member that is joining or up: send them to another node` };
   }
 
   // Any initialised type can carry placements; its controller is made on first use.

@@ -78,7 +78,13 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   const http = createManagementServer({
     backend: new NodeManagementBackend(cluster, sharding, new Map([[COUNTER_TYPE, counterPlacements]])),
     logger: logger.child({ part: 'http' }),
-    bodyLimit: config.bodyLimit,
+    limits: {
+      bodyLimit: config.bodyLimit,
+      headersTimeoutMs: config.httpHeadersTimeoutMs,
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+      keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
+      maxConnections: config.httpMaxConnections,
+    },
     ...(config.authToken ? { authToken: config.authToken } : {}),
     authReads: config.authReads,
   });
