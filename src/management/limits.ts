@@ -5,7 +5,10 @@ import { ActorTsError } from '../errors.js';
 export interface HttpLimits {
   /** Largest accepted request body in bytes; default 1 MiB. */
   readonly bodyLimit: number;
-  /** A request's headers must arrive within this long of its first byte, or it is answered 408 and closed; default 10,000 ms. */
+  /**
+   * A request's headers must arrive within this long of its first byte, or it is answered 408 and closed;
+   * default 10,000 ms, or requestTimeoutMs when that is shorter.
+   */
   readonly headersTimeoutMs: number;
   /** The whole request (headers and body) must arrive within this long, or it is answered 408 and closed; default 30,000 ms. */
   readonly requestTimeoutMs: number;
@@ -29,7 +32,12 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
 /** Fills in defaults and checks every limit; throws `invalid_argument` naming the bad one. */
 export function resolveHttpLimits(input: Partial<HttpLimits> = {}): HttpLimits {
   const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
-  const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...defined };
+  const requestTimeoutMs = input.requestTimeoutMs ?? DEFAULT_HTTP_LIMITS.requestTimeoutMs;
+  const limits: HttpLimits = {
+    ...DEFAULT_HTTP_LIMITS,
+    headersTimeoutMs: Math.min(DEFAULT_HTTP_LIMITS.headersTimeoutMs, requestTimeoutMs),
+    ...defined,
+  };
   for (const [name, value] of Object.entries(limits)) {
     if (!Number.isSafeInteger(value) || value < 1) {
       throw new ActorTsError('invalid_argument', `${name} must be a positive integer, got ${String(value)}`);

@@ -236,5 +236,7 @@ describe('resolveHttpLimits', () => {
     expect(() => resolveHttpLimits({ requestTimeoutMs: 1.5 })).toThrow(/requestTimeoutMs/);
     expect(() => resolveHttpLimits({ headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 })).toThrow(/headersTimeoutMs/);
     expect(resolveHttpLimits({ maxConnections: 7 }).maxConnections).toBe(7);
+    // A request timeout under the default headers timeout pulls the headers timeout down with it.
+    expect(resolveHttpLimits({ requestTimeoutMs: 500 })).toMatchObject({ requestTimeoutMs: 500, headersTimeoutMs: 500 });
   });
 });
