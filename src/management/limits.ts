@@ -32,17 +32,18 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
 /** Fills in defaults and checks every limit; throws `invalid_argument` naming the bad one. */
 export function resolveHttpLimits(input: Partial<HttpLimits> = {}): HttpLimits {
   const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
+  // Checked as given, so the error names the setting the caller got wrong, not one derived from it.
+  for (const [name, value] of Object.entries(defined)) {
+    if (!Number.isSafeInteger(value) || (value as number) < 1) {
+      throw new ActorTsError('invalid_argument', `${name} must be a positive integer, got ${String(value)}`);
+    }
+  }
   const requestTimeoutMs = input.requestTimeoutMs ?? DEFAULT_HTTP_LIMITS.requestTimeoutMs;
   const limits: HttpLimits = {
     ...DEFAULT_HTTP_LIMITS,
     headersTimeoutMs: Math.min(DEFAULT_HTTP_LIMITS.headersTimeoutMs, requestTimeoutMs),
     ...defined,
   };
-  for (const [name, value] of Object.entries(limits)) {
-    if (!Number.isSafeInteger(value) || value < 1) {
-      throw new ActorTsError('invalid_argument', `${name} must be a positive integer, got ${String(value)}`);
-    }
-  }
   // Node refuses a headers timeout longer than the request timeout: the request timeout already covers it.
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ActorTsError(
