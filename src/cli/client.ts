@@ -27,12 +27,23 @@ export class ApiError extends Error {
   }
 }
 
+export interface ManagementClientOptions {
+  readonly token?: string;
+  /** Bound on one request, answer included; default 10,000 ms. */
+  readonly timeoutMs?: number;
+  /** Largest answer body read; past it the request is aborted with `response_too_large`; default 16 MiB. */
+  readonly maxResponseBytes?: number;
+}
+
+export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
 export class ManagementClient {
   private readonly base: string;
 
   constructor(
     url: string,
-    private readonly options: { readonly token?: string; readonly timeoutMs?: number } = {},
+    private readonly options: ManagementClientOptions = {},
   ) {
     this.base = url.replace(/\/+$/, '');
   }
@@ -70,19 +81,26 @@ export class ManagementClient {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.options.token) headers['authorization'] = `Bearer ${this.options.token}`;
+    // One controller for the timeout and for giving up on an oversized answer, so either stops the transfer.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new Error('timed out')), this.options.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS);
     let response: Response;
+    let text: string;
     try {
-      response = await fetch(this.base + path, {
-        method,
-        headers,
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
-      });
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new ApiError(0, 'unreachable', `cannot reach ${this.base}: ${reason}`);
+      try {
+        response = await fetch(this.base + path, {
+          method,
+          headers,
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+          signal: abort.signal,
+        });
+      } catch (error) {
+        throw new ApiError(0, 'unreachable', `cannot reach ${this.base}: ${reasonOf(error, abort.signal)}`);
+      }
+      text = await readCapped(response, this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, abort, `${method} ${path}`);
+    } finally {
+      clearTimeout(timer);
     }
-    const text = await response.text();
     const parsed: unknown = text === '' ? undefined : safeJson(text);
     if (!response.ok) {
       const error = parsed as { error?: string; message?: string } | undefined;
@@ -90,6 +108,43 @@ export class ManagementClient {
     }
     return parsed as T;
   }
+}
+
+/**
+ * Reads the body as UTF-8 text, at most `limit` bytes: a declared or actual length past it aborts the
+ * transfer and throws `response_too_large`, so a huge or endless answer costs at most the limit in memory.
+ */
+async function readCapped(response: Response, limit: number, abort: AbortController, what: string): Promise<string> {
+  const tooLarge = (): ApiError => {
+    abort.abort(new Error('response too large'));
+    return new ApiError(response.status, 'response_too_large', `${what}: the answer is larger than ${limit} bytes; gave up reading it`);
+  };
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > limit) throw tooLarge();
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) throw tooLarge();
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw new ApiError(response.status, 'unreachable', `${what}: the answer broke off: ${reasonOf(error, abort.signal)}`);
+  } finally {
+    reader.releaseLock();
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function reasonOf(error: unknown, signal: AbortSignal): string {
+  if (signal.aborted && signal.reason instanceof Error) return signal.reason.message;
+  return error instanceof Error ? error.message : String(error);
 }
 
 function safeJson(text: string): unknown {

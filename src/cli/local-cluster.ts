@@ -1,10 +1,16 @@
 // `local-cluster`: starts N node processes on loopback, waits until each answers on its API, prints the
 // URLs, and stops every child on Ctrl-C (SIGINT) or SIGTERM. Child logs go to files, not the terminal.
+// Each child holds an IPC channel to this process and stops when it closes, so the nodes go away with
+// this process however it ends (even SIGKILL). Every node gets every node's address as a seed, so a node
+// restarted alone rejoins the running cluster.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManagementClient } from './client.js';
+
+/** How many nodes `local-cluster` starts unless told otherwise. */
+export const DEFAULT_LOCAL_CLUSTER_NODES = 3;
 
 export interface LocalClusterOptions {
   readonly nodes: number;
@@ -35,10 +41,11 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const logDir = options.logDir ?? join(tmpdir(), `actor-ts-local-cluster-${process.pid}`);
   mkdirSync(logDir, { recursive: true });
-  const seed = `${options.system}@${options.host}:${options.basePort}`;
+  const addresses = Array.from({ length: options.nodes }, (_, i) => `${options.system}@${options.host}:${options.basePort + i}`);
+  // Node 1 is the first seed everywhere: it alone may form a cluster when no other seed answers.
+  const seedArgs = addresses.flatMap((address) => ['--seed', address]);
   const children: ChildProcess[] = [];
   const urls: string[] = [];
-  const addresses: string[] = [];
 
   for (let i = 0; i < options.nodes; i++) {
     const port = options.basePort + i;
@@ -52,14 +59,15 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       '--port', String(port),
       '--http-host', options.host,
       '--http-port', String(httpPort),
-      '--seed', seed,
+      ...seedArgs,
       ...(options.authToken ? ['--auth-token', options.authToken] : []),
       ...(options.nodeArgs ?? []),
     ];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', log, log, 'ipc'] });
+    // The channel exists for its closing, not for messages: it must not keep this process alive.
+    child.channel?.unref();
     children.push(child);
     urls.push(`http://${options.host}:${httpPort}`);
-    addresses.push(`${options.system}@${options.host}:${port}`);
     child.on('exit', (code, signal) => {
       if (!stopping) print(`node ${i + 1} (${addresses[i]}) exited (${signal ?? `code ${code}`}); log: ${join(logDir, `node-${i + 1}.log`)}`);
     });

@@ -4,11 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { NodeAddress } from '../cluster/address.js';
-import { startNode } from '../node/node.js';
+import { DEFAULT_NODE_CONFIG as D } from '../node/config.js';
+import { runNode } from '../node/run.js';
 import { COUNTER_TYPE } from '../node/counter.js';
 import { ApiError, ManagementClient } from './client.js';
 import { shardRanges, table } from './format.js';
-import { startLocalCluster } from './local-cluster.js';
+import { DEFAULT_LOCAL_CLUSTER_NODES, startLocalCluster } from './local-cluster.js';
 
 export interface CliIo {
   readonly out: (line: string) => void;
@@ -34,23 +35,33 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   program
     .command('node')
     .description('start one cluster node (with the demo entity type Counter and the management API)')
-    .option('--system <name>', 'actor system name', 'app')
-    .option('--host <host>', 'cluster transport host', '127.0.0.1')
-    .option('--port <port>', 'cluster transport port', port, 7701)
-    .option('--http-host <host>', 'management API host (loopback unless you say otherwise)', '127.0.0.1')
-    .option('--http-port <port>', 'management API port', port, 8551)
-    .option('--seed <address>', 'seed node system@host:port (repeatable)', collectAddress, [] as string[])
-    .option('--app-version <version>', 'application version', '1.0.0')
-    .option('--role <role>', 'node role (repeatable)', collect, [] as string[])
+    // No defaults here: an unset flag stays undefined and NodeConfig's default applies (help text quotes it).
+    .option('--system <name>', `actor system name (default ${D.system})`)
+    .option('--host <host>', `cluster transport host (default ${D.host})`)
+    .option('--port <port>', `cluster transport port (default ${D.port})`, port)
+    .option('--http-host <host>', `management API host (default ${D.httpHost}: loopback unless you say otherwise)`)
+    .option('--http-port <port>', `management API port (default ${D.httpPort})`, port)
+    .option('--seed <address>', 'seed node system@host:port (repeatable; default none: form a cluster of one)', collectAddress)
+    .option('--app-version <version>', `application version (default ${D.appVersion})`)
+    .option('--role <role>', 'node role (repeatable)', collect)
     .addOption(new Option('--cluster-secret <secret>', 'shared secret peers must prove').env('ACTOR_TS_CLUSTER_SECRET'))
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
-    .option('--auth-reads', 'require the token for read routes too', false)
+    .option('--auth-reads', 'require the token for read routes too')
     .option('--down-after-ms <ms>', 'down a member unreachable this long', positiveInt)
     .option('--rebalance-interval-ms <ms>', 'periodic rebalance interval', positiveInt)
-    .option('--compact-after-items <n>', 'compact the placement store past this many history items (default 100000)', positiveInt)
-    .option('--log-level <level>', 'pino log level', 'info')
+    .option('--compact-after-items <n>', `compact the placement store past this many history items (default ${D.compactAfterItems})`, positiveInt)
+    .option('--http-max-connections <n>', `management API connections open at once (default ${D.httpMaxConnections})`, positiveInt)
+    .option('--http-request-timeout-ms <ms>', `a management request must arrive within this long (default ${D.httpRequestTimeoutMs})`, positiveInt)
+    .option('--restart-on-removal', 'when the cluster downs or removes this node, restart it in-process as a new incarnation instead of exiting 1')
+    .option('--log-level <level>', `pino log level (default ${D.logLevel})`)
     .action(async (options: NodeCliOptions) => {
-      const node = await startNode({
+      const stop = new AbortController();
+      const onSignal = (): void => stop.abort();
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+      // Started by local-cluster (an IPC channel to it): stop when that parent goes, however it goes.
+      if (process.channel) process.once('disconnect', onSignal);
+      const how = await runNode({
         system: options.system,
         host: options.host,
         port: options.port,
@@ -66,22 +77,23 @@ export function buildProgram(io: CliIo = defaultIo): Command {
         cluster: options.downAfterMs !== undefined ? { downAfterMs: options.downAfterMs } : {},
         sharding: options.rebalanceIntervalMs !== undefined ? { rebalanceIntervalMs: options.rebalanceIntervalMs } : {},
         compactAfterItems: options.compactAfterItems,
-      });
-      const onSignal = (): void => void node.stop();
-      process.once('SIGTERM', onSignal);
-      process.once('SIGINT', onSignal);
-      const how = await node.stopped;
+        httpMaxConnections: options.httpMaxConnections,
+        httpRequestTimeoutMs: options.httpRequestTimeoutMs,
+        restartOnRemoval: options.restartOnRemoval,
+      }, { signal: stop.signal });
+      // The node logged why it stopped (one line); the exit code says whether that was asked for.
       process.exitCode = how === 'left' ? 0 : 1;
+      process.channel?.unref();
     });
 
   program
     .command('local-cluster')
     .description('start N node processes on loopback and keep them running until Ctrl-C')
-    .option('--nodes <n>', 'how many nodes', positiveInt, 3)
-    .option('--system <name>', 'actor system name', 'app')
-    .option('--host <host>', 'loopback host', '127.0.0.1')
-    .option('--base-port <port>', 'cluster port of node 1 (node i uses base + i - 1)', port, 7701)
-    .option('--base-http-port <port>', 'API port of node 1', port, 8551)
+    .option('--nodes <n>', 'how many nodes', positiveInt, DEFAULT_LOCAL_CLUSTER_NODES)
+    .option('--system <name>', 'actor system name', D.system)
+    .option('--host <host>', 'loopback host', D.host)
+    .option('--base-port <port>', 'cluster port of node 1 (node i uses base + i - 1)', port, D.port)
+    .option('--base-http-port <port>', 'API port of node 1', port, D.httpPort)
     .option('--log-dir <dir>', 'where node logs go (default: a temp directory)')
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
     .action(async (options: LocalClusterCliOptions) => {
@@ -196,7 +208,7 @@ function addOperatorOptions(command: Command): void {
   const targets = command.commands.length > 0 ? command.commands : [command];
   for (const target of targets) {
     target
-      .addOption(new Option('--url <url>', 'any node\'s management API').env('ACTOR_TS_URL').default('http://127.0.0.1:8551'))
+      .addOption(new Option('--url <url>', 'any node\'s management API').env('ACTOR_TS_URL').default(`http://${D.httpHost}:${D.httpPort}`))
       .addOption(new Option('--type <typeName>', 'entity type').default(COUNTER_TYPE))
       .addOption(new Option('--token <token>', 'bearer token').env('ACTOR_TS_AUTH_TOKEN'));
   }
@@ -259,22 +271,26 @@ function hlcText(hlc: { wallMs: number; counter: number; node: string }): string
   return `${new Date(hlc.wallMs).toISOString()}#${hlc.counter}@${hlc.node}`;
 }
 
+/** Every field is undefined when its flag was not given: NodeConfig's defaults apply. */
 interface NodeCliOptions {
-  system: string;
-  host: string;
-  port: number;
-  httpHost: string;
-  httpPort: number;
-  seed: string[];
-  appVersion: string;
-  role: string[];
+  system?: string;
+  host?: string;
+  port?: number;
+  httpHost?: string;
+  httpPort?: number;
+  seed?: string[];
+  appVersion?: string;
+  role?: string[];
   clusterSecret?: string;
   authToken?: string;
-  authReads: boolean;
+  authReads?: boolean;
   downAfterMs?: number;
   rebalanceIntervalMs?: number;
   compactAfterItems?: number;
-  logLevel: string;
+  httpMaxConnections?: number;
+  httpRequestTimeoutMs?: number;
+  restartOnRemoval?: boolean;
+  logLevel?: string;
 }
 
 interface LocalClusterCliOptions {
@@ -299,12 +315,12 @@ function positiveInt(value: string): number {
   return n;
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
-function collectAddress(value: string, previous: string[]): string[] {
-  return [...previous, addressArg(value)];
+function collectAddress(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), addressArg(value)];
 }
 
 function addressArg(value: string): string {

@@ -1,11 +1,14 @@
 // The address of one cluster node: `system@host:port`, optionally written with the `actor-ts://` scheme.
 // Maps keyed by node (for example a strategy's `currentShards`) use `toString()` as the key.
+import { isIP } from 'node:net';
 import { ActorTsError } from '../errors.js';
 
 const SCHEME = 'actor-ts://';
 const SYSTEM = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+// RFC 1123 labels. A name made only of digits and dots would be read as an IPv4 address by resolvers, so
+// it must be a valid IPv4 literal (checked by isIP) rather than pass as a name: "1.2.3.999" is rejected.
 const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-const IPV6 = /^\[[0-9A-Fa-f:.]{2,45}\]$/;
+const NUMERIC = /^[0-9.]+$/;
 const EXPECTED = 'expected "system@host:port" or "actor-ts://system@host:port", e.g. "app@127.0.0.1:7701"';
 
 export class NodeAddress {
@@ -17,7 +20,9 @@ export class NodeAddress {
     readonly port: number,
   ) {
     if (!SYSTEM.test(system)) throw invalid(`${system}@${host}:${port}`, `bad system name "${system}"`);
-    if (!HOSTNAME.test(host) && !IPV6.test(host)) throw invalid(`${system}@${host}:${port}`, `bad host "${host}"`);
+    if (!validHost(host)) {
+      throw invalid(`${system}@${host}:${port}`, `bad host "${host}": expected a hostname, an IPv4 address or a bracketed IPv6 address`);
+    }
     if (!Number.isInteger(port) || port < 1 || port > 65535) {
       throw invalid(`${system}@${host}:${port}`, `port must be an integer in 1..65535`);
     }
@@ -61,6 +66,13 @@ export class NodeAddress {
   toJSON(): string {
     return this.text;
   }
+}
+
+/** A hostname of RFC 1123 labels, an IPv4 literal, or an IPv6 literal in brackets (as it appears in `host:port`). */
+function validHost(host: string): boolean {
+  if (host.startsWith('[') && host.endsWith(']')) return isIP(host.slice(1, -1)) === 6;
+  if (NUMERIC.test(host)) return isIP(host) === 4;
+  return HOSTNAME.test(host);
 }
 
 function invalid(input: string, why: string): ActorTsError {

@@ -17,6 +17,9 @@ export type RebalanceOutcome = Pick<RebalanceNowResult, 'accepted' | 'homeless'>
 /** The placement store replica's size, as the API reports it. */
 export type PlacementStoreHealth = Pick<PlacementStoreStats, 'generation' | 'slots' | 'baseSlots' | 'documentItems'>;
 
+/** Whether this node may take placement writes now, and if not, why (the 503 `not_a_member` message). */
+export type WriteAccess = { readonly writable: true } | { readonly writable: false; readonly reason: string };
+
 export interface ManagementBackend {
   readonly self: NodeAddress;
   /** Entity types initialised on this node, with their shard count. */
@@ -33,4 +36,9 @@ export interface ManagementBackend {
   health(): { readonly status: 'ok' | 'starting' | 'leaving' | 'down'; readonly memberStatus: string | undefined };
   /** The placement store replica's size: its generation, live slots, compacted slots and history items. */
   placementStore(): PlacementStoreHealth;
+  /**
+   * Whether this node is a member that may write placements (writes are refused with 503 otherwise, so a
+   * node outside the cluster never acknowledges a write it can only keep to itself).
+   */
+  writeAccess(): WriteAccess;
 }

@@ -3,6 +3,13 @@
 
 /** Upper bound of one target string, as the placement store accepts it. */
 export const MAX_TARGET_LENGTH = 256;
+/** Longest path parameter any route's schema accepts (an entity id), in characters. */
+export const MAX_PARAM_CHARS = 256;
+/**
+ * The router's limit on one raw (percent-encoded) path parameter: a character takes at most 9 encoded
+ * characters (3 UTF-8 bytes as %XX), so every parameter the schemas accept fits and the schema decides.
+ */
+export const MAX_PARAM_LENGTH = MAX_PARAM_CHARS * 9;
 /** How many placements one bulk request may carry. */
 export const MAX_BULK_PLACEMENTS = 10_000;
 

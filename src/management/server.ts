@@ -1,11 +1,11 @@
 // The management HTTP API (Fastify): explicit placements, manual rebalance, shard locations, members and
-// health. Every route has a JSON schema; every error is `{ error, message }`; a rejected request changes nothing.
+// health. Every route has a JSON schema; every error is `{ error, message }`, including the ones Fastify and
+// Node answer themselves (see errors.ts); a rejected request changes nothing.
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
-  type FastifyReply,
   type FastifyRequest,
   type FastifySchemaValidationError,
 } from 'fastify';
@@ -13,7 +13,10 @@ import { NodeAddress } from '../cluster/address.js';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { ManagementBackend } from './backend.js';
+import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
+import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpLimits } from './limits.js';
 import {
+  MAX_PARAM_LENGTH,
   rebalanceBody,
   setPlacementsBody,
   shardParams,
@@ -21,6 +24,8 @@ import {
   type RebalanceBody,
   type SetPlacementsBody,
 } from './schemas.js';
+
+export { HttpError } from './errors.js';
 
 export const API_PREFIX = '/actor-ts';
 
@@ -30,32 +35,33 @@ export interface ManagementServerOptions {
   readonly authToken?: string;
   /** With an auth token: also protect the read routes. Default false (reads stay open). */
   readonly authReads?: boolean;
-  /** Largest accepted request body in bytes. Default 1 MiB. */
-  readonly bodyLimit?: number;
+  /** Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_LIMITS. */
+  readonly limits?: Partial<HttpLimits>;
   readonly logger?: Logger;
-}
-
-export const DEFAULT_BODY_LIMIT = 1024 * 1024;
-
-/** An HTTP error with the API's error code. */
-export class HttpError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
   const { backend } = options;
+  const limits = resolveHttpLimits(options.limits);
   const app: FastifyInstance = Fastify({
-    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    bodyLimit: limits.bodyLimit,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: connectionsCheckingIntervalMs(limits),
+    },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
     schemaErrorFormatter: formatSchemaErrors,
   });
+  // Past the cap Node closes a new connection at once, before reading from it.
+  app.server.maxConnections = limits.maxConnections;
   // Only JSON bodies: Fastify's built-in text/plain parser would turn a mislabelled body into a schema
   // error instead of the 415 it is.
   app.removeContentTypeParser('text/plain');
@@ -67,6 +73,12 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
 
   const guardWrite = bearerGuard(options.authToken);
   const guardRead = options.authReads ? guardWrite : undefined;
+  // After auth and validation, before the handler: a node outside the cluster must not take writes it
+  // could only keep to itself.
+  const memberOnly = async (): Promise<void> => {
+    const access = backend.writeAccess();
+    if (!access.writable) throw new HttpError(503, 'not_a_member', access.reason);
+  };
   const typesPath = `${API_PREFIX}/cluster/shards/:typeName`;
 
   app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => ({
@@ -108,7 +120,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
 
   app.post<{ Params: { typeName: string }; Body: SetPlacementsBody }>(
     `${typesPath}/placements`,
-    { onRequest: guardWrite, schema: { params: typeNameParams, body: setPlacementsBody } },
+    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: typeNameParams, body: setPlacementsBody } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const numberOfShards = shardCount(backend, typeName);
@@ -139,7 +151,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
 
   app.delete<{ Params: { typeName: string; shardId: string } }>(
     `${typesPath}/placements/:shardId`,
-    { onRequest: guardWrite, schema: { params: shardParams } },
+    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: shardParams } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const shardId = inRange(Number(request.params.shardId), shardCount(backend, typeName), typeName);
@@ -151,7 +163,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
 
   app.post<{ Params: { typeName: string }; Body: RebalanceBody }>(
     `${typesPath}/rebalance`,
-    { onRequest: guardWrite, schema: { params: typeNameParams, body: rebalanceBody } },
+    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: typeNameParams, body: rebalanceBody } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const numberOfShards = shardCount(backend, typeName);
@@ -218,25 +230,4 @@ function bearerGuard(token: string | undefined) {
     const ok = presented.length === expected.length && timingSafeEqual(presented, expected);
     if (!ok) throw new HttpError(401, 'unauthorized', 'missing or wrong bearer token');
   };
-}
-
-function sendError(reply: FastifyReply, error: FastifyError | HttpError | ActorTsError): FastifyReply {
-  if (error instanceof HttpError) return reply.code(error.statusCode).send({ error: error.code, message: error.message });
-  if (error instanceof ActorTsError) {
-    const status = error.code === 'timeout' ? 504 : error.code === 'not_running' ? 503 : 400;
-    return reply.code(status).send({ error: error.code, message: error.message });
-  }
-  const fastifyError = error as FastifyError;
-  if (fastifyError.validation) {
-    return reply.code(400).send({ error: 'invalid_request', message: fastifyError.message });
-  }
-  const status = fastifyError.statusCode ?? 500;
-  if (status === 413) return reply.code(413).send({ error: 'payload_too_large', message: fastifyError.message });
-  if (status === 415) {
-    const contentType = reply.request.headers['content-type'] ?? 'none';
-    return reply.code(415).send({ error: 'unsupported_media_type', message: `content type ${contentType} is not accepted: send application/json` });
-  }
-  if (status === 400) return reply.code(400).send({ error: 'malformed_json', message: fastifyError.message });
-  reply.log.error({ err: error }, 'management request failed');
-  return reply.code(status >= 400 && status < 600 ? status : 500).send({ error: 'internal', message: 'internal error' });
 }

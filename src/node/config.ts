@@ -1,6 +1,7 @@
 // Everything one node process is started with: one typed object, every field documented with its default.
 import { DEFAULT_COMPACT_AFTER_ITEMS } from '../../crdt/index.js';
 import type { ClusterConfigInput } from '../cluster/config.js';
+import { DEFAULT_HTTP_LIMITS } from '../management/limits.js';
 import type { ShardingConfig } from '../sharding/config.js';
 
 export interface NodeConfig {
@@ -28,12 +29,32 @@ export interface NodeConfig {
   readonly authReads: boolean;
   /** Largest management request body; default 1 MiB. */
   readonly bodyLimit: number;
+  /**
+   * Management API: a request's headers must arrive within this long, else 408 and close; default
+   * undefined: 10,000 ms, or httpRequestTimeoutMs when that is shorter (see HttpLimits).
+   */
+  readonly httpHeadersTimeoutMs: number | undefined;
+  /** Management API: a whole request must arrive within this long, else 408 and close; default 30,000 ms. */
+  readonly httpRequestTimeoutMs: number;
+  /** Management API: idle keep-alive connections are closed after this long; default 5,000 ms. */
+  readonly httpKeepAliveTimeoutMs: number;
+  /**
+   * Management API: connections open at once; more are closed on accept; default 128. Bounds the file
+   * descriptors clients can hold, which the cluster transport needs too.
+   */
+  readonly httpMaxConnections: number;
   /** pino level; default 'info'. */
   readonly logLevel: string;
   /** Anti-entropy interval of placement replication; default 1000 ms. */
   readonly antiEntropyIntervalMs: number;
   /** The placement store compacts past this many history items (see PlacementStore); default 100,000. */
   readonly compactAfterItems: number;
+  /**
+   * When the cluster downs or removes this node, start it again in the same process as a new incarnation
+   * (fresh transport, membership and sharding on the same ports) that joins through the seeds, instead of
+   * stopping for good; default false. Used by `runNode` (the CLI's `node --restart-on-removal`).
+   */
+  readonly restartOnRemoval: boolean;
   /**
    * Overrides of the cluster defaults (see ClusterConfig): failure detector, heartbeat and gossip intervals,
    * downing and leave timeouts. Seeds, app version and roles are the top-level fields above.
@@ -55,10 +76,15 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   clusterSecret: undefined,
   authToken: undefined,
   authReads: false,
-  bodyLimit: 1024 * 1024,
+  bodyLimit: DEFAULT_HTTP_LIMITS.bodyLimit,
+  httpHeadersTimeoutMs: undefined,
+  httpRequestTimeoutMs: DEFAULT_HTTP_LIMITS.requestTimeoutMs,
+  httpKeepAliveTimeoutMs: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs,
+  httpMaxConnections: DEFAULT_HTTP_LIMITS.maxConnections,
   logLevel: 'info',
   antiEntropyIntervalMs: 1000,
   compactAfterItems: DEFAULT_COMPACT_AFTER_ITEMS,
+  restartOnRemoval: false,
   cluster: {},
   sharding: {},
 });

@@ -3,9 +3,24 @@
 import type { NodeAddress } from '../cluster/address.js';
 import type { Cluster } from '../cluster/cluster.js';
 import type { MemberInfo } from '../cluster/member.js';
-import type { ManagementBackend, PlacementStoreHealth, RebalanceOutcome, ShardLocations, WrittenPlacement } from '../management/backend.js';
+import type {
+  ManagementBackend,
+  PlacementStoreHealth,
+  RebalanceOutcome,
+  ShardLocations,
+  WriteAccess,
+  WrittenPlacement,
+} from '../management/backend.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController, placementRecords } from '../sharding/external-allocation-controller.js';
+
+/**
+ * Own member statuses that may write placements. Joining counts: the cluster accepted this node (its record
+ * is in the gossip), so its writes replicate to the members. Leaving and exiting do not: the node is going
+ * away and its replica may get no further anti-entropy round; down, removed and "never joined" are outside
+ * the cluster, where a write could only stay local.
+ */
+const WRITABLE: ReadonlySet<string> = new Set(['joining', 'weakly-up', 'up']);
 
 export class NodeManagementBackend implements ManagementBackend {
   readonly self: NodeAddress;
@@ -16,6 +31,16 @@ export class NodeManagementBackend implements ManagementBackend {
     private readonly controllers: Map<string, ExternalAllocationController> = new Map(),
   ) {
     this.self = cluster.self;
+  }
+
+  writeAccess(): WriteAccess {
+    const status = this.cluster.selfMember()?.status;
+    if (status !== undefined && WRITABLE.has(status)) return { writable: true };
+    const why =
+      status === undefined
+        ? 'this node has not joined a cluster (no seed node accepted it yet)'
+        : `this node's member status is ${status}`;
+    return { writable: false, reason: `${why}; placement writes need a member that is joining or up: send them to another node` };
   }
 
   entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number }> {

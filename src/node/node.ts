@@ -27,9 +27,12 @@ export interface RunningNode {
   readonly counterPlacements: ExternalAllocationController;
   /** Graceful stop: hands this node's shards off, leaves the cluster, then closes everything. Idempotent. */
   stop(): Promise<void>;
-  /** Resolves when the node stopped, by stop() or because the cluster downed it. */
-  readonly stopped: Promise<'left' | 'downed'>;
+  /** Resolves when the node stopped: by stop(), or because the cluster downed or removed it. */
+  readonly stopped: Promise<StopReason>;
 }
+
+/** How a node stopped: a graceful leave, or the cluster put it out (downed, or removed by the other members). */
+export type StopReason = 'left' | 'downed' | 'removed';
 
 export async function startNode(input: Partial<NodeConfig> = {}, options: { logger?: Logger } = {}): Promise<RunningNode> {
   const config = resolveNodeConfig(input);
@@ -81,14 +84,20 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   const http = createManagementServer({
     backend: new NodeManagementBackend(cluster, sharding, new Map([[COUNTER_TYPE, counterPlacements]])),
     logger: logger.child({ part: 'http' }),
-    bodyLimit: config.bodyLimit,
+    limits: {
+      bodyLimit: config.bodyLimit,
+      ...(config.httpHeadersTimeoutMs !== undefined ? { headersTimeoutMs: config.httpHeadersTimeoutMs } : {}),
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+      keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
+      maxConnections: config.httpMaxConnections,
+    },
     ...(config.authToken ? { authToken: config.authToken } : {}),
     authReads: config.authReads,
   });
   registerCounterRoutes(http, sharding);
 
-  let resolveStopped!: (how: 'left' | 'downed') => void;
-  const stopped = new Promise<'left' | 'downed'>((resolve) => (resolveStopped = resolve));
+  let resolveStopped!: (how: StopReason) => void;
+  const stopped = new Promise<StopReason>((resolve) => (resolveStopped = resolve));
   let stopping: Promise<void> | undefined;
   const closeAll = async (): Promise<void> => {
     // Sharding first: its shutdown fails pending asks at once, so in-flight HTTP requests end and the
@@ -108,11 +117,18 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     })();
     return stopping;
   };
-  // A downed node must stop hosting at once: its shards are about to run elsewhere.
-  cluster.onSelfDown((cause) => {
-    logger.warn({ cause }, 'this node was downed; stopping');
-    stopping ??= closeAll().then(() => resolveStopped('downed'));
-  });
+  // Downed or removed, the node is outside the cluster: it must stop hosting at once (its shards run
+  // elsewhere) and stop taking requests. Both take the same path; a graceful leave, which also ends in
+  // removal, is already under way in stop() and is left to finish there.
+  const putOut = (how: 'downed' | 'removed', why: string): void => {
+    if (stopping !== undefined) return;
+    logger.error({ stoppedBecause: how }, `${why}; stopping`);
+    stopping = closeAll().then(() => resolveStopped(how));
+  };
+  cluster.onSelfDown((cause) =>
+    putOut('downed', cause === 'minority-side' ? 'this node downed itself: it was on the minority side of a partition' : 'this node was downed by the cluster'),
+  );
+  cluster.onSelfRemoved(() => putOut('removed', 'this node was removed from the cluster by the other members'));
 
   try {
     cluster.start();

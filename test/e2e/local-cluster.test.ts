@@ -1,5 +1,7 @@
 // Issue 5, multi-process: `local-cluster --nodes 3` run as a child process prints every node's API URL, every
 // node answers health ok in one cluster, and SIGINT stops every node process it started (pids gone, ports free).
+// SIGKILL of local-cluster stops its nodes too, and a node restarted alone rejoins the running cluster.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -14,6 +16,34 @@ import {
 } from './harness.js';
 
 const procs = useProcessSet();
+
+/** Starts `local-cluster --nodes 3` on free ports and waits until it printed its table and all three see each other up. */
+async function startThree(logDirName: string) {
+  const basePort = await freeConsecutivePorts(3);
+  const baseHttpPort = await freeConsecutivePorts(3, new Set([basePort, basePort + 1, basePort + 2]));
+  const cluster = procs.spawnCli(
+    'local-cluster',
+    ['local-cluster', '--nodes', '3', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--log-dir', join(procs.logDir, logDirName)],
+    { detached: true },
+  );
+  await waitFor('local-cluster to print its node table', () => {
+    if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
+    return cluster.log().includes('Ctrl-C stops every node.') ? true : undefined;
+  }, 60_000, 100);
+  const urls = [0, 1, 2].map((i) => `http://127.0.0.1:${baseHttpPort + i}`);
+  for (const url of urls) {
+    await waitFor(`${url} to see three members up`, async () => {
+      const members = await http<{ members: Array<{ status: string }> }>('GET', `${url}/actor-ts/cluster/members`);
+      return members.status === 200 && members.body.members.filter((m) => m.status === 'up').length === 3;
+    }, 20_000);
+  }
+  return { cluster, basePort, baseHttpPort, urls };
+}
+
+/** The command line a process was started with (Linux /proc), without the node executable. */
+function argsOf(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((arg) => arg !== '').slice(1);
+}
 
 describe('local-cluster (issue 5)', () => {
   it('starts three nodes, prints their API URLs, all healthy; SIGINT stops every node process', async () => {
@@ -78,4 +108,42 @@ describe('local-cluster (issue 5)', () => {
     }
     console.log(`[e2e figures] local-cluster --nodes 3: SIGINT -> every node stopped and local-cluster exited 0 in ${stoppedMs} ms`);
   }, 120_000);
+
+  it('SIGKILL of local-cluster stops its nodes and frees their ports; a node restarted alone rejoins the others', async () => {
+    const { cluster, basePort, baseHttpPort, urls } = await startThree('sigkill-nodes');
+    const nodePids = childPids(cluster.pid);
+    expect(nodePids).toHaveLength(3);
+    const byPort = new Map(nodePids.map((pid) => [Number(argsOf(pid)[argsOf(pid).indexOf('--port') + 1]), pid]));
+    const node1 = byPort.get(basePort)!;
+    const node1Args = argsOf(node1);
+    // Every node knows every node as a seed, not only node 1.
+    for (const pid of nodePids) {
+      const seeds = argsOf(pid).flatMap((arg, i, all) => (arg === '--seed' ? [all[i + 1]] : []));
+      expect(seeds).toEqual([0, 1, 2].map((i) => `app@127.0.0.1:${basePort + i}`));
+    }
+
+    // Node 1 dies hard and comes back alone with the same command line: it joins nodes 2 and 3, which are
+    // still running, instead of forming a cluster of one.
+    process.kill(node1, 'SIGKILL');
+    await waitFor('node 1 to be gone', () => pidGone(node1), 10_000);
+    await waitFor(`port ${baseHttpPort} to be free`, () => portIsFree(baseHttpPort), 10_000);
+    procs.spawnCli('node-1-again', node1Args.slice(1));
+    const others = [`app@127.0.0.1:${basePort + 1}`, `app@127.0.0.1:${basePort + 2}`];
+    await waitFor('restarted node 1 to see nodes 2 and 3 up', async () => {
+      const members = await http<{ members: Array<{ address: string; status: string }> }>('GET', `${urls[0]}/actor-ts/cluster/members`);
+      if (members.status !== 200) return false;
+      const up = members.body.members.filter((m) => m.status === 'up').map((m) => m.address);
+      return others.every((address) => up.includes(address)) && up.includes(`app@127.0.0.1:${basePort}`);
+    }, 40_000);
+
+    // Now local-cluster itself is killed: no signal handler runs in it, yet its nodes must go.
+    process.kill(cluster.pid, 'SIGKILL');
+    await exitWithin(cluster, 10_000);
+    for (const pid of [byPort.get(basePort + 1)!, byPort.get(basePort + 2)!]) {
+      await waitFor(`node process ${pid} to exit after its parent was killed`, () => pidGone(pid), 45_000);
+    }
+    for (const port of [basePort + 1, basePort + 2, baseHttpPort + 1, baseHttpPort + 2]) {
+      await waitFor(`port ${port} to be free`, () => portIsFree(port), 10_000);
+    }
+  }, 180_000);
 });
