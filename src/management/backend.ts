@@ -4,6 +4,7 @@ import type { PlacementStoreStats } from '../../crdt/index.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type { NodeAddress } from '../cluster/address.js';
 import type { PlacementRecord, RebalanceNowResult, ShardLocations } from '../sharding/index.js';
+import type { ReplicationHealth } from './replication-health.js';
 
 // The API speaks the sharding runtime's types. The aliases keep the names its clients (cli/client.ts, the
 // node's backend) import today; they are the same types, not copies.
@@ -34,6 +35,8 @@ export interface ManagementBackend {
   shardLocations(typeName: string): Promise<ShardLocations>;
   /** Liveness of this node as the cluster sees it. */
   health(): { readonly status: 'ok' | 'starting' | 'leaving' | 'down'; readonly memberStatus: string | undefined };
+  /** Whether this node's placement replica replicates; its problems make an `ok` health `degraded`. */
+  replication(): ReplicationHealth;
   /** The placement store replica's size: its generation, live slots, compacted slots and history items. */
   placementStore(): PlacementStoreHealth;
   /**

@@ -4,6 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { PlacementStoreError } from '../../crdt/index.js';
 import { ActorTsError } from '../errors.js';
 
 /** An HTTP error with the API's error code. */
@@ -17,8 +18,14 @@ export class HttpError extends Error {
   }
 }
 
-export function sendError(reply: FastifyReply, error: FastifyError | HttpError | ActorTsError): FastifyReply {
+export function sendError(reply: FastifyReply, error: FastifyError | HttpError | ActorTsError | PlacementStoreError): FastifyReply {
   if (error instanceof HttpError) return reply.code(error.statusCode).send({ error: error.code, message: error.message });
+  if (error instanceof PlacementStoreError) {
+    // The request was valid; this replica cannot stamp the write (its clock would pass the representable
+    // range): refused, nothing written, and another node can take it.
+    const status = error.code === 'hlc_out_of_range' ? 503 : 400;
+    return reply.code(status).send({ error: error.code, message: error.message });
+  }
   if (error instanceof ActorTsError) {
     const status = error.code === 'timeout' ? 504 : error.code === 'not_running' ? 503 : 400;
     return reply.code(status).send({ error: error.code, message: error.message });

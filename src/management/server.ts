@@ -12,6 +12,7 @@ import Fastify, {
 import { NodeAddress } from '../cluster/address.js';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
+import type { PlacementStoreError } from '../../crdt/index.js';
 import type { ManagementBackend } from './backend.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpLimits } from './limits.js';
@@ -66,7 +67,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   // error instead of the 415 it is.
   app.removeContentTypeParser('text/plain');
 
-  app.setErrorHandler((error: FastifyError | HttpError | ActorTsError, _request, reply) => sendError(reply, error));
+  app.setErrorHandler((error: FastifyError | HttpError | ActorTsError | PlacementStoreError, _request, reply) => sendError(reply, error));
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
   );
@@ -81,11 +82,13 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   };
   const typesPath = `${API_PREFIX}/cluster/shards/:typeName`;
 
-  app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => ({
-    ...backend.health(),
-    self: backend.self.toString(),
-    placementStore: backend.placementStore(),
-  }));
+  app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => {
+    const health = backend.health();
+    const replication = backend.replication();
+    // A member that cannot replicate placements is not ok: its writes and its view may not be the cluster's.
+    const status = health.status === 'ok' && replication.problems.length > 0 ? 'degraded' : health.status;
+    return { ...health, status, self: backend.self.toString(), placementStore: backend.placementStore(), replication };
+  });
 
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => ({
     self: backend.self.toString(),

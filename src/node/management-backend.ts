@@ -1,6 +1,7 @@
 // The management API's view of a running node: placements through each type's ExternalAllocationController,
 // everything else through the cluster and the sharding runtime.
 import type { NodeAddress } from '../cluster/address.js';
+import type { PlacementReplicatorStats } from '../../crdt/index.js';
 import type { Cluster } from '../cluster/cluster.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type {
@@ -11,6 +12,7 @@ import type {
   WriteAccess,
   WrittenPlacement,
 } from '../management/backend.js';
+import { replicationHealth, type ReplicationHealth } from '../management/replication-health.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController, placementRecords } from '../sharding/external-allocation-controller.js';
 
@@ -28,6 +30,7 @@ export class NodeManagementBackend implements ManagementBackend {
   constructor(
     private readonly cluster: Cluster,
     private readonly sharding: ClusterSharding,
+    private readonly replicator: { stats(): PlacementReplicatorStats },
     private readonly controllers: Map<string, ExternalAllocationController> = new Map(),
   ) {
     this.self = cluster.self;
@@ -75,6 +78,10 @@ export class NodeManagementBackend implements ManagementBackend {
   placementStore(): PlacementStoreHealth {
     const { generation, slots, baseSlots, documentItems } = this.sharding.placementStore.stats();
     return { generation, slots, baseSlots, documentItems };
+  }
+
+  replication(): ReplicationHealth {
+    return replicationHealth(this.replicator.stats(), this.sharding.placementStore.stats());
   }
 
   health(): { status: 'ok' | 'starting' | 'leaving' | 'down'; memberStatus: string | undefined } {

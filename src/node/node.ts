@@ -82,7 +82,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   });
 
   const http = createManagementServer({
-    backend: new NodeManagementBackend(cluster, sharding, new Map([[COUNTER_TYPE, counterPlacements]])),
+    backend: new NodeManagementBackend(cluster, sharding, placements, new Map([[COUNTER_TYPE, counterPlacements]])),
     logger: logger.child({ part: 'http' }),
     limits: {
       bodyLimit: config.bodyLimit,

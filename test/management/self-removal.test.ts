@@ -78,7 +78,7 @@ describe('writeAccess: which own member statuses may write', () => {
   ];
   it.each(table)('%s -> writable %s', (status, writable) => {
     const cluster = { self: { toString: () => 'app@127.0.0.1:1' }, selfMember: () => (status === undefined ? undefined : { status }) };
-    const backend = new NodeManagementBackend(cluster as unknown as Cluster, {} as ClusterSharding);
+    const backend = new NodeManagementBackend(cluster as unknown as Cluster, {} as ClusterSharding, { stats: () => { throw new Error('not read'); } });
     const access = backend.writeAccess();
     expect(access.writable).toBe(writable);
     if (!access.writable) expect(access.reason).toContain(status === undefined ? 'not joined' : status);
