@@ -210,6 +210,18 @@ describe('management routes on a one-node cluster', () => {
         memberStatus: 'up',
         self,
         placementStore: { generation: 0, slots: expect.any(Number), baseSlots: 0, documentItems: expect.any(Number) },
+        replication: {
+          peers: 0,
+          syncedPeers: 0,
+          peersBehind: 0,
+          framesRejected: 0,
+          sendFailures: 0,
+          rejectedValues: { outOfRange: 0, aheadOfClock: 0 },
+          heldValues: 0,
+          quarantinedValues: 0,
+          awaitingMissingUpdates: false,
+          problems: [],
+        },
       });
     });
 
