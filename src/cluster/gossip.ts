@@ -9,15 +9,9 @@ import { NodeAddress } from './address.js';
 import type { MemberStatus } from './member.js';
 import type { WireGossip, WireMember } from './messages.js';
 
-export interface MemberRecord {
+/** One member as this node holds it: the wire shape, with its address parsed. */
+export interface MemberRecord extends Omit<WireMember, 'address'> {
   readonly address: NodeAddress;
-  readonly incarnation: string;
-  readonly status: MemberStatus;
-  readonly appVersion: string;
-  readonly roles: ReadonlyArray<string>;
-  readonly upNumber: number;
-  /** Wall-clock ms of the (earliest) decision to down this member; see `MemberInfo.downedAtMs`. */
-  readonly downedAtMs?: number;
 }
 
 export interface GossipState {
