@@ -148,7 +148,9 @@ function renderPins(views: readonly TypeView[], actions: RowActions): void {
   }
   const has = (field: keyof PlacementJson) => all.some(({ pin }) => pin[field] !== undefined);
   const optional = (['mode', 'expiry', 'reason', 'by'] as const).filter(has);
-  const headers = ['type', 'shard', 'target', ...optional, 'writer', 'time', 'honoured', ''];
+  // Without explain from the node the column says where the shard is, which is what honouring would look like.
+  const explained = all.some(({ pin }) => honoured(pin) !== undefined);
+  const headers = ['type', 'shard', 'target', ...optional, 'writer', 'time', explained ? 'honoured' : 'where now', ''];
   const rows = all.map(({ view, pin }) => {
     const cells: Child[] = [view.typeName, String(pin.shardId), pin.target];
     for (const field of optional) cells.push(formatField(field, pin[field]));
@@ -177,7 +179,6 @@ function honouredCell(pin: PlacementJson, hostOf: ReadonlyMap<number, string>): 
   const said = honoured(pin);
   const detail = pin.explain?.message ?? pin.explain?.reason;
   if (said !== undefined) return badge(said ? 'yes' : 'no', said ? '' : 'bad', detail);
-  // No explain from this node: say where the shard is, which is what honouring would look like.
   const state = pinState(pin, hostOf);
   if (state === 'on-target') return el('span', { class: 'muted' }, 'on target');
   if (state === 'elsewhere') return badge(`on ${hostOf.get(pin.shardId) ?? '?'}`, 'warn', 'hosted elsewhere than the pin says');
