@@ -92,6 +92,14 @@ describe('console in Chromium', () => {
     expect(await page.locator(`#maps .shard[data-type="${TYPE}"]`).count()).toBe(SHARDS);
     expect(await chip(page, 4).getAttribute('data-pinned')).toBeNull();
 
+    // The page is live: a hand-off and a move made behind its back show up without a reload.
+    cluster.handingOff.add(1);
+    cluster.hosts.set(0, NODES[1]);
+    await page.locator('#maps .shard.handoff[data-shard="1"][data-handoff]').waitFor();
+    await page.locator(`#maps tr:has-text("${NODES[1]}") .shard[data-shard="0"]`).waitFor();
+    cluster.handingOff.clear();
+    await page.locator('#maps .shard[data-shard="1"]:not(.handoff)').waitFor();
+
     // Shard 4 lives on NODES[1]: pin it to NODES[2]. The dry run comes first; nothing is written until confirmed.
     await page.selectOption('#pin-type', TYPE);
     await page.fill('#pin-shard', '4');
@@ -129,7 +137,7 @@ describe('console in Chromium', () => {
     expect(errors).toEqual([]);
     expect(failed).toEqual([`400 POST /actor-ts/cluster/shards/${TYPE}/placements`]);
     await page.close();
-  });
+  }, 60_000);
 
   it('shows nothing without the token when reads need it, then everything with it', async () => {
     const cluster = fakeCluster();
@@ -151,5 +159,5 @@ describe('console in Chromium', () => {
     expect(await page.locator('#auth').isVisible()).toBe(false);
     expect(await page.locator(`#maps .shard[data-type="${TYPE}"]`).count()).toBe(SHARDS);
     await page.close();
-  });
+  }, 60_000);
 });

@@ -17,13 +17,15 @@ interface Placement {
 export interface FakeCluster {
   readonly hosts: Map<number, string>;
   readonly placements: Map<number, Placement>;
+  /** Shards reported as handing off (still listed under the region they leave). */
+  readonly handingOff: Set<number>;
   readonly writes: Array<{ method: string; url: string; body: unknown }>;
 }
 
 export function fakeCluster(): FakeCluster {
   const hosts = new Map<number, string>();
   for (let shard = 0; shard < SHARDS; shard += 1) hosts.set(shard, NODES[shard % NODES.length] ?? NODES[0]);
-  return { hosts, placements: new Map(), writes: [] };
+  return { hosts, placements: new Map(), handingOff: new Set(), writes: [] };
 }
 
 class FakeHttpError extends Error {
@@ -72,7 +74,7 @@ export function registerFakeApi(
       address,
       shards: [...cluster.hosts].filter(([, host]) => host === address).map(([shard]) => shard),
     }));
-    return { regions, handingOff: [] };
+    return { regions, handingOff: [...cluster.handingOff] };
   });
   app.get<{ Params: { typeName: string } }>(`${typePath}/placements`, read, async (request) => {
     known(request.params.typeName);
