@@ -9,15 +9,15 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { consolePlugin } from '../../src/management/console/plugin.js';
 import { NODES, SHARDS, TYPE, bearer, fakeCluster, registerFakeApi, type FakeCluster } from './fake-api.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
-let assetsDir: string;
-let browser: Browser;
+let assetsDir: string | undefined;
+let launching: Promise<Browser> | undefined;
 const servers: FastifyInstance[] = [];
 
 /** Compiles the page the way build:console does, into a directory of this test's own. */
@@ -43,28 +43,35 @@ async function launchChromium(): Promise<Browser> {
   }
 }
 
+// Built and launched by the tests themselves rather than in beforeAll: a failing hook would report the tests as
+// skipped, and a missing Chromium must show as failed tests that say why.
+function browser(): Promise<Browser> {
+  launching ??= launchChromium();
+  return launching;
+}
+
+function pageAssets(): string {
+  assetsDir ??= buildPage();
+  return assetsDir;
+}
+
 async function serve(cluster: FakeCluster, token?: string): Promise<string> {
   const app = Fastify();
   servers.push(app);
   registerFakeApi(app, cluster, token === undefined ? {} : { readGuard: bearer(token), writeGuard: bearer(token) });
-  await app.register(consolePlugin, { assetsDir });
+  await app.register(consolePlugin, { assetsDir: pageAssets() });
   return app.listen({ host: '127.0.0.1', port: 0 });
 }
 
-beforeAll(async () => {
-  assetsDir = buildPage();
-  browser = await launchChromium();
-}, 120_000);
-
 afterAll(async () => {
-  await browser?.close();
+  await launching?.then((launched) => launched.close(), () => undefined);
   await Promise.all(servers.map((app) => app.close()));
-  if (assetsDir) rmSync(assetsDir, { recursive: true, force: true });
+  if (assetsDir !== undefined) rmSync(assetsDir, { recursive: true, force: true });
 });
 
 /** Opens the page, collecting uncaught script errors and every failed HTTP answer (`status METHOD path`). */
 async function openConsole(url: string): Promise<{ page: Page; errors: string[]; failed: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  const page = await (await browser()).newPage({ viewport: { width: 1440, height: 900 } });
   const errors: string[] = [];
   const failed: string[] = [];
   page.on('pageerror', (error) => errors.push(String(error)));

@@ -4,7 +4,7 @@
 import { Actions } from './actions.js';
 import { ApiError, api, setToken, token } from './api.js';
 import { byId } from './dom.js';
-import { typesToShow, type HealthJson, type MembersJson, type TypeView } from './model.js';
+import { typesToShow, type TypeView } from './model.js';
 import { renderAll, type ConsoleState } from './render.js';
 
 export const REFRESH_MS = 2_000;
@@ -48,7 +48,7 @@ async function readAll(): Promise<void> {
     const [health, members] = await Promise.all([api.health(), api.members()]);
     const types = typesToShow(location.search, health);
     const views = await Promise.all(types.map(readType));
-    state = { ...(health ? { health: health as HealthJson } : {}), ...(members ? { members: members as MembersJson } : {}), views };
+    state = { ...(health ? { health } : {}), ...(members ? { members } : {}), views };
     byId('auth').hidden = true;
     byId('error').hidden = true;
     byId('self').textContent = members?.self ?? health?.self ?? '';
