@@ -60,8 +60,11 @@ export class Actions {
     const select = byId<HTMLSelectElement>('pin-type');
     const chosen = select.value;
     const types = this.context.views().map((view) => view.typeName);
-    select.replaceChildren(...types.map((name) => el('option', { value: name }, name)));
-    if (types.includes(chosen)) select.value = chosen;
+    // Rebuilt only when the types change: replacing the options every refresh would close an open drop-down.
+    if (Array.from(select.options, (option) => option.value).join('\n') !== types.join('\n')) {
+      select.replaceChildren(...types.map((name) => el('option', { value: name }, name)));
+      if (types.includes(chosen)) select.value = chosen;
+    }
     const live = this.context.members().filter((member) => member.status !== 'down' && member.status !== 'removed');
     replace('pin-targets', ...live.map((member) => el('option', { value: member.address })));
   }

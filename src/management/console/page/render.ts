@@ -60,7 +60,7 @@ function renderNodes(state: ConsoleState, actions: RowActions): void {
           member.address === self ? badge('this node', 'self') : null,
         ),
         el('span', { class: `status-${member.status}` }, member.status),
-        member.reachable === false ? el('span', { class: 'unreachable' }, 'unreachable') : 'yes',
+        member.reachable === false ? el('span', { class: 'unreachable' }, 'unreachable') : member.reachable === true ? 'yes' : '—',
         attributesCell(member),
       ];
       if (withCordon) cells.push(member.cordoned === true ? badge('cordoned', 'warn') : member.cordoned === false ? 'no' : '—');
