@@ -55,10 +55,10 @@ function pageAssets(): string {
   return assetsDir;
 }
 
-async function serve(cluster: FakeCluster, token?: string): Promise<string> {
+async function serve(cluster: FakeCluster, token?: string, later = false): Promise<string> {
   const app = Fastify();
   servers.push(app);
-  registerFakeApi(app, cluster, token === undefined ? {} : { readGuard: bearer(token), writeGuard: bearer(token) });
+  registerFakeApi(app, cluster, token === undefined ? {} : { readGuard: bearer(token), writeGuard: bearer(token) }, later);
   await app.register(consolePlugin, { assetsDir: pageAssets() });
   return app.listen({ host: '127.0.0.1', port: 0 });
 }
@@ -165,6 +165,39 @@ describe('console in Chromium', () => {
     await page.locator('#nodes-table tbody tr').nth(2).waitFor();
     expect(await page.locator('#auth').isVisible()).toBe(false);
     expect(await page.locator(`#maps .shard[data-type="${TYPE}"]`).count()).toBe(SHARDS);
+    await page.close();
+  }, 60_000);
+
+  it('shows the fields of a later API when present, sends the reason, and hides member actions the node lacks', async () => {
+    const cluster = fakeCluster();
+    const base = await serve(cluster, undefined, true);
+    const { page, errors, failed } = await openConsole(`${base}/`);
+
+    await page.locator('#nodes-table tbody tr').nth(2).waitFor();
+    const nodes = await page.locator('#nodes-table').innerText();
+    expect(nodes).toContain('zone=z1');
+    expect(nodes).toContain('cordoned');
+
+    await page.fill('#pin-shard', '4');
+    await page.fill('#pin-target', NODES[1]);
+    await page.fill('#pin-reason', 'keep it near its data');
+    await page.click('#pin-preview');
+    await page.locator('#dry-run-lines', { hasText: 'Nothing moves' }).waitFor();
+    await page.click('#pin-confirm');
+    await page.locator('#pins-table', { hasText: 'keep it near its data' }).waitFor();
+    expect(cluster.writes.filter((write) => write.method === 'POST')).toEqual([
+      { method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/placements`, body: { shardId: 4, target: NODES[1], reason: 'keep it near its data' } },
+    ]);
+    const headers = await page.locator('#pins-table thead').innerText();
+    for (const column of ['mode', 'reason', 'by', 'honoured']) expect(headers).toContain(column);
+    expect(await page.locator('#pins-table tbody').innerText()).toContain('console');
+
+    // This node has no cordon route: the first use answers 404 and the controls go away.
+    await page.locator('#nodes-table button', { hasText: 'Cordon' }).first().click();
+    await page.locator('#action-result', { hasText: 'no cordon route' }).waitFor();
+    await page.locator('#nodes-table button').first().waitFor({ state: 'detached' });
+    expect(failed).toEqual([`404 POST /actor-ts/cluster/members/${encodeURIComponent(NODES[0])}/cordon`]);
+    expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
 });

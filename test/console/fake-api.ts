@@ -12,6 +12,7 @@ interface Placement {
   target: string;
   writer: string;
   hlc: { wallMs: number; counter: number; node: string };
+  reason?: string;
 }
 
 export interface FakeCluster {
@@ -43,6 +44,8 @@ export function registerFakeApi(
   app: FastifyInstance,
   cluster: FakeCluster,
   guards: { readGuard?: (request: FastifyRequest) => Promise<void>; writeGuard?: (request: FastifyRequest) => Promise<void> } = {},
+  /** Answer like a later API: members with attributes and `cordoned`, pins with reason, mode, by and explain. */
+  later = false,
 ): void {
   const read = guards.readGuard ? { onRequest: guards.readGuard } : {};
   const write = guards.writeGuard ? { onRequest: guards.writeGuard } : {};
@@ -66,7 +69,15 @@ export function registerFakeApi(
   }));
   app.get('/actor-ts/cluster/members', read, async () => ({
     self: NODES[0],
-    members: NODES.map((address, index) => ({ address, status: 'up', appVersion: '0.1.0', upNumber: index + 1, reachable: true, roles: [] })),
+    members: NODES.map((address, index) => ({
+      address,
+      status: 'up',
+      appVersion: '0.1.0',
+      upNumber: index + 1,
+      reachable: true,
+      roles: [],
+      ...(later ? { attributes: { zone: `z${index}` }, cordoned: false } : {}),
+    })),
   }));
   app.get<{ Params: { typeName: string } }>(typePath, read, async (request) => {
     known(request.params.typeName);
@@ -78,21 +89,26 @@ export function registerFakeApi(
   });
   app.get<{ Params: { typeName: string } }>(`${typePath}/placements`, read, async (request) => {
     known(request.params.typeName);
-    return { placements: [...cluster.placements.values()].sort((a, b) => a.shardId - b.shardId) };
+    const placements = [...cluster.placements.values()].sort((a, b) => a.shardId - b.shardId);
+    if (!later) return { placements };
+    return {
+      placements: placements.map((pin) => ({ ...pin, mode: 'pin', by: 'console', expiry: null, explain: { honoured: cluster.hosts.get(pin.shardId) === pin.target } })),
+    };
   });
   app.post<{ Params: { typeName: string }; Body: Record<string, unknown> }>(`${typePath}/placements`, write, async (request, reply) => {
     known(request.params.typeName);
     const body = request.body;
     cluster.writes.push({ method: 'POST', url: request.url, body });
     // Today's schema: exactly shardId and target; anything else is rejected before anything is written.
-    const extra = Object.keys(body).find((key) => key !== 'shardId' && key !== 'target');
+    const extra = Object.keys(body).find((key) => key !== 'shardId' && key !== 'target' && !(later && key === 'reason'));
     if (extra !== undefined) throw new FakeHttpError(400, 'invalid_request', `body must NOT have additional properties (${extra})`);
     const shardId = body['shardId'];
     const target = body['target'];
     if (typeof shardId !== 'number' || typeof target !== 'string' || shardId < 0 || shardId >= SHARDS) {
       throw new FakeHttpError(400, 'invalid_request', 'body must have shardId and target');
     }
-    const placement = { shardId, target, writer: NODES[0], hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] } };
+    const reason = typeof body['reason'] === 'string' ? { reason: body['reason'] } : {};
+    const placement = { shardId, target, writer: NODES[0], hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] }, ...reason };
     cluster.placements.set(shardId, placement);
     return reply.code(202).send({ placements: [placement], warnings: [] });
   });
