@@ -1,0 +1,70 @@
+// Browser side of the console: the management API's routes, called the way the CLI calls them (JSON bodies,
+// `Authorization: Bearer` when a token was given). The token lives in sessionStorage, for this tab only.
+/// <reference lib="dom" />
+import type { HealthJson, MembersJson, PlacementJson, ShardLocationsJson } from './model.js';
+
+export const API = '/actor-ts';
+const TOKEN_KEY = 'actor-ts-console-token';
+
+/** A non-2xx answer, with the API's `{ error, message }` when it sent one. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function token(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(value: string): void {
+  sessionStorage.setItem(TOKEN_KEY, value);
+}
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T | undefined> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const bearer = token();
+  if (bearer !== null) headers['authorization'] = `Bearer ${bearer}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), cache: 'no-store' });
+  if (response.status === 204) return undefined;
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (!response.ok) {
+    const error = json as { error?: unknown; message?: unknown } | undefined;
+    throw new ApiError(
+      response.status,
+      typeof error?.error === 'string' ? error.error : `http_${response.status}`,
+      typeof error?.message === 'string' ? error.message : `${method} ${path} answered ${response.status}`,
+    );
+  }
+  return json as T;
+}
+
+function typePath(typeName: string): string {
+  return `${API}/cluster/shards/${encodeURIComponent(typeName)}`;
+}
+
+export const api = {
+  health: () => call<HealthJson>('GET', `${API}/health`),
+  members: () => call<MembersJson>('GET', `${API}/cluster/members`),
+  shards: (typeName: string) => call<ShardLocationsJson>('GET', typePath(typeName)),
+  placements: (typeName: string) => call<{ placements: PlacementJson[] }>('GET', `${typePath(typeName)}/placements`),
+  pin: (typeName: string, body: { shardId: number; target: string; reason?: string }) =>
+    call<{ placements: PlacementJson[]; warnings?: Array<{ message: string }> }>('POST', `${typePath(typeName)}/placements`, body),
+  unpin: (typeName: string, shardId: number) => call<void>('DELETE', `${typePath(typeName)}/placements/${shardId}`),
+  moveNow: (typeName: string, shardIds: number[]) =>
+    call<{ accepted: number[]; homeless: number[] }>('POST', `${typePath(typeName)}/rebalance`, { shardIds }),
+  /** Cordon, uncordon or drain a member: offered only where members carry `cordoned`; a 404 hides the controls. */
+  memberAction: (address: string, action: 'cordon' | 'uncordon' | 'drain') =>
+    call<unknown>('POST', `${API}/cluster/members/${encodeURIComponent(address)}/${action}`, {}),
+};

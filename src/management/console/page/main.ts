@@ -1,0 +1,99 @@
+// Browser side of the console: entry point. Reads health, members and, per entity type, the shard map and the
+// pins every 2 s (and after each action), renders them, and asks for the bearer token when the node answers 401.
+/// <reference lib="dom" />
+import { Actions } from './actions.js';
+import { ApiError, api, setToken, token } from './api.js';
+import { byId } from './dom.js';
+import { typesToShow, type TypeView } from './model.js';
+import { renderAll, type ConsoleState } from './render.js';
+
+export const REFRESH_MS = 2_000;
+
+let state: ConsoleState = { views: [] };
+let timer: ReturnType<typeof setTimeout> | undefined;
+let running: Promise<void> | undefined;
+
+const actions = new Actions({
+  views: () => state.views,
+  members: () => state.members?.members ?? [],
+  refresh: () => refresh(),
+  fail: (error) => showError(error),
+});
+
+function showError(error: unknown): void {
+  const banner = byId('error');
+  if (error instanceof ApiError && error.status === 401) {
+    byId('auth').hidden = false;
+    byId('auth-message').textContent =
+      token() === null ? 'This node needs a bearer token.' : 'The node refused this token: give the right one.';
+    banner.hidden = true;
+    return;
+  }
+  banner.hidden = false;
+  banner.textContent = error instanceof ApiError ? `${error.code}: ${error.message}` : `The node did not answer: ${String(error)}`;
+}
+
+async function readType(typeName: string): Promise<TypeView> {
+  try {
+    const [locations, placements] = await Promise.all([api.shards(typeName), api.placements(typeName)]);
+    return { typeName, ...(locations ? { locations } : {}), placements: placements?.placements ?? [] };
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return { typeName, problem: error.message };
+    throw error;
+  }
+}
+
+async function readAll(): Promise<void> {
+  try {
+    const [health, members] = await Promise.all([api.health(), api.members()]);
+    const types = typesToShow(location.search, health);
+    const views = await Promise.all(types.map(readType));
+    state = { ...(health ? { health } : {}), ...(members ? { members } : {}), views };
+    byId('auth').hidden = true;
+    byId('error').hidden = true;
+    byId('self').textContent = members?.self ?? health?.self ?? '';
+    byId('refreshed').textContent = `updated ${new Date().toLocaleTimeString()}`;
+    renderAll(state, actions.rowActions());
+    actions.syncForm();
+    const input = byId<HTMLInputElement>('types-input');
+    if (document.activeElement !== input) input.value = types.join(',');
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      // With --auth-reads nothing may stay on screen without the token.
+      state = { views: [] };
+      renderAll(state, actions.rowActions());
+    }
+    showError(error);
+  }
+}
+
+/** One read at a time: an action's refresh joins a poll already under way rather than racing it. */
+async function refresh(): Promise<void> {
+  if (running) await running;
+  running = readAll().finally(() => {
+    running = undefined;
+  });
+  await running;
+  schedule();
+}
+
+function schedule(): void {
+  if (timer !== undefined) clearTimeout(timer);
+  timer = setTimeout(() => void refresh(), REFRESH_MS);
+}
+
+byId<HTMLFormElement>('auth-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  setToken(byId<HTMLInputElement>('auth-token').value);
+  void refresh();
+});
+
+byId<HTMLFormElement>('types-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const params = new URLSearchParams(location.search);
+  params.set('type', byId<HTMLInputElement>('types-input').value);
+  history.replaceState(null, '', `${location.pathname}?${params.toString()}`);
+  void refresh();
+});
+
+void refresh();

@@ -1,0 +1,183 @@
+// Browser side of the console: the JSON shapes the page reads (fields of later API versions are optional and
+// shown only when present) and the pure derivations it renders: coordinator, shards per node, pin state.
+
+export interface MemberJson {
+  readonly address: string;
+  readonly status: string;
+  readonly reachable?: boolean;
+  readonly roles?: readonly string[];
+  readonly upNumber?: number;
+  readonly appVersion?: string;
+  readonly attributes?: Readonly<Record<string, unknown>>;
+  readonly cordoned?: boolean;
+}
+
+export interface MembersJson {
+  readonly self?: string;
+  readonly coordinator?: string;
+  readonly members: readonly MemberJson[];
+}
+
+export interface HealthJson {
+  readonly status?: string;
+  readonly memberStatus?: string;
+  readonly self?: string;
+  readonly coordinator?: string;
+  readonly entityTypes?: unknown;
+  readonly placementStore?: Readonly<Record<string, unknown>>;
+}
+
+export interface ShardLocationsJson {
+  readonly regions: ReadonlyArray<{ readonly address: string; readonly shards: readonly number[] }>;
+  readonly handingOff: readonly number[];
+  readonly coordinator?: string;
+}
+
+export interface PlacementJson {
+  readonly shardId: number;
+  readonly target: string;
+  readonly writer?: string;
+  readonly hlc?: { readonly wallMs: number; readonly counter: number; readonly node: string };
+  readonly mode?: string;
+  readonly expiry?: string | number | null;
+  readonly reason?: string;
+  readonly by?: string;
+  readonly honoured?: boolean;
+  readonly explain?: { readonly honoured?: boolean; readonly message?: string; readonly reason?: string };
+}
+
+/** What the page knows of one entity type after a refresh. */
+export interface TypeView {
+  readonly typeName: string;
+  readonly locations?: ShardLocationsJson;
+  readonly placements?: readonly PlacementJson[];
+  /** Why this type could not be read (unknown type, ...). */
+  readonly problem?: string;
+}
+
+export const DEFAULT_TYPE = 'Counter';
+
+/** Types to show: the query string's `type` (repeatable, comma-separated), plus what health or members list. */
+export function typesToShow(search: string, health: HealthJson | undefined): string[] {
+  const types = new Set<string>();
+  for (const value of new URLSearchParams(search).getAll('type')) {
+    for (const part of value.split(',')) if (part.trim() !== '') types.add(part.trim());
+  }
+  for (const name of listedTypes(health?.entityTypes)) types.add(name);
+  if (types.size === 0) types.add(DEFAULT_TYPE);
+  return [...types];
+}
+
+function listedTypes(value: unknown): string[] {
+  if (Array.isArray(value)) {
+    return value.flatMap((item: unknown) => {
+      if (typeof item === 'string') return [item];
+      if (typeof item === 'object' && item !== null) {
+        const named = (item as { typeName?: unknown; name?: unknown }).typeName ?? (item as { name?: unknown }).name;
+        return typeof named === 'string' ? [named] : [];
+      }
+      return [];
+    });
+  }
+  if (typeof value === 'object' && value !== null) return Object.keys(value);
+  return [];
+}
+
+/** [system, host, port] of `system@host:port`, for the cluster's address order. */
+function addressKey(address: string): [string, string, number] {
+  const at = address.indexOf('@');
+  const colon = address.lastIndexOf(':');
+  return [address.slice(0, at), address.slice(at + 1, colon), Number(address.slice(colon + 1))];
+}
+
+function compareAddresses(a: string, b: string): number {
+  const [sa, ha, pa] = addressKey(a);
+  const [sb, hb, pb] = addressKey(b);
+  if (sa !== sb) return sa < sb ? -1 : 1;
+  if (ha !== hb) return ha < hb ? -1 : 1;
+  return pa - pb;
+}
+
+/**
+ * Where the coordinators run: what the API says when it says it, else the oldest Up member (lowest upNumber,
+ * ties by address), which is where the cluster places them when no role narrows the choice.
+ */
+export function coordinatorOf(members: readonly MemberJson[], ...stated: Array<string | undefined>): string | undefined {
+  const explicit = stated.find((value) => value !== undefined && value !== '');
+  if (explicit !== undefined) return explicit;
+  let oldest: MemberJson | undefined;
+  for (const member of members) {
+    if (member.status !== 'up') continue;
+    const age = (m: MemberJson) => (m.upNumber !== undefined && m.upNumber > 0 ? m.upNumber : Number.MAX_SAFE_INTEGER);
+    if (!oldest || age(member) < age(oldest) || (age(member) === age(oldest) && compareAddresses(member.address, oldest.address) < 0)) {
+      oldest = member;
+    }
+  }
+  return oldest?.address;
+}
+
+/** Shards hosted per node address, over every type shown. */
+export function shardCounts(views: readonly TypeView[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const view of views) {
+    for (const region of view.locations?.regions ?? []) {
+      counts.set(region.address, (counts.get(region.address) ?? 0) + region.shards.length);
+    }
+  }
+  return counts;
+}
+
+/** Which node hosts each shard of a type. */
+export function hosts(locations: ShardLocationsJson | undefined): Map<number, string> {
+  const map = new Map<number, string>();
+  for (const region of locations?.regions ?? []) for (const shard of region.shards) map.set(shard, region.address);
+  return map;
+}
+
+export type PinState = 'on-target' | 'elsewhere' | 'not-allocated';
+
+/** Where a pinned shard is now, relative to its pin. */
+export function pinState(pin: PlacementJson, hostOf: ReadonlyMap<number, string>): PinState {
+  const host = hostOf.get(pin.shardId);
+  if (host === undefined) return 'not-allocated';
+  return host === pin.target ? 'on-target' : 'elsewhere';
+}
+
+/** Whether the API says a pin is honoured (from explain); undefined when it does not say. */
+export function honoured(pin: PlacementJson): boolean | undefined {
+  return pin.honoured ?? pin.explain?.honoured;
+}
+
+/** Members a pin may target without a warning: the API warns for any that is down or removed. */
+export function isCurrentMember(members: readonly MemberJson[], address: string): boolean {
+  return members.some((member) => member.address === address && member.status !== 'down' && member.status !== 'removed');
+}
+
+/** Lines of the dry run shown before a pin is written, from what the page last read. */
+export function dryRun(
+  view: TypeView | undefined,
+  members: readonly MemberJson[],
+  shardId: number,
+  target: string,
+): Array<{ readonly text: string; readonly warning: boolean }> {
+  const typeName = view?.typeName ?? '?';
+  const lines: Array<{ text: string; warning: boolean }> = [];
+  const host = hosts(view?.locations).get(shardId);
+  const current = view?.placements?.find((pin) => pin.shardId === shardId);
+  lines.push({ text: `Shard ${shardId} of ${typeName} is ${host === undefined ? 'not allocated' : `on ${host}`}.`, warning: false });
+  if (current !== undefined) {
+    const same = current.target === target;
+    lines.push({
+      text: same ? `It is already pinned to ${target}: the pin is rewritten.` : `It is pinned to ${current.target}: this pin replaces it.`,
+      warning: !same,
+    });
+  }
+  if (!isCurrentMember(members, target)) {
+    lines.push({ text: `${target} is not a current member: the shard stays with the fallback strategy until that node joins.`, warning: true });
+  } else if (host === target) {
+    lines.push({ text: `Nothing moves: ${target} already hosts it.`, warning: false });
+  } else {
+    lines.push({ text: `The shard moves to ${target} at its next hand-off; "Move now" hands it off at once.`, warning: false });
+  }
+  return lines;
+}

@@ -1,0 +1,201 @@
+// Browser side of the console: the four read-only panels (nodes, shard maps, pins, store health), rebuilt from
+// the latest state on every refresh. Row buttons call back into the actions; this module never fetches.
+/// <reference lib="dom" />
+import { badge, button, el, replace, table, type Child } from './dom.js';
+import {
+  coordinatorOf,
+  honoured,
+  hosts,
+  pinState,
+  shardCounts,
+  type HealthJson,
+  type MemberJson,
+  type MembersJson,
+  type PlacementJson,
+  type TypeView,
+} from './model.js';
+
+export interface ConsoleState {
+  readonly health?: HealthJson;
+  readonly members?: MembersJson;
+  readonly views: readonly TypeView[];
+}
+
+export interface RowActions {
+  /** Absent when the node has no cordon/drain routes. */
+  readonly member?: (address: string, action: 'cordon' | 'uncordon' | 'drain') => void;
+  readonly unpin: (typeName: string, shardId: number) => void;
+  readonly moveNow: (typeName: string, shardId: number) => void;
+  readonly pickShard: (typeName: string, shardId: number) => void;
+}
+
+export function renderAll(state: ConsoleState, actions: RowActions): void {
+  renderNodes(state, actions);
+  renderMaps(state.views, actions);
+  renderPins(state.views, actions);
+  renderStore(state.health);
+}
+
+function renderNodes(state: ConsoleState, actions: RowActions): void {
+  const members = state.members?.members ?? [];
+  const self = state.members?.self ?? state.health?.self;
+  const coordinator = coordinatorOf(members, state.members?.coordinator, state.health?.coordinator);
+  const counts = shardCounts(state.views);
+  const withAttributes = members.some((member) => member.attributes !== undefined);
+  const withCordon = members.some((member) => member.cordoned !== undefined);
+  const headers = ['address', 'status', 'reachable', withAttributes ? 'attributes / roles' : 'roles'];
+  if (withCordon) headers.push('cordoned');
+  headers.push('shards');
+  if (withCordon && actions.member) headers.push('');
+  const rows = [...members]
+    .sort((a, b) => a.address.localeCompare(b.address))
+    .map((member) => {
+      const cells: Child[] = [
+        el(
+          'span',
+          {},
+          member.address,
+          ' ',
+          member.address === coordinator ? badge('coordinator', 'coordinator', 'oldest Up member: where the shard coordinators run') : null,
+          member.address === self ? badge('this node', 'self') : null,
+        ),
+        el('span', { class: `status-${member.status}` }, member.status),
+        member.reachable === false ? el('span', { class: 'unreachable' }, 'unreachable') : member.reachable === true ? 'yes' : '—',
+        attributesCell(member),
+      ];
+      if (withCordon) cells.push(member.cordoned === true ? badge('cordoned', 'warn') : member.cordoned === false ? 'no' : '—');
+      cells.push(String(counts.get(member.address) ?? 0));
+      if (withCordon && actions.member) cells.push(memberButtons(member, actions.member));
+      return cells;
+    });
+  replace('nodes', members.length === 0 ? el('p', { class: 'muted' }, 'No members known yet.') : table(headers, rows, { id: 'nodes-table' }));
+}
+
+function attributesCell(member: MemberJson): Child {
+  const parts: Child[] = [];
+  for (const [key, value] of Object.entries(member.attributes ?? {})) parts.push(badge(`${key}=${String(value)}`));
+  for (const role of member.roles ?? []) parts.push(badge(role));
+  return parts.length === 0 ? '—' : el('span', {}, ...parts);
+}
+
+function memberButtons(member: MemberJson, act: NonNullable<RowActions['member']>): Child {
+  return el(
+    'span',
+    { class: 'buttons' },
+    member.cordoned === true
+      ? button('Uncordon', () => act(member.address, 'uncordon'))
+      : button('Cordon', () => act(member.address, 'cordon')),
+    button('Drain', () => act(member.address, 'drain'), { class: 'danger' }),
+  );
+}
+
+function renderMaps(views: readonly TypeView[], actions: RowActions): void {
+  replace('maps', ...views.map((view) => typeMap(view, actions)));
+}
+
+function typeMap(view: TypeView, actions: RowActions): HTMLElement {
+  const title = el('h3', {}, view.typeName);
+  if (view.locations === undefined) return el('div', { class: 'type-map' }, title, el('p', { class: 'muted' }, view.problem ?? 'loading…'));
+  const pins = new Map((view.placements ?? []).map((pin) => [pin.shardId, pin] as const));
+  const handingOff = new Set(view.locations.handingOff);
+  const hostOf = hosts(view.locations);
+  const chip = (shardId: number, host: string | undefined): HTMLElement => {
+    const pin = pins.get(shardId);
+    const classes = ['shard'];
+    if (pin) classes.push('pinned');
+    if (pin && host !== undefined && pin.target !== host) classes.push('misplaced');
+    if (handingOff.has(shardId)) classes.push('handoff');
+    const title = [
+      `shard ${shardId}`,
+      pin ? `pinned to ${pin.target}` : 'not pinned',
+      handingOff.has(shardId) ? 'hand-off in progress' : '',
+    ].filter((part) => part !== '').join(', ');
+    const node = el(
+      'span',
+      {
+        class: classes.join(' '),
+        title,
+        'data-shard': shardId,
+        'data-type': view.typeName,
+        'data-pinned': pin !== undefined,
+        'data-handoff': handingOff.has(shardId),
+      },
+      String(shardId),
+    );
+    node.addEventListener('click', () => actions.pickShard(view.typeName, shardId));
+    return node;
+  };
+  const rows: Child[][] = [...view.locations.regions]
+    .sort((a, b) => a.address.localeCompare(b.address))
+    .map((region) => [region.address, el('div', { class: 'shards' }, ...[...region.shards].sort((a, b) => a - b).map((id) => chip(id, region.address)))]);
+  const unallocatedPins = [...pins.values()].filter((pin) => !hostOf.has(pin.shardId));
+  if (unallocatedPins.length > 0) {
+    rows.push([el('span', { class: 'muted' }, 'pinned, not allocated'), el('div', { class: 'shards' }, ...unallocatedPins.map((pin) => chip(pin.shardId, undefined)))]);
+  }
+  return el(
+    'div',
+    { class: 'type-map', 'data-type': view.typeName },
+    title,
+    rows.length === 0 ? el('p', { class: 'muted' }, 'No shard allocated yet.') : table(['node', 'shards'], rows),
+  );
+}
+
+function renderPins(views: readonly TypeView[], actions: RowActions): void {
+  const all = views.flatMap((view) => (view.placements ?? []).map((pin) => ({ view, pin })));
+  if (all.length === 0) {
+    replace('pins', el('p', { class: 'muted' }, 'No pins.'));
+    return;
+  }
+  const has = (field: keyof PlacementJson) => all.some(({ pin }) => pin[field] !== undefined);
+  const optional = (['mode', 'expiry', 'reason', 'by'] as const).filter(has);
+  // Without explain from the node the column says where the shard is, which is what honouring would look like.
+  const explained = all.some(({ pin }) => honoured(pin) !== undefined);
+  const headers = ['type', 'shard', 'target', ...optional, 'writer', 'time', explained ? 'honoured' : 'where now', ''];
+  const rows = all.map(({ view, pin }) => {
+    const cells: Child[] = [view.typeName, String(pin.shardId), pin.target];
+    for (const field of optional) cells.push(formatField(field, pin[field]));
+    cells.push(pin.writer ?? '—', pin.hlc ? new Date(pin.hlc.wallMs).toLocaleString() : '—');
+    cells.push(honouredCell(pin, hosts(view.locations)));
+    cells.push(
+      el(
+        'span',
+        { class: 'buttons' },
+        button('Unpin', () => actions.unpin(view.typeName, pin.shardId), { class: 'danger', 'data-unpin': `${view.typeName}/${pin.shardId}` }),
+        button('Move now', () => actions.moveNow(view.typeName, pin.shardId)),
+      ),
+    );
+    return cells;
+  });
+  replace('pins', table(headers, rows, { id: 'pins-table' }));
+}
+
+function formatField(field: string, value: unknown): string {
+  if (value === undefined || value === null || value === '') return '—';
+  if (field === 'expiry' && typeof value === 'number') return new Date(value).toLocaleString();
+  return String(value);
+}
+
+function honouredCell(pin: PlacementJson, hostOf: ReadonlyMap<number, string>): Child {
+  const said = honoured(pin);
+  const detail = pin.explain?.message ?? pin.explain?.reason;
+  if (said !== undefined) return badge(said ? 'yes' : 'no', said ? '' : 'bad', detail);
+  const state = pinState(pin, hostOf);
+  if (state === 'on-target') return el('span', { class: 'muted' }, 'on target');
+  if (state === 'elsewhere') return badge(`on ${hostOf.get(pin.shardId) ?? '?'}`, 'warn', 'hosted elsewhere than the pin says');
+  return el('span', { class: 'muted' }, 'not allocated');
+}
+
+function renderStore(health: HealthJson | undefined): void {
+  const store = health?.placementStore;
+  if (store === undefined) {
+    replace('store', el('p', { class: 'muted' }, 'No placement store figures.'));
+    return;
+  }
+  const labels: Record<string, string> = { generation: 'generation', slots: 'live slots', baseSlots: 'compacted slots', documentItems: 'history items' };
+  const items: Child[] = [];
+  for (const [key, value] of Object.entries(store)) {
+    items.push(el('dt', {}, labels[key] ?? key), el('dd', {}, typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)));
+  }
+  if (health?.status !== undefined) items.unshift(el('dt', {}, 'node health'), el('dd', {}, health.status));
+  replace('store', el('dl', { class: 'kv' }, ...items));
+}

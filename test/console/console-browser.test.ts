@@ -1,0 +1,203 @@
+// The console in a real browser: Debian's Chromium, driven by playwright-core, against a real Fastify server
+// with the console plugin and fake management routes (test/console/fake-api.ts). It checks the nodes, the shard
+// map, pinning through the form (dry run, then the POST) and unpinning, the token prompt with --auth-reads, and
+// leaves a screenshot in test-results/. Without a launchable Chromium it fails saying so.
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { consolePlugin } from '../../src/management/console/plugin.js';
+import { NODES, SHARDS, TYPE, bearer, fakeCluster, registerFakeApi, type FakeCluster } from './fake-api.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
+
+let assetsDir: string | undefined;
+let launching: Promise<Browser> | undefined;
+const servers: FastifyInstance[] = [];
+
+/** Compiles the page the way build:console does, into a directory of this test's own. */
+function buildPage(): string {
+  const out = mkdtempSync(join(tmpdir(), 'console-page-'));
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'src/management/console/tsconfig.json'), '--outDir', out], {
+    stdio: 'pipe',
+  });
+  cpSync(join(root, 'src/management/console/static'), out, { recursive: true });
+  return out;
+}
+
+async function launchChromium(): Promise<Browser> {
+  const executablePath = process.env['CHROMIUM_PATH'] ?? CHROMIUM_CANDIDATES.find((path) => existsSync(path));
+  if (executablePath === undefined) {
+    throw new Error(`Chromium cannot be launched: none of ${CHROMIUM_CANDIDATES.join(', ')} exists (apt-get install -y chromium, or set CHROMIUM_PATH)`);
+  }
+  try {
+    // No sandbox: CI runs as root, where Chromium refuses its sandbox.
+    return await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  } catch (error) {
+    throw new Error(`Chromium cannot be launched from ${executablePath}: ${String(error)}`);
+  }
+}
+
+// Built and launched by the tests themselves rather than in beforeAll: a failing hook would report the tests as
+// skipped, and a missing Chromium must show as failed tests that say why.
+function browser(): Promise<Browser> {
+  launching ??= launchChromium();
+  return launching;
+}
+
+function pageAssets(): string {
+  assetsDir ??= buildPage();
+  return assetsDir;
+}
+
+async function serve(cluster: FakeCluster, token?: string, later = false): Promise<string> {
+  const app = Fastify();
+  servers.push(app);
+  registerFakeApi(app, cluster, token === undefined ? {} : { readGuard: bearer(token), writeGuard: bearer(token) }, later);
+  await app.register(consolePlugin, { assetsDir: pageAssets() });
+  return app.listen({ host: '127.0.0.1', port: 0 });
+}
+
+afterAll(async () => {
+  await launching?.then((launched) => launched.close(), () => undefined);
+  await Promise.all(servers.map((app) => app.close()));
+  if (assetsDir !== undefined) rmSync(assetsDir, { recursive: true, force: true });
+});
+
+/** Opens the page, collecting uncaught script errors and every failed HTTP answer (`status METHOD path`). */
+async function openConsole(url: string): Promise<{ page: Page; errors: string[]; failed: string[] }> {
+  const page = await (await browser()).newPage({ viewport: { width: 1440, height: 900 } });
+  const errors: string[] = [];
+  const failed: string[] = [];
+  page.on('pageerror', (error) => errors.push(String(error)));
+  page.on('response', (response) => {
+    if (response.status() >= 400) failed.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
+  });
+  await page.goto(url);
+  return { page, errors, failed };
+}
+
+const chip = (page: Page, shard: number) => page.locator(`#maps .shard[data-type="${TYPE}"][data-shard="${shard}"]`).first();
+
+describe('console in Chromium', () => {
+  it('lists the nodes and the shard map, pins a shard through the form and unpins it', async () => {
+    const cluster = fakeCluster();
+    const base = await serve(cluster);
+    const { page, errors, failed } = await openConsole(`${base}/?type=${TYPE}`);
+
+    await page.locator('#nodes-table tbody tr').nth(2).waitFor();
+    expect(await page.locator('#nodes-table tbody tr').count()).toBe(3);
+    const nodesText = await page.locator('#nodes-table').innerText();
+    for (const address of NODES) expect(nodesText).toContain(address);
+    // The oldest Up member is marked as the coordinator.
+    expect(await page.locator('#nodes-table tbody tr', { hasText: NODES[0] }).locator('.badge.coordinator').count()).toBe(1);
+    expect(await page.locator(`#maps .shard[data-type="${TYPE}"]`).count()).toBe(SHARDS);
+    expect(await chip(page, 4).getAttribute('data-pinned')).toBeNull();
+
+    // The page is live: a hand-off and a move made behind its back show up without a reload.
+    cluster.handingOff.add(1);
+    cluster.hosts.set(0, NODES[1]);
+    await page.locator('#maps .shard.handoff[data-shard="1"][data-handoff]').waitFor();
+    await page.locator(`#maps tr:has-text("${NODES[1]}") .shard[data-shard="0"]`).waitFor();
+    cluster.handingOff.clear();
+    await page.locator('#maps .shard[data-shard="1"]:not(.handoff)').waitFor();
+
+    // Shard 4 lives on NODES[1]: pin it to NODES[2]. The dry run comes first; nothing is written until confirmed.
+    await page.selectOption('#pin-type', TYPE);
+    await page.fill('#pin-shard', '4');
+    await page.fill('#pin-target', NODES[2]);
+    await page.fill('#pin-reason', 'canary for the new build');
+    await page.click('#pin-preview');
+    await page.locator('#dry-run').waitFor({ state: 'visible' });
+    expect(await page.locator('#dry-run-lines').innerText()).toContain(`Shard 4 of ${TYPE} is on ${NODES[1]}.`);
+    expect(cluster.writes).toEqual([]);
+
+    await page.click('#pin-confirm');
+    await page.locator(`#maps .shard[data-shard="4"][data-pinned]`).waitFor();
+    // Today's API has no reason field: the page's first POST is refused whole, the second writes the pin.
+    const posts = cluster.writes.filter((write) => write.method === 'POST');
+    expect(posts.at(-1)).toEqual({ method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/placements`, body: { shardId: 4, target: NODES[2] } });
+    expect(cluster.placements.get(4)?.target).toBe(NODES[2]);
+    expect(await chip(page, 4).getAttribute('class')).toContain('misplaced');
+    expect(await page.locator('#pins-table').innerText()).toContain(NODES[2]);
+    expect(await page.locator('#dry-run').isVisible()).toBe(false);
+
+    // Move now: the shard hands off to its pin's target and shows there, pinned and in place.
+    await page.locator('#pins-table button', { hasText: 'Move now' }).click();
+    await page.locator(`#maps tr:has-text("${NODES[2]}") .shard[data-shard="4"][data-pinned]:not(.misplaced)`).waitFor();
+    expect(cluster.writes.at(-1)).toEqual({ method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/rebalance`, body: { shardIds: [4] } });
+
+    const results = resolve(root, 'test-results');
+    mkdirSync(results, { recursive: true });
+    await page.screenshot({ path: join(results, 'console.png'), fullPage: true });
+
+    await page.click(`[data-unpin="${TYPE}/4"]`);
+    await page.locator(`#maps .shard[data-shard="4"]:not([data-pinned])`).waitFor();
+    expect(cluster.writes.at(-1)).toEqual({ method: 'DELETE', url: `/actor-ts/cluster/shards/${TYPE}/placements/4`, body: undefined });
+    expect(cluster.placements.size).toBe(0);
+    expect(await page.locator('#pins').innerText()).toContain('No pins.');
+    expect(errors).toEqual([]);
+    expect(failed).toEqual([`400 POST /actor-ts/cluster/shards/${TYPE}/placements`]);
+    await page.close();
+  }, 60_000);
+
+  it('shows nothing without the token when reads need it, then everything with it', async () => {
+    const cluster = fakeCluster();
+    const base = await serve(cluster, 's3cret');
+    const { page } = await openConsole(`${base}/`);
+
+    await page.locator('#auth').waitFor({ state: 'visible' });
+    expect(await page.locator('#nodes-table').count()).toBe(0);
+    expect(await page.locator('#maps .shard').count()).toBe(0);
+
+    await page.fill('#auth-token', 'wrong');
+    await page.click('#auth-form button');
+    await page.locator('#auth-message', { hasText: 'refused' }).waitFor();
+    expect(await page.locator('#nodes-table').count()).toBe(0);
+
+    await page.fill('#auth-token', 's3cret');
+    await page.click('#auth-form button');
+    await page.locator('#nodes-table tbody tr').nth(2).waitFor();
+    expect(await page.locator('#auth').isVisible()).toBe(false);
+    expect(await page.locator(`#maps .shard[data-type="${TYPE}"]`).count()).toBe(SHARDS);
+    await page.close();
+  }, 60_000);
+
+  it('shows the fields of a later API when present, sends the reason, and hides member actions the node lacks', async () => {
+    const cluster = fakeCluster();
+    const base = await serve(cluster, undefined, true);
+    const { page, errors, failed } = await openConsole(`${base}/`);
+
+    await page.locator('#nodes-table tbody tr').nth(2).waitFor();
+    const nodes = await page.locator('#nodes-table').innerText();
+    expect(nodes).toContain('zone=z1');
+    expect(nodes).toContain('cordoned');
+
+    await page.fill('#pin-shard', '4');
+    await page.fill('#pin-target', NODES[1]);
+    await page.fill('#pin-reason', 'keep it near its data');
+    await page.click('#pin-preview');
+    await page.locator('#dry-run-lines', { hasText: 'Nothing moves' }).waitFor();
+    await page.click('#pin-confirm');
+    await page.locator('#pins-table', { hasText: 'keep it near its data' }).waitFor();
+    expect(cluster.writes.filter((write) => write.method === 'POST')).toEqual([
+      { method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/placements`, body: { shardId: 4, target: NODES[1], reason: 'keep it near its data' } },
+    ]);
+    const headers = await page.locator('#pins-table thead').innerText();
+    for (const column of ['mode', 'reason', 'by', 'honoured']) expect(headers).toContain(column);
+    expect(await page.locator('#pins-table tbody').innerText()).toContain('console');
+
+    // This node has no cordon route: the first use answers 404 and the controls go away.
+    await page.locator('#nodes-table button', { hasText: 'Cordon' }).first().click();
+    await page.locator('#action-result', { hasText: 'no cordon route' }).waitFor();
+    await page.locator('#nodes-table button').first().waitFor({ state: 'detached' });
+    expect(failed).toEqual([`404 POST /actor-ts/cluster/members/${encodeURIComponent(NODES[0])}/cordon`]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+});

@@ -1,0 +1,141 @@
+// Fake management routes for the console's browser test: the shapes and status codes of README's "Management
+// API" over an in-memory cluster of three nodes, so the page can be driven without the node wiring. Writes are
+// recorded so the test can see which REST calls the page made.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+export const NODES = ['app@127.0.0.1:25520', 'app@127.0.0.1:25521', 'app@127.0.0.1:25522'] as const;
+export const TYPE = 'Counter';
+export const SHARDS = 12;
+
+interface Placement {
+  shardId: number;
+  target: string;
+  writer: string;
+  hlc: { wallMs: number; counter: number; node: string };
+  reason?: string;
+}
+
+export interface FakeCluster {
+  readonly hosts: Map<number, string>;
+  readonly placements: Map<number, Placement>;
+  /** Shards reported as handing off (still listed under the region they leave). */
+  readonly handingOff: Set<number>;
+  readonly writes: Array<{ method: string; url: string; body: unknown }>;
+}
+
+export function fakeCluster(): FakeCluster {
+  const hosts = new Map<number, string>();
+  for (let shard = 0; shard < SHARDS; shard += 1) hosts.set(shard, NODES[shard % NODES.length] ?? NODES[0]);
+  return { hosts, placements: new Map(), handingOff: new Set(), writes: [] };
+}
+
+class FakeHttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Registers the fake routes; `readGuard` plays --auth-reads, `writeGuard` --auth-token. */
+export function registerFakeApi(
+  app: FastifyInstance,
+  cluster: FakeCluster,
+  guards: { readGuard?: (request: FastifyRequest) => Promise<void>; writeGuard?: (request: FastifyRequest) => Promise<void> } = {},
+  /** Answer like a later API: members with attributes and `cordoned`, pins with reason, mode, by and explain. */
+  later = false,
+): void {
+  const read = guards.readGuard ? { onRequest: guards.readGuard } : {};
+  const write = guards.writeGuard ? { onRequest: guards.writeGuard } : {};
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, _request, reply) => {
+    const status = error.statusCode ?? 500;
+    return reply.code(status).send({ error: error instanceof FakeHttpError ? error.code : 'internal', message: error.message });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
+  );
+  const typePath = `/actor-ts/cluster/shards/:typeName`;
+  const known = (typeName: string) => {
+    if (typeName !== TYPE) throw new FakeHttpError(404, 'unknown_type', `entity type "${typeName}" is not initialised on this node`);
+  };
+
+  app.get('/actor-ts/health', read, async () => ({
+    status: 'ok',
+    memberStatus: 'up',
+    self: NODES[0],
+    placementStore: { generation: 0, slots: cluster.placements.size, baseSlots: 0, documentItems: cluster.writes.length },
+  }));
+  app.get('/actor-ts/cluster/members', read, async () => ({
+    self: NODES[0],
+    members: NODES.map((address, index) => ({
+      address,
+      status: 'up',
+      appVersion: '0.1.0',
+      upNumber: index + 1,
+      reachable: true,
+      roles: [],
+      ...(later ? { attributes: { zone: `z${index}` }, cordoned: false } : {}),
+    })),
+  }));
+  app.get<{ Params: { typeName: string } }>(typePath, read, async (request) => {
+    known(request.params.typeName);
+    const regions = NODES.map((address) => ({
+      address,
+      shards: [...cluster.hosts].filter(([, host]) => host === address).map(([shard]) => shard),
+    }));
+    return { regions, handingOff: [...cluster.handingOff] };
+  });
+  app.get<{ Params: { typeName: string } }>(`${typePath}/placements`, read, async (request) => {
+    known(request.params.typeName);
+    const placements = [...cluster.placements.values()].sort((a, b) => a.shardId - b.shardId);
+    if (!later) return { placements };
+    return {
+      placements: placements.map((pin) => ({ ...pin, mode: 'pin', by: 'console', expiry: null, explain: { honoured: cluster.hosts.get(pin.shardId) === pin.target } })),
+    };
+  });
+  app.post<{ Params: { typeName: string }; Body: Record<string, unknown> }>(`${typePath}/placements`, write, async (request, reply) => {
+    known(request.params.typeName);
+    const body = request.body;
+    cluster.writes.push({ method: 'POST', url: request.url, body });
+    // Today's schema: exactly shardId and target; anything else is rejected before anything is written.
+    const extra = Object.keys(body).find((key) => key !== 'shardId' && key !== 'target' && !(later && key === 'reason'));
+    if (extra !== undefined) throw new FakeHttpError(400, 'invalid_request', `body must NOT have additional properties (${extra})`);
+    const shardId = body['shardId'];
+    const target = body['target'];
+    if (typeof shardId !== 'number' || typeof target !== 'string' || shardId < 0 || shardId >= SHARDS) {
+      throw new FakeHttpError(400, 'invalid_request', 'body must have shardId and target');
+    }
+    const reason = typeof body['reason'] === 'string' ? { reason: body['reason'] } : {};
+    const placement = { shardId, target, writer: NODES[0], hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] }, ...reason };
+    cluster.placements.set(shardId, placement);
+    return reply.code(202).send({ placements: [placement], warnings: [] });
+  });
+  app.delete<{ Params: { typeName: string; shardId: string } }>(`${typePath}/placements/:shardId`, write, async (request, reply) => {
+    known(request.params.typeName);
+    cluster.writes.push({ method: 'DELETE', url: request.url, body: undefined });
+    if (!cluster.placements.delete(Number(request.params.shardId))) {
+      throw new FakeHttpError(404, 'not_found', `shard ${request.params.shardId} of ${TYPE} has no explicit placement`);
+    }
+    return reply.code(204).send();
+  });
+  app.post<{ Params: { typeName: string }; Body: { shardIds: number[] } }>(`${typePath}/rebalance`, write, async (request, reply) => {
+    known(request.params.typeName);
+    cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
+    // The hand-off completes at once here: the shard lands where its pin says.
+    const accepted = request.body.shardIds.filter((shard) => cluster.hosts.has(shard));
+    for (const shard of accepted) {
+      const pin = cluster.placements.get(shard);
+      if (pin) cluster.hosts.set(shard, pin.target);
+    }
+    return reply.code(202).send({ accepted, homeless: request.body.shardIds.filter((shard) => !cluster.hosts.has(shard)) });
+  });
+}
+
+/** A bearer check like the management server's: 401 `{ error: 'unauthorized' }`. */
+export function bearer(token: string) {
+  return async (request: FastifyRequest): Promise<void> => {
+    if (request.headers.authorization !== `Bearer ${token}`) throw new FakeHttpError(401, 'unauthorized', 'missing or wrong bearer token');
+  };
+}
