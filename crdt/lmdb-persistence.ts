@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { lmdbFileProblem } from './lmdb-file-check.js';
 import { lockDirectory, type DirectoryLock } from './persistence-lock.js';
 import { GroupCommitQueue, type CommitPlan } from './persistence-queue.js';
 import { RecordProblem, decodeRecord, encodeRecord } from './persistence-record.js';
@@ -40,7 +41,10 @@ export async function openLmdbPersistence(dir: string, options?: PersistenceOpti
   let env: RootDatabase | undefined;
   try {
     const file = join(path, LMDB_LAYOUT.file);
-    const existed = existsSync(file) && statSync(file).size > 0;
+    const size = existsSync(file) ? statSync(file).size : 0;
+    const existed = size > 0;
+    const problem = existed ? lmdbFileProblem(file, size) : null;
+    if (problem !== null) throw unreadable(path, `${LMDB_LAYOUT.file} is damaged: ${problem}`, undefined);
     try {
       env = open({
         path: file,
