@@ -81,7 +81,7 @@ describe('lmdb persistence refuses unreadable data', () => {
     const content = readFileSync(file);
     const at = content.indexOf('needle-0123456789-needle');
     expect(at).toBeGreaterThan(0);
-    content[at + 10] ^= 0xff;
+    content.writeUInt8((content.readUInt8(at + 10) ^ 0xff) & 0xff, at + 10);
     writeFileSync(file, content);
     await expectRefused(dir, 'corrupt', /log record fails its checksum/);
   });
