@@ -36,8 +36,7 @@ export async function openLmdbPersistence(dir: string, options?: PersistenceOpti
   const { maxRecordBytes, now } = resolveOptions(options);
   if (typeof dir !== 'string' || dir.length === 0) throw new PersistenceError('invalid_option', 'dir must be a non-empty path');
   const path = resolve(dir);
-  mkdirSync(path, { recursive: true });
-  const lock = lockDirectory(path);
+  const lock = prepare(path);
   let env: RootDatabase | undefined;
   try {
     const file = join(path, LMDB_LAYOUT.file);
@@ -66,12 +65,27 @@ export async function openLmdbPersistence(dir: string, options?: PersistenceOpti
     const meta: Meta = env.openDB<Uint8Array, string>(LMDB_LAYOUT.metaDb, { encoding: 'binary' });
     const log: Log = env.openDB<Uint8Array, number>(LMDB_LAYOUT.logDb, { encoding: 'binary' });
     const initial = readAll(path, meta, log, existed);
-    if (initial.fresh) await run(env, () => void meta.put(LMDB_LAYOUT.formatKey, encodeRecord('format', 0, new Uint8Array([1]))));
+    if (initial.fresh) {
+      await run(env, () => void meta.put(LMDB_LAYOUT.formatKey, encodeRecord('format', 0, new Uint8Array([1])))).catch((cause: unknown) => {
+        throw new PersistenceError('storage_unavailable', `cannot initialise placement data in ${path}: ${messageOf(cause)}`, { cause });
+      });
+    }
     return new LmdbPersistence(path, env, meta, log, lock, maxRecordBytes, now, initial);
   } catch (error) {
     await env?.close();
     lock.release();
     throw error;
+  }
+}
+
+/** Creates the directory and takes its lock; an unusable directory is 'storage_unavailable'. */
+function prepare(path: string): DirectoryLock {
+  try {
+    mkdirSync(path, { recursive: true });
+    return lockDirectory(path);
+  } catch (cause) {
+    if (cause instanceof PersistenceError) throw cause;
+    throw new PersistenceError('storage_unavailable', `cannot use ${path} as the placement data directory: ${messageOf(cause)}`, { cause });
   }
 }
 

@@ -2,6 +2,12 @@
 // full-cluster restart. The store hands opaque bytes (its wire-encoded updates and a whole-state snapshot)
 // to a PlacementPersistence; the implementations are lmdb-persistence.ts (durable) and
 // memory-persistence.ts (today's behaviour: nothing survives the process).
+//
+// How a store uses it: at startup `load()`, apply the snapshot and then each log entry with
+// `applyUpdate` (idempotent, so replaying more than needed is harmless), and only then join replication.
+// Append every update it emits for its own writes and the bytes of every remote update it applied (they
+// carry base merges and generation moves that no emitted update does); acknowledge a write only once its
+// append resolved. After a compaction, `writeSnapshot(store.encodeDiff(EMPTY_STATE_VECTOR))`.
 
 /** What a replica reloads at startup: apply `snapshot` (when present), then every `log` entry in order. */
 export interface PersistedState {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openLmdbPersistence } from '../../crdt/lmdb-persistence.js';
 import { LOCK_FILE } from '../../crdt/persistence-lock.js';
-import { persistenceContract } from './contract.js';
+import { expectCode, persistenceContract } from './contract.js';
 
 const root = mkdtempSync(join(tmpdir(), 'placement-lmdb-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -38,6 +38,13 @@ describe('lmdb persistence', () => {
     const p = await openLmdbPersistence(dir);
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
     await p.close();
+  });
+
+  it('refuses a data directory it cannot create, naming it', async () => {
+    const file = join(root, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const error = await expectCode(openLmdbPersistence(join(file, 'data')), 'storage_unavailable');
+    expect(error.message).toContain(join(file, 'data'));
   });
 
   it('keeps disk use bounded: with a snapshot every 200 writes, the file stops growing', async () => {
