@@ -1,0 +1,247 @@
+// The durable PlacementPersistence: one lmdb environment per data directory, holding a snapshot and an
+// append-only log of updates, every value a checked record (persistence-record.ts). lmdb commits are
+// atomic and fsync'd before they are reported (no noSync, no writemap, no overlapping sync), so an
+// acknowledged append survives kill -9 and power loss, and a commit cut short is simply not there.
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { lmdbFileProblem } from './lmdb-file-check.js';
+import { lockDirectory, type DirectoryLock } from './persistence-lock.js';
+import { GroupCommitQueue, type CommitPlan } from './persistence-queue.js';
+import { RecordProblem, decodeRecord, encodeRecord } from './persistence-record.js';
+import {
+  PersistenceError,
+  checkedCopy,
+  recoveryHint,
+  resolveOptions,
+  type PersistedState,
+  type PersistenceOptions,
+  type PersistenceStats,
+  type PlacementPersistence,
+} from './persistence.js';
+
+/** Where things are inside the data directory; exported for tests that damage them on purpose. */
+export const LMDB_LAYOUT = Object.freeze({ file: 'placement.mdb', metaDb: 'meta', logDb: 'log', formatKey: 'format', snapshotKey: 'snapshot' });
+
+type Meta = Database<Uint8Array, string>;
+type Log = Database<Uint8Array, number>;
+
+/**
+ * Opens (creating when needed) the placement data in `dir`, takes its lock, and checks every record
+ * before resolving. Throws PersistenceError: 'locked' when another process holds the directory,
+ * 'corrupt' / 'unsupported_format' when anything on disk cannot be read (never opening empty over it),
+ * 'invalid_option'. Options: see PersistenceOptions.
+ */
+export async function openLmdbPersistence(dir: string, options?: PersistenceOptions): Promise<PlacementPersistence> {
+  const { maxRecordBytes, now } = resolveOptions(options);
+  if (typeof dir !== 'string' || dir.length === 0) throw new PersistenceError('invalid_option', 'dir must be a non-empty path');
+  const path = resolve(dir);
+  const lock = prepare(path);
+  let env: RootDatabase | undefined;
+  try {
+    const file = join(path, LMDB_LAYOUT.file);
+    const size = existsSync(file) ? statSync(file).size : 0;
+    const existed = size > 0;
+    const problem = existed ? lmdbFileProblem(file, size) : null;
+    if (problem !== null) throw unreadable(path, `${LMDB_LAYOUT.file} is damaged: ${problem}`, undefined);
+    try {
+      env = open({
+        path: file,
+        noSubdir: true,
+        encoding: 'binary',
+        maxDbs: 4,
+        // Durability: the commit's fsync happens before the write promise resolves.
+        noSync: false,
+        noMetaSync: false,
+        useWritemap: false,
+        overlappingSync: false,
+        // Only explicit batches form transactions: with event-turn batching lmdb keeps an internal commit
+        // promise nobody awaits, which would surface a failed commit as an unhandled rejection.
+        eventTurnBatching: false,
+      });
+    } catch (cause) {
+      throw unreadable(path, `lmdb cannot open ${LMDB_LAYOUT.file}: ${messageOf(cause)}`, cause);
+    }
+    const meta: Meta = env.openDB<Uint8Array, string>(LMDB_LAYOUT.metaDb, { encoding: 'binary' });
+    const log: Log = env.openDB<Uint8Array, number>(LMDB_LAYOUT.logDb, { encoding: 'binary' });
+    const initial = readAll(path, meta, log, existed);
+    if (initial.fresh) {
+      await run(env, () => void meta.put(LMDB_LAYOUT.formatKey, encodeRecord('format', 0, new Uint8Array([1])))).catch((cause: unknown) => {
+        throw new PersistenceError('storage_unavailable', `cannot initialise placement data in ${path}: ${messageOf(cause)}`, { cause });
+      });
+    }
+    return new LmdbPersistence(path, env, meta, log, lock, maxRecordBytes, now, initial);
+  } catch (error) {
+    await env?.close();
+    lock.release();
+    throw error;
+  }
+}
+
+/** Creates the directory and takes its lock; an unusable directory is 'storage_unavailable'. */
+function prepare(path: string): DirectoryLock {
+  try {
+    mkdirSync(path, { recursive: true });
+    return lockDirectory(path);
+  } catch (cause) {
+    if (cause instanceof PersistenceError) throw cause;
+    throw new PersistenceError('storage_unavailable', `cannot use ${path} as the placement data directory: ${messageOf(cause)}`, { cause });
+  }
+}
+
+interface Contents {
+  readonly fresh: boolean;
+  readonly snapshot: { readonly payload: Uint8Array; readonly coversBelow: number } | undefined;
+  readonly log: ReadonlyArray<{ readonly sequence: number; readonly payload: Uint8Array }>;
+}
+
+class LmdbPersistence implements PlacementPersistence {
+  private readonly queue: GroupCommitQueue;
+  private closed: Promise<void> | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly env: RootDatabase,
+    private readonly meta: Meta,
+    private readonly log: Log,
+    private readonly lock: DirectoryLock,
+    private readonly maxRecordBytes: number,
+    now: () => number,
+    initial: Contents,
+  ) {
+    const lastLog = initial.log[initial.log.length - 1];
+    this.queue = new GroupCommitQueue((plan) => this.commit(plan), now, path, {
+      nextSequence: Math.max(initial.snapshot?.coversBelow ?? 0, lastLog === undefined ? 0 : lastLog.sequence + 1),
+      logRecords: initial.log.length,
+      logBytes: initial.log.reduce((sum, { payload }) => sum + payload.length, 0),
+      snapshotBytes: initial.snapshot?.payload.length ?? 0,
+    });
+  }
+
+  async load(): Promise<PersistedState> {
+    if (this.closed !== undefined) throw this.closedError();
+    const { snapshot, log } = readAll(this.path, this.meta, this.log, true);
+    return { snapshot: snapshot?.payload, log: log.map(({ payload }) => payload) };
+  }
+
+  append(update: Uint8Array): Promise<void> {
+    try {
+      return this.queue.enqueue('append', checkedCopy(update, 'update', this.maxRecordBytes));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  writeSnapshot(snapshot: Uint8Array): Promise<void> {
+    try {
+      return this.queue.enqueue('snapshot', checkedCopy(snapshot, 'snapshot', this.maxRecordBytes));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  stats(): PersistenceStats {
+    let bytesOnDisk = 0;
+    try {
+      bytesOnDisk = statSync(join(this.path, LMDB_LAYOUT.file)).size;
+    } catch {
+      // Removed underneath us: reported as nothing on disk.
+    }
+    const q = this.queue;
+    return {
+      path: this.path,
+      bytesOnDisk,
+      lastCommitAt: q.lastCommitAt,
+      logRecordsSinceSnapshot: q.logRecords,
+      logBytesSinceSnapshot: q.logBytes,
+      snapshotBytes: q.snapshotBytes,
+      commits: q.commits,
+      appends: q.appends,
+      failedCommits: q.failedCommits,
+      pendingWrites: q.pendingWrites,
+      needsSnapshot: q.needsSnapshot,
+    };
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      await this.queue.close();
+      await this.env.close();
+      this.lock.release();
+    })();
+    return this.closed;
+  }
+
+  private closedError(): PersistenceError {
+    return new PersistenceError('closed', `placement persistence at ${this.path} is closed`);
+  }
+
+  /** One lmdb transaction: either all of the plan is on disk after it, or none. */
+  private async commit(plan: CommitPlan): Promise<void> {
+    // Fresh reads: the keys to drop are the ones of commits that finished before this one.
+    this.env.resetReadTxn();
+    await run(this.env, () => {
+      if (plan.snapshot !== undefined) {
+        void this.meta.put(LMDB_LAYOUT.snapshotKey, encodeRecord('snapshot', plan.snapshot.coversBelow, plan.snapshot.bytes));
+        for (const key of this.log.getKeys({ end: plan.snapshot.coversBelow })) void this.log.remove(key);
+      }
+      for (const { sequence, bytes } of plan.appends) void this.log.put(sequence, encodeRecord('log', sequence, bytes));
+    });
+  }
+}
+
+/** Runs lmdb writes as one transaction and waits for its durable commit; a failed commit rejects. */
+async function run(env: RootDatabase, writes: () => void): Promise<void> {
+  try {
+    await env.batch(writes);
+  } catch (error) {
+    // lmdb rejects with a generic error whose cause is a second promise; read it rather than leave it unhandled.
+    // It is settled by then (lmdb rejects it in the same callback); the next turn bounds the wait regardless.
+    const detail = (error as { commitError?: Promise<unknown> }).commitError;
+    const cause: unknown =
+      detail === undefined
+        ? error
+        : await Promise.race([detail.then(() => error, (reason: unknown) => reason), new Promise<unknown>((done) => setImmediate(() => done(error)))]);
+    throw new Error(messageOf(cause), { cause });
+  }
+}
+
+function readAll(path: string, meta: Meta, log: Log, existed: boolean): Contents {
+  try {
+    const format = meta.getBinary(LMDB_LAYOUT.formatKey);
+    const snapshotRecord = meta.getBinary(LMDB_LAYOUT.snapshotKey);
+    const entries = [...log.getRange({})];
+    if (format === undefined) {
+      // An environment cut off between its creation and its first commit holds nothing: it is new.
+      if (snapshotRecord === undefined && entries.length === 0) return { fresh: true, snapshot: undefined, log: [] };
+      throw new RecordProblem('corrupt', `the data has no format record although ${existed ? 'it holds records' : 'it is not empty'}`);
+    }
+    decodeRecord('format', format, 0);
+    let snapshot: Contents['snapshot'];
+    if (snapshotRecord !== undefined) {
+      const { sequence, payload } = decodeRecord('snapshot', snapshotRecord);
+      snapshot = { payload, coversBelow: sequence };
+    }
+    const records = entries.map(({ key, value }) => {
+      if (typeof key !== 'number') throw new RecordProblem('corrupt', `the log holds a record under a foreign key ${String(key)}`);
+      return decodeRecord('log', value, key);
+    });
+    if (snapshot !== undefined && records.some(({ sequence }) => sequence < snapshot.coversBelow)) {
+      throw new RecordProblem('corrupt', 'the log holds records its snapshot already covers');
+    }
+    return { fresh: false, snapshot, log: records };
+  } catch (cause) {
+    if (cause instanceof RecordProblem) {
+      throw new PersistenceError(cause.kind, `placement data in ${path} cannot be read: ${cause.message}. ${recoveryHint(path)}`, { cause });
+    }
+    throw unreadable(path, `lmdb failed to read it: ${messageOf(cause)}`, cause);
+  }
+}
+
+function unreadable(path: string, reason: string, cause: unknown): PersistenceError {
+  return new PersistenceError('corrupt', `placement data in ${path} cannot be read: ${reason}. ${recoveryHint(path)}`, { cause });
+}
+
+function messageOf(value: unknown): string {
+  return value instanceof Error ? value.message : String(value);
+}

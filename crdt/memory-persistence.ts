@@ -1,0 +1,123 @@
+// The in-memory PlacementPersistence: today's behaviour (nothing survives the process), with the same
+// semantics as the lmdb one (group commit, snapshot replacing the log, typed errors). A MemoryVolume
+// stands in for a data directory, so tests can "restart" a node inside one process.
+import { GroupCommitQueue, type CommitPlan } from './persistence-queue.js';
+import {
+  PersistenceError,
+  checkedCopy,
+  resolveOptions,
+  type PersistedState,
+  type PersistenceOptions,
+  type PersistenceStats,
+  type PlacementPersistence,
+} from './persistence.js';
+
+/** What a memory persistence keeps; outlives the instances opened on it, like a directory does. */
+export interface MemoryVolume {
+  readonly name: string;
+}
+
+interface VolumeData {
+  snapshot: { readonly bytes: Uint8Array; readonly coversBelow: number } | undefined;
+  log: Array<{ readonly sequence: number; readonly bytes: Uint8Array }>;
+  open: boolean;
+}
+
+const volumes = new WeakMap<MemoryVolume, VolumeData>();
+let volumeCount = 0;
+
+export function createMemoryVolume(): MemoryVolume {
+  const volume = Object.freeze({ name: `memory volume ${++volumeCount}` });
+  volumes.set(volume, { snapshot: undefined, log: [], open: false });
+  return volume;
+}
+
+export interface MemoryPersistenceOptions extends PersistenceOptions {
+  /** Where the data lives. Default: a new volume nobody else holds, i.e. nothing survives this instance. */
+  readonly volume?: MemoryVolume;
+}
+
+/** Opens `options.volume` (or a fresh one). Throws 'locked' while another instance holds the volume. */
+export function memoryPersistence(options?: MemoryPersistenceOptions): PlacementPersistence {
+  const { maxRecordBytes, now } = resolveOptions(options);
+  const volume = options?.volume ?? createMemoryVolume();
+  const data = volumes.get(volume);
+  if (data === undefined) throw new PersistenceError('invalid_option', 'volume must come from createMemoryVolume()');
+  if (data.open) throw new PersistenceError('locked', `${volume.name} is in use by another open persistence`);
+  data.open = true;
+  return new MemoryPersistence(volume.name, data, maxRecordBytes, now);
+}
+
+class MemoryPersistence implements PlacementPersistence {
+  private readonly queue: GroupCommitQueue;
+  private closed: Promise<void> | undefined;
+
+  constructor(
+    private readonly name: string,
+    private readonly data: VolumeData,
+    private readonly maxRecordBytes: number,
+    now: () => number,
+  ) {
+    const last = data.log[data.log.length - 1];
+    this.queue = new GroupCommitQueue(async (plan) => this.commit(plan), now, name, {
+      nextSequence: Math.max(data.snapshot?.coversBelow ?? 0, last === undefined ? 0 : last.sequence + 1),
+      logRecords: data.log.length,
+      logBytes: data.log.reduce((sum, { bytes }) => sum + bytes.length, 0),
+      snapshotBytes: data.snapshot?.bytes.length ?? 0,
+    });
+  }
+
+  async load(): Promise<PersistedState> {
+    if (this.closed !== undefined) throw new PersistenceError('closed', `placement persistence on ${this.name} is closed`);
+    return { snapshot: this.data.snapshot?.bytes.slice(), log: this.data.log.map(({ bytes }) => bytes.slice()) };
+  }
+
+  append(update: Uint8Array): Promise<void> {
+    try {
+      return this.queue.enqueue('append', checkedCopy(update, 'update', this.maxRecordBytes));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  writeSnapshot(snapshot: Uint8Array): Promise<void> {
+    try {
+      return this.queue.enqueue('snapshot', checkedCopy(snapshot, 'snapshot', this.maxRecordBytes));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  stats(): PersistenceStats {
+    const q = this.queue;
+    return {
+      path: null,
+      bytesOnDisk: 0,
+      lastCommitAt: q.lastCommitAt,
+      logRecordsSinceSnapshot: q.logRecords,
+      logBytesSinceSnapshot: q.logBytes,
+      snapshotBytes: q.snapshotBytes,
+      commits: q.commits,
+      appends: q.appends,
+      failedCommits: q.failedCommits,
+      pendingWrites: q.pendingWrites,
+      needsSnapshot: q.needsSnapshot,
+    };
+  }
+
+  close(): Promise<void> {
+    this.closed ??= this.queue.close().then(() => {
+      this.data.open = false;
+    });
+    return this.closed;
+  }
+
+  private commit(plan: CommitPlan): void {
+    if (plan.snapshot !== undefined) {
+      const { coversBelow } = plan.snapshot;
+      this.data.snapshot = plan.snapshot;
+      this.data.log = this.data.log.filter(({ sequence }) => sequence >= coversBelow);
+    }
+    this.data.log.push(...plan.appends);
+  }
+}
