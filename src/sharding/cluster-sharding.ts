@@ -21,6 +21,7 @@ import type { AskOptions, EntityOutcome, EntityRef } from './entity.js';
 import { routeShardingMessage } from './message-router.js';
 import { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type ReplyTo, type ShardingMessage } from './messages.js';
 import { PendingAsks } from './pending-asks.js';
+import type { CoordinatorEvents } from './coordinator/settings.js';
 import { ShardCoordinator, coordinatorNode, type CoordinatorStats } from './shard-coordinator.js';
 import { shardIdFor } from './shard-id.js';
 import { ShardRegion, type RegionStats } from './shard-region.js';
@@ -42,6 +43,8 @@ export interface ClusterShardingOptions {
   readonly config?: Partial<ShardingConfig>;
   /** Defaults to a silent logger. */
   readonly logger?: Logger;
+  /** What this node's coordinators report as it happens (metrics). */
+  readonly events?: CoordinatorEvents;
 }
 
 export interface TypeStats {
@@ -75,6 +78,7 @@ export class ClusterSharding {
   private readonly rebalanceSoon = new Set<string>();
   private readonly membership: Membership;
   private readonly logger: Logger;
+  private readonly events: CoordinatorEvents | undefined;
   private readonly types = new Map<string, ShardedType>();
   private readonly link: ShardingLink;
   private readonly asks = new PendingAsks();
@@ -110,6 +114,7 @@ export class ClusterSharding {
     this.placements = placements;
     this.placementStore = placements.store;
     this.logger = (options.logger ?? silentLogger()).child({ component: 'sharding' });
+    this.events = options.events;
     this.link = new ShardingLink(transport, this.logger);
     const send = (to: string, message: ShardingMessage): boolean => !this.stopped && this.link.send(to, message);
     this.send = send;
@@ -356,7 +361,14 @@ export class ClusterSharding {
     if (shouldRun && type.coordinator === undefined) {
       const { typeName, numberOfShards, role, strategy } = type.settings;
       type.coordinator = new ShardCoordinator(
-        { typeName, numberOfShards, role, strategy, onRegionAdded: () => this.placementsMayApply(typeName) },
+        {
+          typeName,
+          numberOfShards,
+          role,
+          strategy,
+          onRegionAdded: () => this.placementsMayApply(typeName),
+          ...(this.events === undefined ? {} : { events: this.events }),
+        },
         this.context,
         this.logger.child({ typeName, part: 'coordinator' }),
       );

@@ -60,6 +60,7 @@ export class ShardCoordinator {
       logger,
       send: (to, message) => this.send(to, message),
       onFreed: (shardId) => this.onShardFreed(shardId),
+      onCompleted: (seconds) => settings.events?.onHandOffCompleted?.(settings.typeName, seconds),
     });
     this.operator = new OperatorRequests({
       typeName: settings.typeName,
@@ -312,6 +313,7 @@ export class ShardCoordinator {
   private rebalanceRound(): void {
     if (this.stopped || !this.gate.isWarm) return;
     this.rebalanceRounds++;
+    this.settings.events?.onRebalanceRound?.(this.settings.typeName);
     for (const shardId of this.allocator.shardsToRebalance()) this.handOffs.begin(shardId);
   }
 

@@ -2,6 +2,7 @@
 // message, the down-removal margin driven by the injected clock, and that stop leaves no timer behind.
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging.js';
+import type { CoordinatorEvents } from '../../src/sharding/coordinator/settings.js';
 import { ShardCoordinator } from '../../src/sharding/shard-coordinator.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { FakeContext, ManualScheduler, address, member } from './coordinator-fakes.js';
@@ -10,11 +11,11 @@ const A = address(1);
 const B = address(2);
 const C = address(3);
 
-function coordinator(members = [member(1), member(2)], config = {}) {
+function coordinator(members = [member(1), member(2)], config = {}, events: CoordinatorEvents = {}) {
   const ctx = new FakeContext(members, { retryIntervalMs: 100, coordinatorWarmupMs: 500, rebalanceIntervalMs: 1_000_000, handOffTimeoutMs: 5_000, ...config });
   const scheduler = new ManualScheduler();
   const subject = new ShardCoordinator(
-    { typeName: 'T', numberOfShards: 10, role: undefined, strategy: new LeastShardAllocationStrategy() },
+    { typeName: 'T', numberOfShards: 10, role: undefined, strategy: new LeastShardAllocationStrategy(), events },
     ctx,
     silentLogger(),
     scheduler,
@@ -91,6 +92,29 @@ describe('ShardCoordinator (dispatch)', () => {
     expect(subject.stats()).toMatchObject({ handOffsStarted: 1, handOffsCompleted: 1, rebalanceInProgress: 0 });
     // The leaving region is no candidate any more.
     expect(subject.locations().find((l) => l.shards.includes(0))?.address).not.toBe(A);
+  });
+
+  it('reports each completed hand-off with its duration on the scheduler clock, and each rebalance round', () => {
+    const completed: Array<[string, number]> = [];
+    const rounds: string[] = [];
+    const { subject, ctx, scheduler } = coordinator([member(1), member(2)], { rebalanceIntervalMs: 10_000 }, {
+      onHandOffCompleted: (type, seconds) => completed.push([type, seconds]),
+      onRebalanceRound: (type) => rounds.push(type),
+    });
+    subject.start();
+    register(subject, A, [0]);
+    register(subject, B);
+    subject.handle(A, { type: 'RebalanceNow', typeName: 'T', requestId: 1, shardIds: [0] });
+    for (const from of [A, B]) subject.handle(from, { type: 'BeginHandOffAck', typeName: 'T', shardId: 0 });
+    scheduler.advance(250);
+    const handOff = ctx.take().find((s) => s.message.type === 'HandOff');
+    if (handOff?.message.type !== 'HandOff') throw new Error('no HandOff sent to the owner');
+    expect(completed).toEqual([]);
+    subject.handle(A, { type: 'ShardStopped', typeName: 'T', shardId: 0, handOffId: handOff.message.handOffId });
+    expect(completed).toEqual([['T', 0.25]]);
+    expect(rounds).toEqual([]);
+    scheduler.advance(10_000);
+    expect(rounds).toEqual(['T']);
   });
 
   it('stop cancels every timer it owns (intervals, warm-up, margin, hand-offs) and ignores later messages', () => {

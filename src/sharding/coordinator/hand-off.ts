@@ -10,6 +10,8 @@ export type HandOffPhase = 'begin' | 'handoff';
 
 export interface HandOffTimeout {
   readonly scheduler: Scheduler;
+  /** When the hand-off started, on the scheduler's clock (for its duration). Default: the scheduler's now. */
+  readonly startedAtMs?: number;
   readonly timeoutMs: number;
   /** Called once if the hand-off has not ended (been cancelled) within timeoutMs. */
   readonly onTimeout: (handOff: HandOff) => void;
@@ -25,6 +27,7 @@ export class HandOff {
   private readonly pending: Set<string>;
   private readonly timer: Cancellable;
   private ended = false;
+  readonly startedAtMs: number;
 
   constructor(
     readonly shardId: number,
@@ -35,6 +38,7 @@ export class HandOff {
     timeout: HandOffTimeout,
   ) {
     this.currentPhase = phase;
+    this.startedAtMs = timeout.startedAtMs ?? timeout.scheduler.now();
     // A hand-off that starts in its HandOff phase (adopted stopping shards, the down-removal margin) waits
     // for nobody's BeginHandOffAck.
     this.pending = phase === 'begin' ? new Set(pendingAcks) : new Set();

@@ -17,6 +17,8 @@ export interface HandOffsOptions {
   readonly send: (to: string, message: ShardingMessage) => void;
   /** The shard stopped (or its owner is gone) and has no home now. */
   readonly onFreed: (shardId: number) => void;
+  /** A hand-off completed, `seconds` after it started. */
+  readonly onCompleted?: (seconds: number) => void;
   readonly ids?: HandOffIds;
 }
 
@@ -93,6 +95,7 @@ export class HandOffs {
     const { state, scheduler, timeoutMs, logger } = this.options;
     const handOff = new HandOff(shardId, this.ids.take(), owner, phase, pendingAcks, {
       scheduler,
+      startedAtMs: scheduler.now(),
       timeoutMs,
       onTimeout: (timedOut) => this.timeOut(timedOut),
     });
@@ -115,6 +118,7 @@ export class HandOffs {
     if (state.handOff(handOff.shardId) !== handOff) return;
     state.handOffCompleted(handOff);
     this.counts.completed++;
+    this.options.onCompleted?.((this.options.scheduler.now() - handOff.startedAtMs) / 1000);
     logger.debug({ shardId: handOff.shardId, from: handOff.owner }, 'hand-off complete');
     onFreed(handOff.shardId);
   }

@@ -11,6 +11,16 @@ export interface CoordinatorSettings {
   readonly strategy: AllocationStrategy;
   /** Called when a region registers for the first time (a new candidate may be the target of a pin). */
   readonly onRegionAdded?: () => void;
+  /** What the coordinator reports as it happens (metrics). */
+  readonly events?: CoordinatorEvents;
+}
+
+/** Events a coordinator reports; each must be cheap and must not throw. */
+export interface CoordinatorEvents {
+  /** A hand-off of `typeName` ended with the shard stopped, `seconds` after it started. */
+  onHandOffCompleted?(typeName: string, seconds: number): void;
+  /** The coordinator of `typeName` ran a rebalance round (whether or not it moved anything). */
+  onRebalanceRound?(typeName: string): void;
 }
 
 export interface CoordinatorStats {
