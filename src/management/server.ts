@@ -14,6 +14,8 @@ import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { PlacementStoreError } from '../../crdt/index.js';
 import type { ManagementBackend } from './backend.js';
+import { consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
+import { metricsPlugin, type MetricsSource } from './metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpLimits } from './limits.js';
 import {
@@ -39,6 +41,10 @@ export interface ManagementServerOptions {
   /** Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_LIMITS. */
   readonly limits?: Partial<HttpLimits>;
   readonly logger?: Logger;
+  /** Feeds `GET /metrics`; without it the node serves no metrics. */
+  readonly metrics?: MetricsSource;
+  /** The web console at `GET /`; `false` leaves it out. Default: the built page next to the console plugin. */
+  readonly console?: ConsolePluginOptions | false;
 }
 
 export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
@@ -176,6 +182,8 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     },
   );
 
+  if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
+  if (options.metrics !== undefined) void app.register(metricsPlugin, { source: options.metrics, ...(guardRead ? { guard: guardRead } : {}) });
   return app;
 }
 

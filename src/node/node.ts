@@ -14,6 +14,7 @@ import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../sha
 import { resolveNodeConfig, type NodeConfig } from './config.js';
 import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';
 import { NodeManagementBackend } from './management-backend.js';
+import { nodeMetricsSource } from './metrics-source.js';
 
 export interface RunningNode {
   readonly address: NodeAddress;
@@ -62,13 +63,11 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles },
   });
   const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
-  const placements = new PlacementReplication(
-    new PlacementStore({ node: transport.self.toString(), log: placementLog, compactAfterItems: config.compactAfterItems }),
-    transport,
-    cluster,
-    { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog },
-  );
-  const sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements });
+  const store = new PlacementStore({ node: transport.self.toString(), log: placementLog, compactAfterItems: config.compactAfterItems });
+  const placements = new PlacementReplication(store, transport, cluster, { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog });
+  let sharding: ClusterSharding | undefined;
+  const metrics = nodeMetricsSource(cluster, store, () => sharding);
+  sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
   const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE);
   sharding.init({
     typeName: COUNTER_TYPE,
@@ -93,6 +92,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     },
     ...(config.authToken ? { authToken: config.authToken } : {}),
     authReads: config.authReads,
+    metrics,
   });
   registerCounterRoutes(http, sharding);
 
@@ -104,6 +104,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     // server can close without waiting out their ask timeouts.
     await sharding.shutdown();
     placements.close();
+    metrics.close();
     await http.close().catch(() => undefined);
     cluster.shutdown();
     await transport.close();

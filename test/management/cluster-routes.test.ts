@@ -102,4 +102,35 @@ describe('management routes on a three-node cluster', () => {
     const body = response.json<SetPlacementsReply>();
     expect(body.warnings.map((w) => [w.shardId, w.target])).toEqual([[31, 'app@127.0.0.1:1']]);
   });
+  it('GET /metrics on every node follows the pins, the hand-off and the members (Prometheus text format)', async () => {
+    const scrape = async (n: RunningNode): Promise<string> => {
+      const response = await n.http.inject({ method: 'GET', url: '/metrics' });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+      return response.body;
+    };
+    const value = (text: string, series: string): number => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? Number.NaN : Number(line.slice(series.length + 1));
+    };
+    let handOffs = 0;
+    for (const n of nodes) {
+      // Replication may still be bringing the previous test's pins: wait until this node's listing settles.
+      await pollUntil(async () => {
+        const before = (await getPlacements(n)).placements.length;
+        const gauge = value(await scrape(n), 'actor_ts_placements{type="Counter",mode="prefer"}');
+        return before > 0 && gauge === before && (await getPlacements(n)).placements.length === before;
+      }, 'the placements gauge to match the listing');
+      const text = await scrape(n);
+      expect(value(text, 'actor_ts_cluster_members{status="up"}')).toBe(3);
+      expect(value(text, 'actor_ts_unreachable_members')).toBe(0);
+      expect(value(text, 'actor_ts_placements{type="Counter",mode="prefer"}')).toBe((await getPlacements(n)).placements.length);
+      expect(text).toContain('# TYPE actor_ts_handoff_duration_seconds histogram');
+      expect(text).toContain('# TYPE actor_ts_placement_propagation_seconds histogram');
+      expect(value(text, 'actor_ts_placement_store_generation')).toBe(0);
+      handOffs += value(text, 'actor_ts_handoffs_total{type="Counter"}') || 0;
+    }
+    // The rebalance test above moved a pinned shard: its coordinator counted the hand-off.
+    expect(handOffs).toBeGreaterThanOrEqual(1);
+  });
 });

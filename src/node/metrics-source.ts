@@ -1,0 +1,45 @@
+// The node's MetricsSource: what GET /metrics reads at every scrape (hosted shards, placements, members, the
+// store) and the events it counts (hand-offs, rebalance rounds, applied placements), taken from the cluster, the
+// sharding runtime and the placement store. Placements have one mode today: every pin is a preference ("prefer").
+import type { PlacementStore } from '../../crdt/index.js';
+import type { Membership } from '../cluster/member.js';
+import { MetricsEventHub, type MetricsSource } from '../management/metrics.js';
+import type { ClusterSharding } from '../sharding/cluster-sharding.js';
+
+export interface NodeMetricsSource extends MetricsSource {
+  /** Pass to ClusterSharding's `events` so coordinators on this node report hand-offs and rounds. */
+  readonly hub: MetricsEventHub;
+  /** Stops following the store. */
+  close(): void;
+}
+
+export function nodeMetricsSource(membership: Membership, store: PlacementStore, sharding: () => ClusterSharding | undefined): NodeMetricsSource {
+  const hub = new MetricsEventHub();
+  const self = membership.self.toString();
+  // A change names the shards whose winner changed; the winner's HLC wall time is when it was written.
+  const stopFollowing = store.onChange((typeName, shardIds) => {
+    const placements = store.snapshot(typeName).placements;
+    for (const shardId of shardIds) {
+      const placement = placements.get(shardId);
+      if (placement !== undefined) hub.onPlacementApplied(placement.writer === self ? 'local' : 'remote', placement.hlc.wallMs);
+    }
+  });
+  return {
+    hub,
+    durable: false,
+    subscribe: hub.subscribe,
+    shardsHosted: function* () {
+      const types = sharding()?.stats().types ?? {};
+      for (const [type, stats] of Object.entries(types)) yield [type, stats.region.localShards] as const;
+    },
+    placements: function* () {
+      for (const type of store.typeNames()) yield { type, mode: 'prefer', count: store.snapshot(type).placements.size };
+    },
+    members: () => membership.members().map((member) => ({ status: member.status, reachable: member.reachable })),
+    placementStore: () => {
+      const { generation, documentItems } = store.stats();
+      return { generation, items: documentItems };
+    },
+    close: stopFollowing,
+  };
+}
