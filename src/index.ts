@@ -32,7 +32,12 @@ export {
 export { PLACEMENT_SYNC_MESSAGES } from './placement-replication/sync-messages.js';
 
 export { createManagementServer, type ManagementServerOptions } from './management/server.js';
-export type { ManagementBackend } from './management/backend.js';
-export { startNode, type RunningNode } from './node/node.js';
+export type { ManagementBackend, WriteAccess } from './management/backend.js';
+export { DEFAULT_HTTP_LIMITS, type HttpLimits } from './management/limits.js';
+export { MetricsEventHub, NodeMetrics, metricsPlugin, type MetricsEvents, type MetricsSource } from './management/metrics.js';
+export { consolePlugin, type ConsolePluginOptions } from './management/console/plugin.js';
+export { replicationHealth, type ReplicationHealth } from './management/replication-health.js';
+export { startNode, type RunningNode, type StopReason } from './node/node.js';
+export { runNode, type RunNodeOptions } from './node/run.js';
 export { DEFAULT_NODE_CONFIG, resolveNodeConfig, type NodeConfig } from './node/config.js';
 export { ManagementClient, ApiError } from './cli/client.js';
