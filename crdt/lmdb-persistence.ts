@@ -11,7 +11,6 @@ import { GroupCommitQueue, type CommitPlan } from './persistence-queue.js';
 import { RecordProblem, decodeRecord, encodeRecord } from './persistence-record.js';
 import {
   PersistenceError,
-  checkedCopy,
   recoveryHint,
   resolveOptions,
   type PersistedState,
@@ -125,19 +124,11 @@ class LmdbPersistence implements PlacementPersistence {
   }
 
   append(update: Uint8Array): Promise<void> {
-    try {
-      return this.queue.enqueue('append', checkedCopy(update, 'update', this.maxRecordBytes));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.queue.enqueue('append', update, this.maxRecordBytes);
   }
 
   writeSnapshot(snapshot: Uint8Array): Promise<void> {
-    try {
-      return this.queue.enqueue('snapshot', checkedCopy(snapshot, 'snapshot', this.maxRecordBytes));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.queue.enqueue('snapshot', snapshot, this.maxRecordBytes);
   }
 
   stats(): PersistenceStats {

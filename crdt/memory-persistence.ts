@@ -4,7 +4,6 @@
 import { GroupCommitQueue, type CommitPlan } from './persistence-queue.js';
 import {
   PersistenceError,
-  checkedCopy,
   resolveOptions,
   type PersistedState,
   type PersistenceOptions,
@@ -73,19 +72,11 @@ class MemoryPersistence implements PlacementPersistence {
   }
 
   append(update: Uint8Array): Promise<void> {
-    try {
-      return this.queue.enqueue('append', checkedCopy(update, 'update', this.maxRecordBytes));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.queue.enqueue('append', update, this.maxRecordBytes);
   }
 
   writeSnapshot(snapshot: Uint8Array): Promise<void> {
-    try {
-      return this.queue.enqueue('snapshot', checkedCopy(snapshot, 'snapshot', this.maxRecordBytes));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.queue.enqueue('snapshot', snapshot, this.maxRecordBytes);
   }
 
   stats(): PersistenceStats {

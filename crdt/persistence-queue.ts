@@ -1,7 +1,7 @@
 // Group commit shared by both persistence implementations: appends and snapshots queue up while one commit
 // is in progress and go to disk together in the next, in call order, so durability costs one commit per
 // burst of writers rather than one per write. Also keeps the counters of PersistenceStats.
-import { PersistenceError } from './persistence.js';
+import { PersistenceError, checkedCopy } from './persistence.js';
 
 /** What one commit must make durable, all or nothing. */
 export interface CommitPlan {
@@ -62,10 +62,17 @@ export class GroupCommitQueue {
     return this.lostAppend !== undefined;
   }
 
-  enqueue(kind: Pending['kind'], bytes: Uint8Array): Promise<void> {
+  /** Queues a private copy of `bytes` (checked against `maxRecordBytes`) for the next commit; resolves once durable. */
+  enqueue(kind: Pending['kind'], bytes: unknown, maxRecordBytes: number): Promise<void> {
     if (this.closing) return Promise.reject(new PersistenceError('closed', `placement persistence at ${this.where} is closed`));
+    let copy: Uint8Array;
+    try {
+      copy = checkedCopy(bytes, kind === 'append' ? 'update' : 'snapshot', maxRecordBytes);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ kind, bytes, resolve, reject });
+      this.pending.push({ kind, bytes: copy, resolve, reject });
       // setImmediate rather than a microtask: writers woken by the same I/O poll phase join this commit.
       this.running ??= new Promise<void>((done) => setImmediate(() => void this.drain().then(done)));
     });
