@@ -1,9 +1,10 @@
 // Test fixture for the management API: real in-process nodes on ephemeral ports, requests through Fastify's
-// inject, and the polling and error-shape checks the route and CLI tests share.
+// inject, and the polling (test/support/poll.ts) and error-shape checks the route and CLI tests share.
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { startNode, type RunningNode } from '../../src/node/node.js';
 import type { NodeConfig } from '../../src/node/config.js';
+import { poll } from '../support/poll.js';
 
 export const API = '/actor-ts';
 export const COUNTER = `${API}/cluster/shards/Counter`;
@@ -70,13 +71,9 @@ export interface LocationsBody {
   handingOff: number[];
 }
 
-/** Polls an async condition until it holds or the deadline passes. */
+/** Polls an async condition until it holds or the deadline passes; a condition that throws fails at once. */
 export async function pollUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await poll(what, condition, { timeoutMs, intervalMs: 20, retryOnError: false });
 }
 
 /** The API's error shape: exactly `{ error, message }`, both non-empty strings, with the expected status and code. */
