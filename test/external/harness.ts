@@ -13,13 +13,7 @@ import {
 } from '../../src/sharding/external-allocation-controller.js';
 import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { advanceUntil } from '../support/fake-time.js';
-import {
-  InProcessCluster,
-  startShardingNode,
-  useInProcessClusters,
-  type ShardingNode,
-  type ShardingNodeOptions,
-} from '../support/in-process-cluster.js';
+import { InProcessCluster, startShardingNode, useInProcessClusters, type ShardingNode, type ShardingNodeOptions } from '../support/in-process-cluster.js';
 import { testAddress } from '../support/members.js';
 import { counter, entityInShard, hostedShards, type EntityEvent } from '../sharding/harness.js';
 

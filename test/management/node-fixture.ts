@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { startNode, type RunningNode } from '../../src/node/node.js';
 import type { NodeConfig } from '../../src/node/config.js';
+import { waitForFormedCluster } from '../support/node-cli.js';
 import { poll } from '../support/poll.js';
 
 export const API = '/actor-ts';
@@ -30,22 +31,18 @@ export async function startTestNode(config: Partial<NodeConfig> = {}): Promise<R
   return node;
 }
 
-/** Starts `count` nodes, the first forming the cluster and the rest seeded from it, and waits until each sees all Up. */
+/** Starts `count` nodes, the first forming the cluster and the rest seeded from it, and waits until each sees all Up and reachable. */
 export async function startTestCluster(count: number, config: Partial<NodeConfig> = {}): Promise<RunningNode[]> {
   const first = await startTestNode(config);
   const rest = await Promise.all(
     Array.from({ length: count - 1 }, () => startTestNode({ ...config, seeds: [first.address.toString()] })),
   );
   const nodes = [first, ...rest];
-  const everyone = nodes.map((node) => node.address.toString()).sort();
-  await pollUntil(async () => {
-    for (const node of nodes) {
-      const { members } = (await node.http.inject({ method: 'GET', url: `${API}/cluster/members` })).json<MembersBody>();
-      const up = members.filter((member) => member.status === 'up').map((member) => member.address).sort();
-      if (JSON.stringify(up) !== JSON.stringify(everyone)) return false;
-    }
-    return true;
-  }, `${count} nodes to see each other up`, 20_000);
+  await waitForFormedCluster(
+    nodes.map((node) => node.httpUrl),
+    nodes.map((node) => node.address.toString()),
+    { timeoutMs: 20_000, intervalMs: 20 },
+  );
   return nodes;
 }
 

@@ -8,13 +8,7 @@ import type { ShardingConfig } from '../../src/sharding/config.js';
 import type { EntityBehavior } from '../../src/sharding/entity.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import { advanceUntil, runFor, settleInFakeTime } from '../support/fake-time.js';
-import {
-  FAST_SHARDING_CONFIG,
-  InProcessCluster,
-  startShardingNode,
-  useInProcessClusters,
-  type ShardingNode,
-} from '../support/in-process-cluster.js';
+import { FAST_SHARDING_CONFIG, InProcessCluster, startShardingNode, useInProcessClusters, type ShardingNode } from '../support/in-process-cluster.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 
 /** Fast protocol timers; no periodic rebalance unless a test asks for it. */
