@@ -1,6 +1,6 @@
 // Deterministic randomness for simulated runs. The replicator picks anti-entropy peers with Math.random and
 // PlacementReplication offers no way to pass another source, so simulated runs swap Math.random for a seeded one.
-import { seededRandom } from '../../src/cluster/random.js';
+import { pick as pickOne, seededRandom, shuffled as shuffledCopy } from '../../test/support/random.js';
 
 export { seededRandom };
 
@@ -14,16 +14,12 @@ export async function withSeededMathRandom<T>(seed: number, run: () => Promise<T
   }
 }
 
+/** One of `items` (the shared test helper, arguments in the bench's order). */
 export function pick<T>(items: readonly T[], random: () => number): T {
-  return items[Math.min(items.length - 1, Math.floor(random() * items.length))] as T;
+  return pickOne(random, items);
 }
 
 /** A uniformly shuffled copy (Fisher-Yates). */
 export function shuffled<T>(items: readonly T[], random: () => number): T[] {
-  const copy = [...items];
-  for (let i = copy.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
-  }
-  return copy;
+  return shuffledCopy(random, items);
 }

@@ -1,20 +1,10 @@
 // A fixed membership for simulated clusters: every node Up and reachable from the start. Enough for
-// PlacementReplication, which only needs to know whom to replicate with.
+// PlacementReplication, which only needs to know whom to replicate with. Built from the tests' member records.
 import type { NodeAddress } from '../../src/cluster/address.js';
-import type { MemberInfo, Membership } from '../../src/cluster/member.js';
+import type { Membership } from '../../src/cluster/member.js';
+import { memberInfo, staticMembership as membershipOf } from '../../test/support/members.js';
 
 export function staticMembership(self: NodeAddress, all: readonly NodeAddress[]): Membership {
-  const members: MemberInfo[] = all.map((address, i) => ({
-    address,
-    status: 'up',
-    appVersion: '1.0.0',
-    upNumber: i + 1,
-    reachable: true,
-  }));
-  return {
-    self,
-    members: () => members,
-    onChange: () => () => undefined,
-    onLeaving: () => () => undefined,
-  };
+  const members = all.map((address, i) => memberInfo({ address, upNumber: i + 1 }));
+  return membershipOf(self, () => members);
 }

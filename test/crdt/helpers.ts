@@ -1,29 +1,18 @@
 // Shared test fixtures for the placement store: replicas with injected clocks, a manual update network,
-// an in-memory replicator link with faults, and a manual interval scheduler.
+// an in-memory replicator link with faults (ReplicatorLinks), and a manual interval scheduler.
 import * as Y from 'yjs';
 import { PlacementReplicator, PlacementStore, type PlacementLogEvent } from '../../crdt/index.js';
 import { decodeWireStateVector, decodeWireUpdate, encodeWireUpdate } from '../../crdt/wire.js';
-import { seededRandom } from '../../src/cluster/random.js';
+import { pick, seededRandom, shuffled } from '../support/random.js';
 
 export const TYPES = ['Counter', 'Cart'] as const;
 
 /** Deterministic PRNG (the runtime's one, src/cluster/random.ts) so a fast-check seed fully determines a run. */
 export const prng: (seed: number) => () => number = seededRandom;
 
-export function pick<T>(random: () => number, items: readonly T[]): T {
-  const item = items[Math.floor(random() * items.length)];
-  if (item === undefined) throw new Error('pick from an empty list');
-  return item;
-}
+export { pick };
 
-export function shuffle<T>(random: () => number, items: readonly T[]): T[] {
-  const copy = [...items];
-  for (let i = copy.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
-  }
-  return copy;
-}
+export const shuffle: <T>(random: () => number, items: readonly T[]) => T[] = shuffled;
 
 /** A plain, comparable view of every type's visible placements. */
 export function view(store: PlacementStore): Record<string, Record<number, string>> {
@@ -118,8 +107,13 @@ interface InFlight {
   readonly bytes: Uint8Array;
 }
 
-/** An in-memory link between named replicas, with partitions and random drops; delivery is explicit. */
-export class MemoryNetwork {
+/**
+ * An in-memory link between named replicators, with partitions, random drops and duplicates; delivery is
+ * explicit (`flush`). Not the cluster's MemoryNetwork (src/cluster/memory-transport.ts): replicators speak
+ * raw frames to peer names, with no addresses, message families or encoding, and the store tests stay free
+ * of cluster concepts; the fault knobs carry the same names and meaning as its NetworkFaults.
+ */
+export class ReplicatorLinks {
   readonly queue: InFlight[] = [];
   readonly replicators = new Map<string, PlacementReplicator>();
   /** Group per node; messages between different groups are dropped. */
@@ -148,6 +142,9 @@ export class MemoryNetwork {
     }
   }
 }
+
+/** The name the crdt tests knew ReplicatorLinks by; it is not src/cluster/memory-transport.ts's MemoryNetwork. */
+export { ReplicatorLinks as MemoryNetwork };
 
 /** A log sink that records events for assertions. */
 export function recordingLog(): { events: PlacementLogEvent[]; log: (event: PlacementLogEvent) => void } {

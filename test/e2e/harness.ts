@@ -1,12 +1,21 @@
 // Multi-process test harness: starts real node processes through the compiled CLI (bin/actor-ts-placement.js),
-// picks free loopback ports, talks HTTP to the nodes, polls with deadlines, and SIGKILLs whatever it started.
+// talks HTTP to the nodes, and SIGKILLs whatever it started. Ports, polling, HTTP calls, process handles and the
+// node command line are the shared ones of test/support/, re-exported here under the names the e2e tests use.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { http, httpOk, type HttpResult } from '../support/http.js';
+import { nodeAddress, nodeCommandArgs, waitForFormedCluster, type MembersAnswer, type NodeCommandOptions } from '../support/node-cli.js';
+import { poll, sleep } from '../support/poll.js';
+import { freePorts } from '../support/ports.js';
+import { Proc } from '../support/processes.js';
+
+export { freeConsecutivePorts, freePorts, portIsFree } from '../support/ports.js';
+export { http, httpOk, type HttpResult } from '../support/http.js';
+export { Proc, childPids, exitWithin, firstLogAt, pidGone, type ExitInfo } from '../support/processes.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'actor-ts-placement.js');
@@ -20,64 +29,9 @@ export function requireBuild(): void {
   }
 }
 
-// ---------------------------------------------------------------------------------------------- ports
-
-function probePort(port: number): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(undefined));
-    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => {
-      const address = server.address();
-      const bound = typeof address === 'object' && address !== null ? address.port : undefined;
-      server.close(() => resolve(bound));
-    });
-  });
-}
-
-/** `count` distinct ports that were free a moment ago (the kernel picks them; held together so none repeats). */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<Server>((resolve, reject) => {
-          const server = createServer();
-          server.once('error', reject);
-          server.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => {
-    const address = server.address();
-    if (typeof address !== 'object' || address === null) throw new Error('no port');
-    return address.port;
-  });
-  await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
-  return ports;
-}
-
-/** A base port such that base .. base + count - 1 are all free (local-cluster numbers its nodes consecutively). */
-export async function freeConsecutivePorts(count: number, avoid: ReadonlySet<number> = new Set()): Promise<number> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    // Below the Linux ephemeral range, so outgoing connections are unlikely to take the ports meanwhile.
-    const base = 20_000 + Math.floor(Math.random() * 12_000);
-    let ok = true;
-    for (let i = 0; i < count && ok; i++) ok = !avoid.has(base + i) && (await probePort(base + i)) === base + i;
-    if (ok) return base;
-  }
-  throw new Error(`no ${count} consecutive free ports found`);
-}
-
-/** True when nothing listens on 127.0.0.1:port any more. */
-export async function portIsFree(port: number): Promise<boolean> {
-  return (await probePort(port)) === port;
-}
-
 // ---------------------------------------------------------------------------------------------- polling
 
-export async function sleep(ms: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { sleep };
 
 /**
  * Polls `probe` until it returns a value other than undefined/false, or throws after `timeoutMs` naming
@@ -89,57 +43,10 @@ export async function waitFor<T>(
   timeoutMs = 30_000,
   intervalMs = 100,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown = 'nothing yet';
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-      last = value;
-    } catch (error) {
-      last = error instanceof Error ? error.message : error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
-    await sleep(intervalMs);
-  }
+  return poll(what, probe, { timeoutMs, intervalMs });
 }
 
 // ---------------------------------------------------------------------------------------------- http
-
-export interface HttpResult<T = unknown> {
-  readonly status: number;
-  readonly body: T;
-}
-
-/** One HTTP call; a network error or client-side timeout is status 0 (never thrown), so callers can count it. */
-export async function http<T = unknown>(method: string, url: string, body?: unknown, timeoutMs = 10_000): Promise<HttpResult<T>> {
-  try {
-    const response = await fetch(url, {
-      method,
-      ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = await response.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = text;
-    }
-    return { status: response.status, body: parsed as T };
-  } catch (error) {
-    return { status: 0, body: { error: 'network', message: error instanceof Error ? error.message : String(error) } as T };
-  }
-}
-
-/** Like http() but throws unless the status is 2xx; for calls that must work. */
-export async function httpOk<T = unknown>(method: string, url: string, body?: unknown, timeoutMs = 10_000): Promise<T> {
-  const result = await http<T>(method, url, body, timeoutMs);
-  if (result.status < 200 || result.status > 299) {
-    throw new Error(`${method} ${url} -> ${result.status} ${JSON.stringify(result.body)}`);
-  }
-  return result.body;
-}
 
 export interface CounterValue {
   readonly entityId: string;
@@ -167,62 +74,6 @@ export function homesOf(locations: ShardLocations): Map<number, string> {
 }
 
 // ---------------------------------------------------------------------------------------------- processes
-
-export interface ExitInfo {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-}
-
-/** One spawned OS process with its log file. */
-export class Proc {
-  readonly exited: Promise<ExitInfo>;
-  private exitInfo: ExitInfo | undefined;
-
-  constructor(
-    readonly name: string,
-    readonly child: ChildProcess,
-    readonly logFile: string,
-    /** Leader of its own process group: killAll() kills the group, descendants included. */
-    readonly detached = false,
-  ) {
-    this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exitInfo = { code, signal };
-        resolve(this.exitInfo);
-      });
-      // A process that could not be spawned never emits 'exit'; without this, killAll would wait forever.
-      child.once('error', () => {
-        if (child.pid !== undefined) return;
-        this.exitInfo = { code: null, signal: null };
-        resolve(this.exitInfo);
-      });
-    });
-  }
-
-  get pid(): number {
-    return this.child.pid ?? -1;
-  }
-
-  get hasExited(): boolean {
-    return this.exitInfo !== undefined;
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    if (!this.hasExited) this.child.kill(signal);
-  }
-
-  logTail(lines = 40): string {
-    return this.log().split('\n').slice(-lines).join('\n');
-  }
-
-  log(): string {
-    try {
-      return readFileSync(this.logFile, 'utf8');
-    } catch {
-      return '';
-    }
-  }
-}
 
 /** A running `node` command of the CLI. */
 export class NodeProc extends Proc {
@@ -294,19 +145,8 @@ export class ProcessSet {
 
   /** Starts one `node` process and returns at once; startCluster waits for the nodes to form a cluster. */
   startNode(options: NodeStartOptions): NodeProc {
-    const address = `app@127.0.0.1:${options.port}`;
-    const args = [
-      'node',
-      '--system', 'app',
-      '--host', '127.0.0.1',
-      '--port', String(options.port),
-      '--http-port', String(options.httpPort),
-      '--seed', options.seed,
-      '--log-level', options.logLevel ?? 'info',
-      ...(options.downAfterMs !== undefined ? ['--down-after-ms', String(options.downAfterMs)] : []),
-      ...(options.rebalanceIntervalMs !== undefined ? ['--rebalance-interval-ms', String(options.rebalanceIntervalMs)] : []),
-      ...(options.compactAfterItems !== undefined ? ['--compact-after-items', String(options.compactAfterItems)] : []),
-    ];
+    const address = nodeAddress(options.port);
+    const args = nodeCommandArgs(options);
     const { child, logFile } = this.spawn(options.name, args, false);
     const node = new NodeProc(options.name, child, logFile, address, `http://127.0.0.1:${options.httpPort}`, options.port, options.httpPort);
     this.procs.push(node);
@@ -371,15 +211,8 @@ export class ProcessSet {
   }
 }
 
-export interface NodeStartOptions {
+export interface NodeStartOptions extends NodeCommandOptions {
   readonly name: string;
-  readonly port: number;
-  readonly httpPort: number;
-  readonly seed: string;
-  readonly downAfterMs?: number;
-  readonly rebalanceIntervalMs?: number;
-  readonly compactAfterItems?: number;
-  readonly logLevel?: string;
 }
 
 export interface ClusterStartOptions {
@@ -390,34 +223,18 @@ export interface ClusterStartOptions {
   readonly startTimeoutMs?: number;
 }
 
-interface MembersAnswer {
-  readonly self: string;
-  readonly members: ReadonlyArray<{ readonly address: string; readonly status: string; readonly reachable: boolean }>;
-}
-
-/** Every node healthy and seeing exactly `nodes` as up and reachable members. */
+/** Every node healthy and seeing exactly `nodes` as up and reachable members; a node that exits ends the wait. */
 export async function waitForCluster(nodes: readonly NodeProc[], timeoutMs: number): Promise<void> {
-  const expected = nodes.map((node) => node.address).sort();
-  await waitFor(
-    `${nodes.length} nodes up and agreeing on membership`,
-    async () => {
-      for (const node of nodes) {
-        if (node.hasExited) throw new Error(`${node.name} exited while starting:\n${node.logTail(10)}`);
-      }
-      const views = await Promise.all(nodes.map((node) => node.get<MembersAnswer>('/actor-ts/cluster/members', 2000)));
-      return views.every(
-        (view) =>
-          view.status === 200 &&
-          JSON.stringify(
-            view.body.members
-              .filter((member) => member.status === 'up' && member.reachable)
-              .map((member) => member.address)
-              .sort(),
-          ) === JSON.stringify(expected),
-      );
+  await waitForFormedCluster(
+    nodes.map((node) => node.url),
+    nodes.map((node) => node.address),
+    {
+      timeoutMs,
+      failure: () => {
+        const dead = nodes.find((node) => node.hasExited);
+        return dead === undefined ? undefined : `${dead.name} exited while starting:\n${dead.logTail(10)}`;
+      },
     },
-    timeoutMs,
-    150,
   );
 }
 
@@ -428,77 +245,6 @@ export async function liveMembers(node: NodeProc): Promise<string[]> {
     .filter((member) => (member.status === 'up' || member.status === 'weakly-up') && member.reachable)
     .map((member) => member.address)
     .sort();
-}
-
-/** The process's exit, or an error once `ms` passed without one. */
-export async function exitWithin(proc: Proc, ms: number): Promise<ExitInfo> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      proc.exited,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${proc.name} still running ${ms} ms after the signal`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** True when no process with this pid exists (a zombie counts as gone: it runs nothing and holds no port). */
-export function pidGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true;
-  }
-}
-
-/** Pids whose parent is `parent` (Linux /proc); empty where /proc is not available. */
-export function childPids(parent: number): number[] {
-  const pids: number[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return pids;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === parent) pids.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return pids;
-}
-
-
-/** The earliest pino `time` at or after `after` of a log line whose msg contains `text`, across these processes. */
-export function firstLogAt(processes: readonly Proc[], text: string, after: number): number | undefined {
-  let first: number | undefined;
-  for (const proc of processes) {
-    for (const line of proc.log().split('\n')) {
-      if (!line.includes(text)) continue;
-      try {
-        const entry = JSON.parse(line) as { time?: unknown; msg?: unknown };
-        if (typeof entry.time !== 'number' || typeof entry.msg !== 'string' || !entry.msg.includes(text) || entry.time < after) continue;
-        if (first === undefined || entry.time < first) first = entry.time;
-      } catch {
-        // Not a pino line.
-      }
-    }
-  }
-  return first;
 }
 
 /**

@@ -1,14 +1,10 @@
-// Test helper for external allocation: in-process nodes (MemoryNetwork + ClusterSharding + a membership) each
+// Test helper for external allocation: in-process nodes (the shared in-process cluster of test/support/) each
 // running the Counter type under externalAllocationStrategy(least-shard fallback), with its controller and
-// the warnings its strategy emitted. Reuses the sharding harness's fake-time helpers and counter entity.
-import { afterEach, beforeEach, vi } from 'vitest';
-import { NodeAddress } from '../../src/cluster/address.js';
+// the warnings its strategy emitted. Reuses the sharding harness's counter entity.
+import type { NodeAddress } from '../../src/cluster/address.js';
 import type { Membership } from '../../src/cluster/member.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import type { MemoryNetwork } from '../../src/cluster/memory-transport.js';
 import type { Transport } from '../../src/cluster/transport.js';
-import { PlacementStore } from '../../crdt/index.js';
-import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
-import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
 import type { ShardingConfig } from '../../src/sharding/config.js';
 import {
   ExternalAllocationController,
@@ -16,8 +12,10 @@ import {
   type PlacementRecord,
 } from '../../src/sharding/external-allocation-controller.js';
 import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { TEST_CONFIG, counter, entityInShard, eventually, hostedShards, type EntityEvent } from '../sharding/harness.js';
-import { FakeCluster, type MemberSpec } from '../sharding/fake-membership.js';
+import { advanceUntil } from '../support/fake-time.js';
+import { InProcessCluster, startShardingNode, useInProcessClusters, type ShardingNode, type ShardingNodeOptions } from '../support/in-process-cluster.js';
+import { testAddress } from '../support/members.js';
+import { counter, entityInShard, hostedShards, type EntityEvent } from '../sharding/harness.js';
 
 export const TYPE = 'Counter';
 
@@ -26,13 +24,7 @@ export interface Warning {
   readonly details: { readonly shardId?: number; readonly target?: string; readonly reason?: string; readonly [key: string]: unknown };
 }
 
-export interface ExtNode {
-  readonly address: NodeAddress;
-  readonly key: string;
-  readonly transport: Transport;
-  readonly membership: Membership;
-  readonly sharding: ClusterSharding;
-  readonly placements: PlacementReplication;
+export interface ExtNode extends ShardingNode {
   readonly controller: ExternalAllocationController;
   /** What this node's strategy reported (only the coordinator's strategy runs). */
   readonly warnings: Warning[];
@@ -49,9 +41,7 @@ export interface NodeOptions {
 /** Anti-entropy far beyond any test's fake time (and below setTimeout's 2^31 - 1 ms limit). */
 export const NO_ANTI_ENTROPY = 1_000_000_000;
 
-export function addressOf(port: number): NodeAddress {
-  return NodeAddress.parse(`test@127.0.0.1:${port}`);
-}
+export const addressOf: (port: number) => NodeAddress = testAddress;
 
 /** Builds one node's sharding runtime on a given membership and starts the external-allocation type. */
 export function startExternalNode(
@@ -65,52 +55,31 @@ export function startExternalNode(
     transport?: Transport;
   },
 ): ExtNode {
-  const address = membership.self;
-  const key = address.toString();
-  const transport = options.transport ?? net.transport(address);
-  const store = new PlacementStore({ node: key, ...(options.now === undefined ? {} : { now: options.now }) });
-  const placements = new PlacementReplication(store, transport, membership, {
-    ...(options.antiEntropyIntervalMs === undefined ? {} : { antiEntropyIntervalMs: options.antiEntropyIntervalMs }),
-  });
-  const sharding = new ClusterSharding({ transport, membership, placements, config: { ...TEST_CONFIG, ...options.config } });
-  const controller = new ExternalAllocationController(sharding, TYPE);
+  const { relativeLimit, numberOfShards, events, ...nodeOptions } = options;
+  const node = startShardingNode(net, membership, nodeOptions satisfies ShardingNodeOptions);
+  const controller = new ExternalAllocationController(node.sharding, TYPE);
   const warnings: Warning[] = [];
-  sharding.init({
+  node.sharding.init({
     typeName: TYPE,
-    behavior: counter(options.events),
-    numberOfShards: options.numberOfShards,
+    behavior: counter(events),
+    numberOfShards,
     allocationStrategy: externalAllocationStrategy(
-      new LeastShardAllocationStrategy({
-        cluster: membership,
-        ...(options.relativeLimit === undefined ? {} : { relativeLimit: options.relativeLimit }),
-      }),
+      new LeastShardAllocationStrategy({ cluster: membership, ...(relativeLimit === undefined ? {} : { relativeLimit }) }),
       controller.getState,
       { cluster: membership, onWarning: (message, details) => void warnings.push({ message, details: details as Warning['details'] }) },
     ),
   });
-  return { address, key, transport, membership, sharding, placements, controller, warnings };
+  return { ...node, controller, warnings };
+}
+
+/** Fake timers for each test, and every ExternalCluster the test created shut down after it. */
+export function useExternalClusters(): void {
+  useInProcessClusters();
 }
 
 /** Several external-allocation nodes over one MemoryNetwork and one FakeCluster. */
-/** Fake timers for each test, and every ExternalCluster the test created shut down after it. */
-export function useExternalClusters(): void {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(async () => {
-    for (const cluster of ExternalCluster.created.splice(0)) await cluster.shutdown();
-    vi.useRealTimers();
-  });
-}
-
-export class ExternalCluster {
-  /** Clusters not yet shut down by useExternalClusters. */
-  static readonly created: ExternalCluster[] = [];
-  readonly net: MemoryNetwork;
-  readonly members = new FakeCluster();
-  readonly nodes: ExtNode[] = [];
+export class ExternalCluster extends InProcessCluster<ExtNode, NodeOptions> {
   readonly events: EntityEvent[] = [];
-  private readonly stopped = new Set<ExtNode>();
 
   constructor(
     readonly options: {
@@ -121,46 +90,27 @@ export class ExternalCluster {
       config?: Partial<ShardingConfig>;
     } = {},
   ) {
-    this.net = new MemoryNetwork({ seed: options.seed ?? 7, delayMs: options.delayMs ?? 0 });
-    ExternalCluster.created.push(this);
+    super(options);
   }
 
   get numberOfShards(): number {
     return this.options.numberOfShards ?? 100;
   }
 
-  /** Adds an Up member (unless `spec.status` says otherwise) and starts its node. */
-  addNode(port: number, spec: MemberSpec = {}, options: NodeOptions = {}): ExtNode {
-    const address = addressOf(port);
-    this.members.add(address, spec);
-    return this.startNode(address, options);
-  }
-
-  /** Starts a node whose membership record is managed separately (e.g. added later). */
-  startNode(address: NodeAddress, options: NodeOptions = {}): ExtNode {
+  protected startMember(address: NodeAddress, options: NodeOptions): ExtNode {
     const antiEntropyIntervalMs = options.antiEntropyIntervalMs ?? this.options.antiEntropyIntervalMs;
-    const node = startExternalNode(this.net, this.members.membership(address), {
+    return startExternalNode(this.net, this.members.membership(address), {
       ...options,
       ...(antiEntropyIntervalMs === undefined ? {} : { antiEntropyIntervalMs }),
       ...(this.options.config === undefined ? {} : { config: this.options.config }),
       numberOfShards: this.numberOfShards,
       events: this.events,
     });
-    this.nodes.push(node);
-    return node;
-  }
-
-  /** Nodes still running. */
-  live(): ExtNode[] {
-    return this.nodes.filter((node) => !this.stopped.has(node));
   }
 
   /** Where each shard actually runs (regions' own view) across the live nodes. */
   hosted(): Map<number, string[]> {
-    return hostedShards(
-      this.live().map((n) => ({ address: n.address, key: n.key, sharding: n.sharding, transport: n.transport })),
-      TYPE,
-    );
+    return hostedShards(this.live(), TYPE);
   }
 
   hostOf(shardId: number): string | undefined {
@@ -177,7 +127,7 @@ export class ExternalCluster {
   async allocated(shardIds: ReadonlyArray<number>, from: ExtNode): Promise<void> {
     for (const shardId of shardIds) {
       this.touch(from, shardId);
-      await eventually(() => this.hostOf(shardId) !== undefined, `shard ${shardId} allocated`);
+      await advanceUntil(() => this.hostOf(shardId) !== undefined, `shard ${shardId} allocated`);
     }
   }
 
@@ -189,20 +139,6 @@ export class ExternalCluster {
   coordinatorNode(): ExtNode | undefined {
     const key = this.coordinatorKey();
     return this.live().find((n) => n.key === key);
-  }
-
-  async stopNode(node: ExtNode): Promise<void> {
-    if (this.stopped.has(node)) return;
-    this.stopped.add(node);
-    await node.sharding.shutdown();
-    node.placements.close();
-    await node.transport.close();
-  }
-
-  async shutdown(): Promise<void> {
-    const at = ExternalCluster.created.indexOf(this);
-    if (at >= 0) ExternalCluster.created.splice(at, 1);
-    for (const node of this.nodes) await this.stopNode(node);
   }
 }
 

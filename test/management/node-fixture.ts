@@ -1,9 +1,11 @@
 // Test fixture for the management API: real in-process nodes on ephemeral ports, requests through Fastify's
-// inject, and the polling and error-shape checks the route and CLI tests share.
+// inject, and the polling (test/support/poll.ts) and error-shape checks the route and CLI tests share.
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { startNode, type RunningNode } from '../../src/node/node.js';
 import type { NodeConfig } from '../../src/node/config.js';
+import { waitForFormedCluster } from '../support/node-cli.js';
+import { poll } from '../support/poll.js';
 
 export const API = '/actor-ts';
 export const COUNTER = `${API}/cluster/shards/Counter`;
@@ -29,22 +31,18 @@ export async function startTestNode(config: Partial<NodeConfig> = {}): Promise<R
   return node;
 }
 
-/** Starts `count` nodes, the first forming the cluster and the rest seeded from it, and waits until each sees all Up. */
+/** Starts `count` nodes, the first forming the cluster and the rest seeded from it, and waits until each sees all Up and reachable. */
 export async function startTestCluster(count: number, config: Partial<NodeConfig> = {}): Promise<RunningNode[]> {
   const first = await startTestNode(config);
   const rest = await Promise.all(
     Array.from({ length: count - 1 }, () => startTestNode({ ...config, seeds: [first.address.toString()] })),
   );
   const nodes = [first, ...rest];
-  const everyone = nodes.map((node) => node.address.toString()).sort();
-  await pollUntil(async () => {
-    for (const node of nodes) {
-      const { members } = (await node.http.inject({ method: 'GET', url: `${API}/cluster/members` })).json<MembersBody>();
-      const up = members.filter((member) => member.status === 'up').map((member) => member.address).sort();
-      if (JSON.stringify(up) !== JSON.stringify(everyone)) return false;
-    }
-    return true;
-  }, `${count} nodes to see each other up`, 20_000);
+  await waitForFormedCluster(
+    nodes.map((node) => node.httpUrl),
+    nodes.map((node) => node.address.toString()),
+    { timeoutMs: 20_000, intervalMs: 20 },
+  );
   return nodes;
 }
 
@@ -70,13 +68,9 @@ export interface LocationsBody {
   handingOff: number[];
 }
 
-/** Polls an async condition until it holds or the deadline passes. */
+/** Polls an async condition until it holds or the deadline passes; a condition that throws fails at once. */
 export async function pollUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await poll(what, condition, { timeoutMs, intervalMs: 20, retryOnError: false });
 }
 
 /** The API's error shape: exactly `{ error, message }`, both non-empty strings, with the expected status and code. */

@@ -1,39 +1,20 @@
-// Test helper: several ClusterSharding nodes over one MemoryNetwork and a FakeCluster, driven by fake timers.
-// `eventually` and `settle` poll in fake time with a deadline, so no test sleeps on the wall clock.
-import { afterEach, beforeEach, vi } from 'vitest';
+// Sharding test harness: several ClusterSharding nodes over one MemoryNetwork and a FakeCluster, driven by
+// fake timers (the in-process cluster and fake-time waiting of test/support/), plus the counter entity and the
+// shard-location readings the sharding tests share.
 import { pino } from 'pino';
-import { NodeAddress } from '../../src/cluster/address.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
-import type { Transport } from '../../src/cluster/transport.js';
 import type { Logger } from '../../src/logging.js';
-import { PlacementStore } from '../../crdt/index.js';
-import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
-import { ClusterSharding, type ShardedTypeOptions } from '../../src/sharding/cluster-sharding.js';
+import type { ShardedTypeOptions } from '../../src/sharding/cluster-sharding.js';
 import type { ShardingConfig } from '../../src/sharding/config.js';
 import type { EntityBehavior } from '../../src/sharding/entity.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
-import { FakeCluster, type MemberSpec } from './fake-membership.js';
+import { advanceUntil, runFor, settleInFakeTime } from '../support/fake-time.js';
+import { FAST_SHARDING_CONFIG, InProcessCluster, startShardingNode, useInProcessClusters, type ShardingNode } from '../support/in-process-cluster.js';
+import type { NodeAddress } from '../../src/cluster/address.js';
 
 /** Fast protocol timers; no periodic rebalance unless a test asks for it. */
-export const TEST_CONFIG: Partial<ShardingConfig> = {
-  retryIntervalMs: 100,
-  coordinatorWarmupMs: 500,
-  rebalanceIntervalMs: 1_000_000,
-  handOffTimeoutMs: 5_000,
-  requestTimeoutMs: 5_000,
-  askTimeoutMs: 3_000,
-  // Most tests check what happens once a member is down; the margin before that has tests of its own.
-  downRemovalMarginMs: 0,
-};
+export const TEST_CONFIG: Partial<ShardingConfig> = FAST_SHARDING_CONFIG;
 
-export interface TestNode {
-  readonly address: NodeAddress;
-  readonly key: string;
-  readonly sharding: ClusterSharding;
-  readonly transport: Transport;
-  /** The node's placement replica with its replication (owned by the node, closed after sharding). */
-  readonly placements?: PlacementReplication;
-}
+export type TestNode = ShardingNode;
 
 export interface LogLine {
   readonly level: number;
@@ -48,43 +29,18 @@ export function captureLogger(): { logger: Logger; lines: LogLine[] } {
   return { logger, lines };
 }
 
-export class TestCluster {
-  /** Every cluster made since the last `useTestClusters` clean-up, so none outlives its test. */
-  static readonly created: TestCluster[] = [];
-  readonly net: MemoryNetwork;
-  readonly members = new FakeCluster();
-  readonly nodes: TestNode[] = [];
-
+export class TestCluster extends InProcessCluster<TestNode> {
   constructor(
     private readonly options: { config?: Partial<ShardingConfig>; seed?: number; logger?: Logger; delayMs?: number } = {},
   ) {
-    this.net = new MemoryNetwork({ seed: options.seed ?? 7, delayMs: options.delayMs ?? 0 });
-    TestCluster.created.push(this);
+    super(options);
   }
 
-  /** Adds an Up member (unless `spec.status` says otherwise) and starts its sharding runtime. */
-  addNode(port: number, spec: MemberSpec = {}): TestNode {
-    const address = NodeAddress.parse(`test@127.0.0.1:${port}`);
-    this.members.add(address, spec);
-    const transport = this.net.transport(address);
-    const membership = this.members.membership(address);
-    const placements = new PlacementReplication(new PlacementStore({ node: address.toString() }), transport, membership);
-    const sharding = new ClusterSharding({
-      transport,
-      membership,
-      placements,
-      config: { ...TEST_CONFIG, ...this.options.config },
-      ...(this.options.logger ? { logger: this.options.logger } : {}),
+  protected startMember(address: NodeAddress): TestNode {
+    return startShardingNode(this.net, this.members.membership(address), {
+      ...(this.options.config === undefined ? {} : { config: this.options.config }),
+      ...(this.options.logger === undefined ? {} : { logger: this.options.logger }),
     });
-    const node = { address, key: address.toString(), sharding, transport, placements };
-    this.nodes.push(node);
-    return node;
-  }
-
-  node(key: string): TestNode {
-    const node = this.nodes.find((n) => n.key === key);
-    if (node === undefined) throw new Error(`no node ${key}`);
-    return node;
   }
 
   initAll(options: ShardedTypeOptions | ((node: TestNode) => ShardedTypeOptions)): void {
@@ -93,13 +49,7 @@ export class TestCluster {
 
   /** A crash: the process is gone (sharding stopped, transport closed) but the membership still lists it. */
   async crash(node: TestNode): Promise<void> {
-    await node.sharding.shutdown();
-    node.placements?.close();
-    await node.transport.close();
-  }
-
-  async shutdown(): Promise<void> {
-    for (const node of this.nodes) await this.crash(node);
+    await this.stopNode(node);
   }
 }
 
@@ -108,39 +58,19 @@ export class TestCluster {
  * after it, every cluster the test made (it may replace the fresh one with its own options) is shut down.
  */
 export function useTestClusters(create: () => TestCluster): void {
-  beforeEach(() => {
-    vi.useFakeTimers();
-    create();
-  });
-  afterEach(async () => {
-    for (const cluster of TestCluster.created.splice(0)) await cluster.shutdown();
-    vi.useRealTimers();
-  });
+  useInProcessClusters(() => void create());
 }
 
 /** Advances fake time in small steps until `condition` holds; fails after `maxMs` of fake time. */
 export async function eventually(condition: () => boolean, what: string, maxMs = 30_000): Promise<void> {
-  for (let elapsed = 0; !condition(); elapsed += 10) {
-    if (elapsed > maxMs) throw new Error(`not true after ${maxMs} ms of fake time: ${what}`);
-    await vi.advanceTimersByTimeAsync(10);
-  }
+  await advanceUntil(condition, what, { maxMs });
 }
 
 /** Advances fake time until the promise settles, then returns its outcome. */
-export async function settle<T>(promise: Promise<T>, maxMs = 30_000): Promise<T> {
-  let done = false;
-  promise.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await eventually(() => done, 'promise to settle', maxMs);
-  return promise;
-}
+export const settle: <T>(promise: Promise<T>, maxMs?: number) => Promise<T> = settleInFakeTime;
 
 /** Lets queued deliveries and retries run for `ms` of fake time. */
-export async function run(ms: number): Promise<void> {
-  await vi.advanceTimersByTimeAsync(ms);
-}
+export const run: (ms: number) => Promise<void> = runFor;
 
 /** The first entity id `${prefix}N` that falls into `shardId`. */
 export function entityInShard(shardId: number, numberOfShards: number, prefix = 'e'): string {
@@ -189,7 +119,7 @@ export function counter(events: EntityEvent[] = []): EntityBehavior {
 }
 
 /** Where each shard lives according to the nodes' own regions (what actually runs, not what is believed). */
-export function hostedShards(nodes: ReadonlyArray<TestNode>, typeName: string): Map<number, string[]> {
+export function hostedShards(nodes: ReadonlyArray<Pick<TestNode, 'key' | 'sharding'>>, typeName: string): Map<number, string[]> {
   const hosts = new Map<number, string[]>();
   for (const node of nodes) {
     for (const shardId of node.sharding.localShards(typeName)) hosts.set(shardId, [...(hosts.get(shardId) ?? []), node.key]);

@@ -1,6 +1,7 @@
 // Builders shared by the strategy tests: node addresses, shard maps and cluster views.
 import { NodeAddress } from '../../src/cluster/address.js';
-import type { ClusterView, MemberInfo, MemberStatus } from '../../src/cluster/member.js';
+import type { ClusterView, MemberInfo } from '../../src/cluster/member.js';
+import { memberInfo, type MemberRecord } from '../support/members.js';
 
 /** `app@10.0.0.<n>:7700`: node(1) < node(2) < ... as address strings for n below 10. */
 export function node(n: number): NodeAddress {
@@ -17,22 +18,11 @@ export function range(from: number, count: number): number[] {
   return Array.from({ length: count }, (_, i) => from + i);
 }
 
-export interface MemberSpec {
-  readonly address: NodeAddress;
-  readonly status?: MemberStatus;
-  readonly appVersion?: string;
-  readonly upNumber?: number;
-  readonly reachable?: boolean;
-}
+export type MemberSpec = MemberRecord;
 
+/** A member record (the shared builder of test/support/): Up, reachable, version 1.0.0, upNumber 1 by default. */
 export function member(spec: MemberSpec): MemberInfo {
-  return {
-    address: spec.address,
-    status: spec.status ?? 'up',
-    appVersion: spec.appVersion ?? '1.0.0',
-    upNumber: spec.upNumber ?? 1,
-    reachable: spec.reachable ?? true,
-  };
+  return memberInfo(spec);
 }
 
 /** A view whose members can be changed between calls, as a live cluster's would. */
