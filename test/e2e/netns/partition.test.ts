@@ -139,23 +139,19 @@ async function settle(c: NetnsCluster, timeoutMs: number): Promise<void> {
   await waitForCluster(c.running.map(proc), timeoutMs);
 }
 
-/** Acknowledged placements missing on any running node, as readable lines. */
-async function placementGaps(c: NetnsCluster, acked: readonly Acked[], survivors: readonly Slot[]): Promise<string[]> {
-  const gaps: string[] = [];
-  for (const slot of survivors) {
-    // Replication is asynchronous: give anti-entropy a moment after the heal before calling a write lost.
-    const missing = await waitFor(
-      `acknowledged placements on ${slot.name}`,
-      async () => {
-        const gone = missingPlacements(acked, await proc(slot).placements());
-        return gone.length === 0 ? [] : false;
-      },
-      15_000,
-      250,
-    ).catch(async () => missingPlacements(acked, await proc(slot).placements()));
-    for (const m of missing) gaps.push(`${slot.name} lacks shard ${m.row.shardId} -> ${m.row.target} acknowledged by ${m.via}`);
-  }
-  return gaps;
+/** Acknowledged placements missing on a surviving node, as readable lines. */
+async function placementGaps(acked: readonly Acked[], survivors: readonly Slot[]): Promise<string[]> {
+  const gapsNow = async (): Promise<string[]> => {
+    const gaps: string[] = [];
+    for (const slot of survivors) {
+      for (const m of missingPlacements(acked, await proc(slot).placements())) {
+        gaps.push(`${slot.name} lacks shard ${m.row.shardId} -> ${m.row.target} acknowledged by ${m.via}`);
+      }
+    }
+    return gaps;
+  };
+  // Replication is asynchronous: give anti-entropy a moment after the heal before calling a write lost.
+  return waitFor('acknowledged placements on every survivor', async () => ((await gapsNow()).length === 0 ? [] : false), 10_000, 250).catch(gapsNow);
 }
 
 describe('partitions between network namespaces', () => {
@@ -231,7 +227,7 @@ describe('partitions between network namespaces', () => {
     const majorityDowns = firstLine(majority.map(proc), 'downing unreachable members', cutAt);
     const doubles = doubleAnswers(watch.answers);
     const rehomeTimes = rehomed ? [...rehomed.values()].map((t) => t - cutAt) : [];
-    const gaps = await placementGaps(c, acked, majority);
+    const gaps = await placementGaps(acked, majority);
 
     console.log(
       `[netns figures] 2|3 split (down-after-ms ${SHORT_DOWN_MS}): ` +
@@ -248,6 +244,15 @@ describe('partitions between network namespaces', () => {
       expect.soft(firstLine([slot.generations[0]!.proc], 'downing itself', cutAt), `${slot.name} logs that it downs itself`).toBeDefined();
     }
     for (const slot of majority) expect.soft(slot.generations.length, `${slot.name} (majority) kept running`).toBe(1);
+    // Defect "the minority does not act first": each minority node downs itself before the majority downs it.
+    for (const m of minorityStops) {
+      const downedBy = firstLine(majority.map(proc), 'downing unreachable members', cutAt, (line) =>
+        ((line.fields['members'] as string[] | undefined) ?? []).some((key) => key.startsWith(`${m.slot.address}#`)),
+      );
+      if (m.downed !== undefined && downedBy !== undefined) {
+        expect.soft(m.downed, `${m.slot.name} downed itself (+${m.downed - cutAt} ms) before the majority downed it (+${downedBy.time - cutAt} ms)`).toBeLessThan(downedBy.time);
+      }
+    }
     expect.soft(rehomed, "every minority entity answered from the majority after the cut").toBeDefined();
     // Defect "the minority does not act first": the minority must have stopped before the majority starts.
     for (const m of minorityStops) {
