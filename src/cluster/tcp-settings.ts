@@ -105,6 +105,8 @@ export interface TcpTransportStats {
   readonly connectionsLost: number;
   /** Outbound attempts that failed before completing the handshake (each is followed by a backoff). */
   readonly connectFailures: number;
+  /** Connections or dials dropped and redialled because the owner reported the peer silent (`reconnect`). */
+  readonly redials: number;
 }
 
 export type MutableTcpStats = { -readonly [K in keyof TcpTransportStats]: TcpTransportStats[K] };
