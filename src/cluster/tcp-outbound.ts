@@ -12,12 +12,6 @@ import { errorText } from './message-codec.js';
 import type { TcpHost } from './tcp-host.js';
 import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
 
-/**
- * A connection or dial younger than this is left alone by `redial`: it has not had the time to prove
- * itself stalled, and a caller asking every heartbeat interval must not keep a slow handshake from finishing.
- */
-export const REDIAL_MIN_AGE_MS = 500;
-
 export class OutboundPeer {
   private state: 'idle' | 'connecting' | 'open' | 'backoff' | 'stopped' = 'idle';
   private socket: Socket | undefined;
@@ -77,13 +71,15 @@ export class OutboundPeer {
    * comes back, TCP retransmits what it holds only when its backoff timer says so (seconds after a cut of a
    * few seconds), and a dial started during the cut waits on SYN retransmission likewise; a fresh connection
    * works as soon as the path does. So: an open connection or a dial under way that is older than
-   * REDIAL_MIN_AGE_MS is dropped and replaced by a new dial, and a backoff wait is cut short. What the
+   * the transport's redialMinAgeMs is dropped and replaced by a new dial, and a backoff wait is cut short. What the
    * dropped socket held is lost, as any message to a peer cut off may be (delivery is at-most-once); the
    * queue of messages never written is kept.
    */
   redial(): void {
     if (this.state === 'stopped' || this.state === 'idle') return;
-    if ((this.state === 'open' || this.state === 'connecting') && performance.now() - this.since < REDIAL_MIN_AGE_MS) return;
+    if ((this.state === 'open' || this.state === 'connecting') && performance.now() - this.since < this.transport.config.redialMinAgeMs) {
+      return;
+    }
     this.transport.count('redials');
     // Once per connection given up; the redials of a dial under way repeat every interval while a cut lasts.
     const details = { peer: this.target, state: this.state };
