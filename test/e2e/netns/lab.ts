@@ -185,9 +185,20 @@ export class Lab {
     this.restoreOneWay(b, a);
   }
 
-  /** Cuts every link between the two sides, both directions. */
+  /**
+   * Cuts every link between the two sides, both directions: one nft command per namespace (all the
+   * sources it drops at once), so the cut is in place everywhere within a few process spawns.
+   */
   partition(sideA: readonly LabNode[], sideB: readonly LabNode[]): void {
-    for (const a of sideA) for (const b of sideB) this.cut(a, b);
+    for (const [to, from] of [
+      ...sideA.map((a) => [a, sideB] as const),
+      ...sideB.map((b) => [b, sideA] as const),
+    ]) {
+      const sources = from.filter((f) => !this.cuts.has(`${f.ip}>${to.ip}`));
+      if (sources.length === 0) continue;
+      run('ip', ['netns', 'exec', to.ns, 'nft', 'add', 'element', 'inet', NFT_TABLE, 'cut', `{ ${sources.map((f) => f.ip).join(', ')} }`]);
+      for (const f of sources) this.cuts.add(`${f.ip}>${to.ip}`);
+    }
   }
 
   /** Restores every cut link. */

@@ -1,9 +1,10 @@
 // Real partitions between CLI node processes, each in its own Linux network namespace on a private bridge;
 // links are cut with nft drop rules. Cases: a clean 2|3 split of five nodes, a non-transitive cut (n1-n3 only)
-// of three, and a flapping link (2 s / 2 s, and 7 s cut / 3 s up) with the default downing settings. Each case
-// polls every entity through every node and checks that no two processes answer for one entity at the same
-// time, that the side that must go downs itself, that after the heal the cluster settles on one member list,
-// and that every acknowledged placement is on every surviving node. Figures are printed as [netns figures].
+// of three (the higher address of the cut link is downed), and a flapping link (2 s / 2 s, and 7 s cut / 3 s
+// up) with the default downing settings. Each case polls every entity through every node and checks that no
+// two processes answer for one entity at the same time, that the side that must go downs itself, that after
+// the heal the cluster settles on one member list, and that every placement acknowledged by a node that stays
+// a member is on every surviving node. Figures are printed as [netns figures].
 // Needs root, `ip` and `nft` (CI runs as root; .ci/run installs nftables); without them every case fails
 // saying why.
 import { rmSync } from 'node:fs';
@@ -59,6 +60,10 @@ afterEach(async (context) => {
   cluster = undefined;
   lab?.healAll();
 }, 30_000);
+
+// A run that dies between beforeAll and afterAll (an uncaught error, a worker exit) still removes the lab;
+// one killed outright leaves it to the next run's removeStale.
+process.once('exit', () => lab?.destroy());
 
 afterAll(async () => {
   await cluster?.killAll();
@@ -139,8 +144,8 @@ async function settle(c: NetnsCluster, timeoutMs: number): Promise<void> {
   await waitForCluster(c.running.map(proc), timeoutMs);
 }
 
-/** Acknowledged placements missing on a surviving node, as readable lines. */
-async function placementGaps(acked: readonly Acked[], survivors: readonly Slot[]): Promise<string[]> {
+/** Acknowledged placements missing on a surviving node, as readable lines (waiting up to `waitMs` for them). */
+async function placementGaps(acked: readonly Acked[], survivors: readonly Slot[], waitMs = 10_000): Promise<string[]> {
   const gapsNow = async (): Promise<string[]> => {
     const gaps: string[] = [];
     for (const slot of survivors) {
@@ -151,13 +156,16 @@ async function placementGaps(acked: readonly Acked[], survivors: readonly Slot[]
     return gaps;
   };
   // Replication is asynchronous: give anti-entropy a moment after the heal before calling a write lost.
-  return waitFor('acknowledged placements on every survivor', async () => ((await gapsNow()).length === 0 ? [] : false), 10_000, 250).catch(gapsNow);
+  if (waitMs === 0) return gapsNow();
+  return waitFor('acknowledged placements on every survivor', async () => ((await gapsNow()).length === 0 ? [] : false), waitMs, 250).catch(gapsNow);
 }
 
 /** Placement writes on unused shards, one shard per write, keeping the acknowledged ones. */
 class Writes {
   readonly acked: Acked[] = [];
-  private cursor = 0;
+
+  /** `cursor`: the first of PLACEMENT_SHARDS to use, so that two instances write different shards. */
+  constructor(private cursor = 0) {}
 
   async write(via: Slot, target: Slot): Promise<void> {
     const shardId = PLACEMENT_SHARDS[this.cursor++ % PLACEMENT_SHARDS.length]!;
@@ -189,8 +197,11 @@ describe('partitions between network namespaces', () => {
 
     const cutAt = Date.now();
     net.partition(majority.map((s) => s.lab), minority.map((s) => s.lab));
-    // Writes on both sides while the partition lasts: the minority may acknowledge one before it goes down.
-    await Promise.all([write(c.slots[2]!, c.slots[3]!), write(c.slots[1]!, c.slots[1]!)]);
+    // Writes on both sides while the partition lasts. The minority may acknowledge one before it goes down:
+    // 202 means applied on that node and replicated asynchronously, and a node cut off from everyone that
+    // then downs itself (and exits: nothing is persisted) cannot hand it on. Those are reported, not required.
+    const minorityWrites = new Writes(PLACEMENT_SHARDS.length / 2);
+    await Promise.all([write(c.slots[2]!, c.slots[3]!), minorityWrites.write(c.slots[1]!, c.slots[1]!)]);
 
     const exits = await Promise.all(
       minority.map((slot) =>
@@ -240,6 +251,7 @@ describe('partitions between network namespaces', () => {
     const rehomeTimes = rehomed ? [...rehomed.values()].map((t) => t - cutAt) : [];
     const acked = writes.acked;
     const gaps = await placementGaps(acked, majority);
+    const minorityGaps = await placementGaps(minorityWrites.acked, majority, 0);
 
     console.log(
       `[netns figures] 2|3 split (down-after-ms ${SHORT_DOWN_MS}): ` +
@@ -249,6 +261,7 @@ describe('partitions between network namespaces', () => {
         `; all ${minorityEntities.length} minority entities answered from the majority by +${rehomeTimes.length > 0 ? Math.max(...rehomeTimes) : '?'} ms` +
         `; heal -> one member list of 5 in ${settledAt === undefined ? 'never' : `${settledAt - healAt} ms`}` +
         `; double answers: ${describeDoubles(doubles, cutAt)}; placements acknowledged ${acked.length}, missing: ${gaps.length === 0 ? 'none' : gaps.join('; ')}` +
+        `; acknowledged by the minority during the cut ${minorityWrites.acked.length}, of them lost: ${minorityGaps.length === 0 ? 'none' : minorityGaps.join('; ')}` +
         `; downings: ${downings(c, cutAt).join('; ')}`,
     );
 
@@ -280,7 +293,7 @@ describe('partitions between network namespaces', () => {
     expect(settledAt, 'one member list of 5 after the heal').toBeDefined();
   }, 180_000);
 
-  it('non-transitive cut n1-n3 of three nodes: exactly one node is downed (n3: the side with the leader n1 keeps running); no entity answered twice', async () => {
+  it('non-transitive cut n1-n3 of three nodes: exactly one node is downed, the higher address of the cut link (n3); no entity answered twice', async () => {
     const c = await startCluster(3, SHORT_DOWN_MS);
     const net = requireLab();
     const watch = await watchAll(c);
@@ -329,8 +342,10 @@ describe('partitions between network namespaces', () => {
     expect.soft(gaps, 'acknowledged placements missing on surviving nodes').toEqual([]);
     expect.soft(outNames.length, `the cut downs exactly one node (out: ${outNames.join(',') || 'none'})`).toBe(1);
     expect.soft(outNames, 'n2 (connected to both ends) stays a member').not.toContain('n2');
-    // The rule expected: the leader (n1, the oldest) decides, so its side keeps running and n3 goes.
-    expect.soft(outNames, 'the node cut off from the leader n1 is the one downed').toEqual(['n3']);
+    // The rule (reachability.ts, downingStaggerMs): each end waits downAfterMs plus two heartbeat intervals
+    // per unreachable member with a lower address, so the lower address (n1) decides first, and its decision
+    // reaches n3 through n2 before n3's own deadline: the higher address of the cut link goes.
+    expect.soft(outNames, 'the higher address of the cut link (n3) is the one downed').toEqual(['n3']);
     expect.soft(stillRunning, 'nodes no longer members that keep running (and serving HTTP)').toEqual([]);
     expect.soft(describeDoubles(doubles, cutAt), 'entities answered by two nodes at once').toBe('none');
     expect(settledAt, 'one member list of 3 after the heal').toBeDefined();
