@@ -7,6 +7,8 @@ import { isFamilyMessage } from './wire-message.js';
 
 export interface ClusterChannel {
   send(to: NodeAddress, message: ClusterMessage): void;
+  /** Asks the transport to replace a connection to `to` that looks stalled (see `Transport.reconnect`). */
+  reconnect(to: NodeAddress): void;
   /** Calls `handler` with every cluster message that arrives; returns an unsubscribe function. */
   listen(handler: (from: NodeAddress, message: ClusterMessage) => void): () => void;
 }
@@ -15,6 +17,7 @@ export function clusterChannel(transport: Transport): ClusterChannel {
   transport.register(CLUSTER_MESSAGES);
   return {
     send: (to, message) => transport.send(to, message),
+    reconnect: (to) => transport.reconnect?.(to),
     listen: (handler) =>
       transport.onMessage((from, message) => {
         if (isFamilyMessage(CLUSTER_MESSAGES, message)) handler(from, message);

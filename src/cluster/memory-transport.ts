@@ -248,6 +248,8 @@ export class MemoryTransport implements Transport {
   readonly families = new FamilyRegistry();
   private readonly listeners = new Set<MessageListener>();
   private closed = false;
+  /** Reconnect requests by peer address: there is no connection to drop, so tests only see that they came. */
+  readonly reconnects = new Map<string, number>();
 
   constructor(
     readonly self: NodeAddress,
@@ -274,6 +276,13 @@ export class MemoryTransport implements Transport {
     return () => {
       this.listeners.delete(entry);
     };
+  }
+
+  /** Nothing to reconnect in memory: a cut ends when the test heals it. Counted for tests. */
+  reconnect(peer: NodeAddress): void {
+    if (this.closed) return;
+    const key = peer.toString();
+    this.reconnects.set(key, (this.reconnects.get(key) ?? 0) + 1);
   }
 
   close(): Promise<void> {

@@ -4,6 +4,9 @@
 // downing are not only evaluated on the heartbeat tick: a timer is set for the next moment anything can
 // change (a member's phi crossing the threshold, a downing delay running out), so the minority's shorter
 // delay takes effect by its full margin before the majority's, whatever the phase of either side's tick.
+// A member whose acks stop for two heartbeat intervals gets its connection replaced every interval until
+// they come back (`Transport.reconnect`): a link restored after a cut then works at once, not when TCP's
+// retransmission backoff next tries.
 import type { NodeAddress } from './address.js';
 import { decideDowning, nextDowningDeadlineMs, type DowningInput } from './downing.js';
 import { memberKey } from './gossip.js';
@@ -12,17 +15,31 @@ import type { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
 import type { Cancellable } from './scheduler.js';
 
-/**
- * Extra wait per address rank on a majority side (see downing.ts): well above the time a decision takes to
- * travel two hops, well below any sensible downing delay.
- */
+/** The least stagger: well above the time a decision takes to travel two hops. */
 export const DOWNING_STAGGER_MS = 100;
+
+/**
+ * Extra wait per lower-addressed unreachable member on a majority side (see downing.ts). It must exceed how
+ * far apart the two ends of a cut link start their downing clocks, or the higher address may decide first:
+ * each end marks the other unreachable when its own failure detector crosses the threshold, measured from
+ * the last message it got, and those differ by up to a heartbeat interval (plus the detectors' deviation;
+ * 0.7 s was seen between network namespaces). Two heartbeat intervals cover that; the rule it makes is
+ * plain: across a cut link between two nodes that both still reach a majority, the lower address stays.
+ */
+export function downingStaggerMs(heartbeatIntervalMs: number): number {
+  return Math.max(DOWNING_STAGGER_MS, 2 * heartbeatIntervalMs);
+}
+
+/** Heartbeat intervals without an ack after which the connection to a member is replaced. */
+export const RECONNECT_AFTER_INTERVALS = 2;
 
 type Heartbeat = Extract<ClusterMessage, { type: 'Heartbeat' }>;
 type HeartbeatAck = Extract<ClusterMessage, { type: 'HeartbeatAck' }>;
 
 export class Reachability {
   private sequence = 0;
+  /** When each monitored member last acked a heartbeat (or when heartbeats to it started). */
+  private readonly lastAckAt = new Map<string, number>();
   private deadline: { readonly atMs: number; readonly timer: Cancellable } | undefined;
 
   /** `downSelf` is called when this node finds itself on a minority side. */
@@ -47,7 +64,11 @@ export class Reachability {
   onHeartbeatAck(from: NodeAddress, message: HeartbeatAck): void {
     const key = memberKey(from, message.incarnation);
     const record = this.core.gossip.members.get(key);
-    if (record && !isGone(record.status)) this.core.detectors.heartbeat(key, this.core.scheduler.now());
+    if (record && !isGone(record.status)) {
+      const now = this.core.scheduler.now();
+      this.core.detectors.heartbeat(key, now);
+      this.lastAckAt.set(key, now);
+    }
   }
 
   /** Every heartbeatIntervalMs: heartbeats to every live member, then an evaluation. */
@@ -55,10 +76,19 @@ export class Reachability {
     const { core } = this;
     if (!core.joined || core.stopped) return;
     const now = core.scheduler.now();
+    const reconnectAfterMs = RECONNECT_AFTER_INTERVALS * core.config.heartbeatIntervalMs;
+    for (const key of this.lastAckAt.keys()) {
+      const record = core.gossip.members.get(key);
+      if (record === undefined || isGone(record.status)) this.lastAckAt.delete(key);
+    }
     for (const [key, record] of core.gossip.members) {
       if (key === core.selfKey || isGone(record.status)) continue;
       // Start the clock on first contact, so a member that never answers still becomes unreachable.
       if (!core.detectors.isMonitoring(key)) core.detectors.heartbeat(key, now);
+      const lastAck = this.lastAckAt.get(key);
+      if (lastAck === undefined) this.lastAckAt.set(key, now);
+      // Before the heartbeat, so the heartbeat is what dials the new connection.
+      else if (now - lastAck >= reconnectAfterMs) core.channel.reconnect(record.address);
       core.channel.send(record.address, { type: 'Heartbeat', sequence: ++this.sequence, incarnation: core.incarnation });
     }
     this.evaluate();
@@ -147,7 +177,7 @@ export class Reachability {
       nowMs: now,
       downAfterMs: core.config.downAfterMs,
       minorityDownAfterMs: core.config.minorityDownAfterMs,
-      staggerMs: DOWNING_STAGGER_MS,
+      staggerMs: downingStaggerMs(core.config.heartbeatIntervalMs),
     };
   }
 }

@@ -1,6 +1,7 @@
 // The dialling end of a TCP connection towards one peer: connects, runs the client side of the handshake,
 // queues messages (bounded) until the connection is open, bounds what an open connection buffers for a peer
-// that reads too slowly, and reconnects with exponential backoff.
+// that reads too slowly, reconnects with exponential backoff, and redials at once a connection its owner
+// reports stalled.
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -17,6 +18,8 @@ export class OutboundPeer {
   private queue: Buffer[] = [];
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** performance.now() when the current dial started, or when the current connection opened. */
+  private since = 0;
   private warnedQueueFull = false;
   /** Messages dropped since the open connection's write buffer last filled up; 0 when it is not full. */
   private droppedSinceFull = 0;
@@ -63,6 +66,31 @@ export class OutboundPeer {
     if (this.queue.length > 0) this.connect();
   }
 
+  /**
+   * The owner has evidence that this peer does not get our messages (heartbeats unanswered). After a link
+   * comes back, TCP retransmits what it holds only when its backoff timer says so (seconds after a cut of a
+   * few seconds), and a dial started during the cut waits on SYN retransmission likewise; a fresh connection
+   * works as soon as the path does. So: an open connection or a dial under way that is older than
+   * the transport's redialMinAgeMs is dropped and replaced by a new dial, and a backoff wait is cut short. What the
+   * dropped socket held is lost, as any message to a peer cut off may be (delivery is at-most-once); the
+   * queue of messages never written is kept.
+   */
+  redial(): void {
+    if (this.state === 'stopped' || this.state === 'idle') return;
+    if ((this.state === 'open' || this.state === 'connecting') && performance.now() - this.since < this.transport.config.redialMinAgeMs) {
+      return;
+    }
+    this.transport.count('redials');
+    // Once per connection given up; the redials of a dial under way repeat every interval while a cut lasts.
+    const details = { peer: this.target, state: this.state };
+    if (this.state === 'open') this.transport.log.info(details, 'no answers from peer: replacing the connection');
+    else this.transport.log.debug(details, 'no answers from peer: dialling afresh');
+    const failures = this.failures;
+    this.reset();
+    // Unlike a restart of the peer, nothing here says the peer is back: its own backoff goes on.
+    this.failures = failures;
+  }
+
   stop(): void {
     this.state = 'stopped';
     this.clearTimer();
@@ -74,6 +102,7 @@ export class OutboundPeer {
   private connect(): void {
     const config = this.transport.config;
     this.state = 'connecting';
+    this.since = performance.now();
     const host = this.to.host.startsWith('[') ? this.to.host.slice(1, -1) : this.to.host;
     const socket = connect({ host, port: this.to.port });
     this.socket = socket;
@@ -126,6 +155,7 @@ export class OutboundPeer {
           }
           opened = true;
           openedAt = performance.now();
+          this.since = openedAt;
           this.onOpen(socket);
           continue;
         }

@@ -70,6 +70,11 @@ export interface TcpTransportOptions {
    */
   readonly maxBufferedBytes?: number;
   /** Time allowed for connect + handshake; default 5,000 ms. */
+  /**
+   * A connection or dial younger than this is kept when the owner asks to replace a stalled one
+   * (`reconnect`): it has not had the time to prove itself stalled; default 500 ms.
+   */
+  readonly redialMinAgeMs?: number;
   readonly handshakeTimeoutMs?: number;
   readonly backoff?: TcpBackoffOptions;
   /** Default: silent. */
@@ -105,6 +110,8 @@ export interface TcpTransportStats {
   readonly connectionsLost: number;
   /** Outbound attempts that failed before completing the handshake (each is followed by a backoff). */
   readonly connectFailures: number;
+  /** Connections or dials dropped and redialled because the owner reported the peer silent (`reconnect`). */
+  readonly redials: number;
 }
 
 export type MutableTcpStats = { -readonly [K in keyof TcpTransportStats]: TcpTransportStats[K] };
@@ -125,6 +132,7 @@ export interface TcpSettings {
   readonly maxDelayMs: number;
   readonly multiplier: number;
   readonly resetAfterMs: number;
+  readonly redialMinAgeMs: number;
 }
 
 /**
@@ -178,5 +186,6 @@ export function resolveTcpSettings(options: TcpTransportOptions): TcpSettings {
     maxDelayMs,
     multiplier: positive('backoff.multiplier', options.backoff?.multiplier, 2),
     resetAfterMs: positive('backoff.resetAfterMs', options.backoff?.resetAfterMs, 5_000, 0),
+    redialMinAgeMs: positive('redialMinAgeMs', options.redialMinAgeMs, 500, 0),
   };
 }

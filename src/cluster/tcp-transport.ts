@@ -57,6 +57,7 @@ export class TcpTransport implements Transport, TcpHost {
     connections: 0,
     connectFailures: 0,
     connectionsLost: 0,
+    redials: 0,
   };
   private closed = false;
 
@@ -127,6 +128,17 @@ export class TcpTransport implements Transport, TcpHost {
       this.peers.set(key, peer);
     }
     peer.send(frame);
+  }
+
+  /**
+   * Drops the outbound connection to `peer` if it looks stalled and dials afresh (see `OutboundPeer.redial`).
+   * Node shows nothing of the kernel's send queue (TCP_USER_TIMEOUT is not exposed either), so the caller's
+   * evidence decides: heartbeats unanswered. The inbound side needs no action here: the peer redials its own
+   * connection on the same evidence, and a new inbound connection replaces the older ones (registerInbound).
+   */
+  reconnect(peer: NodeAddress): void {
+    if (this.closed) return;
+    this.peers.get(peer.toString())?.redial();
   }
 
   onMessage(listener: MessageListener): () => void {
@@ -218,6 +230,12 @@ export class TcpTransport implements Transport, TcpHost {
       connections.clear();
       // Our outbound connection leads to the old process (or nowhere); dial the new one right away.
       this.peers.get(key)?.reset();
+    } else if (connections.size > 0) {
+      // The peer dials one connection to us at a time: a new one means it gave up the older ones, whose close
+      // never reached us (a cut link). They would only linger until keepalive found them dead.
+      this.logger.debug({ peer: key, replaced: connections.size }, 'peer dialled again: dropping its older inbound connections');
+      for (const old of connections) old.destroy();
+      connections.clear();
     }
     connections.add(connection);
     this.inbound.set(key, connections);

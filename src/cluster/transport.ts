@@ -20,5 +20,12 @@ export interface Transport {
   send<M extends WireMessage>(to: NodeAddress, message: M): void;
   /** Only messages of registered families that passed the family's parse reach listeners. Returns an unsubscribe function. */
   onMessage(listener: MessageListener): () => void;
+  /**
+   * The caller has evidence that messages to `peer` are not getting through (its heartbeats went unanswered
+   * for two intervals): a transport with connections drops the one to `peer` that looks stalled and dials
+   * afresh, instead of waiting for the kernel's retransmission backoff to find out the path works again.
+   * Never throws; a transport without connections (in-memory) has nothing to do.
+   */
+  reconnect?(peer: NodeAddress): void;
   close(): Promise<void>;
 }

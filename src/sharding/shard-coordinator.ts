@@ -11,7 +11,7 @@ import { isGone } from '../cluster/member.js';
 import type { Cancellable, Scheduler } from '../cluster/scheduler.js';
 import type { Logger } from '../logging.js';
 import { Allocator } from './coordinator/allocation.js';
-import { DownRemovalMargin } from './coordinator/down-removal-margin.js';
+import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './coordinator/down-removal-margin.js';
 import { HandOffs } from './coordinator/hand-offs.js';
 import { memberMap } from './coordinator/membership.js';
 import { OperatorRequests } from './coordinator/operator-requests.js';
@@ -103,9 +103,11 @@ export class ShardCoordinator {
     for (const member of members) {
       if (!isGone(member.status)) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
     }
-    // Members already down when this coordinator starts get their margin from now: it cannot know more.
+    // Members already down get the rest of their margin, from when their downing was decided; older members
+    // gone from the view without a trace get a full one from now (see olderMembersUntraced).
     const now = this.scheduler.now();
     this.margin.sawDown(members, now);
+    if (olderMembersUntraced(members, this.ctx.self.toString())) this.margin.sawGone(UNTRACED_OLDER_MEMBERS, now);
     const keys = memberMap(members);
     this.margin.schedule(now, (key) => !keys.has(key) && !this.state.isRegion(key));
     this.gate.check();

@@ -7,7 +7,7 @@ import type { SelfDownCause } from '../../src/cluster/cluster.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { ClusterConfigInput } from '../../src/cluster/config.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
-import { DOWNING_STAGGER_MS } from '../../src/cluster/reachability.js';
+import { downingStaggerMs } from '../../src/cluster/reachability.js';
 import { PausableScheduler, address, advanceUntil, allUp, createNode, statusOf, type TestNode } from './cluster-harness.js';
 
 let nodes: TestNode[] = [];
@@ -115,7 +115,7 @@ describe('partitions: a downing decided on one side of a cut link reaches the ot
     expect(downs.map((d) => [d.node, d.cause])).toEqual([[n(high), 'downed-by-cluster']]);
     expect(highSawLowUnreachableAt).toBeDefined();
     // It learnt that before its own deadline to down the lower address (downAfterMs plus its stagger).
-    expect(downs[0]!.atMs - highSawLowUnreachableAt!).toBeLessThan(3_000 + DOWNING_STAGGER_MS);
+    expect(downs[0]!.atMs - highSawLowUnreachableAt!).toBeLessThan(3_000 + downingStaggerMs(1_000));
     for (const survivor of [low, byNumber(middle)]) {
       expect(survivor.cluster.members().map((m) => `${num(m.address)}:${m.status}`)).toEqual(
         [low, byNumber(middle)].sort((a, b) => n(a) - n(b)).map((x) => `${n(x)}:up`),

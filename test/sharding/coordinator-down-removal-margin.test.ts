@@ -24,6 +24,22 @@ describe('DownRemovalMargin', () => {
     expect(subject.inMargin(address(1), t0 + 2_000)).toBe(false);
   });
 
+  it('runs a margin from the downing decision (downedAtMs), never from a later time, and keeps the earliest start', () => {
+    const { subject, scheduler } = margin();
+    const t0 = scheduler.now();
+    subject.sawDown([{ ...member(1, 'down'), downedAtMs: t0 - 1_500 }], t0);
+    expect(subject.inMargin(address(1), t0 + 499)).toBe(true);
+    expect(subject.inMargin(address(1), t0 + 500)).toBe(false);
+    // Seen first without a decision time (an old peer's gossip), later with one: the earlier start wins.
+    subject.sawDown([member(2, 'down')], t0);
+    subject.sawDown([{ ...member(2, 'down'), downedAtMs: t0 - 1_000 }], t0 + 100);
+    expect(subject.inMargin(address(2), t0 + 1_000)).toBe(false);
+    // A decision time ahead of this clock counts as now.
+    subject.sawDown([{ ...member(3, 'down'), downedAtMs: t0 + 60_000 }], t0);
+    expect(subject.inMargin(address(3), t0 + 1_999)).toBe(true);
+    expect(subject.inMargin(address(3), t0 + 2_000)).toBe(false);
+  });
+
   it('sawGone starts a margin for a member that vanished without being seen down', () => {
     const { subject, scheduler } = margin();
     subject.sawGone(address(4), scheduler.now());

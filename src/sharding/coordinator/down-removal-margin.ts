@@ -1,7 +1,11 @@
-// The down-removal margin (Pekko's down-removal-margin): when this coordinator first saw each member down, and
-// the timer that re-runs the membership check when the earliest running margin ends. A node downed by the
-// others may not know it yet and keeps running its shards until gossip tells it, so for marginMs they are
-// not started elsewhere.
+// The down-removal margin (Pekko's down-removal-margin): when each member was downed, and the timer that re-runs
+// the membership check when the earliest running margin ends. A node downed by the others may not know it yet
+// and keeps running its shards until gossip tells it, so for marginMs after the downing was decided they are
+// not started elsewhere. The margin runs from the decision (`MemberInfo.downedAtMs`, the deciding node's wall
+// clock, earliest decision wins), never from when this coordinator heard of it: a coordinator that starts, or
+// learns of the downing, late waits only the rest. Without a decision time (a peer that predates it, or a
+// member gone from the view) it runs from when this coordinator saw the member down or gone. A decision time
+// ahead of this coordinator's clock counts as now: the margin never starts after the coordinator saw the down.
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { MemberInfo } from '../../cluster/member.js';
 
@@ -17,11 +21,14 @@ export class DownRemovalMargin {
     private readonly onMarginEnd: () => void,
   ) {}
 
-  /** Members this view shows down start their margin now, unless it started earlier. */
+  /**
+   * Members this view shows down start their margin when their downing was decided (or now, without a
+   * decision time), unless it started earlier.
+   */
   sawDown(members: Iterable<MemberInfo>, now: number): void {
     for (const member of members) {
-      const key = member.address.toString();
-      if (member.status === 'down' && !this.downSince.has(key)) this.downSince.set(key, now);
+      if (member.status !== 'down') continue;
+      this.started(member.address.toString(), Math.min(now, member.downedAtMs ?? now));
     }
   }
 
@@ -31,7 +38,13 @@ export class DownRemovalMargin {
    * gossip round, not at all any more. Its margin starts now unless it started earlier.
    */
   sawGone(member: string, now: number): void {
-    if (!this.downSince.has(member)) this.downSince.set(member, now);
+    this.started(member, now);
+  }
+
+  /** The earliest start known for a member's margin wins (a later view may carry the decision time). */
+  private started(member: string, since: number): void {
+    const known = this.downSince.get(member);
+    if (known === undefined || since < known) this.downSince.set(member, since);
   }
 
   /** True once a margin for the member started (running or ended, until forgotten). */
@@ -76,4 +89,22 @@ export class DownRemovalMargin {
     this.timer?.cancel();
     this.timer = undefined;
   }
+}
+
+/** The margin's key for older members that left the view without a record this coordinator can date. */
+export const UNTRACED_OLDER_MEMBERS = '(older members no longer in the view)';
+
+/**
+ * True when members that reached Up before `self` are missing from the view. Up numbers are handed out in
+ * join order, so a gap below this node's own means an older member left; if its record is gone (removed, or
+ * pruned into a tombstone), this coordinator cannot tell a graceful leave from a downing nor date it, and it
+ * may have been the previous coordinator's node, hosting shards nobody registered. The caller runs a full
+ * margin from its own start for it: the downing, if there was one, was decided no later than that.
+ */
+export function olderMembersUntraced(members: ReadonlyArray<MemberInfo>, self: string): boolean {
+  const own = members.find((m) => m.address.toString() === self);
+  if (own === undefined || own.upNumber <= 1) return false;
+  const seen = new Set(members.map((m) => m.upNumber));
+  for (let n = 1; n < own.upNumber; n++) if (!seen.has(n)) return true;
+  return false;
 }

@@ -1,0 +1,141 @@
+// A connection that stalls (the link was cut, TCP sits in retransmission backoff) is replaced on request:
+// `reconnect` drops the stalled outbound connection and dials afresh, and the receiving side drops the
+// peer's older inbound connection once the new one arrives. The stall is a loopback proxy between the two
+// transports that stops forwarding on the connections it holds, while new connections pass again.
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NodeAddress } from '../../src/cluster/address.js';
+import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
+import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
+import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { MESSAGE_FAMILIES } from '../../src/protocol.js';
+import { waitFor } from './wait-for.js';
+
+const started: TcpTransport[] = [];
+const proxies: StallingProxy[] = [];
+
+afterEach(async () => {
+  for (const proxy of proxies.splice(0)) await proxy.close();
+  await Promise.all(started.splice(0).map((t) => t.close()));
+});
+
+/** Forwards listenHost:port to targetHost:port; `stall()` silently drops everything on the connections it holds. */
+class StallingProxy {
+  private readonly pairs: Array<{ client: Socket; upstream: Socket; stalled: boolean; upstreamClosed: boolean }> = [];
+  private readonly server: Server;
+
+  constructor(targetHost: string, port: number) {
+    this.server = createServer((client) => {
+      const upstream = connect({ host: targetHost, port });
+      const pair = { client, upstream, stalled: false, upstreamClosed: false };
+      this.pairs.push(pair);
+      client.on('data', (chunk: Buffer) => {
+        if (!pair.stalled) upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        if (!pair.stalled) client.write(chunk);
+      });
+      // A stalled link carries no close either: only an open one passes it on.
+      client.on('close', () => {
+        if (!pair.stalled) upstream.destroy();
+      });
+      upstream.on('close', () => {
+        pair.upstreamClosed = true;
+        if (!pair.stalled) client.destroy();
+      });
+      client.on('error', () => undefined);
+      upstream.on('error', () => undefined);
+    });
+  }
+
+  listen(host: string, port: number): Promise<void> {
+    return new Promise((resolve) => this.server.listen(port, host, () => resolve()));
+  }
+
+  stall(): void {
+    for (const pair of this.pairs) pair.stalled = true;
+  }
+
+  get connections(): number {
+    return this.pairs.length;
+  }
+
+  /** Connections the receiving transport closed on its side (its end of the proxy's upstream socket). */
+  get closedByReceiver(): number {
+    return this.pairs.filter((p) => p.upstreamClosed).length;
+  }
+
+  close(): Promise<void> {
+    for (const pair of this.pairs) {
+      pair.client.destroy();
+      pair.upstream.destroy();
+    }
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTransport> {
+  const transport = await TcpTransport.start({ system: 'test', backoff: { initialDelayMs: 10, maxDelayMs: 100 }, ...options });
+  for (const family of MESSAGE_FAMILIES) transport.register(family);
+  started.push(transport);
+  return transport;
+}
+
+function heartbeats(transport: TcpTransport): number[] {
+  const out: number[] = [];
+  transport.onMessage((_from, message) => {
+    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat') out.push(message.sequence);
+  });
+  return out;
+}
+
+const heartbeat = (sequence: number) => ({ type: 'Heartbeat', sequence, incarnation: 'test' }) as const;
+
+/**
+ * B listens on 127.0.0.2 and answers to 127.0.0.1 on the same port, where the proxy listens: every
+ * connection to B's address goes through the proxy.
+ */
+async function behindProxy(senderOptions: Partial<TcpTransportOptions> = {}) {
+  const b = await start({ host: '127.0.0.2', advertisedHost: '127.0.0.1' });
+  const proxy = new StallingProxy('127.0.0.2', b.self.port);
+  proxies.push(proxy);
+  await proxy.listen('127.0.0.1', b.self.port);
+  const a = await start(senderOptions);
+  return { a, b, proxy, atB: heartbeats(b) };
+}
+
+describe('TcpTransport.reconnect', () => {
+  it('replaces a stalled connection: what follows the request is delivered on a new one, and the receiver drops the old', async () => {
+    const { a, b, proxy, atB } = await behindProxy({ redialMinAgeMs: 0 });
+    a.send(b.self, heartbeat(1));
+    await waitFor(() => atB.length === 1, 'delivery through the proxy');
+    proxy.stall();
+    a.send(b.self, heartbeat(2));
+    a.reconnect(b.self);
+    a.send(b.self, heartbeat(3));
+    await waitFor(() => atB.includes(3), 'delivery on the new connection');
+    // Heartbeat 2 went into the stalled connection and is lost with it: delivery is at-most-once.
+    expect(atB).toEqual([1, 3]);
+    expect(a.stats()).toMatchObject({ redials: 1, connections: 2 });
+    expect(proxy.connections).toBe(2);
+    // The peer dialled again, so its older connection is dead: the receiver closes it.
+    await waitFor(() => proxy.closedByReceiver === 1, 'the receiver dropping the stalled inbound connection');
+  });
+
+  it('keeps a connection younger than redialMinAgeMs, and ignores a peer it has no connection to', async () => {
+    const { a, b, proxy, atB } = await behindProxy({ redialMinAgeMs: 60_000 });
+    a.reconnect(b.self);
+    a.send(b.self, heartbeat(1));
+    await waitFor(() => atB.length === 1, 'delivery');
+    a.reconnect(b.self);
+    a.send(b.self, heartbeat(2));
+    await waitFor(() => atB.length === 2, 'delivery on the same connection');
+    a.reconnect(NodeAddress.parse('test@127.0.0.1:1'));
+    expect(a.stats()).toMatchObject({ redials: 0, connections: 1 });
+    expect(proxy.connections).toBe(1);
+  });
+
+  it('rejects a negative redialMinAgeMs', async () => {
+    await expect(start({ redialMinAgeMs: -1 })).rejects.toThrow(/redialMinAgeMs/);
+  });
+});
