@@ -97,6 +97,31 @@ function phasedCluster(scenario: { replicas: number; skews: number[]; seed: numb
   return { clock, stores, ...replicated(stores, prng(scenario.seed)) };
 }
 
+/** Enters a phase: replica i is in partition group `groups[i]`, and `dropRate` of the frames are lost. */
+function enterPhase({ net, names }: ReturnType<typeof phasedCluster>, phase: { groups: number[]; dropRate: number }): void {
+  net.partition = new Map(names.map((name, i) => [name, phase.groups[i] ?? 0]));
+  net.dropRate = phase.dropRate;
+}
+
+/**
+ * Heals every fault, runs anti-entropy rounds (at most 60) until `converged()` and asserts that it was
+ * reached; then checks that no replicator rejected a frame, and closes them.
+ */
+function healAndSettle({ net, timers }: ReturnType<typeof phasedCluster>, converged: () => boolean): void {
+  net.partition = new Map();
+  net.dropRate = 0;
+  net.duplicateRate = 0;
+  for (let rounds = 0; rounds < 60 && !converged(); rounds++) {
+    timers.fire();
+    net.flush();
+  }
+  expect(converged()).toBe(true);
+  for (const r of net.replicators.values()) {
+    expect(r.stats().framesRejected).toBe(0);
+    r.close();
+  }
+}
+
 /** Every store behind a replicator on one MemoryNetwork (10% duplicates), all peered, first syncs done. */
 function replicated(stores: readonly PlacementStore[], random: () => number) {
   const names = stores.map((s) => s.node);
@@ -197,11 +222,11 @@ describe('placement store properties', () => {
       fc.property(
         phasedScenarioArb(phaseArb, 5),
         (scenario) => {
-          const { clock, stores, names, net, timers } = phasedCluster(scenario);
+          const cluster = phasedCluster(scenario);
+          const { clock, stores, net, timers } = cluster;
           const writes: Write[] = [];
           for (const phase of scenario.phases) {
-            net.partition = new Map(names.map((name, i) => [name, phase.groups[i] ?? 0]));
-            net.dropRate = phase.dropRate;
+            enterPhase(cluster, phase);
             for (const op of phase.ops) {
               clock.t += op.advance;
               writes.push(perform(stores[op.replica % stores.length] as PlacementStore, op));
@@ -213,28 +238,16 @@ describe('placement store properties', () => {
             }
             net.flush();
           }
-          net.partition = new Map();
-          net.dropRate = 0;
-          net.duplicateRate = 0;
           const converged = () =>
             stores.every((s) => s.stats().slots === (stores[0] as PlacementStore).stats().slots) &&
             stores.every((s) => JSON.stringify(view(s)) === JSON.stringify(view(stores[0] as PlacementStore))) &&
             stores.every((s) => JSON.stringify([...stateVectorOf(s)].sort()) === JSON.stringify([...stateVectorOf(stores[0] as PlacementStore)].sort()));
-          let rounds = 0;
-          for (; rounds < 60 && !converged(); rounds++) {
-            timers.fire();
-            net.flush();
-          }
-          expect(converged()).toBe(true);
+          healAndSettle(cluster, converged);
           const expected = lastWriterWins(writes);
           for (const store of stores) expect(view(store)).toEqual(expected);
           // Prunes are deletions, invisible in state vectors: equal slot counts show the delete sets travelled too.
           const written = new Set(writes.map((w) => `${w.type}/${w.shard}`));
           for (const store of stores) expect(store.stats().slots).toBe(written.size);
-          for (const r of net.replicators.values()) {
-            expect(r.stats().framesRejected).toBe(0);
-            r.close();
-          }
           expect(timers.count).toBe(0);
         },
       ),
@@ -253,12 +266,12 @@ describe('placement store properties', () => {
       fc.property(
         phasedScenarioArb(phaseArb, 4),
         (scenario) => {
-          const { clock, stores, names, net, timers } = phasedCluster(scenario);
+          const cluster = phasedCluster(scenario);
+          const { clock, stores, net, timers } = cluster;
           const writes: Write[] = [];
           let compactions = 0;
           for (const phase of scenario.phases) {
-            net.partition = new Map(names.map((name, i) => [name, phase.groups[i] ?? 0]));
-            net.dropRate = phase.dropRate;
+            enterPhase(cluster, phase);
             for (const { op, compact, ticks } of phase.steps) {
               clock.t += op.advance;
               const store = stores[op.replica % stores.length] as PlacementStore;
@@ -272,25 +285,14 @@ describe('placement store properties', () => {
             }
             net.flush();
           }
-          net.partition = new Map();
-          net.dropRate = 0;
-          net.duplicateRate = 0;
           const first = stores[0] as PlacementStore;
-          const converged = () =>
+          healAndSettle(cluster, () =>
             stores.every((s) => s.generation === first.generation) &&
             stores.every((s) => JSON.stringify(view(s)) === JSON.stringify(view(first))) &&
-            stores.every((s) => equalBytes(s.encodeStateVector(), first.encodeStateVector()));
-          for (let rounds = 0; rounds < 60 && !converged(); rounds++) {
-            timers.fire();
-            net.flush();
-          }
-          expect(converged()).toBe(true);
+            stores.every((s) => equalBytes(s.encodeStateVector(), first.encodeStateVector())),
+          );
           for (const store of stores) expect(view(store)).toEqual(lastWriterWins(writes));
           if (compactions > 0) expect(first.generation).toBeGreaterThan(0);
-          for (const r of net.replicators.values()) {
-            expect(r.stats().framesRejected).toBe(0);
-            r.close();
-          }
         },
       ),
       { numRuns: RUNS },
