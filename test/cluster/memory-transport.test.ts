@@ -1,5 +1,5 @@
 // MemoryNetwork: asynchronous delivery through the wire codec, and each injected fault.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { MemoryNetwork, type MemoryTransport, type NetworkFaults } from '../../src/cluster/memory-transport.js';
 import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/messages.js';
@@ -7,6 +7,7 @@ import type { Transport } from '../../src/cluster/transport.js';
 import { isFamilyMessage, type MessageFamily } from '../../src/cluster/wire-message.js';
 import type { ProtocolMessage } from '../../src/protocol.js';
 import { ActorTsError } from '../../src/errors.js';
+import { useFakeTime } from '../support/fake-time.js';
 
 const a = NodeAddress.parse('sys@127.0.0.1:2551');
 const b = NodeAddress.parse('sys@127.0.0.1:2552');
@@ -48,12 +49,7 @@ async function sendUnderFaults(seed: number, faults: NetworkFaults, count: numbe
 }
 
 describe('MemoryNetwork', () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+  useFakeTime();
 
   it('delivers asynchronously, never inside send, and counts it', async () => {
     const { net, ta, received } = pair();
