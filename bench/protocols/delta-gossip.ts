@@ -22,12 +22,6 @@ const STATUS = 1;
 const GOSSIP_SEND_BACK = 2;
 const GOSSIP = 3;
 
-export const deltaGossipProtocol: Protocol = mapGossipProtocol(
-  'delta',
-  'delta gossip 400 ms x 3 (Akka-style)',
-  (context, preloaded) => new DeltaNode(context, preloaded),
-);
-
 class DeltaNode extends MapGossipNode {
   // Own deltas in write order; `sent` holds, per peer, how many of them that peer has been sent.
   private readonly deltas: Array<readonly [number, Entry]> = [];
@@ -108,3 +102,5 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+export const deltaGossipProtocol: Protocol = mapGossipProtocol('delta', 'delta gossip 400 ms x 3 (Akka-style)', DeltaNode);

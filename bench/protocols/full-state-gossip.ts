@@ -11,12 +11,6 @@ export const FULL_GOSSIP_MS = 1000;
 const GOSSIP = 0;
 const REPLY = 1;
 
-export const fullStateGossipProtocol: Protocol = mapGossipProtocol(
-  'full',
-  'full-state gossip 1 s (Pekko-style)',
-  (context, preloaded) => new FullStateNode(context, preloaded),
-);
-
 class FullStateNode extends MapGossipNode {
   constructor(context: SimContext, preloaded: ReadonlyArray<[number, Entry]>) {
     super(context, preloaded, otherMembers(context));
@@ -38,3 +32,5 @@ class FullStateNode extends MapGossipNode {
     if (bytes[0] === GOSSIP && remoteIsBehind) this.send(from, REPLY);
   }
 }
+
+export const fullStateGossipProtocol: Protocol = mapGossipProtocol('full', 'full-state gossip 1 s (Pekko-style)', FullStateNode);

@@ -65,12 +65,12 @@ export function otherMembers(context: SimContext): NodeAddress[] {
 
 /**
  * The Protocol of a gossip baseline: its preloaded state is the entries as written by 'bench-preload' at
- * `now()`, and `node` makes each node from it.
+ * `now()`, and each node is a `Node` made from it.
  */
 export function mapGossipProtocol(
   id: string,
   label: string,
-  node: (context: SimContext, preloaded: ReadonlyArray<[number, Entry]>) => MapGossipNode,
+  Node: new (context: SimContext, preloaded: ReadonlyArray<[number, Entry]>) => MapGossipNode,
 ): Protocol {
   return {
     id,
@@ -79,7 +79,7 @@ export function mapGossipProtocol(
       return entries.map(([shardId, target]): [number, Entry] => [shardId, [target, now(), 'bench-preload']]);
     },
     create(context, preloaded) {
-      return node(context, (preloaded as Array<[number, Entry]> | undefined) ?? []);
+      return new Node(context, (preloaded as Array<[number, Entry]> | undefined) ?? []);
     },
   };
 }
