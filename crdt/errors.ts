@@ -33,13 +33,17 @@ export type PlacementStoreErrorCode =
   | 'hlc_out_of_range'
   | 'invalid_option';
 
-export class PlacementStoreError extends Error {
-  readonly code: PlacementStoreErrorCode;
-  constructor(code: PlacementStoreErrorCode, message: string, options?: { cause?: unknown }) {
+/** An Error that says what went wrong as a `code` callers can switch on; each subclass names itself. */
+export abstract class CodedError<Code extends string> extends Error {
+  readonly code: Code;
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'PlacementStoreError';
     this.code = code;
   }
+}
+
+export class PlacementStoreError extends CodedError<PlacementStoreErrorCode> {
+  override readonly name = 'PlacementStoreError';
 }
 
 // Control characters would make keys and log lines ambiguous (the slot key uses U+0000 as separator).

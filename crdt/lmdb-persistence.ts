@@ -7,17 +7,10 @@ import { join, resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { lmdbFileProblem } from './lmdb-file-check.js';
 import { lockDirectory, type DirectoryLock } from './persistence-lock.js';
-import { GroupCommitQueue, type CommitPlan } from './persistence-queue.js';
+import type { CommitPlan } from './persistence-queue.js';
 import { RecordProblem, decodeRecord, encodeRecord } from './persistence-record.js';
-import {
-  PersistenceError,
-  recoveryHint,
-  resolveOptions,
-  type PersistedState,
-  type PersistenceOptions,
-  type PersistenceStats,
-  type PlacementPersistence,
-} from './persistence.js';
+import { PersistenceError, recoveryHint, resolveOptions, type PersistedState, type PersistenceOptions, type PlacementPersistence } from './persistence.js';
+import { QueuedPersistence } from './queued-persistence.js';
 
 /** Where things are inside the data directory; exported for tests that damage them on purpose. */
 export const LMDB_LAYOUT = Object.freeze({ file: 'placement.mdb', metaDb: 'meta', logDb: 'log', formatKey: 'format', snapshotKey: 'snapshot' });
@@ -94,8 +87,7 @@ interface Contents {
   readonly log: ReadonlyArray<{ readonly sequence: number; readonly payload: Uint8Array }>;
 }
 
-class LmdbPersistence implements PlacementPersistence {
-  private readonly queue: GroupCommitQueue;
+class LmdbPersistence extends QueuedPersistence {
   private closed: Promise<void> | undefined;
 
   constructor(
@@ -104,17 +96,16 @@ class LmdbPersistence implements PlacementPersistence {
     private readonly meta: Meta,
     private readonly log: Log,
     private readonly lock: DirectoryLock,
-    private readonly maxRecordBytes: number,
+    maxRecordBytes: number,
     now: () => number,
     initial: Contents,
   ) {
-    const lastLog = initial.log[initial.log.length - 1];
-    this.queue = new GroupCommitQueue((plan) => this.commit(plan), now, path, {
-      nextSequence: Math.max(initial.snapshot?.coversBelow ?? 0, lastLog === undefined ? 0 : lastLog.sequence + 1),
-      logRecords: initial.log.length,
-      logBytes: initial.log.reduce((sum, { payload }) => sum + payload.length, 0),
-      snapshotBytes: initial.snapshot?.payload.length ?? 0,
-    });
+    const { snapshot, log: records } = initial;
+    const committed = {
+      snapshot: snapshot === undefined ? undefined : { coversBelow: snapshot.coversBelow, bytes: snapshot.payload.length },
+      log: records.map(({ sequence, payload }) => ({ sequence, bytes: payload.length })),
+    };
+    super(path, now, committed, maxRecordBytes);
   }
 
   async load(): Promise<PersistedState> {
@@ -123,35 +114,14 @@ class LmdbPersistence implements PlacementPersistence {
     return { snapshot: snapshot?.payload, log: log.map(({ payload }) => payload) };
   }
 
-  append(update: Uint8Array): Promise<void> {
-    return this.queue.enqueue('append', update, this.maxRecordBytes);
-  }
-
-  writeSnapshot(snapshot: Uint8Array): Promise<void> {
-    return this.queue.enqueue('snapshot', snapshot, this.maxRecordBytes);
-  }
-
-  stats(): PersistenceStats {
+  protected storage(): { path: string; bytesOnDisk: number } {
     let bytesOnDisk = 0;
     try {
       bytesOnDisk = statSync(join(this.path, LMDB_LAYOUT.file)).size;
     } catch {
       // Removed underneath us: reported as nothing on disk.
     }
-    const q = this.queue;
-    return {
-      path: this.path,
-      bytesOnDisk,
-      lastCommitAt: q.lastCommitAt,
-      logRecordsSinceSnapshot: q.logRecords,
-      logBytesSinceSnapshot: q.logBytes,
-      snapshotBytes: q.snapshotBytes,
-      commits: q.commits,
-      appends: q.appends,
-      failedCommits: q.failedCommits,
-      pendingWrites: q.pendingWrites,
-      needsSnapshot: q.needsSnapshot,
-    };
+    return { path: this.path, bytesOnDisk };
   }
 
   close(): Promise<void> {
@@ -168,7 +138,7 @@ class LmdbPersistence implements PlacementPersistence {
   }
 
   /** One lmdb transaction: either all of the plan is on disk after it, or none. */
-  private async commit(plan: CommitPlan): Promise<void> {
+  protected async commit(plan: CommitPlan): Promise<void> {
     // Fresh reads: the keys to drop are the ones of commits that finished before this one.
     this.env.resetReadTxn();
     await run(this.env, () => {

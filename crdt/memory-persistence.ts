@@ -1,15 +1,9 @@
 // The in-memory PlacementPersistence: today's behaviour (nothing survives the process), with the same
 // semantics as the lmdb one (group commit, snapshot replacing the log, typed errors). A MemoryVolume
 // stands in for a data directory, so tests can "restart" a node inside one process.
-import { GroupCommitQueue, type CommitPlan } from './persistence-queue.js';
-import {
-  PersistenceError,
-  resolveOptions,
-  type PersistedState,
-  type PersistenceOptions,
-  type PersistenceStats,
-  type PlacementPersistence,
-} from './persistence.js';
+import type { CommitPlan } from './persistence-queue.js';
+import { PersistenceError, resolveOptions, type PersistedState, type PersistenceOptions, type PlacementPersistence } from './persistence.js';
+import { QueuedPersistence } from './queued-persistence.js';
 
 /** What a memory persistence keeps; outlives the instances opened on it, like a directory does. */
 export interface MemoryVolume {
@@ -47,53 +41,26 @@ export function memoryPersistence(options?: MemoryPersistenceOptions): Placement
   return new MemoryPersistence(volume.name, data, maxRecordBytes, now);
 }
 
-class MemoryPersistence implements PlacementPersistence {
-  private readonly queue: GroupCommitQueue;
+class MemoryPersistence extends QueuedPersistence {
   private closed: Promise<void> | undefined;
 
   constructor(
     private readonly name: string,
     private readonly data: VolumeData,
-    private readonly maxRecordBytes: number,
+    maxRecordBytes: number,
     now: () => number,
   ) {
-    const last = data.log[data.log.length - 1];
-    this.queue = new GroupCommitQueue(async (plan) => this.commit(plan), now, name, {
-      nextSequence: Math.max(data.snapshot?.coversBelow ?? 0, last === undefined ? 0 : last.sequence + 1),
-      logRecords: data.log.length,
-      logBytes: data.log.reduce((sum, { bytes }) => sum + bytes.length, 0),
-      snapshotBytes: data.snapshot?.bytes.length ?? 0,
-    });
+    const { snapshot, log } = data;
+    const committed = {
+      snapshot: snapshot === undefined ? undefined : { coversBelow: snapshot.coversBelow, bytes: snapshot.bytes.length },
+      log: log.map(({ sequence, bytes }) => ({ sequence, bytes: bytes.length })),
+    };
+    super(name, now, committed, maxRecordBytes);
   }
 
   async load(): Promise<PersistedState> {
     if (this.closed !== undefined) throw new PersistenceError('closed', `placement persistence on ${this.name} is closed`);
     return { snapshot: this.data.snapshot?.bytes.slice(), log: this.data.log.map(({ bytes }) => bytes.slice()) };
-  }
-
-  append(update: Uint8Array): Promise<void> {
-    return this.queue.enqueue('append', update, this.maxRecordBytes);
-  }
-
-  writeSnapshot(snapshot: Uint8Array): Promise<void> {
-    return this.queue.enqueue('snapshot', snapshot, this.maxRecordBytes);
-  }
-
-  stats(): PersistenceStats {
-    const q = this.queue;
-    return {
-      path: null,
-      bytesOnDisk: 0,
-      lastCommitAt: q.lastCommitAt,
-      logRecordsSinceSnapshot: q.logRecords,
-      logBytesSinceSnapshot: q.logBytes,
-      snapshotBytes: q.snapshotBytes,
-      commits: q.commits,
-      appends: q.appends,
-      failedCommits: q.failedCommits,
-      pendingWrites: q.pendingWrites,
-      needsSnapshot: q.needsSnapshot,
-    };
   }
 
   close(): Promise<void> {
@@ -103,7 +70,11 @@ class MemoryPersistence implements PlacementPersistence {
     return this.closed;
   }
 
-  private commit(plan: CommitPlan): void {
+  protected storage(): { path: null; bytesOnDisk: number } {
+    return { path: null, bytesOnDisk: 0 };
+  }
+
+  protected commit(plan: CommitPlan): void {
     if (plan.snapshot !== undefined) {
       const { coversBelow } = plan.snapshot;
       this.data.snapshot = plan.snapshot;

@@ -8,6 +8,7 @@
 // Append every update it emits for its own writes and the bytes of every remote update it applied (they
 // carry base merges and generation moves that no emitted update does); acknowledge a write only once its
 // append resolved. After a compaction, `writeSnapshot(store.encodeDiff(EMPTY_STATE_VECTOR))`.
+import { CodedError } from './errors.js';
 
 /** What a replica reloads at startup: apply `snapshot` (when present), then every `log` entry in order. */
 export interface PersistedState {
@@ -88,13 +89,8 @@ export type PersistenceErrorCode =
   | 'invalid_argument'
   | 'invalid_option';
 
-export class PersistenceError extends Error {
-  readonly code: PersistenceErrorCode;
-  constructor(code: PersistenceErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'PersistenceError';
-    this.code = code;
-  }
+export class PersistenceError extends CodedError<PersistenceErrorCode> {
+  override readonly name = 'PersistenceError';
 }
 
 /** How to get out of unreadable data; every 'corrupt' and 'unsupported_format' message ends with it. */

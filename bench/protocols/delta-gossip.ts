@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import { pick, shuffled } from '../lib/seeded-random.js';
 import { decodeJson, encodeJson, frame, parseEntries, type Entry } from './lww-map.js';
-import { MapGossipNode, otherMembers } from './map-gossip-node.js';
+import { MapGossipNode, mapGossipProtocol, otherMembers } from './map-gossip-node.js';
 import type { Protocol, SimContext } from './types.js';
 
 export const DELTA_TICK_MS = 400;
@@ -21,17 +21,6 @@ const DELTA = 0;
 const STATUS = 1;
 const GOSSIP_SEND_BACK = 2;
 const GOSSIP = 3;
-
-export const deltaGossipProtocol: Protocol = {
-  id: 'delta',
-  label: 'delta gossip 400 ms x 3 (Akka-style)',
-  preload(entries, now) {
-    return entries.map(([shardId, target]): [number, Entry] => [shardId, [target, now(), 'bench-preload']]);
-  },
-  create(context, preloaded) {
-    return new DeltaNode(context, (preloaded as Array<[number, Entry]> | undefined) ?? []);
-  },
-};
 
 class DeltaNode extends MapGossipNode {
   // Own deltas in write order; `sent` holds, per peer, how many of them that peer has been sent.
@@ -113,3 +102,5 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+export const deltaGossipProtocol: Protocol = mapGossipProtocol('delta', 'delta gossip 400 ms x 3 (Akka-style)', DeltaNode);

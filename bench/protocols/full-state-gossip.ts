@@ -4,23 +4,12 @@
 import type { NodeAddress } from '../../src/cluster/address.js';
 import { pick } from '../lib/seeded-random.js';
 import { frame, parseEntries, type Entry } from './lww-map.js';
-import { MapGossipNode, otherMembers } from './map-gossip-node.js';
+import { MapGossipNode, mapGossipProtocol, otherMembers } from './map-gossip-node.js';
 import type { Protocol, SimContext } from './types.js';
 
 export const FULL_GOSSIP_MS = 1000;
 const GOSSIP = 0;
 const REPLY = 1;
-
-export const fullStateGossipProtocol: Protocol = {
-  id: 'full',
-  label: 'full-state gossip 1 s (Pekko-style)',
-  preload(entries, now) {
-    return entries.map(([shardId, target]): [number, Entry] => [shardId, [target, now(), 'bench-preload']]);
-  },
-  create(context, preloaded) {
-    return new FullStateNode(context, (preloaded as Array<[number, Entry]> | undefined) ?? []);
-  },
-};
 
 class FullStateNode extends MapGossipNode {
   constructor(context: SimContext, preloaded: ReadonlyArray<[number, Entry]>) {
@@ -43,3 +32,5 @@ class FullStateNode extends MapGossipNode {
     if (bytes[0] === GOSSIP && remoteIsBehind) this.send(from, REPLY);
   }
 }
+
+export const fullStateGossipProtocol: Protocol = mapGossipProtocol('full', 'full-state gossip 1 s (Pekko-style)', FullStateNode);

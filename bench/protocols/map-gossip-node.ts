@@ -4,7 +4,7 @@ import type { NodeAddress } from '../../src/cluster/address.js';
 import { isFamilyMessage } from '../../src/cluster/wire-message.js';
 import { PLACEMENT_SYNC_MESSAGES } from '../../src/placement-replication/sync-messages.js';
 import { LwwMap, type Entry } from './lww-map.js';
-import type { SimContext, SimNode, Stamp } from './types.js';
+import type { Protocol, SimContext, SimNode, Stamp } from './types.js';
 
 export abstract class MapGossipNode implements SimNode {
   protected readonly map = new LwwMap();
@@ -61,4 +61,25 @@ export abstract class MapGossipNode implements SimNode {
 /** Every member but this node. */
 export function otherMembers(context: SimContext): NodeAddress[] {
   return context.all.filter((address) => !address.equals(context.self));
+}
+
+/**
+ * The Protocol of a gossip baseline: its preloaded state is the entries as written by 'bench-preload' at
+ * `now()`, and each node is a `Node` made from it.
+ */
+export function mapGossipProtocol(
+  id: string,
+  label: string,
+  Node: new (context: SimContext, preloaded: ReadonlyArray<[number, Entry]>) => MapGossipNode,
+): Protocol {
+  return {
+    id,
+    label,
+    preload(entries, now) {
+      return entries.map(([shardId, target]): [number, Entry] => [shardId, [target, now(), 'bench-preload']]);
+    },
+    create(context, preloaded) {
+      return new Node(context, (preloaded as Array<[number, Entry]> | undefined) ?? []);
+    },
+  };
 }

@@ -14,15 +14,8 @@ import { isGone, type MemberInfo } from './member.js';
 import { compareAddresses } from './member-order.js';
 import type { Cancellable, Scheduler } from './scheduler.js';
 
-export interface MembershipCoreOptions {
-  readonly self: NodeAddress;
-  readonly incarnation: string;
-  readonly selfKey: string;
-  readonly config: ClusterConfig;
-  readonly scheduler: Scheduler;
-  readonly logger: Logger;
-  readonly channel: ClusterChannel;
-}
+/** What the core is made from; it keeps each under the same name. */
+export type MembershipCoreOptions = Pick<MembershipCore, 'self' | 'incarnation' | 'selfKey' | 'config' | 'scheduler' | 'logger' | 'channel'>;
 
 export class MembershipCore {
   readonly self: NodeAddress;

@@ -3,16 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { RunningNode } from '../../src/node/node.js';
-import {
-  getLocations,
-  getPlacements,
-  homeOf,
-  increment,
-  pollUntil,
-  startTestCluster,
-  startTestNode,
-  stopAll,
-} from '../management/node-fixture.js';
+import { getLocations, getPlacements, homeOf, increment, pollUntil, startTestCluster, startTestNode, stopAll } from '../management/node-fixture.js';
 
 interface Run {
   code: number;

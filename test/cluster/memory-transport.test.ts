@@ -1,12 +1,13 @@
 // MemoryNetwork: asynchronous delivery through the wire codec, and each injected fault.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { MemoryNetwork, type MemoryTransport } from '../../src/cluster/memory-transport.js';
+import { MemoryNetwork, type MemoryTransport, type NetworkFaults } from '../../src/cluster/memory-transport.js';
 import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/messages.js';
 import type { Transport } from '../../src/cluster/transport.js';
 import { isFamilyMessage, type MessageFamily } from '../../src/cluster/wire-message.js';
 import type { ProtocolMessage } from '../../src/protocol.js';
 import { ActorTsError } from '../../src/errors.js';
+import { useFakeTime } from '../support/fake-time.js';
 
 const a = NodeAddress.parse('sys@127.0.0.1:2551');
 const b = NodeAddress.parse('sys@127.0.0.1:2552');
@@ -31,18 +32,27 @@ function collect(transport: Transport): Array<{ from: string; sequence: number }
   return received;
 }
 
+/** Nodes a and b on `net` (a fresh network unless given), and what b receives. */
+function pair(net = new MemoryNetwork()): { net: MemoryNetwork; ta: MemoryTransport; tb: MemoryTransport; received: ReturnType<typeof collect> } {
+  const ta = attach(net, a);
+  const tb = attach(net, b);
+  return { net, ta, tb, received: collect(tb) };
+}
+
+/** A pair on a network of `seed` with `faults`; a sends b heartbeats 0..count-1, and all of them are let through. */
+async function sendUnderFaults(seed: number, faults: NetworkFaults, count: number) {
+  const { net, ta, received } = pair(new MemoryNetwork({ seed }));
+  net.setFaults(faults);
+  for (let i = 0; i < count; i++) ta.send(b, heartbeat(i));
+  await vi.runAllTimersAsync();
+  return { net, ta, received, stats: net.stats() };
+}
+
 describe('MemoryNetwork', () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+  useFakeTime();
 
   it('delivers asynchronously, never inside send, and counts it', async () => {
-    const net = new MemoryNetwork();
-    const ta = attach(net, a);
-    const received = collect(attach(net, b));
+    const { net, ta, received } = pair();
     ta.send(b, heartbeat(1));
     expect(received).toEqual([]);
     await vi.runAllTimersAsync();
@@ -51,9 +61,7 @@ describe('MemoryNetwork', () => {
   });
 
   it('rejects a message that would not survive encode -> the registered parse, and delivers nothing', async () => {
-    const net = new MemoryNetwork();
-    const ta = attach(net, a);
-    const received = collect(attach(net, b));
+    const { net, ta, received } = pair();
     const bogus = { type: 'Heartbeat', sequence: 'one' } as unknown as ProtocolMessage;
     expect(() => ta.send(b, bogus)).toThrow(ActorTsError);
     const unknownType = { type: 'NoSuchMessage' } as unknown as ProtocolMessage;
@@ -90,8 +98,7 @@ describe('MemoryNetwork', () => {
         setTimeout(fn, ms);
       },
     });
-    const ta = attach(net, a);
-    const received = collect(attach(net, b));
+    const { ta, received } = pair(net);
     net.setFaults({ delayMs: 20 });
     ta.send(b, heartbeat(1));
     expect(delays).toEqual([50]);
@@ -103,13 +110,7 @@ describe('MemoryNetwork', () => {
 
   it('drops about dropRate of the messages, deterministically per seed', async () => {
     const run = async (seed: number): Promise<number[]> => {
-      const net = new MemoryNetwork({ seed });
-      net.setFaults({ dropRate: 0.3 });
-      const ta = attach(net, a);
-      const received = collect(attach(net, b));
-      for (let i = 0; i < 1000; i++) ta.send(b, heartbeat(i));
-      await vi.runAllTimersAsync();
-      const stats = net.stats();
+      const { received, stats } = await sendUnderFaults(seed, { dropRate: 0.3 }, 1000);
       expect(stats.sent).toBe(1000);
       expect(stats.dropped + stats.delivered).toBe(1000);
       expect(stats.dropped).toBeGreaterThan(220);
@@ -122,13 +123,7 @@ describe('MemoryNetwork', () => {
   });
 
   it('duplicates about duplicateRate of the messages', async () => {
-    const net = new MemoryNetwork({ seed: 3 });
-    net.setFaults({ duplicateRate: 0.5 });
-    const ta = attach(net, a);
-    const received = collect(attach(net, b));
-    for (let i = 0; i < 400; i++) ta.send(b, heartbeat(i));
-    await vi.runAllTimersAsync();
-    const stats = net.stats();
+    const { received, stats } = await sendUnderFaults(3, { duplicateRate: 0.5 }, 400);
     expect(stats.duplicated).toBeGreaterThan(150);
     expect(stats.duplicated).toBeLessThan(250);
     expect(stats.delivered).toBe(400 + stats.duplicated);
@@ -137,12 +132,7 @@ describe('MemoryNetwork', () => {
   });
 
   it('keeps per-pair FIFO under jitter, and lets messages overtake with reorder', async () => {
-    const net = new MemoryNetwork({ seed: 11 });
-    const ta = attach(net, a);
-    const received = collect(attach(net, b));
-    net.setFaults({ jitterMs: 50 });
-    for (let i = 0; i < 100; i++) ta.send(b, heartbeat(i));
-    await vi.runAllTimersAsync();
+    const { net, ta, received } = await sendUnderFaults(11, { jitterMs: 50 }, 100);
     const inOrder = received.map((r) => r.sequence);
     expect(inOrder).toEqual([...Array(100).keys()]);
 
@@ -181,11 +171,8 @@ describe('MemoryNetwork', () => {
   });
 
   it('isolates one node from everybody until heal', async () => {
-    const net = new MemoryNetwork();
-    const ta = attach(net, a);
-    const tb = attach(net, b);
+    const { net, ta, tb, received: atB } = pair();
     const atA = collect(ta);
-    const atB = collect(tb);
     net.isolate(a);
     ta.send(b, heartbeat(1));
     tb.send(a, heartbeat(2));
@@ -220,9 +207,7 @@ describe('MemoryNetwork', () => {
   });
 
   it('unsubscribes listeners and rejects invalid fault settings without changing the faults', async () => {
-    const net = new MemoryNetwork();
-    const ta = attach(net, a);
-    const tb = attach(net, b);
+    const { net, ta, tb } = pair();
     const seen: number[] = [];
     const off = tb.onMessage(() => seen.push(1));
     expect(() => net.setFaults({ dropRate: 1.5 })).toThrow(/dropRate/);
@@ -265,9 +250,7 @@ describe('MemoryNetwork', () => {
   });
 
   it('refuses at send a value msgpackr can only encode as an extension (a Date): extensions cannot cross the wire', async () => {
-    const net = new MemoryNetwork();
-    const ta = attach(net, a);
-    const received = collect(attach(net, b));
+    const { net, ta, received } = pair();
     const withDate = { type: 'Heartbeat', sequence: 1, incarnation: 'x', extra: new Date(0) } as unknown as ProtocolMessage;
     expect(() => ta.send(b, withDate)).toThrow(ActorTsError);
     await vi.runAllTimersAsync();

@@ -97,6 +97,42 @@ function phasedCluster(scenario: { replicas: number; skews: number[]; seed: numb
   return { clock, stores, ...replicated(stores, prng(scenario.seed)) };
 }
 
+/** The faults of one phase: the partition group of each of (at most) 5 replicas, and the share of frames lost. */
+const PHASE_FAULTS = { groups: fc.array(fc.nat(1), { minLength: 5, maxLength: 5 }), dropRate: fc.constantFrom(0, 0.3, 0.7) };
+
+/** Checks `check` on RUNS random phased clusters of 2 to `maxReplicas` replicas going through phases from `phaseArb`. */
+function assertPhased<P>(phaseArb: fc.Arbitrary<P>, maxReplicas: number, check: (cluster: ReturnType<typeof phasedCluster>, phases: P[]) => void): void {
+  fc.assert(
+    fc.property(phasedScenarioArb(phaseArb, maxReplicas), (scenario) => check(phasedCluster(scenario), scenario.phases)),
+    { numRuns: RUNS },
+  );
+}
+
+/** Enters a phase: replica i is in partition group `groups[i]`, and `dropRate` of the frames are lost. */
+function enterPhase({ net, names }: ReturnType<typeof phasedCluster>, phase: { groups: number[]; dropRate: number }): void {
+  net.partition = new Map(names.map((name, i) => [name, phase.groups[i] ?? 0]));
+  net.dropRate = phase.dropRate;
+}
+
+/**
+ * Heals every fault, runs anti-entropy rounds (at most 60) until `converged()` and asserts that it was
+ * reached; then checks that no replicator rejected a frame, and closes them.
+ */
+function healAndSettle({ net, timers }: ReturnType<typeof phasedCluster>, converged: () => boolean): void {
+  net.partition = new Map();
+  net.dropRate = 0;
+  net.duplicateRate = 0;
+  for (let rounds = 0; rounds < 60 && !converged(); rounds++) {
+    timers.fire();
+    net.flush();
+  }
+  expect(converged()).toBe(true);
+  for (const r of net.replicators.values()) {
+    expect(r.stats().framesRejected).toBe(0);
+    r.close();
+  }
+}
+
 /** Every store behind a replicator on one MemoryNetwork (10% duplicates), all peered, first syncs done. */
 function replicated(stores: readonly PlacementStore[], random: () => number) {
   const names = stores.map((s) => s.node);
@@ -187,114 +223,68 @@ describe('placement store properties', () => {
   });
 
   it('4. partitions heal: writes on both sides of random partitions with drops converge by anti-entropy', () => {
-    const phaseArb = fc.record({
-      groups: fc.array(fc.nat(1), { minLength: 5, maxLength: 5 }),
-      ops: fc.array(opArb, { maxLength: 8 }),
-      dropRate: fc.constantFrom(0, 0.3, 0.7),
-      ticks: fc.nat(2),
+    const phaseArb = fc.record({ ...PHASE_FAULTS, ops: fc.array(opArb, { maxLength: 8 }), ticks: fc.nat(2) });
+    assertPhased(phaseArb, 5, (cluster, phases) => {
+      const { clock, stores, net, timers } = cluster;
+      const writes: Write[] = [];
+      for (const phase of phases) {
+        enterPhase(cluster, phase);
+        for (const op of phase.ops) {
+          clock.t += op.advance;
+          writes.push(perform(stores[op.replica % stores.length] as PlacementStore, op));
+          net.flush(op.deliveries * 3);
+        }
+        for (let i = 0; i < phase.ticks; i++) {
+          timers.fire();
+          net.flush();
+        }
+        net.flush();
+      }
+      const converged = () =>
+        stores.every((s) => s.stats().slots === (stores[0] as PlacementStore).stats().slots) &&
+        stores.every((s) => JSON.stringify(view(s)) === JSON.stringify(view(stores[0] as PlacementStore))) &&
+        stores.every((s) => JSON.stringify([...stateVectorOf(s)].sort()) === JSON.stringify([...stateVectorOf(stores[0] as PlacementStore)].sort()));
+      healAndSettle(cluster, converged);
+      const expected = lastWriterWins(writes);
+      for (const store of stores) expect(view(store)).toEqual(expected);
+      // Prunes are deletions, invisible in state vectors: equal slot counts show the delete sets travelled too.
+      const written = new Set(writes.map((w) => `${w.type}/${w.shard}`));
+      for (const store of stores) expect(store.stats().slots).toBe(written.size);
+      expect(timers.count).toBe(0);
     });
-    fc.assert(
-      fc.property(
-        phasedScenarioArb(phaseArb, 5),
-        (scenario) => {
-          const { clock, stores, names, net, timers } = phasedCluster(scenario);
-          const writes: Write[] = [];
-          for (const phase of scenario.phases) {
-            net.partition = new Map(names.map((name, i) => [name, phase.groups[i] ?? 0]));
-            net.dropRate = phase.dropRate;
-            for (const op of phase.ops) {
-              clock.t += op.advance;
-              writes.push(perform(stores[op.replica % stores.length] as PlacementStore, op));
-              net.flush(op.deliveries * 3);
-            }
-            for (let i = 0; i < phase.ticks; i++) {
-              timers.fire();
-              net.flush();
-            }
-            net.flush();
-          }
-          net.partition = new Map();
-          net.dropRate = 0;
-          net.duplicateRate = 0;
-          const converged = () =>
-            stores.every((s) => s.stats().slots === (stores[0] as PlacementStore).stats().slots) &&
-            stores.every((s) => JSON.stringify(view(s)) === JSON.stringify(view(stores[0] as PlacementStore))) &&
-            stores.every((s) => JSON.stringify([...stateVectorOf(s)].sort()) === JSON.stringify([...stateVectorOf(stores[0] as PlacementStore)].sort()));
-          let rounds = 0;
-          for (; rounds < 60 && !converged(); rounds++) {
-            timers.fire();
-            net.flush();
-          }
-          expect(converged()).toBe(true);
-          const expected = lastWriterWins(writes);
-          for (const store of stores) expect(view(store)).toEqual(expected);
-          // Prunes are deletions, invisible in state vectors: equal slot counts show the delete sets travelled too.
-          const written = new Set(writes.map((w) => `${w.type}/${w.shard}`));
-          for (const store of stores) expect(store.stats().slots).toBe(written.size);
-          for (const r of net.replicators.values()) {
-            expect(r.stats().framesRejected).toBe(0);
-            r.close();
-          }
-          expect(timers.count).toBe(0);
-        },
-      ),
-      { numRuns: RUNS },
-    );
   });
 
   it('5. compaction at random moments, on random replicas, during partitions with drops, loses nothing and converges', () => {
     const stepArb = fc.record({ op: opArb, compact: fc.nat(5), ticks: fc.nat(1) });
-    const phaseArb = fc.record({
-      groups: fc.array(fc.nat(1), { minLength: 5, maxLength: 5 }),
-      steps: fc.array(stepArb, { maxLength: 10 }),
-      dropRate: fc.constantFrom(0, 0.3, 0.7),
+    const phaseArb = fc.record({ ...PHASE_FAULTS, steps: fc.array(stepArb, { maxLength: 10 }) });
+    assertPhased(phaseArb, 4, (cluster, phases) => {
+      const { clock, stores, net, timers } = cluster;
+      const writes: Write[] = [];
+      let compactions = 0;
+      for (const phase of phases) {
+        enterPhase(cluster, phase);
+        for (const { op, compact, ticks } of phase.steps) {
+          clock.t += op.advance;
+          const store = stores[op.replica % stores.length] as PlacementStore;
+          writes.push(perform(store, op));
+          if (compact === 0) {
+            store.compact();
+            compactions++;
+          }
+          net.flush(op.deliveries * 3);
+          for (let i = 0; i < ticks; i++) timers.fire();
+        }
+        net.flush();
+      }
+      const first = stores[0] as PlacementStore;
+      healAndSettle(cluster, () =>
+        stores.every((s) => s.generation === first.generation) &&
+        stores.every((s) => JSON.stringify(view(s)) === JSON.stringify(view(first))) &&
+        stores.every((s) => equalBytes(s.encodeStateVector(), first.encodeStateVector())),
+      );
+      for (const store of stores) expect(view(store)).toEqual(lastWriterWins(writes));
+      if (compactions > 0) expect(first.generation).toBeGreaterThan(0);
     });
-    fc.assert(
-      fc.property(
-        phasedScenarioArb(phaseArb, 4),
-        (scenario) => {
-          const { clock, stores, names, net, timers } = phasedCluster(scenario);
-          const writes: Write[] = [];
-          let compactions = 0;
-          for (const phase of scenario.phases) {
-            net.partition = new Map(names.map((name, i) => [name, phase.groups[i] ?? 0]));
-            net.dropRate = phase.dropRate;
-            for (const { op, compact, ticks } of phase.steps) {
-              clock.t += op.advance;
-              const store = stores[op.replica % stores.length] as PlacementStore;
-              writes.push(perform(store, op));
-              if (compact === 0) {
-                store.compact();
-                compactions++;
-              }
-              net.flush(op.deliveries * 3);
-              for (let i = 0; i < ticks; i++) timers.fire();
-            }
-            net.flush();
-          }
-          net.partition = new Map();
-          net.dropRate = 0;
-          net.duplicateRate = 0;
-          const first = stores[0] as PlacementStore;
-          const converged = () =>
-            stores.every((s) => s.generation === first.generation) &&
-            stores.every((s) => JSON.stringify(view(s)) === JSON.stringify(view(first))) &&
-            stores.every((s) => equalBytes(s.encodeStateVector(), first.encodeStateVector()));
-          for (let rounds = 0; rounds < 60 && !converged(); rounds++) {
-            timers.fire();
-            net.flush();
-          }
-          expect(converged()).toBe(true);
-          for (const store of stores) expect(view(store)).toEqual(lastWriterWins(writes));
-          if (compactions > 0) expect(first.generation).toBeGreaterThan(0);
-          for (const r of net.replicators.values()) {
-            expect(r.stats().framesRejected).toBe(0);
-            r.close();
-          }
-        },
-      ),
-      { numRuns: RUNS },
-    );
   });
 });
 

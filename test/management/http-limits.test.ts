@@ -49,6 +49,14 @@ function closedByServer(socket: Socket): Promise<RawAnswer> {
   });
 }
 
+/** Sends `bytes` (nothing when not given) on a connection of its own; resolves once the server closed it. */
+async function rawExchange(port: number, bytes?: string): Promise<RawAnswer> {
+  const socket = await open(port);
+  const answer = closedByServer(socket);
+  if (bytes !== undefined) socket.write(bytes);
+  return answer;
+}
+
 /** One request on its own connection (no keep-alive pool holding a slot afterwards). */
 function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
@@ -74,6 +82,12 @@ function expectShape(body: unknown, code: string): void {
   expect((body as { message: string }).message.length).toBeGreaterThan(0);
 }
 
+/** A `status` answer whose body is the error shape with `code`. */
+function expectErrorAnswer(answer: { readonly status: number | undefined; readonly body: unknown }, status: number, code: string): void {
+  expect(answer.status).toBe(status);
+  expectShape(answer.body, code);
+}
+
 describe('management server timeouts (small injected timeouts)', () => {
   let node: RunningNode;
   let port: number;
@@ -84,40 +98,29 @@ describe('management server timeouts (small injected timeouts)', () => {
   afterAll(() => stopAll([node]));
 
   it('answers 408 in the error shape and closes a request whose headers never finish', async () => {
-    const socket = await open(port);
-    const answer = closedByServer(socket);
-    socket.write(`POST ${COUNTER}/placements HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n`);
-    const { status, body } = await answer;
-    expect(status).toBe(408);
-    expectShape(body, 'request_timeout');
+    const answer = await rawExchange(port, `POST ${COUNTER}/placements HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n`);
+    expectErrorAnswer(answer, 408, 'request_timeout');
   });
 
   it('answers 408 and closes a request whose body never finishes, and writes nothing', async () => {
-    const socket = await open(port);
-    const answer = closedByServer(socket);
     const body = JSON.stringify({ shardId: 7, target: node.address.toString() });
-    socket.write(
+    const answer = await rawExchange(
+      port,
       `POST ${COUNTER}/placements HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
     );
-    const result = await answer;
-    expect(result.status).toBe(408);
-    expectShape(result.body, 'request_timeout');
+    expectErrorAnswer(answer, 408, 'request_timeout');
     const placements = await get(port, `${COUNTER}/placements`);
     expect(placements).toEqual({ status: 200, body: { placements: [] } });
   });
 
   it('closes a connection that never sends a byte', async () => {
-    const socket = await open(port);
-    const { text } = await closedByServer(socket);
+    const { text } = await rawExchange(port);
     // Nothing was asked, so an answer is optional; the point is that the server let go of the socket.
     if (text !== '') expect(text).toMatch(/^HTTP\/1\.1 408 /);
   });
 
   it('closes an idle keep-alive connection after a served request', async () => {
-    const socket = await open(port);
-    const answer = closedByServer(socket);
-    socket.write(`GET ${API}/health HTTP/1.1\r\nHost: x\r\n\r\n`);
-    const { status } = await answer;
+    const { status } = await rawExchange(port, `GET ${API}/health HTTP/1.1\r\nHost: x\r\n\r\n`);
     expect(status).toBe(200);
   });
 });
@@ -152,8 +155,7 @@ describe('management server connection cap', () => {
     await pollUntil(async () => (await connections(node)) === 3, 'three held connections');
 
     // Over the cap: accepted by the kernel, closed by the server without an answer.
-    const over = await open(port);
-    const refused = await closedByServer(over);
+    const refused = await rawExchange(port);
     expect(refused.text).toBe('');
     await expect(get(port, `${API}/health`)).rejects.toThrow();
     expect(await connections(node)).toBe(3);
@@ -174,21 +176,12 @@ describe('errors answered before a route runs keep the error shape (real server)
   afterAll(() => stopAll([node]));
 
   it('431 for headers over the size limit', async () => {
-    const socket = await open(port);
-    const answer = closedByServer(socket);
-    socket.write(`GET ${API}/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
-    const { status, body } = await answer;
-    expect(status).toBe(431);
-    expectShape(body, 'headers_too_large');
+    const answer = await rawExchange(port, `GET ${API}/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expectErrorAnswer(answer, 431, 'headers_too_large');
   });
 
   it('400 for bytes that are not HTTP', async () => {
-    const socket = await open(port);
-    const answer = closedByServer(socket);
-    socket.write('HELLO THERE\r\n\r\n');
-    const { status, body } = await answer;
-    expect(status).toBe(400);
-    expectShape(body, 'bad_request');
+    expectErrorAnswer(await rawExchange(port, 'HELLO THERE\r\n\r\n'), 400, 'bad_request');
   });
 
   it('entity ids up to the schema limit of 256 reach the route; longer ones get 400 or 414 in the error shape', async () => {
@@ -204,12 +197,8 @@ describe('errors answered before a route runs keep the error shape (real server)
     expect(wideAnswer.status).toBe(200);
     expect(wideAnswer.body).toMatchObject({ entityId: wide });
 
-    const tooLong = await get(port, `/counters/${'e'.repeat(257)}`);
-    expect(tooLong.status).toBe(400);
-    expectShape(tooLong.body, 'invalid_request');
-    const wayTooLong = await get(port, `/counters/${'e'.repeat(5_000)}`);
-    expect(wayTooLong.status).toBe(414);
-    expectShape(wayTooLong.body, 'uri_too_long');
+    expectErrorAnswer(await get(port, `/counters/${'e'.repeat(257)}`), 400, 'invalid_request');
+    expectErrorAnswer(await get(port, `/counters/${'e'.repeat(5_000)}`), 414, 'uri_too_long');
   });
 
   it('404, 413, 415 and malformed JSON through a real connection', async () => {

@@ -1,6 +1,6 @@
 // Test fixture for the management API: real in-process nodes on ephemeral ports, requests through Fastify's
 // inject, and the polling (test/support/poll.ts) and error-shape checks the route and CLI tests share.
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { startNode, type RunningNode } from '../../src/node/node.js';
 import type { NodeConfig } from '../../src/node/config.js';
@@ -48,6 +48,19 @@ export async function startTestCluster(count: number, config: Partial<NodeConfig
 
 export async function stopAll(nodes: ReadonlyArray<RunningNode | undefined>): Promise<void> {
   await Promise.all(nodes.map((node) => node?.stop()));
+}
+
+/** A node started before the tests of the enclosing describe block and stopped after them; call the result for it. */
+export function useTestNode(config: Partial<NodeConfig> = {}): () => RunningNode {
+  let node: RunningNode | undefined;
+  beforeAll(async () => {
+    node = await startTestNode(config);
+  });
+  afterAll(() => stopAll([node]));
+  return () => {
+    if (node === undefined) throw new Error('the test node did not start');
+    return node;
+  };
 }
 
 export interface MembersBody {

@@ -15,6 +15,7 @@ import {
   pollUntil,
   startTestNode,
   stopAll,
+  useTestNode,
   type LocationsBody,
   type MembersBody,
   type SetPlacementsReply,
@@ -321,13 +322,10 @@ describe('management routes on a one-node cluster', () => {
 });
 
 describe('management routes with a small body limit', () => {
-  let node: RunningNode;
-  beforeAll(async () => {
-    node = await startTestNode({ bodyLimit: 200 });
-  });
-  afterAll(() => stopAll([node]));
+  const smallLimit = useTestNode({ bodyLimit: 200 });
 
   it('413 for a body over the limit, and nothing is written', async () => {
+    const node = smallLimit();
     const self = node.address.toString();
     const before = await getPlacements(node);
     const placements = Array.from({ length: 20 }, (_, shardId) => ({ shardId, target: self }));

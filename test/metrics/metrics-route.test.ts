@@ -46,6 +46,12 @@ function samples(text: string): Map<string, number> {
   return out;
 }
 
+/** Asserts the scrape's value of each named sample (undefined: no such sample). */
+function expectSamples(text: string, expected: Record<string, unknown>): void {
+  const found = samples(text);
+  expect(Object.fromEntries(Object.keys(expected).map((name) => [name, found.get(name)]))).toEqual(expected);
+}
+
 function types(text: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const match of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) out.set(match[1] ?? '', match[2] ?? '');
@@ -112,13 +118,14 @@ describe('GET /metrics', () => {
     let now = 10_000;
     const app = await serve(fakeSource(state, hub, true), undefined, () => now);
 
-    let s = samples(await scrape(app));
-    expect(s.get('actor_ts_shards_hosted{type="Counter"}')).toBe(4);
-    expect(s.get('actor_ts_cluster_members{status="up"}')).toBe(3);
-    expect(s.get('actor_ts_cluster_members{status="down"}')).toBe(0);
-    expect(s.get('actor_ts_unreachable_members')).toBe(0);
-    expect(s.has('actor_ts_placements{type="Counter",mode="pin"}')).toBe(false);
-    expect(s.get('actor_ts_placement_updates_total{origin="remote"}')).toBe(0);
+    expectSamples(await scrape(app), {
+      'actor_ts_shards_hosted{type="Counter"}': 4,
+      'actor_ts_cluster_members{status="up"}': 3,
+      'actor_ts_cluster_members{status="down"}': 0,
+      actor_ts_unreachable_members: 0,
+      'actor_ts_placements{type="Counter",mode="pin"}': undefined,
+      'actor_ts_placement_updates_total{origin="remote"}': 0,
+    });
 
     // A pin written elsewhere arrives 250 ms after its HLC wall time; one written here.
     state.pins = [{ type: 'Counter', mode: 'pin', count: 1 }];
@@ -138,40 +145,38 @@ describe('GET /metrics', () => {
     ];
     now += 1;
 
-    s = samples(await scrape(app));
-    expect(s.get('actor_ts_placements{type="Counter",mode="pin"}')).toBe(1);
-    expect(s.get('actor_ts_placement_store_generation')).toBe(1);
-    expect(s.get('actor_ts_placement_store_items')).toBe(7);
-    expect(s.get('actor_ts_placement_updates_total{origin="remote"}')).toBe(1);
-    expect(s.get('actor_ts_placement_updates_total{origin="local"}')).toBe(1);
-    expect(s.get('actor_ts_placement_propagation_seconds_count')).toBe(1);
-    expect(s.get('actor_ts_placement_propagation_seconds_sum')).toBeCloseTo(0.25, 9);
-    expect(s.get('actor_ts_placement_propagation_seconds_bucket{le="0.1"}')).toBe(0);
-    expect(s.get('actor_ts_placement_propagation_seconds_bucket{le="0.25"}')).toBe(1);
-    expect(s.get('actor_ts_rebalance_rounds_total{type="Counter"}')).toBe(1);
-    expect(s.get('actor_ts_handoffs_total{type="Counter"}')).toBe(1);
-    expect(s.get('actor_ts_handoff_duration_seconds_sum{type="Counter"}')).toBe(1.5);
-    expect(s.get('actor_ts_handoff_duration_seconds_bucket{le="1",type="Counter"}')).toBe(0);
-    expect(s.get('actor_ts_handoff_duration_seconds_bucket{le="2.5",type="Counter"}')).toBe(1);
-    expect(s.get('actor_ts_placement_storage_commit_seconds_count')).toBe(1);
-    expect(s.get('actor_ts_shards_hosted{type="Counter"}')).toBe(3);
-    expect(s.get('actor_ts_cluster_members{status="up"}')).toBe(2);
-    expect(s.get('actor_ts_cluster_members{status="down"}')).toBe(1);
-    expect(s.get('actor_ts_unreachable_members')).toBe(2);
+    expectSamples(await scrape(app), {
+      'actor_ts_placements{type="Counter",mode="pin"}': 1,
+      actor_ts_placement_store_generation: 1,
+      actor_ts_placement_store_items: 7,
+      'actor_ts_placement_updates_total{origin="remote"}': 1,
+      'actor_ts_placement_updates_total{origin="local"}': 1,
+      actor_ts_placement_propagation_seconds_count: 1,
+      actor_ts_placement_propagation_seconds_sum: expect.closeTo(0.25, 9),
+      'actor_ts_placement_propagation_seconds_bucket{le="0.1"}': 0,
+      'actor_ts_placement_propagation_seconds_bucket{le="0.25"}': 1,
+      'actor_ts_rebalance_rounds_total{type="Counter"}': 1,
+      'actor_ts_handoffs_total{type="Counter"}': 1,
+      'actor_ts_handoff_duration_seconds_sum{type="Counter"}': 1.5,
+      'actor_ts_handoff_duration_seconds_bucket{le="1",type="Counter"}': 0,
+      'actor_ts_handoff_duration_seconds_bucket{le="2.5",type="Counter"}': 1,
+      actor_ts_placement_storage_commit_seconds_count: 1,
+      'actor_ts_shards_hosted{type="Counter"}': 3,
+      'actor_ts_cluster_members{status="up"}': 2,
+      'actor_ts_cluster_members{status="down"}': 1,
+      actor_ts_unreachable_members: 2,
+    });
 
     // A type this node no longer hosts disappears instead of sticking at its last value.
     state.hosted.clear();
-    s = samples(await scrape(app));
-    expect(s.has('actor_ts_shards_hosted{type="Counter"}')).toBe(false);
+    expectSamples(await scrape(app), { 'actor_ts_shards_hosted{type="Counter"}': undefined });
   });
 
   it('counts clock skew as no delay rather than a negative one', async () => {
     const hub = new MetricsEventHub();
     const app = await serve(fakeSource(freshState(), hub), undefined, () => 1_000);
     hub.onPlacementApplied('remote', 5_000);
-    const s = samples(await scrape(app));
-    expect(s.get('actor_ts_placement_propagation_seconds_sum')).toBe(0);
-    expect(s.get('actor_ts_placement_propagation_seconds_count')).toBe(1);
+    expectSamples(await scrape(app), { actor_ts_placement_propagation_seconds_sum: 0, actor_ts_placement_propagation_seconds_count: 1 });
   });
 
   it('keeps one registry per node: two servers in one process count separately', async () => {

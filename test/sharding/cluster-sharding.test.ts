@@ -4,38 +4,16 @@ import { describe, expect, it } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
 import { SHARDING_MESSAGES } from '../../src/sharding/messages.js';
 import { NodeAddress } from '../../src/cluster/address.js';
-import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
-import {
-  TestCluster,
-  useTestClusters,
-  counter,
-  entityInShard,
-  eventually,
-  hostedShards,
-  run,
-  settle,
-  type CounterReply,
-  type EntityEvent,
-} from './harness.js';
-
-/** Allocates every shard to one chosen node (when it is a candidate). */
-function pinTo(target: () => string): AllocationStrategy {
-  return {
-    allocate(_shardId, candidates) {
-      return candidates.find((c) => c.toString() === target()) ?? (candidates[0] as NodeAddress);
-    },
-    rebalance: () => new Set(),
-  };
-}
+import { TestCluster, counter, entityInShard, eventually, hostedShards, pinTo, run, settle, useTestClusters } from './harness.js';
+import type { CounterReply, EntityEvent } from './harness.js';
 
 describe('ClusterSharding', () => {
   let cluster: TestCluster;
   useTestClusters(() => (cluster = new TestCluster()));
 
   it('allocates shards lazily: nothing before the first message, then exactly the shard that was used', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
+    const [a, b] = cluster.addNodes(7001, 7002);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10 });
     await run(1_000);
     const before = await settle(b.sharding.getShardLocations('Counter'));
@@ -52,9 +30,7 @@ describe('ClusterSharding', () => {
   });
 
   it('delivers tell and ask across nodes to one entity that keeps its state', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 50, allocationStrategy: pinTo(() => c.key) });
     const entityId = 'chat-engineering';
     a.sharding.entityRefFor('Counter', entityId).tell({ op: 'inc' });
@@ -93,8 +69,7 @@ describe('ClusterSharding', () => {
   });
 
   it('fails an ask with entity_failed when receive throws, and the entity keeps its state', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
+    const [a, b] = cluster.addNodes(7001, 7002);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10, allocationStrategy: pinTo(() => b.key) });
     const ref = a.sharding.entityRefFor('Counter', 'x');
     await settle(ref.ask({ op: 'inc' }));
@@ -104,8 +79,7 @@ describe('ClusterSharding', () => {
   });
 
   it('times out an ask that gets no answer', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
+    const [a, b] = cluster.addNodes(7001, 7002);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10, allocationStrategy: pinTo(() => b.key) });
     await settle(a.sharding.entityRefFor('Counter', 'x').ask({ op: 'get' }));
     cluster.net.partition([a.address], [b.address]);
@@ -163,8 +137,7 @@ describe('ClusterSharding', () => {
 
   it('buffers messages while no home is known, drops and counts what exceeds bufferSize, then delivers the rest', async () => {
     cluster = new TestCluster({ config: { bufferSize: 5 } });
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
+    const [a, b] = cluster.addNodes(7001, 7002);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10, allocationStrategy: pinTo(() => a.key) });
     await run(1_000);
     // b cannot reach the coordinator (a): every message for an unknown shard waits in b's buffer.
@@ -184,8 +157,7 @@ describe('ClusterSharding', () => {
   });
 
   it('drops and counts a message forwarded maxForwardHops times instead of bouncing it on', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
+    const [a, b] = cluster.addNodes(7001, 7002);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10, allocationStrategy: pinTo(() => a.key) });
     const entityId = entityInShard(2, 10);
     await settle(b.sharding.entityRefFor('Counter', entityId).ask({ op: 'inc' }));
@@ -201,8 +173,7 @@ describe('ClusterSharding', () => {
   });
 
   it('fails an ask whose answer cannot cross the wire, and counts a tell that cannot, without throwing', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
+    const [a, b] = cluster.addNodes(7001, 7002);
     b.sharding.init({
       typeName: 'Odd',
       behavior: () => ({ receive: (message) => (message === 'symbol' ? Symbol('not data') : 'fine') }),
@@ -218,8 +189,7 @@ describe('ClusterSharding', () => {
   });
 
   it('shutdown stops local entities, rejects pending asks and refuses new work', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
+    const [a, b] = cluster.addNodes(7001, 7002);
     const events: EntityEvent[] = [];
     cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: 10, allocationStrategy: pinTo(() => b.key) });
     await settle(a.sharding.entityRefFor('Counter', 'x').ask({ op: 'inc' }));

@@ -48,13 +48,15 @@ describe('CoordinatorState transitions', () => {
     expect(state.shardsOf(B)).toEqual([]);
   });
 
-  it('shardClaimed: confirms a pending start of that region only', () => {
+  // A registration that lists the shard (shardClaimed) confirms its start as ShardStarted does.
+  it.each(['shardClaimed', 'shardStarted'] as const)('%s: ends the pending start only when the region it was sent to confirms', (confirm) => {
     const state = withRegions(A, B);
-    state.shardAllocated(4, A);
-    state.shardClaimed(B, 4);
-    expect(state.pendingStarts()).toEqual([[4, A]]);
-    state.shardClaimed(A, 4);
+    state.shardAllocated(5, A);
+    state[confirm](B, 5);
+    expect(state.pendingStarts()).toEqual([[5, A]]);
+    state[confirm](A, 5);
     expect(state.pendingStarts()).toEqual([]);
+    expect(state.homeOf(5)).toBe(A);
   });
 
   it('shardClaimed: refuses a claim by an unregistered region, changing nothing', () => {
@@ -74,16 +76,6 @@ describe('CoordinatorState transitions', () => {
       [2, A],
     ]);
     expect(state.locations()).toEqual([{ address: A, shards: [2, 7] }]);
-  });
-
-  it('shardStarted: ends the pending start only when the region it was sent to confirms', () => {
-    const state = withRegions(A, B);
-    state.shardAllocated(5, A);
-    state.shardStarted(B, 5);
-    expect(state.pendingStarts()).toEqual([[5, A]]);
-    state.shardStarted(A, 5);
-    expect(state.pendingStarts()).toEqual([]);
-    expect(state.homeOf(5)).toBe(A);
   });
 
   it('shardAdopted: only a registered region, only a homeless shard, never one being handed off', () => {

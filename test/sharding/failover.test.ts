@@ -1,27 +1,15 @@
 // Losing nodes: the coordinator moving to the next oldest member (homes on live nodes survive), a downed
 // member's shards re-homed on next use, and the protocol converging on a lossy, duplicating, reordering network.
 import { describe, expect, it } from 'vitest';
-import type { NodeAddress } from '../../src/cluster/address.js';
 import type { EntityBehavior } from '../../src/sharding/entity.js';
 import { isFamilyMessage } from '../../src/cluster/wire-message.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from '../../src/sharding/messages.js';
-import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
-import {
-  TestCluster,
-  useTestClusters,
-  counter,
-  entityInShard,
-  eventually,
-  hostedShards,
-  run,
-  settle,
-  type CounterReply,
-  type EntityEvent,
-  type TestNode,
-} from './harness.js';
+import { TestCluster, askLater, counter, entityInShard, eventually, hostedShards, pinTo, run, settle, useTestClusters } from './harness.js';
+import type { CounterReply, EntityEvent, TestNode } from './harness.js';
 
 const SHARDS = 30;
+const yShard = shardIdFor('y', SHARDS);
 
 async function touchAll(via: TestNode, count: number): Promise<Map<string, string>> {
   const homes = new Map<string, string>();
@@ -63,33 +51,32 @@ function maxConcurrentHosts(events: ReadonlyArray<EntityEvent>, entityId: string
   return max;
 }
 
-/** Puts the shard of "y" on whatever `target()` names at the time; other shards on the lowest address. */
-function pinY(target: () => NodeAddress): AllocationStrategy {
-  const yShard = shardIdFor('y', SHARDS);
-  return {
-    allocate: (shardId, candidates) =>
-      (shardId === yShard ? candidates.find((x) => x.equals(target())) : undefined) ??
-      ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress),
-    rebalance: () => new Set(),
-  };
-}
-
 describe('failover', () => {
   let cluster: TestCluster;
   useTestClusters(() => (cluster = new TestCluster()));
 
+  /**
+   * Three nodes (a, the oldest, runs the coordinator) with the shard of "y" on `home` (c unless given; `moveY`
+   * changes it for later allocations), other shards on the lowest address, and "y" counted once via a.
+   */
+  async function startWithY(options: { behavior?: EntityBehavior; home?: 'b' | 'c' } = {}) {
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
+    let target = options.home === 'b' ? b : c;
+    const allocationStrategy = pinTo(() => target.address, yShard);
+    cluster.initAll({ typeName: 'Counter', behavior: options.behavior ?? counter(), numberOfShards: SHARDS, allocationStrategy });
+    const first = await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }));
+    return { a, b, c, first, moveY: (to: TestNode) => void (target = to) };
+  }
+
   it('moves the coordinator to the next oldest member when the oldest is removed; homes on live nodes survive', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
     const homes = await touchAll(c, 40);
     const before = await settle(c.sharding.getShardLocations('Counter'));
     const survivors = before.regions.filter((r) => r.address !== a.key);
     expect(survivors.flatMap((r) => r.shards).length).toBeGreaterThan(0);
 
-    await cluster.crash(a);
-    cluster.members.remove(a.address);
+    await cluster.crashAndRemove(a);
     expect(b.sharding.coordinatorFor('Counter')?.toString()).toBe(b.key);
     const after = await settle(c.sharding.getShardLocations('Counter'));
     // The new coordinator rebuilt its map from the regions' registrations: every home on b and c is known.
@@ -106,19 +93,13 @@ describe('failover', () => {
   });
 
   it('waits for live regions to re-register before allocating shards it has never heard of', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const yShard = shardIdFor('y', SHARDS);
     // Shard of "y" goes to c; any other shard to the lowest address. A coordinator that did not wait for c's
     // registration would hand y's shard to b and run it twice.
-    const strategy = pinY(() => c.address);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
-    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
+    const { a, b, c, first } = await startWithY();
+    expect(first).toMatchObject({ node: c.key });
 
     cluster.net.partition([b.address], [c.address]);
-    await cluster.crash(a);
-    cluster.members.remove(a.address);
+    await cluster.crashAndRemove(a);
     const pending = b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' });
     await run(200);
     expect(b.sharding.stats().types['Counter']?.coordinator?.warm).toBe(false);
@@ -130,20 +111,13 @@ describe('failover', () => {
   });
 
   it('stops a second copy when a late region claims a shard the new coordinator already gave away', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const yShard = shardIdFor('y', SHARDS);
-    const strategy = pinY(() => c.address);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
-    await settle(a.sharding.entityRefFor('Counter', 'y').ask({ op: 'inc' }));
+    const { a, b, c } = await startWithY();
     expect(c.sharding.localShards('Counter')).toEqual([yShard]);
 
     // c stays cut off past the warm-up while the failure detector still calls it reachable (its messages are
     // lost, not late), so the warm-up ends without it and y's shard gets a new home on b.
     cluster.net.partition([b.address], [c.address]);
-    await cluster.crash(a);
-    cluster.members.remove(a.address);
+    await cluster.crashAndRemove(a);
     expect(await settle(b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: b.key, count: 1 });
     cluster.net.heal();
     await eventually(() => c.sharding.localShards('Counter').length === 0, 'c stopped its stale copy');
@@ -152,52 +126,34 @@ describe('failover', () => {
 
   it('does not give away a shard it never heard of while an unreachable member that may host it has not registered', async () => {
     const events: EntityEvent[] = [];
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const yShard = shardIdFor('y', SHARDS);
-    const strategy = pinY(() => c.address);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: SHARDS, allocationStrategy: strategy });
-    await settle(a.sharding.entityRefFor('Counter', 'y').ask({ op: 'inc' }));
+    const { a, b, c } = await startWithY({ behavior: counter(events) });
     expect(c.sharding.localShards('Counter')).toEqual([yShard]);
 
     // c is cut off and unreachable (not yet downed) when the coordinator moves from a to b: c still runs y's
     // shard, so b must not start a second copy, however long the warm-up has been over.
     cluster.net.partition([b.address], [c.address]);
     cluster.members.setReachable(c.address, false);
-    await cluster.crash(a);
-    cluster.members.remove(a.address);
-    let answer: CounterReply | undefined;
-    void b.sharding
-      .entityRefFor('Counter', 'y')
-      .ask<CounterReply>({ op: 'inc' }, { timeoutMs: 20_000 })
-      .then((reply) => (answer = reply));
+    await cluster.crashAndRemove(a);
+    const { answer } = askLater(b, 'y');
     await run(5_000);
     expect(b.sharding.stats().types['Counter']?.coordinator?.warm).toBe(true);
-    expect(answer).toBeUndefined();
+    expect(answer()).toBeUndefined();
     expect(b.sharding.localShards('Counter')).toEqual([]);
     expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [c.key]]]));
 
     // The majority downs c (which stops its copy on seeing itself down): now the shard may start on b.
     cluster.members.setStatus(c.address, 'down');
-    await eventually(() => answer !== undefined, 'the waiting ask is answered');
-    expect(answer).toMatchObject({ node: b.key, count: 1 });
+    await eventually(() => answer() !== undefined, 'the waiting ask is answered');
+    expect(answer()).toMatchObject({ node: b.key, count: 1 });
     expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [b.key]]]));
     await eventually(() => events.some((e) => e.entityId === 'y' && e.kind === 'stop' && e.node === c.key), 'c stopped its copy');
   });
 
   it('answers the waiting requests with the old home when the unreachable member comes back and registers it', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const yShard = shardIdFor('y', SHARDS);
-    const strategy = pinY(() => c.address);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
-    await settle(a.sharding.entityRefFor('Counter', 'y').ask({ op: 'inc' }));
+    const { a, b, c } = await startWithY();
     cluster.net.partition([b.address], [c.address]);
     cluster.members.setReachable(c.address, false);
-    await cluster.crash(a);
-    cluster.members.remove(a.address);
+    await cluster.crashAndRemove(a);
     const pending = b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }, { timeoutMs: 20_000 });
     await run(3_000);
     cluster.net.heal();
@@ -207,9 +163,7 @@ describe('failover', () => {
   });
 
   it('drops a downed member\'s regions and shards; its shards get a new home on their next message', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
     const homes = await touchAll(a, 40);
     const onC = c.sharding.localShards('Counter');
@@ -235,7 +189,7 @@ describe('failover', () => {
   /** Three nodes with a 2 s down-removal margin, 40 shards allocated; `onC` are those c hosts. */
   async function withMargin(): Promise<{ a: TestNode; b: TestNode; c: TestNode; onC: number[] }> {
     cluster = new TestCluster({ config: { downRemovalMarginMs: 2_000 } });
-    const [a, b, c] = [cluster.addNode(7001), cluster.addNode(7002), cluster.addNode(7003)];
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
     await touchAll(a, 40);
     const onC = c.sharding.localShards('Counter');
@@ -277,20 +231,15 @@ describe('failover', () => {
 
   it('a new coordinator does not give a just-downed member\'s shards away during the margin either', async () => {
     cluster = new TestCluster({ config: { downRemovalMarginMs: 2_000 } });
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const yShard = shardIdFor('y', SHARDS);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: pinY(() => c.address) });
-    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
+    const { a, b, c, first } = await startWithY();
+    expect(first).toMatchObject({ node: c.key });
 
     // c is downed by the others and, at the same time, the coordinator's node dies: the new coordinator on b
     // never hears of c's shards, and c may not know yet that it is down.
     await cluster.crash(c);
     cluster.members.setReachable(c.address, false);
     cluster.members.setStatus(c.address, 'down');
-    await cluster.crash(a);
-    cluster.members.remove(a.address);
+    await cluster.crashAndRemove(a);
     const startedAt = Date.now();
     const pending = b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' });
     await run(1_500);
@@ -301,9 +250,7 @@ describe('failover', () => {
 
   it('stops the local shards of a node that is downed while still running, so no shard runs twice', async () => {
     const events: EntityEvent[] = [];
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: SHARDS });
     await touchAll(a, 30);
     const onC = c.sharding.localShards('Counter');
@@ -323,7 +270,7 @@ describe('failover', () => {
 
   it('converges on a network that drops, duplicates and reorders: every entity answers, no shard runs twice', async () => {
     cluster = new TestCluster({ seed: 42 });
-    const nodes = [cluster.addNode(7001), cluster.addNode(7002), cluster.addNode(7003)];
+    const nodes = cluster.addNodes(7001, 7002, 7003);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
     cluster.net.setFaults({ dropRate: 0.2, duplicateRate: 0.2, jitterMs: 20, reorder: true });
     const answered = new Set<string>();
@@ -353,33 +300,23 @@ describe('failover', () => {
 
   it('starts no shard elsewhere while its previous owner, handing it off when the coordinator failed, still stops it', async () => {
     const events: EntityEvent[] = [];
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const yShard = shardIdFor('y', SHARDS);
-    let target = c.address;
-    cluster.initAll({ typeName: 'Counter', behavior: slowCounter(events, 3_000), numberOfShards: SHARDS, allocationStrategy: pinY(() => target) });
-    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
+    const { a, b, c, first, moveY } = await startWithY({ behavior: slowCounter(events, 3_000) });
+    expect(first).toMatchObject({ node: c.key });
 
     // y is busy for 3 s, so once c is told to hand its shard off, the shard drains for that long.
     c.sharding.entityRefFor('Counter', 'y').tell({ op: 'slow' });
-    target = b.address;
+    moveY(b);
     expect(await settle(a.sharding.rebalanceNow('Counter', [yShard]))).toMatchObject({ accepted: [yShard] });
     await eventually(() => !c.sharding.localShards('Counter').includes(yShard), 'c stopping the shard');
     expect(events.some((e) => e.kind === 'stop')).toBe(false);
 
     // The coordinator's node crashes mid hand-off: c's ShardStopped will never reach it.
-    await cluster.crash(a);
-    cluster.members.remove(a.address);
+    await cluster.crashAndRemove(a);
     expect(b.sharding.coordinatorFor('Counter')?.toString()).toBe(b.key);
-    let answer: CounterReply | undefined;
-    void b.sharding
-      .entityRefFor('Counter', 'y')
-      .ask<CounterReply>({ op: 'inc' }, { timeoutMs: 20_000 })
-      .then((reply) => (answer = reply));
-    await eventually(() => answer !== undefined, 'the ask is answered');
+    const { answer } = askLater(b, 'y');
+    await eventually(() => answer() !== undefined, 'the ask is answered');
 
-    expect(answer).toMatchObject({ node: b.key, count: 1 });
+    expect(answer()).toMatchObject({ node: b.key, count: 1 });
     expect(maxConcurrentHosts(events, 'y')).toBe(1);
     expect(events.filter((e) => e.kind !== 'message').map((e) => `${e.kind}@${e.node}`)).toEqual([`start@${c.key}`, `stop@${c.key}`, `start@${b.key}`]);
     expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [b.key]]]));
@@ -389,12 +326,8 @@ describe('failover', () => {
 
   it('ends the wait only on the stopping region\'s answer, and never erases a live home on a late or duplicated ShardStopped', async () => {
     const events: EntityEvent[] = [];
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const d = cluster.addNode(7004);
-    const yShard = shardIdFor('y', SHARDS);
-    cluster.initAll({ typeName: 'Counter', behavior: slowCounter(events, 3_000), numberOfShards: SHARDS, allocationStrategy: pinY(() => c.address) });
+    const [a, b, c, d] = cluster.addNodes(7001, 7002, 7003, 7004);
+    cluster.initAll({ typeName: 'Counter', behavior: slowCounter(events, 3_000), numberOfShards: SHARDS, allocationStrategy: pinTo(() => c.address, yShard) });
     expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
     const handOffs: Array<ShardingMessage & { type: 'HandOff' }> = [];
     c.transport.onMessage((_from, message) => {
@@ -408,13 +341,8 @@ describe('failover', () => {
     c.sharding.entityRefFor('Counter', 'y').tell({ op: 'slow' });
     await settle(a.sharding.rebalanceNow('Counter', [yShard]));
     await eventually(() => !c.sharding.localShards('Counter').includes(yShard), 'c stopping the shard');
-    await cluster.crash(a);
-    cluster.members.remove(a.address);
-    let answer: CounterReply | undefined;
-    void d.sharding
-      .entityRefFor('Counter', 'y')
-      .ask<CounterReply>({ op: 'inc' }, { timeoutMs: 20_000 })
-      .then((reply) => (answer = reply));
+    await cluster.crashAndRemove(a);
+    const { answer } = askLater(d, 'y');
     await eventually(() => handOffs.some((m) => m.handOffId !== handOffs[0]?.handOffId), 'the new coordinator asked c for the shard');
     const current = handOffs.at(-1)?.handOffId ?? 0;
     const former = handOffs[0]?.handOffId ?? 0;
@@ -425,13 +353,13 @@ describe('failover', () => {
     c.transport.send(b.address, { type: 'ShardStopped', typeName: 'Counter', shardId: yShard, handOffId: former });
     await run(1_000);
     expect(events.some((e) => e.kind === 'stop')).toBe(false);
-    expect(answer).toBeUndefined();
+    expect(answer()).toBeUndefined();
     const during = await settle(b.sharding.getShardLocations('Counter'));
     expect(during.regions.flatMap((r) => r.shards)).not.toContain(yShard);
 
     // c's own answer ends the wait; the shard starts afresh, on c again.
-    await eventually(() => answer !== undefined, 'the ask is answered');
-    expect(answer).toMatchObject({ node: c.key, count: 1 });
+    await eventually(() => answer() !== undefined, 'the ask is answered');
+    expect(answer()).toMatchObject({ node: c.key, count: 1 });
     expect(stoppedReports.map((m) => m.handOffId)).toContain(current);
     expect(events.filter((e) => e.kind !== 'message').map((e) => `${e.kind}@${e.node}`)).toEqual([`start@${c.key}`, `stop@${c.key}`, `start@${c.key}`]);
 
@@ -449,14 +377,9 @@ describe('failover', () => {
   });
 
   it('stops a copy started by a stale ShardHome that arrives after the shard moved on (reordered delivery)', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const yShard = shardIdFor('y', SHARDS);
-    let target = b.address;
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: pinY(() => target) });
-    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: b.key });
-    target = c.address;
+    const { a, b, c, first, moveY } = await startWithY({ home: 'b' });
+    expect(first).toMatchObject({ node: b.key });
+    moveY(c);
     await settle(a.sharding.rebalanceNow('Counter', [yShard]));
     await eventually(() => hostedShards([a, b, c], 'Counter').get(yShard)?.join() === c.key, 'shard moved to c');
 
@@ -470,14 +393,8 @@ describe('failover', () => {
   });
 
   it('keeps the real home running when a stale ShardHome naming an earlier home reaches it (reordered delivery)', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const yShard = shardIdFor('y', SHARDS);
-    let target = b.address;
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: pinY(() => target) });
-    await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }));
-    target = c.address;
+    const { a, b, c, moveY } = await startWithY({ home: 'b' });
+    moveY(c);
     await settle(a.sharding.rebalanceNow('Counter', [yShard]));
     expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key, count: 1 });
 

@@ -10,19 +10,8 @@ import {
   externalAllocationStrategy,
   type AllocationStrategy,
 } from '../../src/sharding/strategies/index.js';
-import {
-  TestCluster,
-  useTestClusters,
-  captureLogger,
-  counter,
-  entityInShard,
-  eventually,
-  hostedShards,
-  run,
-  settle,
-  type CounterReply,
-  type EntityEvent,
-} from './harness.js';
+import { TestCluster, captureLogger, counter, entityInShard, eventually, hostedShards, run, settle, useTestClusters } from './harness.js';
+import type { CounterReply, EntityEvent, TestNode } from './harness.js';
 
 const SHARDS = 10;
 
@@ -47,14 +36,48 @@ class ScriptedStrategy implements AllocationStrategy {
   }
 }
 
+/** The `seq` of every message the entities received, in ascending order. */
+function deliveredSeqs(events: ReadonlyArray<EntityEvent>): number[] {
+  return events
+    .filter((e) => e.kind === 'message')
+    .map((e) => (e.message as { seq: number }).seq)
+    .sort((x, y) => x - y);
+}
+
 describe('hand-off and rebalance', () => {
   let cluster: TestCluster;
   useTestClusters(() => (cluster = new TestCluster()));
 
+  /** The counter type on every node, allocated by a ScriptedStrategy (returned). */
+  function initScripted(events: EntityEvent[] = []): ScriptedStrategy {
+    const strategy = new ScriptedStrategy();
+    cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: SHARDS, allocationStrategy: strategy });
+    return strategy;
+  }
+
+  /** Starts the entity of `shardId` (its id returned) on `home`, by sending `message` to it via `via`. */
+  async function startOn(strategy: ScriptedStrategy, shardId: number, home: TestNode, via: TestNode, message: unknown): Promise<string> {
+    const entityId = entityInShard(shardId, SHARDS);
+    strategy.homes.set(shardId, home.key);
+    await settle(via.sharding.entityRefFor('Counter', entityId).ask(message));
+    return entityId;
+  }
+
+  /**
+   * Three nodes with 5 ms per hop (so a hand-off spans many messages of a stream), a scripted strategy, and an
+   * entity of `shardId` started on b by a message `{ seq: firstSeq }` from a.
+   */
+  async function entityOnB(shardId: number, firstSeq: number) {
+    cluster = new TestCluster({ delayMs: 5 });
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
+    const events: EntityEvent[] = [];
+    const strategy = initScripted(events);
+    const entityId = await startOn(strategy, shardId, b, a, { seq: firstSeq });
+    return { a, b, c, strategy, events, entityId };
+  }
+
   it('rebalanceNow hands accepted shards off at once and re-allocates them through the strategy; reports unknown and homeless', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     const pins = new Map<number, NodeAddress>();
     const events: EntityEvent[] = [];
     const strategy = externalAllocationStrategy(new LeastShardAllocationStrategy(), () => ({ explicitPlacements: pins }));
@@ -78,12 +101,9 @@ describe('hand-off and rebalance', () => {
   });
 
   it('answers a repeated RebalanceNow (its answer was lost) from memory instead of moving the shards again', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const strategy = new ScriptedStrategy();
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
-    strategy.homes.set(2, a.key);
-    await settle(b.sharding.entityRefFor('Counter', entityInShard(2, SHARDS)).ask({ op: 'inc' }));
+    const [a, b] = cluster.addNodes(7001, 7002);
+    const strategy = initScripted();
+    await startOn(strategy, 2, a, b, { op: 'inc' });
     strategy.homes.set(2, b.key);
     const operator = cluster.net.transport(NodeAddress.parse('ops@127.0.0.1:6000'));
     operator.register(SHARDING_MESSAGES);
@@ -102,17 +122,7 @@ describe('hand-off and rebalance', () => {
   });
 
   it('delivers every message sent during a hand-off exactly once, and no region forwards to the old home after HandOff', async () => {
-    // 5 ms per hop: the hand-off spans many messages of the stream below.
-    cluster = new TestCluster({ delayMs: 5 });
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const strategy = new ScriptedStrategy();
-    const events: EntityEvent[] = [];
-    cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: SHARDS, allocationStrategy: strategy });
-    const entityId = entityInShard(4, SHARDS);
-    strategy.homes.set(4, b.key);
-    await settle(a.sharding.entityRefFor('Counter', entityId).ask({ seq: -1 }));
+    const { a, b, c, strategy, events, entityId } = await entityOnB(4, -1);
     // What reaches the old home over the network once it was told to hand the shard off.
     let handOffSeen = false;
     let envelopesAfterHandOff = 0;
@@ -134,8 +144,7 @@ describe('hand-off and rebalance', () => {
     expect(await settle(move)).toMatchObject({ accepted: [4] });
     await eventually(() => events.filter((e) => e.kind === 'message').length === 61, 'all 61 messages delivered');
     await run(1_000);
-    const delivered = events.filter((e) => e.kind === 'message').map((e) => (e.message as { seq: number }).seq);
-    expect(delivered.sort((x, y) => x - y)).toEqual(Array.from({ length: 61 }, (_, i) => i - 1));
+    expect(deliveredSeqs(events)).toEqual(Array.from({ length: 61 }, (_, i) => i - 1));
     expect(events.filter((e) => e.kind === 'message' && e.node === c.key).length).toBeGreaterThan(0);
     expect(maxBuffered).toBeGreaterThan(0);
     expect(handOffSeen).toBe(true);
@@ -148,13 +157,9 @@ describe('hand-off and rebalance', () => {
 
   it('requestRebalance runs a round now; the periodic tick runs rounds on its own', async () => {
     cluster = new TestCluster({ config: { rebalanceIntervalMs: 10_000 } });
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const strategy = new ScriptedStrategy();
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
-    strategy.homes.set(1, a.key);
-    const entityId = entityInShard(1, SHARDS);
-    await settle(b.sharding.entityRefFor('Counter', entityId).ask({ op: 'inc' }));
+    const [a, b] = cluster.addNodes(7001, 7002);
+    const strategy = initScripted();
+    await startOn(strategy, 1, a, b, { op: 'inc' });
     const callsBefore = strategy.rebalanceCalls.length;
 
     strategy.homes.set(1, b.key);
@@ -173,8 +178,7 @@ describe('hand-off and rebalance', () => {
   it('never leaves a shard homeless when the strategy returns a non-candidate or throws: it logs and uses a candidate', async () => {
     const { logger, lines } = captureLogger();
     cluster = new TestCluster({ logger });
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
+    const [a, b] = cluster.addNodes(7001, 7002);
     let mode: 'stranger' | 'throw' = 'stranger';
     const broken: AllocationStrategy = {
       allocate() {
@@ -198,12 +202,9 @@ describe('hand-off and rebalance', () => {
   });
 
   it('keeps the shard at its owner when the hand-off times out', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const strategy = new ScriptedStrategy();
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: strategy });
-    strategy.homes.set(3, b.key);
-    await settle(a.sharding.entityRefFor('Counter', entityInShard(3, SHARDS)).ask({ op: 'inc' }));
+    const [a, b] = cluster.addNodes(7001, 7002);
+    const strategy = initScripted();
+    const entityId = await startOn(strategy, 3, b, a, { op: 'inc' });
     cluster.net.partition([a.address], [b.address]);
     expect(await settle(a.sharding.rebalanceNow('Counter', [3]))).toMatchObject({ accepted: [3] });
     await run(4_000);
@@ -218,14 +219,12 @@ describe('hand-off and rebalance', () => {
     const locations = await settle(a.sharding.getShardLocations('Counter'));
     expect(locations.regions.find((r) => r.address === b.key)?.shards).toEqual([3]);
     expect(locations.handingOff).toEqual([]);
-    const reply = await settle(a.sharding.entityRefFor('Counter', entityInShard(3, SHARDS)).ask<CounterReply>({ op: 'get' }));
+    const reply = await settle(a.sharding.entityRefFor('Counter', entityId).ask<CounterReply>({ op: 'get' }));
     expect(reply).toMatchObject({ node: b.key, count: 1 });
   });
 
   it('graceful leave hands the leaving node\'s shards off before it exits, and nothing is allocated to it meanwhile', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     const events: EntityEvent[] = [];
     cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: 30 });
     for (let i = 0; i < 30; i++) await settle(a.sharding.entityRefFor('Counter', `e${i}`).ask({ op: 'inc' }));
@@ -248,16 +247,7 @@ describe('hand-off and rebalance', () => {
   });
 
   it('graceful leave under traffic loses nothing: messages that reached the leaving node are flushed before it exits', async () => {
-    cluster = new TestCluster({ delayMs: 5 });
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    const strategy = new ScriptedStrategy();
-    const events: EntityEvent[] = [];
-    cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: SHARDS, allocationStrategy: strategy });
-    const entityId = entityInShard(6, SHARDS);
-    strategy.homes.set(6, b.key);
-    await settle(a.sharding.entityRefFor('Counter', entityId).ask({ seq: -2 }));
+    const { a, b, c, events, entityId } = await entityOnB(6, -2);
     // c learns the home too, so both senders forward straight to b until told to stop.
     await settle(c.sharding.entityRefFor('Counter', entityId).ask({ seq: -1 }));
 
@@ -275,15 +265,12 @@ describe('hand-off and rebalance', () => {
     await settle(leaving);
     expect(sent).toBeGreaterThan(0);
     await eventually(() => events.filter((e) => e.kind === 'message').length === sent + 2, `all ${sent + 2} messages delivered`);
-    const delivered = events.filter((e) => e.kind === 'message').map((e) => (e.message as { seq: number }).seq);
-    expect(delivered.sort((x, y) => x - y)).toEqual(Array.from({ length: sent + 2 }, (_, i) => i - 2));
+    expect(deliveredSeqs(events)).toEqual(Array.from({ length: sent + 2 }, (_, i) => i - 2));
     expect(a.sharding.localShards('Counter')).toEqual([6]);
   });
 
   it('graceful leave of the coordinator node: the next oldest takes over and the shards still move', async () => {
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 30 });
     for (let i = 0; i < 30; i++) await settle(c.sharding.entityRefFor('Counter', `e${i}`).ask({ op: 'inc' }));
     const onA = a.sharding.localShards('Counter');

@@ -7,6 +7,7 @@ import type { ShardedTypeOptions } from '../../src/sharding/cluster-sharding.js'
 import type { ShardingConfig } from '../../src/sharding/config.js';
 import type { EntityBehavior } from '../../src/sharding/entity.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
+import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { advanceUntil, runFor, settleInFakeTime } from '../support/fake-time.js';
 import { FAST_SHARDING_CONFIG, InProcessCluster, startShardingNode, useInProcessClusters, type ShardingNode } from '../support/in-process-cluster.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
@@ -51,6 +52,12 @@ export class TestCluster extends InProcessCluster<TestNode> {
   async crash(node: TestNode): Promise<void> {
     await this.stopNode(node);
   }
+
+  /** A crash after which the membership drops the node at once (as when the leader removes it). */
+  async crashAndRemove(node: TestNode): Promise<void> {
+    await this.crash(node);
+    this.members.remove(node.address);
+  }
 }
 
 /**
@@ -79,6 +86,30 @@ export function entityInShard(shardId: number, numberOfShards: number, prefix = 
     if (shardIdFor(id, numberOfShards) === shardId) return id;
   }
   throw new Error(`no entity id for shard ${shardId}`);
+}
+
+/**
+ * A strategy that homes shards on the node `target()` names at the time, when it is a candidate: every shard,
+ * or only `onlyShard` when given. Any other shard goes to the lowest address. It never moves shards itself.
+ */
+export function pinTo(target: () => NodeAddress | string, onlyShard?: number): AllocationStrategy {
+  return {
+    allocate(shardId, candidates) {
+      const wanted = onlyShard === undefined || shardId === onlyShard ? target().toString() : undefined;
+      return candidates.find((c) => c.toString() === wanted) ?? ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress);
+    },
+    rebalance: () => new Set(),
+  };
+}
+
+/** Asks `entityId` to count up via `node` without waiting (20 s timeout); `answer()` is its reply once there is one. */
+export function askLater(node: TestNode, entityId: string): { answer(): CounterReply | undefined } {
+  let reply: CounterReply | undefined;
+  void node.sharding
+    .entityRefFor('Counter', entityId)
+    .ask<CounterReply>({ op: 'inc' }, { timeoutMs: 20_000 })
+    .then((value) => (reply = value));
+  return { answer: () => reply };
 }
 
 export interface CounterReply {

@@ -1,14 +1,10 @@
 // Pending asks on their own: each settles exactly once, by its answer, its timeout or the shutdown.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
 import { PendingAsks } from '../../src/sharding/pending-asks.js';
+import { useFakeTime } from '../support/fake-time.js';
 
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(() => {
-  vi.useRealTimers();
-});
+useFakeTime();
 
 describe('PendingAsks', () => {
   it('resolves with the answer and ignores a late or repeated one', async () => {

@@ -150,6 +150,11 @@ export abstract class InProcessCluster<N extends ShardingNode, NodeOptions = Rec
     return this.startNode(address, options);
   }
 
+  /** `addNode` for each port in turn, in that order (so the first is the oldest member, the coordinator). */
+  addNodes<const Ports extends readonly number[]>(...ports: Ports): { -readonly [K in keyof Ports]: N } {
+    return ports.map((port) => this.addNode(port)) as { -readonly [K in keyof Ports]: N };
+  }
+
   /** Starts a node whose membership record is managed separately (e.g. added later). */
   startNode(address: NodeAddress, options: Partial<NodeOptions> = {}): N {
     const node = this.startMember(address, options);
