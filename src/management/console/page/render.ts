@@ -118,7 +118,7 @@ function renderPins(views: readonly TypeView[], actions: RowActions): void {
   const rows = all.map(({ view, pin }) => {
     const cells: Child[] = [view.typeName, String(pin.shardId), pin.target];
     for (const field of optional) cells.push(formatField(field, pin[field]));
-    cells.push(pin.writer ?? '—', pin.hlc ? shortTime(pin.hlc.wallMs) : '—');
+    cells.push(pin.writer ?? '—', pin.hlc ? el('span', { class: 'nowrap' }, shortTime(pin.hlc.wallMs)) : '—');
     cells.push(honouredCell(pin, hosts(view.locations)));
     cells.push(
       el(
