@@ -3,21 +3,17 @@
 // map, pinning through the form (dry run, then the POST) and unpinning, the token prompt with --auth-reads, and
 // leaves a screenshot in test-results/. Without a launchable Chromium it fails saying so.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { consolePlugin } from '../../src/management/console/plugin.js';
+import { ROOT as root, closeBrowser, openConsole, screenshotPath } from './browser.js';
 import { NODES, SHARDS, TYPE, bearer, fakeCluster, registerFakeApi, type FakeCluster } from './fake-api.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
-
 let assetsDir: string | undefined;
-let launching: Promise<Browser> | undefined;
 const servers: FastifyInstance[] = [];
 
 /** Compiles the page the way build:console does, into a directory of this test's own. */
@@ -28,26 +24,6 @@ function buildPage(): string {
   });
   cpSync(join(root, 'src/management/console/static'), out, { recursive: true });
   return out;
-}
-
-async function launchChromium(): Promise<Browser> {
-  const executablePath = process.env['CHROMIUM_PATH'] ?? CHROMIUM_CANDIDATES.find((path) => existsSync(path));
-  if (executablePath === undefined) {
-    throw new Error(`Chromium cannot be launched: none of ${CHROMIUM_CANDIDATES.join(', ')} exists (apt-get install -y chromium, or set CHROMIUM_PATH)`);
-  }
-  try {
-    // No sandbox: CI runs as root, where Chromium refuses its sandbox.
-    return await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-  } catch (error) {
-    throw new Error(`Chromium cannot be launched from ${executablePath}: ${String(error)}`);
-  }
-}
-
-// Built and launched by the tests themselves rather than in beforeAll: a failing hook would report the tests as
-// skipped, and a missing Chromium must show as failed tests that say why.
-function browser(): Promise<Browser> {
-  launching ??= launchChromium();
-  return launching;
 }
 
 function pageAssets(): string {
@@ -64,25 +40,14 @@ async function serve(cluster: FakeCluster, token?: string, later = false): Promi
 }
 
 afterAll(async () => {
-  await launching?.then((launched) => launched.close(), () => undefined);
+  await closeBrowser();
   await Promise.all(servers.map((app) => app.close()));
   if (assetsDir !== undefined) rmSync(assetsDir, { recursive: true, force: true });
 });
 
-/** Opens the page, collecting uncaught script errors and every failed HTTP answer (`status METHOD path`). */
-async function openConsole(url: string): Promise<{ page: Page; errors: string[]; failed: string[] }> {
-  const page = await (await browser()).newPage({ viewport: { width: 1440, height: 900 } });
-  const errors: string[] = [];
-  const failed: string[] = [];
-  page.on('pageerror', (error) => errors.push(String(error)));
-  page.on('response', (response) => {
-    if (response.status() >= 400) failed.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
-  });
-  await page.goto(url);
-  return { page, errors, failed };
-}
-
-const chip = (page: Page, shard: number) => page.locator(`#maps .shard[data-type="${TYPE}"][data-shard="${shard}"]`).first();
+const chip = (page: Page, shard: number) => page.locator(`#maps .cell[data-type="${TYPE}"][data-shard="${shard}"]`).first();
+/** The map cells of TYPE's shards that a node hosts. */
+const hosted = (page: Page) => page.locator(`#maps .cell[data-type="${TYPE}"][data-host]`);
 
 describe('console in Chromium', () => {
   it('lists the nodes and the shard map, pins a shard through the form and unpins it', async () => {
@@ -96,16 +61,17 @@ describe('console in Chromium', () => {
     for (const address of NODES) expect(nodesText).toContain(address);
     // The oldest Up member is marked as the coordinator.
     expect(await page.locator('#nodes-table tbody tr', { hasText: NODES[0] }).locator('.badge.coordinator').count()).toBe(1);
-    expect(await page.locator(`#maps .shard[data-type="${TYPE}"]`).count()).toBe(SHARDS);
+    expect(await hosted(page).count()).toBe(SHARDS);
+    expect(await chip(page, 4).getAttribute('data-host')).toBe(NODES[1]);
     expect(await chip(page, 4).getAttribute('data-pinned')).toBeNull();
 
     // The page is live: a hand-off and a move made behind its back show up without a reload.
     cluster.handingOff.add(1);
     cluster.hosts.set(0, NODES[1]);
-    await page.locator('#maps .shard.handoff[data-shard="1"][data-handoff]').waitFor();
-    await page.locator(`#maps tr:has-text("${NODES[1]}") .shard[data-shard="0"]`).waitFor();
+    await page.locator('#maps .cell.handoff[data-shard="1"][data-handoff]').waitFor();
+    await page.locator(`#maps .cell[data-shard="0"][data-host="${NODES[1]}"]`).waitFor();
     cluster.handingOff.clear();
-    await page.locator('#maps .shard[data-shard="1"]:not(.handoff)').waitFor();
+    await page.locator('#maps .cell[data-shard="1"]:not(.handoff)').waitFor();
 
     // Shard 4 lives on NODES[1]: pin it to NODES[2]. The dry run comes first; nothing is written until confirmed.
     await page.selectOption('#pin-type', TYPE);
@@ -118,10 +84,19 @@ describe('console in Chromium', () => {
     expect(cluster.writes).toEqual([]);
 
     await page.click('#pin-confirm');
-    await page.locator(`#maps .shard[data-shard="4"][data-pinned]`).waitFor();
-    // Today's API has no reason field: the page's first POST is refused whole, the second writes the pin.
+    // This API has no reason field: the POST is refused whole, nothing is written, and the page says so and
+    // asks before pinning without the reason.
+    await page.locator('#dry-run-lines', { hasText: 'does not take a reason' }).waitFor();
+    expect(await page.locator('#pin-confirm').innerText()).toBe('Pin without the reason');
+    expect(cluster.placements.size).toBe(0);
+    await page.click('#pin-confirm');
+    await page.locator(`#maps .cell[data-shard="4"][data-pinned]`).waitFor();
     const posts = cluster.writes.filter((write) => write.method === 'POST');
-    expect(posts.at(-1)).toEqual({ method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/placements`, body: { shardId: 4, target: NODES[2] } });
+    expect(posts).toEqual([
+      { method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/placements`, body: { shardId: 4, target: NODES[2], reason: 'canary for the new build' } },
+      { method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/placements`, body: { shardId: 4, target: NODES[2] } },
+    ]);
+    expect(await page.locator('#action-result').innerText()).toContain('without the reason');
     expect(cluster.placements.get(4)?.target).toBe(NODES[2]);
     expect(await chip(page, 4).getAttribute('class')).toContain('misplaced');
     expect(await page.locator('#pins-table').innerText()).toContain(NODES[2]);
@@ -129,15 +104,13 @@ describe('console in Chromium', () => {
 
     // Move now: the shard hands off to its pin's target and shows there, pinned and in place.
     await page.locator('#pins-table button', { hasText: 'Move now' }).click();
-    await page.locator(`#maps tr:has-text("${NODES[2]}") .shard[data-shard="4"][data-pinned]:not(.misplaced)`).waitFor();
+    await page.locator(`#maps .cell[data-shard="4"][data-host="${NODES[2]}"][data-pinned]:not(.misplaced)`).waitFor();
     expect(cluster.writes.at(-1)).toEqual({ method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/rebalance`, body: { shardIds: [4] } });
 
-    const results = resolve(root, 'test-results');
-    mkdirSync(results, { recursive: true });
-    await page.screenshot({ path: join(results, 'console.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('console.png'), fullPage: true });
 
     await page.click(`[data-unpin="${TYPE}/4"]`);
-    await page.locator(`#maps .shard[data-shard="4"]:not([data-pinned])`).waitFor();
+    await page.locator(`#maps .cell[data-shard="4"]:not([data-pinned])`).waitFor();
     expect(cluster.writes.at(-1)).toEqual({ method: 'DELETE', url: `/actor-ts/cluster/shards/${TYPE}/placements/4`, body: undefined });
     expect(cluster.placements.size).toBe(0);
     expect(await page.locator('#pins').innerText()).toContain('No pins.');
@@ -153,7 +126,7 @@ describe('console in Chromium', () => {
 
     await page.locator('#auth').waitFor({ state: 'visible' });
     expect(await page.locator('#nodes-table').count()).toBe(0);
-    expect(await page.locator('#maps .shard').count()).toBe(0);
+    expect(await page.locator('#maps .cell').count()).toBe(0);
 
     await page.fill('#auth-token', 'wrong');
     await page.click('#auth-form button');
@@ -164,7 +137,7 @@ describe('console in Chromium', () => {
     await page.click('#auth-form button');
     await page.locator('#nodes-table tbody tr').nth(2).waitFor();
     expect(await page.locator('#auth').isVisible()).toBe(false);
-    expect(await page.locator(`#maps .shard[data-type="${TYPE}"]`).count()).toBe(SHARDS);
+    expect(await hosted(page).count()).toBe(SHARDS);
     await page.close();
   }, 60_000);
 

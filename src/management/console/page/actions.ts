@@ -22,9 +22,11 @@ interface PendingPin {
   readonly reason: string;
 }
 
+const REASON_NOT_TAKEN = "this node's API does not take a reason for a pin (it predates pin reasons), so the pin cannot record why.";
+
 export class Actions {
   private pending: PendingPin | undefined;
-  /** Set once a node rejected the `reason` field: it predates pin reasons, so pins go without one. */
+  /** Set once the node rejected the `reason` field: its API predates pin reasons, which the dry run then says. */
   private reasonsUnsupported = false;
   /** Set once the member routes answered 404: the controls disappear. */
   memberActionsAvailable = true;
@@ -79,7 +81,7 @@ export class Actions {
       this.result('Give a type and a shard id (an integer from 0).');
       return undefined;
     }
-    if (needTarget && (target === '' || reason === '')) {
+    if (needTarget && (target === '' || (reason === '' && !this.reasonsUnsupported))) {
       this.result('A pin needs a target and a reason.');
       return undefined;
     }
@@ -92,10 +94,16 @@ export class Actions {
     this.pending = pin;
     const view = this.context.views().find((candidate) => candidate.typeName === pin.typeName);
     const lines = dryRun(view, this.context.members(), pin.shardId, pin.target);
-    lines.push({ text: `Reason: ${pin.reason}`, warning: false });
-    replace('dry-run-lines', ...lines.map((line) => el('li', { class: line.warning ? 'warning' : undefined }, line.text)));
-    byId('dry-run').hidden = false;
+    if (this.reasonsUnsupported) lines.push({ text: REASON_NOT_TAKEN, warning: true });
+    else if (pin.reason !== '') lines.push({ text: `Reason: ${pin.reason}`, warning: false });
+    this.showDryRun(lines, this.reasonsUnsupported ? 'Pin without the reason' : 'Pin it');
     this.result('');
+  }
+
+  private showDryRun(lines: ReadonlyArray<{ readonly text: string; readonly warning: boolean }>, confirmLabel: string): void {
+    replace('dry-run-lines', ...lines.map((line) => el('li', { class: line.warning ? 'warning' : undefined }, line.text)));
+    byId('pin-confirm').textContent = confirmLabel;
+    byId('dry-run').hidden = false;
   }
 
   private closeDryRun(): void {
@@ -106,31 +114,28 @@ export class Actions {
   private async confirm(): Promise<void> {
     const pin = this.pending;
     if (!pin) return;
+    const withReason = !this.reasonsUnsupported && pin.reason !== '';
+    let written;
     try {
-      const written = await this.writePin(pin);
-      this.closeDryRun();
-      const warnings = (written?.warnings ?? []).map((warning) => warning.message);
-      const note = this.reasonsUnsupported ? ' (this node does not record reasons yet)' : '';
-      this.result([`Pinned shard ${pin.shardId} of ${pin.typeName} to ${pin.target}${note}.`, ...warnings].join(' '));
-      await this.context.refresh();
+      written = await api.pin(pin.typeName, { shardId: pin.shardId, target: pin.target, ...(withReason ? { reason: pin.reason } : {}) });
     } catch (error) {
-      this.context.fail(error);
-    }
-  }
-
-  private async writePin(pin: PendingPin) {
-    const body = { shardId: pin.shardId, target: pin.target };
-    if (this.reasonsUnsupported) return api.pin(pin.typeName, body);
-    try {
-      return await api.pin(pin.typeName, { ...body, reason: pin.reason });
-    } catch (error) {
-      // A node from before pin reasons rejects the field as a whole (and writes nothing): pin without it.
-      if (error instanceof ApiError && error.status === 400 && error.message.includes('(reason)')) {
+      // A node whose API predates pin reasons rejects the whole request and writes nothing. The operator
+      // decides whether the pin goes in without its reason: the dry run says so and the button asks.
+      if (withReason && error instanceof ApiError && error.status === 400 && error.message.includes('(reason)')) {
         this.reasonsUnsupported = true;
-        return api.pin(pin.typeName, body);
+        byId<HTMLInputElement>('pin-reason').required = false;
+        this.showDryRun([{ text: `Nothing was written: ${REASON_NOT_TAKEN}`, warning: true }], 'Pin without the reason');
+        this.result('');
+        return;
       }
-      throw error;
+      this.context.fail(error);
+      return;
     }
+    this.closeDryRun();
+    const warnings = (written?.warnings ?? []).map((warning) => warning.message);
+    const note = this.reasonsUnsupported && pin.reason !== '' ? ' (without the reason: this node does not record reasons)' : '';
+    this.result([`Pinned shard ${pin.shardId} of ${pin.typeName} to ${pin.target}${note}.`, ...warnings].join(' '));
+    await this.context.refresh();
   }
 
   private async unpin(typeName: string, shardId: number): Promise<void> {

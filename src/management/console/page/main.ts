@@ -10,6 +10,15 @@ import { renderAll, type ConsoleState } from './render.js';
 export const REFRESH_MS = 2_000;
 
 let state: ConsoleState = { views: [] };
+/** What was last drawn: an unchanged poll leaves the DOM alone, so a tooltip or a hovered cell survives it. */
+let drawn: string | undefined;
+
+function draw(): void {
+  const key = JSON.stringify([state, actions.memberActionsAvailable, location.search]);
+  if (key === drawn) return;
+  drawn = key;
+  renderAll(state, actions.rowActions());
+}
 let timer: ReturnType<typeof setTimeout> | undefined;
 let running: Promise<void> | undefined;
 
@@ -53,7 +62,7 @@ async function readAll(): Promise<void> {
     byId('error').hidden = true;
     byId('self').textContent = members?.self ?? health?.self ?? '';
     byId('refreshed').textContent = `updated ${new Date().toLocaleTimeString()}`;
-    renderAll(state, actions.rowActions());
+    draw();
     actions.syncForm();
     const input = byId<HTMLInputElement>('types-input');
     if (document.activeElement !== input) input.value = types.join(',');
@@ -61,7 +70,7 @@ async function readAll(): Promise<void> {
     if (error instanceof ApiError && error.status === 401) {
       // With --auth-reads nothing may stay on screen without the token.
       state = { views: [] };
-      renderAll(state, actions.rowActions());
+      draw();
     }
     showError(error);
   }

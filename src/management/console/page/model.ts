@@ -25,6 +25,7 @@ export interface HealthJson {
   readonly coordinator?: string;
   readonly entityTypes?: unknown;
   readonly placementStore?: Readonly<Record<string, unknown>>;
+  readonly replication?: { readonly peers?: unknown; readonly syncedPeers?: unknown; readonly problems?: unknown };
 }
 
 export interface ShardLocationsJson {
@@ -83,6 +84,26 @@ function listedTypes(value: unknown): string[] {
   return [];
 }
 
+/**
+ * How many shards the node declares for a type, when health lists entity types with `numberOfShards`
+ * (as an array of `{ typeName | name, numberOfShards }` or an object keyed by type name).
+ */
+export function declaredShards(health: HealthJson | undefined, typeName: string): number | undefined {
+  const listed = health?.entityTypes;
+  let entry: unknown;
+  if (Array.isArray(listed)) {
+    entry = listed.find((item: unknown) => {
+      if (typeof item !== 'object' || item === null) return false;
+      const named = item as { typeName?: unknown; name?: unknown };
+      return (named.typeName ?? named.name) === typeName;
+    });
+  } else if (typeof listed === 'object' && listed !== null) {
+    entry = (listed as Record<string, unknown>)[typeName];
+  }
+  const count = typeof entry === 'object' && entry !== null ? (entry as { numberOfShards?: unknown }).numberOfShards : undefined;
+  return typeof count === 'number' && Number.isSafeInteger(count) && count > 0 ? count : undefined;
+}
+
 /** [system, host, port] of `system@host:port`, for the cluster's address order. */
 function addressKey(address: string): [string, string, number] {
   const at = address.indexOf('@');
@@ -90,7 +111,7 @@ function addressKey(address: string): [string, string, number] {
   return [address.slice(0, at), address.slice(at + 1, colon), Number(address.slice(colon + 1))];
 }
 
-function compareAddresses(a: string, b: string): number {
+export function compareAddresses(a: string, b: string): number {
   const [sa, ha, pa] = addressKey(a);
   const [sb, hb, pb] = addressKey(b);
   if (sa !== sb) return sa < sb ? -1 : 1;

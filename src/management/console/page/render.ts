@@ -2,8 +2,11 @@
 // the latest state on every refresh. Row buttons call back into the actions; this module never fetches.
 /// <reference lib="dom" />
 import { badge, button, el, replace, table, type Child } from './dom.js';
+import { shardMap } from './shard-map.js';
+import { nodeColours } from './grid.js';
 import {
   coordinatorOf,
+  declaredShards,
   honoured,
   hosts,
   pinState,
@@ -30,13 +33,17 @@ export interface RowActions {
 }
 
 export function renderAll(state: ConsoleState, actions: RowActions): void {
-  renderNodes(state, actions);
-  renderMaps(state.views, actions);
+  const colours = nodeColours([
+    ...(state.members?.members ?? []).map((member) => member.address),
+    ...state.views.flatMap((view) => (view.locations?.regions ?? []).map((region) => region.address)),
+  ]);
+  renderNodes(state, colours, actions);
+  renderMaps(state, colours, actions);
   renderPins(state.views, actions);
   renderStore(state.health);
 }
 
-function renderNodes(state: ConsoleState, actions: RowActions): void {
+function renderNodes(state: ConsoleState, colours: ReadonlyMap<string, number>, actions: RowActions): void {
   const members = state.members?.members ?? [];
   const self = state.members?.self ?? state.health?.self;
   const coordinator = coordinatorOf(members, state.members?.coordinator, state.health?.coordinator);
@@ -53,7 +60,8 @@ function renderNodes(state: ConsoleState, actions: RowActions): void {
       const cells: Child[] = [
         el(
           'span',
-          {},
+          { class: 'member' },
+          el('span', { class: `cell host-${colours.get(member.address) ?? 0}`, title: 'this node\'s colour on the shard maps' }),
           member.address,
           ' ',
           member.address === coordinator ? badge('coordinator', 'coordinator', 'oldest Up member: where the shard coordinators run') : null,
@@ -89,54 +97,10 @@ function memberButtons(member: MemberJson, act: NonNullable<RowActions['member']
   );
 }
 
-function renderMaps(views: readonly TypeView[], actions: RowActions): void {
-  replace('maps', ...views.map((view) => typeMap(view, actions)));
-}
-
-function typeMap(view: TypeView, actions: RowActions): HTMLElement {
-  const title = el('h3', {}, view.typeName);
-  if (view.locations === undefined) return el('div', { class: 'type-map' }, title, el('p', { class: 'muted' }, view.problem ?? 'loading…'));
-  const pins = new Map((view.placements ?? []).map((pin) => [pin.shardId, pin] as const));
-  const handingOff = new Set(view.locations.handingOff);
-  const hostOf = hosts(view.locations);
-  const chip = (shardId: number, host: string | undefined): HTMLElement => {
-    const pin = pins.get(shardId);
-    const classes = ['shard'];
-    if (pin) classes.push('pinned');
-    if (pin && host !== undefined && pin.target !== host) classes.push('misplaced');
-    if (handingOff.has(shardId)) classes.push('handoff');
-    const title = [
-      `shard ${shardId}`,
-      pin ? `pinned to ${pin.target}` : 'not pinned',
-      handingOff.has(shardId) ? 'hand-off in progress' : '',
-    ].filter((part) => part !== '').join(', ');
-    const node = el(
-      'span',
-      {
-        class: classes.join(' '),
-        title,
-        'data-shard': shardId,
-        'data-type': view.typeName,
-        'data-pinned': pin !== undefined,
-        'data-handoff': handingOff.has(shardId),
-      },
-      String(shardId),
-    );
-    node.addEventListener('click', () => actions.pickShard(view.typeName, shardId));
-    return node;
-  };
-  const rows: Child[][] = [...view.locations.regions]
-    .sort((a, b) => a.address.localeCompare(b.address))
-    .map((region) => [region.address, el('div', { class: 'shards' }, ...[...region.shards].sort((a, b) => a - b).map((id) => chip(id, region.address)))]);
-  const unallocatedPins = [...pins.values()].filter((pin) => !hostOf.has(pin.shardId));
-  if (unallocatedPins.length > 0) {
-    rows.push([el('span', { class: 'muted' }, 'pinned, not allocated'), el('div', { class: 'shards' }, ...unallocatedPins.map((pin) => chip(pin.shardId, undefined)))]);
-  }
-  return el(
-    'div',
-    { class: 'type-map', 'data-type': view.typeName },
-    title,
-    rows.length === 0 ? el('p', { class: 'muted' }, 'No shard allocated yet.') : table(['node', 'shards'], rows),
+function renderMaps(state: ConsoleState, colours: ReadonlyMap<string, number>, actions: RowActions): void {
+  replace(
+    'maps',
+    ...state.views.map((view) => shardMap(view, { colours, declaredShards: declaredShards(state.health, view.typeName), pickShard: actions.pickShard })),
   );
 }
 
@@ -154,7 +118,7 @@ function renderPins(views: readonly TypeView[], actions: RowActions): void {
   const rows = all.map(({ view, pin }) => {
     const cells: Child[] = [view.typeName, String(pin.shardId), pin.target];
     for (const field of optional) cells.push(formatField(field, pin[field]));
-    cells.push(pin.writer ?? '—', pin.hlc ? new Date(pin.hlc.wallMs).toLocaleString() : '—');
+    cells.push(pin.writer ?? '—', pin.hlc ? el('span', { class: 'nowrap' }, shortTime(pin.hlc.wallMs)) : '—');
     cells.push(honouredCell(pin, hosts(view.locations)));
     cells.push(
       el(
@@ -169,9 +133,15 @@ function renderPins(views: readonly TypeView[], actions: RowActions): void {
   replace('pins', table(headers, rows, { id: 'pins-table' }));
 }
 
+/** The time alone for today, with the date otherwise: the pins table stays one line per pin. */
+function shortTime(ms: number): string {
+  const date = new Date(ms);
+  return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
+}
+
 function formatField(field: string, value: unknown): string {
   if (value === undefined || value === null || value === '') return '—';
-  if (field === 'expiry' && typeof value === 'number') return new Date(value).toLocaleString();
+  if (field === 'expiry' && typeof value === 'number') return shortTime(value);
   return String(value);
 }
 
@@ -196,6 +166,12 @@ function renderStore(health: HealthJson | undefined): void {
   for (const [key, value] of Object.entries(store)) {
     items.push(el('dt', {}, labels[key] ?? key), el('dd', {}, typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)));
   }
-  if (health?.status !== undefined) items.unshift(el('dt', {}, 'node health'), el('dd', {}, health.status));
+  const replication = health?.replication;
+  if (replication !== undefined) {
+    const synced = typeof replication.syncedPeers === 'number' && typeof replication.peers === 'number' ? `${replication.syncedPeers} of ${replication.peers} peers in sync` : '—';
+    const problems = Array.isArray(replication.problems) ? replication.problems.filter((problem): problem is string => typeof problem === 'string') : [];
+    items.push(el('dt', {}, 'replication'), el('dd', {}, synced, ...problems.map((problem) => el('div', { class: 'problem' }, problem))));
+  }
+  if (health?.status !== undefined) items.unshift(el('dt', {}, 'node health'), el('dd', { class: `health-${health.status}` }, health.status));
   replace('store', el('dl', { class: 'kv' }, ...items));
 }
