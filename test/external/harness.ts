@@ -103,11 +103,30 @@ export function useExternalClusters(): void {
   });
 }
 
+/**
+ * The membership with node attributes added to each member, as the cluster will gossip them: a stand-in
+ * until MemberInfo carries `attributes` itself.
+ */
+export function withAttributes(membership: Membership, attributesOf: (key: string) => Readonly<Record<string, string>> | undefined): Membership {
+  return {
+    self: membership.self,
+    members: () =>
+      membership.members().map((member) => {
+        const attributes = attributesOf(member.address.toString());
+        return attributes === undefined ? member : { ...member, attributes };
+      }),
+    onChange: (listener) => membership.onChange(listener),
+    onLeaving: (task) => membership.onLeaving(task),
+  };
+}
+
 export class ExternalCluster {
   /** Clusters not yet shut down by useExternalClusters. */
   static readonly created: ExternalCluster[] = [];
   readonly net: MemoryNetwork;
   readonly members = new FakeCluster();
+  /** Node attributes by address key, shown in every node's membership view. */
+  readonly attributes = new Map<string, Readonly<Record<string, string>>>();
   readonly nodes: ExtNode[] = [];
   readonly events: EntityEvent[] = [];
   private readonly stopped = new Set<ExtNode>();
@@ -129,9 +148,10 @@ export class ExternalCluster {
     return this.options.numberOfShards ?? 100;
   }
 
-  /** Adds an Up member (unless `spec.status` says otherwise) and starts its node. */
-  addNode(port: number, spec: MemberSpec = {}, options: NodeOptions = {}): ExtNode {
+  /** Adds an Up member (unless `spec.status` says otherwise) with the given attributes, and starts its node. */
+  addNode(port: number, spec: MemberSpec & { readonly attributes?: Readonly<Record<string, string>> } = {}, options: NodeOptions = {}): ExtNode {
     const address = addressOf(port);
+    if (spec.attributes !== undefined) this.attributes.set(address.toString(), spec.attributes);
     this.members.add(address, spec);
     return this.startNode(address, options);
   }
@@ -139,7 +159,8 @@ export class ExternalCluster {
   /** Starts a node whose membership record is managed separately (e.g. added later). */
   startNode(address: NodeAddress, options: NodeOptions = {}): ExtNode {
     const antiEntropyIntervalMs = options.antiEntropyIntervalMs ?? this.options.antiEntropyIntervalMs;
-    const node = startExternalNode(this.net, this.members.membership(address), {
+    const membership = withAttributes(this.members.membership(address), (key) => this.attributes.get(key));
+    const node = startExternalNode(this.net, membership, {
       ...options,
       ...(antiEntropyIntervalMs === undefined ? {} : { antiEntropyIntervalMs }),
       ...(this.options.config === undefined ? {} : { config: this.options.config }),
