@@ -155,6 +155,7 @@ export class ShardCoordinator {
       handOffsStarted: handOffs.started,
       handOffsCompleted: handOffs.completed,
       handOffsTimedOut: handOffs.timedOut,
+      shardsWithoutHome: this.homes.waitingCount,
     };
   }
 
