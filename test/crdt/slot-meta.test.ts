@@ -121,6 +121,33 @@ describe('slot meta', () => {
     );
   });
 
+  it('converges with meta across replicas, compactions and any sync order (property)', () => {
+    const op = fc.record({
+      writer: fc.nat({ max: 2 }),
+      shardId: fc.nat({ max: 4 }),
+      kind: fc.constantFrom('set', 'remove', 'compact', 'sync'),
+      meta: fc.option(fc.record({ reason: fc.string({ maxLength: 5 }), expiresAt: fc.nat({ max: 10 }) }), { nil: undefined }),
+      peer: fc.nat({ max: 2 }),
+    });
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const stores = ['a', 'b', 'c'].map((node) => clocked(node));
+        for (const { writer, shardId, kind, meta, peer } of ops) {
+          const store = stores[writer] as PlacementStore;
+          if (kind === 'set') store.set(T, shardId, A, meta);
+          else if (kind === 'remove') store.remove(T, shardId);
+          else if (kind === 'compact') store.compact();
+          else if (peer !== writer) sync(store, stores[peer] as PlacementStore);
+        }
+        for (let round = 0; round < 2; round++) for (const x of stores) for (const y of stores) if (x !== y) sync(x, y);
+        const views = stores.map((store) => JSON.stringify([...store.snapshot(T).placements].map(([shardId, p]) => [shardId, p.target, p.meta ?? null, p.writer])));
+        expect(views[1]).toBe(views[0]);
+        expect(views[2]).toBe(views[0]);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('metaProblem accepts the shapes the sharding layer writes', () => {
     expect(metaProblem({ mode: 'require', expiresAt: 1_900_000_000_000, reason: 'r'.repeat(500), by: 'ops' })).toBeNull();
   });
