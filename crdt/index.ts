@@ -14,6 +14,7 @@ export {
 export type { PlacementStoreErrorCode } from './errors.js';
 export type { PlacementLog, PlacementLogEvent } from './log.js';
 export type { Placement, PlacementSnapshot } from './snapshot.js';
+export { MAX_META_FIELDS, MAX_META_STRING_LENGTH, metaProblem, type SlotMeta } from './slot-meta.js';
 export { PlacementStore, DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS } from './store.js';
 export { EMPTY_STATE_VECTOR } from './wire.js';
 export type { PlacementStoreOptions, PlacementStoreStats, RemoveOptions, UpdateListener, ChangeListener } from './store.js';

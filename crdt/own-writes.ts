@@ -1,11 +1,13 @@
 // What this incarnation last wrote into each of its slots, to notice a write lost to a Yjs conflict with
 // an earlier incarnation of the same node (another Yjs client writing the same slot key).
 import { compareHlc, type Hlc } from './hlc.js';
+import type { SlotMeta } from './slot-meta.js';
 import type { Slot } from './slots.js';
 
 export interface OwnWrite {
   readonly target: string | null;
   readonly hlc: Hlc;
+  readonly meta?: SlotMeta;
 }
 
 export class OwnWrites {

@@ -82,7 +82,7 @@ export class Settler {
           }
         }
         for (const { map, shardId, write } of repairs) {
-          map.set(slotKey(shardId, node), encodeSlotValue(write.target, write.hlc));
+          map.set(slotKey(shardId, node), encodeSlotValue(write.target, write.hlc, write.meta));
           this.repairedSlots++;
         }
       }, localOrigin);

@@ -20,7 +20,9 @@ export function readSlot(map: Y.Map<SlotValue>, key: string, shardId: number, wr
     log({ level: 'warn', message: `ignoring malformed placement slot ${JSON.stringify(key)}` });
     return undefined;
   }
-  return { shardId, writer, target: decoded.target, hlc: decoded.hlc };
+  return decoded.meta === undefined
+    ? { shardId, writer, target: decoded.target, hlc: decoded.hlc }
+    : { shardId, writer, target: decoded.target, hlc: decoded.hlc, meta: decoded.meta };
 }
 
 /** The slot keys `transaction` changed in top-level maps `typeNameOf` can name; other keys are skipped. */

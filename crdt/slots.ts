@@ -1,5 +1,6 @@
 // The per-writer slot encoding, kept in one place: map key `shardId + "\u0000" + writer`, map value
-// `[target | null, wallMs, counter]`. The slot's writer is also its timestamp's node, so it is not stored twice.
+// `[target | null, wallMs, counter, meta?]`. The slot's writer is also its timestamp's node, so it is not stored
+// twice. `meta` (slot-meta.ts) came with protocol version 3; the 3-element values of version 2 still read.
 import {
   MAX_HLC_COUNTER,
   MAX_NODE_LENGTH,
@@ -10,12 +11,18 @@ import {
   nameProblem,
 } from './errors.js';
 import { compareHlc, type Hlc } from './hlc.js';
+import { assertMeta, canonicalMeta, compareMeta, metaProblem, type SlotMeta } from './slot-meta.js';
 
 const SEPARATOR = '\u0000';
 const CANONICAL_SHARD = /^(?:0|[1-9][0-9]{0,15})$/;
 
-/** What is stored under a slot key; `target: null` is a tombstone (a removal with its own timestamp). */
-export type SlotValue = readonly [target: string | null, wallMs: number, counter: number];
+/**
+ * What is stored under a slot key; `target: null` is a tombstone (a removal with its own timestamp) and
+ * never carries meta.
+ */
+export type SlotValue =
+  | readonly [target: string | null, wallMs: number, counter: number]
+  | readonly [target: string, wallMs: number, counter: number, meta: SlotMeta];
 
 /** One decoded slot. */
 export interface Slot {
@@ -23,17 +30,23 @@ export interface Slot {
   readonly writer: string;
   readonly target: string | null;
   readonly hlc: Hlc;
+  /** Present only with a target, and only when the writer gave one. */
+  readonly meta?: SlotMeta;
 }
 
 /**
  * Orders slots of one shard: by hlc, and for the same hlc (one node writing twice at one instant, possible
- * only across a restart with a clock set back) by target, a tombstone lowest, so every replica picks the same.
+ * only across a restart with a clock set back) by target, a tombstone lowest, then by meta, so every replica
+ * picks the same.
  */
 export function compareSlots(a: Slot, b: Slot): number {
   const byHlc = compareHlc(a.hlc, b.hlc);
-  if (byHlc !== 0 || a.target === b.target) return byHlc;
-  if (a.target === null || b.target === null) return a.target === null ? -1 : 1;
-  return a.target < b.target ? -1 : 1;
+  if (byHlc !== 0) return byHlc;
+  if (a.target !== b.target) {
+    if (a.target === null || b.target === null) return a.target === null ? -1 : 1;
+    return a.target < b.target ? -1 : 1;
+  }
+  return compareMeta(a.meta, b.meta);
 }
 
 export function slotKey(shardId: number, writer: string): string {
@@ -53,25 +66,51 @@ export function parseSlotKey(key: string): { readonly shardId: number; readonly 
   return { shardId, writer };
 }
 
-export function encodeSlotValue(target: string | null, hlc: Hlc): SlotValue {
-  return [target, hlc.wallMs, hlc.counter];
+/** `meta` must have passed assertMeta; it is stored canonical (keys sorted). A tombstone drops it. */
+export function encodeSlotValue(target: string | null, hlc: Hlc, meta?: SlotMeta): SlotValue {
+  if (target === null || meta === undefined) return [target, hlc.wallMs, hlc.counter];
+  return [target, hlc.wallMs, hlc.counter, canonicalMeta(meta)];
 }
 
 /** The slot's content with its timestamp (node = writer), or null when `value` is not a well-formed slot value. */
 export function decodeSlotValue(
   value: unknown,
   writer: string,
-): { readonly target: string | null; readonly hlc: Hlc } | null {
+): { readonly target: string | null; readonly hlc: Hlc; readonly meta?: SlotMeta } | null {
   if (!isSlotValue(value)) return null;
-  return { target: value[0], hlc: Object.freeze({ wallMs: value[1], counter: value[2], node: writer }) };
+  const hlc = Object.freeze({ wallMs: value[1], counter: value[2], node: writer });
+  return value.length === 4 ? { target: value[0], hlc, meta: canonicalMeta(value[3]) } : { target: value[0], hlc };
 }
 
 export function isSlotValue(value: unknown): value is SlotValue {
-  if (!Array.isArray(value) || value.length !== 3) return false;
-  const [target, wallMs, counter] = value as unknown[];
+  if (!Array.isArray(value) || (value.length !== 3 && value.length !== 4)) return false;
+  const [target, wallMs, counter, meta] = value as unknown[];
   if (target !== null && nameProblem(target, MAX_TARGET_LENGTH) !== null) return false;
+  if (value.length === 4 && (target === null || metaProblem(meta) !== null)) return false;
   if (typeof wallMs !== 'number' || !Number.isSafeInteger(wallMs) || wallMs < 0) return false;
   return typeof counter === 'number' && Number.isInteger(counter) && counter >= 0 && counter <= MAX_HLC_COUNTER;
+}
+
+/** One write of a target: shard, target and canonical meta (undefined when none). */
+export type SlotWrite = readonly [shardId: number, target: string, meta: SlotMeta | undefined];
+
+/**
+ * Validates `{ shardId, target, meta? }` entries, all before any is written, and returns them as writes
+ * with canonical meta. Throws `invalid_option`, `invalid_shard_id` or `invalid_target`.
+ */
+export function checkWrites(entries: unknown): SlotWrite[] {
+  if (!Array.isArray(entries)) throw new PlacementStoreError('invalid_option', `entries must be an array, got ${describe(entries)}`);
+  return entries.map((entry: unknown): SlotWrite => {
+    if (typeof entry !== 'object' || entry === null) {
+      throw new PlacementStoreError('invalid_option', `each entry must be { shardId, target, meta? }, got ${describe(entry)}`);
+    }
+    const { shardId, target, meta } = entry as { shardId?: unknown; target?: unknown; meta?: unknown };
+    assertShardId(shardId);
+    assertTarget(target);
+    if (meta === undefined) return [shardId, target, undefined];
+    assertMeta(meta);
+    return [shardId, target, canonicalMeta(meta)];
+  });
 }
 
 export function assertShardId(shardId: unknown): asserts shardId is number {

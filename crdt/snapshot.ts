@@ -3,12 +3,15 @@
 // while nothing visible changes, snapshot() keeps returning the very same object.
 import { compareHlc, type Hlc } from './hlc.js';
 import { IntMap } from './int-map.js';
+import { sameMeta, type SlotMeta } from './slot-meta.js';
 import { compareSlots, type Slot } from './slots.js';
 
 export interface Placement {
   readonly target: string;
   readonly hlc: Hlc;
   readonly writer: string;
+  /** What the writer stored with the target (slot-meta.ts); absent when it stored nothing. */
+  readonly meta?: SlotMeta;
 }
 
 export interface PlacementSnapshot {
@@ -105,7 +108,7 @@ export class SnapshotIndex {
       if (samePlacement(before, after)) continue;
       placements = placements.with(
         shardId,
-        after === undefined ? undefined : Object.freeze({ target: after.target as string, hlc: after.hlc, writer: after.writer }),
+        after === undefined ? undefined : toPlacement(after),
       );
       changed.push(shardId);
     }
@@ -137,5 +140,14 @@ export class SnapshotIndex {
 
 function samePlacement(a: Placement | undefined, b: Slot | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
-  return a.target === b.target && a.writer === b.writer && compareHlc(a.hlc, b.hlc) === 0;
+  return a.target === b.target && a.writer === b.writer && compareHlc(a.hlc, b.hlc) === 0 && sameMeta(a.meta, b.meta);
+}
+
+function toPlacement(slot: Slot): Placement {
+  return placementOf(slot.target as string, slot.hlc, slot.writer, slot.meta);
+}
+
+/** A frozen Placement; `meta` is left out when there is none, so records compare and print as before. */
+export function placementOf(target: string, hlc: Hlc, writer: string, meta: SlotMeta | undefined): Placement {
+  return Object.freeze(meta === undefined ? { target, hlc, writer } : { target, hlc, writer, meta });
 }

@@ -15,15 +15,18 @@ import type { PlacementLog } from './log.js';
 import { OwnWrites } from './own-writes.js';
 import { Settler } from './settle.js';
 import { changedSlots, readSlot } from './slot-reads.js';
-import { BASE_WRITER, EMPTY_SNAPSHOT, type Placement, type PlacementSnapshot, type SlotChange } from './snapshot.js';
+import type { SlotMeta } from './slot-meta.js';
+import { BASE_WRITER, EMPTY_SNAPSHOT, placementOf as written, type Placement, type PlacementSnapshot, type SlotChange } from './snapshot.js';
 import {
   assertShardId,
-  assertTarget,
   assertTypeName,
+  checkWrites,
+  compareSlots,
   decodeSlotValue,
   encodeSlotValue,
   slotKey,
   type SlotValue,
+  type SlotWrite,
 } from './slots.js';
 import { resolveStoreOptions, type PlacementStoreOptions, type PlacementStoreStats } from './store-options.js';
 import { checkUpdate } from './update-guard.js';
@@ -116,12 +119,11 @@ export class PlacementStore {
    * Writes an explicit placement; it beats every value this replica admitted for the shard. Throws
    * `hlc_out_of_range` (and writes nothing) when the timestamp it needs is beyond MAX_HLC_WALL_MS.
    */
-  set(typeName: string, shardId: number, target: string): Placement {
+  set(typeName: string, shardId: number, target: string, meta?: SlotMeta): Placement {
     assertTypeName(typeName);
-    assertShardId(shardId);
-    assertTarget(target);
-    const [hlc] = this.writeAll(typeName, [[shardId, target]], false) as [Hlc];
-    return Object.freeze({ target, hlc, writer: this.node });
+    const [write] = checkWrites([{ shardId, target, meta }]) as [SlotWrite];
+    const [hlc] = this.writeAll(typeName, [write], false) as [Hlc];
+    return written(target, hlc, this.node, write[2]);
   }
 
   /**
@@ -129,20 +131,14 @@ export class PlacementStore {
    * instead of one per shard. Every entry is validated before anything is written; a shard named twice
    * ends with its last entry. Returns what was written, in entry order.
    */
-  setMany(typeName: string, entries: ReadonlyArray<{ readonly shardId: number; readonly target: string }>): Placement[] {
+  setMany(
+    typeName: string,
+    entries: ReadonlyArray<{ readonly shardId: number; readonly target: string; readonly meta?: SlotMeta }>,
+  ): Placement[] {
     assertTypeName(typeName);
-    if (!Array.isArray(entries)) {
-      throw new PlacementStoreError('invalid_option', `entries must be an array, got ${describe(entries)}`);
-    }
-    for (const entry of entries) {
-      if (typeof entry !== 'object' || entry === null) {
-        throw new PlacementStoreError('invalid_option', `each entry must be { shardId, target }, got ${describe(entry)}`);
-      }
-      assertShardId(entry.shardId);
-      assertTarget(entry.target);
-    }
-    const hlcs = this.writeAll(typeName, entries.map(({ shardId, target }) => [shardId, target] as const), false);
-    return entries.map(({ target }, i) => Object.freeze({ target, hlc: hlcs[i] as Hlc, writer: this.node }));
+    const writes = checkWrites(entries);
+    const hlcs = this.writeAll(typeName, writes, false);
+    return writes.map(([, target, meta], i) => written(target, hlcs[i] as Hlc, this.node, meta));
   }
 
   /**
@@ -279,7 +275,11 @@ export class PlacementStore {
   }
 
   /** Writes slots of one type in one transaction (write-stamps.ts); returns each write's hlc. */
-  private writeAll(typeName: string, writes: ReadonlyArray<readonly [shardId: number, target: string | null]>, force: boolean): Hlc[] {
+  private writeAll(
+    typeName: string,
+    writes: ReadonlyArray<SlotWrite | readonly [shardId: number, target: null]>,
+    force: boolean,
+  ): Hlc[] {
     this.releaseDue();
     const map = this.state.mapFor(typeName);
     const index = this.state.indexFor(typeName);
@@ -289,10 +289,10 @@ export class PlacementStore {
     const refused = force ? writes.flatMap(([shardId]) => this.admission.takeShard(typeName, shardId)) : [];
     this.state.doc.transact(() => {
       for (const entry of refused) if (entry.where === 'document') this.deleteRefused(map, entry);
-      writes.forEach(([shardId, target], i) => {
+      writes.forEach(([shardId, target, meta], i) => {
         const hlc = hlcs[i] as Hlc;
-        map.set(slotKey(shardId, this.node), encodeSlotValue(target, hlc));
-        this.ownWrites.set(typeName, shardId, { target, hlc });
+        map.set(slotKey(shardId, this.node), encodeSlotValue(target, hlc, meta));
+        this.ownWrites.set(typeName, shardId, meta === undefined ? { target, hlc } : { target, hlc, meta });
       });
     }, LOCAL);
     if (force) this.forcedRemovals++;
@@ -303,7 +303,8 @@ export class PlacementStore {
   private deleteRefused(map: Y.Map<SlotValue>, entry: RefusedSlot): void {
     const key = slotKey(entry.slot.shardId, entry.slot.writer);
     const current = decodeSlotValue(map.get(key), entry.slot.writer);
-    if (current !== null && current.target === entry.slot.target && compareHlc(current.hlc, entry.slot.hlc) === 0) map.delete(key);
+    if (current === null || compareSlots({ ...entry.slot, ...current }, entry.slot) !== 0) return;
+    map.delete(key);
   }
 
   /** Moves to `generation`: every shard's winner goes to the base, and an empty document takes over. */

@@ -105,7 +105,7 @@ function checkItem(decoder: Y.UpdateDecoderV2, info: number, id: Id, typeNames: 
   if (!isCount(length)) throw fail('has no value');
   for (let i = 0; i < length; i++) {
     const value: unknown = decoder.readAny();
-    if (!isSlotValue(value)) throw fail('value is not [target | null, wallMs, counter] with a valid target and timestamp');
+    if (!isSlotValue(value)) throw fail('value is not [target | null, wallMs, counter, meta?] with a valid target, timestamp and meta');
   }
   return length;
 }

@@ -1,15 +1,18 @@
 // The store's own envelope around Yjs, kept in one place. A state vector is
 //   varUint generation | varUint8Array base digest (empty for an empty base) | varUint8Array Yjs state vector
 // and an update is
-//   varUint generation | varUint flags (1 = base, 2 = document) | [varUint8Array base] | [varUint8Array Yjs V2 update]
+//   varUint generation | varUint flags (1 = base, 2 = document, 4 = base with meta) | [varUint8Array base] | [varUint8Array Yjs V2 update]
 // The generation says which document the Yjs part belongs to (compaction starts a new, empty one); the
 // base is the compacted part, a plain list of winning slots that any replica can merge at any time.
+// Since protocol version 3 a base also carries the slots' meta (flag 4); a base without the flag is read
+// the version-2 way, its slots without meta.
 import { createHash } from 'node:crypto';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
 import * as Y from 'yjs';
 import type { BaseState } from './base.js';
 import { MAX_NODE_LENGTH, MAX_TARGET_LENGTH, MAX_HLC_COUNTER, PlacementStoreError, nameProblem } from './errors.js';
+import { canonicalMeta, metaKey, metaProblem, MAX_META_FIELDS, MAX_META_STRING_LENGTH, type SlotMeta } from './slot-meta.js';
 import { typeNameProblem, type Slot } from './slots.js';
 
 export interface WireStateVector {
@@ -31,6 +34,9 @@ export interface WireUpdate {
 
 const HAS_BASE = 1;
 const HAS_DOC = 2;
+const BASE_WITH_META = 4;
+// A meta record's JSON: its fields' names, values and punctuation, escapes included (6 code units per char).
+const MAX_META_JSON_LENGTH = MAX_META_FIELDS * (40 + 6 * MAX_META_STRING_LENGTH);
 const EMPTY = new Uint8Array(0);
 
 export function encodeWireStateVector(stateVector: WireStateVector): Uint8Array {
@@ -53,7 +59,7 @@ export function decodeWireStateVector(bytes: Uint8Array): WireStateVector {
 export function encodeWireUpdate(generation: number, base: Uint8Array | undefined, doc: Uint8Array | undefined): Uint8Array {
   return encoding.encode((encoder) => {
     encoding.writeVarUint(encoder, generation);
-    encoding.writeVarUint(encoder, (base === undefined ? 0 : HAS_BASE) | (doc === undefined ? 0 : HAS_DOC));
+    encoding.writeVarUint(encoder, (base === undefined ? 0 : HAS_BASE | BASE_WITH_META) | (doc === undefined ? 0 : HAS_DOC));
     if (base !== undefined) encoding.writeVarUint8Array(encoder, base);
     if (doc !== undefined) encoding.writeVarUint8Array(encoder, doc);
   });
@@ -64,8 +70,9 @@ export function decodeWireUpdate(bytes: Uint8Array, maxBaseSlots: number): WireU
   return strictly(bytes, 'malformed_update', 'update', (decoder) => {
     const generation = readGeneration(decoder);
     const flags = decoding.readVarUint(decoder);
-    if ((flags & ~(HAS_BASE | HAS_DOC)) !== 0) throw new Error(`unknown flags ${flags}`);
-    const base = (flags & HAS_BASE) === 0 ? undefined : decodeBase(decoding.readVarUint8Array(decoder), maxBaseSlots);
+    if ((flags & ~(HAS_BASE | HAS_DOC | BASE_WITH_META)) !== 0) throw new Error(`unknown flags ${flags}`);
+    const withMeta = (flags & BASE_WITH_META) !== 0;
+    const base = (flags & HAS_BASE) === 0 ? undefined : decodeBase(decoding.readVarUint8Array(decoder), maxBaseSlots, withMeta);
     const doc = (flags & HAS_DOC) === 0 ? undefined : decoding.readVarUint8Array(decoder);
     return { generation, base, doc };
   });
@@ -102,7 +109,7 @@ export function generationOf(bytes: Uint8Array): number | undefined {
 /**
  * Canonical encoding of a base: types in name order, slots in shard order, so equal bases encode equally.
  * Writers and targets are a few node names repeated over many shards, so each slot refers to them by
- * their index in one sorted string table.
+ * their index in one sorted string table; meta records likewise, by index in a sorted table of their JSON.
  */
 export function encodeBase(base: BaseState): Uint8Array {
   const typeNames = base.typeNames().sort();
@@ -116,9 +123,15 @@ export function encodeBase(base: BaseState): Uint8Array {
   }
   const table = [...strings].sort();
   const indexOf = new Map(table.map((text, i) => [text, i]));
+  const metas = new Map<string, SlotMeta>();
+  for (const slots of slotsByType) for (const { meta } of slots) if (meta !== undefined) metas.set(metaKey(meta), meta);
+  const metaTable = [...metas.keys()].sort();
+  const metaIndexOf = new Map(metaTable.map((key, i) => [key, i]));
   return encoding.encode((encoder) => {
     encoding.writeVarUint(encoder, table.length);
     for (const text of table) encoding.writeVarString(encoder, text);
+    encoding.writeVarUint(encoder, metaTable.length);
+    for (const key of metaTable) encoding.writeVarString(encoder, JSON.stringify(canonicalMeta(metas.get(key) as SlotMeta)));
     encoding.writeVarUint(encoder, typeNames.length);
     typeNames.forEach((typeName, t) => {
       const slots = slotsByType[t] as Slot[];
@@ -131,6 +144,8 @@ export function encodeBase(base: BaseState): Uint8Array {
         encoding.writeVarUint(encoder, slot.target === null ? 0 : (indexOf.get(slot.target) as number) + 1);
         encoding.writeVarUint(encoder, slot.hlc.wallMs);
         encoding.writeVarUint(encoder, slot.hlc.counter);
+        // 0 is no meta, n + 1 the meta at table index n.
+        encoding.writeVarUint(encoder, slot.meta === undefined ? 0 : (metaIndexOf.get(metaKey(slot.meta)) as number) + 1);
       }
     });
   });
@@ -142,7 +157,7 @@ export function baseDigest(base: BaseState): Uint8Array {
   return base.cachedDigest(() => new Uint8Array(createHash('sha256').update(encodeBase(base)).digest()));
 }
 
-function decodeBase(bytes: Uint8Array, maxSlots: number): BaseEntries[] {
+function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean): BaseEntries[] {
   const decoder = decoding.createDecoder(bytes);
   const stringCount = decoding.readVarUint(decoder);
   if (stringCount > 2 * maxSlots) throw new Error(`base has more than ${2 * maxSlots} strings`);
@@ -155,6 +170,7 @@ function decodeBase(bytes: Uint8Array, maxSlots: number): BaseEntries[] {
     if (problem !== null) throw new Error(`base slot ${what} ${problem}`);
     return text;
   };
+  const metaTable = withMeta ? readMetaTable(decoder, maxSlots) : [];
   const types: BaseEntries[] = [];
   let budget = maxSlots;
   const typeCount = decoding.readVarUint(decoder);
@@ -173,14 +189,39 @@ function decodeBase(bytes: Uint8Array, maxSlots: number): BaseEntries[] {
       const target = targetRef === 0 ? null : string(targetRef - 1, 'target', MAX_TARGET_LENGTH);
       const wallMs = decoding.readVarUint(decoder);
       const counter = decoding.readVarUint(decoder);
+      const metaRef = withMeta ? decoding.readVarUint(decoder) : 0;
       if (!Number.isSafeInteger(shardId)) throw new Error('base slot has an impossible shard id');
       if (!Number.isSafeInteger(wallMs) || counter > MAX_HLC_COUNTER) throw new Error('base slot has an impossible timestamp');
-      slots.push(Object.freeze({ shardId, writer, target, hlc: Object.freeze({ wallMs, counter, node: writer }) }));
+      const hlc = Object.freeze({ wallMs, counter, node: writer });
+      if (metaRef === 0) {
+        slots.push(Object.freeze({ shardId, writer, target, hlc }));
+        continue;
+      }
+      const meta = metaTable[metaRef - 1];
+      if (meta === undefined) throw new Error(`base slot meta refers to record ${metaRef - 1} of ${metaTable.length}`);
+      if (target === null) throw new Error('base tombstone carries meta');
+      slots.push(Object.freeze({ shardId, writer, target, hlc, meta }));
     }
     types.push({ typeName, slots });
   }
   if (decoding.hasContent(decoder)) throw new Error('base has trailing bytes');
   return types;
+}
+
+/** The base's meta records, each length-checked before it is parsed and validated after. */
+function readMetaTable(decoder: decoding.Decoder, maxSlots: number): SlotMeta[] {
+  const count = decoding.readVarUint(decoder);
+  if (count > maxSlots) throw new Error(`base has more than ${maxSlots} meta records`);
+  const table: SlotMeta[] = [];
+  for (let i = 0; i < count; i++) {
+    const json = decoding.readVarString(decoder);
+    if (json.length > MAX_META_JSON_LENGTH) throw new Error(`base meta record ${i} is longer than ${MAX_META_JSON_LENGTH} characters`);
+    const value: unknown = JSON.parse(json);
+    const problem = metaProblem(value);
+    if (problem !== null) throw new Error(`base meta record ${i} ${problem}`);
+    table.push(canonicalMeta(value as SlotMeta));
+  }
+  return table;
 }
 
 function readGeneration(decoder: decoding.Decoder): number {

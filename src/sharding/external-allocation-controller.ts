@@ -1,28 +1,34 @@
-// The programmatic face of external allocation for one entity type: operators' explicit placements are
-// written to this node's replica of the placement store (and replicate to every node from there), read
-// back as the `ExternalAllocationState` the external strategy consults, and moved now with rebalanceNow.
-import type { Placement, PlacementStore } from '../../crdt/index.js';
-import { NodeAddress } from '../cluster/address.js';
+// The programmatic face of external allocation for one entity type: operators' explicit placements (a
+// target, a mode, an optional expiry and provenance) are written to this node's replica of the placement
+// store (and replicate to every node from there), read back as the `ExternalAllocationState` the external
+// strategy consults, and moved now with rebalanceNow. Targets and options are validated here, at the edge.
+import type { Placement } from '../../crdt/index.js';
+import type { NodeAddress } from '../cluster/address.js';
 import { ActorTsError } from '../errors.js';
+import type { Logger } from '../logging.js';
 import type { ClusterSharding } from './cluster-sharding.js';
 import type { RebalanceNowResult } from './coordinator-client.js';
 import { explicitPlacementState } from './explicit-placement-state.js';
+import { placementRecordOf, type PlacementRecord } from './placement-record.js';
+import { ruleToMeta, validatePlacementOptions, type PlacementOptions } from './placement-options.js';
+import { canonicalPlacementTarget } from './placement-target.js';
 import type { ExternalAllocationState } from './strategies/index.js';
+import { activePin, type PlacementPin } from './strategies/placement-pin.js';
 
 export { explicitPlacementState };
+export { placementRecords, type PlacementRecord, type PlacementRecordsOptions } from './placement-record.js';
 
-/**
- * One shard's placement as the store holds it: the target (a canonical `system@host:port` string), the HLC
- * that decides conflicts and the node that wrote it.
- */
-export interface PlacementRecord extends Placement {
-  readonly shardId: number;
-}
-
-/** A placement to write: the target as a NodeAddress or an address string (`actor-ts://` accepted). */
-export interface PlacementRequest {
+/** A placement to write: the target (address, with or without `actor-ts://`, or selector) and its options. */
+export interface PlacementRequest extends PlacementOptions {
   readonly shardId: number;
   readonly target: NodeAddress | string;
+}
+
+export interface ExternalAllocationControllerOptions {
+  /** The clock expiries are computed and judged by (epoch ms); the strategy and coordinator must read the same. Default Date.now. */
+  readonly now?: () => number;
+  /** Where written and removed placements are logged, with their reason and author. Default: silent. */
+  readonly logger?: Logger;
 }
 
 /** rebalanceNow could not move every shard it was given; `result` says which were started. */
@@ -38,13 +44,6 @@ export class RebalanceError extends ActorTsError {
   }
 }
 
-/** Every placement of a type in `store`, by ascending shard id. */
-export function placementRecords(store: PlacementStore, typeName: string): PlacementRecord[] {
-  const records: PlacementRecord[] = [];
-  for (const [shardId, { target, hlc, writer }] of store.snapshot(typeName).placements) records.push({ shardId, target, hlc, writer });
-  return records.sort((a, b) => a.shardId - b.shardId);
-}
-
 export class ExternalAllocationController {
   /**
    * The state `externalAllocationStrategy` reads at every allocate and rebalance: a view of this node's
@@ -52,26 +51,37 @@ export class ExternalAllocationController {
    */
   readonly getState: () => ExternalAllocationState;
 
+  private readonly now: () => number;
+  private readonly logger: Logger | undefined;
+
   constructor(
     private readonly sharding: ClusterSharding,
     readonly typeName: string,
+    options: ExternalAllocationControllerOptions = {},
   ) {
     if (typeof sharding?.entityTypes !== 'function' || sharding.placementStore === undefined) {
       throw new ActorTsError('invalid_argument', 'ExternalAllocationController needs a ClusterSharding');
     }
+    if (options.now !== undefined && typeof options.now !== 'function') {
+      throw new ActorTsError('invalid_argument', 'now must be a function returning epoch milliseconds');
+    }
+    this.now = options.now ?? Date.now;
+    this.logger = options.logger;
     // Validates the type name the way the store does, so a bad name fails here and not at first use.
     sharding.placementStore.snapshot(typeName);
     this.getState = explicitPlacementState(() => sharding.placementStore.snapshot(typeName));
   }
 
-  /** Pins a shard to a node; see setPlacements. */
-  async setPlacement(shardId: number, target: NodeAddress | string): Promise<void> {
-    await this.setPlacements([{ shardId, target }]);
+  /** Pins a shard to a target; see setPlacements. Resolves with what was written. */
+  async setPlacement(shardId: number, target: NodeAddress | string, options?: PlacementOptions): Promise<PlacementRecord> {
+    const [written] = await this.setPlacements([{ ...options, shardId, target }]);
+    return written as PlacementRecord;
   }
 
   /**
-   * Pins shards to nodes, in one store transaction (one update on the wire, one change notice). Every
-   * entry is validated before any is written (`unknown_shard`, `invalid_address`; nothing written then).
+   * Pins shards to targets, in one store transaction (one update on the wire, one change notice). Every
+   * entry is validated before any is written (`unknown_shard`, `invalid_address`, and PlacementRuleError
+   * `invalid_target` / `invalid_placement`; nothing written then). An expiry is fixed when the call is made.
    * Written once this replica may take writes (it joined and synced with a peer, or has none; at most 5 s:
    * a restarted node writing sooner could lose to its previous incarnation's older value), then replicated;
    * a later write, from any node, wins. A target need not be a member yet: the pin applies once it joins.
@@ -80,34 +90,49 @@ export class ExternalAllocationController {
   async setPlacements(entries: ReadonlyArray<PlacementRequest>): Promise<PlacementRecord[]> {
     if (!Array.isArray(entries)) throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
     const numberOfShards = this.numberOfShards();
-    const checked = entries.map(({ shardId, target }) => ({
-      shardId: this.requireShard(shardId, numberOfShards),
-      target: canonicalTarget(target),
-    }));
+    const now = this.now();
+    const checked = entries.map((entry: PlacementRequest) => {
+      if (typeof entry !== 'object' || entry === null) throw new ActorTsError('invalid_argument', 'each entry must be { shardId, target, ...options }');
+      const { shardId, target, ...options } = entry;
+      const meta = ruleToMeta(validatePlacementOptions(options, now));
+      const canonical = canonicalPlacementTarget(target);
+      const request = { shardId: this.requireShard(shardId, numberOfShards), target: canonical };
+      return meta === undefined ? request : { ...request, meta };
+    });
     await this.sharding.placementsReady();
     const written = this.sharding.placementStore.setMany(this.typeName, checked);
-    return checked.map(({ shardId }, i) => {
-      const { target, hlc, writer } = written[i] as Placement;
-      return { shardId, target, hlc, writer };
-    });
+    const records = checked.map(({ shardId }, i) => placementRecordOf(shardId, written[i] as Placement));
+    for (const record of records) {
+      this.logger?.info({ typeName: this.typeName, ...record, hlc: undefined }, 'explicit placement set');
+    }
+    return records;
   }
 
   /**
    * Drops a shard's pin, once this replica may take writes (as setPlacements); the shard returns to the
-   * fallback strategy at the next rebalance. Resolves false when it had no pin (nothing written).
+   * fallback strategy at the next rebalance. An expired pin is dropped too (it is still stored). Resolves
+   * false when it had no pin (nothing written).
    */
   async removePlacement(shardId: number): Promise<boolean> {
     this.requireShard(shardId, this.numberOfShards());
     await this.sharding.placementsReady();
     const store = this.sharding.placementStore;
-    if (!store.snapshot(this.typeName).placements.has(shardId)) return false;
+    const before = store.snapshot(this.typeName).placements.get(shardId);
+    if (before === undefined) return false;
     store.remove(this.typeName, shardId);
+    this.logger?.info({ typeName: this.typeName, shardId, target: before.target }, 'explicit placement removed');
     return true;
   }
 
-  /** The pins the strategy honours: those whose target is a node address. */
-  async getPlacements(): Promise<ReadonlyMap<number, NodeAddress>> {
-    return this.getState().explicitPlacements;
+  /** The pins the strategy honours now: targets it can read, not expired, by ascending shard id. */
+  async getPlacements(): Promise<ReadonlyMap<number, PlacementPin>> {
+    const now = this.now();
+    const active = new Map<number, PlacementPin>();
+    for (const [shardId, value] of this.getState().explicitPlacements) {
+      const pin = activePin(value, now);
+      if (pin !== undefined) active.set(shardId, pin);
+    }
+    return new Map([...active].sort((a, b) => a[0] - b[0]));
   }
 
   /**
@@ -142,11 +167,4 @@ export class ExternalAllocationController {
     }
     return shardId;
   }
-}
-
-/** A target parsed once, at the edge, and kept as its canonical string from here on. */
-function canonicalTarget(target: unknown): string {
-  if (typeof target === 'string') return NodeAddress.parse(target).toString();
-  if (target instanceof NodeAddress) return target.toString();
-  throw new ActorTsError('invalid_address', `target must be a NodeAddress or an address string, got ${typeof target}`);
 }

@@ -8,9 +8,44 @@ export {
   RebalanceError,
   explicitPlacementState,
   placementRecords,
+  type ExternalAllocationControllerOptions,
   type PlacementRecord,
+  type PlacementRecordsOptions,
   type PlacementRequest,
 } from './external-allocation-controller.js';
+export {
+  MAX_PLACEMENT_TARGET_LENGTH,
+  ROLE_KEY,
+  PlacementRuleError,
+  canonicalPlacementTarget,
+  parsePlacementTarget,
+  printPlacementTarget,
+  targetMatches,
+  tryParsePlacementTarget,
+  type PlacementNode,
+  type PlacementRuleErrorCode,
+  type PlacementTarget,
+  type SelectorTerm,
+} from './placement-target.js';
+export {
+  DEFAULT_PLACEMENT_RULE,
+  MAX_BY_LENGTH,
+  MAX_EXPIRES_AT_MS,
+  MAX_REASON_LENGTH,
+  PLACEMENT_MODES,
+  isExpired,
+  ruleOf,
+  ruleToMeta,
+  validateBy,
+  validateExpiresAt,
+  validatePlacementMode,
+  validatePlacementOptions,
+  validateReason,
+  validateTtlMs,
+  type PlacementMode,
+  type PlacementOptions,
+  type PlacementRule,
+} from './placement-options.js';
 export { DEFAULT_SHARDING_CONFIG, resolveShardingConfig, type ShardingConfig } from './config.js';
 export type { AskOptions, EntityBehavior, EntityContext, EntityInstance, EntityRef } from './entity.js';
 export {

@@ -6,15 +6,19 @@
 // This class only dispatches: the state and its transitions are in coordinator/state.ts, the hand-off
 // protocol in coordinator/hand-offs.ts (each hand-off a coordinator/hand-off.ts object), the warm-up and
 // partition gate in coordinator/warm-up-gate.ts, the down-removal margin in coordinator/down-removal-margin.ts,
-// strategy calls in coordinator/allocation.ts, operator requests in coordinator/operator-requests.ts.
+// strategy calls in coordinator/allocation.ts, giving shards homes (and keeping those the strategy has none
+// for) in coordinator/shard-homes.ts, the timer for pins expiring in coordinator/change-timer.ts, operator
+// requests in coordinator/operator-requests.ts.
 import { isGone } from '../cluster/member.js';
 import type { Cancellable, Scheduler } from '../cluster/scheduler.js';
 import type { Logger } from '../logging.js';
 import { Allocator } from './coordinator/allocation.js';
+import { ChangeTimer } from './coordinator/change-timer.js';
 import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './coordinator/down-removal-margin.js';
 import { HandOffs } from './coordinator/hand-offs.js';
 import { memberMap } from './coordinator/membership.js';
 import { OperatorRequests } from './coordinator/operator-requests.js';
+import { ShardHomes } from './coordinator/shard-homes.js';
 import type { CoordinatorSettings, CoordinatorStats } from './coordinator/settings.js';
 import { CoordinatorState } from './coordinator/state.js';
 import { backgroundScheduler } from './coordinator/timers.js';
@@ -31,6 +35,8 @@ export class ShardCoordinator {
   private readonly operator: OperatorRequests;
   private readonly handOffs: HandOffs;
   private readonly allocator: Allocator;
+  private readonly homes: ShardHomes;
+  private readonly changeTimer: ChangeTimer;
   private readonly timers: Cancellable[] = [];
   private rebalanceQueued = false;
   private stopped = false;
@@ -59,7 +65,7 @@ export class ShardCoordinator {
       timeoutMs: ctx.config.handOffTimeoutMs,
       logger,
       send: (to, message) => this.send(to, message),
-      onFreed: (shardId) => this.onShardFreed(shardId),
+      onFreed: (shardId) => this.homes.freed(shardId),
       onCompleted: (seconds) => settings.events?.onHandOffCompleted?.(settings.typeName, seconds),
     });
     this.operator = new OperatorRequests({
@@ -71,6 +77,11 @@ export class ShardCoordinator {
       whenWarm: (action) => this.gate.whenWarm(action),
       handOff: (shardId) => this.handOffs.begin(shardId),
       rebalanceRound: () => this.rebalanceRound(),
+    });
+    this.changeTimer = new ChangeTimer(settings.strategy, scheduler, logger, () => {
+      this.logger.info('a placement rule expired: rebalancing now');
+      this.rebalanceRound();
+      this.homes.retryWaiting();
     });
     this.margin = new DownRemovalMargin(ctx.config.downRemovalMarginMs, scheduler, () => this.onMembershipChange());
     this.gate = new WarmUpGate({
@@ -85,6 +96,15 @@ export class ShardCoordinator {
         downedUnregistered: () => this.margin.anyInMargin((key) => !this.state.isRegistered(key), this.scheduler.now()),
       },
       onWarm: (reason) => this.onWarm(reason),
+    });
+    this.homes = new ShardHomes({
+      typeName: settings.typeName,
+      state: this.state,
+      gate: this.gate,
+      allocator: this.allocator,
+      logger,
+      send: (to, message) => this.send(to, message),
+      broadcast: (message) => this.broadcast(message),
     });
   }
 
@@ -111,6 +131,7 @@ export class ShardCoordinator {
     const keys = memberMap(members);
     this.margin.schedule(now, (key) => !keys.has(key) && !this.state.isRegion(key));
     this.gate.check();
+    this.changeTimer.schedule();
   }
 
   stop(): void {
@@ -118,6 +139,7 @@ export class ShardCoordinator {
     this.stopped = true;
     for (const timer of this.timers.splice(0)) timer.cancel();
     this.gate.stop();
+    this.changeTimer.stop();
     this.margin.stop();
     this.handOffs.stop();
     this.logger.info('coordinator stopped');
@@ -137,6 +159,7 @@ export class ShardCoordinator {
       handOffsStarted: handOffs.started,
       handOffsCompleted: handOffs.completed,
       handOffsTimedOut: handOffs.timedOut,
+      shardsWithoutHome: this.homes.waitingCount,
     };
   }
 
@@ -175,11 +198,15 @@ export class ShardCoordinator {
     }
   }
 
-  /** Runs a rebalance round as soon as the coordinator is warm (explicit placements changed). */
+  /**
+   * Runs a rebalance round as soon as the coordinator is warm (explicit placements changed), and asks again
+   * for the shards without a home.
+   */
   rebalanceSoon(): void {
     if (this.stopped || this.rebalanceQueued) return;
     if (this.gate.isWarm) {
       this.rebalanceRound();
+      this.homes.retryWaiting();
       return;
     }
     // One queued round covers every change that arrives during warm-up.
@@ -187,6 +214,7 @@ export class ShardCoordinator {
     this.gate.whenWarm(() => {
       this.rebalanceQueued = false;
       this.rebalanceRound();
+      this.homes.retryWaiting();
     });
   }
 
@@ -214,7 +242,7 @@ export class ShardCoordinator {
     this.margin.schedule(now, (key) => !members.has(key) && !this.state.isRegion(key));
     for (const key of this.gate.trackReturningMembers()) this.send(key, { type: 'RegisterRequired', typeName: this.typeName });
     this.gate.check();
-    this.flushDeferred();
+    this.homes.flushDeferred();
   }
 
   /** Where every allocated shard lives, by region (regions without shards included), sorted. */
@@ -247,7 +275,7 @@ export class ShardCoordinator {
     }
     this.send(from, { type: 'RegisterAck', typeName: this.typeName });
     this.gate.check();
-    this.flushDeferred();
+    this.homes.flushDeferred();
   }
 
   /**
@@ -278,7 +306,7 @@ export class ShardCoordinator {
     const home = this.state.homeOf(shardId);
     if (home !== undefined) this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
     else if (!this.gate.open) this.gate.defer(shardId, from);
-    else this.allocateAndAnnounce(shardId, [from]);
+    else this.homes.allocateAndAnnounce(shardId, [from]);
   }
 
   /**
@@ -317,29 +345,8 @@ export class ShardCoordinator {
     this.rebalanceRounds++;
     this.settings.events?.onRebalanceRound?.(this.settings.typeName);
     for (const shardId of this.allocator.shardsToRebalance()) this.handOffs.begin(shardId);
-  }
-
-  /** A hand-off ended with the shard stopped: it is allocated again at once and every region learns where. */
-  private onShardFreed(shardId: number): void {
-    if (!this.gate.open) {
-      // For the reason GetShardHome waits: a region not heard from yet may run this shard. It is allocated
-      // (and announced to whoever asks) once the gate opens.
-      this.gate.defer(shardId);
-      return;
-    }
-    const region = this.allocator.allocate(shardId);
-    if (region === undefined) {
-      this.logger.info({ shardId }, 'no candidate region after hand-off; the shard is allocated on its next message');
-      return;
-    }
-    this.broadcast({ type: 'ShardHome', typeName: this.typeName, shardId, region });
-  }
-
-  private allocateAndAnnounce(shardId: number, requesters: Iterable<string>): void {
-    const region = this.allocator.allocate(shardId);
-    // No candidate yet: the requesters keep their messages buffered and ask again on their retry tick.
-    if (region === undefined) return;
-    for (const requester of requesters) this.send(requester, { type: 'ShardHome', typeName: this.typeName, shardId, region });
+    // A placement change reaches the strategy through a round: its next expiry may have changed too.
+    this.changeTimer.schedule();
   }
 
   private removeRegion(region: string): void {
@@ -364,17 +371,7 @@ export class ShardCoordinator {
     if (this.gate.unknownHostsUnreachable()) {
       this.logger.warn('an unreachable member has not registered: shards never heard of wait until it registers or is downed');
     }
-    this.flushDeferred();
-  }
-
-  /** Answers the GetShardHome requests that waited for the warm-up or for an unreachable member. */
-  private flushDeferred(): void {
-    for (const [shardId, requesters] of this.gate.takeDeferred()) {
-      if (this.state.isHandingOff(shardId)) continue;
-      const home = this.state.homeOf(shardId);
-      if (home === undefined) this.allocateAndAnnounce(shardId, requesters);
-      else for (const requester of requesters) this.send(requester, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
-    }
+    this.homes.flushDeferred();
   }
 
   private broadcast(message: ShardingMessage): void {

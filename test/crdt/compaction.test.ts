@@ -9,7 +9,6 @@ import {
   PlacementStoreError,
   type PlacementStoreErrorCode,
 } from '../../crdt/index.js';
-import { encodeWireUpdate } from '../../crdt/wire.js';
 import { ManualTimers, MemoryNetwork, prng, view } from './helpers.js';
 
 const T = 'Counter';
@@ -40,6 +39,15 @@ function base(strings: readonly string[], typeName: string, slots: ReadonlyArray
     for (const [shardId, writer, target] of slots) {
       for (const n of [shardId, writer, target, 5, 0]) encoding.writeVarUint(e, n);
     }
+  });
+}
+
+/** The version-2 envelope around a base (flag 1 alone): its slots carry no meta, and must still read. */
+function v2Update(generation: number, baseBytes: Uint8Array): Uint8Array {
+  return encoding.encode((e) => {
+    encoding.writeVarUint(e, generation);
+    encoding.writeVarUint(e, 1);
+    encoding.writeVarUint8Array(e, baseBytes);
   });
 }
 
@@ -160,8 +168,8 @@ describe('PlacementStore.compact', () => {
   });
 
   it('settles equal timestamps with different targets the same way in any merge order', () => {
-    const x = encodeWireUpdate(0, base(['w', 'x'], T, [[1, 0, 2]]), undefined);
-    const y = encodeWireUpdate(0, base(['w', 'y'], T, [[1, 0, 2]]), undefined);
+    const x = v2Update(0, base(['w', 'x'], T, [[1, 0, 2]]));
+    const y = v2Update(0, base(['w', 'y'], T, [[1, 0, 2]]));
     const { store: first } = clocked('a');
     const { store: second } = clocked('b');
     first.applyUpdate(x);
@@ -193,7 +201,7 @@ describe('malformed bases change nothing', () => {
     const before = { view: view(store), vector: store.encodeStateVector(), state: store.encodeDiff(EMPTY_STATE_VECTOR) };
     let code: PlacementStoreErrorCode | undefined;
     try {
-      store.applyUpdate(encodeWireUpdate(3, base, undefined));
+      store.applyUpdate(v2Update(3, base));
     } catch (error) {
       expect(error).toBeInstanceOf(PlacementStoreError);
       expect((error as Error).message).toMatch(message);

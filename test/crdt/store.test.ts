@@ -263,7 +263,7 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
     expectUnchanged(s, () => s.encodeDiff(new Uint8Array([5, 1])), 'malformed_state_vector');
     expectUnchanged(s, () => s.encodeDiff(new Uint8Array([0, 7])), 'malformed_state_vector', /end of array/);
     expectUnchanged(s, () => s.encodeDiff(new Uint8Array([0, 0, 1, 0, 9])), 'malformed_state_vector', /trailing/);
-    expectUnchanged(s, () => s.applyUpdate(new Uint8Array([0, 4])), 'malformed_update', /unknown flags/);
+    expectUnchanged(s, () => s.applyUpdate(new Uint8Array([0, 8])), 'malformed_update', /unknown flags/);
   });
 
   it('rejects well-formed Yjs updates that are not placement slots', () => {

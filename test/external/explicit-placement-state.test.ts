@@ -2,11 +2,11 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { PlacementStore } from '../../crdt/index.js';
-import { NodeAddress } from '../../src/cluster/address.js';
 import { explicitPlacementState } from '../../src/sharding/explicit-placement-state.js';
+import { tryParsePlacementTarget } from '../../src/sharding/placement-target.js';
 
 const TYPE = 'counter';
-const targets = ['app@127.0.0.1:7701', 'app@127.0.0.1:7702', 'not an address', 'app@127.0.0.1:7703'];
+const targets = ['app@127.0.0.1:7701', 'app@127.0.0.1:7702', 'not an address', 'app@127.0.0.1:7703', 'rack=r1,zone=b', 'zone='];
 
 function storeWithClock(): PlacementStore {
   let now = 1_000;
@@ -17,14 +17,14 @@ function storeWithClock(): PlacementStore {
 function reference(store: PlacementStore): Map<number, string> {
   const copy = new Map<number, string>();
   for (const [shardId, placement] of store.snapshot(TYPE).placements) {
-    const address = NodeAddress.tryParse(placement.target);
-    if (address !== undefined) copy.set(shardId, address.toString());
+    const target = tryParsePlacementTarget(placement.target);
+    if (target !== undefined) copy.set(shardId, target.canonical);
   }
   return copy;
 }
 
 describe('explicitPlacementState', () => {
-  it('shows only targets that are node addresses, in get, has, size and iteration alike', () => {
+  it('shows only targets that are addresses or selectors, in get, has, size and iteration alike', () => {
     const store = storeWithClock();
     const getState = explicitPlacementState(() => store.snapshot(TYPE));
     store.set(TYPE, 1, 'app@127.0.0.1:7701');
@@ -44,6 +44,16 @@ describe('explicitPlacementState', () => {
       seen.push(shardId);
     });
     expect(seen).toEqual([1, 3]);
+  });
+
+  it('reads mode and expiry from the stored rule, and a selector as a parsed target', () => {
+    const store = storeWithClock();
+    const getState = explicitPlacementState(() => store.snapshot(TYPE));
+    store.set(TYPE, 1, 'zone=b', { mode: 'require', expiresAt: 9_000, reason: 'drain' });
+    store.set(TYPE, 2, 'zone=b');
+    const pins = getState().explicitPlacements;
+    expect(pins.get(1)).toMatchObject({ mode: 'require', expiresAt: 9_000, target: { kind: 'selector', canonical: 'zone=b' } });
+    expect(pins.get(2)).toMatchObject({ mode: 'prefer', expiresAt: null });
   });
 
   it('returns the same state while the snapshot is unchanged, and keeps an old state as it was', () => {

@@ -234,10 +234,14 @@ describe('6-8. controller paths behind the REST routes', () => {
       [{ shardId: 1, target: b.key }, { shardId: 2, target: 'not an address' }],
       [{ shardId: 1, target: b.key }, { shardId: -1, target: b.key }],
     ];
-    for (const entries of bad) await expect(a.controller.setPlacements(entries)).rejects.toThrow(ActorTsError);
+    const codes: string[] = [];
+    for (const entries of bad) await a.controller.setPlacements(entries).catch((error: { code: string }) => codes.push(error.code));
+    // A target that is neither an address nor a selector is a placement-rule error, not an address error.
+    expect(codes).toEqual(['unknown_shard', 'invalid_target', 'unknown_shard']);
     await expect(a.controller.setPlacements([{ shardId: 1, target: 42 as unknown as string }])).rejects.toMatchObject({
-      code: 'invalid_address',
+      code: 'invalid_target',
     });
+    await expect(a.controller.setPlacements([{ shardId: 1, target: 'app@' }])).rejects.toThrow(ActorTsError);
     await run(500);
     for (const node of cluster.nodes) expect(pinsOf(node)).toEqual([]);
     expect(a.sharding.placementStore.stats().slots).toBe(0);

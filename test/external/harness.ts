@@ -15,6 +15,7 @@ import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../../
 import { advanceUntil } from '../support/fake-time.js';
 import { InProcessCluster, startShardingNode, useInProcessClusters, type ShardingNode, type ShardingNodeOptions } from '../support/in-process-cluster.js';
 import { testAddress } from '../support/members.js';
+import type { MemberSpec } from '../support/fake-membership.js';
 import { counter, entityInShard, hostedShards, type EntityEvent } from '../sharding/harness.js';
 
 export const TYPE = 'Counter';
@@ -77,9 +78,28 @@ export function useExternalClusters(): void {
   useInProcessClusters();
 }
 
+/**
+ * The membership with node attributes added to each member, as the cluster gossips them, so a test can change
+ * a node's attributes without restarting it.
+ */
+export function withAttributes(membership: Membership, attributesOf: (key: string) => Readonly<Record<string, string>> | undefined): Membership {
+  return {
+    self: membership.self,
+    members: () =>
+      membership.members().map((member) => {
+        const attributes = attributesOf(member.address.toString());
+        return attributes === undefined ? member : { ...member, attributes };
+      }),
+    onChange: (listener) => membership.onChange(listener),
+    onLeaving: (task) => membership.onLeaving(task),
+  };
+}
+
 /** Several external-allocation nodes over one MemoryNetwork and one FakeCluster. */
 export class ExternalCluster extends InProcessCluster<ExtNode, NodeOptions> {
   readonly events: EntityEvent[] = [];
+  /** Node attributes by address key, shown in every node's membership view. */
+  readonly attributes = new Map<string, Readonly<Record<string, string>>>();
 
   constructor(
     readonly options: {
@@ -97,9 +117,17 @@ export class ExternalCluster extends InProcessCluster<ExtNode, NodeOptions> {
     return this.options.numberOfShards ?? 100;
   }
 
+  /** Adds an Up member (unless `spec.status` says otherwise) with the given attributes, and starts its node. */
+  override addNode(port: number, spec: MemberSpec & { readonly attributes?: Readonly<Record<string, string>> } = {}, options: Partial<NodeOptions> = {}): ExtNode {
+    const { attributes, ...member } = spec;
+    if (attributes !== undefined) this.attributes.set(testAddress(port).toString(), attributes);
+    return super.addNode(port, member, options);
+  }
+
   protected startMember(address: NodeAddress, options: NodeOptions): ExtNode {
     const antiEntropyIntervalMs = options.antiEntropyIntervalMs ?? this.options.antiEntropyIntervalMs;
-    return startExternalNode(this.net, this.members.membership(address), {
+    const membership = withAttributes(this.members.membership(address), (key) => this.attributes.get(key));
+    return startExternalNode(this.net, membership, {
       ...options,
       ...(antiEntropyIntervalMs === undefined ? {} : { antiEntropyIntervalMs }),
       ...(this.options.config === undefined ? {} : { config: this.options.config }),

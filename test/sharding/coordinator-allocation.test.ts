@@ -52,14 +52,16 @@ describe('chooseHome', () => {
   it('overrules a non-candidate or a throw with the least-loaded candidate, saying why', () => {
     const outsider = chooseHome(strategy(() => node(C)), 9, [node(A), node(B)], shards);
     expect(outsider).toEqual({ region: B, problem: `returned ${C}, which is not a current candidate` });
-    const nothing = chooseHome(strategy(() => undefined as unknown as NodeAddress), 9, [node(A), node(B)], shards);
-    expect(nothing?.problem).toBe('returned undefined, which is not a current candidate');
+    const nothing = chooseHome(strategy(() => null as unknown as NodeAddress), 9, [node(A), node(B)], shards);
+    expect(nothing?.problem).toBe('returned null, which is not a current candidate');
     const thrower = chooseHome(strategy(() => { throw new Error('boom'); }), 9, [node(A), node(B)], shards);
     expect(thrower).toEqual({ region: B, problem: 'threw: boom' });
   });
 
   it('has no answer without candidates, and gives the strategy a copy it cannot change', () => {
     expect(chooseHome(strategy(() => node(A)), 9, [], shards)).toBeUndefined();
+    // undefined is the strategy's "no home now" (a hard placement rule), not a wrong answer to overrule.
+    expect(chooseHome(strategy(() => undefined), 9, [node(A), node(B)], shards)).toBeUndefined();
     const vandal = strategy((_shardId, candidates, current) => {
       (current.get(A) as Set<number>).clear();
       return candidates[0] as NodeAddress;

@@ -87,7 +87,7 @@ describe('externalAllocationStrategy properties', () => {
           const home = strategy.allocate(shardId, scenario.candidates, current);
           expect(scenario.candidates).toContain(home);
           const pin = pins.get(shardId);
-          if (pin !== undefined && usable(pin)) expect(home.equals(pin)).toBe(true);
+          if (pin !== undefined && usable(pin)) expect(home?.equals(pin)).toBe(true);
         }
       }),
       { numRuns: 300 },

@@ -55,7 +55,8 @@ function applyRound(
   const candidateKeys = new Set(candidates.map(String));
   let strayHomes = 0;
   for (const shardId of moves) {
-    const home = strategy.allocate(shardId, candidates, current).toString();
+    // These strategies always answer (only a hard placement rule may say "no home now").
+    const home = String(strategy.allocate(shardId, candidates, current));
     if (!candidateKeys.has(home)) strayHomes++;
     let shards = current.get(home);
     if (shards === undefined) current.set(home, (shards = new Set()));

@@ -39,9 +39,10 @@ export interface HomeChoice {
 }
 
 /**
- * The strategy's home for a shard. A result that is not a current candidate (or a strategy that throws) is a
- * bug in the strategy; it is replaced by the candidate with the fewest shards, because a shard must never be
- * left without a home while candidates exist. Undefined only when there is no candidate.
+ * The strategy's home for a shard. Undefined when there is no candidate, or when the strategy answers
+ * undefined: "no home now" (a hard placement rule no candidate satisfies). Any other result that is not a
+ * current candidate (or a strategy that throws) is a bug in the strategy; it is replaced by the candidate
+ * with the fewest shards, because a bug must never leave a shard without a home while candidates exist.
  */
 export function chooseHome(
   strategy: AllocationStrategy,
@@ -55,6 +56,7 @@ export function chooseHome(
   try {
     // The strategy gets its own copy: it must not see later changes, nor be able to make any.
     const result: unknown = strategy.allocate(shardId, candidates, copy(shards));
+    if (result === undefined) return undefined;
     const key = result instanceof NodeAddress ? result.toString() : typeof result === 'string' ? result : undefined;
     if (key !== undefined && keys.has(key)) return { region: key, problem: undefined };
     problem = `returned ${describe(result)}, which is not a current candidate`;
@@ -118,12 +120,18 @@ export class Allocator {
     return allocationCandidates(this.options.members(), this.options.role, this.options.state);
   }
 
-  /** Chooses a home (see chooseHome), records it and tells the region to host the shard. */
+  /**
+   * Chooses a home (see chooseHome), records it and tells the region to host the shard. Undefined when the
+   * shard has no home now (no candidate, or the strategy allows none of them).
+   */
   allocate(shardId: number): string | undefined {
     const { strategy, state, logger, send, typeName } = this.options;
     const candidates = this.candidates();
     const choice = chooseHome(strategy, shardId, candidates, state.shardMap());
-    if (choice === undefined) return undefined;
+    if (choice === undefined) {
+      if (candidates.length > 0) logger.debug({ shardId, candidates: candidates.length }, 'no home now: the strategy allows none of the candidates');
+      return undefined;
+    }
     const { region, problem } = choice;
     if (problem !== undefined) {
       this.counts.invalidAllocations++;

@@ -38,6 +38,8 @@ export interface CoordinatorStats {
   readonly handOffsStarted: number;
   readonly handOffsCompleted: number;
   readonly handOffsTimedOut: number;
+  /** Shards the strategy has no home for now (a require pin no candidate satisfies), waiting for a change. */
+  readonly shardsWithoutHome: number;
 }
 
 /** Which node runs the coordinator of a type: the cluster's singleton placement, the oldest Up member with the role. */

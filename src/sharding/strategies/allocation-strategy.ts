@@ -9,14 +9,25 @@ import { ActorTsError } from '../../errors.js';
 export type ShardAllocations = ReadonlyMap<string, ReadonlySet<number>>;
 
 export interface AllocationStrategy {
-  /** Picks the home of a shard that has none; must return one of `candidates`. */
-  allocate(shardId: number, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress;
+  /**
+   * Picks the home of a shard that has none: one of `candidates`, or undefined for "no home now" (a hard
+   * placement rule no candidate satisfies). The coordinator then leaves the shard unallocated, its messages
+   * wait in the regions' buffers, and it asks again when membership or placements change, or at
+   * `nextChangeAt`; never in a loop.
+   */
+  allocate(shardId: number, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress | undefined;
   /** Shards the coordinator should hand off now; they are then re-allocated through `allocate`. */
   rebalance(
     currentShards: ShardAllocations,
     candidates: ReadonlyArray<NodeAddress>,
     rebalanceInProgress: ReadonlySet<number>,
   ): ReadonlySet<number>;
+  /**
+   * Optional: milliseconds from now until this strategy's answers change by the passing of time alone (a
+   * pin expiring, by the strategy's own clock), or undefined for never. The coordinator runs a rebalance
+   * round, and asks again for shards without a home, at that moment.
+   */
+  nextChangeInMs?(): number | undefined;
 }
 
 /** A candidate node with the facts the least-shard strategies rank it by. */

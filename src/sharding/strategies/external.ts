@@ -1,29 +1,42 @@
-// External allocation: explicit placements (operator pins read from the replicated store's snapshot)
-// decide a shard's home when the target can take it; every other shard is the fallback strategy's.
-// A pin is a preference, not a constraint: an unusable target never leaves a shard homeless.
+// External allocation: explicit placements (operator pins read from the replicated store's snapshot) decide
+// a shard's home; every other shard is the fallback strategy's. A pin names a node address or a selector
+// over node attributes and roles (placement-target.ts). A `prefer` pin (the default) never leaves a shard
+// homeless: when no allowed node can take it, the fallback places it among the reachable nodes and a
+// warning is logged. A `require` pin is a hard constraint: no allowed node, no home (allocate answers
+// undefined) until one is available. An expired pin steers nothing.
 import type { NodeAddress } from '../../cluster/address.js';
 import type { ClusterView } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
+import { requireCandidates, requireShardId, type AllocationStrategy, type ShardAllocations } from './allocation-strategy.js';
+import { WarningLog, type WarningSink } from './external-warnings.js';
+import { PlacementPin, activePin, type PinLike } from './placement-pin.js';
 import {
-  requireCandidates,
-  requireShardId,
-  type AllocationStrategy,
-  type ShardAllocations,
-} from './allocation-strategy.js';
+  homeMatches,
+  matchingCandidates,
+  problemOf,
+  reachablePool,
+  readView,
+  type PinView,
+} from './pin-matching.js';
+
+export type { PlacementProblem } from './pin-matching.js';
 
 export interface ExternalAllocationState {
-  readonly explicitPlacements: ReadonlyMap<number, NodeAddress>;
+  /**
+   * Pins by shard, looked up in O(1) per allocate. A PlacementPin carries target, mode and expiry; a bare
+   * NodeAddress is a prefer pin to that node that never expires.
+   */
+  readonly explicitPlacements: ReadonlyMap<number, PinLike>;
 }
 
 export interface ExternalAllocationOptions {
-  /** Reachability of targets; without it every candidate counts as reachable. */
+  /** Reachability and member facts (roles, attributes); without it every candidate counts as reachable and no selector matches. */
   readonly cluster?: ClusterView;
   /** Called when a pin cannot be honoured; see `WarningLog` for when it repeats. Defaults to silence. */
-  readonly onWarning?: (message: string, details: object) => void;
+  readonly onWarning?: WarningSink;
+  /** The clock pins expire by (epoch ms); the coordinator's scheduler must read the same one. Default Date.now. */
+  readonly now?: () => number;
 }
-
-/** Why an explicit target cannot take its shard right now. */
-export type PlacementProblem = 'not a candidate' | 'unreachable';
 
 export function externalAllocationStrategy(
   fallback: AllocationStrategy,
@@ -44,48 +57,64 @@ export function externalAllocationStrategy(
   if (options.onWarning !== undefined && typeof options.onWarning !== 'function') {
     throw new ActorTsError('invalid_argument', 'onWarning must be a function');
   }
-  return new ExternalAllocationStrategy(fallback, getState, options.cluster, new WarningLog(options.onWarning));
+  if (options.now !== undefined && typeof options.now !== 'function') {
+    throw new ActorTsError('invalid_argument', 'now must be a function returning epoch milliseconds');
+  }
+  return new ExternalAllocationStrategy(fallback, getState, options.cluster, new WarningLog(options.onWarning), options.now ?? Date.now);
 }
 
 class ExternalAllocationStrategy implements AllocationStrategy {
+  // Sorted expiries per pin map, so nextChangeAt costs a scan only once per placement change.
+  private expiries: { readonly pins: ReadonlyMap<number, PinLike>; readonly sorted: readonly number[] } | undefined;
+
   constructor(
     private readonly fallback: AllocationStrategy,
     private readonly getState: () => ExternalAllocationState,
     private readonly cluster: ClusterView | undefined,
     private readonly warnings: WarningLog,
+    private readonly now: () => number,
   ) {}
 
-  allocate(shardId: number, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress {
+  allocate(shardId: number, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress | undefined {
     requireShardId(shardId);
     requireCandidates(candidates);
-    const target = this.getState().explicitPlacements.get(shardId);
-    const reachable = reachableAddresses(this.cluster);
-    if (target === undefined) {
+    const pin = activePin(this.getState().explicitPlacements.get(shardId), this.now());
+    const view = readView(this.cluster);
+    if (pin === undefined) {
       this.warnings.forget(shardId);
-      return this.fallbackChoice(shardId, candidates, reachable, currentShards);
+      return this.fallbackChoice(shardId, reachablePool(candidates, view), currentShards);
     }
-    const targetKey = target.toString();
-    const match = candidates.find((candidate) => candidate.toString() === targetKey);
-    const problem = problemWith(targetKey, match !== undefined, reachable);
-    if (match !== undefined && problem === undefined) {
+    const matching = matchingCandidates(pin, candidates, view);
+    if (matching.length > 0) {
       this.warnings.forget(shardId);
-      return match;
+      // Several allowed nodes: the fallback spreads the pinned shards over them as it would over all nodes.
+      return matching.length === 1 ? matching[0] : this.fallbackChoice(shardId, matching, currentShards);
     }
-    const choice = this.fallbackChoice(shardId, candidates, reachable, currentShards);
-    const reason = problem ?? 'not a candidate';
+    const target = pin.toString();
+    const keys = new Set(candidates.map(String));
+    const problem = problemOf(pin, (key) => keys.has(key));
+    if (pin.mode === 'require') {
+      this.warnings.report(shardId, target, problem, `shard ${shardId}: required target ${target} is ${describeProblem(problem)}; the shard waits without a home`, {
+        mode: pin.mode,
+      });
+      return undefined;
+    }
+    const choice = this.fallbackChoice(shardId, reachablePool(candidates, view), currentShards);
     this.warnings.report(
       shardId,
-      targetKey,
-      reason,
-      `shard ${shardId}: explicit target ${targetKey} is ${reason}; allocated to ${choice.toString()} by the fallback strategy`,
-      { allocatedTo: choice.toString() },
+      target,
+      problem,
+      `shard ${shardId}: explicit target ${target} is ${describeProblem(problem)}; allocated to ${String(choice)} by the fallback strategy`,
+      { mode: pin.mode, allocatedTo: choice === undefined ? null : choice.toString() },
     );
     return choice;
   }
 
   /**
-   * O(allocated shards + candidates + members): one pass over `currentShards` with a map lookup per
-   * shard; nothing is sorted here (the fallback does its own work).
+   * O(allocated shards + candidates + members), plus one fallback call per selector with shards on
+   * several allowed nodes. A pinned shard on an allowed node stays, except to even out the allowed nodes the
+   * way the fallback would; one on a node the pin does not allow moves when an allowed node is available,
+   * and a `require` pin hands it off even when none is.
    */
   rebalance(
     currentShards: ShardAllocations,
@@ -93,71 +122,137 @@ class ExternalAllocationStrategy implements AllocationStrategy {
     rebalanceInProgress: ReadonlySet<number>,
   ): ReadonlySet<number> {
     const pins = this.getState().explicitPlacements;
-    const reachable = reachableAddresses(this.cluster);
-    const candidateKeys = new Set(candidates.map((candidate) => candidate.toString()));
+    const now = this.now();
+    const view = readView(this.cluster);
+    const candidateKeys = new Set(candidates.map(String));
     const moves = new Set<number>();
+    // Selector pins honoured where they are, by canonical target: evened out over their allowed nodes below.
+    const groups = new Map<string, { readonly pin: PlacementPin; readonly shards: Set<number> }>();
     // Regions holding pinned shards, re-ordered for the fallback (see below).
     let fallbackView: Map<string, ReadonlySet<number>> | undefined;
 
     for (const [home, shards] of currentShards) {
       let pinnedHere: number[] | undefined;
       for (const shardId of shards) {
-        const target = pins.get(shardId);
-        if (target === undefined) continue;
+        const pin = activePin(pins.get(shardId), now);
+        if (pin === undefined) continue;
         (pinnedHere ??= []).push(shardId);
         if (rebalanceInProgress.has(shardId)) continue;
-        const targetKey = target.toString();
-        if (targetKey === home) {
+        if (homeMatches(pin, home, view)) {
           this.warnings.forget(shardId);
+          if (pin.target.kind === 'selector') {
+            const key = pin.toString();
+            let group = groups.get(key);
+            if (group === undefined) groups.set(key, (group = { pin, shards: new Set() }));
+            group.shards.add(shardId);
+          }
           continue;
         }
-        const problem = problemWith(targetKey, candidateKeys.has(targetKey), reachable);
-        if (problem === undefined) {
-          this.warnings.forget(shardId);
-          moves.add(shardId);
-        } else {
-          this.warnings.report(
-            shardId,
-            targetKey,
-            problem,
-            `shard ${shardId}: explicit target ${targetKey} is ${problem}; the shard stays on ${home}`,
-            { stayingOn: home },
-          );
-        }
+        this.rebalanceMisplaced(shardId, pin, home, candidates, candidateKeys, view, moves);
       }
       if (pinnedHere !== undefined) {
-        // Pinned shards still count as load (the fallback's allocate counts them too, and a
-        // mismatch would bounce shards back and forth), but they are shown to the fallback as the
-        // youngest, so its oldest-first picks land on shards that may actually move.
-        const pinned = new Set(pinnedHere);
-        const reordered = new Set<number>();
-        for (const shardId of shards) if (!pinned.has(shardId)) reordered.add(shardId);
-        for (const shardId of pinnedHere) reordered.add(shardId);
-        (fallbackView ??= new Map(currentShards)).set(home, reordered);
+        // Pinned shards still count as load (the fallback's allocate counts them too, and a mismatch would
+        // bounce shards back and forth), but they are shown to the fallback as the youngest, so its
+        // oldest-first picks land on shards that may actually move.
+        (fallbackView ??= new Map(currentShards)).set(home, youngestLast(shards, new Set(pinnedHere)));
       }
     }
-    this.warnings.prune(pins);
+    this.warnings.prune((shardId) => activePin(pins.get(shardId), now)?.toString());
+    for (const { pin, shards } of groups.values()) this.evenOut(pin, shards, currentShards, candidates, rebalanceInProgress, view, moves);
 
-    const suggestions = this.fallback.rebalance(
-      fallbackView ?? currentShards,
-      reachablePool(candidates, reachable),
-      rebalanceInProgress,
-    );
+    const suggestions = this.fallback.rebalance(fallbackView ?? currentShards, reachablePool(candidates, view), rebalanceInProgress);
     for (const shardId of suggestions) {
-      if (!pins.has(shardId) && !rebalanceInProgress.has(shardId)) moves.add(shardId);
+      if (activePin(pins.get(shardId), now) === undefined && !rebalanceInProgress.has(shardId)) moves.add(shardId);
     }
     return moves;
   }
 
-  /** The fallback's pick among the reachable candidates (all of them when none is reachable). */
-  private fallbackChoice(
+  /** Time until the earliest expiry still ahead; undefined when no pin will expire. */
+  nextChangeInMs(): number | undefined {
+    const pins = this.getState().explicitPlacements;
+    if (this.expiries?.pins !== pins) {
+      const sorted: number[] = [];
+      for (const value of pins.values()) {
+        if (value instanceof PlacementPin && value.expiresAt !== null) sorted.push(value.expiresAt);
+      }
+      this.expiries = { pins, sorted: sorted.sort((a, b) => a - b) };
+    }
+    const now = this.now();
+    const next = this.expiries.sorted.find((at) => at > now);
+    return next === undefined ? undefined : next - now;
+  }
+
+  /** A pinned shard on a node its pin does not allow. */
+  private rebalanceMisplaced(
     shardId: number,
+    pin: PlacementPin,
+    home: string,
     candidates: ReadonlyArray<NodeAddress>,
-    reachable: ReadonlySet<string> | undefined,
+    candidateKeys: ReadonlySet<string>,
+    view: PinView,
+    moves: Set<number>,
+  ): void {
+    const target = pin.toString();
+    if (matchingCandidates(pin, candidates, view).length > 0) {
+      this.warnings.forget(shardId);
+      moves.add(shardId);
+      return;
+    }
+    const problem = problemOf(pin, (key) => candidateKeys.has(key));
+    if (pin.mode === 'require') {
+      moves.add(shardId);
+      this.warnings.report(
+        shardId,
+        target,
+        problem,
+        `shard ${shardId}: required target ${target} is ${describeProblem(problem)}; handing the shard off from ${home}, it waits without a home`,
+        { mode: pin.mode, handedOffFrom: home },
+      );
+      return;
+    }
+    this.warnings.report(
+      shardId,
+      target,
+      problem,
+      `shard ${shardId}: explicit target ${target} is ${describeProblem(problem)}; the shard stays on ${home}`,
+      { mode: pin.mode, stayingOn: home },
+    );
+  }
+
+  /**
+   * The shards of one selector over its allowed nodes: the fallback's rebalance of just those nodes, with
+   * the selector's shards shown oldest (so its picks land on them), and only its picks among them taken.
+   * Their new home is then the fallback's allocate among the same nodes, counting the same load.
+   */
+  private evenOut(
+    pin: PlacementPin,
+    pinned: ReadonlySet<number>,
     currentShards: ShardAllocations,
-  ): NodeAddress {
-    const pool = reachablePool(candidates, reachable);
+    candidates: ReadonlyArray<NodeAddress>,
+    rebalanceInProgress: ReadonlySet<number>,
+    view: PinView,
+    moves: Set<number>,
+  ): void {
+    const allowed = matchingCandidates(pin, candidates, view);
+    if (allowed.length < 2) return;
+    const groupView = new Map<string, ReadonlySet<number>>();
+    for (const address of allowed) {
+      const key = address.toString();
+      const shards = currentShards.get(key) ?? new Set<number>();
+      const first = new Set<number>();
+      for (const shardId of shards) if (pinned.has(shardId)) first.add(shardId);
+      for (const shardId of shards) first.add(shardId);
+      groupView.set(key, first);
+    }
+    for (const shardId of this.fallback.rebalance(groupView, allowed, rebalanceInProgress)) {
+      if (pinned.has(shardId) && !rebalanceInProgress.has(shardId)) moves.add(shardId);
+    }
+  }
+
+  /** The fallback's pick in `pool` (non-empty); undefined only when the fallback itself has no home now. */
+  private fallbackChoice(shardId: number, pool: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress | undefined {
     const choice = this.fallback.allocate(shardId, pool, currentShards);
+    if (choice === undefined) return undefined;
     const choiceKey = String(choice);
     const match = pool.find((candidate) => candidate.toString() === choiceKey);
     if (match !== undefined) return match;
@@ -171,79 +266,14 @@ class ExternalAllocationStrategy implements AllocationStrategy {
   }
 }
 
-/** Addresses the view says are reachable and still members; undefined without a view (all are). */
-function reachableAddresses(cluster: ClusterView | undefined): ReadonlySet<string> | undefined {
-  if (cluster === undefined) return undefined;
-  const reachable = new Set<string>();
-  for (const member of cluster.members()) {
-    // A downed or removed member will not come back to take a shard, whatever its last heartbeat said.
-    if (member.reachable && member.status !== 'down' && member.status !== 'removed') {
-      reachable.add(member.address.toString());
-    }
-  }
-  return reachable;
+function describeProblem(problem: string): string {
+  return problem === 'no matching node' ? 'matched by no reachable candidate' : problem;
 }
 
-/**
- * A target the view does not list counts as unreachable: it cannot be vouched for yet. A pin to a
- * node that has not joined is therefore kept and honoured once the node is a reachable candidate.
- */
-function problemWith(
-  targetKey: string,
-  isCandidate: boolean,
-  reachable: ReadonlySet<string> | undefined,
-): PlacementProblem | undefined {
-  if (!isCandidate) return 'not a candidate';
-  if (reachable !== undefined && !reachable.has(targetKey)) return 'unreachable';
-  return undefined;
-}
-
-function reachablePool(
-  candidates: ReadonlyArray<NodeAddress>,
-  reachable: ReadonlySet<string> | undefined,
-): ReadonlyArray<NodeAddress> {
-  if (reachable === undefined) return candidates;
-  const pool = candidates.filter((candidate) => reachable.has(candidate.toString()));
-  return pool.length > 0 ? pool : candidates;
-}
-
-/**
- * Dedupe policy: a warning about shard S is emitted when S's (target, reason) differs from the last
- * one reported for S; it is not repeated while that situation lasts (the coordinator calls allocate
- * and rebalance every tick). The record is dropped when the pin is honoured, moved, changed or
- * removed, so the same problem coming back later is reported again. Memory is bounded by the
- * number of pinned shards with a live problem.
- */
-class WarningLog {
-  private readonly reported = new Map<number, string>();
-
-  constructor(private readonly sink: ((message: string, details: object) => void) | undefined) {}
-
-  report(shardId: number, target: string, reason: PlacementProblem, message: string, extra: object): void {
-    const situation = `${target}\u0000${reason}`;
-    if (this.reported.get(shardId) === situation) return;
-    this.reported.set(shardId, situation);
-    this.emit(message, { shardId, target, reason, ...extra });
-  }
-
-  forget(shardId: number): void {
-    this.reported.delete(shardId);
-  }
-
-  /** Drops records whose pin is gone or now names another target. */
-  prune(pins: ReadonlyMap<number, NodeAddress>): void {
-    for (const [shardId, situation] of this.reported) {
-      const target = pins.get(shardId);
-      if (target === undefined || !situation.startsWith(`${target.toString()}\u0000`)) this.reported.delete(shardId);
-    }
-  }
-
-  emit(message: string, details: object): void {
-    if (this.sink === undefined) return;
-    try {
-      this.sink(message, details);
-    } catch {
-      // A failing logger must not turn a placement decision into an exception.
-    }
-  }
+/** The same shards, those in `last` moved to the end (each part keeps its order). */
+function youngestLast(shards: ReadonlySet<number>, last: ReadonlySet<number>): Set<number> {
+  const reordered = new Set<number>();
+  for (const shardId of shards) if (!last.has(shardId)) reordered.add(shardId);
+  for (const shardId of last) reordered.add(shardId);
+  return reordered;
 }

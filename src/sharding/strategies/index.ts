@@ -14,3 +14,4 @@ export {
   type ExternalAllocationState,
   type PlacementProblem,
 } from './external.js';
+export { PlacementPin, activePin, asPin, type PinLike } from './placement-pin.js';

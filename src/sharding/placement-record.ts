@@ -1,0 +1,57 @@
+// How a stored placement is listed (API, CLI, controller): every field of the pin, the expiry as ISO-8601,
+// and, when expired pins are asked for, whether it expired.
+import type { Hlc, Placement, PlacementStore } from '../../crdt/index.js';
+import { isExpired, ruleOf, type PlacementMode } from './placement-options.js';
+
+/** One shard's placement as the store holds it. */
+export interface PlacementRecord {
+  readonly shardId: number;
+  /** The canonical target: `system@host:port` or a selector with sorted keys. */
+  readonly target: string;
+  readonly mode: PlacementMode;
+  /** ISO-8601 (UTC, milliseconds), or null for a pin that never expires. */
+  readonly expiresAt: string | null;
+  readonly reason: string | null;
+  readonly by: string | null;
+  /** The node that wrote it. */
+  readonly writer: string;
+  /** The timestamp that decides conflicts. */
+  readonly hlc: Hlc;
+  /** Present only in a listing that includes expired pins. */
+  readonly expired?: boolean;
+}
+
+export interface PlacementRecordsOptions {
+  /** Also list pins whose expiry has passed, each with `expired`. Default false. */
+  readonly includeExpired?: boolean;
+  /** The clock reading expiry is judged by (epoch ms). Default Date.now(). */
+  readonly now?: number;
+}
+
+/** Every placement of a type in `store`, by ascending shard id; expired ones only with includeExpired. */
+export function placementRecords(store: PlacementStore, typeName: string, options: PlacementRecordsOptions = {}): PlacementRecord[] {
+  const now = options.now ?? Date.now();
+  const includeExpired = options.includeExpired === true;
+  const records: PlacementRecord[] = [];
+  for (const [shardId, placement] of store.snapshot(typeName).placements) {
+    const expired = isExpired(ruleOf(placement), now);
+    if (expired && !includeExpired) continue;
+    const record = placementRecordOf(shardId, placement);
+    records.push(includeExpired ? { ...record, expired } : record);
+  }
+  return records.sort((a, b) => a.shardId - b.shardId);
+}
+
+export function placementRecordOf(shardId: number, placement: Placement): PlacementRecord {
+  const { mode, expiresAt, reason, by } = ruleOf(placement);
+  return {
+    shardId,
+    target: placement.target,
+    mode,
+    expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+    reason,
+    by,
+    writer: placement.writer,
+    hlc: placement.hlc,
+  };
+}
