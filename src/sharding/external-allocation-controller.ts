@@ -1,7 +1,7 @@
 // The programmatic face of external allocation for one entity type: operators' explicit placements are
 // written to this node's replica of the placement store (and replicate to every node from there), read
 // back as the `ExternalAllocationState` the external strategy consults, and moved now with rebalanceNow.
-import type { Placement, PlacementStore } from '../../crdt/index.js';
+import { whenDurable, type Placement, type PlacementStore } from '../../crdt/index.js';
 import { NodeAddress } from '../cluster/address.js';
 import { ActorTsError } from '../errors.js';
 import type { ClusterSharding } from './cluster-sharding.js';
@@ -86,6 +86,7 @@ export class ExternalAllocationController {
     }));
     await this.sharding.placementsReady();
     const written = this.sharding.placementStore.setMany(this.typeName, checked);
+    await whenDurable(this.sharding.placementStore);
     return checked.map(({ shardId }, i) => {
       const { target, hlc, writer } = written[i] as Placement;
       return { shardId, target, hlc, writer };
@@ -102,6 +103,7 @@ export class ExternalAllocationController {
     const store = this.sharding.placementStore;
     if (!store.snapshot(this.typeName).placements.has(shardId)) return false;
     store.remove(this.typeName, shardId);
+    await whenDurable(store);
     return true;
   }
 
