@@ -8,6 +8,7 @@ import type { PlacementStoreOptions } from './store-options.js';
 import type { Hlc } from './hlc.js';
 import type { Placement } from './snapshot.js';
 import { EMPTY_STATE_VECTOR } from './wire.js';
+import { replayBatches, type ReplayBatch } from './replay-batches.js';
 import { PersistenceError, recoveryHint, type PersistedState, type PersistenceStats, type PlacementPersistence } from './persistence.js';
 
 export interface DurablePlacementStoreOptions extends PlacementStoreOptions {
@@ -18,9 +19,15 @@ export interface DurablePlacementStoreOptions extends PlacementStoreOptions {
    * last one, so a restart replays a bounded log. Default DEFAULT_SNAPSHOT_AFTER_RECORDS.
    */
   readonly snapshotAfterRecords?: number;
+  /**
+   * Also writes a snapshot once the log since the last one holds more bytes than this and than that
+   * snapshot, which keeps the data on disk within about twice the state. Default DEFAULT_SNAPSHOT_AFTER_LOG_BYTES.
+   */
+  readonly snapshotAfterLogBytes?: number;
 }
 
 export const DEFAULT_SNAPSHOT_AFTER_RECORDS = 10_000;
+export const DEFAULT_SNAPSHOT_AFTER_LOG_BYTES = 64 * 1024;
 
 /** What a node's health reports of its placement storage. */
 export interface PlacementStorageHealth extends PersistenceStats {
@@ -35,6 +42,9 @@ export class DurablePlacementStore extends PlacementStore {
   /** True when the replica was rebuilt from a snapshot or log records: it may take writes at once. */
   readonly restored: boolean;
   private readonly snapshotAfterRecords: number;
+  private readonly snapshotAfterLogBytes: number;
+  private snapshotBytes: number;
+  private logBytesSinceSnapshot = 0;
   // The latest append or snapshot: commits are in order, so once it resolved everything before it is durable.
   private last: Promise<void> | undefined;
   private inFlight = 0;
@@ -59,15 +69,13 @@ export class DurablePlacementStore extends PlacementStore {
   }
 
   private constructor(options: DurablePlacementStoreOptions, restored: boolean) {
-    const { persistence, snapshotAfterRecords, ...storeOptions } = options;
+    const { persistence, snapshotAfterRecords, snapshotAfterLogBytes, ...storeOptions } = options;
     super(storeOptions);
-    const every = snapshotAfterRecords ?? DEFAULT_SNAPSHOT_AFTER_RECORDS;
-    if (!Number.isSafeInteger(every) || every < 1) {
-      throw new PersistenceError('invalid_option', `snapshotAfterRecords must be a positive integer, got ${String(every)}`);
-    }
     this.persistence = persistence;
     this.restored = restored;
-    this.snapshotAfterRecords = every;
+    this.snapshotAfterRecords = positive('snapshotAfterRecords', snapshotAfterRecords ?? DEFAULT_SNAPSHOT_AFTER_RECORDS);
+    this.snapshotAfterLogBytes = positive('snapshotAfterLogBytes', snapshotAfterLogBytes ?? DEFAULT_SNAPSHOT_AFTER_LOG_BYTES);
+    this.snapshotBytes = persistence.stats().snapshotBytes;
     this.snapshotGeneration = this.generation;
     // Registered before any replicator's listener: an update's append is issued before anyone sees it.
     this.onUpdate((update, origin) => {
@@ -146,16 +154,23 @@ export class DurablePlacementStore extends PlacementStore {
 
   private persist(update: Uint8Array): void {
     this.recordsSinceSnapshot++;
+    this.logBytesSinceSnapshot += update.length;
     this.track(this.failure === undefined ? this.persistence.append(update) : Promise.reject(this.failure));
   }
 
   /** After a compaction (ours or one a peer's update moved us to), or once the log is long: a snapshot. */
   private maybeSnapshot(): void {
     if (this.replaying || this.failure !== undefined) return;
-    if (this.generation === this.snapshotGeneration && this.recordsSinceSnapshot < this.snapshotAfterRecords) return;
+    const logIsLong =
+      this.recordsSinceSnapshot >= this.snapshotAfterRecords ||
+      this.logBytesSinceSnapshot > Math.max(this.snapshotAfterLogBytes, this.snapshotBytes);
+    if (this.generation === this.snapshotGeneration && !logIsLong) return;
+    const snapshot = this.encodeDiff(EMPTY_STATE_VECTOR);
     this.snapshotGeneration = this.generation;
     this.recordsSinceSnapshot = 0;
-    this.track(this.persistence.writeSnapshot(this.encodeDiff(EMPTY_STATE_VECTOR)));
+    this.logBytesSinceSnapshot = 0;
+    this.snapshotBytes = snapshot.length;
+    this.track(this.persistence.writeSnapshot(snapshot));
   }
 
   private track(write: Promise<void>): void {
@@ -189,25 +204,50 @@ export class DurablePlacementStore extends PlacementStore {
   private replay(state: PersistedState): void {
     const where = this.persistence.stats().path ?? 'the placement data';
     const records = [...(state.snapshot === undefined ? [] : [state.snapshot]), ...state.log];
+    const applyRecord = (i: number): void => {
+      try {
+        this.applyUpdate(records[i] as Uint8Array);
+      } catch (cause) {
+        const which = state.snapshot !== undefined && i === 0 ? 'the snapshot' : `log record ${state.snapshot === undefined ? i + 1 : i}`;
+        const reason = cause instanceof Error ? cause.message : String(cause);
+        throw new PersistenceError('corrupt', `${which} in ${where} cannot be applied: ${reason}. ${recoveryHint(where)}`, { cause });
+      }
+    };
     this.replaying = true;
     try {
-      records.forEach((record, i) => {
-        try {
-          this.applyUpdate(record);
-        } catch (cause) {
-          const which = state.snapshot !== undefined && i === 0 ? 'the snapshot' : `log record ${state.snapshot === undefined ? i + 1 : i}`;
-          const reason = cause instanceof Error ? cause.message : String(cause);
-          throw new PersistenceError('corrupt', `${which} in ${where} cannot be applied: ${reason}. ${recoveryHint(where)}`, { cause });
+      let batches: ReplayBatch[];
+      try {
+        batches = replayBatches(records);
+      } catch {
+        batches = records.map((bytes, i) => ({ bytes, first: i, last: i }));
+      }
+      for (const { bytes, first, last } of batches) {
+        if (first === last) {
+          applyRecord(first);
+          continue;
         }
-      });
+        try {
+          this.applyUpdate(bytes);
+        } catch {
+          // A merged batch that does not apply is replayed record by record, so the error names the record
+          // (a rejected update changes nothing, so the retry starts from a clean state).
+          for (let i = first; i <= last; i++) applyRecord(i);
+        }
+      }
     } finally {
       this.replaying = false;
     }
     this.snapshotGeneration = this.generation;
     this.recordsSinceSnapshot = state.log.length;
+    this.logBytesSinceSnapshot = state.log.reduce((sum, record) => sum + record.length, 0);
     // A long log (or a compaction during the replay) is folded now, so the next restart replays little.
     this.maybeSnapshot();
   }
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new PersistenceError('invalid_option', `${name} must be a positive integer, got ${String(value)}`);
+  return value;
 }
 
 /** Resolves once `store`'s writes so far are durable: at once for an in-memory PlacementStore. */

@@ -28,7 +28,7 @@ export type {
   PlacementReplicatorOptions,
   PlacementReplicatorStats,
 } from './replicator.js';
-export { DurablePlacementStore, whenDurable, DEFAULT_SNAPSHOT_AFTER_RECORDS } from './durable-store.js';
+export { DurablePlacementStore, whenDurable, DEFAULT_SNAPSHOT_AFTER_RECORDS, DEFAULT_SNAPSHOT_AFTER_LOG_BYTES } from './durable-store.js';
 export type { DurablePlacementStoreOptions, PlacementStorageHealth } from './durable-store.js';
 export { PersistenceError, DEFAULT_MAX_RECORD_BYTES } from './persistence.js';
 export type { PlacementPersistence, PersistedState, PersistenceStats, PersistenceOptions, PersistenceErrorCode } from './persistence.js';
