@@ -215,11 +215,14 @@ export class DurablePlacementStore extends PlacementStore {
     };
     this.replaying = true;
     try {
+      // The snapshot is one update already: only the log's records are merged.
+      const skip = state.snapshot === undefined ? 0 : 1;
+      if (skip === 1) applyRecord(0);
       let batches: ReplayBatch[];
       try {
-        batches = replayBatches(records);
+        batches = replayBatches(state.log).map(({ bytes, first, last }) => ({ bytes, first: first + skip, last: last + skip }));
       } catch {
-        batches = records.map((bytes, i) => ({ bytes, first: i, last: i }));
+        batches = state.log.map((bytes, i) => ({ bytes, first: i + skip, last: i + skip }));
       }
       for (const { bytes, first, last } of batches) {
         if (first === last) {

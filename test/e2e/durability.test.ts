@@ -3,7 +3,7 @@
 // right after the last acknowledgement. Restarted on the same directories and ports, every node lists exactly
 // the acknowledged pins and the pinned shards' entities answer from their targets. Then a full restart where
 // only one node keeps its directory: the other two get everything back from it.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -128,4 +128,21 @@ describe('durable placements across full-cluster restarts', () => {
         `every pin listed and served from its target in ${restoredMs} ms; restart with one data directory kept -> all restored in ${resyncMs} ms`,
     );
   }, 240_000);
+
+  it('refuses to start, exiting non-zero with a message naming the directory, on a held or a damaged directory', async () => {
+    const ports = await freePorts(4);
+    const held: Slot = { port: ports[0]!, httpPort: ports[1]!, dir: join(root, 'held') };
+    const holder = start('holder', held, [`app@127.0.0.1:${held.port}`]);
+    await waitForCluster([holder], 45_000);
+    const second = start('second-on-held', { port: ports[2]!, httpPort: ports[3]!, dir: held.dir }, [`app@127.0.0.1:${ports[2]}`]);
+    expect((await exitWithin(second, 20_000)).code).not.toBe(0);
+    expect(second.log()).toContain(`data directory ${held.dir} is in use by process ${holder.pid}`);
+
+    const damaged = join(root, 'damaged');
+    mkdirSync(damaged, { recursive: true });
+    writeFileSync(join(damaged, 'placement.mdb'), Buffer.alloc(64 * 1024, 0x5a));
+    const broken = start('on-damaged', { port: ports[2]!, httpPort: ports[3]!, dir: damaged }, [`app@127.0.0.1:${ports[2]}`]);
+    expect((await exitWithin(broken, 20_000)).code).not.toBe(0);
+    expect(broken.log()).toMatch(/placement data in .*damaged cannot be read: .*To recover: .*empty data directory/s);
+  }, 120_000);
 });
