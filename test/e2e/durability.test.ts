@@ -8,7 +8,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
-import { NodeProc, SHARDS_PATH, exitWithin, freePorts, http, useProcessSet, waitFor, waitForCluster, type PlacementRow } from './harness.js';
+import {
+  NodeProc,
+  SHARDS_PATH,
+  exitWithin,
+  freeConsecutivePorts,
+  freePorts,
+  http,
+  useProcessSet,
+  waitFor,
+  waitForCluster,
+  type PlacementRow,
+} from './harness.js';
 
 const procs = useProcessSet();
 const root = mkdtempSync(join(tmpdir(), 'actor-ts-durability-'));
@@ -128,6 +139,33 @@ describe('durable placements across full-cluster restarts', () => {
         `every pin listed and served from its target in ${restoredMs} ms; restart with one data directory kept -> all restored in ${resyncMs} ms`,
     );
   }, 240_000);
+
+  it('local-cluster brings the pins back when run again on its data directory, and --fresh starts empty', async () => {
+    const basePort = await freeConsecutivePorts(1);
+    const baseHttpPort = await freeConsecutivePorts(1, new Set([basePort]));
+    const url = `http://127.0.0.1:${baseHttpPort}`;
+    const dataDir = join(root, 'local-cluster');
+    const run = async (name: string, extra: string[]): Promise<Map<number, string>> => {
+      const args = ['local-cluster', '--nodes', '1', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--data-dir', dataDir, ...extra];
+      const cluster = procs.spawnCli(name, args, { detached: true });
+      await waitFor(`${name} to be ready`, () => {
+        if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
+        return cluster.log().includes('Ctrl-C stops every node.') ? true : undefined;
+      }, 60_000);
+      expect(cluster.log()).toContain(`placements: ${dataDir}`);
+      const pins = await pinsOf(new NodeProc(name, cluster.child, cluster.logFile, `app@127.0.0.1:${basePort}`, url, basePort, baseHttpPort));
+      if (pins.size === 0) {
+        const answer = await http('POST', `${url}${SHARDS_PATH}/placements`, { shardId: 7, target: `app@127.0.0.1:${basePort}` });
+        expect(answer.status).toBe(202);
+      }
+      cluster.signal('SIGINT');
+      expect((await exitWithin(cluster, 30_000)).code).toBe(0);
+      return pins;
+    };
+    expect((await run('lc-first', [])).size).toBe(0);
+    expect([...(await run('lc-again', []))]).toEqual([[7, `app@127.0.0.1:${basePort}`]]);
+    expect((await run('lc-fresh', ['--fresh'])).size).toBe(0);
+  }, 180_000);
 
   it('refuses to start, exiting non-zero with a message naming the directory, on a held or a damaged directory', async () => {
     const ports = await freePorts(4);
