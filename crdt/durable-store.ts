@@ -6,6 +6,7 @@
 import { PlacementStore, type RemoveOptions } from './store.js';
 import type { PlacementStoreOptions } from './store-options.js';
 import type { Hlc } from './hlc.js';
+import { silentLog, type PlacementLog } from './log.js';
 import type { Placement } from './snapshot.js';
 import { EMPTY_STATE_VECTOR } from './wire.js';
 import { replayBatches, type ReplayBatch } from './replay-batches.js';
@@ -42,6 +43,7 @@ export class DurablePlacementStore extends PlacementStore {
   /** True when the replica was rebuilt from a snapshot or log records: it may take writes at once. */
   readonly restored: boolean;
   private readonly snapshotAfterRecords: number;
+  private readonly storageLog: PlacementLog;
   private readonly snapshotAfterLogBytes: number;
   private snapshotBytes: number;
   private logBytesSinceSnapshot = 0;
@@ -73,6 +75,7 @@ export class DurablePlacementStore extends PlacementStore {
     super(storeOptions);
     this.persistence = persistence;
     this.restored = restored;
+    this.storageLog = storeOptions.log ?? silentLog;
     this.snapshotAfterRecords = positive('snapshotAfterRecords', snapshotAfterRecords ?? DEFAULT_SNAPSHOT_AFTER_RECORDS);
     this.snapshotAfterLogBytes = positive('snapshotAfterLogBytes', snapshotAfterLogBytes ?? DEFAULT_SNAPSHOT_AFTER_LOG_BYTES);
     this.snapshotBytes = persistence.stats().snapshotBytes;
@@ -199,6 +202,11 @@ export class DurablePlacementStore extends PlacementStore {
         'until it is restarted; reads still work and other nodes take writes',
       { cause: error },
     );
+    try {
+      this.storageLog({ level: 'warn', message: this.failure.message, details: { error } });
+    } catch {
+      // A failing log sink must not stop the failure from being recorded.
+    }
   }
 
   private replay(state: PersistedState): void {

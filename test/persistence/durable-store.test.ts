@@ -147,7 +147,8 @@ describe('DurablePlacementStore', () => {
   it('after a failed commit: the write is rejected, later writes are refused, reads go on, and nothing of it is sent', async () => {
     const volume = createMemoryVolume();
     const held = heldPersistence(volume);
-    const store = await DurablePlacementStore.open({ node: 'n1', persistence: held.persistence });
+    const logged: string[] = [];
+    const store = await DurablePlacementStore.open({ node: 'n1', persistence: held.persistence, log: (event) => void logged.push(event.message) });
     store.set(T, 1, 'kept');
     held.release();
     await store.flush();
@@ -164,6 +165,7 @@ describe('DurablePlacementStore', () => {
     expect(() => store.set(T, 3, 'x')).toThrow(PersistenceError);
     expect(() => store.remove(T, 1)).toThrow(PersistenceError);
     expect(store.storageHealth().failure).toMatch(/refuses placement writes/);
+    expect(logged.filter((message) => message.includes('ENOSPC'))).toHaveLength(1);
     expect(store.snapshot(T).placements.get(1)?.target).toBe('kept');
 
     replicator.receiveFrame('n2', { kind: 'step1', stateVector: EMPTY_STATE_VECTOR });
