@@ -1,4 +1,4 @@
-// Entry point of `npm run bench` (add `-- --quick` for the one-minute version): runs scenarios 1-6, prints
+// Entry point of `npm run bench` (add `-- --quick` for the one-minute version): runs scenarios 1-7, prints
 // a table per scenario, writes bench/results/<mode>.json and .svg, and on a full run refreshes the figures
 // section of bench/README.md. `--only 1,4` runs a subset and writes nothing.
 import { cpus } from 'node:os';
@@ -13,6 +13,7 @@ import { partitionHeal } from './scenarios/s3-partition.js';
 import { growth } from './scenarios/s4-growth.js';
 import { allocationCost } from './scenarios/s5-allocation.js';
 import { realNetwork } from './scenarios/s6-real-network.js';
+import { durability } from './scenarios/s7-durability.js';
 
 const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['1', propagation],
@@ -21,6 +22,7 @@ const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['4', growth],
   ['5', allocationCost],
   ['6', realNetwork],
+  ['7', durability],
 ];
 
 interface Flags {

@@ -8,6 +8,8 @@ import { silentLog, type PlacementLog } from './log.js';
 import type { PlacementStore } from './store.js';
 import { DEFAULT_MAX_FRAME_BYTES, decodeSyncFrame, encodeSyncFrame, type SyncFrame } from './sync-frame.js';
 import { generationOf, lacksUpdatesOf } from './wire.js';
+import { assertPeer, checkFrame, defaultSetInterval, frameSize } from './replicator-checks.js';
+import { DurablePlacementStore } from './durable-store.js';
 
 /**
  * How the replicator reaches peers. A byte link carries encoded frames (the y-protocols shapes) and calls
@@ -98,6 +100,7 @@ export class PlacementReplicator {
   private readonly maxFrameBytes: number;
   private readonly relayFanout: number;
   private readonly unsubscribe: () => void;
+  private readonly durable: DurablePlacementStore | undefined;
   // The peer whose update is being applied, so its own update is not echoed back to it.
   private applyingFrom: string | null = null;
   private closed = false;
@@ -132,6 +135,7 @@ export class PlacementReplicator {
     this.random = options.random ?? Math.random;
     this.log = options.log ?? silentLog;
     this.maxFrameBytes = maxFrameBytes;
+    this.durable = store instanceof DurablePlacementStore ? store : undefined;
     this.unsubscribe = store.onUpdate((update, origin) => this.push(update, origin));
     const startTimer = options.setInterval ?? defaultSetInterval;
     this.clearTimer = options.clearInterval ?? ((handle) => clearInterval(handle as NodeJS.Timeout));
@@ -188,7 +192,13 @@ export class PlacementReplicator {
       assertPeer(peer);
       const frame = readFrame();
       if (frame.kind === 'step1') {
-        this.send(peer, { kind: 'step2', update: this.store.encodeDiff(frame.stateVector) });
+        const stateVector = frame.stateVector;
+        const answer = (): void => {
+          if (!this.closed) this.send(peer, { kind: 'step2', update: this.store.encodeDiff(stateVector) });
+        };
+        // A durable replica answers only with committed state (see durable-store.ts).
+        if (this.durable !== undefined) this.durable.whenIdle(answer);
+        else answer();
         this.notePeer(peer, frame.stateVector);
         const generation = this.notePeerGeneration(peer, frame.stateVector);
         // The peer compacted: ask it for its new document (this replica's placements went along, as a base).
@@ -312,10 +322,20 @@ export class PlacementReplicator {
 
   private push(update: Uint8Array, origin: 'local' | 'remote'): void {
     if (this.closed || this.peerSet.size === 0) return;
+    const sender = origin === 'remote' ? this.applyingFrom : null;
+    const durable = this.durable;
+    if (durable === undefined) return this.pushNow(update, sender);
+    // Own updates leave once committed; relayed ones are their writer's durable state. Neither, once
+    // this replica's storage failed: it then sends nothing that might carry a rejected write.
+    if (origin === 'local') durable.afterCommit(() => this.pushNow(update, null));
+    else if (durable.storageFailure === undefined) this.pushNow(update, sender);
+  }
+
+  private pushNow(update: Uint8Array, sender: string | null): void {
+    if (this.closed || this.peerSet.size === 0) return;
     const frame: SyncFrame = { kind: 'update', update };
     // Encoded once for all peers of a byte link.
     const bytes = 'send' in this.link ? encodeSyncFrame(frame) : undefined;
-    const sender = origin === 'remote' ? this.applyingFrom : null;
     const targets = [...this.peerSet].filter((peer) => peer !== sender);
     if (sender !== null) this.pickRandom(targets, this.relayFanout);
     for (const peer of targets) this.deliver(peer, frame, bytes);
@@ -356,38 +376,4 @@ export class PlacementReplicator {
       });
     }
   }
-}
-
-/** A frame link's frame: its payload size, as the byte limit counts it. */
-function frameSize(frame: SyncFrame): number {
-  const payload = frame.kind === 'step1' ? frame.stateVector : frame.update;
-  return payload instanceof Uint8Array ? payload.length : 0;
-}
-
-/** The checks decodeSyncFrame makes, for a frame that arrived decoded: a known kind and a bounded payload. */
-function checkFrame(frame: SyncFrame, maxBytes: number): SyncFrame {
-  if (typeof frame !== 'object' || frame === null) throw new PlacementStoreError('invalid_frame', `expected a sync frame, got ${describe(frame)}`);
-  const kind: unknown = frame.kind;
-  if (kind !== 'step1' && kind !== 'step2' && kind !== 'update') {
-    throw new PlacementStoreError('invalid_frame', `unknown sync frame kind ${describe(kind)}`);
-  }
-  const payload: unknown = frame.kind === 'step1' ? frame.stateVector : frame.update;
-  if (!(payload instanceof Uint8Array)) throw new PlacementStoreError('invalid_frame', `frame payload is ${describe(payload)}, not bytes`);
-  if (payload.length > maxBytes) {
-    throw new PlacementStoreError('invalid_frame', `frame payload of ${payload.length} bytes exceeds the limit of ${maxBytes}`);
-  }
-  return frame;
-}
-
-function assertPeer(peer: unknown): asserts peer is string {
-  if (typeof peer !== 'string' || peer.length === 0) {
-    throw new PlacementStoreError('invalid_option', `peer must be a non-empty string, got ${describe(peer)}`);
-  }
-}
-
-// Unref'd, so an idle replicator never keeps a process alive on its own.
-function defaultSetInterval(callback: () => void, ms: number): unknown {
-  const handle = setInterval(callback, ms);
-  handle.unref();
-  return handle;
 }

@@ -2,15 +2,19 @@
 // URLs, and stops every child on Ctrl-C (SIGINT) or SIGTERM. Child logs go to files, not the terminal.
 // Each child holds an IPC channel to this process and stops when it closes, so the nodes go away with
 // this process however it ends (even SIGKILL). Every node gets every node's address as a seed, so a node
-// restarted alone rejoins the running cluster.
+// restarted alone rejoins the running cluster. Node i keeps its placements in <dataDir>/node-i, so running
+// it again brings them back (`fresh` wipes them first).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync } from 'node:fs';
+import { mkdirSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ManagementClient } from './client.js';
 
 /** How many nodes `local-cluster` starts unless told otherwise. */
 export const DEFAULT_LOCAL_CLUSTER_NODES = 3;
+
+/** Where `local-cluster` keeps its nodes' placements, relative to the working directory (git-ignored). */
+export const DEFAULT_LOCAL_CLUSTER_DATA_DIR = join('.actor-ts', 'local-cluster');
 
 export interface LocalClusterOptions {
   readonly nodes: number;
@@ -19,6 +23,10 @@ export interface LocalClusterOptions {
   readonly basePort: number;
   readonly baseHttpPort: number;
   readonly logDir?: string;
+  /** Node i gets `<dataDir>/node-i` as its --data-dir; default DEFAULT_LOCAL_CLUSTER_DATA_DIR. */
+  readonly dataDir?: string;
+  /** Delete `dataDir` before starting: every node starts with no placements. */
+  readonly fresh?: boolean;
   readonly authToken?: string;
   /** Extra arguments passed to every `node` child. */
   readonly nodeArgs?: readonly string[];
@@ -33,6 +41,8 @@ export interface LocalCluster {
   readonly addresses: readonly string[];
   readonly children: readonly ChildProcess[];
   readonly logDir: string;
+  /** The absolute data directory; node i's is `<dataDir>/node-i`. */
+  readonly dataDir: string;
   /** SIGTERM every child, SIGKILL after `graceMs`; resolves when all have exited. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -41,6 +51,8 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const logDir = options.logDir ?? join(tmpdir(), `actor-ts-local-cluster-${process.pid}`);
   mkdirSync(logDir, { recursive: true });
+  const dataDir = resolve(options.dataDir ?? DEFAULT_LOCAL_CLUSTER_DATA_DIR);
+  if (options.fresh === true) rmSync(dataDir, { recursive: true, force: true });
   const addresses = Array.from({ length: options.nodes }, (_, i) => `${options.system}@${options.host}:${options.basePort + i}`);
   // Node 1 is the first seed everywhere: it alone may form a cluster when no other seed answers.
   const seedArgs = addresses.flatMap((address) => ['--seed', address]);
@@ -60,6 +72,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       '--http-host', options.host,
       '--http-port', String(httpPort),
       ...seedArgs,
+      '--data-dir', join(dataDir, `node-${i + 1}`),
       ...(options.authToken ? ['--auth-token', options.authToken] : []),
       ...(options.nodeArgs ?? []),
     ];
@@ -90,7 +103,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     await stop(2000);
     throw error;
   }
-  return { urls, addresses, children, logDir, stop };
+  return { urls, addresses, children, logDir, dataDir, stop };
 }
 
 async function waitUntilUp(

@@ -9,7 +9,7 @@ import { runNode } from '../node/run.js';
 import { COUNTER_TYPE } from '../node/counter.js';
 import { ApiError, ManagementClient } from './client.js';
 import { shardRanges, table } from './format.js';
-import { DEFAULT_LOCAL_CLUSTER_NODES, startLocalCluster } from './local-cluster.js';
+import { DEFAULT_LOCAL_CLUSTER_DATA_DIR, DEFAULT_LOCAL_CLUSTER_NODES, startLocalCluster } from './local-cluster.js';
 
 export interface CliIo {
   readonly out: (line: string) => void;
@@ -49,6 +49,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
     .option('--auth-reads', 'require the token for read routes too')
     .option('--down-after-ms <ms>', 'down a member unreachable this long', positiveInt)
     .option('--rebalance-interval-ms <ms>', 'periodic rebalance interval', positiveInt)
+    .option('--data-dir <dir>', 'keep placements in this directory (one node per directory) so they survive a restart (default: in memory only)')
     .option('--compact-after-items <n>', `compact the placement store past this many history items (default ${D.compactAfterItems})`, positiveInt)
     .option('--http-max-connections <n>', `management API connections open at once (default ${D.httpMaxConnections})`, positiveInt)
     .option('--http-request-timeout-ms <ms>', `a management request must arrive within this long (default ${D.httpRequestTimeoutMs})`, positiveInt)
@@ -77,6 +78,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
         cluster: options.downAfterMs !== undefined ? { downAfterMs: options.downAfterMs } : {},
         sharding: options.rebalanceIntervalMs !== undefined ? { rebalanceIntervalMs: options.rebalanceIntervalMs } : {},
         compactAfterItems: options.compactAfterItems,
+        dataDir: options.dataDir,
         httpMaxConnections: options.httpMaxConnections,
         httpRequestTimeoutMs: options.httpRequestTimeoutMs,
         restartOnRemoval: options.restartOnRemoval,
@@ -95,6 +97,8 @@ export function buildProgram(io: CliIo = defaultIo): Command {
     .option('--base-port <port>', 'cluster port of node 1 (node i uses base + i - 1)', port, D.port)
     .option('--base-http-port <port>', 'API port of node 1', port, D.httpPort)
     .option('--log-dir <dir>', 'where node logs go (default: a temp directory)')
+    .option('--data-dir <dir>', 'node i keeps its placements in <dir>/node-i, so a restart brings them back', DEFAULT_LOCAL_CLUSTER_DATA_DIR)
+    .option('--fresh', 'wipe the data directory first: start with no placements', false)
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
     .action(async (options: LocalClusterCliOptions) => {
       io.out(`starting ${options.nodes} nodes...`);
@@ -106,6 +110,8 @@ export function buildProgram(io: CliIo = defaultIo): Command {
         baseHttpPort: options.baseHttpPort,
         binPath: BIN_PATH,
         print: io.out,
+        dataDir: options.dataDir,
+        fresh: options.fresh,
         ...(options.logDir ? { logDir: options.logDir } : {}),
         ...(options.authToken ? { authToken: options.authToken } : {}),
       });
@@ -113,6 +119,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
       io.out(table(['node', 'address', 'API'], cluster.urls.map((url, i) => [String(i + 1), cluster.addresses[i] ?? '', url])));
       io.out('');
       io.out(`logs: ${cluster.logDir}`);
+      io.out(`placements: ${cluster.dataDir} (kept across runs; --fresh wipes them)`);
       io.out('try:');
       io.out(`  node bin/actor-ts-placement.js shards --url ${cluster.urls[0]}`);
       io.out(`  node bin/actor-ts-placement.js placements set 42 ${cluster.addresses[2] ?? cluster.addresses[0]} --url ${cluster.urls[0]}`);
@@ -287,6 +294,7 @@ interface NodeCliOptions {
   downAfterMs?: number;
   rebalanceIntervalMs?: number;
   compactAfterItems?: number;
+  dataDir?: string;
   httpMaxConnections?: number;
   httpRequestTimeoutMs?: number;
   restartOnRemoval?: boolean;
@@ -300,6 +308,8 @@ interface LocalClusterCliOptions {
   basePort: number;
   baseHttpPort: number;
   logDir?: string;
+  dataDir: string;
+  fresh: boolean;
   authToken?: string;
 }
 

@@ -18,6 +18,22 @@ export type RebalanceOutcome = Pick<RebalanceNowResult, 'accepted' | 'homeless'>
 /** The placement store replica's size, as the API reports it. */
 export type PlacementStoreHealth = Pick<PlacementStoreStats, 'generation' | 'slots' | 'baseSlots' | 'documentItems'>;
 
+/** This node's placement storage, as `GET /actor-ts/health` reports it under `storage`. */
+export interface StorageHealth {
+  /** False for the in-memory store (no data directory): placements do not survive a full restart. */
+  readonly durable: boolean;
+  /** The data directory, or null in memory. */
+  readonly path: string | null;
+  readonly bytesOnDisk: number;
+  /** When the last commit finished (ms since the epoch), or null before the first. */
+  readonly lastCommitAt: number | null;
+  readonly logRecordsSinceSnapshot: number;
+  /** The replica was rebuilt from data on disk at startup. */
+  readonly restored: boolean;
+  /** Why storage stopped taking writes, or null; non-null makes an `ok` health `degraded`. */
+  readonly failure: string | null;
+}
+
 /** Whether this node may take placement writes now, and if not, why (the 503 `not_a_member` message). */
 export type WriteAccess = { readonly writable: true } | { readonly writable: false; readonly reason: string };
 
@@ -39,6 +55,8 @@ export interface ManagementBackend {
   replication(): ReplicationHealth;
   /** The placement store replica's size: its generation, live slots, compacted slots and history items. */
   placementStore(): PlacementStoreHealth;
+  /** Where this node keeps its placements and how that storage is doing. */
+  storage(): StorageHealth;
   /**
    * Whether this node is a member that may write placements (writes are refused with 503 otherwise, so a
    * node outside the cluster never acknowledges a write it can only keep to itself).

@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { PlacementStoreError } from '../../crdt/index.js';
+import { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
 import { ActorTsError } from '../errors.js';
 
 /** An HTTP error with the API's error code. */
@@ -18,8 +18,14 @@ export class HttpError extends Error {
   }
 }
 
-export function sendError(reply: FastifyReply, error: FastifyError | HttpError | ActorTsError | PlacementStoreError): FastifyReply {
+export function sendError(reply: FastifyReply, error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError): FastifyReply {
   if (error instanceof HttpError) return reply.code(error.statusCode).send({ error: error.code, message: error.message });
+  if (error instanceof PersistenceError) {
+    // This node could not make the write durable (or its storage is closed): not acknowledged, never
+    // replicated; another node can take it.
+    reply.log.error({ err: error }, 'placement write not committed');
+    return reply.code(503).send({ error: 'storage_unavailable', message: error.message });
+  }
   if (error instanceof PlacementStoreError) {
     // The request was valid; this replica cannot stamp the write (its clock would pass the representable
     // range): refused, nothing written, and another node can take it.

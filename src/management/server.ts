@@ -12,7 +12,7 @@ import Fastify, {
 import { NodeAddress } from '../cluster/address.js';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
-import type { PlacementStoreError } from '../../crdt/index.js';
+import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
 import type { ManagementBackend } from './backend.js';
 import { consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
 import { metricsPlugin, type MetricsSource } from './metrics.js';
@@ -73,7 +73,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   // error instead of the 415 it is.
   app.removeContentTypeParser('text/plain');
 
-  app.setErrorHandler((error: FastifyError | HttpError | ActorTsError | PlacementStoreError, _request, reply) => sendError(reply, error));
+  app.setErrorHandler((error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError, _request, reply) => sendError(reply, error));
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
   );
@@ -91,9 +91,12 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => {
     const health = backend.health();
     const replication = backend.replication();
-    // A member that cannot replicate placements is not ok: its writes and its view may not be the cluster's.
-    const status = health.status === 'ok' && replication.problems.length > 0 ? 'degraded' : health.status;
-    return { ...health, status, self: backend.self.toString(), placementStore: backend.placementStore(), replication };
+    const storage = backend.storage();
+    // A member that cannot replicate placements, or store them, is not ok: its writes and its view may not
+    // be the cluster's.
+    const degraded = replication.problems.length > 0 || storage.failure !== null;
+    const status = health.status === 'ok' && degraded ? 'degraded' : health.status;
+    return { ...health, status, self: backend.self.toString(), placementStore: backend.placementStore(), replication, storage };
   });
 
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => ({

@@ -47,6 +47,11 @@ export interface NodeConfig {
   readonly logLevel: string;
   /** Anti-entropy interval of placement replication; default 1000 ms. */
   readonly antiEntropyIntervalMs: number;
+  /**
+   * Directory where this node keeps its placements (an lmdb file, locked while the node runs): with it,
+   * acknowledged writes survive a full-cluster restart; default undefined: in memory only (logged once).
+   */
+  readonly dataDir: string | undefined;
   /** The placement store compacts past this many history items (see PlacementStore); default 100,000. */
   readonly compactAfterItems: number;
   /**
@@ -83,6 +88,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   httpMaxConnections: DEFAULT_HTTP_LIMITS.maxConnections,
   logLevel: 'info',
   antiEntropyIntervalMs: 1000,
+  dataDir: undefined,
   compactAfterItems: DEFAULT_COMPACT_AFTER_ITEMS,
   restartOnRemoval: false,
   cluster: {},

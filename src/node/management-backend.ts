@@ -1,7 +1,7 @@
 // The management API's view of a running node: placements through each type's ExternalAllocationController,
 // everything else through the cluster and the sharding runtime.
 import type { NodeAddress } from '../cluster/address.js';
-import type { PlacementReplicatorStats } from '../../crdt/index.js';
+import { DurablePlacementStore, type PlacementReplicatorStats } from '../../crdt/index.js';
 import type { Cluster } from '../cluster/cluster.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type {
@@ -9,6 +9,7 @@ import type {
   PlacementStoreHealth,
   RebalanceOutcome,
   ShardLocations,
+  StorageHealth,
   WriteAccess,
   WrittenPlacement,
 } from '../management/backend.js';
@@ -78,6 +79,15 @@ export class NodeManagementBackend implements ManagementBackend {
   placementStore(): PlacementStoreHealth {
     const { generation, slots, baseSlots, documentItems } = this.sharding.placementStore.stats();
     return { generation, slots, baseSlots, documentItems };
+  }
+
+  storage(): StorageHealth {
+    const store = this.sharding.placementStore;
+    if (!(store instanceof DurablePlacementStore)) {
+      return { durable: false, path: null, bytesOnDisk: 0, lastCommitAt: null, logRecordsSinceSnapshot: 0, restored: false, failure: null };
+    }
+    const { path, bytesOnDisk, lastCommitAt, logRecordsSinceSnapshot, restored, failure } = store.storageHealth();
+    return { durable: true, path, bytesOnDisk, lastCommitAt, logRecordsSinceSnapshot, restored, failure };
   }
 
   replication(): ReplicationHealth {

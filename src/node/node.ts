@@ -6,7 +6,7 @@ import { TcpTransport } from '../cluster/tcp-transport.js';
 import type { NodeAddress } from '../cluster/address.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createManagementServer } from '../management/server.js';
-import { PlacementStore } from '../../crdt/index.js';
+import { DurablePlacementStore, PlacementStore, openLmdbPersistence, type PlacementPersistence } from '../../crdt/index.js';
 import { PlacementReplication, placementLogOf } from '../placement-replication/placement-replication.js';
 import { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController } from '../sharding/external-allocation-controller.js';
@@ -38,24 +38,48 @@ export type StopReason = 'left' | 'downed' | 'removed';
 export async function startNode(input: Partial<NodeConfig> = {}, options: { logger?: Logger } = {}): Promise<RunningNode> {
   const config = resolveNodeConfig(input);
   const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
-  const transport = await TcpTransport.start({
+  // Before any port is bound: a directory another node holds, or data that cannot be read, stops the
+  // start here (the PersistenceError names the directory and how to recover).
+  const persistence = config.dataDir === undefined ? undefined : await openLmdbPersistence(config.dataDir);
+  if (persistence === undefined) {
+    baseLogger.warn('placements are kept in memory only (no data directory): they do not survive a full-cluster restart');
+  }
+  let transport: TcpTransport;
+  try {
+    transport = await TcpTransport.start({
     system: config.system,
     host: config.host,
     port: config.port,
     ...(config.clusterSecret ? { secret: config.clusterSecret } : {}),
-    logger: baseLogger,
-  });
+      logger: baseLogger,
+    });
+  } catch (error) {
+    await persistence?.close().catch(() => undefined);
+    throw error;
+  }
   try {
-    return await wire(config, baseLogger, transport);
+    return await wire(config, baseLogger, transport, persistence);
   } catch (error) {
     // Invalid cluster or sharding settings surface here, after the port is bound: release it, or the
     // listening socket keeps the process alive and the port busy.
     await transport.close().catch(() => undefined);
+    await persistence?.close().catch(() => undefined);
     throw error;
   }
 }
 
-async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransport): Promise<RunningNode> {
+/** The replica: rebuilt from `persistence` (before anything is served) when there is one. */
+async function placementStore(
+  node: string,
+  config: NodeConfig,
+  log: ReturnType<typeof placementLogOf>,
+  persistence: PlacementPersistence | undefined,
+): Promise<PlacementStore> {
+  const options = { node, log, compactAfterItems: config.compactAfterItems };
+  return persistence === undefined ? new PlacementStore(options) : DurablePlacementStore.open({ ...options, persistence });
+}
+
+async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransport, persistence: PlacementPersistence | undefined): Promise<RunningNode> {
   const logger = baseLogger.child({ node: transport.self.toString() });
   const cluster = new Cluster({
     transport,
@@ -63,7 +87,11 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles },
   });
   const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
-  const store = new PlacementStore({ node: transport.self.toString(), log: placementLog, compactAfterItems: config.compactAfterItems });
+  const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
+  if (store instanceof DurablePlacementStore) {
+    const { path, logRecordsSinceSnapshot } = store.storageHealth();
+    logger.info({ dataDir: path, restored: store.restored, logRecordsSinceSnapshot }, store.restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)');
+  }
   const placements = new PlacementReplication(store, transport, cluster, { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog });
   let sharding: ClusterSharding | undefined;
   const metrics = nodeMetricsSource(cluster, store, () => sharding);
@@ -108,6 +136,8 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     await http.close().catch(() => undefined);
     cluster.shutdown();
     await transport.close();
+    // Last: commits what is pending, then releases the directory for the next incarnation.
+    await persistence?.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'closing the placement storage failed'));
   };
   const stop = (): Promise<void> => {
     stopping ??= (async () => {

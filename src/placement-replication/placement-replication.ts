@@ -2,6 +2,7 @@
 // replicator does the syncing, its peers follow membership (a joining node pulls the full state from every
 // member it meets), and its sync frames travel as the placement sync family of the wire protocol.
 import {
+  DurablePlacementStore,
   PlacementReplicator,
   type PlacementLog,
   type PlacementReplicatorOptions,
@@ -66,9 +67,11 @@ export class PlacementReplication implements ReplicatedPlacements {
    * True once this replica may take local writes safely: the node has joined (so it knows its peers) and
    * has applied a full sync from one of them, or it has no peers. A node restarted with an empty replica
    * that wrote sooner could race its previous incarnation's value on the same slot, which Yjs settles by
-   * client id rather than by HLC.
+   * client id rather than by HLC. A replica rebuilt from its data directory holds its own slots, so it is
+   * ready at once.
    */
   isReady(): boolean {
+    if (this.store instanceof DurablePlacementStore && this.store.restored) return true;
     const self = this.membership.self.toString();
     let joined = false;
     let peers = 0;

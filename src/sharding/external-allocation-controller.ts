@@ -2,7 +2,7 @@
 // target, a mode, an optional expiry and provenance) are written to this node's replica of the placement
 // store (and replicate to every node from there), read back as the `ExternalAllocationState` the external
 // strategy consults, and moved now with rebalanceNow. Targets and options are validated here, at the edge.
-import type { Placement } from '../../crdt/index.js';
+import { whenDurable, type Placement } from '../../crdt/index.js';
 import type { NodeAddress } from '../cluster/address.js';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
@@ -101,6 +101,7 @@ export class ExternalAllocationController {
     });
     await this.sharding.placementsReady();
     const written = this.sharding.placementStore.setMany(this.typeName, checked);
+    await whenDurable(this.sharding.placementStore);
     const records = checked.map(({ shardId }, i) => placementRecordOf(shardId, written[i] as Placement));
     for (const record of records) {
       this.logger?.info({ typeName: this.typeName, ...record, hlc: undefined }, 'explicit placement set');
@@ -120,6 +121,7 @@ export class ExternalAllocationController {
     const before = store.snapshot(this.typeName).placements.get(shardId);
     if (before === undefined) return false;
     store.remove(this.typeName, shardId);
+    await whenDurable(store);
     this.logger?.info({ typeName: this.typeName, shardId, target: before.target }, 'explicit placement removed');
     return true;
   }

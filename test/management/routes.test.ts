@@ -223,6 +223,7 @@ describe('management routes on a one-node cluster', () => {
           awaitingMissingUpdates: false,
           problems: [],
         },
+        storage: { durable: false, path: null, bytesOnDisk: 0, lastCommitAt: null, logRecordsSinceSnapshot: 0, restored: false, failure: null },
       });
     });
 

@@ -1,0 +1,88 @@
+// A node started with a data directory (in process, real lmdb): health reports the storage, an acknowledged
+// write is on disk and back after a restart without waiting for a peer, a second node on the same directory
+// refuses to start naming it, and a failed commit answers 503 storage_unavailable while reads go on.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DurablePlacementStore, PersistenceError } from '../../crdt/index.js';
+import { startNode, type RunningNode } from '../../src/node/node.js';
+import { API, COUNTER, expectError, getPlacements, startTestNode, stopAll } from './node-fixture.js';
+
+const root = mkdtempSync(join(tmpdir(), 'placement-node-storage-'));
+const started: RunningNode[] = [];
+afterAll(async () => {
+  await stopAll(started);
+  rmSync(root, { recursive: true, force: true });
+});
+
+interface StorageBody {
+  durable: boolean;
+  path: string | null;
+  bytesOnDisk: number;
+  lastCommitAt: number | null;
+  logRecordsSinceSnapshot: number;
+  restored: boolean;
+  failure: string | null;
+}
+
+async function storageOf(node: RunningNode): Promise<{ status: string; storage: StorageBody }> {
+  return (await node.http.inject({ method: 'GET', url: `${API}/health` })).json<{ status: string; storage: StorageBody }>();
+}
+
+describe('a node with --data-dir', () => {
+  it('reports its storage, keeps acknowledged writes across a restart and takes writes at once after it', async () => {
+    const dataDir = join(root, 'restart');
+    const first = await startTestNode({ dataDir });
+    started.push(first);
+    const before = await storageOf(first);
+    expect(before.storage).toMatchObject({ durable: true, path: dataDir, restored: false, failure: null });
+    const target = first.address.toString();
+    const post = await first.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { placements: [{ shardId: 1, target }, { shardId: 2, target }] } });
+    expect(post.statusCode, post.body).toBe(202);
+    expect((await first.http.inject({ method: 'DELETE', url: `${COUNTER}/placements/2` })).statusCode).toBe(204);
+    const after = (await storageOf(first)).storage;
+    expect(after.lastCommitAt).toEqual(expect.any(Number));
+    expect(after.logRecordsSinceSnapshot).toBeGreaterThanOrEqual(2);
+    expect(after.bytesOnDisk).toBeGreaterThan(0);
+    await first.stop();
+
+    const second = await startNode({ dataDir, port: first.address.port, httpPort: 0, logLevel: 'silent' });
+    started.push(second);
+    // Before the node has joined anything, its replica already holds what was acknowledged.
+    expect((await getPlacements(second)).placements.map(({ shardId, target: t }) => [shardId, t])).toEqual([[1, target]]);
+    expect((await storageOf(second)).storage.restored).toBe(true);
+    expect(second.sharding.placementStore).toBeInstanceOf(DurablePlacementStore);
+    // Restored, so a write does not wait for a first sync with anyone.
+    await second.counterPlacements.setPlacement(3, target);
+    await second.stop();
+  });
+
+  it('refuses to start on a directory another running node holds, naming the directory', async () => {
+    const dataDir = join(root, 'shared');
+    const holder = await startTestNode({ dataDir });
+    started.push(holder);
+    const error = await startNode({ dataDir, port: 0, httpPort: 0, logLevel: 'silent' }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(PersistenceError);
+    expect((error as PersistenceError).code).toBe('locked');
+    expect((error as PersistenceError).message).toContain(dataDir);
+  });
+
+  it('answers a write whose commit failed with 503 storage_unavailable and keeps serving reads', async () => {
+    const node = await startTestNode({ dataDir: join(root, 'failing') });
+    started.push(node);
+    const target = node.address.toString();
+    expect((await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 1, target } })).statusCode).toBe(202);
+    const store = node.sharding.placementStore as DurablePlacementStore;
+    // The disk fills up: lmdb's commit fails.
+    Object.assign(store.persistence, { append: () => Promise.reject(new PersistenceError('storage_unavailable', 'commit failed: MDB_MAP_FULL')) });
+    const failed = expectError(await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 2, target } }), 503, 'storage_unavailable');
+    expect(failed.message).toMatch(/MDB_MAP_FULL/);
+    // Refused at once from now on, removals too.
+    expectError(await node.http.inject({ method: 'DELETE', url: `${COUNTER}/placements/1` }), 503, 'storage_unavailable');
+    expect((await getPlacements(node)).placements.map(({ shardId }) => shardId)).toContain(1);
+    const health = await storageOf(node);
+    expect(health.status).toBe('degraded');
+    expect(health.storage.failure).toMatch(/refuses placement writes/);
+  });
+});
