@@ -21,7 +21,7 @@ async function startLocalCluster(): Promise<{ urls: string[]; addresses: string[
   const baseHttpPort = await freeConsecutivePorts(3, new Set([basePort, basePort + 1, basePort + 2]));
   const cluster = procs.spawnCli(
     'local-cluster',
-    ['local-cluster', '--nodes', '3', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--log-dir', join(procs.logDir, 'nodes')],
+    ['local-cluster', '--nodes', '3', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--log-dir', join(procs.logDir, 'nodes'), '--data-dir', join(procs.logDir, 'data')],
     { detached: true },
   );
   await waitFor('local-cluster to print its node table', () => {

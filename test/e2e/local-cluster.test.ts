@@ -23,7 +23,7 @@ async function startThree(logDirName: string) {
   const baseHttpPort = await freeConsecutivePorts(3, new Set([basePort, basePort + 1, basePort + 2]));
   const cluster = procs.spawnCli(
     'local-cluster',
-    ['local-cluster', '--nodes', '3', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--log-dir', join(procs.logDir, logDirName)],
+    ['local-cluster', '--nodes', '3', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--log-dir', join(procs.logDir, logDirName), '--data-dir', join(procs.logDir, `${logDirName}-data`)],
     { detached: true },
   );
   await waitFor('local-cluster to print its node table', () => {
@@ -59,6 +59,8 @@ describe('local-cluster (issue 5)', () => {
         '--base-port', String(basePort),
         '--base-http-port', String(baseHttpPort),
         '--log-dir', join(procs.logDir, 'local-cluster-nodes'),
+        // Not the default .actor-ts/ in the working directory: tests must not share (or lock) a data directory.
+        '--data-dir', join(procs.logDir, 'local-cluster-data'),
       ],
       { detached: true },
     );
