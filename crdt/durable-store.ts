@@ -8,6 +8,7 @@ import type { PlacementStoreOptions } from './store-options.js';
 import type { Hlc } from './hlc.js';
 import { silentLog, type PlacementLog } from './log.js';
 import type { Placement } from './snapshot.js';
+import type { SlotMeta } from './slot-meta.js';
 import { EMPTY_STATE_VECTOR } from './wire.js';
 import { replayBatches, type ReplayBatch } from './replay-batches.js';
 import { PersistenceError, recoveryHint, type PersistedState, type PersistenceStats, type PlacementPersistence } from './persistence.js';
@@ -91,11 +92,11 @@ export class DurablePlacementStore extends PlacementStore {
     return this.failure;
   }
 
-  override set(typeName: string, shardId: number, target: string): Placement {
-    return this.writing(() => super.set(typeName, shardId, target));
+  override set(typeName: string, shardId: number, target: string, meta?: SlotMeta): Placement {
+    return this.writing(() => super.set(typeName, shardId, target, meta));
   }
 
-  override setMany(typeName: string, entries: ReadonlyArray<{ readonly shardId: number; readonly target: string }>): Placement[] {
+  override setMany(typeName: string, entries: Parameters<PlacementStore['setMany']>[1]): Placement[] {
     return this.writing(() => super.setMany(typeName, entries));
   }
 

@@ -205,6 +205,20 @@ describe('DurablePlacementStore', () => {
     expect((error as PersistenceError).message).toMatch(/log record 2 .* cannot be applied.*empty data directory/s);
   });
 
+  it('keeps what a pin carries beyond its target (mode, expiry, provenance) through set, setMany and a reopen', async () => {
+    const volume = createMemoryVolume();
+    let t = 1_000;
+    const first = await DurablePlacementStore.open({ node: 'n1', now: () => t++, persistence: memoryPersistence({ volume }) });
+    first.set(T, 1, 'zone=b', { mode: 'require', reason: 'GDPR tenant 17' });
+    first.setMany(T, [{ shardId: 2, target: 'app@h:1', meta: { by: 'ops@host', expiresAt: 9_000 } }]);
+    await whenDurable(first);
+    await first.persistence.close();
+    const second = await DurablePlacementStore.open({ node: 'n1', now: () => t++, persistence: memoryPersistence({ volume }) });
+    expect(second.snapshot(T).placements.get(1)?.meta).toEqual({ mode: 'require', reason: 'GDPR tenant 17' });
+    expect(second.snapshot(T).placements.get(2)?.meta).toEqual({ by: 'ops@host', expiresAt: 9_000 });
+    await second.persistence.close();
+  });
+
   it('an in-memory store is durable at once (whenDurable resolves)', async () => {
     const store = new PlacementStore({ node: 'n1' });
     store.set(T, 1, 'a');
