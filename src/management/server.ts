@@ -84,7 +84,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   // could only keep to itself.
   const memberOnly = async (): Promise<void> => {
     const access = backend.writeAccess();
-    if (!access.writable) throw new HttpError(503, 'not_a_member', access.reason);
+    if (!access.writable) throw new HttpError(503, access.code, access.reason);
   };
   const typesPath = `${API_PREFIX}/cluster/shards/:typeName`;
 

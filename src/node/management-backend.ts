@@ -3,7 +3,7 @@
 import type { NodeAddress } from '../cluster/address.js';
 import { DurablePlacementStore, type PlacementReplicatorStats } from '../../crdt/index.js';
 import type { Cluster } from '../cluster/cluster.js';
-import type { MemberInfo } from '../cluster/member.js';
+import { isGone, type MemberInfo } from '../cluster/member.js';
 import type {
   ManagementBackend,
   PlacementStoreHealth,
@@ -33,18 +33,35 @@ export class NodeManagementBackend implements ManagementBackend {
     private readonly sharding: ClusterSharding,
     private readonly replicator: { stats(): PlacementReplicatorStats },
     private readonly controllers: Map<string, ExternalAllocationController> = new Map(),
+    /** Why writes are held right now (this process was just frozen), or undefined. */
+    private readonly holding: () => string | undefined = () => undefined,
   ) {
     this.self = cluster.self;
   }
 
   writeAccess(): WriteAccess {
     const status = this.cluster.selfMember()?.status;
-    if (status !== undefined && WRITABLE.has(status)) return { writable: true };
-    const why =
-      status === undefined
-        ? 'this node has not joined a cluster (no seed node accepted it yet)'
-        : `this node's member status is ${status}`;
-    return { writable: false, reason: `${why}; placement writes need a member that is joining or up: send them to another node` };
+    if (status === undefined || !WRITABLE.has(status)) {
+      const why =
+        status === undefined
+          ? 'this node has not joined a cluster (no seed node accepted it yet)'
+          : `this node's member status is ${status}`;
+      return { writable: false, code: 'not_a_member', reason: `${why}; placement writes need a member that is joining or up: send them to another node` };
+    }
+    const held = this.holding();
+    if (held !== undefined) return { writable: false, code: 'paused', reason: held };
+    // A node that reaches no majority is on the side that downs itself (or was paused long enough to be put out
+    // and has not heard it yet): a write it acknowledged could stay local and die with it.
+    const members = this.cluster.members().filter((member) => !isGone(member.status));
+    const reachable = members.filter((member) => member.reachable || member.address.equals(this.self)).length;
+    if (reachable * 2 <= members.length) {
+      return {
+        writable: false,
+        code: 'no_majority',
+        reason: `this node reaches ${reachable} of ${members.length} members, not a majority: a write here could be lost with this side of a partition; send it to a node on the majority side`,
+      };
+    }
+    return { writable: true };
   }
 
   entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number }> {

@@ -15,6 +15,7 @@ import { resolveNodeConfig, type NodeConfig } from './config.js';
 import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';
 import { NodeManagementBackend } from './management-backend.js';
 import { nodeMetricsSource } from './metrics-source.js';
+import { startPauseDetector } from './pause-detector.js';
 
 export interface RunningNode {
   readonly address: NodeAddress;
@@ -108,8 +109,15 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     ),
   });
 
+  // Half of downAfterMs frozen is enough for the others to start downing this node; hold writes that long again.
+  const { downAfterMs } = cluster.config;
+  const pauses = startPauseDetector({
+    thresholdMs: downAfterMs / 2,
+    holdMs: downAfterMs,
+    onPause: (pausedMs) => logger.warn({ pausedMs }, 'this process was frozen; placement writes are held until the cluster is heard from'),
+  });
   const http = createManagementServer({
-    backend: new NodeManagementBackend(cluster, sharding, placements, new Map([[COUNTER_TYPE, counterPlacements]])),
+    backend: new NodeManagementBackend(cluster, sharding, placements, new Map([[COUNTER_TYPE, counterPlacements]]), pauses.holding),
     logger: logger.child({ part: 'http' }),
     limits: {
       bodyLimit: config.bodyLimit,
@@ -133,6 +141,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     await sharding.shutdown();
     placements.close();
     metrics.close();
+    pauses.close();
     await http.close().catch(() => undefined);
     cluster.shutdown();
     await transport.close();

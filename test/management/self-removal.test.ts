@@ -11,6 +11,7 @@ import { runNode } from '../../src/node/run.js';
 import { silentLogger } from '../../src/logging.js';
 import type { RunningNode } from '../../src/node/node.js';
 import { API, startTestNode } from './node-fixture.js';
+import { NodeAddress } from '../../src/cluster/address.js';
 
 const FAST = {
   logLevel: 'silent',
@@ -66,6 +67,16 @@ describe('self-removal', () => {
 });
 
 describe('writeAccess: which own member statuses may write', () => {
+  const self = NodeAddress.parse('app@127.0.0.1:1');
+  const member = (port: number, reachable: boolean, status: MemberStatus = 'up') => ({ address: NodeAddress.parse(`app@127.0.0.1:${port}`), status, reachable });
+  const backendFor = (status: MemberStatus | undefined, others: ReturnType<typeof member>[] = []) => {
+    const cluster = {
+      self,
+      selfMember: () => (status === undefined ? undefined : { status }),
+      members: () => [{ address: self, status: status ?? 'joining', reachable: true }, ...others],
+    };
+    return new NodeManagementBackend(cluster as unknown as Cluster, {} as ClusterSharding, { stats: () => { throw new Error('not read'); } });
+  };
   const table: Array<[MemberStatus | undefined, boolean]> = [
     [undefined, false],
     ['joining', true],
@@ -77,10 +88,19 @@ describe('writeAccess: which own member statuses may write', () => {
     ['removed', false],
   ];
   it.each(table)('%s -> writable %s', (status, writable) => {
-    const cluster = { self: { toString: () => 'app@127.0.0.1:1' }, selfMember: () => (status === undefined ? undefined : { status }) };
-    const backend = new NodeManagementBackend(cluster as unknown as Cluster, {} as ClusterSharding, { stats: () => { throw new Error('not read'); } });
-    const access = backend.writeAccess();
+    const access = backendFor(status).writeAccess();
     expect(access.writable).toBe(writable);
-    if (!access.writable) expect(access.reason).toContain(status === undefined ? 'not joined' : status);
+    if (!access.writable) expect(access).toMatchObject({ code: 'not_a_member', reason: expect.stringContaining(status === undefined ? 'not joined' : status) });
+  });
+
+  it('an up member that reaches no majority of the live members may not write (no_majority); gone members do not count', () => {
+    expect(backendFor('up', [member(2, true), member(3, false)]).writeAccess().writable).toBe(true);
+    expect(backendFor('up', [member(2, false), member(3, false)]).writeAccess()).toMatchObject({
+      writable: false,
+      code: 'no_majority',
+      reason: expect.stringContaining('reaches 1 of 3 members'),
+    });
+    expect(backendFor('up', [member(2, false)]).writeAccess()).toMatchObject({ writable: false, code: 'no_majority' });
+    expect(backendFor('up', [member(2, false, 'down'), member(3, false, 'removed')]).writeAccess().writable).toBe(true);
   });
 });
