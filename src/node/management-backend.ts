@@ -6,6 +6,7 @@ import type { Cluster } from '../cluster/cluster.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type {
   ManagementBackend,
+  PlacementEntry,
   PlacementStoreHealth,
   RebalanceOutcome,
   ShardLocations,
@@ -16,6 +17,7 @@ import type {
 import { replicationHealth, type ReplicationHealth } from '../management/replication-health.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController, placementRecords } from '../sharding/external-allocation-controller.js';
+import type { Logger } from '../logging.js';
 
 /**
  * Own member statuses that may write placements. Joining counts: the cluster accepted this node (its record
@@ -33,6 +35,8 @@ export class NodeManagementBackend implements ManagementBackend {
     private readonly sharding: ClusterSharding,
     private readonly replicator: { stats(): PlacementReplicatorStats },
     private readonly controllers: Map<string, ExternalAllocationController> = new Map(),
+    /** Given to the controllers this backend makes, so their writes are logged with reason and author. */
+    private readonly logger?: Logger,
   ) {
     this.self = cluster.self;
   }
@@ -55,7 +59,7 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.cluster.members();
   }
 
-  setPlacements(typeName: string, entries: ReadonlyArray<{ shardId: number; target: NodeAddress }>): Promise<readonly WrittenPlacement[]> {
+  setPlacements(typeName: string, entries: ReadonlyArray<PlacementEntry>): Promise<readonly WrittenPlacement[]> {
     return this.controller(typeName).setPlacements(entries);
   }
 
@@ -63,8 +67,8 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.controller(typeName).removePlacement(shardId);
   }
 
-  placements(typeName: string): ReadonlyArray<WrittenPlacement> {
-    return placementRecords(this.sharding.placementStore, typeName);
+  placements(typeName: string, options: { readonly includeExpired?: boolean } = {}): ReadonlyArray<WrittenPlacement> {
+    return placementRecords(this.sharding.placementStore, typeName, { includeExpired: options.includeExpired === true });
   }
 
   async rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome> {
@@ -115,7 +119,7 @@ export class NodeManagementBackend implements ManagementBackend {
   private controller(typeName: string): ExternalAllocationController {
     let controller = this.controllers.get(typeName);
     if (controller === undefined) {
-      controller = new ExternalAllocationController(this.sharding, typeName);
+      controller = new ExternalAllocationController(this.sharding, typeName, this.logger === undefined ? {} : { logger: this.logger });
       this.controllers.set(typeName, controller);
     }
     return controller;

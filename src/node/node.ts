@@ -84,7 +84,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   const cluster = new Cluster({
     transport,
     logger: baseLogger, // the cluster binds the node address itself
-    config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles },
+    config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles, attributes: config.attributes },
   });
   const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
   const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
@@ -96,7 +96,8 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   let sharding: ClusterSharding | undefined;
   const metrics = nodeMetricsSource(cluster, store, () => sharding);
   sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
-  const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE);
+  // Every placement written or removed is logged with its reason and author: the audit trail of pins.
+  const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE, { logger: logger.child({ component: 'placements' }) });
   sharding.init({
     typeName: COUNTER_TYPE,
     behavior: counterBehavior,
@@ -109,7 +110,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   });
 
   const http = createManagementServer({
-    backend: new NodeManagementBackend(cluster, sharding, placements, new Map([[COUNTER_TYPE, counterPlacements]])),
+    backend: new NodeManagementBackend(cluster, sharding, placements, new Map([[COUNTER_TYPE, counterPlacements]]), logger.child({ component: 'placements' })),
     logger: logger.child({ part: 'http' }),
     limits: {
       bodyLimit: config.bodyLimit,
