@@ -2,7 +2,8 @@
 // runs, so a handler only sees well-shaped input (range checks that need runtime state stay in handlers).
 
 /** Upper bound of one target string, as the placement store accepts it. */
-export { MAX_PLACEMENT_TARGET_LENGTH as MAX_TARGET_LENGTH } from '../sharding/placement-target.js';
+import { MAX_PLACEMENT_TARGET_LENGTH } from '../sharding/placement-target.js';
+export { MAX_PLACEMENT_TARGET_LENGTH as MAX_TARGET_LENGTH };
 /** Longest path parameter any route's schema accepts (an entity id), in characters. */
 export const MAX_PARAM_CHARS = 256;
 /**
@@ -14,16 +15,16 @@ export const MAX_PARAM_LENGTH = MAX_PARAM_CHARS * 9;
 export const MAX_BULK_PLACEMENTS = 10_000;
 
 const shardId = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
-// Only the JSON types here: what a target or an option may be is judged by the placement validators
-// (placement-target.ts, placement-options.ts), so the API answers invalid_target / invalid_placement with
-// the same message the CLI and the controller give. The body limit bounds every string.
+// JSON types and the target's length here; what a target or an option may be is judged by the placement
+// validators (placement-target.ts, placement-options.ts), so the API answers invalid_target /
+// invalid_placement with the same message the CLI and the controller give. The body limit bounds the rest.
 const placement = {
   type: 'object',
   additionalProperties: false,
   required: ['shardId', 'target'],
   properties: {
     shardId,
-    target: { type: 'string' },
+    target: { type: 'string', minLength: 1, maxLength: MAX_PLACEMENT_TARGET_LENGTH },
     mode: { type: 'string' },
     ttlMs: { type: 'number' },
     expiresAt: { type: 'string' },
