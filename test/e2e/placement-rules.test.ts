@@ -72,6 +72,10 @@ describe('placement rules across processes', () => {
     const required = entityOnFreshShard('require', new Set([preferred.shardId]));
     expect(await cli('pin-prefer', entry.url, 'placements', 'set', String(preferred.shardId), 'zone=b', '--reason', 'prefer test', '--by', 'e2e@test')).toBe(0);
     expect(await cli('pin-require', entry.url, 'placements', 'set', String(required.shardId), 'zone=b', '--require', '--reason', 'GDPR tenant 17')).toBe(0);
+    // The node that took the writes logged them with their reason and author.
+    const written = entry.proc.log().split('\n').filter((line) => line.includes('explicit placement set'));
+    expect(written.some((line) => line.includes('"reason":"GDPR tenant 17"') && line.includes('"mode":"require"') && line.includes('"by":"'))).toBe(true);
+    expect(written.some((line) => line.includes('"reason":"prefer test"') && line.includes('"by":"e2e@test"'))).toBe(true);
     // Written through node 1, asked through every node: wait until each replica has both pins.
     for (const node of nodes) {
       await waitFor(`${node.name} to hold both pins`, async () => {
