@@ -8,6 +8,8 @@ export interface MemberRow {
   readonly upNumber: number;
   readonly reachable: boolean;
   readonly roles: readonly string[];
+  /** Absent from nodes that predate attributes. */
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 export interface SetPlacementsResult {
@@ -60,8 +62,10 @@ export class ManagementClient {
     return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}`);
   }
 
-  placements(typeName: string): Promise<{ placements: WrittenPlacement[] }> {
-    return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements`);
+  /** With includeExpired, expired pins too, each with `expired`. */
+  placements(typeName: string, options: { readonly includeExpired?: boolean } = {}): Promise<{ placements: WrittenPlacement[] }> {
+    const query = options.includeExpired === true ? '?includeExpired=true' : '';
+    return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements${query}`);
   }
 
   setPlacements(typeName: string, placements: readonly PlacementEntry[]): Promise<SetPlacementsResult> {

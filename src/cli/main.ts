@@ -3,18 +3,17 @@
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { NodeAddress } from '../cluster/address.js';
+import { MAX_ATTRIBUTES, parseAttributeAssignment } from '../cluster/attributes.js';
 import { DEFAULT_NODE_CONFIG as D } from '../node/config.js';
 import { runNode } from '../node/run.js';
 import { COUNTER_TYPE } from '../node/counter.js';
-import { ApiError, ManagementClient } from './client.js';
+import { ApiError } from './client.js';
 import { shardRanges, table } from './format.js';
+import { addPlacementsCommands } from './placements-command.js';
+import { addressArg, connect, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
 import { DEFAULT_LOCAL_CLUSTER_DATA_DIR, DEFAULT_LOCAL_CLUSTER_NODES, startLocalCluster } from './local-cluster.js';
 
-export interface CliIo {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-}
+export type { CliIo } from './operator-support.js';
 
 const defaultIo: CliIo = {
   out: (line) => process.stdout.write(line + '\n'),
@@ -44,6 +43,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
     .option('--seed <address>', 'seed node system@host:port (repeatable; default none: form a cluster of one)', collectAddress)
     .option('--app-version <version>', `application version (default ${D.appVersion})`)
     .option('--role <role>', 'node role (repeatable)', collect)
+    .option('--attribute <KEY=VALUE>', 'node attribute that placement selectors match, e.g. zone=eu-west (repeatable)', collectAttribute)
     .addOption(new Option('--cluster-secret <secret>', 'shared secret peers must prove').env('ACTOR_TS_CLUSTER_SECRET'))
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
     .option('--auth-reads', 'require the token for read routes too')
@@ -71,6 +71,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
         seeds: options.seed,
         appVersion: options.appVersion,
         roles: options.role,
+        attributes: options.attribute,
         clusterSecret: options.clusterSecret,
         authToken: options.authToken,
         authReads: options.authReads,
@@ -135,37 +136,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
       io.out('all nodes stopped');
     });
 
-  const placements = program.command('placements').description('explicit shard placements of an entity type');
-  placements
-    .command('ls')
-    .description('list explicit placements')
-    .action(async (_options: unknown, command: Command) => {
-      const { client, type } = connect(command);
-      const { placements: rows } = await client.placements(type);
-      if (rows.length === 0) return io.out(`no explicit placements for ${type}`);
-      io.out(table(['shard', 'target', 'writer', 'hlc'], rows.map((p) => [String(p.shardId), p.target, p.writer, hlcText(p.hlc)])));
-    });
-  placements
-    .command('set <shardId> <target>')
-    .description('pin a shard to a node (system@host:port)')
-    .option('--move', 'also hand the shard off now so it moves to the target at once', false)
-    .action(async (shardId: string, target: string, options: { move: boolean }, command: Command) => {
-      const { client, type } = connect(command);
-      const shard = usage(command, () => shardIdArg(shardId));
-      const address = usage(command, () => addressArg(target));
-      const result = await client.setPlacements(type, [{ shardId: shard, target: address }]);
-      for (const written of result.placements) io.out(`shard ${written.shardId} -> ${written.target} (hlc ${hlcText(written.hlc)})`);
-      for (const warning of result.warnings) io.err(`warning: ${warning.message}`);
-      if (options.move) await rebalanceAndWait(client, type, [shard], io);
-    });
-  placements
-    .command('rm <shardId>')
-    .description('remove a pin; the shard returns to the fallback strategy at the next rebalance')
-    .action(async (shardId: string, _options: unknown, command: Command) => {
-      const { client, type } = connect(command);
-      await client.removePlacement(type, usage(command, () => shardIdArg(shardId)));
-      io.out(`shard ${shardId}: pin removed`);
-    });
+  addPlacementsCommands(program, io);
 
   program
     .command('rebalance <shardIds...>')
@@ -199,8 +170,15 @@ export function buildProgram(io: CliIo = defaultIo): Command {
       const { self, members } = await client.members();
       io.out(
         table(
-          ['address', 'status', 'reachable', 'upNumber', 'appVersion'],
-          members.map((m) => [m.address + (m.address === self ? ' (this)' : ''), m.status, m.reachable ? 'yes' : 'NO', String(m.upNumber), m.appVersion]),
+          ['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes'],
+          members.map((m) => [
+            m.address + (m.address === self ? ' (this)' : ''),
+            m.status,
+            m.reachable ? 'yes' : 'NO',
+            String(m.upNumber),
+            m.appVersion,
+            attributesText(m.attributes),
+          ]),
         ),
       );
     });
@@ -221,63 +199,6 @@ function addOperatorOptions(command: Command): void {
   }
 }
 
-function connect(command: Command): { client: ManagementClient; type: string } {
-  const options = command.optsWithGlobals<{ url: string; type: string; token?: string }>();
-  return { client: new ManagementClient(options.url, options.token ? { token: options.token } : {}), type: options.type };
-}
-
-/**
- * Checks an argument inside an action: a bad value is a usage error reported like commander's own (message
- * on stderr, exit code 2), not an unexplained failure.
- */
-function usage<T>(command: Command, check: () => T): T {
-  try {
-    return check();
-  } catch (error) {
-    if (!(error instanceof InvalidArgumentError)) throw error;
-    return command.error(`error: ${error.message}`, { exitCode: 2, code: 'commander.invalidArgument' });
-  }
-}
-
-async function rebalanceAndWait(client: ManagementClient, type: string, shardIds: number[], io: CliIo): Promise<void> {
-  const outcome = await client.rebalance(type, shardIds);
-  if (outcome.homeless.length > 0) io.err(`not allocated yet (nothing to move): ${outcome.homeless.join(', ')}`);
-  if (outcome.accepted.length === 0) return;
-  io.out(`hand-off started for ${outcome.accepted.join(', ')}; waiting for the new homes...`);
-  const [{ placements: pinned }, { members }] = await Promise.all([client.placements(type), client.members()]);
-  // A pin to a node that is not a member cannot be honoured yet: such a shard lands wherever the fallback puts it.
-  const live = new Set(members.filter((m) => m.status !== 'down' && m.status !== 'removed').map((m) => m.address));
-  const pins = new Map(pinned.filter((p) => live.has(p.target)).map((p) => [p.shardId, p.target]));
-  const deadline = Date.now() + 30_000;
-  const pending = new Set(outcome.accepted);
-  let nextProgress = Date.now() + 2_000;
-  while (pending.size > 0 && Date.now() < deadline) {
-    const { regions, handingOff } = await client.shards(type);
-    // A shard still handing off is listed under the region it is leaving: not its new home yet.
-    const moving = new Set(handingOff ?? []);
-    for (const region of regions) {
-      for (const shard of region.shards) {
-        if (!pending.has(shard) || moving.has(shard)) continue;
-        const pin = pins.get(shard);
-        if (pin === undefined || pin === region.address) {
-          pending.delete(shard);
-          io.out(`  shard ${shard} now on ${region.address}`);
-        }
-      }
-    }
-    if (pending.size > 0 && Date.now() >= nextProgress) {
-      io.out(`  still moving: ${[...pending].join(', ')}`);
-      nextProgress = Date.now() + 2_000;
-    }
-    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  if (pending.size > 0) io.err(`still moving after 30 s: ${[...pending].join(', ')} (shards are re-allocated on their next message)`);
-}
-
-function hlcText(hlc: { wallMs: number; counter: number; node: string }): string {
-  return `${new Date(hlc.wallMs).toISOString()}#${hlc.counter}@${hlc.node}`;
-}
-
 /** Every field is undefined when its flag was not given: NodeConfig's defaults apply. */
 interface NodeCliOptions {
   system?: string;
@@ -288,6 +209,7 @@ interface NodeCliOptions {
   seed?: string[];
   appVersion?: string;
   role?: string[];
+  attribute?: Record<string, string>;
   clusterSecret?: string;
   authToken?: string;
   authReads?: boolean;
@@ -329,19 +251,29 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
+function collectAttribute(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+  let key: string;
+  let item: string;
+  try {
+    [key, item] = parseAttributeAssignment(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+  const attributes = { ...previous };
+  if (Object.hasOwn(attributes, key) && attributes[key] !== item) throw new InvalidArgumentError(`attribute ${key} is given twice with different values`);
+  if (!Object.hasOwn(attributes, key) && Object.keys(attributes).length >= MAX_ATTRIBUTES) {
+    throw new InvalidArgumentError(`at most ${MAX_ATTRIBUTES} attributes are allowed`);
+  }
+  return Object.assign(Object.create(null) as Record<string, string>, attributes, Object.fromEntries([[key, item]]));
+}
+
 function collectAddress(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), addressArg(value)];
 }
 
-function addressArg(value: string): string {
-  const address = NodeAddress.tryParse(value);
-  if (address === undefined) throw new InvalidArgumentError(`"${value}" is not a node address: expected system@host:port`);
-  return address.toString();
-}
-
-function shardIdArg(value: string): number {
-  if (!/^\d{1,15}$/.test(value)) throw new InvalidArgumentError(`"${value}" is not a shard id (a non-negative integer)`);
-  return Number(value);
+function attributesText(attributes: Readonly<Record<string, string>> | undefined): string {
+  const entries = Object.entries(attributes ?? {});
+  return entries.length === 0 ? '-' : entries.map(([key, value]) => `${key}=${value}`).join(',');
 }
 
 /** Runs the CLI; resolves with the process exit code. */

@@ -2,6 +2,7 @@
 // `resolveClusterConfig` validates once at construction so the running cluster never sees a bad value.
 import { ActorTsError } from '../errors.js';
 import { NodeAddress } from './address.js';
+import { attributesProblem, normalizeAttributes, type NodeAttributes } from './attributes.js';
 
 export interface FailureDetectorConfig {
   /** Phi above which a member is considered unreachable; default 8 (Pekko's cluster default). */
@@ -26,6 +27,11 @@ export interface ClusterConfig {
   readonly appVersion: string;
   /** This node's roles; default none. */
   readonly roles: ReadonlyArray<string>;
+  /**
+   * This node's attributes (`zone: 'eu-west'`...), gossiped with its member record like roles so placement
+   * selectors can match them; keys and values match `[A-Za-z0-9_.-]{1,64}`, at most 32; default none.
+   */
+  readonly attributes: NodeAttributes;
   /** Interval of heartbeats to every other member; default 1,000 ms. */
   readonly heartbeatIntervalMs: number;
   readonly failureDetector: FailureDetectorConfig;
@@ -85,6 +91,7 @@ export const DEFAULT_CLUSTER_CONFIG: Omit<ClusterConfig, 'minorityDownAfterMs'> 
   seedNodes: [],
   appVersion: '1.0.0',
   roles: [],
+  attributes: {},
   heartbeatIntervalMs: 1_000,
   failureDetector: DEFAULT_FAILURE_DETECTOR_CONFIG,
   gossipIntervalMs: 1_000,
@@ -110,6 +117,10 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
   for (const role of roles) {
     if (typeof role !== 'string' || role.length === 0 || role.length > 64) throw bad(`invalid role ${JSON.stringify(role)}`);
   }
+  const attributesInput = input.attributes ?? d.attributes;
+  const attributesError = attributesProblem(attributesInput);
+  if (attributesError !== undefined) throw bad(attributesError);
+  const attributes = normalizeAttributes(attributesInput);
   const fdInput = input.failureDetector ?? {};
   const fd: FailureDetectorConfig = {
     threshold: positive('failureDetector.threshold', fdInput.threshold ?? DEFAULT_FAILURE_DETECTOR_CONFIG.threshold),
@@ -131,6 +142,7 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
     seedNodes,
     appVersion,
     roles,
+    attributes,
     heartbeatIntervalMs: positive('heartbeatIntervalMs', input.heartbeatIntervalMs ?? d.heartbeatIntervalMs),
     failureDetector: fd,
     gossipIntervalMs: positive('gossipIntervalMs', input.gossipIntervalMs ?? d.gossipIntervalMs),

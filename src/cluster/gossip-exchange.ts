@@ -46,6 +46,7 @@ export class GossipExchange {
         status: 'joining',
         appVersion: message.appVersion,
         roles: [...message.roles],
+        ...(message.attributes === undefined ? {} : { attributes: message.attributes }),
         upNumber: 0,
       });
     }

@@ -55,7 +55,10 @@ export function mergeRecord(a: MemberRecord, b: MemberRecord): MemberRecord {
   const rb = statusRank(b.status);
   const upNumber = pickUpNumber(a.upNumber, b.upNumber);
   const winner = ra !== rb ? (ra > rb ? a : b) : a.upNumber === upNumber ? a : b;
-  return withFields(winner, upNumber, earliest(a.downedAtMs, b.downedAtMs));
+  const merged = withFields(winner, upNumber, earliest(a.downedAtMs, b.downedAtMs));
+  // Attributes are fixed per incarnation (sent with its Join); a copy that lost them must not drop them.
+  const attributes = a.attributes ?? b.attributes;
+  return merged.attributes !== undefined || attributes === undefined ? merged : { ...merged, attributes };
 }
 
 function pickUpNumber(a: number, b: number): number {
@@ -158,6 +161,7 @@ export function toWire(state: GossipState): WireGossip {
       status: r.status,
       appVersion: r.appVersion,
       roles: [...r.roles],
+      ...(r.attributes === undefined ? {} : { attributes: r.attributes }),
       upNumber: r.upNumber,
       ...(r.downedAtMs === undefined ? {} : { downedAtMs: r.downedAtMs }),
     })),
@@ -191,6 +195,7 @@ function recordFromWire(w: WireMember): MemberRecord | undefined {
     status: w.status,
     appVersion: w.appVersion,
     roles: [...w.roles],
+    ...(w.attributes === undefined ? {} : { attributes: w.attributes }),
     upNumber: w.upNumber,
     ...(w.downedAtMs === undefined ? {} : { downedAtMs: w.downedAtMs }),
   };

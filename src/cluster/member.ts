@@ -20,6 +20,8 @@ export interface MemberInfo {
   readonly reachable: boolean;
   /** Roles the member was started with; a sharded type with a role is hosted only on members that have it. */
   readonly roles?: ReadonlyArray<string>;
+  /** Attributes the member was started with (`zone`, `rack`...); undefined from nodes that predate them. */
+  readonly attributes?: Readonly<Record<string, string>>;
   /**
    * When the member was decided down: the deciding node's wall-clock ms (the earliest decision when several
    * nodes downed it). Undefined for members never downed, and for downings gossiped by nodes that predate it.

@@ -74,6 +74,7 @@ export class MembershipCore {
       upNumber: record.upNumber,
       reachable,
       roles: record.roles,
+      ...(record.attributes === undefined ? {} : { attributes: record.attributes }),
       ...(record.downedAtMs === undefined ? {} : { downedAtMs: record.downedAtMs }),
     };
   }

@@ -6,6 +6,7 @@
 import type { MessageFamily, RawMessage } from './wire-message.js';
 import { NodeAddress } from './address.js';
 import type { MemberStatus } from './member.js';
+import { attributesProblem, normalizeAttributes, type NodeAttributes } from './attributes.js';
 
 /** One member as gossip carries it; (address, incarnation) identifies one run of a node. */
 export interface WireMember {
@@ -14,6 +15,8 @@ export interface WireMember {
   readonly status: MemberStatus;
   readonly appVersion: string;
   readonly roles: ReadonlyArray<string>;
+  /** Absent from nodes that predate attributes (and when the node has none). */
+  readonly attributes?: NodeAttributes;
   /** 0 until the leader moves the member to Up. */
   readonly upNumber: number;
   /** Wall-clock ms when the member was decided down; absent when it never was (and from older nodes). */
@@ -36,6 +39,7 @@ export type ClusterMessage =
       readonly incarnation: string;
       readonly appVersion: string;
       readonly roles: ReadonlyArray<string>;
+      readonly attributes?: NodeAttributes;
     }
   | { readonly type: 'Gossip'; readonly gossip: WireGossip };
 
@@ -75,8 +79,9 @@ export function parseClusterMessage(raw: RawMessage): ClusterMessage | undefined
     case 'Join': {
       const { incarnation, appVersion } = raw;
       const roles = parseRoles(raw['roles']);
-      if (!isText(incarnation) || !isText(appVersion) || !roles) return undefined;
-      return { type: 'Join', incarnation, appVersion, roles };
+      const attributes = parseAttributes(raw['attributes']);
+      if (!isText(incarnation) || !isText(appVersion) || !roles || attributes === null) return undefined;
+      return attributes === undefined ? { type: 'Join', incarnation, appVersion, roles } : { type: 'Join', incarnation, appVersion, roles, attributes };
     }
     case 'Gossip': {
       const gossip = parseGossip(raw['gossip']);
@@ -115,8 +120,10 @@ function parseMember(value: unknown): WireMember | undefined {
   if (typeof address !== 'string' || NodeAddress.tryParse(address) === undefined) return undefined;
   if (!isText(incarnation) || !isText(appVersion) || !roles || !isCount(upNumber)) return undefined;
   if (typeof status !== 'string' || !MEMBER_STATUSES.has(status)) return undefined;
+  const attributes = parseAttributes(value['attributes']);
+  if (attributes === null) return undefined;
   const downedAtMs = value['downedAtMs'];
-  const base = { address, incarnation, status: status as MemberStatus, appVersion, roles, upNumber };
+  const base = { address, incarnation, status: status as MemberStatus, appVersion, roles, upNumber, ...(attributes === undefined ? {} : { attributes }) };
   if (downedAtMs === undefined) return base;
   return isCount(downedAtMs) ? { ...base, downedAtMs } : undefined;
 }
@@ -124,6 +131,13 @@ function parseMember(value: unknown): WireMember | undefined {
 function parseRoles(value: unknown): string[] | undefined {
   if (!Array.isArray(value) || value.length > MAX_ROLES) return undefined;
   return value.every((r) => isText(r)) ? (value as string[]) : undefined;
+}
+
+/** Optional (older peers send none): undefined when absent, null when present but invalid (drop the message). */
+function parseAttributes(value: unknown): NodeAttributes | undefined | null {
+  if (value === undefined) return undefined;
+  // The count is checked by attributesProblem before any per-entry work.
+  return attributesProblem(value) === undefined ? normalizeAttributes(value as NodeAttributes) : null;
 }
 
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {

@@ -5,6 +5,7 @@
 // onSelfRemoved whenever the removal was not the end of this node's own graceful leave.
 import { ActorTsError } from '../errors.js';
 import type { NodeAddress } from './address.js';
+import type { NodeAttributes } from './attributes.js';
 import { statusRank, type MemberRecord } from './gossip.js';
 import { subscribe, type MembershipCore } from './membership-core.js';
 import type { Cancellable } from './scheduler.js';
@@ -136,7 +137,7 @@ export class SelfLifecycle {
   private sendJoin(seeds: ReadonlyArray<NodeAddress>): void {
     if (this.core.joined || this.core.stopped) return;
     const { config, incarnation } = this.core;
-    for (const seed of seeds) this.core.channel.send(seed, { type: 'Join', incarnation, appVersion: config.appVersion, roles: [...config.roles] });
+    for (const seed of seeds) this.core.channel.send(seed, { type: 'Join', incarnation, appVersion: config.appVersion, roles: [...config.roles], ...attributesField(config.attributes) });
   }
 
   private formCluster(reason: string): void {
@@ -150,6 +151,7 @@ export class SelfLifecycle {
       status: 'joining',
       appVersion: core.config.appVersion,
       roles: [...core.config.roles],
+      ...attributesField(core.config.attributes),
       upNumber: 0,
     };
     core.commit({ members: new Map([[core.selfKey, record]]), seen: new Set([core.selfKey]), tombstones: new Map() }, true);
@@ -204,4 +206,9 @@ export class SelfLifecycle {
 
 function notUp(): ActorTsError {
   return new ActorTsError('not_running', 'the cluster node stopped before it was Up');
+}
+
+/** Attributes travel only when there are some: a node without them gossips what older nodes do. */
+function attributesField(attributes: NodeAttributes): { attributes?: NodeAttributes } {
+  return Object.keys(attributes).length === 0 ? {} : { attributes };
 }

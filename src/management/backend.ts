@@ -3,16 +3,22 @@
 import type { PlacementStoreStats } from '../../crdt/index.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type { NodeAddress } from '../cluster/address.js';
-import type { PlacementRecord, RebalanceNowResult, ShardLocations } from '../sharding/index.js';
+import type { PlacementOptions, PlacementRecord, RebalanceNowResult, ShardLocations } from '../sharding/index.js';
 import type { ReplicationHealth } from './replication-health.js';
 
 // The API speaks the sharding runtime's types. The aliases keep the names its clients (cli/client.ts, the
 // node's backend) import today; they are the same types, not copies.
 export type { PlacementRecord, RebalanceNowResult, ShardLocations };
-/** A placement as written or listed: target, HLC and writer. */
+/** A placement as written or listed: target, mode, expiry, reason, by, writer and HLC. */
 export type WrittenPlacement = PlacementRecord;
-/** A placement to write, as the API takes it. */
-export type PlacementEntry = Pick<PlacementRecord, 'shardId' | 'target'>;
+/**
+ * A placement to write, as the API takes it: the raw target (address or selector; the controller parses
+ * it) and the rule options, which the controller validates (PlacementRuleError when bad).
+ */
+export interface PlacementEntry extends PlacementOptions {
+  readonly shardId: number;
+  readonly target: string;
+}
 /** The answer of a manual rebalance (the API rejects out-of-range ids first, so `unknown` is never sent). */
 export type RebalanceOutcome = Pick<RebalanceNowResult, 'accepted' | 'homeless'>;
 /** The placement store replica's size, as the API reports it. */
@@ -44,11 +50,15 @@ export interface ManagementBackend {
   /** Entity types initialised on this node, with their shard count. */
   entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number }>;
   members(): ReadonlyArray<MemberInfo>;
-  /** Writes all entries (already validated) locally; they replicate to every node. */
-  setPlacements(typeName: string, entries: ReadonlyArray<{ shardId: number; target: NodeAddress }>): Promise<readonly PlacementRecord[]>;
+  /**
+   * Writes all entries locally (they replicate to every node), or none: rejects with PlacementRuleError
+   * (`invalid_target`, `invalid_placement`) or ActorTsError when any entry is bad.
+   */
+  setPlacements(typeName: string, entries: ReadonlyArray<PlacementEntry>): Promise<readonly PlacementRecord[]>;
   /** False when the shard had no explicit placement. */
   removePlacement(typeName: string, shardId: number): Promise<boolean>;
-  placements(typeName: string): ReadonlyArray<PlacementRecord>;
+  /** Placements by ascending shard id; expired ones (with `expired`) only with includeExpired. */
+  placements(typeName: string, options?: { readonly includeExpired?: boolean }): ReadonlyArray<PlacementRecord>;
   rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome>;
   shardLocations(typeName: string): Promise<ShardLocations>;
   /** Liveness of this node as the cluster sees it. */

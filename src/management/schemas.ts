@@ -2,7 +2,8 @@
 // runs, so a handler only sees well-shaped input (range checks that need runtime state stay in handlers).
 
 /** Upper bound of one target string, as the placement store accepts it. */
-export const MAX_TARGET_LENGTH = 256;
+import { MAX_PLACEMENT_TARGET_LENGTH } from '../sharding/placement-target.js';
+export { MAX_PLACEMENT_TARGET_LENGTH as MAX_TARGET_LENGTH };
 /** Longest path parameter any route's schema accepts (an entity id), in characters. */
 export const MAX_PARAM_CHARS = 256;
 /**
@@ -14,12 +15,22 @@ export const MAX_PARAM_LENGTH = MAX_PARAM_CHARS * 9;
 export const MAX_BULK_PLACEMENTS = 10_000;
 
 const shardId = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
-const target = { type: 'string', minLength: 1, maxLength: MAX_TARGET_LENGTH } as const;
+// JSON types and the target's length here; what a target or an option may be is judged by the placement
+// validators (placement-target.ts, placement-options.ts), so the API answers invalid_target /
+// invalid_placement with the same message the CLI and the controller give. The body limit bounds the rest.
 const placement = {
   type: 'object',
   additionalProperties: false,
   required: ['shardId', 'target'],
-  properties: { shardId, target },
+  properties: {
+    shardId,
+    target: { type: 'string', minLength: 1, maxLength: MAX_PLACEMENT_TARGET_LENGTH },
+    mode: { type: 'string' },
+    ttlMs: { type: 'number' },
+    expiresAt: { type: 'string' },
+    reason: { type: 'string' },
+    by: { type: 'string' },
+  },
 } as const;
 
 export const typeNameParams = {
@@ -47,6 +58,12 @@ export const setPlacementsBody = {
   else: placement,
 } as const;
 
+export const placementsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { includeExpired: { type: 'string', enum: ['true', 'false'] } },
+} as const;
+
 export const rebalanceBody = {
   type: 'object',
   additionalProperties: false,
@@ -54,9 +71,18 @@ export const rebalanceBody = {
   properties: { shardIds: { type: 'array', minItems: 1, maxItems: MAX_BULK_PLACEMENTS, items: shardId } },
 } as const;
 
+/** One placement as the API takes it: the target and the rule options (see PlacementOptions). */
 export interface PlacementBody {
   readonly shardId: number;
   readonly target: string;
+  readonly mode?: string;
+  readonly ttlMs?: number;
+  readonly expiresAt?: string;
+  readonly reason?: string;
+  readonly by?: string;
+}
+export interface PlacementsQuery {
+  readonly includeExpired?: 'true' | 'false';
 }
 export type SetPlacementsBody = PlacementBody | { readonly placements: readonly PlacementBody[] };
 export interface RebalanceBody {

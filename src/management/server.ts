@@ -9,21 +9,25 @@ import Fastify, {
   type FastifyRequest,
   type FastifySchemaValidationError,
 } from 'fastify';
-import { NodeAddress } from '../cluster/address.js';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
+import type { PlacementRuleError } from '../sharding/placement-rule-error.js';
+import { validatePlacementMode } from '../sharding/placement-options.js';
 import type { ManagementBackend } from './backend.js';
 import { consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
 import { metricsPlugin, type MetricsSource } from './metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpLimits } from './limits.js';
+import { placementWarnings } from './placement-warnings.js';
 import {
   MAX_PARAM_LENGTH,
+  placementsQuery,
   rebalanceBody,
   setPlacementsBody,
   shardParams,
   typeNameParams,
+  type PlacementsQuery,
   type RebalanceBody,
   type SetPlacementsBody,
 } from './schemas.js';
@@ -73,7 +77,9 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   // error instead of the 415 it is.
   app.removeContentTypeParser('text/plain');
 
-  app.setErrorHandler((error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError, _request, reply) => sendError(reply, error));
+  app.setErrorHandler(
+    (error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError | PlacementRuleError, _request, reply) => sendError(reply, error),
+  );
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
   );
@@ -108,6 +114,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
       upNumber: member.upNumber,
       reachable: member.reachable,
       roles: member.roles ?? [],
+      attributes: member.attributes ?? {},
     })),
   }));
 
@@ -120,12 +127,13 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     },
   );
 
-  app.get<{ Params: { typeName: string } }>(
+  app.get<{ Params: { typeName: string }; Querystring: PlacementsQuery }>(
     `${typesPath}/placements`,
-    { onRequest: guardRead, schema: { params: typeNameParams } },
+    { onRequest: guardRead, schema: { params: typeNameParams, querystring: placementsQuery } },
     async (request) => {
       const typeName = knownType(backend, request.params.typeName);
-      const placements = [...backend.placements(typeName)].sort((a, b) => a.shardId - b.shardId);
+      const includeExpired = request.query.includeExpired === 'true';
+      const placements = [...backend.placements(typeName, { includeExpired })].sort((a, b) => a.shardId - b.shardId);
       return { placements };
     },
   );
@@ -138,25 +146,15 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
       const numberOfShards = shardCount(backend, typeName);
       const body = request.body;
       const requested = 'placements' in body ? body.placements : [body];
-      // Validate every entry before writing any: a rejected request changes nothing.
-      const entries = requested.map(({ shardId, target }) => ({
-        shardId: inRange(shardId, numberOfShards, typeName),
-        target: parseTarget(target),
+      // Shard ids are checked here (invalid_shard); targets and options by the controller, which validates
+      // every entry before writing any: a rejected request changes nothing.
+      const entries = requested.map(({ mode, ...entry }) => ({
+        ...entry,
+        shardId: inRange(entry.shardId, numberOfShards, typeName),
+        ...(mode === undefined ? {} : { mode: validatePlacementMode(mode) }),
       }));
       const written = await backend.setPlacements(typeName, entries);
-      const members = new Set(
-        backend
-          .members()
-          .filter((member) => member.status !== 'down' && member.status !== 'removed')
-          .map((member) => member.address.toString()),
-      );
-      const warnings = written
-        .filter((placement) => !members.has(placement.target))
-        .map((placement) => ({
-          shardId: placement.shardId,
-          target: placement.target,
-          message: `target ${placement.target} is not a current member; shard ${placement.shardId} stays with the fallback strategy until that node joins`,
-        }));
+      const warnings = placementWarnings(written, backend.members());
       return reply.code(202).send({ placements: written, warnings });
     },
   );
@@ -210,15 +208,6 @@ function inRange(shardId: number, numberOfShards: number, typeName: string): num
     );
   }
   return shardId;
-}
-
-function parseTarget(target: string): NodeAddress {
-  try {
-    return NodeAddress.parse(target);
-  } catch (error) {
-    if (error instanceof ActorTsError) throw new HttpError(400, error.code, error.message);
-    throw error;
-  }
 }
 
 function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {

@@ -21,6 +21,11 @@ export interface NodeConfig {
   readonly appVersion: string;
   /** Roles of this node; default none. */
   readonly roles: ReadonlyArray<string>;
+  /**
+   * Attributes of this node (`{ zone: 'eu-west' }`), gossiped with its member record; placement selectors
+   * such as `zone=eu-west` match them. Keys and values match `[A-Za-z0-9_.-]{1,64}`; default none.
+   */
+  readonly attributes: Readonly<Record<string, string>>;
   /** Shared secret every node must prove (HMAC) to join; default none (any peer may connect). */
   readonly clusterSecret: string | undefined;
   /** Bearer token for the management API's write routes; default none (open: bind to loopback). */
@@ -62,9 +67,9 @@ export interface NodeConfig {
   readonly restartOnRemoval: boolean;
   /**
    * Overrides of the cluster defaults (see ClusterConfig): failure detector, heartbeat and gossip intervals,
-   * downing and leave timeouts. Seeds, app version and roles are the top-level fields above.
+   * downing and leave timeouts. Seeds, app version, roles and attributes are the top-level fields above.
    */
-  readonly cluster: Omit<ClusterConfigInput, 'seedNodes' | 'appVersion' | 'roles'>;
+  readonly cluster: Omit<ClusterConfigInput, 'seedNodes' | 'appVersion' | 'roles' | 'attributes'>;
   /** Overrides of the sharding defaults (see ShardingConfig). */
   readonly sharding: Partial<ShardingConfig>;
 }
@@ -78,6 +83,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   seeds: [],
   appVersion: '1.0.0',
   roles: [],
+  attributes: {},
   clusterSecret: undefined,
   authToken: undefined,
   authReads: false,

@@ -6,6 +6,7 @@ import type { Cluster } from '../cluster/cluster.js';
 import { isGone, type MemberInfo } from '../cluster/member.js';
 import type {
   ManagementBackend,
+  PlacementEntry,
   PlacementStoreHealth,
   RebalanceOutcome,
   ShardLocations,
@@ -16,6 +17,7 @@ import type {
 import { replicationHealth, type ReplicationHealth } from '../management/replication-health.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController, placementRecords } from '../sharding/external-allocation-controller.js';
+import type { Logger } from '../logging.js';
 
 /**
  * Own member statuses that may write placements. Joining counts: the cluster accepted this node (its record
@@ -33,8 +35,12 @@ export class NodeManagementBackend implements ManagementBackend {
     private readonly sharding: ClusterSharding,
     private readonly replicator: { stats(): PlacementReplicatorStats },
     private readonly controllers: Map<string, ExternalAllocationController> = new Map(),
-    /** Why writes are held right now (this process was just frozen), or undefined. */
-    private readonly holding: () => string | undefined = () => undefined,
+    private readonly options: {
+      /** Given to the controllers this backend makes, so their writes are logged with reason and author. */
+      readonly logger?: Logger;
+      /** Why writes are held right now (this process was just frozen), or undefined. */
+      readonly holding?: () => string | undefined;
+    } = {},
   ) {
     this.self = cluster.self;
   }
@@ -48,7 +54,7 @@ export class NodeManagementBackend implements ManagementBackend {
           : `this node's member status is ${status}`;
       return { writable: false, code: 'not_a_member', reason: `${why}; placement writes need a member that is joining or up: send them to another node` };
     }
-    const held = this.holding();
+    const held = this.options.holding?.();
     if (held !== undefined) return { writable: false, code: 'paused', reason: held };
     // A node that reaches no majority is on the side that downs itself (or was paused long enough to be put out
     // and has not heard it yet): a write it acknowledged could stay local and die with it.
@@ -72,7 +78,7 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.cluster.members();
   }
 
-  setPlacements(typeName: string, entries: ReadonlyArray<{ shardId: number; target: NodeAddress }>): Promise<readonly WrittenPlacement[]> {
+  setPlacements(typeName: string, entries: ReadonlyArray<PlacementEntry>): Promise<readonly WrittenPlacement[]> {
     return this.controller(typeName).setPlacements(entries);
   }
 
@@ -80,8 +86,8 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.controller(typeName).removePlacement(shardId);
   }
 
-  placements(typeName: string): ReadonlyArray<WrittenPlacement> {
-    return placementRecords(this.sharding.placementStore, typeName);
+  placements(typeName: string, options: { readonly includeExpired?: boolean } = {}): ReadonlyArray<WrittenPlacement> {
+    return placementRecords(this.sharding.placementStore, typeName, { includeExpired: options.includeExpired === true });
   }
 
   async rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome> {
@@ -132,7 +138,7 @@ export class NodeManagementBackend implements ManagementBackend {
   private controller(typeName: string): ExternalAllocationController {
     let controller = this.controllers.get(typeName);
     if (controller === undefined) {
-      controller = new ExternalAllocationController(this.sharding, typeName);
+      controller = new ExternalAllocationController(this.sharding, typeName, this.options.logger === undefined ? {} : { logger: this.options.logger });
       this.controllers.set(typeName, controller);
     }
     return controller;

@@ -85,7 +85,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   const cluster = new Cluster({
     transport,
     logger: baseLogger, // the cluster binds the node address itself
-    config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles },
+    config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles, attributes: config.attributes },
   });
   const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
   const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
@@ -97,7 +97,8 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   let sharding: ClusterSharding | undefined;
   const metrics = nodeMetricsSource(cluster, store, () => sharding);
   sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
-  const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE);
+  // Every placement written or removed is logged with its reason and author: the audit trail of pins.
+  const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE, { logger: logger.child({ component: 'placements' }) });
   sharding.init({
     typeName: COUNTER_TYPE,
     behavior: counterBehavior,
@@ -117,7 +118,10 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     onPause: (pausedMs) => logger.warn({ pausedMs }, 'this process was frozen; placement writes are held until the cluster is heard from'),
   });
   const http = createManagementServer({
-    backend: new NodeManagementBackend(cluster, sharding, placements, new Map([[COUNTER_TYPE, counterPlacements]]), pauses.holding),
+    backend: new NodeManagementBackend(cluster, sharding, placements, new Map([[COUNTER_TYPE, counterPlacements]]), {
+      logger: logger.child({ component: 'placements' }),
+      holding: pauses.holding,
+    }),
     logger: logger.child({ part: 'http' }),
     limits: {
       bodyLimit: config.bodyLimit,

@@ -93,17 +93,17 @@ describe('operator commands against a two-node cluster', () => {
     }
     const listed = await run('placements', 'ls', '--url', nodes[1]!.httpUrl);
     expect(listed.code).toBe(0);
-    expect(listed.out[0]?.split(/\s+/)).toEqual(['shard', 'target', 'writer', 'hlc']);
+    expect(listed.out[0]?.split(/\s+/)).toEqual(['shard', 'target', 'mode', 'expires', 'reason', 'by', 'writer', 'hlc']);
     // Written through node 1, listed through node 2: replication is asynchronous, so poll the other node.
     let rows = tableRows(listed.out);
     await pollUntil(async () => {
       if (rows.length < 3) rows = tableRows((await run('placements', 'ls', '--url', nodes[1]!.httpUrl)).out);
       return rows.length >= 3;
     }, 'node 2 to list the three pins');
-    expect(rows.map((row) => row.slice(0, 3))).toEqual([
-      ['7', self, self],
-      ['45', other, self],
-      ['300', other, self],
+    expect(rows.map((row) => [row[0], row[1], row[2], row[3], row[4], row[6]])).toEqual([
+      ['7', self, 'prefer', 'never', '-', self],
+      ['45', other, 'prefer', 'never', '-', self],
+      ['300', other, 'prefer', 'never', '-', self],
     ]);
   });
 
@@ -166,7 +166,7 @@ describe('operator commands against a two-node cluster', () => {
   it('members lists both nodes and marks the one asked', async () => {
     const result = await run('members', '--url', nodes[1]!.httpUrl);
     expect(result.code).toBe(0);
-    expect(result.out[0]?.split(/\s+/)).toEqual(['address', 'status', 'reachable', 'upNumber', 'appVersion']);
+    expect(result.out[0]?.split(/\s+/)).toEqual(['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes']);
     const rows = tableRows(result.out);
     expect(rows.map((row) => row[0]).sort()).toEqual([self, `${other} (this)`].sort());
     for (const row of rows) expect(row.slice(1, 3)).toEqual(['up', 'yes']);
@@ -178,7 +178,7 @@ describe('operator commands against a two-node cluster', () => {
     const cases: Array<{ args: string[]; message: RegExp }> = [
       { args: ['placements', 'set', 'abc', other], message: /^error: "abc" is not a shard id/ },
       { args: ['placements', 'set', '1.5', other], message: /^error: "1\.5" is not a shard id/ },
-      { args: ['placements', 'set', '5', 'nope'], message: /^error: "nope" is not a node address: expected system@host:port/ },
+      { args: ['placements', 'set', '5', 'nope'], message: /^error: target "nope" is neither an address nor a selector: expected an address \(system@host:port\)/ },
       { args: ['placements', 'set', '5', 'app@host:99999'], message: /is not a node address/ },
       { args: ['placements', 'rm', 'five'], message: /^error: "five" is not a shard id/ },
       { args: ['rebalance', '5', 'x'], message: /^error: "x" is not a shard id/ },

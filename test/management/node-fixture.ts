@@ -65,11 +65,21 @@ export function useTestNode(config: Partial<NodeConfig> = {}): () => RunningNode
 
 export interface MembersBody {
   self: string;
-  members: Array<{ address: string; status: string; appVersion: string; upNumber: number; reachable: boolean; roles: string[] }>;
+  members: Array<{ address: string; status: string; appVersion: string; upNumber: number; reachable: boolean; roles: string[]; attributes: Record<string, string> }>;
 }
 
 export interface PlacementsBody {
-  placements: Array<{ shardId: number; target: string; writer: string; hlc: { wallMs: number; counter: number; node: string } }>;
+  placements: Array<{
+    shardId: number;
+    target: string;
+    mode: 'prefer' | 'require';
+    expiresAt: string | null;
+    reason: string | null;
+    by: string | null;
+    writer: string;
+    hlc: { wallMs: number; counter: number; node: string };
+    expired?: boolean;
+  }>;
 }
 
 export interface SetPlacementsReply extends PlacementsBody {

@@ -93,7 +93,10 @@ describe('management routes on a one-node cluster', () => {
       expect(body.warnings).toEqual([]);
       const listed = (await getPlacements(node)).placements;
       expect(listed.map((p) => p.shardId)).toEqual([0, 3, 500, 900, 999]);
-      for (const placement of listed) expect(Object.keys(placement).sort()).toEqual(['hlc', 'shardId', 'target', 'writer']);
+      for (const placement of listed) {
+        expect(Object.keys(placement).sort()).toEqual(['by', 'expiresAt', 'hlc', 'mode', 'reason', 'shardId', 'target', 'writer']);
+        expect(placement).toMatchObject({ mode: 'prefer', expiresAt: null, reason: null, by: null });
+      }
     });
 
     it('warns, but still writes, when the target is not a current member', async () => {
@@ -200,7 +203,7 @@ describe('management routes on a one-node cluster', () => {
       expect(response.statusCode).toBe(200);
       const body = response.json<MembersBody>();
       expect(body.self).toBe(self);
-      expect(body.members).toEqual([{ address: self, status: 'up', appVersion: '1.0.0', upNumber: expect.any(Number), reachable: true, roles: [] }]);
+      expect(body.members).toEqual([{ address: self, status: 'up', appVersion: '1.0.0', upNumber: expect.any(Number), reachable: true, roles: [], attributes: {} }]);
     });
 
     it('GET health answers ok for an up node', async () => {
@@ -274,11 +277,21 @@ describe('management routes on a one-node cluster', () => {
     });
 
     it('400 for an invalid address, also when only one bulk entry is bad', async () => {
-      for (const target of ['nope', 'app@host', 'app@host:', '@host:1', 'app@host:0', 'app@host:70000', 'app@bad host:1', 'actor-ts://', 'http://app@host:1']) {
+      for (const target of ['app@host', 'app@host:', '@host:1', 'app@host:0', 'app@host:70000', 'app@bad host:1', 'http://app@host:1']) {
         const body = await rejectedPlacement({ shardId: 1, target }, 400, 'invalid_address');
         expect(body.message).toContain('system@host:port');
       }
-      await rejectedPlacement({ placements: [{ shardId: 1, target: self }, { shardId: 2, target: 'nope' }] }, 400, 'invalid_address');
+      await rejectedPlacement({ placements: [{ shardId: 1, target: self }, { shardId: 2, target: 'app@host' }] }, 400, 'invalid_address');
+    });
+
+    it('400 invalid_target for a target that is neither an address nor a selector, also in bulk', async () => {
+      // Without `@` or `=` a target is neither form; the message names both.
+      for (const target of ['nope', 'actor-ts://']) {
+        const body = await rejectedPlacement({ shardId: 1, target }, 400, 'invalid_target');
+        expect(body.message).toContain('system@host:port');
+        expect(body.message).toContain('KEY=VALUE');
+      }
+      await rejectedPlacement({ placements: [{ shardId: 1, target: self }, { shardId: 2, target: 'nope' }] }, 400, 'invalid_target');
     });
 
     it('404 for an unknown entity type on every typed route', async () => {

@@ -1,0 +1,89 @@
+// What the operator commands share: the output sink, the connection options, argument checks that fail as
+// usage errors (exit code 2), and waiting for a manual hand-off to land.
+import { Command, InvalidArgumentError } from 'commander';
+import { NodeAddress } from '../cluster/address.js';
+import { targetMatches, tryParsePlacementTarget, type PlacementTarget } from '../sharding/placement-target.js';
+import { ManagementClient, type MemberRow } from './client.js';
+
+export interface CliIo {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+export function connect(command: Command): { client: ManagementClient; type: string } {
+  const options = command.optsWithGlobals<{ url: string; type: string; token?: string }>();
+  return { client: new ManagementClient(options.url, options.token ? { token: options.token } : {}), type: options.type };
+}
+
+/**
+ * Checks an argument inside an action: a bad value is a usage error reported like commander's own (message
+ * on stderr, exit code 2), not an unexplained failure. `check` signals a bad value with InvalidArgumentError.
+ */
+export function usage<T>(command: Command, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof InvalidArgumentError)) throw error;
+    return command.error(`error: ${error.message}`, { exitCode: 2, code: 'commander.invalidArgument' });
+  }
+}
+
+export function addressArg(value: string): string {
+  const address = NodeAddress.tryParse(value);
+  if (address === undefined) throw new InvalidArgumentError(`"${value}" is not a node address: expected system@host:port`);
+  return address.toString();
+}
+
+export function shardIdArg(value: string): number {
+  if (!/^\d{1,15}$/.test(value)) throw new InvalidArgumentError(`"${value}" is not a shard id (a non-negative integer)`);
+  return Number(value);
+}
+
+export function hlcText(hlc: { wallMs: number; counter: number; node: string }): string {
+  return `${new Date(hlc.wallMs).toISOString()}#${hlc.counter}@${hlc.node}`;
+}
+
+export async function rebalanceAndWait(client: ManagementClient, type: string, shardIds: number[], io: CliIo): Promise<void> {
+  const outcome = await client.rebalance(type, shardIds);
+  if (outcome.homeless.length > 0) io.err(`not allocated yet (nothing to move): ${outcome.homeless.join(', ')}`);
+  if (outcome.accepted.length === 0) return;
+  io.out(`hand-off started for ${outcome.accepted.join(', ')}; waiting for the new homes...`);
+  const [{ placements: pinned }, { members }] = await Promise.all([client.placements(type), client.members()]);
+  // A pin no live member satisfies cannot be honoured yet: such a shard lands wherever the fallback puts it.
+  const live = members.filter((m) => m.status !== 'down' && m.status !== 'removed');
+  const byAddress = new Map(live.map((m) => [m.address, m]));
+  const pins = new Map<number, PlacementTarget>();
+  for (const p of pinned) {
+    const target = tryParsePlacementTarget(p.target);
+    if (target !== undefined && live.some((m) => targetMatches(target, nodeOf(m)))) pins.set(p.shardId, target);
+  }
+  const deadline = Date.now() + 30_000;
+  const pending = new Set(outcome.accepted);
+  let nextProgress = Date.now() + 2_000;
+  while (pending.size > 0 && Date.now() < deadline) {
+    const { regions, handingOff } = await client.shards(type);
+    // A shard still handing off is listed under the region it is leaving: not its new home yet.
+    const moving = new Set(handingOff ?? []);
+    for (const region of regions) {
+      const member = byAddress.get(region.address);
+      for (const shard of region.shards) {
+        if (!pending.has(shard) || moving.has(shard)) continue;
+        const pin = pins.get(shard);
+        if (pin === undefined || (member !== undefined && targetMatches(pin, nodeOf(member)))) {
+          pending.delete(shard);
+          io.out(`  shard ${shard} now on ${region.address}`);
+        }
+      }
+    }
+    if (pending.size > 0 && Date.now() >= nextProgress) {
+      io.out(`  still moving: ${[...pending].join(', ')}`);
+      nextProgress = Date.now() + 2_000;
+    }
+    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  if (pending.size > 0) io.err(`still moving after 30 s: ${[...pending].join(', ')} (shards are re-allocated on their next message)`);
+}
+
+function nodeOf(member: MemberRow): { address: NodeAddress; roles: readonly string[]; attributes?: Readonly<Record<string, string>> } {
+  return { address: NodeAddress.parse(member.address), roles: member.roles, ...(member.attributes ? { attributes: member.attributes } : {}) };
+}

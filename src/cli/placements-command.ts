@@ -1,0 +1,136 @@
+// `placements ls | set | rm`: explicit shard placements of an entity type, with their rule (mode, expiry,
+// reason, author). Arguments are checked here with the same validators the API applies, so a typo is a
+// usage error (exit code 2) and nothing is sent.
+import { hostname, userInfo } from 'node:os';
+import { Command, InvalidArgumentError } from 'commander';
+import { ActorTsError } from '../errors.js';
+import type { PlacementEntry, WrittenPlacement } from '../management/backend.js';
+import { MAX_BY_LENGTH, validateBy, validateExpiresAt, validateReason } from '../sharding/placement-options.js';
+import { PlacementRuleError, parsePlacementTarget } from '../sharding/placement-target.js';
+import { parseDuration } from './duration.js';
+import { table } from './format.js';
+import { addressArg, connect, hlcText, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
+
+interface SetOptions {
+  move: boolean;
+  require?: boolean;
+  prefer?: boolean;
+  ttl?: number;
+  expiresAt?: string;
+  reason?: string;
+  by?: string;
+}
+
+export function addPlacementsCommands(program: Command, io: CliIo): void {
+  const placements = program.command('placements').description('explicit shard placements of an entity type');
+  placements
+    .command('ls')
+    .description('list explicit placements with their mode, expiry and reason')
+    .option('--include-expired', 'also list pins whose expiry has passed (marked expired)', false)
+    .action(async (options: { includeExpired: boolean }, command: Command) => {
+      const { client, type } = connect(command);
+      const { placements: rows } = await client.placements(type, { includeExpired: options.includeExpired });
+      if (rows.length === 0) return io.out(`no explicit placements for ${type}`);
+      io.out(
+        table(
+          ['shard', 'target', 'mode', 'expires', 'reason', 'by', 'writer', 'hlc'],
+          rows.map((p) => [String(p.shardId), p.target, p.mode, expiryText(p), p.reason ?? '-', p.by ?? '-', p.writer, hlcText(p.hlc)]),
+        ),
+      );
+    });
+  placements
+    .command('set <shardId> <target>')
+    .description('pin a shard to a node (system@host:port) or to nodes with attributes (KEY=VALUE[,KEY=VALUE...])')
+    .option('--require', 'the shard may live only on a matching node: with none, it has no home (asks fail)')
+    .option('--prefer', 'a matching node when there is one, else the fallback strategy decides (the default)')
+    .option('--ttl <duration>', 'the pin expires after this long: 90s, 10m, 2h, 1d or plain milliseconds', durationArg)
+    .option('--expires-at <iso>', 'the pin expires at this ISO-8601 date-time with a zone (e.g. 2030-01-31T12:00:00Z)')
+    .option('--reason <text>', 'why the pin exists (at most 500 characters), logged and listed with it')
+    .option('--by <who>', 'who asks (default $USER@hostname)')
+    .option('--move', 'also hand the shard off now so it moves to the target at once', false)
+    .action(async (shardId: string, target: string, options: SetOptions, command: Command) => {
+      const { client, type } = connect(command);
+      const entry = usage(command, () => placementEntry(shardId, target, options));
+      const result = await client.setPlacements(type, [entry]);
+      for (const written of result.placements) io.out(writtenText(written));
+      for (const warning of result.warnings) io.err(`warning: ${warning.message}`);
+      if (options.move) await rebalanceAndWait(client, type, [entry.shardId], io);
+    });
+  placements
+    .command('rm <shardId>')
+    .description('remove a pin; the shard returns to the fallback strategy at the next rebalance')
+    .action(async (shardId: string, _options: unknown, command: Command) => {
+      const { client, type } = connect(command);
+      await client.removePlacement(type, usage(command, () => shardIdArg(shardId)));
+      io.out(`shard ${shardId}: pin removed`);
+    });
+}
+
+/** The entry to send, every part checked as the API would; InvalidArgumentError names the first problem. */
+function placementEntry(shardId: string, target: string, options: SetOptions): PlacementEntry {
+  const shard = shardIdArg(shardId);
+  if (options.require && options.prefer) throw new InvalidArgumentError('give --require or --prefer, not both');
+  if (options.ttl !== undefined && options.expiresAt !== undefined) throw new InvalidArgumentError('give --ttl or --expires-at, not both');
+  return ruleChecked(() => ({
+    shardId: shard,
+    target: targetArg(target),
+    ...(options.require ? { mode: 'require' as const } : {}),
+    ...(options.ttl !== undefined ? { ttlMs: options.ttl } : {}),
+    // Checked against this machine's clock; the node checks again against its own.
+    ...(options.expiresAt !== undefined ? { expiresAt: (validateExpiresAt(options.expiresAt, Date.now()), options.expiresAt) } : {}),
+    ...(options.reason !== undefined ? { reason: validateReason(options.reason) } : {}),
+    by: options.by !== undefined ? validateBy(options.by) : defaultBy(),
+  }));
+}
+
+function targetArg(value: string): string {
+  // An address keeps its established message; anything else is judged as a target.
+  if (value.includes('@')) return addressArg(value);
+  return parsePlacementTarget(value).canonical;
+}
+
+function ruleChecked<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof PlacementRuleError || error instanceof ActorTsError) throw new InvalidArgumentError(error.message);
+    throw error;
+  }
+}
+
+function durationArg(value: string): number {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+/** `$USER@hostname`, cut to what the API accepts. */
+function defaultBy(): string {
+  const user = process.env['USER'] || safeUserName() || 'unknown';
+  const by = `${user}@${hostname()}`.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+  return by.slice(0, MAX_BY_LENGTH) || 'unknown';
+}
+
+function safeUserName(): string | undefined {
+  try {
+    return userInfo().username;
+  } catch {
+    return undefined;
+  }
+}
+
+function expiryText(p: WrittenPlacement): string {
+  if (p.expiresAt === null) return 'never';
+  return p.expired === true ? `${p.expiresAt} (expired)` : p.expiresAt;
+}
+
+function writtenText(p: WrittenPlacement): string {
+  const rule = [
+    ...(p.mode === 'require' ? ['require'] : []),
+    ...(p.expiresAt !== null ? [`expires ${p.expiresAt}`] : []),
+    ...(p.reason !== null ? [`reason ${JSON.stringify(p.reason)}`] : []),
+  ];
+  return `shard ${p.shardId} -> ${p.target} (${[...rule, `hlc ${hlcText(p.hlc)}`].join(', ')})`;
+}

@@ -1,0 +1,29 @@
+// The warnings a placement write answers with: a pin whose target no current member satisfies is stored
+// (the node may join later) but cannot be honoured now, and the operator should hear so at once.
+import type { MemberInfo } from '../cluster/member.js';
+import { isGone } from '../cluster/member.js';
+import type { PlacementRecord } from '../sharding/index.js';
+import { targetMatches, tryParsePlacementTarget } from '../sharding/placement-target.js';
+
+export interface PlacementWarning {
+  readonly shardId: number;
+  readonly target: string;
+  readonly message: string;
+}
+
+/** One warning per written pin that no member (neither down nor removed) matches now. */
+export function placementWarnings(written: ReadonlyArray<PlacementRecord>, members: ReadonlyArray<MemberInfo>): PlacementWarning[] {
+  const live = members.filter((member) => !isGone(member.status));
+  const warnings: PlacementWarning[] = [];
+  for (const placement of written) {
+    const target = tryParsePlacementTarget(placement.target);
+    if (target !== undefined && live.some((member) => targetMatches(target, member))) continue;
+    const what = target?.kind === 'selector' ? `no current member matches ${placement.target}` : `target ${placement.target} is not a current member`;
+    const consequence =
+      placement.mode === 'require'
+        ? `shard ${placement.shardId} has no home (asks to it fail) until a matching node joins`
+        : `shard ${placement.shardId} stays with the fallback strategy until ${target?.kind === 'selector' ? 'a matching node joins' : 'that node joins'}`;
+    warnings.push({ shardId: placement.shardId, target: placement.target, message: `${what}; ${consequence}` });
+  }
+  return warnings;
+}
