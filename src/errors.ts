@@ -16,7 +16,11 @@ export type ErrorCode =
   /** A region's buffer for shards without a known home was full; the message was dropped. */
   | 'buffer_overflow'
   /** A manual rebalance named shards that have no home yet, so there was nothing to move. */
-  | 'not_allocated';
+  | 'not_allocated'
+  /** A placement target that is neither an address nor a selector (PlacementRuleError). */
+  | 'invalid_target'
+  /** A placement's mode, expiry, reason or author is not acceptable (PlacementRuleError). */
+  | 'invalid_placement';
 
 export class ActorTsError extends Error {
   readonly code: ErrorCode;

@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ActorTsError } from '../errors.js';
 import type { PlacementEntry, WrittenPlacement } from '../management/backend.js';
 import { MAX_BY_LENGTH, validateBy, validateExpiresAt, validateReason } from '../sharding/placement-options.js';
-import { PlacementRuleError, parsePlacementTarget } from '../sharding/placement-target.js';
+import { parsePlacementTarget } from '../sharding/placement-target.js';
 import { parseDuration } from './duration.js';
 import { table } from './format.js';
 import { addressArg, connect, hlcText, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
@@ -93,7 +93,7 @@ function ruleChecked<T>(build: () => T): T {
   try {
     return build();
   } catch (error) {
-    if (error instanceof PlacementRuleError || error instanceof ActorTsError) throw new InvalidArgumentError(error.message);
+    if (error instanceof ActorTsError) throw new InvalidArgumentError(error.message);
     throw error;
   }
 }

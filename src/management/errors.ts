@@ -6,7 +6,6 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
 import { ActorTsError } from '../errors.js';
-import { PlacementRuleError } from '../sharding/placement-rule-error.js';
 
 /** An HTTP error with the API's error code. */
 export class HttpError extends Error {
@@ -21,11 +20,9 @@ export class HttpError extends Error {
 
 export function sendError(
   reply: FastifyReply,
-  error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError | PlacementRuleError,
+  error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError,
 ): FastifyReply {
   if (error instanceof HttpError) return reply.code(error.statusCode).send({ error: error.code, message: error.message });
-  // A bad target (invalid_target) or rule option (invalid_placement): the controller wrote nothing.
-  if (error instanceof PlacementRuleError) return reply.code(400).send({ error: error.code, message: error.message });
   if (error instanceof PersistenceError) {
     // This node could not make the write durable (or its storage is closed): not acknowledged, never
     // replicated; another node can take it.

@@ -12,7 +12,6 @@ import Fastify, {
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
-import type { PlacementRuleError } from '../sharding/placement-rule-error.js';
 import { validatePlacementMode } from '../sharding/placement-options.js';
 import type { ManagementBackend } from './backend.js';
 import { consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
@@ -78,7 +77,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   app.removeContentTypeParser('text/plain');
 
   app.setErrorHandler(
-    (error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError | PlacementRuleError, _request, reply) => sendError(reply, error),
+    (error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError, _request, reply) => sendError(reply, error),
   );
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),

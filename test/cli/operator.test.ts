@@ -1,32 +1,9 @@
 // The operator commands of `actor-ts-placement` run in-process through main() against real nodes' HTTP URLs:
 // what they print, their exit codes (0 ok, 1 API error, 2 usage error) and what they change in the cluster.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { run, tableRows } from './cli-runner.js';
 import type { RunningNode } from '../../src/node/node.js';
 import { getLocations, getPlacements, homeOf, increment, pollUntil, startTestCluster, startTestNode, stopAll } from '../management/node-fixture.js';
-
-interface Run {
-  code: number;
-  out: string[];
-  err: string[];
-}
-
-async function run(...args: string[]): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['node', 'actor-ts-placement', ...args], { out: (line) => out.push(...line.split('\n')), err: (line) => err.push(...line.split('\n')) });
-  return { code, out, err };
-}
-
-/** Rows of a printed table (header and dashes dropped), split on the two-space column gap. */
-function tableRows(lines: readonly string[]): string[][] {
-  const dashes = lines.findIndex((line) => /^-+(\s+-+)*$/.test(line));
-  expect(dashes).toBeGreaterThan(0);
-  return lines
-    .slice(dashes + 1)
-    .filter((line) => line !== '' && !line.startsWith('*'))
-    .map((line) => line.split(/\s{2,}/));
-}
 
 // The commands read these from the environment; a developer's shell must not change what the tests see.
 const ENV_KEYS = ['ACTOR_TS_URL', 'ACTOR_TS_AUTH_TOKEN'] as const;

@@ -5,22 +5,9 @@
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/cli/duration.js';
-import { main } from '../../src/cli/main.js';
+import { run, tableRows } from './cli-runner.js';
 import type { RunningNode } from '../../src/node/node.js';
 import { getPlacements, pollUntil, startTestNode, stopAll } from '../management/node-fixture.js';
-
-async function run(...args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['node', 'actor-ts-placement', ...args], { out: (line) => out.push(...line.split('\n')), err: (line) => err.push(...line.split('\n')) });
-  return { code, out, err };
-}
-
-function tableRows(lines: readonly string[]): string[][] {
-  const dashes = lines.findIndex((line) => /^-+(\s+-+)*$/.test(line));
-  expect(dashes).toBeGreaterThan(0);
-  return lines.slice(dashes + 1).map((line) => line.split(/\s{2,}/));
-}
 
 const ENV_KEYS = ['ACTOR_TS_URL', 'ACTOR_TS_AUTH_TOKEN', 'USER'] as const;
 const savedEnv = new Map<string, string | undefined>();

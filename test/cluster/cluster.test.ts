@@ -1,19 +1,15 @@
 // Cluster membership over an in-memory network with fake timers: join, downing, partitions, leave, faults.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Cluster, type SelfDownCause } from '../../src/cluster/cluster.js';
 import { memberKey, toWire, type GossipState } from '../../src/cluster/gossip.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
 import { address, advanceUntil, allUp, createNode, statusOf, upNumbers, type TestNode } from './cluster-harness.js';
+import { useFakeTime } from '../support/fake-time.js';
 
 let nodes: TestNode[] = [];
-
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(() => {
+useFakeTime(() => {
   for (const n of nodes) n.cluster.shutdown();
   nodes = [];
-  vi.useRealTimers();
 });
 
 /** Starts nodes 1..count one after another, each fully Up before the next starts. */

@@ -2,23 +2,19 @@
 // the phase of any node's timers. The minority downs itself the configured margin before the majority
 // downs it; a downing decided on one side of a non-transitive cut reaches the other side through the
 // member in between before that side's own deadline; a node removed while paused learns it on waking.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { SelfDownCause } from '../../src/cluster/cluster.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { ClusterConfigInput } from '../../src/cluster/config.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
 import { downingStaggerMs } from '../../src/cluster/reachability.js';
 import { PausableScheduler, address, advanceUntil, allUp, createNode, statusOf, type TestNode } from './cluster-harness.js';
+import { useFakeTime } from '../support/fake-time.js';
 
 let nodes: TestNode[] = [];
-
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(() => {
+useFakeTime(() => {
   for (const n of nodes) n.cluster.shutdown();
   nodes = [];
-  vi.useRealTimers();
 });
 
 /** Starts nodes 1..count, node i after `phasesMs[i - 1]` more ms of fake time, and waits until all are Up. */

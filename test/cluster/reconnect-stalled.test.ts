@@ -1,20 +1,16 @@
 // The membership asks the transport to replace the connection to a member whose heartbeat acks stopped:
 // after two heartbeat intervals without one, then every interval until acks come back, and never for a
 // member that answers. Fake timers and the in-memory network, whose transport counts the requests.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryNetwork, MemoryTransport } from '../../src/cluster/memory-transport.js';
 import { RECONNECT_AFTER_INTERVALS } from '../../src/cluster/reachability.js';
 import { advanceUntil, allUp, createNode, type TestNode } from './cluster-harness.js';
+import { useFakeTime } from '../support/fake-time.js';
 
 let nodes: TestNode[] = [];
-
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(() => {
+useFakeTime(() => {
   for (const n of nodes) n.cluster.shutdown();
   nodes = [];
-  vi.useRealTimers();
 });
 
 function requests(node: TestNode, peer: TestNode): number {

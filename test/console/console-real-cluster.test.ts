@@ -7,36 +7,13 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, closeBrowser, openConsole, screenshotPath } from './browser.js';
-import { COUNTER, freeConsecutivePorts, http, useProcessSet, waitFor, type CounterValue, type ShardLocations } from '../e2e/harness.js';
+import { COUNTER, http, startLocalCluster, useProcessSet, waitFor, type CounterValue, type ShardLocations } from '../e2e/harness.js';
 
 const procs = useProcessSet();
 afterAll(() => closeBrowser());
 
 /** How long the page may take to show what the cluster did: it polls every 2 s, hand-offs take a few more. */
 const SEEN_WITHIN_MS = 15_000;
-
-/** Starts `local-cluster --nodes 3` on free ports; resolves once every node sees all three members up. */
-async function startLocalCluster(): Promise<{ urls: string[]; addresses: string[] }> {
-  const basePort = await freeConsecutivePorts(3);
-  const baseHttpPort = await freeConsecutivePorts(3, new Set([basePort, basePort + 1, basePort + 2]));
-  const cluster = procs.spawnCli(
-    'local-cluster',
-    ['local-cluster', '--nodes', '3', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--log-dir', join(procs.logDir, 'nodes'), '--data-dir', join(procs.logDir, 'data')],
-    { detached: true },
-  );
-  await waitFor('local-cluster to print its node table', () => {
-    if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
-    return cluster.log().includes('Ctrl-C stops every node.');
-  }, 60_000, 100);
-  const urls = [0, 1, 2].map((i) => `http://127.0.0.1:${baseHttpPort + i}`);
-  for (const url of urls) {
-    await waitFor(`${url} to see three members up`, async () => {
-      const members = await http<{ members: Array<{ status: string }> }>('GET', `${url}/actor-ts/cluster/members`);
-      return members.status === 200 && members.body.members.filter((member) => member.status === 'up').length === 3;
-    }, 20_000);
-  }
-  return { urls, addresses: [0, 1, 2].map((i) => `app@127.0.0.1:${basePort + i}`) };
-}
 
 async function increment(url: string, entityId: string): Promise<CounterValue> {
   const answer = await http<CounterValue>('POST', `${url}/counters/${encodeURIComponent(entityId)}/increment`);
@@ -51,7 +28,7 @@ describe('console on a real local-cluster', () => {
   it('lists three nodes, shows a requested shard, moves a shard pinned through the form, clears the pin', async () => {
     const built = join(ROOT, 'dist', 'src', 'management', 'console', 'static', 'main.js');
     if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\` before this test`);
-    const { urls, addresses } = await startLocalCluster();
+    const { urls, addresses } = await startLocalCluster(procs, 'nodes');
     const [url1, url2] = urls as [string, string, string];
     const { page, errors } = await openConsole(`${url1}/`, { width: 1280, height: 800 });
 

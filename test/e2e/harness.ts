@@ -14,6 +14,7 @@ import { freePorts } from '../support/ports.js';
 import { Proc } from '../support/processes.js';
 
 export { freeConsecutivePorts, freePorts, portIsFree } from '../support/ports.js';
+import { freeConsecutivePorts } from '../support/ports.js';
 export { http, httpOk, type HttpResult } from '../support/http.js';
 export { Proc, childPids, exitWithin, firstLogAt, pidGone, type ExitInfo } from '../support/processes.js';
 
@@ -269,4 +270,31 @@ export function useProcessSet(): ProcessSet {
     else console.log(`e2e logs kept in ${procs.logDir}`);
   });
   return procs;
+}
+
+/**
+ * Starts `local-cluster --nodes 3` on free ports, with logs and data under `name` in the test's log directory
+ * (never the working directory's .actor-ts/), and waits until it printed its table and all three see each other up.
+ */
+export async function startLocalCluster(procs: ProcessSet, name: string) {
+  const basePort = await freeConsecutivePorts(3);
+  const baseHttpPort = await freeConsecutivePorts(3, new Set([basePort, basePort + 1, basePort + 2]));
+  const cluster = procs.spawnCli(
+    'local-cluster',
+    ['local-cluster', '--nodes', '3', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--log-dir', join(procs.logDir, name), '--data-dir', join(procs.logDir, `${name}-data`)],
+    { detached: true },
+  );
+  await waitFor('local-cluster to print its node table', () => {
+    if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
+    return cluster.log().includes('Ctrl-C stops every node.') ? true : undefined;
+  }, 60_000, 100);
+  const urls = [0, 1, 2].map((i) => `http://127.0.0.1:${baseHttpPort + i}`);
+  for (const url of urls) {
+    await waitFor(`${url} to see three members up`, async () => {
+      const members = await http<{ members: Array<{ status: string }> }>('GET', `${url}/actor-ts/cluster/members`);
+      return members.status === 200 && members.body.members.filter((m) => m.status === 'up').length === 3;
+    }, 20_000);
+  }
+  const addresses = [0, 1, 2].map((i) => `app@127.0.0.1:${basePort + i}`);
+  return { cluster, basePort, baseHttpPort, urls, addresses };
 }

@@ -11,34 +11,12 @@ import {
   http,
   pidGone,
   portIsFree,
+  startLocalCluster,
   useProcessSet,
   waitFor,
 } from './harness.js';
 
 const procs = useProcessSet();
-
-/** Starts `local-cluster --nodes 3` on free ports and waits until it printed its table and all three see each other up. */
-async function startThree(logDirName: string) {
-  const basePort = await freeConsecutivePorts(3);
-  const baseHttpPort = await freeConsecutivePorts(3, new Set([basePort, basePort + 1, basePort + 2]));
-  const cluster = procs.spawnCli(
-    'local-cluster',
-    ['local-cluster', '--nodes', '3', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--log-dir', join(procs.logDir, logDirName), '--data-dir', join(procs.logDir, `${logDirName}-data`)],
-    { detached: true },
-  );
-  await waitFor('local-cluster to print its node table', () => {
-    if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
-    return cluster.log().includes('Ctrl-C stops every node.') ? true : undefined;
-  }, 60_000, 100);
-  const urls = [0, 1, 2].map((i) => `http://127.0.0.1:${baseHttpPort + i}`);
-  for (const url of urls) {
-    await waitFor(`${url} to see three members up`, async () => {
-      const members = await http<{ members: Array<{ status: string }> }>('GET', `${url}/actor-ts/cluster/members`);
-      return members.status === 200 && members.body.members.filter((m) => m.status === 'up').length === 3;
-    }, 20_000);
-  }
-  return { cluster, basePort, baseHttpPort, urls };
-}
 
 /** The command line a process was started with (Linux /proc), without the node executable. */
 function argsOf(pid: number): string[] {
@@ -112,7 +90,7 @@ describe('local-cluster (issue 5)', () => {
   }, 120_000);
 
   it('SIGKILL of local-cluster stops its nodes and frees their ports; a node restarted alone rejoins the others', async () => {
-    const { cluster, basePort, baseHttpPort, urls } = await startThree('sigkill-nodes');
+    const { cluster, basePort, baseHttpPort, urls } = await startLocalCluster(procs, 'sigkill-nodes');
     const nodePids = childPids(cluster.pid);
     expect(nodePids).toHaveLength(3);
     const byPort = new Map(nodePids.map((pid) => [Number(argsOf(pid)[argsOf(pid).indexOf('--port') + 1]), pid]));
