@@ -71,6 +71,8 @@ export class DurablePlacementStore extends PlacementStore {
     return store;
   }
 
+  private readonly commitListeners = new Set<(seconds: number) => void>();
+
   private constructor(options: DurablePlacementStoreOptions, restored: boolean) {
     const { persistence, snapshotAfterRecords, snapshotAfterLogBytes, ...storeOptions } = options;
     super(storeOptions);
@@ -177,11 +179,20 @@ export class DurablePlacementStore extends PlacementStore {
     this.track(this.persistence.writeSnapshot(snapshot));
   }
 
+  /** Calls `listener` with the seconds each successful append or snapshot took to commit (metrics). */
+  onCommitted(listener: (seconds: number) => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
   private track(write: Promise<void>): void {
     this.inFlight++;
+    const started = performance.now();
     const done = write.then(
       () => {
         this.inFlight--;
+        const seconds = (performance.now() - started) / 1000;
+        for (const listener of this.commitListeners) listener(seconds);
       },
       (error: unknown) => {
         this.inFlight--;

@@ -1,7 +1,7 @@
 // The node's MetricsSource: what GET /metrics reads at every scrape (hosted shards, placements, members, the
 // store) and the events it counts (hand-offs, rebalance rounds, applied placements), taken from the cluster, the
-// sharding runtime and the placement store. Placements have one mode today: every pin is a preference ("prefer").
-import type { PlacementStore } from '../../crdt/index.js';
+// sharding runtime and the placement store (and, when it is durable, how long its commits take).
+import { DurablePlacementStore, type PlacementStore } from '../../crdt/index.js';
 import type { Membership } from '../cluster/member.js';
 import { MetricsEventHub, type MetricsSource } from '../management/metrics.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
@@ -24,22 +24,34 @@ export function nodeMetricsSource(membership: Membership, store: PlacementStore,
       if (placement !== undefined) hub.onPlacementApplied(placement.writer === self ? 'local' : 'remote', placement.hlc.wallMs);
     }
   });
+  const durable = store instanceof DurablePlacementStore;
+  const stopTiming = durable ? store.onCommitted((seconds) => hub.onStorageCommit(seconds)) : () => undefined;
   return {
     hub,
-    durable: false,
+    durable,
     subscribe: hub.subscribe,
     shardsHosted: function* () {
       const types = sharding()?.stats().types ?? {};
       for (const [type, stats] of Object.entries(types)) yield [type, stats.region.localShards] as const;
     },
     placements: function* () {
-      for (const type of store.typeNames()) yield { type, mode: 'prefer', count: store.snapshot(type).placements.size };
+      for (const type of store.typeNames()) {
+        const counts = new Map<string, number>([['prefer', 0], ['require', 0]]);
+        for (const placement of store.snapshot(type).placements.values()) {
+          const mode = placement.meta?.['mode'] === 'require' ? 'require' : 'prefer';
+          counts.set(mode, (counts.get(mode) ?? 0) + 1);
+        }
+        for (const [mode, count] of counts) yield { type, mode, count };
+      }
     },
     members: () => membership.members().map((member) => ({ status: member.status, reachable: member.reachable })),
     placementStore: () => {
       const { generation, documentItems } = store.stats();
       return { generation, items: documentItems };
     },
-    close: stopFollowing,
+    close: () => {
+      stopFollowing();
+      stopTiming();
+    },
   };
 }

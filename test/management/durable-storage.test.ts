@@ -58,6 +58,19 @@ describe('a node with --data-dir', () => {
     await second.stop();
   });
 
+  it('exports the commit latency of its storage and the placements per mode in /metrics', async () => {
+    const node = await startTestNode({ dataDir: join(root, 'metrics') });
+    started.push(node);
+    const target = node.address.toString();
+    const write = await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { placements: [{ shardId: 1, target }, { shardId: 2, target, mode: 'require' }] } });
+    expect(write.statusCode).toBe(202);
+    const text = (await node.http.inject({ method: 'GET', url: '/metrics' })).body;
+    const count = /^actor_ts_placement_storage_commit_seconds_count (\d+)$/m.exec(text);
+    expect(Number(count?.[1])).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/^actor_ts_placements\{type="Counter",mode="prefer"\} 1$/m);
+    expect(text).toMatch(/^actor_ts_placements\{type="Counter",mode="require"\} 1$/m);
+  });
+
   it('refuses to start on a directory another running node holds, naming the directory', async () => {
     const dataDir = join(root, 'shared');
     const holder = await startTestNode({ dataDir });
