@@ -144,6 +144,22 @@ async function settle(c: NetnsCluster, timeoutMs: number): Promise<void> {
   await waitForCluster(c.running.map(proc), timeoutMs);
 }
 
+/**
+ * Heals every link, starts the nodes that are out again on their addresses, and waits until the cluster settles
+ * on one member list. Returns when it settled, or undefined (recorded as a soft failure saying `what`).
+ */
+async function healAndSettle(net: Lab, c: NetnsCluster, out: readonly Slot[], timeoutMs: number, what: string): Promise<number | undefined> {
+  net.healAll();
+  await c.replace(out);
+  try {
+    await settle(c, timeoutMs);
+    return Date.now();
+  } catch (error) {
+    expect.soft(String(error), what).toBe('settled');
+    return undefined;
+  }
+}
+
 /** Acknowledged placements missing on a surviving node, as readable lines (waiting up to `waitMs` for them). */
 async function placementGaps(acked: readonly Acked[], survivors: readonly Slot[], waitMs = 10_000): Promise<string[]> {
   const gapsNow = async (): Promise<string[]> => {
@@ -225,15 +241,7 @@ describe('partitions between network namespaces', () => {
     await write(c.slots[3]!, c.slots[2]!);
 
     const healAt = Date.now();
-    net.healAll();
-    await c.replace(outSlots(c, cutAt).map((o) => o.slot));
-    let settledAt: number | undefined;
-    try {
-      await settle(c, 40_000);
-      settledAt = Date.now();
-    } catch (error) {
-      expect.soft(String(error), 'after the heal the cluster settles on one member list').toBe('settled');
-    }
+    const settledAt = await healAndSettle(net, c, outSlots(c, cutAt).map((o) => o.slot), 40_000, 'after the heal the cluster settles on one member list');
     await sleep(1000);
     await watch.stop();
 
@@ -317,15 +325,7 @@ describe('partitions between network namespaces', () => {
     const stillRunning = out.filter((o) => !proc(o.slot).hasExited).map((o) => o.slot.name);
 
     const healAt = Date.now();
-    net.healAll();
-    await c.replace(out.map((o) => o.slot));
-    let settledAt: number | undefined;
-    try {
-      await settle(c, 40_000);
-      settledAt = Date.now();
-    } catch (error) {
-      expect.soft(String(error), 'after the heal the cluster settles on one member list').toBe('settled');
-    }
+    const settledAt = await healAndSettle(net, c, out.map((o) => o.slot), 40_000, 'after the heal the cluster settles on one member list');
     await writes.write(n2, n2);
     await watch.stop();
     const doubles = doubleAnswers(watch.answers);
@@ -371,16 +371,8 @@ describe('partitions between network namespaces', () => {
     }
     const endAt = Date.now();
     const out = outSlots(c, startAt);
-    net.healAll();
-    await c.replace(out.map((o) => o.slot));
-    let settledAt: number | undefined;
-    try {
-      // After the last restore, heartbeats resume as soon as the connection works again.
-      await settle(c, 30_000);
-      settledAt = Date.now();
-    } catch (error) {
-      expect.soft(String(error), 'after the flapping the cluster settles on one member list').toBe('settled');
-    }
+    // After the last restore, heartbeats resume as soon as the connection works again.
+    const settledAt = await healAndSettle(net, c, out.map((o) => o.slot), 30_000, 'after the flapping the cluster settles on one member list');
     await watch.stop();
     const doubles = doubleAnswers(watch.answers);
     const gaps = await placementGaps(writes.acked, c.slots.filter((slot) => !out.some((o) => o.slot === slot)));
