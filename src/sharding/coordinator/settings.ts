@@ -2,6 +2,7 @@
 // that the rooms under coordinator/ can name them without importing the class that wires them together.
 import type { MemberInfo } from '../../cluster/member.js';
 import { oldestUpMember } from '../../cluster/member-order.js';
+import type { CordonView } from '../cordon-view.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 
 export interface CoordinatorSettings {
@@ -13,6 +14,8 @@ export interface CoordinatorSettings {
   readonly onRegionAdded?: () => void;
   /** What the coordinator reports as it happens (metrics). */
   readonly events?: CoordinatorEvents;
+  /** Nodes that take no new shards (issue 12); default NO_CORDONS. */
+  readonly cordons?: CordonView;
 }
 
 /** Events a coordinator reports; each must be cheap and must not throw. */
