@@ -21,6 +21,7 @@ import type { AskOptions, EntityOutcome, EntityRef } from './entity.js';
 import { routeShardingMessage } from './message-router.js';
 import { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type ReplyTo, type ShardingMessage } from './messages.js';
 import { PendingAsks } from './pending-asks.js';
+import { listedPlacement } from './placement-record.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
 import { ShardCoordinator, coordinatorNode, type CoordinatorStats } from './shard-coordinator.js';
 import { shardIdFor } from './shard-id.js';
@@ -322,8 +323,8 @@ export class ClusterSharding {
     }
   }
 
-  /** Sends a request to the type's coordinator, wherever it runs at each retry. */
-  private request<B extends CoordinatorRequestBody>(typeName: string, body: B): Promise<AnswerTo<B['type']>> {
+  /** Sends a request to the type's coordinator, wherever it runs at each retry (shard-insight.ts asks through it). */
+  request<B extends CoordinatorRequestBody>(typeName: string, body: B): Promise<AnswerTo<B['type']>> {
     this.requireRunning();
     const type = this.requireType(typeName);
     return this.requests.request(body, () => type.coordinatorAddress);
@@ -367,6 +368,7 @@ export class ClusterSharding {
           role,
           strategy,
           onRegionAdded: () => this.placementsMayApply(typeName),
+          listedPlacement: (shardId, now) => listedPlacement(this.placementStore, typeName, shardId, now),
           ...(this.events === undefined ? {} : { events: this.events }),
         },
         this.context,

@@ -1,4 +1,4 @@
-// Operator requests to a type's coordinator (shard locations, rebalance now, a rebalance round), from any
+// Operator requests to a type's coordinator (shard locations, rebalance now, a rebalance round, explain, dry runs), from any
 // node: each is re-sent every retry interval to wherever the coordinator runs by then, until its answer
 // arrives or the request times out. Answers are matched by request id, type name and answer type.
 import { ActorTsError } from '../errors.js';
@@ -26,6 +26,9 @@ const ANSWER_TYPE = {
   GetShardLocations: 'ShardLocations',
   RebalanceNow: 'RebalanceNowResult',
   RequestRebalance: 'RebalanceRequested',
+  ExplainShard: 'ShardExplained',
+  DryRunPlacements: 'DryRunAnswer',
+  DryRunRebalance: 'DryRunAnswer',
 } as const satisfies Record<string, CoordinatorAnswer['type']>;
 
 export type CoordinatorRequestType = keyof typeof ANSWER_TYPE;

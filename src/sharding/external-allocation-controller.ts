@@ -10,8 +10,9 @@ import type { ClusterSharding } from './cluster-sharding.js';
 import type { RebalanceNowResult } from './coordinator-client.js';
 import { explicitPlacementState } from './explicit-placement-state.js';
 import { placementRecordOf, type PlacementRecord } from './placement-record.js';
-import { ruleToMeta, validatePlacementOptions, type PlacementOptions } from './placement-options.js';
+import { ruleToMeta, validatePlacementOptions, type PlacementOptions, type PlacementRule } from './placement-options.js';
 import { canonicalPlacementTarget } from './placement-target.js';
+import { askDryRunPlacements, type DryRunMoves } from './shard-insight.js';
 import type { ExternalAllocationState } from './strategies/index.js';
 import { activePin, type PlacementPin } from './strategies/placement-pin.js';
 
@@ -22,6 +23,14 @@ export { placementRecords, type PlacementRecord, type PlacementRecordsOptions } 
 export interface PlacementRequest extends PlacementOptions {
   readonly shardId: number;
   readonly target: NodeAddress | string;
+}
+
+/** A pin as a placements dry run would write it (no writer or timestamp: nothing is written). */
+export type ProposedPlacement = Omit<PlacementRecord, 'writer' | 'hlc' | 'expired'>;
+
+/** What a placements dry run answers: the pins as they would be written and the moves they would start. */
+export interface PlacementsDryRun extends DryRunMoves {
+  readonly placements: ReadonlyArray<ProposedPlacement>;
 }
 
 export interface ExternalAllocationControllerOptions {
@@ -88,16 +97,9 @@ export class ExternalAllocationController {
    * Resolves with what was written.
    */
   async setPlacements(entries: ReadonlyArray<PlacementRequest>): Promise<PlacementRecord[]> {
-    if (!Array.isArray(entries)) throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
-    const numberOfShards = this.numberOfShards();
-    const now = this.now();
-    const checked = entries.map((entry: PlacementRequest) => {
-      if (typeof entry !== 'object' || entry === null) throw new ActorTsError('invalid_argument', 'each entry must be { shardId, target, ...options }');
-      const { shardId, target, ...options } = entry;
-      const meta = ruleToMeta(validatePlacementOptions(options, now));
-      const canonical = canonicalPlacementTarget(target);
-      const request = { shardId: this.requireShard(shardId, numberOfShards), target: canonical };
-      return meta === undefined ? request : { ...request, meta };
+    const checked = this.check(entries).map(({ shardId, target, rule }) => {
+      const meta = ruleToMeta(rule);
+      return meta === undefined ? { shardId, target } : { shardId, target, meta };
     });
     await this.sharding.placementsReady();
     const written = this.sharding.placementStore.setMany(this.typeName, checked);
@@ -107,6 +109,25 @@ export class ExternalAllocationController {
       this.logger?.info({ typeName: this.typeName, ...record, hlc: undefined }, 'explicit placement set');
     }
     return records;
+  }
+
+  /**
+   * What setPlacements(entries) would start now, judged by the coordinator with its strategy: every entry
+   * validated exactly as setPlacements does (same errors), nothing written, nothing handed off.
+   */
+  async dryRunPlacements(entries: ReadonlyArray<PlacementRequest>): Promise<PlacementsDryRun> {
+    const checked = this.check(entries);
+    const pins = checked.map(({ shardId, target, rule }) => ({ shardId, target, mode: rule.mode, expiresAt: rule.expiresAt }));
+    const { moves, warnings } = await askDryRunPlacements(this.sharding, this.typeName, pins);
+    const placements = checked.map(({ shardId, target, rule: { mode, expiresAt, reason, by } }) => ({
+      shardId,
+      target,
+      mode,
+      expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+      reason,
+      by,
+    }));
+    return { placements, moves, warnings };
   }
 
   /**
@@ -150,6 +171,20 @@ export class ExternalAllocationController {
     const result = await this.sharding.rebalanceNow(this.typeName, shardIds);
     if (result.homeless.length > 0) throw new RebalanceError(result);
     return result;
+  }
+
+  /** Every entry checked before any is used (see setPlacements): shard range, target, options; the expiry fixed now. */
+  private check(entries: ReadonlyArray<PlacementRequest>): Array<{ shardId: number; target: string; rule: PlacementRule }> {
+    if (!Array.isArray(entries)) throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
+    const numberOfShards = this.numberOfShards();
+    const now = this.now();
+    return entries.map((entry: PlacementRequest) => {
+      if (typeof entry !== 'object' || entry === null) throw new ActorTsError('invalid_argument', 'each entry must be { shardId, target, ...options }');
+      const { shardId, target, ...options } = entry;
+      const rule = validatePlacementOptions(options, now);
+      const canonical = canonicalPlacementTarget(target);
+      return { shardId: this.requireShard(shardId, numberOfShards), target: canonical, rule };
+    });
   }
 
   private numberOfShards(): number {

@@ -3,10 +3,11 @@
 // is validated here, because this is the only place untrusted frames become typed values; a message that
 // fails any check is dropped by the transport.
 import type { MessageFamily, RawMessage } from '../cluster/wire-message.js';
-import { NodeAddress } from '../cluster/address.js';
+import { parseInsightMessage, type InsightMessage } from './insight-messages.js';
+import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
 
 /** Largest shard id accepted on the wire (`numberOfShards` is capped below this by `init`). */
-export const MAX_SHARD_ID = 999_999;
+export { MAX_SHARD_ID };
 /** Longest entity id accepted, in UTF-16 code units. */
 export const MAX_ENTITY_ID_LENGTH = 1024;
 /** Longest error text carried back to an asker. */
@@ -115,7 +116,9 @@ export type ShardingMessage =
   /** Requester -> C. Run a rebalance round now instead of at the next tick. */
   | { readonly type: 'RequestRebalance'; readonly typeName: string; readonly requestId: number }
   /** C -> requester. The round ran (its hand-offs may still be in progress). */
-  | { readonly type: 'RebalanceRequested'; readonly typeName: string; readonly requestId: number };
+  | { readonly type: 'RebalanceRequested'; readonly typeName: string; readonly requestId: number }
+  /** Explain and dry runs (insight-messages.ts). */
+  | InsightMessage;
 
 export type ShardingMessageType = ShardingMessage['type'];
 
@@ -151,6 +154,11 @@ export const SHARDING_ROUTES = {
   RebalanceNowResult: 'requester',
   RequestRebalance: 'coordinator',
   RebalanceRequested: 'requester',
+  ExplainShard: 'coordinator',
+  ShardExplained: 'requester',
+  DryRunPlacements: 'coordinator',
+  DryRunRebalance: 'coordinator',
+  DryRunAnswer: 'requester',
 } as const satisfies Record<ShardingMessageType, ShardingRoute>;
 
 /** The message types routed to `R`. */
@@ -188,18 +196,6 @@ export type TypedShardingMessage = Exclude<ShardingMessage, { readonly type: 'En
 
 function isTypeName(value: unknown): value is string {
   return typeof value === 'string' && TYPE_NAME_PATTERN.test(value);
-}
-
-function isShardId(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_SHARD_ID;
-}
-
-function isRequestId(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
-}
-
-function isAddress(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 512 && NodeAddress.tryParse(value)?.toString() === value;
 }
 
 function shardList(value: unknown, validItem: (item: unknown) => item is number): number[] | undefined {
@@ -297,6 +293,12 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
       if (!isRequestId(requestId) || !accepted || !unknown || !homeless) return undefined;
       return { type: raw.type, typeName, requestId, accepted, unknown, homeless };
     }
+    case 'ExplainShard':
+    case 'ShardExplained':
+    case 'DryRunPlacements':
+    case 'DryRunRebalance':
+    case 'DryRunAnswer':
+      return parseInsightMessage(raw, typeName);
     default:
       return undefined;
   }

@@ -42,6 +42,13 @@ export function placementRecords(store: PlacementStore, typeName: string, option
   return records.sort((a, b) => a.shardId - b.shardId);
 }
 
+/** One shard's placement as a listing without expired pins shows it, or undefined. */
+export function listedPlacement(store: PlacementStore, typeName: string, shardId: number, now: number): PlacementRecord | undefined {
+  const placement = store.snapshot(typeName).placements.get(shardId);
+  if (placement === undefined || isExpired(ruleOf(placement), now)) return undefined;
+  return placementRecordOf(shardId, placement);
+}
+
 export function placementRecordOf(shardId: number, placement: Placement): PlacementRecord {
   const { mode, expiresAt, reason, by } = ruleOf(placement);
   return {

@@ -16,6 +16,7 @@ import { Allocator } from './coordinator/allocation.js';
 import { ChangeTimer } from './coordinator/change-timer.js';
 import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './coordinator/down-removal-margin.js';
 import { HandOffs } from './coordinator/hand-offs.js';
+import { coordinatorInsight } from './coordinator/insight.js';
 import { memberMap } from './coordinator/membership.js';
 import { OperatorRequests } from './coordinator/operator-requests.js';
 import { ShardHomes } from './coordinator/shard-homes.js';
@@ -77,6 +78,7 @@ export class ShardCoordinator {
       whenWarm: (action) => this.gate.whenWarm(action),
       handOff: (shardId) => this.handOffs.begin(shardId),
       rebalanceRound: () => this.rebalanceRound(),
+      insight: coordinatorInsight(settings, this.state, () => this.allocator.candidates(), () => ctx.membership.members()),
     });
     this.changeTimer = new ChangeTimer(settings.strategy, scheduler, logger, () => {
       this.logger.info('a placement rule expired: rebalancing now');
@@ -192,6 +194,11 @@ export class ShardCoordinator {
         return;
       case 'RequestRebalance':
         this.operator.requestRebalance(from, message.requestId);
+        return;
+      case 'ExplainShard':
+      case 'DryRunPlacements':
+      case 'DryRunRebalance':
+        this.operator.insight(from, message);
         return;
       default:
         this.logger.debug({ type: message.type, from }, 'ignored message not meant for the coordinator');

@@ -3,6 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging.js';
 import { AnswerCache } from '../../src/sharding/coordinator/answer-cache.js';
+import { NodeAddress } from '../../src/cluster/address.js';
+import { coordinatorInsight } from '../../src/sharding/coordinator/insight.js';
+import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { OperatorRequests, judgeRebalanceNow } from '../../src/sharding/coordinator/operator-requests.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import { ManualScheduler, address, makeHandOff, type Sent } from './coordinator-fakes.js';
@@ -54,6 +57,12 @@ describe('OperatorRequests', () => {
       whenWarm: (action) => (warm ? action() : waiting.push(action)),
       handOff: (shardId) => handedOff.push(shardId),
       rebalanceRound: () => rounds++,
+      insight: coordinatorInsight(
+        { typeName: 'T', numberOfShards: 8, role: undefined, strategy: new LeastShardAllocationStrategy() },
+        state,
+        () => [NodeAddress.parse(A)],
+        () => [],
+      ),
     });
     const becomeWarm = (): void => {
       warm = true;
@@ -88,5 +97,32 @@ describe('OperatorRequests', () => {
       { to: A, message: { type: 'ShardLocations', typeName: 'T', requestId: 1, regions: [{ address: A, shards: [4] }], handingOff: [] } },
       { to: A, message: { type: 'RebalanceRequested', typeName: 'T', requestId: 2 } },
     ]);
+  });
+
+  it('answers explain and dry runs once warm, from the map, starting no hand-off and no round', () => {
+    const { subject, sent, handedOff, becomeWarm, rounds } = requests();
+    subject.insight(A, { type: 'ExplainShard', typeName: 'T', requestId: 3, shardId: 4 });
+    subject.insight(A, { type: 'DryRunRebalance', typeName: 'T', requestId: 4, shardIds: [4, 5] });
+    subject.insight(A, { type: 'ExplainShard', typeName: 'T', requestId: 5, shardId: 8 });
+    expect(sent).toEqual([]);
+    becomeWarm();
+    expect(sent.map(({ message }) => message)).toEqual([
+      {
+        type: 'ShardExplained',
+        typeName: 'T',
+        requestId: 3,
+        explanation: expect.objectContaining({ shardId: 4, home: A, decision: 'fallback', placement: null, handingOff: false }),
+      },
+      {
+        type: 'DryRunAnswer',
+        typeName: 'T',
+        requestId: 4,
+        moves: [{ shardId: 4, from: A, to: A }],
+        warnings: [{ shardId: 5, message: 'shard 5 has no home yet: nothing to move; its first message allocates it' }],
+      },
+      { type: 'ShardExplained', typeName: 'T', requestId: 5, explanation: null },
+    ]);
+    expect(handedOff).toEqual([]);
+    expect(rounds()).toBe(0);
   });
 });

@@ -47,7 +47,43 @@ const VALID: ShardingMessage[] = [
   { type: 'RebalanceNowResult', typeName: 'Counter', requestId: 6, accepted: [1], unknown: [-4], homeless: [] },
   { type: 'RequestRebalance', typeName: 'Counter', requestId: 8 },
   { type: 'RebalanceRequested', typeName: 'Counter', requestId: 8 },
+  { type: 'ExplainShard', typeName: 'Counter', requestId: 9, shardId: 42 },
+  { type: 'ShardExplained', typeName: 'Counter', requestId: 9, explanation: null },
+  {
+    type: 'ShardExplained',
+    typeName: 'Counter',
+    requestId: 9,
+    explanation: {
+      shardId: 42,
+      home: NODE,
+      handingOff: false,
+      placement: {
+        shardId: 42,
+        target: 'zone=a',
+        mode: 'require',
+        expiresAt: '2030-01-01T00:00:00.000Z',
+        reason: 'why',
+        by: null,
+        writer: NODE,
+        hlc: { wallMs: 1_700_000_000_000, counter: 3, node: NODE },
+      },
+      decision: 'placement',
+      message: 'shard 42 is on it because its pin requires zone=a.',
+      nodes: [{ address: NODE, shards: 3, reachable: true, status: 'up', cordoned: false, matches: true }],
+    },
+  },
+  { type: 'DryRunPlacements', typeName: 'Counter', requestId: 10, pins: [{ shardId: 1, target: NODE, mode: 'prefer', expiresAt: 1_900_000_000_000 }] },
+  { type: 'DryRunRebalance', typeName: 'Counter', requestId: 11, shardIds: [1, 2] },
+  {
+    type: 'DryRunAnswer',
+    typeName: 'Counter',
+    requestId: 11,
+    moves: [{ shardId: 1, from: NODE, to: null }],
+    warnings: [{ shardId: 2, message: 'no home' }, { shardId: null, message: 'threw' }, { shardId: 1, target: 'zone=a', message: 'waits' }],
+  },
 ];
+
+const EXPLANATION = { shardId: 1, home: null, handingOff: false, placement: null, decision: 'unallocated', message: 'm', nodes: [] };
 
 const MALFORMED: Array<Record<string, unknown>> = [
   { type: 'GetShardHome', typeName: 'Counter' },
@@ -99,6 +135,22 @@ const MALFORMED: Array<Record<string, unknown>> = [
   { type: 'RebalanceNow', typeName: 'Counter', requestId: 1 },
   { type: 'RebalanceNowResult', typeName: 'Counter', requestId: 1, accepted: [1], unknown: [] },
   { type: 'RebalanceNowResult', typeName: 'Counter', requestId: 1, accepted: [-1], unknown: [], homeless: [] },
+  { type: 'ExplainShard', typeName: 'Counter', requestId: 1, shardId: 1_000_000 },
+  { type: 'ExplainShard', typeName: 'Counter', requestId: 0, shardId: 1 },
+  { type: 'ShardExplained', typeName: 'Counter', requestId: 1 },
+  { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, decision: 'because' } },
+  { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, message: 'm'.repeat(4097) } },
+  { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, home: 'nowhere' } },
+  { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, placement: { shardId: 1, target: 'x' } } },
+  { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, nodes: [{ address: NODE, shards: -1, reachable: true, status: 'up', cordoned: false, matches: null }] } },
+  { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, nodes: [{ address: NODE, shards: 1, reachable: true, status: 'up', cordoned: 'no', matches: null }] } },
+  { type: 'DryRunPlacements', typeName: 'Counter', requestId: 1, pins: [{ shardId: 1, target: NODE, mode: 'maybe', expiresAt: null }] },
+  { type: 'DryRunPlacements', typeName: 'Counter', requestId: 1, pins: [{ shardId: 1, target: 'x'.repeat(257), mode: 'prefer', expiresAt: null }] },
+  { type: 'DryRunPlacements', typeName: 'Counter', requestId: 1, pins: [{ shardId: 1, target: NODE, mode: 'prefer', expiresAt: -1 }] },
+  { type: 'DryRunRebalance', typeName: 'Counter', requestId: 1, shardIds: [-1] },
+  { type: 'DryRunAnswer', typeName: 'Counter', requestId: 1, moves: [{ shardId: 1, from: null, to: NODE }], warnings: [] },
+  { type: 'DryRunAnswer', typeName: 'Counter', requestId: 1, moves: [], warnings: [{ shardId: 1 }] },
+  { type: 'DryRunAnswer', typeName: 'Counter', requestId: 1, moves: [] },
 ];
 
 describe('sharding messages', () => {

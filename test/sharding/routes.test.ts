@@ -20,6 +20,10 @@ const OLD_TYPES = [
   'EntityEnvelope', 'EntityReply', 'GetShardLocations', 'ShardLocations', 'RebalanceNow', 'RebalanceNowResult',
   'RequestRebalance', 'RebalanceRequested',
 ];
+// Explain and dry runs (issue 12), asked of the coordinator and answered to the requester.
+const INSIGHT_REQUESTS = ['ExplainShard', 'DryRunPlacements', 'DryRunRebalance'];
+const INSIGHT_ANSWERS = ['ShardExplained', 'DryRunAnswer'];
+const ALL_TYPES = [...OLD_TYPES, ...INSIGHT_REQUESTS, ...INSIGHT_ANSWERS];
 const OLD_REGION_BOUND = ['RegisterAck', 'RegisterRequired', 'ShardHome', 'HostShard', 'BeginHandOff', 'HandOff', 'GracefulShutdownAck', 'EntityEnvelope'];
 const OLD_COORDINATOR_BOUND = [
   'RegisterRegion', 'GetShardHome', 'ShardStarted', 'BeginHandOffAck', 'ShardStopped', 'GracefulShutdownRequest',
@@ -49,23 +53,28 @@ const SAMPLES = {
   RebalanceNowResult: { type: 'RebalanceNowResult', typeName: 'T', requestId: 1, accepted: [], unknown: [], homeless: [] },
   RequestRebalance: { type: 'RequestRebalance', typeName: 'T', requestId: 1 },
   RebalanceRequested: { type: 'RebalanceRequested', typeName: 'T', requestId: 1 },
+  ExplainShard: { type: 'ExplainShard', typeName: 'T', requestId: 1, shardId: 3 },
+  ShardExplained: { type: 'ShardExplained', typeName: 'T', requestId: 1, explanation: null },
+  DryRunPlacements: { type: 'DryRunPlacements', typeName: 'T', requestId: 1, pins: [{ shardId: 3, target: 'zone=a', mode: 'require', expiresAt: null }] },
+  DryRunRebalance: { type: 'DryRunRebalance', typeName: 'T', requestId: 1, shardIds: [3] },
+  DryRunAnswer: { type: 'DryRunAnswer', typeName: 'T', requestId: 1, moves: [{ shardId: 3, from: 'sys@127.0.0.1:1', to: null }], warnings: [] },
 } satisfies { [T in ShardingMessage['type']]: Extract<ShardingMessage, { type: T }> };
 
 const sorted = (values: Iterable<string>): string[] => [...values].sort();
 
 describe('SHARDING_ROUTES', () => {
   it('routes every message type, and the type set is the table', () => {
-    expect(sorted(Object.keys(SHARDING_ROUTES))).toEqual(sorted(OLD_TYPES));
-    expect(sorted(SHARDING_MESSAGE_TYPES)).toEqual(sorted(OLD_TYPES));
+    expect(sorted(Object.keys(SHARDING_ROUTES))).toEqual(sorted(ALL_TYPES));
+    expect(sorted(SHARDING_MESSAGE_TYPES)).toEqual(sorted(ALL_TYPES));
     expect(SHARDING_MESSAGES.types).toBe(SHARDING_MESSAGE_TYPES);
-    for (const type of OLD_TYPES) expect(['region', 'coordinator', 'asker', 'requester']).toContain(SHARDING_ROUTES[type as keyof typeof SHARDING_ROUTES]);
+    for (const type of ALL_TYPES) expect(['region', 'coordinator', 'asker', 'requester']).toContain(SHARDING_ROUTES[type as keyof typeof SHARDING_ROUTES]);
   });
 
   it('derives the region and coordinator sets the runtime kept by hand', () => {
     expect(sorted(typesRoutedTo('region'))).toEqual(sorted(OLD_REGION_BOUND));
-    expect(sorted(typesRoutedTo('coordinator'))).toEqual(sorted(OLD_COORDINATOR_BOUND));
+    expect(sorted(typesRoutedTo('coordinator'))).toEqual(sorted([...OLD_COORDINATOR_BOUND, ...INSIGHT_REQUESTS]));
     expect(sorted(typesRoutedTo('asker'))).toEqual(['EntityReply']);
-    expect(sorted(typesRoutedTo('requester'))).toEqual(['RebalanceNowResult', 'RebalanceRequested', 'ShardLocations']);
+    expect(sorted(typesRoutedTo('requester'))).toEqual(sorted(['RebalanceNowResult', 'RebalanceRequested', 'ShardLocations', ...INSIGHT_ANSWERS]));
   });
 
   it('gives the family a parse that accepts a sample of every type', () => {

@@ -1,9 +1,11 @@
 // Operator requests to the coordinator: shard locations, moving named shards now (RebalanceNow, answered
-// once per request id however often it is re-sent) and a rebalance round on demand. Each waits until the
-// coordinator is warm, since its answer needs the full map.
+// once per request id however often it is re-sent), a rebalance round on demand, and explain and dry runs
+// (answered by coordinator/insight.ts). Each waits until the coordinator is warm, since its answer needs the
+// full map.
 import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../messages.js';
 import { AnswerCache } from './answer-cache.js';
+import type { InsightRequest } from './insight.js';
 import type { CoordinatorState } from './state.js';
 
 /** How many RebalanceNow answers are kept for repeated requests. */
@@ -20,6 +22,8 @@ export interface OperatorRequestsOptions {
   /** Starts a hand-off of a shard that has a home. */
   readonly handOff: (shardId: number) => void;
   readonly rebalanceRound: () => void;
+  /** The answer to an explain or dry-run request (changes nothing). */
+  readonly insight: (request: InsightRequest) => ShardingMessage;
 }
 
 /** How RebalanceNow sorts the shards it is asked to move. */
@@ -73,6 +77,11 @@ export class OperatorRequests {
       rebalanceRound();
       send(from, { type: 'RebalanceRequested', typeName, requestId });
     });
+  }
+
+  insight(from: string, request: InsightRequest): void {
+    const { whenWarm, send, insight } = this.options;
+    whenWarm(() => send(from, insight(request)));
   }
 
   private answerRebalanceNow(from: string, requestId: number, shardIds: ReadonlyArray<number>): void {

@@ -3,6 +3,7 @@
 import type { MemberInfo } from '../../cluster/member.js';
 import { oldestUpMember } from '../../cluster/member-order.js';
 import type { CordonView } from '../cordon-view.js';
+import type { PlacementRecord } from '../placement-record.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 
 export interface CoordinatorSettings {
@@ -16,6 +17,8 @@ export interface CoordinatorSettings {
   readonly events?: CoordinatorEvents;
   /** Nodes that take no new shards (issue 12); default NO_CORDONS. */
   readonly cordons?: CordonView;
+  /** A shard's pin as listed (stored, not expired at `now`), for explain; default none. */
+  readonly listedPlacement?: (shardId: number, now: number) => PlacementRecord | undefined;
 }
 
 /** Events a coordinator reports; each must be cheap and must not throw. */

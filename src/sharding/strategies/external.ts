@@ -9,6 +9,7 @@ import type { ClusterView } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
 import { requireCandidates, requireShardId, type AllocationStrategy, type ShardAllocations } from './allocation-strategy.js';
 import { WarningLog, type WarningSink } from './external-warnings.js';
+import type { PinAwareStrategy, PinContext } from './pin-aware.js';
 import { PlacementPin, activePin, type PinLike } from './placement-pin.js';
 import {
   homeMatches,
@@ -63,7 +64,7 @@ export function externalAllocationStrategy(
   return new ExternalAllocationStrategy(fallback, getState, options.cluster, new WarningLog(options.onWarning), options.now ?? Date.now);
 }
 
-class ExternalAllocationStrategy implements AllocationStrategy {
+class ExternalAllocationStrategy implements PinAwareStrategy {
   // Sorted expiries per pin map, so nextChangeAt costs a scan only once per placement change.
   private expiries: { readonly pins: ReadonlyMap<number, PinLike>; readonly sorted: readonly number[] } | undefined;
 
@@ -165,6 +166,15 @@ class ExternalAllocationStrategy implements AllocationStrategy {
       if (activePin(pins.get(shardId), now) === undefined && !rebalanceInProgress.has(shardId)) moves.add(shardId);
     }
     return moves;
+  }
+
+  pinContext(): PinContext {
+    return { pins: this.getState().explicitPlacements, view: readView(this.cluster), now: this.now() };
+  }
+
+  withPins(pins: ReadonlyMap<number, PinLike>, onWarning: WarningSink): AllocationStrategy {
+    const state: ExternalAllocationState = { explicitPlacements: pins };
+    return new ExternalAllocationStrategy(this.fallback, () => state, this.cluster, new WarningLog(onWarning), this.now);
   }
 
   /** Time until the earliest expiry still ahead; undefined when no pin will expire. */
