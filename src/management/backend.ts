@@ -3,12 +3,20 @@
 import type { PlacementStoreStats } from '../../crdt/index.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type { NodeAddress } from '../cluster/address.js';
-import type { PlacementOptions, PlacementRecord, RebalanceNowResult, ShardLocations } from '../sharding/index.js';
+import type {
+  DryRunMoves,
+  PlacementOptions,
+  PlacementRecord,
+  PlacementsDryRun,
+  RebalanceNowResult,
+  ShardExplanation,
+  ShardLocations,
+} from '../sharding/index.js';
 import type { ReplicationHealth } from './replication-health.js';
 
 // The API speaks the sharding runtime's types. The aliases keep the names its clients (cli/client.ts, the
 // node's backend) import today; they are the same types, not copies.
-export type { PlacementRecord, RebalanceNowResult, ShardLocations };
+export type { DryRunMoves, PlacementRecord, PlacementsDryRun, RebalanceNowResult, ShardExplanation, ShardLocations };
 /** A placement as written or listed: target, mode, expiry, reason, by, writer and HLC. */
 export type WrittenPlacement = PlacementRecord;
 /**
@@ -61,6 +69,12 @@ export interface ManagementBackend {
   placements(typeName: string, options?: { readonly includeExpired?: boolean }): ReadonlyArray<PlacementRecord>;
   rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome>;
   shardLocations(typeName: string): Promise<ShardLocations>;
+  /** Why a shard is where it is, answered by the type's coordinator. */
+  explain(typeName: string, shardId: number): Promise<ShardExplanation>;
+  /** What setPlacements would start now, validated the same way (same errors); nothing is written. */
+  dryRunPlacements(typeName: string, entries: ReadonlyArray<PlacementEntry>): Promise<PlacementsDryRun>;
+  /** What rebalance would start now and where each shard would land; nothing is handed off. */
+  dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<DryRunMoves>;
   /** Liveness of this node as the cluster sees it. */
   health(): { readonly status: 'ok' | 'starting' | 'leaving' | 'down'; readonly memberStatus: string | undefined };
   /** Whether this node's placement replica replicates; its problems make an `ok` health `degraded`. */

@@ -12,7 +12,7 @@ export interface PlacementWarning {
 }
 
 /** One warning per written pin that no member (neither down nor removed) matches now. */
-export function placementWarnings(written: ReadonlyArray<PlacementRecord>, members: ReadonlyArray<MemberInfo>): PlacementWarning[] {
+export function placementWarnings(written: ReadonlyArray<Pick<PlacementRecord, 'shardId' | 'target' | 'mode'>>, members: ReadonlyArray<MemberInfo>): PlacementWarning[] {
   const live = members.filter((member) => !isGone(member.status));
   const warnings: PlacementWarning[] = [];
   for (const placement of written) {

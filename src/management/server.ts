@@ -1,6 +1,7 @@
-// The management HTTP API (Fastify): explicit placements, manual rebalance, shard locations, members and
-// health. Every route has a JSON schema; every error is `{ error, message }`, including the ones Fastify and
-// Node answer themselves (see errors.ts); a rejected request changes nothing.
+// The management HTTP API (Fastify): explicit placements, manual rebalance (each with a dry run), shard
+// locations, explain (insight-routes.ts), members and health. Every route has a JSON schema; every error is
+// `{ error, message }`, including the ones Fastify and Node answer themselves (see errors.ts); a rejected
+// request changes nothing.
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, {
   type FastifyBaseLogger,
@@ -18,7 +19,9 @@ import { consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
 import { metricsPlugin, type MetricsSource } from './metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpLimits } from './limits.js';
+import { dryRunQuery, isDryRun, placementsDryRun, rebalanceDryRun, registerExplainRoute, type DryRunQuery } from './insight-routes.js';
 import { placementWarnings } from './placement-warnings.js';
+import { inRange, knownType, shardCount } from './shard-checks.js';
 import {
   MAX_PARAM_LENGTH,
   placementsQuery,
@@ -137,9 +140,9 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     },
   );
 
-  app.post<{ Params: { typeName: string }; Body: SetPlacementsBody }>(
+  app.post<{ Params: { typeName: string }; Body: SetPlacementsBody; Querystring: DryRunQuery }>(
     `${typesPath}/placements`,
-    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: typeNameParams, body: setPlacementsBody } },
+    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: typeNameParams, body: setPlacementsBody, querystring: dryRunQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const numberOfShards = shardCount(backend, typeName);
@@ -152,6 +155,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
         shardId: inRange(entry.shardId, numberOfShards, typeName),
         ...(mode === undefined ? {} : { mode: validatePlacementMode(mode) }),
       }));
+      if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries);
       const written = await backend.setPlacements(typeName, entries);
       const warnings = placementWarnings(written, backend.members());
       return reply.code(202).send({ placements: written, warnings });
@@ -170,43 +174,23 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     },
   );
 
-  app.post<{ Params: { typeName: string }; Body: RebalanceBody }>(
+  app.post<{ Params: { typeName: string }; Body: RebalanceBody; Querystring: DryRunQuery }>(
     `${typesPath}/rebalance`,
-    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: typeNameParams, body: rebalanceBody } },
+    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: typeNameParams, body: rebalanceBody, querystring: dryRunQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const numberOfShards = shardCount(backend, typeName);
       const shardIds = [...new Set(request.body.shardIds.map((id) => inRange(id, numberOfShards, typeName)))];
+      if (isDryRun(request.query)) return rebalanceDryRun(backend, typeName, shardIds);
       const outcome = await backend.rebalance(typeName, shardIds);
       return reply.code(202).send(outcome);
     },
   );
 
+  registerExplainRoute(app, { backend, typesPath, ...(guardRead ? { guard: guardRead } : {}) });
   if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
   if (options.metrics !== undefined) void app.register(metricsPlugin, { source: options.metrics, ...(guardRead ? { guard: guardRead } : {}) });
   return app;
-}
-
-function knownType(backend: ManagementBackend, typeName: string): string {
-  if (!backend.entityTypes().has(typeName)) {
-    throw new HttpError(404, 'unknown_type', `entity type "${typeName}" is not initialised on this node`);
-  }
-  return typeName;
-}
-
-function shardCount(backend: ManagementBackend, typeName: string): number {
-  return backend.entityTypes().get(typeName)?.numberOfShards ?? 0;
-}
-
-function inRange(shardId: number, numberOfShards: number, typeName: string): number {
-  if (!Number.isSafeInteger(shardId) || shardId < 0 || shardId >= numberOfShards) {
-    throw new HttpError(
-      400,
-      'invalid_shard',
-      `shard id ${shardId} is out of range for ${typeName}: expected an integer in 0..${numberOfShards - 1}`,
-    );
-  }
-  return shardId;
 }
 
 function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {

@@ -5,10 +5,13 @@ import { DurablePlacementStore, type PlacementReplicatorStats } from '../../crdt
 import type { Cluster } from '../cluster/cluster.js';
 import { isGone, type MemberInfo } from '../cluster/member.js';
 import type {
+  DryRunMoves,
   ManagementBackend,
   PlacementEntry,
+  PlacementsDryRun,
   PlacementStoreHealth,
   RebalanceOutcome,
+  ShardExplanation,
   ShardLocations,
   StorageHealth,
   WriteAccess,
@@ -17,6 +20,7 @@ import type {
 import { replicationHealth, type ReplicationHealth } from '../management/replication-health.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController, placementRecords } from '../sharding/external-allocation-controller.js';
+import { askDryRunRebalance, askExplain } from '../sharding/shard-insight.js';
 import type { Logger } from '../logging.js';
 
 /**
@@ -97,6 +101,18 @@ export class NodeManagementBackend implements ManagementBackend {
 
   shardLocations(typeName: string): Promise<ShardLocations> {
     return this.sharding.getShardLocations(typeName);
+  }
+
+  explain(typeName: string, shardId: number): Promise<ShardExplanation> {
+    return askExplain(this.sharding, typeName, shardId);
+  }
+
+  dryRunPlacements(typeName: string, entries: ReadonlyArray<PlacementEntry>): Promise<PlacementsDryRun> {
+    return this.controller(typeName).dryRunPlacements(entries);
+  }
+
+  dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<DryRunMoves> {
+    return askDryRunRebalance(this.sharding, typeName, shardIds);
   }
 
   placementStore(): PlacementStoreHealth {

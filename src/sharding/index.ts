@@ -12,7 +12,21 @@ export {
   type PlacementRecord,
   type PlacementRecordsOptions,
   type PlacementRequest,
+  type PlacementsDryRun,
+  type ProposedPlacement,
 } from './external-allocation-controller.js';
+export {
+  askDryRunPlacements,
+  askDryRunRebalance,
+  askExplain,
+  type DryRunMove,
+  type DryRunMoves,
+  type DryRunWarning,
+  type ExplainDecision,
+  type ExplainNode,
+  type ProposedPin,
+  type ShardExplanation,
+} from './shard-insight.js';
 export {
   MAX_PLACEMENT_TARGET_LENGTH,
   ROLE_KEY,
