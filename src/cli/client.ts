@@ -1,5 +1,13 @@
 // A typed HTTP client for the management API, used by the operator commands (and handy in scripts).
-import type { PlacementEntry, RebalanceOutcome, ShardLocations, WrittenPlacement } from '../management/backend.js';
+import type {
+  DryRunMoves,
+  PlacementEntry,
+  PlacementsDryRun,
+  RebalanceOutcome,
+  ShardExplanation,
+  ShardLocations,
+  WrittenPlacement,
+} from '../management/backend.js';
 
 export interface MemberRow {
   readonly address: string;
@@ -79,6 +87,21 @@ export class ManagementClient {
 
   rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome> {
     return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/rebalance`, { shardIds });
+  }
+
+  explain(typeName: string, shardId: number): Promise<ShardExplanation> {
+    return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/explain/${shardId}`);
+  }
+
+  /** What setPlacements would start; nothing is written. */
+  dryRunPlacements(typeName: string, placements: readonly PlacementEntry[]): Promise<{ dryRun: true } & PlacementsDryRun> {
+    const body = placements.length === 1 ? placements[0] : { placements };
+    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements?dryRun=true`, body);
+  }
+
+  /** What rebalance would start; nothing is handed off. */
+  dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<{ dryRun: true } & DryRunMoves> {
+    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/rebalance?dryRun=true`, { shardIds });
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {

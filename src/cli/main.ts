@@ -9,6 +9,7 @@ import { runNode } from '../node/run.js';
 import { COUNTER_TYPE } from '../node/counter.js';
 import { ApiError } from './client.js';
 import { shardRanges, table } from './format.js';
+import { addExplainCommand, printDryRun } from './insight-commands.js';
 import { addPlacementsCommands } from './placements-command.js';
 import { addressArg, connect, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
 import { DEFAULT_LOCAL_CLUSTER_DATA_DIR, DEFAULT_LOCAL_CLUSTER_NODES, startLocalCluster } from './local-cluster.js';
@@ -141,10 +142,15 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   program
     .command('rebalance <shardIds...>')
     .description('hand these shards off now; they are re-allocated through the strategy (pins decide)')
-    .action(async (shardIds: string[], _options: unknown, command: Command) => {
+    .option('--dry-run', 'print the moves it would start, and where each shard would land; hand nothing off', false)
+    .action(async (shardIds: string[], options: { dryRun: boolean }, command: Command) => {
       const { client, type } = connect(command);
-      await rebalanceAndWait(client, type, usage(command, () => shardIds.map(shardIdArg)), io);
+      const ids = usage(command, () => shardIds.map(shardIdArg));
+      if (options.dryRun) return printDryRun(io, await client.dryRunRebalance(type, ids));
+      await rebalanceAndWait(client, type, ids, io);
     });
+
+  addExplainCommand(program, io);
 
   program
     .command('shards')

@@ -9,10 +9,12 @@ import { MAX_BY_LENGTH, validateBy, validateExpiresAt, validateReason } from '..
 import { parsePlacementTarget } from '../sharding/placement-target.js';
 import { parseDuration } from './duration.js';
 import { table } from './format.js';
+import { printDryRun } from './insight-commands.js';
 import { addressArg, connect, hlcText, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
 
 interface SetOptions {
   move: boolean;
+  dryRun: boolean;
   require?: boolean;
   prefer?: boolean;
   ttl?: number;
@@ -48,9 +50,11 @@ export function addPlacementsCommands(program: Command, io: CliIo): void {
     .option('--reason <text>', 'why the pin exists (at most 500 characters), logged and listed with it')
     .option('--by <who>', 'who asks (default $USER@hostname)')
     .option('--move', 'also hand the shard off now so it moves to the target at once', false)
+    .option('--dry-run', 'print the moves this pin would start; write nothing', false)
     .action(async (shardId: string, target: string, options: SetOptions, command: Command) => {
       const { client, type } = connect(command);
       const entry = usage(command, () => placementEntry(shardId, target, options));
+      if (options.dryRun) return printDryRun(io, await client.dryRunPlacements(type, [entry]));
       const result = await client.setPlacements(type, [entry]);
       for (const written of result.placements) io.out(writtenText(written));
       for (const warning of result.warnings) io.err(`warning: ${warning.message}`);
@@ -71,6 +75,7 @@ function placementEntry(shardId: string, target: string, options: SetOptions): P
   const shard = shardIdArg(shardId);
   if (options.require && options.prefer) throw new InvalidArgumentError('give --require or --prefer, not both');
   if (options.ttl !== undefined && options.expiresAt !== undefined) throw new InvalidArgumentError('give --ttl or --expires-at, not both');
+  if (options.dryRun && options.move) throw new InvalidArgumentError('give --dry-run or --move, not both');
   return ruleChecked(() => ({
     shardId: shard,
     target: targetArg(target),
