@@ -58,6 +58,8 @@ export interface CounterValue {
 
 export interface ShardLocations {
   readonly regions: ReadonlyArray<{ readonly address: string; readonly shards: readonly number[] }>;
+  /** Shards being handed off (still listed under the region they leave). */
+  readonly handingOff: readonly number[];
 }
 
 export interface PlacementRow {

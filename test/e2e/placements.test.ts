@@ -49,6 +49,22 @@ async function untilServedBy(via: NodeProc, entityId: string, target: string, ti
   );
 }
 
+interface DryRunMove {
+  shardId: number;
+  from: string;
+  to: string | null;
+}
+
+/** The shards whose home changed between two snapshots, by shard id; a shard without a home after is `to: null`. */
+function movesBetween(before: ReadonlyMap<number, string>, after: ReadonlyMap<number, string>): DryRunMove[] {
+  const moves: DryRunMove[] = [];
+  for (const [shardId, from] of before) {
+    const to = after.get(shardId) ?? null;
+    if (to !== from) moves.push({ shardId, from, to });
+  }
+  return moves.sort((x, y) => x.shardId - y.shardId);
+}
+
 function sameRows(rows: readonly PlacementRow[]): string {
   return JSON.stringify(rows.map((row) => [row.shardId, row.target, row.hlc.wallMs, row.hlc.counter, row.hlc.node]));
 }
@@ -98,13 +114,24 @@ describe('placements across node processes (issues 4 and 5)', () => {
     expect(sameRows(rows[1]!)).toBe(sameRows(rows[0]!));
     expect(sameRows(rows[2]!)).toBe(sameRows(rows[0]!));
 
-    // 2. Prompt re-evaluation: pin a shard that lives on node 2 to node 3; no rebalance call, no tick.
+    // 2. Prompt re-evaluation: pin a shard that lives on node 2 to node 3; no rebalance call, no tick. A dry
+    // run of that pin first (through another node) names exactly the moves the write then makes (issue 12).
     const a = await entityHostedOn(n2, n1, 'moved');
+    const homesBefore = homesOf(await n1.shards());
+    const dry = await n2.post<{ dryRun: true; moves: DryRunMove[] }>(`${SHARDS_PATH}/placements?dryRun=true`, { shardId: a.shardId, target: n3.address });
+    expect(dry.status, JSON.stringify(dry.body)).toBe(200);
+    expect(dry.body.moves).toContainEqual({ shardId: a.shardId, from: n2.address, to: n3.address });
+    expect(homesOf(await n1.shards())).toEqual(homesBefore);
     let t = performance.now();
     expect((await n1.post(`${SHARDS_PATH}/placements`, { shardId: a.shardId, target: n3.address })).status).toBe(202);
     await untilServedBy(n1, a.entityId, n3.address, 20_000);
     const promptMs = performance.now() - t;
     expect(homesOf(await n1.shards()).get(a.shardId)).toBe(n3.address);
+    const homesAfter = await waitFor('the hand-offs of the pin to end', async () => {
+      const locations = await n1.shards();
+      return locations.handingOff.length === 0 ? homesOf(locations) : undefined;
+    });
+    expect(movesBetween(homesBefore, homesAfter)).toEqual([...dry.body.moves].sort((x, y) => x.shardId - y.shardId));
 
     // 3. Pin + rebalance (what `placements set --move` does): a shard on node 1 pinned to node 2.
     const b = await entityHostedOn(n1, n3, 'pinned-and-moved', new Set([a.shardId]));
