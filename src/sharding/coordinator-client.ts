@@ -26,6 +26,7 @@ const ANSWER_TYPE = {
   GetShardLocations: 'ShardLocations',
   RebalanceNow: 'RebalanceNowResult',
   RequestRebalance: 'RebalanceRequested',
+  DrainRegion: 'DrainStarted',
 } as const satisfies Record<string, CoordinatorAnswer['type']>;
 
 export type CoordinatorRequestType = keyof typeof ANSWER_TYPE;

@@ -4,6 +4,9 @@
 // fails any check is dropped by the transport.
 import type { MessageFamily, RawMessage } from '../cluster/wire-message.js';
 import { NodeAddress } from '../cluster/address.js';
+import { parseDrainMessage, type DrainMove } from './drain-messages.js';
+
+export type { DrainMove } from './drain-messages.js';
 
 /** Largest shard id accepted on the wire (`numberOfShards` is capped below this by `init`). */
 export const MAX_SHARD_ID = 999_999;
@@ -115,7 +118,17 @@ export type ShardingMessage =
   /** Requester -> C. Run a rebalance round now instead of at the next tick. */
   | { readonly type: 'RequestRebalance'; readonly typeName: string; readonly requestId: number }
   /** C -> requester. The round ran (its hand-offs may still be in progress). */
-  | { readonly type: 'RebalanceRequested'; readonly typeName: string; readonly requestId: number };
+  | { readonly type: 'RebalanceRequested'; readonly typeName: string; readonly requestId: number }
+  /** Requester -> C. Treat `region` as cordoned and hand off every shard it hosts (drain-messages.ts). */
+  | { readonly type: 'DrainRegion'; readonly typeName: string; readonly requestId: number; readonly region: string }
+  /** C -> requester. The hand-offs started (`moves`), or none because no other region may take them. */
+  | {
+      readonly type: 'DrainStarted';
+      readonly typeName: string;
+      readonly requestId: number;
+      readonly moves: ReadonlyArray<DrainMove>;
+      readonly noCapacity: boolean;
+    };
 
 export type ShardingMessageType = ShardingMessage['type'];
 
@@ -151,6 +164,8 @@ export const SHARDING_ROUTES = {
   RebalanceNowResult: 'requester',
   RequestRebalance: 'coordinator',
   RebalanceRequested: 'requester',
+  DrainRegion: 'coordinator',
+  DrainStarted: 'requester',
 } as const satisfies Record<ShardingMessageType, ShardingRoute>;
 
 /** The message types routed to `R`. */
@@ -297,6 +312,9 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
       if (!isRequestId(requestId) || !accepted || !unknown || !homeless) return undefined;
       return { type: raw.type, typeName, requestId, accepted, unknown, homeless };
     }
+    case 'DrainRegion':
+    case 'DrainStarted':
+      return parseDrainMessage(raw, typeName, { isRequestId, isShardId, isAddress, maxShards: MAX_SHARDS_PER_MESSAGE });
     default:
       return undefined;
   }

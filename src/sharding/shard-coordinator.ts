@@ -14,6 +14,7 @@ import type { Cancellable, Scheduler } from '../cluster/scheduler.js';
 import type { Logger } from '../logging.js';
 import { Allocator } from './coordinator/allocation.js';
 import { ChangeTimer } from './coordinator/change-timer.js';
+import { CoordinatorCordons, DrainRequests } from './coordinator/drain.js';
 import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './coordinator/down-removal-margin.js';
 import { HandOffs } from './coordinator/hand-offs.js';
 import { memberMap } from './coordinator/membership.js';
@@ -23,6 +24,7 @@ import type { CoordinatorSettings, CoordinatorStats } from './coordinator/settin
 import { CoordinatorState } from './coordinator/state.js';
 import { backgroundScheduler } from './coordinator/timers.js';
 import { WarmUpGate } from './coordinator/warm-up-gate.js';
+import { NO_CORDONS } from './cordon-view.js';
 import type { ShardingMessage, TypedShardingMessage } from './messages.js';
 import type { ShardingContext } from './sharding-context.js';
 
@@ -33,6 +35,7 @@ export class ShardCoordinator {
   private readonly gate: WarmUpGate;
   private readonly margin: DownRemovalMargin;
   private readonly operator: OperatorRequests;
+  private readonly drains: DrainRequests;
   private readonly handOffs: HandOffs;
   private readonly allocator: Allocator;
   private readonly homes: ShardHomes;
@@ -49,7 +52,9 @@ export class ShardCoordinator {
     /** The clock and every timer (retry, rebalance, warm-up, margin, hand-offs); tests inject a manual one. */
     private readonly scheduler: Scheduler = backgroundScheduler,
   ) {
+    const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
     this.allocator = new Allocator({
+      cordons,
       typeName: settings.typeName,
       role: settings.role,
       strategy: settings.strategy,
@@ -68,16 +73,18 @@ export class ShardCoordinator {
       onFreed: (shardId) => this.homes.freed(shardId),
       onCompleted: (seconds) => settings.events?.onHandOffCompleted?.(settings.typeName, seconds),
     });
-    this.operator = new OperatorRequests({
+    const requests = {
       typeName: settings.typeName,
       numberOfShards: settings.numberOfShards,
       state: this.state,
       logger,
-      send: (to, message) => this.send(to, message),
-      whenWarm: (action) => this.gate.whenWarm(action),
-      handOff: (shardId) => this.handOffs.begin(shardId),
+      send: (to: string, message: ShardingMessage) => this.send(to, message),
+      whenWarm: (action: () => void) => this.gate.whenWarm(action),
+      handOff: (shardId: number) => this.handOffs.begin(shardId),
       rebalanceRound: () => this.rebalanceRound(),
-    });
+    };
+    this.operator = new OperatorRequests(requests);
+    this.drains = new DrainRequests({ ...requests, strategy: settings.strategy, cordons, candidates: () => this.allocator.candidates() });
     this.changeTimer = new ChangeTimer(settings.strategy, scheduler, logger, () => {
       this.logger.info('a placement rule expired: rebalancing now');
       this.rebalanceRound();
@@ -192,6 +199,9 @@ export class ShardCoordinator {
         return;
       case 'RequestRebalance':
         this.operator.requestRebalance(from, message.requestId);
+        return;
+      case 'DrainRegion':
+        this.drains.drain(from, message.requestId, message.region);
         return;
       default:
         this.logger.debug({ type: message.type, from }, 'ignored message not meant for the coordinator');

@@ -49,23 +49,36 @@ const SAMPLES = {
   RebalanceNowResult: { type: 'RebalanceNowResult', typeName: 'T', requestId: 1, accepted: [], unknown: [], homeless: [] },
   RequestRebalance: { type: 'RequestRebalance', typeName: 'T', requestId: 1 },
   RebalanceRequested: { type: 'RebalanceRequested', typeName: 'T', requestId: 1 },
+  DrainRegion: { type: 'DrainRegion', typeName: 'T', requestId: 1, region: 'sys@127.0.0.1:1' },
+  DrainStarted: {
+    type: 'DrainStarted',
+    typeName: 'T',
+    requestId: 1,
+    moves: [{ shardId: 1, from: 'sys@127.0.0.1:1', to: 'sys@127.0.0.1:2' }, { shardId: 2, from: 'sys@127.0.0.1:1', to: null }],
+    noCapacity: false,
+  },
 } satisfies { [T in ShardingMessage['type']]: Extract<ShardingMessage, { type: T }> };
+
+// Messages added after the table (issue 12: drain), with their routes.
+const DRAIN_TYPES = { DrainRegion: 'coordinator', DrainStarted: 'requester' } as const;
+const ALL_TYPES = [...OLD_TYPES, ...Object.keys(DRAIN_TYPES)];
 
 const sorted = (values: Iterable<string>): string[] => [...values].sort();
 
 describe('SHARDING_ROUTES', () => {
   it('routes every message type, and the type set is the table', () => {
-    expect(sorted(Object.keys(SHARDING_ROUTES))).toEqual(sorted(OLD_TYPES));
-    expect(sorted(SHARDING_MESSAGE_TYPES)).toEqual(sorted(OLD_TYPES));
+    expect(sorted(Object.keys(SHARDING_ROUTES))).toEqual(sorted(ALL_TYPES));
+    expect(sorted(SHARDING_MESSAGE_TYPES)).toEqual(sorted(ALL_TYPES));
     expect(SHARDING_MESSAGES.types).toBe(SHARDING_MESSAGE_TYPES);
     for (const type of OLD_TYPES) expect(['region', 'coordinator', 'asker', 'requester']).toContain(SHARDING_ROUTES[type as keyof typeof SHARDING_ROUTES]);
   });
 
   it('derives the region and coordinator sets the runtime kept by hand', () => {
     expect(sorted(typesRoutedTo('region'))).toEqual(sorted(OLD_REGION_BOUND));
-    expect(sorted(typesRoutedTo('coordinator'))).toEqual(sorted(OLD_COORDINATOR_BOUND));
+    expect(sorted(typesRoutedTo('coordinator'))).toEqual(sorted([...OLD_COORDINATOR_BOUND, 'DrainRegion']));
     expect(sorted(typesRoutedTo('asker'))).toEqual(['EntityReply']);
-    expect(sorted(typesRoutedTo('requester'))).toEqual(['RebalanceNowResult', 'RebalanceRequested', 'ShardLocations']);
+    expect(sorted(typesRoutedTo('requester'))).toEqual(['DrainStarted', 'RebalanceNowResult', 'RebalanceRequested', 'ShardLocations']);
+    for (const [type, route] of Object.entries(DRAIN_TYPES)) expect(SHARDING_ROUTES[type as keyof typeof DRAIN_TYPES]).toBe(route);
   });
 
   it('gives the family a parse that accepts a sample of every type', () => {
