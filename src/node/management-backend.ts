@@ -5,6 +5,8 @@ import { DurablePlacementStore, type PlacementReplicatorStats } from '../../crdt
 import type { Cluster } from '../cluster/cluster.js';
 import { isGone, type MemberInfo } from '../cluster/member.js';
 import type {
+  CordonWritten,
+  DrainOutcome,
   ManagementBackend,
   PlacementEntry,
   PlacementStoreHealth,
@@ -18,6 +20,10 @@ import { replicationHealth, type ReplicationHealth } from '../management/replica
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController, placementRecords } from '../sharding/external-allocation-controller.js';
 import type { Logger } from '../logging.js';
+import type { CordonRecord } from '../sharding/cordon-view.js';
+import type { CordonProvenance } from '../sharding/cordons.js';
+import type { Hlc } from '../../crdt/index.js';
+import { CordonOperations } from './cordon-operations.js';
 
 /**
  * Own member statuses that may write placements. Joining counts: the cluster accepted this node (its record
@@ -29,6 +35,7 @@ const WRITABLE: ReadonlySet<string> = new Set(['joining', 'weakly-up', 'up']);
 
 export class NodeManagementBackend implements ManagementBackend {
   readonly self: NodeAddress;
+  private readonly cordoning: CordonOperations;
 
   constructor(
     private readonly cluster: Cluster,
@@ -43,6 +50,23 @@ export class NodeManagementBackend implements ManagementBackend {
     } = {},
   ) {
     this.self = cluster.self;
+    this.cordoning = new CordonOperations(() => cluster.members(), sharding);
+  }
+
+  cordons(): readonly CordonRecord[] {
+    return this.sharding.cordons.list();
+  }
+
+  cordon(address: string, provenance: CordonProvenance): Promise<CordonWritten> {
+    return this.cordoning.cordon(address, provenance);
+  }
+
+  uncordon(address: string): Promise<Hlc> {
+    return this.cordoning.uncordon(address);
+  }
+
+  drain(address: string, provenance: CordonProvenance): Promise<DrainOutcome> {
+    return this.cordoning.drain(address, provenance);
   }
 
   writeAccess(): WriteAccess {
