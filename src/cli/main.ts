@@ -9,7 +9,9 @@ import { runNode } from '../node/run.js';
 import { COUNTER_TYPE } from '../node/counter.js';
 import { ApiError } from './client.js';
 import { shardRanges, table } from './format.js';
+import { addCordonCommands } from './cordon-commands.js';
 import { addPlacementsCommands } from './placements-command.js';
+import { provenanceOf, withProvenance, type ProvenanceOptions } from './provenance.js';
 import { addressArg, connect, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
 import { DEFAULT_LOCAL_CLUSTER_DATA_DIR, DEFAULT_LOCAL_CLUSTER_NODES, startLocalCluster } from './local-cluster.js';
 
@@ -138,13 +140,15 @@ export function buildProgram(io: CliIo = defaultIo): Command {
 
   addPlacementsCommands(program, io);
 
-  program
-    .command('rebalance <shardIds...>')
+  withProvenance(program.command('rebalance <shardIds...>'))
     .description('hand these shards off now; they are re-allocated through the strategy (pins decide)')
-    .action(async (shardIds: string[], _options: unknown, command: Command) => {
+    .action(async (shardIds: string[], options: ProvenanceOptions, command: Command) => {
       const { client, type } = connect(command);
-      await rebalanceAndWait(client, type, usage(command, () => shardIds.map(shardIdArg)), io);
+      const ids = usage(command, () => shardIds.map(shardIdArg));
+      await rebalanceAndWait(client, type, ids, io, usage(command, () => provenanceOf(options)));
     });
+
+  addCordonCommands(program, io);
 
   program
     .command('shards')
@@ -170,11 +174,12 @@ export function buildProgram(io: CliIo = defaultIo): Command {
       const { self, members } = await client.members();
       io.out(
         table(
-          ['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes'],
+          ['address', 'status', 'reachable', 'cordoned', 'upNumber', 'appVersion', 'attributes'],
           members.map((m) => [
             m.address + (m.address === self ? ' (this)' : ''),
             m.status,
             m.reachable ? 'yes' : 'NO',
+            m.cordoned === true ? 'CORDONED' : m.cordoned === false ? 'no' : '-',
             String(m.upNumber),
             m.appVersion,
             attributesText(m.attributes),
