@@ -47,6 +47,8 @@ const VALID: ShardingMessage[] = [
   { type: 'RebalanceNowResult', typeName: 'Counter', requestId: 6, accepted: [1], unknown: [-4], homeless: [] },
   { type: 'RequestRebalance', typeName: 'Counter', requestId: 8 },
   { type: 'RebalanceRequested', typeName: 'Counter', requestId: 8 },
+  { type: 'DrainRegion', typeName: 'Counter', requestId: 9, region: NODE },
+  { type: 'DrainStarted', typeName: 'Counter', requestId: 9, moves: [{ shardId: 3, from: NODE, to: null }], noCapacity: false },
 ];
 
 const MALFORMED: Array<Record<string, unknown>> = [
@@ -99,6 +101,10 @@ const MALFORMED: Array<Record<string, unknown>> = [
   { type: 'RebalanceNow', typeName: 'Counter', requestId: 1 },
   { type: 'RebalanceNowResult', typeName: 'Counter', requestId: 1, accepted: [1], unknown: [] },
   { type: 'RebalanceNowResult', typeName: 'Counter', requestId: 1, accepted: [-1], unknown: [], homeless: [] },
+  { type: 'DrainRegion', typeName: 'Counter', requestId: 1, region: `actor-ts://${NODE}` },
+  { type: 'DrainRegion', typeName: 'Counter', requestId: 1 },
+  { type: 'DrainStarted', typeName: 'Counter', requestId: 1, moves: [], noCapacity: 1 },
+  { type: 'DrainStarted', typeName: 'Counter', requestId: 1, moves: [{ shardId: 1_000_000, from: NODE, to: null }], noCapacity: false },
 ];
 
 describe('sharding messages', () => {
