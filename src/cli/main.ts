@@ -174,15 +174,15 @@ export function buildProgram(io: CliIo = defaultIo): Command {
       const { self, members } = await client.members();
       io.out(
         table(
-          ['address', 'status', 'reachable', 'cordoned', 'upNumber', 'appVersion', 'attributes'],
+          ['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes', 'cordoned'],
           members.map((m) => [
             m.address + (m.address === self ? ' (this)' : ''),
             m.status,
             m.reachable ? 'yes' : 'NO',
-            m.cordoned === true ? 'CORDONED' : m.cordoned === false ? 'no' : '-',
             String(m.upNumber),
             m.appVersion,
             attributesText(m.attributes),
+            m.cordoned === true ? 'CORDONED' : m.cordoned === false ? 'no' : '-',
           ]),
         ),
       );
