@@ -171,7 +171,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
         reason: commonText(written.map((p) => p.reason)),
         hlc: written[written.length - 1]?.hlc ?? null,
       });
-      const warnings = placementWarnings(written, backend.members());
+      const warnings = placementWarnings(written, backend.members(), new Set(backend.cordons().map((cordon) => cordon.address)));
       return reply.code(202).send({ placements: written, warnings });
     },
   );

@@ -50,6 +50,16 @@ describe('cordon, uncordon, drain and audit routes on one node', () => {
     expect((await node().http.inject({ method: 'DELETE', url: `${memberPath(self())}/cordon` })).statusCode).toBe(204);
   });
 
+  it('warns about a pin to a cordoned node: it takes no new shards until uncordoned', async () => {
+    expect((await node().http.inject({ method: 'POST', url: `${memberPath(self())}/cordon`, payload: {} })).statusCode).toBe(202);
+    const pin = await node().http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 9, target: self(), mode: 'require' } });
+    expect(pin.statusCode, pin.body).toBe(202);
+    const warnings = pin.json<{ warnings: Array<{ shardId: number; message: string }> }>().warnings;
+    expect(warnings).toEqual([{ shardId: 9, target: self(), message: expect.stringMatching(/is cordoned: it takes no new shards until uncordoned; unless shard 9 already runs there/) }]);
+    expect((await node().http.inject({ method: 'DELETE', url: `${COUNTER}/placements/9` })).statusCode).toBe(204);
+    expect((await node().http.inject({ method: 'DELETE', url: `${memberPath(self())}/cordon` })).statusCode).toBe(204);
+  });
+
   it('refuses to drain the last node that could take its shards (409 no_capacity): nothing cordoned, nothing moved', async () => {
     const { shardId } = await increment(node(), 'drain-me');
     const before = (await audit()).length;
@@ -81,5 +91,20 @@ describe('cordon, uncordon, drain and audit routes on one node', () => {
     expect(moved).toMatchObject({ action: 'rebalance', typeName: 'Counter', by: 'bob', reason: 'test', hlc: null });
     expect(unpin3).toMatchObject({ action: 'unpin', typeName: 'Counter', shardIds: [3], by: 'cy', reason: 'over' });
     expect(unpin1).toMatchObject({ action: 'unpin', shardIds: [1], by: null, reason: null });
+  });
+});
+
+describe('cordon routes with an auth token', () => {
+  const node = useTestNode({ authToken: 'tok' });
+  const path = (): string => `${API}/cluster/members/${encodeURIComponent(node().address.toString())}`;
+
+  it('need the token for cordon, uncordon and drain, and change nothing without it', async () => {
+    for (const [method, suffix] of [['POST', 'cordon'], ['DELETE', 'cordon'], ['POST', 'drain']] as const) {
+      expectError(await node().http.inject({ method, url: `${path()}/${suffix}` }), 401, 'unauthorized');
+    }
+    expect(node().sharding.cordons.list()).toEqual([]);
+    const ok = await node().http.inject({ method: 'POST', url: `${path()}/cordon`, headers: { authorization: 'Bearer tok' } });
+    expect(ok.statusCode, ok.body).toBe(202);
+    expect((await node().http.inject({ method: 'GET', url: `${API}/audit` })).json<AuditBody>().entries.map((e) => e.action)).toEqual(['cordon']);
   });
 });
