@@ -8,7 +8,7 @@
 // partition gate in coordinator/warm-up-gate.ts, the down-removal margin in coordinator/down-removal-margin.ts,
 // strategy calls in coordinator/allocation.ts, giving shards homes (and keeping those the strategy has none
 // for) in coordinator/shard-homes.ts, the timer for pins expiring in coordinator/change-timer.ts, operator
-// requests in coordinator/operator-requests.ts.
+// requests in coordinator/operator-requests.ts, drains and the cordons it honours in coordinator/drain.ts.
 import { isGone } from '../cluster/member.js';
 import type { Cancellable, Scheduler } from '../cluster/scheduler.js';
 import type { Logger } from '../logging.js';
