@@ -1,5 +1,8 @@
 // A typed HTTP client for the management API, used by the operator commands (and handy in scripts).
+import type { AuditEntry } from '../management/audit.js';
 import type {
+  CordonWritten,
+  DrainOutcome,
   DryRunMoves,
   PlacementEntry,
   PlacementsDryRun,
@@ -8,6 +11,12 @@ import type {
   ShardLocations,
   WrittenPlacement,
 } from '../management/backend.js';
+
+/** Who asks and why, sent with every write so the accepting node's audit trail names them. */
+export interface Provenance {
+  readonly by?: string;
+  readonly reason?: string;
+}
 
 export interface MemberRow {
   readonly address: string;
@@ -18,6 +27,8 @@ export interface MemberRow {
   readonly roles: readonly string[];
   /** Absent from nodes that predate attributes. */
   readonly attributes?: Readonly<Record<string, string>>;
+  /** Absent from nodes that predate cordons. */
+  readonly cordoned?: boolean;
 }
 
 export interface SetPlacementsResult {
@@ -81,12 +92,29 @@ export class ManagementClient {
     return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements`, body);
   }
 
-  async removePlacement(typeName: string, shardId: number): Promise<void> {
-    await this.request('DELETE', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements/${shardId}`);
+  async removePlacement(typeName: string, shardId: number, provenance: Provenance = {}): Promise<void> {
+    await this.request('DELETE', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements/${shardId}${query(provenance)}`);
   }
 
-  rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome> {
-    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/rebalance`, { shardIds });
+  rebalance(typeName: string, shardIds: readonly number[], provenance: Provenance = {}): Promise<RebalanceOutcome> {
+    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/rebalance`, { shardIds, ...provenance });
+  }
+
+  cordon(address: string, provenance: Provenance = {}): Promise<CordonWritten> {
+    return this.request('POST', `${memberPath(address)}/cordon`, provenance);
+  }
+
+  async uncordon(address: string, provenance: Provenance = {}): Promise<void> {
+    await this.request('DELETE', `${memberPath(address)}/cordon${query(provenance)}`);
+  }
+
+  drain(address: string, provenance: Provenance = {}): Promise<DrainOutcome> {
+    return this.request('POST', `${memberPath(address)}/drain`, provenance);
+  }
+
+  /** The accepting node's audit trail, newest first. */
+  audit(): Promise<{ entries: AuditEntry[] }> {
+    return this.request('GET', '/actor-ts/audit');
   }
 
   explain(typeName: string, shardId: number): Promise<ShardExplanation> {
@@ -135,6 +163,18 @@ export class ManagementClient {
     }
     return parsed as T;
   }
+}
+
+function memberPath(address: string): string {
+  return `/actor-ts/cluster/members/${encodeURIComponent(address)}`;
+}
+
+function query(provenance: Provenance): string {
+  const params = new URLSearchParams();
+  if (provenance.by !== undefined) params.set('by', provenance.by);
+  if (provenance.reason !== undefined) params.set('reason', provenance.reason);
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
 }
 
 /**

@@ -10,7 +10,9 @@ import { COUNTER_TYPE } from '../node/counter.js';
 import { ApiError } from './client.js';
 import { shardRanges, table } from './format.js';
 import { addExplainCommand, printDryRun } from './insight-commands.js';
+import { addCordonCommands } from './cordon-commands.js';
 import { addPlacementsCommands } from './placements-command.js';
+import { provenanceOf, withProvenance, type ProvenanceOptions } from './provenance.js';
 import { addressArg, connect, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
 import { DEFAULT_LOCAL_CLUSTER_DATA_DIR, DEFAULT_LOCAL_CLUSTER_NODES, startLocalCluster } from './local-cluster.js';
 
@@ -139,18 +141,18 @@ export function buildProgram(io: CliIo = defaultIo): Command {
 
   addPlacementsCommands(program, io);
 
-  program
-    .command('rebalance <shardIds...>')
+  withProvenance(program.command('rebalance <shardIds...>'))
     .description('hand these shards off now; they are re-allocated through the strategy (pins decide)')
     .option('--dry-run', 'print the moves it would start, and where each shard would land; hand nothing off', false)
-    .action(async (shardIds: string[], options: { dryRun: boolean }, command: Command) => {
+    .action(async (shardIds: string[], options: ProvenanceOptions & { dryRun: boolean }, command: Command) => {
       const { client, type } = connect(command);
       const ids = usage(command, () => shardIds.map(shardIdArg));
       if (options.dryRun) return printDryRun(io, await client.dryRunRebalance(type, ids));
-      await rebalanceAndWait(client, type, ids, io);
+      await rebalanceAndWait(client, type, ids, io, usage(command, () => provenanceOf(options)));
     });
 
   addExplainCommand(program, io);
+  addCordonCommands(program, io);
 
   program
     .command('shards')
@@ -176,7 +178,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
       const { self, members } = await client.members();
       io.out(
         table(
-          ['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes'],
+          ['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes', 'cordoned'],
           members.map((m) => [
             m.address + (m.address === self ? ' (this)' : ''),
             m.status,
@@ -184,6 +186,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
             String(m.upNumber),
             m.appVersion,
             attributesText(m.attributes),
+            m.cordoned === true ? 'CORDONED' : m.cordoned === false ? 'no' : '-',
           ]),
         ),
       );

@@ -3,7 +3,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { NodeAddress } from '../cluster/address.js';
 import { targetMatches, tryParsePlacementTarget, type PlacementTarget } from '../sharding/placement-target.js';
-import { ManagementClient, type MemberRow } from './client.js';
+import { ManagementClient, type MemberRow, type Provenance } from './client.js';
 
 export interface CliIo {
   readonly out: (line: string) => void;
@@ -43,8 +43,8 @@ export function hlcText(hlc: { wallMs: number; counter: number; node: string }):
   return `${new Date(hlc.wallMs).toISOString()}#${hlc.counter}@${hlc.node}`;
 }
 
-export async function rebalanceAndWait(client: ManagementClient, type: string, shardIds: number[], io: CliIo): Promise<void> {
-  const outcome = await client.rebalance(type, shardIds);
+export async function rebalanceAndWait(client: ManagementClient, type: string, shardIds: number[], io: CliIo, provenance: Provenance = {}): Promise<void> {
+  const outcome = await client.rebalance(type, shardIds, provenance);
   if (outcome.homeless.length > 0) io.err(`not allocated yet (nothing to move): ${outcome.homeless.join(', ')}`);
   if (outcome.accepted.length === 0) return;
   io.out(`hand-off started for ${outcome.accepted.join(', ')}; waiting for the new homes...`);

@@ -1,16 +1,16 @@
 // `placements ls | set | rm`: explicit shard placements of an entity type, with their rule (mode, expiry,
 // reason, author). Arguments are checked here with the same validators the API applies, so a typo is a
 // usage error (exit code 2) and nothing is sent.
-import { hostname, userInfo } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { ActorTsError } from '../errors.js';
 import type { PlacementEntry, WrittenPlacement } from '../management/backend.js';
-import { MAX_BY_LENGTH, validateBy, validateExpiresAt, validateReason } from '../sharding/placement-options.js';
+import { validateBy, validateExpiresAt, validateReason } from '../sharding/placement-options.js';
 import { parsePlacementTarget } from '../sharding/placement-target.js';
 import { parseDuration } from './duration.js';
 import { table } from './format.js';
 import { printDryRun } from './insight-commands.js';
 import { addressArg, connect, hlcText, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
+import { defaultBy, provenanceOf, withProvenance, type ProvenanceOptions } from './provenance.js';
 
 interface SetOptions {
   move: boolean;
@@ -58,14 +58,14 @@ export function addPlacementsCommands(program: Command, io: CliIo): void {
       const result = await client.setPlacements(type, [entry]);
       for (const written of result.placements) io.out(writtenText(written));
       for (const warning of result.warnings) io.err(`warning: ${warning.message}`);
-      if (options.move) await rebalanceAndWait(client, type, [entry.shardId], io);
+      if (options.move) await rebalanceAndWait(client, type, [entry.shardId], io, { by: entry.by ?? defaultBy(), ...(entry.reason === undefined ? {} : { reason: entry.reason }) });
     });
-  placements
-    .command('rm <shardId>')
+  withProvenance(placements.command('rm <shardId>'))
     .description('remove a pin; the shard returns to the fallback strategy at the next rebalance')
-    .action(async (shardId: string, _options: unknown, command: Command) => {
+    .action(async (shardId: string, options: ProvenanceOptions, command: Command) => {
       const { client, type } = connect(command);
-      await client.removePlacement(type, usage(command, () => shardIdArg(shardId)));
+      const shard = usage(command, () => shardIdArg(shardId));
+      await client.removePlacement(type, shard, usage(command, () => provenanceOf(options)));
       io.out(`shard ${shardId}: pin removed`);
     });
 }
@@ -108,21 +108,6 @@ function durationArg(value: string): number {
     return parseDuration(value);
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message);
-  }
-}
-
-/** `$USER@hostname`, cut to what the API accepts. */
-function defaultBy(): string {
-  const user = process.env['USER'] || safeUserName() || 'unknown';
-  const by = `${user}@${hostname()}`.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
-  return by.slice(0, MAX_BY_LENGTH) || 'unknown';
-}
-
-function safeUserName(): string | undefined {
-  try {
-    return userInfo().username;
-  } catch {
-    return undefined;
   }
 }
 

@@ -1,9 +1,12 @@
 // What the management API needs from a running node. The node wiring implements it over the cluster,
 // the sharding runtime and the placement controllers; route tests can drive a real node through it.
-import type { PlacementStoreStats } from '../../crdt/index.js';
+import type { Hlc, PlacementStoreStats } from '../../crdt/index.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type { NodeAddress } from '../cluster/address.js';
 import type {
+  CordonProvenance,
+  CordonRecord,
+  DrainMove,
   DryRunMoves,
   PlacementOptions,
   PlacementRecord,
@@ -48,6 +51,24 @@ export interface StorageHealth {
   readonly failure: string | null;
 }
 
+/** A cordon as written: the node address, who and why, and the timestamp that decides it. */
+export interface CordonWritten {
+  readonly address: string;
+  readonly cordoned: true;
+  readonly by: string | null;
+  readonly reason: string | null;
+  readonly hlc: Hlc;
+}
+
+/** What a drain started: the cordon, and per entity type the hand-offs (each with the home chosen now). */
+export interface DrainOutcome {
+  readonly address: string;
+  readonly cordon: CordonWritten;
+  readonly moves: Readonly<Record<string, readonly DrainMove[]>>;
+  /** Types whose shards no other region could take (those stay); empty when every shard moves. */
+  readonly warnings: readonly string[];
+}
+
 /** Whether this node may take placement writes now, and if not, why (the 503 `not_a_member` message). */
 export type WriteAccess =
   | { readonly writable: true }
@@ -88,4 +109,18 @@ export interface ManagementBackend {
    * node outside the cluster never acknowledges a write it can only keep to itself).
    */
   writeAccess(): WriteAccess;
+  /** The cluster-wide cordons as this node's replica holds them, by address. */
+  cordons(): readonly CordonRecord[];
+  /**
+   * Cordons a member (the write replicates from here). Rejects with ActorTsError `invalid_address`,
+   * CordonError `unknown_member` (not a member), PlacementRuleError for a bad by/reason; nothing written then.
+   */
+  cordon(address: string, provenance: CordonProvenance): Promise<CordonWritten>;
+  /** Removes a cordon; rejects with CordonError `not_cordoned` when there was none (nothing written). */
+  uncordon(address: string): Promise<Hlc>;
+  /**
+   * Cordons a member, then hands off every shard it hosts. Rejects with CordonError `no_capacity` (nothing
+   * cordoned, nothing moved) when no other member could take the shards of a type it hosts.
+   */
+  drain(address: string, provenance: CordonProvenance): Promise<DrainOutcome>;
 }

@@ -2,6 +2,7 @@
 // runs, so a handler only sees well-shaped input (range checks that need runtime state stay in handlers).
 
 /** Upper bound of one target string, as the placement store accepts it. */
+import { MAX_BY_LENGTH, MAX_REASON_LENGTH } from '../sharding/placement-options.js';
 import { MAX_PLACEMENT_TARGET_LENGTH } from '../sharding/placement-target.js';
 export { MAX_PLACEMENT_TARGET_LENGTH as MAX_TARGET_LENGTH };
 /** Longest path parameter any route's schema accepts (an entity id), in characters. */
@@ -64,11 +65,19 @@ export const placementsQuery = {
   properties: { includeExpired: { type: 'string', enum: ['true', 'false'] } },
 } as const;
 
+/** Who made a write and why, as the audit records it: optional, bounded like a pin's. */
+export const provenanceProperties = {
+  by: { type: 'string', minLength: 1, maxLength: MAX_BY_LENGTH },
+  reason: { type: 'string', minLength: 1, maxLength: MAX_REASON_LENGTH },
+} as const;
+
+export const provenanceQuery = { type: 'object', additionalProperties: false, properties: provenanceProperties } as const;
+
 export const rebalanceBody = {
   type: 'object',
   additionalProperties: false,
   required: ['shardIds'],
-  properties: { shardIds: { type: 'array', minItems: 1, maxItems: MAX_BULK_PLACEMENTS, items: shardId } },
+  properties: { shardIds: { type: 'array', minItems: 1, maxItems: MAX_BULK_PLACEMENTS, items: shardId }, ...provenanceProperties },
 } as const;
 
 /** One placement as the API takes it: the target and the rule options (see PlacementOptions). */
@@ -87,4 +96,10 @@ export interface PlacementsQuery {
 export type SetPlacementsBody = PlacementBody | { readonly placements: readonly PlacementBody[] };
 export interface RebalanceBody {
   readonly shardIds: readonly number[];
+  readonly by?: string;
+  readonly reason?: string;
+}
+export interface ProvenanceQuery {
+  readonly by?: string;
+  readonly reason?: string;
 }

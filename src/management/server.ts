@@ -14,7 +14,9 @@ import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
 import { validatePlacementMode } from '../sharding/placement-options.js';
+import { AuditLog, commonText, targetsText } from './audit.js';
 import type { ManagementBackend } from './backend.js';
+import { registerMemberRoutes } from './member-routes.js';
 import { consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
 import { metricsPlugin, type MetricsSource } from './metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
@@ -25,11 +27,13 @@ import { inRange, knownType, shardCount } from './shard-checks.js';
 import {
   MAX_PARAM_LENGTH,
   placementsQuery,
+  provenanceQuery,
   rebalanceBody,
   setPlacementsBody,
   shardParams,
   typeNameParams,
   type PlacementsQuery,
+  type ProvenanceQuery,
   type RebalanceBody,
   type SetPlacementsBody,
 } from './schemas.js';
@@ -51,10 +55,13 @@ export interface ManagementServerOptions {
   readonly metrics?: MetricsSource;
   /** The web console at `GET /`; `false` leaves it out. Default: the built page next to the console plugin. */
   readonly console?: ConsolePluginOptions | false;
+  /** Where accepted writes are recorded (`GET /actor-ts/audit`); default a new log writing to `logger`. */
+  readonly audit?: AuditLog;
 }
 
 export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
   const { backend } = options;
+  const audit = options.audit ?? new AuditLog(options.logger);
   const limits = resolveHttpLimits(options.limits);
   const app: FastifyInstance = Fastify({
     bodyLimit: limits.bodyLimit,
@@ -107,9 +114,9 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     return { ...health, status, self: backend.self.toString(), placementStore: backend.placementStore(), replication, storage };
   });
 
-  app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => ({
-    self: backend.self.toString(),
-    members: backend.members().map((member) => ({
+  app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => {
+    const cordoned = new Set(backend.cordons().map((cordon) => cordon.address));
+    const members = backend.members().map((member) => ({
       address: member.address.toString(),
       status: member.status,
       appVersion: member.appVersion,
@@ -117,8 +124,10 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
       reachable: member.reachable,
       roles: member.roles ?? [],
       attributes: member.attributes ?? {},
-    })),
-  }));
+      cordoned: cordoned.has(member.address.toString()),
+    }));
+    return { self: backend.self.toString(), members };
+  });
 
   app.get<{ Params: { typeName: string } }>(
     typesPath,
@@ -157,19 +166,29 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
       }));
       if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries);
       const written = await backend.setPlacements(typeName, entries);
-      const warnings = placementWarnings(written, backend.members());
+      audit.record({
+        action: 'pin',
+        typeName,
+        shardIds: written.map((p) => p.shardId),
+        target: targetsText(written.map((p) => p.target)),
+        by: commonText(written.map((p) => p.by)),
+        reason: commonText(written.map((p) => p.reason)),
+        hlc: written[written.length - 1]?.hlc ?? null,
+      });
+      const warnings = placementWarnings(written, backend.members(), new Set(backend.cordons().map((cordon) => cordon.address)));
       return reply.code(202).send({ placements: written, warnings });
     },
   );
 
-  app.delete<{ Params: { typeName: string; shardId: string } }>(
+  app.delete<{ Params: { typeName: string; shardId: string }; Querystring: ProvenanceQuery }>(
     `${typesPath}/placements/:shardId`,
-    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: shardParams } },
+    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: shardParams, querystring: provenanceQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const shardId = inRange(Number(request.params.shardId), shardCount(backend, typeName), typeName);
       const removed = await backend.removePlacement(typeName, shardId);
       if (!removed) throw new HttpError(404, 'not_found', `shard ${shardId} of ${typeName} has no explicit placement`);
+      audit.record({ action: 'unpin', typeName, shardIds: [shardId], target: null, by: request.query.by, reason: request.query.reason, hlc: null });
       return reply.code(204).send();
     },
   );
@@ -183,11 +202,14 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
       const shardIds = [...new Set(request.body.shardIds.map((id) => inRange(id, numberOfShards, typeName)))];
       if (isDryRun(request.query)) return rebalanceDryRun(backend, typeName, shardIds);
       const outcome = await backend.rebalance(typeName, shardIds);
+      const { by, reason } = request.body;
+      audit.record({ action: 'rebalance', typeName, shardIds: [...outcome.accepted], target: null, by, reason, hlc: null });
       return reply.code(202).send(outcome);
     },
   );
 
   registerExplainRoute(app, { backend, typesPath, ...(guardRead ? { guard: guardRead } : {}) });
+  registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, guardRead, guardWrite, memberOnly });
   if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
   if (options.metrics !== undefined) void app.register(metricsPlugin, { source: options.metrics, ...(guardRead ? { guard: guardRead } : {}) });
   return app;

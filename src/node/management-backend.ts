@@ -6,6 +6,8 @@ import type { Cluster } from '../cluster/cluster.js';
 import { isGone, type MemberInfo } from '../cluster/member.js';
 import type {
   DryRunMoves,
+  CordonWritten,
+  DrainOutcome,
   ManagementBackend,
   PlacementEntry,
   PlacementsDryRun,
@@ -22,6 +24,10 @@ import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController, placementRecords } from '../sharding/external-allocation-controller.js';
 import { askDryRunRebalance, askExplain } from '../sharding/shard-insight.js';
 import type { Logger } from '../logging.js';
+import type { CordonRecord } from '../sharding/cordon-view.js';
+import type { CordonProvenance } from '../sharding/cordons.js';
+import type { Hlc } from '../../crdt/index.js';
+import { CordonOperations } from './cordon-operations.js';
 
 /**
  * Own member statuses that may write placements. Joining counts: the cluster accepted this node (its record
@@ -33,6 +39,7 @@ const WRITABLE: ReadonlySet<string> = new Set(['joining', 'weakly-up', 'up']);
 
 export class NodeManagementBackend implements ManagementBackend {
   readonly self: NodeAddress;
+  private readonly cordoning: CordonOperations;
 
   constructor(
     private readonly cluster: Cluster,
@@ -47,6 +54,23 @@ export class NodeManagementBackend implements ManagementBackend {
     } = {},
   ) {
     this.self = cluster.self;
+    this.cordoning = new CordonOperations(() => cluster.members(), sharding);
+  }
+
+  cordons(): readonly CordonRecord[] {
+    return this.sharding.cordons.list();
+  }
+
+  cordon(address: string, provenance: CordonProvenance): Promise<CordonWritten> {
+    return this.cordoning.cordon(address, provenance);
+  }
+
+  uncordon(address: string): Promise<Hlc> {
+    return this.cordoning.uncordon(address);
+  }
+
+  drain(address: string, provenance: CordonProvenance): Promise<DrainOutcome> {
+    return this.cordoning.drain(address, provenance);
   }
 
   writeAccess(): WriteAccess {

@@ -5,6 +5,7 @@ import { DurablePlacementStore, type PlacementStore } from '../../crdt/index.js'
 import type { Membership } from '../cluster/member.js';
 import { MetricsEventHub, type MetricsSource } from '../management/metrics.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
+import { entityTypeNames, isInternalNamespace } from '../sharding/cordons.js';
 
 export interface NodeMetricsSource extends MetricsSource {
   /** Pass to ClusterSharding's `events` so coordinators on this node report hand-offs and rounds. */
@@ -18,6 +19,8 @@ export function nodeMetricsSource(membership: Membership, store: PlacementStore,
   const self = membership.self.toString();
   // A change names the shards whose winner changed; the winner's HLC wall time is when it was written.
   const stopFollowing = store.onChange((typeName, shardIds) => {
+    // Cordons share the store but are not placements.
+    if (isInternalNamespace(typeName)) return;
     const placements = store.snapshot(typeName).placements;
     for (const shardId of shardIds) {
       const placement = placements.get(shardId);
@@ -35,7 +38,7 @@ export function nodeMetricsSource(membership: Membership, store: PlacementStore,
       for (const [type, stats] of Object.entries(types)) yield [type, stats.region.localShards] as const;
     },
     placements: function* () {
-      for (const type of store.typeNames()) {
+      for (const type of entityTypeNames(store)) {
         const counts = new Map<string, number>([['prefer', 0], ['require', 0]]);
         for (const placement of store.snapshot(type).placements.values()) {
           const mode = placement.meta?.['mode'] === 'require' ? 'require' : 'prefer';

@@ -19,7 +19,9 @@ import {
 } from './coordinator-client.js';
 import type { AskOptions, EntityOutcome, EntityRef } from './entity.js';
 import { routeShardingMessage } from './message-router.js';
-import { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type ReplyTo, type ShardingMessage } from './messages.js';
+import { StoreCordons } from './cordons.js';
+import { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type DrainMove, type ReplyTo, type ShardingMessage } from './messages.js';
+import { PlacementChanges } from './placement-changes.js';
 import { PendingAsks } from './pending-asks.js';
 import { listedPlacement } from './placement-record.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
@@ -75,8 +77,10 @@ export class ClusterSharding {
   readonly config: ShardingConfig;
   /** This node's replica of the explicit placements of every type (see ExternalAllocationController). */
   readonly placementStore: PlacementStore;
+  /** The cluster-wide cordons, as this node's replica holds them (every coordinator here honours them). */
+  readonly cordons: StoreCordons;
   private readonly placements: ReplicatedPlacements;
-  private readonly rebalanceSoon = new Set<string>();
+  private readonly changes: PlacementChanges;
   private readonly membership: Membership;
   private readonly logger: Logger;
   private readonly events: CoordinatorEvents | undefined;
@@ -114,6 +118,12 @@ export class ClusterSharding {
     this.self = membership.self;
     this.placements = placements;
     this.placementStore = placements.store;
+    this.cordons = new StoreCordons(placements.store);
+    this.changes = new PlacementChanges(placements.store, {
+      typeNames: () => this.types.keys(),
+      coordinator: (typeName) => this.types.get(typeName)?.coordinator,
+      stopped: () => this.stopped,
+    });
     this.logger = (options.logger ?? silentLogger()).child({ component: 'sharding' });
     this.events = options.events;
     this.link = new ShardingLink(transport, this.logger);
@@ -135,7 +145,7 @@ export class ClusterSharding {
     this.link.listen((from, message) => this.dispatch(from, message));
     this.unsubscribe.push(
       () => this.link.close(),
-      this.placementStore.onChange((typeName) => this.placementsChanged(typeName)),
+      this.placementStore.onChange((typeName) => this.changes.changed(typeName)),
       membership.onChange(() => this.onMembershipChange()),
       membership.onLeaving(() => this.leaveGracefully()),
     );
@@ -216,6 +226,16 @@ export class ClusterSharding {
     await this.request(typeName, { type: 'RequestRebalance', typeName });
   }
 
+  /**
+   * Asks the type's coordinator to treat `region` as cordoned and hand off every shard it hosts. Resolves
+   * with the moves started (each with the home the strategy picks now), or `noCapacity` when no other region
+   * may take them (nothing moved). Write the cordon first (`cordons.write`): this only starts the hand-offs.
+   */
+  async drain(typeName: string, region: NodeAddress): Promise<{ readonly moves: readonly DrainMove[]; readonly noCapacity: boolean }> {
+    const { moves, noCapacity } = await this.request(typeName, { type: 'DrainRegion', typeName, region: region.toString() });
+    return { moves: [...moves], noCapacity };
+  }
+
   /** Shards of a type hosted on this node, ascending. */
   localShards(typeName: string): number[] {
     return this.requireType(typeName).region.localShards();
@@ -266,25 +286,6 @@ export class ClusterSharding {
     this.requests.failAll(stopping);
     await Promise.all([...this.types.values()].map((type) => type.region.shutdown()));
     this.logger.info('sharding stopped');
-  }
-
-  /**
-   * A placement of a type changed (here or on another node): the coordinator, if it runs here, starts a
-   * rebalance round at once rather than at its next tick. Changes arriving together share one round.
-   */
-  private placementsChanged(typeName: string): void {
-    const type = this.types.get(typeName);
-    if (this.stopped || type?.coordinator === undefined || this.rebalanceSoon.has(typeName)) return;
-    this.rebalanceSoon.add(typeName);
-    queueMicrotask(() => {
-      this.rebalanceSoon.delete(typeName);
-      if (!this.stopped) type.coordinator?.rebalanceSoon();
-    });
-  }
-
-  /** A pinned target may just have become able to take its shards (it joined, or its region registered). */
-  private placementsMayApply(typeName: string): void {
-    if (this.placementStore.snapshot(typeName).placements.size > 0) this.placementsChanged(typeName);
   }
 
   private async leaveGracefully(): Promise<void> {
@@ -350,7 +351,7 @@ export class ClusterSharding {
       this.updateCoordinator(type);
       type.coordinator?.onMembershipChange();
       type.region.onMembershipChange(type.coordinatorAddress);
-      this.placementsMayApply(type.settings.typeName);
+      this.changes.mayApply(type.settings.typeName);
     }
   }
 
@@ -367,8 +368,9 @@ export class ClusterSharding {
           numberOfShards,
           role,
           strategy,
-          onRegionAdded: () => this.placementsMayApply(typeName),
+          onRegionAdded: () => this.changes.mayApply(typeName),
           listedPlacement: (shardId, now) => listedPlacement(this.placementStore, typeName, shardId, now),
+          cordons: this.cordons,
           ...(this.events === undefined ? {} : { events: this.events }),
         },
         this.context,

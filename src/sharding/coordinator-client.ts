@@ -29,6 +29,7 @@ const ANSWER_TYPE = {
   ExplainShard: 'ShardExplained',
   DryRunPlacements: 'DryRunAnswer',
   DryRunRebalance: 'DryRunAnswer',
+  DrainRegion: 'DrainStarted',
 } as const satisfies Record<string, CoordinatorAnswer['type']>;
 
 export type CoordinatorRequestType = keyof typeof ANSWER_TYPE;

@@ -60,6 +60,9 @@ export {
   type PlacementOptions,
   type PlacementRule,
 } from './placement-options.js';
+export { CORDON_NAMESPACE, CordonError, StoreCordons, entityTypeNames, isInternalNamespace, type CordonProvenance } from './cordons.js';
+export { NO_CORDONS, type CordonRecord, type CordonView } from './cordon-view.js';
+export type { DrainMove } from './drain-messages.js';
 export { DEFAULT_SHARDING_CONFIG, resolveShardingConfig, type ShardingConfig } from './config.js';
 export type { AskOptions, EntityBehavior, EntityContext, EntityInstance, EntityRef } from './entity.js';
 export {

@@ -5,6 +5,10 @@
 import type { MessageFamily, RawMessage } from '../cluster/wire-message.js';
 import { parseInsightMessage, type InsightMessage } from './insight-messages.js';
 import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
+import { NodeAddress } from '../cluster/address.js';
+import { parseDrainMessage, type DrainMove } from './drain-messages.js';
+
+export type { DrainMove } from './drain-messages.js';
 
 /** Largest shard id accepted on the wire (`numberOfShards` is capped below this by `init`). */
 export { MAX_SHARD_ID };
@@ -117,6 +121,16 @@ export type ShardingMessage =
   | { readonly type: 'RequestRebalance'; readonly typeName: string; readonly requestId: number }
   /** C -> requester. The round ran (its hand-offs may still be in progress). */
   | { readonly type: 'RebalanceRequested'; readonly typeName: string; readonly requestId: number }
+  /** Requester -> C. Treat `region` as cordoned and hand off every shard it hosts (drain-messages.ts). */
+  | { readonly type: 'DrainRegion'; readonly typeName: string; readonly requestId: number; readonly region: string }
+  /** C -> requester. The hand-offs started (`moves`), or none because no other region may take them. */
+  | {
+      readonly type: 'DrainStarted';
+      readonly typeName: string;
+      readonly requestId: number;
+      readonly moves: ReadonlyArray<DrainMove>;
+      readonly noCapacity: boolean;
+    }
   /** Explain and dry runs (insight-messages.ts). */
   | InsightMessage;
 
@@ -159,6 +173,8 @@ export const SHARDING_ROUTES = {
   DryRunPlacements: 'coordinator',
   DryRunRebalance: 'coordinator',
   DryRunAnswer: 'requester',
+  DrainRegion: 'coordinator',
+  DrainStarted: 'requester',
 } as const satisfies Record<ShardingMessageType, ShardingRoute>;
 
 /** The message types routed to `R`. */
@@ -299,6 +315,9 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
     case 'DryRunRebalance':
     case 'DryRunAnswer':
       return parseInsightMessage(raw, typeName);
+    case 'DrainRegion':
+    case 'DrainStarted':
+      return parseDrainMessage(raw, typeName, { isRequestId, isShardId, isAddress, maxShards: MAX_SHARDS_PER_MESSAGE });
     default:
       return undefined;
   }

@@ -3,17 +3,16 @@
 // live nodes), ask for homes, and take part in hand-offs that the coordinator runs for rebalancing, manual
 // moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
 //
-// This class only dispatches: the state and its transitions are in coordinator/state.ts, the hand-off
-// protocol in coordinator/hand-offs.ts (each hand-off a coordinator/hand-off.ts object), the warm-up and
-// partition gate in coordinator/warm-up-gate.ts, the down-removal margin in coordinator/down-removal-margin.ts,
-// strategy calls in coordinator/allocation.ts, giving shards homes (and keeping those the strategy has none
-// for) in coordinator/shard-homes.ts, the timer for pins expiring in coordinator/change-timer.ts, operator
-// requests in coordinator/operator-requests.ts, their explain and dry-run answers in coordinator/insight.ts.
+// This class only dispatches, to the rooms under coordinator/: state.ts (state and transitions), hand-offs.ts
+// and hand-off.ts, warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts
+// (homes, and shards the strategy has none for), change-timer.ts (pins expiring), operator-requests.ts,
+// insight.ts (explain and dry-run answers), drain.ts (drains and the cordons it honours).
 import { isGone } from '../cluster/member.js';
 import type { Cancellable, Scheduler } from '../cluster/scheduler.js';
 import type { Logger } from '../logging.js';
 import { Allocator } from './coordinator/allocation.js';
 import { ChangeTimer } from './coordinator/change-timer.js';
+import { CoordinatorCordons, DrainRequests } from './coordinator/drain.js';
 import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './coordinator/down-removal-margin.js';
 import { HandOffs } from './coordinator/hand-offs.js';
 import { coordinatorInsight } from './coordinator/insight.js';
@@ -24,6 +23,7 @@ import type { CoordinatorSettings, CoordinatorStats } from './coordinator/settin
 import { CoordinatorState } from './coordinator/state.js';
 import { backgroundScheduler } from './coordinator/timers.js';
 import { WarmUpGate } from './coordinator/warm-up-gate.js';
+import { NO_CORDONS } from './cordon-view.js';
 import type { ShardingMessage, TypedShardingMessage } from './messages.js';
 import type { ShardingContext } from './sharding-context.js';
 
@@ -34,6 +34,7 @@ export class ShardCoordinator {
   private readonly gate: WarmUpGate;
   private readonly margin: DownRemovalMargin;
   private readonly operator: OperatorRequests;
+  private readonly drains: DrainRequests;
   private readonly handOffs: HandOffs;
   private readonly allocator: Allocator;
   private readonly homes: ShardHomes;
@@ -50,7 +51,9 @@ export class ShardCoordinator {
     /** The clock and every timer (retry, rebalance, warm-up, margin, hand-offs); tests inject a manual one. */
     private readonly scheduler: Scheduler = backgroundScheduler,
   ) {
+    const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
     this.allocator = new Allocator({
+      cordons,
       typeName: settings.typeName,
       role: settings.role,
       strategy: settings.strategy,
@@ -69,17 +72,19 @@ export class ShardCoordinator {
       onFreed: (shardId) => this.homes.freed(shardId),
       onCompleted: (seconds) => settings.events?.onHandOffCompleted?.(settings.typeName, seconds),
     });
-    this.operator = new OperatorRequests({
+    const requests = {
       typeName: settings.typeName,
       numberOfShards: settings.numberOfShards,
       state: this.state,
       logger,
-      send: (to, message) => this.send(to, message),
-      whenWarm: (action) => this.gate.whenWarm(action),
-      handOff: (shardId) => this.handOffs.begin(shardId),
+      send: (to: string, message: ShardingMessage) => this.send(to, message),
+      whenWarm: (action: () => void) => this.gate.whenWarm(action),
+      handOff: (shardId: number) => this.handOffs.begin(shardId),
       rebalanceRound: () => this.rebalanceRound(),
       insight: coordinatorInsight(settings, this.state, () => this.allocator.candidates(), () => ctx.membership.members()),
-    });
+    };
+    this.operator = new OperatorRequests(requests);
+    this.drains = new DrainRequests({ ...requests, strategy: settings.strategy, cordons, candidates: () => this.allocator.candidates() });
     this.changeTimer = new ChangeTimer(settings.strategy, scheduler, logger, () => {
       this.logger.info('a placement rule expired: rebalancing now');
       this.rebalanceRound();
@@ -199,6 +204,9 @@ export class ShardCoordinator {
       case 'DryRunPlacements':
       case 'DryRunRebalance':
         this.operator.insight(from, message);
+        return;
+      case 'DrainRegion':
+        this.drains.drain(from, message.requestId, message.region);
         return;
       default:
         this.logger.debug({ type: message.type, from }, 'ignored message not meant for the coordinator');

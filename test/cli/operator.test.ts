@@ -143,7 +143,7 @@ describe('operator commands against a two-node cluster', () => {
   it('members lists both nodes and marks the one asked', async () => {
     const result = await run('members', '--url', nodes[1]!.httpUrl);
     expect(result.code).toBe(0);
-    expect(result.out[0]?.split(/\s+/)).toEqual(['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes']);
+    expect(result.out[0]?.split(/\s+/)).toEqual(['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes', 'cordoned']);
     const rows = tableRows(result.out);
     expect(rows.map((row) => row[0]).sort()).toEqual([self, `${other} (this)`].sort());
     for (const row of rows) expect(row.slice(1, 3)).toEqual(['up', 'yes']);

@@ -98,7 +98,7 @@ describe('placement rules from the command line', () => {
   it('members shows each member\'s attributes', async () => {
     const result = await run('members', '--url', url);
     expect(result.code).toBe(0);
-    expect(tableRows(result.out)).toEqual([[`${self} (this)`, 'up', 'yes', expect.any(String), '1.0.0', 'zone=eu-west']]);
+    expect(tableRows(result.out)).toEqual([[`${self} (this)`, 'up', 'yes', expect.any(String), '1.0.0', 'zone=eu-west', 'no']]);
   });
 
   it('rejects bad rule arguments with exit code 2 and a clear message, sending nothing', async () => {

@@ -31,10 +31,10 @@ function pageAssets(): string {
   return assetsDir;
 }
 
-async function serve(cluster: FakeCluster, token?: string, later = false): Promise<string> {
+async function serve(cluster: FakeCluster, token?: string, later = false, memberRoutes = false): Promise<string> {
   const app = Fastify();
   servers.push(app);
-  registerFakeApi(app, cluster, token === undefined ? {} : { readGuard: bearer(token), writeGuard: bearer(token) }, later);
+  registerFakeApi(app, cluster, token === undefined ? {} : { readGuard: bearer(token), writeGuard: bearer(token) }, later, memberRoutes);
   await app.register(consolePlugin, { assetsDir: pageAssets() });
   return app.listen({ host: '127.0.0.1', port: 0 });
 }
@@ -170,6 +170,32 @@ describe('console in Chromium', () => {
     await page.locator('#action-result', { hasText: 'no cordon route' }).waitFor();
     await page.locator('#nodes-table button').first().waitFor({ state: 'detached' });
     expect(failed).toEqual([`404 POST /actor-ts/cluster/members/${encodeURIComponent(NODES[0])}/cordon`]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('cordons, uncordons and drains a member through the contract routes (uncordon is DELETE .../cordon)', async () => {
+    const cluster = fakeCluster();
+    const base = await serve(cluster, undefined, true, true);
+    const { page, errors, failed } = await openConsole(`${base}/`);
+    const row = (address: string) => page.locator('#nodes-table tbody tr', { hasText: address });
+    const member = `/actor-ts/cluster/members/${encodeURIComponent(NODES[1])}`;
+
+    await page.locator('#nodes-table tbody tr').nth(2).waitFor();
+    await row(NODES[1]).locator('button', { hasText: 'Cordon' }).click();
+    await row(NODES[1]).locator('button', { hasText: 'Uncordon' }).waitFor();
+    expect(await row(NODES[1]).innerText()).toContain('cordoned');
+    await row(NODES[1]).locator('button', { hasText: 'Uncordon' }).click();
+    await row(NODES[1]).locator('button', { hasText: 'Cordon' }).waitFor();
+    await row(NODES[1]).locator('button', { hasText: 'Drain' }).click();
+    await row(NODES[1]).locator('button', { hasText: 'Uncordon' }).waitFor();
+    expect([...cluster.hosts.values()]).not.toContain(NODES[1]);
+    expect(cluster.writes.map((write) => `${write.method} ${decodeURIComponent(write.url)}`)).toEqual([
+      `POST ${decodeURIComponent(member)}/cordon`,
+      `DELETE ${decodeURIComponent(member)}/cordon`,
+      `POST ${decodeURIComponent(member)}/drain`,
+    ]);
+    expect(failed).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);

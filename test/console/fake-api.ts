@@ -21,12 +21,14 @@ export interface FakeCluster {
   /** Shards reported as handing off (still listed under the region they leave). */
   readonly handingOff: Set<number>;
   readonly writes: Array<{ method: string; url: string; body: unknown }>;
+  /** Cordoned members (served only with the member routes). */
+  readonly cordoned: Set<string>;
 }
 
 export function fakeCluster(): FakeCluster {
   const hosts = new Map<number, string>();
   for (let shard = 0; shard < SHARDS; shard += 1) hosts.set(shard, NODES[shard % NODES.length] ?? NODES[0]);
-  return { hosts, placements: new Map(), handingOff: new Set(), writes: [] };
+  return { hosts, placements: new Map(), handingOff: new Set(), writes: [], cordoned: new Set() };
 }
 
 class FakeHttpError extends Error {
@@ -46,6 +48,8 @@ export function registerFakeApi(
   guards: { readGuard?: (request: FastifyRequest) => Promise<void>; writeGuard?: (request: FastifyRequest) => Promise<void> } = {},
   /** Answer like a later API: members with attributes and `cordoned`, pins with reason, mode, by and explain. */
   later = false,
+  /** Serve the cordon, uncordon and drain routes (issue 12): POST/DELETE .../cordon, POST .../drain. */
+  memberRoutes = false,
 ): void {
   const read = guards.readGuard ? { onRequest: guards.readGuard } : {};
   const write = guards.writeGuard ? { onRequest: guards.writeGuard } : {};
@@ -76,7 +80,7 @@ export function registerFakeApi(
       upNumber: index + 1,
       reachable: true,
       roles: [],
-      ...(later ? { attributes: { zone: `z${index}` }, cordoned: false } : {}),
+      ...(later ? { attributes: { zone: `z${index}` }, cordoned: cluster.cordoned.has(address) } : {}),
     })),
   }));
   app.get<{ Params: { typeName: string } }>(typePath, read, async (request) => {
@@ -120,6 +124,7 @@ export function registerFakeApi(
     }
     return reply.code(204).send();
   });
+  if (memberRoutes) registerFakeMemberRoutes(app, cluster, write);
   app.post<{ Params: { typeName: string }; Body: { shardIds: number[] } }>(`${typePath}/rebalance`, write, async (request, reply) => {
     known(request.params.typeName);
     cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
@@ -130,6 +135,36 @@ export function registerFakeApi(
       if (pin) cluster.hosts.set(shard, pin.target);
     }
     return reply.code(202).send({ accepted, homeless: request.body.shardIds.filter((shard) => !cluster.hosts.has(shard)) });
+  });
+}
+
+/** Cordon, uncordon and drain as the real API answers them; a drain moves the node's shards to the next node. */
+function registerFakeMemberRoutes(app: FastifyInstance, cluster: FakeCluster, write: object): void {
+  const path = '/actor-ts/cluster/members/:address';
+  const member = (address: string): string => {
+    if (!(NODES as readonly string[]).includes(address)) throw new FakeHttpError(404, 'unknown_member', `${address} is not a member of this cluster`);
+    return address;
+  };
+  app.post<{ Params: { address: string } }>(`${path}/cordon`, write, async (request, reply) => {
+    const address = member(request.params.address);
+    cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
+    cluster.cordoned.add(address);
+    return reply.code(202).send({ address, cordoned: true, by: null, reason: null, hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] } });
+  });
+  app.delete<{ Params: { address: string } }>(`${path}/cordon`, write, async (request, reply) => {
+    const address = member(request.params.address);
+    cluster.writes.push({ method: 'DELETE', url: request.url, body: undefined });
+    if (!cluster.cordoned.delete(address)) throw new FakeHttpError(404, 'not_cordoned', `${address} is not cordoned`);
+    return reply.code(204).send();
+  });
+  app.post<{ Params: { address: string } }>(`${path}/drain`, write, async (request, reply) => {
+    const address = member(request.params.address);
+    cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
+    cluster.cordoned.add(address);
+    const to = NODES.find((node) => !cluster.cordoned.has(node)) ?? null;
+    const moves = [...cluster.hosts].filter(([, host]) => host === address).map(([shardId]) => ({ shardId, from: address, to }));
+    for (const move of moves) if (to !== null) cluster.hosts.set(move.shardId, to);
+    return reply.code(202).send({ address, cordon: { address, cordoned: true }, moves: { [TYPE]: moves }, warnings: [] });
   });
 }
 

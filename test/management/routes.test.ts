@@ -203,7 +203,7 @@ describe('management routes on a one-node cluster', () => {
       expect(response.statusCode).toBe(200);
       const body = response.json<MembersBody>();
       expect(body.self).toBe(self);
-      expect(body.members).toEqual([{ address: self, status: 'up', appVersion: '1.0.0', upNumber: expect.any(Number), reachable: true, roles: [], attributes: {} }]);
+      expect(body.members).toEqual([{ address: self, status: 'up', appVersion: '1.0.0', upNumber: expect.any(Number), reachable: true, roles: [], attributes: {}, cordoned: false }]);
     });
 
     it('GET health answers ok for an up node', async () => {

@@ -81,6 +81,8 @@ const VALID: ShardingMessage[] = [
     moves: [{ shardId: 1, from: NODE, to: null }],
     warnings: [{ shardId: 2, message: 'no home' }, { shardId: null, message: 'threw' }, { shardId: 1, target: 'zone=a', message: 'waits' }],
   },
+  { type: 'DrainRegion', typeName: 'Counter', requestId: 9, region: NODE },
+  { type: 'DrainStarted', typeName: 'Counter', requestId: 9, moves: [{ shardId: 3, from: NODE, to: null }], noCapacity: false },
 ];
 
 const EXPLANATION = { shardId: 1, home: null, handingOff: false, placement: null, decision: 'unallocated', message: 'm', nodes: [] };
@@ -151,6 +153,10 @@ const MALFORMED: Array<Record<string, unknown>> = [
   { type: 'DryRunAnswer', typeName: 'Counter', requestId: 1, moves: [{ shardId: 1, from: null, to: NODE }], warnings: [] },
   { type: 'DryRunAnswer', typeName: 'Counter', requestId: 1, moves: [], warnings: [{ shardId: 1 }] },
   { type: 'DryRunAnswer', typeName: 'Counter', requestId: 1, moves: [] },
+  { type: 'DrainRegion', typeName: 'Counter', requestId: 1, region: `actor-ts://${NODE}` },
+  { type: 'DrainRegion', typeName: 'Counter', requestId: 1 },
+  { type: 'DrainStarted', typeName: 'Counter', requestId: 1, moves: [], noCapacity: 1 },
+  { type: 'DrainStarted', typeName: 'Counter', requestId: 1, moves: [{ shardId: 1_000_000, from: NODE, to: null }], noCapacity: false },
 ];
 
 describe('sharding messages', () => {

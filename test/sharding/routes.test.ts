@@ -23,7 +23,6 @@ const OLD_TYPES = [
 // Explain and dry runs (issue 12), asked of the coordinator and answered to the requester.
 const INSIGHT_REQUESTS = ['ExplainShard', 'DryRunPlacements', 'DryRunRebalance'];
 const INSIGHT_ANSWERS = ['ShardExplained', 'DryRunAnswer'];
-const ALL_TYPES = [...OLD_TYPES, ...INSIGHT_REQUESTS, ...INSIGHT_ANSWERS];
 const OLD_REGION_BOUND = ['RegisterAck', 'RegisterRequired', 'ShardHome', 'HostShard', 'BeginHandOff', 'HandOff', 'GracefulShutdownAck', 'EntityEnvelope'];
 const OLD_COORDINATOR_BOUND = [
   'RegisterRegion', 'GetShardHome', 'ShardStarted', 'BeginHandOffAck', 'ShardStopped', 'GracefulShutdownRequest',
@@ -58,7 +57,19 @@ const SAMPLES = {
   DryRunPlacements: { type: 'DryRunPlacements', typeName: 'T', requestId: 1, pins: [{ shardId: 3, target: 'zone=a', mode: 'require', expiresAt: null }] },
   DryRunRebalance: { type: 'DryRunRebalance', typeName: 'T', requestId: 1, shardIds: [3] },
   DryRunAnswer: { type: 'DryRunAnswer', typeName: 'T', requestId: 1, moves: [{ shardId: 3, from: 'sys@127.0.0.1:1', to: null }], warnings: [] },
+  DrainRegion: { type: 'DrainRegion', typeName: 'T', requestId: 1, region: 'sys@127.0.0.1:1' },
+  DrainStarted: {
+    type: 'DrainStarted',
+    typeName: 'T',
+    requestId: 1,
+    moves: [{ shardId: 1, from: 'sys@127.0.0.1:1', to: 'sys@127.0.0.1:2' }, { shardId: 2, from: 'sys@127.0.0.1:1', to: null }],
+    noCapacity: false,
+  },
 } satisfies { [T in ShardingMessage['type']]: Extract<ShardingMessage, { type: T }> };
+
+// Messages added after the table (issue 12: drain), with their routes.
+const DRAIN_TYPES = { DrainRegion: 'coordinator', DrainStarted: 'requester' } as const;
+const ALL_TYPES = [...OLD_TYPES, ...INSIGHT_REQUESTS, ...INSIGHT_ANSWERS, ...Object.keys(DRAIN_TYPES)];
 
 const sorted = (values: Iterable<string>): string[] => [...values].sort();
 
@@ -72,9 +83,10 @@ describe('SHARDING_ROUTES', () => {
 
   it('derives the region and coordinator sets the runtime kept by hand', () => {
     expect(sorted(typesRoutedTo('region'))).toEqual(sorted(OLD_REGION_BOUND));
-    expect(sorted(typesRoutedTo('coordinator'))).toEqual(sorted([...OLD_COORDINATOR_BOUND, ...INSIGHT_REQUESTS]));
+    expect(sorted(typesRoutedTo('coordinator'))).toEqual(sorted([...OLD_COORDINATOR_BOUND, ...INSIGHT_REQUESTS, 'DrainRegion']));
     expect(sorted(typesRoutedTo('asker'))).toEqual(['EntityReply']);
-    expect(sorted(typesRoutedTo('requester'))).toEqual(sorted(['RebalanceNowResult', 'RebalanceRequested', 'ShardLocations', ...INSIGHT_ANSWERS]));
+    expect(sorted(typesRoutedTo('requester'))).toEqual(sorted(['DrainStarted', 'RebalanceNowResult', 'RebalanceRequested', 'ShardLocations', ...INSIGHT_ANSWERS]));
+    for (const [type, route] of Object.entries(DRAIN_TYPES)) expect(SHARDING_ROUTES[type as keyof typeof DRAIN_TYPES]).toBe(route);
   });
 
   it('gives the family a parse that accepts a sample of every type', () => {

@@ -5,6 +5,7 @@
 import { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import type { Logger } from '../../logging.js';
+import { NO_CORDONS, type CordonView } from '../cordon-view.js';
 import { describe } from '../describe.js';
 import type { ShardingMessage } from '../messages.js';
 import type { AllocationStrategy } from '../strategies/index.js';
@@ -16,16 +17,23 @@ export interface CandidateFilter {
   isShuttingDown(address: string): boolean;
 }
 
-/** Registered, non-proxy regions on Up members with the type's role that are not leaving. */
+/**
+ * Registered, non-proxy regions on Up members with the type's role that are not leaving and not cordoned.
+ * Allocation and rebalance both ask only these, so a cordoned region gets nothing new and no rebalance
+ * target is ever a cordoned one; its current shards are not candidates' shards either, so a rebalance
+ * neither counts nor moves them (a cordoned node keeps serving them until drained).
+ */
 export function allocationCandidates(
   members: ReadonlyArray<MemberInfo>,
   role: string | undefined,
   registry: CandidateFilter,
+  cordons: CordonView = NO_CORDONS,
 ): NodeAddress[] {
   const result: NodeAddress[] = [];
   for (const member of members) {
     const key = member.address.toString();
     if (member.status !== 'up' || !registry.isRegion(key) || registry.isShuttingDown(key)) continue;
+    if (cordons.isCordoned(key)) continue;
     if (!hasRole(member, role)) continue;
     result.push(member.address);
   }
@@ -104,6 +112,8 @@ export interface AllocatorOptions {
   readonly members: () => ReadonlyArray<MemberInfo>;
   readonly logger: Logger;
   readonly send: (to: string, message: ShardingMessage) => void;
+  /** Regions that take nothing new; default NO_CORDONS. */
+  readonly cordons?: CordonView;
 }
 
 /** Gives shards homes through the strategy, and counts how often the strategy had to be overruled. */
@@ -117,7 +127,7 @@ export class Allocator {
   }
 
   candidates(): NodeAddress[] {
-    return allocationCandidates(this.options.members(), this.options.role, this.options.state);
+    return allocationCandidates(this.options.members(), this.options.role, this.options.state, this.options.cordons);
   }
 
   /**

@@ -64,7 +64,12 @@ export const api = {
   unpin: (typeName: string, shardId: number) => call<void>('DELETE', `${typePath(typeName)}/placements/${shardId}`),
   moveNow: (typeName: string, shardIds: number[]) =>
     call<{ accepted: number[]; homeless: number[] }>('POST', `${typePath(typeName)}/rebalance`, { shardIds }),
-  /** Cordon, uncordon or drain a member: offered only where members carry `cordoned`; a 404 hides the controls. */
-  memberAction: (address: string, action: 'cordon' | 'uncordon' | 'drain') =>
-    call<unknown>('POST', `${API}/cluster/members/${encodeURIComponent(address)}/${action}`, {}),
+  /**
+   * Cordon (POST .../cordon), uncordon (DELETE .../cordon) or drain (POST .../drain) a member: offered only
+   * where members carry `cordoned`; a 404 `no route` hides the controls.
+   */
+  memberAction: (address: string, action: 'cordon' | 'uncordon' | 'drain') => {
+    const member = `${API}/cluster/members/${encodeURIComponent(address)}`;
+    return action === 'uncordon' ? call<unknown>('DELETE', `${member}/cordon`) : call<unknown>('POST', `${member}/${action}`, {});
+  },
 };
