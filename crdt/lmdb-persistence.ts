@@ -9,7 +9,7 @@ import { lmdbFileProblem } from './lmdb-file-check.js';
 import { lockDirectory, type DirectoryLock } from './persistence-lock.js';
 import type { CommitPlan } from './persistence-queue.js';
 import { RecordProblem, claimedKind, decodeRecord, encodeRecord } from './persistence-record.js';
-import { packSnapshot, unpackSnapshot } from './snapshot-packing.js';
+import { groupAppends, packGroup, packSnapshot, unpackGroup, unpackSnapshot } from './lmdb-packing.js';
 import { PersistenceError, recoveryHint, resolveOptions, type PersistedState, type PersistenceOptions, type PlacementPersistence } from './persistence.js';
 import { QueuedPersistence } from './queued-persistence.js';
 
@@ -155,7 +155,12 @@ class LmdbPersistence extends QueuedPersistence {
       }
       // Sequences only grow, so every record goes at the end of the log: lmdb's append mode fills pages
       // instead of splitting them in half, which keeps the file near the size of the records.
-      for (const { sequence, bytes } of plan.appends) appended.push(putAtEnd(this.log, sequence, encodeRecord('log', sequence, bytes)));
+      for (const group of groupAppends(plan.appends, this.maxRecordBytes)) {
+        const { sequence, bytes } = group[0] as (typeof group)[0];
+        const record =
+          group.length === 1 ? encodeRecord('log', sequence, bytes) : encodeRecord('log-group', sequence, packGroup(group.map((append) => append.bytes)));
+        appended.push(putAtEnd(this.log, sequence, record));
+      }
     });
     // Refused only if a sequence were not the greatest: never acknowledged as written (the queue then
     // refuses appends until a snapshot covers the hole).
@@ -168,7 +173,11 @@ class LmdbPersistence extends QueuedPersistence {
 /** lmdb-js takes put options (MDB_APPEND) on its asynchronous put too; its typings list them only for putSync. */
 function putAtEnd(log: Log, key: number, value: Uint8Array): Promise<boolean> {
   const put = log.put as unknown as (this: Log, key: number, value: Uint8Array, options: PutOptions) => Promise<boolean>;
-  return put.call(log, key, value, { append: true });
+  // A failed commit rejects every put of it: run() reports that failure, so here it only must not go unhandled.
+  return put.call(log, key, value, { append: true }).then(
+    (written) => written,
+    () => true,
+  );
 }
 
 /** Runs lmdb writes as one transaction and waits for its durable commit; a failed commit rejects. */
@@ -205,10 +214,18 @@ function readAll(path: string, meta: Meta, log: Log, existed: boolean, maxRecord
       const { sequence, payload } = decodeRecord(packed ? 'packed-snapshot' : 'snapshot', snapshotRecord);
       snapshot = { payload: packed ? unpackSnapshot(payload, maxRecordBytes) : payload, coversBelow: sequence };
     }
-    const records = entries.map(({ key, value }) => {
+    const records: Array<{ sequence: number; payload: Uint8Array }> = [];
+    for (const { key, value } of entries) {
       if (typeof key !== 'number') throw new RecordProblem('corrupt', `the log holds a record under a foreign key ${String(key)}`);
-      return decodeRecord('log', value, key);
-    });
+      const previous = records[records.length - 1];
+      if (previous !== undefined && key <= previous.sequence) throw new RecordProblem('corrupt', `log record ${key} overlaps the group before it`);
+      if (claimedKind(value) !== 'log-group') {
+        records.push(decodeRecord('log', value, key));
+        continue;
+      }
+      const group = unpackGroup(decodeRecord('log-group', value, key).payload, maxRecordBytes);
+      group.forEach((payload, i) => records.push({ sequence: key + i, payload }));
+    }
     if (snapshot !== undefined && records.some(({ sequence }) => sequence < snapshot.coversBelow)) {
       throw new RecordProblem('corrupt', 'the log holds records its snapshot already covers');
     }

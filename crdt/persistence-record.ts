@@ -7,9 +7,12 @@ export const RECORD_FORMAT_VERSION = 1;
 /** version u8, kind u8, sequence f64 (big-endian), crc32 u32 of everything else. */
 export const RECORD_HEADER_BYTES = 14;
 
-/** 'packed-snapshot': a snapshot whose payload is brotli-compressed (lmdb-persistence.ts). */
-export type RecordKind = 'log' | 'snapshot' | 'format' | 'packed-snapshot';
-const KIND_CODES: Readonly<Record<RecordKind, number>> = { log: 1, snapshot: 2, format: 3, 'packed-snapshot': 4 };
+/**
+ * 'packed-snapshot': a snapshot whose payload is brotli-compressed; 'log-group': the appends of one commit
+ * (sequence: the first one's), compressed together (lmdb-packing.ts).
+ */
+export type RecordKind = 'log' | 'snapshot' | 'format' | 'packed-snapshot' | 'log-group';
+const KIND_CODES: Readonly<Record<RecordKind, number>> = { log: 1, snapshot: 2, format: 3, 'packed-snapshot': 4, 'log-group': 5 };
 
 /** The kind a record claims to be (unchecked: decodeRecord checks it), or undefined for a foreign code. */
 export function claimedKind(record: Uint8Array): RecordKind | undefined {
