@@ -1,5 +1,6 @@
 // A PlacementStore whose replica survives a restart: it is rebuilt from a PlacementPersistence before it is
-// used, appends every update it makes or applies, snapshots after compactions, and tells the replicator
+// used, appends every update it makes or applies, snapshots after compactions (and compacts, then snapshots,
+// once its log is long, so what is on disk is the compacted state plus a short log), and tells the replicator
 // when what it would send is durable. The rule after a failed commit: this replica refuses writes and
 // sends nothing of its own (pushes and sync answers) until the process restarts from what is on disk, so
 // a write that was rejected never reaches another node; reads keep working.
