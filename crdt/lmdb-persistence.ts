@@ -1,7 +1,8 @@
 // The durable PlacementPersistence: one lmdb environment per data directory, holding a snapshot and an
 // append-only log of updates, every value a checked record (persistence-record.ts). lmdb commits are
 // atomic and fsync'd before they are reported (no noSync, no writemap, no overlapping sync), so an
-// acknowledged append survives kill -9 and power loss, and a commit cut short is simply not there.
+// acknowledged append survives kill -9 and power loss, and a commit cut short is simply not there. The
+// snapshot is stored compressed and each commit's appends as one group record (lmdb-packing.ts).
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { open, type Database, type PutOptions, type RootDatabase } from 'lmdb';
