@@ -1,5 +1,6 @@
 // A PlacementStore whose replica survives a restart: it is rebuilt from a PlacementPersistence before it is
-// used, appends every update it makes or applies, snapshots after compactions, and tells the replicator
+// used, appends every update it makes or applies, snapshots after compactions (and compacts, then snapshots,
+// once its log is long, so what is on disk is the compacted state plus a short log), and tells the replicator
 // when what it would send is durable. The rule after a failed commit: this replica refuses writes and
 // sends nothing of its own (pushes and sync answers) until the process restarts from what is on disk, so
 // a write that was rejected never reaches another node; reads keep working.
@@ -9,7 +10,7 @@ import type { Hlc } from './hlc.js';
 import { silentLog, type PlacementLog } from './log.js';
 import type { Placement } from './snapshot.js';
 import type { SlotMeta } from './slot-meta.js';
-import { EMPTY_STATE_VECTOR } from './wire.js';
+import { EMPTY_STATE_VECTOR, generationOf } from './wire.js';
 import { replayBatches, type ReplayBatch } from './replay-batches.js';
 import { PersistenceError, recoveryHint, type PersistedState, type PersistenceStats, type PlacementPersistence } from './persistence.js';
 
@@ -18,12 +19,15 @@ export interface DurablePlacementStoreOptions extends PlacementStoreOptions {
   readonly persistence: PlacementPersistence;
   /**
    * Writes a snapshot (dropping the log in the same commit) once this many records were appended since the
-   * last one, so a restart replays a bounded log. Default DEFAULT_SNAPSHOT_AFTER_RECORDS.
+   * last one, so a restart replays a bounded log. Default DEFAULT_SNAPSHOT_AFTER_RECORDS. A snapshot the
+   * log's length calls for is taken right after a compaction of the store, so it is the compacted state.
    */
   readonly snapshotAfterRecords?: number;
   /**
-   * Also writes a snapshot once the log since the last one holds more bytes than this and than that
-   * snapshot, which keeps the data on disk within about twice the state. Default DEFAULT_SNAPSHOT_AFTER_LOG_BYTES.
+   * Also writes a snapshot once the log since the last one holds more bytes than this and than half that
+   * snapshot (the compacted state). The log is stored as it is and the snapshot compressed, so this keeps
+   * the data on disk, old and new snapshot included while one replaces the other, within about twice the
+   * compacted state; a lower bound means more frequent compactions. Default DEFAULT_SNAPSHOT_AFTER_LOG_BYTES.
    */
   readonly snapshotAfterLogBytes?: number;
 }
@@ -55,6 +59,8 @@ export class DurablePlacementStore extends PlacementStore {
   private snapshotGeneration: number;
   private failure: PersistenceError | undefined;
   private replaying = false;
+  // A peer's update of the previous generation was folded into the base: no log record replays that.
+  private foldedLate = false;
 
   /**
    * Loads what `options.persistence` holds, rebuilds the replica from it, and returns the store. Throws
@@ -110,7 +116,11 @@ export class DurablePlacementStore extends PlacementStore {
   override applyUpdate(update: Uint8Array): void {
     super.applyUpdate(update);
     // Its writer holds it durably: with storage failed it is still applied (fresh reads), not stored.
-    if (!this.replaying && this.failure === undefined) this.persist(update);
+    if (!this.replaying && this.failure === undefined) {
+      this.persist(update);
+      // Replayed after a snapshot of this generation, such a record would be stale; a snapshot holds its effect.
+      if ((generationOf(update) ?? this.generation) < this.generation) this.foldedLate = true;
+    }
     this.maybeSnapshot();
   }
 
@@ -164,14 +174,24 @@ export class DurablePlacementStore extends PlacementStore {
     this.track(this.failure === undefined ? this.persistence.append(update) : Promise.reject(this.failure));
   }
 
-  /** After a compaction (ours or one a peer's update moved us to), or once the log is long: a snapshot. */
+  /**
+   * After a compaction (ours or one a peer's update moved us to), a late update folded into the base, or
+   * once the log is long: a snapshot. A long log is first compacted away: the document's history (every
+   * overwritten item stays a Yjs struct) is what makes a snapshot large and slow to load, and the base
+   * holds only each shard's winner. So the disk holds the compacted state plus a log no longer than it
+   * (or snapshotAfterLogBytes), and a restart decodes a base and replays that much.
+   */
   private maybeSnapshot(): void {
     if (this.replaying || this.failure !== undefined) return;
+    // Not from inside a change listener: the write that called back may still be settling (the store's rule).
     const logIsLong =
-      this.recordsSinceSnapshot >= this.snapshotAfterRecords ||
-      this.logBytesSinceSnapshot > Math.max(this.snapshotAfterLogBytes, this.snapshotBytes);
-    if (this.generation === this.snapshotGeneration && !logIsLong) return;
+      !this.notifying &&
+      (this.recordsSinceSnapshot >= this.snapshotAfterRecords ||
+        this.logBytesSinceSnapshot > Math.max(this.snapshotAfterLogBytes, this.snapshotBytes / 2));
+    if (this.generation === this.snapshotGeneration && !logIsLong && !this.foldedLate) return;
+    if (logIsLong && this.stats().documentItems > 0) super.compact();
     const snapshot = this.encodeDiff(EMPTY_STATE_VECTOR);
+    this.foldedLate = false;
     this.snapshotGeneration = this.generation;
     this.recordsSinceSnapshot = 0;
     this.logBytesSinceSnapshot = 0;
@@ -240,7 +260,7 @@ export class DurablePlacementStore extends PlacementStore {
       if (skip === 1) applyRecord(0);
       let batches: ReplayBatch[];
       try {
-        batches = replayBatches(state.log).map(({ bytes, first, last }) => ({ bytes, first: first + skip, last: last + skip }));
+        batches = replayBatches(state.log, state.snapshot).map(({ bytes, first, last }) => ({ bytes, first: first + skip, last: last + skip }));
       } catch {
         batches = state.log.map((bytes, i) => ({ bytes, first: i + skip, last: i + skip }));
       }

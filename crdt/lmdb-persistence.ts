@@ -1,14 +1,16 @@
 // The durable PlacementPersistence: one lmdb environment per data directory, holding a snapshot and an
 // append-only log of updates, every value a checked record (persistence-record.ts). lmdb commits are
 // atomic and fsync'd before they are reported (no noSync, no writemap, no overlapping sync), so an
-// acknowledged append survives kill -9 and power loss, and a commit cut short is simply not there.
+// acknowledged append survives kill -9 and power loss, and a commit cut short is simply not there. The
+// snapshot is stored compressed and each commit's appends as one group record (lmdb-packing.ts).
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type PutOptions, type RootDatabase } from 'lmdb';
 import { lmdbFileProblem } from './lmdb-file-check.js';
 import { lockDirectory, type DirectoryLock } from './persistence-lock.js';
 import type { CommitPlan } from './persistence-queue.js';
-import { RecordProblem, decodeRecord, encodeRecord } from './persistence-record.js';
+import { RecordProblem, claimedKind, decodeRecord, encodeRecord } from './persistence-record.js';
+import { groupAppends, packGroup, packSnapshot, unpackGroup, unpackSnapshot } from './lmdb-packing.js';
 import { PersistenceError, recoveryHint, resolveOptions, type PersistedState, type PersistenceOptions, type PlacementPersistence } from './persistence.js';
 import { QueuedPersistence } from './queued-persistence.js';
 
@@ -56,7 +58,7 @@ export async function openLmdbPersistence(dir: string, options?: PersistenceOpti
     }
     const meta: Meta = env.openDB<Uint8Array, string>(LMDB_LAYOUT.metaDb, { encoding: 'binary' });
     const log: Log = env.openDB<Uint8Array, number>(LMDB_LAYOUT.logDb, { encoding: 'binary' });
-    const initial = readAll(path, meta, log, existed);
+    const initial = readAll(path, meta, log, existed, maxRecordBytes);
     if (initial.fresh) {
       await run(env, () => void meta.put(LMDB_LAYOUT.formatKey, encodeRecord('format', 0, new Uint8Array([1])))).catch((cause: unknown) => {
         throw new PersistenceError('storage_unavailable', `cannot initialise placement data in ${path}: ${messageOf(cause)}`, { cause });
@@ -89,6 +91,9 @@ interface Contents {
 
 class LmdbPersistence extends QueuedPersistence {
   private closed: Promise<void> | undefined;
+  /** No log record on disk has a smaller sequence. */
+  private firstLogKey: number;
+  private unread: Contents | undefined;
 
   constructor(
     private readonly path: string,
@@ -106,11 +111,18 @@ class LmdbPersistence extends QueuedPersistence {
       log: records.map(({ sequence, payload }) => ({ sequence, bytes: payload.length })),
     };
     super(path, now, committed, maxRecordBytes);
+    this.firstLogKey = records[0]?.sequence ?? snapshot?.coversBelow ?? 0;
+    this.unread = initial;
   }
 
   async load(): Promise<PersistedState> {
     if (this.closed !== undefined) throw this.closedError();
-    const { snapshot, log } = readAll(this.path, this.meta, this.log, true);
+    // The first load (a store's startup, before any write) takes what open() read and checked already:
+    // reading, checking and unpacking it twice is a measurable part of a restart.
+    const read = this.unread;
+    this.unread = undefined;
+    const unchanged = read !== undefined && this.queue.commits === 0 && this.queue.pendingWrites === 0;
+    const { snapshot, log } = unchanged ? read : readAll(this.path, this.meta, this.log, true, this.maxRecordBytes);
     return { snapshot: snapshot?.payload, log: log.map(({ payload }) => payload) };
   }
 
@@ -139,16 +151,41 @@ class LmdbPersistence extends QueuedPersistence {
 
   /** One lmdb transaction: either all of the plan is on disk after it, or none. */
   protected async commit(plan: CommitPlan): Promise<void> {
-    // Fresh reads: the keys to drop are the ones of commits that finished before this one.
-    this.env.resetReadTxn();
+    const appended: Array<Promise<boolean>> = [];
+    const { snapshot } = plan;
+    // No reads here: a read transaction open while lmdb commits keeps the pages the previous commit
+    // freed from being reused, and the file grows by a whole log at every snapshot. The log's keys are
+    // known instead: every sequence from the first one not yet dropped up to the snapshot's.
     await run(this.env, () => {
-      if (plan.snapshot !== undefined) {
-        void this.meta.put(LMDB_LAYOUT.snapshotKey, encodeRecord('snapshot', plan.snapshot.coversBelow, plan.snapshot.bytes));
-        for (const key of this.log.getKeys({ end: plan.snapshot.coversBelow })) void this.log.remove(key);
+      if (snapshot !== undefined) {
+        void this.meta.put(LMDB_LAYOUT.snapshotKey, encodeRecord('packed-snapshot', snapshot.coversBelow, packSnapshot(snapshot.bytes)));
+        for (let key = this.firstLogKey; key < snapshot.coversBelow; key++) void this.log.remove(key);
       }
-      for (const { sequence, bytes } of plan.appends) void this.log.put(sequence, encodeRecord('log', sequence, bytes));
+      // Sequences only grow, so every record goes at the end of the log: lmdb's append mode fills pages
+      // instead of splitting them in half, which keeps the file near the size of the records.
+      for (const group of groupAppends(plan.appends, this.maxRecordBytes)) {
+        const { sequence, bytes } = group[0] as (typeof group)[0];
+        const record =
+          group.length === 1 ? encodeRecord('log', sequence, bytes) : encodeRecord('log-group', sequence, packGroup(group.map((append) => append.bytes)));
+        appended.push(putAtEnd(this.log, sequence, record));
+      }
     });
+    // Refused only if a sequence were not the greatest: never acknowledged as written (the queue then
+    // refuses appends until a snapshot covers the hole).
+    const refused = (await Promise.all(appended)).filter((written) => !written).length;
+    if (refused > 0) throw new Error(`lmdb refused ${refused} log record(s) out of sequence order`);
+    if (snapshot !== undefined) this.firstLogKey = snapshot.coversBelow;
   }
+}
+
+/** lmdb-js takes put options (MDB_APPEND) on its asynchronous put too; its typings list them only for putSync. */
+function putAtEnd(log: Log, key: number, value: Uint8Array): Promise<boolean> {
+  const put = log.put as unknown as (this: Log, key: number, value: Uint8Array, options: PutOptions) => Promise<boolean>;
+  // A failed commit rejects every put of it: run() reports that failure, so here it only must not go unhandled.
+  return put.call(log, key, value, { append: true }).then(
+    (written) => written,
+    () => true,
+  );
 }
 
 /** Runs lmdb writes as one transaction and waits for its durable commit; a failed commit rejects. */
@@ -167,7 +204,7 @@ async function run(env: RootDatabase, writes: () => void): Promise<void> {
   }
 }
 
-function readAll(path: string, meta: Meta, log: Log, existed: boolean): Contents {
+function readAll(path: string, meta: Meta, log: Log, existed: boolean, maxRecordBytes: number): Contents {
   try {
     const format = meta.getBinary(LMDB_LAYOUT.formatKey);
     const snapshotRecord = meta.getBinary(LMDB_LAYOUT.snapshotKey);
@@ -180,13 +217,23 @@ function readAll(path: string, meta: Meta, log: Log, existed: boolean): Contents
     decodeRecord('format', format, 0);
     let snapshot: Contents['snapshot'];
     if (snapshotRecord !== undefined) {
-      const { sequence, payload } = decodeRecord('snapshot', snapshotRecord);
-      snapshot = { payload, coversBelow: sequence };
+      // Snapshots are written packed; a plain one (the first version of this format) still reads.
+      const packed = claimedKind(snapshotRecord) === 'packed-snapshot';
+      const { sequence, payload } = decodeRecord(packed ? 'packed-snapshot' : 'snapshot', snapshotRecord);
+      snapshot = { payload: packed ? unpackSnapshot(payload, maxRecordBytes) : payload, coversBelow: sequence };
     }
-    const records = entries.map(({ key, value }) => {
+    const records: Array<{ sequence: number; payload: Uint8Array }> = [];
+    for (const { key, value } of entries) {
       if (typeof key !== 'number') throw new RecordProblem('corrupt', `the log holds a record under a foreign key ${String(key)}`);
-      return decodeRecord('log', value, key);
-    });
+      const previous = records[records.length - 1];
+      if (previous !== undefined && key <= previous.sequence) throw new RecordProblem('corrupt', `log record ${key} overlaps the group before it`);
+      if (claimedKind(value) !== 'log-group') {
+        records.push(decodeRecord('log', value, key));
+        continue;
+      }
+      const group = unpackGroup(decodeRecord('log-group', value, key).payload, maxRecordBytes);
+      group.forEach((payload, i) => records.push({ sequence: key + i, payload }));
+    }
     if (snapshot !== undefined && records.some(({ sequence }) => sequence < snapshot.coversBelow)) {
       throw new RecordProblem('corrupt', 'the log holds records its snapshot already covers');
     }

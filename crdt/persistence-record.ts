@@ -7,8 +7,18 @@ export const RECORD_FORMAT_VERSION = 1;
 /** version u8, kind u8, sequence f64 (big-endian), crc32 u32 of everything else. */
 export const RECORD_HEADER_BYTES = 14;
 
-export type RecordKind = 'log' | 'snapshot' | 'format';
-const KIND_CODES: Readonly<Record<RecordKind, number>> = { log: 1, snapshot: 2, format: 3 };
+/**
+ * 'packed-snapshot': a snapshot whose payload is brotli-compressed; 'log-group': the appends of one commit
+ * (sequence: the first one's), compressed together (lmdb-packing.ts).
+ */
+export type RecordKind = 'log' | 'snapshot' | 'format' | 'packed-snapshot' | 'log-group';
+const KIND_CODES: Readonly<Record<RecordKind, number>> = { log: 1, snapshot: 2, format: 3, 'packed-snapshot': 4, 'log-group': 5 };
+
+/** The kind a record claims to be (unchecked: decodeRecord checks it), or undefined for a foreign code. */
+export function claimedKind(record: Uint8Array): RecordKind | undefined {
+  const code = record.length > 1 ? record[1] : undefined;
+  return (Object.keys(KIND_CODES) as RecordKind[]).find((kind) => KIND_CODES[kind] === code);
+}
 
 export interface DecodedRecord {
   readonly sequence: number;

@@ -25,7 +25,7 @@ export abstract class QueuedPersistence implements PlacementPersistence {
   protected readonly queue: GroupCommitQueue;
 
   /** `where` names the data in error messages; `now` stamps lastCommitAt. */
-  protected constructor(where: string, now: () => number, committed: CommittedSizes, private readonly maxRecordBytes: number) {
+  protected constructor(where: string, now: () => number, committed: CommittedSizes, protected readonly maxRecordBytes: number) {
     this.queue = new GroupCommitQueue(async (plan) => this.commit(plan), now, where, queueStateOf(committed));
   }
 

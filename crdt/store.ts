@@ -231,6 +231,8 @@ export class PlacementStore {
     return this.state.gen;
   }
 
+  /** A change listener is running: a subclass defers a compaction of its own until it returned. */
+  protected get notifying(): boolean { return this.listeners.busy; }
   /** Drops the document kept from before the last compaction; the replicator calls it once peers caught up. */
   releasePreviousGeneration(): boolean {
     return this.state.releasePrevious();

@@ -19,7 +19,7 @@ export interface DiskFigure {
   readonly shards: number;
   /** Size of the lmdb file (it never shrinks; freed pages are reused). */
   readonly bytesOnDisk: number;
-  /** The snapshot plus the log since it: the live data in that file. */
+  /** The snapshot plus the log since it, uncompressed: the live data in that file before packing. */
   readonly liveBytes: number;
   /** The whole state after one more compaction: what no storage can go below. */
   readonly compactedStateBytes: number;

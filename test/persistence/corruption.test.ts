@@ -113,6 +113,27 @@ describe('lmdb persistence refuses unreadable data', () => {
     await expectRefused(dir, 'corrupt', /log record 5 carries sequence number 6/);
   });
 
+  it('a snapshot or a log group whose compressed payload is damaged', async () => {
+    const snapshot = newDir();
+    await withData(snapshot);
+    await tamper(snapshot, (meta) => meta.put(LMDB_LAYOUT.snapshotKey, encodeRecord('packed-snapshot', 0, new Uint8Array(randomBytes(64)))));
+    await expectRefused(snapshot, 'corrupt', /snapshot record does not decompress/);
+    const group = newDir();
+    await withData(group);
+    await tamper(group, (_meta, log) => log.put(7, encodeRecord('log-group', 7, new Uint8Array(randomBytes(64)))));
+    await expectRefused(group, 'corrupt', /log group record does not decompress/);
+  });
+
+  it('a log record stored inside the span of the group before it', async () => {
+    const dir = newDir();
+    const p = await openLmdbPersistence(dir);
+    // One burst, one commit: records 0-2 are one group under key 0.
+    await Promise.all([1, 2, 3].map((n) => p.append(new Uint8Array([n]))));
+    await p.close();
+    await tamper(dir, (_meta, log) => log.put(1, encodeRecord('log', 1, new Uint8Array([9]))));
+    await expectRefused(dir, 'corrupt', /log record 1 overlaps the group before it/);
+  });
+
   it('records without the format record', async () => {
     const dir = newDir();
     mkdirSync(dir);

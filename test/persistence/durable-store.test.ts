@@ -99,10 +99,12 @@ describe('DurablePlacementStore', () => {
       fc.record({ kind: fc.constant('compact' as const) }),
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.constantFrom(1, 2, 5, 1_000), async (ops, snapshotAfterRecords) => {
+      // A byte bound of 1 or 200 compacts the store at (almost) every snapshot the log's length calls for.
+      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.constantFrom(1, 2, 5, 1_000), fc.constantFrom(1, 200, 1_000_000), async (ops, snapshotAfterRecords, snapshotAfterLogBytes) => {
         const volume = createMemoryVolume();
         let t = 1_000;
-        const store = await DurablePlacementStore.open({ node: 'n1', now: () => t++, persistence: memoryPersistence({ volume }), snapshotAfterRecords });
+        const options = { snapshotAfterRecords, snapshotAfterLogBytes };
+        const store = await DurablePlacementStore.open({ node: 'n1', now: () => t++, persistence: memoryPersistence({ volume }), ...options });
         const peer = new PlacementStore({ node: 'n2', now: () => t++ });
         for (const o of ops) {
           if (o.kind === 'set') store.set(T, o.shard, o.target);

@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openLmdbPersistence } from '../../crdt/lmdb-persistence.js';
+import { open } from 'lmdb';
+import { LMDB_LAYOUT, openLmdbPersistence } from '../../crdt/lmdb-persistence.js';
 import { LOCK_FILE } from '../../crdt/persistence-lock.js';
 import { expectCode, persistenceContract } from './contract.js';
 
@@ -45,6 +46,24 @@ describe('lmdb persistence', () => {
     writeFileSync(file, 'not a directory');
     const error = await expectCode(openLmdbPersistence(join(file, 'data')), 'storage_unavailable');
     expect(error.message).toContain(join(file, 'data'));
+  });
+
+  it('stores a burst of appends as one group record, read back as the appends in order', async () => {
+    const dir = newDir();
+    const p = await openLmdbPersistence(dir);
+    const updates = Array.from({ length: 50 }, (_, i) => new Uint8Array(200).fill(i + 1));
+    await Promise.all(updates.map((update) => p.append(update)));
+    await p.append(new Uint8Array([7]));
+    await p.close();
+    const env = open({ path: join(dir, LMDB_LAYOUT.file), noSubdir: true, encoding: 'binary', maxDbs: 4, readOnly: true });
+    const keys = [...env.openDB<Uint8Array, number>(LMDB_LAYOUT.logDb, { encoding: 'binary' }).getKeys()];
+    await env.close();
+    // The burst shared a commit (one record, compressed far below its 10 kB), the lone append is its own.
+    expect(keys).toEqual([0, 50]);
+    const again = await openLmdbPersistence(dir);
+    expect((await again.load()).log).toEqual([...updates, new Uint8Array([7])]);
+    expect(again.stats().logRecordsSinceSnapshot).toBe(51);
+    await again.close();
   });
 
   it('keeps disk use bounded: with a snapshot every 200 writes, the file stops growing', async () => {
