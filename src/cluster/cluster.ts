@@ -1,6 +1,7 @@
 // One node's membership in the cluster, as the rest of the runtime sees it: joins through seed nodes,
-// gossips the member state, heartbeats every member into a failure detector, applies the keep-majority
-// downing rule, runs the leader's status transitions, and performs a graceful leave. Sharding consumes it
+// gossips the member state and the reachability table, heartbeats its segment of the heartbeat ring into a
+// failure detector, acts on the split-brain decision, runs the leader's status transitions, and performs a
+// graceful leave. Sharding consumes it
 // through the `Membership` interface plus the self-lifecycle events (whenUp, onSelfDown, onSelfRemoved).
 // This facade wires the parts together: membership-core.ts (state and commit), gossip-exchange.ts,
 // reachability.ts (heartbeats and downing), self-lifecycle.ts (join, Up, leave, this node's end).
@@ -64,8 +65,11 @@ export class Cluster implements Membership {
       channel: clusterChannel(options.transport),
     });
     this.lifecycle = new SelfLifecycle(this.core, () => this.shutdown());
-    this.core.afterCommit = () => this.lifecycle.observeSelf();
     this.reachability = new Reachability(this.core, () => this.lifecycle.downSelfAsMinority());
+    this.core.afterCommit = () => {
+      this.lifecycle.observeSelf();
+      this.reachability.onCommitted();
+    };
     this.exchange = new GossipExchange(this.core, this.lifecycle, options.random ?? Math.random);
   }
 

@@ -8,10 +8,11 @@ import type { NodeAddress } from './address.js';
 import type { ClusterChannel } from './cluster-channel.js';
 import type { ClusterConfig } from './config.js';
 import { FailureDetectorRegistry } from './failure-detector.js';
-import { EMPTY_GOSSIP, contentDigest, keyOf, statusRank, toWire, updateMembers, type GossipState, type MemberRecord } from './gossip.js';
+import { EMPTY_GOSSIP, keyOf, reachabilityOf, stateDigest, statusRank, toWire, updateMembers, type GossipState, type MemberRecord } from './gossip.js';
 import { leaderActions } from './leader-actions.js';
 import { isGone, type MemberInfo } from './member.js';
 import { compareAddresses } from './member-order.js';
+import { liveEdges, unreachableSubjects, type UnreachableEdge } from './reachability-table.js';
 import type { Cancellable, Scheduler } from './scheduler.js';
 
 /** What the core is made from; it keeps each under the same name. */
@@ -28,7 +29,7 @@ export class MembershipCore {
   readonly detectors: FailureDetectorRegistry;
 
   gossip: GossipState = EMPTY_GOSSIP;
-  /** When this node started to consider each member unreachable (the downing clock). */
+  /** When this node's own failure detector started to consider each monitored member unreachable. */
   readonly unreachableSince = new Map<string, number>();
   readonly joiningSince = new Map<string, number>();
   started = false;
@@ -58,15 +59,17 @@ export class MembershipCore {
   }
 
   members(): MemberInfo[] {
+    const unreachable = this.unreachableKeys();
     return [...this.gossip.members.values()]
       .filter((r) => r.status !== 'removed')
       .sort((a, b) => compareAddresses(a.address, b.address) || (a.incarnation < b.incarnation ? -1 : 1))
-      .map((r) => this.info(r));
+      .map((r) => this.info(r, unreachable));
   }
 
-  info(record: MemberRecord): MemberInfo {
+  /** `reachable` is false when any live member (this one included) observes the member as unreachable. */
+  info(record: MemberRecord, unreachable: ReadonlySet<string> = this.unreachableKeys()): MemberInfo {
     const key = keyOf(record);
-    const reachable = key === this.selfKey || (!isGone(record.status) && !this.unreachableSince.has(key));
+    const reachable = key === this.selfKey || (!isGone(record.status) && !unreachable.has(key));
     return {
       address: record.address,
       status: record.status,
@@ -84,8 +87,19 @@ export class MembershipCore {
     return [...this.gossip.members.entries()].filter(([key, r]) => key !== this.selfKey && !isGone(r.status)).map(([, r]) => r);
   }
 
+  /** Members some live member observes as unreachable: the merged table, and this node's own detectors. */
   unreachableKeys(): ReadonlySet<string> {
-    return new Set(this.unreachableSince.keys());
+    const keys = unreachableSubjects(this.edges());
+    for (const key of this.unreachableSince.keys()) keys.add(key);
+    return keys;
+  }
+
+  /** The merged table's observations between members that are neither down nor removed. */
+  edges(): UnreachableEdge[] {
+    return liveEdges(reachabilityOf(this.gossip), (key) => {
+      const record = this.gossip.members.get(key);
+      return record !== undefined && !isGone(record.status);
+    });
   }
 
   sendGossip(to: NodeAddress): void {
@@ -127,7 +141,7 @@ export class MembershipCore {
     }
     this.gossip = state;
     let pushedTo: ReadonlySet<string> = new Set();
-    if (contentDigest(state.members) !== contentDigest(before.members)) {
+    if (stateDigest(state) !== stateDigest(before)) {
       pushedTo = this.afterContentChange(before, spread || transitions.length > 0);
     }
     this.afterCommit();
