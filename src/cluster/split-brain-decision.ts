@@ -3,8 +3,8 @@
 // indirectly connected nodes). A member that is both an observer and a subject of unreachability can still
 // exchange gossip through others: it is indirectly connected, which a clean split or a crash never produces.
 // Those are resolved first, by downing the smallest set of them that explains the cut links (greedily: the
-// member on most unreachable edges first, ties to the higher address, so the lower address of a cut link
-// stays); the observations of downed members no longer count. What is left is a clean split, decided by
+// member on most cut links to other such members first, ties to the higher address, so the lower address of
+// a cut link stays); the observations of downed members no longer count. What is left is a clean split, decided by
 // keep-majority over all counted members (downed-as-indirect ones count on the side they were on, as Pekko
 // does, so the two sides of a split compute complementary answers): the side with a majority (exactly half:
 // the half with the lowest address) downs the unreachable members; a side without it downs itself.
@@ -68,8 +68,8 @@ export function decideSplitBrain(input: SplitBrainInput): SplitBrainDecision {
 }
 
 /**
- * Members that observe and are observed as unreachable, taken one at a time (most unreachable edges first,
- * then the higher address) until none is left; each taken member's edges are dropped. Returns them and the
+ * Members that observe and are observed as unreachable, taken one at a time (most unreachable edges to other
+ * such members first, then the higher address) until none is left; each taken member's edges are dropped. Returns them and the
  * edges left, which form a clean split (no observer among the subjects).
  */
 export function indirectlyConnectedCover(
@@ -82,9 +82,11 @@ export function indirectlyConnectedCover(
     const subjects = unreachableSubjects(remaining);
     const candidates = new Set(remaining.map((e) => e.observer).filter((o) => subjects.has(o)));
     if (candidates.size === 0) return { cover, remaining };
+    // Only edges between two candidates count: an edge to a crashed member says nothing against its observer.
     const degree = new Map<string, number>();
     for (const e of remaining) {
-      for (const end of new Set([e.observer, e.subject])) if (candidates.has(end)) degree.set(end, (degree.get(end) ?? 0) + 1);
+      if (!candidates.has(e.observer) || !candidates.has(e.subject)) continue;
+      for (const end of [e.observer, e.subject]) degree.set(end, (degree.get(end) ?? 0) + 1);
     }
     let pick: string | undefined;
     for (const key of candidates) {
