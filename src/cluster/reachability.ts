@@ -110,11 +110,21 @@ export class Reachability {
     this.deadline = undefined;
   }
 
-  /** The members this node heartbeats: its segment of the ring of live members. */
+  /**
+   * The members this node heartbeats: its segment of the ring of live members. When this node itself sees
+   * every member of its plain segment unreachable, it may be the one cut off: it then monitors every live
+   * member, so that it learns within one detection period whether it is on a minority side (the ring alone
+   * would tell it only k members at a time) and can down itself before the majority acts.
+   */
   private targets(): string[] {
     const { core } = this;
     const live = [...core.gossip.members.entries()].filter(([, r]) => !isGone(r.status)).map(([key, r]) => ({ key, address: r.address }));
-    return heartbeatTargets(live, core.selfKey, core.config.monitoredByNrOfMembers, core.unreachableKeys());
+    const k = core.config.monitoredByNrOfMembers;
+    const segment = heartbeatTargets(live, core.selfKey, k);
+    if (segment.length > 0 && segment.length < live.length - 1 && segment.every((key) => core.unreachableSince.has(key))) {
+      return live.map((m) => m.key).filter((key) => key !== core.selfKey);
+    }
+    return heartbeatTargets(live, core.selfKey, k, core.unreachableKeys());
   }
 
   /** Updates this node's row and applies the decision as of now, then sets the timer for the next change. */
