@@ -28,7 +28,16 @@ export function heartbeatTargets(
   monitoredByNrOfMembers: number,
   unreachable: ReadonlySet<string> = new Set(),
 ): string[] {
-  const ring = ringOrder(members);
+  return targetsOnRing(ringOrder(members), selfKey, monitoredByNrOfMembers, unreachable);
+}
+
+/** `heartbeatTargets` on a ring already in `ringOrder` (callers that keep the ring between changes). */
+export function targetsOnRing(
+  ring: ReadonlyArray<RingMember>,
+  selfKey: string,
+  monitoredByNrOfMembers: number,
+  unreachable: ReadonlySet<string> = new Set(),
+): string[] {
   const start = ring.findIndex((m) => m.key === selfKey);
   if (start < 0) return [];
   const targets: string[] = [];

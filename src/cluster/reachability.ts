@@ -14,7 +14,7 @@
 // (`Transport.reconnect`): a link restored after a cut then works at once, not when TCP's backoff next tries.
 import type { NodeAddress } from './address.js';
 import { keyOf, memberKey, reachabilityOf, updateReachability as withTable } from './gossip.js';
-import { heartbeatTargets } from './heartbeat-ring.js';
+import { ringOrder, targetsOnRing, type RingMember } from './heartbeat-ring.js';
 import { isGone } from './member.js';
 import type { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
@@ -38,6 +38,7 @@ export class Reachability {
   private stableSinceMs = 0;
   /** When the table last went from no unreachable member to some; undefined while there is none. */
   private firstUnreachableAtMs: number | undefined;
+  private ringCache: { readonly members: ReadonlyMap<string, unknown>; readonly ring: ReadonlyArray<RingMember> } | undefined;
 
   /** `downSelf` is called when this node finds itself on a minority side. */
   constructor(
@@ -118,13 +119,23 @@ export class Reachability {
    */
   private targets(): string[] {
     const { core } = this;
-    const live = [...core.gossip.members.entries()].filter(([, r]) => !isGone(r.status)).map(([key, r]) => ({ key, address: r.address }));
+    const ring = this.ring();
     const k = core.config.monitoredByNrOfMembers;
-    const segment = heartbeatTargets(live, core.selfKey, k);
-    if (segment.length > 0 && segment.length < live.length - 1 && segment.every((key) => core.unreachableSince.has(key))) {
-      return live.map((m) => m.key).filter((key) => key !== core.selfKey);
+    const segment = targetsOnRing(ring, core.selfKey, k);
+    if (segment.length > 0 && segment.length < ring.length - 1 && segment.every((key) => core.unreachableSince.has(key))) {
+      return ring.map((m) => m.key).filter((key) => key !== core.selfKey);
     }
-    return heartbeatTargets(live, core.selfKey, k, core.unreachableKeys());
+    return targetsOnRing(ring, core.selfKey, k, core.unreachableKeys());
+  }
+
+  /** The ring of live members, sorted once per member-map change rather than on every tick. */
+  private ring(): ReadonlyArray<RingMember> {
+    const members = this.core.gossip.members;
+    if (this.ringCache?.members !== members) {
+      const live = [...members.entries()].filter(([, r]) => !isGone(r.status)).map(([key, r]) => ({ key, address: r.address }));
+      this.ringCache = { members, ring: ringOrder(live) };
+    }
+    return this.ringCache.ring;
   }
 
   /** Updates this node's row and applies the decision as of now, then sets the timer for the next change. */

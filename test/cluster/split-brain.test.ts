@@ -132,6 +132,29 @@ describe('split brain: non-transitive cuts are decided once, by the leader, from
   });
 });
 
+describe('split brain: decisions wait until the table is stable for stableAfterMs', () => {
+  it('a second cut observed before stable-after ran out restarts the wait, and both are decided at once', async () => {
+    const network = new MemoryNetwork();
+    const started = await startCluster(network, 5, { downAfterMs: 3_000 });
+    const seenUnreachable = (subject: number): boolean =>
+      started.some((x) => x.cluster.members().find((m) => m.address.equals(address(subject)))?.reachable === false);
+    // Detection takes a few seconds: the second cut, 2 s after the first, is observed about 2 s after it.
+    network.partition([address(1)], [address(3)]);
+    await vi.advanceTimersByTimeAsync(2_000);
+    network.partition([address(2)], [address(4)]);
+    await advanceUntil(() => seenUnreachable(3), '3 seen unreachable', 20_000, 7);
+    const firstSeenAt = Date.now();
+    await advanceUntil(() => seenUnreachable(4), '4 seen unreachable', 20_000, 7);
+    const secondSeenAt = Date.now();
+    expect(secondSeenAt - firstSeenAt).toBeLessThan(3_000);
+    expect(started.flatMap((x) => x.downs)).toEqual([]);
+    await advanceUntil(() => started.some((x) => x.downs.length > 0), 'a decision', 20_000, 7);
+    expect(Date.now() - secondSeenAt).toBeGreaterThanOrEqual(3_000);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(decisions(started).map((l) => [l.by, l.down])).toEqual([[5, [key(3), key(4)]]]);
+  });
+});
+
 describe('split brain: a flapping link downs nobody with the default settings', () => {
   it.each([
     { downMs: 2_000, upMs: 2_000 },
