@@ -31,7 +31,7 @@ export interface ClusterOptions {
   readonly scheduler?: Scheduler;
   /** Default: silent. */
   readonly logger?: Logger;
-  /** Source of randomness for the choice of gossip peers; default Math.random. */
+  /** Source of randomness for the choice of gossip peers (and of those news is passed on to); default Math.random. */
   readonly random?: () => number;
   /** Identifies this run of the node; default the transport's incarnation when it has one, else a random UUID. */
   readonly incarnation?: string;
@@ -63,6 +63,7 @@ export class Cluster implements Membership {
       scheduler: options.scheduler ?? systemScheduler,
       logger: (options.logger ?? silentLogger()).child({ node: this.self.toString() }),
       channel: clusterChannel(options.transport),
+      random: options.random ?? Math.random,
     });
     this.lifecycle = new SelfLifecycle(this.core, () => this.shutdown());
     this.reachability = new Reachability(this.core, () => this.lifecycle.downSelfAsMinority());
@@ -70,7 +71,7 @@ export class Cluster implements Membership {
       this.lifecycle.observeSelf();
       this.reachability.onCommitted();
     };
-    this.exchange = new GossipExchange(this.core, this.lifecycle, options.random ?? Math.random);
+    this.exchange = new GossipExchange(this.core, this.lifecycle, this.core.random);
   }
 
   /** Starts joining through the seed nodes (or forms a cluster, see `ClusterConfig.seedNodes`). Idempotent. */

@@ -146,12 +146,12 @@ export class Reachability {
     this.updateObservations(now);
     const own = new Set([...core.unreachableSince.keys()].filter((key) => this.isLive(key)));
     const table = withOwnRow(reachabilityOf(core.gossip), core.selfKey, own);
-    core.commit(withTable(core.gossip, table, core.selfKey), true);
+    core.commit(withTable(core.gossip, table, core.selfKey), 'all');
     if (core.stopped) return;
     this.observeTable(now);
     this.act(now);
     if (core.stopped) return;
-    core.commit(core.gossip, false);
+    core.commit(core.gossip, 'none');
     if (!core.stopped) this.plan(now);
   }
 
