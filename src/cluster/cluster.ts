@@ -1,6 +1,7 @@
 // One node's membership in the cluster, as the rest of the runtime sees it: joins through seed nodes,
-// gossips the member state, heartbeats every member into a failure detector, applies the keep-majority
-// downing rule, runs the leader's status transitions, and performs a graceful leave. Sharding consumes it
+// gossips the member state and the reachability table, heartbeats its segment of the heartbeat ring into a
+// failure detector, acts on the split-brain decision, runs the leader's status transitions, and performs a
+// graceful leave. Sharding consumes it
 // through the `Membership` interface plus the self-lifecycle events (whenUp, onSelfDown, onSelfRemoved).
 // This facade wires the parts together: membership-core.ts (state and commit), gossip-exchange.ts,
 // reachability.ts (heartbeats and downing), self-lifecycle.ts (join, Up, leave, this node's end).
@@ -30,7 +31,7 @@ export interface ClusterOptions {
   readonly scheduler?: Scheduler;
   /** Default: silent. */
   readonly logger?: Logger;
-  /** Source of randomness for the choice of gossip peers; default Math.random. */
+  /** Source of randomness for the choice of gossip peers (and of those news is passed on to); default Math.random. */
   readonly random?: () => number;
   /** Identifies this run of the node; default the transport's incarnation when it has one, else a random UUID. */
   readonly incarnation?: string;
@@ -62,11 +63,15 @@ export class Cluster implements Membership {
       scheduler: options.scheduler ?? systemScheduler,
       logger: (options.logger ?? silentLogger()).child({ node: this.self.toString() }),
       channel: clusterChannel(options.transport),
+      random: options.random ?? Math.random,
     });
     this.lifecycle = new SelfLifecycle(this.core, () => this.shutdown());
-    this.core.afterCommit = () => this.lifecycle.observeSelf();
     this.reachability = new Reachability(this.core, () => this.lifecycle.downSelfAsMinority());
-    this.exchange = new GossipExchange(this.core, this.lifecycle, options.random ?? Math.random);
+    this.core.afterCommit = () => {
+      this.lifecycle.observeSelf();
+      this.reachability.onCommitted();
+    };
+    this.exchange = new GossipExchange(this.core, this.lifecycle, this.core.random);
   }
 
   /** Starts joining through the seed nodes (or forms a cluster, see `ClusterConfig.seedNodes`). Idempotent. */

@@ -32,8 +32,14 @@ export interface ClusterConfig {
    * selectors can match them; keys and values match `[A-Za-z0-9_.-]{1,64}`, at most 32; default none.
    */
   readonly attributes: NodeAttributes;
-  /** Interval of heartbeats to every other member; default 1,000 ms. */
+  /** Interval of heartbeats to the monitored members; default 1,000 ms. */
   readonly heartbeatIntervalMs: number;
+  /**
+   * How many members heartbeat each member (Pekko's `monitored-by-nr-of-members`): each node monitors the
+   * next this many members on a ring of the sorted member addresses, so heartbeats per node stay constant as
+   * the cluster grows; in a cluster of at most this many + 1 members everyone monitors everyone; default 9.
+   */
+  readonly monitoredByNrOfMembers: number;
   readonly failureDetector: FailureDetectorConfig;
   /** Interval of gossip to a random member and of leader actions; default 1,000 ms. */
   readonly gossipIntervalMs: number;
@@ -42,13 +48,21 @@ export interface ClusterConfig {
   /** Interval of join attempts until this node is welcomed; default 1,000 ms. */
   readonly retryJoinIntervalMs: number;
   /**
-   * A member unreachable this long is downed by the side holding a majority of the members; default
-   * 10,000 ms. Equal halves: the half with the lowest address keeps running (Pekko's keep-majority rule).
+   * How long a member may be unreachable before the cluster downs it: the default of `stableAfterMs` (and
+   * so of `minorityDownAfterMs`); default 10,000 ms.
    */
   readonly downAfterMs: number;
   /**
-   * A side without a majority downs itself after this long, so it stops hosting before the majority
-   * takes its shards over; default 75% of `downAfterMs`. Must not exceed `downAfterMs`.
+   * Pekko's `stable-after`: the leader decides downing (split-brain-decision.ts: keep-majority, and the
+   * indirectly connected members of a non-transitive cut) only once the gossiped reachability table has not
+   * changed for this long, so every node of its side has merged the same table. Equal halves: the half with
+   * the lowest address keeps running. Default `downAfterMs` (10,000 ms), what Pekko recommends for clusters
+   * of about ten nodes (its own default, 20 s, is sized for a thousand).
+   */
+  readonly stableAfterMs: number;
+  /**
+   * A side without a majority downs itself this long after it first saw a member unreachable, so it stops
+   * hosting before the majority takes its shards over; default 75% of `stableAfterMs`. Must not exceed it.
    */
   readonly minorityDownAfterMs: number;
   /** Bound on the registered onLeaving tasks (shard hand-off) during a graceful leave; default 20,000 ms. */
@@ -73,9 +87,10 @@ export interface ClusterConfig {
 }
 
 /** Input form: every field optional, seed nodes may be given as strings. */
-export type ClusterConfigInput = Partial<Omit<ClusterConfig, 'seedNodes' | 'failureDetector' | 'minorityDownAfterMs'>> & {
+export type ClusterConfigInput = Partial<Omit<ClusterConfig, 'seedNodes' | 'failureDetector' | 'minorityDownAfterMs' | 'stableAfterMs'>> & {
   readonly seedNodes?: ReadonlyArray<NodeAddress | string>;
   readonly failureDetector?: Partial<FailureDetectorConfig>;
+  readonly stableAfterMs?: number;
   readonly minorityDownAfterMs?: number;
 };
 
@@ -87,12 +102,13 @@ export const DEFAULT_FAILURE_DETECTOR_CONFIG: FailureDetectorConfig = {
   firstHeartbeatEstimateMs: 1_000,
 };
 
-export const DEFAULT_CLUSTER_CONFIG: Omit<ClusterConfig, 'minorityDownAfterMs'> = {
+export const DEFAULT_CLUSTER_CONFIG: Omit<ClusterConfig, 'minorityDownAfterMs' | 'stableAfterMs'> = {
   seedNodes: [],
   appVersion: '1.0.0',
   roles: [],
   attributes: {},
   heartbeatIntervalMs: 1_000,
+  monitoredByNrOfMembers: 9,
   failureDetector: DEFAULT_FAILURE_DETECTOR_CONFIG,
   gossipIntervalMs: 1_000,
   seedNodeTimeoutMs: 5_000,
@@ -136,19 +152,22 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
     ),
   };
   const downAfterMs = positive('downAfterMs', input.downAfterMs ?? d.downAfterMs);
-  const minorityDownAfterMs = positive('minorityDownAfterMs', input.minorityDownAfterMs ?? Math.round(downAfterMs * 0.75));
-  if (minorityDownAfterMs > downAfterMs) throw bad('minorityDownAfterMs must not exceed downAfterMs');
+  const stableAfterMs = positive('stableAfterMs', input.stableAfterMs ?? downAfterMs);
+  const minorityDownAfterMs = positive('minorityDownAfterMs', input.minorityDownAfterMs ?? Math.round(stableAfterMs * 0.75));
+  if (minorityDownAfterMs > stableAfterMs) throw bad('minorityDownAfterMs must not exceed stableAfterMs');
   return {
     seedNodes,
     appVersion,
     roles,
     attributes,
     heartbeatIntervalMs: positive('heartbeatIntervalMs', input.heartbeatIntervalMs ?? d.heartbeatIntervalMs),
+    monitoredByNrOfMembers: integer('monitoredByNrOfMembers', input.monitoredByNrOfMembers ?? d.monitoredByNrOfMembers, 1),
     failureDetector: fd,
     gossipIntervalMs: positive('gossipIntervalMs', input.gossipIntervalMs ?? d.gossipIntervalMs),
     seedNodeTimeoutMs: positive('seedNodeTimeoutMs', input.seedNodeTimeoutMs ?? d.seedNodeTimeoutMs),
     retryJoinIntervalMs: positive('retryJoinIntervalMs', input.retryJoinIntervalMs ?? d.retryJoinIntervalMs),
     downAfterMs,
+    stableAfterMs,
     minorityDownAfterMs,
     leaveTimeoutMs: positive('leaveTimeoutMs', input.leaveTimeoutMs ?? d.leaveTimeoutMs),
     exitTimeoutMs: positive('exitTimeoutMs', input.exitTimeoutMs ?? d.exitTimeoutMs),

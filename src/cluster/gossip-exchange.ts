@@ -65,7 +65,7 @@ export class GossipExchange {
     if (!incoming.members.has(core.selfKey)) return;
     this.lifecycle.welcomed(from);
     // What the merge changed is news to the other members too: pass it on at once, not on the next tick.
-    const pushedTo = core.commit(mergeGossip(core.gossip, incoming, core.selfKey), true);
+    const pushedTo = core.commit(mergeGossip(core.gossip, incoming, core.selfKey), 'fanout');
     // Push-pull: answer when this node knows more (or has seen more) than the sender told us.
     if (!core.stopped && !pushedTo.has(from.toString()) && !sameGossip(core.gossip, incoming)) core.sendGossip(from);
   }
@@ -75,7 +75,7 @@ export class GossipExchange {
     const { core } = this;
     if (!core.joined || core.stopped) return;
     this.pruneRemoved();
-    core.commit(core.gossip, false);
+    core.commit(core.gossip, 'none');
     if (core.stopped) return;
     const peers = core.livePeers().filter((r) => !core.unreachableSince.has(keyOf(r)));
     const unseen = peers.filter((r) => !core.gossip.seen.has(keyOf(r)));
@@ -99,6 +99,6 @@ export class GossipExchange {
     const next = pruneMembers(core.gossip, due, now, now - core.config.tombstoneTtlMs, core.selfKey);
     if (next === core.gossip) return;
     if (due.length > 0) core.logger.info({ members: due }, 'pruning removed members from the gossip');
-    core.commit(next, false);
+    core.commit(next, 'none');
   }
 }

@@ -5,9 +5,12 @@
 // A removed member's record is kept for a while, then replaced by a tombstone (its key and when it was
 // pruned) that wins over any copy of the record still travelling, so gossip does not grow with every
 // incarnation a cluster has ever seen; tombstones expire after a day, as in Pekko.
+// The reachability table (reachability-table.ts) travels with the members and is part of the content: a
+// change of it is news to pass on, and resets `seen` like a status change.
 import { NodeAddress } from './address.js';
 import type { MemberStatus } from './member.js';
 import type { WireGossip, WireMember } from './messages.js';
+import { EMPTY_TABLE, mergeTables, retainKnown, tableDigest, tableFromWire, tableToWire, type ReachabilityTable } from './reachability-table.js';
 
 /** One member as this node holds it: the wire shape, with its address parsed. */
 export interface MemberRecord extends Omit<WireMember, 'address'> {
@@ -20,6 +23,12 @@ export interface GossipState {
   readonly seen: ReadonlySet<string>;
   /** Keys of pruned members, with the time (ms, the pruning node's clock) they were pruned. */
   readonly tombstones: ReadonlyMap<string, number>;
+  /** Who observes whom as unreachable; absent means empty. */
+  readonly reachability?: ReachabilityTable;
+}
+
+export function reachabilityOf(state: GossipState): ReachabilityTable {
+  return state.reachability ?? EMPTY_TABLE;
 }
 
 const STATUS_RANK: Readonly<Record<MemberStatus, number>> = {
@@ -44,7 +53,7 @@ export function keyOf(record: MemberRecord): string {
   return memberKey(record.address, record.incarnation);
 }
 
-export const EMPTY_GOSSIP: GossipState = { members: new Map(), seen: new Set(), tombstones: new Map() };
+export const EMPTY_GOSSIP: GossipState = { members: new Map(), seen: new Set(), tombstones: new Map(), reachability: EMPTY_TABLE };
 
 /**
  * The further status wins; on a tie the smaller non-zero upNumber, so concurrent leaders agree. The earliest
@@ -87,6 +96,11 @@ export function contentDigest(members: ReadonlyMap<string, MemberRecord>): strin
     .join('\n');
 }
 
+/** A canonical text of the whole content (members and reachability, not `seen`). */
+export function stateDigest(state: GossipState): string {
+  return `${contentDigest(state.members)}\n--\n${tableDigest(reachabilityOf(state))}`;
+}
+
 /**
  * Merges `incoming` into `local` on the node `selfKey`, which by merging has seen the result. `seen`
  * survives only for content that did not change: it is the union of the seen sets of the sides whose
@@ -100,11 +114,19 @@ export function mergeGossip(local: GossipState, incoming: GossipState, selfKey: 
     members.set(key, existing ? mergeRecord(existing, record) : record);
   }
   for (const key of tombstones.keys()) members.delete(key);
-  const digest = contentDigest(members);
+  const reachability = retainKnown(mergeTables(reachabilityOf(local), reachabilityOf(incoming)), (key) => members.has(key));
+  const merged: GossipState = { members, seen: new Set(), tombstones, reachability };
+  const digest = stateDigest(merged);
   const seen = new Set<string>([selfKey]);
-  if (digest === contentDigest(local.members)) for (const s of local.seen) seen.add(s);
-  if (digest === contentDigest(incoming.members)) for (const s of incoming.seen) seen.add(s);
-  return { members, seen, tombstones };
+  if (digest === stateDigest(local)) for (const s of local.seen) seen.add(s);
+  if (digest === stateDigest(incoming)) for (const s of incoming.seen) seen.add(s);
+  return { ...merged, seen };
+}
+
+/** Replaces the reachability table (this node's own row changed): only self has seen the result. */
+export function updateReachability(state: GossipState, reachability: ReachabilityTable, selfKey: string): GossipState {
+  if (reachability === reachabilityOf(state)) return state;
+  return { ...state, seen: new Set([selfKey]), reachability };
 }
 
 function mergeTombstones(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): ReadonlyMap<string, number> {
@@ -129,7 +151,8 @@ export function pruneMembers(state: GossipState, keys: ReadonlyArray<string>, no
   if (pruned.length === 0) return { ...state, tombstones };
   const members = new Map(state.members);
   for (const key of pruned) members.delete(key);
-  return { members, seen: new Set([selfKey]), tombstones };
+  const reachability = retainKnown(reachabilityOf(state), (key) => members.has(key));
+  return { members, seen: new Set([selfKey]), tombstones, reachability };
 }
 
 /** Replaces records on `selfKey`'s own decision (status changes): the content changed, so only self has seen it. */
@@ -142,7 +165,7 @@ export function updateMembers(state: GossipState, records: ReadonlyArray<MemberR
     members.set(key, existing ? mergeRecord(existing, record) : record);
   }
   if (contentDigest(members) === contentDigest(state.members)) return state;
-  return { members, seen: new Set([selfKey]), tombstones: state.tombstones };
+  return { members, seen: new Set([selfKey]), tombstones: state.tombstones, reachability: reachabilityOf(state) };
 }
 
 /** True when both states hold the same content, the same seen set and the same tombstones. */
@@ -150,12 +173,15 @@ export function sameGossip(a: GossipState, b: GossipState): boolean {
   if (a.seen.size !== b.seen.size || a.tombstones.size !== b.tombstones.size) return false;
   for (const s of a.seen) if (!b.seen.has(s)) return false;
   for (const key of a.tombstones.keys()) if (!b.tombstones.has(key)) return false;
-  return contentDigest(a.members) === contentDigest(b.members);
+  return stateDigest(a) === stateDigest(b);
 }
 
 export function toWire(state: GossipState): WireGossip {
+  const records = [...state.members.values()];
+  const indexOf = new Map(records.map((r, i) => [keyOf(r), i]));
+  const reachability = tableToWire(reachabilityOf(state), indexOf);
   return {
-    members: [...state.members.values()].map((r) => ({
+    members: records.map((r) => ({
       address: r.address.toString(),
       incarnation: r.incarnation,
       status: r.status,
@@ -167,14 +193,18 @@ export function toWire(state: GossipState): WireGossip {
     })),
     seen: [...state.seen],
     tombstones: [...state.tombstones],
+    ...(reachability.length === 0 ? {} : { reachability }),
   };
 }
 
 /** From validated wire form (messages.ts checked every address); a duplicate key keeps the merge of both. */
 export function fromWire(wire: WireGossip): GossipState {
   const members = new Map<string, MemberRecord>();
+  // Reachability rows name members by their index in `wire.members`.
+  const keys: Array<string | undefined> = [];
   for (const w of wire.members) {
     const record = recordFromWire(w);
+    keys.push(record ? keyOf(record) : undefined);
     if (!record) continue;
     const key = keyOf(record);
     const existing = members.get(key);
@@ -183,7 +213,8 @@ export function fromWire(wire: WireGossip): GossipState {
   const tombstones = new Map<string, number>();
   for (const [key, at] of wire.tombstones ?? []) tombstones.set(key, Math.max(at, tombstones.get(key) ?? 0));
   for (const key of tombstones.keys()) members.delete(key);
-  return { members, seen: new Set(wire.seen), tombstones };
+  const reachability = retainKnown(tableFromWire(wire.reachability ?? [], keys), (key) => members.has(key));
+  return { members, seen: new Set(wire.seen), tombstones, reachability };
 }
 
 function recordFromWire(w: WireMember): MemberRecord | undefined {

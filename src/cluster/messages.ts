@@ -7,6 +7,7 @@ import type { MessageFamily, RawMessage } from './wire-message.js';
 import { NodeAddress } from './address.js';
 import type { MemberStatus } from './member.js';
 import { attributesProblem, normalizeAttributes, type NodeAttributes } from './attributes.js';
+import type { WireReachabilityRow } from './reachability-table.js';
 
 /** One member as gossip carries it; (address, incarnation) identifies one run of a node. */
 export interface WireMember {
@@ -29,6 +30,11 @@ export interface WireGossip {
   readonly seen: ReadonlyArray<string>;
   /** Pruned members: [member key, ms when pruned]. Absent from nodes that predate pruning. */
   readonly tombstones?: ReadonlyArray<readonly [string, number]>;
+  /**
+   * Reachability rows [observer, version, subjects], members named by their index in `members`; absent when
+   * every member observes every other as reachable.
+   */
+  readonly reachability?: ReadonlyArray<WireReachabilityRow>;
 }
 
 export type ClusterMessage =
@@ -67,6 +73,8 @@ const MAX_TEXT = 128;
 const MAX_KEY = 512;
 const MAX_ROLES = 32;
 const MAX_MEMBERS = 10_000;
+/** Subjects summed over all reachability rows: with the heartbeat ring a row names about ten, this is ample. */
+const MAX_REACHABILITY_ENTRIES = 100_000;
 
 export function parseClusterMessage(raw: RawMessage): ClusterMessage | undefined {
   switch (raw.type) {
@@ -105,12 +113,41 @@ function parseGossip(value: unknown): WireGossip | undefined {
     if (!m) return undefined;
     parsed.push(m);
   }
+  const gossip: WireGossip = { members: parsed, seen: seen as string[] };
   const tombstones = value['tombstones'];
-  if (tombstones === undefined) return { members: parsed, seen: seen as string[] };
-  if (!Array.isArray(tombstones) || tombstones.length > MAX_MEMBERS) return undefined;
-  const isTombstone = (t: unknown): t is [string, number] => Array.isArray(t) && t.length === 2 && isText(t[0], MAX_KEY) && isCount(t[1]);
-  if (!tombstones.every(isTombstone)) return undefined;
-  return { members: parsed, seen: seen as string[], tombstones };
+  if (tombstones !== undefined) {
+    if (!Array.isArray(tombstones) || tombstones.length > MAX_MEMBERS) return undefined;
+    const isTombstone = (t: unknown): t is [string, number] => Array.isArray(t) && t.length === 2 && isText(t[0], MAX_KEY) && isCount(t[1]);
+    if (!tombstones.every(isTombstone)) return undefined;
+  }
+  const reachability = parseReachability(value['reachability'], parsed.length);
+  if (reachability === null) return undefined;
+  return {
+    ...gossip,
+    ...(tombstones === undefined ? {} : { tombstones: tombstones as Array<[string, number]> }),
+    ...(reachability === undefined ? {} : { reachability }),
+  };
+}
+
+/**
+ * Optional: undefined when absent, null when invalid (drop the message). Every index must name one of the
+ * `memberCount` members; counts are checked before the entries are walked.
+ */
+function parseReachability(value: unknown, memberCount: number): WireReachabilityRow[] | undefined | null {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.length > memberCount) return null;
+  const isIndex = (i: unknown): i is number => isCount(i) && i < memberCount;
+  let entries = 0;
+  const rows: WireReachabilityRow[] = [];
+  for (const row of value as unknown[]) {
+    if (!Array.isArray(row) || row.length !== 3) return null;
+    const [observer, version, subjects] = row as [unknown, unknown, unknown];
+    if (!isIndex(observer) || !isCount(version) || !Array.isArray(subjects) || subjects.length > memberCount) return null;
+    entries += subjects.length;
+    if (entries > MAX_REACHABILITY_ENTRIES || !subjects.every(isIndex)) return null;
+    rows.push([observer, version, subjects as number[]]);
+  }
+  return rows;
 }
 
 function parseMember(value: unknown): WireMember | undefined {

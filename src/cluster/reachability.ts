@@ -1,34 +1,26 @@
-// Heartbeats, reachability and the downing decision. Heartbeats go to every live member each
-// heartbeatIntervalMs; acks feed the failure detector, and a heartbeat received counts as a sign of life
-// too, so both ends of a cut link measure their silence from the same last exchange. Reachability and
-// downing are not only evaluated on the heartbeat tick: a timer is set for the next moment anything can
-// change (a member's phi crossing the threshold, a downing delay running out), so the minority's shorter
-// delay takes effect by its full margin before the majority's, whatever the phase of either side's tick.
-// A member whose acks stop for two heartbeat intervals gets its connection replaced every interval until
-// they come back (`Transport.reconnect`): a link restored after a cut then works at once, not when TCP's
-// retransmission backoff next tries.
+// Heartbeats, this node's reachability observations, and acting on the split-brain decision. Heartbeats go
+// each heartbeatIntervalMs to the members the heartbeat ring assigns this node (heartbeat-ring.ts); acks
+// feed the failure detector, and a heartbeat received counts as a sign of life too, so both ends of a cut
+// link measure their silence from the same last exchange. What the detectors say becomes this node's row of
+// the gossiped reachability table (reachability-table.ts); the decision (split-brain-decision.ts) is
+// computed from the merged table, the same on every node that holds it, and acted on once:
+// - by the decision's leader, downing the indirectly connected and the unreachable members, only after the
+//   table has not changed for stableAfterMs (so the nodes of its side have merged the same table);
+// - by each member of a side without a majority, downing itself minorityDownAfterMs after it first saw a
+//   member unreachable: sooner than the majority's leader can act, so it stops hosting first.
+// Nothing waits for the next tick: a timer is set for the next moment anything can change (a detector
+// crossing the threshold, stable-after or the minority delay running out). A member whose acks stop for two
+// heartbeat intervals gets its connection replaced every interval until they come back
+// (`Transport.reconnect`): a link restored after a cut then works at once, not when TCP's backoff next tries.
 import type { NodeAddress } from './address.js';
-import { decideDowning, nextDowningDeadlineMs, type DowningInput } from './downing.js';
-import { memberKey } from './gossip.js';
+import { keyOf, memberKey, reachabilityOf, updateReachability as withTable } from './gossip.js';
+import { ringOrder, targetsOnRing, type RingMember } from './heartbeat-ring.js';
 import { isGone } from './member.js';
 import type { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
+import { withOwnRow, type UnreachableEdge } from './reachability-table.js';
 import type { Cancellable } from './scheduler.js';
-
-/** The least stagger: well above the time a decision takes to travel two hops. */
-export const DOWNING_STAGGER_MS = 100;
-
-/**
- * Extra wait per lower-addressed unreachable member on a majority side (see downing.ts). It must exceed how
- * far apart the two ends of a cut link start their downing clocks, or the higher address may decide first:
- * each end marks the other unreachable when its own failure detector crosses the threshold, measured from
- * the last message it got, and those differ by up to a heartbeat interval (plus the detectors' deviation;
- * 0.7 s was seen between network namespaces). Two heartbeat intervals cover that; the rule it makes is
- * plain: across a cut link between two nodes that both still reach a majority, the lower address stays.
- */
-export function downingStaggerMs(heartbeatIntervalMs: number): number {
-  return Math.max(DOWNING_STAGGER_MS, 2 * heartbeatIntervalMs);
-}
+import { COUNTED_STATUSES, decideSplitBrain, type SplitBrainDecision } from './split-brain-decision.js';
 
 /** Heartbeat intervals without an ack after which the connection to a member is replaced. */
 export const RECONNECT_AFTER_INTERVALS = 2;
@@ -41,6 +33,12 @@ export class Reachability {
   /** When each monitored member last acked a heartbeat (or when heartbeats to it started). */
   private readonly lastAckAt = new Map<string, number>();
   private deadline: { readonly atMs: number; readonly timer: Cancellable } | undefined;
+  /** What the decision depends on (live edges, counted members), as of `stableSinceMs`. */
+  private tableDigest = '';
+  private stableSinceMs = 0;
+  /** When the table last went from no unreachable member to some; undefined while there is none. */
+  private firstUnreachableAtMs: number | undefined;
+  private ringCache: { readonly members: ReadonlyMap<string, unknown>; readonly ring: ReadonlyArray<RingMember> } | undefined;
 
   /** `downSelf` is called when this node finds itself on a minority side. */
   constructor(
@@ -64,25 +62,30 @@ export class Reachability {
   onHeartbeatAck(from: NodeAddress, message: HeartbeatAck): void {
     const key = memberKey(from, message.incarnation);
     const record = this.core.gossip.members.get(key);
-    if (record && !isGone(record.status)) {
+    if (record && !isGone(record.status) && this.lastAckAt.has(key)) {
       const now = this.core.scheduler.now();
       this.core.detectors.heartbeat(key, now);
       this.lastAckAt.set(key, now);
     }
   }
 
-  /** Every heartbeatIntervalMs: heartbeats to every live member, then an evaluation. */
+  /** Every heartbeatIntervalMs: heartbeats to the members of this node's ring segment, then an evaluation. */
   tick(): void {
     const { core } = this;
     if (!core.joined || core.stopped) return;
     const now = core.scheduler.now();
     const reconnectAfterMs = RECONNECT_AFTER_INTERVALS * core.config.heartbeatIntervalMs;
-    for (const key of this.lastAckAt.keys()) {
-      const record = core.gossip.members.get(key);
-      if (record === undefined || isGone(record.status)) this.lastAckAt.delete(key);
+    const targets = new Set(this.targets());
+    // A member this node no longer monitors: its detector would only go stale, and this node can no longer vouch for it.
+    for (const key of [...this.lastAckAt.keys()]) {
+      if (targets.has(key)) continue;
+      this.lastAckAt.delete(key);
+      core.detectors.remove(key);
+      core.unreachableSince.delete(key);
     }
-    for (const [key, record] of core.gossip.members) {
-      if (key === core.selfKey || isGone(record.status)) continue;
+    for (const key of targets) {
+      const record = core.gossip.members.get(key);
+      if (record === undefined) continue;
       // Start the clock on first contact, so a member that never answers still becomes unreachable.
       if (!core.detectors.isMonitoring(key)) core.detectors.heartbeat(key, now);
       const lastAck = this.lastAckAt.get(key);
@@ -94,27 +97,68 @@ export class Reachability {
     this.evaluate();
   }
 
+  /** After every commit: a table merged from gossip may restart the stable-after clock or move a deadline. */
+  onCommitted(): void {
+    const { core } = this;
+    if (!core.joined || core.stopped) return;
+    const now = core.scheduler.now();
+    this.observeTable(now);
+    this.plan(now);
+  }
+
   stop(): void {
     this.deadline?.timer.cancel();
     this.deadline = undefined;
   }
 
-  /** Updates reachability and applies the downing decision as of now, then sets the timer for the next change. */
+  /**
+   * The members this node heartbeats: its segment of the ring of live members. When this node itself sees
+   * every member of its plain segment unreachable, it may be the one cut off: it then monitors every live
+   * member, so that it learns within one detection period whether it is on a minority side (the ring alone
+   * would tell it only k members at a time) and can down itself before the majority acts.
+   */
+  private targets(): string[] {
+    const { core } = this;
+    const ring = this.ring();
+    const k = core.config.monitoredByNrOfMembers;
+    const segment = targetsOnRing(ring, core.selfKey, k);
+    if (segment.length > 0 && segment.length < ring.length - 1 && segment.every((key) => core.unreachableSince.has(key))) {
+      return ring.map((m) => m.key).filter((key) => key !== core.selfKey);
+    }
+    return targetsOnRing(ring, core.selfKey, k, core.unreachableKeys());
+  }
+
+  /** The ring of live members, sorted once per member-map change rather than on every tick. */
+  private ring(): ReadonlyArray<RingMember> {
+    const members = this.core.gossip.members;
+    if (this.ringCache?.members !== members) {
+      const live = [...members.entries()].filter(([, r]) => !isGone(r.status)).map(([key, r]) => ({ key, address: r.address }));
+      this.ringCache = { members, ring: ringOrder(live) };
+    }
+    return this.ringCache.ring;
+  }
+
+  /** Updates this node's row and applies the decision as of now, then sets the timer for the next change. */
   private evaluate(): void {
     const { core } = this;
     if (!core.joined || core.stopped) return;
     const now = core.scheduler.now();
-    this.updateReachability(now);
-    this.runDowning(now);
+    this.updateObservations(now);
+    const own = new Set([...core.unreachableSince.keys()].filter((key) => this.isLive(key)));
+    const table = withOwnRow(reachabilityOf(core.gossip), core.selfKey, own);
+    core.commit(withTable(core.gossip, table, core.selfKey), 'all');
     if (core.stopped) return;
-    core.commit(core.gossip, false);
+    this.observeTable(now);
+    this.act(now);
+    if (core.stopped) return;
+    core.commit(core.gossip, 'none');
     if (!core.stopped) this.plan(now);
   }
 
-  private updateReachability(now: number): void {
+  private updateObservations(now: number): void {
     const { core } = this;
-    for (const [key, record] of core.gossip.members) {
-      if (key === core.selfKey || isGone(record.status) || !core.detectors.isMonitoring(key)) continue;
+    for (const key of this.lastAckAt.keys()) {
+      if (!this.isLive(key) || !core.detectors.isMonitoring(key)) continue;
       const available = core.detectors.isAvailable(key, now);
       if (!available && !core.unreachableSince.has(key)) {
         core.unreachableSince.set(key, now);
@@ -125,30 +169,57 @@ export class Reachability {
     }
   }
 
-  private runDowning(now: number): void {
+  /** Restarts the stable-after clock when what the decision depends on changed. */
+  private observeTable(now: number): void {
     const { core } = this;
-    const decision = decideDowning(this.downingInput(now));
-    if (decision.kind === 'down-self') {
-      core.logger.warn({ unreachable: [...core.unreachableSince.keys()] }, 'this node is on a minority side of the cluster: downing itself');
+    const edges = core.edges();
+    const counted = [...core.gossip.members.entries()].filter(([, r]) => COUNTED_STATUSES.has(r.status)).map(([key]) => key).sort();
+    const digest = `${edges.map(edgeText).join(',')}|${counted.join(',')}`;
+    if (digest === this.tableDigest) return;
+    this.tableDigest = digest;
+    this.stableSinceMs = now;
+    if (edges.length === 0) this.firstUnreachableAtMs = undefined;
+    else this.firstUnreachableAtMs ??= now;
+  }
+
+  private act(now: number): void {
+    const { core } = this;
+    const self = core.selfRecord();
+    if (!self || !COUNTED_STATUSES.has(self.status) || this.firstUnreachableAtMs === undefined) return;
+    const edges = core.edges();
+    const decision = decideSplitBrain({ members: [...core.gossip.members.entries()].map(([key, r]) => ({ key, address: r.address, status: r.status })), edges });
+    if (decision.kind === 'down-own-side') {
+      if (!decision.down.includes(core.selfKey) || now - this.firstUnreachableAtMs < core.config.minorityDownAfterMs) return;
+      core.logger.warn(decisionFields(decision, edges), 'this node is on a minority side of the cluster: downing itself');
       this.downSelf();
     } else if (decision.kind === 'down-unreachable') {
-      core.logger.warn({ members: decision.keys }, 'downing unreachable members (this side holds the majority)');
-      const records = decision.keys.flatMap((key) => {
+      if (decision.leader !== core.selfKey || now - this.stableSinceMs < core.config.stableAfterMs) return;
+      core.logger.warn(
+        { members: decision.down, ...decisionFields(decision, edges), stableForMs: now - this.stableSinceMs },
+        'downing unreachable members (the leader\'s split-brain decision from the gossiped reachability table)',
+      );
+      const records = decision.down.flatMap((key) => {
         const r = core.gossip.members.get(key);
-        return r ? [core.downed(r)] : [];
+        return r && !isGone(r.status) ? [core.downed(r)] : [];
       });
       core.applyOwnChanges(records);
     }
   }
 
-  /** One timer, at the earliest moment a reachable member turns unreachable or a downing delay runs out. */
+  /** One timer, at the earliest moment a monitored member turns unreachable or a decision delay runs out. */
   private plan(now: number): void {
     const { core } = this;
-    let next = nextDowningDeadlineMs(this.downingInput(now));
-    for (const [key, record] of core.gossip.members) {
-      if (key === core.selfKey || isGone(record.status) || core.unreachableSince.has(key)) continue;
-      const at = core.detectors.unavailableAtMs(key);
+    let next: number | undefined;
+    const consider = (at: number | undefined): void => {
       if (at !== undefined && at > now && (next === undefined || at < next)) next = at;
+    };
+    if (this.firstUnreachableAtMs !== undefined) {
+      consider(this.stableSinceMs + core.config.stableAfterMs);
+      consider(this.firstUnreachableAtMs + core.config.minorityDownAfterMs);
+    }
+    for (const key of this.lastAckAt.keys()) {
+      if (core.unreachableSince.has(key) || !this.isLive(key)) continue;
+      consider(core.detectors.unavailableAtMs(key));
     }
     if (next === undefined) {
       this.stop();
@@ -163,21 +234,17 @@ export class Reachability {
     this.deadline = { atMs: next, timer };
   }
 
-  private downingInput(now: number): DowningInput {
-    const { core } = this;
-    return {
-      selfKey: core.selfKey,
-      members: [...core.gossip.members.entries()].map(([key, r]) => ({
-        key,
-        address: r.address,
-        status: r.status,
-        reachable: !core.unreachableSince.has(key),
-        unreachableSinceMs: core.unreachableSince.get(key),
-      })),
-      nowMs: now,
-      downAfterMs: core.config.downAfterMs,
-      minorityDownAfterMs: core.config.minorityDownAfterMs,
-      staggerMs: downingStaggerMs(core.config.heartbeatIntervalMs),
-    };
+  private isLive(key: string): boolean {
+    const record = this.core.gossip.members.get(key);
+    return record !== undefined && !isGone(record.status) && keyOf(record) !== this.core.selfKey;
   }
+}
+
+function edgeText(edge: UnreachableEdge): string {
+  return `${edge.observer} -> ${edge.subject}`;
+}
+
+/** The decision and the table that led to it, for the one log line an action writes. */
+function decisionFields(decision: Exclude<SplitBrainDecision, { kind: 'none' }>, edges: ReadonlyArray<UnreachableEdge>): Record<string, unknown> {
+  return { decision: decision.kind, down: decision.down, indirectlyConnected: decision.indirectlyConnected, table: edges.map(edgeText) };
 }

@@ -7,9 +7,10 @@ import { ActorTsError } from '../errors.js';
  * Bumped on any incompatible change of a message shape; carried in every frame. 2: placement sync payloads
  * carry the store's generation envelope (compaction) and ShardLocations names hand-offs in progress.
  * 3: slot values gained optional meta (a pin's mode, expiry, reason and author), gossip members (and Join)
- * gained optional attributes.
+ * gained optional attributes. 4: gossip carries the reachability table (who observes whom as unreachable),
+ * which the leader's downing decision reads: a node of version 3 would still down by its own view.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /** What every message on the wire has: a string discriminator. */
 export interface WireMessage {

@@ -29,6 +29,28 @@ describe('cluster messages', () => {
       type: 'Gossip',
       gossip: { members: [member], seen: [], tombstones },
     });
+    // Reachability rows name members by index: [observer, version, subjects].
+    const two = [member, { ...member, address: 'sys@h:2' }];
+    const reachability = [[0, 3, [1]], [1, 1, []]];
+    expect(parseMessage({ type: 'Gossip', gossip: { members: two, seen: [], reachability } })).toEqual({
+      type: 'Gossip',
+      gossip: { members: two, seen: [], reachability },
+    });
+  });
+
+  const two = [member, { ...member, address: 'sys@h:2' }];
+  it.each([
+    ['reachability that is not an array', { reachability: { 0: [1] } }],
+    ['more reachability rows than members', { reachability: [[0, 1, []], [1, 1, []], [0, 2, []]] }],
+    ['a row that is not a triple', { reachability: [[0, 1]] }],
+    ['an observer index past the members', { reachability: [[2, 1, [0]]] }],
+    ['a subject index past the members', { reachability: [[0, 1, [5]]] }],
+    ['a negative subject index', { reachability: [[0, 1, [-1]]] }],
+    ['a fractional version', { reachability: [[0, 1.5, [1]]] }],
+    ['a version that is a string', { reachability: [[0, '1', [1]]] }],
+    ['more subjects than members', { reachability: [[0, 1, [1, 1, 1]]] }],
+  ])('rejects gossip with %s', (_name, extra) => {
+    expect(parseMessage({ type: 'Gossip', gossip: { members: two, seen: [], ...extra } })).toBeUndefined();
   });
 
   it.each([

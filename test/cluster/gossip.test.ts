@@ -9,12 +9,15 @@ import {
   mergeGossip,
   mergeRecord,
   pruneMembers,
+  stateDigest,
   toWire,
   updateMembers,
   type GossipState,
   type MemberRecord,
 } from '../../src/cluster/gossip.js';
 import type { MemberStatus } from '../../src/cluster/member.js';
+import { mergeTables, type ReachabilityTable } from '../../src/cluster/reachability-table.js';
+import { parseMessage } from '../../src/protocol.js';
 
 const STATUSES: MemberStatus[] = ['joining', 'weakly-up', 'up', 'leaving', 'exiting', 'down', 'removed'];
 
@@ -30,21 +33,30 @@ const tombstonesArb = fc
   .array(fc.tuple(fc.integer({ min: 1, max: 4 }), fc.nat(100)), { maxLength: 2 })
   .map((entries) => new Map(entries.map(([port, at]) => [keyOf(record(port, 'removed')), at] as const)));
 
-const stateArb: fc.Arbitrary<GossipState> = fc.tuple(fc.array(recordArb, { maxLength: 6 }), tombstonesArb).map(([records, tombstones]) => {
+/** Reachability rows by observer port: [version, subject ports]; only rows and subjects of the state's members are kept. */
+const rowsArb = fc.array(fc.tuple(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 3 }), fc.subarray([1, 2, 3, 4])), { maxLength: 4 });
+
+const stateArb: fc.Arbitrary<GossipState> = fc.tuple(fc.array(recordArb, { maxLength: 6 }), tombstonesArb, rowsArb).map(([records, tombstones, rows]) => {
   const members = new Map<string, MemberRecord>();
   for (const r of records) {
     if (tombstones.has(keyOf(r))) continue;
     const existing = members.get(keyOf(r));
     members.set(keyOf(r), existing ? mergeRecord(existing, r) : r);
   }
-  return { members, seen: new Set<string>(), tombstones };
+  let reachability: ReachabilityTable = new Map();
+  for (const [observer, version, subjects] of rows) {
+    const k = keyOf(record(observer, 'up'));
+    const ks = subjects.map((p) => keyOf(record(p, 'up'))).filter((x) => members.has(x));
+    if (members.has(k)) reachability = mergeTables(reachability, new Map([[k, { version, subjects: new Set(ks) }]]));
+  }
+  return { members, seen: new Set<string>(), tombstones, reachability };
 });
 
 const digest = (s: GossipState): string =>
-  `${contentDigest(s.members)}\n${[...s.tombstones].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, at]) => `${key}@${at}`).join(',')}`;
+  `${stateDigest(s)}\n${[...s.tombstones].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, at]) => `${key}@${at}`).join(',')}`;
 
 describe('gossip merge', () => {
-  it('is commutative, associative and idempotent on member content', () => {
+  it('is commutative, associative and idempotent on member content and the reachability table', () => {
     fc.assert(
       fc.property(stateArb, stateArb, stateArb, (a, b, c) => {
         expect(digest(mergeGossip(a, b, 'x'))).toBe(digest(mergeGossip(b, a, 'x')));
@@ -133,5 +145,32 @@ describe('gossip merge', () => {
     expect(back.members.get(keyOf(r))?.roles).toEqual(['dad']);
     expect([...back.seen]).toEqual([keyOf(r)]);
     expect([...back.tombstones]).toEqual([['gone#1', 7]]);
+  });
+
+  it('round-trips any state (reachability table included) through the wire form, as parsed at the gate', () => {
+    fc.assert(
+      fc.property(stateArb, (state) => {
+        const wire = toWire(state);
+        const parsed = parseMessage({ type: 'Gossip', gossip: wire });
+        expect(parsed?.type).toBe('Gossip');
+        expect(digest(fromWire(parsed?.type === 'Gossip' ? parsed.gossip : wire))).toBe(digest(state));
+      }),
+    );
+  });
+
+  it('resets seen when only the reachability table changed, and spreads it like a status change', () => {
+    const a = record(1, 'up', 1);
+    const b = record(2, 'up', 2);
+    const members = new Map([[keyOf(a), a], [keyOf(b), b]]);
+    const local: GossipState = { members, seen: new Set([keyOf(a), keyOf(b)]), tombstones: new Map() };
+    const incoming: GossipState = { members, seen: new Set(), tombstones: new Map(), reachability: new Map([[keyOf(b), { version: 1, subjects: new Set([keyOf(a)]) }]]) };
+    const merged = mergeGossip(local, incoming, keyOf(a));
+    // Same members, new row: what local's seen set vouched for is no longer the content.
+    expect([...merged.seen]).toEqual([keyOf(a)]);
+    expect(merged.reachability?.get(keyOf(b))?.subjects.has(keyOf(a))).toBe(true);
+    expect([...mergeGossip(incoming, local, keyOf(a)).seen]).toEqual([keyOf(a)]);
+    const fromLocalOnly = mergeGossip(local, { ...local, seen: new Set() }, keyOf(a));
+    expect(stateDigest(fromLocalOnly)).toBe(stateDigest(local));
+    expect(stateDigest(merged)).not.toBe(stateDigest(local));
   });
 });
