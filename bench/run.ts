@@ -1,4 +1,4 @@
-// Entry point of `npm run bench` (add `-- --quick` for the one-minute version): runs scenarios 1-7, prints
+// Entry point of `npm run bench` (add `-- --quick` for the one-minute version): runs scenarios 1-8, prints
 // a table per scenario, writes bench/results/<mode>.json and .svg, and on a full run refreshes the figures
 // section of bench/README.md. `--only 1,4` runs a subset and writes nothing.
 import { cpus } from 'node:os';
@@ -14,6 +14,7 @@ import { growth } from './scenarios/s4-growth.js';
 import { allocationCost } from './scenarios/s5-allocation.js';
 import { realNetwork } from './scenarios/s6-real-network.js';
 import { durability } from './scenarios/s7-durability.js';
+import { scale } from './scenarios/s8-scale.js';
 
 const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['1', propagation],
@@ -23,6 +24,7 @@ const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['5', allocationCost],
   ['6', realNetwork],
   ['7', durability],
+  ['8', scale],
 ];
 
 interface Flags {
@@ -30,6 +32,8 @@ interface Flags {
   readonly only: ReadonlySet<string> | undefined;
   readonly seed: number;
   readonly delayMs: number;
+  readonly nodes: readonly number[] | undefined;
+  readonly noBudget: boolean;
 }
 
 function parseFlags(argv: readonly string[]): Flags {
@@ -37,6 +41,8 @@ function parseFlags(argv: readonly string[]): Flags {
   let only: Set<string> | undefined;
   let seed = 1;
   let delayMs = 1;
+  let nodes: number[] | undefined;
+  let noBudget = false;
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] as string).split('=', 2) as [string, string | undefined];
     const value = (): string => {
@@ -57,8 +63,14 @@ function parseFlags(argv: readonly string[]): Flags {
       case '--delay-ms':
         delayMs = Number(value());
         break;
+      case '--nodes':
+        nodes = value().split(',').map((s) => Number(s.trim()));
+        break;
+      case '--no-budget':
+        noBudget = true;
+        break;
       case '--help':
-        process.stdout.write('usage: npm run bench [-- --quick] [--only 1,2,...] [--seed N] [--delay-ms MS]\n');
+        process.stdout.write('usage: npm run bench [-- --quick] [--only 1,2,...] [--seed N] [--delay-ms MS] [--nodes 50,200] [--no-budget]\n');
         process.exit(0);
         break;
       default:
@@ -67,13 +79,22 @@ function parseFlags(argv: readonly string[]): Flags {
   }
   if (!Number.isSafeInteger(seed) || seed <= 0) throw new Error('--seed must be a positive integer');
   if (!Number.isFinite(delayMs) || delayMs < 0) throw new Error('--delay-ms must be a number >= 0');
-  return { quick, only, seed, delayMs };
+  if (nodes !== undefined && (nodes.length === 0 || nodes.some((n) => !Number.isSafeInteger(n) || n < 5))) {
+    throw new Error('--nodes must be a comma-separated list of integers >= 5 (three seeds and a cut pair)');
+  }
+  return { quick, only, seed, delayMs, nodes, noBudget };
 }
 
 async function main(): Promise<void> {
   const flags = parseFlags(process.argv.slice(2));
   checkWireSize();
-  const options: BenchOptions = { quick: flags.quick, seed: flags.seed, delayMs: flags.delayMs };
+  const options: BenchOptions = {
+    quick: flags.quick,
+    seed: flags.seed,
+    delayMs: flags.delayMs,
+    ...(flags.nodes === undefined ? {} : { nodes: flags.nodes }),
+    noBudget: flags.noBudget,
+  };
   const startedAt = new Date();
   const started = process.hrtime.bigint();
   const results: ScenarioResult[] = [];
@@ -95,6 +116,8 @@ async function main(): Promise<void> {
   const extra = [
     flags.seed !== 1 ? `--seed ${flags.seed}` : '',
     flags.delayMs !== 1 ? `--delay-ms ${flags.delayMs}` : '',
+    flags.nodes !== undefined ? `--nodes ${flags.nodes.join(',')}` : '',
+    flags.noBudget ? '--no-budget' : '',
   ]
     .filter(Boolean)
     .join(' ');
@@ -113,7 +136,7 @@ async function main(): Promise<void> {
       delayMs: flags.delayMs,
     },
     results,
-    !flags.quick && flags.seed === 1 && flags.delayMs === 1,
+    !flags.quick && flags.seed === 1 && flags.delayMs === 1 && flags.nodes === undefined && !flags.noBudget,
   );
   process.stdout.write(`wrote ${written.join(', ')}\n`);
 }

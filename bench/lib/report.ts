@@ -32,7 +32,7 @@ export function writeResults(benchDir: string, info: RunInfo, results: readonly 
     svg,
     renderChart(
       `actor-ts placement store vs baselines (${info.mode} run)`,
-      `${info.startedAt.slice(0, 10)}, ${info.machine}, Node ${info.node}; S1-S3 simulated time, S4-S6 wall-clock`,
+      `${info.startedAt.slice(0, 10)}, ${info.machine}, Node ${info.node}; S1-S3 and S8 simulated time, S4-S7 wall-clock`,
       results.flatMap((r) => r.panels),
     ),
   );

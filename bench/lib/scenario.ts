@@ -7,6 +7,10 @@ export interface BenchOptions {
   readonly seed: number;
   /** One-way delay of the in-memory network in ms. */
   readonly delayMs: number;
+  /** S8's cluster sizes (`--nodes 50,200`); default by mode. */
+  readonly nodes?: readonly number[];
+  /** S8: run every size to the end, without the work budget (`--no-budget`). */
+  readonly noBudget?: boolean;
 }
 
 export interface ChartSeries {

@@ -142,6 +142,36 @@ describe('LeastShardAllocationStrategy.rebalance phases', () => {
     expect(sorted(strategy.rebalance(shards, [c, b, a, d], none))).toEqual([10, ...range(20, 5)]);
   });
 
+  it('phase 1 takes from the youngest of equally loaded regions first (highest upNumber), not by address', () => {
+    // d joined last with nothing; a, b, c hold 4 each: optimal 3, one excess shard each. Ages do not follow
+    // addresses: c is the oldest, then a, then b (the youngest of the three).
+    const view = new TestView([
+      { address: a, upNumber: 2 },
+      { address: b, upNumber: 3 },
+      { address: c, upNumber: 1 },
+      { address: d, upNumber: 4 },
+    ]);
+    const shards = shardMap([[a, range(10, 4)], [b, range(20, 4)], [c, range(30, 4)]]);
+    const all = new LeastShardAllocationStrategy({ ...lifted, cluster: view }).rebalance(shards, [a, b, c, d], none);
+    expect([...all]).toEqual([20, 10, 30]);
+    const one = new LeastShardAllocationStrategy({ absoluteLimit: 1, relativeLimit: 1, cluster: view });
+    expect([...one.rebalance(shards, [a, b, c, d], none)]).toEqual([20]);
+  });
+
+  it('phase 1 takes from a leaving region before a more loaded up one', () => {
+    const view = new TestView([{ address: a, upNumber: 1 }, { address: b, upNumber: 2, status: 'leaving' }, { address: c, upNumber: 3 }]);
+    // 15 shards over 3 regions: optimal 5; a is 4 over, b 1 over.
+    const shards = shardMap([[a, range(10, 9)], [b, range(20, 6)]]);
+    const strategy = new LeastShardAllocationStrategy({ absoluteLimit: 2, relativeLimit: 1, cluster: view });
+    expect([...strategy.rebalance(shards, [a, b, c], none)]).toEqual([20, 10]);
+  });
+
+  it('phase 1 without a view takes equally loaded regions from the highest address down', () => {
+    const shards = shardMap([[a, range(10, 3)], [b, range(20, 3)]]);
+    const strategy = new LeastShardAllocationStrategy({ absoluteLimit: 1, relativeLimit: 1 });
+    expect([...strategy.rebalance(shards, [a, b, c], none)]).toEqual([20]);
+  });
+
   it('phase 1 applies the default limits (10% of shards, at most 20)', () => {
     const shards = shardMap([[a, range(0, 100)]]);
     expect(new LeastShardAllocationStrategy().rebalance(shards, [a, b], none)).toEqual(new Set(range(0, 10)));

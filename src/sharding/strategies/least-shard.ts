@@ -1,10 +1,12 @@
 // The modern Akka/Pekko least-shard strategy (design.md §4): new shards go to the most suitable,
-// least loaded node; rebalance moves at most `limit` shards per round towards ceil(shards / regions).
+// least loaded node; rebalance moves at most `limit` shards per round towards ceil(shards / regions),
+// taking first from the least suitable regions (the exact reverse of allocate's order).
 import type { NodeAddress } from '../../cluster/address.js';
 import type { ClusterView } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
 import {
   allocateLeastShard,
+  compareForAllocation,
   compareStrings,
   describeRegions,
   isGoodTimeToRebalance,
@@ -68,9 +70,8 @@ export class LeastShardAllocationStrategy implements AllocationStrategy {
 
     const optimal = Math.ceil(shardCount / regions.length);
     const limit = this.limitFor(shardCount);
-    const mostLoadedFirst = [...regions].sort(byLoadDescending);
-    const phase1 = takeExcess(mostLoadedFirst, optimal, limit);
-    return phase1.size > 0 ? phase1 : evenOutLowRegions(mostLoadedFirst, optimal, limit);
+    const phase1 = takeExcess(leastSuitableFirst(regions), optimal, limit);
+    return phase1.size > 0 ? phase1 : evenOutLowRegions([...regions].sort(byLoadDescending), optimal, limit);
   }
 
   /** `max(1, min(floor(relativeLimit * shards), absoluteLimit))`. */
@@ -83,17 +84,31 @@ export class LeastShardAllocationStrategy implements AllocationStrategy {
   }
 }
 
-/** Most loaded first; equal loads by address so every coordinator picks the same shards. */
+/**
+ * Phase 1's order: allocate's preference (compareForAllocation) reversed, so shards leave the regions a new
+ * shard would go to last: leaving before up, lower app version, more shards, then the youngest member
+ * (highest upNumber), then the highest address. Equally loaded regions used to be taken from by address,
+ * which made the oldest member give its shards up while a newer one kept them.
+ */
+export function leastSuitableFirst(regions: ReadonlyArray<RegionInfo>): RegionInfo[] {
+  return [...regions].sort((a, b) => compareForAllocation(b, a));
+}
+
+/** Phase 2's order: most loaded first; equal loads by address so every coordinator picks the same shards. */
 function byLoadDescending(a: RegionInfo, b: RegionInfo): number {
   return b.shards.size - a.shards.size || compareStrings(a.key, b.key);
 }
 
-/** Phase 1: the oldest `size - optimal` shards of every region above optimal, first `limit` of them. */
+/**
+ * Phase 1: the oldest `size - optimal` shards of every region above optimal, regions in `regions` order,
+ * first `limit` of them. A leaving region sorts first whatever its load, so a region at or below optimal
+ * does not end the walk.
+ */
 function takeExcess(regions: ReadonlyArray<RegionInfo>, optimal: number, limit: number): Set<number> {
   const selected = new Set<number>();
   for (const region of regions) {
     let excess = region.shards.size - optimal;
-    if (excess <= 0) break; // sorted by load: no later region is above optimal either
+    if (excess <= 0) continue;
     for (const shardId of region.shards) {
       if (excess-- <= 0 || selected.size >= limit) break;
       selected.add(shardId);

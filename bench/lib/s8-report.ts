@@ -1,0 +1,205 @@
+// Tables, headlines and chart panels of scenario 8 (membership at scale), from the figures s8-scale.ts
+// measured; every size that stopped early says where and why in its rows.
+import type { ClusterConfig } from '../../src/cluster/config.js';
+import type { CutFigures, DownDecision, KillFigures, SizeFigures } from '../scenarios/s8-scale.js';
+import type { ChartPanel, ScenarioResult } from './scenario.js';
+import { fmt, fmtBytes } from './stats.js';
+import type { Table } from './table.js';
+
+/** Config keys this bench was written against; anything else a newer runtime adds is listed as it is. */
+const KNOWN_KEYS = new Set([
+  'seedNodes', 'appVersion', 'roles', 'attributes', 'heartbeatIntervalMs', 'failureDetector', 'gossipIntervalMs',
+  'seedNodeTimeoutMs', 'retryJoinIntervalMs', 'downAfterMs', 'minorityDownAfterMs', 'leaveTimeoutMs', 'exitTimeoutMs',
+  'weaklyUpAfterMs', 'removedRetentionMs', 'tombstoneTtlMs', 'monitoredByNrOfMembers',
+]);
+
+export interface PerNodeRates {
+  readonly heartbeats: number;
+  readonly gossip: number;
+  readonly gossipBytes: number;
+  readonly other: number;
+  readonly otherTypes: readonly string[];
+}
+
+/** Sent per node per second in the steady window: heartbeat types (requests and acks), gossip, the rest. */
+export function perNodeRates(stable: NonNullable<SizeFigures['stable']>): PerNodeRates {
+  const per = (count: number): number => count / stable.nodes / (stable.windowMs / 1000);
+  let heartbeats = 0;
+  let gossip = 0;
+  let gossipBytes = 0;
+  let other = 0;
+  const otherTypes: string[] = [];
+  for (const [key, count] of Object.entries(stable.byType)) {
+    if (count.messages === 0) continue;
+    const type = key.slice(key.indexOf('/') + 1);
+    if (/heartbeat/i.test(type)) heartbeats += count.messages;
+    else if (/gossip/i.test(type)) {
+      gossip += count.messages;
+      gossipBytes += count.bytes;
+    } else {
+      other += count.messages;
+      otherTypes.push(key);
+    }
+  }
+  return { heartbeats: per(heartbeats), gossip: per(gossip), gossipBytes: per(gossipBytes), other: per(other), otherTypes };
+}
+
+export function ringOf(config: ClusterConfig): string {
+  const ring = (config as unknown as Record<string, unknown>)['monitoredByNrOfMembers'];
+  return typeof ring === 'number' ? `${ring} monitors per member` : 'none (every member heartbeats every other)';
+}
+
+function unknownSettings(config: ClusterConfig): string {
+  const extra = Object.entries(config as unknown as Record<string, unknown>).filter(([key]) => !KNOWN_KEYS.has(key));
+  return extra.length === 0 ? '-' : extra.map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(', ');
+}
+
+const s = (ms: number | undefined): string => (ms === undefined ? 'n/a' : fmt(ms / 1000));
+const node = (i: number): string => `n${i}`;
+
+/** Deciders: named when few, counted when many nodes decided independently at the same instant. */
+function by(deciders: readonly number[]): string {
+  const sorted = [...deciders].sort((x, y) => x - y);
+  if (sorted.length <= 3) return sorted.map(node).join('+');
+  return `${sorted.length} nodes independently (${sorted.slice(0, 3).map(node).join(', ')}, ...)`;
+}
+
+function describeDecisions(decisions: readonly DownDecision[]): string {
+  if (decisions.length === 0) return 'none';
+  return [...decisions]
+    .sort((x, y) => x.atMs - y.atMs)
+    .map((d) => `${by(d.deciders)} downed ${node(d.subject)} at ${s(d.atMs)} s`)
+    .join('; ');
+}
+
+function configTable(figures: readonly SizeFigures[]): Table {
+  return {
+    title: 'Scenario 8: cluster config each size ran with (scaleClusterConfig: seeds only, every timing the default)',
+    headers: ['N', 'seeds', 'heartbeat ms', 'gossip ms', 'phi threshold / pause ms', 'down after / minority ms', 'heartbeat ring', 'settings unknown to this bench'],
+    rows: figures.map((f) => [
+      String(f.nodes),
+      String(f.config.seedNodes.length),
+      String(f.config.heartbeatIntervalMs),
+      String(f.config.gossipIntervalMs),
+      `${f.config.failureDetector.threshold} / ${f.config.failureDetector.acceptableHeartbeatPauseMs}`,
+      `${f.config.downAfterMs} / ${f.config.minorityDownAfterMs}`,
+      ringOf(f.config),
+      unknownSettings(f.config),
+    ]),
+  };
+}
+
+function joinTable(figures: readonly SizeFigures[]): Table {
+  return {
+    title: 'Scenario 8: join from three seeds, then steady state (messages sent per node per second)',
+    headers: ['N', 'all see all Up s (sim)', 'join messages', 'join host s', 'heartbeats /node/s', 'gossip /node/s', 'gossip B /node/s', 'other /node/s', 'host ms per sim s', 'stopped'],
+    rows: figures.map((f) => {
+      const rates = f.stable ? perNodeRates(f.stable) : undefined;
+      const up =
+        f.allUpMs !== undefined ? s(f.allUpMs) : f.join.simMs === 0 ? 'not run' : `not reached (${f.join.allUpNodes}/${f.nodes} nodes after ${s(f.join.simMs)} s)`;
+      return [
+        String(f.nodes),
+        up,
+        f.join.messages.toLocaleString('en-US'),
+        fmt(f.join.hostS),
+        rates ? fmt(rates.heartbeats) : 'n/a',
+        rates ? fmt(rates.gossip) : 'n/a',
+        rates ? fmtBytes(rates.gossipBytes) : 'n/a',
+        rates ? `${fmt(rates.other)}${rates.otherTypes.length > 0 ? ` (${rates.otherTypes.join(', ')})` : ''}` : 'n/a',
+        f.stable ? fmt(f.stable.hostMsPerSimS) : 'n/a',
+        f.stopped ?? '-',
+      ];
+    }),
+    note:
+      'simulated time from the start of the nodes (spread over the first second; the first seed forms the cluster after seedNodeTimeoutMs when nobody answers), polled every 100 ms. ' +
+      'Steady state: a 3 s window starting 2 s after all saw all Up; heartbeats = Heartbeat + HeartbeatAck sent, bytes = exact msgpackr frames. ' +
+      'join host s and host ms per sim s: wall-clock this machine spent simulating the whole cluster.',
+  };
+}
+
+function cutTable(figures: readonly SizeFigures[]): Table {
+  const rows = figures.map((f) => {
+    const c: CutFigures | undefined = f.cut;
+    if (c === undefined) return [String(f.nodes), 'not run', '', '', '', '', '', '', f.stopped ?? ''];
+    return [
+      String(f.nodes),
+      `${node(c.pair[0])} x ${node(c.pair[1])}`,
+      describeDecisions(c.decisions),
+      c.downedTwice.length === 0 ? 'none' : c.downedTwice.map(node).join(', '),
+      c.bothSidesActed ? 'both (violation)' : 'one',
+      c.collateral.length === 0 ? 'none' : c.collateral.map(node).join(', '),
+      c.survivors.length === 0 ? 'none' : c.survivors.map(node).join(', '),
+      s(c.agreedMs),
+      '-',
+    ];
+  });
+  return {
+    title: 'Scenario 8: non-transitive cut (two nodes lose each other, both still reach everyone else)',
+    headers: ['N', 'cut pair', 'decisions (who downed whom, s after the cut)', 'downed twice', 'sides acting', 'others downed', 'pair survivors', 'all live agree s', 'stopped'],
+    rows,
+    note:
+      'n<i> is bench@127.0.0.1:<30000+i> (address order = index order). A decision is one distinct down stamp; its deciders are the nodes whose views showed it first ' +
+      '(several at the same instant decided independently; the subject itself on a minority side). downed twice: a node with more than one decider. Watched 15 s past the first decision.',
+  };
+}
+
+function killTable(figures: readonly SizeFigures[]): Table {
+  const rows = figures.map((f) => {
+    const k: KillFigures | undefined = f.kill;
+    if (k === undefined) return [String(f.nodes), 'not run', '', '', '', '', f.stopped ?? ''];
+    const first = [...k.decisions].sort((x, y) => x.atMs - y.atMs)[0];
+    return [
+      String(f.nodes),
+      node(k.victim),
+      s(k.firstUnreachableMs),
+      first === undefined ? 'never' : `${s(first.atMs)} by ${by(first.deciders)}${k.decisions.length > 1 ? ` (${k.decisions.length} distinct stamps)` : ''}`,
+      s(k.allSeeDownMs),
+      fmt(k.hostS),
+      '-',
+    ];
+  });
+  return {
+    title: 'Scenario 8: SIGKILL stand-in (highest address isolated and stopped, no leave)',
+    headers: ['N', 'victim', 'first marked unreachable s', 'decided down s (by)', 'every live node sees it down s', 'host s', 'stopped'],
+    rows,
+    note: 'simulated seconds from the kill, polled every 100 ms; run after the cut, so one node of the cut pair is already down.',
+  };
+}
+
+export function report(figures: readonly SizeFigures[], budget: number): ScenarioResult {
+  const done = figures.filter((f) => f.stable !== undefined);
+  const headlines = figures.map((f) => {
+    if (f.stable === undefined) return `S8 N=${f.nodes}: ${f.stopped ?? 'no steady state'} (ring: ${ringOf(f.config)})`;
+    const r = perNodeRates(f.stable);
+    const cut = f.cut ? `; cut: ${describeDecisions(f.cut.decisions)}, ${f.cut.downedTwice.length === 0 ? 'nobody downed twice' : 'someone downed twice'}, ${f.cut.bothSidesActed ? 'both sides acted' : 'one side acted'}` : '';
+    const kill = f.kill ? `; SIGKILL downed after ${s([...f.kill.decisions].sort((x, y) => x.atMs - y.atMs)[0]?.atMs)} s, all saw it ${s(f.kill.allSeeDownMs)} s` : '';
+    return `S8 N=${f.nodes}: all Up after ${s(f.allUpMs)} s (sim, ${fmt(f.join.hostS)} s host); ${fmt(r.heartbeats)} heartbeats, ${fmt(r.gossip)} gossip (${fmtBytes(r.gossipBytes)}) per node per s${cut}${kill}`;
+  });
+  const panels: ChartPanel[] =
+    done.length === 0
+      ? []
+      : [
+          {
+            title: 'S8 heartbeat messages per node per second (steady)',
+            unit: 'msgs',
+            log: false,
+            groups: done.map((f) => `N=${f.nodes}`),
+            series: [{ label: 'Heartbeat + ack', values: done.map((f) => perNodeRates(f.stable as NonNullable<SizeFigures['stable']>).heartbeats) }],
+          },
+          {
+            title: 'S8 gossip bytes per node per second (steady)',
+            unit: 'bytes',
+            log: false,
+            groups: done.map((f) => `N=${f.nodes}`),
+            series: [{ label: 'Gossip', values: done.map((f) => perNodeRates(f.stable as NonNullable<SizeFigures['stable']>).gossipBytes) }],
+          },
+        ];
+  return {
+    id: 's8',
+    title: 'Membership at scale',
+    tables: [configTable(figures), joinTable(figures), cutTable(figures), killTable(figures)],
+    data: { workBudget: budget, figures },
+    headlines,
+    panels,
+  };
+}
