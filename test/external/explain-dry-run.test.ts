@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { askDryRunRebalance, askExplain, type DryRunMove, type ShardExplanation } from '../../src/sharding/index.js';
 import { eventually, run, settle } from '../sharding/harness.js';
-import { addressOf, ExternalCluster, type ExtNode, recordsOf, TYPE, useExternalClusters } from './harness.js';
+import { addressOf, ExternalCluster, type ExtNode, recordsOf, TYPE, useExternalClusters, zonedCluster } from './harness.js';
 
 let cluster: ExternalCluster;
 
@@ -13,13 +13,9 @@ useExternalClusters();
 
 /** a (zone=a, the coordinator), b and c (zone=b), warmed up. */
 async function zones(options: { numberOfShards?: number } = {}): Promise<[ExtNode, ExtNode, ExtNode]> {
-  cluster = new ExternalCluster(options);
-  const a = cluster.addNode(7001, { attributes: { zone: 'a' } });
-  const b = cluster.addNode(7002, { attributes: { zone: 'b' } });
-  const c = cluster.addNode(7003, { attributes: { zone: 'b' } });
-  await run(600);
-  expect(cluster.coordinatorKey()).toBe(a.key);
-  return [a, b, c];
+  const [started, nodes] = await zonedCluster(options);
+  cluster = started;
+  return nodes;
 }
 
 const explain = (node: ExtNode, shardId: number): Promise<ShardExplanation> => settle(askExplain(node.sharding, TYPE, shardId));

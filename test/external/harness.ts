@@ -16,7 +16,7 @@ import { advanceUntil } from '../support/fake-time.js';
 import { InProcessCluster, startShardingNode, useInProcessClusters, type ShardingNode, type ShardingNodeOptions } from '../support/in-process-cluster.js';
 import { testAddress } from '../support/members.js';
 import type { MemberSpec } from '../support/fake-membership.js';
-import { counter, entityInShard, hostedShards, type EntityEvent } from '../sharding/harness.js';
+import { counter, entityInShard, hostedShards, run, type EntityEvent } from '../sharding/harness.js';
 
 export const TYPE = 'Counter';
 
@@ -180,4 +180,18 @@ export function pinsOf(node: ExtNode): Array<[number, string]> {
   return [...node.controller.getState().explicitPlacements]
     .map(([shardId, target]): [number, string] => [shardId, target.toString()])
     .sort((a, b) => a[0] - b[0]);
+}
+
+/**
+ * Three nodes warmed up: a (zone=a, which runs the coordinator), b and c (zone=b). The cluster the
+ * placement-rule, explain and dry-run tests start from.
+ */
+export async function zonedCluster(options: ExternalCluster['options'] = {}): Promise<[ExternalCluster, [ExtNode, ExtNode, ExtNode]]> {
+  const cluster = new ExternalCluster(options);
+  const a = cluster.addNode(7001, { attributes: { zone: 'a' } });
+  const b = cluster.addNode(7002, { attributes: { zone: 'b' } });
+  const c = cluster.addNode(7003, { attributes: { zone: 'b' } });
+  await run(600);
+  if (cluster.coordinatorKey() !== a.key) throw new Error(`expected the coordinator on ${a.key}, found ${String(cluster.coordinatorKey())}`);
+  return [cluster, [a, b, c]];
 }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { placementRecords } from '../../src/sharding/external-allocation-controller.js';
 import { entityInShard, eventually, run, settle } from '../sharding/harness.js';
-import { ExternalCluster, type ExtNode, recordsOf, TYPE, useExternalClusters } from './harness.js';
+import { ExternalCluster, type ExtNode, recordsOf, TYPE, useExternalClusters, zonedCluster } from './harness.js';
 
 let cluster: ExternalCluster;
 
@@ -12,13 +12,9 @@ useExternalClusters();
 
 /** a (zone=a, coordinator), b and c (zone=b), warmed up. */
 async function zones(): Promise<[ExtNode, ExtNode, ExtNode]> {
-  cluster = new ExternalCluster();
-  const a = cluster.addNode(7001, { attributes: { zone: 'a' } });
-  const b = cluster.addNode(7002, { attributes: { zone: 'b' } });
-  const c = cluster.addNode(7003, { attributes: { zone: 'b' } });
-  await run(600);
-  expect(cluster.coordinatorKey()).toBe(a.key);
-  return [a, b, c];
+  const [started, nodes] = await zonedCluster();
+  cluster = started;
+  return nodes;
 }
 
 const slots = (node: ExtNode) => node.sharding.placementStore.stats().slots;
