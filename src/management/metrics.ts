@@ -121,7 +121,7 @@ export class NodeMetrics {
     });
     new Gauge({
       name: `${METRICS_PREFIX}unreachable_members`,
-      help: 'Members this node currently sees as unreachable.',
+      help: 'Members the cluster currently sees as unreachable (any live observer reports them; the gossiped table).',
       registers,
       collect() {
         let unreachable = 0;
