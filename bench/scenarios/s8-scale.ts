@@ -21,7 +21,7 @@ const JOIN_LIMIT_MS = 120_000;
 const SETTLE_MS = 2_000;
 const STABLE_MS = 3_000;
 const DOWN_LIMIT_MS = 60_000;
-/** After a cut's first decision, how long to keep watching for a second one (well past the 2 s stagger). */
+/** After a cut's first decision, how long to keep watching for a second one (longer than `stableAfterMs`, so a second decision would show). */
 const CUT_WATCH_MS = 15_000;
 /**
  * Work budget of every size but the first: messages sent, each weighted by the member records it carries
