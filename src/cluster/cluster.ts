@@ -178,6 +178,10 @@ export class Cluster implements Membership {
         return this.exchange.onJoin(from, message);
       case 'Gossip':
         return this.exchange.onGossip(from, message.gossip);
+      case 'GossipNews':
+        return this.exchange.onNews(from, message.gossip);
+      case 'GossipStatus':
+        return this.exchange.onStatus(from, message);
     }
   }
 }

@@ -1,14 +1,19 @@
-// The gossip exchange: welcoming joining nodes, merging received gossip (and passing on what it changed,
-// like any own change), the periodic push to one peer, and pruning removed members into tombstones.
+// The gossip exchange: welcoming joining nodes, merging received gossip and news (and passing on what it
+// changed, like any own change), the periodic exchange with one peer, and pruning removed members into
+// tombstones. As in Pekko, the periodic push is the full state only to a peer that has not seen it, else a
+// status (a hash and the seen marks), and a peer answers with its full state only when the hashes differ:
+// once the cluster agrees, gossip costs a few dozen bytes a second per node whatever its size.
 // The state itself and how a change is installed live in membership-core.ts.
 import type { NodeAddress } from './address.js';
-import { fromWire, keyOf, memberKey, mergeGossip, pruneMembers, sameGossip, type MemberRecord } from './gossip.js';
+import { fromWire, keyOf, memberKey, mergeGossip, pruneMembers, sameContent, sameTombstones, type GossipState, type MemberRecord } from './gossip.js';
+import { knowsMoreSeen, statusHash, withSeenBits } from './gossip-digest.js';
 import { isGone } from './member.js';
 import type { MembershipCore } from './membership-core.js';
 import type { ClusterMessage, WireGossip } from './messages.js';
 import type { SelfLifecycle } from './self-lifecycle.js';
 
 type Join = Extract<ClusterMessage, { type: 'Join' }>;
+type GossipStatus = Extract<ClusterMessage, { type: 'GossipStatus' }>;
 
 export class GossipExchange {
   // When this node first saw each member as removed; the record is pruned removedRetentionMs later.
@@ -65,12 +70,43 @@ export class GossipExchange {
     if (!incoming.members.has(core.selfKey)) return;
     this.lifecycle.welcomed(from);
     // What the merge changed is news to the other members too: pass it on at once, not on the next tick.
-    const pushedTo = core.commit(mergeGossip(core.gossip, incoming, core.selfKey), 'fanout');
-    // Push-pull: answer when this node knows more (or has seen more) than the sender told us.
-    if (!core.stopped && !pushedTo.has(from.toString()) && !sameGossip(core.gossip, incoming)) core.sendGossip(from);
+    const pushedTo = core.commit(mergeGossip(core.gossip, incoming, core.selfKey), 'push');
+    if (core.stopped || pushedTo.has(from.toString())) return;
+    // Push-pull: the full state when the sender lacks content, only the seen marks when it lacks those.
+    if (!sameContent(core.gossip, incoming) || !sameTombstones(core.gossip, incoming)) core.sendGossip(from);
+    else if (hasSeenMissingFrom(core.gossip, incoming)) core.sendStatus(from);
   }
 
-  /** Every gossipIntervalMs: prune, run the leader's transitions, and push the state to one peer. */
+  /** A delta of another member's urgent change: merged like gossip and passed on, never answered. */
+  onNews(from: NodeAddress, wire: WireGossip): void {
+    const { core } = this;
+    if (!core.joined || !this.fromLiveMember(from)) return;
+    const incoming = fromWire(wire);
+    if (incoming.tombstones.has(core.selfKey)) {
+      this.lifecycle.selfTombstoned();
+      return;
+    }
+    core.commit(mergeGossip(core.gossip, { ...incoming, seen: new Set() }, core.selfKey), 'push');
+  }
+
+  /** A peer's hash and seen marks: the full state back when the hashes differ, else the seen marks merged. */
+  onStatus(from: NodeAddress, status: GossipStatus): void {
+    const { core } = this;
+    if (!core.joined || !this.fromLiveMember(from)) return;
+    if (status.hash !== statusHash(core.gossip)) {
+      core.sendGossip(from);
+      return;
+    }
+    const next = withSeenBits(core.gossip, status.seen);
+    if (next === undefined) {
+      core.logger.debug({ from: from.toString(), bytes: status.seen.byteLength }, 'dropping a gossip status whose seen marks do not fit its hash');
+      return;
+    }
+    if (next !== core.gossip) core.commit(next, 'none');
+    if (!core.stopped && knowsMoreSeen(core.gossip, status.seen)) core.sendStatus(from);
+  }
+
+  /** Every gossipIntervalMs: prune, run the leader's transitions, and gossip with one peer. */
   tick(): void {
     const { core } = this;
     if (!core.joined || core.stopped) return;
@@ -81,7 +117,14 @@ export class GossipExchange {
     const unseen = peers.filter((r) => !core.gossip.seen.has(keyOf(r)));
     const pool = unseen.length > 0 ? unseen : peers;
     const target = pool[Math.floor(this.random() * pool.length)];
-    if (target) core.sendGossip(target.address);
+    if (target === undefined) return;
+    if (unseen.length > 0) core.sendGossip(target.address);
+    else core.sendStatus(target.address);
+  }
+
+  private fromLiveMember(from: NodeAddress): boolean {
+    for (const record of this.core.livePeers()) if (record.address.equals(from)) return true;
+    return false;
   }
 
   /** Turns records removed longer than removedRetentionMs into tombstones, and expires old tombstones. */
@@ -101,4 +144,10 @@ export class GossipExchange {
     if (due.length > 0) core.logger.info({ members: due }, 'pruning removed members from the gossip');
     core.commit(next, 'none');
   }
+}
+
+/** Whether `mine` has seen marks that `theirs` (of the same content) lacks. */
+function hasSeenMissingFrom(mine: GossipState, theirs: GossipState): boolean {
+  for (const key of mine.seen) if (!theirs.seen.has(key)) return true;
+  return false;
 }

@@ -88,17 +88,46 @@ function withFields(record: MemberRecord, upNumber: number, downedAtMs: number |
   return downedAtMs === undefined ? { ...rest, upNumber } : { ...rest, upNumber, downedAtMs };
 }
 
+/** Equal in what the content digest covers: key, status, upNumber, downedAtMs. */
+export function sameRecordContent(a: MemberRecord, b: MemberRecord): boolean {
+  return a === b || (a.status === b.status && a.upNumber === b.upNumber && a.downedAtMs === b.downedAtMs && keyOf(a) === keyOf(b));
+}
+
+// States are immutable and an unchanged part keeps its identity through a merge, so each digest is built
+// once per change rather than on every message.
+const contentDigests = new WeakMap<ReadonlyMap<string, MemberRecord>, string>();
+const tableDigests = new WeakMap<ReachabilityTable, string>();
+
 /** A canonical text of the member content (not `seen`): equal texts, equal content. */
 export function contentDigest(members: ReadonlyMap<string, MemberRecord>): string {
-  return [...members.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, r]) => `${key}|${r.status}|${r.upNumber}|${r.downedAtMs ?? ''}`)
-    .join('\n');
+  let digest = contentDigests.get(members);
+  if (digest === undefined) {
+    digest = [...members.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, r]) => `${key}|${r.status}|${r.upNumber}|${r.downedAtMs ?? ''}`)
+      .join('\n');
+    contentDigests.set(members, digest);
+  }
+  return digest;
 }
 
 /** A canonical text of the whole content (members and reachability, not `seen`). */
 export function stateDigest(state: GossipState): string {
-  return `${contentDigest(state.members)}\n--\n${tableDigest(reachabilityOf(state))}`;
+  const table = reachabilityOf(state);
+  let digest = tableDigests.get(table);
+  if (digest === undefined) tableDigests.set(table, (digest = tableDigest(table)));
+  return `${contentDigest(state.members)}\n--\n${digest}`;
+}
+
+/** Whether two states hold the same content (members and reachability), without building digests when they differ in size. */
+export function sameContent(a: GossipState, b: GossipState): boolean {
+  if (a.members === b.members && reachabilityOf(a) === reachabilityOf(b)) return true;
+  if (a.members.size !== b.members.size || reachabilityOf(a).size !== reachabilityOf(b).size) return false;
+  for (const [key, record] of a.members) {
+    const other = b.members.get(key);
+    if (other === undefined || !sameRecordContent(record, other)) return false;
+  }
+  return stateDigest(a) === stateDigest(b);
 }
 
 /**
@@ -108,18 +137,26 @@ export function stateDigest(state: GossipState): string {
  */
 export function mergeGossip(local: GossipState, incoming: GossipState, selfKey: string): GossipState {
   const tombstones = mergeTombstones(local.tombstones, incoming.tombstones);
-  const members = new Map(local.members);
+  // Copy on write: when nothing changes, the result shares local's members map (and its cached digests).
+  let members: Map<string, MemberRecord> | undefined;
   for (const [key, record] of incoming.members) {
-    const existing = members.get(key);
-    members.set(key, existing ? mergeRecord(existing, record) : record);
+    const existing = (members ?? local.members).get(key);
+    const merged = existing ? mergeRecord(existing, record) : record;
+    if (merged === existing) continue;
+    members ??= new Map(local.members);
+    members.set(key, merged);
   }
-  for (const key of tombstones.keys()) members.delete(key);
-  const reachability = retainKnown(mergeTables(reachabilityOf(local), reachabilityOf(incoming)), (key) => members.has(key));
-  const merged: GossipState = { members, seen: new Set(), tombstones, reachability };
-  const digest = stateDigest(merged);
+  for (const key of tombstones.keys()) {
+    if (!(members ?? local.members).has(key)) continue;
+    members ??= new Map(local.members);
+    members.delete(key);
+  }
+  const finalMembers: ReadonlyMap<string, MemberRecord> = members ?? local.members;
+  const reachability = retainKnown(mergeTables(reachabilityOf(local), reachabilityOf(incoming)), (key) => finalMembers.has(key));
+  const merged: GossipState = { members: finalMembers, seen: new Set(), tombstones, reachability };
   const seen = new Set<string>([selfKey]);
-  if (digest === stateDigest(local)) for (const s of local.seen) seen.add(s);
-  if (digest === stateDigest(incoming)) for (const s of incoming.seen) seen.add(s);
+  if (sameContent(merged, local)) for (const s of local.seen) seen.add(s);
+  if (sameContent(merged, incoming)) for (const s of incoming.seen) seen.add(s);
   return { ...merged, seen };
 }
 
@@ -168,15 +205,23 @@ export function updateMembers(state: GossipState, records: ReadonlyArray<MemberR
   return { members, seen: new Set([selfKey]), tombstones: state.tombstones, reachability: reachabilityOf(state) };
 }
 
-/** True when both states hold the same content, the same seen set and the same tombstones. */
-export function sameGossip(a: GossipState, b: GossipState): boolean {
-  if (a.seen.size !== b.seen.size || a.tombstones.size !== b.tombstones.size) return false;
-  for (const s of a.seen) if (!b.seen.has(s)) return false;
+/** True when both states hold tombstones for the same keys. */
+export function sameTombstones(a: GossipState, b: GossipState): boolean {
+  if (a.tombstones.size !== b.tombstones.size) return false;
   for (const key of a.tombstones.keys()) if (!b.tombstones.has(key)) return false;
-  return stateDigest(a) === stateDigest(b);
+  return true;
 }
 
+const wireForms = new WeakMap<GossipState, WireGossip>();
+
+/** The wire form, built once per state: the same state is sent to many peers. */
 export function toWire(state: GossipState): WireGossip {
+  let wire = wireForms.get(state);
+  if (wire === undefined) wireForms.set(state, (wire = buildWire(state)));
+  return wire;
+}
+
+function buildWire(state: GossipState): WireGossip {
   const records = [...state.members.values()];
   const indexOf = new Map(records.map((r, i) => [keyOf(r), i]));
   const reachability = tableToWire(reachabilityOf(state), indexOf);

@@ -1,15 +1,19 @@
 // The state one node holds about the cluster, and the one path every change takes: `commit` runs the
-// leader's transitions, pushes changed content at once (own decisions to every live member; news merged
-// from others to every live member too in a cluster of up to NEWS_FANOUT + 1, to NEWS_FANOUT random ones in
-// a larger one; a member just downed is always told, so a downing decided elsewhere reaches the downed side
-// through any member in between), and fires the change events. The gossip exchange, reachability and self-lifecycle modules
-// all read and change the state through this object.
+// leader's transitions, pushes changed content at once, and fires the change events. In a cluster of up to
+// NEWS_FANOUT + 1 members a change goes as the full state to every live member (cheap at that size, and the
+// seen marks come back in one exchange); in a larger one only an urgent change is pushed (a downing, a
+// leave, a reachability row: gossip-digest.ts isUrgent), as a delta to NEWS_FANOUT random members who pass
+// it on, while joins and moves to Up ride the periodic gossip. A member just downed is always told, so a
+// downing decided elsewhere reaches the downed side through any member in between. The gossip exchange,
+// reachability and self-lifecycle modules all read and change the state through this object.
 import type { Logger } from '../logging.js';
 import type { NodeAddress } from './address.js';
 import type { ClusterChannel } from './cluster-channel.js';
 import type { ClusterConfig } from './config.js';
 import { FailureDetectorRegistry } from './failure-detector.js';
-import { EMPTY_GOSSIP, keyOf, reachabilityOf, stateDigest, statusRank, toWire, updateMembers, type GossipState, type MemberRecord } from './gossip.js';
+import { EMPTY_GOSSIP, keyOf, reachabilityOf, sameContent, statusRank, toWire, updateMembers, type GossipState, type MemberRecord } from './gossip.js';
+import { deltaOf, isUrgent, seenBits, statusHash } from './gossip-digest.js';
+import type { ClusterMessage } from './messages.js';
 import { leaderActions } from './leader-actions.js';
 import { isGone, type MemberInfo } from './member.js';
 import { compareAddresses } from './member-order.js';
@@ -21,15 +25,14 @@ export type MembershipCoreOptions = Pick<MembershipCore, 'self' | 'incarnation' 
   Partial<Pick<MembershipCore, 'random'>>;
 
 /**
- * How news merged from another node's gossip is passed on: to every live peer while the cluster has at most
- * this many + 1 members (as before), else to this many peers chosen at random, so one change costs about
- * N x NEWS_FANOUT messages (an epidemic of a few hops) rather than N x N. This node's own decisions still go
- * to every live peer at once.
+ * Up to this many + 1 members, a change is pushed in full to every live peer; above, an urgent change is
+ * pushed as a delta to this many peers chosen at random, who pass it on: about N x NEWS_FANOUT small
+ * messages per change (an epidemic of a few hops) rather than N x N full states.
  */
 export const NEWS_FANOUT = 9;
 
-/** Whom a commit pushes changed content to: every live peer, NEWS_FANOUT random ones, or nobody. */
-export type Spread = 'all' | 'fanout' | 'none';
+/** Whether a commit pushes changed content at once (as NEWS_FANOUT says) or leaves it to the periodic gossip. */
+export type Spread = 'push' | 'none';
 
 export class MembershipCore {
   readonly self: NodeAddress;
@@ -118,8 +121,14 @@ export class MembershipCore {
     });
   }
 
+  /** The full state. One message object per state: a transport encodes it once however many peers get it. */
   sendGossip(to: NodeAddress): void {
-    this.channel.send(to, { type: 'Gossip', gossip: toWire(this.gossip) });
+    this.channel.send(to, cached(this.gossip, gossipMessages, (state) => ({ type: 'Gossip', gossip: toWire(state) })));
+  }
+
+  /** The state's hash and seen marks: what the periodic gossip sends a peer that has seen this state. */
+  sendStatus(to: NodeAddress): void {
+    this.channel.send(to, cached(this.gossip, statusMessages, (state) => ({ type: 'GossipStatus', hash: statusHash(state), seen: seenBits(state) })));
   }
 
   /** The record marked down by this node now; an earlier decision gossiped by another node wins in the merge. */
@@ -132,13 +141,13 @@ export class MembershipCore {
   }
 
   applyOwnChanges(records: ReadonlyArray<MemberRecord>): void {
-    this.commit(updateMembers(this.gossip, records, this.selfKey), 'all');
+    this.commit(updateMembers(this.gossip, records, this.selfKey), 'push');
   }
 
   /**
-   * Installs a new state: runs the leader's transitions on it, pushes changed content as `spread` says (to
-   * every live member when the leader moved someone), forgets members that are gone, and fires the events
-   * the change implies. Returns the addresses the new state was pushed to.
+   * Installs a new state: runs the leader's transitions on it, pushes changed content unless `spread` is
+   * 'none' (always when the leader moved someone), forgets members that are gone, and fires the events the
+   * change implies. Returns the addresses the whole new state was pushed to (not those sent a delta).
    */
   commit(next: GossipState, spread: Spread): ReadonlySet<string> {
     const before = this.gossip;
@@ -157,8 +166,8 @@ export class MembershipCore {
     }
     this.gossip = state;
     let pushedTo: ReadonlySet<string> = new Set();
-    if (stateDigest(state) !== stateDigest(before)) {
-      pushedTo = this.afterContentChange(before, transitions.length > 0 ? 'all' : spread);
+    if (!sameContent(state, before) || state.tombstones.size !== before.tombstones.size) {
+      pushedTo = this.afterContentChange(before, transitions.length > 0 ? 'push' : spread);
     }
     this.afterCommit();
     this.notifyIfViewChanged();
@@ -180,10 +189,6 @@ export class MembershipCore {
     } catch (error) {
       this.logger.error({ err: error instanceof Error ? error.message : String(error) }, `${what} threw`);
     }
-  }
-
-  private pushTargets(spread: Spread): MemberRecord[] {
-    return pickPeers(this.livePeers(), spread, this.random);
   }
 
   private afterContentChange(before: GossipState, spread: Spread): ReadonlySet<string> {
@@ -208,18 +213,41 @@ export class MembershipCore {
       }
     }
     if (spread === 'none') return new Set();
+    const peers = this.livePeers();
+    const small = peers.length <= NEWS_FANOUT;
     const targets = new Map<string, NodeAddress>();
-    for (const r of this.pushTargets(spread)) targets.set(r.address.toString(), r.address);
-    // Members just downed or removed are told directly: they are no longer gossip targets.
-    for (const address of newlyGone) targets.set(address.toString(), address);
-    for (const address of targets.values()) this.sendGossip(address);
-    return new Set(targets.keys());
+    if (small || isUrgent(before, this.gossip)) for (const r of pickPeers(peers, this.random)) targets.set(r.address.toString(), r.address);
+    // Members just downed or removed are told directly, in full: they are no longer gossip targets.
+    for (const address of newlyGone) {
+      this.sendGossip(address);
+      targets.delete(address.toString());
+    }
+    const fullTo = new Set(newlyGone.map(String));
+    if (small) {
+      for (const [key, address] of targets) {
+        this.sendGossip(address);
+        fullTo.add(key);
+      }
+    } else if (targets.size > 0) {
+      const news: ClusterMessage = { type: 'GossipNews', gossip: toWire(deltaOf(before, this.gossip)) };
+      for (const address of targets.values()) this.channel.send(address, news);
+    }
+    return fullTo;
   }
 }
 
-/** Every live peer, or (for 'fanout' in a cluster larger than NEWS_FANOUT + 1) that many of them at random. */
-function pickPeers(peers: MemberRecord[], spread: Spread, random: () => number): MemberRecord[] {
-  if (spread !== 'fanout' || peers.length <= NEWS_FANOUT) return peers;
+const gossipMessages = new WeakMap<GossipState, ClusterMessage>();
+const statusMessages = new WeakMap<GossipState, ClusterMessage>();
+
+function cached(state: GossipState, cache: WeakMap<GossipState, ClusterMessage>, build: (state: GossipState) => ClusterMessage): ClusterMessage {
+  let message = cache.get(state);
+  if (message === undefined) cache.set(state, (message = build(state)));
+  return message;
+}
+
+/** Every live peer while there are at most NEWS_FANOUT of them, else that many at random. */
+function pickPeers(peers: MemberRecord[], random: () => number): MemberRecord[] {
+  if (peers.length <= NEWS_FANOUT) return peers;
   for (let i = 0; i < NEWS_FANOUT; i++) {
     const j = i + Math.floor(random() * (peers.length - i));
     [peers[i], peers[j]] = [peers[j]!, peers[i]!];

@@ -1,7 +1,12 @@
 // Cluster membership messages: one family of the protocol union. Addresses travel as strings and every
 // field is validated here, so the membership code only ever sees well-formed gossip.
 //   Join          joining node -> seed nodes, repeated until answered
-//   Gossip        the whole membership state (answer to Join, periodic push, and push-pull replies)
+//   Gossip        the whole membership state (answer to Join, periodic push to a peer that has not seen
+//                 this state, and the reply to a peer whose state differs)
+//   GossipStatus  a hash of the state and who has seen it (periodic push to a peer that has seen it, and
+//                 the reply to gossip that only lacked seen marks): a full state only where they differ
+//   GossipNews    the records and reachability rows a change touched, pushed at once to a few peers in a
+//                 large cluster (a delta of the state, merged like gossip)
 //   Heartbeat     monitor -> monitored member; HeartbeatAck comes back and feeds the failure detector
 import type { MessageFamily, RawMessage } from './wire-message.js';
 import { NodeAddress } from './address.js';
@@ -47,9 +52,17 @@ export type ClusterMessage =
       readonly roles: ReadonlyArray<string>;
       readonly attributes?: NodeAttributes;
     }
-  | { readonly type: 'Gossip'; readonly gossip: WireGossip };
+  | { readonly type: 'Gossip'; readonly gossip: WireGossip }
+  | {
+      readonly type: 'GossipStatus';
+      /** gossip-digest.ts statusHash of the sender's state. */
+      readonly hash: string;
+      /** Who has seen that state: bit i for the i-th of its member keys in sorted order. */
+      readonly seen: Uint8Array;
+    }
+  | { readonly type: 'GossipNews'; readonly gossip: WireGossip };
 
-export const CLUSTER_MESSAGE_TYPES: ReadonlySet<string> = new Set(['Heartbeat', 'HeartbeatAck', 'Join', 'Gossip']);
+export const CLUSTER_MESSAGE_TYPES: ReadonlySet<string> = new Set(['Heartbeat', 'HeartbeatAck', 'Join', 'Gossip', 'GossipStatus', 'GossipNews']);
 
 /** The membership family; the Cluster registers it on its transport. */
 export const CLUSTER_MESSAGES: MessageFamily<ClusterMessage> = {
@@ -73,6 +86,8 @@ const MAX_TEXT = 128;
 const MAX_KEY = 512;
 const MAX_ROLES = 32;
 const MAX_MEMBERS = 10_000;
+/** A status hash: 32 base64 characters today; a little room, no more. */
+const MAX_HASH = 64;
 /** Subjects summed over all reachability rows: with the heartbeat ring a row names about ten, this is ample. */
 const MAX_REACHABILITY_ENTRIES = 100_000;
 
@@ -91,9 +106,15 @@ export function parseClusterMessage(raw: RawMessage): ClusterMessage | undefined
       if (!isText(incarnation) || !isText(appVersion) || !roles || attributes === null) return undefined;
       return attributes === undefined ? { type: 'Join', incarnation, appVersion, roles } : { type: 'Join', incarnation, appVersion, roles, attributes };
     }
-    case 'Gossip': {
+    case 'Gossip':
+    case 'GossipNews': {
       const gossip = parseGossip(raw['gossip']);
-      return gossip ? { type: 'Gossip', gossip } : undefined;
+      return gossip ? { type: raw.type, gossip } : undefined;
+    }
+    case 'GossipStatus': {
+      const { hash, seen } = raw;
+      if (!isText(hash, MAX_HASH) || !(seen instanceof Uint8Array) || seen.byteLength > Math.ceil(MAX_MEMBERS / 8)) return undefined;
+      return { type: 'GossipStatus', hash, seen };
     }
     default:
       return undefined;

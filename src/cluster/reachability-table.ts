@@ -39,12 +39,16 @@ export function mergeRows(a: ObserverRow, b: ObserverRow): ObserverRow {
 export function mergeTables(a: ReachabilityTable, b: ReachabilityTable): ReachabilityTable {
   if (b.size === 0) return a;
   if (a.size === 0) return b;
-  const merged = new Map(a);
+  // Copy on write: an unchanged table keeps its identity, and with it its cached digest.
+  let merged: Map<string, ObserverRow> | undefined;
   for (const [observer, row] of b) {
-    const existing = merged.get(observer);
-    merged.set(observer, existing ? mergeRows(existing, row) : row);
+    const existing = (merged ?? a).get(observer);
+    const next = existing ? mergeRows(existing, row) : row;
+    if (next === existing) continue;
+    merged ??= new Map(a);
+    merged.set(observer, next);
   }
-  return merged;
+  return merged ?? a;
 }
 
 /** The table with `observer`'s row saying exactly `subjects`; the same table when it already does. */
@@ -130,6 +134,11 @@ export function tableFromWire(rows: ReadonlyArray<WireReachabilityRow>, keys: Re
     table.set(observer, existing ? mergeRows(existing, row) : row);
   }
   return table;
+}
+
+/** The same version and the same subjects. */
+export function sameRow(a: ObserverRow, b: ObserverRow): boolean {
+  return a === b || (a.version === b.version && sameSubjects(a.subjects, b.subjects));
 }
 
 function sameSubjects(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {

@@ -146,7 +146,7 @@ export class Reachability {
     this.updateObservations(now);
     const own = new Set([...core.unreachableSince.keys()].filter((key) => this.isLive(key)));
     const table = withOwnRow(reachabilityOf(core.gossip), core.selfKey, own);
-    core.commit(withTable(core.gossip, table, core.selfKey), 'all');
+    core.commit(withTable(core.gossip, table, core.selfKey), 'push');
     if (core.stopped) return;
     this.observeTable(now);
     this.act(now);

@@ -154,7 +154,7 @@ export class SelfLifecycle {
       ...attributesField(core.config.attributes),
       upNumber: 0,
     };
-    core.commit({ members: new Map([[core.selfKey, record]]), seen: new Set([core.selfKey]), tombstones: new Map() }, 'all');
+    core.commit({ members: new Map([[core.selfKey, record]]), seen: new Set([core.selfKey]), tombstones: new Map() }, 'push');
   }
 
   private async runLeave(): Promise<void> {

@@ -9,8 +9,10 @@ import { ActorTsError } from '../errors.js';
  * 3: slot values gained optional meta (a pin's mode, expiry, reason and author), gossip members (and Join)
  * gained optional attributes. 4: gossip carries the reachability table (who observes whom as unreachable),
  * which the leader's downing decision reads: a node of version 3 would still down by its own view.
+ * 5: GossipStatus (a hash and a seen bitset instead of the full state once peers agree) and GossipNews
+ * (deltas of urgent changes in a large cluster); a node of version 4 would drop both.
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /** What every message on the wire has: a string discriminator. */
 export interface WireMessage {

@@ -1,12 +1,14 @@
-// Whom a commit pushes changed content to: this node's own decisions to every live peer, news merged from
-// others to every live peer in a small cluster and to NEWS_FANOUT random peers in a larger one, and a member
-// just downed always, so it learns of its downing from anyone who can reach it.
+// Whom a commit pushes changed content to, and how: the full state to every live peer in a small cluster;
+// in a larger one only an urgent change, as a delta (GossipNews) to NEWS_FANOUT random peers, while joins
+// and moves to Up wait for the periodic gossip; and a member just downed always, in full, so it learns of
+// its downing from anyone who can reach it.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { ClusterChannel } from '../../src/cluster/cluster-channel.js';
 import { resolveClusterConfig } from '../../src/cluster/config.js';
 import { keyOf, type GossipState, type MemberRecord } from '../../src/cluster/gossip.js';
 import { MembershipCore, NEWS_FANOUT, type Spread } from '../../src/cluster/membership-core.js';
+import type { ClusterMessage } from '../../src/cluster/messages.js';
 import { seededRandom } from '../../src/cluster/random.js';
 import { systemScheduler } from '../../src/cluster/scheduler.js';
 import { silentLogger } from '../../src/logging.js';
@@ -20,9 +22,19 @@ const record = (port: number, upNumber: number): MemberRecord => ({
   upNumber,
 });
 
-function core(count: number): { core: MembershipCore; sent: string[] } {
+function core(count: number): { core: MembershipCore; sent: string[]; types: string[]; messages: ClusterMessage[] } {
   const sent: string[] = [];
-  const channel: ClusterChannel = { send: (to) => sent.push(to.toString()), reconnect: () => undefined, listen: () => () => undefined };
+  const types: string[] = [];
+  const messages: ClusterMessage[] = [];
+  const channel: ClusterChannel = {
+    send: (to, message) => {
+      sent.push(to.toString());
+      types.push(message.type);
+      messages.push(message);
+    },
+    reconnect: () => undefined,
+    listen: () => () => undefined,
+  };
   const self = record(1, 1);
   const c = new MembershipCore({
     self: self.address,
@@ -36,7 +48,7 @@ function core(count: number): { core: MembershipCore; sent: string[] } {
   });
   const members = new Map(Array.from({ length: count }, (_, i) => record(i + 1, i + 1)).map((r) => [keyOf(r), r]));
   c.gossip = { members, seen: new Set(members.keys()), tombstones: new Map() };
-  return { core: c, sent };
+  return { core: c, sent, types, messages };
 }
 
 /** The same members with member `port` moved to `status` (a change to push). */
@@ -48,25 +60,51 @@ function withStatus(state: GossipState, port: number, status: MemberRecord['stat
 }
 
 describe('membership core: pushing a change', () => {
-  it.each<[number, Spread, number]>([
-    [5, 'all', 4],
-    [5, 'fanout', 4],
-    [NEWS_FANOUT + 1, 'fanout', NEWS_FANOUT],
-    [40, 'all', 39],
-    [40, 'fanout', NEWS_FANOUT],
-    [40, 'none', 0],
-  ])('%i members, spread %s: pushed to %i peers', (count, spread, expected) => {
-    const { core: c, sent } = core(count);
+  it.each<[number, Spread, number, string]>([
+    [5, 'push', 4, 'Gossip'],
+    [NEWS_FANOUT + 1, 'push', NEWS_FANOUT, 'Gossip'],
+    [40, 'push', NEWS_FANOUT, 'GossipNews'],
+    [40, 'none', 0, ''],
+  ])('%i members, spread %s: an urgent change is pushed to %i peers as %s', (count, spread, expected, type) => {
+    const { core: c, sent, types } = core(count);
     const pushedTo = c.commit(withStatus(c.gossip, 2, 'leaving'), spread);
     expect(sent).toHaveLength(expected);
     expect(new Set(sent).size).toBe(expected);
-    expect(pushedTo.size).toBe(expected);
+    expect(new Set(types)).toEqual(new Set(expected === 0 ? [] : [type]));
+    // Only peers sent the whole state count as told (the push-pull reply is skipped for them).
+    expect(pushedTo.size).toBe(type === 'Gossip' ? expected : 0);
     expect(sent).not.toContain(c.self.toString());
+  });
+
+  it('leaves a join to the periodic gossip in a large cluster, and pushes it at once in a small one', () => {
+    const joining = (state: GossipState): GossipState => {
+      const members = new Map(state.members);
+      const r = { ...record(99, 0), status: 'joining' as const };
+      members.set(keyOf(r), r);
+      return { ...state, members, seen: new Set() };
+    };
+    const large = core(40);
+    large.core.commit(joining(large.core.gossip), 'push');
+    expect(large.sent).toEqual([]);
+    const small = core(5);
+    small.core.commit(joining(small.core.gossip), 'push');
+    expect(small.sent).toHaveLength(5);
+  });
+
+  it('sends a delta that holds only what changed', () => {
+    const { core: c, messages } = core(40);
+    c.commit(withStatus(c.gossip, 2, 'leaving'), 'push');
+    const news = messages[0];
+    if (news?.type !== 'GossipNews') throw new Error(`expected GossipNews, got ${news?.type}`);
+    expect(news.gossip.members.map((m) => [m.address, m.status])).toEqual([['sys@h:2', 'leaving']]);
+    expect(news.gossip.seen).toEqual([]);
+    // One message object for every target: the transport encodes it once.
+    expect(new Set(messages).size).toBe(1);
   });
 
   it('always tells a member just downed, on top of the fan-out', () => {
     const { core: c, sent } = core(40);
-    c.commit(withStatus(c.gossip, 33, 'down'), 'fanout');
+    c.commit(withStatus(c.gossip, 33, 'down'), 'push');
     expect(sent).toContain(record(33, 33).address.toString());
     expect(sent.length).toBeLessThanOrEqual(NEWS_FANOUT + 1);
   });

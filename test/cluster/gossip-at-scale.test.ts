@@ -1,0 +1,105 @@
+// Gossip in a cluster larger than NEWS_FANOUT + 1, on the in-memory network with fake timers: it converges
+// under drops, duplicates and reordering; once it agrees, the periodic gossip is statuses only (no full
+// state); a crash's unreachability and downing travel as GossipNews deltas and reach every node, with few
+// full states on the way.
+import { describe, expect, it } from 'vitest';
+import { Cluster } from '../../src/cluster/cluster.js';
+import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { NEWS_FANOUT } from '../../src/cluster/membership-core.js';
+import { seededRandom } from '../../src/cluster/random.js';
+import type { Transport } from '../../src/cluster/transport.js';
+import type { WireMessage } from '../../src/cluster/wire-message.js';
+import { useFakeTime } from '../support/fake-time.js';
+import { address, advanceUntil, allUp, statusOf, type TestNode } from './cluster-harness.js';
+
+const N = 16;
+
+let nodes: TestNode[] = [];
+useFakeTime(() => {
+  for (const n of nodes) n.cluster.shutdown();
+  nodes = [];
+});
+
+/** Sends by message type, over every node. */
+class Counts {
+  readonly byType = new Map<string, number>();
+
+  wrap(transport: Transport): Transport {
+    const byType = this.byType;
+    return new Proxy(transport, {
+      get(target, prop) {
+        if (prop === 'send') {
+          return (to: Parameters<Transport['send']>[0], message: WireMessage) => {
+            byType.set(message.type, (byType.get(message.type) ?? 0) + 1);
+            target.send(to, message);
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
+
+  get(type: string): number {
+    return this.byType.get(type) ?? 0;
+  }
+
+  snapshot(): Map<string, number> {
+    return new Map(this.byType);
+  }
+
+  since(before: Map<string, number>, type: string): number {
+    return this.get(type) - (before.get(type) ?? 0);
+  }
+}
+
+function startCluster(network: MemoryNetwork, counts: Counts): TestNode[] {
+  const seeds = [address(1), address(2), address(3)];
+  for (let i = 1; i <= N; i++) {
+    const transport = counts.wrap(network.transport(address(i)));
+    const cluster = new Cluster({ transport, incarnation: `inc-${i}`, random: seededRandom(i), config: { seedNodes: seeds } });
+    nodes.push({ address: address(i), cluster, transport });
+  }
+  for (const n of nodes) n.cluster.start();
+  return nodes;
+}
+
+describe(`Cluster: gossip among ${N} nodes (more than NEWS_FANOUT + 1 = ${NEWS_FANOUT + 1})`, () => {
+  it('converges under faults, then sends statuses only', async () => {
+    const network = new MemoryNetwork({ seed: 5 });
+    network.setFaults({ dropRate: 0.1, duplicateRate: 0.1, jitterMs: 30, reorder: true });
+    const counts = new Counts();
+    startCluster(network, counts);
+    await advanceUntil(() => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()), 'all Up and converged', 120_000);
+    const reference = JSON.stringify(nodes[0]!.cluster.members());
+    for (const n of nodes) expect(JSON.stringify(n.cluster.members())).toBe(reference);
+
+    network.setFaults({ dropRate: 0, duplicateRate: 0, jitterMs: 0, reorder: false });
+    const before = counts.snapshot();
+    const start = Date.now();
+    await advanceUntil(() => Date.now() - start >= 10_000, '10 s of steady state', 11_000);
+    expect(counts.since(before, 'Gossip')).toBe(0);
+    expect(counts.since(before, 'GossipNews')).toBe(0);
+    // One status per node per gossip interval (1 s), give or take the tick in flight at either end.
+    expect(counts.since(before, 'GossipStatus')).toBeGreaterThanOrEqual(N * 9);
+    expect(counts.since(before, 'GossipStatus')).toBeLessThanOrEqual(N * 11);
+  });
+
+  it('spreads a crash as news: every node sees it down, with few full states sent', async () => {
+    const network = new MemoryNetwork({ seed: 6 });
+    const counts = new Counts();
+    startCluster(network, counts);
+    await advanceUntil(() => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()), 'all Up and converged', 120_000);
+    const before = counts.snapshot();
+    const victim = nodes[N - 1]!;
+    network.isolate(victim.address);
+    victim.cluster.shutdown();
+    const live = nodes.slice(0, N - 1);
+    await advanceUntil(() => live.every((n) => statusOf(n.cluster, victim.address) === undefined || statusOf(n.cluster, victim.address) === 'down'), 'every node sees the victim down', 60_000);
+    expect(counts.since(before, 'GossipNews')).toBeGreaterThan(0);
+    // Reachability rows, the downing and the removal each reach N nodes; full states stay near one per
+    // node per change rather than N per node (which every-news-in-full would send).
+    expect(counts.since(before, 'Gossip')).toBeLessThan(4 * N * 3);
+    await advanceUntil(() => live.every((n) => statusOf(n.cluster, victim.address) === undefined), 'removed everywhere', 60_000);
+  });
+});
