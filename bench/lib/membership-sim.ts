@@ -134,6 +134,19 @@ export function runUntilAllUp(sim: MembershipSim, stepMs: number, limitMs: numbe
   return undefined;
 }
 
+/**
+ * Steps the clock until every live node's state has been seen by every member (`isConverged`), checked every
+ * `checkMs`; returns the simulated ms it took, or undefined at `limitMs`.
+ */
+export function runUntilConverged(sim: MembershipSim, checkMs: number, limitMs: number): number | undefined {
+  const startMs = sim.clock.now();
+  while (sim.clock.now() - startMs < limitMs) {
+    if (sim.members.every((m) => m.killed || m.cluster.isConverged())) return sim.clock.now() - startMs;
+    sim.clock.advanceTo(sim.clock.now() + checkMs);
+  }
+  return undefined;
+}
+
 export interface Observation {
   readonly observer: number;
   /** Simulated ms (the clock's, not EPOCH-based). */

@@ -8,7 +8,7 @@
 // for hours. Helpers: lib/membership-sim.ts (the cluster), lib/s8-report.ts (tables and headlines).
 import type { ClusterConfig } from '../../src/cluster/config.js';
 import type { TypeCount } from '../lib/family-traffic.js';
-import { buildMembershipSim, resolvedScaleConfig, runUntilAllUp, seesAllUp, ViewWatcher, type MembershipSim, type Observation } from '../lib/membership-sim.js';
+import { buildMembershipSim, resolvedScaleConfig, runUntilAllUp, runUntilConverged, seesAllUp, ViewWatcher, type MembershipSim, type Observation } from '../lib/membership-sim.js';
 import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
 import { withSeededMathRandom } from '../lib/seeded-random.js';
 import { report } from '../lib/s8-report.js';
@@ -18,7 +18,9 @@ const FULL_SIZES = [50, 200, 1_000];
 const QUICK_SIZES = [20];
 const STEP_MS = 100;
 const JOIN_LIMIT_MS = 120_000;
-const SETTLE_MS = 2_000;
+/** After all are Up, how long the seen marks may take to reach everyone (convergence) before the steady window. */
+const CONVERGE_LIMIT_MS = 60_000;
+const SETTLE_MS = 1_000;
 const STABLE_MS = 3_000;
 const DOWN_LIMIT_MS = 60_000;
 /** After a cut's first decision, how long to keep watching for a second one (longer than `stableAfterMs`, so a second decision would show). */
@@ -53,6 +55,8 @@ export interface SizeFigures {
   /** Where the run stopped early and why; undefined when every phase ran. */
   readonly stopped: string | undefined;
   readonly allUpMs: number | undefined;
+  /** Simulated ms from all Up until every node's state was seen by every member. */
+  readonly convergedMs: number | undefined;
   readonly join: {
     readonly hostS: number;
     readonly messages: number;
@@ -118,6 +122,7 @@ function runSize(nodes: number, budget: number, options: BenchOptions): SizeFigu
     throw new BudgetExceeded();
   };
   let allUpMs: number | undefined;
+  let convergedMs: number | undefined;
   let join: SizeFigures['join'] = { hostS: 0, messages: 0, work: 0, allUpNodes: 0, simMs: 0, byType: {} };
   let stable: SizeFigures['stable'];
   let cut: CutFigures | undefined;
@@ -129,6 +134,8 @@ function runSize(nodes: number, budget: number, options: BenchOptions): SizeFigu
     join = joinFigures(sim, started);
     if (allUpMs === undefined) throw new Error(`not every node saw every other Up within ${JOIN_LIMIT_MS / 1000} s simulated`);
     phase.name = 'steady state';
+    convergedMs = runUntilConverged(sim, STEP_MS, CONVERGE_LIMIT_MS);
+    if (convergedMs === undefined) throw new Error(`not converged within ${CONVERGE_LIMIT_MS / 1000} s simulated after all were Up`);
     sim.clock.advanceTo(sim.clock.now() + SETTLE_MS);
     stable = measureStable(sim);
     phase.name = 'non-transitive cut';
@@ -145,7 +152,7 @@ function runSize(nodes: number, budget: number, options: BenchOptions): SizeFigu
     sim.traffic.onOverBudget = undefined;
     sim.close();
   }
-  return { nodes, config: sim.config, stopped, allUpMs, join, stable, cut, kill, work: sim.traffic.work, hostS: secondsSince(started) };
+  return { nodes, config: sim.config, stopped, allUpMs, convergedMs, join, stable, cut, kill, work: sim.traffic.work, hostS: secondsSince(started) };
 }
 
 /** A size not started: the estimate from a completed size is over the budget. */
@@ -160,6 +167,7 @@ function notRun(nodes: number, reference: SizeFigures, estimate: number, budget:
     config,
     stopped,
     allUpMs: undefined,
+    convergedMs: undefined,
     join: { hostS: 0, messages: 0, work: 0, allUpNodes: 0, simMs: 0, byType: {} },
     stable: undefined,
     cut: undefined,
