@@ -1,9 +1,10 @@
 // NodeAddress: parsing, printing and validation of `system@host:port`, including hosts that are neither a
-// hostname nor an IP literal, and the property that every printed address parses back to itself.
+// hostname nor an IP literal, and the property that every printed address parses back to itself; the parse
+// cache: bounded whatever is parsed, and indistinguishable from parsing afresh except by identity.
 import fc from 'fast-check';
 import { isIP } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { NodeAddress } from '../src/cluster/address.js';
+import { ADDRESS_CACHE_LIMIT, NodeAddress, addressCacheSize, parseAddressUncached } from '../src/cluster/address.js';
 import { ActorTsError } from '../src/errors.js';
 
 describe('NodeAddress', () => {
@@ -113,5 +114,80 @@ describe('NodeAddress', () => {
         expect(NodeAddress.parse(address.toString()).equals(address)).toBe(true);
       }),
     );
+  });
+
+  describe('parse cache', () => {
+    /** What parsing did: the address's fields, or the error's code and message. */
+    function outcome(parse: () => NodeAddress): unknown {
+      try {
+        const address = parse();
+        return { ok: [address.system, address.host, address.port, address.toString()] };
+      } catch (error) {
+        return { error: error instanceof ActorTsError ? [error.code, error.message] : String(error) };
+      }
+    }
+
+    it('returns the same frozen instance for the same input without changing what it parses to', () => {
+      const first = NodeAddress.parse('cache@10.9.8.7:4242');
+      const again = NodeAddress.parse('cache@10.9.8.7:4242');
+      expect(again).toBe(first);
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(() => {
+        (first as { port: number }).port = 1;
+      }).toThrow(TypeError);
+      expect(NodeAddress.parse('cache@10.9.8.7:4242').port).toBe(4242);
+    });
+
+    it('never caches an invalid input: it throws invalid_address every time, with the same message', () => {
+      const input = 'cache@10.9.8.700:4242';
+      const errors = [0, 1, 2].map(() => outcome(() => NodeAddress.parse(input)));
+      expect(errors[0]).toEqual({ error: ['invalid_address', expect.stringContaining('system@host:port')] });
+      expect(errors[1]).toEqual(errors[0]);
+      expect(errors[2]).toEqual(errors[0]);
+      expect(NodeAddress.tryParse(input)).toBeUndefined();
+    });
+
+    it(`stays at most ${ADDRESS_CACHE_LIMIT} entries under many distinct addresses, and evicted ones parse again`, () => {
+      const first = NodeAddress.parse('flood@10.0.0.1:1');
+      for (let i = 0; i < ADDRESS_CACHE_LIMIT * 3; i++) {
+        const input = `flood@10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:${(i % 65535) + 1}`;
+        expect(NodeAddress.parse(input).toString()).toBe(input);
+        expect(addressCacheSize()).toBeLessThanOrEqual(ADDRESS_CACHE_LIMIT);
+      }
+      expect(addressCacheSize()).toBe(ADDRESS_CACHE_LIMIT);
+      // The oldest entries went first: this one was parsed anew, into an equal but different instance.
+      const later = NodeAddress.parse('flood@10.0.0.1:1');
+      expect(later.equals(first)).toBe(true);
+    });
+
+    it('does not keep a long input (an IPv6 zone isIP accepts at any length), yet parses it', () => {
+      const input = `app@[fe80::1%${'z'.repeat(2_000)}]:7701`;
+      const before = addressCacheSize();
+      const address = NodeAddress.parse(input);
+      expect(address.toString()).toBe(input);
+      expect(NodeAddress.parse(input)).not.toBe(address);
+      expect(addressCacheSize()).toBe(before);
+    });
+
+    it('property: cached parsing agrees with uncached parsing on valid and invalid strings, parsed repeatedly', () => {
+      const system = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/);
+      const valid = fc
+        .tuple(system, fc.oneof(fc.domain(), fc.ipV4(), fc.ipV6().map((ip) => `[${ip}]`)), fc.integer({ min: 0, max: 70_000 }), fc.boolean())
+        .map(([s, h, p, uri]) => `${uri ? 'actor-ts://' : ''}${s}@${h}:${p}`);
+      const text = fc.oneof(valid, fc.string(), fc.string({ unit: fc.constantFrom('a', '@', ':', '.', '1', '[', ']', '-') }));
+      fc.assert(
+        fc.property(fc.array(text, { minLength: 1, maxLength: 20 }), fc.array(fc.nat(), { maxLength: 40 }), (inputs, picks) => {
+          // Parse some inputs several times, in an arbitrary order, so both hits and misses are compared.
+          const order = [...inputs, ...picks.map((i) => inputs[i % inputs.length] ?? '')];
+          for (const input of order) {
+            const reference = outcome(() => parseAddressUncached(input));
+            expect(outcome(() => NodeAddress.parse(input))).toEqual(reference);
+            const expected = 'ok' in (reference as object) ? parseAddressUncached(input).toString() : undefined;
+            expect(NodeAddress.tryParse(input)?.toString()).toBe(expected);
+            expect(addressCacheSize()).toBeLessThanOrEqual(ADDRESS_CACHE_LIMIT);
+          }
+        }),
+      );
+    });
   });
 });

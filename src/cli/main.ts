@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { MAX_ATTRIBUTES, parseAttributeAssignment } from '../cluster/attributes.js';
-import { DEFAULT_NODE_CONFIG as D } from '../node/config.js';
+import { DEFAULT_CLUSTER_CONFIG, resolveClusterConfig } from '../cluster/config.js';
+import { ActorTsError } from '../errors.js';
+import { DEFAULT_NODE_CONFIG as D, type NodeConfig } from '../node/config.js';
 import { runNode } from '../node/run.js';
 import { COUNTER_TYPE } from '../node/counter.js';
 import { ApiError } from './client.js';
@@ -25,7 +27,16 @@ const defaultIo: CliIo = {
 
 const BIN_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bin', 'actor-ts-placement.js');
 
-export function buildProgram(io: CliIo = defaultIo): Command {
+/** Runs the `node` command's node until it stops and resolves with the exit code; tests replace it. */
+export type NodeCommandRunner = (input: Partial<NodeConfig>) => Promise<number>;
+
+export interface ProgramOptions {
+  /** Default: start the node in this process and run it until SIGTERM/SIGINT (or the local-cluster parent goes). */
+  readonly runNode?: NodeCommandRunner;
+}
+
+export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptions = {}): Command {
+  const runNodeCommand = programOptions.runNode ?? runNodeProcess;
   const program = new Command('actor-ts-placement')
     .description('Replicated shard placement for actor-ts clusters: run nodes, pin shards, move them.')
     .showHelpAfterError()
@@ -50,7 +61,18 @@ export function buildProgram(io: CliIo = defaultIo): Command {
     .addOption(new Option('--cluster-secret <secret>', 'shared secret peers must prove').env('ACTOR_TS_CLUSTER_SECRET'))
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
     .option('--auth-reads', 'require the token for read routes too')
-    .option('--down-after-ms <ms>', 'down a member unreachable this long', positiveInt)
+    .option('--down-after-ms <ms>', `down a member unreachable this long (default ${DEFAULT_CLUSTER_CONFIG.downAfterMs})`, positiveInt)
+    .option(
+      '--stable-after-ms <ms>',
+      'the leader decides a downing only once the merged reachability table has been unchanged this long ' +
+        `(default: the --down-after-ms value, ${DEFAULT_CLUSTER_CONFIG.downAfterMs} when neither is given)`,
+      positiveInt,
+    )
+    .option(
+      '--monitored-by-nr-of-members <n>',
+      `how many members heartbeat each member (default ${DEFAULT_CLUSTER_CONFIG.monitoredByNrOfMembers})`,
+      positiveInt,
+    )
     .option('--rebalance-interval-ms <ms>', 'periodic rebalance interval', positiveInt)
     .option('--data-dir <dir>', 'keep placements in this directory (one node per directory) so they survive a restart (default: in memory only)')
     .option('--compact-after-items <n>', `compact the placement store past this many history items (default ${D.compactAfterItems})`, positiveInt)
@@ -58,14 +80,9 @@ export function buildProgram(io: CliIo = defaultIo): Command {
     .option('--http-request-timeout-ms <ms>', `a management request must arrive within this long (default ${D.httpRequestTimeoutMs})`, positiveInt)
     .option('--restart-on-removal', 'when the cluster downs or removes this node, restart it in-process as a new incarnation instead of exiting 1')
     .option('--log-level <level>', `pino log level (default ${D.logLevel})`)
-    .action(async (options: NodeCliOptions) => {
-      const stop = new AbortController();
-      const onSignal = (): void => stop.abort();
-      process.once('SIGTERM', onSignal);
-      process.once('SIGINT', onSignal);
-      // Started by local-cluster (an IPC channel to it): stop when that parent goes, however it goes.
-      if (process.channel) process.once('disconnect', onSignal);
-      const how = await runNode({
+    .action(async (options: NodeCliOptions, command: Command) => {
+      const cluster = usage(command, () => clusterFlags(options));
+      process.exitCode = await runNodeCommand({
         system: options.system,
         host: options.host,
         port: options.port,
@@ -79,17 +96,14 @@ export function buildProgram(io: CliIo = defaultIo): Command {
         authToken: options.authToken,
         authReads: options.authReads,
         logLevel: options.logLevel,
-        cluster: options.downAfterMs !== undefined ? { downAfterMs: options.downAfterMs } : {},
+        cluster,
         sharding: options.rebalanceIntervalMs !== undefined ? { rebalanceIntervalMs: options.rebalanceIntervalMs } : {},
         compactAfterItems: options.compactAfterItems,
         dataDir: options.dataDir,
         httpMaxConnections: options.httpMaxConnections,
         httpRequestTimeoutMs: options.httpRequestTimeoutMs,
         restartOnRemoval: options.restartOnRemoval,
-      }, { signal: stop.signal });
-      // The node logged why it stopped (one line); the exit code says whether that was asked for.
-      process.exitCode = how === 'left' ? 0 : 1;
-      process.channel?.unref();
+      });
     });
 
   program
@@ -198,6 +212,48 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   return program;
 }
 
+/** Starts the node in this process and runs it until it is told to stop; resolves with the exit code. */
+async function runNodeProcess(input: Partial<NodeConfig>): Promise<number> {
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  // Started by local-cluster (an IPC channel to it): stop when that parent goes, however it goes.
+  if (process.channel) process.once('disconnect', onSignal);
+  const how = await runNode(input, { signal: stop.signal });
+  process.channel?.unref();
+  // The node logged why it stopped (one line); the exit code says whether that was asked for.
+  return how === 'left' ? 0 : 1;
+}
+
+/** The flags that name a cluster setting, by ClusterConfig field. */
+const CLUSTER_FLAGS = {
+  downAfterMs: '--down-after-ms',
+  stableAfterMs: '--stable-after-ms',
+  monitoredByNrOfMembers: '--monitored-by-nr-of-members',
+} as const;
+
+/**
+ * The cluster overrides the flags ask for, checked as the cluster will check them (some values are only
+ * refused in combination: the minority's downing deadline derives from --stable-after-ms), so a refusal is a
+ * usage error naming the flags before anything starts. Throws InvalidArgumentError.
+ */
+export function clusterFlags(options: Pick<NodeCliOptions, keyof typeof CLUSTER_FLAGS>): NodeConfig['cluster'] {
+  const cluster: { -readonly [K in keyof typeof CLUSTER_FLAGS]?: number } = {};
+  for (const key of Object.keys(CLUSTER_FLAGS) as Array<keyof typeof CLUSTER_FLAGS>) {
+    const value = options[key];
+    if (value !== undefined) cluster[key] = value;
+  }
+  try {
+    resolveClusterConfig(cluster);
+  } catch (error) {
+    if (!(error instanceof ActorTsError)) throw error;
+    const given = Object.entries(cluster).map(([key, value]) => `${CLUSTER_FLAGS[key as keyof typeof CLUSTER_FLAGS]} ${String(value)}`);
+    throw new InvalidArgumentError(`${error.message} (from ${given.length > 0 ? given.join(' ') : 'the defaults'})`);
+  }
+  return cluster;
+}
+
 function addOperatorOptions(command: Command): void {
   const targets = command.commands.length > 0 ? command.commands : [command];
   for (const target of targets) {
@@ -209,7 +265,7 @@ function addOperatorOptions(command: Command): void {
 }
 
 /** Every field is undefined when its flag was not given: NodeConfig's defaults apply. */
-interface NodeCliOptions {
+export interface NodeCliOptions {
   system?: string;
   host?: string;
   port?: number;
@@ -223,6 +279,8 @@ interface NodeCliOptions {
   authToken?: string;
   authReads?: boolean;
   downAfterMs?: number;
+  stableAfterMs?: number;
+  monitoredByNrOfMembers?: number;
   rebalanceIntervalMs?: number;
   compactAfterItems?: number;
   dataDir?: string;
@@ -252,7 +310,8 @@ function port(value: string): number {
 
 function positiveInt(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  // Past 2^53 digits stop meaning what they say (and 400 of them make Infinity).
+  if (!/^\d+$/.test(value) || n < 1 || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a positive integer');
   return n;
 }
 
@@ -286,8 +345,8 @@ function attributesText(attributes: Readonly<Record<string, string>> | undefined
 }
 
 /** Runs the CLI; resolves with the process exit code. */
-export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
-  const program = buildProgram(io).exitOverride();
+export async function main(argv: readonly string[], io: CliIo = defaultIo, programOptions: ProgramOptions = {}): Promise<number> {
+  const program = buildProgram(io, programOptions).exitOverride();
   try {
     await program.parseAsync([...argv]);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

@@ -1,5 +1,7 @@
 // The address of one cluster node: `system@host:port`, optionally written with the `actor-ts://` scheme.
-// Maps keyed by node (for example a strategy's `currentShards`) use `toString()` as the key.
+// Maps keyed by node (for example a strategy's `currentShards`) use `toString()` as the key. Addresses are
+// frozen values, so `parse` interns them: every gossip message names every member, and re-running the regexes
+// for the same few strings on each one cost more than the rest of its validation.
 import { isIP } from 'node:net';
 import { ActorTsError } from '../errors.js';
 
@@ -10,6 +12,14 @@ const SYSTEM = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const NUMERIC = /^[0-9.]+$/;
 const EXPECTED = 'expected "system@host:port" or "actor-ts://system@host:port", e.g. "app@127.0.0.1:7701"';
+
+/** Most parsed inputs remembered; past it the oldest goes, so a peer naming new addresses cannot grow memory. */
+export const ADDRESS_CACHE_LIMIT = 4_096;
+// A valid address is short (the system name and a hostname are bounded), except an IPv6 literal with a zone
+// (`[fe80::1%eth0]`), whose zone isIP does not bound: longer inputs are parsed every time, never kept.
+const MAX_CACHED_INPUT_LENGTH = 512;
+/** Valid inputs only, by the exact input string; insertion order is age. */
+const parsed = new Map<string, NodeAddress>();
 
 export class NodeAddress {
   private readonly text: string;
@@ -27,18 +37,27 @@ export class NodeAddress {
       throw invalid(`${system}@${host}:${port}`, `port must be an integer in 1..65535`);
     }
     this.text = `${system}@${host}:${port}`;
+    // Interned instances are shared by everyone who parsed the same string: nobody may change one.
+    Object.freeze(this);
   }
 
-  /** Parses `system@host:port`, with or without the `actor-ts://` prefix; throws `invalid_address`. */
+  /**
+   * Parses `system@host:port`, with or without the `actor-ts://` prefix; throws `invalid_address`. The same
+   * valid input string usually yields the same (frozen) instance; compare with `equals`, never with `===`.
+   */
   static parse(input: string): NodeAddress {
     if (typeof input !== 'string') throw invalid(String(input), 'not a string');
-    const raw = input.startsWith(SCHEME) ? input.slice(SCHEME.length) : input;
-    const at = raw.indexOf('@');
-    const colon = raw.lastIndexOf(':');
-    if (at <= 0 || colon < at + 2 || colon === raw.length - 1) throw invalid(input, 'missing part');
-    const portText = raw.slice(colon + 1);
-    if (!/^\d{1,5}$/.test(portText)) throw invalid(input, `bad port "${portText}"`);
-    return new NodeAddress(raw.slice(0, at), raw.slice(at + 1, colon), Number(portText));
+    const known = parsed.get(input);
+    if (known !== undefined) return known;
+    const address = parseAddressUncached(input);
+    if (input.length <= MAX_CACHED_INPUT_LENGTH) {
+      if (parsed.size >= ADDRESS_CACHE_LIMIT) {
+        const oldest = parsed.keys().next();
+        if (oldest.done !== true) parsed.delete(oldest.value);
+      }
+      parsed.set(input, address);
+    }
+    return address;
   }
 
   /** Like `parse`, but returns undefined instead of throwing. */
@@ -66,6 +85,23 @@ export class NodeAddress {
   toJSON(): string {
     return this.text;
   }
+}
+
+/** `NodeAddress.parse` without the cache: the reference the cache must agree with (tests compare the two). */
+export function parseAddressUncached(input: string): NodeAddress {
+  if (typeof input !== 'string') throw invalid(String(input), 'not a string');
+  const raw = input.startsWith(SCHEME) ? input.slice(SCHEME.length) : input;
+  const at = raw.indexOf('@');
+  const colon = raw.lastIndexOf(':');
+  if (at <= 0 || colon < at + 2 || colon === raw.length - 1) throw invalid(input, 'missing part');
+  const portText = raw.slice(colon + 1);
+  if (!/^\d{1,5}$/.test(portText)) throw invalid(input, `bad port "${portText}"`);
+  return new NodeAddress(raw.slice(0, at), raw.slice(at + 1, colon), Number(portText));
+}
+
+/** How many parsed inputs are remembered now (at most ADDRESS_CACHE_LIMIT); for tests and diagnostics. */
+export function addressCacheSize(): number {
+  return parsed.size;
 }
 
 /** A hostname of RFC 1123 labels, an IPv4 literal, or an IPv6 literal in brackets (as it appears in `host:port`). */

@@ -2,10 +2,12 @@
 // (drop, duplicate, delay, jitter, reorder) and partitions. Every message is encoded with msgpackr and, as over
 // TCP, decoded within the wire budget and parsed by the receiving transport's registered families; the sender's
 // own families check it at `send` too, so a message that could not cross a real socket fails loudly here.
+// That encoding and check run once per message object (message-codec.ts: messages are immutable values), the
+// decode at arrival once per delivery, so no two receivers ever share a decoded object.
 import { ActorTsError } from '../errors.js';
 import { describeValue } from '../logging.js';
 import type { NodeAddress } from './address.js';
-import { decodeMessage, encodeMessage } from './message-codec.js';
+import { decodeMessage, encodeCheckedMessage, type CheckedEncoding } from './message-codec.js';
 import { seededRandom } from './random.js';
 import type { MessageListener, Transport } from './transport.js';
 import { FamilyRegistry, type MessageFamily, type WireMessage } from './wire-message.js';
@@ -151,20 +153,21 @@ export class MemoryNetwork {
 
   /** @internal called by MemoryTransport. */
   send(from: NodeAddress, to: NodeAddress, message: WireMessage, families: FamilyRegistry): void {
-    let bytes: Uint8Array;
+    let checked: CheckedEncoding;
     try {
-      bytes = encodeMessage(message);
+      checked = encodeCheckedMessage(message, families);
     } catch (error) {
       this.counters.rejected++;
       throw error;
     }
-    if (decodeMessage(bytes, families) === undefined) {
+    if (!checked.ok) {
       this.counters.rejected++;
       throw new ActorTsError(
         'malformed_message',
         `${describeValue(message, 120)} from ${from.toString()} does not pass the parse of a family registered on its transport after encoding`,
       );
     }
+    const bytes = checked.bytes;
     this.counters.sent++;
     const fromKey = from.toString();
     const toKey = to.toString();
@@ -258,7 +261,8 @@ export class MemoryTransport implements Transport {
 
   /**
    * Sends asynchronously. Throws `malformed_message` for a message that would not survive the wire: that
-   * is a bug in the sender, and a test harness should fail loudly on it. A send after `close()` is dropped.
+   * is a bug in the sender, and a test harness should fail loudly on it (on every send of it). A send after
+   * `close()` is dropped. `message` must not change afterwards: its encoding is reused when it is sent again.
    */
   send<M extends WireMessage>(to: NodeAddress, message: M): void {
     if (this.closed) return;

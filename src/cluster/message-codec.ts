@@ -2,6 +2,10 @@
 // real socket (a class instance, a function, a BigInt, a Set) fails over the in-memory network too. Decoding
 // is the first thing untrusted bytes meet: they are pre-scanned against a budget (msgpack-scan.ts) before
 // msgpackr materialises anything, and msgpackr runs with every extension the protocol does not use off.
+// Messages are immutable values: once a message object has been handed to a transport nobody changes it, so
+// its encoding is computed once per object (`encodeMessageOnce`) and reused when the same object is sent again
+// (one gossip state goes to many peers). The cached bytes never reach a receiver: every delivery decodes them
+// into fresh objects (and msgpackr copies binary fields out of them), and frames copy them.
 import { Packr } from 'msgpackr';
 import { ActorTsError } from '../errors.js';
 import { describeValue } from '../logging.js';
@@ -24,13 +28,90 @@ const packr = new Packr({
   copyBuffers: true,
 });
 
-/** Encodes one message; throws `malformed_message` when msgpackr cannot represent it. */
+/** Encodes one message into bytes of its own; throws `malformed_message` when msgpackr cannot represent it. */
 export function encodeMessage<M extends WireMessage>(message: M): Uint8Array {
+  let packed: Uint8Array;
   try {
-    return packr.pack(message);
+    packed = packr.pack(message);
   } catch (error) {
     throw new ActorTsError('malformed_message', `cannot encode ${describeValue(message, 120)}: ${errorText(error)}`);
   }
+  counters.encodes++;
+  // msgpackr returns a view into its (possibly megabytes large) working buffer; a cached view would keep that
+  // whole buffer alive as long as the message lives. A copy of exactly the message's size costs less than the
+  // encoding it saves.
+  const bytes = new Uint8Array(packed.byteLength);
+  bytes.set(packed);
+  return bytes;
+}
+
+interface Encoding {
+  readonly bytes: Uint8Array;
+  /** Registries whose parse accepted `bytes`: that cannot change, since a registered family is never replaced. */
+  readonly parsedBy: WeakSet<FamilyRegistry>;
+}
+
+/** By message object: sending the same (immutable) object again reuses its bytes. Weak: entries go with messages. */
+const encodings = new WeakMap<WireMessage, Encoding>();
+
+interface MutableCodecStats {
+  encodes: number;
+  reused: number;
+  checks: number;
+}
+
+const counters: MutableCodecStats = { encodes: 0, reused: 0, checks: 0 };
+
+/** Process-wide counts since start, for tests and profiling; they only grow. */
+export interface MessageCodecStats {
+  /** Messages msgpackr actually encoded. */
+  readonly encodes: number;
+  /** Sends that reused the encoding of a message object encoded before. */
+  readonly reused: number;
+  /** Encodings decoded and parsed to check a sender's message (`encodeCheckedMessage`). */
+  readonly checks: number;
+}
+
+export function messageCodecStats(): MessageCodecStats {
+  return { ...counters };
+}
+
+/**
+ * The bytes of `message`, encoded at most once per message object (see the file header: messages are
+ * immutable). The bytes are shared by every send of the object: callers must not modify them. Throws
+ * `malformed_message` (every time, nothing is cached) when the message cannot be encoded.
+ */
+export function encodeMessageOnce<M extends WireMessage>(message: M): Uint8Array {
+  return encodingOf(message).bytes;
+}
+
+export type CheckedEncoding = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false };
+
+/**
+ * Like `encodeMessageOnce`, and whether the bytes pass `registry`'s parse, as they must to be accepted by a
+ * receiver speaking the same families. A pass is remembered per message object and registry, so the check
+ * runs once however often the object is sent; a failure is not, so the same object fails on every send.
+ */
+export function encodeCheckedMessage<M extends WireMessage>(message: M, registry: FamilyRegistry): CheckedEncoding {
+  const encoding = encodingOf(message);
+  if (encoding.parsedBy.has(registry)) return { ok: true, bytes: encoding.bytes };
+  counters.checks++;
+  if (decodeMessage(encoding.bytes, registry) === undefined) return { ok: false };
+  encoding.parsedBy.add(registry);
+  return { ok: true, bytes: encoding.bytes };
+}
+
+function encodingOf(message: WireMessage): Encoding {
+  // Only objects can key a WeakMap; a non-object "message" is still encoded (and refused by any parse).
+  const cacheable = typeof message === 'object' && message !== null;
+  const known = cacheable ? encodings.get(message) : undefined;
+  if (known !== undefined) {
+    counters.reused++;
+    return known;
+  }
+  const encoding: Encoding = { bytes: encodeMessage(message), parsedBy: new WeakSet() };
+  if (cacheable) encodings.set(message, encoding);
+  return encoding;
 }
 
 export type DecodeResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };

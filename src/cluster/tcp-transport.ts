@@ -10,8 +10,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { ActorTsError } from '../errors.js';
 import { LogThrottle, silentLogger, type Logger } from '../logging.js';
 import { NodeAddress } from './address.js';
-import { FRAME_HEADER_BYTES, encodeFrame, type Frame } from './frame-codec.js';
-import { decodeMessage, decodeValue, encodeMessage, errorText } from './message-codec.js';
+import { encodeFrame, type Frame } from './frame-codec.js';
+import { decodeMessage, decodeValue, encodeMessageOnce, errorText } from './message-codec.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
 import { InboundConnection } from './tcp-inbound.js';
 import { OutboundPeer } from './tcp-outbound.js';
@@ -102,11 +102,17 @@ export class TcpTransport implements Transport, TcpHost {
     this.families.register(family);
   }
 
+  /**
+   * Queues `message` for `to`; never throws (an unencodable message is counted and logged). `message` must not
+   * change afterwards: the same object sent again reuses its encoding (message-codec.ts).
+   */
   send<M extends WireMessage>(to: NodeAddress, message: M): void {
     if (this.closed) return;
+    let payload: Uint8Array;
     let frame: Buffer;
     try {
-      frame = encodeFrame('message', encodeMessage(message), this.settings.maxFrameBytes);
+      payload = encodeMessageOnce(message);
+      frame = encodeFrame('message', payload, this.settings.maxFrameBytes);
     } catch (error) {
       this.counters.droppedUnencodable++;
       this.logger.error({ to: to.toString(), type: String(message.type).slice(0, 64), err: errorText(error) }, 'dropping unencodable message');
@@ -114,8 +120,8 @@ export class TcpTransport implements Transport, TcpHost {
     }
     if (to.equals(this.self)) {
       this.counters.sent++;
-      // Loops through the codec like any remote message, and asynchronously like any send.
-      const copy = decodeMessage(frame.subarray(FRAME_HEADER_BYTES), this.families, this.settings.decodeLimits);
+      // Loops through the codec like any remote message (a fresh copy per send), and asynchronously like any send.
+      const copy = decodeMessage(payload, this.families, this.settings.decodeLimits);
       queueMicrotask(() => {
         if (copy && !this.closed) this.deliver(this.self, copy);
       });

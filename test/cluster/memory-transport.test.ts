@@ -1,10 +1,13 @@
-// MemoryNetwork: asynchronous delivery through the wire codec, and each injected fault.
+// MemoryNetwork: asynchronous delivery through the wire codec (encoded and checked once per message object,
+// decoded once per delivery), and each injected fault.
 import { describe, expect, it, vi } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { MemoryNetwork, type MemoryTransport, type NetworkFaults } from '../../src/cluster/memory-transport.js';
 import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/messages.js';
 import type { Transport } from '../../src/cluster/transport.js';
 import { isFamilyMessage, type MessageFamily } from '../../src/cluster/wire-message.js';
+import { messageCodecStats } from '../../src/cluster/message-codec.js';
+import { PLACEMENT_SYNC_MESSAGES } from '../../src/placement-replication/sync-messages.js';
 import type { ProtocolMessage } from '../../src/protocol.js';
 import { ActorTsError } from '../../src/errors.js';
 import { useFakeTime } from '../support/fake-time.js';
@@ -256,5 +259,85 @@ describe('MemoryNetwork', () => {
     await vi.runAllTimersAsync();
     expect(received).toEqual([]);
     expect(net.stats()).toMatchObject({ sent: 0, rejected: 1 });
+  });
+
+  it('encodes and checks a message object once however often it is sent, and each receiver still decodes its own copy', async () => {
+    const net = new MemoryNetwork();
+    const ta = attach(net, a);
+    const seen: unknown[] = [];
+    attach(net, b).onMessage((_from, message) => seen.push(message));
+    attach(net, c).onMessage((_from, message) => seen.push(message));
+    const original = heartbeat(11);
+    const before = messageCodecStats();
+    for (let i = 0; i < 3; i++) {
+      ta.send(b, original);
+      ta.send(c, original);
+    }
+    const after = messageCodecStats();
+    expect(after.encodes - before.encodes).toBe(1);
+    expect(after.checks - before.checks).toBe(1);
+    expect(after.reused - before.reused).toBe(5);
+    // An equal but different object is another message: encoded again.
+    ta.send(b, heartbeat(11));
+    expect(messageCodecStats().encodes - before.encodes).toBe(2);
+    await vi.runAllTimersAsync();
+    expect(seen).toHaveLength(7);
+    for (const message of seen) expect(message).toEqual(original);
+    expect(new Set([original, ...seen]).size).toBe(8);
+    expect(net.stats()).toMatchObject({ sent: 7, delivered: 7, rejected: 0 });
+  });
+
+  it('throws on every send of a message object that fails the parse, and of one that cannot be encoded', async () => {
+    const { net, ta, received } = pair();
+    const bogus = { type: 'Heartbeat', sequence: 'one' } as unknown as ProtocolMessage;
+    const bigint = { type: 'Heartbeat', sequence: 2n ** 70n } as unknown as ProtocolMessage;
+    for (let i = 0; i < 3; i++) {
+      expect(() => ta.send(b, bogus)).toThrow(/does not pass the parse of a family/);
+      expect(() => ta.send(b, bigint)).toThrow(/cannot encode/);
+    }
+    await vi.runAllTimersAsync();
+    expect(received).toEqual([]);
+    expect(net.stats()).toMatchObject({ sent: 0, rejected: 6, delivered: 0 });
+  });
+
+  it("checks against each sender's own families: a pass on one transport does not let the object through another", () => {
+    const net = new MemoryNetwork();
+    const clusterOnly = attach(net, a);
+    const syncOnly = net.transport(b);
+    syncOnly.register(PLACEMENT_SYNC_MESSAGES);
+    const update = { type: 'PlacementUpdate', update: new Uint8Array([1]) } as const;
+    syncOnly.send(a, update);
+    expect(() => clusterOnly.send(b, update as unknown as ClusterMessage)).toThrow(/does not pass the parse of a family/);
+    expect(net.stats()).toMatchObject({ sent: 1, rejected: 1 });
+  });
+
+  it('never lets a receiver change the bytes another delivery of the same object is decoded from', async () => {
+    const net = new MemoryNetwork();
+    const sender = net.transport(a);
+    sender.register(PLACEMENT_SYNC_MESSAGES);
+    const payloads: Uint8Array[] = [];
+    const contents: number[][] = [];
+    for (const address of [b, c]) {
+      const receiver = net.transport(address);
+      receiver.register(PLACEMENT_SYNC_MESSAGES);
+      receiver.onMessage((_from, message) => {
+        if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message) && message.type === 'PlacementUpdate') {
+          payloads.push(message.update);
+          contents.push([...message.update]);
+          message.update.fill(0);
+        }
+      });
+    }
+    const update = { type: 'PlacementUpdate', update: new Uint8Array([7, 8, 9]) } as const;
+    sender.send(b, update);
+    await vi.runAllTimersAsync();
+    sender.send(c, update);
+    await vi.runAllTimersAsync();
+    expect(payloads).toHaveLength(2);
+    expect(payloads[0]).not.toBe(payloads[1]);
+    expect(payloads[0]).not.toBe(update.update);
+    // The first receiver zeroed its copy before the second send: the second still got the original bytes.
+    expect(contents).toEqual([[7, 8, 9], [7, 8, 9]]);
+    expect([...update.update]).toEqual([7, 8, 9]);
   });
 });

@@ -7,7 +7,7 @@ import { NodeAddress } from '../../src/cluster/address.js';
 import { FRAME_HEADER_BYTES, FrameDecoder, encodeFrame } from '../../src/cluster/frame-codec.js';
 import { readHandshake } from '../../src/cluster/handshake.js';
 import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
-import { encodeValue } from '../../src/cluster/message-codec.js';
+import { encodeValue, messageCodecStats } from '../../src/cluster/message-codec.js';
 import { captureLogger } from '../../src/logging.js';
 import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
 import { isFamilyMessage, type WireMessage } from '../../src/cluster/wire-message.js';
@@ -127,6 +127,25 @@ describe('TcpTransport', () => {
     expect(update?.type).toBe('PlacementUpdate');
     if (update?.type === 'PlacementUpdate') expect([...update.update]).toEqual([1, 2, 3, 255]);
     expect(self).toEqual([heartbeat(5)]);
+  });
+
+  it('encodes a message object once for every send of it, and still hands a self-send its own decoded copy', async () => {
+    const a = await start();
+    const b = await start();
+    const atB = received(b);
+    const self: WireMessage[] = [];
+    a.onMessage((_from, message) => self.push(message));
+    const message = heartbeat(21);
+    const before = messageCodecStats();
+    for (let i = 0; i < 3; i++) a.send(b.self, message);
+    a.send(a.self, message);
+    a.send(a.self, message);
+    expect(messageCodecStats().encodes - before.encodes).toBe(1);
+    await waitFor(() => atB.length === 3 && self.length === 2, 'delivery');
+    expect(atB.map((m) => m.sequence)).toEqual([21, 21, 21]);
+    expect(self).toEqual([message, message]);
+    expect(self[0]).not.toBe(message);
+    expect(self[0]).not.toBe(self[1]);
   });
 
   it('connects peers sharing the secret and records the peer incarnation', async () => {

@@ -1,11 +1,21 @@
 // The message codec at the edge of the network: msgpack is pre-scanned against a budget before msgpackr
 // materialises anything, msgpackr's extensions (structured clone, records, sets, dates) never decode, and
-// whatever bytes arrive, decoding neither throws nor does work beyond the budget.
+// whatever bytes arrive, decoding neither throws nor does work beyond the budget. The sending side encodes a
+// message object once and remembers which registries' parse its bytes passed.
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
-import { DEFAULT_DECODE_LIMITS, decodeMessage, decodeValue, encodeMessage, encodeValue } from '../../src/cluster/message-codec.js';
+import {
+  DEFAULT_DECODE_LIMITS,
+  decodeMessage,
+  decodeValue,
+  encodeCheckedMessage,
+  encodeMessage,
+  encodeMessageOnce,
+  encodeValue,
+  messageCodecStats,
+} from '../../src/cluster/message-codec.js';
 import { scanMsgpack, type DecodeLimits } from '../../src/cluster/msgpack-scan.js';
 import { FamilyRegistry } from '../../src/cluster/wire-message.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
@@ -129,5 +139,41 @@ describe('message codec', () => {
     const throwing = new FamilyRegistry();
     throwing.register({ ...SHARDING_MESSAGES, name: 'throwing', parse: () => { throw new Error('bug'); } });
     expect(decodeMessage(ask, throwing)).toBeUndefined();
+  });
+
+  it('encodes a message object once, into bytes of their own, and another object (even an equal one) again', () => {
+    const message = { type: 'Heartbeat', sequence: 3, incarnation: 'x' };
+    const before = messageCodecStats();
+    const first = encodeMessageOnce(message);
+    expect(encodeMessageOnce(message)).toBe(first);
+    expect(messageCodecStats().encodes - before.encodes).toBe(1);
+    expect(first).toEqual(encodeMessage(message));
+    // Not a view into msgpackr's working buffer, which it would keep alive as long as the message lives.
+    expect(first.byteOffset).toBe(0);
+    expect(first.buffer.byteLength).toBe(first.byteLength);
+    const equal = { ...message };
+    expect(encodeMessageOnce(equal)).not.toBe(first);
+    expect(decodeMessage(first, ALL)).toEqual(message);
+  });
+
+  it('remembers a passed check per registry, never a failed one, and never caches what cannot be encoded', () => {
+    const cluster = new FamilyRegistry();
+    cluster.register(CLUSTER_MESSAGES);
+    const message = { type: 'Heartbeat', sequence: 4, incarnation: 'x' };
+    const before = messageCodecStats();
+    expect(encodeCheckedMessage(message, cluster)).toEqual({ ok: true, bytes: encodeMessageOnce(message) });
+    expect(encodeCheckedMessage(message, cluster).ok).toBe(true);
+    expect(messageCodecStats().checks - before.checks).toBe(1);
+    expect(encodeCheckedMessage(message, ALL).ok).toBe(true);
+    expect(messageCodecStats().checks - before.checks).toBe(2);
+
+    const sharding = { type: 'GetShardHome', typeName: 'Counter', shardId: 1 };
+    for (let i = 0; i < 3; i++) expect(encodeCheckedMessage(sharding, cluster)).toEqual({ ok: false });
+    expect(messageCodecStats().checks - before.checks).toBe(5);
+    expect(messageCodecStats().encodes - before.encodes).toBe(2);
+
+    const unencodable = { type: 'Heartbeat', sequence: 2n ** 70n, incarnation: 'x' };
+    for (let i = 0; i < 2; i++) expect(() => encodeMessageOnce(unencodable)).toThrow(/cannot encode/);
+    expect(messageCodecStats().encodes - before.encodes).toBe(2);
   });
 });
