@@ -16,7 +16,10 @@ export interface Transport {
   readonly incarnation?: string;
   /** Lets messages of this family through; each layer registers its own (idempotent; type clashes throw). */
   register<M extends WireMessage>(family: MessageFamily<M>): void;
-  /** Generic so a message literal is checked as the family type it is, not as a bare WireMessage. */
+  /**
+   * Generic so a message literal is checked as the family type it is, not as a bare WireMessage. `message`
+   * must not change once sent: a transport may reuse the encoding of the same object (message-codec.ts).
+   */
   send<M extends WireMessage>(to: NodeAddress, message: M): void;
   /** Only messages of registered families that passed the family's parse reach listeners. Returns an unsubscribe function. */
   onMessage(listener: MessageListener): () => void;
