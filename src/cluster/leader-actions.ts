@@ -12,10 +12,14 @@ import { compareAddresses } from './member-order.js';
  * when only exiting members are left (the last node leaving), among those, so it can remove itself.
  */
 export function leaderOf(state: GossipState, unreachable: ReadonlySet<string>): MemberRecord | undefined {
-  const reachable = [...state.members.values()].filter((r) => !unreachable.has(keyOf(r)));
+  // One pass per pool, keeping the lowest: this runs on every commit of every node.
   for (const statuses of LEADER_POOLS) {
-    const pool = reachable.filter((r) => statuses.has(r.status));
-    if (pool.length > 0) return pool.sort((a, b) => compareAddresses(a.address, b.address))[0];
+    let leader: MemberRecord | undefined;
+    for (const r of state.members.values()) {
+      if (!statuses.has(r.status) || unreachable.has(keyOf(r))) continue;
+      if (leader === undefined || compareAddresses(r.address, leader.address) < 0) leader = r;
+    }
+    if (leader !== undefined) return leader;
   }
   return undefined;
 }

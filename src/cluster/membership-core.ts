@@ -59,6 +59,7 @@ export class MembershipCore {
   afterCommit: () => void = () => undefined;
 
   private viewDigest = '';
+  private viewInputs: { readonly members: unknown; readonly table: unknown; readonly own: string } | undefined;
   private readonly changeListeners = new Set<() => void>();
 
   constructor(options: MembershipCoreOptions) {
@@ -175,6 +176,12 @@ export class MembershipCore {
   }
 
   notifyIfViewChanged(): void {
+    // The view is a function of the member map, the table and this node's own detectors: skip the O(N)
+    // digest when none of them changed (most commits only add seen marks).
+    const inputs = { members: this.gossip.members, table: reachabilityOf(this.gossip), own: [...this.unreachableSince.keys()].join(',') };
+    const last = this.viewInputs;
+    this.viewInputs = inputs;
+    if (last !== undefined && last.members === inputs.members && last.table === inputs.table && last.own === inputs.own) return;
     const digest = this.members()
       .map((m) => `${m.address.toString()}|${m.status}|${m.upNumber}|${m.reachable ? 1 : 0}|${m.downedAtMs ?? ''}`)
       .join(',');

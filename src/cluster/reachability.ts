@@ -13,7 +13,7 @@
 // heartbeat intervals gets its connection replaced every interval until they come back
 // (`Transport.reconnect`): a link restored after a cut then works at once, not when TCP's backoff next tries.
 import type { NodeAddress } from './address.js';
-import { keyOf, memberKey, reachabilityOf, updateReachability as withTable } from './gossip.js';
+import { keyOf, memberKey, reachabilityOf, updateReachability as withTable, type MemberRecord } from './gossip.js';
 import { ringOrder, targetsOnRing, type RingMember } from './heartbeat-ring.js';
 import { isGone } from './member.js';
 import type { MembershipCore } from './membership-core.js';
@@ -34,7 +34,9 @@ export class Reachability {
   private readonly lastAckAt = new Map<string, number>();
   private deadline: { readonly atMs: number; readonly timer: Cancellable } | undefined;
   /** What the decision depends on (live edges, counted members), as of `stableSinceMs`. */
-  private tableDigest = '';
+  /** What the decision last depended on: the edges, and the members it counts. */
+  private edgesText = '';
+  private counted: { readonly list: readonly string[]; readonly text: string } = { list: [], text: '' };
   private stableSinceMs = 0;
   /** When the table last went from no unreachable member to some; undefined while there is none. */
   private firstUnreachableAtMs: number | undefined;
@@ -173,10 +175,16 @@ export class Reachability {
   private observeTable(now: number): void {
     const { core } = this;
     const edges = core.edges();
-    const counted = [...core.gossip.members.entries()].filter(([, r]) => COUNTED_STATUSES.has(r.status)).map(([key]) => key).sort();
-    const digest = `${edges.map(edgeText).join(',')}|${counted.join(',')}`;
-    if (digest === this.tableDigest) return;
-    this.tableDigest = digest;
+    const counted = countedKeys(core.gossip.members);
+    const edgesText = edges.map(edgeText).join(',');
+    // The counted keys are compared as text only when the member map changed (a new list object).
+    const sameCounted = counted === this.counted.list || counted.join(',') === this.counted.text;
+    if (sameCounted && edgesText === this.edgesText) {
+      this.counted = { list: counted, text: this.counted.text };
+      return;
+    }
+    this.edgesText = edgesText;
+    this.counted = { list: counted, text: counted.join(',') };
     this.stableSinceMs = now;
     if (edges.length === 0) this.firstUnreachableAtMs = undefined;
     else this.firstUnreachableAtMs ??= now;
@@ -247,4 +255,16 @@ function edgeText(edge: UnreachableEdge): string {
 /** The decision and the table that led to it, for the one log line an action writes. */
 function decisionFields(decision: Exclude<SplitBrainDecision, { kind: 'none' }>, edges: ReadonlyArray<UnreachableEdge>): Record<string, unknown> {
   return { decision: decision.kind, down: decision.down, indirectlyConnected: decision.indirectlyConnected, table: edges.map(edgeText) };
+}
+
+const countedKeyLists = new WeakMap<ReadonlyMap<string, MemberRecord>, readonly string[]>();
+
+/** The keys of the members a decision counts, sorted; once per member map (this runs after every commit). */
+function countedKeys(members: ReadonlyMap<string, MemberRecord>): readonly string[] {
+  let keys = countedKeyLists.get(members);
+  if (keys === undefined) {
+    keys = [...members.entries()].filter(([, r]) => COUNTED_STATUSES.has(r.status)).map(([key]) => key).sort();
+    countedKeyLists.set(members, keys);
+  }
+  return keys;
 }
