@@ -15,8 +15,8 @@ export function leaderOf(state: GossipState, unreachable: ReadonlySet<string>): 
   // One pass per pool, keeping the lowest: this runs on every commit of every node.
   for (const statuses of LEADER_POOLS) {
     let leader: MemberRecord | undefined;
-    for (const r of state.members.values()) {
-      if (!statuses.has(r.status) || unreachable.has(keyOf(r))) continue;
+    for (const [key, r] of state.members) {
+      if (!statuses.has(r.status) || unreachable.has(key)) continue;
       if (leader === undefined || compareAddresses(r.address, leader.address) < 0) leader = r;
     }
     if (leader !== undefined) return leader;
