@@ -118,12 +118,13 @@ export function seesAllUp(member: SimMember, n: number): boolean {
  * Steps the clock by `stepMs` until every node sees every other Up; a node that did stays counted (checking
  * it again costs O(N) per step). Returns the simulated ms it took from `startMs`, or undefined at `limitMs`.
  */
-export function runUntilAllUp(sim: MembershipSim, stepMs: number, limitMs: number): number | undefined {
+export function runUntilAllUp(sim: MembershipSim, stepMs: number, limitMs: number, progress?: (simMs: number, pending: number) => void): number | undefined {
   const n = sim.members.length;
   const pending = new Set(sim.members);
   const startMs = sim.clock.now();
   while (sim.clock.now() - startMs < limitMs) {
     sim.clock.advanceTo(sim.clock.now() + stepMs);
+    if (progress !== undefined && (sim.clock.now() - startMs) % 5_000 < stepMs) progress(sim.clock.now() - startMs, pending.size);
     for (const member of pending) if (seesAllUp(member, n)) pending.delete(member);
     if (pending.size === 0) {
       // Stays true only if none regressed meanwhile.

@@ -130,17 +130,23 @@ function runSize(nodes: number, budget: number, options: BenchOptions): SizeFigu
   let stopped: string | undefined;
   const phase = { name: 'join' };
   try {
-    allUpMs = runUntilAllUp(sim, STEP_MS, JOIN_LIMIT_MS);
+    // A large size runs for minutes: say on stderr how far the join is, every 5 s simulated.
+    allUpMs = runUntilAllUp(sim, STEP_MS, JOIN_LIMIT_MS, (simMs, pending) => {
+      process.stderr.write(`S8 N=${nodes}: join at ${fmtS(simMs)} s simulated, ${pending} nodes not yet seeing all Up, ${secondsSince(started).toFixed(0)} s host\n`);
+    });
     join = joinFigures(sim, started);
     if (allUpMs === undefined) throw new Error(`not every node saw every other Up within ${JOIN_LIMIT_MS / 1000} s simulated`);
     phase.name = 'steady state';
+    process.stderr.write(`S8 N=${nodes}: steady state at ${secondsSince(started).toFixed(0)} s host\n`);
     convergedMs = runUntilConverged(sim, STEP_MS, CONVERGE_LIMIT_MS);
     if (convergedMs === undefined) throw new Error(`not converged within ${CONVERGE_LIMIT_MS / 1000} s simulated after all were Up`);
     sim.clock.advanceTo(sim.clock.now() + SETTLE_MS);
     stable = measureStable(sim);
     phase.name = 'non-transitive cut';
+    process.stderr.write(`S8 N=${nodes}: non-transitive cut at ${secondsSince(started).toFixed(0)} s host\n`);
     cut = runCut(sim);
     phase.name = 'SIGKILL';
+    process.stderr.write(`S8 N=${nodes}: SIGKILL at ${secondsSince(started).toFixed(0)} s host\n`);
     kill = runKill(sim);
   } catch (error) {
     if (phase.name === 'join') join = joinFigures(sim, started);
