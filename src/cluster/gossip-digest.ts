@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { reachabilityOf, sameRecordContent, stateDigest, statusRank, type GossipState, type MemberRecord } from './gossip.js';
 import { sameRow, type ObserverRow, type ReachabilityTable } from './reachability-table.js';
 
-const statusHashes = new WeakMap<GossipState, string>();
+/** By member map: the hash, and the table and tombstones it was computed with (seen marks do not count). */
+const statusHashes = new WeakMap<ReadonlyMap<string, MemberRecord>, { readonly table: unknown; readonly tombstones: unknown; readonly hash: string }>();
 const sortedKeyLists = new WeakMap<ReadonlyMap<string, MemberRecord>, readonly string[]>();
 
 /** The members' keys in code-unit order: the bit order of `seenBits`. */
@@ -25,12 +26,11 @@ export function sortedKeys(members: ReadonlyMap<string, MemberRecord>): readonly
  * has seen them. SHA-256, so a peer cannot make two different states look equal by accident.
  */
 export function statusHash(state: GossipState): string {
-  let hash = statusHashes.get(state);
-  if (hash === undefined) {
-    const tombstones = [...state.tombstones.keys()].sort().join('\n');
-    hash = createHash('sha256').update(stateDigest(state)).update('\n--\n').update(tombstones).digest('base64').slice(0, 32);
-    statusHashes.set(state, hash);
-  }
+  const cached = statusHashes.get(state.members);
+  if (cached !== undefined && cached.table === reachabilityOf(state) && cached.tombstones === state.tombstones) return cached.hash;
+  const tombstones = [...state.tombstones.keys()].sort().join('\n');
+  const hash = createHash('sha256').update(stateDigest(state)).update('\n--\n').update(tombstones).digest('base64').slice(0, 32);
+  statusHashes.set(state.members, { table: reachabilityOf(state), tombstones: state.tombstones, hash });
   return hash;
 }
 

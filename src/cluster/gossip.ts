@@ -155,8 +155,11 @@ export function mergeGossip(local: GossipState, incoming: GossipState, selfKey: 
   const reachability = retainKnown(mergeTables(reachabilityOf(local), reachabilityOf(incoming)), (key) => finalMembers.has(key));
   const merged: GossipState = { members: finalMembers, seen: new Set(), tombstones, reachability };
   const seen = new Set<string>([selfKey]);
-  if (sameContent(merged, local)) for (const s of local.seen) seen.add(s);
+  const localContent = sameContent(merged, local);
+  if (localContent) for (const s of local.seen) seen.add(s);
   if (sameContent(merged, incoming)) for (const s of incoming.seen) seen.add(s);
+  // Nothing new: the same object, so digests, wire form and messages cached for it still serve.
+  if (localContent && tombstones === local.tombstones && reachability === reachabilityOf(local) && seen.size === local.seen.size) return local;
   return { ...merged, seen };
 }
 
@@ -169,9 +172,14 @@ export function updateReachability(state: GossipState, reachability: Reachabilit
 function mergeTombstones(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): ReadonlyMap<string, number> {
   if (b.size === 0) return a;
   if (a.size === 0) return b;
-  const merged = new Map(a);
-  for (const [key, at] of b) merged.set(key, Math.max(at, merged.get(key) ?? 0));
-  return merged;
+  let merged: Map<string, number> | undefined;
+  for (const [key, at] of b) {
+    const existing = (merged ?? a).get(key);
+    if (existing !== undefined && existing >= at) continue;
+    merged ??= new Map(a);
+    merged.set(key, at);
+  }
+  return merged ?? a;
 }
 
 /**
