@@ -92,7 +92,7 @@ function configTable(figures: readonly SizeFigures[]): Table {
 function joinTable(figures: readonly SizeFigures[]): Table {
   return {
     title: 'Scenario 8: join from three seeds, then steady state (messages sent per node per second)',
-    headers: ['N', 'all see all Up s (sim)', 'then converged s', 'join messages', 'join host s', 'heartbeats /node/s', 'gossip /node/s', 'gossip B /node/s', 'other /node/s', 'host ms per sim s', 'stopped'],
+    headers: ['N', 'all see all Up s (sim)', 'then converged s', 'join messages', 'join member records', 'join host s', 'heartbeats /node/s', 'gossip /node/s', 'gossip B /node/s', 'other /node/s', 'host ms per sim s', 'stopped'],
     rows: figures.map((f) => {
       const rates = f.stable ? perNodeRates(f.stable) : undefined;
       const up =
@@ -102,6 +102,7 @@ function joinTable(figures: readonly SizeFigures[]): Table {
         up,
         f.convergedMs !== undefined ? s(f.convergedMs) : 'n/a',
         f.join.messages.toLocaleString('en-US'),
+        f.join.work.toLocaleString('en-US'),
         fmt(f.join.hostS),
         rates ? fmt(rates.heartbeats) : 'n/a',
         rates ? fmt(rates.gossip) : 'n/a',
@@ -114,7 +115,7 @@ function joinTable(figures: readonly SizeFigures[]): Table {
     note:
       'simulated time from the start of the nodes (spread over the first second; the first seed forms the cluster after seedNodeTimeoutMs when nobody answers), polled every 100 ms. ' +
       'then converged: until every node\'s state was seen by every member (the leader acts only then). Steady state: a 3 s window starting 1 s after that; heartbeats = Heartbeat + HeartbeatAck sent, bytes = exact msgpackr frames. ' +
-      'join host s and host ms per sim s: wall-clock this machine spent simulating the whole cluster.',
+      'join member records: messages weighted by the member records they carry (1 for a heartbeat or status), the work budget\'s unit. join host s and host ms per sim s: wall-clock this machine spent simulating the whole cluster.',
   };
 }
 
