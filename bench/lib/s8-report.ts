@@ -175,7 +175,7 @@ export function report(figures: readonly SizeFigures[], budget: number): Scenari
     const r = perNodeRates(f.stable);
     const cut = f.cut ? `; cut: ${describeDecisions(f.cut.decisions)}, ${f.cut.downedTwice.length === 0 ? 'nobody downed twice' : 'someone downed twice'}, ${f.cut.bothSidesActed ? 'both sides acted' : 'one side acted'}` : '';
     const kill = f.kill ? `; SIGKILL downed after ${s([...f.kill.decisions].sort((x, y) => x.atMs - y.atMs)[0]?.atMs)} s, all saw it ${s(f.kill.allSeeDownMs)} s` : '';
-    return `S8 N=${f.nodes}: all Up after ${s(f.allUpMs)} s (sim, ${fmt(f.join.hostS)} s host); ${fmt(r.heartbeats)} heartbeats, ${fmt(r.gossip)} gossip (${fmtBytes(r.gossipBytes)}) per node per s${cut}${kill}`;
+    return `S8 N=${f.nodes}: all Up after ${s(f.allUpMs)} s (sim, ${fmt(f.join.hostS)} s host); ${fmt(r.heartbeats)} heartbeats, ${fmt(r.gossip)} gossip (${fmtBytes(r.gossipBytes)}) per node per s${cut}${kill}; ${f.work.toLocaleString('en-US')} member records sent, ${fmt(f.hostS)} s host in all`;
   });
   const panels: ChartPanel[] =
     done.length === 0

@@ -1,8 +1,8 @@
 // The gossip exchange: welcoming joining nodes, merging received gossip and news (and passing on what it
 // changed, like any own change), the periodic exchange with one peer, and pruning removed members into
-// tombstones. As in Pekko, the periodic push is the full state only to a peer that has not seen it, else a
-// status (a hash and the seen marks), and a peer answers with its full state only when the hashes differ:
-// once the cluster agrees, gossip costs a few dozen bytes a second per node whatever its size.
+// tombstones. The periodic gossip is a status (a hash and the seen marks, Pekko's GossipStatus), and a peer
+// answers with its full state only when the hashes differ: once the cluster agrees, and after a change
+// that reached everyone as news, gossip costs about a hundred bytes a second per node whatever its size.
 // The state itself and how a change is installed live in membership-core.ts.
 import type { NodeAddress } from './address.js';
 import { fromWire, keyOf, memberKey, mergeGossip, pruneMembers, sameContent, sameTombstones, type GossipState, type MemberRecord } from './gossip.js';
@@ -117,9 +117,10 @@ export class GossipExchange {
     const unseen = peers.filter((r) => !core.gossip.seen.has(keyOf(r)));
     const pool = unseen.length > 0 ? unseen : peers;
     const target = pool[Math.floor(this.random() * pool.length)];
-    if (target === undefined) return;
-    if (unseen.length > 0) core.sendGossip(target.address);
-    else core.sendStatus(target.address);
+    // A status even to a peer that has not seen this state (Pekko sends it the state): urgent changes
+    // arrive as news, so the peer most likely holds the content already and only lacks seen marks; when it
+    // does not, the hashes differ and the states follow.
+    if (target !== undefined) core.sendStatus(target.address);
   }
 
   private fromLiveMember(from: NodeAddress): boolean {
