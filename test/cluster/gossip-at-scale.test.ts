@@ -1,10 +1,12 @@
 // Gossip in a cluster larger than NEWS_FANOUT + 1, on the in-memory network with fake timers: it converges
 // under drops, duplicates and reordering; once it agrees, the periodic gossip is statuses only (no full
 // state); a crash's unreachability and downing travel as GossipNews deltas and reach every node, with few
-// full states on the way.
+// full states on the way. A status or news from a node that is not a member changes nothing.
 import { describe, expect, it } from 'vitest';
 import { Cluster } from '../../src/cluster/cluster.js';
+import { keyOf, toWire, type MemberRecord } from '../../src/cluster/gossip.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/messages.js';
 import { NEWS_FANOUT } from '../../src/cluster/membership-core.js';
 import { seededRandom } from '../../src/cluster/random.js';
 import type { Transport } from '../../src/cluster/transport.js';
@@ -102,5 +104,30 @@ describe(`Cluster: gossip among ${N} nodes (more than NEWS_FANOUT + 1 = ${NEWS_F
     // where pushing news in full sent thousands).
     expect(counts.since(before, 'Gossip')).toBeLessThan(2 * N);
     await advanceUntil(() => live.every((n) => statusOf(n.cluster, victim.address) === undefined), 'removed everywhere', 60_000);
+  });
+});
+
+describe('Cluster: status and news from outside the cluster', () => {
+  it('ignores news and statuses from a node that is not a live member', async () => {
+    const network = new MemoryNetwork({ seed: 7 });
+    const counts = new Counts();
+    startCluster(network, counts);
+    await advanceUntil(() => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()), 'all Up and converged', 120_000);
+    const intruder = network.transport(address(99));
+    intruder.register(CLUSTER_MESSAGES);
+    const target = nodes[0]!;
+    const victim = nodes[5]!;
+    // News that node 6 is down, from outside: a down record of its incarnation, which any merge would take.
+    const downed: MemberRecord = { address: victim.address, incarnation: 'inc-6', status: 'down', appVersion: '1', roles: [], upNumber: 6, downedAtMs: 1 };
+    const news: ClusterMessage = { type: 'GossipNews', gossip: toWire({ members: new Map([[keyOf(downed), downed]]), seen: new Set(), tombstones: new Map() }) };
+    intruder.send(target.address, news);
+    // A status with a hash unlike any: a member would be sent the whole state; an outsider gets nothing.
+    const before = counts.snapshot();
+    intruder.send(target.address, { type: 'GossipStatus', hash: 'not-the-hash', seen: new Uint8Array(1) } satisfies ClusterMessage);
+    const start = Date.now();
+    await advanceUntil(() => Date.now() - start >= 3_000, '3 s', 4_000);
+    expect(statusOf(target.cluster, victim.address)).toBe('up');
+    expect(nodes.every((n) => statusOf(n.cluster, victim.address) === 'up')).toBe(true);
+    expect(counts.since(before, 'Gossip')).toBe(0);
   });
 });
