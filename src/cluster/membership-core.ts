@@ -11,7 +11,7 @@ import type { NodeAddress } from './address.js';
 import type { ClusterChannel } from './cluster-channel.js';
 import type { ClusterConfig } from './config.js';
 import { FailureDetectorRegistry } from './failure-detector.js';
-import { EMPTY_GOSSIP, keyOf, reachabilityOf, sameContent, statusRank, toWire, updateMembers, type GossipState, type MemberRecord } from './gossip.js';
+import { EMPTY_GOSSIP, keyOf, reachabilityOf, sameContent, sameTombstones, statusRank, toWire, updateMembers, type GossipState, type MemberRecord } from './gossip.js';
 import { deltaOf, isUrgent, seenBits, statusHash } from './gossip-digest.js';
 import type { ClusterMessage } from './messages.js';
 import { leaderActions } from './leader-actions.js';
@@ -127,7 +127,7 @@ export class MembershipCore {
     this.channel.send(to, cached(this.gossip, gossipMessages, (state) => ({ type: 'Gossip', gossip: toWire(state) })));
   }
 
-  /** The state's hash and seen marks: what the periodic gossip sends a peer that has seen this state. */
+  /** The state's hash and seen marks: the periodic gossip, and the answer to gossip that only lacked seen marks. */
   sendStatus(to: NodeAddress): void {
     this.channel.send(to, cached(this.gossip, statusMessages, (state) => ({ type: 'GossipStatus', hash: statusHash(state), seen: seenBits(state) })));
   }
@@ -167,7 +167,7 @@ export class MembershipCore {
     }
     this.gossip = state;
     let pushedTo: ReadonlySet<string> = new Set();
-    if (!sameContent(state, before) || state.tombstones.size !== before.tombstones.size) {
+    if (!sameContent(state, before) || !sameTombstones(state, before)) {
       pushedTo = this.afterContentChange(before, transitions.length > 0 ? 'push' : spread);
     }
     this.afterCommit();
