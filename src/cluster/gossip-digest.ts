@@ -5,7 +5,7 @@
 // identity through a merge (gossip.ts), so a digest is computed once per change, not once per message.
 import { createHash } from 'node:crypto';
 import { reachabilityOf, sameRecordContent, stateDigest, statusRank, type GossipState, type MemberRecord } from './gossip.js';
-import { sameRow, type ObserverRow, type ReachabilityTable } from './reachability-table.js';
+import { sameRow, sameTable, type ObserverRow } from './reachability-table.js';
 
 /** By member map: the hash, and the table and tombstones it was computed with (seen marks do not count). */
 const statusHashes = new WeakMap<ReadonlyMap<string, MemberRecord>, { readonly table: unknown; readonly tombstones: unknown; readonly hash: string }>();
@@ -101,7 +101,7 @@ export function deltaOf(before: GossipState, after: GossipState): GossipState {
  * them within a few rounds, and pushing each one at once would cost N x fanout messages per join.
  */
 export function isUrgent(before: GossipState, after: GossipState): boolean {
-  if (reachabilityOf(after) !== reachabilityOf(before) && !sameTable(reachabilityOf(before), reachabilityOf(after))) return true;
+  if (!sameTable(reachabilityOf(before), reachabilityOf(after))) return true;
   for (const key of after.tombstones.keys()) if (!before.tombstones.has(key)) return true;
   for (const [key, record] of after.members) {
     const previous = before.members.get(key);
@@ -109,13 +109,4 @@ export function isUrgent(before: GossipState, after: GossipState): boolean {
     if (statusRank(record.status) >= statusRank('leaving') || record.downedAtMs !== previous?.downedAtMs) return true;
   }
   return false;
-}
-
-function sameTable(a: ReachabilityTable, b: ReachabilityTable): boolean {
-  if (a.size !== b.size) return false;
-  for (const [observer, row] of a) {
-    const other = b.get(observer);
-    if (other === undefined || !sameRow(row, other)) return false;
-  }
-  return true;
 }

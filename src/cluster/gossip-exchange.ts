@@ -80,7 +80,7 @@ export class GossipExchange {
   /** A delta of another member's urgent change: merged like gossip and passed on, never answered. */
   onNews(from: NodeAddress, wire: WireGossip): void {
     const { core } = this;
-    if (!core.joined || !this.fromLiveMember(from)) return;
+    if (!core.joined || !core.isLivePeer(from)) return;
     const incoming = fromWire(wire);
     if (incoming.tombstones.has(core.selfKey)) {
       this.lifecycle.selfTombstoned();
@@ -92,7 +92,7 @@ export class GossipExchange {
   /** A peer's hash and seen marks: the full state back when the hashes differ, else the seen marks merged. */
   onStatus(from: NodeAddress, status: GossipStatus): void {
     const { core } = this;
-    if (!core.joined || !this.fromLiveMember(from)) return;
+    if (!core.joined || !core.isLivePeer(from)) return;
     if (status.hash !== statusHash(core.gossip)) {
       core.sendGossip(from);
       return;
@@ -121,11 +121,6 @@ export class GossipExchange {
     // arrive as news, so the peer most likely holds the content already and only lacks seen marks; when it
     // does not, the hashes differ and the states follow.
     if (target !== undefined) core.sendStatus(target.address);
-  }
-
-  private fromLiveMember(from: NodeAddress): boolean {
-    for (const record of this.core.livePeers()) if (record.address.equals(from)) return true;
-    return false;
   }
 
   /** Turns records removed longer than removedRetentionMs into tombstones, and expires old tombstones. */

@@ -10,7 +10,7 @@
 import { NodeAddress } from './address.js';
 import type { MemberStatus } from './member.js';
 import type { WireGossip, WireMember } from './messages.js';
-import { EMPTY_TABLE, mergeTables, retainKnown, tableDigest, tableFromWire, tableToWire, type ReachabilityTable } from './reachability-table.js';
+import { EMPTY_TABLE, mergeTables, retainKnown, sameTable, tableDigest, tableFromWire, tableToWire, type ReachabilityTable } from './reachability-table.js';
 
 /** One member as this node holds it: the wire shape, with its address parsed. */
 export interface MemberRecord extends Omit<WireMember, 'address'> {
@@ -119,15 +119,16 @@ export function stateDigest(state: GossipState): string {
   return `${contentDigest(state.members)}\n--\n${digest}`;
 }
 
-/** Whether two states hold the same content (members and reachability), without building digests when they differ in size. */
+/** Whether two states hold the same content (members and reachability), record by record: no digest is built. */
 export function sameContent(a: GossipState, b: GossipState): boolean {
-  if (a.members === b.members && reachabilityOf(a) === reachabilityOf(b)) return true;
-  if (a.members.size !== b.members.size || reachabilityOf(a).size !== reachabilityOf(b).size) return false;
+  if (!sameTable(reachabilityOf(a), reachabilityOf(b))) return false;
+  if (a.members === b.members) return true;
+  if (a.members.size !== b.members.size) return false;
   for (const [key, record] of a.members) {
     const other = b.members.get(key);
     if (other === undefined || !sameRecordContent(record, other)) return false;
   }
-  return stateDigest(a) === stateDigest(b);
+  return true;
 }
 
 /**

@@ -59,6 +59,7 @@ export class MembershipCore {
   afterCommit: () => void = () => undefined;
 
   private viewDigest = '';
+  private livePeerIndex: { readonly members: ReadonlyMap<string, MemberRecord>; readonly addresses: ReadonlySet<string> } | undefined;
   private viewInputs: { readonly members: unknown; readonly table: unknown; readonly own: string } | undefined;
   private readonly changeListeners = new Set<() => void>();
 
@@ -105,6 +106,15 @@ export class MembershipCore {
   /** Other members that are neither down nor removed. */
   livePeers(): MemberRecord[] {
     return [...this.gossip.members.entries()].filter(([key, r]) => key !== this.selfKey && !isGone(r.status)).map(([, r]) => r);
+  }
+
+  /** Whether `address` is one of `livePeers()`: asked of every status and news, so indexed once per member map. */
+  isLivePeer(address: NodeAddress): boolean {
+    const members = this.gossip.members;
+    if (this.livePeerIndex?.members !== members) {
+      this.livePeerIndex = { members, addresses: new Set(this.livePeers().map((r) => r.address.toString())) };
+    }
+    return this.livePeerIndex.addresses.has(address.toString());
   }
 
   /** Members some live member observes as unreachable: the merged table, and this node's own detectors. */
