@@ -59,6 +59,24 @@ export interface ManagementServerOptions {
   readonly audit?: AuditLog;
 }
 
+/**
+ * From the moment the server starts closing (the node is stopping), every request still reaching it (one
+ * pipelined on a kept-alive connection), a write above all, is refused with a typed 503 `shutting_down`
+ * before its body is read. Register before the first request.
+ */
+export function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    await reply.code(503).send({ error: 'shutting_down', message: 'this node is shutting down: send the request to another node' });
+  });
+}
+
 export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
   const { backend } = options;
   const audit = options.audit ?? new AuditLog(options.logger);
@@ -79,7 +97,10 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
     schemaErrorFormatter: formatSchemaErrors,
+    // Fastify's own answer while closing is an untyped 503; the hook below gives the typed one.
+    return503OnClosing: false,
   });
+  refuseWhileClosing(app);
   // Past the cap Node closes a new connection at once, before reading from it.
   app.server.maxConnections = limits.maxConnections;
   // Only JSON bodies: Fastify's built-in text/plain parser would turn a mislabelled body into a schema

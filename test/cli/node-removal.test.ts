@@ -62,13 +62,13 @@ describe('a node removed by the others while paused', () => {
     const third = nodes[2]!;
     await pauseUntilRemoved(third, urls[0]!, addresses[2]!);
 
-    // Until it is gone, a write to it is refused (503: it was frozen, reaches no majority, or knows it is out) or finds no
-    // listener (status 0); it is never acknowledged.
+    // Until it is gone, a write to it is refused (503: it was frozen, reaches no majority, knows it is out, or its server
+    // is closing as it exits) or finds no listener (status 0); it is never acknowledged.
     const statuses = new Set<number>();
     while (!third.hasExited) {
       const answer = await http('POST', `${urls[2]}/actor-ts/cluster/shards/Counter/placements`, { shardId: 1, target: addresses[0] }, 2_000);
       statuses.add(answer.status);
-      if (answer.status === 503) expect(['not_a_member', 'no_majority', 'paused']).toContain((answer.body as { error?: string }).error);
+      if (answer.status === 503) expect(['not_a_member', 'no_majority', 'paused', 'shutting_down']).toContain((answer.body as { error?: string }).error);
     }
     expect([...statuses].filter((status) => status !== 503 && status !== 0)).toEqual([]);
     expect(await exitWithin(third, 30_000)).toEqual({ code: 1, signal: null });
