@@ -29,10 +29,10 @@ export type {
   PlacementReplicatorOptions,
   PlacementReplicatorStats,
 } from './replicator.js';
-export { DurablePlacementStore, whenDurable, DEFAULT_SNAPSHOT_AFTER_RECORDS, DEFAULT_SNAPSHOT_AFTER_LOG_BYTES } from './durable-store.js';
-export type { DurablePlacementStoreOptions, PlacementStorageHealth } from './durable-store.js';
-export { PersistenceError, DEFAULT_MAX_RECORD_BYTES } from './persistence.js';
-export type { PlacementPersistence, PersistedState, PersistenceStats, PersistenceOptions, PersistenceErrorCode } from './persistence.js';
-export { memoryPersistence, createMemoryVolume } from './memory-persistence.js';
-export type { MemoryVolume, MemoryPersistenceOptions } from './memory-persistence.js';
-export { openLmdbPersistence } from './lmdb-persistence.js';
+export { DurablePlacementStore, whenDurable, DEFAULT_SNAPSHOT_AFTER_RECORDS, DEFAULT_SNAPSHOT_AFTER_LOG_BYTES } from './persistence/durable-store.js';
+export type { DurablePlacementStoreOptions, PlacementStorageHealth } from './persistence/durable-store.js';
+export { PersistenceError, DEFAULT_MAX_RECORD_BYTES } from './persistence/persistence.js';
+export type { PlacementPersistence, PersistedState, PersistenceStats, PersistenceOptions, PersistenceErrorCode } from './persistence/persistence.js';
+export { memoryPersistence, createMemoryVolume } from './persistence/memory-persistence.js';
+export type { MemoryVolume, MemoryPersistenceOptions } from './persistence/memory-persistence.js';
+export { openLmdbPersistence } from './persistence/lmdb-persistence.js';

@@ -9,7 +9,7 @@ import type { PlacementStore } from './store.js';
 import { DEFAULT_MAX_FRAME_BYTES, decodeSyncFrame, encodeSyncFrame, type SyncFrame } from './sync-frame.js';
 import { generationOf, lacksUpdatesOf } from './wire.js';
 import { assertPeer, checkFrame, defaultSetInterval, frameSize } from './replicator-checks.js';
-import { DurablePlacementStore } from './durable-store.js';
+import { DurablePlacementStore } from './persistence/durable-store.js';
 
 /**
  * How the replicator reaches peers. A byte link carries encoded frames (the y-protocols shapes) and calls

@@ -3,7 +3,7 @@
 // src/cluster or src/sharding imports this file. It serves `parseMessage` (tests, tools) and the public API.
 import { CLUSTER_MESSAGES, type ClusterMessage } from './cluster/messages.js';
 import { FamilyRegistry, type MessageFamily, type WireMessage } from './cluster/wire-message.js';
-import { SHARDING_MESSAGES, type ShardingMessage } from './sharding/messages.js';
+import { SHARDING_MESSAGES, type ShardingMessage } from './sharding/protocol/messages.js';
 import { PLACEMENT_SYNC_MESSAGES, type PlacementSyncMessage } from './placement-replication/sync-messages.js';
 
 export { PROTOCOL_VERSION, type RawMessage } from './cluster/wire-message.js';

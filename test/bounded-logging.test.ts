@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../src/cluster/address.js';
 import { LogThrottle, describeValue } from '../src/logging.js';
 import { counterBehavior } from '../src/node/counter.js';
-import { MAX_ERROR_TEXT, describeError } from '../src/sharding/entity.js';
+import { MAX_ERROR_TEXT, describeError } from '../src/sharding/region/entity.js';
 
 /** 2^levels leaves through shared references: what a structured-clone payload decoded to. */
 function sharedGraph(levels: number): unknown {

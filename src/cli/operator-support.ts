@@ -2,7 +2,7 @@
 // usage errors (exit code 2), and waiting for a manual hand-off to land.
 import { Command, InvalidArgumentError } from 'commander';
 import { NodeAddress } from '../cluster/address.js';
-import { targetMatches, tryParsePlacementTarget, type PlacementTarget } from '../sharding/placement-target.js';
+import { targetMatches, tryParsePlacementTarget, type PlacementTarget } from '../sharding/placements/placement-target.js';
 import { ManagementClient, type MemberRow, type Provenance } from './client.js';
 
 export interface CliIo {

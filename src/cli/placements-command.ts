@@ -4,8 +4,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ActorTsError } from '../errors.js';
 import type { PlacementEntry, WrittenPlacement } from '../management/backend.js';
-import { validateBy, validateExpiresAt, validateReason } from '../sharding/placement-options.js';
-import { parsePlacementTarget } from '../sharding/placement-target.js';
+import { validateBy, validateExpiresAt, validateReason } from '../sharding/placements/placement-options.js';
+import { parsePlacementTarget } from '../sharding/placements/placement-target.js';
 import { parseDuration } from './duration.js';
 import { table } from './format.js';
 import { printDryRun } from './insight-commands.js';

@@ -3,7 +3,7 @@
 import { hostname, userInfo } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { ActorTsError } from '../errors.js';
-import { MAX_BY_LENGTH, validateBy, validateReason } from '../sharding/placement-options.js';
+import { MAX_BY_LENGTH, validateBy, validateReason } from '../sharding/placements/placement-options.js';
 import type { Provenance } from './client.js';
 
 export interface ProvenanceOptions {

@@ -2,7 +2,7 @@
 // drain (POST) a member, and this node's audit trail. Each write is audited once, after it was applied;
 // refusals about the cluster (not a member, nothing to uncordon, no capacity) get their own status codes.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { CordonError, cordonAddress, type CordonProvenance } from '../sharding/cordons.js';
+import { CordonError, cordonAddress, type CordonProvenance } from '../sharding/placements/cordons.js';
 import type { AuditLog } from './audit.js';
 import type { ManagementBackend } from './backend.js';
 import { HttpError } from './errors.js';

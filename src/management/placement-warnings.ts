@@ -4,7 +4,7 @@
 import type { MemberInfo } from '../cluster/member.js';
 import { isGone } from '../cluster/member.js';
 import type { PlacementRecord } from '../sharding/index.js';
-import { targetMatches, tryParsePlacementTarget } from '../sharding/placement-target.js';
+import { targetMatches, tryParsePlacementTarget } from '../sharding/placements/placement-target.js';
 
 export interface PlacementWarning {
   readonly shardId: number;

@@ -2,8 +2,8 @@
 // runs, so a handler only sees well-shaped input (range checks that need runtime state stay in handlers).
 
 /** Upper bound of one target string, as the placement store accepts it. */
-import { MAX_BY_LENGTH, MAX_REASON_LENGTH } from '../sharding/placement-options.js';
-import { MAX_PLACEMENT_TARGET_LENGTH } from '../sharding/placement-target.js';
+import { MAX_BY_LENGTH, MAX_REASON_LENGTH } from '../sharding/placements/placement-options.js';
+import { MAX_PLACEMENT_TARGET_LENGTH } from '../sharding/placements/placement-target.js';
 export { MAX_PLACEMENT_TARGET_LENGTH as MAX_TARGET_LENGTH };
 /** Longest path parameter any route's schema accepts (an entity id), in characters. */
 export const MAX_PARAM_CHARS = 256;

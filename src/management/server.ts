@@ -13,7 +13,7 @@ import Fastify, {
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
-import { validatePlacementMode } from '../sharding/placement-options.js';
+import { validatePlacementMode } from '../sharding/placements/placement-options.js';
 import { AuditLog, commonText, targetsText } from './audit.js';
 import type { ManagementBackend } from './backend.js';
 import { registerMemberRoutes } from './member-routes.js';

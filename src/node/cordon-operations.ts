@@ -8,8 +8,8 @@ import type { MemberInfo } from '../cluster/member.js';
 import type { CordonWritten, DrainOutcome } from '../management/backend.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { hasRole } from '../sharding/coordinator/membership.js';
-import { CordonError, cordonAddress, type CordonProvenance } from '../sharding/cordons.js';
-import type { DrainMove } from '../sharding/messages.js';
+import { CordonError, cordonAddress, type CordonProvenance } from '../sharding/placements/cordons.js';
+import type { DrainMove } from '../sharding/protocol/messages.js';
 
 export class CordonOperations {
   constructor(

@@ -21,11 +21,11 @@ import type {
 } from '../management/backend.js';
 import { replicationHealth, type ReplicationHealth } from '../management/replication-health.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
-import { ExternalAllocationController, placementRecords } from '../sharding/external-allocation-controller.js';
-import { askDryRunRebalance, askExplain } from '../sharding/shard-insight.js';
+import { ExternalAllocationController, placementRecords } from '../sharding/placements/external-allocation-controller.js';
+import { askDryRunRebalance, askExplain } from '../sharding/coordinator/shard-insight.js';
 import type { Logger } from '../logging.js';
-import type { CordonRecord } from '../sharding/cordon-view.js';
-import type { CordonProvenance } from '../sharding/cordons.js';
+import type { CordonRecord } from '../sharding/placements/cordon-view.js';
+import type { CordonProvenance } from '../sharding/placements/cordons.js';
 import type { Hlc } from '../../crdt/index.js';
 import { CordonOperations } from './cordon-operations.js';
 

@@ -5,7 +5,7 @@ import { DurablePlacementStore, type PlacementStore } from '../../crdt/index.js'
 import type { Membership } from '../cluster/member.js';
 import { MetricsEventHub, type MetricsSource } from '../management/metrics.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
-import { entityTypeNames, isInternalNamespace } from '../sharding/cordons.js';
+import { entityTypeNames, isInternalNamespace } from '../sharding/placements/cordons.js';
 
 export interface NodeMetricsSource extends MetricsSource {
   /** Pass to ClusterSharding's `events` so coordinators on this node report hand-offs and rounds. */

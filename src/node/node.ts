@@ -9,7 +9,7 @@ import { createManagementServer } from '../management/server.js';
 import { DurablePlacementStore, PlacementStore, openLmdbPersistence, type PlacementPersistence } from '../../crdt/index.js';
 import { PlacementReplication, placementLogOf } from '../placement-replication/placement-replication.js';
 import { ClusterSharding } from '../sharding/cluster-sharding.js';
-import { ExternalAllocationController } from '../sharding/external-allocation-controller.js';
+import { ExternalAllocationController } from '../sharding/placements/external-allocation-controller.js';
 import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../sharding/strategies/index.js';
 import { resolveNodeConfig, type NodeConfig } from './config.js';
 import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';

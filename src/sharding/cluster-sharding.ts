@@ -16,21 +16,21 @@ import {
   type CoordinatorRequestBody,
   type RebalanceNowResult,
   type ShardLocations,
-} from './coordinator-client.js';
-import type { AskOptions, EntityOutcome, EntityRef } from './entity.js';
-import { routeShardingMessage } from './message-router.js';
-import { StoreCordons } from './cordons.js';
-import { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type DrainMove, type ReplyTo, type ShardingMessage } from './messages.js';
-import { PlacementChanges } from './placement-changes.js';
-import { PendingAsks } from './pending-asks.js';
-import { listedPlacement } from './placement-record.js';
+} from './coordinator/coordinator-client.js';
+import type { AskOptions, EntityOutcome, EntityRef } from './region/entity.js';
+import { routeShardingMessage } from './protocol/message-router.js';
+import { StoreCordons } from './placements/cordons.js';
+import { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type DrainMove, type ReplyTo, type ShardingMessage } from './protocol/messages.js';
+import { PlacementChanges } from './placements/placement-changes.js';
+import { PendingAsks } from './region/pending-asks.js';
+import { listedPlacement } from './placements/placement-record.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
-import { ShardCoordinator, coordinatorNode, type CoordinatorStats } from './shard-coordinator.js';
+import { ShardCoordinator, coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
 import { shardIdFor } from './shard-id.js';
-import { ShardRegion, type RegionStats } from './shard-region.js';
+import { ShardRegion, type RegionStats } from './region/shard-region.js';
 import type { ShardingContext } from './sharding-context.js';
 import { MAX_NUMBER_OF_SHARDS, resolveShardedType, type ShardedTypeOptions, type ShardedTypeSettings } from './sharded-type.js';
-import { ShardingLink } from './sharding-link.js';
+import { ShardingLink } from './protocol/sharding-link.js';
 
 export type { RebalanceNowResult, ShardedTypeOptions, ShardLocations };
 

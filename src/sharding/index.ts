@@ -1,7 +1,7 @@
 // Public surface of the sharding runtime: the per-node ClusterSharding, entity types, configuration, the
 // message family it speaks, external allocation's controller, and the allocation strategies.
 export { ClusterSharding, type ClusterShardingOptions, type ShardingStats, type TypeStats } from './cluster-sharding.js';
-export type { RebalanceNowResult, ShardLocations } from './coordinator-client.js';
+export type { RebalanceNowResult, ShardLocations } from './coordinator/coordinator-client.js';
 export type { ShardedTypeOptions } from './sharded-type.js';
 export {
   ExternalAllocationController,
@@ -14,7 +14,7 @@ export {
   type PlacementRequest,
   type PlacementsDryRun,
   type ProposedPlacement,
-} from './external-allocation-controller.js';
+} from './placements/external-allocation-controller.js';
 export {
   askDryRunPlacements,
   askDryRunRebalance,
@@ -26,7 +26,7 @@ export {
   type ExplainNode,
   type ProposedPin,
   type ShardExplanation,
-} from './shard-insight.js';
+} from './coordinator/shard-insight.js';
 export {
   MAX_PLACEMENT_TARGET_LENGTH,
   ROLE_KEY,
@@ -40,7 +40,7 @@ export {
   type PlacementRuleErrorCode,
   type PlacementTarget,
   type SelectorTerm,
-} from './placement-target.js';
+} from './placements/placement-target.js';
 export {
   DEFAULT_PLACEMENT_RULE,
   MAX_BY_LENGTH,
@@ -59,12 +59,12 @@ export {
   type PlacementMode,
   type PlacementOptions,
   type PlacementRule,
-} from './placement-options.js';
-export { CORDON_NAMESPACE, CordonError, StoreCordons, entityTypeNames, isInternalNamespace, type CordonProvenance } from './cordons.js';
-export { NO_CORDONS, type CordonRecord, type CordonView } from './cordon-view.js';
-export type { DrainMove } from './drain-messages.js';
+} from './placements/placement-options.js';
+export { CORDON_NAMESPACE, CordonError, StoreCordons, entityTypeNames, isInternalNamespace, type CordonProvenance } from './placements/cordons.js';
+export { NO_CORDONS, type CordonRecord, type CordonView } from './placements/cordon-view.js';
+export type { DrainMove } from './protocol/drain-messages.js';
 export { DEFAULT_SHARDING_CONFIG, resolveShardingConfig, type ShardingConfig } from './config.js';
-export type { AskOptions, EntityBehavior, EntityContext, EntityInstance, EntityRef } from './entity.js';
+export type { AskOptions, EntityBehavior, EntityContext, EntityInstance, EntityRef } from './region/entity.js';
 export {
   SHARDING_MESSAGES,
   SHARDING_MESSAGE_TYPES,
@@ -72,8 +72,8 @@ export {
   parseShardingMessage,
   type ShardingMessage,
   type ShardingRoute,
-} from './messages.js';
-export { coordinatorNode, type CoordinatorStats } from './shard-coordinator.js';
-export type { RegionStats } from './shard-region.js';
+} from './protocol/messages.js';
+export { coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
+export type { RegionStats } from './region/shard-region.js';
 export { fnv1a32, shardIdFor } from './shard-id.js';
 export * from './strategies/index.js';

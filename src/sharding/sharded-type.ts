@@ -2,8 +2,8 @@
 // with defaults into the settings its region and coordinator run with.
 import type { Membership } from '../cluster/member.js';
 import { ActorTsError } from '../errors.js';
-import type { EntityBehavior } from './entity.js';
-import { MAX_SHARD_ID, TYPE_NAME_PATTERN } from './messages.js';
+import type { EntityBehavior } from './region/entity.js';
+import { MAX_SHARD_ID, TYPE_NAME_PATTERN } from './protocol/messages.js';
 import { LeastShardAllocationStrategy, type AllocationStrategy } from './strategies/index.js';
 
 export const MAX_NUMBER_OF_SHARDS = MAX_SHARD_ID + 1;

@@ -3,8 +3,8 @@
 import type { NodeAddress } from '../cluster/address.js';
 import type { Membership } from '../cluster/member.js';
 import type { ShardingConfig } from './config.js';
-import type { EntityOutcome } from './entity.js';
-import type { ReplyTo, ShardingMessage } from './messages.js';
+import type { EntityOutcome } from './region/entity.js';
+import type { ReplyTo, ShardingMessage } from './protocol/messages.js';
 
 export interface ShardingContext {
   readonly self: NodeAddress;

@@ -19,7 +19,7 @@ import {
 import { scanMsgpack, type DecodeLimits } from '../../src/cluster/msgpack-scan.js';
 import { FamilyRegistry } from '../../src/cluster/wire-message.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
-import { SHARDING_MESSAGES } from '../../src/sharding/messages.js';
+import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
 
 const ALL = new FamilyRegistry();
 for (const family of MESSAGE_FAMILIES) ALL.register(family);

@@ -2,8 +2,8 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { PlacementStore } from '../../crdt/index.js';
-import { explicitPlacementState } from '../../src/sharding/explicit-placement-state.js';
-import { tryParsePlacementTarget } from '../../src/sharding/placement-target.js';
+import { explicitPlacementState } from '../../src/sharding/placements/explicit-placement-state.js';
+import { tryParsePlacementTarget } from '../../src/sharding/placements/placement-target.js';
 
 const TYPE = 'counter';
 const targets = ['app@127.0.0.1:7701', 'app@127.0.0.1:7702', 'not an address', 'app@127.0.0.1:7703', 'rack=r1,zone=b', 'zone='];

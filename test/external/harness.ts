@@ -10,7 +10,7 @@ import {
   ExternalAllocationController,
   placementRecords,
   type PlacementRecord,
-} from '../../src/sharding/external-allocation-controller.js';
+} from '../../src/sharding/placements/external-allocation-controller.js';
 import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { advanceUntil } from '../support/fake-time.js';
 import { InProcessCluster, startShardingNode, useInProcessClusters, type ShardingNode, type ShardingNodeOptions } from '../support/in-process-cluster.js';

@@ -7,7 +7,7 @@
 //   fill <dir>       append 4 kB records until a commit fails (run under a file size limit), then print
 //                    what the failed append and the one after it were rejected with, and "closed" once
 //                    close() resolved
-import { openLmdbPersistence } from '../../dist/crdt/lmdb-persistence.js';
+import { openLmdbPersistence } from '../../dist/crdt/persistence/lmdb-persistence.js';
 
 const [mode, dir] = process.argv.slice(2);
 const out = (line) => process.stdout.write(`${line}\n`);

@@ -1,4 +1,4 @@
-// What keeps a durable replica's restart fast and its disk near its state (crdt/durable-store.ts): a log
+// What keeps a durable replica's restart fast and its disk near its state (crdt/persistence/durable-store.ts): a log
 // grown past its bound is compacted away before the snapshot, so the snapshot is the compacted state; a
 // peer's late update folded into the base is written as a snapshot at once (its own record would replay
 // stale); and any mix of writes, peer updates, compactions on either side and reopens rebuilds the replica.

@@ -2,7 +2,7 @@
 // (memory.test.ts, lmdb.test.ts): what load returns after appends and snapshots, group commit, typed
 // rejections that change nothing, close, reopen and the one-opener rule.
 import { describe, expect, it } from 'vitest';
-import { PersistenceError, type PersistenceErrorCode, type PlacementPersistence } from '../../crdt/persistence.js';
+import { PersistenceError, type PersistenceErrorCode, type PlacementPersistence } from '../../crdt/persistence/persistence.js';
 
 /** Storage that outlives the instances opened on it (a directory, a memory volume). */
 export interface Subject {

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LMDB_LAYOUT, openLmdbPersistence } from '../../crdt/lmdb-persistence.js';
-import { LOCK_FILE } from '../../crdt/persistence-lock.js';
-import { RECORD_FORMAT_VERSION, encodeRecord } from '../../crdt/persistence-record.js';
+import { LMDB_LAYOUT, openLmdbPersistence } from '../../crdt/persistence/lmdb-persistence.js';
+import { LOCK_FILE } from '../../crdt/persistence/persistence-lock.js';
+import { RECORD_FORMAT_VERSION, encodeRecord } from '../../crdt/persistence/persistence-record.js';
 import { expectCode } from './contract.js';
 
 const root = mkdtempSync(join(tmpdir(), 'placement-corrupt-'));

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { open } from 'lmdb';
-import { LMDB_LAYOUT, openLmdbPersistence } from '../../crdt/lmdb-persistence.js';
-import { LOCK_FILE } from '../../crdt/persistence-lock.js';
+import { LMDB_LAYOUT, openLmdbPersistence } from '../../crdt/persistence/lmdb-persistence.js';
+import { LOCK_FILE } from '../../crdt/persistence/persistence-lock.js';
 import { expectCode, persistenceContract } from './contract.js';
 
 const root = mkdtempSync(join(tmpdir(), 'placement-lmdb-'));

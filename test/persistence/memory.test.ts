@@ -1,6 +1,6 @@
 // The in-memory persistence against the shared contract (a MemoryVolume plays the data directory).
 import { describe, expect, it } from 'vitest';
-import { createMemoryVolume, memoryPersistence } from '../../crdt/memory-persistence.js';
+import { createMemoryVolume, memoryPersistence } from '../../crdt/persistence/memory-persistence.js';
 import { expectCode, persistenceContract } from './contract.js';
 
 persistenceContract('memory', async () => {

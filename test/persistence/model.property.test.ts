@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openLmdbPersistence } from '../../crdt/lmdb-persistence.js';
-import { createMemoryVolume, memoryPersistence } from '../../crdt/memory-persistence.js';
-import type { PlacementPersistence } from '../../crdt/persistence.js';
+import { openLmdbPersistence } from '../../crdt/persistence/lmdb-persistence.js';
+import { createMemoryVolume, memoryPersistence } from '../../crdt/persistence/memory-persistence.js';
+import type { PlacementPersistence } from '../../crdt/persistence/persistence.js';
 import type { Subject } from './contract.js';
 
 type Op =

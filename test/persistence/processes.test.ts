@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openLmdbPersistence } from '../../crdt/lmdb-persistence.js';
+import { openLmdbPersistence } from '../../crdt/persistence/lmdb-persistence.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CHILD = join(ROOT, 'test', 'persistence', 'child.mjs');
@@ -17,14 +17,14 @@ const SOURCES = ['persistence', 'persistence-queue', 'persistence-record', 'pers
 /** Fails up front, saying why, when dist/ is missing or older than the sources the children would run. */
 function requireFreshBuild(): void {
   for (const name of SOURCES) {
-    const source = statSync(join(ROOT, 'crdt', `${name}.ts`)).mtimeMs;
+    const source = statSync(join(ROOT, 'crdt', 'persistence', `${name}.ts`)).mtimeMs;
     let built: number;
     try {
-      built = statSync(join(ROOT, 'dist', 'crdt', `${name}.js`)).mtimeMs;
+      built = statSync(join(ROOT, 'dist', 'crdt', 'persistence', `${name}.js`)).mtimeMs;
     } catch {
-      throw new Error(`dist/crdt/${name}.js is missing: run \`npm run build\` before the multi-process persistence tests`);
+      throw new Error(`dist/crdt/persistence/${name}.js is missing: run \`npm run build\` before the multi-process persistence tests`);
     }
-    if (built < source) throw new Error(`dist/crdt/${name}.js is older than crdt/${name}.ts: run \`npm run build\` first`);
+    if (built < source) throw new Error(`dist/crdt/persistence/${name}.js is older than crdt/persistence/${name}.ts: run \`npm run build\` first`);
   }
 }
 

@@ -1,4 +1,4 @@
-// The wiring documented in crdt/persistence.ts, checked end to end on a real directory: a store that
+// The wiring documented in crdt/persistence/persistence.ts, checked end to end on a real directory: a store that
 // appends its own updates and the remote updates it applies, and snapshots after compacting, is rebuilt
 // from disk by a new store with the same placements, generation and base.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EMPTY_STATE_VECTOR, PlacementStore } from '../../crdt/index.js';
-import { openLmdbPersistence } from '../../crdt/lmdb-persistence.js';
+import { openLmdbPersistence } from '../../crdt/persistence/lmdb-persistence.js';
 
 const T = 'Counter';
 const root = mkdtempSync(join(tmpdir(), 'placement-restart-'));

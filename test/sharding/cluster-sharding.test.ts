@@ -2,7 +2,7 @@
 // input validation, proxy-only regions, the region buffer limit and shutdown.
 import { describe, expect, it } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
-import { SHARDING_MESSAGES } from '../../src/sharding/messages.js';
+import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import { TestCluster, counter, entityInShard, eventually, hostedShards, pinTo, run, settle, useTestClusters } from './harness.js';

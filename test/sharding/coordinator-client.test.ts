@@ -2,8 +2,8 @@
 // runs by then, settles on its own answer only, and ends by timeout or shutdown.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
-import { CoordinatorClient } from '../../src/sharding/coordinator-client.js';
-import type { ShardingMessage } from '../../src/sharding/messages.js';
+import { CoordinatorClient } from '../../src/sharding/coordinator/coordinator-client.js';
+import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
 
 const A = 'sys@127.0.0.1:1';
 const B = 'sys@127.0.0.1:2';

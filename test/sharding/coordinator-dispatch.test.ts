@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging.js';
 import type { CoordinatorEvents } from '../../src/sharding/coordinator/settings.js';
-import { ShardCoordinator } from '../../src/sharding/shard-coordinator.js';
+import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { FakeContext, ManualScheduler, address, member } from './coordinator-fakes.js';
 

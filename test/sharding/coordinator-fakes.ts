@@ -4,8 +4,8 @@ import { NodeAddress } from '../../src/cluster/address.js';
 import type { MemberInfo, MemberStatus, Membership } from '../../src/cluster/member.js';
 import { resolveShardingConfig, type ShardingConfig } from '../../src/sharding/config.js';
 import { HandOff, type HandOffPhase } from '../../src/sharding/coordinator/hand-off.js';
-import type { ShardingMessage } from '../../src/sharding/messages.js';
-import type { ShardingContext } from '../../src/sharding/shard-region.js';
+import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
+import type { ShardingContext } from '../../src/sharding/region/shard-region.js';
 import { memberInfo, staticMembership, testAddress } from '../support/members.js';
 import { ManualScheduler } from '../support/schedulers.js';
 

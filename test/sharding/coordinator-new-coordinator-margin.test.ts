@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { MemberInfo } from '../../src/cluster/member.js';
 import { silentLogger } from '../../src/logging.js';
 import { olderMembersUntraced } from '../../src/sharding/coordinator/down-removal-margin.js';
-import { ShardCoordinator } from '../../src/sharding/shard-coordinator.js';
+import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { FakeContext, ManualScheduler, address, member } from './coordinator-fakes.js';
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import { silentLogger } from '../../src/logging.js';
-import { ShardCoordinator } from '../../src/sharding/shard-coordinator.js';
+import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { FakeContext, ManualScheduler, address, member } from './coordinator-fakes.js';
 

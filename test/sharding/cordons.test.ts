@@ -5,8 +5,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PlacementStore } from '../../crdt/index.js';
 import { ActorTsError } from '../../src/errors.js';
-import { CORDON_NAMESPACE, CordonError, StoreCordons, cordonSlot, entityTypeNames, isInternalNamespace } from '../../src/sharding/cordons.js';
-import { TYPE_NAME_PATTERN } from '../../src/sharding/messages.js';
+import { CORDON_NAMESPACE, CordonError, StoreCordons, cordonSlot, entityTypeNames, isInternalNamespace } from '../../src/sharding/placements/cordons.js';
+import { TYPE_NAME_PATTERN } from '../../src/sharding/protocol/messages.js';
 import { prng, UpdatePool } from '../crdt/helpers.js';
 
 const A = 'app@127.0.0.1:7001';

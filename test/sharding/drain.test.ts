@@ -7,8 +7,8 @@ import { NodeAddress } from '../../src/cluster/address.js';
 import type { MemberInfo } from '../../src/cluster/member.js';
 import { allocationCandidates } from '../../src/sharding/coordinator/allocation.js';
 import { CoordinatorCordons, DRAIN_EXCLUSION_MS, planDrain } from '../../src/sharding/coordinator/drain.js';
-import type { CordonView } from '../../src/sharding/cordon-view.js';
-import { parseShardingMessage } from '../../src/sharding/messages.js';
+import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
+import { parseShardingMessage } from '../../src/sharding/protocol/messages.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 

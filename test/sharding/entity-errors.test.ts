@@ -1,7 +1,7 @@
 // Whatever a user's entity throws, rejects with or answers, nothing escapes into the event loop and the
 // entity keeps handling its mailbox.
 import { describe, expect, it } from 'vitest';
-import { Entity, describeError } from '../../src/sharding/entity.js';
+import { Entity, describeError } from '../../src/sharding/region/entity.js';
 import { TestCluster, settle, useTestClusters } from './harness.js';
 
 describe('entity errors', () => {

@@ -3,11 +3,11 @@
 // a cordoned node, a strategy that reads no pins, and the dry-run moves for those cases.
 import { describe, expect, it } from 'vitest';
 import type { ClusterView, MemberInfo } from '../../src/cluster/member.js';
-import type { CordonView } from '../../src/sharding/cordon-view.js';
+import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
 import { landings, rebalanceRoundMoves } from '../../src/sharding/coordinator/dry-run.js';
 import { explainShard, type ExplainSources } from '../../src/sharding/coordinator/explain.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
-import type { PlacementRecord } from '../../src/sharding/placement-record.js';
+import type { PlacementRecord } from '../../src/sharding/placements/placement-record.js';
 import { LeastShardAllocationStrategy, PlacementPin, externalAllocationStrategy, type PinLike } from '../../src/sharding/strategies/index.js';
 import { isPinAware } from '../../src/sharding/strategies/pin-aware.js';
 import { node } from '../strategies/fixtures.js';

@@ -8,7 +8,7 @@ import type { ClusterView, MemberInfo, MemberStatus } from '../../src/cluster/me
 import { chooseHome } from '../../src/sharding/coordinator/allocation.js';
 import { explainShard } from '../../src/sharding/coordinator/explain.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
-import type { CordonView } from '../../src/sharding/cordon-view.js';
+import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
 import { LeastShardAllocationStrategy, PlacementPin, externalAllocationStrategy, type PinLike } from '../../src/sharding/strategies/index.js';
 import { isPinAware } from '../../src/sharding/strategies/pin-aware.js';
 import { homeMatches } from '../../src/sharding/strategies/pin-matching.js';

@@ -1,9 +1,9 @@
 // Losing nodes: the coordinator moving to the next oldest member (homes on live nodes survive), a downed
 // member's shards re-homed on next use, and the protocol converging on a lossy, duplicating, reordering network.
 import { describe, expect, it } from 'vitest';
-import type { EntityBehavior } from '../../src/sharding/entity.js';
+import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import { isFamilyMessage } from '../../src/cluster/wire-message.js';
-import { SHARDING_MESSAGES, type ShardingMessage } from '../../src/sharding/messages.js';
+import { SHARDING_MESSAGES, type ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import { TestCluster, askLater, counter, entityInShard, eventually, hostedShards, pinTo, run, settle, useTestClusters } from './harness.js';
 import type { CounterReply, EntityEvent, TestNode } from './harness.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { isFamilyMessage } from '../../src/cluster/wire-message.js';
-import { SHARDING_MESSAGES } from '../../src/sharding/messages.js';
+import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
 import type { ShardAllocations } from '../../src/sharding/strategies/allocation-strategy.js';
 import {
   LeastShardAllocationStrategy,

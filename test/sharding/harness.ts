@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import type { Logger } from '../../src/logging.js';
 import type { ShardedTypeOptions } from '../../src/sharding/cluster-sharding.js';
 import type { ShardingConfig } from '../../src/sharding/config.js';
-import type { EntityBehavior } from '../../src/sharding/entity.js';
+import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { advanceUntil, runFor, settleInFakeTime } from '../support/fake-time.js';

@@ -6,7 +6,7 @@ import { decodeMessage, encodeMessage, encodeValue } from '../../src/cluster/mes
 import { FamilyRegistry } from '../../src/cluster/wire-message.js';
 import { parseMessage, type ProtocolMessage } from '../../src/protocol.js';
 import { DEFAULT_SHARDING_CONFIG, resolveShardingConfig } from '../../src/sharding/config.js';
-import { SHARDING_MESSAGES, SHARDING_MESSAGE_TYPES, type ShardingMessage } from '../../src/sharding/messages.js';
+import { SHARDING_MESSAGES, SHARDING_MESSAGE_TYPES, type ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import { TestCluster, counter, entityInShard, run, settle, useTestClusters, type CounterReply } from './harness.js';
 
 const NODE = 'sys@127.0.0.1:2551';

@@ -1,7 +1,7 @@
 // Pending asks on their own: each settles exactly once, by its answer, its timeout or the shutdown.
 import { describe, expect, it, vi } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
-import { PendingAsks } from '../../src/sharding/pending-asks.js';
+import { PendingAsks } from '../../src/sharding/region/pending-asks.js';
 import { useFakeTime } from '../support/fake-time.js';
 
 useFakeTime();

@@ -8,8 +8,8 @@ import {
   ruleOf,
   ruleToMeta,
   validatePlacementOptions,
-} from '../../src/sharding/placement-options.js';
-import { PlacementRuleError } from '../../src/sharding/placement-rule-error.js';
+} from '../../src/sharding/placements/placement-options.js';
+import { PlacementRuleError } from '../../src/sharding/placements/placement-rule-error.js';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 

@@ -12,7 +12,7 @@ import {
   targetMatches,
   tryParsePlacementTarget,
   type PlacementNode,
-} from '../../src/sharding/placement-target.js';
+} from '../../src/sharding/placements/placement-target.js';
 
 const A = NodeAddress.parse('app@10.0.0.1:7700');
 

@@ -5,9 +5,9 @@
 import { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import type { Logger } from '../../logging.js';
-import { NO_CORDONS, type CordonView } from '../cordon-view.js';
+import { NO_CORDONS, type CordonView } from '../placements/cordon-view.js';
 import { describe } from '../describe.js';
-import type { ShardingMessage } from '../messages.js';
+import type { ShardingMessage } from '../protocol/messages.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { hasRole } from './membership.js';
 import type { CoordinatorState } from './state.js';

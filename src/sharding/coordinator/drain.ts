@@ -4,8 +4,8 @@
 // by the same strategy over the same candidates). Answered once per request id, however often re-sent.
 import type { NodeAddress } from '../../cluster/address.js';
 import type { Logger } from '../../logging.js';
-import type { CordonRecord, CordonView } from '../cordon-view.js';
-import type { DrainMove, ShardingMessage } from '../messages.js';
+import type { CordonRecord, CordonView } from '../placements/cordon-view.js';
+import type { DrainMove, ShardingMessage } from '../protocol/messages.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { chooseHome } from './allocation.js';
 import { AnswerCache } from './answer-cache.js';

@@ -2,8 +2,8 @@
 // with the calls the coordinator itself makes (shardsToMove for a rebalance round, judgeRebalanceNow for a
 // manual move, chooseHome when a hand-off ends) on a copy of its shard map. Nothing is sent or recorded.
 import type { NodeAddress } from '../../cluster/address.js';
-import type { DryRunMove, ProposedPin } from '../insight-messages.js';
-import { tryParsePlacementTarget } from '../placement-target.js';
+import type { DryRunMove, ProposedPin } from '../protocol/insight-messages.js';
+import { tryParsePlacementTarget } from '../placements/placement-target.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { PlacementPin, type PinLike } from '../strategies/placement-pin.js';
 import { chooseHome, shardsToMove } from './allocation.js';

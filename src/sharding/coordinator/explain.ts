@@ -3,9 +3,9 @@
 // runs), the candidates allocation would offer now, and the cordons. A pure function of those.
 import type { NodeAddress } from '../../cluster/address.js';
 import { isGone, type MemberInfo } from '../../cluster/member.js';
-import type { CordonView } from '../cordon-view.js';
-import type { ExplainDecision, ExplainNode, ShardExplanation } from '../insight-messages.js';
-import type { PlacementRecord } from '../placement-record.js';
+import type { CordonView } from '../placements/cordon-view.js';
+import type { ExplainDecision, ExplainNode, ShardExplanation } from '../protocol/insight-messages.js';
+import type { PlacementRecord } from '../placements/placement-record.js';
 import type { PinContext } from '../strategies/pin-aware.js';
 import { homeMatches, isReachable, matchingCandidates, type PinView } from '../strategies/pin-matching.js';
 import { activePin, type PlacementPin } from '../strategies/placement-pin.js';

@@ -3,7 +3,7 @@
 // bounds the whole move. Also the source of hand-off ids.
 import { randomInt } from 'node:crypto';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
-import type { ShardingMessage } from '../messages.js';
+import type { ShardingMessage } from '../protocol/messages.js';
 
 /** 'begin': waiting for BeginHandOffAck from every region; 'handoff': waiting for the owner's ShardStopped. */
 export type HandOffPhase = 'begin' | 'handoff';

@@ -4,7 +4,7 @@
 // free is the coordinator's business (onFreed).
 import type { Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
-import type { ShardingMessage } from '../messages.js';
+import type { ShardingMessage } from '../protocol/messages.js';
 import { HandOff, HandOffIds, type HandOffPhase } from './hand-off.js';
 import type { CoordinatorState } from './state.js';
 

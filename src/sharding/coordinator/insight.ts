@@ -3,9 +3,9 @@
 // cordons and the listed pins. Answering changes nothing: no state, no strategy warning record, no log.
 import type { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
-import { NO_CORDONS } from '../cordon-view.js';
-import { MAX_INSIGHT_TEXT, type DryRunMove, type DryRunWarning, type InsightMessage, type ProposedPin } from '../insight-messages.js';
-import type { ShardingMessage } from '../messages.js';
+import { NO_CORDONS } from '../placements/cordon-view.js';
+import { MAX_INSIGHT_TEXT, type DryRunMove, type DryRunWarning, type InsightMessage, type ProposedPin } from '../protocol/insight-messages.js';
+import type { ShardingMessage } from '../protocol/messages.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { isPinAware } from '../strategies/pin-aware.js';
 import type { PinLike } from '../strategies/placement-pin.js';

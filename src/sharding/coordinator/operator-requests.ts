@@ -3,7 +3,7 @@
 // (answered by coordinator/insight.ts). Each waits until the coordinator is warm, since its answer needs the
 // full map.
 import type { Logger } from '../../logging.js';
-import type { ShardingMessage } from '../messages.js';
+import type { ShardingMessage } from '../protocol/messages.js';
 import { AnswerCache } from './answer-cache.js';
 import type { InsightRequest } from './insight.js';
 import type { CoordinatorState } from './state.js';

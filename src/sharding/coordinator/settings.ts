@@ -2,8 +2,8 @@
 // that the rooms under coordinator/ can name them without importing the class that wires them together.
 import type { MemberInfo } from '../../cluster/member.js';
 import { oldestUpMember } from '../../cluster/member-order.js';
-import type { CordonView } from '../cordon-view.js';
-import type { PlacementRecord } from '../placement-record.js';
+import type { CordonView } from '../placements/cordon-view.js';
+import type { PlacementRecord } from '../placements/placement-record.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 
 export interface CoordinatorSettings {

@@ -4,7 +4,7 @@
 // only on such events (membership, registrations, placements, a pin expiring), never on a timer of their
 // own, so an unsatisfiable rule costs nothing while nothing changes.
 import type { Logger } from '../../logging.js';
-import type { ShardingMessage } from '../messages.js';
+import type { ShardingMessage } from '../protocol/messages.js';
 import type { Allocator } from './allocation.js';
 import type { CoordinatorState } from './state.js';
 import { WaitingShards } from './waiting-shards.js';

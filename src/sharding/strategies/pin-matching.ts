@@ -2,7 +2,7 @@
 // (roles, attributes) from the view, taken once per allocate or rebalance call.
 import type { NodeAddress } from '../../cluster/address.js';
 import type { ClusterView, MemberInfo } from '../../cluster/member.js';
-import { targetMatches, type PlacementNode } from '../placement-target.js';
+import { targetMatches, type PlacementNode } from '../placements/placement-target.js';
 import type { PlacementPin } from './placement-pin.js';
 
 /** Why a pin's target cannot take its shard right now. */

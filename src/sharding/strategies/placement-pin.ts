@@ -2,8 +2,8 @@
 // per stored placement (explicit-placement-state.ts), so allocate looks a shard's pin up in O(1) and never
 // parses. A bare NodeAddress still reads as a pin: a prefer pin to that node, never expiring.
 import { NodeAddress } from '../../cluster/address.js';
-import type { PlacementMode } from '../placement-options.js';
-import { parsePlacementTarget, type PlacementTarget } from '../placement-target.js';
+import type { PlacementMode } from '../placements/placement-options.js';
+import { parsePlacementTarget, type PlacementTarget } from '../placements/placement-target.js';
 
 export class PlacementPin {
   constructor(

@@ -1,8 +1,8 @@
 // The shards one region hosts, in the order they started (a new coordinator receives them in that order),
 // and their stopping: a hand-off stops a shard's entities and reports the end under the HandOff id that
 // asked for it last, so a late report of an earlier stop cannot end a later hand-off.
-import type { NodeAddress } from '../cluster/address.js';
-import type { Logger } from '../logging.js';
+import type { NodeAddress } from '../../cluster/address.js';
+import type { Logger } from '../../logging.js';
 import type { EntityBehavior } from './entity.js';
 import { Shard } from './shard.js';
 

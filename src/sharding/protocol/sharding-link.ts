@@ -1,10 +1,10 @@
 // The sharding runtime's one use of the transport: sends sharding messages to node keys (`system@host:port`)
 // and hands every sharding message that arrives to one receiver. A message to this node skips the transport
 // but stays asynchronous, so no handler ever re-enters another.
-import { NodeAddress } from '../cluster/address.js';
-import type { Transport } from '../cluster/transport.js';
-import { isFamilyMessage, type WireMessage } from '../cluster/wire-message.js';
-import type { Logger } from '../logging.js';
+import { NodeAddress } from '../../cluster/address.js';
+import type { Transport } from '../../cluster/transport.js';
+import { isFamilyMessage, type WireMessage } from '../../cluster/wire-message.js';
+import type { Logger } from '../../logging.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from './messages.js';
 
 export type ShardingReceiver = (from: string, message: ShardingMessage) => void;

@@ -1,6 +1,6 @@
 // How a stored placement is listed (API, CLI, controller): every field of the pin, the expiry as ISO-8601,
 // and, when expired pins are asked for, whether it expired.
-import type { Hlc, Placement, PlacementStore } from '../../crdt/index.js';
+import type { Hlc, Placement, PlacementStore } from '../../../crdt/index.js';
 import { isExpired, ruleOf, type PlacementMode } from './placement-options.js';
 
 /** One shard's placement as the store holds it. */

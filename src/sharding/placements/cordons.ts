@@ -5,9 +5,9 @@
 // The slot number is a 48-bit digest of the address and the slot's target is the address itself: a read
 // checks both, and a write refuses to reuse a slot another address holds (a digest collision).
 import { createHash } from 'node:crypto';
-import { MAX_TARGET_LENGTH, type Hlc, type PlacementSnapshot, type PlacementStore, type SlotMeta } from '../../crdt/index.js';
-import { NodeAddress } from '../cluster/address.js';
-import { ActorTsError } from '../errors.js';
+import { MAX_TARGET_LENGTH, type Hlc, type PlacementSnapshot, type PlacementStore, type SlotMeta } from '../../../crdt/index.js';
+import { NodeAddress } from '../../cluster/address.js';
+import { ActorTsError } from '../../errors.js';
 import type { CordonRecord, CordonView } from './cordon-view.js';
 import { validateBy, validateReason } from './placement-options.js';
 

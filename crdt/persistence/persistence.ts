@@ -8,7 +8,7 @@
 // Append every update it emits for its own writes and the bytes of every remote update it applied (they
 // carry base merges and generation moves that no emitted update does); acknowledge a write only once its
 // append resolved. After a compaction, `writeSnapshot(store.encodeDiff(EMPTY_STATE_VECTOR))`.
-import { CodedError } from './errors.js';
+import { CodedError } from '../errors.js';
 
 /** What a replica reloads at startup: apply `snapshot` (when present), then every `log` entry in order. */
 export interface PersistedState {

@@ -1,10 +1,10 @@
 // Explain and dry runs asked from any node: each request goes to the type's coordinator (wherever it runs
 // at each retry, as the other operator requests do) and its answer comes back as plain values.
-import { ActorTsError } from '../errors.js';
-import type { ClusterSharding } from './cluster-sharding.js';
-import type { DryRunMoves, ProposedPin, ShardExplanation } from './insight-messages.js';
+import { ActorTsError } from '../../errors.js';
+import type { ClusterSharding } from '../cluster-sharding.js';
+import type { DryRunMoves, ProposedPin, ShardExplanation } from '../protocol/insight-messages.js';
 
-export type { DryRunMove, DryRunMoves, DryRunWarning, ExplainDecision, ExplainNode, ProposedPin, ShardExplanation } from './insight-messages.js';
+export type { DryRunMove, DryRunMoves, DryRunWarning, ExplainDecision, ExplainNode, ProposedPin, ShardExplanation } from '../protocol/insight-messages.js';
 
 /** Why the shard is where it is, in the coordinator's words; `unknown_shard` when it is out of range. */
 export async function askExplain(sharding: ClusterSharding, typeName: string, shardId: number): Promise<ShardExplanation> {

@@ -4,13 +4,13 @@
 // when what it would send is durable. The rule after a failed commit: this replica refuses writes and
 // sends nothing of its own (pushes and sync answers) until the process restarts from what is on disk, so
 // a write that was rejected never reaches another node; reads keep working.
-import { PlacementStore, type RemoveOptions } from './store.js';
-import type { PlacementStoreOptions } from './store-options.js';
-import type { Hlc } from './hlc.js';
-import { silentLog, type PlacementLog } from './log.js';
-import type { Placement } from './snapshot.js';
-import type { SlotMeta } from './slot-meta.js';
-import { EMPTY_STATE_VECTOR, generationOf } from './wire.js';
+import { PlacementStore, type RemoveOptions } from '../store.js';
+import type { PlacementStoreOptions } from '../store-options.js';
+import type { Hlc } from '../hlc.js';
+import { silentLog, type PlacementLog } from '../log.js';
+import type { Placement } from '../snapshot.js';
+import type { SlotMeta } from '../slot-meta.js';
+import { EMPTY_STATE_VECTOR, generationOf } from '../wire.js';
 import { replayBatches, type ReplayBatch } from './replay-batches.js';
 import { PersistenceError, recoveryHint, type PersistedState, type PersistenceStats, type PlacementPersistence } from './persistence.js';
 

@@ -1,10 +1,10 @@
 // What explain and dry runs answer, and the messages that carry them between any node and the coordinator:
 // the requests (ExplainShard, DryRunPlacements, DryRunRebalance) and their answers (ShardExplained,
 // DryRunAnswer). Answers come from the network, so every field is checked and every list and string bounded.
-import type { RawMessage } from '../cluster/wire-message.js';
-import { PLACEMENT_MODES, MAX_BY_LENGTH, MAX_REASON_LENGTH, type PlacementMode } from './placement-options.js';
-import type { PlacementRecord } from './placement-record.js';
-import { MAX_PLACEMENT_TARGET_LENGTH } from './placement-target.js';
+import type { RawMessage } from '../../cluster/wire-message.js';
+import { PLACEMENT_MODES, MAX_BY_LENGTH, MAX_REASON_LENGTH, type PlacementMode } from '../placements/placement-options.js';
+import type { PlacementRecord } from '../placements/placement-record.js';
+import { MAX_PLACEMENT_TARGET_LENGTH } from '../placements/placement-target.js';
 import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
 
 /** Why a shard is where it is (or nowhere). */

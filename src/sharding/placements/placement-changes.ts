@@ -2,7 +2,7 @@
 // node), or a cordon did (every type's candidates may have changed). The coordinators running here start a
 // rebalance round at once and ask again for their shards without a home, rather than at their next tick;
 // changes arriving together share one round per type.
-import type { PlacementStore } from '../../crdt/index.js';
+import type { PlacementStore } from '../../../crdt/index.js';
 import { isInternalNamespace } from './cordons.js';
 
 export interface ChangeTargets {

@@ -1,6 +1,6 @@
 // The checks every sharding message field of a common kind passes (shard ids, request ids, node addresses),
 // shared by the message families of this layer so that each judges a value the same way.
-import { NodeAddress } from '../cluster/address.js';
+import { NodeAddress } from '../../cluster/address.js';
 
 /** Largest shard id accepted on the wire (`numberOfShards` is capped below this by `init`). */
 export const MAX_SHARD_ID = 999_999;

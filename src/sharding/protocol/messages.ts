@@ -2,10 +2,10 @@
 // sharding family of the wire protocol, with the table that routes each message type on arrival. Every field
 // is validated here, because this is the only place untrusted frames become typed values; a message that
 // fails any check is dropped by the transport.
-import type { MessageFamily, RawMessage } from '../cluster/wire-message.js';
+import type { MessageFamily, RawMessage } from '../../cluster/wire-message.js';
 import { parseInsightMessage, type InsightMessage } from './insight-messages.js';
 import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
-import { NodeAddress } from '../cluster/address.js';
+import { NodeAddress } from '../../cluster/address.js';
 import { parseDrainMessage, type DrainMove } from './drain-messages.js';
 
 export type { DrainMove } from './drain-messages.js';

@@ -3,11 +3,11 @@
 // The view wraps the snapshot instead of copying it, so a placement change costs the strategy nothing
 // until it looks a shard up (snapshots are persistent maps; copying every pin on each change made the first
 // allocate after a change much slower, see bench S5).
-import type { Placement, PlacementSnapshot } from '../../crdt/index.js';
+import type { Placement, PlacementSnapshot } from '../../../crdt/index.js';
 import { ruleOf } from './placement-options.js';
 import { tryParsePlacementTarget } from './placement-target.js';
-import type { ExternalAllocationState } from './strategies/index.js';
-import { PlacementPin } from './strategies/placement-pin.js';
+import type { ExternalAllocationState } from '../strategies/index.js';
+import { PlacementPin } from '../strategies/placement-pin.js';
 
 const MAX_CACHED_TARGETS = 4096;
 const LOOKUPS_BEFORE_COPY = 64;

@@ -1,8 +1,8 @@
 // Operator requests to a type's coordinator (shard locations, rebalance now, a rebalance round, explain, dry runs), from any
 // node: each is re-sent every retry interval to wherever the coordinator runs by then, until its answer
 // arrives or the request times out. Answers are matched by request id, type name and answer type.
-import { ActorTsError } from '../errors.js';
-import type { MessageRoutedTo, RegionLocation, ShardingMessage } from './messages.js';
+import { ActorTsError } from '../../errors.js';
+import type { MessageRoutedTo, RegionLocation, ShardingMessage } from '../protocol/messages.js';
 
 /** Where every allocated shard of a type lives, as its coordinator knows it. */
 export interface ShardLocations {

@@ -1,7 +1,7 @@
 // One shard hosted on this node: creates its entities on their first message and stops them all when the
 // shard is handed off (after the messages already in their mailboxes, as Pekko's hand-off stop message does).
-import type { NodeAddress } from '../cluster/address.js';
-import type { Logger } from '../logging.js';
+import type { NodeAddress } from '../../cluster/address.js';
+import type { Logger } from '../../logging.js';
 import { Entity, describeError, type EntityBehavior, type ReplyFn } from './entity.js';
 
 export class Shard {

@@ -7,27 +7,27 @@
 // and hand-off.ts, warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts
 // (homes, and shards the strategy has none for), change-timer.ts (pins expiring), operator-requests.ts,
 // insight.ts (explain and dry-run answers), drain.ts (drains and the cordons it honours).
-import { isGone } from '../cluster/member.js';
-import type { Cancellable, Scheduler } from '../cluster/scheduler.js';
-import type { Logger } from '../logging.js';
-import { Allocator } from './coordinator/allocation.js';
-import { ChangeTimer } from './coordinator/change-timer.js';
-import { CoordinatorCordons, DrainRequests } from './coordinator/drain.js';
-import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './coordinator/down-removal-margin.js';
-import { HandOffs } from './coordinator/hand-offs.js';
-import { coordinatorInsight } from './coordinator/insight.js';
-import { memberMap } from './coordinator/membership.js';
-import { OperatorRequests } from './coordinator/operator-requests.js';
-import { ShardHomes } from './coordinator/shard-homes.js';
-import type { CoordinatorSettings, CoordinatorStats } from './coordinator/settings.js';
-import { CoordinatorState } from './coordinator/state.js';
-import { backgroundScheduler } from './coordinator/timers.js';
-import { WarmUpGate } from './coordinator/warm-up-gate.js';
-import { NO_CORDONS } from './cordon-view.js';
-import type { ShardingMessage, TypedShardingMessage } from './messages.js';
-import type { ShardingContext } from './sharding-context.js';
+import { isGone } from '../../cluster/member.js';
+import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
+import type { Logger } from '../../logging.js';
+import { Allocator } from './allocation.js';
+import { ChangeTimer } from './change-timer.js';
+import { CoordinatorCordons, DrainRequests } from './drain.js';
+import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './down-removal-margin.js';
+import { HandOffs } from './hand-offs.js';
+import { coordinatorInsight } from './insight.js';
+import { memberMap } from './membership.js';
+import { OperatorRequests } from './operator-requests.js';
+import { ShardHomes } from './shard-homes.js';
+import type { CoordinatorSettings, CoordinatorStats } from './settings.js';
+import { CoordinatorState } from './state.js';
+import { backgroundScheduler } from './timers.js';
+import { WarmUpGate } from './warm-up-gate.js';
+import { NO_CORDONS } from '../placements/cordon-view.js';
+import type { ShardingMessage, TypedShardingMessage } from '../protocol/messages.js';
+import type { ShardingContext } from '../sharding-context.js';
 
-export { coordinatorNode, type CoordinatorSettings, type CoordinatorStats } from './coordinator/settings.js';
+export { coordinatorNode, type CoordinatorSettings, type CoordinatorStats } from './settings.js';
 
 export class ShardCoordinator {
   private readonly state = new CoordinatorState();

@@ -2,19 +2,19 @@
 // target, a mode, an optional expiry and provenance) are written to this node's replica of the placement
 // store (and replicate to every node from there), read back as the `ExternalAllocationState` the external
 // strategy consults, and moved now with rebalanceNow. Targets and options are validated here, at the edge.
-import { whenDurable, type Placement } from '../../crdt/index.js';
-import type { NodeAddress } from '../cluster/address.js';
-import { ActorTsError } from '../errors.js';
-import type { Logger } from '../logging.js';
-import type { ClusterSharding } from './cluster-sharding.js';
-import type { RebalanceNowResult } from './coordinator-client.js';
+import { whenDurable, type Placement } from '../../../crdt/index.js';
+import type { NodeAddress } from '../../cluster/address.js';
+import { ActorTsError } from '../../errors.js';
+import type { Logger } from '../../logging.js';
+import type { ClusterSharding } from '../cluster-sharding.js';
+import type { RebalanceNowResult } from '../coordinator/coordinator-client.js';
 import { explicitPlacementState } from './explicit-placement-state.js';
 import { placementRecordOf, type PlacementRecord } from './placement-record.js';
 import { ruleToMeta, validatePlacementOptions, type PlacementOptions, type PlacementRule } from './placement-options.js';
 import { canonicalPlacementTarget } from './placement-target.js';
-import { askDryRunPlacements, type DryRunMoves } from './shard-insight.js';
-import type { ExternalAllocationState } from './strategies/index.js';
-import { activePin, type PlacementPin } from './strategies/placement-pin.js';
+import { askDryRunPlacements, type DryRunMoves } from '../coordinator/shard-insight.js';
+import type { ExternalAllocationState } from '../strategies/index.js';
+import { activePin, type PlacementPin } from '../strategies/placement-pin.js';
 
 export { explicitPlacementState };
 export { placementRecords, type PlacementRecord, type PlacementRecordsOptions } from './placement-record.js';

@@ -1,6 +1,6 @@
 // The typed error of placement rules (targets and their options). Its codes are stable: the management API
 // answers them as 400 `{ error: code, message }`, the CLI prints the message.
-import { ActorTsError } from '../errors.js';
+import { ActorTsError } from '../../errors.js';
 
 /** `invalid_target`: the target; `invalid_placement`: mode, ttlMs, expiresAt, reason or by. */
 export type PlacementRuleErrorCode = 'invalid_target' | 'invalid_placement';

@@ -1,7 +1,7 @@
 // A region's holding area for messages whose shard has no known home yet: one queue per shard, bounded in
 // total by `bufferSize`, so a coordinator that does not answer cannot make a region grow without limit.
-import type { Logger } from '../logging.js';
-import type { ReplyTo } from './messages.js';
+import type { Logger } from '../../logging.js';
+import type { ReplyTo } from '../protocol/messages.js';
 
 /** A message for one entity, as the region routes it. */
 export interface Envelope {

@@ -3,7 +3,7 @@
 // the CLI call them, so a value is judged the same way wherever it comes in. The rule is stored with the
 // target as the slot's meta record (crdt/slot-meta.ts), and read back leniently: a value a newer or foreign
 // writer stored must never stop a replica from reading the rest.
-import { MAX_HLC_WALL_MS, type Placement } from '../../crdt/index.js';
+import { MAX_HLC_WALL_MS, type Placement } from '../../../crdt/index.js';
 import { PlacementRuleError } from './placement-rule-error.js';
 
 /** `prefer` (the default): honoured when possible, else the fallback places the shard. `require`: only there. */

@@ -1,7 +1,7 @@
 // Sharded entities: the behaviour users write, the reference callers hold, and the mailbox that runs one
 // entity's messages strictly one at a time.
-import type { NodeAddress } from '../cluster/address.js';
-import { describeValue } from '../logging.js';
+import type { NodeAddress } from '../../cluster/address.js';
+import { describeValue } from '../../logging.js';
 
 /** Longest error text reported to an asker or written to a log; an entity's error may quote its input. */
 export const MAX_ERROR_TEXT = 500;

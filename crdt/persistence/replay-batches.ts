@@ -4,7 +4,7 @@
 // base, another generation, or bytes that do not decode stays alone, so its error names it.
 import * as decoding from 'lib0/decoding';
 import * as Y from 'yjs';
-import { encodeWireUpdate } from './wire.js';
+import { encodeWireUpdate } from '../wire.js';
 
 /** One update to apply, standing for records first..last (indexes into the input). */
 export interface ReplayBatch {

@@ -4,7 +4,7 @@
 // CLI, controller) and travel as their canonical string from there on: an address as `system@host:port`,
 // a selector with its terms sorted by key then value and exact duplicates dropped, so `zone=b,rack=1` and
 // `rack=1,zone=b,rack=1` are one target, `rack=1,zone=b`.
-import { NodeAddress } from '../cluster/address.js';
+import { NodeAddress } from '../../cluster/address.js';
 import { PlacementRuleError } from './placement-rule-error.js';
 
 export { PlacementRuleError, type PlacementRuleErrorCode } from './placement-rule-error.js';

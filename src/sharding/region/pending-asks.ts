@@ -1,6 +1,6 @@
 // The asks this node is waiting on: each has an id that travels in `replyTo`, a timeout, and settles once
 // (by the entity's answer, a local failure, its timeout, or the node's shutdown).
-import { ActorTsError } from '../errors.js';
+import { ActorTsError } from '../../errors.js';
 import type { EntityOutcome } from './entity.js';
 
 /** How a failed outcome is reported: the entity failed, or the message never reached it. */

@@ -2,14 +2,14 @@
 // buffer for shards whose home is not known yet, forwarding to remote regions), hosts this node's shards,
 // and plays the region's side of registration and hand-off. A node without the type's role runs the
 // region in proxy mode: it routes but never hosts.
-import { isGone, type MemberInfo } from '../cluster/member.js';
-import type { Logger } from '../logging.js';
+import { isGone, type MemberInfo } from '../../cluster/member.js';
+import type { Logger } from '../../logging.js';
 import { HostedShards } from './hosted-shards.js';
-import type { MessageRoutedTo, ShardingMessage } from './messages.js';
+import type { MessageRoutedTo, ShardingMessage } from '../protocol/messages.js';
 import { RegionBuffer, type Envelope } from './region-buffer.js';
 import type { Shard } from './shard.js';
-import type { ShardedTypeSettings } from './sharded-type.js';
-import type { ShardingContext } from './sharding-context.js';
+import type { ShardedTypeSettings } from '../sharded-type.js';
+import type { ShardingContext } from '../sharding-context.js';
 
 // The coordinator (helper D's) imports the context from here; it is declared in sharding-context.ts.
 export type { ShardingContext };
