@@ -30,9 +30,10 @@ export type {
   PlacementReplicatorStats,
 } from './replicator.js';
 export { DurablePlacementStore, whenDurable, DEFAULT_SNAPSHOT_AFTER_RECORDS, DEFAULT_SNAPSHOT_AFTER_LOG_BYTES } from './persistence/durable-store.js';
-export type { DurablePlacementStoreOptions, PlacementStorageHealth } from './persistence/durable-store.js';
+export type { DurablePlacementStoreOptions } from './persistence/durable-store.js';
+export type { PlacementDurability, PlacementStorageHealth, PersistenceStats } from './durability.js';
 export { PersistenceError, DEFAULT_MAX_RECORD_BYTES } from './persistence/persistence.js';
-export type { PlacementPersistence, PersistedState, PersistenceStats, PersistenceOptions, PersistenceErrorCode } from './persistence/persistence.js';
+export type { PlacementPersistence, PersistedState, PersistenceOptions, PersistenceErrorCode } from './persistence/persistence.js';
 export { memoryPersistence, createMemoryVolume } from './persistence/memory-persistence.js';
 export type { MemoryVolume, MemoryPersistenceOptions } from './persistence/memory-persistence.js';
 export { openLmdbPersistence } from './persistence/lmdb-persistence.js';

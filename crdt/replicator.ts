@@ -9,7 +9,7 @@ import type { PlacementStore } from './store.js';
 import { DEFAULT_MAX_FRAME_BYTES, decodeSyncFrame, encodeSyncFrame, type SyncFrame } from './sync-frame.js';
 import { generationOf, lacksUpdatesOf } from './wire.js';
 import { assertPeer, checkFrame, defaultSetInterval, frameSize } from './replicator-checks.js';
-import { DurablePlacementStore } from './persistence/durable-store.js';
+import type { PlacementDurability } from './durability.js';
 
 /**
  * How the replicator reaches peers. A byte link carries encoded frames (the y-protocols shapes) and calls
@@ -100,7 +100,7 @@ export class PlacementReplicator {
   private readonly maxFrameBytes: number;
   private readonly relayFanout: number;
   private readonly unsubscribe: () => void;
-  private readonly durable: DurablePlacementStore | undefined;
+  private readonly durable: PlacementDurability | undefined;
   // The peer whose update is being applied, so its own update is not echoed back to it.
   private applyingFrom: string | null = null;
   private closed = false;
@@ -135,7 +135,7 @@ export class PlacementReplicator {
     this.random = options.random ?? Math.random;
     this.log = options.log ?? silentLog;
     this.maxFrameBytes = maxFrameBytes;
-    this.durable = store instanceof DurablePlacementStore ? store : undefined;
+    this.durable = store.durability;
     this.unsubscribe = store.onUpdate((update, origin) => this.push(update, origin));
     const startTimer = options.setInterval ?? defaultSetInterval;
     this.clearTimer = options.clearInterval ?? ((handle) => clearInterval(handle as NodeJS.Timeout));

@@ -32,6 +32,7 @@ import { resolveStoreOptions, type PlacementStoreOptions, type PlacementStoreSta
 import { checkUpdate } from './update-guard.js';
 import { decodeWireUpdate, encodeWireUpdate, type BaseEntries } from './wire.js';
 import { laterHlc, stampWrites } from './write-stamps.js';
+import type { PlacementDurability } from './durability.js';
 
 export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS } from './store-options.js';
 export type { PlacementStoreOptions, PlacementStoreStats } from './store-options.js';
@@ -52,6 +53,8 @@ const LOCAL = Symbol('placement-local');
 
 export class PlacementStore {
   readonly node: string;
+  /** This replica's storage, or undefined when it lives in memory only (see durability.ts). */
+  readonly durability: PlacementDurability | undefined = undefined;
   private readonly onTransaction = (transaction: Y.Transaction): void => this.afterTransaction(transaction);
   private readonly onPreviousTransaction = (transaction: Y.Transaction): void => this.foldLateUpdate(transaction);
   private readonly onDocumentUpdate = (update: Uint8Array, origin: unknown): void => {

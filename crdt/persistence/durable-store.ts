@@ -12,7 +12,8 @@ import type { Placement } from '../snapshot.js';
 import type { SlotMeta } from '../slot-meta.js';
 import { EMPTY_STATE_VECTOR, generationOf } from '../wire.js';
 import { replayBatches, type ReplayBatch } from './replay-batches.js';
-import { PersistenceError, recoveryHint, type PersistedState, type PersistenceStats, type PlacementPersistence } from './persistence.js';
+import { PersistenceError, recoveryHint, type PersistedState, type PlacementPersistence } from './persistence.js';
+import type { PlacementDurability, PlacementStorageHealth } from '../durability.js';
 
 export interface DurablePlacementStoreOptions extends PlacementStoreOptions {
   /** Where the replica is kept: openLmdbPersistence(dir) for a real directory. The store never closes it. */
@@ -35,15 +36,8 @@ export interface DurablePlacementStoreOptions extends PlacementStoreOptions {
 export const DEFAULT_SNAPSHOT_AFTER_RECORDS = 10_000;
 export const DEFAULT_SNAPSHOT_AFTER_LOG_BYTES = 64 * 1024;
 
-/** What a node's health reports of its placement storage. */
-export interface PlacementStorageHealth extends PersistenceStats {
-  /** The replica was rebuilt from data already on disk (not an empty directory). */
-  readonly restored: boolean;
-  /** Why this replica stopped taking writes and sending its placements, or null while storage works. */
-  readonly failure: string | null;
-}
-
-export class DurablePlacementStore extends PlacementStore {
+export class DurablePlacementStore extends PlacementStore implements PlacementDurability {
+  override readonly durability: PlacementDurability = this;
   readonly persistence: PlacementPersistence;
   /** True when the replica was rebuilt from a snapshot or log records: it may take writes at once. */
   readonly restored: boolean;
@@ -295,5 +289,5 @@ function positive(name: string, value: number): number {
 
 /** Resolves once `store`'s writes so far are durable: at once for an in-memory PlacementStore. */
 export function whenDurable(store: PlacementStore): Promise<void> {
-  return store instanceof DurablePlacementStore ? store.flush() : Promise.resolve();
+  return store.durability?.flush() ?? Promise.resolve();
 }

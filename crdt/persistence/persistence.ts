@@ -9,6 +9,7 @@
 // carry base merges and generation moves that no emitted update does); acknowledge a write only once its
 // append resolved. After a compaction, `writeSnapshot(store.encodeDiff(EMPTY_STATE_VECTOR))`.
 import { CodedError } from '../errors.js';
+import type { PersistenceStats } from '../durability.js';
 
 /** What a replica reloads at startup: apply `snapshot` (when present), then every `log` entry in order. */
 export interface PersistedState {
@@ -18,30 +19,6 @@ export interface PersistedState {
   readonly log: readonly Uint8Array[];
 }
 
-export interface PersistenceStats {
-  /** The data directory, or null for the in-memory implementation. */
-  readonly path: string | null;
-  /** Size of the data files (lmdb never shrinks its file; freed pages are reused). 0 in memory. */
-  readonly bytesOnDisk: number;
-  /** When the last successful commit finished (`now()` of the options), or null before the first. */
-  readonly lastCommitAt: number | null;
-  readonly logRecordsSinceSnapshot: number;
-  readonly logBytesSinceSnapshot: number;
-  /** Size of the current snapshot's payload, 0 when there is none. */
-  readonly snapshotBytes: number;
-  /** Successful commits; concurrent appends share one (group commit), so this grows slower than `appends`. */
-  readonly commits: number;
-  /** Appends acknowledged (resolved) since open. */
-  readonly appends: number;
-  readonly failedCommits: number;
-  /** Appends and snapshots accepted but not yet committed. */
-  readonly pendingWrites: number;
-  /**
-   * True after a failed commit lost an append: further appends are refused (the log would have a hole)
-   * until a snapshot commits, which covers everything before it.
-   */
-  readonly needsSnapshot: boolean;
-}
 
 export interface PlacementPersistence {
   /**

@@ -2,7 +2,8 @@
 // the queue's counters are their stats. An implementation says only how it loads, commits a plan, closes,
 // and where its data lives.
 import { GroupCommitQueue, type CommitPlan, type QueueState } from './persistence-queue.js';
-import type { PersistedState, PersistenceStats, PlacementPersistence } from './persistence.js';
+import type { PersistedState, PlacementPersistence } from './persistence.js';
+import type { PersistenceStats } from '../durability.js';
 
 /** Sizes of what is committed: the snapshot (when there is one) and the log records after it. */
 export interface CommittedSizes {

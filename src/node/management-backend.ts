@@ -1,7 +1,7 @@
 // The management API's view of a running node: placements through each type's ExternalAllocationController,
 // everything else through the cluster and the sharding runtime.
 import type { NodeAddress } from '../cluster/address.js';
-import { DurablePlacementStore, type PlacementReplicatorStats } from '../../crdt/index.js';
+import type { PlacementReplicatorStats } from '../../crdt/index.js';
 import type { Cluster } from '../cluster/cluster.js';
 import { isGone, type MemberInfo } from '../cluster/member.js';
 import type {
@@ -145,11 +145,11 @@ export class NodeManagementBackend implements ManagementBackend {
   }
 
   storage(): StorageHealth {
-    const store = this.sharding.placementStore;
-    if (!(store instanceof DurablePlacementStore)) {
+    const durability = this.sharding.placementStore.durability;
+    if (durability === undefined) {
       return { durable: false, path: null, bytesOnDisk: 0, lastCommitAt: null, logRecordsSinceSnapshot: 0, restored: false, failure: null };
     }
-    const { path, bytesOnDisk, lastCommitAt, logRecordsSinceSnapshot, restored, failure } = store.storageHealth();
+    const { path, bytesOnDisk, lastCommitAt, logRecordsSinceSnapshot, restored, failure } = durability.storageHealth();
     return { durable: true, path, bytesOnDisk, lastCommitAt, logRecordsSinceSnapshot, restored, failure };
   }
 

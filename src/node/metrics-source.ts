@@ -1,7 +1,7 @@
 // The node's MetricsSource: what GET /metrics reads at every scrape (hosted shards, placements, members, the
 // store) and the events it counts (hand-offs, rebalance rounds, applied placements), taken from the cluster, the
 // sharding runtime and the placement store (and, when it is durable, how long its commits take).
-import { DurablePlacementStore, type PlacementStore } from '../../crdt/index.js';
+import type { PlacementStore } from '../../crdt/index.js';
 import type { Membership } from '../cluster/member.js';
 import { MetricsEventHub, type MetricsSource } from '../management/metrics.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
@@ -27,8 +27,9 @@ export function nodeMetricsSource(membership: Membership, store: PlacementStore,
       if (placement !== undefined) hub.onPlacementApplied(placement.writer === self ? 'local' : 'remote', placement.hlc.wallMs);
     }
   });
-  const durable = store instanceof DurablePlacementStore;
-  const stopTiming = durable ? store.onCommitted((seconds) => hub.onStorageCommit(seconds)) : () => undefined;
+  const durability = store.durability;
+  const durable = durability !== undefined;
+  const stopTiming = durability?.onCommitted((seconds) => hub.onStorageCommit(seconds)) ?? (() => undefined);
   return {
     hub,
     durable,

@@ -89,9 +89,9 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   });
   const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
   const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
-  if (store instanceof DurablePlacementStore) {
-    const { path, logRecordsSinceSnapshot } = store.storageHealth();
-    logger.info({ dataDir: path, restored: store.restored, logRecordsSinceSnapshot }, store.restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)');
+  if (store.durability !== undefined) {
+    const { path, logRecordsSinceSnapshot, restored } = store.durability.storageHealth();
+    logger.info({ dataDir: path, restored, logRecordsSinceSnapshot }, restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)');
   }
   const placements = new PlacementReplication(store, transport, cluster, { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog });
   let sharding: ClusterSharding | undefined;

@@ -2,7 +2,6 @@
 // replicator does the syncing, its peers follow membership (a joining node pulls the full state from every
 // member it meets), and its sync frames travel as the placement sync family of the wire protocol.
 import {
-  DurablePlacementStore,
   PlacementReplicator,
   type PlacementLog,
   type PlacementReplicatorOptions,
@@ -71,7 +70,7 @@ export class PlacementReplication implements ReplicatedPlacements {
    * ready at once.
    */
   isReady(): boolean {
-    if (this.store instanceof DurablePlacementStore && this.store.restored) return true;
+    if (this.store.durability?.restored === true) return true;
     const self = this.membership.self.toString();
     let joined = false;
     let peers = 0;
