@@ -2,7 +2,6 @@
 // waits for it. An in-memory store has none (`store.durability` is undefined); a DurablePlacementStore
 // (persistence/durable-store.ts) exposes one. Everything above the store (the replicator, the node's health,
 // metrics, writes that acknowledge only once committed) reads this interface, never the class.
-import type { PersistenceError } from './persistence/persistence.js';
 
 /** Counters and facts of a replica's storage, as its persistence reports them. */
 export interface PersistenceStats {
@@ -43,7 +42,7 @@ export interface PlacementDurability {
   /** True when the replica was rebuilt from a snapshot or log records: it may take writes at once. */
   readonly restored: boolean;
   /** The failure that stopped this replica's writes and sends, or undefined while storage works. */
-  readonly storageFailure: PersistenceError | undefined;
+  readonly storageFailure: Error | undefined;
   /**
    * Resolves once every update this replica emitted so far is durable (group commit: concurrent callers
    * share one commit). Rejects with PersistenceError 'storage_unavailable' when storage failed.

@@ -1,71 +1,161 @@
-// Checks the import graph of the built package (dist/): no import cycle between modules, and no layer importing one
-// above it. Run by `npm test` after the build; exits 1 with every violation listed.
+// Checks the import graph of the sources against the room table: every module lives in exactly one room, a room
+// imports only the rooms its row lists (and itself), and no two modules import each other, directly or through
+// others. Type-only imports count as edges: a type is a dependency a reader must follow like any other. Run by
+// `npm test` after the build; exits 1 with every violation listed.
 //
-// Layers, lowest first. A module may import its own layer and any layer below, never one above:
-//   base      src/errors.ts, src/logging.ts
-//   crdt      crdt/                (also independent of base: it is a reusable building block)
-//   cluster   src/cluster/         (membership and transport know nothing of what rides on them)
-//   sharding  src/sharding/, src/placement-replication/ (if present)
-//   api       src/management/
-//   node      src/node/, src/protocol.ts
-//   top       src/cli/, src/index.ts, src/demo.ts, bench/, scripts/
+// A newcomer reads ROOMS and MAY_IMPORT below to learn which room a file belongs to and what it may touch.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
-// Compiled to dist/scripts/check-imports.js: the project root is two levels up.
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const dist = join(root, 'dist');
+/** Every room of the tree, lowest first. */
+export const ROOM_NAMES = [
+  'base',
+  'crdt',
+  'crdt/persistence',
+  'crdt/surface',
+  'cluster/vocabulary',
+  'cluster',
+  'placement-replication',
+  'sharding/placements',
+  'sharding/strategies',
+  'sharding/protocol',
+  'sharding/region',
+  'sharding/coordinator',
+  'sharding',
+  'management/console',
+  'management',
+  'node',
+  'cli',
+  'surface',
+  'bench',
+  'scripts',
+  'examples',
+] as const;
+export type Room = (typeof ROOM_NAMES)[number];
 
-const LAYERS = ['base', 'crdt', 'cluster', 'sharding', 'api', 'node', 'top'] as const;
-export type Layer = (typeof LAYERS)[number];
+/** Which room a source file is in: the first row whose test matches its path (relative to the root, `.ts`). */
+export const ROOMS: ReadonlyArray<readonly [Room, (path: string) => boolean]> = [
+  ['base', (p) => p === 'src/errors.ts' || p === 'src/logging.ts'],
+  ['crdt/surface', (p) => p === 'crdt/index.ts'],
+  ['crdt/persistence', (p) => p.startsWith('crdt/persistence/')],
+  ['crdt', (p) => p.startsWith('crdt/')],
+  // The member facts every layer reads: addresses, member records and statuses, their order and attributes.
+  ['cluster/vocabulary', (p) => ['address', 'member', 'member-order', 'attributes'].some((name) => p === `src/cluster/${name}.ts`)],
+  ['cluster', (p) => p.startsWith('src/cluster/')],
+  ['placement-replication', (p) => p.startsWith('src/placement-replication/')],
+  ['sharding/placements', (p) => p.startsWith('src/sharding/placements/')],
+  ['sharding/strategies', (p) => p.startsWith('src/sharding/strategies/')],
+  ['sharding/protocol', (p) => p.startsWith('src/sharding/protocol/')],
+  ['sharding/region', (p) => p.startsWith('src/sharding/region/')],
+  ['sharding/coordinator', (p) => p.startsWith('src/sharding/coordinator/')],
+  ['sharding', (p) => /^src\/sharding\/[^/]+\.ts$/.test(p)],
+  ['management/console', (p) => p.startsWith('src/management/console/')],
+  ['management', (p) => p.startsWith('src/management/')],
+  ['node', (p) => p.startsWith('src/node/')],
+  ['cli', (p) => p.startsWith('src/cli/')],
+  ['surface', (p) => ['src/index.ts', 'src/protocol.ts', 'src/demo.ts'].includes(p)],
+  ['bench', (p) => p.startsWith('bench/')],
+  ['scripts', (p) => p.startsWith('scripts/')],
+  ['examples', (p) => p.startsWith('examples/')],
+];
+
+const RUNTIME = [
+  'base',
+  'crdt/surface',
+  'cluster/vocabulary',
+  'cluster',
+  'placement-replication',
+  'sharding/placements',
+  'sharding/strategies',
+  'sharding/protocol',
+  'sharding/region',
+  'sharding/coordinator',
+  'sharding',
+] as const satisfies readonly Room[];
+
+/**
+ * Who may import whom (a room may always import itself). The rules folders alone cannot say: crdt imports
+ * nothing of src; strategies read only the member vocabulary of the cluster, never its runtime; the runtime
+ * (cluster, replication, sharding) imports nothing of management, node or cli; examples import only the
+ * published package (no relative import leaves examples/).
+ */
+export const MAY_IMPORT = {
+  base: [],
+  crdt: [],
+  'crdt/persistence': ['crdt'],
+  'crdt/surface': ['crdt', 'crdt/persistence'],
+  'cluster/vocabulary': ['base'],
+  cluster: ['base', 'cluster/vocabulary'],
+  'placement-replication': ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster'],
+  'sharding/placements': ['base', 'crdt/surface', 'cluster/vocabulary', 'sharding', 'sharding/coordinator', 'sharding/protocol'],
+  'sharding/strategies': ['base', 'cluster/vocabulary', 'sharding/placements'],
+  'sharding/protocol': ['base', 'cluster/vocabulary', 'cluster', 'sharding/placements'],
+  'sharding/region': ['base', 'cluster/vocabulary', 'cluster', 'sharding', 'sharding/protocol'],
+  'sharding/coordinator': ['base', 'cluster/vocabulary', 'cluster', 'sharding', 'sharding/placements', 'sharding/protocol', 'sharding/strategies'],
+  sharding: [
+    'base',
+    'crdt/surface',
+    'cluster/vocabulary',
+    'cluster',
+    'placement-replication',
+    'sharding/placements',
+    'sharding/strategies',
+    'sharding/protocol',
+    'sharding/region',
+    'sharding/coordinator',
+  ],
+  'management/console': ['base'],
+  management: ['base', 'crdt/surface', 'cluster/vocabulary', 'sharding', 'sharding/placements', 'sharding/strategies', 'management/console'],
+  node: [...RUNTIME, 'management', 'management/console'],
+  cli: ['base', 'cluster/vocabulary', 'cluster', 'sharding/placements', 'management', 'node'],
+  surface: [...RUNTIME, 'management', 'management/console', 'node', 'cli'],
+  bench: [...RUNTIME, 'crdt', 'crdt/persistence', 'management', 'management/console', 'node', 'cli', 'surface'],
+  scripts: [],
+  examples: [],
+} as const satisfies Record<Room, readonly Room[]>;
+
 export type ImportGraph = ReadonlyMap<string, readonly string[]>;
 
-/** The layer of a module, by its path relative to dist/ (forward slashes, .js). */
-export function layerOf(path: string): Layer {
-  if (path === 'src/errors.js' || path === 'src/logging.js') return 'base';
-  if (path.startsWith('crdt/')) return 'crdt';
-  if (path.startsWith('src/cluster/')) return 'cluster';
-  if (path.startsWith('src/sharding/') || path.startsWith('src/placement-replication/')) return 'sharding';
-  if (path.startsWith('src/management/')) return 'api';
-  if (path.startsWith('src/node/') || path === 'src/protocol.js') return 'node';
-  return 'top';
+/** The room of a module by its path relative to the root (forward slashes, `.ts`), or undefined for none. */
+export function roomOf(path: string): Room | undefined {
+  for (const [room, test] of ROOMS) if (test(path)) return room;
+  return undefined;
 }
 
-/** Whether `from` may import `to`. crdt/ imports nothing outside itself. */
-export function mayImport(from: string, to: string): boolean {
-  const a = layerOf(from);
-  const b = layerOf(to);
-  if (a === 'crdt') return b === 'crdt';
-  return LAYERS.indexOf(b) <= LAYERS.indexOf(a);
+/** Whether a module in room `from` may import one in room `to`. */
+export function roomMayImport(from: Room, to: Room): boolean {
+  return from === to || (MAY_IMPORT[from] as readonly Room[]).includes(to);
 }
 
-// Static `import ... from '...'`, `export ... from '...'`, side-effect `import '...'` and dynamic `import('...')`.
-const IMPORT = /(?:^|[;\n])\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[;\n])\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+const SOURCE_DIRS = ['crdt', 'src', 'bench', 'scripts', 'examples'];
 
-function listModules(dir: string): string[] {
+function listSources(root: string, dir: string): string[] {
+  const full = join(root, dir);
+  if (!existsSync(full)) return [];
   const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) out.push(...listModules(full));
-    else if (name.endsWith('.js')) out.push(full);
+  for (const name of readdirSync(full)) {
+    const path = posix.join(dir, name);
+    if (statSync(join(root, path)).isDirectory()) {
+      if (name !== 'node_modules' && name !== 'static') out.push(...listSources(root, path));
+    } else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(path);
   }
   return out;
 }
 
-/** The relative imports of each module, as paths relative to dist/. */
-export function importGraph(distDir: string, sourceRoot: string): Map<string, string[]> {
+/**
+ * The relative imports of every source module under `root` (type-only ones included), as paths relative to the
+ * root. A specifier names the compiled `.js`; the edge goes to the `.ts` it is compiled from.
+ */
+export function importGraph(root: string): Map<string, string[]> {
   const graph = new Map<string, string[]>();
-  for (const file of listModules(distDir)) {
-    const from = relative(distDir, file).split('\\').join('/');
-    // A module whose source is gone is a stale build output, not part of the package.
-    if (!existsSync(join(sourceRoot, from.replace(/\.js$/, '.ts')))) continue;
-    const text = readFileSync(file, 'utf8');
+  for (const from of SOURCE_DIRS.flatMap((dir) => listSources(root, dir))) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(join(root, from), 'utf8'), true, true);
     const targets = new Set<string>();
-    for (const match of text.matchAll(IMPORT)) {
-      const spec = match[1] ?? match[2] ?? match[3];
-      if (spec === undefined || !spec.startsWith('.')) continue;
-      targets.add(relative(distDir, resolve(dirname(file), spec)).split('\\').join('/'));
+    for (const { fileName } of importedFiles) {
+      if (!fileName.startsWith('.')) continue;
+      targets.add(posix.normalize(posix.join(posix.dirname(from), fileName)).replace(/\.js$/, '.ts'));
     }
     graph.set(from, [...targets].sort());
   }
@@ -98,27 +188,46 @@ export function findCycles(graph: ImportGraph): string[][] {
   return [...cycles.values()];
 }
 
-function main(): void {
-  let graph: Map<string, string[]>;
-  try {
-    graph = importGraph(dist, root);
-  } catch (error) {
-    console.error(`check-imports: cannot read ${dist} (run the build first): ${String(error)}`);
-    process.exit(1);
-  }
+/** Every violation of the room table and every cycle in `graph`, one line each. */
+export function checkGraph(graph: ImportGraph): string[] {
   const problems: string[] = [];
   for (const [from, targets] of graph) {
+    const a = roomOf(from);
+    if (a === undefined) {
+      problems.push(`room: ${from} is in no room (add it to ROOMS in scripts/check-imports.ts)`);
+      continue;
+    }
     for (const to of targets) {
-      if (!mayImport(from, to)) problems.push(`layer: ${from} (${layerOf(from)}) imports ${to} (${layerOf(to)})`);
+      const b = roomOf(to);
+      if (b === undefined) {
+        if (a === 'examples') problems.push(`room: ${from} (examples) imports ${to}: an example imports only the package`);
+        else if (graph.has(to)) problems.push(`room: ${from} imports ${to}, which is in no room`);
+        continue;
+      }
+      if (!roomMayImport(a, b)) problems.push(`room: ${from} (${a}) imports ${to} (${b}): ${a} may import ${describeRow(a)}`);
     }
   }
   for (const cycle of findCycles(graph)) problems.push(`cycle: ${[...cycle, cycle[0]].join(' -> ')}`);
+  return problems;
+}
+
+function describeRow(room: Room): string {
+  const row = MAY_IMPORT[room] as readonly Room[];
+  return row.length === 0 ? 'nothing outside itself' : `only ${row.join(', ')}`;
+}
+
+function main(): void {
+  // Compiled to dist/scripts/check-imports.js: the project root is two levels up.
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const graph = importGraph(root);
+  const problems = checkGraph(graph);
   if (problems.length > 0) {
-    console.error(`check-imports: ${problems.length} problem(s) in the import graph of dist/:`);
+    console.error(`check-imports: ${problems.length} problem(s) in the import graph:`);
     for (const line of problems) console.error(`  ${line}`);
     process.exit(1);
   }
-  console.log(`check-imports: ${graph.size} modules, no cycle, every import goes to the same layer or below`);
+  const rooms = new Set([...graph.keys()].map((path) => roomOf(path)));
+  console.log(`check-imports: ${graph.size} modules in ${rooms.size} rooms, no cycle, every import allowed by the room table`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -1,39 +1,102 @@
-// The import-graph check that `npm test` runs over dist/: its layer rule and cycle search on small graphs.
-import { describe, expect, it } from 'vitest';
-import { findCycles, layerOf, mayImport } from '../scripts/check-imports.js';
+// The import-graph check that `npm test` runs over the sources: the room table's rules, type-only imports
+// counted as edges, cycles, the flat layout it replaced, and the real tree.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkGraph, findCycles, importGraph, roomMayImport, roomOf } from '../scripts/check-imports.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const trees: string[] = [];
+afterEach(() => {
+  for (const tree of trees.splice(0)) rmSync(tree, { recursive: true, force: true });
+});
+
+/** A source tree of the given files (path -> text) in a temporary directory; returns its problems. */
+function problemsOf(files: Record<string, string>): string[] {
+  const root = mkdtempSync(join(tmpdir(), 'check-imports-'));
+  trees.push(root);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return checkGraph(importGraph(root));
+}
 
 describe('check-imports', () => {
-  it('places modules in layers by path', () => {
-    expect(layerOf('crdt/store.js')).toBe('crdt');
-    expect(layerOf('src/cluster/cluster.js')).toBe('cluster');
-    expect(layerOf('src/sharding/shard-region.js')).toBe('sharding');
-    expect(layerOf('src/protocol.js')).toBe('node');
-    expect(layerOf('src/logging.js')).toBe('base');
-    expect(layerOf('src/cli/main.js')).toBe('top');
+  it('puts each module in one room by its path', () => {
+    expect(roomOf('crdt/store.ts')).toBe('crdt');
+    expect(roomOf('crdt/persistence/durable-store.ts')).toBe('crdt/persistence');
+    expect(roomOf('crdt/index.ts')).toBe('crdt/surface');
+    expect(roomOf('src/cluster/address.ts')).toBe('cluster/vocabulary');
+    expect(roomOf('src/cluster/gossip.ts')).toBe('cluster');
+    expect(roomOf('src/sharding/region/shard-region.ts')).toBe('sharding/region');
+    expect(roomOf('src/sharding/cluster-sharding.ts')).toBe('sharding');
+    expect(roomOf('src/sharding/strategies/hash.ts')).toBe('sharding/strategies');
+    expect(roomOf('src/logging.ts')).toBe('base');
+    expect(roomOf('src/cli/main.ts')).toBe('cli');
+    expect(roomOf('src/unplaced.ts')).toBeUndefined();
   });
 
-  it('lets a layer import itself and below, never above; crdt imports only crdt', () => {
-    expect(mayImport('src/sharding/shard-region.js', 'src/cluster/address.js')).toBe(true);
-    expect(mayImport('src/cluster/cluster.js', 'src/protocol.js')).toBe(false);
-    expect(mayImport('src/cluster/cluster.js', 'src/sharding/messages.js')).toBe(false);
-    expect(mayImport('src/cluster/cluster.js', 'src/logging.js')).toBe(true);
-    expect(mayImport('crdt/store.js', 'src/errors.js')).toBe(false);
-    expect(mayImport('src/management/server.js', 'src/node/node.js')).toBe(false);
+  it('holds the rules folders cannot express', () => {
+    // strategies read the member vocabulary of the cluster, never its runtime
+    expect(roomMayImport('sharding/strategies', 'cluster/vocabulary')).toBe(true);
+    expect(roomMayImport('sharding/strategies', 'cluster')).toBe(false);
+    // crdt imports nothing of src
+    expect(roomMayImport('crdt', 'base')).toBe(false);
+    expect(roomMayImport('crdt/persistence', 'crdt')).toBe(true);
+    // the runtime imports nothing of management
+    for (const runtime of ['cluster', 'sharding', 'sharding/coordinator', 'sharding/region', 'placement-replication'] as const) {
+      expect(roomMayImport(runtime, 'management')).toBe(false);
+      expect(roomMayImport(runtime, 'node')).toBe(false);
+    }
+    expect(roomMayImport('node', 'management')).toBe(true);
+  });
+
+  it('counts a type-only import as an edge', () => {
+    const problems = problemsOf({
+      'src/cluster/gossip.ts': 'export interface Gossip { readonly members: number }\n',
+      'src/sharding/strategies/ring.ts': "import type { Gossip } from '../../cluster/gossip.js';\nexport type G = Gossip;\n",
+    });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('src/sharding/strategies/ring.ts (sharding/strategies) imports src/cluster/gossip.ts (cluster)');
+  });
+
+  it('finds a type-only cycle', () => {
+    const problems = problemsOf({
+      'src/sharding/coordinator/insight.ts': "import { judge } from './operator-requests.js';\nexport type Request = { readonly id: number };\nexport const j = judge;\n",
+      'src/sharding/coordinator/operator-requests.ts': "import type { Request } from './insight.js';\nexport const judge = (r: Request): number => r.id;\n",
+    });
+    expect(problems).toEqual([
+      'cycle: src/sharding/coordinator/insight.ts -> src/sharding/coordinator/operator-requests.ts -> src/sharding/coordinator/insight.ts',
+    ]);
+  });
+
+  it('refuses the flat layout it replaced, and modules in no room', () => {
+    const problems = problemsOf({
+      'src/sharding/placement-target.ts': 'export const parse = (s: string): string => s;\n',
+      'src/sharding/strategies/pin-matching.ts': "import { parse } from '../placement-target.js';\nexport const p = parse;\n",
+      'src/stray.ts': 'export const x = 1;\n',
+    });
+    expect(problems).toContain('room: src/stray.ts is in no room (add it to ROOMS in scripts/check-imports.ts)');
+    expect(problems.some((p) => p.startsWith('room: src/sharding/strategies/pin-matching.ts (sharding/strategies) imports src/sharding/placement-target.ts (sharding)'))).toBe(true);
+  });
+
+  it('keeps examples to the published package', () => {
+    const problems = problemsOf({
+      'src/index.ts': 'export const x = 1;\n',
+      'examples/app/node.ts': "import { x } from '../../src/index.js';\nexport const y = x;\n",
+    });
+    expect(problems).toEqual(['room: examples/app/node.ts (examples) imports src/index.ts (surface): examples may import nothing outside itself']);
   });
 
   it('finds every cycle once, and none in a DAG', () => {
-    const dag = new Map([
-      ['a', ['b', 'c']],
-      ['b', ['c']],
-      ['c', []],
-    ]);
-    expect(findCycles(dag)).toEqual([]);
-    const cyclic = new Map([
-      ['a', ['b']],
-      ['b', ['c']],
-      ['c', ['a', 'd']],
-      ['d', ['d']],
-    ]);
-    expect(findCycles(cyclic)).toEqual([['a', 'b', 'c'], ['d']]);
+    expect(findCycles(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]]))).toEqual([]);
+    expect(findCycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a', 'd']], ['d', ['d']]]))).toEqual([['a', 'b', 'c'], ['d']]);
+  });
+
+  it('passes on this tree', () => {
+    expect(checkGraph(importGraph(ROOT))).toEqual([]);
   });
 });

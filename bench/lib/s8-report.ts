@@ -1,10 +1,74 @@
 // Tables, headlines and chart panels of scenario 8 (membership at scale), from the figures s8-scale.ts
 // measured; every size that stopped early says where and why in its rows.
 import type { ClusterConfig } from '../../src/cluster/config.js';
-import type { CutFigures, DownDecision, KillFigures, SizeFigures } from '../scenarios/s8-scale.js';
+import type { TypeCount } from './family-traffic.js';
 import type { ChartPanel, ScenarioResult } from './scenario.js';
 import { fmt, fmtBytes } from './stats.js';
 import type { Table } from './table.js';
+
+// The figures s8-scale.ts measures, per cluster size.
+export interface PhaseTraffic {
+  readonly windowMs: number;
+  readonly nodes: number;
+  readonly byType: Record<string, TypeCount>;
+}
+
+export interface DownDecision {
+  /** Node index that decided (the first to show this stamp), or the subject itself on a minority side. */
+  readonly deciders: readonly number[];
+  readonly subject: number;
+  readonly downedAtMs: number | undefined;
+  /** Simulated ms after the event (cut or kill) when the decider's view first showed it. */
+  readonly atMs: number;
+}
+
+export interface SizeFigures {
+  readonly nodes: number;
+  readonly config: ClusterConfig;
+  /** Where the run stopped early and why; undefined when every phase ran. */
+  readonly stopped: string | undefined;
+  readonly allUpMs: number | undefined;
+  /** Simulated ms from all Up until every node's state was seen by every member. */
+  readonly convergedMs: number | undefined;
+  readonly join: {
+    readonly hostS: number;
+    readonly messages: number;
+    readonly work: number;
+    readonly allUpNodes: number;
+    readonly simMs: number;
+    /** Messages and work by family/type until all were Up (or the run stopped). */
+    readonly byType: Record<string, TypeCount>;
+  };
+  readonly stable: (PhaseTraffic & { readonly hostMsPerSimS: number }) | undefined;
+  readonly cut: CutFigures | undefined;
+  readonly kill: KillFigures | undefined;
+  /** Member records sent in all phases (see `WORK_BUDGET`). */
+  readonly work: number;
+  readonly hostS: number;
+}
+
+export interface CutFigures {
+  readonly pair: readonly [number, number];
+  readonly decisions: readonly DownDecision[];
+  /** Subjects downed by more than one decider (several stamps, or several nodes deciding at the same instant). */
+  readonly downedTwice: readonly number[];
+  /** Both nodes of the cut pair made a decision (each side acted). */
+  readonly bothSidesActed: boolean;
+  /** Nodes outside the cut pair that were downed. */
+  readonly collateral: readonly number[];
+  /** Simulated ms from the cut until every live node showed every downed node down. */
+  readonly agreedMs: number | undefined;
+  readonly survivors: readonly number[];
+}
+
+export interface KillFigures {
+  readonly victim: number;
+  readonly firstUnreachableMs: number | undefined;
+  readonly decisions: readonly DownDecision[];
+  readonly allSeeDownMs: number | undefined;
+  readonly hostS: number;
+}
+
 
 /** Config keys this bench was written against; anything else a newer runtime adds is listed as it is. */
 const KNOWN_KEYS = new Set([

@@ -6,12 +6,10 @@
 // Host cost grows with how the membership spreads state; every size after the first runs under a work
 // budget (messages weighted by the members they carry) and reports where it stopped instead of running
 // for hours (1,000 nodes take 15-20 minutes of host time). Helpers: lib/membership-sim.ts (the cluster), lib/s8-report.ts (tables and headlines).
-import type { ClusterConfig } from '../../src/cluster/config.js';
-import type { TypeCount } from '../lib/family-traffic.js';
 import { buildMembershipSim, resolvedScaleConfig, runUntilAllUp, runUntilConverged, seesAllUp, ViewWatcher, type MembershipSim, type Observation } from '../lib/membership-sim.js';
 import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
 import { withSeededMathRandom } from '../lib/seeded-random.js';
-import { report } from '../lib/s8-report.js';
+import { report, type CutFigures, type DownDecision, type KillFigures, type SizeFigures } from '../lib/s8-report.js';
 
 export const SEEDS = 3;
 const FULL_SIZES = [50, 200, 1_000];
@@ -34,68 +32,6 @@ const CUT_WATCH_MS = 15_000;
  * regression back to N^2 traffic stops instead of running for hours.
  */
 export const WORK_BUDGET = 50_000_000;
-
-export interface PhaseTraffic {
-  readonly windowMs: number;
-  readonly nodes: number;
-  readonly byType: Record<string, TypeCount>;
-}
-
-export interface DownDecision {
-  /** Node index that decided (the first to show this stamp), or the subject itself on a minority side. */
-  readonly deciders: readonly number[];
-  readonly subject: number;
-  readonly downedAtMs: number | undefined;
-  /** Simulated ms after the event (cut or kill) when the decider's view first showed it. */
-  readonly atMs: number;
-}
-
-export interface SizeFigures {
-  readonly nodes: number;
-  readonly config: ClusterConfig;
-  /** Where the run stopped early and why; undefined when every phase ran. */
-  readonly stopped: string | undefined;
-  readonly allUpMs: number | undefined;
-  /** Simulated ms from all Up until every node's state was seen by every member. */
-  readonly convergedMs: number | undefined;
-  readonly join: {
-    readonly hostS: number;
-    readonly messages: number;
-    readonly work: number;
-    readonly allUpNodes: number;
-    readonly simMs: number;
-    /** Messages and work by family/type until all were Up (or the run stopped). */
-    readonly byType: Record<string, TypeCount>;
-  };
-  readonly stable: (PhaseTraffic & { readonly hostMsPerSimS: number }) | undefined;
-  readonly cut: CutFigures | undefined;
-  readonly kill: KillFigures | undefined;
-  /** Member records sent in all phases (see `WORK_BUDGET`). */
-  readonly work: number;
-  readonly hostS: number;
-}
-
-export interface CutFigures {
-  readonly pair: readonly [number, number];
-  readonly decisions: readonly DownDecision[];
-  /** Subjects downed by more than one decider (several stamps, or several nodes deciding at the same instant). */
-  readonly downedTwice: readonly number[];
-  /** Both nodes of the cut pair made a decision (each side acted). */
-  readonly bothSidesActed: boolean;
-  /** Nodes outside the cut pair that were downed. */
-  readonly collateral: readonly number[];
-  /** Simulated ms from the cut until every live node showed every downed node down. */
-  readonly agreedMs: number | undefined;
-  readonly survivors: readonly number[];
-}
-
-export interface KillFigures {
-  readonly victim: number;
-  readonly firstUnreachableMs: number | undefined;
-  readonly decisions: readonly DownDecision[];
-  readonly allSeeDownMs: number | undefined;
-  readonly hostS: number;
-}
 
 export async function scale(options: BenchOptions): Promise<ScenarioResult> {
   const sizes = options.nodes ?? (options.quick ? QUICK_SIZES : FULL_SIZES);

@@ -18,7 +18,7 @@ import {
   type ShardLocations,
 } from './coordinator/coordinator-client.js';
 import type { AskOptions, EntityOutcome, EntityRef } from './region/entity.js';
-import { routeShardingMessage } from './protocol/message-router.js';
+import { routeShardingMessage } from './message-router.js';
 import { StoreCordons } from './placements/cordons.js';
 import { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type DrainMove, type ReplyTo, type ShardingMessage } from './protocol/messages.js';
 import { PlacementChanges } from './placements/placement-changes.js';

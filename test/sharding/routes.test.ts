@@ -1,7 +1,7 @@
 // The sharding routing table: every message type has exactly one route, the sets derived from it are the ones
 // the runtime used to keep by hand, and the router hands each message to the handler its route names.
 import { describe, expect, it } from 'vitest';
-import { routeShardingMessage, type RouteTargets } from '../../src/sharding/protocol/message-router.js';
+import { routeShardingMessage, type RouteTargets } from '../../src/sharding/message-router.js';
 import {
   SHARDING_MESSAGES,
   SHARDING_MESSAGE_TYPES,

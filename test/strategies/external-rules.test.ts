@@ -8,7 +8,7 @@ import type { ClusterView, MemberInfo } from '../../src/cluster/member.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/allocation-strategy.js';
 import { externalAllocationStrategy } from '../../src/sharding/strategies/external.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/least-shard.js';
-import { PlacementPin } from '../../src/sharding/strategies/placement-pin.js';
+import { PlacementPin } from '../../src/sharding/placements/placement-pin.js';
 import { node, shardMap } from './fixtures.js';
 
 type Member = MemberInfo & { readonly attributes?: Readonly<Record<string, string>> };

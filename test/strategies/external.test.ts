@@ -2,10 +2,8 @@
 import { describe, it, expect } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { AllocationStrategy, ShardAllocations } from '../../src/sharding/strategies/allocation-strategy.js';
-import {
-  externalAllocationStrategy,
-  type ExternalAllocationState,
-} from '../../src/sharding/strategies/external.js';
+import { externalAllocationStrategy } from '../../src/sharding/strategies/external.js';
+import type { ExternalAllocationState } from '../../src/sharding/placements/placement-pin.js';
 import { HashAllocationStrategy } from '../../src/sharding/strategies/hash.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/least-shard.js';
 import { node, range, shardMap, sorted, TestView } from './fixtures.js';

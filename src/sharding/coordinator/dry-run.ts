@@ -5,7 +5,7 @@ import type { NodeAddress } from '../../cluster/address.js';
 import type { DryRunMove, ProposedPin } from '../protocol/insight-messages.js';
 import { tryParsePlacementTarget } from '../placements/placement-target.js';
 import type { AllocationStrategy } from '../strategies/index.js';
-import { PlacementPin, type PinLike } from '../strategies/placement-pin.js';
+import { PlacementPin, type PinLike } from '../placements/placement-pin.js';
 import { chooseHome, shardsToMove } from './allocation.js';
 
 export type ShardMap = ReadonlyMap<string, ReadonlySet<number>>;

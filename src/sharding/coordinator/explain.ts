@@ -8,7 +8,7 @@ import type { ExplainDecision, ExplainNode, ShardExplanation } from '../protocol
 import type { PlacementRecord } from '../placements/placement-record.js';
 import type { PinContext } from '../strategies/pin-aware.js';
 import { homeMatches, isReachable, matchingCandidates, type PinView } from '../strategies/pin-matching.js';
-import { activePin, type PlacementPin } from '../strategies/placement-pin.js';
+import { activePin, type PlacementPin } from '../placements/placement-pin.js';
 import type { CoordinatorState } from './state.js';
 
 export interface ExplainSources {

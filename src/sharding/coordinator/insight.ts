@@ -4,18 +4,16 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import { NO_CORDONS } from '../placements/cordon-view.js';
-import { MAX_INSIGHT_TEXT, type DryRunMove, type DryRunWarning, type InsightMessage, type ProposedPin } from '../protocol/insight-messages.js';
+import { MAX_INSIGHT_TEXT, type DryRunMove, type DryRunWarning, type InsightRequest, type ProposedPin } from '../protocol/insight-messages.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { isPinAware } from '../strategies/pin-aware.js';
-import type { PinLike } from '../strategies/placement-pin.js';
+import type { PinLike } from '../placements/placement-pin.js';
 import { landings, pinsWith, rebalanceRoundMoves } from './dry-run.js';
 import { explainShard } from './explain.js';
 import { judgeRebalanceNow } from './operator-requests.js';
 import type { CoordinatorSettings } from './settings.js';
 import type { CoordinatorState } from './state.js';
-
-export type InsightRequest = Extract<InsightMessage, { readonly type: 'ExplainShard' | 'DryRunPlacements' | 'DryRunRebalance' }>;
 
 /** Moves listed in one answer at most (about 100 bytes each on the wire); the rest are counted in a warning. */
 export const MAX_LISTED_MOVES = 50_000;

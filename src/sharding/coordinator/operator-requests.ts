@@ -4,8 +4,8 @@
 // full map.
 import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../protocol/messages.js';
+import type { InsightRequest } from '../protocol/insight-messages.js';
 import { AnswerCache } from './answer-cache.js';
-import type { InsightRequest } from './insight.js';
 import type { CoordinatorState } from './state.js';
 
 /** How many RebalanceNow answers are kept for repeated requests. */

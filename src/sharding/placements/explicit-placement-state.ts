@@ -6,8 +6,7 @@
 import type { Placement, PlacementSnapshot } from '../../../crdt/index.js';
 import { ruleOf } from './placement-options.js';
 import { tryParsePlacementTarget } from './placement-target.js';
-import type { ExternalAllocationState } from '../strategies/index.js';
-import { PlacementPin } from '../strategies/placement-pin.js';
+import { PlacementPin, type ExternalAllocationState } from './placement-pin.js';
 
 const MAX_CACHED_TARGETS = 4096;
 const LOOKUPS_BEFORE_COPY = 64;

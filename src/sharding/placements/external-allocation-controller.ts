@@ -13,8 +13,7 @@ import { placementRecordOf, type PlacementRecord } from './placement-record.js';
 import { ruleToMeta, validatePlacementOptions, type PlacementOptions, type PlacementRule } from './placement-options.js';
 import { canonicalPlacementTarget } from './placement-target.js';
 import { askDryRunPlacements, type DryRunMoves } from '../coordinator/shard-insight.js';
-import type { ExternalAllocationState } from '../strategies/index.js';
-import { activePin, type PlacementPin } from '../strategies/placement-pin.js';
+import { activePin, type ExternalAllocationState, type PlacementPin } from './placement-pin.js';
 
 export { explicitPlacementState };
 export { placementRecords, type PlacementRecord, type PlacementRecordsOptions } from './placement-record.js';

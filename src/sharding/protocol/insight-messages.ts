@@ -80,6 +80,9 @@ export type InsightMessage =
   /** C -> requester. The answer to either dry run. */
   | ({ readonly type: 'DryRunAnswer'; readonly typeName: string; readonly requestId: number } & DryRunMoves);
 
+/** The insight messages a coordinator answers (the rest are its answers). */
+export type InsightRequest = Extract<InsightMessage, { readonly type: 'ExplainShard' | 'DryRunPlacements' | 'DryRunRebalance' }>;
+
 /** Longest explanation sentence or warning accepted. */
 export const MAX_INSIGHT_TEXT = 4096;
 const MAX_LIST = MAX_SHARD_ID + 1;

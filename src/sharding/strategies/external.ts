@@ -10,7 +10,7 @@ import { ActorTsError } from '../../errors.js';
 import { requireCandidates, requireShardId, type AllocationStrategy, type ShardAllocations } from './allocation-strategy.js';
 import { WarningLog, type WarningSink } from './external-warnings.js';
 import type { PinAwareStrategy, PinContext } from './pin-aware.js';
-import { PlacementPin, activePin, type PinLike } from './placement-pin.js';
+import { PlacementPin, activePin, type ExternalAllocationState, type PinLike } from '../placements/placement-pin.js';
 import {
   homeMatches,
   matchingCandidates,
@@ -22,13 +22,6 @@ import {
 
 export type { PlacementProblem } from './pin-matching.js';
 
-export interface ExternalAllocationState {
-  /**
-   * Pins by shard, looked up in O(1) per allocate. A PlacementPin carries target, mode and expiry; a bare
-   * NodeAddress is a prefer pin to that node that never expires.
-   */
-  readonly explicitPlacements: ReadonlyMap<number, PinLike>;
-}
 
 export interface ExternalAllocationOptions {
   /** Reachability and member facts (roles, attributes); without it every candidate counts as reachable and no selector matches. */

@@ -11,7 +11,6 @@ export {
 export {
   externalAllocationStrategy,
   type ExternalAllocationOptions,
-  type ExternalAllocationState,
   type PlacementProblem,
 } from './external.js';
-export { PlacementPin, activePin, asPin, type PinLike } from './placement-pin.js';
+export { PlacementPin, activePin, asPin, type ExternalAllocationState, type PinLike } from '../placements/placement-pin.js';

@@ -4,7 +4,7 @@
 import type { AllocationStrategy } from './allocation-strategy.js';
 import type { WarningSink } from './external-warnings.js';
 import type { PinView } from './pin-matching.js';
-import type { PinLike } from './placement-pin.js';
+import type { PinLike } from '../placements/placement-pin.js';
 
 /** What a pin-honouring strategy decides by, read once. */
 export interface PinContext {

@@ -3,7 +3,7 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import type { ClusterView, MemberInfo } from '../../cluster/member.js';
 import { targetMatches, type PlacementNode } from '../placements/placement-target.js';
-import type { PlacementPin } from './placement-pin.js';
+import type { PlacementPin } from '../placements/placement-pin.js';
 
 /** Why a pin's target cannot take its shard right now. */
 export type PlacementProblem = 'not a candidate' | 'unreachable' | 'no matching node';

@@ -2,8 +2,8 @@
 // per stored placement (explicit-placement-state.ts), so allocate looks a shard's pin up in O(1) and never
 // parses. A bare NodeAddress still reads as a pin: a prefer pin to that node, never expiring.
 import { NodeAddress } from '../../cluster/address.js';
-import type { PlacementMode } from '../placements/placement-options.js';
-import { parsePlacementTarget, type PlacementTarget } from '../placements/placement-target.js';
+import type { PlacementMode } from './placement-options.js';
+import { parsePlacementTarget, type PlacementTarget } from './placement-target.js';
 
 export class PlacementPin {
   constructor(
@@ -34,6 +34,15 @@ export class PlacementPin {
 
 /** What ExternalAllocationState may hold per shard. */
 export type PinLike = PlacementPin | NodeAddress;
+
+/** The pins an external strategy decides by: what `externalAllocationStrategy`'s `getState` returns. */
+export interface ExternalAllocationState {
+  /**
+   * Pins by shard, looked up in O(1) per allocate. A PlacementPin carries target, mode and expiry; a bare
+   * NodeAddress is a prefer pin to that node that never expires.
+   */
+  readonly explicitPlacements: ReadonlyMap<number, PinLike>;
+}
 
 // NodeAddress values are immutable, so their pin can be shared.
 const addressPins = new WeakMap<NodeAddress, PlacementPin>();
