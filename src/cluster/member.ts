@@ -1,10 +1,37 @@
-// What the rest of the runtime may know about a cluster member, and the read-only view strategies take.
+// The member vocabulary: what the rest of the runtime may know about a cluster member (its record, its status
+// and what each status means, the majority rule), and the read-only view strategies take. The cluster owns it;
+// every layer reads it, so a status means one thing everywhere.
 import type { NodeAddress } from './address.js';
 
-export type MemberStatus = 'joining' | 'weakly-up' | 'up' | 'leaving' | 'exiting' | 'down' | 'removed';
+/** Every member status, in lifecycle order. */
+export const MEMBER_STATUSES = ['joining', 'weakly-up', 'up', 'leaving', 'exiting', 'down', 'removed'] as const;
+export type MemberStatus = (typeof MEMBER_STATUSES)[number];
+
+const statuses = (...list: MemberStatus[]): ReadonlySet<MemberStatus> => new Set(list);
 
 /** Statuses of members that no longer take part: they host nothing and are not monitored. */
-export const GONE_STATUSES: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['down', 'removed']);
+export const GONE_STATUSES = statuses('down', 'removed');
+/** Arriving: known to the cluster, not yet serving. The last choice for new shards. */
+export const ARRIVING_STATUSES = statuses('joining', 'weakly-up');
+/** On its way out (or already out): the last choice for new shards. */
+export const DEPARTING_STATUSES = statuses('leaving', 'exiting', 'down', 'removed');
+/** Members whose regions may host shards (a new coordinator must hear from them before allocating). */
+export const HOSTING_STATUSES = statuses('up', 'leaving', 'exiting');
+/** Statuses in which a node has received the cluster's membership, so it knows its peers. */
+export const JOINED_STATUSES = statuses('weakly-up', 'up', 'leaving', 'exiting');
+/** Statuses in which a node may take writes that must reach the others: it joined and is not leaving. */
+export const WRITING_STATUSES = statuses('joining', 'weakly-up', 'up');
+/** Statuses that count towards a majority: members that are (or were) serving, not arriving or gone. */
+export const COUNTED_STATUSES = statuses('weakly-up', 'up', 'leaving');
+
+/**
+ * The majority rule, the same for the downing decision and for refusing writes: a side keeps the cluster when
+ * it holds more than half of the `counted` members, or exactly half and the lowest-ordered of them (addresses
+ * compared with compareAddresses), so of two equal halves exactly one stays.
+ */
+export function holdsMajority(counted: number, side: number, sideHasLowest: boolean): boolean {
+  return side * 2 > counted || (side > 0 && side * 2 === counted && sideHasLowest);
+}
 
 /** Whether a member with this status is down or removed. */
 export function isGone(status: MemberStatus): boolean {

@@ -10,7 +10,7 @@
 //   Heartbeat     monitor -> monitored member; HeartbeatAck comes back and feeds the failure detector
 import type { MessageFamily, RawMessage } from './wire-message.js';
 import { NodeAddress } from './address.js';
-import type { MemberStatus } from './member.js';
+import { MEMBER_STATUSES, type MemberStatus } from './member.js';
 import { attributesProblem, normalizeAttributes, type NodeAttributes } from './attributes.js';
 import type { WireReachabilityRow } from './reachability-table.js';
 
@@ -71,15 +71,7 @@ export const CLUSTER_MESSAGES: MessageFamily<ClusterMessage> = {
   parse: (raw) => parseClusterMessage(raw),
 };
 
-export const MEMBER_STATUSES: ReadonlySet<string> = new Set<MemberStatus>([
-  'joining',
-  'weakly-up',
-  'up',
-  'leaving',
-  'exiting',
-  'down',
-  'removed',
-]);
+const KNOWN_STATUSES: ReadonlySet<string> = new Set<MemberStatus>(MEMBER_STATUSES);
 
 const MAX_TEXT = 128;
 /** A member key: an address (bounded by NodeAddress) + '#' + an incarnation. */
@@ -177,7 +169,7 @@ function parseMember(value: unknown): WireMember | undefined {
   const roles = parseRoles(value['roles']);
   if (typeof address !== 'string' || NodeAddress.tryParse(address) === undefined) return undefined;
   if (!isText(incarnation) || !isText(appVersion) || !roles || !isCount(upNumber)) return undefined;
-  if (typeof status !== 'string' || !MEMBER_STATUSES.has(status)) return undefined;
+  if (typeof status !== 'string' || !KNOWN_STATUSES.has(status)) return undefined;
   const attributes = parseAttributes(value['attributes']);
   if (attributes === null) return undefined;
   const downedAtMs = value['downedAtMs'];

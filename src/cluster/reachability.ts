@@ -20,7 +20,8 @@ import type { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
 import { withOwnRow, type UnreachableEdge } from './reachability-table.js';
 import type { Cancellable } from './scheduler.js';
-import { COUNTED_STATUSES, decideSplitBrain, type SplitBrainDecision } from './split-brain-decision.js';
+import { decideSplitBrain, type SplitBrainDecision } from './split-brain-decision.js';
+import { COUNTED_STATUSES } from './member.js';
 
 /** Heartbeat intervals without an ack after which the connection to a member is replaced. */
 export const RECONNECT_AFTER_INTERVALS = 2;

@@ -10,7 +10,7 @@
 // the half with the lowest address) downs the unreachable members; a side without it downs itself.
 // Who acts on the decision, and when, is reachability.ts's business: one leader per table, after stable-after.
 import type { NodeAddress } from './address.js';
-import type { MemberStatus } from './member.js';
+import { COUNTED_STATUSES, holdsMajority, type MemberStatus } from './member.js';
 import { compareAddresses } from './member-order.js';
 import { unreachableSubjects, type UnreachableEdge } from './reachability-table.js';
 
@@ -42,8 +42,6 @@ export type SplitBrainDecision =
       readonly indirectlyConnected: ReadonlyArray<string>;
     };
 
-/** Statuses that count towards the majority: members that are (or were) serving, not arriving or gone. */
-export const COUNTED_STATUSES: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['weakly-up', 'up', 'leaving']);
 
 export function decideSplitBrain(input: SplitBrainInput): SplitBrainDecision {
   const live = new Map<string, DecisionMember>();
@@ -58,7 +56,8 @@ export function decideSplitBrain(input: SplitBrainInput): SplitBrainDecision {
   const side = counted.filter((m) => !unreachable.has(m.key));
   const indirectlyConnected = sortedKeys(cover, live);
 
-  if (holdsMajority(counted, side)) {
+  const first = lowest(counted);
+  if (holdsMajority(counted.length, side.length, first !== undefined && side.some((m) => m.key === first.key))) {
     const down = sortedKeys(new Set([...cover, ...unreachable]), live);
     const leader = lowest(side.filter((m) => !unreachableAtFirst.has(m.key) && !cover.has(m.key))) ?? lowest(side.filter((m) => !cover.has(m.key)));
     return { kind: 'down-unreachable', down, indirectlyConnected, leader: leader?.key };
@@ -100,13 +99,6 @@ export function indirectlyConnectedCover(
     cover.add(pick);
     remaining = remaining.filter((e) => e.observer !== pick && e.subject !== pick);
   }
-}
-
-function holdsMajority(counted: ReadonlyArray<DecisionMember>, side: ReadonlyArray<DecisionMember>): boolean {
-  if (side.length * 2 > counted.length) return true;
-  if (side.length * 2 < counted.length) return false;
-  const first = lowest(counted);
-  return first !== undefined && side.some((m) => m.key === first.key);
 }
 
 function lowest(members: ReadonlyArray<DecisionMember>): DecisionMember | undefined {

@@ -3,6 +3,7 @@
 // move on the events the source reports through `subscribe`.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { MEMBER_STATUSES } from '../cluster/member.js';
 
 export const METRICS_PREFIX = 'actor_ts_';
 
@@ -10,7 +11,6 @@ export const METRICS_PREFIX = 'actor_ts_';
 export type PlacementOrigin = 'local' | 'remote';
 
 /** Member statuses always exported (as 0 when no member has them) so series do not appear and vanish. */
-export const MEMBER_STATUSES = ['joining', 'weakly-up', 'up', 'leaving', 'exiting', 'down', 'removed'] as const;
 
 /**
  * Events the node reports as they happen. Every method must be cheap and must not throw: the caller is the

@@ -3,7 +3,8 @@
 import type { NodeAddress } from '../cluster/address.js';
 import type { PlacementReplicatorStats } from '../../crdt/index.js';
 import type { Cluster } from '../cluster/cluster.js';
-import { isGone, type MemberInfo } from '../cluster/member.js';
+import { COUNTED_STATUSES, WRITING_STATUSES, holdsMajority, type MemberInfo } from '../cluster/member.js';
+import { compareAddresses } from '../cluster/member-order.js';
 import type {
   DryRunMoves,
   CordonWritten,
@@ -28,14 +29,6 @@ import type { CordonRecord } from '../sharding/placements/cordon-view.js';
 import type { CordonProvenance } from '../sharding/placements/cordons.js';
 import type { Hlc } from '../../crdt/index.js';
 import { CordonOperations } from './cordon-operations.js';
-
-/**
- * Own member statuses that may write placements. Joining counts: the cluster accepted this node (its record
- * is in the gossip), so its writes replicate to the members. Leaving and exiting do not: the node is going
- * away and its replica may get no further anti-entropy round; down, removed and "never joined" are outside
- * the cluster, where a write could only stay local.
- */
-const WRITABLE: ReadonlySet<string> = new Set(['joining', 'weakly-up', 'up']);
 
 export class NodeManagementBackend implements ManagementBackend {
   readonly self: NodeAddress;
@@ -75,7 +68,10 @@ export class NodeManagementBackend implements ManagementBackend {
 
   writeAccess(): WriteAccess {
     const status = this.cluster.selfMember()?.status;
-    if (status === undefined || !WRITABLE.has(status)) {
+    // Joining may write: the cluster accepted this node (its record is in the gossip), so its writes replicate.
+    // Leaving and exiting may not: the node is going away and its replica may get no further anti-entropy
+    // round; down, removed and "never joined" are outside the cluster, where a write could only stay local.
+    if (status === undefined || !WRITING_STATUSES.has(status)) {
       const why =
         status === undefined
           ? 'this node has not joined a cluster (no seed node accepted it yet)'
@@ -84,15 +80,17 @@ export class NodeManagementBackend implements ManagementBackend {
     }
     const held = this.options.holding?.();
     if (held !== undefined) return { writable: false, code: 'paused', reason: held };
-    // A node that reaches no majority is on the side that downs itself (or was paused long enough to be put out
-    // and has not heard it yet): a write it acknowledged could stay local and die with it.
-    const members = this.cluster.members().filter((member) => !isGone(member.status));
-    const reachable = members.filter((member) => member.reachable || member.address.equals(this.self)).length;
-    if (reachable * 2 <= members.length) {
+    // A node off the majority side (the rule the downing decision keeps sides by) is on the side that downs
+    // itself, or was paused long enough to be put out and has not heard it yet: a write it acknowledged could
+    // stay local and die with it. This node counts itself even while joining.
+    const counted = this.cluster.members().filter((m) => COUNTED_STATUSES.has(m.status) || m.address.equals(this.self));
+    const side = counted.filter((m) => m.reachable || m.address.equals(this.self));
+    const lowest = counted.reduce<MemberInfo | undefined>((low, m) => (low === undefined || compareAddresses(m.address, low.address) < 0 ? m : low), undefined);
+    if (!holdsMajority(counted.length, side.length, lowest !== undefined && side.includes(lowest))) {
       return {
         writable: false,
         code: 'no_majority',
-        reason: `this node reaches ${reachable} of ${members.length} members, not a majority: a write here could be lost with this side of a partition; send it to a node on the majority side`,
+        reason: `this node reaches ${side.length} of ${counted.length} members, not the majority side: a write here could be lost with this side of a partition; send it to a node on the majority side`,
       };
     }
     return { writable: true };

@@ -10,7 +10,7 @@ import {
   type SyncFrame,
 } from '../../crdt/index.js';
 import { NodeAddress } from '../cluster/address.js';
-import type { Membership, MemberStatus } from '../cluster/member.js';
+import { JOINED_STATUSES, isGone, type Membership } from '../cluster/member.js';
 import type { Transport } from '../cluster/transport.js';
 import { isFamilyMessage, type WireMessage } from '../cluster/wire-message.js';
 import type { Logger } from '../logging.js';
@@ -29,10 +29,6 @@ export interface ReplicatedPlacements {
   whenReady(timeoutMs: number): Promise<boolean>;
 }
 
-/** Members worth replicating with: every one that may still run shards or take writes. */
-const REPLICATING: ReadonlySet<MemberStatus> = new Set(['joining', 'weakly-up', 'up', 'leaving', 'exiting']);
-/** Statuses in which this node has received the cluster's membership, so it knows its peers. */
-const JOINED: ReadonlySet<MemberStatus> = new Set(['weakly-up', 'up', 'leaving', 'exiting']);
 
 export class PlacementReplication implements ReplicatedPlacements {
   private readonly replicator: PlacementReplicator;
@@ -75,8 +71,8 @@ export class PlacementReplication implements ReplicatedPlacements {
     let joined = false;
     let peers = 0;
     for (const member of this.membership.members()) {
-      if (member.address.toString() === self) joined = JOINED.has(member.status);
-      else if (REPLICATING.has(member.status)) peers++;
+      if (member.address.toString() === self) joined = JOINED_STATUSES.has(member.status);
+      else if (!isGone(member.status)) peers++;
     }
     return joined && (peers === 0 || this.replicator.hasSynced());
   }
@@ -113,7 +109,7 @@ export class PlacementReplication implements ReplicatedPlacements {
     const wanted = new Map<string, NodeAddress>();
     for (const member of this.membership.members()) {
       const key = member.address.toString();
-      if (key !== self && REPLICATING.has(member.status)) wanted.set(key, member.address);
+      if (key !== self && !isGone(member.status)) wanted.set(key, member.address);
     }
     for (const peer of this.replicator.peers()) {
       if (!wanted.has(peer)) {

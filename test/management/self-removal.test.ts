@@ -100,7 +100,18 @@ describe('writeAccess: which own member statuses may write', () => {
       code: 'no_majority',
       reason: expect.stringContaining('reaches 1 of 3 members'),
     });
-    expect(backendFor('up', [member(2, false)]).writeAccess()).toMatchObject({ writable: false, code: 'no_majority' });
     expect(backendFor('up', [member(2, false, 'down'), member(3, false, 'removed')]).writeAccess().writable).toBe(true);
+  });
+
+  it('a tied half writes exactly when the downing decision keeps it: the half holding the lowest address', () => {
+    // self is app@127.0.0.1:1, the lowest: its half of a 1|1 and of a 2|2 split stays, as in decideSplitBrain.
+    expect(backendFor('up', [member(2, false)]).writeAccess().writable).toBe(true);
+    expect(backendFor('up', [member(2, true), member(3, false), member(4, false)]).writeAccess().writable).toBe(true);
+    // the half without the lowest address downs itself: it may not write.
+    const lower = (reachable: boolean, status: MemberStatus = 'up') => ({ ...member(9, reachable, status), address: NodeAddress.parse('app@127.0.0.0:9') });
+    expect(backendFor('up', [lower(false)]).writeAccess()).toMatchObject({ writable: false, code: 'no_majority' });
+    expect(backendFor('up', [lower(false), member(2, false), member(3, true)]).writeAccess()).toMatchObject({ writable: false, code: 'no_majority' });
+    // joining and exiting members do not count towards a majority, as in the downing decision.
+    expect(backendFor('up', [lower(false, 'joining'), member(2, false, 'exiting')]).writeAccess().writable).toBe(true);
   });
 });

@@ -1,9 +1,6 @@
-// How the coordinator reads the membership: which statuses may still host shards (gone for good is the
-// cluster's own `isGone`), and the role filter. One place, so the registry, the warm-up gate and allocation agree.
-import type { MemberInfo, MemberStatus } from '../../cluster/member.js';
-
-/** Members whose regions may still host shards a new coordinator must hear about before allocating. */
-export const MAY_HOST: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['up', 'leaving', 'exiting']);
+// How the coordinator reads the membership: the role filter and members by key (which statuses may host is the
+// vocabulary's HOSTING_STATUSES). One place, so the registry, the warm-up gate and allocation agree.
+import type { MemberInfo } from '../../cluster/member.js';
 
 /** True when the type has no role or the member was started with it. */
 export function hasRole(member: MemberInfo, role: string | undefined): boolean {

@@ -2,10 +2,10 @@
 // from every region that may run it. It waits for the regions of reachable members to register (bounded by
 // the warm-up time), and for unreachable or just-downed members that have not registered, since they may run
 // shards this coordinator never heard of. Requests and operator actions that need the full map wait here.
-import type { MemberInfo } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
-import { MAY_HOST, hasRole } from './membership.js';
+import { hasRole } from './membership.js';
+import { HOSTING_STATUSES, type MemberInfo } from '../../cluster/member.js';
 
 export interface GateView {
   members(): ReadonlyArray<MemberInfo>;
@@ -138,7 +138,7 @@ export class WarmUpGate {
   }
 
   private mayHost(): MemberInfo[] {
-    return this.options.view.members().filter((m) => MAY_HOST.has(m.status) && hasRole(m, this.options.role));
+    return this.options.view.members().filter((m) => HOSTING_STATUSES.has(m.status) && hasRole(m, this.options.role));
   }
 
   private becomeWarm(reason: string): void {

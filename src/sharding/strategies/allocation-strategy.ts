@@ -2,7 +2,7 @@
 // argument checks, the member facts a strategy ranks candidates by, the allocation ordering, the
 // "is it a good time to rebalance" rule and the numeric app-version comparison.
 import type { NodeAddress } from '../../cluster/address.js';
-import type { ClusterView, MemberInfo, MemberStatus } from '../../cluster/member.js';
+import { ARRIVING_STATUSES, DEPARTING_STATUSES, type ClusterView, type MemberInfo } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
 
 /** Shards per node, keyed by `NodeAddress.toString()`; each set iterates in allocation order, oldest first. */
@@ -44,8 +44,6 @@ export interface RegionInfo {
   readonly upNumber: number;
 }
 
-const LEAVING: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['leaving', 'exiting', 'down', 'removed']);
-const JOINING: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['joining', 'weakly-up']);
 const NO_SHARDS: ReadonlySet<number> = new Set<number>();
 
 export function requireShardId(shardId: number): void {
@@ -111,7 +109,7 @@ export function describeRegion(
     shards,
     known: true,
     reachable: member.reachable,
-    leaving: LEAVING.has(member.status),
+    leaving: DEPARTING_STATUSES.has(member.status),
     appVersion: member.appVersion,
     upNumber: member.upNumber,
   };
@@ -201,7 +199,7 @@ export function isGoodTimeToRebalance(
   }
   for (const member of cluster.members()) {
     if (member.status === 'removed') continue;
-    if (!member.reachable || JOINING.has(member.status)) return false;
+    if (!member.reachable || ARRIVING_STATUSES.has(member.status)) return false;
   }
   return true;
 }
