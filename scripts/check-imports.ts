@@ -9,34 +9,11 @@ import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
-/** Every room of the tree, lowest first. */
-export const ROOM_NAMES = [
-  'base',
-  'crdt',
-  'crdt/persistence',
-  'crdt/surface',
-  'cluster/vocabulary',
-  'cluster',
-  'placement-replication',
-  'sharding/placements',
-  'sharding/strategies',
-  'sharding/protocol',
-  'sharding/region',
-  'sharding/coordinator',
-  'sharding',
-  'management/console',
-  'management',
-  'node',
-  'cli',
-  'surface',
-  'bench',
-  'scripts',
-  'examples',
-] as const;
-export type Room = (typeof ROOM_NAMES)[number];
-
-/** Which room a source file is in: the first row whose test matches its path (relative to the root, `.ts`). */
-export const ROOMS: ReadonlyArray<readonly [Room, (path: string) => boolean]> = [
+/**
+ * Every room of the tree, lowest first, with the test that says which room a source file is in: the first row
+ * whose test matches its path (relative to the root, `.ts`).
+ */
+export const ROOMS = [
   ['base', (p) => p === 'src/errors.ts' || p === 'src/logging.ts'],
   ['crdt/surface', (p) => p === 'crdt/index.ts'],
   ['crdt/persistence', (p) => p.startsWith('crdt/persistence/')],
@@ -59,21 +36,12 @@ export const ROOMS: ReadonlyArray<readonly [Room, (path: string) => boolean]> = 
   ['bench', (p) => p.startsWith('bench/')],
   ['scripts', (p) => p.startsWith('scripts/')],
   ['examples', (p) => p.startsWith('examples/')],
-];
+] as const satisfies ReadonlyArray<readonly [string, (path: string) => boolean]>;
+export type Room = (typeof ROOMS)[number][0];
 
-const RUNTIME = [
-  'base',
-  'crdt/surface',
-  'cluster/vocabulary',
-  'cluster',
-  'placement-replication',
-  'sharding/placements',
-  'sharding/strategies',
-  'sharding/protocol',
-  'sharding/region',
-  'sharding/coordinator',
-  'sharding',
-] as const satisfies readonly Room[];
+/** The runtime and its public surfaces: what node wiring, the package surface and bench may build on. */
+const RUNTIME: readonly Room[] = ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster', 'placement-replication', 'sharding'];
+const SHARDING_ROOMS: readonly Room[] = ['sharding/placements', 'sharding/strategies', 'sharding/protocol', 'sharding/region', 'sharding/coordinator'];
 
 /**
  * Who may import whom (a room may always import itself). The rules folders alone cannot say: crdt imports
@@ -94,27 +62,16 @@ export const MAY_IMPORT = {
   'sharding/protocol': ['base', 'cluster/vocabulary', 'cluster', 'sharding/placements'],
   'sharding/region': ['base', 'cluster/vocabulary', 'cluster', 'sharding', 'sharding/protocol'],
   'sharding/coordinator': ['base', 'cluster/vocabulary', 'cluster', 'sharding', 'sharding/placements', 'sharding/protocol', 'sharding/strategies'],
-  sharding: [
-    'base',
-    'crdt/surface',
-    'cluster/vocabulary',
-    'cluster',
-    'placement-replication',
-    'sharding/placements',
-    'sharding/strategies',
-    'sharding/protocol',
-    'sharding/region',
-    'sharding/coordinator',
-  ],
+  sharding: ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster', 'placement-replication', ...SHARDING_ROOMS],
   'management/console': ['base'],
   management: ['base', 'crdt/surface', 'cluster/vocabulary', 'sharding', 'sharding/placements', 'sharding/strategies', 'management/console'],
-  node: [...RUNTIME, 'management', 'management/console'],
+  node: [...RUNTIME, ...SHARDING_ROOMS, 'management', 'management/console'],
   cli: ['base', 'cluster/vocabulary', 'cluster', 'sharding/placements', 'management', 'node'],
-  surface: [...RUNTIME, 'management', 'management/console', 'node', 'cli'],
-  bench: [...RUNTIME, 'crdt', 'crdt/persistence', 'management', 'management/console', 'node', 'cli', 'surface'],
+  surface: [...RUNTIME, ...SHARDING_ROOMS, 'management', 'management/console', 'node', 'cli'],
+  bench: [...RUNTIME, ...SHARDING_ROOMS, 'crdt', 'crdt/persistence', 'management', 'management/console', 'node', 'cli', 'surface'],
   scripts: [],
   examples: [],
-} as const satisfies Record<Room, readonly Room[]>;
+} satisfies Record<Room, readonly Room[]>;
 
 export type ImportGraph = ReadonlyMap<string, readonly string[]>;
 
@@ -126,7 +83,8 @@ export function roomOf(path: string): Room | undefined {
 
 /** Whether a module in room `from` may import one in room `to`. */
 export function roomMayImport(from: Room, to: Room): boolean {
-  return from === to || (MAY_IMPORT[from] as readonly Room[]).includes(to);
+  const row: readonly Room[] = MAY_IMPORT[from];
+  return from === to || row.includes(to);
 }
 
 const SOURCE_DIRS = ['crdt', 'src', 'bench', 'scripts', 'examples'];
@@ -212,7 +170,7 @@ export function checkGraph(graph: ImportGraph): string[] {
 }
 
 function describeRow(room: Room): string {
-  const row = MAY_IMPORT[room] as readonly Room[];
+  const row: readonly Room[] = MAY_IMPORT[room];
   return row.length === 0 ? 'nothing outside itself' : `only ${row.join(', ')}`;
 }
 
