@@ -4,7 +4,7 @@ export type { AllocationStrategy, ShardAllocations } from './allocation-strategy
 export { compareAppVersions } from './allocation-strategy.js';
 export { HashAllocationStrategy } from './hash.js';
 export { RingAllocationStrategy, type RingAllocationOptions } from './ring.js';
-export { FALLBACK_STRATEGIES, fallbackStrategy, isFallbackStrategyName, type FallbackStrategyName } from './fallback-choice.js';
+export { FALLBACK_STRATEGIES, fallbackStrategy, isFallbackStrategyName, requireFallbackStrategyName, type FallbackStrategyName } from './fallback-choice.js';
 export { LeastShardAllocationStrategy, type LeastShardAllocationOptions } from './least-shard.js';
 export {
   LegacyLeastShardAllocationStrategy,
