@@ -11,6 +11,8 @@ export class PlacementSim {
   readonly homes = new Map<number, string>();
   /** Every time a shard started on a node other than the one it was on (allocations of new shards not counted). */
   moves = 0;
+  /** Moves per shard, since the last `resetMoves`. */
+  readonly movesOf = new Map<number, number>();
   private nodes: NodeAddress[];
   private upNumbers = new Map<string, number>();
   private nextUp = 1;
@@ -44,7 +46,17 @@ export class PlacementSim {
     const from = this.homes.get(shardId);
     if (from !== undefined) this.shards.get(from)?.delete(shardId);
     this.homes.delete(shardId);
-    if (this.allocate(strategy, shardId) !== from) this.moves++;
+    if (this.allocate(strategy, shardId) !== from) this.countMove(shardId);
+  }
+
+  resetMoves(): void {
+    this.moves = 0;
+    this.movesOf.clear();
+  }
+
+  private countMove(shardId: number): void {
+    this.moves++;
+    this.movesOf.set(shardId, (this.movesOf.get(shardId) ?? 0) + 1);
   }
 
   addNode(address: NodeAddress): void {
@@ -54,17 +66,26 @@ export class PlacementSim {
     if (!this.shards.has(key)) this.shards.set(key, new Set());
   }
 
-  /** The node leaves: its shards, oldest first, are allocated among the others (each one a move). */
-  removeNode(strategy: AllocationStrategy, address: NodeAddress): void {
+  /**
+   * The node leaves: no longer a candidate, its shards, oldest first, are allocated among the others (each
+   * one a move). `graceful` (a leave): they are handed off one by one, the others still on it meanwhile.
+   * Otherwise (a crash): the region is gone with all its shards before the first is allocated again.
+   */
+  removeNode(strategy: AllocationStrategy, address: NodeAddress, graceful = true): void {
     const key = address.toString();
     this.nodes = this.nodes.filter((candidate) => candidate.toString() !== key);
     const orphans = [...(this.shards.get(key) ?? [])];
-    this.shards.delete(key);
+    if (!graceful) {
+      this.shards.delete(key);
+      for (const shardId of orphans) this.homes.delete(shardId);
+    }
     for (const shardId of orphans) {
+      this.shards.get(key)?.delete(shardId);
       this.homes.delete(shardId);
       this.allocate(strategy, shardId);
-      this.moves++;
+      this.countMove(shardId);
     }
+    this.shards.delete(key);
   }
 
   /** Rebalance rounds until one asks for nothing; returns the rounds run. Throws past `maxRounds`. */

@@ -40,7 +40,11 @@ interface RingView {
   readonly addresses: readonly NodeAddress[];
   readonly shards: ReadonlyArray<ReadonlySet<number>>;
   readonly loads: Int32Array;
-  /** Shards on the ring's nodes (pinned ones included: they are load like any other). */
+  /**
+   * Every allocated shard, pinned ones and those on nodes off the ring (leaving, cordoned) included: those
+   * end up on the ring's nodes, so the bound counts them from the start instead of tightening while a
+   * leaving node hands its shards off one by one (which would push some of them off their ring home).
+   */
   readonly allocated: number;
 }
 
@@ -95,7 +99,7 @@ export class RingAllocationStrategy implements AllocationStrategy {
    * ring: a shard away from its ring home goes back when that home stays within the bound counting every
    * shard planned to arrive there; then a node above the bound after its planned departures sheds the
    * excess, shards away from their ring home first, oldest first (allocate walks them on from their ring
-   * home). Sheds come first in the answer, then returns, oldest position first; at most the least-shard
+   * home). Returns come first in the answer, oldest position first, then sheds; at most the least-shard
    * limit of them.
    */
   rebalance(
@@ -106,7 +110,7 @@ export class RingAllocationStrategy implements AllocationStrategy {
     if (rebalanceInProgress.size > 0 || candidates.length === 0) return new Set();
     const regions = describeRegions(candidates, currentShards, membersByAddress(this.cluster));
     if (!isGoodTimeToRebalance(regions, this.cluster)) return new Set();
-    const view = this.viewOf(healthiest(regions));
+    const view = this.viewOf(healthiest(regions), currentShards);
     if (view.allocated === 0) return new Set();
     const { ring, shards, loads } = view;
     const bound = this.boundFor(view.allocated, view.addresses.length);
@@ -143,7 +147,8 @@ export class RingAllocationStrategy implements AllocationStrategy {
     returns.sort((a, b) => a.position - b.position || a.owner - b.owner);
     const limit = rebalanceLimit(view.allocated, this.absoluteLimit, this.relativeLimit);
     const moves = new Set<number>();
-    for (const shardId of [...sheds, ...returns.map((r) => r.shardId)]) {
+    // Returns before sheds: a shed shard walks on from its ring home, which a return may be about to empty.
+    for (const shardId of [...returns.map((r) => r.shardId), ...sheds]) {
       if (moves.size >= limit) break;
       moves.add(shardId);
     }
@@ -184,12 +189,12 @@ export class RingAllocationStrategy implements AllocationStrategy {
       for (const address of candidates) byKey.set(address.toString(), address);
       const ring = this.ringOf(byKey.keys(), byKey.size);
       const addresses = ring.keys.map((key) => byKey.get(key) as NodeAddress);
-      return this.loadsOf(ring, addresses, ring.keys.map((key) => currentShards.get(key)));
+      return this.loadsOf(ring, addresses, ring.keys.map((key) => currentShards.get(key)), currentShards);
     }
-    return this.viewOf(healthiest(describeRegions(candidates, currentShards, membersByAddress(this.cluster))));
+    return this.viewOf(healthiest(describeRegions(candidates, currentShards, membersByAddress(this.cluster))), currentShards);
   }
 
-  private viewOf(regions: ReadonlyArray<RegionInfo>): RingView {
+  private viewOf(regions: ReadonlyArray<RegionInfo>, currentShards: ShardAllocations): RingView {
     const ring = this.ringOf(
       regions.map((region) => region.key),
       regions.length,
@@ -201,19 +206,24 @@ export class RingAllocationStrategy implements AllocationStrategy {
       addresses[owner] = region.address;
       owned[owner] = region.shards;
     }
-    return this.loadsOf(ring, addresses, owned);
+    return this.loadsOf(ring, addresses, owned, currentShards);
   }
 
-  private loadsOf(ring: HashRing, addresses: NodeAddress[], owned: ReadonlyArray<ReadonlySet<number> | undefined>): RingView {
+  private loadsOf(
+    ring: HashRing,
+    addresses: NodeAddress[],
+    owned: ReadonlyArray<ReadonlySet<number> | undefined>,
+    currentShards: ShardAllocations,
+  ): RingView {
     const loads = new Int32Array(addresses.length);
     const shards: Array<ReadonlySet<number>> = [];
-    let allocated = 0;
     for (let owner = 0; owner < addresses.length; owner++) {
       const set = owned[owner] ?? EMPTY;
       shards.push(set);
       loads[owner] = set.size;
-      allocated += set.size;
     }
+    let allocated = 0;
+    for (const set of currentShards.values()) allocated += set.size;
     return { ring, addresses, shards, loads, allocated };
   }
 
