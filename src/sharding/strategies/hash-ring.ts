@@ -12,7 +12,15 @@ export interface HashRing {
   readonly points: Uint32Array;
   /** Owner (index into `keys`) of each point. */
   readonly owners: Uint32Array;
+  /** Memo: a shard's first point (a binary search), kept while this ring is in use; see MAX_MEMO. */
+  readonly starts: Map<number, number>;
+  /** Scratch for walks: owner -> walk number that asked it (no allocation per walk). */
+  readonly asked: Uint32Array;
+  walks: number;
 }
+
+/** Memoised shard starts per ring at most (more shards than this are looked up again, never kept). */
+const MAX_MEMO = 1 << 20;
 
 export function buildRing(keys: Iterable<string>, virtualNodes: number): HashRing {
   const sorted = [...new Set(keys)].sort(compareStrings);
@@ -36,7 +44,15 @@ export function buildRing(keys: Iterable<string>, virtualNodes: number): HashRin
     points[i] = positions[at] as number;
     owners[i] = Math.floor(at / virtualNodes);
   }
-  return { keys: sorted, indexOf: new Map(sorted.map((key, i) => [key, i])), points, owners };
+  return {
+    keys: sorted,
+    indexOf: new Map(sorted.map((key, i) => [key, i])),
+    points,
+    owners,
+    starts: new Map(),
+    asked: new Uint32Array(sorted.length),
+    walks: 0,
+  };
 }
 
 /** Index of the first point at or after `position`, wrapping to 0 past the last. The ring must not be empty. */
@@ -52,9 +68,19 @@ export function firstPointFrom(ring: HashRing, position: number): number {
   return lo === points.length ? 0 : lo;
 }
 
+/** The index of the shard's first point (memoised). */
+export function startPoint(ring: HashRing, shardId: number): number {
+  let start = ring.starts.get(shardId);
+  if (start === undefined) {
+    start = firstPointFrom(ring, shardPosition(shardId));
+    if (ring.starts.size < MAX_MEMO) ring.starts.set(shardId, start);
+  }
+  return start;
+}
+
 /** The owner number of the shard's ring home (no load considered). */
 export function ringHome(ring: HashRing, shardId: number): number {
-  return ring.owners[firstPointFrom(ring, shardPosition(shardId))] as number;
+  return ring.owners[startPoint(ring, shardId)] as number;
 }
 
 /**
@@ -62,17 +88,21 @@ export function ringHome(ring: HashRing, shardId: number): number {
  * asked once; undefined when none does.
  */
 export function firstOpenOwner(ring: HashRing, shardId: number, open: (owner: number) => boolean): number | undefined {
-  const { owners, keys } = ring;
+  const { owners, keys, asked } = ring;
   const total = owners.length;
   if (total === 0) return undefined;
-  const asked = new Uint8Array(keys.length);
+  if (ring.walks === 0xffffffff) {
+    asked.fill(0);
+    ring.walks = 0;
+  }
+  const walk = ++ring.walks;
   let left = keys.length;
-  let at = firstPointFrom(ring, shardPosition(shardId));
+  let at = startPoint(ring, shardId);
   for (let step = 0; step < total && left > 0; step++, at = at + 1 === total ? 0 : at + 1) {
     const owner = owners[at] as number;
-    if (asked[owner] === 1) continue;
+    if (asked[owner] === walk) continue;
     if (open(owner)) return owner;
-    asked[owner] = 1;
+    asked[owner] = walk;
     left--;
   }
   return undefined;

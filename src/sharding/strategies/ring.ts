@@ -7,6 +7,8 @@ import type { NodeAddress } from '../../cluster/address.js';
 import type { ClusterView } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
 import {
+  compareHealth,
+  describeRegion,
   describeRegions,
   healthiest,
   isGoodTimeToRebalance,
@@ -183,58 +185,57 @@ export class RingAllocationStrategy implements AllocationStrategy {
 
   /** The ring of the healthiest candidates (least-shard's ranking, without the load). */
   private view(candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): RingView {
-    if (this.cluster === undefined) {
-      // Without a view every candidate ties on health: skip building region records, allocate's hot path.
-      const byKey = new Map<string, NodeAddress>();
-      for (const address of candidates) byKey.set(address.toString(), address);
-      const ring = this.ringOf(byKey.keys(), byKey.size);
-      const addresses = ring.keys.map((key) => byKey.get(key) as NodeAddress);
-      return this.loadsOf(ring, addresses, ring.keys.map((key) => currentShards.get(key)), currentShards);
+    // allocate's hot path: one pass for the best health, one for the ring's nodes, no intermediate lists.
+    const members = membersByAddress(this.cluster);
+    const regions: RegionInfo[] = new Array<RegionInfo>(candidates.length);
+    let best: RegionInfo | undefined;
+    for (let i = 0; i < candidates.length; i++) {
+      const region = describeRegion(candidates[i] as NodeAddress, currentShards, members);
+      regions[i] = region;
+      if (best === undefined || compareHealth(region, best) < 0) best = region;
     }
-    return this.viewOf(healthiest(describeRegions(candidates, currentShards, membersByAddress(this.cluster))), currentShards);
-  }
-
-  private viewOf(regions: ReadonlyArray<RegionInfo>, currentShards: ShardAllocations): RingView {
-    const ring = this.ringOf(
-      regions.map((region) => region.key),
-      regions.length,
+    if (best === undefined) throw new ActorTsError('invalid_argument', 'allocate needs at least one candidate node');
+    const top = best;
+    return this.viewOf(
+      regions.filter((region) => compareHealth(region, top) === 0),
+      currentShards,
     );
-    const addresses: NodeAddress[] = new Array<NodeAddress>(regions.length);
-    const owned: Array<ReadonlySet<number>> = new Array<ReadonlySet<number>>(regions.length);
-    for (const region of regions) {
-      const owner = ring.indexOf.get(region.key) as number;
-      addresses[owner] = region.address;
-      owned[owner] = region.shards;
-    }
-    return this.loadsOf(ring, addresses, owned, currentShards);
   }
 
-  private loadsOf(
-    ring: HashRing,
-    addresses: NodeAddress[],
-    owned: ReadonlyArray<ReadonlySet<number> | undefined>,
-    currentShards: ShardAllocations,
-  ): RingView {
-    const loads = new Int32Array(addresses.length);
-    const shards: Array<ReadonlySet<number>> = [];
-    for (let owner = 0; owner < addresses.length; owner++) {
-      const set = owned[owner] ?? EMPTY;
-      shards.push(set);
-      loads[owner] = set.size;
+  /** The ring of `regions` (duplicates allowed) with their loads; the cached ring when it has exactly these nodes. */
+  private viewOf(regions: ReadonlyArray<RegionInfo>, currentShards: ShardAllocations): RingView {
+    const cached = this.cached;
+    if (cached !== undefined) {
+      const view = this.fill(cached, regions, currentShards);
+      if (view !== undefined) return view;
     }
+    this.cached = buildRing(
+      regions.map((region) => region.key),
+      this.virtualNodes,
+    );
+    return this.fill(this.cached, regions, currentShards) as RingView;
+  }
+
+  /** The view over `ring`, or undefined when `regions` are not exactly its nodes. */
+  private fill(ring: HashRing, regions: ReadonlyArray<RegionInfo>, currentShards: ShardAllocations): RingView | undefined {
+    const size = ring.keys.length;
+    const addresses: NodeAddress[] = new Array<NodeAddress>(size);
+    const shards: Array<ReadonlySet<number>> = new Array<ReadonlySet<number>>(size);
+    const loads = new Int32Array(size);
+    let filled = 0;
+    for (const region of regions) {
+      const owner = ring.indexOf.get(region.key);
+      if (owner === undefined) return undefined;
+      if (addresses[owner] !== undefined) continue;
+      addresses[owner] = region.address;
+      shards[owner] = region.shards;
+      loads[owner] = region.shards.size;
+      filled++;
+    }
+    if (filled !== size) return undefined;
     let allocated = 0;
     for (const set of currentShards.values()) allocated += set.size;
     return { ring, addresses, shards, loads, allocated };
   }
-
-  /** `keys` are distinct; the cached ring when it has exactly these nodes. */
-  private ringOf(keys: Iterable<string>, count: number): HashRing {
-    const list = [...keys];
-    const cached = this.cached;
-    if (cached !== undefined && cached.keys.length === count && list.every((key) => cached.indexOf.has(key))) return cached;
-    this.cached = buildRing(list, this.virtualNodes);
-    return this.cached;
-  }
 }
 
-const EMPTY: ReadonlySet<number> = new Set<number>();
