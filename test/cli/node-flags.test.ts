@@ -126,6 +126,7 @@ describe('--fallback (the strategy for shards without a pin)', () => {
     const run = await runLocalClusterCommand('--fallback', 'consistent');
     expect(run.code).toBe(2);
     expect(run.err.join('\n')).toContain('--fallback');
+    expect(run.err.join('\n')).toContain('least-shard, ring, hash');
     expect(run.out.join('\n')).not.toContain('starting');
   });
 
