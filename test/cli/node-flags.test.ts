@@ -147,7 +147,7 @@ describe('local-cluster --fallback', () => {
     const [basePort, baseHttpPort] = await freePorts(2);
     try {
       await expect(
-        startLocalCluster({ nodes: 2, system: 'app', host: '127.0.0.1', basePort: basePort as number, baseHttpPort: baseHttpPort as number, binPath: bin, logDir: dir, dataDir: join(dir, 'data'), fallback: 'ring', print: () => undefined, startTimeoutMs: 5000 }),
+        startLocalCluster({ nodes: 2, system: 'app', host: '127.0.0.1', basePort: basePort as number, baseHttpPort: baseHttpPort as number, binPath: bin, logDir: dir, dataDir: join(dir, 'data'), fallback: 'ring', print: () => undefined, startTimeoutMs: 30_000 }),
       ).rejects.toThrow('exited while starting');
       const runs = readFileSync(join(dir, 'args.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as string[]);
       expect(runs).toHaveLength(2);
