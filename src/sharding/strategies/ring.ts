@@ -196,10 +196,9 @@ export class RingAllocationStrategy implements AllocationStrategy {
     }
     if (best === undefined) throw new ActorTsError('invalid_argument', 'allocate needs at least one candidate node');
     const top = best;
-    return this.viewOf(
-      regions.filter((region) => compareHealth(region, top) === 0),
-      currentShards,
-    );
+    // Usually every candidate ties (a settled cluster): then no filtered copy.
+    const healthy = regions.every((region) => compareHealth(region, top) === 0) ? regions : regions.filter((region) => compareHealth(region, top) === 0);
+    return this.viewOf(healthy, currentShards);
   }
 
   /** The ring of `regions` (duplicates allowed) with their loads; the cached ring when it has exactly these nodes. */
