@@ -28,6 +28,8 @@ export interface LocalClusterOptions {
   /** Delete `dataDir` before starting: every node starts with no placements. */
   readonly fresh?: boolean;
   readonly authToken?: string;
+  /** Every node's `--fallback` (the strategy for shards without a pin); default: the node's own default. */
+  readonly fallback?: string;
   /** Extra arguments passed to every `node` child. */
   readonly nodeArgs?: readonly string[];
   /** Path of the CLI entry script the children run. */
@@ -74,6 +76,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       ...seedArgs,
       '--data-dir', join(dataDir, `node-${i + 1}`),
       ...(options.authToken ? ['--auth-token', options.authToken] : []),
+      ...(options.fallback ? ['--fallback', options.fallback] : []),
       ...(options.nodeArgs ?? []),
     ];
     const child = spawn(process.execPath, args, { stdio: ['ignore', log, log, 'ipc'] });

@@ -8,6 +8,7 @@ import { DEFAULT_CLUSTER_CONFIG, resolveClusterConfig } from '../cluster/config.
 import { ActorTsError } from '../errors.js';
 import { DEFAULT_NODE_CONFIG as D, type NodeConfig } from '../node/config.js';
 import { runNode } from '../node/run.js';
+import { FALLBACK_STRATEGIES, type FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
 import { COUNTER_TYPE } from '../node/counter.js';
 import { ApiError } from './client.js';
 import { shardRanges, table } from './format.js';
@@ -74,6 +75,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
       positiveInt,
     )
     .option('--rebalance-interval-ms <ms>', 'periodic rebalance interval', positiveInt)
+    .addOption(fallbackOption())
     .option('--data-dir <dir>', 'keep placements in this directory (one node per directory) so they survive a restart (default: in memory only)')
     .option('--compact-after-items <n>', `compact the placement store past this many history items (default ${D.compactAfterItems})`, positiveInt)
     .option('--http-max-connections <n>', `management API connections open at once (default ${D.httpMaxConnections})`, positiveInt)
@@ -103,6 +105,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
         httpMaxConnections: options.httpMaxConnections,
         httpRequestTimeoutMs: options.httpRequestTimeoutMs,
         restartOnRemoval: options.restartOnRemoval,
+        fallback: options.fallback,
       });
     });
 
@@ -118,6 +121,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
     .option('--data-dir <dir>', 'node i keeps its placements in <dir>/node-i, so a restart brings them back', DEFAULT_LOCAL_CLUSTER_DATA_DIR)
     .option('--fresh', 'wipe the data directory first: start with no placements', false)
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
+    .addOption(fallbackOption())
     .action(async (options: LocalClusterCliOptions) => {
       io.out(`starting ${options.nodes} nodes...`);
       const cluster = await startLocalCluster({
@@ -132,6 +136,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
         fresh: options.fresh,
         ...(options.logDir ? { logDir: options.logDir } : {}),
         ...(options.authToken ? { authToken: options.authToken } : {}),
+        ...(options.fallback ? { fallback: options.fallback } : {}),
       });
       io.out('');
       io.out(table(['node', 'address', 'API'], cluster.urls.map((url, i) => [String(i + 1), cluster.addresses[i] ?? '', url])));
@@ -254,6 +259,11 @@ export function clusterFlags(options: Pick<NodeCliOptions, keyof typeof CLUSTER_
   return cluster;
 }
 
+/** `--fallback`: a name outside FALLBACK_STRATEGIES is a usage error (exit 2) before anything starts. */
+function fallbackOption(): Option {
+  return new Option('--fallback <strategy>', `strategy for shards without a pin (default ${D.fallback}; see README "Which fallback")`).choices(FALLBACK_STRATEGIES);
+}
+
 function addOperatorOptions(command: Command): void {
   const targets = command.commands.length > 0 ? command.commands : [command];
   for (const target of targets) {
@@ -287,6 +297,7 @@ export interface NodeCliOptions {
   httpMaxConnections?: number;
   httpRequestTimeoutMs?: number;
   restartOnRemoval?: boolean;
+  fallback?: FallbackStrategyName;
   logLevel?: string;
 }
 
@@ -300,6 +311,7 @@ interface LocalClusterCliOptions {
   dataDir: string;
   fresh: boolean;
   authToken?: string;
+  fallback?: FallbackStrategyName;
 }
 
 function port(value: string): number {

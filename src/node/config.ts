@@ -3,6 +3,7 @@ import { DEFAULT_COMPACT_AFTER_ITEMS } from '../../crdt/index.js';
 import type { ClusterConfigInput } from '../cluster/config.js';
 import { DEFAULT_HTTP_LIMITS } from '../management/limits.js';
 import type { ShardingConfig } from '../sharding/config.js';
+import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
 
 export interface NodeConfig {
   /** Actor system name, the `system` of `system@host:port`; default 'app'. */
@@ -72,6 +73,11 @@ export interface NodeConfig {
   readonly cluster: Omit<ClusterConfigInput, 'seedNodes' | 'appVersion' | 'roles' | 'attributes'>;
   /** Overrides of the sharding defaults (see ShardingConfig). */
   readonly sharding: Partial<ShardingConfig>;
+  /**
+   * The strategy that places every shard without a pin (and pinned ones whose pin cannot be honoured):
+   * 'least-shard' (the default), 'ring' (RingAllocationStrategy) or 'hash'; see README "Which fallback".
+   */
+  readonly fallback: FallbackStrategyName;
 }
 
 export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
@@ -99,6 +105,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   restartOnRemoval: false,
   cluster: {},
   sharding: {},
+  fallback: 'least-shard',
 });
 
 export function resolveNodeConfig(input: Partial<NodeConfig> = {}): NodeConfig {

@@ -1,5 +1,5 @@
 // One cluster node, wired end to end: TCP transport, membership, sharding with the placement-store replica,
-// the demo Counter type under external allocation (least-shard fallback), and the management HTTP API.
+// the demo Counter type under external allocation (config.fallback places unpinned shards), and the management HTTP API.
 import type { FastifyInstance } from 'fastify';
 import { Cluster } from '../cluster/cluster.js';
 import { TcpTransport } from '../cluster/tcp-transport.js';
@@ -10,7 +10,7 @@ import { DurablePlacementStore, PlacementStore, openLmdbPersistence, type Placem
 import { PlacementReplication, placementLogOf } from '../placement-replication/placement-replication.js';
 import { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController } from '../sharding/placements/external-allocation-controller.js';
-import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../sharding/strategies/index.js';
+import { externalAllocationStrategy, fallbackStrategy, requireFallbackStrategyName } from '../sharding/strategies/index.js';
 import { resolveNodeConfig, type NodeConfig } from './config.js';
 import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';
 import { NodeManagementBackend } from './management-backend.js';
@@ -38,6 +38,8 @@ export type StopReason = 'left' | 'downed' | 'removed';
 
 export async function startNode(input: Partial<NodeConfig> = {}, options: { logger?: Logger } = {}): Promise<RunningNode> {
   const config = resolveNodeConfig(input);
+  // Refused before anything is opened or bound, as a bad flag is.
+  requireFallbackStrategyName(config.fallback);
   const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
   // Before any port is bound: a directory another node holds, or data that cannot be read, stops the
   // start here (the PersistenceError names the directory and how to recover).
@@ -104,7 +106,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     behavior: counterBehavior,
     numberOfShards: COUNTER_SHARDS,
     allocationStrategy: externalAllocationStrategy(
-      new LeastShardAllocationStrategy({ cluster }),
+      fallbackStrategy(config.fallback, cluster),
       counterPlacements.getState,
       { cluster, onWarning: (message, details) => logger.warn({ ...details, typeName: COUNTER_TYPE }, message) },
     ),

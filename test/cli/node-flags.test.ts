@@ -1,9 +1,15 @@
-// The `node` command's cluster flags, parsed in-process: what reaches the node config, and that a bad value or
-// a combination the cluster would refuse is a usage error (exit 2, one clear line) before any node starts.
+// The `node` command's cluster and fallback flags, parsed in-process: what reaches the node config, and that a
+// bad value or a combination the cluster would refuse is a usage error (exit 2, one clear line) before any node starts.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveClusterConfig } from '../../src/cluster/config.js';
+import { startLocalCluster } from '../../src/cli/local-cluster.js';
 import { clusterFlags, main } from '../../src/cli/main.js';
-import type { NodeConfig } from '../../src/node/config.js';
+import { resolveNodeConfig, type NodeConfig } from '../../src/node/config.js';
+import { startNode } from '../../src/node/node.js';
+import { freePorts } from '../support/ports.js';
 
 interface NodeRun {
   readonly code: number;
@@ -80,5 +86,74 @@ describe('node command cluster flags', () => {
     expect(message).toContain('stableAfterMs must be a finite number > 0');
     expect(message).toContain('--down-after-ms 1000 --stable-after-ms Infinity');
     expect(message).not.toContain('\n    at ');
+  });
+});
+
+/** Runs `local-cluster <args>` through main(); a bad flag must stop it before any node process starts. */
+async function runLocalClusterCommand(...args: string[]): Promise<{ readonly code: number; readonly err: string[]; readonly out: string[] }> {
+  const err: string[] = [];
+  const out: string[] = [];
+  const code = await main(['node', 'actor-ts-placement', 'local-cluster', ...args], {
+    out: (line) => out.push(line),
+    err: (line) => err.push(...line.split('\n')),
+  });
+  return { code, err, out };
+}
+
+describe('--fallback (the strategy for shards without a pin)', () => {
+  it.each(['least-shard', 'ring', 'hash'] as const)('passes --fallback %s into the node config', async (name) => {
+    const run = await runNodeCommand('--fallback', name);
+    expect(run.code).toBe(0);
+    expect(run.input?.fallback).toBe(name);
+  });
+
+  it('leaves it to the node default, least-shard, when not given', async () => {
+    const run = await runNodeCommand();
+    expect(run.input?.fallback).toBeUndefined();
+    expect(resolveNodeConfig(run.input).fallback).toBe('least-shard');
+  });
+
+  it.each([['rings'], ['LEAST-SHARD'], ['']])('refuses node --fallback %j as a usage error naming the choices, starting no node', async (value) => {
+    const run = await runNodeCommand('--fallback', value);
+    expect(run.code).toBe(2);
+    expect(run.input).toBeUndefined();
+    const text = run.err.join('\n');
+    expect(text).toContain('--fallback');
+    expect(text).toContain('least-shard, ring, hash');
+  });
+
+  it('refuses local-cluster --fallback with a bad value the same way, before any node process starts', async () => {
+    const run = await runLocalClusterCommand('--fallback', 'consistent');
+    expect(run.code).toBe(2);
+    expect(run.err.join('\n')).toContain('--fallback');
+    expect(run.err.join('\n')).toContain('least-shard, ring, hash');
+    expect(run.out.join('\n')).not.toContain('starting');
+  });
+
+  it('refuses a name outside the choices from an untyped config before binding anything', async () => {
+    await expect(startNode({ fallback: 'ring ' as never, port: 0, httpPort: 0 })).rejects.toMatchObject({
+      code: 'invalid_argument',
+      message: expect.stringContaining('fallback must be one of least-shard, ring, hash'),
+    });
+  });
+});
+
+describe('local-cluster --fallback', () => {
+  it('starts every node with the same --fallback', async () => {
+    // A stand-in for the CLI entry script: records the arguments a node would have been started with, exits.
+    const dir = mkdtempSync(join(tmpdir(), 'fallback-flag-'));
+    const bin = join(dir, 'record-args.mjs');
+    writeFileSync(bin, `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(join(dir, 'args.jsonl'))}, JSON.stringify(process.argv.slice(2)) + '\\n');\n`);
+    const [basePort, baseHttpPort] = await freePorts(2);
+    try {
+      await expect(
+        startLocalCluster({ nodes: 2, system: 'app', host: '127.0.0.1', basePort: basePort as number, baseHttpPort: baseHttpPort as number, binPath: bin, logDir: dir, dataDir: join(dir, 'data'), fallback: 'ring', print: () => undefined, startTimeoutMs: 30_000 }),
+      ).rejects.toThrow('exited while starting');
+      const runs = readFileSync(join(dir, 'args.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as string[]);
+      expect(runs).toHaveLength(2);
+      for (const args of runs) expect(args.slice(args.indexOf('--fallback'), args.indexOf('--fallback') + 2)).toEqual(['--fallback', 'ring']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

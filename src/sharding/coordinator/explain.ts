@@ -21,6 +21,8 @@ export interface ExplainSources {
   readonly pins: PinContext | undefined;
   /** The shard's pin as listed (stored and not expired), or undefined. */
   readonly listed: PlacementRecord | undefined;
+  /** Why the fallback has the shard on its home (AllocationStrategy.reasonFor), e.g. "ring home, under its bound". */
+  readonly fallbackReason?: string | undefined;
 }
 
 export function explainShard(shardId: number, sources: ExplainSources): ShardExplanation {
@@ -40,10 +42,15 @@ export function explainShard(shardId: number, sources: ExplainSources): ShardExp
       matches: pin === undefined || pins === undefined ? null : homeMatches(pin, address, pins.view),
     };
   });
-  const { decision, message } =
+  const verdict =
     pin === undefined || pins === undefined
       ? unpinned(shardId, home, pins === undefined ? listed : undefined)
       : pinned(shardId, home, pin, { ...sources, view: pins.view, byKey });
+  const { decision } = verdict;
+  // Only where the fallback decided: elsewhere the pin (or no home at all) is the reason.
+  const reason = sources.fallbackReason;
+  const fallbackDecided = decision === 'fallback' || decision === 'placement-unavailable';
+  const message = fallbackDecided && reason !== undefined && reason !== '' ? `${verdict.message} (${reason})` : verdict.message;
   const moving = handingOff ? `; a hand-off of it is in progress` : '';
   return { shardId, home, handingOff, placement: listed ?? null, decision, message: `${message}${moving}.`, nodes };
 }

@@ -35,13 +35,15 @@ export function coordinatorInsight(
         const { strategy } = settings;
         const pins = isPinAware(strategy) ? strategy.pinContext() : undefined;
         const listed = settings.listedPlacement?.(shardId, pins?.now ?? Date.now());
+        const offered = candidates();
         const explanation = explainShard(shardId, {
           state,
           members: members(),
-          candidates: candidates(),
+          candidates: offered,
           cordons: settings.cordons ?? NO_CORDONS,
           pins,
           listed,
+          fallbackReason: fallbackReason(strategy, shardId, state, offered),
         });
         return { type: 'ShardExplained', typeName, requestId, explanation: { ...explanation, message: explanation.message.slice(0, MAX_INSIGHT_TEXT) } };
       }
@@ -51,6 +53,18 @@ export function coordinatorInsight(
         return answer(request, (warn) => dryRunRebalance(settings, state, candidates(), request.shardIds, warn));
     }
   };
+}
+
+/** The strategy's own clause for why the shard is on its home; a strategy that throws here adds nothing. */
+function fallbackReason(strategy: AllocationStrategy, shardId: number, state: CoordinatorState, candidates: NodeAddress[]): string | undefined {
+  const home = state.homeOf(shardId);
+  if (home === undefined || strategy.reasonFor === undefined) return undefined;
+  try {
+    const reason: unknown = strategy.reasonFor(shardId, home, candidates, state.shardMap());
+    return typeof reason === 'string' ? reason.slice(0, 200) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 type Warn = (warning: DryRunWarning) => void;

@@ -28,6 +28,11 @@ export interface AllocationStrategy {
    * round, and asks again for shards without a home, at that moment.
    */
   nextChangeInMs?(): number | undefined;
+  /**
+   * Optional: why this strategy has `shardId` on `home` (an address string) now, as one short clause for
+   * explain, e.g. "ring home, under its bound"; undefined when it has nothing to add.
+   */
+  reasonFor?(shardId: number, home: string, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): string | undefined;
 }
 
 /** A candidate node with the facts the least-shard strategies rank it by. */
@@ -121,15 +126,47 @@ export function describeRegion(
  * lands on a node that is about to be downed.
  */
 export function compareForAllocation(a: RegionInfo, b: RegionInfo): number {
-  if (a.reachable !== b.reachable) return a.reachable ? -1 : 1;
-  if (a.leaving !== b.leaving) return a.leaving ? 1 : -1;
-  if (a.appVersion !== b.appVersion) {
-    const version = compareAppVersions(b.appVersion, a.appVersion);
-    if (version !== 0) return version;
-  }
+  const health = compareHealth(a, b);
+  if (health !== 0) return health;
   if (a.shards.size !== b.shards.size) return a.shards.size - b.shards.size;
   if (a.upNumber !== b.upNumber) return a.upNumber < b.upNumber ? -1 : 1;
   return compareStrings(a.key, b.key);
+}
+
+/**
+ * The part of allocation preference that is about the node, not its load: reachable, not on its way out,
+ * highest app version. Strategies that place by something other than load (the ring) rank by this alone.
+ */
+export function compareHealth(a: RegionInfo, b: RegionInfo): number {
+  if (a.reachable !== b.reachable) return a.reachable ? -1 : 1;
+  if (a.leaving !== b.leaving) return a.leaving ? 1 : -1;
+  if (a.appVersion !== b.appVersion) return compareAppVersions(b.appVersion, a.appVersion);
+  return 0;
+}
+
+/** The regions that tie with the healthiest one on compareHealth, in `regions` order. */
+export function healthiest(regions: ReadonlyArray<RegionInfo>): RegionInfo[] {
+  let best: RegionInfo | undefined;
+  for (const region of regions) if (best === undefined || compareHealth(region, best) < 0) best = region;
+  return best === undefined ? [] : regions.filter((region) => compareHealth(region, best) === 0);
+}
+
+/** Checks least-shard's rate-limit options (shared by the strategies that rate-limit the same way). */
+export function requireRebalanceLimits(absoluteLimit: number, relativeLimit: number): void {
+  if (!(Number.isInteger(absoluteLimit) || absoluteLimit === Infinity) || absoluteLimit < 0) {
+    throw new ActorTsError(
+      'invalid_argument',
+      `absoluteLimit must be a non-negative integer or Infinity, got ${String(absoluteLimit)}`,
+    );
+  }
+  if (typeof relativeLimit !== 'number' || Number.isNaN(relativeLimit) || relativeLimit < 0) {
+    throw new ActorTsError('invalid_argument', `relativeLimit must be a number >= 0, got ${String(relativeLimit)}`);
+  }
+}
+
+/** Most shards one rebalance round moves: `max(1, min(floor(relativeLimit * shards), absoluteLimit))`. */
+export function rebalanceLimit(shardCount: number, absoluteLimit: number, relativeLimit: number): number {
+  return Math.max(1, Math.min(Math.floor(relativeLimit * shardCount), absoluteLimit));
 }
 
 /** The best region for a new shard; `regions` must not be empty. */

@@ -161,6 +161,13 @@ class ExternalAllocationStrategy implements PinAwareStrategy {
     return moves;
   }
 
+  /** The fallback's reason, over the pool it places in: pins are explain's own part of the answer. */
+  reasonFor(shardId: number, home: string, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): string | undefined {
+    if (this.fallback.reasonFor === undefined) return undefined;
+    const pool = reachablePool(candidates, readView(this.cluster));
+    return this.fallback.reasonFor(shardId, home, pool, currentShards);
+  }
+
   pinContext(): PinContext {
     return { pins: this.getState().explicitPlacements, view: readView(this.cluster), now: this.now() };
   }

@@ -1,8 +1,10 @@
 // Public surface of the allocation strategies: the contract, the built-in strategies and the
-// external (explicit placement) strategy.
+// external (explicit placement) strategy, and the fallbacks a node can be started with.
 export type { AllocationStrategy, ShardAllocations } from './allocation-strategy.js';
 export { compareAppVersions } from './allocation-strategy.js';
 export { HashAllocationStrategy } from './hash.js';
+export { RingAllocationStrategy, type RingAllocationOptions } from './ring.js';
+export { FALLBACK_STRATEGIES, fallbackStrategy, isFallbackStrategyName, requireFallbackStrategyName, type FallbackStrategyName } from './fallback-choice.js';
 export { LeastShardAllocationStrategy, type LeastShardAllocationOptions } from './least-shard.js';
 export {
   LegacyLeastShardAllocationStrategy,

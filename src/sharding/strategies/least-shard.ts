@@ -3,7 +3,6 @@
 // taking first from the least suitable regions (the exact reverse of allocate's order).
 import type { NodeAddress } from '../../cluster/address.js';
 import type { ClusterView } from '../../cluster/member.js';
-import { ActorTsError } from '../../errors.js';
 import {
   allocateLeastShard,
   compareForAllocation,
@@ -11,6 +10,8 @@ import {
   describeRegions,
   isGoodTimeToRebalance,
   membersByAddress,
+  rebalanceLimit,
+  requireRebalanceLimits,
   type AllocationStrategy,
   type RegionInfo,
   type ShardAllocations,
@@ -32,15 +33,7 @@ export class LeastShardAllocationStrategy implements AllocationStrategy {
 
   constructor(options: LeastShardAllocationOptions = {}) {
     const { absoluteLimit = 20, relativeLimit = 0.1, cluster } = options;
-    if (!(Number.isInteger(absoluteLimit) || absoluteLimit === Infinity) || absoluteLimit < 0) {
-      throw new ActorTsError(
-        'invalid_argument',
-        `absoluteLimit must be a non-negative integer or Infinity, got ${String(absoluteLimit)}`,
-      );
-    }
-    if (typeof relativeLimit !== 'number' || Number.isNaN(relativeLimit) || relativeLimit < 0) {
-      throw new ActorTsError('invalid_argument', `relativeLimit must be a number >= 0, got ${String(relativeLimit)}`);
-    }
+    requireRebalanceLimits(absoluteLimit, relativeLimit);
     this.absoluteLimit = absoluteLimit;
     this.relativeLimit = relativeLimit;
     this.cluster = cluster;
@@ -76,7 +69,7 @@ export class LeastShardAllocationStrategy implements AllocationStrategy {
 
   /** `max(1, min(floor(relativeLimit * shards), absoluteLimit))`. */
   limitFor(shardCount: number): number {
-    return Math.max(1, Math.min(Math.floor(this.relativeLimit * shardCount), this.absoluteLimit));
+    return rebalanceLimit(shardCount, this.absoluteLimit, this.relativeLimit);
   }
 
   toString(): string {

@@ -1,0 +1,39 @@
+// The fallback strategies a node can be started with under its pins, by name (`node --fallback ring`): one
+// place that maps a name from configuration to a strategy, so the CLI, the node config and a future
+// per-entity-type setting agree on the names and on what each one builds.
+import type { ClusterView } from '../../cluster/member.js';
+import { ActorTsError } from '../../errors.js';
+import type { AllocationStrategy } from './allocation-strategy.js';
+import { HashAllocationStrategy } from './hash.js';
+import { LeastShardAllocationStrategy } from './least-shard.js';
+import { RingAllocationStrategy } from './ring.js';
+
+/** The names, the default first. */
+export const FALLBACK_STRATEGIES = ['least-shard', 'ring', 'hash'] as const;
+
+export type FallbackStrategyName = (typeof FALLBACK_STRATEGIES)[number];
+
+export function isFallbackStrategyName(value: unknown): value is FallbackStrategyName {
+  return typeof value === 'string' && (FALLBACK_STRATEGIES as readonly string[]).includes(value);
+}
+
+/** Throws invalid_argument naming the choices: the name may come from untyped configuration (JSON, a caller's object). */
+export function requireFallbackStrategyName(value: unknown): asserts value is FallbackStrategyName {
+  if (!isFallbackStrategyName(value)) {
+    throw new ActorTsError('invalid_argument', `fallback must be one of ${FALLBACK_STRATEGIES.join(', ')}, got ${String(value)}`);
+  }
+}
+
+/** A new strategy of that name with its defaults, reading `cluster` for member facts; throws on another name. */
+export function fallbackStrategy(name: FallbackStrategyName, cluster: ClusterView | undefined): AllocationStrategy {
+  requireFallbackStrategyName(name);
+  const options = cluster === undefined ? {} : { cluster };
+  switch (name) {
+    case 'least-shard':
+      return new LeastShardAllocationStrategy(options);
+    case 'ring':
+      return new RingAllocationStrategy(options);
+    case 'hash':
+      return new HashAllocationStrategy();
+  }
+}
