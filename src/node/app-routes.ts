@@ -20,6 +20,8 @@ export async function registerAppRoutes(
 ): Promise<void> {
   const guardWrite = bearerGuard(auth.authToken);
   const guardRead = auth.authReads ? guardWrite : undefined;
+  // The management API's own plugins load first, so a failure of theirs is not blamed on the application.
+  await http.after();
   try {
     await http.register(async (scope) => {
       scope.addHook('onRoute', (route) => {
