@@ -18,8 +18,8 @@ export interface EntityTimers {
    */
   startSingleTimer(key: string, message: unknown, delayMs: number): void;
   /**
-   * Delivers `message` every `delayMs` (1..2147483647), measured from the moment the previous one was
-   * handled, so a slow entity never has more than one of this timer's messages waiting. Replaces the key's timer.
+   * Delivers `message` every `delayMs` (1..2147483647), measured from the moment the previous one left the
+   * mailbox, so a slow entity never has more than one of this timer's messages waiting. Replaces the key's timer.
    */
   startTimerWithFixedDelay(key: string, message: unknown, delayMs: number): void;
   /** Cancels the key's timer; its message is not delivered, even when already queued. Unknown keys are ignored. */
