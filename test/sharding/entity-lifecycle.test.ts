@@ -2,7 +2,15 @@
 // is dropped and counted on the old node, never delivered to the entity's next incarnation; timers stop with
 // the hand-off; `ctx.self` is the entity's own reference and `ctx.node` the node it runs on.
 import { describe, expect, it } from 'vitest';
+import { PlacementStore } from '../../crdt/index.js';
+import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
+import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import { FakeCluster } from '../support/fake-membership.js';
+import { FAST_SHARDING_CONFIG } from '../support/in-process-cluster.js';
+import { testAddress } from '../support/members.js';
+import { ManualScheduler } from '../support/schedulers.js';
 import { TestCluster, entityInShard, eventually, pinTo, run, settle, useTestClusters } from './harness.js';
 
 const SHARDS = 10;
@@ -73,5 +81,38 @@ describe('entity lifecycle: timers and pipes', () => {
       { node: b.key, message: 'start' },
       { node: b.key, message: 'to-myself' },
     ]);
+  });
+
+  it('entity timers run on the scheduler ClusterSharding is given, not on the process clock', async () => {
+    const scheduler = new ManualScheduler();
+    const members = new FakeCluster();
+    const address = members.add(testAddress(7301));
+    const membership = members.membership(address);
+    const transport = new MemoryNetwork().transport(address);
+    const placements = new PlacementReplication(new PlacementStore({ node: address.toString() }), transport, membership);
+    const sharding = new ClusterSharding({ transport, membership, placements, scheduler, config: FAST_SHARDING_CONFIG });
+    const seen: unknown[] = [];
+    try {
+      sharding.init({
+        typeName: 'Timed',
+        numberOfShards: SHARDS,
+        behavior: (ctx) => ({
+          receive(message: unknown) {
+            if (message === 'start') ctx.timers.startSingleTimer('k', 'fired', 500);
+            else seen.push(message);
+          },
+        }),
+      });
+      await settle(sharding.entityRefFor('Timed', 'x').ask('start'));
+      await run(5_000);
+      expect(seen).toEqual([]);
+      scheduler.advance(500);
+      await run(10);
+      expect(seen).toEqual(['fired']);
+    } finally {
+      await sharding.shutdown();
+      placements.close();
+      await transport.close();
+    }
   });
 });
