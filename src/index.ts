@@ -31,13 +31,17 @@ export {
 } from './placement-replication/placement-replication.js';
 export { PLACEMENT_SYNC_MESSAGES } from './placement-replication/sync-messages.js';
 
-export { createManagementServer, type ManagementServerOptions } from './management/server.js';
+export { createManagementServer, type ManagementApiOptions, type ManagementServerOptions } from './management/server.js';
+export { managementPlugin, type ManagementPluginOptions } from './management/plugin.js';
 export type { ManagementBackend, WriteAccess } from './management/backend.js';
 export { DEFAULT_HTTP_LIMITS, type HttpLimits } from './management/limits.js';
 export { MetricsEventHub, NodeMetrics, metricsPlugin, type MetricsEvents, type MetricsSource } from './management/metrics.js';
 export { consolePlugin, type ConsolePluginOptions } from './management/console/plugin.js';
 export { replicationHealth, type ReplicationHealth } from './management/replication-health.js';
-export { startNode, type RunningNode, type StopReason } from './node/node.js';
+export { startNode, type RunningNode, type StartNodeInput, type StopReason } from './node/node.js';
+export type { NodeApplication, NodeEntityType, NodeHttpRoutes } from './node/application.js';
+export { NodeManagementBackend } from './node/management-backend.js';
+export { nodeMetricsSource, type NodeMetricsSource } from './node/metrics-source.js';
 export { runNode, type RunNodeOptions } from './node/run.js';
 export { DEFAULT_NODE_CONFIG, resolveNodeConfig, type NodeConfig } from './node/config.js';
 export { ManagementClient, ApiError } from './cli/client.js';

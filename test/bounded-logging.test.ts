@@ -1,7 +1,7 @@
 // Nothing a peer sends is ever written to a log or an error whole: values are described (type, size, a cut
 // preview) and events a peer can cause at will are aggregated per interval.
 import { describe, expect, it } from 'vitest';
-import { NodeAddress } from '../src/cluster/address.js';
+import { testEntityContext } from './sharding/entity-context.js';
 import { LogThrottle, describeValue } from '../src/logging.js';
 import { counterBehavior } from '../src/node/counter.js';
 import { MAX_ERROR_TEXT, describeError } from '../src/sharding/region/entity.js';
@@ -40,7 +40,7 @@ describe('describeValue', () => {
 
 describe('bounded entity errors', () => {
   it('the demo counter rejects an unknown command with a bounded message, whatever the command is', () => {
-    const counter = counterBehavior({ entityId: 'e', shardId: 1, typeName: 'Counter', self: NodeAddress.parse('s@127.0.0.1:1') });
+    const counter = counterBehavior(testEntityContext().ctx);
     let message = '';
     try {
       counter.receive({ op: 'x', payload: sharedGraph(26) });

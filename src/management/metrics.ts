@@ -217,6 +217,8 @@ export interface MetricsPluginOptions {
   readonly metrics?: NodeMetricsOptions;
 }
 
+export const METRICS_PATH = '/metrics';
+
 /** GET /metrics in Prometheus text format. Subscribes to the source's events for the server's lifetime. */
 export const metricsPlugin: FastifyPluginAsync<MetricsPluginOptions> = async (app, options) => {
   const metrics = new NodeMetrics(options.source, options.metrics);
@@ -225,7 +227,7 @@ export const metricsPlugin: FastifyPluginAsync<MetricsPluginOptions> = async (ap
     unsubscribe();
   });
   const guard = options.guard;
-  app.get('/metrics', guard ? { onRequest: guard } : {}, async (_request, reply) => {
+  app.get(METRICS_PATH, guard ? { onRequest: guard } : {}, async (_request, reply) => {
     const body = await metrics.registry.metrics();
     return reply.header('content-type', metrics.registry.contentType).header('cache-control', 'no-store').send(body);
   });

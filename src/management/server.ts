@@ -17,8 +17,8 @@ import { validatePlacementMode } from '../sharding/placements/placement-options.
 import { AuditLog, commonText, targetsText } from './audit.js';
 import type { ManagementBackend } from './backend.js';
 import { registerMemberRoutes } from './member-routes.js';
-import { consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
-import { metricsPlugin, type MetricsSource } from './metrics.js';
+import { CONSOLE_ASSET_PREFIX, consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
+import { METRICS_PATH, metricsPlugin, type MetricsSource } from './metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpLimits } from './limits.js';
 import { dryRunQuery, isDryRun, placementsDryRun, rebalanceDryRun, registerExplainRoute, type DryRunQuery } from './insight-routes.js';
@@ -42,14 +42,13 @@ export { HttpError } from './errors.js';
 
 export const API_PREFIX = '/actor-ts';
 
-export interface ManagementServerOptions {
+/** What the management API's routes, console and metrics are served from (`managementPlugin` takes these). */
+export interface ManagementApiOptions {
   readonly backend: ManagementBackend;
   /** When set, every write route needs `Authorization: Bearer <token>`. */
   readonly authToken?: string;
   /** With an auth token: also protect the read routes. Default false (reads stay open). */
   readonly authReads?: boolean;
-  /** Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_LIMITS. */
-  readonly limits?: Partial<HttpLimits>;
   readonly logger?: Logger;
   /** Feeds `GET /metrics`; without it the node serves no metrics. */
   readonly metrics?: MetricsSource;
@@ -57,6 +56,16 @@ export interface ManagementServerOptions {
   readonly console?: ConsolePluginOptions | false;
   /** Where accepted writes are recorded (`GET /actor-ts/audit`); default a new log writing to `logger`. */
   readonly audit?: AuditLog;
+}
+
+export interface ManagementServerOptions extends ManagementApiOptions {
+  /** Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_LIMITS. */
+  readonly limits?: Partial<HttpLimits>;
+}
+
+/** Whether a path belongs to the management API, its console or its metrics (an application may not take it). */
+export function isManagementPath(url: string): boolean {
+  return url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url === '/' || url.startsWith(CONSOLE_ASSET_PREFIX) || url === METRICS_PATH;
 }
 
 /**
@@ -78,8 +87,6 @@ export function refuseWhileClosing(app: FastifyInstance): void {
 }
 
 export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
-  const { backend } = options;
-  const audit = options.audit ?? new AuditLog(options.logger);
   const limits = resolveHttpLimits(options.limits);
   const app: FastifyInstance = Fastify({
     bodyLimit: limits.bodyLimit,
@@ -113,7 +120,18 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
   );
+  registerManagementApi(app, options);
+  return app;
+}
 
+/**
+ * The management API's routes, the console and the metrics, registered on `app` (a server of its own, or a
+ * scope of an application's server: see `managementPlugin`). Errors answer `{ error, message }` through the
+ * error handler of the scope they are registered in.
+ */
+export function registerManagementApi(app: FastifyInstance, options: ManagementApiOptions): void {
+  const { backend } = options;
+  const audit = options.audit ?? new AuditLog(options.logger);
   const guardWrite = bearerGuard(options.authToken);
   const guardRead = options.authReads ? guardWrite : undefined;
   // After auth and validation, before the handler: a node outside the cluster must not take writes it
@@ -132,7 +150,9 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     // be the cluster's.
     const degraded = replication.problems.length > 0 || storage.failure !== null;
     const status = health.status === 'ok' && degraded ? 'degraded' : health.status;
-    return { ...health, status, self: backend.self.toString(), placementStore: backend.placementStore(), replication, storage };
+    // Every initialised type, so the console lists them all without being told their names.
+    const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards }]) => ({ typeName, numberOfShards }));
+    return { ...health, status, self: backend.self.toString(), entityTypes, placementStore: backend.placementStore(), replication, storage };
   });
 
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => {
@@ -233,10 +253,9 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, guardRead, guardWrite, memberOnly });
   if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
   if (options.metrics !== undefined) void app.register(metricsPlugin, { source: options.metrics, ...(guardRead ? { guard: guardRead } : {}) });
-  return app;
 }
 
-function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
+export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
   const parts = errors
     // An `if` failure only says which branch applied; the branch's own error says what is wrong.
     .filter((error) => error.keyword !== 'if')
@@ -247,7 +266,8 @@ function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: str
   return new Error(parts.length > 0 ? parts.join(', ') : `${dataVar} does not match the schema`);
 }
 
-function bearerGuard(token: string | undefined) {
+/** A hook refusing (401) a request without `Authorization: Bearer <token>`; undefined without a token. */
+export function bearerGuard(token: string | undefined): ((request: FastifyRequest) => Promise<void>) | undefined {
   if (token === undefined || token === '') return undefined;
   const expected = Buffer.from(token);
   return async (request: FastifyRequest): Promise<void> => {

@@ -20,7 +20,7 @@ export interface CounterValue {
 
 export const counterBehavior: EntityBehavior = (ctx) => {
   let value = 0;
-  const answer = (): CounterValue => ({ entityId: ctx.entityId, shardId: ctx.shardId, value, node: ctx.self.toString() });
+  const answer = (): CounterValue => ({ entityId: ctx.entityId, shardId: ctx.shardId, value, node: ctx.node.toString() });
   return {
     receive(message: unknown): CounterValue {
       const command = message as CounterCommand;

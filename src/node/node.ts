@@ -1,5 +1,6 @@
 // One cluster node, wired end to end: TCP transport, membership, sharding with the placement-store replica,
-// the demo Counter type under external allocation (config.fallback places unpinned shards), and the management HTTP API.
+// the application's entity types under external allocation (or, without any, the demo Counter with its
+// routes), the management HTTP API and the application's own routes on the same server.
 import type { FastifyInstance } from 'fastify';
 import { Cluster } from '../cluster/cluster.js';
 import { TcpTransport } from '../cluster/tcp-transport.js';
@@ -9,35 +10,33 @@ import { createManagementServer } from '../management/server.js';
 import { DurablePlacementStore, PlacementStore, openLmdbPersistence, type PlacementPersistence } from '../../crdt/index.js';
 import { PlacementReplication, placementLogOf } from '../placement-replication/placement-replication.js';
 import { ClusterSharding } from '../sharding/cluster-sharding.js';
-import { ExternalAllocationController } from '../sharding/placements/external-allocation-controller.js';
-import { externalAllocationStrategy, fallbackStrategy, requireFallbackStrategyName } from '../sharding/strategies/index.js';
+import { ActorTsError } from '../errors.js';
+import { fallbackStrategy, requireFallbackStrategyName } from '../sharding/strategies/index.js';
+import type { ExternalAllocationController } from '../sharding/placements/external-allocation-controller.js';
+import { checkApplication, initEntityTypes, type NodeApplication, type NodeEntityType } from './application.js';
+import { registerAppRoutes } from './app-routes.js';
+import type { RunningNode, StopReason } from './running-node.js';
+
+export type { RunningNode, StopReason } from './running-node.js';
 import { resolveNodeConfig, type NodeConfig } from './config.js';
 import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';
 import { NodeManagementBackend } from './management-backend.js';
 import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 
-export interface RunningNode {
-  readonly address: NodeAddress;
-  /** Base URL of the management API, e.g. http://127.0.0.1:8551. */
-  readonly httpUrl: string;
-  readonly config: NodeConfig;
-  readonly transport: TcpTransport;
-  readonly cluster: Cluster;
-  readonly sharding: ClusterSharding;
-  readonly http: FastifyInstance;
-  readonly counterPlacements: ExternalAllocationController;
-  /** Graceful stop: hands this node's shards off, leaves the cluster, then closes everything. Idempotent. */
-  stop(): Promise<void>;
-  /** Resolves when the node stopped: by stop(), or because the cluster downed or removed it. */
-  readonly stopped: Promise<StopReason>;
-}
 
-/** How a node stopped: a graceful leave, or the cluster put it out (downed, or removed by the other members). */
-export type StopReason = 'left' | 'downed' | 'removed';
+/** A node's settings and the application it runs (see NodeApplication). */
+export type StartNodeInput = Partial<NodeConfig> & NodeApplication;
 
-export async function startNode(input: Partial<NodeConfig> = {}, options: { logger?: Logger } = {}): Promise<RunningNode> {
-  const config = resolveNodeConfig(input);
+/** The demo every node runs when the application brings no entity types. */
+const DEMO_TYPES: ReadonlyArray<NodeEntityType> = [{ typeName: COUNTER_TYPE, behavior: counterBehavior, numberOfShards: COUNTER_SHARDS }];
+
+export async function startNode(input: StartNodeInput = {}, options: { logger?: Logger } = {}): Promise<RunningNode> {
+  const { entityTypes, httpRoutes, ...settings } = input;
+  const app: NodeApplication = { ...(entityTypes === undefined ? {} : { entityTypes }), ...(httpRoutes === undefined ? {} : { httpRoutes }) };
+  // Before anything is opened or bound: bad application input leaves nothing behind.
+  checkApplication(app);
+  const config = resolveNodeConfig(settings);
   // Refused before anything is opened or bound, as a bad flag is.
   requireFallbackStrategyName(config.fallback);
   const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
@@ -61,7 +60,7 @@ export async function startNode(input: Partial<NodeConfig> = {}, options: { logg
     throw error;
   }
   try {
-    return await wire(config, baseLogger, transport, persistence);
+    return await wire(config, app, baseLogger, transport, persistence);
   } catch (error) {
     // Invalid cluster or sharding settings surface here, after the port is bound: release it, or the
     // listening socket keeps the process alive and the port busy.
@@ -82,7 +81,13 @@ async function placementStore(
   return persistence === undefined ? new PlacementStore(options) : DurablePlacementStore.open({ ...options, persistence });
 }
 
-async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransport, persistence: PlacementPersistence | undefined): Promise<RunningNode> {
+async function wire(
+  config: NodeConfig,
+  app: NodeApplication,
+  baseLogger: Logger,
+  transport: TcpTransport,
+  persistence: PlacementPersistence | undefined,
+): Promise<RunningNode> {
   const logger = baseLogger.child({ node: transport.self.toString() });
   const cluster = new Cluster({
     transport,
@@ -99,18 +104,12 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   let sharding: ClusterSharding | undefined;
   const metrics = nodeMetricsSource(cluster, store, () => sharding);
   sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
-  // Every placement written or removed is logged with its reason and author: the audit trail of pins.
-  const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE, { logger: logger.child({ component: 'placements' }) });
-  sharding.init({
-    typeName: COUNTER_TYPE,
-    behavior: counterBehavior,
-    numberOfShards: COUNTER_SHARDS,
-    allocationStrategy: externalAllocationStrategy(
-      fallbackStrategy(config.fallback, cluster),
-      counterPlacements.getState,
-      { cluster, onWarning: (message, details) => logger.warn({ ...details, typeName: COUNTER_TYPE }, message) },
-    ),
-  });
+  const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? DEMO_TYPES, logger, () => fallbackStrategy(config.fallback, cluster));
+  const placementsOf = (typeName: string): ExternalAllocationController => {
+    const controller = controllers.get(typeName);
+    if (controller === undefined) throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} does not run on this node`);
+    return controller;
+  };
 
   // Half of downAfterMs frozen is enough for the others to start downing this node; hold writes that long again.
   const { downAfterMs } = cluster.config;
@@ -120,7 +119,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     onPause: (pausedMs) => logger.warn({ pausedMs }, 'this process was frozen; placement writes are held until the cluster is heard from'),
   });
   const http = createManagementServer({
-    backend: new NodeManagementBackend(cluster, sharding, placements, new Map([[COUNTER_TYPE, counterPlacements]]), {
+    backend: new NodeManagementBackend(cluster, sharding, placements, controllers, {
       logger: logger.child({ component: 'placements' }),
       holding: pauses.holding,
     }),
@@ -136,7 +135,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     authReads: config.authReads,
     metrics,
   });
-  registerCounterRoutes(http, sharding);
+  if (app.entityTypes === undefined) registerCounterRoutes(http, sharding);
 
   let resolveStopped!: (how: StopReason) => void;
   const stopped = new Promise<StopReason>((resolve) => (resolveStopped = resolve));
@@ -176,16 +175,39 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   );
   cluster.onSelfRemoved(() => putOut('removed', 'this node was removed from the cluster by the other members'));
 
+  const node: RunningNode = {
+    address: transport.self,
+    // Known once the server listens (port 0 picks one); routes registered before that read it per request.
+    get httpUrl(): string {
+      return httpUrlOf(http, config);
+    },
+    config,
+    transport,
+    cluster,
+    sharding,
+    http,
+    placements: placementsOf,
+    get counterPlacements(): ExternalAllocationController {
+      return placementsOf(COUNTER_TYPE);
+    },
+    stop,
+    stopped,
+  };
   try {
+    // Before the node joins or binds its HTTP port: routes that cannot be registered stop the start here.
+    if (app.httpRoutes !== undefined) await registerAppRoutes(http, app.httpRoutes, node, config);
     cluster.start();
     await http.listen({ host: config.httpHost, port: config.httpPort });
   } catch (error) {
     await closeAll();
     throw error;
   }
+  logger.info({ httpUrl: node.httpUrl }, 'node started');
+  return node;
+}
+
+function httpUrlOf(http: FastifyInstance, config: NodeConfig): string {
   const address = http.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.httpPort;
-  const httpUrl = `http://${config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost}:${port}`;
-  logger.info({ httpUrl }, 'node started');
-  return { address: transport.self, httpUrl, config, transport, cluster, sharding, http, counterPlacements, stop, stopped };
+  return `http://${config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost}:${port}`;
 }

@@ -1,8 +1,9 @@
 // Runs one node until it is told to stop: the CLI's `node` command. When the cluster downs or removes the
 // node it stops for good, unless `restartOnRemoval` asks for a new incarnation in the same process.
 import { createLogger, type Logger } from '../logging.js';
-import { resolveNodeConfig, type NodeConfig } from './config.js';
-import { startNode, type RunningNode, type StopReason } from './node.js';
+import { resolveNodeConfig } from './config.js';
+import { startNode, type StartNodeInput } from './node.js';
+import type { RunningNode, StopReason } from './running-node.js';
 
 export interface RunNodeOptions {
   /** Aborting stops the current node gracefully (leave, then close) and ends the run; no restart follows. */
@@ -13,11 +14,12 @@ export interface RunNodeOptions {
 }
 
 /** Resolves with how the last incarnation stopped: 'left' after the signal, else 'downed' or 'removed'. */
-export async function runNode(input: Partial<NodeConfig>, options: RunNodeOptions = {}): Promise<StopReason> {
-  const config = resolveNodeConfig(input);
+export async function runNode(input: StartNodeInput, options: RunNodeOptions = {}): Promise<StopReason> {
+  const { entityTypes, httpRoutes, ...settings } = input;
+  const config = resolveNodeConfig(settings);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   for (let incarnation = 1; ; incarnation++) {
-    const node = await startNode(config, { logger });
+    const node = await startNode({ ...config, ...(entityTypes === undefined ? {} : { entityTypes }), ...(httpRoutes === undefined ? {} : { httpRoutes }) }, { logger });
     options.onStarted?.(node);
     const onAbort = (): void => void node.stop();
     if (options.signal?.aborted) onAbort();

@@ -1,10 +1,11 @@
 // The sharding runtime of one node (Pekko's ClusterSharding extension): initialises entity types, hands out
 // entity references, runs one region per type and, on the oldest Up member, that type's coordinator, and
 // answers operator requests. The transport is used through ShardingLink, arriving messages are routed by
-// message-router, asks and coordinator requests wait in PendingAsks and CoordinatorClient.
+// message-router, entity references and their asks live in EntityRefs, coordinator requests wait in CoordinatorClient.
 import type { PlacementStore } from '../../crdt/index.js';
 import type { NodeAddress } from '../cluster/address.js';
 import type { Membership } from '../cluster/member.js';
+import type { Scheduler } from '../cluster/scheduler.js';
 import type { Transport } from '../cluster/transport.js';
 import { ActorTsError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
@@ -17,16 +18,17 @@ import {
   type RebalanceNowResult,
   type ShardLocations,
 } from './coordinator/coordinator-client.js';
-import type { AskOptions, EntityOutcome, EntityRef } from './region/entity.js';
+import type { EntityRef } from './region/entity.js';
 import { routeShardingMessage } from './message-router.js';
 import { StoreCordons } from './placements/cordons.js';
-import { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type DrainMove, type ReplyTo, type ShardingMessage } from './protocol/messages.js';
+import { MAX_ENTITY_ID_LENGTH, type DrainMove, type ShardingMessage } from './protocol/messages.js';
 import { PlacementChanges } from './placements/placement-changes.js';
-import { PendingAsks } from './region/pending-asks.js';
+import { EntityRefs } from './region/entity-refs.js';
 import { listedPlacement } from './placements/placement-record.js';
+import { explicitPlacementState } from './placements/explicit-placement-state.js';
+import type { ExternalAllocationState } from './placements/placement-pin.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
 import { ShardCoordinator, coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
-import { shardIdFor } from './shard-id.js';
 import { ShardRegion, type RegionStats } from './region/shard-region.js';
 import type { ShardingContext } from './sharding-context.js';
 import { MAX_NUMBER_OF_SHARDS, resolveShardedType, type ShardedTypeOptions, type ShardedTypeSettings } from './sharded-type.js';
@@ -48,6 +50,11 @@ export interface ClusterShardingOptions {
   readonly logger?: Logger;
   /** What this node's coordinators report as it happens (metrics). */
   readonly events?: CoordinatorEvents;
+  /**
+   * Clock and timers of the coordinators and of entity timers (`ctx.timers`); default the process timers,
+   * unref'd. Tests inject a ManualScheduler, or drive the default with fake timers.
+   */
+  readonly scheduler?: Scheduler;
 }
 
 export interface TypeStats {
@@ -84,13 +91,13 @@ export class ClusterSharding {
   private readonly membership: Membership;
   private readonly logger: Logger;
   private readonly events: CoordinatorEvents | undefined;
+  private readonly scheduler: Scheduler | undefined;
+  private readonly pinViews = new Map<string, () => ExternalAllocationState>();
   private readonly types = new Map<string, ShardedType>();
   private readonly link: ShardingLink;
-  private readonly asks = new PendingAsks();
+  private readonly refs: EntityRefs;
   private readonly requests: CoordinatorClient;
   private readonly context: ShardingContext;
-  /** Sends unless stopped; false when the message was refused (see ShardingLink.send). */
-  private readonly send: (to: string, message: ShardingMessage) => boolean;
   private readonly unsubscribe: Array<() => void> = [];
   private stopped = false;
   private shutdownPromise: Promise<void> | undefined;
@@ -126,9 +133,17 @@ export class ClusterSharding {
     });
     this.logger = (options.logger ?? silentLogger()).child({ component: 'sharding' });
     this.events = options.events;
+    this.scheduler = options.scheduler;
     this.link = new ShardingLink(transport, this.logger);
+    // Sends unless stopped; false when the message was refused (see ShardingLink.send).
     const send = (to: string, message: ShardingMessage): boolean => !this.stopped && this.link.send(to, message);
-    this.send = send;
+    this.refs = new EntityRefs({
+      selfKey: this.link.selfKey,
+      askTimeoutMs: this.config.askTimeoutMs,
+      bufferSize: this.config.bufferSize,
+      send,
+      requireRunning: () => this.requireRunning(),
+    });
     this.requests = new CoordinatorClient({
       send,
       requestTimeoutMs: this.config.requestTimeoutMs,
@@ -140,7 +155,7 @@ export class ClusterSharding {
       config: this.config,
       membership,
       send,
-      reply: (replyTo, outcome) => this.reply(replyTo, outcome),
+      reply: (replyTo, outcome) => this.refs.reply(replyTo, outcome),
     };
     this.link.listen((from, message) => this.dispatch(from, message));
     this.unsubscribe.push(
@@ -159,7 +174,10 @@ export class ClusterSharding {
       throw new ActorTsError('invalid_argument', `entity type "${settings.typeName}" is already initialised`);
     }
     const logger = this.logger.child({ typeName: settings.typeName });
-    const region = new ShardRegion(settings, this.context, logger);
+    const region = new ShardRegion(settings, this.context, logger, {
+      entityRef: (entityId) => this.refs.refFor(refTarget(type), entityId),
+      ...(this.scheduler === undefined ? {} : { scheduler: this.scheduler }),
+    });
     const type: ShardedType = { settings, region, coordinator: undefined, coordinatorAddress: undefined };
     this.types.set(settings.typeName, type);
     this.updateCoordinator(type);
@@ -184,17 +202,23 @@ export class ClusterSharding {
     if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > MAX_ENTITY_ID_LENGTH) {
       throw invalid(`entity id must be a string of 1..${MAX_ENTITY_ID_LENGTH} characters, got ${JSON.stringify(entityId)}`);
     }
-    const shardId = shardIdFor(entityId, type.settings.numberOfShards);
-    return {
-      typeName,
-      entityId,
-      shardId,
-      tell: (message: unknown): void => {
-        this.requireRunning();
-        type.region.deliver({ shardId, entityId, payload: message, hops: 0 });
-      },
-      ask: <R = unknown>(message: unknown, options: AskOptions = {}): Promise<R> => this.ask<R>(type, shardId, entityId, message, options),
-    };
+    return this.refs.refFor(refTarget(type), entityId);
+  }
+
+  /**
+   * A type's explicit placements as this node's replica holds them, read as the external strategy's state: the
+   * view `externalAllocationStrategy(fallback, getState)` takes, from the same store explain and cordons read.
+   * The same function for every call with one type; it works before the type is initialised.
+   */
+  placementState(typeName: string): () => ExternalAllocationState {
+    let view = this.pinViews.get(typeName);
+    if (view === undefined) {
+      // Validates the name the way the store does, so a bad one fails here and not at the first allocation.
+      this.placementStore.snapshot(typeName);
+      view = explicitPlacementState(() => this.placementStore.snapshot(typeName));
+      this.pinViews.set(typeName, view);
+    }
+    return view;
   }
 
   /** Where every allocated shard of a type lives, as the coordinator knows it (asked from any node). */
@@ -248,7 +272,7 @@ export class ClusterSharding {
     }
     return {
       types,
-      asksTimedOut: this.asks.timedOut,
+      asksTimedOut: this.refs.timedOut,
       unroutableMessages: this.unroutableMessages,
       sendFailures: this.link.sendFailures,
     };
@@ -282,7 +306,7 @@ export class ClusterSharding {
       type.coordinator = undefined;
     }
     const stopping = new ActorTsError('not_running', 'cluster sharding was shut down');
-    this.asks.failAll(stopping);
+    this.refs.failAll(stopping);
     this.requests.failAll(stopping);
     await Promise.all([...this.types.values()].map((type) => type.region.shutdown()));
     this.logger.info('sharding stopped');
@@ -291,37 +315,6 @@ export class ClusterSharding {
   private async leaveGracefully(): Promise<void> {
     if (this.stopped) return;
     await Promise.all([...this.types.values()].map((type) => type.region.gracefulShutdown()));
-  }
-
-  private ask<R>(type: ShardedType, shardId: number, entityId: string, message: unknown, options: AskOptions): Promise<R> {
-    if (this.stopped) return Promise.reject(new ActorTsError('not_running', 'cluster sharding was shut down'));
-    const timeoutMs = options.timeoutMs ?? this.config.askTimeoutMs;
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647) {
-      return Promise.reject(invalid(`ask timeoutMs must be an integer in 1..2147483647, got ${String(timeoutMs)}`));
-    }
-    const { typeName } = type.settings;
-    const { id, answer } = this.asks.open<R>(timeoutMs, () => `ask to ${typeName}/${entityId} timed out after ${timeoutMs} ms`);
-    const result = type.region.deliver({ shardId, entityId, payload: message, hops: 0, replyTo: { node: this.link.selfKey, askId: id } });
-    if (result === 'dropped') {
-      const error = `message to ${typeName}/${entityId} dropped: region buffer full (bufferSize ${this.config.bufferSize})`;
-      this.asks.settle(id, { ok: false, error }, 'buffer_overflow');
-    }
-    return answer;
-  }
-
-  private reply(replyTo: ReplyTo, outcome: EntityOutcome): void {
-    if (replyTo.node === this.link.selfKey) {
-      this.asks.settle(replyTo.askId, outcome);
-      return;
-    }
-    const failure = (error: string): ShardingMessage => ({ type: 'EntityReply', askId: replyTo.askId, ok: false, error: error.slice(0, MAX_ERROR_LENGTH) });
-    if (outcome.ok) {
-      const sent = this.send(replyTo.node, { type: 'EntityReply', askId: replyTo.askId, ok: true, value: outcome.value });
-      // An answer the wire cannot carry still owes the asker an answer, rather than a timeout.
-      if (!sent) this.send(replyTo.node, failure('the entity answered with a value that cannot be serialised'));
-    } else {
-      this.send(replyTo.node, failure(outcome.error));
-    }
   }
 
   /** Sends a request to the type's coordinator, wherever it runs at each retry (shard-insight.ts asks through it). */
@@ -336,7 +329,7 @@ export class ClusterSharding {
     const routed = routeShardingMessage(from, message, {
       region: (typeName) => this.types.get(typeName)?.region,
       coordinator: (typeName) => this.types.get(typeName)?.coordinator,
-      entityReply: (reply) => this.asks.settle(reply.askId, reply.ok ? { ok: true, value: reply.value } : { ok: false, error: reply.error }),
+      entityReply: (reply) => this.refs.settle(reply.askId, reply.ok ? { ok: true, value: reply.value } : { ok: false, error: reply.error }),
       coordinatorAnswer: (answer) => this.requests.onAnswer(answer),
     });
     if (routed) return;
@@ -375,6 +368,7 @@ export class ClusterSharding {
         },
         this.context,
         this.logger.child({ typeName, part: 'coordinator' }),
+        this.scheduler,
       );
       type.coordinator.start();
     } else if (!shouldRun && type.coordinator !== undefined) {
@@ -392,6 +386,10 @@ export class ClusterSharding {
   private requireRunning(): void {
     if (this.stopped) throw new ActorTsError('not_running', 'cluster sharding was shut down');
   }
+}
+
+function refTarget(type: ShardedType): { typeName: string; numberOfShards: number; region: ShardRegion } {
+  return { typeName: type.settings.typeName, numberOfShards: type.settings.numberOfShards, region: type.region };
 }
 
 function invalid(message: string): ActorTsError {

@@ -30,6 +30,14 @@ export interface ShardedTypeSettings {
 
 /** Checks `options` (`invalid_argument` naming the bad field) and fills in the defaults. */
 export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeSettings {
+  checkShardedType(options);
+  const { typeName, behavior, numberOfShards = 1000, allocationStrategy, role } = options;
+  const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });
+  return { typeName, numberOfShards, behavior, role, strategy };
+}
+
+/** Throws `invalid_argument` naming the first bad field of `options`; what `init` checks before anything starts. */
+export function checkShardedType(options: ShardedTypeOptions): void {
   if (typeof options !== 'object' || options === null) throw invalid('init options must be an object');
   const { typeName, behavior, numberOfShards = 1000, allocationStrategy, role } = options;
   if (typeof typeName !== 'string' || !TYPE_NAME_PATTERN.test(typeName)) {
@@ -49,8 +57,6 @@ export function resolveShardedType(options: ShardedTypeOptions, membership: Memb
   ) {
     throw invalid('allocationStrategy must implement allocate() and rebalance()');
   }
-  const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });
-  return { typeName, numberOfShards, behavior, role, strategy };
 }
 
 function invalid(message: string): ActorTsError {

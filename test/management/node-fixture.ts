@@ -2,7 +2,7 @@
 // inject, and the polling (test/support/poll.ts) and error-shape checks the route and CLI tests share.
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { startNode, type RunningNode } from '../../src/node/node.js';
+import { startNode, type RunningNode, type StartNodeInput } from '../../src/node/node.js';
 import type { NodeConfig } from '../../src/node/config.js';
 import { waitForFormedCluster } from '../support/node-cli.js';
 import { poll } from '../support/poll.js';
@@ -20,7 +20,7 @@ const FAST: Partial<NodeConfig> = {
 };
 
 /** Starts a node and waits until it is Up (its own health route says ok). */
-export async function startTestNode(config: Partial<NodeConfig> = {}): Promise<RunningNode> {
+export async function startTestNode(config: StartNodeInput = {}): Promise<RunningNode> {
   const node = await startNode({ ...FAST, ...config });
   // With authReads the health route itself needs the token.
   const headers = config.authToken ? { authorization: `Bearer ${config.authToken}` } : {};
@@ -32,7 +32,7 @@ export async function startTestNode(config: Partial<NodeConfig> = {}): Promise<R
 }
 
 /** Starts `count` nodes, the first forming the cluster and the rest seeded from it, and waits until each sees all Up and reachable. */
-export async function startTestCluster(count: number, config: Partial<NodeConfig> = {}): Promise<RunningNode[]> {
+export async function startTestCluster(count: number, config: StartNodeInput = {}): Promise<RunningNode[]> {
   const first = await startTestNode(config);
   const rest = await Promise.all(
     Array.from({ length: count - 1 }, () => startTestNode({ ...config, seeds: [first.address.toString()] })),

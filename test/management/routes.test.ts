@@ -213,6 +213,7 @@ describe('management routes on a one-node cluster', () => {
         status: 'ok',
         memberStatus: 'up',
         self,
+        entityTypes: [{ typeName: 'Counter', numberOfShards: 1000 }],
         placementStore: { generation: 0, slots: expect.any(Number), baseSlots: 0, documentItems: expect.any(Number) },
         replication: {
           peers: 0,

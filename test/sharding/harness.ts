@@ -132,7 +132,7 @@ export interface EntityEvent {
 export function counter(events: EntityEvent[] = []): EntityBehavior {
   return (ctx) => {
     let count = 0;
-    const node = ctx.self.toString();
+    const node = ctx.node.toString();
     events.push({ kind: 'start', entityId: ctx.entityId, node });
     return {
       receive(message: unknown): CounterReply {

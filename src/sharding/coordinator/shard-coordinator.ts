@@ -21,7 +21,7 @@ import { OperatorRequests } from './operator-requests.js';
 import { ShardHomes } from './shard-homes.js';
 import type { CoordinatorSettings, CoordinatorStats } from './settings.js';
 import { CoordinatorState } from './state.js';
-import { backgroundScheduler } from './timers.js';
+import { backgroundScheduler } from '../timers.js';
 import { WarmUpGate } from './warm-up-gate.js';
 import { NO_CORDONS } from '../placements/cordon-view.js';
 import type { ShardingMessage, TypedShardingMessage } from '../protocol/messages.js';

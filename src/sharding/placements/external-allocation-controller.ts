@@ -77,7 +77,11 @@ export class ExternalAllocationController {
     this.logger = options.logger;
     // Validates the type name the way the store does, so a bad name fails here and not at first use.
     sharding.placementStore.snapshot(typeName);
-    this.getState = explicitPlacementState(() => sharding.placementStore.snapshot(typeName));
+    // The runtime's own view when there is one, so the strategy, explain and this controller read one object.
+    this.getState =
+      typeof sharding.placementState === 'function'
+        ? sharding.placementState(typeName)
+        : explicitPlacementState(() => sharding.placementStore.snapshot(typeName));
   }
 
   /** Pins a shard to a target; see setPlacements. Resolves with what was written. */

@@ -1,18 +1,41 @@
 // Sharded entities: the behaviour users write, the reference callers hold, and the mailbox that runs one
-// entity's messages strictly one at a time.
+// entity's messages strictly one at a time, with the entity's timers and the results of its piped work.
 import type { NodeAddress } from '../../cluster/address.js';
+import type { Scheduler } from '../../cluster/scheduler.js';
+import { ActorTsError } from '../../errors.js';
 import { describeValue } from '../../logging.js';
+import { backgroundScheduler } from '../timers.js';
+import { EntityTimerSet, type EntityTimers, type TimerLetter } from './entity-timers.js';
+
+export type { EntityTimers };
 
 /** Longest error text reported to an asker or written to a log; an entity's error may quote its input. */
 export const MAX_ERROR_TEXT = 500;
 
-/** What an entity learns about itself when it is created (on its first message, on the node hosting its shard). */
+/** How piped work ended, as `pipeToSelf` hands it to its `toMessage`. */
+export type PipeOutcome<T = unknown> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+
+/**
+ * What an entity learns about itself when it is created (on its first message, on the node hosting its shard),
+ * and what it may do besides answering: timers, messages to itself, async work that does not block its mailbox.
+ * Timers and pending pipes end with the entity (hand-off, shutdown): nothing of them reaches a later incarnation.
+ */
 export interface EntityContext {
   readonly entityId: string;
   readonly shardId: number;
   readonly typeName: string;
+  /** The entity's own reference (Pekko's `context.self`): a `tell` to it goes through sharding, like anyone's. */
+  readonly self: EntityRef;
   /** The node the entity runs on. */
-  readonly self: NodeAddress;
+  readonly node: NodeAddress;
+  /** Keyed timers whose messages come through the mailbox (see EntityTimers). */
+  readonly timers: EntityTimers;
+  /**
+   * Lets `work` run while the entity keeps receiving; when it settles, `toMessage(outcome)` becomes the entity's
+   * next message through the mailbox (its answer, if any, goes nowhere). Settling after the entity stopped
+   * (its shard moved, the node shut down), the outcome is dropped and counted, never delivered.
+   */
+  pipeToSelf<T>(work: PromiseLike<T>, toMessage: (outcome: PipeOutcome<T>) => unknown): void;
 }
 
 /**
@@ -53,9 +76,15 @@ export type EntityOutcome = { readonly ok: true; readonly value: unknown } | { r
 
 export type ReplyFn = (outcome: EntityOutcome) => void;
 
-interface Letter {
-  readonly message: unknown;
-  readonly reply: ReplyFn | undefined;
+type Letter =
+  | { readonly kind: 'message'; readonly message: unknown; readonly reply: ReplyFn | undefined }
+  | { readonly kind: 'timer'; readonly timer: TimerLetter };
+
+export interface EntityOptions {
+  /** Runs the entity's timers; default the process timers (unref'd). */
+  readonly scheduler?: Scheduler;
+  /** A piped outcome that settled after the entity stopped was dropped. */
+  readonly onLatePipe?: (entityId: string) => void;
 }
 
 /** One entity's mailbox and lifecycle inside a shard. */
@@ -63,20 +92,78 @@ export class Entity {
   private readonly queue: Letter[] = [];
   private running = false;
   private idleWaiters: Array<() => void> = [];
+  private instance: EntityInstance | undefined;
+  private readonly timerSet: EntityTimerSet;
+  private ended = false;
+  private pipes = 0;
 
+  /** Without `instance`, messages wait in the mailbox until `attach` (the behavior is given the entity's context first). */
   constructor(
     readonly entityId: string,
-    private readonly instance: EntityInstance,
+    instance: EntityInstance | undefined,
     private readonly onError: (entityId: string, phase: 'receive' | 'stop', error: unknown) => void,
-  ) {}
+    private readonly options: EntityOptions = {},
+  ) {
+    this.timerSet = new EntityTimerSet(options.scheduler ?? backgroundScheduler, (timer) => this.push({ kind: 'timer', timer }));
+    if (instance !== undefined) this.attach(instance);
+  }
 
   get queued(): number {
     return this.queue.length;
   }
 
+  get timers(): EntityTimers {
+    return this.timerSet;
+  }
+
+  /** Piped work not settled yet. */
+  get pendingPipes(): number {
+    return this.pipes;
+  }
+
+  attach(instance: EntityInstance): void {
+    this.instance = instance;
+    if (!this.running && this.queue.length > 0) void this.drain();
+  }
+
   enqueue(message: unknown, reply: ReplyFn | undefined): void {
-    this.queue.push({ message, reply });
-    if (!this.running) void this.drain();
+    this.push({ kind: 'message', message, reply });
+  }
+
+  pipeToSelf<T>(work: PromiseLike<T>, toMessage: (outcome: PipeOutcome<T>) => unknown): void {
+    if (typeof (work as { then?: unknown } | null)?.then !== 'function') {
+      throw new ActorTsError('invalid_argument', 'pipeToSelf needs a promise (or thenable) as its work');
+    }
+    if (typeof toMessage !== 'function') throw new ActorTsError('invalid_argument', 'pipeToSelf needs a function (outcome) => message');
+    this.pipes++;
+    const settled = (outcome: PipeOutcome<T>): void => {
+      this.pipes--;
+      if (this.ended) {
+        this.options.onLatePipe?.(this.entityId);
+        return;
+      }
+      let message: unknown;
+      try {
+        message = toMessage(outcome);
+      } catch (error) {
+        this.onError(this.entityId, 'receive', error);
+        return;
+      }
+      this.enqueue(message, undefined);
+    };
+    Promise.resolve(work).then(
+      (value) => settled({ ok: true, value }),
+      (error: unknown) => settled({ ok: false, error }),
+    );
+  }
+
+  /**
+   * The entity is stopping (its shard hands off or the node shuts down): its timers end (queued timer messages
+   * are dropped at dequeue) and pipes settling from now on are dropped. Messages already queued still run.
+   */
+  end(): void {
+    this.ended = true;
+    this.timerSet.end();
   }
 
   /** Resolves once every queued message was handled. */
@@ -87,26 +174,41 @@ export class Entity {
 
   /** Runs the entity's stop hook; errors are reported, never thrown, so one entity cannot block a hand-off. */
   async stop(): Promise<void> {
+    this.end();
     try {
-      await this.instance.stop?.();
+      await this.instance?.stop?.();
     } catch (error) {
       this.onError(this.entityId, 'stop', error);
     }
   }
 
+  private push(letter: Letter): void {
+    this.queue.push(letter);
+    if (!this.running && this.instance !== undefined) void this.drain();
+  }
+
   private async drain(): Promise<void> {
+    const instance = this.instance;
+    if (instance === undefined) return;
     this.running = true;
     let letter = this.queue.shift();
     while (letter !== undefined) {
+      // A timer restarted or cancelled after its message was queued: that message is never delivered.
+      if (letter.kind === 'timer' && !this.timerSet.accept(letter.timer)) {
+        letter = this.queue.shift();
+        continue;
+      }
+      const message = letter.kind === 'timer' ? letter.timer.message : letter.message;
+      const reply = letter.kind === 'message' ? letter.reply : undefined;
       let outcome: EntityOutcome;
       try {
-        outcome = { ok: true, value: await this.instance.receive(letter.message) };
+        outcome = { ok: true, value: await instance.receive(message) };
       } catch (error) {
         this.onError(this.entityId, 'receive', error);
         outcome = { ok: false, error: describeError(error) };
       }
       try {
-        letter.reply?.(outcome);
+        reply?.(outcome);
       } catch (error) {
         // A failing reply must neither escape as an unhandled rejection nor leave the mailbox stuck.
         this.onError(this.entityId, 'receive', error);

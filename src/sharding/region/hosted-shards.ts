@@ -4,9 +4,10 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import type { Logger } from '../../logging.js';
 import type { EntityBehavior } from './entity.js';
-import { Shard } from './shard.js';
+import { Shard, type ShardEntityOptions } from './shard.js';
 
 export interface HostedShardsOptions {
+  readonly entities: ShardEntityOptions;
   readonly typeName: string;
   readonly behavior: EntityBehavior;
   readonly self: NodeAddress;
@@ -38,8 +39,8 @@ export class HostedShards {
   ensure(shardId: number): { readonly shard: Shard; readonly started: boolean } {
     const present = this.shards.get(shardId);
     if (present !== undefined) return { shard: present, started: false };
-    const { typeName, behavior, self } = this.options;
-    const shard = new Shard(typeName, shardId, behavior, self, this.logger);
+    const { typeName, behavior, self, entities } = this.options;
+    const shard = new Shard(typeName, shardId, behavior, self, this.logger, entities);
     this.shards.set(shardId, shard);
     return { shard, started: true };
   }

@@ -7,7 +7,7 @@ import type { Logger } from '../../logging.js';
 import { HostedShards } from './hosted-shards.js';
 import type { MessageRoutedTo, ShardingMessage } from '../protocol/messages.js';
 import { RegionBuffer, type Envelope } from './region-buffer.js';
-import type { Shard } from './shard.js';
+import type { Shard, ShardEntityOptions } from './shard.js';
 import type { ShardedTypeSettings } from '../sharded-type.js';
 import type { ShardingContext } from '../sharding-context.js';
 
@@ -31,6 +31,8 @@ export interface RegionStats {
   readonly messagesForwarded: number;
   readonly messagesDeliveredLocally: number;
   readonly shardHomeRequests: number;
+  /** Outcomes of `pipeToSelf` that settled after their entity had stopped (moved or shut down), dropped. */
+  readonly latePipeDrops: number;
 }
 
 // Until src/cluster/member.ts offers GONE_STATUSES / isGone, the one copy in sharding outside the coordinator.
@@ -54,16 +56,19 @@ export class ShardRegion {
     messagesForwarded: 0,
     messagesDeliveredLocally: 0,
     shardHomeRequests: 0,
+    latePipeDrops: 0,
   };
 
   constructor(
     readonly settings: ShardedTypeSettings,
     private readonly ctx: ShardingContext,
     private readonly logger: Logger,
+    entities: Omit<ShardEntityOptions, 'onLatePipe'>,
   ) {
     this.buffer = new RegionBuffer(ctx.config.bufferSize, logger);
     this.shards = new HostedShards(
       {
+        entities: { ...entities, onLatePipe: () => void this.counters.latePipeDrops++ },
         typeName: settings.typeName,
         behavior: settings.behavior,
         self: ctx.self,

@@ -1,6 +1,6 @@
-// The coordinator's default clock and timers: the process ones, unref'd, so a coordinator left running
-// (its node never shut down) does not keep the process alive. Tests inject their own Scheduler.
-import type { Scheduler } from '../../cluster/scheduler.js';
+// The sharding runtime's default clock and timers (coordinators, entity timers): the process ones, unref'd, so
+// a runtime left running (its node never shut down) does not keep the process alive. Tests inject their own Scheduler.
+import type { Scheduler } from '../cluster/scheduler.js';
 
 /** Looks the globals up at call time, so `vi.useFakeTimers()` drives it as it drives systemScheduler. */
 export const backgroundScheduler: Scheduler = {

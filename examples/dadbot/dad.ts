@@ -1,0 +1,106 @@
+// The Dad: one entity per chat, Pekko's three-state machine from the seed article. Idle until a message comes;
+// collecting while the chat talks (every message restarts a 2.5 s quiet period); thinking while the pun
+// generator works (2 s, through pipeToSelf, so the mailbox keeps taking messages); what arrives while
+// thinking becomes the next batch.
+import type { EntityBehavior } from '@actor-ts/placement';
+import { PunGenerator, type ChatMessage } from './puns.js';
+
+export const DAD_TYPE = 'Dad';
+
+/** What the webhook and the status route send a Dad (plain data: it may cross nodes). */
+export type DadCommand = { readonly type: 'NewMessage'; readonly from: string; readonly text: string } | { readonly type: 'Status' };
+
+export type DadState = 'idle' | 'collecting' | 'thinking';
+
+/** A Dad's answer to `Status`: where it runs, what it is doing and what it told this chat. */
+export interface DadStatus {
+  readonly chatId: string;
+  readonly node: string;
+  readonly shardId: number;
+  readonly state: DadState;
+  readonly told: readonly string[];
+}
+
+/** What a Dad does that an application may want to show: it started on a node, told a joke, or gave up. */
+export type DadEvent =
+  | { readonly kind: 'entered'; readonly chatId: string; readonly node: string; readonly shardId: number }
+  | { readonly kind: 'joke'; readonly chatId: string; readonly node: string; readonly shardId: number; readonly joke: string }
+  | { readonly kind: 'lost'; readonly chatId: string; readonly node: string; readonly shardId: number; readonly reason: string };
+
+export interface DadOptions {
+  /** Quiet needed before Dad thinks; default 2,500 ms. */
+  readonly quietMs?: number;
+  readonly puns?: PunGenerator;
+  /** Where Dad's replies (and his arrival) go; the chat of the article. */
+  readonly onEvent?: (event: DadEvent) => void;
+}
+
+// Dad's private messages are objects of this module (the timer's one object, a class for piped outcomes):
+// nothing that arrives over the wire, which decodes to plain data, can pass for them.
+const QUIET = Object.freeze({ type: 'Quiet' });
+class JokeOutcome {
+  constructor(
+    readonly joke: string | undefined,
+    readonly reason: string,
+  ) {}
+}
+
+export function dadBehavior(options: DadOptions = {}): EntityBehavior {
+  const quietMs = options.quietMs ?? 2_500;
+  const puns = options.puns ?? new PunGenerator();
+  const emit = options.onEvent ?? (() => undefined);
+  return (ctx) => {
+    const where = { chatId: ctx.entityId, node: ctx.node.toString(), shardId: ctx.shardId };
+    let state: DadState = 'idle';
+    const told = new Set<string>();
+    let batch: ChatMessage[] = [];
+    emit({ kind: 'entered', ...where });
+
+    // Same key: every message restarts the quiet period, and a Quiet already queued is never delivered.
+    const waitForQuiet = (): void => ctx.timers.startSingleTimer('quiet', QUIET, quietMs);
+    const next = (): void => {
+      if (batch.length === 0) {
+        state = 'idle';
+        return;
+      }
+      state = 'collecting';
+      waitForQuiet();
+    };
+
+    return {
+      receive(message: unknown): DadStatus | undefined {
+        if (message === QUIET && state === 'collecting') {
+          const thinkingAbout = batch;
+          batch = [];
+          state = 'thinking';
+          ctx.pipeToSelf(puns.generate(thinkingAbout, told), (outcome) =>
+            outcome.ok ? new JokeOutcome(outcome.value, '') : new JokeOutcome(undefined, String((outcome.error as Error)?.message ?? outcome.error)),
+          );
+          return undefined;
+        }
+        if (message instanceof JokeOutcome && state === 'thinking') {
+          if (message.joke !== undefined) {
+            told.add(message.joke);
+            emit({ kind: 'joke', ...where, joke: message.joke });
+          } else {
+            emit({ kind: 'lost', ...where, reason: message.reason });
+          }
+          next();
+          return undefined;
+        }
+        const command = message as Partial<DadCommand> | null;
+        if (command?.type === 'NewMessage' && typeof command.from === 'string' && typeof command.text === 'string') {
+          batch.push({ from: command.from, text: command.text });
+          // While thinking, messages wait for the next batch; otherwise they (re)start the quiet period.
+          if (state !== 'thinking') {
+            state = 'collecting';
+            waitForQuiet();
+          }
+          return undefined;
+        }
+        if (command?.type === 'Status') return { ...where, state, told: [...told] };
+        throw new Error('Dad does not understand that message');
+      },
+    };
+  };
+}

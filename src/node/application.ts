@@ -1,0 +1,112 @@
+// What an application brings to `startNode`: its entity types (each under external allocation over its own
+// fallback strategy) and its HTTP routes. Checked whole before the node binds any port, so bad input never
+// leaves a half-started node behind.
+import type { FastifyInstance } from 'fastify';
+import type { Cluster } from '../cluster/cluster.js';
+import { ActorTsError } from '../errors.js';
+import type { Logger } from '../logging.js';
+import type { ClusterSharding } from '../sharding/cluster-sharding.js';
+import { ExternalAllocationController } from '../sharding/placements/external-allocation-controller.js';
+import { checkShardedType, type ShardedTypeOptions } from '../sharding/sharded-type.js';
+import type { EntityBehavior } from '../sharding/region/entity.js';
+import {
+  FALLBACK_STRATEGIES,
+  externalAllocationStrategy,
+  fallbackStrategy,
+  isFallbackStrategyName,
+  type AllocationStrategy,
+  type FallbackStrategyName,
+} from '../sharding/strategies/index.js';
+import type { RunningNode } from './running-node.js';
+
+/** One application entity type, as `startNode({ entityTypes })` takes it. */
+export interface NodeEntityType {
+  /** Unique per cluster; letters, digits, `_`, `.`, `-`, at most 128 characters. */
+  readonly typeName: string;
+  readonly behavior: EntityBehavior;
+  /** Never change it for a running type. Default 1000. */
+  readonly numberOfShards?: number;
+  /** Entities run only on members with this role; elsewhere the region is a proxy. Default: every member. */
+  readonly role?: string;
+  /**
+   * Where shards without a pin go: a strategy, or the name of a built-in one (`least-shard`, `ring`, `hash`,
+   * each over the cluster); default the node's `fallback` setting (least-shard unless configured).
+   */
+  readonly fallback?: AllocationStrategy | FallbackStrategyName;
+}
+
+/** Registers the application's routes on the node's HTTP server, before it listens. */
+export type NodeHttpRoutes = (app: FastifyInstance, node: RunningNode) => void | Promise<void>;
+
+export interface NodeApplication {
+  /** The application's entity types; given, the demo Counter and its routes are not registered. */
+  readonly entityTypes?: ReadonlyArray<NodeEntityType>;
+  /**
+   * The application's own routes, under the node's limits, auth (writes need the bearer token, reads too with
+   * `authReads`) and `{ error, message }` errors. Paths of the management API, console and metrics are refused.
+   */
+  readonly httpRoutes?: NodeHttpRoutes;
+}
+
+/** Checks an application (`invalid_argument` naming the problem); nothing is started. */
+export function checkApplication(app: NodeApplication): void {
+  const { entityTypes, httpRoutes } = app;
+  if (httpRoutes !== undefined && typeof httpRoutes !== 'function') throw invalid('httpRoutes must be a function (app, node) => void');
+  if (entityTypes === undefined) return;
+  if (!Array.isArray(entityTypes)) throw invalid('entityTypes must be an array of { typeName, behavior, numberOfShards?, role?, fallback? }');
+  const seen = new Set<string>();
+  entityTypes.forEach((type: unknown, index) => {
+    if (typeof type !== 'object' || type === null) throw invalid(`entityTypes[${index}] must be an object`);
+    const { typeName, behavior, numberOfShards, role, fallback } = type as Partial<NodeEntityType>;
+    const name = typeof typeName === 'string' ? `entity type ${JSON.stringify(typeName)}` : `entityTypes[${index}]`;
+    if (fallback !== undefined && !isStrategy(fallback) && !isFallbackStrategyName(fallback)) {
+      throw invalid(`${name}: fallback must be an AllocationStrategy (allocate() and rebalance()) or one of ${FALLBACK_STRATEGIES.join(', ')}`);
+    }
+    try {
+      // The runtime's own checks (name, behavior, shard count, role), made now rather than at init.
+      checkShardedType({ typeName: typeName as string, behavior: behavior as EntityBehavior, numberOfShards, role } as ShardedTypeOptions);
+    } catch (error) {
+      throw invalid(`${name}: ${(error as Error).message}`);
+    }
+    if (seen.has(typeName as string)) throw invalid(`entity type ${JSON.stringify(typeName)} is given twice in entityTypes`);
+    seen.add(typeName as string);
+  });
+}
+
+/**
+ * Initialises each type under `externalAllocationStrategy` over its fallback, its pins read from the runtime's
+ * own view of the placement store; returns each type's controller.
+ */
+export function initEntityTypes(
+  sharding: ClusterSharding,
+  cluster: Cluster,
+  types: ReadonlyArray<NodeEntityType>,
+  logger: Logger,
+  defaultFallback: () => AllocationStrategy,
+): Map<string, ExternalAllocationController> {
+  const controllers = new Map<string, ExternalAllocationController>();
+  for (const { typeName, behavior, numberOfShards, role, fallback } of types) {
+    sharding.init({
+      typeName,
+      behavior,
+      ...(numberOfShards === undefined ? {} : { numberOfShards }),
+      ...(role === undefined ? {} : { role }),
+      allocationStrategy: externalAllocationStrategy(fallback === undefined ? defaultFallback() : typeof fallback === 'string' ? fallbackStrategy(fallback, cluster) : fallback, sharding.placementState(typeName), {
+        cluster,
+        onWarning: (message, details) => logger.warn({ ...details, typeName }, message),
+      }),
+    });
+    // Every placement written or removed is logged with its reason and author: the audit trail of pins.
+    controllers.set(typeName, new ExternalAllocationController(sharding, typeName, { logger: logger.child({ component: 'placements' }) }));
+  }
+  return controllers;
+}
+
+function isStrategy(value: unknown): value is AllocationStrategy {
+  const candidate = value as Partial<AllocationStrategy> | null;
+  return typeof candidate === 'object' && candidate !== null && typeof candidate.allocate === 'function' && typeof candidate.rebalance === 'function';
+}
+
+function invalid(message: string): ActorTsError {
+  return new ActorTsError('invalid_argument', message);
+}
