@@ -95,11 +95,12 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
       rows.set(observer, row.version === existing.version ? existing : row);
       continue;
     }
+    const bounded = row.version <= Math.min(MAX_ROW_VERSION, (existing?.version ?? 0) + MAX_ROW_STEP);
     if (observer === ctx.selfKey) {
-      // Only this node writes its row; a newer copy elsewhere is corrected by writing above it.
-      if (row.version >= (existing?.version ?? 0)) ownRowClaim = Math.max(ownRowClaim ?? 0, row.version);
+      // Only this node writes its row; a newer copy elsewhere (within the bound others apply too) is
+      // corrected by writing above it.
+      if (bounded && row.version >= (existing?.version ?? 0)) ownRowClaim = Math.max(ownRowClaim ?? 0, row.version);
     } else if (observes(local.members.get(observer))) {
-      const bounded = row.version <= Math.min(MAX_ROW_VERSION, (existing?.version ?? 0) + MAX_ROW_STEP);
       const distinctVersion = existing === undefined || row.version !== existing.version;
       const attributable = senderKeys.has(observer) || ctx.relayedRows || ctx.unreachable.has(observer);
       if (bounded && distinctVersion && attributable) {
