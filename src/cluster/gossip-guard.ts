@@ -1,9 +1,10 @@
 // Sender rules for received gossip and news, checked before the merge (docs/design.md, "Who may change
 // what"). Gossip is relayed, so a rule cannot be "the sender may only send its own record": it is about the
 // change the message would make to this node's state, and who could have authored that change:
-// - a member's own record and its own reachability row are authored by that member;
-// - downings, removals of members that did not leave, members first seen beyond `joining`, and tombstones
-//   of live members are authored by the leader this node takes (its own view);
+// - a member's own reachability row is authored by that member;
+// - downings, leaves, removals of members that did not leave, members first seen beyond `joining`, and
+//   tombstones of live members are the word of the leader this node takes (its own view); the leader takes
+//   a member's own leave or downing from that member, so every status change passes through one node;
 // - harmless forward moves (to weakly-up or up, exiting after leaving, removed after leaving/exiting/down)
 //   and new `joining` records (what a join allows) may come through anyone.
 // A change whose author is not the sender is held back, and its author is asked directly (GossipAsk); the
@@ -53,6 +54,7 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
   const senderKeys = new Set<string>();
   for (const [key, r] of local.members) if (r.address.equals(ctx.sender) && !isGone(r.status)) senderKeys.add(key);
   const senderIsLeader = [...senderKeys].some((key) => ctx.isLeader(key));
+  const selfIsLeader = ctx.isLeader(ctx.selfKey);
   const ask = new Map<string, Set<string>>();
   const holdBack = (author: string, about: string): void => {
     let keys = ask.get(author);
@@ -65,7 +67,7 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
   for (const [key, record] of incoming.members) {
     if (local.tombstones.has(key)) continue;
     const existing = local.members.get(key);
-    const verdict = existing ? changeVerdict(existing, record, key, senderKeys.has(key), senderIsLeader, ctx.selfKey, incoming) : newVerdict(record, senderIsLeader);
+    const verdict = existing ? changeVerdict(existing, record, key, senderKeys.has(key), senderIsLeader, ctx.selfKey, selfIsLeader, incoming) : newVerdict(record, senderIsLeader);
     if (verdict === 'ok') {
       members.set(key, record);
       continue;
@@ -100,14 +102,19 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
       // Only this node writes its row; a newer copy elsewhere (within the bound others apply too) is
       // corrected by writing above it.
       if (bounded && row.version >= (existing?.version ?? 0)) ownRowClaim = Math.max(ownRowClaim ?? 0, row.version);
-    } else if (observes(local.members.get(observer))) {
+    } else {
+      const record = local.members.get(observer);
+      // A gone member's row carries no weight (no edge starts at it): taken, so that states stay equal.
+      const weightless = record !== undefined && isGone(record.status);
+      // A joining member is what anyone may relay (a join): its row counts only when it sends it itself.
+      const relayable = record !== undefined && record.status !== 'joining' && (ctx.relayedRows || ctx.unreachable.has(observer));
+      const attributable = record !== undefined && (weightless || senderKeys.has(observer) || relayable);
       const distinctVersion = existing === undefined || row.version !== existing.version;
-      const attributable = senderKeys.has(observer) || ctx.relayedRows || ctx.unreachable.has(observer);
       if (bounded && distinctVersion && attributable) {
         rows.set(observer, row);
         continue;
       }
-      if (bounded && !attributable) holdBack(observer, observer);
+      if (bounded && record !== undefined && !attributable) holdBack(observer, observer);
     }
     heldBack++;
     if (existing !== undefined) rows.set(observer, existing);
@@ -116,14 +123,6 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
   if (heldBack === 0) return { state: incoming, askAuthors: ask, heldBack, ownRowClaim };
   // What the sender has seen is not what passed: its seen marks must not vouch for this content.
   return { state: { members, seen: new Set(), tombstones, reachability: rows }, askAuthors: ask, heldBack, ownRowClaim };
-}
-
-/**
- * Rows count only from members this node already held as serving or leaving: a record new in this message,
- * or still joining, is what anyone may relay (a join), so its observations carry no weight yet.
- */
-function observes(record: MemberRecord | undefined): boolean {
-  return record !== undefined && record.status !== 'joining' && !isGone(record.status);
 }
 
 type Verdict = 'ok' | 'ask-member' | 'ask-leader' | 'drop';
@@ -145,6 +144,7 @@ function changeVerdict(
   fromItself: boolean,
   senderIsLeader: boolean,
   selfKey: string,
+  selfIsLeader: boolean,
   incoming: GossipState,
 ): Verdict {
   const merged = mergeRecord(existing, record);
@@ -158,11 +158,14 @@ function changeVerdict(
   if (to === 'removed' && LEFT_OR_DOWN.has(from)) return 'ok';
   // This node's own record: it knows whether it left, and takes a downing only from its leader.
   if (key === selfKey) return to === 'leaving' ? 'drop' : 'ask-leader';
-  if (to === 'leaving') return fromItself ? 'ok' : 'ask-member';
-  if (to === 'down') {
+  // A member's own leave or downing, and the downing of an incarnation a new one replaces (what a join
+  // allows), pass through the leader alone, which every other node then takes them from: a member telling
+  // different nodes different things about itself cannot split their views.
+  if (to === 'leaving' || to === 'down') {
+    if (!selfIsLeader) return 'ask-leader';
     if (fromItself) return 'ok';
-    // A new incarnation of the same address joining downs the old one (what a join allows).
-    if (hasOtherLiveIncarnation(incoming, existing)) return 'ok';
+    if (to === 'down' && hasOtherLiveIncarnation(incoming, existing)) return 'ok';
+    return 'ask-member';
   }
   return 'ask-leader';
 }

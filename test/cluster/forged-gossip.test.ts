@@ -65,7 +65,8 @@ async function watchFor(ms: number, honest: ReadonlyArray<TestNode>, all: Readon
 describe('Cluster: forged gossip (issue 27)', () => {
   const attackNames = issueAttacks([], { address: address(1), incarnation: 'x', upNumber: 1 }, []).map(([what]) => what);
 
-  it.each(attackNames)('a node that is not a member sends %s: nothing changes', async (what) => {
+  // News from a non-member was dropped before the sender rules too (onNews checked isLivePeer): not replayed here.
+  it.each(attackNames.filter((what) => !what.includes('news')))('a node that is not a member sends %s: nothing changes', async (what) => {
     const network = new MemoryNetwork({ seed: 11 });
     const all = await startCluster(network, 3);
     const ends = watchEnds(all);
