@@ -116,11 +116,12 @@ export class GossipExchange {
   private admit(from: NodeAddress, incoming: GossipState): Admitted {
     const { core } = this;
     let leaders: ReadonlySet<string> | undefined;
+    let unreachable: ReadonlySet<string> | undefined;
     return admitGossip(core.gossip, incoming, {
       selfKey: core.selfKey,
       sender: from,
       isLeader: (key) => (leaders ??= this.asks.leaderKeys()).has(key),
-      unreachable: core.unreachableKeys(),
+      isUnreachable: (key) => (unreachable ??= core.unreachableKeys()).has(key),
       relayedRows: core.livePeers().length > NEWS_FANOUT,
     });
   }

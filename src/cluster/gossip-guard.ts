@@ -27,8 +27,8 @@ export interface GuardContext {
   readonly sender: NodeAddress;
   /** Whether this node takes `key` as its leader (leaderOf its own view, or its split-brain decision's leader). */
   readonly isLeader: (key: string) => boolean;
-  /** Members this node sees unreachable: their rows may come relayed (they cannot be asked). */
-  readonly unreachable: ReadonlySet<string>;
+  /** Whether this node sees `key` unreachable: its row may then come relayed (it cannot be asked). */
+  readonly isUnreachable: (key: string) => boolean;
   /**
    * Whether rows reach this node through relays (a cluster larger than NEWS_FANOUT + 1 spreads them as news
    * passed on): then a relayed row is taken within the version bound and its owner corrects a false one.
@@ -53,8 +53,10 @@ export const LEADER = 'leader';
 export function admitGossip(local: GossipState, incoming: GossipState, ctx: GuardContext): Admitted {
   const senderKeys = new Set<string>();
   for (const [key, r] of local.members) if (r.address.equals(ctx.sender) && !isGone(r.status)) senderKeys.add(key);
-  const senderIsLeader = [...senderKeys].some((key) => ctx.isLeader(key));
-  const selfIsLeader = ctx.isLeader(ctx.selfKey);
+  // Who leads is asked only of changes that need it: most messages carry none.
+  let leaderSender: boolean | undefined;
+  const senderIsLeader = (): boolean => (leaderSender ??= [...senderKeys].some((key) => ctx.isLeader(key)));
+  const selfIsLeader = (): boolean => ctx.isLeader(ctx.selfKey);
   const ask = new Map<string, Set<string>>();
   const holdBack = (author: string, about: string): void => {
     let keys = ask.get(author);
@@ -80,7 +82,7 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
   const tombstones = new Map<string, number>();
   for (const [key, at] of incoming.tombstones) {
     const existing = local.members.get(key);
-    if (local.tombstones.has(key) || existing === undefined || isGone(existing.status) || senderIsLeader) {
+    if (local.tombstones.has(key) || existing === undefined || isGone(existing.status) || senderIsLeader()) {
       tombstones.set(key, at);
       continue;
     }
@@ -107,7 +109,7 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
       // A gone member's row carries no weight (no edge starts at it): taken, so that states stay equal.
       const weightless = record !== undefined && isGone(record.status);
       // A joining member is what anyone may relay (a join): its row counts only when it sends it itself.
-      const relayable = record !== undefined && record.status !== 'joining' && (ctx.relayedRows || ctx.unreachable.has(observer));
+      const relayable = record !== undefined && record.status !== 'joining' && (ctx.relayedRows || ctx.isUnreachable(observer));
       const attributable = record !== undefined && (weightless || senderKeys.has(observer) || relayable);
       const distinctVersion = existing === undefined || row.version !== existing.version;
       if (bounded && distinctVersion && attributable) {
@@ -128,10 +130,10 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
 type Verdict = 'ok' | 'ask-member' | 'ask-leader' | 'drop';
 
 /** A record this node does not hold: a join makes it `joining`; anything further is the leader's word. */
-function newVerdict(record: MemberRecord, senderIsLeader: boolean): Verdict {
-  if (senderIsLeader || isGone(record.status)) return 'ok';
+function newVerdict(record: MemberRecord, senderIsLeader: () => boolean): Verdict {
+  if (isGone(record.status)) return 'ok';
   if (record.status === 'joining' && record.upNumber === 0 && record.downedAtMs === undefined) return 'ok';
-  return 'ask-leader';
+  return senderIsLeader() ? 'ok' : 'ask-leader';
 }
 
 const RELAYABLE_MOVES: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['weakly-up', 'up']);
@@ -142,9 +144,9 @@ function changeVerdict(
   record: MemberRecord,
   key: string,
   fromItself: boolean,
-  senderIsLeader: boolean,
+  senderIsLeader: () => boolean,
   selfKey: string,
-  selfIsLeader: boolean,
+  selfIsLeader: () => boolean,
   incoming: GossipState,
 ): Verdict {
   const merged = mergeRecord(existing, record);
@@ -152,17 +154,17 @@ function changeVerdict(
   const from = existing.status;
   const to = merged.status;
   // Same status: the earliest downedAtMs or the lower upNumber of concurrent decisions, which every node keeps.
-  if (from === to || senderIsLeader) return 'ok';
-  if (RELAYABLE_MOVES.has(to)) return 'ok';
+  if (from === to || RELAYABLE_MOVES.has(to)) return 'ok';
   if (to === 'exiting' && from === 'leaving') return 'ok';
   if (to === 'removed' && LEFT_OR_DOWN.has(from)) return 'ok';
+  if (senderIsLeader()) return 'ok';
   // This node's own record: it knows whether it left, and takes a downing only from its leader.
   if (key === selfKey) return to === 'leaving' ? 'drop' : 'ask-leader';
   // A member's own leave or downing, and the downing of an incarnation a new one replaces (what a join
   // allows), pass through the leader alone, which every other node then takes them from: a member telling
   // different nodes different things about itself cannot split their views.
   if (to === 'leaving' || to === 'down') {
-    if (!selfIsLeader) return 'ask-leader';
+    if (!selfIsLeader()) return 'ask-leader';
     if (fromItself) return 'ok';
     if (to === 'down' && hasOtherLiveIncarnation(incoming, existing)) return 'ok';
     return 'ask-member';
