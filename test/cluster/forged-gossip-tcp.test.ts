@@ -2,11 +2,13 @@
 // secret (anyone who reaches the port can) sends each forged Gossip of the issue, built from the member keys
 // it knows, to every node. Every node stays alive, a member, sees every member up and reachable, and keeps
 // gossiping with the others.
-import type { Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Cluster } from '../../src/cluster/cluster.js';
-import { encodeFrame } from '../../src/cluster/frame-codec.js';
-import { encodeValue } from '../../src/cluster/message-codec.js';
+import { encodeFrame, FrameDecoder } from '../../src/cluster/frame-codec.js';
+import { handshakeFrame } from '../../src/cluster/handshake.js';
+import { decodeValue, encodeValue } from '../../src/cluster/message-codec.js';
 import { TcpTransport } from '../../src/cluster/tcp-transport.js';
 import { issueAttacks, type KnownMember } from './forgery.js';
 import { authenticatedSocket } from './raw-peer.js';
@@ -71,5 +73,25 @@ describe('Cluster over TCP: forged gossip from a peer that is not a member (issu
     expect(clusters.map((c) => c.selfMember()?.status)).toEqual(['up', 'up', 'up']);
     expect(allUp()).toBe(true);
     expect(clusters.every((c) => c.isConverged())).toBe(true);
+  });
+
+  it("answers a Hello with a Challenge that carries a nonce and nothing of the node's member key", async () => {
+    const transport = await TcpTransport.start({ system: 'tcp' });
+    running.push({ cluster: new Cluster({ transport, config: { ...fast, seedNodes: [transport.self] } }), transport });
+    const socket = connect({ host: '127.0.0.1', port: transport.self.port });
+    sockets.push(socket);
+    const decoder = new FrameDecoder({ maxFrameBytes: 4096 });
+    const challenge = new Promise<unknown>((resolve, reject) => {
+      socket.on('error', reject);
+      socket.on('data', (chunk: Buffer) => {
+        const frame = decoder.push(chunk).frames[0];
+        if (frame) resolve(decodeValue(frame.payload));
+      });
+    });
+    socket.write(handshakeFrame({ t: 'Hello', from: 'tcp@127.0.0.1:1', to: transport.self.toString(), incarnation: 'probe', nonce: randomBytes(16) }));
+    const decoded = (await challenge) as { ok: boolean; value: Record<string, unknown> };
+    expect(decoded.ok).toBe(true);
+    expect(Object.keys(decoded.value).sort()).toEqual(['nonce', 't']);
+    expect(JSON.stringify(decoded.value)).not.toContain(transport.incarnation);
   });
 });
