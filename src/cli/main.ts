@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { MAX_ATTRIBUTES, parseAttributeAssignment } from '../cluster/attributes.js';
 import { DEFAULT_CLUSTER_CONFIG, resolveClusterConfig } from '../cluster/config.js';
 import { ActorTsError } from '../errors.js';
-import { DEFAULT_NODE_CONFIG as D, type NodeConfig } from '../node/config.js';
+import { clusterPortProblem, DEFAULT_NODE_CONFIG as D, type NodeConfig } from '../node/config.js';
 import { runNode } from '../node/run.js';
 import { FALLBACK_STRATEGIES, type FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
 import { COUNTER_TYPE } from '../node/counter.js';
@@ -60,6 +60,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
     .option('--role <role>', 'node role (repeatable)', collect)
     .option('--attribute <KEY=VALUE>', 'node attribute that placement selectors match, e.g. zone=eu-west (repeatable)', collectAttribute)
     .addOption(new Option('--cluster-secret <secret>', 'shared secret peers must prove').env('ACTOR_TS_CLUSTER_SECRET'))
+    .option('--insecure-cluster-port', 'allow a cluster port beyond loopback without --cluster-secret (a trusted network only)')
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
     .option('--auth-reads', 'require the token for read routes too')
     .option('--down-after-ms <ms>', `down a member unreachable this long (default ${DEFAULT_CLUSTER_CONFIG.downAfterMs})`, positiveInt)
@@ -84,6 +85,10 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
     .option('--log-level <level>', `pino log level (default ${D.logLevel})`)
     .action(async (options: NodeCliOptions, command: Command) => {
       const cluster = usage(command, () => clusterFlags(options));
+      usage(command, () => {
+        const problem = clusterPortProblem({ host: options.host ?? D.host, clusterSecret: options.clusterSecret, insecureClusterPort: options.insecureClusterPort === true });
+        if (problem !== undefined) throw new InvalidArgumentError(`refusing to start: ${problem}`);
+      });
       process.exitCode = await runNodeCommand({
         system: options.system,
         host: options.host,
@@ -95,6 +100,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
         roles: options.role,
         attributes: options.attribute,
         clusterSecret: options.clusterSecret,
+        insecureClusterPort: options.insecureClusterPort,
         authToken: options.authToken,
         authReads: options.authReads,
         logLevel: options.logLevel,
@@ -120,6 +126,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
     .option('--log-dir <dir>', 'where node logs go (default: a temp directory)')
     .option('--data-dir <dir>', 'node i keeps its placements in <dir>/node-i, so a restart brings them back', DEFAULT_LOCAL_CLUSTER_DATA_DIR)
     .option('--fresh', 'wipe the data directory first: start with no placements', false)
+    .option('--insecure-cluster-port', 'allow a cluster port beyond loopback without --cluster-secret (a trusted network only)')
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
     .addOption(fallbackOption())
     .action(async (options: LocalClusterCliOptions) => {
@@ -286,6 +293,7 @@ export interface NodeCliOptions {
   role?: string[];
   attribute?: Record<string, string>;
   clusterSecret?: string;
+  insecureClusterPort?: boolean;
   authToken?: string;
   authReads?: boolean;
   downAfterMs?: number;

@@ -144,7 +144,11 @@ export class Cluster implements Membership {
     return this.lifecycle.leave();
   }
 
-  /** Marks every live incarnation of `address` down (an operator's decision); downing self stops this node. */
+  /**
+   * Marks every live incarnation of `address` down (an operator's decision); downing self stops this node.
+   * Other members take a downing only from the member they take as leader (gossip-guard.ts): decided on any
+   * other node it stays that node's view until the leader decides the same.
+   */
   down(address: NodeAddress): void {
     const { core } = this;
     if (core.stopped || !core.joined) return;
@@ -182,6 +186,8 @@ export class Cluster implements Membership {
         return this.exchange.onNews(from, message.gossip);
       case 'GossipStatus':
         return this.exchange.onStatus(from, message);
+      case 'GossipAsk':
+        return this.exchange.onAsk(from, message.keys);
     }
   }
 }

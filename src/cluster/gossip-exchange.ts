@@ -3,12 +3,16 @@
 // tombstones. The periodic gossip is a status (a hash and the seen marks, Pekko's GossipStatus), and a peer
 // answers with its full state only when the hashes differ: once the cluster agrees, and after a change
 // that reached everyone as news, gossip costs about a hundred bytes a second per node whatever its size.
+// Every gossip and news passes the sender rules first (gossip-guard.ts), and only from a live member; a
+// node not yet joined takes gossip only from a seed it sent its Join to.
 // The state itself and how a change is installed live in membership-core.ts.
 import type { NodeAddress } from './address.js';
+import { AuthorAsks } from './author-asks.js';
+import { admitGossip, type Admitted } from './gossip-guard.js';
 import { fromWire, keyOf, memberKey, mergeGossip, pruneMembers, sameContent, sameTombstones, type GossipState, type MemberRecord } from './gossip.js';
 import { knowsMoreSeen, statusHash, withSeenBits } from './gossip-digest.js';
 import { isGone } from './member.js';
-import type { MembershipCore } from './membership-core.js';
+import { NEWS_FANOUT, type MembershipCore } from './membership-core.js';
 import type { ClusterMessage, WireGossip } from './messages.js';
 import type { SelfLifecycle } from './self-lifecycle.js';
 
@@ -18,13 +22,16 @@ type GossipStatus = Extract<ClusterMessage, { type: 'GossipStatus' }>;
 export class GossipExchange {
   // When this node first saw each member as removed; the record is pruned removedRetentionMs later.
   private readonly removedSince = new Map<string, number>();
+  private readonly asks: AuthorAsks;
 
   /** `random` chooses the gossip peer. */
   constructor(
     private readonly core: MembershipCore,
     private readonly lifecycle: SelfLifecycle,
     private readonly random: () => number,
-  ) {}
+  ) {
+    this.asks = new AuthorAsks(core);
+  }
 
   onJoin(from: NodeAddress, message: Join): void {
     const { core } = this;
@@ -62,31 +69,61 @@ export class GossipExchange {
   onGossip(from: NodeAddress, wire: WireGossip): void {
     const { core } = this;
     const incoming = fromWire(wire);
-    if (incoming.tombstones.has(core.selfKey)) {
+    if (!core.joined) {
+      // The welcome: only a seed this node asked to join may tell it what the cluster is.
+      if (!core.config.seedNodes.some((seed) => seed.equals(from)) || !incoming.members.has(core.selfKey)) return;
+      this.lifecycle.welcomed(from);
+      core.commit(mergeGossip(core.gossip, incoming, core.selfKey), 'push');
+      return;
+    }
+    // Gossip that does not know this node is from another cluster; gossip from a non-member changes nothing.
+    if (!core.isLivePeer(from) || !(incoming.members.has(core.selfKey) || incoming.tombstones.has(core.selfKey))) return;
+    const admitted = this.admit(from, incoming);
+    if (admitted.state.tombstones.has(core.selfKey)) {
       this.lifecycle.selfTombstoned();
       return;
     }
-    // Gossip that does not know this node is from another cluster, or this node is not welcomed yet.
-    if (!incoming.members.has(core.selfKey)) return;
-    this.lifecycle.welcomed(from);
     // What the merge changed is news to the other members too: pass it on at once, not on the next tick.
-    const pushedTo = core.commit(mergeGossip(core.gossip, incoming, core.selfKey), 'push');
+    const pushedTo = core.commit(mergeGossip(core.gossip, admitted.state, core.selfKey), 'push');
+    this.asks.followUp(admitted);
     if (core.stopped || pushedTo.has(from.toString())) return;
     // Push-pull: the full state when the sender lacks content, only the seen marks when it lacks those.
+    // Not after a hold-back: the states then differ by what was held back, and two peers each holding back
+    // something of the other's would bounce states between them; the periodic gossip and the asks settle it.
+    if (admitted.heldBack > 0) return;
     if (!sameContent(core.gossip, incoming) || !sameTombstones(core.gossip, incoming)) core.sendGossip(from);
     else if (hasSeenMissingFrom(core.gossip, incoming)) core.sendStatus(from);
   }
 
-  /** A delta of another member's urgent change: merged like gossip and passed on, never answered. */
+  /** A delta of another member's urgent change (or an author's answer to GossipAsk): merged like gossip and passed on, never answered. */
   onNews(from: NodeAddress, wire: WireGossip): void {
     const { core } = this;
     if (!core.joined || !core.isLivePeer(from)) return;
-    const incoming = fromWire(wire);
-    if (incoming.tombstones.has(core.selfKey)) {
+    const admitted = this.admit(from, fromWire(wire));
+    if (admitted.state.tombstones.has(core.selfKey)) {
       this.lifecycle.selfTombstoned();
       return;
     }
-    core.commit(mergeGossip(core.gossip, { ...incoming, seen: new Set() }, core.selfKey), 'push');
+    core.commit(mergeGossip(core.gossip, { ...admitted.state, seen: new Set() }, core.selfKey), 'push');
+    this.asks.followUp(admitted);
+  }
+
+  /** A member held back changes it could not attribute: this node's word on those keys. */
+  onAsk(from: NodeAddress, keys: ReadonlyArray<string>): void {
+    this.asks.answer(from, keys);
+  }
+
+  private admit(from: NodeAddress, incoming: GossipState): Admitted {
+    const { core } = this;
+    let leaders: ReadonlySet<string> | undefined;
+    let unreachable: ReadonlySet<string> | undefined;
+    return admitGossip(core.gossip, incoming, {
+      selfKey: core.selfKey,
+      sender: from,
+      isLeader: (key) => (leaders ??= this.asks.leaderKeys()).has(key),
+      isUnreachable: (key) => (unreachable ??= core.unreachableKeys()).has(key),
+      relayedRows: core.livePeers().length > NEWS_FANOUT,
+    });
   }
 
   /** A peer's hash and seen marks: the full state back when the hashes differ, else the seen marks merged. */

@@ -1,8 +1,10 @@
 // The frames that open a TCP connection, before any protocol message may flow. They are transport-internal
 // (never reach a message family) and are validated here as strictly as protocol messages, within a decode
-// budget sized for them: they arrive before the peer is authenticated.
+// budget sized for them: they arrive before the peer is authenticated. The Challenge carries nothing but a
+// nonce: it goes to a peer that has proved nothing yet, so it must say nothing an address does not (it
+// used to carry the acceptor's incarnation, half of the member key gossip names it by).
 //   dialer -> acceptor  Hello     { from, to, incarnation, nonce }
-//   acceptor -> dialer  Challenge { nonce, incarnation }            (or Refused)
+//   acceptor -> dialer  Challenge { nonce }                         (or Refused)
 //   dialer -> acceptor  Proof     { proof? }   HMAC(secret, client role, both addresses, both nonces)
 //   acceptor -> dialer  Accepted  { proof? }   the same HMAC with the server role (or Refused)
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -18,7 +20,7 @@ export type Handshake =
       readonly incarnation: string;
       readonly nonce: Uint8Array;
     }
-  | { readonly t: 'Challenge'; readonly nonce: Uint8Array; readonly incarnation: string }
+  | { readonly t: 'Challenge'; readonly nonce: Uint8Array }
   | { readonly t: 'Proof'; readonly proof?: Uint8Array }
   | { readonly t: 'Accepted'; readonly proof?: Uint8Array }
   | { readonly t: 'Refused'; readonly reason: string };
@@ -40,9 +42,8 @@ export function parseHandshake(value: unknown): Handshake | undefined {
       return { t: 'Hello', from, to, incarnation, nonce };
     }
     case 'Challenge': {
-      const { nonce, incarnation } = raw;
-      if (!isNonce(nonce) || !isText(incarnation)) return undefined;
-      return { t: 'Challenge', nonce, incarnation };
+      const { nonce } = raw;
+      return isNonce(nonce) ? { t: 'Challenge', nonce } : undefined;
     }
     case 'Proof':
     case 'Accepted': {

@@ -7,6 +7,8 @@
 //                 the reply to gossip that only lacked seen marks): a full state only where they differ
 //   GossipNews    the records and reachability rows a change touched, pushed at once to a few peers in a
 //                 large cluster (a delta of the state, merged like gossip)
+//   GossipAsk     a receiver held back changes it could not attribute to their sender (gossip-guard.ts):
+//                 it asks their author for its word on those member keys, answered with a GossipNews
 //   Heartbeat     monitor -> monitored member; HeartbeatAck comes back and feeds the failure detector
 import type { MessageFamily, RawMessage } from './wire-message.js';
 import { NodeAddress } from './address.js';
@@ -60,9 +62,10 @@ export type ClusterMessage =
       /** Who has seen that state: bit i for the i-th of its member keys in sorted order. */
       readonly seen: Uint8Array;
     }
-  | { readonly type: 'GossipNews'; readonly gossip: WireGossip };
+  | { readonly type: 'GossipNews'; readonly gossip: WireGossip }
+  | { readonly type: 'GossipAsk'; readonly keys: ReadonlyArray<string> };
 
-export const CLUSTER_MESSAGE_TYPES: ReadonlySet<string> = new Set(['Heartbeat', 'HeartbeatAck', 'Join', 'Gossip', 'GossipStatus', 'GossipNews']);
+export const CLUSTER_MESSAGE_TYPES: ReadonlySet<string> = new Set(['Heartbeat', 'HeartbeatAck', 'Join', 'Gossip', 'GossipStatus', 'GossipNews', 'GossipAsk']);
 
 /** The membership family; the Cluster registers it on its transport. */
 export const CLUSTER_MESSAGES: MessageFamily<ClusterMessage> = {
@@ -80,6 +83,8 @@ const MAX_ROLES = 32;
 const MAX_MEMBERS = 10_000;
 /** A status hash: 32 base64 characters today; a little room, no more. */
 const MAX_HASH = 64;
+/** Member keys one GossipAsk may name: the author's answer is bounded by it. */
+export const MAX_ASK_KEYS = 256;
 /** Subjects summed over all reachability rows: with the heartbeat ring a row names about ten, this is ample. */
 const MAX_REACHABILITY_ENTRIES = 100_000;
 
@@ -107,6 +112,11 @@ export function parseClusterMessage(raw: RawMessage): ClusterMessage | undefined
       const { hash, seen } = raw;
       if (!isText(hash, MAX_HASH) || !(seen instanceof Uint8Array) || seen.byteLength > Math.ceil(MAX_MEMBERS / 8)) return undefined;
       return { type: 'GossipStatus', hash, seen };
+    }
+    case 'GossipAsk': {
+      const { keys } = raw;
+      if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_ASK_KEYS || !keys.every((k) => isText(k, MAX_KEY))) return undefined;
+      return { type: 'GossipAsk', keys: keys as string[] };
     }
     default:
       return undefined;

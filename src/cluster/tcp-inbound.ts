@@ -137,7 +137,7 @@ export class InboundConnection implements InboundLink {
     }
     this.peer = { address, incarnation: hello.incarnation, nonce: Buffer.from(hello.nonce) };
     this.state = 'proof';
-    this.write({ t: 'Challenge', nonce: this.serverNonce, incarnation: this.transport.incarnation });
+    this.write({ t: 'Challenge', nonce: this.serverNonce });
   }
 
   private onProof(proof: Extract<Handshake, { t: 'Proof' }>): void {

@@ -11,8 +11,10 @@ import { ActorTsError } from '../errors.js';
  * which the leader's downing decision reads: a node of version 3 would still down by its own view.
  * 5: GossipStatus (a hash and a seen bitset instead of the full state once peers agree) and GossipNews
  * (deltas of urgent changes in a large cluster); a node of version 4 would drop both.
+ * 6: GossipAsk (a receiver asks the author of a change it held back, gossip-guard.ts), and the handshake's
+ * Challenge no longer carries the acceptor's incarnation; a node of version 5 would believe relayed gossip.
  */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /** What every message on the wire has: a string discriminator. */
 export interface WireMessage {

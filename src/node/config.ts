@@ -29,6 +29,11 @@ export interface NodeConfig {
   readonly attributes: Readonly<Record<string, string>>;
   /** Shared secret every node must prove (HMAC) to join; default none (any peer may connect). */
   readonly clusterSecret: string | undefined;
+  /**
+   * Start with the cluster port bound beyond loopback and no `clusterSecret` (clusterPortProblem); default
+   * false: such a node refuses to start, since anyone who reaches the port could join and speak for it.
+   */
+  readonly insecureClusterPort: boolean;
   /** Bearer token for the management API's write routes; default none (open: bind to loopback). */
   readonly authToken: string | undefined;
   /** With `authToken`, protect the read routes too; default false. */
@@ -91,6 +96,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   roles: [],
   attributes: {},
   clusterSecret: undefined,
+  insecureClusterPort: false,
   authToken: undefined,
   authReads: false,
   bodyLimit: DEFAULT_HTTP_LIMITS.bodyLimit,
@@ -111,4 +117,25 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
 export function resolveNodeConfig(input: Partial<NodeConfig> = {}): NodeConfig {
   const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
   return { ...DEFAULT_NODE_CONFIG, ...defined } as NodeConfig;
+}
+
+/** Whether `host` names the loopback interface only (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (bare === 'localhost' || bare === '::1' || bare === '0:0:0:0:0:0:0:1') return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/**
+ * Why a node must not start as configured, or undefined: secure by default, a cluster port reachable
+ * beyond this machine needs the secret, or an explicit `insecureClusterPort`.
+ */
+export function clusterPortProblem(config: Pick<NodeConfig, 'host' | 'clusterSecret' | 'insecureClusterPort'>): string | undefined {
+  if (config.clusterSecret !== undefined && config.clusterSecret !== '') return undefined;
+  if (config.insecureClusterPort || isLoopbackHost(config.host)) return undefined;
+  return (
+    `the cluster port binds to ${config.host}, not loopback, and no --cluster-secret is set: anyone who reaches it ` +
+    'could join the cluster and speak for it. Set --cluster-secret (or ACTOR_TS_CLUSTER_SECRET), or pass ' +
+    '--insecure-cluster-port when the network itself is trusted'
+  );
 }

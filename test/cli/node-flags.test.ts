@@ -157,3 +157,30 @@ describe('local-cluster --fallback', () => {
     }
   });
 });
+
+describe('node command: secure by default', () => {
+  it.each([['10.1.2.3'], ['0.0.0.0'], ['::'], ['node-1.example']])('refuses a cluster port on %s without --cluster-secret, starting no node', async (host) => {
+    const run = await runNodeCommand('--host', host);
+    expect(run.code).toBe(2);
+    expect(run.input).toBeUndefined();
+    const err = run.err.join('\n');
+    expect(err).toContain(`refusing to start: the cluster port binds to ${host}, not loopback`);
+    expect(err).toContain('--cluster-secret');
+    expect(err).toContain('--insecure-cluster-port');
+  });
+
+  it('starts beyond loopback with --cluster-secret, or when --insecure-cluster-port says so', async () => {
+    const secured = await runNodeCommand('--host', '10.1.2.3', '--cluster-secret', 's3cret');
+    expect(secured.code).toBe(0);
+    expect(secured.input).toMatchObject({ host: '10.1.2.3', clusterSecret: 's3cret' });
+    const insecure = await runNodeCommand('--host', '10.1.2.3', '--insecure-cluster-port');
+    expect(insecure.code).toBe(0);
+    expect(insecure.input).toMatchObject({ host: '10.1.2.3', insecureClusterPort: true });
+  });
+
+  it.each([['127.0.0.1'], ['127.3.4.5'], ['localhost'], ['::1']])('starts on loopback %s without a secret', async (host) => {
+    const run = await runNodeCommand('--host', host);
+    expect(run.code).toBe(0);
+    expect(run.input?.clusterSecret).toBeUndefined();
+  });
+});

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { MemberInfo } from '../../src/cluster/member.js';
 import { compareAddresses, compareByAge, oldestUpMember } from '../../src/cluster/member-order.js';
+import { MAX_ASK_KEYS } from '../../src/cluster/messages.js';
 import { parseMessage } from '../../src/protocol.js';
 
 const member = { address: 'sys@h:1', incarnation: 'i', status: 'up', appVersion: '1.0.0', roles: ['a'], upNumber: 1 };
@@ -36,6 +37,7 @@ describe('cluster messages', () => {
       type: 'Gossip',
       gossip: { members: two, seen: [], reachability },
     });
+    expect(parseMessage({ type: 'GossipAsk', keys: ['sys@h:1#i'] })).toEqual({ type: 'GossipAsk', keys: ['sys@h:1#i'] });
   });
 
   const two = [member, { ...member, address: 'sys@h:2' }];
@@ -71,6 +73,9 @@ describe('cluster messages', () => {
     ['a tombstone without a time', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['k#1']] } }],
     ['a tombstone with a negative time', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['k#1', -5]] } }],
     ['a tombstone with an empty key', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['', 5]] } }],
+    ['an ask of no keys', { type: 'GossipAsk', keys: [] }],
+    ['an ask of more keys than an answer is bounded by', { type: 'GossipAsk', keys: Array.from({ length: MAX_ASK_KEYS + 1 }, (_, i) => `sys@h:1#${i}`) }],
+    ['an ask whose key is not text', { type: 'GossipAsk', keys: [5] }],
   ])('rejects %s', (_name, value) => {
     expect(parseMessage(value)).toBeUndefined();
   });

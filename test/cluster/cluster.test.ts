@@ -235,6 +235,9 @@ describe('Cluster: failure detection and downing', () => {
     network.heal();
     network.isolate(address(5));
     await advanceUntil(() => [n1!, n2!, n3!].every((n) => downedAt(n.cluster) === decidedAt), 'the earliest decision everywhere', 5_000, 10);
+    // Node 4 took neither decision from node 2 (not its leader while node 1 was not yet unreachable): it
+    // learns it is down from its leader, node 1, once the partition heals.
+    await advanceUntil(() => n4!.cluster.selfMember()?.status === 'down', 'node 4 learns it is down', 5_000, 10);
     expect(n4!.cluster.selfMember()?.downedAtMs).toBe(decidedAt);
     expect(statusOf(n1!.cluster, address(4))).toBe('down');
     // A change of downedAtMs alone is a change of the view.

@@ -115,6 +115,8 @@ export class NetnsCluster {
       process.execPath, BIN, 'node',
       '--system', 'app',
       '--host', slot.lab.ip,
+      // The lab's namespaces are a closed network: no secret, as before secure-by-default.
+      '--insecure-cluster-port',
       '--port', String(CLUSTER_PORT),
       '--http-host', slot.lab.ip,
       '--http-port', String(HTTP_PORT),
