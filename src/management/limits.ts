@@ -19,6 +19,13 @@ export interface HttpLimits {
    * connections from using up the process's file descriptors, which the cluster transport needs too.
    */
   readonly maxConnections: number;
+  /**
+   * Connections one client (one remote address) may hold open at once; one more from it is closed as soon as it
+   * is accepted; default 32, a quarter of the default cap. Without it a single client holding slow requests, and
+   * reopening each one the server closes, takes every slot of `maxConnections`, and nobody else is answered.
+   * Not below `maxConnections`, it lets one client take them all.
+   */
+  readonly maxConnectionsPerClient: number;
 }
 
 export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
@@ -27,6 +34,7 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 128,
+  maxConnectionsPerClient: 32,
 });
 
 /** Fills in defaults and checks every limit; throws `invalid_argument` naming the bad one. */

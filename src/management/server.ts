@@ -3,6 +3,7 @@
 // `{ error, message }`, including the ones Fastify and Node answer themselves (see errors.ts); a rejected
 // request changes nothing.
 import { timingSafeEqual } from 'node:crypto';
+import type { Server } from 'node:http';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -103,6 +104,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   refuseWhileClosing(app);
   // Past the cap Node closes a new connection at once, before reading from it.
   app.server.maxConnections = limits.maxConnections;
+  capConnectionsPerClient(app.server, limits.maxConnectionsPerClient);
   // Only JSON bodies: Fastify's built-in text/plain parser would turn a mislabelled body into a schema
   // error instead of the 415 it is.
   app.removeContentTypeParser('text/plain');
@@ -234,6 +236,30 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
   if (options.metrics !== undefined) void app.register(metricsPlugin, { source: options.metrics, ...(guardRead ? { guard: guardRead } : {}) });
   return app;
+}
+
+/**
+ * A client (remote address) past `max` open connections has its next one closed at once, unread, like one past
+ * the server's whole cap: that cap counts every client together, so without a share per client one client's
+ * slow requests could hold all of it.
+ */
+export function capConnectionsPerClient(server: Server, max: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket) => {
+    // An IPv4 client of a dual-stack listener appears as ::ffff:a.b.c.d; it is the same client either way.
+    const client = (socket.remoteAddress ?? 'unknown').replace(/^::ffff:/, '');
+    const count = open.get(client) ?? 0;
+    if (count >= max) {
+      socket.destroy();
+      return;
+    }
+    open.set(client, count + 1);
+    socket.once('close', () => {
+      const left = (open.get(client) ?? 1) - 1;
+      if (left > 0) open.set(client, left);
+      else open.delete(client);
+    });
+  });
 }
 
 function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
