@@ -49,7 +49,9 @@ export interface TcpTransportOptions {
   readonly maxInboundBytesPerConnection?: number;
   /**
    * Bytes all inbound connections together may hold in incomplete frames; default 64 MiB. A connection whose
-   * data would exceed it is closed (its peer redials), so many slow or stalled peers cannot exhaust memory.
+   * data would exceed it is closed (its peer redials), so many slow or stalled peers cannot exhaust memory;
+   * unless it is a trusted peer's (see `TcpTransport.trustPeers`): then untrusted connections holding the
+   * room it needs are closed instead (inbound-budget.ts).
    */
   readonly maxInboundBufferedBytes?: number;
   /** Budgets one received message must fit in before it is decoded (see DecodeLimits for the defaults). */
