@@ -3,7 +3,6 @@
 // `{ error, message }`, including the ones Fastify and Node answer themselves (see errors.ts); a rejected
 // request changes nothing.
 import { timingSafeEqual } from 'node:crypto';
-import type { Server } from 'node:http';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -21,6 +20,7 @@ import { registerMemberRoutes } from './member-routes.js';
 import { consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
 import { metricsPlugin, type MetricsSource } from './metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
+import { shareConnections } from './connection-share.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpLimits } from './limits.js';
 import { dryRunQuery, isDryRun, placementsDryRun, rebalanceDryRun, registerExplainRoute, type DryRunQuery } from './insight-routes.js';
 import { placementWarnings } from './placement-warnings.js';
@@ -102,9 +102,9 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     return503OnClosing: false,
   });
   refuseWhileClosing(app);
-  // Past the cap Node closes a new connection at once, before reading from it.
-  app.server.maxConnections = limits.maxConnections;
-  capConnectionsPerClient(app.server, limits.maxConnectionsPerClient);
+  // Past the cap a new connection is closed at once, before reading from it, unless a client over its share
+  // must make room for it.
+  shareConnections(app.server, limits);
   // Only JSON bodies: Fastify's built-in text/plain parser would turn a mislabelled body into a schema
   // error instead of the 415 it is.
   app.removeContentTypeParser('text/plain');
@@ -236,30 +236,6 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
   if (options.metrics !== undefined) void app.register(metricsPlugin, { source: options.metrics, ...(guardRead ? { guard: guardRead } : {}) });
   return app;
-}
-
-/**
- * A client (remote address) past `max` open connections has its next one closed at once, unread, like one past
- * the server's whole cap: that cap counts every client together, so without a share per client one client's
- * slow requests could hold all of it.
- */
-export function capConnectionsPerClient(server: Server, max: number): void {
-  const open = new Map<string, number>();
-  server.on('connection', (socket) => {
-    // An IPv4 client of a dual-stack listener appears as ::ffff:a.b.c.d; it is the same client either way.
-    const client = (socket.remoteAddress ?? 'unknown').replace(/^::ffff:/, '');
-    const count = open.get(client) ?? 0;
-    if (count >= max) {
-      socket.destroy();
-      return;
-    }
-    open.set(client, count + 1);
-    socket.once('close', () => {
-      const left = (open.get(client) ?? 1) - 1;
-      if (left > 0) open.set(client, left);
-      else open.delete(client);
-    });
-  });
 }
 
 function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
