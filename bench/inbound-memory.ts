@@ -79,20 +79,26 @@ async function main(): Promise<void> {
     const url = nodes.urls[0] as string;
     const address = nodes.addresses[0] as string;
     const port = Number(address.slice(address.lastIndexOf(':') + 1));
-    const rows: Array<[string, Awaited<ReturnType<typeof figures>>, number]> = [['before', await figures(url), 0]];
+    const rows: Array<[string, Awaited<ReturnType<typeof figures>>, number, number]> = [['before', await figures(url), 0, 0]];
     for (let round = 1; round <= rounds; round++) {
       const started = Date.now();
+      // The highest RSS seen while the round runs (sampled every 250 ms).
+      let peakRss = 0;
+      const sampler = setInterval(() => void figures(url).then((f) => (peakRss = Math.max(peakRss, f.rssMB)), () => undefined), 250);
       const sockets = await Promise.all(
         Array.from({ length: peers }, (_, i) => authenticated('127.0.0.1', port, address, `raw@127.0.0.2:${10_000 + round * 1000 + i}`)),
       );
       await Promise.all(sockets.map(abandonFrame));
-      rows.push([`after round ${round}`, await figures(url), Date.now() - started]);
+      clearInterval(sampler);
+      rows.push([`after round ${round}`, await figures(url), peakRss, Date.now() - started]);
     }
     await new Promise((resolve) => setTimeout(resolve, idleMs));
-    rows.push([`after ${idleMs / 1000} s idle`, await figures(url), idleMs]);
-    console.log(`| when | V8 external (MB) | RSS (MB) | inbound budget in use (MB) | took (s) |`);
-    console.log(`| --- | ---: | ---: | ---: | ---: |`);
-    for (const [when, f, ms] of rows) console.log(`| ${when} | ${f.externalMB} | ${f.rssMB} | ${f.heldMB} | ${(ms / 1000).toFixed(1)} |`);
+    rows.push([`after ${idleMs / 1000} s idle`, await figures(url), 0, idleMs]);
+    console.log(`| when | V8 external (MB) | RSS (MB) | RSS peak in the round (MB) | inbound budget in use (MB) | took (s) |`);
+    console.log(`| --- | ---: | ---: | ---: | ---: | ---: |`);
+    for (const [when, f, peak, ms] of rows) {
+      console.log(`| ${when} | ${f.externalMB} | ${f.rssMB} | ${peak === 0 ? '' : peak} | ${Number.isNaN(f.heldMB) ? 'n/a' : f.heldMB} | ${(ms / 1000).toFixed(1)} |`);
+    }
   } finally {
     await nodes.stop();
   }

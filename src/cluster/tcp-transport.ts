@@ -5,6 +5,8 @@
 // Nothing a peer sends can throw into the event loop: bad frames close the connection, bad messages are
 // dropped; both are counted and logged (rate-limited, since a peer can cause them at will). The transport
 // knows no message family: layers register theirs, and only what one of them parses reaches listeners.
+// Incomplete inbound frames share one byte budget in which trusted peers (members) keep room (inbound-budget.ts);
+// a connection, however it ends, gives back its share and leaves every registry (tcp-inbound.ts `end`).
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { ActorTsError } from '../errors.js';
