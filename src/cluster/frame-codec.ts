@@ -82,6 +82,16 @@ export class FrameDecoder {
     return { ...this.counters };
   }
 
+  /**
+   * Drops the bytes of the incomplete frame and refuses every later push: the connection is over. Without it a
+   * decoder still referenced somewhere keeps up to a whole frame's worth of chunks alive.
+   */
+  discard(): void {
+    this.failure ??= new ActorTsError('invalid_argument', 'the connection of this decoder has ended');
+    this.chunks = [];
+    this.buffered = 0;
+  }
+
   push(chunk: Uint8Array): FrameDecodeResult {
     if (this.failure) return { ok: false, frames: [], error: this.failure };
     if (chunk.byteLength > 0) {

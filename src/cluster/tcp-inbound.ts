@@ -1,8 +1,9 @@
 // The accepting end of a TCP connection: runs the server side of the handshake (address check, secret
 // proof), then hands every message frame to the transport. A bad frame or handshake closes the connection.
 // Until the peer is authenticated only small frames are accepted and the whole handshake has a deadline;
-// afterwards a frame must complete in time, and incomplete frames count against per-connection and total
-// buffer budgets, so no peer can pin memory by sending part of a frame and stopping.
+// afterwards a frame must complete in time, and incomplete frames count against per-connection and shared
+// buffer budgets, so no peer can pin memory by sending part of a frame and stopping. However the connection
+// ends, `end` undoes it in one place: timers, the decoder's buffered bytes, the budget share, the registries.
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { NodeAddress } from './address.js';
@@ -11,6 +12,12 @@ import { handshakeFrame, handshakeProof, readHandshake, sameProof, type Handshak
 import { errorText } from './message-codec.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
 import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
+
+/** How an inbound connection ended: one line of its log and the count it adds to. */
+type Ending =
+  | { readonly how: 'closed' }
+  | { readonly how: 'dropped' }
+  | { readonly how: 'refused'; readonly reason: string };
 
 export class InboundConnection implements InboundLink {
   private readonly decoder: FrameDecoder;
@@ -21,8 +28,6 @@ export class InboundConnection implements InboundLink {
   private readonly handshakeTimer: NodeJS.Timeout;
   /** Runs while a frame is incomplete on an open connection. */
   private frameTimer: NodeJS.Timeout | undefined;
-  /** Bytes of incomplete frames reserved in the transport's inbound budget. */
-  private reserved = 0;
 
   constructor(
     private readonly socket: Socket,
@@ -35,20 +40,27 @@ export class InboundConnection implements InboundLink {
     this.handshakeTimer = setTimeout(() => this.refuse('handshake timed out'), transport.config.handshakeTimeoutMs);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (error) => transport.log.debug({ err: errorText(error) }, 'inbound connection error'));
-    socket.on('close', () => {
-      clearTimeout(this.handshakeTimer);
-      this.stopFrameTimer();
-      this.release();
-      if (this.state === 'open' && this.peer) this.transport.unregisterInbound(this, this.peer.address);
-      this.state = 'done';
-    });
+    socket.on('close', () => this.end({ how: 'closed' }));
   }
 
+  get phase(): 'handshaking' | 'open' {
+    return this.state === 'open' ? 'open' : 'handshaking';
+  }
+
+  /** The transport drops this connection: its peer restarted or dialled again, or the transport closes. */
   destroy(): void {
-    this.state = 'done';
-    this.stopFrameTimer();
-    this.release();
-    this.socket.destroy();
+    this.end({ how: 'dropped' });
+  }
+
+  /** The budget gave this connection's share to a trusted peer. */
+  evictForBudget(): void {
+    if (this.done) return;
+    this.transport.count('peersDisconnectedForBudget');
+    this.transport.peerEvent('closing inbound connection: its buffer budget went to a member', this.remoteHost, {
+      peer: this.peerName,
+      bytes: this.decoder.bufferedBytes,
+    });
+    this.destroy();
   }
 
   private get done(): boolean {
@@ -57,6 +69,33 @@ export class InboundConnection implements InboundLink {
 
   private get peerName(): string {
     return this.peer?.address.toString() ?? this.remoteHost;
+  }
+
+  /**
+   * The one way out, idempotent: every path that ends the connection (the peer closing, any refusal, a
+   * deadline, a bad frame, a replacement, shutdown) comes here, and the socket's close comes here again.
+   */
+  private end(ending: Ending): void {
+    if (this.done) return;
+    this.state = 'done';
+    clearTimeout(this.handshakeTimer);
+    this.stopFrameTimer();
+    // The partial frame goes now, not when the last reference to this connection does.
+    this.decoder.discard();
+    this.transport.endInbound(this, this.peer?.address);
+    if (ending.how === 'closed') return;
+    if (ending.how === 'dropped') {
+      this.socket.destroy();
+      return;
+    }
+    try {
+      this.socket.end(handshakeFrame({ t: 'Refused', reason: ending.reason }));
+    } catch {
+      this.socket.destroy();
+      return;
+    }
+    // The peer may not read: do not keep a half-closed socket around.
+    setTimeout(() => this.socket.destroy(), 1000).unref();
   }
 
   private onData(chunk: Buffer): void {
@@ -84,13 +123,16 @@ export class InboundConnection implements InboundLink {
   private account(completed: boolean): void {
     const held = this.decoder.bufferedBytes;
     const config = this.transport.config;
-    if (held > config.maxInboundBytesPerConnection || !this.transport.reserveInbound(held - this.reserved)) {
+    const trusted = this.state === 'open' && this.peer !== undefined && this.transport.isTrusted(this.peer.address);
+    const overConnection = held > config.maxInboundBytesPerConnection;
+    if (overConnection || !this.transport.reserveInbound(this, held, trusted).granted) {
       this.transport.count('inboundOverBudget');
+      // A member's frame refused while the budget is full of other members' frames: the node is starved.
+      if (trusted && !overConnection) this.transport.count('inboundStarved');
       this.transport.peerEvent('closing inbound connection over its buffer budget', this.remoteHost, { peer: this.peerName, bytes: held });
       this.destroy();
       return;
     }
-    this.reserved = held;
     // Before the handshake completes its own deadline applies; the frame clock starts with each new frame.
     if (held === 0 || this.state !== 'open') return this.stopFrameTimer();
     if (completed) this.stopFrameTimer();
@@ -111,16 +153,19 @@ export class InboundConnection implements InboundLink {
     this.frameTimer = undefined;
   }
 
-  private release(): void {
-    if (this.reserved === 0) return;
-    this.transport.reserveInbound(-this.reserved);
-    this.reserved = 0;
-  }
-
   private onFrame(frame: Frame): void {
     if (this.state === 'open' && this.peer) {
-      if (frame.kind === 'message') this.transport.receive(this.peer.address, frame);
-      else this.refuse('handshake frame on an open connection');
+      if (frame.kind !== 'message') return this.refuse('handshake frame on an open connection');
+      const accepted = this.transport.receive(this.peer.address, frame);
+      // A stranger that makes us buffer large frames and then sends nothing usable holds budget for nothing.
+      if (!accepted && frame.payload.byteLength > this.transport.config.maxHandshakeFrameBytes && !this.transport.isTrusted(this.peer.address)) {
+        this.transport.count('peersDisconnectedForBudget');
+        this.transport.peerEvent('closing inbound connection: a large frame that was no valid message', this.remoteHost, {
+          peer: this.peerName,
+          bytes: frame.payload.byteLength,
+        });
+        this.destroy();
+      }
       return;
     }
     const handshake = frame.kind === 'handshake' ? readHandshake(frame) : undefined;
@@ -128,7 +173,6 @@ export class InboundConnection implements InboundLink {
     if (this.state === 'proof' && handshake?.t === 'Proof') return this.onProof(handshake);
     this.refuse(`unexpected ${handshake ? handshake.t : frame.kind} frame during the handshake`);
   }
-
   private onHello(hello: Extract<Handshake, { t: 'Hello' }>): void {
     const address = NodeAddress.tryParse(hello.from);
     if (!address) return this.refuse(`invalid peer address "${hello.from}"`);
@@ -162,20 +206,10 @@ export class InboundConnection implements InboundLink {
   }
 
   private refuse(reason: string): void {
-    if (this.state === 'done') return;
+    if (this.done) return;
     this.transport.count('handshakeFailures');
     this.transport.peerEvent('refused inbound connection', this.remoteHost, { peer: this.peerName, reason });
-    this.state = 'done';
-    clearTimeout(this.handshakeTimer);
-    this.stopFrameTimer();
-    this.release();
-    try {
-      this.socket.end(handshakeFrame({ t: 'Refused', reason }));
-    } catch {
-      this.socket.destroy();
-    }
-    // The peer may not read: do not keep a half-closed socket around.
-    setTimeout(() => this.socket.destroy(), 1000).unref();
+    this.end({ how: 'refused', reason });
   }
 
   private write(handshake: Handshake): void {

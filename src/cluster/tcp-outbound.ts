@@ -32,6 +32,11 @@ export class OutboundPeer {
     this.target = to.toString();
   }
 
+  /** The state of this peer's connection, or undefined while it has none (idle, waiting out a backoff, stopped). */
+  get phase(): 'connecting' | 'open' | undefined {
+    return this.state === 'connecting' || this.state === 'open' ? this.state : undefined;
+  }
+
   send(frame: Buffer): void {
     if (this.state === 'stopped') return;
     if (this.state === 'open' && this.socket) {

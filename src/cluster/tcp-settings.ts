@@ -49,7 +49,9 @@ export interface TcpTransportOptions {
   readonly maxInboundBytesPerConnection?: number;
   /**
    * Bytes all inbound connections together may hold in incomplete frames; default 64 MiB. A connection whose
-   * data would exceed it is closed (its peer redials), so many slow or stalled peers cannot exhaust memory.
+   * data would exceed it is closed (its peer redials), so many slow or stalled peers cannot exhaust memory;
+   * unless it is a trusted peer's (see `TcpTransport.trustPeers`): then untrusted connections holding the
+   * room it needs are closed instead (inbound-budget.ts).
    */
   readonly maxInboundBufferedBytes?: number;
   /** Budgets one received message must fit in before it is decoded (see DecodeLimits for the defaults). */
@@ -94,6 +96,16 @@ export interface TcpTransportStats {
   readonly frameTimeouts: number;
   /** Inbound connections closed because they exceeded the per-connection or the total inbound buffer budget. */
   readonly inboundOverBudget: number;
+  /**
+   * Inbound connections of untrusted peers closed for the budget's sake: their share went to a trusted peer's
+   * frame, or they completed a large frame that was no valid message. Rising means strangers hold the budget.
+   */
+  readonly peersDisconnectedForBudget: number;
+  /**
+   * Frames of trusted peers (members) refused because the budget was full of other trusted peers' frames: those
+   * messages were lost. Should stay 0; rising means the node cannot take its members' traffic.
+   */
+  readonly inboundStarved: number;
   /** Handshakes refused, by us or by the peer (wrong secret, wrong address, protocol violation, timeout). */
   readonly handshakeFailures: number;
   /** Outgoing messages dropped because a peer's queue was full while connecting. */
@@ -112,6 +124,27 @@ export interface TcpTransportStats {
   readonly connectFailures: number;
   /** Connections or dials dropped and redialled because the owner reported the peer silent (`reconnect`). */
   readonly redials: number;
+}
+
+/** What a transport holds at one moment (TcpTransport.usage()); everything is 0 once its connections ended. */
+export interface TcpTransportUsage {
+  /** Connections not yet ended, by direction and state. */
+  readonly connections: {
+    readonly 'inbound-handshaking': number;
+    readonly 'inbound-open': number;
+    readonly 'outbound-connecting': number;
+    readonly 'outbound-open': number;
+  };
+  /** Bytes of incomplete inbound frames held in the shared budget. */
+  readonly inboundBufferedBytes: number;
+  /** Connections holding a share of that budget. */
+  readonly budgetHolders: number;
+  /** Sockets tracked for close(). */
+  readonly sockets: number;
+  /** Open inbound connections registered by peer address. */
+  readonly inboundByPeer: number;
+  /** Peers whose announced incarnation is remembered (those with an inbound connection or that we send to). */
+  readonly peerIncarnations: number;
 }
 
 export type MutableTcpStats = { -readonly [K in keyof TcpTransportStats]: TcpTransportStats[K] };

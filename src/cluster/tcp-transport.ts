@@ -5,12 +5,15 @@
 // Nothing a peer sends can throw into the event loop: bad frames close the connection, bad messages are
 // dropped; both are counted and logged (rate-limited, since a peer can cause them at will). The transport
 // knows no message family: layers register theirs, and only what one of them parses reaches listeners.
+// Incomplete inbound frames share one byte budget in which trusted peers (members) keep room (inbound-budget.ts);
+// a connection, however it ends, gives back its share and leaves every registry (tcp-inbound.ts `end`).
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { ActorTsError } from '../errors.js';
 import { LogThrottle, silentLogger, type Logger } from '../logging.js';
 import { NodeAddress } from './address.js';
 import { encodeFrame, type Frame } from './frame-codec.js';
+import { InboundBudget, type Reservation } from './inbound-budget.js';
 import { decodeMessage, decodeValue, encodeMessageOnce, errorText } from './message-codec.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
 import { InboundConnection } from './tcp-inbound.js';
@@ -21,11 +24,12 @@ import {
   type TcpSettings,
   type TcpTransportOptions,
   type TcpTransportStats,
+  type TcpTransportUsage,
 } from './tcp-settings.js';
 import type { MessageListener, Transport } from './transport.js';
 import { FamilyRegistry, asRawMessage, type MessageFamily, type WireMessage } from './wire-message.js';
 
-export type { TcpBackoffOptions, TcpTransportOptions, TcpTransportStats } from './tcp-settings.js';
+export type { TcpBackoffOptions, TcpTransportOptions, TcpTransportStats, TcpTransportUsage } from './tcp-settings.js';
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 
@@ -35,9 +39,12 @@ export class TcpTransport implements Transport, TcpHost {
   private readonly listeners = new Set<MessageListener>();
   private readonly families = new FamilyRegistry();
   private readonly peerLog: LogThrottle;
-  /** Bytes all inbound connections hold in incomplete frames. */
-  private inboundBytes = 0;
+  /** Bytes all inbound connections hold in incomplete frames, shared so that trusted peers keep room. */
+  private readonly budget: InboundBudget;
+  private trusted: ((peer: NodeAddress) => boolean) | undefined;
   private readonly peers = new Map<string, OutboundPeer>();
+  /** Every accepted connection that has not ended, handshaking or open. */
+  private readonly accepted = new Set<InboundLink>();
   /** Open inbound connections by peer address, with the incarnation that peer announced. */
   private readonly inbound = new Map<string, Set<InboundLink>>();
   private readonly peerIncarnations = new Map<string, string>();
@@ -49,6 +56,8 @@ export class TcpTransport implements Transport, TcpHost {
     frameErrors: 0,
     frameTimeouts: 0,
     inboundOverBudget: 0,
+    peersDisconnectedForBudget: 0,
+    inboundStarved: 0,
     handshakeFailures: 0,
     droppedQueueFull: 0,
     droppedBackpressure: 0,
@@ -71,6 +80,7 @@ export class TcpTransport implements Transport, TcpHost {
     this.self = self;
     this.incarnation = incarnation;
     this.peerLog = new LogThrottle({ intervalMs: settings.peerLogIntervalMs });
+    this.budget = new InboundBudget(settings.maxInboundBufferedBytes);
   }
 
   /** Listens on host:port and resolves once the socket is bound; rejects on bad options or a busy port. */
@@ -159,6 +169,37 @@ export class TcpTransport implements Transport, TcpHost {
     return { ...this.counters };
   }
 
+  /**
+   * Names the peers whose frames always get room in the shared inbound budget (the cluster's members), taking
+   * it from other peers when it is full. With a cluster secret every authenticated peer is trusted already;
+   * without one, anyone who reaches the port authenticates, and only the owner knows who the members are.
+   * `isTrusted` is asked when a frame needs room, so it follows membership changes; it must be cheap and must
+   * not throw.
+   */
+  trustPeers(isTrusted: (peer: NodeAddress) => boolean): void {
+    this.trusted = isTrusted;
+  }
+
+  /** What the transport holds now: connections per state, the inbound budget in use, its registries' sizes. */
+  usage(): TcpTransportUsage {
+    const connections = { 'inbound-handshaking': 0, 'inbound-open': 0, 'outbound-connecting': 0, 'outbound-open': 0 };
+    for (const link of this.accepted) connections[link.phase === 'open' ? 'inbound-open' : 'inbound-handshaking']++;
+    for (const peer of this.peers.values()) {
+      const phase = peer.phase;
+      if (phase !== undefined) connections[phase === 'open' ? 'outbound-open' : 'outbound-connecting']++;
+    }
+    let inboundByPeer = 0;
+    for (const links of this.inbound.values()) inboundByPeer += links.size;
+    return {
+      connections,
+      inboundBufferedBytes: this.budget.inUse,
+      budgetHolders: this.budget.holders,
+      sockets: this.sockets.size,
+      inboundByPeer,
+      peerIncarnations: this.peerIncarnations.size,
+    };
+  }
+
   /** The incarnation a peer announced on its latest accepted inbound connection. */
   peerIncarnation(address: NodeAddress): string | undefined {
     return this.peerIncarnations.get(address.toString());
@@ -170,9 +211,11 @@ export class TcpTransport implements Transport, TcpHost {
     this.listeners.clear();
     for (const peer of this.peers.values()) peer.stop();
     this.peers.clear();
+    // Each ends through endInbound, which empties the registries and the budget.
+    for (const link of [...this.accepted]) link.destroy();
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
-    this.inbound.clear();
+    this.peerIncarnations.clear();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.logger.info('tcp transport closed');
   }
@@ -196,10 +239,17 @@ export class TcpTransport implements Transport, TcpHost {
     socket.once('close', () => this.sockets.delete(socket));
   }
 
-  /** @internal */ reserveInbound(delta: number): boolean {
-    if (delta > 0 && this.inboundBytes + delta > this.settings.maxInboundBufferedBytes) return false;
-    this.inboundBytes = Math.max(0, this.inboundBytes + delta);
-    return true;
+  /** @internal */ reserveInbound(link: InboundLink, bytes: number, trusted: boolean): Reservation {
+    return this.budget.reserve(link, bytes, trusted);
+  }
+
+  /** @internal */ isTrusted(peer: NodeAddress): boolean {
+    if (this.settings.secret !== undefined) return true;
+    try {
+      return this.trusted?.(peer) ?? false;
+    } catch {
+      return false;
+    }
   }
 
   /** @internal */ peerEvent(kind: string, peerHost: string, details: Readonly<Record<string, unknown>>): void {
@@ -208,8 +258,8 @@ export class TcpTransport implements Transport, TcpHost {
     this.logger.warn(suppressed > 0 ? { ...details, host: peerHost, similarSinceLastLine: suppressed } : { ...details, host: peerHost }, kind);
   }
 
-  /** @internal Decodes one message frame from `from` and hands it to listeners; never throws. */
-  receive(from: NodeAddress, frame: Frame): void {
+  /** @internal Decodes one message frame from `from` and hands it to listeners; false when malformed. Never throws. */
+  receive(from: NodeAddress, frame: Frame): boolean {
     const decoded = decodeValue(frame.payload, this.settings.decodeLimits);
     const message = decoded.ok ? this.families.parse(decoded.value) : undefined;
     if (message === undefined) {
@@ -220,37 +270,44 @@ export class TcpTransport implements Transport, TcpHost {
         // A peer's `type` string is bounded here: it is text it chose.
         reason: decoded.ok ? `not accepted by a registered family (type ${type === undefined ? 'missing' : JSON.stringify(type.slice(0, 64))})` : decoded.reason,
       });
-      return;
+      return false;
     }
     this.deliver(from, message);
+    return true;
   }
 
   /** @internal */ registerInbound(connection: InboundLink, from: NodeAddress, incarnation: string): void {
     const key = from.toString();
     const previous = this.peerIncarnations.get(key);
-    this.peerIncarnations.set(key, incarnation);
-    const connections = this.inbound.get(key) ?? new Set<InboundLink>();
-    if (previous !== undefined && previous !== incarnation) {
+    const older = [...(this.inbound.get(key) ?? [])];
+    const restarted = previous !== undefined && previous !== incarnation;
+    if (restarted) {
       this.logger.info({ peer: key, previous, incarnation }, 'peer restarted with a new incarnation');
-      for (const old of connections) old.destroy();
-      connections.clear();
-      // Our outbound connection leads to the old process (or nowhere); dial the new one right away.
-      this.peers.get(key)?.reset();
-    } else if (connections.size > 0) {
+    } else if (older.length > 0) {
       // The peer dials one connection to us at a time: a new one means it gave up the older ones, whose close
       // never reached us (a cut link). They would only linger until keepalive found them dead.
-      this.logger.debug({ peer: key, replaced: connections.size }, 'peer dialled again: dropping its older inbound connections');
-      for (const old of connections) old.destroy();
-      connections.clear();
+      this.logger.debug({ peer: key, replaced: older.length }, 'peer dialled again: dropping its older inbound connections');
     }
+    // Each leaves the registries through endInbound; before the new one is in, so its entries are not undone.
+    for (const old of older) old.destroy();
+    // Our outbound connection leads to the old process (or nowhere); dial the new one right away.
+    if (restarted) this.peers.get(key)?.reset();
+    this.peerIncarnations.set(key, incarnation);
+    const connections = this.inbound.get(key) ?? new Set<InboundLink>();
     connections.add(connection);
     this.inbound.set(key, connections);
   }
 
-  /** @internal */ unregisterInbound(connection: InboundLink, from: NodeAddress): void {
-    const connections = this.inbound.get(from.toString());
-    connections?.delete(connection);
-    if (connections?.size === 0) this.inbound.delete(from.toString());
+  /** @internal */ endInbound(connection: InboundLink, from: NodeAddress | undefined): void {
+    this.budget.release(connection);
+    this.accepted.delete(connection);
+    if (from === undefined) return;
+    const key = from.toString();
+    const connections = this.inbound.get(key);
+    if (connections === undefined || !connections.delete(connection) || connections.size > 0) return;
+    this.inbound.delete(key);
+    // Kept for a peer we send to, to tell its restart from a new connection; a stranger's is not kept forever.
+    if (!this.peers.has(key)) this.peerIncarnations.delete(key);
   }
 
   private accept(socket: Socket): void {
@@ -259,7 +316,7 @@ export class TcpTransport implements Transport, TcpHost {
       return;
     }
     this.track(socket);
-    new InboundConnection(socket, this);
+    this.accepted.add(new InboundConnection(socket, this));
   }
 
   private deliver(from: NodeAddress, message: WireMessage): void {

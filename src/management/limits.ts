@@ -15,10 +15,19 @@ export interface HttpLimits {
   /** An idle keep-alive connection is closed after this long; default 5,000 ms. */
   readonly keepAliveTimeoutMs: number;
   /**
-   * Connections open at once; one more is closed as soon as it is accepted; default 128. Keeps a flood of
+   * Connections open at once; one more is closed as soon as it is accepted (unless its client is under its
+   * share, `maxConnectionsPerClient`, and another client is over its own); default 128. Keeps a flood of
    * connections from using up the process's file descriptors, which the cluster transport needs too.
    */
   readonly maxConnections: number;
+  /**
+   * A client's (one remote address's) share of `maxConnections`; default 32, a quarter of the default cap.
+   * Under the cap a client may hold any number. At the cap, a client holding fewer than its share still gets in:
+   * the oldest connection of the client holding the most beyond its share is closed for it (connection-share.ts).
+   * So one client holding slow requests, and reopening each one the server closes, cannot take every slot.
+   * Not below `maxConnections`, it lets one client take them all.
+   */
+  readonly maxConnectionsPerClient: number;
 }
 
 export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
@@ -27,6 +36,7 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 128,
+  maxConnectionsPerClient: 32,
 });
 
 /** Fills in defaults and checks every limit; throws `invalid_argument` naming the bad one. */

@@ -12,6 +12,16 @@ export type PlacementOrigin = 'local' | 'remote';
 
 /** Member statuses always exported (as 0 when no member has them) so series do not appear and vanish. */
 
+/** Connection states of the cluster transport, always exported (as 0 when none is in them). */
+export const TRANSPORT_CONNECTION_STATES = ['inbound-handshaking', 'inbound-open', 'outbound-connecting', 'outbound-open'] as const;
+
+/** What the cluster transport holds now (TcpTransport.usage() has this shape). */
+export interface TransportFigures {
+  readonly connections: Readonly<Record<(typeof TRANSPORT_CONNECTION_STATES)[number], number>>;
+  /** Bytes of incomplete inbound frames in the shared budget. */
+  readonly inboundBufferedBytes: number;
+}
+
 /**
  * Events the node reports as they happen. Every method must be cheap and must not throw: the caller is the
  * sharding runtime or the placement store, on its hot path.
@@ -40,6 +50,8 @@ export interface MetricsSource {
   members(): Iterable<{ readonly status: string; readonly reachable: boolean }>;
   /** The placement store replica: its generation and its document's history items. */
   placementStore(): { readonly generation: number; readonly items: number };
+  /** The cluster transport's connections and buffers; without it the transport gauges are left out. */
+  transport?(): TransportFigures;
   /** True when placements are durable: only then is the storage commit histogram exported. */
   readonly durable: boolean;
   /** Starts delivering events to `events`; returns the function that stops it (called when the server closes). */
@@ -145,6 +157,28 @@ export class NodeMetrics {
         this.set(source.placementStore().generation);
       },
     });
+
+    const transport = source.transport?.bind(source);
+    if (transport !== undefined) {
+      new Gauge({
+        name: `${METRICS_PREFIX}transport_connections`,
+        help: 'Cluster transport connections not yet ended, per direction and state.',
+        labelNames: ['state'],
+        registers,
+        collect() {
+          const { connections } = transport();
+          for (const state of TRANSPORT_CONNECTION_STATES) this.set({ state }, connections[state]);
+        },
+      });
+      new Gauge({
+        name: `${METRICS_PREFIX}transport_inbound_buffered_bytes`,
+        help: 'Bytes of incomplete inbound frames the cluster transport holds (its shared inbound budget in use).',
+        registers,
+        collect() {
+          this.set(transport().inboundBufferedBytes);
+        },
+      });
+    }
 
     const handOffs = new Counter({
       name: `${METRICS_PREFIX}handoffs_total`,

@@ -20,6 +20,7 @@ import { registerMemberRoutes } from './member-routes.js';
 import { CONSOLE_ASSET_PREFIX, consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
 import { METRICS_PATH, metricsPlugin, type MetricsSource } from './metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
+import { shareConnections } from './connection-share.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpLimits } from './limits.js';
 import { dryRunQuery, isDryRun, placementsDryRun, rebalanceDryRun, registerExplainRoute, type DryRunQuery } from './insight-routes.js';
 import { placementWarnings } from './placement-warnings.js';
@@ -108,8 +109,9 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     return503OnClosing: false,
   });
   refuseWhileClosing(app);
-  // Past the cap Node closes a new connection at once, before reading from it.
-  app.server.maxConnections = limits.maxConnections;
+  // Past the cap a new connection is closed at once, before reading from it, unless a client over its share
+  // must make room for it.
+  shareConnections(app.server, limits);
   // Only JSON bodies: Fastify's built-in text/plain parser would turn a mislabelled body into a schema
   // error instead of the 415 it is.
   app.removeContentTypeParser('text/plain');

@@ -1,9 +1,9 @@
 // The node's MetricsSource: what GET /metrics reads at every scrape (hosted shards, placements, members, the
-// store) and the events it counts (hand-offs, rebalance rounds, applied placements), taken from the cluster, the
+// store, the cluster transport's connections and buffers) and the events it counts (hand-offs, rebalance rounds, applied placements), taken from the cluster, the
 // sharding runtime and the placement store (and, when it is durable, how long its commits take).
 import type { PlacementStore } from '../../crdt/index.js';
 import type { Membership } from '../cluster/member.js';
-import { MetricsEventHub, type MetricsSource } from '../management/metrics.js';
+import { MetricsEventHub, type MetricsSource, type TransportFigures } from '../management/metrics.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { entityTypeNames, isInternalNamespace } from '../sharding/placements/cordons.js';
 
@@ -14,7 +14,12 @@ export interface NodeMetricsSource extends MetricsSource {
   close(): void;
 }
 
-export function nodeMetricsSource(membership: Membership, store: PlacementStore, sharding: () => ClusterSharding | undefined): NodeMetricsSource {
+export function nodeMetricsSource(
+  membership: Membership,
+  store: PlacementStore,
+  sharding: () => ClusterSharding | undefined,
+  transport?: { usage(): TransportFigures },
+): NodeMetricsSource {
   const hub = new MetricsEventHub();
   const self = membership.self.toString();
   // A change names the shards whose winner changed; the winner's HLC wall time is when it was written.
@@ -48,6 +53,7 @@ export function nodeMetricsSource(membership: Membership, store: PlacementStore,
         for (const [mode, count] of counts) yield { type, mode, count };
       }
     },
+    ...(transport === undefined ? {} : { transport: () => transport.usage() }),
     members: () => membership.members().map((member) => ({ status: member.status, reachable: member.reachable })),
     placementStore: () => {
       const { generation, documentItems } = store.stats();

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Cluster } from '../cluster/cluster.js';
 import { TcpTransport } from '../cluster/tcp-transport.js';
 import type { NodeAddress } from '../cluster/address.js';
+import { isGone } from '../cluster/member.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createManagementServer } from '../management/server.js';
 import { DurablePlacementStore, PlacementStore, openLmdbPersistence, type PlacementPersistence } from '../../crdt/index.js';
@@ -70,6 +71,21 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
   }
 }
 
+/**
+ * Without a cluster secret anyone who reaches the cluster port completes the handshake; the members' frames keep
+ * room in the transport's shared inbound budget all the same (strangers holding it are disconnected for them).
+ */
+function trustMembers(transport: TcpTransport, cluster: Cluster): void {
+  const members = new Set<string>();
+  const refresh = (): void => {
+    members.clear();
+    for (const member of cluster.members()) if (!isGone(member.status)) members.add(member.address.toString());
+  };
+  refresh();
+  cluster.onChange(refresh);
+  transport.trustPeers((peer) => members.has(peer.toString()));
+}
+
 /** The replica: rebuilt from `persistence` (before anything is served) when there is one. */
 async function placementStore(
   node: string,
@@ -94,6 +110,7 @@ async function wire(
     logger: baseLogger, // the cluster binds the node address itself
     config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles, attributes: config.attributes },
   });
+  trustMembers(transport, cluster);
   const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
   const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
   if (store.durability !== undefined) {
@@ -102,7 +119,7 @@ async function wire(
   }
   const placements = new PlacementReplication(store, transport, cluster, { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog });
   let sharding: ClusterSharding | undefined;
-  const metrics = nodeMetricsSource(cluster, store, () => sharding);
+  const metrics = nodeMetricsSource(cluster, store, () => sharding, transport);
   sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
   const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? DEMO_TYPES, logger, () => fallbackStrategy(config.fallback, cluster));
   const placementsOf = (typeName: string): ExternalAllocationController => {

@@ -100,4 +100,16 @@ describe('frame codec', () => {
     expect(decoder.bufferedBytes).toBe(FRAME_HEADER_BYTES + 400);
     expect(() => decoder.setMaxFrameBytes(0)).toThrow(/maxFrameBytes/);
   });
+
+  it('drops an incomplete frame on discard and refuses everything after it', () => {
+    const decoder = new FrameDecoder();
+    const frame = encodeFrame('message', new Uint8Array(1000));
+    decoder.push(frame.subarray(0, 600));
+    expect(decoder.bufferedBytes).toBe(600);
+    decoder.discard();
+    expect(decoder.bufferedBytes).toBe(0);
+    expect(decoder.failed).toBe(true);
+    expect(decoder.push(frame.subarray(600))).toMatchObject({ ok: false, frames: [] });
+    expect(decoder.bufferedBytes).toBe(0);
+  });
 });
