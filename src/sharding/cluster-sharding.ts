@@ -164,7 +164,7 @@ export class ClusterSharding {
     this.types.set(settings.typeName, type);
     this.updateCoordinator(type);
     region.start(type.coordinatorAddress);
-    logger.info({ numberOfShards: settings.numberOfShards, role: settings.role, proxy: region.isProxy }, 'entity type initialised');
+    logger.info({ numberOfShards: settings.numberOfShards, shardIdFunction: settings.shardIdFunction, role: settings.role, proxy: region.isProxy }, 'entity type initialised');
   }
 
   /** The initialised types and their shard counts. */
@@ -184,7 +184,7 @@ export class ClusterSharding {
     if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > MAX_ENTITY_ID_LENGTH) {
       throw invalid(`entity id must be a string of 1..${MAX_ENTITY_ID_LENGTH} characters, got ${JSON.stringify(entityId)}`);
     }
-    const shardId = shardIdFor(entityId, type.settings.numberOfShards);
+    const shardId = shardIdFor(entityId, type.settings.numberOfShards, type.settings.shardIdFunction);
     return {
       typeName,
       entityId,

@@ -15,3 +15,9 @@ export {
   type PlacementProblem,
 } from './external.js';
 export { PlacementPin, activePin, asPin, type PinLike } from './placement-pin.js';
+export {
+  asActorTsStrategy,
+  type ActorTsAddress,
+  type ActorTsAllocationStrategy,
+  type ActorTsStrategyOptions,
+} from './actor-ts.js';
