@@ -37,6 +37,7 @@ export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS } from './store-optio
 export type { PlacementStoreOptions, PlacementStoreStats } from './store-options.js';
 export type { UpdateListener, ChangeListener } from './listeners.js';
 
+/** Options of `PlacementStore.remove`. */
 export interface RemoveOptions {
   /**
    * Also deletes, from the document, every value of the shard this replica refuses (held for being ahead
@@ -50,6 +51,11 @@ export interface RemoveOptions {
 const REMOTE = Symbol('placement-remote');
 const LOCAL = Symbol('placement-local');
 
+/**
+ * One replica of the placement map: shard -> target per entity type, a last-writer-wins map CRDT on a Yjs document
+ * whose values carry HLC timestamps. Concurrent writes on any replicas converge to the same winner; replicate it with
+ * PlacementReplicator (or PlacementReplication in a cluster).
+ */
 export class PlacementStore {
   readonly node: string;
   private readonly onTransaction = (transaction: Y.Transaction): void => this.afterTransaction(transaction);

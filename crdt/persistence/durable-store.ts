@@ -14,6 +14,9 @@ import { EMPTY_STATE_VECTOR, generationOf } from '../wire.js';
 import { replayBatches, type ReplayBatch } from './replay-batches.js';
 import { PersistenceError, recoveryHint, type PersistedState, type PersistenceStats, type PlacementPersistence } from './persistence.js';
 
+/**
+ * Options of DurablePlacementStore.open: the store's own options plus where it keeps its data and when it snapshots.
+ */
 export interface DurablePlacementStoreOptions extends PlacementStoreOptions {
   /** Where the replica is kept: openLmdbPersistence(dir) for a real directory. The store never closes it. */
   readonly persistence: PlacementPersistence;
@@ -32,7 +35,9 @@ export interface DurablePlacementStoreOptions extends PlacementStoreOptions {
   readonly snapshotAfterLogBytes?: number;
 }
 
+/** Log records after which the durable store writes a snapshot and truncates its log, bounding restart time. */
 export const DEFAULT_SNAPSHOT_AFTER_RECORDS = 10_000;
+/** Log bytes after which the durable store writes a snapshot, whichever of this and the record count comes first. */
 export const DEFAULT_SNAPSHOT_AFTER_LOG_BYTES = 64 * 1024;
 
 /** What a node's health reports of its placement storage. */
@@ -43,6 +48,10 @@ export interface PlacementStorageHealth extends PersistenceStats {
   readonly failure: string | null;
 }
 
+/**
+ * A PlacementStore that commits every local write to a PlacementPersistence before acknowledging it, and is rebuilt
+ * from it at start, so acknowledged pins survive a full-cluster restart. Open it with `DurablePlacementStore.open`.
+ */
 export class DurablePlacementStore extends PlacementStore {
   readonly persistence: PlacementPersistence;
   /** True when the replica was rebuilt from a snapshot or log records: it may take writes at once. */

@@ -18,6 +18,7 @@ export interface PersistedState {
   readonly log: readonly Uint8Array[];
 }
 
+/** What a persistence reports about itself, for health endpoints and tests. */
 export interface PersistenceStats {
   /** The data directory, or null for the in-memory implementation. */
   readonly path: string | null;
@@ -43,6 +44,10 @@ export interface PersistenceStats {
   readonly needsSnapshot: boolean;
 }
 
+/**
+ * Where a durable store keeps its snapshot and update log. Writes are acknowledged only once committed;
+ * implementations are lmdb (`openLmdbPersistence`) and in-memory (`memoryPersistence`).
+ */
 export interface PlacementPersistence {
   /**
    * What is committed: the snapshot and the log since. Call it at startup, before writing. Throws
@@ -67,6 +72,7 @@ export interface PlacementPersistence {
   close(): Promise<void>;
 }
 
+/** Limits every persistence implementation applies to what it reads and writes. */
 export interface PersistenceOptions {
   /** Largest accepted update or snapshot, in bytes. Default DEFAULT_MAX_RECORD_BYTES (64 MiB). */
   readonly maxRecordBytes?: number;
@@ -74,8 +80,13 @@ export interface PersistenceOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Largest update or snapshot a persistence accepts by default (64 MiB): a bound on what one corrupt length field can
+ * make it allocate.
+ */
 export const DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
+/** Why persistence failed; each code below says what happened and how to recover. */
 export type PersistenceErrorCode =
   /** The data directory is held by another running process (or by another open instance in this one). */
   | 'locked'
@@ -89,6 +100,10 @@ export type PersistenceErrorCode =
   | 'invalid_argument'
   | 'invalid_option';
 
+/**
+ * Thrown by a persistence when its data directory cannot be used (locked, corrupt, too large); `code` says which, and
+ * the message names the directory.
+ */
 export class PersistenceError extends CodedError<PersistenceErrorCode> {
   override readonly name = 'PersistenceError';
 }

@@ -1,6 +1,7 @@
 // What the rest of the runtime may know about a cluster member, and the read-only view strategies take.
 import type { NodeAddress } from './address.js';
 
+/** A member's lifecycle, in order: joining, weakly-up, up, then leaving, exiting, and down or removed. */
 export type MemberStatus = 'joining' | 'weakly-up' | 'up' | 'leaving' | 'exiting' | 'down' | 'removed';
 
 /** Statuses of members that no longer take part: they host nothing and are not monitored. */
@@ -11,6 +12,7 @@ export function isGone(status: MemberStatus): boolean {
   return GONE_STATUSES.has(status);
 }
 
+/** One member as a node currently sees it: address, status, reachability, version, roles and attributes. */
 export interface MemberInfo {
   readonly address: NodeAddress;
   readonly status: MemberStatus;

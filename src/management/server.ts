@@ -42,6 +42,7 @@ export { HttpError } from './errors.js';
 
 export const API_PREFIX = '/actor-ts';
 
+/** Options of createManagementServer. */
 export interface ManagementServerOptions {
   readonly backend: ManagementBackend;
   /** When set, every write route needs `Authorization: Bearer <token>`. */
@@ -77,6 +78,10 @@ export function refuseWhileClosing(app: FastifyInstance): void {
   });
 }
 
+/**
+ * The management HTTP API (members, shards, placements, rebalance, drain, health, metrics) over a ManagementBackend,
+ * as a Fastify instance not yet listening.
+ */
 export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
   const { backend } = options;
   const audit = options.audit ?? new AuditLog(options.logger);

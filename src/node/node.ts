@@ -17,6 +17,7 @@ import { NodeManagementBackend } from './management-backend.js';
 import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 
+/** A node started by startNode: its parts, the management API's URL, and how to stop it. */
 export interface RunningNode {
   readonly address: NodeAddress;
   /** Base URL of the management API, e.g. http://127.0.0.1:8551. */
@@ -36,6 +37,11 @@ export interface RunningNode {
 /** How a node stopped: a graceful leave, or the cluster put it out (downed, or removed by the other members). */
 export type StopReason = 'left' | 'downed' | 'removed';
 
+/**
+ * Starts one node wired end to end, as the CLI does: TCP transport, membership, the placement store replica (durable
+ * with `dataDir`), sharding with the demo type under external allocation, and the management API. Bad settings reject
+ * with a typed error and release every port.
+ */
 export async function startNode(input: Partial<NodeConfig> = {}, options: { logger?: Logger } = {}): Promise<RunningNode> {
   const config = resolveNodeConfig(input);
   const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
@@ -103,6 +109,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     typeName: COUNTER_TYPE,
     behavior: counterBehavior,
     numberOfShards: COUNTER_SHARDS,
+    shardIdFunction: config.shardIdFunction,
     allocationStrategy: externalAllocationStrategy(
       new LeastShardAllocationStrategy({ cluster }),
       counterPlacements.getState,

@@ -4,6 +4,7 @@ import { createLogger, type Logger } from '../logging.js';
 import { resolveNodeConfig, type NodeConfig } from './config.js';
 import { startNode, type RunningNode, type StopReason } from './node.js';
 
+/** Options of runNode. */
 export interface RunNodeOptions {
   /** Aborting stops the current node gracefully (leave, then close) and ends the run; no restart follows. */
   readonly signal?: AbortSignal;

@@ -35,6 +35,10 @@ const REPLICATING: ReadonlySet<MemberStatus> = new Set(['joining', 'weakly-up', 
 /** Statuses in which this node has received the cluster's membership, so it knows its peers. */
 const JOINED: ReadonlySet<MemberStatus> = new Set(['weakly-up', 'up', 'leaving', 'exiting']);
 
+/**
+ * Replicates this node's PlacementStore to every cluster member over the cluster transport (the placement-sync
+ * message family), following membership; the `placements` a ClusterSharding takes.
+ */
 export class PlacementReplication implements ReplicatedPlacements {
   private readonly replicator: PlacementReplicator;
   private readonly unsubscribe: Array<() => void>;

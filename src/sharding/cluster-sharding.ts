@@ -34,6 +34,10 @@ import { ShardingLink } from './protocol/sharding-link.js';
 
 export type { RebalanceNowResult, ShardedTypeOptions, ShardLocations };
 
+/**
+ * What ClusterSharding is built from: the transport, the membership, the replicated placements, and optional
+ * settings.
+ */
 export interface ClusterShardingOptions {
   readonly transport: Transport;
   readonly membership: Membership;
@@ -50,12 +54,14 @@ export interface ClusterShardingOptions {
   readonly events?: CoordinatorEvents;
 }
 
+/** One entity type's statistics on this node: its region, and its coordinator where it runs here. */
 export interface TypeStats {
   readonly region: RegionStats;
   /** Present on the node that runs this type's coordinator. */
   readonly coordinator?: CoordinatorStats;
 }
 
+/** This node's sharding statistics, per type and overall. */
 export interface ShardingStats {
   readonly types: Readonly<Record<string, TypeStats>>;
   readonly asksTimedOut: number;
@@ -72,6 +78,11 @@ interface ShardedType {
   coordinatorAddress: string | undefined;
 }
 
+/**
+ * The sharding runtime of one node: entity types (`init`), references to entities anywhere in the cluster
+ * (`entityRefFor`), where shards live and rebalancing. Each type's shards are homed by its allocation strategy,
+ * decided by one coordinator in the cluster.
+ */
 export class ClusterSharding {
   readonly self: NodeAddress;
   readonly config: ShardingConfig;

@@ -9,6 +9,7 @@ import { DEFAULT_SHARD_ID_FUNCTION, requireShardIdFunction, type ShardIdFunction
 
 export const MAX_NUMBER_OF_SHARDS = MAX_SHARD_ID + 1;
 
+/** One entity type, as `ClusterSharding.init` takes it; every field but `typeName` and `behavior` has a default. */
 export interface ShardedTypeOptions {
   /** Unique per cluster; letters, digits, `_`, `.`, `-`, at most 128 characters (it appears in management URLs). */
   readonly typeName: string;

@@ -22,6 +22,10 @@ import {
 
 export type { PlacementProblem } from './pin-matching.js';
 
+/**
+ * What externalAllocationStrategy reads on every call: the pins in force (ExternalAllocationController's `getState`
+ * provides it).
+ */
 export interface ExternalAllocationState {
   /**
    * Pins by shard, looked up in O(1) per allocate. A PlacementPin carries target, mode and expiry; a bare
@@ -30,6 +34,7 @@ export interface ExternalAllocationState {
   readonly explicitPlacements: ReadonlyMap<number, PinLike>;
 }
 
+/** Options of externalAllocationStrategy. */
 export interface ExternalAllocationOptions {
   /** Reachability and member facts (roles, attributes); without it every candidate counts as reachable and no selector matches. */
   readonly cluster?: ClusterView;
@@ -39,6 +44,11 @@ export interface ExternalAllocationOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Allocation that honours operator pins: a pinned shard goes to its target (a node or a selector), every other shard
+ * is `fallback`'s. A `prefer` pin never leaves a shard homeless; a `require` pin with no allowed node answers
+ * undefined (no home now) until one is available. Rebalance moves shards onto their pins.
+ */
 export function externalAllocationStrategy(
   fallback: AllocationStrategy,
   getState: () => ExternalAllocationState,

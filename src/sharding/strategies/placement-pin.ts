@@ -5,6 +5,7 @@ import { NodeAddress } from '../../cluster/address.js';
 import type { PlacementMode } from '../placements/placement-options.js';
 import { parsePlacementTarget, type PlacementTarget } from '../placements/placement-target.js';
 
+/** One shard's pin as the external strategy reads it: a parsed target, the mode and the expiry. */
 export class PlacementPin {
   constructor(
     readonly target: PlacementTarget,
@@ -38,6 +39,7 @@ export type PinLike = PlacementPin | NodeAddress;
 // NodeAddress values are immutable, so their pin can be shared.
 const addressPins = new WeakMap<NodeAddress, PlacementPin>();
 
+/** The pin a PinLike stands for; a bare NodeAddress becomes a prefer pin to it (shared, as addresses are immutable). */
 export function asPin(value: PinLike): PlacementPin {
   if (value instanceof PlacementPin) return value;
   let pin = addressPins.get(value);
