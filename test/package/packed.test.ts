@@ -14,9 +14,18 @@ const run = promisify(execFile);
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 let installed: PackedInstall;
+/** The nodenext compile, started once installed: its case reports it, the running cases need its output. */
+let nodenextBuild: Promise<void>;
 
-/** A tsconfig for the consumer under one module resolution; @types/node comes from this repository. */
-function tsconfig(resolution: 'node16' | 'nodenext' | 'bundler', outDir?: string): object {
+type Resolution = 'node16' | 'nodenext' | 'bundler';
+
+/**
+ * A tsconfig for the consumer under one module resolution; @types/node comes from this repository. The
+ * nodenext one also emits (the consumer runs from it) and checks every declaration file, ours included; the
+ * other two check that imports and types resolve, trusting the declaration files (half the time).
+ */
+function tsconfig(resolution: Resolution): object {
+  const full = resolution === 'nodenext';
   return {
     compilerOptions: {
       target: 'ES2022',
@@ -25,12 +34,12 @@ function tsconfig(resolution: 'node16' | 'nodenext' | 'bundler', outDir?: string
       moduleResolution: resolution,
       strict: true,
       noUncheckedIndexedAccess: true,
-      skipLibCheck: false,
+      skipLibCheck: !full,
       typeRoots: [join(ROOT, 'node_modules', '@types')],
       types: ['node'],
-      ...(outDir === undefined ? { noEmit: true } : { outDir, rootDir: 'src' }),
+      ...(full ? { outDir: 'out', rootDir: '.' } : { noEmit: true }),
     },
-    include: outDir === undefined ? ['src', 'readme'] : ['src'],
+    include: ['src', 'readme'],
   };
 }
 
@@ -60,7 +69,9 @@ beforeAll(async () => {
   for (const resolution of ['node16', 'nodenext', 'bundler'] as const) {
     writeFileSync(join(installed.dir, `tsconfig.${resolution}.json`), JSON.stringify(tsconfig(resolution)));
   }
-  writeFileSync(join(installed.dir, 'tsconfig.build.json'), JSON.stringify(tsconfig('nodenext', 'out')));
+  nodenextBuild = tsc('tsconfig.nodenext.json');
+  // Reported by its own case; kept from being an unhandled rejection meanwhile.
+  nodenextBuild.catch(() => undefined);
 }, 180_000);
 
 afterAll(() => {
@@ -73,7 +84,7 @@ describe('the packed package', () => {
     for (const expected of ['LICENSE', 'README.md', 'package.json', 'bin/actor-ts-placement.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/crdt/index.js', 'dist/crdt/index.d.ts', 'dist/src/cli/main.js', 'docs/design.md', 'docs/external-allocation.md']) {
       expect(files, expected).toContain(expected);
     }
-    const strays = files.filter((f) => /^dist\/(bench|test|scripts|examples)\//.test(f) || f.startsWith('examples/') || f === 'dist/src/demo.js');
+    const strays = files.filter((f) => /^dist\/(bench|test|scripts|examples)\//.test(f) || f.startsWith('examples/') || f.startsWith('docs/api/') || f === 'dist/src/demo.js');
     expect(strays).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(installed.packageDir, 'package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest['private']).toBeUndefined();
@@ -97,9 +108,9 @@ describe('the packed package', () => {
     expect(links.filter((link) => !installed.files.includes(link))).toEqual([]);
   });
 
-  it.each(['node16', 'nodenext', 'bundler'])('type-checks a consumer and the README snippets under moduleResolution %s', async (resolution) => {
-    expect(typescriptBlocks(readme).length).toBeGreaterThanOrEqual(3);
-    await tsc(`tsconfig.${resolution}.json`);
+  it.each(['nodenext', 'node16', 'bundler'])('type-checks a consumer and the README snippets under moduleResolution %s', async (resolution) => {
+    expect(typescriptBlocks(readme).length).toBeGreaterThanOrEqual(4);
+    await (resolution === 'nodenext' ? nodenextBuild : tsc(`tsconfig.${resolution}.json`));
   }, 60_000);
 
   it('shows the store-alone example in the README as it is in examples/store-alone', () => {
@@ -110,10 +121,10 @@ describe('the packed package', () => {
   });
 
   describe('running a consumer', () => {
-    beforeAll(async () => tsc('tsconfig.build.json'), 60_000);
+    beforeAll(async () => nodenextBuild, 60_000);
 
     it('runs the store alone: three replicas linked in one process converge on one winner', async () => {
-      const { stdout } = await run(process.execPath, ['out/store-alone.js'], { cwd: installed.dir });
+      const { stdout } = await run(process.execPath, ['out/src/store-alone.js'], { cwd: installed.dir });
       const lines = stdout.trim().split('\n');
       expect(lines.at(-1)).toBe('converged');
       const seen = new Set(lines.slice(0, 3).map((line) => line.replace(/^node-. sees /, '')));
@@ -121,7 +132,7 @@ describe('the packed package', () => {
     }, 30_000);
 
     it('runs a two-node cluster through startNode on free ports, an entity answering from one home', async () => {
-      const { stdout } = await run(process.execPath, ['out/cluster.js'], { cwd: installed.dir });
+      const { stdout } = await run(process.execPath, ['out/src/cluster.js'], { cwd: installed.dir });
       const line = stdout.split('\n').find((l) => l.startsWith('RESULT '));
       expect(line, stdout).toBeDefined();
       const result = JSON.parse((line ?? '').slice('RESULT '.length)) as {

@@ -118,6 +118,21 @@ describe('asActorTsStrategy: behaviour', () => {
     expect(warnings).toEqual([{ message: expect.stringMatching(/require pin/), details: { shardId: 7, home: b.toString() } }]);
   });
 
+  it('leaves a shard whose require pin nothing satisfies where it is, and moves it once a node matches', () => {
+    const pins = { explicitPlacements: new Map([[7, PlacementPin.of('app@10.0.0.3:7700', { mode: 'require' })]]) };
+    const inner = externalAllocationStrategy(new HashAllocationStrategy(), () => pins);
+    const current = shards([[a, [7]], [b, []]]);
+    const ours = [a, b].map((x) => NodeAddress.parse(x.toString()));
+    // Alone, our strategy hands it off (it would then wait without a home)...
+    expect(inner.rebalance(current, ours, new Set()).has(7)).toBe(true);
+    // ...under actor-ts it would only land on a or b again, every round: it stays.
+    const strategy = asActorTsStrategy<ActorTsNodeAddress>(inner);
+    expect(strategy.rebalance(current, [a, b], new Set()).has(7)).toBe(false);
+    // With c a candidate the pin can be honoured: it moves, and allocate sends it to c.
+    expect(strategy.rebalance(current, [a, b, c], new Set()).has(7)).toBe(true);
+    expect(strategy.allocate(7, [a, b, c], current)).toBe(c);
+  });
+
   it('breaks a load tie by the candidates own compareTo', () => {
     const pins = { explicitPlacements: new Map([[7, PlacementPin.of('zone=eu-west', { mode: 'require' })]]) };
     const strategy = asActorTsStrategy<ActorTsNodeAddress>(externalAllocationStrategy(new HashAllocationStrategy(), () => pins));

@@ -50,7 +50,8 @@ export interface ActorTsStrategyOptions {
  * strategy answers "no home now" (a `require` pin with no matching reachable node), actor-ts has no such
  * answer, so the shard goes to the candidate with the fewest shards (ties: the lowest by `compareTo`) and
  * `onWarning` is told; the hard pin is honoured again once a matching node is a candidate, because our
- * strategy's `rebalance` then moves the shard there. Candidates must be valid by `NodeAddress.parse` (port
+ * strategy's `rebalance` then moves the shard there (until then `rebalance` leaves it where it is, rather than
+ * moving it from one non-matching node to another every round). Candidates must be valid by `NodeAddress.parse` (port
  * 1..65535, a system name of letters, digits, `_` and `-`); another address throws `invalid_address`.
  */
 export function asActorTsStrategy<A extends ActorTsAddress>(
@@ -88,7 +89,15 @@ export function asActorTsStrategy<A extends ActorTsAddress>(
       return instead;
     },
     rebalance(currentShards, candidates, rebalanceInProgress) {
-      return new Set(strategy.rebalance(currentShards, candidates.map(toOurs), rebalanceInProgress));
+      const ours = candidates.map(toOurs);
+      const moves = new Set<number>();
+      for (const shardId of strategy.rebalance(currentShards, ours, rebalanceInProgress)) {
+        // Our strategies hand off a shard on a node its require pin rejects even when no node matches, because
+        // there it then waits without a home. Here allocate would put it on some non-matching node again, so
+        // the move would repeat every round: it stays until allocate has a home for it.
+        if (strategy.allocate(shardId, ours, currentShards) !== undefined) moves.add(shardId);
+      }
+      return moves;
     },
   };
 }
