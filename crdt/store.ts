@@ -51,11 +51,7 @@ export interface RemoveOptions {
 const REMOTE = Symbol('placement-remote');
 const LOCAL = Symbol('placement-local');
 
-/**
- * One replica of the placement map: shard -> target per entity type, a last-writer-wins map CRDT on a Yjs document
- * whose values carry HLC timestamps. Concurrent writes on any replicas converge to the same winner; replicate it with
- * PlacementReplicator (or PlacementReplication in a cluster).
- */
+/** One replica of the placement map (shard -> target per type): an HLC last-writer-wins map CRDT on a Yjs document. */
 export class PlacementStore {
   readonly node: string;
   private readonly onTransaction = (transaction: Y.Transaction): void => this.afterTransaction(transaction);
@@ -225,11 +221,10 @@ export class PlacementStore {
   }
 
   /**
-   * Folds the current document into the base and starts an empty document of the next generation.
-   * Visible placements do not change. Peers follow on their next sync (a peer a generation behind gets
-   * this replica's whole, small document; its own writes reach this replica folded into its base), and
-   * the previous document is kept until `releasePreviousGeneration()` so late updates still count.
-   * Returns the new generation.
+   * Folds the current document into the base and starts an empty document of the next generation. Visible
+   * placements do not change. Peers follow on their next sync (a peer a generation behind gets this replica's
+   * whole, small document; its own writes reach this replica folded into its base), and the previous document
+   * is kept until `releasePreviousGeneration()` so late updates still count. Returns the new generation.
    */
   compact(): number {
     this.advance(this.state.gen + 1);

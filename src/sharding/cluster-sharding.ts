@@ -34,10 +34,7 @@ import { ShardingLink } from './protocol/sharding-link.js';
 
 export type { RebalanceNowResult, ShardedTypeOptions, ShardLocations };
 
-/**
- * What ClusterSharding is built from: the transport, the membership, the replicated placements, and optional
- * settings.
- */
+/** What ClusterSharding is built from: transport, membership, replicated placements, optional settings. */
 export interface ClusterShardingOptions {
   readonly transport: Transport;
   readonly membership: Membership;
@@ -78,11 +75,7 @@ interface ShardedType {
   coordinatorAddress: string | undefined;
 }
 
-/**
- * The sharding runtime of one node: entity types (`init`), references to entities anywhere in the cluster
- * (`entityRefFor`), where shards live and rebalancing. Each type's shards are homed by its allocation strategy,
- * decided by one coordinator in the cluster.
- */
+/** One node's sharding runtime: entity types (`init`), refs to entities anywhere (`entityRefFor`), shard moves. */
 export class ClusterSharding {
   readonly self: NodeAddress;
   readonly config: ShardingConfig;
@@ -266,10 +259,9 @@ export class ClusterSharding {
   }
 
   /**
-   * Stops this node's sharding: coordinators and regions stop, local entities are stopped (their `stop`
-   * hooks run), pending asks and requests reject with `not_running`. The transport and the placements are
-   * not closed: they belong to the caller. For a graceful exit that hands shards to other nodes, leave the
-   * cluster first.
+   * Stops this node's sharding: coordinators and regions stop, local entities are stopped (their `stop` hooks
+   * run), pending asks and requests reject with `not_running`. The transport and the placements are not closed:
+   * they belong to the caller. For a graceful exit that hands shards to other nodes, leave the cluster first.
    */
   shutdown(): Promise<void> {
     this.shutdownPromise ??= this.doShutdown();
