@@ -22,6 +22,7 @@ export const MAX_HLC_COUNTER = 65_535;
  */
 export const MAX_HLC_WALL_MS = 7_258_118_400_000;
 
+/** Why a store operation or an incoming update was refused; every code is listed with its meaning below. */
 export type PlacementStoreErrorCode =
   | 'invalid_shard_id'
   | 'invalid_target'
@@ -42,6 +43,10 @@ export abstract class CodedError<Code extends string> extends Error {
   }
 }
 
+/**
+ * Thrown by the placement store for bad input (local or from a peer); `code` says which rule it broke, and the store
+ * is unchanged.
+ */
 export class PlacementStoreError extends CodedError<PlacementStoreErrorCode> {
   override readonly name = 'PlacementStoreError';
 }

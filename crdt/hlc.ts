@@ -2,12 +2,17 @@
 // A timestamp stays a (number, number, string) tuple: 48 + 16 bits do not fit a JS number exactly.
 import { MAX_HLC_COUNTER, MAX_NODE_LENGTH, PlacementStoreError, describe, nameProblem } from './errors.js';
 
+/**
+ * A hybrid-logical-clock timestamp, ordered by `wallMs`, then `counter`, then `node` (see `compareHlc`): the version
+ * every placement write carries, so conflicting writes resolve the same way on every replica.
+ */
 export interface Hlc {
   readonly wallMs: number;
   readonly counter: number;
   readonly node: string;
 }
 
+/** Options of a HybridLogicalClock. */
 export interface HybridLogicalClockOptions {
   /** Wall clock in milliseconds; Date.now by default. Fractions are floored. */
   readonly now?: () => number;
@@ -20,6 +25,10 @@ export interface HybridLogicalClockOptions {
   readonly onDrift?: (remote: Hlc, localWallMs: number) => void;
 }
 
+/**
+ * How far ahead of the local wall clock a remote timestamp may be and still move the clock (60 s); further ahead it
+ * is counted and logged instead.
+ */
 export const DEFAULT_MAX_DRIFT_MS = 60_000;
 
 /** Total order: wallMs, then counter, then node (by UTF-16 code units, the same on every replica). */
@@ -51,6 +60,10 @@ export function hlcProblem(value: unknown): string | null {
   return nodeProblem === null ? null : `node ${nodeProblem}`;
 }
 
+/**
+ * A hybrid logical clock for one node: timestamps that never go backwards, follow the wall clock when it is ahead,
+ * and absorb (bounded) remote timestamps, so a write made after seeing another orders after it.
+ */
 export class HybridLogicalClock {
   readonly node: string;
   private readonly now: () => number;

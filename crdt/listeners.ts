@@ -3,7 +3,15 @@
 // would pull the document out from under the write that called back).
 import type { PlacementLog } from './log.js';
 
+/**
+ * Receives every update the document applied, as encoded bytes, with whether it was written here or arrived from a
+ * peer: the hook replication pushes from.
+ */
 export type UpdateListener = (update: Uint8Array, origin: 'local' | 'remote') => void;
+/**
+ * Told which shards of which entity type changed their visible placement (after any local or remote update), for
+ * caches and strategies to refresh.
+ */
 export type ChangeListener = (typeName: string, shardIds: readonly number[]) => void;
 
 export class StoreListeners {

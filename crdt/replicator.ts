@@ -18,14 +18,23 @@ import type { PlacementDurability } from './durability.js';
  */
 export type PlacementLink = PlacementByteLink | PlacementFrameLink;
 
+/**
+ * A link that carries encoded sync frames as bytes (a socket, a message bus); the replicator encodes and decodes
+ * them.
+ */
 export interface PlacementByteLink {
   send(peer: string, bytes: Uint8Array): void;
 }
 
+/**
+ * A link that carries sync frames as objects, for transports that encode messages themselves (the cluster transport
+ * does).
+ */
 export interface PlacementFrameLink {
   sendFrame(peer: string, frame: SyncFrame): void;
 }
 
+/** Options of a PlacementReplicator. */
 export interface PlacementReplicatorOptions {
   /** Default 1000. */
   readonly antiEntropyIntervalMs?: number;
@@ -44,6 +53,7 @@ export interface PlacementReplicatorOptions {
   readonly relayFanout?: number;
 }
 
+/** Counters of a replicator's traffic and rejections, for health and metrics. */
 export interface PlacementReplicatorStats {
   readonly framesSent: number;
   readonly framesReceived: number;
@@ -82,9 +92,16 @@ interface PeerState {
   lastSendFailed: boolean;
 }
 
+/** Default anti-entropy period (1 s): how often a replicator syncs with one random peer to repair lost pushes. */
 export const DEFAULT_ANTI_ENTROPY_INTERVAL_MS = 1000;
+/** Default number of random peers a receiver relays a new update to, so a lost push is repaired within a hop. */
 export const DEFAULT_RELAY_FANOUT = 3;
 
+/**
+ * Replicates one PlacementStore to its peers over a link you provide: y-protocols sync (step 1 / step 2) when a peer
+ * is added and by anti-entropy, every local update pushed to all peers and relayed onward. Bad frames are rejected
+ * and counted, never applied.
+ */
 export class PlacementReplicator {
   private readonly peerSet = new Set<string>();
   // Peers whose full diff (sync step 2) this replica has applied: it has seen everything they had.

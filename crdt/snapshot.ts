@@ -6,6 +6,7 @@ import { IntMap } from './int-map.js';
 import { sameMeta, type SlotMeta } from './slot-meta.js';
 import { compareSlots, type Slot } from './slots.js';
 
+/** The winning placement of one shard: its target, the HLC it was written at, its writer, and what it stored with it. */
 export interface Placement {
   readonly target: string;
   readonly hlc: Hlc;
@@ -14,6 +15,10 @@ export interface Placement {
   readonly meta?: SlotMeta;
 }
 
+/**
+ * What a store shows for one entity type at one moment: the winning placement per shard. Immutable, and the same
+ * object while nothing visible changes, so readers can cache by identity or `version`.
+ */
 export interface PlacementSnapshot {
   readonly version: number;
   readonly placements: ReadonlyMap<number, Placement>;

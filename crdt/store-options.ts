@@ -3,6 +3,7 @@ import { MAX_NODE_LENGTH, MAX_UPDATE_STRUCTS, PlacementStoreError, describe, nam
 import { DEFAULT_MAX_DRIFT_MS } from './hlc.js';
 import { silentLog, type PlacementLog } from './log.js';
 
+/** Options of a PlacementStore; only `node` is required. */
 export interface PlacementStoreOptions {
   /** This node's stable name: the writer of every slot this store writes. */
   readonly node: string;
@@ -26,6 +27,7 @@ export interface PlacementStoreOptions {
   readonly compactAfterItems?: number;
 }
 
+/** History items after which a store compacts by itself (100,000), when they also outnumber live slots four to one. */
 export const DEFAULT_COMPACT_AFTER_ITEMS = 100_000;
 /**
  * Why not maxDriftMs: a node whose clock is an hour behind must still show, and override by successor,
@@ -34,6 +36,7 @@ export const DEFAULT_COMPACT_AFTER_ITEMS = 100_000;
  */
 export const DEFAULT_MAX_AHEAD_MS = 7 * 24 * 3_600_000;
 
+/** A store's size and its counts of refused and held values, for health and metrics. */
 export interface PlacementStoreStats {
   /** Live slots (map keys) over all types; never more than writers x shards. */
   readonly slots: number;

@@ -38,6 +38,7 @@ export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS } from './store-optio
 export type { PlacementStoreOptions, PlacementStoreStats } from './store-options.js';
 export type { UpdateListener, ChangeListener } from './listeners.js';
 
+/** Options of `PlacementStore.remove`. */
 export interface RemoveOptions {
   /**
    * Also deletes, from the document, every value of the shard this replica refuses (held for being ahead
@@ -51,6 +52,7 @@ export interface RemoveOptions {
 const REMOTE = Symbol('placement-remote');
 const LOCAL = Symbol('placement-local');
 
+/** One replica of the placement map (shard -> target per type): an HLC last-writer-wins map CRDT on a Yjs document. */
 export class PlacementStore {
   readonly node: string;
   /** This replica's storage, or undefined when it lives in memory only (see durability.ts). */
@@ -222,11 +224,10 @@ export class PlacementStore {
   }
 
   /**
-   * Folds the current document into the base and starts an empty document of the next generation.
-   * Visible placements do not change. Peers follow on their next sync (a peer a generation behind gets
-   * this replica's whole, small document; its own writes reach this replica folded into its base), and
-   * the previous document is kept until `releasePreviousGeneration()` so late updates still count.
-   * Returns the new generation.
+   * Folds the current document into the base and starts an empty document of the next generation. Visible
+   * placements do not change. Peers follow on their next sync (a peer a generation behind gets this replica's
+   * whole, small document; its own writes reach this replica folded into its base), and the previous document
+   * is kept until `releasePreviousGeneration()` so late updates still count. Returns the new generation.
    */
   compact(): number {
     this.advance(this.state.gen + 1);

@@ -6,6 +6,10 @@ import * as encoding from 'lib0/encoding';
 import { messageYjsSyncStep1, messageYjsSyncStep2, messageYjsUpdate } from 'y-protocols/sync';
 import { PlacementStoreError, describe } from './errors.js';
 
+/**
+ * One message of the store's sync protocol: a state vector (step 1), the updates the peer lacks (step 2), or a pushed
+ * update.
+ */
 export type SyncFrame =
   | { readonly kind: 'step1'; readonly stateVector: Uint8Array }
   | { readonly kind: 'step2'; readonly update: Uint8Array }
@@ -14,6 +18,7 @@ export type SyncFrame =
 /** Default upper bound of one frame: far above a full state, still a bound (bench/README.md has the figure). */
 export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
+/** Encodes a sync frame into the bytes a PlacementByteLink carries (y-protocols sync message shapes). */
 export function encodeSyncFrame(frame: SyncFrame): Uint8Array {
   const encoder = encoding.createEncoder();
   switch (frame.kind) {

@@ -1,6 +1,7 @@
 // Typed errors of the sharding runtime: every rejection of bad input carries a stable `code`
 // that the management API maps to its `{ error, message }` body.
 
+/** Machine-readable reason of an ActorTsError; the management API reports the same codes. */
 export type ErrorCode =
   | 'invalid_address'
   | 'invalid_argument'
@@ -22,6 +23,10 @@ export type ErrorCode =
   /** A placement's mode, expiry, reason or author is not acceptable (PlacementRuleError). */
   | 'invalid_placement';
 
+/**
+ * The runtime's error: `code` says which rule was broken (bad input, unknown type, timeout, ...), the message says
+ * what and why. The runtime (outside the store, which throws PlacementStoreError) throws or rejects with it.
+ */
 export class ActorTsError extends Error {
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string) {

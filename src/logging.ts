@@ -1,8 +1,10 @@
 // The runtime's logger: pino, structured JSON by default, silent in tests unless a test injects its own.
-import { pino, type Logger } from 'pino';
+import { pino, type Logger as PinoLogger } from 'pino';
 
-export type { Logger };
+/** The logger every part of the runtime takes: pino's, so Fastify's own lines share its format. */
+export type Logger = PinoLogger;
 
+/** Options of createLogger. */
 export interface LogOptions {
   /** pino level name; default 'info'. */
   readonly level?: string;
@@ -10,11 +12,13 @@ export interface LogOptions {
   readonly bindings?: Record<string, string | number>;
 }
 
+/** A pino logger at `level` (default 'info') writing JSON lines to stdout, with `bindings` in every line. */
 export function createLogger(options: LogOptions = {}): Logger {
   const logger = pino({ level: options.level ?? 'info' });
   return options.bindings ? logger.child(options.bindings) : logger;
 }
 
+/** A logger that writes nothing: the default wherever a logger is optional. */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }

@@ -9,6 +9,7 @@ import { PLACEMENT_SYNC_MESSAGES, type PlacementSyncMessage } from './placement-
 export { PROTOCOL_VERSION, type RawMessage } from './cluster/wire-message.js';
 export type { PlacementSyncMessage } from './placement-replication/sync-messages.js';
 
+/** Any message of the cluster protocol: membership, sharding or placement sync. */
 export type ProtocolMessage = ClusterMessage | ShardingMessage | PlacementSyncMessage;
 
 /** Every family of the protocol. */

@@ -23,6 +23,33 @@ describe('NodeAddress', () => {
     expect(NodeAddress.parse('app@[::1]:7701').host).toBe('[::1]');
   });
 
+  it("answers actor-ts's vocabulary: systemName, equals and compareTo", () => {
+    const a = NodeAddress.parse('app@10.0.0.1:7701');
+    expect(a.systemName).toBe('app');
+    expect(a.systemName).toBe(a.system);
+    expect(a.equals(parseAddressUncached('app@10.0.0.1:7701'))).toBe(true);
+    expect(a.compareTo(parseAddressUncached('app@10.0.0.1:7701'))).toBe(0);
+    expect(a.compareTo(NodeAddress.parse('app@10.0.0.2:7701'))).toBeLessThan(0);
+    expect(NodeAddress.parse('app@10.0.0.2:7701').compareTo(a)).toBeGreaterThan(0);
+    // Code-unit order, not the locale's: "B" (0x42) sorts before "a" (0x61) on every node.
+    expect(NodeAddress.parse('B@h:1').compareTo(NodeAddress.parse('a@h:1'))).toBeLessThan(0);
+  });
+
+  it('orders addresses as their strings in code-unit order, consistently with equals', () => {
+    const arbitrary = fc.tuple(fc.constantFrom('app', 'App', 'b', 'sys_1'), fc.constantFrom('h', 'H', '10.0.0.1', '[::1]'), fc.integer({ min: 1, max: 65535 }));
+    fc.assert(
+      fc.property(arbitrary, arbitrary, ([s1, h1, p1], [s2, h2, p2]) => {
+        const x = new NodeAddress(s1, h1, p1);
+        const y = new NodeAddress(s2, h2, p2);
+        const order = x.compareTo(y);
+        expect(Math.sign(order)).toBe(-Math.sign(y.compareTo(x)));
+        expect(order === 0).toBe(x.equals(y));
+        expect(Math.sign(order)).toBe(x.toString() < y.toString() ? -1 : x.toString() > y.toString() ? 1 : 0);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('compares by value', () => {
     expect(NodeAddress.parse('app@h:1').equals(NodeAddress.parse('actor-ts://app@h:1'))).toBe(true);
     expect(NodeAddress.parse('app@h:1').equals(NodeAddress.parse('app@h:2'))).toBe(false);

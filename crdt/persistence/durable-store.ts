@@ -15,6 +15,9 @@ import { replayBatches, type ReplayBatch } from './replay-batches.js';
 import { PersistenceError, recoveryHint, type PersistedState, type PlacementPersistence } from './persistence.js';
 import type { PlacementDurability, PlacementStorageHealth } from '../durability.js';
 
+/**
+ * Options of DurablePlacementStore.open: the store's own options plus where it keeps its data and when it snapshots.
+ */
 export interface DurablePlacementStoreOptions extends PlacementStoreOptions {
   /** Where the replica is kept: openLmdbPersistence(dir) for a real directory. The store never closes it. */
   readonly persistence: PlacementPersistence;
@@ -33,9 +36,15 @@ export interface DurablePlacementStoreOptions extends PlacementStoreOptions {
   readonly snapshotAfterLogBytes?: number;
 }
 
+/** Log records after which the durable store writes a snapshot and truncates its log, bounding restart time. */
 export const DEFAULT_SNAPSHOT_AFTER_RECORDS = 10_000;
+/** Log bytes after which the durable store writes a snapshot, whichever of this and the record count comes first. */
 export const DEFAULT_SNAPSHOT_AFTER_LOG_BYTES = 64 * 1024;
 
+/**
+ * A PlacementStore that commits every local write to a PlacementPersistence before acknowledging it, and is rebuilt
+ * from it at start, so acknowledged pins survive a full-cluster restart. Open it with `DurablePlacementStore.open`.
+ */
 export class DurablePlacementStore extends PlacementStore implements PlacementDurability {
   override readonly durability: PlacementDurability = this;
   readonly persistence: PlacementPersistence;

@@ -19,12 +19,17 @@ interface VolumeData {
 const volumes = new WeakMap<MemoryVolume, VolumeData>();
 let volumeCount = 0;
 
+/**
+ * A fresh in-memory volume: hand the same one to successive `memoryPersistence` instances to simulate a restart with
+ * the data kept (tests, demos).
+ */
 export function createMemoryVolume(): MemoryVolume {
   const volume = Object.freeze({ name: `memory volume ${++volumeCount}` });
   volumes.set(volume, { snapshot: undefined, log: [], open: false });
   return volume;
 }
 
+/** Options of `memoryPersistence`: the shared record limits plus the volume the data lives on. */
 export interface MemoryPersistenceOptions extends PersistenceOptions {
   /** Where the data lives. Default: a new volume nobody else holds, i.e. nothing survives this instance. */
   readonly volume?: MemoryVolume;

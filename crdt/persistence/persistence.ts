@@ -20,6 +20,10 @@ export interface PersistedState {
 }
 
 
+/**
+ * Where a durable store keeps its snapshot and update log. Writes are acknowledged only once committed;
+ * implementations are lmdb (`openLmdbPersistence`) and in-memory (`memoryPersistence`).
+ */
 export interface PlacementPersistence {
   /**
    * What is committed: the snapshot and the log since. Call it at startup, before writing. Throws
@@ -44,6 +48,7 @@ export interface PlacementPersistence {
   close(): Promise<void>;
 }
 
+/** Limits every persistence implementation applies to what it reads and writes. */
 export interface PersistenceOptions {
   /** Largest accepted update or snapshot, in bytes. Default DEFAULT_MAX_RECORD_BYTES (64 MiB). */
   readonly maxRecordBytes?: number;
@@ -51,8 +56,13 @@ export interface PersistenceOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Largest update or snapshot a persistence accepts by default (64 MiB): a bound on what one corrupt length field can
+ * make it allocate.
+ */
 export const DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
+/** Why persistence failed; each code below says what happened and how to recover. */
 export type PersistenceErrorCode =
   /** The data directory is held by another running process (or by another open instance in this one). */
   | 'locked'
@@ -66,6 +76,10 @@ export type PersistenceErrorCode =
   | 'invalid_argument'
   | 'invalid_option';
 
+/**
+ * Thrown by a persistence when its data directory cannot be used (locked, corrupt, too large); `code` says which, and
+ * the message names the directory.
+ */
 export class PersistenceError extends CodedError<PersistenceErrorCode> {
   override readonly name = 'PersistenceError';
 }

@@ -59,6 +59,7 @@ export interface ManagementClientOptions {
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
+/** A typed client of a node's management HTTP API, as the CLI uses it; failures are ApiError with the server's code. */
 export class ManagementClient {
   private readonly base: string;
 

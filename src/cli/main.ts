@@ -9,7 +9,8 @@ import { ActorTsError } from '../errors.js';
 import { clusterPortProblem, DEFAULT_NODE_CONFIG as D, type NodeConfig } from '../node/config.js';
 import { runNode } from '../node/run.js';
 import { FALLBACK_STRATEGIES, type FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
-import { COUNTER_TYPE } from '../node/counter.js';
+import { COUNTER_SHARDS, COUNTER_TYPE } from '../node/counter.js';
+import { DEFAULT_SHARD_ID_FUNCTION, SHARD_ID_FUNCTIONS, shardIdFor, type ShardIdFunction } from '../sharding/shard-id.js';
 import { ApiError } from './client.js';
 import { shardRanges, table } from './format.js';
 import { addExplainCommand, printDryRun } from './insight-commands.js';
@@ -83,6 +84,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
     .option('--http-request-timeout-ms <ms>', `a management request must arrive within this long (default ${D.httpRequestTimeoutMs})`, positiveInt)
     .option('--restart-on-removal', 'when the cluster downs or removes this node, restart it in-process as a new incarnation instead of exiting 1')
     .option('--log-level <level>', `pino log level (default ${D.logLevel})`)
+    .addOption(shardIdFunctionOption(`how the Counter type maps entity ids to shards (default ${D.shardIdFunction}); every node must agree`))
     .action(async (options: NodeCliOptions, command: Command) => {
       const cluster = usage(command, () => clusterFlags(options));
       usage(command, () => {
@@ -112,7 +114,27 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
         httpRequestTimeoutMs: options.httpRequestTimeoutMs,
         restartOnRemoval: options.restartOnRemoval,
         fallback: options.fallback,
+        shardIdFunction: options.shardIdFunction,
       });
+    });
+
+  program
+    .command('shard-of <entityIds...>')
+    .description('the shard of each entity id, computed here (no node is asked)')
+    .option('--shards <n>', `number of shards of the type (default ${COUNTER_SHARDS}, the Counter type's)`, positiveInt, COUNTER_SHARDS)
+    .addOption(shardIdFunctionOption(`the type's shard id function (default ${DEFAULT_SHARD_ID_FUNCTION}; actor-ts: actor-ts's shard ids)`))
+    .action((entityIds: string[], options: { shards: number; shardIdFunction?: ShardIdFunction }, command: Command) => {
+      const fn = options.shardIdFunction ?? DEFAULT_SHARD_ID_FUNCTION;
+      const shardOf = (id: string): string => {
+        try {
+          return String(shardIdFor(id, options.shards, fn));
+        } catch (error) {
+          if (error instanceof ActorTsError) throw new InvalidArgumentError(error.message);
+          throw error;
+        }
+      };
+      const rows = usage(command, () => entityIds.map((id) => [id, shardOf(id)]));
+      io.out(table(['entity', 'shard'], rows));
     });
 
   program
@@ -307,6 +329,12 @@ export interface NodeCliOptions {
   restartOnRemoval?: boolean;
   fallback?: FallbackStrategyName;
   logLevel?: string;
+  shardIdFunction?: ShardIdFunction;
+}
+
+/** `--shard-id-function <name>`, one of SHARD_ID_FUNCTIONS (anything else is a usage error). */
+function shardIdFunctionOption(description: string): Option {
+  return new Option('--shard-id-function <name>', description).choices(SHARD_ID_FUNCTIONS);
 }
 
 interface LocalClusterCliOptions {

@@ -21,6 +21,10 @@ const MAX_CACHED_INPUT_LENGTH = 512;
 /** Valid inputs only, by the exact input string; insertion order is age. */
 const parsed = new Map<string, NodeAddress>();
 
+/**
+ * One node's address, an immutable value. It also answers actor-ts's `NodeAddress` vocabulary (`systemName`,
+ * `equals`, `compareTo`), so code written against actor-ts's address can read ours.
+ */
 export class NodeAddress {
   private readonly text: string;
 
@@ -69,10 +73,30 @@ export class NodeAddress {
     }
   }
 
-  equals(other: NodeAddress): boolean {
-    return this.text === other.text;
+  /** actor-ts's name for `system`: the same string. */
+  get systemName(): string {
+    return this.system;
   }
 
+  /**
+   * Same system, host and port: two addresses of one node, whichever instance each is. Compares string
+   * forms, so an actor-ts address of the same node is equal too.
+   */
+  equals(other: NodeAddress): boolean {
+    return this.text === other.toString();
+  }
+
+  /**
+   * Orders by `toString()` in UTF-16 code-unit order: negative, 0 or positive. actor-ts compares with
+   * `localeCompare`, which depends on the process locale; code units give every node the same order,
+   * the order the built-in strategies already break ties by.
+   */
+  compareTo(other: NodeAddress): number {
+    const that = other.toString();
+    return this.text < that ? -1 : this.text > that ? 1 : 0;
+  }
+
+  /** `system@host:port`: the key of every map keyed by node. */
   toString(): string {
     return this.text;
   }
@@ -82,6 +106,7 @@ export class NodeAddress {
     return SCHEME + this.text;
   }
 
+  /** JSON carries the string form (actor-ts's `toJSON` gives an object instead). */
   toJSON(): string {
     return this.text;
   }

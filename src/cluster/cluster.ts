@@ -24,6 +24,7 @@ import type { Transport } from './transport.js';
 
 export type { SelfDownCause } from './self-lifecycle.js';
 
+/** What a Cluster is built from: its transport, configuration and logger. */
 export interface ClusterOptions {
   readonly transport: Transport;
   readonly config?: ClusterConfigInput;
@@ -37,6 +38,10 @@ export interface ClusterOptions {
   readonly incarnation?: string;
 }
 
+/**
+ * This node's cluster membership: joins through the seeds, gossips member state, runs the failure detector and the
+ * leader's downing decisions, and leaves gracefully. Call `start()` to join.
+ */
 export class Cluster implements Membership {
   readonly self: NodeAddress;
   readonly incarnation: string;

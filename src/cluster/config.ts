@@ -4,6 +4,7 @@ import { ActorTsError } from '../errors.js';
 import { NodeAddress } from './address.js';
 import { attributesProblem, normalizeAttributes, type NodeAttributes } from './attributes.js';
 
+/** The phi-accrual failure detector's settings (Pekko's names and defaults where they exist). */
 export interface FailureDetectorConfig {
   /** Phi above which a member is considered unreachable; default 8 (Pekko's cluster default). */
   readonly threshold: number;
@@ -17,6 +18,10 @@ export interface FailureDetectorConfig {
   readonly firstHeartbeatEstimateMs: number;
 }
 
+/**
+ * Every cluster setting, resolved: seeds, version, roles, failure detection, gossip and downing. Each field says its
+ * default.
+ */
 export interface ClusterConfig {
   /**
    * Nodes contacted to join; default none. The first seed forms a new cluster when nobody answers within
@@ -94,6 +99,7 @@ export type ClusterConfigInput = Partial<Omit<ClusterConfig, 'seedNodes' | 'fail
   readonly minorityDownAfterMs?: number;
 };
 
+/** The failure detector settings used when none are given. */
 export const DEFAULT_FAILURE_DETECTOR_CONFIG: FailureDetectorConfig = {
   threshold: 8,
   maxSampleSize: 1_000,
@@ -102,6 +108,7 @@ export const DEFAULT_FAILURE_DETECTOR_CONFIG: FailureDetectorConfig = {
   firstHeartbeatEstimateMs: 1_000,
 };
 
+/** The cluster settings every field of ClusterConfigInput defaults to. */
 export const DEFAULT_CLUSTER_CONFIG: Omit<ClusterConfig, 'minorityDownAfterMs' | 'stableAfterMs'> = {
   seedNodes: [],
   appVersion: '1.0.0',

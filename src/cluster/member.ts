@@ -3,8 +3,9 @@
 // every layer reads it, so a status means one thing everywhere.
 import type { NodeAddress } from './address.js';
 
-/** Every member status, in lifecycle order. */
+/** Every member status, in lifecycle order: joining, weakly-up, up, then leaving, exiting, and down or removed. */
 export const MEMBER_STATUSES = ['joining', 'weakly-up', 'up', 'leaving', 'exiting', 'down', 'removed'] as const;
+/** A member's place in its lifecycle (see MEMBER_STATUSES); the named sets below say what each one allows. */
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
 
 const statuses = (...list: MemberStatus[]): ReadonlySet<MemberStatus> => new Set(list);
@@ -38,6 +39,7 @@ export function isGone(status: MemberStatus): boolean {
   return GONE_STATUSES.has(status);
 }
 
+/** One member as a node currently sees it: address, status, reachability, version, roles and attributes. */
 export interface MemberInfo {
   readonly address: NodeAddress;
   readonly status: MemberStatus;

@@ -14,6 +14,7 @@ import { FamilyRegistry, type MessageFamily, type WireMessage } from './wire-mes
 
 export type ScheduleFn = (fn: () => void, delayMs: number) => void;
 
+/** Options of a MemoryNetwork: its seeded randomness, delays and faults. */
 export interface MemoryNetworkOptions {
   /** Seed of the PRNG behind every fault decision; default 1. Same seed, same faults. */
   readonly seed?: number;
@@ -71,6 +72,10 @@ interface Counters {
   unparsed: number;
 }
 
+/**
+ * An in-process network for tests and simulations: MemoryTransports attached to it exchange messages with seeded
+ * delays and injectable faults (drops, partitions), reproducible by seed.
+ */
 export class MemoryNetwork {
   private readonly random: () => number;
   private readonly baseDelayMs: number;

@@ -20,6 +20,7 @@ export interface TcpBackoffOptions {
   readonly resetAfterMs?: number;
 }
 
+/** Options of `TcpTransport.start`: this node's address, the shared secret, and the frame and connection limits. */
 export interface TcpTransportOptions {
   /** Actor system name, the `system` part of this node's address. */
   readonly system: string;
@@ -83,6 +84,7 @@ export interface TcpTransportOptions {
   readonly logger?: Logger;
 }
 
+/** Counters of a TCP transport: messages and bytes, connections, and frames refused at the boundary. */
 export interface TcpTransportStats {
   /** Messages written to an open connection (or handed to local listeners when sent to self). */
   readonly sent: number;

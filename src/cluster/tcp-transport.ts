@@ -33,6 +33,11 @@ export type { TcpBackoffOptions, TcpTransportOptions, TcpTransportStats, TcpTran
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 
+/**
+ * The cluster transport over TCP: length-prefixed msgpack frames with byte budgets, a handshake naming both ends
+ * (and proving the cluster secret, when one is set); bad frames close the connection and never throw. Start it
+ * with `TcpTransport.start`.
+ */
 export class TcpTransport implements Transport, TcpHost {
   readonly self: NodeAddress;
   readonly incarnation: string;

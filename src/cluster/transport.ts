@@ -8,8 +8,13 @@ import type { MessageFamily, WireMessage } from './wire-message.js';
 export type { MessageFamily, RawMessage, WireMessage } from './wire-message.js';
 export { isFamilyMessage } from './wire-message.js';
 
+/** Receives each message of a family a transport delivers, with its sender. */
 export type MessageListener = (from: NodeAddress, message: WireMessage) => void;
 
+/**
+ * How nodes exchange messages: what Cluster, ClusterSharding and PlacementReplication need of a transport
+ * (TcpTransport in production, MemoryTransport in tests). Delivery is at-most-once: layers above retry what must arrive.
+ */
 export interface Transport {
   readonly self: NodeAddress;
   /** Identifies this run of the node when the transport has one (TCP announces it in its handshake). */

@@ -74,6 +74,10 @@ export type WriteAccess =
   | { readonly writable: true }
   | { readonly writable: false; readonly code: 'not_a_member' | 'no_majority' | 'paused'; readonly reason: string };
 
+/**
+ * What the management API needs from a node: members, entity types, shard locations, placements and cordons.
+ * `startNode` provides one; implement it to serve the API from your own wiring.
+ */
 export interface ManagementBackend {
   readonly self: NodeAddress;
   /** Entity types initialised on this node, with their shard count. */

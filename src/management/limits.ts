@@ -2,6 +2,10 @@
 // defined; NodeConfig and the CLI refer to them). They bound what a slow or hostile client can hold open.
 import { ActorTsError } from '../errors.js';
 
+/**
+ * Limits of the management HTTP server: body size, timeouts and connections, so clients cannot hold a node's
+ * resources.
+ */
 export interface HttpLimits {
   /** Largest accepted request body in bytes; default 1 MiB. */
   readonly bodyLimit: number;
@@ -30,6 +34,7 @@ export interface HttpLimits {
   readonly maxConnectionsPerClient: number;
 }
 
+/** The HTTP limits used when none are given. */
 export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
   bodyLimit: 1024 * 1024,
   headersTimeoutMs: 10_000,

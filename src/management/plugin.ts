@@ -8,8 +8,13 @@ import type { ActorTsError } from '../errors.js';
 import { sendError, type HttpError } from './errors.js';
 import { formatSchemaErrors, registerManagementApi, type ManagementApiOptions } from './server.js';
 
+/** What `managementPlugin` serves from: the backend, metrics, auth, audit log (as the node's own server takes them). */
 export type ManagementPluginOptions = ManagementApiOptions;
 
+/**
+ * The management API, the console and the metrics as one Fastify plugin, for an application that serves them from its
+ * own server: every route, the auth hook and the `{ error, message }` error shape of the node's own server.
+ */
 export const managementPlugin: FastifyPluginAsync<ManagementPluginOptions> = async (app, options) => {
   // As on the node's own server: a mislabelled body is a 415, not a schema error.
   app.removeContentTypeParser('text/plain');

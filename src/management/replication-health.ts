@@ -2,6 +2,7 @@
 // has fallen out of the cluster's placements, and the problems that make the node's health not `ok`.
 import type { PlacementReplicatorStats, PlacementStoreStats } from '../../crdt/index.js';
 
+/** The placement replication part of `/actor-ts/health`: peer counts and the problems found, empty when healthy. */
 export interface ReplicationHealth {
   readonly peers: number;
   /** Peers a full sync has been applied from. */
@@ -21,6 +22,10 @@ export interface ReplicationHealth {
   readonly problems: readonly string[];
 }
 
+/**
+ * Judges a replica's replication from its counters: peers synced, frames rejected, values held; lists each problem in
+ * words.
+ */
 export function replicationHealth(replicator: PlacementReplicatorStats, store: PlacementStoreStats): ReplicationHealth {
   const problems: string[] = [];
   const peers = replicator.peers;

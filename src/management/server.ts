@@ -59,6 +59,7 @@ export interface ManagementApiOptions {
   readonly audit?: AuditLog;
 }
 
+/** Options of createManagementServer: what the API serves from, plus the HTTP server's own limits. */
 export interface ManagementServerOptions extends ManagementApiOptions {
   /** Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_LIMITS. */
   readonly limits?: Partial<HttpLimits>;
@@ -87,6 +88,10 @@ export function refuseWhileClosing(app: FastifyInstance): void {
   });
 }
 
+/**
+ * The management HTTP API (members, shards, placements, rebalance, drain, health, metrics) over a ManagementBackend,
+ * as a Fastify instance not yet listening.
+ */
 export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
   const limits = resolveHttpLimits(options.limits);
   const app: FastifyInstance = Fastify({

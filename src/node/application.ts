@@ -9,6 +9,7 @@ import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController } from '../sharding/placements/external-allocation-controller.js';
 import { checkShardedType, type ShardedTypeOptions } from '../sharding/sharded-type.js';
 import type { EntityBehavior } from '../sharding/region/entity.js';
+import type { ShardIdFunction } from '../sharding/shard-id.js';
 import {
   FALLBACK_STRATEGIES,
   externalAllocationStrategy,
@@ -28,6 +29,8 @@ export interface NodeEntityType {
   readonly numberOfShards?: number;
   /** Entities run only on members with this role; elsewhere the region is a proxy. Default: every member. */
   readonly role?: string;
+  /** How entity ids map to shards ('fnv1a-utf8' or 'actor-ts'; see `shardIdFor`). Default 'fnv1a-utf8'. */
+  readonly shardIdFunction?: ShardIdFunction;
   /**
    * Where shards without a pin go: a strategy, or the name of a built-in one (`least-shard`, `ring`, `hash`,
    * each over the cluster); default the node's `fallback` setting (least-shard unless configured).
@@ -38,6 +41,7 @@ export interface NodeEntityType {
 /** Registers the application's routes on the node's HTTP server, before it listens. */
 export type NodeHttpRoutes = (app: FastifyInstance, node: RunningNode) => void | Promise<void>;
 
+/** What an application brings to `startNode` besides settings: its entity types and its HTTP routes. */
 export interface NodeApplication {
   /** The application's entity types; given, the demo Counter and its routes are not registered. */
   readonly entityTypes?: ReadonlyArray<NodeEntityType>;
@@ -57,14 +61,14 @@ export function checkApplication(app: NodeApplication): void {
   const seen = new Set<string>();
   entityTypes.forEach((type: unknown, index) => {
     if (typeof type !== 'object' || type === null) throw invalid(`entityTypes[${index}] must be an object`);
-    const { typeName, behavior, numberOfShards, role, fallback } = type as Partial<NodeEntityType>;
+    const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction } = type as Partial<NodeEntityType>;
     const name = typeof typeName === 'string' ? `entity type ${JSON.stringify(typeName)}` : `entityTypes[${index}]`;
     if (fallback !== undefined && !isStrategy(fallback) && !isFallbackStrategyName(fallback)) {
       throw invalid(`${name}: fallback must be an AllocationStrategy (allocate() and rebalance()) or one of ${FALLBACK_STRATEGIES.join(', ')}`);
     }
     try {
       // The runtime's own checks (name, behavior, shard count, role), made now rather than at init.
-      checkShardedType({ typeName: typeName as string, behavior: behavior as EntityBehavior, numberOfShards, role } as ShardedTypeOptions);
+      checkShardedType({ typeName: typeName as string, behavior: behavior as EntityBehavior, numberOfShards, role, shardIdFunction } as ShardedTypeOptions);
     } catch (error) {
       throw invalid(`${name}: ${(error as Error).message}`);
     }
@@ -85,12 +89,13 @@ export function initEntityTypes(
   defaultFallback: () => AllocationStrategy,
 ): Map<string, ExternalAllocationController> {
   const controllers = new Map<string, ExternalAllocationController>();
-  for (const { typeName, behavior, numberOfShards, role, fallback } of types) {
+  for (const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction } of types) {
     sharding.init({
       typeName,
       behavior,
       ...(numberOfShards === undefined ? {} : { numberOfShards }),
       ...(role === undefined ? {} : { role }),
+      ...(shardIdFunction === undefined ? {} : { shardIdFunction }),
       allocationStrategy: externalAllocationStrategy(fallback === undefined ? defaultFallback() : typeof fallback === 'string' ? fallbackStrategy(fallback, cluster) : fallback, sharding.placementState(typeName), {
         cluster,
         onWarning: (message, details) => logger.warn({ ...details, typeName }, message),

@@ -4,7 +4,9 @@ import type { ClusterConfigInput } from '../cluster/config.js';
 import { DEFAULT_HTTP_LIMITS } from '../management/limits.js';
 import type { ShardingConfig } from '../sharding/config.js';
 import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
+import type { ShardIdFunction } from '../sharding/shard-id.js';
 
+/** Everything one node is started with (`startNode`, the CLI's `node` command); each field says its default. */
 export interface NodeConfig {
   /** Actor system name, the `system` of `system@host:port`; default 'app'. */
   readonly system: string;
@@ -83,8 +85,14 @@ export interface NodeConfig {
    * 'least-shard' (the default), 'ring' (RingAllocationStrategy) or 'hash'; see README "Which fallback".
    */
   readonly fallback: FallbackStrategyName;
+  /**
+   * How the demo type maps entity ids to shards (see `shardIdFor`); 'actor-ts' gives actor-ts's shard ids.
+   * Default 'fnv1a-utf8'. Every node of a cluster must use the same value; checked when the type starts.
+   */
+  readonly shardIdFunction: ShardIdFunction;
 }
 
+/** The settings of a node started with no options. */
 export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   system: 'app',
   host: '127.0.0.1',
@@ -112,8 +120,13 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   cluster: {},
   sharding: {},
   fallback: 'least-shard',
+  shardIdFunction: 'fnv1a-utf8',
 });
 
+/**
+ * Fills every field `input` leaves undefined with DEFAULT_NODE_CONFIG's; values are checked where they are used, when
+ * the node starts.
+ */
 export function resolveNodeConfig(input: Partial<NodeConfig> = {}): NodeConfig {
   const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
   return { ...DEFAULT_NODE_CONFIG, ...defined } as NodeConfig;

@@ -30,6 +30,10 @@ import type { CordonProvenance } from '../sharding/placements/cordons.js';
 import type { Hlc } from '../../crdt/index.js';
 import { CordonOperations } from './cordon-operations.js';
 
+/**
+ * The management API's view of one node (members, placements, cordons, drain, health, write access), over its cluster,
+ * sharding and replication: what `createManagementServer` and `managementPlugin` serve from.
+ */
 export class NodeManagementBackend implements ManagementBackend {
   readonly self: NodeAddress;
   private readonly cordoning: CordonOperations;

@@ -7,6 +7,7 @@ import { MetricsEventHub, type MetricsSource, type TransportFigures } from '../m
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { entityTypeNames, isInternalNamespace } from '../sharding/placements/cordons.js';
 
+/** What `/metrics` reads of one node, and the event hub its coordinators report to. */
 export interface NodeMetricsSource extends MetricsSource {
   /** Pass to ClusterSharding's `events` so coordinators on this node report hand-offs and rounds. */
   readonly hub: MetricsEventHub;
@@ -14,6 +15,7 @@ export interface NodeMetricsSource extends MetricsSource {
   close(): void;
 }
 
+/** The metrics source of a node wired by hand: follows its membership and store; pass `hub` to ClusterSharding. */
 export function nodeMetricsSource(
   membership: Membership,
   store: PlacementStore,

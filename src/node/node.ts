@@ -32,6 +32,12 @@ export type StartNodeInput = Partial<NodeConfig> & NodeApplication;
 /** The demo every node runs when the application brings no entity types. */
 const DEMO_TYPES: ReadonlyArray<NodeEntityType> = [{ typeName: COUNTER_TYPE, behavior: counterBehavior, numberOfShards: COUNTER_SHARDS }];
 
+/**
+ * Starts one node wired end to end, as the CLI does: TCP transport, membership, the placement store replica (durable
+ * with `dataDir`), sharding with the application's entity types (or the demo Counter) under external allocation, the
+ * management API and the application's routes. Bad settings or application input reject with a typed error and
+ * release every port.
+ */
 export async function startNode(input: StartNodeInput = {}, options: { logger?: Logger } = {}): Promise<RunningNode> {
   const { entityTypes, httpRoutes, ...settings } = input;
   const app: NodeApplication = { ...(entityTypes === undefined ? {} : { entityTypes }), ...(httpRoutes === undefined ? {} : { httpRoutes }) };
@@ -121,7 +127,7 @@ async function wire(
   let sharding: ClusterSharding | undefined;
   const metrics = nodeMetricsSource(cluster, store, () => sharding, transport);
   sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
-  const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? DEMO_TYPES, logger, () => fallbackStrategy(config.fallback, cluster));
+  const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? DEMO_TYPES.map((type) => ({ ...type, shardIdFunction: config.shardIdFunction })), logger, () => fallbackStrategy(config.fallback, cluster));
   const placementsOf = (typeName: string): ExternalAllocationController => {
     const controller = controllers.get(typeName);
     if (controller === undefined) throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} does not run on this node`);

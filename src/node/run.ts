@@ -5,6 +5,7 @@ import { resolveNodeConfig } from './config.js';
 import { startNode, type StartNodeInput } from './node.js';
 import type { RunningNode, StopReason } from './running-node.js';
 
+/** Options of runNode. */
 export interface RunNodeOptions {
   /** Aborting stops the current node gracefully (leave, then close) and ends the run; no restart follows. */
   readonly signal?: AbortSignal;

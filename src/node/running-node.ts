@@ -8,6 +8,7 @@ import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import type { ExternalAllocationController } from '../sharding/placements/external-allocation-controller.js';
 import type { NodeConfig } from './config.js';
 
+/** A node started by startNode: its parts, the management API's URL, and how to stop it. */
 export interface RunningNode {
   readonly address: NodeAddress;
   /** Base URL of the management API, e.g. http://127.0.0.1:8551. */

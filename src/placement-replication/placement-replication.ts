@@ -30,6 +30,10 @@ export interface ReplicatedPlacements {
 }
 
 
+/**
+ * Replicates this node's PlacementStore to every cluster member over the cluster transport (the placement-sync
+ * message family), following membership; the `placements` a ClusterSharding takes.
+ */
 export class PlacementReplication implements ReplicatedPlacements {
   private readonly replicator: PlacementReplicator;
   private readonly unsubscribe: Array<() => void>;

@@ -3,6 +3,7 @@
 import type { SyncFrame } from '../../crdt/index.js';
 import type { MessageFamily, RawMessage } from '../cluster/wire-message.js';
 
+/** The placement-sync message family: the store's sync frames as cluster messages. */
 export type PlacementSyncMessage =
   | { readonly type: 'PlacementSyncStep1'; readonly stateVector: Uint8Array }
   | { readonly type: 'PlacementSyncStep2'; readonly update: Uint8Array }

@@ -23,7 +23,7 @@ import { routeShardingMessage } from './message-router.js';
 import { StoreCordons } from './placements/cordons.js';
 import { MAX_ENTITY_ID_LENGTH, type DrainMove, type ShardingMessage } from './protocol/messages.js';
 import { PlacementChanges } from './placements/placement-changes.js';
-import { EntityRefs } from './region/entity-refs.js';
+import { EntityRefs, type RefTarget } from './region/entity-refs.js';
 import { listedPlacement } from './placements/placement-record.js';
 import { explicitPlacementState } from './placements/explicit-placement-state.js';
 import type { ExternalAllocationState } from './placements/placement-pin.js';
@@ -36,6 +36,7 @@ import { ShardingLink } from './protocol/sharding-link.js';
 
 export type { RebalanceNowResult, ShardedTypeOptions, ShardLocations };
 
+/** What ClusterSharding is built from: transport, membership, replicated placements, optional settings. */
 export interface ClusterShardingOptions {
   readonly transport: Transport;
   readonly membership: Membership;
@@ -57,12 +58,14 @@ export interface ClusterShardingOptions {
   readonly scheduler?: Scheduler;
 }
 
+/** One entity type's statistics on this node: its region, and its coordinator where it runs here. */
 export interface TypeStats {
   readonly region: RegionStats;
   /** Present on the node that runs this type's coordinator. */
   readonly coordinator?: CoordinatorStats;
 }
 
+/** This node's sharding statistics, per type and overall. */
 export interface ShardingStats {
   readonly types: Readonly<Record<string, TypeStats>>;
   readonly asksTimedOut: number;
@@ -79,6 +82,7 @@ interface ShardedType {
   coordinatorAddress: string | undefined;
 }
 
+/** One node's sharding runtime: entity types (`init`), refs to entities anywhere (`entityRefFor`), shard moves. */
 export class ClusterSharding {
   readonly self: NodeAddress;
   readonly config: ShardingConfig;
@@ -182,7 +186,7 @@ export class ClusterSharding {
     this.types.set(settings.typeName, type);
     this.updateCoordinator(type);
     region.start(type.coordinatorAddress);
-    logger.info({ numberOfShards: settings.numberOfShards, role: settings.role, proxy: region.isProxy }, 'entity type initialised');
+    logger.info({ numberOfShards: settings.numberOfShards, shardIdFunction: settings.shardIdFunction, role: settings.role, proxy: region.isProxy }, 'entity type initialised');
   }
 
   /** The initialised types and their shard counts. */
@@ -279,10 +283,9 @@ export class ClusterSharding {
   }
 
   /**
-   * Stops this node's sharding: coordinators and regions stop, local entities are stopped (their `stop`
-   * hooks run), pending asks and requests reject with `not_running`. The transport and the placements are
-   * not closed: they belong to the caller. For a graceful exit that hands shards to other nodes, leave the
-   * cluster first.
+   * Stops this node's sharding: coordinators and regions stop, local entities are stopped (their `stop` hooks
+   * run), pending asks and requests reject with `not_running`. The transport and the placements are not closed:
+   * they belong to the caller. For a graceful exit that hands shards to other nodes, leave the cluster first.
    */
   shutdown(): Promise<void> {
     this.shutdownPromise ??= this.doShutdown();
@@ -388,8 +391,9 @@ export class ClusterSharding {
   }
 }
 
-function refTarget(type: ShardedType): { typeName: string; numberOfShards: number; region: ShardRegion } {
-  return { typeName: type.settings.typeName, numberOfShards: type.settings.numberOfShards, region: type.region };
+function refTarget(type: ShardedType): RefTarget {
+  const { typeName, numberOfShards, shardIdFunction } = type.settings;
+  return { typeName, numberOfShards, shardIdFunction, region: type.region };
 }
 
 function invalid(message: string): ActorTsError {

@@ -2,6 +2,7 @@
 // settings where they exist), and the validation that turns a partial user object into a complete one.
 import { ActorTsError } from '../errors.js';
 
+/** Every sharding setting, with Pekko's names where they exist; each field says its default. */
 export interface ShardingConfig {
   /** How often the coordinator asks the strategy which shards to move. Pekko: rebalance-interval. Default 10_000. */
   readonly rebalanceIntervalMs: number;
@@ -44,6 +45,7 @@ export interface ShardingConfig {
   readonly downRemovalMarginMs: number;
 }
 
+/** The sharding settings used when none are given. */
 export const DEFAULT_SHARDING_CONFIG: ShardingConfig = Object.freeze({
   rebalanceIntervalMs: 10_000,
   handOffTimeoutMs: 60_000,

@@ -76,5 +76,12 @@ export {
 } from './protocol/messages.js';
 export { coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
 export type { RegionStats } from './region/shard-region.js';
-export { fnv1a32, shardIdFor } from './shard-id.js';
+export {
+  DEFAULT_SHARD_ID_FUNCTION,
+  SHARD_ID_FUNCTIONS,
+  fnv1a32,
+  fnv1a32Utf16Signed,
+  shardIdFor,
+  type ShardIdFunction,
+} from './shard-id.js';
 export * from './strategies/index.js';

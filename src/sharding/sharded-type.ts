@@ -5,9 +5,11 @@ import { ActorTsError } from '../errors.js';
 import type { EntityBehavior } from './region/entity.js';
 import { MAX_SHARD_ID, TYPE_NAME_PATTERN } from './protocol/messages.js';
 import { LeastShardAllocationStrategy, type AllocationStrategy } from './strategies/index.js';
+import { DEFAULT_SHARD_ID_FUNCTION, requireShardIdFunction, type ShardIdFunction } from './shard-id.js';
 
 export const MAX_NUMBER_OF_SHARDS = MAX_SHARD_ID + 1;
 
+/** One entity type, as `ClusterSharding.init` takes it; every field but `typeName` and `behavior` has a default. */
 export interface ShardedTypeOptions {
   /** Unique per cluster; letters, digits, `_`, `.`, `-`, at most 128 characters (it appears in management URLs). */
   readonly typeName: string;
@@ -18,6 +20,13 @@ export interface ShardedTypeOptions {
   readonly allocationStrategy?: AllocationStrategy;
   /** Entities run only on members with this role; elsewhere the region is a proxy. Default: every member. */
   readonly role?: string;
+  /**
+   * How an entity id maps to its shard (see `shardIdFor`): 'fnv1a-utf8' (default) or 'actor-ts', which gives
+   * the shard actor-ts's sharding computes for the same id, so both answer "which shard is alice" alike.
+   * Like `numberOfShards`, every node must use the same value for a type, and changing it for a running
+   * type moves about half of its entities to other shards; that is why the default did not change.
+   */
+  readonly shardIdFunction?: ShardIdFunction;
 }
 
 export interface ShardedTypeSettings {
@@ -26,20 +35,21 @@ export interface ShardedTypeSettings {
   readonly behavior: EntityBehavior;
   readonly role: string | undefined;
   readonly strategy: AllocationStrategy;
+  readonly shardIdFunction: ShardIdFunction;
 }
 
 /** Checks `options` (`invalid_argument` naming the bad field) and fills in the defaults. */
 export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeSettings {
   checkShardedType(options);
-  const { typeName, behavior, numberOfShards = 1000, allocationStrategy, role } = options;
+  const { typeName, behavior, numberOfShards = 1000, allocationStrategy, role, shardIdFunction = DEFAULT_SHARD_ID_FUNCTION } = options;
   const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });
-  return { typeName, numberOfShards, behavior, role, strategy };
+  return { typeName, numberOfShards, behavior, role, strategy, shardIdFunction };
 }
 
 /** Throws `invalid_argument` naming the first bad field of `options`; what `init` checks before anything starts. */
 export function checkShardedType(options: ShardedTypeOptions): void {
   if (typeof options !== 'object' || options === null) throw invalid('init options must be an object');
-  const { typeName, behavior, numberOfShards = 1000, allocationStrategy, role } = options;
+  const { typeName, behavior, numberOfShards = 1000, allocationStrategy, role, shardIdFunction = DEFAULT_SHARD_ID_FUNCTION } = options;
   if (typeof typeName !== 'string' || !TYPE_NAME_PATTERN.test(typeName)) {
     throw invalid(`typeName must match ${String(TYPE_NAME_PATTERN)}, got ${JSON.stringify(typeName)}`);
   }
@@ -57,6 +67,7 @@ export function checkShardedType(options: ShardedTypeOptions): void {
   ) {
     throw invalid('allocationStrategy must implement allocate() and rebalance()');
   }
+  requireShardIdFunction(shardIdFunction);
 }
 
 function invalid(message: string): ActorTsError {

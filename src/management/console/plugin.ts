@@ -7,6 +7,7 @@ import { loadConsoleAssets, type ConsoleAsset } from './assets.js';
 
 export const CONSOLE_ASSET_PREFIX = '/console/';
 
+/** Options of consolePlugin. */
 export interface ConsolePluginOptions {
   /**
    * Directory of the built page (index.html, console.css and the compiled scripts). Default: `static/` next to
@@ -31,6 +32,7 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** A Fastify plugin serving the web console (a static page over the management API) at `/`. */
 export const consolePlugin: FastifyPluginAsync<ConsolePluginOptions> = async (app, options) => {
   const assets = loadConsoleAssets(options.assetsDir ?? defaultConsoleAssetsDir());
 

@@ -29,6 +29,7 @@ export interface CoordinatorEvents {
   onRebalanceRound?(typeName: string): void;
 }
 
+/** Statistics of a type's coordinator, on the node that runs it. */
 export interface CoordinatorStats {
   /** Non-proxy regions registered. */
   readonly regions: number;

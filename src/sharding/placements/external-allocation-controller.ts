@@ -32,6 +32,7 @@ export interface PlacementsDryRun extends DryRunMoves {
   readonly placements: ReadonlyArray<ProposedPlacement>;
 }
 
+/** Options of ExternalAllocationController. */
 export interface ExternalAllocationControllerOptions {
   /** The clock expiries are computed and judged by (epoch ms); the strategy and coordinator must read the same. Default Date.now. */
   readonly now?: () => number;
@@ -52,6 +53,11 @@ export class RebalanceError extends ActorTsError {
   }
 }
 
+/**
+ * Operator control of one entity type's explicit placements: pin, unpin, list and move shards. Writes go to this
+ * node's replica of the placement store (replicated to every node) and resolve once applied; `getState` is what
+ * externalAllocationStrategy reads.
+ */
 export class ExternalAllocationController {
   /**
    * The state `externalAllocationStrategy` reads at every allocate and rebalance: a view of this node's

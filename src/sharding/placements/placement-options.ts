@@ -8,6 +8,7 @@ import { PlacementRuleError } from './placement-rule-error.js';
 
 /** `prefer` (the default): honoured when possible, else the fallback places the shard. `require`: only there. */
 export type PlacementMode = 'prefer' | 'require';
+/** Every accepted PlacementMode, for validation and help texts. */
 export const PLACEMENT_MODES: ReadonlyArray<PlacementMode> = Object.freeze(['prefer', 'require']);
 
 /** What a caller may give with a pin; `ttlMs` and `expiresAt` exclude each other. */
@@ -31,10 +32,13 @@ export interface PlacementRule {
   readonly by: string | null;
 }
 
+/** Longest accepted pin reason, in characters. */
 export const MAX_REASON_LENGTH = 500;
+/** Longest accepted pin author (`by`), in characters. */
 export const MAX_BY_LENGTH = 128;
 /** Latest accepted expiry: the placement store's timestamp range ends there (2200-01-01). */
 export const MAX_EXPIRES_AT_MS = MAX_HLC_WALL_MS;
+/** The rule of a pin written without options: prefer, never expiring, no reason or author. */
 export const DEFAULT_PLACEMENT_RULE: PlacementRule = Object.freeze({ mode: 'prefer', expiresAt: null, reason: null, by: null });
 
 const OPTION_KEYS: ReadonlySet<string> = new Set(['mode', 'ttlMs', 'expiresAt', 'reason', 'by']);
@@ -66,6 +70,7 @@ export function validatePlacementOptions(options: unknown, now: number): Placeme
   });
 }
 
+/** Checks a pin's mode; throws PlacementRuleError unless 'prefer' or 'require'. */
 export function validatePlacementMode(mode: unknown): PlacementMode {
   if (mode === 'prefer' || mode === 'require') return mode;
   throw invalid(`mode must be "prefer" or "require", got ${describeValue(mode)}`);
@@ -95,10 +100,12 @@ export function validateExpiresAt(expiresAt: unknown, now: number): number {
   return ms;
 }
 
+/** Checks a pin's reason; throws PlacementRuleError unless a string within MAX_REASON_LENGTH. */
 export function validateReason(reason: unknown): string {
   return text('reason', reason, MAX_REASON_LENGTH);
 }
 
+/** Checks a pin's author (`by`); throws PlacementRuleError unless a string within MAX_BY_LENGTH. */
 export function validateBy(by: unknown): string {
   return text('by', by, MAX_BY_LENGTH);
 }

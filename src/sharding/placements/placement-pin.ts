@@ -5,6 +5,7 @@ import { NodeAddress } from '../../cluster/address.js';
 import type { PlacementMode } from './placement-options.js';
 import { parsePlacementTarget, type PlacementTarget } from './placement-target.js';
 
+/** One shard's pin as the external strategy reads it: a parsed target, the mode and the expiry. */
 export class PlacementPin {
   constructor(
     readonly target: PlacementTarget,
@@ -35,7 +36,10 @@ export class PlacementPin {
 /** What ExternalAllocationState may hold per shard. */
 export type PinLike = PlacementPin | NodeAddress;
 
-/** The pins an external strategy decides by: what `externalAllocationStrategy`'s `getState` returns. */
+/**
+ * What externalAllocationStrategy reads on every call: the pins in force (`ClusterSharding.placementState(type)`
+ * provides it).
+ */
 export interface ExternalAllocationState {
   /**
    * Pins by shard, looked up in O(1) per allocate. A PlacementPin carries target, mode and expiry; a bare
@@ -47,6 +51,7 @@ export interface ExternalAllocationState {
 // NodeAddress values are immutable, so their pin can be shared.
 const addressPins = new WeakMap<NodeAddress, PlacementPin>();
 
+/** The pin a PinLike stands for; a bare NodeAddress becomes a prefer pin to it (shared, as addresses are immutable). */
 export function asPin(value: PinLike): PlacementPin {
   if (value instanceof PlacementPin) return value;
   let pin = addressPins.get(value);

@@ -21,6 +21,7 @@ export interface PlacementRecord {
   readonly expired?: boolean;
 }
 
+/** Options of placementRecords. */
 export interface PlacementRecordsOptions {
   /** Also list pins whose expiry has passed, each with `expired`. Default false. */
   readonly includeExpired?: boolean;

@@ -5,6 +5,10 @@ import { ActorTsError } from '../../errors.js';
 /** `invalid_target`: the target; `invalid_placement`: mode, ttlMs, expiresAt, reason or by. */
 export type PlacementRuleErrorCode = 'invalid_target' | 'invalid_placement';
 
+/**
+ * Thrown for a pin that cannot be written as given (bad target, mode, expiry, reason); `code` says which rule,
+ * nothing is written.
+ */
 export class PlacementRuleError extends ActorTsError {
   declare readonly code: PlacementRuleErrorCode;
   constructor(code: PlacementRuleErrorCode, message: string) {

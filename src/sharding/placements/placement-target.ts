@@ -15,6 +15,10 @@ export interface SelectorTerm {
   readonly value: string;
 }
 
+/**
+ * Where a pin sends its shard: one node by address, or any node whose attributes and roles match a selector.
+ * `canonical` is the form stored and listed.
+ */
 export type PlacementTarget =
   | { readonly kind: 'address'; readonly address: NodeAddress; readonly canonical: string }
   | { readonly kind: 'selector'; readonly terms: ReadonlyArray<SelectorTerm>; readonly canonical: string };

@@ -45,6 +45,7 @@ export interface DryRunMove {
   readonly to: string | null;
 }
 
+/** A warning of a dry run: a pin that could not be honoured, or the strategy failing. */
 export interface DryRunWarning {
   /** Null for a warning about no one shard (the strategy failed). */
   readonly shardId: number | null;

@@ -185,6 +185,7 @@ export type TypesRoutedTo<R extends ShardingRoute> = {
 /** The messages routed to `R`. */
 export type MessageRoutedTo<R extends ShardingRoute> = Extract<ShardingMessage, { readonly type: TypesRoutedTo<R> }>;
 
+/** Every sharding message type name, for routing and validation. */
 export const SHARDING_MESSAGE_TYPES: ReadonlySet<string> = new Set<string>(Object.keys(SHARDING_ROUTES));
 
 /** The message types routed to `route`. */

@@ -2,7 +2,7 @@
 // waits in PendingAsks for the answer, which comes back here (this node's asks) or goes over the wire.
 import { ActorTsError } from '../../errors.js';
 import { MAX_ERROR_LENGTH, type ReplyTo, type ShardingMessage } from '../protocol/messages.js';
-import { shardIdFor } from '../shard-id.js';
+import { shardIdFor, type ShardIdFunction } from '../shard-id.js';
 import type { AskOptions, EntityOutcome, EntityRef } from './entity.js';
 import { PendingAsks } from './pending-asks.js';
 import type { DeliveryResult } from './shard-region.js';
@@ -22,6 +22,7 @@ export interface EntityRefsOptions {
 export interface RefTarget {
   readonly typeName: string;
   readonly numberOfShards: number;
+  readonly shardIdFunction: ShardIdFunction;
   readonly region: { deliver(envelope: Envelope): DeliveryResult };
 }
 
@@ -37,7 +38,7 @@ export class EntityRefs {
   /** A reference to `entityId` (already checked by the caller). */
   refFor(type: RefTarget, entityId: string): EntityRef {
     const { typeName } = type;
-    const shardId = shardIdFor(entityId, type.numberOfShards);
+    const shardId = shardIdFor(entityId, type.numberOfShards, type.shardIdFunction);
     return {
       typeName,
       entityId,

@@ -55,6 +55,7 @@ export interface EntityInstance {
 /** Creates an entity; called once per entity id per incarnation of its shard on a node. */
 export type EntityBehavior = (ctx: EntityContext) => EntityInstance;
 
+/** Options of `EntityRef.ask`. */
 export interface AskOptions {
   /** Reject with `timeout` after this long; default `ShardingConfig.askTimeoutMs`. */
   readonly timeoutMs?: number;

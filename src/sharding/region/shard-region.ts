@@ -17,6 +17,7 @@ export type { ShardingContext };
 /** What became of a message handed to the region. */
 export type DeliveryResult = 'local' | 'forwarded' | 'buffered' | 'dropped';
 
+/** Statistics of a type's region on this node: hosted shards and entities, buffered and forwarded messages. */
 export interface RegionStats {
   /** True when this node lacks the type's role and only routes. */
   readonly proxy: boolean;

@@ -8,6 +8,10 @@ import { ActorTsError } from '../../errors.js';
 /** Shards per node, keyed by `NodeAddress.toString()`; each set iterates in allocation order, oldest first. */
 export type ShardAllocations = ReadonlyMap<string, ReadonlySet<number>>;
 
+/**
+ * Decides shard homes for a type's coordinator: where a new shard goes, and which shards to move. Built in:
+ * least-shard, legacy least-shard, hash and external; `asActorTsStrategy` adapts any of them to actor-ts.
+ */
 export interface AllocationStrategy {
   /**
    * Picks the home of a shard that has none: one of `candidates`, or undefined for "no home now" (a hard

@@ -23,6 +23,7 @@ import {
 export type { PlacementProblem } from './pin-matching.js';
 
 
+/** Options of externalAllocationStrategy. */
 export interface ExternalAllocationOptions {
   /** Reachability and member facts (roles, attributes); without it every candidate counts as reachable and no selector matches. */
   readonly cluster?: ClusterView;
@@ -32,6 +33,11 @@ export interface ExternalAllocationOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Allocation that honours operator pins: a pinned shard goes to its target (a node or a selector), every other shard
+ * is `fallback`'s. A `prefer` pin never leaves a shard homeless; a `require` pin with no allowed node answers
+ * undefined (no home now) until one is available. Rebalance moves shards onto their pins.
+ */
 export function externalAllocationStrategy(
   fallback: AllocationStrategy,
   getState: () => ExternalAllocationState,

@@ -11,8 +11,10 @@ import { RingAllocationStrategy } from './ring.js';
 /** The names, the default first. */
 export const FALLBACK_STRATEGIES = ['least-shard', 'ring', 'hash'] as const;
 
+/** The name of a built-in fallback strategy, as `node --fallback` and `NodeConfig.fallback` take it. */
 export type FallbackStrategyName = (typeof FALLBACK_STRATEGIES)[number];
 
+/** Whether `value` names a built-in fallback strategy (for untyped configuration). */
 export function isFallbackStrategyName(value: unknown): value is FallbackStrategyName {
   return typeof value === 'string' && (FALLBACK_STRATEGIES as readonly string[]).includes(value);
 }

@@ -9,6 +9,10 @@ import {
   type ShardAllocations,
 } from './allocation-strategy.js';
 
+/**
+ * Hash allocation: a shard's home is the candidate at `shardId mod n` over the sorted candidates, so every
+ * coordinator agrees without state; rebalance moves the shards whose hash home changed.
+ */
 export class HashAllocationStrategy implements AllocationStrategy {
   allocate(shardId: number, candidates: ReadonlyArray<NodeAddress>, _currentShards: ShardAllocations): NodeAddress {
     requireShardId(shardId);

@@ -16,3 +16,9 @@ export {
   type PlacementProblem,
 } from './external.js';
 export { PlacementPin, activePin, asPin, type ExternalAllocationState, type PinLike } from '../placements/placement-pin.js';
+export {
+  asActorTsStrategy,
+  type ActorTsAddress,
+  type ActorTsAllocationStrategy,
+  type ActorTsStrategyOptions,
+} from './actor-ts.js';

@@ -17,6 +17,7 @@ import {
   type ShardAllocations,
 } from './allocation-strategy.js';
 
+/** Options of LeastShardAllocationStrategy. */
 export interface LeastShardAllocationOptions {
   /** Most shards moved in one rebalance round; default 20. */
   readonly absoluteLimit?: number;
@@ -26,6 +27,10 @@ export interface LeastShardAllocationOptions {
   readonly cluster?: ClusterView;
 }
 
+/**
+ * Pekko's least-shard allocation: a new shard goes to the healthiest, newest-version node with the fewest shards;
+ * rebalance evens counts out in bounded steps, only while the cluster is settled.
+ */
 export class LeastShardAllocationStrategy implements AllocationStrategy {
   readonly absoluteLimit: number;
   readonly relativeLimit: number;

@@ -14,6 +14,7 @@ import {
   type ShardAllocations,
 } from './allocation-strategy.js';
 
+/** Options of LegacyLeastShardAllocationStrategy. */
 export interface LegacyLeastShardAllocationOptions {
   /** A node must hold more than this many shards above the most suitable one before any move; default 1. */
   readonly rebalanceThreshold?: number;
@@ -23,6 +24,10 @@ export interface LegacyLeastShardAllocationOptions {
   readonly cluster?: ClusterView;
 }
 
+/**
+ * Pekko's older least-shard allocation: rebalance moves shards off the busiest node once it holds
+ * `rebalanceThreshold` more than the least busy, at most `maxSimultaneousRebalance` at a time.
+ */
 export class LegacyLeastShardAllocationStrategy implements AllocationStrategy {
   readonly rebalanceThreshold: number;
   readonly maxSimultaneousRebalance: number;

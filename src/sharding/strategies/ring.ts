@@ -23,6 +23,7 @@ import {
 } from './allocation-strategy.js';
 import { buildRing, firstOpenOwner, ringHome, type HashRing } from './hash-ring.js';
 
+/** Options of RingAllocationStrategy; each has a documented default. */
 export interface RingAllocationOptions {
   /** Points per node on the ring; default 128 (Effect's), 1..4096. More points, more even ring homes. */
   readonly virtualNodes?: number;
@@ -52,6 +53,12 @@ interface RingView {
 
 const MAX_VIRTUAL_NODES = 4096;
 
+/**
+ * Effect's answer as a strategy: every node on a hash ring (`virtualNodes` points each, hashed from its address without
+ * the incarnation), a shard placed at the first node clockwise from its hash that is under `ceil(loadBound * allocated
+ * / nodes)`. The same members give the same homes on every node and in every run; a node that comes back gets its
+ * shards back.
+ */
 export class RingAllocationStrategy implements AllocationStrategy {
   readonly virtualNodes: number;
   readonly loadBound: number;

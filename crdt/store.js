@@ -1,0 +1,369 @@
+import { Admission } from './admission.js';
+import { copyBytes, shareName } from './bytes.js';
+import { UPDATE_EVENT, applyUpdate as applyEncodedUpdate } from './codec.js';
+import { PlacementStoreError, describe } from './errors.js';
+import { Generations } from './generations.js';
+import { HybridLogicalClock, compareHlc } from './hlc.js';
+import { StoreListeners } from './listeners.js';
+import { OwnWrites } from './own-writes.js';
+import { Settler } from './settle.js';
+import { changedSlots, readSlot } from './slot-reads.js';
+import { BASE_WRITER, EMPTY_SNAPSHOT, placementOf as written } from './snapshot.js';
+import { assertShardId, assertTypeName, checkWrites, compareSlots, decodeSlotValue, encodeSlotValue, slotKey, } from './slots.js';
+import { resolveStoreOptions } from './store-options.js';
+import { checkUpdate } from './update-guard.js';
+import { decodeWireUpdate, encodeWireUpdate } from './wire.js';
+import { laterHlc, stampWrites } from './write-stamps.js';
+export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS } from './store-options.js';
+// Transaction origins: only updates applied from peers are 'remote'; prunes are this node's own writes.
+const REMOTE = Symbol('placement-remote');
+const LOCAL = Symbol('placement-local');
+/** One replica of the placement map (shard -> target per type): an HLC last-writer-wins map CRDT on a Yjs document. */
+export class PlacementStore {
+    node;
+    /** This replica's storage, or undefined when it lives in memory only (see durability.ts). */
+    durability = undefined;
+    onTransaction = (transaction) => this.afterTransaction(transaction);
+    onPreviousTransaction = (transaction) => this.foldLateUpdate(transaction);
+    onDocumentUpdate = (update, origin) => {
+        this.listeners.emitUpdate(encodeWireUpdate(this.state.gen, undefined, update), origin === REMOTE ? 'remote' : 'local');
+    };
+    state;
+    compactAfterItems;
+    maxUpdateStructs;
+    clock;
+    log;
+    listeners;
+    admission;
+    ownWrites = new OwnWrites();
+    settler;
+    documentItems = 0;
+    compactions = 0;
+    staleUpdates = 0;
+    rejectedUpdates = 0;
+    forcedRemovals = 0;
+    releasing = false;
+    constructor(options) {
+        const resolved = resolveStoreOptions(options);
+        this.node = resolved.node;
+        this.maxUpdateStructs = resolved.maxUpdateStructs;
+        this.compactAfterItems = resolved.compactAfterItems;
+        this.log = resolved.log;
+        this.listeners = new StoreListeners(this.log);
+        this.admission = new Admission(resolved.node, resolved.now, resolved.maxAheadMs, this.log);
+        this.clock = new HybridLogicalClock(resolved.node, {
+            now: resolved.now,
+            maxDriftMs: resolved.maxDriftMs,
+            onDrift: (remote, localWallMs) => this.admission.driftRefused(remote, localWallMs),
+        });
+        const state = new Generations({
+            attach: (doc) => {
+                doc.on('afterTransaction', this.onTransaction);
+                doc.on(UPDATE_EVENT, this.onDocumentUpdate);
+            },
+            detach: (doc) => {
+                doc.off('afterTransaction', this.onTransaction);
+                doc.off(UPDATE_EVENT, this.onDocumentUpdate);
+                doc.on('afterTransaction', this.onPreviousTransaction);
+            },
+        });
+        this.state = state;
+        this.settler = new Settler({
+            node: this.node,
+            state,
+            clock: this.clock,
+            ownWrites: this.ownWrites,
+            listeners: this.listeners,
+            log: this.log,
+            admissible: (hlc) => this.admission.admissible(hlc),
+            localOrigin: LOCAL,
+        });
+    }
+    /** The generation of the current document; see `compact()`. */
+    get generation() {
+        return this.state.gen;
+    }
+    /**
+     * Writes an explicit placement; it beats every value this replica admitted for the shard. Throws
+     * `hlc_out_of_range` (and writes nothing) when the timestamp it needs is beyond MAX_HLC_WALL_MS.
+     */
+    set(typeName, shardId, target, meta) {
+        assertTypeName(typeName);
+        const [write] = checkWrites([{ shardId, target, meta }]);
+        const [hlc] = this.writeAll(typeName, [write], false);
+        return written(target, hlc, this.node, write[2]);
+    }
+    /**
+     * Writes several placements in one transaction: one update on the wire and one onChange call per type,
+     * instead of one per shard. Every entry is validated before anything is written; a shard named twice
+     * ends with its last entry. Returns what was written, in entry order.
+     */
+    setMany(typeName, entries) {
+        assertTypeName(typeName);
+        const writes = checkWrites(entries);
+        const hlcs = this.writeAll(typeName, writes, false);
+        return writes.map(([, target, meta], i) => written(target, hlcs[i], this.node, meta));
+    }
+    /**
+     * Writes a tombstone: the shard has no explicit placement until a set with a greater hlc. With
+     * `{ force: true }` it also deletes the shard's refused values (see RemoveOptions), the way out of a
+     * value that is far ahead of every sane clock.
+     */
+    remove(typeName, shardId, options) {
+        assertTypeName(typeName);
+        assertShardId(shardId);
+        if (options !== undefined && (typeof options !== 'object' || options === null || !['undefined', 'boolean'].includes(typeof options.force))) {
+            throw new PlacementStoreError('invalid_option', `remove options must be { force?: boolean }, got ${describe(options)}`);
+        }
+        return this.writeAll(typeName, [[shardId, null]], options?.force === true)[0];
+    }
+    snapshot(typeName) {
+        assertTypeName(typeName);
+        this.releaseDue();
+        return this.state.existingIndex(typeName)?.snapshot() ?? EMPTY_SNAPSHOT;
+    }
+    /** Every entity type the document holds, including types learnt only from peers. */
+    typeNames() {
+        return this.state.typeNames();
+    }
+    /** The generation, the base's digest and the document's Yjs state vector (wire.ts). */
+    encodeStateVector() {
+        // Called on every anti-entropy round: held values are released on time even when nothing else happens.
+        this.releaseDue();
+        return this.state.encodeStateVector();
+    }
+    /**
+     * Everything a peer with `remoteStateVector` lacks: the base when the digests differ, and the document
+     * diff including the full delete set (all of the document when the peer is a generation behind). A peer
+     * a generation ahead gets this replica's placements folded into a base, its document being obsolete there.
+     */
+    encodeDiff(remoteStateVector) {
+        return this.state.encodeDiff(copyBytes(remoteStateVector, 'malformed_state_vector', 'state vector'));
+    }
+    /**
+     * Applies a peer's update; idempotent and order-free. A malformed update throws and changes nothing.
+     * An update of a later generation moves this replica to it first (compacting its own document).
+     * Values the timestamp rule refuses are integrated but do not count (admission.ts).
+     */
+    applyUpdate(update) {
+        const bytes = copyBytes(update, 'malformed_update', 'update');
+        let wire;
+        let typeNames = new Set();
+        try {
+            wire = decodeWireUpdate(bytes, this.maxUpdateStructs);
+            if (wire.doc !== undefined)
+                typeNames = checkUpdate(wire.doc, this.maxUpdateStructs);
+        }
+        catch (error) {
+            this.rejectedUpdates++;
+            throw error;
+        }
+        if (wire.generation > this.state.gen)
+            this.advance(wire.generation);
+        if (wire.base !== undefined)
+            this.mergeBase(wire.base);
+        if (wire.doc !== undefined) {
+            const previous = this.state.previous;
+            if (wire.generation === this.state.gen) {
+                // Created up front so that Yjs integrates into Y.Maps we track rather than into anonymous types.
+                for (const typeName of typeNames)
+                    this.state.mapFor(typeName);
+                this.applyToDocument(this.state.doc, wire.doc);
+            }
+            else if (wire.generation === previous?.generation) {
+                // As above: a type the old document never held must still be read as a map when it is folded.
+                for (const typeName of typeNames)
+                    previous.doc.getMap(typeName);
+                this.applyToDocument(previous.doc, wire.doc);
+            }
+            else {
+                this.staleUpdates++;
+            }
+        }
+        this.releaseDue();
+        this.maybeCompact();
+    }
+    /**
+     * Folds the current document into the base and starts an empty document of the next generation. Visible
+     * placements do not change. Peers follow on their next sync (a peer a generation behind gets this replica's
+     * whole, small document; its own writes reach this replica folded into its base), and the previous document
+     * is kept until `releasePreviousGeneration()` so late updates still count. Returns the new generation.
+     */
+    compact() {
+        this.advance(this.state.gen + 1);
+        this.compactions++;
+        return this.state.gen;
+    }
+    /** A change listener is running: a subclass defers a compaction of its own until it returned. */
+    get notifying() { return this.listeners.busy; }
+    /** Drops the document kept from before the last compaction; the replicator calls it once peers caught up. */
+    releasePreviousGeneration() {
+        return this.state.releasePrevious();
+    }
+    onUpdate(listener) {
+        return this.listeners.onUpdate(listener);
+    }
+    onChange(listener) {
+        return this.listeners.onChange(listener);
+    }
+    stats() {
+        this.releaseDue();
+        let slots = 0;
+        let recomputedShards = 0;
+        for (const [, index] of this.state.allIndexes()) {
+            slots += index.slotCount;
+            recomputedShards += index.recomputedShards;
+        }
+        const refused = this.admission.stats();
+        return {
+            slots,
+            prunedSlots: this.settler.prunedSlots,
+            repairedSlots: this.settler.repairedSlots,
+            driftRejected: refused.clockDrift,
+            rejectedUpdates: this.rejectedUpdates,
+            rejectedValues: { outOfRange: refused.outOfRange, aheadOfClock: refused.aheadOfClock },
+            heldValues: refused.held,
+            quarantinedValues: refused.quarantined,
+            forcedRemovals: this.forcedRemovals,
+            awaitingMissingUpdates: this.state.awaitingMissing(),
+            recomputedShards,
+            generation: this.state.gen,
+            baseSlots: this.state.base.slotCount,
+            documentItems: this.documentItems,
+            compactions: this.compactions,
+            staleUpdates: this.staleUpdates,
+            previousGeneration: this.state.previous?.generation ?? null,
+        };
+    }
+    /** Writes slots of one type in one transaction (write-stamps.ts); returns each write's hlc. */
+    writeAll(typeName, writes, force) {
+        this.releaseDue();
+        const map = this.state.mapFor(typeName);
+        const index = this.state.indexFor(typeName);
+        // The own slot's admitted hlc, or this incarnation's latest write when it is not indexed yet.
+        const ownBase = (shardId) => laterHlc(index.slot(shardId, this.node)?.hlc, this.ownWrites.get(typeName, shardId)?.hlc);
+        const hlcs = stampWrites(typeName, writes.map(([shardId]) => shardId), this.clock, index, ownBase);
+        const refused = force ? writes.flatMap(([shardId]) => this.admission.takeShard(typeName, shardId)) : [];
+        this.state.doc.transact(() => {
+            for (const entry of refused)
+                if (entry.where === 'document')
+                    this.deleteRefused(map, entry);
+            writes.forEach(([shardId, target, meta], i) => {
+                const hlc = hlcs[i];
+                map.set(slotKey(shardId, this.node), encodeSlotValue(target, hlc, meta));
+                this.ownWrites.set(typeName, shardId, meta === undefined ? { target, hlc } : { target, hlc, meta });
+            });
+        }, LOCAL);
+        if (force)
+            this.forcedRemovals++;
+        this.maybeCompact();
+        return hlcs;
+    }
+    deleteRefused(map, entry) {
+        const key = slotKey(entry.slot.shardId, entry.slot.writer);
+        const current = decodeSlotValue(map.get(key), entry.slot.writer);
+        if (current === null || compareSlots({ ...entry.slot, ...current }, entry.slot) !== 0)
+            return;
+        map.delete(key);
+    }
+    /** Moves to `generation`: every shard's winner goes to the base, and an empty document takes over. */
+    advance(generation) {
+        this.state.advance(generation);
+        this.ownWrites.clear();
+        this.admission.moveToBase();
+        this.documentItems = 0;
+    }
+    maybeCompact() {
+        // Not from inside a listener: the write that called back may still be settling on this document.
+        if (this.listeners.busy || this.documentItems <= this.compactAfterItems)
+            return;
+        if (this.documentItems > 4 * this.state.liveSlots())
+            this.compact();
+    }
+    mergeBase(entries) {
+        const work = this.settler.newWork();
+        for (const { typeName, slots } of entries) {
+            const changes = [];
+            for (const slot of slots) {
+                if (!this.admission.admit(typeName, slot, 'base'))
+                    continue;
+                if (this.state.base.merge(typeName, slot))
+                    changes.push({ shardId: slot.shardId, writer: BASE_WRITER, slot });
+            }
+            if (changes.length > 0)
+                this.settler.settle(typeName, changes, true, work);
+        }
+        this.settler.finish(work);
+    }
+    /** A peer still on the previous generation wrote: what it wrote counts, folded into the base. */
+    foldLateUpdate(transaction) {
+        if (transaction.origin !== REMOTE)
+            return;
+        const changed = changedSlots(transaction, (type) => shareName(transaction.doc, type), this.log);
+        this.mergeBase(changed.map(({ typeName, slots }) => ({ typeName, slots: slots.flatMap(({ slot }) => (slot === undefined ? [] : [slot])) })));
+    }
+    /** Lets held values the clock has reached count, as if they had just arrived. */
+    releaseDue() {
+        if (this.releasing || this.listeners.busy)
+            return;
+        const due = this.admission.due();
+        if (due.length === 0)
+            return;
+        this.releasing = true;
+        try {
+            const byType = new Map();
+            for (const { typeName, slot, where } of due) {
+                let change;
+                if (where === 'base') {
+                    if (this.state.base.merge(typeName, slot))
+                        change = { shardId: slot.shardId, writer: BASE_WRITER, slot };
+                }
+                else {
+                    const current = readSlot(this.state.mapFor(typeName), slotKey(slot.shardId, slot.writer), slot.shardId, slot.writer, this.log);
+                    if (current !== undefined && compareHlc(current.hlc, slot.hlc) === 0)
+                        change = { shardId: slot.shardId, writer: slot.writer, slot: current };
+                }
+                if (change !== undefined)
+                    byType.set(typeName, [...(byType.get(typeName) ?? []), change]);
+            }
+            const work = this.settler.newWork();
+            for (const [typeName, changes] of byType)
+                this.settler.settle(typeName, changes, true, work);
+            this.settler.finish(work);
+        }
+        finally {
+            this.releasing = false;
+        }
+    }
+    applyToDocument(doc, update) {
+        try {
+            applyEncodedUpdate(doc, update, REMOTE);
+        }
+        catch (cause) {
+            // Not expected after checkUpdate; reported as the typed error rather than a Yjs internal one.
+            this.rejectedUpdates++;
+            const reason = cause instanceof Error ? cause.message : String(cause);
+            this.log({ level: 'warn', message: `Yjs failed to apply a checked placement update: ${reason}` });
+            throw new PlacementStoreError('malformed_update', `placement update rejected by Yjs: ${reason}`, { cause });
+        }
+    }
+    afterTransaction(transaction) {
+        for (const [client, clock] of transaction.afterState)
+            this.documentItems += clock - (transaction.beforeState.get(client) ?? 0);
+        const remote = transaction.origin === REMOTE;
+        const work = this.settler.newWork();
+        for (const { typeName, slots } of changedSlots(transaction, (type) => this.state.typeNameOf(type), this.log)) {
+            for (const { shardId, writer } of slots)
+                this.admission.forget(typeName, shardId, writer);
+            // Local transactions write only this node's own, in-range slots (or delete refused ones).
+            const changes = slots.map(({ shardId, writer, slot }) => ({
+                shardId,
+                writer,
+                slot: slot !== undefined && (!remote || this.admission.admit(typeName, slot, 'document')) ? slot : undefined,
+            }));
+            this.settler.settle(typeName, changes, remote, work);
+        }
+        this.settler.finish(work);
+    }
+}
+//# sourceMappingURL=store.js.map

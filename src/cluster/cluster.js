@@ -1,0 +1,168 @@
+// One node's membership in the cluster, as the rest of the runtime sees it: joins through seed nodes,
+// gossips the member state and the reachability table, heartbeats its segment of the heartbeat ring into a
+// failure detector, acts on the split-brain decision, runs the leader's status transitions, and performs a
+// graceful leave. Sharding consumes it
+// through the `Membership` interface plus the self-lifecycle events (whenUp, onSelfDown, onSelfRemoved).
+// This facade wires the parts together: membership-core.ts (state and commit), gossip-exchange.ts,
+// reachability.ts (heartbeats and downing), self-lifecycle.ts (join, Up, leave, this node's end).
+import { randomUUID } from 'node:crypto';
+import { ActorTsError } from '../errors.js';
+import { silentLogger } from '../logging.js';
+import { clusterChannel } from './cluster-channel.js';
+import { resolveClusterConfig } from './config.js';
+import { memberKey } from './gossip.js';
+import { GossipExchange } from './gossip-exchange.js';
+import { isConverged, leaderOf } from './leader-actions.js';
+import { isGone } from './member.js';
+import { MembershipCore } from './membership-core.js';
+import { Reachability } from './reachability.js';
+import { systemScheduler } from './scheduler.js';
+import { SelfLifecycle } from './self-lifecycle.js';
+/**
+ * This node's cluster membership: joins through the seeds, gossips member state, runs the failure detector and the
+ * leader's downing decisions, and leaves gracefully. Call `start()` to join.
+ */
+export class Cluster {
+    self;
+    incarnation;
+    config;
+    core;
+    lifecycle;
+    reachability;
+    exchange;
+    unsubscribe;
+    constructor(options) {
+        this.config = resolveClusterConfig(options.config);
+        this.self = options.transport.self;
+        this.incarnation = options.incarnation ?? options.transport.incarnation ?? randomUUID();
+        if (this.incarnation.length === 0 || this.incarnation.length > 128) {
+            throw new ActorTsError('invalid_argument', 'incarnation must be 1..128 characters');
+        }
+        this.core = new MembershipCore({
+            self: this.self,
+            incarnation: this.incarnation,
+            selfKey: memberKey(this.self, this.incarnation),
+            config: this.config,
+            scheduler: options.scheduler ?? systemScheduler,
+            logger: (options.logger ?? silentLogger()).child({ node: this.self.toString() }),
+            channel: clusterChannel(options.transport),
+            random: options.random ?? Math.random,
+        });
+        this.lifecycle = new SelfLifecycle(this.core, () => this.shutdown());
+        this.reachability = new Reachability(this.core, () => this.lifecycle.downSelfAsMinority());
+        this.core.afterCommit = () => {
+            this.lifecycle.observeSelf();
+            this.reachability.onCommitted();
+        };
+        this.exchange = new GossipExchange(this.core, this.lifecycle, this.core.random);
+    }
+    /** Starts joining through the seed nodes (or forms a cluster, see `ClusterConfig.seedNodes`). Idempotent. */
+    start() {
+        const { core } = this;
+        if (core.started || core.stopped)
+            return;
+        core.started = true;
+        this.unsubscribe = core.channel.listen((from, message) => this.onMessage(from, message));
+        core.timers.push(core.scheduler.setInterval(() => this.reachability.tick(), this.config.heartbeatIntervalMs));
+        core.timers.push(core.scheduler.setInterval(() => this.exchange.tick(), this.config.gossipIntervalMs));
+        this.lifecycle.startJoining();
+    }
+    /** Size of the replicated membership state: member records (any status) and tombstones of pruned ones. */
+    gossipSize() {
+        return { records: this.core.gossip.members.size, tombstones: this.core.gossip.tombstones.size };
+    }
+    members() {
+        return this.core.members();
+    }
+    /** This node as the cluster sees it; undefined before it joined. */
+    selfMember() {
+        const record = this.core.selfRecord();
+        return record ? this.core.info(record) : undefined;
+    }
+    /** The current membership leader in this node's view. */
+    leader() {
+        return leaderOf(this.core.gossip, this.core.unreachableKeys())?.address;
+    }
+    /** Whether every live member has seen this node's current membership state. */
+    isConverged() {
+        return this.core.joined && isConverged(this.core.gossip, this.core.unreachableKeys());
+    }
+    onChange(listener) {
+        return this.core.onChange(listener);
+    }
+    onLeaving(task) {
+        return this.lifecycle.onLeaving(task);
+    }
+    /**
+     * Fires once when this node is down: it must stop hosting (its shards are taken over elsewhere). Also
+     * fires, before onSelfRemoved, when this node learns only afterwards that the others removed it.
+     */
+    onSelfDown(listener) {
+        return this.lifecycle.onSelfDown(listener);
+    }
+    /** Fires once when this node has been removed: after a graceful leave, or by the others while it was away. */
+    onSelfRemoved(listener) {
+        return this.lifecycle.onSelfRemoved(listener);
+    }
+    /** Resolves when this node is Up (at once if it already was); rejects if it stops or is downed first. */
+    whenUp() {
+        return this.lifecycle.whenUp();
+    }
+    /**
+     * Graceful leave: runs every onLeaving task (bounded by leaveTimeoutMs), then walks this node through
+     * leaving -> exiting -> removed (bounded by exitTimeoutMs) and stops. Calling it again returns the same promise.
+     */
+    leave() {
+        return this.lifecycle.leave();
+    }
+    /**
+     * Marks every live incarnation of `address` down (an operator's decision); downing self stops this node.
+     * Other members take a downing only from the member they take as leader (gossip-guard.ts): decided on any
+     * other node it stays that node's view until the leader decides the same.
+     */
+    down(address) {
+        const { core } = this;
+        if (core.stopped || !core.joined)
+            return;
+        const targets = [...core.gossip.members.values()].filter((r) => r.address.equals(address) && !isGone(r.status));
+        if (targets.length === 0)
+            return;
+        core.logger.warn({ member: address.toString() }, 'downing member on request');
+        core.applyOwnChanges(targets.map((r) => core.downed(r)));
+    }
+    /** Stops timers and message handling without leaving (the process is going away or was downed). Idempotent. */
+    shutdown() {
+        const { core } = this;
+        if (core.stopped)
+            return;
+        core.stopped = true;
+        for (const timer of core.timers)
+            timer.cancel();
+        core.timers.length = 0;
+        this.reachability.stop();
+        this.unsubscribe?.();
+        this.lifecycle.onStopped();
+        core.logger.info({ status: core.selfRecord()?.status }, 'cluster membership stopped');
+    }
+    onMessage(from, message) {
+        if (this.core.stopped)
+            return;
+        switch (message.type) {
+            case 'Heartbeat':
+                return this.reachability.onHeartbeat(from, message);
+            case 'HeartbeatAck':
+                return this.reachability.onHeartbeatAck(from, message);
+            case 'Join':
+                return this.exchange.onJoin(from, message);
+            case 'Gossip':
+                return this.exchange.onGossip(from, message.gossip);
+            case 'GossipNews':
+                return this.exchange.onNews(from, message.gossip);
+            case 'GossipStatus':
+                return this.exchange.onStatus(from, message);
+            case 'GossipAsk':
+                return this.exchange.onAsk(from, message.keys);
+        }
+    }
+}
+//# sourceMappingURL=cluster.js.map

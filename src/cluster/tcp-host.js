@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=tcp-host.js.map

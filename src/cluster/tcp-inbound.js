@@ -1,0 +1,217 @@
+// The accepting end of a TCP connection: runs the server side of the handshake (address check, secret
+// proof), then hands every message frame to the transport. A bad frame or handshake closes the connection.
+// Until the peer is authenticated only small frames are accepted and the whole handshake has a deadline;
+// afterwards a frame must complete in time, and incomplete frames count against per-connection and shared
+// buffer budgets, so no peer can pin memory by sending part of a frame and stopping. However the connection
+// ends, `end` undoes it in one place: timers, the decoder's buffered bytes, the budget share, the registries.
+import { randomBytes } from 'node:crypto';
+import { NodeAddress } from './address.js';
+import { FrameDecoder } from './frame-codec.js';
+import { handshakeFrame, handshakeProof, readHandshake, sameProof } from './handshake.js';
+import { errorText } from './message-codec.js';
+import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
+export class InboundConnection {
+    socket;
+    transport;
+    decoder;
+    state = 'hello';
+    peer;
+    serverNonce = randomBytes(16);
+    remoteHost;
+    handshakeTimer;
+    /** Runs while a frame is incomplete on an open connection. */
+    frameTimer;
+    constructor(socket, transport) {
+        this.socket = socket;
+        this.transport = transport;
+        this.remoteHost = socket.remoteAddress ?? 'unknown';
+        this.decoder = new FrameDecoder({ maxFrameBytes: transport.config.maxHandshakeFrameBytes });
+        // A dialler that vanished silently would otherwise keep this socket (and its tracking) forever.
+        socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
+        this.handshakeTimer = setTimeout(() => this.refuse('handshake timed out'), transport.config.handshakeTimeoutMs);
+        socket.on('data', (chunk) => this.onData(chunk));
+        socket.on('error', (error) => transport.log.debug({ err: errorText(error) }, 'inbound connection error'));
+        socket.on('close', () => this.end({ how: 'closed' }));
+    }
+    get phase() {
+        return this.state === 'open' ? 'open' : 'handshaking';
+    }
+    /** The transport drops this connection: its peer restarted or dialled again, or the transport closes. */
+    destroy() {
+        this.end({ how: 'dropped' });
+    }
+    /** The budget gave this connection's share to a trusted peer. */
+    evictForBudget() {
+        if (this.done)
+            return;
+        this.transport.count('peersDisconnectedForBudget');
+        this.transport.peerEvent('closing inbound connection: its buffer budget went to a member', this.remoteHost, {
+            peer: this.peerName,
+            bytes: this.decoder.bufferedBytes,
+        });
+        this.destroy();
+    }
+    get done() {
+        return this.state === 'done';
+    }
+    get peerName() {
+        return this.peer?.address.toString() ?? this.remoteHost;
+    }
+    /**
+     * The one way out, idempotent: every path that ends the connection (the peer closing, any refusal, a
+     * deadline, a bad frame, a replacement, shutdown) comes here, and the socket's close comes here again.
+     */
+    end(ending) {
+        if (this.done)
+            return;
+        this.state = 'done';
+        clearTimeout(this.handshakeTimer);
+        this.stopFrameTimer();
+        // The partial frame goes now, not when the last reference to this connection does.
+        this.decoder.discard();
+        this.transport.endInbound(this, this.peer?.address);
+        if (ending.how === 'closed')
+            return;
+        if (ending.how === 'dropped') {
+            this.socket.destroy();
+            return;
+        }
+        try {
+            this.socket.end(handshakeFrame({ t: 'Refused', reason: ending.reason }));
+        }
+        catch {
+            this.socket.destroy();
+            return;
+        }
+        // The peer may not read: do not keep a half-closed socket around.
+        setTimeout(() => this.socket.destroy(), 1000).unref();
+    }
+    onData(chunk) {
+        if (this.done)
+            return;
+        const result = this.decoder.push(chunk);
+        for (const frame of result.frames) {
+            if (this.done)
+                return;
+            this.onFrame(frame);
+        }
+        if (this.done)
+            return;
+        if (!result.ok) {
+            this.transport.count('frameErrors');
+            this.transport.peerEvent('closing inbound connection after a bad frame', this.remoteHost, {
+                peer: this.peerName,
+                code: result.error.code,
+                err: result.error.message,
+            });
+            this.destroy();
+            return;
+        }
+        this.account(result.frames.length > 0);
+    }
+    /** Keeps the incomplete frame within the budgets and on the clock; `completed` when a frame just finished. */
+    account(completed) {
+        const held = this.decoder.bufferedBytes;
+        const config = this.transport.config;
+        const trusted = this.state === 'open' && this.peer !== undefined && this.transport.isTrusted(this.peer.address);
+        const overConnection = held > config.maxInboundBytesPerConnection;
+        if (overConnection || !this.transport.reserveInbound(this, held, trusted).granted) {
+            this.transport.count('inboundOverBudget');
+            // A member's frame refused while the budget is full of other members' frames: the node is starved.
+            if (trusted && !overConnection)
+                this.transport.count('inboundStarved');
+            this.transport.peerEvent('closing inbound connection over its buffer budget', this.remoteHost, { peer: this.peerName, bytes: held });
+            this.destroy();
+            return;
+        }
+        // Before the handshake completes its own deadline applies; the frame clock starts with each new frame.
+        if (held === 0 || this.state !== 'open')
+            return this.stopFrameTimer();
+        if (completed)
+            this.stopFrameTimer();
+        this.frameTimer ??= setTimeout(() => {
+            this.frameTimer = undefined;
+            if (this.done)
+                return;
+            this.transport.count('frameTimeouts');
+            this.transport.peerEvent('closing inbound connection stalled mid-frame', this.remoteHost, {
+                peer: this.peerName,
+                bytes: this.decoder.bufferedBytes,
+            });
+            this.destroy();
+        }, config.frameTimeoutMs);
+    }
+    stopFrameTimer() {
+        if (this.frameTimer)
+            clearTimeout(this.frameTimer);
+        this.frameTimer = undefined;
+    }
+    onFrame(frame) {
+        if (this.state === 'open' && this.peer) {
+            if (frame.kind !== 'message')
+                return this.refuse('handshake frame on an open connection');
+            const accepted = this.transport.receive(this.peer.address, frame);
+            // A stranger that makes us buffer large frames and then sends nothing usable holds budget for nothing.
+            if (!accepted && frame.payload.byteLength > this.transport.config.maxHandshakeFrameBytes && !this.transport.isTrusted(this.peer.address)) {
+                this.transport.count('peersDisconnectedForBudget');
+                this.transport.peerEvent('closing inbound connection: a large frame that was no valid message', this.remoteHost, {
+                    peer: this.peerName,
+                    bytes: frame.payload.byteLength,
+                });
+                this.destroy();
+            }
+            return;
+        }
+        const handshake = frame.kind === 'handshake' ? readHandshake(frame) : undefined;
+        if (this.state === 'hello' && handshake?.t === 'Hello')
+            return this.onHello(handshake);
+        if (this.state === 'proof' && handshake?.t === 'Proof')
+            return this.onProof(handshake);
+        this.refuse(`unexpected ${handshake ? handshake.t : frame.kind} frame during the handshake`);
+    }
+    onHello(hello) {
+        const address = NodeAddress.tryParse(hello.from);
+        if (!address)
+            return this.refuse(`invalid peer address "${hello.from}"`);
+        if (hello.to !== this.transport.self.toString()) {
+            return this.refuse(`peer dialled ${hello.to}, this node is ${this.transport.self.toString()}`);
+        }
+        this.peer = { address, incarnation: hello.incarnation, nonce: Buffer.from(hello.nonce) };
+        this.state = 'proof';
+        this.write({ t: 'Challenge', nonce: this.serverNonce });
+    }
+    onProof(proof) {
+        const peer = this.peer;
+        if (!peer)
+            return this.refuse('proof before hello');
+        const secret = this.transport.config.secret;
+        if (secret) {
+            const expected = handshakeProof(secret, 'client', peer.address.toString(), this.transport.self.toString(), this.serverNonce, peer.nonce);
+            if (!proof.proof)
+                return this.refuse('peer did not prove the cluster secret');
+            if (!sameProof(expected, proof.proof))
+                return this.refuse('peer proved a different cluster secret');
+        }
+        clearTimeout(this.handshakeTimer);
+        this.state = 'open';
+        // Authenticated (or no secret is configured): from now on frames up to the full size are accepted.
+        this.decoder.setMaxFrameBytes(this.transport.config.maxFrameBytes);
+        const serverProof = secret
+            ? handshakeProof(secret, 'server', peer.address.toString(), this.transport.self.toString(), this.serverNonce, peer.nonce)
+            : undefined;
+        this.write(serverProof ? { t: 'Accepted', proof: serverProof } : { t: 'Accepted' });
+        this.transport.registerInbound(this, peer.address, peer.incarnation);
+        this.transport.log.debug({ peer: peer.address.toString(), incarnation: peer.incarnation }, 'inbound connection open');
+    }
+    refuse(reason) {
+        if (this.done)
+            return;
+        this.transport.count('handshakeFailures');
+        this.transport.peerEvent('refused inbound connection', this.remoteHost, { peer: this.peerName, reason });
+        this.end({ how: 'refused', reason });
+    }
+    write(handshake) {
+        this.socket.write(handshakeFrame(handshake));
+    }
+}
+//# sourceMappingURL=tcp-inbound.js.map

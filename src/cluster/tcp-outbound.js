@@ -1,0 +1,276 @@
+// The dialling end of a TCP connection towards one peer: connects, runs the client side of the handshake,
+// queues messages (bounded) until the connection is open, bounds what an open connection buffers for a peer
+// that reads too slowly, reconnects with exponential backoff, and redials at once a connection its owner
+// reports stalled.
+import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { FrameDecoder } from './frame-codec.js';
+import { handshakeFrame, handshakeProof, readHandshake, sameProof } from './handshake.js';
+import { errorText } from './message-codec.js';
+import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
+export class OutboundPeer {
+    to;
+    transport;
+    state = 'idle';
+    socket;
+    queue = [];
+    failures = 0;
+    timer;
+    /** performance.now() when the current dial started, or when the current connection opened. */
+    since = 0;
+    warnedQueueFull = false;
+    /** Messages dropped since the open connection's write buffer last filled up; 0 when it is not full. */
+    droppedSinceFull = 0;
+    target;
+    constructor(to, transport) {
+        this.to = to;
+        this.transport = transport;
+        this.target = to.toString();
+    }
+    /** The state of this peer's connection, or undefined while it has none (idle, waiting out a backoff, stopped). */
+    get phase() {
+        return this.state === 'connecting' || this.state === 'open' ? this.state : undefined;
+    }
+    send(frame) {
+        if (this.state === 'stopped')
+            return;
+        if (this.state === 'open' && this.socket) {
+            this.writeBounded(this.socket, frame);
+            return;
+        }
+        if (this.queue.length >= this.transport.config.maxQueuedMessages) {
+            this.transport.count('droppedQueueFull');
+            if (!this.warnedQueueFull) {
+                this.warnedQueueFull = true;
+                this.transport.log.warn({ peer: this.target, queued: this.queue.length }, 'outbound queue full, dropping messages');
+            }
+            return;
+        }
+        this.queue.push(frame);
+        if (this.state === 'idle')
+            this.connect();
+    }
+    /**
+     * The peer restarted: drops the current connection, which leads to its previous process (or nowhere), and
+     * dials afresh without backoff. The queue is kept: those messages were never written, so no process got them,
+     * and the new one is where they would have gone had it been up when they were sent.
+     */
+    reset() {
+        if (this.state === 'stopped')
+            return;
+        this.clearTimer();
+        this.socket?.destroy();
+        this.socket = undefined;
+        this.failures = 0;
+        this.droppedSinceFull = 0;
+        this.state = 'idle';
+        if (this.queue.length > 0)
+            this.connect();
+    }
+    /**
+     * The owner has evidence that this peer does not get our messages (heartbeats unanswered). After a link
+     * comes back, TCP retransmits what it holds only when its backoff timer says so (seconds after a cut of a
+     * few seconds), and a dial started during the cut waits on SYN retransmission likewise; a fresh connection
+     * works as soon as the path does. So: an open connection or a dial under way that is older than
+     * the transport's redialMinAgeMs is dropped and replaced by a new dial, and a backoff wait is cut short. What the
+     * dropped socket held is lost, as any message to a peer cut off may be (delivery is at-most-once); the
+     * queue of messages never written is kept.
+     */
+    redial() {
+        if (this.state === 'stopped' || this.state === 'idle')
+            return;
+        if ((this.state === 'open' || this.state === 'connecting') && performance.now() - this.since < this.transport.config.redialMinAgeMs) {
+            return;
+        }
+        this.transport.count('redials');
+        // Once per connection given up; the redials of a dial under way repeat every interval while a cut lasts.
+        const details = { peer: this.target, state: this.state };
+        if (this.state === 'open')
+            this.transport.log.info(details, 'no answers from peer: replacing the connection');
+        else
+            this.transport.log.debug(details, 'no answers from peer: dialling afresh');
+        const failures = this.failures;
+        this.reset();
+        // Unlike a restart of the peer, nothing here says the peer is back: its own backoff goes on.
+        this.failures = failures;
+    }
+    stop() {
+        this.state = 'stopped';
+        this.clearTimer();
+        this.socket?.destroy();
+        this.socket = undefined;
+        this.queue = [];
+    }
+    connect() {
+        const config = this.transport.config;
+        this.state = 'connecting';
+        this.since = performance.now();
+        const host = this.to.host.startsWith('[') ? this.to.host.slice(1, -1) : this.to.host;
+        const socket = connect({ host, port: this.to.port });
+        this.socket = socket;
+        this.transport.track(socket);
+        socket.setNoDelay(true);
+        socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
+        // The accepting side only ever sends handshake frames on this connection, so they are all it may send.
+        const decoder = new FrameDecoder({ maxFrameBytes: config.maxHandshakeFrameBytes });
+        const clientNonce = randomBytes(16);
+        let opened = false;
+        let openedAt = 0;
+        let serverNonce;
+        let failure;
+        const fail = (reason, handshake) => {
+            failure ??= reason;
+            if (handshake)
+                this.transport.count('handshakeFailures');
+            socket.destroy();
+        };
+        this.timer = setTimeout(() => fail('connect and handshake timed out', true), config.handshakeTimeoutMs);
+        socket.on('connect', () => {
+            this.write(socket, {
+                t: 'Hello',
+                from: this.transport.self.toString(),
+                to: this.target,
+                incarnation: this.transport.incarnation,
+                nonce: clientNonce,
+            });
+        });
+        socket.on('data', (chunk) => {
+            if (socket.destroyed)
+                return;
+            const result = decoder.push(chunk);
+            for (const frame of result.frames) {
+                const handshake = frame.kind === 'handshake' ? readHandshake(frame) : undefined;
+                if (opened || !handshake)
+                    return fail('unexpected frame from the accepting side', !opened);
+                if (handshake.t === 'Refused')
+                    return fail(`peer refused the handshake: ${handshake.reason}`, true);
+                if (handshake.t === 'Challenge') {
+                    const proof = config.secret
+                        ? handshakeProof(config.secret, 'client', this.transport.self.toString(), this.target, Buffer.from(handshake.nonce), clientNonce)
+                        : undefined;
+                    this.write(socket, proof ? { t: 'Proof', proof } : { t: 'Proof' });
+                    serverNonce = Buffer.from(handshake.nonce);
+                    continue;
+                }
+                if (handshake.t === 'Accepted' && serverNonce) {
+                    if (config.secret) {
+                        if (!handshake.proof)
+                            return fail('peer did not prove the cluster secret', true);
+                        const expected = handshakeProof(config.secret, 'server', this.transport.self.toString(), this.target, serverNonce, clientNonce);
+                        if (!sameProof(expected, handshake.proof))
+                            return fail('peer proved a different cluster secret', true);
+                    }
+                    opened = true;
+                    openedAt = performance.now();
+                    this.since = openedAt;
+                    this.onOpen(socket);
+                    continue;
+                }
+                return fail(`unexpected ${handshake.t} during the handshake`, true);
+            }
+            if (!result.ok) {
+                this.transport.count('frameErrors');
+                fail(`bad frame from peer: ${result.error.message}`, false);
+            }
+        });
+        socket.on('error', (error) => {
+            failure ??= errorText(error);
+        });
+        // Only emitted after a write was buffered beyond the high-water mark; `writeBounded` covers the rest.
+        socket.on('drain', () => {
+            if (this.socket === socket)
+                this.endBackpressure();
+        });
+        socket.on('close', () => {
+            if (this.socket !== socket || this.state === 'stopped')
+                return;
+            this.clearTimer();
+            this.socket = undefined;
+            this.droppedSinceFull = 0;
+            const reason = failure ?? 'connection closed';
+            if (opened)
+                this.transport.count('connectionsLost');
+            else
+                this.transport.count('connectFailures');
+            // A peer that accepts and drops at once must not reset the backoff, or it is redialled at the initial
+            // delay forever: only a connection that proved stable does.
+            if (opened && performance.now() - openedAt >= this.transport.config.resetAfterMs) {
+                this.failures = 0;
+                const retryInMs = this.scheduleReconnect();
+                this.transport.log.info({ peer: this.target, reason, retryInMs }, 'outbound connection lost');
+                return;
+            }
+            this.failures++;
+            const retryInMs = this.scheduleReconnect();
+            // Warn once per outage; the retries that follow are debug noise.
+            const details = { peer: this.target, reason, attempt: this.failures, retryInMs };
+            const msg = opened ? 'outbound connection closed right after opening' : 'could not connect to peer';
+            if (this.failures === 1)
+                this.transport.log.warn(details, msg);
+            else
+                this.transport.log.debug(details, msg);
+        });
+    }
+    onOpen(socket) {
+        this.clearTimer();
+        this.state = 'open';
+        this.warnedQueueFull = false;
+        this.transport.count('connections');
+        this.transport.log.debug({ peer: this.target }, 'outbound connection open');
+        const queued = this.queue;
+        this.queue = [];
+        // Not bounded by maxBufferedBytes: the queue already held these bytes, and it accepted these messages.
+        for (const frame of queued) {
+            socket.write(frame);
+            this.transport.count('sent');
+        }
+    }
+    /** Writes unless the peer is not keeping up; never lets one stalled peer buffer without limit. */
+    writeBounded(socket, frame) {
+        const buffered = socket.writableLength;
+        if (buffered > 0 && buffered + frame.byteLength > this.transport.config.maxBufferedBytes) {
+            this.transport.count('droppedBackpressure');
+            if (this.droppedSinceFull++ === 0) {
+                this.transport.log.warn({ peer: this.target, bufferedBytes: buffered }, 'peer is not keeping up, dropping messages');
+            }
+            return;
+        }
+        // Accepting again ends the episode even when no 'drain' reports it (a bound below the high-water mark).
+        this.endBackpressure();
+        socket.write(frame);
+        this.transport.count('sent');
+    }
+    endBackpressure() {
+        if (this.droppedSinceFull === 0)
+            return;
+        this.transport.log.info({ peer: this.target, dropped: this.droppedSinceFull }, 'peer is keeping up again');
+        this.droppedSinceFull = 0;
+    }
+    /** Returns the delay before the next dial. */
+    scheduleReconnect() {
+        const { initialDelayMs, maxDelayMs, multiplier } = this.transport.config;
+        const delay = Math.min(maxDelayMs, initialDelayMs * multiplier ** Math.max(0, this.failures - 1));
+        this.state = 'backoff';
+        this.timer = setTimeout(() => {
+            this.timer = undefined;
+            if (this.state !== 'backoff' || this.transport.isClosed)
+                return;
+            // With nothing to send there is no reason to dial; the next send will.
+            if (this.queue.length > 0)
+                this.connect();
+            else
+                this.state = 'idle';
+        }, delay);
+        return delay;
+    }
+    clearTimer() {
+        if (this.timer)
+            clearTimeout(this.timer);
+        this.timer = undefined;
+    }
+    write(socket, handshake) {
+        socket.write(handshakeFrame(handshake));
+    }
+}
+//# sourceMappingURL=tcp-outbound.js.map

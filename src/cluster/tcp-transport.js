@@ -1,0 +1,341 @@
+// The transport between node processes: TCP with length-prefixed msgpackr frames. Each node dials one
+// outbound connection per peer it sends to and only receives on the connections peers dial to it, so two
+// nodes never have to agree on who owns a shared connection. A connection starts with a handshake naming
+// both ends and the dialer's incarnation; with a cluster secret both ends prove it by HMAC over fresh nonces.
+// Nothing a peer sends can throw into the event loop: bad frames close the connection, bad messages are
+// dropped; both are counted and logged (rate-limited, since a peer can cause them at will). The transport
+// knows no message family: layers register theirs, and only what one of them parses reaches listeners.
+// Incomplete inbound frames share one byte budget in which trusted peers (members) keep room (inbound-budget.ts);
+// a connection, however it ends, gives back its share and leaves every registry (tcp-inbound.ts `end`).
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { ActorTsError } from '../errors.js';
+import { LogThrottle, silentLogger } from '../logging.js';
+import { NodeAddress } from './address.js';
+import { encodeFrame } from './frame-codec.js';
+import { InboundBudget } from './inbound-budget.js';
+import { decodeMessage, decodeValue, encodeMessageOnce, errorText } from './message-codec.js';
+import { InboundConnection } from './tcp-inbound.js';
+import { OutboundPeer } from './tcp-outbound.js';
+import { resolveTcpSettings, } from './tcp-settings.js';
+import { FamilyRegistry, asRawMessage } from './wire-message.js';
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
+/**
+ * The cluster transport over TCP: length-prefixed msgpack frames with byte budgets, a handshake naming both ends
+ * (and proving the cluster secret, when one is set); bad frames close the connection and never throw. Start it
+ * with `TcpTransport.start`.
+ */
+export class TcpTransport {
+    server;
+    settings;
+    logger;
+    self;
+    incarnation;
+    listeners = new Set();
+    families = new FamilyRegistry();
+    peerLog;
+    /** Bytes all inbound connections hold in incomplete frames, shared so that trusted peers keep room. */
+    budget;
+    trusted;
+    peers = new Map();
+    /** Every accepted connection that has not ended, handshaking or open. */
+    accepted = new Set();
+    /** Open inbound connections by peer address, with the incarnation that peer announced. */
+    inbound = new Map();
+    peerIncarnations = new Map();
+    sockets = new Set();
+    counters = {
+        sent: 0,
+        delivered: 0,
+        malformed: 0,
+        frameErrors: 0,
+        frameTimeouts: 0,
+        inboundOverBudget: 0,
+        peersDisconnectedForBudget: 0,
+        inboundStarved: 0,
+        handshakeFailures: 0,
+        droppedQueueFull: 0,
+        droppedBackpressure: 0,
+        droppedUnencodable: 0,
+        listenerErrors: 0,
+        connections: 0,
+        connectFailures: 0,
+        connectionsLost: 0,
+        redials: 0,
+    };
+    closed = false;
+    constructor(server, self, incarnation, settings, logger) {
+        this.server = server;
+        this.settings = settings;
+        this.logger = logger;
+        this.self = self;
+        this.incarnation = incarnation;
+        this.peerLog = new LogThrottle({ intervalMs: settings.peerLogIntervalMs });
+        this.budget = new InboundBudget(settings.maxInboundBufferedBytes);
+    }
+    /** Listens on host:port and resolves once the socket is bound; rejects on bad options or a busy port. */
+    static async start(options) {
+        const settings = resolveTcpSettings(options);
+        const host = options.host ?? '127.0.0.1';
+        const advertised = options.advertisedHost ?? host;
+        if (WILDCARD_HOSTS.has(advertised)) {
+            throw new ActorTsError('invalid_argument', `listening on "${host}" needs an advertisedHost that peers can dial`);
+        }
+        const incarnation = options.incarnation ?? randomUUID();
+        if (incarnation.length === 0 || incarnation.length > 128) {
+            throw new ActorTsError('invalid_argument', 'incarnation must be 1..128 characters');
+        }
+        const server = createServer();
+        const port = await listen(server, host, options.port ?? 0);
+        // NodeAddress writes IPv6 hosts in brackets, as URIs do.
+        const advertisedHostname = advertised.includes(':') && !advertised.startsWith('[') ? `[${advertised}]` : advertised;
+        const self = new NodeAddress(options.system, advertisedHostname, port);
+        const logger = (options.logger ?? silentLogger()).child({ node: self.toString() });
+        const transport = new TcpTransport(server, self, incarnation, settings, logger);
+        server.on('connection', (socket) => transport.accept(socket));
+        server.on('error', (error) => logger.error({ err: errorText(error) }, 'tcp server error'));
+        logger.info({ incarnation, secured: settings.secret !== undefined }, 'tcp transport listening');
+        return transport;
+    }
+    register(family) {
+        this.families.register(family);
+    }
+    /**
+     * Queues `message` for `to`; never throws (an unencodable message is counted and logged). `message` must not
+     * change afterwards: the same object sent again reuses its encoding (message-codec.ts).
+     */
+    send(to, message) {
+        if (this.closed)
+            return;
+        let payload;
+        let frame;
+        try {
+            payload = encodeMessageOnce(message);
+            frame = encodeFrame('message', payload, this.settings.maxFrameBytes);
+        }
+        catch (error) {
+            this.counters.droppedUnencodable++;
+            this.logger.error({ to: to.toString(), type: String(message.type).slice(0, 64), err: errorText(error) }, 'dropping unencodable message');
+            return;
+        }
+        if (to.equals(this.self)) {
+            this.counters.sent++;
+            // Loops through the codec like any remote message (a fresh copy per send), and asynchronously like any send.
+            const copy = decodeMessage(payload, this.families, this.settings.decodeLimits);
+            queueMicrotask(() => {
+                if (copy && !this.closed)
+                    this.deliver(this.self, copy);
+            });
+            return;
+        }
+        const key = to.toString();
+        let peer = this.peers.get(key);
+        if (!peer) {
+            peer = new OutboundPeer(to, this);
+            this.peers.set(key, peer);
+        }
+        peer.send(frame);
+    }
+    /**
+     * Drops the outbound connection to `peer` if it looks stalled and dials afresh (see `OutboundPeer.redial`).
+     * Node shows nothing of the kernel's send queue (TCP_USER_TIMEOUT is not exposed either), so the caller's
+     * evidence decides: heartbeats unanswered. The inbound side needs no action here: the peer redials its own
+     * connection on the same evidence, and a new inbound connection replaces the older ones (registerInbound).
+     */
+    reconnect(peer) {
+        if (this.closed)
+            return;
+        this.peers.get(peer.toString())?.redial();
+    }
+    onMessage(listener) {
+        const entry = (from, message) => listener(from, message);
+        this.listeners.add(entry);
+        return () => {
+            this.listeners.delete(entry);
+        };
+    }
+    stats() {
+        return { ...this.counters };
+    }
+    /**
+     * Names the peers whose frames always get room in the shared inbound budget (the cluster's members), taking
+     * it from other peers when it is full. With a cluster secret every authenticated peer is trusted already;
+     * without one, anyone who reaches the port authenticates, and only the owner knows who the members are.
+     * `isTrusted` is asked when a frame needs room, so it follows membership changes; it must be cheap and must
+     * not throw.
+     */
+    trustPeers(isTrusted) {
+        this.trusted = isTrusted;
+    }
+    /** What the transport holds now: connections per state, the inbound budget in use, its registries' sizes. */
+    usage() {
+        const connections = { 'inbound-handshaking': 0, 'inbound-open': 0, 'outbound-connecting': 0, 'outbound-open': 0 };
+        for (const link of this.accepted)
+            connections[link.phase === 'open' ? 'inbound-open' : 'inbound-handshaking']++;
+        for (const peer of this.peers.values()) {
+            const phase = peer.phase;
+            if (phase !== undefined)
+                connections[phase === 'open' ? 'outbound-open' : 'outbound-connecting']++;
+        }
+        let inboundByPeer = 0;
+        for (const links of this.inbound.values())
+            inboundByPeer += links.size;
+        return {
+            connections,
+            inboundBufferedBytes: this.budget.inUse,
+            budgetHolders: this.budget.holders,
+            sockets: this.sockets.size,
+            inboundByPeer,
+            peerIncarnations: this.peerIncarnations.size,
+        };
+    }
+    /** The incarnation a peer announced on its latest accepted inbound connection. */
+    peerIncarnation(address) {
+        return this.peerIncarnations.get(address.toString());
+    }
+    async close() {
+        if (this.closed)
+            return;
+        this.closed = true;
+        this.listeners.clear();
+        for (const peer of this.peers.values())
+            peer.stop();
+        this.peers.clear();
+        // Each ends through endInbound, which empties the registries and the budget.
+        for (const link of [...this.accepted])
+            link.destroy();
+        for (const socket of this.sockets)
+            socket.destroy();
+        this.sockets.clear();
+        this.peerIncarnations.clear();
+        await new Promise((resolve) => this.server.close(() => resolve()));
+        this.logger.info('tcp transport closed');
+    }
+    // ---- TcpHost: used by the connections (tcp-inbound.ts, tcp-outbound.ts), not part of the public API ----
+    /** @internal */ get config() {
+        return this.settings;
+    }
+    /** @internal */ get log() {
+        return this.logger;
+    }
+    /** @internal */ get isClosed() {
+        return this.closed;
+    }
+    /** @internal */ count(stat) {
+        this.counters[stat]++;
+    }
+    /** @internal */ track(socket) {
+        this.sockets.add(socket);
+        socket.once('close', () => this.sockets.delete(socket));
+    }
+    /** @internal */ reserveInbound(link, bytes, trusted) {
+        return this.budget.reserve(link, bytes, trusted);
+    }
+    /** @internal */ isTrusted(peer) {
+        if (this.settings.secret !== undefined)
+            return true;
+        try {
+            return this.trusted?.(peer) ?? false;
+        }
+        catch {
+            return false;
+        }
+    }
+    /** @internal */ peerEvent(kind, peerHost, details) {
+        const suppressed = this.peerLog.admit(`${kind}\u0000${peerHost}`);
+        if (suppressed === undefined)
+            return;
+        this.logger.warn(suppressed > 0 ? { ...details, host: peerHost, similarSinceLastLine: suppressed } : { ...details, host: peerHost }, kind);
+    }
+    /** @internal Decodes one message frame from `from` and hands it to listeners; false when malformed. Never throws. */
+    receive(from, frame) {
+        const decoded = decodeValue(frame.payload, this.settings.decodeLimits);
+        const message = decoded.ok ? this.families.parse(decoded.value) : undefined;
+        if (message === undefined) {
+            this.counters.malformed++;
+            const type = decoded.ok ? asRawMessage(decoded.value)?.type : undefined;
+            this.peerEvent('dropping malformed message', from.toString(), {
+                bytes: frame.payload.byteLength,
+                // A peer's `type` string is bounded here: it is text it chose.
+                reason: decoded.ok ? `not accepted by a registered family (type ${type === undefined ? 'missing' : JSON.stringify(type.slice(0, 64))})` : decoded.reason,
+            });
+            return false;
+        }
+        this.deliver(from, message);
+        return true;
+    }
+    /** @internal */ registerInbound(connection, from, incarnation) {
+        const key = from.toString();
+        const previous = this.peerIncarnations.get(key);
+        const older = [...(this.inbound.get(key) ?? [])];
+        const restarted = previous !== undefined && previous !== incarnation;
+        if (restarted) {
+            this.logger.info({ peer: key, previous, incarnation }, 'peer restarted with a new incarnation');
+        }
+        else if (older.length > 0) {
+            // The peer dials one connection to us at a time: a new one means it gave up the older ones, whose close
+            // never reached us (a cut link). They would only linger until keepalive found them dead.
+            this.logger.debug({ peer: key, replaced: older.length }, 'peer dialled again: dropping its older inbound connections');
+        }
+        // Each leaves the registries through endInbound; before the new one is in, so its entries are not undone.
+        for (const old of older)
+            old.destroy();
+        // Our outbound connection leads to the old process (or nowhere); dial the new one right away.
+        if (restarted)
+            this.peers.get(key)?.reset();
+        this.peerIncarnations.set(key, incarnation);
+        const connections = this.inbound.get(key) ?? new Set();
+        connections.add(connection);
+        this.inbound.set(key, connections);
+    }
+    /** @internal */ endInbound(connection, from) {
+        this.budget.release(connection);
+        this.accepted.delete(connection);
+        if (from === undefined)
+            return;
+        const key = from.toString();
+        const connections = this.inbound.get(key);
+        if (connections === undefined || !connections.delete(connection) || connections.size > 0)
+            return;
+        this.inbound.delete(key);
+        // Kept for a peer we send to, to tell its restart from a new connection; a stranger's is not kept forever.
+        if (!this.peers.has(key))
+            this.peerIncarnations.delete(key);
+    }
+    accept(socket) {
+        if (this.closed) {
+            socket.destroy();
+            return;
+        }
+        this.track(socket);
+        this.accepted.add(new InboundConnection(socket, this));
+    }
+    deliver(from, message) {
+        this.counters.delivered++;
+        for (const listener of [...this.listeners]) {
+            try {
+                listener(from, message);
+            }
+            catch (error) {
+                this.counters.listenerErrors++;
+                this.logger.error({ from: from.toString(), type: message.type, err: errorText(error) }, 'message listener threw');
+            }
+        }
+    }
+}
+function listen(server, host, port) {
+    return new Promise((resolve, reject) => {
+        const onError = (error) => reject(new ActorTsError('invalid_argument', `cannot listen on ${host}:${port}: ${error.message}`));
+        server.once('error', onError);
+        server.listen(port, host, () => {
+            server.off('error', onError);
+            const bound = server.address();
+            if (bound === null || typeof bound === 'string') {
+                reject(new ActorTsError('invalid_argument', `cannot determine the bound port on ${host}`));
+                return;
+            }
+            resolve(bound.port);
+        });
+    });
+}
+//# sourceMappingURL=tcp-transport.js.map

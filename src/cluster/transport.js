@@ -1,0 +1,2 @@
+export { isFamilyMessage } from './wire-message.js';
+//# sourceMappingURL=transport.js.map

@@ -1,0 +1,71 @@
+// What the transports carry: opaque messages with a string `type`, grouped into families that each layer
+// defines and registers itself (membership, sharding, placement sync). The transport knows no family; it
+// only lets through what a registered family's parse accepts, so no layer depends on the one above it.
+import { ActorTsError } from '../errors.js';
+/**
+ * Bumped on any incompatible change of a message shape; carried in every frame. 2: placement sync payloads
+ * carry the store's generation envelope (compaction) and ShardLocations names hand-offs in progress.
+ * 3: slot values gained optional meta (a pin's mode, expiry, reason and author), gossip members (and Join)
+ * gained optional attributes. 4: gossip carries the reachability table (who observes whom as unreachable),
+ * which the leader's downing decision reads: a node of version 3 would still down by its own view.
+ * 5: GossipStatus (a hash and a seen bitset instead of the full state once peers agree) and GossipNews
+ * (deltas of urgent changes in a large cluster); a node of version 4 would drop both.
+ * 6: GossipAsk (a receiver asks the author of a change it held back, gossip-guard.ts), and the handshake's
+ * Challenge no longer carries the acceptor's incarnation; a node of version 5 would believe relayed gossip.
+ */
+export const PROTOCOL_VERSION = 6;
+/** Narrows a delivered message to a family's type (a transport delivers only what the family parsed). */
+export function isFamilyMessage(family, message) {
+    return family.types.has(message.type);
+}
+/** Treats an untrusted decoded value as a raw message when it is an object with a string `type`. */
+export function asRawMessage(value) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+        return undefined;
+    const raw = value;
+    return typeof raw.type === 'string' ? raw : undefined;
+}
+/** The families one transport (or one parse gate) accepts, indexed by message type. */
+export class FamilyRegistry {
+    byType = new Map();
+    byName = new Map();
+    /** Idempotent for the same family; throws `invalid_argument` when a name or a type is already taken by another. */
+    register(family) {
+        const known = this.byName.get(family.name);
+        if (known === family)
+            return;
+        if (known !== undefined)
+            throw new ActorTsError('invalid_argument', `a different message family named "${family.name}" is already registered`);
+        for (const type of family.types) {
+            const owner = this.byType.get(type);
+            if (owner !== undefined) {
+                throw new ActorTsError('invalid_argument', `message type "${type}" of family "${family.name}" is already registered by "${owner.name}"`);
+            }
+        }
+        this.byName.set(family.name, family);
+        for (const type of family.types)
+            this.byType.set(type, family);
+    }
+    /** The family claiming `type`, if any. */
+    familyOf(type) {
+        return this.byType.get(type);
+    }
+    /** Validates an untrusted decoded value; undefined unless a registered family parses it. */
+    parse(value) {
+        const raw = asRawMessage(value);
+        if (raw === undefined)
+            return undefined;
+        const family = this.byType.get(raw.type);
+        if (family === undefined)
+            return undefined;
+        try {
+            const message = family.parse(raw);
+            // A family must not turn a message into another family's (the narrowing of listeners relies on it).
+            return message !== undefined && message.type === raw.type ? message : undefined;
+        }
+        catch {
+            return undefined;
+        }
+    }
+}
+//# sourceMappingURL=wire-message.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=backend.js.map

@@ -1,0 +1,92 @@
+// Every error the management server answers, in the API's one shape `{ "error": "<code>", "message": "<text>" }`:
+// the handlers' own errors, the ones Fastify raises (body limit, media type, JSON parse, router limits) and
+// the ones Node's HTTP parser raises before Fastify sees a request (timeouts, oversized headers, bad syntax).
+import { STATUS_CODES } from 'node:http';
+import { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
+import { ActorTsError } from '../errors.js';
+/** An HTTP error with the API's error code. */
+export class HttpError extends Error {
+    statusCode;
+    code;
+    constructor(statusCode, code, message) {
+        super(message);
+        this.statusCode = statusCode;
+        this.code = code;
+    }
+}
+export function sendError(reply, error) {
+    if (error instanceof HttpError)
+        return reply.code(error.statusCode).send({ error: error.code, message: error.message });
+    if (error instanceof PersistenceError) {
+        // This node could not make the write durable (or its storage is closed): not acknowledged, never
+        // replicated; another node can take it.
+        reply.log.error({ err: error }, 'placement write not committed');
+        return reply.code(503).send({ error: 'storage_unavailable', message: error.message });
+    }
+    if (error instanceof PlacementStoreError) {
+        // The request was valid; this replica cannot stamp the write (its clock would pass the representable
+        // range): refused, nothing written, and another node can take it.
+        const status = error.code === 'hlc_out_of_range' ? 503 : 400;
+        return reply.code(status).send({ error: error.code, message: error.message });
+    }
+    if (error instanceof ActorTsError) {
+        const status = error.code === 'timeout' ? 504 : error.code === 'not_running' ? 503 : 400;
+        return reply.code(status).send({ error: error.code, message: error.message });
+    }
+    const fastifyError = error;
+    if (fastifyError.validation) {
+        return reply.code(400).send({ error: 'invalid_request', message: fastifyError.message });
+    }
+    const status = fastifyError.statusCode ?? 500;
+    if (status === 413)
+        return reply.code(413).send({ error: 'payload_too_large', message: fastifyError.message });
+    if (status === 415) {
+        const contentType = reply.request.headers['content-type'] ?? 'none';
+        return reply.code(415).send({ error: 'unsupported_media_type', message: `content type ${contentType} is not accepted: send application/json` });
+    }
+    if (status === 400) {
+        const code = fastifyError.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' ? 'bad_request' : 'malformed_json';
+        return reply.code(400).send({ error: code, message: fastifyError.message });
+    }
+    if (status >= 400 && status < 500) {
+        return reply.code(status).send({ error: codeOf(status), message: fastifyError.message || (STATUS_CODES[status] ?? 'client error') });
+    }
+    reply.log.error({ err: error }, 'management request failed');
+    return reply.code(status >= 500 && status < 600 ? status : 500).send({ error: 'internal', message: 'internal error' });
+}
+/** Errors the router raises before any route runs: a path parameter too long (414) or an undecodable URL (400). */
+export function frameworkErrorHandler(error, _request, reply) {
+    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        void reply.code(414).send({ error: 'uri_too_long', message: 'a path segment of the URL is longer than any route accepts' });
+        return;
+    }
+    if (error.code === 'FST_ERR_BAD_URL') {
+        void reply.code(400).send({ error: 'bad_url', message: 'the URL is not validly percent-encoded' });
+        return;
+    }
+    void sendError(reply, error);
+}
+/**
+ * Errors of Node's HTTP parser, raised on the socket before a request exists: a request that did not
+ * arrive within the headers or request timeout (408), headers over Node's size limit (431), anything else
+ * unparsable (400). The connection is closed after the answer: its byte stream cannot be trusted any more.
+ */
+export function clientErrorHandler(error, socket) {
+    if (error.code === 'ECONNRESET' || socket.destroyed)
+        return;
+    const [status, body] = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, { error: 'request_timeout', message: 'the request did not arrive in time; the connection is closed' }]
+        : error.code === 'HPE_HEADER_OVERFLOW'
+            ? [431, { error: 'headers_too_large', message: 'the request headers exceed the size limit' }]
+            : [400, { error: 'bad_request', message: 'the request is not valid HTTP/1.1' }];
+    const text = JSON.stringify(body);
+    if (socket.writable) {
+        socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+            `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+    }
+    socket.destroy();
+}
+function codeOf(status) {
+    return (STATUS_CODES[status] ?? 'client error').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+}
+//# sourceMappingURL=errors.js.map

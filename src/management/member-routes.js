@@ -1,0 +1,59 @@
+import { CordonError, cordonAddress } from '../sharding/placements/cordons.js';
+import { HttpError } from './errors.js';
+import { MAX_PARAM_CHARS, provenanceProperties, provenanceQuery } from './schemas.js';
+const addressParams = {
+    type: 'object',
+    required: ['address'],
+    properties: { address: { type: 'string', minLength: 1, maxLength: MAX_PARAM_CHARS } },
+};
+// A body is optional (`curl -X POST` with none is a cordon without provenance); when sent it is this.
+const provenanceBody = { type: ['object', 'null'], additionalProperties: false, properties: provenanceProperties };
+const STATUS = { unknown_member: 404, not_cordoned: 404, no_capacity: 409, cordon_conflict: 409 };
+export function registerMemberRoutes(app, options) {
+    const { prefix, backend, audit, guardRead, guardWrite, memberOnly } = options;
+    const path = `${prefix}/cluster/members/:address`;
+    const write = { onRequest: guardWrite, preHandler: memberOnly };
+    app.post(`${path}/cordon`, { ...write, schema: { params: addressParams, body: provenanceBody } }, async (request, reply) => {
+        const address = cordonAddress(request.params.address);
+        const provenance = request.body ?? {};
+        const written = await refusals(() => backend.cordon(address, provenance));
+        audit.record({ action: 'cordon', typeName: null, target: address, by: written.by, reason: written.reason, hlc: written.hlc });
+        return reply.code(202).send(written);
+    });
+    app.delete(`${path}/cordon`, { ...write, schema: { params: addressParams, querystring: provenanceQuery } }, async (request, reply) => {
+        const address = cordonAddress(request.params.address);
+        const hlc = await refusals(() => backend.uncordon(address));
+        audit.record({ action: 'uncordon', typeName: null, target: address, by: request.query.by, reason: request.query.reason, hlc });
+        return reply.code(204).send();
+    });
+    app.post(`${path}/drain`, { ...write, schema: { params: addressParams, body: provenanceBody } }, async (request, reply) => {
+        const address = cordonAddress(request.params.address);
+        const provenance = request.body ?? {};
+        const outcome = await refusals(() => backend.drain(address, provenance));
+        const shardIds = Object.values(outcome.moves).flatMap((moves) => moves.map((move) => move.shardId));
+        const types = Object.keys(outcome.moves);
+        audit.record({
+            action: 'drain',
+            typeName: types.length === 1 ? types[0] : null,
+            shardIds,
+            target: address,
+            by: outcome.cordon.by,
+            reason: outcome.cordon.reason,
+            hlc: outcome.cordon.hlc,
+        });
+        return reply.code(202).send(outcome);
+    });
+    app.get(`${prefix}/audit`, { onRequest: guardRead }, async () => ({ entries: audit.entries() }));
+}
+/** Runs a backend call, answering its CordonError with the status that refusal has. */
+async function refusals(call) {
+    try {
+        return await call();
+    }
+    catch (error) {
+        if (error instanceof CordonError)
+            throw new HttpError(STATUS[error.code], error.code, error.message);
+        throw error;
+    }
+}
+//# sourceMappingURL=member-routes.js.map

@@ -1,0 +1,204 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { MEMBER_STATUSES } from '../cluster/member.js';
+export const METRICS_PREFIX = 'actor_ts_';
+/** Member statuses always exported (as 0 when no member has them) so series do not appear and vanish. */
+/** Connection states of the cluster transport, always exported (as 0 when none is in them). */
+export const TRANSPORT_CONNECTION_STATES = ['inbound-handshaking', 'inbound-open', 'outbound-connecting', 'outbound-open'];
+/** A fan-out of MetricsEvents: the wiring calls its methods, `subscribe` is what a MetricsSource returns. */
+export class MetricsEventHub {
+    listeners = new Set();
+    subscribe = (events) => {
+        this.listeners.add(events);
+        return () => {
+            this.listeners.delete(events);
+        };
+    };
+    onHandOffCompleted(type, seconds) {
+        for (const listener of this.listeners)
+            listener.onHandOffCompleted(type, seconds);
+    }
+    onRebalanceRound(type) {
+        for (const listener of this.listeners)
+            listener.onRebalanceRound(type);
+    }
+    onPlacementApplied(origin, hlcWallMs) {
+        for (const listener of this.listeners)
+            listener.onPlacementApplied(origin, hlcWallMs);
+    }
+    onStorageCommit(seconds) {
+        for (const listener of this.listeners)
+            listener.onStorageCommit(seconds);
+    }
+}
+/** One node's registry and metrics. Tests and the plugin use it; nothing here is global. */
+export class NodeMetrics {
+    registry = new Registry();
+    events;
+    constructor(source, options = {}) {
+        const registers = [this.registry];
+        const now = options.now ?? Date.now;
+        if (options.processMetrics ?? true)
+            collectDefaultMetrics({ register: this.registry, prefix: METRICS_PREFIX });
+        new Gauge({
+            name: `${METRICS_PREFIX}shards_hosted`,
+            help: 'Shards this node hosts, per entity type.',
+            labelNames: ['type'],
+            registers,
+            collect() {
+                this.reset();
+                for (const [type, count] of source.shardsHosted())
+                    this.set({ type }, count);
+            },
+        });
+        new Gauge({
+            name: `${METRICS_PREFIX}placements`,
+            help: 'Explicit placements in the placement store, per entity type and mode.',
+            labelNames: ['type', 'mode'],
+            registers,
+            collect() {
+                this.reset();
+                for (const { type, mode, count } of source.placements())
+                    this.inc({ type, mode }, count);
+            },
+        });
+        new Gauge({
+            name: `${METRICS_PREFIX}cluster_members`,
+            help: 'Cluster members known to this node, per status.',
+            labelNames: ['status'],
+            registers,
+            collect() {
+                this.reset();
+                for (const status of MEMBER_STATUSES)
+                    this.set({ status }, 0);
+                for (const member of source.members())
+                    this.inc({ status: member.status });
+            },
+        });
+        new Gauge({
+            name: `${METRICS_PREFIX}unreachable_members`,
+            help: 'Members the cluster currently sees as unreachable (any live observer reports them; the gossiped table).',
+            registers,
+            collect() {
+                let unreachable = 0;
+                for (const member of source.members())
+                    if (!member.reachable)
+                        unreachable += 1;
+                this.set(unreachable);
+            },
+        });
+        new Gauge({
+            name: `${METRICS_PREFIX}placement_store_items`,
+            help: "History items in this node's placement store document.",
+            registers,
+            collect() {
+                this.set(source.placementStore().items);
+            },
+        });
+        new Gauge({
+            name: `${METRICS_PREFIX}placement_store_generation`,
+            help: "Compaction generation of this node's placement store.",
+            registers,
+            collect() {
+                this.set(source.placementStore().generation);
+            },
+        });
+        const transport = source.transport?.bind(source);
+        if (transport !== undefined) {
+            new Gauge({
+                name: `${METRICS_PREFIX}transport_connections`,
+                help: 'Cluster transport connections not yet ended, per direction and state.',
+                labelNames: ['state'],
+                registers,
+                collect() {
+                    const { connections } = transport();
+                    for (const state of TRANSPORT_CONNECTION_STATES)
+                        this.set({ state }, connections[state]);
+                },
+            });
+            new Gauge({
+                name: `${METRICS_PREFIX}transport_inbound_buffered_bytes`,
+                help: 'Bytes of incomplete inbound frames the cluster transport holds (its shared inbound budget in use).',
+                registers,
+                collect() {
+                    this.set(transport().inboundBufferedBytes);
+                },
+            });
+        }
+        const handOffs = new Counter({
+            name: `${METRICS_PREFIX}handoffs_total`,
+            help: 'Completed shard hand-offs, per entity type.',
+            labelNames: ['type'],
+            registers,
+        });
+        const handOffDuration = new Histogram({
+            name: `${METRICS_PREFIX}handoff_duration_seconds`,
+            help: 'Time from the start of a hand-off to the shard stopped on its old node.',
+            labelNames: ['type'],
+            buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+            registers,
+        });
+        const rebalanceRounds = new Counter({
+            name: `${METRICS_PREFIX}rebalance_rounds_total`,
+            help: 'Rebalance rounds run by the coordinator on this node, per entity type.',
+            labelNames: ['type'],
+            registers,
+        });
+        const updates = new Counter({
+            name: `${METRICS_PREFIX}placement_updates_total`,
+            help: 'Placement updates applied by this node, per origin (local write or received from a peer).',
+            labelNames: ['origin'],
+            registers,
+        });
+        const propagation = new Histogram({
+            name: `${METRICS_PREFIX}placement_propagation_seconds`,
+            help: "Time from a remote placement write's HLC wall time to when this node applied it.",
+            buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+            registers,
+        });
+        // Registered only for durable stores: an always-empty histogram would suggest commits that never happen.
+        const commits = source.durable
+            ? new Histogram({
+                name: `${METRICS_PREFIX}placement_storage_commit_seconds`,
+                help: 'Latency of committing placement store updates to durable storage.',
+                buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+                registers,
+            })
+            : undefined;
+        // Both origins exist from the start so rate() over them works before the first update.
+        updates.inc({ origin: 'local' }, 0);
+        updates.inc({ origin: 'remote' }, 0);
+        this.events = {
+            onHandOffCompleted(type, seconds) {
+                handOffs.inc({ type });
+                handOffDuration.observe({ type }, Math.max(0, seconds));
+            },
+            onRebalanceRound(type) {
+                rebalanceRounds.inc({ type });
+            },
+            onPlacementApplied(origin, hlcWallMs) {
+                updates.inc({ origin });
+                // A local write is applied where it was made: its delay is not propagation.
+                if (origin === 'remote')
+                    propagation.observe(Math.max(0, now() - hlcWallMs) / 1000);
+            },
+            onStorageCommit(seconds) {
+                commits?.observe(Math.max(0, seconds));
+            },
+        };
+    }
+}
+export const METRICS_PATH = '/metrics';
+/** GET /metrics in Prometheus text format. Subscribes to the source's events for the server's lifetime. */
+export const metricsPlugin = async (app, options) => {
+    const metrics = new NodeMetrics(options.source, options.metrics);
+    const unsubscribe = options.source.subscribe(metrics.events);
+    app.addHook('onClose', async () => {
+        unsubscribe();
+    });
+    const guard = options.guard;
+    app.get(METRICS_PATH, guard ? { onRequest: guard } : {}, async (_request, reply) => {
+        const body = await metrics.registry.metrics();
+        return reply.header('content-type', metrics.registry.contentType).header('cache-control', 'no-store').send(body);
+    });
+};
+//# sourceMappingURL=metrics.js.map

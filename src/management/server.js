@@ -1,0 +1,214 @@
+// The management HTTP API (Fastify): explicit placements, manual rebalance (each with a dry run), shard
+// locations, explain (insight-routes.ts), members and health. Every route has a JSON schema; every error is
+// `{ error, message }`, including the ones Fastify and Node answer themselves (see errors.ts); a rejected
+// request changes nothing.
+import { timingSafeEqual } from 'node:crypto';
+import Fastify from 'fastify';
+import { validatePlacementMode } from '../sharding/placements/placement-options.js';
+import { AuditLog, commonText, targetsText } from './audit.js';
+import { registerMemberRoutes } from './member-routes.js';
+import { CONSOLE_ASSET_PREFIX, consolePlugin } from './console/plugin.js';
+import { METRICS_PATH, metricsPlugin } from './metrics.js';
+import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
+import { shareConnections } from './connection-share.js';
+import { connectionsCheckingIntervalMs, resolveHttpLimits } from './limits.js';
+import { dryRunQuery, isDryRun, placementsDryRun, rebalanceDryRun, registerExplainRoute } from './insight-routes.js';
+import { placementWarnings } from './placement-warnings.js';
+import { inRange, knownType, shardCount } from './shard-checks.js';
+import { MAX_PARAM_LENGTH, placementsQuery, provenanceQuery, rebalanceBody, setPlacementsBody, shardParams, typeNameParams, } from './schemas.js';
+export { HttpError } from './errors.js';
+export const API_PREFIX = '/actor-ts';
+/** Whether a path belongs to the management API, its console or its metrics (an application may not take it). */
+export function isManagementPath(url) {
+    return url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url === '/' || url.startsWith(CONSOLE_ASSET_PREFIX) || url === METRICS_PATH;
+}
+/**
+ * From the moment the server starts closing (the node is stopping), every request still reaching it (one
+ * pipelined on a kept-alive connection), a write above all, is refused with a typed 503 `shutting_down`
+ * before its body is read. Register before the first request.
+ */
+export function refuseWhileClosing(app) {
+    let closing = false;
+    app.addHook('preClose', (done) => {
+        closing = true;
+        done();
+    });
+    app.addHook('onRequest', async (_request, reply) => {
+        if (!closing)
+            return;
+        reply.header('connection', 'close');
+        await reply.code(503).send({ error: 'shutting_down', message: 'this node is shutting down: send the request to another node' });
+    });
+}
+/**
+ * The management HTTP API (members, shards, placements, rebalance, drain, health, metrics) over a ManagementBackend,
+ * as a Fastify instance not yet listening.
+ */
+export function createManagementServer(options) {
+    const limits = resolveHttpLimits(options.limits);
+    const app = Fastify({
+        bodyLimit: limits.bodyLimit,
+        requestTimeout: limits.requestTimeoutMs,
+        keepAliveTimeout: limits.keepAliveTimeoutMs,
+        http: {
+            requestTimeout: limits.requestTimeoutMs,
+            headersTimeout: limits.headersTimeoutMs,
+            keepAliveTimeout: limits.keepAliveTimeoutMs,
+            connectionsCheckingInterval: connectionsCheckingIntervalMs(limits),
+        },
+        routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+        frameworkErrors: frameworkErrorHandler,
+        clientErrorHandler,
+        ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+        ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
+        schemaErrorFormatter: formatSchemaErrors,
+        // Fastify's own answer while closing is an untyped 503; the hook below gives the typed one.
+        return503OnClosing: false,
+    });
+    refuseWhileClosing(app);
+    // Past the cap a new connection is closed at once, before reading from it, unless a client over its share
+    // must make room for it.
+    shareConnections(app.server, limits);
+    // Only JSON bodies: Fastify's built-in text/plain parser would turn a mislabelled body into a schema
+    // error instead of the 415 it is.
+    app.removeContentTypeParser('text/plain');
+    app.setErrorHandler((error, _request, reply) => sendError(reply, error));
+    app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }));
+    registerManagementApi(app, options);
+    return app;
+}
+/**
+ * The management API's routes, the console and the metrics, registered on `app` (a server of its own, or a
+ * scope of an application's server: see `managementPlugin`). Errors answer `{ error, message }` through the
+ * error handler of the scope they are registered in.
+ */
+export function registerManagementApi(app, options) {
+    const { backend } = options;
+    const audit = options.audit ?? new AuditLog(options.logger);
+    const guardWrite = bearerGuard(options.authToken);
+    const guardRead = options.authReads ? guardWrite : undefined;
+    // After auth and validation, before the handler: a node outside the cluster must not take writes it
+    // could only keep to itself.
+    const memberOnly = async () => {
+        const access = backend.writeAccess();
+        if (!access.writable)
+            throw new HttpError(503, access.code, access.reason);
+    };
+    const typesPath = `${API_PREFIX}/cluster/shards/:typeName`;
+    app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => {
+        const health = backend.health();
+        const replication = backend.replication();
+        const storage = backend.storage();
+        // A member that cannot replicate placements, or store them, is not ok: its writes and its view may not
+        // be the cluster's.
+        const degraded = replication.problems.length > 0 || storage.failure !== null;
+        const status = health.status === 'ok' && degraded ? 'degraded' : health.status;
+        // Every initialised type, so the console lists them all without being told their names.
+        const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards }]) => ({ typeName, numberOfShards }));
+        return { ...health, status, self: backend.self.toString(), entityTypes, placementStore: backend.placementStore(), replication, storage };
+    });
+    app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => {
+        const cordoned = new Set(backend.cordons().map((cordon) => cordon.address));
+        const members = backend.members().map((member) => ({
+            address: member.address.toString(),
+            status: member.status,
+            appVersion: member.appVersion,
+            upNumber: member.upNumber,
+            reachable: member.reachable,
+            roles: member.roles ?? [],
+            attributes: member.attributes ?? {},
+            cordoned: cordoned.has(member.address.toString()),
+        }));
+        return { self: backend.self.toString(), members };
+    });
+    app.get(typesPath, { onRequest: guardRead, schema: { params: typeNameParams } }, async (request) => {
+        const typeName = knownType(backend, request.params.typeName);
+        return backend.shardLocations(typeName);
+    });
+    app.get(`${typesPath}/placements`, { onRequest: guardRead, schema: { params: typeNameParams, querystring: placementsQuery } }, async (request) => {
+        const typeName = knownType(backend, request.params.typeName);
+        const includeExpired = request.query.includeExpired === 'true';
+        const placements = [...backend.placements(typeName, { includeExpired })].sort((a, b) => a.shardId - b.shardId);
+        return { placements };
+    });
+    app.post(`${typesPath}/placements`, { onRequest: guardWrite, preHandler: memberOnly, schema: { params: typeNameParams, body: setPlacementsBody, querystring: dryRunQuery } }, async (request, reply) => {
+        const typeName = knownType(backend, request.params.typeName);
+        const numberOfShards = shardCount(backend, typeName);
+        const body = request.body;
+        const requested = 'placements' in body ? body.placements : [body];
+        // Shard ids are checked here (invalid_shard); targets and options by the controller, which validates
+        // every entry before writing any: a rejected request changes nothing.
+        const entries = requested.map(({ mode, ...entry }) => ({
+            ...entry,
+            shardId: inRange(entry.shardId, numberOfShards, typeName),
+            ...(mode === undefined ? {} : { mode: validatePlacementMode(mode) }),
+        }));
+        if (isDryRun(request.query))
+            return placementsDryRun(backend, typeName, entries);
+        const written = await backend.setPlacements(typeName, entries);
+        audit.record({
+            action: 'pin',
+            typeName,
+            shardIds: written.map((p) => p.shardId),
+            target: targetsText(written.map((p) => p.target)),
+            by: commonText(written.map((p) => p.by)),
+            reason: commonText(written.map((p) => p.reason)),
+            hlc: written[written.length - 1]?.hlc ?? null,
+        });
+        const warnings = placementWarnings(written, backend.members(), new Set(backend.cordons().map((cordon) => cordon.address)));
+        return reply.code(202).send({ placements: written, warnings });
+    });
+    app.delete(`${typesPath}/placements/:shardId`, { onRequest: guardWrite, preHandler: memberOnly, schema: { params: shardParams, querystring: provenanceQuery } }, async (request, reply) => {
+        const typeName = knownType(backend, request.params.typeName);
+        const shardId = inRange(Number(request.params.shardId), shardCount(backend, typeName), typeName);
+        const removed = await backend.removePlacement(typeName, shardId);
+        if (!removed)
+            throw new HttpError(404, 'not_found', `shard ${shardId} of ${typeName} has no explicit placement`);
+        audit.record({ action: 'unpin', typeName, shardIds: [shardId], target: null, by: request.query.by, reason: request.query.reason, hlc: null });
+        return reply.code(204).send();
+    });
+    app.post(`${typesPath}/rebalance`, { onRequest: guardWrite, preHandler: memberOnly, schema: { params: typeNameParams, body: rebalanceBody, querystring: dryRunQuery } }, async (request, reply) => {
+        const typeName = knownType(backend, request.params.typeName);
+        const numberOfShards = shardCount(backend, typeName);
+        const shardIds = [...new Set(request.body.shardIds.map((id) => inRange(id, numberOfShards, typeName)))];
+        if (isDryRun(request.query))
+            return rebalanceDryRun(backend, typeName, shardIds);
+        const outcome = await backend.rebalance(typeName, shardIds);
+        const { by, reason } = request.body;
+        audit.record({ action: 'rebalance', typeName, shardIds: [...outcome.accepted], target: null, by, reason, hlc: null });
+        return reply.code(202).send(outcome);
+    });
+    registerExplainRoute(app, { backend, typesPath, ...(guardRead ? { guard: guardRead } : {}) });
+    registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, guardRead, guardWrite, memberOnly });
+    if (options.console !== false)
+        void app.register(consolePlugin, options.console ?? {});
+    if (options.metrics !== undefined)
+        void app.register(metricsPlugin, { source: options.metrics, ...(guardRead ? { guard: guardRead } : {}) });
+}
+export function formatSchemaErrors(errors, dataVar) {
+    const parts = errors
+        // An `if` failure only says which branch applied; the branch's own error says what is wrong.
+        .filter((error) => error.keyword !== 'if')
+        .map((error) => {
+        const extra = error.keyword === 'additionalProperties' ? ` (${String(error.params['additionalProperty'])})` : '';
+        return `${dataVar}${error.instancePath} ${error.message ?? 'is invalid'}${extra}`;
+    });
+    return new Error(parts.length > 0 ? parts.join(', ') : `${dataVar} does not match the schema`);
+}
+/** A hook refusing (401) a request without `Authorization: Bearer <token>`; undefined without a token. */
+export function bearerGuard(token) {
+    if (token === undefined || token === '')
+        return undefined;
+    const expected = Buffer.from(token);
+    return async (request) => {
+        const header = request.headers.authorization ?? '';
+        // The auth scheme name is case-insensitive (RFC 9110 §11.1).
+        const match = /^Bearer +(.*)$/i.exec(header);
+        const presented = Buffer.from(match?.[1] ?? '');
+        // Constant-time compare so response timing does not leak the token.
+        const ok = presented.length === expected.length && timingSafeEqual(presented, expected);
+        if (!ok)
+            throw new HttpError(401, 'unauthorized', 'missing or wrong bearer token');
+    };
+}
+//# sourceMappingURL=server.js.map

@@ -1,0 +1,33 @@
+import { ActorTsError } from '../errors.js';
+import { bearerGuard, isManagementPath } from '../management/server.js';
+import { describeError } from '../sharding/region/entity.js';
+/** Thrown (inside Fastify) when an application route takes a management path; kept as is by the caller. */
+class OwnedRouteError extends ActorTsError {
+}
+export async function registerAppRoutes(http, routes, node, auth) {
+    const guardWrite = bearerGuard(auth.authToken);
+    const guardRead = auth.authReads ? guardWrite : undefined;
+    // The management API's own plugins load first, so a failure of theirs is not blamed on the application.
+    await http.after();
+    try {
+        await http.register(async (scope) => {
+            scope.addHook('onRoute', (route) => {
+                if (isManagementPath(route.url)) {
+                    const method = Array.isArray(route.method) ? route.method.join(',') : String(route.method);
+                    throw new OwnedRouteError('invalid_argument', `httpRoutes registered ${method} ${route.url}, a path the management API owns`);
+                }
+            });
+            scope.addHook('onRequest', async (request) => {
+                const guard = request.method === 'GET' || request.method === 'HEAD' ? guardRead : guardWrite;
+                await guard?.(request);
+            });
+            await routes(scope, node);
+        });
+    }
+    catch (error) {
+        if (error instanceof OwnedRouteError)
+            throw new ActorTsError('invalid_argument', error.message);
+        throw new ActorTsError('invalid_argument', `httpRoutes failed: ${describeError(error)}`);
+    }
+}
+//# sourceMappingURL=app-routes.js.map

@@ -1,0 +1,86 @@
+// Cordon, uncordon and drain as a node carries them out for the management API: the address checked (it
+// must be a member), the cordon written to this node's replica once it may take writes and made durable,
+// and a drain's hand-offs asked of every type's coordinator, after checking that some other member can
+// take the shards (otherwise nothing is written and nothing moves).
+import { whenDurable } from '../../crdt/index.js';
+import { NodeAddress } from '../cluster/address.js';
+import { hasRole } from '../sharding/coordinator/membership.js';
+import { CordonError, cordonAddress } from '../sharding/placements/cordons.js';
+export class CordonOperations {
+    members;
+    sharding;
+    constructor(members, sharding) {
+        this.members = members;
+        this.sharding = sharding;
+    }
+    async cordon(input, provenance) {
+        const address = this.memberAddress(input);
+        await this.sharding.placementsReady();
+        const written = this.sharding.cordons.write(address, provenance);
+        await whenDurable(this.sharding.placementStore);
+        return { address, cordoned: true, by: written.by ?? null, reason: written.reason ?? null, hlc: written.hlc };
+    }
+    async uncordon(input) {
+        // Not checked for membership: a node that left while cordoned must still be uncordonable.
+        const address = cordonAddress(input);
+        await this.sharding.placementsReady();
+        const hlc = this.sharding.cordons.remove(address);
+        if (hlc === undefined)
+            throw new CordonError('not_cordoned', `${address} is not cordoned`);
+        await whenDurable(this.sharding.placementStore);
+        return hlc;
+    }
+    async drain(input, provenance) {
+        const address = this.memberAddress(input);
+        const types = [...this.sharding.entityTypes()];
+        // Before anything is written: where the node hosts shards of a type, another member must be able to take them.
+        const hosted = await Promise.all(types.map(async ([typeName]) => {
+            const { regions } = await this.sharding.getShardLocations(typeName);
+            return regions.find((region) => region.address === address)?.shards.length ?? 0;
+        }));
+        types.forEach(([typeName, { role }], i) => {
+            const count = hosted[i] ?? 0;
+            if (count > 0 && !this.otherCandidate(address, role)) {
+                throw new CordonError('no_capacity', `${address} hosts ${count} shards of ${typeName} and no other up, uncordoned member${role === undefined ? '' : ` with role ${role}`} could take them; nothing was cordoned or moved`);
+            }
+        });
+        const wasCordoned = this.sharding.cordons.isCordoned(address);
+        const cordon = await this.cordon(address, provenance);
+        const region = NodeAddress.parse(address);
+        const answers = await Promise.all(types.map(([typeName]) => this.sharding.drain(typeName, region)));
+        const moves = {};
+        const warnings = [];
+        types.forEach(([typeName], i) => {
+            const answer = answers[i];
+            if (answer === undefined)
+                return;
+            moves[typeName] = answer.moves;
+            if (answer.noCapacity)
+                warnings.push(`no region but ${address} may take the shards of ${typeName} now: they stay until one can`);
+        });
+        const moved = Object.values(moves).some((list) => list.length > 0);
+        if (warnings.length > 0 && !moved) {
+            // The coordinators saw no capacity the member list promised (a region not registered yet): undo the cordon.
+            if (!wasCordoned)
+                await this.uncordon(address);
+            throw new CordonError('no_capacity', `${warnings.join('; ')}; nothing was moved${wasCordoned ? '' : ' and the cordon was removed again'}`);
+        }
+        return { address, cordon, moves, warnings };
+    }
+    /** The canonical address of a member (neither removed nor unknown); CordonError `unknown_member` otherwise. */
+    memberAddress(input) {
+        const address = cordonAddress(input);
+        const member = this.members().find((m) => m.address.toString() === address);
+        if (member === undefined || member.status === 'removed') {
+            throw new CordonError('unknown_member', `${address} is not a member of this cluster (see GET /actor-ts/cluster/members)`);
+        }
+        return address;
+    }
+    otherCandidate(address, role) {
+        return this.members().some((member) => {
+            const key = member.address.toString();
+            return key !== address && member.status === 'up' && hasRole(member, role) && !this.sharding.cordons.isCordoned(key);
+        });
+    }
+}
+//# sourceMappingURL=cordon-operations.js.map

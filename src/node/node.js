@@ -1,0 +1,211 @@
+import { Cluster } from '../cluster/cluster.js';
+import { TcpTransport } from '../cluster/tcp-transport.js';
+import { isGone } from '../cluster/member.js';
+import { createLogger } from '../logging.js';
+import { createManagementServer } from '../management/server.js';
+import { DurablePlacementStore, PlacementStore, openLmdbPersistence } from '../../crdt/index.js';
+import { PlacementReplication, placementLogOf } from '../placement-replication/placement-replication.js';
+import { ClusterSharding } from '../sharding/cluster-sharding.js';
+import { ActorTsError } from '../errors.js';
+import { fallbackStrategy, requireFallbackStrategyName } from '../sharding/strategies/index.js';
+import { checkApplication, initEntityTypes } from './application.js';
+import { registerAppRoutes } from './app-routes.js';
+import { resolveNodeConfig } from './config.js';
+import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';
+import { NodeManagementBackend } from './management-backend.js';
+import { nodeMetricsSource } from './metrics-source.js';
+import { startPauseDetector } from './pause-detector.js';
+/** The demo every node runs when the application brings no entity types. */
+const DEMO_TYPES = [{ typeName: COUNTER_TYPE, behavior: counterBehavior, numberOfShards: COUNTER_SHARDS }];
+/**
+ * Starts one node wired end to end, as the CLI does: TCP transport, membership, the placement store replica (durable
+ * with `dataDir`), sharding with the application's entity types (or the demo Counter) under external allocation, the
+ * management API and the application's routes. Bad settings or application input reject with a typed error and
+ * release every port.
+ */
+export async function startNode(input = {}, options = {}) {
+    const { entityTypes, httpRoutes, ...settings } = input;
+    const app = { ...(entityTypes === undefined ? {} : { entityTypes }), ...(httpRoutes === undefined ? {} : { httpRoutes }) };
+    // Before anything is opened or bound: bad application input leaves nothing behind.
+    checkApplication(app);
+    const config = resolveNodeConfig(settings);
+    // Refused before anything is opened or bound, as a bad flag is.
+    requireFallbackStrategyName(config.fallback);
+    const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
+    // Before any port is bound: a directory another node holds, or data that cannot be read, stops the
+    // start here (the PersistenceError names the directory and how to recover).
+    const persistence = config.dataDir === undefined ? undefined : await openLmdbPersistence(config.dataDir);
+    if (persistence === undefined) {
+        baseLogger.warn('placements are kept in memory only (no data directory): they do not survive a full-cluster restart');
+    }
+    let transport;
+    try {
+        transport = await TcpTransport.start({
+            system: config.system,
+            host: config.host,
+            port: config.port,
+            ...(config.clusterSecret ? { secret: config.clusterSecret } : {}),
+            logger: baseLogger,
+        });
+    }
+    catch (error) {
+        await persistence?.close().catch(() => undefined);
+        throw error;
+    }
+    try {
+        return await wire(config, app, baseLogger, transport, persistence);
+    }
+    catch (error) {
+        // Invalid cluster or sharding settings surface here, after the port is bound: release it, or the
+        // listening socket keeps the process alive and the port busy.
+        await transport.close().catch(() => undefined);
+        await persistence?.close().catch(() => undefined);
+        throw error;
+    }
+}
+/**
+ * Without a cluster secret anyone who reaches the cluster port completes the handshake; the members' frames keep
+ * room in the transport's shared inbound budget all the same (strangers holding it are disconnected for them).
+ */
+function trustMembers(transport, cluster) {
+    const members = new Set();
+    const refresh = () => {
+        members.clear();
+        for (const member of cluster.members())
+            if (!isGone(member.status))
+                members.add(member.address.toString());
+    };
+    refresh();
+    cluster.onChange(refresh);
+    transport.trustPeers((peer) => members.has(peer.toString()));
+}
+/** The replica: rebuilt from `persistence` (before anything is served) when there is one. */
+async function placementStore(node, config, log, persistence) {
+    const options = { node, log, compactAfterItems: config.compactAfterItems };
+    return persistence === undefined ? new PlacementStore(options) : DurablePlacementStore.open({ ...options, persistence });
+}
+async function wire(config, app, baseLogger, transport, persistence) {
+    const logger = baseLogger.child({ node: transport.self.toString() });
+    const cluster = new Cluster({
+        transport,
+        logger: baseLogger, // the cluster binds the node address itself
+        config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles, attributes: config.attributes },
+    });
+    trustMembers(transport, cluster);
+    const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
+    const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
+    if (store.durability !== undefined) {
+        const { path, logRecordsSinceSnapshot, restored } = store.durability.storageHealth();
+        logger.info({ dataDir: path, restored, logRecordsSinceSnapshot }, restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)');
+    }
+    const placements = new PlacementReplication(store, transport, cluster, { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog });
+    let sharding;
+    const metrics = nodeMetricsSource(cluster, store, () => sharding, transport);
+    sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
+    const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? DEMO_TYPES.map((type) => ({ ...type, shardIdFunction: config.shardIdFunction })), logger, () => fallbackStrategy(config.fallback, cluster));
+    const placementsOf = (typeName) => {
+        const controller = controllers.get(typeName);
+        if (controller === undefined)
+            throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} does not run on this node`);
+        return controller;
+    };
+    // Half of downAfterMs frozen is enough for the others to start downing this node; hold writes that long again.
+    const { downAfterMs } = cluster.config;
+    const pauses = startPauseDetector({
+        thresholdMs: downAfterMs / 2,
+        holdMs: downAfterMs,
+        onPause: (pausedMs) => logger.warn({ pausedMs }, 'this process was frozen; placement writes are held until the cluster is heard from'),
+    });
+    const http = createManagementServer({
+        backend: new NodeManagementBackend(cluster, sharding, placements, controllers, {
+            logger: logger.child({ component: 'placements' }),
+            holding: pauses.holding,
+        }),
+        logger: logger.child({ part: 'http' }),
+        limits: {
+            bodyLimit: config.bodyLimit,
+            ...(config.httpHeadersTimeoutMs !== undefined ? { headersTimeoutMs: config.httpHeadersTimeoutMs } : {}),
+            requestTimeoutMs: config.httpRequestTimeoutMs,
+            keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
+            maxConnections: config.httpMaxConnections,
+        },
+        ...(config.authToken ? { authToken: config.authToken } : {}),
+        authReads: config.authReads,
+        metrics,
+    });
+    if (app.entityTypes === undefined)
+        registerCounterRoutes(http, sharding);
+    let resolveStopped;
+    const stopped = new Promise((resolve) => (resolveStopped = resolve));
+    let stopping;
+    const closeAll = async () => {
+        // Sharding first: its shutdown fails pending asks at once, so in-flight HTTP requests end and the
+        // server can close without waiting out their ask timeouts.
+        await sharding.shutdown();
+        placements.close();
+        metrics.close();
+        pauses.close();
+        await http.close().catch(() => undefined);
+        cluster.shutdown();
+        await transport.close();
+        // Last: commits what is pending, then releases the directory for the next incarnation.
+        await persistence?.close().catch((error) => logger.warn({ err: String(error) }, 'closing the placement storage failed'));
+    };
+    const stop = () => {
+        stopping ??= (async () => {
+            logger.info('leaving the cluster');
+            await cluster.leave().catch((error) => logger.warn({ err: String(error) }, 'leave did not complete'));
+            await closeAll();
+            resolveStopped('left');
+        })();
+        return stopping;
+    };
+    // Downed or removed, the node is outside the cluster: it must stop hosting at once (its shards run
+    // elsewhere) and stop taking requests. Both take the same path; a graceful leave, which also ends in
+    // removal, is already under way in stop() and is left to finish there.
+    const putOut = (how, why) => {
+        if (stopping !== undefined)
+            return;
+        logger.error({ stoppedBecause: how }, `${why}; stopping`);
+        stopping = closeAll().then(() => resolveStopped(how));
+    };
+    cluster.onSelfDown((cause) => putOut('downed', cause === 'minority-side' ? 'this node downed itself: it was on the minority side of a partition' : 'this node was downed by the cluster'));
+    cluster.onSelfRemoved(() => putOut('removed', 'this node was removed from the cluster by the other members'));
+    const node = {
+        address: transport.self,
+        // Known once the server listens (port 0 picks one); routes registered before that read it per request.
+        get httpUrl() {
+            return httpUrlOf(http, config);
+        },
+        config,
+        transport,
+        cluster,
+        sharding,
+        http,
+        placements: placementsOf,
+        get counterPlacements() {
+            return placementsOf(COUNTER_TYPE);
+        },
+        stop,
+        stopped,
+    };
+    try {
+        // Before the node joins or binds its HTTP port: routes that cannot be registered stop the start here.
+        if (app.httpRoutes !== undefined)
+            await registerAppRoutes(http, app.httpRoutes, node, config);
+        cluster.start();
+        await http.listen({ host: config.httpHost, port: config.httpPort });
+    }
+    catch (error) {
+        await closeAll();
+        throw error;
+    }
+    logger.info({ httpUrl: node.httpUrl }, 'node started');
+    return node;
+}
+function httpUrlOf(http, config) {
+    const address = http.server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : config.httpPort;
+    return `http://${config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost}:${port}`;
+}
+//# sourceMappingURL=node.js.map

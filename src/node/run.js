@@ -1,0 +1,25 @@
+// Runs one node until it is told to stop: the CLI's `node` command. When the cluster downs or removes the
+// node it stops for good, unless `restartOnRemoval` asks for a new incarnation in the same process.
+import { createLogger } from '../logging.js';
+import { resolveNodeConfig } from './config.js';
+import { startNode } from './node.js';
+/** Resolves with how the last incarnation stopped: 'left' after the signal, else 'downed' or 'removed'. */
+export async function runNode(input, options = {}) {
+    const { entityTypes, httpRoutes, ...settings } = input;
+    const config = resolveNodeConfig(settings);
+    const logger = options.logger ?? createLogger({ level: config.logLevel });
+    for (let incarnation = 1;; incarnation++) {
+        const node = await startNode({ ...config, ...(entityTypes === undefined ? {} : { entityTypes }), ...(httpRoutes === undefined ? {} : { httpRoutes }) }, { logger });
+        options.onStarted?.(node);
+        const onAbort = () => void node.stop();
+        if (options.signal?.aborted)
+            onAbort();
+        options.signal?.addEventListener('abort', onAbort, { once: true });
+        const how = await node.stopped;
+        options.signal?.removeEventListener('abort', onAbort);
+        if (how === 'left' || !config.restartOnRemoval || options.signal?.aborted)
+            return how;
+        logger.warn({ node: node.address.toString(), stoppedBecause: how, incarnation: incarnation + 1 }, 'restarting as a new incarnation (restartOnRemoval)');
+    }
+}
+//# sourceMappingURL=run.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=running-node.js.map

@@ -1,0 +1,124 @@
+// Replicates this node's placement-store replica to every cluster member over the cluster transport: crdt/'s
+// replicator does the syncing, its peers follow membership (a joining node pulls the full state from every
+// member it meets), and its sync frames travel as the placement sync family of the wire protocol.
+import { PlacementReplicator, } from '../../crdt/index.js';
+import { NodeAddress } from '../cluster/address.js';
+import { JOINED_STATUSES, isGone } from '../cluster/member.js';
+import { isFamilyMessage } from '../cluster/wire-message.js';
+import { PLACEMENT_SYNC_MESSAGES, toSyncFrame, toSyncMessage } from './sync-messages.js';
+/**
+ * Replicates this node's PlacementStore to every cluster member over the cluster transport (the placement-sync
+ * message family), following membership; the `placements` a ClusterSharding takes.
+ */
+export class PlacementReplication {
+    store;
+    transport;
+    membership;
+    replicator;
+    unsubscribe;
+    addresses = new Map();
+    constructor(store, transport, membership, options = {}) {
+        this.store = store;
+        this.transport = transport;
+        this.membership = membership;
+        transport.register(PLACEMENT_SYNC_MESSAGES);
+        this.replicator = new PlacementReplicator(store, { sendFrame: (peer, frame) => this.sendFrame(peer, frame) }, options);
+        this.unsubscribe = [
+            transport.onMessage((from, message) => this.onMessage(from, message)),
+            membership.onChange(() => this.syncPeers()),
+        ];
+        this.syncPeers();
+    }
+    peers() {
+        return this.replicator.peers();
+    }
+    stats() {
+        return this.replicator.stats();
+    }
+    /**
+     * True once this replica may take local writes safely: the node has joined (so it knows its peers) and
+     * has applied a full sync from one of them, or it has no peers. A node restarted with an empty replica
+     * that wrote sooner could race its previous incarnation's value on the same slot, which Yjs settles by
+     * client id rather than by HLC. A replica rebuilt from its data directory holds its own slots, so it is
+     * ready at once.
+     */
+    isReady() {
+        if (this.store.durability?.restored === true)
+            return true;
+        const self = this.membership.self.toString();
+        let joined = false;
+        let peers = 0;
+        for (const member of this.membership.members()) {
+            if (member.address.toString() === self)
+                joined = JOINED_STATUSES.has(member.status);
+            else if (!isGone(member.status))
+                peers++;
+        }
+        return joined && (peers === 0 || this.replicator.hasSynced());
+    }
+    whenReady(timeoutMs) {
+        if (this.isReady())
+            return Promise.resolve(true);
+        return new Promise((resolve) => {
+            const check = () => {
+                if (this.isReady())
+                    done(true);
+            };
+            const unsubscribe = [this.membership.onChange(check), this.replicator.onSynced(check)];
+            const timer = setTimeout(() => done(false), timeoutMs);
+            const done = (ready) => {
+                clearTimeout(timer);
+                for (const stop of unsubscribe)
+                    stop();
+                resolve(ready);
+            };
+        });
+    }
+    /** One anti-entropy round now (the timer runs them anyway). */
+    antiEntropy() {
+        this.replicator.antiEntropy();
+    }
+    /** Stops replicating; the store stays usable (it belongs to the caller). Idempotent. */
+    close() {
+        for (const unsubscribe of this.unsubscribe.splice(0))
+            unsubscribe();
+        this.replicator.close();
+    }
+    syncPeers() {
+        const self = this.membership.self.toString();
+        const wanted = new Map();
+        for (const member of this.membership.members()) {
+            const key = member.address.toString();
+            if (key !== self && !isGone(member.status))
+                wanted.set(key, member.address);
+        }
+        for (const peer of this.replicator.peers()) {
+            if (!wanted.has(peer)) {
+                this.replicator.removePeer(peer);
+                this.addresses.delete(peer);
+            }
+        }
+        for (const [key, address] of wanted) {
+            if (this.addresses.has(key))
+                continue;
+            this.addresses.set(key, address);
+            this.replicator.addPeer(key);
+        }
+    }
+    // The link's two ends carry decoded frames: the transport encodes each message once, on the wire.
+    sendFrame(peer, frame) {
+        const address = this.addresses.get(peer) ?? NodeAddress.parse(peer);
+        this.transport.send(address, toSyncMessage(frame));
+    }
+    onMessage(from, message) {
+        // A replica answers anyone who asks, member or not yet: a joining node's first step 1 may arrive
+        // before its membership record does.
+        if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message))
+            this.replicator.receiveFrame(from.toString(), toSyncFrame(message));
+    }
+}
+/** crdt/'s log events (of the store and the replicator) written to a node's logger. */
+export function placementLogOf(logger) {
+    return (event) => logger[event.level]({ ...event.details }, event.message);
+}
+//# sourceMappingURL=placement-replication.js.map

@@ -1,0 +1,49 @@
+// Below the transport's 16 MiB frame limit, so a message at the limit still fits its envelope.
+const MAX_PLACEMENT_BYTES = 15 * 1024 * 1024;
+const TYPES = {
+    PlacementSyncStep1: 'step1',
+    PlacementSyncStep2: 'step2',
+    PlacementUpdate: 'update',
+};
+/** The family PlacementReplication registers on its transport. */
+export const PLACEMENT_SYNC_MESSAGES = {
+    name: 'placement-sync',
+    types: new Set(Object.keys(TYPES)),
+    parse: (raw) => parsePlacementSyncMessage(raw),
+};
+/** Validates one decoded message whose `type` is a placement sync type; undefined when a field is wrong. */
+export function parsePlacementSyncMessage(raw) {
+    switch (raw.type) {
+        case 'PlacementSyncStep1':
+            return isBytes(raw['stateVector']) ? { type: raw.type, stateVector: raw['stateVector'] } : undefined;
+        case 'PlacementSyncStep2':
+        case 'PlacementUpdate':
+            return isBytes(raw['update']) ? { type: raw.type, update: raw['update'] } : undefined;
+        default:
+            return undefined;
+    }
+}
+export function toSyncMessage(frame) {
+    switch (frame.kind) {
+        case 'step1':
+            return { type: 'PlacementSyncStep1', stateVector: frame.stateVector };
+        case 'step2':
+            return { type: 'PlacementSyncStep2', update: frame.update };
+        case 'update':
+            return { type: 'PlacementUpdate', update: frame.update };
+    }
+}
+export function toSyncFrame(message) {
+    switch (message.type) {
+        case 'PlacementSyncStep1':
+            return { kind: 'step1', stateVector: message.stateVector };
+        case 'PlacementSyncStep2':
+            return { kind: 'step2', update: message.update };
+        case 'PlacementUpdate':
+            return { kind: 'update', update: message.update };
+    }
+}
+function isBytes(value) {
+    return value instanceof Uint8Array && value.byteLength <= MAX_PLACEMENT_BYTES;
+}
+//# sourceMappingURL=sync-messages.js.map

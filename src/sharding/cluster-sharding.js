@@ -1,0 +1,305 @@
+import { ActorTsError } from '../errors.js';
+import { silentLogger } from '../logging.js';
+import { resolveShardingConfig } from './config.js';
+import { CoordinatorClient, } from './coordinator/coordinator-client.js';
+import { routeShardingMessage } from './message-router.js';
+import { StoreCordons } from './placements/cordons.js';
+import { MAX_ENTITY_ID_LENGTH } from './protocol/messages.js';
+import { PlacementChanges } from './placements/placement-changes.js';
+import { EntityRefs } from './region/entity-refs.js';
+import { listedPlacement } from './placements/placement-record.js';
+import { explicitPlacementState } from './placements/explicit-placement-state.js';
+import { ShardCoordinator, coordinatorNode } from './coordinator/shard-coordinator.js';
+import { ShardRegion } from './region/shard-region.js';
+import { MAX_NUMBER_OF_SHARDS, resolveShardedType } from './sharded-type.js';
+import { ShardingLink } from './protocol/sharding-link.js';
+/** One node's sharding runtime: entity types (`init`), refs to entities anywhere (`entityRefFor`), shard moves. */
+export class ClusterSharding {
+    self;
+    config;
+    /** This node's replica of the explicit placements of every type (see ExternalAllocationController). */
+    placementStore;
+    /** The cluster-wide cordons, as this node's replica holds them (every coordinator here honours them). */
+    cordons;
+    placements;
+    changes;
+    membership;
+    logger;
+    events;
+    scheduler;
+    pinViews = new Map();
+    types = new Map();
+    link;
+    refs;
+    requests;
+    context;
+    unsubscribe = [];
+    stopped = false;
+    shutdownPromise;
+    unroutableMessages = 0;
+    constructor(options) {
+        const { transport, membership, placements } = options;
+        if (typeof transport?.send !== 'function' || typeof transport.onMessage !== 'function') {
+            throw new ActorTsError('invalid_argument', 'ClusterSharding needs a transport');
+        }
+        if (typeof membership?.members !== 'function' || typeof membership.onChange !== 'function') {
+            throw new ActorTsError('invalid_argument', 'ClusterSharding needs a membership');
+        }
+        if (typeof placements?.store?.snapshot !== 'function' || typeof placements.whenReady !== 'function') {
+            throw new ActorTsError('invalid_argument', 'ClusterSharding needs its placements (a PlacementReplication)');
+        }
+        if (!transport.self.equals(membership.self)) {
+            throw new ActorTsError('invalid_argument', `transport (${transport.self.toString()}) and membership (${membership.self.toString()}) belong to different nodes`);
+        }
+        this.config = resolveShardingConfig(options.config);
+        this.membership = membership;
+        this.self = membership.self;
+        this.placements = placements;
+        this.placementStore = placements.store;
+        this.cordons = new StoreCordons(placements.store);
+        this.changes = new PlacementChanges(placements.store, {
+            typeNames: () => this.types.keys(),
+            coordinator: (typeName) => this.types.get(typeName)?.coordinator,
+            stopped: () => this.stopped,
+        });
+        this.logger = (options.logger ?? silentLogger()).child({ component: 'sharding' });
+        this.events = options.events;
+        this.scheduler = options.scheduler;
+        this.link = new ShardingLink(transport, this.logger);
+        // Sends unless stopped; false when the message was refused (see ShardingLink.send).
+        const send = (to, message) => !this.stopped && this.link.send(to, message);
+        this.refs = new EntityRefs({
+            selfKey: this.link.selfKey,
+            askTimeoutMs: this.config.askTimeoutMs,
+            bufferSize: this.config.bufferSize,
+            send,
+            requireRunning: () => this.requireRunning(),
+        });
+        this.requests = new CoordinatorClient({
+            send,
+            requestTimeoutMs: this.config.requestTimeoutMs,
+            retryIntervalMs: this.config.retryIntervalMs,
+        });
+        this.context = {
+            self: this.self,
+            selfKey: this.link.selfKey,
+            config: this.config,
+            membership,
+            send,
+            reply: (replyTo, outcome) => this.refs.reply(replyTo, outcome),
+        };
+        this.link.listen((from, message) => this.dispatch(from, message));
+        this.unsubscribe.push(() => this.link.close(), this.placementStore.onChange((typeName) => this.changes.changed(typeName)), membership.onChange(() => this.onMembershipChange()), membership.onLeaving(() => this.leaveGracefully()));
+    }
+    /** Starts the region (and, on the oldest Up member, the coordinator) of an entity type. Call it on every node. */
+    init(options) {
+        this.requireRunning();
+        const settings = resolveShardedType(options, this.membership);
+        if (this.types.has(settings.typeName)) {
+            throw new ActorTsError('invalid_argument', `entity type "${settings.typeName}" is already initialised`);
+        }
+        const logger = this.logger.child({ typeName: settings.typeName });
+        const region = new ShardRegion(settings, this.context, logger, {
+            entityRef: (entityId) => this.refs.refFor(refTarget(type), entityId),
+            ...(this.scheduler === undefined ? {} : { scheduler: this.scheduler }),
+        });
+        const type = { settings, region, coordinator: undefined, coordinatorAddress: undefined };
+        this.types.set(settings.typeName, type);
+        this.updateCoordinator(type);
+        region.start(type.coordinatorAddress);
+        logger.info({ numberOfShards: settings.numberOfShards, shardIdFunction: settings.shardIdFunction, role: settings.role, proxy: region.isProxy }, 'entity type initialised');
+    }
+    /** The initialised types and their shard counts. */
+    entityTypes() {
+        return new Map([...this.types].map(([name, type]) => [name, { numberOfShards: type.settings.numberOfShards, role: type.settings.role }]));
+    }
+    /** Where a type's coordinator runs as this node sees it (undefined while no member is Up). */
+    coordinatorFor(typeName) {
+        const address = this.requireType(typeName).coordinatorAddress;
+        return address === undefined ? undefined : this.link.addressOf(address);
+    }
+    entityRefFor(typeName, entityId) {
+        this.requireRunning();
+        const type = this.requireType(typeName);
+        if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > MAX_ENTITY_ID_LENGTH) {
+            throw invalid(`entity id must be a string of 1..${MAX_ENTITY_ID_LENGTH} characters, got ${JSON.stringify(entityId)}`);
+        }
+        return this.refs.refFor(refTarget(type), entityId);
+    }
+    /**
+     * A type's explicit placements as this node's replica holds them, read as the external strategy's state: the
+     * view `externalAllocationStrategy(fallback, getState)` takes, from the same store explain and cordons read.
+     * The same function for every call with one type; it works before the type is initialised.
+     */
+    placementState(typeName) {
+        let view = this.pinViews.get(typeName);
+        if (view === undefined) {
+            // Validates the name the way the store does, so a bad one fails here and not at the first allocation.
+            this.placementStore.snapshot(typeName);
+            view = explicitPlacementState(() => this.placementStore.snapshot(typeName));
+            this.pinViews.set(typeName, view);
+        }
+        return view;
+    }
+    /** Where every allocated shard of a type lives, as the coordinator knows it (asked from any node). */
+    async getShardLocations(typeName) {
+        const { regions, handingOff } = await this.request(typeName, { type: 'GetShardLocations', typeName });
+        return { regions, handingOff };
+    }
+    /**
+     * Asks the coordinator to hand these shards off now and re-allocate them through the strategy (so an
+     * explicit placement decides where they go). Resolves once the coordinator accepted, with the shards it
+     * could not move: `unknown` (out of range) and `homeless` (no home yet). Throws `invalid_argument` for
+     * anything but an array of integers.
+     */
+    async rebalanceNow(typeName, shardIds) {
+        this.requireType(typeName);
+        if (!Array.isArray(shardIds) || shardIds.length > MAX_NUMBER_OF_SHARDS || !shardIds.every((id) => Number.isSafeInteger(id))) {
+            throw invalid(`shardIds must be an array of at most ${MAX_NUMBER_OF_SHARDS} integers`);
+        }
+        const answer = await this.request(typeName, { type: 'RebalanceNow', typeName, shardIds: [...new Set(shardIds)] });
+        return { accepted: [...answer.accepted], unknown: [...answer.unknown], homeless: [...answer.homeless] };
+    }
+    /**
+     * Asks the coordinator to run a rebalance round now rather than at its next tick (e.g. after explicit
+     * placements changed). Resolves when the round ran; the hand-offs it started may still be in progress.
+     */
+    async requestRebalance(typeName) {
+        await this.request(typeName, { type: 'RequestRebalance', typeName });
+    }
+    /**
+     * Asks the type's coordinator to treat `region` as cordoned and hand off every shard it hosts. Resolves
+     * with the moves started (each with the home the strategy picks now), or `noCapacity` when no other region
+     * may take them (nothing moved). Write the cordon first (`cordons.write`): this only starts the hand-offs.
+     */
+    async drain(typeName, region) {
+        const { moves, noCapacity } = await this.request(typeName, { type: 'DrainRegion', typeName, region: region.toString() });
+        return { moves: [...moves], noCapacity };
+    }
+    /** Shards of a type hosted on this node, ascending. */
+    localShards(typeName) {
+        return this.requireType(typeName).region.localShards();
+    }
+    stats() {
+        const types = {};
+        for (const [name, type] of this.types) {
+            types[name] = type.coordinator ? { region: type.region.stats(), coordinator: type.coordinator.stats() } : { region: type.region.stats() };
+        }
+        return {
+            types,
+            asksTimedOut: this.refs.timedOut,
+            unroutableMessages: this.unroutableMessages,
+            sendFailures: this.link.sendFailures,
+        };
+    }
+    /**
+     * Stops this node's sharding: coordinators and regions stop, local entities are stopped (their `stop` hooks
+     * run), pending asks and requests reject with `not_running`. The transport and the placements are not closed:
+     * they belong to the caller. For a graceful exit that hands shards to other nodes, leave the cluster first.
+     */
+    shutdown() {
+        this.shutdownPromise ??= this.doShutdown();
+        return this.shutdownPromise;
+    }
+    /**
+     * Waits, at most `timeoutMs`, until this node's placement replica may take writes: the node has joined
+     * and applied a full sync from a peer (or has none). Past the bound it logs and lets the write go ahead.
+     */
+    async placementsReady(timeoutMs = 5_000) {
+        if (await this.placements.whenReady(timeoutMs))
+            return;
+        this.logger.warn({ timeoutMs }, 'writing placements before a first sync with any peer completed');
+    }
+    async doShutdown() {
+        this.stopped = true;
+        for (const unsubscribe of this.unsubscribe.splice(0))
+            unsubscribe();
+        for (const type of this.types.values()) {
+            type.coordinator?.stop();
+            type.coordinator = undefined;
+        }
+        const stopping = new ActorTsError('not_running', 'cluster sharding was shut down');
+        this.refs.failAll(stopping);
+        this.requests.failAll(stopping);
+        await Promise.all([...this.types.values()].map((type) => type.region.shutdown()));
+        this.logger.info('sharding stopped');
+    }
+    async leaveGracefully() {
+        if (this.stopped)
+            return;
+        await Promise.all([...this.types.values()].map((type) => type.region.gracefulShutdown()));
+    }
+    /** Sends a request to the type's coordinator, wherever it runs at each retry (shard-insight.ts asks through it). */
+    request(typeName, body) {
+        this.requireRunning();
+        const type = this.requireType(typeName);
+        return this.requests.request(body, () => type.coordinatorAddress);
+    }
+    dispatch(from, message) {
+        if (this.stopped)
+            return;
+        const routed = routeShardingMessage(from, message, {
+            region: (typeName) => this.types.get(typeName)?.region,
+            coordinator: (typeName) => this.types.get(typeName)?.coordinator,
+            entityReply: (reply) => this.refs.settle(reply.askId, reply.ok ? { ok: true, value: reply.value } : { ok: false, error: reply.error }),
+            coordinatorAnswer: (answer) => this.requests.onAnswer(answer),
+        });
+        if (routed)
+            return;
+        this.unroutableMessages++;
+        const typeName = 'typeName' in message ? message.typeName : undefined;
+        this.logger.debug({ from, type: message.type, typeName }, 'sharding message with no recipient here dropped');
+    }
+    onMembershipChange() {
+        if (this.stopped)
+            return;
+        for (const type of this.types.values()) {
+            this.updateCoordinator(type);
+            type.coordinator?.onMembershipChange();
+            type.region.onMembershipChange(type.coordinatorAddress);
+            this.changes.mayApply(type.settings.typeName);
+        }
+    }
+    /** Starts or stops this node's coordinator for a type as the oldest Up member changes. */
+    updateCoordinator(type) {
+        const node = coordinatorNode(this.membership.members(), type.settings.role);
+        type.coordinatorAddress = node === undefined ? undefined : this.link.remember(node.address);
+        const shouldRun = type.coordinatorAddress === this.link.selfKey;
+        if (shouldRun && type.coordinator === undefined) {
+            const { typeName, numberOfShards, role, strategy } = type.settings;
+            type.coordinator = new ShardCoordinator({
+                typeName,
+                numberOfShards,
+                role,
+                strategy,
+                onRegionAdded: () => this.changes.mayApply(typeName),
+                listedPlacement: (shardId, now) => listedPlacement(this.placementStore, typeName, shardId, now),
+                cordons: this.cordons,
+                ...(this.events === undefined ? {} : { events: this.events }),
+            }, this.context, this.logger.child({ typeName, part: 'coordinator' }), this.scheduler);
+            type.coordinator.start();
+        }
+        else if (!shouldRun && type.coordinator !== undefined) {
+            type.coordinator.stop();
+            type.coordinator = undefined;
+        }
+    }
+    requireType(typeName) {
+        const type = typeof typeName === 'string' ? this.types.get(typeName) : undefined;
+        if (type === undefined)
+            throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} is not initialised on this node`);
+        return type;
+    }
+    requireRunning() {
+        if (this.stopped)
+            throw new ActorTsError('not_running', 'cluster sharding was shut down');
+    }
+}
+function refTarget(type) {
+    const { typeName, numberOfShards, shardIdFunction } = type.settings;
+    return { typeName, numberOfShards, shardIdFunction, region: type.region };
+}
+function invalid(message) {
+    return new ActorTsError('invalid_argument', message);
+}
+//# sourceMappingURL=cluster-sharding.js.map

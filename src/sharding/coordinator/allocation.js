@@ -1,0 +1,133 @@
+// Asking the strategy: who may get shards (the candidates), where one shard goes (with the strategy's answer
+// checked, and the least-loaded candidate when it is not a candidate or the strategy throws), and which
+// shards a rebalance round moves. Plain functions, and the Allocator that records a choice and sends
+// HostShard.
+import { NodeAddress } from '../../cluster/address.js';
+import { NO_CORDONS } from '../placements/cordon-view.js';
+import { describe } from '../describe.js';
+import { hasRole } from './membership.js';
+/**
+ * Registered, non-proxy regions on Up members with the type's role that are not leaving and not cordoned.
+ * Allocation and rebalance both ask only these, so a cordoned region gets nothing new and no rebalance
+ * target is ever a cordoned one; its current shards are not candidates' shards either, so a rebalance
+ * neither counts nor moves them (a cordoned node keeps serving them until drained).
+ */
+export function allocationCandidates(members, role, registry, cordons = NO_CORDONS) {
+    const result = [];
+    for (const member of members) {
+        const key = member.address.toString();
+        if (member.status !== 'up' || !registry.isRegion(key) || registry.isShuttingDown(key))
+            continue;
+        if (cordons.isCordoned(key))
+            continue;
+        if (!hasRole(member, role))
+            continue;
+        result.push(member.address);
+    }
+    return result;
+}
+/**
+ * The strategy's home for a shard. Undefined when there is no candidate, or when the strategy answers
+ * undefined: "no home now" (a hard placement rule no candidate satisfies). Any other result that is not a
+ * current candidate (or a strategy that throws) is a bug in the strategy; it is replaced by the candidate
+ * with the fewest shards, because a bug must never leave a shard without a home while candidates exist.
+ */
+export function chooseHome(strategy, shardId, candidates, shards) {
+    if (candidates.length === 0)
+        return undefined;
+    const keys = new Set(candidates.map((address) => address.toString()));
+    let problem;
+    try {
+        // The strategy gets its own copy: it must not see later changes, nor be able to make any.
+        const result = strategy.allocate(shardId, candidates, copy(shards));
+        if (result === undefined)
+            return undefined;
+        const key = result instanceof NodeAddress ? result.toString() : typeof result === 'string' ? result : undefined;
+        if (key !== undefined && keys.has(key))
+            return { region: key, problem: undefined };
+        problem = `returned ${describe(result)}, which is not a current candidate`;
+    }
+    catch (error) {
+        problem = `threw: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return { region: leastLoaded(candidates, shards), problem };
+}
+/** The candidate with the fewest shards; ties go to the lowest address. `candidates` must not be empty. */
+export function leastLoaded(candidates, shards) {
+    let best;
+    let bestCount = Infinity;
+    for (const address of candidates) {
+        const key = address.toString();
+        const count = shards.get(key)?.size ?? 0;
+        if (count < bestCount || (count === bestCount && best !== undefined && key < best)) {
+            best = key;
+            bestCount = count;
+        }
+    }
+    if (best === undefined)
+        throw new RangeError('leastLoaded needs at least one candidate');
+    return best;
+}
+/** The shards the strategy wants moved, or the error it threw. */
+export function shardsToMove(strategy, candidates, shards, inProgress) {
+    try {
+        return { shards: strategy.rebalance(copy(shards), candidates, new Set(inProgress)) };
+    }
+    catch (error) {
+        return { error: error instanceof Error ? error.message : String(error) };
+    }
+}
+/** Gives shards homes through the strategy, and counts how often the strategy had to be overruled. */
+export class Allocator {
+    options;
+    counts = { allocations: 0, invalidAllocations: 0 };
+    constructor(options) {
+        this.options = options;
+    }
+    get counters() {
+        return { ...this.counts };
+    }
+    candidates() {
+        return allocationCandidates(this.options.members(), this.options.role, this.options.state, this.options.cordons);
+    }
+    /**
+     * Chooses a home (see chooseHome), records it and tells the region to host the shard. Undefined when the
+     * shard has no home now (no candidate, or the strategy allows none of them).
+     */
+    allocate(shardId) {
+        const { strategy, state, logger, send, typeName } = this.options;
+        const candidates = this.candidates();
+        const choice = chooseHome(strategy, shardId, candidates, state.shardMap());
+        if (choice === undefined) {
+            if (candidates.length > 0)
+                logger.debug({ shardId, candidates: candidates.length }, 'no home now: the strategy allows none of the candidates');
+            return undefined;
+        }
+        const { region, problem } = choice;
+        if (problem !== undefined) {
+            this.counts.invalidAllocations++;
+            logger.error({ shardId, candidates: candidates.map(String), fallback: region }, `allocation strategy ${problem}; using a candidate instead`);
+        }
+        this.counts.allocations++;
+        state.shardAllocated(shardId, region);
+        send(region, { type: 'HostShard', typeName, shardId });
+        logger.debug({ shardId, region }, 'shard allocated');
+        return region;
+    }
+    /** The shards the strategy wants moved now; none without candidates, allocated shards, or if it throws. */
+    shardsToRebalance() {
+        const { strategy, state, logger } = this.options;
+        const candidates = this.candidates();
+        if (candidates.length === 0 || state.counts.allocatedShards === 0)
+            return new Set();
+        const chosen = shardsToMove(strategy, candidates, state.shardMap(), new Set(state.handingOff()));
+        if ('shards' in chosen)
+            return chosen.shards;
+        logger.error({ err: chosen.error }, 'allocation strategy rebalance threw');
+        return new Set();
+    }
+}
+function copy(shards) {
+    return new Map([...shards].map(([key, owned]) => [key, new Set(owned)]));
+}
+//# sourceMappingURL=allocation.js.map

@@ -1,0 +1,408 @@
+// The shard coordinator of one entity type: a singleton on the oldest Up member that decides every shard's
+// home. Regions register with the shards they host (so a coordinator that takes over rebuilds the map from
+// live nodes), ask for homes, and take part in hand-offs that the coordinator runs for rebalancing, manual
+// moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
+//
+// This class only dispatches, to the rooms under coordinator/: state.ts (state and transitions), hand-offs.ts
+// and hand-off.ts, warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts
+// (homes, and shards the strategy has none for), change-timer.ts (pins expiring), operator-requests.ts,
+// insight.ts (explain and dry-run answers), drain.ts (drains and the cordons it honours).
+import { isGone } from '../../cluster/member.js';
+import { Allocator } from './allocation.js';
+import { ChangeTimer } from './change-timer.js';
+import { CoordinatorCordons, DrainRequests } from './drain.js';
+import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './down-removal-margin.js';
+import { HandOffs } from './hand-offs.js';
+import { coordinatorInsight } from './insight.js';
+import { memberMap } from './membership.js';
+import { OperatorRequests } from './operator-requests.js';
+import { ShardHomes } from './shard-homes.js';
+import { CoordinatorState } from './state.js';
+import { backgroundScheduler } from '../timers.js';
+import { WarmUpGate } from './warm-up-gate.js';
+import { NO_CORDONS } from '../placements/cordon-view.js';
+export { coordinatorNode } from './settings.js';
+export class ShardCoordinator {
+    settings;
+    ctx;
+    logger;
+    scheduler;
+    state = new CoordinatorState();
+    gate;
+    margin;
+    operator;
+    drains;
+    handOffs;
+    allocator;
+    homes;
+    changeTimer;
+    timers = [];
+    rebalanceQueued = false;
+    stopped = false;
+    rebalanceRounds = 0;
+    constructor(settings, ctx, logger, 
+    /** The clock and every timer (retry, rebalance, warm-up, margin, hand-offs); tests inject a manual one. */
+    scheduler = backgroundScheduler) {
+        this.settings = settings;
+        this.ctx = ctx;
+        this.logger = logger;
+        this.scheduler = scheduler;
+        const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
+        this.allocator = new Allocator({
+            cordons,
+            typeName: settings.typeName,
+            role: settings.role,
+            strategy: settings.strategy,
+            state: this.state,
+            members: () => ctx.membership.members(),
+            logger,
+            send: (to, message) => this.send(to, message),
+        });
+        this.handOffs = new HandOffs({
+            typeName: settings.typeName,
+            state: this.state,
+            scheduler,
+            timeoutMs: ctx.config.handOffTimeoutMs,
+            logger,
+            send: (to, message) => this.send(to, message),
+            onFreed: (shardId) => this.homes.freed(shardId),
+            onCompleted: (seconds) => settings.events?.onHandOffCompleted?.(settings.typeName, seconds),
+        });
+        const requests = {
+            typeName: settings.typeName,
+            numberOfShards: settings.numberOfShards,
+            state: this.state,
+            logger,
+            send: (to, message) => this.send(to, message),
+            whenWarm: (action) => this.gate.whenWarm(action),
+            handOff: (shardId) => this.handOffs.begin(shardId),
+            rebalanceRound: () => this.rebalanceRound(),
+            insight: coordinatorInsight(settings, this.state, () => this.allocator.candidates(), () => ctx.membership.members()),
+        };
+        this.operator = new OperatorRequests(requests);
+        this.drains = new DrainRequests({ ...requests, strategy: settings.strategy, cordons, candidates: () => this.allocator.candidates() });
+        this.changeTimer = new ChangeTimer(settings.strategy, scheduler, logger, () => {
+            this.logger.info('a placement rule expired: rebalancing now');
+            this.rebalanceRound();
+            this.homes.retryWaiting();
+        });
+        this.margin = new DownRemovalMargin(ctx.config.downRemovalMarginMs, scheduler, () => this.onMembershipChange());
+        this.gate = new WarmUpGate({
+            role: settings.role,
+            warmupMs: ctx.config.coordinatorWarmupMs,
+            scheduler,
+            logger,
+            view: {
+                members: () => this.ctx.membership.members(),
+                isRegistered: (address) => this.state.isRegistered(address),
+                // Just downed and never registered with this coordinator: it may still run shards nobody here knows of.
+                downedUnregistered: () => this.margin.anyInMargin((key) => !this.state.isRegistered(key), this.scheduler.now()),
+            },
+            onWarm: (reason) => this.onWarm(reason),
+        });
+        this.homes = new ShardHomes({
+            typeName: settings.typeName,
+            state: this.state,
+            gate: this.gate,
+            allocator: this.allocator,
+            logger,
+            send: (to, message) => this.send(to, message),
+            broadcast: (message) => this.broadcast(message),
+        });
+    }
+    get typeName() {
+        return this.settings.typeName;
+    }
+    start() {
+        const { retryIntervalMs, rebalanceIntervalMs, coordinatorWarmupMs } = this.ctx.config;
+        this.logger.info({ warmupMs: coordinatorWarmupMs }, 'coordinator started');
+        this.timers.push(this.scheduler.setInterval(() => this.retry(), retryIntervalMs));
+        this.timers.push(this.scheduler.setInterval(() => this.rebalanceRound(), rebalanceIntervalMs));
+        this.gate.start();
+        const members = this.ctx.membership.members();
+        // Regions re-register on seeing the coordinator move; this covers a coordinator restarted on the same node.
+        for (const member of members) {
+            if (!isGone(member.status))
+                this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
+        }
+        // Members already down get the rest of their margin, from when their downing was decided; older members
+        // gone from the view without a trace get a full one from now (see olderMembersUntraced).
+        const now = this.scheduler.now();
+        this.margin.sawDown(members, now);
+        if (olderMembersUntraced(members, this.ctx.self.toString()))
+            this.margin.sawGone(UNTRACED_OLDER_MEMBERS, now);
+        const keys = memberMap(members);
+        this.margin.schedule(now, (key) => !keys.has(key) && !this.state.isRegion(key));
+        this.gate.check();
+        this.changeTimer.schedule();
+    }
+    stop() {
+        if (this.stopped)
+            return;
+        this.stopped = true;
+        for (const timer of this.timers.splice(0))
+            timer.cancel();
+        this.gate.stop();
+        this.changeTimer.stop();
+        this.margin.stop();
+        this.handOffs.stop();
+        this.logger.info('coordinator stopped');
+    }
+    stats() {
+        const counts = this.state.counts;
+        const handOffs = this.handOffs.counters;
+        return {
+            regions: counts.regions,
+            proxies: counts.proxies,
+            allocatedShards: counts.allocatedShards,
+            warm: this.gate.isWarm,
+            rebalanceInProgress: counts.handOffs,
+            ...this.allocator.counters,
+            rebalanceRounds: this.rebalanceRounds,
+            handOffsStarted: handOffs.started,
+            handOffsCompleted: handOffs.completed,
+            handOffsTimedOut: handOffs.timedOut,
+            shardsWithoutHome: this.homes.waitingCount,
+        };
+    }
+    handle(from, message) {
+        if (this.stopped)
+            return;
+        switch (message.type) {
+            case 'RegisterRegion':
+                this.onRegister(from, message.proxy, message.shards, message.stopping);
+                return;
+            case 'GetShardHome':
+                this.onGetShardHome(from, message.shardId);
+                return;
+            case 'ShardStarted':
+                this.onShardStarted(from, message.shardId);
+                return;
+            case 'BeginHandOffAck':
+                this.handOffs.acknowledged(from, message.shardId);
+                return;
+            case 'ShardStopped':
+                this.handOffs.stopped(from, message.shardId, message.handOffId);
+                return;
+            case 'GracefulShutdownRequest':
+                this.onGracefulShutdown(from);
+                return;
+            case 'GetShardLocations':
+                this.operator.getShardLocations(from, message.requestId);
+                return;
+            case 'RebalanceNow':
+                this.operator.rebalanceNow(from, message.requestId, message.shardIds);
+                return;
+            case 'RequestRebalance':
+                this.operator.requestRebalance(from, message.requestId);
+                return;
+            case 'ExplainShard':
+            case 'DryRunPlacements':
+            case 'DryRunRebalance':
+                this.operator.insight(from, message);
+                return;
+            case 'DrainRegion':
+                this.drains.drain(from, message.requestId, message.region);
+                return;
+            default:
+                this.logger.debug({ type: message.type, from }, 'ignored message not meant for the coordinator');
+        }
+    }
+    /**
+     * Runs a rebalance round as soon as the coordinator is warm (explicit placements changed), and asks again
+     * for the shards without a home.
+     */
+    rebalanceSoon() {
+        if (this.stopped || this.rebalanceQueued)
+            return;
+        if (this.gate.isWarm) {
+            this.rebalanceRound();
+            this.homes.retryWaiting();
+            return;
+        }
+        // One queued round covers every change that arrives during warm-up.
+        this.rebalanceQueued = true;
+        this.gate.whenWarm(() => {
+            this.rebalanceQueued = false;
+            this.rebalanceRound();
+            this.homes.retryWaiting();
+        });
+    }
+    /**
+     * Drops the regions of members that are down, removed or gone from the view; their shards lose their
+     * home. A member downed by the others keeps its region for downRemovalMarginMs first: its shards are
+     * handed off from it, so requests for them wait, a node that is down without knowing it may still stop
+     * them and say so, and removing the region at the end of the margin gives each shard its new home.
+     */
+    onMembershipChange() {
+        if (this.stopped)
+            return;
+        const members = memberMap(this.ctx.membership.members());
+        const now = this.scheduler.now();
+        this.margin.sawDown(members.values(), now);
+        for (const region of this.state.registered()) {
+            const member = members.get(region);
+            if (member !== undefined && !isGone(member.status))
+                continue;
+            if (!this.state.isShuttingDown(region) && this.state.shardsOf(region).length > 0)
+                this.margin.sawGone(region, now);
+            if (this.margin.inMargin(region, now)) {
+                for (const shardId of this.state.shardsOf(region))
+                    this.handOffs.awaitStop(shardId, region);
+                continue;
+            }
+            this.removeRegion(region);
+        }
+        this.margin.schedule(now, (key) => !members.has(key) && !this.state.isRegion(key));
+        for (const key of this.gate.trackReturningMembers())
+            this.send(key, { type: 'RegisterRequired', typeName: this.typeName });
+        this.gate.check();
+        this.homes.flushDeferred();
+    }
+    /** Where every allocated shard lives, by region (regions without shards included), sorted. */
+    locations() {
+        return this.state.locations();
+    }
+    onRegister(from, proxy, shards, stopping) {
+        const member = this.ctx.membership.members().find((m) => m.address.toString() === from);
+        if (member === undefined || isGone(member.status)) {
+            this.logger.debug({ from }, 'registration from a node that is not a live member ignored');
+            return;
+        }
+        if (proxy) {
+            this.state.proxyRegistered(from);
+        }
+        else {
+            if (this.state.regionRegistered(from)) {
+                this.logger.info({ region: from, shards: shards.length }, 'region registered');
+                queueMicrotask(() => this.settings.onRegionAdded?.());
+            }
+            for (const shardId of shards) {
+                if (shardId >= this.settings.numberOfShards)
+                    continue;
+                const home = this.state.shardClaimed(from, shardId);
+                // Two regions claim one shard: the home already known wins, and the news makes the other stop its copy.
+                if (home === undefined)
+                    continue;
+                this.logger.warn({ shardId, home, claimant: from }, 'shard claimed by two regions');
+                this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+            }
+            for (const shardId of stopping)
+                this.adoptStopping(from, shardId);
+        }
+        this.send(from, { type: 'RegisterAck', typeName: this.typeName });
+        this.gate.check();
+        this.homes.flushDeferred();
+    }
+    /**
+     * A region reports a shard it is still stopping (a former coordinator handed it off and was lost before
+     * the ShardStopped). Its entities may run until then, so the shard is treated as being handed off from
+     * that region: not allocatable, its GetShardHome requests wait, and it is allocated once that region
+     * answers this coordinator's HandOff with ShardStopped, or is removed. A shard with a known home is left
+     * alone: the claim is stale (a repeated registration) or about a copy already told to stop, and a live
+     * home must never be erased.
+     */
+    adoptStopping(from, shardId) {
+        if (shardId >= this.settings.numberOfShards || this.state.homeOf(shardId) !== undefined || this.state.isHandingOff(shardId))
+            return;
+        this.logger.info({ shardId, region: from }, 'shard still stopping on a region: allocating it once it stopped');
+        this.handOffs.awaitStop(shardId, from);
+    }
+    onGetShardHome(from, shardId) {
+        if (!this.state.isRegistered(from)) {
+            this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
+            return;
+        }
+        if (shardId >= this.settings.numberOfShards) {
+            this.logger.warn({ shardId, from, numberOfShards: this.settings.numberOfShards }, 'home requested for a shard out of range');
+            return;
+        }
+        // A shard being handed off is answered by the ShardHome broadcast that ends the hand-off.
+        if (this.state.isHandingOff(shardId))
+            return;
+        const home = this.state.homeOf(shardId);
+        if (home !== undefined)
+            this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+        else if (!this.gate.open)
+            this.gate.defer(shardId, from);
+        else
+            this.homes.allocateAndAnnounce(shardId, [from]);
+    }
+    /**
+     * A region started a shard, or runs one while told of another home. Only the known home may run it: a
+     * copy started by a stale ShardHome or HostShard (delivered after a hand-off moved the shard on), or a
+     * second copy after a failover, is handed off. A start of a shard with no home and no hand-off is
+     * adopted, as a registration would be.
+     */
+    onShardStarted(from, shardId) {
+        this.state.shardStarted(from, shardId);
+        const home = this.state.homeOf(shardId);
+        if (home === from)
+            return;
+        if (home !== undefined) {
+            // A ShardHome naming the real home would not do: a region never stops a running shard on a ShardHome
+            // (a stale one could name anybody).
+            this.logger.warn({ shardId, home, copy: from }, 'a region runs a shard homed elsewhere; stopping that copy');
+            this.handOffs.stopCopy(from, shardId);
+            return;
+        }
+        if (!this.gate.isDeferred(shardId))
+            this.state.shardAdopted(from, shardId);
+    }
+    onGracefulShutdown(from) {
+        if (!this.state.isRegion(from)) {
+            this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
+            return;
+        }
+        if (this.state.regionShuttingDown(from))
+            this.logger.info({ region: from }, 'region leaving: handing off its shards');
+        this.send(from, { type: 'GracefulShutdownAck', typeName: this.typeName });
+        for (const shardId of this.state.shardsOf(from))
+            this.handOffs.begin(shardId);
+    }
+    /** One rebalance round: the strategy names shards to move, each gets a hand-off. */
+    rebalanceRound() {
+        if (this.stopped || !this.gate.isWarm)
+            return;
+        this.rebalanceRounds++;
+        this.settings.events?.onRebalanceRound?.(this.settings.typeName);
+        for (const shardId of this.allocator.shardsToRebalance())
+            this.handOffs.begin(shardId);
+        // A placement change reaches the strategy through a round: its next expiry may have changed too.
+        this.changeTimer.schedule();
+    }
+    removeRegion(region) {
+        const shards = this.state.regionTerminated(region);
+        this.logger.info({ region, shards: shards.size }, 'region removed; its shards are allocated again on next use');
+        this.handOffs.regionGone(region);
+    }
+    retry() {
+        if (this.stopped)
+            return;
+        for (const [shardId, region] of this.state.pendingStarts())
+            this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
+        this.handOffs.resend();
+        if (this.gate.isWarm)
+            return;
+        for (const member of this.gate.expectedRegions()) {
+            if (!this.state.isRegistered(member))
+                this.send(member, { type: 'RegisterRequired', typeName: this.typeName });
+        }
+    }
+    onWarm(reason) {
+        const { regions, allocatedShards } = this.state.counts;
+        this.logger.info({ reason, regions, shards: allocatedShards }, 'coordinator ready');
+        if (this.gate.unknownHostsUnreachable()) {
+            this.logger.warn('an unreachable member has not registered: shards never heard of wait until it registers or is downed');
+        }
+        this.homes.flushDeferred();
+    }
+    broadcast(message) {
+        for (const region of this.state.registered())
+            this.send(region, message);
+    }
+    send(to, message) {
+        this.ctx.send(to, message);
+    }
+}
+//# sourceMappingURL=shard-coordinator.js.map

@@ -1,0 +1,180 @@
+// The programmatic face of external allocation for one entity type: operators' explicit placements (a
+// target, a mode, an optional expiry and provenance) are written to this node's replica of the placement
+// store (and replicate to every node from there), read back as the `ExternalAllocationState` the external
+// strategy consults, and moved now with rebalanceNow. Targets and options are validated here, at the edge.
+import { whenDurable } from '../../../crdt/index.js';
+import { ActorTsError } from '../../errors.js';
+import { explicitPlacementState } from './explicit-placement-state.js';
+import { placementRecordOf } from './placement-record.js';
+import { ruleToMeta, validatePlacementOptions } from './placement-options.js';
+import { canonicalPlacementTarget } from './placement-target.js';
+import { askDryRunPlacements } from '../coordinator/shard-insight.js';
+import { activePin } from './placement-pin.js';
+export { explicitPlacementState };
+export { placementRecords } from './placement-record.js';
+/** rebalanceNow could not move every shard it was given; `result` says which were started. */
+export class RebalanceError extends ActorTsError {
+    result;
+    constructor(result) {
+        super('not_allocated', `shards ${result.homeless.join(', ')} have no home yet, so there is nothing to move; ` +
+            `their first message allocates them through the strategy` +
+            (result.accepted.length > 0 ? ` (hand-off started for ${result.accepted.join(', ')})` : ''));
+        this.result = result;
+        this.name = 'RebalanceError';
+    }
+}
+/**
+ * Operator control of one entity type's explicit placements: pin, unpin, list and move shards. Writes go to this
+ * node's replica of the placement store (replicated to every node) and resolve once applied; `getState` is what
+ * externalAllocationStrategy reads.
+ */
+export class ExternalAllocationController {
+    sharding;
+    typeName;
+    /**
+     * The state `externalAllocationStrategy` reads at every allocate and rebalance: a view of this node's
+     * replica, rebuilt only when the store's snapshot changed. Pass it as the strategy's `getState`.
+     */
+    getState;
+    now;
+    logger;
+    constructor(sharding, typeName, options = {}) {
+        this.sharding = sharding;
+        this.typeName = typeName;
+        if (typeof sharding?.entityTypes !== 'function' || sharding.placementStore === undefined) {
+            throw new ActorTsError('invalid_argument', 'ExternalAllocationController needs a ClusterSharding');
+        }
+        if (options.now !== undefined && typeof options.now !== 'function') {
+            throw new ActorTsError('invalid_argument', 'now must be a function returning epoch milliseconds');
+        }
+        this.now = options.now ?? Date.now;
+        this.logger = options.logger;
+        // Validates the type name the way the store does, so a bad name fails here and not at first use.
+        sharding.placementStore.snapshot(typeName);
+        // The runtime's own view when there is one, so the strategy, explain and this controller read one object.
+        this.getState =
+            typeof sharding.placementState === 'function'
+                ? sharding.placementState(typeName)
+                : explicitPlacementState(() => sharding.placementStore.snapshot(typeName));
+    }
+    /** Pins a shard to a target; see setPlacements. Resolves with what was written. */
+    async setPlacement(shardId, target, options) {
+        const [written] = await this.setPlacements([{ ...options, shardId, target }]);
+        return written;
+    }
+    /**
+     * Pins shards to targets, in one store transaction (one update on the wire, one change notice). Every
+     * entry is validated before any is written (`unknown_shard`, `invalid_address`, and PlacementRuleError
+     * `invalid_target` / `invalid_placement`; nothing written then). An expiry is fixed when the call is made.
+     * Written once this replica may take writes (it joined and synced with a peer, or has none; at most 5 s:
+     * a restarted node writing sooner could lose to its previous incarnation's older value), then replicated;
+     * a later write, from any node, wins. A target need not be a member yet: the pin applies once it joins.
+     * Resolves with what was written.
+     */
+    async setPlacements(entries) {
+        const checked = this.check(entries).map(({ shardId, target, rule }) => {
+            const meta = ruleToMeta(rule);
+            return meta === undefined ? { shardId, target } : { shardId, target, meta };
+        });
+        await this.sharding.placementsReady();
+        const written = this.sharding.placementStore.setMany(this.typeName, checked);
+        await whenDurable(this.sharding.placementStore);
+        const records = checked.map(({ shardId }, i) => placementRecordOf(shardId, written[i]));
+        for (const record of records) {
+            this.logger?.info({ typeName: this.typeName, ...record, hlc: undefined }, 'explicit placement set');
+        }
+        return records;
+    }
+    /**
+     * What setPlacements(entries) would start now, judged by the coordinator with its strategy: every entry
+     * validated exactly as setPlacements does (same errors), nothing written, nothing handed off.
+     */
+    async dryRunPlacements(entries) {
+        const checked = this.check(entries);
+        const pins = checked.map(({ shardId, target, rule }) => ({ shardId, target, mode: rule.mode, expiresAt: rule.expiresAt }));
+        const { moves, warnings } = await askDryRunPlacements(this.sharding, this.typeName, pins);
+        const placements = checked.map(({ shardId, target, rule: { mode, expiresAt, reason, by } }) => ({
+            shardId,
+            target,
+            mode,
+            expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+            reason,
+            by,
+        }));
+        return { placements, moves, warnings };
+    }
+    /**
+     * Drops a shard's pin, once this replica may take writes (as setPlacements); the shard returns to the
+     * fallback strategy at the next rebalance. An expired pin is dropped too (it is still stored). Resolves
+     * false when it had no pin (nothing written).
+     */
+    async removePlacement(shardId) {
+        this.requireShard(shardId, this.numberOfShards());
+        await this.sharding.placementsReady();
+        const store = this.sharding.placementStore;
+        const before = store.snapshot(this.typeName).placements.get(shardId);
+        if (before === undefined)
+            return false;
+        store.remove(this.typeName, shardId);
+        await whenDurable(store);
+        this.logger?.info({ typeName: this.typeName, shardId, target: before.target }, 'explicit placement removed');
+        return true;
+    }
+    /** The pins the strategy honours now: targets it can read, not expired, by ascending shard id. */
+    async getPlacements() {
+        const now = this.now();
+        const active = new Map();
+        for (const [shardId, value] of this.getState().explicitPlacements) {
+            const pin = activePin(value, now);
+            if (pin !== undefined)
+                active.set(shardId, pin);
+        }
+        return new Map([...active].sort((a, b) => a[0] - b[0]));
+    }
+    /**
+     * Hands these shards off now; the coordinator re-allocates them through the strategy, so a pin decides
+     * where they go. Resolves, with the shards accepted, once the coordinator accepted them all. Rejects with
+     * `unknown_shard` (nothing sent) for ids out of range, and with a `RebalanceError` naming shards that have
+     * no home yet (the others were still handed off).
+     */
+    async rebalanceNow(shardIds) {
+        if (!Array.isArray(shardIds))
+            throw new ActorTsError('invalid_argument', 'shardIds must be an array of shard ids');
+        const numberOfShards = this.numberOfShards();
+        for (const shardId of shardIds)
+            this.requireShard(shardId, numberOfShards);
+        const result = await this.sharding.rebalanceNow(this.typeName, shardIds);
+        if (result.homeless.length > 0)
+            throw new RebalanceError(result);
+        return result;
+    }
+    /** Every entry checked before any is used (see setPlacements): shard range, target, options; the expiry fixed now. */
+    check(entries) {
+        if (!Array.isArray(entries))
+            throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
+        const numberOfShards = this.numberOfShards();
+        const now = this.now();
+        return entries.map((entry) => {
+            if (typeof entry !== 'object' || entry === null)
+                throw new ActorTsError('invalid_argument', 'each entry must be { shardId, target, ...options }');
+            const { shardId, target, ...options } = entry;
+            const rule = validatePlacementOptions(options, now);
+            const canonical = canonicalPlacementTarget(target);
+            return { shardId: this.requireShard(shardId, numberOfShards), target: canonical, rule };
+        });
+    }
+    numberOfShards() {
+        const type = this.sharding.entityTypes().get(this.typeName);
+        if (type === undefined) {
+            throw new ActorTsError('unknown_type', `entity type "${this.typeName}" is not initialised on this node`);
+        }
+        return type.numberOfShards;
+    }
+    requireShard(shardId, numberOfShards) {
+        if (!Number.isSafeInteger(shardId) || shardId < 0 || shardId >= numberOfShards) {
+            throw new ActorTsError('unknown_shard', `shard id ${String(shardId)} is out of range for ${this.typeName}: expected an integer in 0..${numberOfShards - 1}`);
+        }
+        return shardId;
+    }
+}
+//# sourceMappingURL=external-allocation-controller.js.map

@@ -1,0 +1,378 @@
+// The region of one entity type on one node: routes every message for the type (home cache, a bounded
+// buffer for shards whose home is not known yet, forwarding to remote regions), hosts this node's shards,
+// and plays the region's side of registration and hand-off. A node without the type's role runs the
+// region in proxy mode: it routes but never hosts.
+import { isGone } from '../../cluster/member.js';
+import { HostedShards } from './hosted-shards.js';
+import { RegionBuffer } from './region-buffer.js';
+// Until src/cluster/member.ts offers GONE_STATUSES / isGone, the one copy in sharding outside the coordinator.
+export class ShardRegion {
+    settings;
+    ctx;
+    logger;
+    /** Home cache: shard -> region address (this node's own key for local shards). */
+    homes = new Map();
+    shards;
+    buffer;
+    coordinator;
+    /** The coordinator that acknowledged our registration, if it is still the current one. */
+    registeredWith;
+    mode = 'unknown';
+    /** Whether this node has appeared in the membership yet (before joining, its absence means nothing). */
+    seenSelf = false;
+    leaving;
+    retryTimer;
+    stopped = false;
+    counters = {
+        hopLimitDrops: 0,
+        messagesForwarded: 0,
+        messagesDeliveredLocally: 0,
+        shardHomeRequests: 0,
+        latePipeDrops: 0,
+    };
+    constructor(settings, ctx, logger, entities) {
+        this.settings = settings;
+        this.ctx = ctx;
+        this.logger = logger;
+        this.buffer = new RegionBuffer(ctx.config.bufferSize, logger);
+        this.shards = new HostedShards({
+            entities: { ...entities, onLatePipe: () => void this.counters.latePipeDrops++ },
+            typeName: settings.typeName,
+            behavior: settings.behavior,
+            self: ctx.self,
+            handOffTimeoutMs: ctx.config.handOffTimeoutMs,
+            onStopped: (shardId, handOffId) => this.onShardStopped(shardId, handOffId),
+        }, logger);
+    }
+    get typeName() {
+        return this.settings.typeName;
+    }
+    get isProxy() {
+        return this.resolveMode() === 'proxy';
+    }
+    start(coordinator) {
+        this.retryTimer = setInterval(() => this.retry(), this.ctx.config.retryIntervalMs);
+        this.retryTimer.unref?.();
+        this.onMembershipChange(coordinator);
+    }
+    /** Hosted shard ids, ascending (shards being handed off are no longer counted). */
+    localShards() {
+        return this.shards.running();
+    }
+    stats() {
+        return {
+            proxy: this.isProxy,
+            localShards: this.localShards().length,
+            localEntities: this.shards.entityCount(),
+            bufferedMessages: this.buffer.size,
+            bufferOverflowDrops: this.buffer.overflowDrops,
+            ...this.counters,
+        };
+    }
+    /** Called on every membership change with the type's current coordinator node. */
+    onMembershipChange(coordinator) {
+        if (this.stopped)
+            return;
+        if (coordinator !== this.coordinator) {
+            this.logger.debug({ coordinator }, 'coordinator changed');
+            this.coordinator = coordinator;
+            this.registeredWith = undefined;
+            this.register();
+        }
+        else if (this.registeredWith === undefined) {
+            this.register();
+        }
+        // Homes on members that are gone are forgotten, so the next message asks for a new home (Pekko drops
+        // the regions of removed members the same way). Messages already sent there are lost: at-most-once.
+        const members = this.memberMap();
+        for (const [shardId, home] of this.homes) {
+            const member = members.get(home);
+            if (home !== this.ctx.selfKey && (member === undefined || isGone(member.status)))
+                this.homes.delete(shardId);
+        }
+        const me = members.get(this.ctx.selfKey);
+        if (me !== undefined)
+            this.seenSelf = true;
+        if (this.seenSelf && (me === undefined || isGone(me.status)) && this.shards.size > 0) {
+            // This node was downed (a minority side downs itself) or removed: the coordinator has dropped our
+            // shards and will re-home them, so the local copies must stop now or they would run twice.
+            this.logger.warn({ shards: this.localShards() }, 'this node is no longer a member: stopping its shards');
+            for (const [shardId, home] of this.homes)
+                if (home === this.ctx.selfKey)
+                    this.homes.delete(shardId);
+            void this.stopAllShardsLocally();
+        }
+        else if (this.leaving && coordinator === undefined) {
+            void this.stopAllShardsLocally();
+        }
+    }
+    /** Routes one message: to a local shard, to its remote home, or into the buffer until the home is known. */
+    deliver(envelope) {
+        if (this.stopped)
+            return 'dropped';
+        const { shardId } = envelope;
+        const home = this.homes.get(shardId);
+        if (home === this.ctx.selfKey) {
+            const shard = this.ensureShard(shardId);
+            if (shard !== undefined && !shard.isStopping) {
+                this.counters.messagesDeliveredLocally++;
+                const replyTo = envelope.replyTo;
+                shard.deliver(envelope.entityId, envelope.payload, replyTo && ((outcome) => this.ctx.reply(replyTo, outcome)));
+                return 'local';
+            }
+            // The shard is still stopping from an earlier hand-off: hold the message until it is gone.
+            return this.hold(envelope);
+        }
+        if (home !== undefined) {
+            if (envelope.hops >= this.ctx.config.maxForwardHops) {
+                this.counters.hopLimitDrops++;
+                this.logger.warn({ shardId, home, hops: envelope.hops }, 'message dropped: forwarded too often');
+                return 'dropped';
+            }
+            this.counters.messagesForwarded++;
+            this.ctx.send(home, {
+                type: 'EntityEnvelope',
+                typeName: this.typeName,
+                shardId,
+                entityId: envelope.entityId,
+                payload: envelope.payload,
+                hops: envelope.hops + 1,
+                ...(envelope.replyTo ? { replyTo: envelope.replyTo } : {}),
+            });
+            return 'forwarded';
+        }
+        return this.hold(envelope);
+    }
+    /** Handles a message addressed to this region; messages claiming to come from a coordinator are checked. */
+    handle(from, message) {
+        if (this.stopped)
+            return;
+        if (message.type === 'EntityEnvelope') {
+            const { shardId, entityId, payload, hops, replyTo } = message;
+            this.deliver({ shardId, entityId, payload, hops, ...(replyTo ? { replyTo } : {}) });
+            return;
+        }
+        if (from !== this.coordinator) {
+            // A former coordinator's late message, or a node that is not the coordinator: acting on it could
+            // undo the current coordinator's decisions. Retries on the protocol make dropping safe.
+            this.logger.debug({ from, type: message.type, coordinator: this.coordinator }, 'ignored message from a non-coordinator');
+            return;
+        }
+        switch (message.type) {
+            case 'RegisterAck':
+                this.registeredWith = from;
+                for (const shardId of this.buffer.shardIds())
+                    this.requestHome(shardId);
+                if (this.leaving)
+                    this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
+                return;
+            case 'RegisterRequired':
+                this.registeredWith = undefined;
+                this.register();
+                return;
+            case 'ShardHome':
+                this.onShardHome(message.shardId, message.region);
+                return;
+            case 'HostShard': {
+                if (this.isProxy)
+                    return;
+                const existed = this.shards.get(message.shardId) !== undefined;
+                this.onShardHome(message.shardId, this.ctx.selfKey);
+                // A new shard announces itself (ensureShard); a repeated HostShard still wants its acknowledgement.
+                if (existed)
+                    this.send({ type: 'ShardStarted', typeName: this.typeName, shardId: message.shardId });
+                return;
+            }
+            case 'BeginHandOff':
+                this.homes.delete(message.shardId);
+                this.send({ type: 'BeginHandOffAck', typeName: this.typeName, shardId: message.shardId });
+                return;
+            case 'HandOff':
+                this.handOff(message.shardId, message.handOffId);
+                return;
+            case 'GracefulShutdownAck':
+                if (this.leaving) {
+                    this.leaving.acked = true;
+                    this.checkLeft();
+                }
+                return;
+        }
+    }
+    /**
+     * Graceful leave: asks the coordinator to stop allocating here and hand off every local shard; resolves
+     * once the coordinator acknowledged, no shard is hosted here and the buffer is empty. A proxy has nothing
+     * to hand off. Bounded by the cluster's leave timeout, not here: without a candidate to take the shards
+     * (or a message's home), the leave waits.
+     */
+    gracefulShutdown() {
+        if (this.isProxy || this.stopped)
+            return Promise.resolve();
+        if (this.leaving === undefined) {
+            let resolve;
+            const done = new Promise((r) => (resolve = r));
+            this.leaving = { acked: false, done, resolve };
+            this.logger.info({ shards: this.localShards().length }, 'region leaving: handing off shards');
+            if (this.coordinator === undefined)
+                void this.stopAllShardsLocally();
+            else if (this.registeredWith !== undefined)
+                this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
+        }
+        return this.leaving.done;
+    }
+    /** Stops every local entity and all timers; buffered messages are dropped. */
+    async shutdown() {
+        if (this.stopped)
+            return;
+        this.stopped = true;
+        clearInterval(this.retryTimer);
+        this.buffer.clear();
+        await this.shards.shutdown();
+        this.leaving?.resolve();
+    }
+    onShardHome(shardId, region) {
+        if (region === this.ctx.selfKey) {
+            if (this.isProxy) {
+                this.logger.warn({ shardId }, 'coordinator named a proxy as shard home; ignored');
+                return;
+            }
+            this.homes.set(shardId, region);
+            this.ensureShard(shardId);
+        }
+        else {
+            const local = this.shards.get(shardId);
+            if (local !== undefined && !local.isStopping) {
+                // Running here while told of another home: either a second copy (a late registration lost the race
+                // after a failover) or a stale ShardHome overtaken by later moves, which must not stop the real
+                // home. The coordinator decides: this report makes it send a HandOff if the shard belongs elsewhere.
+                this.logger.warn({ shardId, home: region }, 'told of another home for a shard running here; asking the coordinator');
+                this.send({ type: 'ShardStarted', typeName: this.typeName, shardId });
+            }
+            else {
+                this.homes.set(shardId, region);
+            }
+        }
+        this.flush(shardId);
+    }
+    ensureShard(shardId) {
+        if (this.isProxy)
+            return undefined;
+        const { shard, started } = this.shards.ensure(shardId);
+        if (started) {
+            this.logger.debug({ shardId }, 'shard started');
+            // Every start is reported, so the coordinator can stop a copy started by a stale ShardHome or
+            // HostShard that reached this region after the shard had moved on (only possible when messages are
+            // reordered, e.g. across a reconnect).
+            this.send({ type: 'ShardStarted', typeName: this.typeName, shardId });
+        }
+        return shard;
+    }
+    handOff(shardId, handOffId) {
+        this.homes.delete(shardId);
+        // Already gone (a repeated HandOff, or a shard that never started here): nothing to wait for.
+        if (!this.shards.handOff(shardId, handOffId))
+            this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
+    }
+    onShardStopped(shardId, handOffId) {
+        if (this.stopped)
+            return;
+        this.logger.debug({ shardId }, 'shard stopped');
+        if (handOffId !== undefined)
+            this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
+        this.flush(shardId);
+        this.checkLeft();
+    }
+    hold(envelope) {
+        const result = this.buffer.add(envelope);
+        if (result === 'dropped')
+            return 'dropped';
+        // The first message for a shard asks for its home; later ones wait for the same answer.
+        if (result === 'first')
+            this.requestHome(envelope.shardId);
+        return 'buffered';
+    }
+    flush(shardId) {
+        if (!this.homes.has(shardId))
+            return;
+        const queue = this.buffer.take(shardId);
+        if (queue === undefined)
+            return;
+        for (const envelope of queue)
+            this.deliver(envelope);
+        this.checkLeft();
+    }
+    requestHome(shardId) {
+        // A shard still stopping here will be flushed when it is gone; asking now could only return this node.
+        if (this.shards.get(shardId)?.isStopping === true)
+            return;
+        if (this.coordinator === undefined || this.registeredWith === undefined)
+            return;
+        this.counters.shardHomeRequests++;
+        this.send({ type: 'GetShardHome', typeName: this.typeName, shardId });
+    }
+    register() {
+        const mode = this.resolveMode();
+        if (mode === 'unknown' || this.coordinator === undefined)
+            return;
+        this.send({
+            type: 'RegisterRegion',
+            typeName: this.typeName,
+            proxy: mode === 'proxy',
+            shards: this.localShards(),
+            // A coordinator that took over mid hand-off learns them here, so it starts none elsewhere until they stop.
+            stopping: this.shards.stopping(),
+        });
+    }
+    retry() {
+        if (this.stopped)
+            return;
+        if (this.registeredWith === undefined) {
+            this.register();
+            return;
+        }
+        for (const shardId of this.buffer.shardIds())
+            this.requestHome(shardId);
+        // Even after the ack, keep asking while shards remain: a shard allocated here in a race, or a coordinator
+        // that took over meanwhile, must learn about the leave too.
+        if (this.leaving && (!this.leaving.acked || this.shards.size > 0)) {
+            this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
+        }
+    }
+    /**
+     * The leave is done when nothing is hosted here and nothing waits in the buffer: messages that reached this
+     * node during the hand-off are flushed to the new home (on the ShardHome that ends it) before it exits.
+     */
+    checkLeft() {
+        if (this.leaving?.acked === true && this.shards.size === 0 && this.buffer.size === 0)
+            this.leaving.resolve();
+    }
+    /** With no coordinator anywhere there is no one to hand off to: stop locally so the leave can finish. */
+    async stopAllShardsLocally() {
+        await this.shards.stopAll();
+        if (this.leaving && this.shards.size === 0) {
+            this.leaving.acked = true;
+            this.leaving.resolve();
+        }
+    }
+    /** Roles never change, so the mode is fixed the first time this node appears in the membership. */
+    resolveMode() {
+        if (this.mode !== 'unknown')
+            return this.mode;
+        const me = this.memberMap().get(this.ctx.selfKey);
+        if (me === undefined)
+            return 'unknown';
+        const role = this.settings.role;
+        this.mode = role === undefined || (me.roles ?? []).includes(role) ? 'host' : 'proxy';
+        return this.mode;
+    }
+    memberMap() {
+        const map = new Map();
+        for (const member of this.ctx.membership.members())
+            map.set(member.address.toString(), member);
+        return map;
+    }
+    send(message) {
+        if (this.coordinator !== undefined)
+            this.ctx.send(this.coordinator, message);
+    }
+}
+//# sourceMappingURL=shard-region.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=sharding-context.js.map
