@@ -6,7 +6,7 @@ export type ErrorCode =
   | 'invalid_address'
   | 'invalid_argument'
   | 'unknown_type'
-  | 'unknown_shard'
+  | 'invalid_shard'
   | 'not_found'
   | 'timeout'
   | 'not_running'

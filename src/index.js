@@ -17,7 +17,7 @@ export { PlacementReplication, } from './placement-replication/placement-replica
 export { PLACEMENT_SYNC_MESSAGES } from './placement-replication/sync-messages.js';
 export { createManagementServer } from './management/server.js';
 export { managementPlugin } from './management/plugin.js';
-export { DEFAULT_HTTP_LIMITS } from './management/limits.js';
+export { DEFAULT_HTTP_CONFIG } from './management/limits.js';
 export { MetricsEventHub, NodeMetrics, metricsPlugin } from './management/metrics.js';
 export { consolePlugin } from './management/console/plugin.js';
 export { replicationHealth } from './management/replication-health.js';

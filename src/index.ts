@@ -34,7 +34,7 @@ export { PLACEMENT_SYNC_MESSAGES } from './placement-replication/sync-messages.j
 export { createManagementServer, type ManagementApiOptions, type ManagementServerOptions } from './management/server.js';
 export { managementPlugin, type ManagementPluginOptions } from './management/plugin.js';
 export type { ManagementBackend, WriteAccess } from './management/backend.js';
-export { DEFAULT_HTTP_LIMITS, type HttpLimits } from './management/limits.js';
+export { DEFAULT_HTTP_CONFIG, type HttpConfig } from './management/limits.js';
 export { MetricsEventHub, NodeMetrics, metricsPlugin, type MetricsEvents, type MetricsSource } from './management/metrics.js';
 export { consolePlugin, type ConsolePluginOptions } from './management/console/plugin.js';
 export { replicationHealth, type ReplicationHealth } from './management/replication-health.js';

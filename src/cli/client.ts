@@ -4,12 +4,12 @@ import type {
   CordonWritten,
   DrainOutcome,
   DryRunMoves,
-  PlacementEntry,
+  PinRequest,
   PlacementsDryRun,
   RebalanceOutcome,
   ShardExplanation,
   ShardLocations,
-  WrittenPlacement,
+  PinRecord,
 } from '../management/backend.js';
 
 /** Who asks and why, sent with every write so the accepting node's audit trail names them. */
@@ -32,7 +32,7 @@ export interface MemberRow {
 }
 
 export interface SetPlacementsResult {
-  readonly placements: readonly WrittenPlacement[];
+  readonly placements: readonly PinRecord[];
   readonly warnings: ReadonlyArray<{ readonly shardId: number; readonly target: string; readonly message: string }>;
 }
 
@@ -83,12 +83,12 @@ export class ManagementClient {
   }
 
   /** With includeExpired, expired pins too, each with `expired`. */
-  placements(typeName: string, options: { readonly includeExpired?: boolean } = {}): Promise<{ placements: WrittenPlacement[] }> {
+  placements(typeName: string, options: { readonly includeExpired?: boolean } = {}): Promise<{ placements: PinRecord[] }> {
     const query = options.includeExpired === true ? '?includeExpired=true' : '';
     return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements${query}`);
   }
 
-  setPlacements(typeName: string, placements: readonly PlacementEntry[]): Promise<SetPlacementsResult> {
+  setPlacements(typeName: string, placements: readonly PinRequest[]): Promise<SetPlacementsResult> {
     const body = placements.length === 1 ? placements[0] : { placements };
     return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements`, body);
   }
@@ -123,7 +123,7 @@ export class ManagementClient {
   }
 
   /** What setPlacements would start; nothing is written. */
-  dryRunPlacements(typeName: string, placements: readonly PlacementEntry[]): Promise<{ dryRun: true } & PlacementsDryRun> {
+  dryRunPlacements(typeName: string, placements: readonly PinRequest[]): Promise<{ dryRun: true } & PlacementsDryRun> {
     const body = placements.length === 1 ? placements[0] : { placements };
     return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements?dryRun=true`, body);
   }

@@ -3,7 +3,7 @@
 // usage error (exit code 2) and nothing is sent.
 import { Command, InvalidArgumentError } from 'commander';
 import { ActorTsError } from '../errors.js';
-import type { PlacementEntry, WrittenPlacement } from '../management/backend.js';
+import type { PinRequest, PinRecord } from '../management/backend.js';
 import { validateBy, validateExpiresAt, validateReason } from '../sharding/placements/placement-options.js';
 import { parsePlacementTarget } from '../sharding/placements/placement-target.js';
 import { parseDuration } from './duration.js';
@@ -71,7 +71,7 @@ export function addPlacementsCommands(program: Command, io: CliIo): void {
 }
 
 /** The entry to send, every part checked as the API would; InvalidArgumentError names the first problem. */
-function placementEntry(shardId: string, target: string, options: SetOptions): PlacementEntry {
+function placementEntry(shardId: string, target: string, options: SetOptions): PinRequest {
   const shard = shardIdArg(shardId);
   if (options.require && options.prefer) throw new InvalidArgumentError('give --require or --prefer, not both');
   if (options.ttl !== undefined && options.expiresAt !== undefined) throw new InvalidArgumentError('give --ttl or --expires-at, not both');
@@ -111,12 +111,12 @@ function durationArg(value: string): number {
   }
 }
 
-function expiryText(p: WrittenPlacement): string {
+function expiryText(p: PinRecord): string {
   if (p.expiresAt === null) return 'never';
   return p.expired === true ? `${p.expiresAt} (expired)` : p.expiresAt;
 }
 
-function writtenText(p: WrittenPlacement): string {
+function writtenText(p: PinRecord): string {
   const rule = [
     ...(p.mode === 'require' ? ['require'] : []),
     ...(p.expiresAt !== null ? [`expires ${p.expiresAt}`] : []),

@@ -10,7 +10,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { encodeFrame, type Frame } from './frame-codec.js';
 import { decodeValue, encodeValue } from './message-codec.js';
-import type { DecodeLimits } from './msgpack-scan.js';
+import type { DecodeConfig } from './msgpack-scan.js';
 
 export type Handshake =
   | {
@@ -29,7 +29,7 @@ const NONCE_BYTES = 16;
 const MAX_TEXT = 512;
 
 /** A handshake is one flat map of at most five short fields. */
-const HANDSHAKE_LIMITS: DecodeLimits = { maxDepth: 1, maxElements: 16, maxStringBytes: MAX_TEXT * 4, maxBinaryBytes: 64 };
+const HANDSHAKE_LIMITS: DecodeConfig = { maxDepth: 1, maxElements: 16, maxStringBytes: MAX_TEXT * 4, maxBinaryBytes: 64 };
 
 /** Validates an untrusted decoded value; undefined for anything that is not a well-formed handshake frame. */
 export function parseHandshake(value: unknown): Handshake | undefined {

@@ -9,10 +9,10 @@
 import { Packr } from 'msgpackr';
 import { ActorTsError } from '../errors.js';
 import { describeValue } from '../logging.js';
-import { DEFAULT_DECODE_LIMITS, scanMsgpack, type DecodeLimits } from './msgpack-scan.js';
+import { DEFAULT_DECODE_LIMITS, scanMsgpack, type DecodeConfig } from './msgpack-scan.js';
 import type { FamilyRegistry, WireMessage } from './wire-message.js';
 
-export { DEFAULT_DECODE_LIMITS, type DecodeLimits } from './msgpack-scan.js';
+export { DEFAULT_DECODE_LIMITS, type DecodeConfig } from './msgpack-scan.js';
 
 // Records would make a decoder depend on what it decoded before (a stream that may drop frames cannot), and
 // structured clone turns a few hundred bytes of back-references into millions of leaves. The pre-scan refuses
@@ -117,7 +117,7 @@ function encodingOf(message: WireMessage): Encoding {
 export type DecodeResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
 
 /** Decodes untrusted bytes into a plain value within `limits`, without validating its shape. Never throws. */
-export function decodeValue(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): DecodeResult {
+export function decodeValue(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DECODE_LIMITS): DecodeResult {
   const refused = scanMsgpack(bytes, limits);
   if (refused !== undefined) return { ok: false, reason: refused };
   try {
@@ -131,7 +131,7 @@ export function decodeValue(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DE
 export function decodeMessage(
   bytes: Uint8Array,
   registry: FamilyRegistry,
-  limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
+  limits: DecodeConfig = DEFAULT_DECODE_LIMITS,
 ): WireMessage | undefined {
   const decoded = decodeValue(bytes, limits);
   return decoded.ok ? registry.parse(decoded.value) : undefined;

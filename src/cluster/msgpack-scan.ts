@@ -5,7 +5,7 @@
 // arrays, dates) except msgpackr's one-byte `undefined`, no reserved 0xc1, and exactly one value per buffer.
 
 /** Budgets one decoded value must fit in. */
-export interface DecodeLimits {
+export interface DecodeConfig {
   /** Nesting of arrays and maps; default 64. */
   readonly maxDepth: number;
   /** Array items plus map keys and values, summed over the whole value; default 500,000. */
@@ -16,7 +16,7 @@ export interface DecodeLimits {
   readonly maxBinaryBytes: number;
 }
 
-export const DEFAULT_DECODE_LIMITS: DecodeLimits = {
+export const DEFAULT_DECODE_LIMITS: DecodeConfig = {
   maxDepth: 64,
   maxElements: 500_000,
   maxStringBytes: 1024 * 1024,
@@ -24,7 +24,7 @@ export const DEFAULT_DECODE_LIMITS: DecodeLimits = {
 };
 
 /** Returns undefined when `bytes` is exactly one admissible value within `limits`, else why not. */
-export function scanMsgpack(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): string | undefined {
+export function scanMsgpack(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DECODE_LIMITS): string | undefined {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const end = bytes.byteLength;
   let pos = 0;

@@ -6,7 +6,7 @@ import type { Logger } from '../logging.js';
 import type { NodeAddress } from './address.js';
 import type { Frame } from './frame-codec.js';
 import type { BudgetHolder, Reservation } from './inbound-budget.js';
-import type { TcpSettings, TcpTransportStats } from './tcp-settings.js';
+import type { TcpConfig, TcpTransportStats } from './tcp-settings.js';
 
 /** An accepted connection, as the transport needs to see it (to drop it when its peer restarts or dials again). */
 export interface InboundLink extends BudgetHolder {
@@ -19,7 +19,7 @@ export interface InboundLink extends BudgetHolder {
 export interface TcpHost {
   readonly self: NodeAddress;
   readonly incarnation: string;
-  readonly config: TcpSettings;
+  readonly config: TcpConfig;
   readonly log: Logger;
   readonly isClosed: boolean;
   count(stat: keyof TcpTransportStats): void;

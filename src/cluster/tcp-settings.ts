@@ -3,9 +3,9 @@
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { DEFAULT_MAX_FRAME_BYTES, FRAME_HEADER_BYTES } from './frame-codec.js';
-import { DEFAULT_DECODE_LIMITS, type DecodeLimits } from './msgpack-scan.js';
+import { DEFAULT_DECODE_LIMITS, type DecodeConfig } from './msgpack-scan.js';
 
-export interface TcpBackoffOptions {
+export interface TcpBackoffConfig {
   /** Delay before the first reconnect attempt; default 100 ms. */
   readonly initialDelayMs?: number;
   /** Upper bound of the delay; default 5,000 ms. */
@@ -55,8 +55,8 @@ export interface TcpTransportOptions {
    * room it needs are closed instead (inbound-budget.ts).
    */
   readonly maxInboundBufferedBytes?: number;
-  /** Budgets one received message must fit in before it is decoded (see DecodeLimits for the defaults). */
-  readonly decodeLimits?: Partial<DecodeLimits>;
+  /** Budgets one received message must fit in before it is decoded (see DecodeConfig for the defaults). */
+  readonly decodeLimits?: Partial<DecodeConfig>;
   /**
    * Interval of the aggregated logging of what remote peers cause (refused handshakes, bad frames, malformed
    * messages): one line per kind and peer host per interval, with the count of the events it stands for;
@@ -79,7 +79,7 @@ export interface TcpTransportOptions {
    */
   readonly redialMinAgeMs?: number;
   readonly handshakeTimeoutMs?: number;
-  readonly backoff?: TcpBackoffOptions;
+  readonly backoff?: TcpBackoffConfig;
   /** Default: silent. */
   readonly logger?: Logger;
 }
@@ -151,14 +151,14 @@ export interface TcpTransportUsage {
 
 export type MutableTcpStats = { -readonly [K in keyof TcpTransportStats]: TcpTransportStats[K] };
 
-export interface TcpSettings {
+export interface TcpConfig {
   readonly secret: Buffer | undefined;
   readonly maxFrameBytes: number;
   readonly maxHandshakeFrameBytes: number;
   readonly frameTimeoutMs: number;
   readonly maxInboundBytesPerConnection: number;
   readonly maxInboundBufferedBytes: number;
-  readonly decodeLimits: DecodeLimits;
+  readonly decodeLimits: DecodeConfig;
   readonly peerLogIntervalMs: number;
   readonly maxQueuedMessages: number;
   readonly maxBufferedBytes: number;
@@ -177,7 +177,7 @@ export interface TcpSettings {
 export const KEEPALIVE_DELAY_MS = 15_000;
 
 /** Applies defaults and validates; throws `invalid_argument` naming the bad option. */
-export function resolveTcpSettings(options: TcpTransportOptions): TcpSettings {
+export function resolveTcpSettings(options: TcpTransportOptions): TcpConfig {
   const positive = (name: string, value: number | undefined, fallback: number, min = 1): number => {
     const v = value ?? fallback;
     if (typeof v !== 'number' || !Number.isFinite(v) || v < min) {
@@ -196,7 +196,7 @@ export function resolveTcpSettings(options: TcpTransportOptions): TcpSettings {
   if (maxDelayMs < initialDelayMs) throw new ActorTsError('invalid_argument', 'backoff.maxDelayMs must be >= initialDelayMs');
   const maxFrameBytes = Math.floor(positive('maxFrameBytes', options.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES, 64));
   const limits = options.decodeLimits ?? {};
-  const decodeLimits: DecodeLimits = {
+  const decodeLimits: DecodeConfig = {
     maxDepth: Math.floor(positive('decodeLimits.maxDepth', limits.maxDepth, DEFAULT_DECODE_LIMITS.maxDepth)),
     maxElements: Math.floor(positive('decodeLimits.maxElements', limits.maxElements, DEFAULT_DECODE_LIMITS.maxElements)),
     maxStringBytes: Math.floor(positive('decodeLimits.maxStringBytes', limits.maxStringBytes, DEFAULT_DECODE_LIMITS.maxStringBytes)),

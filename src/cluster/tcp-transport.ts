@@ -21,7 +21,7 @@ import { OutboundPeer } from './tcp-outbound.js';
 import {
   resolveTcpSettings,
   type MutableTcpStats,
-  type TcpSettings,
+  type TcpConfig,
   type TcpTransportOptions,
   type TcpTransportStats,
   type TcpTransportUsage,
@@ -29,7 +29,7 @@ import {
 import type { MessageListener, Transport } from './transport.js';
 import { FamilyRegistry, asRawMessage, type MessageFamily, type WireMessage } from './wire-message.js';
 
-export type { TcpBackoffOptions, TcpTransportOptions, TcpTransportStats, TcpTransportUsage } from './tcp-settings.js';
+export type { TcpBackoffConfig, TcpTransportOptions, TcpTransportStats, TcpTransportUsage } from './tcp-settings.js';
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 
@@ -79,7 +79,7 @@ export class TcpTransport implements Transport, TcpHost {
     private readonly server: Server,
     self: NodeAddress,
     incarnation: string,
-    private readonly settings: TcpSettings,
+    private readonly settings: TcpConfig,
     private readonly logger: Logger,
   ) {
     this.self = self;
@@ -227,7 +227,7 @@ export class TcpTransport implements Transport, TcpHost {
 
   // ---- TcpHost: used by the connections (tcp-inbound.ts, tcp-outbound.ts), not part of the public API ----
 
-  /** @internal */ get config(): TcpSettings {
+  /** @internal */ get config(): TcpConfig {
     return this.settings;
   }
   /** @internal */ get log(): Logger {

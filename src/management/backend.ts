@@ -8,8 +8,8 @@ import type {
   CordonRecord,
   DrainMove,
   DryRunMoves,
-  PlacementOptions,
-  PlacementRecord,
+  PinRecord,
+  PinRequest,
   PlacementsDryRun,
   RebalanceNowResult,
   ShardExplanation,
@@ -17,19 +17,9 @@ import type {
 } from '../sharding/index.js';
 import type { ReplicationHealth } from './replication-health.js';
 
-// The API speaks the sharding runtime's types. The aliases keep the names its clients (cli/client.ts, the
-// node's backend) import today; they are the same types, not copies.
-export type { DryRunMoves, PlacementRecord, PlacementsDryRun, RebalanceNowResult, ShardExplanation, ShardLocations };
-/** A placement as written or listed: target, mode, expiry, reason, by, writer and HLC. */
-export type WrittenPlacement = PlacementRecord;
-/**
- * A placement to write, as the API takes it: the raw target (address or selector; the controller parses
- * it) and the rule options, which the controller validates (PlacementRuleError when bad).
- */
-export interface PlacementEntry extends PlacementOptions {
-  readonly shardId: number;
-  readonly target: string;
-}
+// The API speaks the sharding runtime's types (the same types, not copies), so its clients (cli/client.ts, the
+// node's backend) import them from here.
+export type { DryRunMoves, PinRecord, PinRequest, PlacementsDryRun, RebalanceNowResult, ShardExplanation, ShardLocations };
 /** The answer of a manual rebalance (the API rejects out-of-range ids first, so `unknown` is never sent). */
 export type RebalanceOutcome = Pick<RebalanceNowResult, 'accepted' | 'homeless'>;
 /** The placement store replica's size, as the API reports it. */
@@ -87,17 +77,17 @@ export interface ManagementBackend {
    * Writes all entries locally (they replicate to every node), or none: rejects with PlacementRuleError
    * (`invalid_target`, `invalid_placement`) or ActorTsError when any entry is bad.
    */
-  setPlacements(typeName: string, entries: ReadonlyArray<PlacementEntry>): Promise<readonly PlacementRecord[]>;
+  setPlacements(typeName: string, entries: ReadonlyArray<PinRequest>): Promise<readonly PinRecord[]>;
   /** False when the shard had no explicit placement. */
   removePlacement(typeName: string, shardId: number): Promise<boolean>;
   /** Placements by ascending shard id; expired ones (with `expired`) only with includeExpired. */
-  placements(typeName: string, options?: { readonly includeExpired?: boolean }): ReadonlyArray<PlacementRecord>;
+  placements(typeName: string, options?: { readonly includeExpired?: boolean }): ReadonlyArray<PinRecord>;
   rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome>;
   shardLocations(typeName: string): Promise<ShardLocations>;
   /** Why a shard is where it is, answered by the type's coordinator. */
   explain(typeName: string, shardId: number): Promise<ShardExplanation>;
   /** What setPlacements would start now, validated the same way (same errors); nothing is written. */
-  dryRunPlacements(typeName: string, entries: ReadonlyArray<PlacementEntry>): Promise<PlacementsDryRun>;
+  dryRunPlacements(typeName: string, entries: ReadonlyArray<PinRequest>): Promise<PlacementsDryRun>;
   /** What rebalance would start now and where each shard would land; nothing is handed off. */
   dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<DryRunMoves>;
   /** Liveness of this node as the cluster sees it. */

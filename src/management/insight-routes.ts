@@ -3,7 +3,7 @@
 // which server.ts hands over after validating exactly as for the real call.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DryRunMoves, PlacementsDryRun } from '../sharding/index.js';
-import type { ManagementBackend, PlacementEntry } from './backend.js';
+import type { ManagementBackend, PinRequest } from './backend.js';
 import { placementWarnings } from './placement-warnings.js';
 import { shardParams } from './schemas.js';
 import { inRange, knownType, shardCount } from './shard-checks.js';
@@ -48,7 +48,7 @@ export function registerExplainRoute(app: FastifyInstance, options: ExplainRoute
 export async function placementsDryRun(
   backend: ManagementBackend,
   typeName: string,
-  entries: ReadonlyArray<PlacementEntry>,
+  entries: ReadonlyArray<PinRequest>,
 ): Promise<{ dryRun: true } & PlacementsDryRun> {
   const { placements, moves, warnings } = await backend.dryRunPlacements(typeName, entries);
   // The warnings the real call would answer with, then what the strategy would report.

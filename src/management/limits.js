@@ -2,7 +2,7 @@
 // defined; NodeConfig and the CLI refer to them). They bound what a slow or hostile client can hold open.
 import { ActorTsError } from '../errors.js';
 /** The HTTP limits used when none are given. */
-export const DEFAULT_HTTP_LIMITS = Object.freeze({
+export const DEFAULT_HTTP_CONFIG = Object.freeze({
     bodyLimit: 1024 * 1024,
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
@@ -19,10 +19,10 @@ export function resolveHttpLimits(input = {}) {
             throw new ActorTsError('invalid_argument', `${name} must be a positive integer, got ${String(value)}`);
         }
     }
-    const requestTimeoutMs = input.requestTimeoutMs ?? DEFAULT_HTTP_LIMITS.requestTimeoutMs;
+    const requestTimeoutMs = input.requestTimeoutMs ?? DEFAULT_HTTP_CONFIG.requestTimeoutMs;
     const limits = {
-        ...DEFAULT_HTTP_LIMITS,
-        headersTimeoutMs: Math.min(DEFAULT_HTTP_LIMITS.headersTimeoutMs, requestTimeoutMs),
+        ...DEFAULT_HTTP_CONFIG,
+        headersTimeoutMs: Math.min(DEFAULT_HTTP_CONFIG.headersTimeoutMs, requestTimeoutMs),
         ...defined,
     };
     // Node refuses a headers timeout longer than the request timeout: the request timeout already covers it.

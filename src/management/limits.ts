@@ -6,7 +6,7 @@ import { ActorTsError } from '../errors.js';
  * Limits of the management HTTP server: body size, timeouts and connections, so clients cannot hold a node's
  * resources.
  */
-export interface HttpLimits {
+export interface HttpConfig {
   /** Largest accepted request body in bytes; default 1 MiB. */
   readonly bodyLimit: number;
   /**
@@ -35,7 +35,7 @@ export interface HttpLimits {
 }
 
 /** The HTTP limits used when none are given. */
-export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
+export const DEFAULT_HTTP_CONFIG: HttpConfig = Object.freeze({
   bodyLimit: 1024 * 1024,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
@@ -45,7 +45,7 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
 });
 
 /** Fills in defaults and checks every limit; throws `invalid_argument` naming the bad one. */
-export function resolveHttpLimits(input: Partial<HttpLimits> = {}): HttpLimits {
+export function resolveHttpLimits(input: Partial<HttpConfig> = {}): HttpConfig {
   const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
   // Checked as given, so the error names the setting the caller got wrong, not one derived from it.
   for (const [name, value] of Object.entries(defined)) {
@@ -53,10 +53,10 @@ export function resolveHttpLimits(input: Partial<HttpLimits> = {}): HttpLimits {
       throw new ActorTsError('invalid_argument', `${name} must be a positive integer, got ${String(value)}`);
     }
   }
-  const requestTimeoutMs = input.requestTimeoutMs ?? DEFAULT_HTTP_LIMITS.requestTimeoutMs;
-  const limits: HttpLimits = {
-    ...DEFAULT_HTTP_LIMITS,
-    headersTimeoutMs: Math.min(DEFAULT_HTTP_LIMITS.headersTimeoutMs, requestTimeoutMs),
+  const requestTimeoutMs = input.requestTimeoutMs ?? DEFAULT_HTTP_CONFIG.requestTimeoutMs;
+  const limits: HttpConfig = {
+    ...DEFAULT_HTTP_CONFIG,
+    headersTimeoutMs: Math.min(DEFAULT_HTTP_CONFIG.headersTimeoutMs, requestTimeoutMs),
     ...defined,
   };
   // Node refuses a headers timeout longer than the request timeout: the request timeout already covers it.
@@ -73,6 +73,6 @@ export function resolveHttpLimits(input: Partial<HttpLimits> = {}): HttpLimits {
  * How often Node looks for requests past their headers or request timeout. Its default (30 s) would let a
  * stalled request live up to 30 s past a shorter timeout; a quarter of the shortest timeout bounds the overshoot.
  */
-export function connectionsCheckingIntervalMs(limits: HttpLimits): number {
+export function connectionsCheckingIntervalMs(limits: HttpConfig): number {
   return Math.max(5, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
 }

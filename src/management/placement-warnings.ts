@@ -3,7 +3,7 @@
 // for a pin whose every matching member is cordoned (it takes no new shards until uncordoned).
 import type { MemberInfo } from '../cluster/member.js';
 import { isGone } from '../cluster/member.js';
-import type { PlacementRecord } from '../sharding/index.js';
+import type { PinRecord } from '../sharding/index.js';
 import { targetMatches, tryParsePlacementTarget } from '../sharding/placements/placement-target.js';
 
 export interface PlacementWarning {
@@ -14,7 +14,7 @@ export interface PlacementWarning {
 
 /** One warning per written pin that no member (neither down nor removed) matches now, or only cordoned ones. */
 export function placementWarnings(
-  written: ReadonlyArray<Pick<PlacementRecord, 'shardId' | 'target' | 'mode'>>,
+  written: ReadonlyArray<Pick<PinRecord, 'shardId' | 'target' | 'mode'>>,
   members: ReadonlyArray<MemberInfo>,
   cordoned: ReadonlySet<string> = new Set(),
 ): PlacementWarning[] {

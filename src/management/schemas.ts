@@ -81,7 +81,7 @@ export const rebalanceBody = {
 } as const;
 
 /** One placement as the API takes it: the target and the rule options (see PlacementOptions). */
-export interface PlacementBody {
+export interface PinRequestBody {
   readonly shardId: number;
   readonly target: string;
   readonly mode?: string;
@@ -93,7 +93,7 @@ export interface PlacementBody {
 export interface PlacementsQuery {
   readonly includeExpired?: 'true' | 'false';
 }
-export type SetPlacementsBody = PlacementBody | { readonly placements: readonly PlacementBody[] };
+export type SetPlacementsBody = PinRequestBody | { readonly placements: readonly PinRequestBody[] };
 export interface RebalanceBody {
   readonly shardIds: readonly number[];
   readonly by?: string;

@@ -21,7 +21,7 @@ import { CONSOLE_ASSET_PREFIX, consolePlugin, type ConsolePluginOptions } from '
 import { METRICS_PATH, metricsPlugin, type MetricsSource } from './metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { shareConnections } from './connection-share.js';
-import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpLimits } from './limits.js';
+import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpConfig } from './limits.js';
 import { dryRunQuery, isDryRun, placementsDryRun, rebalanceDryRun, registerExplainRoute, type DryRunQuery } from './insight-routes.js';
 import { placementWarnings } from './placement-warnings.js';
 import { inRange, knownType, shardCount } from './shard-checks.js';
@@ -61,8 +61,8 @@ export interface ManagementApiOptions {
 
 /** Options of createManagementServer: what the API serves from, plus the HTTP server's own limits. */
 export interface ManagementServerOptions extends ManagementApiOptions {
-  /** Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_LIMITS. */
-  readonly limits?: Partial<HttpLimits>;
+  /** Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_CONFIG. */
+  readonly limits?: Partial<HttpConfig>;
 }
 
 /** Whether a path belongs to the management API, its console or its metrics (an application may not take it). */

@@ -1,6 +1,6 @@
 // Everything one node process is started with: one typed object, every field documented with its default.
 import { DEFAULT_COMPACT_AFTER_ITEMS } from '../../crdt/index.js';
-import { DEFAULT_HTTP_LIMITS } from '../management/limits.js';
+import { DEFAULT_HTTP_CONFIG } from '../management/limits.js';
 /** The settings of a node started with no options. */
 export const DEFAULT_NODE_CONFIG = Object.freeze({
     system: 'app',
@@ -16,11 +16,11 @@ export const DEFAULT_NODE_CONFIG = Object.freeze({
     insecureClusterPort: false,
     authToken: undefined,
     authReads: false,
-    bodyLimit: DEFAULT_HTTP_LIMITS.bodyLimit,
+    bodyLimit: DEFAULT_HTTP_CONFIG.bodyLimit,
     httpHeadersTimeoutMs: undefined,
-    httpRequestTimeoutMs: DEFAULT_HTTP_LIMITS.requestTimeoutMs,
-    httpKeepAliveTimeoutMs: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs,
-    httpMaxConnections: DEFAULT_HTTP_LIMITS.maxConnections,
+    httpRequestTimeoutMs: DEFAULT_HTTP_CONFIG.requestTimeoutMs,
+    httpKeepAliveTimeoutMs: DEFAULT_HTTP_CONFIG.keepAliveTimeoutMs,
+    httpMaxConnections: DEFAULT_HTTP_CONFIG.maxConnections,
     logLevel: 'info',
     antiEntropyIntervalMs: 1000,
     dataDir: undefined,

@@ -1,7 +1,7 @@
 // Everything one node process is started with: one typed object, every field documented with its default.
 import { DEFAULT_COMPACT_AFTER_ITEMS } from '../../crdt/index.js';
 import type { ClusterConfigInput } from '../cluster/config.js';
-import { DEFAULT_HTTP_LIMITS } from '../management/limits.js';
+import { DEFAULT_HTTP_CONFIG } from '../management/limits.js';
 import type { ShardingConfig } from '../sharding/config.js';
 import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
 import type { ShardIdFunction } from '../sharding/shard-id.js';
@@ -44,7 +44,7 @@ export interface NodeConfig {
   readonly bodyLimit: number;
   /**
    * Management API: a request's headers must arrive within this long, else 408 and close; default
-   * undefined: 10,000 ms, or httpRequestTimeoutMs when that is shorter (see HttpLimits).
+   * undefined: 10,000 ms, or httpRequestTimeoutMs when that is shorter (see HttpConfig).
    */
   readonly httpHeadersTimeoutMs: number | undefined;
   /** Management API: a whole request must arrive within this long, else 408 and close; default 30,000 ms. */
@@ -107,11 +107,11 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   insecureClusterPort: false,
   authToken: undefined,
   authReads: false,
-  bodyLimit: DEFAULT_HTTP_LIMITS.bodyLimit,
+  bodyLimit: DEFAULT_HTTP_CONFIG.bodyLimit,
   httpHeadersTimeoutMs: undefined,
-  httpRequestTimeoutMs: DEFAULT_HTTP_LIMITS.requestTimeoutMs,
-  httpKeepAliveTimeoutMs: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs,
-  httpMaxConnections: DEFAULT_HTTP_LIMITS.maxConnections,
+  httpRequestTimeoutMs: DEFAULT_HTTP_CONFIG.requestTimeoutMs,
+  httpKeepAliveTimeoutMs: DEFAULT_HTTP_CONFIG.keepAliveTimeoutMs,
+  httpMaxConnections: DEFAULT_HTTP_CONFIG.maxConnections,
   logLevel: 'info',
   antiEntropyIntervalMs: 1000,
   dataDir: undefined,

@@ -1,7 +1,7 @@
 import { COUNTED_STATUSES, WRITING_STATUSES, holdsMajority } from '../cluster/member.js';
 import { compareAddresses } from '../cluster/member-order.js';
 import { replicationHealth } from '../management/replication-health.js';
-import { ExternalAllocationController, placementRecords } from '../sharding/placements/external-allocation-controller.js';
+import { ExternalAllocationController, pinRecords } from '../sharding/placements/external-allocation-controller.js';
 import { askDryRunRebalance, askExplain } from '../sharding/coordinator/shard-insight.js';
 import { CordonOperations } from './cordon-operations.js';
 export class NodeManagementBackend {
@@ -75,7 +75,7 @@ export class NodeManagementBackend {
         return this.controller(typeName).removePlacement(shardId);
     }
     placements(typeName, options = {}) {
-        return placementRecords(this.sharding.placementStore, typeName, { includeExpired: options.includeExpired === true });
+        return pinRecords(this.sharding.placementStore, typeName, { includeExpired: options.includeExpired === true });
     }
     async rebalance(typeName, shardIds) {
         const { accepted, homeless } = await this.sharding.rebalanceNow(typeName, shardIds);

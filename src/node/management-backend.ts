@@ -10,7 +10,7 @@ import type {
   CordonWritten,
   DrainOutcome,
   ManagementBackend,
-  PlacementEntry,
+  PinRequest,
   PlacementsDryRun,
   PlacementStoreHealth,
   RebalanceOutcome,
@@ -18,11 +18,11 @@ import type {
   ShardLocations,
   StorageHealth,
   WriteAccess,
-  WrittenPlacement,
+  PinRecord,
 } from '../management/backend.js';
 import { replicationHealth, type ReplicationHealth } from '../management/replication-health.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
-import { ExternalAllocationController, placementRecords } from '../sharding/placements/external-allocation-controller.js';
+import { ExternalAllocationController, pinRecords } from '../sharding/placements/external-allocation-controller.js';
 import { askDryRunRebalance, askExplain } from '../sharding/coordinator/shard-insight.js';
 import type { Logger } from '../logging.js';
 import type { CordonRecord } from '../sharding/placements/cordon-view.js';
@@ -108,7 +108,7 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.cluster.members();
   }
 
-  setPlacements(typeName: string, entries: ReadonlyArray<PlacementEntry>): Promise<readonly WrittenPlacement[]> {
+  setPlacements(typeName: string, entries: ReadonlyArray<PinRequest>): Promise<readonly PinRecord[]> {
     return this.controller(typeName).setPlacements(entries);
   }
 
@@ -116,8 +116,8 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.controller(typeName).removePlacement(shardId);
   }
 
-  placements(typeName: string, options: { readonly includeExpired?: boolean } = {}): ReadonlyArray<WrittenPlacement> {
-    return placementRecords(this.sharding.placementStore, typeName, { includeExpired: options.includeExpired === true });
+  placements(typeName: string, options: { readonly includeExpired?: boolean } = {}): ReadonlyArray<PinRecord> {
+    return pinRecords(this.sharding.placementStore, typeName, { includeExpired: options.includeExpired === true });
   }
 
   async rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome> {
@@ -133,7 +133,7 @@ export class NodeManagementBackend implements ManagementBackend {
     return askExplain(this.sharding, typeName, shardId);
   }
 
-  dryRunPlacements(typeName: string, entries: ReadonlyArray<PlacementEntry>): Promise<PlacementsDryRun> {
+  dryRunPlacements(typeName: string, entries: ReadonlyArray<PinRequest>): Promise<PlacementsDryRun> {
     return this.controller(typeName).dryRunPlacements(entries);
   }
 

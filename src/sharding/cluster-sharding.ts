@@ -31,7 +31,7 @@ import type { CoordinatorEvents } from './coordinator/settings.js';
 import { ShardCoordinator, coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
 import { ShardRegion, type RegionStats } from './region/shard-region.js';
 import type { ShardingContext } from './sharding-context.js';
-import { MAX_NUMBER_OF_SHARDS, resolveShardedType, type ShardedTypeOptions, type ShardedTypeSettings } from './sharded-type.js';
+import { MAX_NUMBER_OF_SHARDS, resolveShardedType, type ShardedTypeOptions, type ShardedTypeConfig } from './sharded-type.js';
 import { ShardingLink } from './protocol/sharding-link.js';
 
 export type { RebalanceNowResult, ShardedTypeOptions, ShardLocations };
@@ -76,7 +76,7 @@ export interface ShardingStats {
 }
 
 interface ShardedType {
-  readonly settings: ShardedTypeSettings;
+  readonly settings: ShardedTypeConfig;
   readonly region: ShardRegion;
   coordinator: ShardCoordinator | undefined;
   coordinatorAddress: string | undefined;

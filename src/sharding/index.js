@@ -1,7 +1,7 @@
 // Public surface of the sharding runtime: the per-node ClusterSharding, entity types, configuration, the
 // message family it speaks, external allocation's controller, and the allocation strategies.
 export { ClusterSharding } from './cluster-sharding.js';
-export { ExternalAllocationController, RebalanceError, explicitPlacementState, placementRecords, } from './placements/external-allocation-controller.js';
+export { ExternalAllocationController, RebalanceError, explicitPlacementState, pinRecords, } from './placements/external-allocation-controller.js';
 export { askDryRunPlacements, askDryRunRebalance, askExplain, } from './coordinator/shard-insight.js';
 export { MAX_PLACEMENT_TARGET_LENGTH, ROLE_KEY, PlacementRuleError, canonicalPlacementTarget, parsePlacementTarget, printPlacementTarget, targetMatches, tryParsePlacementTarget, } from './placements/placement-target.js';
 export { DEFAULT_PLACEMENT_RULE, MAX_BY_LENGTH, MAX_EXPIRES_AT_MS, MAX_REASON_LENGTH, PLACEMENT_MODES, isExpired, ruleOf, ruleToMeta, validateBy, validateExpiresAt, validatePlacementMode, validatePlacementOptions, validateReason, validateTtlMs, } from './placements/placement-options.js';

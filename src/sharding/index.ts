@@ -7,13 +7,13 @@ export {
   ExternalAllocationController,
   RebalanceError,
   explicitPlacementState,
-  placementRecords,
+  pinRecords,
   type ExternalAllocationControllerOptions,
-  type PlacementRecord,
-  type PlacementRecordsOptions,
-  type PlacementRequest,
+  type PinRecord,
+  type PinRecordsOptions,
+  type PinRequest,
   type PlacementsDryRun,
-  type ProposedPlacement,
+  type ProposedPinRecord,
 } from './placements/external-allocation-controller.js';
 export {
   askDryRunPlacements,

@@ -29,7 +29,7 @@ export interface ShardedTypeOptions {
   readonly shardIdFunction?: ShardIdFunction;
 }
 
-export interface ShardedTypeSettings {
+export interface ShardedTypeConfig {
   readonly typeName: string;
   readonly numberOfShards: number;
   readonly behavior: EntityBehavior;
@@ -39,7 +39,7 @@ export interface ShardedTypeSettings {
 }
 
 /** Checks `options` (`invalid_argument` naming the bad field) and fills in the defaults. */
-export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeSettings {
+export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeConfig {
   checkShardedType(options);
   const { typeName, behavior, numberOfShards = 1000, allocationStrategy, role, shardIdFunction = DEFAULT_SHARD_ID_FUNCTION } = options;
   const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });

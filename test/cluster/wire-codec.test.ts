@@ -16,7 +16,7 @@ import {
   encodeValue,
   messageCodecStats,
 } from '../../src/cluster/message-codec.js';
-import { scanMsgpack, type DecodeLimits } from '../../src/cluster/msgpack-scan.js';
+import { scanMsgpack, type DecodeConfig } from '../../src/cluster/msgpack-scan.js';
 import { FamilyRegistry } from '../../src/cluster/wire-message.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
 import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
@@ -37,7 +37,7 @@ function referenceBomb(levels: number): Uint8Array {
   return cloner.pack({ type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: sharedGraph(levels), hops: 0 });
 }
 
-const LIMITS: DecodeLimits = { maxDepth: 4, maxElements: 20, maxStringBytes: 8, maxBinaryBytes: 16 };
+const LIMITS: DecodeConfig = { maxDepth: 4, maxElements: 20, maxStringBytes: 8, maxBinaryBytes: 16 };
 
 describe('message codec', () => {
   it('refuses a structured-clone reference bomb before decoding it (432 bytes that decoded to 2^26 leaves)', () => {

@@ -38,7 +38,7 @@ describe('setPlacements', () => {
         { shardId: 1, target: a.address },
         { shardId: 10_000, target: a.address },
       ]),
-    ).rejects.toMatchObject({ code: 'unknown_shard' });
+    ).rejects.toMatchObject({ code: 'invalid_shard' });
     expect(pinsOf(a)).toEqual([]);
   });
 });

@@ -192,12 +192,12 @@ describe('5. rebalanceNow', () => {
     await eventually(() => cluster.hostOf(20) === target.key, 'shard 20 on its pin', 2_000);
   });
 
-  it('rejects out-of-range ids with unknown_shard and moves nothing', async () => {
+  it('rejects out-of-range ids with invalid_shard and moves nothing', async () => {
     const [a, b] = await threeNodes();
     await cluster.allocated([1, 2], a);
     const before = cluster.hosted();
     for (const ids of [[1, 100], [-1], [1.5], [Number.NaN]]) {
-      await expect(settle(b.controller.rebalanceNow(ids))).rejects.toMatchObject({ code: 'unknown_shard' });
+      await expect(settle(b.controller.rebalanceNow(ids))).rejects.toMatchObject({ code: 'invalid_shard' });
     }
     await run(1_000);
     expect(cluster.hosted()).toEqual(before);
@@ -237,7 +237,7 @@ describe('6-8. controller paths behind the REST routes', () => {
     const codes: string[] = [];
     for (const entries of bad) await a.controller.setPlacements(entries).catch((error: { code: string }) => codes.push(error.code));
     // A target that is neither an address nor a selector is a placement-rule error, not an address error.
-    expect(codes).toEqual(['unknown_shard', 'invalid_target', 'unknown_shard']);
+    expect(codes).toEqual(['invalid_shard', 'invalid_target', 'invalid_shard']);
     await expect(a.controller.setPlacements([{ shardId: 1, target: 42 as unknown as string }])).rejects.toMatchObject({
       code: 'invalid_target',
     });
@@ -283,6 +283,6 @@ describe('6-8. controller paths behind the REST routes', () => {
     expect(await b.controller.removePlacement(12)).toBe(false);
     await c.controller.removePlacement(13);
     await eventually(() => cluster.nodes.every((n) => pinsOf(n).length === 0), 'removal replicated');
-    await expect(a.controller.removePlacement(100)).rejects.toMatchObject({ code: 'unknown_shard' });
+    await expect(a.controller.removePlacement(100)).rejects.toMatchObject({ code: 'invalid_shard' });
   });
 });

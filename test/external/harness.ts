@@ -8,8 +8,8 @@ import type { Transport } from '../../src/cluster/transport.js';
 import type { ShardingConfig } from '../../src/sharding/config.js';
 import {
   ExternalAllocationController,
-  placementRecords,
-  type PlacementRecord,
+  pinRecords,
+  type PinRecord,
 } from '../../src/sharding/placements/external-allocation-controller.js';
 import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { advanceUntil } from '../support/fake-time.js';
@@ -171,8 +171,8 @@ export class ExternalCluster extends InProcessCluster<ExtNode, NodeOptions> {
 }
 
 /** Every placement of the node's replica with its HLC and writer, by ascending shard id. */
-export function recordsOf(node: ExtNode): PlacementRecord[] {
-  return placementRecords(node.sharding.placementStore, TYPE);
+export function recordsOf(node: ExtNode): PinRecord[] {
+  return pinRecords(node.sharding.placementStore, TYPE);
 }
 
 /** Pins as plain `shardId -> address string` entries, for equality across nodes. */

@@ -2,7 +2,7 @@
 // spread over the matching nodes, require pins that leave a shard without a home until a matching node
 // joins, expiry that takes effect at its moment with no node doing anything, and provenance replicated.
 import { describe, expect, it } from 'vitest';
-import { placementRecords } from '../../src/sharding/placements/external-allocation-controller.js';
+import { pinRecords } from '../../src/sharding/placements/external-allocation-controller.js';
 import { entityInShard, eventually, run, settle } from '../sharding/harness.js';
 import { ExternalCluster, type ExtNode, recordsOf, TYPE, useExternalClusters, zonedCluster } from './harness.js';
 
@@ -84,7 +84,7 @@ describe('expiry', () => {
     expect(Date.now() - setAt).toBeGreaterThanOrEqual(5_000);
     expect(Date.now() - setAt).toBeLessThan(5_200);
     expect(recordsOf(a)).toEqual([]);
-    const listed = placementRecords(a.sharding.placementStore, TYPE, { includeExpired: true });
+    const listed = pinRecords(a.sharding.placementStore, TYPE, { includeExpired: true });
     expect(listed).toEqual([expect.objectContaining({ shardId: 4, target: 'zone=z', mode: 'require', expired: true })]);
     expect(await a.controller.getPlacements()).toEqual(new Map());
   });

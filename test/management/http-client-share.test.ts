@@ -6,7 +6,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shareConnections } from '../../src/management/connection-share.js';
-import { DEFAULT_HTTP_LIMITS, resolveHttpLimits } from '../../src/management/limits.js';
+import { DEFAULT_HTTP_CONFIG, resolveHttpLimits } from '../../src/management/limits.js';
 import type { RunningNode } from '../../src/node/node.js';
 import { API, pollUntil, startTestNode, stopAll } from './node-fixture.js';
 
@@ -80,18 +80,18 @@ describe('the management server connection cap, shared per client', () => {
   });
 
   it('answers every fresh request while one client holds slow requests on all the slots it can get', async () => {
-    expect(DEFAULT_HTTP_LIMITS).toMatchObject({ maxConnections: 128, maxConnectionsPerClient: 32 });
-    slow = new SlowClient(port, '127.0.0.2', DEFAULT_HTTP_LIMITS.maxConnections);
+    expect(DEFAULT_HTTP_CONFIG).toMatchObject({ maxConnections: 128, maxConnectionsPerClient: 32 });
+    slow = new SlowClient(port, '127.0.0.2', DEFAULT_HTTP_CONFIG.maxConnections);
     const statuses = [];
     for (let i = 0; i < 30; i++) {
       // Its requests would last the 10 s headers timeout; uncontended, it may hold every slot, and it does.
-      await pollUntil(async () => (await connections(node)) === DEFAULT_HTTP_LIMITS.maxConnections, 'the slow client holding every slot', 5_000);
+      await pollUntil(async () => (await connections(node)) === DEFAULT_HTTP_CONFIG.maxConnections, 'the slow client holding every slot', 5_000);
       statuses.push(await get(port, `${API}/health`));
     }
     expect(statuses).toEqual(Array.from({ length: 30 }, () => 200));
     // It lost (and reopened) one slot per fresh request, and never got beyond the cap.
     expect(slow.closed).toBeGreaterThanOrEqual(30);
-    expect(await connections(node)).toBeLessThanOrEqual(DEFAULT_HTTP_LIMITS.maxConnections);
+    expect(await connections(node)).toBeLessThanOrEqual(DEFAULT_HTTP_CONFIG.maxConnections);
   });
 
   it('validates the share like every other limit', () => {

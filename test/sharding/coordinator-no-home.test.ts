@@ -55,7 +55,7 @@ describe('ShardCoordinator: no home now', () => {
     const { subject, ctx, scheduler, strategy } = coordinator();
     subject.handle(A, { type: 'GetShardHome', typeName: 'T', shardId: 4 });
     expect(homes(ctx)).toEqual([]);
-    expect(subject.stats()).toMatchObject({ allocatedShards: 0, shardsWithoutHome: 1 });
+    expect(subject.stats()).toMatchObject({ allocatedShards: 0, waitingShards: 1 });
     const calls = strategy.allocateCalls;
     // Time alone (retry ticks, no change) asks nothing.
     scheduler.advance(10_000);
@@ -75,7 +75,7 @@ describe('ShardCoordinator: no home now', () => {
       [C, 'ShardHome', 4],
     ]);
     expect(subject.locations()).toContainEqual({ address: C, shards: [4] });
-    expect(subject.stats().shardsWithoutHome).toBe(0);
+    expect(subject.stats().waitingShards).toBe(0);
   });
 
   it('asks again when placements change (rebalanceSoon)', () => {

@@ -7,7 +7,7 @@ import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
 import { landings, rebalanceRoundMoves } from '../../src/sharding/coordinator/dry-run.js';
 import { explainShard, type ExplainSources } from '../../src/sharding/coordinator/explain.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
-import type { PlacementRecord } from '../../src/sharding/placements/placement-record.js';
+import type { PinRecord } from '../../src/sharding/placements/placement-record.js';
 import { LeastShardAllocationStrategy, PlacementPin, externalAllocationStrategy, type PinLike } from '../../src/sharding/strategies/index.js';
 import { isPinAware } from '../../src/sharding/strategies/pin-aware.js';
 import { node } from '../strategies/fixtures.js';
@@ -48,7 +48,7 @@ function stateWith(homes: ReadonlyArray<readonly [number, string]>): Coordinator
   return state;
 }
 
-function sources(state: CoordinatorState, pins: Map<number, PinLike>, cordoned: string[], listed?: PlacementRecord): ExplainSources {
+function sources(state: CoordinatorState, pins: Map<number, PinLike>, cordoned: string[], listed?: PinRecord): ExplainSources {
   const cordons = cordonsOf(...cordoned);
   return {
     state,
@@ -92,7 +92,7 @@ describe('explain with cordons', () => {
 
   it('a pin the strategy reads none of is listed, and the decision is the fallback\'s', () => {
     const state = stateWith([[7, a]]);
-    const listed: PlacementRecord = {
+    const listed: PinRecord = {
       shardId: 7,
       target: b,
       mode: 'prefer',

@@ -5,7 +5,7 @@ import type { NodeAddress } from '../../cluster/address.js';
 import { isGone, type MemberInfo } from '../../cluster/member.js';
 import type { CordonView } from '../placements/cordon-view.js';
 import type { ExplainDecision, ExplainNode, ShardExplanation } from '../protocol/insight-messages.js';
-import type { PlacementRecord } from '../placements/placement-record.js';
+import type { PinRecord } from '../placements/placement-record.js';
 import type { PinContext } from '../strategies/pin-aware.js';
 import { homeMatches, isReachable, matchingCandidates, type PinView } from '../strategies/pin-matching.js';
 import { activePin, type PlacementPin } from '../placements/placement-pin.js';
@@ -20,7 +20,7 @@ export interface ExplainSources {
   /** What the strategy decides by; undefined when it reads no pins. */
   readonly pins: PinContext | undefined;
   /** The shard's pin as listed (stored and not expired), or undefined. */
-  readonly listed: PlacementRecord | undefined;
+  readonly listed: PinRecord | undefined;
   /** Why the fallback has the shard on its home (AllocationStrategy.reasonFor), e.g. "ring home, under its bound". */
   readonly fallbackReason?: string | undefined;
 }
@@ -62,7 +62,7 @@ interface Verdict {
 }
 
 /** No pin in force; `ignored` is a pin stored for a strategy that reads none. */
-function unpinned(shardId: number, home: string | null, ignored: PlacementRecord | undefined): Verdict {
+function unpinned(shardId: number, home: string | null, ignored: PinRecord | undefined): Verdict {
   const unread = ignored === undefined ? '' : ` (its pin to ${ignored.target} is not read: this type's allocation strategy reads no pins)`;
   if (home === null) {
     return { decision: 'unallocated', message: `shard ${shardId} has no home yet${unread}: its first message allocates it through the allocation strategy` };

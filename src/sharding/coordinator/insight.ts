@@ -12,7 +12,7 @@ import type { PinLike } from '../placements/placement-pin.js';
 import { landings, pinsWith, rebalanceRoundMoves } from './dry-run.js';
 import { explainShard } from './explain.js';
 import { judgeRebalanceNow } from './operator-requests.js';
-import type { CoordinatorSettings } from './settings.js';
+import type { CoordinatorConfig } from './settings.js';
 import type { CoordinatorState } from './state.js';
 
 /** Moves listed in one answer at most (about 100 bytes each on the wire); the rest are counted in a warning. */
@@ -21,7 +21,7 @@ const MAX_WARNINGS = 10_000;
 
 /** The coordinator's answerer: what it reads, bound once; each call reads the current state. */
 export function coordinatorInsight(
-  settings: CoordinatorSettings,
+  settings: CoordinatorConfig,
   state: CoordinatorState,
   candidates: () => NodeAddress[],
   members: () => ReadonlyArray<MemberInfo>,
@@ -87,7 +87,7 @@ function silent(strategy: AllocationStrategy, warn: Warn, pins?: ReadonlyMap<num
 
 /** What a placements write starts: the rebalance round placementsChanged triggers, with the new pins in force. */
 function dryRunPlacements(
-  settings: CoordinatorSettings,
+  settings: CoordinatorConfig,
   state: CoordinatorState,
   candidates: NodeAddress[],
   proposed: ReadonlyArray<ProposedPin>,
@@ -113,7 +113,7 @@ function dryRunPlacements(
 
 /** What RebalanceNow starts: a hand-off of each named shard with a home, each re-allocated through the strategy. */
 function dryRunRebalance(
-  settings: CoordinatorSettings,
+  settings: CoordinatorConfig,
   state: CoordinatorState,
   candidates: NodeAddress[],
   shardIds: ReadonlyArray<number>,

@@ -3,10 +3,10 @@
 import type { MemberInfo } from '../../cluster/member.js';
 import { oldestUpMember } from '../../cluster/member-order.js';
 import type { CordonView } from '../placements/cordon-view.js';
-import type { PlacementRecord } from '../placements/placement-record.js';
+import type { PinRecord } from '../placements/placement-record.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 
-export interface CoordinatorSettings {
+export interface CoordinatorConfig {
   readonly typeName: string;
   readonly numberOfShards: number;
   readonly role: string | undefined;
@@ -18,7 +18,7 @@ export interface CoordinatorSettings {
   /** Nodes that take no new shards (issue 12); default NO_CORDONS. */
   readonly cordons?: CordonView;
   /** A shard's pin as listed (stored, not expired at `now`), for explain; default none. */
-  readonly listedPlacement?: (shardId: number, now: number) => PlacementRecord | undefined;
+  readonly listedPlacement?: (shardId: number, now: number) => PinRecord | undefined;
 }
 
 /** Events a coordinator reports; each must be cheap and must not throw. */
@@ -46,7 +46,7 @@ export interface CoordinatorStats {
   readonly handOffsCompleted: number;
   readonly handOffsTimedOut: number;
   /** Shards the strategy has no home for now (a require pin no candidate satisfies), waiting for a change. */
-  readonly shardsWithoutHome: number;
+  readonly waitingShards: number;
 }
 
 /** Which node runs the coordinator of a type: the cluster's singleton placement, the oldest Up member with the role. */

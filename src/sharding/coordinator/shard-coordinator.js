@@ -162,7 +162,7 @@ export class ShardCoordinator {
             handOffsStarted: handOffs.started,
             handOffsCompleted: handOffs.completed,
             handOffsTimedOut: handOffs.timedOut,
-            shardsWithoutHome: this.homes.waitingCount,
+            waitingShards: this.homes.waitingCount,
         };
     }
     handle(from, message) {

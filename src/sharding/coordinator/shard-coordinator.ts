@@ -19,7 +19,7 @@ import { coordinatorInsight } from './insight.js';
 import { memberMap } from './membership.js';
 import { OperatorRequests } from './operator-requests.js';
 import { ShardHomes } from './shard-homes.js';
-import type { CoordinatorSettings, CoordinatorStats } from './settings.js';
+import type { CoordinatorConfig, CoordinatorStats } from './settings.js';
 import { CoordinatorState } from './state.js';
 import { backgroundScheduler } from '../timers.js';
 import { WarmUpGate } from './warm-up-gate.js';
@@ -27,7 +27,7 @@ import { NO_CORDONS } from '../placements/cordon-view.js';
 import type { ShardingMessage, TypedShardingMessage } from '../protocol/messages.js';
 import type { ShardingContext } from '../sharding-context.js';
 
-export { coordinatorNode, type CoordinatorSettings, type CoordinatorStats } from './settings.js';
+export { coordinatorNode, type CoordinatorConfig, type CoordinatorStats } from './settings.js';
 
 export class ShardCoordinator {
   private readonly state = new CoordinatorState();
@@ -45,7 +45,7 @@ export class ShardCoordinator {
   private rebalanceRounds = 0;
 
   constructor(
-    readonly settings: CoordinatorSettings,
+    readonly settings: CoordinatorConfig,
     private readonly ctx: ShardingContext,
     private readonly logger: Logger,
     /** The clock and every timer (retry, rebalance, warm-up, margin, hand-offs); tests inject a manual one. */
@@ -166,7 +166,7 @@ export class ShardCoordinator {
       handOffsStarted: handOffs.started,
       handOffsCompleted: handOffs.completed,
       handOffsTimedOut: handOffs.timedOut,
-      shardsWithoutHome: this.homes.waitingCount,
+      waitingShards: this.homes.waitingCount,
     };
   }
 

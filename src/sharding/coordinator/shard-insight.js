@@ -1,11 +1,11 @@
 // Explain and dry runs asked from any node: each request goes to the type's coordinator (wherever it runs
 // at each retry, as the other operator requests do) and its answer comes back as plain values.
 import { ActorTsError } from '../../errors.js';
-/** Why the shard is where it is, in the coordinator's words; `unknown_shard` when it is out of range. */
+/** Why the shard is where it is, in the coordinator's words; `invalid_shard` when it is out of range. */
 export async function askExplain(sharding, typeName, shardId) {
     const { explanation } = await sharding.request(typeName, { type: 'ExplainShard', typeName, shardId });
     if (explanation === null)
-        throw new ActorTsError('unknown_shard', `shard id ${shardId} is out of range for ${typeName}`);
+        throw new ActorTsError('invalid_shard', `shard id ${shardId} is out of range for ${typeName}`);
     return explanation;
 }
 /** The hand-offs the coordinator would start if these pins were written now; nothing is written. */

@@ -6,10 +6,10 @@ import type { DryRunMoves, ProposedPin, ShardExplanation } from '../protocol/ins
 
 export type { DryRunMove, DryRunMoves, DryRunWarning, ExplainDecision, ExplainNode, ProposedPin, ShardExplanation } from '../protocol/insight-messages.js';
 
-/** Why the shard is where it is, in the coordinator's words; `unknown_shard` when it is out of range. */
+/** Why the shard is where it is, in the coordinator's words; `invalid_shard` when it is out of range. */
 export async function askExplain(sharding: ClusterSharding, typeName: string, shardId: number): Promise<ShardExplanation> {
   const { explanation } = await sharding.request(typeName, { type: 'ExplainShard', typeName, shardId });
-  if (explanation === null) throw new ActorTsError('unknown_shard', `shard id ${shardId} is out of range for ${typeName}`);
+  if (explanation === null) throw new ActorTsError('invalid_shard', `shard id ${shardId} is out of range for ${typeName}`);
   return explanation;
 }
 

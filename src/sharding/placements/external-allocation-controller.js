@@ -5,13 +5,13 @@
 import { whenDurable } from '../../../crdt/index.js';
 import { ActorTsError } from '../../errors.js';
 import { explicitPlacementState } from './explicit-placement-state.js';
-import { placementRecordOf } from './placement-record.js';
+import { pinRecordOf } from './placement-record.js';
 import { ruleToMeta, validatePlacementOptions } from './placement-options.js';
 import { canonicalPlacementTarget } from './placement-target.js';
 import { askDryRunPlacements } from '../coordinator/shard-insight.js';
 import { activePin } from './placement-pin.js';
 export { explicitPlacementState };
-export { placementRecords } from './placement-record.js';
+export { pinRecords } from './placement-record.js';
 /** rebalanceNow could not move every shard it was given; `result` says which were started. */
 export class RebalanceError extends ActorTsError {
     result;
@@ -64,7 +64,7 @@ export class ExternalAllocationController {
     }
     /**
      * Pins shards to targets, in one store transaction (one update on the wire, one change notice). Every
-     * entry is validated before any is written (`unknown_shard`, `invalid_address`, and PlacementRuleError
+     * entry is validated before any is written (`invalid_shard`, `invalid_address`, and PlacementRuleError
      * `invalid_target` / `invalid_placement`; nothing written then). An expiry is fixed when the call is made.
      * Written once this replica may take writes (it joined and synced with a peer, or has none; at most 5 s:
      * a restarted node writing sooner could lose to its previous incarnation's older value), then replicated;
@@ -79,7 +79,7 @@ export class ExternalAllocationController {
         await this.sharding.placementsReady();
         const written = this.sharding.placementStore.setMany(this.typeName, checked);
         await whenDurable(this.sharding.placementStore);
-        const records = checked.map(({ shardId }, i) => placementRecordOf(shardId, written[i]));
+        const records = checked.map(({ shardId }, i) => pinRecordOf(shardId, written[i]));
         for (const record of records) {
             this.logger?.info({ typeName: this.typeName, ...record, hlc: undefined }, 'explicit placement set');
         }
@@ -134,7 +134,7 @@ export class ExternalAllocationController {
     /**
      * Hands these shards off now; the coordinator re-allocates them through the strategy, so a pin decides
      * where they go. Resolves, with the shards accepted, once the coordinator accepted them all. Rejects with
-     * `unknown_shard` (nothing sent) for ids out of range, and with a `RebalanceError` naming shards that have
+     * `invalid_shard` (nothing sent) for ids out of range, and with a `RebalanceError` naming shards that have
      * no home yet (the others were still handed off).
      */
     async rebalanceNow(shardIds) {
@@ -172,7 +172,7 @@ export class ExternalAllocationController {
     }
     requireShard(shardId, numberOfShards) {
         if (!Number.isSafeInteger(shardId) || shardId < 0 || shardId >= numberOfShards) {
-            throw new ActorTsError('unknown_shard', `shard id ${String(shardId)} is out of range for ${this.typeName}: expected an integer in 0..${numberOfShards - 1}`);
+            throw new ActorTsError('invalid_shard', `shard id ${String(shardId)} is out of range for ${this.typeName}: expected an integer in 0..${numberOfShards - 1}`);
         }
         return shardId;
     }

@@ -9,27 +9,27 @@ import type { Logger } from '../../logging.js';
 import type { ClusterSharding } from '../cluster-sharding.js';
 import type { RebalanceNowResult } from '../coordinator/coordinator-client.js';
 import { explicitPlacementState } from './explicit-placement-state.js';
-import { placementRecordOf, type PlacementRecord } from './placement-record.js';
+import { pinRecordOf, type PinRecord } from './placement-record.js';
 import { ruleToMeta, validatePlacementOptions, type PlacementOptions, type PlacementRule } from './placement-options.js';
 import { canonicalPlacementTarget } from './placement-target.js';
 import { askDryRunPlacements, type DryRunMoves } from '../coordinator/shard-insight.js';
 import { activePin, type ExternalAllocationState, type PlacementPin } from './placement-pin.js';
 
 export { explicitPlacementState };
-export { placementRecords, type PlacementRecord, type PlacementRecordsOptions } from './placement-record.js';
+export { pinRecords, type PinRecord, type PinRecordsOptions } from './placement-record.js';
 
 /** A placement to write: the target (address, with or without `actor-ts://`, or selector) and its options. */
-export interface PlacementRequest extends PlacementOptions {
+export interface PinRequest extends PlacementOptions {
   readonly shardId: number;
   readonly target: NodeAddress | string;
 }
 
 /** A pin as a placements dry run would write it (no writer or timestamp: nothing is written). */
-export type ProposedPlacement = Omit<PlacementRecord, 'writer' | 'hlc' | 'expired'>;
+export type ProposedPinRecord = Omit<PinRecord, 'writer' | 'hlc' | 'expired'>;
 
 /** What a placements dry run answers: the pins as they would be written and the moves they would start. */
 export interface PlacementsDryRun extends DryRunMoves {
-  readonly placements: ReadonlyArray<ProposedPlacement>;
+  readonly placements: ReadonlyArray<ProposedPinRecord>;
 }
 
 /** Options of ExternalAllocationController. */
@@ -91,21 +91,21 @@ export class ExternalAllocationController {
   }
 
   /** Pins a shard to a target; see setPlacements. Resolves with what was written. */
-  async setPlacement(shardId: number, target: NodeAddress | string, options?: PlacementOptions): Promise<PlacementRecord> {
+  async setPlacement(shardId: number, target: NodeAddress | string, options?: PlacementOptions): Promise<PinRecord> {
     const [written] = await this.setPlacements([{ ...options, shardId, target }]);
-    return written as PlacementRecord;
+    return written as PinRecord;
   }
 
   /**
    * Pins shards to targets, in one store transaction (one update on the wire, one change notice). Every
-   * entry is validated before any is written (`unknown_shard`, `invalid_address`, and PlacementRuleError
+   * entry is validated before any is written (`invalid_shard`, `invalid_address`, and PlacementRuleError
    * `invalid_target` / `invalid_placement`; nothing written then). An expiry is fixed when the call is made.
    * Written once this replica may take writes (it joined and synced with a peer, or has none; at most 5 s:
    * a restarted node writing sooner could lose to its previous incarnation's older value), then replicated;
    * a later write, from any node, wins. A target need not be a member yet: the pin applies once it joins.
    * Resolves with what was written.
    */
-  async setPlacements(entries: ReadonlyArray<PlacementRequest>): Promise<PlacementRecord[]> {
+  async setPlacements(entries: ReadonlyArray<PinRequest>): Promise<PinRecord[]> {
     const checked = this.check(entries).map(({ shardId, target, rule }) => {
       const meta = ruleToMeta(rule);
       return meta === undefined ? { shardId, target } : { shardId, target, meta };
@@ -113,7 +113,7 @@ export class ExternalAllocationController {
     await this.sharding.placementsReady();
     const written = this.sharding.placementStore.setMany(this.typeName, checked);
     await whenDurable(this.sharding.placementStore);
-    const records = checked.map(({ shardId }, i) => placementRecordOf(shardId, written[i] as Placement));
+    const records = checked.map(({ shardId }, i) => pinRecordOf(shardId, written[i] as Placement));
     for (const record of records) {
       this.logger?.info({ typeName: this.typeName, ...record, hlc: undefined }, 'explicit placement set');
     }
@@ -124,7 +124,7 @@ export class ExternalAllocationController {
    * What setPlacements(entries) would start now, judged by the coordinator with its strategy: every entry
    * validated exactly as setPlacements does (same errors), nothing written, nothing handed off.
    */
-  async dryRunPlacements(entries: ReadonlyArray<PlacementRequest>): Promise<PlacementsDryRun> {
+  async dryRunPlacements(entries: ReadonlyArray<PinRequest>): Promise<PlacementsDryRun> {
     const checked = this.check(entries);
     const pins = checked.map(({ shardId, target, rule }) => ({ shardId, target, mode: rule.mode, expiresAt: rule.expiresAt }));
     const { moves, warnings } = await askDryRunPlacements(this.sharding, this.typeName, pins);
@@ -170,7 +170,7 @@ export class ExternalAllocationController {
   /**
    * Hands these shards off now; the coordinator re-allocates them through the strategy, so a pin decides
    * where they go. Resolves, with the shards accepted, once the coordinator accepted them all. Rejects with
-   * `unknown_shard` (nothing sent) for ids out of range, and with a `RebalanceError` naming shards that have
+   * `invalid_shard` (nothing sent) for ids out of range, and with a `RebalanceError` naming shards that have
    * no home yet (the others were still handed off).
    */
   async rebalanceNow(shardIds: ReadonlyArray<number>): Promise<RebalanceNowResult> {
@@ -183,11 +183,11 @@ export class ExternalAllocationController {
   }
 
   /** Every entry checked before any is used (see setPlacements): shard range, target, options; the expiry fixed now. */
-  private check(entries: ReadonlyArray<PlacementRequest>): Array<{ shardId: number; target: string; rule: PlacementRule }> {
+  private check(entries: ReadonlyArray<PinRequest>): Array<{ shardId: number; target: string; rule: PlacementRule }> {
     if (!Array.isArray(entries)) throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
     const numberOfShards = this.numberOfShards();
     const now = this.now();
-    return entries.map((entry: PlacementRequest) => {
+    return entries.map((entry: PinRequest) => {
       if (typeof entry !== 'object' || entry === null) throw new ActorTsError('invalid_argument', 'each entry must be { shardId, target, ...options }');
       const { shardId, target, ...options } = entry;
       const rule = validatePlacementOptions(options, now);
@@ -207,7 +207,7 @@ export class ExternalAllocationController {
   private requireShard(shardId: number, numberOfShards: number): number {
     if (!Number.isSafeInteger(shardId) || shardId < 0 || shardId >= numberOfShards) {
       throw new ActorTsError(
-        'unknown_shard',
+        'invalid_shard',
         `shard id ${String(shardId)} is out of range for ${this.typeName}: expected an integer in 0..${numberOfShards - 1}`,
       );
     }

@@ -1,6 +1,6 @@
 import { isExpired, ruleOf } from './placement-options.js';
 /** Every placement of a type in `store`, by ascending shard id; expired ones only with includeExpired. */
-export function placementRecords(store, typeName, options = {}) {
+export function pinRecords(store, typeName, options = {}) {
     const now = options.now ?? Date.now();
     const includeExpired = options.includeExpired === true;
     const records = [];
@@ -8,7 +8,7 @@ export function placementRecords(store, typeName, options = {}) {
         const expired = isExpired(ruleOf(placement), now);
         if (expired && !includeExpired)
             continue;
-        const record = placementRecordOf(shardId, placement);
+        const record = pinRecordOf(shardId, placement);
         records.push(includeExpired ? { ...record, expired } : record);
     }
     return records.sort((a, b) => a.shardId - b.shardId);
@@ -18,9 +18,9 @@ export function listedPlacement(store, typeName, shardId, now) {
     const placement = store.snapshot(typeName).placements.get(shardId);
     if (placement === undefined || isExpired(ruleOf(placement), now))
         return undefined;
-    return placementRecordOf(shardId, placement);
+    return pinRecordOf(shardId, placement);
 }
-export function placementRecordOf(shardId, placement) {
+export function pinRecordOf(shardId, placement) {
     const { mode, expiresAt, reason, by } = ruleOf(placement);
     return {
         shardId,

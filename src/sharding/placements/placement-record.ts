@@ -4,7 +4,7 @@ import type { Hlc, Placement, PlacementStore } from '../../../crdt/index.js';
 import { isExpired, ruleOf, type PlacementMode } from './placement-options.js';
 
 /** One shard's placement as the store holds it. */
-export interface PlacementRecord {
+export interface PinRecord {
   readonly shardId: number;
   /** The canonical target: `system@host:port` or a selector with sorted keys. */
   readonly target: string;
@@ -21,8 +21,8 @@ export interface PlacementRecord {
   readonly expired?: boolean;
 }
 
-/** Options of placementRecords. */
-export interface PlacementRecordsOptions {
+/** Options of pinRecords. */
+export interface PinRecordsOptions {
   /** Also list pins whose expiry has passed, each with `expired`. Default false. */
   readonly includeExpired?: boolean;
   /** The clock reading expiry is judged by (epoch ms). Default Date.now(). */
@@ -30,27 +30,27 @@ export interface PlacementRecordsOptions {
 }
 
 /** Every placement of a type in `store`, by ascending shard id; expired ones only with includeExpired. */
-export function placementRecords(store: PlacementStore, typeName: string, options: PlacementRecordsOptions = {}): PlacementRecord[] {
+export function pinRecords(store: PlacementStore, typeName: string, options: PinRecordsOptions = {}): PinRecord[] {
   const now = options.now ?? Date.now();
   const includeExpired = options.includeExpired === true;
-  const records: PlacementRecord[] = [];
+  const records: PinRecord[] = [];
   for (const [shardId, placement] of store.snapshot(typeName).placements) {
     const expired = isExpired(ruleOf(placement), now);
     if (expired && !includeExpired) continue;
-    const record = placementRecordOf(shardId, placement);
+    const record = pinRecordOf(shardId, placement);
     records.push(includeExpired ? { ...record, expired } : record);
   }
   return records.sort((a, b) => a.shardId - b.shardId);
 }
 
 /** One shard's placement as a listing without expired pins shows it, or undefined. */
-export function listedPlacement(store: PlacementStore, typeName: string, shardId: number, now: number): PlacementRecord | undefined {
+export function listedPlacement(store: PlacementStore, typeName: string, shardId: number, now: number): PinRecord | undefined {
   const placement = store.snapshot(typeName).placements.get(shardId);
   if (placement === undefined || isExpired(ruleOf(placement), now)) return undefined;
-  return placementRecordOf(shardId, placement);
+  return pinRecordOf(shardId, placement);
 }
 
-export function placementRecordOf(shardId: number, placement: Placement): PlacementRecord {
+export function pinRecordOf(shardId: number, placement: Placement): PinRecord {
   const { mode, expiresAt, reason, by } = ruleOf(placement);
   return {
     shardId,

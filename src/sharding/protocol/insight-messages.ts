@@ -3,7 +3,7 @@
 // DryRunAnswer). Answers come from the network, so every field is checked and every list and string bounded.
 import type { RawMessage } from '../../cluster/wire-message.js';
 import { PLACEMENT_MODES, MAX_BY_LENGTH, MAX_REASON_LENGTH, type PlacementMode } from '../placements/placement-options.js';
-import type { PlacementRecord } from '../placements/placement-record.js';
+import type { PinRecord } from '../placements/placement-record.js';
 import { MAX_PLACEMENT_TARGET_LENGTH } from '../placements/placement-target.js';
 import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
 
@@ -31,7 +31,7 @@ export interface ShardExplanation {
   readonly home: string | null;
   readonly handingOff: boolean;
   /** The pin as `placements ls` lists it, or null. */
-  readonly placement: PlacementRecord | null;
+  readonly placement: PinRecord | null;
   readonly decision: ExplainDecision;
   /** One plain sentence saying why. */
   readonly message: string;
@@ -204,7 +204,7 @@ function parseNode(value: unknown): ExplainNode | undefined {
   return { address, shards, reachable, status, cordoned, matches };
 }
 
-function parsePlacement(value: unknown): PlacementRecord | undefined {
+function parsePlacement(value: unknown): PinRecord | undefined {
   const raw = record(value);
   if (raw === undefined) return undefined;
   const { shardId, target, mode, writer } = raw;

@@ -8,7 +8,7 @@ import { HostedShards } from './hosted-shards.js';
 import type { MessageRoutedTo, ShardingMessage } from '../protocol/messages.js';
 import { RegionBuffer, type Envelope } from './region-buffer.js';
 import type { Shard, ShardEntityOptions } from './shard.js';
-import type { ShardedTypeSettings } from '../sharded-type.js';
+import type { ShardedTypeConfig } from '../sharded-type.js';
 import type { ShardingContext } from '../sharding-context.js';
 
 // The coordinator (helper D's) imports the context from here; it is declared in sharding-context.ts.
@@ -61,7 +61,7 @@ export class ShardRegion {
   };
 
   constructor(
-    readonly settings: ShardedTypeSettings,
+    readonly settings: ShardedTypeConfig,
     private readonly ctx: ShardingContext,
     private readonly logger: Logger,
     entities: Omit<ShardEntityOptions, 'onLatePipe'>,

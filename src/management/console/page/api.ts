@@ -1,7 +1,7 @@
 // Browser side of the console: the management API's routes, called the way the CLI calls them (JSON bodies,
 // `Authorization: Bearer` when a token was given). The token lives in sessionStorage, for this tab only.
 /// <reference lib="dom" />
-import type { HealthJson, MembersJson, PlacementJson, ShardLocationsJson } from './model.js';
+import type { HealthJson, MembersJson, PinRecord, ShardLocationsJson } from './model.js';
 
 export const API = '/actor-ts';
 const TOKEN_KEY = 'actor-ts-console-token';
@@ -58,9 +58,9 @@ export const api = {
   health: () => call<HealthJson>('GET', `${API}/health`),
   members: () => call<MembersJson>('GET', `${API}/cluster/members`),
   shards: (typeName: string) => call<ShardLocationsJson>('GET', typePath(typeName)),
-  placements: (typeName: string) => call<{ placements: PlacementJson[] }>('GET', `${typePath(typeName)}/placements`),
+  placements: (typeName: string) => call<{ placements: PinRecord[] }>('GET', `${typePath(typeName)}/placements`),
   pin: (typeName: string, body: { shardId: number; target: string; reason?: string }) =>
-    call<{ placements: PlacementJson[]; warnings?: Array<{ message: string }> }>('POST', `${typePath(typeName)}/placements`, body),
+    call<{ placements: PinRecord[]; warnings?: Array<{ message: string }> }>('POST', `${typePath(typeName)}/placements`, body),
   unpin: (typeName: string, shardId: number) => call<void>('DELETE', `${typePath(typeName)}/placements/${shardId}`),
   moveNow: (typeName: string, shardIds: number[]) =>
     call<{ accepted: number[]; homeless: number[] }>('POST', `${typePath(typeName)}/rebalance`, { shardIds }),

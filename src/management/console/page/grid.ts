@@ -1,7 +1,7 @@
 // Browser side of the console: the layout of a type's shard map as pure data. Every shard id is one cell of a
 // grid 50 wide (1000 shards make 20 rows, which a laptop screen shows whole), coloured by the node hosting it.
 
-import { compareAddresses, hosts, type PlacementJson, type TypeView } from './model.js';
+import { compareAddresses, hosts, type PinRecord, type TypeView } from './model.js';
 
 export const GRID_COLUMNS = 50;
 /** Beyond this many cells the map stops drawing: the page must stay responsive for any type. */
@@ -13,7 +13,7 @@ export interface GridCell {
   readonly shardId: number;
   /** The node hosting it, absent when it is not allocated. */
   readonly host?: string;
-  readonly pin?: PlacementJson;
+  readonly pin?: PinRecord;
   readonly handingOff: boolean;
   /** Pinned and hosted, but not on its pin's target. */
   readonly misplaced: boolean;

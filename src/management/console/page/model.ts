@@ -34,7 +34,7 @@ export interface ShardLocationsJson {
   readonly coordinator?: string;
 }
 
-export interface PlacementJson {
+export interface PinRecord {
   readonly shardId: number;
   readonly target: string;
   readonly writer?: string;
@@ -51,7 +51,7 @@ export interface PlacementJson {
 export interface TypeView {
   readonly typeName: string;
   readonly locations?: ShardLocationsJson;
-  readonly placements?: readonly PlacementJson[];
+  readonly placements?: readonly PinRecord[];
   /** Why this type could not be read (unknown type, ...). */
   readonly problem?: string;
 }
@@ -158,14 +158,14 @@ export function hosts(locations: ShardLocationsJson | undefined): Map<number, st
 export type PinState = 'on-target' | 'elsewhere' | 'not-allocated';
 
 /** Where a pinned shard is now, relative to its pin. */
-export function pinState(pin: PlacementJson, hostOf: ReadonlyMap<number, string>): PinState {
+export function pinState(pin: PinRecord, hostOf: ReadonlyMap<number, string>): PinState {
   const host = hostOf.get(pin.shardId);
   if (host === undefined) return 'not-allocated';
   return host === pin.target ? 'on-target' : 'elsewhere';
 }
 
 /** Whether the API says a pin is honoured (from explain); undefined when it does not say. */
-export function honoured(pin: PlacementJson): boolean | undefined {
+export function honoured(pin: PinRecord): boolean | undefined {
   return pin.honoured ?? pin.explain?.honoured;
 }
 

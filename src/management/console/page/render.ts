@@ -14,7 +14,7 @@ import {
   type HealthJson,
   type MemberJson,
   type MembersJson,
-  type PlacementJson,
+  type PinRecord,
   type TypeView,
 } from './model.js';
 
@@ -110,7 +110,7 @@ function renderPins(views: readonly TypeView[], actions: RowActions): void {
     replace('pins', el('p', { class: 'muted' }, 'No pins.'));
     return;
   }
-  const has = (field: keyof PlacementJson) => all.some(({ pin }) => pin[field] !== undefined);
+  const has = (field: keyof PinRecord) => all.some(({ pin }) => pin[field] !== undefined);
   const optional = (['mode', 'expiry', 'reason', 'by'] as const).filter(has);
   // Without explain from the node the column says where the shard is, which is what honouring would look like.
   const explained = all.some(({ pin }) => honoured(pin) !== undefined);
@@ -145,7 +145,7 @@ function formatField(field: string, value: unknown): string {
   return String(value);
 }
 
-function honouredCell(pin: PlacementJson, hostOf: ReadonlyMap<number, string>): Child {
+function honouredCell(pin: PinRecord, hostOf: ReadonlyMap<number, string>): Child {
   const said = honoured(pin);
   const detail = pin.explain?.message ?? pin.explain?.reason;
   if (said !== undefined) return badge(said ? 'yes' : 'no', said ? '' : 'bad', detail);
