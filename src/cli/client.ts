@@ -69,7 +69,7 @@ export class ManagementClient {
     this.base = url.replace(/\/+$/, '');
   }
 
-  health(): Promise<{ status: string; self: string; memberStatus?: string }> {
+  health(): Promise<{ status: string; self: string; memberStatus?: string; pid?: number }> {
     return this.request('GET', '/actor-ts/health');
   }
 

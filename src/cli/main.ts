@@ -15,8 +15,8 @@ import { addExplainCommand, printDryRun } from './insight-commands.js';
 import { addCordonCommands } from './cordon-commands.js';
 import { addPlacementsCommands } from './placements-command.js';
 import { provenanceOf, withProvenance, type ProvenanceOptions } from './provenance.js';
-import { addressArg, connect, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
-import { DEFAULT_LOCAL_CLUSTER_DATA_DIR, DEFAULT_LOCAL_CLUSTER_NODES, startLocalCluster } from './local-cluster.js';
+import { addressArg, connect, port, positiveInt, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
+import { addLocalClusterCommand } from './local-cluster-command.js';
 
 export type { CliIo } from './operator-support.js';
 
@@ -106,52 +106,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
       });
     });
 
-  program
-    .command('local-cluster')
-    .description('start N node processes on loopback and keep them running until Ctrl-C')
-    .option('--nodes <n>', 'how many nodes', positiveInt, DEFAULT_LOCAL_CLUSTER_NODES)
-    .option('--system <name>', 'actor system name', D.system)
-    .option('--host <host>', 'loopback host', D.host)
-    .option('--base-port <port>', 'cluster port of node 1 (node i uses base + i - 1)', port, D.port)
-    .option('--base-http-port <port>', 'API port of node 1', port, D.httpPort)
-    .option('--log-dir <dir>', 'where node logs go (default: a temp directory)')
-    .option('--data-dir <dir>', 'node i keeps its placements in <dir>/node-i, so a restart brings them back', DEFAULT_LOCAL_CLUSTER_DATA_DIR)
-    .option('--fresh', 'wipe the data directory first: start with no placements', false)
-    .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
-    .action(async (options: LocalClusterCliOptions) => {
-      io.out(`starting ${options.nodes} nodes...`);
-      const cluster = await startLocalCluster({
-        nodes: options.nodes,
-        system: options.system,
-        host: options.host,
-        basePort: options.basePort,
-        baseHttpPort: options.baseHttpPort,
-        binPath: BIN_PATH,
-        print: io.out,
-        dataDir: options.dataDir,
-        fresh: options.fresh,
-        ...(options.logDir ? { logDir: options.logDir } : {}),
-        ...(options.authToken ? { authToken: options.authToken } : {}),
-      });
-      io.out('');
-      io.out(table(['node', 'address', 'API'], cluster.urls.map((url, i) => [String(i + 1), cluster.addresses[i] ?? '', url])));
-      io.out('');
-      io.out(`logs: ${cluster.logDir}`);
-      io.out(`placements: ${cluster.dataDir} (kept across runs; --fresh wipes them)`);
-      io.out('try:');
-      io.out(`  node bin/actor-ts-placement.js shards --url ${cluster.urls[0]}`);
-      io.out(`  node bin/actor-ts-placement.js placements set 42 ${cluster.addresses[2] ?? cluster.addresses[0]} --url ${cluster.urls[0]}`);
-      io.out(`  curl -s -X POST ${cluster.urls[1]}/counters/alice/increment`);
-      io.out('Ctrl-C stops every node.');
-      await new Promise<void>((resolve) => {
-        const onSignal = (): void => resolve();
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
-      });
-      io.out('stopping...');
-      await cluster.stop();
-      io.out('all nodes stopped');
-    });
+  addLocalClusterCommand(program, io, BIN_PATH);
 
   addPlacementsCommands(program, io);
 
@@ -288,31 +243,6 @@ export interface NodeCliOptions {
   httpRequestTimeoutMs?: number;
   restartOnRemoval?: boolean;
   logLevel?: string;
-}
-
-interface LocalClusterCliOptions {
-  nodes: number;
-  system: string;
-  host: string;
-  basePort: number;
-  baseHttpPort: number;
-  logDir?: string;
-  dataDir: string;
-  fresh: boolean;
-  authToken?: string;
-}
-
-function port(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0..65535');
-  return n;
-}
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  // Past 2^53 digits stop meaning what they say (and 400 of them make Infinity).
-  if (!/^\d+$/.test(value) || n < 1 || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a positive integer');
-  return n;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {

@@ -87,3 +87,16 @@ export async function rebalanceAndWait(client: ManagementClient, type: string, s
 function nodeOf(member: MemberRow): { address: NodeAddress; roles: readonly string[]; attributes?: Readonly<Record<string, string>> } {
   return { address: NodeAddress.parse(member.address), roles: member.roles, ...(member.attributes ? { attributes: member.attributes } : {}) };
 }
+
+export function port(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0..65535');
+  return n;
+}
+
+export function positiveInt(value: string): number {
+  const n = Number(value);
+  // Past 2^53 digits stop meaning what they say (and 400 of them make Infinity).
+  if (!/^\d+$/.test(value) || n < 1 || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}

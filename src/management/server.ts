@@ -132,7 +132,8 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     // be the cluster's.
     const degraded = replication.problems.length > 0 || storage.failure !== null;
     const status = health.status === 'ok' && degraded ? 'degraded' : health.status;
-    return { ...health, status, self: backend.self.toString(), placementStore: backend.placementStore(), replication, storage };
+    // pid: a tool that started this node (local-cluster) tells it apart from another process on the same port.
+    return { ...health, status, self: backend.self.toString(), pid: process.pid, placementStore: backend.placementStore(), replication, storage };
   });
 
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => {
