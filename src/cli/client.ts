@@ -87,9 +87,9 @@ export class ManagementClient {
     return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements${query}`);
   }
 
-  setPlacements(typeName: string, placements: readonly PlacementEntry[]): Promise<SetPlacementsResult> {
-    const body = placements.length === 1 ? placements[0] : { placements };
-    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements`, body);
+  /** With allowUnknownTarget, pins to targets no current member matches are written (else 409 unknown_target). */
+  setPlacements(typeName: string, placements: readonly PlacementEntry[], options: { readonly allowUnknownTarget?: boolean } = {}): Promise<SetPlacementsResult> {
+    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements`, placementsBody(placements, options));
   }
 
   async removePlacement(typeName: string, shardId: number, provenance: Provenance = {}): Promise<void> {
@@ -122,9 +122,12 @@ export class ManagementClient {
   }
 
   /** What setPlacements would start; nothing is written. */
-  dryRunPlacements(typeName: string, placements: readonly PlacementEntry[]): Promise<{ dryRun: true } & PlacementsDryRun> {
-    const body = placements.length === 1 ? placements[0] : { placements };
-    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements?dryRun=true`, body);
+  dryRunPlacements(
+    typeName: string,
+    placements: readonly PlacementEntry[],
+    options: { readonly allowUnknownTarget?: boolean } = {},
+  ): Promise<{ dryRun: true; withoutHome?: number[] } & PlacementsDryRun> {
+    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements?dryRun=true`, placementsBody(placements, options));
   }
 
   /** What rebalance would start; nothing is handed off. */
@@ -163,6 +166,11 @@ export class ManagementClient {
     }
     return parsed as T;
   }
+}
+
+function placementsBody(placements: readonly PlacementEntry[], options: { readonly allowUnknownTarget?: boolean }): unknown {
+  const allow = options.allowUnknownTarget === true ? { allowUnknownTarget: true } : {};
+  return placements.length === 1 ? { ...placements[0], ...allow } : { placements, ...allow };
 }
 
 function memberPath(address: string): string {

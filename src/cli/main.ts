@@ -274,6 +274,12 @@ function attributesText(attributes: Readonly<Record<string, string>> | undefined
   return entries.length === 0 ? '-' : entries.map(([key, value]) => `${key}=${value}`).join(',');
 }
 
+/** What to do about an error the API answered, where the API's message cannot know it (how the CLI is given a token). */
+function apiErrorHint(error: ApiError): string {
+  if (error.status === 401) return ' (give the token with --token <token> or the ACTOR_TS_AUTH_TOKEN environment variable)';
+  return '';
+}
+
 /** Runs the CLI; resolves with the process exit code. */
 export async function main(argv: readonly string[], io: CliIo = defaultIo, programOptions: ProgramOptions = {}): Promise<number> {
   const program = buildProgram(io, programOptions).exitOverride();
@@ -282,7 +288,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo, progr
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof ApiError) {
-      io.err(`error: ${error.code}: ${error.message}`);
+      io.err(`error: ${error.code}: ${error.message}${apiErrorHint(error)}`);
       return 1;
     }
     const code = (error as { code?: string }).code;

@@ -12,7 +12,24 @@ export interface CliIo {
 
 export function connect(command: Command): { client: ManagementClient; type: string } {
   const options = command.optsWithGlobals<{ url: string; type: string; token?: string }>();
-  return { client: new ManagementClient(options.url, options.token ? { token: options.token } : {}), type: options.type };
+  const url = usage(command, () => urlArg(options.url));
+  return { client: new ManagementClient(url, options.token ? { token: options.token } : {}), type: options.type };
+}
+
+/** A node's API URL: http(s)://host:port; anything else (a missing scheme above all) is a usage error. */
+export function urlArg(value: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value);
+  } catch {
+    parsed = undefined;
+  }
+  // "127.0.0.1:8551" parses as a URL of scheme "127.0.0.1:": only http and https name an API.
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.host === '') {
+    const hint = /^[^/:]+:\d+/.test(value) ? `; did you mean http://${value}?` : '';
+    throw new InvalidArgumentError(`--url "${value}" is not an http:// or https:// URL of a node's management API${hint}`);
+  }
+  return value;
 }
 
 /**

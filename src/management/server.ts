@@ -179,15 +179,18 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
       const numberOfShards = shardCount(backend, typeName);
       const body = request.body;
       const requested = 'placements' in body ? body.placements : [body];
+      // Bulk: the write's flag, or every entry's; single: the entry's own.
+      const allowUnknownTarget =
+        ('placements' in body && body.allowUnknownTarget === true) || requested.every((entry) => entry.allowUnknownTarget === true);
       // Shard ids are checked here (invalid_shard); targets and options by the controller, which validates
       // every entry before writing any: a rejected request changes nothing.
-      const entries = requested.map(({ mode, ...entry }) => ({
+      const entries = requested.map(({ mode, allowUnknownTarget: _allow, ...entry }) => ({
         ...entry,
         shardId: inRange(entry.shardId, numberOfShards, typeName),
         ...(mode === undefined ? {} : { mode: validatePlacementMode(mode) }),
       }));
-      if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries);
-      const written = await backend.setPlacements(typeName, entries);
+      if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries, { allowUnknownTarget });
+      const written = await backend.setPlacements(typeName, entries, { allowUnknownTarget });
       audit.record({
         action: 'pin',
         typeName,
@@ -224,6 +227,14 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
       const shardIds = [...new Set(request.body.shardIds.map((id) => inRange(id, numberOfShards, typeName)))];
       if (isDryRun(request.query)) return rebalanceDryRun(backend, typeName, shardIds);
       const outcome = await backend.rebalance(typeName, shardIds);
+      if (outcome.accepted.length === 0 && outcome.homeless.length > 0) {
+        // Nothing was handed off: answering 202 with nothing accepted would read as success.
+        throw new HttpError(
+          409,
+          'not_allocated',
+          `shards ${outcome.homeless.join(', ')} of ${typeName} have no home yet, so nothing was moved; their first message allocates them`,
+        );
+      }
       const { by, reason } = request.body;
       audit.record({ action: 'rebalance', typeName, shardIds: [...outcome.accepted], target: null, by, reason, hlc: null });
       return reply.code(202).send(outcome);

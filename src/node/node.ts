@@ -98,7 +98,11 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   const metrics = nodeMetricsSource(cluster, store, () => sharding);
   sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
   // Every placement written or removed is logged with its reason and author: the audit trail of pins.
-  const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE, { logger: logger.child({ component: 'placements' }) });
+  const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE, {
+    logger: logger.child({ component: 'placements' }),
+    // A pin to a target no member matches is refused (unknown_target) unless the write allows it.
+    members: () => cluster.members(),
+  });
   sharding.init({
     typeName: COUNTER_TYPE,
     behavior: counterBehavior,
