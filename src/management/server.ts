@@ -19,6 +19,7 @@ import type { ManagementBackend } from './backend.js';
 import { registerMemberRoutes } from './member-routes.js';
 import { consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
 import { metricsPlugin, type MetricsSource } from './metrics.js';
+import { WriteRefusals, countRefusedWrites } from './safety-metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpLimits } from './limits.js';
 import { dryRunQuery, isDryRun, placementsDryRun, rebalanceDryRun, registerExplainRoute, type DryRunQuery } from './insight-routes.js';
@@ -114,6 +115,9 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
   );
 
+  // Every refused write is counted by its code (actor_ts_placement_writes_refused_total), whoever refused it.
+  const refusals = new WriteRefusals();
+  countRefusedWrites(app, API_PREFIX, refusals);
   const guardWrite = bearerGuard(options.authToken);
   const guardRead = options.authReads ? guardWrite : undefined;
   // After auth and validation, before the handler: a node outside the cluster must not take writes it
@@ -244,7 +248,9 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   registerExplainRoute(app, { backend, typesPath, ...(guardRead ? { guard: guardRead } : {}) });
   registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, guardRead, guardWrite, memberOnly });
   if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
-  if (options.metrics !== undefined) void app.register(metricsPlugin, { source: options.metrics, ...(guardRead ? { guard: guardRead } : {}) });
+  if (options.metrics !== undefined) {
+    void app.register(metricsPlugin, { source: options.metrics, metrics: { refusals }, ...(guardRead ? { guard: guardRead } : {}) });
+  }
   return app;
 }
 

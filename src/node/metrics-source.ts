@@ -1,7 +1,7 @@
 // The node's MetricsSource: what GET /metrics reads at every scrape (hosted shards, placements, members, the
 // store) and the events it counts (hand-offs, rebalance rounds, applied placements), taken from the cluster, the
 // sharding runtime and the placement store (and, when it is durable, how long its commits take).
-import { DurablePlacementStore, type PlacementStore } from '../../crdt/index.js';
+import { DurablePlacementStore, type PlacementReplicatorStats, type PlacementStore } from '../../crdt/index.js';
 import type { Membership } from '../cluster/member.js';
 import { MetricsEventHub, type MetricsSource } from '../management/metrics.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
@@ -14,7 +14,12 @@ export interface NodeMetricsSource extends MetricsSource {
   close(): void;
 }
 
-export function nodeMetricsSource(membership: Membership, store: PlacementStore, sharding: () => ClusterSharding | undefined): NodeMetricsSource {
+export function nodeMetricsSource(
+  membership: Membership,
+  store: PlacementStore,
+  sharding: () => ClusterSharding | undefined,
+  replication?: { stats(): PlacementReplicatorStats },
+): NodeMetricsSource {
   const hub = new MetricsEventHub();
   const self = membership.self.toString();
   // A change names the shards whose winner changed; the winner's HLC wall time is when it was written.
@@ -51,6 +56,32 @@ export function nodeMetricsSource(membership: Membership, store: PlacementStore,
     placementStore: () => {
       const { generation, documentItems } = store.stats();
       return { generation, items: documentItems };
+    },
+    safety: {
+      shardsWaiting: function* () {
+        const types = sharding()?.stats().types ?? {};
+        // Only the coordinator's node knows; elsewhere 0, so a sum over nodes counts each shard once.
+        for (const [type, stats] of Object.entries(types)) yield [type, stats.coordinator?.shardsWithoutHome ?? 0] as const;
+      },
+      cordonedMembers: () => {
+        const cordoned = new Set((sharding()?.cordons.list() ?? []).map((cordon) => cordon.address));
+        return membership.members().filter((member) => cordoned.has(member.address.toString())).length;
+      },
+      replication: () => {
+        const stats = replication?.stats();
+        const oldest = stats?.oldestUnreplicatedMs ?? null;
+        return {
+          peersBehind: stats?.peersBehind ?? 0,
+          oldestUnreplicatedSeconds: oldest === null ? null : oldest / 1000,
+          framesRejected: stats?.framesRejected ?? 0,
+          heldValues: store.stats().heldValues,
+        };
+      },
+      storage: () => {
+        if (!(store instanceof DurablePlacementStore)) return { failed: false, failedCommits: 0 };
+        const health = store.storageHealth();
+        return { failed: health.failure !== null, failedCommits: health.failedCommits };
+      },
     },
     close: () => {
       stopFollowing();

@@ -95,7 +95,7 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
   }
   const placements = new PlacementReplication(store, transport, cluster, { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog });
   let sharding: ClusterSharding | undefined;
-  const metrics = nodeMetricsSource(cluster, store, () => sharding);
+  const metrics = nodeMetricsSource(cluster, store, () => sharding, placements);
   sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
   // Every placement written or removed is logged with its reason and author: the audit trail of pins.
   const counterPlacements = new ExternalAllocationController(sharding, COUNTER_TYPE, {
