@@ -260,12 +260,16 @@ describe('console in Chromium', () => {
     await chip(page, 3).click();
     await page.locator('#explain-message', { hasText: `shard 3 is on ${NODES[0]}: pinned to ${NODES[0]}` }).waitFor();
 
-    // At 1280 px every pin-row button is inside the viewport and its panel.
-    const section = await page.locator('#pins-section').boundingBox();
-    for (const handle of await page.locator('#pins-table button').all()) {
-      const box = await handle.boundingBox();
-      expect(box).not.toBeNull();
-      expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(Math.min(1280, (section?.x ?? 0) + (section?.width ?? 0)));
+    // At 1280 px every pin-row and node-row button is inside the viewport and inside its panel.
+    for (const [table, panel] of [['#pins-table', '#pins-section'], ['#nodes-table', '#nodes-section']] as const) {
+      const section = await page.locator(panel).boundingBox();
+      const buttons = await page.locator(`${table} button`).all();
+      expect(buttons.length).toBeGreaterThan(0);
+      for (const handle of buttons) {
+        const box = await handle.boundingBox();
+        expect(box).not.toBeNull();
+        expect((box?.x ?? 0) + (box?.width ?? 0), table).toBeLessThanOrEqual(Math.min(1280, (section?.x ?? 0) + (section?.width ?? 0)));
+      }
     }
     await page.screenshot({ path: screenshotPath('console.png'), fullPage: true });
     // The README's picture is this page, as this test drew it.
