@@ -43,7 +43,9 @@ export function nodeMetricsSource(
       for (const [type, stats] of Object.entries(types)) yield [type, stats.region.localShards] as const;
     },
     placements: function* () {
-      for (const type of entityTypeNames(store)) {
+      // Every type this node runs as well as every type with pins: a type without pins reads 0, not "absent".
+      const types = new Set([...Object.keys(sharding()?.stats().types ?? {}), ...entityTypeNames(store)]);
+      for (const type of types) {
         const counts = new Map<string, number>([['prefer', 0], ['require', 0]]);
         for (const placement of store.snapshot(type).placements.values()) {
           const mode = placement.meta?.['mode'] === 'require' ? 'require' : 'prefer';
