@@ -61,3 +61,16 @@ describe('the reason a node failed to start', () => {
     expect(reasonIn(pino(30, 'all fine'))).toBeUndefined();
   });
 });
+
+describe('npm start and the README', () => {
+  it("gives node 3 the attribute the README's selector example pins to, so the example works as written", async () => {
+    const { readFileSync } = await import('node:fs');
+    const root = join(import.meta.dirname, '..', '..');
+    const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const given = [...start.matchAll(/--attribute (\d+):(\S+)/g)].map((match) => match[2]);
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const example = /placements set \d+ (\S+=\S+) --require/.exec(readme)?.[1];
+    expect(example).toBe('zone=eu-west');
+    expect(given).toContain(example);
+  });
+});
