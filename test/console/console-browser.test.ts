@@ -231,6 +231,7 @@ describe('console in Chromium', () => {
     cluster.hosts.delete(11);
     cluster.placements.set(7, { shardId: 7, target: 'zone=mars', mode: 'require', reason: 'tenant 17 stays on mars', writer: NODES[0], hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] } });
     cluster.placements.set(3, { shardId: 3, target: NODES[0], reason: 'hot tenant, keep it near its data store', writer: NODES[0], hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] } });
+    cluster.audit.push({ at: new Date().toISOString(), action: 'pin', typeName: TYPE, shardIds: [3], target: NODES[0], by: 'ann@laptop', reason: 'hot tenant' });
     const base = await serve(cluster, 's3cret', true, true);
     const { page, errors } = await openConsole(`${base}/`, { width: 1280, height: 900 });
     await page.fill('#auth-token', 's3cret');
@@ -240,6 +241,10 @@ describe('console in Chromium', () => {
     expect(await chip(page, 7).getAttribute('class')).toContain('waiting');
     expect(await chip(page, 11).getAttribute('class')).not.toContain('waiting');
     expect(await page.locator('#pins-table tbody tr', { hasText: 'zone=mars' }).innerText()).toContain('waiting: no home');
+    expect(await page.locator('#audit-table').innerText()).toContain('hot tenant');
+    // A shard moving behind the page's back is recorded as a recent hand-off.
+    cluster.hosts.set(0, NODES[1]);
+    await page.locator('#moves-table tbody tr', { hasText: NODES[1] }).waitFor();
 
     // Preview is the server's dry run, sent with the token.
     await page.fill('#pin-shard', '4');
@@ -272,8 +277,9 @@ describe('console in Chromium', () => {
       }
     }
     await page.screenshot({ path: screenshotPath('console.png'), fullPage: true });
-    // The README's picture is this page, as this test drew it.
-    await page.screenshot({ path: join(root, 'docs', 'console.png'), fullPage: true });
+    // The README's picture is this page as this test draws it: UPDATE_CONSOLE_PNG=1 rewrites docs/console.png
+    // (only on request, so that a test run leaves the tree clean).
+    if (process.env['UPDATE_CONSOLE_PNG'] === '1') await page.screenshot({ path: join(root, 'docs', 'console.png'), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
