@@ -27,6 +27,11 @@ export interface PersistenceStats {
    * until a snapshot commits, which covers everything before it.
    */
   readonly needsSnapshot: boolean;
+  /**
+   * Why the files this persistence commits to are no longer the files on disk (deleted, moved or replaced
+   * while open), or null. Once set, every commit is refused: it would land in a file nobody reads again.
+   */
+  readonly fileProblem: string | null;
 }
 
 /** What a node's health reports of its placement storage. */

@@ -37,3 +37,4 @@ export type { PlacementPersistence, PersistedState, PersistenceOptions, Persiste
 export { memoryPersistence, createMemoryVolume } from './persistence/memory-persistence.js';
 export type { MemoryVolume, MemoryPersistenceOptions } from './persistence/memory-persistence.js';
 export { openLmdbPersistence } from './persistence/lmdb-persistence.js';
+export { lockHolder } from './persistence/persistence-lock.js';

@@ -10,6 +10,7 @@ import { DEFAULT_MAX_FRAME_BYTES, decodeSyncFrame, encodeSyncFrame, type SyncFra
 import { generationOf, lacksUpdatesOf } from './wire.js';
 import { assertPeer, checkFrame, defaultSetInterval, frameSize } from './replicator-checks.js';
 import type { PlacementDurability } from './durability.js';
+import { UnreplicatedWrites } from './unreplicated-writes.js';
 
 /**
  * How the replicator reaches peers. A byte link carries encoded frames (the y-protocols shapes) and calls
@@ -65,6 +66,8 @@ export interface PlacementReplicatorStats {
   readonly peersBehind: number;
   /** One entry per current peer, in the order they were added. */
   readonly peers: readonly PlacementPeerStats[];
+  /** Age (ms) of the oldest own write some peer has not shown to hold yet; null when all have them. */
+  readonly oldestUnreplicatedMs: number | null;
 }
 
 /** What this replica knows about replicating with one peer; a node is not in sync while any is behind. */
@@ -110,6 +113,7 @@ export class PlacementReplicator {
   // The latest generation each peer showed: the previous document is released once none is behind.
   private readonly peerGenerations = new Map<string, number>();
   private readonly peerStates = new Map<string, PeerState>();
+  private readonly unreplicated = new UnreplicatedWrites(Date.now);
   private readonly random: () => number;
   private readonly clearTimer: (handle: unknown) => void;
   private readonly timer: unknown;
@@ -302,6 +306,7 @@ export class PlacementReplicator {
       sendFailures: this.sendFailures,
       peersBehind: peers.filter((p) => p.behind).length,
       peers,
+      oldestUnreplicatedMs: this.unreplicated.oldestAgeMs([...this.peerSet].map((peer) => this.peerStates.get(peer)?.stateVector)),
     };
   }
 
@@ -339,6 +344,7 @@ export class PlacementReplicator {
 
   private push(update: Uint8Array, origin: 'local' | 'remote'): void {
     if (this.closed || this.peerSet.size === 0) return;
+    if (origin === 'local') this.unreplicated.note(this.store.encodeStateVector());
     const sender = origin === 'remote' ? this.applyingFrom : null;
     const durable = this.durable;
     if (durable === undefined) return this.pushNow(update, sender);

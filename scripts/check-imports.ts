@@ -66,7 +66,7 @@ export const MAY_IMPORT = {
   'management/console': ['base'],
   management: ['base', 'crdt/surface', 'cluster/vocabulary', 'sharding', 'sharding/placements', 'sharding/strategies', 'management/console'],
   node: [...RUNTIME, ...SHARDING_ROOMS, 'management', 'management/console'],
-  cli: ['base', 'cluster/vocabulary', 'cluster', 'sharding', 'sharding/placements', 'sharding/strategies', 'management', 'node'],
+  cli: ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster', 'sharding', 'sharding/placements', 'sharding/strategies', 'management', 'node'],
   surface: [...RUNTIME, ...SHARDING_ROOMS, 'management', 'management/console', 'node', 'cli'],
   bench: [...RUNTIME, ...SHARDING_ROOMS, 'crdt', 'crdt/persistence', 'management', 'management/console', 'node', 'cli', 'surface'],
   scripts: [],

@@ -21,7 +21,9 @@ export type ErrorCode =
   /** A placement target that is neither an address nor a selector (PlacementRuleError). */
   | 'invalid_target'
   /** A placement's mode, expiry, reason or author is not acceptable (PlacementRuleError). */
-  | 'invalid_placement';
+  | 'invalid_placement'
+  /** No current member matches a placement's target and the write did not allow that (PlacementRuleError). */
+  | 'unknown_target';
 
 /**
  * The runtime's error: `code` says which rule was broken (bad input, unknown type, timeout, ...), the message says

@@ -11,6 +11,7 @@ import { silentLog, type PlacementLog } from '../log.js';
 import type { Placement } from '../snapshot.js';
 import type { SlotMeta } from '../slot-meta.js';
 import { EMPTY_STATE_VECTOR, generationOf } from '../wire.js';
+import { LOST_FILES_HINT } from './file-identity.js';
 import { replayBatches, type ReplayBatch } from './replay-batches.js';
 import { PersistenceError, recoveryHint, type PersistedState, type PlacementPersistence } from './persistence.js';
 import type { PlacementDurability, PlacementStorageHealth } from '../durability.js';
@@ -96,6 +97,9 @@ export class DurablePlacementStore extends PlacementStore implements PlacementDu
     this.onUpdate((update, origin) => {
       if (origin === 'local') this.persist(update);
     });
+    // Files deleted or replaced under a running node: noticed between writes too, so health says so and
+    // the next write is refused rather than committed into a file nobody reads again.
+    persistence.onFileProblem?.((problem) => this.fail(new Error(`${problem}; ${LOST_FILES_HINT}`)));
   }
 
   /** Why storage failed, or undefined while it works. */

@@ -6,8 +6,9 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { open, type Database, type PutOptions, type RootDatabase } from 'lmdb';
+import { FileWatch, LOST_FILES_HINT, identityOf, type WatchedFile } from './file-identity.js';
 import { lmdbFileProblem } from './lmdb-file-check.js';
-import { lockDirectory, type DirectoryLock } from './persistence-lock.js';
+import { LOCK_FILE, lockDirectory, type DirectoryLock } from './persistence-lock.js';
 import type { CommitPlan } from './persistence-queue.js';
 import { RecordProblem, claimedKind, decodeRecord, encodeRecord } from './persistence-record.js';
 import { groupAppends, packGroup, packSnapshot, unpackGroup, unpackSnapshot } from './lmdb-packing.js';
@@ -27,7 +28,7 @@ type Log = Database<Uint8Array, number>;
  * 'invalid_option'. Options: see PersistenceOptions.
  */
 export async function openLmdbPersistence(dir: string, options?: PersistenceOptions): Promise<PlacementPersistence> {
-  const { maxRecordBytes, now } = resolveOptions(options);
+  const { maxRecordBytes, now, fileCheckIntervalMs } = resolveOptions(options);
   if (typeof dir !== 'string' || dir.length === 0) throw new PersistenceError('invalid_option', 'dir must be a non-empty path');
   const path = resolve(dir);
   const lock = prepare(path);
@@ -64,12 +65,24 @@ export async function openLmdbPersistence(dir: string, options?: PersistenceOpti
         throw new PersistenceError('storage_unavailable', `cannot initialise placement data in ${path}: ${messageOf(cause)}`, { cause });
       });
     }
-    return new LmdbPersistence(path, env, meta, log, lock, maxRecordBytes, now, initial);
+    const watch = new FileWatch(watchedFiles(path, file), fileCheckIntervalMs);
+    return new LmdbPersistence(path, env, meta, log, lock, watch, maxRecordBytes, now, initial);
   } catch (error) {
     await env?.close();
     lock.release();
     throw error;
   }
+}
+
+/** The data file lmdb has open and this process's lock file, as they are now (right after taking and opening them). */
+function watchedFiles(path: string, file: string): WatchedFile[] {
+  const files: WatchedFile[] = [];
+  for (const [role, where] of [['data file', file], ['lock file', join(path, LOCK_FILE)]] as const) {
+    const identity = identityOf(where);
+    if (identity === undefined) throw new PersistenceError('storage_unavailable', `the ${role} ${where} vanished while it was being opened`);
+    files.push({ role, path: where, identity });
+  }
+  return files;
 }
 
 /** Creates the directory and takes its lock; an unusable directory is 'storage_unavailable'. */
@@ -101,6 +114,7 @@ class LmdbPersistence extends QueuedPersistence {
     private readonly meta: Meta,
     private readonly log: Log,
     private readonly lock: DirectoryLock,
+    private readonly watch: FileWatch,
     maxRecordBytes: number,
     now: () => number,
     initial: Contents,
@@ -126,19 +140,24 @@ class LmdbPersistence extends QueuedPersistence {
     return { snapshot: snapshot?.payload, log: log.map(({ payload }) => payload) };
   }
 
-  protected storage(): { path: string; bytesOnDisk: number } {
+  protected storage(): { path: string; bytesOnDisk: number; fileProblem: string | null } {
     let bytesOnDisk = 0;
     try {
       bytesOnDisk = statSync(join(this.path, LMDB_LAYOUT.file)).size;
     } catch {
-      // Removed underneath us: reported as nothing on disk.
+      // Removed underneath us: reported as nothing on disk (and as the file problem).
     }
-    return { path: this.path, bytesOnDisk };
+    return { path: this.path, bytesOnDisk, fileProblem: this.watch.check() };
+  }
+
+  onFileProblem(listener: (problem: string) => void): () => void {
+    return this.watch.onProblem(listener);
   }
 
   close(): Promise<void> {
     this.closed ??= (async () => {
       await this.queue.close();
+      this.watch.stop();
       await this.env.close();
       this.lock.release();
     })();
@@ -151,6 +170,9 @@ class LmdbPersistence extends QueuedPersistence {
 
   /** One lmdb transaction: either all of the plan is on disk after it, or none. */
   protected async commit(plan: CommitPlan): Promise<void> {
+    // Before: nothing is written into a file that is gone. After: a file removed during the commit
+    // fails it, so the write is not acknowledged (what lmdb put into the unlinked file is lost with it).
+    this.refuseLostFiles();
     const appended: Array<Promise<boolean>> = [];
     const { snapshot } = plan;
     // No reads here: a read transaction open while lmdb commits keeps the pages the previous commit
@@ -174,7 +196,13 @@ class LmdbPersistence extends QueuedPersistence {
     // refuses appends until a snapshot covers the hole).
     const refused = (await Promise.all(appended)).filter((written) => !written).length;
     if (refused > 0) throw new Error(`lmdb refused ${refused} log record(s) out of sequence order`);
+    this.refuseLostFiles();
     if (snapshot !== undefined) this.firstLogKey = snapshot.coversBelow;
+  }
+
+  private refuseLostFiles(): void {
+    const problem = this.watch.check();
+    if (problem !== null) throw new Error(`${problem}; ${LOST_FILES_HINT}`);
   }
 }
 

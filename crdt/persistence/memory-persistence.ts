@@ -75,8 +75,8 @@ class MemoryPersistence extends QueuedPersistence {
     return this.closed;
   }
 
-  protected storage(): { path: null; bytesOnDisk: number } {
-    return { path: null, bytesOnDisk: 0 };
+  protected storage(): { path: null; bytesOnDisk: number; fileProblem: null } {
+    return { path: null, bytesOnDisk: 0, fileProblem: null };
   }
 
   protected commit(plan: CommitPlan): void {

@@ -46,6 +46,22 @@ export function lockDirectory(dir: string): DirectoryLock {
   }
 }
 
+/** Who holds the lock of `dir` now: a live owner (pid, host, its command line when readable), or undefined. */
+export function lockHolder(dir: string): { readonly pid: number; readonly host: string; readonly command: string | null } | undefined {
+  const owner = readOwner(join(dir, LOCK_FILE));
+  if (owner === undefined || !isAlive(owner)) return undefined;
+  return { pid: owner.pid, host: owner.host, command: owner.host === hostname() ? commandOf(owner.pid) : null };
+}
+
+function commandOf(pid: number): string | null {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((arg) => arg !== '');
+    return args.length === 0 ? null : args.join(' ');
+  } catch {
+    return null;
+  }
+}
+
 function lockedError(dir: string, owner: Owner): PersistenceError {
   const who = owner.pid === process.pid && owner.host === hostname() ? 'this process (it is already open)' : `process ${owner.pid} on ${owner.host}`;
   return new PersistenceError(

@@ -44,6 +44,11 @@ export interface PlacementPersistence {
    */
   writeSnapshot(snapshot: Uint8Array): Promise<void>;
   stats(): PersistenceStats;
+  /**
+   * Calls `listener` once when the data files turn out to be deleted, moved or replaced under this process
+   * (see PersistenceStats.fileProblem); at once when that is already known. Returns the unsubscribe.
+   */
+  onFileProblem?(listener: (problem: string) => void): () => void;
   /** Commits what is pending, then releases the directory. Idempotent. */
   close(): Promise<void>;
 }
@@ -54,6 +59,11 @@ export interface PersistenceOptions {
   readonly maxRecordBytes?: number;
   /** Clock of `stats().lastCommitAt`. Default Date.now. */
   readonly now?: () => number;
+  /**
+   * How often (ms) a durable persistence checks in the background that its files are still the ones on
+   * disk; commits check before and after regardless. 0 turns the background check off. Default 1000.
+   */
+  readonly fileCheckIntervalMs?: number;
 }
 
 /**
@@ -93,7 +103,7 @@ export function recoveryHint(path: string): string {
 }
 
 /** Validates the options shared by both implementations; throws 'invalid_option'. */
-export function resolveOptions(options: PersistenceOptions | undefined): { maxRecordBytes: number; now: () => number } {
+export function resolveOptions(options: PersistenceOptions | undefined): { maxRecordBytes: number; now: () => number; fileCheckIntervalMs: number } {
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
     throw new PersistenceError('invalid_option', 'persistence options must be an object');
   }
@@ -103,7 +113,11 @@ export function resolveOptions(options: PersistenceOptions | undefined): { maxRe
   }
   const now = options?.now ?? Date.now;
   if (typeof now !== 'function') throw new PersistenceError('invalid_option', 'now must be a function');
-  return { maxRecordBytes, now };
+  const fileCheckIntervalMs = options?.fileCheckIntervalMs ?? 1000;
+  if (!Number.isSafeInteger(fileCheckIntervalMs) || fileCheckIntervalMs < 0) {
+    throw new PersistenceError('invalid_option', `fileCheckIntervalMs must be a non-negative integer, got ${String(fileCheckIntervalMs)}`);
+  }
+  return { maxRecordBytes, now, fileCheckIntervalMs };
 }
 
 /** A private copy of a caller's bytes after checking them; the caller may reuse its buffer at once. */

@@ -38,7 +38,7 @@ export abstract class QueuedPersistence implements PlacementPersistence {
   protected abstract commit(plan: CommitPlan): Promise<void> | void;
 
   /** The data directory (null in memory) and the size of its files. */
-  protected abstract storage(): { readonly path: string | null; readonly bytesOnDisk: number };
+  protected abstract storage(): { readonly path: string | null; readonly bytesOnDisk: number; readonly fileProblem: string | null };
 
   append(update: Uint8Array): Promise<void> {
     return this.queue.enqueue('append', update, this.maxRecordBytes);

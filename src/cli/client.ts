@@ -70,7 +70,7 @@ export class ManagementClient {
     this.base = url.replace(/\/+$/, '');
   }
 
-  health(): Promise<{ status: string; self: string; memberStatus?: string }> {
+  health(): Promise<{ status: string; self: string; memberStatus?: string; pid?: number }> {
     return this.request('GET', '/actor-ts/health');
   }
 
@@ -88,9 +88,9 @@ export class ManagementClient {
     return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements${query}`);
   }
 
-  setPlacements(typeName: string, placements: readonly PinRequest[]): Promise<SetPlacementsResult> {
-    const body = placements.length === 1 ? placements[0] : { placements };
-    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements`, body);
+  /** With allowUnknownTarget, pins to targets no current member matches are written (else 409 unknown_target). */
+  setPlacements(typeName: string, placements: readonly PinRequest[], options: { readonly allowUnknownTarget?: boolean } = {}): Promise<SetPlacementsResult> {
+    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements`, placementsBody(placements, options));
   }
 
   async removePlacement(typeName: string, shardId: number, provenance: Provenance = {}): Promise<void> {
@@ -123,9 +123,12 @@ export class ManagementClient {
   }
 
   /** What setPlacements would start; nothing is written. */
-  dryRunPlacements(typeName: string, placements: readonly PinRequest[]): Promise<{ dryRun: true } & PlacementsDryRun> {
-    const body = placements.length === 1 ? placements[0] : { placements };
-    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements?dryRun=true`, body);
+  dryRunPlacements(
+    typeName: string,
+    placements: readonly PinRequest[],
+    options: { readonly allowUnknownTarget?: boolean } = {},
+  ): Promise<{ dryRun: true; withoutHome?: number[] } & PlacementsDryRun> {
+    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements?dryRun=true`, placementsBody(placements, options));
   }
 
   /** What rebalance would start; nothing is handed off. */
@@ -164,6 +167,11 @@ export class ManagementClient {
     }
     return parsed as T;
   }
+}
+
+function placementsBody(placements: readonly PinRequest[], options: { readonly allowUnknownTarget?: boolean }): unknown {
+  const allow = options.allowUnknownTarget === true ? { allowUnknownTarget: true } : {};
+  return placements.length === 1 ? { ...placements[0], ...allow } : { placements, ...allow };
 }
 
 function memberPath(address: string): string {

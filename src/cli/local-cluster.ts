@@ -5,10 +5,11 @@
 // restarted alone rejoins the running cluster. Node i keeps its placements in <dataDir>/node-i, so running
 // it again brings them back (`fresh` wipes them first).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, rmSync } from 'node:fs';
+import { fstatSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ManagementClient } from './client.js';
+import { refuseHeldDirectories, startFailure } from './local-cluster-checks.js';
 
 /** How many nodes `local-cluster` starts unless told otherwise. */
 export const DEFAULT_LOCAL_CLUSTER_NODES = 3;
@@ -32,6 +33,8 @@ export interface LocalClusterOptions {
   readonly fallback?: string;
   /** Extra arguments passed to every `node` child. */
   readonly nodeArgs?: readonly string[];
+  /** Per node (1-based): attributes `KEY=VALUE` passed as `--attribute` to that node only. */
+  readonly nodeAttributes?: ReadonlyMap<number, readonly string[]>;
   /** Path of the CLI entry script the children run. */
   readonly binPath: string;
   readonly print?: (line: string) => void;
@@ -54,17 +57,24 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const logDir = options.logDir ?? join(tmpdir(), `actor-ts-local-cluster-${process.pid}`);
   mkdirSync(logDir, { recursive: true });
   const dataDir = resolve(options.dataDir ?? DEFAULT_LOCAL_CLUSTER_DATA_DIR);
+  // Before anything is deleted or started: a directory a running node holds is never wiped (its node would
+  // go on committing into deleted files) and never shared (the new node would fail on the lock).
+  refuseHeldDirectories(dataDir, options.nodes, options.fresh === true);
   if (options.fresh === true) rmSync(dataDir, { recursive: true, force: true });
   const addresses = Array.from({ length: options.nodes }, (_, i) => `${options.system}@${options.host}:${options.basePort + i}`);
   // Node 1 is the first seed everywhere: it alone may form a cluster when no other seed answers.
   const seedArgs = addresses.flatMap((address) => ['--seed', address]);
   const children: ChildProcess[] = [];
   const urls: string[] = [];
+  const logs: Array<{ path: string; from: number }> = [];
 
   for (let i = 0; i < options.nodes; i++) {
     const port = options.basePort + i;
     const httpPort = options.baseHttpPort + i;
-    const log = openSync(join(logDir, `node-${i + 1}.log`), 'a');
+    const logPath = join(logDir, `node-${i + 1}.log`);
+    const log = openSync(logPath, 'a');
+    // The log is appended to across runs: only what this run writes says why this run's node failed.
+    logs.push({ path: logPath, from: fstatSync(log).size });
     const args = [
       options.binPath,
       'node',
@@ -77,6 +87,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       '--data-dir', join(dataDir, `node-${i + 1}`),
       ...(options.authToken ? ['--auth-token', options.authToken] : []),
       ...(options.fallback ? ['--fallback', options.fallback] : []),
+      ...(options.nodeAttributes?.get(i + 1) ?? []).flatMap((attribute) => ['--attribute', attribute]),
       ...(options.nodeArgs ?? []),
     ];
     const child = spawn(process.execPath, args, { stdio: ['ignore', log, log, 'ipc'] });
@@ -98,7 +109,10 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   try {
     const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
     for (let i = 0; i < urls.length; i++) {
-      await waitUntilUp(new ManagementClient(urls[i]!, { timeoutMs: 1000 }), children[i]!, deadline, (status) =>
+      const child = children[i]!;
+      const exited = (): string | undefined =>
+        child.exitCode !== null || child.signalCode !== null ? startFailure(i + 1, addresses[i] ?? '', child, logs[i]!) : undefined;
+      await waitUntilUp(new ManagementClient(urls[i]!, { timeoutMs: 1000 }), child, exited, deadline, (status) =>
         print(`  waiting for node ${i + 1} (${status})...`),
       );
     }
@@ -109,20 +123,31 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   return { urls, addresses, children, logDir, dataDir, stop };
 }
 
+/**
+ * Polls the node's health until it answers ok as the process this command started (its pid): a port that
+ * answers may be another cluster's node, and a node that exited fails the start with its own reason.
+ */
 async function waitUntilUp(
   client: ManagementClient,
   child: ChildProcess,
+  exited: () => string | undefined,
   deadline: number,
   progress: (status: string) => void,
 ): Promise<void> {
   let last = '';
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error('a node process exited while starting; see its log');
+    const failure = exited();
+    if (failure !== undefined) throw new Error(failure);
     let status = 'not answering yet';
     try {
       const health = await client.health();
-      if (health.status === 'ok') return;
-      status = `member status ${health.memberStatus ?? 'unknown'}`;
+      if (health.pid !== child.pid) {
+        status = `its API port answers for another process (pid ${String(health.pid ?? 'unknown')}, ${health.self})`;
+      } else if (health.status === 'ok') {
+        return;
+      } else {
+        status = `member status ${health.memberStatus ?? 'unknown'}`;
+      }
     } catch {
       // Not listening yet: keep polling until the deadline.
     }

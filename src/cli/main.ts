@@ -17,8 +17,8 @@ import { addExplainCommand, printDryRun } from './insight-commands.js';
 import { addCordonCommands } from './cordon-commands.js';
 import { addPlacementsCommands } from './placements-command.js';
 import { provenanceOf, withProvenance, type ProvenanceOptions } from './provenance.js';
-import { addressArg, connect, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
-import { DEFAULT_LOCAL_CLUSTER_DATA_DIR, DEFAULT_LOCAL_CLUSTER_NODES, startLocalCluster } from './local-cluster.js';
+import { addressArg, connect, fallbackOption, port, positiveInt, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
+import { addLocalClusterCommand } from './local-cluster-command.js';
 
 export type { CliIo } from './operator-support.js';
 
@@ -137,55 +137,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
       io.out(table(['entity', 'shard'], rows));
     });
 
-  program
-    .command('local-cluster')
-    .description('start N node processes on loopback and keep them running until Ctrl-C')
-    .option('--nodes <n>', 'how many nodes', positiveInt, DEFAULT_LOCAL_CLUSTER_NODES)
-    .option('--system <name>', 'actor system name', D.system)
-    .option('--host <host>', 'loopback host', D.host)
-    .option('--base-port <port>', 'cluster port of node 1 (node i uses base + i - 1)', port, D.port)
-    .option('--base-http-port <port>', 'API port of node 1', port, D.httpPort)
-    .option('--log-dir <dir>', 'where node logs go (default: a temp directory)')
-    .option('--data-dir <dir>', 'node i keeps its placements in <dir>/node-i, so a restart brings them back', DEFAULT_LOCAL_CLUSTER_DATA_DIR)
-    .option('--fresh', 'wipe the data directory first: start with no placements', false)
-    .option('--insecure-cluster-port', 'allow a cluster port beyond loopback without --cluster-secret (a trusted network only)')
-    .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
-    .addOption(fallbackOption())
-    .action(async (options: LocalClusterCliOptions) => {
-      io.out(`starting ${options.nodes} nodes...`);
-      const cluster = await startLocalCluster({
-        nodes: options.nodes,
-        system: options.system,
-        host: options.host,
-        basePort: options.basePort,
-        baseHttpPort: options.baseHttpPort,
-        binPath: BIN_PATH,
-        print: io.out,
-        dataDir: options.dataDir,
-        fresh: options.fresh,
-        ...(options.logDir ? { logDir: options.logDir } : {}),
-        ...(options.authToken ? { authToken: options.authToken } : {}),
-        ...(options.fallback ? { fallback: options.fallback } : {}),
-      });
-      io.out('');
-      io.out(table(['node', 'address', 'API'], cluster.urls.map((url, i) => [String(i + 1), cluster.addresses[i] ?? '', url])));
-      io.out('');
-      io.out(`logs: ${cluster.logDir}`);
-      io.out(`placements: ${cluster.dataDir} (kept across runs; --fresh wipes them)`);
-      io.out('try:');
-      io.out(`  node bin/actor-ts-placement.js shards --url ${cluster.urls[0]}`);
-      io.out(`  node bin/actor-ts-placement.js placements set 42 ${cluster.addresses[2] ?? cluster.addresses[0]} --url ${cluster.urls[0]}`);
-      io.out(`  curl -s -X POST ${cluster.urls[1]}/counters/alice/increment`);
-      io.out('Ctrl-C stops every node.');
-      await new Promise<void>((resolve) => {
-        const onSignal = (): void => resolve();
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
-      });
-      io.out('stopping...');
-      await cluster.stop();
-      io.out('all nodes stopped');
-    });
+  addLocalClusterCommand(program, io, BIN_PATH);
 
   addPlacementsCommands(program, io);
 
@@ -289,10 +241,6 @@ export function clusterFlags(options: Pick<NodeCliOptions, keyof typeof CLUSTER_
 }
 
 /** `--fallback`: a name outside FALLBACK_STRATEGIES is a usage error (exit 2) before anything starts. */
-function fallbackOption(): Option {
-  return new Option('--fallback <strategy>', `strategy for shards without a pin (default ${D.fallback}; see README "Which fallback")`).choices(FALLBACK_STRATEGIES);
-}
-
 function addOperatorOptions(command: Command): void {
   const targets = command.commands.length > 0 ? command.commands : [command];
   for (const target of targets) {
@@ -337,32 +285,6 @@ function shardIdFunctionOption(description: string): Option {
   return new Option('--shard-id-function <name>', description).choices(SHARD_ID_FUNCTIONS);
 }
 
-interface LocalClusterCliOptions {
-  nodes: number;
-  system: string;
-  host: string;
-  basePort: number;
-  baseHttpPort: number;
-  logDir?: string;
-  dataDir: string;
-  fresh: boolean;
-  authToken?: string;
-  fallback?: FallbackStrategyName;
-}
-
-function port(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0..65535');
-  return n;
-}
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  // Past 2^53 digits stop meaning what they say (and 400 of them make Infinity).
-  if (!/^\d+$/.test(value) || n < 1 || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-}
-
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
@@ -392,6 +314,12 @@ function attributesText(attributes: Readonly<Record<string, string>> | undefined
   return entries.length === 0 ? '-' : entries.map(([key, value]) => `${key}=${value}`).join(',');
 }
 
+/** What to do about an error the API answered, where the API's message cannot know it (how the CLI is given a token). */
+function apiErrorHint(error: ApiError): string {
+  if (error.status === 401) return ' (give the token with --token <token> or the ACTOR_TS_AUTH_TOKEN environment variable)';
+  return '';
+}
+
 /** Runs the CLI; resolves with the process exit code. */
 export async function main(argv: readonly string[], io: CliIo = defaultIo, programOptions: ProgramOptions = {}): Promise<number> {
   const program = buildProgram(io, programOptions).exitOverride();
@@ -400,7 +328,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo, progr
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof ApiError) {
-      io.err(`error: ${error.code}: ${error.message}`);
+      io.err(`error: ${error.code}: ${error.message}${apiErrorHint(error)}`);
       return 1;
     }
     const code = (error as { code?: string }).code;

@@ -1,6 +1,8 @@
 // What the operator commands share: the output sink, the connection options, argument checks that fail as
 // usage errors (exit code 2), and waiting for a manual hand-off to land.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_NODE_CONFIG } from '../node/config.js';
+import { FALLBACK_STRATEGIES } from '../sharding/strategies/fallback-choice.js';
 import { NodeAddress } from '../cluster/address.js';
 import { targetMatches, tryParsePlacementTarget, type PlacementTarget } from '../sharding/placements/placement-target.js';
 import { ManagementClient, type MemberRow, type Provenance } from './client.js';
@@ -12,7 +14,24 @@ export interface CliIo {
 
 export function connect(command: Command): { client: ManagementClient; type: string } {
   const options = command.optsWithGlobals<{ url: string; type: string; token?: string }>();
-  return { client: new ManagementClient(options.url, options.token ? { token: options.token } : {}), type: options.type };
+  const url = usage(command, () => urlArg(options.url));
+  return { client: new ManagementClient(url, options.token ? { token: options.token } : {}), type: options.type };
+}
+
+/** A node's API URL: http(s)://host:port; anything else (a missing scheme above all) is a usage error. */
+export function urlArg(value: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value);
+  } catch {
+    parsed = undefined;
+  }
+  // "127.0.0.1:8551" parses as a URL of scheme "127.0.0.1:": only http and https name an API.
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.host === '') {
+    const hint = /^[^/:]+:\d+/.test(value) ? `; did you mean http://${value}?` : '';
+    throw new InvalidArgumentError(`--url "${value}" is not an http:// or https:// URL of a node's management API${hint}`);
+  }
+  return value;
 }
 
 /**
@@ -86,4 +105,22 @@ export async function rebalanceAndWait(client: ManagementClient, type: string, s
 
 function nodeOf(member: MemberRow): { address: NodeAddress; roles: readonly string[]; attributes?: Readonly<Record<string, string>> } {
   return { address: NodeAddress.parse(member.address), roles: member.roles, ...(member.attributes ? { attributes: member.attributes } : {}) };
+}
+
+export function port(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('expected a port number 0..65535');
+  return n;
+}
+
+export function positiveInt(value: string): number {
+  const n = Number(value);
+  // Past 2^53 digits stop meaning what they say (and 400 of them make Infinity).
+  if (!/^\d+$/.test(value) || n < 1 || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+/** `--fallback <strategy>`, as the node and local-cluster commands take it. */
+export function fallbackOption(): Option {
+  return new Option('--fallback <strategy>', `strategy for shards without a pin (default ${DEFAULT_NODE_CONFIG.fallback}; see README "Which fallback")`).choices(FALLBACK_STRATEGIES);
 }

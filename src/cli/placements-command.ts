@@ -21,6 +21,7 @@ interface SetOptions {
   expiresAt?: string;
   reason?: string;
   by?: string;
+  allowUnknown: boolean;
 }
 
 export function addPlacementsCommands(program: Command, io: CliIo): void {
@@ -51,11 +52,13 @@ export function addPlacementsCommands(program: Command, io: CliIo): void {
     .option('--by <who>', 'who asks (default $USER@hostname)')
     .option('--move', 'also hand the shard off now so it moves to the target at once', false)
     .option('--dry-run', 'print the moves this pin would start; write nothing', false)
+    .option('--allow-unknown', 'write the pin even when no current member matches the target (a node that has not joined yet)', false)
     .action(async (shardId: string, target: string, options: SetOptions, command: Command) => {
       const { client, type } = connect(command);
       const entry = usage(command, () => placementEntry(shardId, target, options));
-      if (options.dryRun) return printDryRun(io, await client.dryRunPlacements(type, [entry]));
-      const result = await client.setPlacements(type, [entry]);
+      const write = { allowUnknownTarget: options.allowUnknown };
+      if (options.dryRun) return printDryRun(io, await client.dryRunPlacements(type, [entry], write));
+      const result = await client.setPlacements(type, [entry], write);
       for (const written of result.placements) io.out(writtenText(written));
       for (const warning of result.warnings) io.err(`warning: ${warning.message}`);
       if (options.move) await rebalanceAndWait(client, type, [entry.shardId], io, { by: entry.by ?? defaultBy(), ...(entry.reason === undefined ? {} : { reason: entry.reason }) });

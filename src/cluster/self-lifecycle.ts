@@ -127,6 +127,8 @@ export class SelfLifecycle {
     const downed = self.status === 'down' || self.downedAtMs !== undefined || this.downCause !== undefined || this.leaving === undefined;
     const cause = this.downCause ?? 'downed-by-cluster';
     if (self.status === 'down') this.core.logger.warn({ cause }, 'this node is down: stopping');
+    // The end of a leave this node asked for is news, not a warning.
+    else if (!downed) this.core.logger.info('this node left the cluster (its leave completed): stopping');
     else this.core.logger.warn({ downed }, 'this node was removed from the cluster: stopping');
     this.core.notifyIfViewChanged();
     this.stop();

@@ -2,6 +2,7 @@
 // the sharding runtime and the placement controllers; route tests can drive a real node through it.
 import type { Hlc, PlacementStoreStats } from '../../crdt/index.js';
 import type { MemberInfo } from '../cluster/member.js';
+import type { PlacementWriteOptions } from '../sharding/placements/external-allocation-controller.js';
 import type { NodeAddress } from '../cluster/address.js';
 import type {
   CordonProvenance,
@@ -77,7 +78,7 @@ export interface ManagementBackend {
    * Writes all entries locally (they replicate to every node), or none: rejects with PlacementRuleError
    * (`invalid_target`, `invalid_placement`) or ActorTsError when any entry is bad.
    */
-  setPlacements(typeName: string, entries: ReadonlyArray<PinRequest>): Promise<readonly PinRecord[]>;
+  setPlacements(typeName: string, entries: ReadonlyArray<PinRequest>, options?: PlacementWriteOptions): Promise<readonly PinRecord[]>;
   /** False when the shard had no explicit placement. */
   removePlacement(typeName: string, shardId: number): Promise<boolean>;
   /** Placements by ascending shard id; expired ones (with `expired`) only with includeExpired. */
@@ -87,7 +88,7 @@ export interface ManagementBackend {
   /** Why a shard is where it is, answered by the type's coordinator. */
   explain(typeName: string, shardId: number): Promise<ShardExplanation>;
   /** What setPlacements would start now, validated the same way (same errors); nothing is written. */
-  dryRunPlacements(typeName: string, entries: ReadonlyArray<PinRequest>): Promise<PlacementsDryRun>;
+  dryRunPlacements(typeName: string, entries: ReadonlyArray<PinRequest>, options?: PlacementWriteOptions): Promise<PlacementsDryRun>;
   /** What rebalance would start now and where each shard would land; nothing is handed off. */
   dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<DryRunMoves>;
   /** Liveness of this node as the cluster sees it. */

@@ -36,7 +36,7 @@ export function sendError(
     return reply.code(status).send({ error: error.code, message: error.message });
   }
   if (error instanceof ActorTsError) {
-    const status = error.code === 'timeout' ? 504 : error.code === 'not_running' ? 503 : 400;
+    const status = error.code === 'timeout' ? 504 : error.code === 'not_running' ? 503 : error.code === 'unknown_target' ? 409 : 400;
     return reply.code(status).send({ error: error.code, message: error.message });
   }
   const fastifyError = error as FastifyError;
@@ -44,7 +44,11 @@ export function sendError(
     return reply.code(400).send({ error: 'invalid_request', message: fastifyError.message });
   }
   const status = fastifyError.statusCode ?? 500;
-  if (status === 413) return reply.code(413).send({ error: 'payload_too_large', message: fastifyError.message });
+  if (status === 413) {
+    const limit = reply.request.routeOptions.bodyLimit;
+    const message = `the request body is larger than this node's limit of ${limit} bytes (the node's bodyLimit); send fewer placements per request`;
+    return reply.code(413).send({ error: 'payload_too_large', message });
+  }
   if (status === 415) {
     const contentType = reply.request.headers['content-type'] ?? 'none';
     return reply.code(415).send({ error: 'unsupported_media_type', message: `content type ${contentType} is not accepted: send application/json` });

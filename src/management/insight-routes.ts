@@ -3,6 +3,8 @@
 // which server.ts hands over after validating exactly as for the real call.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DryRunMoves, PlacementsDryRun } from '../sharding/index.js';
+import { withoutHome } from '../sharding/index.js';
+import type { PlacementWriteOptions } from '../sharding/placements/external-allocation-controller.js';
 import type { ManagementBackend, PinRequest } from './backend.js';
 import { placementWarnings } from './placement-warnings.js';
 import { shardParams } from './schemas.js';
@@ -49,13 +51,18 @@ export async function placementsDryRun(
   backend: ManagementBackend,
   typeName: string,
   entries: ReadonlyArray<PinRequest>,
-): Promise<{ dryRun: true } & PlacementsDryRun> {
-  const { placements, moves, warnings } = await backend.dryRunPlacements(typeName, entries);
+  options: PlacementWriteOptions = {},
+): Promise<{ dryRun: true; withoutHome: number[] } & PlacementsDryRun> {
+  const { placements, moves, warnings } = await backend.dryRunPlacements(typeName, entries, options);
   // The warnings the real call would answer with, then what the strategy would report.
-  return { dryRun: true, placements, moves, warnings: [...placementWarnings(placements, backend.members()), ...warnings] };
+  return { dryRun: true, placements, moves, withoutHome: withoutHome(moves), warnings: [...placementWarnings(placements, backend.members()), ...warnings] };
 }
 
-export async function rebalanceDryRun(backend: ManagementBackend, typeName: string, shardIds: readonly number[]): Promise<{ dryRun: true } & DryRunMoves> {
+export async function rebalanceDryRun(
+  backend: ManagementBackend,
+  typeName: string,
+  shardIds: readonly number[],
+): Promise<{ dryRun: true; withoutHome: number[] } & DryRunMoves> {
   const { moves, warnings } = await backend.dryRunRebalance(typeName, shardIds);
-  return { dryRun: true, moves, warnings };
+  return { dryRun: true, moves, withoutHome: withoutHome(moves), warnings };
 }

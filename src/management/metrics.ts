@@ -4,6 +4,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { MEMBER_STATUSES } from '../cluster/member.js';
+import { registerSafetyMetrics, type SafetySource, type WriteRefusals } from './safety-metrics.js';
 
 export const METRICS_PREFIX = 'actor_ts_';
 
@@ -56,6 +57,8 @@ export interface MetricsSource {
   readonly durable: boolean;
   /** Starts delivering events to `events`; returns the function that stops it (called when the server closes). */
   subscribe(events: MetricsEvents): () => void;
+  /** Shards waiting, cordons, replication lag, storage failure (safety-metrics.ts); absent: not exported. */
+  readonly safety?: SafetySource;
 }
 
 /** A fan-out of MetricsEvents: the wiring calls its methods, `subscribe` is what a MetricsSource returns. */
@@ -88,12 +91,18 @@ export interface NodeMetricsOptions {
   readonly processMetrics?: boolean;
   /** Wall clock for propagation delays; injectable for tests. Default Date.now. */
   readonly now?: () => number;
+  /** Write requests the API refused, counted per code. */
+  readonly refusals?: WriteRefusals;
 }
 
 /** One node's registry and metrics. Tests and the plugin use it; nothing here is global. */
 export class NodeMetrics {
   readonly registry = new Registry();
   readonly events: MetricsEvents;
+  /** Gives every per-type series of every type the source knows a 0 sample; called before each scrape. */
+  readonly prime: () => void;
+  /** Stops following the refusals. */
+  readonly close: () => void;
 
   constructor(source: MetricsSource, options: NodeMetricsOptions = {}) {
     const registers = [this.registry];
@@ -223,13 +232,29 @@ export class NodeMetrics {
     // Both origins exist from the start so rate() over them works before the first update.
     updates.inc({ origin: 'local' }, 0);
     updates.inc({ origin: 'remote' }, 0);
+    // Per type likewise: "no hand-offs yet" must read 0, not as a series that is not there.
+    // Once per type, before its first event or scrape: zero() of a histogram resets what it observed.
+    const primed = new Set<string>();
+    const ensure = (type: string): void => {
+      if (primed.has(type)) return;
+      primed.add(type);
+      handOffs.inc({ type }, 0);
+      rebalanceRounds.inc({ type }, 0);
+      handOffDuration.zero({ type });
+    };
+    this.prime = () => {
+      for (const [type] of source.shardsHosted()) ensure(type);
+    };
+    this.close = registerSafetyMetrics(this.registry, METRICS_PREFIX, source.safety, options.refusals);
 
     this.events = {
       onHandOffCompleted(type, seconds) {
+        ensure(type);
         handOffs.inc({ type });
         handOffDuration.observe({ type }, Math.max(0, seconds));
       },
       onRebalanceRound(type) {
+        ensure(type);
         rebalanceRounds.inc({ type });
       },
       onPlacementApplied(origin, hlcWallMs) {
@@ -259,9 +284,11 @@ export const metricsPlugin: FastifyPluginAsync<MetricsPluginOptions> = async (ap
   const unsubscribe = options.source.subscribe(metrics.events);
   app.addHook('onClose', async () => {
     unsubscribe();
+    metrics.close();
   });
   const guard = options.guard;
   app.get(METRICS_PATH, guard ? { onRequest: guard } : {}, async (_request, reply) => {
+    metrics.prime();
     const body = await metrics.registry.metrics();
     return reply.header('content-type', metrics.registry.contentType).header('cache-control', 'no-store').send(body);
   });

@@ -31,6 +31,7 @@ const placement = {
     expiresAt: { type: 'string' },
     reason: { type: 'string' },
     by: { type: 'string' },
+    allowUnknownTarget: { type: 'boolean' },
   },
 } as const;
 
@@ -54,7 +55,11 @@ export const setPlacementsBody = {
   then: {
     additionalProperties: false,
     required: ['placements'],
-    properties: { placements: { type: 'array', minItems: 1, maxItems: MAX_BULK_PLACEMENTS, items: placement } },
+    properties: {
+      placements: { type: 'array', minItems: 1, maxItems: MAX_BULK_PLACEMENTS, items: placement },
+      // For the whole write: pins to targets no current member matches are written (planned nodes).
+      allowUnknownTarget: { type: 'boolean' },
+    },
   },
   else: placement,
 } as const;
@@ -89,11 +94,13 @@ export interface PinRequestBody {
   readonly expiresAt?: string;
   readonly reason?: string;
   readonly by?: string;
+  /** Write it even when no current member matches the target; refused with 409 unknown_target otherwise. */
+  readonly allowUnknownTarget?: boolean;
 }
 export interface PlacementsQuery {
   readonly includeExpired?: 'true' | 'false';
 }
-export type SetPlacementsBody = PinRequestBody | { readonly placements: readonly PinRequestBody[] };
+export type SetPlacementsBody = PinRequestBody | { readonly placements: readonly PinRequestBody[]; readonly allowUnknownTarget?: boolean };
 export interface RebalanceBody {
   readonly shardIds: readonly number[];
   readonly by?: string;

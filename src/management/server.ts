@@ -19,6 +19,7 @@ import type { ManagementBackend } from './backend.js';
 import { registerMemberRoutes } from './member-routes.js';
 import { CONSOLE_ASSET_PREFIX, consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
 import { METRICS_PATH, metricsPlugin, type MetricsSource } from './metrics.js';
+import { WriteRefusals, countRefusedWrites } from './safety-metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { shareConnections } from './connection-share.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpConfig } from './limits.js';
@@ -108,12 +109,16 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
     ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
+    // Fastify logs every request twice at info ("incoming request", "request completed"): an open console
+    // polling a node would write ~100 MB a day. One debug line per request instead (logRequests below).
+    disableRequestLogging: true,
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
     schemaErrorFormatter: formatSchemaErrors,
     // Fastify's own answer while closing is an untyped 503; the hook below gives the typed one.
     return503OnClosing: false,
   });
   refuseWhileClosing(app);
+  logRequests(app);
   // Past the cap a new connection is closed at once, before reading from it, unless a client over its share
   // must make room for it.
   shareConnections(app.server, limits);
@@ -139,6 +144,9 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
 export function registerManagementApi(app: FastifyInstance, options: ManagementApiOptions): void {
   const { backend } = options;
   const audit = options.audit ?? new AuditLog(options.logger);
+  // Every refused write is counted by its code (actor_ts_placement_writes_refused_total), whoever refused it.
+  const refusals = new WriteRefusals();
+  countRefusedWrites(app, API_PREFIX, refusals);
   const guardWrite = bearerGuard(options.authToken);
   const guardRead = options.authReads ? guardWrite : undefined;
   // After auth and validation, before the handler: a node outside the cluster must not take writes it
@@ -157,9 +165,10 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     // be the cluster's.
     const degraded = replication.problems.length > 0 || storage.failure !== null;
     const status = health.status === 'ok' && degraded ? 'degraded' : health.status;
-    // Every initialised type, so the console lists them all without being told their names.
+    // Every initialised type, so the console lists them all without being told their names; pid: a tool that
+    // started this node (local-cluster) tells it apart from another process on the same port.
     const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards }]) => ({ typeName, numberOfShards }));
-    return { ...health, status, self: backend.self.toString(), entityTypes, placementStore: backend.placementStore(), replication, storage };
+    return { ...health, status, self: backend.self.toString(), pid: process.pid, entityTypes, placementStore: backend.placementStore(), replication, storage };
   });
 
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => {
@@ -205,15 +214,18 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
       const numberOfShards = shardCount(backend, typeName);
       const body = request.body;
       const requested = 'placements' in body ? body.placements : [body];
+      // Bulk: the write's flag, or every entry's; single: the entry's own.
+      const allowUnknownTarget =
+        ('placements' in body && body.allowUnknownTarget === true) || requested.every((entry) => entry.allowUnknownTarget === true);
       // Shard ids are checked here (invalid_shard); targets and options by the controller, which validates
       // every entry before writing any: a rejected request changes nothing.
-      const entries = requested.map(({ mode, ...entry }) => ({
+      const entries = requested.map(({ mode, allowUnknownTarget: _allow, ...entry }) => ({
         ...entry,
         shardId: inRange(entry.shardId, numberOfShards, typeName),
         ...(mode === undefined ? {} : { mode: validatePlacementMode(mode) }),
       }));
-      if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries);
-      const written = await backend.setPlacements(typeName, entries);
+      if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries, { allowUnknownTarget });
+      const written = await backend.setPlacements(typeName, entries, { allowUnknownTarget });
       audit.record({
         action: 'pin',
         typeName,
@@ -250,6 +262,14 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
       const shardIds = [...new Set(request.body.shardIds.map((id) => inRange(id, numberOfShards, typeName)))];
       if (isDryRun(request.query)) return rebalanceDryRun(backend, typeName, shardIds);
       const outcome = await backend.rebalance(typeName, shardIds);
+      if (outcome.accepted.length === 0 && outcome.homeless.length > 0) {
+        // Nothing was handed off: answering 202 with nothing accepted would read as success.
+        throw new HttpError(
+          409,
+          'not_allocated',
+          `shards ${outcome.homeless.join(', ')} of ${typeName} have no home yet, so nothing was moved; their first message allocates them`,
+        );
+      }
       const { by, reason } = request.body;
       audit.record({ action: 'rebalance', typeName, shardIds: [...outcome.accepted], target: null, by, reason, hlc: null });
       return reply.code(202).send(outcome);
@@ -259,7 +279,16 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
   registerExplainRoute(app, { backend, typesPath, ...(guardRead ? { guard: guardRead } : {}) });
   registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, guardRead, guardWrite, memberOnly });
   if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
-  if (options.metrics !== undefined) void app.register(metricsPlugin, { source: options.metrics, ...(guardRead ? { guard: guardRead } : {}) });
+  if (options.metrics !== undefined) {
+    void app.register(metricsPlugin, { source: options.metrics, metrics: { refusals }, ...(guardRead ? { guard: guardRead } : {}) });
+  }
+}
+
+/** One line per answered request, at debug: method, URL, status and time; errors are logged where they are raised. */
+function logRequests(app: FastifyInstance): void {
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
 }
 
 export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {

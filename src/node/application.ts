@@ -102,7 +102,14 @@ export function initEntityTypes(
       }),
     });
     // Every placement written or removed is logged with its reason and author: the audit trail of pins.
-    controllers.set(typeName, new ExternalAllocationController(sharding, typeName, { logger: logger.child({ component: 'placements' }) }));
+    controllers.set(
+      typeName,
+      new ExternalAllocationController(sharding, typeName, {
+        logger: logger.child({ component: 'placements' }),
+        // A pin to a target no member matches is refused (unknown_target) unless the write allows it.
+        members: () => cluster.members(),
+      }),
+    );
   }
   return controllers;
 }

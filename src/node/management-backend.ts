@@ -22,7 +22,7 @@ import type {
 } from '../management/backend.js';
 import { replicationHealth, type ReplicationHealth } from '../management/replication-health.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
-import { ExternalAllocationController, pinRecords } from '../sharding/placements/external-allocation-controller.js';
+import { ExternalAllocationController, pinRecords, type PlacementWriteOptions } from '../sharding/placements/external-allocation-controller.js';
 import { askDryRunRebalance, askExplain } from '../sharding/coordinator/shard-insight.js';
 import type { Logger } from '../logging.js';
 import type { CordonRecord } from '../sharding/placements/cordon-view.js';
@@ -108,8 +108,8 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.cluster.members();
   }
 
-  setPlacements(typeName: string, entries: ReadonlyArray<PinRequest>): Promise<readonly PinRecord[]> {
-    return this.controller(typeName).setPlacements(entries);
+  setPlacements(typeName: string, entries: ReadonlyArray<PinRequest>, options?: PlacementWriteOptions): Promise<readonly PinRecord[]> {
+    return this.controller(typeName).setPlacements(entries, options);
   }
 
   removePlacement(typeName: string, shardId: number): Promise<boolean> {
@@ -133,8 +133,8 @@ export class NodeManagementBackend implements ManagementBackend {
     return askExplain(this.sharding, typeName, shardId);
   }
 
-  dryRunPlacements(typeName: string, entries: ReadonlyArray<PinRequest>): Promise<PlacementsDryRun> {
-    return this.controller(typeName).dryRunPlacements(entries);
+  dryRunPlacements(typeName: string, entries: ReadonlyArray<PinRequest>, options?: PlacementWriteOptions): Promise<PlacementsDryRun> {
+    return this.controller(typeName).dryRunPlacements(entries, options);
   }
 
   dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<DryRunMoves> {
@@ -180,7 +180,8 @@ export class NodeManagementBackend implements ManagementBackend {
   private controller(typeName: string): ExternalAllocationController {
     let controller = this.controllers.get(typeName);
     if (controller === undefined) {
-      controller = new ExternalAllocationController(this.sharding, typeName, this.options.logger === undefined ? {} : { logger: this.options.logger });
+      const members = (): ReadonlyArray<MemberInfo> => this.cluster.members();
+      controller = new ExternalAllocationController(this.sharding, typeName, { members, ...(this.options.logger === undefined ? {} : { logger: this.options.logger }) });
       this.controllers.set(typeName, controller);
     }
     return controller;

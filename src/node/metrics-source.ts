@@ -1,7 +1,7 @@
 // The node's MetricsSource: what GET /metrics reads at every scrape (hosted shards, placements, members, the
 // store, the cluster transport's connections and buffers) and the events it counts (hand-offs, rebalance rounds, applied placements), taken from the cluster, the
 // sharding runtime and the placement store (and, when it is durable, how long its commits take).
-import type { PlacementStore } from '../../crdt/index.js';
+import type { PlacementReplicatorStats, PlacementStore } from '../../crdt/index.js';
 import type { Membership } from '../cluster/member.js';
 import { MetricsEventHub, type MetricsSource, type TransportFigures } from '../management/metrics.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
@@ -21,6 +21,7 @@ export function nodeMetricsSource(
   store: PlacementStore,
   sharding: () => ClusterSharding | undefined,
   transport?: { usage(): TransportFigures },
+  replication?: { stats(): PlacementReplicatorStats },
 ): NodeMetricsSource {
   const hub = new MetricsEventHub();
   const self = membership.self.toString();
@@ -46,7 +47,9 @@ export function nodeMetricsSource(
       for (const [type, stats] of Object.entries(types)) yield [type, stats.region.localShards] as const;
     },
     placements: function* () {
-      for (const type of entityTypeNames(store)) {
+      // Every type this node runs as well as every type with pins: a type without pins reads 0, not "absent".
+      const types = new Set([...Object.keys(sharding()?.stats().types ?? {}), ...entityTypeNames(store)]);
+      for (const type of types) {
         const counts = new Map<string, number>([['prefer', 0], ['require', 0]]);
         for (const placement of store.snapshot(type).placements.values()) {
           const mode = placement.meta?.['mode'] === 'require' ? 'require' : 'prefer';
@@ -60,6 +63,32 @@ export function nodeMetricsSource(
     placementStore: () => {
       const { generation, documentItems } = store.stats();
       return { generation, items: documentItems };
+    },
+    safety: {
+      shardsWaiting: function* () {
+        const types = sharding()?.stats().types ?? {};
+        // Only the coordinator's node knows; elsewhere 0, so a sum over nodes counts each shard once.
+        for (const [type, stats] of Object.entries(types)) yield [type, stats.coordinator?.waitingShards ?? 0] as const;
+      },
+      cordonedMembers: () => {
+        const cordoned = new Set((sharding()?.cordons.list() ?? []).map((cordon) => cordon.address));
+        return membership.members().filter((member) => cordoned.has(member.address.toString())).length;
+      },
+      replication: () => {
+        const stats = replication?.stats();
+        const oldest = stats?.oldestUnreplicatedMs ?? null;
+        return {
+          peersBehind: stats?.peersBehind ?? 0,
+          oldestUnreplicatedSeconds: oldest === null ? null : oldest / 1000,
+          framesRejected: stats?.framesRejected ?? 0,
+          heldValues: store.stats().heldValues,
+        };
+      },
+      storage: () => {
+        if (durability === undefined) return { failed: false, failedCommits: 0 };
+        const health = durability.storageHealth();
+        return { failed: health.failure !== null, failedCommits: health.failedCommits };
+      },
     },
     close: () => {
       stopFollowing();

@@ -125,7 +125,7 @@ async function wire(
   }
   const placements = new PlacementReplication(store, transport, cluster, { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog });
   let sharding: ClusterSharding | undefined;
-  const metrics = nodeMetricsSource(cluster, store, () => sharding, transport);
+  const metrics = nodeMetricsSource(cluster, store, () => sharding, transport, placements);
   sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
   const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? DEMO_TYPES.map((type) => ({ ...type, shardIdFunction: config.shardIdFunction })), logger, () => fallbackStrategy(config.fallback, cluster));
   const placementsOf = (typeName: string): ExternalAllocationController => {

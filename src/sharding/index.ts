@@ -74,6 +74,7 @@ export {
   type ShardingMessage,
   type ShardingRoute,
 } from './protocol/messages.js';
+export { withoutHome } from './coordinator/dry-run.js';
 export { coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
 export type { RegionStats } from './region/shard-region.js';
 export {

@@ -49,9 +49,18 @@ describe('operator commands against a two-node cluster', () => {
     expect((await getPlacements(nodes[0]!)).placements.map((p) => [p.shardId, p.target])).toEqual([[42, other]]);
   });
 
-  it('placements set accepts an actor-ts:// target and warns about a non-member', async () => {
+  it('placements set refuses a port typo (exit 1, unknown_target, nothing written), naming --allow-unknown', async () => {
+    const typo = await run('placements', 'set', '234', 'app@127.0.0.1:7720', '--require', '--url', url);
+    expect(typo.code).toBe(1);
+    expect(typo.err.join('\n')).toMatch(/^error: unknown_target: no current member matches target app@127\.0\.0\.1:7720, so shard 234 would lose its home; nothing was written\..*--allow-unknown/);
+    const system = await run('placements', 'set', '234', `ap@${self.slice(self.indexOf('@') + 1)}`, '--url', url);
+    expect(system.code).toBe(1);
+    expect((await getPlacements(nodes[0]!)).placements).toEqual([]);
+  });
+
+  it('placements set accepts an actor-ts:// target, and with --allow-unknown writes a non-member with a warning', async () => {
     expect((await run('placements', 'set', '1', `actor-ts://${self}`, '--url', url)).code).toBe(0);
-    const warned = await run('placements', 'set', '2', 'app@10.9.9.9:7777', '--url', url);
+    const warned = await run('placements', 'set', '2', 'app@10.9.9.9:7777', '--allow-unknown', '--url', url);
     expect(warned.code).toBe(0);
     expect(warned.out[0]).toContain('shard 2 -> app@10.9.9.9:7777');
     expect(warned.err).toHaveLength(1);
@@ -184,6 +193,15 @@ describe('operator commands against a two-node cluster', () => {
     expect((await getPlacements(nodes[0]!)).placements).toEqual([]);
   });
 
+  it('a --url without a scheme is a usage error (exit 2) that says what to write, not "unreachable"', async () => {
+    for (const command of [['members'], ['placements', 'set', '1', other]]) {
+      const result = await run(...command, '--url', '127.0.0.1:8551');
+      expect(result.code, command.join(' ')).toBe(2);
+      expect(result.err[0]).toBe('error: --url "127.0.0.1:8551" is not an http:// or https:// URL of a node\'s management API; did you mean http://127.0.0.1:8551?');
+    }
+    expect((await run('members', '--url', 'ftp://x')).code).toBe(2);
+  });
+
   it('reports an unreachable URL with exit code 1', async () => {
     const result = await run('members', '--url', 'http://127.0.0.1:1');
     expect(result.code).toBe(1);
@@ -214,7 +232,11 @@ describe('operator commands against a node with a bearer token', () => {
   it('write commands fail with exit code 1 without the token or with a wrong one, and change nothing', async () => {
     for (const extra of [[], ['--token', 'wrong']]) {
       const result = await run('placements', 'set', '3', self, '--url', url, ...extra);
-      expect(result).toEqual({ code: 1, out: [], err: ['error: unauthorized: missing or wrong bearer token'] });
+      expect(result).toEqual({
+        code: 1,
+        out: [],
+        err: ['error: unauthorized: missing or wrong bearer token (give the token with --token <token> or the ACTOR_TS_AUTH_TOKEN environment variable)'],
+      });
     }
     expect((await run('rebalance', '3', '--url', url)).code).toBe(1);
     expect((await getPlacements(node)).placements).toEqual([]);

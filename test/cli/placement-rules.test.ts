@@ -73,8 +73,11 @@ describe('placement rules from the command line', () => {
     ]);
   });
 
-  it('warns when no member matches the selector', async () => {
-    const result = await run('placements', 'set', '8', 'zone=mars', '--require', '--url', url);
+  it('refuses a selector no member matches (exit 1); with --allow-unknown writes it and warns', async () => {
+    const refused = await run('placements', 'set', '8', 'zone=mars', '--require', '--url', url);
+    expect(refused.code).toBe(1);
+    expect(refused.err[0]).toMatch(/^error: unknown_target: no current member matches target zone=mars/);
+    const result = await run('placements', 'set', '8', 'zone=mars', '--require', '--allow-unknown', '--url', url);
     expect(result.code).toBe(0);
     expect(result.err).toEqual([expect.stringMatching(/^warning: no current member matches zone=mars; shard 8 has no home/)]);
   });

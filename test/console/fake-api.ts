@@ -13,6 +13,7 @@ interface Placement {
   writer: string;
   hlc: { wallMs: number; counter: number; node: string };
   reason?: string;
+  mode?: string;
 }
 
 export interface FakeCluster {
@@ -23,12 +24,16 @@ export interface FakeCluster {
   readonly writes: Array<{ method: string; url: string; body: unknown }>;
   /** Cordoned members (served only with the member routes). */
   readonly cordoned: Set<string>;
+  /** Every placements dry run the page asked for, with the Authorization header it sent. */
+  readonly dryRuns: Array<{ body: unknown; authorization: string | undefined }>;
+  /** What GET /actor-ts/audit answers (newest first), later API only. */
+  readonly audit: Array<Record<string, unknown>>;
 }
 
 export function fakeCluster(): FakeCluster {
   const hosts = new Map<number, string>();
   for (let shard = 0; shard < SHARDS; shard += 1) hosts.set(shard, NODES[shard % NODES.length] ?? NODES[0]);
-  return { hosts, placements: new Map(), handingOff: new Set(), writes: [], cordoned: new Set() };
+  return { hosts, placements: new Map(), handingOff: new Set(), writes: [], cordoned: new Set(), dryRuns: [], audit: [] };
 }
 
 class FakeHttpError extends Error {
@@ -96,23 +101,47 @@ export function registerFakeApi(
     const placements = [...cluster.placements.values()].sort((a, b) => a.shardId - b.shardId);
     if (!later) return { placements };
     return {
-      placements: placements.map((pin) => ({ ...pin, mode: 'pin', by: 'console', expiry: null, explain: { honoured: cluster.hosts.get(pin.shardId) === pin.target } })),
+      placements: placements.map((pin) => ({ mode: 'prefer', ...pin, by: 'console', expiry: null, explain: { honoured: cluster.hosts.get(pin.shardId) === pin.target } })),
     };
   });
-  app.post<{ Params: { typeName: string }; Body: Record<string, unknown> }>(`${typePath}/placements`, write, async (request, reply) => {
+  if (later) {
+    app.get('/actor-ts/audit', read, async () => ({ entries: cluster.audit }));
+    app.get<{ Params: { typeName: string; shardId: string } }>(`${typePath}/explain/:shardId`, read, async (request) => {
+      const shardId = Number(request.params.shardId);
+      const host = cluster.hosts.get(shardId);
+      const pin = cluster.placements.get(shardId);
+      return { shardId, host: host ?? null, pin: pin?.target ?? null, message: `shard ${shardId} is on ${host ?? 'no node'}: ${pin ? `pinned to ${pin.target}` : 'the fallback strategy placed it'}` };
+    });
+  }
+  app.post<{ Params: { typeName: string }; Body: Record<string, unknown>; Querystring: { dryRun?: string } }>(`${typePath}/placements`, write, async (request, reply) => {
     known(request.params.typeName);
     const body = request.body;
-    cluster.writes.push({ method: 'POST', url: request.url, body });
+    const dry = request.query.dryRun === 'true';
+    if (!dry) cluster.writes.push({ method: 'POST', url: request.url, body });
     // Today's schema: exactly shardId and target; anything else is rejected before anything is written.
-    const extra = Object.keys(body).find((key) => key !== 'shardId' && key !== 'target' && !(later && key === 'reason'));
+    const extra = Object.keys(body).find(
+      (key) => key !== 'shardId' && key !== 'target' && !(later && (key === 'reason' || key === 'mode' || key === 'allowUnknownTarget')),
+    );
     if (extra !== undefined) throw new FakeHttpError(400, 'invalid_request', `body must NOT have additional properties (${extra})`);
+    if (later && !(NODES as readonly string[]).includes(String(body['target'])) && body['allowUnknownTarget'] !== true) {
+      throw new FakeHttpError(409, 'unknown_target', `no current member matches target ${String(body['target'])}; nothing was written`);
+    }
+    if (dry) {
+      cluster.dryRuns.push({ body, authorization: request.headers.authorization });
+      const shardId = Number(body['shardId']);
+      const from = cluster.hosts.get(shardId);
+      const to = (NODES as readonly string[]).includes(String(body['target'])) ? String(body['target']) : null;
+      const moves = from !== undefined && from !== to ? [{ shardId, from, to }] : [];
+      return { dryRun: true, placements: [], moves, withoutHome: moves.filter((move) => move.to === null).map((move) => move.shardId), warnings: [] };
+    }
     const shardId = body['shardId'];
     const target = body['target'];
     if (typeof shardId !== 'number' || typeof target !== 'string' || shardId < 0 || shardId >= SHARDS) {
       throw new FakeHttpError(400, 'invalid_request', 'body must have shardId and target');
     }
     const reason = typeof body['reason'] === 'string' ? { reason: body['reason'] } : {};
-    const placement = { shardId, target, writer: NODES[0], hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] }, ...reason };
+    const mode = typeof body['mode'] === 'string' ? { mode: body['mode'] } : {};
+    const placement = { shardId, target, writer: NODES[0], hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] }, ...reason, ...mode };
     cluster.placements.set(shardId, placement);
     return reply.code(202).send({ placements: [placement], warnings: [] });
   });
@@ -157,9 +186,10 @@ function registerFakeMemberRoutes(app: FastifyInstance, cluster: FakeCluster, wr
     if (!cluster.cordoned.delete(address)) throw new FakeHttpError(404, 'not_cordoned', `${address} is not cordoned`);
     return reply.code(204).send();
   });
-  app.post<{ Params: { address: string } }>(`${path}/drain`, write, async (request, reply) => {
+  app.post<{ Params: { address: string }; Body: { by?: string; reason?: string } | undefined }>(`${path}/drain`, write, async (request, reply) => {
     const address = member(request.params.address);
     cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
+    cluster.audit.unshift({ at: new Date().toISOString(), action: 'drain', address, by: request.body?.by ?? null, reason: request.body?.reason ?? null });
     cluster.cordoned.add(address);
     const to = NODES.find((node) => !cluster.cordoned.has(node)) ?? null;
     const moves = [...cluster.hosts].filter(([, host]) => host === address).map(([shardId]) => ({ shardId, from: address, to }));

@@ -1,7 +1,8 @@
 // The console page's pure derivations: which types to show, where the coordinator is, shards per node, where a
 // pinned shard stands, and the dry run shown before a pin.
 import { describe, expect, it } from 'vitest';
-import { coordinatorOf, dryRun, honoured, pinState, shardCounts, typesToShow, type MemberJson } from '../../src/management/console/page/model.js';
+import { coordinatorOf, honoured, pinState, shardCounts, typesToShow, type MemberJson } from '../../src/management/console/page/model.js';
+import { dryRunLines, isWaiting, movesBetween } from '../../src/management/console/page/insight.js';
 
 const members: MemberJson[] = [
   { address: 'app@127.0.0.1:2553', status: 'up', upNumber: 2 },
@@ -39,21 +40,37 @@ describe('console model', () => {
     expect(honoured({ shardId: 1, target: 'x' })).toBeUndefined();
   });
 
-  it('dry-runs a pin: where the shard is, the pin it replaces, and a warning for a target that is not a member', () => {
+  it("dry-runs a pin from the server's answer: where the shard is, the pin it replaces, the moves it starts now", () => {
     const view = {
       typeName: 'Counter',
       locations: { regions: [{ address: 'app@127.0.0.1:2552', shards: [5] }], handingOff: [] },
       placements: [{ shardId: 5, target: 'app@127.0.0.1:2553' }],
     };
-    const toDown = dryRun(view, members, 5, 'app@127.0.0.1:2554');
-    expect(toDown.map((line) => line.text)).toEqual([
+    const moving = dryRunLines(view, 5, 'app@127.0.0.1:2553', { moves: [{ shardId: 5, from: 'app@127.0.0.1:2552', to: 'app@127.0.0.1:2553' }], warnings: [] });
+    expect(moving.map((line) => line.text)).toEqual([
       'Shard 5 of Counter is on app@127.0.0.1:2552.',
-      'It is pinned to app@127.0.0.1:2553: this pin replaces it.',
-      'app@127.0.0.1:2554 is not a current member: the shard stays with the fallback strategy until that node joins.',
+      'It is already pinned to app@127.0.0.1:2553: the pin is rewritten.',
+      'Shard 5 moves now from app@127.0.0.1:2552 to app@127.0.0.1:2553.',
     ]);
-    expect(toDown.filter((line) => line.warning)).toHaveLength(2);
-    const inPlace = dryRun(view, members, 5, 'app@127.0.0.1:2552');
-    expect(inPlace.at(-1)?.text).toBe('Nothing moves: app@127.0.0.1:2552 already hosts it.');
-    expect(dryRun(undefined, members, 3, 'app@127.0.0.1:2553')[0]?.text).toBe('Shard 3 of ? is not allocated.');
+    const homeless = dryRunLines(view, 5, 'zone=mars', { moves: [{ shardId: 5, from: 'app@127.0.0.1:2552', to: null }], withoutHome: [5], warnings: [{ message: 'w' }] });
+    expect(homeless.filter((line) => line.warning).map((line) => line.text)).toEqual([
+      'It is pinned to app@127.0.0.1:2553: this pin replaces it.',
+      'Shard 5 would leave app@127.0.0.1:2552 now and have no home: asks to it fail until a matching node joins.',
+      'w',
+    ]);
+    expect(dryRunLines(undefined, 3, 'app@127.0.0.1:2553', {}).map((line) => line.text)).toEqual(['Shard 3 of ? is not allocated.', 'Nothing moves now.']);
+  });
+
+  it('tells a require pin nobody satisfies (waiting) from an unallocated shard, and records moves between reads', () => {
+    const pin = { shardId: 7, target: 'zone=mars', mode: 'require' };
+    const up = [{ address: 'app@h:1', status: 'up', attributes: { zone: 'earth' } }];
+    expect(isWaiting(pin, new Map(), up)).toBe(true);
+    expect(isWaiting({ ...pin, mode: 'prefer' }, new Map(), up)).toBe(false);
+    expect(isWaiting(pin, new Map(), [{ address: 'app@h:2', status: 'up', attributes: { zone: 'mars' } }])).toBe(false);
+    expect(isWaiting(pin, new Map(), [{ address: 'app@h:2', status: 'up', attributes: { zone: 'mars' }, cordoned: true }])).toBe(true);
+    expect(isWaiting(pin, new Map([[7, 'app@h:1']]), up)).toBe(false);
+    const at = (host: string) => [{ typeName: 'T', locations: { regions: [{ address: host, shards: [1] }], handingOff: [] } }];
+    expect(movesBetween(at('a@h:1'), at('a@h:2'), 5)).toEqual([{ typeName: 'T', shardId: 1, from: 'a@h:1', to: 'a@h:2', at: 5 }]);
+    expect(movesBetween(at('a@h:1'), at('a@h:1'), 5)).toEqual([]);
   });
 });

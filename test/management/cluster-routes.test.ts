@@ -96,7 +96,7 @@ describe('management routes on a three-node cluster', () => {
     const response = await node(2).http.inject({
       method: 'POST',
       url: `${COUNTER}/placements`,
-      payload: { placements: [{ shardId: 30, target: addresses[0] }, { shardId: 31, target: 'app@127.0.0.1:1' }] },
+      payload: { placements: [{ shardId: 30, target: addresses[0] }, { shardId: 31, target: 'app@127.0.0.1:1' }], allowUnknownTarget: true },
     });
     expect(response.statusCode).toBe(202);
     const body = response.json<SetPlacementsReply>();

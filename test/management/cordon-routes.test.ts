@@ -2,6 +2,8 @@
 // (not a member, a malformed address, draining the last node that could take the shards), members listing
 // `cordoned`, and every accepted write audited once, newest first, with by and reason.
 import { describe, expect, it } from 'vitest';
+import { COUNTER_SHARDS } from '../../src/node/counter.js';
+import { shardIdFor } from '../../src/sharding/shard-id.js';
 import { API, COUNTER, expectError, increment, useTestNode, type MembersBody } from './node-fixture.js';
 
 interface AuditBody {
@@ -78,6 +80,11 @@ describe('cordon, uncordon, drain and audit routes on one node', () => {
       payload: { placements: [{ shardId: 3, target: self(), by: 'ann', reason: 'hot' }, { shardId: 1, target: self(), by: 'ann', reason: 'hot' }] },
     });
     expect(pin.statusCode, pin.body).toBe(202);
+    // A rebalance of a shard with no home moves nothing: refused (409), not audited.
+    expectError(await node().http.inject({ method: 'POST', url: `${COUNTER}/rebalance`, payload: { shardIds: [3], by: 'bob', reason: 'test' } }), 409, 'not_allocated');
+    // A message to an entity of shard 3 gives it its home; then the rebalance hands it off.
+    const entity = Array.from({ length: 10_000 }, (_, i) => `e${i}`).find((id) => shardIdFor(id, COUNTER_SHARDS) === 3) as string;
+    expect((await node().http.inject({ method: 'POST', url: `/counters/${entity}/increment` })).statusCode).toBe(200);
     const rebalance = await node().http.inject({ method: 'POST', url: `${COUNTER}/rebalance`, payload: { shardIds: [3], by: 'bob', reason: 'test' } });
     expect(rebalance.statusCode, rebalance.body).toBe(202);
     expect((await node().http.inject({ method: 'DELETE', url: `${COUNTER}/placements/3?by=cy&reason=over` })).statusCode).toBe(204);

@@ -81,6 +81,17 @@ describe('explain and dry runs over HTTP', () => {
     expect((await getPlacements(node(0))).placements).toEqual([]);
   });
 
+  it('a placements dry run names the shards a require pin to an unknown target would leave without a home', async () => {
+    const used = await increment(node(0), 'dry-run-homeless');
+    const payload = { shardId: used.shardId, target: 'app@127.0.0.1:7720', mode: 'require', allowUnknownTarget: true };
+    const dry = await node(1).http.inject({ method: 'POST', url: `${COUNTER}/placements?dryRun=true`, payload });
+    expect(dry.statusCode, dry.body).toBe(200);
+    const reply = dry.json<DryRunReply & { withoutHome: number[] }>();
+    expect(reply.moves).toEqual([{ shardId: used.shardId, from: used.node, to: null }]);
+    expect(reply.withoutHome).toEqual([used.shardId]);
+    expect((await getPlacements(node(0))).placements).toEqual([]);
+  });
+
   it('a placements dry run lists the moves the real call then makes, and changes nothing itself', async () => {
     const used = await increment(node(0), 'dry-run-pin');
     const other = addresses.find((address) => address !== used.node)!;
@@ -93,6 +104,7 @@ describe('explain and dry runs over HTTP', () => {
       dryRun: true,
       placements: [{ shardId: used.shardId, target: other, mode: 'prefer', expiresAt: null, reason: 'dry run test', by: 'tester' }],
       moves: [{ shardId: used.shardId, from: used.node, to: other }],
+      withoutHome: [],
       warnings: [],
     });
     expect((await getPlacements(node(0))).placements).toEqual([]);

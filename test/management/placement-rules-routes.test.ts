@@ -69,12 +69,25 @@ describe('placement rules through the management API', () => {
   });
 
   it('warns when no current member matches a selector, saying what each mode does then', async () => {
-    const prefer = (await setPlacements({ shardId: 20, target: 'zone=us-east' })).json<SetPlacementsReply>();
+    const prefer = (await setPlacements({ shardId: 20, target: 'zone=us-east', allowUnknownTarget: true })).json<SetPlacementsReply>();
     expect(prefer.warnings).toEqual([{ shardId: 20, target: 'zone=us-east', message: expect.stringMatching(/^no current member matches zone=us-east; .*fallback/) }]);
-    const require = (await setPlacements({ shardId: 21, target: 'rack=r1,zone=us-east', mode: 'require' })).json<SetPlacementsReply>();
+    const require = (await setPlacements({ shardId: 21, target: 'rack=r1,zone=us-east', mode: 'require', allowUnknownTarget: true })).json<SetPlacementsReply>();
     expect(require.warnings).toEqual([{ shardId: 21, target: 'rack=r1,zone=us-east', message: expect.stringMatching(/no current member matches .*has no home/) }]);
     // A selector every term of which holds here matches this node: no warning.
     expect((await setPlacements({ shardId: 22, target: 'rack=r1,zone=eu-west' })).json<SetPlacementsReply>().warnings).toEqual([]);
+  });
+
+  it('refuses (409 unknown_target, nothing written) a selector or an address no current member matches unless the write allows it', async () => {
+    const before = await getPlacements(node);
+    const typo = expectError(await setPlacements({ shardId: 23, target: 'zone=us-east', mode: 'require' }), 409, 'unknown_target');
+    expect(typo.message).toContain('no current member matches target zone=us-east, so shard 23 would lose its home; nothing was written');
+    expect(typo.message).toContain('allowUnknownTarget: true (CLI --allow-unknown)');
+    const bulk = { placements: [{ shardId: 24, target: 'app@127.0.0.1:7720' }, { shardId: 25, target: 'zone=eu-west' }] };
+    expectError(await setPlacements(bulk), 409, 'unknown_target');
+    // A dry run is judged the same way.
+    expectError(await node.http.inject({ method: 'POST', url: `${COUNTER}/placements?dryRun=true`, payload: { shardId: 23, target: 'zone=us-east' } }), 409, 'unknown_target');
+    expect(await getPlacements(node)).toEqual(before);
+    expect((await setPlacements({ ...bulk, allowUnknownTarget: true })).statusCode).toBe(202);
   });
 
   it('leaves an expired pin out of the listing, and lists it with expired: true on request', async () => {
@@ -126,7 +139,7 @@ describe('placement rules through the management API', () => {
       await rejected({ shardId: 1, target: 'zone=a', reason: '' }, 'invalid_placement');
       await rejected({ shardId: 1, target: 'zone=a', by: 'a\nb' }, 'invalid_placement');
       await rejected({ shardId: 1, target: 'zone=a', by: 'b'.repeat(129) }, 'invalid_placement');
-      expect((await setPlacements({ shardId: 1, target: 'zone=a', reason: 'x'.repeat(500) })).statusCode).toBe(202);
+      expect((await setPlacements({ shardId: 1, target: 'zone=a', reason: 'x'.repeat(500), allowUnknownTarget: true })).statusCode).toBe(202);
     });
   });
 });

@@ -9,7 +9,7 @@ import { replicationHealth } from '../../src/management/replication-health.js';
 type Peer = PlacementReplicatorStats['peers'][number];
 
 function stats(peers: Peer[]): PlacementReplicatorStats {
-  return { framesSent: 0, framesReceived: 0, framesRejected: 0, bytesSent: 0, bytesReceived: 0, sendFailures: 0, peersBehind: 0, peers };
+  return { framesSent: 0, framesReceived: 0, framesRejected: 0, bytesSent: 0, bytesReceived: 0, sendFailures: 0, peersBehind: 0, peers, oldestUnreplicatedMs: null };
 }
 
 function peer(overrides: Partial<Peer> = {}): Peer {

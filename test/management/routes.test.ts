@@ -99,8 +99,15 @@ describe('management routes on a one-node cluster', () => {
       }
     });
 
-    it('warns, but still writes, when the target is not a current member', async () => {
-      const response = await setPlacements({ placements: [{ shardId: 11, target: NOT_A_MEMBER }, { shardId: 12, target: self }] });
+    it('refuses a target that is not a current member with 409 unknown_target, writing nothing of the request', async () => {
+      await clearPlacements(node);
+      const refused = expectError(await setPlacements({ placements: [{ shardId: 12, target: self }, { shardId: 11, target: NOT_A_MEMBER }] }), 409, 'unknown_target');
+      expect(refused.message).toContain(`no current member matches target ${NOT_A_MEMBER}, so shard 11 would lose its home`);
+      expect((await getPlacements(node)).placements).toEqual([]);
+    });
+
+    it('with allowUnknownTarget: warns, but still writes, when the target is not a current member', async () => {
+      const response = await setPlacements({ placements: [{ shardId: 11, target: NOT_A_MEMBER }, { shardId: 12, target: self }], allowUnknownTarget: true });
       expect(response.statusCode).toBe(202);
       const body = response.json<SetPlacementsReply>();
       expect(body.placements.map((p) => p.target)).toEqual([NOT_A_MEMBER, self]);
@@ -111,7 +118,7 @@ describe('management routes on a one-node cluster', () => {
     });
 
     it('lets a later write replace an earlier one', async () => {
-      const first = (await setPlacements({ shardId: 500, target: NOT_A_MEMBER })).json<SetPlacementsReply>().placements[0];
+      const first = (await setPlacements({ shardId: 500, target: NOT_A_MEMBER, allowUnknownTarget: true })).json<SetPlacementsReply>().placements[0];
       const listed = (await getPlacements(node)).placements.filter((p) => p.shardId === 500);
       expect(listed).toEqual([first]);
     });
@@ -214,6 +221,7 @@ describe('management routes on a one-node cluster', () => {
         memberStatus: 'up',
         self,
         entityTypes: [{ typeName: 'Counter', numberOfShards: 1000 }],
+        pid: process.pid,
         placementStore: { generation: 0, slots: expect.any(Number), baseSlots: 0, documentItems: expect.any(Number) },
         replication: {
           peers: 0,
@@ -406,7 +414,8 @@ describe('management routes with a bearer token', () => {
     expect((await writesOnly.http.inject({ ...set!, headers: ok })).statusCode).toBe(202);
     expect((await writesOnly.http.inject({ ...bulk!, headers: { authorization: `bearer ${token}` } })).statusCode).toBe(202);
     expect((await writesOnly.http.inject({ ...remove!, headers: ok })).statusCode).toBe(204);
-    expect((await writesOnly.http.inject({ ...rebalance!, headers: ok })).statusCode).toBe(202);
+    // Past the token check: shard 3 has no home, so the rebalance is refused for that, not for auth.
+    expectError(await writesOnly.http.inject({ ...rebalance!, headers: ok }), 409, 'not_allocated');
     expect((await getPlacements(writesOnly)).placements.map((p) => p.shardId)).toEqual([4]);
   });
 

@@ -4,6 +4,7 @@
 // strategy consults, and moved now with rebalanceNow. Targets and options are validated here, at the edge.
 import { whenDurable, type Placement } from '../../../crdt/index.js';
 import type { NodeAddress } from '../../cluster/address.js';
+import { isGone, type MemberInfo } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
 import type { Logger } from '../../logging.js';
 import type { ClusterSharding } from '../cluster-sharding.js';
@@ -11,7 +12,8 @@ import type { RebalanceNowResult } from '../coordinator/coordinator-client.js';
 import { explicitPlacementState } from './explicit-placement-state.js';
 import { pinRecordOf, type PinRecord } from './placement-record.js';
 import { ruleToMeta, validatePlacementOptions, type PlacementOptions, type PlacementRule } from './placement-options.js';
-import { canonicalPlacementTarget } from './placement-target.js';
+import { PlacementRuleError } from './placement-rule-error.js';
+import { canonicalPlacementTarget, parsePlacementTarget, targetMatches } from './placement-target.js';
 import { askDryRunPlacements, type DryRunMoves } from '../coordinator/shard-insight.js';
 import { activePin, type ExternalAllocationState, type PlacementPin } from './placement-pin.js';
 
@@ -38,6 +40,17 @@ export interface ExternalAllocationControllerOptions {
   readonly now?: () => number;
   /** Where written and removed placements are logged, with their reason and author. Default: silent. */
   readonly logger?: Logger;
+  /**
+   * The cluster's members: with it, a pin whose target no current member (neither down nor removed) matches
+   * is refused with PlacementRuleError `unknown_target` unless the write allows it. Default: not checked.
+   */
+  readonly members?: () => ReadonlyArray<MemberInfo>;
+}
+
+/** How a write treats its targets. */
+export interface PlacementWriteOptions {
+  /** Write a pin even when no current member matches its target (a node planned to join). Default false. */
+  readonly allowUnknownTarget?: boolean;
 }
 
 /** rebalanceNow could not move every shard it was given; `result` says which were started. */
@@ -67,6 +80,7 @@ export class ExternalAllocationController {
 
   private readonly now: () => number;
   private readonly logger: Logger | undefined;
+  private readonly members: (() => ReadonlyArray<MemberInfo>) | undefined;
 
   constructor(
     private readonly sharding: ClusterSharding,
@@ -81,6 +95,7 @@ export class ExternalAllocationController {
     }
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
+    this.members = options.members;
     // Validates the type name the way the store does, so a bad name fails here and not at first use.
     sharding.placementStore.snapshot(typeName);
     // The runtime's own view when there is one, so the strategy, explain and this controller read one object.
@@ -91,8 +106,9 @@ export class ExternalAllocationController {
   }
 
   /** Pins a shard to a target; see setPlacements. Resolves with what was written. */
-  async setPlacement(shardId: number, target: NodeAddress | string, options?: PlacementOptions): Promise<PinRecord> {
-    const [written] = await this.setPlacements([{ ...options, shardId, target }]);
+  async setPlacement(shardId: number, target: NodeAddress | string, options?: PlacementOptions & PlacementWriteOptions): Promise<PinRecord> {
+    const { allowUnknownTarget, ...rule } = options ?? {};
+    const [written] = await this.setPlacements([{ ...rule, shardId, target }], { allowUnknownTarget: allowUnknownTarget === true });
     return written as PinRecord;
   }
 
@@ -102,11 +118,12 @@ export class ExternalAllocationController {
    * `invalid_target` / `invalid_placement`; nothing written then). An expiry is fixed when the call is made.
    * Written once this replica may take writes (it joined and synced with a peer, or has none; at most 5 s:
    * a restarted node writing sooner could lose to its previous incarnation's older value), then replicated;
-   * a later write, from any node, wins. A target need not be a member yet: the pin applies once it joins.
-   * Resolves with what was written.
+   * a later write, from any node, wins. With the `members` option a target no current member matches is
+   * refused (`unknown_target`: a typo would leave the shard without its home) unless `allowUnknownTarget`
+   * says it is a node planned to join: the pin then applies once it joins. Resolves with what was written.
    */
-  async setPlacements(entries: ReadonlyArray<PinRequest>): Promise<PinRecord[]> {
-    const checked = this.check(entries).map(({ shardId, target, rule }) => {
+  async setPlacements(entries: ReadonlyArray<PinRequest>, options: PlacementWriteOptions = {}): Promise<PinRecord[]> {
+    const checked = this.check(entries, options).map(({ shardId, target, rule }) => {
       const meta = ruleToMeta(rule);
       return meta === undefined ? { shardId, target } : { shardId, target, meta };
     });
@@ -124,8 +141,8 @@ export class ExternalAllocationController {
    * What setPlacements(entries) would start now, judged by the coordinator with its strategy: every entry
    * validated exactly as setPlacements does (same errors), nothing written, nothing handed off.
    */
-  async dryRunPlacements(entries: ReadonlyArray<PinRequest>): Promise<PlacementsDryRun> {
-    const checked = this.check(entries);
+  async dryRunPlacements(entries: ReadonlyArray<PinRequest>, options: PlacementWriteOptions = {}): Promise<PlacementsDryRun> {
+    const checked = this.check(entries, options);
     const pins = checked.map(({ shardId, target, rule }) => ({ shardId, target, mode: rule.mode, expiresAt: rule.expiresAt }));
     const { moves, warnings } = await askDryRunPlacements(this.sharding, this.typeName, pins);
     const placements = checked.map(({ shardId, target, rule: { mode, expiresAt, reason, by } }) => ({
@@ -183,17 +200,42 @@ export class ExternalAllocationController {
   }
 
   /** Every entry checked before any is used (see setPlacements): shard range, target, options; the expiry fixed now. */
-  private check(entries: ReadonlyArray<PinRequest>): Array<{ shardId: number; target: string; rule: PlacementRule }> {
+  private check(entries: ReadonlyArray<PinRequest>, write: PlacementWriteOptions): Array<{ shardId: number; target: string; rule: PlacementRule }> {
     if (!Array.isArray(entries)) throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
     const numberOfShards = this.numberOfShards();
     const now = this.now();
-    return entries.map((entry: PinRequest) => {
+    const checked = entries.map((entry: PinRequest) => {
       if (typeof entry !== 'object' || entry === null) throw new ActorTsError('invalid_argument', 'each entry must be { shardId, target, ...options }');
       const { shardId, target, ...options } = entry;
       const rule = validatePlacementOptions(options, now);
       const canonical = canonicalPlacementTarget(target);
       return { shardId: this.requireShard(shardId, numberOfShards), target: canonical, rule };
     });
+    if (write.allowUnknownTarget !== true) this.requireKnownTargets(checked);
+    return checked;
+  }
+
+  /** Throws `unknown_target` naming the first target no current member matches, and how to write it anyway. */
+  private requireKnownTargets(checked: ReadonlyArray<{ shardId: number; target: string; rule: PlacementRule }>): void {
+    if (this.members === undefined) return;
+    const live = this.members().filter((member) => !isGone(member.status));
+    const unknown = new Map<string, number[]>();
+    for (const { shardId, target } of checked) {
+      const parsed = parsePlacementTarget(target);
+      if (live.some((member) => targetMatches(parsed, member))) continue;
+      unknown.set(target, [...(unknown.get(target) ?? []), shardId]);
+    }
+    const first = [...unknown][0];
+    if (first === undefined) return;
+    const [target, shardIds] = first;
+    const others = unknown.size > 1 ? ` (and ${unknown.size - 1} more unknown target(s))` : '';
+    const known = live.map((member) => member.address.toString()).slice(0, 10).join(', ');
+    throw new PlacementRuleError(
+      'unknown_target',
+      `no current member matches target ${target}${others}, so shard${shardIds.length > 1 ? 's' : ''} ${shardIds.join(', ')} ` +
+        `would lose ${shardIds.length > 1 ? 'their' : 'its'} home; nothing was written. Members now: ${known || 'none'}. ` +
+        'If the target is a node that has not joined yet, write it with allowUnknownTarget: true (CLI --allow-unknown).',
+    );
   }
 
   private numberOfShards(): number {

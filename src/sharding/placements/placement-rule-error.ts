@@ -2,8 +2,11 @@
 // answers them as 400 `{ error: code, message }`, the CLI prints the message.
 import { ActorTsError } from '../../errors.js';
 
-/** `invalid_target`: the target; `invalid_placement`: mode, ttlMs, expiresAt, reason or by. */
-export type PlacementRuleErrorCode = 'invalid_target' | 'invalid_placement';
+/**
+ * `invalid_target`: the target; `invalid_placement`: mode, ttlMs, expiresAt, reason or by; `unknown_target`:
+ * no current member matches the target (answered 409; `allowUnknownTarget` writes it anyway).
+ */
+export type PlacementRuleErrorCode = 'invalid_target' | 'invalid_placement' | 'unknown_target';
 
 /**
  * Thrown for a pin that cannot be written as given (bad target, mode, expiry, reason); `code` says which rule,

@@ -1,7 +1,40 @@
 // Browser side of the console: the management API's routes, called the way the CLI calls them (JSON bodies,
 // `Authorization: Bearer` when a token was given). The token lives in sessionStorage, for this tab only.
 /// <reference lib="dom" />
+import type { DryRunJson } from './insight.js';
 import type { HealthJson, MembersJson, PinRecord, ShardLocationsJson } from './model.js';
+
+/** A pin as the console writes it. */
+export interface PinBody {
+  readonly shardId: number;
+  readonly target: string;
+  readonly reason?: string;
+  readonly allowUnknownTarget?: boolean;
+}
+
+/** Who asks for a member action and why: recorded in the audit (the CLI sends the same). */
+export interface Provenance {
+  readonly by: string;
+  readonly reason: string;
+}
+
+/** One entry of GET /actor-ts/audit (newest first). */
+export interface AuditJson {
+  readonly at?: string | number;
+  readonly action?: string;
+  readonly typeName?: string | null;
+  readonly shardIds?: readonly number[];
+  readonly target?: string | null;
+  readonly address?: string | null;
+  readonly by?: string | null;
+  readonly reason?: string | null;
+}
+
+/** GET .../explain/:shardId: why a shard is where it is. */
+export interface ExplainJson {
+  readonly message?: string;
+  readonly [field: string]: unknown;
+}
 
 export const API = '/actor-ts';
 const TOKEN_KEY = 'actor-ts-console-token';
@@ -59,8 +92,12 @@ export const api = {
   members: () => call<MembersJson>('GET', `${API}/cluster/members`),
   shards: (typeName: string) => call<ShardLocationsJson>('GET', typePath(typeName)),
   placements: (typeName: string) => call<{ placements: PinRecord[] }>('GET', `${typePath(typeName)}/placements`),
-  pin: (typeName: string, body: { shardId: number; target: string; reason?: string }) =>
+  pin: (typeName: string, body: PinBody) =>
     call<{ placements: PinRecord[]; warnings?: Array<{ message: string }> }>('POST', `${typePath(typeName)}/placements`, body),
+  /** The server's dry run of a pin: the moves it would start now; nothing is written. */
+  dryRunPin: (typeName: string, body: PinBody) => call<DryRunJson>('POST', `${typePath(typeName)}/placements?dryRun=true`, body),
+  explain: (typeName: string, shardId: number) => call<ExplainJson>('GET', `${typePath(typeName)}/explain/${shardId}`),
+  audit: () => call<{ entries: AuditJson[] }>('GET', `${API}/audit`),
   unpin: (typeName: string, shardId: number) => call<void>('DELETE', `${typePath(typeName)}/placements/${shardId}`),
   moveNow: (typeName: string, shardIds: number[]) =>
     call<{ accepted: number[]; homeless: number[] }>('POST', `${typePath(typeName)}/rebalance`, { shardIds }),
@@ -68,8 +105,10 @@ export const api = {
    * Cordon (POST .../cordon), uncordon (DELETE .../cordon) or drain (POST .../drain) a member: offered only
    * where members carry `cordoned`; a 404 `no route` hides the controls.
    */
-  memberAction: (address: string, action: 'cordon' | 'uncordon' | 'drain') => {
+  memberAction: (address: string, action: 'cordon' | 'uncordon' | 'drain', provenance: Provenance) => {
     const member = `${API}/cluster/members/${encodeURIComponent(address)}`;
-    return action === 'uncordon' ? call<unknown>('DELETE', `${member}/cordon`) : call<unknown>('POST', `${member}/${action}`, {});
+    if (action !== 'uncordon') return call<unknown>('POST', `${member}/${action}`, provenance);
+    const query = new URLSearchParams({ by: provenance.by, reason: provenance.reason });
+    return call<unknown>('DELETE', `${member}/cordon?${query.toString()}`);
   },
 };

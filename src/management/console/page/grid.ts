@@ -1,7 +1,8 @@
 // Browser side of the console: the layout of a type's shard map as pure data. Every shard id is one cell of a
 // grid 50 wide (1000 shards make 20 rows, which a laptop screen shows whole), coloured by the node hosting it.
 
-import { compareAddresses, hosts, type PinRecord, type TypeView } from './model.js';
+import { isWaiting } from './insight.js';
+import { compareAddresses, hosts, type MemberJson, type PinRecord, type TypeView } from './model.js';
 
 export const GRID_COLUMNS = 50;
 /** Beyond this many cells the map stops drawing: the page must stay responsive for any type. */
@@ -17,6 +18,8 @@ export interface GridCell {
   readonly handingOff: boolean;
   /** Pinned and hosted, but not on its pin's target. */
   readonly misplaced: boolean;
+  /** A require pin no live member satisfies and no home: the shard waits (asks to it fail). */
+  readonly waiting: boolean;
 }
 
 export interface GridLayout {
@@ -36,7 +39,7 @@ export interface GridLayout {
  * The cells of a type's map. Without a declared shard count the grid covers whole rows up to the highest id
  * allocated or pinned, so it grows as shards are allocated.
  */
-export function gridLayout(view: TypeView, declaredShards: number | undefined): GridLayout {
+export function gridLayout(view: TypeView, declaredShards: number | undefined, members: readonly MemberJson[] = []): GridLayout {
   const hostOf = hosts(view.locations);
   const pins = new Map((view.placements ?? []).map((pin) => [pin.shardId, pin] as const));
   const handingOff = new Set(view.locations?.handingOff ?? []);
@@ -59,6 +62,7 @@ export function gridLayout(view: TypeView, declaredShards: number | undefined): 
         ...(pin !== undefined ? { pin } : {}),
         handingOff: handingOff.has(shardId),
         misplaced: pin !== undefined && host !== undefined && pin.target !== host,
+        waiting: pin !== undefined && isWaiting(pin, hostOf, members),
       });
     }
     rows.push(row);

@@ -2,12 +2,15 @@
 // pins every 2 s (and after each action), renders them, and asks for the bearer token when the node answers 401.
 /// <reference lib="dom" />
 import { Actions } from './actions.js';
-import { ApiError, api, setToken, token } from './api.js';
+import { ApiError, api, setToken, token, type AuditJson } from './api.js';
+import { movesBetween } from './insight.js';
 import { byId } from './dom.js';
 import { typesToShow, type TypeView } from './model.js';
 import { renderAll, type ConsoleState } from './render.js';
 
 export const REFRESH_MS = 2_000;
+/** Hand-offs the activity panel keeps. */
+const KEPT_MOVES = 20;
 
 let state: ConsoleState = { views: [] };
 /** What was last drawn: an unchanged poll leaves the DOM alone, so a tooltip or a hovered cell survives it. */
@@ -52,12 +55,28 @@ async function readType(typeName: string): Promise<TypeView> {
   }
 }
 
+/** Set once the node answered 404 for the audit: an older API; it is not asked again. */
+let auditMissing = false;
+
+/** The audit trail, or undefined when this node has none. */
+async function readAudit(): Promise<readonly AuditJson[] | undefined> {
+  if (auditMissing) return undefined;
+  try {
+    return (await api.audit())?.entries ?? [];
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+    auditMissing = true;
+    return undefined;
+  }
+}
+
 async function readAll(): Promise<void> {
   try {
-    const [health, members] = await Promise.all([api.health(), api.members()]);
+    const [health, members, audit] = await Promise.all([api.health(), api.members(), readAudit()]);
     const types = typesToShow(location.search, health);
     const views = await Promise.all(types.map(readType));
-    state = { ...(health ? { health } : {}), ...(members ? { members } : {}), views };
+    const moves = [...movesBetween(state.views, views, Date.now()), ...(state.moves ?? [])].slice(0, KEPT_MOVES);
+    state = { ...(health ? { health } : {}), ...(members ? { members } : {}), views, ...(audit ? { audit } : {}), moves };
     byId('auth').hidden = true;
     byId('error').hidden = true;
     byId('self').textContent = members?.self ?? health?.self ?? '';

@@ -173,32 +173,3 @@ export function honoured(pin: PinRecord): boolean | undefined {
 export function isCurrentMember(members: readonly MemberJson[], address: string): boolean {
   return members.some((member) => member.address === address && member.status !== 'down' && member.status !== 'removed');
 }
-
-/** Lines of the dry run shown before a pin is written, from what the page last read. */
-export function dryRun(
-  view: TypeView | undefined,
-  members: readonly MemberJson[],
-  shardId: number,
-  target: string,
-): Array<{ readonly text: string; readonly warning: boolean }> {
-  const typeName = view?.typeName ?? '?';
-  const lines: Array<{ text: string; warning: boolean }> = [];
-  const host = hosts(view?.locations).get(shardId);
-  const current = view?.placements?.find((pin) => pin.shardId === shardId);
-  lines.push({ text: `Shard ${shardId} of ${typeName} is ${host === undefined ? 'not allocated' : `on ${host}`}.`, warning: false });
-  if (current !== undefined) {
-    const same = current.target === target;
-    lines.push({
-      text: same ? `It is already pinned to ${target}: the pin is rewritten.` : `It is pinned to ${current.target}: this pin replaces it.`,
-      warning: !same,
-    });
-  }
-  if (!isCurrentMember(members, target)) {
-    lines.push({ text: `${target} is not a current member: the shard stays with the fallback strategy until that node joins.`, warning: true });
-  } else if (host === target) {
-    lines.push({ text: `Nothing moves: ${target} already hosts it.`, warning: false });
-  } else {
-    lines.push({ text: `The shard moves to ${target} at its next hand-off; "Move now" hands it off at once.`, warning: false });
-  }
-  return lines;
-}

@@ -4,6 +4,8 @@
 import { badge, button, el, replace, table, type Child } from './dom.js';
 import { shardMap } from './shard-map.js';
 import { nodeColours } from './grid.js';
+import type { AuditJson } from './api.js';
+import { isWaiting, type SeenMove } from './insight.js';
 import {
   coordinatorOf,
   declaredShards,
@@ -22,6 +24,10 @@ export interface ConsoleState {
   readonly health?: HealthJson;
   readonly members?: MembersJson;
   readonly views: readonly TypeView[];
+  /** The node's last audit entries, newest first (absent when it has no audit route). */
+  readonly audit?: readonly AuditJson[];
+  /** Hand-offs this page saw between refreshes, newest first. */
+  readonly moves?: readonly SeenMove[];
 }
 
 export interface RowActions {
@@ -39,8 +45,36 @@ export function renderAll(state: ConsoleState, actions: RowActions): void {
   ]);
   renderNodes(state, colours, actions);
   renderMaps(state, colours, actions);
-  renderPins(state.views, actions);
+  renderPins(state.views, actions, state.members?.members ?? []);
   renderStore(state.health);
+  renderActivity(state);
+}
+
+/** The last audit entries (who did what and why) and the hand-offs seen, side by side in one panel. */
+function renderActivity(state: ConsoleState): void {
+  const audit = (state.audit ?? []).slice(0, 8);
+  const moves = (state.moves ?? []).slice(0, 8);
+  const auditPart =
+    state.audit === undefined
+      ? el('p', { class: 'muted' }, 'This node has no audit route.')
+      : audit.length === 0
+        ? el('p', { class: 'muted' }, 'No audited writes yet.')
+        : table(
+            ['when', 'action', 'what', 'by', 'reason'],
+            audit.map((entry) => [
+              el('span', { class: 'nowrap' }, entry.at === undefined ? '—' : shortTime(new Date(entry.at).getTime())),
+              entry.action ?? '—',
+              [entry.typeName, entry.shardIds?.join(', '), entry.target ?? entry.address].filter((part) => part !== undefined && part !== null && part !== '').join(' '),
+              entry.by ?? '—',
+              entry.reason ?? '—',
+            ]),
+            { id: 'audit-table' },
+          );
+  const movesPart =
+    moves.length === 0
+      ? el('p', { class: 'muted' }, 'No hand-off seen since this page opened.')
+      : table(['seen', 'type', 'shard', 'from', 'to'], moves.map((move) => [shortTime(move.at), move.typeName, String(move.shardId), move.from, move.to]), { id: 'moves-table' });
+  replace('activity', el('h3', {}, 'Audit'), auditPart, el('h3', {}, 'Recent hand-offs'), movesPart);
 }
 
 function renderNodes(state: ConsoleState, colours: ReadonlyMap<string, number>, actions: RowActions): void {
@@ -62,7 +96,7 @@ function renderNodes(state: ConsoleState, colours: ReadonlyMap<string, number>, 
           'span',
           { class: 'member' },
           el('span', { class: `cell host-${colours.get(member.address) ?? 0}`, title: 'this node\'s colour on the shard maps' }),
-          member.address,
+          el('span', { class: 'address' }, member.address),
           ' ',
           member.address === coordinator ? badge('coordinator', 'coordinator', 'oldest Up member: where the shard coordinators run') : null,
           member.address === self ? badge('this node', 'self') : null,
@@ -100,11 +134,13 @@ function memberButtons(member: MemberJson, act: NonNullable<RowActions['member']
 function renderMaps(state: ConsoleState, colours: ReadonlyMap<string, number>, actions: RowActions): void {
   replace(
     'maps',
-    ...state.views.map((view) => shardMap(view, { colours, declaredShards: declaredShards(state.health, view.typeName), pickShard: actions.pickShard })),
+    ...state.views.map((view) =>
+      shardMap(view, { colours, declaredShards: declaredShards(state.health, view.typeName), pickShard: actions.pickShard, members: state.members?.members ?? [] }),
+    ),
   );
 }
 
-function renderPins(views: readonly TypeView[], actions: RowActions): void {
+function renderPins(views: readonly TypeView[], actions: RowActions, members: readonly MemberJson[]): void {
   const all = views.flatMap((view) => (view.placements ?? []).map((pin) => ({ view, pin })));
   if (all.length === 0) {
     replace('pins', el('p', { class: 'muted' }, 'No pins.'));
@@ -119,7 +155,7 @@ function renderPins(views: readonly TypeView[], actions: RowActions): void {
     const cells: Child[] = [view.typeName, String(pin.shardId), pin.target];
     for (const field of optional) cells.push(formatField(field, pin[field]));
     cells.push(pin.writer ?? '—', pin.hlc ? el('span', { class: 'nowrap' }, shortTime(pin.hlc.wallMs)) : '—');
-    cells.push(honouredCell(pin, hosts(view.locations)));
+    cells.push(honouredCell(pin, hosts(view.locations), members));
     cells.push(
       el(
         'span',
@@ -145,7 +181,8 @@ function formatField(field: string, value: unknown): string {
   return String(value);
 }
 
-function honouredCell(pin: PinRecord, hostOf: ReadonlyMap<number, string>): Child {
+function honouredCell(pin: PinRecord, hostOf: ReadonlyMap<number, string>, members: readonly MemberJson[]): Child {
+  if (isWaiting(pin, hostOf, members)) return badge('waiting: no home', 'bad', 'a require pin no current member satisfies: the shard has no home and asks to it fail');
   const said = honoured(pin);
   const detail = pin.explain?.message ?? pin.explain?.reason;
   if (said !== undefined) return badge(said ? 'yes' : 'no', said ? '' : 'bad', detail);

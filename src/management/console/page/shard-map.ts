@@ -3,18 +3,20 @@
 /// <reference lib="dom" />
 import { el, type Child } from './dom.js';
 import { gridLayout, type GridCell } from './grid.js';
-import type { TypeView } from './model.js';
+import type { MemberJson, TypeView } from './model.js';
 
 export interface ShardMapOptions {
   readonly colours: ReadonlyMap<string, number>;
   readonly declaredShards: number | undefined;
   readonly pickShard: (typeName: string, shardId: number) => void;
+  /** Members, to tell a shard waiting without a home (a require pin nobody satisfies) from an unallocated one. */
+  readonly members?: readonly MemberJson[];
 }
 
 export function shardMap(view: TypeView, options: ShardMapOptions): HTMLElement {
   const title = el('h3', {}, view.typeName);
   if (view.locations === undefined) return el('div', { class: 'type-map' }, title, el('p', { class: 'muted' }, view.problem ?? 'loading…'));
-  const layout = gridLayout(view, options.declaredShards);
+  const layout = gridLayout(view, options.declaredShards, options.members);
   const summary = [
     layout.declared ? `${layout.extent} shards` : `shards 0–${Math.max(layout.extent - 1, 0)} shown`,
     `${layout.allocated} allocated`,
@@ -44,9 +46,10 @@ function cellNode(typeName: string, cell: GridCell, colours: ReadonlyMap<string,
   if (cell.pin) classes.push('pinned');
   if (cell.misplaced) classes.push('misplaced');
   if (cell.handingOff) classes.push('handoff');
+  if (cell.waiting) classes.push('waiting');
   const title = [
     `shard ${cell.shardId}`,
-    cell.host === undefined ? 'not allocated' : `on ${cell.host}`,
+    cell.waiting ? 'waiting without a home: no member satisfies its require pin' : cell.host === undefined ? 'not allocated' : `on ${cell.host}`,
     cell.pin ? `pinned to ${cell.pin.target}` : '',
     cell.handingOff ? 'handing off' : '',
   ].filter((part) => part !== '').join(' · ');
@@ -59,6 +62,7 @@ function cellNode(typeName: string, cell: GridCell, colours: ReadonlyMap<string,
     'data-host': cell.host,
     'data-pinned': cell.pin !== undefined,
     'data-handoff': cell.handingOff,
+    'data-waiting': cell.waiting,
   });
 }
 
