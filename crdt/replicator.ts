@@ -10,6 +10,7 @@ import { DEFAULT_MAX_FRAME_BYTES, decodeSyncFrame, encodeSyncFrame, type SyncFra
 import { generationOf, lacksUpdatesOf } from './wire.js';
 import { assertPeer, checkFrame, defaultSetInterval, frameSize } from './replicator-checks.js';
 import { DurablePlacementStore } from './durable-store.js';
+import { GenerationBound } from './generation-bound.js';
 
 /**
  * How the replicator reaches peers. A byte link carries encoded frames (the y-protocols shapes) and calls
@@ -90,8 +91,9 @@ export class PlacementReplicator {
   // Peers whose full diff (sync step 2) this replica has applied: it has seen everything they had.
   private readonly synced = new Set<string>();
   private readonly syncListeners = new Set<(peer: string) => void>();
-  // The latest generation each peer showed: the previous document is released once none is behind.
-  private readonly peerGenerations = new Map<string, number>();
+  // The latest generation each peer showed, within bounds (generation-bound.ts): the previous document is
+  // released once none is behind.
+  private readonly generations = new GenerationBound();
   private readonly peerStates = new Map<string, PeerState>();
   private readonly random: () => number;
   private readonly clearTimer: (handle: unknown) => void;
@@ -153,7 +155,7 @@ export class PlacementReplicator {
 
   removePeer(peer: string): void {
     this.peerSet.delete(peer);
-    this.peerGenerations.delete(peer);
+    this.generations.forget(peer);
     this.peerStates.delete(peer);
   }
 
@@ -191,6 +193,9 @@ export class PlacementReplicator {
     try {
       assertPeer(peer);
       const frame = readFrame();
+      const claimed = generationOf(frame.kind === 'step1' ? frame.stateVector : frame.update);
+      // An undecodable generation is rejected by the decoding below.
+      const verdict = claimed === undefined ? 'accept' : this.generations.judge(peer, this.peerSet.has(peer), claimed, this.store.generation);
       if (frame.kind === 'step1') {
         const stateVector = frame.stateVector;
         const answer = (): void => {
@@ -200,9 +205,15 @@ export class PlacementReplicator {
         if (this.durable !== undefined) this.durable.whenIdle(answer);
         else answer();
         this.notePeer(peer, frame.stateVector);
-        const generation = this.notePeerGeneration(peer, frame.stateVector);
+        const generation = claimed ?? 0;
         // The peer compacted: ask it for its new document (this replica's placements went along, as a base).
         if (generation > this.store.generation) this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
+        return;
+      }
+      if (verdict === 'defer') {
+        // A member more than one generation ahead: ask again, each answer lets this replica accept one more.
+        this.notePeer(peer, undefined);
+        this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
         return;
       }
       const before = this.store.generation;
@@ -212,7 +223,7 @@ export class PlacementReplicator {
       } finally {
         this.applyingFrom = null;
       }
-      const generation = this.notePeerGeneration(peer, frame.update);
+      const generation = claimed ?? 0;
       this.notePeer(peer, undefined);
       if (frame.kind === 'step2') this.markSynced(peer);
       else if (generation > before || generation < this.store.generation) {
@@ -296,15 +307,9 @@ export class PlacementReplicator {
     if (stateVector !== undefined) state.stateVector = stateVector;
   }
 
-  private notePeerGeneration(peer: string, bytes: Uint8Array): number {
-    const generation = generationOf(bytes) ?? 0;
-    if (this.peerSet.has(peer)) this.peerGenerations.set(peer, Math.max(generation, this.peerGenerations.get(peer) ?? 0));
-    return generation;
-  }
-
   private releaseCaughtUpGeneration(): void {
     const current = this.store.generation;
-    for (const peer of this.peerSet) if ((this.peerGenerations.get(peer) ?? 0) < current) return;
+    for (const peer of this.peerSet) if (this.generations.of(peer) < current) return;
     this.store.releasePreviousGeneration();
   }
 
