@@ -4,7 +4,7 @@
 // (generations.ts) and starts an empty document of the next generation, so the history a replica holds
 // and sends is bounded by what changed since then, not by everything ever written.
 import * as Y from 'yjs';
-import { Admission, type RefusedSlot } from './admission.js';
+import { Admission } from './admission.js';
 import { copyBytes, shareName } from './bytes.js';
 import { UPDATE_EVENT, applyUpdate as applyEncodedUpdate } from './codec.js';
 import { PlacementStoreError, describe } from './errors.js';
@@ -14,26 +14,24 @@ import { StoreListeners, type ChangeListener, type UpdateListener } from './list
 import type { PlacementLog } from './log.js';
 import { OwnWrites } from './own-writes.js';
 import { Settler } from './settle.js';
-import { changedSlots, readSlot } from './slot-reads.js';
+import { changedSlots, deleteSlotIfSame, readSlot } from './slot-reads.js';
 import type { SlotMeta } from './slot-meta.js';
 import { BASE_WRITER, EMPTY_SNAPSHOT, placementOf as written, type Placement, type PlacementSnapshot, type SlotChange } from './snapshot.js';
 import {
   assertShardId,
   assertTypeName,
   checkWrites,
-  compareSlots,
-  decodeSlotValue,
   encodeSlotValue,
   slotKey,
   type SlotValue,
   type SlotWrite,
 } from './slots.js';
 import { resolveStoreOptions, type PlacementStoreOptions, type PlacementStoreStats } from './store-options.js';
-import { checkUpdate } from './update-guard.js';
-import { decodeWireUpdate, encodeWireUpdate, type BaseEntries } from './wire.js';
+import { checkWireUpdate, type SlotCheck } from './update-guard.js';
+import { encodeWireUpdate, type BaseEntries } from './wire.js';
 import { laterHlc, stampWrites } from './write-stamps.js';
 
-export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS } from './store-options.js';
+export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS, DEFAULT_MAX_UPDATE_SLOTS } from './store-options.js';
 export type { PlacementStoreOptions, PlacementStoreStats } from './store-options.js';
 export type { UpdateListener, ChangeListener } from './listeners.js';
 
@@ -60,6 +58,8 @@ export class PlacementStore {
   private readonly state: Generations;
   private readonly compactAfterItems: number;
   private readonly maxUpdateStructs: number;
+  private readonly maxUpdateSlots: number;
+  private slotCheck: SlotCheck | undefined;
   private readonly clock: HybridLogicalClock;
   private readonly log: PlacementLog;
   private readonly listeners: StoreListeners;
@@ -77,6 +77,8 @@ export class PlacementStore {
     const resolved = resolveStoreOptions(options);
     this.node = resolved.node;
     this.maxUpdateStructs = resolved.maxUpdateStructs;
+    this.maxUpdateSlots = resolved.maxUpdateSlots;
+    this.slotCheck = resolved.slotCheck;
     this.compactAfterItems = resolved.compactAfterItems;
     this.log = resolved.log;
     this.listeners = new StoreListeners(this.log);
@@ -109,6 +111,9 @@ export class PlacementStore {
       localOrigin: LOCAL,
     });
   }
+
+  /** Replaces the options' `slotCheck`: applies to updates that arrive from now on. */
+  setSlotCheck(check: SlotCheck | undefined): void { this.slotCheck = check; }
 
   /** The generation of the current document; see `compact()`. */
   get generation(): number {
@@ -189,15 +194,15 @@ export class PlacementStore {
    */
   applyUpdate(update: Uint8Array): void {
     const bytes = copyBytes(update, 'malformed_update', 'update');
-    let wire: ReturnType<typeof decodeWireUpdate>;
-    let typeNames: ReadonlySet<string> = new Set();
+    let checked: ReturnType<typeof checkWireUpdate>;
     try {
-      wire = decodeWireUpdate(bytes, this.maxUpdateStructs);
-      if (wire.doc !== undefined) typeNames = checkUpdate(wire.doc, this.maxUpdateStructs);
+      // This replica's own data (a durable store's replay) was checked when it first arrived.
+      checked = checkWireUpdate(bytes, this.maxUpdateStructs, this.ownData ? undefined : { maxNewSlots: this.maxUpdateSlots, check: this.slotCheck });
     } catch (error) {
       this.rejectedUpdates++;
       throw error;
     }
+    const { wire, typeNames } = checked;
     if (wire.generation > this.state.gen) this.advance(wire.generation);
     if (wire.base !== undefined) this.mergeBase(wire.base);
     if (wire.doc !== undefined) {
@@ -231,6 +236,8 @@ export class PlacementStore {
     return this.state.gen;
   }
 
+  /** Updates applied now are this replica's own data (a durable store's replay), not a peer's. */
+  protected get ownData(): boolean { return false; }
   /** A change listener is running: a subclass defers a compaction of its own until it returned. */
   protected get notifying(): boolean { return this.listeners.busy; }
   /** Drops the document kept from before the last compaction; the replicator calls it once peers caught up. */
@@ -290,7 +297,7 @@ export class PlacementStore {
     const hlcs = stampWrites(typeName, writes.map(([shardId]) => shardId), this.clock, index, ownBase);
     const refused = force ? writes.flatMap(([shardId]) => this.admission.takeShard(typeName, shardId)) : [];
     this.state.doc.transact(() => {
-      for (const entry of refused) if (entry.where === 'document') this.deleteRefused(map, entry);
+      for (const entry of refused) if (entry.where === 'document') deleteSlotIfSame(map, entry.slot);
       writes.forEach(([shardId, target, meta], i) => {
         const hlc = hlcs[i] as Hlc;
         map.set(slotKey(shardId, this.node), encodeSlotValue(target, hlc, meta));
@@ -300,13 +307,6 @@ export class PlacementStore {
     if (force) this.forcedRemovals++;
     this.maybeCompact();
     return hlcs;
-  }
-
-  private deleteRefused(map: Y.Map<SlotValue>, entry: RefusedSlot): void {
-    const key = slotKey(entry.slot.shardId, entry.slot.writer);
-    const current = decodeSlotValue(map.get(key), entry.slot.writer);
-    if (current === null || compareSlots({ ...entry.slot, ...current }, entry.slot) !== 0) return;
-    map.delete(key);
   }
 
   /** Moves to `generation`: every shard's winner goes to the base, and an empty document takes over. */

@@ -93,8 +93,12 @@ async function wire(config: NodeConfig, baseLogger: Logger, transport: TcpTransp
     const { path, logRecordsSinceSnapshot } = store.storageHealth();
     logger.info({ dataDir: path, restored: store.restored, logRecordsSinceSnapshot }, store.restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)');
   }
-  const placements = new PlacementReplication(store, transport, cluster, { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog });
   let sharding: ClusterSharding | undefined;
+  const placements = new PlacementReplication(store, transport, cluster, {
+    antiEntropyIntervalMs: config.antiEntropyIntervalMs,
+    log: placementLog,
+    entityTypes: () => sharding?.entityTypes() ?? new Map(),
+  });
   const metrics = nodeMetricsSource(cluster, store, () => sharding);
   sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
   // Every placement written or removed is logged with its reason and author: the audit trail of pins.

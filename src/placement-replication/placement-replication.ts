@@ -21,7 +21,14 @@ import { PLACEMENT_SYNC_MESSAGES, toSyncFrame, toSyncMessage } from './sync-mess
 export type PlacementReplicationOptions = Pick<
   PlacementReplicatorOptions,
   'antiEntropyIntervalMs' | 'log' | 'random' | 'setInterval' | 'clearInterval' | 'relayFanout'
->;
+> & {
+  /**
+   * The entity types this node knows and their shard counts (the sharding runtime's entityTypes()): a
+   * peer's update with a slot of a known type at a shard id at or beyond its count is rejected. Types
+   * this node does not know are bounded only by the store's maxUpdateSlots.
+   */
+  readonly entityTypes?: () => ReadonlyMap<string, { readonly numberOfShards: number }>;
+};
 
 /** What the sharding runtime needs of a replicated placement store: the replica and when it may take writes. */
 export interface ReplicatedPlacements {
@@ -39,6 +46,8 @@ export class PlacementReplication implements ReplicatedPlacements {
   private readonly replicator: PlacementReplicator;
   private readonly unsubscribe: Array<() => void>;
   private readonly addresses = new Map<string, NodeAddress>();
+  // The shard counts read once per received message, not once per slot it carries.
+  private shardCounts: ReadonlyMap<string, { readonly numberOfShards: number }> | undefined;
 
   constructor(
     readonly store: PlacementStore,
@@ -47,7 +56,15 @@ export class PlacementReplication implements ReplicatedPlacements {
     options: PlacementReplicationOptions = {},
   ) {
     transport.register(PLACEMENT_SYNC_MESSAGES);
-    this.replicator = new PlacementReplicator(store, { sendFrame: (peer, frame) => this.sendFrame(peer, frame) }, options);
+    const { entityTypes, ...replicatorOptions } = options;
+    if (entityTypes !== undefined) {
+      store.setSlotCheck((typeName, shardId) => {
+        this.shardCounts ??= entityTypes();
+        const count = this.shardCounts.get(typeName)?.numberOfShards;
+        return count !== undefined && shardId >= count ? `is beyond the type's ${count} shards (ids 0-${count - 1})` : null;
+      });
+    }
+    this.replicator = new PlacementReplicator(store, { sendFrame: (peer, frame) => this.sendFrame(peer, frame) }, replicatorOptions);
     this.unsubscribe = [
       transport.onMessage((from, message) => this.onMessage(from, message)),
       membership.onChange(() => this.syncPeers()),
@@ -138,7 +155,9 @@ export class PlacementReplication implements ReplicatedPlacements {
   private onMessage(from: NodeAddress, message: WireMessage): void {
     // A replica answers anyone who asks, member or not yet: a joining node's first step 1 may arrive
     // before its membership record does.
-    if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message)) this.replicator.receiveFrame(from.toString(), toSyncFrame(message));
+    if (!isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message)) return;
+    this.shardCounts = undefined;
+    this.replicator.receiveFrame(from.toString(), toSyncFrame(message));
   }
 }
 
