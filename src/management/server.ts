@@ -128,11 +128,16 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     const health = backend.health();
     const replication = backend.replication();
     const storage = backend.storage();
-    // A member that cannot replicate placements, or store them, is not ok: its writes and its view may not
-    // be the cluster's.
-    const degraded = replication.problems.length > 0 || storage.failure !== null;
-    const status = health.status === 'ok' && degraded ? 'degraded' : health.status;
-    return { ...health, status, self: backend.self.toString(), placementStore: backend.placementStore(), replication, storage };
+    const access = backend.writeAccess();
+    // A member that refuses writes, cannot replicate placements or store them is not ok: its writes and its
+    // view may not be the cluster's. `reasons` says why, one line each.
+    const reasons = [
+      ...(access.writable ? [] : [`placement writes are refused (${access.code}): ${access.reason}`]),
+      ...replication.problems,
+      ...(storage.failure === null ? [] : [`storage: ${storage.failure}`]),
+    ];
+    const status = health.status === 'ok' && reasons.length > 0 ? 'degraded' : health.status;
+    return { ...health, status, reasons, self: backend.self.toString(), placementStore: backend.placementStore(), replication, storage };
   });
 
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => {

@@ -212,6 +212,7 @@ describe('management routes on a one-node cluster', () => {
       expect(response.json()).toEqual({
         status: 'ok',
         memberStatus: 'up',
+        reasons: [],
         self,
         placementStore: { generation: 0, slots: expect.any(Number), baseSlots: 0, documentItems: expect.any(Number) },
         replication: {
