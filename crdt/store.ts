@@ -116,9 +116,7 @@ export class PlacementStore {
   setSlotCheck(check: SlotCheck | undefined): void { this.slotCheck = check; }
 
   /** The generation of the current document; see `compact()`. */
-  get generation(): number {
-    return this.state.gen;
-  }
+  get generation(): number { return this.state.gen; }
 
   /**
    * Writes an explicit placement; it beats every value this replica admitted for the shard. Throws
@@ -290,6 +288,7 @@ export class PlacementStore {
     force: boolean,
   ): Hlc[] {
     this.releaseDue();
+    if (!force) this.admission.assertCanWin(typeName, writes.map(([shardId]) => shardId));
     const map = this.state.mapFor(typeName);
     const index = this.state.indexFor(typeName);
     // The own slot's admitted hlc, or this incarnation's latest write when it is not indexed yet.

@@ -30,6 +30,8 @@ export function forgedCluster(
     readonly basePort?: number;
     readonly store?: Omit<PlacementStoreOptions, 'node'>;
     readonly entityTypes?: ReadonlyMap<string, { readonly numberOfShards: number }>;
+    /** Each replica's wall clock, by index (default the store option's, or Date.now). */
+    readonly clocks?: ReadonlyArray<() => number>;
   } = {},
 ): ForgedCluster {
   const queue: Array<() => void> = [];
@@ -37,7 +39,10 @@ export function forgedCluster(
   const addresses = Array.from({ length: size }, (_, i) => testAddress((options.basePort ?? 41_000) + i));
   const members: MemberInfo[] = addresses.map((address) => memberInfo({ address }));
   const timers = new ManualTimers();
-  const stores = addresses.map((address) => new PlacementStore({ ...options.store, node: address.toString() }));
+  const stores = addresses.map((address, i) => {
+    const now = options.clocks?.[i];
+    return new PlacementStore({ ...options.store, ...(now === undefined ? {} : { now }), node: address.toString() });
+  });
   const transports = new Map(addresses.map((address) => [address.toString(), network.transport(address)]));
   const replications = addresses.map(
     (address, i) =>
