@@ -15,6 +15,8 @@ import type { Membership, MemberStatus } from '../cluster/member.js';
 import type { Transport } from '../cluster/transport.js';
 import { isFamilyMessage, type WireMessage } from '../cluster/wire-message.js';
 import type { Logger } from '../logging.js';
+import type { LogThrottleOptions } from '../logging.js';
+import { aggregatedPeerLog } from './peer-log.js';
 import { PLACEMENT_SYNC_MESSAGES, toSyncFrame, toSyncMessage } from './sync-messages.js';
 
 /** Replicator settings passed through (see PlacementReplicatorOptions for their defaults). */
@@ -28,6 +30,8 @@ export type PlacementReplicationOptions = Pick<
    * this node does not know are bounded only by the store's maxUpdateSlots.
    */
   readonly entityTypes?: () => ReadonlyMap<string, { readonly numberOfShards: number }>;
+  /** How the replicator's per-peer lines (rejected frames, failed sends) are aggregated (peer-log.ts). */
+  readonly peerLog?: LogThrottleOptions;
 };
 
 /** What the sharding runtime needs of a replicated placement store: the replica and when it may take writes. */
@@ -56,7 +60,8 @@ export class PlacementReplication implements ReplicatedPlacements {
     options: PlacementReplicationOptions = {},
   ) {
     transport.register(PLACEMENT_SYNC_MESSAGES);
-    const { entityTypes, ...replicatorOptions } = options;
+    const { entityTypes, peerLog, log, ...rest } = options;
+    const replicatorOptions = log === undefined ? rest : { ...rest, log: aggregatedPeerLog(log, peerLog) };
     if (entityTypes !== undefined) {
       store.setSlotCheck((typeName, shardId) => {
         this.shardCounts ??= entityTypes();

@@ -1,7 +1,8 @@
 // In-process replicas behind PlacementReplication on one MemoryNetwork whose deliveries the test runs
 // (`drain`), plus a forger: a transport at any address that sends placement sync messages of its own
 // making through the real wire encoding. For replaying the attacks of issue 27 without processes.
-import { PlacementStore, type PlacementStoreOptions } from '../../crdt/index.js';
+import { PlacementStore, type PlacementLog, type PlacementStoreOptions } from '../../crdt/index.js';
+import type { LogThrottleOptions } from '../../src/logging.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { MemberInfo } from '../../src/cluster/member.js';
 import { MemoryNetwork, type MemoryTransport } from '../../src/cluster/memory-transport.js';
@@ -30,6 +31,8 @@ export function forgedCluster(
     readonly basePort?: number;
     readonly store?: Omit<PlacementStoreOptions, 'node'>;
     readonly entityTypes?: ReadonlyMap<string, { readonly numberOfShards: number }>;
+    readonly log?: PlacementLog;
+    readonly peerLog?: LogThrottleOptions;
     /** Each replica's wall clock, by index (default the store option's, or Date.now). */
     readonly clocks?: ReadonlyArray<() => number>;
   } = {},
@@ -49,6 +52,8 @@ export function forgedCluster(
       new PlacementReplication(stores[i] as PlacementStore, transports.get(address.toString()) as MemoryTransport, staticMembership(address, () => members), {
         setInterval: timers.setInterval,
         clearInterval: timers.clearInterval,
+        ...(options.log === undefined ? {} : { log: options.log }),
+        ...(options.peerLog === undefined ? {} : { peerLog: options.peerLog }),
         ...(options.entityTypes === undefined ? {} : { entityTypes: () => options.entityTypes as ReadonlyMap<string, { readonly numberOfShards: number }> }),
       }),
   );
