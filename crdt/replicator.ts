@@ -11,6 +11,7 @@ import { generationOf, lacksUpdatesOf } from './wire.js';
 import { assertPeer, checkFrame, defaultSetInterval, frameSize } from './replicator-checks.js';
 import { DurablePlacementStore } from './durable-store.js';
 import { GenerationBound } from './generation-bound.js';
+import { DEFAULT_YIELD_ABOVE_BYTES, FrameInbox, type Defer } from './frame-inbox.js';
 
 /**
  * How the replicator reaches peers. A byte link carries encoded frames (the y-protocols shapes) and calls
@@ -43,6 +44,10 @@ export interface PlacementReplicatorOptions {
    * (N-1)^2 frames per write in a full mesh, a small fanout about 4N. `Infinity` relays to every peer.
    */
   readonly relayFanout?: number;
+  /** A received frame larger than this is handled in a later macrotask (frame-inbox.ts). Default 1 MiB. */
+  readonly yieldAboveBytes?: number;
+  /** How that later macrotask is scheduled; setImmediate by default. */
+  readonly defer?: Defer;
 }
 
 export interface PlacementReplicatorStats {
@@ -103,6 +108,7 @@ export class PlacementReplicator {
   private readonly relayFanout: number;
   private readonly unsubscribe: () => void;
   private readonly durable: DurablePlacementStore | undefined;
+  private readonly inbox: FrameInbox;
   // The peer whose update is being applied, so its own update is not echoed back to it.
   private applyingFrom: string | null = null;
   private closed = false;
@@ -134,6 +140,11 @@ export class PlacementReplicator {
       throw new PlacementStoreError('invalid_option', `relayFanout must be a non-negative integer or Infinity, got ${describe(relayFanout)}`);
     }
     this.relayFanout = relayFanout;
+    const yieldAboveBytes = options.yieldAboveBytes ?? DEFAULT_YIELD_ABOVE_BYTES;
+    if (!Number.isSafeInteger(yieldAboveBytes) || yieldAboveBytes < 0) {
+      throw new PlacementStoreError('invalid_option', `yieldAboveBytes must be a non-negative integer, got ${describe(yieldAboveBytes)}`);
+    }
+    this.inbox = new FrameInbox(yieldAboveBytes, options.defer);
     this.random = options.random ?? Math.random;
     this.log = options.log ?? silentLog;
     this.maxFrameBytes = maxFrameBytes;
@@ -177,19 +188,22 @@ export class PlacementReplicator {
   receive(peer: string, bytes: Uint8Array): void {
     if (this.closed) return;
     this.framesReceived++;
-    this.bytesReceived += bytes instanceof Uint8Array ? bytes.length : 0;
-    this.handle(peer, () => decodeSyncFrame(bytes, this.maxFrameBytes));
+    const size = bytes instanceof Uint8Array ? bytes.length : 0;
+    this.bytesReceived += size;
+    this.inbox.add(size, () => this.handle(peer, () => decodeSyncFrame(bytes, this.maxFrameBytes)));
   }
 
   /** Handles one frame a frame link decoded. Never throws: a bad frame is counted, logged and has no effect. */
   receiveFrame(peer: string, frame: SyncFrame): void {
     if (this.closed) return;
     this.framesReceived++;
-    this.bytesReceived += frameSize(frame);
-    this.handle(peer, () => checkFrame(frame, this.maxFrameBytes));
+    const size = frameSize(frame);
+    this.bytesReceived += size;
+    this.inbox.add(size, () => this.handle(peer, () => checkFrame(frame, this.maxFrameBytes)));
   }
 
   private handle(peer: string, readFrame: () => SyncFrame): void {
+    if (this.closed) return;
     try {
       assertPeer(peer);
       const frame = readFrame();
@@ -268,6 +282,7 @@ export class PlacementReplicator {
     if (this.closed) return;
     this.closed = true;
     this.clearTimer(this.timer);
+    this.inbox.clear();
     this.unsubscribe();
     this.peerSet.clear();
     this.syncListeners.clear();
