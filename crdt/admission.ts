@@ -36,6 +36,7 @@ export class Admission {
   private clockDrift = 0;
   // No held value is due before this wall-clock time: lets due() cost one now() call on the read path.
   private nextDueAt = Infinity;
+  private latestAdmitted = 0;
 
   constructor(
     private readonly node: string,
@@ -51,7 +52,10 @@ export class Admission {
    */
   admit(typeName: string, slot: Slot, where: 'document' | 'base'): boolean {
     const reason = this.problem(slot);
-    if (reason === null) return true;
+    if (reason === null) {
+      if (slot.hlc.wallMs > this.latestAdmitted) this.latestAdmitted = slot.hlc.wallMs;
+      return true;
+    }
     if (reason === 'out_of_range') this.outOfRange++;
     else this.aheadOfClock++;
     this.report(slot, reason);
@@ -81,6 +85,14 @@ export class Admission {
     });
   }
 
+  /**
+   * The greatest wallMs of any remote value that counts here: a lower bound of the writers' clocks, which
+   * a node whose own clock is behind can take its expiries from (at most maxAheadMs ahead of its clock).
+   */
+  get latestAdmittedWallMs(): number {
+    return this.latestAdmitted;
+  }
+
   /** Whether another replica with a clock like this one's would admit a value with `hlc` now. */
   admissible(hlc: Hlc): boolean {
     return inRange(hlc) && !this.ahead(hlc.wallMs);
@@ -102,6 +114,7 @@ export class Admission {
       const dueAt = entry.slot.hlc.wallMs - this.maxAheadMs;
       if (dueAt <= now) {
         this.refused.delete(key);
+        if (entry.slot.hlc.wallMs > this.latestAdmitted) this.latestAdmitted = entry.slot.hlc.wallMs;
         out.push(entry);
       } else {
         this.nextDueAt = Math.min(this.nextDueAt, dueAt);

@@ -112,6 +112,8 @@ export class PlacementStore {
     });
   }
 
+  /** The greatest wallMs of a remote value that counts here (admission.ts); 0 before any. */
+  latestTimestampMs(): number { return this.admission.latestAdmittedWallMs; }
   /** Replaces the options' `slotCheck`: applies to updates that arrive from now on. */
   setSlotCheck(check: SlotCheck | undefined): void { this.slotCheck = check; }
 
@@ -243,13 +245,8 @@ export class PlacementStore {
     return this.state.releasePrevious();
   }
 
-  onUpdate(listener: UpdateListener): () => void {
-    return this.listeners.onUpdate(listener);
-  }
-
-  onChange(listener: ChangeListener): () => void {
-    return this.listeners.onChange(listener);
-  }
+  onUpdate(listener: UpdateListener): () => void { return this.listeners.onUpdate(listener); }
+  onChange(listener: ChangeListener): () => void { return this.listeners.onChange(listener); }
 
   stats(): PlacementStoreStats {
     this.releaseDue();
