@@ -192,7 +192,7 @@ export class Admission {
   }
 
   private problem(slot: Slot): Refusal | null {
-    if (!inRange(slot.hlc)) return 'out_of_range';
+    if (!inRange(slot.hlc) || (slot.over !== undefined && !inRange(slot.over))) return 'out_of_range';
     return slot.writer !== this.node && this.ahead(slot.hlc.wallMs) ? 'ahead_of_clock' : null;
   }
 

@@ -20,9 +20,7 @@ export function readSlot(map: Y.Map<SlotValue>, key: string, shardId: number, wr
     log({ level: 'warn', message: `ignoring malformed placement slot ${JSON.stringify(key)}` });
     return undefined;
   }
-  return decoded.meta === undefined
-    ? { shardId, writer, target: decoded.target, hlc: decoded.hlc }
-    : { shardId, writer, target: decoded.target, hlc: decoded.hlc, meta: decoded.meta };
+  return { shardId, writer, ...decoded };
 }
 
 /** The slot keys `transaction` changed in top-level maps `typeNameOf` can name; other keys are skipped. */

@@ -23,13 +23,14 @@ import {
   checkWrites,
   encodeSlotValue,
   slotKey,
+  type Slot,
   type SlotValue,
   type SlotWrite,
 } from './slots.js';
 import { resolveStoreOptions, type PlacementStoreOptions, type PlacementStoreStats } from './store-options.js';
 import { checkWireUpdate, type SlotCheck } from './update-guard.js';
 import { encodeWireUpdate, type BaseEntries } from './wire.js';
-import { laterHlc, stampWrites } from './write-stamps.js';
+import { laterHlc, stampWrites, type Stamp } from './write-stamps.js';
 
 export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS, DEFAULT_MAX_UPDATE_SLOTS } from './store-options.js';
 export type { PlacementStoreOptions, PlacementStoreStats } from './store-options.js';
@@ -114,8 +115,7 @@ export class PlacementStore {
 
   /** The greatest wallMs of a remote value that counts here (admission.ts); 0 before any. */
   latestTimestampMs(): number { return this.admission.latestAdmittedWallMs; }
-  /** Replaces the options' `slotCheck`: applies to updates that arrive from now on. */
-  setSlotCheck(check: SlotCheck | undefined): void { this.slotCheck = check; }
+  setSlotCheck(check: SlotCheck | undefined): void { this.slotCheck = check; } // replaces the options' slotCheck
 
   /** The generation of the current document; see `compact()`. */
   get generation(): number { return this.state.gen; }
@@ -166,6 +166,8 @@ export class PlacementStore {
     return this.state.existingIndex(typeName)?.snapshot() ?? EMPTY_SNAPSHOT;
   }
 
+  /** The slot `writer` holds for a shard as this replica counts it (tombstones and `over` marks included). */
+  slotOf(typeName: string, shardId: number, writer: string): Slot | undefined { return this.state.existingIndex(typeName)?.slot(shardId, writer); }
   /** Every entity type the document holds, including types learnt only from peers. */
   typeNames(): readonly string[] {
     return this.state.typeNames();
@@ -290,19 +292,21 @@ export class PlacementStore {
     const index = this.state.indexFor(typeName);
     // The own slot's admitted hlc, or this incarnation's latest write when it is not indexed yet.
     const ownBase = (shardId: number) => laterHlc(index.slot(shardId, this.node)?.hlc, this.ownWrites.get(typeName, shardId)?.hlc);
-    const hlcs = stampWrites(typeName, writes.map(([shardId]) => shardId), this.clock, index, ownBase);
+    // Values held here for being far ahead are written over (slots.ts `over`), so they never win later.
+    const held = (shardId: number) => this.admission.heldFor(typeName, shardId)?.hlc;
+    const stamps = stampWrites(typeName, writes.map(([shardId]) => shardId), this.clock, index, ownBase, held);
     const refused = force ? writes.flatMap(([shardId]) => this.admission.takeShard(typeName, shardId)) : [];
     this.state.doc.transact(() => {
       for (const entry of refused) if (entry.where === 'document') deleteSlotIfSame(map, entry.slot);
       writes.forEach(([shardId, target, meta], i) => {
-        const hlc = hlcs[i] as Hlc;
-        map.set(slotKey(shardId, this.node), encodeSlotValue(target, hlc, meta));
-        this.ownWrites.set(typeName, shardId, meta === undefined ? { target, hlc } : { target, hlc, meta });
+        const { hlc, over } = stamps[i] as Stamp;
+        map.set(slotKey(shardId, this.node), encodeSlotValue(target, hlc, meta, over));
+        this.ownWrites.set(typeName, shardId, { target, hlc, ...(meta === undefined ? {} : { meta }), ...(over === undefined ? {} : { over }) });
       });
     }, LOCAL);
     if (force) this.forcedRemovals++;
     this.maybeCompact();
-    return hlcs;
+    return stamps.map((stamp) => stamp.hlc);
   }
 
   /** Moves to `generation`: every shard's winner goes to the base, and an empty document takes over. */

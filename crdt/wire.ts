@@ -13,6 +13,7 @@ import * as Y from 'yjs';
 import type { BaseState } from './base.js';
 import { MAX_NODE_LENGTH, MAX_TARGET_LENGTH, MAX_HLC_COUNTER, PlacementStoreError, nameProblem } from './errors.js';
 import { canonicalMeta, metaKey, metaProblem, MAX_META_FIELDS, MAX_META_STRING_LENGTH, type SlotMeta } from './slot-meta.js';
+import type { Hlc } from './hlc.js';
 import { typeNameProblem, type Slot } from './slots.js';
 
 export interface WireStateVector {
@@ -119,6 +120,7 @@ export function encodeBase(base: BaseState): Uint8Array {
     for (const slot of slots) {
       strings.add(slot.writer);
       if (slot.target !== null) strings.add(slot.target);
+      if (slot.over !== undefined) strings.add(slot.over.node);
     }
   }
   const table = [...strings].sort();
@@ -148,6 +150,19 @@ export function encodeBase(base: BaseState): Uint8Array {
         encoding.writeVarUint(encoder, slot.meta === undefined ? 0 : (metaIndexOf.get(metaKey(slot.meta)) as number) + 1);
       }
     });
+    // Override marks (slots.ts `over`) trail the slots, and only when there are any: a base without them
+    // encodes (and digests) as before.
+    const overs: Array<readonly [number, number, Hlc]> = [];
+    slotsByType.forEach((slots, t) => slots.forEach((slot, i) => slot.over !== undefined && overs.push([t, i, slot.over])));
+    if (overs.length === 0) return;
+    encoding.writeVarUint(encoder, overs.length);
+    for (const [t, i, over] of overs) {
+      encoding.writeVarUint(encoder, t);
+      encoding.writeVarUint(encoder, i);
+      encoding.writeVarUint(encoder, over.wallMs);
+      encoding.writeVarUint(encoder, over.counter);
+      encoding.writeVarUint(encoder, indexOf.get(over.node) as number);
+    }
   });
 }
 
@@ -204,8 +219,34 @@ function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean): Bas
     }
     types.push({ typeName, slots });
   }
+  if (decoding.hasContent(decoder) && types.some(({ slots }) => slots.length > 0)) {
+    readOvers(decoder, types, (index) => string(index, 'over mark node', MAX_NODE_LENGTH));
+  }
   if (decoding.hasContent(decoder)) throw new Error('base has trailing bytes');
   return types;
+}
+
+/** The override marks after a base's slots: each names a slot by type and position, once, in order. */
+function readOvers(decoder: decoding.Decoder, types: BaseEntries[], node: (index: number) => string): void {
+  const total = types.reduce((sum, { slots }) => sum + slots.length, 0);
+  const count = decoding.readVarUint(decoder);
+  if (count < 1 || count > total) throw new Error(`base has ${count} override marks for ${total} slots`);
+  let last = -1;
+  for (let n = 0; n < count; n++) {
+    const t = decoding.readVarUint(decoder);
+    const i = decoding.readVarUint(decoder);
+    const wallMs = decoding.readVarUint(decoder);
+    const counter = decoding.readVarUint(decoder);
+    const over = Object.freeze({ wallMs, counter, node: node(decoding.readVarUint(decoder)) });
+    const slots = types[t]?.slots as Slot[] | undefined;
+    const slot = slots?.[i];
+    if (slots === undefined || slot === undefined) throw new Error(`base override mark names no slot (${t}, ${i})`);
+    const position = t * (total + 1) + i;
+    if (position <= last) throw new Error('base override marks are not in slot order');
+    last = position;
+    if (!Number.isSafeInteger(wallMs) || counter > MAX_HLC_COUNTER) throw new Error('base override mark has an impossible timestamp');
+    slots[i] = Object.freeze({ ...slot, over });
+  }
 }
 
 /** The base's meta records, each length-checked before it is parsed and validated after. */
