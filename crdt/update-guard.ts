@@ -80,9 +80,9 @@ export class SlotBudget {
  * returns it with the entity types its document names. Throws a typed error otherwise.
  */
 export function checkWireUpdate(bytes: Uint8Array, maxStructs: number, limits: SlotLimits | undefined): { wire: WireUpdate; typeNames: ReadonlySet<string> } {
-  const wire = decodeWireUpdate(bytes, maxStructs);
   const slots = limits === undefined ? undefined : new SlotBudget(limits);
-  for (const { typeName, slots: baseSlots } of wire.base ?? []) for (const slot of baseSlots) slots?.take(typeName, slot.shardId);
+  // Base slots are checked as they are decoded: a forged base of a million slots stops at the first bad one.
+  const wire = decodeWireUpdate(bytes, maxStructs, slots === undefined ? undefined : (typeName, shardId) => slots.take(typeName, shardId));
   return { wire, typeNames: wire.doc === undefined ? new Set() : checkUpdate(wire.doc, maxStructs, slots) };
 }
 

@@ -67,13 +67,13 @@ export function encodeWireUpdate(generation: number, base: Uint8Array | undefine
 }
 
 /** Decodes and validates the envelope and the base; the Yjs part is checked by update-guard.ts. */
-export function decodeWireUpdate(bytes: Uint8Array, maxBaseSlots: number): WireUpdate {
+export function decodeWireUpdate(bytes: Uint8Array, maxBaseSlots: number, onSlot?: (typeName: string, shardId: number) => void): WireUpdate {
   return strictly(bytes, 'malformed_update', 'update', (decoder) => {
     const generation = readGeneration(decoder);
     const flags = decoding.readVarUint(decoder);
     if ((flags & ~(HAS_BASE | HAS_DOC | BASE_WITH_META)) !== 0) throw new Error(`unknown flags ${flags}`);
     const withMeta = (flags & BASE_WITH_META) !== 0;
-    const base = (flags & HAS_BASE) === 0 ? undefined : decodeBase(decoding.readVarUint8Array(decoder), maxBaseSlots, withMeta);
+    const base = (flags & HAS_BASE) === 0 ? undefined : decodeBase(decoding.readVarUint8Array(decoder), maxBaseSlots, withMeta, onSlot);
     const doc = (flags & HAS_DOC) === 0 ? undefined : decoding.readVarUint8Array(decoder);
     return { generation, base, doc };
   });
@@ -172,7 +172,8 @@ export function baseDigest(base: BaseState): Uint8Array {
   return base.cachedDigest(() => new Uint8Array(createHash('sha256').update(encodeBase(base)).digest()));
 }
 
-function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean): BaseEntries[] {
+/** `onSlot` sees each slot as it is read, so a check of it can stop a huge base early (by throwing). */
+function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean, onSlot?: (typeName: string, shardId: number) => void): BaseEntries[] {
   const decoder = decoding.createDecoder(bytes);
   const stringCount = decoding.readVarUint(decoder);
   if (stringCount > 2 * maxSlots) throw new Error(`base has more than ${2 * maxSlots} strings`);
@@ -206,6 +207,7 @@ function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean): Bas
       const counter = decoding.readVarUint(decoder);
       const metaRef = withMeta ? decoding.readVarUint(decoder) : 0;
       if (!Number.isSafeInteger(shardId)) throw new Error('base slot has an impossible shard id');
+      onSlot?.(typeName, shardId);
       if (!Number.isSafeInteger(wallMs) || counter > MAX_HLC_COUNTER) throw new Error('base slot has an impossible timestamp');
       const hlc = Object.freeze({ wallMs, counter, node: writer });
       if (metaRef === 0) {
@@ -278,6 +280,7 @@ function strictly<T>(bytes: Uint8Array, code: 'malformed_update' | 'malformed_st
     if (decoding.hasContent(decoder)) throw new Error(`${bytes.length - decoder.pos} trailing bytes`);
     return value;
   } catch (cause) {
+    if (cause instanceof PlacementStoreError) throw cause; // a caller's check (onSlot) said why already
     throw new PlacementStoreError(code, `placement ${what} rejected: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
 }
