@@ -33,6 +33,8 @@ const slotArb = fc.record({
   target: fc.option(fc.constantFrom('app@10.0.0.9:1', 'app@10.0.0.8:1'), { nil: null }),
   wallMs: wallArb,
   counter: fc.integer({ min: 0, max: MAX_HLC_COUNTER }),
+  // An override mark (slots.ts `over`), as a write made over a held value carries: any timestamp at all.
+  over: fc.option(fc.record({ wallMs: wallArb, counter: fc.integer({ min: 0, max: MAX_HLC_COUNTER }), node: fc.constantFrom('mallory', 'm2', 'x') }), { nil: undefined }),
 });
 const forgeryArb = fc.record({
   kind: fc.constantFrom('PlacementUpdate', 'PlacementSyncStep2', 'PlacementSyncStep1'),
@@ -53,7 +55,10 @@ type Slot = Forgery['base'][number];
 function baseOf(slots: readonly Slot[]): Uint8Array | undefined {
   if (slots.length === 0) return undefined;
   const base = new BaseState();
-  for (const s of slots) base.merge('T', { shardId: s.shardId, writer: s.writer, target: s.target, hlc: { wallMs: s.wallMs, counter: s.counter, node: s.writer } });
+  for (const s of slots) {
+    const slot = { shardId: s.shardId, writer: s.writer, target: s.target, hlc: { wallMs: s.wallMs, counter: s.counter, node: s.writer } };
+    base.merge('T', s.over === undefined ? slot : { ...slot, over: s.over });
+  }
   return encodeBase(base);
 }
 
@@ -63,7 +68,10 @@ function docOf(slots: readonly Slot[], clientId: number): Uint8Array | undefined
   const doc = new Y.Doc();
   doc.clientID = clientId;
   const map = doc.getMap('T');
-  for (const s of slots) map.set(`${s.shardId}\u0000${s.writer}`, [s.target, s.wallMs, s.counter]);
+  for (const s of slots) {
+    const value = s.over === undefined ? [s.target, s.wallMs, s.counter] : [s.target, s.wallMs, s.counter, null, [s.over.wallMs, s.over.counter, s.over.node]];
+    map.set(`${s.shardId}\u0000${s.writer}`, value);
+  }
   return Y.encodeStateAsUpdateV2(doc);
 }
 
