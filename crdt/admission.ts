@@ -8,7 +8,7 @@
 // dropping one would stall that writer for good) but are never a winner nor a base for a successor.
 // Every replica ends up admitting the same values (all in-range ones, once its clock has passed them),
 // so replicas with sane clocks converge.
-import { MAX_HLC_COUNTER, MAX_HLC_WALL_MS } from './errors.js';
+import { MAX_HLC_COUNTER, MAX_HLC_WALL_MS, PlacementStoreError } from './errors.js';
 import type { Hlc } from './hlc.js';
 import type { PlacementLog } from './log.js';
 import { compareSlots, type Slot } from './slots.js';
@@ -36,6 +36,7 @@ export class Admission {
   private clockDrift = 0;
   // No held value is due before this wall-clock time: lets due() cost one now() call on the read path.
   private nextDueAt = Infinity;
+  private latestAdmitted = 0;
 
   constructor(
     private readonly node: string,
@@ -51,7 +52,10 @@ export class Admission {
    */
   admit(typeName: string, slot: Slot, where: 'document' | 'base'): boolean {
     const reason = this.problem(slot);
-    if (reason === null) return true;
+    if (reason === null) {
+      if (slot.hlc.wallMs > this.latestAdmitted) this.latestAdmitted = slot.hlc.wallMs;
+      return true;
+    }
     if (reason === 'out_of_range') this.outOfRange++;
     else this.aheadOfClock++;
     this.report(slot, reason);
@@ -81,6 +85,14 @@ export class Admission {
     });
   }
 
+  /**
+   * The greatest wallMs of any remote value that counts here: a lower bound of the writers' clocks, which
+   * a node whose own clock is behind can take its expiries from (at most maxAheadMs ahead of its clock).
+   */
+  get latestAdmittedWallMs(): number {
+    return this.latestAdmitted;
+  }
+
   /** Whether another replica with a clock like this one's would admit a value with `hlc` now. */
   admissible(hlc: Hlc): boolean {
     return inRange(hlc) && !this.ahead(hlc.wallMs);
@@ -102,12 +114,50 @@ export class Admission {
       const dueAt = entry.slot.hlc.wallMs - this.maxAheadMs;
       if (dueAt <= now) {
         this.refused.delete(key);
+        if (entry.slot.hlc.wallMs > this.latestAdmitted) this.latestAdmitted = entry.slot.hlc.wallMs;
         out.push(entry);
       } else {
         this.nextDueAt = Math.min(this.nextDueAt, dueAt);
       }
     }
     return out;
+  }
+
+  /** The latest value held (ahead of the clock) for a shard, if any: a local write could not beat it. */
+  heldFor(typeName: string, shardId: number): Slot | undefined {
+    let latest: Slot | undefined;
+    for (const entry of this.refused.values()) {
+      if (entry.reason !== 'ahead_of_clock' || entry.typeName !== typeName || entry.slot.shardId !== shardId) continue;
+      if (latest === undefined || compareSlots(entry.slot, latest) > 0) latest = entry.slot;
+    }
+    return latest;
+  }
+
+  /**
+   * Throws `clock_skew` (before anything is written) when this replica holds a value for one of the shards
+   * that is ahead of its clock by more than maxAheadMs but less than twice that: most likely this node's
+   * clock is behind (the value is the cluster's), so its write would lose to that value on every replica
+   * whose clock is right, and acknowledging it would be a lie. A value further ahead is a broken or hostile
+   * clock elsewhere: refusing writes then would let it freeze the shard, so they are taken (and win on
+   * every replica with a sane clock).
+   */
+  assertCanWin(typeName: string, shardIds: readonly number[]): void {
+    if (this.refused.size === 0) return;
+    const now = this.wall();
+    if (now === undefined) return;
+    for (const shardId of shardIds) {
+      const held = this.heldFor(typeName, shardId);
+      if (held === undefined) continue;
+      const aheadMs = held.hlc.wallMs - now;
+      if (aheadMs > 2 * this.maxAheadMs) continue;
+      throw new PlacementStoreError(
+        'clock_skew',
+        `cannot write ${typeName} shard ${shardId}: this node holds a value for it written by ${JSON.stringify(held.writer)} ` +
+          `${aheadMs} ms ahead of this node's clock (more than ${this.maxAheadMs} ms), and a write here would lose to it ` +
+          `wherever the clock has reached it. Fix the clock that is wrong (NTP on ${JSON.stringify(held.writer)} or on this node), ` +
+          `or remove the shard's placement with force to delete the held value; nothing was written`,
+      );
+    }
   }
 
   /** Refused values of one shard (force removal deletes them); base ones are dropped here as well. */
@@ -142,7 +192,7 @@ export class Admission {
   }
 
   private problem(slot: Slot): Refusal | null {
-    if (!inRange(slot.hlc)) return 'out_of_range';
+    if (!inRange(slot.hlc) || (slot.over !== undefined && !inRange(slot.over))) return 'out_of_range';
     return slot.writer !== this.node && this.ahead(slot.hlc.wallMs) ? 'ahead_of_clock' : null;
   }
 

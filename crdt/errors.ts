@@ -32,6 +32,10 @@ export type PlacementStoreErrorCode =
   | 'malformed_state_vector'
   | 'invalid_hlc'
   | 'hlc_out_of_range'
+  | 'implausible_generation'
+  | 'shard_out_of_range'
+  | 'too_many_slots'
+  | 'clock_skew'
   | 'invalid_option';
 
 /** An Error that says what went wrong as a `code` callers can switch on; each subclass names itself. */

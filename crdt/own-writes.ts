@@ -2,12 +2,13 @@
 // an earlier incarnation of the same node (another Yjs client writing the same slot key).
 import { compareHlc, type Hlc } from './hlc.js';
 import type { SlotMeta } from './slot-meta.js';
-import type { Slot } from './slots.js';
+import { compareSlots, type Slot } from './slots.js';
 
 export interface OwnWrite {
   readonly target: string | null;
   readonly hlc: Hlc;
   readonly meta?: SlotMeta;
+  readonly over?: Hlc;
 }
 
 export class OwnWrites {
@@ -40,7 +41,7 @@ export class OwnWrites {
     const mine = this.get(typeName, shardId);
     if (mine === undefined) return undefined;
     if (own !== undefined && compareHlc(own.hlc, mine.hlc) >= 0) return undefined;
-    if (winner !== undefined && compareHlc(winner.hlc, mine.hlc) > 0) {
+    if (winner !== undefined && compareSlots(winner, { ...mine, shardId, writer: mine.hlc.node }) > 0) {
       this.delete(typeName, shardId);
       return undefined;
     }

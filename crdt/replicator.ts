@@ -11,6 +11,8 @@ import { generationOf, lacksUpdatesOf } from './wire.js';
 import { assertPeer, checkFrame, defaultSetInterval, frameSize } from './replicator-checks.js';
 import type { PlacementDurability } from './durability.js';
 import { UnreplicatedWrites } from './unreplicated-writes.js';
+import { GenerationBound } from './generation-bound.js';
+import { DEFAULT_YIELD_ABOVE_BYTES, FrameInbox, type Defer } from './frame-inbox.js';
 
 /**
  * How the replicator reaches peers. A byte link carries encoded frames (the y-protocols shapes) and calls
@@ -52,6 +54,10 @@ export interface PlacementReplicatorOptions {
    * (N-1)^2 frames per write in a full mesh, a small fanout about 4N. `Infinity` relays to every peer.
    */
   readonly relayFanout?: number;
+  /** A received frame larger than this is handled in a later macrotask (frame-inbox.ts). Default 1 MiB. */
+  readonly yieldAboveBytes?: number;
+  /** How that later macrotask is scheduled; setImmediate by default. */
+  readonly defer?: Defer;
 }
 
 /** Counters of a replicator's traffic and rejections, for health and metrics. */
@@ -110,8 +116,9 @@ export class PlacementReplicator {
   // Peers whose full diff (sync step 2) this replica has applied: it has seen everything they had.
   private readonly synced = new Set<string>();
   private readonly syncListeners = new Set<(peer: string) => void>();
-  // The latest generation each peer showed: the previous document is released once none is behind.
-  private readonly peerGenerations = new Map<string, number>();
+  // The latest generation each peer showed, within bounds (generation-bound.ts): the previous document is
+  // released once none is behind.
+  private readonly generations = new GenerationBound();
   private readonly peerStates = new Map<string, PeerState>();
   private readonly unreplicated = new UnreplicatedWrites(Date.now);
   private readonly random: () => number;
@@ -122,6 +129,7 @@ export class PlacementReplicator {
   private readonly relayFanout: number;
   private readonly unsubscribe: () => void;
   private readonly durable: PlacementDurability | undefined;
+  private readonly inbox: FrameInbox;
   // The peer whose update is being applied, so its own update is not echoed back to it.
   private applyingFrom: string | null = null;
   private closed = false;
@@ -153,6 +161,11 @@ export class PlacementReplicator {
       throw new PlacementStoreError('invalid_option', `relayFanout must be a non-negative integer or Infinity, got ${describe(relayFanout)}`);
     }
     this.relayFanout = relayFanout;
+    const yieldAboveBytes = options.yieldAboveBytes ?? DEFAULT_YIELD_ABOVE_BYTES;
+    if (!Number.isSafeInteger(yieldAboveBytes) || yieldAboveBytes < 0) {
+      throw new PlacementStoreError('invalid_option', `yieldAboveBytes must be a non-negative integer, got ${describe(yieldAboveBytes)}`);
+    }
+    this.inbox = new FrameInbox(yieldAboveBytes, options.defer);
     this.random = options.random ?? Math.random;
     this.log = options.log ?? silentLog;
     this.maxFrameBytes = maxFrameBytes;
@@ -174,7 +187,7 @@ export class PlacementReplicator {
 
   removePeer(peer: string): void {
     this.peerSet.delete(peer);
-    this.peerGenerations.delete(peer);
+    this.generations.forget(peer);
     this.peerStates.delete(peer);
   }
 
@@ -196,22 +209,28 @@ export class PlacementReplicator {
   receive(peer: string, bytes: Uint8Array): void {
     if (this.closed) return;
     this.framesReceived++;
-    this.bytesReceived += bytes instanceof Uint8Array ? bytes.length : 0;
-    this.handle(peer, () => decodeSyncFrame(bytes, this.maxFrameBytes));
+    const size = bytes instanceof Uint8Array ? bytes.length : 0;
+    this.bytesReceived += size;
+    this.inbox.add(size, () => this.handle(peer, () => decodeSyncFrame(bytes, this.maxFrameBytes)));
   }
 
   /** Handles one frame a frame link decoded. Never throws: a bad frame is counted, logged and has no effect. */
   receiveFrame(peer: string, frame: SyncFrame): void {
     if (this.closed) return;
     this.framesReceived++;
-    this.bytesReceived += frameSize(frame);
-    this.handle(peer, () => checkFrame(frame, this.maxFrameBytes));
+    const size = frameSize(frame);
+    this.bytesReceived += size;
+    this.inbox.add(size, () => this.handle(peer, () => checkFrame(frame, this.maxFrameBytes)));
   }
 
   private handle(peer: string, readFrame: () => SyncFrame): void {
+    if (this.closed) return;
     try {
       assertPeer(peer);
       const frame = readFrame();
+      const claimed = generationOf(frame.kind === 'step1' ? frame.stateVector : frame.update);
+      // An undecodable generation is rejected by the decoding below.
+      const verdict = claimed === undefined ? 'accept' : this.generations.judge(peer, this.peerSet.has(peer), claimed, this.store.generation);
       if (frame.kind === 'step1') {
         const stateVector = frame.stateVector;
         const answer = (): void => {
@@ -221,9 +240,15 @@ export class PlacementReplicator {
         if (this.durable !== undefined) this.durable.whenIdle(answer);
         else answer();
         this.notePeer(peer, frame.stateVector);
-        const generation = this.notePeerGeneration(peer, frame.stateVector);
+        const generation = claimed ?? 0;
         // The peer compacted: ask it for its new document (this replica's placements went along, as a base).
         if (generation > this.store.generation) this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
+        return;
+      }
+      if (verdict === 'defer') {
+        // A member more than one generation ahead: ask again, each answer lets this replica accept one more.
+        this.notePeer(peer, undefined);
+        this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
         return;
       }
       const before = this.store.generation;
@@ -233,7 +258,7 @@ export class PlacementReplicator {
       } finally {
         this.applyingFrom = null;
       }
-      const generation = this.notePeerGeneration(peer, frame.update);
+      const generation = claimed ?? 0;
       this.notePeer(peer, undefined);
       if (frame.kind === 'step2') this.markSynced(peer);
       else if (generation > before || generation < this.store.generation) {
@@ -278,6 +303,7 @@ export class PlacementReplicator {
     if (this.closed) return;
     this.closed = true;
     this.clearTimer(this.timer);
+    this.inbox.clear();
     this.unsubscribe();
     this.peerSet.clear();
     this.syncListeners.clear();
@@ -318,15 +344,9 @@ export class PlacementReplicator {
     if (stateVector !== undefined) state.stateVector = stateVector;
   }
 
-  private notePeerGeneration(peer: string, bytes: Uint8Array): number {
-    const generation = generationOf(bytes) ?? 0;
-    if (this.peerSet.has(peer)) this.peerGenerations.set(peer, Math.max(generation, this.peerGenerations.get(peer) ?? 0));
-    return generation;
-  }
-
   private releaseCaughtUpGeneration(): void {
     const current = this.store.generation;
-    for (const peer of this.peerSet) if ((this.peerGenerations.get(peer) ?? 0) < current) return;
+    for (const peer of this.peerSet) if (this.generations.of(peer) < current) return;
     this.store.releasePreviousGeneration();
   }
 

@@ -3,12 +3,12 @@
 // incarnation hid, in one follow-up transaction, and finally tell the change listeners.
 import type * as Y from 'yjs';
 import type { Generations } from './generations.js';
-import { compareHlc, type HybridLogicalClock, type Hlc } from './hlc.js';
+import type { HybridLogicalClock, Hlc } from './hlc.js';
 import type { StoreListeners } from './listeners.js';
 import type { PlacementLog } from './log.js';
 import type { OwnWrite, OwnWrites } from './own-writes.js';
 import type { SlotChange } from './snapshot.js';
-import { encodeSlotValue, slotKey, type SlotValue } from './slots.js';
+import { compareSlots, encodeSlotValue, slotKey, type SlotValue } from './slots.js';
 
 /** What settling slot changes leaves to do once the indexes are up to date. */
 export interface Settlement {
@@ -61,7 +61,7 @@ export class Settler {
         lost = undefined;
       }
       if (lost !== undefined) work.repairs.push({ map, shardId, write: lost });
-      else if (own !== undefined && winner !== undefined && compareHlc(winner.hlc, own.hlc) > 0) {
+      else if (own !== undefined && winner !== undefined && compareSlots(winner, own) > 0) {
         work.prunes.push({ map, typeName, shardId });
       }
     }
@@ -82,7 +82,7 @@ export class Settler {
           }
         }
         for (const { map, shardId, write } of repairs) {
-          map.set(slotKey(shardId, node), encodeSlotValue(write.target, write.hlc, write.meta));
+          map.set(slotKey(shardId, node), encodeSlotValue(write.target, write.hlc, write.meta, write.over));
           this.repairedSlots++;
         }
       }, localOrigin);

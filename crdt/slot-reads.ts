@@ -2,7 +2,7 @@
 // grouped by entity type (before the timestamp rule decides which of them count).
 import * as Y from 'yjs';
 import type { PlacementLog } from './log.js';
-import { decodeSlotValue, parseSlotKey, type Slot, type SlotValue } from './slots.js';
+import { compareSlots, decodeSlotValue, parseSlotKey, slotKey, type Slot, type SlotValue } from './slots.js';
 
 /** A changed slot key: its new content, or undefined when the key was deleted. */
 export interface ChangedSlot {
@@ -20,9 +20,7 @@ export function readSlot(map: Y.Map<SlotValue>, key: string, shardId: number, wr
     log({ level: 'warn', message: `ignoring malformed placement slot ${JSON.stringify(key)}` });
     return undefined;
   }
-  return decoded.meta === undefined
-    ? { shardId, writer, target: decoded.target, hlc: decoded.hlc }
-    : { shardId, writer, target: decoded.target, hlc: decoded.hlc, meta: decoded.meta };
+  return { shardId, writer, ...decoded };
 }
 
 /** The slot keys `transaction` changed in top-level maps `typeNameOf` can name; other keys are skipped. */
@@ -45,4 +43,12 @@ export function changedSlots(
     out.push({ typeName, slots });
   }
   return out;
+}
+
+/** Deletes the slot's key when it still holds exactly `slot` (a force removal of a refused value). */
+export function deleteSlotIfSame(map: Y.Map<SlotValue>, slot: Slot): void {
+  const key = slotKey(slot.shardId, slot.writer);
+  const current = decodeSlotValue(map.get(key), slot.writer);
+  if (current === null || compareSlots({ ...slot, ...current }, slot) !== 0) return;
+  map.delete(key);
 }

@@ -22,7 +22,11 @@ const CANONICAL_SHARD = /^(?:0|[1-9][0-9]{0,15})$/;
  */
 export type SlotValue =
   | readonly [target: string | null, wallMs: number, counter: number]
-  | readonly [target: string, wallMs: number, counter: number, meta: SlotMeta];
+  | readonly [target: string, wallMs: number, counter: number, meta: SlotMeta]
+  | readonly [target: string | null, wallMs: number, counter: number, meta: SlotMeta | null, over: OverValue];
+
+/** An override mark as stored: the timestamp of the held value a write was made over (see Slot.over). */
+export type OverValue = readonly [wallMs: number, counter: number, node: string];
 
 /** One decoded slot. */
 export interface Slot {
@@ -32,14 +36,29 @@ export interface Slot {
   readonly hlc: Hlc;
   /** Present only with a target, and only when the writer gave one. */
   readonly meta?: SlotMeta;
+  /**
+   * Set when the writer held a value of this shard too far ahead of its clock (admission.ts) and wrote over
+   * it: the greatest such timestamp, carried on by later writes of the shard. The slot then ranks at this
+   * timestamp, just above any slot whose own timestamp it is, so that value never overrides the write on
+   * any replica, whatever the clocks do later (compareSlots).
+   */
+  readonly over?: Hlc;
 }
 
 /**
- * Orders slots of one shard: by hlc, and for the same hlc (one node writing twice at one instant, possible
- * only across a restart with a clock set back) by target, a tombstone lowest, then by meta, so every replica
- * picks the same.
+ * Orders slots of one shard: by rank (the `over` mark when it is greater than the hlc, else the hlc), a slot
+ * ranked by its mark above one ranked by its own hlc, then by hlc, and for the same hlc (one node writing
+ * twice at one instant, possible only across a restart with a clock set back) by target, a tombstone lowest,
+ * then by meta, so every replica picks the same. Without marks this is the plain hlc order.
  */
 export function compareSlots(a: Slot, b: Slot): number {
+  const aMarked = marked(a);
+  const bMarked = marked(b);
+  if (aMarked || bMarked) {
+    const byRank = compareHlc(rankOf(a), rankOf(b));
+    if (byRank !== 0) return byRank;
+    if (aMarked !== bMarked) return aMarked ? 1 : -1;
+  }
   const byHlc = compareHlc(a.hlc, b.hlc);
   if (byHlc !== 0) return byHlc;
   if (a.target !== b.target) {
@@ -47,6 +66,16 @@ export function compareSlots(a: Slot, b: Slot): number {
     return a.target < b.target ? -1 : 1;
   }
   return compareMeta(a.meta, b.meta);
+}
+
+/** Whether the slot ranks by its `over` mark (the mark is greater than its own timestamp). */
+function marked(slot: Slot): boolean {
+  return slot.over !== undefined && compareHlc(slot.over, slot.hlc) > 0;
+}
+
+/** The timestamp a slot ranks at: its `over` mark when greater than its hlc, else its hlc. */
+export function rankOf(slot: Pick<Slot, 'hlc' | 'over'>): Hlc {
+  return slot.over !== undefined && compareHlc(slot.over, slot.hlc) > 0 ? slot.over : slot.hlc;
 }
 
 export function slotKey(shardId: number, writer: string): string {
@@ -67,26 +96,42 @@ export function parseSlotKey(key: string): { readonly shardId: number; readonly 
 }
 
 /** `meta` must have passed assertMeta; it is stored canonical (keys sorted). A tombstone drops it. */
-export function encodeSlotValue(target: string | null, hlc: Hlc, meta?: SlotMeta): SlotValue {
-  if (target === null || meta === undefined) return [target, hlc.wallMs, hlc.counter];
-  return [target, hlc.wallMs, hlc.counter, canonicalMeta(meta)];
+export function encodeSlotValue(target: string | null, hlc: Hlc, meta?: SlotMeta, over?: Hlc): SlotValue {
+  const kept = target === null || meta === undefined ? undefined : canonicalMeta(meta);
+  if (over !== undefined) return [target, hlc.wallMs, hlc.counter, kept ?? null, [over.wallMs, over.counter, over.node]];
+  if (target === null || kept === undefined) return [target, hlc.wallMs, hlc.counter];
+  return [target, hlc.wallMs, hlc.counter, kept];
 }
 
 /** The slot's content with its timestamp (node = writer), or null when `value` is not a well-formed slot value. */
 export function decodeSlotValue(
   value: unknown,
   writer: string,
-): { readonly target: string | null; readonly hlc: Hlc; readonly meta?: SlotMeta } | null {
+): { readonly target: string | null; readonly hlc: Hlc; readonly meta?: SlotMeta; readonly over?: Hlc } | null {
   if (!isSlotValue(value)) return null;
   const hlc = Object.freeze({ wallMs: value[1], counter: value[2], node: writer });
-  return value.length === 4 ? { target: value[0], hlc, meta: canonicalMeta(value[3]) } : { target: value[0], hlc };
+  const meta = value.length >= 4 && value[3] !== null && value[3] !== undefined ? canonicalMeta(value[3]) : undefined;
+  const over = value.length === 5 ? Object.freeze({ wallMs: value[4][0], counter: value[4][1], node: value[4][2] }) : undefined;
+  return { target: value[0], hlc, ...(meta === undefined ? {} : { meta }), ...(over === undefined ? {} : { over }) };
 }
 
 export function isSlotValue(value: unknown): value is SlotValue {
-  if (!Array.isArray(value) || (value.length !== 3 && value.length !== 4)) return false;
-  const [target, wallMs, counter, meta] = value as unknown[];
+  if (!Array.isArray(value) || value.length < 3 || value.length > 5) return false;
+  const [target, wallMs, counter, meta, over] = value as unknown[];
   if (target !== null && nameProblem(target, MAX_TARGET_LENGTH) !== null) return false;
   if (value.length === 4 && (target === null || metaProblem(meta) !== null)) return false;
+  if (value.length === 5 && meta !== null && (target === null || metaProblem(meta) !== null)) return false;
+  if (value.length === 5 && !isOverValue(over)) return false;
+  return isStamp(wallMs, counter);
+}
+
+function isOverValue(value: unknown): value is OverValue {
+  if (!Array.isArray(value) || value.length !== 3) return false;
+  const [wallMs, counter, node] = value as unknown[];
+  return isStamp(wallMs, counter) && nameProblem(node, MAX_NODE_LENGTH) === null;
+}
+
+function isStamp(wallMs: unknown, counter: unknown): boolean {
   if (typeof wallMs !== 'number' || !Number.isSafeInteger(wallMs) || wallMs < 0) return false;
   return typeof counter === 'number' && Number.isInteger(counter) && counter >= 0 && counter <= MAX_HLC_COUNTER;
 }

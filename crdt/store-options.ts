@@ -2,6 +2,7 @@
 import { MAX_NODE_LENGTH, MAX_UPDATE_STRUCTS, PlacementStoreError, describe, nameProblem } from './errors.js';
 import { DEFAULT_MAX_DRIFT_MS } from './hlc.js';
 import { silentLog, type PlacementLog } from './log.js';
+import type { SlotCheck } from './update-guard.js';
 
 /** Options of a PlacementStore; only `node` is required. */
 export interface PlacementStoreOptions {
@@ -25,10 +26,24 @@ export interface PlacementStoreOptions {
    * `Infinity` leaves compaction to explicit `compact()` calls.
    */
   readonly compactAfterItems?: number;
+  /**
+   * Remote updates that bring more slots at once (keys new to the document plus base slots) are rejected
+   * (`too_many_slots`). Default DEFAULT_MAX_UPDATE_SLOTS (200,000): a full sync carries one base slot per
+   * shard and writer-slot, so raise it for clusters with more shards than that.
+   */
+  readonly maxUpdateSlots?: number;
+  /**
+   * Says why a remote slot may not exist (say, a shard id beyond its type's shard count), or null; an
+   * update with such a slot is rejected (`shard_out_of_range`). The store knows nothing of shard counts:
+   * whoever does passes this (or sets it later, `setSlotCheck`).
+   */
+  readonly slotCheck?: SlotCheck;
 }
 
 /** History items after which a store compacts by itself (100,000), when they also outnumber live slots four to one. */
 export const DEFAULT_COMPACT_AFTER_ITEMS = 100_000;
+/** New slots (document keys plus base slots) one peer update may add at most (200,000); over it, refused. */
+export const DEFAULT_MAX_UPDATE_SLOTS = 200_000;
 /**
  * Why not maxDriftMs: a node whose clock is an hour behind must still show, and override by successor,
  * what its peers write; from one replica, "my clock is behind" and "their clock is ahead" look the same.
@@ -85,6 +100,8 @@ export interface ResolvedStoreOptions {
   readonly log: PlacementLog;
   readonly maxUpdateStructs: number;
   readonly compactAfterItems: number;
+  readonly maxUpdateSlots: number;
+  readonly slotCheck: SlotCheck | undefined;
 }
 
 /** Validates options (throwing `invalid_option`) and fills in defaults. */
@@ -102,6 +119,13 @@ export function resolveStoreOptions(options: PlacementStoreOptions): ResolvedSto
   if (compactAfterItems !== Infinity && (!Number.isSafeInteger(compactAfterItems) || compactAfterItems < 1)) {
     throw new PlacementStoreError('invalid_option', `compactAfterItems must be a positive integer or Infinity, got ${describe(compactAfterItems)}`);
   }
+  const maxUpdateSlots = options.maxUpdateSlots ?? DEFAULT_MAX_UPDATE_SLOTS;
+  if (!Number.isSafeInteger(maxUpdateSlots) || maxUpdateSlots < 1) {
+    throw new PlacementStoreError('invalid_option', `maxUpdateSlots must be a positive integer, got ${describe(maxUpdateSlots)}`);
+  }
+  if (options.slotCheck !== undefined && typeof options.slotCheck !== 'function') {
+    throw new PlacementStoreError('invalid_option', `slotCheck must be a function, got ${describe(options.slotCheck)}`);
+  }
   const maxDriftMs = options.maxDriftMs ?? DEFAULT_MAX_DRIFT_MS;
   if (!Number.isFinite(maxDriftMs) || maxDriftMs < 0) {
     throw new PlacementStoreError('invalid_option', `maxDriftMs must be a finite number >= 0, got ${describe(maxDriftMs)}`);
@@ -118,6 +142,8 @@ export function resolveStoreOptions(options: PlacementStoreOptions): ResolvedSto
     log: safeLog(options.log ?? silentLog),
     maxUpdateStructs,
     compactAfterItems,
+    maxUpdateSlots,
+    slotCheck: options.slotCheck,
   };
 }
 

@@ -4,7 +4,7 @@
 // (generations.ts) and starts an empty document of the next generation, so the history a replica holds
 // and sends is bounded by what changed since then, not by everything ever written.
 import * as Y from 'yjs';
-import { Admission, type RefusedSlot } from './admission.js';
+import { Admission } from './admission.js';
 import { copyBytes, shareName } from './bytes.js';
 import { UPDATE_EVENT, applyUpdate as applyEncodedUpdate } from './codec.js';
 import { PlacementStoreError, describe } from './errors.js';
@@ -14,27 +14,26 @@ import { StoreListeners, type ChangeListener, type UpdateListener } from './list
 import type { PlacementLog } from './log.js';
 import { OwnWrites } from './own-writes.js';
 import { Settler } from './settle.js';
-import { changedSlots, readSlot } from './slot-reads.js';
+import { changedSlots, deleteSlotIfSame, readSlot } from './slot-reads.js';
 import type { SlotMeta } from './slot-meta.js';
 import { BASE_WRITER, EMPTY_SNAPSHOT, placementOf as written, type Placement, type PlacementSnapshot, type SlotChange } from './snapshot.js';
 import {
   assertShardId,
   assertTypeName,
   checkWrites,
-  compareSlots,
-  decodeSlotValue,
   encodeSlotValue,
   slotKey,
+  type Slot,
   type SlotValue,
   type SlotWrite,
 } from './slots.js';
 import { resolveStoreOptions, type PlacementStoreOptions, type PlacementStoreStats } from './store-options.js';
-import { checkUpdate } from './update-guard.js';
-import { decodeWireUpdate, encodeWireUpdate, type BaseEntries } from './wire.js';
-import { laterHlc, stampWrites } from './write-stamps.js';
+import { checkWireUpdate, type SlotCheck } from './update-guard.js';
+import { encodeWireUpdate, type BaseEntries } from './wire.js';
+import { laterHlc, stampWrites, type Stamp } from './write-stamps.js';
 import type { PlacementDurability } from './durability.js';
 
-export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS } from './store-options.js';
+export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS, DEFAULT_MAX_UPDATE_SLOTS } from './store-options.js';
 export type { PlacementStoreOptions, PlacementStoreStats } from './store-options.js';
 export type { UpdateListener, ChangeListener } from './listeners.js';
 
@@ -65,6 +64,8 @@ export class PlacementStore {
   private readonly state: Generations;
   private readonly compactAfterItems: number;
   private readonly maxUpdateStructs: number;
+  private readonly maxUpdateSlots: number;
+  private slotCheck: SlotCheck | undefined;
   private readonly clock: HybridLogicalClock;
   private readonly log: PlacementLog;
   private readonly listeners: StoreListeners;
@@ -82,6 +83,8 @@ export class PlacementStore {
     const resolved = resolveStoreOptions(options);
     this.node = resolved.node;
     this.maxUpdateStructs = resolved.maxUpdateStructs;
+    this.maxUpdateSlots = resolved.maxUpdateSlots;
+    this.slotCheck = resolved.slotCheck;
     this.compactAfterItems = resolved.compactAfterItems;
     this.log = resolved.log;
     this.listeners = new StoreListeners(this.log);
@@ -115,10 +118,12 @@ export class PlacementStore {
     });
   }
 
+  /** The greatest wallMs of a remote value that counts here (admission.ts); 0 before any. */
+  latestTimestampMs(): number { return this.admission.latestAdmittedWallMs; }
+  setSlotCheck(check: SlotCheck | undefined): void { this.slotCheck = check; } // replaces the options' slotCheck
+
   /** The generation of the current document; see `compact()`. */
-  get generation(): number {
-    return this.state.gen;
-  }
+  get generation(): number { return this.state.gen; }
 
   /**
    * Writes an explicit placement; it beats every value this replica admitted for the shard. Throws
@@ -166,6 +171,8 @@ export class PlacementStore {
     return this.state.existingIndex(typeName)?.snapshot() ?? EMPTY_SNAPSHOT;
   }
 
+  /** The slot `writer` holds for a shard as this replica counts it (tombstones and `over` marks included). */
+  slotOf(typeName: string, shardId: number, writer: string): Slot | undefined { return this.state.existingIndex(typeName)?.slot(shardId, writer); }
   /** Every entity type the document holds, including types learnt only from peers. */
   typeNames(): readonly string[] {
     return this.state.typeNames();
@@ -194,15 +201,15 @@ export class PlacementStore {
    */
   applyUpdate(update: Uint8Array): void {
     const bytes = copyBytes(update, 'malformed_update', 'update');
-    let wire: ReturnType<typeof decodeWireUpdate>;
-    let typeNames: ReadonlySet<string> = new Set();
+    let checked: ReturnType<typeof checkWireUpdate>;
     try {
-      wire = decodeWireUpdate(bytes, this.maxUpdateStructs);
-      if (wire.doc !== undefined) typeNames = checkUpdate(wire.doc, this.maxUpdateStructs);
+      // This replica's own data (a durable store's replay) was checked when it first arrived.
+      checked = checkWireUpdate(bytes, this.maxUpdateStructs, this.ownData ? undefined : { maxNewSlots: this.maxUpdateSlots, check: this.slotCheck });
     } catch (error) {
       this.rejectedUpdates++;
       throw error;
     }
+    const { wire, typeNames } = checked;
     if (wire.generation > this.state.gen) this.advance(wire.generation);
     if (wire.base !== undefined) this.mergeBase(wire.base);
     if (wire.doc !== undefined) {
@@ -235,6 +242,8 @@ export class PlacementStore {
     return this.state.gen;
   }
 
+  /** Updates applied now are this replica's own data (a durable store's replay), not a peer's. */
+  protected get ownData(): boolean { return false; }
   /** A change listener is running: a subclass defers a compaction of its own until it returned. */
   protected get notifying(): boolean { return this.listeners.busy; }
   /** Drops the document kept from before the last compaction; the replicator calls it once peers caught up. */
@@ -242,13 +251,8 @@ export class PlacementStore {
     return this.state.releasePrevious();
   }
 
-  onUpdate(listener: UpdateListener): () => void {
-    return this.listeners.onUpdate(listener);
-  }
-
-  onChange(listener: ChangeListener): () => void {
-    return this.listeners.onChange(listener);
-  }
+  onUpdate(listener: UpdateListener): () => void { return this.listeners.onUpdate(listener); }
+  onChange(listener: ChangeListener): () => void { return this.listeners.onChange(listener); }
 
   stats(): PlacementStoreStats {
     this.releaseDue();
@@ -287,30 +291,26 @@ export class PlacementStore {
     force: boolean,
   ): Hlc[] {
     this.releaseDue();
+    if (!force) this.admission.assertCanWin(typeName, writes.map(([shardId]) => shardId));
     const map = this.state.mapFor(typeName);
     const index = this.state.indexFor(typeName);
     // The own slot's admitted hlc, or this incarnation's latest write when it is not indexed yet.
     const ownBase = (shardId: number) => laterHlc(index.slot(shardId, this.node)?.hlc, this.ownWrites.get(typeName, shardId)?.hlc);
-    const hlcs = stampWrites(typeName, writes.map(([shardId]) => shardId), this.clock, index, ownBase);
+    // Values held here for being far ahead are written over (slots.ts `over`), so they never win later.
+    const held = (shardId: number) => this.admission.heldFor(typeName, shardId)?.hlc;
+    const stamps = stampWrites(typeName, writes.map(([shardId]) => shardId), this.clock, index, ownBase, held);
     const refused = force ? writes.flatMap(([shardId]) => this.admission.takeShard(typeName, shardId)) : [];
     this.state.doc.transact(() => {
-      for (const entry of refused) if (entry.where === 'document') this.deleteRefused(map, entry);
+      for (const entry of refused) if (entry.where === 'document') deleteSlotIfSame(map, entry.slot);
       writes.forEach(([shardId, target, meta], i) => {
-        const hlc = hlcs[i] as Hlc;
-        map.set(slotKey(shardId, this.node), encodeSlotValue(target, hlc, meta));
-        this.ownWrites.set(typeName, shardId, meta === undefined ? { target, hlc } : { target, hlc, meta });
+        const { hlc, over } = stamps[i] as Stamp;
+        map.set(slotKey(shardId, this.node), encodeSlotValue(target, hlc, meta, over));
+        this.ownWrites.set(typeName, shardId, { target, hlc, ...(meta === undefined ? {} : { meta }), ...(over === undefined ? {} : { over }) });
       });
     }, LOCAL);
     if (force) this.forcedRemovals++;
     this.maybeCompact();
-    return hlcs;
-  }
-
-  private deleteRefused(map: Y.Map<SlotValue>, entry: RefusedSlot): void {
-    const key = slotKey(entry.slot.shardId, entry.slot.writer);
-    const current = decodeSlotValue(map.get(key), entry.slot.writer);
-    if (current === null || compareSlots({ ...entry.slot, ...current }, entry.slot) !== 0) return;
-    map.delete(key);
+    return stamps.map((stamp) => stamp.hlc);
   }
 
   /** Moves to `generation`: every shard's winner goes to the base, and an empty document takes over. */

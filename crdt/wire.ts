@@ -13,6 +13,7 @@ import * as Y from 'yjs';
 import type { BaseState } from './base.js';
 import { MAX_NODE_LENGTH, MAX_TARGET_LENGTH, MAX_HLC_COUNTER, PlacementStoreError, nameProblem } from './errors.js';
 import { canonicalMeta, metaKey, metaProblem, MAX_META_FIELDS, MAX_META_STRING_LENGTH, type SlotMeta } from './slot-meta.js';
+import type { Hlc } from './hlc.js';
 import { typeNameProblem, type Slot } from './slots.js';
 
 export interface WireStateVector {
@@ -66,13 +67,13 @@ export function encodeWireUpdate(generation: number, base: Uint8Array | undefine
 }
 
 /** Decodes and validates the envelope and the base; the Yjs part is checked by update-guard.ts. */
-export function decodeWireUpdate(bytes: Uint8Array, maxBaseSlots: number): WireUpdate {
+export function decodeWireUpdate(bytes: Uint8Array, maxBaseSlots: number, onSlot?: (typeName: string, shardId: number) => void): WireUpdate {
   return strictly(bytes, 'malformed_update', 'update', (decoder) => {
     const generation = readGeneration(decoder);
     const flags = decoding.readVarUint(decoder);
     if ((flags & ~(HAS_BASE | HAS_DOC | BASE_WITH_META)) !== 0) throw new Error(`unknown flags ${flags}`);
     const withMeta = (flags & BASE_WITH_META) !== 0;
-    const base = (flags & HAS_BASE) === 0 ? undefined : decodeBase(decoding.readVarUint8Array(decoder), maxBaseSlots, withMeta);
+    const base = (flags & HAS_BASE) === 0 ? undefined : decodeBase(decoding.readVarUint8Array(decoder), maxBaseSlots, withMeta, onSlot);
     const doc = (flags & HAS_DOC) === 0 ? undefined : decoding.readVarUint8Array(decoder);
     return { generation, base, doc };
   });
@@ -119,6 +120,7 @@ export function encodeBase(base: BaseState): Uint8Array {
     for (const slot of slots) {
       strings.add(slot.writer);
       if (slot.target !== null) strings.add(slot.target);
+      if (slot.over !== undefined) strings.add(slot.over.node);
     }
   }
   const table = [...strings].sort();
@@ -148,6 +150,19 @@ export function encodeBase(base: BaseState): Uint8Array {
         encoding.writeVarUint(encoder, slot.meta === undefined ? 0 : (metaIndexOf.get(metaKey(slot.meta)) as number) + 1);
       }
     });
+    // Override marks (slots.ts `over`) trail the slots, and only when there are any: a base without them
+    // encodes (and digests) as before.
+    const overs: Array<readonly [number, number, Hlc]> = [];
+    slotsByType.forEach((slots, t) => slots.forEach((slot, i) => slot.over !== undefined && overs.push([t, i, slot.over])));
+    if (overs.length === 0) return;
+    encoding.writeVarUint(encoder, overs.length);
+    for (const [t, i, over] of overs) {
+      encoding.writeVarUint(encoder, t);
+      encoding.writeVarUint(encoder, i);
+      encoding.writeVarUint(encoder, over.wallMs);
+      encoding.writeVarUint(encoder, over.counter);
+      encoding.writeVarUint(encoder, indexOf.get(over.node) as number);
+    }
   });
 }
 
@@ -157,7 +172,8 @@ export function baseDigest(base: BaseState): Uint8Array {
   return base.cachedDigest(() => new Uint8Array(createHash('sha256').update(encodeBase(base)).digest()));
 }
 
-function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean): BaseEntries[] {
+/** `onSlot` sees each slot as it is read, so a check of it can stop a huge base early (by throwing). */
+function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean, onSlot?: (typeName: string, shardId: number) => void): BaseEntries[] {
   const decoder = decoding.createDecoder(bytes);
   const stringCount = decoding.readVarUint(decoder);
   if (stringCount > 2 * maxSlots) throw new Error(`base has more than ${2 * maxSlots} strings`);
@@ -191,6 +207,7 @@ function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean): Bas
       const counter = decoding.readVarUint(decoder);
       const metaRef = withMeta ? decoding.readVarUint(decoder) : 0;
       if (!Number.isSafeInteger(shardId)) throw new Error('base slot has an impossible shard id');
+      onSlot?.(typeName, shardId);
       if (!Number.isSafeInteger(wallMs) || counter > MAX_HLC_COUNTER) throw new Error('base slot has an impossible timestamp');
       const hlc = Object.freeze({ wallMs, counter, node: writer });
       if (metaRef === 0) {
@@ -204,8 +221,34 @@ function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean): Bas
     }
     types.push({ typeName, slots });
   }
+  if (decoding.hasContent(decoder) && types.some(({ slots }) => slots.length > 0)) {
+    readOvers(decoder, types, (index) => string(index, 'over mark node', MAX_NODE_LENGTH));
+  }
   if (decoding.hasContent(decoder)) throw new Error('base has trailing bytes');
   return types;
+}
+
+/** The override marks after a base's slots: each names a slot by type and position, once, in order. */
+function readOvers(decoder: decoding.Decoder, types: BaseEntries[], node: (index: number) => string): void {
+  const total = types.reduce((sum, { slots }) => sum + slots.length, 0);
+  const count = decoding.readVarUint(decoder);
+  if (count < 1 || count > total) throw new Error(`base has ${count} override marks for ${total} slots`);
+  let last = -1;
+  for (let n = 0; n < count; n++) {
+    const t = decoding.readVarUint(decoder);
+    const i = decoding.readVarUint(decoder);
+    const wallMs = decoding.readVarUint(decoder);
+    const counter = decoding.readVarUint(decoder);
+    const over = Object.freeze({ wallMs, counter, node: node(decoding.readVarUint(decoder)) });
+    const slots = types[t]?.slots as Slot[] | undefined;
+    const slot = slots?.[i];
+    if (slots === undefined || slot === undefined) throw new Error(`base override mark names no slot (${t}, ${i})`);
+    const position = t * (total + 1) + i;
+    if (position <= last) throw new Error('base override marks are not in slot order');
+    last = position;
+    if (!Number.isSafeInteger(wallMs) || counter > MAX_HLC_COUNTER) throw new Error('base override mark has an impossible timestamp');
+    slots[i] = Object.freeze({ ...slot, over });
+  }
 }
 
 /** The base's meta records, each length-checked before it is parsed and validated after. */
@@ -237,6 +280,7 @@ function strictly<T>(bytes: Uint8Array, code: 'malformed_update' | 'malformed_st
     if (decoding.hasContent(decoder)) throw new Error(`${bytes.length - decoder.pos} trailing bytes`);
     return value;
   } catch (cause) {
+    if (cause instanceof PlacementStoreError) throw cause; // a caller's check (onSlot) said why already
     throw new PlacementStoreError(code, `placement ${what} rejected: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
 }

@@ -119,6 +119,10 @@ export class DurablePlacementStore extends PlacementStore implements PlacementDu
     return this.writing(() => super.remove(typeName, shardId, options));
   }
 
+  protected override get ownData(): boolean {
+    return this.replaying;
+  }
+
   /** Applies a peer's update and appends its bytes (they carry base merges and generation moves). */
   override applyUpdate(update: Uint8Array): void {
     super.applyUpdate(update);

@@ -63,7 +63,7 @@ export interface DrainOutcome {
 /** Whether this node may take placement writes now, and if not, why (the 503 `not_a_member` message). */
 export type WriteAccess =
   | { readonly writable: true }
-  | { readonly writable: false; readonly code: 'not_a_member' | 'no_majority' | 'paused'; readonly reason: string };
+  | { readonly writable: false; readonly code: 'not_a_member' | 'no_majority' | 'paused' | 'clock_skew'; readonly reason: string };
 
 /**
  * What the management API needs from a node: members, entity types, shard locations, placements and cordons.

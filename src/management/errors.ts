@@ -31,8 +31,8 @@ export function sendError(
   }
   if (error instanceof PlacementStoreError) {
     // The request was valid; this replica cannot stamp the write (its clock would pass the representable
-    // range): refused, nothing written, and another node can take it.
-    const status = error.code === 'hlc_out_of_range' ? 503 : 400;
+    // range) or cannot make it win (clock skew): refused, nothing written, and another node can take it.
+    const status = error.code === 'hlc_out_of_range' || error.code === 'clock_skew' ? 503 : 400;
     return reply.code(status).send({ error: error.code, message: error.message });
   }
   if (error instanceof ActorTsError) {

@@ -161,14 +161,19 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     const health = backend.health();
     const replication = backend.replication();
     const storage = backend.storage();
-    // A member that cannot replicate placements, or store them, is not ok: its writes and its view may not
-    // be the cluster's.
-    const degraded = replication.problems.length > 0 || storage.failure !== null;
-    const status = health.status === 'ok' && degraded ? 'degraded' : health.status;
+    const access = backend.writeAccess();
+    // A member that refuses writes, cannot replicate placements or store them is not ok: its writes and its
+    // view may not be the cluster's. `reasons` says why, one line each.
+    const reasons = [
+      ...(access.writable ? [] : [`placement writes are refused (${access.code}): ${access.reason}`]),
+      ...replication.problems,
+      ...(storage.failure === null ? [] : [`storage: ${storage.failure}`]),
+    ];
+    const status = health.status === 'ok' && reasons.length > 0 ? 'degraded' : health.status;
     // Every initialised type, so the console lists them all without being told their names; pid: a tool that
     // started this node (local-cluster) tells it apart from another process on the same port.
     const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards }]) => ({ typeName, numberOfShards }));
-    return { ...health, status, self: backend.self.toString(), pid: process.pid, entityTypes, placementStore: backend.placementStore(), replication, storage };
+    return { ...health, status, reasons, self: backend.self.toString(), pid: process.pid, entityTypes, placementStore: backend.placementStore(), replication, storage };
   });
 
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => {

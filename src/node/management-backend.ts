@@ -1,5 +1,6 @@
 // The management API's view of a running node: placements through each type's ExternalAllocationController,
 // everything else through the cluster and the sharding runtime.
+import { existsSync } from 'node:fs';
 import type { NodeAddress } from '../cluster/address.js';
 import type { PlacementReplicatorStats } from '../../crdt/index.js';
 import type { Cluster } from '../cluster/cluster.js';
@@ -20,7 +21,7 @@ import type {
   WriteAccess,
   PinRecord,
 } from '../management/backend.js';
-import { replicationHealth, type ReplicationHealth } from '../management/replication-health.js';
+import { replicationHealth, type InboundHealth, type ReplicationHealth } from '../management/replication-health.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController, pinRecords, type PlacementWriteOptions } from '../sharding/placements/external-allocation-controller.js';
 import { askDryRunRebalance, askExplain } from '../sharding/coordinator/shard-insight.js';
@@ -48,6 +49,8 @@ export class NodeManagementBackend implements ManagementBackend {
       readonly logger?: Logger;
       /** Why writes are held right now (this process was just frozen), or undefined. */
       readonly holding?: () => string | undefined;
+      /** Whether the transport starves this node's inbound frames of budget (its stats); reported in health. */
+      readonly inbound?: () => InboundHealth;
     } = {},
   ) {
     this.self = cluster.self;
@@ -152,11 +155,13 @@ export class NodeManagementBackend implements ManagementBackend {
       return { durable: false, path: null, bytesOnDisk: 0, lastCommitAt: null, logRecordsSinceSnapshot: 0, restored: false, failure: null };
     }
     const { path, bytesOnDisk, lastCommitAt, logRecordsSinceSnapshot, restored, failure } = durability.storageHealth();
-    return { durable: true, path, bytesOnDisk, lastCommitAt, logRecordsSinceSnapshot, restored, failure };
+    // A deleted data directory goes unnoticed by the open database until the next restart finds it empty.
+    const gone = failure === null && path !== null && !existsSync(path) ? `the data directory ${path} is gone: placements written now do not survive a restart of this node` : null;
+    return { durable: true, path, bytesOnDisk, lastCommitAt, logRecordsSinceSnapshot, restored, failure: failure ?? gone };
   }
 
   replication(): ReplicationHealth {
-    return replicationHealth(this.replicator.stats(), this.sharding.placementStore.stats());
+    return replicationHealth(this.replicator.stats(), this.sharding.placementStore.stats(), this.options.inbound?.());
   }
 
   health(): { status: 'ok' | 'starting' | 'leaving' | 'down'; memberStatus: string | undefined } {

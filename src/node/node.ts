@@ -22,6 +22,7 @@ export type { RunningNode, StopReason } from './running-node.js';
 import { resolveNodeConfig, type NodeConfig } from './config.js';
 import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';
 import { NodeManagementBackend } from './management-backend.js';
+import { inboundHealthOf } from './inbound-health.js';
 import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 
@@ -123,8 +124,12 @@ async function wire(
     const { path, logRecordsSinceSnapshot, restored } = store.durability.storageHealth();
     logger.info({ dataDir: path, restored, logRecordsSinceSnapshot }, restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)');
   }
-  const placements = new PlacementReplication(store, transport, cluster, { antiEntropyIntervalMs: config.antiEntropyIntervalMs, log: placementLog });
   let sharding: ClusterSharding | undefined;
+  const placements = new PlacementReplication(store, transport, cluster, {
+    antiEntropyIntervalMs: config.antiEntropyIntervalMs,
+    log: placementLog,
+    entityTypes: () => sharding?.entityTypes() ?? new Map(),
+  });
   const metrics = nodeMetricsSource(cluster, store, () => sharding, transport, placements);
   sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
   const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? DEMO_TYPES.map((type) => ({ ...type, shardIdFunction: config.shardIdFunction })), logger, () => fallbackStrategy(config.fallback, cluster));
@@ -145,6 +150,7 @@ async function wire(
     backend: new NodeManagementBackend(cluster, sharding, placements, controllers, {
       logger: logger.child({ component: 'placements' }),
       holding: pauses.holding,
+      inbound: inboundHealthOf(() => transport.stats()),
     }),
     logger: logger.child({ part: 'http' }),
     limits: {

@@ -14,13 +14,24 @@ import { JOINED_STATUSES, isGone, type Membership } from '../cluster/member.js';
 import type { Transport } from '../cluster/transport.js';
 import { isFamilyMessage, type WireMessage } from '../cluster/wire-message.js';
 import type { Logger } from '../logging.js';
+import type { LogThrottleOptions } from '../logging.js';
+import { aggregatedPeerLog } from './peer-log.js';
 import { PLACEMENT_SYNC_MESSAGES, toSyncFrame, toSyncMessage } from './sync-messages.js';
 
 /** Replicator settings passed through (see PlacementReplicatorOptions for their defaults). */
 export type PlacementReplicationOptions = Pick<
   PlacementReplicatorOptions,
   'antiEntropyIntervalMs' | 'log' | 'random' | 'setInterval' | 'clearInterval' | 'relayFanout'
->;
+> & {
+  /**
+   * The entity types this node knows and their shard counts (the sharding runtime's entityTypes()): a
+   * peer's update with a slot of a known type at a shard id at or beyond its count is rejected. Types
+   * this node does not know are bounded only by the store's maxUpdateSlots.
+   */
+  readonly entityTypes?: () => ReadonlyMap<string, { readonly numberOfShards: number }>;
+  /** How the replicator's per-peer lines (rejected frames, failed sends) are aggregated (peer-log.ts). */
+  readonly peerLog?: LogThrottleOptions;
+};
 
 /** What the sharding runtime needs of a replicated placement store: the replica and when it may take writes. */
 export interface ReplicatedPlacements {
@@ -38,6 +49,8 @@ export class PlacementReplication implements ReplicatedPlacements {
   private readonly replicator: PlacementReplicator;
   private readonly unsubscribe: Array<() => void>;
   private readonly addresses = new Map<string, NodeAddress>();
+  // The shard counts read once per received message, not once per slot it carries.
+  private shardCounts: ReadonlyMap<string, { readonly numberOfShards: number }> | undefined;
 
   constructor(
     readonly store: PlacementStore,
@@ -46,7 +59,16 @@ export class PlacementReplication implements ReplicatedPlacements {
     options: PlacementReplicationOptions = {},
   ) {
     transport.register(PLACEMENT_SYNC_MESSAGES);
-    this.replicator = new PlacementReplicator(store, { sendFrame: (peer, frame) => this.sendFrame(peer, frame) }, options);
+    const { entityTypes, peerLog, log, ...rest } = options;
+    const replicatorOptions = log === undefined ? rest : { ...rest, log: aggregatedPeerLog(log, peerLog) };
+    if (entityTypes !== undefined) {
+      store.setSlotCheck((typeName, shardId) => {
+        this.shardCounts ??= entityTypes();
+        const count = this.shardCounts.get(typeName)?.numberOfShards;
+        return count !== undefined && shardId >= count ? `is beyond the type's ${count} shards (ids 0-${count - 1})` : null;
+      });
+    }
+    this.replicator = new PlacementReplicator(store, { sendFrame: (peer, frame) => this.sendFrame(peer, frame) }, replicatorOptions);
     this.unsubscribe = [
       transport.onMessage((from, message) => this.onMessage(from, message)),
       membership.onChange(() => this.syncPeers()),
@@ -137,7 +159,9 @@ export class PlacementReplication implements ReplicatedPlacements {
   private onMessage(from: NodeAddress, message: WireMessage): void {
     // A replica answers anyone who asks, member or not yet: a joining node's first step 1 may arrive
     // before its membership record does.
-    if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message)) this.replicator.receiveFrame(from.toString(), toSyncFrame(message));
+    if (!isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message)) return;
+    this.shardCounts = undefined;
+    this.replicator.receiveFrame(from.toString(), toSyncFrame(message));
   }
 }
 

@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import * as Y from 'yjs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_AHEAD_MS, MAX_HLC_COUNTER, PlacementStore, PlacementStoreError, compareHlc, type Placement } from '../../crdt/index.js';
+import { DEFAULT_MAX_AHEAD_MS, MAX_HLC_COUNTER, PlacementStore, PlacementStoreError, type Placement } from '../../crdt/index.js';
+import { compareSlots, type Slot } from '../../crdt/slots.js';
 import { UpdatePool, asWireUpdate, prng, view } from './helpers.js';
 
 const BASE = 1_700_000_000_000;
@@ -50,17 +51,19 @@ describe('a member with a clock far ahead', () => {
         const fastCounts = fastSkew <= DEFAULT_MAX_AHEAD_MS;
         const pool = new UpdatePool(stores);
         if (forge) pool.updates.push(forgedUpdate());
-        const last = new Map<number, { target: string | null; placement: Placement | undefined; hlc: Placement['hlc'] }>();
+        const last = new Map<number, { target: string | null; placement: Placement | undefined; hlc: Placement['hlc']; slot: Slot }>();
         for (const op of ops) {
           clock.t += op.advance;
           const store = stores[op.replica % stores.length] as PlacementStore;
           try {
+            // What the writer's slot holds, `over` mark included: a write made over a held value ranks at it.
+            const slot = () => store.slotOf('T', op.shard, store.node) as Slot;
             if (op.remove) {
               const hlc = store.remove('T', op.shard);
-              if (store !== fast || fastCounts) keep(last, op.shard, { target: null, placement: undefined, hlc });
+              if (store !== fast || fastCounts) keep(last, op.shard, { target: null, placement: undefined, hlc, slot: slot() });
             } else {
               const placement = store.set('T', op.shard, op.target);
-              if (store !== fast || fastCounts) keep(last, op.shard, { target: op.target, placement, hlc: placement.hlc });
+              if (store !== fast || fastCounts) keep(last, op.shard, { target: op.target, placement, hlc: placement.hlc, slot: slot() });
             }
           } catch (error) {
             // Only the member beyond the representable range may fail, and then with the typed error.
@@ -96,7 +99,8 @@ describe('a member with a clock far ahead', () => {
   });
 });
 
-function keep<W extends { hlc: Placement['hlc'] }>(last: Map<number, W>, shard: number, write: W): void {
+/** The greatest write per shard in the store's slot order (hlc, or the `over` mark a write carries). */
+function keep<W extends { slot: Slot }>(last: Map<number, W>, shard: number, write: W): void {
   const current = last.get(shard);
-  if (current === undefined || compareHlc(write.hlc, current.hlc) > 0) last.set(shard, write);
+  if (current === undefined || compareSlots(write.slot, current.slot) > 0) last.set(shard, write);
 }

@@ -103,9 +103,12 @@ describe('a far-future timestamp cannot freeze a shard or stall replication', ()
     for (const from of [fast, faster]) local.applyUpdate(from.encodeDiff(EMPTY_STATE_VECTOR));
 
     expect(local.snapshot('T').placements.size).toBe(0);
-    const mine = local.set('T', 2, 'mine');
-    expect(mine.hlc.wallMs).toBe(10 * HOUR); // neither the clock nor the successor followed the held value
-    expect(local.snapshot('T').placements.get(2)).toEqual(mine);
+    // A write to a shard with a held value would lose to it wherever the clock is right: refused (issue 27).
+    expect(() => local.set('T', 2, 'mine')).toThrow(expect.objectContaining({ code: 'clock_skew' }));
+    expect(local.snapshot('T').placements.has(2)).toBe(false);
+    const mine = local.set('T', 4, 'mine');
+    expect(mine.hlc.wallMs).toBe(10 * HOUR); // the clock did not follow the held values
+    expect(local.snapshot('T').placements.get(4)).toEqual(mine);
     expect(local.stats()).toMatchObject({ heldValues: 3, rejectedValues: { outOfRange: 0, aheadOfClock: 3 }, rejectedUpdates: 0 });
     const warnings = events.filter((e) => e.level === 'warn');
     expect(warnings.map((w) => (w.details as { node: string }).node).sort()).toEqual(['fast', 'faster']);

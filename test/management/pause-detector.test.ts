@@ -1,6 +1,6 @@
 // The pause detector: a check timer that fires far later than due means the process was frozen; writes are held
 // for holdMs after that, and only then.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startPauseDetector } from '../../src/node/pause-detector.js';
 
 /** A clock and one repeating timer the test drives by hand, as a frozen process would see them. */
@@ -47,5 +47,54 @@ describe('startPauseDetector', () => {
     expect(detector.holding()).toBeUndefined();
     detector.close();
     expect(clock.stopped).toBe(true);
+  });
+});
+
+describe('the pause detector and the wall clock (issue 27 case 7)', () => {
+  /** The detector with its default clock and a timer the test fires; the wall clock is faked and stepped. */
+  function withWallClock() {
+    let tick: (() => void) | undefined;
+    const detector = startPauseDetector({
+      thresholdMs: 1_500,
+      holdMs: 10_000,
+      intervalMs: 200,
+      setInterval: (callback: () => void) => {
+        tick = callback;
+        return {};
+      },
+      clearInterval: () => {
+        tick = undefined;
+      },
+    });
+    return { detector, fire: () => tick?.() };
+  }
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a wall clock stepped forward an hour is no pause: writes are not held', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { detector, fire } = withWallClock();
+    fire();
+    vi.setSystemTime(Date.now() + 3_600_000);
+    fire();
+    expect(detector.holding()).toBeUndefined();
+    detector.close();
+  });
+
+  it('a wall clock stepped back an hour after a real pause does not stretch the hold', () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
+    const { detector, fire } = withWallClock();
+    vi.advanceTimersByTime(5_000); // frozen: both clocks move on
+    fire();
+    expect(detector.holding()).toMatch(/frozen for 4800 ms/);
+    vi.setSystemTime(Date.now() - 3_600_000);
+    for (let i = 0; i < 51; i++) {
+      vi.advanceTimersByTime(200);
+      fire();
+    }
+    expect(detector.holding()).toBeUndefined();
+    detector.close();
   });
 });

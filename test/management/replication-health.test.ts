@@ -21,13 +21,15 @@ const storeStats = () => new PlacementStore({ node: 'a', now: () => 1_000 }).sta
 describe('replicationHealth', () => {
   it('has no problem alone or with peers it reaches', () => {
     expect(replicationHealth(stats([]), storeStats()).problems).toEqual([]);
-    expect(replicationHealth(stats([peer(), peer({ lastSendFailed: true })]), storeStats()).problems).toEqual([]);
+    expect(replicationHealth(stats([peer(), peer({ peer: 'q' })]), storeStats()).problems).toEqual([]);
   });
 
-  it('names the problem when every send failed, every frame was rejected, or updates wait for a missing one', () => {
-    expect(replicationHealth(stats([peer({ lastSendFailed: true })]), storeStats()).problems).toEqual(['the last send to every peer failed']);
+  it('names the problem when a send to a peer failed, a frame from one was rejected, or updates wait for a missing one', () => {
+    expect(replicationHealth(stats([peer(), peer({ peer: 'q', lastSendFailed: true })]), storeStats()).problems).toEqual([
+      'the last send to peer(s) q failed: placements written here may not reach it',
+    ]);
     expect(replicationHealth(stats([peer({ lastFrameRejected: true })]), storeStats()).problems).toEqual([
-      'the last frame from every peer was rejected',
+      'the last frame from peer(s) p was rejected: placements written there may not reach this node',
     ]);
     expect(replicationHealth(stats([]), { ...storeStats(), awaitingMissingUpdates: true }).problems).toHaveLength(1);
   });

@@ -219,6 +219,7 @@ describe('management routes on a one-node cluster', () => {
       expect(response.json()).toEqual({
         status: 'ok',
         memberStatus: 'up',
+        reasons: [],
         self,
         entityTypes: [{ typeName: 'Counter', numberOfShards: 1000 }],
         pid: process.pid,

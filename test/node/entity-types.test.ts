@@ -13,6 +13,7 @@ import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { run } from '../cli/cli-runner.js';
 import { API, expectError, pollUntil, startTestCluster, stopAll, type LocationsBody } from '../management/node-fixture.js';
+import { shardIdFor } from '../../src/sharding/shard-id.js';
 
 interface Where {
   readonly typeName: string;
@@ -89,6 +90,9 @@ describe('startNode with application entity types (two nodes, real TCP)', () => 
       expect(await inject(a(), 'POST', `${path}/placements`, { shardId: 1, target, reason: 'test' })).toMatchObject({ statusCode: 202 });
       await pollUntil(async () => (await inject(b(), 'GET', `${path}/placements`)).json<{ placements: unknown[] }>().placements.length === 1, `${typeName} pin seen on b`);
 
+      // Shard 1 gets a home first: a rebalance of a shard with none moves nothing (409 not_allocated).
+      const inShard1 = Array.from({ length: 1000 }, (_, i) => `e${i}`).find((id) => shardIdFor(id, typeName === 'Chat' ? 20 : 8) === 1) as string;
+      expect((await inject(b(), 'GET', `/where/${typeName}/${inShard1}`)).statusCode).toBe(200);
       const rebalanceDry = await inject(a(), 'POST', `${path}/rebalance?dryRun=true`, { shardIds: [1] });
       expect(rebalanceDry.statusCode).toBe(200);
       expect((await inject(a(), 'POST', `${path}/rebalance`, { shardIds: [1] })).statusCode).toBe(202);

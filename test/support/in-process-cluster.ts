@@ -89,20 +89,19 @@ export function startShardingNode(network: MemoryNetwork, membership: Membership
   const key = address.toString();
   const transport = options.transport ?? network.transport(address);
   const store = new PlacementStore({ node: key, ...(options.now === undefined ? {} : { now: options.now }) });
-  const placements = new PlacementReplication(
-    store,
-    transport,
-    membership,
-    options.antiEntropyIntervalMs === undefined ? {} : { antiEntropyIntervalMs: options.antiEntropyIntervalMs },
-  );
-  const sharding = new ClusterSharding({
+  let sharding: ClusterSharding | undefined;
+  const placements = new PlacementReplication(store, transport, membership, {
+    ...(options.antiEntropyIntervalMs === undefined ? {} : { antiEntropyIntervalMs: options.antiEntropyIntervalMs }),
+    entityTypes: () => sharding?.entityTypes() ?? new Map(),
+  });
+  sharding = new ClusterSharding({
     transport,
     membership,
     placements,
     config: { ...FAST_SHARDING_CONFIG, ...options.config },
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
-  return { address, key, transport, membership, placements, sharding };
+  return { address, key, transport, membership, placements, sharding: sharding as ClusterSharding };
 }
 
 /** A crash: the process is gone (sharding stopped, replication and transport closed); the membership may still list it. */

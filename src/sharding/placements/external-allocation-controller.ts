@@ -203,7 +203,9 @@ export class ExternalAllocationController {
   private check(entries: ReadonlyArray<PinRequest>, write: PlacementWriteOptions): Array<{ shardId: number; target: string; rule: PlacementRule }> {
     if (!Array.isArray(entries)) throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
     const numberOfShards = this.numberOfShards();
-    const now = this.now();
+    // A ttlMs counts from the later of this node's clock and the latest timestamp its replica counts from any
+    // node, so a pin written through a node whose clock is behind is not expired on arrival elsewhere.
+    const now = Math.max(this.now(), this.sharding.placementStore.latestTimestampMs());
     const checked = entries.map((entry: PinRequest) => {
       if (typeof entry !== 'object' || entry === null) throw new ActorTsError('invalid_argument', 'each entry must be { shardId, target, ...options }');
       const { shardId, target, ...options } = entry;
