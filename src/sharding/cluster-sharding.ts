@@ -300,7 +300,11 @@ export class ClusterSharding {
       return Promise.reject(invalid(`ask timeoutMs must be an integer in 1..2147483647, got ${String(timeoutMs)}`));
     }
     const { typeName } = type.settings;
-    const { id, answer } = this.asks.open<R>(timeoutMs, () => `ask to ${typeName}/${entityId} timed out after ${timeoutMs} ms`);
+    const { id, answer } = this.asks.open<R>(
+      timeoutMs,
+      () => `ask to ${typeName}/${entityId} timed out after ${timeoutMs} ms`,
+      (askId) => type.region.withdrawAsk(askId),
+    );
     const result = type.region.deliver({ shardId, entityId, payload: message, hops: 0, replyTo: { node: this.link.selfKey, askId: id } });
     if (result === 'dropped') {
       const error = `message to ${typeName}/${entityId} dropped: region buffer full (bufferSize ${this.config.bufferSize})`;

@@ -19,6 +19,8 @@ export class RegionBuffer {
   private readonly queues = new Map<number, Envelope[]>();
   private total = 0;
   private drops = 0;
+  /** This node's own asks waiting here (hop 0), by ask id: a timed-out ask takes its message back. */
+  private readonly ownAsks = new Map<number, Envelope>();
 
   constructor(
     private readonly bufferSize: number,
@@ -52,6 +54,7 @@ export class RegionBuffer {
       return 'dropped';
     }
     this.total++;
+    if (envelope.hops === 0 && envelope.replyTo !== undefined) this.ownAsks.set(envelope.replyTo.askId, envelope);
     const queue = this.queues.get(shardId);
     if (queue !== undefined) {
       queue.push(envelope);
@@ -67,11 +70,27 @@ export class RegionBuffer {
     if (queue === undefined) return undefined;
     this.queues.delete(shardId);
     this.total -= queue.length;
+    for (const envelope of queue) if (envelope.hops === 0 && envelope.replyTo !== undefined) this.ownAsks.delete(envelope.replyTo.askId);
     return queue;
+  }
+
+  /** Removes this node's ask `askId` if its message still waits here; true when it did (it is never sent). */
+  withdrawAsk(askId: number): boolean {
+    const envelope = this.ownAsks.get(askId);
+    if (envelope === undefined) return false;
+    this.ownAsks.delete(askId);
+    const queue = this.queues.get(envelope.shardId);
+    const index = queue?.indexOf(envelope) ?? -1;
+    if (queue === undefined || index < 0) return false;
+    queue.splice(index, 1);
+    if (queue.length === 0) this.queues.delete(envelope.shardId);
+    this.total--;
+    return true;
   }
 
   clear(): void {
     this.queues.clear();
+    this.ownAsks.clear();
     this.total = 0;
   }
 }

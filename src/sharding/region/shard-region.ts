@@ -38,6 +38,8 @@ export interface RegionStats {
 export class ShardRegion {
   /** Home cache: shard -> region address (this node's own key for local shards). */
   private readonly homes = new Map<number, string>();
+  /** Members this node sees as unreachable: messages for shards homed there wait in the buffer. */
+  private unreachable: ReadonlySet<string> = new Set();
   private readonly shards: HostedShards;
   private readonly buffer: RegionBuffer;
   private coordinator: string | undefined;
@@ -122,6 +124,13 @@ export class ShardRegion {
       const member = members.get(home);
       if (home !== this.ctx.selfKey && (member === undefined || isGone(member.status))) this.homes.delete(shardId);
     }
+    this.unreachable = new Set([...members].filter(([, m]) => !m.reachable && !isGone(m.status)).map(([key]) => key));
+    // Held messages go on once their home is reachable again, or ask for a new home once it is gone.
+    for (const shardId of this.buffer.shardIds()) {
+      const home = this.homes.get(shardId);
+      if (home === undefined) this.requestHome(shardId);
+      else if (!this.unreachable.has(home)) this.flush(shardId);
+    }
     const me = members.get(this.ctx.selfKey);
     if (me !== undefined) this.seenSelf = true;
     if (this.seenSelf && (me === undefined || isGone(me.status)) && this.shards.size > 0) {
@@ -151,6 +160,11 @@ export class ShardRegion {
       // The shard is still stopping from an earlier hand-off: hold the message until it is gone.
       return this.hold(envelope);
     }
+    if (home !== undefined && this.unreachable.has(home)) {
+      // Not written into a connection that is likely dead: held until the home is reachable or re-homed,
+      // so a timed-out ask still here can say it was never delivered. Its home is known: nothing to ask.
+      return this.buffer.add(envelope) === 'dropped' ? 'dropped' : 'buffered';
+    }
     if (home !== undefined) {
       if (envelope.hops >= this.ctx.config.maxForwardHops) {
         this.counters.hopLimitDrops++;
@@ -170,6 +184,11 @@ export class ShardRegion {
       return 'forwarded';
     }
     return this.hold(envelope);
+  }
+
+  /** Takes this node's ask `askId` back from the buffer; true when its message was still here (never sent). */
+  withdrawAsk(askId: number): boolean {
+    return this.buffer.withdrawAsk(askId);
   }
 
   /** Handles a message addressed to this region; messages claiming to come from a coordinator are checked. */
@@ -345,7 +364,7 @@ export class ShardRegion {
       this.register();
       return;
     }
-    for (const shardId of this.buffer.shardIds()) this.requestHome(shardId);
+    for (const shardId of this.buffer.shardIds()) if (!this.homes.has(shardId)) this.requestHome(shardId);
     // Even after the ack, keep asking while shards remain: a shard allocated here in a race, or a coordinator
     // that took over meanwhile, must learn about the leave too.
     if (this.leaving && (!this.leaving.acked || this.shards.size > 0)) {
