@@ -19,7 +19,8 @@ export interface CounterValue {
 }
 
 export const counterBehavior: EntityBehavior = (ctx) => {
-  let value = 0;
+  // A graceful move hands the value over (snapshot below); a crash of the host restarts it at 0.
+  let value = typeof ctx.restored === 'number' && Number.isSafeInteger(ctx.restored) ? ctx.restored : 0;
   const answer = (): CounterValue => ({ entityId: ctx.entityId, shardId: ctx.shardId, value, node: ctx.self.toString() });
   return {
     receive(message: unknown): CounterValue {
@@ -34,6 +35,7 @@ export const counterBehavior: EntityBehavior = (ctx) => {
       // Bounded: the message came from the network and may be any size or shape.
       throw new Error(`unknown counter command ${describeValue(message, 200)}`);
     },
+    snapshot: (): number => value,
   };
 };
 

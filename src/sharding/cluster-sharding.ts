@@ -140,6 +140,7 @@ export class ClusterSharding {
       config: this.config,
       membership,
       send,
+      events: this.events,
       reply: (replyTo, outcome) => this.reply(replyTo, outcome),
     };
     this.link.listen((from, message) => this.dispatch(from, message));

@@ -3,6 +3,7 @@
 import type { NodeAddress } from '../cluster/address.js';
 import type { Membership } from '../cluster/member.js';
 import type { ShardingConfig } from './config.js';
+import type { CoordinatorEvents } from './coordinator/settings.js';
 import type { EntityOutcome } from './region/entity.js';
 import type { ReplyTo, ShardingMessage } from './protocol/messages.js';
 
@@ -13,6 +14,8 @@ export interface ShardingContext {
   readonly membership: Membership;
   /** Sends over the transport, or dispatches locally (asynchronously) when `to` is this node. Never throws. */
   send(to: string, message: ShardingMessage): void;
+  /** What regions report as it happens (metrics); absent when nobody listens. */
+  readonly events?: CoordinatorEvents | undefined;
   /** Delivers an entity's answer to the asking node. */
   reply(replyTo: ReplyTo, outcome: EntityOutcome): void;
 }

@@ -27,6 +27,8 @@ export interface CoordinatorEvents {
   onHandOffCompleted?(typeName: string, seconds: number): void;
   /** The coordinator of `typeName` ran a rebalance round (whether or not it moved anything). */
   onRebalanceRound?(typeName: string): void;
+  /** `count` entities' states of `typeName` met `outcome` at a hand-off (shipped, restored, too_large, failed, lost). */
+  onEntitySnapshots?(typeName: string, outcome: 'shipped' | 'restored' | 'too_large' | 'failed' | 'lost', count: number): void;
 }
 
 export interface CoordinatorStats {
@@ -46,6 +48,8 @@ export interface CoordinatorStats {
   readonly handOffsTimedOut: number;
   /** Shards the strategy has no home for now (a require pin no candidate satisfies), waiting for a change. */
   readonly shardsWithoutHome: number;
+  /** Entity state held for shards between their old host's stop and their new home's start. */
+  readonly handOffStateBytes: number;
 }
 
 /** Which node runs the coordinator of a type: the cluster's singleton placement, the oldest Up member with the role. */

@@ -7,6 +7,7 @@ import { parseInsightMessage, type InsightMessage } from './insight-messages.js'
 import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
 import { NodeAddress } from '../../cluster/address.js';
 import { parseDrainMessage, type DrainMove } from './drain-messages.js';
+import { parseStateMessage, type StateMessage } from './state-messages.js';
 
 export type { DrainMove } from './drain-messages.js';
 
@@ -78,6 +79,11 @@ export type ShardingMessage =
    * so a late or duplicated report of an earlier stop cannot end a later hand-off of the same shard.
    */
   | { readonly type: 'ShardStopped'; readonly typeName: string; readonly shardId: number; readonly handOffId: number }
+  /**
+   * C->R. The ShardStopped (and the state sent ahead of it) was processed. A leaving region waits for it,
+   * so its exit cannot overtake its state; a repeated ShardStopped is acknowledged again.
+   */
+  | { readonly type: 'ShardStoppedAck'; readonly typeName: string; readonly shardId: number; readonly handOffId: number }
   /** R->C. This region is leaving: allocate nothing more to it and hand its shards off. Repeated until it hosts none. */
   | { readonly type: 'GracefulShutdownRequest'; readonly typeName: string }
   /** C->R. The region is excluded from allocation; its shards are being handed off. */
@@ -131,6 +137,8 @@ export type ShardingMessage =
       readonly moves: ReadonlyArray<DrainMove>;
       readonly noCapacity: boolean;
     }
+  /** Entity state of a graceful hand-off, R->C then C->R (state-messages.ts). */
+  | StateMessage
   /** Explain and dry runs (insight-messages.ts). */
   | InsightMessage;
 
@@ -158,6 +166,7 @@ export const SHARDING_ROUTES = {
   BeginHandOffAck: 'coordinator',
   HandOff: 'region',
   ShardStopped: 'coordinator',
+  ShardStoppedAck: 'region',
   GracefulShutdownRequest: 'coordinator',
   GracefulShutdownAck: 'region',
   EntityEnvelope: 'region',
@@ -175,6 +184,8 @@ export const SHARDING_ROUTES = {
   DryRunAnswer: 'requester',
   DrainRegion: 'coordinator',
   DrainStarted: 'requester',
+  ShardStateChunk: 'coordinator',
+  RestoreShardState: 'region',
 } as const satisfies Record<ShardingMessageType, ShardingRoute>;
 
 /** The message types routed to `R`. */
@@ -274,7 +285,8 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
       return isShardId(shardId) ? { type: raw.type, typeName, shardId } : undefined;
     }
     case 'HandOff':
-    case 'ShardStopped': {
+    case 'ShardStopped':
+    case 'ShardStoppedAck': {
       const { shardId, handOffId } = raw;
       return isShardId(shardId) && isRequestId(handOffId) ? { type: raw.type, typeName, shardId, handOffId } : undefined;
     }
@@ -318,6 +330,9 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
     case 'DrainRegion':
     case 'DrainStarted':
       return parseDrainMessage(raw, typeName, { isRequestId, isShardId, isAddress, maxShards: MAX_SHARDS_PER_MESSAGE });
+    case 'ShardStateChunk':
+    case 'RestoreShardState':
+      return parseStateMessage(raw, typeName, { isRequestId, isShardId, maxEntityIdLength: MAX_ENTITY_ID_LENGTH });
     default:
       return undefined;
   }

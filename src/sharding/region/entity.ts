@@ -13,6 +13,11 @@ export interface EntityContext {
   readonly typeName: string;
   /** The node the entity runs on. */
   readonly self: NodeAddress;
+  /**
+   * What `snapshot()` returned on the entity's previous host, when its shard was handed off gracefully;
+   * undefined for a fresh start (first start, a crash of the host, a snapshot over the bound or not encodable).
+   */
+  readonly restored?: unknown;
 }
 
 /**
@@ -27,6 +32,12 @@ export interface EntityContext {
 export interface EntityInstance {
   receive(message: unknown): unknown | Promise<unknown>;
   stop?(): void | Promise<void>;
+  /**
+   * The entity's state as plain data (msgpack encodable), taken on a graceful hand-off after its last message
+   * there and given to its next incarnation as `ctx.restored`. Over `maxEntitySnapshotBytes`, not encodable
+   * or throwing: the entity starts fresh on the new host (logged and counted). Without it, state is lost.
+   */
+  snapshot?(): unknown;
 }
 
 /** Creates an entity; called once per entity id per incarnation of its shard on a node. */
@@ -83,6 +94,20 @@ export class Entity {
   whenIdle(): Promise<void> {
     if (!this.running && this.queue.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Whether the entity implements `snapshot`. */
+  get snapshots(): boolean {
+    return typeof this.instance.snapshot === 'function';
+  }
+
+  /** The entity's snapshot; a throw is returned as the error, never thrown (one entity cannot block a hand-off). */
+  snapshot(): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string } {
+    try {
+      return { ok: true, value: this.instance.snapshot?.() };
+    } catch (error) {
+      return { ok: false, error: describeError(error) };
+    }
   }
 
   /** Runs the entity's stop hook; errors are reported, never thrown, so one entity cannot block a hand-off. */

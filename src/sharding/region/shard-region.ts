@@ -8,32 +8,20 @@ import { HostedShards } from './hosted-shards.js';
 import type { MessageRoutedTo, ShardingMessage } from '../protocol/messages.js';
 import { RegionBuffer, type Envelope } from './region-buffer.js';
 import type { Shard } from './shard.js';
+import type { TakenSnapshot } from './shard-state.js';
+import { StateTransfer } from './state-transfer.js';
+import { RegionLeave } from './region-leave.js';
+import type { RegionStats } from './region-stats.js';
 import type { ShardedTypeSettings } from '../sharded-type.js';
 import type { ShardingContext } from '../sharding-context.js';
 
 // The coordinator (helper D's) imports the context from here; it is declared in sharding-context.ts.
 export type { ShardingContext };
+export type { RegionStats } from './region-stats.js';
 
 /** What became of a message handed to the region. */
 export type DeliveryResult = 'local' | 'forwarded' | 'buffered' | 'dropped';
 
-export interface RegionStats {
-  /** True when this node lacks the type's role and only routes. */
-  readonly proxy: boolean;
-  readonly localShards: number;
-  readonly localEntities: number;
-  /** Messages now waiting for a shard home. */
-  readonly bufferedMessages: number;
-  /** Messages dropped because the buffer held `bufferSize` messages. */
-  readonly bufferOverflowDrops: number;
-  /** Messages dropped after `maxForwardHops` forwards between disagreeing regions. */
-  readonly hopLimitDrops: number;
-  readonly messagesForwarded: number;
-  readonly messagesDeliveredLocally: number;
-  readonly shardHomeRequests: number;
-}
-
-// Until src/cluster/member.ts offers GONE_STATUSES / isGone, the one copy in sharding outside the coordinator.
 
 export class ShardRegion {
   /** Home cache: shard -> region address (this node's own key for local shards). */
@@ -42,13 +30,14 @@ export class ShardRegion {
   private unreachable: ReadonlySet<string> = new Set();
   private readonly shards: HostedShards;
   private readonly buffer: RegionBuffer;
+  private readonly transfer: StateTransfer;
+  private readonly leave: RegionLeave;
   private coordinator: string | undefined;
   /** The coordinator that acknowledged our registration, if it is still the current one. */
   private registeredWith: string | undefined;
   private mode: 'unknown' | 'host' | 'proxy' = 'unknown';
   /** Whether this node has appeared in the membership yet (before joining, its absence means nothing). */
   private seenSelf = false;
-  private leaving: { acked: boolean; done: Promise<void>; resolve: () => void } | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly counters = {
@@ -64,13 +53,15 @@ export class ShardRegion {
     private readonly logger: Logger,
   ) {
     this.buffer = new RegionBuffer(ctx.config.bufferSize, logger);
+    this.leave = new RegionLeave({ typeName: settings.typeName, hosted: () => this.shards.size, buffered: () => this.buffer.size });
+    this.transfer = new StateTransfer({ typeName: settings.typeName, config: ctx.config, logger, events: ctx.events });
     this.shards = new HostedShards(
       {
         typeName: settings.typeName,
         behavior: settings.behavior,
         self: ctx.self,
         handOffTimeoutMs: ctx.config.handOffTimeoutMs,
-        onStopped: (shardId, handOffId) => this.onShardStopped(shardId, handOffId),
+        onStopped: (shardId, handOffId, snapshots) => this.onShardStopped(shardId, handOffId, snapshots),
       },
       logger,
     );
@@ -96,6 +87,7 @@ export class ShardRegion {
   }
 
   stats(): RegionStats {
+    const snapshots = this.transfer.outcomes;
     return {
       proxy: this.isProxy,
       localShards: this.localShards().length,
@@ -103,6 +95,11 @@ export class ShardRegion {
       bufferedMessages: this.buffer.size,
       bufferOverflowDrops: this.buffer.overflowDrops,
       ...this.counters,
+      snapshotsShipped: snapshots.shipped,
+      snapshotsRestored: snapshots.restored,
+      snapshotsTooLarge: snapshots.too_large,
+      snapshotsFailed: snapshots.failed,
+      stateBytesShipped: this.transfer.bytesShipped,
     };
   }
 
@@ -139,7 +136,7 @@ export class ShardRegion {
       this.logger.warn({ shards: this.localShards() }, 'this node is no longer a member: stopping its shards');
       for (const [shardId, home] of this.homes) if (home === this.ctx.selfKey) this.homes.delete(shardId);
       void this.stopAllShardsLocally();
-    } else if (this.leaving && coordinator === undefined) {
+    } else if (this.leave.active && coordinator === undefined) {
       void this.stopAllShardsLocally();
     }
   }
@@ -209,7 +206,7 @@ export class ShardRegion {
       case 'RegisterAck':
         this.registeredWith = from;
         for (const shardId of this.buffer.shardIds()) this.requestHome(shardId);
-        if (this.leaving) this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
+        if (this.leave.active) this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
         return;
       case 'RegisterRequired':
         this.registeredWith = undefined;
@@ -233,11 +230,15 @@ export class ShardRegion {
       case 'HandOff':
         this.handOff(message.shardId, message.handOffId);
         return;
+      case 'RestoreShardState':
+        // Ahead of the HostShard it belongs to (one connection): kept until the shard starts here.
+        this.transfer.received(message);
+        return;
+      case 'ShardStoppedAck':
+        this.leave.stopAcknowledged(message.shardId, message.handOffId);
+        return;
       case 'GracefulShutdownAck':
-        if (this.leaving) {
-          this.leaving.acked = true;
-          this.checkLeft();
-        }
+        this.leave.acknowledged();
         return;
     }
   }
@@ -250,15 +251,13 @@ export class ShardRegion {
    */
   gracefulShutdown(): Promise<void> {
     if (this.isProxy || this.stopped) return Promise.resolve();
-    if (this.leaving === undefined) {
-      let resolve!: () => void;
-      const done = new Promise<void>((r) => (resolve = r));
-      this.leaving = { acked: false, done, resolve };
+    const { done, first } = this.leave.start();
+    if (first) {
       this.logger.info({ shards: this.localShards().length }, 'region leaving: handing off shards');
       if (this.coordinator === undefined) void this.stopAllShardsLocally();
       else if (this.registeredWith !== undefined) this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
     }
-    return this.leaving.done;
+    return done;
   }
 
   /** Stops every local entity and all timers; buffered messages are dropped. */
@@ -268,7 +267,7 @@ export class ShardRegion {
     clearInterval(this.retryTimer);
     this.buffer.clear();
     await this.shards.shutdown();
-    this.leaving?.resolve();
+    this.leave.finish();
   }
 
   private onShardHome(shardId: number, region: string): void {
@@ -296,7 +295,7 @@ export class ShardRegion {
 
   private ensureShard(shardId: number): Shard | undefined {
     if (this.isProxy) return undefined;
-    const { shard, started } = this.shards.ensure(shardId);
+    const { shard, started } = this.shards.ensure(shardId, () => this.transfer.restore(shardId));
     if (started) {
       this.logger.debug({ shardId }, 'shard started');
       // Every start is reported, so the coordinator can stop a copy started by a stale ShardHome or
@@ -313,12 +312,17 @@ export class ShardRegion {
     if (!this.shards.handOff(shardId, handOffId)) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
   }
 
-  private onShardStopped(shardId: number, handOffId: number | undefined): void {
+  private onShardStopped(shardId: number, handOffId: number | undefined, snapshots: ReadonlyArray<TakenSnapshot>): void {
     if (this.stopped) return;
     this.logger.debug({ shardId }, 'shard stopped');
-    if (handOffId !== undefined) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
+    if (handOffId !== undefined) {
+      // The state first, on the same connection: the coordinator holds it when the ShardStopped frees the shard.
+      for (const chunk of this.transfer.outgoing(shardId, handOffId, snapshots)) this.send(chunk);
+      this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
+      this.leave.stopReported(shardId, handOffId);
+    }
     this.flush(shardId);
-    this.checkLeft();
+    this.leave.check();
   }
 
   private hold(envelope: Envelope): DeliveryResult {
@@ -334,7 +338,7 @@ export class ShardRegion {
     const queue = this.buffer.take(shardId);
     if (queue === undefined) return;
     for (const envelope of queue) this.deliver(envelope);
-    this.checkLeft();
+    this.leave.check();
   }
 
   private requestHome(shardId: number): void {
@@ -365,28 +369,13 @@ export class ShardRegion {
       return;
     }
     for (const shardId of this.buffer.shardIds()) if (!this.homes.has(shardId)) this.requestHome(shardId);
-    // Even after the ack, keep asking while shards remain: a shard allocated here in a race, or a coordinator
-    // that took over meanwhile, must learn about the leave too.
-    if (this.leaving && (!this.leaving.acked || this.shards.size > 0)) {
-      this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
-    }
-  }
-
-  /**
-   * The leave is done when nothing is hosted here and nothing waits in the buffer: messages that reached this
-   * node during the hand-off are flushed to the new home (on the ShardHome that ends it) before it exits.
-   */
-  private checkLeft(): void {
-    if (this.leaving?.acked === true && this.shards.size === 0 && this.buffer.size === 0) this.leaving.resolve();
+    for (const message of this.leave.retryMessages()) this.send(message);
   }
 
   /** With no coordinator anywhere there is no one to hand off to: stop locally so the leave can finish. */
   private async stopAllShardsLocally(): Promise<void> {
     await this.shards.stopAll();
-    if (this.leaving && this.shards.size === 0) {
-      this.leaving.acked = true;
-      this.leaving.resolve();
-    }
+    if (this.shards.size === 0) this.leave.finish();
   }
 
   /** Roles never change, so the mode is fixed the first time this node appears in the membership. */
