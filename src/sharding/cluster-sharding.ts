@@ -23,6 +23,7 @@ import { StoreCordons } from './placements/cordons.js';
 import { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type DrainMove, type ReplyTo, type ShardingMessage } from './protocol/messages.js';
 import { PlacementChanges } from './placements/placement-changes.js';
 import { PendingAsks } from './region/pending-asks.js';
+import { sendReliably, type SendContext, type SendOptions } from './region/reliable-send.js';
 import { listedPlacement } from './placements/placement-record.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
 import { ShardCoordinator, coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
@@ -59,6 +60,8 @@ export interface TypeStats {
 export interface ShardingStats {
   readonly types: Readonly<Record<string, TypeStats>>;
   readonly asksTimedOut: number;
+  /** Sends past their deadline: whether a copy had left this node (outcome unknown) or not (never applied). */
+  readonly sendTimeouts: { readonly delivered: number; readonly notDelivered: number };
   /** Sharding messages for a type not initialised here, or for a coordinator that does not run here. */
   readonly unroutableMessages: number;
   /** Sends the transport refused (a message that cannot be encoded). */
@@ -89,6 +92,8 @@ export class ClusterSharding {
   private readonly asks = new PendingAsks();
   private readonly requests: CoordinatorClient;
   private readonly context: ShardingContext;
+  private readonly sendContext: SendContext;
+  private readonly sendTimeouts = { delivered: 0, notDelivered: 0 };
   /** Sends unless stopped; false when the message was refused (see ShardingLink.send). */
   private readonly send: (to: string, message: ShardingMessage) => boolean;
   private readonly unsubscribe: Array<() => void> = [];
@@ -143,6 +148,15 @@ export class ClusterSharding {
       events: this.events,
       reply: (replyTo, outcome) => this.reply(replyTo, outcome),
     };
+    this.sendContext = {
+      asks: this.asks,
+      selfKey: this.link.selfKey,
+      defaultTimeoutMs: this.config.sendTimeoutMs,
+      onTimeout: (typeName, delivered) => {
+        this.sendTimeouts[delivered ? 'delivered' : 'notDelivered']++;
+        this.events?.onSendTimeout?.(typeName, delivered);
+      },
+    };
     this.link.listen((from, message) => this.dispatch(from, message));
     this.unsubscribe.push(
       () => this.link.close(),
@@ -195,6 +209,8 @@ export class ClusterSharding {
         type.region.deliver({ shardId, entityId, payload: message, hops: 0 });
       },
       ask: <R = unknown>(message: unknown, options: AskOptions = {}): Promise<R> => this.ask<R>(type, shardId, entityId, message, options),
+      send: (message: unknown, options?: SendOptions): Promise<void> =>
+        this.stopped ? Promise.reject(notRunning()) : sendReliably(this.sendContext, type.region, { shardId, entityId }, message, options),
     };
   }
 
@@ -250,6 +266,7 @@ export class ClusterSharding {
     return {
       types,
       asksTimedOut: this.asks.timedOut,
+      sendTimeouts: { ...this.sendTimeouts },
       unroutableMessages: this.unroutableMessages,
       sendFailures: this.link.sendFailures,
     };
@@ -397,6 +414,10 @@ export class ClusterSharding {
   private requireRunning(): void {
     if (this.stopped) throw new ActorTsError('not_running', 'cluster sharding was shut down');
   }
+}
+
+function notRunning(): ActorTsError {
+  return new ActorTsError('not_running', 'cluster sharding was shut down');
 }
 
 function invalid(message: string): ActorTsError {

@@ -28,6 +28,8 @@ export interface CoordinatorEvents {
   /** The coordinator of `typeName` ran a rebalance round (whether or not it moved anything). */
   onRebalanceRound?(typeName: string): void;
   /** `count` entities' states of `typeName` met `outcome` at a hand-off (shipped, restored, too_large, failed, lost). */
+  /** A reliable send of `typeName` passed its deadline; `delivered`: some copy had left this node. */
+  onSendTimeout?(typeName: string, delivered: boolean): void;
   onEntitySnapshots?(typeName: string, outcome: 'shipped' | 'restored' | 'too_large' | 'failed' | 'lost', count: number): void;
 }
 

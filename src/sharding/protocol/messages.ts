@@ -30,6 +30,17 @@ export interface ReplyTo {
   readonly askId: number;
 }
 
+/**
+ * The mark of a reliable `send`: the sending region's incarnation and the send's sequence number (a host
+ * processes each at most once while it lives), and the lowest number the sender still retries (the host
+ * forgets those below).
+ */
+export interface ReliableMark {
+  readonly incarnation: number;
+  readonly seq: number;
+  readonly below: number;
+}
+
 /** One region's entry in a `ShardLocations` answer. */
 export interface RegionLocation {
   readonly address: string;
@@ -88,7 +99,10 @@ export type ShardingMessage =
   | { readonly type: 'GracefulShutdownRequest'; readonly typeName: string }
   /** C->R. The region is excluded from allocation; its shards are being handed off. */
   | { readonly type: 'GracefulShutdownAck'; readonly typeName: string }
-  /** R->R. One message for one entity. `hops` counts forwards; `replyTo` is present for an ask. */
+  /**
+   * R->R. One message for one entity. `hops` counts forwards; `replyTo` is present for an ask and a send,
+   * `reliable` for a send (which always has a `replyTo`).
+   */
   | {
       readonly type: 'EntityEnvelope';
       readonly typeName: string;
@@ -97,6 +111,7 @@ export type ShardingMessage =
       readonly payload: unknown;
       readonly hops: number;
       readonly replyTo?: ReplyTo;
+      readonly reliable?: ReliableMark;
     }
   /** Hosting node -> asking node. The entity's answer, or why it failed. */
   | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: true; readonly value: unknown }
@@ -350,7 +365,18 @@ function parseEnvelope(raw: RawMessage, typeName: string): ShardingMessage | und
     return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops };
   }
   const replyTo = parseReplyTo(rawReplyTo);
-  return replyTo ? { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo } : undefined;
+  if (replyTo === undefined) return undefined;
+  const rawReliable = raw['reliable'];
+  if (rawReliable === undefined || rawReliable === null) return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo };
+  const reliable = parseReliable(rawReliable);
+  return reliable ? { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo, reliable } : undefined;
+}
+
+function parseReliable(value: unknown): ReliableMark | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { incarnation, seq, below } = value as Record<string, unknown>;
+  if (!isRequestId(incarnation) || !isRequestId(seq) || !isRequestId(below) || below > seq) return undefined;
+  return { incarnation, seq, below };
 }
 
 function parseEntityReply(raw: RawMessage): ShardingMessage | undefined {

@@ -55,8 +55,21 @@ export interface EntityRef {
   readonly shardId: number;
   /** Fire and forget, at most once: a message lost to a crash, a full buffer or the network is not retried. */
   tell(message: unknown): void;
-  /** Sends and resolves with the entity's answer; rejects with `timeout`, `entity_failed` or `buffer_overflow`. */
+  /**
+   * Sends and resolves with the entity's answer; rejects with `timeout`, `entity_failed` or `buffer_overflow`.
+   * At most once. A `timeout` says `delivered: false` when the message was still in this node's buffer (it
+   * was removed and is never applied) and `delivered: true` when it had left (outcome unknown).
+   */
   ask<R = unknown>(message: unknown, options?: AskOptions): Promise<R>;
+  /**
+   * Reliable send, at least once: resolves once the entity processed the message (its `receive` settled),
+   * retried across hand-offs, lost connections and a crash of the host until then or `timeoutMs` (default
+   * `sendTimeoutMs`, 60 s). A host processes a retried copy once while it lives; after a crash, the new host
+   * may process again a message the dead host processed without confirming. Rejects with `buffer_overflow`
+   * at once beyond `maxOutstandingSends` (per region) or `maxOutstandingSendsPerShard`, `entity_failed` when
+   * `receive` threw (processed: not retried), `timeout` with `delivered` as for `ask`.
+   */
+  send(message: unknown, options?: { readonly timeoutMs?: number }): Promise<void>;
 }
 
 /** The outcome of one message, as reported to an asker. */

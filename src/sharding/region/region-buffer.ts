@@ -1,7 +1,7 @@
 // A region's holding area for messages whose shard has no known home yet: one queue per shard, bounded in
 // total by `bufferSize`, so a coordinator that does not answer cannot make a region grow without limit.
 import type { Logger } from '../../logging.js';
-import type { ReplyTo } from '../protocol/messages.js';
+import type { ReliableMark, ReplyTo } from '../protocol/messages.js';
 
 /** A message for one entity, as the region routes it. */
 export interface Envelope {
@@ -10,6 +10,8 @@ export interface Envelope {
   readonly payload: unknown;
   readonly hops: number;
   readonly replyTo?: ReplyTo;
+  /** Present for a reliable send. */
+  readonly reliable?: ReliableMark;
 }
 
 /** What became of a buffered message: dropped (buffer full), queued, or queued as its shard's first. */
@@ -72,6 +74,11 @@ export class RegionBuffer {
     this.total -= queue.length;
     for (const envelope of queue) if (envelope.hops === 0 && envelope.replyTo !== undefined) this.ownAsks.delete(envelope.replyTo.askId);
     return queue;
+  }
+
+  /** Whether this node's ask (or send) `askId` waits here. */
+  holdsAsk(askId: number): boolean {
+    return this.ownAsks.has(askId);
   }
 
   /** Removes this node's ask `askId` if its message still waits here; true when it did (it is never sent). */

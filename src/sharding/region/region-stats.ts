@@ -21,4 +21,10 @@ export interface RegionStats {
   readonly snapshotsFailed: number;
   /** Bytes of entity state shipped with hand-offs. */
   readonly stateBytesShipped: number;
+  /** Copies of reliable sends routed again by the retry tick. */
+  readonly messagesRedelivered: number;
+  /** Copies of reliable sends this host recognised as already running or processed (not processed again). */
+  readonly messagesDeduplicated: number;
+  /** Reliable sends this region is retrying now. */
+  readonly sendsOutstanding: number;
 }

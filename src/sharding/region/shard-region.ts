@@ -6,11 +6,14 @@ import { isGone, type MemberInfo } from '../../cluster/member.js';
 import type { Logger } from '../../logging.js';
 import { HostedShards } from './hosted-shards.js';
 import type { MessageRoutedTo, ShardingMessage } from '../protocol/messages.js';
+import type { EntityOutcome } from './entity.js';
 import { RegionBuffer, type Envelope } from './region-buffer.js';
 import type { Shard } from './shard.js';
 import type { TakenSnapshot } from './shard-state.js';
 import { StateTransfer } from './state-transfer.js';
 import { RegionLeave } from './region-leave.js';
+import { ReliableDelivery } from './reliable-delivery.js';
+import type { ReplyTo } from '../protocol/messages.js';
 import type { RegionStats } from './region-stats.js';
 import type { ShardedTypeSettings } from '../sharded-type.js';
 import type { ShardingContext } from '../sharding-context.js';
@@ -32,6 +35,7 @@ export class ShardRegion {
   private readonly buffer: RegionBuffer;
   private readonly transfer: StateTransfer;
   private readonly leave: RegionLeave;
+  private readonly reliable: ReliableDelivery;
   private coordinator: string | undefined;
   /** The coordinator that acknowledged our registration, if it is still the current one. */
   private registeredWith: string | undefined;
@@ -53,6 +57,7 @@ export class ShardRegion {
     private readonly logger: Logger,
   ) {
     this.buffer = new RegionBuffer(ctx.config.bufferSize, logger);
+    this.reliable = new ReliableDelivery(ctx.config);
     this.leave = new RegionLeave({ typeName: settings.typeName, hosted: () => this.shards.size, buffered: () => this.buffer.size });
     this.transfer = new StateTransfer({ typeName: settings.typeName, config: ctx.config, logger, events: ctx.events });
     this.shards = new HostedShards(
@@ -88,6 +93,7 @@ export class ShardRegion {
 
   stats(): RegionStats {
     const snapshots = this.transfer.outcomes;
+    const reliable = this.reliable.counters;
     return {
       proxy: this.isProxy,
       localShards: this.localShards().length,
@@ -100,6 +106,9 @@ export class ShardRegion {
       snapshotsTooLarge: snapshots.too_large,
       snapshotsFailed: snapshots.failed,
       stateBytesShipped: this.transfer.bytesShipped,
+      messagesRedelivered: reliable.redelivered,
+      messagesDeduplicated: reliable.deduplicated,
+      sendsOutstanding: reliable.outstanding,
     };
   }
 
@@ -151,7 +160,10 @@ export class ShardRegion {
       if (shard !== undefined && !shard.isStopping) {
         this.counters.messagesDeliveredLocally++;
         const replyTo = envelope.replyTo;
-        shard.deliver(envelope.entityId, envelope.payload, replyTo && ((outcome) => this.ctx.reply(replyTo, outcome)));
+        const reply = replyTo && ((outcome: EntityOutcome): void => this.ctx.reply(replyTo, outcome));
+        // A retried copy of a send this host already has is not processed again (see reliable-delivery.ts).
+        const admitted = envelope.reliable && replyTo && reply ? this.reliable.admit(replyTo.node, envelope.reliable, reply) : reply;
+        if (envelope.reliable === undefined || admitted !== undefined) shard.deliver(envelope.entityId, envelope.payload, admitted);
         return 'local';
       }
       // The shard is still stopping from an earlier hand-off: hold the message until it is gone.
@@ -177,6 +189,7 @@ export class ShardRegion {
         payload: envelope.payload,
         hops: envelope.hops + 1,
         ...(envelope.replyTo ? { replyTo: envelope.replyTo } : {}),
+        ...(envelope.reliable ? { reliable: envelope.reliable } : {}),
       });
       return 'forwarded';
     }
@@ -188,12 +201,30 @@ export class ShardRegion {
     return this.buffer.withdrawAsk(askId);
   }
 
+  /** Starts a reliable send (routed now, retried on every tick until closed); false over the bounds. */
+  openSend(shardId: number, entityId: string, payload: unknown, replyTo: ReplyTo): DeliveryResult {
+    const envelope = this.reliable.open(shardId, entityId, payload, replyTo);
+    if (envelope === undefined) return 'dropped';
+    const result = this.deliver(envelope);
+    this.reliable.routed(replyTo.askId, result);
+    if (result === 'dropped') this.reliable.closed(replyTo.askId);
+    return result;
+  }
+
+  /** The send settled: retries end, and it is taken back from the buffer. True when no copy ever left here. */
+  closeSend(askId: number): boolean {
+    const withdrawn = this.buffer.withdrawAsk(askId);
+    const left = this.reliable.hasLeft(askId);
+    this.reliable.closed(askId);
+    return withdrawn && !left;
+  }
+
   /** Handles a message addressed to this region; messages claiming to come from a coordinator are checked. */
   handle(from: string, message: MessageRoutedTo<'region'>): void {
     if (this.stopped) return;
     if (message.type === 'EntityEnvelope') {
-      const { shardId, entityId, payload, hops, replyTo } = message;
-      this.deliver({ shardId, entityId, payload, hops, ...(replyTo ? { replyTo } : {}) });
+      const { shardId, entityId, payload, hops, replyTo, reliable } = message;
+      this.deliver({ shardId, entityId, payload, hops, ...(replyTo ? { replyTo } : {}), ...(reliable ? { reliable } : {}) });
       return;
     }
     if (from !== this.coordinator) {
@@ -364,6 +395,9 @@ export class ShardRegion {
 
   private retry(): void {
     if (this.stopped) return;
+    for (const copy of this.reliable.retries((e) => e.replyTo !== undefined && this.buffer.holdsAsk(e.replyTo.askId))) {
+      if (copy.reliable !== undefined) this.reliable.routed(copy.reliable.seq, this.deliver(copy));
+    }
     if (this.registeredWith === undefined) {
       this.register();
       return;
