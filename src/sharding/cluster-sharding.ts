@@ -23,7 +23,7 @@ import { StoreCordons } from './placements/cordons.js';
 import { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type DrainMove, type ReplyTo, type ShardingMessage } from './protocol/messages.js';
 import { PlacementChanges } from './placements/placement-changes.js';
 import { PendingAsks } from './region/pending-asks.js';
-import { sendReliably, type SendContext, type SendOptions } from './region/reliable-send.js';
+import { askAtMostOnce, sendReliably, type SendContext, type SendOptions } from './region/reliable-send.js';
 import { listedPlacement } from './placements/placement-record.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
 import { ShardCoordinator, coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
@@ -148,15 +148,11 @@ export class ClusterSharding {
       events: this.events,
       reply: (replyTo, outcome) => this.reply(replyTo, outcome),
     };
-    this.sendContext = {
-      asks: this.asks,
-      selfKey: this.link.selfKey,
-      defaultTimeoutMs: this.config.sendTimeoutMs,
-      onTimeout: (typeName, delivered) => {
-        this.sendTimeouts[delivered ? 'delivered' : 'notDelivered']++;
-        this.events?.onSendTimeout?.(typeName, delivered);
-      },
+    const onTimeout = (typeName: string, delivered: boolean): void => {
+      this.sendTimeouts[delivered ? 'delivered' : 'notDelivered']++;
+      this.events?.onSendTimeout?.(typeName, delivered);
     };
+    this.sendContext = { asks: this.asks, selfKey: this.link.selfKey, config: this.config, onTimeout };
     this.link.listen((from, message) => this.dispatch(from, message));
     this.unsubscribe.push(
       () => this.link.close(),
@@ -208,7 +204,8 @@ export class ClusterSharding {
         this.requireRunning();
         type.region.deliver({ shardId, entityId, payload: message, hops: 0 });
       },
-      ask: <R = unknown>(message: unknown, options: AskOptions = {}): Promise<R> => this.ask<R>(type, shardId, entityId, message, options),
+      ask: <R = unknown>(message: unknown, options?: AskOptions): Promise<R> =>
+        this.stopped ? Promise.reject(notRunning()) : askAtMostOnce<R>(this.sendContext, type.region, { shardId, entityId }, message, options),
       send: (message: unknown, options?: SendOptions): Promise<void> =>
         this.stopped ? Promise.reject(notRunning()) : sendReliably(this.sendContext, type.region, { shardId, entityId }, message, options),
     };
@@ -311,26 +308,6 @@ export class ClusterSharding {
     await Promise.all([...this.types.values()].map((type) => type.region.gracefulShutdown()));
   }
 
-  private ask<R>(type: ShardedType, shardId: number, entityId: string, message: unknown, options: AskOptions): Promise<R> {
-    if (this.stopped) return Promise.reject(new ActorTsError('not_running', 'cluster sharding was shut down'));
-    const timeoutMs = options.timeoutMs ?? this.config.askTimeoutMs;
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647) {
-      return Promise.reject(invalid(`ask timeoutMs must be an integer in 1..2147483647, got ${String(timeoutMs)}`));
-    }
-    const { typeName } = type.settings;
-    const { id, answer } = this.asks.open<R>(
-      timeoutMs,
-      () => `ask to ${typeName}/${entityId} timed out after ${timeoutMs} ms`,
-      (askId) => type.region.withdrawAsk(askId),
-    );
-    const result = type.region.deliver({ shardId, entityId, payload: message, hops: 0, replyTo: { node: this.link.selfKey, askId: id } });
-    if (result === 'dropped') {
-      const error = `message to ${typeName}/${entityId} dropped: region buffer full (bufferSize ${this.config.bufferSize})`;
-      this.asks.settle(id, { ok: false, error }, 'buffer_overflow');
-    }
-    return answer;
-  }
-
   private reply(replyTo: ReplyTo, outcome: EntityOutcome): void {
     if (replyTo.node === this.link.selfKey) {
       this.asks.settle(replyTo.askId, outcome);
@@ -416,10 +393,7 @@ export class ClusterSharding {
   }
 }
 
-function notRunning(): ActorTsError {
-  return new ActorTsError('not_running', 'cluster sharding was shut down');
-}
-
+const notRunning = (): ActorTsError => new ActorTsError('not_running', 'cluster sharding was shut down');
 function invalid(message: string): ActorTsError {
   return new ActorTsError('invalid_argument', message);
 }

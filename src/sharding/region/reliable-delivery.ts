@@ -41,8 +41,9 @@ export class ReliableDelivery {
 
   constructor(private readonly limits: ReliableLimits) {}
 
-  get counters(): { readonly redelivered: number; readonly deduplicated: number; readonly outstanding: number } {
-    return { ...this.counts, outstanding: this.outstanding.size };
+  /** The region's stats of reliable sends (see RegionStats). */
+  stats(): { messagesRedelivered: number; messagesDeduplicated: number; sendsOutstanding: number } {
+    return { messagesRedelivered: this.counts.redelivered, messagesDeduplicated: this.counts.deduplicated, sendsOutstanding: this.outstanding.size };
   }
 
   /**

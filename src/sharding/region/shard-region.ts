@@ -2,10 +2,11 @@
 // buffer for shards whose home is not known yet, forwarding to remote regions), hosts this node's shards,
 // and plays the region's side of registration and hand-off. A node without the type's role runs the
 // region in proxy mode: it routes but never hosts.
-import { isGone, type MemberInfo } from '../../cluster/member.js';
+import { isGone } from '../../cluster/member.js';
 import type { Logger } from '../../logging.js';
 import { HostedShards } from './hosted-shards.js';
-import type { MessageRoutedTo, ShardingMessage } from '../protocol/messages.js';
+import type { MessageRoutedTo, ReplyTo, ShardingMessage } from '../protocol/messages.js';
+import { HomeCache, memberMap } from './home-cache.js';
 import type { EntityOutcome } from './entity.js';
 import { RegionBuffer, type Envelope } from './region-buffer.js';
 import type { Shard } from './shard.js';
@@ -13,7 +14,6 @@ import type { TakenSnapshot } from './shard-state.js';
 import { StateTransfer } from './state-transfer.js';
 import { RegionLeave } from './region-leave.js';
 import { ReliableDelivery } from './reliable-delivery.js';
-import type { ReplyTo } from '../protocol/messages.js';
 import type { RegionStats } from './region-stats.js';
 import type { ShardedTypeSettings } from '../sharded-type.js';
 import type { ShardingContext } from '../sharding-context.js';
@@ -25,12 +25,8 @@ export type { RegionStats } from './region-stats.js';
 /** What became of a message handed to the region. */
 export type DeliveryResult = 'local' | 'forwarded' | 'buffered' | 'dropped';
 
-
 export class ShardRegion {
-  /** Home cache: shard -> region address (this node's own key for local shards). */
-  private readonly homes = new Map<number, string>();
-  /** Members this node sees as unreachable: messages for shards homed there wait in the buffer. */
-  private unreachable: ReadonlySet<string> = new Set();
+  private readonly homes = new HomeCache();
   private readonly shards: HostedShards;
   private readonly buffer: RegionBuffer;
   private readonly transfer: StateTransfer;
@@ -92,8 +88,6 @@ export class ShardRegion {
   }
 
   stats(): RegionStats {
-    const snapshots = this.transfer.outcomes;
-    const reliable = this.reliable.counters;
     return {
       proxy: this.isProxy,
       localShards: this.localShards().length,
@@ -101,14 +95,8 @@ export class ShardRegion {
       bufferedMessages: this.buffer.size,
       bufferOverflowDrops: this.buffer.overflowDrops,
       ...this.counters,
-      snapshotsShipped: snapshots.shipped,
-      snapshotsRestored: snapshots.restored,
-      snapshotsTooLarge: snapshots.too_large,
-      snapshotsFailed: snapshots.failed,
-      stateBytesShipped: this.transfer.bytesShipped,
-      messagesRedelivered: reliable.redelivered,
-      messagesDeduplicated: reliable.deduplicated,
-      sendsOutstanding: reliable.outstanding,
+      ...this.transfer.stats(),
+      ...this.reliable.stats(),
     };
   }
 
@@ -123,19 +111,14 @@ export class ShardRegion {
     } else if (this.registeredWith === undefined) {
       this.register();
     }
-    // Homes on members that are gone are forgotten, so the next message asks for a new home (Pekko drops
-    // the regions of removed members the same way). Messages already sent there are lost: at-most-once.
-    const members = this.memberMap();
-    for (const [shardId, home] of this.homes) {
-      const member = members.get(home);
-      if (home !== this.ctx.selfKey && (member === undefined || isGone(member.status))) this.homes.delete(shardId);
-    }
-    this.unreachable = new Set([...members].filter(([, m]) => !m.reachable && !isGone(m.status)).map(([key]) => key));
+    // Messages already sent to a home that is gone are lost (tell and ask: at most once; a send is retried).
+    const members = memberMap(this.ctx.membership.members());
+    this.homes.update(members, this.ctx.selfKey);
     // Held messages go on once their home is reachable again, or ask for a new home once it is gone.
     for (const shardId of this.buffer.shardIds()) {
       const home = this.homes.get(shardId);
       if (home === undefined) this.requestHome(shardId);
-      else if (!this.unreachable.has(home)) this.flush(shardId);
+      else if (!this.homes.isUnreachable(home)) this.flush(shardId);
     }
     const me = members.get(this.ctx.selfKey);
     if (me !== undefined) this.seenSelf = true;
@@ -143,7 +126,7 @@ export class ShardRegion {
       // This node was downed (a minority side downs itself) or removed: the coordinator has dropped our
       // shards and will re-home them, so the local copies must stop now or they would run twice.
       this.logger.warn({ shards: this.localShards() }, 'this node is no longer a member: stopping its shards');
-      for (const [shardId, home] of this.homes) if (home === this.ctx.selfKey) this.homes.delete(shardId);
+      this.homes.forgetLocal(this.ctx.selfKey);
       void this.stopAllShardsLocally();
     } else if (this.leave.active && coordinator === undefined) {
       void this.stopAllShardsLocally();
@@ -169,9 +152,9 @@ export class ShardRegion {
       // The shard is still stopping from an earlier hand-off: hold the message until it is gone.
       return this.hold(envelope);
     }
-    if (home !== undefined && this.unreachable.has(home)) {
-      // Not written into a connection that is likely dead: held until the home is reachable or re-homed,
-      // so a timed-out ask still here can say it was never delivered. Its home is known: nothing to ask.
+    if (home !== undefined && this.homes.isUnreachable(home)) {
+      // Held, not written into a likely dead connection, until the home is reachable or re-homed (a timed-out
+      // ask still here can say it was never delivered). Its home is known: nothing to ask.
       return this.buffer.add(envelope) === 'dropped' ? 'dropped' : 'buffered';
     }
     if (home !== undefined) {
@@ -196,30 +179,27 @@ export class ShardRegion {
     return this.hold(envelope);
   }
 
-  /** Takes this node's ask `askId` back from the buffer; true when its message was still here (never sent). */
-  withdrawAsk(askId: number): boolean {
-    return this.buffer.withdrawAsk(askId);
-  }
-
-  /** Starts a reliable send (routed now, retried on every tick until closed); false over the bounds. */
+  /** Starts a reliable send (routed now, retried on every tick until withdrawn); `dropped` over the bounds. */
   openSend(shardId: number, entityId: string, payload: unknown, replyTo: ReplyTo): DeliveryResult {
     const envelope = this.reliable.open(shardId, entityId, payload, replyTo);
     if (envelope === undefined) return 'dropped';
     const result = this.deliver(envelope);
-    this.reliable.routed(replyTo.askId, result);
     if (result === 'dropped') this.reliable.closed(replyTo.askId);
+    else this.reliable.routed(replyTo.askId, result);
     return result;
   }
 
-  /** The send settled: retries end, and it is taken back from the buffer. True when no copy ever left here. */
-  closeSend(askId: number): boolean {
-    const withdrawn = this.buffer.withdrawAsk(askId);
-    const left = this.reliable.hasLeft(askId);
+  /**
+   * This node's ask or send `askId` settled: taken back from the buffer, a send's retries end. True when no
+   * copy of it ever left this node (it is never applied).
+   */
+  withdraw(askId: number): boolean {
+    const withdrawn = this.buffer.withdrawAsk(askId) && !this.reliable.hasLeft(askId);
     this.reliable.closed(askId);
-    return withdrawn && !left;
+    return withdrawn;
   }
 
-  /** Handles a message addressed to this region; messages claiming to come from a coordinator are checked. */
+  /** Handles a message addressed to this region; a message claiming to come from a coordinator is checked. */
   handle(from: string, message: MessageRoutedTo<'region'>): void {
     if (this.stopped) return;
     if (message.type === 'EntityEnvelope') {
@@ -241,11 +221,9 @@ export class ShardRegion {
         return;
       case 'RegisterRequired':
         this.registeredWith = undefined;
-        this.register();
-        return;
+        return this.register();
       case 'ShardHome':
-        this.onShardHome(message.shardId, message.region);
-        return;
+        return this.onShardHome(message.shardId, message.region);
       case 'HostShard': {
         if (this.isProxy) return;
         const existed = this.shards.get(message.shardId) !== undefined;
@@ -259,26 +237,20 @@ export class ShardRegion {
         this.send({ type: 'BeginHandOffAck', typeName: this.typeName, shardId: message.shardId });
         return;
       case 'HandOff':
-        this.handOff(message.shardId, message.handOffId);
-        return;
+        return this.handOff(message.shardId, message.handOffId);
       case 'RestoreShardState':
         // Ahead of the HostShard it belongs to (one connection): kept until the shard starts here.
-        this.transfer.received(message);
-        return;
+        return this.transfer.received(message);
       case 'ShardStoppedAck':
-        this.leave.stopAcknowledged(message.shardId, message.handOffId);
-        return;
+        return this.leave.stopAcknowledged(message.shardId, message.handOffId);
       case 'GracefulShutdownAck':
-        this.leave.acknowledged();
-        return;
+        return this.leave.acknowledged();
     }
   }
 
   /**
-   * Graceful leave: asks the coordinator to stop allocating here and hand off every local shard; resolves
-   * once the coordinator acknowledged, no shard is hosted here and the buffer is empty. A proxy has nothing
-   * to hand off. Bounded by the cluster's leave timeout, not here: without a candidate to take the shards
-   * (or a message's home), the leave waits.
+   * Graceful leave: the coordinator hands off every local shard; resolves as region-leave.ts says. A proxy has
+   * nothing to hand off. Bounded by the cluster's leave timeout: without a candidate for the shards, it waits.
    */
   gracefulShutdown(): Promise<void> {
     if (this.isProxy || this.stopped) return Promise.resolve();
@@ -312,9 +284,8 @@ export class ShardRegion {
     } else {
       const local = this.shards.get(shardId);
       if (local !== undefined && !local.isStopping) {
-        // Running here while told of another home: either a second copy (a late registration lost the race
-        // after a failover) or a stale ShardHome overtaken by later moves, which must not stop the real
-        // home. The coordinator decides: this report makes it send a HandOff if the shard belongs elsewhere.
+        // Running here while told of another home: a second copy (a late registration lost a race after a
+        // failover) or a stale ShardHome. The coordinator decides: this report makes it hand off a copy.
         this.logger.warn({ shardId, home: region }, 'told of another home for a shard running here; asking the coordinator');
         this.send({ type: 'ShardStarted', typeName: this.typeName, shardId });
       } else {
@@ -329,9 +300,8 @@ export class ShardRegion {
     const { shard, started } = this.shards.ensure(shardId, () => this.transfer.restore(shardId));
     if (started) {
       this.logger.debug({ shardId }, 'shard started');
-      // Every start is reported, so the coordinator can stop a copy started by a stale ShardHome or
-      // HostShard that reached this region after the shard had moved on (only possible when messages are
-      // reordered, e.g. across a reconnect).
+      // Every start is reported, so the coordinator can stop a copy started by a stale ShardHome or HostShard
+      // that reached this region after the shard had moved on (messages reordered, e.g. across a reconnect).
       this.send({ type: 'ShardStarted', typeName: this.typeName, shardId });
     }
     return shard;
@@ -415,18 +385,13 @@ export class ShardRegion {
   /** Roles never change, so the mode is fixed the first time this node appears in the membership. */
   private resolveMode(): 'unknown' | 'host' | 'proxy' {
     if (this.mode !== 'unknown') return this.mode;
-    const me = this.memberMap().get(this.ctx.selfKey);
+    const me = memberMap(this.ctx.membership.members()).get(this.ctx.selfKey);
     if (me === undefined) return 'unknown';
     const role = this.settings.role;
     this.mode = role === undefined || (me.roles ?? []).includes(role) ? 'host' : 'proxy';
     return this.mode;
   }
 
-  private memberMap(): Map<string, MemberInfo> {
-    const map = new Map<string, MemberInfo>();
-    for (const member of this.ctx.membership.members()) map.set(member.address.toString(), member);
-    return map;
-  }
 
   private send(message: ShardingMessage): void {
     if (this.coordinator !== undefined) this.ctx.send(this.coordinator, message);

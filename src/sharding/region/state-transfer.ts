@@ -36,6 +36,12 @@ export class StateTransfer {
     return { ...this.counts };
   }
 
+  /** The region's stats of entity state (see RegionStats). */
+  stats(): { snapshotsShipped: number; snapshotsRestored: number; snapshotsTooLarge: number; snapshotsFailed: number; stateBytesShipped: number } {
+    const { shipped, restored, too_large: tooLarge, failed } = this.counts;
+    return { snapshotsShipped: shipped, snapshotsRestored: restored, snapshotsTooLarge: tooLarge, snapshotsFailed: failed, stateBytesShipped: this.shippedBytes };
+  }
+
   /** Bytes received for shards not started yet. */
   get bytesWaiting(): number {
     return this.incoming.bytes;
