@@ -3,7 +3,6 @@
 import type { NodeAddress } from '../cluster/address.js';
 import type { Membership } from '../cluster/member.js';
 import type { ShardingConfig } from './config.js';
-import type { CoordinatorEvents } from './coordinator/settings.js';
 import type { EntityOutcome } from './region/entity.js';
 import type { ReplyTo, ShardingMessage } from './protocol/messages.js';
 
@@ -15,7 +14,15 @@ export interface ShardingContext {
   /** Sends over the transport, or dispatches locally (asynchronously) when `to` is this node. Never throws. */
   send(to: string, message: ShardingMessage): void;
   /** What regions report as it happens (metrics); absent when nobody listens. */
-  readonly events?: CoordinatorEvents | undefined;
+  readonly events?: DeliveryEvents | undefined;
   /** Delivers an entity's answer to the asking node. */
   reply(replyTo: ReplyTo, outcome: EntityOutcome): void;
+}
+
+/** What regions and coordinators report about moving state and reliable sends (metrics); cheap, never throwing. */
+export interface DeliveryEvents {
+  /** A reliable send of `typeName` passed its deadline; `delivered`: some copy had left this node. */
+  onSendTimeout?(typeName: string, delivered: boolean): void;
+  /** `count` entities' states of `typeName` met `outcome` at a hand-off. */
+  onEntitySnapshots?(typeName: string, outcome: 'shipped' | 'restored' | 'too_large' | 'failed' | 'lost', count: number): void;
 }

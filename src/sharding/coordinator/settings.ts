@@ -3,6 +3,7 @@
 import type { MemberInfo } from '../../cluster/member.js';
 import { oldestUpMember } from '../../cluster/member-order.js';
 import type { CordonView } from '../placements/cordon-view.js';
+import type { DeliveryEvents } from '../sharding-context.js';
 import type { PlacementRecord } from '../placements/placement-record.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 
@@ -22,15 +23,11 @@ export interface CoordinatorSettings {
 }
 
 /** Events a coordinator reports; each must be cheap and must not throw. */
-export interface CoordinatorEvents {
+export interface CoordinatorEvents extends DeliveryEvents {
   /** A hand-off of `typeName` ended with the shard stopped, `seconds` after it started. */
   onHandOffCompleted?(typeName: string, seconds: number): void;
   /** The coordinator of `typeName` ran a rebalance round (whether or not it moved anything). */
   onRebalanceRound?(typeName: string): void;
-  /** `count` entities' states of `typeName` met `outcome` at a hand-off (shipped, restored, too_large, failed, lost). */
-  /** A reliable send of `typeName` passed its deadline; `delivered`: some copy had left this node. */
-  onSendTimeout?(typeName: string, delivered: boolean): void;
-  onEntitySnapshots?(typeName: string, outcome: 'shipped' | 'restored' | 'too_large' | 'failed' | 'lost', count: number): void;
 }
 
 export interface CoordinatorStats {

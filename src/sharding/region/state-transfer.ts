@@ -3,7 +3,7 @@
 // RestoreShardState chunks wait until the shard starts and restore its entities then.
 import type { Logger } from '../../logging.js';
 import type { ShardingConfig } from '../config.js';
-import type { CoordinatorEvents } from '../coordinator/settings.js';
+import type { DeliveryEvents } from '../sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import { IncomingStates, packSnapshots, unpackState, type TakenSnapshot } from './shard-state.js';
 
@@ -14,7 +14,7 @@ export interface StateTransferOptions {
   readonly typeName: string;
   readonly config: Pick<ShardingConfig, 'maxEntitySnapshotBytes' | 'stateChunkBytes' | 'maxHandOffStateBytes'>;
   readonly logger: Logger;
-  readonly events?: CoordinatorEvents | undefined;
+  readonly events?: DeliveryEvents | undefined;
 }
 
 export class StateTransfer {
