@@ -48,6 +48,13 @@ export function nodeMetricsSource(membership: Membership, store: PlacementStore,
         for (const [mode, count] of counts) yield { type, mode, count };
       }
     },
+    delivery: function* () {
+      const types = sharding()?.stats().types ?? {};
+      for (const [type, { region, coordinator }] of Object.entries(types)) {
+        const { messagesRedelivered: redelivered, messagesDeduplicated: deduplicated, stateBytesShipped } = region;
+        yield { type, redelivered, deduplicated, stateBytesShipped, stateBytesHeld: coordinator?.handOffStateBytes ?? 0 };
+      }
+    },
     members: () => membership.members().map((member) => ({ status: member.status, reachable: member.reachable })),
     placementStore: () => {
       const { generation, documentItems } = store.stats();
