@@ -1,4 +1,4 @@
-// Entry point of `npm run bench` (add `-- --quick` for the one-minute version): runs scenarios 1-8, prints
+// Entry point of `npm run bench` (add `-- --quick` for the one-minute version): runs scenarios 1-9, prints
 // a table per scenario, writes bench/results/<mode>.json and .svg, and on a full run refreshes the figures
 // section of bench/README.md. `--only 1,4` runs a subset and writes nothing.
 import { cpus } from 'node:os';
@@ -15,6 +15,7 @@ import { allocationCost } from './scenarios/s5-allocation.js';
 import { realNetwork } from './scenarios/s6-real-network.js';
 import { durability } from './scenarios/s7-durability.js';
 import { scale } from './scenarios/s8-scale.js';
+import { delivery } from './scenarios/s9-delivery.js';
 
 const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['1', propagation],
@@ -25,6 +26,7 @@ const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['6', realNetwork],
   ['7', durability],
   ['8', scale],
+  ['9', delivery],
 ];
 
 interface Flags {
