@@ -64,7 +64,8 @@ export { CORDON_NAMESPACE, CordonError, StoreCordons, entityTypeNames, isInterna
 export { NO_CORDONS, type CordonRecord, type CordonView } from './placements/cordon-view.js';
 export type { DrainMove } from './protocol/drain-messages.js';
 export { DEFAULT_SHARDING_CONFIG, resolveShardingConfig, type ShardingConfig } from './config.js';
-export type { AskOptions, EntityBehavior, EntityContext, EntityInstance, EntityRef } from './region/entity.js';
+export type { AskOptions, EntityBehavior, EntityContext, EntityInstance, EntityRef, SendOptions } from './region/entity.js';
+export { DeliveryTimeoutError } from './region/pending-asks.js';
 export {
   SHARDING_MESSAGES,
   SHARDING_MESSAGE_TYPES,

@@ -48,6 +48,11 @@ export interface AskOptions {
   readonly timeoutMs?: number;
 }
 
+export interface SendOptions {
+  /** Reject with `timeout` after this long; default `ShardingConfig.sendTimeoutMs` (60 s). */
+  readonly timeoutMs?: number;
+}
+
 /** A location-transparent handle on one entity. */
 export interface EntityRef {
   readonly typeName: string;
@@ -69,7 +74,7 @@ export interface EntityRef {
    * at once beyond `maxOutstandingSends` (per region) or `maxOutstandingSendsPerShard`, `entity_failed` when
    * `receive` threw (processed: not retried), `timeout` with `delivered` as for `ask`.
    */
-  send(message: unknown, options?: { readonly timeoutMs?: number }): Promise<void>;
+  send(message: unknown, options?: SendOptions): Promise<void>;
 }
 
 /** The outcome of one message, as reported to an asker. */

@@ -5,15 +5,12 @@
 // then: it is not retried).
 import { ActorTsError } from '../../errors.js';
 import type { ShardingConfig } from '../config.js';
-import type { AskOptions } from './entity.js';
+import type { AskOptions, SendOptions } from './entity.js';
 import type { PendingAsks } from './pending-asks.js';
 import { DeliveryTimeoutError } from './pending-asks.js';
 import type { ShardRegion } from './shard-region.js';
 
-export interface SendOptions {
-  /** Reject with `timeout` after this long; default `ShardingConfig.sendTimeoutMs` (60 s). */
-  readonly timeoutMs?: number;
-}
+export type { SendOptions };
 
 export interface SendContext {
   readonly asks: PendingAsks;
