@@ -94,6 +94,8 @@ interface Transfer {
  */
 export class IncomingStates {
   private readonly transfers = new Map<number, Transfer>();
+  /** Per shard, the transfer its last start here took: a late copy of it (a repeated HostShard) is stale. */
+  private readonly taken = new Map<number, number>();
   private total = 0;
 
   constructor(private readonly maxBytes: number) {}
@@ -104,6 +106,7 @@ export class IncomingStates {
 
   /** One chunk. Returns the shards whose transfers were dropped to stay within the bound (their state is lost). */
   add(shardId: number, transferId: number, part: number, parts: number, entities: ReadonlyArray<EntityState>): number[] {
+    if (this.taken.get(shardId) === transferId) return [];
     let transfer = this.transfers.get(shardId);
     if (transfer === undefined || transfer.transferId !== transferId || transfer.parts !== parts) {
       if (transfer !== undefined) this.drop(shardId);
@@ -129,6 +132,7 @@ export class IncomingStates {
     const transfer = this.transfers.get(shardId);
     if (transfer === undefined) return undefined;
     this.drop(shardId);
+    this.taken.set(shardId, transfer.transferId);
     if (transfer.received.size !== transfer.parts) return 'incomplete';
     const states = new Map<string, Uint8Array>();
     for (let part = 0; part < transfer.parts; part++) for (const { entityId, state } of transfer.received.get(part) ?? []) states.set(entityId, state);
