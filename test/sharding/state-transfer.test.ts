@@ -95,4 +95,26 @@ describe('entity state across a graceful hand-off', () => {
     for (const chunk of chunks) if (chunk.type === 'ShardStateChunk') expect(chunk.entities.length).toBeLessThanOrEqual(3);
     for (const id of ids) expect(await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'get' }))).toEqual({ count: 1, bytes: 5_000, restored: true });
   });
+
+  it('a coordinator lost mid-hand-off loses the state it held, never a message: the shard starts fresh', async () => {
+    const { a, b, c } = start(counterBehavior);
+    const id = entityInShard(7, SHARDS, 'k');
+    for (let i = 0; i < 5; i++) await settle(b.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
+    // a (the coordinator) receives b's state but never gets it or the HostShard to c out before it dies.
+    const send = a.transport.send.bind(a.transport);
+    a.transport.send = (to, message) => {
+      const type = (message as { type: string }).type;
+      if (to.equals(c.address) && (type === 'RestoreShardState' || type === 'HostShard')) return;
+      send(to, message);
+    };
+    target = () => c.key;
+    await settle(b.sharding.rebalanceNow('Counter', [7]));
+    await eventually(() => !b.sharding.localShards('Counter').includes(7), 'shard 7 stopped on b');
+    await eventually(() => (a.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes ?? 0) > 0, 'the state held by a');
+    const during = b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'increment' }, { timeoutMs: 20_000 });
+    await cluster.crashAndRemove(a);
+    // b is the coordinator now; c gets the shard without its state, and the ask sent meanwhile is applied there.
+    expect(await settle(during)).toMatchObject({ value: 1, node: c.key });
+    expect(await settle(b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({ value: 1, node: c.key });
+  });
 });
