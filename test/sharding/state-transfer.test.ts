@@ -100,11 +100,11 @@ describe('entity state across a graceful hand-off', () => {
     const { a, b, c } = start(counterBehavior);
     const id = entityInShard(7, SHARDS, 'k');
     for (let i = 0; i < 5; i++) await settle(b.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
-    // a (the coordinator) receives b's state but never gets it or the HostShard to c out before it dies.
+    // a (the coordinator) receives b's state but never gets it, the HostShard or the news to c before it dies.
     const send = a.transport.send.bind(a.transport);
     a.transport.send = (to, message) => {
       const type = (message as { type: string }).type;
-      if (to.equals(c.address) && (type === 'RestoreShardState' || type === 'HostShard')) return;
+      if (to.equals(c.address) && ['RestoreShardState', 'HostShard', 'ShardHome'].includes(type)) return;
       send(to, message);
     };
     target = () => c.key;
