@@ -117,4 +117,18 @@ describe('entity state across a graceful hand-off', () => {
     expect(await settle(during)).toMatchObject({ value: 1, node: c.key });
     expect(await settle(b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({ value: 1, node: c.key });
   });
+
+  it('keeps the values through a graceful leave of the oldest node (the coordinator) while it hosts them', async () => {
+    const { a, b, c } = start(counterBehavior);
+    target = () => a.key;
+    const ids = [entityInShard(8, SHARDS, 'o'), entityInShard(8, SHARDS, 'p')];
+    for (const id of ids) for (let i = 0; i < 3; i++) await settle(c.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
+    expect(a.sharding.localShards('Counter')).toEqual([8]);
+    await settle(cluster.members.leave(a.address));
+    for (const id of ids) {
+      const answer = await settle(c.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'increment' }));
+      expect(answer.value).toBe(4);
+      expect([b.key, c.key]).toContain(answer.node);
+    }
+  });
 });
