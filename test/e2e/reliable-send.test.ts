@@ -1,7 +1,8 @@
 // Issue 23, multi-process: three node processes on loopback; 20 entities hosted on one node receive reliable
 // increments (`POST /counters/:id/increment?reliable=true`, EntityRef.send) through the oldest node while
 // their host is SIGKILLed. Every send answered `processed` after the kill was applied on the new host (at
-// least once); none failed; the figures are printed.
+// least once); none failed; the figures are printed. And a graceful leave (SIGTERM) of the oldest node while it
+// hosts 20 entities: their counts move with them.
 import { describe, expect, it } from 'vitest';
 import { useProcessSet, waitFor, type CounterValue, type NodeProc } from './harness.js';
 import { inBatches } from './traffic.js';
@@ -25,7 +26,7 @@ function reliableIncrement(via: NodeProc, entityId: string): Promise<{ status: n
   );
 }
 
-describe('reliable send across a crash (issue 23)', () => {
+describe('reliable send across a crash, state across a leave (issue 23)', () => {
   it('SIGKILL of the host of 20 entities: every send answered after the kill is applied, none fails', async () => {
     const nodes = await procs.startCluster(3, { downAfterMs: DOWN_AFTER_MS });
     const via = nodes[0]!;
@@ -88,5 +89,26 @@ describe('reliable send across a crash (issue 23)', () => {
         `the new incarnations hold ${applied} increments for ${afterKill.filter((r) => r.status === 200).length} answered after the kill`,
     );
     expect(failed.map((r) => `${r.entityId} +${r.sentAt - killAt} ms: ${r.status} ${r.error ?? ''}`)).toEqual([]);
+  }, 150_000);
+
+  it('SIGTERM of the oldest node while it hosts 20 entities: their values move with them', async () => {
+    const nodes = await procs.startCluster(3, { downAfterMs: DOWN_AFTER_MS });
+    const leaver = nodes[0]!;
+    const via = nodes[1]!;
+    const homes = await inBatches(CANDIDATES, 12, async (entityId) => (await via.increment(entityId)).body.node);
+    const entities = CANDIDATES.filter((_, i) => homes[i] === leaver.address).slice(0, 20);
+    expect(entities.length).toBe(20);
+    // Each at 3 (one increment above, two here).
+    for (let round = 0; round < 2; round++) await inBatches(entities, 10, (entityId) => via.increment(entityId));
+    const termAt = Date.now();
+    leaver.signal('SIGTERM');
+    await leaver.exited;
+    const exitMs = Date.now() - termAt;
+    const values = await inBatches(entities, 10, async (entityId) => (await via.increment(entityId, 10_000)).body);
+    console.log(`[e2e figures] SIGTERM of the oldest node hosting 20 entities: exit after ${exitMs} ms; values after: ${[...new Set(values.map((v) => v.value))].join(',')}`);
+    for (const value of values) {
+      expect(value.node).not.toBe(leaver.address);
+      expect(value.value, `${value.entityId} kept its count`).toBe(4);
+    }
   }, 150_000);
 });
