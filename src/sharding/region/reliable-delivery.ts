@@ -19,6 +19,11 @@ interface Outstanding {
   fresh: boolean;
 }
 
+interface Seen {
+  readonly running: Set<number>;
+  readonly done: Map<number, boolean>;
+}
+
 export interface ReliableLimits {
   readonly maxOutstandingSends: number;
   readonly maxOutstandingSendsPerShard: number;
@@ -35,8 +40,8 @@ export class ReliableDelivery {
   private readonly outstanding = new Map<number, Outstanding>();
   private readonly perShard = new Map<number, number>();
   private nextSeq = 1;
-  /** As host: per sender node, per incarnation, the sequence numbers running and done here. */
-  private readonly seen = new Map<string, Map<number, { readonly running: Set<number>; readonly done: Set<number> }>>();
+  /** As host: per sender node, per incarnation, the sequence numbers running and done here (done: did it succeed). */
+  private readonly seen = new Map<string, Map<number, Seen>>();
   private readonly counts = { redelivered: 0, deduplicated: 0 };
 
   constructor(private readonly limits: ReliableLimits) {}
@@ -112,24 +117,27 @@ export class ReliableDelivery {
     const entry = this.entry(sender, mark.incarnation);
     // Done sequence numbers are added in about ascending order: forget from the oldest up to `below`, and
     // the oldest beyond a hard cap (a sender that never reports progress).
-    for (const seq of entry.done) {
+    for (const seq of entry.done.keys()) {
       if (seq >= mark.below && entry.done.size <= MAX_DONE_PER_SENDER) break;
       entry.done.delete(seq);
     }
     if (entry.running.has(mark.seq) || entry.done.has(mark.seq)) {
       this.counts.deduplicated++;
-      if (entry.done.has(mark.seq)) reply({ ok: true, value: null });
+      // The first answer was lost: the same answer again (a failure's text is not kept, only that it failed).
+      const succeeded = entry.done.get(mark.seq);
+      if (succeeded === true) reply({ ok: true, value: null });
+      else if (succeeded === false) reply({ ok: false, error: 'the entity failed on this message (reported before)' });
       return undefined;
     }
     entry.running.add(mark.seq);
     return (outcome) => {
       entry.running.delete(mark.seq);
-      if (mark.seq >= mark.below) entry.done.add(mark.seq);
+      if (mark.seq >= mark.below) entry.done.set(mark.seq, outcome.ok);
       reply(outcome.ok ? { ok: true, value: null } : outcome);
     };
   }
 
-  private entry(sender: string, incarnation: number): { readonly running: Set<number>; readonly done: Set<number> } {
+  private entry(sender: string, incarnation: number): Seen {
     let bySender = this.seen.get(sender);
     if (bySender === undefined) {
       bySender = new Map();
@@ -137,7 +145,7 @@ export class ReliableDelivery {
     }
     let entry = bySender.get(incarnation);
     if (entry === undefined) {
-      entry = { running: new Set(), done: new Set() };
+      entry = { running: new Set(), done: new Map() };
       bySender.set(incarnation, entry);
       // The oldest incarnations of a sender are forgotten: that node restarted since.
       for (const old of bySender.keys()) {
