@@ -16,6 +16,7 @@ import { realNetwork } from './scenarios/s6-real-network.js';
 import { durability } from './scenarios/s7-durability.js';
 import { scale } from './scenarios/s8-scale.js';
 import { ringVsLeastShard } from './scenarios/s9-ring.js';
+import { delivery } from './scenarios/s10-delivery.js';
 
 const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['1', propagation],
@@ -27,6 +28,7 @@ const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['7', durability],
   ['8', scale],
   ['9', ringVsLeastShard],
+  ['10', delivery],
 ];
 
 interface Flags {

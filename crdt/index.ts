@@ -21,7 +21,8 @@ export { EMPTY_STATE_VECTOR } from './wire.js';
 export type { PlacementStoreOptions, PlacementStoreStats, RemoveOptions, UpdateListener, ChangeListener } from './store.js';
 export { encodeSyncFrame, decodeSyncFrame, DEFAULT_MAX_FRAME_BYTES } from './sync-frame.js';
 export type { SyncFrame } from './sync-frame.js';
-export { PlacementReplicator, DEFAULT_ANTI_ENTROPY_INTERVAL_MS, DEFAULT_RELAY_FANOUT } from './replicator.js';
+export { PlacementReplicator } from './replicator.js';
+export { DEFAULT_ANTI_ENTROPY_INTERVAL_MS, DEFAULT_RELAY_FANOUT } from './replicator-options.js';
 export type {
   PlacementByteLink,
   PlacementFrameLink,
@@ -29,7 +30,7 @@ export type {
   PlacementPeerStats,
   PlacementReplicatorOptions,
   PlacementReplicatorStats,
-} from './replicator.js';
+} from './replicator-options.js';
 export { DurablePlacementStore, whenDurable, DEFAULT_SNAPSHOT_AFTER_RECORDS, DEFAULT_SNAPSHOT_AFTER_LOG_BYTES } from './persistence/durable-store.js';
 export type { DurablePlacementStoreOptions } from './persistence/durable-store.js';
 export type { PlacementDurability, PlacementStorageHealth, PersistenceStats } from './durability.js';

@@ -157,3 +157,13 @@ function safeLog(log: PlacementLog): PlacementLog {
     }
   };
 }
+
+/** Options of `PlacementStore.remove`. */
+export interface RemoveOptions {
+  /**
+   * Also deletes, from the document, every value of the shard this replica refuses (held for being ahead
+   * of its clock, or out of range). The deletion is a Yjs deletion of those exact items, so it reaches
+   * every replica; a value the writer sets later is a new item and is not affected.
+   */
+  readonly force?: boolean;
+}

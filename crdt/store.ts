@@ -27,25 +27,15 @@ import {
   type SlotValue,
   type SlotWrite,
 } from './slots.js';
-import { resolveStoreOptions, type PlacementStoreOptions, type PlacementStoreStats } from './store-options.js';
+import { resolveStoreOptions, type PlacementStoreOptions, type PlacementStoreStats, type RemoveOptions } from './store-options.js';
 import { checkWireUpdate, type SlotCheck } from './update-guard.js';
 import { encodeWireUpdate, type BaseEntries } from './wire.js';
 import { laterHlc, stampWrites, type Stamp } from './write-stamps.js';
 import type { PlacementDurability } from './durability.js';
 
 export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS, DEFAULT_MAX_UPDATE_SLOTS } from './store-options.js';
-export type { PlacementStoreOptions, PlacementStoreStats } from './store-options.js';
+export type { PlacementStoreOptions, PlacementStoreStats, RemoveOptions } from './store-options.js';
 export type { UpdateListener, ChangeListener } from './listeners.js';
-
-/** Options of `PlacementStore.remove`. */
-export interface RemoveOptions {
-  /**
-   * Also deletes, from the document, every value of the shard this replica refuses (held for being ahead
-   * of its clock, or out of range). The deletion is a Yjs deletion of those exact items, so it reaches
-   * every replica; a value the writer sets later is a new item and is not affected.
-   */
-  readonly force?: boolean;
-}
 
 // Transaction origins: only updates applied from peers are 'remote'; prunes are this node's own writes.
 const REMOTE = Symbol('placement-remote');

@@ -53,8 +53,9 @@ export function dadbot(options: DadbotOptions = {}): DadbotApplication {
         const { chatId } = request.params;
         const dad = node.sharding.entityRefFor(DAD_TYPE, chatId);
         const command: DadCommand = { type: 'NewMessage', from: request.body.from, text: request.body.text };
-        // Fire and forget, like Pekko's `!`: the webhook never waits for the Dad.
-        dad.tell(command);
+        // Answered once the Dad has the message (a reliable send: retried across moves and a crash of his host,
+        // at least once), never after his joke. A send past its deadline is a 504 saying whether it left here.
+        await dad.send(command, { timeoutMs: 30_000 });
         const accepted: Accepted = { chatId, shardId: dad.shardId };
         return reply.code(202).send(accepted);
       },

@@ -52,8 +52,13 @@ export function dadBehavior(options: DadOptions = {}): EntityBehavior {
   return (ctx) => {
     const where = { chatId: ctx.entityId, node: ctx.node.toString(), shardId: ctx.shardId };
     let state: DadState = 'idle';
-    const told = new Set<string>();
-    let batch: ChatMessage[] = [];
+    // A graceful move hands over what this Dad told and what the chat said since (snapshot below), so the new
+    // host's Dad never tells a joke again; after a crash of the host he starts with nothing.
+    const restored = restoredMemory(ctx.restored);
+    const told = new Set<string>(restored.told);
+    let batch: ChatMessage[] = [...restored.batch];
+    // What the pun generator is working on: if the shard moves mid-thought, it goes back into the batch.
+    let thinkingAbout: ChatMessage[] = [];
     emit({ kind: 'entered', ...where });
 
     // Same key: every message restarts the quiet period, and a Quiet already queued is never delivered.
@@ -66,11 +71,13 @@ export function dadBehavior(options: DadOptions = {}): EntityBehavior {
       state = 'collecting';
       waitForQuiet();
     };
+    // Messages handed over unanswered get their quiet period on this host.
+    if (batch.length > 0) next();
 
     return {
       receive(message: unknown): DadStatus | undefined {
         if (message === QUIET && state === 'collecting') {
-          const thinkingAbout = batch;
+          thinkingAbout = batch;
           batch = [];
           state = 'thinking';
           ctx.pipeToSelf(puns.generate(thinkingAbout, told), (outcome) =>
@@ -79,6 +86,7 @@ export function dadBehavior(options: DadOptions = {}): EntityBehavior {
           return undefined;
         }
         if (message instanceof JokeOutcome && state === 'thinking') {
+          thinkingAbout = [];
           if (message.joke !== undefined) {
             told.add(message.joke);
             emit({ kind: 'joke', ...where, joke: message.joke });
@@ -101,6 +109,23 @@ export function dadBehavior(options: DadOptions = {}): EntityBehavior {
         if (command?.type === 'Status') return { ...where, state, told: [...told] };
         throw new Error('Dad does not understand that message');
       },
+      snapshot: (): DadMemory => ({ told: [...told], batch: [...thinkingAbout, ...batch] }),
     };
   };
+}
+
+/** What a Dad hands to his successor on a graceful move: the jokes told, and the messages not yet answered. */
+interface DadMemory {
+  readonly told: readonly string[];
+  readonly batch: readonly ChatMessage[];
+}
+
+/** `ctx.restored` read as a DadMemory; anything else (a fresh start, another version's shape) is no memory. */
+function restoredMemory(value: unknown): DadMemory {
+  const memory = value as Partial<DadMemory> | undefined;
+  const told = Array.isArray(memory?.told) ? memory.told.filter((joke): joke is string => typeof joke === 'string') : [];
+  const batch = Array.isArray(memory?.batch)
+    ? memory.batch.filter((m): m is ChatMessage => typeof m === 'object' && m !== null && typeof m.from === 'string' && typeof m.text === 'string')
+    : [];
+  return { told, batch };
 }

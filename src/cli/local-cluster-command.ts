@@ -69,6 +69,7 @@ export function addLocalClusterCommand(program: Command, io: CliIo, binPath: str
       io.out(`  node bin/actor-ts-placement.js shards --url ${cluster.urls[0]}`);
       io.out(`  node bin/actor-ts-placement.js placements set 42 ${cluster.addresses[2] ?? cluster.addresses[0]} --url ${cluster.urls[0]}`);
       io.out(`  curl -s -X POST ${cluster.urls[1]}/counters/alice/increment`);
+      io.out(`  curl -s -X POST '${cluster.urls[1]}/counters/alice/increment?reliable=true'   # retried until applied (at least once)`);
       io.out('Ctrl-C stops every node.');
       await new Promise<void>((resolve) => {
         const onSignal = (): void => resolve();

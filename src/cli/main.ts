@@ -8,7 +8,7 @@ import { DEFAULT_CLUSTER_CONFIG, resolveClusterConfig } from '../cluster/config.
 import { ActorTsError } from '../errors.js';
 import { clusterPortProblem, DEFAULT_NODE_CONFIG as D, type NodeConfig } from '../node/config.js';
 import { runNode } from '../node/run.js';
-import { FALLBACK_STRATEGIES, type FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
+import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
 import { COUNTER_SHARDS, COUNTER_TYPE } from '../node/counter.js';
 import { DEFAULT_SHARD_ID_FUNCTION, SHARD_ID_FUNCTIONS, shardIdFor, type ShardIdFunction } from '../sharding/shard-id.js';
 import { ApiError } from './client.js';

@@ -37,7 +37,9 @@ export function sendError(
   }
   if (error instanceof ActorTsError) {
     const status = error.code === 'timeout' ? 504 : error.code === 'not_running' ? 503 : error.code === 'unknown_target' ? 409 : 400;
-    return reply.code(status).send({ error: error.code, message: error.message });
+    // A delivery timeout says whether the message left this node (applied or not: unknown) or never did.
+    const delivered = 'delivered' in error && typeof error.delivered === 'boolean' ? { delivered: error.delivered } : {};
+    return reply.code(status).send({ error: error.code, message: error.message, ...delivered });
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {

@@ -39,6 +39,21 @@ export interface MetricsEvents {
   onPlacementApplied(origin: PlacementOrigin, hlcWallMs: number): void;
   /** A durable placement store committed to storage in `seconds`. */
   onStorageCommit(seconds: number): void;
+  /** A reliable send of `type` passed its deadline; `delivered`: a copy had left this node (outcome unknown). */
+  onSendTimeout(type: string, delivered: boolean): void;
+  /** `count` entities' states of `type` met `outcome` at a hand-off (shipped, restored, too_large, failed, lost). */
+  onEntitySnapshots(type: string, outcome: string, count: number): void;
+}
+
+/** Per entity type, the reliable-delivery and state-transfer totals of this node (read at scrape). */
+export interface DeliveryFigures {
+  readonly type: string;
+  readonly redelivered: number;
+  readonly deduplicated: number;
+  /** Entity state bytes this node's regions shipped with hand-offs, since the start. */
+  readonly stateBytesShipped: number;
+  /** Entity state bytes this node's coordinator holds now for shards between two homes. */
+  readonly stateBytesHeld: number;
 }
 
 /** Current figures, read at every scrape; plus the event subscription. */
@@ -53,6 +68,8 @@ export interface MetricsSource {
   placementStore(): { readonly generation: number; readonly items: number };
   /** The cluster transport's connections and buffers; without it the transport gauges are left out. */
   transport?(): TransportFigures;
+  /** Reliable delivery and state transfer per entity type; absent: those series stay empty. */
+  delivery?(): Iterable<DeliveryFigures>;
   /** True when placements are durable: only then is the storage commit histogram exported. */
   readonly durable: boolean;
   /** Starts delivering events to `events`; returns the function that stops it (called when the server closes). */
@@ -83,6 +100,12 @@ export class MetricsEventHub implements MetricsEvents {
   }
   onStorageCommit(seconds: number): void {
     for (const listener of this.listeners) listener.onStorageCommit(seconds);
+  }
+  onSendTimeout(type: string, delivered: boolean): void {
+    for (const listener of this.listeners) listener.onSendTimeout(type, delivered);
+  }
+  onEntitySnapshots(type: string, outcome: string, count: number): void {
+    for (const listener of this.listeners) listener.onEntitySnapshots(type, outcome, count);
   }
 }
 
@@ -189,6 +212,44 @@ export class NodeMetrics {
       });
     }
 
+    // Totals kept by the sharding runtime, read at scrape (so they count from the node's start).
+    const deliveryTotal = (name: string, help: string, pick: (figures: DeliveryFigures) => number): void => {
+      new Counter({
+        name: `${METRICS_PREFIX}${name}`,
+        help,
+        labelNames: ['type'],
+        registers,
+        collect() {
+          this.reset();
+          for (const figures of source.delivery?.() ?? []) this.inc({ type: figures.type }, pick(figures));
+        },
+      });
+    };
+    deliveryTotal('messages_redelivered_total', 'Copies of reliable sends this node routed again (retries), per entity type.', (f) => f.redelivered);
+    deliveryTotal('messages_deduplicated_total', 'Retried copies of sends this node recognised as already running or processed, per entity type.', (f) => f.deduplicated);
+    deliveryTotal('handoff_state_bytes_total', 'Entity state bytes this node shipped with graceful hand-offs, per entity type.', (f) => f.stateBytesShipped);
+    new Gauge({
+      name: `${METRICS_PREFIX}handoff_state_bytes`,
+      help: "Entity state bytes this node's coordinator holds for shards between their old and new home, per entity type.",
+      labelNames: ['type'],
+      registers,
+      collect() {
+        this.reset();
+        for (const figures of source.delivery?.() ?? []) this.set({ type: figures.type }, figures.stateBytesHeld);
+      },
+    });
+    const sendTimeouts = new Counter({
+      name: `${METRICS_PREFIX}send_timeouts_total`,
+      help: 'Reliable sends past their deadline, per entity type and whether a copy had left this node (delivered: outcome unknown).',
+      labelNames: ['type', 'delivered'],
+      registers,
+    });
+    const snapshots = new Counter({
+      name: `${METRICS_PREFIX}entity_snapshots_total`,
+      help: 'Entity states at graceful hand-offs, per entity type and outcome (shipped, restored, too_large, failed, lost).',
+      labelNames: ['type', 'outcome'],
+      registers,
+    });
     const handOffs = new Counter({
       name: `${METRICS_PREFIX}handoffs_total`,
       help: 'Completed shard hand-offs, per entity type.',
@@ -264,6 +325,12 @@ export class NodeMetrics {
       },
       onStorageCommit(seconds) {
         commits?.observe(Math.max(0, seconds));
+      },
+      onSendTimeout(type, delivered) {
+        sendTimeouts.inc({ type, delivered: String(delivered) });
+      },
+      onEntitySnapshots(type, outcome, count) {
+        snapshots.inc({ type, outcome }, count);
       },
     };
   }

@@ -4,6 +4,7 @@
 // request changes nothing.
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, {
+  LogController,
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
@@ -111,7 +112,7 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
     ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
     // Fastify logs every request twice at info ("incoming request", "request completed"): an open console
     // polling a node would write ~100 MB a day. One debug line per request instead (logRequests below).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
     schemaErrorFormatter: formatSchemaErrors,
     // Fastify's own answer while closing is an untyped 503; the hook below gives the typed one.

@@ -19,7 +19,8 @@ export interface CounterValue {
 }
 
 export const counterBehavior: EntityBehavior = (ctx) => {
-  let value = 0;
+  // A graceful move hands the value over (snapshot below); a crash of the host restarts it at 0.
+  let value = typeof ctx.restored === 'number' && Number.isSafeInteger(ctx.restored) ? ctx.restored : 0;
   const answer = (): CounterValue => ({ entityId: ctx.entityId, shardId: ctx.shardId, value, node: ctx.node.toString() });
   return {
     receive(message: unknown): CounterValue {
@@ -34,6 +35,7 @@ export const counterBehavior: EntityBehavior = (ctx) => {
       // Bounded: the message came from the network and may be any size or shape.
       throw new Error(`unknown counter command ${describeValue(message, 200)}`);
     },
+    snapshot: (): number => value,
   };
 };
 
@@ -43,10 +45,36 @@ const entityParams = {
   properties: { entityId: { type: 'string', minLength: 1, maxLength: 256 } },
 } as const;
 
-/** `POST /counters/:entityId/increment` and `GET /counters/:entityId`, both answering a CounterValue. */
-export function registerCounterRoutes(app: FastifyInstance, sharding: ClusterSharding, askTimeoutMs = 5000): void {
-  app.post<{ Params: { entityId: string } }>('/counters/:entityId/increment', { schema: { params: entityParams } }, async (request) =>
-    sharding.entityRefFor(COUNTER_TYPE, request.params.entityId).ask<CounterValue>({ op: 'increment' }, { timeoutMs: askTimeoutMs }),
+const incrementQuery = {
+  type: 'object',
+  additionalProperties: false,
+  // Query values are strings: the server's validator does not coerce them.
+  properties: { reliable: { type: 'string', enum: ['true', 'false'] } },
+} as const;
+
+/** The answer of a reliable increment: processed by the entity (its value is not read back). */
+export interface ReliableIncrement {
+  readonly entityId: string;
+  readonly shardId: number;
+  readonly processed: true;
+}
+
+/**
+ * `POST /counters/:entityId/increment` and `GET /counters/:entityId`, both answering a CounterValue (an ask:
+ * at most once; a 504 `timeout` says `delivered: false` when the increment was never sent and is never
+ * applied, `delivered: true` when the outcome is unknown). `POST ...increment?reliable=true` uses
+ * `EntityRef.send` instead (retried until processed, at least once) and answers a ReliableIncrement.
+ */
+export function registerCounterRoutes(app: FastifyInstance, sharding: ClusterSharding, askTimeoutMs = 5000, sendTimeoutMs = 20_000): void {
+  app.post<{ Params: { entityId: string }; Querystring: { reliable?: 'true' | 'false' } }>(
+    '/counters/:entityId/increment',
+    { schema: { params: entityParams, querystring: incrementQuery } },
+    async (request): Promise<CounterValue | ReliableIncrement> => {
+      const ref = sharding.entityRefFor(COUNTER_TYPE, request.params.entityId);
+      if (request.query.reliable !== 'true') return ref.ask<CounterValue>({ op: 'increment' }, { timeoutMs: askTimeoutMs });
+      await ref.send({ op: 'increment' }, { timeoutMs: sendTimeoutMs });
+      return { entityId: ref.entityId, shardId: ref.shardId, processed: true };
+    },
   );
   app.get<{ Params: { entityId: string } }>('/counters/:entityId', { schema: { params: entityParams } }, async (request) =>
     sharding.entityRefFor(COUNTER_TYPE, request.params.entityId).ask<CounterValue>({ op: 'get' }, { timeoutMs: askTimeoutMs }),

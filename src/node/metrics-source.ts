@@ -59,6 +59,13 @@ export function nodeMetricsSource(
       }
     },
     ...(transport === undefined ? {} : { transport: () => transport.usage() }),
+    delivery: function* () {
+      const types = sharding()?.stats().types ?? {};
+      for (const [type, { region, coordinator }] of Object.entries(types)) {
+        const { messagesRedelivered: redelivered, messagesDeduplicated: deduplicated, stateBytesShipped } = region;
+        yield { type, redelivered, deduplicated, stateBytesShipped, stateBytesHeld: coordinator?.handOffStateBytes ?? 0 };
+      }
+    },
     members: () => membership.members().map((member) => ({ status: member.status, reachable: member.reachable })),
     placementStore: () => {
       const { generation, documentItems } = store.stats();

@@ -4,7 +4,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Cluster } from '../cluster/cluster.js';
 import { TcpTransport } from '../cluster/tcp-transport.js';
-import type { NodeAddress } from '../cluster/address.js';
 import { isGone } from '../cluster/member.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createManagementServer } from '../management/server.js';

@@ -28,13 +28,15 @@ import { listedPlacement } from './placements/placement-record.js';
 import { explicitPlacementState } from './placements/explicit-placement-state.js';
 import type { ExternalAllocationState } from './placements/placement-pin.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
-import { ShardCoordinator, coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
-import { ShardRegion, type RegionStats } from './region/shard-region.js';
+import { ShardCoordinator, coordinatorNode } from './coordinator/shard-coordinator.js';
+import { ShardRegion } from './region/shard-region.js';
 import type { ShardingContext } from './sharding-context.js';
 import { MAX_NUMBER_OF_SHARDS, resolveShardedType, type ShardedTypeOptions, type ShardedTypeConfig } from './sharded-type.js';
 import { ShardingLink } from './protocol/sharding-link.js';
+import type { ShardingStats, TypeStats } from './sharding-stats.js';
 
 export type { RebalanceNowResult, ShardedTypeOptions, ShardLocations };
+export type { ShardingStats, TypeStats } from './sharding-stats.js';
 
 /** What ClusterSharding is built from: transport, membership, replicated placements, optional settings. */
 export interface ClusterShardingOptions {
@@ -56,23 +58,6 @@ export interface ClusterShardingOptions {
    * unref'd. Tests inject a ManualScheduler, or drive the default with fake timers.
    */
   readonly scheduler?: Scheduler;
-}
-
-/** One entity type's statistics on this node: its region, and its coordinator where it runs here. */
-export interface TypeStats {
-  readonly region: RegionStats;
-  /** Present on the node that runs this type's coordinator. */
-  readonly coordinator?: CoordinatorStats;
-}
-
-/** This node's sharding statistics, per type and overall. */
-export interface ShardingStats {
-  readonly types: Readonly<Record<string, TypeStats>>;
-  readonly asksTimedOut: number;
-  /** Sharding messages for a type not initialised here, or for a coordinator that does not run here. */
-  readonly unroutableMessages: number;
-  /** Sends the transport refused (a message that cannot be encoded). */
-  readonly sendFailures: number;
 }
 
 interface ShardedType {
@@ -102,6 +87,7 @@ export class ClusterSharding {
   private readonly refs: EntityRefs;
   private readonly requests: CoordinatorClient;
   private readonly context: ShardingContext;
+  private readonly sendTimeouts = { delivered: 0, notDelivered: 0 };
   private readonly unsubscribe: Array<() => void> = [];
   private stopped = false;
   private shutdownPromise: Promise<void> | undefined;
@@ -143,10 +129,13 @@ export class ClusterSharding {
     const send = (to: string, message: ShardingMessage): boolean => !this.stopped && this.link.send(to, message);
     this.refs = new EntityRefs({
       selfKey: this.link.selfKey,
-      askTimeoutMs: this.config.askTimeoutMs,
-      bufferSize: this.config.bufferSize,
+      config: this.config,
       send,
       requireRunning: () => this.requireRunning(),
+      onSendTimeout: (typeName, delivered) => {
+        this.sendTimeouts[delivered ? 'delivered' : 'notDelivered']++;
+        this.events?.onSendTimeout?.(typeName, delivered);
+      },
     });
     this.requests = new CoordinatorClient({
       send,
@@ -159,6 +148,7 @@ export class ClusterSharding {
       config: this.config,
       membership,
       send,
+      events: this.events,
       reply: (replyTo, outcome) => this.refs.reply(replyTo, outcome),
     };
     this.link.listen((from, message) => this.dispatch(from, message));
@@ -277,6 +267,7 @@ export class ClusterSharding {
     return {
       types,
       asksTimedOut: this.refs.timedOut,
+      sendTimeouts: { ...this.sendTimeouts },
       unroutableMessages: this.unroutableMessages,
       sendFailures: this.link.sendFailures,
     };

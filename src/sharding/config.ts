@@ -43,6 +43,24 @@ export interface ShardingConfig {
    * 0 re-allocates at once. Default 2_000 (two gossip rounds).
    */
   readonly downRemovalMarginMs: number;
+  /**
+   * Largest encoded snapshot of one entity carried by a graceful hand-off; a larger (or unencodable) one
+   * starts fresh on the new host, logged and counted. At most 8 MiB, so one entity fits a frame. Default 1 MiB.
+   */
+  readonly maxEntitySnapshotBytes: number;
+  /** Byte budget of one chunk of a shard's state transfer (a larger single entity travels alone). Default 256 KiB. */
+  readonly stateChunkBytes: number;
+  /**
+   * State a coordinator (and a new host) holds for shards between the old host's ShardStopped and the new
+   * home's ShardStarted, all shards together; beyond it the oldest transfer is dropped (state lost). Default 64 MiB.
+   */
+  readonly maxHandOffStateBytes: number;
+  /** Deadline of `EntityRef.send` when the caller gives none. Default 60_000. */
+  readonly sendTimeoutMs: number;
+  /** Sends a region keeps retrying at once (all shards); beyond it `send` rejects with `buffer_overflow`. Default 100_000. */
+  readonly maxOutstandingSends: number;
+  /** The same bound per shard. Default 10_000. */
+  readonly maxOutstandingSendsPerShard: number;
 }
 
 /** The sharding settings used when none are given. */
@@ -56,6 +74,12 @@ export const DEFAULT_SHARDING_CONFIG: ShardingConfig = Object.freeze({
   askTimeoutMs: 5_000,
   maxForwardHops: 4,
   downRemovalMarginMs: 2_000,
+  maxEntitySnapshotBytes: 1024 * 1024,
+  stateChunkBytes: 256 * 1024,
+  maxHandOffStateBytes: 64 * 1024 * 1024,
+  sendTimeoutMs: 60_000,
+  maxOutstandingSends: 100_000,
+  maxOutstandingSendsPerShard: 10_000,
 });
 
 /** Lower bounds per setting: 0 is allowed only where it means something (no buffering, no warm-up). */
@@ -70,6 +94,19 @@ const MINIMUM: Readonly<Record<keyof ShardingConfig, number>> = {
   // The first forward from the sender's region is hop 0 -> 1, so 1 is the least that lets messages travel.
   maxForwardHops: 1,
   downRemovalMarginMs: 0,
+  maxEntitySnapshotBytes: 1,
+  stateChunkBytes: 1,
+  maxHandOffStateBytes: 0,
+  sendTimeoutMs: 1,
+  maxOutstandingSends: 0,
+  maxOutstandingSendsPerShard: 0,
+};
+
+/** Upper bounds other than the timer limit: hop counts travel in a byte, one entity's state must fit a frame. */
+const MAXIMUM: Partial<Readonly<Record<keyof ShardingConfig, number>>> = {
+  maxForwardHops: 255,
+  maxEntitySnapshotBytes: 8 * 1024 * 1024,
+  stateChunkBytes: 8 * 1024 * 1024,
 };
 
 /** Fills in defaults and validates; throws `invalid_argument` naming the first bad setting. */
@@ -85,7 +122,7 @@ export function resolveShardingConfig(partial: Partial<ShardingConfig> = {}): Sh
     if (value === undefined) continue;
     const min = MINIMUM[key as keyof ShardingConfig];
     // Durations feed setTimeout, which overflows above 2^31 - 1; hop counts travel in a field capped at 255.
-    const max = key === 'maxForwardHops' ? 255 : 2_147_483_647;
+    const max = MAXIMUM[key as keyof ShardingConfig] ?? 2_147_483_647;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
       throw new ActorTsError(
         'invalid_argument',

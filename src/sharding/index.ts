@@ -64,8 +64,9 @@ export { CORDON_NAMESPACE, CordonError, StoreCordons, entityTypeNames, isInterna
 export { NO_CORDONS, type CordonRecord, type CordonView } from './placements/cordon-view.js';
 export type { DrainMove } from './protocol/drain-messages.js';
 export { DEFAULT_SHARDING_CONFIG, resolveShardingConfig, type ShardingConfig } from './config.js';
-export type { AskOptions, EntityBehavior, EntityContext, EntityInstance, EntityRef, EntityTimers, PipeOutcome } from './region/entity.js';
+export type { AskOptions, EntityBehavior, EntityContext, EntityInstance, EntityRef, EntityTimers, PipeOutcome, SendOptions } from './region/entity.js';
 export { MAX_TIMER_DELAY_MS, MAX_TIMER_KEY_LENGTH } from './region/entity-timers.js';
+export { DeliveryTimeoutError } from './region/pending-asks.js';
 export {
   SHARDING_MESSAGES,
   SHARDING_MESSAGE_TYPES,
@@ -76,7 +77,7 @@ export {
 } from './protocol/messages.js';
 export { withoutHome } from './coordinator/dry-run.js';
 export { coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
-export type { RegionStats } from './region/shard-region.js';
+export type { RegionStats } from './region/region-stats.js';
 export {
   DEFAULT_SHARD_ID_FUNCTION,
   SHARD_ID_FUNCTIONS,

@@ -13,6 +13,16 @@ export interface ShardingContext {
   readonly membership: Membership;
   /** Sends over the transport, or dispatches locally (asynchronously) when `to` is this node. Never throws. */
   send(to: string, message: ShardingMessage): void;
+  /** What regions report as it happens (metrics); absent when nobody listens. */
+  readonly events?: DeliveryEvents | undefined;
   /** Delivers an entity's answer to the asking node. */
   reply(replyTo: ReplyTo, outcome: EntityOutcome): void;
+}
+
+/** What regions and coordinators report about moving state and reliable sends (metrics); cheap, never throwing. */
+export interface DeliveryEvents {
+  /** A reliable send of `typeName` passed its deadline; `delivered`: some copy had left this node. */
+  onSendTimeout?(typeName: string, delivered: boolean): void;
+  /** `count` entities' states of `typeName` met `outcome` at a hand-off. */
+  onEntitySnapshots?(typeName: string, outcome: 'shipped' | 'restored' | 'too_large' | 'failed' | 'lost', count: number): void;
 }

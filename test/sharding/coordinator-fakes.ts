@@ -5,7 +5,7 @@ import type { MemberInfo, MemberStatus, Membership } from '../../src/cluster/mem
 import { resolveShardingConfig, type ShardingConfig } from '../../src/sharding/config.js';
 import { HandOff, type HandOffPhase } from '../../src/sharding/coordinator/hand-off.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
-import type { ShardingContext } from '../../src/sharding/region/shard-region.js';
+import type { ShardingContext } from '../../src/sharding/sharding-context.js';
 import { memberInfo, staticMembership, testAddress } from '../support/members.js';
 import { ManualScheduler } from '../support/schedulers.js';
 

@@ -23,6 +23,7 @@ export function testEntityContext(
       shardId,
       tell: (message) => void told.push(message),
       ask: () => Promise.reject(new Error('this test context answers no asks')),
+      send: () => Promise.reject(new Error('this test context takes no sends')),
     },
     timers: entity.timers,
     pipeToSelf: (work, toMessage) => entity.pipeToSelf(work, toMessage),

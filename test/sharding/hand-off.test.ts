@@ -94,7 +94,7 @@ describe('hand-off and rebalance', () => {
     await eventually(() => c.sharding.localShards('Counter').includes(2), 'shard 2 on c');
     expect(hostedShards(cluster.nodes, 'Counter')).toEqual(new Map([[2, [c.key]]]));
     expect(events.filter((e) => e.kind === 'stop')).toEqual([{ kind: 'stop', entityId, node: a.key }]);
-    // In-memory state does not travel with a shard (as in Pekko without persistence).
+    // An entity without snapshot() starts fresh on its new host (its state does not travel).
     expect(await settle(ref.ask<CounterReply>({ op: 'inc' }))).toMatchObject({ count: 1, node: c.key });
     const stats = a.sharding.stats().types['Counter']?.coordinator;
     expect(stats).toMatchObject({ handOffsStarted: 1, handOffsCompleted: 1, handOffsTimedOut: 0 });

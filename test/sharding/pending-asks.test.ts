@@ -35,7 +35,8 @@ describe('PendingAsks', () => {
     await vi.advanceTimersByTimeAsync(999);
     expect(asks.size).toBe(1);
     await vi.advanceTimersByTimeAsync(1);
-    expect(await outcome).toMatchObject({ code: 'timeout', message: 'ask to T/e timed out' });
+    // Nothing took it back (no withdraw given): it is reported as having left this node.
+    expect(await outcome).toMatchObject({ code: 'timeout', message: expect.stringMatching(/^ask to T\/e timed out; delivered: true/), delivered: true });
     expect(asks.timedOut).toBe(1);
     expect(asks.settle(id, { ok: true, value: 1 })).toBe(false);
   });
@@ -57,5 +58,15 @@ describe('PendingAsks', () => {
     expect(new Set(ids.map((ask) => ask.id)).size).toBe(5);
     for (const ask of ids) ask.answer.catch(() => undefined);
     asks.failAll(new Error('done'));
+  });
+
+  it('reports delivered: false when the timeout took the message back from this node', async () => {
+    const asks = new PendingAsks();
+    const withdrawn: number[] = [];
+    const { id, answer } = asks.open(1_000, () => 'ask to T/e timed out', (askId) => withdrawn.push(askId) > 0);
+    const outcome = answer.then(() => 'resolved', (error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await outcome).toMatchObject({ code: 'timeout', delivered: false });
+    expect(withdrawn).toEqual([id]);
   });
 });

@@ -65,11 +65,24 @@ const SAMPLES = {
     moves: [{ shardId: 1, from: 'sys@127.0.0.1:1', to: 'sys@127.0.0.1:2' }, { shardId: 2, from: 'sys@127.0.0.1:1', to: null }],
     noCapacity: false,
   },
+  ShardStateChunk: {
+    type: 'ShardStateChunk',
+    typeName: 'T',
+    shardId: 1,
+    handOffId: 7,
+    part: 0,
+    parts: 1,
+    entities: [{ entityId: 'e', state: new Uint8Array([1, 2]) }],
+  },
+  ShardStoppedAck: { type: 'ShardStoppedAck', typeName: 'T', shardId: 1, handOffId: 7 },
+  RestoreShardState: { type: 'RestoreShardState', typeName: 'T', shardId: 1, transferId: 7, part: 0, parts: 2, entities: [] },
 } satisfies { [T in ShardingMessage['type']]: Extract<ShardingMessage, { type: T }> };
 
 // Messages added after the table (issue 12: drain), with their routes.
 const DRAIN_TYPES = { DrainRegion: 'coordinator', DrainStarted: 'requester' } as const;
-const ALL_TYPES = [...OLD_TYPES, ...INSIGHT_REQUESTS, ...INSIGHT_ANSWERS, ...Object.keys(DRAIN_TYPES)];
+// Entity state of a graceful hand-off (issue 23): old host to coordinator, coordinator to new host.
+const STATE_TYPES = { ShardStateChunk: 'coordinator', RestoreShardState: 'region', ShardStoppedAck: 'region' } as const;
+const ALL_TYPES = [...OLD_TYPES, ...INSIGHT_REQUESTS, ...INSIGHT_ANSWERS, ...Object.keys(DRAIN_TYPES), ...Object.keys(STATE_TYPES)];
 
 const sorted = (values: Iterable<string>): string[] => [...values].sort();
 
@@ -82,8 +95,8 @@ describe('SHARDING_ROUTES', () => {
   });
 
   it('derives the region and coordinator sets the runtime kept by hand', () => {
-    expect(sorted(typesRoutedTo('region'))).toEqual(sorted(OLD_REGION_BOUND));
-    expect(sorted(typesRoutedTo('coordinator'))).toEqual(sorted([...OLD_COORDINATOR_BOUND, ...INSIGHT_REQUESTS, 'DrainRegion']));
+    expect(sorted(typesRoutedTo('region'))).toEqual(sorted([...OLD_REGION_BOUND, 'RestoreShardState', 'ShardStoppedAck']));
+    expect(sorted(typesRoutedTo('coordinator'))).toEqual(sorted([...OLD_COORDINATOR_BOUND, ...INSIGHT_REQUESTS, 'DrainRegion', 'ShardStateChunk']));
     expect(sorted(typesRoutedTo('asker'))).toEqual(['EntityReply']);
     expect(sorted(typesRoutedTo('requester'))).toEqual(sorted(['DrainStarted', 'RebalanceNowResult', 'RebalanceRequested', 'ShardLocations', ...INSIGHT_ANSWERS]));
     for (const [type, route] of Object.entries(DRAIN_TYPES)) expect(SHARDING_ROUTES[type as keyof typeof DRAIN_TYPES]).toBe(route);

@@ -3,6 +3,7 @@
 import type { MemberInfo } from '../../cluster/member.js';
 import { oldestUpMember } from '../../cluster/member-order.js';
 import type { CordonView } from '../placements/cordon-view.js';
+import type { DeliveryEvents } from '../sharding-context.js';
 import type { PinRecord } from '../placements/placement-record.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 
@@ -22,7 +23,7 @@ export interface CoordinatorConfig {
 }
 
 /** Events a coordinator reports; each must be cheap and must not throw. */
-export interface CoordinatorEvents {
+export interface CoordinatorEvents extends DeliveryEvents {
   /** A hand-off of `typeName` ended with the shard stopped, `seconds` after it started. */
   onHandOffCompleted?(typeName: string, seconds: number): void;
   /** The coordinator of `typeName` ran a rebalance round (whether or not it moved anything). */
@@ -47,6 +48,8 @@ export interface CoordinatorStats {
   readonly handOffsTimedOut: number;
   /** Shards the strategy has no home for now (a require pin no candidate satisfies), waiting for a change. */
   readonly waitingShards: number;
+  /** Entity state held for shards between their old host's stop and their new home's start. */
+  readonly handOffStateBytes: number;
 }
 
 /** Which node runs the coordinator of a type: the cluster's singleton placement, the oldest Up member with the role. */

@@ -6,7 +6,8 @@
 // This class only dispatches, to the rooms under coordinator/: state.ts (state and transitions), hand-offs.ts
 // and hand-off.ts, warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts
 // (homes, and shards the strategy has none for), change-timer.ts (pins expiring), operator-requests.ts,
-// insight.ts (explain and dry-run answers), drain.ts (drains and the cordons it honours).
+// insight.ts (explain and dry-run answers), drain.ts (drains and the cordons it honours), hand-off-state.ts
+// (entity state in transit from a shard's old host to its new one).
 import { isGone } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
@@ -14,6 +15,7 @@ import { Allocator } from './allocation.js';
 import { ChangeTimer } from './change-timer.js';
 import { CoordinatorCordons, DrainRequests } from './drain.js';
 import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './down-removal-margin.js';
+import { HandOffStates } from './hand-off-state.js';
 import { HandOffs } from './hand-offs.js';
 import { coordinatorInsight } from './insight.js';
 import { memberMap } from './membership.js';
@@ -36,6 +38,7 @@ export class ShardCoordinator {
   private readonly operator: OperatorRequests;
   private readonly drains: DrainRequests;
   private readonly handOffs: HandOffs;
+  private readonly states: HandOffStates; // entity state between the old host's stop and the new home's start
   private readonly allocator: Allocator;
   private readonly homes: ShardHomes;
   private readonly changeTimer: ChangeTimer;
@@ -61,6 +64,12 @@ export class ShardCoordinator {
       members: () => ctx.membership.members(),
       logger,
       send: (to, message) => this.send(to, message),
+    });
+    this.states = new HandOffStates({
+      typeName: settings.typeName,
+      maxBytes: ctx.config.maxHandOffStateBytes,
+      logger,
+      onLost: (entities) => settings.events?.onEntitySnapshots?.(settings.typeName, 'lost', entities),
     });
     this.handOffs = new HandOffs({
       typeName: settings.typeName,
@@ -149,6 +158,7 @@ export class ShardCoordinator {
     this.changeTimer.stop();
     this.margin.stop();
     this.handOffs.stop();
+    this.states.clear();
     this.logger.info('coordinator stopped');
   }
 
@@ -167,6 +177,7 @@ export class ShardCoordinator {
       handOffsCompleted: handOffs.completed,
       handOffsTimedOut: handOffs.timedOut,
       waitingShards: this.homes.waitingCount,
+      handOffStateBytes: this.states.bytes,
     };
   }
 
@@ -174,49 +185,37 @@ export class ShardCoordinator {
     if (this.stopped) return;
     switch (message.type) {
       case 'RegisterRegion':
-        this.onRegister(from, message.proxy, message.shards, message.stopping);
-        return;
+        return this.onRegister(from, message.proxy, message.shards, message.stopping);
       case 'GetShardHome':
-        this.onGetShardHome(from, message.shardId);
-        return;
+        return this.onGetShardHome(from, message.shardId);
       case 'ShardStarted':
-        this.onShardStarted(from, message.shardId);
-        return;
+        return this.onShardStarted(from, message.shardId);
       case 'BeginHandOffAck':
-        this.handOffs.acknowledged(from, message.shardId);
-        return;
+        return this.handOffs.acknowledged(from, message.shardId);
+      case 'ShardStateChunk':
+        // Sent before the owner's ShardStopped, on the same connection.
+        return this.states.chunk(from, this.state.handOff(message.shardId), message);
       case 'ShardStopped':
-        this.handOffs.stopped(from, message.shardId, message.handOffId);
-        return;
+        this.send(from, { ...message, type: 'ShardStoppedAck' });
+        return this.handOffs.stopped(from, message.shardId, message.handOffId);
       case 'GracefulShutdownRequest':
-        this.onGracefulShutdown(from);
-        return;
+        return this.onGracefulShutdown(from);
       case 'GetShardLocations':
-        this.operator.getShardLocations(from, message.requestId);
-        return;
+        return this.operator.getShardLocations(from, message.requestId);
       case 'RebalanceNow':
-        this.operator.rebalanceNow(from, message.requestId, message.shardIds);
-        return;
+        return this.operator.rebalanceNow(from, message.requestId, message.shardIds);
       case 'RequestRebalance':
-        this.operator.requestRebalance(from, message.requestId);
-        return;
-      case 'ExplainShard':
-      case 'DryRunPlacements':
-      case 'DryRunRebalance':
-        this.operator.insight(from, message);
-        return;
+        return this.operator.requestRebalance(from, message.requestId);
+      case 'ExplainShard': case 'DryRunPlacements': case 'DryRunRebalance':
+        return this.operator.insight(from, message);
       case 'DrainRegion':
-        this.drains.drain(from, message.requestId, message.region);
-        return;
+        return this.drains.drain(from, message.requestId, message.region);
       default:
         this.logger.debug({ type: message.type, from }, 'ignored message not meant for the coordinator');
     }
   }
 
-  /**
-   * Runs a rebalance round as soon as the coordinator is warm (explicit placements changed), and asks again
-   * for the shards without a home.
-   */
+  /** Runs a rebalance round once the coordinator is warm (placements changed); asks again for homeless shards. */
   rebalanceSoon(): void {
     if (this.stopped || this.rebalanceQueued) return;
     if (this.gate.isWarm) {
@@ -294,12 +293,10 @@ export class ShardCoordinator {
   }
 
   /**
-   * A region reports a shard it is still stopping (a former coordinator handed it off and was lost before
-   * the ShardStopped). Its entities may run until then, so the shard is treated as being handed off from
-   * that region: not allocatable, its GetShardHome requests wait, and it is allocated once that region
-   * answers this coordinator's HandOff with ShardStopped, or is removed. A shard with a known home is left
-   * alone: the claim is stale (a repeated registration) or about a copy already told to stop, and a live
-   * home must never be erased.
+   * A region reports a shard it is still stopping (a former coordinator was lost before the ShardStopped):
+   * it is handed off from that region (not allocatable, its GetShardHome requests wait) until that region
+   * answers this coordinator's HandOff or is removed. A shard with a known home is left alone: the claim is
+   * stale or about a copy already told to stop, and a live home must never be erased.
    */
   private adoptStopping(from: string, shardId: number): void {
     if (shardId >= this.settings.numberOfShards || this.state.homeOf(shardId) !== undefined || this.state.isHandingOff(shardId)) return;
@@ -333,7 +330,7 @@ export class ShardCoordinator {
   private onShardStarted(from: string, shardId: number): void {
     this.state.shardStarted(from, shardId);
     const home = this.state.homeOf(shardId);
-    if (home === from) return;
+    if (home === from) return this.states.started(shardId);
     if (home !== undefined) {
       // A ShardHome naming the real home would not do: a region never stops a running shard on a ShardHome
       // (a stale one could name anybody).
@@ -368,6 +365,7 @@ export class ShardCoordinator {
     const shards = this.state.regionTerminated(region);
     this.logger.info({ region, shards: shards.size }, 'region removed; its shards are allocated again on next use');
     this.handOffs.regionGone(region);
+    this.states.regionGone(region);
   }
 
   private retry(): void {
@@ -394,6 +392,8 @@ export class ShardCoordinator {
   }
 
   private send(to: string, message: ShardingMessage): void {
+    // A moved shard's state goes first, on the same connection: the new home restores before it starts.
+    if (message.type === 'HostShard') for (const chunk of this.states.before(to, message.shardId)) this.ctx.send(to, chunk);
     this.ctx.send(to, message);
   }
 }

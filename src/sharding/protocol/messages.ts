@@ -7,6 +7,7 @@ import { parseInsightMessage, type InsightMessage } from './insight-messages.js'
 import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
 import { NodeAddress } from '../../cluster/address.js';
 import { parseDrainMessage, type DrainMove } from './drain-messages.js';
+import { parseStateMessage, type StateMessage } from './state-messages.js';
 
 export type { DrainMove } from './drain-messages.js';
 
@@ -27,6 +28,17 @@ export const TYPE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 export interface ReplyTo {
   readonly node: string;
   readonly askId: number;
+}
+
+/**
+ * The mark of a reliable `send`: the sending region's incarnation and the send's sequence number (a host
+ * processes each at most once while it lives), and the lowest number the sender still retries (the host
+ * forgets those below).
+ */
+export interface ReliableMark {
+  readonly incarnation: number;
+  readonly seq: number;
+  readonly below: number;
 }
 
 /** One region's entry in a `ShardLocations` answer. */
@@ -78,11 +90,19 @@ export type ShardingMessage =
    * so a late or duplicated report of an earlier stop cannot end a later hand-off of the same shard.
    */
   | { readonly type: 'ShardStopped'; readonly typeName: string; readonly shardId: number; readonly handOffId: number }
+  /**
+   * C->R. The ShardStopped (and the state sent ahead of it) was processed. A leaving region waits for it,
+   * so its exit cannot overtake its state; a repeated ShardStopped is acknowledged again.
+   */
+  | { readonly type: 'ShardStoppedAck'; readonly typeName: string; readonly shardId: number; readonly handOffId: number }
   /** R->C. This region is leaving: allocate nothing more to it and hand its shards off. Repeated until it hosts none. */
   | { readonly type: 'GracefulShutdownRequest'; readonly typeName: string }
   /** C->R. The region is excluded from allocation; its shards are being handed off. */
   | { readonly type: 'GracefulShutdownAck'; readonly typeName: string }
-  /** R->R. One message for one entity. `hops` counts forwards; `replyTo` is present for an ask. */
+  /**
+   * R->R. One message for one entity. `hops` counts forwards; `replyTo` is present for an ask and a send,
+   * `reliable` for a send (which always has a `replyTo`).
+   */
   | {
       readonly type: 'EntityEnvelope';
       readonly typeName: string;
@@ -91,6 +111,7 @@ export type ShardingMessage =
       readonly payload: unknown;
       readonly hops: number;
       readonly replyTo?: ReplyTo;
+      readonly reliable?: ReliableMark;
     }
   /** Hosting node -> asking node. The entity's answer, or why it failed. */
   | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: true; readonly value: unknown }
@@ -131,6 +152,8 @@ export type ShardingMessage =
       readonly moves: ReadonlyArray<DrainMove>;
       readonly noCapacity: boolean;
     }
+  /** Entity state of a graceful hand-off, R->C then C->R (state-messages.ts). */
+  | StateMessage
   /** Explain and dry runs (insight-messages.ts). */
   | InsightMessage;
 
@@ -158,6 +181,7 @@ export const SHARDING_ROUTES = {
   BeginHandOffAck: 'coordinator',
   HandOff: 'region',
   ShardStopped: 'coordinator',
+  ShardStoppedAck: 'region',
   GracefulShutdownRequest: 'coordinator',
   GracefulShutdownAck: 'region',
   EntityEnvelope: 'region',
@@ -175,6 +199,8 @@ export const SHARDING_ROUTES = {
   DryRunAnswer: 'requester',
   DrainRegion: 'coordinator',
   DrainStarted: 'requester',
+  ShardStateChunk: 'coordinator',
+  RestoreShardState: 'region',
 } as const satisfies Record<ShardingMessageType, ShardingRoute>;
 
 /** The message types routed to `R`. */
@@ -275,7 +301,8 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
       return isShardId(shardId) ? { type: raw.type, typeName, shardId } : undefined;
     }
     case 'HandOff':
-    case 'ShardStopped': {
+    case 'ShardStopped':
+    case 'ShardStoppedAck': {
       const { shardId, handOffId } = raw;
       return isShardId(shardId) && isRequestId(handOffId) ? { type: raw.type, typeName, shardId, handOffId } : undefined;
     }
@@ -319,6 +346,9 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
     case 'DrainRegion':
     case 'DrainStarted':
       return parseDrainMessage(raw, typeName, { isRequestId, isShardId, isAddress, maxShards: MAX_SHARDS_PER_MESSAGE });
+    case 'ShardStateChunk':
+    case 'RestoreShardState':
+      return parseStateMessage(raw, typeName, { isRequestId, isShardId, maxEntityIdLength: MAX_ENTITY_ID_LENGTH });
     default:
       return undefined;
   }
@@ -336,7 +366,18 @@ function parseEnvelope(raw: RawMessage, typeName: string): ShardingMessage | und
     return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops };
   }
   const replyTo = parseReplyTo(rawReplyTo);
-  return replyTo ? { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo } : undefined;
+  if (replyTo === undefined) return undefined;
+  const rawReliable = raw['reliable'];
+  if (rawReliable === undefined || rawReliable === null) return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo };
+  const reliable = parseReliable(rawReliable);
+  return reliable ? { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo, reliable } : undefined;
+}
+
+function parseReliable(value: unknown): ReliableMark | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { incarnation, seq, below } = value as Record<string, unknown>;
+  if (!isRequestId(incarnation) || !isRequestId(seq) || !isRequestId(below) || below > seq) return undefined;
+  return { incarnation, seq, below };
 }
 
 function parseEntityReply(raw: RawMessage): ShardingMessage | undefined {

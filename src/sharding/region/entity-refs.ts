@@ -1,21 +1,23 @@
-// Entity references and the asks made through them: a reference routes through its type's region; an ask
-// waits in PendingAsks for the answer, which comes back here (this node's asks) or goes over the wire.
-import { ActorTsError } from '../../errors.js';
+// Entity references and the asks and sends made through them: a reference routes through its type's region; an
+// ask or a send waits in PendingAsks for its answer (reliable-send.ts says how each goes and fails), which comes
+// back here (this node's asks) or goes over the wire.
+import type { ShardingConfig } from '../config.js';
 import { MAX_ERROR_LENGTH, type ReplyTo, type ShardingMessage } from '../protocol/messages.js';
 import { shardIdFor, type ShardIdFunction } from '../shard-id.js';
-import type { AskOptions, EntityOutcome, EntityRef } from './entity.js';
+import type { AskOptions, EntityOutcome, EntityRef, SendOptions } from './entity.js';
 import { PendingAsks } from './pending-asks.js';
-import type { DeliveryResult } from './shard-region.js';
-import type { Envelope } from './region-buffer.js';
+import { askAtMostOnce, sendReliably, type SendContext } from './reliable-send.js';
+import type { ShardRegion } from './shard-region.js';
 
 export interface EntityRefsOptions {
   readonly selfKey: string;
-  readonly askTimeoutMs: number;
-  readonly bufferSize: number;
+  readonly config: Pick<ShardingConfig, 'askTimeoutMs' | 'sendTimeoutMs' | 'bufferSize'>;
   /** Sends unless stopped; false when the message was refused. */
   readonly send: (to: string, message: ShardingMessage) => boolean;
   /** Throws `not_running` once sharding was shut down. */
   readonly requireRunning: () => void;
+  /** A send passed its deadline; `delivered` as the error says. */
+  readonly onSendTimeout?: (typeName: string, delivered: boolean) => void;
 }
 
 /** What a reference needs of its type: its name, shard count and region. */
@@ -23,13 +25,21 @@ export interface RefTarget {
   readonly typeName: string;
   readonly numberOfShards: number;
   readonly shardIdFunction: ShardIdFunction;
-  readonly region: { deliver(envelope: Envelope): DeliveryResult };
+  readonly region: ShardRegion;
 }
 
 export class EntityRefs {
   private readonly asks = new PendingAsks();
+  private readonly context: SendContext;
 
-  constructor(private readonly options: EntityRefsOptions) {}
+  constructor(private readonly options: EntityRefsOptions) {
+    this.context = {
+      asks: this.asks,
+      selfKey: options.selfKey,
+      config: options.config,
+      ...(options.onSendTimeout === undefined ? {} : { onTimeout: options.onSendTimeout }),
+    };
+  }
 
   get timedOut(): number {
     return this.asks.timedOut;
@@ -47,7 +57,10 @@ export class EntityRefs {
         this.options.requireRunning();
         type.region.deliver({ shardId, entityId, payload: message, hops: 0 });
       },
-      ask: <R = unknown>(message: unknown, options: AskOptions = {}): Promise<R> => this.ask<R>(type, shardId, entityId, message, options),
+      ask: <R = unknown>(message: unknown, options?: AskOptions): Promise<R> =>
+        this.running() ?? askAtMostOnce<R>(this.context, type.region, { shardId, entityId }, message, options),
+      send: (message: unknown, options?: SendOptions): Promise<void> =>
+        this.running() ?? sendReliably(this.context, type.region, { shardId, entityId }, message, options),
     };
   }
 
@@ -77,23 +90,13 @@ export class EntityRefs {
     this.asks.failAll(error);
   }
 
-  private ask<R>(type: RefTarget, shardId: number, entityId: string, message: unknown, options: AskOptions): Promise<R> {
+  /** A rejection once sharding was shut down, else undefined. */
+  private running(): Promise<never> | undefined {
     try {
       this.options.requireRunning();
+      return undefined;
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    const timeoutMs = options.timeoutMs ?? this.options.askTimeoutMs;
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647) {
-      return Promise.reject(new ActorTsError('invalid_argument', `ask timeoutMs must be an integer in 1..2147483647, got ${String(timeoutMs)}`));
-    }
-    const { typeName } = type;
-    const { id, answer } = this.asks.open<R>(timeoutMs, () => `ask to ${typeName}/${entityId} timed out after ${timeoutMs} ms`);
-    const result = type.region.deliver({ shardId, entityId, payload: message, hops: 0, replyTo: { node: this.options.selfKey, askId: id } });
-    if (result === 'dropped') {
-      const error = `message to ${typeName}/${entityId} dropped: region buffer full (bufferSize ${this.options.bufferSize})`;
-      this.asks.settle(id, { ok: false, error }, 'buffer_overflow');
-    }
-    return answer;
   }
 }

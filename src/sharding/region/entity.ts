@@ -36,6 +36,11 @@ export interface EntityContext {
    * (its shard moved, the node shut down), the outcome is dropped and counted, never delivered.
    */
   pipeToSelf<T>(work: PromiseLike<T>, toMessage: (outcome: PipeOutcome<T>) => unknown): void;
+  /**
+   * What `snapshot()` returned on the entity's previous host, when its shard was handed off gracefully;
+   * undefined for a fresh start (first start, a crash of the host, a snapshot over the bound or not encodable).
+   */
+  readonly restored?: unknown;
 }
 
 /**
@@ -50,6 +55,12 @@ export interface EntityContext {
 export interface EntityInstance {
   receive(message: unknown): unknown | Promise<unknown>;
   stop?(): void | Promise<void>;
+  /**
+   * The entity's state as plain data (msgpack encodable), taken on a graceful hand-off after its last message
+   * there and given to its next incarnation as `ctx.restored`. Over `maxEntitySnapshotBytes`, not encodable
+   * or throwing: the entity starts fresh on the new host (logged and counted). Without it, state is lost.
+   */
+  snapshot?(): unknown;
 }
 
 /** Creates an entity; called once per entity id per incarnation of its shard on a node. */
@@ -61,6 +72,12 @@ export interface AskOptions {
   readonly timeoutMs?: number;
 }
 
+/** Options of `EntityRef.send`. */
+export interface SendOptions {
+  /** Reject with `timeout` after this long; default `ShardingConfig.sendTimeoutMs` (60 s). */
+  readonly timeoutMs?: number;
+}
+
 /** A location-transparent handle on one entity. */
 export interface EntityRef {
   readonly typeName: string;
@@ -68,8 +85,21 @@ export interface EntityRef {
   readonly shardId: number;
   /** Fire and forget, at most once: a message lost to a crash, a full buffer or the network is not retried. */
   tell(message: unknown): void;
-  /** Sends and resolves with the entity's answer; rejects with `timeout`, `entity_failed` or `buffer_overflow`. */
+  /**
+   * Sends and resolves with the entity's answer; rejects with `timeout`, `entity_failed` or `buffer_overflow`.
+   * At most once. A `timeout` says `delivered: false` when the message was still in this node's buffer (it
+   * was removed and is never applied) and `delivered: true` when it had left (outcome unknown).
+   */
   ask<R = unknown>(message: unknown, options?: AskOptions): Promise<R>;
+  /**
+   * Reliable send, at least once: resolves once the entity processed the message (its `receive` settled),
+   * retried across hand-offs, lost connections and a crash of the host until then or `timeoutMs` (default
+   * `sendTimeoutMs`, 60 s). A host processes a retried copy once while it lives; after a crash, the new host
+   * may process again a message the dead host processed without confirming. Rejects with `buffer_overflow`
+   * at once beyond `maxOutstandingSends` (per region) or `maxOutstandingSendsPerShard`, `entity_failed` when
+   * `receive` threw (processed: not retried), `timeout` with `delivered` as for `ask`.
+   */
+  send(message: unknown, options?: SendOptions): Promise<void>;
 }
 
 /** The outcome of one message, as reported to an asker. */
@@ -171,6 +201,20 @@ export class Entity {
   whenIdle(): Promise<void> {
     if (!this.running && this.queue.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Whether the entity implements `snapshot`. */
+  get snapshots(): boolean {
+    return typeof this.instance?.snapshot === 'function';
+  }
+
+  /** The entity's snapshot; a throw is returned as the error, never thrown (one entity cannot block a hand-off). */
+  snapshot(): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string } {
+    try {
+      return { ok: true, value: this.instance?.snapshot?.() };
+    } catch (error) {
+      return { ok: false, error: describeError(error) };
+    }
   }
 
   /** Runs the entity's stop hook; errors are reported, never thrown, so one entity cannot block a hand-off. */

@@ -5,6 +5,7 @@ import type { NodeAddress } from '../../cluster/address.js';
 import type { Logger } from '../../logging.js';
 import type { EntityBehavior } from './entity.js';
 import { Shard, type ShardEntityOptions } from './shard.js';
+import type { TakenSnapshot } from './shard-state.js';
 
 export interface HostedShardsOptions {
   readonly entities: ShardEntityOptions;
@@ -12,8 +13,11 @@ export interface HostedShardsOptions {
   readonly behavior: EntityBehavior;
   readonly self: NodeAddress;
   readonly handOffTimeoutMs: number;
-  /** A shard stopped by `handOff` is gone; `handOffId` is the one to report it under, if anybody waits. */
-  readonly onStopped: (shardId: number, handOffId: number | undefined) => void;
+  /**
+   * A shard stopped by `handOff` is gone; `handOffId` is the one to report it under, if anybody waits, and
+   * `snapshots` its entities' states, taken after their last messages.
+   */
+  readonly onStopped: (shardId: number, handOffId: number | undefined, snapshots: ReadonlyArray<TakenSnapshot>) => void;
 }
 
 export class HostedShards {
@@ -35,12 +39,12 @@ export class HostedShards {
     return this.shards.get(shardId);
   }
 
-  /** The shard, started now (`started`) unless it was present. */
-  ensure(shardId: number): { readonly shard: Shard; readonly started: boolean } {
+  /** The shard, started now (`started`, its entities restored from `restore()`) unless it was present. */
+  ensure(shardId: number, restore: () => ReadonlyMap<string, unknown> | undefined = () => undefined): { readonly shard: Shard; readonly started: boolean } {
     const present = this.shards.get(shardId);
     if (present !== undefined) return { shard: present, started: false };
     const { typeName, behavior, self, entities } = this.options;
-    const shard = new Shard(typeName, shardId, behavior, self, this.logger, entities);
+    const shard = new Shard(typeName, shardId, behavior, self, this.logger, entities, restore());
     this.shards.set(shardId, shard);
     return { shard, started: true };
   }
@@ -71,11 +75,11 @@ export class HostedShards {
     if (shard === undefined) return false;
     this.stopReports.set(shardId, handOffId);
     if (shard.isStopping) return true;
-    void shard.stop(this.options.handOffTimeoutMs).then(() => {
+    void shard.stop(this.options.handOffTimeoutMs, true).then(() => {
       if (this.shards.get(shardId) === shard) this.shards.delete(shardId);
       const reportAs = this.stopReports.get(shardId);
       this.stopReports.delete(shardId);
-      this.options.onStopped(shardId, reportAs);
+      this.options.onStopped(shardId, reportAs, shard.snapshots);
     });
     return true;
   }

@@ -6,6 +6,20 @@ import type { EntityOutcome } from './entity.js';
 /** How a failed outcome is reported: the entity failed, or the message never reached it. */
 export type AskFailure = 'entity_failed' | 'buffer_overflow';
 
+/**
+ * A `timeout` that says what is known: `delivered: false` when the message was still in this node's buffer
+ * and was removed there (it is never applied), `delivered: true` when it had left this node (it may have been
+ * applied, or not: the outcome is unknown).
+ */
+export class DeliveryTimeoutError extends ActorTsError {
+  constructor(
+    message: string,
+    readonly delivered: boolean,
+  ) {
+    super('timeout', `${message}; ${delivered ? 'delivered: true (it left this node, outcome unknown)' : 'delivered: false (withdrawn from this node\'s buffer, never applied)'}`);
+  }
+}
+
 interface PendingAsk {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
@@ -29,15 +43,20 @@ export class PendingAsks {
 
   /**
    * Opens an ask: its id (for `replyTo`) and the answer, which rejects with `timeout` and the text of
-   * `describeTimeout` after `timeoutMs` unless settled first.
+   * `describeTimeout` after `timeoutMs` unless settled first. `withdraw` is asked at the timeout to take the
+   * message back from wherever it still waits on this node; true means it never left (`delivered: false`).
    */
-  open<R>(timeoutMs: number, describeTimeout: () => string): { readonly id: number; readonly answer: Promise<R> } {
+  open<R>(
+    timeoutMs: number,
+    describeTimeout: () => string,
+    withdraw: (id: number) => boolean = () => false,
+  ): { readonly id: number; readonly answer: Promise<R> } {
     const id = this.nextId++;
     const answer = new Promise<R>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!this.pending.delete(id)) return;
         this.timedOutCount++;
-        reject(new ActorTsError('timeout', describeTimeout()));
+        reject(new DeliveryTimeoutError(describeTimeout(), !withdraw(id)));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
     });

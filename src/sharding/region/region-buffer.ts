@@ -1,7 +1,7 @@
 // A region's holding area for messages whose shard has no known home yet: one queue per shard, bounded in
 // total by `bufferSize`, so a coordinator that does not answer cannot make a region grow without limit.
 import type { Logger } from '../../logging.js';
-import type { ReplyTo } from '../protocol/messages.js';
+import type { ReliableMark, ReplyTo } from '../protocol/messages.js';
 
 /** A message for one entity, as the region routes it. */
 export interface Envelope {
@@ -10,6 +10,8 @@ export interface Envelope {
   readonly payload: unknown;
   readonly hops: number;
   readonly replyTo?: ReplyTo;
+  /** Present for a reliable send. */
+  readonly reliable?: ReliableMark;
 }
 
 /** What became of a buffered message: dropped (buffer full), queued, or queued as its shard's first. */
@@ -19,6 +21,8 @@ export class RegionBuffer {
   private readonly queues = new Map<number, Envelope[]>();
   private total = 0;
   private drops = 0;
+  /** This node's own asks waiting here (hop 0), by ask id: a timed-out ask takes its message back. */
+  private readonly ownAsks = new Map<number, Envelope>();
 
   constructor(
     private readonly bufferSize: number,
@@ -52,6 +56,7 @@ export class RegionBuffer {
       return 'dropped';
     }
     this.total++;
+    if (envelope.hops === 0 && envelope.replyTo !== undefined) this.ownAsks.set(envelope.replyTo.askId, envelope);
     const queue = this.queues.get(shardId);
     if (queue !== undefined) {
       queue.push(envelope);
@@ -67,11 +72,32 @@ export class RegionBuffer {
     if (queue === undefined) return undefined;
     this.queues.delete(shardId);
     this.total -= queue.length;
+    for (const envelope of queue) if (envelope.hops === 0 && envelope.replyTo !== undefined) this.ownAsks.delete(envelope.replyTo.askId);
     return queue;
+  }
+
+  /** Whether this node's ask (or send) `askId` waits here. */
+  holdsAsk(askId: number): boolean {
+    return this.ownAsks.has(askId);
+  }
+
+  /** Removes this node's ask `askId` if its message still waits here; true when it did (it is never sent). */
+  withdrawAsk(askId: number): boolean {
+    const envelope = this.ownAsks.get(askId);
+    if (envelope === undefined) return false;
+    this.ownAsks.delete(askId);
+    const queue = this.queues.get(envelope.shardId);
+    const index = queue?.indexOf(envelope) ?? -1;
+    if (queue === undefined || index < 0) return false;
+    queue.splice(index, 1);
+    if (queue.length === 0) this.queues.delete(envelope.shardId);
+    this.total--;
+    return true;
   }
 
   clear(): void {
     this.queues.clear();
+    this.ownAsks.clear();
     this.total = 0;
   }
 }

@@ -2,54 +2,38 @@
 // buffer for shards whose home is not known yet, forwarding to remote regions), hosts this node's shards,
 // and plays the region's side of registration and hand-off. A node without the type's role runs the
 // region in proxy mode: it routes but never hosts.
-import { isGone, type MemberInfo } from '../../cluster/member.js';
+import { isGone } from '../../cluster/member.js';
 import type { Logger } from '../../logging.js';
 import { HostedShards } from './hosted-shards.js';
-import type { MessageRoutedTo, ShardingMessage } from '../protocol/messages.js';
+import type { MessageRoutedTo, ReplyTo, ShardingMessage } from '../protocol/messages.js';
+import { HomeCache, memberMap } from './home-cache.js';
+import type { EntityOutcome } from './entity.js';
 import { RegionBuffer, type Envelope } from './region-buffer.js';
 import type { Shard, ShardEntityOptions } from './shard.js';
+import type { TakenSnapshot } from './shard-state.js';
+import { StateTransfer } from './state-transfer.js';
+import { RegionLeave } from './region-leave.js';
+import { ReliableDelivery } from './reliable-delivery.js';
+import type { RegionStats } from './region-stats.js';
 import type { ShardedTypeConfig } from '../sharded-type.js';
 import type { ShardingContext } from '../sharding-context.js';
-
-// The coordinator (helper D's) imports the context from here; it is declared in sharding-context.ts.
-export type { ShardingContext };
 
 /** What became of a message handed to the region. */
 export type DeliveryResult = 'local' | 'forwarded' | 'buffered' | 'dropped';
 
-/** Statistics of a type's region on this node: hosted shards and entities, buffered and forwarded messages. */
-export interface RegionStats {
-  /** True when this node lacks the type's role and only routes. */
-  readonly proxy: boolean;
-  readonly localShards: number;
-  readonly localEntities: number;
-  /** Messages now waiting for a shard home. */
-  readonly bufferedMessages: number;
-  /** Messages dropped because the buffer held `bufferSize` messages. */
-  readonly bufferOverflowDrops: number;
-  /** Messages dropped after `maxForwardHops` forwards between disagreeing regions. */
-  readonly hopLimitDrops: number;
-  readonly messagesForwarded: number;
-  readonly messagesDeliveredLocally: number;
-  readonly shardHomeRequests: number;
-  /** Outcomes of `pipeToSelf` that settled after their entity had stopped (moved or shut down), dropped. */
-  readonly latePipeDrops: number;
-}
-
-// Until src/cluster/member.ts offers GONE_STATUSES / isGone, the one copy in sharding outside the coordinator.
-
 export class ShardRegion {
-  /** Home cache: shard -> region address (this node's own key for local shards). */
-  private readonly homes = new Map<number, string>();
+  private readonly homes = new HomeCache();
   private readonly shards: HostedShards;
   private readonly buffer: RegionBuffer;
+  private readonly transfer: StateTransfer;
+  private readonly leave: RegionLeave;
+  private readonly reliable: ReliableDelivery;
   private coordinator: string | undefined;
   /** The coordinator that acknowledged our registration, if it is still the current one. */
   private registeredWith: string | undefined;
   private mode: 'unknown' | 'host' | 'proxy' = 'unknown';
   /** Whether this node has appeared in the membership yet (before joining, its absence means nothing). */
   private seenSelf = false;
-  private leaving: { acked: boolean; done: Promise<void>; resolve: () => void } | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly counters = {
@@ -67,6 +51,9 @@ export class ShardRegion {
     entities: Omit<ShardEntityOptions, 'onLatePipe'>,
   ) {
     this.buffer = new RegionBuffer(ctx.config.bufferSize, logger);
+    this.reliable = new ReliableDelivery(ctx.config);
+    this.leave = new RegionLeave({ typeName: settings.typeName, hosted: () => this.shards.size, buffered: () => this.buffer.size });
+    this.transfer = new StateTransfer({ typeName: settings.typeName, config: ctx.config, logger, events: ctx.events });
     this.shards = new HostedShards(
       {
         entities: { ...entities, onLatePipe: () => void this.counters.latePipeDrops++ },
@@ -74,7 +61,7 @@ export class ShardRegion {
         behavior: settings.behavior,
         self: ctx.self,
         handOffTimeoutMs: ctx.config.handOffTimeoutMs,
-        onStopped: (shardId, handOffId) => this.onShardStopped(shardId, handOffId),
+        onStopped: (shardId, handOffId, snapshots) => this.onShardStopped(shardId, handOffId, snapshots),
       },
       logger,
     );
@@ -107,6 +94,8 @@ export class ShardRegion {
       bufferedMessages: this.buffer.size,
       bufferOverflowDrops: this.buffer.overflowDrops,
       ...this.counters,
+      ...this.transfer.stats(),
+      ...this.reliable.stats(),
     };
   }
 
@@ -121,12 +110,14 @@ export class ShardRegion {
     } else if (this.registeredWith === undefined) {
       this.register();
     }
-    // Homes on members that are gone are forgotten, so the next message asks for a new home (Pekko drops
-    // the regions of removed members the same way). Messages already sent there are lost: at-most-once.
-    const members = this.memberMap();
-    for (const [shardId, home] of this.homes) {
-      const member = members.get(home);
-      if (home !== this.ctx.selfKey && (member === undefined || isGone(member.status))) this.homes.delete(shardId);
+    // Messages already sent to a home that is gone are lost (tell and ask: at most once; a send is retried).
+    const members = memberMap(this.ctx.membership.members());
+    this.homes.update(members, this.ctx.selfKey);
+    // Held messages go on once their home is reachable again, or ask for a new home once it is gone.
+    for (const shardId of this.buffer.shardIds()) {
+      const home = this.homes.get(shardId);
+      if (home === undefined) this.requestHome(shardId);
+      else if (!this.homes.isUnreachable(home)) this.flush(shardId);
     }
     const me = members.get(this.ctx.selfKey);
     if (me !== undefined) this.seenSelf = true;
@@ -134,9 +125,9 @@ export class ShardRegion {
       // This node was downed (a minority side downs itself) or removed: the coordinator has dropped our
       // shards and will re-home them, so the local copies must stop now or they would run twice.
       this.logger.warn({ shards: this.localShards() }, 'this node is no longer a member: stopping its shards');
-      for (const [shardId, home] of this.homes) if (home === this.ctx.selfKey) this.homes.delete(shardId);
+      this.homes.forgetLocal(this.ctx.selfKey);
       void this.stopAllShardsLocally();
-    } else if (this.leaving && coordinator === undefined) {
+    } else if (this.leave.active && coordinator === undefined) {
       void this.stopAllShardsLocally();
     }
   }
@@ -151,11 +142,19 @@ export class ShardRegion {
       if (shard !== undefined && !shard.isStopping) {
         this.counters.messagesDeliveredLocally++;
         const replyTo = envelope.replyTo;
-        shard.deliver(envelope.entityId, envelope.payload, replyTo && ((outcome) => this.ctx.reply(replyTo, outcome)));
+        const reply = replyTo && ((outcome: EntityOutcome): void => this.ctx.reply(replyTo, outcome));
+        // A retried copy of a send this host already has is not processed again (see reliable-delivery.ts).
+        const admitted = envelope.reliable && replyTo && reply ? this.reliable.admit(replyTo.node, envelope.reliable, reply) : reply;
+        if (envelope.reliable === undefined || admitted !== undefined) shard.deliver(envelope.entityId, envelope.payload, admitted);
         return 'local';
       }
       // The shard is still stopping from an earlier hand-off: hold the message until it is gone.
       return this.hold(envelope);
+    }
+    if (home !== undefined && this.homes.isUnreachable(home)) {
+      // Held, not written into a likely dead connection, until the home is reachable or re-homed (a timed-out
+      // ask still here can say it was never delivered). Its home is known: nothing to ask.
+      return this.buffer.add(envelope) === 'dropped' ? 'dropped' : 'buffered';
     }
     if (home !== undefined) {
       if (envelope.hops >= this.ctx.config.maxForwardHops) {
@@ -172,18 +171,39 @@ export class ShardRegion {
         payload: envelope.payload,
         hops: envelope.hops + 1,
         ...(envelope.replyTo ? { replyTo: envelope.replyTo } : {}),
+        ...(envelope.reliable ? { reliable: envelope.reliable } : {}),
       });
       return 'forwarded';
     }
     return this.hold(envelope);
   }
 
-  /** Handles a message addressed to this region; messages claiming to come from a coordinator are checked. */
+  /** Starts a reliable send (routed now, retried on every tick until withdrawn); `dropped` over the bounds. */
+  openSend(shardId: number, entityId: string, payload: unknown, replyTo: ReplyTo): DeliveryResult {
+    const envelope = this.reliable.open(shardId, entityId, payload, replyTo);
+    if (envelope === undefined) return 'dropped';
+    const result = this.deliver(envelope);
+    if (result === 'dropped') this.reliable.closed(replyTo.askId);
+    else this.reliable.routed(replyTo.askId, result);
+    return result;
+  }
+
+  /**
+   * This node's ask or send `askId` settled: taken back from the buffer, a send's retries end. True when no
+   * copy of it ever left this node (it is never applied).
+   */
+  withdraw(askId: number): boolean {
+    const withdrawn = this.buffer.withdrawAsk(askId) && !this.reliable.hasLeft(askId);
+    this.reliable.closed(askId);
+    return withdrawn;
+  }
+
+  /** Handles a message addressed to this region; a message claiming to come from a coordinator is checked. */
   handle(from: string, message: MessageRoutedTo<'region'>): void {
     if (this.stopped) return;
     if (message.type === 'EntityEnvelope') {
-      const { shardId, entityId, payload, hops, replyTo } = message;
-      this.deliver({ shardId, entityId, payload, hops, ...(replyTo ? { replyTo } : {}) });
+      const { shardId, entityId, payload, hops, replyTo, reliable } = message;
+      this.deliver({ shardId, entityId, payload, hops, ...(replyTo ? { replyTo } : {}), ...(reliable ? { reliable } : {}) });
       return;
     }
     if (from !== this.coordinator) {
@@ -196,15 +216,13 @@ export class ShardRegion {
       case 'RegisterAck':
         this.registeredWith = from;
         for (const shardId of this.buffer.shardIds()) this.requestHome(shardId);
-        if (this.leaving) this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
+        if (this.leave.active) this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
         return;
       case 'RegisterRequired':
         this.registeredWith = undefined;
-        this.register();
-        return;
+        return this.register();
       case 'ShardHome':
-        this.onShardHome(message.shardId, message.region);
-        return;
+        return this.onShardHome(message.shardId, message.region);
       case 'HostShard': {
         if (this.isProxy) return;
         const existed = this.shards.get(message.shardId) !== undefined;
@@ -218,34 +236,30 @@ export class ShardRegion {
         this.send({ type: 'BeginHandOffAck', typeName: this.typeName, shardId: message.shardId });
         return;
       case 'HandOff':
-        this.handOff(message.shardId, message.handOffId);
-        return;
+        return this.handOff(message.shardId, message.handOffId);
+      case 'RestoreShardState':
+        // Ahead of the HostShard it belongs to (one connection): kept until the shard starts here.
+        return this.transfer.received(message);
+      case 'ShardStoppedAck':
+        return this.leave.stopAcknowledged(message.shardId, message.handOffId);
       case 'GracefulShutdownAck':
-        if (this.leaving) {
-          this.leaving.acked = true;
-          this.checkLeft();
-        }
-        return;
+        return this.leave.acknowledged();
     }
   }
 
   /**
-   * Graceful leave: asks the coordinator to stop allocating here and hand off every local shard; resolves
-   * once the coordinator acknowledged, no shard is hosted here and the buffer is empty. A proxy has nothing
-   * to hand off. Bounded by the cluster's leave timeout, not here: without a candidate to take the shards
-   * (or a message's home), the leave waits.
+   * Graceful leave: the coordinator hands off every local shard; resolves as region-leave.ts says. A proxy has
+   * nothing to hand off. Bounded by the cluster's leave timeout: without a candidate for the shards, it waits.
    */
   gracefulShutdown(): Promise<void> {
     if (this.isProxy || this.stopped) return Promise.resolve();
-    if (this.leaving === undefined) {
-      let resolve!: () => void;
-      const done = new Promise<void>((r) => (resolve = r));
-      this.leaving = { acked: false, done, resolve };
+    const { done, first } = this.leave.start();
+    if (first) {
       this.logger.info({ shards: this.localShards().length }, 'region leaving: handing off shards');
       if (this.coordinator === undefined) void this.stopAllShardsLocally();
       else if (this.registeredWith !== undefined) this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
     }
-    return this.leaving.done;
+    return done;
   }
 
   /** Stops every local entity and all timers; buffered messages are dropped. */
@@ -255,7 +269,7 @@ export class ShardRegion {
     clearInterval(this.retryTimer);
     this.buffer.clear();
     await this.shards.shutdown();
-    this.leaving?.resolve();
+    this.leave.finish();
   }
 
   private onShardHome(shardId: number, region: string): void {
@@ -269,9 +283,8 @@ export class ShardRegion {
     } else {
       const local = this.shards.get(shardId);
       if (local !== undefined && !local.isStopping) {
-        // Running here while told of another home: either a second copy (a late registration lost the race
-        // after a failover) or a stale ShardHome overtaken by later moves, which must not stop the real
-        // home. The coordinator decides: this report makes it send a HandOff if the shard belongs elsewhere.
+        // Running here while told of another home: a second copy (a late registration lost a race after a
+        // failover) or a stale ShardHome. The coordinator decides: this report makes it hand off a copy.
         this.logger.warn({ shardId, home: region }, 'told of another home for a shard running here; asking the coordinator');
         this.send({ type: 'ShardStarted', typeName: this.typeName, shardId });
       } else {
@@ -283,12 +296,11 @@ export class ShardRegion {
 
   private ensureShard(shardId: number): Shard | undefined {
     if (this.isProxy) return undefined;
-    const { shard, started } = this.shards.ensure(shardId);
+    const { shard, started } = this.shards.ensure(shardId, () => this.transfer.restore(shardId));
     if (started) {
       this.logger.debug({ shardId }, 'shard started');
-      // Every start is reported, so the coordinator can stop a copy started by a stale ShardHome or
-      // HostShard that reached this region after the shard had moved on (only possible when messages are
-      // reordered, e.g. across a reconnect).
+      // Every start is reported, so the coordinator can stop a copy started by a stale ShardHome or HostShard
+      // that reached this region after the shard had moved on (messages reordered, e.g. across a reconnect).
       this.send({ type: 'ShardStarted', typeName: this.typeName, shardId });
     }
     return shard;
@@ -300,12 +312,17 @@ export class ShardRegion {
     if (!this.shards.handOff(shardId, handOffId)) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
   }
 
-  private onShardStopped(shardId: number, handOffId: number | undefined): void {
+  private onShardStopped(shardId: number, handOffId: number | undefined, snapshots: ReadonlyArray<TakenSnapshot>): void {
     if (this.stopped) return;
     this.logger.debug({ shardId }, 'shard stopped');
-    if (handOffId !== undefined) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
+    if (handOffId !== undefined) {
+      // The state first, on the same connection: the coordinator holds it when the ShardStopped frees the shard.
+      for (const chunk of this.transfer.outgoing(shardId, handOffId, snapshots)) this.send(chunk);
+      this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
+      this.leave.stopReported(shardId, handOffId);
+    }
     this.flush(shardId);
-    this.checkLeft();
+    this.leave.check();
   }
 
   private hold(envelope: Envelope): DeliveryResult {
@@ -321,7 +338,7 @@ export class ShardRegion {
     const queue = this.buffer.take(shardId);
     if (queue === undefined) return;
     for (const envelope of queue) this.deliver(envelope);
-    this.checkLeft();
+    this.leave.check();
   }
 
   private requestHome(shardId: number): void {
@@ -347,50 +364,33 @@ export class ShardRegion {
 
   private retry(): void {
     if (this.stopped) return;
+    for (const copy of this.reliable.retries((e) => e.replyTo !== undefined && this.buffer.holdsAsk(e.replyTo.askId))) {
+      if (copy.reliable !== undefined) this.reliable.routed(copy.reliable.seq, this.deliver(copy));
+    }
     if (this.registeredWith === undefined) {
       this.register();
       return;
     }
-    for (const shardId of this.buffer.shardIds()) this.requestHome(shardId);
-    // Even after the ack, keep asking while shards remain: a shard allocated here in a race, or a coordinator
-    // that took over meanwhile, must learn about the leave too.
-    if (this.leaving && (!this.leaving.acked || this.shards.size > 0)) {
-      this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
-    }
-  }
-
-  /**
-   * The leave is done when nothing is hosted here and nothing waits in the buffer: messages that reached this
-   * node during the hand-off are flushed to the new home (on the ShardHome that ends it) before it exits.
-   */
-  private checkLeft(): void {
-    if (this.leaving?.acked === true && this.shards.size === 0 && this.buffer.size === 0) this.leaving.resolve();
+    for (const shardId of this.buffer.shardIds()) if (!this.homes.has(shardId)) this.requestHome(shardId);
+    for (const message of this.leave.retryMessages()) this.send(message);
   }
 
   /** With no coordinator anywhere there is no one to hand off to: stop locally so the leave can finish. */
   private async stopAllShardsLocally(): Promise<void> {
     await this.shards.stopAll();
-    if (this.leaving && this.shards.size === 0) {
-      this.leaving.acked = true;
-      this.leaving.resolve();
-    }
+    if (this.shards.size === 0) this.leave.finish();
   }
 
   /** Roles never change, so the mode is fixed the first time this node appears in the membership. */
   private resolveMode(): 'unknown' | 'host' | 'proxy' {
     if (this.mode !== 'unknown') return this.mode;
-    const me = this.memberMap().get(this.ctx.selfKey);
+    const me = memberMap(this.ctx.membership.members()).get(this.ctx.selfKey);
     if (me === undefined) return 'unknown';
     const role = this.settings.role;
     this.mode = role === undefined || (me.roles ?? []).includes(role) ? 'host' : 'proxy';
     return this.mode;
   }
 
-  private memberMap(): Map<string, MemberInfo> {
-    const map = new Map<string, MemberInfo>();
-    for (const member of this.ctx.membership.members()) map.set(member.address.toString(), member);
-    return map;
-  }
 
   private send(message: ShardingMessage): void {
     if (this.coordinator !== undefined) this.ctx.send(this.coordinator, message);

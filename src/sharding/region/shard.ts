@@ -3,7 +3,8 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import type { Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
-import { Entity, describeError, type EntityBehavior, type EntityRef, type ReplyFn } from './entity.js';
+import { Entity, describeError, type EntityBehavior, type EntityContext, type EntityRef, type ReplyFn } from './entity.js';
+import type { TakenSnapshot } from './shard-state.js';
 
 /** What a shard's entities are given besides their behavior: their own references, timers, and where drops go. */
 export interface ShardEntityOptions {
@@ -18,7 +19,12 @@ export interface ShardEntityOptions {
 export class Shard {
   private readonly entities = new Map<string, Entity>();
   private stopping: Promise<void> | undefined;
+  private taken: TakenSnapshot[] = [];
 
+  /**
+   * `restored`: entity states handed over from the shard's previous host. Every such entity is created now,
+   * before any message reaches the shard, with its state as `ctx.restored`.
+   */
   constructor(
     readonly typeName: string,
     readonly shardId: number,
@@ -26,7 +32,15 @@ export class Shard {
     private readonly node: NodeAddress,
     private readonly logger: Logger,
     private readonly options: ShardEntityOptions,
-  ) {}
+    restored: ReadonlyMap<string, unknown> = new Map(),
+  ) {
+    for (const [entityId, state] of restored) this.create(entityId, state, undefined);
+  }
+
+  /** The snapshots taken by a `stop` that asked for them (after each entity's last message), once it ended. */
+  get snapshots(): ReadonlyArray<TakenSnapshot> {
+    return this.taken;
+  }
 
   get entityCount(): number {
     return this.entities.size;
@@ -38,25 +52,21 @@ export class Shard {
 
   /** Queues a message for an entity, creating the entity first if needed. Callers never deliver to a stopping shard. */
   deliver(entityId: string, message: unknown, reply: ReplyFn | undefined): void {
-    let entity = this.entities.get(entityId);
-    if (entity === undefined) {
-      entity = this.create(entityId, reply);
-      if (entity === undefined) return;
-      this.entities.set(entityId, entity);
-    }
-    entity.enqueue(message, reply);
+    const entity = this.entities.get(entityId) ?? this.create(entityId, undefined, reply);
+    entity?.enqueue(message, reply);
   }
 
   /**
    * Stops every entity once its mailbox is empty. Idempotent. `graceMs` bounds the wait for mailboxes that
-   * never drain (an entity stuck on a promise): after it, entities are stopped regardless.
+   * never drain (an entity stuck on a promise): after it, entities are stopped regardless. `snapshot`: take
+   * each entity's snapshot after its last message and before its stop hook (a hand-off that ships state).
    */
-  stop(graceMs: number): Promise<void> {
-    this.stopping ??= this.stopAll(graceMs);
+  stop(graceMs: number, snapshot = false): Promise<void> {
+    this.stopping ??= this.stopAll(graceMs, snapshot);
     return this.stopping;
   }
 
-  private create(entityId: string, reply: ReplyFn | undefined): Entity | undefined {
+  private create(entityId: string, restored: unknown, reply: ReplyFn | undefined): Entity | undefined {
     const { scheduler, onLatePipe } = this.options;
     const entity = new Entity(entityId, undefined, (id, phase, error) => this.reportError(id, phase, error), {
       ...(scheduler === undefined ? {} : { scheduler }),
@@ -66,7 +76,7 @@ export class Shard {
       },
     });
     try {
-      const instance = this.behavior({
+      const context: EntityContext = {
         entityId,
         shardId: this.shardId,
         typeName: this.typeName,
@@ -74,11 +84,13 @@ export class Shard {
         node: this.node,
         timers: entity.timers,
         pipeToSelf: (work, toMessage) => entity.pipeToSelf(work, toMessage),
-      });
+      };
+      const instance = this.behavior(restored === undefined ? context : { ...context, restored });
       if (typeof instance !== 'object' || instance === null || typeof instance.receive !== 'function') {
         throw new TypeError('behavior must return an object with a receive(message) function');
       }
       entity.attach(instance);
+      this.entities.set(entityId, entity);
       return entity;
     } catch (error) {
       // Timers or pipes the failed behavior started end with it.
@@ -89,7 +101,7 @@ export class Shard {
     }
   }
 
-  private async stopAll(graceMs: number): Promise<void> {
+  private async stopAll(graceMs: number, snapshot: boolean): Promise<void> {
     const entities = [...this.entities.values()];
     // Pekko's hand-off stop message is queued after what is in the mailboxes: timers and pipes end now, the
     // messages already queued still run.
@@ -103,6 +115,9 @@ export class Shard {
     clearTimeout(timer);
     if (result === 'timeout') {
       this.logger.warn({ shardId: this.shardId, graceMs }, 'shard stopped before every entity drained its mailbox');
+    }
+    if (snapshot) {
+      this.taken = entities.filter((entity) => entity.snapshots).map((entity) => ({ entityId: entity.entityId, ...entity.snapshot() }));
     }
     await Promise.all(entities.map((entity) => entity.stop()));
     this.entities.clear();

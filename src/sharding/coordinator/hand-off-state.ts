@@ -1,0 +1,106 @@
+// Entity state in transit through the coordinator: the old host's chunks, accepted only from the owner of
+// the hand-off they name, are held until the shard's new home confirms its start, and go to that home ahead
+// of each HostShard (one connection, so they arrive first). Bounded in bytes, oldest dropped first; a
+// coordinator that stops loses what it held (state lost, messages not: the shard starts fresh).
+import { encodeMessageOnce } from '../../cluster/message-codec.js';
+import type { Logger } from '../../logging.js';
+import type { ShardingMessage } from '../protocol/messages.js';
+import type { WireEntityState } from '../protocol/state-messages.js';
+import type { HandOff } from './hand-off.js';
+
+type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
+
+interface Held {
+  readonly handOffId: number;
+  readonly parts: number;
+  readonly chunks: Map<number, Restore>;
+  bytes: number;
+  /** The region the state was sent to with a HostShard: if it is removed first, the state is lost with it. */
+  sentTo: string | undefined;
+}
+
+export interface HandOffStatesOptions {
+  readonly typeName: string;
+  readonly maxBytes: number;
+  readonly logger: Logger;
+  /** State dropped: over the bound, incomplete at the new start, or its new home gone. */
+  readonly onLost?: (entities: number) => void;
+}
+
+export class HandOffStates {
+  private readonly held = new Map<number, Held>();
+  private total = 0;
+
+  constructor(private readonly options: HandOffStatesOptions) {}
+
+  /** Bytes held now (the hand-off state gauge). */
+  get bytes(): number {
+    return this.total;
+  }
+
+  /** A chunk from `from`; kept only when it answers the current HandOff of its shard, from that shard's owner. */
+  chunk(from: string, handOff: HandOff | undefined, message: Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>): void {
+    const { shardId, handOffId, part, parts, entities } = message;
+    if (handOff === undefined || handOff.owner !== from || handOff.id !== handOffId) return;
+    let held = this.held.get(shardId);
+    if (held === undefined || held.handOffId !== handOffId || held.parts !== parts) {
+      this.drop(shardId, false);
+      held = { handOffId, parts, chunks: new Map(), bytes: 0, sentTo: undefined };
+      this.held.set(shardId, held);
+    }
+    if (held.chunks.has(part)) return;
+    const restore: Restore = { type: 'RestoreShardState', typeName: this.options.typeName, shardId, transferId: handOffId, part, parts, entities };
+    // Encoded once now, for its size; the send to the new home reuses these bytes.
+    const size = encodeMessageOnce(restore).byteLength;
+    held.chunks.set(part, restore);
+    held.bytes += size;
+    this.total += size;
+    for (const oldest of this.held.keys()) {
+      if (this.total <= this.options.maxBytes) break;
+      this.options.logger.warn({ shardId: oldest, maxHandOffStateBytes: this.options.maxBytes }, 'hand-off state over the bound dropped: its entities start fresh');
+      this.drop(oldest, true);
+    }
+  }
+
+  /** The chunks to send to `to` ahead of a HostShard for the shard; none, and dropped, when incomplete. */
+  before(to: string, shardId: number): Restore[] {
+    const held = this.held.get(shardId);
+    if (held === undefined) return [];
+    if (held.chunks.size !== held.parts) {
+      this.options.logger.warn({ shardId, parts: held.parts, received: held.chunks.size }, 'hand-off state incomplete: its entities start fresh');
+      this.drop(shardId, true);
+      return [];
+    }
+    held.sentTo = to;
+    return [...held.chunks.values()].sort((x, y) => x.part - y.part);
+  }
+
+  /** The new home confirmed the start: it has restored what it received. */
+  started(shardId: number): void {
+    this.drop(shardId, false);
+  }
+
+  /** A region is gone: state sent to it (and not confirmed) is lost like the region's own (a crash). */
+  regionGone(region: string): void {
+    for (const [shardId, held] of this.held) if (held.sentTo === region) this.drop(shardId, true);
+  }
+
+  clear(): void {
+    this.held.clear();
+    this.total = 0;
+  }
+
+  private drop(shardId: number, lost: boolean): void {
+    const held = this.held.get(shardId);
+    if (held === undefined) return;
+    this.held.delete(shardId);
+    this.total -= held.bytes;
+    if (lost) this.options.onLost?.(countEntities(held.chunks.values()));
+  }
+}
+
+function countEntities(chunks: Iterable<{ readonly entities: ReadonlyArray<WireEntityState> }>): number {
+  let count = 0;
+  for (const chunk of chunks) count += chunk.entities.length;
+  return count;
+}

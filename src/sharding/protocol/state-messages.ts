@@ -1,0 +1,64 @@
+// Entity state on the wire during a graceful hand-off: the old host's chunks to the coordinator (before its
+// ShardStopped, on the same connection) and the coordinator's to the new host (before HostShard). Kept apart
+// from messages.ts, which routes them; each chunk is validated entity by entity here.
+import type { RawMessage } from '../../cluster/wire-message.js';
+
+/** One entity's encoded snapshot (see region/shard-state.ts). */
+export interface WireEntityState {
+  readonly entityId: string;
+  readonly state: Uint8Array;
+}
+
+/** Most chunks in one transfer, and most entities in one chunk. */
+export const MAX_STATE_PARTS = 100_000;
+export const MAX_ENTITIES_PER_CHUNK = 100_000;
+
+export type StateMessage =
+  /** R->C. Part `part` of `parts` of a shard's entity states, stopped for the HandOff `handOffId`. */
+  | {
+      readonly type: 'ShardStateChunk';
+      readonly typeName: string;
+      readonly shardId: number;
+      readonly handOffId: number;
+      readonly part: number;
+      readonly parts: number;
+      readonly entities: ReadonlyArray<WireEntityState>;
+    }
+  /** C->R. The same chunks, for the shard's new home; `transferId` is the hand-off's id. */
+  | {
+      readonly type: 'RestoreShardState';
+      readonly typeName: string;
+      readonly shardId: number;
+      readonly transferId: number;
+      readonly part: number;
+      readonly parts: number;
+      readonly entities: ReadonlyArray<WireEntityState>;
+    };
+
+export interface StateFieldChecks {
+  isRequestId(value: unknown): value is number;
+  isShardId(value: unknown): value is number;
+  readonly maxEntityIdLength: number;
+}
+
+/** A state chunk with every field checked; undefined when any is wrong. */
+export function parseStateMessage(raw: RawMessage, typeName: string, checks: StateFieldChecks): StateMessage | undefined {
+  const { shardId, part, parts } = raw;
+  const id = raw.type === 'ShardStateChunk' ? raw['handOffId'] : raw['transferId'];
+  if (!checks.isShardId(shardId) || !checks.isRequestId(id)) return undefined;
+  if (typeof parts !== 'number' || !Number.isInteger(parts) || parts < 1 || parts > MAX_STATE_PARTS) return undefined;
+  if (typeof part !== 'number' || !Number.isInteger(part) || part < 0 || part >= parts) return undefined;
+  const list = raw['entities'];
+  if (!Array.isArray(list) || list.length > MAX_ENTITIES_PER_CHUNK) return undefined;
+  const entities: WireEntityState[] = [];
+  for (const item of list) {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return undefined;
+    const { entityId, state } = item as Record<string, unknown>;
+    if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > checks.maxEntityIdLength) return undefined;
+    if (!(state instanceof Uint8Array)) return undefined;
+    entities.push({ entityId, state });
+  }
+  if (raw.type === 'ShardStateChunk') return { type: 'ShardStateChunk', typeName, shardId, handOffId: id, part, parts, entities };
+  if (raw.type === 'RestoreShardState') return { type: 'RestoreShardState', typeName, shardId, transferId: id, part, parts, entities };
+  return undefined;
+}

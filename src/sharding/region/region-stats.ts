@@ -1,0 +1,33 @@
+// What one region reports about itself (ClusterSharding.stats, the management API and metrics read it).
+
+/** Statistics of a type's region on this node: hosted shards and entities, buffered, forwarded and retried messages. */
+export interface RegionStats {
+  /** True when this node lacks the type's role and only routes. */
+  readonly proxy: boolean;
+  readonly localShards: number;
+  readonly localEntities: number;
+  /** Messages now waiting for a shard home. */
+  readonly bufferedMessages: number;
+  /** Messages dropped because the buffer held `bufferSize` messages. */
+  readonly bufferOverflowDrops: number;
+  /** Messages dropped after `maxForwardHops` forwards between disagreeing regions. */
+  readonly hopLimitDrops: number;
+  readonly messagesForwarded: number;
+  readonly messagesDeliveredLocally: number;
+  readonly shardHomeRequests: number;
+  /** Outcomes of `pipeToSelf` that settled after their entity had stopped (moved or shut down), dropped. */
+  readonly latePipeDrops: number;
+  /** Entity states this region handed over, restored, or could not (over the bound / not encodable). */
+  readonly snapshotsShipped: number;
+  readonly snapshotsRestored: number;
+  readonly snapshotsTooLarge: number;
+  readonly snapshotsFailed: number;
+  /** Bytes of entity state shipped with hand-offs. */
+  readonly stateBytesShipped: number;
+  /** Copies of reliable sends routed again by the retry tick. */
+  readonly messagesRedelivered: number;
+  /** Copies of reliable sends this host recognised as already running or processed (not processed again). */
+  readonly messagesDeduplicated: number;
+  /** Reliable sends this region is retrying now. */
+  readonly sendsOutstanding: number;
+}

@@ -1,0 +1,99 @@
+// A region's part in moving entity state with a graceful hand-off: on the old host, the stopped shard's
+// snapshots become ShardStateChunk messages for the coordinator (sent before ShardStopped); on the new host,
+// RestoreShardState chunks wait until the shard starts and restore its entities then.
+import type { Logger } from '../../logging.js';
+import type { ShardingConfig } from '../config.js';
+import type { DeliveryEvents } from '../sharding-context.js';
+import type { ShardingMessage } from '../protocol/messages.js';
+import { IncomingStates, packSnapshots, unpackState, type TakenSnapshot } from './shard-state.js';
+
+type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
+type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
+
+export interface StateTransferOptions {
+  readonly typeName: string;
+  readonly config: Pick<ShardingConfig, 'maxEntitySnapshotBytes' | 'stateChunkBytes' | 'maxHandOffStateBytes'>;
+  readonly logger: Logger;
+  readonly events?: DeliveryEvents | undefined;
+}
+
+export class StateTransfer {
+  private readonly incoming: IncomingStates;
+  private shippedBytes = 0;
+  private readonly counts = { shipped: 0, restored: 0, too_large: 0, failed: 0 };
+
+  constructor(private readonly options: StateTransferOptions) {
+    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes);
+  }
+
+  /** Bytes of state this node shipped with hand-offs, since the start. */
+  get bytesShipped(): number {
+    return this.shippedBytes;
+  }
+
+  /** Entity states by what became of them here, since the start. */
+  get outcomes(): Readonly<Record<'shipped' | 'restored' | 'too_large' | 'failed', number>> {
+    return { ...this.counts };
+  }
+
+  /** The region's stats of entity state (see RegionStats). */
+  stats(): { snapshotsShipped: number; snapshotsRestored: number; snapshotsTooLarge: number; snapshotsFailed: number; stateBytesShipped: number } {
+    const { shipped, restored, too_large: tooLarge, failed } = this.counts;
+    return { snapshotsShipped: shipped, snapshotsRestored: restored, snapshotsTooLarge: tooLarge, snapshotsFailed: failed, stateBytesShipped: this.shippedBytes };
+  }
+
+  /** Bytes received for shards not started yet. */
+  get bytesWaiting(): number {
+    return this.incoming.bytes;
+  }
+
+  /** The chunks of a stopped shard's state, to send before its ShardStopped for `handOffId`. */
+  outgoing(shardId: number, handOffId: number, snapshots: ReadonlyArray<TakenSnapshot>): Chunk[] {
+    const { typeName, config, logger } = this.options;
+    if (snapshots.length === 0) return [];
+    const packed = packSnapshots(snapshots, config);
+    for (const { entityId, outcome, detail } of packed.refused) {
+      logger.warn({ shardId, entityId, outcome, detail }, 'entity state not handed over: it starts fresh on the new host');
+    }
+    this.count('too_large', packed.refused.filter((r) => r.outcome === 'too_large').length);
+    this.count('failed', packed.refused.filter((r) => r.outcome === 'failed').length);
+    const parts = packed.chunks.length;
+    this.count('shipped', packed.chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+    this.shippedBytes += packed.bytes;
+    return packed.chunks.map((entities, part) => ({ type: 'ShardStateChunk', typeName, shardId, handOffId, part, parts, entities }));
+  }
+
+  /** A chunk from the coordinator for a shard about to start here. */
+  received(message: Restore): void {
+    const dropped = this.incoming.add(message.shardId, message.transferId, message.part, message.parts, message.entities);
+    for (const shardId of dropped) this.options.logger.warn({ shardId }, 'received hand-off state over the bound dropped: its entities start fresh');
+  }
+
+  /** The states to restore into a shard starting now (undefined: a fresh start). */
+  restore(shardId: number): ReadonlyMap<string, unknown> | undefined {
+    const taken = this.incoming.take(shardId);
+    if (taken === undefined) return undefined;
+    if (taken === 'incomplete') {
+      this.options.logger.warn({ shardId }, 'hand-off state incomplete at the start: the shard starts fresh');
+      return undefined;
+    }
+    const restored = new Map<string, unknown>();
+    let failed = 0;
+    for (const [entityId, state] of taken) {
+      const value = unpackState(state);
+      if (value.ok) restored.set(entityId, value.value);
+      else {
+        failed++;
+        this.options.logger.warn({ shardId, entityId, reason: value.reason }, 'entity state could not be restored: it starts fresh');
+      }
+    }
+    this.count('restored', restored.size);
+    this.count('failed', failed);
+    return restored;
+  }
+
+  private count(outcome: 'shipped' | 'restored' | 'too_large' | 'failed', count: number): void {
+    this.counts[outcome] += count;
+    if (count > 0) this.options.events?.onEntitySnapshots?.(this.options.typeName, outcome, count);
+  }
+}

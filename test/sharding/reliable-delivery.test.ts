@@ -1,0 +1,82 @@
+// Both ends of reliable send on their own: the sender's bounds and retry copies, the host's duplicate table
+// (a running copy dropped, a done one answered again with the same success or failure, numbers below the
+// sender's oldest outstanding one forgotten), and `send` refusing at once beyond the bounds.
+import { describe, expect, it } from 'vitest';
+import type { EntityOutcome } from '../../src/sharding/region/entity.js';
+import { ReliableDelivery } from '../../src/sharding/region/reliable-delivery.js';
+import { TestCluster, entityInShard, pinTo, run, settle, useTestClusters } from './harness.js';
+import { counter } from './harness.js';
+
+const LIMITS = { maxOutstandingSends: 3, maxOutstandingSendsPerShard: 2 };
+const replyTo = (askId: number) => ({ node: 'sys@127.0.0.1:1', askId });
+
+describe('ReliableDelivery as sender', () => {
+  it('refuses beyond the per-shard and per-region bounds, and frees a slot when a send closes', () => {
+    const sends = new ReliableDelivery(LIMITS);
+    expect(sends.open(1, 'e', 1, replyTo(1))).toBeDefined();
+    expect(sends.open(1, 'e', 2, replyTo(2))).toBeDefined();
+    expect(sends.open(1, 'e', 3, replyTo(3))).toBeUndefined();
+    expect(sends.open(2, 'e', 4, replyTo(4))).toBeDefined();
+    expect(sends.open(3, 'e', 5, replyTo(5))).toBeUndefined();
+    sends.closed(1);
+    expect(sends.open(1, 'e', 6, replyTo(6))).toMatchObject({ reliable: { seq: 6, below: 2 } });
+  });
+
+  it('retries a send only after a whole tick, with the oldest outstanding number, and not while it waits in the buffer', () => {
+    const sends = new ReliableDelivery(LIMITS);
+    sends.open(1, 'e', 'a', replyTo(10));
+    sends.open(2, 'e', 'b', replyTo(11));
+    sends.routed(10, 'forwarded');
+    expect(sends.retries(() => false)).toEqual([]);
+    const copies = sends.retries((envelope) => envelope.replyTo?.askId === 11);
+    expect(copies.map((c) => c.reliable)).toEqual([{ incarnation: sends.incarnation, seq: 10, below: 10 }]);
+    expect(sends.hasLeft(10)).toBe(true);
+    expect(sends.hasLeft(11)).toBe(false);
+    expect(sends.stats().messagesRedelivered).toBe(1);
+  });
+});
+
+describe('ReliableDelivery as host', () => {
+  it('drops a copy of a running send, answers a done one again with the same result, and forgets below the mark', () => {
+    const host = new ReliableDelivery(LIMITS);
+    const replies: EntityOutcome[] = [];
+    const reply = (outcome: EntityOutcome) => void replies.push(outcome);
+    const first = host.admit('s', { incarnation: 1, seq: 5, below: 5 }, reply);
+    expect(first).toBeDefined();
+    expect(host.admit('s', { incarnation: 1, seq: 5, below: 5 }, reply)).toBeUndefined();
+    expect(replies).toEqual([]);
+    first?.({ ok: true, value: 'big answer' });
+    expect(replies).toEqual([{ ok: true, value: null }]);
+    expect(host.admit('s', { incarnation: 1, seq: 5, below: 5 }, reply)).toBeUndefined();
+    expect(replies[1]).toEqual({ ok: true, value: null });
+    const failing = host.admit('s', { incarnation: 1, seq: 6, below: 5 }, reply);
+    failing?.({ ok: false, error: 'boom' });
+    expect(host.admit('s', { incarnation: 1, seq: 6, below: 5 }, reply)).toBeUndefined();
+    expect(replies[3]).toMatchObject({ ok: false });
+    // Another incarnation of the sender (it restarted) numbers afresh.
+    expect(host.admit('s', { incarnation: 2, seq: 5, below: 5 }, reply)).toBeDefined();
+    // The sender says nothing below 7 is outstanding: 5 and 6 are forgotten.
+    host.admit('s', { incarnation: 1, seq: 7, below: 7 }, reply);
+    expect(host.admit('s', { incarnation: 1, seq: 5, below: 7 }, reply)).toBeDefined();
+    expect(host.stats().messagesDeduplicated).toBe(3);
+  });
+});
+
+describe('send bounds', () => {
+  let cluster: TestCluster;
+  useTestClusters(() => (cluster = new TestCluster({ config: { maxOutstandingSendsPerShard: 2 } })));
+
+  it('rejects a send beyond maxOutstandingSendsPerShard at once with buffer_overflow', async () => {
+    const [a, b] = cluster.addNodes(7001, 7002);
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10, allocationStrategy: pinTo(() => b.address) });
+    const ref = a.sharding.entityRefFor('Counter', entityInShard(2, 10));
+    await settle(ref.ask({ op: 'inc' }));
+    cluster.members.setReachable(b.address, false);
+    const held = [ref.send({ op: 'inc' }, { timeoutMs: 10_000 }), ref.send({ op: 'inc' }, { timeoutMs: 10_000 })];
+    await expect(ref.send({ op: 'inc' })).rejects.toMatchObject({ code: 'buffer_overflow' });
+    cluster.members.setReachable(b.address, true);
+    await settle(Promise.all(held));
+    await run(100);
+    expect(await settle(ref.ask({ op: 'get' }))).toMatchObject({ count: 3 });
+  });
+});
