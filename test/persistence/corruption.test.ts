@@ -116,11 +116,11 @@ describe('lmdb persistence refuses unreadable data', () => {
   it('a snapshot or a log group whose compressed payload is damaged', async () => {
     const snapshot = newDir();
     await withData(snapshot);
-    await tamper(snapshot, (meta) => meta.put(LMDB_LAYOUT.snapshotKey, encodeRecord('packed-snapshot', 0, new Uint8Array(randomBytes(64)))));
+    await tamper(snapshot, (meta) => meta.put(LMDB_LAYOUT.snapshotKey, encodeRecord('packed-snapshot', 0, new Uint8Array(64).fill(0xff))));
     await expectRefused(snapshot, 'corrupt', /snapshot record does not decompress/);
     const group = newDir();
     await withData(group);
-    await tamper(group, (_meta, log) => log.put(7, encodeRecord('log-group', 7, new Uint8Array(randomBytes(64)))));
+    await tamper(group, (_meta, log) => log.put(7, encodeRecord('log-group', 7, new Uint8Array(64).fill(0xff))));
     await expectRefused(group, 'corrupt', /log group record does not decompress/);
   });
 
