@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=tcp-host.js.map

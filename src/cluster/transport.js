@@ -1,2 +1,0 @@
-export { isFamilyMessage } from './wire-message.js';
-//# sourceMappingURL=transport.js.map

@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=backend.js.map

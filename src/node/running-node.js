@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=running-node.js.map

@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=sharding-context.js.map
