@@ -297,6 +297,9 @@ export class TcpTransport implements Transport, TcpHost {
     for (const old of older) old.destroy();
     // Our outbound connection leads to the old process (or nowhere); dial the new one right away.
     if (restarted) this.peers.get(key)?.reset();
+    // Otherwise the peer is up and listening (it just dialled us): a backoff from before it was up must not
+    // keep our messages to it waiting (a join followed at once by another member's leave stalled on it).
+    else this.peers.get(key)?.peerListening();
     this.peerIncarnations.set(key, incarnation);
     const connections = this.inbound.get(key) ?? new Set<InboundLink>();
     connections.add(connection);
