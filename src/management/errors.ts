@@ -36,7 +36,7 @@ export function sendError(
     return reply.code(status).send({ error: error.code, message: error.message });
   }
   if (error instanceof ActorTsError) {
-    const status = error.code === 'timeout' ? 504 : error.code === 'not_running' ? 503 : 400;
+    const status = error.code === 'timeout' ? 504 : error.code === 'not_running' || error.code === 'coordinator_unreachable' ? 503 : 400;
     return reply.code(status).send({ error: error.code, message: error.message });
   }
   const fastifyError = error as FastifyError;
