@@ -127,9 +127,8 @@ export class ShardCoordinator {
     this.gate.start();
     const members = this.ctx.membership.members();
     // Regions re-register on seeing the coordinator move; this covers a coordinator restarted on the same node.
-    for (const member of members) {
-      if (!isGone(member.status)) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
-    }
+    const live = members.filter((member) => !isGone(member.status));
+    for (const member of live) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
     // Members already down get the rest of their margin, from when their downing was decided; older members
     // gone from the view without a trace get a full one from now (see olderMembersUntraced).
     const now = this.scheduler.now();
@@ -244,6 +243,7 @@ export class ShardCoordinator {
     const members = memberMap(this.ctx.membership.members());
     const now = this.scheduler.now();
     this.margin.sawDown(members.values(), now);
+    for (const joined of this.state.early.admitted(members)) this.send(joined, { type: 'RegisterRequired', typeName: this.typeName });
     for (const region of this.state.registered()) {
       const member = members.get(region);
       if (member !== undefined && !isGone(member.status)) continue;
@@ -268,8 +268,8 @@ export class ShardCoordinator {
   private onRegister(from: string, proxy: boolean, shards: ReadonlyArray<number>, stopping: ReadonlyArray<number>): void {
     const member = this.ctx.membership.members().find((m) => m.address.toString() === from);
     if (member === undefined || isGone(member.status)) {
-      this.logger.debug({ from }, 'registration from a node that is not a live member ignored');
-      return;
+      if (member === undefined) this.state.early.note(from);
+      return this.logger.debug({ from }, 'registration from a node that is not a live member ignored');
     }
     if (proxy) {
       this.state.proxyRegistered(from);
