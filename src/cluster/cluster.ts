@@ -170,7 +170,7 @@ export class Cluster implements Membership {
     core.stopped = true;
     for (const timer of core.timers) timer.cancel();
     core.timers.length = 0;
-    this.reachability.stop();
+    this.reachability.close();
     this.unsubscribe?.();
     this.lifecycle.onStopped();
     core.logger.info({ status: core.selfRecord()?.status }, 'cluster membership stopped');

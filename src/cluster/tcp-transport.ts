@@ -26,7 +26,8 @@ import {
   type TcpTransportStats,
   type TcpTransportUsage,
 } from './tcp-settings.js';
-import type { MessageListener, Transport } from './transport.js';
+import { probeAddress } from './probe.js';
+import type { MessageListener, ProbeResult, Transport } from './transport.js';
 import { FamilyRegistry, asRawMessage, type MessageFamily, type WireMessage } from './wire-message.js';
 
 export type { TcpBackoffOptions, TcpTransportOptions, TcpTransportStats, TcpTransportUsage } from './tcp-settings.js';
@@ -72,6 +73,7 @@ export class TcpTransport implements Transport, TcpHost {
     connectFailures: 0,
     connectionsLost: 0,
     redials: 0,
+    probes: 0,
   };
   private closed = false;
 
@@ -160,6 +162,13 @@ export class TcpTransport implements Transport, TcpHost {
   reconnect(peer: NodeAddress): void {
     if (this.closed) return;
     this.peers.get(peer.toString())?.redial();
+  }
+
+  /** See `Transport.probe`: a bare connect to the peer's port (probe.ts); `unknown` once this transport is closed. */
+  probe(peer: NodeAddress): Promise<ProbeResult> {
+    if (this.closed) return Promise.resolve('unknown');
+    this.counters.probes++;
+    return probeAddress(peer);
   }
 
   onMessage(listener: MessageListener): () => void {

@@ -374,6 +374,7 @@ export class ClusterSharding {
           listedPlacement: (shardId, now) => listedPlacement(this.placementStore, typeName, shardId, now),
           cordons: this.cordons,
           ...(this.events === undefined ? {} : { events: this.events }),
+          ...(this.link.probe === undefined ? {} : { probe: this.link.probe }),
         },
         this.context,
         this.logger.child({ typeName, part: 'coordinator' }),

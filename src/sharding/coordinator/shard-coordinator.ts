@@ -90,7 +90,7 @@ export class ShardCoordinator {
       this.rebalanceRound();
       this.homes.retryWaiting();
     });
-    this.margin = new DownRemovalMargin(ctx.config.downRemovalMarginMs, scheduler, () => this.onMembershipChange());
+    this.margin = new DownRemovalMargin(ctx.config.downRemovalMarginMs, scheduler, () => this.onMembershipChange(), settings.probe);
     this.gate = new WarmUpGate({
       role: settings.role,
       warmupMs: ctx.config.coordinatorWarmupMs,
