@@ -20,6 +20,7 @@ import type { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
 import { withOwnRow, type UnreachableEdge } from './reachability-table.js';
 import { DeathConfirmations } from './death-confirmation.js';
+import type { FailoverTimeline } from './failover-timeline.js';
 import type { Cancellable } from './scheduler.js';
 import { decideSplitBrain, type SplitBrainDecision } from './split-brain-decision.js';
 import { COUNTED_STATUSES } from './member.js';
@@ -52,12 +53,15 @@ export class Reachability {
   constructor(
     private readonly core: MembershipCore,
     private readonly downSelf: () => void,
+    private readonly timeline?: FailoverTimeline,
   ) {
     this.confirmations = new DeathConfirmations({
       probe: core.config.confirmDeaths ? core.channel.probe : undefined,
       scheduler: core.scheduler,
       onConfirmed: (key) => {
         core.logger.warn({ member: key }, 'member confirmed dead: its address refuses connections');
+        const record = core.gossip.members.get(key);
+        if (record !== undefined) this.timeline?.reached(record.address.toString(), 'suspected-confirmed');
         this.evaluate();
       },
     });
@@ -194,6 +198,12 @@ export class Reachability {
       if (!available && !core.unreachableSince.has(key)) {
         core.unreachableSince.set(key, now);
         core.logger.warn({ member: key, phi: core.detectors.phi(key, now), confirmed }, 'marking member unreachable');
+        const address = core.gossip.members.get(key)?.address.toString();
+        if (address !== undefined && this.timeline !== undefined) {
+          this.timeline.open(address, now - (this.lastAckAt.get(key) ?? now));
+          this.timeline.reached(address, 'detected');
+          if (confirmed) this.timeline.reached(address, 'suspected-confirmed');
+        }
       } else if (available && core.unreachableSince.delete(key)) {
         core.logger.info({ member: key }, 'member reachable again');
       }
@@ -249,6 +259,7 @@ export class Reachability {
       );
       const records = decision.down.flatMap((key) => {
         const r = core.gossip.members.get(key);
+        if (r !== undefined) this.timeline?.reached(r.address.toString(), 'decided');
         return r && !isGone(r.status) ? [core.downed(r)] : [];
       });
       core.applyOwnChanges(records);

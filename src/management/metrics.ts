@@ -3,6 +3,7 @@
 // move on the events the source reports through `subscribe`.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { FailoverPhase } from '../cluster/failover-timeline.js';
 import { MEMBER_STATUSES } from '../cluster/member.js';
 
 export const METRICS_PREFIX = 'actor_ts_';
@@ -38,6 +39,11 @@ export interface MetricsEvents {
   onPlacementApplied(origin: PlacementOrigin, hlcWallMs: number): void;
   /** A durable placement store committed to storage in `seconds`. */
   onStorageCommit(seconds: number): void;
+  /**
+   * A failover incident reached `phase` on this node, `seconds` after the failed member's last sign of life
+   * here (failover-timeline.ts). Optional for sources that do not follow failovers.
+   */
+  onFailoverPhase?(phase: FailoverPhase, seconds: number): void;
 }
 
 /** Current figures, read at every scrape; plus the event subscription. */
@@ -80,6 +86,9 @@ export class MetricsEventHub implements MetricsEvents {
   }
   onStorageCommit(seconds: number): void {
     for (const listener of this.listeners) listener.onStorageCommit(seconds);
+  }
+  onFailoverPhase(phase: FailoverPhase, seconds: number): void {
+    for (const listener of this.listeners) listener.onFailoverPhase?.(phase, seconds);
   }
 }
 
@@ -220,6 +229,13 @@ export class NodeMetrics {
           registers,
         })
       : undefined;
+    const failoverPhases = new Histogram({
+      name: `${METRICS_PREFIX}failover_phase_seconds`,
+      help: "Per failover incident this node took part in, the time from the failed member's last sign of life here to each phase: detected, suspected-confirmed, decided, removed, re-homed, first-message.",
+      labelNames: ['phase'],
+      buckets: [0.25, 0.5, 1, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 60],
+      registers,
+    });
     // Both origins exist from the start so rate() over them works before the first update.
     updates.inc({ origin: 'local' }, 0);
     updates.inc({ origin: 'remote' }, 0);
@@ -239,6 +255,9 @@ export class NodeMetrics {
       },
       onStorageCommit(seconds) {
         commits?.observe(Math.max(0, seconds));
+      },
+      onFailoverPhase(phase, seconds) {
+        failoverPhases.observe({ phase }, Math.max(0, seconds));
       },
     };
   }

@@ -14,6 +14,7 @@ import { Allocator } from './allocation.js';
 import { ChangeTimer } from './change-timer.js';
 import { CoordinatorCordons, DrainRequests } from './drain.js';
 import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './down-removal-margin.js';
+import { FailoverReport } from './failover-report.js';
 import { HandOffs } from './hand-offs.js';
 import { coordinatorInsight } from './insight.js';
 import { memberMap } from './membership.js';
@@ -39,6 +40,7 @@ export class ShardCoordinator {
   private readonly allocator: Allocator;
   private readonly homes: ShardHomes;
   private readonly changeTimer: ChangeTimer;
+  private readonly failovers: FailoverReport;
   private readonly timers: Cancellable[] = [];
   private rebalanceQueued = false;
   private stopped = false;
@@ -51,6 +53,7 @@ export class ShardCoordinator {
     /** The clock and every timer (retry, rebalance, warm-up, margin, hand-offs); tests inject a manual one. */
     private readonly scheduler: Scheduler = backgroundScheduler,
   ) {
+    this.failovers = new FailoverReport(settings.events);
     const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
     this.allocator = new Allocator({
       cordons,
@@ -308,14 +311,9 @@ export class ShardCoordinator {
   }
 
   private onGetShardHome(from: string, shardId: number): void {
-    if (!this.state.isRegistered(from)) {
-      this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
-      return;
-    }
-    if (shardId >= this.settings.numberOfShards) {
-      this.logger.warn({ shardId, from, numberOfShards: this.settings.numberOfShards }, 'home requested for a shard out of range');
-      return;
-    }
+    if (!this.state.isRegistered(from)) return this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
+    const { numberOfShards } = this.settings;
+    if (shardId >= numberOfShards) return this.logger.warn({ shardId, from, numberOfShards }, 'home requested for a shard out of range');
     // A shard being handed off is answered by the ShardHome broadcast that ends the hand-off.
     if (this.state.isHandingOff(shardId)) return;
     const home = this.state.homeOf(shardId);
@@ -332,6 +330,7 @@ export class ShardCoordinator {
    */
   private onShardStarted(from: string, shardId: number): void {
     this.state.shardStarted(from, shardId);
+    this.failovers.shardStarted(from, shardId);
     const home = this.state.homeOf(shardId);
     if (home === from) return;
     if (home !== undefined) {
@@ -367,6 +366,7 @@ export class ShardCoordinator {
   private removeRegion(region: string): void {
     const shards = this.state.regionTerminated(region);
     this.logger.info({ region, shards: shards.size }, 'region removed; its shards are allocated again on next use');
+    this.failovers.regionRemoved(region, shards);
     this.handOffs.regionGone(region);
   }
 
@@ -375,9 +375,8 @@ export class ShardCoordinator {
     for (const [shardId, region] of this.state.pendingStarts()) this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
     this.handOffs.resend();
     if (this.gate.isWarm) return;
-    for (const member of this.gate.expectedRegions()) {
-      if (!this.state.isRegistered(member)) this.send(member, { type: 'RegisterRequired', typeName: this.typeName });
-    }
+    const unregistered = [...this.gate.expectedRegions()].filter((member) => !this.state.isRegistered(member));
+    for (const member of unregistered) this.send(member, { type: 'RegisterRequired', typeName: this.typeName });
   }
 
   private onWarm(reason: string): void {
