@@ -63,14 +63,22 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
 }
 
-async function main(): Promise<void> {
+async function startCluster(): Promise<Node[]> {
   const ports = await freePorts(2 * count);
   const nodes: Node[] = [];
   for (let i = 0; i < count; i++) {
     const spec = { port: ports[i] as number, httpPort: ports[count + i] as number, address: nodeAddress(ports[i] as number), url: `http://127.0.0.1:${ports[count + i]}` };
-    nodes.push({ ...spec, child: spawnNode(spec, nodeAddress(ports[0] as number), `n${i}-0`), startedAt: performance.now() + i });
+    nodes.push({ ...spec, child: spawnNode(spec, nodeAddress(ports[0] as number), `n${i}-${spec.port}`), startedAt: performance.now() + i });
   }
   await formed(nodes);
+  return nodes;
+}
+
+async function main(): Promise<void> {
+  // FAILOVER_FRESH_CLUSTER=1: a new cluster for every run instead of restarting the killed node (for builds
+  // whose restarted node does not rejoin on its old port).
+  const fresh = process.env['FAILOVER_FRESH_CLUSTER'] === '1';
+  let nodes = await startCluster();
   const results: Record<'member' | 'coordinator', number[]> = { member: [], coordinator: [] };
   for (let run = 0; run < runs; run++) {
     const kind = run % 2 === 0 ? 'member' : 'coordinator';
@@ -101,6 +109,11 @@ async function main(): Promise<void> {
     await Promise.all(inFlight);
     results[kind].push(answeredMs ?? Infinity);
     process.stderr.write(`run ${run + 1}/${runs} ${kind}: first answer from the new host after ${answeredMs?.toFixed(0) ?? 'never'} ms\n`);
+    if (fresh) {
+      for (const node of nodes) node.child.kill('SIGKILL');
+      if (run + 1 < runs) nodes = await startCluster();
+      continue;
+    }
     // Rejoin on the same ports (a new incarnation), seeded by a survivor.
     await new Promise<void>((resolve) => (victim.child.exitCode !== null || victim.child.signalCode !== null ? resolve() : victim.child.once('exit', () => resolve())));
     const survivor = nodes.find((n) => n !== victim)!;
