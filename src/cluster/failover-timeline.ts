@@ -5,9 +5,9 @@
 // the phases it takes part in: its detectors, the leader's decision, the coordinator's removal and re-homing.
 import { performance } from 'node:perf_hooks';
 import { silentLogger, type Logger } from '../logging.js';
+import type { FailoverPhase } from './member.js';
 
-export const FAILOVER_PHASES = ['detected', 'suspected-confirmed', 'decided', 'removed', 're-homed', 'first-message'] as const;
-export type FailoverPhase = (typeof FAILOVER_PHASES)[number];
+export { FAILOVER_PHASES, type FailoverPhase } from './member.js';
 
 /** Incidents are forgotten this long after they opened (a failover that takes longer is long finished or stuck). */
 export const INCIDENT_RETENTION_MS = 300_000;

@@ -3,8 +3,7 @@
 // move on the events the source reports through `subscribe`.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { FailoverPhase } from '../cluster/failover-timeline.js';
-import { MEMBER_STATUSES } from '../cluster/member.js';
+import { MEMBER_STATUSES, type FailoverPhase } from '../cluster/member.js';
 
 export const METRICS_PREFIX = 'actor_ts_';
 
