@@ -62,6 +62,11 @@ export class FailoverTimeline {
     for (const listener of this.listeners) listener(phase, seconds, member);
   }
 
+  /** `member` is back (Up and reachable: recovered, or a new process at its address): its incident is over. */
+  close(member: string): void {
+    this.incidents.delete(member);
+  }
+
   /** Whether `member` has an open incident. */
   isOpen(member: string): boolean {
     return this.incidents.has(member);

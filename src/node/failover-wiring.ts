@@ -1,7 +1,8 @@
 // A node's failover timeline wired up (issue 26): the cluster records detection, confirmation and its own
 // downing decisions in it; this adds what the member list shows (a member seen unreachable opens its incident
-// on nodes that do not monitor it, one seen down marks `decided`) and what the coordinators report (removed,
-// re-homed), and hands every phase to the metrics (actor_ts_failover_phase_seconds{phase}).
+// on nodes that do not monitor it, one seen down marks `decided`, one Up and reachable again closes it) and
+// what the coordinators report (removed, re-homed), and hands every phase to the metrics
+// (actor_ts_failover_phase_seconds{phase}).
 import type { Cluster } from '../cluster/cluster.js';
 import { FailoverTimeline } from '../cluster/failover-timeline.js';
 import type { Logger } from '../logging.js';
@@ -18,7 +19,8 @@ export function followFailovers(cluster: Cluster, timeline: FailoverTimeline, hu
   const stopMembers = cluster.onChange(() => {
     for (const member of cluster.members()) {
       const address = member.address.toString();
-      if (!member.reachable && member.status !== 'removed') timeline.open(address);
+      if (member.reachable && member.status === 'up') timeline.close(address);
+      else if (!member.reachable && member.status !== 'removed') timeline.open(address);
       if (member.status === 'down') timeline.reached(address, 'decided');
     }
   });
