@@ -9,6 +9,8 @@ export type ErrorCode =
   | 'invalid_shard'
   | 'not_found'
   | 'timeout'
+  /** A coordinator request found the coordinator's node unreachable: failed at once instead of timing out. */
+  | 'coordinator_unreachable'
   | 'not_running'
   | 'frame_too_large'
   | 'malformed_message'

@@ -2,13 +2,15 @@
 // messages, and lets only cluster messages through to the membership.
 import type { NodeAddress } from './address.js';
 import { CLUSTER_MESSAGES, type ClusterMessage } from './messages.js';
-import type { Transport } from './transport.js';
+import type { ProbeResult, Transport } from './transport.js';
 import { isFamilyMessage } from './wire-message.js';
 
 export interface ClusterChannel {
   send(to: NodeAddress, message: ClusterMessage): void;
   /** Asks the transport to replace a connection to `to` that looks stalled (see `Transport.reconnect`). */
   reconnect(to: NodeAddress): void;
+  /** Whether anything listens at `to` (see `Transport.probe`); undefined when the transport cannot tell. */
+  readonly probe?: ((to: NodeAddress) => Promise<ProbeResult>) | undefined;
   /** Calls `handler` with every cluster message that arrives; returns an unsubscribe function. */
   listen(handler: (from: NodeAddress, message: ClusterMessage) => void): () => void;
 }
@@ -18,6 +20,7 @@ export function clusterChannel(transport: Transport): ClusterChannel {
   return {
     send: (to, message) => transport.send(to, message),
     reconnect: (to) => transport.reconnect?.(to),
+    probe: transport.probe === undefined ? undefined : (to) => transport.probe?.(to) ?? Promise.resolve('unknown'),
     listen: (handler) =>
       transport.onMessage((from, message) => {
         if (isFamilyMessage(CLUSTER_MESSAGES, message)) handler(from, message);

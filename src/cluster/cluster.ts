@@ -5,6 +5,7 @@
 // through the `Membership` interface plus the self-lifecycle events (whenUp, onSelfDown, onSelfRemoved).
 // This facade wires the parts together: membership-core.ts (state and commit), gossip-exchange.ts,
 // reachability.ts (heartbeats and downing), self-lifecycle.ts (join, Up, leave, this node's end).
+import type { FailoverTimeline } from './failover-timeline.js';
 import { randomUUID } from 'node:crypto';
 import { ActorTsError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
@@ -36,6 +37,8 @@ export interface ClusterOptions {
   readonly random?: () => number;
   /** Identifies this run of the node; default the transport's incarnation when it has one, else a random UUID. */
   readonly incarnation?: string;
+  /** Where this node's failover phases are recorded (detected, suspected-confirmed, decided); default none. */
+  readonly failoverTimeline?: FailoverTimeline;
 }
 
 /**
@@ -71,7 +74,7 @@ export class Cluster implements Membership {
       random: options.random ?? Math.random,
     });
     this.lifecycle = new SelfLifecycle(this.core, () => this.shutdown());
-    this.reachability = new Reachability(this.core, () => this.lifecycle.downSelfAsMinority());
+    this.reachability = new Reachability(this.core, () => this.lifecycle.downSelfAsMinority(), options.failoverTimeline);
     this.core.afterCommit = () => {
       this.lifecycle.observeSelf();
       this.reachability.onCommitted();
@@ -170,7 +173,7 @@ export class Cluster implements Membership {
     core.stopped = true;
     for (const timer of core.timers) timer.cancel();
     core.timers.length = 0;
-    this.reachability.stop();
+    this.reachability.close();
     this.unsubscribe?.();
     this.lifecycle.onStopped();
     core.logger.info({ status: core.selfRecord()?.status }, 'cluster membership stopped');

@@ -70,6 +70,13 @@ export interface ClusterConfig {
    * hosting before the majority takes its shards over; default 75% of `stableAfterMs`. Must not exceed it.
    */
   readonly minorityDownAfterMs: number;
+  /**
+   * Confirm a silent member's death by probing its address (death-confirmation.ts): when its host refuses
+   * connections twice in a row, the member is marked unreachable at once and the leader downs it without
+   * waiting out stableAfterMs. Silence alone (a paused or starved process, a cut link) never confirms. Turn
+   * off where a firewall answers dropped traffic with TCP resets or ICMP port-unreachable; default true.
+   */
+  readonly confirmDeaths: boolean;
   /** Bound on the registered onLeaving tasks (shard hand-off) during a graceful leave; default 20,000 ms. */
   readonly leaveTimeoutMs: number;
   /** Bound on leaving -> exiting -> removed once the tasks are done; default 10,000 ms. */
@@ -121,6 +128,7 @@ export const DEFAULT_CLUSTER_CONFIG: Omit<ClusterConfig, 'minorityDownAfterMs' |
   seedNodeTimeoutMs: 5_000,
   retryJoinIntervalMs: 1_000,
   downAfterMs: 10_000,
+  confirmDeaths: true,
   leaveTimeoutMs: 20_000,
   exitTimeoutMs: 10_000,
   weaklyUpAfterMs: 7_000,
@@ -176,6 +184,7 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
     downAfterMs,
     stableAfterMs,
     minorityDownAfterMs,
+    confirmDeaths: boolean('confirmDeaths', input.confirmDeaths ?? d.confirmDeaths),
     leaveTimeoutMs: positive('leaveTimeoutMs', input.leaveTimeoutMs ?? d.leaveTimeoutMs),
     exitTimeoutMs: positive('exitTimeoutMs', input.exitTimeoutMs ?? d.exitTimeoutMs),
     weaklyUpAfterMs: nonNegative('weaklyUpAfterMs', input.weaklyUpAfterMs ?? d.weaklyUpAfterMs),
@@ -191,6 +200,11 @@ function positive(name: string, value: number): number {
 
 function nonNegative(name: string, value: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw bad(`${name} must be a finite number >= 0, got ${String(value)}`);
+  return value;
+}
+
+function boolean(name: string, value: boolean): boolean {
+  if (typeof value !== 'boolean') throw bad(`${name} must be true or false, got ${String(value)}`);
   return value;
 }
 

@@ -9,7 +9,7 @@ import { describeValue } from '../logging.js';
 import type { NodeAddress } from './address.js';
 import { decodeMessage, encodeCheckedMessage, type CheckedEncoding } from './message-codec.js';
 import { seededRandom } from './random.js';
-import type { MessageListener, Transport } from './transport.js';
+import type { MessageListener, ProbeResult, Transport } from './transport.js';
 import { FamilyRegistry, type MessageFamily, type WireMessage } from './wire-message.js';
 
 export type ScheduleFn = (fn: () => void, delayMs: number) => void;
@@ -185,6 +185,15 @@ export class MemoryNetwork {
     for (let i = 0; i < copies; i++) this.dispatch(from, fromKey, toKey, bytes);
   }
 
+  /**
+   * @internal called by MemoryTransport.probe(): `refused` when no transport is attached at `to` (a crashed or
+   * stopped node), `unknown` when the pair is cut (a partition drops, it does not refuse), else `accepting`.
+   */
+  probe(fromKey: string, toKey: string): ProbeResult {
+    if (this.blocked(fromKey, toKey)) return 'unknown';
+    return this.transports.has(toKey) ? 'accepting' : 'refused';
+  }
+
   /** @internal called by MemoryTransport.close(). */
   detach(transport: MemoryTransport): void {
     const key = transport.self.toString();
@@ -258,6 +267,8 @@ export class MemoryTransport implements Transport {
   private closed = false;
   /** Reconnect requests by peer address: there is no connection to drop, so tests only see that they came. */
   readonly reconnects = new Map<string, number>();
+  /** Probes made, for tests. */
+  probes = 0;
 
   constructor(
     readonly self: NodeAddress,
@@ -292,6 +303,13 @@ export class MemoryTransport implements Transport {
     if (this.closed) return;
     const key = peer.toString();
     this.reconnects.set(key, (this.reconnects.get(key) ?? 0) + 1);
+  }
+
+  /** Asynchronously, as a dial would answer. Counted for tests. */
+  probe(peer: NodeAddress): Promise<ProbeResult> {
+    this.probes++;
+    const result = this.closed ? 'unknown' : this.network.probe(this.self.toString(), peer.toString());
+    return new Promise((resolve) => queueMicrotask(() => resolve(result)));
   }
 
   close(): Promise<void> {

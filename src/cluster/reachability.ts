@@ -19,12 +19,16 @@ import { isGone } from './member.js';
 import type { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
 import { withOwnRow, type UnreachableEdge } from './reachability-table.js';
+import { DeathConfirmations } from './death-confirmation.js';
+import type { FailoverTimeline } from './failover-timeline.js';
 import type { Cancellable } from './scheduler.js';
 import { decideSplitBrain, type SplitBrainDecision } from './split-brain-decision.js';
 import { COUNTED_STATUSES } from './member.js';
 
 /** Heartbeat intervals without an ack after which the connection to a member is replaced. */
 export const RECONNECT_AFTER_INTERVALS = 2;
+/** Heartbeat intervals without an ack after which a member's address is probed (death-confirmation.ts). */
+export const PROBE_AFTER_INTERVALS = 1.5;
 
 type Heartbeat = Extract<ClusterMessage, { type: 'Heartbeat' }>;
 type HeartbeatAck = Extract<ClusterMessage, { type: 'HeartbeatAck' }>;
@@ -43,11 +47,25 @@ export class Reachability {
   private firstUnreachableAtMs: number | undefined;
   private ringCache: { readonly members: ReadonlyMap<string, unknown>; readonly ring: ReadonlyArray<RingMember> } | undefined;
 
+  private readonly confirmations: DeathConfirmations;
+
   /** `downSelf` is called when this node finds itself on a minority side. */
   constructor(
     private readonly core: MembershipCore,
     private readonly downSelf: () => void,
-  ) {}
+    private readonly timeline?: FailoverTimeline,
+  ) {
+    this.confirmations = new DeathConfirmations({
+      probe: core.config.confirmDeaths ? core.channel.probe : undefined,
+      scheduler: core.scheduler,
+      onConfirmed: (key) => {
+        core.logger.warn({ member: key }, 'member confirmed dead: its address refuses connections');
+        const record = core.gossip.members.get(key);
+        if (record !== undefined) this.timeline?.reached(record.address.toString(), 'suspected-confirmed');
+        this.evaluate();
+      },
+    });
+  }
 
   onHeartbeat(from: NodeAddress, message: Heartbeat): void {
     const { core } = this;
@@ -58,7 +76,10 @@ export class Reachability {
       core.sendGossip(from);
       return;
     }
-    if (record) core.detectors.alive(key, core.scheduler.now());
+    if (record) {
+      core.detectors.alive(key, core.scheduler.now());
+      this.confirmations.alive(key);
+    }
     core.channel.send(from, { type: 'HeartbeatAck', sequence: message.sequence, incarnation: core.incarnation });
   }
 
@@ -69,6 +90,7 @@ export class Reachability {
       const now = this.core.scheduler.now();
       this.core.detectors.heartbeat(key, now);
       this.lastAckAt.set(key, now);
+      this.confirmations.alive(key);
     }
   }
 
@@ -95,6 +117,9 @@ export class Reachability {
       if (lastAck === undefined) this.lastAckAt.set(key, now);
       // Before the heartbeat, so the heartbeat is what dials the new connection.
       else if (now - lastAck >= reconnectAfterMs) core.channel.reconnect(record.address);
+      if (lastAck !== undefined && now - lastAck >= PROBE_AFTER_INTERVALS * core.config.heartbeatIntervalMs) {
+        this.confirmations.suspect(key, record.address);
+      }
       core.channel.send(record.address, { type: 'Heartbeat', sequence: ++this.sequence, incarnation: core.incarnation });
     }
     this.evaluate();
@@ -112,6 +137,12 @@ export class Reachability {
   stop(): void {
     this.deadline?.timer.cancel();
     this.deadline = undefined;
+  }
+
+  /** Ends the probes too: the membership stopped. */
+  close(): void {
+    this.stop();
+    this.confirmations.stop();
   }
 
   /**
@@ -162,10 +193,17 @@ export class Reachability {
     const { core } = this;
     for (const key of this.lastAckAt.keys()) {
       if (!this.isLive(key) || !core.detectors.isMonitoring(key)) continue;
-      const available = core.detectors.isAvailable(key, now);
+      const confirmed = this.confirmations.confirmed(key, now);
+      const available = core.detectors.isAvailable(key, now) && !confirmed;
       if (!available && !core.unreachableSince.has(key)) {
         core.unreachableSince.set(key, now);
-        core.logger.warn({ member: key, phi: core.detectors.phi(key, now) }, 'marking member unreachable');
+        core.logger.warn({ member: key, phi: core.detectors.phi(key, now), confirmed }, 'marking member unreachable');
+        const address = core.gossip.members.get(key)?.address.toString();
+        if (address !== undefined && this.timeline !== undefined) {
+          this.timeline.open(address, now - (this.lastAckAt.get(key) ?? now));
+          this.timeline.reached(address, 'detected');
+          if (confirmed) this.timeline.reached(address, 'suspected-confirmed');
+        }
       } else if (available && core.unreachableSince.delete(key)) {
         core.logger.info({ member: key }, 'member reachable again');
       }
@@ -202,13 +240,26 @@ export class Reachability {
       core.logger.warn(decisionFields(decision, edges), 'this node is on a minority side of the cluster: downing itself');
       this.downSelf();
     } else if (decision.kind === 'down-unreachable') {
-      if (decision.leader !== core.selfKey || now - this.stableSinceMs < core.config.stableAfterMs) return;
+      if (decision.leader !== core.selfKey) return;
+      // Every member to down confirmed dead (and no indirectly connected ones): none of them can be running
+      // anything, so there is nothing for stable-after to wait for. Otherwise the leader probes them.
+      const confirmed = decision.indirectlyConnected.length === 0 && decision.down.every((key) => this.confirmations.confirmed(key, now));
+      if (!confirmed && now - this.stableSinceMs < core.config.stableAfterMs) {
+        for (const key of decision.down) {
+          const record = core.gossip.members.get(key);
+          if (record !== undefined) this.confirmations.suspect(key, record.address);
+        }
+        return;
+      }
       core.logger.warn(
-        { members: decision.down, ...decisionFields(decision, edges), stableForMs: now - this.stableSinceMs },
-        'downing unreachable members (the leader\'s split-brain decision from the gossiped reachability table)',
+        { members: decision.down, ...decisionFields(decision, edges), stableForMs: now - this.stableSinceMs, confirmedDead: confirmed },
+        confirmed
+          ? 'downing members confirmed dead (their addresses refuse connections)'
+          : 'downing unreachable members (the leader\'s split-brain decision from the gossiped reachability table)',
       );
       const records = decision.down.flatMap((key) => {
         const r = core.gossip.members.get(key);
+        if (r !== undefined) this.timeline?.reached(r.address.toString(), 'decided');
         return r && !isGone(r.status) ? [core.downed(r)] : [];
       });
       core.applyOwnChanges(records);

@@ -96,6 +96,22 @@ export class OutboundPeer {
     this.failures = failures;
   }
 
+  /**
+   * The peer just dialled us and completed the handshake, so it is listening now. A backoff counted from dials
+   * that failed before it existed (or while it restarted) says nothing any more: dial at once if messages wait,
+   * and start any later backoff from the initial delay. An open connection or a dial under way is left alone.
+   */
+  peerListening(): void {
+    if (this.state !== 'backoff' && this.state !== 'idle') return;
+    this.clearTimer();
+    this.failures = 0;
+    this.state = 'idle';
+    if (this.queue.length > 0) {
+      this.transport.log.debug({ peer: this.target }, 'peer dialled us: ending the reconnect backoff');
+      this.connect();
+    }
+  }
+
   stop(): void {
     this.state = 'stopped';
     this.clearTimer();

@@ -120,6 +120,8 @@ export interface TcpTransportStats {
   readonly listenerErrors: number;
   /** Outbound connections that completed the handshake. */
   readonly connections: number;
+  /** Probes of a peer's address (`probe`): bare connects asking whether its process still listens. */
+  readonly probes: number;
   /** Open outbound connections that closed (the peer went away or the network broke). */
   readonly connectionsLost: number;
   /** Outbound attempts that failed before completing the handshake (each is followed by a backoff). */

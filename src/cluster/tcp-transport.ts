@@ -26,7 +26,8 @@ import {
   type TcpTransportStats,
   type TcpTransportUsage,
 } from './tcp-settings.js';
-import type { MessageListener, Transport } from './transport.js';
+import { probeAddress } from './probe.js';
+import type { MessageListener, ProbeResult, Transport } from './transport.js';
 import { FamilyRegistry, asRawMessage, type MessageFamily, type WireMessage } from './wire-message.js';
 
 export type { TcpBackoffConfig, TcpTransportOptions, TcpTransportStats, TcpTransportUsage } from './tcp-settings.js';
@@ -72,6 +73,7 @@ export class TcpTransport implements Transport, TcpHost {
     connectFailures: 0,
     connectionsLost: 0,
     redials: 0,
+    probes: 0,
   };
   private closed = false;
 
@@ -160,6 +162,13 @@ export class TcpTransport implements Transport, TcpHost {
   reconnect(peer: NodeAddress): void {
     if (this.closed) return;
     this.peers.get(peer.toString())?.redial();
+  }
+
+  /** See `Transport.probe`: a bare connect to the peer's port (probe.ts); `unknown` once this transport is closed. */
+  probe(peer: NodeAddress): Promise<ProbeResult> {
+    if (this.closed) return Promise.resolve('unknown');
+    this.counters.probes++;
+    return probeAddress(peer);
   }
 
   onMessage(listener: MessageListener): () => void {
@@ -297,6 +306,9 @@ export class TcpTransport implements Transport, TcpHost {
     for (const old of older) old.destroy();
     // Our outbound connection leads to the old process (or nowhere); dial the new one right away.
     if (restarted) this.peers.get(key)?.reset();
+    // Otherwise the peer is up and listening (it just dialled us): a backoff from before it was up must not
+    // keep our messages to it waiting (a join followed at once by another member's leave stalled on it).
+    else this.peers.get(key)?.peerListening();
     this.peerIncarnations.set(key, incarnation);
     const connections = this.inbound.get(key) ?? new Set<InboundLink>();
     connections.add(connection);

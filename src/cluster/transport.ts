@@ -8,6 +8,9 @@ import type { MessageFamily, WireMessage } from './wire-message.js';
 export type { MessageFamily, RawMessage, WireMessage } from './wire-message.js';
 export { isFamilyMessage } from './wire-message.js';
 
+/** What a probe of a peer's address found (see `Transport.probe`). */
+export type ProbeResult = 'refused' | 'accepting' | 'unknown';
+
 /** Receives each message of a family a transport delivers, with its sender. */
 export type MessageListener = (from: NodeAddress, message: WireMessage) => void;
 
@@ -35,5 +38,12 @@ export interface Transport {
    * Never throws; a transport without connections (in-memory) has nothing to do.
    */
   reconnect?(peer: NodeAddress): void;
+  /**
+   * Asks whether anything listens at `peer`'s address now, without a handshake (probe.ts): `refused` when
+   * the peer's host answered that nothing does (its process is gone), `accepting` when a connection opened,
+   * `unknown` on silence or any other error (a cut link, a paused host). Never rejects. A transport that cannot
+   * tell leaves it out, and nothing is ever confirmed dead through it.
+   */
+  probe?(peer: NodeAddress): Promise<ProbeResult>;
   close(): Promise<void>;
 }

@@ -36,7 +36,7 @@ export function sendError(
     return reply.code(status).send({ error: error.code, message: error.message });
   }
   if (error instanceof ActorTsError) {
-    const status = error.code === 'timeout' ? 504 : error.code === 'not_running' ? 503 : error.code === 'unknown_target' ? 409 : 400;
+    const status = error.code === 'timeout' ? 504 : error.code === 'not_running' || error.code === 'coordinator_unreachable' ? 503 : error.code === 'unknown_target' ? 409 : 400;
     // A delivery timeout says whether the message left this node (applied or not: unknown) or never did.
     const delivered = 'delivered' in error && typeof error.delivered === 'boolean' ? { delivered: error.delivered } : {};
     return reply.code(status).send({ error: error.code, message: error.message, ...delivered });

@@ -3,7 +3,7 @@
 // move on the events the source reports through `subscribe`.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { MEMBER_STATUSES } from '../cluster/member.js';
+import { MEMBER_STATUSES, type FailoverPhase } from '../cluster/member.js';
 import { registerSafetyMetrics, type SafetySource, type WriteRefusals } from './safety-metrics.js';
 
 export const METRICS_PREFIX = 'actor_ts_';
@@ -43,6 +43,11 @@ export interface MetricsEvents {
   onSendTimeout(type: string, delivered: boolean): void;
   /** `count` entities' states of `type` met `outcome` at a hand-off (shipped, restored, too_large, failed, lost). */
   onEntitySnapshots(type: string, outcome: string, count: number): void;
+  /**
+   * A failover incident reached `phase` on this node, `seconds` after the failed member's last sign of life
+   * here (failover-timeline.ts). Optional for sources that do not follow failovers.
+   */
+  onFailoverPhase?(phase: FailoverPhase, seconds: number): void;
 }
 
 /** Per entity type, the reliable-delivery and state-transfer totals of this node (read at scrape). */
@@ -106,6 +111,9 @@ export class MetricsEventHub implements MetricsEvents {
   }
   onEntitySnapshots(type: string, outcome: string, count: number): void {
     for (const listener of this.listeners) listener.onEntitySnapshots(type, outcome, count);
+  }
+  onFailoverPhase(phase: FailoverPhase, seconds: number): void {
+    for (const listener of this.listeners) listener.onFailoverPhase?.(phase, seconds);
   }
 }
 
@@ -290,6 +298,13 @@ export class NodeMetrics {
           registers,
         })
       : undefined;
+    const failoverPhases = new Histogram({
+      name: `${METRICS_PREFIX}failover_phase_seconds`,
+      help: "Per failover incident this node took part in, the time from the failed member's last sign of life here to each phase: detected, suspected-confirmed, decided, removed, re-homed, first-message.",
+      labelNames: ['phase'],
+      buckets: [0.25, 0.5, 1, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 60],
+      registers,
+    });
     // Both origins exist from the start so rate() over them works before the first update.
     updates.inc({ origin: 'local' }, 0);
     updates.inc({ origin: 'remote' }, 0);
@@ -331,6 +346,9 @@ export class NodeMetrics {
       },
       onEntitySnapshots(type, outcome, count) {
         snapshots.inc({ type, outcome }, count);
+      },
+      onFailoverPhase(phase, seconds) {
+        failoverPhases.observe({ phase }, Math.max(0, seconds));
       },
     };
   }

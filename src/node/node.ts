@@ -22,6 +22,7 @@ import { resolveNodeConfig, type NodeConfig } from './config.js';
 import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';
 import { NodeManagementBackend } from './management-backend.js';
 import { inboundHealthOf } from './inbound-health.js';
+import { failoverTimeline, followFailovers } from './failover-wiring.js';
 import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 
@@ -111,8 +112,10 @@ async function wire(
   persistence: PlacementPersistence | undefined,
 ): Promise<RunningNode> {
   const logger = baseLogger.child({ node: transport.self.toString() });
+  const timeline = failoverTimeline(logger);
   const cluster = new Cluster({
     transport,
+    failoverTimeline: timeline,
     logger: baseLogger, // the cluster binds the node address itself
     config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles, attributes: config.attributes },
   });
@@ -130,7 +133,8 @@ async function wire(
     entityTypes: () => sharding?.entityTypes() ?? new Map(),
   });
   const metrics = nodeMetricsSource(cluster, store, () => sharding, transport, placements);
-  sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: metrics.hub });
+  const failovers = followFailovers(cluster, timeline, metrics.hub);
+  sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: failovers.events });
   const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? DEMO_TYPES.map((type) => ({ ...type, shardIdFunction: config.shardIdFunction })), logger, () => fallbackStrategy(config.fallback, cluster));
   const placementsOf = (typeName: string): ExternalAllocationController => {
     const controller = controllers.get(typeName);
@@ -174,6 +178,7 @@ async function wire(
     await sharding.shutdown();
     placements.close();
     metrics.close();
+    failovers.stop();
     pauses.close();
     await http.close().catch(() => undefined);
     cluster.shutdown();

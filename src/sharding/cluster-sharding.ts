@@ -65,6 +65,8 @@ interface ShardedType {
   readonly region: ShardRegion;
   coordinator: ShardCoordinator | undefined;
   coordinatorAddress: string | undefined;
+  /** False while this node sees the coordinator's node unreachable (requests to it fail fast meanwhile). */
+  coordinatorReachable: boolean;
 }
 
 /** One node's sharding runtime: entity types (`init`), refs to entities anywhere (`entityRefFor`), shard moves. */
@@ -172,7 +174,7 @@ export class ClusterSharding {
       entityRef: (entityId) => this.refs.refFor(refTarget(type), entityId),
       ...(this.scheduler === undefined ? {} : { scheduler: this.scheduler }),
     });
-    const type: ShardedType = { settings, region, coordinator: undefined, coordinatorAddress: undefined };
+    const type: ShardedType = { settings, region, coordinator: undefined, coordinatorAddress: undefined, coordinatorReachable: true };
     this.types.set(settings.typeName, type);
     this.updateCoordinator(type);
     region.start(type.coordinatorAddress);
@@ -315,7 +317,9 @@ export class ClusterSharding {
   request<B extends CoordinatorRequestBody>(typeName: string, body: B): Promise<AnswerTo<B['type']>> {
     this.requireRunning();
     const type = this.requireType(typeName);
-    return this.requests.request(body, () => type.coordinatorAddress);
+    return this.requests.request(body, () =>
+      type.coordinatorAddress === undefined ? undefined : { key: type.coordinatorAddress, reachable: type.coordinatorReachable },
+    );
   }
 
   private dispatch(from: string, message: ShardingMessage): void {
@@ -340,12 +344,14 @@ export class ClusterSharding {
       type.region.onMembershipChange(type.coordinatorAddress);
       this.changes.mayApply(type.settings.typeName);
     }
+    this.requests.coordinatorChanged();
   }
 
   /** Starts or stops this node's coordinator for a type as the oldest Up member changes. */
   private updateCoordinator(type: ShardedType): void {
     const node = coordinatorNode(this.membership.members(), type.settings.role);
     type.coordinatorAddress = node === undefined ? undefined : this.link.remember(node.address);
+    type.coordinatorReachable = node?.reachable ?? true;
     const shouldRun = type.coordinatorAddress === this.link.selfKey;
     if (shouldRun && type.coordinator === undefined) {
       const { typeName, numberOfShards, role, strategy } = type.settings;
@@ -359,6 +365,7 @@ export class ClusterSharding {
           listedPlacement: (shardId, now) => listedPlacement(this.placementStore, typeName, shardId, now),
           cordons: this.cordons,
           ...(this.events === undefined ? {} : { events: this.events }),
+          ...(this.link.probe === undefined ? {} : { probe: this.link.probe }),
         },
         this.context,
         this.logger.child({ typeName, part: 'coordinator' }),

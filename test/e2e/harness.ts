@@ -134,11 +134,11 @@ export class ProcessSet {
     return proc;
   }
 
-  private spawn(name: string, args: readonly string[], detached: boolean): { child: ChildProcess; logFile: string } {
+  private spawn(name: string, args: readonly string[], detached: boolean, nodeArgs: readonly string[] = []): { child: ChildProcess; logFile: string } {
     const logFile = join(this.logDir, `${++this.sequence}-${name}.log`);
     const fd = openSync(logFile, 'a');
     try {
-      const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', fd, fd], detached });
+      const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { cwd: ROOT, stdio: ['ignore', fd, fd], detached });
       return { child, logFile };
     } finally {
       // The child holds its own copy of the descriptor.
@@ -150,7 +150,7 @@ export class ProcessSet {
   startNode(options: NodeStartOptions): NodeProc {
     const address = nodeAddress(options.port);
     const args = nodeCommandArgs(options);
-    const { child, logFile } = this.spawn(options.name, args, false);
+    const { child, logFile } = this.spawn(options.name, args, false, options.nodeArgs);
     const node = new NodeProc(options.name, child, logFile, address, `http://127.0.0.1:${options.httpPort}`, options.port, options.httpPort);
     this.procs.push(node);
     return node;
@@ -216,6 +216,8 @@ export class ProcessSet {
 
 export interface NodeStartOptions extends NodeCommandOptions {
   readonly name: string;
+  /** Options for the `node` executable itself (before the CLI's path), e.g. `--import` of a test hook. */
+  readonly nodeArgs?: readonly string[];
 }
 
 export interface ClusterStartOptions {
@@ -224,6 +226,7 @@ export interface ClusterStartOptions {
   readonly compactAfterItems?: number;
   readonly logLevel?: string;
   readonly startTimeoutMs?: number;
+  readonly nodeArgs?: readonly string[];
 }
 
 /** Every node healthy and seeing exactly `nodes` as up and reachable members; a node that exits ends the wait. */

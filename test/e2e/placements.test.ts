@@ -146,14 +146,21 @@ describe('placements across node processes (issues 4 and 5)', () => {
     const moveFromPinMs = performance.now() - pinnedAt;
 
     // 4. rebalanceNow alone: the shard of `a` is on its target (node 3); rebalance hands it off and the
-    // strategy puts it back there. Its in-memory counter restarting from 0 shows the new incarnation.
-    for (let i = 0; i < 3; i++) expect((await n1.increment(a.entityId)).status).toBe(200);
+    // strategy puts it back there. The counter keeps its value: its state travels with the hand-off.
+    let counted = 0;
+    for (let i = 0; i < 3; i++) {
+      const increment = await n1.increment(a.entityId);
+      expect(increment.status).toBe(200);
+      counted = increment.body.value;
+    }
     t = performance.now();
     const again = await n2.post<{ accepted: number[]; homeless: number[] }>(`${SHARDS_PATH}/rebalance`, { shardIds: [a.shardId] });
     expect(again.status).toBe(202);
     expect(again.body.accepted).toEqual([a.shardId]);
-    const restarted = await untilServedBy(n2, a.entityId, n3.address, 20_000, (c) => c.value === 0);
+    await waitFor('the hand-off of the rebalanced shard to end', async () => ((await n2.shards()).handingOff.length === 0 ? true : undefined));
+    const restarted = await untilServedBy(n2, a.entityId, n3.address, 20_000);
     const rebalanceMs = performance.now() - t;
+    expect(restarted.value).toBe(counted);
     expect(restarted.shardId).toBe(a.shardId);
     expect(homesOf(await n2.shards()).get(a.shardId)).toBe(n3.address);
 

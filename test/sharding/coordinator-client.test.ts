@@ -2,7 +2,7 @@
 // runs by then, settles on its own answer only, and ends by timeout or shutdown.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
-import { CoordinatorClient } from '../../src/sharding/coordinator/coordinator-client.js';
+import { CoordinatorClient, type CoordinatorTarget } from '../../src/sharding/coordinator/coordinator-client.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
 
 const A = 'sys@127.0.0.1:1';
@@ -77,6 +77,45 @@ describe('CoordinatorClient', () => {
     const stopping = new ActorTsError('not_running', 'shut down');
     c.failAll(stopping);
     for (const request of requests) await expect(request).rejects.toBe(stopping);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('re-sends at once when the coordinator moves instead of waiting for the next retry', async () => {
+    const sent: Array<[string, ShardingMessage]> = [];
+    const c = new CoordinatorClient({ send: (to, message) => void sent.push([to, message]), requestTimeoutMs: 10_000, retryIntervalMs: 2_000 });
+    let coordinator: CoordinatorTarget = { key: A, reachable: true };
+    void c.request({ type: 'GetShardLocations', typeName: 'T' }, () => coordinator).catch(() => undefined);
+    expect(sent.map(([to]) => to)).toEqual([A]);
+    coordinator = { key: B, reachable: true };
+    c.coordinatorChanged();
+    // Now, and a few times soon after for a new coordinator that learns of its role a moment later.
+    expect(sent.map(([to]) => to)).toEqual([A, B]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(sent.length).toBeGreaterThanOrEqual(4);
+    expect(sent.slice(1).every(([to]) => to === B)).toBe(true);
+    // A change that leaves the coordinator where it was sends nothing extra.
+    const before = sent.length;
+    c.coordinatorChanged();
+    expect(sent).toHaveLength(before);
+    c.failAll(new ActorTsError('not_running', 'done'));
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('fails fast with coordinator_unreachable while the coordinator node is unreachable, at the start or later', async () => {
+    const { client: c, sent } = client();
+    let coordinator: CoordinatorTarget = { key: A, reachable: false };
+    await expect(c.request({ type: 'GetShardLocations', typeName: 'T' }, () => coordinator)).rejects.toMatchObject({
+      code: 'coordinator_unreachable',
+      message: expect.stringContaining(A),
+    });
+    expect(sent).toEqual([]);
+
+    coordinator = { key: A, reachable: true };
+    const waiting = c.request({ type: 'GetShardLocations', typeName: 'T' }, () => coordinator).catch((error: unknown) => error);
+    coordinator = { key: A, reachable: false };
+    c.coordinatorChanged();
+    expect(await waiting).toBeInstanceOf(ActorTsError);
+    expect(await waiting).toMatchObject({ code: 'coordinator_unreachable' });
     expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -199,8 +199,9 @@ describe('failover', () => {
 
   it('keeps a downed member\'s shards on it for downRemovalMarginMs, then gives them a new home', async () => {
     const { a, b, c, onC } = await withMargin();
-    // c was paused, not partitioned as a minority: it did not down itself, the others downed it.
-    await cluster.crash(c);
+    // c was paused, not partitioned as a minority: it did not down itself, the others downed it. Silent, but
+    // its address does not refuse connections (it was not confirmed dead), so the margin runs in full.
+    cluster.net.isolate(c.address);
     cluster.members.setReachable(c.address, false);
     cluster.members.setStatus(c.address, 'down');
     await run(500);
@@ -219,7 +220,7 @@ describe('failover', () => {
   it('applies the margin also when the member leaves the view without ever showing as down', async () => {
     const { a, c, onC } = await withMargin();
     // The leader downed and removed c within one gossip round: the coordinator's view goes from up to gone.
-    await cluster.crash(c);
+    cluster.net.isolate(c.address);
     cluster.members.remove(c.address);
     await run(1_500);
     const during = await settle(a.sharding.getShardLocations('Counter'));

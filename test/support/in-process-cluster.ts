@@ -2,6 +2,7 @@
 // FakeCluster, or the real Cluster protocol), and on top each node's placement replica, its replication and
 // its sharding runtime, wired as src/node/node.ts wires them. Harnesses extend InProcessCluster with what
 // their nodes run; every cluster made is stopped by useInProcessClusters after its test.
+import type { FailoverTimeline } from '../../src/cluster/failover-timeline.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import { Cluster } from '../../src/cluster/cluster.js';
 import type { ClusterConfigInput } from '../../src/cluster/config.js';
@@ -39,6 +40,7 @@ export interface ClusterMemberOptions {
   readonly scheduler?: Scheduler;
   /** Seed of the member's gossip peer choice. */
   readonly seed: number;
+  readonly failoverTimeline?: FailoverTimeline;
 }
 
 export interface ClusterMember {
@@ -56,6 +58,7 @@ export function startClusterMember(network: MemoryNetwork, address: NodeAddress,
     ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }),
     random: seededRandom(options.seed),
     ...(options.config === undefined ? {} : { config: options.config }),
+    ...(options.failoverTimeline === undefined ? {} : { failoverTimeline: options.failoverTimeline }),
   });
   return { address, cluster, transport };
 }

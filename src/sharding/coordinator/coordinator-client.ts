@@ -1,6 +1,8 @@
 // Operator requests to a type's coordinator (shard locations, rebalance now, a rebalance round, explain, dry runs), from any
 // node: each is re-sent every retry interval to wherever the coordinator runs by then, until its answer
-// arrives or the request times out. Answers are matched by request id, type name and answer type.
+// arrives or the request times out; re-sent at once (and a few times soon after) when the coordinator moves,
+// and failed fast with `coordinator_unreachable` while the coordinator's node is unreachable, rather than
+// waiting out a downing that may take seconds. Answers are matched by request id, type name and answer type.
 import { ActorTsError } from '../../errors.js';
 import type { MessageRoutedTo, RegionLocation, ShardingMessage } from '../protocol/messages.js';
 
@@ -48,13 +50,31 @@ export interface CoordinatorClientOptions {
   readonly retryIntervalMs: number;
 }
 
+/** Where a type's coordinator runs as this node sees it; `reachable` false while its node is unreachable. */
+export interface CoordinatorTarget {
+  readonly key: string;
+  readonly reachable: boolean;
+}
+
+/**
+ * Delays of the extra sends after the coordinator moved: the new coordinator's node may see the membership
+ * change a moment after this node and drop what arrives before; these cover that moment without waiting a
+ * full retry interval. Each one only while shorter than the retry interval.
+ */
+export const MOVED_RESEND_DELAYS_MS = [50, 150, 400, 1_000] as const;
+
 interface PendingRequest {
+  readonly request: CoordinatorRequest;
+  readonly coordinator: () => CoordinatorTarget | undefined;
+  /** The coordinator the request was last sent to. */
+  lastTarget: string | undefined;
   readonly typeName: string;
   readonly answerType: CoordinatorAnswer['type'];
   readonly resolve: (answer: CoordinatorAnswer) => void;
   readonly reject: (error: Error) => void;
   readonly timer: NodeJS.Timeout;
   readonly retry: NodeJS.Timeout;
+  resends: NodeJS.Timeout[];
 }
 
 export class CoordinatorClient {
@@ -65,33 +85,76 @@ export class CoordinatorClient {
 
   /**
    * Sends `body` to the coordinator `coordinator()` names at each attempt (none while it names nobody) and
-   * resolves with the answer; rejects with `timeout` after `requestTimeoutMs`.
+   * resolves with the answer; rejects with `timeout` after `requestTimeoutMs`, and with
+   * `coordinator_unreachable` as soon as the coordinator's node is unreachable (at the start or later).
+   * `coordinator` may return a bare key, for a coordinator always taken as reachable.
    */
-  request<B extends CoordinatorRequestBody>(body: B, coordinator: () => string | undefined): Promise<AnswerTo<B['type']>> {
+  request<B extends CoordinatorRequestBody>(
+    body: B,
+    coordinator: () => CoordinatorTarget | string | undefined,
+  ): Promise<AnswerTo<B['type']>> {
     const requestId = this.nextId++;
     const request = { ...body, requestId } as CoordinatorRequest;
-    const sendIt = (): void => {
-      const to = coordinator();
-      if (to !== undefined) this.options.send(to, request);
+    const target = (): CoordinatorTarget | undefined => {
+      const named = coordinator();
+      return typeof named === 'string' ? { key: named, reachable: true } : named;
     };
     return new Promise<AnswerTo<B['type']>>((resolve, reject) => {
+      const first = target();
+      if (first !== undefined && !first.reachable) {
+        reject(unreachable(request, first.key));
+        return;
+      }
       const timeoutMs = this.options.requestTimeoutMs;
       const timer = setTimeout(() => {
         if (!this.forget(requestId)) return;
-        const where = coordinator() ?? 'no coordinator (no Up member)';
+        const where = target()?.key ?? 'no coordinator (no Up member)';
         reject(new ActorTsError('timeout', `${request.type} for "${request.typeName}" got no answer from ${where} within ${timeoutMs} ms`));
       }, timeoutMs);
-      const retry = setInterval(sendIt, this.options.retryIntervalMs);
+      const retry = setInterval(() => this.send(requestId), this.options.retryIntervalMs);
       this.pending.set(requestId, {
+        request,
+        coordinator: target,
+        lastTarget: undefined,
         typeName: request.typeName,
         answerType: ANSWER_TYPE[request.type],
         resolve: resolve as (answer: CoordinatorAnswer) => void,
         reject,
         timer,
         retry,
+        resends: [],
       });
-      sendIt();
+      this.send(requestId);
     });
+  }
+
+  /**
+   * The membership changed: a request whose coordinator is now unreachable fails at once; one whose
+   * coordinator moved is sent to the new one now and a few times soon after (MOVED_RESEND_DELAYS_MS).
+   */
+  coordinatorChanged(): void {
+    for (const [requestId, pending] of [...this.pending]) {
+      const now = pending.coordinator();
+      if (now !== undefined && !now.reachable) {
+        this.forget(requestId);
+        pending.reject(unreachable(pending.request, now.key));
+        continue;
+      }
+      if (now === undefined || now.key === pending.lastTarget) continue;
+      for (const resend of pending.resends) clearTimeout(resend);
+      pending.resends = MOVED_RESEND_DELAYS_MS.filter((delay) => delay < this.options.retryIntervalMs).map((delay) =>
+        setTimeout(() => this.send(requestId), delay),
+      );
+      this.send(requestId);
+    }
+  }
+
+  private send(requestId: number): void {
+    const pending = this.pending.get(requestId);
+    const to = pending?.coordinator();
+    if (pending === undefined || to === undefined) return;
+    pending.lastTarget = to.key;
+    this.options.send(to.key, pending.request);
   }
 
   /** Settles the request this answers; an answer nobody waits for (late, duplicated, mismatched) is ignored. */
@@ -118,6 +181,14 @@ export class CoordinatorClient {
     this.pending.delete(requestId);
     clearTimeout(pending.timer);
     clearInterval(pending.retry);
+    for (const resend of pending.resends) clearTimeout(resend);
     return true;
   }
+}
+
+function unreachable(request: CoordinatorRequest, key: string): ActorTsError {
+  return new ActorTsError(
+    'coordinator_unreachable',
+    `${request.type} for "${request.typeName}" not sent: the coordinator's node ${key} is unreachable (it answers again once reachable, or a new coordinator takes over once it is downed)`,
+  );
 }

@@ -6,20 +6,39 @@
 // learns of the downing, late waits only the rest. Without a decision time (a peer that predates it, or a
 // member gone from the view) it runs from when this coordinator saw the member down or gone. A decision time
 // ahead of this coordinator's clock counts as now: the margin never starts after the coordinator saw the down.
+// The margin exists for a process that may still run; one whose address refuses connections (a confirmed death,
+// death-confirmation.ts) runs nothing, so its margin ends as soon as the coordinator's own probes confirm it.
+import { NodeAddress } from '../../cluster/address.js';
+import { DeathConfirmations } from '../../cluster/death-confirmation.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { MemberInfo } from '../../cluster/member.js';
+import type { ProbeResult } from '../../cluster/transport.js';
 
 export class DownRemovalMargin {
   private readonly downSince = new Map<string, number>();
   private timer: Cancellable | undefined;
   private stopped = false;
+  /** Members whose process is confirmed gone: no margin for them. */
+  private readonly proven = new Set<string>();
+  private readonly deaths: DeathConfirmations;
 
   constructor(
     private readonly marginMs: number,
     private readonly scheduler: Scheduler,
     /** Called when a margin ends (the caller re-runs its membership check). */
     private readonly onMarginEnd: () => void,
-  ) {}
+    /** Probes a member's address (Transport.probe); without it every margin runs its full length. */
+    probe?: (to: NodeAddress) => Promise<ProbeResult>,
+  ) {
+    this.deaths = new DeathConfirmations({
+      probe: marginMs > 0 ? probe : undefined,
+      scheduler,
+      onConfirmed: (member) => {
+        this.proven.add(member);
+        if (!this.stopped) this.onMarginEnd();
+      },
+    });
+  }
 
   /**
    * Members this view shows down start their margin when their downing was decided (or now, without a
@@ -45,6 +64,10 @@ export class DownRemovalMargin {
   private started(member: string, since: number): void {
     const known = this.downSince.get(member);
     if (known === undefined || since < known) this.downSince.set(member, since);
+    if (!this.proven.has(member) && this.inMargin(member, this.scheduler.now())) {
+      const address = parseAddress(member);
+      if (address !== undefined) this.deaths.suspect(member, address);
+    }
   }
 
   /** True once a margin for the member started (running or ended, until forgotten). */
@@ -55,7 +78,7 @@ export class DownRemovalMargin {
   /** True while `member` was seen down less than marginMs ago. */
   inMargin(member: string, now: number): boolean {
     const since = this.downSince.get(member);
-    return since !== undefined && now < since + this.marginMs;
+    return since !== undefined && !this.proven.has(member) && now < since + this.marginMs;
   }
 
   /** True while a member for which `matches` holds is in its margin. */
@@ -73,9 +96,16 @@ export class DownRemovalMargin {
     this.timer = undefined;
     let next = Infinity;
     for (const [member, since] of [...this.downSince]) {
-      const end = since + this.marginMs;
-      if (end > now) next = Math.min(next, end);
-      else if (forgettable(member)) this.downSince.delete(member);
+      const end = this.proven.has(member) ? now : since + this.marginMs;
+      if (end > now) {
+        next = Math.min(next, end);
+        // Still running: probe again (at most once a second) until confirmed or the margin ends.
+        const address = parseAddress(member);
+        if (address !== undefined) this.deaths.suspect(member, address);
+      } else if (forgettable(member)) {
+        this.downSince.delete(member);
+        this.proven.delete(member);
+      }
     }
     if (next === Infinity || this.stopped) return;
     this.timer = this.scheduler.setTimeout(() => {
@@ -86,8 +116,17 @@ export class DownRemovalMargin {
 
   stop(): void {
     this.stopped = true;
+    this.deaths.stop();
     this.timer?.cancel();
     this.timer = undefined;
+  }
+}
+
+function parseAddress(member: string): NodeAddress | undefined {
+  try {
+    return NodeAddress.parse(member);
+  } catch {
+    return undefined;
   }
 }
 

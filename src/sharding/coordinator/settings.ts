@@ -1,6 +1,8 @@
 // The coordinator's public types: its settings, its stats, and where it runs. Apart from the dispatcher so
 // that the rooms under coordinator/ can name them without importing the class that wires them together.
+import type { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
+import type { ProbeResult } from '../../cluster/transport.js';
 import { oldestUpMember } from '../../cluster/member-order.js';
 import type { CordonView } from '../placements/cordon-view.js';
 import type { DeliveryEvents } from '../sharding-context.js';
@@ -20,6 +22,8 @@ export interface CoordinatorConfig {
   readonly cordons?: CordonView;
   /** A shard's pin as listed (stored, not expired at `now`), for explain; default none. */
   readonly listedPlacement?: (shardId: number, now: number) => PinRecord | undefined;
+  /** Probes a node's address (Transport.probe): a downed member confirmed dead needs no removal margin. */
+  readonly probe?: (to: NodeAddress) => Promise<ProbeResult>;
 }
 
 /** Events a coordinator reports; each must be cheap and must not throw. */
@@ -28,6 +32,8 @@ export interface CoordinatorEvents extends DeliveryEvents {
   onHandOffCompleted?(typeName: string, seconds: number): void;
   /** The coordinator of `typeName` ran a rebalance round (whether or not it moved anything). */
   onRebalanceRound?(typeName: string): void;
+  /** A failover phase this coordinator took part in, for a member (its address): failover-report.ts. */
+  onFailoverStep?(member: string, phase: 'removed' | 're-homed'): void;
 }
 
 /** Statistics of a type's coordinator, on the node that runs it. */

@@ -16,6 +16,7 @@ import { ChangeTimer } from './change-timer.js';
 import { CoordinatorCordons, DrainRequests } from './drain.js';
 import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './down-removal-margin.js';
 import { HandOffStates } from './hand-off-state.js';
+import { FailoverReport } from './failover-report.js';
 import { HandOffs } from './hand-offs.js';
 import { coordinatorInsight } from './insight.js';
 import { memberMap } from './membership.js';
@@ -42,6 +43,7 @@ export class ShardCoordinator {
   private readonly allocator: Allocator;
   private readonly homes: ShardHomes;
   private readonly changeTimer: ChangeTimer;
+  private readonly failovers: FailoverReport;
   private readonly timers: Cancellable[] = [];
   private rebalanceQueued = false;
   private stopped = false;
@@ -54,6 +56,7 @@ export class ShardCoordinator {
     /** The clock and every timer (retry, rebalance, warm-up, margin, hand-offs); tests inject a manual one. */
     private readonly scheduler: Scheduler = backgroundScheduler,
   ) {
+    this.failovers = new FailoverReport(settings.events);
     const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
     this.allocator = new Allocator({
       cordons,
@@ -99,7 +102,7 @@ export class ShardCoordinator {
       this.rebalanceRound();
       this.homes.retryWaiting();
     });
-    this.margin = new DownRemovalMargin(ctx.config.downRemovalMarginMs, scheduler, () => this.onMembershipChange());
+    this.margin = new DownRemovalMargin(ctx.config.downRemovalMarginMs, scheduler, () => this.onMembershipChange(), settings.probe);
     this.gate = new WarmUpGate({
       role: settings.role,
       warmupMs: ctx.config.coordinatorWarmupMs,
@@ -136,9 +139,8 @@ export class ShardCoordinator {
     this.gate.start();
     const members = this.ctx.membership.members();
     // Regions re-register on seeing the coordinator move; this covers a coordinator restarted on the same node.
-    for (const member of members) {
-      if (!isGone(member.status)) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
-    }
+    const live = members.filter((member) => !isGone(member.status));
+    for (const member of live) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
     // Members already down get the rest of their margin, from when their downing was decided; older members
     // gone from the view without a trace get a full one from now (see olderMembersUntraced).
     const now = this.scheduler.now();
@@ -243,6 +245,7 @@ export class ShardCoordinator {
     const members = memberMap(this.ctx.membership.members());
     const now = this.scheduler.now();
     this.margin.sawDown(members.values(), now);
+    for (const joined of this.state.early.admitted(members)) this.send(joined, { type: 'RegisterRequired', typeName: this.typeName });
     for (const region of this.state.registered()) {
       const member = members.get(region);
       if (member !== undefined && !isGone(member.status)) continue;
@@ -267,8 +270,8 @@ export class ShardCoordinator {
   private onRegister(from: string, proxy: boolean, shards: ReadonlyArray<number>, stopping: ReadonlyArray<number>): void {
     const member = this.ctx.membership.members().find((m) => m.address.toString() === from);
     if (member === undefined || isGone(member.status)) {
-      this.logger.debug({ from }, 'registration from a node that is not a live member ignored');
-      return;
+      if (member === undefined) this.state.early.note(from);
+      return this.logger.debug({ from }, 'registration from a node that is not a live member ignored');
     }
     if (proxy) {
       this.state.proxyRegistered(from);
@@ -305,14 +308,9 @@ export class ShardCoordinator {
   }
 
   private onGetShardHome(from: string, shardId: number): void {
-    if (!this.state.isRegistered(from)) {
-      this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
-      return;
-    }
-    if (shardId >= this.settings.numberOfShards) {
-      this.logger.warn({ shardId, from, numberOfShards: this.settings.numberOfShards }, 'home requested for a shard out of range');
-      return;
-    }
+    if (!this.state.isRegistered(from)) return this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
+    const { numberOfShards } = this.settings;
+    if (shardId >= numberOfShards) return this.logger.warn({ shardId, from, numberOfShards }, 'home requested for a shard out of range');
     // A shard being handed off is answered by the ShardHome broadcast that ends the hand-off.
     if (this.state.isHandingOff(shardId)) return;
     const home = this.state.homeOf(shardId);
@@ -329,6 +327,7 @@ export class ShardCoordinator {
    */
   private onShardStarted(from: string, shardId: number): void {
     this.state.shardStarted(from, shardId);
+    this.failovers.shardStarted(from, shardId);
     const home = this.state.homeOf(shardId);
     if (home === from) return this.states.started(shardId);
     if (home !== undefined) {
@@ -364,6 +363,7 @@ export class ShardCoordinator {
   private removeRegion(region: string): void {
     const shards = this.state.regionTerminated(region);
     this.logger.info({ region, shards: shards.size }, 'region removed; its shards are allocated again on next use');
+    this.failovers.regionRemoved(region, shards);
     this.handOffs.regionGone(region);
     this.states.regionGone(region);
   }
@@ -373,9 +373,8 @@ export class ShardCoordinator {
     for (const [shardId, region] of this.state.pendingStarts()) this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
     this.handOffs.resend();
     if (this.gate.isWarm) return;
-    for (const member of this.gate.expectedRegions()) {
-      if (!this.state.isRegistered(member)) this.send(member, { type: 'RegisterRequired', typeName: this.typeName });
-    }
+    const unregistered = [...this.gate.expectedRegions()].filter((member) => !this.state.isRegistered(member));
+    for (const member of unregistered) this.send(member, { type: 'RegisterRequired', typeName: this.typeName });
   }
 
   private onWarm(reason: string): void {

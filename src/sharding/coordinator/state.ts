@@ -2,6 +2,7 @@
 // HostShard and not yet confirmed, the hand-offs in progress, and the regions leaving. Its fields change only
 // through the named transitions below (Pekko's State.updated(event)), each of which keeps the maps
 // consistent with one another, so a change of state is found by its name, not by grepping for `.set(`.
+import { EarlyRegistrations } from './early-registrations.js';
 import type { HandOff } from './hand-off.js';
 
 export interface RegionLocations {
@@ -10,6 +11,8 @@ export interface RegionLocations {
 }
 
 export class CoordinatorState {
+  /** Registrations from nodes not yet members here, to be asked again once they are (early-registrations.ts). */
+  readonly early = new EarlyRegistrations();
   /** Non-proxy regions and their shards, each set in allocation order (oldest first). */
   private readonly regions = new Map<string, Set<number>>();
   private readonly proxies = new Set<string>();

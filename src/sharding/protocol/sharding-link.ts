@@ -2,7 +2,7 @@
 // and hands every sharding message that arrives to one receiver. A message to this node skips the transport
 // but stays asynchronous, so no handler ever re-enters another.
 import { NodeAddress } from '../../cluster/address.js';
-import type { Transport } from '../../cluster/transport.js';
+import type { ProbeResult, Transport } from '../../cluster/transport.js';
 import { isFamilyMessage, type WireMessage } from '../../cluster/wire-message.js';
 import type { Logger } from '../../logging.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from './messages.js';
@@ -24,6 +24,12 @@ export class ShardingLink {
     this.selfKey = transport.self.toString();
     this.addresses.set(this.selfKey, transport.self);
     transport.register(SHARDING_MESSAGES);
+  }
+
+  /** Probes a node's address (Transport.probe), or undefined when the transport cannot. */
+  get probe(): ((to: NodeAddress) => Promise<ProbeResult>) | undefined {
+    const transport = this.transport;
+    return transport.probe === undefined ? undefined : (to) => transport.probe?.(to) ?? Promise.resolve('unknown');
   }
 
   /** Sends the transport refused (a message that cannot be encoded, or an invalid address). */

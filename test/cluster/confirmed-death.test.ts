@@ -1,0 +1,72 @@
+// Confirmed deaths (death-confirmation.ts): a crashed member, whose address refuses connections, is marked
+// unreachable and downed within seconds, without waiting out stable-after; a member that is only silent (cut
+// off: its address does not refuse) stays on the stable-after path, and the minority still downs itself first.
+// In-memory network and fake time: a closed transport refuses, a partition drops.
+import { describe, expect, it } from 'vitest';
+import { MemoryNetwork, MemoryTransport } from '../../src/cluster/memory-transport.js';
+import { CONFIRM_REFUSALS } from '../../src/cluster/death-confirmation.js';
+import { address, advanceUntil, allUp, createNode, statusOf, type TestNode } from './cluster-harness.js';
+import { useFakeTime } from '../support/fake-time.js';
+
+let nodes: TestNode[] = [];
+useFakeTime(() => {
+  for (const n of nodes) n.cluster.shutdown();
+  nodes = [];
+});
+
+async function startThree(network: MemoryNetwork, config = {}): Promise<TestNode[]> {
+  nodes = [1, 2, 3].map((i) => createNode(network, i, config));
+  for (const node of nodes) node.cluster.start();
+  await advanceUntil(() => allUp(nodes), 'all up');
+  return nodes;
+}
+
+function probes(node: TestNode): number {
+  if (!(node.transport instanceof MemoryTransport)) throw new Error('the harness gives every node a MemoryTransport');
+  return node.transport.probes;
+}
+
+describe('confirmed deaths', () => {
+  it('downs a crashed member within a few heartbeat intervals, long before stable-after', async () => {
+    const network = new MemoryNetwork();
+    const [n1, n2, n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
+    n3.cluster.shutdown();
+    await n3.transport.close();
+    const crashAt = Date.now();
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) === 'down' || statusOf(n1.cluster, address(3)) === undefined, 'downed');
+    // Detection starts after 1.5 silent intervals (1 s each), a confirmation takes two probes, then gossip.
+    expect(Date.now() - crashAt).toBeLessThan(5_000);
+    await advanceUntil(() => statusOf(n2.cluster, address(3)) === undefined, 'removed on n2', 5_000);
+    expect(probes(n1) + probes(n2)).toBeGreaterThanOrEqual(CONFIRM_REFUSALS);
+  });
+
+  it('does not confirm a member that is only cut off: it is downed by the stable-after path, after the minority downed itself', async () => {
+    const network = new MemoryNetwork();
+    const [n1, , n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
+    let minorityDown = false;
+    n3.cluster.onSelfDown(() => {
+      minorityDown = true;
+    });
+    network.isolate(address(3));
+    const cutAt = Date.now();
+    await advanceUntil(() => n1.cluster.members().find((m) => m.address.equals(address(3)))?.reachable === false, 'unreachable');
+    // Probes of a cut-off member answer nothing: no confirmation, so no downing before stable-after (10 s).
+    await advanceUntil(() => minorityDown, 'the minority downed itself', 20_000);
+    const minorityDownAt = Date.now();
+    expect(statusOf(n1.cluster, address(3))).toBe('up');
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'the majority downs it', 20_000);
+    expect(Date.now() - cutAt).toBeGreaterThanOrEqual(10_000);
+    expect(Date.now()).toBeGreaterThan(minorityDownAt);
+  });
+
+  it('keeps the slow path when death confirmation is off', async () => {
+    const network = new MemoryNetwork();
+    const [n1, , n3] = (await startThree(network, { confirmDeaths: false })) as [TestNode, TestNode, TestNode];
+    n3.cluster.shutdown();
+    await n3.transport.close();
+    const crashAt = Date.now();
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'downed', 30_000);
+    expect(Date.now() - crashAt).toBeGreaterThanOrEqual(10_000);
+    expect(probes(n1)).toBe(0);
+  });
+});
