@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { http } from '../test/support/http.js';
 import { nodeAddress, nodeCommandArgs, waitForFormedCluster } from '../test/support/node-cli.js';
 import { freePorts } from '../test/support/ports.js';
+import { firstAnswerElsewhere } from './lib/first-answer.js';
 
 interface Node {
   readonly port: number;
@@ -92,21 +93,8 @@ async function main(): Promise<void> {
     }
     if (entity === undefined) throw new Error('no entity found on the victim');
     victim.child.kill('SIGKILL');
-    const killedAt = performance.now();
-    // An ask every 100 ms, each on its own (one that went to the dead host waits out its ask timeout).
-    let answeredMs: number | undefined;
-    const inFlight: Array<Promise<void>> = [];
-    while (answeredMs === undefined && performance.now() - killedAt < 60_000) {
-      inFlight.push(
-        hostOf(via, entity)
-          .catch(() => undefined)
-          .then((host) => {
-            if (host !== undefined && host !== victim.address) answeredMs = Math.min(answeredMs ?? Infinity, performance.now() - killedAt);
-          }),
-      );
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await Promise.all(inFlight);
+    const found = entity;
+    const answeredMs = await firstAnswerElsewhere(() => hostOf(via, found), victim.address, 60_000);
     results[kind].push(answeredMs ?? Infinity);
     process.stderr.write(`run ${run + 1}/${runs} ${kind}: first answer from the new host after ${answeredMs?.toFixed(0) ?? 'never'} ms\n`);
     if (fresh) {

@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { http } from '../test/support/http.js';
 import { nodeAddress, nodeCommandArgs, waitForFormedCluster } from '../test/support/node-cli.js';
 import { freePorts } from '../test/support/ports.js';
+import { firstAnswerElsewhere } from './lib/first-answer.js';
 
 interface Node {
   readonly port: number;
@@ -61,21 +62,8 @@ async function rehomeTime(via: Node, victim: Node, tag: string, signal: NodeJS.S
   for (let i = 0; i < 2_000 && entity === undefined; i++) if ((await hostOf(via, `${tag}-${i}`)) === victim.address) entity = `${tag}-${i}`;
   if (entity === undefined) throw new Error(`no entity on ${victim.address}`);
   victim.child.kill(signal);
-  const start = performance.now();
-  let answered: number | undefined;
-  const asks: Array<Promise<void>> = [];
-  while (answered === undefined && performance.now() - start < 90_000) {
-    asks.push(
-      hostOf(via, entity)
-        .catch(() => undefined)
-        .then((host) => {
-          if (host !== undefined && host !== victim.address) answered = Math.min(answered ?? Infinity, performance.now() - start);
-        }),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  await Promise.all(asks);
-  return Math.round(answered ?? Infinity);
+  const found = entity;
+  return Math.round((await firstAnswerElsewhere(() => hostOf(via, found), victim.address, 90_000)) ?? Infinity);
 }
 
 async function pinPropagation(nodes: readonly Node[], trial: number): Promise<number | undefined> {

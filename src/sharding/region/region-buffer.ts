@@ -1,18 +1,10 @@
 // A region's holding area for messages whose shard has no known home yet: one queue per shard, bounded in
 // total by `bufferSize`, so a coordinator that does not answer cannot make a region grow without limit.
 import type { Logger } from '../../logging.js';
-import type { ReliableMark, ReplyTo } from '../protocol/messages.js';
+import type { ShardingMessage } from '../protocol/messages.js';
 
-/** A message for one entity, as the region routes it. */
-export interface Envelope {
-  readonly shardId: number;
-  readonly entityId: string;
-  readonly payload: unknown;
-  readonly hops: number;
-  readonly replyTo?: ReplyTo;
-  /** Present for a reliable send. */
-  readonly reliable?: ReliableMark;
-}
+/** A message for one entity, as the region routes it: an EntityEnvelope without its type name. */
+export type Envelope = Omit<Extract<ShardingMessage, { readonly type: 'EntityEnvelope' }>, 'type' | 'typeName'>;
 
 /** What became of a buffered message: dropped (buffer full), queued, or queued as its shard's first. */
 export type BufferResult = 'dropped' | 'queued' | 'first';
