@@ -4,23 +4,18 @@
 // the killed node is restarted on its ports and rejoins before the next run. Not part of npm test or the
 // bench suite: `npm run build && node dist/bench/failover-kill.js [runs] [nodes] [bin]` (bin: another
 // checkout's bin/actor-ts-placement.js, to measure that build). Prints p50/p99 per victim kind as JSON.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { http } from '../test/support/http.js';
-import { nodeAddress, nodeCommandArgs, waitForFormedCluster } from '../test/support/node-cli.js';
+import { nodeAddress, waitForFormedCluster } from '../test/support/node-cli.js';
 import { freePorts } from '../test/support/ports.js';
-import { firstAnswerElsewhere } from './lib/first-answer.js';
+import { firstAnswerElsewhere, hostOf, type RealNode } from './lib/first-answer.js';
+import { killAllNodes, spawnNode } from './lib/processes.js';
+import { summarize } from './lib/stats.js';
 
-interface Node {
-  readonly port: number;
-  readonly httpPort: number;
-  readonly address: string;
-  readonly url: string;
-  child: ChildProcess;
+interface Node extends RealNode {
   startedAt: number;
 }
 
@@ -28,19 +23,7 @@ const runs = Number(process.argv[2] ?? 20);
 const count = Number(process.argv[3] ?? 3);
 const bin = process.argv[4] ?? fileURLToPath(new URL('../../bin/actor-ts-placement.js', import.meta.url));
 const logDir = mkdtempSync(join(tmpdir(), 'actor-ts-failover-'));
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
-
-function spawnNode(node: Omit<Node, 'child' | 'startedAt'>, seed: string, tag: string): ChildProcess {
-  const log = openSync(join(logDir, `${tag}.log`), 'a');
-  const args = [bin, ...nodeCommandArgs({ port: node.port, httpPort: node.httpPort, seed, logLevel: 'info' })];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
+const start = (node: { readonly port: number; readonly httpPort: number }, seed: string, tag: string) => spawnNode(bin, node, seed, join(logDir, `${tag}.log`), 'info');
 
 async function formed(nodes: readonly Node[]): Promise<void> {
   await waitForFormedCluster(
@@ -50,26 +33,12 @@ async function formed(nodes: readonly Node[]): Promise<void> {
   );
 }
 
-interface Answer {
-  readonly node: string;
-}
-
-async function hostOf(via: Node, entityId: string): Promise<string | undefined> {
-  const result = await http<Answer>('POST', `${via.url}/counters/${encodeURIComponent(entityId)}/increment`, undefined, 5_000);
-  return result.status === 200 ? result.body.node : undefined;
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
-}
-
 async function startCluster(): Promise<Node[]> {
   const ports = await freePorts(2 * count);
   const nodes: Node[] = [];
   for (let i = 0; i < count; i++) {
     const spec = { port: ports[i] as number, httpPort: ports[count + i] as number, address: nodeAddress(ports[i] as number), url: `http://127.0.0.1:${ports[count + i]}` };
-    nodes.push({ ...spec, child: spawnNode(spec, nodeAddress(ports[0] as number), `n${i}-${spec.port}`), startedAt: performance.now() + i });
+    nodes.push({ ...spec, child: start(spec, nodeAddress(ports[0] as number), `n${i}-${spec.port}`), startedAt: performance.now() + i });
   }
   await formed(nodes);
   return nodes;
@@ -105,22 +74,22 @@ async function main(): Promise<void> {
     // Rejoin on the same ports (a new incarnation), seeded by a survivor.
     await new Promise<void>((resolve) => (victim.child.exitCode !== null || victim.child.signalCode !== null ? resolve() : victim.child.once('exit', () => resolve())));
     const survivor = nodes.find((n) => n !== victim)!;
-    victim.child = spawnNode(victim, survivor.address, `n${nodes.indexOf(victim)}-${run + 1}`);
+    victim.child = start(victim, survivor.address, `n${nodes.indexOf(victim)}-${run + 1}`);
     victim.startedAt = performance.now();
     await formed(nodes);
   }
   const summary = Object.fromEntries(
     Object.entries(results).map(([kind, values]) => {
-      const sorted = [...values].sort((a, b) => a - b);
-      return [kind, { runs: sorted.length, p50Ms: Math.round(quantile(sorted, 0.5)), p99Ms: Math.round(quantile(sorted, 0.99)), maxMs: Math.round(sorted[sorted.length - 1] ?? NaN) }];
+      const { n, median, p99 } = summarize(values);
+      return [kind, { runs: n, p50Ms: Math.round(median), p99Ms: Math.round(p99), maxMs: Math.round(Math.max(...values)) }];
     }),
   );
   process.stdout.write(`${JSON.stringify({ nodes: count, bin, logDir, summary })}\n`);
-  for (const child of children) child.kill('SIGKILL');
+  killAllNodes();
 }
 
 main().catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
   process.exitCode = 1;
-  for (const child of children) child.kill('SIGKILL');
+  killAllNodes();
 });

@@ -4,24 +4,18 @@
 // (SIGTERM), each until a surviving node first answers for that entity from its new host; a rolling restart of
 // a few members (each back Up before the next); and each node's resident memory. Prints one JSON line.
 // `npm run build && node dist/bench/scale-real.js [nodes] [pinTrials] [restarts]`.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { http } from '../test/support/http.js';
-import { nodeAddress, nodeCommandArgs, waitForFormedCluster } from '../test/support/node-cli.js';
+import { nodeAddress, waitForFormedCluster } from '../test/support/node-cli.js';
 import { freePorts } from '../test/support/ports.js';
-import { firstAnswerElsewhere } from './lib/first-answer.js';
-
-interface Node {
-  readonly port: number;
-  readonly httpPort: number;
-  readonly address: string;
-  readonly url: string;
-  child: ChildProcess;
-}
+import { firstAnswerElsewhere, hostOf, type RealNode as Node } from './lib/first-answer.js';
+import { killAllNodes, spawnNode } from './lib/processes.js';
+import { summarize } from './lib/stats.js';
 
 const count = Number(process.argv[2] ?? 25);
 const pinTrials = Number(process.argv[3] ?? 10);
@@ -29,32 +23,17 @@ const restarts = Number(process.argv[4] ?? 3);
 const bin = fileURLToPath(new URL('../../bin/actor-ts-placement.js', import.meta.url));
 const logDir = mkdtempSync(join(tmpdir(), 'actor-ts-scale-'));
 const PLACEMENTS = '/actor-ts/cluster/shards/Counter/placements';
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
-
-function spawnNode(node: Omit<Node, 'child'>, seed: string, tag: string): ChildProcess {
-  const log = openSync(join(logDir, `${tag}.log`), 'a');
-  const child = spawn(process.execPath, [bin, ...nodeCommandArgs({ port: node.port, httpPort: node.httpPort, seed, logLevel: 'warn' })], { stdio: ['ignore', log, log] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
+const start = (node: { readonly port: number; readonly httpPort: number }, seed: string, tag: string): ChildProcess => spawnNode(bin, node, seed, join(logDir, `${tag}.log`));
 
 const formed = (nodes: readonly Node[]): Promise<void> =>
   waitForFormedCluster(nodes.map((n) => n.url), nodes.map((n) => n.address), { timeoutMs: 240_000, intervalMs: 500 });
 
+/** Median and p99 in whole ms, as this scenario prints them. */
 function quantiles(values: readonly number[]): { n: number; p50: number; p99: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number): number => Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN);
-  return { n: sorted.length, p50: at(0.5), p99: at(0.99) };
+  const { n, median, p99 } = summarize(values);
+  return { n, p50: Math.round(median), p99: Math.round(p99) };
 }
 
-async function hostOf(via: Node, entityId: string): Promise<string | undefined> {
-  const result = await http<{ node: string }>('POST', `${via.url}/counters/${encodeURIComponent(entityId)}/increment`, undefined, 5_000);
-  return result.status === 200 ? result.body.node : undefined;
-}
 
 /** Kills or stops `victim` with `signal`, then asks every 100 ms through `via` until a new host answers. */
 async function rehomeTime(via: Node, victim: Node, tag: string, signal: NodeJS.Signals): Promise<number> {
@@ -103,7 +82,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   for (let i = 0; i < count; i++) {
     const spec = { port: ports[i] as number, httpPort: ports[count + i] as number, address: nodeAddress(ports[i] as number), url: `http://127.0.0.1:${ports[count + i]}` };
-    nodes.push({ ...spec, child: spawnNode(spec, seed, `n${i}`) });
+    nodes.push({ ...spec, child: start(spec, seed, `n${i}`) });
   }
   await formed(nodes);
   const upSeconds = Math.round((performance.now() - t0) / 100) / 10;
@@ -130,7 +109,7 @@ async function main(): Promise<void> {
     const started = performance.now();
     node.child.kill('SIGTERM');
     await new Promise<void>((resolve) => (node.child.exitCode !== null || node.child.signalCode !== null ? resolve() : node.child.once('exit', () => resolve())));
-    node.child = spawnNode(node, seed, `n${nodes.indexOf(node)}-restart`);
+    node.child = start(node, seed, `n${nodes.indexOf(node)}-restart`);
     await formed(live);
     restartSeconds.push(Math.round((performance.now() - started) / 100) / 10);
   }
@@ -145,11 +124,11 @@ async function main(): Promise<void> {
     logDir,
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
-  for (const child of children) child.kill('SIGKILL');
+  killAllNodes();
 }
 
 main().catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
-  for (const child of children) child.kill('SIGKILL');
+  killAllNodes();
 });

@@ -17,13 +17,10 @@ let exitHookInstalled = false;
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  const killAll = (): void => {
-    for (const child of live) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
-  process.on('exit', killAll);
+  process.on('exit', killAllNodes);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      killAll();
+      killAllNodes();
       process.exit(130);
     });
   }
@@ -36,20 +33,33 @@ export interface NodeProcesses {
   stop(): Promise<void>;
 }
 
-export async function startNodes(binPath: string, count: number): Promise<NodeProcesses> {
+/**
+ * One CLI node process logging to `logPath`, killed with the bench whatever ends it (the same exit hook as
+ * startNodes'). `seed` is the address it joins through.
+ */
+export function spawnNode(binPath: string, node: { readonly port: number; readonly httpPort: number }, seed: string, logPath: string, logLevel = 'warn'): ChildProcess {
   installExitHook();
+  const log = openSync(logPath, 'a');
+  const args = [binPath, ...nodeCommandArgs({ port: node.port, httpPort: node.httpPort, seed, logLevel })];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/** Kills every node process the bench started (SIGKILL). */
+export function killAllNodes(): void {
+  for (const child of live) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+export async function startNodes(binPath: string, count: number): Promise<NodeProcesses> {
   const ports = await freePorts(2 * count);
   const logDir = mkdtempSync(join(tmpdir(), 'actor-ts-bench-'));
   const addresses = ports.slice(0, count).map(nodeAddress);
   const urls = ports.slice(count).map((port) => `http://127.0.0.1:${port}`);
   const children: ChildProcess[] = [];
   for (let i = 0; i < count; i++) {
-    const log = openSync(join(logDir, `node-${i + 1}.log`), 'a');
-    const args = [binPath, ...nodeCommandArgs({ port: ports[i] as number, httpPort: ports[count + i] as number, seed: addresses[0] as string, logLevel: 'warn' })];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
-    live.add(child);
-    child.once('exit', () => live.delete(child));
-    children.push(child);
+    children.push(spawnNode(binPath, { port: ports[i] as number, httpPort: ports[count + i] as number }, addresses[0] as string, join(logDir, `node-${i + 1}.log`)));
   }
   const stop = async (): Promise<void> => {
     await Promise.all(children.map((child) => stopChild(child, 3000)));
