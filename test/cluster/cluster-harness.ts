@@ -52,3 +52,15 @@ export function upNumbers(observer: Cluster): Record<string, number> {
 }
 
 export { PausableScheduler };
+
+/**
+ * Cluster settings for clusters over real TCP in tests: short intervals keep them quick; the pause tolerance stays
+ * generous so a busy CI machine's event-loop stalls are not mistaken for a dead node.
+ */
+export const FAST_TCP_CLUSTER = {
+  heartbeatIntervalMs: 100,
+  gossipIntervalMs: 50,
+  retryJoinIntervalMs: 50,
+  downAfterMs: 2_000,
+  failureDetector: { acceptableHeartbeatPauseMs: 1_500, firstHeartbeatEstimateMs: 100, minStdDeviationMs: 50 },
+} as const;

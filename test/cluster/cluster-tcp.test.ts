@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Cluster } from '../../src/cluster/cluster.js';
 import { TcpTransport } from '../../src/cluster/tcp-transport.js';
 import { waitFor } from './wait-for.js';
+import { FAST_TCP_CLUSTER } from './cluster-harness.js';
 
 const running: Array<{ cluster: Cluster; transport: TcpTransport }> = [];
 
@@ -11,15 +12,6 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map(({ transport }) => transport.close()));
 });
 
-// Short intervals keep the test quick; the pause tolerance stays generous so a busy CI machine's event-loop
-// stalls are not mistaken for a dead node.
-const fast = {
-  heartbeatIntervalMs: 100,
-  gossipIntervalMs: 50,
-  retryJoinIntervalMs: 50,
-  downAfterMs: 2_000,
-  failureDetector: { acceptableHeartbeatPauseMs: 1_500, firstHeartbeatEstimateMs: 100, minStdDeviationMs: 50 },
-};
 
 describe('Cluster over TCP', () => {
   it('joins three processes-worth of nodes, downs a killed one, and lets a node leave', async () => {
@@ -28,7 +20,7 @@ describe('Cluster over TCP', () => {
     );
     const seed = transports[0]!.self;
     const clusters = transports.map((transport) => {
-      const cluster = new Cluster({ transport, config: { ...fast, seedNodes: [seed] } });
+      const cluster = new Cluster({ transport, config: { ...FAST_TCP_CLUSTER, seedNodes: [seed] } });
       running.push({ cluster, transport });
       cluster.start();
       return cluster;

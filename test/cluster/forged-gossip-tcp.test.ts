@@ -13,6 +13,7 @@ import { TcpTransport } from '../../src/cluster/tcp-transport.js';
 import { issueAttacks, type KnownMember } from './forgery.js';
 import { authenticatedSocket } from './raw-peer.js';
 import { waitFor } from './wait-for.js';
+import { FAST_TCP_CLUSTER } from './cluster-harness.js';
 
 const running: Array<{ cluster: Cluster; transport: TcpTransport }> = [];
 const sockets: Socket[] = [];
@@ -23,20 +24,13 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map(({ transport }) => transport.close()));
 });
 
-const fast = {
-  heartbeatIntervalMs: 100,
-  gossipIntervalMs: 50,
-  retryJoinIntervalMs: 50,
-  downAfterMs: 2_000,
-  failureDetector: { acceptableHeartbeatPauseMs: 1_500, firstHeartbeatEstimateMs: 100, minStdDeviationMs: 50 },
-};
 
 describe('Cluster over TCP: forged gossip from a peer that is not a member (issue 27)', () => {
   it('changes nothing: every node stays up, a member, reachable and gossiping', async () => {
     const transports = await Promise.all([1, 2, 3].map(() => TcpTransport.start({ system: 'tcp', backoff: { initialDelayMs: 20, maxDelayMs: 200 } })));
     const seed = transports[0]!.self;
     const clusters = transports.map((transport) => {
-      const cluster = new Cluster({ transport, config: { ...fast, seedNodes: [seed] } });
+      const cluster = new Cluster({ transport, config: { ...FAST_TCP_CLUSTER, seedNodes: [seed] } });
       running.push({ cluster, transport });
       cluster.start();
       return cluster;
@@ -77,7 +71,7 @@ describe('Cluster over TCP: forged gossip from a peer that is not a member (issu
 
   it("answers a Hello with a Challenge that carries a nonce and nothing of the node's member key", async () => {
     const transport = await TcpTransport.start({ system: 'tcp' });
-    running.push({ cluster: new Cluster({ transport, config: { ...fast, seedNodes: [transport.self] } }), transport });
+    running.push({ cluster: new Cluster({ transport, config: { ...FAST_TCP_CLUSTER, seedNodes: [transport.self] } }), transport });
     const socket = connect({ host: '127.0.0.1', port: transport.self.port });
     sockets.push(socket);
     const decoder = new FrameDecoder({ maxFrameBytes: 4096 });

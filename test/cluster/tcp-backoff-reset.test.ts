@@ -4,11 +4,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
-import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
-import { isFamilyMessage } from '../../src/cluster/wire-message.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
 import { freePorts } from '../support/ports.js';
 import { waitFor } from './wait-for.js';
+import { heartbeatsOf } from './tcp-peers.js';
 
 const started: TcpTransport[] = [];
 afterEach(async () => {
@@ -25,13 +24,6 @@ async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTra
   return transport;
 }
 
-function heartbeats(transport: TcpTransport): number[] {
-  const out: number[] = [];
-  transport.onMessage((_from, message) => {
-    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat') out.push(message.sequence);
-  });
-  return out;
-}
 
 describe('reconnect backoff and a peer that dials us', () => {
   it('delivers what waited in the backoff as soon as the not-yet-listening peer connects inbound', async () => {
@@ -42,7 +34,7 @@ describe('reconnect backoff and a peer that dials us', () => {
     await waitFor(() => a.stats().connectFailures === 1, 'the dial to a port nobody listens on failed');
 
     const b = await start({ port, backoff: LONG_BACKOFF });
-    const atB = heartbeats(b);
+    const atB = heartbeatsOf(b);
     b.send(a.self, { type: 'Heartbeat', sequence: 1, incarnation: 'b' });
     await waitFor(() => atB.length === 1, 'the queued message reached the peer that dialled us');
     expect(atB).toEqual([1]);

@@ -5,6 +5,8 @@ import type { Socket } from 'node:net';
 import { expect } from 'vitest';
 import { FRAME_HEADER_BYTES } from '../../src/cluster/frame-codec.js';
 import { TcpTransport, type TcpTransportOptions, type TcpTransportUsage } from '../../src/cluster/tcp-transport.js';
+import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
+import { isFamilyMessage } from '../../src/cluster/wire-message.js';
 import { MESSAGE_FAMILIES, PROTOCOL_VERSION } from '../../src/protocol.js';
 import { authenticatedSocket } from './raw-peer.js';
 import { waitFor } from './wait-for.js';
@@ -85,4 +87,13 @@ export const RELEASED: TcpTransportUsage = {
 export async function expectReleased(transport: TcpTransport, what: string, timeoutMs = 5_000): Promise<void> {
   await waitFor(() => JSON.stringify(transport.usage()) === JSON.stringify(RELEASED), `${what}: everything released`, timeoutMs).catch(() => undefined);
   expect(transport.usage(), what).toEqual(RELEASED);
+}
+
+/** The sequence numbers of every Heartbeat `transport` receives from now on, in arrival order. */
+export function heartbeatsOf(transport: TcpTransport): number[] {
+  const out: number[] = [];
+  transport.onMessage((_from, message) => {
+    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat') out.push(message.sequence);
+  });
+  return out;
 }

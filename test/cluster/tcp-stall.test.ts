@@ -5,11 +5,10 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
 import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
-import { isFamilyMessage } from '../../src/cluster/wire-message.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
 import { waitFor } from './wait-for.js';
+import { heartbeatsOf } from './tcp-peers.js';
 
 const started: TcpTransport[] = [];
 const proxies: StallingProxy[] = [];
@@ -81,13 +80,6 @@ async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTra
   return transport;
 }
 
-function heartbeats(transport: TcpTransport): number[] {
-  const out: number[] = [];
-  transport.onMessage((_from, message) => {
-    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat') out.push(message.sequence);
-  });
-  return out;
-}
 
 const heartbeat = (sequence: number) => ({ type: 'Heartbeat', sequence, incarnation: 'test' }) as const;
 
@@ -101,7 +93,7 @@ async function behindProxy(senderOptions: Partial<TcpTransportOptions> = {}) {
   proxies.push(proxy);
   await proxy.listen('127.0.0.1', b.self.port);
   const a = await start(senderOptions);
-  return { a, b, proxy, atB: heartbeats(b) };
+  return { a, b, proxy, atB: heartbeatsOf(b) };
 }
 
 describe('TcpTransport.reconnect', () => {
