@@ -23,7 +23,8 @@ const runs = Number(process.argv[2] ?? 20);
 const count = Number(process.argv[3] ?? 3);
 const bin = process.argv[4] ?? fileURLToPath(new URL('../../bin/actor-ts-placement.js', import.meta.url));
 const logDir = mkdtempSync(join(tmpdir(), 'actor-ts-failover-'));
-const start = (node: { readonly port: number; readonly httpPort: number }, seed: string, tag: string) => spawnNode(bin, node, seed, join(logDir, `${tag}.log`), 'info');
+const start = (node: { readonly port: number; readonly httpPort: number }, seed: string, tag: string) =>
+  spawnNode(bin, node, seed, join(logDir, `${tag}.log`), 'info');
 
 async function formed(nodes: readonly Node[]): Promise<void> {
   await waitForFormedCluster(
@@ -37,8 +38,17 @@ async function startCluster(): Promise<Node[]> {
   const ports = await freePorts(2 * count);
   const nodes: Node[] = [];
   for (let i = 0; i < count; i++) {
-    const spec = { port: ports[i] as number, httpPort: ports[count + i] as number, address: nodeAddress(ports[i] as number), url: `http://127.0.0.1:${ports[count + i]}` };
-    nodes.push({ ...spec, child: start(spec, nodeAddress(ports[0] as number), `n${i}-${spec.port}`), startedAt: performance.now() + i });
+    const spec = {
+      port: ports[i] as number,
+      httpPort: ports[count + i] as number,
+      address: nodeAddress(ports[i] as number),
+      url: `http://127.0.0.1:${ports[count + i]}`,
+    };
+    nodes.push({
+      ...spec,
+      child: start(spec, nodeAddress(ports[0] as number), `n${i}-${spec.port}`),
+      startedAt: performance.now() + i,
+    });
   }
   await formed(nodes);
   return nodes;
@@ -65,14 +75,20 @@ async function main(): Promise<void> {
     const found = entity;
     const answeredMs = await firstAnswerElsewhere(() => hostOf(via, found), victim.address, 60_000);
     results[kind].push(answeredMs ?? Infinity);
-    process.stderr.write(`run ${run + 1}/${runs} ${kind}: first answer from the new host after ${answeredMs?.toFixed(0) ?? 'never'} ms\n`);
+    process.stderr.write(
+      `run ${run + 1}/${runs} ${kind}: first answer from the new host after ${answeredMs?.toFixed(0) ?? 'never'} ms\n`,
+    );
     if (fresh) {
       for (const node of nodes) node.child.kill('SIGKILL');
       if (run + 1 < runs) nodes = await startCluster();
       continue;
     }
     // Rejoin on the same ports (a new incarnation), seeded by a survivor.
-    await new Promise<void>((resolve) => (victim.child.exitCode !== null || victim.child.signalCode !== null ? resolve() : victim.child.once('exit', () => resolve())));
+    await new Promise<void>((resolve) =>
+      victim.child.exitCode !== null || victim.child.signalCode !== null
+        ? resolve()
+        : victim.child.once('exit', () => resolve()),
+    );
     const survivor = nodes.find((n) => n !== victim)!;
     victim.child = start(victim, survivor.address, `n${nodes.indexOf(victim)}-${run + 1}`);
     victim.startedAt = performance.now();
@@ -81,7 +97,10 @@ async function main(): Promise<void> {
   const summary = Object.fromEntries(
     Object.entries(results).map(([kind, values]) => {
       const { n, median, p99 } = summarize(values);
-      return [kind, { runs: n, p50Ms: Math.round(median), p99Ms: Math.round(p99), maxMs: Math.round(Math.max(...values)) }];
+      return [
+        kind,
+        { runs: n, p50Ms: Math.round(median), p99Ms: Math.round(p99), maxMs: Math.round(Math.max(...values)) },
+      ];
     }),
   );
   process.stdout.write(`${JSON.stringify({ nodes: count, bin, logDir, summary })}\n`);
@@ -89,7 +108,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
   killAllNodes();
 });

@@ -19,7 +19,9 @@ function authenticated(host: string, port: number, to: string, from: string): Pr
     const socket = connect({ host, port });
     const decoder = new FrameDecoder({ maxFrameBytes: 4096 });
     socket.once('error', reject);
-    socket.on('connect', () => socket.write(handshakeFrame({ t: 'Hello', from, to, incarnation: 'bench', nonce: randomBytes(16) })));
+    socket.on('connect', () =>
+      socket.write(handshakeFrame({ t: 'Hello', from, to, incarnation: 'bench', nonce: randomBytes(16) })),
+    );
     const onData = (chunk: Buffer): void => {
       for (const frame of decoder.push(chunk).frames) {
         const handshake = readHandshake(frame);
@@ -51,7 +53,8 @@ function abandonFrame(socket: Socket): Promise<void> {
       while (left > 0 && !socket.destroyed) {
         const n = Math.min(left, chunk.byteLength);
         left -= n;
-        if (!socket.write(n === chunk.byteLength ? chunk : chunk.subarray(0, n))) return void socket.once('drain', pump);
+        if (!socket.write(n === chunk.byteLength ? chunk : chunk.subarray(0, n)))
+          return void socket.once('drain', pump);
       }
     };
     pump();
@@ -79,14 +82,25 @@ async function main(): Promise<void> {
     const url = nodes.urls[0] as string;
     const address = nodes.addresses[0] as string;
     const port = Number(address.slice(address.lastIndexOf(':') + 1));
-    const rows: Array<[string, Awaited<ReturnType<typeof figures>>, number, number]> = [['before', await figures(url), 0, 0]];
+    const rows: Array<[string, Awaited<ReturnType<typeof figures>>, number, number]> = [
+      ['before', await figures(url), 0, 0],
+    ];
     for (let round = 1; round <= rounds; round++) {
       const started = Date.now();
       // The highest RSS seen while the round runs (sampled every 250 ms).
       let peakRss = 0;
-      const sampler = setInterval(() => void figures(url).then((f) => (peakRss = Math.max(peakRss, f.rssMB)), () => undefined), 250);
+      const sampler = setInterval(
+        () =>
+          void figures(url).then(
+            (f) => (peakRss = Math.max(peakRss, f.rssMB)),
+            () => undefined,
+          ),
+        250,
+      );
       const sockets = await Promise.all(
-        Array.from({ length: peers }, (_, i) => authenticated('127.0.0.1', port, address, `raw@127.0.0.2:${10_000 + round * 1000 + i}`)),
+        Array.from({ length: peers }, (_, i) =>
+          authenticated('127.0.0.1', port, address, `raw@127.0.0.2:${10_000 + round * 1000 + i}`),
+        ),
       );
       await Promise.all(sockets.map(abandonFrame));
       clearInterval(sampler);
@@ -94,10 +108,14 @@ async function main(): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, idleMs));
     rows.push([`after ${idleMs / 1000} s idle`, await figures(url), 0, idleMs]);
-    console.log(`| when | V8 external (MB) | RSS (MB) | RSS peak in the round (MB) | inbound budget in use (MB) | took (s) |`);
+    console.log(
+      `| when | V8 external (MB) | RSS (MB) | RSS peak in the round (MB) | inbound budget in use (MB) | took (s) |`,
+    );
     console.log(`| --- | ---: | ---: | ---: | ---: | ---: |`);
     for (const [when, f, peak, ms] of rows) {
-      console.log(`| ${when} | ${f.externalMB} | ${f.rssMB} | ${peak === 0 ? '' : peak} | ${Number.isNaN(f.heldMB) ? 'n/a' : f.heldMB} | ${(ms / 1000).toFixed(1)} |`);
+      console.log(
+        `| ${when} | ${f.externalMB} | ${f.rssMB} | ${peak === 0 ? '' : peak} | ${Number.isNaN(f.heldMB) ? 'n/a' : f.heldMB} | ${(ms / 1000).toFixed(1)} |`,
+      );
     }
   } finally {
     await nodes.stop();

@@ -59,7 +59,11 @@ function parseFlags(argv: readonly string[]): Flags {
         quick = true;
         break;
       case '--only':
-        only = new Set(value().split(',').map((s) => s.trim().replace(/^s/i, '')));
+        only = new Set(
+          value()
+            .split(',')
+            .map((s) => s.trim().replace(/^s/i, '')),
+        );
         break;
       case '--seed':
         seed = Number(value());
@@ -68,13 +72,17 @@ function parseFlags(argv: readonly string[]): Flags {
         delayMs = Number(value());
         break;
       case '--nodes':
-        nodes = value().split(',').map((s) => Number(s.trim()));
+        nodes = value()
+          .split(',')
+          .map((s) => Number(s.trim()));
         break;
       case '--no-budget':
         noBudget = true;
         break;
       case '--help':
-        process.stdout.write('usage: npm run bench [-- --quick] [--only 1,2,...] [--seed N] [--delay-ms MS] [--nodes 50,200] [--no-budget]\n');
+        process.stdout.write(
+          'usage: npm run bench [-- --quick] [--only 1,2,...] [--seed N] [--delay-ms MS] [--nodes 50,200] [--no-budget]\n',
+        );
         process.exit(0);
         break;
       default:
@@ -112,7 +120,9 @@ async function main(): Promise<void> {
     process.stdout.write(`(scenario ${id}: ${result.seconds.toFixed(1)} s)\n\n`);
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  process.stdout.write('== Headlines\n' + results.flatMap((r) => r.headlines).join('\n') + `\n\ntotal ${seconds.toFixed(1)} s\n`);
+  process.stdout.write(
+    '== Headlines\n' + results.flatMap((r) => r.headlines).join('\n') + `\n\ntotal ${seconds.toFixed(1)} s\n`,
+  );
   if (flags.only) {
     process.stdout.write('(--only: nothing written)\n');
     return;

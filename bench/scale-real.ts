@@ -23,10 +23,15 @@ const restarts = Number(process.argv[4] ?? 3);
 const bin = fileURLToPath(new URL('../../bin/actor-ts-placement.js', import.meta.url));
 const logDir = mkdtempSync(join(tmpdir(), 'actor-ts-scale-'));
 const PLACEMENTS = '/actor-ts/cluster/shards/Counter/placements';
-const start = (node: { readonly port: number; readonly httpPort: number }, seed: string, tag: string): ChildProcess => spawnNode(bin, node, seed, join(logDir, `${tag}.log`));
+const start = (node: { readonly port: number; readonly httpPort: number }, seed: string, tag: string): ChildProcess =>
+  spawnNode(bin, node, seed, join(logDir, `${tag}.log`));
 
 const formed = (nodes: readonly Node[]): Promise<void> =>
-  waitForFormedCluster(nodes.map((n) => n.url), nodes.map((n) => n.address), { timeoutMs: 240_000, intervalMs: 500 });
+  waitForFormedCluster(
+    nodes.map((n) => n.url),
+    nodes.map((n) => n.address),
+    { timeoutMs: 240_000, intervalMs: 500 },
+  );
 
 /** Median and p99 in whole ms, as this scenario prints them. */
 function quantiles(values: readonly number[]): { n: number; p50: number; p99: number } {
@@ -34,11 +39,11 @@ function quantiles(values: readonly number[]): { n: number; p50: number; p99: nu
   return { n, p50: Math.round(median), p99: Math.round(p99) };
 }
 
-
 /** Kills or stops `victim` with `signal`, then asks every 100 ms through `via` until a new host answers. */
 async function rehomeTime(via: Node, victim: Node, tag: string, signal: NodeJS.Signals): Promise<number> {
   let entity: string | undefined;
-  for (let i = 0; i < 2_000 && entity === undefined; i++) if ((await hostOf(via, `${tag}-${i}`)) === victim.address) entity = `${tag}-${i}`;
+  for (let i = 0; i < 2_000 && entity === undefined; i++)
+    if ((await hostOf(via, `${tag}-${i}`)) === victim.address) entity = `${tag}-${i}`;
   if (entity === undefined) throw new Error(`no entity on ${victim.address}`);
   victim.child.kill(signal);
   const found = entity;
@@ -50,14 +55,28 @@ async function pinPropagation(nodes: readonly Node[], trial: number): Promise<nu
   const shardId = (trial * 37) % 1000;
   const target = nodes[(trial * 7 + 3) % nodes.length]!.address;
   const start = performance.now();
-  const posted = await http<{ placements: Array<{ hlc: unknown }> }>('POST', `${writer.url}${PLACEMENTS}`, { shardId, target }, 10_000);
+  const posted = await http<{ placements: Array<{ hlc: unknown }> }>(
+    'POST',
+    `${writer.url}${PLACEMENTS}`,
+    { shardId, target },
+    10_000,
+  );
   if (posted.status !== 202) return undefined;
   const hlc = JSON.stringify(posted.body.placements[0]?.hlc);
   const seen = await Promise.all(
     nodes.map(async (node) => {
       while (performance.now() - start < 30_000) {
-        const listed = await http<{ placements: Array<{ shardId: number; hlc: unknown }> }>('GET', `${node.url}${PLACEMENTS}`, undefined, 5_000);
-        if (listed.status === 200 && listed.body.placements.some((p) => p.shardId === shardId && JSON.stringify(p.hlc) === hlc)) return performance.now();
+        const listed = await http<{ placements: Array<{ shardId: number; hlc: unknown }> }>(
+          'GET',
+          `${node.url}${PLACEMENTS}`,
+          undefined,
+          5_000,
+        );
+        if (
+          listed.status === 200 &&
+          listed.body.placements.some((p) => p.shardId === shardId && JSON.stringify(p.hlc) === hlc)
+        )
+          return performance.now();
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       return undefined;
@@ -68,7 +87,9 @@ async function pinPropagation(nodes: readonly Node[], trial: number): Promise<nu
 
 function rssMiB(child: ChildProcess): number | undefined {
   try {
-    const line = readFileSync(`/proc/${child.pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    const line = readFileSync(`/proc/${child.pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
     return line === undefined ? undefined : Number(line.replace(/\D+/g, '')) / 1024;
   } catch {
     return undefined;
@@ -81,7 +102,12 @@ async function main(): Promise<void> {
   const nodes: Node[] = [];
   const t0 = performance.now();
   for (let i = 0; i < count; i++) {
-    const spec = { port: ports[i] as number, httpPort: ports[count + i] as number, address: nodeAddress(ports[i] as number), url: `http://127.0.0.1:${ports[count + i]}` };
+    const spec = {
+      port: ports[i] as number,
+      httpPort: ports[count + i] as number,
+      address: nodeAddress(ports[i] as number),
+      url: `http://127.0.0.1:${ports[count + i]}`,
+    };
     nodes.push({ ...spec, child: start(spec, seed, `n${i}`) });
   }
   await formed(nodes);
@@ -108,7 +134,11 @@ async function main(): Promise<void> {
     const node = live[2 + r]!;
     const started = performance.now();
     node.child.kill('SIGTERM');
-    await new Promise<void>((resolve) => (node.child.exitCode !== null || node.child.signalCode !== null ? resolve() : node.child.once('exit', () => resolve())));
+    await new Promise<void>((resolve) =>
+      node.child.exitCode !== null || node.child.signalCode !== null
+        ? resolve()
+        : node.child.once('exit', () => resolve()),
+    );
     node.child = start(node, seed, `n${nodes.indexOf(node)}-restart`);
     await formed(live);
     restartSeconds.push(Math.round((performance.now() - started) / 100) / 10);

@@ -62,7 +62,8 @@ export class Admission {
     if (reason === 'out_of_range' && where === 'base') return false;
     const key = refusedKey(where, typeName, slot.shardId, slot.writer);
     const current = this.refused.get(key);
-    if (current === undefined || compareSlots(slot, current.slot) > 0) this.refused.set(key, { typeName, slot, where, reason });
+    if (current === undefined || compareSlots(slot, current.slot) > 0)
+      this.refused.set(key, { typeName, slot, where, reason });
     if (reason === 'ahead_of_clock') this.nextDueAt = Math.min(this.nextDueAt, slot.hlc.wallMs - this.maxAheadMs);
     return false;
   }
@@ -179,7 +180,8 @@ export class Admission {
       if (entry.reason === 'out_of_range') continue;
       const baseKey = refusedKey('base', entry.typeName, entry.slot.shardId, entry.slot.writer);
       const current = this.refused.get(baseKey);
-      if (current === undefined || compareSlots(entry.slot, current.slot) > 0) this.refused.set(baseKey, { ...entry, where: 'base' });
+      if (current === undefined || compareSlots(entry.slot, current.slot) > 0)
+        this.refused.set(baseKey, { ...entry, where: 'base' });
       // nextDueAt already covers it: the entry's time did not change.
     }
   }
@@ -221,7 +223,11 @@ export class Admission {
           `(wallMs ${slot.hlc.wallMs}); it never counts (reported once per node)`
         : `placement timestamp from node ${JSON.stringify(slot.writer)} is ${slot.hlc.wallMs - now} ms ahead ` +
           `of the local clock; it is held until the clock is within ${this.maxAheadMs} ms of it (reported once per node)`;
-    this.log({ level: 'warn', message, details: { node: slot.writer, reason, remoteWallMs: slot.hlc.wallMs, localWallMs: now } });
+    this.log({
+      level: 'warn',
+      message,
+      details: { node: slot.writer, reason, remoteWallMs: slot.hlc.wallMs, localWallMs: now },
+    });
   }
 }
 

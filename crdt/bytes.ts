@@ -5,7 +5,11 @@ import type * as Y from 'yjs';
 import { PlacementStoreError, describe } from './errors.js';
 
 // A private copy: lib0 views read past a subarray's end into its buffer instead of failing.
-export function copyBytes(bytes: unknown, code: 'malformed_update' | 'malformed_state_vector', what: string): Uint8Array {
+export function copyBytes(
+  bytes: unknown,
+  code: 'malformed_update' | 'malformed_state_vector',
+  what: string,
+): Uint8Array {
   if (!(bytes instanceof Uint8Array)) {
     throw new PlacementStoreError(code, `${what} must be a Uint8Array, got ${describe(bytes)}`);
   }

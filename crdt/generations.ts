@@ -99,7 +99,11 @@ export class Generations {
 
   /** The generation, the base's digest and the document's Yjs state vector (wire.ts). */
   encodeStateVector(): Uint8Array {
-    return encodeWireStateVector({ generation: this.gen, baseDigest: baseDigest(this.base), doc: Y.encodeStateVector(this.doc) });
+    return encodeWireStateVector({
+      generation: this.gen,
+      baseDigest: baseDigest(this.base),
+      doc: Y.encodeStateVector(this.doc),
+    });
   }
 
   /** See PlacementStore.encodeDiff; `remoteStateVector` is a private copy. */

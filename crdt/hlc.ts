@@ -41,9 +41,7 @@ export function compareHlc(a: Hlc, b: Hlc): number {
 
 /** The smallest timestamp of `node` that is greater than `hlc`: one counter step, carrying into wallMs. */
 export function successor(hlc: Hlc, node: string): Hlc {
-  return hlc.counter >= MAX_HLC_COUNTER
-    ? freeze(hlc.wallMs + 1, 0, node)
-    : freeze(hlc.wallMs, hlc.counter + 1, node);
+  return hlc.counter >= MAX_HLC_COUNTER ? freeze(hlc.wallMs + 1, 0, node) : freeze(hlc.wallMs, hlc.counter + 1, node);
 }
 
 /** Why `value` is not a well-formed timestamp, or null when it is. */
@@ -77,7 +75,10 @@ export class HybridLogicalClock {
     if (problem !== null) throw new PlacementStoreError('invalid_option', `clock node name ${problem}`);
     const maxDriftMs = options.maxDriftMs ?? DEFAULT_MAX_DRIFT_MS;
     if (!Number.isFinite(maxDriftMs) || maxDriftMs < 0) {
-      throw new PlacementStoreError('invalid_option', `maxDriftMs must be a finite number >= 0, got ${describe(maxDriftMs)}`);
+      throw new PlacementStoreError(
+        'invalid_option',
+        `maxDriftMs must be a finite number >= 0, got ${describe(maxDriftMs)}`,
+      );
     }
     this.node = node;
     this.now = options.now ?? Date.now;
@@ -124,7 +125,10 @@ export class HybridLogicalClock {
   private wall(): number {
     const pt = Math.floor(this.now());
     if (!Number.isSafeInteger(pt) || pt < 0) {
-      throw new PlacementStoreError('invalid_option', `now() must return a non-negative safe integer, got ${describe(pt)}`);
+      throw new PlacementStoreError(
+        'invalid_option',
+        `now() must return a non-negative safe integer, got ${describe(pt)}`,
+      );
     }
     return pt;
   }

@@ -11,15 +11,20 @@ export function frameSize(frame: SyncFrame): number {
 
 /** The checks decodeSyncFrame makes, for a frame that arrived decoded: a known kind and a bounded payload. */
 export function checkFrame(frame: SyncFrame, maxBytes: number): SyncFrame {
-  if (typeof frame !== 'object' || frame === null) throw new PlacementStoreError('invalid_frame', `expected a sync frame, got ${describe(frame)}`);
+  if (typeof frame !== 'object' || frame === null)
+    throw new PlacementStoreError('invalid_frame', `expected a sync frame, got ${describe(frame)}`);
   const kind: unknown = frame.kind;
   if (kind !== 'step1' && kind !== 'step2' && kind !== 'update') {
     throw new PlacementStoreError('invalid_frame', `unknown sync frame kind ${describe(kind)}`);
   }
   const payload: unknown = frame.kind === 'step1' ? frame.stateVector : frame.update;
-  if (!(payload instanceof Uint8Array)) throw new PlacementStoreError('invalid_frame', `frame payload is ${describe(payload)}, not bytes`);
+  if (!(payload instanceof Uint8Array))
+    throw new PlacementStoreError('invalid_frame', `frame payload is ${describe(payload)}, not bytes`);
   if (payload.length > maxBytes) {
-    throw new PlacementStoreError('invalid_frame', `frame payload of ${payload.length} bytes exceeds the limit of ${maxBytes}`);
+    throw new PlacementStoreError(
+      'invalid_frame',
+      `frame payload of ${payload.length} bytes exceeds the limit of ${maxBytes}`,
+    );
   }
   return frame;
 }

@@ -31,7 +31,6 @@ interface PeerState {
   lastSendFailed: boolean;
 }
 
-
 /**
  * Replicates one PlacementStore to its peers over a link you provide: y-protocols sync (step 1 / step 2) when a peer
  * is added and by anti-entropy, every local update pushed to all peers and relayed onward. Bad frames are rejected
@@ -73,23 +72,43 @@ export class PlacementReplicator {
   ) {
     const interval = options.antiEntropyIntervalMs ?? DEFAULT_ANTI_ENTROPY_INTERVAL_MS;
     if (!Number.isFinite(interval) || interval <= 0) {
-      throw new PlacementStoreError('invalid_option', `antiEntropyIntervalMs must be a positive number, got ${describe(interval)}`);
+      throw new PlacementStoreError(
+        'invalid_option',
+        `antiEntropyIntervalMs must be a positive number, got ${describe(interval)}`,
+      );
     }
     const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
     if (!Number.isSafeInteger(maxFrameBytes) || maxFrameBytes <= 0) {
-      throw new PlacementStoreError('invalid_option', `maxFrameBytes must be a positive integer, got ${describe(maxFrameBytes)}`);
+      throw new PlacementStoreError(
+        'invalid_option',
+        `maxFrameBytes must be a positive integer, got ${describe(maxFrameBytes)}`,
+      );
     }
-    if (typeof link !== 'object' || link === null || (!('send' in link && typeof link.send === 'function') && !('sendFrame' in link && typeof link.sendFrame === 'function'))) {
-      throw new PlacementStoreError('invalid_option', 'link must have a send(peer, bytes) or a sendFrame(peer, frame) function');
+    if (
+      typeof link !== 'object' ||
+      link === null ||
+      (!('send' in link && typeof link.send === 'function') &&
+        !('sendFrame' in link && typeof link.sendFrame === 'function'))
+    ) {
+      throw new PlacementStoreError(
+        'invalid_option',
+        'link must have a send(peer, bytes) or a sendFrame(peer, frame) function',
+      );
     }
     const relayFanout = options.relayFanout ?? DEFAULT_RELAY_FANOUT;
     if (relayFanout !== Infinity && (!Number.isSafeInteger(relayFanout) || relayFanout < 0)) {
-      throw new PlacementStoreError('invalid_option', `relayFanout must be a non-negative integer or Infinity, got ${describe(relayFanout)}`);
+      throw new PlacementStoreError(
+        'invalid_option',
+        `relayFanout must be a non-negative integer or Infinity, got ${describe(relayFanout)}`,
+      );
     }
     this.relayFanout = relayFanout;
     const yieldAboveBytes = options.yieldAboveBytes ?? DEFAULT_YIELD_ABOVE_BYTES;
     if (!Number.isSafeInteger(yieldAboveBytes) || yieldAboveBytes < 0) {
-      throw new PlacementStoreError('invalid_option', `yieldAboveBytes must be a non-negative integer, got ${describe(yieldAboveBytes)}`);
+      throw new PlacementStoreError(
+        'invalid_option',
+        `yieldAboveBytes must be a non-negative integer, got ${describe(yieldAboveBytes)}`,
+      );
     }
     this.inbox = new FrameInbox(yieldAboveBytes, options.defer);
     this.random = options.random ?? Math.random;
@@ -107,7 +126,13 @@ export class PlacementReplicator {
     if (this.closed) return;
     assertPeer(peer);
     this.peerSet.add(peer);
-    if (!this.peerStates.has(peer)) this.peerStates.set(peer, { stateVector: undefined, framesRejected: 0, lastFrameRejected: false, lastSendFailed: false });
+    if (!this.peerStates.has(peer))
+      this.peerStates.set(peer, {
+        stateVector: undefined,
+        framesRejected: 0,
+        lastFrameRejected: false,
+        lastSendFailed: false,
+      });
     this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
   }
 
@@ -156,7 +181,10 @@ export class PlacementReplicator {
       const frame = readFrame();
       const claimed = generationOf(frame.kind === 'step1' ? frame.stateVector : frame.update);
       // An undecodable generation is rejected by the decoding below.
-      const verdict = claimed === undefined ? 'accept' : this.generations.judge(peer, this.peerSet.has(peer), claimed, this.store.generation);
+      const verdict =
+        claimed === undefined
+          ? 'accept'
+          : this.generations.judge(peer, this.peerSet.has(peer), claimed, this.store.generation);
       if (frame.kind === 'step1') {
         const stateVector = frame.stateVector;
         const answer = (): void => {
@@ -168,7 +196,8 @@ export class PlacementReplicator {
         this.notePeer(peer, frame.stateVector);
         const generation = claimed ?? 0;
         // The peer compacted: ask it for its new document (this replica's placements went along, as a base).
-        if (generation > this.store.generation) this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
+        if (generation > this.store.generation)
+          this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
         return;
       }
       if (verdict === 'defer') {
@@ -258,7 +287,9 @@ export class PlacementReplicator {
       sendFailures: this.sendFailures,
       peersBehind: peers.filter((p) => p.behind).length,
       peers,
-      oldestUnreplicatedMs: this.unreplicated.oldestAgeMs([...this.peerSet].map((peer) => this.peerStates.get(peer)?.stateVector)),
+      oldestUnreplicatedMs: this.unreplicated.oldestAgeMs(
+        [...this.peerSet].map((peer) => this.peerStates.get(peer)?.stateVector),
+      ),
     };
   }
 
@@ -283,7 +314,10 @@ export class PlacementReplicator {
       try {
         listener(peer);
       } catch (error) {
-        this.log({ level: 'warn', message: `onSynced listener failed: ${error instanceof Error ? error.message : String(error)}` });
+        this.log({
+          level: 'warn',
+          message: `onSynced listener failed: ${error instanceof Error ? error.message : String(error)}`,
+        });
       }
     }
   }

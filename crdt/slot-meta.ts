@@ -15,7 +15,8 @@ const META_KEY = /^[A-Za-z][A-Za-z0-9_]{0,31}$/;
 
 /** Why `meta` cannot be stored, or null when it can. Bounded work: at most MAX_META_FIELDS + 1 keys are looked at. */
 export function metaProblem(meta: unknown): string | null {
-  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return `must be a plain object, got ${describe(meta)}`;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta))
+    return `must be a plain object, got ${describe(meta)}`;
   const proto: unknown = Object.getPrototypeOf(meta);
   if (proto !== Object.prototype && proto !== null) return 'must be a plain object';
   let fields = 0;
@@ -27,7 +28,8 @@ export function metaProblem(meta: unknown): string | null {
     if (typeof value === 'number') {
       if (!Number.isSafeInteger(value)) return `field ${key} must be a safe integer, got ${describe(value)}`;
     } else if (typeof value === 'string') {
-      if (value.length > MAX_META_STRING_LENGTH) return `field ${key} is longer than ${MAX_META_STRING_LENGTH} characters`;
+      if (value.length > MAX_META_STRING_LENGTH)
+        return `field ${key} is longer than ${MAX_META_STRING_LENGTH} characters`;
     } else {
       return `field ${key} must be a string or an integer, got ${describe(value)}`;
     }
@@ -63,5 +65,9 @@ export function sameMeta(a: SlotMeta | undefined, b: SlotMeta | undefined): bool
 
 /** The canonical text of a record: its entries in key order, as JSON. */
 export function metaKey(meta: SlotMeta): string {
-  return JSON.stringify(Object.keys(meta).sort().map((key) => [key, meta[key]]));
+  return JSON.stringify(
+    Object.keys(meta)
+      .sort()
+      .map((key) => [key, meta[key]]),
+  );
 }

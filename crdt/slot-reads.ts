@@ -11,7 +11,13 @@ export interface ChangedSlot {
   readonly slot: Slot | undefined;
 }
 
-export function readSlot(map: Y.Map<SlotValue>, key: string, shardId: number, writer: string, log: PlacementLog): Slot | undefined {
+export function readSlot(
+  map: Y.Map<SlotValue>,
+  key: string,
+  shardId: number,
+  writer: string,
+  log: PlacementLog,
+): Slot | undefined {
   const raw: unknown = map.get(key);
   if (raw === undefined) return undefined;
   const decoded = decodeSlotValue(raw, writer);

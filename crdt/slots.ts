@@ -98,7 +98,8 @@ export function parseSlotKey(key: string): { readonly shardId: number; readonly 
 /** `meta` must have passed assertMeta; it is stored canonical (keys sorted). A tombstone drops it. */
 export function encodeSlotValue(target: string | null, hlc: Hlc, meta?: SlotMeta, over?: Hlc): SlotValue {
   const kept = target === null || meta === undefined ? undefined : canonicalMeta(meta);
-  if (over !== undefined) return [target, hlc.wallMs, hlc.counter, kept ?? null, [over.wallMs, over.counter, over.node]];
+  if (over !== undefined)
+    return [target, hlc.wallMs, hlc.counter, kept ?? null, [over.wallMs, over.counter, over.node]];
   if (target === null || kept === undefined) return [target, hlc.wallMs, hlc.counter];
   return [target, hlc.wallMs, hlc.counter, kept];
 }
@@ -111,7 +112,8 @@ export function decodeSlotValue(
   if (!isSlotValue(value)) return null;
   const hlc = Object.freeze({ wallMs: value[1], counter: value[2], node: writer });
   const meta = value.length >= 4 && value[3] !== null && value[3] !== undefined ? canonicalMeta(value[3]) : undefined;
-  const over = value.length === 5 ? Object.freeze({ wallMs: value[4][0], counter: value[4][1], node: value[4][2] }) : undefined;
+  const over =
+    value.length === 5 ? Object.freeze({ wallMs: value[4][0], counter: value[4][1], node: value[4][2] }) : undefined;
   return { target: value[0], hlc, ...(meta === undefined ? {} : { meta }), ...(over === undefined ? {} : { over }) };
 }
 
@@ -144,10 +146,14 @@ export type SlotWrite = readonly [shardId: number, target: string, meta: SlotMet
  * with canonical meta. Throws `invalid_option`, `invalid_shard_id` or `invalid_target`.
  */
 export function checkWrites(entries: unknown): SlotWrite[] {
-  if (!Array.isArray(entries)) throw new PlacementStoreError('invalid_option', `entries must be an array, got ${describe(entries)}`);
+  if (!Array.isArray(entries))
+    throw new PlacementStoreError('invalid_option', `entries must be an array, got ${describe(entries)}`);
   return entries.map((entry: unknown): SlotWrite => {
     if (typeof entry !== 'object' || entry === null) {
-      throw new PlacementStoreError('invalid_option', `each entry must be { shardId, target, meta? }, got ${describe(entry)}`);
+      throw new PlacementStoreError(
+        'invalid_option',
+        `each entry must be { shardId, target, meta? }, got ${describe(entry)}`,
+      );
     }
     const { shardId, target, meta } = entry as { shardId?: unknown; target?: unknown; meta?: unknown };
     assertShardId(shardId);

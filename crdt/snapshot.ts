@@ -111,10 +111,7 @@ export class SnapshotIndex {
       const before = placements.get(shardId);
       const after = winner === undefined || winner.target === null ? undefined : winner;
       if (samePlacement(before, after)) continue;
-      placements = placements.with(
-        shardId,
-        after === undefined ? undefined : toPlacement(after),
-      );
+      placements = placements.with(shardId, after === undefined ? undefined : toPlacement(after));
       changed.push(shardId);
     }
     if (changed.length > 0) {

@@ -113,26 +113,41 @@ export function resolveStoreOptions(options: PlacementStoreOptions): ResolvedSto
   if (problem !== null) throw new PlacementStoreError('invalid_option', `node ${problem}`);
   const maxUpdateStructs = options.maxUpdateStructs ?? MAX_UPDATE_STRUCTS;
   if (!Number.isSafeInteger(maxUpdateStructs) || maxUpdateStructs < 1) {
-    throw new PlacementStoreError('invalid_option', `maxUpdateStructs must be a positive integer, got ${describe(maxUpdateStructs)}`);
+    throw new PlacementStoreError(
+      'invalid_option',
+      `maxUpdateStructs must be a positive integer, got ${describe(maxUpdateStructs)}`,
+    );
   }
   const compactAfterItems = options.compactAfterItems ?? DEFAULT_COMPACT_AFTER_ITEMS;
   if (compactAfterItems !== Infinity && (!Number.isSafeInteger(compactAfterItems) || compactAfterItems < 1)) {
-    throw new PlacementStoreError('invalid_option', `compactAfterItems must be a positive integer or Infinity, got ${describe(compactAfterItems)}`);
+    throw new PlacementStoreError(
+      'invalid_option',
+      `compactAfterItems must be a positive integer or Infinity, got ${describe(compactAfterItems)}`,
+    );
   }
   const maxUpdateSlots = options.maxUpdateSlots ?? DEFAULT_MAX_UPDATE_SLOTS;
   if (!Number.isSafeInteger(maxUpdateSlots) || maxUpdateSlots < 1) {
-    throw new PlacementStoreError('invalid_option', `maxUpdateSlots must be a positive integer, got ${describe(maxUpdateSlots)}`);
+    throw new PlacementStoreError(
+      'invalid_option',
+      `maxUpdateSlots must be a positive integer, got ${describe(maxUpdateSlots)}`,
+    );
   }
   if (options.slotCheck !== undefined && typeof options.slotCheck !== 'function') {
     throw new PlacementStoreError('invalid_option', `slotCheck must be a function, got ${describe(options.slotCheck)}`);
   }
   const maxDriftMs = options.maxDriftMs ?? DEFAULT_MAX_DRIFT_MS;
   if (!Number.isFinite(maxDriftMs) || maxDriftMs < 0) {
-    throw new PlacementStoreError('invalid_option', `maxDriftMs must be a finite number >= 0, got ${describe(maxDriftMs)}`);
+    throw new PlacementStoreError(
+      'invalid_option',
+      `maxDriftMs must be a finite number >= 0, got ${describe(maxDriftMs)}`,
+    );
   }
   const maxAheadMs = options.maxAheadMs ?? Math.max(DEFAULT_MAX_AHEAD_MS, maxDriftMs);
   if (!Number.isFinite(maxAheadMs) || maxAheadMs < maxDriftMs) {
-    throw new PlacementStoreError('invalid_option', `maxAheadMs must be a finite number >= maxDriftMs (${maxDriftMs}), got ${describe(maxAheadMs)}`);
+    throw new PlacementStoreError(
+      'invalid_option',
+      `maxAheadMs must be a finite number >= maxDriftMs (${maxDriftMs}), got ${describe(maxAheadMs)}`,
+    );
   }
   return {
     node: options.node,

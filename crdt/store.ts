@@ -16,7 +16,14 @@ import { OwnWrites } from './own-writes.js';
 import { Settler } from './settle.js';
 import { changedSlots, deleteSlotIfSame, readSlot } from './slot-reads.js';
 import type { SlotMeta } from './slot-meta.js';
-import { BASE_WRITER, EMPTY_SNAPSHOT, placementOf as written, type Placement, type PlacementSnapshot, type SlotChange } from './snapshot.js';
+import {
+  BASE_WRITER,
+  EMPTY_SNAPSHOT,
+  placementOf as written,
+  type Placement,
+  type PlacementSnapshot,
+  type SlotChange,
+} from './snapshot.js';
 import {
   assertShardId,
   assertTypeName,
@@ -27,7 +34,12 @@ import {
   type SlotValue,
   type SlotWrite,
 } from './slots.js';
-import { resolveStoreOptions, type PlacementStoreOptions, type PlacementStoreStats, type RemoveOptions } from './store-options.js';
+import {
+  resolveStoreOptions,
+  type PlacementStoreOptions,
+  type PlacementStoreStats,
+  type RemoveOptions,
+} from './store-options.js';
 import { checkWireUpdate, type SlotCheck } from './update-guard.js';
 import { encodeWireUpdate, type BaseEntries } from './wire.js';
 import { laterHlc, stampWrites, type Stamp } from './write-stamps.js';
@@ -49,7 +61,10 @@ export class PlacementStore {
   private readonly onTransaction = (transaction: Y.Transaction): void => this.afterTransaction(transaction);
   private readonly onPreviousTransaction = (transaction: Y.Transaction): void => this.foldLateUpdate(transaction);
   private readonly onDocumentUpdate = (update: Uint8Array, origin: unknown): void => {
-    this.listeners.emitUpdate(encodeWireUpdate(this.state.gen, undefined, update), origin === REMOTE ? 'remote' : 'local');
+    this.listeners.emitUpdate(
+      encodeWireUpdate(this.state.gen, undefined, update),
+      origin === REMOTE ? 'remote' : 'local',
+    );
   };
   private readonly state: Generations;
   private readonly compactAfterItems: number;
@@ -109,11 +124,17 @@ export class PlacementStore {
   }
 
   /** The greatest wallMs of a remote value that counts here (admission.ts); 0 before any. */
-  latestTimestampMs(): number { return this.admission.latestAdmittedWallMs; }
-  setSlotCheck(check: SlotCheck | undefined): void { this.slotCheck = check; } // replaces the options' slotCheck
+  latestTimestampMs(): number {
+    return this.admission.latestAdmittedWallMs;
+  }
+  setSlotCheck(check: SlotCheck | undefined): void {
+    this.slotCheck = check;
+  } // replaces the options' slotCheck
 
   /** The generation of the current document; see `compact()`. */
-  get generation(): number { return this.state.gen; }
+  get generation(): number {
+    return this.state.gen;
+  }
 
   /**
    * Writes an explicit placement; it beats every value this replica admitted for the shard. Throws
@@ -149,8 +170,14 @@ export class PlacementStore {
   remove(typeName: string, shardId: number, options?: RemoveOptions): Hlc {
     assertTypeName(typeName);
     assertShardId(shardId);
-    if (options !== undefined && (typeof options !== 'object' || options === null || !['undefined', 'boolean'].includes(typeof options.force))) {
-      throw new PlacementStoreError('invalid_option', `remove options must be { force?: boolean }, got ${describe(options)}`);
+    if (
+      options !== undefined &&
+      (typeof options !== 'object' || options === null || !['undefined', 'boolean'].includes(typeof options.force))
+    ) {
+      throw new PlacementStoreError(
+        'invalid_option',
+        `remove options must be { force?: boolean }, got ${describe(options)}`,
+      );
     }
     return this.writeAll(typeName, [[shardId, null]], options?.force === true)[0] as Hlc;
   }
@@ -162,7 +189,9 @@ export class PlacementStore {
   }
 
   /** The slot `writer` holds for a shard as this replica counts it (tombstones and `over` marks included). */
-  slotOf(typeName: string, shardId: number, writer: string): Slot | undefined { return this.state.existingIndex(typeName)?.slot(shardId, writer); }
+  slotOf(typeName: string, shardId: number, writer: string): Slot | undefined {
+    return this.state.existingIndex(typeName)?.slot(shardId, writer);
+  }
   /** Every entity type the document holds, including types learnt only from peers. */
   typeNames(): readonly string[] {
     return this.state.typeNames();
@@ -194,7 +223,11 @@ export class PlacementStore {
     let checked: ReturnType<typeof checkWireUpdate>;
     try {
       // This replica's own data (a durable store's replay) was checked when it first arrived.
-      checked = checkWireUpdate(bytes, this.maxUpdateStructs, this.ownData ? undefined : { maxNewSlots: this.maxUpdateSlots, check: this.slotCheck });
+      checked = checkWireUpdate(
+        bytes,
+        this.maxUpdateStructs,
+        this.ownData ? undefined : { maxNewSlots: this.maxUpdateSlots, check: this.slotCheck },
+      );
     } catch (error) {
       this.rejectedUpdates++;
       throw error;
@@ -233,16 +266,24 @@ export class PlacementStore {
   }
 
   /** Updates applied now are this replica's own data (a durable store's replay), not a peer's. */
-  protected get ownData(): boolean { return false; }
+  protected get ownData(): boolean {
+    return false;
+  }
   /** A change listener is running: a subclass defers a compaction of its own until it returned. */
-  protected get notifying(): boolean { return this.listeners.busy; }
+  protected get notifying(): boolean {
+    return this.listeners.busy;
+  }
   /** Drops the document kept from before the last compaction; the replicator calls it once peers caught up. */
   releasePreviousGeneration(): boolean {
     return this.state.releasePrevious();
   }
 
-  onUpdate(listener: UpdateListener): () => void { return this.listeners.onUpdate(listener); }
-  onChange(listener: ChangeListener): () => void { return this.listeners.onChange(listener); }
+  onUpdate(listener: UpdateListener): () => void {
+    return this.listeners.onUpdate(listener);
+  }
+  onChange(listener: ChangeListener): () => void {
+    return this.listeners.onChange(listener);
+  }
 
   stats(): PlacementStoreStats {
     this.releaseDue();
@@ -281,21 +322,38 @@ export class PlacementStore {
     force: boolean,
   ): Hlc[] {
     this.releaseDue();
-    if (!force) this.admission.assertCanWin(typeName, writes.map(([shardId]) => shardId));
+    if (!force)
+      this.admission.assertCanWin(
+        typeName,
+        writes.map(([shardId]) => shardId),
+      );
     const map = this.state.mapFor(typeName);
     const index = this.state.indexFor(typeName);
     // The own slot's admitted hlc, or this incarnation's latest write when it is not indexed yet.
-    const ownBase = (shardId: number) => laterHlc(index.slot(shardId, this.node)?.hlc, this.ownWrites.get(typeName, shardId)?.hlc);
+    const ownBase = (shardId: number) =>
+      laterHlc(index.slot(shardId, this.node)?.hlc, this.ownWrites.get(typeName, shardId)?.hlc);
     // Values held here for being far ahead are written over (slots.ts `over`), so they never win later.
     const held = (shardId: number) => this.admission.heldFor(typeName, shardId)?.hlc;
-    const stamps = stampWrites(typeName, writes.map(([shardId]) => shardId), this.clock, index, ownBase, held);
+    const stamps = stampWrites(
+      typeName,
+      writes.map(([shardId]) => shardId),
+      this.clock,
+      index,
+      ownBase,
+      held,
+    );
     const refused = force ? writes.flatMap(([shardId]) => this.admission.takeShard(typeName, shardId)) : [];
     this.state.doc.transact(() => {
       for (const entry of refused) if (entry.where === 'document') deleteSlotIfSame(map, entry.slot);
       writes.forEach(([shardId, target, meta], i) => {
         const { hlc, over } = stamps[i] as Stamp;
         map.set(slotKey(shardId, this.node), encodeSlotValue(target, hlc, meta, over));
-        this.ownWrites.set(typeName, shardId, { target, hlc, ...(meta === undefined ? {} : { meta }), ...(over === undefined ? {} : { over }) });
+        this.ownWrites.set(typeName, shardId, {
+          target,
+          hlc,
+          ...(meta === undefined ? {} : { meta }),
+          ...(over === undefined ? {} : { over }),
+        });
       });
     }, LOCAL);
     if (force) this.forcedRemovals++;
@@ -334,7 +392,12 @@ export class PlacementStore {
   private foldLateUpdate(transaction: Y.Transaction): void {
     if (transaction.origin !== REMOTE) return;
     const changed = changedSlots(transaction, (type) => shareName(transaction.doc, type), this.log);
-    this.mergeBase(changed.map(({ typeName, slots }) => ({ typeName, slots: slots.flatMap(({ slot }) => (slot === undefined ? [] : [slot])) })));
+    this.mergeBase(
+      changed.map(({ typeName, slots }) => ({
+        typeName,
+        slots: slots.flatMap(({ slot }) => (slot === undefined ? [] : [slot])),
+      })),
+    );
   }
 
   /** Lets held values the clock has reached count, as if they had just arrived. */
@@ -350,8 +413,15 @@ export class PlacementStore {
         if (where === 'base') {
           if (this.state.base.merge(typeName, slot)) change = { shardId: slot.shardId, writer: BASE_WRITER, slot };
         } else {
-          const current = readSlot(this.state.mapFor(typeName), slotKey(slot.shardId, slot.writer), slot.shardId, slot.writer, this.log);
-          if (current !== undefined && compareHlc(current.hlc, slot.hlc) === 0) change = { shardId: slot.shardId, writer: slot.writer, slot: current };
+          const current = readSlot(
+            this.state.mapFor(typeName),
+            slotKey(slot.shardId, slot.writer),
+            slot.shardId,
+            slot.writer,
+            this.log,
+          );
+          if (current !== undefined && compareHlc(current.hlc, slot.hlc) === 0)
+            change = { shardId: slot.shardId, writer: slot.writer, slot: current };
         }
         if (change !== undefined) byType.set(typeName, [...(byType.get(typeName) ?? []), change]);
       }
@@ -376,7 +446,8 @@ export class PlacementStore {
   }
 
   private afterTransaction(transaction: Y.Transaction): void {
-    for (const [client, clock] of transaction.afterState) this.documentItems += clock - (transaction.beforeState.get(client) ?? 0);
+    for (const [client, clock] of transaction.afterState)
+      this.documentItems += clock - (transaction.beforeState.get(client) ?? 0);
     const remote = transaction.origin === REMOTE;
     const work = this.settler.newWork();
     for (const { typeName, slots } of changedSlots(transaction, (type) => this.state.typeNameOf(type), this.log)) {

@@ -35,7 +35,10 @@ export function encodeSyncFrame(frame: SyncFrame): Uint8Array {
       encoding.writeVarUint8Array(encoder, frame.update);
       break;
     default:
-      throw new PlacementStoreError('invalid_frame', `unknown sync frame kind ${describe((frame as { kind: unknown }).kind)}`);
+      throw new PlacementStoreError(
+        'invalid_frame',
+        `unknown sync frame kind ${describe((frame as { kind: unknown }).kind)}`,
+      );
   }
   return encoding.toUint8Array(encoder);
 }

@@ -32,7 +32,8 @@ export class UnreplicatedWrites {
       this.entries = [];
       return null;
     }
-    const covered = (vector: Uint8Array): boolean => peerVectors.every((peer) => peer !== undefined && lacksUpdatesOf(peer, vector) === false);
+    const covered = (vector: Uint8Array): boolean =>
+      peerVectors.every((peer) => peer !== undefined && lacksUpdatesOf(peer, vector) === false);
     // Vectors only grow: once an entry is covered, every older one is too.
     let firstUncovered = this.entries.length;
     for (let i = this.entries.length - 1; i >= 0; i--) {

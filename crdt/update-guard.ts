@@ -66,11 +66,17 @@ export class SlotBudget {
 
   take(typeName: string, shardId: number): void {
     if (--this.left < 0) {
-      throw new PlacementStoreError('too_many_slots', `placement update rejected: it brings more than ${this.limits.maxNewSlots} slots at once`);
+      throw new PlacementStoreError(
+        'too_many_slots',
+        `placement update rejected: it brings more than ${this.limits.maxNewSlots} slots at once`,
+      );
     }
     const problem = this.limits.check?.(typeName, shardId) ?? null;
     if (problem !== null) {
-      throw new PlacementStoreError('shard_out_of_range', `placement update rejected: shard ${shardId} of type ${JSON.stringify(typeName.slice(0, 60))} ${problem}`);
+      throw new PlacementStoreError(
+        'shard_out_of_range',
+        `placement update rejected: shard ${shardId} of type ${JSON.stringify(typeName.slice(0, 60))} ${problem}`,
+      );
     }
   }
 }
@@ -79,14 +85,27 @@ export class SlotBudget {
  * Decodes a wire update (wire.ts) and checks its document part and, with `limits`, every slot it brings;
  * returns it with the entity types its document names. Throws a typed error otherwise.
  */
-export function checkWireUpdate(bytes: Uint8Array, maxStructs: number, limits: SlotLimits | undefined): { wire: WireUpdate; typeNames: ReadonlySet<string> } {
+export function checkWireUpdate(
+  bytes: Uint8Array,
+  maxStructs: number,
+  limits: SlotLimits | undefined,
+): { wire: WireUpdate; typeNames: ReadonlySet<string> } {
   const slots = limits === undefined ? undefined : new SlotBudget(limits);
   // Base slots are checked as they are decoded: a forged base of a million slots stops at the first bad one.
-  const wire = decodeWireUpdate(bytes, maxStructs, slots === undefined ? undefined : (typeName, shardId) => slots.take(typeName, shardId));
+  const wire = decodeWireUpdate(
+    bytes,
+    maxStructs,
+    slots === undefined ? undefined : (typeName, shardId) => slots.take(typeName, shardId),
+  );
   return { wire, typeNames: wire.doc === undefined ? new Set() : checkUpdate(wire.doc, maxStructs, slots) };
 }
 
-function walk(decoder: Y.UpdateDecoderV2, typeNames: Set<string>, maxStructs: number, slots: SlotBudget | undefined): void {
+function walk(
+  decoder: Y.UpdateDecoderV2,
+  typeNames: Set<string>,
+  maxStructs: number,
+  slots: SlotBudget | undefined,
+): void {
   const rest = decoder.restDecoder;
   let budget = maxStructs;
   const clients = decoding.readVarUint(rest);
@@ -126,8 +145,15 @@ function walk(decoder: Y.UpdateDecoderV2, typeNames: Set<string>, maxStructs: nu
 }
 
 /** Reads one item in Yjs' field order, rejecting it as soon as it cannot be a slot; returns its length. */
-function checkItem(decoder: Y.UpdateDecoderV2, info: number, id: Id, typeNames: Set<string>, slots: SlotBudget | undefined): number {
-  const fail = (problem: string): PlacementStoreError => malformed(`struct ${where(id)} is not a placement slot: ${problem}`);
+function checkItem(
+  decoder: Y.UpdateDecoderV2,
+  info: number,
+  id: Id,
+  typeNames: Set<string>,
+  slots: SlotBudget | undefined,
+): number {
+  const fail = (problem: string): PlacementStoreError =>
+    malformed(`struct ${where(id)} is not a placement slot: ${problem}`);
   // Map entries never have a right origin; an entry with a left origin inherits parent and key from it,
   // and that origin went through this same check (or was written locally).
   if ((info & binary.BIT7) !== 0) throw fail('has a right origin, so it is a list element, not a map entry');
@@ -135,7 +161,8 @@ function checkItem(decoder: Y.UpdateDecoderV2, info: number, id: Id, typeNames: 
     const origin = decoder.readLeftID();
     if (!isId(origin)) throw fail('has an impossible origin id');
     // Yjs assumes a client's structs only point back at that client's earlier structs and crashes otherwise.
-    if (origin.client === id.client && origin.clock >= id.clock) throw fail(`its origin ${where(origin)} is not an earlier struct`);
+    if (origin.client === id.client && origin.clock >= id.clock)
+      throw fail(`its origin ${where(origin)} is not an earlier struct`);
   } else {
     if (!decoder.readParentInfo()) throw fail('is nested in another type, placement maps are top-level');
     const parent = decoder.readString();
@@ -156,14 +183,19 @@ function checkItem(decoder: Y.UpdateDecoderV2, info: number, id: Id, typeNames: 
   if (!isCount(length)) throw fail('has no value');
   for (let i = 0; i < length; i++) {
     const value: unknown = decoder.readAny();
-    if (!isSlotValue(value)) throw fail('value is not [target | null, wallMs, counter, meta?] with a valid target, timestamp and meta');
+    if (!isSlotValue(value))
+      throw fail('value is not [target | null, wallMs, counter, meta?] with a valid target, timestamp and meta');
   }
   return length;
 }
 
 function isId(id: Id): boolean {
   return (
-    Number.isInteger(id.client) && id.client >= 0 && id.client <= 0xffffffff && Number.isSafeInteger(id.clock) && id.clock >= 0
+    Number.isInteger(id.client) &&
+    id.client >= 0 &&
+    id.client <= 0xffffffff &&
+    Number.isSafeInteger(id.clock) &&
+    id.clock >= 0
   );
 }
 

@@ -12,7 +12,14 @@ import * as encoding from 'lib0/encoding';
 import * as Y from 'yjs';
 import type { BaseState } from './base.js';
 import { MAX_NODE_LENGTH, MAX_TARGET_LENGTH, MAX_HLC_COUNTER, PlacementStoreError, nameProblem } from './errors.js';
-import { canonicalMeta, metaKey, metaProblem, MAX_META_FIELDS, MAX_META_STRING_LENGTH, type SlotMeta } from './slot-meta.js';
+import {
+  canonicalMeta,
+  metaKey,
+  metaProblem,
+  MAX_META_FIELDS,
+  MAX_META_STRING_LENGTH,
+  type SlotMeta,
+} from './slot-meta.js';
 import type { Hlc } from './hlc.js';
 import { typeNameProblem, type Slot } from './slots.js';
 
@@ -57,23 +64,37 @@ export function decodeWireStateVector(bytes: Uint8Array): WireStateVector {
 }
 
 /** `base` is already encoded (encodeBase), so a cached encoding can be sent as is. */
-export function encodeWireUpdate(generation: number, base: Uint8Array | undefined, doc: Uint8Array | undefined): Uint8Array {
+export function encodeWireUpdate(
+  generation: number,
+  base: Uint8Array | undefined,
+  doc: Uint8Array | undefined,
+): Uint8Array {
   return encoding.encode((encoder) => {
     encoding.writeVarUint(encoder, generation);
-    encoding.writeVarUint(encoder, (base === undefined ? 0 : HAS_BASE | BASE_WITH_META) | (doc === undefined ? 0 : HAS_DOC));
+    encoding.writeVarUint(
+      encoder,
+      (base === undefined ? 0 : HAS_BASE | BASE_WITH_META) | (doc === undefined ? 0 : HAS_DOC),
+    );
     if (base !== undefined) encoding.writeVarUint8Array(encoder, base);
     if (doc !== undefined) encoding.writeVarUint8Array(encoder, doc);
   });
 }
 
 /** Decodes and validates the envelope and the base; the Yjs part is checked by update-guard.ts. */
-export function decodeWireUpdate(bytes: Uint8Array, maxBaseSlots: number, onSlot?: (typeName: string, shardId: number) => void): WireUpdate {
+export function decodeWireUpdate(
+  bytes: Uint8Array,
+  maxBaseSlots: number,
+  onSlot?: (typeName: string, shardId: number) => void,
+): WireUpdate {
   return strictly(bytes, 'malformed_update', 'update', (decoder) => {
     const generation = readGeneration(decoder);
     const flags = decoding.readVarUint(decoder);
     if ((flags & ~(HAS_BASE | HAS_DOC | BASE_WITH_META)) !== 0) throw new Error(`unknown flags ${flags}`);
     const withMeta = (flags & BASE_WITH_META) !== 0;
-    const base = (flags & HAS_BASE) === 0 ? undefined : decodeBase(decoding.readVarUint8Array(decoder), maxBaseSlots, withMeta, onSlot);
+    const base =
+      (flags & HAS_BASE) === 0
+        ? undefined
+        : decodeBase(decoding.readVarUint8Array(decoder), maxBaseSlots, withMeta, onSlot);
     const doc = (flags & HAS_DOC) === 0 ? undefined : decoding.readVarUint8Array(decoder);
     return { generation, base, doc };
   });
@@ -133,7 +154,8 @@ export function encodeBase(base: BaseState): Uint8Array {
     encoding.writeVarUint(encoder, table.length);
     for (const text of table) encoding.writeVarString(encoder, text);
     encoding.writeVarUint(encoder, metaTable.length);
-    for (const key of metaTable) encoding.writeVarString(encoder, JSON.stringify(canonicalMeta(metas.get(key) as SlotMeta)));
+    for (const key of metaTable)
+      encoding.writeVarString(encoder, JSON.stringify(canonicalMeta(metas.get(key) as SlotMeta)));
     encoding.writeVarUint(encoder, typeNames.length);
     typeNames.forEach((typeName, t) => {
       const slots = slotsByType[t] as Slot[];
@@ -147,13 +169,18 @@ export function encodeBase(base: BaseState): Uint8Array {
         encoding.writeVarUint(encoder, slot.hlc.wallMs);
         encoding.writeVarUint(encoder, slot.hlc.counter);
         // 0 is no meta, n + 1 the meta at table index n.
-        encoding.writeVarUint(encoder, slot.meta === undefined ? 0 : (metaIndexOf.get(metaKey(slot.meta)) as number) + 1);
+        encoding.writeVarUint(
+          encoder,
+          slot.meta === undefined ? 0 : (metaIndexOf.get(metaKey(slot.meta)) as number) + 1,
+        );
       }
     });
     // Override marks (slots.ts `over`) trail the slots, and only when there are any: a base without them
     // encodes (and digests) as before.
     const overs: Array<readonly [number, number, Hlc]> = [];
-    slotsByType.forEach((slots, t) => slots.forEach((slot, i) => slot.over !== undefined && overs.push([t, i, slot.over])));
+    slotsByType.forEach((slots, t) =>
+      slots.forEach((slot, i) => slot.over !== undefined && overs.push([t, i, slot.over])),
+    );
     if (overs.length === 0) return;
     encoding.writeVarUint(encoder, overs.length);
     for (const [t, i, over] of overs) {
@@ -173,7 +200,12 @@ export function baseDigest(base: BaseState): Uint8Array {
 }
 
 /** `onSlot` sees each slot as it is read, so a check of it can stop a huge base early (by throwing). */
-function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean, onSlot?: (typeName: string, shardId: number) => void): BaseEntries[] {
+function decodeBase(
+  bytes: Uint8Array,
+  maxSlots: number,
+  withMeta: boolean,
+  onSlot?: (typeName: string, shardId: number) => void,
+): BaseEntries[] {
   const decoder = decoding.createDecoder(bytes);
   const stringCount = decoding.readVarUint(decoder);
   if (stringCount > 2 * maxSlots) throw new Error(`base has more than ${2 * maxSlots} strings`);
@@ -208,7 +240,8 @@ function decodeBase(bytes: Uint8Array, maxSlots: number, withMeta: boolean, onSl
       const metaRef = withMeta ? decoding.readVarUint(decoder) : 0;
       if (!Number.isSafeInteger(shardId)) throw new Error('base slot has an impossible shard id');
       onSlot?.(typeName, shardId);
-      if (!Number.isSafeInteger(wallMs) || counter > MAX_HLC_COUNTER) throw new Error('base slot has an impossible timestamp');
+      if (!Number.isSafeInteger(wallMs) || counter > MAX_HLC_COUNTER)
+        throw new Error('base slot has an impossible timestamp');
       const hlc = Object.freeze({ wallMs, counter, node: writer });
       if (metaRef === 0) {
         slots.push(Object.freeze({ shardId, writer, target, hlc }));
@@ -246,7 +279,8 @@ function readOvers(decoder: decoding.Decoder, types: BaseEntries[], node: (index
     const position = t * (total + 1) + i;
     if (position <= last) throw new Error('base override marks are not in slot order');
     last = position;
-    if (!Number.isSafeInteger(wallMs) || counter > MAX_HLC_COUNTER) throw new Error('base override mark has an impossible timestamp');
+    if (!Number.isSafeInteger(wallMs) || counter > MAX_HLC_COUNTER)
+      throw new Error('base override mark has an impossible timestamp');
     slots[i] = Object.freeze({ ...slot, over });
   }
 }
@@ -258,7 +292,8 @@ function readMetaTable(decoder: decoding.Decoder, maxSlots: number): SlotMeta[] 
   const table: SlotMeta[] = [];
   for (let i = 0; i < count; i++) {
     const json = decoding.readVarString(decoder);
-    if (json.length > MAX_META_JSON_LENGTH) throw new Error(`base meta record ${i} is longer than ${MAX_META_JSON_LENGTH} characters`);
+    if (json.length > MAX_META_JSON_LENGTH)
+      throw new Error(`base meta record ${i} is longer than ${MAX_META_JSON_LENGTH} characters`);
     const value: unknown = JSON.parse(json);
     const problem = metaProblem(value);
     if (problem !== null) throw new Error(`base meta record ${i} ${problem}`);
@@ -273,7 +308,12 @@ function readGeneration(decoder: decoding.Decoder): number {
   return generation;
 }
 
-function strictly<T>(bytes: Uint8Array, code: 'malformed_update' | 'malformed_state_vector', what: string, read: (decoder: decoding.Decoder) => T): T {
+function strictly<T>(
+  bytes: Uint8Array,
+  code: 'malformed_update' | 'malformed_state_vector',
+  what: string,
+  read: (decoder: decoding.Decoder) => T,
+): T {
   try {
     const decoder = decoding.createDecoder(bytes);
     const value = read(decoder);
@@ -281,9 +321,17 @@ function strictly<T>(bytes: Uint8Array, code: 'malformed_update' | 'malformed_st
     return value;
   } catch (cause) {
     if (cause instanceof PlacementStoreError) throw cause; // a caller's check (onSlot) said why already
-    throw new PlacementStoreError(code, `placement ${what} rejected: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    throw new PlacementStoreError(
+      code,
+      `placement ${what} rejected: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
   }
 }
 
 /** The state vector of a replica that holds nothing: `encodeDiff(EMPTY_STATE_VECTOR)` is a replica's whole state. */
-export const EMPTY_STATE_VECTOR: Uint8Array = encodeWireStateVector({ generation: 0, baseDigest: EMPTY, doc: new Uint8Array([0]) });
+export const EMPTY_STATE_VECTOR: Uint8Array = encodeWireStateVector({
+  generation: 0,
+  baseDigest: EMPTY,
+  doc: new Uint8Array([0]),
+});

@@ -19,7 +19,10 @@ export const ROOMS = [
   ['crdt/persistence', (p) => p.startsWith('crdt/persistence/')],
   ['crdt', (p) => p.startsWith('crdt/')],
   // The member facts every layer reads: addresses, member records and statuses, their order and attributes.
-  ['cluster/vocabulary', (p) => ['address', 'member', 'member-order', 'attributes'].some((name) => p === `src/cluster/${name}.ts`)],
+  [
+    'cluster/vocabulary',
+    (p) => ['address', 'member', 'member-order', 'attributes'].some((name) => p === `src/cluster/${name}.ts`),
+  ],
   ['cluster', (p) => p.startsWith('src/cluster/')],
   ['placement-replication', (p) => p.startsWith('src/placement-replication/')],
   ['sharding/placements', (p) => p.startsWith('src/sharding/placements/')],
@@ -40,8 +43,21 @@ export const ROOMS = [
 export type Room = (typeof ROOMS)[number][0];
 
 /** The runtime and its public surfaces: what node wiring, the package surface and bench may build on. */
-const RUNTIME: readonly Room[] = ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster', 'placement-replication', 'sharding'];
-const SHARDING_ROOMS: readonly Room[] = ['sharding/placements', 'sharding/strategies', 'sharding/protocol', 'sharding/region', 'sharding/coordinator'];
+const RUNTIME: readonly Room[] = [
+  'base',
+  'crdt/surface',
+  'cluster/vocabulary',
+  'cluster',
+  'placement-replication',
+  'sharding',
+];
+const SHARDING_ROOMS: readonly Room[] = [
+  'sharding/placements',
+  'sharding/strategies',
+  'sharding/protocol',
+  'sharding/region',
+  'sharding/coordinator',
+];
 
 /**
  * Who may import whom (a room may always import itself). The rules folders alone cannot say: crdt imports
@@ -57,18 +73,61 @@ export const MAY_IMPORT = {
   'cluster/vocabulary': ['base'],
   cluster: ['base', 'cluster/vocabulary'],
   'placement-replication': ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster'],
-  'sharding/placements': ['base', 'crdt/surface', 'cluster/vocabulary', 'sharding', 'sharding/coordinator', 'sharding/protocol'],
+  'sharding/placements': [
+    'base',
+    'crdt/surface',
+    'cluster/vocabulary',
+    'sharding',
+    'sharding/coordinator',
+    'sharding/protocol',
+  ],
   'sharding/strategies': ['base', 'cluster/vocabulary', 'sharding/placements'],
   'sharding/protocol': ['base', 'cluster/vocabulary', 'cluster', 'sharding/placements'],
   'sharding/region': ['base', 'cluster/vocabulary', 'cluster', 'sharding', 'sharding/protocol'],
-  'sharding/coordinator': ['base', 'cluster/vocabulary', 'cluster', 'sharding', 'sharding/placements', 'sharding/protocol', 'sharding/strategies'],
+  'sharding/coordinator': [
+    'base',
+    'cluster/vocabulary',
+    'cluster',
+    'sharding',
+    'sharding/placements',
+    'sharding/protocol',
+    'sharding/strategies',
+  ],
   sharding: ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster', 'placement-replication', ...SHARDING_ROOMS],
   'management/console': ['base'],
-  management: ['base', 'crdt/surface', 'cluster/vocabulary', 'sharding', 'sharding/placements', 'sharding/strategies', 'management/console'],
+  management: [
+    'base',
+    'crdt/surface',
+    'cluster/vocabulary',
+    'sharding',
+    'sharding/placements',
+    'sharding/strategies',
+    'management/console',
+  ],
   node: [...RUNTIME, ...SHARDING_ROOMS, 'management', 'management/console'],
-  cli: ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster', 'sharding', 'sharding/placements', 'sharding/strategies', 'management', 'node'],
+  cli: [
+    'base',
+    'crdt/surface',
+    'cluster/vocabulary',
+    'cluster',
+    'sharding',
+    'sharding/placements',
+    'sharding/strategies',
+    'management',
+    'node',
+  ],
   surface: [...RUNTIME, ...SHARDING_ROOMS, 'management', 'management/console', 'node', 'cli'],
-  bench: [...RUNTIME, ...SHARDING_ROOMS, 'crdt', 'crdt/persistence', 'management', 'management/console', 'node', 'cli', 'surface'],
+  bench: [
+    ...RUNTIME,
+    ...SHARDING_ROOMS,
+    'crdt',
+    'crdt/persistence',
+    'management',
+    'management/console',
+    'node',
+    'cli',
+    'surface',
+  ],
   scripts: [],
   examples: [],
 } satisfies Record<Room, readonly Room[]>;
@@ -158,11 +217,13 @@ export function checkGraph(graph: ImportGraph): string[] {
     for (const to of targets) {
       const b = roomOf(to);
       if (b === undefined) {
-        if (a === 'examples') problems.push(`room: ${from} (examples) imports ${to}: an example imports only the package`);
+        if (a === 'examples')
+          problems.push(`room: ${from} (examples) imports ${to}: an example imports only the package`);
         else if (graph.has(to)) problems.push(`room: ${from} imports ${to}, which is in no room`);
         continue;
       }
-      if (!roomMayImport(a, b)) problems.push(`room: ${from} (${a}) imports ${to} (${b}): ${a} may import ${describeRow(a)}`);
+      if (!roomMayImport(a, b))
+        problems.push(`room: ${from} (${a}) imports ${to} (${b}): ${a} may import ${describeRow(a)}`);
     }
   }
   for (const cycle of findCycles(graph)) problems.push(`cycle: ${[...cycle, cycle[0]].join(' -> ')}`);
@@ -185,7 +246,9 @@ function main(): void {
     process.exit(1);
   }
   const rooms = new Set([...graph.keys()].map((path) => roomOf(path)));
-  console.log(`check-imports: ${graph.size} modules in ${rooms.size} rooms, no cycle, every import allowed by the room table`);
+  console.log(
+    `check-imports: ${graph.size} modules in ${rooms.size} rooms, no cycle, every import allowed by the room table`,
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -32,10 +32,13 @@ for (const { name, skewMs } of NODES) {
   const link = {
     send(peer: string, bytes: Uint8Array): void {
       inFlight++;
-      setTimeout(() => {
-        inFlight--;
-        replicas.get(peer)?.replicator.receive(name, bytes);
-      }, 1 + Math.random() * 19);
+      setTimeout(
+        () => {
+          inFlight--;
+          replicas.get(peer)?.replicator.receive(name, bytes);
+        },
+        1 + Math.random() * 19,
+      );
     },
   };
   const replicator = new PlacementReplicator(store, link, { antiEntropyIntervalMs: 100, log: print });
@@ -57,7 +60,7 @@ function step(text: string): void {
 }
 
 async function main(): Promise<number> {
-  console.log('Replicated placement store demo: three replicas, node-c\'s wall clock one hour behind.');
+  console.log("Replicated placement store demo: three replicas, node-c's wall clock one hour behind.");
   console.log('node-c warns once per peer that their timestamps are far ahead, and does not move its clock.\n');
   for (const { name } of replicas.values()) {
     for (const peer of replicas.keys()) if (peer !== name) replica(name).replicator.addPeer(peer);
@@ -119,7 +122,9 @@ async function waitForConvergence(deadline: number): Promise<boolean> {
 
 function agreeEverywhere(): boolean {
   const views = [...replicas.values()].map(({ store }) => render(store));
-  const stateVectors = [...replicas.values()].map(({ store }) => Buffer.from(store.encodeStateVector()).toString('hex'));
+  const stateVectors = [...replicas.values()].map(({ store }) =>
+    Buffer.from(store.encodeStateVector()).toString('hex'),
+  );
   return views.every((v) => v === views[0]) && stateVectors.every((v) => v === stateVectors[0]);
 }
 
@@ -140,7 +145,10 @@ function printTable(): void {
   const header = ['shard', 'replica', 'target', 'hlc (UTC time+counter)', 'writer'];
   const rows: string[][] = [];
   for (const shard of [...shards].sort((a, b) => a - b)) {
-    const seen = [...replicas.values()].map(({ name, store }) => ({ name, placement: store.snapshot(TYPE).placements.get(shard) }));
+    const seen = [...replicas.values()].map(({ name, store }) => ({
+      name,
+      placement: store.snapshot(TYPE).placements.get(shard),
+    }));
     seen.forEach(({ name, placement }, i) => {
       rows.push([
         i === 0 ? String(shard) : '',
@@ -154,7 +162,11 @@ function printTable(): void {
     rows.push(['', 'all agree?', agree ? 'yes' : 'NO', '', '']);
   }
   const widths = header.map((h, col) => Math.max(h.length, ...rows.map((r) => (r[col] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, col) => c.padEnd(widths[col] ?? 0)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, col) => c.padEnd(widths[col] ?? 0))
+      .join('  ')
+      .trimEnd();
   console.log(line(header));
   console.log(line(widths.map((w) => '-'.repeat(w))));
   for (const row of rows) console.log(line(row));

@@ -5,11 +5,24 @@ export * from '../crdt/index.js';
 
 export { ActorTsError, type ErrorCode } from './errors.js';
 export { createLogger, silentLogger, type Logger, type LogOptions } from './logging.js';
-export { MESSAGE_FAMILIES, PROTOCOL_VERSION, parseMessage, type PlacementSyncMessage, type ProtocolMessage } from './protocol.js';
+export {
+  MESSAGE_FAMILIES,
+  PROTOCOL_VERSION,
+  parseMessage,
+  type PlacementSyncMessage,
+  type ProtocolMessage,
+} from './protocol.js';
 
 export { NodeAddress } from './cluster/address.js';
 export type { ClusterView, MemberInfo, MemberStatus, Membership } from './cluster/member.js';
-export { isFamilyMessage, type MessageFamily, type MessageListener, type RawMessage, type Transport, type WireMessage } from './cluster/transport.js';
+export {
+  isFamilyMessage,
+  type MessageFamily,
+  type MessageListener,
+  type RawMessage,
+  type Transport,
+  type WireMessage,
+} from './cluster/transport.js';
 export { Cluster, type ClusterOptions, type SelfDownCause } from './cluster/cluster.js';
 export {
   DEFAULT_CLUSTER_CONFIG,
@@ -20,7 +33,12 @@ export {
   type FailureDetectorConfig,
 } from './cluster/config.js';
 export { oldestUpMember } from './cluster/member-order.js';
-export { MemoryNetwork, MemoryTransport, type MemoryNetworkOptions, type NetworkFaults } from './cluster/memory-transport.js';
+export {
+  MemoryNetwork,
+  MemoryTransport,
+  type MemoryNetworkOptions,
+  type NetworkFaults,
+} from './cluster/memory-transport.js';
 export { TcpTransport, type TcpTransportOptions, type TcpTransportStats } from './cluster/tcp-transport.js';
 
 export * from './sharding/index.js';
@@ -31,11 +49,21 @@ export {
 } from './placement-replication/placement-replication.js';
 export { PLACEMENT_SYNC_MESSAGES } from './placement-replication/sync-messages.js';
 
-export { createManagementServer, type ManagementApiOptions, type ManagementServerOptions } from './management/server.js';
+export {
+  createManagementServer,
+  type ManagementApiOptions,
+  type ManagementServerOptions,
+} from './management/server.js';
 export { managementPlugin, type ManagementPluginOptions } from './management/plugin.js';
 export type { ManagementBackend, WriteAccess } from './management/backend.js';
 export { DEFAULT_HTTP_CONFIG, type HttpConfig } from './management/limits.js';
-export { MetricsEventHub, NodeMetrics, metricsPlugin, type MetricsEvents, type MetricsSource } from './management/metrics.js';
+export {
+  MetricsEventHub,
+  NodeMetrics,
+  metricsPlugin,
+  type MetricsEvents,
+  type MetricsSource,
+} from './management/metrics.js';
 export { consolePlugin, type ConsolePluginOptions } from './management/console/plugin.js';
 export { replicationHealth, type ReplicationHealth } from './management/replication-health.js';
 export { startNode, type RunningNode, type StartNodeInput, type StopReason } from './node/node.js';

@@ -101,7 +101,9 @@ function writePreview(value: unknown, out: { text: string; full: boolean }, limi
     return;
   }
   if (value instanceof Uint8Array) {
-    put(`<${Buffer.from(value.subarray(0, Math.min(value.byteLength, 16))).toString('hex')}${value.byteLength > 16 ? '..' : ''}>`);
+    put(
+      `<${Buffer.from(value.subarray(0, Math.min(value.byteLength, 16))).toString('hex')}${value.byteLength > 16 ? '..' : ''}>`,
+    );
     return;
   }
   if (depth >= PREVIEW_DEPTH) {

@@ -13,7 +13,11 @@ export type { PlacementSyncMessage } from './placement-replication/sync-messages
 export type ProtocolMessage = ClusterMessage | ShardingMessage | PlacementSyncMessage;
 
 /** Every family of the protocol. */
-export const MESSAGE_FAMILIES: ReadonlyArray<MessageFamily<WireMessage>> = [CLUSTER_MESSAGES, SHARDING_MESSAGES, PLACEMENT_SYNC_MESSAGES];
+export const MESSAGE_FAMILIES: ReadonlyArray<MessageFamily<WireMessage>> = [
+  CLUSTER_MESSAGES,
+  SHARDING_MESSAGES,
+  PLACEMENT_SYNC_MESSAGES,
+];
 
 const all = new FamilyRegistry();
 for (const family of MESSAGE_FAMILIES) all.register(family);

@@ -36,7 +36,11 @@ describe('NodeAddress', () => {
   });
 
   it('orders addresses as their strings in code-unit order, consistently with equals', () => {
-    const arbitrary = fc.tuple(fc.constantFrom('app', 'App', 'b', 'sys_1'), fc.constantFrom('h', 'H', '10.0.0.1', '[::1]'), fc.integer({ min: 1, max: 65535 }));
+    const arbitrary = fc.tuple(
+      fc.constantFrom('app', 'App', 'b', 'sys_1'),
+      fc.constantFrom('h', 'H', '10.0.0.1', '[::1]'),
+      fc.integer({ min: 1, max: 65535 }),
+    );
     fc.assert(
       fc.property(arbitrary, arbitrary, ([s1, h1, p1], [s2, h2, p2]) => {
         const x = new NodeAddress(s1, h1, p1);
@@ -124,7 +128,10 @@ describe('NodeAddress', () => {
   });
 
   it('property: any input either fails with invalid_address or yields a host that is a name or an IP literal', () => {
-    const text = fc.oneof(fc.string(), fc.tuple(system, fc.string(), port).map(([s, h, p]) => `${s}@${h}:${p}`));
+    const text = fc.oneof(
+      fc.string(),
+      fc.tuple(system, fc.string(), port).map(([s, h, p]) => `${s}@${h}:${p}`),
+    );
     fc.assert(
       fc.property(text, (input) => {
         let address: NodeAddress;
@@ -199,21 +206,38 @@ describe('NodeAddress', () => {
     it('property: cached parsing agrees with uncached parsing on valid and invalid strings, parsed repeatedly', () => {
       const system = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/);
       const valid = fc
-        .tuple(system, fc.oneof(fc.domain(), fc.ipV4(), fc.ipV6().map((ip) => `[${ip}]`)), fc.integer({ min: 0, max: 70_000 }), fc.boolean())
+        .tuple(
+          system,
+          fc.oneof(
+            fc.domain(),
+            fc.ipV4(),
+            fc.ipV6().map((ip) => `[${ip}]`),
+          ),
+          fc.integer({ min: 0, max: 70_000 }),
+          fc.boolean(),
+        )
         .map(([s, h, p, uri]) => `${uri ? 'actor-ts://' : ''}${s}@${h}:${p}`);
-      const text = fc.oneof(valid, fc.string(), fc.string({ unit: fc.constantFrom('a', '@', ':', '.', '1', '[', ']', '-') }));
+      const text = fc.oneof(
+        valid,
+        fc.string(),
+        fc.string({ unit: fc.constantFrom('a', '@', ':', '.', '1', '[', ']', '-') }),
+      );
       fc.assert(
-        fc.property(fc.array(text, { minLength: 1, maxLength: 20 }), fc.array(fc.nat(), { maxLength: 40 }), (inputs, picks) => {
-          // Parse some inputs several times, in an arbitrary order, so both hits and misses are compared.
-          const order = [...inputs, ...picks.map((i) => inputs[i % inputs.length] ?? '')];
-          for (const input of order) {
-            const reference = outcome(() => parseAddressUncached(input));
-            expect(outcome(() => NodeAddress.parse(input))).toEqual(reference);
-            const expected = 'ok' in (reference as object) ? parseAddressUncached(input).toString() : undefined;
-            expect(NodeAddress.tryParse(input)?.toString()).toBe(expected);
-            expect(addressCacheSize()).toBeLessThanOrEqual(ADDRESS_CACHE_LIMIT);
-          }
-        }),
+        fc.property(
+          fc.array(text, { minLength: 1, maxLength: 20 }),
+          fc.array(fc.nat(), { maxLength: 40 }),
+          (inputs, picks) => {
+            // Parse some inputs several times, in an arbitrary order, so both hits and misses are compared.
+            const order = [...inputs, ...picks.map((i) => inputs[i % inputs.length] ?? '')];
+            for (const input of order) {
+              const reference = outcome(() => parseAddressUncached(input));
+              expect(outcome(() => NodeAddress.parse(input))).toEqual(reference);
+              const expected = 'ok' in (reference as object) ? parseAddressUncached(input).toString() : undefined;
+              expect(NodeAddress.tryParse(input)?.toString()).toBe(expected);
+              expect(addressCacheSize()).toBeLessThanOrEqual(ADDRESS_CACHE_LIMIT);
+            }
+          },
+        ),
       );
     });
   });

@@ -47,7 +47,13 @@ describe('check-imports', () => {
     expect(roomMayImport('crdt', 'base')).toBe(false);
     expect(roomMayImport('crdt/persistence', 'crdt')).toBe(true);
     // the runtime imports nothing of management
-    for (const runtime of ['cluster', 'sharding', 'sharding/coordinator', 'sharding/region', 'placement-replication'] as const) {
+    for (const runtime of [
+      'cluster',
+      'sharding',
+      'sharding/coordinator',
+      'sharding/region',
+      'placement-replication',
+    ] as const) {
       expect(roomMayImport(runtime, 'management')).toBe(false);
       expect(roomMayImport(runtime, 'node')).toBe(false);
     }
@@ -57,16 +63,21 @@ describe('check-imports', () => {
   it('counts a type-only import as an edge', () => {
     const problems = problemsOf({
       'src/cluster/gossip.ts': 'export interface Gossip { readonly members: number }\n',
-      'src/sharding/strategies/ring.ts': "import type { Gossip } from '../../cluster/gossip.js';\nexport type G = Gossip;\n",
+      'src/sharding/strategies/ring.ts':
+        "import type { Gossip } from '../../cluster/gossip.js';\nexport type G = Gossip;\n",
     });
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toContain('src/sharding/strategies/ring.ts (sharding/strategies) imports src/cluster/gossip.ts (cluster)');
+    expect(problems[0]).toContain(
+      'src/sharding/strategies/ring.ts (sharding/strategies) imports src/cluster/gossip.ts (cluster)',
+    );
   });
 
   it('finds a type-only cycle', () => {
     const problems = problemsOf({
-      'src/sharding/coordinator/insight.ts': "import { judge } from './operator-requests.js';\nexport type Request = { readonly id: number };\nexport const j = judge;\n",
-      'src/sharding/coordinator/operator-requests.ts': "import type { Request } from './insight.js';\nexport const judge = (r: Request): number => r.id;\n",
+      'src/sharding/coordinator/insight.ts':
+        "import { judge } from './operator-requests.js';\nexport type Request = { readonly id: number };\nexport const j = judge;\n",
+      'src/sharding/coordinator/operator-requests.ts':
+        "import type { Request } from './insight.js';\nexport const judge = (r: Request): number => r.id;\n",
     });
     expect(problems).toEqual([
       'cycle: src/sharding/coordinator/insight.ts -> src/sharding/coordinator/operator-requests.ts -> src/sharding/coordinator/insight.ts',
@@ -76,11 +87,18 @@ describe('check-imports', () => {
   it('refuses the flat layout it replaced, and modules in no room', () => {
     const problems = problemsOf({
       'src/sharding/placement-target.ts': 'export const parse = (s: string): string => s;\n',
-      'src/sharding/strategies/pin-matching.ts': "import { parse } from '../placement-target.js';\nexport const p = parse;\n",
+      'src/sharding/strategies/pin-matching.ts':
+        "import { parse } from '../placement-target.js';\nexport const p = parse;\n",
       'src/stray.ts': 'export const x = 1;\n',
     });
     expect(problems).toContain('room: src/stray.ts is in no room (add it to ROOMS in scripts/check-imports.ts)');
-    expect(problems.some((p) => p.startsWith('room: src/sharding/strategies/pin-matching.ts (sharding/strategies) imports src/sharding/placement-target.ts (sharding)'))).toBe(true);
+    expect(
+      problems.some((p) =>
+        p.startsWith(
+          'room: src/sharding/strategies/pin-matching.ts (sharding/strategies) imports src/sharding/placement-target.ts (sharding)',
+        ),
+      ),
+    ).toBe(true);
   });
 
   it('keeps examples to the published package', () => {
@@ -88,12 +106,31 @@ describe('check-imports', () => {
       'src/index.ts': 'export const x = 1;\n',
       'examples/app/node.ts': "import { x } from '../../src/index.js';\nexport const y = x;\n",
     });
-    expect(problems).toEqual(['room: examples/app/node.ts (examples) imports src/index.ts (surface): examples may import nothing outside itself']);
+    expect(problems).toEqual([
+      'room: examples/app/node.ts (examples) imports src/index.ts (surface): examples may import nothing outside itself',
+    ]);
   });
 
   it('finds every cycle once, and none in a DAG', () => {
-    expect(findCycles(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]]))).toEqual([]);
-    expect(findCycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a', 'd']], ['d', ['d']]]))).toEqual([['a', 'b', 'c'], ['d']]);
+    expect(
+      findCycles(
+        new Map([
+          ['a', ['b', 'c']],
+          ['b', ['c']],
+          ['c', []],
+        ]),
+      ),
+    ).toEqual([]);
+    expect(
+      findCycles(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a', 'd']],
+          ['d', ['d']],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c'], ['d']]);
   });
 
   it('passes on this tree', () => {

@@ -9,11 +9,14 @@ describe('operator output formatting', () => {
   });
 
   it('pads columns to the widest cell', () => {
-    expect(table(['node', 'shards'], [['a@h:1', '3'], ['app@host:7701', '10']]).split('\n')).toEqual([
-      'node           shards',
-      '-------------  ------',
-      'a@h:1          3',
-      'app@host:7701  10',
-    ]);
+    expect(
+      table(
+        ['node', 'shards'],
+        [
+          ['a@h:1', '3'],
+          ['app@host:7701', '10'],
+        ],
+      ).split('\n'),
+    ).toEqual(['node           shards', '-------------  ------', 'a@h:1          3', 'app@host:7701  10']);
   });
 });

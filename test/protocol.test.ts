@@ -8,7 +8,10 @@ import { MESSAGE_FAMILIES, parseMessage } from '../src/protocol.js';
 describe('parseMessage, the gate every incoming message passes', () => {
   it('accepts well-formed placement replication messages', () => {
     const bytes = new Uint8Array([1, 2, 3]);
-    expect(parseMessage({ type: 'PlacementUpdate', update: bytes })).toEqual({ type: 'PlacementUpdate', update: bytes });
+    expect(parseMessage({ type: 'PlacementUpdate', update: bytes })).toEqual({
+      type: 'PlacementUpdate',
+      update: bytes,
+    });
     expect(parseMessage({ type: 'PlacementSyncStep1', stateVector: bytes })).toEqual({
       type: 'PlacementSyncStep1',
       stateVector: bytes,
@@ -38,11 +41,15 @@ describe('layering: no layer knows the one above it', () => {
     readdirSync(join(root, dir))
       .filter((f) => f.endsWith('.ts'))
       .flatMap((f) =>
-        [...readFileSync(join(root, dir, f), 'utf8').matchAll(/from '([^']+)'/g)].map((m) => [`${dir}/${f}`, m[1] ?? ''] as [string, string]),
+        [...readFileSync(join(root, dir, f), 'utf8').matchAll(/from '([^']+)'/g)].map(
+          (m) => [`${dir}/${f}`, m[1] ?? ''] as [string, string],
+        ),
       );
 
   it('src/cluster imports neither src/protocol.ts nor sharding, management, node or cli', () => {
-    const bad = importsOf('cluster').filter(([, spec]) => /^\.\.\/(protocol|sharding|management|node|cli)(\.js|\/)/.test(spec));
+    const bad = importsOf('cluster').filter(([, spec]) =>
+      /^\.\.\/(protocol|sharding|management|node|cli)(\.js|\/)/.test(spec),
+    );
     expect(bad).toEqual([]);
   });
 
@@ -59,6 +66,10 @@ describe('layering: no layer knows the one above it', () => {
       }
     }
     expect(seen.has('Heartbeat') && seen.has('EntityEnvelope') && seen.has('PlacementUpdate')).toBe(true);
-    expect(parseMessage({ type: 'Heartbeat', sequence: 1, incarnation: 'i' })).toEqual({ type: 'Heartbeat', sequence: 1, incarnation: 'i' });
+    expect(parseMessage({ type: 'Heartbeat', sequence: 1, incarnation: 'i' })).toEqual({
+      type: 'Heartbeat',
+      sequence: 1,
+      incarnation: 'i',
+    });
   });
 });

@@ -50,7 +50,11 @@ export class FamilyTraffic {
     const out = new Map<string, TypeCount>();
     for (const [key, count] of this.byType) {
       const before = earlier.get(key) ?? { messages: 0, bytes: 0, work: 0 };
-      out.set(key, { messages: count.messages - before.messages, bytes: count.bytes - before.bytes, work: count.work - before.work });
+      out.set(key, {
+        messages: count.messages - before.messages,
+        bytes: count.bytes - before.bytes,
+        work: count.work - before.work,
+      });
     }
     return out;
   }

@@ -15,12 +15,21 @@ export interface RealNode {
 
 /** The node hosting the demo Counter `entityId`, asked through `via` (an increment); undefined on any failure. */
 export async function hostOf(via: RealNode, entityId: string): Promise<string | undefined> {
-  const result = await http<{ node: string }>('POST', `${via.url}/counters/${encodeURIComponent(entityId)}/increment`, undefined, 5_000);
+  const result = await http<{ node: string }>(
+    'POST',
+    `${via.url}/counters/${encodeURIComponent(entityId)}/increment`,
+    undefined,
+    5_000,
+  );
   return result.status === 200 ? result.body.node : undefined;
 }
 
 /** Milliseconds from the call until `hostOf()` first names a host other than `victim`; undefined past `limitMs`. */
-export async function firstAnswerElsewhere(hostOf: () => Promise<string | undefined>, victim: string, limitMs: number): Promise<number | undefined> {
+export async function firstAnswerElsewhere(
+  hostOf: () => Promise<string | undefined>,
+  victim: string,
+  limitMs: number,
+): Promise<number | undefined> {
   const start = performance.now();
   let answered: number | undefined;
   const asks: Array<Promise<void>> = [];
@@ -29,7 +38,8 @@ export async function firstAnswerElsewhere(hostOf: () => Promise<string | undefi
       hostOf()
         .catch(() => undefined)
         .then((host) => {
-          if (host !== undefined && host !== victim) answered = Math.min(answered ?? Infinity, performance.now() - start);
+          if (host !== undefined && host !== victim)
+            answered = Math.min(answered ?? Infinity, performance.now() - start);
         }),
     );
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -33,7 +33,11 @@ export function* workload(overwrites: number, seed: number): Generator<Write[]> 
     const writes: Write[] = [];
     for (let writer = 0; writer < WRITERS; writer++) {
       for (let i = 0; i < BATCH; i++) {
-        writes.push({ writer, shardId: Math.floor(random() * SHARDS), target: targets[Math.floor(random() * TARGETS)] as string });
+        writes.push({
+          writer,
+          shardId: Math.floor(random() * SHARDS),
+          target: targets[Math.floor(random() * TARGETS)] as string,
+        });
       }
     }
     yield writes;
@@ -87,7 +91,8 @@ export class StoreHistory {
     // A writer prunes in one transaction per sync, as the store does per applied update.
     prunes.forEach((shardIds, writer) => {
       const w = this.writers[writer] as (typeof this.writers)[number];
-      if (shardIds.length > 0) w.doc.transact(() => shardIds.forEach((shardId) => w.map.delete(slotKey(shardId, w.node))));
+      if (shardIds.length > 0)
+        w.doc.transact(() => shardIds.forEach((shardId) => w.map.delete(slotKey(shardId, w.node))));
     });
   }
 
@@ -102,7 +107,8 @@ export class StoreHistory {
   replica(): PlacementStore {
     const now = this.now;
     const replica = new PlacementStore({ node: 'replica', now: () => now, compactAfterItems: Infinity });
-    for (const { doc } of this.writers) replica.applyUpdate(encodeWireUpdate(0, undefined, Y.encodeStateAsUpdateV2(doc)));
+    for (const { doc } of this.writers)
+      replica.applyUpdate(encodeWireUpdate(0, undefined, Y.encodeStateAsUpdateV2(doc)));
     return replica;
   }
 
@@ -115,7 +121,10 @@ export class StoreHistory {
 export function replicatedStoreHistory(overwrites: number, seed: number): PlacementStore {
   let tick = 0;
   const now = (): number => EPOCH_MS + tick;
-  const stores = Array.from({ length: WRITERS }, (_, i) => new PlacementStore({ node: writerName(i), now, compactAfterItems: Infinity }));
+  const stores = Array.from(
+    { length: WRITERS },
+    (_, i) => new PlacementStore({ node: writerName(i), now, compactAfterItems: Infinity }),
+  );
   const [hub, ...others] = stores as [PlacementStore, ...PlacementStore[]];
   const sync = (): void => {
     for (const store of others) hub.applyUpdate(store.encodeDiff(hub.encodeStateVector()));
@@ -138,7 +147,10 @@ export function replicatedStoreHistory(overwrites: number, seed: number): Placem
  * Item-by-item comparison of two store states, with Yjs client ids (random per document) replaced by the
  * writer named in their slot keys and merged structs split into single items. Returns the differences.
  */
-export function compareStoreStates(a: Uint8Array, b: Uint8Array): { readonly items: number; readonly differences: number } {
+export function compareStoreStates(
+  a: Uint8Array,
+  b: Uint8Array,
+): { readonly items: number; readonly differences: number } {
   const left = describeItems(documentOf(a));
   const right = describeItems(documentOf(b));
   let differences = Math.abs(left.size - right.size);
@@ -154,7 +166,8 @@ function describeItems(update: Uint8Array): Map<string, string> {
   const { structs, ds } = Y.decodeUpdateV2(update);
   const writerOf = new Map<number, string>();
   for (const struct of structs) {
-    if (struct instanceof Y.Item && struct.parentSub !== null) writerOf.set(struct.id.client, struct.parentSub.split('\u0000')[1] ?? '?');
+    if (struct instanceof Y.Item && struct.parentSub !== null)
+      writerOf.set(struct.id.client, struct.parentSub.split('\u0000')[1] ?? '?');
   }
   const name = (client: number, clock: number): string => `${writerOf.get(client) ?? `client ${client}`}:${clock}`;
   const deleted = new Set<string>();
@@ -169,7 +182,10 @@ function describeItems(update: Uint8Array): Map<string, string> {
         items.set(id, struct.constructor.name);
         continue;
       }
-      const origin = i > 0 ? name(struct.id.client, struct.id.clock + i - 1) : struct.origin && name(struct.origin.client, struct.origin.clock);
+      const origin =
+        i > 0
+          ? name(struct.id.client, struct.id.clock + i - 1)
+          : struct.origin && name(struct.origin.client, struct.origin.clock);
       const value: unknown = struct.content instanceof Y.ContentAny ? struct.content.arr[i] : null;
       items.set(id, JSON.stringify([struct.parentSub, origin, struct.rightOrigin, deleted.has(id), value]));
     }
@@ -178,7 +194,10 @@ function describeItems(update: Uint8Array): Map<string, string> {
 }
 
 /** The exactness check: the written history against the replicated one, after `overwrites` writes. */
-export function checkStoreHistory(overwrites: number, seed: number): { readonly items: number; readonly differences: number } {
+export function checkStoreHistory(
+  overwrites: number,
+  seed: number,
+): { readonly items: number; readonly differences: number } {
   const history = new StoreHistory();
   for (const writes of workload(overwrites, seed)) history.round(writes);
   const written = history.replica();
@@ -235,7 +254,8 @@ export function replicatedYMapHistory(overwrites: number, seed: number): Y.Doc {
   };
   let tick = 0;
   for (const writes of workload(overwrites, seed)) {
-    for (const { writer, shardId, target } of writes) (docs[writer] as (typeof docs)[number]).map.set(String(shardId), [target, EPOCH_MS + ++tick, writerName(writer)]);
+    for (const { writer, shardId, target } of writes)
+      (docs[writer] as (typeof docs)[number]).map.set(String(shardId), [target, EPOCH_MS + ++tick, writerName(writer)]);
     sync();
   }
   for (const doc of others) doc.destroy();
@@ -243,14 +263,21 @@ export function replicatedYMapHistory(overwrites: number, seed: number): Y.Doc {
 }
 
 /** Encoded state of the one-document Y.Map history relative to the replicated one, after `overwrites` writes. */
-export function checkYMapHistory(overwrites: number, seed: number): { readonly stateRatio: number; readonly items: number; readonly replicatedItems: number } {
+export function checkYMapHistory(
+  overwrites: number,
+  seed: number,
+): { readonly stateRatio: number; readonly items: number; readonly replicatedItems: number } {
   const history = new YMapHistory(seed);
   for (const writes of workload(overwrites, seed)) history.round(writes);
   const replicated = replicatedYMapHistory(overwrites, seed);
   const written = Y.encodeStateAsUpdateV2(history.doc);
   const reference = Y.encodeStateAsUpdateV2(replicated);
   const count = (update: Uint8Array): number => Y.decodeUpdateV2(update).structs.reduce((n, s) => n + s.length, 0);
-  const result = { stateRatio: written.length / reference.length, items: count(written), replicatedItems: count(reference) };
+  const result = {
+    stateRatio: written.length / reference.length,
+    items: count(written),
+    replicatedItems: count(reference),
+  };
   history.doc.destroy();
   replicated.destroy();
   return result;

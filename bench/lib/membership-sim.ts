@@ -69,7 +69,11 @@ export interface MembershipSimOptions {
 
 export function buildMembershipSim(options: MembershipSimOptions): MembershipSim {
   const clock = new VirtualClock();
-  const network = new MemoryNetwork({ seed: options.seed, delayMs: options.delayMs, schedule: (fn, ms) => clock.schedule(fn, ms, true) });
+  const network = new MemoryNetwork({
+    seed: options.seed,
+    delayMs: options.delayMs,
+    schedule: (fn, ms) => clock.schedule(fn, ms, true),
+  });
   const traffic = new FamilyTraffic();
   const scheduler = virtualScheduler(clock, EPOCH_MS);
   const configInput = scaleClusterConfig(seedAddresses(options.nodes, options.seeds));
@@ -80,8 +84,22 @@ export function buildMembershipSim(options: MembershipSimOptions): MembershipSim
     const address = memberAddress(i);
     const transport = new FamilyCountingTransport(network.transport(address), traffic);
     const incarnation = `i${i}`;
-    const cluster = new Cluster({ transport, config: configInput, scheduler, logger, random: seededRandom(options.seed * 1_000 + i + 1), incarnation });
-    const member: SimMember = { index: i, address, key: address.toString(), cluster, selfDown: undefined, killed: false };
+    const cluster = new Cluster({
+      transport,
+      config: configInput,
+      scheduler,
+      logger,
+      random: seededRandom(options.seed * 1_000 + i + 1),
+      incarnation,
+    });
+    const member: SimMember = {
+      index: i,
+      address,
+      key: address.toString(),
+      cluster,
+      selfDown: undefined,
+      killed: false,
+    };
     cluster.onSelfDown((cause) => {
       member.selfDown ??= { cause, atMs: clock.now() };
     });
@@ -118,13 +136,19 @@ export function seesAllUp(member: SimMember, n: number): boolean {
  * Steps the clock by `stepMs` until every node sees every other Up; a node that did stays counted (checking
  * it again costs O(N) per step). Returns the simulated ms it took from `startMs`, or undefined at `limitMs`.
  */
-export function runUntilAllUp(sim: MembershipSim, stepMs: number, limitMs: number, progress?: (simMs: number, pending: number) => void): number | undefined {
+export function runUntilAllUp(
+  sim: MembershipSim,
+  stepMs: number,
+  limitMs: number,
+  progress?: (simMs: number, pending: number) => void,
+): number | undefined {
   const n = sim.members.length;
   const pending = new Set(sim.members);
   const startMs = sim.clock.now();
   while (sim.clock.now() - startMs < limitMs) {
     sim.clock.advanceTo(sim.clock.now() + stepMs);
-    if (progress !== undefined && (sim.clock.now() - startMs) % 5_000 < stepMs) progress(sim.clock.now() - startMs, pending.size);
+    if (progress !== undefined && (sim.clock.now() - startMs) % 5_000 < stepMs)
+      progress(sim.clock.now() - startMs, pending.size);
     for (const member of pending) if (seesAllUp(member, n)) pending.delete(member);
     if (pending.size === 0) {
       // Stays true only if none regressed meanwhile.
@@ -179,7 +203,9 @@ export class ViewWatcher {
   /** Live observers (not killed, not downed) that have not yet seen `subject` down. */
   notYetDown(subject: string): SimMember[] {
     const seen = this.down.get(subject);
-    return this.sim.members.filter((m) => !m.killed && m.selfDown === undefined && m.key !== subject && !seen?.has(m.index));
+    return this.sim.members.filter(
+      (m) => !m.killed && m.selfDown === undefined && m.key !== subject && !seen?.has(m.index),
+    );
   }
 
   stop(): void {
@@ -194,10 +220,12 @@ export class ViewWatcher {
     for (const m of member.cluster.members()) {
       const key = m.address.toString();
       listed.add(key);
-      if (!m.reachable) first(this.unreachable, key).has(member.index) || first(this.unreachable, key).set(member.index, now);
+      if (!m.reachable)
+        first(this.unreachable, key).has(member.index) || first(this.unreachable, key).set(member.index, now);
       if (m.status === 'down' || m.status === 'removed') {
         const seen = first(this.down, key);
-        if (!seen.has(member.index)) seen.set(member.index, { observer: member.index, atMs: now, downedAtMs: m.downedAtMs });
+        if (!seen.has(member.index))
+          seen.set(member.index, { observer: member.index, atMs: now, downedAtMs: m.downedAtMs });
       }
     }
     for (const key of known) {

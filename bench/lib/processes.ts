@@ -37,7 +37,13 @@ export interface NodeProcesses {
  * One CLI node process logging to `logPath`, killed with the bench whatever ends it (the same exit hook as
  * startNodes'). `seed` is the address it joins through.
  */
-export function spawnNode(binPath: string, node: { readonly port: number; readonly httpPort: number }, seed: string, logPath: string, logLevel = 'warn'): ChildProcess {
+export function spawnNode(
+  binPath: string,
+  node: { readonly port: number; readonly httpPort: number },
+  seed: string,
+  logPath: string,
+  logLevel = 'warn',
+): ChildProcess {
   installExitHook();
   const log = openSync(logPath, 'a');
   const args = [binPath, ...nodeCommandArgs({ port: node.port, httpPort: node.httpPort, seed, logLevel })];
@@ -59,7 +65,14 @@ export async function startNodes(binPath: string, count: number): Promise<NodePr
   const urls = ports.slice(count).map((port) => `http://127.0.0.1:${port}`);
   const children: ChildProcess[] = [];
   for (let i = 0; i < count; i++) {
-    children.push(spawnNode(binPath, { port: ports[i] as number, httpPort: ports[count + i] as number }, addresses[0] as string, join(logDir, `node-${i + 1}.log`)));
+    children.push(
+      spawnNode(
+        binPath,
+        { port: ports[i] as number, httpPort: ports[count + i] as number },
+        addresses[0] as string,
+        join(logDir, `node-${i + 1}.log`),
+      ),
+    );
   }
   const stop = async (): Promise<void> => {
     await Promise.all(children.map((child) => stopChild(child, 3000)));
@@ -68,7 +81,10 @@ export async function startNodes(binPath: string, count: number): Promise<NodePr
     await waitForFormedCluster(urls, addresses, {
       timeoutMs: 60_000,
       intervalMs: 250,
-      failure: () => (children.some((child) => child.exitCode !== null || child.signalCode !== null) ? 'a node process exited' : undefined),
+      failure: () =>
+        children.some((child) => child.exitCode !== null || child.signalCode !== null)
+          ? 'a node process exited'
+          : undefined,
     });
   } catch (error) {
     await stop();

@@ -20,12 +20,27 @@ export interface RunInfo {
   readonly delayMs: number;
 }
 
-export function writeResults(benchDir: string, info: RunInfo, results: readonly ScenarioResult[], updateReadme: boolean): string[] {
+export function writeResults(
+  benchDir: string,
+  info: RunInfo,
+  results: readonly ScenarioResult[],
+  updateReadme: boolean,
+): string[] {
   const dir = join(benchDir, 'results');
   mkdirSync(dir, { recursive: true });
   const written: string[] = [];
   const json = join(dir, `${info.mode}.json`);
-  writeFileSync(json, JSON.stringify({ run: info, scenarios: results.map(({ id, title, data, headlines, seconds }) => ({ id, title, seconds, headlines, data })) }, null, 1) + '\n');
+  writeFileSync(
+    json,
+    JSON.stringify(
+      {
+        run: info,
+        scenarios: results.map(({ id, title, data, headlines, seconds }) => ({ id, title, seconds, headlines, data })),
+      },
+      null,
+      1,
+    ) + '\n',
+  );
   written.push(json);
   const svg = join(dir, `${info.mode}.svg`);
   writeFileSync(
@@ -43,7 +58,10 @@ export function writeResults(benchDir: string, info: RunInfo, results: readonly 
     const start = text.indexOf(START);
     const end = text.indexOf(END);
     if (start >= 0 && end > start) {
-      writeFileSync(readme, text.slice(0, start + START.length) + '\n' + figuresMarkdown(info, results) + '\n' + text.slice(end));
+      writeFileSync(
+        readme,
+        text.slice(0, start + START.length) + '\n' + figuresMarkdown(info, results) + '\n' + text.slice(end),
+      );
       written.push(readme);
     }
   }
@@ -64,7 +82,10 @@ function figuresMarkdown(info: RunInfo, results: readonly ScenarioResult[]): str
     '',
   ];
   for (const result of results) {
-    lines.push(`### ${result.id.toUpperCase()}: ${result.title}${result.seconds !== undefined ? ` (${Math.round(result.seconds)} s)` : ''}`, '');
+    lines.push(
+      `### ${result.id.toUpperCase()}: ${result.title}${result.seconds !== undefined ? ` (${Math.round(result.seconds)} s)` : ''}`,
+      '',
+    );
     for (const table of result.tables) lines.push(renderMarkdown(table), '');
   }
   return lines.join('\n');

@@ -69,12 +69,25 @@ export interface KillFigures {
   readonly hostS: number;
 }
 
-
 /** Config keys this bench was written against; anything else a newer runtime adds is listed as it is. */
 const KNOWN_KEYS = new Set([
-  'seedNodes', 'appVersion', 'roles', 'attributes', 'heartbeatIntervalMs', 'failureDetector', 'gossipIntervalMs',
-  'seedNodeTimeoutMs', 'retryJoinIntervalMs', 'downAfterMs', 'minorityDownAfterMs', 'leaveTimeoutMs', 'exitTimeoutMs',
-  'weaklyUpAfterMs', 'removedRetentionMs', 'tombstoneTtlMs', 'monitoredByNrOfMembers',
+  'seedNodes',
+  'appVersion',
+  'roles',
+  'attributes',
+  'heartbeatIntervalMs',
+  'failureDetector',
+  'gossipIntervalMs',
+  'seedNodeTimeoutMs',
+  'retryJoinIntervalMs',
+  'downAfterMs',
+  'minorityDownAfterMs',
+  'leaveTimeoutMs',
+  'exitTimeoutMs',
+  'weaklyUpAfterMs',
+  'removedRetentionMs',
+  'tombstoneTtlMs',
+  'monitoredByNrOfMembers',
 ]);
 
 export interface PerNodeRates {
@@ -105,7 +118,13 @@ export function perNodeRates(stable: NonNullable<SizeFigures['stable']>): PerNod
       otherTypes.push(key);
     }
   }
-  return { heartbeats: per(heartbeats), gossip: per(gossip), gossipBytes: per(gossipBytes), other: per(other), otherTypes };
+  return {
+    heartbeats: per(heartbeats),
+    gossip: per(gossip),
+    gossipBytes: per(gossipBytes),
+    other: per(other),
+    otherTypes,
+  };
 }
 
 export function ringOf(config: ClusterConfig): string {
@@ -139,7 +158,16 @@ function describeDecisions(decisions: readonly DownDecision[]): string {
 function configTable(figures: readonly SizeFigures[]): Table {
   return {
     title: 'Scenario 8: cluster config each size ran with (scaleClusterConfig: seeds only, every timing the default)',
-    headers: ['N', 'seeds', 'heartbeat ms', 'gossip ms', 'phi threshold / pause ms', 'down after / minority ms', 'heartbeat ring', 'settings unknown to this bench'],
+    headers: [
+      'N',
+      'seeds',
+      'heartbeat ms',
+      'gossip ms',
+      'phi threshold / pause ms',
+      'down after / minority ms',
+      'heartbeat ring',
+      'settings unknown to this bench',
+    ],
     rows: figures.map((f) => [
       String(f.nodes),
       String(f.config.seedNodes.length),
@@ -156,11 +184,28 @@ function configTable(figures: readonly SizeFigures[]): Table {
 function joinTable(figures: readonly SizeFigures[]): Table {
   return {
     title: 'Scenario 8: join from three seeds, then steady state (messages sent per node per second)',
-    headers: ['N', 'all see all Up s (sim)', 'then converged s', 'join messages', 'join member records', 'join host s', 'heartbeats /node/s', 'gossip /node/s', 'gossip B /node/s', 'other /node/s', 'host ms per sim s', 'stopped'],
+    headers: [
+      'N',
+      'all see all Up s (sim)',
+      'then converged s',
+      'join messages',
+      'join member records',
+      'join host s',
+      'heartbeats /node/s',
+      'gossip /node/s',
+      'gossip B /node/s',
+      'other /node/s',
+      'host ms per sim s',
+      'stopped',
+    ],
     rows: figures.map((f) => {
       const rates = f.stable ? perNodeRates(f.stable) : undefined;
       const up =
-        f.allUpMs !== undefined ? s(f.allUpMs) : f.join.simMs === 0 ? 'not run' : `not reached (${f.join.allUpNodes}/${f.nodes} nodes after ${s(f.join.simMs)} s)`;
+        f.allUpMs !== undefined
+          ? s(f.allUpMs)
+          : f.join.simMs === 0
+            ? 'not run'
+            : `not reached (${f.join.allUpNodes}/${f.nodes} nodes after ${s(f.join.simMs)} s)`;
       return [
         String(f.nodes),
         up,
@@ -178,8 +223,8 @@ function joinTable(figures: readonly SizeFigures[]): Table {
     }),
     note:
       'simulated time from the start of the nodes (spread over the first second; the first seed forms the cluster after seedNodeTimeoutMs when nobody answers), polled every 100 ms. ' +
-      'then converged: until every node\'s state was seen by every member (the leader acts only then). Steady state: a 3 s window starting 1 s after that; heartbeats = Heartbeat + HeartbeatAck sent, bytes = exact msgpackr frames. ' +
-      'join member records: messages weighted by the member records they carry (1 for a heartbeat or status), the work budget\'s unit. join host s and host ms per sim s: wall-clock this machine spent simulating the whole cluster.',
+      "then converged: until every node's state was seen by every member (the leader acts only then). Steady state: a 3 s window starting 1 s after that; heartbeats = Heartbeat + HeartbeatAck sent, bytes = exact msgpackr frames. " +
+      "join member records: messages weighted by the member records they carry (1 for a heartbeat or status), the work budget's unit. join host s and host ms per sim s: wall-clock this machine spent simulating the whole cluster.",
   };
 }
 
@@ -201,7 +246,17 @@ function cutTable(figures: readonly SizeFigures[]): Table {
   });
   return {
     title: 'Scenario 8: non-transitive cut (two nodes lose each other, both still reach everyone else)',
-    headers: ['N', 'cut pair', 'decisions (who downed whom, s after the cut)', 'downed twice', 'sides acting', 'others downed', 'pair survivors', 'all live agree s', 'stopped'],
+    headers: [
+      'N',
+      'cut pair',
+      'decisions (who downed whom, s after the cut)',
+      'downed twice',
+      'sides acting',
+      'others downed',
+      'pair survivors',
+      'all live agree s',
+      'stopped',
+    ],
     rows,
     note:
       'n<i> is bench@127.0.0.1:<30000+i> (address order = index order). A decision is one distinct down stamp; its deciders are the nodes whose views showed it first ' +
@@ -218,7 +273,9 @@ function killTable(figures: readonly SizeFigures[]): Table {
       String(f.nodes),
       node(k.victim),
       s(k.firstUnreachableMs),
-      first === undefined ? 'never' : `${s(first.atMs)} by ${by(first.deciders)}${k.decisions.length > 1 ? ` (${k.decisions.length} distinct stamps)` : ''}`,
+      first === undefined
+        ? 'never'
+        : `${s(first.atMs)} by ${by(first.deciders)}${k.decisions.length > 1 ? ` (${k.decisions.length} distinct stamps)` : ''}`,
       s(k.allSeeDownMs),
       fmt(k.hostS),
       '-',
@@ -226,7 +283,15 @@ function killTable(figures: readonly SizeFigures[]): Table {
   });
   return {
     title: 'Scenario 8: SIGKILL stand-in (highest address isolated and stopped, no leave)',
-    headers: ['N', 'victim', 'first marked unreachable s', 'decided down s (by)', 'every live node sees it down s', 'host s', 'stopped'],
+    headers: [
+      'N',
+      'victim',
+      'first marked unreachable s',
+      'decided down s (by)',
+      'every live node sees it down s',
+      'host s',
+      'stopped',
+    ],
     rows,
     note: 'simulated seconds from the kill, polled every 100 ms; run after the cut, so one node of the cut pair is already down.',
   };
@@ -237,8 +302,12 @@ export function report(figures: readonly SizeFigures[], budget: number): Scenari
   const headlines = figures.map((f) => {
     if (f.stable === undefined) return `S8 N=${f.nodes}: ${f.stopped ?? 'no steady state'} (ring: ${ringOf(f.config)})`;
     const r = perNodeRates(f.stable);
-    const cut = f.cut ? `; cut: ${describeDecisions(f.cut.decisions)}, ${f.cut.downedTwice.length === 0 ? 'nobody downed twice' : 'someone downed twice'}, ${f.cut.bothSidesActed ? 'both sides acted' : 'one side acted'}` : '';
-    const kill = f.kill ? `; SIGKILL downed after ${s([...f.kill.decisions].sort((x, y) => x.atMs - y.atMs)[0]?.atMs)} s, all saw it ${s(f.kill.allSeeDownMs)} s` : '';
+    const cut = f.cut
+      ? `; cut: ${describeDecisions(f.cut.decisions)}, ${f.cut.downedTwice.length === 0 ? 'nobody downed twice' : 'someone downed twice'}, ${f.cut.bothSidesActed ? 'both sides acted' : 'one side acted'}`
+      : '';
+    const kill = f.kill
+      ? `; SIGKILL downed after ${s([...f.kill.decisions].sort((x, y) => x.atMs - y.atMs)[0]?.atMs)} s, all saw it ${s(f.kill.allSeeDownMs)} s`
+      : '';
     return `S8 N=${f.nodes}: all Up after ${s(f.allUpMs)} s (sim, ${fmt(f.join.hostS)} s host); ${fmt(r.heartbeats)} heartbeats, ${fmt(r.gossip)} gossip (${fmtBytes(r.gossipBytes)}) per node per s${cut}${kill}; ${f.work.toLocaleString('en-US')} member records sent, ${fmt(f.hostS)} s host in all`;
   });
   const panels: ChartPanel[] =
@@ -250,14 +319,24 @@ export function report(figures: readonly SizeFigures[], budget: number): Scenari
             unit: 'msgs',
             log: false,
             groups: done.map((f) => `N=${f.nodes}`),
-            series: [{ label: 'Heartbeat + ack', values: done.map((f) => perNodeRates(f.stable as NonNullable<SizeFigures['stable']>).heartbeats) }],
+            series: [
+              {
+                label: 'Heartbeat + ack',
+                values: done.map((f) => perNodeRates(f.stable as NonNullable<SizeFigures['stable']>).heartbeats),
+              },
+            ],
           },
           {
             title: 'S8 gossip bytes per node per second (steady)',
             unit: 'bytes',
             log: false,
             groups: done.map((f) => `N=${f.nodes}`),
-            series: [{ label: 'Gossip', values: done.map((f) => perNodeRates(f.stable as NonNullable<SizeFigures['stable']>).gossipBytes) }],
+            series: [
+              {
+                label: 'Gossip',
+                values: done.map((f) => perNodeRates(f.stable as NonNullable<SizeFigures['stable']>).gossipBytes),
+              },
+            ],
           },
         ];
   return {

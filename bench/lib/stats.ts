@@ -10,7 +10,8 @@ export function summarize(samples: readonly number[]): Summary {
   if (samples.length === 0) return { median: Number.NaN, p99: Number.NaN, n: 0 };
   const sorted = [...samples].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
-  const median = sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  const median =
+    sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
   // Nearest rank: with fewer than 100 samples the p99 is the maximum, which is what a reader should assume.
   const rank = Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1);
   return { median, p99: sorted[rank] as number, n: sorted.length };

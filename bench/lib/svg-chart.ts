@@ -32,7 +32,9 @@ function renderPanel(panel: ChartPanel): string {
   const plotW = PANEL_W - PLOT.left - PLOT.right;
   const plotH = PANEL_H - PLOT.top - PLOT.bottom;
   const values = panel.series.flatMap((s) => s.values).filter((v) => Number.isFinite(v) && (!panel.log || v > 0));
-  const out: string[] = [`<text x="${PANEL_W / 2}" y="20" text-anchor="middle" font-size="13" font-weight="bold">${escape(panel.title)}</text>`];
+  const out: string[] = [
+    `<text x="${PANEL_W / 2}" y="20" text-anchor="middle" font-size="13" font-weight="bold">${escape(panel.title)}</text>`,
+  ];
   if (values.length === 0) return out.join('');
   const scale = panel.log ? logScale(values, plotH) : linearScale(values, plotH);
   out.push(`<g transform="translate(${PLOT.left},${PLOT.top})">`);
@@ -41,8 +43,12 @@ function renderPanel(panel: ChartPanel): string {
     out.push(`<line x1="0" x2="${plotW}" y1="${ty}" y2="${ty}" stroke="#e3e3e3"/>`);
     out.push(`<text x="-6" y="${ty + 4}" text-anchor="end" fill="#444">${escape(shortNumber(tick))}</text>`);
   }
-  out.push(`<line x1="0" x2="0" y1="0" y2="${plotH}" stroke="#888"/><line x1="0" x2="${plotW}" y1="${plotH}" y2="${plotH}" stroke="#888"/>`);
-  out.push(`<text transform="translate(-52,${plotH / 2}) rotate(-90)" text-anchor="middle" fill="#444">${escape(panel.unit)}${panel.log ? ' (log)' : ''}</text>`);
+  out.push(
+    `<line x1="0" x2="0" y1="0" y2="${plotH}" stroke="#888"/><line x1="0" x2="${plotW}" y1="${plotH}" y2="${plotH}" stroke="#888"/>`,
+  );
+  out.push(
+    `<text transform="translate(-52,${plotH / 2}) rotate(-90)" text-anchor="middle" fill="#444">${escape(panel.unit)}${panel.log ? ' (log)' : ''}</text>`,
+  );
   const groupW = plotW / panel.groups.length;
   const barW = Math.min(40, (groupW * 0.8) / panel.series.length);
   panel.groups.forEach((group, g) => {
@@ -51,16 +57,22 @@ function renderPanel(panel: ChartPanel): string {
       const value = series.values[g] ?? Number.NaN;
       const bx = gx + s * barW;
       if (!Number.isFinite(value) || (panel.log && value <= 0)) {
-        out.push(`<text x="${bx + barW / 2}" y="${plotH - 4}" text-anchor="middle" font-size="9" fill="#999">${Number.isFinite(value) ? '0' : 'n/a'}</text>`);
+        out.push(
+          `<text x="${bx + barW / 2}" y="${plotH - 4}" text-anchor="middle" font-size="9" fill="#999">${Number.isFinite(value) ? '0' : 'n/a'}</text>`,
+        );
         return;
       }
       const h = Math.max(1, scale.y(value));
       out.push(
         `<rect x="${bx + 1}" y="${plotH - h}" width="${barW - 2}" height="${h}" fill="${COLORS[s % COLORS.length]}"><title>${escape(`${series.label}, ${group}: ${fmt(value)} ${panel.unit}`)}</title></rect>`,
       );
-      out.push(`<text x="${bx + barW / 2}" y="${plotH - h - 3}" text-anchor="middle" font-size="9" fill="#222">${escape(shortNumber(value))}</text>`);
+      out.push(
+        `<text x="${bx + barW / 2}" y="${plotH - h - 3}" text-anchor="middle" font-size="9" fill="#222">${escape(shortNumber(value))}</text>`,
+      );
     });
-    out.push(`<text x="${g * groupW + groupW / 2}" y="${plotH + 15}" text-anchor="middle" fill="#222">${escape(group)}</text>`);
+    out.push(
+      `<text x="${g * groupW + groupW / 2}" y="${plotH + 15}" text-anchor="middle" fill="#222">${escape(group)}</text>`,
+    );
   });
   panel.series.forEach((series, s) => {
     const ly = plotH + 32 + s * 14;

@@ -9,7 +9,9 @@ export interface Table {
 }
 
 export function renderText(table: Table): string {
-  const widths = table.headers.map((header, i) => Math.max(header.length, ...table.rows.map((row) => (row[i] ?? '').length)));
+  const widths = table.headers.map((header, i) =>
+    Math.max(header.length, ...table.rows.map((row) => (row[i] ?? '').length)),
+  );
   const line = (cells: readonly string[]): string =>
     cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ');
   const out = [`== ${table.title}`, line(table.headers), widths.map((w) => '-'.repeat(w)).join('  ')];

@@ -21,9 +21,19 @@ export class TrafficCounter {
     this.byType.set(message.type, entry);
   }
 
-  mark(): { readonly messages: number; readonly bytes: number; readonly updates: number; readonly updateBytes: number } {
+  mark(): {
+    readonly messages: number;
+    readonly bytes: number;
+    readonly updates: number;
+    readonly updateBytes: number;
+  } {
     const updates = this.byType.get('PlacementUpdate');
-    return { messages: this.messages, bytes: this.bytes, updates: updates?.messages ?? 0, updateBytes: updates?.bytes ?? 0 };
+    return {
+      messages: this.messages,
+      bytes: this.bytes,
+      updates: updates?.messages ?? 0,
+      updateBytes: updates?.bytes ?? 0,
+    };
   }
 }
 

@@ -26,7 +26,9 @@ export function checkWireSize(): void {
     for (const message of messages) {
       const real = encodeMessage(message).length;
       if (real !== wireSize(message)) {
-        throw new Error(`wire size formula is wrong for ${message.type} of ${length} bytes: ${wireSize(message)} vs ${real}`);
+        throw new Error(
+          `wire size formula is wrong for ${message.type} of ${length} bytes: ${wireSize(message)} vs ${real}`,
+        );
       }
     }
   }

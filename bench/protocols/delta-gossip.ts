@@ -41,7 +41,10 @@ class DeltaNode extends MapGossipNode {
   }
 
   private deltaTick(): void {
-    if (this.peers.length === 0 || this.peers.every((peer) => (this.sent.get(peer.toString()) ?? 0) >= this.deltas.length)) {
+    if (
+      this.peers.length === 0 ||
+      this.peers.every((peer) => (this.sent.get(peer.toString()) ?? 0) >= this.deltas.length)
+    ) {
       return;
     }
     const slice = Math.min(DELTA_SLICE, this.peers.length);
@@ -103,4 +106,8 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-export const deltaGossipProtocol: Protocol = mapGossipProtocol('delta', 'delta gossip 400 ms x 3 (Akka-style)', DeltaNode);
+export const deltaGossipProtocol: Protocol = mapGossipProtocol(
+  'delta',
+  'delta gossip 400 ms x 3 (Akka-style)',
+  DeltaNode,
+);

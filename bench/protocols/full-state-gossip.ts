@@ -14,7 +14,12 @@ const REPLY = 1;
 class FullStateNode extends MapGossipNode {
   constructor(context: SimContext, preloaded: ReadonlyArray<[number, Entry]>) {
     super(context, preloaded, otherMembers(context));
-    context.clock.every(FULL_GOSSIP_MS, context.random() * FULL_GOSSIP_MS, () => this.tick(), () => !this.closed);
+    context.clock.every(
+      FULL_GOSSIP_MS,
+      context.random() * FULL_GOSSIP_MS,
+      () => this.tick(),
+      () => !this.closed,
+    );
   }
 
   private tick(): void {
@@ -33,4 +38,8 @@ class FullStateNode extends MapGossipNode {
   }
 }
 
-export const fullStateGossipProtocol: Protocol = mapGossipProtocol('full', 'full-state gossip 1 s (Pekko-style)', FullStateNode);
+export const fullStateGossipProtocol: Protocol = mapGossipProtocol(
+  'full',
+  'full-state gossip 1 s (Pekko-style)',
+  FullStateNode,
+);

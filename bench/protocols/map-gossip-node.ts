@@ -19,7 +19,8 @@ export abstract class MapGossipNode implements SimNode {
   ) {
     for (const [shardId, entry] of preloaded) this.map.mergeEntry(shardId, entry);
     this.unsubscribe = context.transport.onMessage((from, message) => {
-      if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message) && message.type === 'PlacementUpdate') this.receive(from, message.update);
+      if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message) && message.type === 'PlacementUpdate')
+        this.receive(from, message.update);
     });
   }
 

@@ -38,7 +38,12 @@ class StoreNode implements SimNode {
     this.gossip = new PlacementReplication(this.store, context.transport, staticMembership(context.self, context.all), {
       antiEntropyIntervalMs: PARKED_INTERVAL_MS,
     });
-    context.clock.every(ANTI_ENTROPY_MS, context.random() * ANTI_ENTROPY_MS, () => this.gossip.antiEntropy(), () => !this.closed);
+    context.clock.every(
+      ANTI_ENTROPY_MS,
+      context.random() * ANTI_ENTROPY_MS,
+      () => this.gossip.antiEntropy(),
+      () => !this.closed,
+    );
   }
 
   write(shardId: number, target: string): Stamp {

@@ -32,7 +32,10 @@ class YMapNode implements SimNode {
   private readonly unsubscribe: () => void;
   private readonly peers: NodeAddress[];
 
-  constructor(private readonly context: SimContext, preloaded: Uint8Array | undefined) {
+  constructor(
+    private readonly context: SimContext,
+    preloaded: Uint8Array | undefined,
+  ) {
     // Seeded client ids keep the run repeatable; Yjs would pick random ones, with the same odds.
     this.doc.clientID = Math.floor(context.random() * 2 ** 32);
     this.map = this.doc.getMap<Value>(TYPE_NAME);
@@ -48,7 +51,8 @@ class YMapNode implements SimNode {
       }
     });
     this.unsubscribe = context.transport.onMessage((from, message) => {
-      if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message) && message.type === 'PlacementUpdate') Y.applyUpdateV2(this.doc, message.update, from.toString());
+      if (isFamilyMessage(PLACEMENT_SYNC_MESSAGES, message) && message.type === 'PlacementUpdate')
+        Y.applyUpdateV2(this.doc, message.update, from.toString());
     });
   }
 

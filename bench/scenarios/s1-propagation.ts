@@ -11,7 +11,11 @@ import { fullStateGossipProtocol } from '../protocols/full-state-gossip.js';
 import { placementStoreProtocol } from '../protocols/placement-store.js';
 import type { Protocol } from '../protocols/types.js';
 
-export const PROPAGATION_PROTOCOLS: readonly Protocol[] = [placementStoreProtocol, fullStateGossipProtocol, deltaGossipProtocol];
+export const PROPAGATION_PROTOCOLS: readonly Protocol[] = [
+  placementStoreProtocol,
+  fullStateGossipProtocol,
+  deltaGossipProtocol,
+];
 const CONVERGE_LIMIT_MS = 120_000;
 const IDLE_WINDOW_MS = 10_000;
 
@@ -41,13 +45,21 @@ export async function propagation(options: BenchOptions): Promise<ScenarioResult
   for (const protocol of PROPAGATION_PROTOCOLS) {
     for (const nodes of sizes) {
       const trials = options.quick ? (nodes >= 100 ? 3 : 6) : nodes >= 100 ? 12 : 30;
-      figures.push(await withSeededMathRandom(options.seed + nodes, () => measure(protocol, nodes, trials, preload, options)));
+      figures.push(
+        await withSeededMathRandom(options.seed + nodes, () => measure(protocol, nodes, trials, preload, options)),
+      );
     }
   }
   return report(figures, sizes, preload, options);
 }
 
-function measure(protocol: Protocol, nodes: number, trials: number, preload: number, options: BenchOptions): PropagationFigures {
+function measure(
+  protocol: Protocol,
+  nodes: number,
+  trials: number,
+  preload: number,
+  options: BenchOptions,
+): PropagationFigures {
   const seed = options.seed * 7919 + nodes;
   const entries = preloadEntries(preload, nodes, seededRandom(seed));
   const cluster = buildSimCluster(protocol, { nodes, seed, delayMs: options.delayMs, preload: entries });
@@ -83,7 +95,9 @@ function measure(protocol: Protocol, nodes: number, trials: number, preload: num
       timeMs: summarize(samples.time),
       messages: summarize(samples.messages),
       bytes: summarize(samples.bytes),
-      ...(change.messages.length > 0 ? { changeMessages: summarize(change.messages), changeBytes: summarize(change.bytes) } : {}),
+      ...(change.messages.length > 0
+        ? { changeMessages: summarize(change.messages), changeBytes: summarize(change.bytes) }
+        : {}),
       idleBytesPerNodePerS: idleBytes / nodes / (IDLE_WINDOW_MS / 1000),
       hostMs: summarize(samples.host),
     };
@@ -106,7 +120,11 @@ function oneWrite(cluster: SimCluster, preload: number, countChange: boolean): W
   const shardId = Math.floor(random() * preload);
   const current = nodes[writer]?.read(shardId);
   let target = simAddress(Math.floor(random() * nodes.length)).toString();
-  if (target === current) target = pick(cluster.addresses.filter((a) => a.toString() !== current), random).toString();
+  if (target === current)
+    target = pick(
+      cluster.addresses.filter((a) => a.toString() !== current),
+      random,
+    ).toString();
   const showing = new Set<number>();
   cluster.onNodeChange = (node, shardIds) => {
     if (shardIds.includes(shardId) && nodes[node]?.read(shardId) === target) showing.add(node);
@@ -122,14 +140,27 @@ function oneWrite(cluster: SimCluster, preload: number, countChange: boolean): W
   cluster.onNodeChange = () => undefined;
   if (!converged) return undefined;
   const at = traffic.mark();
-  const outcome = { timeMs: clock.now() - start, messages: at.messages - before.messages, bytes: at.bytes - before.bytes, hostMs };
+  const outcome = {
+    timeMs: clock.now() - start,
+    messages: at.messages - before.messages,
+    bytes: at.bytes - before.bytes,
+    hostMs,
+  };
   if (!countChange) return outcome;
   clock.runUntil(() => clock.networkIdle(), clock.now() + 1_000);
   const quiet = traffic.mark();
-  return { ...outcome, change: { messages: quiet.updates - before.updates, bytes: quiet.updateBytes - before.updateBytes } };
+  return {
+    ...outcome,
+    change: { messages: quiet.updates - before.updates, bytes: quiet.updateBytes - before.updateBytes },
+  };
 }
 
-function report(figures: readonly PropagationFigures[], sizes: readonly number[], preload: number, options: BenchOptions): ScenarioResult {
+function report(
+  figures: readonly PropagationFigures[],
+  sizes: readonly number[],
+  preload: number,
+  options: BenchOptions,
+): ScenarioResult {
   const find = (protocol: string, nodes: number): PropagationFigures | undefined =>
     figures.find((f) => f.protocol === protocol && f.nodes === nodes);
   const label = (id: string): string => PROPAGATION_PROTOCOLS.find((p) => p.id === id)?.label ?? id;
@@ -153,7 +184,17 @@ function report(figures: readonly PropagationFigures[], sizes: readonly number[]
   };
   const ratios: Table = {
     title: 'Scenario 1: store relative to the baselines (median; <1 means the store is faster / smaller)',
-    headers: ['N', 'time vs full', 'time vs delta', 'bytes vs full', 'bytes vs delta', 'host vs full', 'host vs delta', 'change msgs (store)', 'change bytes (store)'],
+    headers: [
+      'N',
+      'time vs full',
+      'time vs delta',
+      'bytes vs full',
+      'bytes vs delta',
+      'host vs full',
+      'host vs delta',
+      'change msgs (store)',
+      'change bytes (store)',
+    ],
     rows: sizes.map((nodes) => {
       const s = find('store', nodes);
       const full = find('full', nodes);
@@ -178,10 +219,28 @@ function report(figures: readonly PropagationFigures[], sizes: readonly number[]
   };
   const groups = sizes.map((n) => `N=${n}`);
   const series = (pickFig: (f: PropagationFigures) => number) =>
-    PROPAGATION_PROTOCOLS.map((p) => ({ label: p.label, values: sizes.map((n) => { const f = find(p.id, n); return f ? pickFig(f) : Number.NaN; }) }));
+    PROPAGATION_PROTOCOLS.map((p) => ({
+      label: p.label,
+      values: sizes.map((n) => {
+        const f = find(p.id, n);
+        return f ? pickFig(f) : Number.NaN;
+      }),
+    }));
   const panels: ChartPanel[] = [
-    { title: 'S1 propagation time, median (simulated ms)', unit: 'ms', log: true, groups, series: series((f) => f.timeMs.median) },
-    { title: 'S1 bytes sent until converged, median', unit: 'bytes', log: true, groups, series: series((f) => f.bytes.median) },
+    {
+      title: 'S1 propagation time, median (simulated ms)',
+      unit: 'ms',
+      log: true,
+      groups,
+      series: series((f) => f.timeMs.median),
+    },
+    {
+      title: 'S1 bytes sent until converged, median',
+      unit: 'bytes',
+      log: true,
+      groups,
+      series: series((f) => f.bytes.median),
+    },
   ];
   const headlines: string[] = [];
   for (const nodes of sizes) {

@@ -56,15 +56,33 @@ async function startNodes(target: { home: () => string }, received: { count: num
   const transports = await Promise.all([0, 1].map(() => TcpTransport.start({ system: 'bench' })));
   const all: NodeAddress[] = transports.map((t) => t.self);
   const strategy: AllocationStrategy = {
-    allocate: (_shardId, candidates) => candidates.find((c) => c.toString() === target.home()) ?? (candidates[0] as NodeAddress),
+    allocate: (_shardId, candidates) =>
+      candidates.find((c) => c.toString() === target.home()) ?? (candidates[0] as NodeAddress),
     rebalance: () => new Set(),
   };
   return transports.map((transport) => {
     const membership = staticMembership(transport.self, all);
-    const replica = new PlacementReplication(new PlacementStore({ node: transport.self.toString() }), transport, membership);
-    const sharding = new ClusterSharding({ transport, membership, placements: replica, config: { coordinatorWarmupMs: 0, retryIntervalMs: 200 } });
-    for (const [name, stateful] of [['Stateful', true], ['Plain', false]] as const) {
-      sharding.init({ typeName: name, behavior: behavior(received, stateful), numberOfShards: SHARDS, allocationStrategy: strategy });
+    const replica = new PlacementReplication(
+      new PlacementStore({ node: transport.self.toString() }),
+      transport,
+      membership,
+    );
+    const sharding = new ClusterSharding({
+      transport,
+      membership,
+      placements: replica,
+      config: { coordinatorWarmupMs: 0, retryIntervalMs: 200 },
+    });
+    for (const [name, stateful] of [
+      ['Stateful', true],
+      ['Plain', false],
+    ] as const) {
+      sharding.init({
+        typeName: name,
+        behavior: behavior(received, stateful),
+        numberOfShards: SHARDS,
+        allocationStrategy: strategy,
+      });
     }
     return { transport, replica, sharding };
   });
@@ -110,7 +128,10 @@ export async function delivery(options: BenchOptions): Promise<ScenarioResult> {
   home = b.transport.self.toString();
   try {
     // Both regions registered first, or the first shards would all go to the only region known (a).
-    await until(() => ['Stateful', 'Plain'].every((type) => a.sharding.stats().types[type]?.coordinator?.regions === 2), 'both regions registered');
+    await until(
+      () => ['Stateful', 'Plain'].every((type) => a.sharding.stats().types[type]?.coordinator?.regions === 2),
+      'both regions registered',
+    );
     const ids = Array.from({ length: 50 }, (_, i) => `m${i}`);
     const ref = (type: string, i: number) => a.sharding.entityRefFor(type, ids[i % ids.length] as string);
     // Warm-up: homes known, connections open; every entity on b, so each message crosses TCP.
@@ -152,7 +173,18 @@ export async function delivery(options: BenchOptions): Promise<ScenarioResult> {
     };
     const handOffWithStateMs = summarize(await handOff('Stateful'));
     const handOffWithoutStateMs = summarize(await handOff('Plain'));
-    return report({ messages, window, tellPerSecond, sendPerSecond, askPerSecond, sendMs, askMs, handOffWithStateMs, handOffWithoutStateMs, entities });
+    return report({
+      messages,
+      window,
+      tellPerSecond,
+      sendPerSecond,
+      askPerSecond,
+      sendMs,
+      askMs,
+      handOffWithStateMs,
+      handOffWithoutStateMs,
+      entities,
+    });
   } finally {
     for (const node of nodes) {
       await node.sharding.shutdown();
@@ -178,8 +210,18 @@ function report(f: Figures): ScenarioResult {
       title: `S10 hand-off of one shard of ${f.entities} entities, from rebalanceNow to the first answer on the new home`,
       headers: ['', 'median ms', 'p99 ms', 'trials'],
       rows: [
-        [`with ${STATE_BYTES} B of state per entity`, fmt(f.handOffWithStateMs.median, 1), fmt(f.handOffWithStateMs.p99, 1), String(f.handOffWithStateMs.n)],
-        ['without state', fmt(f.handOffWithoutStateMs.median, 1), fmt(f.handOffWithoutStateMs.p99, 1), String(f.handOffWithoutStateMs.n)],
+        [
+          `with ${STATE_BYTES} B of state per entity`,
+          fmt(f.handOffWithStateMs.median, 1),
+          fmt(f.handOffWithStateMs.p99, 1),
+          String(f.handOffWithStateMs.n),
+        ],
+        [
+          'without state',
+          fmt(f.handOffWithoutStateMs.median, 1),
+          fmt(f.handOffWithoutStateMs.p99, 1),
+          String(f.handOffWithoutStateMs.n),
+        ],
       ],
       note: 'The state travels old host -> coordinator -> new host in chunks of stateChunkBytes (256 KiB).',
     },

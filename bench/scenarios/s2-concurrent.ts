@@ -46,7 +46,9 @@ export async function concurrentOperators(options: BenchOptions): Promise<Scenar
   for (const writers of ks) {
     const trials = options.quick ? (writers >= 32 ? 1 : 5) : writers >= 32 ? 8 : 20;
     for (const protocol of [placementStoreProtocol, plainYMapProtocol]) {
-      network.push(await withSeededMathRandom(options.seed + writers, () => overNetwork(protocol, writers, trials, options)));
+      network.push(
+        await withSeededMathRandom(options.seed + writers, () => overNetwork(protocol, writers, trials, options)),
+      );
     }
     const conflicts = options.quick ? 200 : 1000;
     offline.push(offlineStore(writers, conflicts, options.seed));
@@ -63,7 +65,12 @@ function overNetwork(protocol: Protocol, writers: number, trials: number, option
   let violations = 0;
   for (let trial = 0; trial < trials; trial++) {
     // A fresh cluster per trial: new skews and new Yjs client ids, so each trial is an independent conflict.
-    const cluster = buildSimCluster(protocol, { nodes, seed: options.seed * 104_729 + writers * 1000 + trial, delayMs: options.delayMs, skewMs: SKEW_MS });
+    const cluster = buildSimCluster(protocol, {
+      nodes,
+      seed: options.seed * 104_729 + writers * 1000 + trial,
+      delayMs: options.delayMs,
+      skewMs: SKEW_MS,
+    });
     try {
       const { clock, random } = cluster;
       clock.advanceTo(100 + Math.floor(random() * 1000));
@@ -96,7 +103,11 @@ function overNetwork(protocol: Protocol, writers: number, trials: number, option
         const greatest = list.reduce((a, b) => (compareStamps(a.stamp, b.stamp) >= 0 ? a : b));
         for (const node of cluster.nodes) {
           const stamp = node.stamp(shardId);
-          if (node.read(shardId) !== greatest.target || stamp === undefined || compareStamps(stamp, greatest.stamp) !== 0) {
+          if (
+            node.read(shardId) !== greatest.target ||
+            stamp === undefined ||
+            compareStamps(stamp, greatest.stamp) !== 0
+          ) {
             violations++;
             if (shardId === SHARED_SHARD) lost = true;
           }
@@ -107,7 +118,16 @@ function overNetwork(protocol: Protocol, writers: number, trials: number, option
       cluster.close();
     }
   }
-  return { protocol: protocol.id, writers, nodes, trials, timeMs: summarize(times), messages: summarize(messages), lostConflicts, violations };
+  return {
+    protocol: protocol.id,
+    writers,
+    nodes,
+    trials,
+    timeMs: summarize(times),
+    messages: summarize(messages),
+    lostConflicts,
+    violations,
+  };
 }
 
 /**
@@ -128,11 +148,14 @@ function offlineStore(writers: number, conflicts: number, seed: number): Offline
     });
     const greatest: Stamp[] = [];
     for (let shardId = 0; shardId < BATCH; shardId++) {
-      const writes = stores.map((store, i) => ({ store, i, at: shardId * 1000 + Math.floor(random() * JITTER_MS) })).sort((a, b) => a.at - b.at);
+      const writes = stores
+        .map((store, i) => ({ store, i, at: shardId * 1000 + Math.floor(random() * JITTER_MS) }))
+        .sort((a, b) => a.at - b.at);
       for (const { store, i, at } of writes) {
         time = at;
         const hlc = store.set(TYPE_NAME, shardId, simAddress(i).toString()).hlc;
-        if (greatest[shardId] === undefined || compareStamps(hlc, greatest[shardId] as Stamp) > 0) greatest[shardId] = hlc;
+        if (greatest[shardId] === undefined || compareStamps(hlc, greatest[shardId] as Stamp) > 0)
+          greatest[shardId] = hlc;
       }
     }
     const hub = stores[0] as PlacementStore;
@@ -153,7 +176,12 @@ function offlineYMap(writers: number, conflicts: number, seed: number): OfflineF
     const docs = Array.from({ length: writers }, (_, i) => {
       const doc = new Y.Doc();
       doc.clientID = Math.floor(random() * 2 ** 32);
-      return { doc, map: doc.getMap<readonly [string, number, string]>(TYPE_NAME), skew: Math.round((random() * 2 - 1) * SKEW_MS), node: simAddress(i).toString() };
+      return {
+        doc,
+        map: doc.getMap<readonly [string, number, string]>(TYPE_NAME),
+        skew: Math.round((random() * 2 - 1) * SKEW_MS),
+        node: simAddress(i).toString(),
+      };
     });
     const greatest: Stamp[] = [];
     for (let shardId = 0; shardId < BATCH; shardId++) {
@@ -161,11 +189,13 @@ function offlineYMap(writers: number, conflicts: number, seed: number): OfflineF
         const wallMs = EPOCH_MS + shardId * 1000 + Math.floor(random() * JITTER_MS) + skew;
         map.set(String(shardId), [node, wallMs, node]);
         const stamp = { wallMs, counter: 0, node };
-        if (greatest[shardId] === undefined || compareStamps(stamp, greatest[shardId] as Stamp) > 0) greatest[shardId] = stamp;
+        if (greatest[shardId] === undefined || compareStamps(stamp, greatest[shardId] as Stamp) > 0)
+          greatest[shardId] = stamp;
       }
     }
     const hub = docs[0] as (typeof docs)[number];
-    for (const { doc } of docs.slice(1)) Y.applyUpdateV2(hub.doc, Y.encodeStateAsUpdateV2(doc, Y.encodeStateVector(hub.doc)));
+    for (const { doc } of docs.slice(1))
+      Y.applyUpdateV2(hub.doc, Y.encodeStateAsUpdateV2(doc, Y.encodeStateVector(hub.doc)));
     for (let shardId = 0; shardId < BATCH; shardId++) {
       const value = hub.map.get(String(shardId));
       const best = greatest[shardId] as Stamp;
@@ -176,12 +206,25 @@ function offlineYMap(writers: number, conflicts: number, seed: number): OfflineF
   return { protocol: 'ymap', writers, conflicts, lostConflicts: lost };
 }
 
-function report(network: readonly NetworkFigures[], offline: readonly OfflineFigures[], ks: readonly number[]): ScenarioResult {
+function report(
+  network: readonly NetworkFigures[],
+  offline: readonly OfflineFigures[],
+  ks: readonly number[],
+): ScenarioResult {
   const label = (id: string): string => (id === 'store' ? placementStoreProtocol.label : plainYMapProtocol.label);
   const share = (f: OfflineFigures): number => f.lostConflicts / f.conflicts;
   const main: Table = {
     title: 'Scenario 2: K concurrent writers (same shard + one shard each, same instant, clocks skewed +-50 ms)',
-    headers: ['protocol', 'K', 'N', 'time to equal ms (sim)', 'messages', 'conflicts lost (network)', 'violations', 'conflicts lost (offline)'],
+    headers: [
+      'protocol',
+      'K',
+      'N',
+      'time to equal ms (sim)',
+      'messages',
+      'conflicts lost (network)',
+      'violations',
+      'conflicts lost (offline)',
+    ],
     rows: network.map((f) => {
       const off = offline.find((o) => o.protocol === f.protocol && o.writers === f.writers);
       return [

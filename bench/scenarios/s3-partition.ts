@@ -32,7 +32,9 @@ export async function partitionHeal(options: BenchOptions): Promise<ScenarioResu
   for (const protocol of PROPAGATION_PROTOCOLS) {
     for (const nodes of sizes) {
       const trials = options.quick ? 3 : 10;
-      figures.push(await withSeededMathRandom(options.seed + 3 * nodes, () => measure(protocol, nodes, trials, options)));
+      figures.push(
+        await withSeededMathRandom(options.seed + 3 * nodes, () => measure(protocol, nodes, trials, options)),
+      );
     }
   }
   return report(figures, sizes);
@@ -71,7 +73,10 @@ function measure(protocol: Protocol, nodes: number, trials: number, options: Ben
       }
       writes += plan.length;
       clock.advanceTo(start + PARTITION_MS);
-      const agreement = new Agreement(cluster.nodes, Array.from({ length: PRELOAD }, (_, i) => i));
+      const agreement = new Agreement(
+        cluster.nodes,
+        Array.from({ length: PRELOAD }, (_, i) => i),
+      );
       cluster.onNodeChange = (node, shardIds) => agreement.update(node, shardIds);
       network.heal();
       const healedAt = clock.now();
@@ -88,15 +93,34 @@ function measure(protocol: Protocol, nodes: number, trials: number, options: Ben
       cluster.close();
     }
   }
-  return { protocol: protocol.id, nodes, trials, failed, writes, timeMs: summarize(times), messages: summarize(messages), bytes: summarize(bytes) };
+  return {
+    protocol: protocol.id,
+    nodes,
+    trials,
+    failed,
+    writes,
+    timeMs: summarize(times),
+    messages: summarize(messages),
+    bytes: summarize(bytes),
+  };
 }
 
 function report(figures: readonly HealFigures[], sizes: readonly number[]): ScenarioResult {
   const label = (id: string): string => PROPAGATION_PROTOCOLS.find((p) => p.id === id)?.label ?? id;
-  const find = (id: string, nodes: number): HealFigures | undefined => figures.find((f) => f.protocol === id && f.nodes === nodes);
+  const find = (id: string, nodes: number): HealFigures | undefined =>
+    figures.find((f) => f.protocol === id && f.nodes === nodes);
   const main: Table = {
     title: `Scenario 3: partition into two halves for ${PARTITION_MS / 1000} s (${WRITES_PER_NODE_PER_S} write/node/s over ${PRELOAD} preloaded shards), then heal`,
-    headers: ['protocol', 'N', 'time to converge ms (sim)', 'messages', 'bytes', 'store time ratio', 'store bytes ratio', 'failed'],
+    headers: [
+      'protocol',
+      'N',
+      'time to converge ms (sim)',
+      'messages',
+      'bytes',
+      'store time ratio',
+      'store bytes ratio',
+      'failed',
+    ],
     rows: figures.map((f) => {
       const store = find('store', f.nodes);
       return [
@@ -120,7 +144,10 @@ function report(figures: readonly HealFigures[], sizes: readonly number[]): Scen
       unit: 'ms',
       log: true,
       groups: sizes.map((n) => `N=${n}`),
-      series: PROPAGATION_PROTOCOLS.map((p) => ({ label: p.label, values: sizes.map((n) => find(p.id, n)?.timeMs.median ?? Number.NaN) })),
+      series: PROPAGATION_PROTOCOLS.map((p) => ({
+        label: p.label,
+        values: sizes.map((n) => find(p.id, n)?.timeMs.median ?? Number.NaN),
+      })),
     },
   ];
   const headlines = sizes.map((nodes) => {
@@ -133,5 +160,12 @@ function report(figures: readonly HealFigures[], sizes: readonly number[]): Scen
       `(full-state ${fmtBytes(full?.bytes.median ?? Number.NaN)}, delta ${fmtBytes(delta?.bytes.median ?? Number.NaN)})`
     );
   });
-  return { id: 's3', title: 'Partition and heal', tables: [main], data: { preload: PRELOAD, partitionMs: PARTITION_MS, figures }, headlines, panels };
+  return {
+    id: 's3',
+    title: 'Partition and heal',
+    tables: [main],
+    data: { preload: PRELOAD, partitionMs: PARTITION_MS, figures },
+    headlines,
+    panels,
+  };
 }

@@ -70,7 +70,9 @@ export async function growth(options: BenchOptions): Promise<ScenarioResult> {
 function checkHistories(overwrites: number, seed: number): HistoryCheck {
   const store = checkStoreHistory(overwrites, seed);
   if (store.differences > 0) {
-    throw new Error(`S4: the written store history differs from ten replicas' in ${store.differences} of ${store.items} items`);
+    throw new Error(
+      `S4: the written store history differs from ten replicas' in ${store.differences} of ${store.items} items`,
+    );
   }
   const ymap = checkYMapHistory(overwrites, seed);
   return {
@@ -133,28 +135,33 @@ function measure(subject: Subject, overwrites: number, buildSeconds: number, tri
 /** The store with its whole history, then the same replica after `compact()`. */
 function measureStore(sizes: readonly number[], trials: (n: number) => number, seed: number): GrowthFigures[] {
   const history = new StoreHistory();
-  const figures = atSizes(sizes, seed, (writes) => history.round(writes), (overwrites, buildSeconds) => {
-    const now = history.now;
-    const replica = history.replica();
-    const subject = (implementation: 'store' | 'compacted'): Subject => ({
-      implementation,
-      stateBytes: replica.encodeDiff(EMPTY_STATE_VECTOR).length,
-      liveKeys: replica.stats().slots + replica.stats().baseSlots,
-      bootstrap: () => {
-        // Automatic compaction off, so that a bootstrap costs what applying the state costs.
-        const fresh = new PlacementStore({ node: 'fresh', now: () => now, compactAfterItems: Infinity });
-        fresh.applyUpdate(replica.encodeDiff(fresh.encodeStateVector()));
-        return fresh;
-      },
-      // A peer in sync has the same state vector as the replica.
-      inSyncDiff: () => replica.encodeDiff(replica.encodeStateVector()),
-    });
-    const whole = measure(subject('store'), overwrites, buildSeconds, trials(overwrites));
-    const compactMs = timeMs(() => replica.compact());
-    replica.releasePreviousGeneration();
-    const compacted = { ...measure(subject('compacted'), overwrites, buildSeconds, trials(overwrites)), compactMs };
-    return [whole, compacted];
-  });
+  const figures = atSizes(
+    sizes,
+    seed,
+    (writes) => history.round(writes),
+    (overwrites, buildSeconds) => {
+      const now = history.now;
+      const replica = history.replica();
+      const subject = (implementation: 'store' | 'compacted'): Subject => ({
+        implementation,
+        stateBytes: replica.encodeDiff(EMPTY_STATE_VECTOR).length,
+        liveKeys: replica.stats().slots + replica.stats().baseSlots,
+        bootstrap: () => {
+          // Automatic compaction off, so that a bootstrap costs what applying the state costs.
+          const fresh = new PlacementStore({ node: 'fresh', now: () => now, compactAfterItems: Infinity });
+          fresh.applyUpdate(replica.encodeDiff(fresh.encodeStateVector()));
+          return fresh;
+        },
+        // A peer in sync has the same state vector as the replica.
+        inSyncDiff: () => replica.encodeDiff(replica.encodeStateVector()),
+      });
+      const whole = measure(subject('store'), overwrites, buildSeconds, trials(overwrites));
+      const compactMs = timeMs(() => replica.compact());
+      replica.releasePreviousGeneration();
+      const compacted = { ...measure(subject('compacted'), overwrites, buildSeconds, trials(overwrites)), compactMs };
+      return [whole, compacted];
+    },
+  );
   history.destroy();
   return figures.flat();
 }
@@ -162,20 +169,25 @@ function measureStore(sizes: readonly number[], trials: (n: number) => number, s
 function measureYMap(sizes: readonly number[], trials: (n: number) => number, seed: number): GrowthFigures[] {
   const history = new YMapHistory(seed);
   const hub = history.doc;
-  const figures = atSizes(sizes, seed, (writes) => history.round(writes), (overwrites, buildSeconds) => {
-    const subject: Subject = {
-      implementation: 'ymap',
-      stateBytes: Y.encodeStateAsUpdateV2(hub).length,
-      liveKeys: hub.getMap(TYPE_NAME).size,
-      bootstrap: () => {
-        const fresh = new Y.Doc();
-        Y.applyUpdateV2(fresh, Y.encodeStateAsUpdateV2(hub, Y.encodeStateVector(fresh)));
-        return fresh;
-      },
-      inSyncDiff: () => Y.encodeStateAsUpdateV2(hub, Y.encodeStateVector(hub)),
-    };
-    return measure(subject, overwrites, buildSeconds, trials(overwrites));
-  });
+  const figures = atSizes(
+    sizes,
+    seed,
+    (writes) => history.round(writes),
+    (overwrites, buildSeconds) => {
+      const subject: Subject = {
+        implementation: 'ymap',
+        stateBytes: Y.encodeStateAsUpdateV2(hub).length,
+        liveKeys: hub.getMap(TYPE_NAME).size,
+        bootstrap: () => {
+          const fresh = new Y.Doc();
+          Y.applyUpdateV2(fresh, Y.encodeStateAsUpdateV2(hub, Y.encodeStateVector(fresh)));
+          return fresh;
+        },
+        inSyncDiff: () => Y.encodeStateAsUpdateV2(hub, Y.encodeStateVector(hub)),
+      };
+      return measure(subject, overwrites, buildSeconds, trials(overwrites));
+    },
+  );
   hub.destroy();
   return figures;
 }
@@ -232,12 +244,26 @@ function repeat(times: number, fn: () => Uint8Array): { ms: Summary; bytes: numb
 }
 
 function report(figures: readonly GrowthFigures[], sizes: readonly number[], check: HistoryCheck): ScenarioResult {
-  const label = { store: 'placement store (ours)', compacted: 'placement store, compacted', ymap: 'plain Y.Map', json: 'plain JSON map' } as const;
+  const label = {
+    store: 'placement store (ours)',
+    compacted: 'placement store, compacted',
+    ymap: 'plain Y.Map',
+    json: 'plain JSON map',
+  } as const;
   const find = (impl: GrowthFigures['implementation'], n: number): GrowthFigures | undefined =>
     figures.find((f) => f.implementation === impl && f.overwrites === n);
   const main: Table = {
     title: `Scenario 4: growth (${WRITERS} writers, ${SHARDS.toLocaleString('en-US')} shards, a sync every ${BATCH} writes per writer)`,
-    headers: ['implementation', 'overwrites', 'state bytes', 'live keys', 'replica heap', 'bootstrap ms', 'in-sync diff ms', 'in-sync diff bytes'],
+    headers: [
+      'implementation',
+      'overwrites',
+      'state bytes',
+      'live keys',
+      'replica heap',
+      'bootstrap ms',
+      'in-sync diff ms',
+      'in-sync diff bytes',
+    ],
     rows: figures.map((f) => [
       label[f.implementation],
       f.overwrites.toLocaleString('en-US'),
@@ -259,25 +285,39 @@ function report(figures: readonly GrowthFigures[], sizes: readonly number[], che
   };
   const ratios: Table = {
     title: 'Scenario 4: store relative to the baselines (same run)',
-    headers: ['replica', 'overwrites', 'state vs JSON', 'state vs Y.Map', 'heap vs JSON', 'heap vs Y.Map', 'bootstrap vs JSON', 'bootstrap vs Y.Map', 'in-sync diff vs JSON full', 'in-sync diff vs Y.Map'],
-    rows: (['store', 'compacted'] as const).flatMap((impl) => sizes.map((n) => {
-      const s = find(impl, n);
-      const j = find('json', n);
-      const y = find('ymap', n);
-      const r = (get: (f: GrowthFigures) => number, base: GrowthFigures | undefined): string => (s && base ? fmtRatio(ratio(get(s), get(base))) : 'n/a');
-      return [
-        impl === 'store' ? 'whole history' : 'compacted',
-        n.toLocaleString('en-US'),
-        r((f) => f.stateBytes, j),
-        r((f) => f.stateBytes, y),
-        r((f) => f.replicaHeapBytes, j),
-        r((f) => f.replicaHeapBytes, y),
-        r((f) => f.bootstrapMs.median, j),
-        r((f) => f.bootstrapMs.median, y),
-        r((f) => f.inSyncDiffMs.median, j),
-        r((f) => f.inSyncDiffMs.median, y),
-      ];
-    })),
+    headers: [
+      'replica',
+      'overwrites',
+      'state vs JSON',
+      'state vs Y.Map',
+      'heap vs JSON',
+      'heap vs Y.Map',
+      'bootstrap vs JSON',
+      'bootstrap vs Y.Map',
+      'in-sync diff vs JSON full',
+      'in-sync diff vs Y.Map',
+    ],
+    rows: (['store', 'compacted'] as const).flatMap((impl) =>
+      sizes.map((n) => {
+        const s = find(impl, n);
+        const j = find('json', n);
+        const y = find('ymap', n);
+        const r = (get: (f: GrowthFigures) => number, base: GrowthFigures | undefined): string =>
+          s && base ? fmtRatio(ratio(get(s), get(base))) : 'n/a';
+        return [
+          impl === 'store' ? 'whole history' : 'compacted',
+          n.toLocaleString('en-US'),
+          r((f) => f.stateBytes, j),
+          r((f) => f.stateBytes, y),
+          r((f) => f.replicaHeapBytes, j),
+          r((f) => f.replicaHeapBytes, y),
+          r((f) => f.bootstrapMs.median, j),
+          r((f) => f.bootstrapMs.median, y),
+          r((f) => f.inSyncDiffMs.median, j),
+          r((f) => f.inSyncDiffMs.median, y),
+        ];
+      }),
+    ),
   };
   const panels: ChartPanel[] = [
     {
@@ -285,7 +325,10 @@ function report(figures: readonly GrowthFigures[], sizes: readonly number[], che
       unit: 'bytes',
       log: true,
       groups: sizes.map((n) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`)),
-      series: (['store', 'compacted', 'ymap', 'json'] as const).map((impl) => ({ label: label[impl], values: sizes.map((n) => find(impl, n)?.stateBytes ?? Number.NaN) })),
+      series: (['store', 'compacted', 'ymap', 'json'] as const).map((impl) => ({
+        label: label[impl],
+        values: sizes.map((n) => find(impl, n)?.stateBytes ?? Number.NaN),
+      })),
     },
   ];
   const headlines = sizes.flatMap((n) => {
@@ -305,5 +348,12 @@ function report(figures: readonly GrowthFigures[], sizes: readonly number[], che
         `(${fmtRatio(ratio(c.bootstrapMs.median, j.bootstrapMs.median))} of JSON, ${fmtRatio(ratio(c.bootstrapMs.median, s.bootstrapMs.median))} of the whole history)`,
     ];
   });
-  return { id: 's4', title: 'Growth', tables: [main, ratios], data: { shards: SHARDS, writers: WRITERS, batch: BATCH, check, figures }, headlines, panels };
+  return {
+    id: 's4',
+    title: 'Growth',
+    tables: [main, ratios],
+    data: { shards: SHARDS, writers: WRITERS, batch: BATCH, check, figures },
+    headlines,
+    panels,
+  };
 }

@@ -4,7 +4,11 @@
 import { PlacementStore } from '../../crdt/index.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import { explicitPlacementState } from '../../src/sharding/placements/external-allocation-controller.js';
-import { LeastShardAllocationStrategy, externalAllocationStrategy, type AllocationStrategy } from '../../src/sharding/strategies/index.js';
+import {
+  LeastShardAllocationStrategy,
+  externalAllocationStrategy,
+  type AllocationStrategy,
+} from '../../src/sharding/strategies/index.js';
 import { timeMs } from '../lib/heap.js';
 import type { BenchOptions, ChartPanel, ScenarioResult } from '../lib/scenario.js';
 import { seededRandom, shuffled } from '../lib/seeded-random.js';
@@ -35,7 +39,10 @@ export async function allocationCost(options: BenchOptions): Promise<ScenarioRes
   for (let shardId = 0; shardId < SHARDS; shardId++) if (!free.includes(shardId)) sets[shardId % NODES]?.add(shardId);
   const currentShards = new Map(candidates.map((address, i) => [address.toString(), sets[i] as ReadonlySet<number>]));
   const store = new PlacementStore({ node: 'operator' });
-  const pinned = shuffled(Array.from({ length: SHARDS - 2 }, (_, i) => i), random).slice(0, PINS - 1);
+  const pinned = shuffled(
+    Array.from({ length: SHARDS - 2 }, (_, i) => i),
+    random,
+  ).slice(0, PINS - 1);
   pinned.push(SHARDS - 2); // one of the free shards is pinned: allocate takes the explicit path for it
   const targetOf = (): string => (candidates[Math.floor(random() * NODES)] as NodeAddress).toString();
   for (const shardId of pinned) store.set(TYPE_NAME, shardId, targetOf());
@@ -44,7 +51,8 @@ export async function allocationCost(options: BenchOptions): Promise<ScenarioRes
     external: externalAllocationStrategy(new LeastShardAllocationStrategy(), getState),
     'least-shard': new LeastShardAllocationStrategy(),
   };
-  const change = (): void => void store.set(TYPE_NAME, pinned[Math.floor(random() * pinned.length)] as number, targetOf());
+  const change = (): void =>
+    void store.set(TYPE_NAME, pinned[Math.floor(random() * pinned.length)] as number, targetOf());
   const allocateCalls = options.quick ? 2000 : 10_000;
   const rebalanceCalls = options.quick ? 100 : 400;
   const none = new Set<number>();
@@ -80,8 +88,11 @@ function measure(calls: number, between: (() => void) | undefined, call: (i: num
 }
 
 function report(figures: readonly CallFigures[]): ScenarioResult {
-  const find = (call: CallFigures['call'], strategy: CallFigures['strategy'], change: boolean): CallFigures | undefined =>
-    figures.find((f) => f.call === call && f.strategy === strategy && f.change === change);
+  const find = (
+    call: CallFigures['call'],
+    strategy: CallFigures['strategy'],
+    change: boolean,
+  ): CallFigures | undefined => figures.find((f) => f.call === call && f.strategy === strategy && f.change === change);
   const rows: string[][] = [];
   for (const call of ['allocate', 'rebalance'] as const) {
     for (const change of [false, true]) {
@@ -100,7 +111,15 @@ function report(figures: readonly CallFigures[]): ScenarioResult {
   }
   const main: Table = {
     title: `Scenario 5: allocation cost (${SHARDS.toLocaleString('en-US')} shards, ${NODES} nodes, ${PINS.toLocaleString('en-US')} explicit placements)`,
-    headers: ['call', 'change between calls', 'external us', 'least-shard us', 'ratio (median)', 'ratio (p99)', 'calls'],
+    headers: [
+      'call',
+      'change between calls',
+      'external us',
+      'least-shard us',
+      'ratio (median)',
+      'ratio (p99)',
+      'calls',
+    ],
     rows,
     note:
       'wall-clock microseconds per call, median / p99. external = externalAllocationStrategy(least-shard, ' +
@@ -116,7 +135,9 @@ function report(figures: readonly CallFigures[]): ScenarioResult {
       groups: ['allocate', 'allocate + change', 'rebalance', 'rebalance + change'],
       series: (['external', 'least-shard'] as const).map((strategy) => ({
         label: strategy === 'external' ? 'external (ours) over least-shard' : 'least-shard alone',
-        values: (['allocate', 'rebalance'] as const).flatMap((call) => [false, true].map((change) => find(call, strategy, change)?.us.median ?? Number.NaN)),
+        values: (['allocate', 'rebalance'] as const).flatMap((call) =>
+          [false, true].map((change) => find(call, strategy, change)?.us.median ?? Number.NaN),
+        ),
       })),
     },
   ];
@@ -130,5 +151,12 @@ function report(figures: readonly CallFigures[]): ScenarioResult {
       `${fmt(e1?.us.median ?? Number.NaN)} us with a change before each call (${fmtRatio(ratio(e1?.us.median ?? Number.NaN, b1?.us.median ?? Number.NaN))})`
     );
   });
-  return { id: 's5', title: 'Allocation cost', tables: [main], data: { shards: SHARDS, nodes: NODES, pins: PINS, figures }, headlines, panels };
+  return {
+    id: 's5',
+    title: 'Allocation cost',
+    tables: [main],
+    data: { shards: SHARDS, nodes: NODES, pins: PINS, figures },
+    headlines,
+    panels,
+  };
 }

@@ -50,7 +50,13 @@ export async function realNetwork(options: BenchOptions): Promise<ScenarioResult
   return report(figures);
 }
 
-async function measure(cluster: NodeProcesses, nodes: number, trials: number, startSeconds: number, seed: number): Promise<RealFigures> {
+async function measure(
+  cluster: NodeProcesses,
+  nodes: number,
+  trials: number,
+  startSeconds: number,
+  seed: number,
+): Promise<RealFigures> {
   const random = seededRandom(seed * 101 + nodes);
   const getMs: number[] = [];
   for (let i = 0; i < 30; i++) {
@@ -73,10 +79,21 @@ async function measure(cluster: NodeProcesses, nodes: number, trials: number, st
     propagation.push(outcome.propagationMs);
     post.push(outcome.postMs);
   }
-  return { nodes, trials, failed, propagationMs: summarize(propagation), postMs: summarize(post), getMs: summarize(getMs), startSeconds };
+  return {
+    nodes,
+    trials,
+    failed,
+    propagationMs: summarize(propagation),
+    postMs: summarize(post),
+    getMs: summarize(getMs),
+    startSeconds,
+  };
 }
 
-async function oneTrial(cluster: NodeProcesses, random: () => number): Promise<{ propagationMs: number; postMs: number } | undefined> {
+async function oneTrial(
+  cluster: NodeProcesses,
+  random: () => number,
+): Promise<{ propagationMs: number; postMs: number } | undefined> {
   const writer = cluster.urls[Math.floor(random() * cluster.urls.length)] as string;
   const shardId = Math.floor(random() * SHARDS);
   const target = cluster.addresses[Math.floor(random() * cluster.addresses.length)] as string;
@@ -101,7 +118,8 @@ async function pollUntilShown(url: string, shardId: number, hlc: Hlc, deadline: 
     const placements = await listPlacements(url);
     const at = performance.now();
     const found = placements.find((p) => p.shardId === shardId);
-    if (found && found.hlc.wallMs === hlc.wallMs && found.hlc.counter === hlc.counter && found.hlc.node === hlc.node) return at;
+    if (found && found.hlc.wallMs === hlc.wallMs && found.hlc.counter === hlc.counter && found.hlc.node === hlc.node)
+      return at;
   }
   return undefined;
 }
@@ -130,7 +148,7 @@ function report(figures: readonly RealFigures[]): ScenarioResult {
       fmt(f.startSeconds),
     ]),
     note:
-      'wall-clock, median / p99. propagation: from sending the POST to one node until the last node\'s API lists ' +
+      "wall-clock, median / p99. propagation: from sending the POST to one node until the last node's API lists " +
       'the placement with the written HLC (all nodes polled back to back, so it includes up to one GET of ' +
       'polling delay and the POST itself). GET: one placements-list request, the resolution of this measurement.',
   };

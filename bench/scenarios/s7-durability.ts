@@ -9,7 +9,13 @@ import { DurablePlacementStore } from '../../crdt/index.js';
 import { startNode } from '../../src/node/node.js';
 import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
 import { fmt, fmtBytes, fmtRatio, ratio, summarize } from '../lib/stats.js';
-import { diskAfterOverwrites, restartWithLog, restartWithPins, type DiskFigure, type RestartFigure } from './s7-restart.js';
+import {
+  diskAfterOverwrites,
+  restartWithLog,
+  restartWithPins,
+  type DiskFigure,
+  type RestartFigure,
+} from './s7-restart.js';
 
 const WRITERS = [1, 100] as const;
 type Backend = 'lmdb' | 'memory';
@@ -32,7 +38,8 @@ export async function durability(options: BenchOptions): Promise<ScenarioResult>
   const dir = mkdtempSync(join(tmpdir(), 'placement-bench-s7-'));
   try {
     const figures: WriteFigure[] = [];
-    for (const backend of ['memory', 'lmdb'] as const) figures.push(...(await controllerWrites(backend, join(dir, 'node'), writes)));
+    for (const backend of ['memory', 'lmdb'] as const)
+      figures.push(...(await controllerWrites(backend, join(dir, 'node'), writes)));
     const restarts = [
       await restartWithPins(join(dir, 'pins'), 10_000),
       await restartWithLog(join(dir, 'log'), 100_000, true),
@@ -47,7 +54,12 @@ export async function durability(options: BenchOptions): Promise<ScenarioResult>
 
 /** One node (durable or not); `writes` pins through its controller by 1 and by 100 concurrent writers. */
 async function controllerWrites(backend: Backend, dataDir: string, writes: number): Promise<WriteFigure[]> {
-  const node = await startNode({ port: 0, httpPort: 0, logLevel: 'silent', ...(backend === 'lmdb' ? { dataDir } : {}) });
+  const node = await startNode({
+    port: 0,
+    httpPort: 0,
+    logLevel: 'silent',
+    ...(backend === 'lmdb' ? { dataDir } : {}),
+  });
   try {
     const controller = node.counterPlacements;
     const target = node.address.toString();
@@ -75,7 +87,15 @@ async function controllerWrites(backend: Backend, dataDir: string, writes: numbe
       );
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const { median, p99 } = summarize(latencies);
-      figures.push({ backend, writers, writes, perSecond: writes / seconds, p50Ms: median, p99Ms: p99, perCommit: writes / (commits() - before) });
+      figures.push({
+        backend,
+        writers,
+        writes,
+        perSecond: writes / seconds,
+        p50Ms: median,
+        p99Ms: p99,
+        perCommit: writes / (commits() - before),
+      });
     }
     return figures;
   } finally {
@@ -84,7 +104,8 @@ async function controllerWrites(backend: Backend, dataDir: string, writes: numbe
 }
 
 function report(figures: readonly WriteFigure[], restarts: readonly RestartFigure[], disk: DiskFigure): ScenarioResult {
-  const find = (backend: Backend, writers: number): WriteFigure | undefined => figures.find((f) => f.backend === backend && f.writers === writers);
+  const find = (backend: Backend, writers: number): WriteFigure | undefined =>
+    figures.find((f) => f.backend === backend && f.writers === writers);
   const per = (backend: Backend, writers: number): number => find(backend, writers)?.perSecond ?? Number.NaN;
   const rows = WRITERS.map((writers) => {
     const durable = find('lmdb', writers);
@@ -116,7 +137,16 @@ function report(figures: readonly WriteFigure[], restarts: readonly RestartFigur
     tables: [
       {
         title: 'Scenario 7: placement writes through the controller, durable (lmdb, fsync per commit) vs in memory',
-        headers: ['writers', 'durable writes/s', 'durable ack ms p50 / p99', 'writes per commit', 'memory writes/s', 'memory ack ms p50 / p99', 'ratio', 'writes'],
+        headers: [
+          'writers',
+          'durable writes/s',
+          'durable ack ms p50 / p99',
+          'writes per commit',
+          'memory writes/s',
+          'memory ack ms p50 / p99',
+          'ratio',
+          'writes',
+        ],
         rows,
         note:
           'wall-clock, one in-process node. Each writer awaits setPlacement before its next; a durable write resolves only after its ' +
@@ -130,11 +160,27 @@ function report(figures: readonly WriteFigure[], restarts: readonly RestartFigur
       },
       {
         title: `Scenario 7: bytes on disk after ${disk.overwrites.toLocaleString('en-US')} overwrites of ${disk.shards} shards`,
-        headers: ['lmdb file', 'snapshot + log, uncompressed', 'compacted state', 'file / compacted', 'compactions', 'seconds'],
-        rows: [[fmtBytes(disk.bytesOnDisk), fmtBytes(disk.liveBytes), fmtBytes(disk.compactedStateBytes), fmtRatio(diskRatio), String(disk.compactions), fmt(disk.seconds)]],
+        headers: [
+          'lmdb file',
+          'snapshot + log, uncompressed',
+          'compacted state',
+          'file / compacted',
+          'compactions',
+          'seconds',
+        ],
+        rows: [
+          [
+            fmtBytes(disk.bytesOnDisk),
+            fmtBytes(disk.liveBytes),
+            fmtBytes(disk.compactedStateBytes),
+            fmtRatio(diskRatio),
+            String(disk.compactions),
+            fmt(disk.seconds),
+          ],
+        ],
         note:
           'default policies: a log of 10,000 records, or larger than 64 KiB and than half the snapshot, is compacted into a new snapshot ' +
-          '(the store compacts at 100,000 items too); on disk the snapshot and each commit\'s appends are brotli-compressed; a flush every ' +
+          "(the store compacts at 100,000 items too); on disk the snapshot and each commit's appends are brotli-compressed; a flush every " +
           '10,000 writes, so each commit holds thousands of appends; lmdb keeps the pages of the last two commits; goal < 2x.',
       },
     ],

@@ -29,9 +29,18 @@ export interface DiskFigure {
 
 /** Writes `pins` pins (in bulk writes of 100) into a fresh directory, closes it, and times the reopen. */
 export async function restartWithPins(dir: string, pins: number): Promise<RestartFigure> {
-  const store = await DurablePlacementStore.open({ node: 'app@127.0.0.1:7701', persistence: await openLmdbPersistence(dir) });
+  const store = await DurablePlacementStore.open({
+    node: 'app@127.0.0.1:7701',
+    persistence: await openLmdbPersistence(dir),
+  });
   for (let first = 0; first < pins; first += 100) {
-    store.setMany(T, Array.from({ length: Math.min(100, pins - first) }, (_, i) => ({ shardId: first + i, target: TARGETS[(first + i) % 3] as string })));
+    store.setMany(
+      T,
+      Array.from({ length: Math.min(100, pins - first) }, (_, i) => ({
+        shardId: first + i,
+        target: TARGETS[(first + i) % 3] as string,
+      })),
+    );
   }
   await store.flush();
   const logRecords = store.storageHealth().logRecordsSinceSnapshot;
@@ -62,7 +71,10 @@ export async function restartWithLog(dir: string, records: number, snapshots: bo
 
 async function timeOpen(dir: string, expectedPins: number): Promise<number> {
   const started = process.hrtime.bigint();
-  const store = await DurablePlacementStore.open({ node: 'app@127.0.0.1:7701', persistence: await openLmdbPersistence(dir) });
+  const store = await DurablePlacementStore.open({
+    node: 'app@127.0.0.1:7701',
+    persistence: await openLmdbPersistence(dir),
+  });
   const pins = store.snapshot(T).placements.size;
   const openMs = Number(process.hrtime.bigint() - started) / 1e6;
   if (pins !== expectedPins) throw new Error(`reopened store holds ${pins} pins, expected ${expectedPins}`);
@@ -75,7 +87,10 @@ async function timeOpen(dir: string, expectedPins: number): Promise<number> {
 /** `overwrites` single writes cycling over `shards` shards with the default compaction and snapshot policy. */
 export async function diskAfterOverwrites(dir: string, overwrites: number, shards: number): Promise<DiskFigure> {
   const started = process.hrtime.bigint();
-  const store = await DurablePlacementStore.open({ node: 'app@127.0.0.1:7701', persistence: await openLmdbPersistence(dir) });
+  const store = await DurablePlacementStore.open({
+    node: 'app@127.0.0.1:7701',
+    persistence: await openLmdbPersistence(dir),
+  });
   for (let i = 0; i < overwrites; i++) {
     store.set(T, i % shards, TARGETS[i % 3] as string);
     if (i % 10_000 === 9_999) await store.flush();

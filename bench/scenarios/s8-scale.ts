@@ -6,7 +6,16 @@
 // Host cost grows with how the membership spreads state; every size after the first runs under a work
 // budget (messages weighted by the members they carry) and reports where it stopped instead of running
 // for hours (1,000 nodes take 15-20 minutes of host time). Helpers: lib/membership-sim.ts (the cluster), lib/s8-report.ts (tables and headlines).
-import { buildMembershipSim, resolvedScaleConfig, runUntilAllUp, runUntilConverged, seesAllUp, ViewWatcher, type MembershipSim, type Observation } from '../lib/membership-sim.js';
+import {
+  buildMembershipSim,
+  resolvedScaleConfig,
+  runUntilAllUp,
+  runUntilConverged,
+  seesAllUp,
+  ViewWatcher,
+  type MembershipSim,
+  type Observation,
+} from '../lib/membership-sim.js';
 import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
 import { withSeededMathRandom } from '../lib/seeded-random.js';
 import { report, type CutFigures, type DownDecision, type KillFigures, type SizeFigures } from '../lib/s8-report.js';
@@ -53,7 +62,12 @@ class BudgetExceeded extends Error {}
 
 function runSize(nodes: number, budget: number, options: BenchOptions): SizeFigures {
   const started = process.hrtime.bigint();
-  const sim = buildMembershipSim({ nodes, seeds: SEEDS, seed: options.seed * 104_729 + nodes, delayMs: options.delayMs });
+  const sim = buildMembershipSim({
+    nodes,
+    seeds: SEEDS,
+    seed: options.seed * 104_729 + nodes,
+    delayMs: options.delayMs,
+  });
   sim.traffic.workLimit = budget;
   sim.traffic.onOverBudget = () => {
     throw new BudgetExceeded();
@@ -69,14 +83,18 @@ function runSize(nodes: number, budget: number, options: BenchOptions): SizeFigu
   try {
     // A large size runs for minutes: say on stderr how far the join is, every 5 s simulated.
     allUpMs = runUntilAllUp(sim, STEP_MS, JOIN_LIMIT_MS, (simMs, pending) => {
-      process.stderr.write(`S8 N=${nodes}: join at ${fmtS(simMs)} s simulated, ${pending} nodes not yet seeing all Up, ${secondsSince(started).toFixed(0)} s host\n`);
+      process.stderr.write(
+        `S8 N=${nodes}: join at ${fmtS(simMs)} s simulated, ${pending} nodes not yet seeing all Up, ${secondsSince(started).toFixed(0)} s host\n`,
+      );
     });
     join = joinFigures(sim, started);
-    if (allUpMs === undefined) throw new Error(`not every node saw every other Up within ${JOIN_LIMIT_MS / 1000} s simulated`);
+    if (allUpMs === undefined)
+      throw new Error(`not every node saw every other Up within ${JOIN_LIMIT_MS / 1000} s simulated`);
     phase.name = 'steady state';
     process.stderr.write(`S8 N=${nodes}: steady state at ${secondsSince(started).toFixed(0)} s host\n`);
     convergedMs = runUntilConverged(sim, STEP_MS, CONVERGE_LIMIT_MS);
-    if (convergedMs === undefined) throw new Error(`not converged within ${CONVERGE_LIMIT_MS / 1000} s simulated after all were Up`);
+    if (convergedMs === undefined)
+      throw new Error(`not converged within ${CONVERGE_LIMIT_MS / 1000} s simulated after all were Up`);
     sim.clock.advanceTo(sim.clock.now() + SETTLE_MS);
     stable = measureStable(sim);
     phase.name = 'non-transitive cut';
@@ -95,12 +113,24 @@ function runSize(nodes: number, budget: number, options: BenchOptions): SizeFigu
     sim.traffic.onOverBudget = undefined;
     sim.close();
   }
-  return { nodes, config: sim.config, stopped, allUpMs, convergedMs, join, stable, cut, kill, work: sim.traffic.work, hostS: secondsSince(started) };
+  return {
+    nodes,
+    config: sim.config,
+    stopped,
+    allUpMs,
+    convergedMs,
+    join,
+    stable,
+    cut,
+    kill,
+    work: sim.traffic.work,
+    hostS: secondsSince(started),
+  };
 }
 
 /** A size not started: the estimate from a completed size is over the budget. */
 function notRun(nodes: number, reference: SizeFigures, estimate: number, budget: number): SizeFigures {
-  const hours = (reference.hostS / reference.work) * estimate / 3600;
+  const hours = ((reference.hostS / reference.work) * estimate) / 3600;
   const config = resolvedScaleConfig(nodes, SEEDS);
   const stopped =
     `not run: estimated ${fmtM(estimate)} member records sent (N=${reference.nodes} sent ${fmtM(reference.work)} in all phases, x (N/${reference.nodes})^2), ` +
@@ -167,7 +197,10 @@ function runCut(sim: MembershipSim): CutFigures {
     sim.clock.advanceTo(sim.clock.now() + STEP_MS);
     if (firstDecisionAt === undefined && watcher.down.size > 0) firstDecisionAt = sim.clock.now();
     if (firstDecisionAt === undefined) continue;
-    if (agreedMs === undefined && [...watcher.down.keys()].every((subject) => watcher.notYetDown(subject).length === 0)) {
+    if (
+      agreedMs === undefined &&
+      [...watcher.down.keys()].every((subject) => watcher.notYetDown(subject).length === 0)
+    ) {
       agreedMs = sim.clock.now() - start;
     }
     if (sim.clock.now() - firstDecisionAt >= CUT_WATCH_MS && agreedMs !== undefined) break;
@@ -222,7 +255,12 @@ function runKill(sim: MembershipSim): KillFigures {
  * independently (they marked the subject unreachable at the same instant, from its last heartbeat to all
  * of them, and their downing delays ran out together). The subject itself when it downed itself.
  */
-function decisionsOf(sim: MembershipSim, subjectKey: string, seen: ReadonlyMap<number, Observation>, start: number): DownDecision[] {
+function decisionsOf(
+  sim: MembershipSim,
+  subjectKey: string,
+  seen: ReadonlyMap<number, Observation>,
+  start: number,
+): DownDecision[] {
   const subject = sim.members.findIndex((m) => m.key === subjectKey);
   const byStamp = new Map<string, Observation[]>();
   for (const observation of seen.values()) {
@@ -248,7 +286,10 @@ function workShares(sim: MembershipSim): string {
   return [...sim.traffic.byType]
     .sort(([, x], [, y]) => y.work - x.work)
     .filter(([, count]) => count.work > 0)
-    .map(([key, count]) => `${key} ${count.messages.toLocaleString('en-US')} msgs, ${Math.round((100 * count.work) / total)}% of the work`)
+    .map(
+      ([key, count]) =>
+        `${key} ${count.messages.toLocaleString('en-US')} msgs, ${Math.round((100 * count.work) / total)}% of the work`,
+    )
     .join('; ');
 }
 

@@ -5,7 +5,11 @@
 // when one leaves, shards back on their node after a rolling restart of every node, max/mean load, and the
 // wall-clock cost of allocate and rebalance as a ratio against least-shard.
 import { NodeAddress } from '../../src/cluster/address.js';
-import { LeastShardAllocationStrategy, RingAllocationStrategy, type AllocationStrategy } from '../../src/sharding/strategies/index.js';
+import {
+  LeastShardAllocationStrategy,
+  RingAllocationStrategy,
+  type AllocationStrategy,
+} from '../../src/sharding/strategies/index.js';
 import { buildRing, ringHome } from '../../src/sharding/strategies/hash-ring.js';
 import { PlacementSim } from '../../test/strategies/placement-sim.js';
 import type { BenchOptions, ChartPanel, ScenarioResult } from '../lib/scenario.js';
@@ -49,7 +53,9 @@ export async function ringVsLeastShard(options: BenchOptions): Promise<ScenarioR
 }
 
 function strategyFor(kind: Kind, sim: PlacementSim): AllocationStrategy {
-  return kind === 'ring' ? new RingAllocationStrategy({ cluster: sim.view }) : new LeastShardAllocationStrategy({ cluster: sim.view });
+  return kind === 'ring'
+    ? new RingAllocationStrategy({ cluster: sim.view })
+    : new LeastShardAllocationStrategy({ cluster: sim.view });
 }
 
 function run(kind: Kind, nodes: number, options: BenchOptions): Figures {
@@ -58,7 +64,11 @@ function run(kind: Kind, nodes: number, options: BenchOptions): Figures {
   const sim = new PlacementSim(members);
   const strategy = strategyFor(kind, sim);
   // First messages arrive in no particular order: shards are allocated in a seeded shuffle.
-  for (const shardId of shuffled(Array.from({ length: SHARDS }, (_, i) => i), random)) sim.allocate(strategy, shardId);
+  for (const shardId of shuffled(
+    Array.from({ length: SHARDS }, (_, i) => i),
+    random,
+  ))
+    sim.allocate(strategy, shardId);
   sim.resetMoves();
   sim.settle(strategy);
   const warmUpMoves = sim.moves;
@@ -132,7 +142,11 @@ function displacedCount(sim: PlacementSim): number {
  * Per call, on the settled placement: allocate of a shard without a home (batches of 50 calls, one sample a
  * batch), rebalance of the whole map (one call a sample; it moves nothing there, so this is its scan cost).
  */
-function cost(strategy: AllocationStrategy, sim: PlacementSim, options: BenchOptions): { allocateUs: Summary; rebalanceUs: Summary } {
+function cost(
+  strategy: AllocationStrategy,
+  sim: PlacementSim,
+  options: BenchOptions,
+): { allocateUs: Summary; rebalanceUs: Summary } {
   const batches = options.quick ? 200 : 1000;
   const rebalances = options.quick ? 100 : 400;
   const batch = 50;
@@ -157,10 +171,20 @@ function cost(strategy: AllocationStrategy, sim: PlacementSim, options: BenchOpt
 }
 
 function report(figures: readonly Figures[]): ScenarioResult {
-  const find = (kind: Kind, nodes: number): Figures => figures.find((f) => f.kind === kind && f.nodes === nodes) as Figures;
+  const find = (kind: Kind, nodes: number): Figures =>
+    figures.find((f) => f.kind === kind && f.nodes === nodes) as Figures;
   const placement: Table = {
     title: `Scenario 9: ring vs least-shard, shards moved and kept (${SHARDS.toLocaleString('en-US')} shards, simulated placement loop)`,
-    headers: ['nodes', 'strategy', 'warm-up moves', 'join: moved', 'leave: moved', 'rolling restart: back on their node', 'rolling restart: moves', 'max / mean load'],
+    headers: [
+      'nodes',
+      'strategy',
+      'warm-up moves',
+      'join: moved',
+      'leave: moved',
+      'rolling restart: back on their node',
+      'rolling restart: moves',
+      'max / mean load',
+    ],
     rows: figures.map((f) => [
       String(f.nodes),
       f.kind,
@@ -180,7 +204,15 @@ function report(figures: readonly Figures[]): ScenarioResult {
   };
   const costs: Table = {
     title: 'Scenario 9: cost per call on the settled placement (wall-clock us, median / p99; ratio ring / least-shard)',
-    headers: ['nodes', 'allocate ring', 'allocate least-shard', 'allocate ratio', 'rebalance ring', 'rebalance least-shard', 'rebalance ratio'],
+    headers: [
+      'nodes',
+      'allocate ring',
+      'allocate least-shard',
+      'allocate ratio',
+      'rebalance ring',
+      'rebalance least-shard',
+      'rebalance ratio',
+    ],
     rows: SIZES.map((n) => {
       const r = find('ring', n);
       const l = find('least-shard', n);
@@ -214,5 +246,12 @@ function report(figures: readonly Figures[]): ScenarioResult {
       `allocate ${fmtRatio(ratio(r.allocateUs.median, l.allocateUs.median))} of least-shard, rebalance ${fmtRatio(ratio(r.rebalanceUs.median, l.rebalanceUs.median))}`
     );
   });
-  return { id: 's9', title: 'Ring vs least-shard', tables: [placement, costs], data: { shards: SHARDS, figures }, headlines, panels };
+  return {
+    id: 's9',
+    title: 'Ring vs least-shard',
+    tables: [placement, costs],
+    data: { shards: SHARDS, figures },
+    headlines,
+    panels,
+  };
 }

@@ -72,8 +72,15 @@ export class DurablePlacementStore extends PlacementStore implements PlacementDu
    */
   static async open(options: DurablePlacementStoreOptions): Promise<DurablePlacementStore> {
     const persistence = options?.persistence;
-    if (typeof persistence?.load !== 'function' || typeof persistence.append !== 'function' || typeof persistence.writeSnapshot !== 'function') {
-      throw new PersistenceError('invalid_option', 'persistence must be a PlacementPersistence (openLmdbPersistence or memoryPersistence)');
+    if (
+      typeof persistence?.load !== 'function' ||
+      typeof persistence.append !== 'function' ||
+      typeof persistence.writeSnapshot !== 'function'
+    ) {
+      throw new PersistenceError(
+        'invalid_option',
+        'persistence must be a PlacementPersistence (openLmdbPersistence or memoryPersistence)',
+      );
     }
     const state = await persistence.load();
     const store = new DurablePlacementStore(options, state.snapshot !== undefined || state.log.length > 0);
@@ -89,8 +96,14 @@ export class DurablePlacementStore extends PlacementStore implements PlacementDu
     this.persistence = persistence;
     this.restored = restored;
     this.storageLog = storeOptions.log ?? silentLog;
-    this.snapshotAfterRecords = positive('snapshotAfterRecords', snapshotAfterRecords ?? DEFAULT_SNAPSHOT_AFTER_RECORDS);
-    this.snapshotAfterLogBytes = positive('snapshotAfterLogBytes', snapshotAfterLogBytes ?? DEFAULT_SNAPSHOT_AFTER_LOG_BYTES);
+    this.snapshotAfterRecords = positive(
+      'snapshotAfterRecords',
+      snapshotAfterRecords ?? DEFAULT_SNAPSHOT_AFTER_RECORDS,
+    );
+    this.snapshotAfterLogBytes = positive(
+      'snapshotAfterLogBytes',
+      snapshotAfterLogBytes ?? DEFAULT_SNAPSHOT_AFTER_LOG_BYTES,
+    );
     this.snapshotBytes = persistence.stats().snapshotBytes;
     this.snapshotGeneration = this.generation;
     // Registered before any replicator's listener: an update's append is issued before anyone sees it.
@@ -157,7 +170,10 @@ export class DurablePlacementStore extends PlacementStore implements PlacementDu
     if (this.failure !== undefined) return;
     const last = this.last;
     if (this.inFlight === 0 || last === undefined) return send();
-    last.then(() => this.failure === undefined && send(), () => undefined);
+    last.then(
+      () => this.failure === undefined && send(),
+      () => undefined,
+    );
   }
 
   /** As afterCommit, for a send that encodes the replica when it runs: waits until nothing is uncommitted. */
@@ -165,7 +181,10 @@ export class DurablePlacementStore extends PlacementStore implements PlacementDu
     if (this.failure !== undefined) return;
     const last = this.last;
     if (this.inFlight === 0 || last === undefined) return send();
-    last.then(() => this.whenIdle(send), () => undefined);
+    last.then(
+      () => this.whenIdle(send),
+      () => undefined,
+    );
   }
 
   storageHealth(): PlacementStorageHealth {
@@ -259,9 +278,16 @@ export class DurablePlacementStore extends PlacementStore implements PlacementDu
       try {
         this.applyUpdate(records[i] as Uint8Array);
       } catch (cause) {
-        const which = state.snapshot !== undefined && i === 0 ? 'the snapshot' : `log record ${state.snapshot === undefined ? i + 1 : i}`;
+        const which =
+          state.snapshot !== undefined && i === 0
+            ? 'the snapshot'
+            : `log record ${state.snapshot === undefined ? i + 1 : i}`;
         const reason = cause instanceof Error ? cause.message : String(cause);
-        throw new PersistenceError('corrupt', `${which} in ${where} cannot be applied: ${reason}. ${recoveryHint(where)}`, { cause });
+        throw new PersistenceError(
+          'corrupt',
+          `${which} in ${where} cannot be applied: ${reason}. ${recoveryHint(where)}`,
+          { cause },
+        );
       }
     };
     this.replaying = true;
@@ -271,7 +297,11 @@ export class DurablePlacementStore extends PlacementStore implements PlacementDu
       if (skip === 1) applyRecord(0);
       let batches: ReplayBatch[];
       try {
-        batches = replayBatches(state.log, state.snapshot).map(({ bytes, first, last }) => ({ bytes, first: first + skip, last: last + skip }));
+        batches = replayBatches(state.log, state.snapshot).map(({ bytes, first, last }) => ({
+          bytes,
+          first: first + skip,
+          last: last + skip,
+        }));
       } catch {
         batches = state.log.map((bytes, i) => ({ bytes, first: i + skip, last: i + skip }));
       }
@@ -300,7 +330,8 @@ export class DurablePlacementStore extends PlacementStore implements PlacementDu
 }
 
 function positive(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new PersistenceError('invalid_option', `${name} must be a positive integer, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new PersistenceError('invalid_option', `${name} must be a positive integer, got ${String(value)}`);
   return value;
 }
 

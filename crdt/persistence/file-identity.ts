@@ -33,7 +33,8 @@ export function fileProblem(files: readonly WatchedFile[]): string | null {
   for (const { role, path, identity } of files) {
     const now = identityOf(path);
     if (now === undefined) return `the ${role} ${path} was deleted or moved while this node had it open`;
-    if (now.dev !== identity.dev || now.ino !== identity.ino) return `the ${role} ${path} was replaced by another file while this node had it open`;
+    if (now.dev !== identity.dev || now.ino !== identity.ino)
+      return `the ${role} ${path} was replaced by another file while this node had it open`;
   }
   return null;
 }

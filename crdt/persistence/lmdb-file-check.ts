@@ -21,7 +21,8 @@ export function lmdbFileProblem(path: string, size: number): string | null {
     const pageSize = head.readUInt32LE(PAGE_SIZE_AT);
     const problem = metaProblem(head, 0);
     if (problem !== null) return problem;
-    if (pageSize < 512 || pageSize > 65_536 || (pageSize & (pageSize - 1)) !== 0) return `its meta page names an impossible page size ${pageSize}`;
+    if (pageSize < 512 || pageSize > 65_536 || (pageSize & (pageSize - 1)) !== 0)
+      return `its meta page names an impossible page size ${pageSize}`;
     if (size < 2 * pageSize) return `it is ${size} bytes long, shorter than lmdb's two meta pages of ${pageSize} bytes`;
     const second = read(fd, pageSize, 64);
     return second === undefined ? 'its second meta page is missing' : metaProblem(second, 1);
@@ -35,7 +36,8 @@ function metaProblem(page: Buffer, index: number): string | null {
     return `meta page ${index} does not carry lmdb's signature: this is not an lmdb file, or its start was overwritten`;
   }
   const version = page.readUInt32LE(VERSION_AT) & 0xffff;
-  if (version !== DATA_VERSION) return `meta page ${index} has lmdb data version ${version}, lmdb-js here reads ${DATA_VERSION}`;
+  if (version !== DATA_VERSION)
+    return `meta page ${index} has lmdb data version ${version}, lmdb-js here reads ${DATA_VERSION}`;
   return null;
 }
 

@@ -12,11 +12,24 @@ import { LOCK_FILE, lockDirectory, type DirectoryLock } from './persistence-lock
 import type { CommitPlan } from './persistence-queue.js';
 import { RecordProblem, claimedKind, decodeRecord, encodeRecord } from './persistence-record.js';
 import { groupAppends, packGroup, packSnapshot, unpackGroup, unpackSnapshot } from './lmdb-packing.js';
-import { PersistenceError, recoveryHint, resolveOptions, type PersistedState, type PersistenceOptions, type PlacementPersistence } from './persistence.js';
+import {
+  PersistenceError,
+  recoveryHint,
+  resolveOptions,
+  type PersistedState,
+  type PersistenceOptions,
+  type PlacementPersistence,
+} from './persistence.js';
 import { QueuedPersistence } from './queued-persistence.js';
 
 /** Where things are inside the data directory; exported for tests that damage them on purpose. */
-export const LMDB_LAYOUT = Object.freeze({ file: 'placement.mdb', metaDb: 'meta', logDb: 'log', formatKey: 'format', snapshotKey: 'snapshot' });
+export const LMDB_LAYOUT = Object.freeze({
+  file: 'placement.mdb',
+  metaDb: 'meta',
+  logDb: 'log',
+  formatKey: 'format',
+  snapshotKey: 'snapshot',
+});
 
 type Meta = Database<Uint8Array, string>;
 type Log = Database<Uint8Array, number>;
@@ -29,7 +42,8 @@ type Log = Database<Uint8Array, number>;
  */
 export async function openLmdbPersistence(dir: string, options?: PersistenceOptions): Promise<PlacementPersistence> {
   const { maxRecordBytes, now, fileCheckIntervalMs } = resolveOptions(options);
-  if (typeof dir !== 'string' || dir.length === 0) throw new PersistenceError('invalid_option', 'dir must be a non-empty path');
+  if (typeof dir !== 'string' || dir.length === 0)
+    throw new PersistenceError('invalid_option', 'dir must be a non-empty path');
   const path = resolve(dir);
   const lock = prepare(path);
   let env: RootDatabase | undefined;
@@ -61,9 +75,15 @@ export async function openLmdbPersistence(dir: string, options?: PersistenceOpti
     const log: Log = env.openDB<Uint8Array, number>(LMDB_LAYOUT.logDb, { encoding: 'binary' });
     const initial = readAll(path, meta, log, existed, maxRecordBytes);
     if (initial.fresh) {
-      await run(env, () => void meta.put(LMDB_LAYOUT.formatKey, encodeRecord('format', 0, new Uint8Array([1])))).catch((cause: unknown) => {
-        throw new PersistenceError('storage_unavailable', `cannot initialise placement data in ${path}: ${messageOf(cause)}`, { cause });
-      });
+      await run(env, () => void meta.put(LMDB_LAYOUT.formatKey, encodeRecord('format', 0, new Uint8Array([1])))).catch(
+        (cause: unknown) => {
+          throw new PersistenceError(
+            'storage_unavailable',
+            `cannot initialise placement data in ${path}: ${messageOf(cause)}`,
+            { cause },
+          );
+        },
+      );
     }
     const watch = new FileWatch(watchedFiles(path, file), fileCheckIntervalMs);
     return new LmdbPersistence(path, env, meta, log, lock, watch, maxRecordBytes, now, initial);
@@ -77,9 +97,13 @@ export async function openLmdbPersistence(dir: string, options?: PersistenceOpti
 /** The data file lmdb has open and this process's lock file, as they are now (right after taking and opening them). */
 function watchedFiles(path: string, file: string): WatchedFile[] {
   const files: WatchedFile[] = [];
-  for (const [role, where] of [['data file', file], ['lock file', join(path, LOCK_FILE)]] as const) {
+  for (const [role, where] of [
+    ['data file', file],
+    ['lock file', join(path, LOCK_FILE)],
+  ] as const) {
     const identity = identityOf(where);
-    if (identity === undefined) throw new PersistenceError('storage_unavailable', `the ${role} ${where} vanished while it was being opened`);
+    if (identity === undefined)
+      throw new PersistenceError('storage_unavailable', `the ${role} ${where} vanished while it was being opened`);
     files.push({ role, path: where, identity });
   }
   return files;
@@ -92,7 +116,11 @@ function prepare(path: string): DirectoryLock {
     return lockDirectory(path);
   } catch (cause) {
     if (cause instanceof PersistenceError) throw cause;
-    throw new PersistenceError('storage_unavailable', `cannot use ${path} as the placement data directory: ${messageOf(cause)}`, { cause });
+    throw new PersistenceError(
+      'storage_unavailable',
+      `cannot use ${path} as the placement data directory: ${messageOf(cause)}`,
+      { cause },
+    );
   }
 }
 
@@ -121,7 +149,8 @@ class LmdbPersistence extends QueuedPersistence {
   ) {
     const { snapshot, log: records } = initial;
     const committed = {
-      snapshot: snapshot === undefined ? undefined : { coversBelow: snapshot.coversBelow, bytes: snapshot.payload.length },
+      snapshot:
+        snapshot === undefined ? undefined : { coversBelow: snapshot.coversBelow, bytes: snapshot.payload.length },
       log: records.map(({ sequence, payload }) => ({ sequence, bytes: payload.length })),
     };
     super(path, now, committed, maxRecordBytes);
@@ -180,7 +209,10 @@ class LmdbPersistence extends QueuedPersistence {
     // known instead: every sequence from the first one not yet dropped up to the snapshot's.
     await run(this.env, () => {
       if (snapshot !== undefined) {
-        void this.meta.put(LMDB_LAYOUT.snapshotKey, encodeRecord('packed-snapshot', snapshot.coversBelow, packSnapshot(snapshot.bytes)));
+        void this.meta.put(
+          LMDB_LAYOUT.snapshotKey,
+          encodeRecord('packed-snapshot', snapshot.coversBelow, packSnapshot(snapshot.bytes)),
+        );
         for (let key = this.firstLogKey; key < snapshot.coversBelow; key++) void this.log.remove(key);
       }
       // Sequences only grow, so every record goes at the end of the log: lmdb's append mode fills pages
@@ -188,7 +220,9 @@ class LmdbPersistence extends QueuedPersistence {
       for (const group of groupAppends(plan.appends, this.maxRecordBytes)) {
         const { sequence, bytes } = group[0] as (typeof group)[0];
         const record =
-          group.length === 1 ? encodeRecord('log', sequence, bytes) : encodeRecord('log-group', sequence, packGroup(group.map((append) => append.bytes)));
+          group.length === 1
+            ? encodeRecord('log', sequence, bytes)
+            : encodeRecord('log-group', sequence, packGroup(group.map((append) => append.bytes)));
         appended.push(putAtEnd(this.log, sequence, record));
       }
     });
@@ -208,7 +242,12 @@ class LmdbPersistence extends QueuedPersistence {
 
 /** lmdb-js takes put options (MDB_APPEND) on its asynchronous put too; its typings list them only for putSync. */
 function putAtEnd(log: Log, key: number, value: Uint8Array): Promise<boolean> {
-  const put = log.put as unknown as (this: Log, key: number, value: Uint8Array, options: PutOptions) => Promise<boolean>;
+  const put = log.put as unknown as (
+    this: Log,
+    key: number,
+    value: Uint8Array,
+    options: PutOptions,
+  ) => Promise<boolean>;
   // A failed commit rejects every put of it: run() reports that failure, so here it only must not go unhandled.
   return put.call(log, key, value, { append: true }).then(
     (written) => written,
@@ -227,7 +266,13 @@ async function run(env: RootDatabase, writes: () => void): Promise<void> {
     const cause: unknown =
       detail === undefined
         ? error
-        : await Promise.race([detail.then(() => error, (reason: unknown) => reason), new Promise<unknown>((done) => setImmediate(() => done(error)))]);
+        : await Promise.race([
+            detail.then(
+              () => error,
+              (reason: unknown) => reason,
+            ),
+            new Promise<unknown>((done) => setImmediate(() => done(error))),
+          ]);
     throw new Error(messageOf(cause), { cause });
   }
 }
@@ -240,7 +285,10 @@ function readAll(path: string, meta: Meta, log: Log, existed: boolean, maxRecord
     if (format === undefined) {
       // An environment cut off between its creation and its first commit holds nothing: it is new.
       if (snapshotRecord === undefined && entries.length === 0) return { fresh: true, snapshot: undefined, log: [] };
-      throw new RecordProblem('corrupt', `the data has no format record although ${existed ? 'it holds records' : 'it is not empty'}`);
+      throw new RecordProblem(
+        'corrupt',
+        `the data has no format record although ${existed ? 'it holds records' : 'it is not empty'}`,
+      );
     }
     decodeRecord('format', format, 0);
     let snapshot: Contents['snapshot'];
@@ -252,9 +300,11 @@ function readAll(path: string, meta: Meta, log: Log, existed: boolean, maxRecord
     }
     const records: Array<{ sequence: number; payload: Uint8Array }> = [];
     for (const { key, value } of entries) {
-      if (typeof key !== 'number') throw new RecordProblem('corrupt', `the log holds a record under a foreign key ${String(key)}`);
+      if (typeof key !== 'number')
+        throw new RecordProblem('corrupt', `the log holds a record under a foreign key ${String(key)}`);
       const previous = records[records.length - 1];
-      if (previous !== undefined && key <= previous.sequence) throw new RecordProblem('corrupt', `log record ${key} overlaps the group before it`);
+      if (previous !== undefined && key <= previous.sequence)
+        throw new RecordProblem('corrupt', `log record ${key} overlaps the group before it`);
       if (claimedKind(value) !== 'log-group') {
         records.push(decodeRecord('log', value, key));
         continue;
@@ -268,14 +318,20 @@ function readAll(path: string, meta: Meta, log: Log, existed: boolean, maxRecord
     return { fresh: false, snapshot, log: records };
   } catch (cause) {
     if (cause instanceof RecordProblem) {
-      throw new PersistenceError(cause.kind, `placement data in ${path} cannot be read: ${cause.message}. ${recoveryHint(path)}`, { cause });
+      throw new PersistenceError(
+        cause.kind,
+        `placement data in ${path} cannot be read: ${cause.message}. ${recoveryHint(path)}`,
+        { cause },
+      );
     }
     throw unreadable(path, `lmdb failed to read it: ${messageOf(cause)}`, cause);
   }
 }
 
 function unreadable(path: string, reason: string, cause: unknown): PersistenceError {
-  return new PersistenceError('corrupt', `placement data in ${path} cannot be read: ${reason}. ${recoveryHint(path)}`, { cause });
+  return new PersistenceError('corrupt', `placement data in ${path} cannot be read: ${reason}. ${recoveryHint(path)}`, {
+    cause,
+  });
 }
 
 function messageOf(value: unknown): string {

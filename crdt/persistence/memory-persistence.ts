@@ -2,7 +2,13 @@
 // semantics as the lmdb one (group commit, snapshot replacing the log, typed errors). A MemoryVolume
 // stands in for a data directory, so tests can "restart" a node inside one process.
 import type { CommitPlan } from './persistence-queue.js';
-import { PersistenceError, resolveOptions, type PersistedState, type PersistenceOptions, type PlacementPersistence } from './persistence.js';
+import {
+  PersistenceError,
+  resolveOptions,
+  type PersistedState,
+  type PersistenceOptions,
+  type PlacementPersistence,
+} from './persistence.js';
 import { QueuedPersistence } from './queued-persistence.js';
 
 /** What a memory persistence keeps; outlives the instances opened on it, like a directory does. */
@@ -57,14 +63,16 @@ class MemoryPersistence extends QueuedPersistence {
   ) {
     const { snapshot, log } = data;
     const committed = {
-      snapshot: snapshot === undefined ? undefined : { coversBelow: snapshot.coversBelow, bytes: snapshot.bytes.length },
+      snapshot:
+        snapshot === undefined ? undefined : { coversBelow: snapshot.coversBelow, bytes: snapshot.bytes.length },
       log: log.map(({ sequence, bytes }) => ({ sequence, bytes: bytes.length })),
     };
     super(name, now, committed, maxRecordBytes);
   }
 
   async load(): Promise<PersistedState> {
-    if (this.closed !== undefined) throw new PersistenceError('closed', `placement persistence on ${this.name} is closed`);
+    if (this.closed !== undefined)
+      throw new PersistenceError('closed', `placement persistence on ${this.name} is closed`);
     return { snapshot: this.data.snapshot?.bytes.slice(), log: this.data.log.map(({ bytes }) => bytes.slice()) };
   }
 

@@ -40,14 +40,19 @@ export function lockDirectory(dir: string): DirectoryLock {
       if (owner !== undefined && isAlive(owner)) throw lockedError(dir, owner);
       takeOverStale(path, owner);
     }
-    throw new PersistenceError('locked', `data directory ${dir} is being locked by another process at the same moment; try again`);
+    throw new PersistenceError(
+      'locked',
+      `data directory ${dir} is being locked by another process at the same moment; try again`,
+    );
   } finally {
     unlinkSync(temp);
   }
 }
 
 /** Who holds the lock of `dir` now: a live owner (pid, host, its command line when readable), or undefined. */
-export function lockHolder(dir: string): { readonly pid: number; readonly host: string; readonly command: string | null } | undefined {
+export function lockHolder(
+  dir: string,
+): { readonly pid: number; readonly host: string; readonly command: string | null } | undefined {
   const owner = readOwner(join(dir, LOCK_FILE));
   if (owner === undefined || !isAlive(owner)) return undefined;
   return { pid: owner.pid, host: owner.host, command: owner.host === hostname() ? commandOf(owner.pid) : null };
@@ -55,7 +60,9 @@ export function lockHolder(dir: string): { readonly pid: number; readonly host: 
 
 function commandOf(pid: number): string | null {
   try {
-    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((arg) => arg !== '');
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((arg) => arg !== '');
     return args.length === 0 ? null : args.join(' ');
   } catch {
     return null;
@@ -63,7 +70,10 @@ function commandOf(pid: number): string | null {
 }
 
 function lockedError(dir: string, owner: Owner): PersistenceError {
-  const who = owner.pid === process.pid && owner.host === hostname() ? 'this process (it is already open)' : `process ${owner.pid} on ${owner.host}`;
+  const who =
+    owner.pid === process.pid && owner.host === hostname()
+      ? 'this process (it is already open)'
+      : `process ${owner.pid} on ${owner.host}`;
   return new PersistenceError(
     'locked',
     `data directory ${dir} is in use by ${who}: two nodes must not share a data directory. Stop that node, or ` +

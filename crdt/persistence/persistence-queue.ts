@@ -64,7 +64,8 @@ export class GroupCommitQueue {
 
   /** Queues a private copy of `bytes` (checked against `maxRecordBytes`) for the next commit; resolves once durable. */
   enqueue(kind: Pending['kind'], bytes: unknown, maxRecordBytes: number): Promise<void> {
-    if (this.closing) return Promise.reject(new PersistenceError('closed', `placement persistence at ${this.where} is closed`));
+    if (this.closing)
+      return Promise.reject(new PersistenceError('closed', `placement persistence at ${this.where} is closed`));
     let copy: Uint8Array;
     try {
       copy = checkedCopy(bytes, kind === 'append' ? 'update' : 'snapshot', maxRecordBytes);
@@ -118,7 +119,11 @@ export class GroupCommitQueue {
       this.failedCommits++;
       const reason = cause instanceof Error ? cause.message : String(cause);
       if (group.some((entry) => entry.kind === 'append')) this.lostAppend = `a commit failed (${reason})`;
-      const error = new PersistenceError('storage_unavailable', `placement persistence at ${this.where}: commit failed: ${reason}`, { cause });
+      const error = new PersistenceError(
+        'storage_unavailable',
+        `placement persistence at ${this.where}: commit failed: ${reason}`,
+        { cause },
+      );
       for (const entry of group) entry.reject(error);
       return;
     }

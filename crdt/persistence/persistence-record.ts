@@ -12,7 +12,13 @@ export const RECORD_HEADER_BYTES = 14;
  * (sequence: the first one's), compressed together (lmdb-packing.ts).
  */
 export type RecordKind = 'log' | 'snapshot' | 'format' | 'packed-snapshot' | 'log-group';
-const KIND_CODES: Readonly<Record<RecordKind, number>> = { log: 1, snapshot: 2, format: 3, 'packed-snapshot': 4, 'log-group': 5 };
+const KIND_CODES: Readonly<Record<RecordKind, number>> = {
+  log: 1,
+  snapshot: 2,
+  format: 3,
+  'packed-snapshot': 4,
+  'log-group': 5,
+};
 
 /** The kind a record claims to be (unchecked: decodeRecord checks it), or undefined for a foreign code. */
 export function claimedKind(record: Uint8Array): RecordKind | undefined {
@@ -53,7 +59,10 @@ export function encodeRecord(kind: RecordKind, sequence: number, payload: Uint8A
 /** Checks and opens a record; throws RecordProblem. The payload is a copy, safe to keep. */
 export function decodeRecord(kind: RecordKind, record: Uint8Array, expectedSequence?: number): DecodedRecord {
   if (record.length < RECORD_HEADER_BYTES) {
-    throw new RecordProblem('corrupt', `${kind} record is truncated: ${record.length} bytes, its header alone needs ${RECORD_HEADER_BYTES}`);
+    throw new RecordProblem(
+      'corrupt',
+      `${kind} record is truncated: ${record.length} bytes, its header alone needs ${RECORD_HEADER_BYTES}`,
+    );
   }
   const view = new DataView(record.buffer, record.byteOffset, record.byteLength);
   const version = view.getUint8(0);
@@ -67,9 +76,11 @@ export function decodeRecord(kind: RecordKind, record: Uint8Array, expectedSeque
     throw new RecordProblem('corrupt', `${kind} record fails its checksum: it is truncated or was overwritten`);
   }
   const code = view.getUint8(1);
-  if (code !== KIND_CODES[kind]) throw new RecordProblem('corrupt', `a ${kind} record slot holds a record of kind ${code}`);
+  if (code !== KIND_CODES[kind])
+    throw new RecordProblem('corrupt', `a ${kind} record slot holds a record of kind ${code}`);
   const sequence = view.getFloat64(2);
-  if (!Number.isSafeInteger(sequence) || sequence < 0) throw new RecordProblem('corrupt', `${kind} record has an impossible sequence number`);
+  if (!Number.isSafeInteger(sequence) || sequence < 0)
+    throw new RecordProblem('corrupt', `${kind} record has an impossible sequence number`);
   if (expectedSequence !== undefined && sequence !== expectedSequence) {
     throw new RecordProblem('corrupt', `${kind} record ${expectedSequence} carries sequence number ${sequence}`);
   }

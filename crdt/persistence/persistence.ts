@@ -19,7 +19,6 @@ export interface PersistedState {
   readonly log: readonly Uint8Array[];
 }
 
-
 /**
  * Where a durable store keeps its snapshot and update log. Writes are acknowledged only once committed;
  * implementations are lmdb (`openLmdbPersistence`) and in-memory (`memoryPersistence`).
@@ -103,19 +102,29 @@ export function recoveryHint(path: string): string {
 }
 
 /** Validates the options shared by both implementations; throws 'invalid_option'. */
-export function resolveOptions(options: PersistenceOptions | undefined): { maxRecordBytes: number; now: () => number; fileCheckIntervalMs: number } {
+export function resolveOptions(options: PersistenceOptions | undefined): {
+  maxRecordBytes: number;
+  now: () => number;
+  fileCheckIntervalMs: number;
+} {
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
     throw new PersistenceError('invalid_option', 'persistence options must be an object');
   }
   const maxRecordBytes = options?.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   if (!Number.isSafeInteger(maxRecordBytes) || maxRecordBytes < 1) {
-    throw new PersistenceError('invalid_option', `maxRecordBytes must be a positive integer, got ${String(maxRecordBytes)}`);
+    throw new PersistenceError(
+      'invalid_option',
+      `maxRecordBytes must be a positive integer, got ${String(maxRecordBytes)}`,
+    );
   }
   const now = options?.now ?? Date.now;
   if (typeof now !== 'function') throw new PersistenceError('invalid_option', 'now must be a function');
   const fileCheckIntervalMs = options?.fileCheckIntervalMs ?? 1000;
   if (!Number.isSafeInteger(fileCheckIntervalMs) || fileCheckIntervalMs < 0) {
-    throw new PersistenceError('invalid_option', `fileCheckIntervalMs must be a non-negative integer, got ${String(fileCheckIntervalMs)}`);
+    throw new PersistenceError(
+      'invalid_option',
+      `fileCheckIntervalMs must be a non-negative integer, got ${String(fileCheckIntervalMs)}`,
+    );
   }
   return { maxRecordBytes, now, fileCheckIntervalMs };
 }
@@ -125,7 +134,10 @@ export function checkedCopy(bytes: unknown, what: string, maxRecordBytes: number
   if (!(bytes instanceof Uint8Array)) throw new PersistenceError('invalid_argument', `${what} must be a Uint8Array`);
   if (bytes.length === 0) throw new PersistenceError('invalid_argument', `${what} must not be empty`);
   if (bytes.length > maxRecordBytes) {
-    throw new PersistenceError('invalid_argument', `${what} is ${bytes.length} bytes, the limit (maxRecordBytes) is ${maxRecordBytes}`);
+    throw new PersistenceError(
+      'invalid_argument',
+      `${what} is ${bytes.length} bytes, the limit (maxRecordBytes) is ${maxRecordBytes}`,
+    );
   }
   return new Uint8Array(bytes);
 }

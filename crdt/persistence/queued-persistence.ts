@@ -26,7 +26,12 @@ export abstract class QueuedPersistence implements PlacementPersistence {
   protected readonly queue: GroupCommitQueue;
 
   /** `where` names the data in error messages; `now` stamps lastCommitAt. */
-  protected constructor(where: string, now: () => number, committed: CommittedSizes, protected readonly maxRecordBytes: number) {
+  protected constructor(
+    where: string,
+    now: () => number,
+    committed: CommittedSizes,
+    protected readonly maxRecordBytes: number,
+  ) {
     this.queue = new GroupCommitQueue(async (plan) => this.commit(plan), now, where, queueStateOf(committed));
   }
 
@@ -38,7 +43,11 @@ export abstract class QueuedPersistence implements PlacementPersistence {
   protected abstract commit(plan: CommitPlan): Promise<void> | void;
 
   /** The data directory (null in memory) and the size of its files. */
-  protected abstract storage(): { readonly path: string | null; readonly bytesOnDisk: number; readonly fileProblem: string | null };
+  protected abstract storage(): {
+    readonly path: string | null;
+    readonly bytesOnDisk: number;
+    readonly fileProblem: string | null;
+  };
 
   append(update: Uint8Array): Promise<void> {
     return this.queue.enqueue('append', update, this.maxRecordBytes);

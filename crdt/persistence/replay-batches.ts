@@ -28,7 +28,11 @@ const BASE_WITH_META = 4;
  * replace); without it the merge would hold them as pending structs, quadratic to retry. The merged
  * batch then carries only what the log adds to the snapshot.
  */
-export function replayBatches(records: readonly Uint8Array[], snapshot?: Uint8Array, maxBatchBytes = DEFAULT_MAX_BATCH_BYTES): ReplayBatch[] {
+export function replayBatches(
+  records: readonly Uint8Array[],
+  snapshot?: Uint8Array,
+  maxBatchBytes = DEFAULT_MAX_BATCH_BYTES,
+): ReplayBatch[] {
   const seed = snapshot === undefined ? undefined : parts(snapshot);
   const batches: ReplayBatch[] = [];
   let run: { generation: number; docs: Uint8Array[]; first: number; bytes: number } | undefined;
@@ -39,7 +43,11 @@ export function replayBatches(records: readonly Uint8Array[], snapshot?: Uint8Ar
       for (let i = run.first; i <= last; i++) batches.push({ bytes: records[i] as Uint8Array, first: i, last: i });
     } else {
       const base = seed?.generation === run.generation ? seed.doc : undefined;
-      batches.push({ bytes: encodeWireUpdate(run.generation, undefined, merge(run.docs, base)), first: run.first, last });
+      batches.push({
+        bytes: encodeWireUpdate(run.generation, undefined, merge(run.docs, base)),
+        first: run.first,
+        last,
+      });
     }
     run = undefined;
   };

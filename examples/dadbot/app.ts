@@ -36,7 +36,10 @@ const messageBody = {
   type: 'object',
   required: ['from', 'text'],
   additionalProperties: false,
-  properties: { from: { type: 'string', minLength: 1, maxLength: 200 }, text: { type: 'string', minLength: 1, maxLength: 4_000 } },
+  properties: {
+    from: { type: 'string', minLength: 1, maxLength: 200 },
+    text: { type: 'string', minLength: 1, maxLength: 4_000 },
+  },
 } as const;
 
 export function dadbot(options: DadbotOptions = {}): DadbotApplication {
@@ -61,7 +64,9 @@ export function dadbot(options: DadbotOptions = {}): DadbotApplication {
       },
     );
     app.get<{ Params: { chatId: string } }>('/chats/:chatId', { schema: { params: chatParams } }, async (request) => {
-      const status = await node.sharding.entityRefFor(DAD_TYPE, request.params.chatId).ask<DadStatus>({ type: 'Status' } satisfies DadCommand);
+      const status = await node.sharding
+        .entityRefFor(DAD_TYPE, request.params.chatId)
+        .ask<DadStatus>({ type: 'Status' } satisfies DadCommand);
       return { chatId: status.chatId, node: status.node, state: status.state, told: status.told };
     });
   };

@@ -8,7 +8,8 @@ import { PunGenerator, type ChatMessage } from './puns.js';
 export const DAD_TYPE = 'Dad';
 
 /** What the webhook and the status route send a Dad (plain data: it may cross nodes). */
-export type DadCommand = { readonly type: 'NewMessage'; readonly from: string; readonly text: string } | { readonly type: 'Status' };
+export type DadCommand =
+  { readonly type: 'NewMessage'; readonly from: string; readonly text: string } | { readonly type: 'Status' };
 
 export type DadState = 'idle' | 'collecting' | 'thinking';
 
@@ -24,8 +25,20 @@ export interface DadStatus {
 /** What a Dad does that an application may want to show: it started on a node, told a joke, or gave up. */
 export type DadEvent =
   | { readonly kind: 'entered'; readonly chatId: string; readonly node: string; readonly shardId: number }
-  | { readonly kind: 'joke'; readonly chatId: string; readonly node: string; readonly shardId: number; readonly joke: string }
-  | { readonly kind: 'lost'; readonly chatId: string; readonly node: string; readonly shardId: number; readonly reason: string };
+  | {
+      readonly kind: 'joke';
+      readonly chatId: string;
+      readonly node: string;
+      readonly shardId: number;
+      readonly joke: string;
+    }
+  | {
+      readonly kind: 'lost';
+      readonly chatId: string;
+      readonly node: string;
+      readonly shardId: number;
+      readonly reason: string;
+    };
 
 export interface DadOptions {
   /** Quiet needed before Dad thinks; default 2,500 ms. */
@@ -81,7 +94,9 @@ export function dadBehavior(options: DadOptions = {}): EntityBehavior {
           batch = [];
           state = 'thinking';
           ctx.pipeToSelf(puns.generate(thinkingAbout, told), (outcome) =>
-            outcome.ok ? new JokeOutcome(outcome.value, '') : new JokeOutcome(undefined, String((outcome.error as Error)?.message ?? outcome.error)),
+            outcome.ok
+              ? new JokeOutcome(outcome.value, '')
+              : new JokeOutcome(undefined, String((outcome.error as Error)?.message ?? outcome.error)),
           );
           return undefined;
         }
@@ -123,9 +138,14 @@ interface DadMemory {
 /** `ctx.restored` read as a DadMemory; anything else (a fresh start, another version's shape) is no memory. */
 function restoredMemory(value: unknown): DadMemory {
   const memory = value as Partial<DadMemory> | undefined;
-  const told = Array.isArray(memory?.told) ? memory.told.filter((joke): joke is string => typeof joke === 'string') : [];
+  const told = Array.isArray(memory?.told)
+    ? memory.told.filter((joke): joke is string => typeof joke === 'string')
+    : [];
   const batch = Array.isArray(memory?.batch)
-    ? memory.batch.filter((m): m is ChatMessage => typeof m === 'object' && m !== null && typeof m.from === 'string' && typeof m.text === 'string')
+    ? memory.batch.filter(
+        (m): m is ChatMessage =>
+          typeof m === 'object' && m !== null && typeof m.from === 'string' && typeof m.text === 'string',
+      )
     : [];
   return { told, batch };
 }

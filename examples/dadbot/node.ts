@@ -7,11 +7,13 @@ import { runNode } from '@actor-ts/placement';
 import { DAD_ROLE, dadbot } from './app.js';
 import { Timeline } from './timeline.js';
 
-const USAGE = 'usage: node dist/examples/dadbot/node.js --port P --http-port H [--seed ADDR]... [--data-dir DIR] [--host HOST] [--gateway]';
+const USAGE =
+  'usage: node dist/examples/dadbot/node.js --port P --http-port H [--seed ADDR]... [--data-dir DIR] [--host HOST] [--gateway]';
 
 function port(name: string, value: string | undefined): number {
   const parsed = Number(value);
-  if (value === undefined || !Number.isInteger(parsed) || parsed < 0 || parsed > 65_535) throw new Error(`--${name} must be a port (0..65535)\n${USAGE}`);
+  if (value === undefined || !Number.isInteger(parsed) || parsed < 0 || parsed > 65_535)
+    throw new Error(`--${name} must be a port (0..65535)\n${USAGE}`);
   return parsed;
 }
 
@@ -59,7 +61,10 @@ async function main(): Promise<number> {
     },
     {
       signal: controller.signal,
-      onStarted: (node) => timeline.line(`${node.address.toString()} serving chats on ${node.httpUrl}${values.gateway === true ? ' (gateway: hosts no Dad)' : ''}`),
+      onStarted: (node) =>
+        timeline.line(
+          `${node.address.toString()} serving chats on ${node.httpUrl}${values.gateway === true ? ' (gateway: hosts no Dad)' : ''}`,
+        ),
     },
   );
   timeline.line(`stopped (${how})`);

@@ -47,7 +47,12 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await Promise.resolve().then(condition).catch(() => false)) return true;
+    if (
+      await Promise.resolve()
+        .then(condition)
+        .catch(() => false)
+    )
+      return true;
     await sleep(50);
   }
   return false;
@@ -58,10 +63,14 @@ async function play(f: Flags): Promise<void> {
   const nameOf = (address: string): string => names.get(address) ?? address;
   const timeline = new Timeline((line) => process.stdout.write(`${line}\n`), nameOf);
   const events: DadEvent[] = [];
-  const app = dadbot({ quietMs: f.quietMs, thinkMs: f.thinkMs, onEvent: (event) => {
-    events.push(event);
-    timeline.event(event);
-  } });
+  const app = dadbot({
+    quietMs: f.quietMs,
+    thinkMs: f.thinkMs,
+    onEvent: (event) => {
+      events.push(event);
+      timeline.event(event);
+    },
+  });
   const nodes: RunningNode[] = [];
   for (let i = 0; i < 3; i++) {
     const seed = nodes[0]?.address.toString();
@@ -80,7 +89,9 @@ async function play(f: Flags): Promise<void> {
   const [node0, node1, node2] = nodes as [RunningNode, RunningNode, RunningNode];
   const upEverywhere = async (): Promise<boolean> => {
     for (const node of nodes) {
-      const body = (await (await fetch(`${node.httpUrl}/actor-ts/cluster/members`)).json()) as { members: Array<{ status: string }> };
+      const body = (await (await fetch(`${node.httpUrl}/actor-ts/cluster/members`)).json()) as {
+        members: Array<{ status: string }>;
+      };
       if (body.members.length !== 3 || body.members.some((member) => member.status !== 'up')) return false;
     }
     return true;
@@ -90,9 +101,16 @@ async function play(f: Flags): Promise<void> {
 
   // Where each chat lives is ours to say: pins (placements), written through any node, replicated to all.
   const shardOf = (chatId: string): number => node1.sharding.entityRefFor(DAD_TYPE, chatId).shardId;
-  await node0.placements(DAD_TYPE).setPlacement(shardOf('#engineering'), node0.address, { by: 'dadbot', reason: 'the oldest node hosts #engineering' });
-  await node0.placements(DAD_TYPE).setPlacement(shardOf('#random'), node2.address, { by: 'dadbot', reason: '#random on node-2' });
-  timeline.line(`pinned #engineering (shard ${shardOf('#engineering')}) to node-0, #random (shard ${shardOf('#random')}) to node-2`);
+  await node0.placements(DAD_TYPE).setPlacement(shardOf('#engineering'), node0.address, {
+    by: 'dadbot',
+    reason: 'the oldest node hosts #engineering',
+  });
+  await node0
+    .placements(DAD_TYPE)
+    .setPlacement(shardOf('#random'), node2.address, { by: 'dadbot', reason: '#random on node-2' });
+  timeline.line(
+    `pinned #engineering (shard ${shardOf('#engineering')}) to node-0, #random (shard ${shardOf('#random')}) to node-2`,
+  );
 
   const post = async (via: RunningNode, chatId: string, from: string, text: string): Promise<void> => {
     const response = await fetch(`${via.httpUrl}/chats/${encodeURIComponent(chatId)}/messages`, {
@@ -101,15 +119,22 @@ async function play(f: Flags): Promise<void> {
       body: JSON.stringify({ from, text }),
     });
     const accepted = (await response.json()) as Accepted;
-    timeline.line(`${chatId} · ${from}: ${text}  (via ${nameOf(via.address.toString())}, shard ${accepted.shardId}) → ${response.status}`);
+    timeline.line(
+      `${chatId} · ${from}: ${text}  (via ${nameOf(via.address.toString())}, shard ${accepted.shardId}) → ${response.status}`,
+    );
   };
-  const jokes = (chatId: string): number => events.filter((event) => event.kind !== 'entered' && event.chatId === chatId).length;
+  const jokes = (chatId: string): number =>
+    events.filter((event) => event.kind !== 'entered' && event.chatId === chatId).length;
   const waitJoke = async (chatId: string, count: number): Promise<void> => {
     const budget = (f.quietMs + f.thinkMs) * 2 + f.downAfterMs * 4 + 10_000;
-    if (!(await until(`a joke in ${chatId}`, () => jokes(chatId) >= count, budget))) timeline.line(`...no joke in ${chatId} (the message was lost)`);
+    if (!(await until(`a joke in ${chatId}`, () => jokes(chatId) >= count, budget)))
+      timeline.line(`...no joke in ${chatId} (the message was lost)`);
   };
   const whereIs = async (via: RunningNode, chatId: string): Promise<void> => {
-    const status = (await (await fetch(`${via.httpUrl}/chats/${encodeURIComponent(chatId)}`)).json()) as { node: string; told: string[] };
+    const status = (await (await fetch(`${via.httpUrl}/chats/${encodeURIComponent(chatId)}`)).json()) as {
+      node: string;
+      told: string[];
+    };
     timeline.line(`${chatId} → shard ${shardOf(chatId)} → ${nameOf(status.node)} (told ${status.told.length})`);
   };
 
@@ -134,17 +159,23 @@ async function play(f: Flags): Promise<void> {
   await node2.transport.close();
   await post(node1, '#random', 'Tim', 'Anyone?');
   const memberStatus = async (): Promise<string> => {
-    const body = (await (await fetch(`${node1.httpUrl}/actor-ts/cluster/members`)).json()) as { members: Array<{ address: string; status: string; reachable: boolean }> };
+    const body = (await (await fetch(`${node1.httpUrl}/actor-ts/cluster/members`)).json()) as {
+      members: Array<{ address: string; status: string; reachable: boolean }>;
+    };
     const member = body.members.find((m) => m.address === node2.address.toString());
     return member === undefined ? 'removed' : member.reachable ? member.status : `${member.status}, unreachable`;
   };
   let seen = await memberStatus();
   timeline.line(`node-1 sees node-2: ${seen}`);
-  await until('node-2 out of the cluster', async () => {
-    const now = await memberStatus();
-    if (now !== seen) timeline.line(`node-1 sees node-2: ${(seen = now)}`);
-    return now === 'removed' || now.startsWith('down');
-  }, f.downAfterMs * 6 + 20_000);
+  await until(
+    'node-2 out of the cluster',
+    async () => {
+      const now = await memberStatus();
+      if (now !== seen) timeline.line(`node-1 sees node-2: ${(seen = now)}`);
+      return now === 'removed' || now.startsWith('down');
+    },
+    f.downAfterMs * 6 + 20_000,
+  );
   await post(node1, '#random', 'Tim', 'Is CI down?');
   await waitJoke('#random', 2);
   await whereIs(node1, '#random');

@@ -10,7 +10,9 @@ const stores = new Map<string, PlacementStore>();
 for (const name of names) {
   const store = new PlacementStore({ node: name });
   // The link is yours: here a frame reaches its peer on a later turn of the event loop, as on a network.
-  const link = { send: (peer: string, bytes: Uint8Array) => setTimeout(() => replicators.get(peer)?.receive(name, bytes), 1) };
+  const link = {
+    send: (peer: string, bytes: Uint8Array) => setTimeout(() => replicators.get(peer)?.receive(name, bytes), 1),
+  };
   replicators.set(name, new PlacementReplicator(store, link, { antiEntropyIntervalMs: 50 }));
   stores.set(name, store);
 }

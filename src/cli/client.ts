@@ -83,22 +83,39 @@ export class ManagementClient {
   }
 
   /** With includeExpired, expired pins too, each with `expired`. */
-  placements(typeName: string, options: { readonly includeExpired?: boolean } = {}): Promise<{ placements: PinRecord[] }> {
+  placements(
+    typeName: string,
+    options: { readonly includeExpired?: boolean } = {},
+  ): Promise<{ placements: PinRecord[] }> {
     const query = options.includeExpired === true ? '?includeExpired=true' : '';
     return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements${query}`);
   }
 
   /** With allowUnknownTarget, pins to targets no current member matches are written (else 409 unknown_target). */
-  setPlacements(typeName: string, placements: readonly PinRequest[], options: { readonly allowUnknownTarget?: boolean } = {}): Promise<SetPlacementsResult> {
-    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements`, placementsBody(placements, options));
+  setPlacements(
+    typeName: string,
+    placements: readonly PinRequest[],
+    options: { readonly allowUnknownTarget?: boolean } = {},
+  ): Promise<SetPlacementsResult> {
+    return this.request(
+      'POST',
+      `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements`,
+      placementsBody(placements, options),
+    );
   }
 
   async removePlacement(typeName: string, shardId: number, provenance: Provenance = {}): Promise<void> {
-    await this.request('DELETE', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements/${shardId}${query(provenance)}`);
+    await this.request(
+      'DELETE',
+      `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements/${shardId}${query(provenance)}`,
+    );
   }
 
   rebalance(typeName: string, shardIds: readonly number[], provenance: Provenance = {}): Promise<RebalanceOutcome> {
-    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/rebalance`, { shardIds, ...provenance });
+    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/rebalance`, {
+      shardIds,
+      ...provenance,
+    });
   }
 
   cordon(address: string, provenance: Provenance = {}): Promise<CordonWritten> {
@@ -128,12 +145,18 @@ export class ManagementClient {
     placements: readonly PinRequest[],
     options: { readonly allowUnknownTarget?: boolean } = {},
   ): Promise<{ dryRun: true; withoutHome?: number[] } & PlacementsDryRun> {
-    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements?dryRun=true`, placementsBody(placements, options));
+    return this.request(
+      'POST',
+      `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements?dryRun=true`,
+      placementsBody(placements, options),
+    );
   }
 
   /** What rebalance would start; nothing is handed off. */
   dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<{ dryRun: true } & DryRunMoves> {
-    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/rebalance?dryRun=true`, { shardIds });
+    return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/rebalance?dryRun=true`, {
+      shardIds,
+    });
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -142,7 +165,10 @@ export class ManagementClient {
     if (this.options.token) headers['authorization'] = `Bearer ${this.options.token}`;
     // One controller for the timeout and for giving up on an oversized answer, so either stops the transfer.
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new Error('timed out')), this.options.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => abort.abort(new Error('timed out')),
+      this.options.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS,
+    );
     let response: Response;
     let text: string;
     try {
@@ -156,20 +182,32 @@ export class ManagementClient {
       } catch (error) {
         throw new ApiError(0, 'unreachable', `cannot reach ${this.base}: ${reasonOf(error, abort.signal)}`);
       }
-      text = await readCapped(response, this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, abort, `${method} ${path}`);
+      text = await readCapped(
+        response,
+        this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+        abort,
+        `${method} ${path}`,
+      );
     } finally {
       clearTimeout(timer);
     }
     const parsed: unknown = text === '' ? undefined : safeJson(text);
     if (!response.ok) {
       const error = parsed as { error?: string; message?: string } | undefined;
-      throw new ApiError(response.status, error?.error ?? 'http_error', error?.message ?? `${method} ${path} -> ${response.status}`);
+      throw new ApiError(
+        response.status,
+        error?.error ?? 'http_error',
+        error?.message ?? `${method} ${path} -> ${response.status}`,
+      );
     }
     return parsed as T;
   }
 }
 
-function placementsBody(placements: readonly PinRequest[], options: { readonly allowUnknownTarget?: boolean }): unknown {
+function placementsBody(
+  placements: readonly PinRequest[],
+  options: { readonly allowUnknownTarget?: boolean },
+): unknown {
   const allow = options.allowUnknownTarget === true ? { allowUnknownTarget: true } : {};
   return placements.length === 1 ? { ...placements[0], ...allow } : { placements, ...allow };
 }
@@ -193,7 +231,11 @@ function query(provenance: Provenance): string {
 async function readCapped(response: Response, limit: number, abort: AbortController, what: string): Promise<string> {
   const tooLarge = (): ApiError => {
     abort.abort(new Error('response too large'));
-    return new ApiError(response.status, 'response_too_large', `${what}: the answer is larger than ${limit} bytes; gave up reading it`);
+    return new ApiError(
+      response.status,
+      'response_too_large',
+      `${what}: the answer is larger than ${limit} bytes; gave up reading it`,
+    );
   };
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (declared > limit) throw tooLarge();
@@ -211,7 +253,11 @@ async function readCapped(response: Response, limit: number, abort: AbortControl
     }
   } catch (error) {
     if (error instanceof ApiError) throw error;
-    throw new ApiError(response.status, 'unreachable', `${what}: the answer broke off: ${reasonOf(error, abort.signal)}`);
+    throw new ApiError(
+      response.status,
+      'unreachable',
+      `${what}: the answer broke off: ${reasonOf(error, abort.signal)}`,
+    );
   } finally {
     reader.releaseLock();
   }

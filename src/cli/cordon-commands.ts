@@ -18,7 +18,10 @@ export function addCordonCommands(program: Command, io: CliIo): void {
     .action(async (address: string, options: ProvenanceOptions, command: Command) => {
       const { client } = connect(command);
       const target = usage(command, () => addressArg(address));
-      const written = await client.cordon(target, usage(command, () => provenanceOf(options)));
+      const written = await client.cordon(
+        target,
+        usage(command, () => provenanceOf(options)),
+      );
       io.out(`${written.address} cordoned (hlc ${hlcText(written.hlc)})`);
     });
 
@@ -27,7 +30,10 @@ export function addCordonCommands(program: Command, io: CliIo): void {
     .action(async (address: string, options: ProvenanceOptions, command: Command) => {
       const { client } = connect(command);
       const target = usage(command, () => addressArg(address));
-      await client.uncordon(target, usage(command, () => provenanceOf(options)));
+      await client.uncordon(
+        target,
+        usage(command, () => provenanceOf(options)),
+      );
       io.out(`${target} uncordoned`);
     });
 
@@ -38,7 +44,10 @@ export function addCordonCommands(program: Command, io: CliIo): void {
       const { client } = connect(command);
       const target = usage(command, () => addressArg(address));
       const started = Date.now();
-      const outcome = await client.drain(target, usage(command, () => provenanceOf(options)));
+      const outcome = await client.drain(
+        target,
+        usage(command, () => provenanceOf(options)),
+      );
       printDrain(outcome, io);
       if (!options.wait) return;
       const drained = await waitDrained(client, outcome, io, DRAIN_WAIT_MS);
@@ -51,7 +60,7 @@ export function addCordonCommands(program: Command, io: CliIo): void {
 
   program
     .command('audit')
-    .description("the writes this node accepted (its last 1,000), newest first")
+    .description('the writes this node accepted (its last 1,000), newest first')
     .action(async (_options: unknown, command: Command) => {
       const { client } = connect(command);
       const { entries } = await client.audit();
@@ -59,7 +68,15 @@ export function addCordonCommands(program: Command, io: CliIo): void {
       io.out(
         table(
           ['at', 'action', 'type', 'shards', 'target', 'by', 'reason'],
-          entries.map((e) => [e.at, e.action, e.typeName ?? '-', e.shardIds.length === 0 ? '-' : e.shardIds.join(','), e.target ?? '-', e.by ?? '-', e.reason ?? '-']),
+          entries.map((e) => [
+            e.at,
+            e.action,
+            e.typeName ?? '-',
+            e.shardIds.length === 0 ? '-' : e.shardIds.join(','),
+            e.target ?? '-',
+            e.by ?? '-',
+            e.reason ?? '-',
+          ]),
         ),
       );
     });
@@ -79,21 +96,34 @@ function printDrain(outcome: DrainOutcome, io: CliIo): void {
  * Polls every drained type until the node hosts none of its shards; one line per shard once it runs
  * elsewhere (or left with no home). False, with what is left on stderr, when `timeoutMs` passed first.
  */
-async function waitDrained(client: ManagementClient, outcome: DrainOutcome, io: CliIo, timeoutMs: number): Promise<boolean> {
-  const pending = new Map(Object.entries(outcome.moves).map(([typeName, moves]) => [typeName, new Set(moves.map((m) => m.shardId))]));
+async function waitDrained(
+  client: ManagementClient,
+  outcome: DrainOutcome,
+  io: CliIo,
+  timeoutMs: number,
+): Promise<boolean> {
+  const pending = new Map(
+    Object.entries(outcome.moves).map(([typeName, moves]) => [typeName, new Set(moves.map((m) => m.shardId))]),
+  );
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let hosted = 0;
     for (const [typeName, shards] of pending) {
       const { regions, handingOff } = await client.shards(typeName);
       const moving = new Set(handingOff);
-      const homes = new Map(regions.flatMap((region) => region.shards.map((shardId) => [shardId, region.address] as const)));
+      const homes = new Map(
+        regions.flatMap((region) => region.shards.map((shardId) => [shardId, region.address] as const)),
+      );
       hosted += regions.find((region) => region.address === outcome.address)?.shards.length ?? 0;
       for (const shardId of shards) {
         const home = homes.get(shardId);
         if (moving.has(shardId) || home === outcome.address) continue;
         shards.delete(shardId);
-        io.out(home === undefined ? `  ${typeName} shard ${shardId}: left, no home yet (allocated on its next message)` : `  ${typeName} shard ${shardId} -> ${home}`);
+        io.out(
+          home === undefined
+            ? `  ${typeName} shard ${shardId}: left, no home yet (allocated on its next message)`
+            : `  ${typeName} shard ${shardId} -> ${home}`,
+        );
       }
     }
     const left = [...pending.values()].reduce((sum, shards) => sum + shards.size, 0);

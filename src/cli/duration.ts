@@ -10,7 +10,10 @@ const DURATION = /^(\d{1,15})(ms|s|m|h|d)?$/;
  */
 export function parseDuration(text: string): number {
   const match = DURATION.exec(text);
-  if (match === null) throw new Error(`"${text}" is not a duration: expected an integer with an optional unit ms, s, m, h or d (e.g. 90s, 10m, 2h)`);
+  if (match === null)
+    throw new Error(
+      `"${text}" is not a duration: expected an integer with an optional unit ms, s, m, h or d (e.g. 90s, 10m, 2h)`,
+    );
   const ms = Number(match[1]) * (UNIT_MS[match[2] ?? 'ms'] as number);
   if (!Number.isSafeInteger(ms)) throw new Error(`duration "${text}" is too long`);
   if (ms === 0) throw new Error(`duration "${text}" must be longer than zero`);

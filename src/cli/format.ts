@@ -5,7 +5,10 @@ export function table(headers: readonly string[], rows: ReadonlyArray<readonly s
     Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
   );
   const line = (cells: readonly string[]) =>
-    cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(headers), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
 }
 

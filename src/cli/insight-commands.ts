@@ -11,14 +11,20 @@ export function addExplainCommand(program: Command, io: CliIo): void {
     .description('why a shard is where it is: its home, its pin, the decision and every node it could go to')
     .action(async (shardId: string, _options: unknown, command: Command) => {
       const { client, type } = connect(command);
-      const answer = await client.explain(type, usage(command, () => shardIdArg(shardId)));
+      const answer = await client.explain(
+        type,
+        usage(command, () => shardIdArg(shardId)),
+      );
       for (const line of explanationText(answer)) io.out(line);
     });
 }
 
 export function explanationText(answer: ShardExplanation): string[] {
   const where = answer.home === null ? 'no home' : `on ${answer.home}`;
-  const lines = [`shard ${answer.shardId}: ${where} (${answer.decision}${answer.handingOff ? ', handing off' : ''})`, answer.message];
+  const lines = [
+    `shard ${answer.shardId}: ${where} (${answer.decision}${answer.handingOff ? ', handing off' : ''})`,
+    answer.message,
+  ];
   const pin = answer.placement;
   if (pin !== null) {
     const rule = [pin.mode, pin.expiresAt === null ? 'never expires' : `expires ${pin.expiresAt}`];
@@ -44,7 +50,10 @@ export function explanationText(answer: ShardExplanation): string[] {
 }
 
 /** Prints a dry run's pins (when it has any) and moves as a table, and its warnings on stderr. */
-export function printDryRun(io: CliIo, result: DryRunMoves & { readonly placements?: PlacementsDryRun['placements'] }): void {
+export function printDryRun(
+  io: CliIo,
+  result: DryRunMoves & { readonly placements?: PlacementsDryRun['placements'] },
+): void {
   io.out('dry run: nothing was written and nothing moved');
   for (const pin of result.placements ?? []) io.out(`would pin shard ${pin.shardId} -> ${pin.target} (${pin.mode})`);
   if (result.moves.length === 0) io.out('no shard would move');

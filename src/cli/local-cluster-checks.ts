@@ -16,7 +16,9 @@ export class LocalClusterError extends Error {
  * node directory: of node-1..node-N, and with `fresh` of any directory under `dataDir` (all are deleted).
  */
 export function refuseHeldDirectories(dataDir: string, nodes: number, fresh: boolean): void {
-  const candidates = fresh ? subdirectories(dataDir) : Array.from({ length: nodes }, (_, i) => join(dataDir, `node-${i + 1}`));
+  const candidates = fresh
+    ? subdirectories(dataDir)
+    : Array.from({ length: nodes }, (_, i) => join(dataDir, `node-${i + 1}`));
   for (const dir of candidates) {
     const holder = lockHolder(dir);
     if (holder === undefined) continue;
@@ -50,7 +52,12 @@ function subdirectories(dir: string): string[] {
 const TAIL_BYTES = 64 * 1024;
 
 /** The message a start fails with when node `n` exited: how it ended, the node's own reason, its log. */
-export function startFailure(n: number, address: string, child: ChildProcess, log: { readonly path: string; readonly from: number }): string {
+export function startFailure(
+  n: number,
+  address: string,
+  child: ChildProcess,
+  log: { readonly path: string; readonly from: number },
+): string {
   const how = child.signalCode ?? `code ${String(child.exitCode)}`;
   const reason = reasonIn(tailOf(log.path, log.from));
   return `node ${n} (${address}) exited while starting (${how})${reason === undefined ? '' : `: ${reason}`}; log: ${log.path}`;
@@ -81,7 +88,12 @@ export function reasonIn(text: string): string | undefined {
   }
   for (let i = lines.length - 1; i >= 0; i--) {
     const record = parsed(lines[i] as string);
-    if (record !== undefined && typeof record.level === 'number' && record.level >= 50 && typeof record.msg === 'string') {
+    if (
+      record !== undefined &&
+      typeof record.level === 'number' &&
+      record.level >= 50 &&
+      typeof record.msg === 'string'
+    ) {
       return typeof record.err === 'string' ? `${record.msg}: ${record.err}` : record.msg;
     }
   }
@@ -92,7 +104,9 @@ function parsed(line: string): { level?: unknown; msg?: unknown; err?: unknown }
   if (!line.startsWith('{')) return undefined;
   try {
     const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null ? (value as { level?: unknown; msg?: unknown; err?: unknown }) : undefined;
+    return typeof value === 'object' && value !== null
+      ? (value as { level?: unknown; msg?: unknown; err?: unknown })
+      : undefined;
   } catch {
     return undefined;
   }

@@ -32,9 +32,21 @@ export function addLocalClusterCommand(program: Command, io: CliIo, binPath: str
     .option('--base-port <port>', 'cluster port of node 1 (node i uses base + i - 1)', port, D.port)
     .option('--base-http-port <port>', 'API port of node 1', port, D.httpPort)
     .option('--log-dir <dir>', 'where node logs go (default: a temp directory)')
-    .option('--data-dir <dir>', 'node i keeps its placements in <dir>/node-i, so a restart brings them back', DEFAULT_LOCAL_CLUSTER_DATA_DIR)
-    .option('--fresh', 'wipe the data directory first: start with no placements (refused while a node runs on it)', false)
-    .option('--attribute <N:KEY=VALUE>', 'give node N an attribute placement selectors match, e.g. 3:zone=eu-west (repeatable)', collectNodeAttribute)
+    .option(
+      '--data-dir <dir>',
+      'node i keeps its placements in <dir>/node-i, so a restart brings them back',
+      DEFAULT_LOCAL_CLUSTER_DATA_DIR,
+    )
+    .option(
+      '--fresh',
+      'wipe the data directory first: start with no placements (refused while a node runs on it)',
+      false,
+    )
+    .option(
+      '--attribute <N:KEY=VALUE>',
+      'give node N an attribute placement selectors match, e.g. 3:zone=eu-west (repeatable)',
+      collectNodeAttribute,
+    )
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
     .addOption(fallbackOption())
     .action(async (options: LocalClusterCliOptions, command: Command) => {
@@ -59,7 +71,12 @@ export function addLocalClusterCommand(program: Command, io: CliIo, binPath: str
       io.out(
         table(
           ['node', 'address', 'API', 'attributes'],
-          cluster.urls.map((url, i) => [String(i + 1), cluster.addresses[i] ?? '', url, (nodeAttributes.get(i + 1) ?? []).join(',') || '-']),
+          cluster.urls.map((url, i) => [
+            String(i + 1),
+            cluster.addresses[i] ?? '',
+            url,
+            (nodeAttributes.get(i + 1) ?? []).join(',') || '-',
+          ]),
         ),
       );
       io.out('');
@@ -67,9 +84,13 @@ export function addLocalClusterCommand(program: Command, io: CliIo, binPath: str
       io.out(`placements: ${cluster.dataDir} (kept across runs; --fresh wipes them)`);
       io.out('try:');
       io.out(`  node bin/actor-ts-placement.js shards --url ${cluster.urls[0]}`);
-      io.out(`  node bin/actor-ts-placement.js placements set 42 ${cluster.addresses[2] ?? cluster.addresses[0]} --url ${cluster.urls[0]}`);
+      io.out(
+        `  node bin/actor-ts-placement.js placements set 42 ${cluster.addresses[2] ?? cluster.addresses[0]} --url ${cluster.urls[0]}`,
+      );
       io.out(`  curl -s -X POST ${cluster.urls[1]}/counters/alice/increment`);
-      io.out(`  curl -s -X POST '${cluster.urls[1]}/counters/alice/increment?reliable=true'   # retried until applied (at least once)`);
+      io.out(
+        `  curl -s -X POST '${cluster.urls[1]}/counters/alice/increment?reliable=true'   # retried until applied (at least once)`,
+      );
       io.out('Ctrl-C stops every node.');
       await new Promise<void>((resolve) => {
         const onSignal = (): void => resolve();
@@ -82,9 +103,15 @@ export function addLocalClusterCommand(program: Command, io: CliIo, binPath: str
     });
 }
 
-function collectNodeAttribute(value: string, previous: LocalClusterCliOptions['attribute']): NonNullable<LocalClusterCliOptions['attribute']> {
+function collectNodeAttribute(
+  value: string,
+  previous: LocalClusterCliOptions['attribute'],
+): NonNullable<LocalClusterCliOptions['attribute']> {
   const match = /^(\d+):(.*)$/s.exec(value);
-  if (match === null) throw new InvalidArgumentError(`"${value}" is not N:KEY=VALUE (the node's number, then its attribute), e.g. 3:zone=eu-west`);
+  if (match === null)
+    throw new InvalidArgumentError(
+      `"${value}" is not N:KEY=VALUE (the node's number, then its attribute), e.g. 3:zone=eu-west`,
+    );
   try {
     parseAttributeAssignment(match[2] as string);
   } catch (error) {
@@ -94,10 +121,16 @@ function collectNodeAttribute(value: string, previous: LocalClusterCliOptions['a
 }
 
 /** Node number -> its `KEY=VALUE` list; a node number outside 1..nodes is a usage error. */
-function attributesByNode(given: NonNullable<LocalClusterCliOptions['attribute']>, nodes: number): Map<number, string[]> {
+function attributesByNode(
+  given: NonNullable<LocalClusterCliOptions['attribute']>,
+  nodes: number,
+): Map<number, string[]> {
   const out = new Map<number, string[]>();
   for (const { node, assignment } of given) {
-    if (node < 1 || node > nodes) throw new InvalidArgumentError(`--attribute ${node}:${assignment}: there is no node ${node} (nodes are 1..${nodes})`);
+    if (node < 1 || node > nodes)
+      throw new InvalidArgumentError(
+        `--attribute ${node}:${assignment}: there is no node ${node} (nodes are 1..${nodes})`,
+      );
     out.set(node, [...(out.get(node) ?? []), assignment]);
   }
   return out;

@@ -61,7 +61,10 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   // go on committing into deleted files) and never shared (the new node would fail on the lock).
   refuseHeldDirectories(dataDir, options.nodes, options.fresh === true);
   if (options.fresh === true) rmSync(dataDir, { recursive: true, force: true });
-  const addresses = Array.from({ length: options.nodes }, (_, i) => `${options.system}@${options.host}:${options.basePort + i}`);
+  const addresses = Array.from(
+    { length: options.nodes },
+    (_, i) => `${options.system}@${options.host}:${options.basePort + i}`,
+  );
   // Node 1 is the first seed everywhere: it alone may form a cluster when no other seed answers.
   const seedArgs = addresses.flatMap((address) => ['--seed', address]);
   const children: ChildProcess[] = [];
@@ -78,13 +81,19 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     const args = [
       options.binPath,
       'node',
-      '--system', options.system,
-      '--host', options.host,
-      '--port', String(port),
-      '--http-host', options.host,
-      '--http-port', String(httpPort),
+      '--system',
+      options.system,
+      '--host',
+      options.host,
+      '--port',
+      String(port),
+      '--http-host',
+      options.host,
+      '--http-port',
+      String(httpPort),
       ...seedArgs,
-      '--data-dir', join(dataDir, `node-${i + 1}`),
+      '--data-dir',
+      join(dataDir, `node-${i + 1}`),
       ...(options.authToken ? ['--auth-token', options.authToken] : []),
       ...(options.fallback ? ['--fallback', options.fallback] : []),
       ...(options.nodeAttributes?.get(i + 1) ?? []).flatMap((attribute) => ['--attribute', attribute]),
@@ -96,7 +105,10 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     children.push(child);
     urls.push(`http://${options.host}:${httpPort}`);
     child.on('exit', (code, signal) => {
-      if (!stopping) print(`node ${i + 1} (${addresses[i]}) exited (${signal ?? `code ${code}`}); log: ${join(logDir, `node-${i + 1}.log`)}`);
+      if (!stopping)
+        print(
+          `node ${i + 1} (${addresses[i]}) exited (${signal ?? `code ${code}`}); log: ${join(logDir, `node-${i + 1}.log`)}`,
+        );
     });
   }
 
@@ -111,7 +123,9 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     for (let i = 0; i < urls.length; i++) {
       const child = children[i]!;
       const exited = (): string | undefined =>
-        child.exitCode !== null || child.signalCode !== null ? startFailure(i + 1, addresses[i] ?? '', child, logs[i]!) : undefined;
+        child.exitCode !== null || child.signalCode !== null
+          ? startFailure(i + 1, addresses[i] ?? '', child, logs[i]!)
+          : undefined;
       await waitUntilUp(new ManagementClient(urls[i]!, { timeoutMs: 1000 }), child, exited, deadline, (status) =>
         print(`  waiting for node ${i + 1} (${status})...`),
       );

@@ -10,14 +10,29 @@ import { clusterPortProblem, DEFAULT_NODE_CONFIG as D, type NodeConfig } from '.
 import { runNode } from '../node/run.js';
 import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
 import { COUNTER_SHARDS, COUNTER_TYPE } from '../node/counter.js';
-import { DEFAULT_SHARD_ID_FUNCTION, SHARD_ID_FUNCTIONS, shardIdFor, type ShardIdFunction } from '../sharding/shard-id.js';
+import {
+  DEFAULT_SHARD_ID_FUNCTION,
+  SHARD_ID_FUNCTIONS,
+  shardIdFor,
+  type ShardIdFunction,
+} from '../sharding/shard-id.js';
 import { ApiError } from './client.js';
 import { shardRanges, table } from './format.js';
 import { addExplainCommand, printDryRun } from './insight-commands.js';
 import { addCordonCommands } from './cordon-commands.js';
 import { addPlacementsCommands } from './placements-command.js';
 import { provenanceOf, withProvenance, type ProvenanceOptions } from './provenance.js';
-import { addressArg, connect, fallbackOption, port, positiveInt, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
+import {
+  addressArg,
+  connect,
+  fallbackOption,
+  port,
+  positiveInt,
+  rebalanceAndWait,
+  shardIdArg,
+  usage,
+  type CliIo,
+} from './operator-support.js';
 import { addLocalClusterCommand } from './local-cluster-command.js';
 
 export type { CliIo } from './operator-support.js';
@@ -56,15 +71,30 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
     .option('--port <port>', `cluster transport port (default ${D.port})`, port)
     .option('--http-host <host>', `management API host (default ${D.httpHost}: loopback unless you say otherwise)`)
     .option('--http-port <port>', `management API port (default ${D.httpPort})`, port)
-    .option('--seed <address>', 'seed node system@host:port (repeatable; default none: form a cluster of one)', collectAddress)
+    .option(
+      '--seed <address>',
+      'seed node system@host:port (repeatable; default none: form a cluster of one)',
+      collectAddress,
+    )
     .option('--app-version <version>', `application version (default ${D.appVersion})`)
     .option('--role <role>', 'node role (repeatable)', collect)
-    .option('--attribute <KEY=VALUE>', 'node attribute that placement selectors match, e.g. zone=eu-west (repeatable)', collectAttribute)
+    .option(
+      '--attribute <KEY=VALUE>',
+      'node attribute that placement selectors match, e.g. zone=eu-west (repeatable)',
+      collectAttribute,
+    )
     .addOption(new Option('--cluster-secret <secret>', 'shared secret peers must prove').env('ACTOR_TS_CLUSTER_SECRET'))
-    .option('--insecure-cluster-port', 'allow a cluster port beyond loopback without --cluster-secret (a trusted network only)')
+    .option(
+      '--insecure-cluster-port',
+      'allow a cluster port beyond loopback without --cluster-secret (a trusted network only)',
+    )
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
     .option('--auth-reads', 'require the token for read routes too')
-    .option('--down-after-ms <ms>', `down a member unreachable this long (default ${DEFAULT_CLUSTER_CONFIG.downAfterMs})`, positiveInt)
+    .option(
+      '--down-after-ms <ms>',
+      `down a member unreachable this long (default ${DEFAULT_CLUSTER_CONFIG.downAfterMs})`,
+      positiveInt,
+    )
     .option(
       '--stable-after-ms <ms>',
       'the leader decides a downing only once the merged reachability table has been unchanged this long ' +
@@ -78,17 +108,43 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
     )
     .option('--rebalance-interval-ms <ms>', 'periodic rebalance interval', positiveInt)
     .addOption(fallbackOption())
-    .option('--data-dir <dir>', 'keep placements in this directory (one node per directory) so they survive a restart (default: in memory only)')
-    .option('--compact-after-items <n>', `compact the placement store past this many history items (default ${D.compactAfterItems})`, positiveInt)
-    .option('--http-max-connections <n>', `management API connections open at once (default ${D.httpMaxConnections})`, positiveInt)
-    .option('--http-request-timeout-ms <ms>', `a management request must arrive within this long (default ${D.httpRequestTimeoutMs})`, positiveInt)
-    .option('--restart-on-removal', 'when the cluster downs or removes this node, restart it in-process as a new incarnation instead of exiting 1')
+    .option(
+      '--data-dir <dir>',
+      'keep placements in this directory (one node per directory) so they survive a restart (default: in memory only)',
+    )
+    .option(
+      '--compact-after-items <n>',
+      `compact the placement store past this many history items (default ${D.compactAfterItems})`,
+      positiveInt,
+    )
+    .option(
+      '--http-max-connections <n>',
+      `management API connections open at once (default ${D.httpMaxConnections})`,
+      positiveInt,
+    )
+    .option(
+      '--http-request-timeout-ms <ms>',
+      `a management request must arrive within this long (default ${D.httpRequestTimeoutMs})`,
+      positiveInt,
+    )
+    .option(
+      '--restart-on-removal',
+      'when the cluster downs or removes this node, restart it in-process as a new incarnation instead of exiting 1',
+    )
     .option('--log-level <level>', `pino log level (default ${D.logLevel})`)
-    .addOption(shardIdFunctionOption(`how the Counter type maps entity ids to shards (default ${D.shardIdFunction}); every node must agree`))
+    .addOption(
+      shardIdFunctionOption(
+        `how the Counter type maps entity ids to shards (default ${D.shardIdFunction}); every node must agree`,
+      ),
+    )
     .action(async (options: NodeCliOptions, command: Command) => {
       const cluster = usage(command, () => clusterFlags(options));
       usage(command, () => {
-        const problem = clusterPortProblem({ host: options.host ?? D.host, clusterSecret: options.clusterSecret, insecureClusterPort: options.insecureClusterPort === true });
+        const problem = clusterPortProblem({
+          host: options.host ?? D.host,
+          clusterSecret: options.clusterSecret,
+          insecureClusterPort: options.insecureClusterPort === true,
+        });
         if (problem !== undefined) throw new InvalidArgumentError(`refusing to start: ${problem}`);
       });
       process.exitCode = await runNodeCommand({
@@ -121,8 +177,17 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
   program
     .command('shard-of <entityIds...>')
     .description('the shard of each entity id, computed here (no node is asked)')
-    .option('--shards <n>', `number of shards of the type (default ${COUNTER_SHARDS}, the Counter type's)`, positiveInt, COUNTER_SHARDS)
-    .addOption(shardIdFunctionOption(`the type's shard id function (default ${DEFAULT_SHARD_ID_FUNCTION}; actor-ts: actor-ts's shard ids)`))
+    .option(
+      '--shards <n>',
+      `number of shards of the type (default ${COUNTER_SHARDS}, the Counter type's)`,
+      positiveInt,
+      COUNTER_SHARDS,
+    )
+    .addOption(
+      shardIdFunctionOption(
+        `the type's shard id function (default ${DEFAULT_SHARD_ID_FUNCTION}; actor-ts: actor-ts's shard ids)`,
+      ),
+    )
     .action((entityIds: string[], options: { shards: number; shardIdFunction?: ShardIdFunction }, command: Command) => {
       const fn = options.shardIdFunction ?? DEFAULT_SHARD_ID_FUNCTION;
       const shardOf = (id: string): string => {
@@ -148,7 +213,13 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
       const { client, type } = connect(command);
       const ids = usage(command, () => shardIds.map(shardIdArg));
       if (options.dryRun) return printDryRun(io, await client.dryRunRebalance(type, ids));
-      await rebalanceAndWait(client, type, ids, io, usage(command, () => provenanceOf(options)));
+      await rebalanceAndWait(
+        client,
+        type,
+        ids,
+        io,
+        usage(command, () => provenanceOf(options)),
+      );
     });
 
   addExplainCommand(program, io);
@@ -164,7 +235,11 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
       io.out(
         table(
           ['node', 'count', 'shards'],
-          locations.regions.map((region) => [region.address, String(region.shards.length), shardRanges(region.shards, pinned)]),
+          locations.regions.map((region) => [
+            region.address,
+            String(region.shards.length),
+            shardRanges(region.shards, pinned),
+          ]),
         ),
       );
       if (pinned.size > 0) io.out('* pinned by an explicit placement');
@@ -234,7 +309,9 @@ export function clusterFlags(options: Pick<NodeCliOptions, keyof typeof CLUSTER_
     resolveClusterConfig(cluster);
   } catch (error) {
     if (!(error instanceof ActorTsError)) throw error;
-    const given = Object.entries(cluster).map(([key, value]) => `${CLUSTER_FLAGS[key as keyof typeof CLUSTER_FLAGS]} ${String(value)}`);
+    const given = Object.entries(cluster).map(
+      ([key, value]) => `${CLUSTER_FLAGS[key as keyof typeof CLUSTER_FLAGS]} ${String(value)}`,
+    );
     throw new InvalidArgumentError(`${error.message} (from ${given.length > 0 ? given.join(' ') : 'the defaults'})`);
   }
   return cluster;
@@ -245,7 +322,11 @@ function addOperatorOptions(command: Command): void {
   const targets = command.commands.length > 0 ? command.commands : [command];
   for (const target of targets) {
     target
-      .addOption(new Option('--url <url>', 'any node\'s management API').env('ACTOR_TS_URL').default(`http://${D.httpHost}:${D.httpPort}`))
+      .addOption(
+        new Option('--url <url>', "any node's management API")
+          .env('ACTOR_TS_URL')
+          .default(`http://${D.httpHost}:${D.httpPort}`),
+      )
       .addOption(new Option('--type <typeName>', 'entity type').default(COUNTER_TYPE))
       .addOption(new Option('--token <token>', 'bearer token').env('ACTOR_TS_AUTH_TOKEN'));
   }
@@ -298,7 +379,8 @@ function collectAttribute(value: string, previous: Record<string, string> | unde
     throw new InvalidArgumentError((error as Error).message);
   }
   const attributes = { ...previous };
-  if (Object.hasOwn(attributes, key) && attributes[key] !== item) throw new InvalidArgumentError(`attribute ${key} is given twice with different values`);
+  if (Object.hasOwn(attributes, key) && attributes[key] !== item)
+    throw new InvalidArgumentError(`attribute ${key} is given twice with different values`);
   if (!Object.hasOwn(attributes, key) && Object.keys(attributes).length >= MAX_ATTRIBUTES) {
     throw new InvalidArgumentError(`at most ${MAX_ATTRIBUTES} attributes are allowed`);
   }
@@ -316,12 +398,17 @@ function attributesText(attributes: Readonly<Record<string, string>> | undefined
 
 /** What to do about an error the API answered, where the API's message cannot know it (how the CLI is given a token). */
 function apiErrorHint(error: ApiError): string {
-  if (error.status === 401) return ' (give the token with --token <token> or the ACTOR_TS_AUTH_TOKEN environment variable)';
+  if (error.status === 401)
+    return ' (give the token with --token <token> or the ACTOR_TS_AUTH_TOKEN environment variable)';
   return '';
 }
 
 /** Runs the CLI; resolves with the process exit code. */
-export async function main(argv: readonly string[], io: CliIo = defaultIo, programOptions: ProgramOptions = {}): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: CliIo = defaultIo,
+  programOptions: ProgramOptions = {},
+): Promise<number> {
   const program = buildProgram(io, programOptions).exitOverride();
   try {
     await program.parseAsync([...argv]);

@@ -4,7 +4,11 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_NODE_CONFIG } from '../node/config.js';
 import { FALLBACK_STRATEGIES } from '../sharding/strategies/fallback-choice.js';
 import { NodeAddress } from '../cluster/address.js';
-import { targetMatches, tryParsePlacementTarget, type PlacementTarget } from '../sharding/placements/placement-target.js';
+import {
+  targetMatches,
+  tryParsePlacementTarget,
+  type PlacementTarget,
+} from '../sharding/placements/placement-target.js';
 import { ManagementClient, type MemberRow, type Provenance } from './client.js';
 
 export interface CliIo {
@@ -29,7 +33,9 @@ export function urlArg(value: string): string {
   // "127.0.0.1:8551" parses as a URL of scheme "127.0.0.1:": only http and https name an API.
   if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.host === '') {
     const hint = /^[^/:]+:\d+/.test(value) ? `; did you mean http://${value}?` : '';
-    throw new InvalidArgumentError(`--url "${value}" is not an http:// or https:// URL of a node's management API${hint}`);
+    throw new InvalidArgumentError(
+      `--url "${value}" is not an http:// or https:// URL of a node's management API${hint}`,
+    );
   }
   return value;
 }
@@ -49,12 +55,14 @@ export function usage<T>(command: Command, check: () => T): T {
 
 export function addressArg(value: string): string {
   const address = NodeAddress.tryParse(value);
-  if (address === undefined) throw new InvalidArgumentError(`"${value}" is not a node address: expected system@host:port`);
+  if (address === undefined)
+    throw new InvalidArgumentError(`"${value}" is not a node address: expected system@host:port`);
   return address.toString();
 }
 
 export function shardIdArg(value: string): number {
-  if (!/^\d{1,15}$/.test(value)) throw new InvalidArgumentError(`"${value}" is not a shard id (a non-negative integer)`);
+  if (!/^\d{1,15}$/.test(value))
+    throw new InvalidArgumentError(`"${value}" is not a shard id (a non-negative integer)`);
   return Number(value);
 }
 
@@ -62,7 +70,13 @@ export function hlcText(hlc: { wallMs: number; counter: number; node: string }):
   return `${new Date(hlc.wallMs).toISOString()}#${hlc.counter}@${hlc.node}`;
 }
 
-export async function rebalanceAndWait(client: ManagementClient, type: string, shardIds: number[], io: CliIo, provenance: Provenance = {}): Promise<void> {
+export async function rebalanceAndWait(
+  client: ManagementClient,
+  type: string,
+  shardIds: number[],
+  io: CliIo,
+  provenance: Provenance = {},
+): Promise<void> {
   const outcome = await client.rebalance(type, shardIds, provenance);
   if (outcome.homeless.length > 0) io.err(`not allocated yet (nothing to move): ${outcome.homeless.join(', ')}`);
   if (outcome.accepted.length === 0) return;
@@ -100,11 +114,20 @@ export async function rebalanceAndWait(client: ManagementClient, type: string, s
     }
     if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  if (pending.size > 0) io.err(`still moving after 30 s: ${[...pending].join(', ')} (shards are re-allocated on their next message)`);
+  if (pending.size > 0)
+    io.err(`still moving after 30 s: ${[...pending].join(', ')} (shards are re-allocated on their next message)`);
 }
 
-function nodeOf(member: MemberRow): { address: NodeAddress; roles: readonly string[]; attributes?: Readonly<Record<string, string>> } {
-  return { address: NodeAddress.parse(member.address), roles: member.roles, ...(member.attributes ? { attributes: member.attributes } : {}) };
+function nodeOf(member: MemberRow): {
+  address: NodeAddress;
+  roles: readonly string[];
+  attributes?: Readonly<Record<string, string>>;
+} {
+  return {
+    address: NodeAddress.parse(member.address),
+    roles: member.roles,
+    ...(member.attributes ? { attributes: member.attributes } : {}),
+  };
 }
 
 export function port(value: string): number {
@@ -116,11 +139,15 @@ export function port(value: string): number {
 export function positiveInt(value: string): number {
   const n = Number(value);
   // Past 2^53 digits stop meaning what they say (and 400 of them make Infinity).
-  if (!/^\d+$/.test(value) || n < 1 || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a positive integer');
+  if (!/^\d+$/.test(value) || n < 1 || !Number.isSafeInteger(n))
+    throw new InvalidArgumentError('expected a positive integer');
   return n;
 }
 
 /** `--fallback <strategy>`, as the node and local-cluster commands take it. */
 export function fallbackOption(): Option {
-  return new Option('--fallback <strategy>', `strategy for shards without a pin (default ${DEFAULT_NODE_CONFIG.fallback}; see README "Which fallback")`).choices(FALLBACK_STRATEGIES);
+  return new Option(
+    '--fallback <strategy>',
+    `strategy for shards without a pin (default ${DEFAULT_NODE_CONFIG.fallback}; see README "Which fallback")`,
+  ).choices(FALLBACK_STRATEGIES);
 }

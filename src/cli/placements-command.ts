@@ -37,7 +37,16 @@ export function addPlacementsCommands(program: Command, io: CliIo): void {
       io.out(
         table(
           ['shard', 'target', 'mode', 'expires', 'reason', 'by', 'writer', 'hlc'],
-          rows.map((p) => [String(p.shardId), p.target, p.mode, expiryText(p), p.reason ?? '-', p.by ?? '-', p.writer, hlcText(p.hlc)]),
+          rows.map((p) => [
+            String(p.shardId),
+            p.target,
+            p.mode,
+            expiryText(p),
+            p.reason ?? '-',
+            p.by ?? '-',
+            p.writer,
+            hlcText(p.hlc),
+          ]),
         ),
       );
     });
@@ -52,7 +61,11 @@ export function addPlacementsCommands(program: Command, io: CliIo): void {
     .option('--by <who>', 'who asks (default $USER@hostname)')
     .option('--move', 'also hand the shard off now so it moves to the target at once', false)
     .option('--dry-run', 'print the moves this pin would start; write nothing', false)
-    .option('--allow-unknown', 'write the pin even when no current member matches the target (a node that has not joined yet)', false)
+    .option(
+      '--allow-unknown',
+      'write the pin even when no current member matches the target (a node that has not joined yet)',
+      false,
+    )
     .action(async (shardId: string, target: string, options: SetOptions, command: Command) => {
       const { client, type } = connect(command);
       const entry = usage(command, () => placementEntry(shardId, target, options));
@@ -61,14 +74,22 @@ export function addPlacementsCommands(program: Command, io: CliIo): void {
       const result = await client.setPlacements(type, [entry], write);
       for (const written of result.placements) io.out(writtenText(written));
       for (const warning of result.warnings) io.err(`warning: ${warning.message}`);
-      if (options.move) await rebalanceAndWait(client, type, [entry.shardId], io, { by: entry.by ?? defaultBy(), ...(entry.reason === undefined ? {} : { reason: entry.reason }) });
+      if (options.move)
+        await rebalanceAndWait(client, type, [entry.shardId], io, {
+          by: entry.by ?? defaultBy(),
+          ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+        });
     });
   withProvenance(placements.command('rm <shardId>'))
     .description('remove a pin; the shard returns to the fallback strategy at the next rebalance')
     .action(async (shardId: string, options: ProvenanceOptions, command: Command) => {
       const { client, type } = connect(command);
       const shard = usage(command, () => shardIdArg(shardId));
-      await client.removePlacement(type, shard, usage(command, () => provenanceOf(options)));
+      await client.removePlacement(
+        type,
+        shard,
+        usage(command, () => provenanceOf(options)),
+      );
       io.out(`shard ${shardId}: pin removed`);
     });
 }
@@ -77,7 +98,8 @@ export function addPlacementsCommands(program: Command, io: CliIo): void {
 function placementEntry(shardId: string, target: string, options: SetOptions): PinRequest {
   const shard = shardIdArg(shardId);
   if (options.require && options.prefer) throw new InvalidArgumentError('give --require or --prefer, not both');
-  if (options.ttl !== undefined && options.expiresAt !== undefined) throw new InvalidArgumentError('give --ttl or --expires-at, not both');
+  if (options.ttl !== undefined && options.expiresAt !== undefined)
+    throw new InvalidArgumentError('give --ttl or --expires-at, not both');
   if (options.dryRun && options.move) throw new InvalidArgumentError('give --dry-run or --move, not both');
   return ruleChecked(() => ({
     shardId: shard,
@@ -85,7 +107,9 @@ function placementEntry(shardId: string, target: string, options: SetOptions): P
     ...(options.require ? { mode: 'require' as const } : {}),
     ...(options.ttl !== undefined ? { ttlMs: options.ttl } : {}),
     // Checked against this machine's clock; the node checks again against its own.
-    ...(options.expiresAt !== undefined ? { expiresAt: (validateExpiresAt(options.expiresAt, Date.now()), options.expiresAt) } : {}),
+    ...(options.expiresAt !== undefined
+      ? { expiresAt: (validateExpiresAt(options.expiresAt, Date.now()), options.expiresAt) }
+      : {}),
     ...(options.reason !== undefined ? { reason: validateReason(options.reason) } : {}),
     by: options.by !== undefined ? validateBy(options.by) : defaultBy(),
   }));

@@ -14,7 +14,10 @@ export interface ProvenanceOptions {
 /** Adds `--reason` and `--by` to a writing command. */
 export function withProvenance(command: Command): Command {
   return command
-    .option('--reason <text>', 'why (at most 500 characters); recorded in the audit trail of the node that takes the write')
+    .option(
+      '--reason <text>',
+      'why (at most 500 characters); recorded in the audit trail of the node that takes the write',
+    )
     .option('--by <who>', 'who asks (default $USER@hostname)');
 }
 

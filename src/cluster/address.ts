@@ -9,7 +9,8 @@ const SCHEME = 'actor-ts://';
 const SYSTEM = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 // RFC 1123 labels. A name made only of digits and dots would be read as an IPv4 address by resolvers, so
 // it must be a valid IPv4 literal (checked by isIP) rather than pass as a name: "1.2.3.999" is rejected.
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const NUMERIC = /^[0-9.]+$/;
 const EXPECTED = 'expected "system@host:port" or "actor-ts://system@host:port", e.g. "app@127.0.0.1:7701"';
 
@@ -35,7 +36,10 @@ export class NodeAddress {
   ) {
     if (!SYSTEM.test(system)) throw invalid(`${system}@${host}:${port}`, `bad system name "${system}"`);
     if (!validHost(host)) {
-      throw invalid(`${system}@${host}:${port}`, `bad host "${host}": expected a hostname, an IPv4 address or a bracketed IPv6 address`);
+      throw invalid(
+        `${system}@${host}:${port}`,
+        `bad host "${host}": expected a hostname, an IPv4 address or a bracketed IPv6 address`,
+      );
     }
     if (!Number.isInteger(port) || port < 1 || port > 65535) {
       throw invalid(`${system}@${host}:${port}`, `port must be an integer in 1..65535`);

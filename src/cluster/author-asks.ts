@@ -28,7 +28,11 @@ export class AuthorAsks {
     if (leader) keys.add(`${leader.address.toString()}#${leader.incarnation}`);
     const edges = core.edges();
     if (edges.length > 0) {
-      const members = [...core.gossip.members.entries()].map(([key, r]) => ({ key, address: r.address, status: r.status }));
+      const members = [...core.gossip.members.entries()].map(([key, r]) => ({
+        key,
+        address: r.address,
+        status: r.status,
+      }));
       const decision = decideSplitBrain({ members, edges });
       if (decision.kind === 'down-unreachable' && decision.leader !== undefined) keys.add(decision.leader);
     }
@@ -40,7 +44,10 @@ export class AuthorAsks {
     const { core } = this;
     if (core.stopped) return;
     if (admitted.heldBack > 0) {
-      core.logger.debug({ heldBack: admitted.heldBack, ask: [...admitted.askAuthors.keys()] }, 'held back gossip changes their sender did not author');
+      core.logger.debug(
+        { heldBack: admitted.heldBack, ask: [...admitted.askAuthors.keys()] },
+        'held back gossip changes their sender did not author',
+      );
     }
     for (const [author, keys] of admitted.askAuthors) {
       const authors = author === LEADER ? [...this.leaderKeys()] : [author];
@@ -53,7 +60,10 @@ export class AuthorAsks {
     const claim = admitted.ownRowClaim;
     const own = reachabilityOf(core.gossip).get(core.selfKey);
     if (claim !== undefined && claim >= (own?.version ?? 0)) {
-      core.logger.warn({ claimedVersion: claim }, "gossip claimed a newer row of this node's reachability: writing it above the claim");
+      core.logger.warn(
+        { claimedVersion: claim },
+        "gossip claimed a newer row of this node's reachability: writing it above the claim",
+      );
       const table = new Map<string, ObserverRow>(reachabilityOf(core.gossip));
       table.set(core.selfKey, { version: claim + 1, subjects: own?.subjects ?? new Set() });
       core.commit(updateReachability(core.gossip, table, core.selfKey), 'push');
@@ -76,7 +86,8 @@ export class AuthorAsks {
     const self = core.selfRecord();
     // The own row travels with the own record (rows name members by their index in the message).
     if (self !== undefined && keys.includes(core.selfKey)) members.set(core.selfKey, self);
-    const reachability = own !== undefined && members.has(core.selfKey) ? new Map([[core.selfKey, own]]) : new Map<string, ObserverRow>();
+    const reachability =
+      own !== undefined && members.has(core.selfKey) ? new Map([[core.selfKey, own]]) : new Map<string, ObserverRow>();
     const delta: GossipState = { members, seen: new Set(), tombstones, reachability };
     core.channel.send(from, { type: 'GossipNews', gossip: toWire(delta) });
   }

@@ -74,7 +74,11 @@ export class Cluster implements Membership {
       random: options.random ?? Math.random,
     });
     this.lifecycle = new SelfLifecycle(this.core, () => this.shutdown());
-    this.reachability = new Reachability(this.core, () => this.lifecycle.downSelfAsMinority(), options.failoverTimeline);
+    this.reachability = new Reachability(
+      this.core,
+      () => this.lifecycle.downSelfAsMinority(),
+      options.failoverTimeline,
+    );
     this.core.afterCommit = () => {
       this.lifecycle.observeSelf();
       this.reachability.onCommitted();

@@ -99,7 +99,9 @@ export interface ClusterConfig {
 }
 
 /** Input form: every field optional, seed nodes may be given as strings. */
-export type ClusterConfigInput = Partial<Omit<ClusterConfig, 'seedNodes' | 'failureDetector' | 'minorityDownAfterMs' | 'stableAfterMs'>> & {
+export type ClusterConfigInput = Partial<
+  Omit<ClusterConfig, 'seedNodes' | 'failureDetector' | 'minorityDownAfterMs' | 'stableAfterMs'>
+> & {
   readonly seedNodes?: ReadonlyArray<NodeAddress | string>;
   readonly failureDetector?: Partial<FailureDetectorConfig>;
   readonly stableAfterMs?: number;
@@ -146,7 +148,8 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
   }
   const roles = [...(input.roles ?? d.roles)];
   for (const role of roles) {
-    if (typeof role !== 'string' || role.length === 0 || role.length > 64) throw bad(`invalid role ${JSON.stringify(role)}`);
+    if (typeof role !== 'string' || role.length === 0 || role.length > 64)
+      throw bad(`invalid role ${JSON.stringify(role)}`);
   }
   const attributesInput = input.attributes ?? d.attributes;
   const attributesError = attributesProblem(attributesInput);
@@ -155,8 +158,15 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
   const fdInput = input.failureDetector ?? {};
   const fd: FailureDetectorConfig = {
     threshold: positive('failureDetector.threshold', fdInput.threshold ?? DEFAULT_FAILURE_DETECTOR_CONFIG.threshold),
-    maxSampleSize: integer('failureDetector.maxSampleSize', fdInput.maxSampleSize ?? DEFAULT_FAILURE_DETECTOR_CONFIG.maxSampleSize, 1),
-    minStdDeviationMs: positive('failureDetector.minStdDeviationMs', fdInput.minStdDeviationMs ?? DEFAULT_FAILURE_DETECTOR_CONFIG.minStdDeviationMs),
+    maxSampleSize: integer(
+      'failureDetector.maxSampleSize',
+      fdInput.maxSampleSize ?? DEFAULT_FAILURE_DETECTOR_CONFIG.maxSampleSize,
+      1,
+    ),
+    minStdDeviationMs: positive(
+      'failureDetector.minStdDeviationMs',
+      fdInput.minStdDeviationMs ?? DEFAULT_FAILURE_DETECTOR_CONFIG.minStdDeviationMs,
+    ),
     acceptableHeartbeatPauseMs: nonNegative(
       'failureDetector.acceptableHeartbeatPauseMs',
       fdInput.acceptableHeartbeatPauseMs ?? DEFAULT_FAILURE_DETECTOR_CONFIG.acceptableHeartbeatPauseMs,
@@ -168,7 +178,10 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
   };
   const downAfterMs = positive('downAfterMs', input.downAfterMs ?? d.downAfterMs);
   const stableAfterMs = positive('stableAfterMs', input.stableAfterMs ?? downAfterMs);
-  const minorityDownAfterMs = positive('minorityDownAfterMs', input.minorityDownAfterMs ?? Math.round(stableAfterMs * 0.75));
+  const minorityDownAfterMs = positive(
+    'minorityDownAfterMs',
+    input.minorityDownAfterMs ?? Math.round(stableAfterMs * 0.75),
+  );
   if (minorityDownAfterMs > stableAfterMs) throw bad('minorityDownAfterMs must not exceed stableAfterMs');
   return {
     seedNodes,
@@ -176,7 +189,11 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
     roles,
     attributes,
     heartbeatIntervalMs: positive('heartbeatIntervalMs', input.heartbeatIntervalMs ?? d.heartbeatIntervalMs),
-    monitoredByNrOfMembers: integer('monitoredByNrOfMembers', input.monitoredByNrOfMembers ?? d.monitoredByNrOfMembers, 1),
+    monitoredByNrOfMembers: integer(
+      'monitoredByNrOfMembers',
+      input.monitoredByNrOfMembers ?? d.monitoredByNrOfMembers,
+      1,
+    ),
     failureDetector: fd,
     gossipIntervalMs: positive('gossipIntervalMs', input.gossipIntervalMs ?? d.gossipIntervalMs),
     seedNodeTimeoutMs: positive('seedNodeTimeoutMs', input.seedNodeTimeoutMs ?? d.seedNodeTimeoutMs),
@@ -194,12 +211,14 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
 }
 
 function positive(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw bad(`${name} must be a finite number > 0, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw bad(`${name} must be a finite number > 0, got ${String(value)}`);
   return value;
 }
 
 function nonNegative(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw bad(`${name} must be a finite number >= 0, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    throw bad(`${name} must be a finite number >= 0, got ${String(value)}`);
   return value;
 }
 

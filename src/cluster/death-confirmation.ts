@@ -56,7 +56,11 @@ export class DeathConfirmations {
   /** True while `key`'s death is confirmed: CONFIRM_REFUSALS refusals in a row, the latest still fresh. */
   confirmed(key: string, now: number): boolean {
     const suspect = this.suspects.get(key);
-    return suspect !== undefined && suspect.refusals >= CONFIRM_REFUSALS && now - suspect.lastRefusedAt <= CONFIRMATION_FRESH_MS;
+    return (
+      suspect !== undefined &&
+      suspect.refusals >= CONFIRM_REFUSALS &&
+      now - suspect.lastRefusedAt <= CONFIRMATION_FRESH_MS
+    );
   }
 
   /** A sign of life from `key` (a heartbeat, an ack): whatever was gathered against it is void. */

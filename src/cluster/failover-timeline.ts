@@ -43,7 +43,8 @@ export class FailoverTimeline {
   /** `member` (an address) went silent `silentForMs` ago: opens its incident unless one is open. */
   open(member: string, silentForMs = 0): void {
     const now = this.now();
-    for (const [key, incident] of this.incidents) if (now - incident.anchorMs > INCIDENT_RETENTION_MS) this.incidents.delete(key);
+    for (const [key, incident] of this.incidents)
+      if (now - incident.anchorMs > INCIDENT_RETENTION_MS) this.incidents.delete(key);
     if (this.incidents.has(member)) return;
     if (this.incidents.size >= MAX_INCIDENTS) {
       const oldest = this.incidents.keys().next().value;
@@ -58,7 +59,10 @@ export class FailoverTimeline {
     if (incident === undefined || incident.seen.has(phase)) return;
     const seconds = Math.max(0, this.now() - incident.anchorMs) / 1000;
     incident.seen.set(phase, seconds);
-    this.logger.info({ member, phase, seconds: Math.round(seconds * 1000) / 1000, phases: Object.fromEntries(incident.seen) }, 'failover phase');
+    this.logger.info(
+      { member, phase, seconds: Math.round(seconds * 1000) / 1000, phases: Object.fromEntries(incident.seen) },
+      'failover phase',
+    );
     for (const listener of this.listeners) listener(phase, seconds, member);
   }
 

@@ -46,7 +46,10 @@ export class PhiAccrualFailureDetector {
     } else if (this.lastHeartbeatMs !== undefined) {
       const interval = nowMs - this.lastHeartbeatMs;
       // An interval far beyond the acceptable pause is an outage, not a sample of normal behaviour.
-      if (interval >= 0 && interval < this.config.acceptableHeartbeatPauseMs + 2 * this.config.firstHeartbeatEstimateMs) {
+      if (
+        interval >= 0 &&
+        interval < this.config.acceptableHeartbeatPauseMs + 2 * this.config.firstHeartbeatEstimateMs
+      ) {
         this.history.add(interval);
       }
     }

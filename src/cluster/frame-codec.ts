@@ -115,7 +115,8 @@ export class FrameDecoder {
   }
 
   private checkHeader(length: number, version: number, kind: number): ActorTsError | undefined {
-    if (length < 2) return new ActorTsError('malformed_message', `corrupt frame: length ${length} is below the header size`);
+    if (length < 2)
+      return new ActorTsError('malformed_message', `corrupt frame: length ${length} is below the header size`);
     if (length - 2 > this.maxFrameBytes) {
       return new ActorTsError(
         'frame_too_large',

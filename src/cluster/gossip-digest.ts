@@ -4,11 +4,21 @@
 // cluster. Every digest is cached per state object: states are immutable, and an unchanged part keeps its
 // identity through a merge (gossip.ts), so a digest is computed once per change, not once per message.
 import { createHash } from 'node:crypto';
-import { reachabilityOf, sameRecordContent, stateDigest, statusRank, type GossipState, type MemberRecord } from './gossip.js';
+import {
+  reachabilityOf,
+  sameRecordContent,
+  stateDigest,
+  statusRank,
+  type GossipState,
+  type MemberRecord,
+} from './gossip.js';
 import { sameRow, sameTable, type ObserverRow } from './reachability-table.js';
 
 /** By member map: the hash, and the table and tombstones it was computed with (seen marks do not count). */
-const statusHashes = new WeakMap<ReadonlyMap<string, MemberRecord>, { readonly table: unknown; readonly tombstones: unknown; readonly hash: string }>();
+const statusHashes = new WeakMap<
+  ReadonlyMap<string, MemberRecord>,
+  { readonly table: unknown; readonly tombstones: unknown; readonly hash: string }
+>();
 const sortedKeyLists = new WeakMap<ReadonlyMap<string, MemberRecord>, readonly string[]>();
 
 /** The members' keys in code-unit order: the bit order of `seenBits`. */
@@ -27,9 +37,15 @@ export function sortedKeys(members: ReadonlyMap<string, MemberRecord>): readonly
  */
 export function statusHash(state: GossipState): string {
   const cached = statusHashes.get(state.members);
-  if (cached !== undefined && cached.table === reachabilityOf(state) && cached.tombstones === state.tombstones) return cached.hash;
+  if (cached !== undefined && cached.table === reachabilityOf(state) && cached.tombstones === state.tombstones)
+    return cached.hash;
   const tombstones = [...state.tombstones.keys()].sort().join('\n');
-  const hash = createHash('sha256').update(stateDigest(state)).update('\n--\n').update(tombstones).digest('base64').slice(0, 32);
+  const hash = createHash('sha256')
+    .update(stateDigest(state))
+    .update('\n--\n')
+    .update(tombstones)
+    .digest('base64')
+    .slice(0, 32);
   statusHashes.set(state.members, { table: reachabilityOf(state), tombstones: state.tombstones, hash });
   return hash;
 }
@@ -53,7 +69,7 @@ export function withSeenBits(state: GossipState, bits: Uint8Array): GossipState 
   const keys = sortedKeys(state.members);
   if (bits.length !== Math.ceil(keys.length / 8)) return undefined;
   const spare = bits.length * 8 - keys.length;
-  if (spare > 0 && (bits[bits.length - 1]! >> (8 - spare)) !== 0) return undefined;
+  if (spare > 0 && bits[bits.length - 1]! >> (8 - spare) !== 0) return undefined;
   let seen: Set<string> | undefined;
   keys.forEach((key, i) => {
     if ((bits[i >> 3]! & (1 << (i & 7))) === 0 || state.seen.has(key)) return;

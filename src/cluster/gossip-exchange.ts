@@ -9,7 +9,17 @@
 import type { NodeAddress } from './address.js';
 import { AuthorAsks } from './author-asks.js';
 import { admitGossip, type Admitted } from './gossip-guard.js';
-import { fromWire, keyOf, memberKey, mergeGossip, pruneMembers, sameContent, sameTombstones, type GossipState, type MemberRecord } from './gossip.js';
+import {
+  fromWire,
+  keyOf,
+  memberKey,
+  mergeGossip,
+  pruneMembers,
+  sameContent,
+  sameTombstones,
+  type GossipState,
+  type MemberRecord,
+} from './gossip.js';
 import { knowsMoreSeen, statusHash, withSeenBits } from './gossip-digest.js';
 import { isGone } from './member.js';
 import { NEWS_FANOUT, type MembershipCore } from './membership-core.js';
@@ -39,7 +49,10 @@ export class GossipExchange {
     const key = memberKey(from, message.incarnation);
     const existing = core.gossip.members.get(key);
     if ((existing && isGone(existing.status)) || core.gossip.tombstones.has(key)) {
-      core.logger.info({ member: key, status: existing?.status ?? 'pruned' }, 'ignoring join of a downed or removed incarnation');
+      core.logger.info(
+        { member: key, status: existing?.status ?? 'pruned' },
+        'ignoring join of a downed or removed incarnation',
+      );
       core.sendGossip(from);
       return;
     }
@@ -77,7 +90,8 @@ export class GossipExchange {
       return;
     }
     // Gossip that does not know this node is from another cluster; gossip from a non-member changes nothing.
-    if (!core.isLivePeer(from) || !(incoming.members.has(core.selfKey) || incoming.tombstones.has(core.selfKey))) return;
+    if (!core.isLivePeer(from) || !(incoming.members.has(core.selfKey) || incoming.tombstones.has(core.selfKey)))
+      return;
     const admitted = this.admit(from, incoming);
     if (admitted.state.tombstones.has(core.selfKey)) {
       this.lifecycle.selfTombstoned();
@@ -136,7 +150,10 @@ export class GossipExchange {
     }
     const next = withSeenBits(core.gossip, status.seen);
     if (next === undefined) {
-      core.logger.debug({ from: from.toString(), bytes: status.seen.byteLength }, 'dropping a gossip status whose seen marks do not fit its hash');
+      core.logger.debug(
+        { from: from.toString(), bytes: status.seen.byteLength },
+        'dropping a gossip status whose seen marks do not fit its hash',
+      );
       return;
     }
     if (next !== core.gossip) core.commit(next, 'none');
@@ -171,7 +188,8 @@ export class GossipExchange {
       this.removedSince.set(key, since);
       if (now - since >= core.config.removedRetentionMs) due.push(key);
     }
-    for (const key of this.removedSince.keys()) if (due.includes(key) || !core.gossip.members.has(key)) this.removedSince.delete(key);
+    for (const key of this.removedSince.keys())
+      if (due.includes(key) || !core.gossip.members.has(key)) this.removedSince.delete(key);
     const next = pruneMembers(core.gossip, due, now, now - core.config.tombstoneTtlMs, core.selfKey);
     if (next === core.gossip) return;
     if (due.length > 0) core.logger.info({ members: due }, 'pruning removed members from the gossip');

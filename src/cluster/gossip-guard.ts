@@ -69,7 +69,9 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
   for (const [key, record] of incoming.members) {
     if (local.tombstones.has(key)) continue;
     const existing = local.members.get(key);
-    const verdict = existing ? changeVerdict(existing, record, key, senderKeys.has(key), senderIsLeader, ctx.selfKey, selfIsLeader, incoming) : newVerdict(record, senderIsLeader);
+    const verdict = existing
+      ? changeVerdict(existing, record, key, senderKeys.has(key), senderIsLeader, ctx.selfKey, selfIsLeader, incoming)
+      : newVerdict(record, senderIsLeader);
     if (verdict === 'ok') {
       members.set(key, record);
       continue;
@@ -109,7 +111,8 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
       // A gone member's row carries no weight (no edge starts at it): taken, so that states stay equal.
       const weightless = record !== undefined && isGone(record.status);
       // A joining member is what anyone may relay (a join): its row counts only when it sends it itself.
-      const relayable = record !== undefined && record.status !== 'joining' && (ctx.relayedRows || ctx.isUnreachable(observer));
+      const relayable =
+        record !== undefined && record.status !== 'joining' && (ctx.relayedRows || ctx.isUnreachable(observer));
       const attributable = record !== undefined && (weightless || senderKeys.has(observer) || relayable);
       const distinctVersion = existing === undefined || row.version !== existing.version;
       if (bounded && distinctVersion && attributable) {
@@ -124,7 +127,12 @@ export function admitGossip(local: GossipState, incoming: GossipState, ctx: Guar
 
   if (heldBack === 0) return { state: incoming, askAuthors: ask, heldBack, ownRowClaim };
   // What the sender has seen is not what passed: its seen marks must not vouch for this content.
-  return { state: { members, seen: new Set(), tombstones, reachability: rows }, askAuthors: ask, heldBack, ownRowClaim };
+  return {
+    state: { members, seen: new Set(), tombstones, reachability: rows },
+    askAuthors: ask,
+    heldBack,
+    ownRowClaim,
+  };
 }
 
 type Verdict = 'ok' | 'ask-member' | 'ask-leader' | 'drop';
@@ -174,7 +182,8 @@ function changeVerdict(
 
 function hasOtherLiveIncarnation(state: GossipState, record: MemberRecord): boolean {
   for (const other of state.members.values()) {
-    if (other.incarnation !== record.incarnation && other.address.equals(record.address) && !isGone(other.status)) return true;
+    if (other.incarnation !== record.incarnation && other.address.equals(record.address) && !isGone(other.status))
+      return true;
   }
   return false;
 }

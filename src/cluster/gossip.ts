@@ -10,7 +10,16 @@
 import { NodeAddress } from './address.js';
 import type { MemberStatus } from './member.js';
 import type { WireGossip, WireMember } from './messages.js';
-import { EMPTY_TABLE, mergeTables, retainKnown, sameTable, tableDigest, tableFromWire, tableToWire, type ReachabilityTable } from './reachability-table.js';
+import {
+  EMPTY_TABLE,
+  mergeTables,
+  retainKnown,
+  sameTable,
+  tableDigest,
+  tableFromWire,
+  tableToWire,
+  type ReachabilityTable,
+} from './reachability-table.js';
 
 /** One member as this node holds it: the wire shape, with its address parsed. */
 export interface MemberRecord extends Omit<WireMember, 'address'> {
@@ -53,7 +62,12 @@ export function keyOf(record: MemberRecord): string {
   return memberKey(record.address, record.incarnation);
 }
 
-export const EMPTY_GOSSIP: GossipState = { members: new Map(), seen: new Set(), tombstones: new Map(), reachability: EMPTY_TABLE };
+export const EMPTY_GOSSIP: GossipState = {
+  members: new Map(),
+  seen: new Set(),
+  tombstones: new Map(),
+  reachability: EMPTY_TABLE,
+};
 
 /**
  * The further status wins; on a tie the smaller non-zero upNumber, so concurrent leaders agree. The earliest
@@ -90,7 +104,10 @@ function withFields(record: MemberRecord, upNumber: number, downedAtMs: number |
 
 /** Equal in what the content digest covers: key, status, upNumber, downedAtMs. */
 export function sameRecordContent(a: MemberRecord, b: MemberRecord): boolean {
-  return a === b || (a.status === b.status && a.upNumber === b.upNumber && a.downedAtMs === b.downedAtMs && keyOf(a) === keyOf(b));
+  return (
+    a === b ||
+    (a.status === b.status && a.upNumber === b.upNumber && a.downedAtMs === b.downedAtMs && keyOf(a) === keyOf(b))
+  );
 }
 
 // States are immutable and an unchanged part keeps its identity through a merge, so each digest is built
@@ -153,14 +170,22 @@ export function mergeGossip(local: GossipState, incoming: GossipState, selfKey: 
     members.delete(key);
   }
   const finalMembers: ReadonlyMap<string, MemberRecord> = members ?? local.members;
-  const reachability = retainKnown(mergeTables(reachabilityOf(local), reachabilityOf(incoming)), (key) => finalMembers.has(key));
+  const reachability = retainKnown(mergeTables(reachabilityOf(local), reachabilityOf(incoming)), (key) =>
+    finalMembers.has(key),
+  );
   const merged: GossipState = { members: finalMembers, seen: new Set(), tombstones, reachability };
   const seen = new Set<string>([selfKey]);
   const localContent = sameContent(merged, local);
   if (localContent) for (const s of local.seen) seen.add(s);
   if (sameContent(merged, incoming)) for (const s of incoming.seen) seen.add(s);
   // Nothing new: the same object, so digests, wire form and messages cached for it still serve.
-  if (localContent && tombstones === local.tombstones && reachability === reachabilityOf(local) && seen.size === local.seen.size) return local;
+  if (
+    localContent &&
+    tombstones === local.tombstones &&
+    reachability === reachabilityOf(local) &&
+    seen.size === local.seen.size
+  )
+    return local;
   return { ...merged, seen };
 }
 
@@ -187,7 +212,13 @@ function mergeTombstones(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, 
  * Replaces the records of `keys` (removed members) by tombstones stamped `nowMs`, and forgets tombstones
  * stamped before `expireBeforeMs`. Only self has seen the result when members were pruned.
  */
-export function pruneMembers(state: GossipState, keys: ReadonlyArray<string>, nowMs: number, expireBeforeMs: number, selfKey: string): GossipState {
+export function pruneMembers(
+  state: GossipState,
+  keys: ReadonlyArray<string>,
+  nowMs: number,
+  expireBeforeMs: number,
+  selfKey: string,
+): GossipState {
   const expired = [...state.tombstones].filter(([, at]) => at < expireBeforeMs);
   const pruned = keys.filter((key) => state.members.has(key));
   if (pruned.length === 0 && expired.length === 0) return state;

@@ -29,7 +29,12 @@ const NONCE_BYTES = 16;
 const MAX_TEXT = 512;
 
 /** A handshake is one flat map of at most five short fields. */
-const HANDSHAKE_LIMITS: DecodeConfig = { maxDepth: 1, maxElements: 16, maxStringBytes: MAX_TEXT * 4, maxBinaryBytes: 64 };
+const HANDSHAKE_LIMITS: DecodeConfig = {
+  maxDepth: 1,
+  maxElements: 16,
+  maxStringBytes: MAX_TEXT * 4,
+  maxBinaryBytes: 64,
+};
 
 /** Validates an untrusted decoded value; undefined for anything that is not a well-formed handshake frame. */
 export function parseHandshake(value: unknown): Handshake | undefined {

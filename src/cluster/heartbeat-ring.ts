@@ -15,7 +15,9 @@ export interface RingMember {
 
 /** The ring order: by address, then key (two incarnations of one address while the old one is being downed). */
 export function ringOrder(members: ReadonlyArray<RingMember>): RingMember[] {
-  return [...members].sort((a, b) => compareAddresses(a.address, b.address) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return [...members].sort(
+    (a, b) => compareAddresses(a.address, b.address) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+  );
 }
 
 /**

@@ -38,7 +38,14 @@ export function holdsMajority(counted: number, side: number, sideHasLowest: bool
  * The phases of a failed member's failover, in order, as a node records them (failover-timeline.ts) and the
  * metrics export them (`actor_ts_failover_phase_seconds{phase}`).
  */
-export const FAILOVER_PHASES = ['detected', 'suspected-confirmed', 'decided', 'removed', 're-homed', 'first-message'] as const;
+export const FAILOVER_PHASES = [
+  'detected',
+  'suspected-confirmed',
+  'decided',
+  'removed',
+  're-homed',
+  'first-message',
+] as const;
 export type FailoverPhase = (typeof FAILOVER_PHASES)[number];
 
 /** Whether a member with this status is down or removed. */

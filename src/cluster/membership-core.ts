@@ -11,7 +11,18 @@ import type { NodeAddress } from './address.js';
 import type { ClusterChannel } from './cluster-channel.js';
 import type { ClusterConfig } from './config.js';
 import { FailureDetectorRegistry } from './failure-detector.js';
-import { EMPTY_GOSSIP, keyOf, reachabilityOf, sameContent, sameTombstones, statusRank, toWire, updateMembers, type GossipState, type MemberRecord } from './gossip.js';
+import {
+  EMPTY_GOSSIP,
+  keyOf,
+  reachabilityOf,
+  sameContent,
+  sameTombstones,
+  statusRank,
+  toWire,
+  updateMembers,
+  type GossipState,
+  type MemberRecord,
+} from './gossip.js';
 import { deltaOf, isUrgent, seenBits, statusHash } from './gossip-digest.js';
 import type { ClusterMessage } from './messages.js';
 import { leaderActions } from './leader-actions.js';
@@ -21,7 +32,10 @@ import { liveEdges, unreachableSubjects, type UnreachableEdge } from './reachabi
 import type { Cancellable, Scheduler } from './scheduler.js';
 
 /** What the core is made from; it keeps each under the same name. */
-export type MembershipCoreOptions = Pick<MembershipCore, 'self' | 'incarnation' | 'selfKey' | 'config' | 'scheduler' | 'logger' | 'channel'> &
+export type MembershipCoreOptions = Pick<
+  MembershipCore,
+  'self' | 'incarnation' | 'selfKey' | 'config' | 'scheduler' | 'logger' | 'channel'
+> &
   Partial<Pick<MembershipCore, 'random'>>;
 
 /**
@@ -59,7 +73,8 @@ export class MembershipCore {
   afterCommit: () => void = () => undefined;
 
   private viewDigest = '';
-  private livePeerIndex: { readonly members: ReadonlyMap<string, MemberRecord>; readonly addresses: ReadonlySet<string> } | undefined;
+  private livePeerIndex:
+    { readonly members: ReadonlyMap<string, MemberRecord>; readonly addresses: ReadonlySet<string> } | undefined;
   private viewInputs: { readonly members: unknown; readonly table: unknown; readonly own: string } | undefined;
   private readonly changeListeners = new Set<() => void>();
 
@@ -105,7 +120,9 @@ export class MembershipCore {
 
   /** Other members that are neither down nor removed. */
   livePeers(): MemberRecord[] {
-    return [...this.gossip.members.entries()].filter(([key, r]) => key !== this.selfKey && !isGone(r.status)).map(([, r]) => r);
+    return [...this.gossip.members.entries()]
+      .filter(([key, r]) => key !== this.selfKey && !isGone(r.status))
+      .map(([, r]) => r);
   }
 
   /** Whether `address` is one of `livePeers()`: asked of every status and news, so indexed once per member map. */
@@ -134,17 +151,31 @@ export class MembershipCore {
 
   /** The full state. One message object per state: a transport encodes it once however many peers get it. */
   sendGossip(to: NodeAddress): void {
-    this.channel.send(to, cached(this.gossip, gossipMessages, (state) => ({ type: 'Gossip', gossip: toWire(state) })));
+    this.channel.send(
+      to,
+      cached(this.gossip, gossipMessages, (state) => ({ type: 'Gossip', gossip: toWire(state) })),
+    );
   }
 
   /** The state's hash and seen marks: the periodic gossip, and the answer to gossip that only lacked seen marks. */
   sendStatus(to: NodeAddress): void {
-    this.channel.send(to, cached(this.gossip, statusMessages, (state) => ({ type: 'GossipStatus', hash: statusHash(state), seen: seenBits(state) })));
+    this.channel.send(
+      to,
+      cached(this.gossip, statusMessages, (state) => ({
+        type: 'GossipStatus',
+        hash: statusHash(state),
+        seen: seenBits(state),
+      })),
+    );
   }
 
   /** The record marked down by this node now; an earlier decision gossiped by another node wins in the merge. */
   downed(record: MemberRecord): MemberRecord {
-    return { ...record, status: 'down', downedAtMs: record.downedAtMs ?? Math.max(0, Math.floor(this.scheduler.now())) };
+    return {
+      ...record,
+      status: 'down',
+      downedAtMs: record.downedAtMs ?? Math.max(0, Math.floor(this.scheduler.now())),
+    };
   }
 
   onChange(listener: () => void): () => void {
@@ -172,7 +203,8 @@ export class MembershipCore {
       weaklyUpAfterMs: this.config.weaklyUpAfterMs,
     });
     if (transitions.length > 0) {
-      for (const t of transitions) this.logger.info({ member: keyOf(t), status: t.status, upNumber: t.upNumber }, 'leader moves member');
+      for (const t of transitions)
+        this.logger.info({ member: keyOf(t), status: t.status, upNumber: t.upNumber }, 'leader moves member');
       state = updateMembers(state, transitions, this.selfKey);
     }
     this.gossip = state;
@@ -188,10 +220,15 @@ export class MembershipCore {
   notifyIfViewChanged(): void {
     // The view is a function of the member map, the table and this node's own detectors: skip the O(N)
     // digest when none of them changed (most commits only add seen marks).
-    const inputs = { members: this.gossip.members, table: reachabilityOf(this.gossip), own: [...this.unreachableSince.keys()].join(',') };
+    const inputs = {
+      members: this.gossip.members,
+      table: reachabilityOf(this.gossip),
+      own: [...this.unreachableSince.keys()].join(','),
+    };
     const last = this.viewInputs;
     this.viewInputs = inputs;
-    if (last !== undefined && last.members === inputs.members && last.table === inputs.table && last.own === inputs.own) return;
+    if (last !== undefined && last.members === inputs.members && last.table === inputs.table && last.own === inputs.own)
+      return;
     const digest = this.members()
       .map((m) => `${m.address.toString()}|${m.status}|${m.upNumber}|${m.reachable ? 1 : 0}|${m.downedAtMs ?? ''}`)
       .join(',');
@@ -233,7 +270,8 @@ export class MembershipCore {
     const peers = this.livePeers();
     const small = peers.length <= NEWS_FANOUT;
     const targets = new Map<string, NodeAddress>();
-    if (small || isUrgent(before, this.gossip)) for (const r of pickPeers(peers, this.random)) targets.set(r.address.toString(), r.address);
+    if (small || isUrgent(before, this.gossip))
+      for (const r of pickPeers(peers, this.random)) targets.set(r.address.toString(), r.address);
     // Members just downed or removed are told directly, in full: they are no longer gossip targets.
     for (const address of newlyGone) {
       this.sendGossip(address);
@@ -256,7 +294,11 @@ export class MembershipCore {
 const gossipMessages = new WeakMap<GossipState, ClusterMessage>();
 const statusMessages = new WeakMap<GossipState, ClusterMessage>();
 
-function cached(state: GossipState, cache: WeakMap<GossipState, ClusterMessage>, build: (state: GossipState) => ClusterMessage): ClusterMessage {
+function cached(
+  state: GossipState,
+  cache: WeakMap<GossipState, ClusterMessage>,
+  build: (state: GossipState) => ClusterMessage,
+): ClusterMessage {
   let message = cache.get(state);
   if (message === undefined) cache.set(state, (message = build(state)));
   return message;

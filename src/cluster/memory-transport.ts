@@ -124,7 +124,8 @@ export class MemoryNetwork {
     if (!isProbability(next.duplicateRate)) {
       throw argument(`duplicateRate must be in [0, 1], got ${String(next.duplicateRate)}`);
     }
-    if (!isNonNegative(next.delayMs)) throw argument(`delayMs must be a finite number >= 0, got ${String(next.delayMs)}`);
+    if (!isNonNegative(next.delayMs))
+      throw argument(`delayMs must be a finite number >= 0, got ${String(next.delayMs)}`);
     if (!isNonNegative(next.jitterMs)) {
       throw argument(`jitterMs must be a finite number >= 0, got ${String(next.jitterMs)}`);
     }

@@ -114,7 +114,8 @@ function encodingOf(message: WireMessage): Encoding {
   return encoding;
 }
 
-export type DecodeResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
+export type DecodeResult =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
 
 /** Decodes untrusted bytes into a plain value within `limits`, without validating its shape. Never throws. */
 export function decodeValue(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DECODE_LIMITS): DecodeResult {

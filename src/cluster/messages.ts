@@ -65,7 +65,15 @@ export type ClusterMessage =
   | { readonly type: 'GossipNews'; readonly gossip: WireGossip }
   | { readonly type: 'GossipAsk'; readonly keys: ReadonlyArray<string> };
 
-export const CLUSTER_MESSAGE_TYPES: ReadonlySet<string> = new Set(['Heartbeat', 'HeartbeatAck', 'Join', 'Gossip', 'GossipStatus', 'GossipNews', 'GossipAsk']);
+export const CLUSTER_MESSAGE_TYPES: ReadonlySet<string> = new Set([
+  'Heartbeat',
+  'HeartbeatAck',
+  'Join',
+  'Gossip',
+  'GossipStatus',
+  'GossipNews',
+  'GossipAsk',
+]);
 
 /** The membership family; the Cluster registers it on its transport. */
 export const CLUSTER_MESSAGES: MessageFamily<ClusterMessage> = {
@@ -101,7 +109,9 @@ export function parseClusterMessage(raw: RawMessage): ClusterMessage | undefined
       const roles = parseRoles(raw['roles']);
       const attributes = parseAttributes(raw['attributes']);
       if (!isText(incarnation) || !isText(appVersion) || !roles || attributes === null) return undefined;
-      return attributes === undefined ? { type: 'Join', incarnation, appVersion, roles } : { type: 'Join', incarnation, appVersion, roles, attributes };
+      return attributes === undefined
+        ? { type: 'Join', incarnation, appVersion, roles }
+        : { type: 'Join', incarnation, appVersion, roles, attributes };
     }
     case 'Gossip':
     case 'GossipNews': {
@@ -110,12 +120,19 @@ export function parseClusterMessage(raw: RawMessage): ClusterMessage | undefined
     }
     case 'GossipStatus': {
       const { hash, seen } = raw;
-      if (!isText(hash, MAX_HASH) || !(seen instanceof Uint8Array) || seen.byteLength > Math.ceil(MAX_MEMBERS / 8)) return undefined;
+      if (!isText(hash, MAX_HASH) || !(seen instanceof Uint8Array) || seen.byteLength > Math.ceil(MAX_MEMBERS / 8))
+        return undefined;
       return { type: 'GossipStatus', hash, seen };
     }
     case 'GossipAsk': {
       const { keys } = raw;
-      if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_ASK_KEYS || !keys.every((k) => isText(k, MAX_KEY))) return undefined;
+      if (
+        !Array.isArray(keys) ||
+        keys.length === 0 ||
+        keys.length > MAX_ASK_KEYS ||
+        !keys.every((k) => isText(k, MAX_KEY))
+      )
+        return undefined;
       return { type: 'GossipAsk', keys: keys as string[] };
     }
     default:
@@ -140,7 +157,8 @@ function parseGossip(value: unknown): WireGossip | undefined {
   const tombstones = value['tombstones'];
   if (tombstones !== undefined) {
     if (!Array.isArray(tombstones) || tombstones.length > MAX_MEMBERS) return undefined;
-    const isTombstone = (t: unknown): t is [string, number] => Array.isArray(t) && t.length === 2 && isText(t[0], MAX_KEY) && isCount(t[1]);
+    const isTombstone = (t: unknown): t is [string, number] =>
+      Array.isArray(t) && t.length === 2 && isText(t[0], MAX_KEY) && isCount(t[1]);
     if (!tombstones.every(isTombstone)) return undefined;
   }
   const reachability = parseReachability(value['reachability'], parsed.length);
@@ -165,7 +183,8 @@ function parseReachability(value: unknown, memberCount: number): WireReachabilit
   for (const row of value as unknown[]) {
     if (!Array.isArray(row) || row.length !== 3) return null;
     const [observer, version, subjects] = row as [unknown, unknown, unknown];
-    if (!isIndex(observer) || !isCount(version) || !Array.isArray(subjects) || subjects.length > memberCount) return null;
+    if (!isIndex(observer) || !isCount(version) || !Array.isArray(subjects) || subjects.length > memberCount)
+      return null;
     entries += subjects.length;
     if (entries > MAX_REACHABILITY_ENTRIES || !subjects.every(isIndex)) return null;
     rows.push([observer, version, subjects as number[]]);
@@ -183,7 +202,15 @@ function parseMember(value: unknown): WireMember | undefined {
   const attributes = parseAttributes(value['attributes']);
   if (attributes === null) return undefined;
   const downedAtMs = value['downedAtMs'];
-  const base = { address, incarnation, status: status as MemberStatus, appVersion, roles, upNumber, ...(attributes === undefined ? {} : { attributes }) };
+  const base = {
+    address,
+    incarnation,
+    status: status as MemberStatus,
+    appVersion,
+    roles,
+    upNumber,
+    ...(attributes === undefined ? {} : { attributes }),
+  };
   if (downedAtMs === undefined) return base;
   return isCount(downedAtMs) ? { ...base, downedAtMs } : undefined;
 }

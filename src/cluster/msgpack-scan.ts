@@ -54,7 +54,8 @@ export function scanMsgpack(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DE
     } else {
       const fixed = FIXED_SIZES[token];
       if (fixed !== undefined) skip = fixed;
-      else if (token === 0xd4 && bytes[pos] === 0x00) skip = 2; // msgpackr's `undefined`: ext type 0, one filler byte
+      else if (token === 0xd4 && bytes[pos] === 0x00)
+        skip = 2; // msgpackr's `undefined`: ext type 0, one filler byte
       else {
         const prefix = LENGTH_PREFIX[token];
         if (prefix === undefined) return describeToken(token, bytes, pos);
@@ -68,8 +69,10 @@ export function scanMsgpack(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DE
         }
       }
     }
-    if (sizeKind === 'str' && skip > limits.maxStringBytes) return `string of ${skip} bytes exceeds ${limits.maxStringBytes}`;
-    if (sizeKind === 'bin' && skip > limits.maxBinaryBytes) return `binary of ${skip} bytes exceeds ${limits.maxBinaryBytes}`;
+    if (sizeKind === 'str' && skip > limits.maxStringBytes)
+      return `string of ${skip} bytes exceeds ${limits.maxStringBytes}`;
+    if (sizeKind === 'bin' && skip > limits.maxBinaryBytes)
+      return `binary of ${skip} bytes exceeds ${limits.maxBinaryBytes}`;
     if (!need(skip)) return 'truncated value';
     pos += skip;
     if (items > 0) {
@@ -112,7 +115,9 @@ const FIXED_SIZES: Readonly<Record<number, number>> = {
   0xd3: 8,
 };
 
-const LENGTH_PREFIX: Readonly<Record<number, { readonly size: 1 | 2 | 4; readonly kind: 'str' | 'bin' | 'array' | 'map' }>> = {
+const LENGTH_PREFIX: Readonly<
+  Record<number, { readonly size: 1 | 2 | 4; readonly kind: 'str' | 'bin' | 'array' | 'map' }>
+> = {
   0xc4: { size: 1, kind: 'bin' },
   0xc5: { size: 2, kind: 'bin' },
   0xc6: { size: 4, kind: 'bin' },

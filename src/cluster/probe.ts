@@ -24,6 +24,8 @@ export function probeAddress(peer: NodeAddress, timeoutMs = PROBE_TIMEOUT_MS): P
     const timer = setTimeout(() => finish('unknown'), timeoutMs);
     timer.unref?.();
     socket.once('connect', () => finish('accepting'));
-    socket.once('error', (error: NodeJS.ErrnoException) => finish(error.code === 'ECONNREFUSED' ? 'refused' : 'unknown'));
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      finish(error.code === 'ECONNREFUSED' ? 'refused' : 'unknown'),
+    );
   });
 }

@@ -52,7 +52,11 @@ export function mergeTables(a: ReachabilityTable, b: ReachabilityTable): Reachab
 }
 
 /** The table with `observer`'s row saying exactly `subjects`; the same table when it already does. */
-export function withOwnRow(table: ReachabilityTable, observer: string, subjects: ReadonlySet<string>): ReachabilityTable {
+export function withOwnRow(
+  table: ReachabilityTable,
+  observer: string,
+  subjects: ReadonlySet<string>,
+): ReachabilityTable {
   const current = table.get(observer);
   if (current ? sameSubjects(current.subjects, subjects) : subjects.size === 0) return table;
   const next = new Map(table);
@@ -119,7 +123,10 @@ export function tableToWire(table: ReachabilityTable, indexOf: ReadonlyMap<strin
 }
 
 /** From validated wire rows (messages.ts checked every index against `keys`); duplicate observers merge. */
-export function tableFromWire(rows: ReadonlyArray<WireReachabilityRow>, keys: ReadonlyArray<string | undefined>): ReachabilityTable {
+export function tableFromWire(
+  rows: ReadonlyArray<WireReachabilityRow>,
+  keys: ReadonlyArray<string | undefined>,
+): ReachabilityTable {
   const table = new Map<string, ObserverRow>();
   for (const [index, version, subjectIndexes] of rows) {
     const observer = keys[index];

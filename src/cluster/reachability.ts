@@ -45,7 +45,8 @@ export class Reachability {
   private stableSinceMs = 0;
   /** When the table last went from no unreachable member to some; undefined while there is none. */
   private firstUnreachableAtMs: number | undefined;
-  private ringCache: { readonly members: ReadonlyMap<string, unknown>; readonly ring: ReadonlyArray<RingMember> } | undefined;
+  private ringCache:
+    { readonly members: ReadonlyMap<string, unknown>; readonly ring: ReadonlyArray<RingMember> } | undefined;
 
   private readonly confirmations: DeathConfirmations;
 
@@ -120,7 +121,11 @@ export class Reachability {
       if (lastAck !== undefined && now - lastAck >= PROBE_AFTER_INTERVALS * core.config.heartbeatIntervalMs) {
         this.confirmations.suspect(key, record.address);
       }
-      core.channel.send(record.address, { type: 'Heartbeat', sequence: ++this.sequence, incarnation: core.incarnation });
+      core.channel.send(record.address, {
+        type: 'Heartbeat',
+        sequence: ++this.sequence,
+        incarnation: core.incarnation,
+      });
     }
     this.evaluate();
   }
@@ -156,7 +161,11 @@ export class Reachability {
     const ring = this.ring();
     const k = core.config.monitoredByNrOfMembers;
     const segment = targetsOnRing(ring, core.selfKey, k);
-    if (segment.length > 0 && segment.length < ring.length - 1 && segment.every((key) => core.unreachableSince.has(key))) {
+    if (
+      segment.length > 0 &&
+      segment.length < ring.length - 1 &&
+      segment.every((key) => core.unreachableSince.has(key))
+    ) {
       return ring.map((m) => m.key).filter((key) => key !== core.selfKey);
     }
     return targetsOnRing(ring, core.selfKey, k, core.unreachableKeys());
@@ -166,7 +175,9 @@ export class Reachability {
   private ring(): ReadonlyArray<RingMember> {
     const members = this.core.gossip.members;
     if (this.ringCache?.members !== members) {
-      const live = [...members.entries()].filter(([, r]) => !isGone(r.status)).map(([key, r]) => ({ key, address: r.address }));
+      const live = [...members.entries()]
+        .filter(([, r]) => !isGone(r.status))
+        .map(([key, r]) => ({ key, address: r.address }));
       this.ringCache = { members, ring: ringOrder(live) };
     }
     return this.ringCache.ring;
@@ -234,16 +245,25 @@ export class Reachability {
     const self = core.selfRecord();
     if (!self || !COUNTED_STATUSES.has(self.status) || this.firstUnreachableAtMs === undefined) return;
     const edges = core.edges();
-    const decision = decideSplitBrain({ members: [...core.gossip.members.entries()].map(([key, r]) => ({ key, address: r.address, status: r.status })), edges });
+    const decision = decideSplitBrain({
+      members: [...core.gossip.members.entries()].map(([key, r]) => ({ key, address: r.address, status: r.status })),
+      edges,
+    });
     if (decision.kind === 'down-own-side') {
-      if (!decision.down.includes(core.selfKey) || now - this.firstUnreachableAtMs < core.config.minorityDownAfterMs) return;
-      core.logger.warn(decisionFields(decision, edges), 'this node is on a minority side of the cluster: downing itself');
+      if (!decision.down.includes(core.selfKey) || now - this.firstUnreachableAtMs < core.config.minorityDownAfterMs)
+        return;
+      core.logger.warn(
+        decisionFields(decision, edges),
+        'this node is on a minority side of the cluster: downing itself',
+      );
       this.downSelf();
     } else if (decision.kind === 'down-unreachable') {
       if (decision.leader !== core.selfKey) return;
       // Every member to down confirmed dead (and no indirectly connected ones): none of them can be running
       // anything, so there is nothing for stable-after to wait for. Otherwise the leader probes them.
-      const confirmed = decision.indirectlyConnected.length === 0 && decision.down.every((key) => this.confirmations.confirmed(key, now));
+      const confirmed =
+        decision.indirectlyConnected.length === 0 &&
+        decision.down.every((key) => this.confirmations.confirmed(key, now));
       if (!confirmed && now - this.stableSinceMs < core.config.stableAfterMs) {
         for (const key of decision.down) {
           const record = core.gossip.members.get(key);
@@ -252,10 +272,15 @@ export class Reachability {
         return;
       }
       core.logger.warn(
-        { members: decision.down, ...decisionFields(decision, edges), stableForMs: now - this.stableSinceMs, confirmedDead: confirmed },
+        {
+          members: decision.down,
+          ...decisionFields(decision, edges),
+          stableForMs: now - this.stableSinceMs,
+          confirmedDead: confirmed,
+        },
         confirmed
           ? 'downing members confirmed dead (their addresses refuse connections)'
-          : 'downing unreachable members (the leader\'s split-brain decision from the gossiped reachability table)',
+          : "downing unreachable members (the leader's split-brain decision from the gossiped reachability table)",
       );
       const records = decision.down.flatMap((key) => {
         const r = core.gossip.members.get(key);
@@ -305,8 +330,16 @@ function edgeText(edge: UnreachableEdge): string {
 }
 
 /** The decision and the table that led to it, for the one log line an action writes. */
-function decisionFields(decision: Exclude<SplitBrainDecision, { kind: 'none' }>, edges: ReadonlyArray<UnreachableEdge>): Record<string, unknown> {
-  return { decision: decision.kind, down: decision.down, indirectlyConnected: decision.indirectlyConnected, table: edges.map(edgeText) };
+function decisionFields(
+  decision: Exclude<SplitBrainDecision, { kind: 'none' }>,
+  edges: ReadonlyArray<UnreachableEdge>,
+): Record<string, unknown> {
+  return {
+    decision: decision.kind,
+    down: decision.down,
+    indirectlyConnected: decision.indirectlyConnected,
+    table: edges.map(edgeText),
+  };
 }
 
 const countedKeyLists = new WeakMap<ReadonlyMap<string, MemberRecord>, readonly string[]>();
@@ -315,7 +348,10 @@ const countedKeyLists = new WeakMap<ReadonlyMap<string, MemberRecord>, readonly 
 function countedKeys(members: ReadonlyMap<string, MemberRecord>): readonly string[] {
   let keys = countedKeyLists.get(members);
   if (keys === undefined) {
-    keys = [...members.entries()].filter(([, r]) => COUNTED_STATUSES.has(r.status)).map(([key]) => key).sort();
+    keys = [...members.entries()]
+      .filter(([, r]) => COUNTED_STATUSES.has(r.status))
+      .map(([key]) => key)
+      .sort();
     countedKeyLists.set(members, keys);
   }
   return keys;

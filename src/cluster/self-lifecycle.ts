@@ -46,7 +46,8 @@ export class SelfLifecycle {
     if (config.seedNodes[0]?.equals(self)) {
       this.core.timers.push(
         scheduler.setTimeout(() => {
-          if (!this.core.joined && !this.core.stopped) this.formCluster('no seed node answered within seedNodeTimeoutMs');
+          if (!this.core.joined && !this.core.stopped)
+            this.formCluster('no seed node answered within seedNodeTimeoutMs');
         }, config.seedNodeTimeoutMs),
       );
     }
@@ -106,7 +107,11 @@ export class SelfLifecycle {
   observeSelf(): void {
     const self = this.core.selfRecord();
     if (!self || this.core.stopped || this.ended) return;
-    if (!this.wasUp && statusRank(self.status) >= statusRank('up') && statusRank(self.status) <= statusRank('exiting')) {
+    if (
+      !this.wasUp &&
+      statusRank(self.status) >= statusRank('up') &&
+      statusRank(self.status) <= statusRank('exiting')
+    ) {
       this.wasUp = true;
       this.core.logger.info({ upNumber: self.upNumber }, 'this node is Up');
       for (const waiter of this.upWaiters.splice(0)) waiter.resolve();
@@ -124,7 +129,11 @@ export class SelfLifecycle {
     this.ended = true;
     // Removed without having been downed is the end of a graceful leave; anything else is a downing,
     // possibly learnt only now that the cluster already removed this node.
-    const downed = self.status === 'down' || self.downedAtMs !== undefined || this.downCause !== undefined || this.leaving === undefined;
+    const downed =
+      self.status === 'down' ||
+      self.downedAtMs !== undefined ||
+      this.downCause !== undefined ||
+      this.leaving === undefined;
     const cause = this.downCause ?? 'downed-by-cluster';
     if (self.status === 'down') this.core.logger.warn({ cause }, 'this node is down: stopping');
     // The end of a leave this node asked for is news, not a warning.
@@ -132,14 +141,24 @@ export class SelfLifecycle {
     else this.core.logger.warn({ downed }, 'this node was removed from the cluster: stopping');
     this.core.notifyIfViewChanged();
     this.stop();
-    if (downed) for (const listener of [...this.selfDownListeners]) this.core.safely(() => listener(cause), 'onSelfDown listener');
-    if (self.status === 'removed') for (const listener of [...this.selfRemovedListeners]) this.core.safely(listener, 'onSelfRemoved listener');
+    if (downed)
+      for (const listener of [...this.selfDownListeners])
+        this.core.safely(() => listener(cause), 'onSelfDown listener');
+    if (self.status === 'removed')
+      for (const listener of [...this.selfRemovedListeners]) this.core.safely(listener, 'onSelfRemoved listener');
   }
 
   private sendJoin(seeds: ReadonlyArray<NodeAddress>): void {
     if (this.core.joined || this.core.stopped) return;
     const { config, incarnation } = this.core;
-    for (const seed of seeds) this.core.channel.send(seed, { type: 'Join', incarnation, appVersion: config.appVersion, roles: [...config.roles], ...attributesField(config.attributes) });
+    for (const seed of seeds)
+      this.core.channel.send(seed, {
+        type: 'Join',
+        incarnation,
+        appVersion: config.appVersion,
+        roles: [...config.roles],
+        ...attributesField(config.attributes),
+      });
   }
 
   private formCluster(reason: string): void {
@@ -156,7 +175,10 @@ export class SelfLifecycle {
       ...attributesField(core.config.attributes),
       upNumber: 0,
     };
-    core.commit({ members: new Map([[core.selfKey, record]]), seen: new Set([core.selfKey]), tombstones: new Map() }, 'push');
+    core.commit(
+      { members: new Map([[core.selfKey, record]]), seen: new Set([core.selfKey]), tombstones: new Map() },
+      'push',
+    );
   }
 
   private async runLeave(): Promise<void> {
@@ -196,13 +218,15 @@ export class SelfLifecycle {
     });
     const all = Promise.allSettled(tasks.map((task) => Promise.resolve().then(task))).then((results) => {
       for (const result of results) {
-        if (result.status === 'rejected') core.logger.error({ err: String(result.reason) }, 'a leave task failed; leaving anyway');
+        if (result.status === 'rejected')
+          core.logger.error({ err: String(result.reason) }, 'a leave task failed; leaving anyway');
       }
       return 'done' as const;
     });
     const outcome = await Promise.race([all, timedOut]);
     timer?.cancel();
-    if (outcome === 'timeout') core.logger.warn({ leaveTimeoutMs: core.config.leaveTimeoutMs }, 'leave tasks timed out; leaving anyway');
+    if (outcome === 'timeout')
+      core.logger.warn({ leaveTimeoutMs: core.config.leaveTimeoutMs }, 'leave tasks timed out; leaving anyway');
   }
 }
 

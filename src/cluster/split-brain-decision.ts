@@ -42,7 +42,6 @@ export type SplitBrainDecision =
       readonly indirectlyConnected: ReadonlyArray<string>;
     };
 
-
 export function decideSplitBrain(input: SplitBrainInput): SplitBrainDecision {
   const live = new Map<string, DecisionMember>();
   for (const m of input.members) if (m.status !== 'down' && m.status !== 'removed') live.set(m.key, m);
@@ -59,7 +58,9 @@ export function decideSplitBrain(input: SplitBrainInput): SplitBrainDecision {
   const first = lowest(counted);
   if (holdsMajority(counted.length, side.length, first !== undefined && side.some((m) => m.key === first.key))) {
     const down = sortedKeys(new Set([...cover, ...unreachable]), live);
-    const leader = lowest(side.filter((m) => !unreachableAtFirst.has(m.key) && !cover.has(m.key))) ?? lowest(side.filter((m) => !cover.has(m.key)));
+    const leader =
+      lowest(side.filter((m) => !unreachableAtFirst.has(m.key) && !cover.has(m.key))) ??
+      lowest(side.filter((m) => !cover.has(m.key)));
     return { kind: 'down-unreachable', down, indirectlyConnected, leader: leader?.key };
   }
   const down = sortedKeys(new Set([...side.map((m) => m.key), ...cover]), live);

@@ -15,9 +15,7 @@ import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
 
 /** How an inbound connection ended: one line of its log and the count it adds to. */
 type Ending =
-  | { readonly how: 'closed' }
-  | { readonly how: 'dropped' }
-  | { readonly how: 'refused'; readonly reason: string };
+  { readonly how: 'closed' } | { readonly how: 'dropped' } | { readonly how: 'refused'; readonly reason: string };
 
 export class InboundConnection implements InboundLink {
   private readonly decoder: FrameDecoder;
@@ -129,7 +127,10 @@ export class InboundConnection implements InboundLink {
       this.transport.count('inboundOverBudget');
       // A member's frame refused while the budget is full of other members' frames: the node is starved.
       if (trusted && !overConnection) this.transport.count('inboundStarved');
-      this.transport.peerEvent('closing inbound connection over its buffer budget', this.remoteHost, { peer: this.peerName, bytes: held });
+      this.transport.peerEvent('closing inbound connection over its buffer budget', this.remoteHost, {
+        peer: this.peerName,
+        bytes: held,
+      });
       this.destroy();
       return;
     }
@@ -158,12 +159,20 @@ export class InboundConnection implements InboundLink {
       if (frame.kind !== 'message') return this.refuse('handshake frame on an open connection');
       const accepted = this.transport.receive(this.peer.address, frame);
       // A stranger that makes us buffer large frames and then sends nothing usable holds budget for nothing.
-      if (!accepted && frame.payload.byteLength > this.transport.config.maxHandshakeFrameBytes && !this.transport.isTrusted(this.peer.address)) {
+      if (
+        !accepted &&
+        frame.payload.byteLength > this.transport.config.maxHandshakeFrameBytes &&
+        !this.transport.isTrusted(this.peer.address)
+      ) {
         this.transport.count('peersDisconnectedForBudget');
-        this.transport.peerEvent('closing inbound connection: a large frame that was no valid message', this.remoteHost, {
-          peer: this.peerName,
-          bytes: frame.payload.byteLength,
-        });
+        this.transport.peerEvent(
+          'closing inbound connection: a large frame that was no valid message',
+          this.remoteHost,
+          {
+            peer: this.peerName,
+            bytes: frame.payload.byteLength,
+          },
+        );
         this.destroy();
       }
       return;
@@ -189,7 +198,14 @@ export class InboundConnection implements InboundLink {
     if (!peer) return this.refuse('proof before hello');
     const secret = this.transport.config.secret;
     if (secret) {
-      const expected = handshakeProof(secret, 'client', peer.address.toString(), this.transport.self.toString(), this.serverNonce, peer.nonce);
+      const expected = handshakeProof(
+        secret,
+        'client',
+        peer.address.toString(),
+        this.transport.self.toString(),
+        this.serverNonce,
+        peer.nonce,
+      );
       if (!proof.proof) return this.refuse('peer did not prove the cluster secret');
       if (!sameProof(expected, proof.proof)) return this.refuse('peer proved a different cluster secret');
     }
@@ -198,11 +214,21 @@ export class InboundConnection implements InboundLink {
     // Authenticated (or no secret is configured): from now on frames up to the full size are accepted.
     this.decoder.setMaxFrameBytes(this.transport.config.maxFrameBytes);
     const serverProof = secret
-      ? handshakeProof(secret, 'server', peer.address.toString(), this.transport.self.toString(), this.serverNonce, peer.nonce)
+      ? handshakeProof(
+          secret,
+          'server',
+          peer.address.toString(),
+          this.transport.self.toString(),
+          this.serverNonce,
+          peer.nonce,
+        )
       : undefined;
     this.write(serverProof ? { t: 'Accepted', proof: serverProof } : { t: 'Accepted' });
     this.transport.registerInbound(this, peer.address, peer.incarnation);
-    this.transport.log.debug({ peer: peer.address.toString(), incarnation: peer.incarnation }, 'inbound connection open');
+    this.transport.log.debug(
+      { peer: peer.address.toString(), incarnation: peer.incarnation },
+      'inbound connection open',
+    );
   }
 
   private refuse(reason: string): void {

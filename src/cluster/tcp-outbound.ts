@@ -47,7 +47,10 @@ export class OutboundPeer {
       this.transport.count('droppedQueueFull');
       if (!this.warnedQueueFull) {
         this.warnedQueueFull = true;
-        this.transport.log.warn({ peer: this.target, queued: this.queue.length }, 'outbound queue full, dropping messages');
+        this.transport.log.warn(
+          { peer: this.target, queued: this.queue.length },
+          'outbound queue full, dropping messages',
+        );
       }
       return;
     }
@@ -82,7 +85,10 @@ export class OutboundPeer {
    */
   redial(): void {
     if (this.state === 'stopped' || this.state === 'idle') return;
-    if ((this.state === 'open' || this.state === 'connecting') && performance.now() - this.since < this.transport.config.redialMinAgeMs) {
+    if (
+      (this.state === 'open' || this.state === 'connecting') &&
+      performance.now() - this.since < this.transport.config.redialMinAgeMs
+    ) {
       return;
     }
     this.transport.count('redials');
@@ -162,7 +168,14 @@ export class OutboundPeer {
         if (handshake.t === 'Refused') return fail(`peer refused the handshake: ${handshake.reason}`, true);
         if (handshake.t === 'Challenge') {
           const proof = config.secret
-            ? handshakeProof(config.secret, 'client', this.transport.self.toString(), this.target, Buffer.from(handshake.nonce), clientNonce)
+            ? handshakeProof(
+                config.secret,
+                'client',
+                this.transport.self.toString(),
+                this.target,
+                Buffer.from(handshake.nonce),
+                clientNonce,
+              )
             : undefined;
           this.write(socket, proof ? { t: 'Proof', proof } : { t: 'Proof' });
           serverNonce = Buffer.from(handshake.nonce);
@@ -171,7 +184,14 @@ export class OutboundPeer {
         if (handshake.t === 'Accepted' && serverNonce) {
           if (config.secret) {
             if (!handshake.proof) return fail('peer did not prove the cluster secret', true);
-            const expected = handshakeProof(config.secret, 'server', this.transport.self.toString(), this.target, serverNonce, clientNonce);
+            const expected = handshakeProof(
+              config.secret,
+              'server',
+              this.transport.self.toString(),
+              this.target,
+              serverNonce,
+              clientNonce,
+            );
             if (!sameProof(expected, handshake.proof)) return fail('peer proved a different cluster secret', true);
           }
           opened = true;
@@ -241,7 +261,10 @@ export class OutboundPeer {
     if (buffered > 0 && buffered + frame.byteLength > this.transport.config.maxBufferedBytes) {
       this.transport.count('droppedBackpressure');
       if (this.droppedSinceFull++ === 0) {
-        this.transport.log.warn({ peer: this.target, bufferedBytes: buffered }, 'peer is not keeping up, dropping messages');
+        this.transport.log.warn(
+          { peer: this.target, bufferedBytes: buffered },
+          'peer is not keeping up, dropping messages',
+        );
       }
       return;
     }
@@ -281,4 +304,3 @@ export class OutboundPeer {
     socket.write(handshakeFrame(handshake));
   }
 }
-

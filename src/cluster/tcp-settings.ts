@@ -192,28 +192,43 @@ export function resolveTcpSettings(options: TcpTransportOptions): TcpConfig {
     throw new ActorTsError('invalid_argument', `port must be an integer in 0..65535, got ${String(port)}`);
   }
   const secret = options.secret === undefined ? undefined : Buffer.from(options.secret);
-  if (secret !== undefined && secret.byteLength === 0) throw new ActorTsError('invalid_argument', 'secret must not be empty');
+  if (secret !== undefined && secret.byteLength === 0)
+    throw new ActorTsError('invalid_argument', 'secret must not be empty');
   const initialDelayMs = positive('backoff.initialDelayMs', options.backoff?.initialDelayMs, 100);
   const maxDelayMs = positive('backoff.maxDelayMs', options.backoff?.maxDelayMs, 5_000);
-  if (maxDelayMs < initialDelayMs) throw new ActorTsError('invalid_argument', 'backoff.maxDelayMs must be >= initialDelayMs');
+  if (maxDelayMs < initialDelayMs)
+    throw new ActorTsError('invalid_argument', 'backoff.maxDelayMs must be >= initialDelayMs');
   const maxFrameBytes = Math.floor(positive('maxFrameBytes', options.maxFrameBytes, DEFAULT_MAX_FRAME_BYTES, 64));
   const limits = options.decodeLimits ?? {};
   const decodeLimits: DecodeConfig = {
     maxDepth: Math.floor(positive('decodeLimits.maxDepth', limits.maxDepth, DEFAULT_DECODE_LIMITS.maxDepth)),
-    maxElements: Math.floor(positive('decodeLimits.maxElements', limits.maxElements, DEFAULT_DECODE_LIMITS.maxElements)),
-    maxStringBytes: Math.floor(positive('decodeLimits.maxStringBytes', limits.maxStringBytes, DEFAULT_DECODE_LIMITS.maxStringBytes)),
+    maxElements: Math.floor(
+      positive('decodeLimits.maxElements', limits.maxElements, DEFAULT_DECODE_LIMITS.maxElements),
+    ),
+    maxStringBytes: Math.floor(
+      positive('decodeLimits.maxStringBytes', limits.maxStringBytes, DEFAULT_DECODE_LIMITS.maxStringBytes),
+    ),
     maxBinaryBytes: Math.floor(positive('decodeLimits.maxBinaryBytes', limits.maxBinaryBytes, maxFrameBytes)),
   };
   return {
     secret,
     maxFrameBytes,
     // Handshake frames are ~100-300 bytes; 64 is the smallest useful bound.
-    maxHandshakeFrameBytes: Math.floor(positive('maxHandshakeFrameBytes', options.maxHandshakeFrameBytes, 4 * 1024, 64)),
+    maxHandshakeFrameBytes: Math.floor(
+      positive('maxHandshakeFrameBytes', options.maxHandshakeFrameBytes, 4 * 1024, 64),
+    ),
     frameTimeoutMs: positive('frameTimeoutMs', options.frameTimeoutMs, 30_000),
     maxInboundBytesPerConnection: Math.floor(
-      positive('maxInboundBytesPerConnection', options.maxInboundBytesPerConnection, maxFrameBytes + FRAME_HEADER_BYTES, FRAME_HEADER_BYTES),
+      positive(
+        'maxInboundBytesPerConnection',
+        options.maxInboundBytesPerConnection,
+        maxFrameBytes + FRAME_HEADER_BYTES,
+        FRAME_HEADER_BYTES,
+      ),
     ),
-    maxInboundBufferedBytes: Math.floor(positive('maxInboundBufferedBytes', options.maxInboundBufferedBytes, 64 * 1024 * 1024, FRAME_HEADER_BYTES)),
+    maxInboundBufferedBytes: Math.floor(
+      positive('maxInboundBufferedBytes', options.maxInboundBufferedBytes, 64 * 1024 * 1024, FRAME_HEADER_BYTES),
+    ),
     decodeLimits,
     peerLogIntervalMs: positive('peerLogIntervalMs', options.peerLogIntervalMs, 10_000),
     maxQueuedMessages: Math.floor(positive('maxQueuedMessages', options.maxQueuedMessages, 1_000)),

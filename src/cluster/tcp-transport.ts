@@ -132,7 +132,10 @@ export class TcpTransport implements Transport, TcpHost {
       frame = encodeFrame('message', payload, this.settings.maxFrameBytes);
     } catch (error) {
       this.counters.droppedUnencodable++;
-      this.logger.error({ to: to.toString(), type: String(message.type).slice(0, 64), err: errorText(error) }, 'dropping unencodable message');
+      this.logger.error(
+        { to: to.toString(), type: String(message.type).slice(0, 64), err: errorText(error) },
+        'dropping unencodable message',
+      );
       return;
     }
     if (to.equals(this.self)) {
@@ -269,7 +272,12 @@ export class TcpTransport implements Transport, TcpHost {
   /** @internal */ peerEvent(kind: string, peerHost: string, details: Readonly<Record<string, unknown>>): void {
     const suppressed = this.peerLog.admit(`${kind}\u0000${peerHost}`);
     if (suppressed === undefined) return;
-    this.logger.warn(suppressed > 0 ? { ...details, host: peerHost, similarSinceLastLine: suppressed } : { ...details, host: peerHost }, kind);
+    this.logger.warn(
+      suppressed > 0
+        ? { ...details, host: peerHost, similarSinceLastLine: suppressed }
+        : { ...details, host: peerHost },
+      kind,
+    );
   }
 
   /** @internal Decodes one message frame from `from` and hands it to listeners; false when malformed. Never throws. */
@@ -282,7 +290,9 @@ export class TcpTransport implements Transport, TcpHost {
       this.peerEvent('dropping malformed message', from.toString(), {
         bytes: frame.payload.byteLength,
         // A peer's `type` string is bounded here: it is text it chose.
-        reason: decoded.ok ? `not accepted by a registered family (type ${type === undefined ? 'missing' : JSON.stringify(type.slice(0, 64))})` : decoded.reason,
+        reason: decoded.ok
+          ? `not accepted by a registered family (type ${type === undefined ? 'missing' : JSON.stringify(type.slice(0, 64))})`
+          : decoded.reason,
       });
       return false;
     }
@@ -300,7 +310,10 @@ export class TcpTransport implements Transport, TcpHost {
     } else if (older.length > 0) {
       // The peer dials one connection to us at a time: a new one means it gave up the older ones, whose close
       // never reached us (a cut link). They would only linger until keepalive found them dead.
-      this.logger.debug({ peer: key, replaced: older.length }, 'peer dialled again: dropping its older inbound connections');
+      this.logger.debug(
+        { peer: key, replaced: older.length },
+        'peer dialled again: dropping its older inbound connections',
+      );
     }
     // Each leaves the registries through endInbound; before the new one is in, so its entries are not undone.
     for (const old of older) old.destroy();
@@ -343,7 +356,10 @@ export class TcpTransport implements Transport, TcpHost {
         listener(from, message);
       } catch (error) {
         this.counters.listenerErrors++;
-        this.logger.error({ from: from.toString(), type: message.type, err: errorText(error) }, 'message listener threw');
+        this.logger.error(
+          { from: from.toString(), type: message.type, err: errorText(error) },
+          'message listener threw',
+        );
       }
     }
   }
@@ -351,7 +367,8 @@ export class TcpTransport implements Transport, TcpHost {
 
 function listen(server: Server, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const onError = (error: Error): void => reject(new ActorTsError('invalid_argument', `cannot listen on ${host}:${port}: ${error.message}`));
+    const onError = (error: Error): void =>
+      reject(new ActorTsError('invalid_argument', `cannot listen on ${host}:${port}: ${error.message}`));
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);
@@ -364,4 +381,3 @@ function listen(server: Server, host: string, port: number): Promise<number> {
     });
   });
 }
-

@@ -55,11 +55,18 @@ export class FamilyRegistry {
   register<M extends WireMessage>(family: MessageFamily<M>): void {
     const known = this.byName.get(family.name);
     if (known === family) return;
-    if (known !== undefined) throw new ActorTsError('invalid_argument', `a different message family named "${family.name}" is already registered`);
+    if (known !== undefined)
+      throw new ActorTsError(
+        'invalid_argument',
+        `a different message family named "${family.name}" is already registered`,
+      );
     for (const type of family.types) {
       const owner = this.byType.get(type);
       if (owner !== undefined) {
-        throw new ActorTsError('invalid_argument', `message type "${type}" of family "${family.name}" is already registered by "${owner.name}"`);
+        throw new ActorTsError(
+          'invalid_argument',
+          `message type "${type}" of family "${family.name}" is already registered by "${owner.name}"`,
+        );
       }
     }
     this.byName.set(family.name, family);

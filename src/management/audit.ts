@@ -40,7 +40,8 @@ export class AuditLog {
     private readonly capacity = AUDIT_CAPACITY,
     private readonly now: () => number = Date.now,
   ) {
-    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError(`audit capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isSafeInteger(capacity) || capacity < 1)
+      throw new RangeError(`audit capacity must be a positive integer, got ${capacity}`);
   }
 
   /** Records an accepted write; call it once, after the write was applied. */
@@ -64,7 +65,8 @@ export class AuditLog {
 
   /** The kept entries, newest first. */
   entries(): AuditEntry[] {
-    const oldestFirst = this.ring.length < this.capacity ? this.ring : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
+    const oldestFirst =
+      this.ring.length < this.capacity ? this.ring : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
     return [...oldestFirst].reverse();
   }
 }

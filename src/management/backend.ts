@@ -20,7 +20,15 @@ import type { ReplicationHealth } from './replication-health.js';
 
 // The API speaks the sharding runtime's types (the same types, not copies), so its clients (cli/client.ts, the
 // node's backend) import them from here.
-export type { DryRunMoves, PinRecord, PinRequest, PlacementsDryRun, RebalanceNowResult, ShardExplanation, ShardLocations };
+export type {
+  DryRunMoves,
+  PinRecord,
+  PinRequest,
+  PlacementsDryRun,
+  RebalanceNowResult,
+  ShardExplanation,
+  ShardLocations,
+};
 /** The answer of a manual rebalance (the API rejects out-of-range ids first, so `unknown` is never sent). */
 export type RebalanceOutcome = Pick<RebalanceNowResult, 'accepted' | 'homeless'>;
 /** The placement store replica's size, as the API reports it. */
@@ -63,7 +71,11 @@ export interface DrainOutcome {
 /** Whether this node may take placement writes now, and if not, why (the 503 `not_a_member` message). */
 export type WriteAccess =
   | { readonly writable: true }
-  | { readonly writable: false; readonly code: 'not_a_member' | 'no_majority' | 'paused' | 'clock_skew'; readonly reason: string };
+  | {
+      readonly writable: false;
+      readonly code: 'not_a_member' | 'no_majority' | 'paused' | 'clock_skew';
+      readonly reason: string;
+    };
 
 /**
  * What the management API needs from a node: members, entity types, shard locations, placements and cordons.
@@ -78,7 +90,11 @@ export interface ManagementBackend {
    * Writes all entries locally (they replicate to every node), or none: rejects with PlacementRuleError
    * (`invalid_target`, `invalid_placement`) or ActorTsError when any entry is bad.
    */
-  setPlacements(typeName: string, entries: ReadonlyArray<PinRequest>, options?: PlacementWriteOptions): Promise<readonly PinRecord[]>;
+  setPlacements(
+    typeName: string,
+    entries: ReadonlyArray<PinRequest>,
+    options?: PlacementWriteOptions,
+  ): Promise<readonly PinRecord[]>;
   /** False when the shard had no explicit placement. */
   removePlacement(typeName: string, shardId: number): Promise<boolean>;
   /** Placements by ascending shard id; expired ones (with `expired`) only with includeExpired. */
@@ -88,7 +104,11 @@ export interface ManagementBackend {
   /** Why a shard is where it is, answered by the type's coordinator. */
   explain(typeName: string, shardId: number): Promise<ShardExplanation>;
   /** What setPlacements would start now, validated the same way (same errors); nothing is written. */
-  dryRunPlacements(typeName: string, entries: ReadonlyArray<PinRequest>, options?: PlacementWriteOptions): Promise<PlacementsDryRun>;
+  dryRunPlacements(
+    typeName: string,
+    entries: ReadonlyArray<PinRequest>,
+    options?: PlacementWriteOptions,
+  ): Promise<PlacementsDryRun>;
   /** What rebalance would start now and where each shard would land; nothing is handed off. */
   dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<DryRunMoves>;
   /** Liveness of this node as the cluster sees it. */

@@ -26,7 +26,8 @@ export function shareConnections(server: Server, limits: ConnectionShare): void 
     const client = (socket.remoteAddress ?? 'unknown').replace(/^::ffff:/, '');
     if (open >= limits.maxConnections) {
       const mine = byClient.get(client)?.size ?? 0;
-      const victim = mine < limits.maxConnectionsPerClient ? oldestBeyondShare(byClient, limits.maxConnectionsPerClient) : undefined;
+      const victim =
+        mine < limits.maxConnectionsPerClient ? oldestBeyondShare(byClient, limits.maxConnectionsPerClient) : undefined;
       if (victim === undefined) {
         socket.destroy();
         return;
@@ -44,7 +45,10 @@ export function shareConnections(server: Server, limits: ConnectionShare): void 
 }
 
 /** The oldest connection of the client holding the most connections, if that is more than its share. */
-function oldestBeyondShare(byClient: ReadonlyMap<string, Set<Socket>>, share: number): { client: string; socket: Socket } | undefined {
+function oldestBeyondShare(
+  byClient: ReadonlyMap<string, Set<Socket>>,
+  share: number,
+): { client: string; socket: Socket } | undefined {
   let heaviest: [string, Set<Socket>] | undefined;
   for (const entry of byClient) if (heaviest === undefined || entry[1].size > heaviest[1].size) heaviest = entry;
   if (heaviest === undefined || heaviest[1].size <= share) return undefined;

@@ -22,7 +22,8 @@ export function sendError(
   reply: FastifyReply,
   error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError,
 ): FastifyReply {
-  if (error instanceof HttpError) return reply.code(error.statusCode).send({ error: error.code, message: error.message });
+  if (error instanceof HttpError)
+    return reply.code(error.statusCode).send({ error: error.code, message: error.message });
   if (error instanceof PersistenceError) {
     // This node could not make the write durable (or its storage is closed): not acknowledged, never
     // replicated; another node can take it.
@@ -36,9 +37,17 @@ export function sendError(
     return reply.code(status).send({ error: error.code, message: error.message });
   }
   if (error instanceof ActorTsError) {
-    const status = error.code === 'timeout' ? 504 : error.code === 'not_running' || error.code === 'coordinator_unreachable' ? 503 : error.code === 'unknown_target' ? 409 : 400;
+    const status =
+      error.code === 'timeout'
+        ? 504
+        : error.code === 'not_running' || error.code === 'coordinator_unreachable'
+          ? 503
+          : error.code === 'unknown_target'
+            ? 409
+            : 400;
     // A delivery timeout says whether the message left this node (applied or not: unknown) or never did.
-    const delivered = 'delivered' in error && typeof error.delivered === 'boolean' ? { delivered: error.delivered } : {};
+    const delivered =
+      'delivered' in error && typeof error.delivered === 'boolean' ? { delivered: error.delivered } : {};
     return reply.code(status).send({ error: error.code, message: error.message, ...delivered });
   }
   const fastifyError = error as FastifyError;
@@ -53,23 +62,32 @@ export function sendError(
   }
   if (status === 415) {
     const contentType = reply.request.headers['content-type'] ?? 'none';
-    return reply.code(415).send({ error: 'unsupported_media_type', message: `content type ${contentType} is not accepted: send application/json` });
+    return reply.code(415).send({
+      error: 'unsupported_media_type',
+      message: `content type ${contentType} is not accepted: send application/json`,
+    });
   }
   if (status === 400) {
     const code = fastifyError.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' ? 'bad_request' : 'malformed_json';
     return reply.code(400).send({ error: code, message: fastifyError.message });
   }
   if (status >= 400 && status < 500) {
-    return reply.code(status).send({ error: codeOf(status), message: fastifyError.message || (STATUS_CODES[status] ?? 'client error') });
+    return reply
+      .code(status)
+      .send({ error: codeOf(status), message: fastifyError.message || (STATUS_CODES[status] ?? 'client error') });
   }
   reply.log.error({ err: error }, 'management request failed');
-  return reply.code(status >= 500 && status < 600 ? status : 500).send({ error: 'internal', message: 'internal error' });
+  return reply
+    .code(status >= 500 && status < 600 ? status : 500)
+    .send({ error: 'internal', message: 'internal error' });
 }
 
 /** Errors the router raises before any route runs: a path parameter too long (414) or an undecodable URL (400). */
 export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    void reply.code(414).send({ error: 'uri_too_long', message: 'a path segment of the URL is longer than any route accepts' });
+    void reply
+      .code(414)
+      .send({ error: 'uri_too_long', message: 'a path segment of the URL is longer than any route accepts' });
     return;
   }
   if (error.code === 'FST_ERR_BAD_URL') {
@@ -103,5 +121,8 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
 }
 
 function codeOf(status: number): string {
-  return (STATUS_CODES[status] ?? 'client error').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+  return (STATUS_CODES[status] ?? 'client error')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
 }

@@ -55,7 +55,13 @@ export async function placementsDryRun(
 ): Promise<{ dryRun: true; withoutHome: number[] } & PlacementsDryRun> {
   const { placements, moves, warnings } = await backend.dryRunPlacements(typeName, entries, options);
   // The warnings the real call would answer with, then what the strategy would report.
-  return { dryRun: true, placements, moves, withoutHome: withoutHome(moves), warnings: [...placementWarnings(placements, backend.members()), ...warnings] };
+  return {
+    dryRun: true,
+    placements,
+    moves,
+    withoutHome: withoutHome(moves),
+    warnings: [...placementWarnings(placements, backend.members()), ...warnings],
+  };
 }
 
 export async function rebalanceDryRun(

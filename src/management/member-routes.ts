@@ -27,9 +27,18 @@ const addressParams = {
 } as const;
 
 // A body is optional (`curl -X POST` with none is a cordon without provenance); when sent it is this.
-const provenanceBody = { type: ['object', 'null'], additionalProperties: false, properties: provenanceProperties } as const;
+const provenanceBody = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: provenanceProperties,
+} as const;
 
-const STATUS: Readonly<Record<CordonError['code'], number>> = { unknown_member: 404, not_cordoned: 404, no_capacity: 409, cordon_conflict: 409 };
+const STATUS: Readonly<Record<CordonError['code'], number>> = {
+  unknown_member: 404,
+  not_cordoned: 404,
+  no_capacity: 409,
+  cordon_conflict: 409,
+};
 
 interface AddressRoute {
   Params: { address: string };
@@ -47,7 +56,14 @@ export function registerMemberRoutes(app: FastifyInstance, options: MemberRoutes
       const address = cordonAddress(request.params.address);
       const provenance = request.body ?? {};
       const written = await refusals(() => backend.cordon(address, provenance));
-      audit.record({ action: 'cordon', typeName: null, target: address, by: written.by, reason: written.reason, hlc: written.hlc });
+      audit.record({
+        action: 'cordon',
+        typeName: null,
+        target: address,
+        by: written.by,
+        reason: written.reason,
+        hlc: written.hlc,
+      });
       return reply.code(202).send(written);
     },
   );
@@ -58,7 +74,14 @@ export function registerMemberRoutes(app: FastifyInstance, options: MemberRoutes
     async (request, reply) => {
       const address = cordonAddress(request.params.address);
       const hlc = await refusals(() => backend.uncordon(address));
-      audit.record({ action: 'uncordon', typeName: null, target: address, by: request.query.by, reason: request.query.reason, hlc });
+      audit.record({
+        action: 'uncordon',
+        typeName: null,
+        target: address,
+        by: request.query.by,
+        reason: request.query.reason,
+        hlc,
+      });
       return reply.code(204).send();
     },
   );

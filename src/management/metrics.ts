@@ -14,7 +14,12 @@ export type PlacementOrigin = 'local' | 'remote';
 /** Member statuses always exported (as 0 when no member has them) so series do not appear and vanish. */
 
 /** Connection states of the cluster transport, always exported (as 0 when none is in them). */
-export const TRANSPORT_CONNECTION_STATES = ['inbound-handshaking', 'inbound-open', 'outbound-connecting', 'outbound-open'] as const;
+export const TRANSPORT_CONNECTION_STATES = [
+  'inbound-handshaking',
+  'inbound-open',
+  'outbound-connecting',
+  'outbound-open',
+] as const;
 
 /** What the cluster transport holds now (TcpTransport.usage() has this shape). */
 export interface TransportFigures {
@@ -233,9 +238,21 @@ export class NodeMetrics {
         },
       });
     };
-    deliveryTotal('messages_redelivered_total', 'Copies of reliable sends this node routed again (retries), per entity type.', (f) => f.redelivered);
-    deliveryTotal('messages_deduplicated_total', 'Retried copies of sends this node recognised as already running or processed, per entity type.', (f) => f.deduplicated);
-    deliveryTotal('handoff_state_bytes_total', 'Entity state bytes this node shipped with graceful hand-offs, per entity type.', (f) => f.stateBytesShipped);
+    deliveryTotal(
+      'messages_redelivered_total',
+      'Copies of reliable sends this node routed again (retries), per entity type.',
+      (f) => f.redelivered,
+    );
+    deliveryTotal(
+      'messages_deduplicated_total',
+      'Retried copies of sends this node recognised as already running or processed, per entity type.',
+      (f) => f.deduplicated,
+    );
+    deliveryTotal(
+      'handoff_state_bytes_total',
+      'Entity state bytes this node shipped with graceful hand-offs, per entity type.',
+      (f) => f.stateBytesShipped,
+    );
     new Gauge({
       name: `${METRICS_PREFIX}handoff_state_bytes`,
       help: "Entity state bytes this node's coordinator holds for shards between their old and new home, per entity type.",

@@ -29,11 +29,21 @@ export function placementWarnings(
         placement.mode === 'require'
           ? `unless shard ${placement.shardId} already runs there, it waits without a home (asks to it fail) until then`
           : `shard ${placement.shardId} stays with the fallback strategy until then`;
-      const what = target?.kind === 'selector' ? `every member matching ${placement.target} is cordoned` : `target ${placement.target} is cordoned`;
-      warnings.push({ shardId: placement.shardId, target: placement.target, message: `${what}: it takes no new shards until uncordoned; ${consequence}` });
+      const what =
+        target?.kind === 'selector'
+          ? `every member matching ${placement.target} is cordoned`
+          : `target ${placement.target} is cordoned`;
+      warnings.push({
+        shardId: placement.shardId,
+        target: placement.target,
+        message: `${what}: it takes no new shards until uncordoned; ${consequence}`,
+      });
       continue;
     }
-    const what = target?.kind === 'selector' ? `no current member matches ${placement.target}` : `target ${placement.target} is not a current member`;
+    const what =
+      target?.kind === 'selector'
+        ? `no current member matches ${placement.target}`
+        : `target ${placement.target} is not a current member`;
     const consequence =
       placement.mode === 'require'
         ? `shard ${placement.shardId} has no home (asks to it fail) until a matching node joins`

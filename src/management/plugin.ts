@@ -19,8 +19,9 @@ export const managementPlugin: FastifyPluginAsync<ManagementPluginOptions> = asy
   // As on the node's own server: a mislabelled body is a 415, not a schema error.
   app.removeContentTypeParser('text/plain');
   app.setSchemaErrorFormatter(formatSchemaErrors);
-  app.setErrorHandler((error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError, _request, reply) =>
-    sendError(reply, error),
+  app.setErrorHandler(
+    (error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError, _request, reply) =>
+      sendError(reply, error),
   );
   registerManagementApi(app, options);
 };

@@ -38,21 +38,33 @@ const NAMED_PEERS = 5;
  * Judges a replica's replication from its counters: peers synced, frames rejected, values held, inbound budget;
  * lists each problem in words.
  */
-export function replicationHealth(replicator: PlacementReplicatorStats, store: PlacementStoreStats, inbound?: InboundHealth): ReplicationHealth {
+export function replicationHealth(
+  replicator: PlacementReplicatorStats,
+  store: PlacementStoreStats,
+  inbound?: InboundHealth,
+): ReplicationHealth {
   const problems: string[] = [];
   const peers = replicator.peers;
-  if (store.awaitingMissingUpdates) problems.push('updates wait for an earlier update of their writer that has not arrived');
+  if (store.awaitingMissingUpdates)
+    problems.push('updates wait for an earlier update of their writer that has not arrived');
   // One peer is enough: what it writes does not reach this replica, or what this replica writes does not reach it.
   const unsent = peers.filter((peer) => peer.lastSendFailed).map((peer) => peer.peer);
-  if (unsent.length > 0) problems.push(`the last send to ${listed(unsent)} failed: placements written here may not reach ${unsent.length === 1 ? 'it' : 'them'}`);
+  if (unsent.length > 0)
+    problems.push(
+      `the last send to ${listed(unsent)} failed: placements written here may not reach ${unsent.length === 1 ? 'it' : 'them'}`,
+    );
   const rejected = peers.filter((peer) => peer.lastFrameRejected).map((peer) => peer.peer);
-  if (rejected.length > 0) problems.push(`the last frame from ${listed(rejected)} was rejected: placements written there may not reach this node`);
+  if (rejected.length > 0)
+    problems.push(
+      `the last frame from ${listed(rejected)} was rejected: placements written there may not reach this node`,
+    );
   if (store.heldValues > 0) {
     problems.push(
       `${store.heldValues} placement value(s) are held for being too far ahead of this node's clock (another node's clock, or this one's, is wrong): fix the clocks (NTP), or remove the pins with force`,
     );
   }
-  if (inbound?.starved === true) problems.push(`inbound frames are starved of budget${inbound.reason === undefined ? '' : `: ${inbound.reason}`}`);
+  if (inbound?.starved === true)
+    problems.push(`inbound frames are starved of budget${inbound.reason === undefined ? '' : `: ${inbound.reason}`}`);
   return {
     peers: peers.length,
     syncedPeers: peers.filter((peer) => peer.synced).length,

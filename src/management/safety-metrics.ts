@@ -57,7 +57,13 @@ export class WriteRefusals {
 /** Answers of write routes under `prefix` with an error status are recorded by their `error` code. */
 export function countRefusedWrites(app: FastifyInstance, prefix: string, refusals: WriteRefusals): void {
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.method === 'GET' || request.method === 'HEAD' || reply.statusCode < 400 || !request.url.startsWith(prefix)) return payload;
+    if (
+      request.method === 'GET' ||
+      request.method === 'HEAD' ||
+      reply.statusCode < 400 ||
+      !request.url.startsWith(prefix)
+    )
+      return payload;
     refusals.record(typeof payload === 'string' ? codeIn(payload) : 'unknown');
     return payload;
   });
@@ -74,14 +80,34 @@ function codeIn(payload: string): string {
 }
 
 /** Registers the safety metrics on `registry`; returns what stops following the refusals. */
-export function registerSafetyMetrics(registry: Registry, prefix: string, source: SafetySource | undefined, refusals: WriteRefusals | undefined): () => void {
+export function registerSafetyMetrics(
+  registry: Registry,
+  prefix: string,
+  source: SafetySource | undefined,
+  refusals: WriteRefusals | undefined,
+): () => void {
   const registers = [registry];
   const gauge = (name: string, help: string, read: () => number): void => {
-    new Gauge({ name: `${prefix}${name}`, help, registers, collect() { this.set(read()); } });
+    new Gauge({
+      name: `${prefix}${name}`,
+      help,
+      registers,
+      collect() {
+        this.set(read());
+      },
+    });
   };
   // A total the source keeps: set at each scrape (it only grows while the process lives).
   const total = (name: string, help: string, read: () => number): void => {
-    new Counter({ name: `${prefix}${name}`, help, registers, collect() { this.reset(); this.inc(read()); } });
+    new Counter({
+      name: `${prefix}${name}`,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
   };
   if (source !== undefined) {
     new Gauge({
@@ -95,18 +121,36 @@ export function registerSafetyMetrics(registry: Registry, prefix: string, source
       },
     });
     gauge('cordoned_members', 'Members under a cordon: they take no new shards.', () => source.cordonedMembers());
-    gauge('replication_peers_behind', 'Peers whose placements this replica has not integrated yet.', () => source.replication().peersBehind);
+    gauge(
+      'replication_peers_behind',
+      'Peers whose placements this replica has not integrated yet.',
+      () => source.replication().peersBehind,
+    );
     gauge(
       'replication_oldest_unreplicated_seconds',
       "Age of this node's oldest placement write that some peer has not shown to hold (0 when all hold all).",
       () => source.replication().oldestUnreplicatedSeconds ?? 0,
     );
-    total('replication_frames_rejected_total', 'Placement sync frames from peers that were rejected (malformed or over the limit).', () => source.replication().framesRejected);
-    gauge('placement_values_held', "Placement values kept but not counted until this node's clock catches up with them.", () => source.replication().heldValues);
-    gauge('placement_storage_failed', '1 when placement storage failed (a commit failed, or the data files were deleted or replaced): writes are refused.', () =>
-      source.storage().failed ? 1 : 0,
+    total(
+      'replication_frames_rejected_total',
+      'Placement sync frames from peers that were rejected (malformed or over the limit).',
+      () => source.replication().framesRejected,
     );
-    total('placement_storage_failed_commits_total', 'Placement storage commits that failed.', () => source.storage().failedCommits);
+    gauge(
+      'placement_values_held',
+      "Placement values kept but not counted until this node's clock catches up with them.",
+      () => source.replication().heldValues,
+    );
+    gauge(
+      'placement_storage_failed',
+      '1 when placement storage failed (a commit failed, or the data files were deleted or replaced): writes are refused.',
+      () => (source.storage().failed ? 1 : 0),
+    );
+    total(
+      'placement_storage_failed_commits_total',
+      'Placement storage commits that failed.',
+      () => source.storage().failedCommits,
+    );
   }
   const refused = new Counter({
     name: `${prefix}placement_writes_refused_total`,

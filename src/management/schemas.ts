@@ -76,13 +76,20 @@ export const provenanceProperties = {
   reason: { type: 'string', minLength: 1, maxLength: MAX_REASON_LENGTH },
 } as const;
 
-export const provenanceQuery = { type: 'object', additionalProperties: false, properties: provenanceProperties } as const;
+export const provenanceQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: provenanceProperties,
+} as const;
 
 export const rebalanceBody = {
   type: 'object',
   additionalProperties: false,
   required: ['shardIds'],
-  properties: { shardIds: { type: 'array', minItems: 1, maxItems: MAX_BULK_PLACEMENTS, items: shardId }, ...provenanceProperties },
+  properties: {
+    shardIds: { type: 'array', minItems: 1, maxItems: MAX_BULK_PLACEMENTS, items: shardId },
+    ...provenanceProperties,
+  },
 } as const;
 
 /** One placement as the API takes it: the target and the rule options (see PlacementOptions). */
@@ -100,7 +107,8 @@ export interface PinRequestBody {
 export interface PlacementsQuery {
   readonly includeExpired?: 'true' | 'false';
 }
-export type SetPlacementsBody = PinRequestBody | { readonly placements: readonly PinRequestBody[]; readonly allowUnknownTarget?: boolean };
+export type SetPlacementsBody =
+  PinRequestBody | { readonly placements: readonly PinRequestBody[]; readonly allowUnknownTarget?: boolean };
 export interface RebalanceBody {
   readonly shardIds: readonly number[];
   readonly by?: string;

@@ -24,7 +24,14 @@ import { WriteRefusals, countRefusedWrites } from './safety-metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { shareConnections } from './connection-share.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpConfig } from './limits.js';
-import { dryRunQuery, isDryRun, placementsDryRun, rebalanceDryRun, registerExplainRoute, type DryRunQuery } from './insight-routes.js';
+import {
+  dryRunQuery,
+  isDryRun,
+  placementsDryRun,
+  rebalanceDryRun,
+  registerExplainRoute,
+  type DryRunQuery,
+} from './insight-routes.js';
 import { placementWarnings } from './placement-warnings.js';
 import { inRange, knownType, shardCount } from './shard-checks.js';
 import {
@@ -69,7 +76,13 @@ export interface ManagementServerOptions extends ManagementApiOptions {
 
 /** Whether a path belongs to the management API, its console or its metrics (an application may not take it). */
 export function isManagementPath(url: string): boolean {
-  return url === API_PREFIX || url.startsWith(`${API_PREFIX}/`) || url === '/' || url.startsWith(CONSOLE_ASSET_PREFIX) || url === METRICS_PATH;
+  return (
+    url === API_PREFIX ||
+    url.startsWith(`${API_PREFIX}/`) ||
+    url === '/' ||
+    url.startsWith(CONSOLE_ASSET_PREFIX) ||
+    url === METRICS_PATH
+  );
 }
 
 /**
@@ -86,7 +99,9 @@ export function refuseWhileClosing(app: FastifyInstance): void {
   app.addHook('onRequest', async (_request, reply) => {
     if (!closing) return;
     reply.header('connection', 'close');
-    await reply.code(503).send({ error: 'shutting_down', message: 'this node is shutting down: send the request to another node' });
+    await reply
+      .code(503)
+      .send({ error: 'shutting_down', message: 'this node is shutting down: send the request to another node' });
   });
 }
 
@@ -128,7 +143,8 @@ export function createManagementServer(options: ManagementServerOptions): Fastif
   app.removeContentTypeParser('text/plain');
 
   app.setErrorHandler(
-    (error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError, _request, reply) => sendError(reply, error),
+    (error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError, _request, reply) =>
+      sendError(reply, error),
   );
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
@@ -173,8 +189,21 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     const status = health.status === 'ok' && reasons.length > 0 ? 'degraded' : health.status;
     // Every initialised type, so the console lists them all without being told their names; pid: a tool that
     // started this node (local-cluster) tells it apart from another process on the same port.
-    const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards }]) => ({ typeName, numberOfShards }));
-    return { ...health, status, reasons, self: backend.self.toString(), pid: process.pid, entityTypes, placementStore: backend.placementStore(), replication, storage };
+    const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards }]) => ({
+      typeName,
+      numberOfShards,
+    }));
+    return {
+      ...health,
+      status,
+      reasons,
+      self: backend.self.toString(),
+      pid: process.pid,
+      entityTypes,
+      placementStore: backend.placementStore(),
+      replication,
+      storage,
+    };
   });
 
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => {
@@ -214,7 +243,11 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
 
   app.post<{ Params: { typeName: string }; Body: SetPlacementsBody; Querystring: DryRunQuery }>(
     `${typesPath}/placements`,
-    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: typeNameParams, body: setPlacementsBody, querystring: dryRunQuery } },
+    {
+      onRequest: guardWrite,
+      preHandler: memberOnly,
+      schema: { params: typeNameParams, body: setPlacementsBody, querystring: dryRunQuery },
+    },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const numberOfShards = shardCount(backend, typeName);
@@ -222,7 +255,8 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
       const requested = 'placements' in body ? body.placements : [body];
       // Bulk: the write's flag, or every entry's; single: the entry's own.
       const allowUnknownTarget =
-        ('placements' in body && body.allowUnknownTarget === true) || requested.every((entry) => entry.allowUnknownTarget === true);
+        ('placements' in body && body.allowUnknownTarget === true) ||
+        requested.every((entry) => entry.allowUnknownTarget === true);
       // Shard ids are checked here (invalid_shard); targets and options by the controller, which validates
       // every entry before writing any: a rejected request changes nothing.
       const entries = requested.map(({ mode, allowUnknownTarget: _allow, ...entry }) => ({
@@ -241,7 +275,11 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
         reason: commonText(written.map((p) => p.reason)),
         hlc: written[written.length - 1]?.hlc ?? null,
       });
-      const warnings = placementWarnings(written, backend.members(), new Set(backend.cordons().map((cordon) => cordon.address)));
+      const warnings = placementWarnings(
+        written,
+        backend.members(),
+        new Set(backend.cordons().map((cordon) => cordon.address)),
+      );
       return reply.code(202).send({ placements: written, warnings });
     },
   );
@@ -254,14 +292,26 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
       const shardId = inRange(Number(request.params.shardId), shardCount(backend, typeName), typeName);
       const removed = await backend.removePlacement(typeName, shardId);
       if (!removed) throw new HttpError(404, 'not_found', `shard ${shardId} of ${typeName} has no explicit placement`);
-      audit.record({ action: 'unpin', typeName, shardIds: [shardId], target: null, by: request.query.by, reason: request.query.reason, hlc: null });
+      audit.record({
+        action: 'unpin',
+        typeName,
+        shardIds: [shardId],
+        target: null,
+        by: request.query.by,
+        reason: request.query.reason,
+        hlc: null,
+      });
       return reply.code(204).send();
     },
   );
 
   app.post<{ Params: { typeName: string }; Body: RebalanceBody; Querystring: DryRunQuery }>(
     `${typesPath}/rebalance`,
-    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: typeNameParams, body: rebalanceBody, querystring: dryRunQuery } },
+    {
+      onRequest: guardWrite,
+      preHandler: memberOnly,
+      schema: { params: typeNameParams, body: rebalanceBody, querystring: dryRunQuery },
+    },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const numberOfShards = shardCount(backend, typeName);
@@ -277,7 +327,15 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
         );
       }
       const { by, reason } = request.body;
-      audit.record({ action: 'rebalance', typeName, shardIds: [...outcome.accepted], target: null, by, reason, hlc: null });
+      audit.record({
+        action: 'rebalance',
+        typeName,
+        shardIds: [...outcome.accepted],
+        target: null,
+        by,
+        reason,
+        hlc: null,
+      });
       return reply.code(202).send(outcome);
     },
   );
@@ -286,14 +344,21 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
   registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, guardRead, guardWrite, memberOnly });
   if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
   if (options.metrics !== undefined) {
-    void app.register(metricsPlugin, { source: options.metrics, metrics: { refusals }, ...(guardRead ? { guard: guardRead } : {}) });
+    void app.register(metricsPlugin, {
+      source: options.metrics,
+      metrics: { refusals },
+      ...(guardRead ? { guard: guardRead } : {}),
+    });
   }
 }
 
 /** One line per answered request, at debug: method, URL, status and time; errors are logged where they are raised. */
 function logRequests(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
-    request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    request.log.debug(
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
   });
 }
 

@@ -27,7 +27,10 @@ export async function registerAppRoutes(
       scope.addHook('onRoute', (route) => {
         if (isManagementPath(route.url)) {
           const method = Array.isArray(route.method) ? route.method.join(',') : String(route.method);
-          throw new OwnedRouteError('invalid_argument', `httpRoutes registered ${method} ${route.url}, a path the management API owns`);
+          throw new OwnedRouteError(
+            'invalid_argument',
+            `httpRoutes registered ${method} ${route.url}, a path the management API owns`,
+          );
         }
       });
       scope.addHook('onRequest', async (request: FastifyRequest) => {

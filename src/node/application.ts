@@ -55,24 +55,35 @@ export interface NodeApplication {
 /** Checks an application (`invalid_argument` naming the problem); nothing is started. */
 export function checkApplication(app: NodeApplication): void {
   const { entityTypes, httpRoutes } = app;
-  if (httpRoutes !== undefined && typeof httpRoutes !== 'function') throw invalid('httpRoutes must be a function (app, node) => void');
+  if (httpRoutes !== undefined && typeof httpRoutes !== 'function')
+    throw invalid('httpRoutes must be a function (app, node) => void');
   if (entityTypes === undefined) return;
-  if (!Array.isArray(entityTypes)) throw invalid('entityTypes must be an array of { typeName, behavior, numberOfShards?, role?, fallback? }');
+  if (!Array.isArray(entityTypes))
+    throw invalid('entityTypes must be an array of { typeName, behavior, numberOfShards?, role?, fallback? }');
   const seen = new Set<string>();
   entityTypes.forEach((type: unknown, index) => {
     if (typeof type !== 'object' || type === null) throw invalid(`entityTypes[${index}] must be an object`);
     const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction } = type as Partial<NodeEntityType>;
     const name = typeof typeName === 'string' ? `entity type ${JSON.stringify(typeName)}` : `entityTypes[${index}]`;
     if (fallback !== undefined && !isStrategy(fallback) && !isFallbackStrategyName(fallback)) {
-      throw invalid(`${name}: fallback must be an AllocationStrategy (allocate() and rebalance()) or one of ${FALLBACK_STRATEGIES.join(', ')}`);
+      throw invalid(
+        `${name}: fallback must be an AllocationStrategy (allocate() and rebalance()) or one of ${FALLBACK_STRATEGIES.join(', ')}`,
+      );
     }
     try {
       // The runtime's own checks (name, behavior, shard count, role), made now rather than at init.
-      checkShardedType({ typeName: typeName as string, behavior: behavior as EntityBehavior, numberOfShards, role, shardIdFunction } as ShardedTypeOptions);
+      checkShardedType({
+        typeName: typeName as string,
+        behavior: behavior as EntityBehavior,
+        numberOfShards,
+        role,
+        shardIdFunction,
+      } as ShardedTypeOptions);
     } catch (error) {
       throw invalid(`${name}: ${(error as Error).message}`);
     }
-    if (seen.has(typeName as string)) throw invalid(`entity type ${JSON.stringify(typeName)} is given twice in entityTypes`);
+    if (seen.has(typeName as string))
+      throw invalid(`entity type ${JSON.stringify(typeName)} is given twice in entityTypes`);
     seen.add(typeName as string);
   });
 }
@@ -96,10 +107,18 @@ export function initEntityTypes(
       ...(numberOfShards === undefined ? {} : { numberOfShards }),
       ...(role === undefined ? {} : { role }),
       ...(shardIdFunction === undefined ? {} : { shardIdFunction }),
-      allocationStrategy: externalAllocationStrategy(fallback === undefined ? defaultFallback() : typeof fallback === 'string' ? fallbackStrategy(fallback, cluster) : fallback, sharding.placementState(typeName), {
-        cluster,
-        onWarning: (message, details) => logger.warn({ ...details, typeName }, message),
-      }),
+      allocationStrategy: externalAllocationStrategy(
+        fallback === undefined
+          ? defaultFallback()
+          : typeof fallback === 'string'
+            ? fallbackStrategy(fallback, cluster)
+            : fallback,
+        sharding.placementState(typeName),
+        {
+          cluster,
+          onWarning: (message, details) => logger.warn({ ...details, typeName }, message),
+        },
+      ),
     });
     // Every placement written or removed is logged with its reason and author: the audit trail of pins.
     controllers.set(
@@ -116,7 +135,12 @@ export function initEntityTypes(
 
 function isStrategy(value: unknown): value is AllocationStrategy {
   const candidate = value as Partial<AllocationStrategy> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.allocate === 'function' && typeof candidate.rebalance === 'function';
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.allocate === 'function' &&
+    typeof candidate.rebalance === 'function'
+  );
 }
 
 function invalid(message: string): ActorTsError {

@@ -143,7 +143,9 @@ export function isLoopbackHost(host: string): boolean {
  * Why a node must not start as configured, or undefined: secure by default, a cluster port reachable
  * beyond this machine needs the secret, or an explicit `insecureClusterPort`.
  */
-export function clusterPortProblem(config: Pick<NodeConfig, 'host' | 'clusterSecret' | 'insecureClusterPort'>): string | undefined {
+export function clusterPortProblem(
+  config: Pick<NodeConfig, 'host' | 'clusterSecret' | 'insecureClusterPort'>,
+): string | undefined {
   if (config.clusterSecret !== undefined && config.clusterSecret !== '') return undefined;
   if (config.insecureClusterPort || isLoopbackHost(config.host)) return undefined;
   return (

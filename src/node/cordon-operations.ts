@@ -64,13 +64,17 @@ export class CordonOperations {
       const answer = answers[i];
       if (answer === undefined) return;
       moves[typeName] = answer.moves;
-      if (answer.noCapacity) warnings.push(`no region but ${address} may take the shards of ${typeName} now: they stay until one can`);
+      if (answer.noCapacity)
+        warnings.push(`no region but ${address} may take the shards of ${typeName} now: they stay until one can`);
     });
     const moved = Object.values(moves).some((list) => list.length > 0);
     if (warnings.length > 0 && !moved) {
       // The coordinators saw no capacity the member list promised (a region not registered yet): undo the cordon.
       if (!wasCordoned) await this.uncordon(address);
-      throw new CordonError('no_capacity', `${warnings.join('; ')}; nothing was moved${wasCordoned ? '' : ' and the cordon was removed again'}`);
+      throw new CordonError(
+        'no_capacity',
+        `${warnings.join('; ')}; nothing was moved${wasCordoned ? '' : ' and the cordon was removed again'}`,
+      );
     }
     return { address, cordon, moves, warnings };
   }
@@ -80,7 +84,10 @@ export class CordonOperations {
     const address = cordonAddress(input);
     const member = this.members().find((m) => m.address.toString() === address);
     if (member === undefined || member.status === 'removed') {
-      throw new CordonError('unknown_member', `${address} is not a member of this cluster (see GET /actor-ts/cluster/members)`);
+      throw new CordonError(
+        'unknown_member',
+        `${address} is not a member of this cluster (see GET /actor-ts/cluster/members)`,
+      );
     }
     return address;
   }
@@ -88,7 +95,9 @@ export class CordonOperations {
   private otherCandidate(address: string, role: string | undefined): boolean {
     return this.members().some((member) => {
       const key = member.address.toString();
-      return key !== address && member.status === 'up' && hasRole(member, role) && !this.sharding.cordons.isCordoned(key);
+      return (
+        key !== address && member.status === 'up' && hasRole(member, role) && !this.sharding.cordons.isCordoned(key)
+      );
     });
   }
 }

@@ -21,7 +21,12 @@ export interface CounterValue {
 export const counterBehavior: EntityBehavior = (ctx) => {
   // A graceful move hands the value over (snapshot below); a crash of the host restarts it at 0.
   let value = typeof ctx.restored === 'number' && Number.isSafeInteger(ctx.restored) ? ctx.restored : 0;
-  const answer = (): CounterValue => ({ entityId: ctx.entityId, shardId: ctx.shardId, value, node: ctx.node.toString() });
+  const answer = (): CounterValue => ({
+    entityId: ctx.entityId,
+    shardId: ctx.shardId,
+    value,
+    node: ctx.node.toString(),
+  });
   return {
     receive(message: unknown): CounterValue {
       const command = message as CounterCommand;
@@ -65,18 +70,29 @@ export interface ReliableIncrement {
  * applied, `delivered: true` when the outcome is unknown). `POST ...increment?reliable=true` uses
  * `EntityRef.send` instead (retried until processed, at least once) and answers a ReliableIncrement.
  */
-export function registerCounterRoutes(app: FastifyInstance, sharding: ClusterSharding, askTimeoutMs = 5000, sendTimeoutMs = 20_000): void {
+export function registerCounterRoutes(
+  app: FastifyInstance,
+  sharding: ClusterSharding,
+  askTimeoutMs = 5000,
+  sendTimeoutMs = 20_000,
+): void {
   app.post<{ Params: { entityId: string }; Querystring: { reliable?: 'true' | 'false' } }>(
     '/counters/:entityId/increment',
     { schema: { params: entityParams, querystring: incrementQuery } },
     async (request): Promise<CounterValue | ReliableIncrement> => {
       const ref = sharding.entityRefFor(COUNTER_TYPE, request.params.entityId);
-      if (request.query.reliable !== 'true') return ref.ask<CounterValue>({ op: 'increment' }, { timeoutMs: askTimeoutMs });
+      if (request.query.reliable !== 'true')
+        return ref.ask<CounterValue>({ op: 'increment' }, { timeoutMs: askTimeoutMs });
       await ref.send({ op: 'increment' }, { timeoutMs: sendTimeoutMs });
       return { entityId: ref.entityId, shardId: ref.shardId, processed: true };
     },
   );
-  app.get<{ Params: { entityId: string } }>('/counters/:entityId', { schema: { params: entityParams } }, async (request) =>
-    sharding.entityRefFor(COUNTER_TYPE, request.params.entityId).ask<CounterValue>({ op: 'get' }, { timeoutMs: askTimeoutMs }),
+  app.get<{ Params: { entityId: string } }>(
+    '/counters/:entityId',
+    { schema: { params: entityParams } },
+    async (request) =>
+      sharding
+        .entityRefFor(COUNTER_TYPE, request.params.entityId)
+        .ask<CounterValue>({ op: 'get' }, { timeoutMs: askTimeoutMs }),
   );
 }

@@ -14,7 +14,11 @@ export function failoverTimeline(logger: Logger): FailoverTimeline {
 }
 
 /** Follows `cluster` into `timeline` and `timeline` into `hub`; returns the coordinators' events and a stop function. */
-export function followFailovers(cluster: Cluster, timeline: FailoverTimeline, hub: MetricsEventHub): { events: CoordinatorEvents; stop: () => void } {
+export function followFailovers(
+  cluster: Cluster,
+  timeline: FailoverTimeline,
+  hub: MetricsEventHub,
+): { events: CoordinatorEvents; stop: () => void } {
   const stopPhases = timeline.onPhase((phase, seconds) => hub.onFailoverPhase(phase, seconds));
   const stopMembers = cluster.onChange(() => {
     for (const member of cluster.members()) {

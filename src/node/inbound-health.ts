@@ -19,8 +19,14 @@ export function inboundHealthOf(
       starvedAt = at;
     }
     if (starvedAt !== undefined && at - starvedAt <= windowMs) {
-      const strangers = peersDisconnectedForBudget > 0 ? `; ${peersDisconnectedForBudget} strangers were disconnected for holding it (set --cluster-secret)` : '';
-      return { starved: true, reason: `members' frames were refused for want of inbound budget within the last ${Math.round(windowMs / 1000)} s${strangers}` };
+      const strangers =
+        peersDisconnectedForBudget > 0
+          ? `; ${peersDisconnectedForBudget} strangers were disconnected for holding it (set --cluster-secret)`
+          : '';
+      return {
+        starved: true,
+        reason: `members' frames were refused for want of inbound budget within the last ${Math.round(windowMs / 1000)} s${strangers}`,
+      };
     }
     return { starved: false };
   };

@@ -23,7 +23,11 @@ import type {
 } from '../management/backend.js';
 import { replicationHealth, type InboundHealth, type ReplicationHealth } from '../management/replication-health.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
-import { ExternalAllocationController, pinRecords, type PlacementWriteOptions } from '../sharding/placements/external-allocation-controller.js';
+import {
+  ExternalAllocationController,
+  pinRecords,
+  type PlacementWriteOptions,
+} from '../sharding/placements/external-allocation-controller.js';
 import { askDryRunRebalance, askExplain } from '../sharding/coordinator/shard-insight.js';
 import type { Logger } from '../logging.js';
 import type { CordonRecord } from '../sharding/placements/cordon-view.js';
@@ -83,7 +87,11 @@ export class NodeManagementBackend implements ManagementBackend {
         status === undefined
           ? 'this node has not joined a cluster (no seed node accepted it yet)'
           : `this node's member status is ${status}`;
-      return { writable: false, code: 'not_a_member', reason: `${why}; placement writes need a member that is joining or up: send them to another node` };
+      return {
+        writable: false,
+        code: 'not_a_member',
+        reason: `${why}; placement writes need a member that is joining or up: send them to another node`,
+      };
     }
     const held = this.options.holding?.();
     if (held !== undefined) return { writable: false, code: 'paused', reason: held };
@@ -92,7 +100,10 @@ export class NodeManagementBackend implements ManagementBackend {
     // stay local and die with it. This node counts itself even while joining.
     const counted = this.cluster.members().filter((m) => COUNTED_STATUSES.has(m.status) || m.address.equals(this.self));
     const side = counted.filter((m) => m.reachable || m.address.equals(this.self));
-    const lowest = counted.reduce<MemberInfo | undefined>((low, m) => (low === undefined || compareAddresses(m.address, low.address) < 0 ? m : low), undefined);
+    const lowest = counted.reduce<MemberInfo | undefined>(
+      (low, m) => (low === undefined || compareAddresses(m.address, low.address) < 0 ? m : low),
+      undefined,
+    );
     if (!holdsMajority(counted.length, side.length, lowest !== undefined && side.includes(lowest))) {
       return {
         writable: false,
@@ -111,7 +122,11 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.cluster.members();
   }
 
-  setPlacements(typeName: string, entries: ReadonlyArray<PinRequest>, options?: PlacementWriteOptions): Promise<readonly PinRecord[]> {
+  setPlacements(
+    typeName: string,
+    entries: ReadonlyArray<PinRequest>,
+    options?: PlacementWriteOptions,
+  ): Promise<readonly PinRecord[]> {
     return this.controller(typeName).setPlacements(entries, options);
   }
 
@@ -136,7 +151,11 @@ export class NodeManagementBackend implements ManagementBackend {
     return askExplain(this.sharding, typeName, shardId);
   }
 
-  dryRunPlacements(typeName: string, entries: ReadonlyArray<PinRequest>, options?: PlacementWriteOptions): Promise<PlacementsDryRun> {
+  dryRunPlacements(
+    typeName: string,
+    entries: ReadonlyArray<PinRequest>,
+    options?: PlacementWriteOptions,
+  ): Promise<PlacementsDryRun> {
     return this.controller(typeName).dryRunPlacements(entries, options);
   }
 
@@ -152,12 +171,31 @@ export class NodeManagementBackend implements ManagementBackend {
   storage(): StorageHealth {
     const durability = this.sharding.placementStore.durability;
     if (durability === undefined) {
-      return { durable: false, path: null, bytesOnDisk: 0, lastCommitAt: null, logRecordsSinceSnapshot: 0, restored: false, failure: null };
+      return {
+        durable: false,
+        path: null,
+        bytesOnDisk: 0,
+        lastCommitAt: null,
+        logRecordsSinceSnapshot: 0,
+        restored: false,
+        failure: null,
+      };
     }
     const { path, bytesOnDisk, lastCommitAt, logRecordsSinceSnapshot, restored, failure } = durability.storageHealth();
     // A deleted data directory goes unnoticed by the open database until the next restart finds it empty.
-    const gone = failure === null && path !== null && !existsSync(path) ? `the data directory ${path} is gone: placements written now do not survive a restart of this node` : null;
-    return { durable: true, path, bytesOnDisk, lastCommitAt, logRecordsSinceSnapshot, restored, failure: failure ?? gone };
+    const gone =
+      failure === null && path !== null && !existsSync(path)
+        ? `the data directory ${path} is gone: placements written now do not survive a restart of this node`
+        : null;
+    return {
+      durable: true,
+      path,
+      bytesOnDisk,
+      lastCommitAt,
+      logRecordsSinceSnapshot,
+      restored,
+      failure: failure ?? gone,
+    };
   }
 
   replication(): ReplicationHealth {
@@ -186,7 +224,10 @@ export class NodeManagementBackend implements ManagementBackend {
     let controller = this.controllers.get(typeName);
     if (controller === undefined) {
       const members = (): ReadonlyArray<MemberInfo> => this.cluster.members();
-      controller = new ExternalAllocationController(this.sharding, typeName, { members, ...(this.options.logger === undefined ? {} : { logger: this.options.logger }) });
+      controller = new ExternalAllocationController(this.sharding, typeName, {
+        members,
+        ...(this.options.logger === undefined ? {} : { logger: this.options.logger }),
+      });
       this.controllers.set(typeName, controller);
     }
     return controller;

@@ -32,7 +32,8 @@ export function nodeMetricsSource(
     const placements = store.snapshot(typeName).placements;
     for (const shardId of shardIds) {
       const placement = placements.get(shardId);
-      if (placement !== undefined) hub.onPlacementApplied(placement.writer === self ? 'local' : 'remote', placement.hlc.wallMs);
+      if (placement !== undefined)
+        hub.onPlacementApplied(placement.writer === self ? 'local' : 'remote', placement.hlc.wallMs);
     }
   });
   const durability = store.durability;
@@ -50,7 +51,10 @@ export function nodeMetricsSource(
       // Every type this node runs as well as every type with pins: a type without pins reads 0, not "absent".
       const types = new Set([...Object.keys(sharding()?.stats().types ?? {}), ...entityTypeNames(store)]);
       for (const type of types) {
-        const counts = new Map<string, number>([['prefer', 0], ['require', 0]]);
+        const counts = new Map<string, number>([
+          ['prefer', 0],
+          ['require', 0],
+        ]);
         for (const placement of store.snapshot(type).placements.values()) {
           const mode = placement.meta?.['mode'] === 'require' ? 'require' : 'prefer';
           counts.set(mode, (counts.get(mode) ?? 0) + 1);
@@ -63,7 +67,13 @@ export function nodeMetricsSource(
       const types = sharding()?.stats().types ?? {};
       for (const [type, { region, coordinator }] of Object.entries(types)) {
         const { messagesRedelivered: redelivered, messagesDeduplicated: deduplicated, stateBytesShipped } = region;
-        yield { type, redelivered, deduplicated, stateBytesShipped, stateBytesHeld: coordinator?.handOffStateBytes ?? 0 };
+        yield {
+          type,
+          redelivered,
+          deduplicated,
+          stateBytesShipped,
+          stateBytesHeld: coordinator?.handOffStateBytes ?? 0,
+        };
       }
     },
     members: () => membership.members().map((member) => ({ status: member.status, reachable: member.reachable })),

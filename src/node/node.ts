@@ -7,7 +7,12 @@ import { TcpTransport } from '../cluster/tcp-transport.js';
 import { isGone } from '../cluster/member.js';
 import { createLogger, type Logger } from '../logging.js';
 import { createManagementServer } from '../management/server.js';
-import { DurablePlacementStore, PlacementStore, openLmdbPersistence, type PlacementPersistence } from '../../crdt/index.js';
+import {
+  DurablePlacementStore,
+  PlacementStore,
+  openLmdbPersistence,
+  type PlacementPersistence,
+} from '../../crdt/index.js';
 import { PlacementReplication, placementLogOf } from '../placement-replication/placement-replication.js';
 import { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ActorTsError } from '../errors.js';
@@ -26,12 +31,13 @@ import { failoverTimeline, followFailovers } from './failover-wiring.js';
 import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 
-
 /** A node's settings and the application it runs (see NodeApplication). */
 export type StartNodeInput = Partial<NodeConfig> & NodeApplication;
 
 /** The demo every node runs when the application brings no entity types. */
-const DEMO_TYPES: ReadonlyArray<NodeEntityType> = [{ typeName: COUNTER_TYPE, behavior: counterBehavior, numberOfShards: COUNTER_SHARDS }];
+const DEMO_TYPES: ReadonlyArray<NodeEntityType> = [
+  { typeName: COUNTER_TYPE, behavior: counterBehavior, numberOfShards: COUNTER_SHARDS },
+];
 
 /**
  * Starts one node wired end to end, as the CLI does: TCP transport, membership, the placement store replica (durable
@@ -41,7 +47,10 @@ const DEMO_TYPES: ReadonlyArray<NodeEntityType> = [{ typeName: COUNTER_TYPE, beh
  */
 export async function startNode(input: StartNodeInput = {}, options: { logger?: Logger } = {}): Promise<RunningNode> {
   const { entityTypes, httpRoutes, ...settings } = input;
-  const app: NodeApplication = { ...(entityTypes === undefined ? {} : { entityTypes }), ...(httpRoutes === undefined ? {} : { httpRoutes }) };
+  const app: NodeApplication = {
+    ...(entityTypes === undefined ? {} : { entityTypes }),
+    ...(httpRoutes === undefined ? {} : { httpRoutes }),
+  };
   // Before anything is opened or bound: bad application input leaves nothing behind.
   checkApplication(app);
   const config = resolveNodeConfig(settings);
@@ -52,15 +61,17 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
   // start here (the PersistenceError names the directory and how to recover).
   const persistence = config.dataDir === undefined ? undefined : await openLmdbPersistence(config.dataDir);
   if (persistence === undefined) {
-    baseLogger.warn('placements are kept in memory only (no data directory): they do not survive a full-cluster restart');
+    baseLogger.warn(
+      'placements are kept in memory only (no data directory): they do not survive a full-cluster restart',
+    );
   }
   let transport: TcpTransport;
   try {
     transport = await TcpTransport.start({
-    system: config.system,
-    host: config.host,
-    port: config.port,
-    ...(config.clusterSecret ? { secret: config.clusterSecret } : {}),
+      system: config.system,
+      host: config.host,
+      port: config.port,
+      ...(config.clusterSecret ? { secret: config.clusterSecret } : {}),
       logger: baseLogger,
     });
   } catch (error) {
@@ -101,7 +112,9 @@ async function placementStore(
   persistence: PlacementPersistence | undefined,
 ): Promise<PlacementStore> {
   const options = { node, log, compactAfterItems: config.compactAfterItems };
-  return persistence === undefined ? new PlacementStore(options) : DurablePlacementStore.open({ ...options, persistence });
+  return persistence === undefined
+    ? new PlacementStore(options)
+    : DurablePlacementStore.open({ ...options, persistence });
 }
 
 async function wire(
@@ -117,14 +130,23 @@ async function wire(
     transport,
     failoverTimeline: timeline,
     logger: baseLogger, // the cluster binds the node address itself
-    config: { ...config.cluster, seedNodes: config.seeds, appVersion: config.appVersion, roles: config.roles, attributes: config.attributes },
+    config: {
+      ...config.cluster,
+      seedNodes: config.seeds,
+      appVersion: config.appVersion,
+      roles: config.roles,
+      attributes: config.attributes,
+    },
   });
   trustMembers(transport, cluster);
   const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
   const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
   if (store.durability !== undefined) {
     const { path, logRecordsSinceSnapshot, restored } = store.durability.storageHealth();
-    logger.info({ dataDir: path, restored, logRecordsSinceSnapshot }, restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)');
+    logger.info(
+      { dataDir: path, restored, logRecordsSinceSnapshot },
+      restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)',
+    );
   }
   let sharding: ClusterSharding | undefined;
   const placements = new PlacementReplication(store, transport, cluster, {
@@ -134,11 +156,25 @@ async function wire(
   });
   const metrics = nodeMetricsSource(cluster, store, () => sharding, transport, placements);
   const failovers = followFailovers(cluster, timeline, metrics.hub);
-  sharding = new ClusterSharding({ transport, membership: cluster, config: config.sharding, logger, placements, events: failovers.events });
-  const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? DEMO_TYPES.map((type) => ({ ...type, shardIdFunction: config.shardIdFunction })), logger, () => fallbackStrategy(config.fallback, cluster));
+  sharding = new ClusterSharding({
+    transport,
+    membership: cluster,
+    config: config.sharding,
+    logger,
+    placements,
+    events: failovers.events,
+  });
+  const controllers = initEntityTypes(
+    sharding,
+    cluster,
+    app.entityTypes ?? DEMO_TYPES.map((type) => ({ ...type, shardIdFunction: config.shardIdFunction })),
+    logger,
+    () => fallbackStrategy(config.fallback, cluster),
+  );
   const placementsOf = (typeName: string): ExternalAllocationController => {
     const controller = controllers.get(typeName);
-    if (controller === undefined) throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} does not run on this node`);
+    if (controller === undefined)
+      throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} does not run on this node`);
     return controller;
   };
 
@@ -147,7 +183,8 @@ async function wire(
   const pauses = startPauseDetector({
     thresholdMs: downAfterMs / 2,
     holdMs: downAfterMs,
-    onPause: (pausedMs) => logger.warn({ pausedMs }, 'this process was frozen; placement writes are held until the cluster is heard from'),
+    onPause: (pausedMs) =>
+      logger.warn({ pausedMs }, 'this process was frozen; placement writes are held until the cluster is heard from'),
   });
   const http = createManagementServer({
     backend: new NodeManagementBackend(cluster, sharding, placements, controllers, {
@@ -184,7 +221,9 @@ async function wire(
     cluster.shutdown();
     await transport.close();
     // Last: commits what is pending, then releases the directory for the next incarnation.
-    await persistence?.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'closing the placement storage failed'));
+    await persistence
+      ?.close()
+      .catch((error: unknown) => logger.warn({ err: String(error) }, 'closing the placement storage failed'));
   };
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
@@ -204,7 +243,12 @@ async function wire(
     stopping = closeAll().then(() => resolveStopped(how));
   };
   cluster.onSelfDown((cause) =>
-    putOut('downed', cause === 'minority-side' ? 'this node downed itself: it was on the minority side of a partition' : 'this node was downed by the cluster'),
+    putOut(
+      'downed',
+      cause === 'minority-side'
+        ? 'this node downed itself: it was on the minority side of a partition'
+        : 'this node was downed by the cluster',
+    ),
   );
   cluster.onSelfRemoved(() => putOut('removed', 'this node was removed from the cluster by the other members'));
 

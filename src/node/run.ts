@@ -20,7 +20,14 @@ export async function runNode(input: StartNodeInput, options: RunNodeOptions = {
   const config = resolveNodeConfig(settings);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   for (let incarnation = 1; ; incarnation++) {
-    const node = await startNode({ ...config, ...(entityTypes === undefined ? {} : { entityTypes }), ...(httpRoutes === undefined ? {} : { httpRoutes }) }, { logger });
+    const node = await startNode(
+      {
+        ...config,
+        ...(entityTypes === undefined ? {} : { entityTypes }),
+        ...(httpRoutes === undefined ? {} : { httpRoutes }),
+      },
+      { logger },
+    );
     options.onStarted?.(node);
     const onAbort = (): void => void node.stop();
     if (options.signal?.aborted) onAbort();
@@ -28,6 +35,9 @@ export async function runNode(input: StartNodeInput, options: RunNodeOptions = {
     const how = await node.stopped;
     options.signal?.removeEventListener('abort', onAbort);
     if (how === 'left' || !config.restartOnRemoval || options.signal?.aborted) return how;
-    logger.warn({ node: node.address.toString(), stoppedBecause: how, incarnation: incarnation + 1 }, 'restarting as a new incarnation (restartOnRemoval)');
+    logger.warn(
+      { node: node.address.toString(), stoppedBecause: how, incarnation: incarnation + 1 },
+      'restarting as a new incarnation (restartOnRemoval)',
+    );
   }
 }

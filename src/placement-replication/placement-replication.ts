@@ -40,7 +40,6 @@ export interface ReplicatedPlacements {
   whenReady(timeoutMs: number): Promise<boolean>;
 }
 
-
 /**
  * Replicates this node's PlacementStore to every cluster member over the cluster transport (the placement-sync
  * message family), following membership; the `placements` a ClusterSharding takes.
@@ -65,10 +64,16 @@ export class PlacementReplication implements ReplicatedPlacements {
       store.setSlotCheck((typeName, shardId) => {
         this.shardCounts ??= entityTypes();
         const count = this.shardCounts.get(typeName)?.numberOfShards;
-        return count !== undefined && shardId >= count ? `is beyond the type's ${count} shards (ids 0-${count - 1})` : null;
+        return count !== undefined && shardId >= count
+          ? `is beyond the type's ${count} shards (ids 0-${count - 1})`
+          : null;
       });
     }
-    this.replicator = new PlacementReplicator(store, { sendFrame: (peer, frame) => this.sendFrame(peer, frame) }, replicatorOptions);
+    this.replicator = new PlacementReplicator(
+      store,
+      { sendFrame: (peer, frame) => this.sendFrame(peer, frame) },
+      replicatorOptions,
+    );
     this.unsubscribe = [
       transport.onMessage((from, message) => this.onMessage(from, message)),
       membership.onChange(() => this.syncPeers()),

@@ -31,7 +31,12 @@ import type { CoordinatorEvents } from './coordinator/settings.js';
 import { ShardCoordinator, coordinatorNode } from './coordinator/shard-coordinator.js';
 import { ShardRegion } from './region/shard-region.js';
 import type { ShardingContext } from './sharding-context.js';
-import { MAX_NUMBER_OF_SHARDS, resolveShardedType, type ShardedTypeOptions, type ShardedTypeConfig } from './sharded-type.js';
+import {
+  MAX_NUMBER_OF_SHARDS,
+  resolveShardedType,
+  type ShardedTypeOptions,
+  type ShardedTypeConfig,
+} from './sharded-type.js';
 import { ShardingLink } from './protocol/sharding-link.js';
 import type { ShardingStats, TypeStats } from './sharding-stats.js';
 
@@ -174,16 +179,35 @@ export class ClusterSharding {
       entityRef: (entityId) => this.refs.refFor(refTarget(type), entityId),
       ...(this.scheduler === undefined ? {} : { scheduler: this.scheduler }),
     });
-    const type: ShardedType = { settings, region, coordinator: undefined, coordinatorAddress: undefined, coordinatorReachable: true };
+    const type: ShardedType = {
+      settings,
+      region,
+      coordinator: undefined,
+      coordinatorAddress: undefined,
+      coordinatorReachable: true,
+    };
     this.types.set(settings.typeName, type);
     this.updateCoordinator(type);
     region.start(type.coordinatorAddress);
-    logger.info({ numberOfShards: settings.numberOfShards, shardIdFunction: settings.shardIdFunction, role: settings.role, proxy: region.isProxy }, 'entity type initialised');
+    logger.info(
+      {
+        numberOfShards: settings.numberOfShards,
+        shardIdFunction: settings.shardIdFunction,
+        role: settings.role,
+        proxy: region.isProxy,
+      },
+      'entity type initialised',
+    );
   }
 
   /** The initialised types and their shard counts. */
   entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number; readonly role: string | undefined }> {
-    return new Map([...this.types].map(([name, type]) => [name, { numberOfShards: type.settings.numberOfShards, role: type.settings.role }]));
+    return new Map(
+      [...this.types].map(([name, type]) => [
+        name,
+        { numberOfShards: type.settings.numberOfShards, role: type.settings.role },
+      ]),
+    );
   }
 
   /** Where a type's coordinator runs as this node sees it (undefined while no member is Up). */
@@ -196,7 +220,9 @@ export class ClusterSharding {
     this.requireRunning();
     const type = this.requireType(typeName);
     if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > MAX_ENTITY_ID_LENGTH) {
-      throw invalid(`entity id must be a string of 1..${MAX_ENTITY_ID_LENGTH} characters, got ${JSON.stringify(entityId)}`);
+      throw invalid(
+        `entity id must be a string of 1..${MAX_ENTITY_ID_LENGTH} characters, got ${JSON.stringify(entityId)}`,
+      );
     }
     return this.refs.refFor(refTarget(type), entityId);
   }
@@ -231,7 +257,11 @@ export class ClusterSharding {
    */
   async rebalanceNow(typeName: string, shardIds: ReadonlyArray<number>): Promise<RebalanceNowResult> {
     this.requireType(typeName);
-    if (!Array.isArray(shardIds) || shardIds.length > MAX_NUMBER_OF_SHARDS || !shardIds.every((id) => Number.isSafeInteger(id))) {
+    if (
+      !Array.isArray(shardIds) ||
+      shardIds.length > MAX_NUMBER_OF_SHARDS ||
+      !shardIds.every((id) => Number.isSafeInteger(id))
+    ) {
       throw invalid(`shardIds must be an array of at most ${MAX_NUMBER_OF_SHARDS} integers`);
     }
     const answer = await this.request(typeName, { type: 'RebalanceNow', typeName, shardIds: [...new Set(shardIds)] });
@@ -251,8 +281,15 @@ export class ClusterSharding {
    * with the moves started (each with the home the strategy picks now), or `noCapacity` when no other region
    * may take them (nothing moved). Write the cordon first (`cordons.write`): this only starts the hand-offs.
    */
-  async drain(typeName: string, region: NodeAddress): Promise<{ readonly moves: readonly DrainMove[]; readonly noCapacity: boolean }> {
-    const { moves, noCapacity } = await this.request(typeName, { type: 'DrainRegion', typeName, region: region.toString() });
+  async drain(
+    typeName: string,
+    region: NodeAddress,
+  ): Promise<{ readonly moves: readonly DrainMove[]; readonly noCapacity: boolean }> {
+    const { moves, noCapacity } = await this.request(typeName, {
+      type: 'DrainRegion',
+      typeName,
+      region: region.toString(),
+    });
     return { moves: [...moves], noCapacity };
   }
 
@@ -264,7 +301,9 @@ export class ClusterSharding {
   stats(): ShardingStats {
     const types: Record<string, TypeStats> = {};
     for (const [name, type] of this.types) {
-      types[name] = type.coordinator ? { region: type.region.stats(), coordinator: type.coordinator.stats() } : { region: type.region.stats() };
+      types[name] = type.coordinator
+        ? { region: type.region.stats(), coordinator: type.coordinator.stats() }
+        : { region: type.region.stats() };
     }
     return {
       types,
@@ -318,7 +357,9 @@ export class ClusterSharding {
     this.requireRunning();
     const type = this.requireType(typeName);
     return this.requests.request(body, () =>
-      type.coordinatorAddress === undefined ? undefined : { key: type.coordinatorAddress, reachable: type.coordinatorReachable },
+      type.coordinatorAddress === undefined
+        ? undefined
+        : { key: type.coordinatorAddress, reachable: type.coordinatorReachable },
     );
   }
 
@@ -327,7 +368,8 @@ export class ClusterSharding {
     const routed = routeShardingMessage(from, message, {
       region: (typeName) => this.types.get(typeName)?.region,
       coordinator: (typeName) => this.types.get(typeName)?.coordinator,
-      entityReply: (reply) => this.refs.settle(reply.askId, reply.ok ? { ok: true, value: reply.value } : { ok: false, error: reply.error }),
+      entityReply: (reply) =>
+        this.refs.settle(reply.askId, reply.ok ? { ok: true, value: reply.value } : { ok: false, error: reply.error }),
       coordinatorAnswer: (answer) => this.requests.onAnswer(answer),
     });
     if (routed) return;
@@ -380,7 +422,8 @@ export class ClusterSharding {
 
   private requireType(typeName: string): ShardedType {
     const type = typeof typeName === 'string' ? this.types.get(typeName) : undefined;
-    if (type === undefined) throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} is not initialised on this node`);
+    if (type === undefined)
+      throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} is not initialised on this node`);
     return type;
   }
 

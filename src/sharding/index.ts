@@ -1,6 +1,11 @@
 // Public surface of the sharding runtime: the per-node ClusterSharding, entity types, configuration, the
 // message family it speaks, external allocation's controller, and the allocation strategies.
-export { ClusterSharding, type ClusterShardingOptions, type ShardingStats, type TypeStats } from './cluster-sharding.js';
+export {
+  ClusterSharding,
+  type ClusterShardingOptions,
+  type ShardingStats,
+  type TypeStats,
+} from './cluster-sharding.js';
 export type { RebalanceNowResult, ShardLocations } from './coordinator/coordinator-client.js';
 export type { ShardedTypeOptions } from './sharded-type.js';
 export {
@@ -60,11 +65,27 @@ export {
   type PlacementOptions,
   type PlacementRule,
 } from './placements/placement-options.js';
-export { CORDON_NAMESPACE, CordonError, StoreCordons, entityTypeNames, isInternalNamespace, type CordonProvenance } from './placements/cordons.js';
+export {
+  CORDON_NAMESPACE,
+  CordonError,
+  StoreCordons,
+  entityTypeNames,
+  isInternalNamespace,
+  type CordonProvenance,
+} from './placements/cordons.js';
 export { NO_CORDONS, type CordonRecord, type CordonView } from './placements/cordon-view.js';
 export type { DrainMove } from './protocol/drain-messages.js';
 export { DEFAULT_SHARDING_CONFIG, resolveShardingConfig, type ShardingConfig } from './config.js';
-export type { AskOptions, EntityBehavior, EntityContext, EntityInstance, EntityRef, EntityTimers, PipeOutcome, SendOptions } from './region/entity.js';
+export type {
+  AskOptions,
+  EntityBehavior,
+  EntityContext,
+  EntityInstance,
+  EntityRef,
+  EntityTimers,
+  PipeOutcome,
+  SendOptions,
+} from './region/entity.js';
 export { MAX_TIMER_DELAY_MS, MAX_TIMER_KEY_LENGTH } from './region/entity-timers.js';
 export { DeliveryTimeoutError } from './region/pending-asks.js';
 export {

@@ -49,7 +49,8 @@ export function fnv1a32Utf16Signed(text: string): number {
 
 /** Throws `invalid_argument` unless `value` is one of SHARD_ID_FUNCTIONS; `what` names the setting in the message. */
 export function requireShardIdFunction(value: unknown, what = 'shardIdFunction'): ShardIdFunction {
-  if (typeof value === 'string' && (SHARD_ID_FUNCTIONS as readonly string[]).includes(value)) return value as ShardIdFunction;
+  if (typeof value === 'string' && (SHARD_ID_FUNCTIONS as readonly string[]).includes(value))
+    return value as ShardIdFunction;
   throw new ActorTsError(
     'invalid_argument',
     `${what} must be one of ${SHARD_ID_FUNCTIONS.map((f) => `'${f}'`).join(', ')}, got ${describe(value)}`,
@@ -61,7 +62,11 @@ export function requireShardIdFunction(value: unknown, what = 'shardIdFunction')
  * 0 .. numberOfShards - 1. With 'actor-ts' it equals actor-ts's shard for the same id and shard count.
  * Throws `invalid_argument` for an empty id, a shard count outside 1..2^32 - 1 or an unknown function.
  */
-export function shardIdFor(entityId: string, numberOfShards: number, shardIdFunction: ShardIdFunction = DEFAULT_SHARD_ID_FUNCTION): number {
+export function shardIdFor(
+  entityId: string,
+  numberOfShards: number,
+  shardIdFunction: ShardIdFunction = DEFAULT_SHARD_ID_FUNCTION,
+): number {
   if (typeof entityId !== 'string' || entityId.length === 0) {
     throw new ActorTsError('invalid_argument', `entity id must be a non-empty string, got ${describe(entityId)}`);
   }

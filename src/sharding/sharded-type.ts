@@ -41,7 +41,14 @@ export interface ShardedTypeConfig {
 /** Checks `options` (`invalid_argument` naming the bad field) and fills in the defaults. */
 export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeConfig {
   checkShardedType(options);
-  const { typeName, behavior, numberOfShards = 1000, allocationStrategy, role, shardIdFunction = DEFAULT_SHARD_ID_FUNCTION } = options;
+  const {
+    typeName,
+    behavior,
+    numberOfShards = 1000,
+    allocationStrategy,
+    role,
+    shardIdFunction = DEFAULT_SHARD_ID_FUNCTION,
+  } = options;
   const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });
   return { typeName, numberOfShards, behavior, role, strategy, shardIdFunction };
 }
@@ -49,7 +56,14 @@ export function resolveShardedType(options: ShardedTypeOptions, membership: Memb
 /** Throws `invalid_argument` naming the first bad field of `options`; what `init` checks before anything starts. */
 export function checkShardedType(options: ShardedTypeOptions): void {
   if (typeof options !== 'object' || options === null) throw invalid('init options must be an object');
-  const { typeName, behavior, numberOfShards = 1000, allocationStrategy, role, shardIdFunction = DEFAULT_SHARD_ID_FUNCTION } = options;
+  const {
+    typeName,
+    behavior,
+    numberOfShards = 1000,
+    allocationStrategy,
+    role,
+    shardIdFunction = DEFAULT_SHARD_ID_FUNCTION,
+  } = options;
   if (typeof typeName !== 'string' || !TYPE_NAME_PATTERN.test(typeName)) {
     throw invalid(`typeName must match ${String(TYPE_NAME_PATTERN)}, got ${JSON.stringify(typeName)}`);
   }
@@ -57,7 +71,8 @@ export function checkShardedType(options: ShardedTypeOptions): void {
   if (!Number.isInteger(numberOfShards) || numberOfShards < 1 || numberOfShards > MAX_NUMBER_OF_SHARDS) {
     throw invalid(`numberOfShards must be an integer in 1..${MAX_NUMBER_OF_SHARDS}, got ${String(numberOfShards)}`);
   }
-  if (role !== undefined && (typeof role !== 'string' || role.length === 0)) throw invalid('role must be a non-empty string');
+  if (role !== undefined && (typeof role !== 'string' || role.length === 0))
+    throw invalid('role must be a non-empty string');
   if (
     allocationStrategy !== undefined &&
     (typeof allocationStrategy !== 'object' ||

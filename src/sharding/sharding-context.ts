@@ -24,5 +24,9 @@ export interface DeliveryEvents {
   /** A reliable send of `typeName` passed its deadline; `delivered`: some copy had left this node. */
   onSendTimeout?(typeName: string, delivered: boolean): void;
   /** `count` entities' states of `typeName` met `outcome` at a hand-off. */
-  onEntitySnapshots?(typeName: string, outcome: 'shipped' | 'restored' | 'too_large' | 'failed' | 'lost', count: number): void;
+  onEntitySnapshots?(
+    typeName: string,
+    outcome: 'shipped' | 'restored' | 'too_large' | 'failed' | 'lost',
+    count: number,
+  ): void;
 }

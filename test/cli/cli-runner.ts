@@ -11,7 +11,10 @@ export interface CliRun {
 export async function run(...args: string[]): Promise<CliRun> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(['node', 'actor-ts-placement', ...args], { out: (line) => out.push(...line.split('\n')), err: (line) => err.push(...line.split('\n')) });
+  const code = await main(['node', 'actor-ts-placement', ...args], {
+    out: (line) => out.push(...line.split('\n')),
+    err: (line) => err.push(...line.split('\n')),
+  });
   return { code, out, err };
 }
 

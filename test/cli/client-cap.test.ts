@@ -38,7 +38,10 @@ function flood(res: ServerResponse, total: number, declareLength: boolean): Prom
       closed = true;
       resolve(written);
     });
-    res.writeHead(200, { 'content-type': 'application/json', ...(declareLength ? { 'content-length': String(total) } : {}) });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      ...(declareLength ? { 'content-length': String(total) } : {}),
+    });
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     const pump = (): void => {
       while (!closed && written < total) {
@@ -52,7 +55,10 @@ function flood(res: ServerResponse, total: number, declareLength: boolean): Prom
 }
 
 async function rejection(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   expect(error).toBeInstanceOf(ApiError);
   return error as ApiError;
 }
@@ -90,7 +96,10 @@ describe('response size cap of the management client', () => {
   it('a CLI command against a server that answers without end fails with exit code 1 and says why (default cap)', async () => {
     const { url, sent } = await serveFlood(total, false);
     const err: string[] = [];
-    const code = await main(['node', 'actor-ts-placement', 'members', '--url', url], { out: () => undefined, err: (line) => err.push(line) });
+    const code = await main(['node', 'actor-ts-placement', 'members', '--url', url], {
+      out: () => undefined,
+      err: (line) => err.push(line),
+    });
     expect(code).toBe(1);
     expect(err.join('\n')).toMatch(/response_too_large/);
     expect(await sent[0]!.closed).toBeLessThan(total);

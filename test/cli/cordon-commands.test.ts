@@ -62,9 +62,13 @@ describe('cordon commands against a two-node cluster', () => {
     const drained = await run('drain', other, '--wait', '--reason', 'retire', '--url', url);
     expect(drained.code, drained.err.join('\n')).toBe(0);
     const lines = drained.out.filter((line) => /^ {2}Counter shard \d+ -> /.test(line));
-    expect(lines.map((line) => Number(/shard (\d+)/.exec(line)?.[1])).sort((a, b) => a - b)).toEqual([...hosted].sort((a, b) => a - b));
+    expect(lines.map((line) => Number(/shard (\d+)/.exec(line)?.[1])).sort((a, b) => a - b)).toEqual(
+      [...hosted].sort((a, b) => a - b),
+    );
     expect(drained.out.at(-1)).toMatch(/drained in [0-9.]+ s$/);
-    expect((await getLocations(nodes[0]!)).regions.find((region) => region.address === other)?.shards ?? []).toEqual([]);
+    expect((await getLocations(nodes[0]!)).regions.find((region) => region.address === other)?.shards ?? []).toEqual(
+      [],
+    );
     // The only other node cannot be drained now: nothing could take its shards.
     const refused = await run('drain', nodes[0]!.address.toString(), '--url', url);
     expect(refused.code).toBe(1);

@@ -3,7 +3,15 @@
 // real command then makes the very move it printed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
-import { getLocations, getPlacements, homeOf, increment, pollUntil, startTestCluster, stopAll } from '../management/node-fixture.js';
+import {
+  getLocations,
+  getPlacements,
+  homeOf,
+  increment,
+  pollUntil,
+  startTestCluster,
+  stopAll,
+} from '../management/node-fixture.js';
 import { run, tableRows } from './cli-runner.js';
 
 describe('explain and dry runs on the command line', () => {
@@ -37,7 +45,9 @@ describe('explain and dry runs on the command line', () => {
     expect(result.out[0]).toBe(`shard ${used.shardId}: on ${used.node} (fallback)`);
     expect(result.out[1]).toBe(`shard ${used.shardId} has no pin: the fallback strategy placed it on ${used.node}.`);
     const rows = tableRows(result.out);
-    expect(rows.map((row) => row[0]).sort()).toEqual(addresses.map((a) => (a === used.node ? `${a} (home)` : a)).sort());
+    expect(rows.map((row) => row[0]).sort()).toEqual(
+      addresses.map((a) => (a === used.node ? `${a} (home)` : a)).sort(),
+    );
     for (const row of rows) expect(row.slice(2)).toEqual(['yes', 'up', 'no', '-']);
 
     expect((await run('explain', 'x', '--url', url)).code).toBe(2);
@@ -60,12 +70,19 @@ describe('explain and dry runs on the command line', () => {
     expect((await getPlacements(nodes[0]!)).placements).toEqual([]);
     expect(homeOf(await getLocations(nodes[0]!), used.shardId)).toBe(used.node);
 
-    expect((await run('placements', 'set', String(used.shardId), other, '--dry-run', '--move', '--url', url)).code).toBe(2);
+    expect(
+      (await run('placements', 'set', String(used.shardId), other, '--dry-run', '--move', '--url', url)).code,
+    ).toBe(2);
     expect((await run('placements', 'set', String(used.shardId), other, '--url', url)).code).toBe(0);
-    await pollUntil(async () => homeOf(await getLocations(nodes[0]!), used.shardId) === other, `shard ${used.shardId} moved`);
+    await pollUntil(
+      async () => homeOf(await getLocations(nodes[0]!), used.shardId) === other,
+      `shard ${used.shardId} moved`,
+    );
     const explained = await run('explain', String(used.shardId), '--url', url);
     expect(explained.out[0]).toBe(`shard ${used.shardId}: on ${other} (placement)`);
-    expect(explained.out[2]).toMatch(new RegExp(`^pin: ${other.replaceAll('.', '\\.')} \\(prefer, never expires, by .+\\)$`));
+    expect(explained.out[2]).toMatch(
+      new RegExp(`^pin: ${other.replaceAll('.', '\\.')} \\(prefer, never expires, by .+\\)$`),
+    );
   });
 
   it('rebalance --dry-run prints where each shard would land and warns of shards with no home', async () => {

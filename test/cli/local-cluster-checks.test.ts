@@ -16,7 +16,15 @@ describe('local-cluster --attribute', () => {
     const bare = await run('local-cluster', '--attribute', 'zone=eu-west');
     expect(bare.code).toBe(2);
     expect(bare.err.join('\n')).toContain('is not N:KEY=VALUE');
-    const missing = await run('local-cluster', '--nodes', '3', '--attribute', '4:zone=eu-west', '--data-dir', join(root, 'unused'));
+    const missing = await run(
+      'local-cluster',
+      '--nodes',
+      '3',
+      '--attribute',
+      '4:zone=eu-west',
+      '--data-dir',
+      join(root, 'unused'),
+    );
     expect(missing.code).toBe(2);
     expect(missing.err.join('\n')).toContain('there is no node 4 (nodes are 1..3)');
     expect(missing.out).not.toContain('starting 3 nodes...');
@@ -31,7 +39,11 @@ describe('a data directory a running process holds', () => {
     mkdirSync(join(dataDir, 'node-1'), { recursive: true });
     try {
       expect(() => refuseHeldDirectories(dataDir, 3, true)).toThrow(LocalClusterError);
-      expect(() => refuseHeldDirectories(dataDir, 3, true)).toThrow(new RegExp(`--fresh would delete ${dataDir}, but the data directory ${join(dataDir, 'node-2')} is in use by process ${process.pid}`));
+      expect(() => refuseHeldDirectories(dataDir, 3, true)).toThrow(
+        new RegExp(
+          `--fresh would delete ${dataDir}, but the data directory ${join(dataDir, 'node-2')} is in use by process ${process.pid}`,
+        ),
+      );
       expect(() => refuseHeldDirectories(dataDir, 3, false)).toThrow(/cannot start: .*node-2 is in use/);
       // A one-node cluster does not use node-2; without --fresh it is not touched, so it does not matter.
       expect(() => refuseHeldDirectories(dataDir, 1, false)).not.toThrow();
@@ -56,7 +68,9 @@ describe('a data directory a running process holds', () => {
 describe('the reason a node failed to start', () => {
   it("is the CLI's error line, else the last error-level log record", () => {
     const pino = (level: number, msg: string): string => JSON.stringify({ level, msg });
-    expect(reasonIn([pino(30, 'starting'), 'error: data directory /d is in use by process 7', ''].join('\n'))).toBe('data directory /d is in use by process 7');
+    expect(reasonIn([pino(30, 'starting'), 'error: data directory /d is in use by process 7', ''].join('\n'))).toBe(
+      'data directory /d is in use by process 7',
+    );
     expect(reasonIn([pino(50, 'listen EADDRINUSE'), pino(30, 'closing')].join('\n'))).toBe('listen EADDRINUSE');
     expect(reasonIn(pino(30, 'all fine'))).toBeUndefined();
   });
@@ -66,7 +80,8 @@ describe('npm start and the README', () => {
   it("gives node 3 the attribute the README's selector example pins to, so the example works as written", async () => {
     const { readFileSync } = await import('node:fs');
     const root = join(import.meta.dirname, '..', '..');
-    const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } })
+      .scripts.start;
     const given = [...start.matchAll(/--attribute (\d+):(\S+)/g)].map((match) => match[2]);
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const example = /placements set \d+ (\S+=\S+) --require/.exec(readme)?.[1];

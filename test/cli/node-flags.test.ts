@@ -37,11 +37,23 @@ async function runNodeCommand(...args: string[]): Promise<NodeRun> {
 
 describe('node command cluster flags', () => {
   it('passes --down-after-ms, --stable-after-ms and --monitored-by-nr-of-members into the cluster config', async () => {
-    const run = await runNodeCommand('--down-after-ms', '3000', '--stable-after-ms', '5000', '--monitored-by-nr-of-members', '4');
+    const run = await runNodeCommand(
+      '--down-after-ms',
+      '3000',
+      '--stable-after-ms',
+      '5000',
+      '--monitored-by-nr-of-members',
+      '4',
+    );
     expect(run.code).toBe(0);
     expect(run.input?.cluster).toEqual({ downAfterMs: 3000, stableAfterMs: 5000, monitoredByNrOfMembers: 4 });
     const resolved = resolveClusterConfig(run.input?.cluster);
-    expect(resolved).toMatchObject({ downAfterMs: 3000, stableAfterMs: 5000, minorityDownAfterMs: 3750, monitoredByNrOfMembers: 4 });
+    expect(resolved).toMatchObject({
+      downAfterMs: 3000,
+      stableAfterMs: 5000,
+      minorityDownAfterMs: 3750,
+      monitoredByNrOfMembers: 4,
+    });
   });
 
   it('leaves every cluster setting to its default when no flag is given', async () => {
@@ -90,7 +102,9 @@ describe('node command cluster flags', () => {
 });
 
 /** Runs `local-cluster <args>` through main(); a bad flag must stop it before any node process starts. */
-async function runLocalClusterCommand(...args: string[]): Promise<{ readonly code: number; readonly err: string[]; readonly out: string[] }> {
+async function runLocalClusterCommand(
+  ...args: string[]
+): Promise<{ readonly code: number; readonly err: string[]; readonly out: string[] }> {
   const err: string[] = [];
   const out: string[] = [];
   const code = await main(['node', 'actor-ts-placement', 'local-cluster', ...args], {
@@ -113,14 +127,17 @@ describe('--fallback (the strategy for shards without a pin)', () => {
     expect(resolveNodeConfig(run.input).fallback).toBe('least-shard');
   });
 
-  it.each([['rings'], ['LEAST-SHARD'], ['']])('refuses node --fallback %j as a usage error naming the choices, starting no node', async (value) => {
-    const run = await runNodeCommand('--fallback', value);
-    expect(run.code).toBe(2);
-    expect(run.input).toBeUndefined();
-    const text = run.err.join('\n');
-    expect(text).toContain('--fallback');
-    expect(text).toContain('least-shard, ring, hash');
-  });
+  it.each([['rings'], ['LEAST-SHARD'], ['']])(
+    'refuses node --fallback %j as a usage error naming the choices, starting no node',
+    async (value) => {
+      const run = await runNodeCommand('--fallback', value);
+      expect(run.code).toBe(2);
+      expect(run.input).toBeUndefined();
+      const text = run.err.join('\n');
+      expect(text).toContain('--fallback');
+      expect(text).toContain('least-shard, ring, hash');
+    },
+  );
 
   it('refuses local-cluster --fallback with a bad value the same way, before any node process starts', async () => {
     const run = await runLocalClusterCommand('--fallback', 'consistent');
@@ -143,15 +160,34 @@ describe('local-cluster --fallback', () => {
     // A stand-in for the CLI entry script: records the arguments a node would have been started with, exits.
     const dir = mkdtempSync(join(tmpdir(), 'fallback-flag-'));
     const bin = join(dir, 'record-args.mjs');
-    writeFileSync(bin, `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(join(dir, 'args.jsonl'))}, JSON.stringify(process.argv.slice(2)) + '\\n');\n`);
+    writeFileSync(
+      bin,
+      `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(join(dir, 'args.jsonl'))}, JSON.stringify(process.argv.slice(2)) + '\\n');\n`,
+    );
     const [basePort, baseHttpPort] = await freePorts(2);
     try {
       await expect(
-        startLocalCluster({ nodes: 2, system: 'app', host: '127.0.0.1', basePort: basePort as number, baseHttpPort: baseHttpPort as number, binPath: bin, logDir: dir, dataDir: join(dir, 'data'), fallback: 'ring', print: () => undefined, startTimeoutMs: 30_000 }),
+        startLocalCluster({
+          nodes: 2,
+          system: 'app',
+          host: '127.0.0.1',
+          basePort: basePort as number,
+          baseHttpPort: baseHttpPort as number,
+          binPath: bin,
+          logDir: dir,
+          dataDir: join(dir, 'data'),
+          fallback: 'ring',
+          print: () => undefined,
+          startTimeoutMs: 30_000,
+        }),
       ).rejects.toThrow('exited while starting');
-      const runs = readFileSync(join(dir, 'args.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as string[]);
+      const runs = readFileSync(join(dir, 'args.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as string[]);
       expect(runs).toHaveLength(2);
-      for (const args of runs) expect(args.slice(args.indexOf('--fallback'), args.indexOf('--fallback') + 2)).toEqual(['--fallback', 'ring']);
+      for (const args of runs)
+        expect(args.slice(args.indexOf('--fallback'), args.indexOf('--fallback') + 2)).toEqual(['--fallback', 'ring']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -159,15 +195,18 @@ describe('local-cluster --fallback', () => {
 });
 
 describe('node command: secure by default', () => {
-  it.each([['10.1.2.3'], ['0.0.0.0'], ['::'], ['node-1.example']])('refuses a cluster port on %s without --cluster-secret, starting no node', async (host) => {
-    const run = await runNodeCommand('--host', host);
-    expect(run.code).toBe(2);
-    expect(run.input).toBeUndefined();
-    const err = run.err.join('\n');
-    expect(err).toContain(`refusing to start: the cluster port binds to ${host}, not loopback`);
-    expect(err).toContain('--cluster-secret');
-    expect(err).toContain('--insecure-cluster-port');
-  });
+  it.each([['10.1.2.3'], ['0.0.0.0'], ['::'], ['node-1.example']])(
+    'refuses a cluster port on %s without --cluster-secret, starting no node',
+    async (host) => {
+      const run = await runNodeCommand('--host', host);
+      expect(run.code).toBe(2);
+      expect(run.input).toBeUndefined();
+      const err = run.err.join('\n');
+      expect(err).toContain(`refusing to start: the cluster port binds to ${host}, not loopback`);
+      expect(err).toContain('--cluster-secret');
+      expect(err).toContain('--insecure-cluster-port');
+    },
+  );
 
   it('starts beyond loopback with --cluster-secret, or when --insecure-cluster-port says so', async () => {
     const secured = await runNodeCommand('--host', '10.1.2.3', '--cluster-secret', 's3cret');
@@ -178,9 +217,12 @@ describe('node command: secure by default', () => {
     expect(insecure.input).toMatchObject({ host: '10.1.2.3', insecureClusterPort: true });
   });
 
-  it.each([['127.0.0.1'], ['127.3.4.5'], ['localhost'], ['::1']])('starts on loopback %s without a secret', async (host) => {
-    const run = await runNodeCommand('--host', host);
-    expect(run.code).toBe(0);
-    expect(run.input?.clusterSecret).toBeUndefined();
-  });
+  it.each([['127.0.0.1'], ['127.3.4.5'], ['localhost'], ['::1']])(
+    'starts on loopback %s without a secret',
+    async (host) => {
+      const run = await runNodeCommand('--host', host);
+      expect(run.code).toBe(0);
+      expect(run.input?.clusterSecret).toBeUndefined();
+    },
+  );
 });

@@ -19,18 +19,25 @@ async function threeNodes(extraForThird: readonly string[]) {
   const nodes: Proc[] = [0, 1, 2].map((i) =>
     procs.spawnCli(`node-${i + 1}`, [
       'node',
-      '--port', String(ports[i]),
-      '--http-port', String(ports[3 + i]),
+      '--port',
+      String(ports[i]),
+      '--http-port',
+      String(ports[3 + i]),
       ...addresses.flatMap((address) => ['--seed', address]),
-      '--down-after-ms', '1000',
+      '--down-after-ms',
+      '1000',
       ...(i === 2 ? extraForThird : []),
     ]),
   );
   for (const url of urls) {
-    await waitFor(`${url} to see three members up`, async () => {
-      const answer = await http<Members>('GET', `${url}/actor-ts/cluster/members`);
-      return answer.status === 200 && answer.body.members.filter((m) => m.status === 'up').length === 3;
-    }, 40_000);
+    await waitFor(
+      `${url} to see three members up`,
+      async () => {
+        const answer = await http<Members>('GET', `${url}/actor-ts/cluster/members`);
+        return answer.status === 200 && answer.body.members.filter((m) => m.status === 'up').length === 3;
+      },
+      40_000,
+    );
   }
   return { addresses, urls, nodes };
 }
@@ -39,10 +46,15 @@ async function threeNodes(extraForThird: readonly string[]) {
 async function pauseUntilRemoved(node: Proc, observerUrl: string, address: string): Promise<void> {
   node.signal('SIGSTOP');
   try {
-    await waitFor(`${address} to be removed by the others`, async () => {
-      const answer = await http<Members>('GET', `${observerUrl}/actor-ts/cluster/members`);
-      return answer.status === 200 && !answer.body.members.some((m) => m.address === address);
-    }, 60_000, 200);
+    await waitFor(
+      `${address} to be removed by the others`,
+      async () => {
+        const answer = await http<Members>('GET', `${observerUrl}/actor-ts/cluster/members`);
+        return answer.status === 200 && !answer.body.members.some((m) => m.address === address);
+      },
+      60_000,
+      200,
+    );
   } finally {
     node.signal('SIGCONT');
   }
@@ -66,9 +78,17 @@ describe('a node removed by the others while paused', () => {
     // is closing as it exits) or finds no listener (status 0); it is never acknowledged.
     const statuses = new Set<number>();
     while (!third.hasExited) {
-      const answer = await http('POST', `${urls[2]}/actor-ts/cluster/shards/Counter/placements`, { shardId: 1, target: addresses[0] }, 2_000);
+      const answer = await http(
+        'POST',
+        `${urls[2]}/actor-ts/cluster/shards/Counter/placements`,
+        { shardId: 1, target: addresses[0] },
+        2_000,
+      );
       statuses.add(answer.status);
-      if (answer.status === 503) expect(['not_a_member', 'no_majority', 'paused', 'shutting_down']).toContain((answer.body as { error?: string }).error);
+      if (answer.status === 503)
+        expect(['not_a_member', 'no_majority', 'paused', 'shutting_down']).toContain(
+          (answer.body as { error?: string }).error,
+        );
     }
     expect([...statuses].filter((status) => status !== 503 && status !== 0)).toEqual([]);
     expect(await exitWithin(third, 30_000)).toEqual({ code: 1, signal: null });
@@ -83,18 +103,26 @@ describe('a node removed by the others while paused', () => {
     const { addresses, urls, nodes } = await threeNodes(['--restart-on-removal']);
     const third = nodes[2]!;
     await pauseUntilRemoved(third, urls[0]!, addresses[2]!);
-    await waitFor('the restarted node to be up in everyone\'s view', async () => {
-      for (const url of urls) {
-        const answer = await http<Members>('GET', `${url}/actor-ts/cluster/members`);
-        if (answer.status !== 200 || answer.body.members.filter((m) => m.status === 'up').length !== 3) return false;
-      }
-      return true;
-    }, 60_000, 200);
+    await waitFor(
+      "the restarted node to be up in everyone's view",
+      async () => {
+        for (const url of urls) {
+          const answer = await http<Members>('GET', `${url}/actor-ts/cluster/members`);
+          if (answer.status !== 200 || answer.body.members.filter((m) => m.status === 'up').length !== 3) return false;
+        }
+        return true;
+      },
+      60_000,
+      200,
+    );
     expect(third.hasExited).toBe(false);
     expect(third.log()).toContain('restarting as a new incarnation');
     expect(whyLines(third)).toHaveLength(1);
     // The new incarnation is a member again: it takes writes.
-    const write = await http('POST', `${urls[2]}/actor-ts/cluster/shards/Counter/placements`, { shardId: 1, target: addresses[0] });
+    const write = await http('POST', `${urls[2]}/actor-ts/cluster/shards/Counter/placements`, {
+      shardId: 1,
+      target: addresses[0],
+    });
     expect(write.status).toBe(202);
   }, 180_000);
 });

@@ -3,7 +3,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run, tableRows } from './cli-runner.js';
 import type { RunningNode } from '../../src/node/node.js';
-import { getLocations, getPlacements, homeOf, increment, pollUntil, startTestCluster, startTestNode, stopAll } from '../management/node-fixture.js';
+import {
+  getLocations,
+  getPlacements,
+  homeOf,
+  increment,
+  pollUntil,
+  startTestCluster,
+  startTestNode,
+  stopAll,
+} from '../management/node-fixture.js';
 
 // The commands read these from the environment; a developer's shell must not change what the tests see.
 const ENV_KEYS = ['ACTOR_TS_URL', 'ACTOR_TS_AUTH_TOKEN'] as const;
@@ -45,14 +54,20 @@ describe('operator commands against a two-node cluster', () => {
     const result = await run('placements', 'set', '42', other, '--url', url);
     expect(result).toMatchObject({ code: 0, err: [] });
     expect(result.out).toHaveLength(1);
-    expect(result.out[0]).toMatch(new RegExp(`^shard 42 -> ${other.replaceAll('.', '\\.')} \\(hlc \\d{4}-\\d\\d-\\d\\dT.*#\\d+@${self.replaceAll('.', '\\.')}\\)$`));
+    expect(result.out[0]).toMatch(
+      new RegExp(
+        `^shard 42 -> ${other.replaceAll('.', '\\.')} \\(hlc \\d{4}-\\d\\d-\\d\\dT.*#\\d+@${self.replaceAll('.', '\\.')}\\)$`,
+      ),
+    );
     expect((await getPlacements(nodes[0]!)).placements.map((p) => [p.shardId, p.target])).toEqual([[42, other]]);
   });
 
   it('placements set refuses a port typo (exit 1, unknown_target, nothing written), naming --allow-unknown', async () => {
     const typo = await run('placements', 'set', '234', 'app@127.0.0.1:7720', '--require', '--url', url);
     expect(typo.code).toBe(1);
-    expect(typo.err.join('\n')).toMatch(/^error: unknown_target: no current member matches target app@127\.0\.0\.1:7720, so shard 234 would lose its home; nothing was written\..*--allow-unknown/);
+    expect(typo.err.join('\n')).toMatch(
+      /^error: unknown_target: no current member matches target app@127\.0\.0\.1:7720, so shard 234 would lose its home; nothing was written\..*--allow-unknown/,
+    );
     const system = await run('placements', 'set', '234', `ap@${self.slice(self.indexOf('@') + 1)}`, '--url', url);
     expect(system.code).toBe(1);
     expect((await getPlacements(nodes[0]!)).placements).toEqual([]);
@@ -74,12 +89,25 @@ describe('operator commands against a two-node cluster', () => {
   it('placements ls prints a table sorted by shard id, or says there are none', async () => {
     const none = await run('placements', 'ls', '--url', url);
     expect(none).toEqual({ code: 0, out: ['no explicit placements for Counter'], err: [] });
-    for (const [shard, target] of [['300', other], ['7', self], ['45', other]] as const) {
+    for (const [shard, target] of [
+      ['300', other],
+      ['7', self],
+      ['45', other],
+    ] as const) {
       expect((await run('placements', 'set', shard, target, '--url', url)).code).toBe(0);
     }
     const listed = await run('placements', 'ls', '--url', nodes[1]!.httpUrl);
     expect(listed.code).toBe(0);
-    expect(listed.out[0]?.split(/\s+/)).toEqual(['shard', 'target', 'mode', 'expires', 'reason', 'by', 'writer', 'hlc']);
+    expect(listed.out[0]?.split(/\s+/)).toEqual([
+      'shard',
+      'target',
+      'mode',
+      'expires',
+      'reason',
+      'by',
+      'writer',
+      'hlc',
+    ]);
     // Written through node 1, listed through node 2: replication is asynchronous, so poll the other node.
     let rows = tableRows(listed.out);
     await pollUntil(async () => {
@@ -95,11 +123,17 @@ describe('operator commands against a two-node cluster', () => {
 
   it('placements rm removes a pin, and fails with exit code 1 when there is none', async () => {
     expect((await run('placements', 'set', '9', other, '--url', url)).code).toBe(0);
-    expect(await run('placements', 'rm', '9', '--url', url)).toEqual({ code: 0, out: ['shard 9: pin removed'], err: [] });
+    expect(await run('placements', 'rm', '9', '--url', url)).toEqual({
+      code: 0,
+      out: ['shard 9: pin removed'],
+      err: [],
+    });
     expect((await getPlacements(nodes[0]!)).placements).toEqual([]);
     const again = await run('placements', 'rm', '9', '--url', url);
     expect(again.code).toBe(1);
-    expect(again.err).toEqual([expect.stringMatching(/^error: not_found: shard 9 of Counter has no explicit placement/)]);
+    expect(again.err).toEqual([
+      expect.stringMatching(/^error: not_found: shard 9 of Counter has no explicit placement/),
+    ]);
   });
 
   it('rebalance hands allocated shards off, waits for their new home, and names the homeless ones', async () => {
@@ -152,7 +186,15 @@ describe('operator commands against a two-node cluster', () => {
   it('members lists both nodes and marks the one asked', async () => {
     const result = await run('members', '--url', nodes[1]!.httpUrl);
     expect(result.code).toBe(0);
-    expect(result.out[0]?.split(/\s+/)).toEqual(['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes', 'cordoned']);
+    expect(result.out[0]?.split(/\s+/)).toEqual([
+      'address',
+      'status',
+      'reachable',
+      'upNumber',
+      'appVersion',
+      'attributes',
+      'cordoned',
+    ]);
     const rows = tableRows(result.out);
     expect(rows.map((row) => row[0]).sort()).toEqual([self, `${other} (this)`].sort());
     for (const row of rows) expect(row.slice(1, 3)).toEqual(['up', 'yes']);
@@ -164,7 +206,10 @@ describe('operator commands against a two-node cluster', () => {
     const cases: Array<{ args: string[]; message: RegExp }> = [
       { args: ['placements', 'set', 'abc', other], message: /^error: "abc" is not a shard id/ },
       { args: ['placements', 'set', '1.5', other], message: /^error: "1\.5" is not a shard id/ },
-      { args: ['placements', 'set', '5', 'nope'], message: /^error: target "nope" is neither an address nor a selector: expected an address \(system@host:port\)/ },
+      {
+        args: ['placements', 'set', '5', 'nope'],
+        message: /^error: target "nope" is neither an address nor a selector: expected an address \(system@host:port\)/,
+      },
       { args: ['placements', 'set', '5', 'app@host:99999'], message: /is not a node address/ },
       { args: ['placements', 'rm', 'five'], message: /^error: "five" is not a shard id/ },
       { args: ['rebalance', '5', 'x'], message: /^error: "x" is not a shard id/ },
@@ -183,13 +228,19 @@ describe('operator commands against a two-node cluster', () => {
 
   it('reports an API error with exit code 1 as "error: <code>: <message>"', async () => {
     const unknown = await run('placements', 'ls', '--type', 'NoSuchType', '--url', url);
-    expect(unknown).toEqual({ code: 1, out: [], err: ['error: unknown_type: entity type "NoSuchType" is not initialised on this node'] });
+    expect(unknown).toEqual({
+      code: 1,
+      out: [],
+      err: ['error: unknown_type: entity type "NoSuchType" is not initialised on this node'],
+    });
     const shards = await run('shards', '--type', 'NoSuchType', '--url', url);
     expect(shards.code).toBe(1);
     expect(shards.err[0]).toMatch(/^error: unknown_type: /);
     const range = await run('placements', 'set', '1000', other, '--url', url);
     expect(range.code).toBe(1);
-    expect(range.err[0]).toMatch(/^error: invalid_shard: shard id 1000 is out of range for Counter: expected an integer in 0\.\.999/);
+    expect(range.err[0]).toMatch(
+      /^error: invalid_shard: shard id 1000 is out of range for Counter: expected an integer in 0\.\.999/,
+    );
     expect((await getPlacements(nodes[0]!)).placements).toEqual([]);
   });
 
@@ -197,7 +248,9 @@ describe('operator commands against a two-node cluster', () => {
     for (const command of [['members'], ['placements', 'set', '1', other]]) {
       const result = await run(...command, '--url', '127.0.0.1:8551');
       expect(result.code, command.join(' ')).toBe(2);
-      expect(result.err[0]).toBe('error: --url "127.0.0.1:8551" is not an http:// or https:// URL of a node\'s management API; did you mean http://127.0.0.1:8551?');
+      expect(result.err[0]).toBe(
+        'error: --url "127.0.0.1:8551" is not an http:// or https:// URL of a node\'s management API; did you mean http://127.0.0.1:8551?',
+      );
     }
     expect((await run('members', '--url', 'ftp://x')).code).toBe(2);
   });
@@ -235,7 +288,9 @@ describe('operator commands against a node with a bearer token', () => {
       expect(result).toEqual({
         code: 1,
         out: [],
-        err: ['error: unauthorized: missing or wrong bearer token (give the token with --token <token> or the ACTOR_TS_AUTH_TOKEN environment variable)'],
+        err: [
+          'error: unauthorized: missing or wrong bearer token (give the token with --token <token> or the ACTOR_TS_AUTH_TOKEN environment variable)',
+        ],
       });
     }
     expect((await run('rebalance', '3', '--url', url)).code).toBe(1);

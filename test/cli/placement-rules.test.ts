@@ -34,9 +34,12 @@ describe('parseDuration', () => {
     expect(parseDuration('600000')).toBe(600_000);
   });
 
-  it.each(['', '0', '0s', '-5m', '1.5h', '10 m', '10M', '10min', 'm', '1e3', ' 10m', '999999999999999d'])('rejects %j', (text) => {
-    expect(() => parseDuration(text)).toThrow();
-  });
+  it.each(['', '0', '0s', '-5m', '1.5h', '10 m', '10M', '10min', 'm', '1e3', ' 10m', '999999999999999d'])(
+    'rejects %j',
+    (text) => {
+      expect(() => parseDuration(text)).toThrow();
+    },
+  );
 });
 
 describe('placement rules from the command line', () => {
@@ -51,25 +54,68 @@ describe('placement rules from the command line', () => {
   });
   afterAll(() => stopAll([node]));
   beforeEach(async () => {
-    for (const { shardId } of (await getPlacements(node)).placements) expect((await run('placements', 'rm', String(shardId), '--url', url)).code).toBe(0);
+    for (const { shardId } of (await getPlacements(node)).placements)
+      expect((await run('placements', 'rm', String(shardId), '--url', url)).code).toBe(0);
   });
 
   it('placements set pins to a selector with --require --ttl --reason, by $USER@hostname', async () => {
     const before = Date.now();
-    const result = await run('placements', 'set', '42', 'zone=eu-west', '--require', '--ttl', '10m', '--reason', 'GDPR tenant 17', '--url', url);
+    const result = await run(
+      'placements',
+      'set',
+      '42',
+      'zone=eu-west',
+      '--require',
+      '--ttl',
+      '10m',
+      '--reason',
+      'GDPR tenant 17',
+      '--url',
+      url,
+    );
     expect(result.err).toEqual([]);
     expect(result.code).toBe(0);
     expect(result.out).toHaveLength(1);
-    expect(result.out[0]).toMatch(/^shard 42 -> zone=eu-west \(require, expires \d{4}-\d\d-\d\dT[\d:.]+Z, reason "GDPR tenant 17", hlc .*\)$/);
+    expect(result.out[0]).toMatch(
+      /^shard 42 -> zone=eu-west \(require, expires \d{4}-\d\d-\d\dT[\d:.]+Z, reason "GDPR tenant 17", hlc .*\)$/,
+    );
     const [pin] = (await getPlacements(node)).placements;
-    expect(pin).toMatchObject({ shardId: 42, target: 'zone=eu-west', mode: 'require', reason: 'GDPR tenant 17', by: `tester@${hostname()}` });
+    expect(pin).toMatchObject({
+      shardId: 42,
+      target: 'zone=eu-west',
+      mode: 'require',
+      reason: 'GDPR tenant 17',
+      by: `tester@${hostname()}`,
+    });
     expect(Date.parse(pin?.expiresAt ?? '')).toBeGreaterThanOrEqual(before + 600_000);
   });
 
   it('--by overrides the author, --expires-at sets an absolute expiry, --prefer is the default mode', async () => {
-    expect((await run('placements', 'set', '7', 'zone=eu-west', '--prefer', '--by', 'ops@desk', '--expires-at', '2199-01-01T00:00:00Z', '--url', url)).code).toBe(0);
+    expect(
+      (
+        await run(
+          'placements',
+          'set',
+          '7',
+          'zone=eu-west',
+          '--prefer',
+          '--by',
+          'ops@desk',
+          '--expires-at',
+          '2199-01-01T00:00:00Z',
+          '--url',
+          url,
+        )
+      ).code,
+    ).toBe(0);
     expect((await getPlacements(node)).placements).toEqual([
-      expect.objectContaining({ shardId: 7, mode: 'prefer', by: 'ops@desk', expiresAt: '2199-01-01T00:00:00.000Z', reason: null }),
+      expect.objectContaining({
+        shardId: 7,
+        mode: 'prefer',
+        by: 'ops@desk',
+        expiresAt: '2199-01-01T00:00:00.000Z',
+        reason: null,
+      }),
     ]);
   });
 
@@ -79,17 +125,34 @@ describe('placement rules from the command line', () => {
     expect(refused.err[0]).toMatch(/^error: unknown_target: no current member matches target zone=mars/);
     const result = await run('placements', 'set', '8', 'zone=mars', '--require', '--allow-unknown', '--url', url);
     expect(result.code).toBe(0);
-    expect(result.err).toEqual([expect.stringMatching(/^warning: no current member matches zone=mars; shard 8 has no home/)]);
+    expect(result.err).toEqual([
+      expect.stringMatching(/^warning: no current member matches zone=mars; shard 8 has no home/),
+    ]);
   });
 
   it('placements ls shows mode, expiry and reason, and expired pins only with --include-expired', async () => {
-    expect((await run('placements', 'set', '1', 'zone=eu-west', '--require', '--reason', 'keep in EU', '--url', url)).code).toBe(0);
-    expect((await run('placements', 'set', '2', self, '--ttl', '200ms', '--reason', 'short', '--url', url)).code).toBe(0);
+    expect(
+      (await run('placements', 'set', '1', 'zone=eu-west', '--require', '--reason', 'keep in EU', '--url', url)).code,
+    ).toBe(0);
+    expect((await run('placements', 'set', '2', self, '--ttl', '200ms', '--reason', 'short', '--url', url)).code).toBe(
+      0,
+    );
     await pollUntil(async () => (await getPlacements(node)).placements.length === 1, 'the 200 ms pin to expire');
     const listed = await run('placements', 'ls', '--url', url);
     expect(listed.code).toBe(0);
-    expect(listed.out[0]?.split(/\s+/)).toEqual(['shard', 'target', 'mode', 'expires', 'reason', 'by', 'writer', 'hlc']);
-    expect(tableRows(listed.out).map((row) => row.slice(0, 6))).toEqual([['1', 'zone=eu-west', 'require', 'never', 'keep in EU', `tester@${hostname()}`]]);
+    expect(listed.out[0]?.split(/\s+/)).toEqual([
+      'shard',
+      'target',
+      'mode',
+      'expires',
+      'reason',
+      'by',
+      'writer',
+      'hlc',
+    ]);
+    expect(tableRows(listed.out).map((row) => row.slice(0, 6))).toEqual([
+      ['1', 'zone=eu-west', 'require', 'never', 'keep in EU', `tester@${hostname()}`],
+    ]);
     const all = tableRows((await run('placements', 'ls', '--include-expired', '--url', url)).out);
     expect(all.map((row) => [row[0], row[2], row[4]])).toEqual([
       ['1', 'require', 'keep in EU'],
@@ -98,10 +161,12 @@ describe('placement rules from the command line', () => {
     expect(all[1]?.[3]).toMatch(/^\d{4}-.*Z \(expired\)$/);
   });
 
-  it('members shows each member\'s attributes', async () => {
+  it("members shows each member's attributes", async () => {
     const result = await run('members', '--url', url);
     expect(result.code).toBe(0);
-    expect(tableRows(result.out)).toEqual([[`${self} (this)`, 'up', 'yes', expect.any(String), '1.0.0', 'zone=eu-west', 'no']]);
+    expect(tableRows(result.out)).toEqual([
+      [`${self} (this)`, 'up', 'yes', expect.any(String), '1.0.0', 'zone=eu-west', 'no'],
+    ]);
   });
 
   it('rejects bad rule arguments with exit code 2 and a clear message, sending nothing', async () => {
@@ -114,7 +179,10 @@ describe('placement rules from the command line', () => {
       { args: ['5', 'zone=a', '--ttl', '10x'], message: /"10x" is not a duration/ },
       { args: ['5', 'zone=a', '--ttl', '-1'], message: /error/ },
       { args: ['5', 'zone=a', '--ttl', '0'], message: /must be longer than zero/ },
-      { args: ['5', 'zone=a', '--ttl', '1m', '--expires-at', '2199-01-01T00:00:00Z'], message: /give --ttl or --expires-at, not both/ },
+      {
+        args: ['5', 'zone=a', '--ttl', '1m', '--expires-at', '2199-01-01T00:00:00Z'],
+        message: /give --ttl or --expires-at, not both/,
+      },
       { args: ['5', 'zone=a', '--require', '--prefer'], message: /give --require or --prefer, not both/ },
       { args: ['5', 'zone=a', '--expires-at', '2001-01-01T00:00:00Z'], message: /not in the future/ },
       { args: ['5', 'zone=a', '--expires-at', 'soon'], message: /expiresAt must be an ISO-8601 date-time/ },
@@ -140,7 +208,17 @@ describe('placement rules from the command line', () => {
       expect(result.code, value).toBe(2);
       expect(result.err[0], value).toMatch(message);
     }
-    const twice = await run('node', '--attribute', 'zone=a', '--attribute', 'zone=b', '--port', '0', '--http-port', '0');
+    const twice = await run(
+      'node',
+      '--attribute',
+      'zone=a',
+      '--attribute',
+      'zone=b',
+      '--port',
+      '0',
+      '--http-port',
+      '0',
+    );
     expect(twice.code).toBe(2);
     expect(twice.err[0]).toMatch(/attribute zone is given twice/);
   });

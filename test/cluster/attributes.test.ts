@@ -19,10 +19,15 @@ describe('attributes at the protocol gate', () => {
   it('accepts members and joins with and without attributes', () => {
     const withZone = { ...member, attributes: { zone: 'eu-west', rack: 'r-1.a_2' } };
     const parsed = parseMessage(gossipOf(withZone));
-    expect(parsed?.type === 'Gossip' && parsed.gossip.members[0]?.attributes).toEqual({ rack: 'r-1.a_2', zone: 'eu-west' });
+    expect(parsed?.type === 'Gossip' && parsed.gossip.members[0]?.attributes).toEqual({
+      rack: 'r-1.a_2',
+      zone: 'eu-west',
+    });
     const old = parseMessage(gossipOf(member));
     expect(old?.type === 'Gossip' && 'attributes' in old.gossip.members[0]!).toBe(false);
-    expect(parseMessage({ type: 'Join', incarnation: 'i', appVersion: '1', roles: [], attributes: { zone: 'b' } })).toEqual({
+    expect(
+      parseMessage({ type: 'Join', incarnation: 'i', appVersion: '1', roles: [], attributes: { zone: 'b' } }),
+    ).toEqual({
       type: 'Join',
       incarnation: 'i',
       appVersion: '1',
@@ -59,7 +64,10 @@ describe('attributes at the protocol gate', () => {
 describe('attributes in the config and the CLI form', () => {
   it('validates and sorts the configured attributes', () => {
     expect(resolveClusterConfig({ attributes: { zone: 'b', rack: '1' } }).attributes).toEqual({ rack: '1', zone: 'b' });
-    expect(Object.keys(resolveClusterConfig({ attributes: { zone: 'b', rack: '1' } }).attributes)).toEqual(['rack', 'zone']);
+    expect(Object.keys(resolveClusterConfig({ attributes: { zone: 'b', rack: '1' } }).attributes)).toEqual([
+      'rack',
+      'zone',
+    ]);
     expect(resolveClusterConfig({}).attributes).toEqual({});
     expect(() => resolveClusterConfig({ attributes: { zone: 'a b' } })).toThrow(ActorTsError);
     expect(() => resolveClusterConfig({ attributes: manyAttributes(33) })).toThrow(/at most 32/);
@@ -67,7 +75,8 @@ describe('attributes in the config and the CLI form', () => {
 
   it('parses KEY=VALUE strictly', () => {
     expect(parseAttributeAssignment('zone=eu-west')).toEqual(['zone', 'eu-west']);
-    for (const bad of ['zone', 'zone=', '=a', 'zone=a=b', 'zo ne=a', `zone=${'v'.repeat(65)}`]) expect(() => parseAttributeAssignment(bad), bad).toThrow();
+    for (const bad of ['zone', 'zone=', '=a', 'zone=a=b', 'zo ne=a', `zone=${'v'.repeat(65)}`])
+      expect(() => parseAttributeAssignment(bad), bad).toThrow();
   });
 });
 
@@ -90,12 +99,16 @@ describe('attributes in gossip state', () => {
 
   it('keeps the attributes whichever copy wins the merge, in any order', () => {
     fc.assert(
-      fc.property(fc.constantFrom('joining', 'up', 'leaving', 'down'), fc.constantFrom('joining', 'up', 'leaving', 'down'), (sa, sb) => {
-        const a = { ...record({ zone: 'a' }), status: sa } as MemberRecord;
-        const b = { ...record(), status: sb } as MemberRecord;
-        expect(mergeRecord(a, b).attributes).toEqual({ zone: 'a' });
-        expect(mergeRecord(b, a).attributes).toEqual({ zone: 'a' });
-      }),
+      fc.property(
+        fc.constantFrom('joining', 'up', 'leaving', 'down'),
+        fc.constantFrom('joining', 'up', 'leaving', 'down'),
+        (sa, sb) => {
+          const a = { ...record({ zone: 'a' }), status: sa } as MemberRecord;
+          const b = { ...record(), status: sb } as MemberRecord;
+          expect(mergeRecord(a, b).attributes).toEqual({ zone: 'a' });
+          expect(mergeRecord(b, a).attributes).toEqual({ zone: 'a' });
+        },
+      ),
     );
   });
 });
@@ -118,7 +131,12 @@ describe('attributes across a cluster', () => {
     await advanceUntil(() => allUp(nodes), 'all four up everywhere');
     for (const observer of nodes) {
       const seen = Object.fromEntries(observer.cluster.members().map((m) => [m.address.port, m.attributes]));
-      expect(seen).toEqual({ [address(1).port]: { zone: 'a' }, [address(2).port]: { zone: 'b' }, [address(3).port]: { zone: 'b' }, [address(4).port]: undefined });
+      expect(seen).toEqual({
+        [address(1).port]: { zone: 'a' },
+        [address(2).port]: { zone: 'b' },
+        [address(3).port]: { zone: 'b' },
+        [address(4).port]: undefined,
+      });
     }
   });
 });

@@ -33,7 +33,12 @@ export function createNode(
 }
 
 /** Advances fake time in steps until `condition` holds; fails after `maxMs` of fake time. */
-export async function advanceUntil(condition: () => boolean, what: string, maxMs = 60_000, stepMs = 100): Promise<number> {
+export async function advanceUntil(
+  condition: () => boolean,
+  what: string,
+  maxMs = 60_000,
+  stepMs = 100,
+): Promise<number> {
   return advanceInFakeTime(condition, what, { maxMs, stepMs });
 }
 
@@ -43,7 +48,8 @@ export function statusOf(observer: Cluster, subject: NodeAddress): MemberStatus 
 
 export function allUp(nodes: ReadonlyArray<TestNode>): boolean {
   return nodes.every(
-    (n) => n.cluster.members().length === nodes.length && n.cluster.members().every((m) => m.status === 'up' && m.reachable),
+    (n) =>
+      n.cluster.members().length === nodes.length && n.cluster.members().every((m) => m.status === 'up' && m.reachable),
   );
 }
 

@@ -10,7 +10,11 @@ const member = { address: 'sys@h:1', incarnation: 'i', status: 'up', appVersion:
 
 describe('cluster messages', () => {
   it('accepts well-formed messages of every cluster type', () => {
-    expect(parseMessage({ type: 'Heartbeat', sequence: 1, incarnation: 'i' })).toEqual({ type: 'Heartbeat', sequence: 1, incarnation: 'i' });
+    expect(parseMessage({ type: 'Heartbeat', sequence: 1, incarnation: 'i' })).toEqual({
+      type: 'Heartbeat',
+      sequence: 1,
+      incarnation: 'i',
+    });
     expect(parseMessage({ type: 'HeartbeatAck', sequence: 0, incarnation: 'i' })?.type).toBe('HeartbeatAck');
     expect(parseMessage({ type: 'Join', incarnation: 'i', appVersion: '1', roles: [] })?.type).toBe('Join');
     expect(parseMessage({ type: 'Gossip', gossip: { members: [member], seen: ['sys@h:1#i'] } })).toEqual({
@@ -18,7 +22,9 @@ describe('cluster messages', () => {
       gossip: { members: [member], seen: ['sys@h:1#i'] },
     });
     const downed = { ...member, status: 'down', downedAtMs: 1_700_000_000_123 };
-    expect(parseMessage({ type: 'Gossip', gossip: { members: [downed, { ...member, downedAtMs: 0 }], seen: [] } })).toEqual({
+    expect(
+      parseMessage({ type: 'Gossip', gossip: { members: [downed, { ...member, downedAtMs: 0 }], seen: [] } }),
+    ).toEqual({
       type: 'Gossip',
       gossip: { members: [downed, { ...member, downedAtMs: 0 }], seen: [] },
     });
@@ -32,18 +38,33 @@ describe('cluster messages', () => {
     });
     // Reachability rows name members by index: [observer, version, subjects].
     const two = [member, { ...member, address: 'sys@h:2' }];
-    const reachability = [[0, 3, [1]], [1, 1, []]];
+    const reachability = [
+      [0, 3, [1]],
+      [1, 1, []],
+    ];
     expect(parseMessage({ type: 'Gossip', gossip: { members: two, seen: [], reachability } })).toEqual({
       type: 'Gossip',
       gossip: { members: two, seen: [], reachability },
     });
-    expect(parseMessage({ type: 'GossipAsk', keys: ['sys@h:1#i'] })).toEqual({ type: 'GossipAsk', keys: ['sys@h:1#i'] });
+    expect(parseMessage({ type: 'GossipAsk', keys: ['sys@h:1#i'] })).toEqual({
+      type: 'GossipAsk',
+      keys: ['sys@h:1#i'],
+    });
   });
 
   const two = [member, { ...member, address: 'sys@h:2' }];
   it.each([
     ['reachability that is not an array', { reachability: { 0: [1] } }],
-    ['more reachability rows than members', { reachability: [[0, 1, []], [1, 1, []], [0, 2, []]] }],
+    [
+      'more reachability rows than members',
+      {
+        reachability: [
+          [0, 1, []],
+          [1, 1, []],
+          [0, 2, []],
+        ],
+      },
+    ],
     ['a row that is not a triple', { reachability: [[0, 1]] }],
     ['an observer index past the members', { reachability: [[2, 1, [0]]] }],
     ['a subject index past the members', { reachability: [[0, 1, [5]]] }],
@@ -64,17 +85,29 @@ describe('cluster messages', () => {
     ['a fractional upNumber', { type: 'Gossip', gossip: { members: [{ ...member, upNumber: 1.5 }], seen: [] } }],
     ['a negative downedAtMs', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: -1 }], seen: [] } }],
     ['a fractional downedAtMs', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: 1.5 }], seen: [] } }],
-    ['an infinite downedAtMs', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: Infinity }], seen: [] } }],
+    [
+      'an infinite downedAtMs',
+      { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: Infinity }], seen: [] } },
+    ],
     ['a NaN downedAtMs', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: NaN }], seen: [] } }],
-    ['a downedAtMs that is a string', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: '5' }], seen: [] } }],
+    [
+      'a downedAtMs that is a string',
+      { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: '5' }], seen: [] } },
+    ],
     ['a downedAtMs that is null', { type: 'Gossip', gossip: { members: [{ ...member, downedAtMs: null }], seen: [] } }],
     ['a seen list that is not an array', { type: 'Gossip', gossip: { members: [], seen: 'all' } }],
     ['tombstones that are not an array', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: {} } }],
     ['a tombstone without a time', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['k#1']] } }],
-    ['a tombstone with a negative time', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['k#1', -5]] } }],
+    [
+      'a tombstone with a negative time',
+      { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['k#1', -5]] } },
+    ],
     ['a tombstone with an empty key', { type: 'Gossip', gossip: { members: [], seen: [], tombstones: [['', 5]] } }],
     ['an ask of no keys', { type: 'GossipAsk', keys: [] }],
-    ['an ask of more keys than an answer is bounded by', { type: 'GossipAsk', keys: Array.from({ length: MAX_ASK_KEYS + 1 }, (_, i) => `sys@h:1#${i}`) }],
+    [
+      'an ask of more keys than an answer is bounded by',
+      { type: 'GossipAsk', keys: Array.from({ length: MAX_ASK_KEYS + 1 }, (_, i) => `sys@h:1#${i}`) },
+    ],
     ['an ask whose key is not text', { type: 'GossipAsk', keys: [5] }],
   ])('rejects %s', (_name, value) => {
     expect(parseMessage(value)).toBeUndefined();

@@ -117,7 +117,10 @@ describe('Cluster: failure detection and downing', () => {
     await n3!.transport.close();
     const crashAt = Date.now();
 
-    await advanceUntil(() => n1!.cluster.members().find((m) => m.address.equals(address(3)))?.reachable === false, 'unreachable');
+    await advanceUntil(
+      () => n1!.cluster.members().find((m) => m.address.equals(address(3)))?.reachable === false,
+      'unreachable',
+    );
     const unreachableAt = Date.now();
     expect(unreachableAt - crashAt).toBeLessThan(10_000);
     await vi.advanceTimersByTimeAsync(9_000);
@@ -152,8 +155,14 @@ describe('Cluster: failure detection and downing', () => {
     const n1 = started[0]!;
     const stale: GossipState = {
       members: new Map([
-        [memberKey(address(1), 'inc-1'), { address: address(1), incarnation: 'inc-1', status: 'up', appVersion: '1.0.0', roles: [], upNumber: 1 }],
-        [memberKey(address(3), 'inc-3'), { address: address(3), incarnation: 'inc-3', status: 'up', appVersion: '1.0.0', roles: [], upNumber: 3 }],
+        [
+          memberKey(address(1), 'inc-1'),
+          { address: address(1), incarnation: 'inc-1', status: 'up', appVersion: '1.0.0', roles: [], upNumber: 1 },
+        ],
+        [
+          memberKey(address(3), 'inc-3'),
+          { address: address(3), incarnation: 'inc-3', status: 'up', appVersion: '1.0.0', roles: [], upNumber: 3 },
+        ],
       ]),
       seen: new Set(),
       tombstones: new Map(),
@@ -178,16 +187,22 @@ describe('Cluster: failure detection and downing', () => {
       });
     }
     n1!.cluster.onChange(() => {
-      if (statusOf(n1!.cluster, address(4)) === 'down' && !timeline.includes('majority downs 4')) timeline.push('majority downs 4');
+      if (statusOf(n1!.cluster, address(4)) === 'down' && !timeline.includes('majority downs 4'))
+        timeline.push('majority downs 4');
     });
     network.partition([address(1), address(2), address(3)], [address(4), address(5)]);
 
-    await advanceUntil(() => [n1!, n2!, n3!].every((n) => n.cluster.members().length === 3), 'minority removed', 60_000);
+    await advanceUntil(
+      () => [n1!, n2!, n3!].every((n) => n.cluster.members().length === 3),
+      'minority removed',
+      60_000,
+    );
     expect(causes).toEqual(['minority-side', 'minority-side']);
     expect(timeline.indexOf('majority downs 4')).toBeGreaterThan(timeline.indexOf('self-down 4'));
     expect(timeline.indexOf('majority downs 4')).toBeGreaterThan(timeline.indexOf('self-down 5'));
     expect(n4!.cluster.selfMember()?.status).toBe('down');
-    for (const n of [n1!, n2!, n3!]) expect(n.cluster.members().every((m) => m.status === 'up' && m.reachable)).toBe(true);
+    for (const n of [n1!, n2!, n3!])
+      expect(n.cluster.members().every((m) => m.status === 'up' && m.reachable)).toBe(true);
 
     // After healing, the survivors stay as they are: the downed nodes stopped and do not come back.
     network.heal();
@@ -220,7 +235,8 @@ describe('Cluster: failure detection and downing', () => {
   it('records when a down was decided, and every node keeps the earliest of concurrent decisions', async () => {
     const network = new MemoryNetwork();
     const [n1, n2, n3, n4] = await startInOrder(network, 5, { downAfterMs: 60_000 });
-    const downedAt = (observer: Cluster): number | undefined => observer.members().find((m) => m.address.equals(address(4)))?.downedAtMs;
+    const downedAt = (observer: Cluster): number | undefined =>
+      observer.members().find((m) => m.address.equals(address(4)))?.downedAtMs;
     expect(downedAt(n1!.cluster)).toBeUndefined();
     // Node 5 stays cut off throughout, so the state cannot converge and node 4 stays down (not removed).
     network.isolate(address(5));
@@ -234,7 +250,12 @@ describe('Cluster: failure detection and downing', () => {
     n1!.cluster.onChange(() => changes.push(downedAt(n1!.cluster) ?? -1));
     network.heal();
     network.isolate(address(5));
-    await advanceUntil(() => [n1!, n2!, n3!].every((n) => downedAt(n.cluster) === decidedAt), 'the earliest decision everywhere', 5_000, 10);
+    await advanceUntil(
+      () => [n1!, n2!, n3!].every((n) => downedAt(n.cluster) === decidedAt),
+      'the earliest decision everywhere',
+      5_000,
+      10,
+    );
     // Node 4 took neither decision from node 2 (not its leader while node 1 was not yet unreachable): it
     // learns it is down from its leader, node 1, once the partition heals.
     await advanceUntil(() => n4!.cluster.selfMember()?.status === 'down', 'node 4 learns it is down', 5_000, 10);
@@ -313,7 +334,10 @@ describe('Cluster: graceful leave', () => {
       left = true;
     });
     await advanceUntil(() => left, 'leader left');
-    await advanceUntil(() => n2!.cluster.members().length === 2 && n3!.cluster.members().length === 2, 'leader removed');
+    await advanceUntil(
+      () => n2!.cluster.members().length === 2 && n3!.cluster.members().length === 2,
+      'leader removed',
+    );
     expect(n2!.cluster.leader()?.equals(address(2))).toBe(true);
     expect(n3!.cluster.leader()?.equals(address(2))).toBe(true);
   });

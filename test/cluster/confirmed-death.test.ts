@@ -33,7 +33,10 @@ describe('confirmed deaths', () => {
     n3.cluster.shutdown();
     await n3.transport.close();
     const crashAt = Date.now();
-    await advanceUntil(() => statusOf(n1.cluster, address(3)) === 'down' || statusOf(n1.cluster, address(3)) === undefined, 'downed');
+    await advanceUntil(
+      () => statusOf(n1.cluster, address(3)) === 'down' || statusOf(n1.cluster, address(3)) === undefined,
+      'downed',
+    );
     // Detection starts after 1.5 silent intervals (1 s each), a confirmation takes two probes, then gossip.
     expect(Date.now() - crashAt).toBeLessThan(5_000);
     await advanceUntil(() => statusOf(n2.cluster, address(3)) === undefined, 'removed on n2', 5_000);
@@ -49,7 +52,10 @@ describe('confirmed deaths', () => {
     });
     network.isolate(address(3));
     const cutAt = Date.now();
-    await advanceUntil(() => n1.cluster.members().find((m) => m.address.equals(address(3)))?.reachable === false, 'unreachable');
+    await advanceUntil(
+      () => n1.cluster.members().find((m) => m.address.equals(address(3)))?.reachable === false,
+      'unreachable',
+    );
     // Probes of a cut-off member answer nothing: no confirmation, so no downing before stable-after (10 s).
     await advanceUntil(() => minorityDown, 'the minority downed itself', 20_000);
     const minorityDownAt = Date.now();

@@ -50,7 +50,10 @@ describe('FailoverTimeline', () => {
     timeline.close('a');
     timeline.open('a');
     timeline.reached('a', 'removed');
-    expect(seen).toEqual([['removed', 1.5, 'a'], ['removed', 0, 'a']]);
+    expect(seen).toEqual([
+      ['removed', 1.5, 'a'],
+      ['removed', 0, 'a'],
+    ]);
     for (let i = 0; i < MAX_INCIDENTS + 10; i++) timeline.open(`m${i}`);
     expect(timeline.isOpen('a')).toBe(false);
     expect(timeline.isOpen(`m${MAX_INCIDENTS + 9}`)).toBe(true);

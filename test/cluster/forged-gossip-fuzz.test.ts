@@ -27,14 +27,24 @@ const HONEST = 3;
 const recordArb = fc.record({
   who: fc.oneof(
     { weight: 3, arbitrary: fc.integer({ min: 1, max: 4 }).map((i) => ({ port: 2550 + i, incarnation: `inc-${i}` })) },
-    { weight: 1, arbitrary: fc.record({ port: fc.integer({ min: 2540, max: 2560 }), incarnation: fc.constantFrom('x', 'inc-9', 'inc-1') }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        port: fc.integer({ min: 2540, max: 2560 }),
+        incarnation: fc.constantFrom('x', 'inc-9', 'inc-1'),
+      }),
+    },
   ),
   status: fc.constantFrom(...STATUSES),
   upNumber: fc.oneof(fc.integer({ min: 0, max: 6 }), fc.constant(TOP_VERSION)),
   downedAtMs: fc.option(fc.oneof(fc.nat(10), fc.constant(TOP_VERSION)), { nil: undefined }),
 });
 
-const versionArb = fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constant(TOP_VERSION), fc.integer({ min: 0, max: TOP_VERSION }));
+const versionArb = fc.oneof(
+  fc.integer({ min: 0, max: 4 }),
+  fc.constant(TOP_VERSION),
+  fc.integer({ min: 0, max: TOP_VERSION }),
+);
 
 const messageArb = fc.record({
   records: fc.array(recordArb, { minLength: 1, maxLength: 6 }),
@@ -50,7 +60,12 @@ type Forged = typeof messageArb extends fc.Arbitrary<infer T> ? T : never;
 
 function forge(m: Forged): ReturnType<typeof gossip> {
   // The receiver's own record, as it is: gossip that does not know the receiver is from another cluster.
-  const receiver = { who: { port: 2550 + m.target, incarnation: `inc-${m.target}` }, status: 'up' as const, upNumber: m.target, downedAtMs: undefined };
+  const receiver = {
+    who: { port: 2550 + m.target, incarnation: `inc-${m.target}` },
+    status: 'up' as const,
+    upNumber: m.target,
+    downedAtMs: undefined,
+  };
   const records: MemberRecord[] = [receiver, ...m.records].map(({ who, status, upNumber, downedAtMs }) => ({
     address: new NodeAddress('sys', '127.0.0.1', who.port),
     incarnation: who.incarnation,
@@ -63,10 +78,14 @@ function forge(m: Forged): ReturnType<typeof gossip> {
   const keys = records.map(keyOf);
   const at = (i: number): string => keys[i % keys.length]!;
   const reachability = new Map<string, ObserverRow>();
-  for (const [observer, version, subjects] of m.rows) reachability.set(at(observer), { version, subjects: new Set(subjects.map(at)) });
+  for (const [observer, version, subjects] of m.rows)
+    reachability.set(at(observer), { version, subjects: new Set(subjects.map(at)) });
   const tombstones = new Map(m.tombstones.map(([i, when]) => [at(i), when] as const));
   const members = new Map(records.map((r) => [keyOf(r), r] as const));
-  return gossip({ members, seen: m.seenAll ? new Set(keys) : new Set(), tombstones, reachability }, m.news ? 'GossipNews' : 'Gossip');
+  return gossip(
+    { members, seen: m.seenAll ? new Set(keys) : new Set(), tombstones, reachability },
+    m.news ? 'GossipNews' : 'Gossip',
+  );
 }
 
 async function startCluster(network: MemoryNetwork): Promise<TestNode[]> {
@@ -94,24 +113,29 @@ function honestHealthy(honest: ReadonlyArray<TestNode>): boolean {
 describe('Cluster: fuzzed forged membership messages', () => {
   it('leave every honest node alive, a member, and converged with the others', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(messageArb, { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 1000 }), async (messages, seed) => {
-        stopAll();
-        const network = new MemoryNetwork({ seed });
-        const all = await startCluster(network);
-        const honest = all.slice(0, HONEST);
-        const ends: string[] = [];
-        for (const n of honest) {
-          n.cluster.onSelfDown(() => ends.push(`${n.address.toString()} down`));
-          n.cluster.onSelfRemoved(() => ends.push(`${n.address.toString()} removed`));
-        }
-        const outsider = network.transport(address(90 + (seed % 5)));
-        outsider.register(CLUSTER_MESSAGES);
-        for (const m of messages) (m.fromMember ? all[HONEST]!.transport : outsider).send(address(m.target), forge(m));
-        // Long enough for any downing the messages could cause (stable-after and the minority delay are 10 s).
-        await runFor(15_000);
-        await advanceUntil(() => honestHealthy(honest), 'honest nodes healthy and converged', 60_000, 100);
-        expect(ends).toEqual([]);
-      }),
+      fc.asyncProperty(
+        fc.array(messageArb, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 1000 }),
+        async (messages, seed) => {
+          stopAll();
+          const network = new MemoryNetwork({ seed });
+          const all = await startCluster(network);
+          const honest = all.slice(0, HONEST);
+          const ends: string[] = [];
+          for (const n of honest) {
+            n.cluster.onSelfDown(() => ends.push(`${n.address.toString()} down`));
+            n.cluster.onSelfRemoved(() => ends.push(`${n.address.toString()} removed`));
+          }
+          const outsider = network.transport(address(90 + (seed % 5)));
+          outsider.register(CLUSTER_MESSAGES);
+          for (const m of messages)
+            (m.fromMember ? all[HONEST]!.transport : outsider).send(address(m.target), forge(m));
+          // Long enough for any downing the messages could cause (stable-after and the minority delay are 10 s).
+          await runFor(15_000);
+          await advanceUntil(() => honestHealthy(honest), 'honest nodes healthy and converged', 60_000, 100);
+          expect(ends).toEqual([]);
+        },
+      ),
       { numRuns: 60, seed: 27 },
     );
   }, 120_000);

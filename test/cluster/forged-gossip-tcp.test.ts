@@ -24,10 +24,11 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map(({ transport }) => transport.close()));
 });
 
-
 describe('Cluster over TCP: forged gossip from a peer that is not a member (issue 27)', () => {
   it('changes nothing: every node stays up, a member, reachable and gossiping', async () => {
-    const transports = await Promise.all([1, 2, 3].map(() => TcpTransport.start({ system: 'tcp', backoff: { initialDelayMs: 20, maxDelayMs: 200 } })));
+    const transports = await Promise.all(
+      [1, 2, 3].map(() => TcpTransport.start({ system: 'tcp', backoff: { initialDelayMs: 20, maxDelayMs: 200 } })),
+    );
     const seed = transports[0]!.self;
     const clusters = transports.map((transport) => {
       const cluster = new Cluster({ transport, config: { ...FAST_TCP_CLUSTER, seedNodes: [seed] } });
@@ -36,21 +37,30 @@ describe('Cluster over TCP: forged gossip from a peer that is not a member (issu
       return cluster;
     });
     await Promise.all(clusters.map((c) => c.whenUp()));
-    const allUp = (): boolean => clusters.every((c) => c.members().length === 3 && c.members().every((m) => m.status === 'up' && m.reachable));
+    const allUp = (): boolean =>
+      clusters.every((c) => c.members().length === 3 && c.members().every((m) => m.status === 'up' && m.reachable));
     await waitFor(allUp, 'all up');
     const ends: string[] = [];
     for (const c of clusters) {
       c.onSelfDown((cause) => ends.push(`${c.self.toString()} down (${cause})`));
       c.onSelfRemoved(() => ends.push(`${c.self.toString()} removed`));
     }
-    const members: KnownMember[] = clusters.map((c) => ({ address: c.self, incarnation: c.incarnation, upNumber: c.selfMember()?.upNumber ?? 0 }));
+    const members: KnownMember[] = clusters.map((c) => ({
+      address: c.self,
+      incarnation: c.incarnation,
+      upNumber: c.selfMember()?.upNumber ?? 0,
+    }));
     // Count what reaches each node from the raw peer: listeners run in order, the cluster's first.
     const fromRaw = transports.map(() => 0);
     transports.forEach((t, i) => t.onMessage((from) => (from.port === 1 ? fromRaw[i]!++ : undefined)));
 
     let sent = 0;
     for (const [i, transport] of transports.entries()) {
-      const socket = await authenticatedSocket({ port: transport.self.port, to: transport.self.toString(), from: `tcp@127.0.0.1:1` });
+      const socket = await authenticatedSocket({
+        port: transport.self.port,
+        to: transport.self.toString(),
+        from: `tcp@127.0.0.1:1`,
+      });
       sockets.push(socket);
       const others = members.filter((_, j) => j !== i);
       const attacks = issueAttacks(members, members[i]!, others).filter(([, m]) => m.type === 'Gossip');
@@ -62,7 +72,11 @@ describe('Cluster over TCP: forged gossip from a peer that is not a member (issu
     // Then enough gossip and heartbeats between the members for any consequence to play out (the issue's
     // downings took 14-18 ms, its pruned members exited within a second).
     const delivered = transports.map((t) => t.stats().delivered);
-    await waitFor(() => transports.every((t, i) => t.stats().delivered >= delivered[i]! + 40), 'forty more messages through every node', 10_000);
+    await waitFor(
+      () => transports.every((t, i) => t.stats().delivered >= delivered[i]! + 40),
+      'forty more messages through every node',
+      10_000,
+    );
     expect(ends).toEqual([]);
     expect(clusters.map((c) => c.selfMember()?.status)).toEqual(['up', 'up', 'up']);
     expect(allUp()).toBe(true);
@@ -71,7 +85,10 @@ describe('Cluster over TCP: forged gossip from a peer that is not a member (issu
 
   it("answers a Hello with a Challenge that carries a nonce and nothing of the node's member key", async () => {
     const transport = await TcpTransport.start({ system: 'tcp' });
-    running.push({ cluster: new Cluster({ transport, config: { ...FAST_TCP_CLUSTER, seedNodes: [transport.self] } }), transport });
+    running.push({
+      cluster: new Cluster({ transport, config: { ...FAST_TCP_CLUSTER, seedNodes: [transport.self] } }),
+      transport,
+    });
     const socket = connect({ host: '127.0.0.1', port: transport.self.port });
     sockets.push(socket);
     const decoder = new FrameDecoder({ maxFrameBytes: 4096 });
@@ -82,7 +99,15 @@ describe('Cluster over TCP: forged gossip from a peer that is not a member (issu
         if (frame) resolve(decodeValue(frame.payload));
       });
     });
-    socket.write(handshakeFrame({ t: 'Hello', from: 'tcp@127.0.0.1:1', to: transport.self.toString(), incarnation: 'probe', nonce: randomBytes(16) }));
+    socket.write(
+      handshakeFrame({
+        t: 'Hello',
+        from: 'tcp@127.0.0.1:1',
+        to: transport.self.toString(),
+        incarnation: 'probe',
+        nonce: randomBytes(16),
+      }),
+    );
     const decoded = (await challenge) as { ok: boolean; value: Record<string, unknown> };
     expect(decoded.ok).toBe(true);
     expect(Object.keys(decoded.value).sort()).toEqual(['nonce', 't']);

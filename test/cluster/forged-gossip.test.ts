@@ -44,7 +44,11 @@ function watchEnds(honest: ReadonlyArray<TestNode>): string[] {
 
 /** Alive, a member, every member up and reachable in its view, and converged. */
 function healthy(honest: ReadonlyArray<TestNode>, all: ReadonlyArray<TestNode>): boolean {
-  return honest.every((n) => n.cluster.selfMember()?.status === 'up') && allUp(all) && all.every((n) => n.cluster.isConverged());
+  return (
+    honest.every((n) => n.cluster.selfMember()?.status === 'up') &&
+    allUp(all) &&
+    all.every((n) => n.cluster.isConverged())
+  );
 }
 
 async function watchFor(ms: number, honest: ReadonlyArray<TestNode>, all: ReadonlyArray<TestNode>): Promise<string[]> {
@@ -63,36 +67,48 @@ async function watchFor(ms: number, honest: ReadonlyArray<TestNode>, all: Readon
 }
 
 describe('Cluster: forged gossip (issue 27)', () => {
-  const attackNames = issueAttacks([], { address: address(1), incarnation: 'x', upNumber: 1 }, []).map(([what]) => what);
+  const attackNames = issueAttacks([], { address: address(1), incarnation: 'x', upNumber: 1 }, []).map(
+    ([what]) => what,
+  );
 
   // News from a non-member was dropped before the sender rules too (onNews checked isLivePeer): not replayed here.
-  it.each(attackNames.filter((what) => !what.includes('news')))('a node that is not a member sends %s: nothing changes', async (what) => {
-    const network = new MemoryNetwork({ seed: 11 });
-    const all = await startCluster(network, 3);
-    const ends = watchEnds(all);
-    const intruder = network.transport(address(99));
-    intruder.register(CLUSTER_MESSAGES);
-    const receiver = all[0]!;
-    const attack = issueAttacks(all.map(known), known(receiver), [known(all[1]!), known(all[2]!)]).find(([name]) => name === what)!;
-    for (const target of all) intruder.send(target.address, attack[1]);
-    const unhealthy = await watchFor(20_000, all, all);
-    expect(ends).toEqual([]);
-    expect(unhealthy).toEqual([]);
-  });
+  it.each(attackNames.filter((what) => !what.includes('news')))(
+    'a node that is not a member sends %s: nothing changes',
+    async (what) => {
+      const network = new MemoryNetwork({ seed: 11 });
+      const all = await startCluster(network, 3);
+      const ends = watchEnds(all);
+      const intruder = network.transport(address(99));
+      intruder.register(CLUSTER_MESSAGES);
+      const receiver = all[0]!;
+      const attack = issueAttacks(all.map(known), known(receiver), [known(all[1]!), known(all[2]!)]).find(
+        ([name]) => name === what,
+      )!;
+      for (const target of all) intruder.send(target.address, attack[1]);
+      const unhealthy = await watchFor(20_000, all, all);
+      expect(ends).toEqual([]);
+      expect(unhealthy).toEqual([]);
+    },
+  );
 
-  it.each(attackNames)('a member sends %s about the others: every other node stays up, reachable and converged', async (what) => {
-    const network = new MemoryNetwork({ seed: 12 });
-    const all = await startCluster(network, 4);
-    const honest = all.slice(0, 3);
-    const attacker = all[3]!;
-    const ends = watchEnds(honest);
-    for (const receiver of honest) {
-      const others = honest.filter((n) => n !== receiver);
-      const attack = issueAttacks(all.map(known), known(receiver), others.map(known)).find(([name]) => name === what)!;
-      attacker.transport.send(receiver.address, attack[1] satisfies ClusterMessage);
-    }
-    const unhealthy = await watchFor(20_000, honest, all);
-    expect(ends).toEqual([]);
-    expect(unhealthy).toEqual([]);
-  });
+  it.each(attackNames)(
+    'a member sends %s about the others: every other node stays up, reachable and converged',
+    async (what) => {
+      const network = new MemoryNetwork({ seed: 12 });
+      const all = await startCluster(network, 4);
+      const honest = all.slice(0, 3);
+      const attacker = all[3]!;
+      const ends = watchEnds(honest);
+      for (const receiver of honest) {
+        const others = honest.filter((n) => n !== receiver);
+        const attack = issueAttacks(all.map(known), known(receiver), others.map(known)).find(
+          ([name]) => name === what,
+        )!;
+        attacker.transport.send(receiver.address, attack[1] satisfies ClusterMessage);
+      }
+      const unhealthy = await watchFor(20_000, honest, all);
+      expect(ends).toEqual([]);
+      expect(unhealthy).toEqual([]);
+    },
+  );
 });

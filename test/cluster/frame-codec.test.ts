@@ -21,9 +21,12 @@ describe('frame codec', () => {
   it('round-trips frames however the stream is split', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.constantFrom('handshake' as const, 'message' as const), fc.uint8Array({ maxLength: 300 })), {
-          maxLength: 8,
-        }),
+        fc.array(
+          fc.tuple(fc.constantFrom('handshake' as const, 'message' as const), fc.uint8Array({ maxLength: 300 })),
+          {
+            maxLength: 8,
+          },
+        ),
         fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 20 }),
         (input, cuts) => {
           const stream = Buffer.concat(input.map(([kind, payload]) => encodeFrame(kind, payload)));

@@ -59,7 +59,12 @@ function startCluster(network: MemoryNetwork, counts: Counts): TestNode[] {
   const seeds = [address(1), address(2), address(3)];
   for (let i = 1; i <= N; i++) {
     const transport = counts.wrap(network.transport(address(i)));
-    const cluster = new Cluster({ transport, incarnation: `inc-${i}`, random: seededRandom(i), config: { seedNodes: seeds } });
+    const cluster = new Cluster({
+      transport,
+      incarnation: `inc-${i}`,
+      random: seededRandom(i),
+      config: { seedNodes: seeds },
+    });
     nodes.push({ address: address(i), cluster, transport });
   }
   for (const n of nodes) n.cluster.start();
@@ -72,7 +77,11 @@ describe(`Cluster: gossip among ${N} nodes (more than NEWS_FANOUT + 1 = ${NEWS_F
     network.setFaults({ dropRate: 0.1, duplicateRate: 0.1, jitterMs: 30, reorder: true });
     const counts = new Counts();
     startCluster(network, counts);
-    await advanceUntil(() => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()), 'all Up and converged', 120_000);
+    await advanceUntil(
+      () => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()),
+      'all Up and converged',
+      120_000,
+    );
     const reference = JSON.stringify(nodes[0]!.cluster.members());
     for (const n of nodes) expect(JSON.stringify(n.cluster.members())).toBe(reference);
 
@@ -91,19 +100,34 @@ describe(`Cluster: gossip among ${N} nodes (more than NEWS_FANOUT + 1 = ${NEWS_F
     const network = new MemoryNetwork({ seed: 6 });
     const counts = new Counts();
     startCluster(network, counts);
-    await advanceUntil(() => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()), 'all Up and converged', 120_000);
+    await advanceUntil(
+      () => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()),
+      'all Up and converged',
+      120_000,
+    );
     const before = counts.snapshot();
     const victim = nodes[N - 1]!;
     network.isolate(victim.address);
     victim.cluster.shutdown();
     const live = nodes.slice(0, N - 1);
-    await advanceUntil(() => live.every((n) => statusOf(n.cluster, victim.address) === undefined || statusOf(n.cluster, victim.address) === 'down'), 'every node sees the victim down', 60_000);
+    await advanceUntil(
+      () =>
+        live.every(
+          (n) => statusOf(n.cluster, victim.address) === undefined || statusOf(n.cluster, victim.address) === 'down',
+        ),
+      'every node sees the victim down',
+      60_000,
+    );
     expect(counts.since(before, 'GossipNews')).toBeGreaterThan(0);
     // Reachability rows, the downing and the removal each reach every node as news; whole states go only to
     // the downed member and to the odd peer whose hash differed when a status arrived mid-change (15 here,
     // where pushing news in full sent thousands).
     expect(counts.since(before, 'Gossip')).toBeLessThan(2 * N);
-    await advanceUntil(() => live.every((n) => statusOf(n.cluster, victim.address) === undefined), 'removed everywhere', 60_000);
+    await advanceUntil(
+      () => live.every((n) => statusOf(n.cluster, victim.address) === undefined),
+      'removed everywhere',
+      60_000,
+    );
   });
 });
 
@@ -112,18 +136,37 @@ describe('Cluster: status and news from outside the cluster', () => {
     const network = new MemoryNetwork({ seed: 7 });
     const counts = new Counts();
     startCluster(network, counts);
-    await advanceUntil(() => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()), 'all Up and converged', 120_000);
+    await advanceUntil(
+      () => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()),
+      'all Up and converged',
+      120_000,
+    );
     const intruder = network.transport(address(99));
     intruder.register(CLUSTER_MESSAGES);
     const target = nodes[0]!;
     const victim = nodes[5]!;
     // News that node 6 is down, from outside: a down record of its incarnation, which any merge would take.
-    const downed: MemberRecord = { address: victim.address, incarnation: 'inc-6', status: 'down', appVersion: '1', roles: [], upNumber: 6, downedAtMs: 1 };
-    const news: ClusterMessage = { type: 'GossipNews', gossip: toWire({ members: new Map([[keyOf(downed), downed]]), seen: new Set(), tombstones: new Map() }) };
+    const downed: MemberRecord = {
+      address: victim.address,
+      incarnation: 'inc-6',
+      status: 'down',
+      appVersion: '1',
+      roles: [],
+      upNumber: 6,
+      downedAtMs: 1,
+    };
+    const news: ClusterMessage = {
+      type: 'GossipNews',
+      gossip: toWire({ members: new Map([[keyOf(downed), downed]]), seen: new Set(), tombstones: new Map() }),
+    };
     intruder.send(target.address, news);
     // A status with a hash unlike any: a member would be sent the whole state; an outsider gets nothing.
     const before = counts.snapshot();
-    intruder.send(target.address, { type: 'GossipStatus', hash: 'not-the-hash', seen: new Uint8Array(1) } satisfies ClusterMessage);
+    intruder.send(target.address, {
+      type: 'GossipStatus',
+      hash: 'not-the-hash',
+      seen: new Uint8Array(1),
+    } satisfies ClusterMessage);
     const start = Date.now();
     await advanceUntil(() => Date.now() - start >= 3_000, '3 s', 4_000);
     expect(statusOf(target.cluster, victim.address)).toBe('up');

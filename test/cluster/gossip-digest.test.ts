@@ -4,7 +4,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { keyOf, mergeGossip, stateDigest, updateMembers, type GossipState } from '../../src/cluster/gossip.js';
-import { deltaOf, isUrgent, knowsMoreSeen, seenBits, sortedKeys, statusHash, withSeenBits } from '../../src/cluster/gossip-digest.js';
+import {
+  deltaOf,
+  isUrgent,
+  knowsMoreSeen,
+  seenBits,
+  sortedKeys,
+  statusHash,
+  withSeenBits,
+} from '../../src/cluster/gossip-digest.js';
 import { parseMessage } from '../../src/protocol.js';
 import { record, stateArb } from './gossip-arbitraries.js';
 
@@ -17,7 +25,9 @@ describe('gossip status hash', () => {
   it('is equal exactly when content and tombstones are, whoever has seen the state', () => {
     fc.assert(
       fc.property(stateArb, stateArb, fc.func(fc.boolean()), (a, b, pick) => {
-        const same = stateDigest(a) === stateDigest(b) && [...a.tombstones.keys()].sort().join() === [...b.tombstones.keys()].sort().join();
+        const same =
+          stateDigest(a) === stateDigest(b) &&
+          [...a.tombstones.keys()].sort().join() === [...b.tombstones.keys()].sort().join();
         expect(statusHash(a) === statusHash(b)).toBe(same);
         expect(statusHash(withSeen(a, pick))).toBe(statusHash(a));
       }),
@@ -68,11 +78,15 @@ describe('gossip deltas', () => {
   });
 
   it('is empty for no change, and holds only the changed records', () => {
-    const members = new Map([1, 2, 3].map((port) => [keyOf(record(port, 'up', port)), record(port, 'up', port)] as const));
+    const members = new Map(
+      [1, 2, 3].map((port) => [keyOf(record(port, 'up', port)), record(port, 'up', port)] as const),
+    );
     const state: GossipState = { members, seen: new Set(), tombstones: new Map() };
     expect(deltaOf(state, state).members.size).toBe(0);
     const changed = updateMembers(state, [{ ...record(2, 'up', 2), status: 'leaving' }], 'x');
-    expect([...deltaOf(state, changed).members.values()].map((r) => [r.address.port, r.status])).toEqual([[2, 'leaving']]);
+    expect([...deltaOf(state, changed).members.values()].map((r) => [r.address.port, r.status])).toEqual([
+      [2, 'leaving'],
+    ]);
   });
 
   it('calls a leave, a downing, a reachability row or a tombstone urgent, and a join or a move to Up not', () => {
@@ -85,13 +99,16 @@ describe('gossip deltas', () => {
     expect(isUrgent(state, change({ ...record(2, 'down', 2), downedAtMs: 5 }))).toBe(true);
     const k1 = keyOf(record(1, 'up'));
     const k2 = keyOf(record(2, 'up'));
-    expect(isUrgent(state, { ...state, reachability: new Map([[k1, { version: 1, subjects: new Set([k2]) }]]) })).toBe(true);
+    expect(isUrgent(state, { ...state, reachability: new Map([[k1, { version: 1, subjects: new Set([k2]) }]]) })).toBe(
+      true,
+    );
     expect(isUrgent(state, { ...state, tombstones: new Map([['gone#i', 1]]) })).toBe(true);
   });
 });
 
 describe('GossipStatus on the wire', () => {
-  const status = (fields: Record<string, unknown>): unknown => parseMessage({ type: 'GossipStatus', hash: 'abc', seen: new Uint8Array([1]), ...fields });
+  const status = (fields: Record<string, unknown>): unknown =>
+    parseMessage({ type: 'GossipStatus', hash: 'abc', seen: new Uint8Array([1]), ...fields });
 
   it('accepts a hash and a bitset', () => {
     expect(status({})).toMatchObject({ type: 'GossipStatus', hash: 'abc' });

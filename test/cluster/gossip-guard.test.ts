@@ -8,17 +8,42 @@ import type { MemberStatus } from '../../src/cluster/member.js';
 import type { ObserverRow } from '../../src/cluster/reachability-table.js';
 
 const address = (port: number): NodeAddress => new NodeAddress('sys', 'h', port);
-const rec = (port: number, status: MemberStatus = 'up'): MemberRecord => ({ address: address(port), incarnation: 'i', status, appVersion: '1', roles: [], upNumber: port });
+const rec = (port: number, status: MemberStatus = 'up'): MemberRecord => ({
+  address: address(port),
+  incarnation: 'i',
+  status,
+  appVersion: '1',
+  roles: [],
+  upNumber: port,
+});
 const key = (port: number): string => keyOf(rec(port));
 
-function state(records: MemberRecord[], rows: Array<[number, number, number[]]> = [], tombstones: Array<[number, number]> = []): GossipState {
-  const reachability = new Map<string, ObserverRow>(rows.map(([o, version, subjects]) => [key(o), { version, subjects: new Set(subjects.map(key)) }]));
-  return { members: new Map(records.map((r) => [keyOf(r), r])), seen: new Set(records.map(keyOf)), tombstones: new Map(tombstones.map(([p, at]) => [key(p), at])), reachability };
+function state(
+  records: MemberRecord[],
+  rows: Array<[number, number, number[]]> = [],
+  tombstones: Array<[number, number]> = [],
+): GossipState {
+  const reachability = new Map<string, ObserverRow>(
+    rows.map(([o, version, subjects]) => [key(o), { version, subjects: new Set(subjects.map(key)) }]),
+  );
+  return {
+    members: new Map(records.map((r) => [keyOf(r), r])),
+    seen: new Set(records.map(keyOf)),
+    tombstones: new Map(tombstones.map(([p, at]) => [key(p), at])),
+    reachability,
+  };
 }
 
 /** Node 2 receives from `sender`; node 1 leads. */
 function ctx(sender: number, overrides: Partial<GuardContext> = {}): GuardContext {
-  return { selfKey: key(2), sender: address(sender), isLeader: (k) => k === key(1), isUnreachable: () => false, relayedRows: false, ...overrides };
+  return {
+    selfKey: key(2),
+    sender: address(sender),
+    isLeader: (k) => k === key(1),
+    isUnreachable: () => false,
+    relayedRows: false,
+    ...overrides,
+  };
 }
 
 const local = state([rec(1), rec(2), rec(3), rec(4)]);
@@ -44,7 +69,9 @@ describe('admitGossip', () => {
   it("lets the leader take a member's own leave from that member, and ask the member when relayed", () => {
     const asLeader = ctx(3, { selfKey: key(1) });
     expect(admitGossip(local, state([rec(3, 'leaving')]), asLeader).heldBack).toBe(0);
-    expect([...admitGossip(local, state([rec(3, 'leaving')]), ctx(4, { selfKey: key(1) })).askAuthors]).toEqual([[key(3), new Set([key(3)])]]);
+    expect([...admitGossip(local, state([rec(3, 'leaving')]), ctx(4, { selfKey: key(1) })).askAuthors]).toEqual([
+      [key(3), new Set([key(3)])],
+    ]);
   });
 
   it('relays what a join allows and harmless forward moves, not an invented member beyond joining', () => {
@@ -58,10 +85,20 @@ describe('admitGossip', () => {
   });
 
   it('takes tombstones of live members only from the leader', () => {
-    const incoming = state([rec(1), rec(2)], [], [[3, 5], [4, 5]]);
+    const incoming = state(
+      [rec(1), rec(2)],
+      [],
+      [
+        [3, 5],
+        [4, 5],
+      ],
+    );
     expect(admitGossip(local, incoming, ctx(4)).state.tombstones.size).toBe(0);
     expect(admitGossip(local, incoming, ctx(1)).state.tombstones.size).toBe(2);
-    expect(admitGossip(state([rec(1), rec(2), rec(3, 'removed')]), state([rec(2)], [], [[3, 5]]), ctx(4)).state.tombstones.size).toBe(1);
+    expect(
+      admitGossip(state([rec(1), rec(2), rec(3, 'removed')]), state([rec(2)], [], [[3, 5]]), ctx(4)).state.tombstones
+        .size,
+    ).toBe(1);
   });
 
   it("takes a row from its observer, holds a relayed one back in a small cluster, and never takes this node's own", () => {
@@ -70,7 +107,9 @@ describe('admitGossip', () => {
     expect(relayed.state.reachability?.has(key(3))).toBe(false);
     expect([...relayed.askAuthors]).toEqual([[key(3), new Set([key(3)])]]);
     expect(admitGossip(local, state([rec(3)], [[3, 1, [4]]]), ctx(4, { relayedRows: true })).heldBack).toBe(0);
-    expect(admitGossip(local, state([rec(3)], [[3, 1, [4]]]), ctx(4, { isUnreachable: (k) => k === key(3) })).heldBack).toBe(0);
+    expect(
+      admitGossip(local, state([rec(3)], [[3, 1, [4]]]), ctx(4, { isUnreachable: (k) => k === key(3) })).heldBack,
+    ).toBe(0);
     const own = admitGossip(local, state([rec(2)], [[2, 7, [1, 3, 4]]]), ctx(1));
     expect(own.state.reachability?.has(key(2))).toBe(false);
     expect(own.ownRowClaim).toBe(7);

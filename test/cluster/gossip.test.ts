@@ -19,14 +19,19 @@ import { parseMessage } from '../../src/protocol.js';
 import { record, recordArb, stateArb, STATUSES } from './gossip-arbitraries.js';
 
 const digest = (s: GossipState): string =>
-  `${stateDigest(s)}\n${[...s.tombstones].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, at]) => `${key}@${at}`).join(',')}`;
+  `${stateDigest(s)}\n${[...s.tombstones]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([key, at]) => `${key}@${at}`)
+    .join(',')}`;
 
 describe('gossip merge', () => {
   it('is commutative, associative and idempotent on member content and the reachability table', () => {
     fc.assert(
       fc.property(stateArb, stateArb, stateArb, (a, b, c) => {
         expect(digest(mergeGossip(a, b, 'x'))).toBe(digest(mergeGossip(b, a, 'x')));
-        expect(digest(mergeGossip(mergeGossip(a, b, 'x'), c, 'x'))).toBe(digest(mergeGossip(a, mergeGossip(b, c, 'x'), 'x')));
+        expect(digest(mergeGossip(mergeGossip(a, b, 'x'), c, 'x'))).toBe(
+          digest(mergeGossip(a, mergeGossip(b, c, 'x'), 'x')),
+        );
         expect(digest(mergeGossip(a, a, 'x'))).toBe(digest(a));
       }),
     );
@@ -48,7 +53,11 @@ describe('gossip merge', () => {
     // A later status from a node that did not see the decision keeps the decision's time.
     expect(mergeRecord(removed, downedByA)).toEqual({ ...removed, downedAtMs: 2_000 });
     expect(mergeRecord(record(1, 'up', 3), record(1, 'up', 3)).downedAtMs).toBeUndefined();
-    const state = (r: MemberRecord, seen = 'A'): GossipState => ({ members: new Map([[keyOf(r), r]]), seen: new Set([seen]), tombstones: new Map() });
+    const state = (r: MemberRecord, seen = 'A'): GossipState => ({
+      members: new Map([[keyOf(r), r]]),
+      seen: new Set([seen]),
+      tombstones: new Map(),
+    });
     // A record differing only in downedAtMs is new content for the side that had the later time.
     expect([...mergeGossip(state(downedByA, 'A'), state(downedByB, 'B'), 'self').seen].sort()).toEqual(['B', 'self']);
     expect(fromWire(toWire(state(downedByB))).members.get(keyOf(downedByB))?.downedAtMs).toBe(1_500);
@@ -56,18 +65,34 @@ describe('gossip merge', () => {
   });
 
   it('keeps seen only for unchanged content', () => {
-    const a: GossipState = { members: new Map([['k', record(1, 'up', 1)]]), seen: new Set(['A', 'B']), tombstones: new Map() };
+    const a: GossipState = {
+      members: new Map([['k', record(1, 'up', 1)]]),
+      seen: new Set(['A', 'B']),
+      tombstones: new Map(),
+    };
     const same: GossipState = { members: a.members, seen: new Set(['C']), tombstones: new Map() };
     expect([...mergeGossip(a, same, 'self').seen].sort()).toEqual(['A', 'B', 'C', 'self']);
-    const newer: GossipState = { members: new Map([['k', record(1, 'leaving', 1)]]), seen: new Set(['C']), tombstones: new Map() };
+    const newer: GossipState = {
+      members: new Map([['k', record(1, 'leaving', 1)]]),
+      seen: new Set(['C']),
+      tombstones: new Map(),
+    };
     expect([...mergeGossip(a, newer, 'self').seen].sort()).toEqual(['C', 'self']);
-    const other: GossipState = { members: new Map([['j', record(2, 'up', 2)]]), seen: new Set(['D']), tombstones: new Map() };
+    const other: GossipState = {
+      members: new Map([['j', record(2, 'up', 2)]]),
+      seen: new Set(['D']),
+      tombstones: new Map(),
+    };
     expect([...mergeGossip(a, other, 'self').seen]).toEqual(['self']);
   });
 
   it('resets seen on an own change, and leaves the state alone when nothing changes', () => {
     const r = record(1, 'up', 1);
-    const state: GossipState = { members: new Map([[keyOf(r), r]]), seen: new Set(['A', 'self']), tombstones: new Map() };
+    const state: GossipState = {
+      members: new Map([[keyOf(r), r]]),
+      seen: new Set(['A', 'self']),
+      tombstones: new Map(),
+    };
     expect(updateMembers(state, [r], 'self')).toBe(state);
     const changed = updateMembers(state, [{ ...r, status: 'leaving' }], 'self');
     expect([...changed.seen]).toEqual(['self']);
@@ -77,8 +102,15 @@ describe('gossip merge', () => {
   it('lets a tombstone win over its record in any order, and never brings the record back', () => {
     const r = record(1, 'up', 1);
     const withRecord: GossipState = { members: new Map([[keyOf(r), r]]), seen: new Set(['A']), tombstones: new Map() };
-    const withTombstone: GossipState = { members: new Map(), seen: new Set(['B']), tombstones: new Map([[keyOf(r), 5]]) };
-    for (const merged of [mergeGossip(withRecord, withTombstone, 'self'), mergeGossip(withTombstone, withRecord, 'self')]) {
+    const withTombstone: GossipState = {
+      members: new Map(),
+      seen: new Set(['B']),
+      tombstones: new Map([[keyOf(r), 5]]),
+    };
+    for (const merged of [
+      mergeGossip(withRecord, withTombstone, 'self'),
+      mergeGossip(withTombstone, withRecord, 'self'),
+    ]) {
       expect(merged.members.has(keyOf(r))).toBe(false);
       expect(merged.tombstones.get(keyOf(r))).toBe(5);
     }
@@ -89,9 +121,15 @@ describe('gossip merge', () => {
     const r = record(1, 'removed', 1);
     const keep = record(2, 'up', 2);
     const state: GossipState = {
-      members: new Map([[keyOf(r), r], [keyOf(keep), keep]]),
+      members: new Map([
+        [keyOf(r), r],
+        [keyOf(keep), keep],
+      ]),
       seen: new Set(['A', 'self']),
-      tombstones: new Map([['old#x', 10], ['recent#y', 900]]),
+      tombstones: new Map([
+        ['old#x', 10],
+        ['recent#y', 900],
+      ]),
     };
     const pruned = pruneMembers(state, [keyOf(r), 'unknown#z'], 1_000, 500, 'self');
     expect([...pruned.members.keys()]).toEqual([keyOf(keep)]);
@@ -105,7 +143,11 @@ describe('gossip merge', () => {
 
   it('round-trips through the wire form', () => {
     const r = { ...record(1, 'up', 1), roles: ['dad'] };
-    const state: GossipState = { members: new Map([[keyOf(r), r]]), seen: new Set([keyOf(r)]), tombstones: new Map([['gone#1', 7]]) };
+    const state: GossipState = {
+      members: new Map([[keyOf(r), r]]),
+      seen: new Set([keyOf(r)]),
+      tombstones: new Map([['gone#1', 7]]),
+    };
     const back = fromWire(toWire(state));
     expect(digest(back)).toBe(digest(state));
     expect(back.members.get(keyOf(r))?.roles).toEqual(['dad']);
@@ -127,9 +169,17 @@ describe('gossip merge', () => {
   it('resets seen when only the reachability table changed, and spreads it like a status change', () => {
     const a = record(1, 'up', 1);
     const b = record(2, 'up', 2);
-    const members = new Map([[keyOf(a), a], [keyOf(b), b]]);
+    const members = new Map([
+      [keyOf(a), a],
+      [keyOf(b), b],
+    ]);
     const local: GossipState = { members, seen: new Set([keyOf(a), keyOf(b)]), tombstones: new Map() };
-    const incoming: GossipState = { members, seen: new Set(), tombstones: new Map(), reachability: new Map([[keyOf(b), { version: 1, subjects: new Set([keyOf(a)]) }]]) };
+    const incoming: GossipState = {
+      members,
+      seen: new Set(),
+      tombstones: new Map(),
+      reachability: new Map([[keyOf(b), { version: 1, subjects: new Set([keyOf(a)]) }]]),
+    };
     const merged = mergeGossip(local, incoming, keyOf(a));
     // Same members, new row: what local's seen set vouched for is no longer the content.
     expect([...merged.seen]).toEqual([keyOf(a)]);

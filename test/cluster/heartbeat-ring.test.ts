@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { heartbeatTargets, monitorsOf, type RingMember } from '../../src/cluster/heartbeat-ring.js';
 
-const ringMember = (port: number): RingMember => ({ key: `sys@h:${port}#i`, address: new NodeAddress('sys', 'h', port) });
+const ringMember = (port: number): RingMember => ({
+  key: `sys@h:${port}#i`,
+  address: new NodeAddress('sys', 'h', port),
+});
 const ports = fc.uniqueArray(fc.integer({ min: 1, max: 5000 }), { minLength: 1, maxLength: 60 });
 
 function pairs(members: ReadonlyArray<RingMember>, k: number): Set<string> {

@@ -28,27 +28,31 @@ const op = fc.oneof(
 describe('InboundBudget', () => {
   it('keeps its invariants and takes room only from untrusted holders, only when it helps', () => {
     fc.assert(
-      fc.property(fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }), fc.array(op, { maxLength: 60 }), (trust, ops) => {
-        const budget = new InboundBudget(TOTAL);
-        const holders = trust.map((trusted) => new Holder(trusted, budget));
-        for (const step of ops) {
-          const holder = holders[step.holder] as Holder;
-          if (step.kind === 'release') {
-            budget.release(holder);
-          } else {
-            const before = holders.map((h) => h.evictions);
-            const result = budget.reserve(holder, step.bytes, holder.trusted);
-            const evicted = holders.filter((h, i) => h.evictions > (before[i] ?? 0));
-            expect(evicted.length).toBe(result.evicted);
-            expect(evicted.every((h) => !h.trusted && h !== holder)).toBe(true);
-            if (!holder.trusted || !result.granted) expect(result.evicted).toBe(0);
-            if (result.granted) expect(budget.heldBy(holder)).toBe(step.bytes);
+      fc.property(
+        fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+        fc.array(op, { maxLength: 60 }),
+        (trust, ops) => {
+          const budget = new InboundBudget(TOTAL);
+          const holders = trust.map((trusted) => new Holder(trusted, budget));
+          for (const step of ops) {
+            const holder = holders[step.holder] as Holder;
+            if (step.kind === 'release') {
+              budget.release(holder);
+            } else {
+              const before = holders.map((h) => h.evictions);
+              const result = budget.reserve(holder, step.bytes, holder.trusted);
+              const evicted = holders.filter((h, i) => h.evictions > (before[i] ?? 0));
+              expect(evicted.length).toBe(result.evicted);
+              expect(evicted.every((h) => !h.trusted && h !== holder)).toBe(true);
+              if (!holder.trusted || !result.granted) expect(result.evicted).toBe(0);
+              if (result.granted) expect(budget.heldBy(holder)).toBe(step.bytes);
+            }
+            expect(budget.inUse).toBeLessThanOrEqual(TOTAL);
+            expect(budget.inUse).toBe(holders.reduce((sum, h) => sum + budget.heldBy(h), 0));
+            expect(budget.holders).toBe(holders.filter((h) => budget.heldBy(h) > 0).length);
           }
-          expect(budget.inUse).toBeLessThanOrEqual(TOTAL);
-          expect(budget.inUse).toBe(holders.reduce((sum, h) => sum + budget.heldBy(h), 0));
-          expect(budget.holders).toBe(holders.filter((h) => budget.heldBy(h) > 0).length);
-        }
-      }),
+        },
+      ),
     );
   });
 

@@ -47,18 +47,31 @@ describe('leader actions', () => {
       record(6, 'down', 0),
     ]);
     const changes = Object.fromEntries(
-      leaderActions({ state: s, selfKey: key(1), unreachable: none, nowMs: 0, joiningSinceMs: new Map(), weaklyUpAfterMs: 0 }).map(
-        (r) => [r.address.port, `${r.status}/${r.upNumber}`],
-      ),
+      leaderActions({
+        state: s,
+        selfKey: key(1),
+        unreachable: none,
+        nowMs: 0,
+        joiningSinceMs: new Map(),
+        weaklyUpAfterMs: 0,
+      }).map((r) => [r.address.port, `${r.status}/${r.upNumber}`]),
     );
     expect(changes).toEqual({ 2: 'exiting/2', 3: 'removed/3', 4: 'up/4', 5: 'up/5', 6: 'removed/0' });
   });
 
   it('does nothing when self is not the leader or the state has not converged', () => {
     const s = state([record(1, 'up', 1), record(2, 'joining')], [1]);
-    const input = { state: s, unreachable: none, nowMs: 0, joiningSinceMs: new Map<string, number>(), weaklyUpAfterMs: 0 };
+    const input = {
+      state: s,
+      unreachable: none,
+      nowMs: 0,
+      joiningSinceMs: new Map<string, number>(),
+      weaklyUpAfterMs: 0,
+    };
     expect(leaderActions({ ...input, selfKey: key(1) })).toEqual([]);
-    expect(leaderActions({ ...input, state: state([record(1, 'up', 1), record(2, 'joining')]), selfKey: key(2) })).toEqual([]);
+    expect(
+      leaderActions({ ...input, state: state([record(1, 'up', 1), record(2, 'joining')]), selfKey: key(2) }),
+    ).toEqual([]);
   });
 
   it('makes long-joining members weakly-up while an unreachable member blocks convergence', () => {
@@ -71,7 +84,9 @@ describe('leader actions', () => {
       weaklyUpAfterMs: 7_000,
     };
     expect(leaderActions({ ...input, nowMs: 6_999 })).toEqual([]);
-    expect(leaderActions({ ...input, nowMs: 7_000 }).map((r) => `${r.address.port}:${r.status}`)).toEqual(['3:weakly-up']);
+    expect(leaderActions({ ...input, nowMs: 7_000 }).map((r) => `${r.address.port}:${r.status}`)).toEqual([
+      '3:weakly-up',
+    ]);
     expect(leaderActions({ ...input, nowMs: 7_000, weaklyUpAfterMs: 0 })).toEqual([]);
   });
 });

@@ -30,13 +30,19 @@ function heartbeat(sequence: number): ClusterMessage {
 function collect(transport: Transport): Array<{ from: string; sequence: number }> {
   const received: Array<{ from: string; sequence: number }> = [];
   transport.onMessage((from, message) => {
-    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat') received.push({ from: from.toString(), sequence: message.sequence });
+    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat')
+      received.push({ from: from.toString(), sequence: message.sequence });
   });
   return received;
 }
 
 /** Nodes a and b on `net` (a fresh network unless given), and what b receives. */
-function pair(net = new MemoryNetwork()): { net: MemoryNetwork; ta: MemoryTransport; tb: MemoryTransport; received: ReturnType<typeof collect> } {
+function pair(net = new MemoryNetwork()): {
+  net: MemoryNetwork;
+  ta: MemoryTransport;
+  tb: MemoryTransport;
+  received: ReturnType<typeof collect>;
+} {
   const ta = attach(net, a);
   const tb = attach(net, b);
   return { net, ta, tb, received: collect(tb) };
@@ -254,7 +260,12 @@ describe('MemoryNetwork', () => {
 
   it('refuses at send a value msgpackr can only encode as an extension (a Date): extensions cannot cross the wire', async () => {
     const { net, ta, received } = pair();
-    const withDate = { type: 'Heartbeat', sequence: 1, incarnation: 'x', extra: new Date(0) } as unknown as ProtocolMessage;
+    const withDate = {
+      type: 'Heartbeat',
+      sequence: 1,
+      incarnation: 'x',
+      extra: new Date(0),
+    } as unknown as ProtocolMessage;
     expect(() => ta.send(b, withDate)).toThrow(ActorTsError);
     await vi.runAllTimersAsync();
     expect(received).toEqual([]);
@@ -307,7 +318,9 @@ describe('MemoryNetwork', () => {
     syncOnly.register(PLACEMENT_SYNC_MESSAGES);
     const update = { type: 'PlacementUpdate', update: new Uint8Array([1]) } as const;
     syncOnly.send(a, update);
-    expect(() => clusterOnly.send(b, update as unknown as ClusterMessage)).toThrow(/does not pass the parse of a family/);
+    expect(() => clusterOnly.send(b, update as unknown as ClusterMessage)).toThrow(
+      /does not pass the parse of a family/,
+    );
     expect(net.stats()).toMatchObject({ sent: 1, rejected: 1 });
   });
 
@@ -337,7 +350,10 @@ describe('MemoryNetwork', () => {
     expect(payloads[0]).not.toBe(payloads[1]);
     expect(payloads[0]).not.toBe(update.update);
     // The first receiver zeroed its copy before the second send: the second still got the original bytes.
-    expect(contents).toEqual([[7, 8, 9], [7, 8, 9]]);
+    expect(contents).toEqual([
+      [7, 8, 9],
+      [7, 8, 9],
+    ]);
     expect([...update.update]).toEqual([7, 8, 9]);
   });
 });

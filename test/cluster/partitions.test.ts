@@ -7,7 +7,15 @@ import type { SelfDownCause } from '../../src/cluster/cluster.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { ClusterConfigInput } from '../../src/cluster/config.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
-import { PausableScheduler, address, advanceUntil, allUp, createNode, statusOf, type TestNode } from './cluster-harness.js';
+import {
+  PausableScheduler,
+  address,
+  advanceUntil,
+  allUp,
+  createNode,
+  statusOf,
+  type TestNode,
+} from './cluster-harness.js';
 import { useFakeTime } from '../support/fake-time.js';
 
 let nodes: TestNode[] = [];
@@ -17,7 +25,11 @@ useFakeTime(() => {
 });
 
 /** Starts nodes 1..count, node i after `phasesMs[i - 1]` more ms of fake time, and waits until all are Up. */
-async function startWithPhases(network: MemoryNetwork, phasesMs: ReadonlyArray<number>, config: ClusterConfigInput): Promise<TestNode[]> {
+async function startWithPhases(
+  network: MemoryNetwork,
+  phasesMs: ReadonlyArray<number>,
+  config: ClusterConfigInput,
+): Promise<TestNode[]> {
   const started: TestNode[] = [];
   for (const [index, phase] of phasesMs.entries()) {
     await vi.advanceTimersByTimeAsync(phase);
@@ -63,11 +75,15 @@ describe('partitions: the minority acts first, by the configured margin', () => 
     const downedAt = new Map<number, number>();
     for (const observer of majority) {
       observer.cluster.onChange(() => {
-        for (const m of minority) if (statusOf(observer.cluster, m.address) === 'down' && !downedAt.has(n(m))) downedAt.set(n(m), Date.now());
+        for (const m of minority)
+          if (statusOf(observer.cluster, m.address) === 'down' && !downedAt.has(n(m))) downedAt.set(n(m), Date.now());
       });
     }
     await vi.advanceTimersByTimeAsync(cutAfterMs);
-    network.partition(majority.map((m) => m.address), minority.map((m) => m.address));
+    network.partition(
+      majority.map((m) => m.address),
+      minority.map((m) => m.address),
+    );
     await advanceUntil(() => majority.every((m) => m.cluster.members().length === 3), 'minority removed', 60_000, 7);
 
     expect(causes).toEqual(['minority-side', 'minority-side']);
@@ -95,7 +111,8 @@ describe('partitions: a non-transitive cut is decided once, by the leader, and r
     const byNumber = (i: number): TestNode => started[i - 1]!;
     const [low, high] = [byNumber(cut[0]!), byNumber(cut[1]!)];
     const downs: Array<{ node: number; cause: SelfDownCause; atMs: number }> = [];
-    for (const node of started) node.cluster.onSelfDown((cause) => downs.push({ node: n(node), cause, atMs: Date.now() }));
+    for (const node of started)
+      node.cluster.onSelfDown((cause) => downs.push({ node: n(node), cause, atMs: Date.now() }));
     let highSawLowUnreachableAt: number | undefined;
     high.cluster.onChange(() => {
       const seen = high.cluster.members().find((m) => m.address.equals(low.address));
@@ -103,7 +120,12 @@ describe('partitions: a non-transitive cut is decided once, by the leader, and r
     });
 
     network.partition([low.address], [high.address]);
-    await advanceUntil(() => statusOf(byNumber(middle).cluster, high.address) === undefined, 'the higher address removed', 60_000, 7);
+    await advanceUntil(
+      () => statusOf(byNumber(middle).cluster, high.address) === undefined,
+      'the higher address removed',
+      60_000,
+      7,
+    );
     await vi.advanceTimersByTimeAsync(10_000);
 
     // Exactly one end of the cut link is downed: the higher address, by the leader's decision (the member

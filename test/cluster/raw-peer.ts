@@ -34,7 +34,13 @@ export function authenticatedSocket(options: RawPeerOptions): Promise<Socket> {
     socket.on('close', () => fail('connection closed'));
     socket.on('connect', () => {
       socket.write(
-        handshakeFrame({ t: 'Hello', from: options.from, to: options.to, incarnation: options.incarnation ?? 'raw-peer', nonce: clientNonce }),
+        handshakeFrame({
+          t: 'Hello',
+          from: options.from,
+          to: options.to,
+          incarnation: options.incarnation ?? 'raw-peer',
+          nonce: clientNonce,
+        }),
       );
     });
     const onData = (chunk: Buffer): void => {
@@ -43,7 +49,14 @@ export function authenticatedSocket(options: RawPeerOptions): Promise<Socket> {
         const handshake = readHandshake(frame);
         if (handshake?.t === 'Challenge') {
           const proof = options.secret
-            ? handshakeProof(Buffer.from(options.secret), 'client', options.from, options.to, handshake.nonce, clientNonce)
+            ? handshakeProof(
+                Buffer.from(options.secret),
+                'client',
+                options.from,
+                options.to,
+                handshake.nonce,
+                clientNonce,
+              )
             : undefined;
           socket.write(handshakeFrame(proof ? { t: 'Proof', proof } : { t: 'Proof' }));
         } else if (handshake?.t === 'Accepted') {

@@ -17,12 +17,12 @@ import {
 
 const KEYS = ['a#1', 'b#1', 'c#1', 'd#1', 'e#1'];
 
-const row: fc.Arbitrary<[string, ObserverRow]> = fc.tuple(
-  fc.constantFrom(...KEYS),
-  fc.integer({ min: 0, max: 5 }),
-  fc.subarray(KEYS),
-).map(([observer, version, subjects]) => [observer, { version, subjects: new Set(subjects) }]);
-const table: fc.Arbitrary<ReachabilityTable> = fc.array(row, { maxLength: 8 }).map((rows) => rows.reduce<ReachabilityTable>((t, [o, r]) => mergeTables(t, new Map([[o, r]])), EMPTY_TABLE));
+const row: fc.Arbitrary<[string, ObserverRow]> = fc
+  .tuple(fc.constantFrom(...KEYS), fc.integer({ min: 0, max: 5 }), fc.subarray(KEYS))
+  .map(([observer, version, subjects]) => [observer, { version, subjects: new Set(subjects) }]);
+const table: fc.Arbitrary<ReachabilityTable> = fc
+  .array(row, { maxLength: 8 })
+  .map((rows) => rows.reduce<ReachabilityTable>((t, [o, r]) => mergeTables(t, new Map([[o, r]])), EMPTY_TABLE));
 
 describe('reachability table merge', () => {
   it('is commutative, associative and idempotent', () => {
@@ -37,13 +37,20 @@ describe('reachability table merge', () => {
 
   it('converges to the same table whatever order and duplication the rows arrive in', () => {
     fc.assert(
-      fc.property(fc.array(row, { minLength: 1, maxLength: 12 }), fc.array(fc.nat(), { maxLength: 30 }), (rows, picks) => {
-        const inOrder = rows.reduce<ReachabilityTable>((t, [o, r]) => mergeTables(t, new Map([[o, r]])), EMPTY_TABLE);
-        // Replay in another order, with duplicates, and then every row once more (nothing lost in the end).
-        const replay = [...picks.map((p) => rows[p % rows.length]!), ...[...rows].reverse()];
-        const shuffled = replay.reduce<ReachabilityTable>((t, [o, r]) => mergeTables(t, new Map([[o, r]])), EMPTY_TABLE);
-        expect(tableDigest(shuffled)).toBe(tableDigest(inOrder));
-      }),
+      fc.property(
+        fc.array(row, { minLength: 1, maxLength: 12 }),
+        fc.array(fc.nat(), { maxLength: 30 }),
+        (rows, picks) => {
+          const inOrder = rows.reduce<ReachabilityTable>((t, [o, r]) => mergeTables(t, new Map([[o, r]])), EMPTY_TABLE);
+          // Replay in another order, with duplicates, and then every row once more (nothing lost in the end).
+          const replay = [...picks.map((p) => rows[p % rows.length]!), ...[...rows].reverse()];
+          const shuffled = replay.reduce<ReachabilityTable>(
+            (t, [o, r]) => mergeTables(t, new Map([[o, r]])),
+            EMPTY_TABLE,
+          );
+          expect(tableDigest(shuffled)).toBe(tableDigest(inOrder));
+        },
+      ),
     );
   });
 

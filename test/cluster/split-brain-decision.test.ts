@@ -13,7 +13,10 @@ function member(port: number, status: MemberStatus = 'up'): DecisionMember {
   return { key: key(port), address: new NodeAddress('sys', '10.0.0.1', port), status };
 }
 const members = (count: number): DecisionMember[] => Array.from({ length: count }, (_, i) => member(i + 1));
-const edge = (observer: number, subject: number): UnreachableEdge => ({ observer: key(observer), subject: key(subject) });
+const edge = (observer: number, subject: number): UnreachableEdge => ({
+  observer: key(observer),
+  subject: key(subject),
+});
 /** Both ends of a cut link observe each other. */
 const cut = (a: number, b: number): UnreachableEdge[] => [edge(a, b), edge(b, a)];
 
@@ -37,8 +40,12 @@ describe('decideSplitBrain: a clean split (keep-majority)', () => {
 
   it('breaks an even split by the lowest address', () => {
     const all = members(4);
-    expect(decideSplitBrain({ members: all, edges: [edge(1, 2), edge(1, 3), edge(4, 2), edge(4, 3)] }).kind).toBe('down-unreachable');
-    expect(decideSplitBrain({ members: all, edges: [edge(2, 1), edge(2, 4), edge(3, 1), edge(3, 4)] }).kind).toBe('down-own-side');
+    expect(decideSplitBrain({ members: all, edges: [edge(1, 2), edge(1, 3), edge(4, 2), edge(4, 3)] }).kind).toBe(
+      'down-unreachable',
+    );
+    expect(decideSplitBrain({ members: all, edges: [edge(2, 1), edge(2, 4), edge(3, 1), edge(3, 4)] }).kind).toBe(
+      'down-own-side',
+    );
   });
 
   it('does not count joining or exiting members towards the majority, and ignores members already down', () => {
@@ -57,7 +64,9 @@ describe('decideSplitBrain: a clean split (keep-majority)', () => {
 
   it('decides nothing when every member is reachable (or only gone members are named)', () => {
     expect(decideSplitBrain({ members: members(2), edges: [] })).toEqual({ kind: 'none' });
-    expect(decideSplitBrain({ members: [member(1), member(2, 'removed')], edges: cut(1, 2) })).toEqual({ kind: 'none' });
+    expect(decideSplitBrain({ members: [member(1), member(2, 'removed')], edges: cut(1, 2) })).toEqual({
+      kind: 'none',
+    });
   });
 });
 
@@ -69,13 +78,22 @@ describe('decideSplitBrain: indirectly connected members', () => {
       indirectlyConnected: [key(3)],
       leader: key(2),
     });
-    expect(decideSplitBrain({ members: members(5), edges: cut(2, 4) })).toMatchObject({ down: [key(4)], leader: key(1) });
+    expect(decideSplitBrain({ members: members(5), edges: cut(2, 4) })).toMatchObject({
+      down: [key(4)],
+      leader: key(1),
+    });
   });
 
   it('downs the member on most cut links: one node cut from two others', () => {
-    expect(decideSplitBrain({ members: members(5), edges: [...cut(1, 3), ...cut(3, 5)] })).toMatchObject({ down: [key(3)], leader: key(2) });
+    expect(decideSplitBrain({ members: members(5), edges: [...cut(1, 3), ...cut(3, 5)] })).toMatchObject({
+      down: [key(3)],
+      leader: key(2),
+    });
     // A chain of one-way observations: 2 observes 3 and is observed by 1.
-    expect(decideSplitBrain({ members: members(4), edges: [edge(1, 2), edge(2, 3)] })).toMatchObject({ down: [key(2)], indirectlyConnected: [key(2)] });
+    expect(decideSplitBrain({ members: members(4), edges: [edge(1, 2), edge(2, 3)] })).toMatchObject({
+      down: [key(2)],
+      indirectlyConnected: [key(2)],
+    });
   });
 
   it('resolves two simultaneous cuts with one member each', () => {
@@ -88,28 +106,36 @@ describe('decideSplitBrain: indirectly connected members', () => {
 
   it('combines an indirect cut with a crashed member (the crash is downed too)', () => {
     const edges = [...cut(1, 3), edge(1, 5), edge(2, 5), edge(4, 5)];
-    expect(decideSplitBrain({ members: members(5), edges })).toMatchObject({ kind: 'down-unreachable', down: [key(3), key(5)], leader: key(2) });
+    expect(decideSplitBrain({ members: members(5), edges })).toMatchObject({
+      kind: 'down-unreachable',
+      down: [key(3), key(5)],
+      leader: key(2),
+    });
   });
 
   it('a cut inside a minority side still leaves that side downing itself', () => {
     // 1 and 2 are cut off from 3, 4, 5 and from each other's link too (observed through the table).
     const edges = [...cut(1, 2), edge(1, 3), edge(1, 4), edge(1, 5), edge(2, 3), edge(2, 4), edge(2, 5)];
-    expect(decideSplitBrain({ members: members(5), edges })).toMatchObject({ kind: 'down-own-side', down: [key(1), key(2)] });
+    expect(decideSplitBrain({ members: members(5), edges })).toMatchObject({
+      kind: 'down-own-side',
+      down: [key(1), key(2)],
+    });
   });
 });
 
 describe('decideSplitBrain: properties', () => {
-  const scenario = fc
-    .integer({ min: 2, max: 9 })
-    .chain((n) =>
-      fc.record({
-        n: fc.constant(n),
-        edges: fc.uniqueArray(fc.tuple(fc.integer({ min: 1, max: n }), fc.integer({ min: 1, max: n })).filter(([a, b]) => a !== b), {
+  const scenario = fc.integer({ min: 2, max: 9 }).chain((n) =>
+    fc.record({
+      n: fc.constant(n),
+      edges: fc.uniqueArray(
+        fc.tuple(fc.integer({ min: 1, max: n }), fc.integer({ min: 1, max: n })).filter(([a, b]) => a !== b),
+        {
           maxLength: n * 2,
           selector: ([a, b]) => `${a}-${b}`,
-        }),
-      }),
-    );
+        },
+      ),
+    }),
+  );
 
   it('is the same whichever node computes it, whatever the order of the table and the member list', () => {
     fc.assert(
@@ -138,7 +164,11 @@ describe('decideSplitBrain: properties', () => {
   it('of the two sides of a clean split, exactly one keeps running', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 2, max: 9 }).chain((n) => fc.record({ n: fc.constant(n), inFirst: fc.array(fc.boolean(), { minLength: n, maxLength: n }) })),
+        fc
+          .integer({ min: 2, max: 9 })
+          .chain((n) =>
+            fc.record({ n: fc.constant(n), inFirst: fc.array(fc.boolean(), { minLength: n, maxLength: n }) }),
+          ),
         ({ n, inFirst }) => {
           const first = members(n).filter((_, i) => inFirst[i]);
           const second = members(n).filter((_, i) => !inFirst[i]);
@@ -156,11 +186,16 @@ describe('decideSplitBrain: properties', () => {
 
   it('a single cut link in a cluster of three or more downs exactly its higher address', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 3, max: 12 }).chain((n) => fc.tuple(fc.constant(n), fc.integer({ min: 1, max: n }), fc.integer({ min: 1, max: n }))), ([n, a, b]) => {
-        fc.pre(a !== b);
-        const decision = decideSplitBrain({ members: members(n), edges: cut(a, b) });
-        expect(decision).toMatchObject({ kind: 'down-unreachable', down: [key(Math.max(a, b))] });
-      }),
+      fc.property(
+        fc
+          .integer({ min: 3, max: 12 })
+          .chain((n) => fc.tuple(fc.constant(n), fc.integer({ min: 1, max: n }), fc.integer({ min: 1, max: n }))),
+        ([n, a, b]) => {
+          fc.pre(a !== b);
+          const decision = decideSplitBrain({ members: members(n), edges: cut(a, b) });
+          expect(decision).toMatchObject({ kind: 'down-unreachable', down: [key(Math.max(a, b))] });
+        },
+      ),
     );
   });
 });

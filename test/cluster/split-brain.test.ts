@@ -75,7 +75,11 @@ async function startCluster(network: MemoryNetwork, count: number, config: Clust
     await vi.advanceTimersByTimeAsync(137 * i);
   }
   await advanceUntil(
-    () => started.every((x) => x.cluster.members().length === count && x.cluster.members().every((m) => m.status === 'up' && m.reachable)),
+    () =>
+      started.every(
+        (x) =>
+          x.cluster.members().length === count && x.cluster.members().every((m) => m.status === 'up' && m.reachable),
+      ),
     'all up',
     60_000,
     7,
@@ -103,19 +107,42 @@ describe('split brain: non-transitive cuts are decided once, by the leader, from
     { count: 3, cuts: [[2, 3]], downed: [3], leader: 1 },
     { count: 5, cuts: [[1, 3]], downed: [3], leader: 2 },
     { count: 5, cuts: [[2, 5]], downed: [5], leader: 1 },
-    { count: 5, cuts: [[1, 3], [2, 4]], downed: [3, 4], leader: 5 },
-    { count: 5, cuts: [[1, 3], [3, 5]], downed: [3], leader: 2 },
+    {
+      count: 5,
+      cuts: [
+        [1, 3],
+        [2, 4],
+      ],
+      downed: [3, 4],
+      leader: 5,
+    },
+    {
+      count: 5,
+      cuts: [
+        [1, 3],
+        [3, 5],
+      ],
+      downed: [3],
+      leader: 2,
+    },
   ])('$count nodes, links $cuts cut: $downed downed by $leader', async ({ count, cuts, downed, leader }) => {
     const network = new MemoryNetwork();
     const started = await startCluster(network, count, { downAfterMs: 3_000 });
     const cutAt = Date.now();
     for (const [a, b] of cuts) network.partition([address(a!)], [address(b!)]);
     const survivors = started.filter((x) => !downed.includes(x.n));
-    await advanceUntil(() => survivors.every((s) => downed.every((d) => statusOf(s.cluster, address(d)) === undefined)), 'downed members removed', 60_000, 7);
+    await advanceUntil(
+      () => survivors.every((s) => downed.every((d) => statusOf(s.cluster, address(d)) === undefined)),
+      'downed members removed',
+      60_000,
+      7,
+    );
     await vi.advanceTimersByTimeAsync(10_000);
 
     // Exactly the members that explain the cuts went, each told by the cluster, nobody downed itself.
-    expect(started.flatMap((x) => x.downs.map((d) => [x.n, d.cause]))).toEqual(downed.map((d) => [d, 'downed-by-cluster']));
+    expect(started.flatMap((x) => x.downs.map((d) => [x.n, d.cause]))).toEqual(
+      downed.map((d) => [d, 'downed-by-cluster']),
+    );
     // One decision, by one leader, naming the table that led to it.
     const lines = decisions(started);
     expect(lines.map((l) => [l.by, l.down])).toEqual([[leader, downed.map(key)]]);
@@ -169,7 +196,12 @@ describe('split brain: a flapping link downs nobody with the default settings', 
       network.heal();
       await vi.advanceTimersByTimeAsync(upMs);
     }
-    await advanceUntil(() => started.every((x) => x.cluster.members().every((m) => m.reachable)), 'reachable again', 10_000, 7);
+    await advanceUntil(
+      () => started.every((x) => x.cluster.members().every((m) => m.reachable)),
+      'reachable again',
+      10_000,
+      7,
+    );
     expect(started.flatMap((x) => x.downs)).toEqual([]);
     expect(decisions(started)).toEqual([]);
     for (const x of started) expect(survivorsOf(x)).toEqual([1, 2, 3]);
@@ -193,14 +225,26 @@ describe('split brain: the heartbeat ring', () => {
     network.isolate(crashed.address);
     const rest = started.filter((x) => x !== crashed);
     // Only its k monitors observe it; every other node learns it from the gossiped table.
-    await advanceUntil(() => rest.every((x) => x.cluster.members().find((m) => m.address.equals(crashed.address))?.reachable === false), 'seen unreachable everywhere', 20_000, 7);
-    await advanceUntil(() => rest.every((x) => statusOf(x.cluster, crashed.address) === undefined), 'crashed node removed', 60_000, 7);
+    await advanceUntil(
+      () => rest.every((x) => x.cluster.members().find((m) => m.address.equals(crashed.address))?.reachable === false),
+      'seen unreachable everywhere',
+      20_000,
+      7,
+    );
+    await advanceUntil(
+      () => rest.every((x) => statusOf(x.cluster, crashed.address) === undefined),
+      'crashed node removed',
+      60_000,
+      7,
+    );
     const observers = decisions(rest);
     expect(observers).toHaveLength(1);
     expect(observers[0]!.by).toBe(1);
     expect(observers[0]!.down).toEqual([key(crashed.n)]);
     // The table that led to it holds the observations of exactly its k monitors (the k members before it).
-    expect([...(observers[0]!.table as string[])].sort()).toEqual([2, 3, 4].map((m) => `${key(m)} -> ${key(crashed.n)}`).sort());
+    expect([...(observers[0]!.table as string[])].sort()).toEqual(
+      [2, 3, 4].map((m) => `${key(m)} -> ${key(crashed.n)}`).sort(),
+    );
     for (const x of rest) expect(x.downs).toEqual([]);
     // The cut-off node sees its whole ring segment unreachable, monitors everyone, finds itself on a minority
     // side and downs itself.

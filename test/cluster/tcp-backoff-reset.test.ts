@@ -24,7 +24,6 @@ async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTra
   return transport;
 }
 
-
 describe('reconnect backoff and a peer that dials us', () => {
   it('delivers what waited in the backoff as soon as the not-yet-listening peer connects inbound', async () => {
     const a = await start({ backoff: LONG_BACKOFF });

@@ -53,7 +53,11 @@ describe('an inbound connection that ends releases its buffers, its budget share
   });
 
   it('when the node closes it over the per-connection or the shared budget', async () => {
-    const b = await bed.start({ maxInboundBytesPerConnection: 48 * 1024, maxInboundBufferedBytes: 64 * 1024, frameTimeoutMs: 600_000 });
+    const b = await bed.start({
+      maxInboundBytesPerConnection: 48 * 1024,
+      maxInboundBufferedBytes: 64 * 1024,
+      frameTimeoutMs: 600_000,
+    });
     const overOwn = await peers(b);
     for (const peer of overOwn) partialFrame(peer, MiB, 50 * 1024);
     await waitFor(() => overOwn.every((p) => p.closed()), 'over the per-connection budget');
@@ -96,11 +100,20 @@ describe('an inbound connection that ends releases its buffers, its budget share
   it('when the handshake fails: a wrong secret, a wrong address, no handshake at all', async () => {
     const b = await bed.start({ secret: 'right', handshakeTimeoutMs: 200 });
     const attempts = Array.from({ length: N }, (_, i) =>
-      authenticatedSocket({ port: b.self.port, to: b.self.toString(), from: `raw@127.0.0.1:${41_000 + i}`, secret: 'wrong' }),
+      authenticatedSocket({
+        port: b.self.port,
+        to: b.self.toString(),
+        from: `raw@127.0.0.1:${41_000 + i}`,
+        secret: 'wrong',
+      }),
     );
-    attempts.push(authenticatedSocket({ port: b.self.port, to: 'test@127.0.0.1:1', from: 'raw@127.0.0.1:42000', secret: 'right' }));
+    attempts.push(
+      authenticatedSocket({ port: b.self.port, to: 'test@127.0.0.1:1', from: 'raw@127.0.0.1:42000', secret: 'right' }),
+    );
     const outcomes = await Promise.allSettled(attempts);
-    expect(outcomes.map((o) => (o.status === 'rejected' ? String(o.reason).includes('refused') : false))).toEqual(outcomes.map(() => true));
+    expect(outcomes.map((o) => (o.status === 'rejected' ? String(o.reason).includes('refused') : false))).toEqual(
+      outcomes.map(() => true),
+    );
     const silent = silentDiallers(b);
     await waitFor(() => silent.every((s) => s.closed), 'silent diallers timed out');
     expect(b.stats().handshakeFailures).toBe(2 * N + 1);
@@ -115,7 +128,12 @@ describe('an inbound connection that ends releases its buffers, its budget share
       const peer = await bed.peer(b, { from, incarnation: i % 2 === 0 ? 'same' : `new-${i}` });
       await waitFor(() => replaced.every((p) => p.closed()), 'older connections dropped');
       await holding(b, [peer], 10 * 1024 * (i + 1));
-      expect(b.usage()).toMatchObject({ budgetHolders: 1, inboundByPeer: 1, peerIncarnations: 1, connections: { 'inbound-open': 1 } });
+      expect(b.usage()).toMatchObject({
+        budgetHolders: 1,
+        inboundByPeer: 1,
+        peerIncarnations: 1,
+        connections: { 'inbound-open': 1 },
+      });
       replaced.push(peer);
     }
     replaced.at(-1)?.socket.destroy();
@@ -134,7 +152,10 @@ describe('an inbound connection that ends releases its buffers, its budget share
     }
     a.send(b.self, heartbeat(N + 1));
     await waitFor(() => delivered === N + 1, 'delivered on the last connection');
-    await waitFor(() => b.usage().connections['inbound-open'] === 1 && b.usage().sockets === 1, 'one inbound connection left');
+    await waitFor(
+      () => b.usage().connections['inbound-open'] === 1 && b.usage().sockets === 1,
+      'one inbound connection left',
+    );
     expect(a.usage()).toMatchObject({ sockets: 1, connections: { 'outbound-open': 1, 'outbound-connecting': 0 } });
     expect(b.usage()).toMatchObject({ sockets: 1, inboundByPeer: 1, budgetHolders: 0, inboundBufferedBytes: 0 });
     await a.close();

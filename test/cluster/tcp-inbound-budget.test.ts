@@ -35,7 +35,11 @@ async function strangersHoldingTheBudget(target: TcpTransport): Promise<RawPeer[
 
 describe('the shared inbound budget', () => {
   it('gives a member room for its frames while strangers keep it full, disconnecting and counting them', async () => {
-    const b = await bed.start({ maxFrameBytes: 256 * KiB, maxInboundBufferedBytes: 1024 * KiB, frameTimeoutMs: 600_000 });
+    const b = await bed.start({
+      maxFrameBytes: 256 * KiB,
+      maxInboundBufferedBytes: 1024 * KiB,
+      frameTimeoutMs: 600_000,
+    });
     const member = await bed.start();
     b.trustPeers((peer) => peer.equals(member.self));
     const atB = updatesReceived(b);
@@ -55,7 +59,11 @@ describe('the shared inbound budget', () => {
   });
 
   it('still refuses a stranger that does not fit, and keeps a member’s frame in progress', async () => {
-    const b = await bed.start({ maxFrameBytes: 256 * KiB, maxInboundBufferedBytes: 300 * KiB, frameTimeoutMs: 600_000 });
+    const b = await bed.start({
+      maxFrameBytes: 256 * KiB,
+      maxInboundBufferedBytes: 300 * KiB,
+      frameTimeoutMs: 600_000,
+    });
     const member = await bed.peer(b);
     b.trustPeers((peer) => peer.toString() === member.from);
     partialFrame(member, 256 * KiB, 200 * KiB);
@@ -71,7 +79,8 @@ describe('the shared inbound budget', () => {
     const b = await bed.start({ maxHandshakeFrameBytes: 4 * KiB });
     const member = await bed.peer(b);
     b.trustPeers((peer) => peer.toString() === member.from);
-    const junk = (bytes: number) => encodeFrame('message', encodeValue({ type: 'NoSuchType', padding: new Uint8Array(bytes) }));
+    const junk = (bytes: number) =>
+      encodeFrame('message', encodeValue({ type: 'NoSuchType', padding: new Uint8Array(bytes) }));
     const small = await bed.peer(b);
     small.socket.write(junk(100));
     member.socket.write(junk(64 * KiB));
@@ -85,7 +94,12 @@ describe('the shared inbound budget', () => {
 
   it('counts a member’s frame refused because other members fill the budget as starvation', async () => {
     // With a secret every authenticated peer is a member.
-    const b = await bed.start({ secret: 's', maxFrameBytes: 256 * KiB, maxInboundBufferedBytes: 500 * KiB, frameTimeoutMs: 600_000 });
+    const b = await bed.start({
+      secret: 's',
+      maxFrameBytes: 256 * KiB,
+      maxInboundBufferedBytes: 500 * KiB,
+      frameTimeoutMs: 600_000,
+    });
     const members = await Promise.all(Array.from({ length: 3 }, () => bed.peer(b, { secret: 's' })));
     for (const member of members) partialFrame(member, 256 * KiB, 200 * KiB);
     await waitFor(() => members.filter((m) => m.closed()).length === 1, 'one member refused');

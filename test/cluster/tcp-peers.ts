@@ -24,14 +24,21 @@ export class TcpTestBed {
   private nextPort = 40_000;
 
   async start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTransport> {
-    const transport = await TcpTransport.start({ system: 'test', backoff: { initialDelayMs: 10, maxDelayMs: 100 }, ...options });
+    const transport = await TcpTransport.start({
+      system: 'test',
+      backoff: { initialDelayMs: 10, maxDelayMs: 100 },
+      ...options,
+    });
     for (const family of MESSAGE_FAMILIES) transport.register(family);
     this.transports.push(transport);
     return transport;
   }
 
   /** A peer past the handshake; a fresh address unless `from` is given (the same one replaces older connections). */
-  async peer(target: TcpTransport, options: { from?: string; secret?: string; incarnation?: string } = {}): Promise<RawPeer> {
+  async peer(
+    target: TcpTransport,
+    options: { from?: string; secret?: string; incarnation?: string } = {},
+  ): Promise<RawPeer> {
     const from = options.from ?? `raw@127.0.0.1:${this.nextPort++}`;
     const socket = await authenticatedSocket({
       port: target.self.port,
@@ -85,7 +92,11 @@ export const RELEASED: TcpTransportUsage = {
 
 /** Waits until `transport` holds nothing for any connection, then checks every figure of its usage. */
 export async function expectReleased(transport: TcpTransport, what: string, timeoutMs = 5_000): Promise<void> {
-  await waitFor(() => JSON.stringify(transport.usage()) === JSON.stringify(RELEASED), `${what}: everything released`, timeoutMs).catch(() => undefined);
+  await waitFor(
+    () => JSON.stringify(transport.usage()) === JSON.stringify(RELEASED),
+    `${what}: everything released`,
+    timeoutMs,
+  ).catch(() => undefined);
   expect(transport.usage(), what).toEqual(RELEASED);
 }
 

@@ -25,7 +25,14 @@ describe('inbound connections under repeated abandoned frames', () => {
       for (let round = 0; round < ROUNDS; round++) {
         const peers: RawPeer[] = await Promise.all(
           // Every fourth peer reuses its predecessor's address: its connection replaces the earlier one.
-          Array.from({ length: PEERS }, (_, i) => bed.peer(b, i % 4 === 3 ? { from: `raw@127.0.0.1:${50_000 + round * PEERS + i - 1}` } : { from: `raw@127.0.0.1:${50_000 + round * PEERS + i}` })),
+          Array.from({ length: PEERS }, (_, i) =>
+            bed.peer(
+              b,
+              i % 4 === 3
+                ? { from: `raw@127.0.0.1:${50_000 + round * PEERS + i - 1}` }
+                : { from: `raw@127.0.0.1:${50_000 + round * PEERS + i}` },
+            ),
+          ),
         );
         peers.forEach((peer, i) => {
           if (i % 5 === 0) return void peer.socket.write(frameHeader(10, 2, 99));
@@ -34,13 +41,16 @@ describe('inbound connections under repeated abandoned frames', () => {
           // The rest stall until the deadline closes them.
           if (i % 5 === 1) peer.socket.destroy();
         });
-        await waitFor(() => peers.every((p) => p.closed() || p.socket.destroyed), `round ${round}: every connection ended`);
+        await waitFor(
+          () => peers.every((p) => p.closed() || p.socket.destroyed),
+          `round ${round}: every connection ended`,
+        );
         await expectReleased(b, `after round ${round}`);
       }
     } finally {
       clearInterval(sample);
     }
     expect(peakHeld).toBeLessThanOrEqual(BUDGET);
-    expect(b.stats().inboundOverBudget + b.stats().frameTimeouts).toBeGreaterThan(ROUNDS * PEERS / 2);
+    expect(b.stats().inboundOverBudget + b.stats().frameTimeouts).toBeGreaterThan((ROUNDS * PEERS) / 2);
   });
 });

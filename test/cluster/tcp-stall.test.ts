@@ -74,12 +74,15 @@ class StallingProxy {
 }
 
 async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTransport> {
-  const transport = await TcpTransport.start({ system: 'test', backoff: { initialDelayMs: 10, maxDelayMs: 100 }, ...options });
+  const transport = await TcpTransport.start({
+    system: 'test',
+    backoff: { initialDelayMs: 10, maxDelayMs: 100 },
+    ...options,
+  });
   for (const family of MESSAGE_FAMILIES) transport.register(family);
   started.push(transport);
   return transport;
 }
-
 
 const heartbeat = (sequence: number) => ({ type: 'Heartbeat', sequence, incarnation: 'test' }) as const;
 

@@ -34,7 +34,8 @@ async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTra
 function received(transport: TcpTransport): Array<{ from: string; sequence: number }> {
   const out: Array<{ from: string; sequence: number }> = [];
   transport.onMessage((from, message) => {
-    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat') out.push({ from: from.toString(), sequence: message.sequence });
+    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat')
+      out.push({ from: from.toString(), sequence: message.sequence });
   });
   return out;
 }
@@ -73,7 +74,9 @@ async function handshakePeer(onOpen: (socket: Socket) => void): Promise<NodeAddr
       for (const frame of decoder.push(chunk).frames) {
         const handshake = readHandshake(frame);
         if (handshake?.t === 'Hello') {
-          socket.write(encodeFrame('handshake', encodeValue({ t: 'Challenge', nonce: randomBytes(16), incarnation: 'raw' })));
+          socket.write(
+            encodeFrame('handshake', encodeValue({ t: 'Challenge', nonce: randomBytes(16), incarnation: 'raw' })),
+          );
         } else if (handshake?.t === 'Proof') {
           socket.write(encodeFrame('handshake', encodeValue({ t: 'Accepted' })));
           open = true;
@@ -222,7 +225,13 @@ describe('TcpTransport', () => {
     raw.socket.write(
       encodeFrame(
         'handshake',
-        encodeValue({ t: 'Hello', from: 'test@127.0.0.1:1', to: 'test@127.0.0.1:2', incarnation: 'x', nonce: new Uint8Array(16) }),
+        encodeValue({
+          t: 'Hello',
+          from: 'test@127.0.0.1:1',
+          to: 'test@127.0.0.1:2',
+          incarnation: 'x',
+          nonce: new Uint8Array(16),
+        }),
       ),
     );
     await waitFor(() => raw.closed(), 'refusal');
@@ -304,7 +313,8 @@ describe('TcpTransport', () => {
       }, what);
       expect(a.stats().droppedBackpressure).toBeGreaterThan(before);
     };
-    const warnings = (): number => log.records.filter((r) => r.msg === 'peer is not keeping up, dropping messages').length;
+    const warnings = (): number =>
+      log.records.filter((r) => r.msg === 'peer is not keeping up, dropping messages').length;
 
     await sendUntilDropped('first drops');
     for (let i = 0; i < 32; i++, sends++) a.send(peer, { type: 'PlacementUpdate', update });
@@ -324,7 +334,11 @@ describe('TcpTransport', () => {
   });
 
   it.each([
-    ['grows the backoff for a peer that drops every connection right after the handshake', undefined, [10, 20, 40, 80, 80]],
+    [
+      'grows the backoff for a peer that drops every connection right after the handshake',
+      undefined,
+      [10, 20, 40, 80, 80],
+    ],
     ['resets the backoff after a connection that stayed open for resetAfterMs', 0, [10, 10, 10, 10, 10]],
   ])('%s', async (_name, resetAfterMs, expected) => {
     const log = captureLogger('debug');
@@ -382,10 +396,16 @@ describe('TcpTransport', () => {
     await expect(TcpTransport.start({ system: 'test', secret: '' })).rejects.toThrow(/secret/);
     await expect(TcpTransport.start({ system: 'test', maxBufferedBytes: 0 })).rejects.toThrow(/maxBufferedBytes/);
     await expect(TcpTransport.start({ system: 'test', backoff: { resetAfterMs: -1 } })).rejects.toThrow(/resetAfterMs/);
-    await expect(TcpTransport.start({ system: 'test', maxHandshakeFrameBytes: 10 })).rejects.toThrow(/maxHandshakeFrameBytes/);
+    await expect(TcpTransport.start({ system: 'test', maxHandshakeFrameBytes: 10 })).rejects.toThrow(
+      /maxHandshakeFrameBytes/,
+    );
     await expect(TcpTransport.start({ system: 'test', frameTimeoutMs: 0 })).rejects.toThrow(/frameTimeoutMs/);
-    await expect(TcpTransport.start({ system: 'test', maxInboundBufferedBytes: -1 })).rejects.toThrow(/maxInboundBufferedBytes/);
-    await expect(TcpTransport.start({ system: 'test', decodeLimits: { maxDepth: 0 } })).rejects.toThrow(/decodeLimits.maxDepth/);
+    await expect(TcpTransport.start({ system: 'test', maxInboundBufferedBytes: -1 })).rejects.toThrow(
+      /maxInboundBufferedBytes/,
+    );
+    await expect(TcpTransport.start({ system: 'test', decodeLimits: { maxDepth: 0 } })).rejects.toThrow(
+      /decodeLimits.maxDepth/,
+    );
     const a = await start();
     await expect(TcpTransport.start({ system: 'test', port: a.self.port })).rejects.toThrow(/cannot listen/);
   });
@@ -401,7 +421,10 @@ function frameHeader(bytes: number, kind: 1 | 2): Buffer {
 }
 
 let rawPeerPort = 40_000;
-async function authenticated(target: TcpTransport, secret?: string): Promise<{ socket: Socket; closed: () => boolean }> {
+async function authenticated(
+  target: TcpTransport,
+  secret?: string,
+): Promise<{ socket: Socket; closed: () => boolean }> {
   const socket = await authenticatedSocket({
     port: target.self.port,
     to: target.self.toString(),
@@ -431,7 +454,8 @@ describe('TcpTransport against hostile peers', () => {
     const b = await start({ secret: 's', maxHandshakeFrameBytes: 256 });
     const got: number[] = [];
     b.onMessage((_from, message) => {
-      if (message.type === 'PlacementUpdate') got.push((message as Extract<ProtocolMessage, { type: 'PlacementUpdate' }>).update.byteLength);
+      if (message.type === 'PlacementUpdate')
+        got.push((message as Extract<ProtocolMessage, { type: 'PlacementUpdate' }>).update.byteLength);
     });
     a.send(b.self, { type: 'PlacementUpdate', update: new Uint8Array(100_000) });
     await waitFor(() => got.length === 1, 'large message after the handshake');
@@ -460,7 +484,11 @@ describe('TcpTransport against hostile peers', () => {
   });
 
   it('bounds what one connection and all connections together may hold in incomplete frames', async () => {
-    const b = await start({ maxInboundBytesPerConnection: 48 * 1024, maxInboundBufferedBytes: 64 * 1024, frameTimeoutMs: 600_000 });
+    const b = await start({
+      maxInboundBytesPerConnection: 48 * 1024,
+      maxInboundBufferedBytes: 64 * 1024,
+      frameTimeoutMs: 600_000,
+    });
     const big = await authenticated(b);
     big.socket.write(Buffer.concat([frameHeader(1024 * 1024, 2), Buffer.alloc(50 * 1024)]));
     await waitFor(() => big.closed(), 'over the per-connection budget');
@@ -508,7 +536,14 @@ describe('TcpTransport against hostile peers', () => {
     let node: unknown = ['leaf'];
     for (let i = 0; i < 26; i++) node = [node, node];
     const { Packr } = await import('msgpackr');
-    const bomb = new Packr({ structuredClone: true }).pack({ type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: node, hops: 0 });
+    const bomb = new Packr({ structuredClone: true }).pack({
+      type: 'EntityEnvelope',
+      typeName: 'Counter',
+      shardId: 1,
+      entityId: 'e',
+      payload: node,
+      hops: 0,
+    });
     peer.socket.write(Buffer.concat([encodeFrame('message', bomb), encodeFrame('message', encodeValue(heartbeat(7)))]));
     await waitFor(() => atB.length === 1, 'the next message still delivered');
     expect(b.stats()).toMatchObject({ malformed: 1, delivered: 1 });

@@ -34,7 +34,14 @@ function sharedGraph(levels: number): unknown {
 /** What a hostile peer sends: an entity envelope whose payload is a structured-clone reference bomb. */
 function referenceBomb(levels: number): Uint8Array {
   const cloner = new Packr({ structuredClone: true, useRecords: false });
-  return cloner.pack({ type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: sharedGraph(levels), hops: 0 });
+  return cloner.pack({
+    type: 'EntityEnvelope',
+    typeName: 'Counter',
+    shardId: 1,
+    entityId: 'e',
+    payload: sharedGraph(levels),
+    hops: 0,
+  });
 }
 
 const LIMITS: DecodeConfig = { maxDepth: 4, maxElements: 20, maxStringBytes: 8, maxBinaryBytes: 16 };
@@ -48,7 +55,10 @@ describe('message codec', () => {
   });
 
   it.each([
-    ['record definition (msgpackr records)', new Packr({ useRecords: true }).pack({ type: 'Heartbeat', sequence: 1, incarnation: 'x' })],
+    [
+      'record definition (msgpackr records)',
+      new Packr({ useRecords: true }).pack({ type: 'Heartbeat', sequence: 1, incarnation: 'x' }),
+    ],
     ['Set (structured clone)', new Packr({ structuredClone: true }).pack({ type: 'Heartbeat', s: new Set([1]) })],
     ['Date (timestamp extension)', encodeValue({ type: 'Heartbeat', at: new Date(0) })],
     ['Error (moreTypes)', new Packr({ moreTypes: true }).pack({ type: 'Heartbeat', e: new Error('x') })],
@@ -86,7 +96,10 @@ describe('message codec', () => {
   it('keeps a decoded graph within the element budget: 2^26 leaves cannot be spelled out in a frame either', () => {
     // Without references the same payload needs elements per leaf: 17 levels already exceed the default budget.
     const bytes = encodeValue(sharedGraph(17));
-    expect(decodeValue(bytes)).toMatchObject({ ok: false, reason: `more than ${DEFAULT_DECODE_LIMITS.maxElements} elements` });
+    expect(decodeValue(bytes)).toMatchObject({
+      ok: false,
+      reason: `more than ${DEFAULT_DECODE_LIMITS.maxElements} elements`,
+    });
   });
 
   it('never throws on arbitrary bytes, and what it admits is exactly what msgpackr decodes', () => {
@@ -111,7 +124,11 @@ describe('message codec', () => {
         fc.string(),
         fc.uint8Array({ maxLength: 40 }),
         fc.array(tie('value'), { maxLength: 5 }),
-        fc.dictionary(fc.string().filter((k) => k !== '__proto__'), tie('value'), { maxKeys: 5 }),
+        fc.dictionary(
+          fc.string().filter((k) => k !== '__proto__'),
+          tie('value'),
+          { maxKeys: 5 },
+        ),
       ),
     })).value;
     fc.assert(
@@ -137,7 +154,13 @@ describe('message codec', () => {
     liar.register({ name: 'liar', types: new Set(['Heartbeat']), parse: () => ({ type: 'GetShardHome' }) });
     expect(decodeMessage(hb, liar)).toBeUndefined();
     const throwing = new FamilyRegistry();
-    throwing.register({ ...SHARDING_MESSAGES, name: 'throwing', parse: () => { throw new Error('bug'); } });
+    throwing.register({
+      ...SHARDING_MESSAGES,
+      name: 'throwing',
+      parse: () => {
+        throw new Error('bug');
+      },
+    });
     expect(decodeMessage(ask, throwing)).toBeUndefined();
   });
 

@@ -14,7 +14,9 @@ let launching: Promise<Browser> | undefined;
 async function launchChromium(): Promise<Browser> {
   const executablePath = process.env['CHROMIUM_PATH'] ?? CHROMIUM_CANDIDATES.find((path) => existsSync(path));
   if (executablePath === undefined) {
-    throw new Error(`Chromium cannot be launched: none of ${CHROMIUM_CANDIDATES.join(', ')} exists (apt-get install -y chromium, or set CHROMIUM_PATH)`);
+    throw new Error(
+      `Chromium cannot be launched: none of ${CHROMIUM_CANDIDATES.join(', ')} exists (apt-get install -y chromium, or set CHROMIUM_PATH)`,
+    );
   }
   try {
     // No sandbox: CI runs as root, where Chromium refuses its sandbox.
@@ -37,7 +39,10 @@ export function browser(): Promise<Browser> {
 export async function closeBrowser(): Promise<void> {
   const launched = launching;
   launching = undefined;
-  await launched?.then((open) => open.close(), () => undefined);
+  await launched?.then(
+    (open) => open.close(),
+    () => undefined,
+  );
 }
 
 export interface ConsolePage {
@@ -55,7 +60,8 @@ export async function openConsole(url: string, viewport = { width: 1440, height:
   const failed: string[] = [];
   page.on('pageerror', (error) => errors.push(String(error)));
   page.on('response', (response) => {
-    if (response.status() >= 400) failed.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
+    if (response.status() >= 400)
+      failed.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
   });
   await page.goto(url);
   return { page, errors, failed };

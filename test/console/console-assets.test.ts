@@ -69,7 +69,14 @@ describe('console assets', () => {
   });
 
   it('gives 404 for unknown assets and for files it does not serve', async () => {
-    for (const url of ['/console/nope.js', '/console/main.js.map', '/console/.hidden.js', '/console/sub', '/console/sub/inner.js', '/console/']) {
+    for (const url of [
+      '/console/nope.js',
+      '/console/main.js.map',
+      '/console/.hidden.js',
+      '/console/sub',
+      '/console/sub/inner.js',
+      '/console/',
+    ]) {
       const response = await app.inject({ method: 'GET', url });
       expect(response.statusCode, url).toBe(404);
     }
@@ -98,10 +105,14 @@ describe('console assets', () => {
     const empty = mkdtempSync(join(tmpdir(), 'console-empty-'));
     try {
       const bare = Fastify();
-      await expect(bare.register(consolePlugin, { assetsDir: empty }).ready()).rejects.toThrow(/has no index\.html: run npm run build/);
+      await expect(bare.register(consolePlugin, { assetsDir: empty }).ready()).rejects.toThrow(
+        /has no index\.html: run npm run build/,
+      );
       await bare.close();
       const missing = Fastify();
-      await expect(missing.register(consolePlugin, { assetsDir: join(empty, 'gone') }).ready()).rejects.toBeInstanceOf(ActorTsError);
+      await expect(missing.register(consolePlugin, { assetsDir: join(empty, 'gone') }).ready()).rejects.toBeInstanceOf(
+        ActorTsError,
+      );
       await missing.close();
     } finally {
       rmSync(empty, { recursive: true, force: true });

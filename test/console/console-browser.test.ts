@@ -19,9 +19,19 @@ const servers: FastifyInstance[] = [];
 /** Compiles the page the way build:console does, into a directory of this test's own. */
 function buildPage(): string {
   const out = mkdtempSync(join(tmpdir(), 'console-page-'));
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'src/management/console/tsconfig.json'), '--outDir', out], {
-    stdio: 'pipe',
-  });
+  execFileSync(
+    process.execPath,
+    [
+      join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      join(root, 'src/management/console/tsconfig.json'),
+      '--outDir',
+      out,
+    ],
+    {
+      stdio: 'pipe',
+    },
+  );
   cpSync(join(root, 'src/management/console/static'), out, { recursive: true });
   return out;
 }
@@ -34,7 +44,13 @@ function pageAssets(): string {
 async function serve(cluster: FakeCluster, token?: string, later = false, memberRoutes = false): Promise<string> {
   const app = Fastify();
   servers.push(app);
-  registerFakeApi(app, cluster, token === undefined ? {} : { readGuard: bearer(token), writeGuard: bearer(token) }, later, memberRoutes);
+  registerFakeApi(
+    app,
+    cluster,
+    token === undefined ? {} : { readGuard: bearer(token), writeGuard: bearer(token) },
+    later,
+    memberRoutes,
+  );
   await app.register(consolePlugin, { assetsDir: pageAssets() });
   return app.listen({ host: '127.0.0.1', port: 0 });
 }
@@ -53,7 +69,8 @@ async function confirmMember(page: Page, reason: string, by = 'ann@laptop'): Pro
   await page.click('#member-ok');
 }
 
-const chip = (page: Page, shard: number) => page.locator(`#maps .cell[data-type="${TYPE}"][data-shard="${shard}"]`).first();
+const chip = (page: Page, shard: number) =>
+  page.locator(`#maps .cell[data-type="${TYPE}"][data-shard="${shard}"]`).first();
 /** The map cells of TYPE's shards that a node hosts. */
 const hosted = (page: Page) => page.locator(`#maps .cell[data-type="${TYPE}"][data-host]`);
 
@@ -68,7 +85,9 @@ describe('console in Chromium', () => {
     const nodesText = await page.locator('#nodes-table').innerText();
     for (const address of NODES) expect(nodesText).toContain(address);
     // The oldest Up member is marked as the coordinator.
-    expect(await page.locator('#nodes-table tbody tr', { hasText: NODES[0] }).locator('.badge.coordinator').count()).toBe(1);
+    expect(
+      await page.locator('#nodes-table tbody tr', { hasText: NODES[0] }).locator('.badge.coordinator').count(),
+    ).toBe(1);
     expect(await hosted(page).count()).toBe(SHARDS);
     expect(await chip(page, 4).getAttribute('data-host')).toBe(NODES[1]);
     expect(await chip(page, 4).getAttribute('data-pinned')).toBeNull();
@@ -100,7 +119,9 @@ describe('console in Chromium', () => {
     await page.click('#pin-confirm');
     await page.locator(`#maps .cell[data-shard="4"][data-pinned]`).waitFor();
     const posts = cluster.writes.filter((write) => write.method === 'POST');
-    expect(posts).toEqual([{ method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/placements`, body: { shardId: 4, target: NODES[2] } }]);
+    expect(posts).toEqual([
+      { method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/placements`, body: { shardId: 4, target: NODES[2] } },
+    ]);
     expect(await page.locator('#action-result').innerText()).toContain('without the reason');
     expect(cluster.placements.get(4)?.target).toBe(NODES[2]);
     expect(await chip(page, 4).getAttribute('class')).toContain('misplaced');
@@ -110,11 +131,19 @@ describe('console in Chromium', () => {
     // Move now: the shard hands off to its pin's target and shows there, pinned and in place.
     await page.locator('#pins-table button', { hasText: 'Move now' }).click();
     await page.locator(`#maps .cell[data-shard="4"][data-host="${NODES[2]}"][data-pinned]:not(.misplaced)`).waitFor();
-    expect(cluster.writes.at(-1)).toEqual({ method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/rebalance`, body: { shardIds: [4] } });
+    expect(cluster.writes.at(-1)).toEqual({
+      method: 'POST',
+      url: `/actor-ts/cluster/shards/${TYPE}/rebalance`,
+      body: { shardIds: [4] },
+    });
 
     await page.click(`[data-unpin="${TYPE}/4"]`);
     await page.locator(`#maps .cell[data-shard="4"]:not([data-pinned])`).waitFor();
-    expect(cluster.writes.at(-1)).toEqual({ method: 'DELETE', url: `/actor-ts/cluster/shards/${TYPE}/placements/4`, body: undefined });
+    expect(cluster.writes.at(-1)).toEqual({
+      method: 'DELETE',
+      url: `/actor-ts/cluster/shards/${TYPE}/placements/4`,
+      body: undefined,
+    });
     expect(cluster.placements.size).toBe(0);
     expect(await page.locator('#pins').innerText()).toContain('No pins.');
     expect(errors).toEqual([]);
@@ -163,7 +192,11 @@ describe('console in Chromium', () => {
     await page.click('#pin-confirm');
     await page.locator('#pins-table', { hasText: 'keep it near its data' }).waitFor();
     expect(cluster.writes.filter((write) => write.method === 'POST')).toEqual([
-      { method: 'POST', url: `/actor-ts/cluster/shards/${TYPE}/placements`, body: { shardId: 4, target: NODES[1], reason: 'keep it near its data' } },
+      {
+        method: 'POST',
+        url: `/actor-ts/cluster/shards/${TYPE}/placements`,
+        body: { shardId: 4, target: NODES[1], reason: 'keep it near its data' },
+      },
     ]);
     const headers = await page.locator('#pins-table thead').innerText();
     for (const column of ['mode', 'reason', 'by', 'honoured']) expect(headers).toContain(column);
@@ -229,9 +262,30 @@ describe('console in Chromium', () => {
     // Shard 7: a require pin no member satisfies and no home: it waits. Shard 11: nobody asked for it yet.
     cluster.hosts.delete(7);
     cluster.hosts.delete(11);
-    cluster.placements.set(7, { shardId: 7, target: 'zone=mars', mode: 'require', reason: 'tenant 17 stays on mars', writer: NODES[0], hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] } });
-    cluster.placements.set(3, { shardId: 3, target: NODES[0], reason: 'hot tenant, keep it near its data store', writer: NODES[0], hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] } });
-    cluster.audit.push({ at: new Date().toISOString(), action: 'pin', typeName: TYPE, shardIds: [3], target: NODES[0], by: 'ann@laptop', reason: 'hot tenant' });
+    cluster.placements.set(7, {
+      shardId: 7,
+      target: 'zone=mars',
+      mode: 'require',
+      reason: 'tenant 17 stays on mars',
+      writer: NODES[0],
+      hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] },
+    });
+    cluster.placements.set(3, {
+      shardId: 3,
+      target: NODES[0],
+      reason: 'hot tenant, keep it near its data store',
+      writer: NODES[0],
+      hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] },
+    });
+    cluster.audit.push({
+      at: new Date().toISOString(),
+      action: 'pin',
+      typeName: TYPE,
+      shardIds: [3],
+      target: NODES[0],
+      by: 'ann@laptop',
+      reason: 'hot tenant',
+    });
     const base = await serve(cluster, 's3cret', true, true);
     const { page, errors } = await openConsole(`${base}/`, { width: 1280, height: 900 });
     await page.fill('#auth-token', 's3cret');
@@ -240,7 +294,9 @@ describe('console in Chromium', () => {
 
     expect(await chip(page, 7).getAttribute('class')).toContain('waiting');
     expect(await chip(page, 11).getAttribute('class')).not.toContain('waiting');
-    expect(await page.locator('#pins-table tbody tr', { hasText: 'zone=mars' }).innerText()).toContain('waiting: no home');
+    expect(await page.locator('#pins-table tbody tr', { hasText: 'zone=mars' }).innerText()).toContain(
+      'waiting: no home',
+    );
     expect(await page.locator('#audit-table').innerText()).toContain('hot tenant');
     // A shard moving behind the page's back is recorded as a recent hand-off.
     cluster.hosts.set(0, NODES[1]);
@@ -252,7 +308,10 @@ describe('console in Chromium', () => {
     await page.fill('#pin-reason', 'canary');
     await page.click('#pin-preview');
     await page.locator('#dry-run-lines', { hasText: `Shard 4 moves now from ${NODES[1]} to ${NODES[2]}.` }).waitFor();
-    expect(cluster.dryRuns.at(-1)).toEqual({ body: { shardId: 4, target: NODES[2], reason: 'canary' }, authorization: 'Bearer s3cret' });
+    expect(cluster.dryRuns.at(-1)).toEqual({
+      body: { shardId: 4, target: NODES[2], reason: 'canary' },
+      authorization: 'Bearer s3cret',
+    });
     // A port typo: the server refuses it; the page says so and pinning needs an explicit "anyway".
     await page.fill('#pin-target', 'app@127.0.0.1:25529');
     await page.click('#pin-preview');
@@ -266,20 +325,26 @@ describe('console in Chromium', () => {
     await page.locator('#explain-message', { hasText: `shard 3 is on ${NODES[0]}: pinned to ${NODES[0]}` }).waitFor();
 
     // At 1280 px every pin-row and node-row button is inside the viewport and inside its panel.
-    for (const [table, panel] of [['#pins-table', '#pins-section'], ['#nodes-table', '#nodes-section']] as const) {
+    for (const [table, panel] of [
+      ['#pins-table', '#pins-section'],
+      ['#nodes-table', '#nodes-section'],
+    ] as const) {
       const section = await page.locator(panel).boundingBox();
       const buttons = await page.locator(`${table} button`).all();
       expect(buttons.length).toBeGreaterThan(0);
       for (const handle of buttons) {
         const box = await handle.boundingBox();
         expect(box).not.toBeNull();
-        expect((box?.x ?? 0) + (box?.width ?? 0), table).toBeLessThanOrEqual(Math.min(1280, (section?.x ?? 0) + (section?.width ?? 0)));
+        expect((box?.x ?? 0) + (box?.width ?? 0), table).toBeLessThanOrEqual(
+          Math.min(1280, (section?.x ?? 0) + (section?.width ?? 0)),
+        );
       }
     }
     await page.screenshot({ path: screenshotPath('console.png'), fullPage: true });
     // The README's picture is this page as this test draws it: UPDATE_CONSOLE_PNG=1 rewrites docs/console.png
     // (only on request, so that a test run leaves the tree clean).
-    if (process.env['UPDATE_CONSOLE_PNG'] === '1') await page.screenshot({ path: join(root, 'docs', 'console.png'), fullPage: true });
+    if (process.env['UPDATE_CONSOLE_PNG'] === '1')
+      await page.screenshot({ path: join(root, 'docs', 'console.png'), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);

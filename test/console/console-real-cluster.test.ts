@@ -7,7 +7,15 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, closeBrowser, openConsole, screenshotPath } from './browser.js';
-import { COUNTER, http, startLocalCluster, useProcessSet, waitFor, type CounterValue, type ShardLocations } from '../e2e/harness.js';
+import {
+  COUNTER,
+  http,
+  startLocalCluster,
+  useProcessSet,
+  waitFor,
+  type CounterValue,
+  type ShardLocations,
+} from '../e2e/harness.js';
 
 const procs = useProcessSet();
 afterAll(() => closeBrowser());
@@ -17,12 +25,14 @@ const SEEN_WITHIN_MS = 15_000;
 
 async function increment(url: string, entityId: string): Promise<CounterValue> {
   const answer = await http<CounterValue>('POST', `${url}/counters/${encodeURIComponent(entityId)}/increment`);
-  if (answer.status !== 200) throw new Error(`increment of ${entityId} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  if (answer.status !== 200)
+    throw new Error(`increment of ${entityId} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
   return answer.body;
 }
 
 /** The map cell of a Counter shard. */
-const cell = (page: Page, shardId: number) => page.locator(`#maps .cell[data-type="${COUNTER}"][data-shard="${shardId}"]`);
+const cell = (page: Page, shardId: number) =>
+  page.locator(`#maps .cell[data-type="${COUNTER}"][data-shard="${shardId}"]`);
 
 describe('console on a real local-cluster', () => {
   it('lists three nodes, shows a requested shard, moves a shard pinned through the form, clears the pin', async () => {
@@ -38,15 +48,30 @@ describe('console on a real local-cluster', () => {
     expect(await rows.count()).toBe(3);
     const nodesText = await page.locator('#nodes-table').innerText();
     for (const address of addresses) expect(nodesText).toContain(address);
-    const coordinator = await http<{ members: Array<{ address: string; upNumber: number }> }>('GET', `${url1}/actor-ts/cluster/members`);
+    const coordinator = await http<{ members: Array<{ address: string; upNumber: number }> }>(
+      'GET',
+      `${url1}/actor-ts/cluster/members`,
+    );
     const oldest = [...coordinator.body.members].sort((a, b) => a.upNumber - b.upNumber)[0]?.address;
-    expect(await page.locator('#nodes-table tbody tr', { hasText: oldest ?? '?' }).locator('.badge.coordinator').count()).toBe(1);
+    expect(
+      await page
+        .locator('#nodes-table tbody tr', { hasText: oldest ?? '?' })
+        .locator('.badge.coordinator')
+        .count(),
+    ).toBe(1);
     expect(await page.locator('#nodes-table .badge.coordinator').count()).toBe(1);
-    expect(await page.locator('#nodes-table tbody tr', { hasText: addresses[0] ?? '?' }).locator('.badge.self').count()).toBe(1);
+    expect(
+      await page
+        .locator('#nodes-table tbody tr', { hasText: addresses[0] ?? '?' })
+        .locator('.badge.self')
+        .count(),
+    ).toBe(1);
 
     // An entity request allocates its shard: the map shows it on the node the answer names.
     const alice = await increment(url2, 'alice');
-    await page.locator(`#maps .cell[data-shard="${alice.shardId}"][data-host="${alice.node}"]`).waitFor({ timeout: SEEN_WITHIN_MS });
+    await page
+      .locator(`#maps .cell[data-shard="${alice.shardId}"][data-host="${alice.node}"]`)
+      .waitFor({ timeout: SEEN_WITHIN_MS });
     for (const entity of ['bob', 'carol', 'dave', 'erin']) await increment(url2, entity);
 
     // Pin alice's shard through the form to a node that does not host it: dry run first, then the pin.
@@ -57,14 +82,19 @@ describe('console on a real local-cluster', () => {
     await page.fill('#pin-target', target);
     await page.fill('#pin-reason', 'keep alice near her data');
     await page.click('#pin-preview');
-    await page.locator('#dry-run-lines', { hasText: `Shard ${alice.shardId} of ${COUNTER} is on ${alice.node}.` }).waitFor();
+    await page
+      .locator('#dry-run-lines', { hasText: `Shard ${alice.shardId} of ${COUNTER} is on ${alice.node}.` })
+      .waitFor();
     await page.click('#pin-confirm');
     // A node whose API predates pin reasons refuses the field and writes nothing; the page says so and asks.
     const refused = page.locator('#dry-run-lines', { hasText: 'does not take a reason' });
     const pinned = page.locator(`#pins-table tbody tr`, { hasText: target });
     await refused.or(pinned).first().waitFor({ timeout: SEEN_WITHIN_MS });
     if (await refused.isVisible()) {
-      expect((await http<{ placements: unknown[] }>('GET', `${url1}/actor-ts/cluster/shards/${COUNTER}/placements`)).body.placements).toEqual([]);
+      expect(
+        (await http<{ placements: unknown[] }>('GET', `${url1}/actor-ts/cluster/shards/${COUNTER}/placements`)).body
+          .placements,
+      ).toEqual([]);
       await page.click('#pin-confirm');
     } else {
       expect(await page.locator('#pins-table').innerText()).toContain('keep alice near her data');
@@ -82,9 +112,14 @@ describe('console on a real local-cluster', () => {
 
     // Unpinning clears the mark (the shard stays where it is until a rebalance moves it).
     await page.click(`[data-unpin="${COUNTER}/${alice.shardId}"]`);
-    await page.locator(`#maps .cell[data-shard="${alice.shardId}"][data-host]:not([data-pinned])`).waitFor({ timeout: SEEN_WITHIN_MS });
+    await page
+      .locator(`#maps .cell[data-shard="${alice.shardId}"][data-host]:not([data-pinned])`)
+      .waitFor({ timeout: SEEN_WITHIN_MS });
     await page.locator('#pins', { hasText: 'No pins.' }).waitFor({ timeout: SEEN_WITHIN_MS });
-    expect((await http<{ placements: unknown[] }>('GET', `${url2}/actor-ts/cluster/shards/${COUNTER}/placements`)).body.placements).toEqual([]);
+    expect(
+      (await http<{ placements: unknown[] }>('GET', `${url2}/actor-ts/cluster/shards/${COUNTER}/placements`)).body
+        .placements,
+    ).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   }, 180_000);

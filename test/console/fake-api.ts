@@ -33,7 +33,15 @@ export interface FakeCluster {
 export function fakeCluster(): FakeCluster {
   const hosts = new Map<number, string>();
   for (let shard = 0; shard < SHARDS; shard += 1) hosts.set(shard, NODES[shard % NODES.length] ?? NODES[0]);
-  return { hosts, placements: new Map(), handingOff: new Set(), writes: [], cordoned: new Set(), dryRuns: [], audit: [] };
+  return {
+    hosts,
+    placements: new Map(),
+    handingOff: new Set(),
+    writes: [],
+    cordoned: new Set(),
+    dryRuns: [],
+    audit: [],
+  };
 }
 
 class FakeHttpError extends Error {
@@ -50,7 +58,10 @@ class FakeHttpError extends Error {
 export function registerFakeApi(
   app: FastifyInstance,
   cluster: FakeCluster,
-  guards: { readGuard?: (request: FastifyRequest) => Promise<void>; writeGuard?: (request: FastifyRequest) => Promise<void> } = {},
+  guards: {
+    readGuard?: (request: FastifyRequest) => Promise<void>;
+    writeGuard?: (request: FastifyRequest) => Promise<void>;
+  } = {},
   /** Answer like a later API: members with attributes and `cordoned`, pins with reason, mode, by and explain. */
   later = false,
   /** Serve the cordon, uncordon and drain routes (issue 12): POST/DELETE .../cordon, POST .../drain. */
@@ -60,21 +71,29 @@ export function registerFakeApi(
   const write = guards.writeGuard ? { onRequest: guards.writeGuard } : {};
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, _request, reply) => {
     const status = error.statusCode ?? 500;
-    return reply.code(status).send({ error: error instanceof FakeHttpError ? error.code : 'internal', message: error.message });
+    return reply
+      .code(status)
+      .send({ error: error instanceof FakeHttpError ? error.code : 'internal', message: error.message });
   });
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url}` }),
   );
   const typePath = `/actor-ts/cluster/shards/:typeName`;
   const known = (typeName: string) => {
-    if (typeName !== TYPE) throw new FakeHttpError(404, 'unknown_type', `entity type "${typeName}" is not initialised on this node`);
+    if (typeName !== TYPE)
+      throw new FakeHttpError(404, 'unknown_type', `entity type "${typeName}" is not initialised on this node`);
   };
 
   app.get('/actor-ts/health', read, async () => ({
     status: 'ok',
     memberStatus: 'up',
     self: NODES[0],
-    placementStore: { generation: 0, slots: cluster.placements.size, baseSlots: 0, documentItems: cluster.writes.length },
+    placementStore: {
+      generation: 0,
+      slots: cluster.placements.size,
+      baseSlots: 0,
+      documentItems: cluster.writes.length,
+    },
   }));
   app.get('/actor-ts/cluster/members', read, async () => ({
     self: NODES[0],
@@ -101,84 +120,149 @@ export function registerFakeApi(
     const placements = [...cluster.placements.values()].sort((a, b) => a.shardId - b.shardId);
     if (!later) return { placements };
     return {
-      placements: placements.map((pin) => ({ mode: 'prefer', ...pin, by: 'console', expiry: null, explain: { honoured: cluster.hosts.get(pin.shardId) === pin.target } })),
+      placements: placements.map((pin) => ({
+        mode: 'prefer',
+        ...pin,
+        by: 'console',
+        expiry: null,
+        explain: { honoured: cluster.hosts.get(pin.shardId) === pin.target },
+      })),
     };
   });
   if (later) {
     app.get('/actor-ts/audit', read, async () => ({ entries: cluster.audit }));
-    app.get<{ Params: { typeName: string; shardId: string } }>(`${typePath}/explain/:shardId`, read, async (request) => {
-      const shardId = Number(request.params.shardId);
-      const host = cluster.hosts.get(shardId);
-      const pin = cluster.placements.get(shardId);
-      return { shardId, host: host ?? null, pin: pin?.target ?? null, message: `shard ${shardId} is on ${host ?? 'no node'}: ${pin ? `pinned to ${pin.target}` : 'the fallback strategy placed it'}` };
-    });
-  }
-  app.post<{ Params: { typeName: string }; Body: Record<string, unknown>; Querystring: { dryRun?: string } }>(`${typePath}/placements`, write, async (request, reply) => {
-    known(request.params.typeName);
-    const body = request.body;
-    const dry = request.query.dryRun === 'true';
-    if (!dry) cluster.writes.push({ method: 'POST', url: request.url, body });
-    // Today's schema: exactly shardId and target; anything else is rejected before anything is written.
-    const extra = Object.keys(body).find(
-      (key) => key !== 'shardId' && key !== 'target' && !(later && (key === 'reason' || key === 'mode' || key === 'allowUnknownTarget')),
+    app.get<{ Params: { typeName: string; shardId: string } }>(
+      `${typePath}/explain/:shardId`,
+      read,
+      async (request) => {
+        const shardId = Number(request.params.shardId);
+        const host = cluster.hosts.get(shardId);
+        const pin = cluster.placements.get(shardId);
+        return {
+          shardId,
+          host: host ?? null,
+          pin: pin?.target ?? null,
+          message: `shard ${shardId} is on ${host ?? 'no node'}: ${pin ? `pinned to ${pin.target}` : 'the fallback strategy placed it'}`,
+        };
+      },
     );
-    if (extra !== undefined) throw new FakeHttpError(400, 'invalid_request', `body must NOT have additional properties (${extra})`);
-    if (later && !(NODES as readonly string[]).includes(String(body['target'])) && body['allowUnknownTarget'] !== true) {
-      throw new FakeHttpError(409, 'unknown_target', `no current member matches target ${String(body['target'])}; nothing was written`);
-    }
-    if (dry) {
-      cluster.dryRuns.push({ body, authorization: request.headers.authorization });
-      const shardId = Number(body['shardId']);
-      const from = cluster.hosts.get(shardId);
-      const to = (NODES as readonly string[]).includes(String(body['target'])) ? String(body['target']) : null;
-      const moves = from !== undefined && from !== to ? [{ shardId, from, to }] : [];
-      return { dryRun: true, placements: [], moves, withoutHome: moves.filter((move) => move.to === null).map((move) => move.shardId), warnings: [] };
-    }
-    const shardId = body['shardId'];
-    const target = body['target'];
-    if (typeof shardId !== 'number' || typeof target !== 'string' || shardId < 0 || shardId >= SHARDS) {
-      throw new FakeHttpError(400, 'invalid_request', 'body must have shardId and target');
-    }
-    const reason = typeof body['reason'] === 'string' ? { reason: body['reason'] } : {};
-    const mode = typeof body['mode'] === 'string' ? { mode: body['mode'] } : {};
-    const placement = { shardId, target, writer: NODES[0], hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] }, ...reason, ...mode };
-    cluster.placements.set(shardId, placement);
-    return reply.code(202).send({ placements: [placement], warnings: [] });
-  });
-  app.delete<{ Params: { typeName: string; shardId: string } }>(`${typePath}/placements/:shardId`, write, async (request, reply) => {
-    known(request.params.typeName);
-    cluster.writes.push({ method: 'DELETE', url: request.url, body: undefined });
-    if (!cluster.placements.delete(Number(request.params.shardId))) {
-      throw new FakeHttpError(404, 'not_found', `shard ${request.params.shardId} of ${TYPE} has no explicit placement`);
-    }
-    return reply.code(204).send();
-  });
+  }
+  app.post<{ Params: { typeName: string }; Body: Record<string, unknown>; Querystring: { dryRun?: string } }>(
+    `${typePath}/placements`,
+    write,
+    async (request, reply) => {
+      known(request.params.typeName);
+      const body = request.body;
+      const dry = request.query.dryRun === 'true';
+      if (!dry) cluster.writes.push({ method: 'POST', url: request.url, body });
+      // Today's schema: exactly shardId and target; anything else is rejected before anything is written.
+      const extra = Object.keys(body).find(
+        (key) =>
+          key !== 'shardId' &&
+          key !== 'target' &&
+          !(later && (key === 'reason' || key === 'mode' || key === 'allowUnknownTarget')),
+      );
+      if (extra !== undefined)
+        throw new FakeHttpError(400, 'invalid_request', `body must NOT have additional properties (${extra})`);
+      if (
+        later &&
+        !(NODES as readonly string[]).includes(String(body['target'])) &&
+        body['allowUnknownTarget'] !== true
+      ) {
+        throw new FakeHttpError(
+          409,
+          'unknown_target',
+          `no current member matches target ${String(body['target'])}; nothing was written`,
+        );
+      }
+      if (dry) {
+        cluster.dryRuns.push({ body, authorization: request.headers.authorization });
+        const shardId = Number(body['shardId']);
+        const from = cluster.hosts.get(shardId);
+        const to = (NODES as readonly string[]).includes(String(body['target'])) ? String(body['target']) : null;
+        const moves = from !== undefined && from !== to ? [{ shardId, from, to }] : [];
+        return {
+          dryRun: true,
+          placements: [],
+          moves,
+          withoutHome: moves.filter((move) => move.to === null).map((move) => move.shardId),
+          warnings: [],
+        };
+      }
+      const shardId = body['shardId'];
+      const target = body['target'];
+      if (typeof shardId !== 'number' || typeof target !== 'string' || shardId < 0 || shardId >= SHARDS) {
+        throw new FakeHttpError(400, 'invalid_request', 'body must have shardId and target');
+      }
+      const reason = typeof body['reason'] === 'string' ? { reason: body['reason'] } : {};
+      const mode = typeof body['mode'] === 'string' ? { mode: body['mode'] } : {};
+      const placement = {
+        shardId,
+        target,
+        writer: NODES[0],
+        hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] },
+        ...reason,
+        ...mode,
+      };
+      cluster.placements.set(shardId, placement);
+      return reply.code(202).send({ placements: [placement], warnings: [] });
+    },
+  );
+  app.delete<{ Params: { typeName: string; shardId: string } }>(
+    `${typePath}/placements/:shardId`,
+    write,
+    async (request, reply) => {
+      known(request.params.typeName);
+      cluster.writes.push({ method: 'DELETE', url: request.url, body: undefined });
+      if (!cluster.placements.delete(Number(request.params.shardId))) {
+        throw new FakeHttpError(
+          404,
+          'not_found',
+          `shard ${request.params.shardId} of ${TYPE} has no explicit placement`,
+        );
+      }
+      return reply.code(204).send();
+    },
+  );
   if (memberRoutes) registerFakeMemberRoutes(app, cluster, write);
-  app.post<{ Params: { typeName: string }; Body: { shardIds: number[] } }>(`${typePath}/rebalance`, write, async (request, reply) => {
-    known(request.params.typeName);
-    cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
-    // The hand-off completes at once here: the shard lands where its pin says.
-    const accepted = request.body.shardIds.filter((shard) => cluster.hosts.has(shard));
-    for (const shard of accepted) {
-      const pin = cluster.placements.get(shard);
-      if (pin) cluster.hosts.set(shard, pin.target);
-    }
-    return reply.code(202).send({ accepted, homeless: request.body.shardIds.filter((shard) => !cluster.hosts.has(shard)) });
-  });
+  app.post<{ Params: { typeName: string }; Body: { shardIds: number[] } }>(
+    `${typePath}/rebalance`,
+    write,
+    async (request, reply) => {
+      known(request.params.typeName);
+      cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
+      // The hand-off completes at once here: the shard lands where its pin says.
+      const accepted = request.body.shardIds.filter((shard) => cluster.hosts.has(shard));
+      for (const shard of accepted) {
+        const pin = cluster.placements.get(shard);
+        if (pin) cluster.hosts.set(shard, pin.target);
+      }
+      return reply
+        .code(202)
+        .send({ accepted, homeless: request.body.shardIds.filter((shard) => !cluster.hosts.has(shard)) });
+    },
+  );
 }
 
 /** Cordon, uncordon and drain as the real API answers them; a drain moves the node's shards to the next node. */
 function registerFakeMemberRoutes(app: FastifyInstance, cluster: FakeCluster, write: object): void {
   const path = '/actor-ts/cluster/members/:address';
   const member = (address: string): string => {
-    if (!(NODES as readonly string[]).includes(address)) throw new FakeHttpError(404, 'unknown_member', `${address} is not a member of this cluster`);
+    if (!(NODES as readonly string[]).includes(address))
+      throw new FakeHttpError(404, 'unknown_member', `${address} is not a member of this cluster`);
     return address;
   };
   app.post<{ Params: { address: string } }>(`${path}/cordon`, write, async (request, reply) => {
     const address = member(request.params.address);
     cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
     cluster.cordoned.add(address);
-    return reply.code(202).send({ address, cordoned: true, by: null, reason: null, hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] } });
+    return reply.code(202).send({
+      address,
+      cordoned: true,
+      by: null,
+      reason: null,
+      hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] },
+    });
   });
   app.delete<{ Params: { address: string } }>(`${path}/cordon`, write, async (request, reply) => {
     const address = member(request.params.address);
@@ -186,21 +270,36 @@ function registerFakeMemberRoutes(app: FastifyInstance, cluster: FakeCluster, wr
     if (!cluster.cordoned.delete(address)) throw new FakeHttpError(404, 'not_cordoned', `${address} is not cordoned`);
     return reply.code(204).send();
   });
-  app.post<{ Params: { address: string }; Body: { by?: string; reason?: string } | undefined }>(`${path}/drain`, write, async (request, reply) => {
-    const address = member(request.params.address);
-    cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
-    cluster.audit.unshift({ at: new Date().toISOString(), action: 'drain', address, by: request.body?.by ?? null, reason: request.body?.reason ?? null });
-    cluster.cordoned.add(address);
-    const to = NODES.find((node) => !cluster.cordoned.has(node)) ?? null;
-    const moves = [...cluster.hosts].filter(([, host]) => host === address).map(([shardId]) => ({ shardId, from: address, to }));
-    for (const move of moves) if (to !== null) cluster.hosts.set(move.shardId, to);
-    return reply.code(202).send({ address, cordon: { address, cordoned: true }, moves: { [TYPE]: moves }, warnings: [] });
-  });
+  app.post<{ Params: { address: string }; Body: { by?: string; reason?: string } | undefined }>(
+    `${path}/drain`,
+    write,
+    async (request, reply) => {
+      const address = member(request.params.address);
+      cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
+      cluster.audit.unshift({
+        at: new Date().toISOString(),
+        action: 'drain',
+        address,
+        by: request.body?.by ?? null,
+        reason: request.body?.reason ?? null,
+      });
+      cluster.cordoned.add(address);
+      const to = NODES.find((node) => !cluster.cordoned.has(node)) ?? null;
+      const moves = [...cluster.hosts]
+        .filter(([, host]) => host === address)
+        .map(([shardId]) => ({ shardId, from: address, to }));
+      for (const move of moves) if (to !== null) cluster.hosts.set(move.shardId, to);
+      return reply
+        .code(202)
+        .send({ address, cordon: { address, cordoned: true }, moves: { [TYPE]: moves }, warnings: [] });
+    },
+  );
 }
 
 /** A bearer check like the management server's: 401 `{ error: 'unauthorized' }`. */
 export function bearer(token: string) {
   return async (request: FastifyRequest): Promise<void> => {
-    if (request.headers.authorization !== `Bearer ${token}`) throw new FakeHttpError(401, 'unauthorized', 'missing or wrong bearer token');
+    if (request.headers.authorization !== `Bearer ${token}`)
+      throw new FakeHttpError(401, 'unauthorized', 'missing or wrong bearer token');
   };
 }

@@ -12,8 +12,18 @@ describe('console shard grid', () => {
   it('draws whole rows up to the highest shard seen, marking hosts, pins, misplaced pins and hand-offs', () => {
     const view: TypeView = {
       typeName: 'Counter',
-      locations: { regions: [{ address: A, shards: [3, 479] }, { address: B, shards: [7] }], handingOff: [7] },
-      placements: [{ shardId: 479, target: B }, { shardId: 3, target: A }, { shardId: 520, target: A }],
+      locations: {
+        regions: [
+          { address: A, shards: [3, 479] },
+          { address: B, shards: [7] },
+        ],
+        handingOff: [7],
+      },
+      placements: [
+        { shardId: 479, target: B },
+        { shardId: 3, target: A },
+        { shardId: 520, target: A },
+      ],
     };
     const layout = gridLayout(view, undefined);
     expect(layout.extent).toBe(550);
@@ -33,7 +43,10 @@ describe('console shard grid', () => {
   });
 
   it('takes the declared shard count when health gives one, and caps what it draws', () => {
-    const view: TypeView = { typeName: 'Counter', locations: { regions: [{ address: A, shards: [5] }], handingOff: [] } };
+    const view: TypeView = {
+      typeName: 'Counter',
+      locations: { regions: [{ address: A, shards: [5] }], handingOff: [] },
+    };
     const declared = declaredShards({ entityTypes: [{ typeName: 'Counter', numberOfShards: 12 }] }, 'Counter');
     expect(declared).toBe(12);
     expect(declaredShards({ entityTypes: { Counter: { numberOfShards: 1000 } } }, 'Counter')).toBe(1000);
@@ -44,7 +57,10 @@ describe('console shard grid', () => {
     expect(small.rows.map((row) => row.length)).toEqual([12]);
     expect(gridLayout({ typeName: 'Counter', locations: { regions: [], handingOff: [] } }, undefined).rows).toEqual([]);
 
-    const huge = gridLayout({ typeName: 'Counter', locations: { regions: [{ address: A, shards: [1, 20_000, 30_000] }], handingOff: [] } }, undefined);
+    const huge = gridLayout(
+      { typeName: 'Counter', locations: { regions: [{ address: A, shards: [1, 20_000, 30_000] }], handingOff: [] } },
+      undefined,
+    );
     expect(huge.extent).toBe(MAX_GRID_CELLS);
     expect(huge.beyond).toBe(2);
   });
@@ -53,9 +69,13 @@ describe('console shard grid', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.integer({ min: 0, max: 1500 }).map(String), fc.constantFrom(A, B)), (assignment) => {
         const byNode = new Map<string, number[]>();
-        for (const [shard, node] of Object.entries(assignment)) byNode.set(node, [...(byNode.get(node) ?? []), Number(shard)]);
+        for (const [shard, node] of Object.entries(assignment))
+          byNode.set(node, [...(byNode.get(node) ?? []), Number(shard)]);
         const layout = gridLayout(
-          { typeName: 'T', locations: { regions: [...byNode].map(([address, shards]) => ({ address, shards })), handingOff: [] } },
+          {
+            typeName: 'T',
+            locations: { regions: [...byNode].map(([address, shards]) => ({ address, shards })), handingOff: [] },
+          },
           undefined,
         );
         const cells = layout.rows.flat();
@@ -69,7 +89,11 @@ describe('console shard grid', () => {
 
   it('gives nodes colours in address order (ports as numbers), the same whatever order they come in', () => {
     const colours = nodeColours(['app@h:10000', 'app@h:9999', 'app@h:10000', 'app@g:1']);
-    expect([...colours]).toEqual([['app@g:1', 0], ['app@h:9999', 1], ['app@h:10000', 2]]);
+    expect([...colours]).toEqual([
+      ['app@g:1', 0],
+      ['app@h:9999', 1],
+      ['app@h:10000', 2],
+    ]);
     const many = nodeColours(Array.from({ length: 12 }, (_, i) => `app@h:${100 + i}`));
     expect(many.get('app@h:110')).toBe(0);
     expect(nodeColours(['app@h:2', 'app@h:1']).get('app@h:2')).toBe(1);

@@ -1,7 +1,14 @@
 // The console page's pure derivations: which types to show, where the coordinator is, shards per node, where a
 // pinned shard stands, and the dry run shown before a pin.
 import { describe, expect, it } from 'vitest';
-import { coordinatorOf, honoured, pinState, shardCounts, typesToShow, type MemberJson } from '../../src/management/console/page/model.js';
+import {
+  coordinatorOf,
+  honoured,
+  pinState,
+  shardCounts,
+  typesToShow,
+  type MemberJson,
+} from '../../src/management/console/page/model.js';
 import { dryRunLines, isWaiting, movesBetween } from '../../src/management/console/page/insight.js';
 
 const members: MemberJson[] = [
@@ -22,16 +29,35 @@ describe('console model', () => {
     expect(coordinatorOf(members)).toBe('app@127.0.0.1:2552');
     expect(coordinatorOf(members, undefined, 'app@127.0.0.1:2553')).toBe('app@127.0.0.1:2553');
     // Without upNumbers the lowest address wins, port compared as a number.
-    expect(coordinatorOf([{ address: 'a@h:10000', status: 'up' }, { address: 'a@h:9999', status: 'up' }])).toBe('a@h:9999');
+    expect(
+      coordinatorOf([
+        { address: 'a@h:10000', status: 'up' },
+        { address: 'a@h:9999', status: 'up' },
+      ]),
+    ).toBe('a@h:9999');
     expect(coordinatorOf([{ address: 'a@h:1', status: 'joining' }])).toBeUndefined();
   });
 
   it('counts shards per node over every type, and places pins relative to hosts', () => {
     const views = [
       { typeName: 'A', locations: { regions: [{ address: 'x', shards: [0, 1] }], handingOff: [] } },
-      { typeName: 'B', locations: { regions: [{ address: 'x', shards: [0] }, { address: 'y', shards: [1, 2] }], handingOff: [] } },
+      {
+        typeName: 'B',
+        locations: {
+          regions: [
+            { address: 'x', shards: [0] },
+            { address: 'y', shards: [1, 2] },
+          ],
+          handingOff: [],
+        },
+      },
     ];
-    expect(shardCounts(views)).toEqual(new Map([['x', 3], ['y', 2]]));
+    expect(shardCounts(views)).toEqual(
+      new Map([
+        ['x', 3],
+        ['y', 2],
+      ]),
+    );
     const hostOf = new Map([[1, 'y']]);
     expect(pinState({ shardId: 1, target: 'y' }, hostOf)).toBe('on-target');
     expect(pinState({ shardId: 1, target: 'x' }, hostOf)).toBe('elsewhere');
@@ -46,19 +72,29 @@ describe('console model', () => {
       locations: { regions: [{ address: 'app@127.0.0.1:2552', shards: [5] }], handingOff: [] },
       placements: [{ shardId: 5, target: 'app@127.0.0.1:2553' }],
     };
-    const moving = dryRunLines(view, 5, 'app@127.0.0.1:2553', { moves: [{ shardId: 5, from: 'app@127.0.0.1:2552', to: 'app@127.0.0.1:2553' }], warnings: [] });
+    const moving = dryRunLines(view, 5, 'app@127.0.0.1:2553', {
+      moves: [{ shardId: 5, from: 'app@127.0.0.1:2552', to: 'app@127.0.0.1:2553' }],
+      warnings: [],
+    });
     expect(moving.map((line) => line.text)).toEqual([
       'Shard 5 of Counter is on app@127.0.0.1:2552.',
       'It is already pinned to app@127.0.0.1:2553: the pin is rewritten.',
       'Shard 5 moves now from app@127.0.0.1:2552 to app@127.0.0.1:2553.',
     ]);
-    const homeless = dryRunLines(view, 5, 'zone=mars', { moves: [{ shardId: 5, from: 'app@127.0.0.1:2552', to: null }], withoutHome: [5], warnings: [{ message: 'w' }] });
+    const homeless = dryRunLines(view, 5, 'zone=mars', {
+      moves: [{ shardId: 5, from: 'app@127.0.0.1:2552', to: null }],
+      withoutHome: [5],
+      warnings: [{ message: 'w' }],
+    });
     expect(homeless.filter((line) => line.warning).map((line) => line.text)).toEqual([
       'It is pinned to app@127.0.0.1:2553: this pin replaces it.',
       'Shard 5 would leave app@127.0.0.1:2552 now and have no home: asks to it fail until a matching node joins.',
       'w',
     ]);
-    expect(dryRunLines(undefined, 3, 'app@127.0.0.1:2553', {}).map((line) => line.text)).toEqual(['Shard 3 of ? is not allocated.', 'Nothing moves now.']);
+    expect(dryRunLines(undefined, 3, 'app@127.0.0.1:2553', {}).map((line) => line.text)).toEqual([
+      'Shard 3 of ? is not allocated.',
+      'Nothing moves now.',
+    ]);
   });
 
   it('tells a require pin nobody satisfies (waiting) from an unallocated shard, and records moves between reads', () => {
@@ -67,10 +103,16 @@ describe('console model', () => {
     expect(isWaiting(pin, new Map(), up)).toBe(true);
     expect(isWaiting({ ...pin, mode: 'prefer' }, new Map(), up)).toBe(false);
     expect(isWaiting(pin, new Map(), [{ address: 'app@h:2', status: 'up', attributes: { zone: 'mars' } }])).toBe(false);
-    expect(isWaiting(pin, new Map(), [{ address: 'app@h:2', status: 'up', attributes: { zone: 'mars' }, cordoned: true }])).toBe(true);
+    expect(
+      isWaiting(pin, new Map(), [{ address: 'app@h:2', status: 'up', attributes: { zone: 'mars' }, cordoned: true }]),
+    ).toBe(true);
     expect(isWaiting(pin, new Map([[7, 'app@h:1']]), up)).toBe(false);
-    const at = (host: string) => [{ typeName: 'T', locations: { regions: [{ address: host, shards: [1] }], handingOff: [] } }];
-    expect(movesBetween(at('a@h:1'), at('a@h:2'), 5)).toEqual([{ typeName: 'T', shardId: 1, from: 'a@h:1', to: 'a@h:2', at: 5 }]);
+    const at = (host: string) => [
+      { typeName: 'T', locations: { regions: [{ address: host, shards: [1] }], handingOff: [] } },
+    ];
+    expect(movesBetween(at('a@h:1'), at('a@h:2'), 5)).toEqual([
+      { typeName: 'T', shardId: 1, from: 'a@h:1', to: 'a@h:2', at: 5 },
+    ]);
     expect(movesBetween(at('a@h:1'), at('a@h:1'), 5)).toEqual([]);
   });
 });

@@ -5,7 +5,13 @@
 import fc from 'fast-check';
 import * as Y from 'yjs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_AHEAD_MS, MAX_HLC_COUNTER, PlacementStore, PlacementStoreError, type Placement } from '../../crdt/index.js';
+import {
+  DEFAULT_MAX_AHEAD_MS,
+  MAX_HLC_COUNTER,
+  PlacementStore,
+  PlacementStoreError,
+  type Placement,
+} from '../../crdt/index.js';
 import { compareSlots, type Slot } from '../../crdt/slots.js';
 import { UpdatePool, asWireUpdate, prng, view } from './helpers.js';
 
@@ -46,12 +52,17 @@ describe('a member with a clock far ahead', () => {
         const clock = { t: 0 };
         const random = prng(seed);
         const skews = [fastSkew, ...saneSkews];
-        const stores = skews.map((skew, i) => new PlacementStore({ node: `node-${i}`, now: () => BASE + clock.t + skew }));
+        const stores = skews.map(
+          (skew, i) => new PlacementStore({ node: `node-${i}`, now: () => BASE + clock.t + skew }),
+        );
         const [fast, ...sane] = stores as [PlacementStore, ...PlacementStore[]];
         const fastCounts = fastSkew <= DEFAULT_MAX_AHEAD_MS;
         const pool = new UpdatePool(stores);
         if (forge) pool.updates.push(forgedUpdate());
-        const last = new Map<number, { target: string | null; placement: Placement | undefined; hlc: Placement['hlc']; slot: Slot }>();
+        const last = new Map<
+          number,
+          { target: string | null; placement: Placement | undefined; hlc: Placement['hlc']; slot: Slot }
+        >();
         for (const op of ops) {
           clock.t += op.advance;
           const store = stores[op.replica % stores.length] as PlacementStore;
@@ -60,10 +71,12 @@ describe('a member with a clock far ahead', () => {
             const slot = () => store.slotOf('T', op.shard, store.node) as Slot;
             if (op.remove) {
               const hlc = store.remove('T', op.shard);
-              if (store !== fast || fastCounts) keep(last, op.shard, { target: null, placement: undefined, hlc, slot: slot() });
+              if (store !== fast || fastCounts)
+                keep(last, op.shard, { target: null, placement: undefined, hlc, slot: slot() });
             } else {
               const placement = store.set('T', op.shard, op.target);
-              if (store !== fast || fastCounts) keep(last, op.shard, { target: op.target, placement, hlc: placement.hlc, slot: slot() });
+              if (store !== fast || fastCounts)
+                keep(last, op.shard, { target: op.target, placement, hlc: placement.hlc, slot: slot() });
             }
           } catch (error) {
             // Only the member beyond the representable range may fail, and then with the typed error.

@@ -52,7 +52,11 @@ describe('a far-future timestamp cannot freeze a shard or stall replication', ()
     for (const store of stores) store.applyUpdate(evil);
     for (const store of stores) {
       expect(store.snapshot('T').placements.has(0)).toBe(false);
-      expect(store.stats()).toMatchObject({ rejectedUpdates: 0, quarantinedValues: 1, rejectedValues: { outOfRange: 1, aheadOfClock: 0 } });
+      expect(store.stats()).toMatchObject({
+        rejectedUpdates: 0,
+        quarantinedValues: 1,
+        rejectedValues: { outOfRange: 1, aheadOfClock: 0 },
+      });
     }
 
     const write = a.set('T', 0, 'app@a:1');
@@ -77,7 +81,9 @@ describe('a far-future timestamp cannot freeze a shard or stall replication', ()
     const store = new PlacementStore({ node: 'a', now: () => MAX_HLC_WALL_MS + 1 });
     const updates: Uint8Array[] = [];
     store.onUpdate((update) => updates.push(update));
-    expect(() => store.set('T', 1, 'x')).toThrow(expect.objectContaining({ name: 'PlacementStoreError', code: 'hlc_out_of_range' }));
+    expect(() => store.set('T', 1, 'x')).toThrow(
+      expect.objectContaining({ name: 'PlacementStoreError', code: 'hlc_out_of_range' }),
+    );
     expect(() => store.remove('T', 1)).toThrow(PlacementStoreError);
     expect(() => store.setMany('T', [{ shardId: 2, target: 'y' }])).toThrow(PlacementStoreError);
     expect(updates).toEqual([]);
@@ -109,7 +115,11 @@ describe('a far-future timestamp cannot freeze a shard or stall replication', ()
     const mine = local.set('T', 4, 'mine');
     expect(mine.hlc.wallMs).toBe(10 * HOUR); // the clock did not follow the held values
     expect(local.snapshot('T').placements.get(4)).toEqual(mine);
-    expect(local.stats()).toMatchObject({ heldValues: 3, rejectedValues: { outOfRange: 0, aheadOfClock: 3 }, rejectedUpdates: 0 });
+    expect(local.stats()).toMatchObject({
+      heldValues: 3,
+      rejectedValues: { outOfRange: 0, aheadOfClock: 3 },
+      rejectedUpdates: 0,
+    });
     const warnings = events.filter((e) => e.level === 'warn');
     expect(warnings.map((w) => (w.details as { node: string }).node).sort()).toEqual(['fast', 'faster']);
     expect(warnings[0]?.message).toMatch(/held until the clock is within 3600000 ms/);
@@ -130,7 +140,9 @@ describe('a far-future timestamp cannot freeze a shard or stall replication', ()
 
   it('maxAheadMs must be a finite number no smaller than maxDriftMs', () => {
     for (const maxAheadMs of [Number.NaN, Infinity, -1, 59_999]) {
-      expect(() => new PlacementStore({ node: 'a', maxAheadMs })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+      expect(() => new PlacementStore({ node: 'a', maxAheadMs })).toThrow(
+        expect.objectContaining({ code: 'invalid_option' }),
+      );
     }
     expect(() => new PlacementStore({ node: 'a', maxDriftMs: 10, maxAheadMs: 10 })).not.toThrow();
   });
@@ -212,7 +224,10 @@ describe('the replicator does not stall on a refused value, and reports when it 
     const { net, stores, replicator } = mesh(['a', 'b', 'c']);
     const [a, b, c] = stores as [PlacementStore, PlacementStore, PlacementStore];
     // the far-future value arrives at a as a push from a hostile peer, and spreads by relay
-    replicator('a').receive('x', Uint8Array.from([2, ...lengthPrefixed(forged('evil', 0, Number.MAX_SAFE_INTEGER, MAX_HLC_COUNTER))]));
+    replicator('a').receive(
+      'x',
+      Uint8Array.from([2, ...lengthPrefixed(forged('evil', 0, Number.MAX_SAFE_INTEGER, MAX_HLC_COUNTER))]),
+    );
     net.flush();
     const first = a.set('T', 0, 'app@a:1');
     const second = a.set('T', 1, 'app@a:2');
@@ -240,12 +255,18 @@ describe('the replicator does not stall on a refused value, and reports when it 
     expect(b.stats().awaitingMissingUpdates).toBe(true);
     replicator('a').antiEntropy(); // a's step 1 tells b what a has; b answers a, but is itself still behind
     net.queue.splice(0).forEach(({ from, to, bytes }) => net.replicators.get(to)?.receive(from, bytes));
-    expect(replicator('b').stats()).toMatchObject({ peersBehind: 1, peers: [expect.objectContaining({ peer: 'a', behind: true })] });
+    expect(replicator('b').stats()).toMatchObject({
+      peersBehind: 1,
+      peers: [expect.objectContaining({ peer: 'a', behind: true })],
+    });
     replicator('b').antiEntropy();
     net.flush();
     expect(b.snapshot('T').placements.get(1)?.target).toBe('arrives');
     expect(b.stats().awaitingMissingUpdates).toBe(false);
-    expect(replicator('b').stats()).toMatchObject({ peersBehind: 0, peers: [expect.objectContaining({ peer: 'a', behind: false, synced: true })] });
+    expect(replicator('b').stats()).toMatchObject({
+      peersBehind: 0,
+      peers: [expect.objectContaining({ peer: 'a', behind: false, synced: true })],
+    });
   });
 });
 

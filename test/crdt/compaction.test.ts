@@ -29,7 +29,12 @@ function pull(to: PlacementStore, from: PlacementStore): void {
 }
 
 /** A base of one type with the given string table and slots of [shardId, writer ref, target ref]. */
-function base(strings: readonly string[], typeName: string, slots: ReadonlyArray<readonly [number, number, number]>, count = slots.length): Uint8Array {
+function base(
+  strings: readonly string[],
+  typeName: string,
+  slots: ReadonlyArray<readonly [number, number, number]>,
+  count = slots.length,
+): Uint8Array {
   return encoding.encode((e) => {
     encoding.writeVarUint(e, strings.length);
     for (const text of strings) encoding.writeVarString(e, text);
@@ -74,7 +79,14 @@ describe('PlacementStore.compact', () => {
     expect(view(store)).toEqual(shown);
     const after = store.encodeDiff(EMPTY_STATE_VECTOR).length;
     expect(after * 10).toBeLessThan(before);
-    expect(store.stats()).toMatchObject({ generation: 1, baseSlots: 50, slots: 0, documentItems: 0, compactions: 1, previousGeneration: 0 });
+    expect(store.stats()).toMatchObject({
+      generation: 1,
+      baseSlots: 50,
+      slots: 0,
+      documentItems: 0,
+      compactions: 1,
+      previousGeneration: 0,
+    });
   });
 
   it('lets a fresh replica bootstrap from the compacted state, and writes continue on the new document', () => {
@@ -182,7 +194,9 @@ describe('PlacementStore.compact', () => {
 
   it('rejects an invalid compactAfterItems', () => {
     for (const bad of [0, -1, 1.5, Number.NaN, '10']) {
-      expect(() => new PlacementStore({ node: 'a', compactAfterItems: bad as number })).toThrow(/compactAfterItems must be/);
+      expect(() => new PlacementStore({ node: 'a', compactAfterItems: bad as number })).toThrow(
+        /compactAfterItems must be/,
+      );
     }
   });
 });
@@ -198,7 +212,11 @@ describe('malformed bases change nothing', () => {
   ])('rejects a base with %s', (_, base, message) => {
     const { store } = clocked('a');
     store.set(T, 1, 'app@10.0.0.1:7701');
-    const before = { view: view(store), vector: store.encodeStateVector(), state: store.encodeDiff(EMPTY_STATE_VECTOR) };
+    const before = {
+      view: view(store),
+      vector: store.encodeStateVector(),
+      state: store.encodeDiff(EMPTY_STATE_VECTOR),
+    };
     let code: PlacementStoreErrorCode | undefined;
     try {
       store.applyUpdate(v2Update(3, base));
@@ -239,7 +257,8 @@ describe('replicators across generations', () => {
       });
       net.replicators.set(store.node, replicator);
     }
-    for (const store of stores) for (const peer of stores) if (peer !== store) net.replicators.get(store.node)?.addPeer(peer.node);
+    for (const store of stores)
+      for (const peer of stores) if (peer !== store) net.replicators.get(store.node)?.addPeer(peer.node);
     net.flush();
     const [a, b, c] = stores as [PlacementStore, PlacementStore, PlacementStore];
     overwrite(a, 300, 30);

@@ -98,18 +98,30 @@ function phasedCluster(scenario: { replicas: number; skews: number[]; seed: numb
 }
 
 /** The faults of one phase: the partition group of each of (at most) 5 replicas, and the share of frames lost. */
-const PHASE_FAULTS = { groups: fc.array(fc.nat(1), { minLength: 5, maxLength: 5 }), dropRate: fc.constantFrom(0, 0.3, 0.7) };
+const PHASE_FAULTS = {
+  groups: fc.array(fc.nat(1), { minLength: 5, maxLength: 5 }),
+  dropRate: fc.constantFrom(0, 0.3, 0.7),
+};
 
 /** Checks `check` on RUNS random phased clusters of 2 to `maxReplicas` replicas going through phases from `phaseArb`. */
-function assertPhased<P>(phaseArb: fc.Arbitrary<P>, maxReplicas: number, check: (cluster: ReturnType<typeof phasedCluster>, phases: P[]) => void): void {
+function assertPhased<P>(
+  phaseArb: fc.Arbitrary<P>,
+  maxReplicas: number,
+  check: (cluster: ReturnType<typeof phasedCluster>, phases: P[]) => void,
+): void {
   fc.assert(
-    fc.property(phasedScenarioArb(phaseArb, maxReplicas), (scenario) => check(phasedCluster(scenario), scenario.phases)),
+    fc.property(phasedScenarioArb(phaseArb, maxReplicas), (scenario) =>
+      check(phasedCluster(scenario), scenario.phases),
+    ),
     { numRuns: RUNS },
   );
 }
 
 /** Enters a phase: replica i is in partition group `groups[i]`, and `dropRate` of the frames are lost. */
-function enterPhase({ net, names }: ReturnType<typeof phasedCluster>, phase: { groups: number[]; dropRate: number }): void {
+function enterPhase(
+  { net, names }: ReturnType<typeof phasedCluster>,
+  phase: { groups: number[]; dropRate: number },
+): void {
   net.partition = new Map(names.map((name, i) => [name, phase.groups[i] ?? 0]));
   net.dropRate = phase.dropRate;
 }
@@ -243,7 +255,11 @@ describe('placement store properties', () => {
       const converged = () =>
         stores.every((s) => s.stats().slots === (stores[0] as PlacementStore).stats().slots) &&
         stores.every((s) => JSON.stringify(view(s)) === JSON.stringify(view(stores[0] as PlacementStore))) &&
-        stores.every((s) => JSON.stringify([...stateVectorOf(s)].sort()) === JSON.stringify([...stateVectorOf(stores[0] as PlacementStore)].sort()));
+        stores.every(
+          (s) =>
+            JSON.stringify([...stateVectorOf(s)].sort()) ===
+            JSON.stringify([...stateVectorOf(stores[0] as PlacementStore)].sort()),
+        );
       healAndSettle(cluster, converged);
       const expected = lastWriterWins(writes);
       for (const store of stores) expect(view(store)).toEqual(expected);
@@ -277,10 +293,12 @@ describe('placement store properties', () => {
         net.flush();
       }
       const first = stores[0] as PlacementStore;
-      healAndSettle(cluster, () =>
-        stores.every((s) => s.generation === first.generation) &&
-        stores.every((s) => JSON.stringify(view(s)) === JSON.stringify(view(first))) &&
-        stores.every((s) => equalBytes(s.encodeStateVector(), first.encodeStateVector())),
+      healAndSettle(
+        cluster,
+        () =>
+          stores.every((s) => s.generation === first.generation) &&
+          stores.every((s) => JSON.stringify(view(s)) === JSON.stringify(view(first))) &&
+          stores.every((s) => equalBytes(s.encodeStateVector(), first.encodeStateVector())),
       );
       for (const store of stores) expect(view(store)).toEqual(lastWriterWins(writes));
       if (compactions > 0) expect(first.generation).toBeGreaterThan(0);

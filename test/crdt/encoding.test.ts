@@ -14,9 +14,14 @@ describe('update encoding', () => {
     (writers[0] as PlacementStore).onUpdate((u, origin) => origin === 'local' && local.push(u));
     for (let step = 0; step < 5_000; step++) {
       t += 1;
-      (writers[step % 5] as PlacementStore).set('Counter', Math.floor(random() * 100), `app@10.0.0.${1 + (step % 3)}:7701`);
+      (writers[step % 5] as PlacementStore).set(
+        'Counter',
+        Math.floor(random() * 100),
+        `app@10.0.0.${1 + (step % 3)}:7701`,
+      );
       if (step % 500 === 499) {
-        for (const a of writers) for (const b of writers) if (a !== b) b.applyUpdate(a.encodeDiff(b.encodeStateVector()));
+        for (const a of writers)
+          for (const b of writers) if (a !== b) b.applyUpdate(a.encodeDiff(b.encodeStateVector()));
       }
     }
     const v2 = documentOf((writers[0] as PlacementStore).encodeDiff(EMPTY_STATE_VECTOR));
@@ -41,9 +46,14 @@ describe('corrupted updates', () => {
     for (let i = 0; i < 30; i++) {
       t += 3;
       (writers[i % 3] as PlacementStore).set('Counter', i % 4, `app@10.0.0.${i % 5}:7701`);
-      if (i % 7 === 0) for (const a of writers) for (const b of writers) if (a !== b) b.applyUpdate(a.encodeDiff(b.encodeStateVector()));
+      if (i % 7 === 0)
+        for (const a of writers)
+          for (const b of writers) if (a !== b) b.applyUpdate(a.encodeDiff(b.encodeStateVector()));
     }
-    const sources = [source.encodeDiff(EMPTY_STATE_VECTOR), (writers[0] as PlacementStore).encodeDiff(EMPTY_STATE_VECTOR)];
+    const sources = [
+      source.encodeDiff(EMPTY_STATE_VECTOR),
+      (writers[0] as PlacementStore).encodeDiff(EMPTY_STATE_VECTOR),
+    ];
     fc.assert(
       fc.property(
         fc.nat(1),

@@ -7,7 +7,13 @@ import { ManualTimers } from './helpers.js';
 
 function manualDefer() {
   const tasks: Array<() => void> = [];
-  return { defer: (run: () => void) => void tasks.push(run), runOne: () => tasks.shift()?.(), get pending() { return tasks.length; } };
+  return {
+    defer: (run: () => void) => void tasks.push(run),
+    runOne: () => tasks.shift()?.(),
+    get pending() {
+      return tasks.length;
+    },
+  };
 }
 
 describe('FrameInbox', () => {
@@ -37,17 +43,27 @@ describe('FrameInbox', () => {
 describe('a replicator receiving a large update', () => {
   it('applies it in a later macrotask, not in the turn it arrived', () => {
     const source = new PlacementStore({ node: 'w' });
-    source.setMany('T', Array.from({ length: 5_000 }, (_, shardId) => ({ shardId, target: `target-${shardId % 7}` })));
+    source.setMany(
+      'T',
+      Array.from({ length: 5_000 }, (_, shardId) => ({ shardId, target: `target-${shardId % 7}` })),
+    );
     const store = new PlacementStore({ node: 'r' });
     const turns = manualDefer();
     const timers = new ManualTimers();
-    const replicator = new PlacementReplicator(store, { send: () => undefined }, {
-      setInterval: timers.setInterval,
-      clearInterval: timers.clearInterval,
-      yieldAboveBytes: 10_000,
-      defer: turns.defer,
+    const replicator = new PlacementReplicator(
+      store,
+      { send: () => undefined },
+      {
+        setInterval: timers.setInterval,
+        clearInterval: timers.clearInterval,
+        yieldAboveBytes: 10_000,
+        defer: turns.defer,
+      },
+    );
+    const frame = encodeSyncFrame({
+      kind: 'update',
+      update: source.encodeDiff(new PlacementStore({ node: 'x' }).encodeStateVector()),
     });
-    const frame = encodeSyncFrame({ kind: 'update', update: source.encodeDiff(new PlacementStore({ node: 'x' }).encodeStateVector()) });
     expect(frame.length).toBeGreaterThan(10_000);
     replicator.receive('w', frame);
     expect(store.snapshot('T').placements.size).toBe(0);

@@ -28,7 +28,13 @@ function mesh(names: readonly string[], seed = 7) {
       net.flush();
     }
   };
-  return { net, stores, events, settle, replicator: (name: string) => net.replicators.get(name) as PlacementReplicator };
+  return {
+    net,
+    stores,
+    events,
+    settle,
+    replicator: (name: string) => net.replicators.get(name) as PlacementReplicator,
+  };
 }
 
 /** A well-formed update (a real write of `writer`) claiming `generation`: 56 bytes or so, like the issue's. */
@@ -50,7 +56,9 @@ describe('generation bound (issue 27 case 3)', () => {
     replicator('a').receive('mallory', encodeSyncFrame({ kind: 'update', update: forgedUpdate(POISON) }));
     expect(a.generation).toBe(0);
     expect(replicator('a').stats().framesRejected).toBe(1);
-    expect(events.some((e) => (e.details as { code?: string } | undefined)?.code === 'implausible_generation')).toBe(true);
+    expect(events.some((e) => (e.details as { code?: string } | undefined)?.code === 'implausible_generation')).toBe(
+      true,
+    );
     a.compact();
     b.set('T', 2, 'b-target');
     c.set('T', 3, 'c-target');
@@ -67,7 +75,8 @@ describe('generation bound (issue 27 case 3)', () => {
     const { stores, settle, replicator } = mesh(['a', 'b', 'c']);
     const [a, b] = stores as [PlacementStore, PlacementStore];
     // Sent "from b": a trusts b for one generation more per frame, not for 2^53.
-    for (let i = 0; i < 5; i++) replicator('a').receive('b', encodeSyncFrame({ kind: 'update', update: forgedUpdate(POISON, 'b') }));
+    for (let i = 0; i < 5; i++)
+      replicator('a').receive('b', encodeSyncFrame({ kind: 'update', update: forgedUpdate(POISON, 'b') }));
     expect(a.generation).toBe(0);
     expect(a.snapshot('T').placements.has(1)).toBe(false);
     b.compact();

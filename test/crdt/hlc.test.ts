@@ -1,7 +1,14 @@
 // Hybrid logical clock: ordering, successor, tick/receive cases, counter carry, drift refusal, bad input.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HybridLogicalClock, MAX_HLC_COUNTER, PlacementStoreError, compareHlc, successor, type Hlc } from '../../crdt/index.js';
+import {
+  HybridLogicalClock,
+  MAX_HLC_COUNTER,
+  PlacementStoreError,
+  compareHlc,
+  successor,
+  type Hlc,
+} from '../../crdt/index.js';
 
 const hlcArb = fc.record({
   wallMs: fc.integer({ min: 0, max: 2 ** 48 }),
@@ -38,7 +45,11 @@ describe('compareHlc', () => {
 describe('successor', () => {
   it('is the next counter step of the writing node, carrying into wallMs at 65535', () => {
     expect(successor({ wallMs: 10, counter: 3, node: 'b' }, 'a')).toEqual({ wallMs: 10, counter: 4, node: 'a' });
-    expect(successor({ wallMs: 10, counter: MAX_HLC_COUNTER, node: 'b' }, 'a')).toEqual({ wallMs: 11, counter: 0, node: 'a' });
+    expect(successor({ wallMs: 10, counter: MAX_HLC_COUNTER, node: 'b' }, 'a')).toEqual({
+      wallMs: 11,
+      counter: 0,
+      node: 'a',
+    });
   });
 
   it('is always strictly greater, whatever the writer name', () => {
@@ -86,7 +97,11 @@ describe('HybridLogicalClock', () => {
         fc.array(
           fc.oneof(
             fc.record({ kind: fc.constant('tick' as const), now: fc.integer({ min: 0, max: 10_000 }) }),
-            fc.record({ kind: fc.constant('receive' as const), now: fc.integer({ min: 0, max: 10_000 }), remote: hlcArb.map((h) => ({ ...h, wallMs: h.wallMs % 12_000 })) }),
+            fc.record({
+              kind: fc.constant('receive' as const),
+              now: fc.integer({ min: 0, max: 10_000 }),
+              remote: hlcArb.map((h) => ({ ...h, wallMs: h.wallMs % 12_000 })),
+            }),
           ),
           { maxLength: 40 },
         ),
@@ -111,7 +126,11 @@ describe('HybridLogicalClock', () => {
 
   it('does not move for a remote timestamp more than maxDriftMs ahead, and reports it', () => {
     const drifts: Hlc[] = [];
-    const clock = new HybridLogicalClock('a', { now: () => 1_000, maxDriftMs: 500, onDrift: (remote) => drifts.push(remote) });
+    const clock = new HybridLogicalClock('a', {
+      now: () => 1_000,
+      maxDriftMs: 500,
+      onDrift: (remote) => drifts.push(remote),
+    });
     const far = { wallMs: 1_501, counter: 0, node: 'b' };
     expect(clock.receive(far)).toEqual({ wallMs: 1_000, counter: 0, node: 'a' });
     expect(clock.tick()).toEqual({ wallMs: 1_000, counter: 1, node: 'a' });
@@ -142,7 +161,11 @@ describe('HybridLogicalClock', () => {
     expect(clock.tick()).toEqual({ wallMs: 5, counter: 0, node: 'a' });
     expect(() => new HybridLogicalClock('')).toThrow(PlacementStoreError);
     expect(() => new HybridLogicalClock('a\u0000b')).toThrow(expect.objectContaining({ code: 'invalid_option' }));
-    expect(() => new HybridLogicalClock('a', { maxDriftMs: -1 })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
-    expect(() => new HybridLogicalClock('a', { now: () => Number.NaN }).tick()).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    expect(() => new HybridLogicalClock('a', { maxDriftMs: -1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_option' }),
+    );
+    expect(() => new HybridLogicalClock('a', { now: () => Number.NaN }).tick()).toThrow(
+      expect.objectContaining({ code: 'invalid_option' }),
+    );
   });
 });

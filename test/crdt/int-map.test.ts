@@ -14,25 +14,28 @@ const keyArb = fc.oneof(
 describe('IntMap (persistent snapshot map)', () => {
   it('behaves like a Map under random sets and deletes, and old versions never change', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(keyArb, fc.option(fc.string({ maxLength: 3 }), { nil: undefined })), { maxLength: 60 }), (ops) => {
-        let map = IntMap.empty<string>();
-        const model = new Map<number, string>();
-        const history: Array<[IntMap<string>, Array<[number, string]>]> = [];
-        for (const [key, value] of ops) {
-          map = map.with(key, value);
-          if (value === undefined) model.delete(key);
-          else model.set(key, value);
-          history.push([map, [...model].sort((a, b) => a[0] - b[0])]);
-        }
-        for (const [version, expected] of history) {
-          expect([...version]).toEqual(expected);
-          expect(version.size).toBe(expected.length);
-          for (const [k, v] of expected) expect(version.get(k)).toBe(v);
-          for (const [k] of ops) if (!expected.some(([key]) => key === k)) expect(version.get(k)).toBeUndefined();
-        }
-        expect([...map.keys()]).toEqual([...model.keys()].sort((a, b) => a - b));
-        expect([...map.values()]).toEqual([...model].sort((a, b) => a[0] - b[0]).map(([, v]) => v));
-      }),
+      fc.property(
+        fc.array(fc.tuple(keyArb, fc.option(fc.string({ maxLength: 3 }), { nil: undefined })), { maxLength: 60 }),
+        (ops) => {
+          let map = IntMap.empty<string>();
+          const model = new Map<number, string>();
+          const history: Array<[IntMap<string>, Array<[number, string]>]> = [];
+          for (const [key, value] of ops) {
+            map = map.with(key, value);
+            if (value === undefined) model.delete(key);
+            else model.set(key, value);
+            history.push([map, [...model].sort((a, b) => a[0] - b[0])]);
+          }
+          for (const [version, expected] of history) {
+            expect([...version]).toEqual(expected);
+            expect(version.size).toBe(expected.length);
+            for (const [k, v] of expected) expect(version.get(k)).toBe(v);
+            for (const [k] of ops) if (!expected.some(([key]) => key === k)) expect(version.get(k)).toBeUndefined();
+          }
+          expect([...map.keys()]).toEqual([...model.keys()].sort((a, b) => a - b));
+          expect([...map.values()]).toEqual([...model].sort((a, b) => a[0] - b[0]).map(([, v]) => v));
+        },
+      ),
       { numRuns: 300 },
     );
   });

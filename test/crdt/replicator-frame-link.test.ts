@@ -7,7 +7,10 @@ import { ManualTimers, recordingLog } from './helpers.js';
 /** Two replicas whose frame links deliver into each other's receiveFrame, synchronously. */
 function pair() {
   const timers = new ManualTimers();
-  const stores = { a: new PlacementStore({ node: 'a', now: () => 1_000 }), b: new PlacementStore({ node: 'b', now: () => 2_000 }) };
+  const stores = {
+    a: new PlacementStore({ node: 'a', now: () => 1_000 }),
+    b: new PlacementStore({ node: 'b', now: () => 2_000 }),
+  };
   const sent: Array<{ from: string; to: string; frame: SyncFrame }> = [];
   const replicators = new Map<string, PlacementReplicator>();
   const { events, log } = recordingLog();
@@ -39,7 +42,9 @@ describe('PlacementReplicator over a frame link', () => {
     stores.b.set('T', 2, 'y');
     stores.a.set('T', 2, 'z');
     expect(sent.length).toBeGreaterThan(0);
-    expect(sent.every(({ frame }) => frame.kind === 'step1' || frame.kind === 'step2' || frame.kind === 'update')).toBe(true);
+    expect(sent.every(({ frame }) => frame.kind === 'step1' || frame.kind === 'step2' || frame.kind === 'update')).toBe(
+      true,
+    );
     for (const store of [stores.a, stores.b]) {
       expect(store.snapshot('T').placements.get(1)?.target).toBe('x');
       expect(store.snapshot('T').placements.get(2)?.target).toBe('z');
@@ -59,6 +64,8 @@ describe('PlacementReplicator over a frame link', () => {
   });
 
   it('refuses a link with neither send nor sendFrame', () => {
-    expect(() => new PlacementReplicator(new PlacementStore({ node: 'a' }), {} as never)).toThrow(/send\(peer, bytes\) or a sendFrame/);
+    expect(() => new PlacementReplicator(new PlacementStore({ node: 'a' }), {} as never)).toThrow(
+      /send\(peer, bytes\) or a sendFrame/,
+    );
   });
 });

@@ -103,8 +103,16 @@ describe('PlacementReplicator', () => {
       return encodeSyncFrame({ kind: 'update', update: updates[0] as Uint8Array });
     };
     const peers = Array.from({ length: 10 }, (_, i) => `p${i}`);
-    for (const [fanout, expected] of [[undefined, 3], [1, 1], [0, 0], [Infinity, 9]] as const) {
-      const { store, sent, replicator } = recorded('a', { random: prng(7), ...(fanout !== undefined ? { relayFanout: fanout } : {}) });
+    for (const [fanout, expected] of [
+      [undefined, 3],
+      [1, 1],
+      [0, 0],
+      [Infinity, 9],
+    ] as const) {
+      const { store, sent, replicator } = recorded('a', {
+        random: prng(7),
+        ...(fanout !== undefined ? { relayFanout: fanout } : {}),
+      });
       for (const peer of peers) replicator.addPeer(peer);
       sent.length = 0;
       replicator.receive('p4', updateFrom('z'));
@@ -139,7 +147,11 @@ describe('PlacementReplicator', () => {
     const store = new PlacementStore({ node: 'a', now: () => t });
     const sent: Sent[] = [];
     const timers = new ManualTimers();
-    const replicator = new PlacementReplicator(store, { send: (peer, bytes) => sent.push({ peer, frame: decodeSyncFrame(bytes) }) }, timers);
+    const replicator = new PlacementReplicator(
+      store,
+      { send: (peer, bytes) => sent.push({ peer, frame: decodeSyncFrame(bytes) }) },
+      timers,
+    );
     const other = new PlacementStore({ node: 'b', now: () => t });
     store.set('T', 1, 'x');
     other.applyUpdate(store.encodeDiff(other.encodeStateVector()));
@@ -172,7 +184,10 @@ describe('PlacementReplicator', () => {
     const sent: string[] = [];
     const link = { send: (peer: string) => sent.push(peer) };
     const slow = new PlacementReplicator(new PlacementStore({ node: 'a' }), link, { random: () => 0 });
-    const fast = new PlacementReplicator(new PlacementStore({ node: 'b' }), link, { random: () => 0, antiEntropyIntervalMs: 250 });
+    const fast = new PlacementReplicator(new PlacementStore({ node: 'b' }), link, {
+      random: () => 0,
+      antiEntropyIntervalMs: 250,
+    });
     slow.addPeer('slow-peer');
     fast.addPeer('fast-peer');
     sent.length = 0;
@@ -231,7 +246,9 @@ describe('PlacementReplicator', () => {
     expect(store.encodeStateVector()).toEqual(before.stateVector);
     const warnings = events.filter((e) => e.level === 'warn');
     expect(warnings).toHaveLength(bad.length + 1);
-    expect(warnings[1]?.message).toMatch(/rejected placement sync frame from "b": sync frame rejected: unknown message type 7/);
+    expect(warnings[1]?.message).toMatch(
+      /rejected placement sync frame from "b": sync frame rejected: unknown message type 7/,
+    );
     expect(warnings.map((w) => (w.details as { code?: string }).code)).toContain('malformed_update');
     // a good frame after all that still works
     replicator.receive('b', encodeSyncFrame({ kind: 'update', update: goodUpdate }));
@@ -303,9 +320,15 @@ describe('PlacementReplicator', () => {
   it('rejects bad options', () => {
     const store = new PlacementStore({ node: 'a' });
     const link = { send: () => {} };
-    expect(() => new PlacementReplicator(store, link, { antiEntropyIntervalMs: 0 })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
-    expect(() => new PlacementReplicator(store, link, { maxFrameBytes: -1 })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
-    expect(() => new PlacementReplicator(store, {} as typeof link)).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    expect(() => new PlacementReplicator(store, link, { antiEntropyIntervalMs: 0 })).toThrow(
+      expect.objectContaining({ code: 'invalid_option' }),
+    );
+    expect(() => new PlacementReplicator(store, link, { maxFrameBytes: -1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_option' }),
+    );
+    expect(() => new PlacementReplicator(store, {} as typeof link)).toThrow(
+      expect.objectContaining({ code: 'invalid_option' }),
+    );
     const timers = new ManualTimers();
     const replicator = new PlacementReplicator(store, link, timers);
     expect(() => replicator.addPeer('')).toThrow(expect.objectContaining({ code: 'invalid_option' }));

@@ -73,7 +73,11 @@ describe('slot meta', () => {
   it('reads a version-2 value (three elements) as a placement without meta', () => {
     const store = clocked('a');
     store.applyUpdate(rawSlot([A, 900, 0]));
-    expect(store.snapshot(T).placements.get(1)).toEqual({ target: A, hlc: { wallMs: 900, counter: 0, node: 'w' }, writer: 'w' });
+    expect(store.snapshot(T).placements.get(1)).toEqual({
+      target: A,
+      hlc: { wallMs: 900, counter: 0, node: 'w' },
+      writer: 'w',
+    });
   });
 
   it.each<[string, unknown]>([
@@ -97,10 +101,21 @@ describe('slot meta', () => {
 
   it('rejects bad meta on a local write and writes nothing', () => {
     const store = clocked('a');
-    const bad = [{}, { 'x y': 1 }, { n: Number.NaN }, { s: 's'.repeat(MAX_META_STRING_LENGTH + 1) }, Object.create({ inherited: 1 }) as object];
+    const bad = [
+      {},
+      { 'x y': 1 },
+      { n: Number.NaN },
+      { s: 's'.repeat(MAX_META_STRING_LENGTH + 1) },
+      Object.create({ inherited: 1 }) as object,
+    ];
     for (const meta of bad) {
       expect(() => store.set(T, 1, A, meta as Record<string, string>)).toThrow(/meta/);
-      expect(() => store.setMany(T, [{ shardId: 2, target: A }, { shardId: 1, target: A, meta: meta as Record<string, string> }])).toThrow(/meta/);
+      expect(() =>
+        store.setMany(T, [
+          { shardId: 2, target: A },
+          { shardId: 1, target: A, meta: meta as Record<string, string> },
+        ]),
+      ).toThrow(/meta/);
     }
     expect(store.snapshot(T).placements.size).toBe(0);
   });
@@ -126,7 +141,9 @@ describe('slot meta', () => {
       writer: fc.nat({ max: 2 }),
       shardId: fc.nat({ max: 4 }),
       kind: fc.constantFrom('set', 'remove', 'compact', 'sync'),
-      meta: fc.option(fc.record({ reason: fc.string({ maxLength: 5 }), expiresAt: fc.nat({ max: 10 }) }), { nil: undefined }),
+      meta: fc.option(fc.record({ reason: fc.string({ maxLength: 5 }), expiresAt: fc.nat({ max: 10 }) }), {
+        nil: undefined,
+      }),
       peer: fc.nat({ max: 2 }),
     });
     fc.assert(
@@ -140,7 +157,11 @@ describe('slot meta', () => {
           else if (peer !== writer) sync(store, stores[peer] as PlacementStore);
         }
         for (let round = 0; round < 2; round++) for (const x of stores) for (const y of stores) if (x !== y) sync(x, y);
-        const views = stores.map((store) => JSON.stringify([...store.snapshot(T).placements].map(([shardId, p]) => [shardId, p.target, p.meta ?? null, p.writer])));
+        const views = stores.map((store) =>
+          JSON.stringify(
+            [...store.snapshot(T).placements].map(([shardId, p]) => [shardId, p.target, p.meta ?? null, p.writer]),
+          ),
+        );
         expect(views[1]).toBe(views[0]);
         expect(views[2]).toBe(views[0]);
       }),
@@ -149,6 +170,8 @@ describe('slot meta', () => {
   });
 
   it('metaProblem accepts the shapes the sharding layer writes', () => {
-    expect(metaProblem({ mode: 'require', expiresAt: 1_900_000_000_000, reason: 'r'.repeat(500), by: 'ops' })).toBeNull();
+    expect(
+      metaProblem({ mode: 'require', expiresAt: 1_900_000_000_000, reason: 'r'.repeat(500), by: 'ops' }),
+    ).toBeNull();
   });
 });

@@ -18,7 +18,17 @@ describe('slot encoding', () => {
   });
 
   it('rejects keys this store would never write', () => {
-    for (const key of ['1', '\u0000a', '01\u0000a', '-1\u0000a', '1.5\u0000a', '1\u0000', '1\u0000a\u0000b', '99999999999999999\u0000a', 'x\u0000a']) {
+    for (const key of [
+      '1',
+      '\u0000a',
+      '01\u0000a',
+      '-1\u0000a',
+      '1.5\u0000a',
+      '1\u0000',
+      '1\u0000a\u0000b',
+      '99999999999999999\u0000a',
+      'x\u0000a',
+    ]) {
       expect(parseSlotKey(key)).toBeNull();
     }
   });
@@ -27,7 +37,18 @@ describe('slot encoding', () => {
     const hlc = { wallMs: 1_700_000_000_000, counter: 3, node: 'a' };
     expect(decodeSlotValue(encodeSlotValue('t', hlc), 'a')).toEqual({ target: 't', hlc });
     expect(decodeSlotValue(encodeSlotValue(null, hlc), 'a')).toEqual({ target: null, hlc });
-    for (const bad of [null, [], ['t', 1], ['t', 1, 0, 0], ['', 1, 0], ['t', -1, 0], ['t', 1, 65_536], ['t', 1.5, 0], [3, 1, 0], { 0: 't', 1: 1, 2: 0 }]) {
+    for (const bad of [
+      null,
+      [],
+      ['t', 1],
+      ['t', 1, 0, 0],
+      ['', 1, 0],
+      ['t', -1, 0],
+      ['t', 1, 65_536],
+      ['t', 1.5, 0],
+      [3, 1, 0],
+      { 0: 't', 1: 1, 2: 0 },
+    ]) {
       expect(isSlotValue(bad)).toBe(false);
       expect(decodeSlotValue(bad, 'a')).toBeNull();
     }

@@ -48,12 +48,18 @@ describe('setMany: a bulk write is one transaction', () => {
     const a = new PlacementStore({ node: 'a' });
     const updates: Uint8Array[] = [];
     a.onUpdate((update) => updates.push(update));
-    expect(() => a.setMany('T', [{ shardId: 1, target: 'x' }, { shardId: -1, target: 'y' }])).toThrow(
-      expect.objectContaining({ code: 'invalid_shard_id' }),
-    );
-    expect(() => a.setMany('T', [{ shardId: 1, target: 'x' }, { shardId: 2, target: '' }])).toThrow(
-      expect.objectContaining({ code: 'invalid_target' }),
-    );
+    expect(() =>
+      a.setMany('T', [
+        { shardId: 1, target: 'x' },
+        { shardId: -1, target: 'y' },
+      ]),
+    ).toThrow(expect.objectContaining({ code: 'invalid_shard_id' }));
+    expect(() =>
+      a.setMany('T', [
+        { shardId: 1, target: 'x' },
+        { shardId: 2, target: '' },
+      ]),
+    ).toThrow(expect.objectContaining({ code: 'invalid_target' }));
     expect(() => a.setMany('T', null as unknown as [])).toThrow(PlacementStoreError);
     expect(updates).toHaveLength(0);
     expect(a.snapshot('T').placements.size).toBe(0);

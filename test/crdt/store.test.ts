@@ -28,7 +28,11 @@ describe('PlacementStore basics', () => {
   it('set returns what was written and the snapshot shows it', () => {
     const { a } = pair();
     const p = a.set('Counter', 42, 'app@10.0.0.2:7701');
-    expect(p).toEqual({ target: 'app@10.0.0.2:7701', hlc: { wallMs: 1_000_000, counter: 0, node: 'node-a' }, writer: 'node-a' });
+    expect(p).toEqual({
+      target: 'app@10.0.0.2:7701',
+      hlc: { wallMs: 1_000_000, counter: 0, node: 'node-a' },
+      writer: 'node-a',
+    });
     const snap = a.snapshot('Counter');
     expect(snap.version).toBe(1);
     expect(snap.placements.get(42)).toEqual(p);
@@ -117,7 +121,10 @@ describe('semantics 2: last writer wins, removal vs concurrent set by hlc', () =
     for (const removeLater of [true, false]) {
       let tA = 1_000;
       let tB = 1_000;
-      const { a, b } = pair(() => tA, () => tB);
+      const { a, b } = pair(
+        () => tA,
+        () => tB,
+      );
       a.set('T', 7, 'base');
       syncBoth(a, b);
       tA = removeLater ? 2_000 : 3_000;
@@ -177,7 +184,12 @@ describe('semantics 5: clock drift', () => {
 });
 
 describe('semantics 6: bad input throws a typed error and changes nothing', () => {
-  function expectUnchanged(store: PlacementStore, action: () => unknown, code: PlacementStoreErrorCode, message?: RegExp): void {
+  function expectUnchanged(
+    store: PlacementStore,
+    action: () => unknown,
+    code: PlacementStoreErrorCode,
+    message?: RegExp,
+  ): void {
     const snapshot = store.snapshot('T');
     const stateVector = store.encodeStateVector();
     const state = store.encodeDiff(EMPTY_STATE_VECTOR);
@@ -210,7 +222,12 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
   it('rejects shard ids that are not non-negative safe integers', () => {
     const s = seeded();
     for (const bad of [-1, 1.5, Number.NaN, Infinity, 2 ** 53, '3', null]) {
-      expectUnchanged(s, () => s.set('T', bad as number, 'x'), 'invalid_shard_id', /shardId must be a non-negative safe integer/);
+      expectUnchanged(
+        s,
+        () => s.set('T', bad as number, 'x'),
+        'invalid_shard_id',
+        /shardId must be a non-negative safe integer/,
+      );
       expectUnchanged(s, () => s.remove('T', bad as number), 'invalid_shard_id');
     }
   });
@@ -239,7 +256,12 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
     const target = new PlacementStore({ node: 'b' });
     target.set('T', 9, 'z');
     for (let n = 0; n < full.length; n++) {
-      expectUnchanged(target, () => target.applyUpdate(full.slice(0, n)), 'malformed_update', /placement update rejected/);
+      expectUnchanged(
+        target,
+        () => target.applyUpdate(full.slice(0, n)),
+        'malformed_update',
+        /placement update rejected/,
+      );
     }
     expect(target.stats().rejectedUpdates).toBe(full.length);
     target.applyUpdate(full);
@@ -258,8 +280,17 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
 
   it('rejects garbage and non-bytes', () => {
     const s = seeded();
-    expectUnchanged(s, () => s.applyUpdate(new Uint8Array([255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 1])), 'malformed_update');
-    expectUnchanged(s, () => s.applyUpdate('nope' as unknown as Uint8Array), 'malformed_update', /must be a Uint8Array/);
+    expectUnchanged(
+      s,
+      () => s.applyUpdate(new Uint8Array([255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 1])),
+      'malformed_update',
+    );
+    expectUnchanged(
+      s,
+      () => s.applyUpdate('nope' as unknown as Uint8Array),
+      'malformed_update',
+      /must be a Uint8Array/,
+    );
     expectUnchanged(s, () => s.encodeDiff(new Uint8Array([5, 1])), 'malformed_state_vector');
     expectUnchanged(s, () => s.encodeDiff(new Uint8Array([0, 7])), 'malformed_state_vector', /end of array/);
     expectUnchanged(s, () => s.encodeDiff(new Uint8Array([0, 0, 1, 0, 9])), 'malformed_state_vector', /trailing/);
@@ -293,7 +324,11 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
     expectUnchanged(s, () => s.applyUpdate(Y.encodeStateAsUpdateV2(doc)), 'malformed_update');
     // the same content in the store's encoding is accepted
     s.applyUpdate(asWireUpdate(Y.encodeStateAsUpdateV2(doc)));
-    expect(s.snapshot('T').placements.get(7)).toEqual({ target: 'x', hlc: { wallMs: 1, counter: 0, node: 'q' }, writer: 'q' });
+    expect(s.snapshot('T').placements.get(7)).toEqual({
+      target: 'x',
+      hlc: { wallMs: 1, counter: 0, node: 'q' },
+      writer: 'q',
+    });
   });
 
   it('rejects updates with more structs than maxUpdateStructs', () => {
@@ -309,16 +344,23 @@ describe('semantics 6: bad input throws a typed error and changes nothing', () =
 
   it('rejects bad constructor options', () => {
     expect(() => new PlacementStore({ node: '' })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
-    expect(() => new PlacementStore({ node: 'a', maxDriftMs: Number.NaN })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    expect(() => new PlacementStore({ node: 'a', maxDriftMs: Number.NaN })).toThrow(
+      expect.objectContaining({ code: 'invalid_option' }),
+    );
     expect(() => new PlacementStore(null as unknown as { node: string })).toThrow(PlacementStoreError);
-    expect(() => new PlacementStore({ node: 'a', maxUpdateStructs: 0 })).toThrow(expect.objectContaining({ code: 'invalid_option' }));
+    expect(() => new PlacementStore({ node: 'a', maxUpdateStructs: 0 })).toThrow(
+      expect.objectContaining({ code: 'invalid_option' }),
+    );
   });
 });
 
 describe('semantics 7: bounded growth', () => {
   it('a writer prunes its own slot once a strictly greater slot exists, on every replica', () => {
     let t = 1_000;
-    const { a, b } = pair(() => t, () => t);
+    const { a, b } = pair(
+      () => t,
+      () => t,
+    );
     a.set('T', 1, 'from-a');
     syncBoth(a, b);
     t = 2_000;
@@ -378,7 +420,10 @@ describe('semantics 8: snapshots', () => {
   });
 
   it('a dominated write that arrives late does not change the snapshot', () => {
-    const { a, b } = pair(() => 1_000, () => 5_000);
+    const { a, b } = pair(
+      () => 1_000,
+      () => 5_000,
+    );
     const old = a.set('T', 1, 'old');
     b.set('T', 1, 'newer');
     const before = b.snapshot('T');

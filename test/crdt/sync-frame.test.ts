@@ -4,7 +4,13 @@ import * as encoding from 'lib0/encoding';
 import { describe, expect, it } from 'vitest';
 import * as syncProtocol from 'y-protocols/sync';
 import * as Y from 'yjs';
-import { DEFAULT_MAX_FRAME_BYTES, PlacementStoreError, decodeSyncFrame, encodeSyncFrame, type SyncFrame } from '../../crdt/index.js';
+import {
+  DEFAULT_MAX_FRAME_BYTES,
+  PlacementStoreError,
+  decodeSyncFrame,
+  encodeSyncFrame,
+  type SyncFrame,
+} from '../../crdt/index.js';
 
 const frameArb: fc.Arbitrary<SyncFrame> = fc.oneof(
   fc.uint8Array({ maxLength: 300 }).map((stateVector) => ({ kind: 'step1' as const, stateVector })),
@@ -36,7 +42,9 @@ describe('sync frames', () => {
     doc.getMap('T').set('k', 1);
     const step1 = encoding.createEncoder();
     syncProtocol.writeSyncStep1(step1, doc);
-    expect(encodeSyncFrame({ kind: 'step1', stateVector: Y.encodeStateVector(doc) })).toEqual(encoding.toUint8Array(step1));
+    expect(encodeSyncFrame({ kind: 'step1', stateVector: Y.encodeStateVector(doc) })).toEqual(
+      encoding.toUint8Array(step1),
+    );
     const update = Y.encodeStateAsUpdate(doc);
     const msg = encoding.createEncoder();
     syncProtocol.writeUpdate(msg, update);
@@ -57,7 +65,9 @@ describe('sync frames', () => {
     expect(code(() => decodeSyncFrame(new Uint8Array([3, 0])))).toBe('invalid_frame');
     expect(code(() => decodeSyncFrame(good.slice(0, -1)))).toBe('invalid_frame');
     expect(code(() => decodeSyncFrame(new Uint8Array([...good, 0])))).toBe('invalid_frame');
-    expect(code(() => decodeSyncFrame(new Uint8Array([0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])))).toBe('invalid_frame');
+    expect(code(() => decodeSyncFrame(new Uint8Array([0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])))).toBe(
+      'invalid_frame',
+    );
     expect(code(() => decodeSyncFrame(good, good.length - 1))).toBe('invalid_frame');
     expect(code(() => decodeSyncFrame(new Uint8Array([0x80, 0x00, 0])))).toBe('invalid_frame');
     expect(code(() => decodeSyncFrame(new Uint8Array([2, 0x81, 0x00, 7])))).toBe('invalid_frame');
@@ -68,16 +78,22 @@ describe('sync frames', () => {
 
   it('any byte string either decodes to a frame that re-encodes to it, or is rejected as invalid_frame', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.uint8Array({ maxLength: 40 }), fc.uint8Array({ maxLength: 6 }).map((b) => new Uint8Array([0x80, 0x00, ...b]))), (bytes) => {
-        let frame: SyncFrame;
-        try {
-          frame = decodeSyncFrame(bytes);
-        } catch (error) {
-          expect((error as PlacementStoreError).code).toBe('invalid_frame');
-          return;
-        }
-        expect(encodeSyncFrame(frame)).toEqual(bytes);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 40 }),
+          fc.uint8Array({ maxLength: 6 }).map((b) => new Uint8Array([0x80, 0x00, ...b])),
+        ),
+        (bytes) => {
+          let frame: SyncFrame;
+          try {
+            frame = decodeSyncFrame(bytes);
+          } catch (error) {
+            expect((error as PlacementStoreError).code).toBe('invalid_frame');
+            return;
+          }
+          expect(encodeSyncFrame(frame)).toEqual(bytes);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -27,8 +27,10 @@ interface Dashboard {
 }
 
 const dashboard = (): Dashboard => JSON.parse(readFileSync(DASHBOARD, 'utf8')) as Dashboard;
-const dashboardExprs = (): string[] => dashboard().panels.flatMap((panel) => panel.targets.map((target) => target.expr));
-const ruleExprs = (): string[] => [...readFileSync(RULES, 'utf8').matchAll(/^\s+expr: (.+)$/gm)].map((match) => match[1] as string);
+const dashboardExprs = (): string[] =>
+  dashboard().panels.flatMap((panel) => panel.targets.map((target) => target.expr));
+const ruleExprs = (): string[] =>
+  [...readFileSync(RULES, 'utf8').matchAll(/^\s+expr: (.+)$/gm)].map((match) => match[1] as string);
 
 /** Runs promtool (failing, never skipping, when it is not installed) and returns its output. */
 function promtool(...args: string[]): string {

@@ -8,7 +8,12 @@ const SHARDS = 20;
 const ROUNDS = 12;
 
 interface Health {
-  readonly placementStore: { readonly generation: number; readonly slots: number; readonly baseSlots: number; readonly documentItems: number };
+  readonly placementStore: {
+    readonly generation: number;
+    readonly slots: number;
+    readonly baseSlots: number;
+    readonly documentItems: number;
+  };
 }
 
 describe('compaction across node processes', () => {

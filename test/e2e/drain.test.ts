@@ -4,7 +4,16 @@
 // after `uncordon` they do again. The drain's duration (CLI start to empty node) is printed for the record.
 import { describe, expect, it } from 'vitest';
 import { run as cli } from '../cli/cli-runner.js';
-import { http, httpOk, homesOf, startLocalCluster, useProcessSet, waitFor, type CounterValue, type ShardLocations } from './harness.js';
+import {
+  http,
+  httpOk,
+  homesOf,
+  startLocalCluster,
+  useProcessSet,
+  waitFor,
+  type CounterValue,
+  type ShardLocations,
+} from './harness.js';
 
 const procs = useProcessSet();
 
@@ -57,17 +66,26 @@ describe('drain (issue 12)', () => {
     const uncordoned = await cli('uncordon', node2, '--reason', 'done', '--url', url3);
     expect(uncordoned.code, uncordoned.err.join('\n')).toBe(0);
     // Node 2 hosts nothing, so new shards go there again once every node saw the uncordon.
-    await waitFor('a new entity to land on node 2', async () => {
-      for (let i = 0; i < 10; i++) {
-        const id = `later-${Date.now()}-${i}`;
-        if ((await increment(url1, id)).node === node2) return true;
-      }
-      return undefined;
-    }, 30_000, 200);
+    await waitFor(
+      'a new entity to land on node 2',
+      async () => {
+        for (let i = 0; i < 10; i++) {
+          const id = `later-${Date.now()}-${i}`;
+          if ((await increment(url1, id)).node === node2) return true;
+        }
+        return undefined;
+      },
+      30_000,
+      200,
+    );
 
     // Each write is audited once, on the node that accepted it.
-    const audit1 = await http<{ entries: Array<{ action: string; target: string; reason: string | null; by: string | null }> }>('GET', `${url1}/actor-ts/audit`);
-    expect(audit1.body.entries.filter((e) => e.action === 'drain')).toEqual([expect.objectContaining({ target: node2, reason: 'e2e drain' })]);
+    const audit1 = await http<{
+      entries: Array<{ action: string; target: string; reason: string | null; by: string | null }>;
+    }>('GET', `${url1}/actor-ts/audit`);
+    expect(audit1.body.entries.filter((e) => e.action === 'drain')).toEqual([
+      expect.objectContaining({ target: node2, reason: 'e2e drain' }),
+    ]);
     expect(audit1.body.entries[0]?.by).toMatch(/@/);
     const audit3 = await http<{ entries: Array<{ action: string; target: string }> }>('GET', `${url3}/actor-ts/audit`);
     expect(audit3.body.entries.map((e) => e.action)).toEqual(['uncordon']);

@@ -33,17 +33,40 @@ interface Slot {
 
 function start(name: string, slot: Slot, seeds: readonly string[]): NodeProc {
   const args = [
-    'node', '--system', 'app', '--host', '127.0.0.1', '--port', String(slot.port), '--http-port', String(slot.httpPort),
+    'node',
+    '--system',
+    'app',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(slot.port),
+    '--http-port',
+    String(slot.httpPort),
     ...seeds.flatMap((seed) => ['--seed', seed]),
-    '--data-dir', slot.dir, '--rebalance-interval-ms', '600000', '--log-level', 'info',
+    '--data-dir',
+    slot.dir,
+    '--rebalance-interval-ms',
+    '600000',
+    '--log-level',
+    'info',
   ];
   const proc = procs.spawnCli(name, args);
-  return new NodeProc(name, proc.child, proc.logFile, `app@127.0.0.1:${slot.port}`, `http://127.0.0.1:${slot.httpPort}`, slot.port, slot.httpPort);
+  return new NodeProc(
+    name,
+    proc.child,
+    proc.logFile,
+    `app@127.0.0.1:${slot.port}`,
+    `http://127.0.0.1:${slot.httpPort}`,
+    slot.port,
+    slot.httpPort,
+  );
 }
 
 /** shard -> target, as a node lists its pins. */
 async function pinsOf(node: NodeProc): Promise<Map<number, string>> {
-  const rows = (await http<{ placements: PlacementRow[] }>('GET', `${node.url}${SHARDS_PATH}/placements`, undefined, 3000)).body.placements;
+  const rows = (
+    await http<{ placements: PlacementRow[] }>('GET', `${node.url}${SHARDS_PATH}/placements`, undefined, 3000)
+  ).body.placements;
   return new Map(rows.map((row) => [row.shardId, row.target]));
 }
 
@@ -51,24 +74,40 @@ const same = (a: ReadonlyMap<number, string>, b: ReadonlyMap<number, string>): b
   JSON.stringify([...a].sort((x, y) => x[0] - y[0])) === JSON.stringify([...b].sort((x, y) => x[0] - y[0]));
 
 /** Every node lists exactly `expected`, and each pinned entity answers from its target. */
-async function expectRestored(nodes: readonly NodeProc[], expected: ReadonlyMap<number, string>, entityOf: ReadonlyMap<number, string>): Promise<void> {
-  await waitFor('every node to list exactly the acknowledged pins', async () => {
-    for (const node of nodes) if (!same(await pinsOf(node), expected)) return false;
-    return true;
-  }, 30_000);
+async function expectRestored(
+  nodes: readonly NodeProc[],
+  expected: ReadonlyMap<number, string>,
+  entityOf: ReadonlyMap<number, string>,
+): Promise<void> {
+  await waitFor(
+    'every node to list exactly the acknowledged pins',
+    async () => {
+      for (const node of nodes) if (!same(await pinsOf(node), expected)) return false;
+      return true;
+    },
+    30_000,
+  );
   for (const [shard, target] of expected) {
     const entity = entityOf.get(shard) as string;
-    await waitFor(`${entity} (shard ${shard}) to answer from ${target}`, async () => {
-      const answer = await nodes[0]!.counter(entity, 8000);
-      return answer.status === 200 && answer.body.node === target;
-    }, 30_000);
+    await waitFor(
+      `${entity} (shard ${shard}) to answer from ${target}`,
+      async () => {
+        const answer = await nodes[0]!.counter(entity, 8000);
+        return answer.status === 200 && answer.body.node === target;
+      },
+      30_000,
+    );
   }
 }
 
 describe('durable placements across full-cluster restarts', () => {
   it('keeps every acknowledged pin through kill -9 of all nodes, and re-syncs nodes that lost their directory', async () => {
     const ports = await freePorts(6);
-    const slots: Slot[] = [0, 1, 2].map((i) => ({ port: ports[2 * i]!, httpPort: ports[2 * i + 1]!, dir: join(root, `node-${i + 1}`) }));
+    const slots: Slot[] = [0, 1, 2].map((i) => ({
+      port: ports[2 * i]!,
+      httpPort: ports[2 * i + 1]!,
+      dir: join(root, `node-${i + 1}`),
+    }));
     const seeds = slots.map((slot) => `app@127.0.0.1:${slot.port}`);
     const startAll = (round: string): NodeProc[] => slots.map((slot, i) => start(`${round}-node${i + 1}`, slot, seeds));
 
@@ -90,7 +129,10 @@ describe('durable placements across full-cluster restarts', () => {
       for (const [e, target] of entries) acknowledged.set(s(e), target.address);
     };
     await ack(n1, [['dur-a', n3]]);
-    await ack(n2, [['dur-b', n1], ['dur-c', n2]]);
+    await ack(n2, [
+      ['dur-b', n1],
+      ['dur-c', n2],
+    ]);
     await ack(n3, [['dur-d', n2]]);
     const cli = procs.spawnCli('cli-set', ['placements', 'set', String(s('dur-e')), n1.address, '--url', n3.url]);
     expect((await exitWithin(cli, 20_000)).code, cli.log()).toBe(0);
@@ -107,7 +149,11 @@ describe('durable placements across full-cluster restarts', () => {
     const restartStarted = Date.now();
     nodes = startAll('second');
     // Each node's very first answer already holds what was acknowledged through it (loaded before serving).
-    const ownWrites: Array<[number, string[]]> = [[0, ['dur-a']], [1, ['dur-b']], [2, ['dur-e']]];
+    const ownWrites: Array<[number, string[]]> = [
+      [0, ['dur-a']],
+      [1, ['dur-b']],
+      [2, ['dur-e']],
+    ];
     for (const [i, written] of ownWrites) {
       const first = await waitFor(`node ${i + 1} to answer`, () => pinsOf(nodes[i]!), 30_000, 20);
       for (const e of written) expect(first.get(s(e))).toBe(acknowledged.get(s(e)));
@@ -146,16 +192,36 @@ describe('durable placements across full-cluster restarts', () => {
     const url = `http://127.0.0.1:${baseHttpPort}`;
     const dataDir = join(root, 'local-cluster');
     const run = async (name: string, extra: string[]): Promise<Map<number, string>> => {
-      const args = ['local-cluster', '--nodes', '1', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--data-dir', dataDir, ...extra];
+      const args = [
+        'local-cluster',
+        '--nodes',
+        '1',
+        '--base-port',
+        String(basePort),
+        '--base-http-port',
+        String(baseHttpPort),
+        '--data-dir',
+        dataDir,
+        ...extra,
+      ];
       const cluster = procs.spawnCli(name, args, { detached: true });
-      await waitFor(`${name} to be ready`, () => {
-        if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
-        return cluster.log().includes('Ctrl-C stops every node.') ? true : undefined;
-      }, 60_000);
+      await waitFor(
+        `${name} to be ready`,
+        () => {
+          if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
+          return cluster.log().includes('Ctrl-C stops every node.') ? true : undefined;
+        },
+        60_000,
+      );
       expect(cluster.log()).toContain(`placements: ${dataDir}`);
-      const pins = await pinsOf(new NodeProc(name, cluster.child, cluster.logFile, `app@127.0.0.1:${basePort}`, url, basePort, baseHttpPort));
+      const pins = await pinsOf(
+        new NodeProc(name, cluster.child, cluster.logFile, `app@127.0.0.1:${basePort}`, url, basePort, baseHttpPort),
+      );
       if (pins.size === 0) {
-        const answer = await http('POST', `${url}${SHARDS_PATH}/placements`, { shardId: 7, target: `app@127.0.0.1:${basePort}` });
+        const answer = await http('POST', `${url}${SHARDS_PATH}/placements`, {
+          shardId: 7,
+          target: `app@127.0.0.1:${basePort}`,
+        });
         expect(answer.status).toBe(202);
       }
       cluster.signal('SIGINT');
@@ -172,14 +238,18 @@ describe('durable placements across full-cluster restarts', () => {
     const held: Slot = { port: ports[0]!, httpPort: ports[1]!, dir: join(root, 'held') };
     const holder = start('holder', held, [`app@127.0.0.1:${held.port}`]);
     await waitForCluster([holder], 45_000);
-    const second = start('second-on-held', { port: ports[2]!, httpPort: ports[3]!, dir: held.dir }, [`app@127.0.0.1:${ports[2]}`]);
+    const second = start('second-on-held', { port: ports[2]!, httpPort: ports[3]!, dir: held.dir }, [
+      `app@127.0.0.1:${ports[2]}`,
+    ]);
     expect((await exitWithin(second, 20_000)).code).not.toBe(0);
     expect(second.log()).toContain(`data directory ${held.dir} is in use by process ${holder.pid}`);
 
     const damaged = join(root, 'damaged');
     mkdirSync(damaged, { recursive: true });
     writeFileSync(join(damaged, 'placement.mdb'), Buffer.alloc(64 * 1024, 0x5a));
-    const broken = start('on-damaged', { port: ports[2]!, httpPort: ports[3]!, dir: damaged }, [`app@127.0.0.1:${ports[2]}`]);
+    const broken = start('on-damaged', { port: ports[2]!, httpPort: ports[3]!, dir: damaged }, [
+      `app@127.0.0.1:${ports[2]}`,
+    ]);
     expect((await exitWithin(broken, 20_000)).code).not.toBe(0);
     expect(broken.log()).toMatch(/placement data in .*damaged cannot be read: .*To recover: .*empty data directory/s);
   }, 120_000);

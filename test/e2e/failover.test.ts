@@ -3,7 +3,17 @@
 // move and keep their state; the kill-to-re-homing time and the asks lost meanwhile are measured and printed.
 import { describe, expect, it } from 'vitest';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
-import { exitWithin, firstLogAt, homesOf, liveMembers, useProcessSet, waitFor, type CounterValue, type ExitInfo, type NodeProc } from './harness.js';
+import {
+  exitWithin,
+  firstLogAt,
+  homesOf,
+  liveMembers,
+  useProcessSet,
+  waitFor,
+  type CounterValue,
+  type ExitInfo,
+  type NodeProc,
+} from './harness.js';
 import { inBatches, Traffic, watchRehoming, type AskRecord } from './traffic.js';
 
 const DOWN_AFTER_MS = 3000;
@@ -41,7 +51,9 @@ async function spreadEntities(nodes: readonly NodeProc[]): Promise<Spread> {
   }
   const shardHomes = homesOf(await nodes[0]!.shards());
   for (const entityId of ENTITIES) {
-    expect(shardHomes.get(shardIdFor(entityId, 1000)), `coordinator's home of ${entityId}'s shard`).toBe(homeOf.get(entityId));
+    expect(shardHomes.get(shardIdFor(entityId, 1000)), `coordinator's home of ${entityId}'s shard`).toBe(
+      homeOf.get(entityId),
+    );
   }
   return { homeOf, shardHomes };
 }
@@ -55,7 +67,12 @@ interface LossFigures {
   readonly lostSurvivor: number;
 }
 
-function lossIn(records: readonly AskRecord[], from: number, to: number, victimEntities: ReadonlySet<string>): LossFigures {
+function lossIn(
+  records: readonly AskRecord[],
+  from: number,
+  to: number,
+  victimEntities: ReadonlySet<string>,
+): LossFigures {
   const window = records.filter((r) => r.sentAt >= from && r.sentAt <= to);
   const victim = window.filter((r) => victimEntities.has(r.entityId));
   const survivor = window.filter((r) => !victimEntities.has(r.entityId));
@@ -77,9 +94,17 @@ function describeLoss(loss: LossFigures): string {
 }
 
 /** Survivors' shards stay where they were; every shard the victim had is now on a survivor. */
-function checkHomes(before: Map<number, string>, after: Map<number, string>, victim: string, survivors: ReadonlySet<string>): void {
+function checkHomes(
+  before: Map<number, string>,
+  after: Map<number, string>,
+  victim: string,
+  survivors: ReadonlySet<string>,
+): void {
   for (const [shard, home] of before) {
-    if (home === victim) expect(survivors.has(after.get(shard) ?? ''), `shard ${shard} of the lost node re-homed on a survivor`).toBe(true);
+    if (home === victim)
+      expect(survivors.has(after.get(shard) ?? ''), `shard ${shard} of the lost node re-homed on a survivor`).toBe(
+        true,
+      );
     else expect(after.get(shard), `survivor shard ${shard} stayed on ${home}`).toBe(home);
   }
   expect([...after.values()]).not.toContain(victim);
@@ -126,8 +151,9 @@ async function killAndCheck(label: string, nodes: NodeProc[], victim: NodeProc):
 
   // Membership: the survivors dropped the victim.
   for (const node of survivors) {
-    await waitFor(`${node.name} to see only the survivors`, async () =>
-      JSON.stringify(await liveMembers(node)) === JSON.stringify([...survivorAddresses].sort()),
+    await waitFor(
+      `${node.name} to see only the survivors`,
+      async () => JSON.stringify(await liveMembers(node)) === JSON.stringify([...survivorAddresses].sort()),
     );
   }
 
@@ -141,7 +167,10 @@ async function killAndCheck(label: string, nodes: NodeProc[], victim: NodeProc):
 
   // Survivors' entities: never failed, always answered by their home, kept every increment.
   for (const record of traffic.records.filter((r) => !victimSet.has(r.entityId))) {
-    expect(record.ok, `ask to survivor entity ${record.entityId} sent at +${record.sentAt - killAt} ms (status ${record.status})`).toBe(true);
+    expect(
+      record.ok,
+      `ask to survivor entity ${record.entityId} sent at +${record.sentAt - killAt} ms (status ${record.status})`,
+    ).toBe(true);
     expect(record.node).toBe(homeOf.get(record.entityId));
   }
   await inBatches(ENTITIES, 12, async (entityId) => {
@@ -198,7 +227,7 @@ describe('multi-process failover (issue 3)', () => {
     expect(exit).toEqual({ code: 0, signal: null });
 
     // Every shard the leaver had was handed off and re-allocated on a survivor without waiting for a message.
-    const after = await waitFor('the leaver\'s shards on the survivors', async () => {
+    const after = await waitFor("the leaver's shards on the survivors", async () => {
       const homes = homesOf(await survivors[0]!.shards());
       return [...shardHomes.keys()].every((shard) => survivorAddresses.has(homes.get(shard) ?? '')) ? homes : undefined;
     });
@@ -206,7 +235,12 @@ describe('multi-process failover (issue 3)', () => {
     checkHomes(shardHomes, after, leaver.address, survivorAddresses);
 
     // Keep the load on a little after the exit, so "asks sent after it left" is a real sample.
-    await waitFor('asks after the exit', () => traffic.records.filter((r) => r.sentAt > exitAt).length >= 20, 20_000, 50);
+    await waitFor(
+      'asks after the exit',
+      () => traffic.records.filter((r) => r.sentAt > exitAt).length >= 20,
+      20_000,
+      50,
+    );
     await traffic.stop();
     const during = lossIn(traffic.records, termAt, exitAt, leaverSet);
     const afterExit = traffic.records.filter((r) => r.sentAt > exitAt);
@@ -216,7 +250,10 @@ describe('multi-process failover (issue 3)', () => {
         `after the exit: ${afterExit.filter((r) => !r.ok).length}/${afterExit.length} lost`,
     );
     for (const record of afterExit) {
-      expect(record.ok, `ask to ${record.entityId} sent ${record.sentAt - exitAt} ms after the exit (status ${record.status})`).toBe(true);
+      expect(
+        record.ok,
+        `ask to ${record.entityId} sent ${record.sentAt - exitAt} ms after the exit (status ${record.status})`,
+      ).toBe(true);
       expect(survivorAddresses.has(record.node ?? '')).toBe(true);
     }
     for (const record of traffic.records.filter((r) => !leaverSet.has(r.entityId))) {
@@ -234,7 +271,9 @@ describe('multi-process failover (issue 3)', () => {
       } else {
         // Issue 23: the state moved with the graceful hand-off (an unanswered ask may have been applied too).
         const unanswered = traffic.records.filter((r) => r.entityId === entityId && !r.ok).length;
-        expect(result.body.value, `value of the leaver's entity ${entityId}`).toBeGreaterThanOrEqual(nodes.length + answered + 1);
+        expect(result.body.value, `value of the leaver's entity ${entityId}`).toBeGreaterThanOrEqual(
+          nodes.length + answered + 1,
+        );
         expect(result.body.value).toBeLessThanOrEqual(nodes.length + answered + unanswered + 1);
       }
     });

@@ -18,7 +18,10 @@ interface View {
 }
 
 /** Samples every node's view of `victim` every 100 ms until `stop()`; returns every status seen. */
-function watch(nodes: readonly NodeProc[], victim: NodeProc): { statuses: Set<string>; unreachableSeen: () => boolean; stop: () => Promise<void> } {
+function watch(
+  nodes: readonly NodeProc[],
+  victim: NodeProc,
+): { statuses: Set<string>; unreachableSeen: () => boolean; stop: () => Promise<void> } {
   const statuses = new Set<string>();
   let unreachable = false;
   let running = true;
@@ -49,8 +52,14 @@ async function allSeeUp(nodes: readonly NodeProc[], victim: NodeProc): Promise<v
   await waitFor(
     'every node sees the victim up and reachable',
     async () => {
-      const views = await Promise.all(nodes.map((node) => node.get<View>('/actor-ts/cluster/members', 1_000).catch(() => undefined)));
-      return views.every((view) => view?.status === 200 && view.body.members.some((m) => m.address === victim.address && m.status === 'up' && m.reachable));
+      const views = await Promise.all(
+        nodes.map((node) => node.get<View>('/actor-ts/cluster/members', 1_000).catch(() => undefined)),
+      );
+      return views.every(
+        (view) =>
+          view?.status === 200 &&
+          view.body.members.some((m) => m.address === victim.address && m.status === 'up' && m.reachable),
+      );
     },
     30_000,
   );
@@ -85,14 +94,22 @@ describe('no false downing of a slow node', () => {
     await expectNotDowned(nodes, async (victim) => {
       victim.signal('SIGUSR2');
       // The hook blocks for 3 s: the victim answers nothing until then.
-      await waitFor('victim answers again', async () => (await victim.get('/actor-ts/cluster/members', 500).catch(() => undefined))?.status === 200, 20_000);
+      await waitFor(
+        'victim answers again',
+        async () => (await victim.get('/actor-ts/cluster/members', 500).catch(() => undefined))?.status === 200,
+        20_000,
+      );
     });
   });
 
   it('a node starved of CPU (taskset + nice) next to a busy process for 10 s', async () => {
     const nodes = await procs.startCluster(3);
     await expectNotDowned(nodes, async (victim) => {
-      const busy = spawn('taskset', ['-c', '0', process.execPath, '-e', 'const end = Date.now() + 10000; while (Date.now() < end) {}'], { stdio: 'ignore' });
+      const busy = spawn(
+        'taskset',
+        ['-c', '0', process.execPath, '-e', 'const end = Date.now() + 10000; while (Date.now() < end) {}'],
+        { stdio: 'ignore' },
+      );
       const pin = spawn('taskset', ['-a', '-p', '-c', '0', String(victim.pid)], { stdio: 'ignore' });
       await new Promise((resolve) => pin.once('exit', resolve));
       const renice = spawn('renice', ['-n', '19', '-p', String(victim.pid)], { stdio: 'ignore' });

@@ -42,21 +42,56 @@ const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;
 const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => int(256)));
 
 const TYPES = MESSAGE_FAMILIES.flatMap((family) => [...family.types]);
-const FIELDS = ['typeName', 'shardId', 'entityId', 'payload', 'hops', 'sequence', 'incarnation', 'gossip', 'members', 'seen', 'update',
-  'stateVector', 'askId', 'replyTo', 'requestId', 'shardIds', 'handOffId', 'regions', 'roles', 'appVersion', 'address', 'outcome'];
+const FIELDS = [
+  'typeName',
+  'shardId',
+  'entityId',
+  'payload',
+  'hops',
+  'sequence',
+  'incarnation',
+  'gossip',
+  'members',
+  'seen',
+  'update',
+  'stateVector',
+  'askId',
+  'replyTo',
+  'requestId',
+  'shardIds',
+  'handOffId',
+  'regions',
+  'roles',
+  'appVersion',
+  'address',
+  'outcome',
+];
 
 function randomValue(depth = 0): unknown {
   switch (int(depth > 3 ? 7 : 10)) {
-    case 0: return int(2 ** 31) - 2 ** 30;
-    case 1: return random() * 1e12;
-    case 2: return 'x'.repeat(int(40));
-    case 3: return pick([null, true, false, undefined, -1, 2 ** 53, Number.NaN]);
-    case 4: return bytes(int(32));
-    case 5: return pick(TYPES);
-    case 6: return `app@127.0.0.1:${int(70_000)}`;
-    case 7: return Array.from({ length: int(5) }, () => randomValue(depth + 1));
-    case 8: return Object.fromEntries(Array.from({ length: int(5) }, () => [pick(FIELDS), randomValue(depth + 1)]));
-    default: return { members: [{ address: 'app@127.0.0.1:1', status: pick(['up', 'nope']), roles: randomValue(depth + 1) }], seen: [] };
+    case 0:
+      return int(2 ** 31) - 2 ** 30;
+    case 1:
+      return random() * 1e12;
+    case 2:
+      return 'x'.repeat(int(40));
+    case 3:
+      return pick([null, true, false, undefined, -1, 2 ** 53, Number.NaN]);
+    case 4:
+      return bytes(int(32));
+    case 5:
+      return pick(TYPES);
+    case 6:
+      return `app@127.0.0.1:${int(70_000)}`;
+    case 7:
+      return Array.from({ length: int(5) }, () => randomValue(depth + 1));
+    case 8:
+      return Object.fromEntries(Array.from({ length: int(5) }, () => [pick(FIELDS), randomValue(depth + 1)]));
+    default:
+      return {
+        members: [{ address: 'app@127.0.0.1:1', status: pick(['up', 'nope']), roles: randomValue(depth + 1) }],
+        seen: [],
+      };
   }
 }
 
@@ -79,7 +114,8 @@ const recorder = new Packr({ useRecords: true });
 /** One hostile msgpack payload. */
 function hostilePayload(): Uint8Array {
   switch (int(10)) {
-    case 0: return bytes(int(300));
+    case 0:
+      return bytes(int(300));
     case 1: {
       // A mutated encoding of a wrong-field message: flipped, inserted and removed bytes.
       const encoded = Buffer.from(encodeValue(wrongFields()));
@@ -87,9 +123,22 @@ function hostilePayload(): Uint8Array {
       return int(2) === 0 ? encoded : Buffer.concat([encoded.subarray(0, int(encoded.length)), bytes(int(8))]);
     }
     case 2:
-    case 3: return encodeValue(wrongFields());
-    case 4: return cloner.pack({ type: 'EntityEnvelope', typeName: 'Counter', shardId: int(1000), entityId: 'e', payload: sharedGraph(10 + int(17)), hops: 0 });
-    case 5: return pick([recorder.pack(wrongFields()), cloner.pack({ ...wrongFields(), s: new Set([1, 2]), d: new Date(0) })]);
+    case 3:
+      return encodeValue(wrongFields());
+    case 4:
+      return cloner.pack({
+        type: 'EntityEnvelope',
+        typeName: 'Counter',
+        shardId: int(1000),
+        entityId: 'e',
+        payload: sharedGraph(10 + int(17)),
+        hops: 0,
+      });
+    case 5:
+      return pick([
+        recorder.pack(wrongFields()),
+        cloner.pack({ ...wrongFields(), s: new Set([1, 2]), d: new Date(0) }),
+      ]);
     case 6: {
       // Raw extension headers of every form with random type codes.
       const token = pick([0xc7, 0xc8, 0xc9, 0xd4, 0xd5, 0xd6, 0xd7, 0xd8]);
@@ -98,15 +147,23 @@ function hostilePayload(): Uint8Array {
     case 7: {
       // Deep nesting of arrays or maps, up to thousands of levels.
       const depth = 50 + int(5000);
-      const open = int(2) === 0 ? Buffer.alloc(depth, 0x91) : Buffer.concat(Array.from({ length: depth }, () => Buffer.from([0x81, 0xa1, 0x61])));
+      const open =
+        int(2) === 0
+          ? Buffer.alloc(depth, 0x91)
+          : Buffer.concat(Array.from({ length: depth }, () => Buffer.from([0x81, 0xa1, 0x61])));
       return Buffer.concat([open, Buffer.from([0xc0])]);
     }
     case 8: {
       // Length headers that lie: 2^32-1 elements, a 4 GiB string or binary, in a few bytes.
       const header = pick([[0xdd], [0xdf], [0xdb], [0xc6], [0xdc], [0xde]]);
-      return Buffer.concat([Buffer.from([0x82, 0xa4, ...Buffer.from('type'), 0xa9, ...Buffer.from('Heartbeat'), 0xa1, 0x78, ...header]), Buffer.from([0xff, 0xff, 0xff, 0xff]), bytes(int(16))]);
+      return Buffer.concat([
+        Buffer.from([0x82, 0xa4, ...Buffer.from('type'), 0xa9, ...Buffer.from('Heartbeat'), 0xa1, 0x78, ...header]),
+        Buffer.from([0xff, 0xff, 0xff, 0xff]),
+        bytes(int(16)),
+      ]);
     }
-    default: return encodeValue({ ...wrongFields(), payload: Array.from({ length: 100 + int(3000) }, () => int(10)) });
+    default:
+      return encodeValue({ ...wrongFields(), payload: Array.from({ length: 100 + int(3000) }, () => int(10)) });
   }
 }
 
@@ -130,11 +187,25 @@ function rawHeader(length: number, version: number, kind: number): Buffer {
 
 function preHandshakeFrame(to: string): Buffer {
   switch (int(5)) {
-    case 0: return bytes(1 + int(64));
-    case 1: return encodeFrame('handshake', invalidPayload());
-    case 2: return encodeFrame('message', invalidPayload());
-    case 3: return handshakeFrame({ t: 'Hello', from: pick(['nonsense', `fuzz@127.0.0.1:${int(65_536)}`]), to: pick([to, 'app@127.0.0.1:1']), incarnation: 'x', nonce: bytes(16) });
-    default: return Buffer.concat([rawHeader(int(2) === 0 ? 16 * 1024 * 1024 : 1 + int(100_000), PROTOCOL_VERSION, 1), bytes(int(2000))]);
+    case 0:
+      return bytes(1 + int(64));
+    case 1:
+      return encodeFrame('handshake', invalidPayload());
+    case 2:
+      return encodeFrame('message', invalidPayload());
+    case 3:
+      return handshakeFrame({
+        t: 'Hello',
+        from: pick(['nonsense', `fuzz@127.0.0.1:${int(65_536)}`]),
+        to: pick([to, 'app@127.0.0.1:1']),
+        incarnation: 'x',
+        nonce: bytes(16),
+      });
+    default:
+      return Buffer.concat([
+        rawHeader(int(2) === 0 ? 16 * 1024 * 1024 : 1 + int(100_000), PROTOCOL_VERSION, 1),
+        bytes(int(2000)),
+      ]);
   }
 }
 
@@ -155,13 +226,17 @@ function blast(socket: Socket, data: Buffer): Promise<void> {
 
 async function inParallel(count: number, run: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: PARALLEL }, async () => {
-    while (next < count) await run(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      while (next < count) await run(next++);
+    }),
+  );
 }
 
 function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
   if (!line) throw new Error(`no VmRSS for pid ${pid}: the fuzz test needs Linux /proc`);
   return Number(line.split(/\s+/)[1]) / 1024;
 }
@@ -175,8 +250,25 @@ describe('fuzzing the cluster port of a running node', () => {
     const [port1, http1, port2, http2] = (await freePorts(4)) as [number, number, number, number];
     const seed = `app@127.0.0.1:${port1}`;
     const start = (name: string, port: number, httpPort: number) =>
-      procs.spawnCli(name, ['node', '--system', 'app', '--host', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort),
-        '--seed', seed, '--cluster-secret', SECRET, '--log-level', 'warn', '--rebalance-interval-ms', '600000']);
+      procs.spawnCli(name, [
+        'node',
+        '--system',
+        'app',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--http-port',
+        String(httpPort),
+        '--seed',
+        seed,
+        '--cluster-secret',
+        SECRET,
+        '--log-level',
+        'warn',
+        '--rebalance-interval-ms',
+        '600000',
+      ]);
     const target = start('target', port1, http1);
     const peer = start('peer', port2, http2);
     const url1 = `http://127.0.0.1:${http1}`;
@@ -185,20 +277,37 @@ describe('fuzzing the cluster port of a running node', () => {
       for (const url of [url1, url2]) {
         const view = await http<MembersAnswer>('GET', `${url}/actor-ts/cluster/members`, undefined, 3000);
         if (view.status !== 200) return false;
-        const up = view.body.members.filter((m) => m.status === 'up' && m.reachable).map((m) => m.address).sort();
+        const up = view.body.members
+          .filter((m) => m.status === 'up' && m.reachable)
+          .map((m) => m.address)
+          .sort();
         if (JSON.stringify(up) !== JSON.stringify([seed, `app@127.0.0.1:${port2}`].sort())) return false;
       }
       return true;
     };
-    await waitFor('two members up', async () => {
-      if (target.hasExited || peer.hasExited) throw new Error(`a node exited while starting:\n${target.logTail(10)}\n${peer.logTail(10)}`);
-      return bothUp();
-    }, 45_000, 150);
+    await waitFor(
+      'two members up',
+      async () => {
+        if (target.hasExited || peer.hasExited)
+          throw new Error(`a node exited while starting:\n${target.logTail(10)}\n${peer.logTail(10)}`);
+        return bothUp();
+      },
+      45_000,
+      150,
+    );
     // Shards on both nodes, and one explicit placement, to check nothing moves.
     for (let i = 0; i < 30; i++) expect((await http('POST', `${url1}/counters/fuzz-${i}/increment`)).status).toBe(200);
     const pinned = (await httpOk<{ shardId: number }>('GET', `${url1}/counters/fuzz-0`)).shardId;
-    expect((await http('POST', `${url1}${SHARDS_PATH}/placements`, { shardId: pinned, target: `app@127.0.0.1:${port2}` })).status).toBe(202);
-    await waitFor('placement replicated', async () => (await httpOk<{ placements: PlacementRow[] }>('GET', `${url2}${SHARDS_PATH}/placements`)).placements.length === 1);
+    expect(
+      (await http('POST', `${url1}${SHARDS_PATH}/placements`, { shardId: pinned, target: `app@127.0.0.1:${port2}` }))
+        .status,
+    ).toBe(202);
+    await waitFor(
+      'placement replicated',
+      async () =>
+        (await httpOk<{ placements: PlacementRow[] }>('GET', `${url2}${SHARDS_PATH}/placements`)).placements.length ===
+        1,
+    );
     // The pin moves its shard; once it has, nothing else should move any shard (periodic rebalance is off).
     const homesBefore = await waitFor('pinned shard on its target', async () => {
       const homes = homesOf(await httpOk<ShardLocations>('GET', url1 + SHARDS_PATH));
@@ -231,9 +340,25 @@ describe('fuzzing the cluster port of a running node', () => {
       preDone = Date.now();
       // 2. After a real handshake with the secret: batches of invalid messages, some ending in a corrupt frame.
       await inParallel(POST_HANDSHAKE_CONNECTIONS, async (i) => {
-        const socket = await authenticatedSocket({ port: port1, to: seed, from: `fuzz@127.0.0.1:${10_000 + i}`, secret: SECRET, incarnation: `fuzz-${i}` });
-        const batch = Array.from({ length: FRAMES_PER_POST_CONNECTION }, () => encodeFrame('message', invalidPayload()));
-        if (i % 3 === 0) batch.push(pick([rawHeader(0, PROTOCOL_VERSION, 2), rawHeader(100, 9, 2), rawHeader(100, PROTOCOL_VERSION, 7), rawHeader(0xffffffff, PROTOCOL_VERSION, 2)]));
+        const socket = await authenticatedSocket({
+          port: port1,
+          to: seed,
+          from: `fuzz@127.0.0.1:${10_000 + i}`,
+          secret: SECRET,
+          incarnation: `fuzz-${i}`,
+        });
+        const batch = Array.from({ length: FRAMES_PER_POST_CONNECTION }, () =>
+          encodeFrame('message', invalidPayload()),
+        );
+        if (i % 3 === 0)
+          batch.push(
+            pick([
+              rawHeader(0, PROTOCOL_VERSION, 2),
+              rawHeader(100, 9, 2),
+              rawHeader(100, PROTOCOL_VERSION, 7),
+              rawHeader(0xffffffff, PROTOCOL_VERSION, 2),
+            ]),
+          );
         if (i % 3 === 1) batch.push(handshakeFrame({ t: 'Proof' }));
         const data = Buffer.concat(batch);
         frames += batch.length;
@@ -254,7 +379,9 @@ describe('fuzzing the cluster port of a running node', () => {
     const rssAfter = rssMb(target.pid);
     expect(peakRss).toBeLessThan(RSS_BOUND_MB);
     expect(homesOf(await httpOk<ShardLocations>('GET', url1 + SHARDS_PATH))).toEqual(homesBefore);
-    expect(await httpOk<{ placements: PlacementRow[] }>('GET', `${url1}${SHARDS_PATH}/placements`)).toEqual(placementsBefore);
+    expect(await httpOk<{ placements: PlacementRow[] }>('GET', `${url1}${SHARDS_PATH}/placements`)).toEqual(
+      placementsBefore,
+    );
     expect((await http<{ value: number }>('GET', `${url1}/counters/fuzz-1`)).body.value).toBe(1);
     const logGrowth = statSync(target.logFile).size - logBefore;
     // Aggregated peer logs: the log grows far slower than the attacker's bytes (it used to grow 23x faster).

@@ -8,7 +8,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { http, httpOk, type HttpResult } from '../support/http.js';
-import { nodeAddress, nodeCommandArgs, waitForFormedCluster, type MembersAnswer, type NodeCommandOptions } from '../support/node-cli.js';
+import {
+  nodeAddress,
+  nodeCommandArgs,
+  waitForFormedCluster,
+  type MembersAnswer,
+  type NodeCommandOptions,
+} from '../support/node-cli.js';
 import { poll, sleep } from '../support/poll.js';
 import { freePorts } from '../support/ports.js';
 import { Proc } from '../support/processes.js';
@@ -134,11 +140,20 @@ export class ProcessSet {
     return proc;
   }
 
-  private spawn(name: string, args: readonly string[], detached: boolean, nodeArgs: readonly string[] = []): { child: ChildProcess; logFile: string } {
+  private spawn(
+    name: string,
+    args: readonly string[],
+    detached: boolean,
+    nodeArgs: readonly string[] = [],
+  ): { child: ChildProcess; logFile: string } {
     const logFile = join(this.logDir, `${++this.sequence}-${name}.log`);
     const fd = openSync(logFile, 'a');
     try {
-      const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { cwd: ROOT, stdio: ['ignore', fd, fd], detached });
+      const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
+        cwd: ROOT,
+        stdio: ['ignore', fd, fd],
+        detached,
+      });
       return { child, logFile };
     } finally {
       // The child holds its own copy of the descriptor.
@@ -151,7 +166,15 @@ export class ProcessSet {
     const address = nodeAddress(options.port);
     const args = nodeCommandArgs(options);
     const { child, logFile } = this.spawn(options.name, args, false, options.nodeArgs);
-    const node = new NodeProc(options.name, child, logFile, address, `http://127.0.0.1:${options.httpPort}`, options.port, options.httpPort);
+    const node = new NodeProc(
+      options.name,
+      child,
+      logFile,
+      address,
+      `http://127.0.0.1:${options.httpPort}`,
+      options.port,
+      options.httpPort,
+    );
     this.procs.push(node);
     return node;
   }
@@ -206,7 +229,9 @@ export class ProcessSet {
 
   /** Log tails of every process, for a failed test's output. */
   describe(): string {
-    return this.procs.map((proc) => `----- ${proc.name} (pid ${proc.pid}, ${proc.logFile})\n${proc.logTail()}`).join('\n');
+    return this.procs
+      .map((proc) => `----- ${proc.name} (pid ${proc.pid}, ${proc.logFile})\n${proc.logTail()}`)
+      .join('\n');
   }
 
   removeLogs(): void {
@@ -286,19 +311,40 @@ export async function startLocalCluster(procs: ProcessSet, name: string) {
   const baseHttpPort = await freeConsecutivePorts(3, new Set([basePort, basePort + 1, basePort + 2]));
   const cluster = procs.spawnCli(
     'local-cluster',
-    ['local-cluster', '--nodes', '3', '--base-port', String(basePort), '--base-http-port', String(baseHttpPort), '--log-dir', join(procs.logDir, name), '--data-dir', join(procs.logDir, `${name}-data`)],
+    [
+      'local-cluster',
+      '--nodes',
+      '3',
+      '--base-port',
+      String(basePort),
+      '--base-http-port',
+      String(baseHttpPort),
+      '--log-dir',
+      join(procs.logDir, name),
+      '--data-dir',
+      join(procs.logDir, `${name}-data`),
+    ],
     { detached: true },
   );
-  await waitFor('local-cluster to print its node table', () => {
-    if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
-    return cluster.log().includes('Ctrl-C stops every node.') ? true : undefined;
-  }, 60_000, 100);
+  await waitFor(
+    'local-cluster to print its node table',
+    () => {
+      if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
+      return cluster.log().includes('Ctrl-C stops every node.') ? true : undefined;
+    },
+    60_000,
+    100,
+  );
   const urls = [0, 1, 2].map((i) => `http://127.0.0.1:${baseHttpPort + i}`);
   for (const url of urls) {
-    await waitFor(`${url} to see three members up`, async () => {
-      const members = await http<{ members: Array<{ status: string }> }>('GET', `${url}/actor-ts/cluster/members`);
-      return members.status === 200 && members.body.members.filter((m) => m.status === 'up').length === 3;
-    }, 20_000);
+    await waitFor(
+      `${url} to see three members up`,
+      async () => {
+        const members = await http<{ members: Array<{ status: string }> }>('GET', `${url}/actor-ts/cluster/members`);
+        return members.status === 200 && members.body.members.filter((m) => m.status === 'up').length === 3;
+      },
+      20_000,
+    );
   }
   const addresses = [0, 1, 2].map((i) => `app@127.0.0.1:${basePort + i}`);
   return { cluster, basePort, baseHttpPort, urls, addresses };

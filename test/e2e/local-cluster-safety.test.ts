@@ -18,32 +18,68 @@ describe('local-cluster refuses what would lose pins or report a start that fail
     const ports = ['--base-port', String(basePort), '--base-http-port', String(baseHttpPort)];
     const first = procs.spawnCli(
       'first',
-      ['local-cluster', '--nodes', '3', ...ports, '--log-dir', join(procs.logDir, 'first'), '--data-dir', dataDir, '--attribute', '3:zone=eu-west'],
+      [
+        'local-cluster',
+        '--nodes',
+        '3',
+        ...ports,
+        '--log-dir',
+        join(procs.logDir, 'first'),
+        '--data-dir',
+        dataDir,
+        '--attribute',
+        '3:zone=eu-west',
+      ],
       { detached: true },
     );
-    await waitFor('the first local-cluster to print its banner', () => {
-      if (first.hasExited) throw new Error(`local-cluster exited early:\n${first.log()}`);
-      return first.log().includes(BANNER) ? true : undefined;
-    }, 60_000, 100);
+    await waitFor(
+      'the first local-cluster to print its banner',
+      () => {
+        if (first.hasExited) throw new Error(`local-cluster exited early:\n${first.log()}`);
+        return first.log().includes(BANNER) ? true : undefined;
+      },
+      60_000,
+      100,
+    );
     const url = `http://127.0.0.1:${baseHttpPort}`;
     // Node 3 was given zone=eu-west and only node 3.
-    const members = await waitFor('node 3 to be seen with its attribute', async () => {
-      const answer = await http<{ members: Array<{ address: string; status: string; attributes: Record<string, string> }> }>('GET', `${url}/actor-ts/cluster/members`);
-      const up = answer.body.members?.filter((m) => m.status === 'up') ?? [];
-      return up.length === 3 ? up : undefined;
-    }, 30_000);
+    const members = await waitFor(
+      'node 3 to be seen with its attribute',
+      async () => {
+        const answer = await http<{
+          members: Array<{ address: string; status: string; attributes: Record<string, string> }>;
+        }>('GET', `${url}/actor-ts/cluster/members`);
+        const up = answer.body.members?.filter((m) => m.status === 'up') ?? [];
+        return up.length === 3 ? up : undefined;
+      },
+      30_000,
+    );
     expect(members.map((m) => [m.address, m.attributes])).toEqual([
       [`app@127.0.0.1:${basePort}`, {}],
       [`app@127.0.0.1:${basePort + 1}`, {}],
       [`app@127.0.0.1:${basePort + 2}`, { zone: 'eu-west' }],
     ]);
-    const pin = await http('POST', `${url}${SHARDS_PATH}/placements`, { shardId: 7, target: 'zone=eu-west', mode: 'require' });
+    const pin = await http('POST', `${url}${SHARDS_PATH}/placements`, {
+      shardId: 7,
+      target: 'zone=eu-west',
+      mode: 'require',
+    });
     expect(pin.status).toBe(202);
     const file = join(dataDir, 'node-1', 'placement.mdb');
     const inode = statSync(file).ino;
 
     // --fresh while it runs: refused before anything is deleted, naming a node process.
-    const fresh = procs.spawnCli('fresh', ['local-cluster', '--fresh', '--nodes', '3', ...ports, '--log-dir', join(procs.logDir, 'fresh'), '--data-dir', dataDir]);
+    const fresh = procs.spawnCli('fresh', [
+      'local-cluster',
+      '--fresh',
+      '--nodes',
+      '3',
+      ...ports,
+      '--log-dir',
+      join(procs.logDir, 'fresh'),
+      '--data-dir',
+      dataDir,
+    ]);
     expect((await exitWithin(fresh, 30_000)).code).toBe(1);
     expect(fresh.log()).toMatch(/error: --fresh would delete .* the data directory .*node-\d is in use by process \d+/);
     expect(fresh.log()).not.toContain(BANNER);
@@ -51,15 +87,35 @@ describe('local-cluster refuses what would lose pins or report a start that fail
     expect(statSync(file).ino).toBe(inode);
 
     // The same command again, without --fresh: the directories are held, so nothing starts.
-    const again = procs.spawnCli('again', ['local-cluster', '--nodes', '3', ...ports, '--log-dir', join(procs.logDir, 'again'), '--data-dir', dataDir]);
+    const again = procs.spawnCli('again', [
+      'local-cluster',
+      '--nodes',
+      '3',
+      ...ports,
+      '--log-dir',
+      join(procs.logDir, 'again'),
+      '--data-dir',
+      dataDir,
+    ]);
     expect((await exitWithin(again, 30_000)).code).toBe(1);
     expect(again.log()).toMatch(/error: cannot start: the data directory .*node-1 is in use by process \d+/);
 
     // Its own data but the same ports: the other cluster's APIs answer, yet they are not its nodes; its
     // first node exits (port in use) and the command fails with that node's reason, no banner.
-    const ports2 = procs.spawnCli('same-ports', ['local-cluster', '--nodes', '3', ...ports, '--log-dir', join(procs.logDir, 'same-ports'), '--data-dir', join(procs.logDir, 'data2')]);
+    const ports2 = procs.spawnCli('same-ports', [
+      'local-cluster',
+      '--nodes',
+      '3',
+      ...ports,
+      '--log-dir',
+      join(procs.logDir, 'same-ports'),
+      '--data-dir',
+      join(procs.logDir, 'data2'),
+    ]);
     expect((await exitWithin(ports2, 60_000)).code).toBe(1);
-    expect(ports2.log()).toMatch(/error: node 1 \(app@127\.0\.0\.1:\d+\) exited while starting \(code 1\): .*(EADDRINUSE|in use)/);
+    expect(ports2.log()).toMatch(
+      /error: node 1 \(app@127\.0\.0\.1:\d+\) exited while starting \(code 1\): .*(EADDRINUSE|in use)/,
+    );
     expect(ports2.log()).not.toContain(BANNER);
 
     // The running cluster kept its pin and its files.

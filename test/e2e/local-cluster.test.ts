@@ -20,7 +20,10 @@ const procs = useProcessSet();
 
 /** The command line a process was started with (Linux /proc), without the node executable. */
 function argsOf(pid: number): string[] {
-  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((arg) => arg !== '').slice(1);
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    .split('\0')
+    .filter((arg) => arg !== '')
+    .slice(1);
 }
 
 describe('local-cluster (issue 5)', () => {
@@ -33,12 +36,17 @@ describe('local-cluster (issue 5)', () => {
       'local-cluster',
       [
         'local-cluster',
-        '--nodes', '3',
-        '--base-port', String(basePort),
-        '--base-http-port', String(baseHttpPort),
-        '--log-dir', join(procs.logDir, 'local-cluster-nodes'),
+        '--nodes',
+        '3',
+        '--base-port',
+        String(basePort),
+        '--base-http-port',
+        String(baseHttpPort),
+        '--log-dir',
+        join(procs.logDir, 'local-cluster-nodes'),
         // Not the default .actor-ts/ in the working directory: tests must not share (or lock) a data directory.
-        '--data-dir', join(procs.logDir, 'local-cluster-data'),
+        '--data-dir',
+        join(procs.logDir, 'local-cluster-data'),
       ],
       { detached: true },
     );
@@ -66,10 +74,14 @@ describe('local-cluster (issue 5)', () => {
     }
     // One cluster, not three: every node sees all three members up.
     for (const url of expectedUrls) {
-      await waitFor(`${url} to see three members up`, async () => {
-        const members = await http<{ members: Array<{ status: string }> }>('GET', `${url}/actor-ts/cluster/members`);
-        return members.status === 200 && members.body.members.filter((m) => m.status === 'up').length === 3;
-      }, 20_000);
+      await waitFor(
+        `${url} to see three members up`,
+        async () => {
+          const members = await http<{ members: Array<{ status: string }> }>('GET', `${url}/actor-ts/cluster/members`);
+          return members.status === 200 && members.body.members.filter((m) => m.status === 'up').length === 3;
+        },
+        20_000,
+      );
     }
 
     const nodePids = childPids(cluster.pid);
@@ -86,7 +98,9 @@ describe('local-cluster (issue 5)', () => {
     for (const port of ports) {
       await waitFor(`port ${port} to be free`, () => portIsFree(port), 5_000);
     }
-    console.log(`[e2e figures] local-cluster --nodes 3: SIGINT -> every node stopped and local-cluster exited 0 in ${stoppedMs} ms`);
+    console.log(
+      `[e2e figures] local-cluster --nodes 3: SIGINT -> every node stopped and local-cluster exited 0 in ${stoppedMs} ms`,
+    );
   }, 120_000);
 
   it('SIGKILL of local-cluster stops its nodes and frees their ports; a node restarted alone rejoins the others', async () => {
@@ -109,12 +123,19 @@ describe('local-cluster (issue 5)', () => {
     await waitFor(`port ${baseHttpPort} to be free`, () => portIsFree(baseHttpPort), 10_000);
     procs.spawnCli('node-1-again', node1Args.slice(1));
     const others = [`app@127.0.0.1:${basePort + 1}`, `app@127.0.0.1:${basePort + 2}`];
-    await waitFor('restarted node 1 to see nodes 2 and 3 up', async () => {
-      const members = await http<{ members: Array<{ address: string; status: string }> }>('GET', `${urls[0]}/actor-ts/cluster/members`);
-      if (members.status !== 200) return false;
-      const up = members.body.members.filter((m) => m.status === 'up').map((m) => m.address);
-      return others.every((address) => up.includes(address)) && up.includes(`app@127.0.0.1:${basePort}`);
-    }, 40_000);
+    await waitFor(
+      'restarted node 1 to see nodes 2 and 3 up',
+      async () => {
+        const members = await http<{ members: Array<{ address: string; status: string }> }>(
+          'GET',
+          `${urls[0]}/actor-ts/cluster/members`,
+        );
+        if (members.status !== 200) return false;
+        const up = members.body.members.filter((m) => m.status === 'up').map((m) => m.address);
+        return others.every((address) => up.includes(address)) && up.includes(`app@127.0.0.1:${basePort}`);
+      },
+      40_000,
+    );
 
     // Now local-cluster itself is killed: no signal handler runs in it, yet its nodes must go.
     process.kill(cluster.pid, 'SIGKILL');

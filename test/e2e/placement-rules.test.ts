@@ -23,9 +23,26 @@ interface ZoneNode {
   readonly proc: Proc;
 }
 
-function startZoneNode(set: ProcessSet, name: string, zone: string, port: number, httpPort: number, seed: string): ZoneNode {
-  const args = [...nodeCommandArgs({ port, httpPort, seed, downAfterMs: DOWN_AFTER_MS, logLevel: 'info' }), '--attribute', `zone=${zone}`];
-  return { name, zone, address: nodeAddress(port), url: `http://127.0.0.1:${httpPort}`, proc: set.spawnCli(name, args) };
+function startZoneNode(
+  set: ProcessSet,
+  name: string,
+  zone: string,
+  port: number,
+  httpPort: number,
+  seed: string,
+): ZoneNode {
+  const args = [
+    ...nodeCommandArgs({ port, httpPort, seed, downAfterMs: DOWN_AFTER_MS, logLevel: 'info' }),
+    '--attribute',
+    `zone=${zone}`,
+  ];
+  return {
+    name,
+    zone,
+    address: nodeAddress(port),
+    url: `http://127.0.0.1:${httpPort}`,
+    proc: set.spawnCli(name, args),
+  };
 }
 
 /** Runs one CLI command against `url` and returns its exit code (the output goes to its log). */
@@ -36,7 +53,12 @@ async function cli(name: string, url: string, ...args: string[]): Promise<number
 }
 
 function increment(node: ZoneNode, entityId: string, timeoutMs = 8000): Promise<HttpResult<CounterValue>> {
-  return http<CounterValue>('POST', `${node.url}/counters/${encodeURIComponent(entityId)}/increment`, undefined, timeoutMs);
+  return http<CounterValue>(
+    'POST',
+    `${node.url}/counters/${encodeURIComponent(entityId)}/increment`,
+    undefined,
+    timeoutMs,
+  );
 }
 
 /** An entity id whose shard is none of `taken`. */
@@ -54,7 +76,9 @@ describe('placement rules across processes', () => {
     const port = (i: number): number => ports[i] as number;
     const seed = nodeAddress(port(0));
     const zones = ['a', 'a', 'a', 'b', 'b'];
-    const nodes = zones.map((zone, i) => startZoneNode(procs, `node${i + 1}-zone-${zone}`, zone, port(2 * i), port(2 * i + 1), seed));
+    const nodes = zones.map((zone, i) =>
+      startZoneNode(procs, `node${i + 1}-zone-${zone}`, zone, port(2 * i), port(2 * i + 1), seed),
+    );
     await waitForFormedCluster(
       nodes.map((n) => n.url),
       nodes.map((n) => n.address),
@@ -65,22 +89,68 @@ describe('placement rules across processes', () => {
     const zoneB = new Set(nodes.filter((n) => n.zone === 'b').map((n) => n.address));
 
     // Every node sees every member's zone.
-    const view = await httpOk<{ members: Array<{ address: string; attributes: Record<string, string> }> }>('GET', `${entry.url}/actor-ts/cluster/members`);
-    expect(Object.fromEntries(view.members.map((m) => [m.address, m.attributes['zone']]))).toEqual(Object.fromEntries(nodes.map((n) => [n.address, n.zone])));
+    const view = await httpOk<{ members: Array<{ address: string; attributes: Record<string, string> }> }>(
+      'GET',
+      `${entry.url}/actor-ts/cluster/members`,
+    );
+    expect(Object.fromEntries(view.members.map((m) => [m.address, m.attributes['zone']]))).toEqual(
+      Object.fromEntries(nodes.map((n) => [n.address, n.zone])),
+    );
 
     const preferred = entityOnFreshShard('prefer', new Set());
     const required = entityOnFreshShard('require', new Set([preferred.shardId]));
-    expect(await cli('pin-prefer', entry.url, 'placements', 'set', String(preferred.shardId), 'zone=b', '--reason', 'prefer test', '--by', 'e2e@test')).toBe(0);
-    expect(await cli('pin-require', entry.url, 'placements', 'set', String(required.shardId), 'zone=b', '--require', '--reason', 'GDPR tenant 17')).toBe(0);
+    expect(
+      await cli(
+        'pin-prefer',
+        entry.url,
+        'placements',
+        'set',
+        String(preferred.shardId),
+        'zone=b',
+        '--reason',
+        'prefer test',
+        '--by',
+        'e2e@test',
+      ),
+    ).toBe(0);
+    expect(
+      await cli(
+        'pin-require',
+        entry.url,
+        'placements',
+        'set',
+        String(required.shardId),
+        'zone=b',
+        '--require',
+        '--reason',
+        'GDPR tenant 17',
+      ),
+    ).toBe(0);
     // The node that took the writes logged them with their reason and author.
-    const written = entry.proc.log().split('\n').filter((line) => line.includes('explicit placement set'));
-    expect(written.some((line) => line.includes('"reason":"GDPR tenant 17"') && line.includes('"mode":"require"') && line.includes('"by":"'))).toBe(true);
-    expect(written.some((line) => line.includes('"reason":"prefer test"') && line.includes('"by":"e2e@test"'))).toBe(true);
+    const written = entry.proc
+      .log()
+      .split('\n')
+      .filter((line) => line.includes('explicit placement set'));
+    expect(
+      written.some(
+        (line) =>
+          line.includes('"reason":"GDPR tenant 17"') && line.includes('"mode":"require"') && line.includes('"by":"'),
+      ),
+    ).toBe(true);
+    expect(written.some((line) => line.includes('"reason":"prefer test"') && line.includes('"by":"e2e@test"'))).toBe(
+      true,
+    );
     // Written through node 1, asked through every node: wait until each replica has both pins.
     for (const node of nodes) {
       await waitFor(`${node.name} to hold both pins`, async () => {
-        const listed = await httpOk<{ placements: Array<{ shardId: number; mode: string }> }>('GET', node.url + PLACEMENTS);
-        return listed.placements.filter((p) => p.shardId === preferred.shardId || p.shardId === required.shardId).length === 2;
+        const listed = await httpOk<{ placements: Array<{ shardId: number; mode: string }> }>(
+          'GET',
+          node.url + PLACEMENTS,
+        );
+        return (
+          listed.placements.filter((p) => p.shardId === preferred.shardId || p.shardId === required.shardId).length ===
+          2
+        );
       });
     }
 
@@ -98,7 +168,12 @@ describe('placement rules across processes', () => {
       'the zone=b nodes to be downed',
       async () => {
         const members = await httpOk<MembersAnswer>('GET', `${entry.url}/actor-ts/cluster/members`, undefined, 3000);
-        return members.members.filter((m) => zoneB.has(m.address)).every((m) => m.status === 'down' || m.status === 'removed') || members.members.every((m) => !zoneB.has(m.address));
+        return (
+          members.members
+            .filter((m) => zoneB.has(m.address))
+            .every((m) => m.status === 'down' || m.status === 'removed') ||
+          members.members.every((m) => !zoneB.has(m.address))
+        );
       },
       60_000,
       200,
@@ -125,7 +200,7 @@ describe('placement rules across processes', () => {
     const newcomer = startZoneNode(procs, 'node6-zone-b', 'b', port(10), port(11), seed);
     let upAt = 0;
     await waitFor(
-      'node6 to be up in node1\'s view',
+      "node6 to be up in node1's view",
       async () => {
         const members = await httpOk<MembersAnswer>('GET', `${entry.url}/actor-ts/cluster/members`, undefined, 3000);
         const up = members.members.some((m) => m.address === newcomer.address && m.status === 'up');
@@ -150,18 +225,47 @@ describe('placement rules across processes', () => {
 
     // A pin with a 2 s TTL is listed, then gone once it expired (and listed as expired on request).
     const shortLived = entityOnFreshShard('ttl', new Set([preferred.shardId, required.shardId]));
-    expect(await cli('pin-ttl', entry.url, 'placements', 'set', String(shortLived.shardId), 'zone=a', '--ttl', '2s', '--reason', 'short')).toBe(0);
+    expect(
+      await cli(
+        'pin-ttl',
+        entry.url,
+        'placements',
+        'set',
+        String(shortLived.shardId),
+        'zone=a',
+        '--ttl',
+        '2s',
+        '--reason',
+        'short',
+      ),
+    ).toBe(0);
     const listedAt = Date.now();
-    const listing = async (query = ''): Promise<Array<{ shardId: number; expiresAt: string | null; expired?: boolean }>> =>
-      (await httpOk<{ placements: Array<{ shardId: number; expiresAt: string | null; expired?: boolean }> }>('GET', entry.url + PLACEMENTS + query)).placements;
+    const listing = async (
+      query = '',
+    ): Promise<Array<{ shardId: number; expiresAt: string | null; expired?: boolean }>> =>
+      (
+        await httpOk<{ placements: Array<{ shardId: number; expiresAt: string | null; expired?: boolean }> }>(
+          'GET',
+          entry.url + PLACEMENTS + query,
+        )
+      ).placements;
     const ttlPin = (await listing()).find((p) => p.shardId === shortLived.shardId);
     expect(ttlPin?.expiresAt).not.toBeNull();
-    await waitFor('the 2 s pin to leave the listing', async () => !(await listing()).some((p) => p.shardId === shortLived.shardId), 20_000, 100);
+    await waitFor(
+      'the 2 s pin to leave the listing',
+      async () => !(await listing()).some((p) => p.shardId === shortLived.shardId),
+      20_000,
+      100,
+    );
     const goneAfterMs = Date.now() - listedAt;
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(ttlPin?.expiresAt ?? ''));
-    expect((await listing('?includeExpired=true')).find((p) => p.shardId === shortLived.shardId)).toMatchObject({ expired: true });
+    expect((await listing('?includeExpired=true')).find((p) => p.shardId === shortLived.shardId)).toMatchObject({
+      expired: true,
+    });
     // The other pins stay.
-    expect((await listing()).map((p) => p.shardId).sort((a, b) => a - b)).toEqual([preferred.shardId, required.shardId].sort((a, b) => a - b));
+    expect((await listing()).map((p) => p.shardId).sort((a, b) => a - b)).toEqual(
+      [preferred.shardId, required.shardId].sort((a, b) => a - b),
+    );
 
     console.log(
       `[e2e figures] placement rules: down-after-ms ${DOWN_AFTER_MS}; kill of both zone=b nodes -> prefer shard answering from zone=a in ` +

@@ -25,7 +25,12 @@ const DOWN_AFTER_MS = 3000;
 const procs = useProcessSet();
 
 /** An entity id (prefix-N) whose shard lands on `host`, found by sending increments through `via`. */
-async function entityHostedOn(host: NodeProc, via: NodeProc, prefix: string, avoidShards: ReadonlySet<number> = new Set()): Promise<CounterValue> {
+async function entityHostedOn(
+  host: NodeProc,
+  via: NodeProc,
+  prefix: string,
+  avoidShards: ReadonlySet<number> = new Set(),
+): Promise<CounterValue> {
   for (let i = 0; i < 200; i++) {
     const entityId = `${prefix}-${i}`;
     if (avoidShards.has(shardIdFor(entityId, 1000))) continue;
@@ -37,7 +42,13 @@ async function entityHostedOn(host: NodeProc, via: NodeProc, prefix: string, avo
 }
 
 /** Polls the counter route as fast as answers come until the entity answers from `target`. */
-async function untilServedBy(via: NodeProc, entityId: string, target: string, timeoutMs: number, extra: (c: CounterValue) => boolean = () => true): Promise<CounterValue> {
+async function untilServedBy(
+  via: NodeProc,
+  entityId: string,
+  target: string,
+  timeoutMs: number,
+  extra: (c: CounterValue) => boolean = () => true,
+): Promise<CounterValue> {
   return waitFor(
     `${entityId} served by ${target}`,
     async () => {
@@ -71,7 +82,11 @@ function sameRows(rows: readonly PlacementRow[]): string {
 
 describe('placements across node processes (issues 4 and 5)', () => {
   it('measures placement propagation to every node and the time for a shard to reach its target', async () => {
-    const [n1, n2, n3] = (await procs.startCluster(3, { rebalanceIntervalMs: NO_TICK_MS })) as [NodeProc, NodeProc, NodeProc];
+    const [n1, n2, n3] = (await procs.startCluster(3, { rebalanceIntervalMs: NO_TICK_MS })) as [
+      NodeProc,
+      NodeProc,
+      NodeProc,
+    ];
 
     // 1. Propagation: POST on node 1, tight GET loops on nodes 2 and 3 until each shows that exact write.
     const fromSend: number[] = [];
@@ -81,7 +96,10 @@ describe('placements across node processes (issues 4 and 5)', () => {
       const shardId = 990 + sample;
       const target = (sample % 2 === 0 ? n3 : n2).address;
       const sentAt = performance.now();
-      const posted = await n1.post<{ placements: PlacementRow[]; warnings: unknown[] }>(`${SHARDS_PATH}/placements`, { shardId, target });
+      const posted = await n1.post<{ placements: PlacementRow[]; warnings: unknown[] }>(`${SHARDS_PATH}/placements`, {
+        shardId,
+        target,
+      });
       const answeredAt = performance.now();
       expect(posted.status, JSON.stringify(posted.body)).toBe(202);
       expect(posted.body.warnings).toEqual([]);
@@ -94,7 +112,9 @@ describe('placements across node processes (issues 4 and 5)', () => {
             async () => {
               const rows = await node.placements();
               const row = rows.find((r) => r.shardId === shardId);
-              return row !== undefined && row.target === target && compareHlc(row.hlc, written.hlc) === 0 ? performance.now() : undefined;
+              return row !== undefined && row.target === target && compareHlc(row.hlc, written.hlc) === 0
+                ? performance.now()
+                : undefined;
             },
             10_000,
             0,
@@ -104,7 +124,8 @@ describe('placements across node processes (issues 4 and 5)', () => {
       fromSend.push(Math.max(...seenAt) - sentAt);
       fromAnswer.push(Math.max(...seenAt) - answeredAt);
     }
-    const fmt = (values: number[]): string => `median ${median(values).toFixed(1)} ms, max ${Math.max(...values).toFixed(1)} ms`;
+    const fmt = (values: number[]): string =>
+      `median ${median(values).toFixed(1)} ms, max ${Math.max(...values).toFixed(1)} ms`;
     console.log(
       `[e2e figures] placement propagation to every node (3 processes, ${fromSend.length} samples, POST on node 1, tight GET loop on nodes 2 and 3): ` +
         `from sending the POST ${fmt(fromSend)}; from its 202 ${fmt(fromAnswer)}`,
@@ -118,7 +139,10 @@ describe('placements across node processes (issues 4 and 5)', () => {
     // run of that pin first (through another node) names exactly the moves the write then makes (issue 12).
     const a = await entityHostedOn(n2, n1, 'moved');
     const homesBefore = homesOf(await n1.shards());
-    const dry = await n2.post<{ dryRun: true; moves: DryRunMove[] }>(`${SHARDS_PATH}/placements?dryRun=true`, { shardId: a.shardId, target: n3.address });
+    const dry = await n2.post<{ dryRun: true; moves: DryRunMove[] }>(`${SHARDS_PATH}/placements?dryRun=true`, {
+      shardId: a.shardId,
+      target: n3.address,
+    });
     expect(dry.status, JSON.stringify(dry.body)).toBe(200);
     expect(dry.body.moves).toContainEqual({ shardId: a.shardId, from: n2.address, to: n3.address });
     expect(homesOf(await n1.shards())).toEqual(homesBefore);
@@ -138,7 +162,9 @@ describe('placements across node processes (issues 4 and 5)', () => {
     const pinnedAt = performance.now();
     expect((await n3.post(`${SHARDS_PATH}/placements`, { shardId: b.shardId, target: n2.address })).status).toBe(202);
     t = performance.now();
-    const moved = await n3.post<{ accepted: number[]; homeless: number[] }>(`${SHARDS_PATH}/rebalance`, { shardIds: [b.shardId] });
+    const moved = await n3.post<{ accepted: number[]; homeless: number[] }>(`${SHARDS_PATH}/rebalance`, {
+      shardIds: [b.shardId],
+    });
     expect(moved.status, JSON.stringify(moved.body)).toBe(202);
     expect(moved.body.homeless).toEqual([]);
     await untilServedBy(n3, b.entityId, n2.address, 20_000);
@@ -154,10 +180,14 @@ describe('placements across node processes (issues 4 and 5)', () => {
       counted = increment.body.value;
     }
     t = performance.now();
-    const again = await n2.post<{ accepted: number[]; homeless: number[] }>(`${SHARDS_PATH}/rebalance`, { shardIds: [a.shardId] });
+    const again = await n2.post<{ accepted: number[]; homeless: number[] }>(`${SHARDS_PATH}/rebalance`, {
+      shardIds: [a.shardId],
+    });
     expect(again.status).toBe(202);
     expect(again.body.accepted).toEqual([a.shardId]);
-    await waitFor('the hand-off of the rebalanced shard to end', async () => ((await n2.shards()).handingOff.length === 0 ? true : undefined));
+    await waitFor('the hand-off of the rebalanced shard to end', async () =>
+      (await n2.shards()).handingOff.length === 0 ? true : undefined,
+    );
     const restarted = await untilServedBy(n2, a.entityId, n3.address, 20_000);
     const rebalanceMs = performance.now() - t;
     expect(restarted.value).toBe(counted);
@@ -193,10 +223,15 @@ describe('placements across node processes (issues 4 and 5)', () => {
     const winner = nodes.find((node) => node.address === expected.target)!;
 
     // Every node ends with the same placement: the write with the greater HLC.
-    const views = await waitFor('the same placement on every node', async () => {
-      const all = await Promise.all(nodes.map((node) => node.placements()));
-      return all.every((rows) => rows.length === 1 && rows[0]!.target === expected.target) ? all : undefined;
-    }, 15_000, 20);
+    const views = await waitFor(
+      'the same placement on every node',
+      async () => {
+        const all = await Promise.all(nodes.map((node) => node.placements()));
+        return all.every((rows) => rows.length === 1 && rows[0]!.target === expected.target) ? all : undefined;
+      },
+      15_000,
+      20,
+    );
     for (const rows of views) {
       expect(rows).toEqual(views[0]);
       expect(rows[0]).toMatchObject({ shardId, target: expected.target, writer: expected.writer });
@@ -206,7 +241,9 @@ describe('placements across node processes (issues 4 and 5)', () => {
     // The prompt re-evaluation moves the shard to the winner (no rebalance call, no periodic tick).
     for (const node of nodes) await untilServedBy(node, entity.entityId, winner.address, 30_000);
     expect(homesOf(await n3.shards()).get(shardId)).toBe(winner.address);
-    console.log(`[e2e figures] conflicting pins of shard ${shardId}: node 1 wrote -> ${one.target}, node 2 wrote -> ${two.target}; winner ${winner.name} (${winner.address})`);
+    console.log(
+      `[e2e figures] conflicting pins of shard ${shardId}: node 1 wrote -> ${one.target}, node 2 wrote -> ${two.target}; winner ${winner.name} (${winner.address})`,
+    );
 
     // Kill the winner: the fallback re-homes the shard on a survivor; the API keeps answering there.
     const survivors = nodes.filter((node) => node !== winner);
@@ -229,8 +266,9 @@ describe('placements across node processes (issues 4 and 5)', () => {
       const health = await node.get<{ status: string }>('/actor-ts/health');
       expect(health.status).toBe(200);
       expect(health.body.status).toBe('ok');
-      await waitFor(`${node.name} to see two live members`, async () =>
-        JSON.stringify(await liveMembers(node)) === JSON.stringify([...survivorAddresses].sort()),
+      await waitFor(
+        `${node.name} to see two live members`,
+        async () => JSON.stringify(await liveMembers(node)) === JSON.stringify([...survivorAddresses].sort()),
       );
       // The pin survives its target's death (replicated on every node); the shard stays with the fallback.
       expect(sameRows(await node.placements())).toBe(sameRows(views[0]!));
@@ -239,7 +277,9 @@ describe('placements across node processes (issues 4 and 5)', () => {
       expect(served.body.node).toBe(rehomed.node);
       const homes = await waitFor(`${node.name}'s shard locations without the winner`, async () => {
         const locations = await node.shards();
-        return locations.regions.every((region) => survivorAddresses.has(region.address)) ? homesOf(locations) : undefined;
+        return locations.regions.every((region) => survivorAddresses.has(region.address))
+          ? homesOf(locations)
+          : undefined;
       });
       expect(homes.get(shardId)).toBe(rehomed.node);
     }

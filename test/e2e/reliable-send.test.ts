@@ -20,10 +20,16 @@ interface SendRecord {
 }
 
 function reliableIncrement(via: NodeProc, entityId: string): Promise<{ status: number; error?: string }> {
-  return via.post<{ error?: string; message?: string }>(`/counters/${encodeURIComponent(entityId)}/increment?reliable=true`, undefined, 30_000).then(
-    (r) => (r.status === 200 ? { status: 200 } : { status: r.status, error: `${r.body.error}: ${r.body.message}` }),
-    (error: unknown) => ({ status: 0, error: String(error) }),
-  );
+  return via
+    .post<{ error?: string; message?: string }>(
+      `/counters/${encodeURIComponent(entityId)}/increment?reliable=true`,
+      undefined,
+      30_000,
+    )
+    .then(
+      (r) => (r.status === 200 ? { status: 200 } : { status: r.status, error: `${r.body.error}: ${r.body.message}` }),
+      (error: unknown) => ({ status: 0, error: String(error) }),
+    );
 }
 
 describe('reliable send across a crash, state across a leave (issue 23)', () => {
@@ -59,10 +65,17 @@ describe('reliable send across a crash, state across a leave (issue 23)', () => 
     victim.signal('SIGKILL');
     await victim.exited;
     // Until every entity answers from a survivor, then a little longer.
-    await waitFor('entities re-homed', async () => {
-      const answers = await Promise.all(entities.map((id) => via.counter(id, 3000)));
-      return answers.every((a) => a.status === 200 && (a.body as CounterValue).node !== victim.address) ? true : undefined;
-    }, 60_000, 250);
+    await waitFor(
+      'entities re-homed',
+      async () => {
+        const answers = await Promise.all(entities.map((id) => via.counter(id, 3000)));
+        return answers.every((a) => a.status === 200 && (a.body as CounterValue).node !== victim.address)
+          ? true
+          : undefined;
+      },
+      60_000,
+      250,
+    );
     const rehomedMs = Date.now() - killAt;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     running = false;
@@ -80,7 +93,9 @@ describe('reliable send across a crash, state across a leave (issue 23)', () => 
       // The dead host's state is gone; everything sent after the kill can only have been applied on the new one.
       const resolvedAfter = afterKill.filter((r) => r.entityId === entityId && r.status === 200).length;
       const issued = records.filter((r) => r.entityId === entityId).length;
-      expect(value, `${entityId}: ${resolvedAfter} sends answered after the kill`).toBeGreaterThanOrEqual(resolvedAfter);
+      expect(value, `${entityId}: ${resolvedAfter} sends answered after the kill`).toBeGreaterThanOrEqual(
+        resolvedAfter,
+      );
       expect(value).toBeLessThanOrEqual(issued);
     }
     console.log(
@@ -105,7 +120,9 @@ describe('reliable send across a crash, state across a leave (issue 23)', () => 
     await leaver.exited;
     const exitMs = Date.now() - termAt;
     const values = await inBatches(entities, 10, async (entityId) => (await via.increment(entityId, 10_000)).body);
-    console.log(`[e2e figures] SIGTERM of the oldest node hosting 20 entities: exit after ${exitMs} ms; values after: ${[...new Set(values.map((v) => v.value))].join(',')}`);
+    console.log(
+      `[e2e figures] SIGTERM of the oldest node hosting 20 entities: exit after ${exitMs} ms; values after: ${[...new Set(values.map((v) => v.value))].join(',')}`,
+    );
     for (const value of values) {
       expect(value.node).not.toBe(leaver.address);
       expect(value.value, `${value.entityId} kept its count`).toBe(4);

@@ -93,7 +93,8 @@ export async function watchRehoming(
       const via = through[(round + i) % through.length]!;
       const probe = via.counter(entityId, PROBE_TIMEOUT_MS).then((result) => {
         const body = result.body as CounterValue;
-        if (result.status === 200 && homes.has(body.node) && !rehomedAt.has(entityId)) rehomedAt.set(entityId, Date.now());
+        if (result.status === 200 && homes.has(body.node) && !rehomedAt.has(entityId))
+          rehomedAt.set(entityId, Date.now());
       });
       pending.add(probe);
       void probe.finally(() => pending.delete(probe));
@@ -109,7 +110,11 @@ export async function watchRehoming(
 }
 
 /** Runs `task` over `items` with at most `limit` in flight. */
-export async function inBatches<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function inBatches<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {

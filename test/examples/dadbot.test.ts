@@ -51,12 +51,16 @@ describe('the DadBot example', () => {
     const files = readdirSync(EXAMPLE).filter((file) => file.endsWith('.ts'));
     expect(files.length).toBeGreaterThanOrEqual(4);
     const specifiers = files.flatMap((file) =>
-      [...readFileSync(join(EXAMPLE, file), 'utf8').matchAll(/(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]/g)].map(
-        (match) => match[1] ?? match[2] ?? '',
-      ),
+      [
+        ...readFileSync(join(EXAMPLE, file), 'utf8').matchAll(
+          /(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]/g,
+        ),
+      ].map((match) => match[1] ?? match[2] ?? ''),
     );
     expect(specifiers).toContain('@actor-ts/placement');
-    const foreign = specifiers.filter((s) => s !== '@actor-ts/placement' && !/^\.\/[\w-]+\.js$/.test(s) && !s.startsWith('node:'));
+    const foreign = specifiers.filter(
+      (s) => s !== '@actor-ts/placement' && !/^\.\/[\w-]+\.js$/.test(s) && !s.startsWith('node:'),
+    );
     expect(foreign).toEqual([]);
   });
 
@@ -65,28 +69,64 @@ describe('the DadBot example', () => {
     const seed = `app@127.0.0.1:${p1}`;
     const fast = ['--quiet-ms', '300', '--think-ms', '200'];
     const first = start('dad-1', 'node.js', ['--port', String(p1), '--http-port', String(h1), '--seed', seed, ...fast]);
-    const second = start('dad-2', 'node.js', ['--port', String(p2), '--http-port', String(h2), '--seed', seed, ...fast]);
-    const gateway = start('gateway', 'node.js', ['--port', String(pg), '--http-port', String(hg), '--seed', seed, '--gateway', ...fast]);
+    const second = start('dad-2', 'node.js', [
+      '--port',
+      String(p2),
+      '--http-port',
+      String(h2),
+      '--seed',
+      seed,
+      ...fast,
+    ]);
+    const gateway = start('gateway', 'node.js', [
+      '--port',
+      String(pg),
+      '--http-port',
+      String(hg),
+      '--seed',
+      seed,
+      '--gateway',
+      ...fast,
+    ]);
     const gw = `http://127.0.0.1:${hg}`;
-    await waitFor('three members up', async () => {
-      const answer = await http<{ members: Array<{ status: string }> }>('GET', `${gw}/actor-ts/cluster/members`);
-      return answer.status === 200 && answer.body.members.filter((m) => m.status === 'up').length === 3;
-    }, 40_000);
+    await waitFor(
+      'three members up',
+      async () => {
+        const answer = await http<{ members: Array<{ status: string }> }>('GET', `${gw}/actor-ts/cluster/members`);
+        return answer.status === 200 && answer.body.members.filter((m) => m.status === 'up').length === 3;
+      },
+      40_000,
+    );
 
     const chat = encodeURIComponent('#engineering');
-    for (const [from, text] of [['Sebastian', 'Why is this test flaky?'], ['Mattia', "It's flaky for me too"]] as const) {
-      const accepted = await http<{ chatId: string; shardId: number }>('POST', `${gw}/chats/${chat}/messages`, { from, text });
+    for (const [from, text] of [
+      ['Sebastian', 'Why is this test flaky?'],
+      ['Mattia', "It's flaky for me too"],
+    ] as const) {
+      const accepted = await http<{ chatId: string; shardId: number }>('POST', `${gw}/chats/${chat}/messages`, {
+        from,
+        text,
+      });
       expect(accepted.status).toBe(202);
       expect(accepted.body).toEqual({ chatId: '#engineering', shardId: expect.any(Number) });
     }
-    const bad = await http<{ error: string; message: string }>('POST', `${gw}/chats/${chat}/messages`, { from: 'x', text: 7 });
+    const bad = await http<{ error: string; message: string }>('POST', `${gw}/chats/${chat}/messages`, {
+      from: 'x',
+      text: 7,
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('invalid_request');
 
-    const told = await waitFor('a joke in #engineering', async () => {
-      const status = await http<ChatStatus>('GET', `${gw}/chats/${chat}`);
-      return status.status === 200 && status.body.told.length === 1 && status.body.state === 'idle' ? status.body : undefined;
-    }, 20_000);
+    const told = await waitFor(
+      'a joke in #engineering',
+      async () => {
+        const status = await http<ChatStatus>('GET', `${gw}/chats/${chat}`);
+        return status.status === 200 && status.body.told.length === 1 && status.body.state === 'idle'
+          ? status.body
+          : undefined;
+      },
+      20_000,
+    );
     expect(told.chatId).toBe('#engineering');
     expect([seed, `app@127.0.0.1:${p2}`]).toContain(told.node);
     expect(told.node).not.toBe(`app@127.0.0.1:${pg}`);
@@ -100,10 +140,16 @@ describe('the DadBot example', () => {
     expect((await exitWithin(host, 30_000)).code).toBe(0);
     expect(host.log()).toContain('stopped (left)');
     await http('POST', `${gw}/chats/${chat}/messages`, { from: 'Sebastian', text: 'Still flaky?' });
-    const moved = await waitFor('#engineering answered on the other node', async () => {
-      const status = await http<ChatStatus>('GET', `${gw}/chats/${chat}`, undefined, 2_000);
-      return status.status === 200 && status.body.told.length === 2 && status.body.state === 'idle' ? status.body : undefined;
-    }, 30_000);
+    const moved = await waitFor(
+      '#engineering answered on the other node',
+      async () => {
+        const status = await http<ChatStatus>('GET', `${gw}/chats/${chat}`, undefined, 2_000);
+        return status.status === 200 && status.body.told.length === 2 && status.body.state === 'idle'
+          ? status.body
+          : undefined;
+      },
+      30_000,
+    );
     expect(moved.node).not.toBe(told.node);
     // His memory moved with the shard: the first joke is remembered, and the new one is another.
     expect(moved.told[0]).toBe(told.told[0]);
@@ -116,15 +162,27 @@ describe('the DadBot example', () => {
     const base = await freeConsecutivePorts(3);
     const httpBase = await freeConsecutivePorts(3, new Set([base, base + 1, base + 2]));
     const run = start('run', 'run.js', [
-      '--base-port', String(base), '--http-base-port', String(httpBase),
-      '--quiet-ms', '300', '--think-ms', '200', '--down-after-ms', '2000',
+      '--base-port',
+      String(base),
+      '--http-base-port',
+      String(httpBase),
+      '--quiet-ms',
+      '300',
+      '--think-ms',
+      '200',
+      '--down-after-ms',
+      '2000',
     ]);
     expect((await exitWithin(run, 90_000)).code).toBe(0);
     const lines = run.log().split('\n');
     const at = (pattern: RegExp): number => lines.findIndex((line) => pattern.test(line));
     const time = /^\d\d:\d\d:\d\d\.\d{3} {2}/;
-    expect(lines.filter((line) => line !== '' && !line.startsWith('Repeated')).every((line) => time.test(line))).toBe(true);
-    expect(at(/#engineering · Sebastian: Why is this test flaky\? {2}\(via node-0, shard \d+\) → 202/)).toBeGreaterThan(0);
+    expect(lines.filter((line) => line !== '' && !line.startsWith('Repeated')).every((line) => time.test(line))).toBe(
+      true,
+    );
+    expect(at(/#engineering · Sebastian: Why is this test flaky\? {2}\(via node-0, shard \d+\) → 202/)).toBeGreaterThan(
+      0,
+    );
     expect(at(/#engineering · Mattia: .*\(via node-1, shard \d+\)/)).toBeGreaterThan(0);
     expect(at(/Dad for #engineering has entered the chat on node-0 \(shard \d+\)/)).toBeGreaterThan(0);
     const leaves = at(/--- node-0 leaves the cluster ---/);

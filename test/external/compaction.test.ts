@@ -14,11 +14,18 @@ describe('compaction in a running cluster', () => {
     const pinFor = (shardId: number, round: number): ExtNode => nodes[(shardId + round) % 3] as ExtNode;
     await run(600);
     for (let round = 0; round < 5; round++) {
-      for (let shardId = 0; shardId < 6; shardId++) await b.controller.setPlacement(shardId, pinFor(shardId, round).address);
+      for (let shardId = 0; shardId < 6; shardId++)
+        await b.controller.setPlacement(shardId, pinFor(shardId, round).address);
     }
-    await eventually(() => nodes.every((n) => JSON.stringify(pinsOf(n)) === JSON.stringify(pinsOf(b))), 'pins everywhere');
+    await eventually(
+      () => nodes.every((n) => JSON.stringify(pinsOf(n)) === JSON.stringify(pinsOf(b))),
+      'pins everywhere',
+    );
     for (let shardId = 0; shardId < 6; shardId++) cluster.touch(a, shardId);
-    await eventually(() => [0, 1, 2, 3, 4, 5].every((id) => cluster.hostOf(id) === pinFor(id, 4).key), 'shards on their pins');
+    await eventually(
+      () => [0, 1, 2, 3, 4, 5].every((id) => cluster.hostOf(id) === pinFor(id, 4).key),
+      'shards on their pins',
+    );
 
     expect(c.sharding.placementStore.compact()).toBe(1);
     // Written on a node still on generation 0, and on the compacted one: both must land everywhere.
@@ -26,14 +33,23 @@ describe('compaction in a running cluster', () => {
     await c.controller.setPlacement(1, a.address);
     await b.controller.removePlacement(2);
 
-    await eventually(() => nodes.every((n) => n.sharding.placementStore.generation === 1), 'every store on generation 1');
-    await eventually(() => nodes.every((n) => JSON.stringify(pinsOf(n)) === JSON.stringify(pinsOf(c))), 'pins converge');
+    await eventually(
+      () => nodes.every((n) => n.sharding.placementStore.generation === 1),
+      'every store on generation 1',
+    );
+    await eventually(
+      () => nodes.every((n) => JSON.stringify(pinsOf(n)) === JSON.stringify(pinsOf(c))),
+      'pins converge',
+    );
     const pins = new Map(pinsOf(a));
     expect(pins.get(0)).toBe(b.key);
     expect(pins.get(1)).toBe(a.key);
     expect(pins.has(2)).toBe(false);
     expect(pins.get(3)).toBe(pinFor(3, 4).key);
-    await eventually(() => cluster.hostOf(0) === b.key && cluster.hostOf(1) === a.key, 'shards 0 and 1 moved to their new pins');
+    await eventually(
+      () => cluster.hostOf(0) === b.key && cluster.hostOf(1) === a.key,
+      'shards 0 and 1 moved to their new pins',
+    );
     for (const node of nodes) expect(node.sharding.placementStore.stats().baseSlots).toBeGreaterThan(0);
   });
 });

@@ -40,7 +40,11 @@ describe('conflicting placements', () => {
         expect(pinsOf(node)).toEqual([[9, winner.target.toString()]]);
         expect(recordsOf(node)[0]?.writer).toBe(winner.writer);
       }
-      await eventually(() => cluster.hostOf(9) === winner.target.toString(), `round ${round}: shard 9 on the winner`, 2_000);
+      await eventually(
+        () => cluster.hostOf(9) === winner.target.toString(),
+        `round ${round}: shard 9 on the winner`,
+        2_000,
+      );
       await run(100);
     }
   });

@@ -3,7 +3,15 @@
 // not joined yet; a change is re-evaluated at once rather than at the rebalance tick.
 import { describe, expect, it } from 'vitest';
 import { eventually, run, settle } from '../sharding/harness.js';
-import { addressOf, ExternalCluster, type ExtNode, NO_ANTI_ENTROPY, pinsOf, TYPE, useExternalClusters } from './harness.js';
+import {
+  addressOf,
+  ExternalCluster,
+  type ExtNode,
+  NO_ANTI_ENTROPY,
+  pinsOf,
+  TYPE,
+  useExternalClusters,
+} from './harness.js';
 
 let cluster: ExternalCluster;
 
@@ -27,7 +35,12 @@ describe('10. placements survive a coordinator move', () => {
     await cluster.stopNode(a);
     await eventually(() => b.sharding.stats().types[TYPE]?.coordinator?.warm === true, 'b took over the coordinator');
     expect(cluster.coordinatorKey()).toBe(b.key);
-    expect(pinsOf(b)).toEqual([[1, c.key], [2, c.key], [3, c.key], [4, b.key]]);
+    expect(pinsOf(b)).toEqual([
+      [1, c.key],
+      [2, c.key],
+      [3, c.key],
+      [4, b.key],
+    ]);
 
     // Old pins still decide: untouched shards stay, a never-allocated pinned shard goes to its target.
     await settle4(b);
@@ -66,7 +79,9 @@ describe('joining nodes', () => {
     const a = cluster.addNode(7001);
     const b = cluster.addNode(7002);
     await run(600);
-    await a.controller.setPlacements(Array.from({ length: 300 }, (_, i) => ({ shardId: i * 3, target: i % 2 === 0 ? a.key : b.key })));
+    await a.controller.setPlacements(
+      Array.from({ length: 300 }, (_, i) => ({ shardId: i * 3, target: i % 2 === 0 ? a.key : b.key })),
+    );
     await run(50);
     // Written on b after it saw a's pins, so these win: one overwrite and one tombstone in the state.
     await b.controller.setPlacements([{ shardId: 0, target: b.key }]);

@@ -15,7 +15,9 @@ function ops(node: ExtNode): CordonOperations {
 }
 
 function shardsOn(cluster: ExternalCluster, node: ExtNode): number[] {
-  return [...cluster.hosted()].flatMap(([shardId, hosts]) => (hosts.includes(node.key) ? [shardId] : [])).sort((x, y) => x - y);
+  return [...cluster.hosted()]
+    .flatMap(([shardId, hosts]) => (hosts.includes(node.key) ? [shardId] : []))
+    .sort((x, y) => x - y);
 }
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, i) => from + i);
@@ -30,8 +32,13 @@ describe('cordon', () => {
     expect(onB.length).toBeGreaterThan(0);
 
     await settle(ops(c).cordon(b.key, { by: 'ops', reason: 'kernel' }));
-    await eventually(() => [a, b, c].every((n) => n.sharding.cordons.isCordoned(b.key)), 'the cordon reached every node', 2_000);
-    for (const n of [a, b, c]) expect(n.sharding.cordons.list()).toMatchObject([{ address: b.key, by: 'ops', reason: 'kernel' }]);
+    await eventually(
+      () => [a, b, c].every((n) => n.sharding.cordons.isCordoned(b.key)),
+      'the cordon reached every node',
+      2_000,
+    );
+    for (const n of [a, b, c])
+      expect(n.sharding.cordons.list()).toMatchObject([{ address: b.key, by: 'ops', reason: 'kernel' }]);
 
     await cluster.allocated(range(30, 60), a);
     await settle(a.sharding.requestRebalance(TYPE));
@@ -39,7 +46,11 @@ describe('cordon', () => {
     expect(shardsOn(cluster, b)).toEqual(onB);
 
     await settle(ops(a).uncordon(b.key));
-    await eventually(() => [a, b, c].every((n) => !n.sharding.cordons.isCordoned(b.key)), 'the uncordon reached every node', 2_000);
+    await eventually(
+      () => [a, b, c].every((n) => !n.sharding.cordons.isCordoned(b.key)),
+      'the uncordon reached every node',
+      2_000,
+    );
     // b is the least loaded now: new shards go there again.
     await cluster.allocated(range(60, 70), a);
     expect(range(60, 70).some((shardId) => cluster.hostOf(shardId) === b.key)).toBe(true);
@@ -51,7 +62,11 @@ describe('cordon', () => {
     await run(600);
     expect(cluster.coordinatorKey()).toBe(a.key);
     await settle(ops(b).cordon(c.key, { reason: 'maintenance' }));
-    await eventually(() => [a, b, c].every((n) => n.sharding.cordons.isCordoned(c.key)), 'the cordon reached every node', 2_000);
+    await eventually(
+      () => [a, b, c].every((n) => n.sharding.cordons.isCordoned(c.key)),
+      'the cordon reached every node',
+      2_000,
+    );
 
     await settle(cluster.members.leave(a.address));
     await cluster.stopNode(a);
@@ -98,7 +113,9 @@ describe('drain', () => {
       await run(20);
     }
     const outcome = await drained;
-    expect(outcome.moves[TYPE]?.map((move) => move.shardId).sort((x, y) => x - y)).toEqual([...onB].sort((x, y) => x - y));
+    expect(outcome.moves[TYPE]?.map((move) => move.shardId).sort((x, y) => x - y)).toEqual(
+      [...onB].sort((x, y) => x - y),
+    );
     for (const move of outcome.moves[TYPE] ?? []) {
       expect(move.from).toBe(b.key);
       expect([a.key, c.key]).toContain(move.to);

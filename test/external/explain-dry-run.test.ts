@@ -5,7 +5,15 @@
 import { describe, expect, it } from 'vitest';
 import { askDryRunRebalance, askExplain, type DryRunMove, type ShardExplanation } from '../../src/sharding/index.js';
 import { eventually, run, settle } from '../sharding/harness.js';
-import { addressOf, ExternalCluster, type ExtNode, recordsOf, TYPE, useExternalClusters, zonedCluster } from './harness.js';
+import {
+  addressOf,
+  ExternalCluster,
+  type ExtNode,
+  recordsOf,
+  TYPE,
+  useExternalClusters,
+  zonedCluster,
+} from './harness.js';
 
 let cluster: ExternalCluster;
 
@@ -18,7 +26,8 @@ async function zones(options: { numberOfShards?: number } = {}): Promise<[ExtNod
   return nodes;
 }
 
-const explain = (node: ExtNode, shardId: number): Promise<ShardExplanation> => settle(askExplain(node.sharding, TYPE, shardId));
+const explain = (node: ExtNode, shardId: number): Promise<ShardExplanation> =>
+  settle(askExplain(node.sharding, TYPE, shardId));
 
 /** Every node's answer, checked to be one answer. */
 async function explainEverywhere(shardId: number): Promise<ShardExplanation> {
@@ -48,7 +57,7 @@ function movesBetween(before: Map<number, string>, after: Map<number, string>): 
 const byShard = (moves: ReadonlyArray<DryRunMove>): DryRunMove[] => [...moves].sort((x, y) => x.shardId - y.shardId);
 
 describe('explain', () => {
-  it('reaches each of the five decisions, and every node answers with the coordinator\'s explanation', async () => {
+  it("reaches each of the five decisions, and every node answers with the coordinator's explanation", async () => {
     const [a, b, c] = await zones();
     const absent = addressOf(7099).toString();
     await b.controller.setPlacements([
@@ -62,7 +71,13 @@ describe('explain', () => {
     await run(500);
 
     const never = await explainEverywhere(0);
-    expect(never).toMatchObject({ shardId: 0, home: null, handingOff: false, placement: null, decision: 'unallocated' });
+    expect(never).toMatchObject({
+      shardId: 0,
+      home: null,
+      handingOff: false,
+      placement: null,
+      decision: 'unallocated',
+    });
     expect(never.nodes.map((n) => n.address)).toEqual([a.key, b.key, c.key]);
     expect(never.nodes.every((n) => n.matches === null && n.status === 'up' && n.reachable && !n.cordoned)).toBe(true);
 
@@ -71,24 +86,40 @@ describe('explain', () => {
     expect(unpinned.message).toMatch(/has no pin: the fallback strategy placed it on /);
 
     const pinned = await explainEverywhere(2);
-    expect(pinned).toMatchObject({ home: cluster.hostOf(2), decision: 'placement', placement: { shardId: 2, target: 'zone=b', mode: 'prefer' } });
+    expect(pinned).toMatchObject({
+      home: cluster.hostOf(2),
+      decision: 'placement',
+      placement: { shardId: 2, target: 'zone=b', mode: 'prefer' },
+    });
     expect([b.key, c.key]).toContain(pinned.home);
     expect(pinned.nodes.map((n) => n.matches)).toEqual([false, true, true]);
 
     const unavailable = await explainEverywhere(3);
-    expect(unavailable).toMatchObject({ decision: 'placement-unavailable', placement: { target: absent, reason: 'not yet there', by: 'ops' } });
+    expect(unavailable).toMatchObject({
+      decision: 'placement-unavailable',
+      placement: { target: absent, reason: 'not yet there', by: 'ops' },
+    });
     expect(unavailable.home).toBe(cluster.hostOf(3));
-    expect(unavailable.message).toBe(`shard 3 prefers ${absent}, which is not a member of the cluster, so the fallback strategy placed it on ${unavailable.home}.`);
+    expect(unavailable.message).toBe(
+      `shard 3 prefers ${absent}, which is not a member of the cluster, so the fallback strategy placed it on ${unavailable.home}.`,
+    );
     expect(unavailable.nodes.map((n) => n.matches)).toEqual([false, false, false]);
 
     const waiting = await explainEverywhere(4);
-    expect(waiting).toMatchObject({ home: null, decision: 'waiting', placement: { target: 'zone=z', mode: 'require' } });
-    expect(waiting.message).toBe('shard 4 requires zone=z, which no member matches: it has no home and waits until a matching node can take it.');
+    expect(waiting).toMatchObject({
+      home: null,
+      decision: 'waiting',
+      placement: { target: 'zone=z', mode: 'require' },
+    });
+    expect(waiting.message).toBe(
+      'shard 4 requires zone=z, which no member matches: it has no home and waits until a matching node can take it.',
+    );
     expect(cluster.hostOf(4)).toBeUndefined();
 
     // The shard counts are the coordinator's map.
     const counts = new Map(never.nodes.map((n) => [n.address, n.shards]));
-    for (const node of [a, b, c]) expect(counts.get(node.key)).toBe([...homes().values()].filter((home) => home === node.key).length);
+    for (const node of [a, b, c])
+      expect(counts.get(node.key)).toBe([...homes().values()].filter((home) => home === node.key).length);
   });
 
   it('answers from the new coordinator after the old one left, and a pin that becomes satisfiable turns waiting into placement', async () => {
@@ -147,12 +178,16 @@ describe('dry runs', () => {
     const warningsBefore = a.warnings.length;
 
     const dry = await settle(c.controller.dryRunPlacements(proposed));
-    expect(dry.placements.map((p) => [p.shardId, p.target, p.mode])).toEqual(proposed.map((p) => [p.shardId, p.target, p.mode ?? 'prefer']));
+    expect(dry.placements.map((p) => [p.shardId, p.target, p.mode])).toEqual(
+      proposed.map((p) => [p.shardId, p.target, p.mode ?? 'prefer']),
+    );
     expect(byShard(dry.moves)).toContainEqual({ shardId: onA[0], from: a.key, to: c.key });
     expect(byShard(dry.moves)).toContainEqual({ shardId: onB[0], from: b.key, to: null });
     expect(dry.moves.map((m) => m.shardId)).not.toContain(onC[0]);
     expect(dry.warnings).toContainEqual(expect.objectContaining({ shardId: onB[0], target: 'zone=z' }));
-    expect(dry.warnings).toContainEqual(expect.objectContaining({ shardId: onC[0], target: addressOf(7099).toString() }));
+    expect(dry.warnings).toContainEqual(
+      expect.objectContaining({ shardId: onC[0], target: addressOf(7099).toString() }),
+    );
     await run(500);
     expect(recordsOf(a)).toEqual([]);
     expect(recordsOf(c)).toEqual([]);
@@ -161,7 +196,10 @@ describe('dry runs', () => {
     expect(a.warnings).toHaveLength(warningsBefore);
 
     await c.controller.setPlacements(proposed);
-    await eventually(() => coordinatorStats()?.rebalanceInProgress === 0 && coordinatorStats()?.handOffsStarted !== startedBefore, 'the hand-offs the pins started ended');
+    await eventually(
+      () => coordinatorStats()?.rebalanceInProgress === 0 && coordinatorStats()?.handOffsStarted !== startedBefore,
+      'the hand-offs the pins started ended',
+    );
     await run(500);
     expect(byShard(movesBetween(before, homes()))).toEqual(byShard(dry.moves));
   });
@@ -170,20 +208,30 @@ describe('dry runs', () => {
     const [a, b] = await zones({ numberOfShards: 60 });
     const shards = Array.from({ length: 9 }, (_, i) => i);
     await cluster.allocated(shards, b);
-    await a.controller.setPlacements([{ shardId: 0, target: b.key }, { shardId: 1, target: 'zone=b', mode: 'require' }]);
+    await a.controller.setPlacements([
+      { shardId: 0, target: b.key },
+      { shardId: 1, target: 'zone=b', mode: 'require' },
+    ]);
     await run(500);
     const before = homes();
     const asked = [0, 1, 2, 3, 50];
     const dry = await settle(askDryRunRebalance(b.sharding, TYPE, asked));
-    expect(dry.warnings).toEqual([expect.objectContaining({ shardId: 50, message: expect.stringContaining('no home yet') })]);
+    expect(dry.warnings).toEqual([
+      expect.objectContaining({ shardId: 50, message: expect.stringContaining('no home yet') }),
+    ]);
     expect(homes()).toEqual(before);
 
     const result = await settle(b.controller.rebalanceNow(asked.filter((s) => s !== 50)));
     expect(result.accepted).toEqual(dry.moves.map((m) => m.shardId));
-    await eventually(() => a.sharding.stats().types[TYPE]?.coordinator?.rebalanceInProgress === 0, 'the hand-offs ended');
+    await eventually(
+      () => a.sharding.stats().types[TYPE]?.coordinator?.rebalanceInProgress === 0,
+      'the hand-offs ended',
+    );
     await run(500);
     const after = homes();
     // A shard re-allocated to the node it left did move (hand-off and restart), so compare every asked shard.
-    expect(dry.moves.map((m) => ({ shardId: m.shardId, from: m.from, to: after.get(m.shardId) ?? null }))).toEqual(dry.moves);
+    expect(dry.moves.map((m) => ({ shardId: m.shardId, from: m.from, to: after.get(m.shardId) ?? null }))).toEqual(
+      dry.moves,
+    );
   });
 });

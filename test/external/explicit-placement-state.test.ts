@@ -6,7 +6,14 @@ import { explicitPlacementState } from '../../src/sharding/placements/explicit-p
 import { tryParsePlacementTarget } from '../../src/sharding/placements/placement-target.js';
 
 const TYPE = 'counter';
-const targets = ['app@127.0.0.1:7701', 'app@127.0.0.1:7702', 'not an address', 'app@127.0.0.1:7703', 'rack=r1,zone=b', 'zone='];
+const targets = [
+  'app@127.0.0.1:7701',
+  'app@127.0.0.1:7702',
+  'not an address',
+  'app@127.0.0.1:7703',
+  'rack=r1,zone=b',
+  'zone=',
+];
 
 function storeWithClock(): PlacementStore {
   let now = 1_000;
@@ -52,7 +59,11 @@ describe('explicitPlacementState', () => {
     store.set(TYPE, 1, 'zone=b', { mode: 'require', expiresAt: 9_000, reason: 'drain' });
     store.set(TYPE, 2, 'zone=b');
     const pins = getState().explicitPlacements;
-    expect(pins.get(1)).toMatchObject({ mode: 'require', expiresAt: 9_000, target: { kind: 'selector', canonical: 'zone=b' } });
+    expect(pins.get(1)).toMatchObject({
+      mode: 'require',
+      expiresAt: 9_000,
+      target: { kind: 'selector', canonical: 'zone=b' },
+    });
     expect(pins.get(2)).toMatchObject({ mode: 'prefer', expiresAt: null });
   });
 
@@ -71,7 +82,10 @@ describe('explicitPlacementState', () => {
   });
 
   it('equals a copy of the valid placements after any sequence of sets and removes', () => {
-    const op = fc.record({ shardId: fc.nat({ max: 40 }), target: fc.option(fc.constantFrom(...targets), { nil: null }) });
+    const op = fc.record({
+      shardId: fc.nat({ max: 40 }),
+      target: fc.option(fc.constantFrom(...targets), { nil: null }),
+    });
     fc.assert(
       fc.property(fc.array(fc.array(op, { maxLength: 8 }), { maxLength: 12 }), (batches) => {
         const store = storeWithClock();

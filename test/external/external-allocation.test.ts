@@ -12,7 +12,9 @@ let cluster: ExternalCluster;
 useExternalClusters();
 
 /** Three Up nodes a (oldest, coordinator), b, c, warmed up. */
-async function threeNodes(options: ConstructorParameters<typeof ExternalCluster>[0] = {}): Promise<[ExtNode, ExtNode, ExtNode]> {
+async function threeNodes(
+  options: ConstructorParameters<typeof ExternalCluster>[0] = {},
+): Promise<[ExtNode, ExtNode, ExtNode]> {
   cluster = new ExternalCluster(options);
   const a = cluster.addNode(7001);
   const b = cluster.addNode(7002);
@@ -90,7 +92,11 @@ describe('3. removed placement', () => {
     // b at 4 > optimal 2 and may move one shard per round (limit max(1, 0.1 x 4)); only shard 2 may move.
     await eventually(() => cluster.hostOf(2) === a.key, 'shard 2 moved by the fallback');
     expect(b.sharding.localShards(TYPE)).toEqual([0, 1, 3]);
-    expect(pinsOf(a)).toEqual([[0, b.key], [1, b.key], [3, b.key]]);
+    expect(pinsOf(a)).toEqual([
+      [0, b.key],
+      [1, b.key],
+      [3, b.key],
+    ]);
     await settle(a.sharding.requestRebalance(TYPE));
     await run(500);
     // 3 vs 1 is not a 2-shard deficit and the rest are pinned: nothing else moves.
@@ -221,7 +227,10 @@ describe('5. rebalanceNow', () => {
       (e: unknown) => e,
     );
     expect((mixed as RebalanceError).result).toEqual({ accepted: [1], unknown: [], homeless: [8] });
-    await eventually(() => (a.sharding.stats().types[TYPE]?.coordinator?.handOffsCompleted ?? 0) === 1, 'shard 1 handed off');
+    await eventually(
+      () => (a.sharding.stats().types[TYPE]?.coordinator?.handOffsCompleted ?? 0) === 1,
+      'shard 1 handed off',
+    );
     expect(cluster.hostOf(1)).toBeDefined();
   });
 });
@@ -230,12 +239,22 @@ describe('6-8. controller paths behind the REST routes', () => {
   it('setPlacements validates every entry before writing any (POST)', async () => {
     const [a, b] = await threeNodes();
     const bad: Array<ReadonlyArray<{ shardId: number; target: string }>> = [
-      [{ shardId: 1, target: b.key }, { shardId: 100, target: b.key }],
-      [{ shardId: 1, target: b.key }, { shardId: 2, target: 'not an address' }],
-      [{ shardId: 1, target: b.key }, { shardId: -1, target: b.key }],
+      [
+        { shardId: 1, target: b.key },
+        { shardId: 100, target: b.key },
+      ],
+      [
+        { shardId: 1, target: b.key },
+        { shardId: 2, target: 'not an address' },
+      ],
+      [
+        { shardId: 1, target: b.key },
+        { shardId: -1, target: b.key },
+      ],
     ];
     const codes: string[] = [];
-    for (const entries of bad) await a.controller.setPlacements(entries).catch((error: { code: string }) => codes.push(error.code));
+    for (const entries of bad)
+      await a.controller.setPlacements(entries).catch((error: { code: string }) => codes.push(error.code));
     // A target that is neither an address nor a selector is a placement-rule error, not an address error.
     expect(codes).toEqual(['invalid_shard', 'invalid_target', 'invalid_shard']);
     await expect(a.controller.setPlacements([{ shardId: 1, target: 42 as unknown as string }])).rejects.toMatchObject({
@@ -255,7 +274,10 @@ describe('6-8. controller paths behind the REST routes', () => {
       [2, a.key, a.key],
     ]);
     await eventually(() => pinsOf(b).length === 2, 'bulk write replicated');
-    expect(pinsOf(b)).toEqual([[2, a.key], [4, b.key]]);
+    expect(pinsOf(b)).toEqual([
+      [2, a.key],
+      [4, b.key],
+    ]);
   });
 
   it('lists placements with their HLC and writer (GET), sorted by shard', async () => {
@@ -272,7 +294,10 @@ describe('6-8. controller paths behind the REST routes', () => {
       expect(records.every((r) => Number.isSafeInteger(r.hlc.wallMs) && r.hlc.node === r.writer)).toBe(true);
     }
     const map = await b.controller.getPlacements();
-    expect([...map].map(([s, t]) => [s, t.toString()])).toEqual([[3, b.key], [30, a.key]]);
+    expect([...map].map(([s, t]) => [s, t.toString()])).toEqual([
+      [3, b.key],
+      [30, a.key],
+    ]);
   });
 
   it('removes a placement everywhere (DELETE) and reports whether there was one', async () => {

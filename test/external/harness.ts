@@ -13,7 +13,13 @@ import {
 } from '../../src/sharding/placements/external-allocation-controller.js';
 import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { advanceUntil } from '../support/fake-time.js';
-import { InProcessCluster, startShardingNode, useInProcessClusters, type ShardingNode, type ShardingNodeOptions } from '../support/in-process-cluster.js';
+import {
+  InProcessCluster,
+  startShardingNode,
+  useInProcessClusters,
+  type ShardingNode,
+  type ShardingNodeOptions,
+} from '../support/in-process-cluster.js';
 import { testAddress } from '../support/members.js';
 import type { MemberSpec } from '../support/fake-membership.js';
 import { counter, entityInShard, hostedShards, run, type EntityEvent } from '../sharding/harness.js';
@@ -22,7 +28,12 @@ export const TYPE = 'Counter';
 
 export interface Warning {
   readonly message: string;
-  readonly details: { readonly shardId?: number; readonly target?: string; readonly reason?: string; readonly [key: string]: unknown };
+  readonly details: {
+    readonly shardId?: number;
+    readonly target?: string;
+    readonly reason?: string;
+    readonly [key: string]: unknown;
+  };
 }
 
 export interface ExtNode extends ShardingNode {
@@ -65,9 +76,15 @@ export function startExternalNode(
     behavior: counter(events),
     numberOfShards,
     allocationStrategy: externalAllocationStrategy(
-      new LeastShardAllocationStrategy({ cluster: membership, ...(relativeLimit === undefined ? {} : { relativeLimit }) }),
+      new LeastShardAllocationStrategy({
+        cluster: membership,
+        ...(relativeLimit === undefined ? {} : { relativeLimit }),
+      }),
       controller.getState,
-      { cluster: membership, onWarning: (message, details) => void warnings.push({ message, details: details as Warning['details'] }) },
+      {
+        cluster: membership,
+        onWarning: (message, details) => void warnings.push({ message, details: details as Warning['details'] }),
+      },
     ),
   });
   return { ...node, controller, warnings };
@@ -82,7 +99,10 @@ export function useExternalClusters(): void {
  * The membership with node attributes added to each member, as the cluster gossips them, so a test can change
  * a node's attributes without restarting it.
  */
-export function withAttributes(membership: Membership, attributesOf: (key: string) => Readonly<Record<string, string>> | undefined): Membership {
+export function withAttributes(
+  membership: Membership,
+  attributesOf: (key: string) => Readonly<Record<string, string>> | undefined,
+): Membership {
   return {
     self: membership.self,
     members: () =>
@@ -118,7 +138,11 @@ export class ExternalCluster extends InProcessCluster<ExtNode, NodeOptions> {
   }
 
   /** Adds an Up member (unless `spec.status` says otherwise) with the given attributes, and starts its node. */
-  override addNode(port: number, spec: MemberSpec & { readonly attributes?: Readonly<Record<string, string>> } = {}, options: Partial<NodeOptions> = {}): ExtNode {
+  override addNode(
+    port: number,
+    spec: MemberSpec & { readonly attributes?: Readonly<Record<string, string>> } = {},
+    options: Partial<NodeOptions> = {},
+  ): ExtNode {
     const { attributes, ...member } = spec;
     if (attributes !== undefined) this.attributes.set(testAddress(port).toString(), attributes);
     return super.addNode(port, member, options);
@@ -186,12 +210,15 @@ export function pinsOf(node: ExtNode): Array<[number, string]> {
  * Three nodes warmed up: a (zone=a, which runs the coordinator), b and c (zone=b). The cluster the
  * placement-rule, explain and dry-run tests start from.
  */
-export async function zonedCluster(options: ExternalCluster['options'] = {}): Promise<[ExternalCluster, [ExtNode, ExtNode, ExtNode]]> {
+export async function zonedCluster(
+  options: ExternalCluster['options'] = {},
+): Promise<[ExternalCluster, [ExtNode, ExtNode, ExtNode]]> {
   const cluster = new ExternalCluster(options);
   const a = cluster.addNode(7001, { attributes: { zone: 'a' } });
   const b = cluster.addNode(7002, { attributes: { zone: 'b' } });
   const c = cluster.addNode(7003, { attributes: { zone: 'b' } });
   await run(600);
-  if (cluster.coordinatorKey() !== a.key) throw new Error(`expected the coordinator on ${a.key}, found ${String(cluster.coordinatorKey())}`);
+  if (cluster.coordinatorKey() !== a.key)
+    throw new Error(`expected the coordinator on ${a.key}, found ${String(cluster.coordinatorKey())}`);
   return [cluster, [a, b, c]];
 }

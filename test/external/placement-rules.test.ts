@@ -46,12 +46,18 @@ describe('require pins', () => {
   it('leave a shard without a home (asks time out) until a matching node joins, then allocate it there unasked', async () => {
     const [a] = await zones();
     await a.controller.setPlacement(7, 'role=gpu', { mode: 'require', reason: 'needs a GPU', by: 'alice' });
-    const ask = a.sharding.entityRefFor(TYPE, entityInShard(7, cluster.numberOfShards)).ask({ op: 'inc' }, { timeoutMs: 2_000 });
+    const ask = a.sharding
+      .entityRefFor(TYPE, entityInShard(7, cluster.numberOfShards))
+      .ask({ op: 'inc' }, { timeoutMs: 2_000 });
     await expect(settle(ask)).rejects.toMatchObject({ code: 'timeout' });
     expect(cluster.hostOf(7)).toBeUndefined();
     const gpu = cluster.addNode(7009, { roles: ['gpu'] });
     await eventually(() => cluster.hostOf(7) === gpu.key, 'shard 7 allocated on the gpu node');
-    expect(a.warnings).toContainEqual(expect.objectContaining({ details: expect.objectContaining({ shardId: 7, target: 'role=gpu', mode: 'require' }) }));
+    expect(a.warnings).toContainEqual(
+      expect.objectContaining({
+        details: expect.objectContaining({ shardId: 7, target: 'role=gpu', mode: 'require' }),
+      }),
+    );
   });
 
   it('hand a running shard off at once when no node matches, and it waits', async () => {
@@ -94,8 +100,21 @@ describe('provenance and validation', () => {
   it('stores reason, by, mode and expiry with the pin and replicates them', async () => {
     const [a, b, c] = await zones();
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
-    const written = await b.controller.setPlacement(11, c.key, { mode: 'prefer', expiresAt, reason: 'canary', by: 'bob' });
-    expect(written).toMatchObject({ shardId: 11, target: c.key, mode: 'prefer', expiresAt, reason: 'canary', by: 'bob', writer: b.key });
+    const written = await b.controller.setPlacement(11, c.key, {
+      mode: 'prefer',
+      expiresAt,
+      reason: 'canary',
+      by: 'bob',
+    });
+    expect(written).toMatchObject({
+      shardId: 11,
+      target: c.key,
+      mode: 'prefer',
+      expiresAt,
+      reason: 'canary',
+      by: 'bob',
+      writer: b.key,
+    });
     await eventually(() => recordsOf(a).length === 1, 'replicated');
     expect(recordsOf(a)).toEqual([written]);
   });
@@ -114,8 +133,13 @@ describe('provenance and validation', () => {
     ['a reason over 500 characters', { reason: 'x'.repeat(501) }],
   ])('rejects %s and writes nothing, not even the valid entries beside it', async (_, bad) => {
     const [a, b] = await zones();
-    const entries = [{ shardId: 1, target: 'zone=b' }, { shardId: 2, target: 'zone=b', ...bad }];
-    await expect(a.controller.setPlacements(entries as never)).rejects.toMatchObject({ code: expect.stringMatching(/^invalid_(target|placement)$/) });
+    const entries = [
+      { shardId: 1, target: 'zone=b' },
+      { shardId: 2, target: 'zone=b', ...bad },
+    ];
+    await expect(a.controller.setPlacements(entries as never)).rejects.toMatchObject({
+      code: expect.stringMatching(/^invalid_(target|placement)$/),
+    });
     await run(200);
     for (const node of [a, b]) expect(slots(node)).toBe(0);
   });

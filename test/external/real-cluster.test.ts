@@ -36,7 +36,9 @@ function start(i: number): ExtNode {
 }
 
 function hostOf(shardId: number): string | undefined {
-  const live = nodes.filter((n) => members.find((m) => m.address.equals(n.address))?.cluster.selfMember()?.status === 'up');
+  const live = nodes.filter(
+    (n) => members.find((m) => m.address.equals(n.address))?.cluster.selfMember()?.status === 'up',
+  );
   return hostedShards(live, TYPE).get(shardId)?.join(',');
 }
 
@@ -82,18 +84,29 @@ describe('external allocation on the real cluster membership', () => {
       { shardId: 12, target: n1.key },
     ]);
     for (const shardId of [10, 11, 12]) touch(n2, shardId);
-    await advanceUntil(() => hostOf(10) === n3.key && hostOf(11) === n2.key && hostOf(12) === n1.key, 'pinned shards placed');
+    await advanceUntil(
+      () => hostOf(10) === n3.key && hostOf(11) === n2.key && hostOf(12) === n1.key,
+      'pinned shards placed',
+    );
 
     const leaving = members[0] as ClusterNode;
     void leaving.cluster.leave();
     await advanceUntil(() => n2.sharding.coordinatorFor(TYPE)?.toString() === n2.key, 'coordinator moved to node 2');
-    await advanceUntil(() => leaving.cluster.selfMember() === undefined || leaving.cluster.selfMember()?.status === 'removed', 'node 1 gone', 60_000);
+    await advanceUntil(
+      () => leaving.cluster.selfMember() === undefined || leaving.cluster.selfMember()?.status === 'removed',
+      'node 1 gone',
+      60_000,
+    );
     // Shard 12's target left: it was handed off and lives on by the fallback; the others stay on their pins.
     touch(n3, 12);
     await advanceUntil(() => hostOf(12) !== undefined && hostOf(12) !== n1.key, 'shard 12 re-allocated');
     expect(hostOf(10)).toBe(n3.key);
     expect(hostOf(11)).toBe(n2.key);
-    expect(pinsOf(n2)).toEqual([[10, n3.key], [11, n2.key], [12, n1.key]]);
+    expect(pinsOf(n2)).toEqual([
+      [10, n3.key],
+      [11, n2.key],
+      [12, n1.key],
+    ]);
     // The new coordinator takes new pins and moves promptly.
     await n3.controller.setPlacement(10, n2.address);
     await advanceUntil(() => hostOf(10) === n2.key, 'shard 10 re-pinned under the new coordinator', 2_000, 10);

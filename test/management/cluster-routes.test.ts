@@ -41,7 +41,12 @@ describe('management routes on a three-node cluster', () => {
     const response = await node(0).http.inject({
       method: 'POST',
       url: `${COUNTER}/placements`,
-      payload: { placements: [{ shardId: 21, target: addresses[2] }, { shardId: 20, target: `actor-ts://${addresses[1]}` }] },
+      payload: {
+        placements: [
+          { shardId: 21, target: addresses[2] },
+          { shardId: 20, target: `actor-ts://${addresses[1]}` },
+        ],
+      },
     });
     expect(response.statusCode).toBe(202);
     // Both targets are members: no warning.
@@ -51,17 +56,16 @@ describe('management routes on a three-node cluster', () => {
       [20, addresses[1]],
       [21, addresses[2]],
     ]);
-    await pollUntil(
-      async () => {
-        const views = await Promise.all(nodes.map((n) => getPlacements(n)));
-        return views.every((view) => JSON.stringify(view) === JSON.stringify(written));
-      },
-      'the placements to replicate to every node',
-    );
+    await pollUntil(async () => {
+      const views = await Promise.all(nodes.map((n) => getPlacements(n)));
+      return views.every((view) => JSON.stringify(view) === JSON.stringify(written));
+    }, 'the placements to replicate to every node');
   });
 
-  it('GET shards gives the same answer (the coordinator\'s) from any node', async () => {
-    const answers = await Promise.all(['p', 'q', 'r', 's', 't', 'u'].map((id, i) => increment(node(i % 3), `loc-${id}`)));
+  it("GET shards gives the same answer (the coordinator's) from any node", async () => {
+    const answers = await Promise.all(
+      ['p', 'q', 'r', 's', 't', 'u'].map((id, i) => increment(node(i % 3), `loc-${id}`)),
+    );
     const views = await Promise.all(nodes.map((n) => getLocations(n)));
     expect(views[1]).toEqual(views[0]);
     expect(views[2]).toEqual(views[0]);
@@ -72,21 +76,29 @@ describe('management routes on a three-node cluster', () => {
   it('a shard pinned through node 1 and rebalanced through node 2 moves to the pinned node', async () => {
     const first = await increment(node(0), 'move-me');
     const target = addresses.find((address) => address !== first.node)!;
-    const pin = await node(0).http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: first.shardId, target } });
+    const pin = await node(0).http.inject({
+      method: 'POST',
+      url: `${COUNTER}/placements`,
+      payload: { shardId: first.shardId, target },
+    });
     expect(pin.statusCode).toBe(202);
     // The pin must have reached the coordinator's node before the hand-off asks the strategy for a new home.
-    await pollUntil(
-      async () => {
-        const views = await Promise.all(nodes.map((n) => getPlacements(n)));
-        return views.every((view) => view.placements.some((p) => p.shardId === first.shardId && p.target === target));
-      },
-      'the pin to replicate',
-    );
-    const rebalance = await node(1).http.inject({ method: 'POST', url: `${COUNTER}/rebalance`, payload: { shardIds: [first.shardId] } });
+    await pollUntil(async () => {
+      const views = await Promise.all(nodes.map((n) => getPlacements(n)));
+      return views.every((view) => view.placements.some((p) => p.shardId === first.shardId && p.target === target));
+    }, 'the pin to replicate');
+    const rebalance = await node(1).http.inject({
+      method: 'POST',
+      url: `${COUNTER}/rebalance`,
+      payload: { shardIds: [first.shardId] },
+    });
     expect(rebalance.statusCode).toBe(202);
     // The coordinator's periodic rebalance may already have started moving it; either way it is not homeless.
     expect(rebalance.json()).toEqual({ accepted: [first.shardId], homeless: [] });
-    await pollUntil(async () => homeOf(await getLocations(node(2)), first.shardId) === target, `shard ${first.shardId} to move to ${target}`);
+    await pollUntil(
+      async () => homeOf(await getLocations(node(2)), first.shardId) === target,
+      `shard ${first.shardId} to move to ${target}`,
+    );
     const after = await increment(node(2), 'move-me');
     expect(after.node).toBe(target);
     expect(after.shardId).toBe(first.shardId);
@@ -96,7 +108,13 @@ describe('management routes on a three-node cluster', () => {
     const response = await node(2).http.inject({
       method: 'POST',
       url: `${COUNTER}/placements`,
-      payload: { placements: [{ shardId: 30, target: addresses[0] }, { shardId: 31, target: 'app@127.0.0.1:1' }], allowUnknownTarget: true },
+      payload: {
+        placements: [
+          { shardId: 30, target: addresses[0] },
+          { shardId: 31, target: 'app@127.0.0.1:1' },
+        ],
+        allowUnknownTarget: true,
+      },
     });
     expect(response.statusCode).toBe(202);
     const body = response.json<SetPlacementsReply>();
@@ -124,7 +142,9 @@ describe('management routes on a three-node cluster', () => {
       const text = await scrape(n);
       expect(value(text, 'actor_ts_cluster_members{status="up"}')).toBe(3);
       expect(value(text, 'actor_ts_unreachable_members')).toBe(0);
-      expect(value(text, 'actor_ts_placements{type="Counter",mode="prefer"}')).toBe((await getPlacements(n)).placements.length);
+      expect(value(text, 'actor_ts_placements{type="Counter",mode="prefer"}')).toBe(
+        (await getPlacements(n)).placements.length,
+      );
       expect(text).toContain('# TYPE actor_ts_handoff_duration_seconds histogram');
       expect(text).toContain('# TYPE actor_ts_placement_propagation_seconds histogram');
       expect(value(text, 'actor_ts_placement_store_generation')).toBe(0);

@@ -15,8 +15,16 @@ describe('reliable counter increment', () => {
   });
 
   it('refuses a reliable flag that is not a boolean, and unknown query parameters', async () => {
-    expectError(await node().http.inject({ method: 'POST', url: '/counters/rel2/increment?reliable=maybe' }), 400, 'invalid_request');
-    expectError(await node().http.inject({ method: 'POST', url: '/counters/rel2/increment?reliable=true&x=1' }), 400, 'invalid_request');
+    expectError(
+      await node().http.inject({ method: 'POST', url: '/counters/rel2/increment?reliable=maybe' }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await node().http.inject({ method: 'POST', url: '/counters/rel2/increment?reliable=true&x=1' }),
+      400,
+      'invalid_request',
+    );
     // Neither refused request reached the entity.
     const get = await node().http.inject({ method: 'GET', url: '/counters/rel2' });
     expect(get.json()).toMatchObject({ value: 0 });

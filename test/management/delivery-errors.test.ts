@@ -21,7 +21,11 @@ describe('delivery timeouts over HTTP', () => {
     });
     const never = await app.inject({ url: '/never' });
     expect(never.statusCode).toBe(504);
-    expect(never.json()).toMatchObject({ error: 'timeout', delivered: false, message: expect.stringContaining('never applied') });
+    expect(never.json()).toMatchObject({
+      error: 'timeout',
+      delivered: false,
+      message: expect.stringContaining('never applied'),
+    });
     expect((await app.inject({ url: '/unknown' })).json()).toMatchObject({ error: 'timeout', delivered: true });
     expect((await app.inject({ url: '/other' })).json()).toEqual({ error: 'timeout', message: 'plain' });
     await app.close();

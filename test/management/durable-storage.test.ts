@@ -27,7 +27,10 @@ interface StorageBody {
 }
 
 async function storageOf(node: RunningNode): Promise<{ status: string; storage: StorageBody }> {
-  return (await node.http.inject({ method: 'GET', url: `${API}/health` })).json<{ status: string; storage: StorageBody }>();
+  return (await node.http.inject({ method: 'GET', url: `${API}/health` })).json<{
+    status: string;
+    storage: StorageBody;
+  }>();
 }
 
 describe('a node with --data-dir', () => {
@@ -38,7 +41,16 @@ describe('a node with --data-dir', () => {
     const before = await storageOf(first);
     expect(before.storage).toMatchObject({ durable: true, path: dataDir, restored: false, failure: null });
     const target = first.address.toString();
-    const post = await first.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { placements: [{ shardId: 1, target }, { shardId: 2, target }] } });
+    const post = await first.http.inject({
+      method: 'POST',
+      url: `${COUNTER}/placements`,
+      payload: {
+        placements: [
+          { shardId: 1, target },
+          { shardId: 2, target },
+        ],
+      },
+    });
     expect(post.statusCode, post.body).toBe(202);
     expect((await first.http.inject({ method: 'DELETE', url: `${COUNTER}/placements/2` })).statusCode).toBe(204);
     const after = (await storageOf(first)).storage;
@@ -50,7 +62,9 @@ describe('a node with --data-dir', () => {
     const second = await startNode({ dataDir, port: first.address.port, httpPort: 0, logLevel: 'silent' });
     started.push(second);
     // Before the node has joined anything, its replica already holds what was acknowledged.
-    expect((await getPlacements(second)).placements.map(({ shardId, target: t }) => [shardId, t])).toEqual([[1, target]]);
+    expect((await getPlacements(second)).placements.map(({ shardId, target: t }) => [shardId, t])).toEqual([
+      [1, target],
+    ]);
     expect((await storageOf(second)).storage.restored).toBe(true);
     expect(second.sharding.placementStore).toBeInstanceOf(DurablePlacementStore);
     // Restored, so a write does not wait for a first sync with anyone.
@@ -62,7 +76,16 @@ describe('a node with --data-dir', () => {
     const node = await startTestNode({ dataDir: join(root, 'metrics') });
     started.push(node);
     const target = node.address.toString();
-    const write = await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { placements: [{ shardId: 1, target }, { shardId: 2, target, mode: 'require' }] } });
+    const write = await node.http.inject({
+      method: 'POST',
+      url: `${COUNTER}/placements`,
+      payload: {
+        placements: [
+          { shardId: 1, target },
+          { shardId: 2, target, mode: 'require' },
+        ],
+      },
+    });
     expect(write.statusCode).toBe(202);
     const text = (await node.http.inject({ method: 'GET', url: '/metrics' })).body;
     const count = /^actor_ts_placement_storage_commit_seconds_count (\d+)$/m.exec(text);
@@ -75,7 +98,10 @@ describe('a node with --data-dir', () => {
     const dataDir = join(root, 'shared');
     const holder = await startTestNode({ dataDir });
     started.push(holder);
-    const error = await startNode({ dataDir, port: 0, httpPort: 0, logLevel: 'silent' }).then(() => undefined, (e: unknown) => e);
+    const error = await startNode({ dataDir, port: 0, httpPort: 0, logLevel: 'silent' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(PersistenceError);
     expect((error as PersistenceError).code).toBe('locked');
     expect((error as PersistenceError).message).toContain(dataDir);
@@ -85,14 +111,27 @@ describe('a node with --data-dir', () => {
     const node = await startTestNode({ dataDir: join(root, 'failing') });
     started.push(node);
     const target = node.address.toString();
-    expect((await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 1, target } })).statusCode).toBe(202);
+    expect(
+      (await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 1, target } }))
+        .statusCode,
+    ).toBe(202);
     const store = node.sharding.placementStore as DurablePlacementStore;
     // The disk fills up: lmdb's commit fails.
-    Object.assign(store.persistence, { append: () => Promise.reject(new PersistenceError('storage_unavailable', 'commit failed: MDB_MAP_FULL')) });
-    const failed = expectError(await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 2, target } }), 503, 'storage_unavailable');
+    Object.assign(store.persistence, {
+      append: () => Promise.reject(new PersistenceError('storage_unavailable', 'commit failed: MDB_MAP_FULL')),
+    });
+    const failed = expectError(
+      await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 2, target } }),
+      503,
+      'storage_unavailable',
+    );
     expect(failed.message).toMatch(/MDB_MAP_FULL/);
     // Refused at once from now on, removals too.
-    expectError(await node.http.inject({ method: 'DELETE', url: `${COUNTER}/placements/1` }), 503, 'storage_unavailable');
+    expectError(
+      await node.http.inject({ method: 'DELETE', url: `${COUNTER}/placements/1` }),
+      503,
+      'storage_unavailable',
+    );
     expect((await getPlacements(node)).placements.map(({ shardId }) => shardId)).toContain(1);
     const health = await storageOf(node);
     expect(health.status).toBe('degraded');

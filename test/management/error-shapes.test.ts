@@ -11,16 +11,32 @@ describe('error shapes through inject', () => {
       const response = await node().http.inject({ method: 'POST', url: `/counters/${'k'.repeat(length)}/increment` });
       expect(response.statusCode, `id of ${length}: ${response.body}`).toBe(200);
     }
-    expectError(await node().http.inject({ method: 'POST', url: `/counters/${'k'.repeat(257)}/increment` }), 400, 'invalid_request');
+    expectError(
+      await node().http.inject({ method: 'POST', url: `/counters/${'k'.repeat(257)}/increment` }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('414 in the error shape for a path parameter longer than the router takes', async () => {
-    expectError(await node().http.inject({ method: 'GET', url: `/counters/${'k'.repeat(10_000)}` }), 414, 'uri_too_long');
-    expectError(await node().http.inject({ method: 'GET', url: `${API}/cluster/shards/${'T'.repeat(10_000)}` }), 414, 'uri_too_long');
+    expectError(
+      await node().http.inject({ method: 'GET', url: `/counters/${'k'.repeat(10_000)}` }),
+      414,
+      'uri_too_long',
+    );
+    expectError(
+      await node().http.inject({ method: 'GET', url: `${API}/cluster/shards/${'T'.repeat(10_000)}` }),
+      414,
+      'uri_too_long',
+    );
   });
 
   it('a type name over its schema limit is a 400, not a router error', async () => {
-    expectError(await node().http.inject({ method: 'GET', url: `${API}/cluster/shards/${'T'.repeat(129)}` }), 400, 'invalid_request');
+    expectError(
+      await node().http.inject({ method: 'GET', url: `${API}/cluster/shards/${'T'.repeat(129)}` }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('400 bad_url for a path that is not validly percent-encoded', async () => {
@@ -29,7 +45,12 @@ describe('error shapes through inject', () => {
 
   it('404, 413, 415 and JSON parse errors', async () => {
     const post = (payload: string, contentType = 'application/json') =>
-      node().http.inject({ method: 'POST', url: `${COUNTER}/placements`, headers: { 'content-type': contentType }, payload });
+      node().http.inject({
+        method: 'POST',
+        url: `${COUNTER}/placements`,
+        headers: { 'content-type': contentType },
+        payload,
+      });
     expectError(await node().http.inject({ method: 'PUT', url: `${API}/health` }), 404, 'not_found');
     expectError(await post(JSON.stringify({ shardId: 1, target: 'x'.repeat(2_000) })), 413, 'payload_too_large');
     expectError(await post('<xml/>', 'application/xml'), 415, 'unsupported_media_type');

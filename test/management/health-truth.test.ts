@@ -21,21 +21,51 @@ interface Situation {
 }
 
 function peer(name: string, overrides: Partial<Peer> = {}): Peer {
-  return { peer: name, synced: true, behind: false, framesRejected: 0, lastFrameRejected: false, lastSendFailed: false, ...overrides };
+  return {
+    peer: name,
+    synced: true,
+    behind: false,
+    framesRejected: 0,
+    lastFrameRejected: false,
+    lastSendFailed: false,
+    ...overrides,
+  };
 }
 
 /** The health route over a backend in `situation`; every other route is unused here. */
 function serverIn(situation: Situation): FastifyInstance {
   const peers = situation.peers ?? [peer('b'), peer('c')];
-  const replicator: PlacementReplicatorStats = { framesSent: 0, framesReceived: 0, framesRejected: 0, bytesSent: 0, bytesReceived: 0, sendFailures: 0, peersBehind: 0, oldestUnreplicatedMs: null, peers };
-  const storage: StorageHealth = { durable: false, path: null, bytesOnDisk: 0, lastCommitAt: null, logRecordsSinceSnapshot: 0, restored: false, failure: situation.storageFailure ?? null };
+  const replicator: PlacementReplicatorStats = {
+    framesSent: 0,
+    framesReceived: 0,
+    framesRejected: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
+    sendFailures: 0,
+    peersBehind: 0,
+    oldestUnreplicatedMs: null,
+    peers,
+  };
+  const storage: StorageHealth = {
+    durable: false,
+    path: null,
+    bytesOnDisk: 0,
+    lastCommitAt: null,
+    logRecordsSinceSnapshot: 0,
+    restored: false,
+    failure: situation.storageFailure ?? null,
+  };
   const backend: Partial<ManagementBackend> = {
     self: NodeAddress.parse('test@127.0.0.1:40000'),
     health: () => ({ status: 'ok', memberStatus: 'up' }),
     writeAccess: () => situation.access ?? { writable: true },
     entityTypes: () => new Map(),
     replication: () =>
-      replicationHealth(replicator, { ...new PlacementStore({ node: 'a', now: () => 1_000 }).stats(), heldValues: situation.heldValues ?? 0 }, situation.inbound),
+      replicationHealth(
+        replicator,
+        { ...new PlacementStore({ node: 'a', now: () => 1_000 }).stats(), heldValues: situation.heldValues ?? 0 },
+        situation.inbound,
+      ),
     placementStore: () => ({ generation: 0, slots: 0, baseSlots: 0, documentItems: 0 }),
     storage: () => storage,
   };

@@ -51,15 +51,20 @@ class SlowClient {
 }
 
 function connections(node: RunningNode): Promise<number> {
-  return new Promise((resolve, reject) => node.http.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+  return new Promise((resolve, reject) =>
+    node.http.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+  );
 }
 
 function get(port: number, path: string): Promise<number> {
   return new Promise((resolve) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false, headers: { connection: 'close' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, agent: false, headers: { connection: 'close' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.setTimeout(5_000, () => req.destroy());
     req.on('error', () => resolve(0));
     req.end();
@@ -85,7 +90,11 @@ describe('the management server connection cap, shared per client', () => {
     const statuses = [];
     for (let i = 0; i < 30; i++) {
       // Its requests would last the 10 s headers timeout; uncontended, it may hold every slot, and it does.
-      await pollUntil(async () => (await connections(node)) === DEFAULT_HTTP_CONFIG.maxConnections, 'the slow client holding every slot', 5_000);
+      await pollUntil(
+        async () => (await connections(node)) === DEFAULT_HTTP_CONFIG.maxConnections,
+        'the slow client holding every slot',
+        5_000,
+      );
       statuses.push(await get(port, `${API}/health`));
     }
     expect(statuses).toEqual(Array.from({ length: 30 }, () => 200));
@@ -144,6 +153,11 @@ describe('shareConnections', () => {
     // Now both hold their share: a third client finds nobody beyond it and is refused.
     const third = await dial(port, '127.0.0.4');
     await pollUntil(async () => third.closed(), 'a third client refused');
-    expect([first.closed(), second.closed(), heavy[2]?.closed(), heavy[3]?.closed()]).toEqual([false, false, false, false]);
+    expect([first.closed(), second.closed(), heavy[2]?.closed(), heavy[3]?.closed()]).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });

@@ -58,23 +58,32 @@ async function rawExchange(port: number, bytes?: string): Promise<RawAnswer> {
 }
 
 /** One request on its own connection (no keep-alive pool holding a slot afterwards). */
-function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false, headers: { connection: 'close', ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: text === '' ? undefined : JSON.parse(text) });
-      });
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, agent: false, headers: { connection: 'close', ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, body: text === '' ? undefined : JSON.parse(text) });
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
 function connections(node: RunningNode): Promise<number> {
-  return new Promise((resolve, reject) => node.http.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+  return new Promise((resolve, reject) =>
+    node.http.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+  );
 }
 
 function expectShape(body: unknown, code: string): void {
@@ -83,7 +92,11 @@ function expectShape(body: unknown, code: string): void {
 }
 
 /** A `status` answer whose body is the error shape with `code`. */
-function expectErrorAnswer(answer: { readonly status: number | undefined; readonly body: unknown }, status: number, code: string): void {
+function expectErrorAnswer(
+  answer: { readonly status: number | undefined; readonly body: unknown },
+  status: number,
+  code: string,
+): void {
   expect(answer.status).toBe(status);
   expectShape(answer.body, code);
 }
@@ -98,7 +111,10 @@ describe('management server timeouts (small injected timeouts)', () => {
   afterAll(() => stopAll([node]));
 
   it('answers 408 in the error shape and closes a request whose headers never finish', async () => {
-    const answer = await rawExchange(port, `POST ${COUNTER}/placements HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n`);
+    const answer = await rawExchange(
+      port,
+      `POST ${COUNTER}/placements HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n`,
+    );
     expectErrorAnswer(answer, 408, 'request_timeout');
   });
 
@@ -176,7 +192,10 @@ describe('errors answered before a route runs keep the error shape (real server)
   afterAll(() => stopAll([node]));
 
   it('431 for headers over the size limit', async () => {
-    const answer = await rawExchange(port, `GET ${API}/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const answer = await rawExchange(
+      port,
+      `GET ${API}/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
     expectErrorAnswer(answer, 431, 'headers_too_large');
   });
 
@@ -207,7 +226,15 @@ describe('errors answered before a route runs keep the error shape (real server)
       fetch(`${base}${COUNTER}/placements`, { method: 'POST', headers: { 'content-type': contentType }, body });
     const cases: Array<[Response, number, string]> = [
       [await fetch(`${base}/nowhere`), 404, 'not_found'],
-      [await post(JSON.stringify({ placements: Array.from({ length: 5_000 }, (_, i) => ({ shardId: i, target: 'x'.repeat(250) })) })), 413, 'payload_too_large'],
+      [
+        await post(
+          JSON.stringify({
+            placements: Array.from({ length: 5_000 }, (_, i) => ({ shardId: i, target: 'x'.repeat(250) })),
+          }),
+        ),
+        413,
+        'payload_too_large',
+      ],
       [await post('shardId=1', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type'],
       [await post('{"shardId":'), 400, 'malformed_json'],
     ];
@@ -217,7 +244,8 @@ describe('errors answered before a route runs keep the error shape (real server)
       const body = await response.json();
       expectShape(body, code);
       // The 413 says what the limit is, so the operator knows how much to split a bulk write.
-      if (status === 413) expect((body as { message: string }).message).toMatch(/larger than this node's limit of \d+ bytes/);
+      if (status === 413)
+        expect((body as { message: string }).message).toMatch(/larger than this node's limit of \d+ bytes/);
     }
   });
 });
@@ -229,6 +257,9 @@ describe('resolveHttpLimits', () => {
     expect(() => resolveHttpLimits({ headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 })).toThrow(/headersTimeoutMs/);
     expect(resolveHttpLimits({ maxConnections: 7 }).maxConnections).toBe(7);
     // A request timeout under the default headers timeout pulls the headers timeout down with it.
-    expect(resolveHttpLimits({ requestTimeoutMs: 500 })).toMatchObject({ requestTimeoutMs: 500, headersTimeoutMs: 500 });
+    expect(resolveHttpLimits({ requestTimeoutMs: 500 })).toMatchObject({
+      requestTimeoutMs: 500,
+      headersTimeoutMs: 500,
+    });
   });
 });

@@ -4,11 +4,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
 import type { ShardExplanation } from '../../src/sharding/index.js';
-import { COUNTER, expectError, getLocations, getPlacements, homeOf, increment, pollUntil, startTestCluster, stopAll } from './node-fixture.js';
+import {
+  COUNTER,
+  expectError,
+  getLocations,
+  getPlacements,
+  homeOf,
+  increment,
+  pollUntil,
+  startTestCluster,
+  stopAll,
+} from './node-fixture.js';
 
 interface DryRunReply {
   dryRun: true;
-  placements?: Array<{ shardId: number; target: string; mode: string; expiresAt: string | null; reason: string | null; by: string | null }>;
+  placements?: Array<{
+    shardId: number;
+    target: string;
+    mode: string;
+    expiresAt: string | null;
+    reason: string | null;
+    by: string | null;
+  }>;
   moves: Array<{ shardId: number; from: string; to: string | null }>;
   warnings: Array<{ shardId: number | null; target?: string; message: string }>;
 }
@@ -34,17 +51,26 @@ describe('explain and dry runs over HTTP', () => {
     expectError(await explain(node(0), -1), 400, 'invalid_request');
   });
 
-  it('explains a shard never used as unallocated, and one in use as the fallback\'s choice, the same from either node', async () => {
+  it("explains a shard never used as unallocated, and one in use as the fallback's choice, the same from either node", async () => {
     const fresh = (await explain(node(1), 999)).json<ShardExplanation>();
-    expect(fresh).toMatchObject({ shardId: 999, home: null, handingOff: false, placement: null, decision: 'unallocated' });
+    expect(fresh).toMatchObject({
+      shardId: 999,
+      home: null,
+      handingOff: false,
+      placement: null,
+      decision: 'unallocated',
+    });
     const used = await increment(node(0), 'explain-me');
-    const answers = await Promise.all(nodes.map(async (n) => (await explain(n, used.shardId)).json<ShardExplanation>()));
+    const answers = await Promise.all(
+      nodes.map(async (n) => (await explain(n, used.shardId)).json<ShardExplanation>()),
+    );
     expect(answers[1]).toEqual(answers[0]);
     const answer = answers[0]!;
     expect(answer).toMatchObject({ shardId: used.shardId, home: used.node, decision: 'fallback', placement: null });
     expect(answer.message).toContain(used.node);
     expect(answer.nodes.map((n) => n.address).sort()).toEqual([...addresses].sort());
-    for (const row of answer.nodes) expect(row).toMatchObject({ reachable: true, status: 'up', cordoned: false, matches: null });
+    for (const row of answer.nodes)
+      expect(row).toMatchObject({ reachable: true, status: 'up', cordoned: false, matches: null });
     expect(answer.nodes.reduce((sum, n) => sum + n.shards, 0)).toBeGreaterThanOrEqual(1);
   });
 
@@ -56,7 +82,12 @@ describe('explain and dry runs over HTTP', () => {
       { shardId: 5, target: addresses[0], ttlMs: 1000, expiresAt: '2030-01-01T00:00:00Z' },
       { shardId: 5, target: addresses[0], colour: 'red' },
       { placements: [] },
-      { placements: [{ shardId: 5, target: addresses[0] }, { shardId: 6, target: 'zone=' }] },
+      {
+        placements: [
+          { shardId: 5, target: addresses[0] },
+          { shardId: 6, target: 'zone=' },
+        ],
+      },
     ];
     for (const payload of bodies) {
       const real = await node(0).http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload });
@@ -75,9 +106,21 @@ describe('explain and dry runs over HTTP', () => {
       expect(real.statusCode, real.body).toBe(400);
       expect(dry.json()).toEqual(real.json());
     }
-    const typo = await node(0).http.inject({ method: 'POST', url: `${COUNTER}/placements?dryrun=true`, payload: { shardId: 5, target: addresses[1] } });
+    const typo = await node(0).http.inject({
+      method: 'POST',
+      url: `${COUNTER}/placements?dryrun=true`,
+      payload: { shardId: 5, target: addresses[1] },
+    });
     expectError(typo, 400, 'invalid_request');
-    expectError(await node(0).http.inject({ method: 'POST', url: `${COUNTER}/placements?dryRun=yes`, payload: { shardId: 5, target: addresses[1] } }), 400, 'invalid_request');
+    expectError(
+      await node(0).http.inject({
+        method: 'POST',
+        url: `${COUNTER}/placements?dryRun=yes`,
+        payload: { shardId: 5, target: addresses[1] },
+      }),
+      400,
+      'invalid_request',
+    );
     expect((await getPlacements(node(0))).placements).toEqual([]);
   });
 
@@ -102,7 +145,9 @@ describe('explain and dry runs over HTTP', () => {
     const reply = dry.json<DryRunReply>();
     expect(reply).toEqual({
       dryRun: true,
-      placements: [{ shardId: used.shardId, target: other, mode: 'prefer', expiresAt: null, reason: 'dry run test', by: 'tester' }],
+      placements: [
+        { shardId: used.shardId, target: other, mode: 'prefer', expiresAt: null, reason: 'dry run test', by: 'tester' },
+      ],
       moves: [{ shardId: used.shardId, from: used.node, to: other }],
       withoutHome: [],
       warnings: [],
@@ -112,11 +157,18 @@ describe('explain and dry runs over HTTP', () => {
 
     const real = await node(1).http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload });
     expect(real.statusCode).toBe(202);
-    await pollUntil(async () => homeOf(await getLocations(node(0)), used.shardId) === other, `shard ${used.shardId} on ${other}`);
+    await pollUntil(
+      async () => homeOf(await getLocations(node(0)), used.shardId) === other,
+      `shard ${used.shardId} on ${other}`,
+    );
     const after = await getLocations(node(0));
     expect(movesBetween(before, after)).toEqual(reply.moves);
     const explained = (await explain(node(0), used.shardId)).json<ShardExplanation>();
-    expect(explained).toMatchObject({ home: other, decision: 'placement', placement: { target: other, reason: 'dry run test', by: 'tester' } });
+    expect(explained).toMatchObject({
+      home: other,
+      decision: 'placement',
+      placement: { target: other, reason: 'dry run test', by: 'tester' },
+    });
     expect(explained.nodes.find((n) => n.address === other)?.matches).toBe(true);
     expect(explained.nodes.find((n) => n.address === used.node)?.matches).toBe(false);
   });
@@ -124,7 +176,11 @@ describe('explain and dry runs over HTTP', () => {
   it('a rebalance dry run lists where each shard would land, warns of the ones with no home, and hands nothing off', async () => {
     const used = await increment(node(1), 'dry-run-rebalance');
     const before = await getLocations(node(0));
-    const dry = await node(0).http.inject({ method: 'POST', url: `${COUNTER}/rebalance?dryRun=true`, payload: { shardIds: [used.shardId, 998] } });
+    const dry = await node(0).http.inject({
+      method: 'POST',
+      url: `${COUNTER}/rebalance?dryRun=true`,
+      payload: { shardIds: [used.shardId, 998] },
+    });
     expect(dry.statusCode, dry.body).toBe(200);
     const reply = dry.json<DryRunReply>();
     expect(reply.dryRun).toBe(true);
@@ -142,7 +198,8 @@ function movesBetween(
   before: { regions: Array<{ address: string; shards: number[] }> },
   after: { regions: Array<{ address: string; shards: number[] }> },
 ): Array<{ shardId: number; from: string; to: string }> {
-  const homes = (view: typeof before) => new Map(view.regions.flatMap((region) => region.shards.map((shardId) => [shardId, region.address] as const)));
+  const homes = (view: typeof before) =>
+    new Map(view.regions.flatMap((region) => region.shards.map((shardId) => [shardId, region.address] as const)));
   const was = homes(before);
   const now = homes(after);
   const moves: Array<{ shardId: number; from: string; to: string }> = [];

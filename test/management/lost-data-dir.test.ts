@@ -26,7 +26,8 @@ describe('a node whose data directory is deleted while it runs', () => {
     const node = await startTestNode({ dataDir });
     started.push(node);
     const target = node.address.toString();
-    const pin = (shardId: number) => node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId, target } });
+    const pin = (shardId: number) =>
+      node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId, target } });
     expect((await pin(1)).statusCode).toBe(202);
 
     rmSync(dataDir, { recursive: true, force: true });

@@ -27,18 +27,29 @@ describe('a member’s replication while strangers hold the inbound budget', () 
     // One buffer for all four: what is written is referenced, not copied.
     const body = Buffer.alloc(16 * MiB - 256);
     for (let i = 0; i < 4; i++) {
-      const socket = await authenticatedSocket({ port: b.address.port, to: b.address.toString(), from: `raw@127.0.0.1:${45_000 + i}` });
+      const socket = await authenticatedSocket({
+        port: b.address.port,
+        to: b.address.toString(),
+        from: `raw@127.0.0.1:${45_000 + i}`,
+      });
       socket.on('error', () => undefined);
       strangers.push(socket);
       socket.write(Buffer.concat([frameHeader(16 * MiB), body.subarray(0, 1024)]));
       socket.write(body.subarray(1024));
     }
-    await pollUntil(async () => b.transport.usage().inboundBufferedBytes >= 64 * MiB - 1024, 'the strangers holding B’s budget');
+    await pollUntil(
+      async () => b.transport.usage().inboundBufferedBytes >= 64 * MiB - 1024,
+      'the strangers holding B’s budget',
+    );
 
     const target = a.address.toString();
     // About 90 KB each: the update frames arrive in several reads, so each needs room in B's budget.
     for (let write = 0; write < 4; write++) {
-      const placements = Array.from({ length: 200 }, (_, i) => ({ shardId: write * 200 + i, target, reason: `bulk write ${write} of shard ${i}: ${'x'.repeat(400)}` }));
+      const placements = Array.from({ length: 200 }, (_, i) => ({
+        shardId: write * 200 + i,
+        target,
+        reason: `bulk write ${write} of shard ${i}: ${'x'.repeat(400)}`,
+      }));
       const response = await fetch(`${a.httpUrl}${COUNTER}/placements`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -46,10 +57,14 @@ describe('a member’s replication while strangers hold the inbound budget', () 
       });
       expect(response.status).toBe(202);
     }
-    await pollUntil(async () => {
-      const answer = (await (await fetch(`${b.httpUrl}${COUNTER}/placements`)).json()) as { placements: unknown[] };
-      return answer.placements.length === 800;
-    }, 'all four bulk writes on B', 10_000);
+    await pollUntil(
+      async () => {
+        const answer = (await (await fetch(`${b.httpUrl}${COUNTER}/placements`)).json()) as { placements: unknown[] };
+        return answer.placements.length === 800;
+      },
+      'all four bulk writes on B',
+      10_000,
+    );
     expect(b.transport.stats()).toMatchObject({ inboundStarved: 0 });
     expect(b.transport.stats().peersDisconnectedForBudget).toBeGreaterThanOrEqual(1);
   });

@@ -65,7 +65,15 @@ export function useTestNode(config: Partial<NodeConfig> = {}): () => RunningNode
 
 export interface MembersBody {
   self: string;
-  members: Array<{ address: string; status: string; appVersion: string; upNumber: number; reachable: boolean; roles: string[]; attributes: Record<string, string> }>;
+  members: Array<{
+    address: string;
+    status: string;
+    appVersion: string;
+    upNumber: number;
+    reachable: boolean;
+    roles: string[];
+    attributes: Record<string, string>;
+  }>;
 }
 
 export interface PlacementsBody {
@@ -97,7 +105,11 @@ export async function pollUntil(condition: () => Promise<boolean>, what: string,
 }
 
 /** The API's error shape: exactly `{ error, message }`, both non-empty strings, with the expected status and code. */
-export function expectError(response: LightMyRequestResponse, status: number, code: string): { error: string; message: string } {
+export function expectError(
+  response: LightMyRequestResponse,
+  status: number,
+  code: string,
+): { error: string; message: string } {
   expect(response.statusCode, response.body).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/json/);
   const body = response.json<{ error: string; message: string }>();
@@ -121,7 +133,10 @@ export async function getLocations(node: RunningNode): Promise<LocationsBody> {
 }
 
 /** Sends one message to a counter entity, which allocates its shard; returns the entity's answer. */
-export async function increment(node: RunningNode, entityId: string): Promise<{ entityId: string; shardId: number; value: number; node: string }> {
+export async function increment(
+  node: RunningNode,
+  entityId: string,
+): Promise<{ entityId: string; shardId: number; value: number; node: string }> {
   const response = await node.http.inject({ method: 'POST', url: `/counters/${entityId}/increment` });
   expect(response.statusCode, response.body).toBe(200);
   return response.json();

@@ -53,7 +53,9 @@ describe('a node that never joined refuses writes with 503 not_a_member', () => 
     for (const write of writes(member.address.toString())) {
       const response = await fetch(`${loner.httpUrl}${write.url}`, {
         method: write.method,
-        ...(write.payload ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(write.payload) } : {}),
+        ...(write.payload
+          ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(write.payload) }
+          : {}),
       });
       expect(response.status).toBe(503);
       expect(await response.json()).toEqual({ error: 'not_a_member', message: expect.stringMatching(/not joined/) });

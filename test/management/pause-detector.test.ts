@@ -34,7 +34,13 @@ describe('startPauseDetector', () => {
   it('holds writes for holdMs after a gap longer than the threshold, not after ordinary ticks', () => {
     const clock = manual();
     const pauses: number[] = [];
-    const detector = startPauseDetector({ thresholdMs: 1_500, holdMs: 3_000, intervalMs: 200, ...clock, onPause: (ms) => pauses.push(ms) });
+    const detector = startPauseDetector({
+      thresholdMs: 1_500,
+      holdMs: 3_000,
+      intervalMs: 200,
+      ...clock,
+      onPause: (ms) => pauses.push(ms),
+    });
     for (let i = 0; i < 10; i++) clock.fireAfter(200);
     clock.fireAfter(1_200);
     expect(detector.holding()).toBeUndefined();

@@ -9,14 +9,21 @@ describe('what a node logs at info', () => {
   it('no line per HTTP request at info (one at debug), and a graceful stop logs no warning', async () => {
     const { logger, records } = captureLogger('info');
     const node = await startNode({ port: 0, httpPort: 0 }, { logger });
-    await pollUntil(async () => (await node.http.inject({ method: 'GET', url: `${API}/health` })).json<{ status: string }>().status === 'ok', 'the node to be up');
+    await pollUntil(
+      async () =>
+        (await node.http.inject({ method: 'GET', url: `${API}/health` })).json<{ status: string }>().status === 'ok',
+      'the node to be up',
+    );
     const before = records.length;
-    for (let i = 0; i < 20; i++) expect((await node.http.inject({ method: 'GET', url: `${API}/health` })).statusCode).toBe(200);
+    for (let i = 0; i < 20; i++)
+      expect((await node.http.inject({ method: 'GET', url: `${API}/health` })).statusCode).toBe(200);
     expect(records.slice(before).map((r) => r.msg)).toEqual([]);
     await node.stop();
     const warnings = records.filter((r) => r.level >= 40).map((r) => r.msg);
     expect(warnings.filter((msg) => msg?.includes('removed from the cluster'))).toEqual([]);
-    expect(records.some((r) => r.level === 30 && r.msg === 'this node left the cluster (its leave completed): stopping')).toBe(true);
+    expect(
+      records.some((r) => r.level === 30 && r.msg === 'this node left the cluster (its leave completed): stopping'),
+    ).toBe(true);
   });
 
   it('at debug, each request is one line with its method, URL and status', async () => {

@@ -2,18 +2,41 @@
 // answer to a write this replica cannot stamp (hlc_out_of_range: 503, nothing written).
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { PlacementReplicator, PlacementStore, PlacementStoreError, type PlacementReplicatorStats } from '../../crdt/index.js';
+import {
+  PlacementReplicator,
+  PlacementStore,
+  PlacementStoreError,
+  type PlacementReplicatorStats,
+} from '../../crdt/index.js';
 import { sendError } from '../../src/management/errors.js';
 import { replicationHealth } from '../../src/management/replication-health.js';
 
 type Peer = PlacementReplicatorStats['peers'][number];
 
 function stats(peers: Peer[]): PlacementReplicatorStats {
-  return { framesSent: 0, framesReceived: 0, framesRejected: 0, bytesSent: 0, bytesReceived: 0, sendFailures: 0, peersBehind: 0, peers, oldestUnreplicatedMs: null };
+  return {
+    framesSent: 0,
+    framesReceived: 0,
+    framesRejected: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
+    sendFailures: 0,
+    peersBehind: 0,
+    peers,
+    oldestUnreplicatedMs: null,
+  };
 }
 
 function peer(overrides: Partial<Peer> = {}): Peer {
-  return { peer: 'p', synced: true, behind: false, framesRejected: 0, lastFrameRejected: false, lastSendFailed: false, ...overrides };
+  return {
+    peer: 'p',
+    synced: true,
+    behind: false,
+    framesRejected: 0,
+    lastFrameRejected: false,
+    lastSendFailed: false,
+    ...overrides,
+  };
 }
 
 const storeStats = () => new PlacementStore({ node: 'a', now: () => 1_000 }).stats();
@@ -25,9 +48,9 @@ describe('replicationHealth', () => {
   });
 
   it('names the problem when a send to a peer failed, a frame from one was rejected, or updates wait for a missing one', () => {
-    expect(replicationHealth(stats([peer(), peer({ peer: 'q', lastSendFailed: true })]), storeStats()).problems).toEqual([
-      'the last send to peer(s) q failed: placements written here may not reach it',
-    ]);
+    expect(
+      replicationHealth(stats([peer(), peer({ peer: 'q', lastSendFailed: true })]), storeStats()).problems,
+    ).toEqual(['the last send to peer(s) q failed: placements written here may not reach it']);
     expect(replicationHealth(stats([peer({ lastFrameRejected: true })]), storeStats()).problems).toEqual([
       'the last frame from peer(s) p was rejected: placements written there may not reach this node',
     ]);
@@ -36,10 +59,21 @@ describe('replicationHealth', () => {
 
   it('reports what a real replicator and store count', () => {
     const store = new PlacementStore({ node: 'a', now: () => 1_000 });
-    const replicator = new PlacementReplicator(store, { send: () => undefined }, { setInterval: () => 0, clearInterval: () => undefined });
+    const replicator = new PlacementReplicator(
+      store,
+      { send: () => undefined },
+      { setInterval: () => 0, clearInterval: () => undefined },
+    );
     replicator.addPeer('b');
     const health = replicationHealth(replicator.stats(), store.stats());
-    expect(health).toMatchObject({ peers: 1, syncedPeers: 0, peersBehind: 0, heldValues: 0, awaitingMissingUpdates: false, problems: [] });
+    expect(health).toMatchObject({
+      peers: 1,
+      syncedPeers: 0,
+      peersBehind: 0,
+      heldValues: 0,
+      awaitingMissingUpdates: false,
+      problems: [],
+    });
     replicator.close();
   });
 });

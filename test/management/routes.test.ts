@@ -28,18 +28,27 @@ describe('management routes on a one-node cluster', () => {
   let self: string;
 
   const inject = (options: InjectOptions) => node.http.inject(options);
-  const post = (url: string, payload: unknown) => inject({ method: 'POST', url, payload: payload as Record<string, unknown> });
+  const post = (url: string, payload: unknown) =>
+    inject({ method: 'POST', url, payload: payload as Record<string, unknown> });
   const setPlacements = (payload: unknown) => post(`${COUNTER}/placements`, payload);
 
   /** Runs a request that must be rejected, and checks it left the placements (HLCs included) as they were. */
-  async function expectRejected(options: InjectOptions, status: number, code: string): Promise<{ error: string; message: string }> {
+  async function expectRejected(
+    options: InjectOptions,
+    status: number,
+    code: string,
+  ): Promise<{ error: string; message: string }> {
     const before = await getPlacements(node);
     const body = expectError(await inject(options), status, code);
     expect(await getPlacements(node)).toEqual(before);
     return body;
   }
   const rejectedPlacement = (payload: unknown, status: number, code: string) =>
-    expectRejected({ method: 'POST', url: `${COUNTER}/placements`, payload: payload as Record<string, unknown> }, status, code);
+    expectRejected(
+      { method: 'POST', url: `${COUNTER}/placements`, payload: payload as Record<string, unknown> },
+      status,
+      code,
+    );
 
   beforeAll(async () => {
     node = await startTestNode();
@@ -94,20 +103,46 @@ describe('management routes on a one-node cluster', () => {
       const listed = (await getPlacements(node)).placements;
       expect(listed.map((p) => p.shardId)).toEqual([0, 3, 500, 900, 999]);
       for (const placement of listed) {
-        expect(Object.keys(placement).sort()).toEqual(['by', 'expiresAt', 'hlc', 'mode', 'reason', 'shardId', 'target', 'writer']);
+        expect(Object.keys(placement).sort()).toEqual([
+          'by',
+          'expiresAt',
+          'hlc',
+          'mode',
+          'reason',
+          'shardId',
+          'target',
+          'writer',
+        ]);
         expect(placement).toMatchObject({ mode: 'prefer', expiresAt: null, reason: null, by: null });
       }
     });
 
     it('refuses a target that is not a current member with 409 unknown_target, writing nothing of the request', async () => {
       await clearPlacements(node);
-      const refused = expectError(await setPlacements({ placements: [{ shardId: 12, target: self }, { shardId: 11, target: NOT_A_MEMBER }] }), 409, 'unknown_target');
-      expect(refused.message).toContain(`no current member matches target ${NOT_A_MEMBER}, so shard 11 would lose its home`);
+      const refused = expectError(
+        await setPlacements({
+          placements: [
+            { shardId: 12, target: self },
+            { shardId: 11, target: NOT_A_MEMBER },
+          ],
+        }),
+        409,
+        'unknown_target',
+      );
+      expect(refused.message).toContain(
+        `no current member matches target ${NOT_A_MEMBER}, so shard 11 would lose its home`,
+      );
       expect((await getPlacements(node)).placements).toEqual([]);
     });
 
     it('with allowUnknownTarget: warns, but still writes, when the target is not a current member', async () => {
-      const response = await setPlacements({ placements: [{ shardId: 11, target: NOT_A_MEMBER }, { shardId: 12, target: self }], allowUnknownTarget: true });
+      const response = await setPlacements({
+        placements: [
+          { shardId: 11, target: NOT_A_MEMBER },
+          { shardId: 12, target: self },
+        ],
+        allowUnknownTarget: true,
+      });
       expect(response.statusCode).toBe(202);
       const body = response.json<SetPlacementsReply>();
       expect(body.placements.map((p) => p.target)).toEqual([NOT_A_MEMBER, self]);
@@ -118,7 +153,9 @@ describe('management routes on a one-node cluster', () => {
     });
 
     it('lets a later write replace an earlier one', async () => {
-      const first = (await setPlacements({ shardId: 500, target: NOT_A_MEMBER, allowUnknownTarget: true })).json<SetPlacementsReply>().placements[0];
+      const first = (
+        await setPlacements({ shardId: 500, target: NOT_A_MEMBER, allowUnknownTarget: true })
+      ).json<SetPlacementsReply>().placements[0];
       const listed = (await getPlacements(node)).placements.filter((p) => p.shardId === 500);
       expect(listed).toEqual([first]);
     });
@@ -133,7 +170,8 @@ describe('management routes on a one-node cluster', () => {
     });
 
     it('sorts by shard id whatever the write order', async () => {
-      for (const shardId of [77, 5, 640, 1]) expect((await setPlacements({ shardId, target: self })).statusCode).toBe(202);
+      for (const shardId of [77, 5, 640, 1])
+        expect((await setPlacements({ shardId, target: self })).statusCode).toBe(202);
       expect((await getPlacements(node)).placements.map((p) => p.shardId)).toEqual([1, 5, 77, 500, 640]);
     });
   });
@@ -170,7 +208,10 @@ describe('management routes on a one-node cluster', () => {
       expect(response.statusCode).toBe(202);
       expect(response.json()).toEqual({ accepted: [shardId], homeless: [homeless] });
       // The coordinator re-allocates a handed-off shard at once; with one node it comes back here.
-      await pollUntil(async () => homeOf(await getLocations(node), shardId) === self, `shard ${shardId} to be re-homed`);
+      await pollUntil(
+        async () => homeOf(await getLocations(node), shardId) === self,
+        `shard ${shardId} to be re-homed`,
+      );
       expect((await increment(node, 'rebalance-me')).node).toBe(self);
     });
 
@@ -210,7 +251,18 @@ describe('management routes on a one-node cluster', () => {
       expect(response.statusCode).toBe(200);
       const body = response.json<MembersBody>();
       expect(body.self).toBe(self);
-      expect(body.members).toEqual([{ address: self, status: 'up', appVersion: '1.0.0', upNumber: expect.any(Number), reachable: true, roles: [], attributes: {}, cordoned: false }]);
+      expect(body.members).toEqual([
+        {
+          address: self,
+          status: 'up',
+          appVersion: '1.0.0',
+          upNumber: expect.any(Number),
+          reachable: true,
+          roles: [],
+          attributes: {},
+          cordoned: false,
+        },
+      ]);
     });
 
     it('GET health answers ok for an up node', async () => {
@@ -236,7 +288,15 @@ describe('management routes on a one-node cluster', () => {
           awaitingMissingUpdates: false,
           problems: [],
         },
-        storage: { durable: false, path: null, bytesOnDisk: 0, lastCommitAt: null, logRecordsSinceSnapshot: 0, restored: false, failure: null },
+        storage: {
+          durable: false,
+          path: null,
+          bytesOnDisk: 0,
+          lastCommitAt: null,
+          logRecordsSinceSnapshot: 0,
+          restored: false,
+          failure: null,
+        },
       });
     });
 
@@ -248,9 +308,21 @@ describe('management routes on a one-node cluster', () => {
   describe('rejected writes change nothing', () => {
     it('400 for malformed JSON or an empty JSON body', async () => {
       const json = { 'content-type': 'application/json' };
-      await expectRejected({ method: 'POST', url: `${COUNTER}/placements`, payload: '{"shardId": 1, "target": ', headers: json }, 400, 'malformed_json');
-      await expectRejected({ method: 'POST', url: `${COUNTER}/placements`, payload: '', headers: json }, 400, 'malformed_json');
-      await expectRejected({ method: 'POST', url: `${COUNTER}/rebalance`, payload: '{shardIds:[1]}', headers: json }, 400, 'malformed_json');
+      await expectRejected(
+        { method: 'POST', url: `${COUNTER}/placements`, payload: '{"shardId": 1, "target": ', headers: json },
+        400,
+        'malformed_json',
+      );
+      await expectRejected(
+        { method: 'POST', url: `${COUNTER}/placements`, payload: '', headers: json },
+        400,
+        'malformed_json',
+      );
+      await expectRejected(
+        { method: 'POST', url: `${COUNTER}/rebalance`, payload: '{shardIds:[1]}', headers: json },
+        400,
+        'malformed_json',
+      );
     });
 
     it('400 for schema violations of the single form', async () => {
@@ -273,9 +345,22 @@ describe('management routes on a one-node cluster', () => {
     it('400 for schema violations of the bulk form, with no entry written', async () => {
       await rejectedPlacement({ placements: [] }, 400, 'invalid_request');
       await rejectedPlacement({ placements: [{ shardId: 1, target: self }, { shardId: 2 }] }, 400, 'invalid_request');
-      await rejectedPlacement({ placements: [{ shardId: 1, target: self }, { shardId: -2, target: self }] }, 400, 'invalid_request');
+      await rejectedPlacement(
+        {
+          placements: [
+            { shardId: 1, target: self },
+            { shardId: -2, target: self },
+          ],
+        },
+        400,
+        'invalid_request',
+      );
       await rejectedPlacement({ placements: [{ shardId: 1, target: self, x: 1 }] }, 400, 'invalid_request');
-      await rejectedPlacement({ placements: [{ shardId: 1, target: self }], shardId: 2, target: self }, 400, 'invalid_request');
+      await rejectedPlacement(
+        { placements: [{ shardId: 1, target: self }], shardId: 2, target: self },
+        400,
+        'invalid_request',
+      );
       await rejectedPlacement({ placements: { shardId: 1, target: self } }, 400, 'invalid_request');
     });
 
@@ -283,15 +368,41 @@ describe('management routes on a one-node cluster', () => {
       const single = await rejectedPlacement({ shardId: 1000, target: self }, 400, 'invalid_shard');
       expect(single.message).toContain('0..999');
       await rejectedPlacement({ shardId: Number.MAX_SAFE_INTEGER, target: self }, 400, 'invalid_shard');
-      await rejectedPlacement({ placements: [{ shardId: 1, target: self }, { shardId: 1000, target: self }] }, 400, 'invalid_shard');
+      await rejectedPlacement(
+        {
+          placements: [
+            { shardId: 1, target: self },
+            { shardId: 1000, target: self },
+          ],
+        },
+        400,
+        'invalid_shard',
+      );
     });
 
     it('400 for an invalid address, also when only one bulk entry is bad', async () => {
-      for (const target of ['app@host', 'app@host:', '@host:1', 'app@host:0', 'app@host:70000', 'app@bad host:1', 'http://app@host:1']) {
+      for (const target of [
+        'app@host',
+        'app@host:',
+        '@host:1',
+        'app@host:0',
+        'app@host:70000',
+        'app@bad host:1',
+        'http://app@host:1',
+      ]) {
         const body = await rejectedPlacement({ shardId: 1, target }, 400, 'invalid_address');
         expect(body.message).toContain('system@host:port');
       }
-      await rejectedPlacement({ placements: [{ shardId: 1, target: self }, { shardId: 2, target: 'app@host' }] }, 400, 'invalid_address');
+      await rejectedPlacement(
+        {
+          placements: [
+            { shardId: 1, target: self },
+            { shardId: 2, target: 'app@host' },
+          ],
+        },
+        400,
+        'invalid_address',
+      );
     });
 
     it('400 invalid_target for a target that is neither an address nor a selector, also in bulk', async () => {
@@ -301,33 +412,65 @@ describe('management routes on a one-node cluster', () => {
         expect(body.message).toContain('system@host:port');
         expect(body.message).toContain('KEY=VALUE');
       }
-      await rejectedPlacement({ placements: [{ shardId: 1, target: self }, { shardId: 2, target: 'nope' }] }, 400, 'invalid_target');
+      await rejectedPlacement(
+        {
+          placements: [
+            { shardId: 1, target: self },
+            { shardId: 2, target: 'nope' },
+          ],
+        },
+        400,
+        'invalid_target',
+      );
     });
 
     it('404 for an unknown entity type on every typed route', async () => {
       const unknown = `${API}/cluster/shards/NoSuchType`;
       await expectRejected({ method: 'GET', url: unknown }, 404, 'unknown_type');
       await expectRejected({ method: 'GET', url: `${unknown}/placements` }, 404, 'unknown_type');
-      const body = await expectRejected({ method: 'POST', url: `${unknown}/placements`, payload: { shardId: 1, target: self } }, 404, 'unknown_type');
+      const body = await expectRejected(
+        { method: 'POST', url: `${unknown}/placements`, payload: { shardId: 1, target: self } },
+        404,
+        'unknown_type',
+      );
       expect(body.message).toContain('NoSuchType');
       await expectRejected({ method: 'DELETE', url: `${unknown}/placements/500` }, 404, 'unknown_type');
-      await expectRejected({ method: 'POST', url: `${unknown}/rebalance`, payload: { shardIds: [1] } }, 404, 'unknown_type');
+      await expectRejected(
+        { method: 'POST', url: `${unknown}/rebalance`, payload: { shardIds: [1] } },
+        404,
+        'unknown_type',
+      );
     });
 
     it('415 for a body that is not JSON', async () => {
       const text = await expectRejected(
-        { method: 'POST', url: `${COUNTER}/placements`, payload: '{"shardId":1,"target":"app@h:1"}', headers: { 'content-type': 'text/plain' } },
+        {
+          method: 'POST',
+          url: `${COUNTER}/placements`,
+          payload: '{"shardId":1,"target":"app@h:1"}',
+          headers: { 'content-type': 'text/plain' },
+        },
         415,
         'unsupported_media_type',
       );
       expect(text.message).toContain('text/plain');
       await expectRejected(
-        { method: 'POST', url: `${COUNTER}/placements`, payload: 'shardId=1&target=app%40h%3A1', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+        {
+          method: 'POST',
+          url: `${COUNTER}/placements`,
+          payload: 'shardId=1&target=app%40h%3A1',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        },
         415,
         'unsupported_media_type',
       );
       await expectRejected(
-        { method: 'POST', url: `${COUNTER}/rebalance`, payload: '{"shardIds":[1]}', headers: { 'content-type': 'text/plain' } },
+        {
+          method: 'POST',
+          url: `${COUNTER}/rebalance`,
+          payload: '{"shardIds":[1]}',
+          headers: { 'content-type': 'text/plain' },
+        },
         415,
         'unsupported_media_type',
       );
@@ -357,7 +500,10 @@ describe('management routes with a small body limit', () => {
     expectError(response, 413, 'payload_too_large');
     expect(await getPlacements(node)).toEqual(before);
     // A body under the limit still goes through.
-    expect((await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 1, target: self } })).statusCode).toBe(202);
+    expect(
+      (await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 1, target: self } }))
+        .statusCode,
+    ).toBe(202);
   });
 });
 
@@ -366,13 +512,20 @@ describe('management routes with a bearer token', () => {
   let writesOnly: RunningNode;
   let readsToo: RunningNode;
   beforeAll(async () => {
-    [writesOnly, readsToo] = await Promise.all([startTestNode({ authToken: token }), startTestNode({ authToken: token, authReads: true })]);
+    [writesOnly, readsToo] = await Promise.all([
+      startTestNode({ authToken: token }),
+      startTestNode({ authToken: token, authReads: true }),
+    ]);
   });
   afterAll(() => stopAll([writesOnly, readsToo]));
 
   const writes = (node: RunningNode): InjectOptions[] => [
     { method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 3, target: node.address.toString() } },
-    { method: 'POST', url: `${COUNTER}/placements`, payload: { placements: [{ shardId: 4, target: node.address.toString() }] } },
+    {
+      method: 'POST',
+      url: `${COUNTER}/placements`,
+      payload: { placements: [{ shardId: 4, target: node.address.toString() }] },
+    },
     { method: 'DELETE', url: `${COUNTER}/placements/3` },
     { method: 'POST', url: `${COUNTER}/rebalance`, payload: { shardIds: [3] } },
   ];
@@ -393,7 +546,10 @@ describe('management routes with a bearer token', () => {
 
   it('401 on every write route without the right token, and nothing changes', async () => {
     // A pin to delete, so a DELETE that got through would show.
-    const seeded = await writesOnly.http.inject({ ...writes(writesOnly)[0]!, headers: { authorization: `Bearer ${token}` } });
+    const seeded = await writesOnly.http.inject({
+      ...writes(writesOnly)[0]!,
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(seeded.statusCode).toBe(202);
     const before = await getPlacements(writesOnly);
     for (const request of writes(writesOnly)) {
@@ -405,15 +561,34 @@ describe('management routes with a bearer token', () => {
   });
 
   it('401 comes before any other check (unknown type, bad body)', async () => {
-    expectError(await writesOnly.http.inject({ method: 'POST', url: `${API}/cluster/shards/Nope/placements`, payload: { shardId: 1, target: 'x' } }), 401, 'unauthorized');
-    expectError(await writesOnly.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: '{oops', headers: { 'content-type': 'application/json' } }), 401, 'unauthorized');
+    expectError(
+      await writesOnly.http.inject({
+        method: 'POST',
+        url: `${API}/cluster/shards/Nope/placements`,
+        payload: { shardId: 1, target: 'x' },
+      }),
+      401,
+      'unauthorized',
+    );
+    expectError(
+      await writesOnly.http.inject({
+        method: 'POST',
+        url: `${COUNTER}/placements`,
+        payload: '{oops',
+        headers: { 'content-type': 'application/json' },
+      }),
+      401,
+      'unauthorized',
+    );
   });
 
   it('accepts the right token on every write route (the scheme name in any case)', async () => {
     const [set, bulk, remove, rebalance] = writes(writesOnly);
     const ok = { authorization: `Bearer ${token}` };
     expect((await writesOnly.http.inject({ ...set!, headers: ok })).statusCode).toBe(202);
-    expect((await writesOnly.http.inject({ ...bulk!, headers: { authorization: `bearer ${token}` } })).statusCode).toBe(202);
+    expect((await writesOnly.http.inject({ ...bulk!, headers: { authorization: `bearer ${token}` } })).statusCode).toBe(
+      202,
+    );
     expect((await writesOnly.http.inject({ ...remove!, headers: ok })).statusCode).toBe(204);
     // Past the token check: shard 3 has no home, so the rebalance is refused for that, not for auth.
     expectError(await writesOnly.http.inject({ ...rebalance!, headers: ok }), 409, 'not_allocated');
@@ -428,8 +603,11 @@ describe('management routes with a bearer token', () => {
 
   it('with authReads, reads need the token too', async () => {
     for (const request of reads) {
-      for (const headers of badCredentials) expectError(await readsToo.http.inject({ ...request, headers }), 401, 'unauthorized');
-      expect((await readsToo.http.inject({ ...request, headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(200);
+      for (const headers of badCredentials)
+        expectError(await readsToo.http.inject({ ...request, headers }), 401, 'unauthorized');
+      expect(
+        (await readsToo.http.inject({ ...request, headers: { authorization: `Bearer ${token}` } })).statusCode,
+      ).toBe(200);
     }
     for (const request of writes(readsToo)) expectError(await readsToo.http.inject(request), 401, 'unauthorized');
   });

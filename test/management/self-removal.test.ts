@@ -68,14 +68,22 @@ describe('self-removal', () => {
 
 describe('writeAccess: which own member statuses may write', () => {
   const self = NodeAddress.parse('app@127.0.0.1:1');
-  const member = (port: number, reachable: boolean, status: MemberStatus = 'up') => ({ address: NodeAddress.parse(`app@127.0.0.1:${port}`), status, reachable });
+  const member = (port: number, reachable: boolean, status: MemberStatus = 'up') => ({
+    address: NodeAddress.parse(`app@127.0.0.1:${port}`),
+    status,
+    reachable,
+  });
   const backendFor = (status: MemberStatus | undefined, others: ReturnType<typeof member>[] = []) => {
     const cluster = {
       self,
       selfMember: () => (status === undefined ? undefined : { status }),
       members: () => [{ address: self, status: status ?? 'joining', reachable: true }, ...others],
     };
-    return new NodeManagementBackend(cluster as unknown as Cluster, {} as ClusterSharding, { stats: () => { throw new Error('not read'); } });
+    return new NodeManagementBackend(cluster as unknown as Cluster, {} as ClusterSharding, {
+      stats: () => {
+        throw new Error('not read');
+      },
+    });
   };
   const table: Array<[MemberStatus | undefined, boolean]> = [
     [undefined, false],
@@ -90,7 +98,11 @@ describe('writeAccess: which own member statuses may write', () => {
   it.each(table)('%s -> writable %s', (status, writable) => {
     const access = backendFor(status).writeAccess();
     expect(access.writable).toBe(writable);
-    if (!access.writable) expect(access).toMatchObject({ code: 'not_a_member', reason: expect.stringContaining(status === undefined ? 'not joined' : status) });
+    if (!access.writable)
+      expect(access).toMatchObject({
+        code: 'not_a_member',
+        reason: expect.stringContaining(status === undefined ? 'not joined' : status),
+      });
   });
 
   it('an up member that reaches no majority of the live members may not write (no_majority); gone members do not count', () => {
@@ -108,9 +120,15 @@ describe('writeAccess: which own member statuses may write', () => {
     expect(backendFor('up', [member(2, false)]).writeAccess().writable).toBe(true);
     expect(backendFor('up', [member(2, true), member(3, false), member(4, false)]).writeAccess().writable).toBe(true);
     // the half without the lowest address downs itself: it may not write.
-    const lower = (reachable: boolean, status: MemberStatus = 'up') => ({ ...member(9, reachable, status), address: NodeAddress.parse('app@127.0.0.0:9') });
+    const lower = (reachable: boolean, status: MemberStatus = 'up') => ({
+      ...member(9, reachable, status),
+      address: NodeAddress.parse('app@127.0.0.0:9'),
+    });
     expect(backendFor('up', [lower(false)]).writeAccess()).toMatchObject({ writable: false, code: 'no_majority' });
-    expect(backendFor('up', [lower(false), member(2, false), member(3, true)]).writeAccess()).toMatchObject({ writable: false, code: 'no_majority' });
+    expect(backendFor('up', [lower(false), member(2, false), member(3, true)]).writeAccess()).toMatchObject({
+      writable: false,
+      code: 'no_majority',
+    });
     // joining and exiting members do not count towards a majority, as in the downing decision.
     expect(backendFor('up', [lower(false, 'joining'), member(2, false, 'exiting')]).writeAccess().writable).toBe(true);
   });

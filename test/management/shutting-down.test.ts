@@ -49,7 +49,9 @@ describe('a management server that is closing', () => {
     let writeParsed!: () => void;
     const parsed = new Promise<void>((resolve) => (writeParsed = resolve));
     app.server.once('request', () => writeParsed());
-    socket.write(`POST /write HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    socket.write(
+      `POST /write HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     await parsed;
     release();
     await closed;
@@ -60,7 +62,10 @@ describe('a management server that is closing', () => {
     expect(responses[0]).toMatch(/^HTTP\/1\.1 200/);
     expect(responses[1]).toMatch(/^HTTP\/1\.1 503/);
     expect(responses[1]!.toLowerCase()).toContain('connection: close');
-    const json = JSON.parse(responses[1]!.slice(responses[1]!.indexOf('\r\n\r\n') + 4)) as { error: string; message: string };
+    const json = JSON.parse(responses[1]!.slice(responses[1]!.indexOf('\r\n\r\n') + 4)) as {
+      error: string;
+      message: string;
+    };
     expect(json).toEqual({ error: 'shutting_down', message: expect.stringMatching(/shutting down/) });
     expect(writes).toBe(0);
   });

@@ -33,7 +33,11 @@ describe('transport metrics', () => {
       'actor_ts_transport_connections{state="outbound-open"}',
       'actor_ts_transport_inbound_buffered_bytes',
     ]);
-    const socket = await authenticatedSocket({ port: node.address.port, to: node.address.toString(), from: 'raw@127.0.0.1:44000' });
+    const socket = await authenticatedSocket({
+      port: node.address.port,
+      to: node.address.toString(),
+      from: 'raw@127.0.0.1:44000',
+    });
     socket.write(Buffer.concat([frameHeader(1024 * 1024), Buffer.alloc(50_000)]));
     let holding = new Map<string, number>();
     await pollUntil(async () => {
@@ -44,7 +48,10 @@ describe('transport metrics', () => {
     socket.destroy();
     await pollUntil(async () => {
       const now = await scrape(node);
-      return now.get('actor_ts_transport_inbound_buffered_bytes') === 0 && now.get('actor_ts_transport_connections{state="inbound-open"}') === 0;
+      return (
+        now.get('actor_ts_transport_inbound_buffered_bytes') === 0 &&
+        now.get('actor_ts_transport_connections{state="inbound-open"}') === 0
+      );
     }, 'the peer gone from the metrics');
   });
 });

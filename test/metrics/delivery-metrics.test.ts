@@ -1,7 +1,12 @@
 // The delivery metrics of issue 23: redelivered and deduplicated sends and hand-off state bytes read from the
 // source at scrape, send timeouts by `delivered` and entity snapshots by outcome counted from events.
 import { describe, expect, it } from 'vitest';
-import { MetricsEventHub, NodeMetrics, type DeliveryFigures, type MetricsSource } from '../../src/management/metrics.js';
+import {
+  MetricsEventHub,
+  NodeMetrics,
+  type DeliveryFigures,
+  type MetricsSource,
+} from '../../src/management/metrics.js';
 
 function source(figures: DeliveryFigures[], hub: MetricsEventHub): MetricsSource {
   return {
@@ -18,7 +23,9 @@ function source(figures: DeliveryFigures[], hub: MetricsEventHub): MetricsSource
 describe('delivery metrics', () => {
   it('exports the totals of the source and counts the events', async () => {
     const hub = new MetricsEventHub();
-    const figures: DeliveryFigures[] = [{ type: 'Counter', redelivered: 7, deduplicated: 3, stateBytesShipped: 4096, stateBytesHeld: 512 }];
+    const figures: DeliveryFigures[] = [
+      { type: 'Counter', redelivered: 7, deduplicated: 3, stateBytesShipped: 4096, stateBytesHeld: 512 },
+    ];
     const metrics = new NodeMetrics(source(figures, hub), { processMetrics: false });
     hub.subscribe(metrics.events);
     hub.onSendTimeout('Counter', true);

@@ -176,7 +176,10 @@ describe('GET /metrics', () => {
     const hub = new MetricsEventHub();
     const app = await serve(fakeSource(freshState(), hub), undefined, () => 1_000);
     hub.onPlacementApplied('remote', 5_000);
-    expectSamples(await scrape(app), { actor_ts_placement_propagation_seconds_sum: 0, actor_ts_placement_propagation_seconds_count: 1 });
+    expectSamples(await scrape(app), {
+      actor_ts_placement_propagation_seconds_sum: 0,
+      actor_ts_placement_propagation_seconds_count: 1,
+    });
   });
 
   it('keeps one registry per node: two servers in one process count separately', async () => {

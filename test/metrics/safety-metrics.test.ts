@@ -4,7 +4,12 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MetricsEventHub, metricsPlugin, type MetricsSource } from '../../src/management/metrics.js';
-import { REFUSED_WRITE_CODES, WriteRefusals, countRefusedWrites, type SafetySource } from '../../src/management/safety-metrics.js';
+import {
+  REFUSED_WRITE_CODES,
+  WriteRefusals,
+  countRefusedWrites,
+  type SafetySource,
+} from '../../src/management/safety-metrics.js';
 
 interface Safety {
   waiting: number;
@@ -21,7 +26,12 @@ function source(hub: MetricsEventHub, safety: Safety): MetricsSource {
   const safe: SafetySource = {
     shardsWaiting: () => [['Counter', safety.waiting] as const, ['Other', 0] as const],
     cordonedMembers: () => safety.cordoned,
-    replication: () => ({ peersBehind: safety.behind, oldestUnreplicatedSeconds: safety.oldest, framesRejected: safety.rejected, heldValues: safety.held }),
+    replication: () => ({
+      peersBehind: safety.behind,
+      oldestUnreplicatedSeconds: safety.oldest,
+      framesRejected: safety.rejected,
+      heldValues: safety.held,
+    }),
     storage: () => ({ failed: safety.failed, failedCommits: safety.failedCommits }),
   };
   return {
@@ -35,7 +45,16 @@ function source(hub: MetricsEventHub, safety: Safety): MetricsSource {
   };
 }
 
-const quiet = (): Safety => ({ waiting: 0, cordoned: 0, behind: 0, oldest: null, rejected: 0, held: 0, failed: false, failedCommits: 0 });
+const quiet = (): Safety => ({
+  waiting: 0,
+  cordoned: 0,
+  behind: 0,
+  oldest: null,
+  rejected: 0,
+  held: 0,
+  failed: false,
+  failedCommits: 0,
+});
 
 const apps: FastifyInstance[] = [];
 afterEach(async () => {
@@ -47,11 +66,18 @@ async function serve(metricsSource: MetricsSource, refusals?: WriteRefusals): Pr
   apps.push(app);
   if (refusals !== undefined) {
     countRefusedWrites(app, '/actor-ts', refusals);
-    app.post('/actor-ts/pin', async (_request, reply) => reply.code(409).send({ error: 'unknown_target', message: 'no' }));
+    app.post('/actor-ts/pin', async (_request, reply) =>
+      reply.code(409).send({ error: 'unknown_target', message: 'no' }),
+    );
     app.post('/actor-ts/ok', async (_request, reply) => reply.code(202).send({}));
-    app.post('/counters/x', async (_request, reply) => reply.code(400).send({ error: 'invalid_request', message: 'not a placement write' }));
+    app.post('/counters/x', async (_request, reply) =>
+      reply.code(400).send({ error: 'invalid_request', message: 'not a placement write' }),
+    );
   }
-  await app.register(metricsPlugin, { source: metricsSource, metrics: { processMetrics: false, ...(refusals ? { refusals } : {}) } });
+  await app.register(metricsPlugin, {
+    source: metricsSource,
+    metrics: { processMetrics: false, ...(refusals ? { refusals } : {}) },
+  });
   await app.ready();
   return app;
 }
@@ -76,7 +102,8 @@ describe('metrics at 0 from the start', () => {
       expect(found.get(`actor_ts_handoff_duration_seconds_count{type="${type}"}`), type).toBe(0);
       expect(found.get(`actor_ts_shards_waiting{type="${type}"}`), type).toBe(0);
     }
-    for (const code of REFUSED_WRITE_CODES) expect(found.get(`actor_ts_placement_writes_refused_total{code="${code}"}`), code).toBe(0);
+    for (const code of REFUSED_WRITE_CODES)
+      expect(found.get(`actor_ts_placement_writes_refused_total{code="${code}"}`), code).toBe(0);
     for (const name of [
       'actor_ts_cordoned_members',
       'actor_ts_replication_peers_behind',
@@ -107,7 +134,16 @@ describe('the safety metrics', () => {
   it('follow the source: waiting shards, cordons, lag, rejected frames, held values, failed storage', async () => {
     const safety = quiet();
     const app = await serve(source(new MetricsEventHub(), safety));
-    Object.assign(safety, { waiting: 3, cordoned: 1, behind: 2, oldest: 12.5, rejected: 4, held: 5, failed: true, failedCommits: 1 });
+    Object.assign(safety, {
+      waiting: 3,
+      cordoned: 1,
+      behind: 2,
+      oldest: 12.5,
+      rejected: 4,
+      held: 5,
+      failed: true,
+      failedCommits: 1,
+    });
     const found = await samples(app);
     expect(found.get('actor_ts_shards_waiting{type="Counter"}')).toBe(3);
     expect(found.get('actor_ts_cordoned_members')).toBe(1);

@@ -29,26 +29,41 @@ async function refusal(input: StartNodeInput): Promise<ActorTsError> {
 
 describe('startNode: bad application input', () => {
   it('refuses duplicate type names, naming the type', async () => {
-    const error = await refusal({ entityTypes: [{ typeName: 'Chat', behavior }, { typeName: 'Chat', behavior }] });
+    const error = await refusal({
+      entityTypes: [
+        { typeName: 'Chat', behavior },
+        { typeName: 'Chat', behavior },
+      ],
+    });
     expect(error.code).toBe('invalid_argument');
     expect(error.message).toMatch(/"Chat" is given twice/);
   });
 
   it('refuses a behavior that is not a function, a bad type name and a bad shard count', async () => {
-    const notFunction = await refusal({ entityTypes: [{ typeName: 'Chat', behavior: {} as unknown as EntityBehavior }] });
+    const notFunction = await refusal({
+      entityTypes: [{ typeName: 'Chat', behavior: {} as unknown as EntityBehavior }],
+    });
     expect(notFunction.message).toMatch(/"Chat".*behavior must be a function/);
     expect((await refusal({ entityTypes: [{ typeName: 'a b', behavior }] })).message).toMatch(/typeName must match/);
-    expect((await refusal({ entityTypes: [{ typeName: 'Chat', behavior, numberOfShards: 0 }] })).message).toMatch(/"Chat".*numberOfShards/);
+    expect((await refusal({ entityTypes: [{ typeName: 'Chat', behavior, numberOfShards: 0 }] })).message).toMatch(
+      /"Chat".*numberOfShards/,
+    );
     expect((await refusal({ entityTypes: 'Chat' as unknown as [] })).message).toMatch(/entityTypes must be an array/);
   });
 
   it('refuses a fallback that is not an allocation strategy', async () => {
-    const error = await refusal({ entityTypes: [{ typeName: 'Chat', behavior, fallback: { allocate: () => undefined } as unknown as AllocationStrategy }] });
+    const error = await refusal({
+      entityTypes: [
+        { typeName: 'Chat', behavior, fallback: { allocate: () => undefined } as unknown as AllocationStrategy },
+      ],
+    });
     expect(error.message).toMatch(/"Chat": fallback must be an AllocationStrategy/);
   });
 
   it('refuses httpRoutes that is not a function, that throws, or that registers a route the management API owns', async () => {
-    expect((await refusal({ httpRoutes: 'x' as unknown as () => void })).message).toMatch(/httpRoutes must be a function/);
+    expect((await refusal({ httpRoutes: 'x' as unknown as () => void })).message).toMatch(
+      /httpRoutes must be a function/,
+    );
     const thrown = await refusal({
       httpRoutes: () => {
         throw new Error('no routes today');
@@ -59,7 +74,9 @@ describe('startNode: bad application input', () => {
     expect(rejected.message).toBe('httpRoutes failed: later');
     for (const path of ['/actor-ts/health', '/actor-ts/mine', '/metrics', '/']) {
       const owned = await refusal({ httpRoutes: (app) => void app.get(path, async () => 'mine') });
-      expect(owned.message).toMatch(new RegExp(`httpRoutes registered GET ${path.replace('/', '\\/')}, a path the management API owns`));
+      expect(owned.message).toMatch(
+        new RegExp(`httpRoutes registered GET ${path.replace('/', '\\/')}, a path the management API owns`),
+      );
     }
   });
 });
@@ -82,9 +99,15 @@ describe('application routes on the node server', () => {
     try {
       expect((await node.http.inject({ method: 'GET', url: '/app/read' })).json()).toEqual({ read: true });
       expectError(await node.http.inject({ method: 'POST', url: '/app/write' }), 401, 'unauthorized');
-      const authorized = await node.http.inject({ method: 'POST', url: '/app/write', headers: { authorization: 'Bearer secret' } });
+      const authorized = await node.http.inject({
+        method: 'POST',
+        url: '/app/write',
+        headers: { authorization: 'Bearer secret' },
+      });
       expect(authorized.json()).toEqual({ written: true });
-      expect(expectError(await node.http.inject({ method: 'GET', url: '/app/fails' }), 400, 'invalid_argument').message).toBe('bad chat');
+      expect(
+        expectError(await node.http.inject({ method: 'GET', url: '/app/fails' }), 400, 'invalid_argument').message,
+      ).toBe('bad chat');
     } finally {
       await stopAll([node]);
     }

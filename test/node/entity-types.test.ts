@@ -12,7 +12,14 @@ import type { NodeEntityType } from '../../src/node/application.js';
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { run } from '../cli/cli-runner.js';
-import { API, expectError, pollUntil, startTestCluster, stopAll, type LocationsBody } from '../management/node-fixture.js';
+import {
+  API,
+  expectError,
+  pollUntil,
+  startTestCluster,
+  stopAll,
+  type LocationsBody,
+} from '../management/node-fixture.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 
 interface Where {
@@ -55,7 +62,12 @@ describe('startNode with application entity types (two nodes, real TCP)', () => 
     nodes = await startTestCluster(2, {
       entityTypes: [
         { typeName: 'Chat', behavior: where, numberOfShards: 20 },
-        { typeName: 'Ledger', behavior: where, numberOfShards: 8, fallback: countingFallback(ledgerFallback) } satisfies NodeEntityType,
+        {
+          typeName: 'Ledger',
+          behavior: where,
+          numberOfShards: 8,
+          fallback: countingFallback(ledgerFallback),
+        } satisfies NodeEntityType,
       ],
       httpRoutes: appRoutes,
     });
@@ -82,16 +94,29 @@ describe('startNode with application entity types (two nodes, real TCP)', () => 
       const path = `${API}/cluster/shards/${typeName}`;
       const located = await inject(a(), 'GET', path);
       expect(located.statusCode).toBe(200);
-      expect(located.json<LocationsBody>().regions.map((r) => r.address).sort()).toEqual(nodes.map((n) => n.address.toString()).sort());
+      expect(
+        located
+          .json<LocationsBody>()
+          .regions.map((r) => r.address)
+          .sort(),
+      ).toEqual(nodes.map((n) => n.address.toString()).sort());
 
       const dry = await inject(a(), 'POST', `${path}/placements?dryRun=true`, { shardId: 1, target });
       expect(dry.statusCode).toBe(200);
       expect(dry.json<{ dryRun: boolean }>().dryRun).toBe(true);
-      expect(await inject(a(), 'POST', `${path}/placements`, { shardId: 1, target, reason: 'test' })).toMatchObject({ statusCode: 202 });
-      await pollUntil(async () => (await inject(b(), 'GET', `${path}/placements`)).json<{ placements: unknown[] }>().placements.length === 1, `${typeName} pin seen on b`);
+      expect(await inject(a(), 'POST', `${path}/placements`, { shardId: 1, target, reason: 'test' })).toMatchObject({
+        statusCode: 202,
+      });
+      await pollUntil(
+        async () =>
+          (await inject(b(), 'GET', `${path}/placements`)).json<{ placements: unknown[] }>().placements.length === 1,
+        `${typeName} pin seen on b`,
+      );
 
       // Shard 1 gets a home first: a rebalance of a shard with none moves nothing (409 not_allocated).
-      const inShard1 = Array.from({ length: 1000 }, (_, i) => `e${i}`).find((id) => shardIdFor(id, typeName === 'Chat' ? 20 : 8) === 1) as string;
+      const inShard1 = Array.from({ length: 1000 }, (_, i) => `e${i}`).find(
+        (id) => shardIdFor(id, typeName === 'Chat' ? 20 : 8) === 1,
+      ) as string;
       expect((await inject(b(), 'GET', `/where/${typeName}/${inShard1}`)).statusCode).toBe(200);
       const rebalanceDry = await inject(a(), 'POST', `${path}/rebalance?dryRun=true`, { shardIds: [1] });
       expect(rebalanceDry.statusCode).toBe(200);
@@ -102,8 +127,12 @@ describe('startNode with application entity types (two nodes, real TCP)', () => 
       expect((await inject(a(), 'DELETE', `${path}/placements/1`)).statusCode).toBe(204);
     }
     // Both types' pins were audited under their own names.
-    const audit = (await inject(a(), 'GET', `${API}/audit`)).json<{ entries: Array<{ action: string; typeName: string | null }> }>();
-    expect(new Set(audit.entries.filter((e) => e.action === 'pin').map((e) => e.typeName))).toEqual(new Set(['Chat', 'Ledger']));
+    const audit = (await inject(a(), 'GET', `${API}/audit`)).json<{
+      entries: Array<{ action: string; typeName: string | null }>;
+    }>();
+    expect(new Set(audit.entries.filter((e) => e.action === 'pin').map((e) => e.typeName))).toEqual(
+      new Set(['Chat', 'Ledger']),
+    );
   });
 
   it('health lists both types, so the console shows both without ?type=; metrics label both', async () => {
@@ -134,13 +163,23 @@ describe('startNode with application entity types (two nodes, real TCP)', () => 
     const drained: NodeAddress = b().address;
     // Shards of both types on b first (pinned there, then unpinned so the drain may move them).
     for (const typeName of ['Chat', 'Ledger']) {
-      await a().placements(typeName).setPlacements([0, 2, 3].map((shardId) => ({ shardId, target: drained })));
-      await a().placements(typeName).rebalanceNow([0, 2, 3]).catch(() => undefined);
+      await a()
+        .placements(typeName)
+        .setPlacements([0, 2, 3].map((shardId) => ({ shardId, target: drained })));
+      await a()
+        .placements(typeName)
+        .rebalanceNow([0, 2, 3])
+        .catch(() => undefined);
       for (const id of ['x0', 'x1', 'x2', 'x3', 'x4']) await inject(a(), 'GET', `/where/${typeName}/${id}`);
       await pollUntil(async () => b().sharding.localShards(typeName).length > 0, `${typeName} shards on b`);
       for (const shardId of [0, 2, 3]) await a().placements(typeName).removePlacement(shardId);
     }
-    const outcome = await inject(a(), 'POST', `${API}/cluster/members/${encodeURIComponent(drained.toString())}/drain`, { reason: 'test' });
+    const outcome = await inject(
+      a(),
+      'POST',
+      `${API}/cluster/members/${encodeURIComponent(drained.toString())}/drain`,
+      { reason: 'test' },
+    );
     expect(outcome.statusCode).toBe(202);
     const moves = outcome.json<{ moves: Record<string, unknown[]> }>().moves;
     expect(Object.keys(moves).sort()).toEqual(['Chat', 'Ledger']);

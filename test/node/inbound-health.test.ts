@@ -6,7 +6,11 @@ describe('inboundHealthOf', () => {
   it('is starved from the refusal of a member frame until the window has passed without another', () => {
     let clock = 0;
     const counters = { inboundStarved: 0, peersDisconnectedForBudget: 0 };
-    const health = inboundHealthOf(() => counters, 60_000, () => clock);
+    const health = inboundHealthOf(
+      () => counters,
+      60_000,
+      () => clock,
+    );
     expect(health()).toEqual({ starved: false });
     counters.inboundStarved = 2;
     counters.peersDisconnectedForBudget = 3;
@@ -21,7 +25,11 @@ describe('inboundHealthOf', () => {
   });
 
   it('does not count refusals from before it started watching', () => {
-    const health = inboundHealthOf(() => ({ inboundStarved: 5, peersDisconnectedForBudget: 0 }), 60_000, () => 0);
+    const health = inboundHealthOf(
+      () => ({ inboundStarved: 5, peersDisconnectedForBudget: 0 }),
+      60_000,
+      () => 0,
+    );
     expect(health()).toEqual({ starved: false });
   });
 });

@@ -3,7 +3,19 @@
 // type, errors keep the { error, message } shape, and the application's own routes are untouched.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Cluster, ClusterSharding, ExternalAllocationController, LeastShardAllocationStrategy, NodeManagementBackend, PlacementReplication, PlacementStore, TcpTransport, externalAllocationStrategy, managementPlugin, nodeMetricsSource } from '../../src/index.js';
+import {
+  Cluster,
+  ClusterSharding,
+  ExternalAllocationController,
+  LeastShardAllocationStrategy,
+  NodeManagementBackend,
+  PlacementReplication,
+  PlacementStore,
+  TcpTransport,
+  externalAllocationStrategy,
+  managementPlugin,
+  nodeMetricsSource,
+} from '../../src/index.js';
 import { expectError, pollUntil } from '../management/node-fixture.js';
 
 describe('managementPlugin on an application server', () => {
@@ -25,14 +37,25 @@ describe('managementPlugin on an application server', () => {
       typeName: 'Chat',
       numberOfShards: 30,
       behavior: (ctx) => ({ receive: () => ctx.node.toString() }),
-      allocationStrategy: externalAllocationStrategy(new LeastShardAllocationStrategy({ cluster }), sharding.placementState('Chat'), { cluster }),
+      allocationStrategy: externalAllocationStrategy(
+        new LeastShardAllocationStrategy({ cluster }),
+        sharding.placementState('Chat'),
+        { cluster },
+      ),
     });
     app = Fastify();
     app.get('/hello', async () => ({ hello: 'world' }));
-    await app.register(managementPlugin, { backend: new NodeManagementBackend(cluster, sharding, replica, new Map([['Chat', placements]])), metrics });
+    await app.register(managementPlugin, {
+      backend: new NodeManagementBackend(cluster, sharding, replica, new Map([['Chat', placements]])),
+      metrics,
+    });
     cluster.start();
     await app.ready();
-    await pollUntil(async () => (await app.inject({ method: 'GET', url: '/actor-ts/health' })).json<{ status: string }>().status === 'ok', 'node up');
+    await pollUntil(
+      async () =>
+        (await app.inject({ method: 'GET', url: '/actor-ts/health' })).json<{ status: string }>().status === 'ok',
+      'node up',
+    );
   });
 
   afterAll(async () => {
@@ -49,12 +72,22 @@ describe('managementPlugin on an application server', () => {
     expect(await sharding.entityRefFor('Chat', 'c1').ask('hi')).toBe(transport.self.toString());
     const located = await app.inject({ method: 'GET', url: '/actor-ts/cluster/shards/Chat' });
     expect(located.statusCode).toBe(200);
-    const pinned = await app.inject({ method: 'POST', url: '/actor-ts/cluster/shards/Chat/placements', payload: { shardId: 3, target: transport.self.toString() } });
+    const pinned = await app.inject({
+      method: 'POST',
+      url: '/actor-ts/cluster/shards/Chat/placements',
+      payload: { shardId: 3, target: transport.self.toString() },
+    });
     expect(pinned.statusCode).toBe(202);
     expectError(await app.inject({ method: 'GET', url: '/actor-ts/cluster/shards/Nope' }), 404, 'unknown_type');
-    expectError(await app.inject({ method: 'POST', url: '/actor-ts/cluster/shards/Chat/rebalance', payload: { shardIds: 'x' } }), 400, 'invalid_request');
+    expectError(
+      await app.inject({ method: 'POST', url: '/actor-ts/cluster/shards/Chat/rebalance', payload: { shardIds: 'x' } }),
+      400,
+      'invalid_request',
+    );
     expect((await app.inject({ method: 'GET', url: '/' })).statusCode).toBe(200);
-    expect((await app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/actor_ts_shards_hosted\{type="Chat"\} 1/);
+    expect((await app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(
+      /actor_ts_shards_hosted\{type="Chat"\} 1/,
+    );
     expect((await app.inject({ method: 'GET', url: '/hello' })).json()).toEqual({ hello: 'world' });
   });
 });

@@ -28,7 +28,10 @@ describe('check-doc-comments', () => {
         'export type DocumentedAlias = number;',
       ].join('\n'),
     );
-    writeFileSync(join(dir, 'index.ts'), "export { documented, bare as renamed, lineCommented, Documented, type Bare, type BareAlias, type DocumentedAlias } from './parts.js';\n");
+    writeFileSync(
+      join(dir, 'index.ts'),
+      "export { documented, bare as renamed, lineCommented, Documented, type Bare, type BareAlias, type DocumentedAlias } from './parts.js';\n",
+    );
     const missing = undocumentedExports(dir, ['index.ts']);
     expect(missing.map((m) => m.name)).toEqual(['Bare', 'BareAlias', 'lineCommented', 'renamed']);
     expect(missing.find((m) => m.name === 'renamed')?.at).toBe('parts.ts:3');

@@ -8,7 +8,9 @@ import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { engines?: { node?: string }; dev?: boolean }> };
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { engines?: { node?: string }; dev?: boolean }>;
+};
 const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
 
 describe('the locked dependencies and the supported Node versions', () => {
@@ -21,7 +23,11 @@ describe('the locked dependencies and the supported Node versions', () => {
     expect(semver.valid(version)).not.toBeNull();
     const refusing = Object.entries(lock.packages)
       .filter(([path, entry]) => path !== '' && (withDev || entry.dev !== true))
-      .filter(([, entry]) => typeof entry.engines?.node === 'string' && !semver.satisfies(version, entry.engines.node, { includePrerelease: true }))
+      .filter(
+        ([, entry]) =>
+          typeof entry.engines?.node === 'string' &&
+          !semver.satisfies(version, entry.engines.node, { includePrerelease: true }),
+      )
       .map(([path, entry]) => `${path} wants node ${entry.engines?.node}`);
     expect(refusing).toEqual([]);
   });

@@ -31,7 +31,9 @@ interface LockEntry {
 
 /** Our lockfile's runtime part: every installed package that is not a dev dependency only. */
 function runtimeLock(): Record<string, LockEntry> {
-  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockEntry>;
+  };
   const out: Record<string, LockEntry> = {};
   for (const [path, entry] of Object.entries(lock.packages)) {
     if (path.startsWith('node_modules/') && entry.dev !== true) out[path] = entry;
@@ -45,16 +47,36 @@ export async function installPackedPackage(): Promise<PackedInstall> {
   }
   const dir = mkdtempSync(join(tmpdir(), 'actor-ts-placement-consumer-'));
   // --ignore-scripts: `prepare` would rebuild dist/, which npm test has just built.
-  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 16 << 20 });
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], {
+    cwd: ROOT,
+    maxBuffer: 16 << 20,
+  });
   const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   if (packed === undefined) throw new Error('npm pack printed no package');
   const tarball = join(dir, packed.filename);
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }, null, 2));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }, null, 2),
+  );
   writeFileSync(
     join(dir, 'package-lock.json'),
-    JSON.stringify({ name: 'consumer', version: '1.0.0', lockfileVersion: 3, requires: true, packages: { '': { name: 'consumer', version: '1.0.0' }, ...runtimeLock() } }, null, 2),
+    JSON.stringify(
+      {
+        name: 'consumer',
+        version: '1.0.0',
+        lockfileVersion: 3,
+        requires: true,
+        packages: { '': { name: 'consumer', version: '1.0.0' }, ...runtimeLock() },
+      },
+      null,
+      2,
+    ),
   );
-  const install = (mode: string) => run('npm', ['install', mode, '--no-audit', '--no-fund', '--loglevel=error', tarball], { cwd: dir, maxBuffer: 16 << 20 });
+  const install = (mode: string) =>
+    run('npm', ['install', mode, '--no-audit', '--no-fund', '--loglevel=error', tarball], {
+      cwd: dir,
+      maxBuffer: 16 << 20,
+    });
   let mode: PackedInstall['mode'] = 'offline';
   try {
     await install('--offline');
@@ -64,5 +86,10 @@ export async function installPackedPackage(): Promise<PackedInstall> {
     mode = 'prefer-offline';
     await install('--prefer-offline');
   }
-  return { dir, packageDir: join(dir, 'node_modules', '@actor-ts', 'placement'), files: packed.files.map((f) => f.path), mode };
+  return {
+    dir,
+    packageDir: join(dir, 'node_modules', '@actor-ts', 'placement'),
+    files: packed.files.map((f) => f.path),
+    mode,
+  };
 }

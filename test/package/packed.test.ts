@@ -65,7 +65,9 @@ beforeAll(async () => {
   mkdirSync(join(installed.dir, 'readme'));
   cpSync(join(ROOT, 'examples', 'store-alone', 'main.ts'), join(installed.dir, 'src', 'store-alone.ts'));
   cpSync(join(ROOT, 'test', 'package', 'consumer', 'cluster.ts'), join(installed.dir, 'src', 'cluster.ts'));
-  typescriptBlocks(readme).forEach((block, i) => writeFileSync(join(installed.dir, 'readme', `block-${i + 1}.ts`), `${block}\nexport {};\n`));
+  typescriptBlocks(readme).forEach((block, i) =>
+    writeFileSync(join(installed.dir, 'readme', `block-${i + 1}.ts`), `${block}\nexport {};\n`),
+  );
   for (const resolution of ['node16', 'nodenext', 'bundler'] as const) {
     writeFileSync(join(installed.dir, `tsconfig.${resolution}.json`), JSON.stringify(tsconfig(resolution)));
   }
@@ -81,16 +83,39 @@ afterAll(() => {
 describe('the packed package', () => {
   it('ships the runtime, the store, the CLI, README, LICENSE and docs, and no bench, tests, scripts or examples', () => {
     const files = installed.files;
-    for (const expected of ['LICENSE', 'README.md', 'package.json', 'bin/actor-ts-placement.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/crdt/index.js', 'dist/crdt/index.d.ts', 'dist/src/cli/main.js', 'docs/design.md', 'docs/external-allocation.md']) {
+    for (const expected of [
+      'LICENSE',
+      'README.md',
+      'package.json',
+      'bin/actor-ts-placement.js',
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+      'dist/crdt/index.js',
+      'dist/crdt/index.d.ts',
+      'dist/src/cli/main.js',
+      'docs/design.md',
+      'docs/external-allocation.md',
+    ]) {
       expect(files, expected).toContain(expected);
     }
-    const strays = files.filter((f) => /^dist\/(bench|test|scripts|examples)\//.test(f) || f.startsWith('examples/') || f.startsWith('docs/api/') || f === 'dist/src/demo.js');
+    const strays = files.filter(
+      (f) =>
+        /^dist\/(bench|test|scripts|examples)\//.test(f) ||
+        f.startsWith('examples/') ||
+        f.startsWith('docs/api/') ||
+        f === 'dist/src/demo.js',
+    );
     expect(strays).toEqual([]);
-    const manifest = JSON.parse(readFileSync(join(installed.packageDir, 'package.json'), 'utf8')) as Record<string, unknown>;
+    const manifest = JSON.parse(readFileSync(join(installed.packageDir, 'package.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     expect(manifest['private']).toBeUndefined();
     expect(manifest['license']).toBe('MIT');
     expect(manifest['repository']).toBeDefined();
-    expect(readFileSync(join(installed.packageDir, 'LICENSE'), 'utf8')).toMatch(/MIT License[\s\S]*the actor-ts placement contributors/);
+    expect(readFileSync(join(installed.packageDir, 'LICENSE'), 'utf8')).toMatch(
+      /MIT License[\s\S]*the actor-ts placement contributors/,
+    );
   });
 
   it('ships no source map without its sources', () => {
@@ -102,16 +127,20 @@ describe('the packed package', () => {
     expect(bare.map((f) => relative(installed.packageDir, f))).toEqual([]);
   });
 
-  it("has every docs/ file the README links to", () => {
+  it('has every docs/ file the README links to', () => {
     const links = [...readme.matchAll(/\]\((docs\/[^)#\s]+)/g)].map((m) => m[1] ?? '');
     expect(links.length).toBeGreaterThan(0);
     expect(links.filter((link) => !installed.files.includes(link))).toEqual([]);
   });
 
-  it.each(['nodenext', 'node16', 'bundler'])('type-checks a consumer and the README snippets under moduleResolution %s', async (resolution) => {
-    expect(typescriptBlocks(readme).length).toBeGreaterThanOrEqual(4);
-    await (resolution === 'nodenext' ? nodenextBuild : tsc(`tsconfig.${resolution}.json`));
-  }, 60_000);
+  it.each(['nodenext', 'node16', 'bundler'])(
+    'type-checks a consumer and the README snippets under moduleResolution %s',
+    async (resolution) => {
+      expect(typescriptBlocks(readme).length).toBeGreaterThanOrEqual(4);
+      await (resolution === 'nodenext' ? nodenextBuild : tsc(`tsconfig.${resolution}.json`));
+    },
+    60_000,
+  );
 
   it('shows the store-alone example in the README as it is in examples/store-alone', () => {
     const example = readFileSync(join(ROOT, 'examples', 'store-alone', 'main.ts'), 'utf8');

@@ -62,8 +62,17 @@ if (mode === 'hold') {
       }
     }
   })();
-  const after = await p.append(record(n, 10)).then(() => ({ code: 'resolved' }), (e) => e);
-  out(JSON.stringify({ failed: { name: error.name, code: error.code, message: error.message }, after: { code: after.code, message: after.message }, needsSnapshot: p.stats().needsSnapshot }));
+  const after = await p.append(record(n, 10)).then(
+    () => ({ code: 'resolved' }),
+    (e) => e,
+  );
+  out(
+    JSON.stringify({
+      failed: { name: error.name, code: error.code, message: error.message },
+      after: { code: after.code, message: after.message },
+      needsSnapshot: p.stats().needsSnapshot,
+    }),
+  );
   await p.close();
   out('closed');
 } else {

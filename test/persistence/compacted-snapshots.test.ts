@@ -4,14 +4,28 @@
 // stale); and any mix of writes, peer updates, compactions on either side and reopens rebuilds the replica.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DurablePlacementStore, EMPTY_STATE_VECTOR, PlacementStore, createMemoryVolume, memoryPersistence, type MemoryVolume } from '../../crdt/index.js';
+import {
+  DurablePlacementStore,
+  EMPTY_STATE_VECTOR,
+  PlacementStore,
+  createMemoryVolume,
+  memoryPersistence,
+  type MemoryVolume,
+} from '../../crdt/index.js';
 
 const T = 'Counter';
 
 const placementsOf = (store: PlacementStore): Array<[number, string, string]> =>
-  [...store.snapshot(T).placements].map(([shard, p]): [number, string, string] => [shard, p.target, p.writer]).sort((a, b) => a[0] - b[0]);
+  [...store.snapshot(T).placements]
+    .map(([shard, p]): [number, string, string] => [shard, p.target, p.writer])
+    .sort((a, b) => a[0] - b[0]);
 
-async function reopen(store: DurablePlacementStore, volume: MemoryVolume, options: object, now: () => number): Promise<DurablePlacementStore> {
+async function reopen(
+  store: DurablePlacementStore,
+  volume: MemoryVolume,
+  options: object,
+  now: () => number,
+): Promise<DurablePlacementStore> {
   await store.flush();
   await store.persistence.close();
   return DurablePlacementStore.open({ node: store.node, now, persistence: memoryPersistence({ volume }), ...options });
@@ -23,7 +37,12 @@ describe('snapshots of a durable store are the compacted state', () => {
     const now = (): number => t++;
     const volume = createMemoryVolume();
     const options = { snapshotAfterLogBytes: 4_096 };
-    const store = await DurablePlacementStore.open({ node: 'n1', now, persistence: memoryPersistence({ volume }), ...options });
+    const store = await DurablePlacementStore.open({
+      node: 'n1',
+      now,
+      persistence: memoryPersistence({ volume }),
+      ...options,
+    });
     for (let i = 0; i < 2_000; i++) store.set(T, i % 20, `t-${i % 7}`);
     await store.flush();
     expect(store.generation).toBeGreaterThan(0);
@@ -46,7 +65,11 @@ describe('snapshots of a durable store are the compacted state', () => {
 
   it('without the bound reached nothing is compacted: the snapshot policy alone moves no generation', async () => {
     const volume = createMemoryVolume();
-    const store = await DurablePlacementStore.open({ node: 'n1', persistence: memoryPersistence({ volume }), snapshotAfterLogBytes: 1_000_000 });
+    const store = await DurablePlacementStore.open({
+      node: 'n1',
+      persistence: memoryPersistence({ volume }),
+      snapshotAfterLogBytes: 1_000_000,
+    });
     for (let i = 0; i < 500; i++) store.set(T, i % 20, `t-${i % 7}`);
     await store.flush();
     expect(store.generation).toBe(0);
@@ -82,9 +105,24 @@ describe('snapshots of a durable store are the compacted state', () => {
 
   it('rebuilds the replica after any mix of writes, peer updates, compactions on both sides and reopens', async () => {
     const op = fc.oneof(
-      { weight: 4, arbitrary: fc.record({ kind: fc.constant('set' as const), shard: fc.nat(9), target: fc.constantFrom('x', 'y', 'z') }) },
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          kind: fc.constant('set' as const),
+          shard: fc.nat(9),
+          target: fc.constantFrom('x', 'y', 'z'),
+        }),
+      },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), shard: fc.nat(9) }) },
-      { weight: 2, arbitrary: fc.record({ kind: fc.constant('peer' as const), shard: fc.nat(9), target: fc.constantFrom('p', 'q'), sync: fc.boolean() }) },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          kind: fc.constant('peer' as const),
+          shard: fc.nat(9),
+          target: fc.constantFrom('p', 'q'),
+          sync: fc.boolean(),
+        }),
+      },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('peerCompacts' as const) }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('compact' as const) }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('reopen' as const) }) },
@@ -98,7 +136,12 @@ describe('snapshots of a durable store are the compacted state', () => {
         let t = 1_000;
         const now = (): number => t++;
         const volume = createMemoryVolume();
-        let store = await DurablePlacementStore.open({ node: 'n1', now, persistence: memoryPersistence({ volume }), ...options });
+        let store = await DurablePlacementStore.open({
+          node: 'n1',
+          now,
+          persistence: memoryPersistence({ volume }),
+          ...options,
+        });
         const peer = new PlacementStore({ node: 'n2', now });
         // Peer updates reach the store as they are made; the store's reach the peer by sync, now and then.
         peer.onUpdate((update, origin) => {

@@ -2,7 +2,11 @@
 // (memory.test.ts, lmdb.test.ts): what load returns after appends and snapshots, group commit, typed
 // rejections that change nothing, close, reopen and the one-opener rule.
 import { describe, expect, it } from 'vitest';
-import { PersistenceError, type PersistenceErrorCode, type PlacementPersistence } from '../../crdt/persistence/persistence.js';
+import {
+  PersistenceError,
+  type PersistenceErrorCode,
+  type PlacementPersistence,
+} from '../../crdt/persistence/persistence.js';
 
 /** Storage that outlives the instances opened on it (a directory, a memory volume). */
 export interface Subject {
@@ -26,7 +30,13 @@ export function persistenceContract(name: string, newSubject: () => Promise<Subj
     it('starts empty', async () => {
       const p = await (await newSubject()).open();
       expect(await p.load()).toEqual({ snapshot: undefined, log: [] });
-      expect(p.stats()).toMatchObject({ commits: 0, appends: 0, logRecordsSinceSnapshot: 0, lastCommitAt: null, needsSnapshot: false });
+      expect(p.stats()).toMatchObject({
+        commits: 0,
+        appends: 0,
+        logRecordsSinceSnapshot: 0,
+        lastCommitAt: null,
+        needsSnapshot: false,
+      });
       await p.close();
     });
 
@@ -36,7 +46,13 @@ export function persistenceContract(name: string, newSubject: () => Promise<Subj
       await p.append(bytes(1));
       await p.append(bytes(2, 2));
       expect(await p.load()).toEqual({ snapshot: undefined, log: [bytes(1), bytes(2, 2)] });
-      expect(p.stats()).toMatchObject({ commits: 2, appends: 2, logRecordsSinceSnapshot: 2, logBytesSinceSnapshot: 3, lastCommitAt: 1001 });
+      expect(p.stats()).toMatchObject({
+        commits: 2,
+        appends: 2,
+        logRecordsSinceSnapshot: 2,
+        logBytesSinceSnapshot: 3,
+        lastCommitAt: 1001,
+      });
       await p.close();
     });
 

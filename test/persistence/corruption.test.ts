@@ -18,8 +18,17 @@ let dirs = 0;
 const newDir = (): string => join(root, `d${++dirs}`);
 
 /** Writes straight into the environment, bypassing every check, as a bug or a foreign tool would. */
-async function tamper(dir: string, write: (meta: { put(k: string, v: Uint8Array): unknown }, log: { put(k: number, v: Uint8Array): unknown }) => void): Promise<void> {
-  const env = open({ path: join(dir, LMDB_LAYOUT.file), noSubdir: true, encoding: 'binary', maxDbs: 4, eventTurnBatching: false });
+async function tamper(
+  dir: string,
+  write: (meta: { put(k: string, v: Uint8Array): unknown }, log: { put(k: number, v: Uint8Array): unknown }) => void,
+): Promise<void> {
+  const env = open({
+    path: join(dir, LMDB_LAYOUT.file),
+    noSubdir: true,
+    encoding: 'binary',
+    maxDbs: 4,
+    eventTurnBatching: false,
+  });
   const meta = env.openDB<Uint8Array, string>(LMDB_LAYOUT.metaDb, { encoding: 'binary' });
   const log = env.openDB<Uint8Array, number>(LMDB_LAYOUT.logDb, { encoding: 'binary' });
   await env.batch(() => write(meta, log));
@@ -116,7 +125,9 @@ describe('lmdb persistence refuses unreadable data', () => {
   it('a snapshot or a log group whose compressed payload is damaged', async () => {
     const snapshot = newDir();
     await withData(snapshot);
-    await tamper(snapshot, (meta) => meta.put(LMDB_LAYOUT.snapshotKey, encodeRecord('packed-snapshot', 0, new Uint8Array(64).fill(0xff))));
+    await tamper(snapshot, (meta) =>
+      meta.put(LMDB_LAYOUT.snapshotKey, encodeRecord('packed-snapshot', 0, new Uint8Array(64).fill(0xff))),
+    );
     await expectRefused(snapshot, 'corrupt', /snapshot record does not decompress/);
     const group = newDir();
     await withData(group);

@@ -20,7 +20,12 @@ import {
 const T = 'Counter';
 
 /** A memory persistence whose commits the test releases (or fails) by hand. */
-function heldPersistence(volume: MemoryVolume): { persistence: PlacementPersistence; release(): void; failNext(): void; held(): number } {
+function heldPersistence(volume: MemoryVolume): {
+  persistence: PlacementPersistence;
+  release(): void;
+  failNext(): void;
+  held(): number;
+} {
   const inner = memoryPersistence({ volume });
   let waiting: Array<{ run: () => void; fail: () => void }> = [];
   let failing = false;
@@ -52,23 +57,36 @@ function heldPersistence(volume: MemoryVolume): { persistence: PlacementPersiste
 }
 
 /** A replicator whose link records frames per peer instead of sending them. */
-function recordingReplicator(store: PlacementStore): { replicator: PlacementReplicator; sent: Array<{ peer: string; frame: SyncFrame }> } {
+function recordingReplicator(store: PlacementStore): {
+  replicator: PlacementReplicator;
+  sent: Array<{ peer: string; frame: SyncFrame }>;
+} {
   const sent: Array<{ peer: string; frame: SyncFrame }> = [];
-  const replicator = new PlacementReplicator(store, { sendFrame: (peer, frame) => void sent.push({ peer, frame }) }, {
-    setInterval: () => 0,
-    clearInterval: () => undefined,
-  });
+  const replicator = new PlacementReplicator(
+    store,
+    { sendFrame: (peer, frame) => void sent.push({ peer, frame }) },
+    {
+      setInterval: () => 0,
+      clearInterval: () => undefined,
+    },
+  );
   return { replicator, sent };
 }
 
 const placementsOf = (store: PlacementStore): Array<[number, string]> =>
-  [...store.snapshot(T).placements].map(([shard, p]): [number, string] => [shard, p.target]).sort((a, b) => a[0] - b[0]);
+  [...store.snapshot(T).placements]
+    .map(([shard, p]): [number, string] => [shard, p.target])
+    .sort((a, b) => a[0] - b[0]);
 
 describe('DurablePlacementStore', () => {
   it('a store reopened on the same volume has every placement, removal, remote write and compaction', async () => {
     const volume = createMemoryVolume();
     let t = 1_000;
-    const first = await DurablePlacementStore.open({ node: 'n1', now: () => t++, persistence: memoryPersistence({ volume }) });
+    const first = await DurablePlacementStore.open({
+      node: 'n1',
+      now: () => t++,
+      persistence: memoryPersistence({ volume }),
+    });
     expect(first.restored).toBe(false);
     const peer = new PlacementStore({ node: 'n2', now: () => t++ });
     for (let shard = 0; shard < 10; shard++) first.set(T, shard, `a-${shard}`);
@@ -76,13 +94,20 @@ describe('DurablePlacementStore', () => {
     first.applyUpdate(peer.encodeDiff(first.encodeStateVector()));
     first.compact();
     first.remove(T, 3);
-    first.setMany(T, [{ shardId: 4, target: 'b-4' }, { shardId: 5, target: 'b-5' }]);
+    first.setMany(T, [
+      { shardId: 4, target: 'b-4' },
+      { shardId: 5, target: 'b-5' },
+    ]);
     await first.flush();
     // The compaction wrote a snapshot and dropped the log before it: only the later writes remain as records.
     expect(first.storageHealth().logRecordsSinceSnapshot).toBe(2);
     await first.persistence.close();
 
-    const second = await DurablePlacementStore.open({ node: 'n1', now: () => t++, persistence: memoryPersistence({ volume }) });
+    const second = await DurablePlacementStore.open({
+      node: 'n1',
+      now: () => t++,
+      persistence: memoryPersistence({ volume }),
+    });
     expect(second.restored).toBe(true);
     expect(placementsOf(second)).toEqual(placementsOf(first));
     expect(second.snapshot(T).placements.get(3)).toBeUndefined();
@@ -100,28 +125,42 @@ describe('DurablePlacementStore', () => {
     );
     await fc.assert(
       // A byte bound of 1 or 200 compacts the store at (almost) every snapshot the log's length calls for.
-      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.constantFrom(1, 2, 5, 1_000), fc.constantFrom(1, 200, 1_000_000), async (ops, snapshotAfterRecords, snapshotAfterLogBytes) => {
-        const volume = createMemoryVolume();
-        let t = 1_000;
-        const options = { snapshotAfterRecords, snapshotAfterLogBytes };
-        const store = await DurablePlacementStore.open({ node: 'n1', now: () => t++, persistence: memoryPersistence({ volume }), ...options });
-        const peer = new PlacementStore({ node: 'n2', now: () => t++ });
-        for (const o of ops) {
-          if (o.kind === 'set') store.set(T, o.shard, o.target);
-          else if (o.kind === 'remove') store.remove(T, o.shard);
-          else if (o.kind === 'compact') store.compact();
-          else {
-            peer.set(T, o.shard, o.target);
-            store.applyUpdate(peer.encodeDiff(store.encodeStateVector()));
+      fc.asyncProperty(
+        fc.array(op, { maxLength: 40 }),
+        fc.constantFrom(1, 2, 5, 1_000),
+        fc.constantFrom(1, 200, 1_000_000),
+        async (ops, snapshotAfterRecords, snapshotAfterLogBytes) => {
+          const volume = createMemoryVolume();
+          let t = 1_000;
+          const options = { snapshotAfterRecords, snapshotAfterLogBytes };
+          const store = await DurablePlacementStore.open({
+            node: 'n1',
+            now: () => t++,
+            persistence: memoryPersistence({ volume }),
+            ...options,
+          });
+          const peer = new PlacementStore({ node: 'n2', now: () => t++ });
+          for (const o of ops) {
+            if (o.kind === 'set') store.set(T, o.shard, o.target);
+            else if (o.kind === 'remove') store.remove(T, o.shard);
+            else if (o.kind === 'compact') store.compact();
+            else {
+              peer.set(T, o.shard, o.target);
+              store.applyUpdate(peer.encodeDiff(store.encodeStateVector()));
+            }
           }
-        }
-        await store.flush();
-        await store.persistence.close();
-        const rebuilt = await DurablePlacementStore.open({ node: 'n1', now: () => t++, persistence: memoryPersistence({ volume }) });
-        expect(placementsOf(rebuilt)).toEqual(placementsOf(store));
-        expect(rebuilt.storageHealth().logRecordsSinceSnapshot).toBeLessThanOrEqual(snapshotAfterRecords);
-        await rebuilt.persistence.close();
-      }),
+          await store.flush();
+          await store.persistence.close();
+          const rebuilt = await DurablePlacementStore.open({
+            node: 'n1',
+            now: () => t++,
+            persistence: memoryPersistence({ volume }),
+          });
+          expect(placementsOf(rebuilt)).toEqual(placementsOf(store));
+          expect(rebuilt.storageHealth().logRecordsSinceSnapshot).toBeLessThanOrEqual(snapshotAfterRecords);
+          await rebuilt.persistence.close();
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -150,7 +189,11 @@ describe('DurablePlacementStore', () => {
     const volume = createMemoryVolume();
     const held = heldPersistence(volume);
     const logged: string[] = [];
-    const store = await DurablePlacementStore.open({ node: 'n1', persistence: held.persistence, log: (event) => void logged.push(event.message) });
+    const store = await DurablePlacementStore.open({
+      node: 'n1',
+      persistence: held.persistence,
+      log: (event) => void logged.push(event.message),
+    });
     store.set(T, 1, 'kept');
     held.release();
     await store.flush();
@@ -161,7 +204,10 @@ describe('DurablePlacementStore', () => {
     store.set(T, 2, 'rejected');
     held.failNext();
     held.release();
-    const error = await store.flush().then(() => undefined, (e: unknown) => e);
+    const error = await store.flush().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(PersistenceError);
     expect((error as PersistenceError).code).toBe('storage_unavailable');
     expect(() => store.set(T, 3, 'x')).toThrow(PersistenceError);
@@ -201,7 +247,10 @@ describe('DurablePlacementStore', () => {
     await disk.append(new Uint8Array([255, 1, 2, 3]));
     await disk.append(valid[1] as Uint8Array);
     await disk.close();
-    const error = await DurablePlacementStore.open({ node: 'n1', persistence: memoryPersistence({ volume }) }).then(() => undefined, (e: unknown) => e);
+    const error = await DurablePlacementStore.open({ node: 'n1', persistence: memoryPersistence({ volume }) }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(PersistenceError);
     expect((error as PersistenceError).code).toBe('corrupt');
     expect((error as PersistenceError).message).toMatch(/log record 2 .* cannot be applied.*empty data directory/s);
@@ -210,12 +259,20 @@ describe('DurablePlacementStore', () => {
   it('keeps what a pin carries beyond its target (mode, expiry, provenance) through set, setMany and a reopen', async () => {
     const volume = createMemoryVolume();
     let t = 1_000;
-    const first = await DurablePlacementStore.open({ node: 'n1', now: () => t++, persistence: memoryPersistence({ volume }) });
+    const first = await DurablePlacementStore.open({
+      node: 'n1',
+      now: () => t++,
+      persistence: memoryPersistence({ volume }),
+    });
     first.set(T, 1, 'zone=b', { mode: 'require', reason: 'GDPR tenant 17' });
     first.setMany(T, [{ shardId: 2, target: 'app@h:1', meta: { by: 'ops@host', expiresAt: 9_000 } }]);
     await whenDurable(first);
     await first.persistence.close();
-    const second = await DurablePlacementStore.open({ node: 'n1', now: () => t++, persistence: memoryPersistence({ volume }) });
+    const second = await DurablePlacementStore.open({
+      node: 'n1',
+      now: () => t++,
+      persistence: memoryPersistence({ volume }),
+    });
     expect(second.snapshot(T).placements.get(1)?.meta).toEqual({ mode: 'require', reason: 'GDPR tenant 17' });
     expect(second.snapshot(T).placements.get(2)?.meta).toEqual({ by: 'ops@host', expiresAt: 9_000 });
     await second.persistence.close();

@@ -35,7 +35,10 @@ describe('lmdb persistence', () => {
     const dir = newDir();
     await (await openLmdbPersistence(dir)).close();
     // pid 2^22 + 1 is above Linux's pid_max limit, so no process has it.
-    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: 4_194_305, host: (await import('node:os')).hostname(), started: '1' }));
+    writeFileSync(
+      join(dir, LOCK_FILE),
+      JSON.stringify({ pid: 4_194_305, host: (await import('node:os')).hostname(), started: '1' }),
+    );
     const p = await openLmdbPersistence(dir);
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
     await p.close();
@@ -55,7 +58,13 @@ describe('lmdb persistence', () => {
     await Promise.all(updates.map((update) => p.append(update)));
     await p.append(new Uint8Array([7]));
     await p.close();
-    const env = open({ path: join(dir, LMDB_LAYOUT.file), noSubdir: true, encoding: 'binary', maxDbs: 4, readOnly: true });
+    const env = open({
+      path: join(dir, LMDB_LAYOUT.file),
+      noSubdir: true,
+      encoding: 'binary',
+      maxDbs: 4,
+      readOnly: true,
+    });
     const keys = [...env.openDB<Uint8Array, number>(LMDB_LAYOUT.logDb, { encoding: 'binary' }).getKeys()];
     await env.close();
     // The burst shared a commit (one record, compressed far below its 10 kB), the lone append is its own.

@@ -69,7 +69,11 @@ describe('files deleted or replaced under an open lmdb persistence', () => {
     await store.flush();
     expect(store.storageHealth().failure).toBeNull();
     rmSync(dir, { recursive: true, force: true });
-    const failure = await poll('the store to notice its deleted directory', () => store.storageHealth().failure ?? undefined, { timeoutMs: 5000, intervalMs: 10 });
+    const failure = await poll(
+      'the store to notice its deleted directory',
+      () => store.storageHealth().failure ?? undefined,
+      { timeoutMs: 5000, intervalMs: 10 },
+    );
     expect(failure).toContain('was deleted or moved');
     expect(failure).toContain('refuses placement writes');
     expect(() => store.set('T', 2, 'b')).toThrow(expect.objectContaining({ code: 'storage_unavailable' }));

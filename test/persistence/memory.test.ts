@@ -18,6 +18,9 @@ describe('memory persistence', () => {
   });
 
   it('refuses a volume it did not make', async () => {
-    await expectCode(Promise.resolve().then(() => memoryPersistence({ volume: { name: 'forged' } })), 'invalid_option');
+    await expectCode(
+      Promise.resolve().then(() => memoryPersistence({ volume: { name: 'forged' } })),
+      'invalid_option',
+    );
   });
 });

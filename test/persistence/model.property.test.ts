@@ -17,10 +17,17 @@ type Op =
 
 const payload = fc.uint8Array({ minLength: 1, maxLength: 64 });
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.array(payload, { minLength: 1, maxLength: 8 }).map((updates) => ({ kind: 'append' as const, updates })) },
+  {
+    weight: 5,
+    arbitrary: fc
+      .array(payload, { minLength: 1, maxLength: 8 })
+      .map((updates) => ({ kind: 'append' as const, updates })),
+  },
   {
     weight: 2,
-    arbitrary: fc.record({ snapshot: payload, before: fc.array(payload, { maxLength: 3 }) }).map((r) => ({ kind: 'snapshot' as const, ...r })),
+    arbitrary: fc
+      .record({ snapshot: payload, before: fc.array(payload, { maxLength: 3 }) })
+      .map((r) => ({ kind: 'snapshot' as const, ...r })),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'reopen' as const }) },
 );

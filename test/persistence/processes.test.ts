@@ -12,7 +12,14 @@ import { openLmdbPersistence } from '../../crdt/persistence/lmdb-persistence.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CHILD = join(ROOT, 'test', 'persistence', 'child.mjs');
-const SOURCES = ['persistence', 'persistence-queue', 'persistence-record', 'persistence-lock', 'lmdb-persistence', 'lmdb-file-check'];
+const SOURCES = [
+  'persistence',
+  'persistence-queue',
+  'persistence-record',
+  'persistence-lock',
+  'lmdb-persistence',
+  'lmdb-file-check',
+];
 
 /** Fails up front, saying why, when dist/ is missing or older than the sources the children would run. */
 function requireFreshBuild(): void {
@@ -22,9 +29,14 @@ function requireFreshBuild(): void {
     try {
       built = statSync(join(ROOT, 'dist', 'crdt', 'persistence', `${name}.js`)).mtimeMs;
     } catch {
-      throw new Error(`dist/crdt/persistence/${name}.js is missing: run \`npm run build\` before the multi-process persistence tests`);
+      throw new Error(
+        `dist/crdt/persistence/${name}.js is missing: run \`npm run build\` before the multi-process persistence tests`,
+      );
     }
-    if (built < source) throw new Error(`dist/crdt/persistence/${name}.js is older than crdt/persistence/${name}.ts: run \`npm run build\` first`);
+    if (built < source)
+      throw new Error(
+        `dist/crdt/persistence/${name}.js is older than crdt/persistence/${name}.ts: run \`npm run build\` first`,
+      );
   }
 }
 
@@ -48,9 +60,13 @@ interface Child {
 }
 
 function start(args: readonly string[], shell?: string): Child {
-  const child = shell === undefined
-    ? spawn(process.execPath, [CHILD, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
-    : spawn('bash', ['-c', `${shell}; exec "$0" "$@"`, process.execPath, CHILD, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child =
+    shell === undefined
+      ? spawn(process.execPath, [CHILD, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+      : spawn('bash', ['-c', `${shell}; exec "$0" "$@"`, process.execPath, CHILD, ...args], {
+          cwd: ROOT,
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
   children.add(child);
   const lines: string[] = [];
   const waiting: Array<{ pattern: RegExp; resolve: (line: string) => void; reject: (error: Error) => void }> = [];
@@ -68,7 +84,8 @@ function start(args: readonly string[], shell?: string): Child {
       children.delete(child);
       // Lines still buffered in readline arrive before 'close'; give them their turn.
       setImmediate(() => {
-        for (const w of waiting.splice(0)) w.reject(new Error(`child ${args.join(' ')} exited (${code}) before printing ${w.pattern}`));
+        for (const w of waiting.splice(0))
+          w.reject(new Error(`child ${args.join(' ')} exited (${code}) before printing ${w.pattern}`));
         resolve(code);
       });
     }),
@@ -93,7 +110,8 @@ async function kill9(child: Child): Promise<void> {
 /** Record n as child.mjs writes it; throws when the bytes are not exactly that. */
 function numberOf(bytes: Uint8Array): number {
   const n = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getFloat64(0);
-  for (let i = 8; i < bytes.length; i++) if (bytes[i] !== ((n + i) & 255)) throw new Error(`record ${n} has a wrong byte at ${i}`);
+  for (let i = 8; i < bytes.length; i++)
+    if (bytes[i] !== ((n + i) & 255)) throw new Error(`record ${n} has a wrong byte at ${i}`);
   return n;
 }
 

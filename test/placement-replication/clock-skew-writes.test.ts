@@ -17,7 +17,11 @@ describe('writes a replica cannot make win (issue 27 case 7)', () => {
   it('a node 8 days behind refuses, with clock_skew, writes to shards it holds newer values for; its other writes win everywhere', () => {
     const clock = { t: NOW };
     cluster = forgedCluster(3, { clocks: [() => clock.t - 8 * DAY, () => clock.t, () => clock.t] });
-    const [behind, b, c] = cluster.stores as [NonNullable<ForgedCluster['stores'][0]>, NonNullable<ForgedCluster['stores'][0]>, NonNullable<ForgedCluster['stores'][0]>];
+    const [behind, b, c] = cluster.stores as [
+      NonNullable<ForgedCluster['stores'][0]>,
+      NonNullable<ForgedCluster['stores'][0]>,
+      NonNullable<ForgedCluster['stores'][0]>,
+    ];
     for (let shard = 0; shard < 30; shard++) (shard % 2 === 0 ? b : c).set('T', shard, `first-${shard}`);
     cluster.settle();
     expect(behind.stats().heldValues).toBe(30);
@@ -41,7 +45,8 @@ describe('writes a replica cannot make win (issue 27 case 7)', () => {
         expect(store.snapshot('T').placements.get(shard)?.target).toBe(shard < 30 ? `first-${shard}` : `late-${shard}`);
       }
     }
-    for (let shard = 30; shard < 60; shard++) expect(behind.snapshot('T').placements.get(shard)?.target).toBe(`late-${shard}`);
+    for (let shard = 30; shard < 60; shard++)
+      expect(behind.snapshot('T').placements.get(shard)?.target).toBe(`late-${shard}`);
   });
 
   it('is answered 503 clock_skew', async () => {

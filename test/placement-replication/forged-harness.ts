@@ -49,13 +49,20 @@ export function forgedCluster(
   const transports = new Map(addresses.map((address) => [address.toString(), network.transport(address)]));
   const replications = addresses.map(
     (address, i) =>
-      new PlacementReplication(stores[i] as PlacementStore, transports.get(address.toString()) as MemoryTransport, staticMembership(address, () => members), {
-        setInterval: timers.setInterval,
-        clearInterval: timers.clearInterval,
-        ...(options.log === undefined ? {} : { log: options.log }),
-        ...(options.peerLog === undefined ? {} : { peerLog: options.peerLog }),
-        ...(options.entityTypes === undefined ? {} : { entityTypes: () => options.entityTypes as ReadonlyMap<string, { readonly numberOfShards: number }> }),
-      }),
+      new PlacementReplication(
+        stores[i] as PlacementStore,
+        transports.get(address.toString()) as MemoryTransport,
+        staticMembership(address, () => members),
+        {
+          setInterval: timers.setInterval,
+          clearInterval: timers.clearInterval,
+          ...(options.log === undefined ? {} : { log: options.log }),
+          ...(options.peerLog === undefined ? {} : { peerLog: options.peerLog }),
+          ...(options.entityTypes === undefined
+            ? {}
+            : { entityTypes: () => options.entityTypes as ReadonlyMap<string, { readonly numberOfShards: number }> }),
+        },
+      ),
   );
   const drain = (): void => {
     for (let n = 0; n < 1_000_000 && queue.length > 0; n++) (queue.shift() as () => void)();

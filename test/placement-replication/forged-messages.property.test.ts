@@ -19,8 +19,15 @@ const DAY = 24 * 3_600_000;
 const SHARDS = 32;
 const TYPES = new Map([['T', { numberOfShards: SHARDS }]]);
 
-const generationArb = fc.oneof(fc.nat(3), fc.integer({ min: 4, max: Number.MAX_SAFE_INTEGER }), fc.constant(Number.MAX_SAFE_INTEGER));
-const shardArb = fc.oneof({ weight: 4, arbitrary: fc.nat(SHARDS - 1) }, { weight: 1, arbitrary: fc.integer({ min: SHARDS, max: 2 ** 40 }) });
+const generationArb = fc.oneof(
+  fc.nat(3),
+  fc.integer({ min: 4, max: Number.MAX_SAFE_INTEGER }),
+  fc.constant(Number.MAX_SAFE_INTEGER),
+);
+const shardArb = fc.oneof(
+  { weight: 4, arbitrary: fc.nat(SHARDS - 1) },
+  { weight: 1, arbitrary: fc.integer({ min: SHARDS, max: 2 ** 40 }) },
+);
 const wallArb = fc.oneof(
   fc.integer({ min: NOW - DAY, max: NOW + DAY }),
   fc.integer({ min: NOW + 7 * DAY, max: NOW + 30 * DAY }),
@@ -34,7 +41,14 @@ const slotArb = fc.record({
   wallMs: wallArb,
   counter: fc.integer({ min: 0, max: MAX_HLC_COUNTER }),
   // An override mark (slots.ts `over`), as a write made over a held value carries: any timestamp at all.
-  over: fc.option(fc.record({ wallMs: wallArb, counter: fc.integer({ min: 0, max: MAX_HLC_COUNTER }), node: fc.constantFrom('mallory', 'm2', 'x') }), { nil: undefined }),
+  over: fc.option(
+    fc.record({
+      wallMs: wallArb,
+      counter: fc.integer({ min: 0, max: MAX_HLC_COUNTER }),
+      node: fc.constantFrom('mallory', 'm2', 'x'),
+    }),
+    { nil: undefined },
+  ),
 });
 const forgeryArb = fc.record({
   kind: fc.constantFrom('PlacementUpdate', 'PlacementSyncStep2', 'PlacementSyncStep1'),
@@ -56,7 +70,12 @@ function baseOf(slots: readonly Slot[]): Uint8Array | undefined {
   if (slots.length === 0) return undefined;
   const base = new BaseState();
   for (const s of slots) {
-    const slot = { shardId: s.shardId, writer: s.writer, target: s.target, hlc: { wallMs: s.wallMs, counter: s.counter, node: s.writer } };
+    const slot = {
+      shardId: s.shardId,
+      writer: s.writer,
+      target: s.target,
+      hlc: { wallMs: s.wallMs, counter: s.counter, node: s.writer },
+    };
     base.merge('T', s.over === undefined ? slot : { ...slot, over: s.over });
   }
   return encodeBase(base);
@@ -69,7 +88,10 @@ function docOf(slots: readonly Slot[], clientId: number): Uint8Array | undefined
   doc.clientID = clientId;
   const map = doc.getMap('T');
   for (const s of slots) {
-    const value = s.over === undefined ? [s.target, s.wallMs, s.counter] : [s.target, s.wallMs, s.counter, null, [s.over.wallMs, s.over.counter, s.over.node]];
+    const value =
+      s.over === undefined
+        ? [s.target, s.wallMs, s.counter]
+        : [s.target, s.wallMs, s.counter, null, [s.over.wallMs, s.over.counter, s.over.node]];
     map.set(`${s.shardId}\u0000${s.writer}`, value);
   }
   return Y.encodeStateAsUpdateV2(doc);
@@ -77,9 +99,19 @@ function docOf(slots: readonly Slot[], clientId: number): Uint8Array | undefined
 
 function messageOf(forgery: Forgery, clientId: number): PlacementSyncMessage {
   if (forgery.kind === 'PlacementSyncStep1') {
-    return { type: 'PlacementSyncStep1', stateVector: encodeWireStateVector({ generation: forgery.generation, baseDigest: new Uint8Array(0), doc: new Uint8Array([0]) }) };
+    return {
+      type: 'PlacementSyncStep1',
+      stateVector: encodeWireStateVector({
+        generation: forgery.generation,
+        baseDigest: new Uint8Array(0),
+        doc: new Uint8Array([0]),
+      }),
+    };
   }
-  return { type: forgery.kind, update: encodeWireUpdate(forgery.generation, baseOf(forgery.base), docOf(forgery.doc, clientId)) };
+  return {
+    type: forgery.kind,
+    update: encodeWireUpdate(forgery.generation, baseOf(forgery.base), docOf(forgery.doc, clientId)),
+  };
 }
 
 let cluster: ForgedCluster | undefined;
@@ -105,7 +137,9 @@ describe('forged placement messages (issue 27)', () => {
             return;
           }
           const { forgery } = step;
-          const to = current.addresses[forgery.fromMember ? (forgery.to === 1 ? 0 : forgery.to) : forgery.to] as ReturnType<typeof testAddress>;
+          const to = current.addresses[
+            forgery.fromMember ? (forgery.to === 1 ? 0 : forgery.to) : forgery.to
+          ] as ReturnType<typeof testAddress>;
           (forgery.fromMember ? asMember : mallory)(to, messageOf(forgery, clientId++));
         });
         current.settle(40);

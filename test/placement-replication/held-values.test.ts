@@ -27,7 +27,10 @@ describe('a value planted far ahead (issue 27 case 7)', () => {
     const clocks = [{ t: NOW }, { t: NOW }, { t: NOW }];
     cluster = forgedCluster(3, { clocks: clocks.map((clock) => () => clock.t) });
     const [a, b, c] = cluster.stores as [PlacementStore, PlacementStore, PlacementStore];
-    cluster.forger(testAddress(41_980))(cluster.addresses[0] as ReturnType<typeof testAddress>, { type: 'PlacementUpdate', update: planted(1, NOW + 30 * DAY) });
+    cluster.forger(testAddress(41_980))(cluster.addresses[0] as ReturnType<typeof testAddress>, {
+      type: 'PlacementUpdate',
+      update: planted(1, NOW + 30 * DAY),
+    });
     cluster.settle();
     for (const store of cluster.stores) expect(store.stats().heldValues).toBe(1);
 
@@ -57,7 +60,10 @@ describe('a value planted far ahead (issue 27 case 7)', () => {
     const [a, b] = cluster.stores as [PlacementStore, PlacementStore];
     a.set('T', 2, 'app@10.0.0.1:1');
     cluster.settle();
-    cluster.forger(testAddress(41_981))(cluster.addresses[1] as ReturnType<typeof testAddress>, { type: 'PlacementUpdate', update: planted(2, NOW + 30 * DAY) });
+    cluster.forger(testAddress(41_981))(cluster.addresses[1] as ReturnType<typeof testAddress>, {
+      type: 'PlacementUpdate',
+      update: planted(2, NOW + 30 * DAY),
+    });
     cluster.settle();
     for (const clock of clocks) clock.t = NOW + 24 * DAY;
     cluster.settle();

@@ -12,7 +12,10 @@ describe('rejected frame lines (issue 27)', () => {
   it('900 bad frames from one peer make one line per interval, which says how many it stands for', () => {
     const events: PlacementLogEvent[] = [];
     const clock = { t: 0 };
-    cluster = forgedCluster(2, { log: (event) => events.push(event), peerLog: { intervalMs: 10_000, now: () => clock.t } });
+    cluster = forgedCluster(2, {
+      log: (event) => events.push(event),
+      peerLog: { intervalMs: 10_000, now: () => clock.t },
+    });
     const target = cluster.addresses[0] as ReturnType<typeof testAddress>;
     const mallory = cluster.forger(testAddress(41_997));
     const garbage = new Uint8Array([1, 2, 3, 4, 5]);

@@ -22,14 +22,20 @@ describe('placement sync messages', () => {
       expect(PLACEMENT_SYNC_MESSAGES.parse(message)).toEqual(message);
       expect(toSyncFrame(message)).toEqual(frame);
     }
-    expect([...PLACEMENT_SYNC_MESSAGES.types].sort()).toEqual(['PlacementSyncStep1', 'PlacementSyncStep2', 'PlacementUpdate']);
+    expect([...PLACEMENT_SYNC_MESSAGES.types].sort()).toEqual([
+      'PlacementSyncStep1',
+      'PlacementSyncStep2',
+      'PlacementUpdate',
+    ]);
   });
 
   it('drops payloads that are not bytes or exceed the bound, and types of other families', () => {
     expect(parsePlacementSyncMessage({ type: 'PlacementSyncStep1', stateVector: [0] })).toBeUndefined();
     expect(parsePlacementSyncMessage({ type: 'PlacementUpdate', update: 'AAA=' })).toBeUndefined();
     expect(parsePlacementSyncMessage({ type: 'PlacementSyncStep2' })).toBeUndefined();
-    expect(parsePlacementSyncMessage({ type: 'PlacementUpdate', update: new Uint8Array(15 * 1024 * 1024 + 1) })).toBeUndefined();
+    expect(
+      parsePlacementSyncMessage({ type: 'PlacementUpdate', update: new Uint8Array(15 * 1024 * 1024 + 1) }),
+    ).toBeUndefined();
     expect(parsePlacementSyncMessage({ type: 'GetShardHome', typeName: 'T', shardId: 1 })).toBeUndefined();
   });
 });

@@ -28,7 +28,9 @@ describe('a pin ttl written through a node whose clock is behind (issue 27 case 
     // The cluster wrote something lately: the replica behind counts a timestamp of the right time.
     sane.set('T', 9, 'app@10.0.0.1:1');
     behind.applyUpdate(sane.encodeDiff(EMPTY_STATE_VECTOR));
-    const [record] = await controllerOn(behind, behindNow).setPlacements([{ shardId: 1, target: 'app@10.0.0.2:1', ttlMs: HOUR }]);
+    const [record] = await controllerOn(behind, behindNow).setPlacements([
+      { shardId: 1, target: 'app@10.0.0.2:1', ttlMs: HOUR },
+    ]);
     expect(record?.expiresAt).not.toBeNull();
     sane.applyUpdate(behind.encodeDiff(sane.encodeStateVector()));
     const arrived = sane.snapshot('T').placements.get(1);

@@ -5,7 +5,17 @@ import { ActorTsError } from '../../src/errors.js';
 import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
-import { TestCluster, counter, entityInShard, eventually, hostedShards, pinTo, run, settle, useTestClusters } from './harness.js';
+import {
+  TestCluster,
+  counter,
+  entityInShard,
+  eventually,
+  hostedShards,
+  pinTo,
+  run,
+  settle,
+  useTestClusters,
+} from './harness.js';
 import type { CounterReply, EntityEvent } from './harness.js';
 
 describe('ClusterSharding', () => {
@@ -31,7 +41,12 @@ describe('ClusterSharding', () => {
 
   it('delivers tell and ask across nodes to one entity that keeps its state', async () => {
     const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 50, allocationStrategy: pinTo(() => c.key) });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(),
+      numberOfShards: 50,
+      allocationStrategy: pinTo(() => c.key),
+    });
     const entityId = 'chat-engineering';
     a.sharding.entityRefFor('Counter', entityId).tell({ op: 'inc' });
     b.sharding.entityRefFor('Counter', entityId).tell({ op: 'inc' });
@@ -70,7 +85,12 @@ describe('ClusterSharding', () => {
 
   it('fails an ask with entity_failed when receive throws, and the entity keeps its state', async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10, allocationStrategy: pinTo(() => b.key) });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(),
+      numberOfShards: 10,
+      allocationStrategy: pinTo(() => b.key),
+    });
     const ref = a.sharding.entityRefFor('Counter', 'x');
     await settle(ref.ask({ op: 'inc' }));
     const failed = settle(ref.ask({ op: 'fail' }));
@@ -80,7 +100,12 @@ describe('ClusterSharding', () => {
 
   it('times out an ask that gets no answer', async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10, allocationStrategy: pinTo(() => b.key) });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(),
+      numberOfShards: 10,
+      allocationStrategy: pinTo(() => b.key),
+    });
     await settle(a.sharding.entityRefFor('Counter', 'x').ask({ op: 'get' }));
     cluster.net.partition([a.address], [b.address]);
     const pending = settle(a.sharding.entityRefFor('Counter', 'x').ask({ op: 'get' }, { timeoutMs: 1_000 }));
@@ -101,18 +126,24 @@ describe('ClusterSharding', () => {
     };
     expect(code(() => a.sharding.init({ typeName: 'Counter', behavior: counter() }))).toBe('invalid_argument');
     expect(code(() => a.sharding.init({ typeName: 'bad name', behavior: counter() }))).toBe('invalid_argument');
-    expect(code(() => a.sharding.init({ typeName: 'T', behavior: counter(), numberOfShards: 0 }))).toBe('invalid_argument');
-    expect(code(() => a.sharding.init({ typeName: 'T', behavior: counter(), numberOfShards: 2.5 }))).toBe('invalid_argument');
+    expect(code(() => a.sharding.init({ typeName: 'T', behavior: counter(), numberOfShards: 0 }))).toBe(
+      'invalid_argument',
+    );
+    expect(code(() => a.sharding.init({ typeName: 'T', behavior: counter(), numberOfShards: 2.5 }))).toBe(
+      'invalid_argument',
+    );
     expect(code(() => a.sharding.init({ typeName: 'T', behavior: 'nope' as never }))).toBe('invalid_argument');
-    expect(code(() => a.sharding.init({ typeName: 'T', behavior: counter(), allocationStrategy: {} as never }))).toBe('invalid_argument');
+    expect(code(() => a.sharding.init({ typeName: 'T', behavior: counter(), allocationStrategy: {} as never }))).toBe(
+      'invalid_argument',
+    );
     expect(code(() => a.sharding.entityRefFor('Nope', 'x'))).toBe('unknown_type');
     expect(code(() => a.sharding.entityRefFor('Counter', ''))).toBe('invalid_argument');
     expect(code(() => a.sharding.localShards('Nope'))).toBe('unknown_type');
     await expect(a.sharding.rebalanceNow('Counter', [1.5])).rejects.toMatchObject({ code: 'invalid_argument' });
     await expect(a.sharding.rebalanceNow('Nope', [1])).rejects.toMatchObject({ code: 'unknown_type' });
-    await expect(
-      a.sharding.entityRefFor('Counter', 'x').ask('hi', { timeoutMs: -1 }),
-    ).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(a.sharding.entityRefFor('Counter', 'x').ask('hi', { timeoutMs: -1 })).rejects.toMatchObject({
+      code: 'invalid_argument',
+    });
     expect([...a.sharding.entityTypes().keys()]).toEqual(['Counter']);
     expect(a.sharding.localShards('Counter')).toEqual([]);
   });
@@ -138,7 +169,12 @@ describe('ClusterSharding', () => {
   it('buffers messages while no home is known, drops and counts what exceeds bufferSize, then delivers the rest', async () => {
     cluster = new TestCluster({ config: { bufferSize: 5 } });
     const [a, b] = cluster.addNodes(7001, 7002);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10, allocationStrategy: pinTo(() => a.key) });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(),
+      numberOfShards: 10,
+      allocationStrategy: pinTo(() => a.key),
+    });
     await run(1_000);
     // b cannot reach the coordinator (a): every message for an unknown shard waits in b's buffer.
     cluster.net.partition([a.address], [b.address]);
@@ -158,17 +194,30 @@ describe('ClusterSharding', () => {
 
   it('drops and counts a message forwarded maxForwardHops times instead of bouncing it on', async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10, allocationStrategy: pinTo(() => a.key) });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(),
+      numberOfShards: 10,
+      allocationStrategy: pinTo(() => a.key),
+    });
     const entityId = entityInShard(2, 10);
     await settle(b.sharding.entityRefFor('Counter', entityId).ask({ op: 'inc' }));
     const rogue = cluster.net.transport(NodeAddress.parse('rogue@127.0.0.1:6666'));
     rogue.register(SHARDING_MESSAGES);
-    const envelope = { type: 'EntityEnvelope', typeName: 'Counter', shardId: 2, entityId, payload: { op: 'inc' } } as const;
+    const envelope = {
+      type: 'EntityEnvelope',
+      typeName: 'Counter',
+      shardId: 2,
+      entityId,
+      payload: { op: 'inc' },
+    } as const;
     rogue.send(b.address, { ...envelope, hops: 4 });
     rogue.send(b.address, { ...envelope, hops: 3 });
     await run(100);
     expect(b.sharding.stats().types['Counter']?.region.hopLimitDrops).toBe(1);
-    expect(await settle(b.sharding.entityRefFor('Counter', entityId).ask<CounterReply>({ op: 'get' }))).toMatchObject({ count: 2 });
+    expect(await settle(b.sharding.entityRefFor('Counter', entityId).ask<CounterReply>({ op: 'get' }))).toMatchObject({
+      count: 2,
+    });
     await rogue.close();
   });
 
@@ -179,10 +228,17 @@ describe('ClusterSharding', () => {
       behavior: () => ({ receive: (message) => (message === 'symbol' ? Symbol('not data') : 'fine') }),
       allocationStrategy: pinTo(() => b.key),
     });
-    a.sharding.init({ typeName: 'Odd', behavior: () => ({ receive: () => 'a' }), allocationStrategy: pinTo(() => b.key) });
+    a.sharding.init({
+      typeName: 'Odd',
+      behavior: () => ({ receive: () => 'a' }),
+      allocationStrategy: pinTo(() => b.key),
+    });
     const ref = a.sharding.entityRefFor('Odd', 'x');
     expect(await settle(ref.ask('hello'))).toBe('fine');
-    await expect(settle(ref.ask('symbol'))).rejects.toMatchObject({ code: 'entity_failed', message: expect.stringContaining('serialised') });
+    await expect(settle(ref.ask('symbol'))).rejects.toMatchObject({
+      code: 'entity_failed',
+      message: expect.stringContaining('serialised'),
+    });
     expect(() => ref.tell(Symbol('no'))).not.toThrow();
     await run(100);
     expect(a.sharding.stats().sendFailures).toBe(1);
@@ -191,7 +247,12 @@ describe('ClusterSharding', () => {
   it('shutdown stops local entities, rejects pending asks and refuses new work', async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
     const events: EntityEvent[] = [];
-    cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: 10, allocationStrategy: pinTo(() => b.key) });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(events),
+      numberOfShards: 10,
+      allocationStrategy: pinTo(() => b.key),
+    });
     await settle(a.sharding.entityRefFor('Counter', 'x').ask({ op: 'inc' }));
     cluster.net.partition([a.address], [b.address]);
     const pending = a.sharding.entityRefFor('Counter', 'x').ask({ op: 'get' });

@@ -23,7 +23,9 @@ describe('down-removal margin and confirmed deaths', () => {
     cluster.members.setReachable(c.address, false);
     cluster.members.setStatus(c.address, 'down');
     const downAt = Date.now();
-    const reply = await settle(b.sharding.entityRefFor('Counter', entityInShard(shardId, SHARDS)).ask<CounterReply>({ op: 'inc' }));
+    const reply = await settle(
+      b.sharding.entityRefFor('Counter', entityInShard(shardId, SHARDS)).ask<CounterReply>({ op: 'inc' }),
+    );
     expect([a.key, b.key]).toContain(reply.node);
     // Two probes CONFIRM_SPACING_MS apart, then one round of allocation: far less than the 10 s margin.
     expect(Date.now() - downAt).toBeLessThan(CONFIRM_SPACING_MS + 2_000);

@@ -3,7 +3,13 @@
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { silentLogger } from '../../src/logging.js';
-import { Allocator, allocationCandidates, chooseHome, leastLoaded, shardsToMove } from '../../src/sharding/coordinator/allocation.js';
+import {
+  Allocator,
+  allocationCandidates,
+  chooseHome,
+  leastLoaded,
+  shardsToMove,
+} from '../../src/sharding/coordinator/allocation.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import type { AllocationStrategy, ShardAllocations } from '../../src/sharding/strategies/index.js';
 import { address, member, type Sent } from './coordinator-fakes.js';
@@ -13,7 +19,10 @@ const B = address(2);
 const C = address(3);
 const node = (key: string): NodeAddress => NodeAddress.parse(key);
 
-function strategy(allocate: AllocationStrategy['allocate'], rebalance: AllocationStrategy['rebalance'] = () => new Set()): AllocationStrategy {
+function strategy(
+  allocate: AllocationStrategy['allocate'],
+  rebalance: AllocationStrategy['rebalance'] = () => new Set(),
+): AllocationStrategy {
   return { allocate, rebalance };
 }
 
@@ -44,24 +53,62 @@ describe('chooseHome', () => {
   ]);
 
   it("takes the strategy's candidate, as a NodeAddress or its string", () => {
-    expect(chooseHome(strategy(() => node(A)), 9, [node(A), node(B)], shards)).toEqual({ region: A, problem: undefined });
+    expect(
+      chooseHome(
+        strategy(() => node(A)),
+        9,
+        [node(A), node(B)],
+        shards,
+      ),
+    ).toEqual({ region: A, problem: undefined });
     const asString = strategy(() => B as unknown as NodeAddress);
     expect(chooseHome(asString, 9, [node(A), node(B)], shards)).toEqual({ region: B, problem: undefined });
   });
 
   it('overrules a non-candidate or a throw with the least-loaded candidate, saying why', () => {
-    const outsider = chooseHome(strategy(() => node(C)), 9, [node(A), node(B)], shards);
+    const outsider = chooseHome(
+      strategy(() => node(C)),
+      9,
+      [node(A), node(B)],
+      shards,
+    );
     expect(outsider).toEqual({ region: B, problem: `returned ${C}, which is not a current candidate` });
-    const nothing = chooseHome(strategy(() => null as unknown as NodeAddress), 9, [node(A), node(B)], shards);
+    const nothing = chooseHome(
+      strategy(() => null as unknown as NodeAddress),
+      9,
+      [node(A), node(B)],
+      shards,
+    );
     expect(nothing?.problem).toBe('returned null, which is not a current candidate');
-    const thrower = chooseHome(strategy(() => { throw new Error('boom'); }), 9, [node(A), node(B)], shards);
+    const thrower = chooseHome(
+      strategy(() => {
+        throw new Error('boom');
+      }),
+      9,
+      [node(A), node(B)],
+      shards,
+    );
     expect(thrower).toEqual({ region: B, problem: 'threw: boom' });
   });
 
   it('has no answer without candidates, and gives the strategy a copy it cannot change', () => {
-    expect(chooseHome(strategy(() => node(A)), 9, [], shards)).toBeUndefined();
+    expect(
+      chooseHome(
+        strategy(() => node(A)),
+        9,
+        [],
+        shards,
+      ),
+    ).toBeUndefined();
     // undefined is the strategy's "no home now" (a hard placement rule), not a wrong answer to overrule.
-    expect(chooseHome(strategy(() => undefined), 9, [node(A), node(B)], shards)).toBeUndefined();
+    expect(
+      chooseHome(
+        strategy(() => undefined),
+        9,
+        [node(A), node(B)],
+        shards,
+      ),
+    ).toBeUndefined();
     const vandal = strategy((_shardId, candidates, current) => {
       (current.get(A) as Set<number>).clear();
       return candidates[0] as NodeAddress;
@@ -100,7 +147,17 @@ describe('shardsToMove', () => {
     expect(chosen).toEqual({ shards: new Set([1]) });
     expect([...(shards.get(A) ?? [])]).toEqual([1]);
     expect([...inProgress]).toEqual([7]);
-    const failed = shardsToMove(strategy(() => node(A), () => { throw new Error('no'); }), [node(A)], shards, inProgress);
+    const failed = shardsToMove(
+      strategy(
+        () => node(A),
+        () => {
+          throw new Error('no');
+        },
+      ),
+      [node(A)],
+      shards,
+      inProgress,
+    );
     expect(failed).toEqual({ error: 'no' });
   });
 });

@@ -18,7 +18,11 @@ afterEach(() => {
 function client(): { client: CoordinatorClient; sent: Array<[string, ShardingMessage]> } {
   const sent: Array<[string, ShardingMessage]> = [];
   return {
-    client: new CoordinatorClient({ send: (to, message) => void sent.push([to, message]), requestTimeoutMs: 1_000, retryIntervalMs: 100 }),
+    client: new CoordinatorClient({
+      send: (to, message) => void sent.push([to, message]),
+      requestTimeoutMs: 1_000,
+      retryIntervalMs: 100,
+    }),
     sent,
   };
 }
@@ -36,7 +40,9 @@ describe('CoordinatorClient', () => {
     expect(sent.map(([to]) => to)).toEqual([A, B, B]);
     const request = sent[0]?.[1];
     if (request?.type !== 'RequestRebalance') throw new Error('expected a RequestRebalance');
-    expect(sent.every(([, message]) => message.type === 'RequestRebalance' && message.requestId === request.requestId)).toBe(true);
+    expect(
+      sent.every(([, message]) => message.type === 'RequestRebalance' && message.requestId === request.requestId),
+    ).toBe(true);
 
     c.onAnswer({ type: 'RebalanceRequested', typeName: 'T', requestId: request.requestId });
     await expect(answer).resolves.toMatchObject({ type: 'RebalanceRequested', requestId: request.requestId });
@@ -51,21 +57,35 @@ describe('CoordinatorClient', () => {
     if (sentRequest?.type !== 'GetShardLocations') throw new Error('expected a GetShardLocations');
     const requestId = sentRequest.requestId;
     let settled = false;
-    void answer.then(() => (settled = true), () => (settled = true));
+    void answer.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
     c.onAnswer({ type: 'RebalanceRequested', typeName: 'T', requestId });
     c.onAnswer({ type: 'ShardLocations', typeName: 'Other', requestId, regions: [], handingOff: [] });
     c.onAnswer({ type: 'ShardLocations', typeName: 'T', requestId: requestId + 1, regions: [], handingOff: [] });
     await vi.advanceTimersByTimeAsync(0);
     expect(settled).toBe(false);
-    c.onAnswer({ type: 'ShardLocations', typeName: 'T', requestId, regions: [{ address: A, shards: [1] }], handingOff: [] });
+    c.onAnswer({
+      type: 'ShardLocations',
+      typeName: 'T',
+      requestId,
+      regions: [{ address: A, shards: [1] }],
+      handingOff: [],
+    });
     await expect(answer).resolves.toMatchObject({ regions: [{ address: A, shards: [1] }] });
   });
 
   it('times out naming the request and where it went, and sends nothing more', async () => {
     const { client: c, sent } = client();
-    const outcome = c.request({ type: 'RebalanceNow', typeName: 'T', shardIds: [1] }, () => A).catch((error: unknown) => error);
+    const outcome = c
+      .request({ type: 'RebalanceNow', typeName: 'T', shardIds: [1] }, () => A)
+      .catch((error: unknown) => error);
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(await outcome).toMatchObject({ code: 'timeout', message: expect.stringContaining(`RebalanceNow for "T" got no answer from ${A}`) });
+    expect(await outcome).toMatchObject({
+      code: 'timeout',
+      message: expect.stringContaining(`RebalanceNow for "T" got no answer from ${A}`),
+    });
     const count = sent.length;
     await vi.advanceTimersByTimeAsync(1_000);
     expect(sent).toHaveLength(count);
@@ -73,7 +93,10 @@ describe('CoordinatorClient', () => {
 
   it('fails every waiting request at shutdown and leaves no timer behind', async () => {
     const { client: c } = client();
-    const requests = [c.request({ type: 'RequestRebalance', typeName: 'T' }, () => A), c.request({ type: 'GetShardLocations', typeName: 'T' }, () => A)];
+    const requests = [
+      c.request({ type: 'RequestRebalance', typeName: 'T' }, () => A),
+      c.request({ type: 'GetShardLocations', typeName: 'T' }, () => A),
+    ];
     const stopping = new ActorTsError('not_running', 'shut down');
     c.failAll(stopping);
     for (const request of requests) await expect(request).rejects.toBe(stopping);
@@ -82,7 +105,11 @@ describe('CoordinatorClient', () => {
 
   it('re-sends at once when the coordinator moves instead of waiting for the next retry', async () => {
     const sent: Array<[string, ShardingMessage]> = [];
-    const c = new CoordinatorClient({ send: (to, message) => void sent.push([to, message]), requestTimeoutMs: 10_000, retryIntervalMs: 2_000 });
+    const c = new CoordinatorClient({
+      send: (to, message) => void sent.push([to, message]),
+      requestTimeoutMs: 10_000,
+      retryIntervalMs: 2_000,
+    });
     let coordinator: CoordinatorTarget = { key: A, reachable: true };
     void c.request({ type: 'GetShardLocations', typeName: 'T' }, () => coordinator).catch(() => undefined);
     expect(sent.map(([to]) => to)).toEqual([A]);
@@ -111,7 +138,9 @@ describe('CoordinatorClient', () => {
     expect(sent).toEqual([]);
 
     coordinator = { key: A, reachable: true };
-    const waiting = c.request({ type: 'GetShardLocations', typeName: 'T' }, () => coordinator).catch((error: unknown) => error);
+    const waiting = c
+      .request({ type: 'GetShardLocations', typeName: 'T' }, () => coordinator)
+      .catch((error: unknown) => error);
     coordinator = { key: A, reachable: false };
     c.coordinatorChanged();
     expect(await waiting).toBeInstanceOf(ActorTsError);

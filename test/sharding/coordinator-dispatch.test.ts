@@ -12,7 +12,13 @@ const B = address(2);
 const C = address(3);
 
 function coordinator(members = [member(1), member(2)], config = {}, events: CoordinatorEvents = {}) {
-  const ctx = new FakeContext(members, { retryIntervalMs: 100, coordinatorWarmupMs: 500, rebalanceIntervalMs: 1_000_000, handOffTimeoutMs: 5_000, ...config });
+  const ctx = new FakeContext(members, {
+    retryIntervalMs: 100,
+    coordinatorWarmupMs: 500,
+    rebalanceIntervalMs: 1_000_000,
+    handOffTimeoutMs: 5_000,
+    ...config,
+  });
   const scheduler = new ManualScheduler();
   const subject = new ShardCoordinator(
     { typeName: 'T', numberOfShards: 10, role: undefined, strategy: new LeastShardAllocationStrategy(), events },
@@ -74,7 +80,9 @@ describe('ShardCoordinator (dispatch)', () => {
     scheduler.advance(1_950);
     expect(ctx.take().filter((s) => s.message.type === 'ShardHome' || s.message.type === 'HostShard')).toEqual([]);
     scheduler.advance(50);
-    expect(ctx.take().filter((s) => s.message.type === 'HostShard')).toEqual([{ to: A, message: { type: 'HostShard', typeName: 'T', shardId: 5 } }]);
+    expect(ctx.take().filter((s) => s.message.type === 'HostShard')).toEqual([
+      { to: A, message: { type: 'HostShard', typeName: 'T', shardId: 5 } },
+    ]);
     expect(subject.locations()).toEqual([{ address: A, shards: [5] }]);
   });
 
@@ -97,10 +105,14 @@ describe('ShardCoordinator (dispatch)', () => {
   it('reports each completed hand-off with its duration on the scheduler clock, and each rebalance round', () => {
     const completed: Array<[string, number]> = [];
     const rounds: string[] = [];
-    const { subject, ctx, scheduler } = coordinator([member(1), member(2)], { rebalanceIntervalMs: 10_000 }, {
-      onHandOffCompleted: (type, seconds) => completed.push([type, seconds]),
-      onRebalanceRound: (type) => rounds.push(type),
-    });
+    const { subject, ctx, scheduler } = coordinator(
+      [member(1), member(2)],
+      { rebalanceIntervalMs: 10_000 },
+      {
+        onHandOffCompleted: (type, seconds) => completed.push([type, seconds]),
+        onRebalanceRound: (type) => rounds.push(type),
+      },
+    );
     subject.start();
     register(subject, A, [0]);
     register(subject, B);
@@ -118,7 +130,9 @@ describe('ShardCoordinator (dispatch)', () => {
   });
 
   it('stop cancels every timer it owns (intervals, warm-up, margin, hand-offs) and ignores later messages', () => {
-    const { subject, ctx, scheduler } = coordinator([member(1), member(2), member(3, 'down')], { downRemovalMarginMs: 2_000 });
+    const { subject, ctx, scheduler } = coordinator([member(1), member(2), member(3, 'down')], {
+      downRemovalMarginMs: 2_000,
+    });
     subject.start();
     register(subject, A, [0]);
     subject.handle(A, { type: 'RebalanceNow', typeName: 'T', requestId: 1, shardIds: [0] });

@@ -12,7 +12,11 @@ import { FakeContext, ManualScheduler, address, member } from './coordinator-fak
 const [A, B, C] = [address(1), address(2), address(3)];
 
 function coordinator() {
-  const ctx = new FakeContext([member(1), member(2)], { retryIntervalMs: 2_000, coordinatorWarmupMs: 500, rebalanceIntervalMs: 1_000_000 });
+  const ctx = new FakeContext([member(1), member(2)], {
+    retryIntervalMs: 2_000,
+    coordinatorWarmupMs: 500,
+    rebalanceIntervalMs: 1_000_000,
+  });
   const subject = new ShardCoordinator(
     { typeName: 'T', numberOfShards: 10, role: undefined, strategy: new LeastShardAllocationStrategy() },
     ctx,
@@ -20,7 +24,8 @@ function coordinator() {
     new ManualScheduler(),
   );
   subject.start();
-  for (const from of [A, B]) subject.handle(from, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
+  for (const from of [A, B])
+    subject.handle(from, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
   ctx.take();
   return { subject, ctx };
 }

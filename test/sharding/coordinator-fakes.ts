@@ -15,7 +15,11 @@ export function address(port: number): string {
   return testAddress(port).toString();
 }
 
-export function member(port: number, status: MemberStatus = 'up', extra: Partial<Pick<MemberInfo, 'reachable' | 'roles'>> = {}): MemberInfo {
+export function member(
+  port: number,
+  status: MemberStatus = 'up',
+  extra: Partial<Pick<MemberInfo, 'reachable' | 'roles'>> = {},
+): MemberInfo {
   return memberInfo({ address: testAddress(port), status, upNumber: port, ...extra, roles: extra.roles ?? [] });
 }
 

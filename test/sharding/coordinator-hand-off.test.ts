@@ -34,7 +34,9 @@ describe('HandOff', () => {
     expect(handOff.messages('T')).toEqual([{ to: B, message: { type: 'BeginHandOff', typeName: 'T', shardId: 4 } }]);
     handOff.acknowledged(B);
     handOff.enterHandOffPhase();
-    expect(handOff.messages('T')).toEqual([{ to: A, message: { type: 'HandOff', typeName: 'T', shardId: 4, handOffId: 77 } }]);
+    expect(handOff.messages('T')).toEqual([
+      { to: A, message: { type: 'HandOff', typeName: 'T', shardId: 4, handOffId: 77 } },
+    ]);
   });
 
   it('is ended only by its owner reporting this very hand-off id, in the HandOff phase', () => {
@@ -113,7 +115,9 @@ describe('HandOffs (the protocol)', () => {
     handOffs.acknowledged(A, 3);
     expect(sent).toEqual([]);
     handOffs.acknowledged(B, 3);
-    expect(sent.splice(0)).toEqual([{ to: A, message: { type: 'HandOff', typeName: 'T', shardId: 3, handOffId: 100 } }]);
+    expect(sent.splice(0)).toEqual([
+      { to: A, message: { type: 'HandOff', typeName: 'T', shardId: 3, handOffId: 100 } },
+    ]);
     handOffs.stopped(A, 3, 99);
     handOffs.stopped(B, 3, 100);
     expect(state.isHandingOff(3)).toBe(true);
@@ -138,7 +142,9 @@ describe('HandOffs (the protocol)', () => {
   it('awaitStop asks the owner for the stop at once', () => {
     const { state, handOffs, sent, freed } = protocol();
     handOffs.awaitStop(5, B);
-    expect(sent.splice(0)).toEqual([{ to: B, message: { type: 'HandOff', typeName: 'T', shardId: 5, handOffId: 100 } }]);
+    expect(sent.splice(0)).toEqual([
+      { to: B, message: { type: 'HandOff', typeName: 'T', shardId: 5, handOffId: 100 } },
+    ]);
     handOffs.stopped(B, 5, 100);
     expect(freed).toEqual([5]);
     expect(state.isHandingOff(5)).toBe(false);
@@ -187,7 +193,9 @@ describe('HandOffs (the protocol)', () => {
     scheduler.advance(700);
     expect(freed).toEqual([]);
     expect(state.isHandingOff(1)).toBe(false);
-    expect(sent).toEqual([A, B, C].map((to) => ({ to, message: { type: 'ShardHome', typeName: 'T', shardId: 1, region: A } })));
+    expect(sent).toEqual(
+      [A, B, C].map((to) => ({ to, message: { type: 'ShardHome', typeName: 'T', shardId: 1, region: A } })),
+    );
     expect(handOffs.counters).toEqual({ started: 1, completed: 0, timedOut: 1 });
   });
 
@@ -200,7 +208,9 @@ describe('HandOffs (the protocol)', () => {
     handOffs.resend();
     expect(sent.splice(0)).toEqual([{ to: B, message: { type: 'BeginHandOff', typeName: 'T', shardId: 1 } }]);
     handOffs.stopCopy(B, 1);
-    expect(sent.splice(0)).toEqual([{ to: B, message: { type: 'HandOff', typeName: 'T', shardId: 1, handOffId: 101 } }]);
+    expect(sent.splice(0)).toEqual([
+      { to: B, message: { type: 'HandOff', typeName: 'T', shardId: 1, handOffId: 101 } },
+    ]);
     handOffs.acknowledged(B, 1);
     handOffs.stopped(B, 1, 101);
     expect(state.isHandingOff(1)).toBe(true);

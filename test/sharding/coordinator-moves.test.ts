@@ -40,9 +40,11 @@ describe('coordinator reads while the coordinator moves', () => {
     const [a, , c] = startThree();
     await cluster.crash(a);
     cluster.members.setReachable(a.address, false);
-    const outcome = await settle(c.sharding.getShardLocations('Counter').catch((error: unknown) => error), 1_000);
+    const outcome = await settle(
+      c.sharding.getShardLocations('Counter').catch((error: unknown) => error),
+      1_000,
+    );
     expect(outcome).toBeInstanceOf(ActorTsError);
     expect(outcome).toMatchObject({ code: 'coordinator_unreachable' });
-
   });
 });

@@ -30,14 +30,21 @@ function takeOver(members: MemberInfo[]) {
   const startedAt = scheduler.now();
   subject.start();
   for (const m of members.filter((x) => x.status !== 'down')) {
-    subject.handle(m.address.toString(), { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
+    subject.handle(m.address.toString(), {
+      type: 'RegisterRegion',
+      typeName: 'T',
+      proxy: false,
+      shards: [],
+      stopping: [],
+    });
   }
   ctx.take();
   /** Asks for a never-heard-of shard's home, then returns when (on the manual clock) a region is told to host it. */
   const allocatedAt = (from: string, shardId: number, limitMs = 10_000): number | undefined => {
     subject.handle(from, { type: 'GetShardHome', typeName: 'T', shardId });
     for (let waited = 0; waited <= limitMs; waited += 10) {
-      if (ctx.take().some((s) => s.message.type === 'HostShard' && s.message.shardId === shardId)) return scheduler.now() - startedAt;
+      if (ctx.take().some((s) => s.message.type === 'HostShard' && s.message.shardId === shardId))
+        return scheduler.now() - startedAt;
       scheduler.advance(10);
     }
     return undefined;

@@ -37,18 +37,41 @@ class RuleStrategy implements AllocationStrategy {
 }
 
 function coordinator(members = [member(1), member(2)]) {
-  const ctx = new FakeContext(members, { retryIntervalMs: 100, coordinatorWarmupMs: 500, rebalanceIntervalMs: 1_000_000, handOffTimeoutMs: 5_000 });
+  const ctx = new FakeContext(members, {
+    retryIntervalMs: 100,
+    coordinatorWarmupMs: 500,
+    rebalanceIntervalMs: 1_000_000,
+    handOffTimeoutMs: 5_000,
+  });
   const scheduler = new ManualScheduler();
   const strategy = new RuleStrategy(scheduler);
-  const subject = new ShardCoordinator({ typeName: 'T', numberOfShards: 10, role: undefined, strategy }, ctx, silentLogger(), scheduler);
+  const subject = new ShardCoordinator(
+    { typeName: 'T', numberOfShards: 10, role: undefined, strategy },
+    ctx,
+    silentLogger(),
+    scheduler,
+  );
   subject.start();
-  for (const m of members) subject.handle(m.address.toString(), { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
+  for (const m of members)
+    subject.handle(m.address.toString(), {
+      type: 'RegisterRegion',
+      typeName: 'T',
+      proxy: false,
+      shards: [],
+      stopping: [],
+    });
   ctx.take();
   return { subject, ctx, scheduler, strategy };
 }
 
 const homes = (ctx: FakeContext) =>
-  ctx.take().flatMap((s) => (s.message.type === 'ShardHome' || s.message.type === 'HostShard' ? [[s.to, s.message.type, s.message.shardId]] : []));
+  ctx
+    .take()
+    .flatMap((s) =>
+      s.message.type === 'ShardHome' || s.message.type === 'HostShard'
+        ? [[s.to, s.message.type, s.message.shardId]]
+        : [],
+    );
 
 describe('ShardCoordinator: no home now', () => {
   it('leaves the shard unallocated, asks again only on changes, and allocates it on the first allowed region', () => {

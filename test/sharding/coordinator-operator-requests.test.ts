@@ -76,7 +76,14 @@ describe('OperatorRequests', () => {
     becomeWarm();
     subject.rebalanceNow(A, 7, [4, 5, 9]);
     subject.rebalanceNow(A, 7, [4, 5, 9]);
-    const answer = { type: 'RebalanceNowResult', typeName: 'T', requestId: 7, accepted: [4], unknown: [9], homeless: [5] };
+    const answer = {
+      type: 'RebalanceNowResult',
+      typeName: 'T',
+      requestId: 7,
+      accepted: [4],
+      unknown: [9],
+      homeless: [5],
+    };
     expect(sent).toEqual([
       { to: A, message: answer },
       { to: A, message: answer },
@@ -94,7 +101,16 @@ describe('OperatorRequests', () => {
     becomeWarm();
     expect(rounds()).toBe(1);
     expect(sent).toEqual([
-      { to: A, message: { type: 'ShardLocations', typeName: 'T', requestId: 1, regions: [{ address: A, shards: [4] }], handingOff: [] } },
+      {
+        to: A,
+        message: {
+          type: 'ShardLocations',
+          typeName: 'T',
+          requestId: 1,
+          regions: [{ address: A, shards: [4] }],
+          handingOff: [],
+        },
+      },
       { to: A, message: { type: 'RebalanceRequested', typeName: 'T', requestId: 2 } },
     ]);
   });
@@ -111,7 +127,13 @@ describe('OperatorRequests', () => {
         type: 'ShardExplained',
         typeName: 'T',
         requestId: 3,
-        explanation: expect.objectContaining({ shardId: 4, home: A, decision: 'fallback', placement: null, handingOff: false }),
+        explanation: expect.objectContaining({
+          shardId: 4,
+          home: A,
+          decision: 'fallback',
+          placement: null,
+          handingOff: false,
+        }),
       },
       {
         type: 'DryRunAnswer',

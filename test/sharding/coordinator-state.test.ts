@@ -49,15 +49,18 @@ describe('CoordinatorState transitions', () => {
   });
 
   // A registration that lists the shard (shardClaimed) confirms its start as ShardStarted does.
-  it.each(['shardClaimed', 'shardStarted'] as const)('%s: ends the pending start only when the region it was sent to confirms', (confirm) => {
-    const state = withRegions(A, B);
-    state.shardAllocated(5, A);
-    state[confirm](B, 5);
-    expect(state.pendingStarts()).toEqual([[5, A]]);
-    state[confirm](A, 5);
-    expect(state.pendingStarts()).toEqual([]);
-    expect(state.homeOf(5)).toBe(A);
-  });
+  it.each(['shardClaimed', 'shardStarted'] as const)(
+    '%s: ends the pending start only when the region it was sent to confirms',
+    (confirm) => {
+      const state = withRegions(A, B);
+      state.shardAllocated(5, A);
+      state[confirm](B, 5);
+      expect(state.pendingStarts()).toEqual([[5, A]]);
+      state[confirm](A, 5);
+      expect(state.pendingStarts()).toEqual([]);
+      expect(state.homeOf(5)).toBe(A);
+    },
+  );
 
   it('shardClaimed: refuses a claim by an unregistered region, changing nothing', () => {
     const state = withRegions(A);
@@ -187,7 +190,8 @@ describe('CoordinatorState transitions', () => {
     const scheduler = new ManualScheduler();
     const timedOut: HandOff[] = [];
     const state = withRegions(A);
-    for (const shardId of [1, 2, 3]) state.handOffStarted(makeHandOff(scheduler, { shardId, owner: A, phase: 'handoff' }, timedOut));
+    for (const shardId of [1, 2, 3])
+      state.handOffStarted(makeHandOff(scheduler, { shardId, owner: A, phase: 'handoff' }, timedOut));
     state.handOffsAbandoned();
     expect(state.handingOff()).toEqual([]);
     expect(scheduler.pending).toBe(0);
@@ -229,7 +233,12 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('started' as const), region, shard }),
   fc.record({ kind: fc.constant('adopt' as const), region, shard }),
   fc.record({ kind: fc.constant('terminate' as const), region }),
-  fc.record({ kind: fc.constant('handOff' as const), shard, owner: region, phase: fc.constantFrom('begin' as const, 'handoff' as const) }),
+  fc.record({
+    kind: fc.constant('handOff' as const),
+    shard,
+    owner: region,
+    phase: fc.constantFrom('begin' as const, 'handoff' as const),
+  }),
   fc.record({ kind: fc.constant('complete' as const), shard }),
   fc.record({ kind: fc.constant('timeout' as const), shard }),
 );
@@ -244,7 +253,11 @@ function apply(state: CoordinatorState, scheduler: ManualScheduler, step: Op): v
       if (state.isRegion(address(step.region))) state.shardClaimed(address(step.region), step.shard);
       return;
     case 'allocate':
-      if (state.isRegion(address(step.region)) && state.homeOf(step.shard) === undefined && !state.isHandingOff(step.shard)) {
+      if (
+        state.isRegion(address(step.region)) &&
+        state.homeOf(step.shard) === undefined &&
+        !state.isHandingOff(step.shard)
+      ) {
         state.shardAllocated(step.shard, address(step.region));
       }
       return;
@@ -261,7 +274,9 @@ function apply(state: CoordinatorState, scheduler: ManualScheduler, step: Op): v
       if (state.isHandingOff(step.shard)) return;
       const owner = step.phase === 'begin' ? state.homeOf(step.shard) : address(step.owner);
       if (owner === undefined) return;
-      state.handOffStarted(makeHandOff(scheduler, { shardId: step.shard, owner, phase: step.phase, acks: state.registered() }));
+      state.handOffStarted(
+        makeHandOff(scheduler, { shardId: step.shard, owner, phase: step.phase, acks: state.registered() }),
+      );
       return;
     }
     case 'complete':

@@ -33,8 +33,15 @@ describe('a new coordinator after older members were removed without a trace', (
     const c = cluster.addNode(7003);
     const d = cluster.addNode(7004);
     const yShard = shardIdFor('y', SHARDS);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: pinY(() => b.address) });
-    expect(await settle(d.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: b.key });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(),
+      numberOfShards: SHARDS,
+      allocationStrategy: pinY(() => b.address),
+    });
+    expect(await settle(d.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({
+      node: b.key,
+    });
 
     // b (hosting y) was downed and removed in one gossip round while the coordinator's node a died and was
     // removed too: c's new coordinator never sees either, and b may not know yet that it is out.

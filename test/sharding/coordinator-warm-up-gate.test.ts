@@ -39,7 +39,13 @@ describe('WarmUpGate', () => {
   });
 
   it('becomes warm early once every reachable member that may host the type registered', () => {
-    const members = [member(1), member(2, 'leaving'), member(3, 'joining'), member(4, 'up', { reachable: false }), member(5, 'up', { roles: ['x'] })];
+    const members = [
+      member(1),
+      member(2, 'leaving'),
+      member(3, 'joining'),
+      member(4, 'up', { reachable: false }),
+      member(5, 'up', { roles: ['x'] }),
+    ];
     const { subject, registered, events, scheduler } = gate(members, { role: 'x' });
     subject.start();
     expect(subject.expectedRegions()).toEqual([address(5)]);

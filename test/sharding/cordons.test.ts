@@ -5,7 +5,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PlacementStore } from '../../crdt/index.js';
 import { ActorTsError } from '../../src/errors.js';
-import { CORDON_NAMESPACE, CordonError, StoreCordons, cordonSlot, entityTypeNames, isInternalNamespace } from '../../src/sharding/placements/cordons.js';
+import {
+  CORDON_NAMESPACE,
+  CordonError,
+  StoreCordons,
+  cordonSlot,
+  entityTypeNames,
+  isInternalNamespace,
+} from '../../src/sharding/placements/cordons.js';
 import { TYPE_NAME_PATTERN } from '../../src/sharding/protocol/messages.js';
 import { prng, UpdatePool } from '../crdt/helpers.js';
 
@@ -66,7 +73,12 @@ describe('StoreCordons', () => {
 
   it('converges: random cordons and uncordons on three replicas, any delivery order, end equal everywhere', () => {
     const addresses = [A, B, 'app@127.0.0.1:7003'];
-    const op = fc.record({ replica: fc.integer({ min: 0, max: 2 }), address: fc.integer({ min: 0, max: 2 }), cordon: fc.boolean(), deliver: fc.integer({ min: 0, max: 3 }) });
+    const op = fc.record({
+      replica: fc.integer({ min: 0, max: 2 }),
+      address: fc.integer({ min: 0, max: 2 }),
+      cordon: fc.boolean(),
+      deliver: fc.integer({ min: 0, max: 3 }),
+    });
     fc.assert(
       fc.property(fc.array(op, { minLength: 1, maxLength: 30 }), fc.integer(), (ops, seed) => {
         const random = prng(seed);

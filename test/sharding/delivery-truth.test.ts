@@ -4,7 +4,16 @@
 import { describe, expect, it } from 'vitest';
 import { DeliveryTimeoutError } from '../../src/sharding/region/pending-asks.js';
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
-import { TestCluster, counter, entityInShard, pinTo, run, settle, useTestClusters, type CounterReply } from './harness.js';
+import {
+  TestCluster,
+  counter,
+  entityInShard,
+  pinTo,
+  run,
+  settle,
+  useTestClusters,
+  type CounterReply,
+} from './harness.js';
 
 const SHARDS = 10;
 
@@ -18,13 +27,20 @@ function hangingCounter(): EntityBehavior {
     const inner = base(ctx);
     return {
       receive: (message) =>
-        (message as { op?: string }).op === 'hang' ? new Promise<void>((resolve) => hung.push(resolve)) : inner.receive(message),
+        (message as { op?: string }).op === 'hang'
+          ? new Promise<void>((resolve) => hung.push(resolve))
+          : inner.receive(message),
     };
   };
 }
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
-  return settle(promise.then(() => 'resolved', (error: unknown) => error));
+  return settle(
+    promise.then(
+      () => 'resolved',
+      (error: unknown) => error,
+    ),
+  );
 }
 
 describe('ask failures that say what is known', () => {
@@ -33,7 +49,12 @@ describe('ask failures that say what is known', () => {
 
   async function entityOnB() {
     const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
-    cluster.initAll({ typeName: 'Counter', behavior: hangingCounter(), numberOfShards: SHARDS, allocationStrategy: pinTo(() => b.address) });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: hangingCounter(),
+      numberOfShards: SHARDS,
+      allocationStrategy: pinTo(() => b.address),
+    });
     const entityId = entityInShard(3, SHARDS);
     const ref = a.sharding.entityRefFor('Counter', entityId);
     expect(await settle(ref.ask<CounterReply>({ op: 'inc' }))).toMatchObject({ count: 1, node: b.key });

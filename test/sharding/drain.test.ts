@@ -51,7 +51,17 @@ describe('CoordinatorCordons', () => {
 
 describe('allocationCandidates with cordons', () => {
   it('leaves cordoned regions out', () => {
-    const members = [A, B, C].map((address, i) => ({ address: NodeAddress.parse(address), status: 'up', upNumber: i, reachable: true, appVersion: '1', roles: [] }) as unknown as MemberInfo);
+    const members = [A, B, C].map(
+      (address, i) =>
+        ({
+          address: NodeAddress.parse(address),
+          status: 'up',
+          upNumber: i,
+          reachable: true,
+          appVersion: '1',
+          roles: [],
+        }) as unknown as MemberInfo,
+    );
     const registry = { isRegion: () => true, isShuttingDown: () => false };
     const view = settableView();
     view.set.add(B);
@@ -79,7 +89,10 @@ describe('planDrain', () => {
   });
 
   it('names no target for a shard the strategy has no home for', () => {
-    const nowhere: AllocationStrategy = { allocate: (shardId, list) => (shardId === 4 ? undefined : list[0]), rebalance: () => new Set() };
+    const nowhere: AllocationStrategy = {
+      allocate: (shardId, list) => (shardId === 4 ? undefined : list[0]),
+      rebalance: () => new Set(),
+    };
     const moves = planDrain(nowhere, B, [3, 4], candidates, new Map([[B, new Set([3, 4])]]));
     expect(moves).toEqual([
       { shardId: 3, from: B, to: A },
@@ -90,9 +103,20 @@ describe('planDrain', () => {
 
 describe('drain messages on the wire', () => {
   it('accepts well-formed ones and drops any with a bad field', () => {
-    const good = { type: 'DrainStarted', typeName: 'T', requestId: 1, moves: [{ shardId: 1, from: A, to: null }], noCapacity: false };
+    const good = {
+      type: 'DrainStarted',
+      typeName: 'T',
+      requestId: 1,
+      moves: [{ shardId: 1, from: A, to: null }],
+      noCapacity: false,
+    };
     expect(parseShardingMessage(good)).toEqual(good);
-    expect(parseShardingMessage({ type: 'DrainRegion', typeName: 'T', requestId: 2, region: B })).toEqual({ type: 'DrainRegion', typeName: 'T', requestId: 2, region: B });
+    expect(parseShardingMessage({ type: 'DrainRegion', typeName: 'T', requestId: 2, region: B })).toEqual({
+      type: 'DrainRegion',
+      typeName: 'T',
+      requestId: 2,
+      region: B,
+    });
     const bad: unknown[] = [
       { type: 'DrainRegion', typeName: 'T', requestId: 2, region: 'nope' },
       { type: 'DrainRegion', typeName: 'T', requestId: 0, region: B },

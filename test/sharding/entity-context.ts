@@ -11,7 +11,12 @@ export function testEntityContext(
   const shardId = overrides.shardId ?? 1;
   const typeName = overrides.typeName ?? 'Counter';
   const told: unknown[] = [];
-  const entity = new Entity(entityId, undefined, () => undefined, overrides.scheduler ? { scheduler: overrides.scheduler } : {});
+  const entity = new Entity(
+    entityId,
+    undefined,
+    () => undefined,
+    overrides.scheduler ? { scheduler: overrides.scheduler } : {},
+  );
   const ctx: EntityContext = {
     entityId,
     shardId,

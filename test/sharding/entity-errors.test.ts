@@ -10,9 +10,19 @@ describe('entity errors', () => {
 
   it('describes values whose conversion to text throws', () => {
     expect(describeError(Object.create(null))).toBe('[object Object]');
-    expect(describeError({ toString: () => { throw new Error('no'); } })).toBe('[object Object]');
+    expect(
+      describeError({
+        toString: () => {
+          throw new Error('no');
+        },
+      }),
+    ).toBe('[object Object]');
     const weird = new Error('x');
-    Object.defineProperty(weird, 'message', { get: () => { throw new Error('no'); } });
+    Object.defineProperty(weird, 'message', {
+      get: () => {
+        throw new Error('no');
+      },
+    });
     expect(typeof describeError(weird)).toBe('string');
     expect(describeError(new Error('plain'))).toBe('plain');
   });
@@ -37,7 +47,9 @@ describe('entity errors', () => {
   it('keeps draining the mailbox when a reply callback throws', async () => {
     const errors: unknown[] = [];
     const handled: unknown[] = [];
-    const entity = new Entity('e', { receive: (m) => void handled.push(m) }, (_id, _phase, error) => errors.push(error));
+    const entity = new Entity('e', { receive: (m) => void handled.push(m) }, (_id, _phase, error) =>
+      errors.push(error),
+    );
     entity.enqueue(1, () => {
       throw new Error('reply failed');
     });

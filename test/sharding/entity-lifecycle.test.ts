@@ -49,7 +49,10 @@ describe('entity lifecycle: timers and pipes', () => {
 
     home = c.key;
     await settle(a.sharding.rebalanceNow('Dad', [3]));
-    await eventually(() => c.sharding.localShards('Dad').includes(3) && b.sharding.localShards('Dad').length === 0, 'shard 3 moved to c');
+    await eventually(
+      () => c.sharding.localShards('Dad').includes(3) && b.sharding.localShards('Dad').length === 0,
+      'shard 3 moved to c',
+    );
     expect(await settle(ref.ask('hello'))).toBe(c.key);
     const ticksAtMove = seen.filter((s) => s.message === 'tick').length;
 
@@ -62,7 +65,7 @@ describe('entity lifecycle: timers and pipes', () => {
     expect(seen.filter((s) => s.message === 'tick').length).toBe(ticksAtMove);
   });
 
-  it('ctx.self is the entity\'s own reference: what it tells itself arrives through sharding', async () => {
+  it("ctx.self is the entity's own reference: what it tells itself arrives through sharding", async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
     const seen: Seen[] = [];
     const behavior: EntityBehavior = (ctx) => ({
@@ -89,8 +92,18 @@ describe('entity lifecycle: timers and pipes', () => {
     const address = members.add(testAddress(7301));
     const membership = members.membership(address);
     const transport = new MemoryNetwork().transport(address);
-    const placements = new PlacementReplication(new PlacementStore({ node: address.toString() }), transport, membership);
-    const sharding = new ClusterSharding({ transport, membership, placements, scheduler, config: FAST_SHARDING_CONFIG });
+    const placements = new PlacementReplication(
+      new PlacementStore({ node: address.toString() }),
+      transport,
+      membership,
+    );
+    const sharding = new ClusterSharding({
+      transport,
+      membership,
+      placements,
+      scheduler,
+      config: FAST_SHARDING_CONFIG,
+    });
     const seen: unknown[] = [];
     try {
       sharding.init({

@@ -22,7 +22,10 @@ async function flush(): Promise<void> {
   for (let i = 0; i < 10; i++) await Promise.resolve();
 }
 
-function entityWith(scheduler: ManualScheduler, receive: (entity: Entity, message: unknown) => unknown): { entity: Entity; seen: unknown[] } {
+function entityWith(
+  scheduler: ManualScheduler,
+  receive: (entity: Entity, message: unknown) => unknown,
+): { entity: Entity; seen: unknown[] } {
   const seen: unknown[] = [];
   const entity: Entity = new Entity('e', undefined, () => undefined, { scheduler });
   const instance: EntityInstance = {
@@ -194,7 +197,9 @@ describe('pipeToSelf', () => {
   it('rejects work that is not a promise, or a missing toMessage, with a typed error', () => {
     const entity = new Entity('e', { receive: () => undefined }, () => undefined, { scheduler: new ManualScheduler() });
     expect(() => entity.pipeToSelf(42 as unknown as Promise<number>, (o) => o)).toThrow(ActorTsError);
-    expect(() => entity.pipeToSelf(Promise.resolve(1), undefined as unknown as (o: PipeOutcome<number>) => unknown)).toThrow(/pipeToSelf/);
+    expect(() =>
+      entity.pipeToSelf(Promise.resolve(1), undefined as unknown as (o: PipeOutcome<number>) => unknown),
+    ).toThrow(/pipeToSelf/);
     expect(entity.pendingPipes).toBe(0);
   });
 });

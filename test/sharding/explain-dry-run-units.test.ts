@@ -8,7 +8,12 @@ import { landings, rebalanceRoundMoves } from '../../src/sharding/coordinator/dr
 import { explainShard, type ExplainSources } from '../../src/sharding/coordinator/explain.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import type { PinRecord } from '../../src/sharding/placements/placement-record.js';
-import { LeastShardAllocationStrategy, PlacementPin, externalAllocationStrategy, type PinLike } from '../../src/sharding/strategies/index.js';
+import {
+  LeastShardAllocationStrategy,
+  PlacementPin,
+  externalAllocationStrategy,
+  type PinLike,
+} from '../../src/sharding/strategies/index.js';
 import { isPinAware } from '../../src/sharding/strategies/pin-aware.js';
 import { node } from '../strategies/fixtures.js';
 import { memberInfo } from '../support/members.js';
@@ -32,10 +37,14 @@ function cordonsOf(...addresses: string[]): CordonView {
 
 function external(pins: Map<number, PinLike>) {
   const warnings: string[] = [];
-  const strategy = externalAllocationStrategy(new LeastShardAllocationStrategy({ cluster: VIEW }), () => ({ explicitPlacements: pins }), {
-    cluster: VIEW,
-    onWarning: (message) => void warnings.push(message),
-  });
+  const strategy = externalAllocationStrategy(
+    new LeastShardAllocationStrategy({ cluster: VIEW }),
+    () => ({ explicitPlacements: pins }),
+    {
+      cluster: VIEW,
+      onWarning: (message) => void warnings.push(message),
+    },
+  );
   if (!isPinAware(strategy)) throw new Error('the external strategy must be pin-aware');
   return { strategy, warnings };
 }
@@ -48,7 +57,12 @@ function stateWith(homes: ReadonlyArray<readonly [number, string]>): Coordinator
   return state;
 }
 
-function sources(state: CoordinatorState, pins: Map<number, PinLike>, cordoned: string[], listed?: PinRecord): ExplainSources {
+function sources(
+  state: CoordinatorState,
+  pins: Map<number, PinLike>,
+  cordoned: string[],
+  listed?: PinRecord,
+): ExplainSources {
   const cordons = cordonsOf(...cordoned);
   return {
     state,
@@ -79,7 +93,10 @@ describe('explain with cordons', () => {
     const byAddress = explainShard(7, sources(state, new Map([[7, PlacementPin.of(b, { mode: 'require' })]]), [b]));
     expect(byAddress).toMatchObject({ home: null, decision: 'waiting' });
     expect(byAddress.message).toContain('which is cordoned: it has no home and waits');
-    const bySelector = explainShard(7, sources(state, new Map([[7, PlacementPin.of('zone=b', { mode: 'require' })]]), [b, c]));
+    const bySelector = explainShard(
+      7,
+      sources(state, new Map([[7, PlacementPin.of('zone=b', { mode: 'require' })]]), [b, c]),
+    );
     expect(bySelector.decision).toBe('waiting');
     expect(bySelector.message).toContain('which matches only cordoned nodes');
   });
@@ -90,7 +107,7 @@ describe('explain with cordons', () => {
     expect(answer.message).toContain('cordoned: it keeps what it hosts but takes no new shards');
   });
 
-  it('a pin the strategy reads none of is listed, and the decision is the fallback\'s', () => {
+  it("a pin the strategy reads none of is listed, and the decision is the fallback's", () => {
     const state = stateWith([[7, a]]);
     const listed: PinRecord = {
       shardId: 7,
@@ -110,7 +127,15 @@ describe('explain with cordons', () => {
 
   it('says so when a hand-off of the shard is in progress', () => {
     const state = stateWith([[7, a]]);
-    const answer = explainShard(7, { ...sources(state, new Map(), []), state: { ...state, homeOf: (id) => state.homeOf(id), locations: () => state.locations(), isHandingOff: () => true } });
+    const answer = explainShard(7, {
+      ...sources(state, new Map(), []),
+      state: {
+        ...state,
+        homeOf: (id) => state.homeOf(id),
+        locations: () => state.locations(),
+        isHandingOff: () => true,
+      },
+    });
     expect(answer.handingOff).toBe(true);
     expect(answer.message).toMatch(/; a hand-off of it is in progress\.$/);
   });
@@ -124,9 +149,19 @@ describe('dry-run moves', () => {
       [3, PlacementPin.of(c)],
     ]);
     const { strategy, warnings } = external(pins);
-    const state = stateWith([[1, a], [2, a], [3, a], [4, b]]);
+    const state = stateWith([
+      [1, a],
+      [2, a],
+      [3, a],
+      [4, b],
+    ]);
     const candidates = [A, C];
-    const { moves } = rebalanceRoundMoves(strategy.withPins(pins, () => undefined), candidates, state.shardMap(), new Set());
+    const { moves } = rebalanceRoundMoves(
+      strategy.withPins(pins, () => undefined),
+      candidates,
+      state.shardMap(),
+      new Set(),
+    );
     expect(moves).toEqual([
       { shardId: 2, from: a, to: null },
       { shardId: 3, from: a, to: c },
@@ -143,7 +178,12 @@ describe('dry-run moves', () => {
 
   it('lands each handed-off shard with the earlier ones already landed, skipping shards with no home or already moving', () => {
     const fallback = new LeastShardAllocationStrategy({ cluster: VIEW });
-    const state = stateWith([[1, a], [2, a], [3, a], [4, b]]);
+    const state = stateWith([
+      [1, a],
+      [2, a],
+      [3, a],
+      [4, b],
+    ]);
     const moves = landings(fallback, [A, B, C], state.shardMap(), new Set([3]), [1, 2, 3, 9, 1]);
     // Shard 1 goes to the empty c; then b and c hold one each and shard 2 leaves a with one: the lowest of the least loaded.
     expect(moves).toEqual([

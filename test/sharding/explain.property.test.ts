@@ -9,7 +9,12 @@ import { chooseHome } from '../../src/sharding/coordinator/allocation.js';
 import { explainShard } from '../../src/sharding/coordinator/explain.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
-import { LeastShardAllocationStrategy, PlacementPin, externalAllocationStrategy, type PinLike } from '../../src/sharding/strategies/index.js';
+import {
+  LeastShardAllocationStrategy,
+  PlacementPin,
+  externalAllocationStrategy,
+  type PinLike,
+} from '../../src/sharding/strategies/index.js';
 import { isPinAware } from '../../src/sharding/strategies/pin-aware.js';
 import { homeMatches } from '../../src/sharding/strategies/pin-matching.js';
 import { node } from '../strategies/fixtures.js';
@@ -27,7 +32,10 @@ const memberArb = fc.record({
 
 const pinArb = fc.option(
   fc.record({
-    target: fc.oneof(fc.nat(6).map((n) => ({ address: n + 1 })), fc.constantFrom('zone=a', 'zone=b', 'zone=c', 'zone=d').map((selector) => ({ selector }))),
+    target: fc.oneof(
+      fc.nat(6).map((n) => ({ address: n + 1 })),
+      fc.constantFrom('zone=a', 'zone=b', 'zone=c', 'zone=d').map((selector) => ({ selector })),
+    ),
     mode: fc.constantFrom('prefer' as const, 'require' as const),
   }),
   { nil: undefined },
@@ -42,14 +50,22 @@ describe('explain agrees with allocation', () => {
           attributes: { zone: spec.zone },
         }));
         const cordoned = new Set(specs.flatMap((spec, i) => (spec.cordoned ? [node(i + 1).toString()] : [])));
-        const cordons: CordonView = { isCordoned: (address) => cordoned.has(address), list: () => [...cordoned].map((address) => ({ address })) };
+        const cordons: CordonView = {
+          isCordoned: (address) => cordoned.has(address),
+          list: () => [...cordoned].map((address) => ({ address })),
+        };
         const view: ClusterView = { members: () => members };
         const pins = new Map<number, PinLike>();
         if (pinSpec !== undefined) {
-          const target = 'address' in pinSpec.target ? node(pinSpec.target.address).toString() : pinSpec.target.selector;
+          const target =
+            'address' in pinSpec.target ? node(pinSpec.target.address).toString() : pinSpec.target.selector;
           pins.set(SHARD, PlacementPin.of(target, { mode: pinSpec.mode }));
         }
-        const strategy = externalAllocationStrategy(new LeastShardAllocationStrategy({ cluster: view }), () => ({ explicitPlacements: pins }), { cluster: view });
+        const strategy = externalAllocationStrategy(
+          new LeastShardAllocationStrategy({ cluster: view }),
+          () => ({ explicitPlacements: pins }),
+          { cluster: view },
+        );
         if (!isPinAware(strategy)) throw new Error('the external strategy must be pin-aware');
         const state = new CoordinatorState();
         // Every member registered a region holding a few other shards; allocation offers Up, uncordoned ones.
@@ -59,8 +75,11 @@ describe('explain agrees with allocation', () => {
           state.regionRegistered(key);
           for (let s = 0; s < spec.shards; s++) state.shardAllocated(next++, key);
         }
-        const candidates = members.filter((m) => m.status === 'up' && !cordons.isCordoned(m.address.toString())).map((m) => m.address);
-        const explain = () => explainShard(SHARD, { state, members, candidates, cordons, pins: strategy.pinContext(), listed: undefined });
+        const candidates = members
+          .filter((m) => m.status === 'up' && !cordons.isCordoned(m.address.toString()))
+          .map((m) => m.address);
+        const explain = () =>
+          explainShard(SHARD, { state, members, candidates, cordons, pins: strategy.pinContext(), listed: undefined });
 
         const before = explain();
         const choice = chooseHome(strategy, SHARD, candidates, state.shardMap());

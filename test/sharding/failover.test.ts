@@ -5,7 +5,18 @@ import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import { isFamilyMessage } from '../../src/cluster/wire-message.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
-import { TestCluster, askLater, counter, entityInShard, eventually, hostedShards, pinTo, run, settle, useTestClusters } from './harness.js';
+import {
+  TestCluster,
+  askLater,
+  counter,
+  entityInShard,
+  eventually,
+  hostedShards,
+  pinTo,
+  run,
+  settle,
+  useTestClusters,
+} from './harness.js';
 import type { CounterReply, EntityEvent, TestNode } from './harness.js';
 
 const SHARDS = 30;
@@ -27,7 +38,8 @@ function slowCounter(events: EntityEvent[], slowMs: number): EntityBehavior {
     const entity = inner(ctx);
     return {
       async receive(message: unknown): Promise<unknown> {
-        if ((message as { op?: unknown } | null)?.op === 'slow') await new Promise((resolve) => setTimeout(resolve, slowMs));
+        if ((message as { op?: unknown } | null)?.op === 'slow')
+          await new Promise((resolve) => setTimeout(resolve, slowMs));
         return entity.receive(message);
       },
       stop: () => entity.stop?.(),
@@ -63,7 +75,12 @@ describe('failover', () => {
     const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     let target = options.home === 'b' ? b : c;
     const allocationStrategy = pinTo(() => target.address, yShard);
-    cluster.initAll({ typeName: 'Counter', behavior: options.behavior ?? counter(), numberOfShards: SHARDS, allocationStrategy });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: options.behavior ?? counter(),
+      numberOfShards: SHARDS,
+      allocationStrategy,
+    });
     const first = await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }));
     return { a, b, c, first, moveY: (to: TestNode) => void (target = to) };
   }
@@ -118,7 +135,10 @@ describe('failover', () => {
     // lost, not late), so the warm-up ends without it and y's shard gets a new home on b.
     cluster.net.partition([b.address], [c.address]);
     await cluster.crashAndRemove(a);
-    expect(await settle(b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: b.key, count: 1 });
+    expect(await settle(b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({
+      node: b.key,
+      count: 1,
+    });
     cluster.net.heal();
     await eventually(() => c.sharding.localShards('Counter').length === 0, 'c stopped its stale copy');
     expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [b.key]]]));
@@ -146,7 +166,10 @@ describe('failover', () => {
     await eventually(() => answer() !== undefined, 'the waiting ask is answered');
     expect(answer()).toMatchObject({ node: b.key, count: 1 });
     expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [b.key]]]));
-    await eventually(() => events.some((e) => e.entityId === 'y' && e.kind === 'stop' && e.node === c.key), 'c stopped its copy');
+    await eventually(
+      () => events.some((e) => e.entityId === 'y' && e.kind === 'stop' && e.node === c.key),
+      'c stopped its copy',
+    );
   });
 
   it('answers the waiting requests with the old home when the unreachable member comes back and registers it', async () => {
@@ -162,7 +185,7 @@ describe('failover', () => {
     expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [c.key]]]));
   });
 
-  it('drops a downed member\'s regions and shards; its shards get a new home on their next message', async () => {
+  it("drops a downed member's regions and shards; its shards get a new home on their next message", async () => {
     const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
     const homes = await touchAll(a, 40);
@@ -197,7 +220,7 @@ describe('failover', () => {
     return { a, b, c, onC: [...onC] };
   }
 
-  it('keeps a downed member\'s shards on it for downRemovalMarginMs, then gives them a new home', async () => {
+  it("keeps a downed member's shards on it for downRemovalMarginMs, then gives them a new home", async () => {
     const { a, b, c, onC } = await withMargin();
     // c was paused, not partitioned as a minority: it did not down itself, the others downed it. Silent, but
     // its address does not refuse connections (it was not confirmed dead), so the margin runs in full.
@@ -230,7 +253,7 @@ describe('failover', () => {
     expect((await settle(a.sharding.getShardLocations('Counter'))).regions.map((r) => r.address)).not.toContain(c.key);
   });
 
-  it('a new coordinator does not give a just-downed member\'s shards away during the margin either', async () => {
+  it("a new coordinator does not give a just-downed member's shards away during the margin either", async () => {
     cluster = new TestCluster({ config: { downRemovalMarginMs: 2_000 } });
     const { a, b, c, first } = await startWithY();
     expect(first).toMatchObject({ node: c.key });
@@ -265,7 +288,8 @@ describe('failover', () => {
     const startedOnC = events.filter((e) => e.kind === 'start' && e.node === c.key).length;
     expect(events.filter((e) => e.kind === 'stop' && e.node === c.key)).toHaveLength(startedOnC);
     await touchAll(b, 30);
-    for (const [shardId, hosts] of hostedShards(cluster.nodes, 'Counter')) expect(hosts, `shard ${shardId}`).toHaveLength(1);
+    for (const [shardId, hosts] of hostedShards(cluster.nodes, 'Counter'))
+      expect(hosts, `shard ${shardId}`).toHaveLength(1);
     expect(hostedShards(cluster.nodes, 'Counter').size).toBeGreaterThanOrEqual(onC.length);
   });
 
@@ -285,7 +309,10 @@ describe('failover', () => {
           via.sharding
             .entityRefFor('Counter', entityId)
             .ask({ op: 'get' }, { timeoutMs: 500 })
-            .then(() => answered.add(entityId), () => undefined),
+            .then(
+              () => answered.add(entityId),
+              () => undefined,
+            ),
         );
       }
       await settle(Promise.all(asks));
@@ -319,24 +346,42 @@ describe('failover', () => {
 
     expect(answer()).toMatchObject({ node: b.key, count: 1 });
     expect(maxConcurrentHosts(events, 'y')).toBe(1);
-    expect(events.filter((e) => e.kind !== 'message').map((e) => `${e.kind}@${e.node}`)).toEqual([`start@${c.key}`, `stop@${c.key}`, `start@${b.key}`]);
+    expect(events.filter((e) => e.kind !== 'message').map((e) => `${e.kind}@${e.node}`)).toEqual([
+      `start@${c.key}`,
+      `stop@${c.key}`,
+      `start@${b.key}`,
+    ]);
     expect(hostedShards([b, c], 'Counter')).toEqual(new Map([[yShard, [b.key]]]));
     const locations = await settle(b.sharding.getShardLocations('Counter'));
     expect(locations.regions.filter((r) => r.shards.includes(yShard)).map((r) => r.address)).toEqual([b.key]);
   });
 
-  it('ends the wait only on the stopping region\'s answer, and never erases a live home on a late or duplicated ShardStopped', async () => {
+  it("ends the wait only on the stopping region's answer, and never erases a live home on a late or duplicated ShardStopped", async () => {
     const events: EntityEvent[] = [];
     const [a, b, c, d] = cluster.addNodes(7001, 7002, 7003, 7004);
-    cluster.initAll({ typeName: 'Counter', behavior: slowCounter(events, 3_000), numberOfShards: SHARDS, allocationStrategy: pinTo(() => c.address, yShard) });
-    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: slowCounter(events, 3_000),
+      numberOfShards: SHARDS,
+      allocationStrategy: pinTo(() => c.address, yShard),
+    });
+    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({
+      node: c.key,
+    });
     const handOffs: Array<ShardingMessage & { type: 'HandOff' }> = [];
     c.transport.onMessage((_from, message) => {
-      if (isFamilyMessage(SHARDING_MESSAGES, message) && message.type === 'HandOff' && message.shardId === yShard) handOffs.push(message);
+      if (isFamilyMessage(SHARDING_MESSAGES, message) && message.type === 'HandOff' && message.shardId === yShard)
+        handOffs.push(message);
     });
     const stoppedReports: Array<ShardingMessage & { type: 'ShardStopped' }> = [];
     b.transport.onMessage((from, message) => {
-      if (isFamilyMessage(SHARDING_MESSAGES, message) && message.type === 'ShardStopped' && message.shardId === yShard && from.equals(c.address)) stoppedReports.push(message);
+      if (
+        isFamilyMessage(SHARDING_MESSAGES, message) &&
+        message.type === 'ShardStopped' &&
+        message.shardId === yShard &&
+        from.equals(c.address)
+      )
+        stoppedReports.push(message);
     });
 
     c.sharding.entityRefFor('Counter', 'y').tell({ op: 'slow' });
@@ -344,7 +389,10 @@ describe('failover', () => {
     await eventually(() => !c.sharding.localShards('Counter').includes(yShard), 'c stopping the shard');
     await cluster.crashAndRemove(a);
     const { answer } = askLater(d, 'y');
-    await eventually(() => handOffs.some((m) => m.handOffId !== handOffs[0]?.handOffId), 'the new coordinator asked c for the shard');
+    await eventually(
+      () => handOffs.some((m) => m.handOffId !== handOffs[0]?.handOffId),
+      'the new coordinator asked c for the shard',
+    );
     const current = handOffs.at(-1)?.handOffId ?? 0;
     const former = handOffs[0]?.handOffId ?? 0;
 
@@ -362,16 +410,29 @@ describe('failover', () => {
     await eventually(() => answer() !== undefined, 'the ask is answered');
     expect(answer()).toMatchObject({ node: c.key, count: 1 });
     expect(stoppedReports.map((m) => m.handOffId)).toContain(current);
-    expect(events.filter((e) => e.kind !== 'message').map((e) => `${e.kind}@${e.node}`)).toEqual([`start@${c.key}`, `stop@${c.key}`, `start@${c.key}`]);
+    expect(events.filter((e) => e.kind !== 'message').map((e) => `${e.kind}@${e.node}`)).toEqual([
+      `start@${c.key}`,
+      `stop@${c.key}`,
+      `start@${c.key}`,
+    ]);
 
     // A late copy of that report, and a stale registration still listing the shard as stopping, must not
     // erase the live home on c (nor restart it: y keeps its count).
     c.transport.send(b.address, { type: 'ShardStopped', typeName: 'Counter', shardId: yShard, handOffId: current });
-    c.transport.send(b.address, { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [], stopping: [yShard] });
+    c.transport.send(b.address, {
+      type: 'RegisterRegion',
+      typeName: 'Counter',
+      proxy: false,
+      shards: [],
+      stopping: [yShard],
+    });
     await run(1_000);
     const after = await settle(b.sharding.getShardLocations('Counter'));
     expect(after.regions.filter((r) => r.shards.includes(yShard)).map((r) => r.address)).toEqual([c.key]);
-    expect(await settle(d.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key, count: 2 });
+    expect(await settle(d.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({
+      node: c.key,
+      count: 2,
+    });
     expect(hostedShards(cluster.nodes.slice(1), 'Counter')).toEqual(new Map([[yShard, [c.key]]]));
     expect(maxConcurrentHosts(events, 'y')).toBe(1);
     expect(b.sharding.stats().types['Counter']?.coordinator?.rebalanceInProgress).toBe(0);
@@ -389,15 +450,23 @@ describe('failover', () => {
     (b.sharding as unknown as { dispatch(from: string, message: ShardingMessage): void }).dispatch(a.key, stale);
     expect(b.sharding.localShards('Counter')).toEqual([yShard]);
 
-    await eventually(() => hostedShards([a, b, c], 'Counter').get(yShard)?.join() === c.key, 'the stale copy on b stopped');
-    expect(await settle(b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'get' }))).toMatchObject({ node: c.key });
+    await eventually(
+      () => hostedShards([a, b, c], 'Counter').get(yShard)?.join() === c.key,
+      'the stale copy on b stopped',
+    );
+    expect(await settle(b.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'get' }))).toMatchObject({
+      node: c.key,
+    });
   });
 
   it('keeps the real home running when a stale ShardHome naming an earlier home reaches it (reordered delivery)', async () => {
     const { a, b, c, moveY } = await startWithY({ home: 'b' });
     moveY(c);
     await settle(a.sharding.rebalanceNow('Counter', [yShard]));
-    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key, count: 1 });
+    expect(await settle(a.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({
+      node: c.key,
+      count: 1,
+    });
 
     // The broadcast that announced b, overtaken by the later move, reaches c only now:
     const stale: ShardingMessage = { type: 'ShardHome', typeName: 'Counter', shardId: yShard, region: b.key };
@@ -405,6 +474,9 @@ describe('failover', () => {
     await run(1_000);
 
     expect(hostedShards([a, b, c], 'Counter')).toEqual(new Map([[yShard, [c.key]]]));
-    expect(await settle(c.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({ node: c.key, count: 2 });
+    expect(await settle(c.sharding.entityRefFor('Counter', 'y').ask<CounterReply>({ op: 'inc' }))).toMatchObject({
+      node: c.key,
+      count: 2,
+    });
   });
 });

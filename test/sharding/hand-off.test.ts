@@ -10,7 +10,17 @@ import {
   externalAllocationStrategy,
   type AllocationStrategy,
 } from '../../src/sharding/strategies/index.js';
-import { TestCluster, captureLogger, counter, entityInShard, eventually, hostedShards, run, settle, useTestClusters } from './harness.js';
+import {
+  TestCluster,
+  captureLogger,
+  counter,
+  entityInShard,
+  eventually,
+  hostedShards,
+  run,
+  settle,
+  useTestClusters,
+} from './harness.js';
 import type { CounterReply, EntityEvent, TestNode } from './harness.js';
 
 const SHARDS = 10;
@@ -28,7 +38,11 @@ class ScriptedStrategy implements AllocationStrategy {
     return candidates.find((c) => c.toString() === wanted) ?? first;
   }
 
-  rebalance(currentShards: ShardAllocations, _candidates: ReadonlyArray<NodeAddress>, inProgress: ReadonlySet<number>): ReadonlySet<number> {
+  rebalance(
+    currentShards: ShardAllocations,
+    _candidates: ReadonlyArray<NodeAddress>,
+    inProgress: ReadonlySet<number>,
+  ): ReadonlySet<number> {
     this.rebalanceCalls.push({ inProgress: [...inProgress], regions: [...currentShards.keys()].sort() });
     const moves = this.moves;
     this.moves = new Set();
@@ -51,12 +65,23 @@ describe('hand-off and rebalance', () => {
   /** The counter type on every node, allocated by a ScriptedStrategy (returned). */
   function initScripted(events: EntityEvent[] = []): ScriptedStrategy {
     const strategy = new ScriptedStrategy();
-    cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: SHARDS, allocationStrategy: strategy });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(events),
+      numberOfShards: SHARDS,
+      allocationStrategy: strategy,
+    });
     return strategy;
   }
 
   /** Starts the entity of `shardId` (its id returned) on `home`, by sending `message` to it via `via`. */
-  async function startOn(strategy: ScriptedStrategy, shardId: number, home: TestNode, via: TestNode, message: unknown): Promise<string> {
+  async function startOn(
+    strategy: ScriptedStrategy,
+    shardId: number,
+    home: TestNode,
+    via: TestNode,
+    message: unknown,
+  ): Promise<string> {
     const entityId = entityInShard(shardId, SHARDS);
     strategy.homes.set(shardId, home.key);
     await settle(via.sharding.entityRefFor('Counter', entityId).ask(message));
@@ -80,8 +105,15 @@ describe('hand-off and rebalance', () => {
     const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     const pins = new Map<number, NodeAddress>();
     const events: EntityEvent[] = [];
-    const strategy = externalAllocationStrategy(new LeastShardAllocationStrategy(), () => ({ explicitPlacements: pins }));
-    cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: SHARDS, allocationStrategy: strategy });
+    const strategy = externalAllocationStrategy(new LeastShardAllocationStrategy(), () => ({
+      explicitPlacements: pins,
+    }));
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(events),
+      numberOfShards: SHARDS,
+      allocationStrategy: strategy,
+    });
     const entityId = entityInShard(2, SHARDS);
     pins.set(2, a.address);
     const ref = b.sharding.entityRefFor('Counter', entityId);
@@ -138,7 +170,10 @@ describe('hand-off and rebalance', () => {
     let maxBuffered = 0;
     for (let sent = 0; sent < 60; sent++) {
       senders[sent % 3]?.sharding.entityRefFor('Counter', entityId).tell({ seq: sent });
-      maxBuffered = Math.max(maxBuffered, ...cluster.nodes.map((n) => n.sharding.stats().types['Counter']?.region.bufferedMessages ?? 0));
+      maxBuffered = Math.max(
+        maxBuffered,
+        ...cluster.nodes.map((n) => n.sharding.stats().types['Counter']?.region.bufferedMessages ?? 0),
+      );
       await run(1);
     }
     expect(await settle(move)).toMatchObject({ accepted: [4] });
@@ -188,9 +223,13 @@ describe('hand-off and rebalance', () => {
       rebalance: () => new Set(),
     };
     cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS, allocationStrategy: broken });
-    const first = await settle(b.sharding.entityRefFor('Counter', entityInShard(0, SHARDS)).ask<CounterReply>({ op: 'inc' }));
+    const first = await settle(
+      b.sharding.entityRefFor('Counter', entityInShard(0, SHARDS)).ask<CounterReply>({ op: 'inc' }),
+    );
     mode = 'throw';
-    const second = await settle(b.sharding.entityRefFor('Counter', entityInShard(1, SHARDS)).ask<CounterReply>({ op: 'inc' }));
+    const second = await settle(
+      b.sharding.entityRefFor('Counter', entityInShard(1, SHARDS)).ask<CounterReply>({ op: 'inc' }),
+    );
     expect([a.key, b.key]).toContain(first.node);
     expect([a.key, b.key]).toContain(second.node);
     expect(a.sharding.stats().types['Counter']?.coordinator?.invalidAllocations).toBe(2);
@@ -214,7 +253,10 @@ describe('hand-off and rebalance', () => {
     expect(during.handingOff).toEqual([3]);
     expect(during.regions.find((r) => r.address === b.key)?.shards).toEqual([3]);
     await run(2_000);
-    expect(a.sharding.stats().types['Counter']?.coordinator).toMatchObject({ handOffsTimedOut: 1, rebalanceInProgress: 0 });
+    expect(a.sharding.stats().types['Counter']?.coordinator).toMatchObject({
+      handOffsTimedOut: 1,
+      rebalanceInProgress: 0,
+    });
     cluster.net.heal();
     const locations = await settle(a.sharding.getShardLocations('Counter'));
     expect(locations.regions.find((r) => r.address === b.key)?.shards).toEqual([3]);
@@ -223,7 +265,7 @@ describe('hand-off and rebalance', () => {
     expect(reply).toMatchObject({ node: b.key, count: 1 });
   });
 
-  it('graceful leave hands the leaving node\'s shards off before it exits, and nothing is allocated to it meanwhile', async () => {
+  it("graceful leave hands the leaving node's shards off before it exits, and nothing is allocated to it meanwhile", async () => {
     const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     const events: EntityEvent[] = [];
     cluster.initAll({ typeName: 'Counter', behavior: counter(events), numberOfShards: 30 });
@@ -264,7 +306,10 @@ describe('hand-off and rebalance', () => {
     }
     await settle(leaving);
     expect(sent).toBeGreaterThan(0);
-    await eventually(() => events.filter((e) => e.kind === 'message').length === sent + 2, `all ${sent + 2} messages delivered`);
+    await eventually(
+      () => events.filter((e) => e.kind === 'message').length === sent + 2,
+      `all ${sent + 2} messages delivered`,
+    );
     expect(deliveredSeqs(events)).toEqual(Array.from({ length: sent + 2 }, (_, i) => i - 2));
     expect(a.sharding.localShards('Counter')).toEqual([6]);
   });

@@ -9,7 +9,13 @@ import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { advanceUntil, runFor, settleInFakeTime } from '../support/fake-time.js';
-import { FAST_SHARDING_CONFIG, InProcessCluster, startShardingNode, useInProcessClusters, type ShardingNode } from '../support/in-process-cluster.js';
+import {
+  FAST_SHARDING_CONFIG,
+  InProcessCluster,
+  startShardingNode,
+  useInProcessClusters,
+  type ShardingNode,
+} from '../support/in-process-cluster.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 
 /** Fast protocol timers; no periodic rebalance unless a test asks for it. */
@@ -32,7 +38,12 @@ export function captureLogger(): { logger: Logger; lines: LogLine[] } {
 
 export class TestCluster extends InProcessCluster<TestNode> {
   constructor(
-    private readonly options: { config?: Partial<ShardingConfig>; seed?: number; logger?: Logger; delayMs?: number } = {},
+    private readonly options: {
+      config?: Partial<ShardingConfig>;
+      seed?: number;
+      logger?: Logger;
+      delayMs?: number;
+    } = {},
   ) {
     super(options);
   }
@@ -96,7 +107,10 @@ export function pinTo(target: () => NodeAddress | string, onlyShard?: number): A
   return {
     allocate(shardId, candidates) {
       const wanted = onlyShard === undefined || shardId === onlyShard ? target().toString() : undefined;
-      return candidates.find((c) => c.toString() === wanted) ?? ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress);
+      return (
+        candidates.find((c) => c.toString() === wanted) ??
+        ([...candidates].sort((x, y) => (x.toString() < y.toString() ? -1 : 1))[0] as NodeAddress)
+      );
     },
     rebalance: () => new Set(),
   };
@@ -150,10 +164,14 @@ export function counter(events: EntityEvent[] = []): EntityBehavior {
 }
 
 /** Where each shard lives according to the nodes' own regions (what actually runs, not what is believed). */
-export function hostedShards(nodes: ReadonlyArray<Pick<TestNode, 'key' | 'sharding'>>, typeName: string): Map<number, string[]> {
+export function hostedShards(
+  nodes: ReadonlyArray<Pick<TestNode, 'key' | 'sharding'>>,
+  typeName: string,
+): Map<number, string[]> {
   const hosts = new Map<number, string[]>();
   for (const node of nodes) {
-    for (const shardId of node.sharding.localShards(typeName)) hosts.set(shardId, [...(hosts.get(shardId) ?? []), node.key]);
+    for (const shardId of node.sharding.localShards(typeName))
+      hosts.set(shardId, [...(hosts.get(shardId) ?? []), node.key]);
   }
   return hosts;
 }

@@ -6,7 +6,11 @@ import { decodeMessage, encodeMessage, encodeValue } from '../../src/cluster/mes
 import { FamilyRegistry } from '../../src/cluster/wire-message.js';
 import { parseMessage, type ProtocolMessage } from '../../src/protocol.js';
 import { DEFAULT_SHARDING_CONFIG, resolveShardingConfig } from '../../src/sharding/config.js';
-import { SHARDING_MESSAGES, SHARDING_MESSAGE_TYPES, type ShardingMessage } from '../../src/sharding/protocol/messages.js';
+import {
+  SHARDING_MESSAGES,
+  SHARDING_MESSAGE_TYPES,
+  type ShardingMessage,
+} from '../../src/sharding/protocol/messages.js';
 import { TestCluster, counter, entityInShard, run, settle, useTestClusters, type CounterReply } from './harness.js';
 
 const NODE = 'sys@127.0.0.1:2551';
@@ -28,12 +32,36 @@ const VALID: ShardingMessage[] = [
   { type: 'HandOff', typeName: 'Counter', shardId: 999_999, handOffId: 1 },
   { type: 'ShardStopped', typeName: 'Counter', shardId: 7, handOffId: Number.MAX_SAFE_INTEGER },
   { type: 'ShardStoppedAck', typeName: 'Counter', shardId: 7, handOffId: 3 },
-  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 7, entityId: 'e', payload: 1, hops: 0, replyTo: { node: 'sys@127.0.0.1:1', askId: 5 }, reliable: { incarnation: 9, seq: 5, below: 2 } },
-  { type: 'ShardStateChunk', typeName: 'Counter', shardId: 7, handOffId: 3, part: 1, parts: 2, entities: [{ entityId: 'e1', state: new Uint8Array([0x90]) }] },
+  {
+    type: 'EntityEnvelope',
+    typeName: 'Counter',
+    shardId: 7,
+    entityId: 'e',
+    payload: 1,
+    hops: 0,
+    replyTo: { node: 'sys@127.0.0.1:1', askId: 5 },
+    reliable: { incarnation: 9, seq: 5, below: 2 },
+  },
+  {
+    type: 'ShardStateChunk',
+    typeName: 'Counter',
+    shardId: 7,
+    handOffId: 3,
+    part: 1,
+    parts: 2,
+    entities: [{ entityId: 'e1', state: new Uint8Array([0x90]) }],
+  },
   { type: 'RestoreShardState', typeName: 'Counter', shardId: 7, transferId: 3, part: 0, parts: 1, entities: [] },
   { type: 'GracefulShutdownRequest', typeName: 'Counter' },
   { type: 'GracefulShutdownAck', typeName: 'Counter' },
-  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'chat #1', payload: { text: 'hi', n: [1, 2] }, hops: 0 },
+  {
+    type: 'EntityEnvelope',
+    typeName: 'Counter',
+    shardId: 1,
+    entityId: 'chat #1',
+    payload: { text: 'hi', n: [1, 2] },
+    hops: 0,
+  },
   {
     type: 'EntityEnvelope',
     typeName: 'Counter',
@@ -46,7 +74,13 @@ const VALID: ShardingMessage[] = [
   { type: 'EntityReply', askId: 1, ok: true, value: { count: 2 } },
   { type: 'EntityReply', askId: 1, ok: false, error: 'boom' },
   { type: 'GetShardLocations', typeName: 'Counter', requestId: 5 },
-  { type: 'ShardLocations', typeName: 'Counter', requestId: 5, regions: [{ address: NODE, shards: [1, 2] }], handingOff: [2] },
+  {
+    type: 'ShardLocations',
+    typeName: 'Counter',
+    requestId: 5,
+    regions: [{ address: NODE, shards: [1, 2] }],
+    handingOff: [2],
+  },
   { type: 'RebalanceNow', typeName: 'Counter', requestId: 6, shardIds: [1, -4, 5_000_000] },
   { type: 'RebalanceNowResult', typeName: 'Counter', requestId: 6, accepted: [1], unknown: [-4], homeless: [] },
   { type: 'RequestRebalance', typeName: 'Counter', requestId: 8 },
@@ -76,20 +110,43 @@ const VALID: ShardingMessage[] = [
       nodes: [{ address: NODE, shards: 3, reachable: true, status: 'up', cordoned: false, matches: true }],
     },
   },
-  { type: 'DryRunPlacements', typeName: 'Counter', requestId: 10, pins: [{ shardId: 1, target: NODE, mode: 'prefer', expiresAt: 1_900_000_000_000 }] },
+  {
+    type: 'DryRunPlacements',
+    typeName: 'Counter',
+    requestId: 10,
+    pins: [{ shardId: 1, target: NODE, mode: 'prefer', expiresAt: 1_900_000_000_000 }],
+  },
   { type: 'DryRunRebalance', typeName: 'Counter', requestId: 11, shardIds: [1, 2] },
   {
     type: 'DryRunAnswer',
     typeName: 'Counter',
     requestId: 11,
     moves: [{ shardId: 1, from: NODE, to: null }],
-    warnings: [{ shardId: 2, message: 'no home' }, { shardId: null, message: 'threw' }, { shardId: 1, target: 'zone=a', message: 'waits' }],
+    warnings: [
+      { shardId: 2, message: 'no home' },
+      { shardId: null, message: 'threw' },
+      { shardId: 1, target: 'zone=a', message: 'waits' },
+    ],
   },
   { type: 'DrainRegion', typeName: 'Counter', requestId: 9, region: NODE },
-  { type: 'DrainStarted', typeName: 'Counter', requestId: 9, moves: [{ shardId: 3, from: NODE, to: null }], noCapacity: false },
+  {
+    type: 'DrainStarted',
+    typeName: 'Counter',
+    requestId: 9,
+    moves: [{ shardId: 3, from: NODE, to: null }],
+    noCapacity: false,
+  },
 ];
 
-const EXPLANATION = { shardId: 1, home: null, handingOff: false, placement: null, decision: 'unallocated', message: 'm', nodes: [] };
+const EXPLANATION = {
+  shardId: 1,
+  home: null,
+  handingOff: false,
+  placement: null,
+  decision: 'unallocated',
+  message: 'm',
+  nodes: [],
+};
 
 const MALFORMED: Array<Record<string, unknown>> = [
   { type: 'GetShardHome', typeName: 'Counter' },
@@ -113,12 +170,46 @@ const MALFORMED: Array<Record<string, unknown>> = [
   { type: 'HandOff', typeName: 'Counter', shardId: 1, handOffId: 0 },
   { type: 'ShardStopped', typeName: 'Counter', shardId: 1 },
   { type: 'ShardStoppedAck', typeName: 'Counter', shardId: 1, handOffId: -1 },
-  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: 0, replyTo: { node: 'sys@127.0.0.1:1', askId: 5 }, reliable: { incarnation: 9, seq: 5, below: 6 } },
-  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: 0, replyTo: { node: 'sys@127.0.0.1:1', askId: 5 }, reliable: { incarnation: 0, seq: 5, below: 1 } },
+  {
+    type: 'EntityEnvelope',
+    typeName: 'Counter',
+    shardId: 1,
+    entityId: 'e',
+    payload: 1,
+    hops: 0,
+    replyTo: { node: 'sys@127.0.0.1:1', askId: 5 },
+    reliable: { incarnation: 9, seq: 5, below: 6 },
+  },
+  {
+    type: 'EntityEnvelope',
+    typeName: 'Counter',
+    shardId: 1,
+    entityId: 'e',
+    payload: 1,
+    hops: 0,
+    replyTo: { node: 'sys@127.0.0.1:1', askId: 5 },
+    reliable: { incarnation: 0, seq: 5, below: 1 },
+  },
   { type: 'ShardStateChunk', typeName: 'Counter', shardId: 1, handOffId: 3, part: 2, parts: 2, entities: [] },
   { type: 'ShardStateChunk', typeName: 'Counter', shardId: 1, handOffId: 3, part: 0, parts: 0, entities: [] },
-  { type: 'ShardStateChunk', typeName: 'Counter', shardId: 1, handOffId: 3, part: 0, parts: 1, entities: [{ entityId: '', state: new Uint8Array(1) }] },
-  { type: 'ShardStateChunk', typeName: 'Counter', shardId: 1, handOffId: 3, part: 0, parts: 1, entities: [{ entityId: 'e', state: 'not bytes' }] },
+  {
+    type: 'ShardStateChunk',
+    typeName: 'Counter',
+    shardId: 1,
+    handOffId: 3,
+    part: 0,
+    parts: 1,
+    entities: [{ entityId: '', state: new Uint8Array(1) }],
+  },
+  {
+    type: 'ShardStateChunk',
+    typeName: 'Counter',
+    shardId: 1,
+    handOffId: 3,
+    part: 0,
+    parts: 1,
+    entities: [{ entityId: 'e', state: 'not bytes' }],
+  },
   { type: 'RestoreShardState', typeName: 'Counter', shardId: 1, part: 0, parts: 1, entities: [] },
   { type: 'RestoreShardState', typeName: 'Counter', shardId: 1, transferId: 3, part: 0, parts: 1, entities: {} },
   { type: 'ShardStopped', typeName: 'Counter', shardId: 1, handOffId: 1.5 },
@@ -133,8 +224,24 @@ const MALFORMED: Array<Record<string, unknown>> = [
   { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: -1 },
   { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: 256 },
   { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1 },
-  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: 0, replyTo: { node: NODE } },
-  { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: 0, replyTo: { node: 'x', askId: 1 } },
+  {
+    type: 'EntityEnvelope',
+    typeName: 'Counter',
+    shardId: 1,
+    entityId: 'e',
+    payload: 1,
+    hops: 0,
+    replyTo: { node: NODE },
+  },
+  {
+    type: 'EntityEnvelope',
+    typeName: 'Counter',
+    shardId: 1,
+    entityId: 'e',
+    payload: 1,
+    hops: 0,
+    replyTo: { node: 'x', askId: 1 },
+  },
   { type: 'EntityEnvelope', typeName: 'Counter', shardId: 1, entityId: 'e', payload: 1, hops: 0, replyTo: 'me' },
   { type: 'EntityReply', askId: 0, ok: true, value: 1 },
   { type: 'EntityReply', askId: 1, ok: 'yes', value: 1 },
@@ -154,22 +261,75 @@ const MALFORMED: Array<Record<string, unknown>> = [
   { type: 'ExplainShard', typeName: 'Counter', requestId: 0, shardId: 1 },
   { type: 'ShardExplained', typeName: 'Counter', requestId: 1 },
   { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, decision: 'because' } },
-  { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, message: 'm'.repeat(4097) } },
+  {
+    type: 'ShardExplained',
+    typeName: 'Counter',
+    requestId: 1,
+    explanation: { ...EXPLANATION, message: 'm'.repeat(4097) },
+  },
   { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, home: 'nowhere' } },
-  { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, placement: { shardId: 1, target: 'x' } } },
-  { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, nodes: [{ address: NODE, shards: -1, reachable: true, status: 'up', cordoned: false, matches: null }] } },
-  { type: 'ShardExplained', typeName: 'Counter', requestId: 1, explanation: { ...EXPLANATION, nodes: [{ address: NODE, shards: 1, reachable: true, status: 'up', cordoned: 'no', matches: null }] } },
-  { type: 'DryRunPlacements', typeName: 'Counter', requestId: 1, pins: [{ shardId: 1, target: NODE, mode: 'maybe', expiresAt: null }] },
-  { type: 'DryRunPlacements', typeName: 'Counter', requestId: 1, pins: [{ shardId: 1, target: 'x'.repeat(257), mode: 'prefer', expiresAt: null }] },
-  { type: 'DryRunPlacements', typeName: 'Counter', requestId: 1, pins: [{ shardId: 1, target: NODE, mode: 'prefer', expiresAt: -1 }] },
+  {
+    type: 'ShardExplained',
+    typeName: 'Counter',
+    requestId: 1,
+    explanation: { ...EXPLANATION, placement: { shardId: 1, target: 'x' } },
+  },
+  {
+    type: 'ShardExplained',
+    typeName: 'Counter',
+    requestId: 1,
+    explanation: {
+      ...EXPLANATION,
+      nodes: [{ address: NODE, shards: -1, reachable: true, status: 'up', cordoned: false, matches: null }],
+    },
+  },
+  {
+    type: 'ShardExplained',
+    typeName: 'Counter',
+    requestId: 1,
+    explanation: {
+      ...EXPLANATION,
+      nodes: [{ address: NODE, shards: 1, reachable: true, status: 'up', cordoned: 'no', matches: null }],
+    },
+  },
+  {
+    type: 'DryRunPlacements',
+    typeName: 'Counter',
+    requestId: 1,
+    pins: [{ shardId: 1, target: NODE, mode: 'maybe', expiresAt: null }],
+  },
+  {
+    type: 'DryRunPlacements',
+    typeName: 'Counter',
+    requestId: 1,
+    pins: [{ shardId: 1, target: 'x'.repeat(257), mode: 'prefer', expiresAt: null }],
+  },
+  {
+    type: 'DryRunPlacements',
+    typeName: 'Counter',
+    requestId: 1,
+    pins: [{ shardId: 1, target: NODE, mode: 'prefer', expiresAt: -1 }],
+  },
   { type: 'DryRunRebalance', typeName: 'Counter', requestId: 1, shardIds: [-1] },
-  { type: 'DryRunAnswer', typeName: 'Counter', requestId: 1, moves: [{ shardId: 1, from: null, to: NODE }], warnings: [] },
+  {
+    type: 'DryRunAnswer',
+    typeName: 'Counter',
+    requestId: 1,
+    moves: [{ shardId: 1, from: null, to: NODE }],
+    warnings: [],
+  },
   { type: 'DryRunAnswer', typeName: 'Counter', requestId: 1, moves: [], warnings: [{ shardId: 1 }] },
   { type: 'DryRunAnswer', typeName: 'Counter', requestId: 1, moves: [] },
   { type: 'DrainRegion', typeName: 'Counter', requestId: 1, region: `actor-ts://${NODE}` },
   { type: 'DrainRegion', typeName: 'Counter', requestId: 1 },
   { type: 'DrainStarted', typeName: 'Counter', requestId: 1, moves: [], noCapacity: 1 },
-  { type: 'DrainStarted', typeName: 'Counter', requestId: 1, moves: [{ shardId: 1_000_000, from: NODE, to: null }], noCapacity: false },
+  {
+    type: 'DrainStarted',
+    typeName: 'Counter',
+    requestId: 1,
+    moves: [{ shardId: 1_000_000, from: NODE, to: null }],
+    noCapacity: false,
+  },
 ];
 
 describe('sharding messages', () => {
@@ -187,7 +347,12 @@ describe('sharding messages', () => {
   });
 
   it('treats a reply or payload that an encoder dropped as undefined', () => {
-    expect(parseMessage({ type: 'EntityReply', askId: 3, ok: true })).toEqual({ type: 'EntityReply', askId: 3, ok: true, value: undefined });
+    expect(parseMessage({ type: 'EntityReply', askId: 3, ok: true })).toEqual({
+      type: 'EntityReply',
+      askId: 3,
+      ok: true,
+      value: undefined,
+    });
   });
 });
 
@@ -210,7 +375,10 @@ describe('sharding config', () => {
       maxOutstandingSends: 100_000,
       maxOutstandingSendsPerShard: 10_000,
     });
-    expect(resolveShardingConfig({ bufferSize: 0, rebalanceIntervalMs: 500 })).toMatchObject({ bufferSize: 0, rebalanceIntervalMs: 500 });
+    expect(resolveShardingConfig({ bufferSize: 0, rebalanceIntervalMs: 500 })).toMatchObject({
+      bufferSize: 0,
+      rebalanceIntervalMs: 500,
+    });
     expect(Object.isFrozen(DEFAULT_SHARDING_CONFIG)).toBe(true);
   });
 
@@ -224,7 +392,9 @@ describe('sharding config', () => {
     [{ rebalanceInterval: 5 }],
   ])('rejects %j naming the setting', (partial) => {
     const key = Object.keys(partial)[0] ?? '';
-    expect(() => resolveShardingConfig(partial as never)).toThrow(expect.objectContaining({ code: 'invalid_argument', message: expect.stringContaining(key) }));
+    expect(() => resolveShardingConfig(partial as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_argument', message: expect.stringContaining(key) }),
+    );
   });
 });
 
@@ -246,12 +416,20 @@ describe('messages from the wrong sender', () => {
     rogue.send(b.address, { type: 'ShardHome', typeName: 'Counter', shardId, region: rogue.self.toString() });
     rogue.send(b.address, { type: 'HandOff', typeName: 'Counter', shardId, handOffId: 1 });
     rogue.send(b.address, { type: 'EntityReply', askId: 424242, ok: true, value: 'unsolicited' });
-    rogue.send(a.address, { type: 'RegisterRegion', typeName: 'Counter', proxy: false, shards: [shardId], stopping: [] });
+    rogue.send(a.address, {
+      type: 'RegisterRegion',
+      typeName: 'Counter',
+      proxy: false,
+      shards: [shardId],
+      stopping: [],
+    });
     await run(100);
     expect(b.sharding.stats().unroutableMessages).toBe(2);
     expect(b.sharding.localShards('Counter')).toEqual([]);
     // The rogue's claim on the shard was not believed by the region nor recorded by the coordinator.
-    const reply = await settle(b.sharding.entityRefFor('Counter', entityInShard(shardId, 10)).ask<CounterReply>({ op: 'inc' }));
+    const reply = await settle(
+      b.sharding.entityRefFor('Counter', entityInShard(shardId, 10)).ask<CounterReply>({ op: 'inc' }),
+    );
     expect([a.key, b.key]).toContain(reply.node);
     const locations = await settle(b.sharding.getShardLocations('Counter'));
     expect(locations.regions.map((r) => r.address)).toEqual([a.key, b.key]);

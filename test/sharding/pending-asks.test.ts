@@ -31,12 +31,19 @@ describe('PendingAsks', () => {
   it('times an unanswered ask out after its timeout, not before, and counts it', async () => {
     const asks = new PendingAsks();
     const { id, answer } = asks.open(1_000, () => 'ask to T/e timed out');
-    const outcome = answer.then(() => 'resolved', (error: unknown) => error);
+    const outcome = answer.then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
     await vi.advanceTimersByTimeAsync(999);
     expect(asks.size).toBe(1);
     await vi.advanceTimersByTimeAsync(1);
     // Nothing took it back (no withdraw given): it is reported as having left this node.
-    expect(await outcome).toMatchObject({ code: 'timeout', message: expect.stringMatching(/^ask to T\/e timed out; delivered: true/), delivered: true });
+    expect(await outcome).toMatchObject({
+      code: 'timeout',
+      message: expect.stringMatching(/^ask to T\/e timed out; delivered: true/),
+      delivered: true,
+    });
     expect(asks.timedOut).toBe(1);
     expect(asks.settle(id, { ok: true, value: 1 })).toBe(false);
   });
@@ -63,8 +70,15 @@ describe('PendingAsks', () => {
   it('reports delivered: false when the timeout took the message back from this node', async () => {
     const asks = new PendingAsks();
     const withdrawn: number[] = [];
-    const { id, answer } = asks.open(1_000, () => 'ask to T/e timed out', (askId) => withdrawn.push(askId) > 0);
-    const outcome = answer.then(() => 'resolved', (error: unknown) => error);
+    const { id, answer } = asks.open(
+      1_000,
+      () => 'ask to T/e timed out',
+      (askId) => withdrawn.push(askId) > 0,
+    );
+    const outcome = answer.then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
     await vi.advanceTimersByTimeAsync(1_000);
     expect(await outcome).toMatchObject({ code: 'timeout', delivered: false });
     expect(withdrawn).toEqual([id]);

@@ -68,7 +68,12 @@ describe('send bounds', () => {
 
   it('rejects a send beyond maxOutstandingSendsPerShard at once with buffer_overflow', async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
-    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: 10, allocationStrategy: pinTo(() => b.address) });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(),
+      numberOfShards: 10,
+      allocationStrategy: pinTo(() => b.address),
+    });
     const ref = a.sharding.entityRefFor('Counter', entityInShard(2, 10));
     await settle(ref.ask({ op: 'inc' }));
     cluster.members.setReachable(b.address, false);

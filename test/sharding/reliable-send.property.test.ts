@@ -12,7 +12,12 @@ const SHARDS = 4;
 const SHARD = 1;
 const ENTITIES = [0, 1, 2].map((i) => entityInShard(SHARD, SHARDS, `p${i}-`));
 
-type Step = { readonly kind: 'send'; readonly entity: number; readonly count: number } | { readonly kind: 'move' } | { readonly kind: 'crash' } | { readonly kind: 'lossy'; readonly ms: number } | { readonly kind: 'wait'; readonly ms: number };
+type Step =
+  | { readonly kind: 'send'; readonly entity: number; readonly count: number }
+  | { readonly kind: 'move' }
+  | { readonly kind: 'crash' }
+  | { readonly kind: 'lossy'; readonly ms: number }
+  | { readonly kind: 'wait'; readonly ms: number };
 
 interface Processed {
   readonly host: string;
@@ -33,13 +38,23 @@ function hostOn(target: () => string, sender: () => string): AllocationStrategy 
 
 const stepArb = (withFaults: boolean): fc.Arbitrary<Step> =>
   fc.oneof(
-    { weight: 5, arbitrary: fc.record({ kind: fc.constant('send' as const), entity: fc.integer({ min: 0, max: 2 }), count: fc.integer({ min: 1, max: 4 }) }) },
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        kind: fc.constant('send' as const),
+        entity: fc.integer({ min: 0, max: 2 }),
+        count: fc.integer({ min: 1, max: 4 }),
+      }),
+    },
     { weight: 2, arbitrary: fc.constant({ kind: 'move' as const }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 300 }) }) },
     ...(withFaults
       ? [
           { weight: 1, arbitrary: fc.constant({ kind: 'crash' as const }) },
-          { weight: 1, arbitrary: fc.record({ kind: fc.constant('lossy' as const), ms: fc.integer({ min: 50, max: 400 }) }) },
+          {
+            weight: 1,
+            arbitrary: fc.record({ kind: fc.constant('lossy' as const), ms: fc.integer({ min: 50, max: 400 }) }),
+          },
         ]
       : []),
   );
@@ -48,19 +63,31 @@ describe('reliable send: property', () => {
   let cluster: TestCluster;
   useTestClusters(() => (cluster = new TestCluster()));
 
-  async function runSchedule(steps: ReadonlyArray<Step>): Promise<{ processed: Processed[]; resolved: Map<number, string>; ids: number }> {
+  async function runSchedule(
+    steps: ReadonlyArray<Step>,
+  ): Promise<{ processed: Processed[]; resolved: Map<number, string>; ids: number }> {
     // 5 ms a hop: sends are still in flight when a move or a crash comes.
     cluster = new TestCluster({ config: { downRemovalMarginMs: 0 }, delayMs: 5 });
     const processed: Processed[] = [];
-    const behavior = (node: TestNode): EntityBehavior => (ctx) => ({
-      receive: (message) => {
-        processed.push({ host: node.key, entityId: ctx.entityId, id: (message as { id: number }).id });
-      },
-    });
+    const behavior =
+      (node: TestNode): EntityBehavior =>
+      (ctx) => ({
+        receive: (message) => {
+          processed.push({ host: node.key, entityId: ctx.entityId, id: (message as { id: number }).id });
+        },
+      });
     let target = '';
     const [a, b] = cluster.addNodes(7001, 7002, 7003);
     target = b.key;
-    const options = (node: TestNode) => ({ typeName: 'T', behavior: behavior(node), numberOfShards: SHARDS, allocationStrategy: hostOn(() => target, () => a.key) });
+    const options = (node: TestNode) => ({
+      typeName: 'T',
+      behavior: behavior(node),
+      numberOfShards: SHARDS,
+      allocationStrategy: hostOn(
+        () => target,
+        () => a.key,
+      ),
+    });
     cluster.initAll(options);
     let nextPort = 7004;
     let nextId = 1;
@@ -72,7 +99,15 @@ describe('reliable send: property', () => {
         const entityId = ENTITIES[step.entity] as string;
         for (let i = 0; i < step.count; i++) {
           const id = nextId++;
-          pending.push(a.sharding.entityRefFor('T', entityId).send({ id }).then(() => void resolved.set(id, entityId), () => undefined));
+          pending.push(
+            a.sharding
+              .entityRefFor('T', entityId)
+              .send({ id })
+              .then(
+                () => void resolved.set(id, entityId),
+                () => undefined,
+              ),
+          );
         }
       } else if (step.kind === 'move') {
         const other = cluster.live().find((n) => n !== a && n !== host());
@@ -119,7 +154,7 @@ describe('reliable send: property', () => {
     );
   });
 
-  it('keeps each sender\'s order per entity on every host when nothing crashes or is lost', async () => {
+  it("keeps each sender's order per entity on every host when nothing crashes or is lost", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(stepArb(false), { minLength: 3, maxLength: 20 }), async (steps) => {
         const { processed, resolved, ids } = await runSchedule(steps);

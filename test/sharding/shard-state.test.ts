@@ -58,7 +58,7 @@ describe('IncomingStates', () => {
     expect(incoming.take(1)).toBe('incomplete');
     incoming.add(1, 8, 0, 2, [state(1)]);
     incoming.add(1, 8, 1, 2, [state(2)]);
-    expect([...((incoming.take(1) as ReadonlyMap<string, Uint8Array>).keys())]).toEqual(['e1', 'e2']);
+    expect([...(incoming.take(1) as ReadonlyMap<string, Uint8Array>).keys()]).toEqual(['e1', 'e2']);
     // A repeated HostShard brings the chunks again: they must not wait to be restored into a later start.
     incoming.add(1, 8, 0, 2, [state(1)]);
     expect(incoming.take(1)).toBeUndefined();

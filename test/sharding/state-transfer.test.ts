@@ -18,7 +18,11 @@ const blobs: EntityBehavior = (ctx) => {
     receive: (message) => {
       const m = message as { op: string; blob?: string };
       if (m.op === 'put' && typeof m.blob === 'string') kept.push(m.blob);
-      return { count: kept.length, bytes: kept.reduce((n, b) => n + b.length, 0), restored: ctx.restored !== undefined };
+      return {
+        count: kept.length,
+        bytes: kept.reduce((n, b) => n + b.length, 0),
+        restored: ctx.restored !== undefined,
+      };
     },
     snapshot: () => kept,
   };
@@ -29,11 +33,19 @@ describe('entity state across a graceful hand-off', () => {
   let target: () => string = () => '';
   useTestClusters(() => (cluster = new TestCluster()));
 
-  function start(behavior: EntityBehavior, config = {}): { a: TestNode; b: TestNode; c: TestNode; sent: ShardingMessage[] } {
+  function start(
+    behavior: EntityBehavior,
+    config = {},
+  ): { a: TestNode; b: TestNode; c: TestNode; sent: ShardingMessage[] } {
     cluster = new TestCluster({ config });
     const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     target = () => b.key;
-    cluster.initAll({ typeName: 'Counter', behavior, numberOfShards: SHARDS, allocationStrategy: pinTo(() => target()) });
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior,
+      numberOfShards: SHARDS,
+      allocationStrategy: pinTo(() => target()),
+    });
     const sent: ShardingMessage[] = [];
     // Record what b sends, to see the chunks of its transfer.
     const send = b.transport.send.bind(b.transport);
@@ -47,18 +59,26 @@ describe('entity state across a graceful hand-off', () => {
   async function moveShard(via: TestNode, shardId: number, to: TestNode, from: TestNode): Promise<void> {
     target = () => to.key;
     await settle(via.sharding.rebalanceNow('Counter', [shardId]));
-    await eventually(() => to.sharding.localShards('Counter').includes(shardId) && !from.sharding.localShards('Counter').includes(shardId), `shard ${shardId} on ${to.key}`);
+    await eventually(
+      () =>
+        to.sharding.localShards('Counter').includes(shardId) && !from.sharding.localShards('Counter').includes(shardId),
+      `shard ${shardId} on ${to.key}`,
+    );
   }
 
   it('keeps every Counter value through rebalanceNow and a graceful leave', async () => {
     const { a, b, c } = start(counterBehavior);
     const ids = [entityInShard(4, SHARDS, 'x'), entityInShard(4, SHARDS, 'y'), entityInShard(4, SHARDS, 'z')];
     for (const [i, id] of ids.entries()) {
-      for (let n = 0; n <= i; n++) await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'increment', by: 10 }));
+      for (let n = 0; n <= i; n++)
+        await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'increment', by: 10 }));
     }
     await moveShard(a, 4, c, b);
     for (const [i, id] of ids.entries()) {
-      expect(await settle(a.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({ value: 10 * (i + 1), node: c.key });
+      expect(await settle(a.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({
+        value: 10 * (i + 1),
+        node: c.key,
+      });
     }
     // A graceful leave of the host hands the shard on with its state too (the strategy's fallback takes it).
     target = () => b.key;
@@ -80,20 +100,35 @@ describe('entity state across a graceful hand-off', () => {
     await settle(a.sharding.entityRefFor('Counter', small).ask({ op: 'put', blob: 'x'.repeat(100) }));
     await settle(a.sharding.entityRefFor('Counter', big).ask({ op: 'put', blob: 'y'.repeat(10_000) }));
     await moveShard(a, 5, c, b);
-    expect(await settle(a.sharding.entityRefFor('Counter', small).ask({ op: 'get' }))).toEqual({ count: 1, bytes: 100, restored: true });
-    expect(await settle(a.sharding.entityRefFor('Counter', big).ask({ op: 'get' }))).toEqual({ count: 0, bytes: 0, restored: false });
+    expect(await settle(a.sharding.entityRefFor('Counter', small).ask({ op: 'get' }))).toEqual({
+      count: 1,
+      bytes: 100,
+      restored: true,
+    });
+    expect(await settle(a.sharding.entityRefFor('Counter', big).ask({ op: 'get' }))).toEqual({
+      count: 0,
+      bytes: 0,
+      restored: false,
+    });
     expect(b.sharding.stats().types['Counter']?.region).toMatchObject({ snapshotsTooLarge: 1, snapshotsShipped: 1 });
   });
 
   it('chunks a shard whose state exceeds one chunk, and restores all of it', async () => {
     const { a, b, c, sent } = start(blobs, { stateChunkBytes: 16 * 1024 });
     const ids = Array.from({ length: 12 }, (_, i) => entityInShard(6, SHARDS, `c${i}-`));
-    for (const id of ids) await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'put', blob: 'z'.repeat(5_000) }));
+    for (const id of ids)
+      await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'put', blob: 'z'.repeat(5_000) }));
     await moveShard(a, 6, c, b);
     const chunks = sent.filter((m) => m.type === 'ShardStateChunk');
     expect(chunks.length).toBeGreaterThanOrEqual(4);
-    for (const chunk of chunks) if (chunk.type === 'ShardStateChunk') expect(chunk.entities.length).toBeLessThanOrEqual(3);
-    for (const id of ids) expect(await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'get' }))).toEqual({ count: 1, bytes: 5_000, restored: true });
+    for (const chunk of chunks)
+      if (chunk.type === 'ShardStateChunk') expect(chunk.entities.length).toBeLessThanOrEqual(3);
+    for (const id of ids)
+      expect(await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'get' }))).toEqual({
+        count: 1,
+        bytes: 5_000,
+        restored: true,
+      });
   });
 
   it('a coordinator lost mid-hand-off loses the state it held, never a message: the shard starts fresh', async () => {
@@ -110,19 +145,26 @@ describe('entity state across a graceful hand-off', () => {
     target = () => c.key;
     await settle(b.sharding.rebalanceNow('Counter', [7]));
     await eventually(() => !b.sharding.localShards('Counter').includes(7), 'shard 7 stopped on b');
-    await eventually(() => (a.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes ?? 0) > 0, 'the state held by a');
+    await eventually(
+      () => (a.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes ?? 0) > 0,
+      'the state held by a',
+    );
     const during = b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'increment' }, { timeoutMs: 20_000 });
     await cluster.crashAndRemove(a);
     // b is the coordinator now; c gets the shard without its state, and the ask sent meanwhile is applied there.
     expect(await settle(during)).toMatchObject({ value: 1, node: c.key });
-    expect(await settle(b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({ value: 1, node: c.key });
+    expect(await settle(b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({
+      value: 1,
+      node: c.key,
+    });
   });
 
   it('keeps the values through a graceful leave of the oldest node (the coordinator) while it hosts them', async () => {
     const { a, b, c } = start(counterBehavior);
     target = () => a.key;
     const ids = [entityInShard(8, SHARDS, 'o'), entityInShard(8, SHARDS, 'p')];
-    for (const id of ids) for (let i = 0; i < 3; i++) await settle(c.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
+    for (const id of ids)
+      for (let i = 0; i < 3; i++) await settle(c.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
     expect(a.sharding.localShards('Counter')).toEqual([8]);
     await settle(cluster.members.leave(a.address));
     for (const id of ids) {

@@ -33,7 +33,11 @@ class ActorTsNodeAddress {
 
 /** actor-ts's AllocationStrategy, word for word in its types. */
 interface ActorTsStrategy {
-  allocate(shardId: number, candidates: ReadonlyArray<ActorTsNodeAddress>, currentShards: ReadonlyMap<string, ReadonlySet<number>>): ActorTsNodeAddress;
+  allocate(
+    shardId: number,
+    candidates: ReadonlyArray<ActorTsNodeAddress>,
+    currentShards: ReadonlyMap<string, ReadonlySet<number>>,
+  ): ActorTsNodeAddress;
   rebalance(
     currentShards: ReadonlyMap<string, ReadonlySet<number>>,
     candidates: ReadonlyArray<ActorTsNodeAddress>,
@@ -57,7 +61,9 @@ const shards = (entries: ReadonlyArray<readonly [ActorTsNodeAddress, number[]]>)
 describe('asActorTsStrategy: types', () => {
   it('makes the external, least-shard and hash strategies assignable to actor-ts AllocationStrategy', () => {
     const pins = { explicitPlacements: new Map<number, PlacementPin>() };
-    const external: ActorTsStrategy = asActorTsStrategy(externalAllocationStrategy(new LeastShardAllocationStrategy(), () => pins));
+    const external: ActorTsStrategy = asActorTsStrategy(
+      externalAllocationStrategy(new LeastShardAllocationStrategy(), () => pins),
+    );
     const least: ActorTsStrategy = asActorTsStrategy(new LeastShardAllocationStrategy());
     const hash: ActorTsStrategy = asActorTsStrategy(new HashAllocationStrategy());
     expectTypeOf(asActorTsStrategy<ActorTsNodeAddress>(new HashAllocationStrategy())).toExtend<ActorTsStrategy>();
@@ -70,12 +76,17 @@ describe('asActorTsStrategy: types', () => {
 
   it('is needed: our own strategy is not an actor-ts one (rebalance answers a ReadonlySet)', () => {
     // @ts-expect-error -- actor-ts wants Set<number> from rebalance, and a home from allocate, never undefined.
-    const raw: ActorTsStrategy = externalAllocationStrategy(new HashAllocationStrategy(), () => ({ explicitPlacements: new Map() }));
+    const raw: ActorTsStrategy = externalAllocationStrategy(new HashAllocationStrategy(), () => ({
+      explicitPlacements: new Map(),
+    }));
     expect(raw).toBeDefined();
   });
 
   it('lets our NodeAddress stand where actor-ts reads an address: systemName, host, port, equals, compareTo', () => {
-    type AddressAsStrategiesUseIt = Pick<ActorTsNodeAddress, 'systemName' | 'host' | 'port' | 'toString' | 'equals' | 'compareTo'>;
+    type AddressAsStrategiesUseIt = Pick<
+      ActorTsNodeAddress,
+      'systemName' | 'host' | 'port' | 'toString' | 'equals' | 'compareTo'
+    >;
     expectTypeOf<NodeAddress>().toExtend<AddressAsStrategiesUseIt>();
     const ours: AddressAsStrategiesUseIt = NodeAddress.parse('app@10.0.0.1:7700');
     expect(ours.equals(a)).toBe(true);
@@ -92,7 +103,10 @@ describe('asActorTsStrategy: behaviour', () => {
       asActorTsStrategy<ActorTsNodeAddress>(externalAllocationStrategy(new LeastShardAllocationStrategy(), () => pins)),
     ];
     const candidates = [a, b, c];
-    const current = shards([[a, [1, 2]], [b, [3]]]);
+    const current = shards([
+      [a, [1, 2]],
+      [b, [3]],
+    ]);
     for (const strategy of strategies) {
       for (const shardId of [0, 4, 5, 11]) {
         const answer = strategy.allocate(shardId, candidates, current);
@@ -110,18 +124,39 @@ describe('asActorTsStrategy: behaviour', () => {
     const pins = { explicitPlacements: new Map([[7, PlacementPin.of('zone=eu-west', { mode: 'require' })]]) };
     const inner = externalAllocationStrategy(new HashAllocationStrategy(), () => pins);
     // Our strategy alone has no home for it...
-    expect(inner.allocate(7, [a, b, c].map((x) => NodeAddress.parse(x.toString())), new Map())).toBeUndefined();
+    expect(
+      inner.allocate(
+        7,
+        [a, b, c].map((x) => NodeAddress.parse(x.toString())),
+        new Map(),
+      ),
+    ).toBeUndefined();
     // ...actor-ts gets one, the node with the fewest shards.
-    const strategy = asActorTsStrategy<ActorTsNodeAddress>(inner, { onWarning: (message, details) => warnings.push({ message, details }) });
-    const answer = strategy.allocate(7, [a, b, c], shards([[a, [1, 2]], [b, [3]], [c, [4, 5]]]));
+    const strategy = asActorTsStrategy<ActorTsNodeAddress>(inner, {
+      onWarning: (message, details) => warnings.push({ message, details }),
+    });
+    const answer = strategy.allocate(
+      7,
+      [a, b, c],
+      shards([
+        [a, [1, 2]],
+        [b, [3]],
+        [c, [4, 5]],
+      ]),
+    );
     expect(answer).toBe(b);
-    expect(warnings).toEqual([{ message: expect.stringMatching(/require pin/), details: { shardId: 7, home: b.toString() } }]);
+    expect(warnings).toEqual([
+      { message: expect.stringMatching(/require pin/), details: { shardId: 7, home: b.toString() } },
+    ]);
   });
 
   it('leaves a shard whose require pin nothing satisfies where it is, and moves it once a node matches', () => {
     const pins = { explicitPlacements: new Map([[7, PlacementPin.of('app@10.0.0.3:7700', { mode: 'require' })]]) };
     const inner = externalAllocationStrategy(new HashAllocationStrategy(), () => pins);
-    const current = shards([[a, [7]], [b, []]]);
+    const current = shards([
+      [a, [7]],
+      [b, []],
+    ]);
     const ours = [a, b].map((x) => NodeAddress.parse(x.toString()));
     // Alone, our strategy hands it off (it would then wait without a home)...
     expect(inner.rebalance(current, ours, new Set()).has(7)).toBe(true);
@@ -135,18 +170,36 @@ describe('asActorTsStrategy: behaviour', () => {
 
   it('breaks a load tie by the candidates own compareTo', () => {
     const pins = { explicitPlacements: new Map([[7, PlacementPin.of('zone=eu-west', { mode: 'require' })]]) };
-    const strategy = asActorTsStrategy<ActorTsNodeAddress>(externalAllocationStrategy(new HashAllocationStrategy(), () => pins));
+    const strategy = asActorTsStrategy<ActorTsNodeAddress>(
+      externalAllocationStrategy(new HashAllocationStrategy(), () => pins),
+    );
     expect(strategy.allocate(7, [c, b, a], new Map())).toBe(a);
   });
 
   it('rebalances to a fresh mutable Set, passing actor-ts shard maps through', () => {
     const strategy = asActorTsStrategy<ActorTsNodeAddress>(new HashAllocationStrategy());
     // Hash homes over sorted [a, b]: even shards on a, odd on b; shard 2 on b and 3 on a are misplaced.
-    const moves = strategy.rebalance(shards([[a, [0, 3]], [b, [1, 2]]]), [a, b], new Set([3]));
+    const moves = strategy.rebalance(
+      shards([
+        [a, [0, 3]],
+        [b, [1, 2]],
+      ]),
+      [a, b],
+      new Set([3]),
+    );
     expect(moves).toBeInstanceOf(Set);
     expect([...moves]).toEqual([2]);
     moves.add(99);
-    expect(strategy.rebalance(shards([[a, [0]], [b, [1]]]), [a, b], new Set())).toEqual(new Set());
+    expect(
+      strategy.rebalance(
+        shards([
+          [a, [0]],
+          [b, [1]],
+        ]),
+        [a, b],
+        new Set(),
+      ),
+    ).toEqual(new Set());
   });
 
   it('rejects a non-strategy at once, and an address our NodeAddress cannot hold when it is used', () => {

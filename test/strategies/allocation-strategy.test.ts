@@ -45,7 +45,15 @@ describe('allocation ordering', () => {
   const [a, b, c] = [node(1), node(2), node(3)];
 
   it('without a view ranks by shard count, then address', () => {
-    const regions = describeRegions([c, b, a], shardMap([[a, [1, 2]], [b, [3]], [c, [4]]]), undefined);
+    const regions = describeRegions(
+      [c, b, a],
+      shardMap([
+        [a, [1, 2]],
+        [b, [3]],
+        [c, [4]],
+      ]),
+      undefined,
+    );
     expect(mostSuitable(regions).address).toBe(b);
   });
 
@@ -56,7 +64,10 @@ describe('allocation ordering', () => {
   });
 
   it('drops duplicate candidates', () => {
-    expect(describeRegions([a, node(1), b], new Map(), undefined).map((r) => r.key)).toEqual([a.toString(), b.toString()]);
+    expect(describeRegions([a, node(1), b], new Map(), undefined).map((r) => r.key)).toEqual([
+      a.toString(),
+      b.toString(),
+    ]);
   });
 
   it('ranks a candidate the view does not know below known reachable members', () => {
@@ -76,7 +87,10 @@ describe('isGoodTimeToRebalance', () => {
   });
 
   it('is true for healthy members on one version, and for equal versions written differently', () => {
-    const view = new TestView([{ address: a, appVersion: '1.2' }, { address: b, appVersion: '1.2.0' }]);
+    const view = new TestView([
+      { address: a, appVersion: '1.2' },
+      { address: b, appVersion: '1.2.0' },
+    ]);
     expect(isGoodTimeToRebalance(regionsFor(view), view)).toBe(true);
   });
 

@@ -21,11 +21,29 @@ class AttributeView implements ClusterView {
   }
 }
 
-function m(n: number, attributes: Record<string, string>, extra: Partial<Pick<MemberInfo, 'reachable' | 'status' | 'roles'>> = {}): Member {
-  return { address: node(n), status: 'up', appVersion: '1.0.0', upNumber: n, reachable: true, roles: [], attributes, ...extra };
+function m(
+  n: number,
+  attributes: Record<string, string>,
+  extra: Partial<Pick<MemberInfo, 'reachable' | 'status' | 'roles'>> = {},
+): Member {
+  return {
+    address: node(n),
+    status: 'up',
+    appVersion: '1.0.0',
+    upNumber: n,
+    reachable: true,
+    roles: [],
+    attributes,
+    ...extra,
+  };
 }
 
-function setup(members: Member[], pins: Map<number, PlacementPin>, clock = { now: 1_000 }, fallback: AllocationStrategy = new LeastShardAllocationStrategy()) {
+function setup(
+  members: Member[],
+  pins: Map<number, PlacementPin>,
+  clock = { now: 1_000 },
+  fallback: AllocationStrategy = new LeastShardAllocationStrategy(),
+) {
   const view = new AttributeView(members);
   const warnings: Array<Record<string, unknown>> = [];
   const strategy = externalAllocationStrategy(fallback, () => ({ explicitPlacements: pins }), {
@@ -43,7 +61,11 @@ describe('selector pins in allocate', () => {
   it('spreads shards pinned to zone=b over the zone=b nodes only, least loaded first', () => {
     const pins = new Map([1, 2, 3, 4].map((s) => [s, zoneB()] as const));
     const { strategy } = setup([m(1, { zone: 'a' }), m(2, { zone: 'b' }), m(3, { zone: 'b' })], pins);
-    const current = shardMap([[node(1), []], [node(2), []], [node(3), []]]);
+    const current = shardMap([
+      [node(1), []],
+      [node(2), []],
+      [node(3), []],
+    ]);
     for (const shardId of [1, 2, 3, 4]) {
       const home = strategy.allocate(shardId, [node(1), node(2), node(3)], current) as NodeAddress;
       current.get(home.toString())?.add(shardId);
@@ -59,7 +81,9 @@ describe('selector pins in allocate', () => {
     const candidates = [node(1), node(2)];
     expect(strategy.allocate(7, candidates, new Map())?.toString()).toBe(node(1).toString());
     strategy.allocate(7, candidates, new Map());
-    expect(warnings).toEqual([expect.objectContaining({ shardId: 7, target: 'zone=b', reason: 'no matching node', mode: 'prefer' })]);
+    expect(warnings).toEqual([
+      expect.objectContaining({ shardId: 7, target: 'zone=b', reason: 'no matching node', mode: 'prefer' }),
+    ]);
   });
 
   it('require: no home while no matching node is reachable and up, then the first one that is', () => {
@@ -116,7 +140,10 @@ describe('expiry', () => {
   it('an expired pin no longer keeps its shard where it is, nor moves it', () => {
     const pins = new Map([[1, PlacementPin.of(node(2), { expiresAt: 2_000 })]]);
     const { strategy, clock } = setup([m(1, {}), m(2, {})], pins, { now: 1_000 });
-    const current = shardMap([[node(1), [1]], [node(2), []]]);
+    const current = shardMap([
+      [node(1), [1]],
+      [node(2), []],
+    ]);
     expect([...strategy.rebalance(current, [node(1), node(2)], none)]).toEqual([1]);
     clock.now = 2_000;
     // The fallback sees a balanced cluster (1 and 0 shards): nothing to move.
@@ -131,7 +158,10 @@ describe('rebalance with rules', () => {
       [2, zoneB()],
     ]);
     const { strategy, warnings } = setup([m(1, { zone: 'a' }), m(2, { zone: 'a' })], pins);
-    const current = shardMap([[node(1), [1, 2]], [node(2), []]]);
+    const current = shardMap([
+      [node(1), [1, 2]],
+      [node(2), []],
+    ]);
     expect([...strategy.rebalance(current, [node(1), node(2)], none)].sort()).toEqual([1]);
     expect(warnings.map((w) => [w['shardId'], w['handedOffFrom'] ?? w['stayingOn']])).toEqual([
       [1, node(1).toString()],
@@ -142,7 +172,16 @@ describe('rebalance with rules', () => {
   it('moves a pinned shard off a non-matching node when a matching node is reachable', () => {
     const pins = new Map([[1, zoneB()]]);
     const { strategy } = setup([m(1, { zone: 'a' }), m(2, { zone: 'b' })], pins);
-    expect([...strategy.rebalance(shardMap([[node(1), [1]], [node(2), []]]), [node(1), node(2)], none)]).toEqual([1]);
+    expect([
+      ...strategy.rebalance(
+        shardMap([
+          [node(1), [1]],
+          [node(2), []],
+        ]),
+        [node(1), node(2)],
+        none,
+      ),
+    ]).toEqual([1]);
   });
 
   it('never moves a pinned shard off a matching node to relieve the cluster, only to even out the matching nodes', () => {
@@ -150,9 +189,27 @@ describe('rebalance with rules', () => {
     const { strategy } = setup([m(1, { zone: 'a' }), m(2, { zone: 'b' }), m(3, { zone: 'b' })], pins);
     const candidates = [node(1), node(2), node(3)];
     // zone=b nodes evenly loaded, zone=a empty: the pinned shards stay.
-    expect([...strategy.rebalance(shardMap([[node(1), []], [node(2), [10, 11]], [node(3), [12, 13]]]), candidates, none)]).toEqual([]);
+    expect([
+      ...strategy.rebalance(
+        shardMap([
+          [node(1), []],
+          [node(2), [10, 11]],
+          [node(3), [12, 13]],
+        ]),
+        candidates,
+        none,
+      ),
+    ]).toEqual([]);
     // Uneven among the zone=b nodes: some move, and only pinned ones.
-    const moves = strategy.rebalance(shardMap([[node(1), []], [node(2), [10, 11, 12, 13]], [node(3), []]]), candidates, none);
+    const moves = strategy.rebalance(
+      shardMap([
+        [node(1), []],
+        [node(2), [10, 11, 12, 13]],
+        [node(3), []],
+      ]),
+      candidates,
+      none,
+    );
     expect(moves.size).toBeGreaterThan(0);
     for (const shardId of moves) expect(pins.has(shardId)).toBe(true);
   });
@@ -169,10 +226,14 @@ describe('rebalance with rules', () => {
           for (let i = 1; i <= zoneANodes; i++) members.push(m(i, { zone: 'a' }));
           for (let i = 1; i <= zoneBNodes; i++) members.push(m(zoneANodes + i, { zone: 'b' }));
           const candidates = members.map((x) => x.address);
-          const pins = new Map(initialHomes.map((_, shardId) => [shardId, zoneB({ mode: require ? 'require' : 'prefer' })] as const));
+          const pins = new Map(
+            initialHomes.map((_, shardId) => [shardId, zoneB({ mode: require ? 'require' : 'prefer' })] as const),
+          );
           const { strategy } = setup(members, pins);
           const current = new Map(candidates.map((c) => [c.toString(), new Set<number>()]));
-          initialHomes.forEach((home, shardId) => current.get((candidates[home % candidates.length] as NodeAddress).toString())?.add(shardId));
+          initialHomes.forEach((home, shardId) =>
+            current.get((candidates[home % candidates.length] as NodeAddress).toString())?.add(shardId),
+          );
           let rounds = 0;
           for (; rounds < 200; rounds++) {
             const moves = strategy.rebalance(current, candidates, none);
@@ -184,7 +245,9 @@ describe('rebalance with rules', () => {
             }
           }
           expect(rounds).toBeLessThan(200);
-          const bCounts = members.filter((x) => x.attributes?.['zone'] === 'b').map((x) => current.get(x.address.toString())?.size ?? 0);
+          const bCounts = members
+            .filter((x) => x.attributes?.['zone'] === 'b')
+            .map((x) => current.get(x.address.toString())?.size ?? 0);
           expect(bCounts.reduce((a, b) => a + b, 0)).toBe(initialHomes.length);
           expect(Math.max(...bCounts) - Math.min(...bCounts)).toBeLessThanOrEqual(1);
         },

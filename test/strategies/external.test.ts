@@ -90,7 +90,12 @@ describe('externalAllocationStrategy.allocate', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.message).toContain('shard 42');
     expect(warnings[0]?.message).toContain(c.toString());
-    expect(warnings[0]?.details).toMatchObject({ shardId: 42, target: c.toString(), reason: 'not a candidate', allocatedTo: b.toString() });
+    expect(warnings[0]?.details).toMatchObject({
+      shardId: 42,
+      target: c.toString(),
+      reason: 'not a candidate',
+      allocatedTo: b.toString(),
+    });
   });
 
   it('falls back among the reachable candidates only, with an "unreachable" warning', () => {
@@ -114,7 +119,10 @@ describe('externalAllocationStrategy.allocate', () => {
 
   it('gives the fallback every candidate when none is reachable', () => {
     const fallback = new ScriptedFallback();
-    const cluster = new TestView([{ address: a, reachable: false }, { address: b, reachable: false }]);
+    const cluster = new TestView([
+      { address: a, reachable: false },
+      { address: b, reachable: false },
+    ]);
     const { strategy } = setup({ fallback, cluster });
     expect(strategy.allocate(3, [a, b], new Map())).toBe(a);
     expect(fallback.allocations[0]?.candidates).toEqual([a, b].map(String));
@@ -254,7 +262,14 @@ describe('externalAllocationStrategy.rebalance', () => {
     const cluster = new TestView([{ address: a }, { address: b }, { address: c, reachable: false }]);
     const { strategy, placements } = setup({ fallback, cluster });
     placements.set(1, a).set(2, a);
-    strategy.rebalance(shardMap([[a, [1, 4, 2, 5]], [b, [6]]]), [a, b, c], none);
+    strategy.rebalance(
+      shardMap([
+        [a, [1, 4, 2, 5]],
+        [b, [6]],
+      ]),
+      [a, b, c],
+      none,
+    );
     const call = fallback.rebalanceCalls[0];
     expect(call?.candidates).toEqual([a, b].map(String));
     expect([...(call?.currentShards.get(a.toString()) ?? [])]).toEqual([4, 5, 1, 2]);
@@ -273,7 +288,8 @@ describe('externalAllocationStrategy.rebalance', () => {
     const current = new Map(nodes.map((address, i) => [address.toString(), new Set(range(i * 100, 100))]));
     const placements = new Placements();
     // Pin every 10th shard to the next node: 1,000 pins, all of them misplaced.
-    for (let shardId = 0; shardId < 10_000; shardId += 10) placements.set(shardId, nodes[(Math.floor(shardId / 100) + 1) % 100]!);
+    for (let shardId = 0; shardId < 10_000; shardId += 10)
+      placements.set(shardId, nodes[(Math.floor(shardId / 100) + 1) % 100]!);
     const fallback = new LeastShardAllocationStrategy();
     const strategy = externalAllocationStrategy(fallback, placements.getState);
     const before = placements.reads;

@@ -9,7 +9,9 @@ export function node(n: number): NodeAddress {
 }
 
 /** A shard map keyed by address string, each set in the given (allocation) order. */
-export function shardMap(entries: ReadonlyArray<readonly [NodeAddress, ReadonlyArray<number>]>): Map<string, Set<number>> {
+export function shardMap(
+  entries: ReadonlyArray<readonly [NodeAddress, ReadonlyArray<number>]>,
+): Map<string, Set<number>> {
   return new Map(entries.map(([address, shards]) => [address.toString(), new Set(shards)]));
 }
 

@@ -34,18 +34,29 @@ describe('HashAllocationStrategy.rebalance', () => {
   const strategy = new HashAllocationStrategy();
 
   it('moves nothing when every shard is at its hash home', () => {
-    const shards = shardMap([[a, [0, 3, 6]], [b, [1, 4]], [c, [2, 5]]]);
+    const shards = shardMap([
+      [a, [0, 3, 6]],
+      [b, [1, 4]],
+      [c, [2, 5]],
+    ]);
     expect(strategy.rebalance(shards, [a, b, c], none).size).toBe(0);
   });
 
   it('moves the shards whose hash home changed when a node joins', () => {
-    const shards = shardMap([[a, [0, 3, 6]], [b, [1, 4]], [c, [2, 5]]]);
+    const shards = shardMap([
+      [a, [0, 3, 6]],
+      [b, [1, 4]],
+      [c, [2, 5]],
+    ]);
     // With d: 0,4 -> a; 1,5 -> b; 2,6 -> c; 3 -> d.
     expect(sorted(strategy.rebalance(shards, [a, b, c, d], none))).toEqual([3, 4, 5, 6]);
   });
 
   it('moves shards away from nodes that are no longer candidates', () => {
-    const shards = shardMap([[a, [0, 2]], [b, [1, 3]]]);
+    const shards = shardMap([
+      [a, [0, 2]],
+      [b, [1, 3]],
+    ]);
     expect(sorted(strategy.rebalance(shards, [a], none))).toEqual([1, 3]);
   });
 

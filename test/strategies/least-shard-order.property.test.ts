@@ -45,7 +45,11 @@ describe('LeastShardAllocationStrategy phase 1 order', () => {
         fc.integer({ min: 0, max: 1_000 }),
         (regions, limit, rotation) => {
           const addresses = pool.slice(0, regions.length);
-          const specs: MemberSpec[] = regions.map((r, i) => ({ address: addresses[i] as NodeAddress, upNumber: r.upNumber, status: r.status }));
+          const specs: MemberSpec[] = regions.map((r, i) => ({
+            address: addresses[i] as NodeAddress,
+            upNumber: r.upNumber,
+            status: r.status,
+          }));
           const current = new Map<string, Set<number>>();
           let next = 0;
           regions.forEach((r, i) => {
@@ -55,7 +59,11 @@ describe('LeastShardAllocationStrategy phase 1 order', () => {
           });
           // Candidate order must not matter: rotate it.
           const candidates = addresses.map((_, i) => addresses[(i + rotation) % addresses.length] as NodeAddress);
-          const strategy = new LeastShardAllocationStrategy({ absoluteLimit: limit, relativeLimit: 1, cluster: new TestView(specs) });
+          const strategy = new LeastShardAllocationStrategy({
+            absoluteLimit: limit,
+            relativeLimit: 1,
+            cluster: new TestView(specs),
+          });
 
           const total = regions.reduce((sum, r) => sum + r.shards, 0);
           const optimal = Math.ceil(total / regions.length);
@@ -69,7 +77,9 @@ describe('LeastShardAllocationStrategy phase 1 order', () => {
           const moves = strategy.rebalance(current, candidates, new Set());
           // Phase 2 answers only when phase 1 has nothing; its order is not the subject here.
           if (expected.length > 0) expect([...moves]).toEqual(expected);
-          else for (const shardId of moves) expect(regions.some((_, i) => current.get(String(addresses[i]))?.has(shardId))).toBe(true);
+          else
+            for (const shardId of moves)
+              expect(regions.some((_, i) => current.get(String(addresses[i]))?.has(shardId))).toBe(true);
         },
       ),
       { numRuns: 500 },
@@ -95,10 +105,25 @@ describe('LeastShardAllocationStrategy phase 1 order', () => {
           const addresses = pool.slice(0, regions.length);
           const view = new TestView(
             regions.flatMap((r, i) =>
-              r.known ? [{ address: addresses[i] as NodeAddress, upNumber: r.upNumber, status: r.status, appVersion: r.version, reachable: r.reachable }] : [],
+              r.known
+                ? [
+                    {
+                      address: addresses[i] as NodeAddress,
+                      upNumber: r.upNumber,
+                      status: r.status,
+                      appVersion: r.version,
+                      reachable: r.reachable,
+                    },
+                  ]
+                : [],
             ),
           );
-          const current = new Map(regions.map((r, i) => [String(addresses[i]), new Set(Array.from({ length: r.shards }, (_, k) => i * 100 + k))]));
+          const current = new Map(
+            regions.map((r, i) => [
+              String(addresses[i]),
+              new Set(Array.from({ length: r.shards }, (_, k) => i * 100 + k)),
+            ]),
+          );
           const described = describeRegions(addresses, current, membersByAddress(view));
           const byAllocation: string[] = [];
           const rest = [...described];

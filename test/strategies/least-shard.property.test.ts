@@ -69,24 +69,28 @@ describe('LeastShardAllocationStrategy convergence', () => {
   it('reaches max - min <= 1 within 5 rounds from any allocation, with limits lifted', () => {
     const plan = fc.record({ count: fc.nat({ max: 1000 }), listed: fc.boolean() });
     fc.assert(
-      fc.property(fc.array(plan, { minLength: 1, maxLength: 100, size: 'max' }), fc.integer({ min: 1, max: 997 }), (plans, stride) => {
-        const candidates = candidatesPool.slice(0, plans.length);
-        const current = buildAllocation(plans, stride);
-        const total = plans.reduce((sum, p) => sum + p.count, 0);
-        const strategy = new LeastShardAllocationStrategy({ absoluteLimit: Infinity, relativeLimit: 1 });
-        let rounds = 0;
-        while (spread(current, candidates) > 1 && rounds < 5) {
-          expect(applyRound(strategy, current, candidates).strayHomes).toBe(0);
-          rounds++;
-        }
-        expect(spread(current, candidates)).toBeLessThanOrEqual(1);
-        // Nothing lost or duplicated on the way.
-        const all = [...current.values()].flatMap((shards) => [...shards]);
-        expect(all.length).toBe(total);
-        expect(new Set(all).size).toBe(total);
-        // Once even, the strategy stops asking for moves.
-        expect(strategy.rebalance(current, candidates, new Set()).size).toBe(0);
-      }),
+      fc.property(
+        fc.array(plan, { minLength: 1, maxLength: 100, size: 'max' }),
+        fc.integer({ min: 1, max: 997 }),
+        (plans, stride) => {
+          const candidates = candidatesPool.slice(0, plans.length);
+          const current = buildAllocation(plans, stride);
+          const total = plans.reduce((sum, p) => sum + p.count, 0);
+          const strategy = new LeastShardAllocationStrategy({ absoluteLimit: Infinity, relativeLimit: 1 });
+          let rounds = 0;
+          while (spread(current, candidates) > 1 && rounds < 5) {
+            expect(applyRound(strategy, current, candidates).strayHomes).toBe(0);
+            rounds++;
+          }
+          expect(spread(current, candidates)).toBeLessThanOrEqual(1);
+          // Nothing lost or duplicated on the way.
+          const all = [...current.values()].flatMap((shards) => [...shards]);
+          expect(all.length).toBe(total);
+          expect(new Set(all).size).toBe(total);
+          // Once even, the strategy stops asking for moves.
+          expect(strategy.rebalance(current, candidates, new Set()).size).toBe(0);
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -21,31 +21,94 @@ describe('LeastShardAllocationStrategy.allocate', () => {
   });
 
   it('prefers reachable over not-leaving', () => {
-    expect(allocateWith([{ address: a, reachable: false }, { address: b, status: 'leaving' }], new Map())).toBe(b);
+    expect(
+      allocateWith(
+        [
+          { address: a, reachable: false },
+          { address: b, status: 'leaving' },
+        ],
+        new Map(),
+      ),
+    ).toBe(b);
   });
 
   it('prefers the highest app version, compared numerically, over fewer shards', () => {
-    expect(allocateWith([{ address: a, appVersion: '1.9.0' }, { address: b, appVersion: '1.10.0' }], bBusier)).toBe(b);
+    expect(
+      allocateWith(
+        [
+          { address: a, appVersion: '1.9.0' },
+          { address: b, appVersion: '1.10.0' },
+        ],
+        bBusier,
+      ),
+    ).toBe(b);
   });
 
   it('prefers not-leaving over a higher app version', () => {
-    const specs: MemberSpec[] = [{ address: a, appVersion: '2.0.0', status: 'leaving' }, { address: b, appVersion: '1.0.0' }];
+    const specs: MemberSpec[] = [
+      { address: a, appVersion: '2.0.0', status: 'leaving' },
+      { address: b, appVersion: '1.0.0' },
+    ];
     expect(allocateWith(specs, new Map())).toBe(b);
   });
 
   it('prefers fewer shards, then the oldest member, then the lowest address', () => {
-    const specs: MemberSpec[] = [{ address: a, upNumber: 1 }, { address: b, upNumber: 2 }];
-    expect(allocateWith(specs, shardMap([[a, [1, 2]], [b, [3]]]))).toBe(b);
-    const older: MemberSpec[] = [{ address: a, upNumber: 7 }, { address: b, upNumber: 3 }];
-    expect(allocateWith(older, shardMap([[a, [1]], [b, [2]]]))).toBe(b);
-    const twins: MemberSpec[] = [{ address: b, upNumber: 1 }, { address: a, upNumber: 1 }];
+    const specs: MemberSpec[] = [
+      { address: a, upNumber: 1 },
+      { address: b, upNumber: 2 },
+    ];
+    expect(
+      allocateWith(
+        specs,
+        shardMap([
+          [a, [1, 2]],
+          [b, [3]],
+        ]),
+      ),
+    ).toBe(b);
+    const older: MemberSpec[] = [
+      { address: a, upNumber: 7 },
+      { address: b, upNumber: 3 },
+    ];
+    expect(
+      allocateWith(
+        older,
+        shardMap([
+          [a, [1]],
+          [b, [2]],
+        ]),
+      ),
+    ).toBe(b);
+    const twins: MemberSpec[] = [
+      { address: b, upNumber: 1 },
+      { address: a, upNumber: 1 },
+    ];
     expect(new LeastShardAllocationStrategy({ cluster: new TestView(twins) }).allocate(0, [b, a], new Map())).toBe(a);
   });
 
   it('without a view picks the fewest shards, counting missing candidates as empty', () => {
     const strategy = new LeastShardAllocationStrategy();
-    expect(strategy.allocate(9, [a, b, c], shardMap([[a, [1]], [b, [2]]]))).toBe(c);
-    expect(strategy.allocate(9, [c, b, a], shardMap([[a, [1]], [b, [2]], [c, [3, 4]]]))).toBe(a);
+    expect(
+      strategy.allocate(
+        9,
+        [a, b, c],
+        shardMap([
+          [a, [1]],
+          [b, [2]],
+        ]),
+      ),
+    ).toBe(c);
+    expect(
+      strategy.allocate(
+        9,
+        [c, b, a],
+        shardMap([
+          [a, [1]],
+          [b, [2]],
+          [c, [3, 4]],
+        ]),
+      ),
+    ).toBe(a);
   });
 
   it('rejects bad arguments without touching anything', () => {
@@ -69,7 +132,9 @@ describe('LeastShardAllocationStrategy options', () => {
     { relativeLimit: -0.1 },
     { relativeLimit: Number.NaN },
   ])('rejects %j', (options) => {
-    expect(() => new LeastShardAllocationStrategy(options)).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+    expect(() => new LeastShardAllocationStrategy(options)).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
   });
 
   it('computes limit = max(1, min(floor(relativeLimit * shards), absoluteLimit))', () => {
@@ -102,7 +167,12 @@ describe('LeastShardAllocationStrategy.rebalance gate', () => {
   });
 
   it('does nothing when app versions differ', () => {
-    expect(rebalanceWith([{ address: a, appVersion: '1.0.0' }, { address: b, appVersion: '1.1.0' }]).size).toBe(0);
+    expect(
+      rebalanceWith([
+        { address: a, appVersion: '1.0.0' },
+        { address: b, appVersion: '1.1.0' },
+      ]).size,
+    ).toBe(0);
   });
 
   it('does nothing when any member is unreachable, even one that is not a candidate', () => {
@@ -131,13 +201,21 @@ describe('LeastShardAllocationStrategy.rebalance phases', () => {
 
   it('phase 1 takes every excess from every region above optimal', () => {
     // 18 shards over 4 regions: optimal 5; a is 5 over, b 2 over.
-    const shards = shardMap([[c, [100]], [b, range(10, 7)], [a, range(20, 10)]]);
+    const shards = shardMap([
+      [c, [100]],
+      [b, range(10, 7)],
+      [a, range(20, 10)],
+    ]);
     const moves = new LeastShardAllocationStrategy(lifted).rebalance(shards, [a, b, c, d], none);
     expect(sorted(moves)).toEqual([...range(10, 2), ...range(20, 5)]);
   });
 
   it('phase 1 fills the limit from the most loaded region first', () => {
-    const shards = shardMap([[b, range(10, 7)], [a, range(20, 10)], [c, [100]]]);
+    const shards = shardMap([
+      [b, range(10, 7)],
+      [a, range(20, 10)],
+      [c, [100]],
+    ]);
     const strategy = new LeastShardAllocationStrategy({ absoluteLimit: 6, relativeLimit: 1 });
     expect(sorted(strategy.rebalance(shards, [c, b, a, d], none))).toEqual([10, ...range(20, 5)]);
   });
@@ -151,7 +229,11 @@ describe('LeastShardAllocationStrategy.rebalance phases', () => {
       { address: c, upNumber: 1 },
       { address: d, upNumber: 4 },
     ]);
-    const shards = shardMap([[a, range(10, 4)], [b, range(20, 4)], [c, range(30, 4)]]);
+    const shards = shardMap([
+      [a, range(10, 4)],
+      [b, range(20, 4)],
+      [c, range(30, 4)],
+    ]);
     const all = new LeastShardAllocationStrategy({ ...lifted, cluster: view }).rebalance(shards, [a, b, c, d], none);
     expect([...all]).toEqual([20, 10, 30]);
     const one = new LeastShardAllocationStrategy({ absoluteLimit: 1, relativeLimit: 1, cluster: view });
@@ -159,15 +241,25 @@ describe('LeastShardAllocationStrategy.rebalance phases', () => {
   });
 
   it('phase 1 takes from a leaving region before a more loaded up one', () => {
-    const view = new TestView([{ address: a, upNumber: 1 }, { address: b, upNumber: 2, status: 'leaving' }, { address: c, upNumber: 3 }]);
+    const view = new TestView([
+      { address: a, upNumber: 1 },
+      { address: b, upNumber: 2, status: 'leaving' },
+      { address: c, upNumber: 3 },
+    ]);
     // 15 shards over 3 regions: optimal 5; a is 4 over, b 1 over.
-    const shards = shardMap([[a, range(10, 9)], [b, range(20, 6)]]);
+    const shards = shardMap([
+      [a, range(10, 9)],
+      [b, range(20, 6)],
+    ]);
     const strategy = new LeastShardAllocationStrategy({ absoluteLimit: 2, relativeLimit: 1, cluster: view });
     expect([...strategy.rebalance(shards, [a, b, c], none)]).toEqual([20, 10]);
   });
 
   it('phase 1 without a view takes equally loaded regions from the highest address down', () => {
-    const shards = shardMap([[a, range(10, 3)], [b, range(20, 3)]]);
+    const shards = shardMap([
+      [a, range(10, 3)],
+      [b, range(20, 3)],
+    ]);
     const strategy = new LeastShardAllocationStrategy({ absoluteLimit: 1, relativeLimit: 1 });
     expect([...strategy.rebalance(shards, [a, b, c], none)]).toEqual([20]);
   });
@@ -181,26 +273,46 @@ describe('LeastShardAllocationStrategy.rebalance phases', () => {
 
   it('phase 2 takes the oldest shard of regions at optimal when some region is 2 or more below', () => {
     // 13 shards over 4 regions: optimal 4, nobody above it; d holds 1, so it lacks (4 - 1) - 1 = 2.
-    const shards = shardMap([[a, [5, 1, 2, 3]], [b, [15, 11, 12, 13]], [c, [25, 21, 22, 23]], [d, [30]]]);
+    const shards = shardMap([
+      [a, [5, 1, 2, 3]],
+      [b, [15, 11, 12, 13]],
+      [c, [25, 21, 22, 23]],
+      [d, [30]],
+    ]);
     expect(new LeastShardAllocationStrategy(lifted).rebalance(shards, [a, b, c, d], none)).toEqual(new Set([5, 15]));
     const capped = new LeastShardAllocationStrategy({ absoluteLimit: 1, relativeLimit: 1 });
     expect(capped.rebalance(shards, [a, b, c, d], none)).toEqual(new Set([5]));
   });
 
   it('phase 2 does nothing when every region is within one of optimal', () => {
-    const shards = shardMap([[a, range(0, 4)], [b, range(10, 4)], [c, range(20, 3)]]);
+    const shards = shardMap([
+      [a, range(0, 4)],
+      [b, range(10, 4)],
+      [c, range(20, 3)],
+    ]);
     expect(new LeastShardAllocationStrategy(lifted).rebalance(shards, [a, b, c], none).size).toBe(0);
   });
 
   it('neither counts nor picks shards on nodes that are not candidates', () => {
-    const shards = shardMap([[c, range(100, 50)], [a, [1, 2]], [b, [3, 4]]]);
+    const shards = shardMap([
+      [c, range(100, 50)],
+      [a, [1, 2]],
+      [b, [3, 4]],
+    ]);
     expect(new LeastShardAllocationStrategy(lifted).rebalance(shards, [a, b], none).size).toBe(0);
   });
 
   it('works with a healthy view exactly as without one', () => {
-    const shards = shardMap([[a, range(0, 40)], [b, range(40, 2)]]);
+    const shards = shardMap([
+      [a, range(0, 40)],
+      [b, range(40, 2)],
+    ]);
     const plain = new LeastShardAllocationStrategy().rebalance(shards, [a, b, c], none);
-    const viewed = new LeastShardAllocationStrategy({ cluster: healthyView([a, b, c]) }).rebalance(shards, [a, b, c], none);
+    const viewed = new LeastShardAllocationStrategy({ cluster: healthyView([a, b, c]) }).rebalance(
+      shards,
+      [a, b, c],
+      none,
+    );
     expect(viewed).toEqual(plain);
     expect(plain).toEqual(new Set(range(0, 4)));
   });

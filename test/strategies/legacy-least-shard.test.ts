@@ -12,26 +12,40 @@ describe('LegacyLeastShardAllocationStrategy options', () => {
     expect([strategy.rebalanceThreshold, strategy.maxSimultaneousRebalance]).toEqual([1, 3]);
   });
 
-  it.each([{ rebalanceThreshold: 0 }, { rebalanceThreshold: 1.5 }, { maxSimultaneousRebalance: 0 }, { maxSimultaneousRebalance: -2 }])(
-    'rejects %j',
-    (options) => {
-      expect(() => new LegacyLeastShardAllocationStrategy(options)).toThrow(
-        expect.objectContaining({ code: 'invalid_argument' }),
-      );
-    },
-  );
+  it.each([
+    { rebalanceThreshold: 0 },
+    { rebalanceThreshold: 1.5 },
+    { maxSimultaneousRebalance: 0 },
+    { maxSimultaneousRebalance: -2 },
+  ])('rejects %j', (options) => {
+    expect(() => new LegacyLeastShardAllocationStrategy(options)).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
+  });
 });
 
 describe('LegacyLeastShardAllocationStrategy', () => {
   it('allocates like the modern strategy: fewest shards among healthy nodes', () => {
     const strategy = new LegacyLeastShardAllocationStrategy();
-    expect(strategy.allocate(7, [a, b, c], shardMap([[a, [1, 2]], [b, [3]]]))).toBe(c);
+    expect(
+      strategy.allocate(
+        7,
+        [a, b, c],
+        shardMap([
+          [a, [1, 2]],
+          [b, [3]],
+        ]),
+      ),
+    ).toBe(c);
     const view = new TestView([{ address: a }, { address: b, reachable: false }]);
     expect(new LegacyLeastShardAllocationStrategy({ cluster: view }).allocate(7, [a, b], shardMap([[a, [1]]]))).toBe(a);
   });
 
   it('with the defaults moves one shard per round, the lowest id of the most loaded node', () => {
-    const shards = shardMap([[a, [9, 4, 7, 5]], [b, []]]);
+    const shards = shardMap([
+      [a, [9, 4, 7, 5]],
+      [b, []],
+    ]);
     expect(new LegacyLeastShardAllocationStrategy().rebalance(shards, [a, b], none)).toEqual(new Set([4]));
   });
 
@@ -43,11 +57,31 @@ describe('LegacyLeastShardAllocationStrategy', () => {
     // One hand-off already running leaves room for 2; the running one is not picked again.
     expect(sorted(strategy.rebalance(shards, [a, b], new Set([0])))).toEqual([1, 2]);
     // difference 4, threshold 3: min(1, 3, 3) = 1.
-    expect(sorted(strategy.rebalance(shardMap([[a, range(0, 5)], [b, [20]]]), [a, b], none))).toEqual([0]);
+    expect(
+      sorted(
+        strategy.rebalance(
+          shardMap([
+            [a, range(0, 5)],
+            [b, [20]],
+          ]),
+          [a, b],
+          none,
+        ),
+      ),
+    ).toEqual([0]);
   });
 
   it('does nothing while the difference is within the threshold', () => {
-    expect(new LegacyLeastShardAllocationStrategy().rebalance(shardMap([[a, [1, 2]], [b, [3]]]), [a, b], none).size).toBe(0);
+    expect(
+      new LegacyLeastShardAllocationStrategy().rebalance(
+        shardMap([
+          [a, [1, 2]],
+          [b, [3]],
+        ]),
+        [a, b],
+        none,
+      ).size,
+    ).toBe(0);
   });
 
   it('does nothing once maxSimultaneousRebalance hand-offs are in progress', () => {
@@ -59,7 +93,10 @@ describe('LegacyLeastShardAllocationStrategy', () => {
 
   it('measures the difference against the most suitable node, not a leaving one', () => {
     const specs: MemberSpec[] = [{ address: a }, { address: b, status: 'leaving' }, { address: c }];
-    const shards = shardMap([[a, [1, 2, 3]], [c, [4, 5]]]);
+    const shards = shardMap([
+      [a, [1, 2, 3]],
+      [c, [4, 5]],
+    ]);
     const strategy = new LegacyLeastShardAllocationStrategy({ cluster: new TestView(specs) });
     // b (leaving, 0 shards) is not where shards would go; c (2) is, and 3 - 2 is within the threshold.
     expect(strategy.rebalance(shards, [a, b, c], none).size).toBe(0);
@@ -68,8 +105,13 @@ describe('LegacyLeastShardAllocationStrategy', () => {
   it('does nothing while the cluster is unsettled', () => {
     const shards = shardMap([[a, range(0, 10)]]);
     const unreachable = new TestView([{ address: a }, { address: b, reachable: false }]);
-    expect(new LegacyLeastShardAllocationStrategy({ cluster: unreachable }).rebalance(shards, [a, b], none).size).toBe(0);
-    const versions = new TestView([{ address: a, appVersion: '2' }, { address: b, appVersion: '3' }]);
+    expect(new LegacyLeastShardAllocationStrategy({ cluster: unreachable }).rebalance(shards, [a, b], none).size).toBe(
+      0,
+    );
+    const versions = new TestView([
+      { address: a, appVersion: '2' },
+      { address: b, appVersion: '3' },
+    ]);
     expect(new LegacyLeastShardAllocationStrategy({ cluster: versions }).rebalance(shards, [a, b], none).size).toBe(0);
     expect(new LegacyLeastShardAllocationStrategy().rebalance(shards, [], none).size).toBe(0);
   });

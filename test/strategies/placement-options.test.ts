@@ -33,9 +33,13 @@ describe('validatePlacementOptions', () => {
   it('turns ttlMs and expiresAt into an absolute expiry on the given clock', () => {
     expect(validatePlacementOptions({ ttlMs: 60_000 }, NOW).expiresAt).toBe(NOW + 60_000);
     expect(validatePlacementOptions({ expiresAt: '2030-01-01T01:00:00Z' }, NOW).expiresAt).toBe(NOW + 3_600_000);
-    expect(validatePlacementOptions({ expiresAt: '2030-01-01T02:00:00.250+01:00' }, NOW).expiresAt).toBe(NOW + 3_600_250);
+    expect(validatePlacementOptions({ expiresAt: '2030-01-01T02:00:00.250+01:00' }, NOW).expiresAt).toBe(
+      NOW + 3_600_250,
+    );
     expect(validatePlacementOptions({ expiresAt: new Date(NOW + 5) }, NOW).expiresAt).toBe(NOW + 5);
-    expect(validatePlacementOptions({ mode: 'require', reason: 'r'.repeat(MAX_REASON_LENGTH), by: 'ops' }, NOW)).toMatchObject({
+    expect(
+      validatePlacementOptions({ mode: 'require', reason: 'r'.repeat(MAX_REASON_LENGTH), by: 'ops' }, NOW),
+    ).toMatchObject({
       mode: 'require',
       by: 'ops',
     });
@@ -77,7 +81,11 @@ describe('the rule as slot meta', () => {
   });
 
   it('reads what a newer or foreign writer stored without failing: unknown mode is prefer, bad fields absent', () => {
-    expect(ruleOf({ meta: { mode: 'pin-hard', expiresAt: 'soon', reason: 7, by: 'x' } as unknown as Record<string, string> })).toEqual({
+    expect(
+      ruleOf({
+        meta: { mode: 'pin-hard', expiresAt: 'soon', reason: 7, by: 'x' } as unknown as Record<string, string>,
+      }),
+    ).toEqual({
       mode: 'prefer',
       expiresAt: null,
       reason: null,

@@ -17,7 +17,9 @@ export class PlacementSim {
   private upNumbers = new Map<string, number>();
   private nextUp = 1;
   /** Up, reachable, same version: what a settled cluster looks like to a strategy. */
-  readonly view: ClusterView = { members: (): ReadonlyArray<MemberInfo> => this.nodes.map((address) => this.memberOf(address)) };
+  readonly view: ClusterView = {
+    members: (): ReadonlyArray<MemberInfo> => this.nodes.map((address) => this.memberOf(address)),
+  };
 
   constructor(nodes: ReadonlyArray<NodeAddress>) {
     this.nodes = [];

@@ -16,7 +16,10 @@ import {
 
 const A = NodeAddress.parse('app@10.0.0.1:7700');
 
-function nodeWith(attributes: Record<string, string> | undefined, roles: string[] | ReadonlySet<string> = []): PlacementNode {
+function nodeWith(
+  attributes: Record<string, string> | undefined,
+  roles: string[] | ReadonlySet<string> = [],
+): PlacementNode {
   return attributes === undefined ? { address: A, roles } : { address: A, roles, attributes };
 }
 
@@ -66,7 +69,11 @@ describe('parsePlacementTarget', () => {
     ['a second = in a term', 'zone=a=b', /value "a=b" of zone must match/],
     ['a key over 64 characters', `${'k'.repeat(65)}=v`, /must match \[A-Za-z0-9_.-\]\{1,64\}/],
     ['an unsatisfiable selector', 'zone=a,zone=b', /can never match: zone is given two different values/],
-    ['a target over 256 characters', Array.from({ length: 5 }, (_, i) => `k${i}${'x'.repeat(55)}=v`).join(','), /longer than 256/],
+    [
+      'a target over 256 characters',
+      Array.from({ length: 5 }, (_, i) => `k${i}${'x'.repeat(55)}=v`).join(','),
+      /longer than 256/,
+    ],
     ['a number', 42, /must be a string/],
     ['null', null, /must be a string/],
   ])('rejects %s with invalid_target', (_, input, message) => {
@@ -119,11 +126,15 @@ describe('targetMatches', () => {
     const key = fc.constantFrom('zone', 'rack', 'tier');
     const value = fc.constantFrom('a', 'b', 'c');
     fc.assert(
-      fc.property(fc.dictionary(key, value), fc.uniqueArray(fc.tuple(key, value), { minLength: 1, selector: ([k]) => k }), (attributes, terms) => {
-        const target = parsePlacementTarget(terms.map(([k, v]) => `${k}=${v}`).join(','));
-        const expected = terms.every(([k, v]) => attributes[k] === v);
-        expect(targetMatches(target, nodeWith(attributes))).toBe(expected);
-      }),
+      fc.property(
+        fc.dictionary(key, value),
+        fc.uniqueArray(fc.tuple(key, value), { minLength: 1, selector: ([k]) => k }),
+        (attributes, terms) => {
+          const target = parsePlacementTarget(terms.map(([k, v]) => `${k}=${v}`).join(','));
+          const expected = terms.every(([k, v]) => attributes[k] === v);
+          expect(targetMatches(target, nodeWith(attributes))).toBe(expected);
+        },
+      ),
       { numRuns: 200 },
     );
   });

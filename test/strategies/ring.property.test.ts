@@ -22,7 +22,10 @@ function displaced(sim: PlacementSim): Set<number> {
   return new Set([...sim.homes].filter(([shardId, at]) => homes.get(shardId) !== at).map(([shardId]) => shardId));
 }
 
-function settledSim(nodes: number, shardIds: readonly number[]): { sim: PlacementSim; strategy: RingAllocationStrategy } {
+function settledSim(
+  nodes: number,
+  shardIds: readonly number[],
+): { sim: PlacementSim; strategy: RingAllocationStrategy } {
   const sim = new PlacementSim(Array.from({ length: nodes }, (_, i) => address(i)));
   const strategy = new RingAllocationStrategy({ cluster: sim.view });
   for (const shardId of shardIds) sim.allocate(strategy, shardId);
@@ -30,7 +33,8 @@ function settledSim(nodes: number, shardIds: readonly number[]): { sim: Placemen
   return { sim, strategy };
 }
 
-const shardIds = (max: number) => fc.uniqueArray(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: max });
+const shardIds = (max: number) =>
+  fc.uniqueArray(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: max });
 
 describe('RingAllocationStrategy properties', () => {
   it('never puts a node above ceil(loadBound * allocated / nodes): each allocate, and every node once settled', () => {
@@ -51,11 +55,13 @@ describe('RingAllocationStrategy properties', () => {
           let next = nodes;
           for (const event of events) {
             if (event === 'join') sim.addNode(address(next++));
-            else if (event === 'leave' && sim.candidates.length > 1) sim.removeNode(strategy, sim.candidates[0] as NodeAddress);
-            else for (const shardId of strategy.rebalance(sim.shards, sim.candidates, new Set())) {
-              sim.reallocate(strategy, shardId);
-              check(sim.homes.get(shardId) as string);
-            }
+            else if (event === 'leave' && sim.candidates.length > 1)
+              sim.removeNode(strategy, sim.candidates[0] as NodeAddress);
+            else
+              for (const shardId of strategy.rebalance(sim.shards, sim.candidates, new Set())) {
+                sim.reallocate(strategy, shardId);
+                check(sim.homes.get(shardId) as string);
+              }
           }
           sim.settle(strategy);
           const bound = strategy.boundFor(sim.allocated(), sim.candidates.length);
@@ -70,7 +76,10 @@ describe('RingAllocationStrategy properties', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 10 }), shardIds(200), fc.integer(), (nodes, ids, seed) => {
         const members = Array.from({ length: nodes }, (_, i) => address(i));
-        const shuffled = fc.sample(fc.shuffledSubarray(members, { minLength: nodes, maxLength: nodes }), { numRuns: 1, seed })[0] as NodeAddress[];
+        const shuffled = fc.sample(fc.shuffledSubarray(members, { minLength: nodes, maxLength: nodes }), {
+          numRuns: 1,
+          seed,
+        })[0] as NodeAddress[];
         // Another process parses its own NodeAddress instances: equal strings, different objects.
         const reparsed = [...shuffled, shuffled[0] as NodeAddress].map((a) => NodeAddress.parse(a.toString()));
         const one = new RingAllocationStrategy();
@@ -81,9 +90,15 @@ describe('RingAllocationStrategy properties', () => {
           const a = one.allocate(shardId, members, shardsOne).toString();
           const b = other.allocate(shardId, reparsed, shardsOther).toString();
           expect(b).toBe(a);
-          for (const [map, key] of [[shardsOne, a], [shardsOther, b]] as const) map.set(key, (map.get(key) ?? new Set()).add(shardId));
+          for (const [map, key] of [
+            [shardsOne, a],
+            [shardsOther, b],
+          ] as const)
+            map.set(key, (map.get(key) ?? new Set()).add(shardId));
         }
-        expect([...other.rebalance(shardsOther, reparsed, new Set())]).toEqual([...one.rebalance(shardsOne, members, new Set())]);
+        expect([...other.rebalance(shardsOther, reparsed, new Set())]).toEqual([
+          ...one.rebalance(shardsOne, members, new Set()),
+        ]);
       }),
       { numRuns: 150 },
     );
@@ -96,29 +111,35 @@ describe('RingAllocationStrategy properties', () => {
   // are a subset of C + D + D'. Hand-offs: each shard is handed off at most twice (a leave's re-allocation or
   // a shed lands it within the bound, off its ring home at worst, and only a return to its ring home follows,
   // which nothing moves again while the members stay), and a shard outside C + D + D' not at all.
-  it('a join or a leave moves only shards in C + D + D\' (ring home changed, or kept off it by the bound), each at most twice', () => {
+  it("a join or a leave moves only shards in C + D + D' (ring home changed, or kept off it by the bound), each at most twice", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 10 }), shardIds(400), fc.constantFrom('join', 'leave', 'crash'), fc.nat(), (nodes, ids, change, pick) => {
-        if (change !== 'join' && nodes < 2) return;
-        const { sim, strategy } = settledSim(nodes, ids);
-        const before = new Map(sim.homes);
-        const homesBefore = ringHomes(sim);
-        const displacedBefore = displaced(sim);
-        sim.resetMoves();
-        if (change === 'join') sim.addNode(address(nodes));
-        else sim.removeNode(strategy, sim.candidates[pick % nodes] as NodeAddress, change === 'leave');
-        sim.settle(strategy);
-        const homesAfter = ringHomes(sim);
-        const changed = new Set(ids.filter((shardId) => homesBefore.get(shardId) !== homesAfter.get(shardId)));
-        const displacedAfter = displaced(sim);
-        const allowed = new Set([...changed, ...displacedBefore, ...displacedAfter]);
-        const moved = ids.filter((shardId) => before.get(shardId) !== sim.homes.get(shardId));
-        for (const shardId of moved) expect(allowed.has(shardId)).toBe(true);
-        for (const [shardId, times] of sim.movesOf) {
-          expect(allowed.has(shardId)).toBe(true);
-          expect(times).toBeLessThanOrEqual(2);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 10 }),
+        shardIds(400),
+        fc.constantFrom('join', 'leave', 'crash'),
+        fc.nat(),
+        (nodes, ids, change, pick) => {
+          if (change !== 'join' && nodes < 2) return;
+          const { sim, strategy } = settledSim(nodes, ids);
+          const before = new Map(sim.homes);
+          const homesBefore = ringHomes(sim);
+          const displacedBefore = displaced(sim);
+          sim.resetMoves();
+          if (change === 'join') sim.addNode(address(nodes));
+          else sim.removeNode(strategy, sim.candidates[pick % nodes] as NodeAddress, change === 'leave');
+          sim.settle(strategy);
+          const homesAfter = ringHomes(sim);
+          const changed = new Set(ids.filter((shardId) => homesBefore.get(shardId) !== homesAfter.get(shardId)));
+          const displacedAfter = displaced(sim);
+          const allowed = new Set([...changed, ...displacedBefore, ...displacedAfter]);
+          const moved = ids.filter((shardId) => before.get(shardId) !== sim.homes.get(shardId));
+          for (const shardId of moved) expect(allowed.has(shardId)).toBe(true);
+          for (const [shardId, times] of sim.movesOf) {
+            expect(allowed.has(shardId)).toBe(true);
+            expect(times).toBeLessThanOrEqual(2);
+          }
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -127,10 +148,15 @@ describe('RingAllocationStrategy properties', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 10 }), shardIds(300), fc.integer(), (nodes, ids, seed) => {
         const { sim, strategy } = settledSim(nodes, ids);
-        const members = fc.sample(fc.shuffledSubarray([...sim.candidates], { minLength: nodes, maxLength: nodes }), { numRuns: 1, seed })[0] as NodeAddress[];
+        const members = fc.sample(fc.shuffledSubarray([...sim.candidates], { minLength: nodes, maxLength: nodes }), {
+          numRuns: 1,
+          seed,
+        })[0] as NodeAddress[];
         const reordered = new Map([...sim.shards].reverse());
         expect(strategy.rebalance(reordered, members, new Set()).size).toBe(0);
-        expect(new RingAllocationStrategy({ cluster: sim.view }).rebalance(sim.shards, members, new Set()).size).toBe(0);
+        expect(new RingAllocationStrategy({ cluster: sim.view }).rebalance(sim.shards, members, new Set()).size).toBe(
+          0,
+        );
       }),
       { numRuns: 150 },
     );

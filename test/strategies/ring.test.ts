@@ -32,10 +32,16 @@ describe('RingAllocationStrategy.allocate', () => {
   it('spreads shards over every node and, under the bound, answers the ring home whatever the loads', () => {
     const strategy = new RingAllocationStrategy();
     const homes = range(0, 300).map((shardId) => ringHomeOf(shardId, [a, b, c]));
-    for (const member of [a, b, c]) expect(homes.filter((home) => home === member.toString()).length).toBeGreaterThan(60);
+    for (const member of [a, b, c])
+      expect(homes.filter((home) => home === member.toString()).length).toBeGreaterThan(60);
     // 90 shards on 3 nodes: bound ceil(1.25 * 91 / 3) = 38; a node with 30 still takes its ring-home shards.
-    const loaded = shardMap([[a, range(1000, 30)], [b, range(2000, 30)], [c, range(3000, 30)]]);
-    for (const shardId of range(0, 50)) expect(strategy.allocate(shardId, [a, b, c], loaded).toString()).toBe(homes[shardId]);
+    const loaded = shardMap([
+      [a, range(1000, 30)],
+      [b, range(2000, 30)],
+      [c, range(3000, 30)],
+    ]);
+    for (const shardId of range(0, 50))
+      expect(strategy.allocate(shardId, [a, b, c], loaded).toString()).toBe(homes[shardId]);
   });
 
   it('walks past a node at its bound to the next node clockwise: the ring home the shard has without that node', () => {
@@ -56,7 +62,9 @@ describe('RingAllocationStrategy.allocate', () => {
     const strategy = new RingAllocationStrategy();
     const restarted = NodeAddress.parse(b.toString());
     const before = range(0, 100).map((shardId) => strategy.allocate(shardId, [a, b, c], new Map()).toString());
-    const after = range(0, 100).map((shardId) => new RingAllocationStrategy().allocate(shardId, [c, restarted, a], new Map()).toString());
+    const after = range(0, 100).map((shardId) =>
+      new RingAllocationStrategy().allocate(shardId, [c, restarted, a], new Map()).toString(),
+    );
     expect(after).toEqual(before);
   });
 
@@ -75,7 +83,9 @@ describe('RingAllocationStrategy.allocate', () => {
       { address: c, upNumber: 3 },
       { address: d, upNumber: 4 },
     ]);
-    const homes = new Set(range(0, 60).map((shardId) => strategy.allocate(shardId, [a, b, c, d], new Map()).toString()));
+    const homes = new Set(
+      range(0, 60).map((shardId) => strategy.allocate(shardId, [a, b, c, d], new Map()).toString()),
+    );
     expect(homes).toEqual(new Set([c.toString(), d.toString()]));
   });
 
@@ -94,7 +104,9 @@ describe('RingAllocationStrategy.allocate', () => {
     [{ loadBound: Number.POSITIVE_INFINITY }, 'loadBound'],
     [{ absoluteLimit: -1 }, 'absoluteLimit'],
   ])('refuses %o', (options, name) => {
-    expect(() => new RingAllocationStrategy(options)).toThrow(expect.objectContaining({ code: 'invalid_argument', message: expect.stringContaining(name) }));
+    expect(() => new RingAllocationStrategy(options)).toThrow(
+      expect.objectContaining({ code: 'invalid_argument', message: expect.stringContaining(name) }),
+    );
   });
 
   it('rejects bad arguments', () => {
@@ -131,8 +143,14 @@ describe('RingAllocationStrategy.rebalance', () => {
   it('moves a shard only to its ring home, and only while that keeps the home within the bound', () => {
     const strategy = new RingAllocationStrategy();
     // Every shard on a, whose ring home is b or c: bound ceil(1.25 * 30 / 3) = 13 per home.
-    const away = range(0, 200).filter((shardId) => ringHomeOf(shardId, [a, b, c]) !== a.toString()).slice(0, 30);
-    const picks = new RingAllocationStrategy({ absoluteLimit: 100, relativeLimit: 1 }).rebalance(shardMap([[a, away]]), [a, b, c], none);
+    const away = range(0, 200)
+      .filter((shardId) => ringHomeOf(shardId, [a, b, c]) !== a.toString())
+      .slice(0, 30);
+    const picks = new RingAllocationStrategy({ absoluteLimit: 100, relativeLimit: 1 }).rebalance(
+      shardMap([[a, away]]),
+      [a, b, c],
+      none,
+    );
     const arriving = new Map<string, number>();
     for (const shardId of picks) {
       const home = ringHomeOf(shardId, [a, b, c]);
@@ -159,9 +177,18 @@ describe('RingAllocationStrategy.rebalance', () => {
     const strategy = new RingAllocationStrategy({ cluster: view });
     const allOnA = shardMap([[a, range(0, 30)]]);
     expect(strategy.rebalance(allOnA, [a, b, c], none).size).toBeGreaterThan(0);
-    view.set([{ address: a, upNumber: 1 }, { address: b, upNumber: 2 }, { address: c, upNumber: 3 }, { address: d, status: 'joining' }]);
+    view.set([
+      { address: a, upNumber: 1 },
+      { address: b, upNumber: 2 },
+      { address: c, upNumber: 3 },
+      { address: d, status: 'joining' },
+    ]);
     expect(strategy.rebalance(allOnA, [a, b, c], none).size).toBe(0);
-    view.set([{ address: a, upNumber: 1 }, { address: b, upNumber: 2, reachable: false }, { address: c, upNumber: 3 }]);
+    view.set([
+      { address: a, upNumber: 1 },
+      { address: b, upNumber: 2, reachable: false },
+      { address: c, upNumber: 3 },
+    ]);
     expect(strategy.rebalance(allOnA, [a, b, c], none).size).toBe(0);
   });
 });
@@ -180,11 +207,20 @@ describe('RingAllocationStrategy under the pins (externalAllocationStrategy fall
 });
 
 describe('explain with the ring as fallback', () => {
-  function explain(strategy: AllocationStrategy, homes: ReadonlyArray<readonly [number, NodeAddress]>, shardId: number): string {
+  function explain(
+    strategy: AllocationStrategy,
+    homes: ReadonlyArray<readonly [number, NodeAddress]>,
+    shardId: number,
+  ): string {
     const state = new CoordinatorState();
     for (const region of [a, b, c]) state.regionRegistered(region.toString());
     for (const [id, home] of homes) state.shardAllocated(id, home.toString());
-    const answer = coordinatorInsight({ typeName: 'T', numberOfShards: 100_000, role: undefined, strategy }, state, () => [a, b, c], () => healthyView([a, b, c]).members())({
+    const answer = coordinatorInsight(
+      { typeName: 'T', numberOfShards: 100_000, role: undefined, strategy },
+      state,
+      () => [a, b, c],
+      () => healthyView([a, b, c]).members(),
+    )({
       type: 'ExplainShard',
       typeName: 'T',
       requestId: 1,
@@ -193,22 +229,31 @@ describe('explain with the ring as fallback', () => {
     if (answer.type !== 'ShardExplained' || answer.explanation === null) throw new Error('no explanation');
     return answer.explanation.message;
   }
-  const external = (fallback: AllocationStrategy): AllocationStrategy => externalAllocationStrategy(fallback, () => ({ explicitPlacements: new Map() }));
+  const external = (fallback: AllocationStrategy): AllocationStrategy =>
+    externalAllocationStrategy(fallback, () => ({ explicitPlacements: new Map() }));
 
-  it('gives the ring home, under its bound, as the fallback\'s reason', () => {
+  it("gives the ring home, under its bound, as the fallback's reason", () => {
     const home = NodeAddress.parse(ringHomeOf(7, [a, b, c]));
-    expect(explain(external(new RingAllocationStrategy()), [[7, home]], 7)).toBe(`shard 7 has no pin: the fallback strategy placed it on ${home} (ring home, under its bound).`);
+    expect(explain(external(new RingAllocationStrategy()), [[7, home]], 7)).toBe(
+      `shard 7 has no pin: the fallback strategy placed it on ${home} (ring home, under its bound).`,
+    );
   });
 
   it('says why a shard is off its ring home: the home at its bound, or a move to come', () => {
     const home = NodeAddress.parse(ringHomeOf(7, [a, b, c]));
     const other = [a, b, c].find((n) => !n.equals(home)) as NodeAddress;
     const full = range(1000, 9).map((id) => [id, home] as const);
-    expect(explain(external(new RingAllocationStrategy()), [[7, other], ...full], 7)).toContain(`(its ring home ${home} is at its bound of 5: the next node clockwise under its bound)`);
-    expect(explain(external(new RingAllocationStrategy()), [[7, other]], 7)).toContain(`(its ring home ${home} is under its bound of 1: it moves there at a rebalance round)`);
+    expect(explain(external(new RingAllocationStrategy()), [[7, other], ...full], 7)).toContain(
+      `(its ring home ${home} is at its bound of 5: the next node clockwise under its bound)`,
+    );
+    expect(explain(external(new RingAllocationStrategy()), [[7, other]], 7)).toContain(
+      `(its ring home ${home} is under its bound of 1: it moves there at a rebalance round)`,
+    );
   });
 
   it('adds nothing for a fallback that gives no reason (least-shard)', () => {
-    expect(explain(external(new LeastShardAllocationStrategy()), [[7, a]], 7)).toBe(`shard 7 has no pin: the fallback strategy placed it on ${a}.`);
+    expect(explain(external(new LeastShardAllocationStrategy()), [[7, a]], 7)).toBe(
+      `shard 7 has no pin: the fallback strategy placed it on ${a}.`,
+    );
   });
 });

@@ -9,7 +9,9 @@ import type { NodeConfig } from '../../src/node/config.js';
 import { startNode } from '../../src/node/node.js';
 import { TestCluster, counter, useTestClusters } from '../sharding/harness.js';
 
-async function cli(...args: string[]): Promise<{ code: number; out: string[]; err: string[]; input: Partial<NodeConfig> | undefined }> {
+async function cli(
+  ...args: string[]
+): Promise<{ code: number; out: string[]; err: string[]; input: Partial<NodeConfig> | undefined }> {
   const out: string[] = [];
   const err: string[] = [];
   let input: Partial<NodeConfig> | undefined;
@@ -17,7 +19,11 @@ async function cli(...args: string[]): Promise<{ code: number; out: string[]; er
     input = given;
     return Promise.resolve(0);
   };
-  const code = await main(['node', 'actor-ts-placement', ...args], { out: (l) => out.push(...l.split('\n')), err: (l) => err.push(...l.split('\n')) }, { runNode });
+  const code = await main(
+    ['node', 'actor-ts-placement', ...args],
+    { out: (l) => out.push(...l.split('\n')), err: (l) => err.push(...l.split('\n')) },
+    { runNode },
+  );
   return { code, out, err, input };
 }
 
@@ -35,17 +41,26 @@ describe('ShardedTypeOptions.shardIdFunction', () => {
     expect(a!.sharding.entityRefFor('Plain', 'alice').shardId).not.toBe(817);
   });
 
-  it.each(['actor_ts', 'FNV1A', '', 7])('rejects shardIdFunction %j at init with invalid_argument, registering nothing', (bad) => {
-    const [a] = cluster.addNodes(7001);
-    const init = () => a!.sharding.init({ typeName: 'Bad', behavior: counter(), shardIdFunction: bad as unknown as ShardIdFunction });
-    expect(init).toThrow(ActorTsError);
-    expect(init).toThrow(expect.objectContaining({ code: 'invalid_argument', message: expect.stringMatching(/shardIdFunction must be one of 'fnv1a-utf8', 'actor-ts'/) }));
-    expect(a!.sharding.entityTypes().has('Bad')).toBe(false);
-  });
+  it.each(['actor_ts', 'FNV1A', '', 7])(
+    'rejects shardIdFunction %j at init with invalid_argument, registering nothing',
+    (bad) => {
+      const [a] = cluster.addNodes(7001);
+      const init = () =>
+        a!.sharding.init({ typeName: 'Bad', behavior: counter(), shardIdFunction: bad as unknown as ShardIdFunction });
+      expect(init).toThrow(ActorTsError);
+      expect(init).toThrow(
+        expect.objectContaining({
+          code: 'invalid_argument',
+          message: expect.stringMatching(/shardIdFunction must be one of 'fnv1a-utf8', 'actor-ts'/),
+        }),
+      );
+      expect(a!.sharding.entityTypes().has('Bad')).toBe(false);
+    },
+  );
 });
 
 describe('the CLI and startNode', () => {
-  it("`shard-of` answers which shard an id is in, under either function", async () => {
+  it('`shard-of` answers which shard an id is in, under either function', async () => {
     const actorTs = await cli('shard-of', 'alice', 'bob', '--shard-id-function', 'actor-ts');
     expect(actorTs.code).toBe(0);
     expect(actorTs.out.join('\n')).toMatch(/alice\s+817\n.*bob\s+52/);
@@ -56,7 +71,10 @@ describe('the CLI and startNode', () => {
   it('passes `node --shard-id-function` into the node config, and refuses an unknown one as a usage error', async () => {
     expect((await cli('node', '--shard-id-function', 'actor-ts')).input?.shardIdFunction).toBe('actor-ts');
     expect((await cli('node')).input?.shardIdFunction).toBeUndefined();
-    for (const args of [['node', '--shard-id-function', 'fnv'], ['shard-of', 'alice', '--shard-id-function', 'ActorTs']]) {
+    for (const args of [
+      ['node', '--shard-id-function', 'fnv'],
+      ['shard-of', 'alice', '--shard-id-function', 'ActorTs'],
+    ]) {
       const bad = await cli(...args);
       expect(bad.code).toBe(2);
       expect(bad.input).toBeUndefined();
@@ -65,7 +83,14 @@ describe('the CLI and startNode', () => {
   });
 
   it('startNode refuses an unknown shardIdFunction with a typed error, before it serves', async () => {
-    const start = startNode({ port: 0, httpPort: 0, logLevel: 'silent', shardIdFunction: 'murmur' as unknown as ShardIdFunction });
-    await expect(start).rejects.toThrow(expect.objectContaining({ code: 'invalid_argument', message: expect.stringMatching(/shardIdFunction/) }));
+    const start = startNode({
+      port: 0,
+      httpPort: 0,
+      logLevel: 'silent',
+      shardIdFunction: 'murmur' as unknown as ShardIdFunction,
+    });
+    await expect(start).rejects.toThrow(
+      expect.objectContaining({ code: 'invalid_argument', message: expect.stringMatching(/shardIdFunction/) }),
+    );
   });
 });

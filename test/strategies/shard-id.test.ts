@@ -2,7 +2,13 @@
 // function against values actor-ts itself computes, and how often it differs from the default.
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { DEFAULT_SHARD_ID_FUNCTION, fnv1a32, fnv1a32Utf16Signed, shardIdFor, type ShardIdFunction } from '../../src/sharding/shard-id.js';
+import {
+  DEFAULT_SHARD_ID_FUNCTION,
+  fnv1a32,
+  fnv1a32Utf16Signed,
+  shardIdFor,
+  type ShardIdFunction,
+} from '../../src/sharding/shard-id.js';
 import { ActorTsError } from '../../src/errors.js';
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
@@ -90,7 +96,7 @@ describe("shardIdFor(..., 'actor-ts')", () => {
     ['😀', 100, 24],
   ];
 
-  it.each(ACTOR_TS_SHARDS)('puts %j in actor-ts\'s shard (of %i): %i', (id, shards, expected) => {
+  it.each(ACTOR_TS_SHARDS)("puts %j in actor-ts's shard (of %i): %i", (id, shards, expected) => {
     expect(shardIdFor(id, shards, 'actor-ts')).toBe(expected);
   });
 
@@ -100,7 +106,8 @@ describe("shardIdFor(..., 'actor-ts')", () => {
     expect(shardIdFor('alice', 1000)).not.toBe(shardIdFor('alice', 1000, 'actor-ts'));
     expect(shardIdFor('é', 1000)).not.toBe(shardIdFor('é', 1000, 'actor-ts'));
     let differ = 0;
-    for (let i = 0; i < 1000; i++) if (shardIdFor(`user-${i}`, 1000) !== shardIdFor(`user-${i}`, 1000, 'actor-ts')) differ++;
+    for (let i = 0; i < 1000; i++)
+      if (shardIdFor(`user-${i}`, 1000) !== shardIdFor(`user-${i}`, 1000, 'actor-ts')) differ++;
     expect(differ).toBeGreaterThan(300);
     expect(differ).toBeLessThan(700);
   });
@@ -130,7 +137,10 @@ describe("shardIdFor(..., 'actor-ts')", () => {
 
   it.each(['FNV', 'actor_ts', '', 42, null])('rejects shard id function %j with invalid_argument', (bad) => {
     expect(() => shardIdFor('x', 10, bad as unknown as ShardIdFunction)).toThrow(
-      expect.objectContaining({ code: 'invalid_argument', message: expect.stringMatching(/shardIdFunction must be one of/) }),
+      expect.objectContaining({
+        code: 'invalid_argument',
+        message: expect.stringMatching(/shardIdFunction must be one of/),
+      }),
     );
   });
 });

@@ -18,7 +18,10 @@ export class FakeCluster {
 
   add(address: NodeAddress | string, spec: MemberSpec = {}): NodeAddress {
     const node = typeof address === 'string' ? NodeAddress.parse(address) : address;
-    this.members.set(node.toString(), memberInfo({ ...spec, address: node, upNumber: this.nextUpNumber++, roles: spec.roles ?? [] }));
+    this.members.set(
+      node.toString(),
+      memberInfo({ ...spec, address: node, upNumber: this.nextUpNumber++, roles: spec.roles ?? [] }),
+    );
     this.notify();
     return node;
   }

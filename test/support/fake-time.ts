@@ -10,7 +10,11 @@ export interface AdvanceOptions {
 }
 
 /** Advances fake time until `condition` holds and returns the fake ms it took; throws naming `what` past `maxMs`. */
-export async function advanceUntil(condition: () => boolean, what: string, options: AdvanceOptions = {}): Promise<number> {
+export async function advanceUntil(
+  condition: () => boolean,
+  what: string,
+  options: AdvanceOptions = {},
+): Promise<number> {
   const maxMs = options.maxMs ?? 30_000;
   const stepMs = options.stepMs ?? 10;
   let elapsed = 0;
@@ -42,7 +46,10 @@ export async function runFor(ms: number): Promise<void> {
  * The lifecycle of a fake-time test file: fake timers before each test, then `cleanUp` (which stops whatever
  * the test started, even after a failure) and real timers again after it.
  */
-export function useFakeTime(cleanUp: () => Promise<void> | void = () => undefined, before: () => void = () => undefined): void {
+export function useFakeTime(
+  cleanUp: () => Promise<void> | void = () => undefined,
+  before: () => void = () => undefined,
+): void {
   beforeEach(() => {
     vi.useFakeTimers();
     before();

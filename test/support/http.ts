@@ -7,7 +7,12 @@ export interface HttpResult<T = unknown> {
 }
 
 /** One HTTP call; a network error or client-side timeout is status 0 (never thrown), so callers can count it. */
-export async function http<T = unknown>(method: string, url: string, body?: unknown, timeoutMs = 10_000): Promise<HttpResult<T>> {
+export async function http<T = unknown>(
+  method: string,
+  url: string,
+  body?: unknown,
+  timeoutMs = 10_000,
+): Promise<HttpResult<T>> {
   try {
     const response = await fetch(url, {
       method,
@@ -23,7 +28,10 @@ export async function http<T = unknown>(method: string, url: string, body?: unkn
     }
     return { status: response.status, body: parsed as T };
   } catch (error) {
-    return { status: 0, body: { error: 'network', message: error instanceof Error ? error.message : String(error) } as T };
+    return {
+      status: 0,
+      body: { error: 'network', message: error instanceof Error ? error.message : String(error) } as T,
+    };
   }
 }
 

@@ -50,7 +50,11 @@ export interface ClusterMember {
 }
 
 /** A node of the real membership protocol on the network (not started: call `cluster.start()`). */
-export function startClusterMember(network: MemoryNetwork, address: NodeAddress, options: ClusterMemberOptions): ClusterMember {
+export function startClusterMember(
+  network: MemoryNetwork,
+  address: NodeAddress,
+  options: ClusterMemberOptions,
+): ClusterMember {
   const transport = network.transport(address);
   const cluster = new Cluster({
     transport,
@@ -87,7 +91,11 @@ export interface ShardingNode {
 }
 
 /** One node's placement store, replication and sharding runtime on `membership` (types are registered by the caller). */
-export function startShardingNode(network: MemoryNetwork, membership: Membership, options: ShardingNodeOptions = {}): ShardingNode {
+export function startShardingNode(
+  network: MemoryNetwork,
+  membership: Membership,
+  options: ShardingNodeOptions = {},
+): ShardingNode {
   const address = membership.self;
   const key = address.toString();
   const transport = options.transport ?? network.transport(address);

@@ -24,14 +24,22 @@ export function nodeAddress(port: number): string {
 export function nodeCommandArgs(options: NodeCommandOptions): string[] {
   return [
     'node',
-    '--system', 'app',
-    '--host', '127.0.0.1',
-    '--port', String(options.port),
-    '--http-port', String(options.httpPort),
-    '--seed', options.seed,
-    '--log-level', options.logLevel ?? 'info',
+    '--system',
+    'app',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--http-port',
+    String(options.httpPort),
+    '--seed',
+    options.seed,
+    '--log-level',
+    options.logLevel ?? 'info',
     ...(options.downAfterMs !== undefined ? ['--down-after-ms', String(options.downAfterMs)] : []),
-    ...(options.rebalanceIntervalMs !== undefined ? ['--rebalance-interval-ms', String(options.rebalanceIntervalMs)] : []),
+    ...(options.rebalanceIntervalMs !== undefined
+      ? ['--rebalance-interval-ms', String(options.rebalanceIntervalMs)]
+      : []),
     ...(options.compactAfterItems !== undefined ? ['--compact-after-items', String(options.compactAfterItems)] : []),
   ];
 }
@@ -49,12 +57,18 @@ export interface FormedClusterOptions {
 }
 
 /** Waits until every node at `urls` answers and sees exactly `addresses` as Up and reachable members. */
-export async function waitForFormedCluster(urls: readonly string[], addresses: readonly string[], options: FormedClusterOptions): Promise<void> {
+export async function waitForFormedCluster(
+  urls: readonly string[],
+  addresses: readonly string[],
+  options: FormedClusterOptions,
+): Promise<void> {
   const expected = JSON.stringify([...addresses].sort());
   await poll(
     `${urls.length} nodes up and agreeing on membership`,
     async () => {
-      const views = await Promise.all(urls.map((url) => http<MembersAnswer>('GET', `${url}/actor-ts/cluster/members`, undefined, 2000)));
+      const views = await Promise.all(
+        urls.map((url) => http<MembersAnswer>('GET', `${url}/actor-ts/cluster/members`, undefined, 2000)),
+      );
       return views.every(
         (view) =>
           view.status === 200 &&

@@ -40,7 +40,8 @@ export async function poll<T>(
       if (options.retryOnError === false) throw error;
       last = error instanceof Error ? error.message : error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
     await sleep(options.intervalMs ?? 100);
   }
 }

@@ -111,7 +111,6 @@ export function childPids(parent: number): number[] {
   return pids;
 }
 
-
 /** The earliest pino `time` at or after `after` of a log line whose msg contains `text`, across these processes. */
 export function firstLogAt(processes: readonly Proc[], text: string, after: number): number | undefined {
   let first: number | undefined;
@@ -120,7 +119,13 @@ export function firstLogAt(processes: readonly Proc[], text: string, after: numb
       if (!line.includes(text)) continue;
       try {
         const entry = JSON.parse(line) as { time?: unknown; msg?: unknown };
-        if (typeof entry.time !== 'number' || typeof entry.msg !== 'string' || !entry.msg.includes(text) || entry.time < after) continue;
+        if (
+          typeof entry.time !== 'number' ||
+          typeof entry.msg !== 'string' ||
+          !entry.msg.includes(text) ||
+          entry.time < after
+        )
+          continue;
         if (first === undefined || entry.time < first) first = entry.time;
       } catch {
         // Not a pino line.

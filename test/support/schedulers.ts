@@ -35,7 +35,8 @@ export class ManualScheduler implements Scheduler {
     const target = this.time + ms;
     for (;;) {
       let due: [number, Timer] | undefined;
-      for (const entry of this.timers) if (entry[1].at <= target && (due === undefined || entry[1].at < due[1].at)) due = entry;
+      for (const entry of this.timers)
+        if (entry[1].at <= target && (due === undefined || entry[1].at < due[1].at)) due = entry;
       if (due === undefined) break;
       const [id, timer] = due;
       this.time = timer.at;

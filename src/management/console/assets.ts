@@ -40,7 +40,10 @@ export function loadConsoleAssets(dir: string): ConsoleAssets {
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch (error) {
-    throw new ActorTsError('invalid_argument', `console assets directory ${dir} cannot be read (${String(error)}): run npm run build`);
+    throw new ActorTsError(
+      'invalid_argument',
+      `console assets directory ${dir} cannot be read (${String(error)}): run npm run build`,
+    );
   }
   const assets = new Map<string, ConsoleAsset>();
   for (const entry of entries) {
@@ -52,7 +55,10 @@ export function loadConsoleAssets(dir: string): ConsoleAssets {
   }
   const index = assets.get(CONSOLE_INDEX);
   if (index === undefined) {
-    throw new ActorTsError('invalid_argument', `console assets directory ${dir} has no ${CONSOLE_INDEX}: run npm run build`);
+    throw new ActorTsError(
+      'invalid_argument',
+      `console assets directory ${dir} has no ${CONSOLE_INDEX}: run npm run build`,
+    );
   }
   return { index, byName: assets };
 }

@@ -75,7 +75,10 @@ export function chooseHome(
 }
 
 /** The candidate with the fewest shards; ties go to the lowest address. `candidates` must not be empty. */
-export function leastLoaded(candidates: ReadonlyArray<NodeAddress>, shards: ReadonlyMap<string, ReadonlySet<number>>): string {
+export function leastLoaded(
+  candidates: ReadonlyArray<NodeAddress>,
+  shards: ReadonlyMap<string, ReadonlySet<number>>,
+): string {
   let best: string | undefined;
   let bestCount = Infinity;
   for (const address of candidates) {
@@ -139,13 +142,20 @@ export class Allocator {
     const candidates = this.candidates();
     const choice = chooseHome(strategy, shardId, candidates, state.shardMap());
     if (choice === undefined) {
-      if (candidates.length > 0) logger.debug({ shardId, candidates: candidates.length }, 'no home now: the strategy allows none of the candidates');
+      if (candidates.length > 0)
+        logger.debug(
+          { shardId, candidates: candidates.length },
+          'no home now: the strategy allows none of the candidates',
+        );
       return undefined;
     }
     const { region, problem } = choice;
     if (problem !== undefined) {
       this.counts.invalidAllocations++;
-      logger.error({ shardId, candidates: candidates.map(String), fallback: region }, `allocation strategy ${problem}; using a candidate instead`);
+      logger.error(
+        { shardId, candidates: candidates.map(String), fallback: region },
+        `allocation strategy ${problem}; using a candidate instead`,
+      );
     }
     this.counts.allocations++;
     state.shardAllocated(shardId, region);

@@ -5,7 +5,8 @@ export class AnswerCache<T> {
   private readonly answers = new Map<string, T>();
 
   constructor(private readonly capacity: number) {
-    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError(`answer cache capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isSafeInteger(capacity) || capacity < 1)
+      throw new RangeError(`answer cache capacity must be a positive integer, got ${capacity}`);
   }
 
   get size(): number {

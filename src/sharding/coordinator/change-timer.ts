@@ -27,17 +27,23 @@ export class ChangeTimer {
     try {
       delay = this.strategy.nextChangeInMs();
     } catch (error) {
-      this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'allocation strategy nextChangeInMs threw');
+      this.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'allocation strategy nextChangeInMs threw',
+      );
       return;
     }
     // Anything but a positive finite delay is no change ahead: a zero or negative one would spin.
     if (delay === undefined || typeof delay !== 'number' || !(delay > 0) || !Number.isFinite(delay)) return;
-    this.timer = this.scheduler.setTimeout(() => {
-      this.timer = undefined;
-      if (this.stopped) return;
-      this.onChange();
-      this.schedule();
-    }, Math.min(Math.ceil(delay), MAX_DELAY_MS));
+    this.timer = this.scheduler.setTimeout(
+      () => {
+        this.timer = undefined;
+        if (this.stopped) return;
+        this.onChange();
+        this.schedule();
+      },
+      Math.min(Math.ceil(delay), MAX_DELAY_MS),
+    );
   }
 
   stop(): void {

@@ -38,10 +38,17 @@ export type CoordinatorRequestType = keyof typeof ANSWER_TYPE;
 /** A request as sent: the coordinator echoes its `requestId`. */
 export type CoordinatorRequest = Extract<ShardingMessage, { readonly type: CoordinatorRequestType }>;
 /** A request as the caller makes it: the client numbers it. */
-export type CoordinatorRequestBody = CoordinatorRequest extends infer R ? (R extends CoordinatorRequest ? Omit<R, 'requestId'> : never) : never;
+export type CoordinatorRequestBody = CoordinatorRequest extends infer R
+  ? R extends CoordinatorRequest
+    ? Omit<R, 'requestId'>
+    : never
+  : never;
 /** Every message routed to the requester is an answer to one of the requests above. */
 export type CoordinatorAnswer = MessageRoutedTo<'requester'>;
-export type AnswerTo<T extends CoordinatorRequestType> = Extract<CoordinatorAnswer, { readonly type: (typeof ANSWER_TYPE)[T] }>;
+export type AnswerTo<T extends CoordinatorRequestType> = Extract<
+  CoordinatorAnswer,
+  { readonly type: (typeof ANSWER_TYPE)[T] }
+>;
 
 export interface CoordinatorClientOptions {
   /** Sends to a node (a `system@host:port` key); never throws. */
@@ -109,7 +116,12 @@ export class CoordinatorClient {
       const timer = setTimeout(() => {
         if (!this.forget(requestId)) return;
         const where = target()?.key ?? 'no coordinator (no Up member)';
-        reject(new ActorTsError('timeout', `${request.type} for "${request.typeName}" got no answer from ${where} within ${timeoutMs} ms`));
+        reject(
+          new ActorTsError(
+            'timeout',
+            `${request.type} for "${request.typeName}" got no answer from ${where} within ${timeoutMs} ms`,
+          ),
+        );
       }, timeoutMs);
       const retry = setInterval(() => this.send(requestId), this.options.retryIntervalMs);
       this.pending.set(requestId, {

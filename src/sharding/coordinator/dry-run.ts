@@ -46,7 +46,10 @@ export function landings(
 
 /** The shards a dry run's moves would leave without a home (the strategy has none for them now), ascending. */
 export function withoutHome(moves: ReadonlyArray<DryRunMove>): number[] {
-  return moves.filter((move) => move.to === null).map((move) => move.shardId).sort((a, b) => a - b);
+  return moves
+    .filter((move) => move.to === null)
+    .map((move) => move.shardId)
+    .sort((a, b) => a - b);
 }
 
 /** The moves of one rebalance round (what Allocator.shardsToRebalance picks, then landings); or the strategy's error. */

@@ -50,7 +50,8 @@ export function explainShard(shardId: number, sources: ExplainSources): ShardExp
   // Only where the fallback decided: elsewhere the pin (or no home at all) is the reason.
   const reason = sources.fallbackReason;
   const fallbackDecided = decision === 'fallback' || decision === 'placement-unavailable';
-  const message = fallbackDecided && reason !== undefined && reason !== '' ? `${verdict.message} (${reason})` : verdict.message;
+  const message =
+    fallbackDecided && reason !== undefined && reason !== '' ? `${verdict.message} (${reason})` : verdict.message;
   const moving = handingOff ? `; a hand-off of it is in progress` : '';
   return { shardId, home, handingOff, placement: listed ?? null, decision, message: `${message}${moving}.`, nodes };
 }
@@ -63,11 +64,20 @@ interface Verdict {
 
 /** No pin in force; `ignored` is a pin stored for a strategy that reads none. */
 function unpinned(shardId: number, home: string | null, ignored: PinRecord | undefined): Verdict {
-  const unread = ignored === undefined ? '' : ` (its pin to ${ignored.target} is not read: this type's allocation strategy reads no pins)`;
+  const unread =
+    ignored === undefined
+      ? ''
+      : ` (its pin to ${ignored.target} is not read: this type's allocation strategy reads no pins)`;
   if (home === null) {
-    return { decision: 'unallocated', message: `shard ${shardId} has no home yet${unread}: its first message allocates it through the allocation strategy` };
+    return {
+      decision: 'unallocated',
+      message: `shard ${shardId} has no home yet${unread}: its first message allocates it through the allocation strategy`,
+    };
   }
-  const why = ignored === undefined ? 'has no pin' : `is pinned to ${ignored.target}, but this type's allocation strategy reads no pins`;
+  const why =
+    ignored === undefined
+      ? 'has no pin'
+      : `is pinned to ${ignored.target}, but this type's allocation strategy reads no pins`;
   return { decision: 'fallback', message: `shard ${shardId} ${why}: the fallback strategy placed it on ${home}` };
 }
 
@@ -81,26 +91,49 @@ function pinned(
   const target = pin.toString();
   const rule = `${pin.mode === 'require' ? 'requires' : 'prefers'} ${target}`;
   if (home !== null && homeMatches(pin, home, view)) {
-    const note = sources.cordons.isCordoned(home) ? ` (cordoned: it keeps what it hosts but takes no new shards)` : !isReachable(home, view) ? ` (unreachable now)` : '';
+    const note = sources.cordons.isCordoned(home)
+      ? ` (cordoned: it keeps what it hosts but takes no new shards)`
+      : !isReachable(home, view)
+        ? ` (unreachable now)`
+        : '';
     return { decision: 'placement', message: `shard ${shardId} is on ${home}${note} because its pin ${rule}` };
   }
   if (matchingCandidates(pin, candidates, view).length > 0) {
-    if (home === null) return { decision: 'unallocated', message: `shard ${shardId} has no home yet: its pin ${rule}, where its first message will allocate it` };
-    return { decision: 'placement', message: `shard ${shardId} is on ${home}, but its pin ${rule}, which can take it: it moves there at the next rebalance round` };
+    if (home === null)
+      return {
+        decision: 'unallocated',
+        message: `shard ${shardId} has no home yet: its pin ${rule}, where its first message will allocate it`,
+      };
+    return {
+      decision: 'placement',
+      message: `shard ${shardId} is on ${home}, but its pin ${rule}, which can take it: it moves there at the next rebalance round`,
+    };
   }
   const reason = unavailable(pin, sources);
   if (pin.mode === 'require') {
     const where = home === null ? 'it has no home and waits' : `it is handed off from ${home} and waits without a home`;
-    return { decision: 'waiting', message: `shard ${shardId} requires ${target}, which ${reason}: ${where} until a matching node can take it` };
+    return {
+      decision: 'waiting',
+      message: `shard ${shardId} requires ${target}, which ${reason}: ${where} until a matching node can take it`,
+    };
   }
   if (home === null) {
-    return { decision: 'unallocated', message: `shard ${shardId} has no home yet: it prefers ${target}, which ${reason}, so its first message lets the fallback strategy place it` };
+    return {
+      decision: 'unallocated',
+      message: `shard ${shardId} has no home yet: it prefers ${target}, which ${reason}, so its first message lets the fallback strategy place it`,
+    };
   }
-  return { decision: 'placement-unavailable', message: `shard ${shardId} prefers ${target}, which ${reason}, so the fallback strategy placed it on ${home}` };
+  return {
+    decision: 'placement-unavailable',
+    message: `shard ${shardId} prefers ${target}, which ${reason}, so the fallback strategy placed it on ${home}`,
+  };
 }
 
 /** Why no candidate can take the pinned shard, as a clause after "which". */
-function unavailable(pin: PlacementPin, sources: ExplainSources & { readonly view: PinView; readonly byKey: ReadonlyMap<string, MemberInfo> }): string {
+function unavailable(
+  pin: PlacementPin,
+  sources: ExplainSources & { readonly view: PinView; readonly byKey: ReadonlyMap<string, MemberInfo> },
+): string {
   const { candidates, cordons, view, byKey } = sources;
   const isCandidate = (key: string): boolean => candidates.some((candidate) => candidate.toString() === key);
   if (pin.target.kind === 'address') {
@@ -113,7 +146,9 @@ function unavailable(pin: PlacementPin, sources: ExplainSources & { readonly vie
     if (member.status !== 'up') return `is ${member.status}, not up`;
     return isCandidate(key) ? 'cannot take shards now' : 'hosts no region of this entity type';
   }
-  const matching = [...byKey.values()].filter((member) => !isGone(member.status) && homeMatches(pin, member.address.toString(), view));
+  const matching = [...byKey.values()].filter(
+    (member) => !isGone(member.status) && homeMatches(pin, member.address.toString(), view),
+  );
   if (matching.length === 0) return 'no member matches';
   const open = matching.filter((member) => !cordons.isCordoned(member.address.toString()));
   if (open.length === 0) return 'matches only cordoned nodes';

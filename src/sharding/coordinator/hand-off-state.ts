@@ -39,7 +39,11 @@ export class HandOffStates {
   }
 
   /** A chunk from `from`; kept only when it answers the current HandOff of its shard, from that shard's owner. */
-  chunk(from: string, handOff: HandOff | undefined, message: Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>): void {
+  chunk(
+    from: string,
+    handOff: HandOff | undefined,
+    message: Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>,
+  ): void {
     const { shardId, handOffId, part, parts, entities } = message;
     if (handOff === undefined || handOff.owner !== from || handOff.id !== handOffId) return;
     let held = this.held.get(shardId);
@@ -49,7 +53,15 @@ export class HandOffStates {
       this.held.set(shardId, held);
     }
     if (held.chunks.has(part)) return;
-    const restore: Restore = { type: 'RestoreShardState', typeName: this.options.typeName, shardId, transferId: handOffId, part, parts, entities };
+    const restore: Restore = {
+      type: 'RestoreShardState',
+      typeName: this.options.typeName,
+      shardId,
+      transferId: handOffId,
+      part,
+      parts,
+      entities,
+    };
     // Encoded once now, for its size; the send to the new home reuses these bytes.
     const size = encodeMessageOnce(restore).byteLength;
     held.chunks.set(part, restore);
@@ -57,7 +69,10 @@ export class HandOffStates {
     this.total += size;
     for (const oldest of this.held.keys()) {
       if (this.total <= this.options.maxBytes) break;
-      this.options.logger.warn({ shardId: oldest, maxHandOffStateBytes: this.options.maxBytes }, 'hand-off state over the bound dropped: its entities start fresh');
+      this.options.logger.warn(
+        { shardId: oldest, maxHandOffStateBytes: this.options.maxBytes },
+        'hand-off state over the bound dropped: its entities start fresh',
+      );
       this.drop(oldest, true);
     }
   }
@@ -67,7 +82,10 @@ export class HandOffStates {
     const held = this.held.get(shardId);
     if (held === undefined) return [];
     if (held.chunks.size !== held.parts) {
-      this.options.logger.warn({ shardId, parts: held.parts, received: held.chunks.size }, 'hand-off state incomplete: its entities start fresh');
+      this.options.logger.warn(
+        { shardId, parts: held.parts, received: held.chunks.size },
+        'hand-off state incomplete: its entities start fresh',
+      );
       this.drop(shardId, true);
       return [];
     }

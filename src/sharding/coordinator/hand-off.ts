@@ -105,7 +105,8 @@ export class HandOffIds {
   private nextId: number;
 
   constructor(start: number = randomInt(1, 2 ** 47)) {
-    if (!Number.isSafeInteger(start) || start < 1) throw new RangeError(`hand-off ids start at a positive safe integer, got ${start}`);
+    if (!Number.isSafeInteger(start) || start < 1)
+      throw new RangeError(`hand-off ids start at a positive safe integer, got ${start}`);
     this.nextId = start;
   }
 

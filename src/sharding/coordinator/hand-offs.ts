@@ -78,7 +78,12 @@ export class HandOffs {
    * ShardStopped changes nothing here.
    */
   stopCopy(region: string, shardId: number): void {
-    this.options.send(region, { type: 'HandOff', typeName: this.options.typeName, shardId, handOffId: this.ids.take() });
+    this.options.send(region, {
+      type: 'HandOff',
+      typeName: this.options.typeName,
+      shardId,
+      handOffId: this.ids.take(),
+    });
   }
 
   /** The retry tick: each hand-off's messages for its current phase again. */

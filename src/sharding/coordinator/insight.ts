@@ -4,7 +4,13 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import { NO_CORDONS } from '../placements/cordon-view.js';
-import { MAX_INSIGHT_TEXT, type DryRunMove, type DryRunWarning, type InsightRequest, type ProposedPin } from '../protocol/insight-messages.js';
+import {
+  MAX_INSIGHT_TEXT,
+  type DryRunMove,
+  type DryRunWarning,
+  type InsightRequest,
+  type ProposedPin,
+} from '../protocol/insight-messages.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { isPinAware } from '../strategies/pin-aware.js';
@@ -31,7 +37,8 @@ export function coordinatorInsight(
     switch (request.type) {
       case 'ExplainShard': {
         const { shardId } = request;
-        if (shardId >= settings.numberOfShards) return { type: 'ShardExplained', typeName, requestId, explanation: null };
+        if (shardId >= settings.numberOfShards)
+          return { type: 'ShardExplained', typeName, requestId, explanation: null };
         const { strategy } = settings;
         const pins = isPinAware(strategy) ? strategy.pinContext() : undefined;
         const listed = settings.listedPlacement?.(shardId, pins?.now ?? Date.now());
@@ -45,7 +52,12 @@ export function coordinatorInsight(
           listed,
           fallbackReason: fallbackReason(strategy, shardId, state, offered),
         });
-        return { type: 'ShardExplained', typeName, requestId, explanation: { ...explanation, message: explanation.message.slice(0, MAX_INSIGHT_TEXT) } };
+        return {
+          type: 'ShardExplained',
+          typeName,
+          requestId,
+          explanation: { ...explanation, message: explanation.message.slice(0, MAX_INSIGHT_TEXT) },
+        };
       }
       case 'DryRunPlacements':
         return answer(request, (warn) => dryRunPlacements(settings, state, candidates(), request.pins, warn));
@@ -56,7 +68,12 @@ export function coordinatorInsight(
 }
 
 /** The strategy's own clause for why the shard is on its home; a strategy that throws here adds nothing. */
-function fallbackReason(strategy: AllocationStrategy, shardId: number, state: CoordinatorState, candidates: NodeAddress[]): string | undefined {
+function fallbackReason(
+  strategy: AllocationStrategy,
+  shardId: number,
+  state: CoordinatorState,
+  candidates: NodeAddress[],
+): string | undefined {
   const home = state.homeOf(shardId);
   if (home === undefined || strategy.reasonFor === undefined) return undefined;
   try {
@@ -72,11 +89,19 @@ type Warn = (warning: DryRunWarning) => void;
 function answer(request: InsightRequest, run: (warn: Warn) => DryRunMove[]): ShardingMessage {
   const warnings: DryRunWarning[] = [];
   const warn: Warn = (warning) => {
-    if (warnings.length < MAX_WARNINGS) warnings.push({ ...warning, message: warning.message.slice(0, MAX_INSIGHT_TEXT) });
+    if (warnings.length < MAX_WARNINGS)
+      warnings.push({ ...warning, message: warning.message.slice(0, MAX_INSIGHT_TEXT) });
   };
   const moves = run(warn);
-  if (moves.length > MAX_LISTED_MOVES) warn({ shardId: null, message: `${moves.length - MAX_LISTED_MOVES} more moves are not listed` });
-  return { type: 'DryRunAnswer', typeName: request.typeName, requestId: request.requestId, moves: moves.slice(0, MAX_LISTED_MOVES), warnings };
+  if (moves.length > MAX_LISTED_MOVES)
+    warn({ shardId: null, message: `${moves.length - MAX_LISTED_MOVES} more moves are not listed` });
+  return {
+    type: 'DryRunAnswer',
+    typeName: request.typeName,
+    requestId: request.requestId,
+    moves: moves.slice(0, MAX_LISTED_MOVES),
+    warnings,
+  };
 }
 
 /** The strategy the dry run runs: a pin-aware one over `pins` (default: its own), its warnings to `warn`. */
@@ -95,19 +120,26 @@ function dryRunPlacements(
 ): DryRunMove[] {
   const { strategy, numberOfShards } = settings;
   const inRange = proposed.filter((pin) => pin.shardId < numberOfShards);
-  for (const pin of proposed) if (pin.shardId >= numberOfShards) warn({ shardId: pin.shardId, message: `shard ${pin.shardId} is out of range` });
+  for (const pin of proposed)
+    if (pin.shardId >= numberOfShards) warn({ shardId: pin.shardId, message: `shard ${pin.shardId} is out of range` });
   let hypothetical = strategy;
   if (isPinAware(strategy)) {
     const { pins, unreadable } = pinsWith(strategy.pinContext().pins, inRange);
-    for (const shardId of unreadable) warn({ shardId, message: `shard ${shardId}: the target cannot be read; the pin is left out` });
+    for (const shardId of unreadable)
+      warn({ shardId, message: `shard ${shardId}: the target cannot be read; the pin is left out` });
     hypothetical = silent(strategy, warn, pins);
   } else {
     for (const pin of inRange) {
-      warn({ shardId: pin.shardId, target: pin.target, message: `shard ${pin.shardId}: this type's allocation strategy reads no pins; the pin would be stored but not honoured` });
+      warn({
+        shardId: pin.shardId,
+        target: pin.target,
+        message: `shard ${pin.shardId}: this type's allocation strategy reads no pins; the pin would be stored but not honoured`,
+      });
     }
   }
   const { moves, error } = rebalanceRoundMoves(hypothetical, candidates, state.shardMap(), new Set(state.handingOff()));
-  if (error !== undefined) warn({ shardId: null, message: `the allocation strategy's rebalance threw: ${error}; no shard would move` });
+  if (error !== undefined)
+    warn({ shardId: null, message: `the allocation strategy's rebalance threw: ${error}; no shard would move` });
   return moves;
 }
 
@@ -121,10 +153,18 @@ function dryRunRebalance(
 ): DryRunMove[] {
   const verdict = judgeRebalanceNow(shardIds, settings.numberOfShards, state);
   for (const shardId of verdict.unknown) warn({ shardId, message: `shard ${shardId} is out of range` });
-  for (const shardId of verdict.homeless) warn({ shardId, message: `shard ${shardId} has no home yet: nothing to move; its first message allocates it` });
+  for (const shardId of verdict.homeless)
+    warn({ shardId, message: `shard ${shardId} has no home yet: nothing to move; its first message allocates it` });
   const starting = new Set(verdict.toHandOff);
-  for (const shardId of verdict.accepted) if (!starting.has(shardId)) warn({ shardId, message: `shard ${shardId} is already being handed off` });
-  return landings(silent(settings.strategy, warn), candidates, state.shardMap(), new Set(state.handingOff()), verdict.toHandOff);
+  for (const shardId of verdict.accepted)
+    if (!starting.has(shardId)) warn({ shardId, message: `shard ${shardId} is already being handed off` });
+  return landings(
+    silent(settings.strategy, warn),
+    candidates,
+    state.shardMap(),
+    new Set(state.handingOff()),
+    verdict.toHandOff,
+  );
 }
 
 function warningOf(message: string, details: object): DryRunWarning {

@@ -64,7 +64,15 @@ export class OperatorRequests {
 
   getShardLocations(from: string, requestId: number): void {
     const { whenWarm, send, typeName, state } = this.options;
-    whenWarm(() => send(from, { type: 'ShardLocations', typeName, requestId, regions: state.locations(), handingOff: state.handingOff() }));
+    whenWarm(() =>
+      send(from, {
+        type: 'ShardLocations',
+        typeName,
+        requestId,
+        regions: state.locations(),
+        handingOff: state.handingOff(),
+      }),
+    );
   }
 
   rebalanceNow(from: string, requestId: number, shardIds: ReadonlyArray<number>): void {

@@ -93,16 +93,31 @@ export class ShardCoordinator {
       whenWarm: (action: () => void) => this.gate.whenWarm(action),
       handOff: (shardId: number) => this.handOffs.begin(shardId),
       rebalanceRound: () => this.rebalanceRound(),
-      insight: coordinatorInsight(settings, this.state, () => this.allocator.candidates(), () => ctx.membership.members()),
+      insight: coordinatorInsight(
+        settings,
+        this.state,
+        () => this.allocator.candidates(),
+        () => ctx.membership.members(),
+      ),
     };
     this.operator = new OperatorRequests(requests);
-    this.drains = new DrainRequests({ ...requests, strategy: settings.strategy, cordons, candidates: () => this.allocator.candidates() });
+    this.drains = new DrainRequests({
+      ...requests,
+      strategy: settings.strategy,
+      cordons,
+      candidates: () => this.allocator.candidates(),
+    });
     this.changeTimer = new ChangeTimer(settings.strategy, scheduler, logger, () => {
       this.logger.info('a placement rule expired: rebalancing now');
       this.rebalanceRound();
       this.homes.retryWaiting();
     });
-    this.margin = new DownRemovalMargin(ctx.config.downRemovalMarginMs, scheduler, () => this.onMembershipChange(), settings.probe);
+    this.margin = new DownRemovalMargin(
+      ctx.config.downRemovalMarginMs,
+      scheduler,
+      () => this.onMembershipChange(),
+      settings.probe,
+    );
     this.gate = new WarmUpGate({
       role: settings.role,
       warmupMs: ctx.config.coordinatorWarmupMs,
@@ -140,7 +155,8 @@ export class ShardCoordinator {
     const members = this.ctx.membership.members();
     // Regions re-register on seeing the coordinator move; this covers a coordinator restarted on the same node.
     const live = members.filter((member) => !isGone(member.status));
-    for (const member of live) this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
+    for (const member of live)
+      this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
     // Members already down get the rest of their margin, from when their downing was decided; older members
     // gone from the view without a trace get a full one from now (see olderMembersUntraced).
     const now = this.scheduler.now();
@@ -208,7 +224,9 @@ export class ShardCoordinator {
         return this.operator.rebalanceNow(from, message.requestId, message.shardIds);
       case 'RequestRebalance':
         return this.operator.requestRebalance(from, message.requestId);
-      case 'ExplainShard': case 'DryRunPlacements': case 'DryRunRebalance':
+      case 'ExplainShard':
+      case 'DryRunPlacements':
+      case 'DryRunRebalance':
         return this.operator.insight(from, message);
       case 'DrainRegion':
         return this.drains.drain(from, message.requestId, message.region);
@@ -245,11 +263,13 @@ export class ShardCoordinator {
     const members = memberMap(this.ctx.membership.members());
     const now = this.scheduler.now();
     this.margin.sawDown(members.values(), now);
-    for (const joined of this.state.early.admitted(members)) this.send(joined, { type: 'RegisterRequired', typeName: this.typeName });
+    for (const joined of this.state.early.admitted(members))
+      this.send(joined, { type: 'RegisterRequired', typeName: this.typeName });
     for (const region of this.state.registered()) {
       const member = members.get(region);
       if (member !== undefined && !isGone(member.status)) continue;
-      if (!this.state.isShuttingDown(region) && this.state.shardsOf(region).length > 0) this.margin.sawGone(region, now);
+      if (!this.state.isShuttingDown(region) && this.state.shardsOf(region).length > 0)
+        this.margin.sawGone(region, now);
       if (this.margin.inMargin(region, now)) {
         for (const shardId of this.state.shardsOf(region)) this.handOffs.awaitStop(shardId, region);
         continue;
@@ -257,7 +277,8 @@ export class ShardCoordinator {
       this.removeRegion(region);
     }
     this.margin.schedule(now, (key) => !members.has(key) && !this.state.isRegion(key));
-    for (const key of this.gate.trackReturningMembers()) this.send(key, { type: 'RegisterRequired', typeName: this.typeName });
+    for (const key of this.gate.trackReturningMembers())
+      this.send(key, { type: 'RegisterRequired', typeName: this.typeName });
     this.gate.check();
     this.homes.flushDeferred();
   }
@@ -267,7 +288,12 @@ export class ShardCoordinator {
     return this.state.locations();
   }
 
-  private onRegister(from: string, proxy: boolean, shards: ReadonlyArray<number>, stopping: ReadonlyArray<number>): void {
+  private onRegister(
+    from: string,
+    proxy: boolean,
+    shards: ReadonlyArray<number>,
+    stopping: ReadonlyArray<number>,
+  ): void {
     const member = this.ctx.membership.members().find((m) => m.address.toString() === from);
     if (member === undefined || isGone(member.status)) {
       if (member === undefined) this.state.early.note(from);
@@ -302,7 +328,12 @@ export class ShardCoordinator {
    * stale or about a copy already told to stop, and a live home must never be erased.
    */
   private adoptStopping(from: string, shardId: number): void {
-    if (shardId >= this.settings.numberOfShards || this.state.homeOf(shardId) !== undefined || this.state.isHandingOff(shardId)) return;
+    if (
+      shardId >= this.settings.numberOfShards ||
+      this.state.homeOf(shardId) !== undefined ||
+      this.state.isHandingOff(shardId)
+    )
+      return;
     this.logger.info({ shardId, region: from }, 'shard still stopping on a region: allocating it once it stopped');
     this.handOffs.awaitStop(shardId, from);
   }
@@ -310,7 +341,8 @@ export class ShardCoordinator {
   private onGetShardHome(from: string, shardId: number): void {
     if (!this.state.isRegistered(from)) return this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
     const { numberOfShards } = this.settings;
-    if (shardId >= numberOfShards) return this.logger.warn({ shardId, from, numberOfShards }, 'home requested for a shard out of range');
+    if (shardId >= numberOfShards)
+      return this.logger.warn({ shardId, from, numberOfShards }, 'home requested for a shard out of range');
     // A shard being handed off is answered by the ShardHome broadcast that ends the hand-off.
     if (this.state.isHandingOff(shardId)) return;
     const home = this.state.homeOf(shardId);
@@ -345,7 +377,8 @@ export class ShardCoordinator {
       this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
       return;
     }
-    if (this.state.regionShuttingDown(from)) this.logger.info({ region: from }, 'region leaving: handing off its shards');
+    if (this.state.regionShuttingDown(from))
+      this.logger.info({ region: from }, 'region leaving: handing off its shards');
     this.send(from, { type: 'GracefulShutdownAck', typeName: this.typeName });
     for (const shardId of this.state.shardsOf(from)) this.handOffs.begin(shardId);
   }
@@ -370,7 +403,8 @@ export class ShardCoordinator {
 
   private retry(): void {
     if (this.stopped) return;
-    for (const [shardId, region] of this.state.pendingStarts()) this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
+    for (const [shardId, region] of this.state.pendingStarts())
+      this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
     this.handOffs.resend();
     if (this.gate.isWarm) return;
     const unregistered = [...this.gate.expectedRegions()].filter((member) => !this.state.isRegistered(member));
@@ -381,7 +415,9 @@ export class ShardCoordinator {
     const { regions, allocatedShards } = this.state.counts;
     this.logger.info({ reason, regions, shards: allocatedShards }, 'coordinator ready');
     if (this.gate.unknownHostsUnreachable()) {
-      this.logger.warn('an unreachable member has not registered: shards never heard of wait until it registers or is downed');
+      this.logger.warn(
+        'an unreachable member has not registered: shards never heard of wait until it registers or is downed',
+      );
     }
     this.homes.flushDeferred();
   }
@@ -392,7 +428,8 @@ export class ShardCoordinator {
 
   private send(to: string, message: ShardingMessage): void {
     // A moved shard's state goes first, on the same connection: the new home restores before it starts.
-    if (message.type === 'HostShard') for (const chunk of this.states.before(to, message.shardId)) this.ctx.send(to, chunk);
+    if (message.type === 'HostShard')
+      for (const chunk of this.states.before(to, message.shardId)) this.ctx.send(to, chunk);
     this.ctx.send(to, message);
   }
 }

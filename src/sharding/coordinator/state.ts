@@ -195,7 +195,12 @@ export class CoordinatorState {
   }
 
   get counts(): { regions: number; proxies: number; allocatedShards: number; handOffs: number } {
-    return { regions: this.regions.size, proxies: this.proxies.size, allocatedShards: this.homes.size, handOffs: this.handOffs.size };
+    return {
+      regions: this.regions.size,
+      proxies: this.proxies.size,
+      allocatedShards: this.homes.size,
+      handOffs: this.handOffs.size,
+    };
   }
 
   /** The shards of every region, read-only (allocation hands strategies a copy of it). */

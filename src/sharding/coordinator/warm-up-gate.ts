@@ -58,7 +58,8 @@ export class WarmUpGate {
   /** Becomes warm once every expected region registered. */
   check(): void {
     if (this.warm || this.stopped) return;
-    if (this.expectedRegions().every((address) => this.options.view.isRegistered(address))) this.becomeWarm('every region registered');
+    if (this.expectedRegions().every((address) => this.options.view.isRegistered(address)))
+      this.becomeWarm('every region registered');
   }
 
   /** Runs the action now if warm, else once warm. */

@@ -5,7 +5,13 @@
 // The slot number is a 48-bit digest of the address and the slot's target is the address itself: a read
 // checks both, and a write refuses to reuse a slot another address holds (a digest collision).
 import { createHash } from 'node:crypto';
-import { MAX_TARGET_LENGTH, type Hlc, type PlacementSnapshot, type PlacementStore, type SlotMeta } from '../../../crdt/index.js';
+import {
+  MAX_TARGET_LENGTH,
+  type Hlc,
+  type PlacementSnapshot,
+  type PlacementStore,
+  type SlotMeta,
+} from '../../../crdt/index.js';
 import { NodeAddress } from '../../cluster/address.js';
 import { ActorTsError } from '../../errors.js';
 import type { CordonRecord, CordonView } from './cordon-view.js';
@@ -56,7 +62,10 @@ export function cordonAddress(input: unknown): string {
   if (typeof input !== 'string') throw new ActorTsError('invalid_address', 'the address must be a string');
   const address = NodeAddress.parse(input).toString();
   if (address.length > MAX_TARGET_LENGTH) {
-    throw new ActorTsError('invalid_address', `node address is ${address.length} characters long; a cordon can name at most ${MAX_TARGET_LENGTH}`);
+    throw new ActorTsError(
+      'invalid_address',
+      `node address is ${address.length} characters long; a cordon can name at most ${MAX_TARGET_LENGTH}`,
+    );
   }
   return address;
 }
@@ -93,7 +102,10 @@ export class StoreCordons implements CordonView {
     const slot = cordonSlot(address);
     const holder = this.store.snapshot(CORDON_NAMESPACE).placements.get(slot);
     if (holder !== undefined && holder.target !== address) {
-      throw new CordonError('cordon_conflict', `the cordon slot of ${address} is held by ${holder.target}: uncordon that node first`);
+      throw new CordonError(
+        'cordon_conflict',
+        `the cordon slot of ${address} is held by ${holder.target}: uncordon that node first`,
+      );
     }
     const written = this.store.set(CORDON_NAMESPACE, slot, address, meta);
     return { address, ...provenance, hlc: written.hlc };
@@ -129,7 +141,8 @@ export class StoreCordons implements CordonView {
 }
 
 function provenanceMeta(provenance: CordonProvenance): SlotMeta | undefined {
-  if (typeof provenance !== 'object' || provenance === null) throw new ActorTsError('invalid_argument', 'cordon options must be { by?, reason? }');
+  if (typeof provenance !== 'object' || provenance === null)
+    throw new ActorTsError('invalid_argument', 'cordon options must be { by?, reason? }');
   const meta: Record<string, string> = {};
   if (provenance.by !== undefined) meta['by'] = validateBy(provenance.by);
   if (provenance.reason !== undefined) meta['reason'] = validateReason(provenance.reason);

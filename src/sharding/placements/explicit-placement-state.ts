@@ -100,7 +100,10 @@ class PlacementTargets implements ReadonlyMap<number, PlacementPin> {
     for (const [, target] of this.entries()) yield target;
   }
 
-  forEach(callback: (target: PlacementPin, shardId: number, map: ReadonlyMap<number, PlacementPin>) => void, thisArg?: unknown): void {
+  forEach(
+    callback: (target: PlacementPin, shardId: number, map: ReadonlyMap<number, PlacementPin>) => void,
+    thisArg?: unknown,
+  ): void {
     for (const [shardId, target] of this.entries()) callback.call(thisArg, target, shardId, this);
   }
 

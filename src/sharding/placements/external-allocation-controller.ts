@@ -11,7 +11,12 @@ import type { ClusterSharding } from '../cluster-sharding.js';
 import type { RebalanceNowResult } from '../coordinator/coordinator-client.js';
 import { explicitPlacementState } from './explicit-placement-state.js';
 import { pinRecordOf, type PinRecord } from './placement-record.js';
-import { ruleToMeta, validatePlacementOptions, type PlacementOptions, type PlacementRule } from './placement-options.js';
+import {
+  ruleToMeta,
+  validatePlacementOptions,
+  type PlacementOptions,
+  type PlacementRule,
+} from './placement-options.js';
 import { PlacementRuleError } from './placement-rule-error.js';
 import { canonicalPlacementTarget, parsePlacementTarget, targetMatches } from './placement-target.js';
 import { askDryRunPlacements, type DryRunMoves } from '../coordinator/shard-insight.js';
@@ -106,9 +111,15 @@ export class ExternalAllocationController {
   }
 
   /** Pins a shard to a target; see setPlacements. Resolves with what was written. */
-  async setPlacement(shardId: number, target: NodeAddress | string, options?: PlacementOptions & PlacementWriteOptions): Promise<PinRecord> {
+  async setPlacement(
+    shardId: number,
+    target: NodeAddress | string,
+    options?: PlacementOptions & PlacementWriteOptions,
+  ): Promise<PinRecord> {
     const { allowUnknownTarget, ...rule } = options ?? {};
-    const [written] = await this.setPlacements([{ ...rule, shardId, target }], { allowUnknownTarget: allowUnknownTarget === true });
+    const [written] = await this.setPlacements([{ ...rule, shardId, target }], {
+      allowUnknownTarget: allowUnknownTarget === true,
+    });
     return written as PinRecord;
   }
 
@@ -141,9 +152,17 @@ export class ExternalAllocationController {
    * What setPlacements(entries) would start now, judged by the coordinator with its strategy: every entry
    * validated exactly as setPlacements does (same errors), nothing written, nothing handed off.
    */
-  async dryRunPlacements(entries: ReadonlyArray<PinRequest>, options: PlacementWriteOptions = {}): Promise<PlacementsDryRun> {
+  async dryRunPlacements(
+    entries: ReadonlyArray<PinRequest>,
+    options: PlacementWriteOptions = {},
+  ): Promise<PlacementsDryRun> {
     const checked = this.check(entries, options);
-    const pins = checked.map(({ shardId, target, rule }) => ({ shardId, target, mode: rule.mode, expiresAt: rule.expiresAt }));
+    const pins = checked.map(({ shardId, target, rule }) => ({
+      shardId,
+      target,
+      mode: rule.mode,
+      expiresAt: rule.expiresAt,
+    }));
     const { moves, warnings } = await askDryRunPlacements(this.sharding, this.typeName, pins);
     const placements = checked.map(({ shardId, target, rule: { mode, expiresAt, reason, by } }) => ({
       shardId,
@@ -200,14 +219,19 @@ export class ExternalAllocationController {
   }
 
   /** Every entry checked before any is used (see setPlacements): shard range, target, options; the expiry fixed now. */
-  private check(entries: ReadonlyArray<PinRequest>, write: PlacementWriteOptions): Array<{ shardId: number; target: string; rule: PlacementRule }> {
-    if (!Array.isArray(entries)) throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
+  private check(
+    entries: ReadonlyArray<PinRequest>,
+    write: PlacementWriteOptions,
+  ): Array<{ shardId: number; target: string; rule: PlacementRule }> {
+    if (!Array.isArray(entries))
+      throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
     const numberOfShards = this.numberOfShards();
     // A ttlMs counts from the later of this node's clock and the latest timestamp its replica counts from any
     // node, so a pin written through a node whose clock is behind is not expired on arrival elsewhere.
     const now = Math.max(this.now(), this.sharding.placementStore.latestTimestampMs());
     const checked = entries.map((entry: PinRequest) => {
-      if (typeof entry !== 'object' || entry === null) throw new ActorTsError('invalid_argument', 'each entry must be { shardId, target, ...options }');
+      if (typeof entry !== 'object' || entry === null)
+        throw new ActorTsError('invalid_argument', 'each entry must be { shardId, target, ...options }');
       const { shardId, target, ...options } = entry;
       const rule = validatePlacementOptions(options, now);
       const canonical = canonicalPlacementTarget(target);
@@ -231,7 +255,10 @@ export class ExternalAllocationController {
     if (first === undefined) return;
     const [target, shardIds] = first;
     const others = unknown.size > 1 ? ` (and ${unknown.size - 1} more unknown target(s))` : '';
-    const known = live.map((member) => member.address.toString()).slice(0, 10).join(', ');
+    const known = live
+      .map((member) => member.address.toString())
+      .slice(0, 10)
+      .join(', ');
     throw new PlacementRuleError(
       'unknown_target',
       `no current member matches target ${target}${others}, so shard${shardIds.length > 1 ? 's' : ''} ${shardIds.join(', ')} ` +

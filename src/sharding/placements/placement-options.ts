@@ -39,7 +39,12 @@ export const MAX_BY_LENGTH = 128;
 /** Latest accepted expiry: the placement store's timestamp range ends there (2200-01-01). */
 export const MAX_EXPIRES_AT_MS = MAX_HLC_WALL_MS;
 /** The rule of a pin written without options: prefer, never expiring, no reason or author. */
-export const DEFAULT_PLACEMENT_RULE: PlacementRule = Object.freeze({ mode: 'prefer', expiresAt: null, reason: null, by: null });
+export const DEFAULT_PLACEMENT_RULE: PlacementRule = Object.freeze({
+  mode: 'prefer',
+  expiresAt: null,
+  reason: null,
+  by: null,
+});
 
 const OPTION_KEYS: ReadonlySet<string> = new Set(['mode', 'ttlMs', 'expiresAt', 'reason', 'by']);
 // Date and time with seconds optional, fraction optional, and a zone required: a date-time without a zone
@@ -58,13 +63,21 @@ export function validatePlacementOptions(options: unknown, now: number): Placeme
     throw invalid(`placement options must be an object, got ${options === null ? 'null' : typeof options}`);
   }
   for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw invalid(`unknown placement option ${JSON.stringify(key.slice(0, 40))}: expected mode, ttlMs, expiresAt, reason or by`);
+    if (!OPTION_KEYS.has(key))
+      throw invalid(
+        `unknown placement option ${JSON.stringify(key.slice(0, 40))}: expected mode, ttlMs, expiresAt, reason or by`,
+      );
   }
   const { mode, ttlMs, expiresAt, reason, by } = options as Record<string, unknown>;
   if (ttlMs !== undefined && expiresAt !== undefined) throw invalid('give ttlMs or expiresAt, not both');
   return Object.freeze({
     mode: mode === undefined ? 'prefer' : validatePlacementMode(mode),
-    expiresAt: ttlMs !== undefined ? expiryFromTtl(validateTtlMs(ttlMs), now) : expiresAt !== undefined ? validateExpiresAt(expiresAt, now) : null,
+    expiresAt:
+      ttlMs !== undefined
+        ? expiryFromTtl(validateTtlMs(ttlMs), now)
+        : expiresAt !== undefined
+          ? validateExpiresAt(expiresAt, now)
+          : null,
     reason: reason === undefined ? null : validateReason(reason),
     by: by === undefined ? null : validateBy(by),
   });
@@ -92,10 +105,15 @@ export function validateExpiresAt(expiresAt: unknown, now: number): number {
   } else if (typeof expiresAt === 'string' && expiresAt.length <= 40 && ISO_8601.test(expiresAt)) {
     ms = Date.parse(expiresAt);
   } else {
-    throw invalid(`expiresAt must be an ISO-8601 date-time with a zone, e.g. "2030-01-31T12:00:00Z", got ${describeValue(expiresAt)}`);
+    throw invalid(
+      `expiresAt must be an ISO-8601 date-time with a zone, e.g. "2030-01-31T12:00:00Z", got ${describeValue(expiresAt)}`,
+    );
   }
   if (!Number.isSafeInteger(ms)) throw invalid(`expiresAt ${describeValue(expiresAt)} is not a valid date-time`);
-  if (ms <= now) throw invalid(`expiresAt ${new Date(ms).toISOString()} is not in the future (now is ${new Date(now).toISOString()})`);
+  if (ms <= now)
+    throw invalid(
+      `expiresAt ${new Date(ms).toISOString()} is not in the future (now is ${new Date(now).toISOString()})`,
+    );
   if (ms > MAX_EXPIRES_AT_MS) throw invalid(`expiresAt must be before ${new Date(MAX_EXPIRES_AT_MS).toISOString()}`);
   return ms;
 }
@@ -143,7 +161,8 @@ export function isExpired(rule: Pick<PlacementRule, 'expiresAt'>, now: number): 
 
 function expiryFromTtl(ttlMs: number, now: number): number {
   const at = now + ttlMs;
-  if (!Number.isSafeInteger(at) || at > MAX_EXPIRES_AT_MS) throw invalid(`ttlMs ${ttlMs} ends after ${new Date(MAX_EXPIRES_AT_MS).toISOString()}`);
+  if (!Number.isSafeInteger(at) || at > MAX_EXPIRES_AT_MS)
+    throw invalid(`ttlMs ${ttlMs} ends after ${new Date(MAX_EXPIRES_AT_MS).toISOString()}`);
   return at;
 }
 
@@ -157,7 +176,8 @@ function text(name: string, value: unknown, max: number): string {
 
 function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined)
+    return String(value);
   return typeof value;
 }
 

@@ -15,7 +15,10 @@ export class PlacementPin {
   ) {}
 
   /** A pin from a target in any accepted form; throws as parsePlacementTarget. */
-  static of(target: string | NodeAddress, options: { mode?: PlacementMode; expiresAt?: number | null } = {}): PlacementPin {
+  static of(
+    target: string | NodeAddress,
+    options: { mode?: PlacementMode; expiresAt?: number | null } = {},
+  ): PlacementPin {
     return new PlacementPin(parsePlacementTarget(target), options.mode ?? 'prefer', options.expiresAt ?? null);
   }
 

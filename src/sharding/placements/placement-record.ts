@@ -44,7 +44,12 @@ export function pinRecords(store: PlacementStore, typeName: string, options: Pin
 }
 
 /** One shard's placement as a listing without expired pins shows it, or undefined. */
-export function listedPlacement(store: PlacementStore, typeName: string, shardId: number, now: number): PinRecord | undefined {
+export function listedPlacement(
+  store: PlacementStore,
+  typeName: string,
+  shardId: number,
+  now: number,
+): PinRecord | undefined {
   const placement = store.snapshot(typeName).placements.get(shardId);
   if (placement === undefined || isExpired(ruleOf(placement), now)) return undefined;
   return pinRecordOf(shardId, placement);

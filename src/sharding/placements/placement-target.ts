@@ -82,7 +82,11 @@ export function targetMatches(target: PlacementTarget, node: PlacementNode): boo
   for (const { key, value } of target.terms) {
     if (key === ROLE_KEY) {
       if (!hasRole(node.roles, value)) return false;
-    } else if (node.attributes === undefined || !Object.hasOwn(node.attributes, key) || node.attributes[key] !== value) {
+    } else if (
+      node.attributes === undefined ||
+      !Object.hasOwn(node.attributes, key) ||
+      node.attributes[key] !== value
+    ) {
       return false;
     }
   }
@@ -109,7 +113,8 @@ function parseSelector(input: string): PlacementTarget {
     if (key.length === 0) throw invalidTarget(`selector term ${JSON.stringify(term)} has an empty key`);
     if (value.length === 0) throw invalidTarget(`selector term ${JSON.stringify(term)} has an empty value`);
     if (!TOKEN.test(key)) throw invalidTarget(`selector key ${JSON.stringify(key)} must match [A-Za-z0-9_.-]{1,64}`);
-    if (!TOKEN.test(value)) throw invalidTarget(`selector value ${JSON.stringify(value)} of ${key} must match [A-Za-z0-9_.-]{1,64}`);
+    if (!TOKEN.test(value))
+      throw invalidTarget(`selector value ${JSON.stringify(value)} of ${key} must match [A-Za-z0-9_.-]{1,64}`);
     let values = byKey.get(key);
     if (values === undefined) byKey.set(key, (values = new Set()));
     values.add(value);

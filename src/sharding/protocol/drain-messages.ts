@@ -19,10 +19,20 @@ export interface DrainFieldChecks {
 
 export type DrainMessage =
   | { readonly type: 'DrainRegion'; readonly typeName: string; readonly requestId: number; readonly region: string }
-  | { readonly type: 'DrainStarted'; readonly typeName: string; readonly requestId: number; readonly moves: DrainMove[]; readonly noCapacity: boolean };
+  | {
+      readonly type: 'DrainStarted';
+      readonly typeName: string;
+      readonly requestId: number;
+      readonly moves: DrainMove[];
+      readonly noCapacity: boolean;
+    };
 
 /** A DrainRegion or DrainStarted with every field checked; undefined when any is wrong. */
-export function parseDrainMessage(raw: RawMessage, typeName: string, checks: DrainFieldChecks): DrainMessage | undefined {
+export function parseDrainMessage(
+  raw: RawMessage,
+  typeName: string,
+  checks: DrainFieldChecks,
+): DrainMessage | undefined {
   const requestId = raw['requestId'];
   if (!checks.isRequestId(requestId)) return undefined;
   if (raw.type === 'DrainRegion') {
@@ -37,7 +47,8 @@ export function parseDrainMessage(raw: RawMessage, typeName: string, checks: Dra
   for (const item of list) {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) return undefined;
     const { shardId, from, to } = item as Record<string, unknown>;
-    if (!checks.isShardId(shardId) || !checks.isAddress(from) || (to !== null && !checks.isAddress(to))) return undefined;
+    if (!checks.isShardId(shardId) || !checks.isAddress(from) || (to !== null && !checks.isAddress(to)))
+      return undefined;
     moves.push({ shardId, from, to });
   }
   return { type: 'DrainStarted', typeName, requestId, moves, noCapacity };

@@ -2,14 +2,25 @@
 // the requests (ExplainShard, DryRunPlacements, DryRunRebalance) and their answers (ShardExplained,
 // DryRunAnswer). Answers come from the network, so every field is checked and every list and string bounded.
 import type { RawMessage } from '../../cluster/wire-message.js';
-import { PLACEMENT_MODES, MAX_BY_LENGTH, MAX_REASON_LENGTH, type PlacementMode } from '../placements/placement-options.js';
+import {
+  PLACEMENT_MODES,
+  MAX_BY_LENGTH,
+  MAX_REASON_LENGTH,
+  type PlacementMode,
+} from '../placements/placement-options.js';
 import type { PinRecord } from '../placements/placement-record.js';
 import { MAX_PLACEMENT_TARGET_LENGTH } from '../placements/placement-target.js';
 import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
 
 /** Why a shard is where it is (or nowhere). */
 export type ExplainDecision = 'placement' | 'placement-unavailable' | 'waiting' | 'fallback' | 'unallocated';
-export const EXPLAIN_DECISIONS: ReadonlyArray<ExplainDecision> = ['placement', 'placement-unavailable', 'waiting', 'fallback', 'unallocated'];
+export const EXPLAIN_DECISIONS: ReadonlyArray<ExplainDecision> = [
+  'placement',
+  'placement-unavailable',
+  'waiting',
+  'fallback',
+  'unallocated',
+];
 
 /** One region as explain lists it. */
 export interface ExplainNode {
@@ -73,16 +84,34 @@ export type InsightMessage =
   /** Requester -> C. Why is this shard where it is? */
   | { readonly type: 'ExplainShard'; readonly typeName: string; readonly requestId: number; readonly shardId: number }
   /** C -> requester. Null when the shard id is out of range for the type. */
-  | { readonly type: 'ShardExplained'; readonly typeName: string; readonly requestId: number; readonly explanation: ShardExplanation | null }
+  | {
+      readonly type: 'ShardExplained';
+      readonly typeName: string;
+      readonly requestId: number;
+      readonly explanation: ShardExplanation | null;
+    }
   /** Requester -> C. Which shards would move if these pins were written now? Nothing is written. */
-  | { readonly type: 'DryRunPlacements'; readonly typeName: string; readonly requestId: number; readonly pins: ReadonlyArray<ProposedPin> }
+  | {
+      readonly type: 'DryRunPlacements';
+      readonly typeName: string;
+      readonly requestId: number;
+      readonly pins: ReadonlyArray<ProposedPin>;
+    }
   /** Requester -> C. Which shards would move, and where, if these were handed off now? Nothing is handed off. */
-  | { readonly type: 'DryRunRebalance'; readonly typeName: string; readonly requestId: number; readonly shardIds: ReadonlyArray<number> }
+  | {
+      readonly type: 'DryRunRebalance';
+      readonly typeName: string;
+      readonly requestId: number;
+      readonly shardIds: ReadonlyArray<number>;
+    }
   /** C -> requester. The answer to either dry run. */
   | ({ readonly type: 'DryRunAnswer'; readonly typeName: string; readonly requestId: number } & DryRunMoves);
 
 /** The insight messages a coordinator answers (the rest are its answers). */
-export type InsightRequest = Extract<InsightMessage, { readonly type: 'ExplainShard' | 'DryRunPlacements' | 'DryRunRebalance' }>;
+export type InsightRequest = Extract<
+  InsightMessage,
+  { readonly type: 'ExplainShard' | 'DryRunPlacements' | 'DryRunRebalance' }
+>;
 
 /** Longest explanation sentence or warning accepted. */
 export const MAX_INSIGHT_TEXT = 4096;
@@ -116,7 +145,9 @@ export function parseInsightMessage(raw: RawMessage, typeName: string): InsightM
     case 'DryRunAnswer': {
       const moves = list(raw['moves'], MAX_LIST, parseMove);
       const warnings = list(raw['warnings'], MAX_LIST, parseWarning);
-      return moves === undefined || warnings === undefined ? undefined : { type: raw.type, typeName, requestId, moves, warnings };
+      return moves === undefined || warnings === undefined
+        ? undefined
+        : { type: raw.type, typeName, requestId, moves, warnings };
     }
     default:
       return undefined;
@@ -135,7 +166,9 @@ function list<T>(value: unknown, max: number, item: (value: unknown) => T | unde
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function text(value: unknown, max: number): value is string {
@@ -160,7 +193,8 @@ function parseProposedPin(value: unknown): ProposedPin | undefined {
   if (raw === undefined) return undefined;
   const { shardId, target, mode } = raw;
   const expiresAt = orNull(raw['expiresAt'], isEpochMs);
-  if (!isShardId(shardId) || !text(target, MAX_PLACEMENT_TARGET_LENGTH) || !isMode(mode) || expiresAt === undefined) return undefined;
+  if (!isShardId(shardId) || !text(target, MAX_PLACEMENT_TARGET_LENGTH) || !isMode(mode) || expiresAt === undefined)
+    return undefined;
   return { shardId, target, mode, expiresAt };
 }
 
@@ -189,8 +223,16 @@ function parseExplanation(value: unknown): ShardExplanation | undefined {
   const home = orNull(raw['home'], isAddress);
   const placement = raw['placement'] === null ? null : parsePlacement(raw['placement']);
   const nodes = list(raw['nodes'], MAX_NODES, parseNode);
-  if (!isShardId(shardId) || home === undefined || typeof handingOff !== 'boolean' || placement === undefined || nodes === undefined) return undefined;
-  if (!(EXPLAIN_DECISIONS as ReadonlyArray<unknown>).includes(decision) || !text(message, MAX_INSIGHT_TEXT)) return undefined;
+  if (
+    !isShardId(shardId) ||
+    home === undefined ||
+    typeof handingOff !== 'boolean' ||
+    placement === undefined ||
+    nodes === undefined
+  )
+    return undefined;
+  if (!(EXPLAIN_DECISIONS as ReadonlyArray<unknown>).includes(decision) || !text(message, MAX_INSIGHT_TEXT))
+    return undefined;
   return { shardId, home, handingOff, placement, decision: decision as ExplainDecision, message, nodes };
 }
 
@@ -199,7 +241,8 @@ function parseNode(value: unknown): ExplainNode | undefined {
   if (raw === undefined) return undefined;
   const { address, shards, reachable, status, cordoned } = raw;
   const matches = orNull(raw['matches'], (v): v is boolean => typeof v === 'boolean');
-  if (!isAddress(address) || !isEpochMs(shards) || shards > MAX_LIST || typeof reachable !== 'boolean') return undefined;
+  if (!isAddress(address) || !isEpochMs(shards) || shards > MAX_LIST || typeof reachable !== 'boolean')
+    return undefined;
   if (!text(status, MAX_STATUS_LENGTH) || typeof cordoned !== 'boolean' || matches === undefined) return undefined;
   return { address, shards, reachable, status, cordoned, matches };
 }
@@ -212,7 +255,13 @@ function parsePlacement(value: unknown): PinRecord | undefined {
   const reason = orNull(raw['reason'], (v): v is string => text(v, MAX_REASON_LENGTH));
   const by = orNull(raw['by'], (v): v is string => text(v, MAX_BY_LENGTH));
   const hlc = record(raw['hlc']);
-  if (!isShardId(shardId) || !text(target, MAX_PLACEMENT_TARGET_LENGTH) || !isMode(mode) || !text(writer, MAX_NODE_KEY_LENGTH)) return undefined;
+  if (
+    !isShardId(shardId) ||
+    !text(target, MAX_PLACEMENT_TARGET_LENGTH) ||
+    !isMode(mode) ||
+    !text(writer, MAX_NODE_KEY_LENGTH)
+  )
+    return undefined;
   if (expiresAt === undefined || reason === undefined || by === undefined || hlc === undefined) return undefined;
   const { wallMs, counter, node } = hlc;
   if (!isEpochMs(wallMs) || !isEpochMs(counter) || !text(node, MAX_NODE_KEY_LENGTH)) return undefined;

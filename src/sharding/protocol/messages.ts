@@ -94,7 +94,12 @@ export type ShardingMessage =
    * C->R. The ShardStopped (and the state sent ahead of it) was processed. A leaving region waits for it,
    * so its exit cannot overtake its state; a repeated ShardStopped is acknowledged again.
    */
-  | { readonly type: 'ShardStoppedAck'; readonly typeName: string; readonly shardId: number; readonly handOffId: number }
+  | {
+      readonly type: 'ShardStoppedAck';
+      readonly typeName: string;
+      readonly shardId: number;
+      readonly handOffId: number;
+    }
   /** R->C. This region is leaving: allocate nothing more to it and hand its shards off. Repeated until it hosts none. */
   | { readonly type: 'GracefulShutdownRequest'; readonly typeName: string }
   /** C->R. The region is excluded from allocation; its shards are being handed off. */
@@ -128,7 +133,12 @@ export type ShardingMessage =
       readonly handingOff: ReadonlyArray<number>;
     }
   /** Requester -> C. Hand these shards off now and re-allocate them through the strategy. */
-  | { readonly type: 'RebalanceNow'; readonly typeName: string; readonly requestId: number; readonly shardIds: ReadonlyArray<number> }
+  | {
+      readonly type: 'RebalanceNow';
+      readonly typeName: string;
+      readonly requestId: number;
+      readonly shardIds: ReadonlyArray<number>;
+    }
   /** C -> requester. `accepted` are moving; `unknown` are out of range; `homeless` have no home to move from. */
   | {
       readonly type: 'RebalanceNowResult';
@@ -304,7 +314,9 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
     case 'ShardStopped':
     case 'ShardStoppedAck': {
       const { shardId, handOffId } = raw;
-      return isShardId(shardId) && isRequestId(handOffId) ? { type: raw.type, typeName, shardId, handOffId } : undefined;
+      return isShardId(shardId) && isRequestId(handOffId)
+        ? { type: raw.type, typeName, shardId, handOffId }
+        : undefined;
     }
     case 'ShardHome': {
       const { shardId, region } = raw;
@@ -322,7 +334,9 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
       const requestId = raw['requestId'];
       const regions = parseRegions(raw['regions']);
       const handingOff = shardList(raw['handingOff'], isShardId);
-      return isRequestId(requestId) && regions && handingOff ? { type: raw.type, typeName, requestId, regions, handingOff } : undefined;
+      return isRequestId(requestId) && regions && handingOff
+        ? { type: raw.type, typeName, requestId, regions, handingOff }
+        : undefined;
     }
     case 'RebalanceNow': {
       const requestId = raw['requestId'];
@@ -368,9 +382,12 @@ function parseEnvelope(raw: RawMessage, typeName: string): ShardingMessage | und
   const replyTo = parseReplyTo(rawReplyTo);
   if (replyTo === undefined) return undefined;
   const rawReliable = raw['reliable'];
-  if (rawReliable === undefined || rawReliable === null) return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo };
+  if (rawReliable === undefined || rawReliable === null)
+    return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo };
   const reliable = parseReliable(rawReliable);
-  return reliable ? { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo, reliable } : undefined;
+  return reliable
+    ? { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo, reliable }
+    : undefined;
 }
 
 function parseReliable(value: unknown): ReliableMark | undefined {

@@ -74,7 +74,10 @@ export class ShardingLink {
       return true;
     } catch (error) {
       this.sendFailureCount++;
-      this.logger.warn({ to, type: message.type, err: error instanceof Error ? error.message : String(error) }, 'send failed');
+      this.logger.warn(
+        { to, type: message.type, err: error instanceof Error ? error.message : String(error) },
+        'send failed',
+      );
       return false;
     }
   }

@@ -42,7 +42,11 @@ export interface StateFieldChecks {
 }
 
 /** A state chunk with every field checked; undefined when any is wrong. */
-export function parseStateMessage(raw: RawMessage, typeName: string, checks: StateFieldChecks): StateMessage | undefined {
+export function parseStateMessage(
+  raw: RawMessage,
+  typeName: string,
+  checks: StateFieldChecks,
+): StateMessage | undefined {
   const { shardId, part, parts } = raw;
   const id = raw.type === 'ShardStateChunk' ? raw['handOffId'] : raw['transferId'];
   if (!checks.isShardId(shardId) || !checks.isRequestId(id)) return undefined;
@@ -54,11 +58,14 @@ export function parseStateMessage(raw: RawMessage, typeName: string, checks: Sta
   for (const item of list) {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) return undefined;
     const { entityId, state } = item as Record<string, unknown>;
-    if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > checks.maxEntityIdLength) return undefined;
+    if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > checks.maxEntityIdLength)
+      return undefined;
     if (!(state instanceof Uint8Array)) return undefined;
     entities.push({ entityId, state });
   }
-  if (raw.type === 'ShardStateChunk') return { type: 'ShardStateChunk', typeName, shardId, handOffId: id, part, parts, entities };
-  if (raw.type === 'RestoreShardState') return { type: 'RestoreShardState', typeName, shardId, transferId: id, part, parts, entities };
+  if (raw.type === 'ShardStateChunk')
+    return { type: 'ShardStateChunk', typeName, shardId, handOffId: id, part, parts, entities };
+  if (raw.type === 'RestoreShardState')
+    return { type: 'RestoreShardState', typeName, shardId, transferId: id, part, parts, entities };
   return undefined;
 }

@@ -71,7 +71,12 @@ export class EntityRefs {
       this.asks.settle(replyTo.askId, outcome);
       return;
     }
-    const failure = (error: string): ShardingMessage => ({ type: 'EntityReply', askId: replyTo.askId, ok: false, error: error.slice(0, MAX_ERROR_LENGTH) });
+    const failure = (error: string): ShardingMessage => ({
+      type: 'EntityReply',
+      askId: replyTo.askId,
+      ok: false,
+      error: error.slice(0, MAX_ERROR_LENGTH),
+    });
     if (outcome.ok) {
       const sent = send(replyTo.node, { type: 'EntityReply', askId: replyTo.askId, ok: true, value: outcome.value });
       // An answer the wire cannot carry still owes the asker an answer, rather than a timeout.

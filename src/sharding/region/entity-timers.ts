@@ -114,14 +114,20 @@ export class EntityTimerSet implements EntityTimers {
 
 function checkKey(key: unknown): string {
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_TIMER_KEY_LENGTH) {
-    throw new ActorTsError('invalid_argument', `timer key must be a string of 1..${MAX_TIMER_KEY_LENGTH} characters, got ${describeKey(key)}`);
+    throw new ActorTsError(
+      'invalid_argument',
+      `timer key must be a string of 1..${MAX_TIMER_KEY_LENGTH} characters, got ${describeKey(key)}`,
+    );
   }
   return key;
 }
 
 function checkDelay(delayMs: unknown, min: number): number {
   if (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < min || delayMs > MAX_TIMER_DELAY_MS) {
-    throw new ActorTsError('invalid_argument', `timer delayMs must be an integer in ${min}..${MAX_TIMER_DELAY_MS}, got ${String(delayMs)}`);
+    throw new ActorTsError(
+      'invalid_argument',
+      `timer delayMs must be an integer in ${min}..${MAX_TIMER_DELAY_MS}, got ${String(delayMs)}`,
+    );
   }
   return delayMs;
 }

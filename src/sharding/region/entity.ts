@@ -13,7 +13,8 @@ export type { EntityTimers };
 export const MAX_ERROR_TEXT = 500;
 
 /** How piped work ended, as `pipeToSelf` hands it to its `toMessage`. */
-export type PipeOutcome<T = unknown> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+export type PipeOutcome<T = unknown> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
 
 /**
  * What an entity learns about itself when it is created (on its first message, on the node hosting its shard),
@@ -103,7 +104,8 @@ export interface EntityRef {
 }
 
 /** The outcome of one message, as reported to an asker. */
-export type EntityOutcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
+export type EntityOutcome =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
 
 export type ReplyFn = (outcome: EntityOutcome) => void;
 
@@ -135,7 +137,9 @@ export class Entity {
     private readonly onError: (entityId: string, phase: 'receive' | 'stop', error: unknown) => void,
     private readonly options: EntityOptions = {},
   ) {
-    this.timerSet = new EntityTimerSet(options.scheduler ?? backgroundScheduler, (timer) => this.push({ kind: 'timer', timer }));
+    this.timerSet = new EntityTimerSet(options.scheduler ?? backgroundScheduler, (timer) =>
+      this.push({ kind: 'timer', timer }),
+    );
     if (instance !== undefined) this.attach(instance);
   }
 
@@ -165,7 +169,8 @@ export class Entity {
     if (typeof (work as { then?: unknown } | null)?.then !== 'function') {
       throw new ActorTsError('invalid_argument', 'pipeToSelf needs a promise (or thenable) as its work');
     }
-    if (typeof toMessage !== 'function') throw new ActorTsError('invalid_argument', 'pipeToSelf needs a function (outcome) => message');
+    if (typeof toMessage !== 'function')
+      throw new ActorTsError('invalid_argument', 'pipeToSelf needs a function (outcome) => message');
     this.pipes++;
     const settled = (outcome: PipeOutcome<T>): void => {
       this.pipes--;

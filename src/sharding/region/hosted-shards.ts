@@ -40,7 +40,10 @@ export class HostedShards {
   }
 
   /** The shard, started now (`started`, its entities restored from `restore()`) unless it was present. */
-  ensure(shardId: number, restore: () => ReadonlyMap<string, unknown> | undefined = () => undefined): { readonly shard: Shard; readonly started: boolean } {
+  ensure(
+    shardId: number,
+    restore: () => ReadonlyMap<string, unknown> | undefined = () => undefined,
+  ): { readonly shard: Shard; readonly started: boolean } {
     const present = this.shards.get(shardId);
     if (present !== undefined) return { shard: present, started: false };
     const { typeName, behavior, self, entities } = this.options;
@@ -104,6 +107,9 @@ export class HostedShards {
   }
 
   private idsWhere(test: (shard: Shard) => boolean): number[] {
-    return [...this.shards].filter(([, shard]) => test(shard)).map(([id]) => id).sort((a, b) => a - b);
+    return [...this.shards]
+      .filter(([, shard]) => test(shard))
+      .map(([id]) => id)
+      .sort((a, b) => a - b);
   }
 }

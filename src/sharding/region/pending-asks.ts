@@ -16,7 +16,10 @@ export class DeliveryTimeoutError extends ActorTsError {
     message: string,
     readonly delivered: boolean,
   ) {
-    super('timeout', `${message}; ${delivered ? 'delivered: true (it left this node, outcome unknown)' : 'delivered: false (withdrawn from this node\'s buffer, never applied)'}`);
+    super(
+      'timeout',
+      `${message}; ${delivered ? 'delivered: true (it left this node, outcome unknown)' : "delivered: false (withdrawn from this node's buffer, never applied)"}`,
+    );
   }
 }
 

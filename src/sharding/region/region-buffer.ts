@@ -43,7 +43,10 @@ export class RegionBuffer {
       this.drops++;
       // The first drop and every thousandth: a full buffer under load would otherwise flood the log.
       if (this.drops === 1 || this.drops % 1000 === 0) {
-        this.logger.warn({ shardId, bufferSize: this.bufferSize, dropped: this.drops }, 'region buffer full: message dropped');
+        this.logger.warn(
+          { shardId, bufferSize: this.bufferSize, dropped: this.drops },
+          'region buffer full: message dropped',
+        );
       }
       return 'dropped';
     }
@@ -64,7 +67,8 @@ export class RegionBuffer {
     if (queue === undefined) return undefined;
     this.queues.delete(shardId);
     this.total -= queue.length;
-    for (const envelope of queue) if (envelope.hops === 0 && envelope.replyTo !== undefined) this.ownAsks.delete(envelope.replyTo.askId);
+    for (const envelope of queue)
+      if (envelope.hops === 0 && envelope.replyTo !== undefined) this.ownAsks.delete(envelope.replyTo.askId);
     return queue;
   }
 

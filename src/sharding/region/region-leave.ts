@@ -62,7 +62,8 @@ export class RegionLeave {
     const { typeName } = this.view;
     const messages: ShardingMessage[] = [];
     if (!this.leaving.acked || this.view.hosted() > 0) messages.push({ type: 'GracefulShutdownRequest', typeName });
-    for (const [shardId, handOffId] of this.unconfirmed) messages.push({ type: 'ShardStopped', typeName, shardId, handOffId });
+    for (const [shardId, handOffId] of this.unconfirmed)
+      messages.push({ type: 'ShardStopped', typeName, shardId, handOffId });
     return messages;
   }
 
@@ -71,7 +72,12 @@ export class RegionLeave {
    * during the hand-off go to the new home first) and the coordinator has every stop report.
    */
   check(): void {
-    if (this.leaving?.acked === true && this.view.hosted() === 0 && this.view.buffered() === 0 && this.unconfirmed.size === 0) {
+    if (
+      this.leaving?.acked === true &&
+      this.view.hosted() === 0 &&
+      this.view.buffered() === 0 &&
+      this.unconfirmed.size === 0
+    ) {
       this.leaving.resolve();
     }
   }

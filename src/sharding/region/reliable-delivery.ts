@@ -48,7 +48,11 @@ export class ReliableDelivery {
 
   /** The region's stats of reliable sends (see RegionStats). */
   stats(): { messagesRedelivered: number; messagesDeduplicated: number; sendsOutstanding: number } {
-    return { messagesRedelivered: this.counts.redelivered, messagesDeduplicated: this.counts.deduplicated, sendsOutstanding: this.outstanding.size };
+    return {
+      messagesRedelivered: this.counts.redelivered,
+      messagesDeduplicated: this.counts.deduplicated,
+      sendsOutstanding: this.outstanding.size,
+    };
   }
 
   /**
@@ -57,12 +61,20 @@ export class ReliableDelivery {
    */
   open(shardId: number, entityId: string, payload: unknown, replyTo: ReplyTo): Envelope | undefined {
     const inShard = this.perShard.get(shardId) ?? 0;
-    if (this.outstanding.size >= this.limits.maxOutstandingSends || inShard >= this.limits.maxOutstandingSendsPerShard) return undefined;
+    if (this.outstanding.size >= this.limits.maxOutstandingSends || inShard >= this.limits.maxOutstandingSendsPerShard)
+      return undefined;
     const seq = replyTo.askId;
     this.nextSeq = seq + 1;
     // `below` is the oldest send still outstanding here: the host may forget only what lies under it.
     const below = this.outstanding.keys().next().value ?? seq;
-    const envelope: Envelope = { shardId, entityId, payload, hops: 0, replyTo, reliable: { incarnation: this.incarnation, seq, below } };
+    const envelope: Envelope = {
+      shardId,
+      entityId,
+      payload,
+      hops: 0,
+      replyTo,
+      reliable: { incarnation: this.incarnation, seq, below },
+    };
     this.outstanding.set(seq, { envelope, shardId, left: false, fresh: true });
     this.perShard.set(shardId, inShard + 1);
     return envelope;

@@ -32,8 +32,10 @@ export function sendReliably(
   const { typeName } = region;
   const { shardId, entityId } = target;
   // At the deadline the send is closed here: taken back from the buffer, never retried again.
-  const { id, answer } = context.asks.open<unknown>(timeoutMs, () => `send to ${typeName}/${entityId} timed out after ${timeoutMs} ms`, (askId) =>
-    region.withdraw(askId),
+  const { id, answer } = context.asks.open<unknown>(
+    timeoutMs,
+    () => `send to ${typeName}/${entityId} timed out after ${timeoutMs} ms`,
+    (askId) => region.withdraw(askId),
   );
   const result = region.openSend(shardId, entityId, message, { node: context.selfKey, askId: id });
   if (result === 'dropped') {
@@ -65,7 +67,13 @@ export function askAtMostOnce<R>(
   const { shardId, entityId } = target;
   const describe = (): string => `ask to ${typeName}/${entityId} timed out after ${timeoutMs} ms`;
   const { id, answer } = context.asks.open<R>(timeoutMs, describe, (askId) => region.withdraw(askId));
-  const result = region.deliver({ shardId, entityId, payload: message, hops: 0, replyTo: { node: context.selfKey, askId: id } });
+  const result = region.deliver({
+    shardId,
+    entityId,
+    payload: message,
+    hops: 0,
+    replyTo: { node: context.selfKey, askId: id },
+  });
   if (result === 'dropped') {
     const error = `message to ${typeName}/${entityId} dropped: region buffer full (bufferSize ${context.config.bufferSize})`;
     context.asks.settle(id, { ok: false, error }, 'buffer_overflow');
@@ -78,5 +86,8 @@ function validTimeout(timeoutMs: unknown): timeoutMs is number {
 }
 
 function invalidTimeout(what: string, timeoutMs: unknown): ActorTsError {
-  return new ActorTsError('invalid_argument', `${what} timeoutMs must be an integer in 1..2147483647, got ${String(timeoutMs)}`);
+  return new ActorTsError(
+    'invalid_argument',
+    `${what} timeoutMs must be an integer in 1..2147483647, got ${String(timeoutMs)}`,
+  );
 }

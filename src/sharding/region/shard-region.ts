@@ -52,7 +52,11 @@ export class ShardRegion {
   ) {
     this.buffer = new RegionBuffer(ctx.config.bufferSize, logger);
     this.reliable = new ReliableDelivery(ctx.config);
-    this.leave = new RegionLeave({ typeName: settings.typeName, hosted: () => this.shards.size, buffered: () => this.buffer.size });
+    this.leave = new RegionLeave({
+      typeName: settings.typeName,
+      hosted: () => this.shards.size,
+      buffered: () => this.buffer.size,
+    });
     this.transfer = new StateTransfer({ typeName: settings.typeName, config: ctx.config, logger, events: ctx.events });
     this.shards = new HostedShards(
       {
@@ -144,8 +148,10 @@ export class ShardRegion {
         const replyTo = envelope.replyTo;
         const reply = replyTo && ((outcome: EntityOutcome): void => this.ctx.reply(replyTo, outcome));
         // A retried copy of a send this host already has is not processed again (see reliable-delivery.ts).
-        const admitted = envelope.reliable && replyTo && reply ? this.reliable.admit(replyTo.node, envelope.reliable, reply) : reply;
-        if (envelope.reliable === undefined || admitted !== undefined) shard.deliver(envelope.entityId, envelope.payload, admitted);
+        const admitted =
+          envelope.reliable && replyTo && reply ? this.reliable.admit(replyTo.node, envelope.reliable, reply) : reply;
+        if (envelope.reliable === undefined || admitted !== undefined)
+          shard.deliver(envelope.entityId, envelope.payload, admitted);
         return 'local';
       }
       // The shard is still stopping from an earlier hand-off: hold the message until it is gone.
@@ -203,13 +209,23 @@ export class ShardRegion {
     if (this.stopped) return;
     if (message.type === 'EntityEnvelope') {
       const { shardId, entityId, payload, hops, replyTo, reliable } = message;
-      this.deliver({ shardId, entityId, payload, hops, ...(replyTo ? { replyTo } : {}), ...(reliable ? { reliable } : {}) });
+      this.deliver({
+        shardId,
+        entityId,
+        payload,
+        hops,
+        ...(replyTo ? { replyTo } : {}),
+        ...(reliable ? { reliable } : {}),
+      });
       return;
     }
     if (from !== this.coordinator) {
       // A former coordinator's late message, or a node that is not the coordinator: acting on it could
       // undo the current coordinator's decisions. Retries on the protocol make dropping safe.
-      this.logger.debug({ from, type: message.type, coordinator: this.coordinator }, 'ignored message from a non-coordinator');
+      this.logger.debug(
+        { from, type: message.type, coordinator: this.coordinator },
+        'ignored message from a non-coordinator',
+      );
       return;
     }
     switch (message.type) {
@@ -257,7 +273,8 @@ export class ShardRegion {
     if (first) {
       this.logger.info({ shards: this.localShards().length }, 'region leaving: handing off shards');
       if (this.coordinator === undefined) void this.stopAllShardsLocally();
-      else if (this.registeredWith !== undefined) this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
+      else if (this.registeredWith !== undefined)
+        this.send({ type: 'GracefulShutdownRequest', typeName: this.typeName });
     }
     return done;
   }
@@ -285,7 +302,10 @@ export class ShardRegion {
       if (local !== undefined && !local.isStopping) {
         // Running here while told of another home: a second copy (a late registration lost a race after a
         // failover) or a stale ShardHome. The coordinator decides: this report makes it hand off a copy.
-        this.logger.warn({ shardId, home: region }, 'told of another home for a shard running here; asking the coordinator');
+        this.logger.warn(
+          { shardId, home: region },
+          'told of another home for a shard running here; asking the coordinator',
+        );
         this.send({ type: 'ShardStarted', typeName: this.typeName, shardId });
       } else {
         this.homes.set(shardId, region);
@@ -309,10 +329,15 @@ export class ShardRegion {
   private handOff(shardId: number, handOffId: number): void {
     this.homes.delete(shardId);
     // Already gone (a repeated HandOff, or a shard that never started here): nothing to wait for.
-    if (!this.shards.handOff(shardId, handOffId)) this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
+    if (!this.shards.handOff(shardId, handOffId))
+      this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
   }
 
-  private onShardStopped(shardId: number, handOffId: number | undefined, snapshots: ReadonlyArray<TakenSnapshot>): void {
+  private onShardStopped(
+    shardId: number,
+    handOffId: number | undefined,
+    snapshots: ReadonlyArray<TakenSnapshot>,
+  ): void {
     if (this.stopped) return;
     this.logger.debug({ shardId }, 'shard stopped');
     if (handOffId !== undefined) {
@@ -390,7 +415,6 @@ export class ShardRegion {
     this.mode = role === undefined || (me.roles ?? []).includes(role) ? 'host' : 'proxy';
     return this.mode;
   }
-
 
   private send(message: ShardingMessage): void {
     if (this.coordinator !== undefined) this.ctx.send(this.coordinator, message);

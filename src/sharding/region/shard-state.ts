@@ -19,13 +19,19 @@ export interface StateLimits {
 }
 
 /** A snapshot as the entity gave it: its value, or why it could not. */
-export type TakenSnapshot = { readonly entityId: string } & ({ readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string });
+export type TakenSnapshot = { readonly entityId: string } & (
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string }
+);
 
 export interface PackedStates {
   readonly chunks: EntityState[][];
   readonly bytes: number;
   /** Entities that start fresh on the new host, with why. */
-  readonly refused: ReadonlyArray<{ readonly entityId: string; readonly outcome: 'too_large' | 'failed'; readonly detail: string }>;
+  readonly refused: ReadonlyArray<{
+    readonly entityId: string;
+    readonly outcome: 'too_large' | 'failed';
+    readonly detail: string;
+  }>;
 }
 
 const SNAPSHOT = 'EntitySnapshot';
@@ -54,7 +60,11 @@ export function packSnapshots(snapshots: Iterable<TakenSnapshot>, limits: StateL
       continue;
     }
     if (state.byteLength > limits.maxEntitySnapshotBytes) {
-      refused.push({ entityId, outcome: 'too_large', detail: `${state.byteLength} bytes > maxEntitySnapshotBytes ${limits.maxEntitySnapshotBytes}` });
+      refused.push({
+        entityId,
+        outcome: 'too_large',
+        detail: `${state.byteLength} bytes > maxEntitySnapshotBytes ${limits.maxEntitySnapshotBytes}`,
+      });
       continue;
     }
     const size = state.byteLength + entityId.length * 3 + ENTRY_OVERHEAD;
@@ -73,11 +83,14 @@ export function packSnapshots(snapshots: Iterable<TakenSnapshot>, limits: StateL
 }
 
 /** Decodes one entity's state; undefined with a reason when the bytes are not a snapshot this code wrote. */
-export function unpackState(state: Uint8Array): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string } {
+export function unpackState(
+  state: Uint8Array,
+): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string } {
   const decoded = decodeValue(state);
   if (!decoded.ok) return decoded;
   const value = decoded.value as { type?: unknown; value?: unknown } | null;
-  if (typeof value !== 'object' || value === null || value.type !== SNAPSHOT) return { ok: false, reason: 'not an entity snapshot' };
+  if (typeof value !== 'object' || value === null || value.type !== SNAPSHOT)
+    return { ok: false, reason: 'not an entity snapshot' };
   return { ok: true, value: value.value };
 }
 
@@ -105,7 +118,13 @@ export class IncomingStates {
   }
 
   /** One chunk. Returns the shards whose transfers were dropped to stay within the bound (their state is lost). */
-  add(shardId: number, transferId: number, part: number, parts: number, entities: ReadonlyArray<EntityState>): number[] {
+  add(
+    shardId: number,
+    transferId: number,
+    part: number,
+    parts: number,
+    entities: ReadonlyArray<EntityState>,
+  ): number[] {
     if (this.taken.get(shardId) === transferId) return [];
     let transfer = this.transfers.get(shardId);
     if (transfer === undefined || transfer.transferId !== transferId || transfer.parts !== parts) {
@@ -135,7 +154,8 @@ export class IncomingStates {
     this.taken.set(shardId, transfer.transferId);
     if (transfer.received.size !== transfer.parts) return 'incomplete';
     const states = new Map<string, Uint8Array>();
-    for (let part = 0; part < transfer.parts; part++) for (const { entityId, state } of transfer.received.get(part) ?? []) states.set(entityId, state);
+    for (let part = 0; part < transfer.parts; part++)
+      for (const { entityId, state } of transfer.received.get(part) ?? []) states.set(entityId, state);
     return states;
   }
 

@@ -3,7 +3,14 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import type { Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
-import { Entity, describeError, type EntityBehavior, type EntityContext, type EntityRef, type ReplyFn } from './entity.js';
+import {
+  Entity,
+  describeError,
+  type EntityBehavior,
+  type EntityContext,
+  type EntityRef,
+  type ReplyFn,
+} from './entity.js';
 import type { TakenSnapshot } from './shard-state.js';
 
 /** What a shard's entities are given besides their behavior: their own references, timers, and where drops go. */
@@ -117,7 +124,9 @@ export class Shard {
       this.logger.warn({ shardId: this.shardId, graceMs }, 'shard stopped before every entity drained its mailbox');
     }
     if (snapshot) {
-      this.taken = entities.filter((entity) => entity.snapshots).map((entity) => ({ entityId: entity.entityId, ...entity.snapshot() }));
+      this.taken = entities
+        .filter((entity) => entity.snapshots)
+        .map((entity) => ({ entityId: entity.entityId, ...entity.snapshot() }));
     }
     await Promise.all(entities.map((entity) => entity.stop()));
     this.entities.clear();

@@ -37,9 +37,21 @@ export class StateTransfer {
   }
 
   /** The region's stats of entity state (see RegionStats). */
-  stats(): { snapshotsShipped: number; snapshotsRestored: number; snapshotsTooLarge: number; snapshotsFailed: number; stateBytesShipped: number } {
+  stats(): {
+    snapshotsShipped: number;
+    snapshotsRestored: number;
+    snapshotsTooLarge: number;
+    snapshotsFailed: number;
+    stateBytesShipped: number;
+  } {
     const { shipped, restored, too_large: tooLarge, failed } = this.counts;
-    return { snapshotsShipped: shipped, snapshotsRestored: restored, snapshotsTooLarge: tooLarge, snapshotsFailed: failed, stateBytesShipped: this.shippedBytes };
+    return {
+      snapshotsShipped: shipped,
+      snapshotsRestored: restored,
+      snapshotsTooLarge: tooLarge,
+      snapshotsFailed: failed,
+      stateBytesShipped: this.shippedBytes,
+    };
   }
 
   /** Bytes received for shards not started yet. */
@@ -53,20 +65,41 @@ export class StateTransfer {
     if (snapshots.length === 0) return [];
     const packed = packSnapshots(snapshots, config);
     for (const { entityId, outcome, detail } of packed.refused) {
-      logger.warn({ shardId, entityId, outcome, detail }, 'entity state not handed over: it starts fresh on the new host');
+      logger.warn(
+        { shardId, entityId, outcome, detail },
+        'entity state not handed over: it starts fresh on the new host',
+      );
     }
     this.count('too_large', packed.refused.filter((r) => r.outcome === 'too_large').length);
     this.count('failed', packed.refused.filter((r) => r.outcome === 'failed').length);
     const parts = packed.chunks.length;
-    this.count('shipped', packed.chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+    this.count(
+      'shipped',
+      packed.chunks.reduce((sum, chunk) => sum + chunk.length, 0),
+    );
     this.shippedBytes += packed.bytes;
-    return packed.chunks.map((entities, part) => ({ type: 'ShardStateChunk', typeName, shardId, handOffId, part, parts, entities }));
+    return packed.chunks.map((entities, part) => ({
+      type: 'ShardStateChunk',
+      typeName,
+      shardId,
+      handOffId,
+      part,
+      parts,
+      entities,
+    }));
   }
 
   /** A chunk from the coordinator for a shard about to start here. */
   received(message: Restore): void {
-    const dropped = this.incoming.add(message.shardId, message.transferId, message.part, message.parts, message.entities);
-    for (const shardId of dropped) this.options.logger.warn({ shardId }, 'received hand-off state over the bound dropped: its entities start fresh');
+    const dropped = this.incoming.add(
+      message.shardId,
+      message.transferId,
+      message.part,
+      message.parts,
+      message.entities,
+    );
+    for (const shardId of dropped)
+      this.options.logger.warn({ shardId }, 'received hand-off state over the bound dropped: its entities start fresh');
   }
 
   /** The states to restore into a shard starting now (undefined: a fresh start). */
@@ -84,7 +117,10 @@ export class StateTransfer {
       if (value.ok) restored.set(entityId, value.value);
       else {
         failed++;
-        this.options.logger.warn({ shardId, entityId, reason: value.reason }, 'entity state could not be restored: it starts fresh');
+        this.options.logger.warn(
+          { shardId, entityId, reason: value.reason },
+          'entity state could not be restored: it starts fresh',
+        );
       }
     }
     this.count('restored', restored.size);

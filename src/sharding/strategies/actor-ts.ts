@@ -71,12 +71,16 @@ export function asActorTsStrategy<A extends ActorTsAddress>(
     allocate(shardId, candidates, currentShards) {
       const ours = candidates.map(toOurs);
       const home = strategy.allocate(shardId, ours, currentShards);
-      const chosen = home === undefined ? undefined : candidates.find((candidate) => candidate.toString() === home.toString());
+      const chosen =
+        home === undefined ? undefined : candidates.find((candidate) => candidate.toString() === home.toString());
       if (chosen !== undefined) return chosen;
       // Our strategies answer one of `ours` or undefined; anything else is a custom strategy's slip.
       const instead = leastLoaded(candidates, currentShards);
       if (onWarning !== undefined) {
-        const why = home === undefined ? 'no home for the shard (a require pin no candidate satisfies)' : `${home.toString()} is not a candidate`;
+        const why =
+          home === undefined
+            ? 'no home for the shard (a require pin no candidate satisfies)'
+            : `${home.toString()} is not a candidate`;
         try {
           onWarning(`allocation strategy: ${why}; actor-ts needs one, so it goes to the least-loaded candidate`, {
             shardId,
@@ -108,7 +112,10 @@ function toOurs(address: ActorTsAddress): NodeAddress {
   return NodeAddress.parse(String(address));
 }
 
-function leastLoaded<A extends ActorTsAddress>(candidates: ReadonlyArray<A>, currentShards: ReadonlyMap<string, ReadonlySet<number>>): A {
+function leastLoaded<A extends ActorTsAddress>(
+  candidates: ReadonlyArray<A>,
+  currentShards: ReadonlyMap<string, ReadonlySet<number>>,
+): A {
   let best = candidates[0];
   if (best === undefined) throw new ActorTsError('invalid_argument', 'allocate needs at least one candidate node');
   let bestLoad = currentShards.get(best.toString())?.size ?? 0;

@@ -19,7 +19,11 @@ export interface AllocationStrategy {
    * wait in the regions' buffers, and it asks again when membership or placements change, or at
    * `nextChangeAt`; never in a loop.
    */
-  allocate(shardId: number, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress | undefined;
+  allocate(
+    shardId: number,
+    candidates: ReadonlyArray<NodeAddress>,
+    currentShards: ShardAllocations,
+  ): NodeAddress | undefined;
   /** Shards the coordinator should hand off now; they are then re-allocated through `allocate`. */
   rebalance(
     currentShards: ShardAllocations,
@@ -36,7 +40,12 @@ export interface AllocationStrategy {
    * Optional: why this strategy has `shardId` on `home` (an address string) now, as one short clause for
    * explain, e.g. "ring home, under its bound"; undefined when it has nothing to add.
    */
-  reasonFor?(shardId: number, home: string, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): string | undefined;
+  reasonFor?(
+    shardId: number,
+    home: string,
+    candidates: ReadonlyArray<NodeAddress>,
+    currentShards: ShardAllocations,
+  ): string | undefined;
 }
 
 /** A candidate node with the facts the least-shard strategies rank it by. */
@@ -227,10 +236,7 @@ function leastLoaded(candidates: ReadonlyArray<NodeAddress>, currentShards: Shar
  * no regions -> no; a candidate unknown to the view -> no (the view is stale); regions on different
  * app versions -> no; any member (other than removed ones) unreachable, joining or weakly-up -> no.
  */
-export function isGoodTimeToRebalance(
-  regions: ReadonlyArray<RegionInfo>,
-  cluster: ClusterView | undefined,
-): boolean {
+export function isGoodTimeToRebalance(regions: ReadonlyArray<RegionInfo>, cluster: ClusterView | undefined): boolean {
   const first = regions[0];
   if (first === undefined) return false;
   if (cluster === undefined) return true;

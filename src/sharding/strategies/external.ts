@@ -7,21 +7,18 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import type { ClusterView } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
-import { requireCandidates, requireShardId, type AllocationStrategy, type ShardAllocations } from './allocation-strategy.js';
+import {
+  requireCandidates,
+  requireShardId,
+  type AllocationStrategy,
+  type ShardAllocations,
+} from './allocation-strategy.js';
 import { WarningLog, type WarningSink } from './external-warnings.js';
 import type { PinAwareStrategy, PinContext } from './pin-aware.js';
 import { PlacementPin, activePin, type ExternalAllocationState, type PinLike } from '../placements/placement-pin.js';
-import {
-  homeMatches,
-  matchingCandidates,
-  problemOf,
-  reachablePool,
-  readView,
-  type PinView,
-} from './pin-matching.js';
+import { homeMatches, matchingCandidates, problemOf, reachablePool, readView, type PinView } from './pin-matching.js';
 
 export type { PlacementProblem } from './pin-matching.js';
-
 
 /** Options of externalAllocationStrategy. */
 export interface ExternalAllocationOptions {
@@ -60,7 +57,13 @@ export function externalAllocationStrategy(
   if (options.now !== undefined && typeof options.now !== 'function') {
     throw new ActorTsError('invalid_argument', 'now must be a function returning epoch milliseconds');
   }
-  return new ExternalAllocationStrategy(fallback, getState, options.cluster, new WarningLog(options.onWarning), options.now ?? Date.now);
+  return new ExternalAllocationStrategy(
+    fallback,
+    getState,
+    options.cluster,
+    new WarningLog(options.onWarning),
+    options.now ?? Date.now,
+  );
 }
 
 class ExternalAllocationStrategy implements PinAwareStrategy {
@@ -75,7 +78,11 @@ class ExternalAllocationStrategy implements PinAwareStrategy {
     private readonly now: () => number,
   ) {}
 
-  allocate(shardId: number, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress | undefined {
+  allocate(
+    shardId: number,
+    candidates: ReadonlyArray<NodeAddress>,
+    currentShards: ShardAllocations,
+  ): NodeAddress | undefined {
     requireShardId(shardId);
     requireCandidates(candidates);
     const pin = activePin(this.getState().explicitPlacements.get(shardId), this.now());
@@ -94,9 +101,15 @@ class ExternalAllocationStrategy implements PinAwareStrategy {
     const keys = new Set(candidates.map(String));
     const problem = problemOf(pin, (key) => keys.has(key));
     if (pin.mode === 'require') {
-      this.warnings.report(shardId, target, problem, `shard ${shardId}: required target ${target} is ${describeProblem(problem)}; the shard waits without a home`, {
-        mode: pin.mode,
-      });
+      this.warnings.report(
+        shardId,
+        target,
+        problem,
+        `shard ${shardId}: required target ${target} is ${describeProblem(problem)}; the shard waits without a home`,
+        {
+          mode: pin.mode,
+        },
+      );
       return undefined;
     }
     const choice = this.fallbackChoice(shardId, reachablePool(candidates, view), currentShards);
@@ -158,9 +171,14 @@ class ExternalAllocationStrategy implements PinAwareStrategy {
       }
     }
     this.warnings.prune((shardId) => activePin(pins.get(shardId), now)?.toString());
-    for (const { pin, shards } of groups.values()) this.evenOut(pin, shards, currentShards, candidates, rebalanceInProgress, view, moves);
+    for (const { pin, shards } of groups.values())
+      this.evenOut(pin, shards, currentShards, candidates, rebalanceInProgress, view, moves);
 
-    const suggestions = this.fallback.rebalance(fallbackView ?? currentShards, reachablePool(candidates, view), rebalanceInProgress);
+    const suggestions = this.fallback.rebalance(
+      fallbackView ?? currentShards,
+      reachablePool(candidates, view),
+      rebalanceInProgress,
+    );
     for (const shardId of suggestions) {
       if (activePin(pins.get(shardId), now) === undefined && !rebalanceInProgress.has(shardId)) moves.add(shardId);
     }
@@ -168,7 +186,12 @@ class ExternalAllocationStrategy implements PinAwareStrategy {
   }
 
   /** The fallback's reason, over the pool it places in: pins are explain's own part of the answer. */
-  reasonFor(shardId: number, home: string, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): string | undefined {
+  reasonFor(
+    shardId: number,
+    home: string,
+    candidates: ReadonlyArray<NodeAddress>,
+    currentShards: ShardAllocations,
+  ): string | undefined {
     if (this.fallback.reasonFor === undefined) return undefined;
     const pool = reachablePool(candidates, readView(this.cluster));
     return this.fallback.reasonFor(shardId, home, pool, currentShards);
@@ -180,7 +203,13 @@ class ExternalAllocationStrategy implements PinAwareStrategy {
 
   withPins(pins: ReadonlyMap<number, PinLike>, onWarning: WarningSink): AllocationStrategy {
     const state: ExternalAllocationState = { explicitPlacements: pins };
-    return new ExternalAllocationStrategy(this.fallback, () => state, this.cluster, new WarningLog(onWarning), this.now);
+    return new ExternalAllocationStrategy(
+      this.fallback,
+      () => state,
+      this.cluster,
+      new WarningLog(onWarning),
+      this.now,
+    );
   }
 
   /** Time until the earliest expiry still ahead; undefined when no pin will expire. */
@@ -266,7 +295,11 @@ class ExternalAllocationStrategy implements PinAwareStrategy {
   }
 
   /** The fallback's pick in `pool` (non-empty); undefined only when the fallback itself has no home now. */
-  private fallbackChoice(shardId: number, pool: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress | undefined {
+  private fallbackChoice(
+    shardId: number,
+    pool: ReadonlyArray<NodeAddress>,
+    currentShards: ShardAllocations,
+  ): NodeAddress | undefined {
     const choice = this.fallback.allocate(shardId, pool, currentShards);
     if (choice === undefined) return undefined;
     const choiceKey = String(choice);

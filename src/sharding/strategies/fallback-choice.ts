@@ -22,7 +22,10 @@ export function isFallbackStrategyName(value: unknown): value is FallbackStrateg
 /** Throws invalid_argument naming the choices: the name may come from untyped configuration (JSON, a caller's object). */
 export function requireFallbackStrategyName(value: unknown): asserts value is FallbackStrategyName {
   if (!isFallbackStrategyName(value)) {
-    throw new ActorTsError('invalid_argument', `fallback must be one of ${FALLBACK_STRATEGIES.join(', ')}, got ${String(value)}`);
+    throw new ActorTsError(
+      'invalid_argument',
+      `fallback must be one of ${FALLBACK_STRATEGIES.join(', ')}, got ${String(value)}`,
+    );
   }
 }
 

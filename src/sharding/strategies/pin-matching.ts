@@ -41,7 +41,11 @@ export function homeMatches(pin: PlacementPin, key: string, view: PinView): bool
 }
 
 /** The candidates the pin allows that are reachable, in candidate order, without duplicates. */
-export function matchingCandidates(pin: PlacementPin, candidates: ReadonlyArray<NodeAddress>, view: PinView): NodeAddress[] {
+export function matchingCandidates(
+  pin: PlacementPin,
+  candidates: ReadonlyArray<NodeAddress>,
+  view: PinView,
+): NodeAddress[] {
   const out: NodeAddress[] = [];
   const seen = new Set<string>();
   for (const candidate of candidates) {

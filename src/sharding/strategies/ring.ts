@@ -71,7 +71,10 @@ export class RingAllocationStrategy implements AllocationStrategy {
   constructor(options: RingAllocationOptions = {}) {
     const { virtualNodes = 128, loadBound = 1.25, absoluteLimit = 20, relativeLimit = 0.1, cluster } = options;
     if (!Number.isInteger(virtualNodes) || virtualNodes < 1 || virtualNodes > MAX_VIRTUAL_NODES) {
-      throw new ActorTsError('invalid_argument', `virtualNodes must be an integer in 1..${MAX_VIRTUAL_NODES}, got ${String(virtualNodes)}`);
+      throw new ActorTsError(
+        'invalid_argument',
+        `virtualNodes must be an integer in 1..${MAX_VIRTUAL_NODES}, got ${String(virtualNodes)}`,
+      );
     }
     // Below 1 the bound could hold fewer shards than exist, and allocate would have nowhere to put one.
     if (typeof loadBound !== 'number' || !Number.isFinite(loadBound) || loadBound < 1) {
@@ -99,7 +102,8 @@ export class RingAllocationStrategy implements AllocationStrategy {
     requireCandidates(candidates);
     const view = this.view(candidates, currentShards);
     const bound = this.boundFor(view.allocated + 1, view.addresses.length);
-    const owner = firstOpenOwner(view.ring, shardId, (o) => (view.loads[o] as number) < bound) ?? ringHome(view.ring, shardId);
+    const owner =
+      firstOpenOwner(view.ring, shardId, (o) => (view.loads[o] as number) < bound) ?? ringHome(view.ring, shardId);
     return view.addresses[owner] as NodeAddress;
   }
 
@@ -168,7 +172,12 @@ export class RingAllocationStrategy implements AllocationStrategy {
    * Why `shardId` is on `home`, for explain: one clause, read from the same ring and bound allocate and
    * rebalance use now. Undefined when no candidate is on the ring.
    */
-  reasonFor(shardId: number, home: string, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): string | undefined {
+  reasonFor(
+    shardId: number,
+    home: string,
+    candidates: ReadonlyArray<NodeAddress>,
+    currentShards: ShardAllocations,
+  ): string | undefined {
     if (candidates.length === 0) return undefined;
     const view = this.view(candidates, currentShards);
     const { ring, loads } = view;
@@ -179,7 +188,9 @@ export class RingAllocationStrategy implements AllocationStrategy {
     if (here === undefined) return `not on the ring now (its ring home is ${ringHomeKey})`;
     const load = loads[here] as number;
     if (here === ringHomeOwner) {
-      return load <= bound ? 'ring home, under its bound' : `ring home, above its bound of ${bound}: a rebalance round sheds shards from it`;
+      return load <= bound
+        ? 'ring home, under its bound'
+        : `ring home, above its bound of ${bound}: a rebalance round sheds shards from it`;
     }
     return (loads[ringHomeOwner] as number) < bound
       ? `its ring home ${ringHomeKey} is under its bound of ${bound}: it moves there at a rebalance round`
@@ -204,7 +215,9 @@ export class RingAllocationStrategy implements AllocationStrategy {
     if (best === undefined) throw new ActorTsError('invalid_argument', 'allocate needs at least one candidate node');
     const top = best;
     // Usually every candidate ties (a settled cluster): then no filtered copy.
-    const healthy = regions.every((region) => compareHealth(region, top) === 0) ? regions : regions.filter((region) => compareHealth(region, top) === 0);
+    const healthy = regions.every((region) => compareHealth(region, top) === 0)
+      ? regions
+      : regions.filter((region) => compareHealth(region, top) === 0);
     return this.viewOf(healthy, currentShards);
   }
 
@@ -223,7 +236,11 @@ export class RingAllocationStrategy implements AllocationStrategy {
   }
 
   /** The view over `ring`, or undefined when `regions` are not exactly its nodes. */
-  private fill(ring: HashRing, regions: ReadonlyArray<RegionInfo>, currentShards: ShardAllocations): RingView | undefined {
+  private fill(
+    ring: HashRing,
+    regions: ReadonlyArray<RegionInfo>,
+    currentShards: ShardAllocations,
+  ): RingView | undefined {
     const size = ring.keys.length;
     const addresses: NodeAddress[] = new Array<NodeAddress>(size);
     const shards: Array<ReadonlySet<number>> = new Array<ReadonlySet<number>>(size);
@@ -244,4 +261,3 @@ export class RingAllocationStrategy implements AllocationStrategy {
     return { ring, addresses, shards, loads, allocated };
   }
 }
-

@@ -18,7 +18,8 @@ export interface LabNode {
 function run(command: string, args: readonly string[], input?: string): string {
   const result = spawnSync(command, args, { encoding: 'utf8', input, timeout: 15_000 });
   if (result.error) throw new Error(`${command} ${args.join(' ')}: ${result.error.message}`);
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.status}: ${result.stderr.trim()}`);
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} exited ${result.status}: ${result.stderr.trim()}`);
   return result.stdout;
 }
 
@@ -57,7 +58,11 @@ export function whyNoLab(): string | undefined {
   const probe = `${PREFIX}${process.pid}-probe`;
   try {
     run('ip', ['netns', 'add', probe]);
-    run('ip', ['netns', 'exec', probe, 'nft', '-f', '-'], `table inet ${NFT_TABLE} {\n chain input {\n  type filter hook input priority -10;\n }\n}\n`);
+    run(
+      'ip',
+      ['netns', 'exec', probe, 'nft', '-f', '-'],
+      `table inet ${NFT_TABLE} {\n chain input {\n  type filter hook input priority -10;\n }\n}\n`,
+    );
     return undefined;
   } catch (error) {
     return `cannot create a network namespace with an nft table: ${error instanceof Error ? error.message : String(error)}`;
@@ -94,7 +99,10 @@ export function removeStale(): string[] {
 function killInside(ns: string): void {
   let pids: number[] = [];
   try {
-    pids = run('ip', ['netns', 'pids', ns]).split('\n').filter((s) => /^\d+$/.test(s)).map(Number);
+    pids = run('ip', ['netns', 'pids', ns])
+      .split('\n')
+      .filter((s) => /^\d+$/.test(s))
+      .map(Number);
   } catch {
     return;
   }
@@ -190,20 +198,29 @@ export class Lab {
    * sources it drops at once), so the cut is in place everywhere within a few process spawns.
    */
   partition(sideA: readonly LabNode[], sideB: readonly LabNode[]): void {
-    for (const [to, from] of [
-      ...sideA.map((a) => [a, sideB] as const),
-      ...sideB.map((b) => [b, sideA] as const),
-    ]) {
+    for (const [to, from] of [...sideA.map((a) => [a, sideB] as const), ...sideB.map((b) => [b, sideA] as const)]) {
       const sources = from.filter((f) => !this.cuts.has(`${f.ip}>${to.ip}`));
       if (sources.length === 0) continue;
-      run('ip', ['netns', 'exec', to.ns, 'nft', 'add', 'element', 'inet', NFT_TABLE, 'cut', `{ ${sources.map((f) => f.ip).join(', ')} }`]);
+      run('ip', [
+        'netns',
+        'exec',
+        to.ns,
+        'nft',
+        'add',
+        'element',
+        'inet',
+        NFT_TABLE,
+        'cut',
+        `{ ${sources.map((f) => f.ip).join(', ')} }`,
+      ]);
       for (const f of sources) this.cuts.add(`${f.ip}>${to.ip}`);
     }
   }
 
   /** Restores every cut link. */
   healAll(): void {
-    for (const node of this.nodes) run('ip', ['netns', 'exec', node.ns, 'nft', 'flush', 'set', 'inet', NFT_TABLE, 'cut']);
+    for (const node of this.nodes)
+      run('ip', ['netns', 'exec', node.ns, 'nft', 'flush', 'set', 'inet', NFT_TABLE, 'cut']);
     this.cuts.clear();
   }
 
@@ -226,5 +243,7 @@ export class Lab {
 
 /** True when a namespace of this name exists (for the cleanup check). */
 export function namespaceExists(name: string): boolean {
-  return execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').some((line) => line.split(' ')[0] === name);
+  return execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+    .split('\n')
+    .some((line) => line.split(' ')[0] === name);
 }

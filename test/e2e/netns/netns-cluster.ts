@@ -40,7 +40,8 @@ export class NetnsCluster {
     count: number,
     readonly options: NetnsNodeOptions = {},
   ) {
-    if (count > lab.nodes.length) throw new Error(`the lab has ${lab.nodes.length} namespaces, ${count} nodes asked for`);
+    if (count > lab.nodes.length)
+      throw new Error(`the lab has ${lab.nodes.length} namespaces, ${count} nodes asked for`);
     this.slots = lab.nodes.slice(0, count).map((node, i) => ({
       index: i,
       name: `n${i + 1}`,
@@ -99,7 +100,11 @@ export class NetnsCluster {
 
   describe(): string {
     return this.slots
-      .flatMap((slot) => slot.generations.map((g, i) => `----- ${slot.name}#${i + 1} (pid ${g.proc.pid}, ${g.proc.logFile})\n${g.proc.logTail(30)}`))
+      .flatMap((slot) =>
+        slot.generations.map(
+          (g, i) => `----- ${slot.name}#${i + 1} (pid ${g.proc.pid}, ${g.proc.logFile})\n${g.proc.logTail(30)}`,
+        ),
+      )
       .join('\n');
   }
 
@@ -111,18 +116,28 @@ export class NetnsCluster {
     const generation = slot.generations.length + 1;
     const logFile = join(this.logDir, `${++this.sequence}-${slot.name}-${generation}.log`);
     const args = [
-      'netns', 'exec', slot.lab.ns,
-      process.execPath, BIN, 'node',
-      '--system', 'app',
-      '--host', slot.lab.ip,
+      'netns',
+      'exec',
+      slot.lab.ns,
+      process.execPath,
+      BIN,
+      'node',
+      '--system',
+      'app',
+      '--host',
+      slot.lab.ip,
       // The lab's namespaces are a closed network: no secret, as before secure-by-default.
       '--insecure-cluster-port',
-      '--port', String(CLUSTER_PORT),
-      '--http-host', slot.lab.ip,
-      '--http-port', String(HTTP_PORT),
+      '--port',
+      String(CLUSTER_PORT),
+      '--http-host',
+      slot.lab.ip,
+      '--http-port',
+      String(HTTP_PORT),
       ...seeds.flatMap((seed) => ['--seed', seed]),
       // Debug: 'shard started' is a debug line, and it is how the majority's takeover is timed.
-      '--log-level', 'debug',
+      '--log-level',
+      'debug',
       ...(this.options.downAfterMs !== undefined ? ['--down-after-ms', String(this.options.downAfterMs)] : []),
     ];
     const fd = openSync(logFile, 'a');
@@ -130,7 +145,15 @@ export class NetnsCluster {
     try {
       // `ip netns exec` execs the command in place, so the child pid is the node process itself.
       const child = spawn('ip', args, { cwd: ROOT, stdio: ['ignore', fd, fd] });
-      proc = new NodeProc(`${slot.name}#${generation}`, child, logFile, slot.address, `http://${slot.lab.ip}:${HTTP_PORT}`, CLUSTER_PORT, HTTP_PORT);
+      proc = new NodeProc(
+        `${slot.name}#${generation}`,
+        child,
+        logFile,
+        slot.address,
+        `http://${slot.lab.ip}:${HTTP_PORT}`,
+        CLUSTER_PORT,
+        HTTP_PORT,
+      );
     } finally {
       closeSync(fd);
     }

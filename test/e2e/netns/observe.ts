@@ -63,7 +63,14 @@ export class AnswerWatch {
             const doneAt = Date.now();
             this.inFlight.delete(key);
             const host = result.status === 200 ? this.cluster.generationAt(result.body.node, doneAt) : undefined;
-            this.answers.push({ entityId, via: via.name, sentAt, doneAt, status: result.status, ...(host ? { host } : {}) });
+            this.answers.push({
+              entityId,
+              via: via.name,
+              sentAt,
+              doneAt,
+              status: result.status,
+              ...(host ? { host } : {}),
+            });
           });
           this.pending.add(done);
           void done.finally(() => this.pending.delete(done));
@@ -130,7 +137,11 @@ export function homesBefore(answers: readonly Answer[], before: number): Map<str
 }
 
 /** The first answer after `after` for each entity from a host of `hosts` (e.g. the majority taking over). */
-export function firstAnswerFrom(answers: readonly Answer[], hosts: (host: string) => boolean, after: number): Map<string, number> {
+export function firstAnswerFrom(
+  answers: readonly Answer[],
+  hosts: (host: string) => boolean,
+  after: number,
+): Map<string, number> {
   const first = new Map<string, number>();
   for (const answer of answers) {
     if (answer.host === undefined || answer.sentAt < after || !hosts(answer.host)) continue;
@@ -165,7 +176,12 @@ export function logLines(proc: Proc): LogLine[] {
 }
 
 /** The earliest line at or after `after` whose msg contains `text` and that passes `where`. */
-export function firstLine(procs: readonly Proc[], text: string, after: number, where: (line: LogLine) => boolean = () => true): LogLine | undefined {
+export function firstLine(
+  procs: readonly Proc[],
+  text: string,
+  after: number,
+  where: (line: LogLine) => boolean = () => true,
+): LogLine | undefined {
   let first: LogLine | undefined;
   for (const proc of procs) {
     for (const line of logLines(proc)) {
@@ -177,7 +193,11 @@ export function firstLine(procs: readonly Proc[], text: string, after: number, w
 }
 
 /** Messages with which a node says it is no longer a member (downed, or removed without seeing 'down'). */
-const LEFT_MEMBERSHIP = ['this node is down: stopping', 'this node was removed from the cluster', 'this node was downed; stopping'];
+const LEFT_MEMBERSHIP = [
+  'this node is down: stopping',
+  'this node was removed from the cluster',
+  'this node was downed; stopping',
+];
 
 /** When the process stopped being a cluster member, by its log or its exit: undefined while it still is. */
 export function leftMembershipAt(proc: Proc, since: number, exitedAt?: number): number | undefined {

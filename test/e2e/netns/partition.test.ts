@@ -80,7 +80,8 @@ afterAll(async () => {
 
 /** The lab, or a failure that says why this machine cannot run the case (never a skip). */
 function requireLab(): Lab {
-  if (lab === undefined) throw new Error(`the network-namespace partition tests cannot run on this machine: ${labError ?? 'no lab'}`);
+  if (lab === undefined)
+    throw new Error(`the network-namespace partition tests cannot run on this machine: ${labError ?? 'no lab'}`);
   return lab;
 }
 
@@ -97,7 +98,11 @@ function proc(slot: Slot): NodeProc {
 /** Starts watching and waits until every entity has answered once (which also allocates every shard). */
 async function watchAll(c: NetnsCluster): Promise<AnswerWatch> {
   const watch = new AnswerWatch(c, ENTITIES).start();
-  await waitFor('every entity answering', () => ENTITIES.every((id) => watch.answers.some((a) => a.entityId === id && a.host !== undefined)), 30_000);
+  await waitFor(
+    'every entity answering',
+    () => ENTITIES.every((id) => watch.answers.some((a) => a.entityId === id && a.host !== undefined)),
+    30_000,
+  );
   return watch;
 }
 
@@ -122,7 +127,10 @@ function downings(c: NetnsCluster, since: number): string[] {
         if (line.time < since) continue;
         if (line.msg.startsWith('downing unreachable members')) {
           const members = (line.fields['members'] as string[] | undefined) ?? [];
-          events.push({ time: line.time, text: `${slot.name} downs ${members.map((m) => c.slotOf(m.split('#')[0] ?? m)?.name ?? m).join(',')}` });
+          events.push({
+            time: line.time,
+            text: `${slot.name} downs ${members.map((m) => c.slotOf(m.split('#')[0] ?? m)?.name ?? m).join(',')}`,
+          });
         } else if (line.msg.includes('downing itself')) {
           events.push({ time: line.time, text: `${slot.name} downs itself (minority side)` });
         } else if (line.msg === 'this node was downed; stopping') {
@@ -153,7 +161,13 @@ async function settle(c: NetnsCluster, timeoutMs: number): Promise<void> {
  * Heals every link, starts the nodes that are out again on their addresses, and waits until the cluster settles
  * on one member list. Returns when it settled, or undefined (recorded as a soft failure saying `what`).
  */
-async function healAndSettle(net: Lab, c: NetnsCluster, out: readonly Slot[], timeoutMs: number, what: string): Promise<number | undefined> {
+async function healAndSettle(
+  net: Lab,
+  c: NetnsCluster,
+  out: readonly Slot[],
+  timeoutMs: number,
+  what: string,
+): Promise<number | undefined> {
   net.healAll();
   await c.replace(out);
   try {
@@ -178,7 +192,12 @@ async function placementGaps(acked: readonly Acked[], survivors: readonly Slot[]
   };
   // Replication is asynchronous: give anti-entropy a moment after the heal before calling a write lost.
   if (waitMs === 0) return gapsNow();
-  return waitFor('acknowledged placements on every survivor', async () => ((await gapsNow()).length === 0 ? [] : false), waitMs, 250).catch(gapsNow);
+  return waitFor(
+    'acknowledged placements on every survivor',
+    async () => ((await gapsNow()).length === 0 ? [] : false),
+    waitMs,
+    250,
+  ).catch(gapsNow);
 }
 
 /** Placement writes on unused shards, one shard per write, keeping the acknowledged ones. */
@@ -217,7 +236,10 @@ describe('partitions between network namespaces', () => {
     const minorityShards = new Set(minorityEntities.map((id) => shardIdFor(id, 1000)));
 
     const cutAt = Date.now();
-    net.partition(majority.map((s) => s.lab), minority.map((s) => s.lab));
+    net.partition(
+      majority.map((s) => s.lab),
+      minority.map((s) => s.lab),
+    );
     // Writes on both sides while the partition lasts. The minority may acknowledge one before it goes down:
     // 202 means applied on that node and replicated asynchronously, and a node cut off from everyone that
     // then downs itself (and exits: nothing is persisted) cannot hand it on. Those are reported, not required.
@@ -226,7 +248,11 @@ describe('partitions between network namespaces', () => {
 
     const exits = await Promise.all(
       minority.map((slot) =>
-        Promise.race([proc(slot).exited, sleep(30_000).then(() => undefined)]).then((exit) => ({ slot, exit, at: Date.now() })),
+        Promise.race([proc(slot).exited, sleep(30_000).then(() => undefined)]).then((exit) => ({
+          slot,
+          exit,
+          at: Date.now(),
+        })),
       ),
     );
     const rehomed = await waitFor(
@@ -234,7 +260,13 @@ describe('partitions between network namespaces', () => {
       () => {
         const taken = new Map<string, number>();
         for (const a of watch.answers) {
-          if (a.sentAt >= cutAt && a.host !== undefined && !isMinorityHost(a.host) && minorityEntities.includes(a.entityId) && !taken.has(a.entityId)) {
+          if (
+            a.sentAt >= cutAt &&
+            a.host !== undefined &&
+            !isMinorityHost(a.host) &&
+            minorityEntities.includes(a.entityId) &&
+            !taken.has(a.entityId)
+          ) {
             taken.set(a.entityId, a.doneAt);
           }
         }
@@ -246,7 +278,13 @@ describe('partitions between network namespaces', () => {
     await write(c.slots[3]!, c.slots[2]!);
 
     const healAt = Date.now();
-    const settledAt = await healAndSettle(net, c, outSlots(c, cutAt).map((o) => o.slot), 40_000, 'after the heal the cluster settles on one member list');
+    const settledAt = await healAndSettle(
+      net,
+      c,
+      outSlots(c, cutAt).map((o) => o.slot),
+      40_000,
+      'after the heal the cluster settles on one member list',
+    );
     await sleep(1000);
     await watch.stop();
 
@@ -257,7 +295,9 @@ describe('partitions between network namespaces', () => {
       const downed = firstLine([first], 'downing itself', cutAt)?.time;
       return { slot, stopped, downed };
     });
-    const majorityStart = firstLine(majority.map(proc), 'shard started', cutAt, (line) => minorityShards.has(Number(line.fields['shardId'])));
+    const majorityStart = firstLine(majority.map(proc), 'shard started', cutAt, (line) =>
+      minorityShards.has(Number(line.fields['shardId'])),
+    );
     const majorityDowns = firstLine(majority.map(proc), 'downing unreachable members', cutAt);
     const majoritySeesCut = firstLine(majority.map(proc), 'marking member unreachable', cutAt);
     const doubles = doubleAnswers(watch.answers);
@@ -269,7 +309,12 @@ describe('partitions between network namespaces', () => {
     console.log(
       `[netns figures] 2|3 split (down-after-ms ${SHORT_DOWN_MS}): ` +
         `majority marks a minority node unreachable at +${majoritySeesCut ? majoritySeesCut.time - cutAt : '?'} ms; ` +
-        minorityStops.map((m) => `${m.slot.name} downed itself at +${m.downed === undefined ? '?' : m.downed - cutAt} ms, shards stopped at +${m.stopped === undefined ? '?' : m.stopped - cutAt} ms`).join(', ') +
+        minorityStops
+          .map(
+            (m) =>
+              `${m.slot.name} downed itself at +${m.downed === undefined ? '?' : m.downed - cutAt} ms, shards stopped at +${m.stopped === undefined ? '?' : m.stopped - cutAt} ms`,
+          )
+          .join(', ') +
         `; majority downs them at +${majorityDowns ? majorityDowns.time - cutAt : '?'} ms, first majority start of a minority shard at +${majorityStart ? majorityStart.time - cutAt : '?'} ms` +
         `; all ${minorityEntities.length} minority entities answered from the majority by +${rehomeTimes.length > 0 ? Math.max(...rehomeTimes) : '?'} ms` +
         `; heal -> one member list of 5 in ${settledAt === undefined ? 'never' : `${settledAt - healAt} ms`}` +
@@ -280,7 +325,9 @@ describe('partitions between network namespaces', () => {
 
     for (const { slot, exit } of exits) {
       expect.soft(exit, `${slot.name} (minority) exits after downing itself`).toEqual({ code: 1, signal: null });
-      expect.soft(firstLine([slot.generations[0]!.proc], 'downing itself', cutAt), `${slot.name} logs that it downs itself`).toBeDefined();
+      expect
+        .soft(firstLine([slot.generations[0]!.proc], 'downing itself', cutAt), `${slot.name} logs that it downs itself`)
+        .toBeDefined();
     }
     for (const slot of majority) expect.soft(slot.generations.length, `${slot.name} (majority) kept running`).toBe(1);
     // Defect "the minority does not act first": each minority node downs itself before the majority downs it.
@@ -289,15 +336,25 @@ describe('partitions between network namespaces', () => {
         ((line.fields['members'] as string[] | undefined) ?? []).some((key) => key.startsWith(`${m.slot.address}#`)),
       );
       if (m.downed !== undefined && downedBy !== undefined) {
-        expect.soft(m.downed, `${m.slot.name} downed itself (+${m.downed - cutAt} ms) before the majority downed it (+${downedBy.time - cutAt} ms)`).toBeLessThan(downedBy.time);
+        expect
+          .soft(
+            m.downed,
+            `${m.slot.name} downed itself (+${m.downed - cutAt} ms) before the majority downed it (+${downedBy.time - cutAt} ms)`,
+          )
+          .toBeLessThan(downedBy.time);
       }
     }
-    expect.soft(rehomed, "every minority entity answered from the majority after the cut").toBeDefined();
+    expect.soft(rehomed, 'every minority entity answered from the majority after the cut').toBeDefined();
     // Defect "the minority does not act first": the minority must have stopped before the majority starts.
     for (const m of minorityStops) {
       expect.soft(m.stopped, `${m.slot.name} stopped its shards`).toBeDefined();
       if (m.stopped !== undefined && majorityStart !== undefined) {
-        expect.soft(m.stopped, `${m.slot.name} stopped its shards (+${m.stopped - cutAt} ms) before the majority started one (+${majorityStart.time - cutAt} ms)`).toBeLessThan(majorityStart.time);
+        expect
+          .soft(
+            m.stopped,
+            `${m.slot.name} stopped its shards (+${m.stopped - cutAt} ms) before the majority started one (+${majorityStart.time - cutAt} ms)`,
+          )
+          .toBeLessThan(majorityStart.time);
       }
     }
     // Defect "a new coordinator skips the down-removal margin": no entity answered by two processes at once.
@@ -325,10 +382,15 @@ describe('partitions between network namespaces', () => {
     net.cut(low.lab, high.lab);
     // Writes at both ends of the cut link while it is cut.
     await Promise.all([writes.write(low, low), writes.write(high, high)]);
-    const first = await waitFor('a node to leave the cluster', () => {
-      const out = outSlots(c, cutAt);
-      return out.length > 0 ? out : undefined;
-    }, 40_000, 200).catch(() => []);
+    const first = await waitFor(
+      'a node to leave the cluster',
+      () => {
+        const out = outSlots(c, cutAt);
+        return out.length > 0 ? out : undefined;
+      },
+      40_000,
+      200,
+    ).catch(() => []);
     // A second downing would follow within the down-after margin plus detection; watch that long, not longer.
     if (first.length > 0) await sleep(SHORT_DOWN_MS + 5000);
     const out = outSlots(c, cutAt);
@@ -339,12 +401,21 @@ describe('partitions between network namespaces', () => {
     const decisions = downings(c, cutAt).filter((line) => line.includes(' downs '));
 
     const healAt = Date.now();
-    const settledAt = await healAndSettle(net, c, out.map((o) => o.slot), 40_000, 'after the heal the cluster settles on one member list');
+    const settledAt = await healAndSettle(
+      net,
+      c,
+      out.map((o) => o.slot),
+      40_000,
+      'after the heal the cluster settles on one member list',
+    );
     await writes.write(middle, middle);
     await watch.stop();
     const doubles = doubleAnswers(watch.answers);
     const outNames = out.map((o) => o.slot.name);
-    const gaps = await placementGaps(writes.acked, c.slots.filter((slot) => !outNames.includes(slot.name)));
+    const gaps = await placementGaps(
+      writes.acked,
+      c.slots.filter((slot) => !outNames.includes(slot.name)),
+    );
     console.log(
       `[netns figures] ${label} (down-after-ms ${SHORT_DOWN_MS}): ` +
         `the cluster acted at +${decided ? decided.time - cutAt : '?'} ms; ` +
@@ -394,11 +465,24 @@ describe('partitions between network namespaces', () => {
     const endAt = Date.now();
     const out = outSlots(c, startAt);
     // After the last restore, heartbeats resume as soon as the connection works again.
-    const settledAt = await healAndSettle(net, c, out.map((o) => o.slot), 30_000, 'after the flapping the cluster settles on one member list');
+    const settledAt = await healAndSettle(
+      net,
+      c,
+      out.map((o) => o.slot),
+      30_000,
+      'after the flapping the cluster settles on one member list',
+    );
     await watch.stop();
     const doubles = doubleAnswers(watch.answers);
-    const gaps = await placementGaps(writes.acked, c.slots.filter((slot) => !out.some((o) => o.slot === slot)));
-    const unreachableMarks = c.slots.flatMap((slot) => logLines(slot.generations[0]!.proc).filter((l) => l.time >= startAt && l.msg === 'marking member unreachable').map(() => slot.name));
+    const gaps = await placementGaps(
+      writes.acked,
+      c.slots.filter((slot) => !out.some((o) => o.slot === slot)),
+    );
+    const unreachableMarks = c.slots.flatMap((slot) =>
+      logLines(slot.generations[0]!.proc)
+        .filter((l) => l.time >= startAt && l.msg === 'marking member unreachable')
+        .map(() => slot.name),
+    );
     console.log(
       `[netns figures] ${label} (default settings): ${cuts} cuts in ${endAt - startAt} ms; out of the cluster: ${out.map((o) => `${o.slot.name} at +${o.at - startAt} ms`).join(', ') || 'nobody'}` +
         `; downings: ${downings(c, startAt).join('; ') || 'none'}; 'marking member unreachable' lines: ${unreachableMarks.length}` +
@@ -410,7 +494,10 @@ describe('partitions between network namespaces', () => {
     // Defect "a link that comes back stays dead for seconds": TCP's retransmission backoff keeps the
     // connection silent past the restore, so the member stays unreachable until down-after runs out.
     expect.soft(downs(c, startAt), 'downing decisions during the flapping').toEqual([]);
-    expect(out.map((o) => o.slot.name), 'nodes out of the cluster after a flapping link').toEqual([]);
+    expect(
+      out.map((o) => o.slot.name),
+      'nodes out of the cluster after a flapping link',
+    ).toEqual([]);
   }
 
   function downs(c: NetnsCluster, since: number): string[] {

@@ -4,7 +4,13 @@
 // after 30 s.
 import { startNode, type RunningNode } from '@actor-ts/placement';
 
-const quiet = { logLevel: 'error', host: '127.0.0.1', port: 0, httpPort: 0, sharding: { coordinatorWarmupMs: 0 } } as const;
+const quiet = {
+  logLevel: 'error',
+  host: '127.0.0.1',
+  port: 0,
+  httpPort: 0,
+  sharding: { coordinatorWarmupMs: 0 },
+} as const;
 const deadline = setTimeout(() => {
   console.error('timed out');
   process.exit(1);
@@ -22,10 +28,16 @@ try {
   nodes.push(second);
   const upEverywhere = (node: RunningNode) => node.cluster.members().filter((m) => m.status === 'up').length === 2;
   await until(() => nodes.every(upEverywhere));
-  const reply = await second.sharding.entityRefFor('Counter', 'alice').ask<{ value: number; node: string; shardId: number }>({ op: 'increment' });
-  const again = await first.sharding.entityRefFor('Counter', 'alice').ask<{ value: number; node: string }>({ op: 'increment' });
+  const reply = await second.sharding
+    .entityRefFor('Counter', 'alice')
+    .ask<{ value: number; node: string; shardId: number }>({ op: 'increment' });
+  const again = await first.sharding
+    .entityRefFor('Counter', 'alice')
+    .ask<{ value: number; node: string }>({ op: 'increment' });
   const response = await fetch(`${first.httpUrl}/actor-ts/health`);
-  console.log('RESULT ' + JSON.stringify({ members: first.cluster.members().length, reply, again, health: response.status }));
+  console.log(
+    'RESULT ' + JSON.stringify({ members: first.cluster.members().length, reply, again, health: response.status }),
+  );
 } finally {
   await Promise.all(nodes.map((node) => node.stop()));
   clearTimeout(deadline);

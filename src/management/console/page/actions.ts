@@ -34,7 +34,8 @@ interface PendingPin {
   allowUnknown?: boolean;
 }
 
-const REASON_NOT_TAKEN = "this node's API does not take a reason for a pin (it predates pin reasons), so the pin cannot record why.";
+const REASON_NOT_TAKEN =
+  "this node's API does not take a reason for a pin (it predates pin reasons), so the pin cannot record why.";
 
 export class Actions {
   private pending: PendingPin | undefined;
@@ -66,7 +67,9 @@ export class Actions {
   /** The callbacks the rendered rows use. */
   rowActions(): RowActions {
     return {
-      ...(this.memberActionsAvailable ? { member: (address: string, action: MemberAction) => this.askMember(address, action) } : {}),
+      ...(this.memberActionsAvailable
+        ? { member: (address: string, action: MemberAction) => this.askMember(address, action) }
+        : {}),
       unpin: (typeName, shardId) => void this.unpin(typeName, shardId),
       moveNow: (typeName, shardId) => void this.moveNow(typeName, shardId),
       pickShard: (typeName, shardId) => {
@@ -123,9 +126,19 @@ export class Actions {
     let lines: Line[];
     let label = this.reasonsUnsupported ? 'Pin without the reason' : 'Pin it';
     try {
-      lines = dryRunLines(view, pin.shardId, pin.target, (await api.dryRunPin(pin.typeName, body(!this.reasonsUnsupported, false))) ?? {});
+      lines = dryRunLines(
+        view,
+        pin.shardId,
+        pin.target,
+        (await api.dryRunPin(pin.typeName, body(!this.reasonsUnsupported, false))) ?? {},
+      );
     } catch (error) {
-      if (error instanceof ApiError && error.status === 400 && error.message.includes('(reason)') && !this.reasonsUnsupported) {
+      if (
+        error instanceof ApiError &&
+        error.status === 400 &&
+        error.message.includes('(reason)') &&
+        !this.reasonsUnsupported
+      ) {
         // A node whose API predates pin reasons: say so, and judge the pin without one.
         this.reasonsUnsupported = true;
         byId<HTMLInputElement>('pin-reason').required = false;
@@ -146,7 +159,10 @@ export class Actions {
   }
 
   private showDryRun(lines: ReadonlyArray<Line>, confirmLabel: string): void {
-    replace('dry-run-lines', ...lines.map((line) => el('li', { class: line.warning ? 'warning' : undefined }, line.text)));
+    replace(
+      'dry-run-lines',
+      ...lines.map((line) => el('li', { class: line.warning ? 'warning' : undefined }, line.text)),
+    );
     byId('pin-confirm').textContent = confirmLabel;
     byId('dry-run').hidden = false;
   }
@@ -174,7 +190,10 @@ export class Actions {
       if (withReason && error instanceof ApiError && error.status === 400 && error.message.includes('(reason)')) {
         this.reasonsUnsupported = true;
         byId<HTMLInputElement>('pin-reason').required = false;
-        this.showDryRun([{ text: `Nothing was written: ${REASON_NOT_TAKEN}`, warning: true }], 'Pin without the reason');
+        this.showDryRun(
+          [{ text: `Nothing was written: ${REASON_NOT_TAKEN}`, warning: true }],
+          'Pin without the reason',
+        );
         this.result('');
         return;
       }
@@ -183,7 +202,8 @@ export class Actions {
     }
     this.closeDryRun();
     const warnings = (written?.warnings ?? []).map((warning) => warning.message);
-    const note = this.reasonsUnsupported && pin.reason !== '' ? ' (without the reason: this node does not record reasons)' : '';
+    const note =
+      this.reasonsUnsupported && pin.reason !== '' ? ' (without the reason: this node does not record reasons)' : '';
     this.result([`Pinned shard ${pin.shardId} of ${pin.typeName} to ${pin.target}${note}.`, ...warnings].join(' '));
     await this.context.refresh();
   }
@@ -202,7 +222,11 @@ export class Actions {
     try {
       const outcome = await api.moveNow(typeName, [shardId]);
       const accepted = outcome?.accepted.includes(shardId) ?? false;
-      this.result(accepted ? `Shard ${shardId} of ${typeName} is handing off.` : `Shard ${shardId} of ${typeName} has no home: nothing to move.`);
+      this.result(
+        accepted
+          ? `Shard ${shardId} of ${typeName} is handing off.`
+          : `Shard ${shardId} of ${typeName} has no home: nothing to move.`,
+      );
       await this.context.refresh();
     } catch (error) {
       this.context.fail(error);
@@ -241,16 +265,35 @@ export class Actions {
     try {
       answer = await api.explain(typeName, shardId);
     } catch (error) {
-      replace('explain', el('p', { class: 'muted' }, `Shard ${shardId} of ${typeName}: ${error instanceof Error ? error.message : String(error)}`));
+      replace(
+        'explain',
+        el(
+          'p',
+          { class: 'muted' },
+          `Shard ${shardId} of ${typeName}: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
       return;
     }
     const rows = Object.entries(answer ?? {})
       .filter(([key]) => key !== 'message')
-      .map(([key, value]) => [el('dt', {}, key), el('dd', {}, typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value))]);
-    replace('explain', el('h3', {}, `Shard ${shardId} of ${typeName}`), el('p', { id: 'explain-message' }, answer?.message ?? ''), el('dl', { class: 'kv' }, ...rows.flat()));
+      .map(([key, value]) => [
+        el('dt', {}, key),
+        el('dd', {}, typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)),
+      ]);
+    replace(
+      'explain',
+      el('h3', {}, `Shard ${shardId} of ${typeName}`),
+      el('p', { id: 'explain-message' }, answer?.message ?? ''),
+      el('dl', { class: 'kv' }, ...rows.flat()),
+    );
   }
 
-  private async member(address: string, action: MemberAction, provenance: { by: string; reason: string }): Promise<void> {
+  private async member(
+    address: string,
+    action: MemberAction,
+    provenance: { by: string; reason: string },
+  ): Promise<void> {
     try {
       await api.memberAction(address, action, provenance);
       this.result(`${action} ${address}: done.`);

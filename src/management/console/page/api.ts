@@ -63,7 +63,12 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T 
   const bearer = token();
   if (bearer !== null) headers['authorization'] = `Bearer ${bearer}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path, { method, headers, body: body === undefined ? null : JSON.stringify(body), cache: 'no-store' });
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? null : JSON.stringify(body),
+    cache: 'no-store',
+  });
   if (response.status === 204) return undefined;
   const text = await response.text();
   let json: unknown;
@@ -93,9 +98,14 @@ export const api = {
   shards: (typeName: string) => call<ShardLocationsJson>('GET', typePath(typeName)),
   placements: (typeName: string) => call<{ placements: PinRecord[] }>('GET', `${typePath(typeName)}/placements`),
   pin: (typeName: string, body: PinBody) =>
-    call<{ placements: PinRecord[]; warnings?: Array<{ message: string }> }>('POST', `${typePath(typeName)}/placements`, body),
+    call<{ placements: PinRecord[]; warnings?: Array<{ message: string }> }>(
+      'POST',
+      `${typePath(typeName)}/placements`,
+      body,
+    ),
   /** The server's dry run of a pin: the moves it would start now; nothing is written. */
-  dryRunPin: (typeName: string, body: PinBody) => call<DryRunJson>('POST', `${typePath(typeName)}/placements?dryRun=true`, body),
+  dryRunPin: (typeName: string, body: PinBody) =>
+    call<DryRunJson>('POST', `${typePath(typeName)}/placements?dryRun=true`, body),
   explain: (typeName: string, shardId: number) => call<ExplainJson>('GET', `${typePath(typeName)}/explain/${shardId}`),
   audit: () => call<{ entries: AuditJson[] }>('GET', `${API}/audit`),
   unpin: (typeName: string, shardId: number) => call<void>('DELETE', `${typePath(typeName)}/placements/${shardId}`),

@@ -5,7 +5,11 @@
 export type Child = Node | string | number | null | undefined | false;
 export type Attrs = Readonly<Record<string, string | number | boolean | undefined>>;
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === false) continue;
@@ -18,7 +22,9 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs =
 export function append(parent: Node, children: readonly Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    parent.appendChild(
+      typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child,
+    );
   }
 }
 
@@ -35,7 +41,11 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   return node as T;
 }
 
-export function table(headers: readonly string[], rows: ReadonlyArray<readonly Child[]>, attrs: Attrs = {}): HTMLTableElement {
+export function table(
+  headers: readonly string[],
+  rows: ReadonlyArray<readonly Child[]>,
+  attrs: Attrs = {},
+): HTMLTableElement {
   return el(
     'table',
     attrs,

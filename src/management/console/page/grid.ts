@@ -39,7 +39,11 @@ export interface GridLayout {
  * The cells of a type's map. Without a declared shard count the grid covers whole rows up to the highest id
  * allocated or pinned, so it grows as shards are allocated.
  */
-export function gridLayout(view: TypeView, declaredShards: number | undefined, members: readonly MemberJson[] = []): GridLayout {
+export function gridLayout(
+  view: TypeView,
+  declaredShards: number | undefined,
+  members: readonly MemberJson[] = [],
+): GridLayout {
   const hostOf = hosts(view.locations);
   const pins = new Map((view.placements ?? []).map((pin) => [pin.shardId, pin] as const));
   const handingOff = new Set(view.locations?.handingOff ?? []);

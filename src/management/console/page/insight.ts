@@ -20,16 +20,29 @@ export function dryRunLines(view: TypeView | undefined, shardId: number, target:
   const typeName = view?.typeName ?? '?';
   const host = hosts(view?.locations).get(shardId);
   const current = view?.placements?.find((pin) => pin.shardId === shardId);
-  const lines: Line[] = [{ text: `Shard ${shardId} of ${typeName} is ${host === undefined ? 'not allocated' : `on ${host}`}.`, warning: false }];
+  const lines: Line[] = [
+    {
+      text: `Shard ${shardId} of ${typeName} is ${host === undefined ? 'not allocated' : `on ${host}`}.`,
+      warning: false,
+    },
+  ];
   if (current !== undefined) {
     const same = current.target === target;
-    lines.push({ text: same ? `It is already pinned to ${target}: the pin is rewritten.` : `It is pinned to ${current.target}: this pin replaces it.`, warning: !same });
+    lines.push({
+      text: same
+        ? `It is already pinned to ${target}: the pin is rewritten.`
+        : `It is pinned to ${current.target}: this pin replaces it.`,
+      warning: !same,
+    });
   }
   const moves = answer.moves ?? [];
   for (const move of moves) {
     lines.push(
       move.to === null
-        ? { text: `Shard ${move.shardId} would leave ${move.from} now and have no home: asks to it fail until a matching node joins.`, warning: true }
+        ? {
+            text: `Shard ${move.shardId} would leave ${move.from} now and have no home: asks to it fail until a matching node joins.`,
+            warning: true,
+          }
         : { text: `Shard ${move.shardId} moves now from ${move.from} to ${move.to}.`, warning: false },
     );
   }
@@ -56,9 +69,19 @@ export function matchesTarget(member: MemberJson, target: string): boolean {
  * A `require` pin whose shard is not hosted and that no live, uncordoned member satisfies: the shard waits
  * without a home (its asks fail), which is not the same as a shard nobody has asked for yet.
  */
-export function isWaiting(pin: PinRecord, hostOf: ReadonlyMap<number, string>, members: readonly MemberJson[]): boolean {
+export function isWaiting(
+  pin: PinRecord,
+  hostOf: ReadonlyMap<number, string>,
+  members: readonly MemberJson[],
+): boolean {
   if (pin.mode !== 'require' || hostOf.has(pin.shardId)) return false;
-  return !members.some((member) => member.status !== 'down' && member.status !== 'removed' && member.cordoned !== true && matchesTarget(member, pin.target));
+  return !members.some(
+    (member) =>
+      member.status !== 'down' &&
+      member.status !== 'removed' &&
+      member.cordoned !== true &&
+      matchesTarget(member, pin.target),
+  );
 }
 
 export interface SeenMove {

@@ -42,7 +42,8 @@ function showError(error: unknown): void {
     return;
   }
   banner.hidden = false;
-  banner.textContent = error instanceof ApiError ? `${error.code}: ${error.message}` : `The node did not answer: ${String(error)}`;
+  banner.textContent =
+    error instanceof ApiError ? `${error.code}: ${error.message}` : `The node did not answer: ${String(error)}`;
 }
 
 async function readType(typeName: string): Promise<TypeView> {
@@ -76,7 +77,13 @@ async function readAll(): Promise<void> {
     const types = typesToShow(location.search, health);
     const views = await Promise.all(types.map(readType));
     const moves = [...movesBetween(state.views, views, Date.now()), ...(state.moves ?? [])].slice(0, KEPT_MOVES);
-    state = { ...(health ? { health } : {}), ...(members ? { members } : {}), views, ...(audit ? { audit } : {}), moves };
+    state = {
+      ...(health ? { health } : {}),
+      ...(members ? { members } : {}),
+      views,
+      ...(audit ? { audit } : {}),
+      moves,
+    };
     byId('auth').hidden = true;
     byId('error').hidden = true;
     byId('self').textContent = members?.self ?? health?.self ?? '';

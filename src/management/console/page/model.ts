@@ -100,7 +100,8 @@ export function declaredShards(health: HealthJson | undefined, typeName: string)
   } else if (typeof listed === 'object' && listed !== null) {
     entry = (listed as Record<string, unknown>)[typeName];
   }
-  const count = typeof entry === 'object' && entry !== null ? (entry as { numberOfShards?: unknown }).numberOfShards : undefined;
+  const count =
+    typeof entry === 'object' && entry !== null ? (entry as { numberOfShards?: unknown }).numberOfShards : undefined;
   return typeof count === 'number' && Number.isSafeInteger(count) && count > 0 ? count : undefined;
 }
 
@@ -123,14 +124,21 @@ export function compareAddresses(a: string, b: string): number {
  * Where the coordinators run: what the API says when it says it, else the oldest Up member (lowest upNumber,
  * ties by address), which is where the cluster places them when no role narrows the choice.
  */
-export function coordinatorOf(members: readonly MemberJson[], ...stated: Array<string | undefined>): string | undefined {
+export function coordinatorOf(
+  members: readonly MemberJson[],
+  ...stated: Array<string | undefined>
+): string | undefined {
   const explicit = stated.find((value) => value !== undefined && value !== '');
   if (explicit !== undefined) return explicit;
   let oldest: MemberJson | undefined;
   for (const member of members) {
     if (member.status !== 'up') continue;
     const age = (m: MemberJson) => (m.upNumber !== undefined && m.upNumber > 0 ? m.upNumber : Number.MAX_SAFE_INTEGER);
-    if (!oldest || age(member) < age(oldest) || (age(member) === age(oldest) && compareAddresses(member.address, oldest.address) < 0)) {
+    if (
+      !oldest ||
+      age(member) < age(oldest) ||
+      (age(member) === age(oldest) && compareAddresses(member.address, oldest.address) < 0)
+    ) {
       oldest = member;
     }
   }
@@ -171,5 +179,7 @@ export function honoured(pin: PinRecord): boolean | undefined {
 
 /** Members a pin may target without a warning: the API warns for any that is down or removed. */
 export function isCurrentMember(members: readonly MemberJson[], address: string): boolean {
-  return members.some((member) => member.address === address && member.status !== 'down' && member.status !== 'removed');
+  return members.some(
+    (member) => member.address === address && member.status !== 'down' && member.status !== 'removed',
+  );
 }

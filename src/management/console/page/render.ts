@@ -64,7 +64,9 @@ function renderActivity(state: ConsoleState): void {
             audit.map((entry) => [
               el('span', { class: 'nowrap' }, entry.at === undefined ? '—' : shortTime(new Date(entry.at).getTime())),
               entry.action ?? '—',
-              [entry.typeName, entry.shardIds?.join(', '), entry.target ?? entry.address].filter((part) => part !== undefined && part !== null && part !== '').join(' '),
+              [entry.typeName, entry.shardIds?.join(', '), entry.target ?? entry.address]
+                .filter((part) => part !== undefined && part !== null && part !== '')
+                .join(' '),
               entry.by ?? '—',
               entry.reason ?? '—',
             ]),
@@ -73,7 +75,11 @@ function renderActivity(state: ConsoleState): void {
   const movesPart =
     moves.length === 0
       ? el('p', { class: 'muted' }, 'No hand-off seen since this page opened.')
-      : table(['seen', 'type', 'shard', 'from', 'to'], moves.map((move) => [shortTime(move.at), move.typeName, String(move.shardId), move.from, move.to]), { id: 'moves-table' });
+      : table(
+          ['seen', 'type', 'shard', 'from', 'to'],
+          moves.map((move) => [shortTime(move.at), move.typeName, String(move.shardId), move.from, move.to]),
+          { id: 'moves-table' },
+        );
   replace('activity', el('h3', {}, 'Audit'), auditPart, el('h3', {}, 'Recent hand-offs'), movesPart);
 }
 
@@ -95,22 +101,37 @@ function renderNodes(state: ConsoleState, colours: ReadonlyMap<string, number>, 
         el(
           'span',
           { class: 'member' },
-          el('span', { class: `cell host-${colours.get(member.address) ?? 0}`, title: 'this node\'s colour on the shard maps' }),
+          el('span', {
+            class: `cell host-${colours.get(member.address) ?? 0}`,
+            title: "this node's colour on the shard maps",
+          }),
           el('span', { class: 'address' }, member.address),
           ' ',
-          member.address === coordinator ? badge('coordinator', 'coordinator', 'oldest Up member: where the shard coordinators run') : null,
+          member.address === coordinator
+            ? badge('coordinator', 'coordinator', 'oldest Up member: where the shard coordinators run')
+            : null,
           member.address === self ? badge('this node', 'self') : null,
         ),
         el('span', { class: `status-${member.status}` }, member.status),
-        member.reachable === false ? el('span', { class: 'unreachable' }, 'unreachable') : member.reachable === true ? 'yes' : '—',
+        member.reachable === false
+          ? el('span', { class: 'unreachable' }, 'unreachable')
+          : member.reachable === true
+            ? 'yes'
+            : '—',
         attributesCell(member),
       ];
-      if (withCordon) cells.push(member.cordoned === true ? badge('cordoned', 'warn') : member.cordoned === false ? 'no' : '—');
+      if (withCordon)
+        cells.push(member.cordoned === true ? badge('cordoned', 'warn') : member.cordoned === false ? 'no' : '—');
       cells.push(String(counts.get(member.address) ?? 0));
       if (withCordon && actions.member) cells.push(memberButtons(member, actions.member));
       return cells;
     });
-  replace('nodes', members.length === 0 ? el('p', { class: 'muted' }, 'No members known yet.') : table(headers, rows, { id: 'nodes-table' }));
+  replace(
+    'nodes',
+    members.length === 0
+      ? el('p', { class: 'muted' }, 'No members known yet.')
+      : table(headers, rows, { id: 'nodes-table' }),
+  );
 }
 
 function attributesCell(member: MemberJson): Child {
@@ -135,7 +156,12 @@ function renderMaps(state: ConsoleState, colours: ReadonlyMap<string, number>, a
   replace(
     'maps',
     ...state.views.map((view) =>
-      shardMap(view, { colours, declaredShards: declaredShards(state.health, view.typeName), pickShard: actions.pickShard, members: state.members?.members ?? [] }),
+      shardMap(view, {
+        colours,
+        declaredShards: declaredShards(state.health, view.typeName),
+        pickShard: actions.pickShard,
+        members: state.members?.members ?? [],
+      }),
     ),
   );
 }
@@ -160,7 +186,10 @@ function renderPins(views: readonly TypeView[], actions: RowActions, members: re
       el(
         'span',
         { class: 'buttons' },
-        button('Unpin', () => actions.unpin(view.typeName, pin.shardId), { class: 'danger', 'data-unpin': `${view.typeName}/${pin.shardId}` }),
+        button('Unpin', () => actions.unpin(view.typeName, pin.shardId), {
+          class: 'danger',
+          'data-unpin': `${view.typeName}/${pin.shardId}`,
+        }),
         button('Move now', () => actions.moveNow(view.typeName, pin.shardId)),
       ),
     );
@@ -182,13 +211,19 @@ function formatField(field: string, value: unknown): string {
 }
 
 function honouredCell(pin: PinRecord, hostOf: ReadonlyMap<number, string>, members: readonly MemberJson[]): Child {
-  if (isWaiting(pin, hostOf, members)) return badge('waiting: no home', 'bad', 'a require pin no current member satisfies: the shard has no home and asks to it fail');
+  if (isWaiting(pin, hostOf, members))
+    return badge(
+      'waiting: no home',
+      'bad',
+      'a require pin no current member satisfies: the shard has no home and asks to it fail',
+    );
   const said = honoured(pin);
   const detail = pin.explain?.message ?? pin.explain?.reason;
   if (said !== undefined) return badge(said ? 'yes' : 'no', said ? '' : 'bad', detail);
   const state = pinState(pin, hostOf);
   if (state === 'on-target') return el('span', { class: 'muted' }, 'on target');
-  if (state === 'elsewhere') return badge(`on ${hostOf.get(pin.shardId) ?? '?'}`, 'warn', 'hosted elsewhere than the pin says');
+  if (state === 'elsewhere')
+    return badge(`on ${hostOf.get(pin.shardId) ?? '?'}`, 'warn', 'hosted elsewhere than the pin says');
   return el('span', { class: 'muted' }, 'not allocated');
 }
 
@@ -198,17 +233,34 @@ function renderStore(health: HealthJson | undefined): void {
     replace('store', el('p', { class: 'muted' }, 'No placement store figures.'));
     return;
   }
-  const labels: Record<string, string> = { generation: 'generation', slots: 'live slots', baseSlots: 'compacted slots', documentItems: 'history items' };
+  const labels: Record<string, string> = {
+    generation: 'generation',
+    slots: 'live slots',
+    baseSlots: 'compacted slots',
+    documentItems: 'history items',
+  };
   const items: Child[] = [];
   for (const [key, value] of Object.entries(store)) {
-    items.push(el('dt', {}, labels[key] ?? key), el('dd', {}, typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)));
+    items.push(
+      el('dt', {}, labels[key] ?? key),
+      el('dd', {}, typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)),
+    );
   }
   const replication = health?.replication;
   if (replication !== undefined) {
-    const synced = typeof replication.syncedPeers === 'number' && typeof replication.peers === 'number' ? `${replication.syncedPeers} of ${replication.peers} peers in sync` : '—';
-    const problems = Array.isArray(replication.problems) ? replication.problems.filter((problem): problem is string => typeof problem === 'string') : [];
-    items.push(el('dt', {}, 'replication'), el('dd', {}, synced, ...problems.map((problem) => el('div', { class: 'problem' }, problem))));
+    const synced =
+      typeof replication.syncedPeers === 'number' && typeof replication.peers === 'number'
+        ? `${replication.syncedPeers} of ${replication.peers} peers in sync`
+        : '—';
+    const problems = Array.isArray(replication.problems)
+      ? replication.problems.filter((problem): problem is string => typeof problem === 'string')
+      : [];
+    items.push(
+      el('dt', {}, 'replication'),
+      el('dd', {}, synced, ...problems.map((problem) => el('div', { class: 'problem' }, problem))),
+    );
   }
-  if (health?.status !== undefined) items.unshift(el('dt', {}, 'node health'), el('dd', { class: `health-${health.status}` }, health.status));
+  if (health?.status !== undefined)
+    items.unshift(el('dt', {}, 'node health'), el('dd', { class: `health-${health.status}` }, health.status));
   replace('store', el('dl', { class: 'kv' }, ...items));
 }

@@ -15,7 +15,8 @@ export interface ShardMapOptions {
 
 export function shardMap(view: TypeView, options: ShardMapOptions): HTMLElement {
   const title = el('h3', {}, view.typeName);
-  if (view.locations === undefined) return el('div', { class: 'type-map' }, title, el('p', { class: 'muted' }, view.problem ?? 'loading…'));
+  if (view.locations === undefined)
+    return el('div', { class: 'type-map' }, title, el('p', { class: 'muted' }, view.problem ?? 'loading…'));
   const layout = gridLayout(view, options.declaredShards, options.members);
   const summary = [
     layout.declared ? `${layout.extent} shards` : `shards 0–${Math.max(layout.extent - 1, 0)} shown`,
@@ -24,12 +25,20 @@ export function shardMap(view: TypeView, options: ShardMapOptions): HTMLElement 
   ].join(' · ');
   title.append(' ', el('span', { class: 'muted summary' }, summary));
   if (layout.extent === 0) {
-    return el('div', { class: 'type-map', 'data-type': view.typeName }, title, el('p', { class: 'muted' }, 'No shard allocated or pinned yet.'));
+    return el(
+      'div',
+      { class: 'type-map', 'data-type': view.typeName },
+      title,
+      el('p', { class: 'muted' }, 'No shard allocated or pinned yet.'),
+    );
   }
 
   const grid = el('div', { class: 'grid', role: 'grid', 'aria-label': `shards of ${view.typeName}` });
   for (const row of layout.rows) {
-    grid.append(el('span', { class: 'row-label' }, String(row[0]?.shardId ?? 0)), ...row.map((cell) => cellNode(view.typeName, cell, options.colours)));
+    grid.append(
+      el('span', { class: 'row-label' }, String(row[0]?.shardId ?? 0)),
+      ...row.map((cell) => cellNode(view.typeName, cell, options.colours)),
+    );
   }
   // One listener for the whole grid: a thousand cells are rebuilt on every refresh.
   grid.addEventListener('click', (event) => {
@@ -37,7 +46,14 @@ export function shardMap(view: TypeView, options: ShardMapOptions): HTMLElement 
     if (target) options.pickShard(view.typeName, Number(target.dataset['shard']));
   });
   const parts: Child[] = [title, el('div', { class: 'map-body' }, grid, nodeLegend(view, options.colours))];
-  if (layout.beyond > 0) parts.push(el('p', { class: 'muted' }, `${layout.beyond} allocated or pinned shards past id ${layout.extent - 1} are not drawn.`));
+  if (layout.beyond > 0)
+    parts.push(
+      el(
+        'p',
+        { class: 'muted' },
+        `${layout.beyond} allocated or pinned shards past id ${layout.extent - 1} are not drawn.`,
+      ),
+    );
   return el('div', { class: 'type-map', 'data-type': view.typeName }, ...parts);
 }
 
@@ -49,10 +65,16 @@ function cellNode(typeName: string, cell: GridCell, colours: ReadonlyMap<string,
   if (cell.waiting) classes.push('waiting');
   const title = [
     `shard ${cell.shardId}`,
-    cell.waiting ? 'waiting without a home: no member satisfies its require pin' : cell.host === undefined ? 'not allocated' : `on ${cell.host}`,
+    cell.waiting
+      ? 'waiting without a home: no member satisfies its require pin'
+      : cell.host === undefined
+        ? 'not allocated'
+        : `on ${cell.host}`,
     cell.pin ? `pinned to ${cell.pin.target}` : '',
     cell.handingOff ? 'handing off' : '',
-  ].filter((part) => part !== '').join(' · ');
+  ]
+    .filter((part) => part !== '')
+    .join(' · ');
   return el('span', {
     class: classes.join(' '),
     title,
@@ -67,10 +89,26 @@ function cellNode(typeName: string, cell: GridCell, colours: ReadonlyMap<string,
 }
 
 function nodeLegend(view: TypeView, colours: ReadonlyMap<string, number>): HTMLElement {
-  const counts = new Map((view.locations?.regions ?? []).map((region) => [region.address, region.shards.length] as const));
-  const items = [...colours].map(([address, colour]) =>
-    el('li', {}, el('span', { class: `cell host-${colour}` }), el('span', { class: 'address' }, address), el('span', { class: 'count' }, String(counts.get(address) ?? 0))),
+  const counts = new Map(
+    (view.locations?.regions ?? []).map((region) => [region.address, region.shards.length] as const),
   );
-  items.push(el('li', {}, el('span', { class: 'cell free' }), el('span', { class: 'address muted' }, 'not allocated'), el('span', { class: 'count' }, '')));
+  const items = [...colours].map(([address, colour]) =>
+    el(
+      'li',
+      {},
+      el('span', { class: `cell host-${colour}` }),
+      el('span', { class: 'address' }, address),
+      el('span', { class: 'count' }, String(counts.get(address) ?? 0)),
+    ),
+  );
+  items.push(
+    el(
+      'li',
+      {},
+      el('span', { class: 'cell free' }),
+      el('span', { class: 'address muted' }, 'not allocated'),
+      el('span', { class: 'count' }, ''),
+    ),
+  );
   return el('ul', { class: 'map-legend' }, ...items);
 }
