@@ -168,15 +168,10 @@ describe('Allocator', () => {
     state.regionRegistered(A);
     state.regionRegistered(B);
     const sent: Sent[] = [];
-    const subject = new Allocator({
-      typeName: 'T',
-      role: undefined,
-      strategy: strategy(allocate, rebalance),
-      state,
-      members: () => [member(1), member(2)],
-      logger: silentLogger(),
-      send: (to, message) => sent.push({ to, message }),
-    });
+    const subject = new Allocator(
+      { typeName: 'T', role: undefined, strategy: strategy(allocate, rebalance), state, logger: silentLogger() },
+      { members: () => [member(1), member(2)], send: (to, message) => sent.push({ to, message }) },
+    );
     return { subject, state, sent };
   }
 

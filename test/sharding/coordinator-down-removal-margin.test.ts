@@ -7,7 +7,7 @@ import { ManualScheduler, address, member } from './coordinator-fakes.js';
 function margin(marginMs = 2_000) {
   const scheduler = new ManualScheduler();
   const ends: number[] = [];
-  const subject = new DownRemovalMargin(marginMs, scheduler, () => ends.push(scheduler.now()));
+  const subject = new DownRemovalMargin(marginMs, scheduler, { ended: () => ends.push(scheduler.now()) });
   return { subject, scheduler, ends };
 }
 

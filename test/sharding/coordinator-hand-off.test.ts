@@ -90,16 +90,21 @@ function protocol(options: { regions?: string[]; timeoutMs?: number } = {}): {
   const scheduler = new ManualScheduler();
   const sent: Sent[] = [];
   const freed: number[] = [];
-  const handOffs = new HandOffs({
-    typeName: 'T',
-    state,
-    scheduler,
-    timeoutMs: options.timeoutMs ?? 1_000,
-    logger: silentLogger(),
-    send: (to, message) => sent.push({ to, message }),
-    onFreed: (shardId) => freed.push(shardId),
-    ids: new HandOffIds(100),
-  });
+  const handOffs = new HandOffs(
+    {
+      typeName: 'T',
+      state,
+      scheduler,
+      timeoutMs: options.timeoutMs ?? 1_000,
+      logger: silentLogger(),
+      ids: new HandOffIds(100),
+    },
+    {
+      send: (to, message) => sent.push({ to, message }),
+      freed: (shardId) => freed.push(shardId),
+      completed: () => {},
+    },
+  );
   return { state, scheduler, handOffs, sent, freed };
 }
 

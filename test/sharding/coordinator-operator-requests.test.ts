@@ -48,22 +48,20 @@ describe('OperatorRequests', () => {
     const waiting: Array<() => void> = [];
     let warm = false;
     let rounds = 0;
-    const subject = new OperatorRequests({
-      typeName: 'T',
-      numberOfShards: 8,
-      state,
-      logger: silentLogger(),
-      send: (to, message) => sent.push({ to, message }),
-      whenWarm: (action) => (warm ? action() : waiting.push(action)),
-      handOff: (shardId) => handedOff.push(shardId),
-      rebalanceRound: () => rounds++,
-      insight: coordinatorInsight(
-        { typeName: 'T', numberOfShards: 8, role: undefined, strategy: new LeastShardAllocationStrategy() },
-        state,
-        () => [NodeAddress.parse(A)],
-        () => [],
-      ),
-    });
+    const subject = new OperatorRequests(
+      { typeName: 'T', numberOfShards: 8, state, logger: silentLogger() },
+      {
+        send: (to, message) => sent.push({ to, message }),
+        whenWarm: (action) => (warm ? action() : waiting.push(action)),
+        handOff: (shardId) => handedOff.push(shardId),
+        rebalanceRound: () => rounds++,
+        insight: coordinatorInsight(
+          { typeName: 'T', numberOfShards: 8, role: undefined, strategy: new LeastShardAllocationStrategy() },
+          state,
+          { candidates: () => [NodeAddress.parse(A)], members: () => [] },
+        ),
+      },
+    );
     const becomeWarm = (): void => {
       warm = true;
       for (const action of waiting.splice(0)) action();

@@ -10,18 +10,15 @@ function gate(members: MemberInfo[], options: { role?: string; downedUnregistere
   const scheduler = new ManualScheduler();
   const registered = new Set<string>();
   const events: string[] = [];
-  const subject = new WarmUpGate({
-    role: options.role,
-    warmupMs: 500,
-    scheduler,
-    logger: silentLogger(),
-    view: {
+  const subject = new WarmUpGate(
+    { role: options.role, warmupMs: 500, scheduler, logger: silentLogger() },
+    {
       members: () => members,
       isRegistered: (key) => registered.has(key),
       downedUnregistered: options.downedUnregistered ?? (() => false),
+      warm: (reason) => events.push(`warm: ${reason}`),
     },
-    onWarm: (reason) => events.push(`warm: ${reason}`),
-  });
+  );
   return { subject, scheduler, registered, events, members };
 }
 

@@ -215,12 +215,10 @@ describe('explain with the ring as fallback', () => {
     const state = new CoordinatorState();
     for (const region of [a, b, c]) state.regionRegistered(region.toString());
     for (const [id, home] of homes) state.shardAllocated(id, home.toString());
-    const answer = coordinatorInsight(
-      { typeName: 'T', numberOfShards: 100_000, role: undefined, strategy },
-      state,
-      () => [a, b, c],
-      () => healthyView([a, b, c]).members(),
-    )({
+    const answer = coordinatorInsight({ typeName: 'T', numberOfShards: 100_000, role: undefined, strategy }, state, {
+      candidates: () => [a, b, c],
+      members: () => healthyView([a, b, c]).members(),
+    })({
       type: 'ExplainShard',
       typeName: 'T',
       requestId: 1,

@@ -4,13 +4,11 @@
 // HostShard.
 import { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
-import type { Logger } from '../../logging.js';
 import { NO_CORDONS, type CordonView } from '../placements/cordon-view.js';
 import { describe } from '../describe.js';
-import type { ShardingMessage } from '../protocol/messages.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { hasRole } from './membership.js';
-import type { CoordinatorState } from './state.js';
+import type { RoomBasics, SendPort } from './ports.js';
 
 export interface CandidateFilter {
   isRegion(address: string): boolean;
@@ -107,30 +105,35 @@ export function shardsToMove(
   }
 }
 
-export interface AllocatorOptions {
-  readonly typeName: string;
+export interface AllocatorSettings extends RoomBasics {
   readonly role: string | undefined;
   readonly strategy: AllocationStrategy;
-  readonly state: CoordinatorState;
-  readonly members: () => ReadonlyArray<MemberInfo>;
-  readonly logger: Logger;
-  readonly send: (to: string, message: ShardingMessage) => void;
   /** Regions that take nothing new; default NO_CORDONS. */
   readonly cordons?: CordonView;
+}
+
+/** Where the Allocator's calls go (wired in rooms.ts). */
+export interface AllocatorPort extends SendPort {
+  /** The cluster's members as this node sees them now (ShardingContext.membership). */
+  members(): ReadonlyArray<MemberInfo>;
 }
 
 /** Gives shards homes through the strategy, and counts how often the strategy had to be overruled. */
 export class Allocator {
   private readonly counts = { allocations: 0, invalidAllocations: 0 };
 
-  constructor(private readonly options: AllocatorOptions) {}
+  constructor(
+    private readonly options: AllocatorSettings,
+    private readonly port: AllocatorPort,
+  ) {}
 
   get counters(): { readonly allocations: number; readonly invalidAllocations: number } {
     return { ...this.counts };
   }
 
   candidates(): NodeAddress[] {
-    return allocationCandidates(this.options.members(), this.options.role, this.options.state, this.options.cordons);
+    const { role, state, cordons } = this.options;
+    return allocationCandidates(this.port.members(), role, state, cordons);
   }
 
   /**
@@ -138,7 +141,7 @@ export class Allocator {
    * shard has no home now (no candidate, or the strategy allows none of them).
    */
   allocate(shardId: number): string | undefined {
-    const { strategy, state, logger, send, typeName } = this.options;
+    const { strategy, state, logger, typeName } = this.options;
     const candidates = this.candidates();
     const choice = chooseHome(strategy, shardId, candidates, state.shardMap());
     if (choice === undefined) {
@@ -159,7 +162,7 @@ export class Allocator {
     }
     this.counts.allocations++;
     state.shardAllocated(shardId, region);
-    send(region, { type: 'HostShard', typeName, shardId });
+    this.port.send(region, { type: 'HostShard', typeName, shardId });
     logger.debug({ shardId, region }, 'shard allocated');
     return region;
   }

@@ -7,6 +7,12 @@ import type { AllocationStrategy } from '../strategies/index.js';
 // setTimeout's longest delay; a later change is waited for in steps (an early wake-up only re-checks).
 const MAX_DELAY_MS = 2_147_483_647;
 
+/** Whom the timer tells (wired in rooms.ts). */
+export interface ChangeTimerPort {
+  /** The strategy's answers changed by time (a pin expired): ShardCoordinator rebalances and retries waiting shards. */
+  changed(): void;
+}
+
 export class ChangeTimer {
   private timer: Cancellable | undefined;
   private stopped = false;
@@ -15,7 +21,7 @@ export class ChangeTimer {
     private readonly strategy: AllocationStrategy,
     private readonly scheduler: Scheduler,
     private readonly logger: Logger,
-    private readonly onChange: () => void,
+    private readonly port: ChangeTimerPort,
   ) {}
 
   /** Asks the strategy for its next change and (re)arms the timer for it; nothing when it has none. */
@@ -39,7 +45,7 @@ export class ChangeTimer {
       () => {
         this.timer = undefined;
         if (this.stopped) return;
-        this.onChange();
+        this.port.changed();
         this.schedule();
       },
       Math.min(Math.ceil(delay), MAX_DELAY_MS),

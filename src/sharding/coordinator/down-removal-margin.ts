@@ -14,6 +14,14 @@ import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import type { ProbeResult } from '../../cluster/transport.js';
 
+/** Whom the margin tells, and how it probes (wired in rooms.ts). */
+export interface DownRemovalMarginPort {
+  /** A margin ended, by time or by a confirmed death: ShardCoordinator re-runs its membership check. */
+  ended(): void;
+  /** Probes a member's address (CoordinatorConfig.probe, Transport.probe); without it every margin runs its full length. */
+  probe?(to: NodeAddress): Promise<ProbeResult>;
+}
+
 export class DownRemovalMargin {
   private readonly downSince = new Map<string, number>();
   private timer: Cancellable | undefined;
@@ -25,17 +33,15 @@ export class DownRemovalMargin {
   constructor(
     private readonly marginMs: number,
     private readonly scheduler: Scheduler,
-    /** Called when a margin ends (the caller re-runs its membership check). */
-    private readonly onMarginEnd: () => void,
-    /** Probes a member's address (Transport.probe); without it every margin runs its full length. */
-    probe?: (to: NodeAddress) => Promise<ProbeResult>,
+    private readonly port: DownRemovalMarginPort,
   ) {
+    const probe = port.probe?.bind(port);
     this.deaths = new DeathConfirmations({
       probe: marginMs > 0 ? probe : undefined,
       scheduler,
       onConfirmed: (member) => {
         this.proven.add(member);
-        if (!this.stopped) this.onMarginEnd();
+        if (!this.stopped) this.port.ended();
       },
     });
   }
@@ -110,7 +116,7 @@ export class DownRemovalMargin {
     if (next === Infinity || this.stopped) return;
     this.timer = this.scheduler.setTimeout(() => {
       this.timer = undefined;
-      if (!this.stopped) this.onMarginEnd();
+      if (!this.stopped) this.port.ended();
     }, next - now);
   }
 

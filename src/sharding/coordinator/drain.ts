@@ -3,13 +3,12 @@
 // names every move with the home the strategy picks now (the actual home is decided when the shard stopped,
 // by the same strategy over the same candidates). Answered once per request id, however often re-sent.
 import type { NodeAddress } from '../../cluster/address.js';
-import type { Logger } from '../../logging.js';
 import type { CordonRecord, CordonView } from '../placements/cordon-view.js';
 import type { DrainMove, ShardingMessage } from '../protocol/messages.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { chooseHome } from './allocation.js';
 import { AnswerCache } from './answer-cache.js';
-import type { CoordinatorState } from './state.js';
+import type { RequestPort, RoomBasics } from './ports.js';
 
 /** How long a drained region stays excluded here while the cordon has not replicated to this node yet. */
 export const DRAIN_EXCLUSION_MS = 30_000;
@@ -81,49 +80,51 @@ export function planDrain(
   return moves;
 }
 
-export interface DrainRequestsOptions {
-  readonly typeName: string;
+export interface DrainRequestsSettings extends RoomBasics {
   readonly strategy: AllocationStrategy;
-  readonly state: CoordinatorState;
+  /** The cordons the Allocator honours too: a drained region is excluded here at once. */
   readonly cordons: CoordinatorCordons;
-  readonly candidates: () => NodeAddress[];
-  readonly logger: Logger;
-  readonly send: (to: string, message: ShardingMessage) => void;
-  /** Runs the action once the coordinator is warm (at once if it is): a drain needs the full map. */
-  readonly whenWarm: (action: () => void) => void;
-  readonly handOff: (shardId: number) => void;
+}
+
+/** Where a drain's calls go (wired in rooms.ts). */
+export interface DrainRequestsPort extends RequestPort {
+  /** Who may get shards now, the drained region excluded once cordoned (Allocator.candidates). */
+  candidates(): NodeAddress[];
 }
 
 export class DrainRequests {
   private readonly answers = new AnswerCache<ShardingMessage>(REMEMBERED_ANSWERS);
 
-  constructor(private readonly options: DrainRequestsOptions) {}
+  constructor(
+    private readonly options: DrainRequestsSettings,
+    private readonly port: DrainRequestsPort,
+  ) {}
 
   drain(from: string, requestId: number, region: string): void {
-    this.options.whenWarm(() => this.answer(from, requestId, region));
+    this.port.whenWarm(() => this.answer(from, requestId, region));
   }
 
   private answer(from: string, requestId: number, region: string): void {
-    const { typeName, strategy, state, cordons, candidates, logger, send, handOff } = this.options;
+    const { typeName, strategy, state, cordons, logger } = this.options;
     const earlier = this.answers.get(from, requestId);
     if (earlier !== undefined) {
-      send(from, earlier);
+      this.port.send(from, earlier);
       return;
     }
     cordons.exclude(region);
     const shardIds = state.shardsOf(region).sort((a, b) => a - b);
-    const others = candidates();
+    const others = this.port.candidates();
     let answer: ShardingMessage;
     if (shardIds.length > 0 && others.length === 0) {
       logger.warn({ region, shards: shardIds.length }, 'drain refused: no other region may take the shards');
       answer = { type: 'DrainStarted', typeName, requestId, moves: [], noCapacity: true };
     } else {
       const moves = planDrain(strategy, region, shardIds, others, state.shardMap());
-      for (const { shardId } of moves) handOff(shardId);
+      for (const { shardId } of moves) this.port.handOff(shardId);
       logger.info({ region, shards: moves.length, from }, 'draining region: its shards are handed off');
       answer = { type: 'DrainStarted', typeName, requestId, moves, noCapacity: false };
     }
     this.answers.remember(from, requestId, answer);
-    send(from, answer);
+    this.port.send(from, answer);
   }
 }

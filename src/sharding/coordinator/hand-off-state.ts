@@ -19,19 +19,26 @@ interface Held {
   sentTo: string | undefined;
 }
 
-export interface HandOffStatesOptions {
+export interface HandOffStatesSettings {
   readonly typeName: string;
   readonly maxBytes: number;
   readonly logger: Logger;
-  /** State dropped: over the bound, incomplete at the new start, or its new home gone. */
-  readonly onLost?: (entities: number) => void;
+}
+
+/** Whom the held state reports to (wired in rooms.ts). */
+export interface HandOffStatesPort {
+  /** State dropped (over the bound, incomplete at the new start, or its new home gone): CoordinatorEvents.onEntitySnapshots. */
+  lost(entities: number): void;
 }
 
 export class HandOffStates {
   private readonly held = new Map<number, Held>();
   private total = 0;
 
-  constructor(private readonly options: HandOffStatesOptions) {}
+  constructor(
+    private readonly options: HandOffStatesSettings,
+    private readonly port: HandOffStatesPort,
+  ) {}
 
   /** Bytes held now (the hand-off state gauge). */
   get bytes(): number {
@@ -113,7 +120,7 @@ export class HandOffStates {
     if (held === undefined) return;
     this.held.delete(shardId);
     this.total -= held.bytes;
-    if (lost) this.options.onLost?.(countEntities(held.chunks.values()));
+    if (lost) this.port.lost(countEntities(held.chunks.values()));
   }
 }
 

@@ -1,32 +1,33 @@
 // The hand-off protocol of one coordinator: starting hand-offs (rebalancing, manual moves, leaves, the
 // down-removal margin, shards adopted as stopping), moving each through its phases as regions answer,
 // re-sending on the retry tick, and ending it by completion or timeout. What becomes of a shard once it is
-// free is the coordinator's business (onFreed).
+// free is not this room's business: HandOffsPort.freed says where it goes.
 import type { Scheduler } from '../../cluster/scheduler.js';
-import type { Logger } from '../../logging.js';
-import type { ShardingMessage } from '../protocol/messages.js';
 import { HandOff, HandOffIds, type HandOffPhase } from './hand-off.js';
-import type { CoordinatorState } from './state.js';
+import type { RoomBasics, SendPort } from './ports.js';
 
-export interface HandOffsOptions {
-  readonly typeName: string;
-  readonly state: CoordinatorState;
+export interface HandOffsSettings extends RoomBasics {
   readonly scheduler: Scheduler;
   readonly timeoutMs: number;
-  readonly logger: Logger;
-  readonly send: (to: string, message: ShardingMessage) => void;
-  /** The shard stopped (or its owner is gone) and has no home now. */
-  readonly onFreed: (shardId: number) => void;
-  /** A hand-off completed, `seconds` after it started. */
-  readonly onCompleted?: (seconds: number) => void;
   readonly ids?: HandOffIds;
+}
+
+/** Where the hand-off protocol's calls go (wired in rooms.ts). */
+export interface HandOffsPort extends SendPort {
+  /** The shard stopped (or its owner is gone) and has no home now: ShardHomes.freed gives it one. */
+  freed(shardId: number): void;
+  /** A hand-off completed, `seconds` after it started: CoordinatorEvents.onHandOffCompleted (metrics). */
+  completed(seconds: number): void;
 }
 
 export class HandOffs {
   private readonly ids: HandOffIds;
   private readonly counts = { started: 0, completed: 0, timedOut: 0 };
 
-  constructor(private readonly options: HandOffsOptions) {
+  constructor(
+    private readonly options: HandOffsSettings,
+    private readonly port: HandOffsPort,
+  ) {
     this.ids = options.ids ?? new HandOffIds();
   }
 
@@ -78,7 +79,7 @@ export class HandOffs {
    * ShardStopped changes nothing here.
    */
   stopCopy(region: string, shardId: number): void {
-    this.options.send(region, {
+    this.port.send(region, {
       type: 'HandOff',
       typeName: this.options.typeName,
       shardId,
@@ -119,28 +120,28 @@ export class HandOffs {
   }
 
   private complete(handOff: HandOff): void {
-    const { state, logger, onFreed } = this.options;
+    const { state, logger } = this.options;
     if (state.handOff(handOff.shardId) !== handOff) return;
     state.handOffCompleted(handOff);
     this.counts.completed++;
-    this.options.onCompleted?.((this.options.scheduler.now() - handOff.startedAtMs) / 1000);
+    this.port.completed((this.options.scheduler.now() - handOff.startedAtMs) / 1000);
     logger.debug({ shardId: handOff.shardId, from: handOff.owner }, 'hand-off complete');
-    onFreed(handOff.shardId);
+    this.port.freed(handOff.shardId);
   }
 
   /** The shard stays, and the regions that forgot its home learn it again. */
   private timeOut(handOff: HandOff): void {
-    const { state, logger, timeoutMs, typeName, send } = this.options;
+    const { state, logger, timeoutMs, typeName } = this.options;
     if (state.handOff(handOff.shardId) !== handOff) return;
     const { shardId, owner } = handOff;
     this.counts.timedOut++;
     logger.warn({ shardId, owner, timeoutMs }, 'hand-off timed out; shard stays');
     const region = state.handOffTimedOut(handOff);
     if (region === undefined) return;
-    for (const to of state.registered()) send(to, { type: 'ShardHome', typeName, shardId, region });
+    for (const to of state.registered()) this.port.send(to, { type: 'ShardHome', typeName, shardId, region });
   }
 
   private sendFor(handOff: HandOff): void {
-    for (const { to, message } of handOff.messages(this.options.typeName)) this.options.send(to, message);
+    for (const { to, message } of handOff.messages(this.options.typeName)) this.port.send(to, message);
   }
 }

@@ -25,12 +25,19 @@ import type { CoordinatorState } from './state.js';
 export const MAX_LISTED_MOVES = 50_000;
 const MAX_WARNINGS = 10_000;
 
+/** What the answers read besides the state (wired in rooms.ts). */
+export interface InsightPort {
+  /** Who may get shards now (Allocator.candidates). */
+  candidates(): NodeAddress[];
+  /** The cluster's members as this node sees them now (ShardingContext.membership). */
+  members(): ReadonlyArray<MemberInfo>;
+}
+
 /** The coordinator's answerer: what it reads, bound once; each call reads the current state. */
 export function coordinatorInsight(
   settings: CoordinatorConfig,
   state: CoordinatorState,
-  candidates: () => NodeAddress[],
-  members: () => ReadonlyArray<MemberInfo>,
+  port: InsightPort,
 ): (request: InsightRequest) => ShardingMessage {
   return (request) => {
     const { typeName, requestId } = request;
@@ -42,10 +49,10 @@ export function coordinatorInsight(
         const { strategy } = settings;
         const pins = isPinAware(strategy) ? strategy.pinContext() : undefined;
         const listed = settings.listedPlacement?.(shardId, pins?.now ?? Date.now());
-        const offered = candidates();
+        const offered = port.candidates();
         const explanation = explainShard(shardId, {
           state,
-          members: members(),
+          members: port.members(),
           candidates: offered,
           cordons: settings.cordons ?? NO_CORDONS,
           pins,
@@ -60,9 +67,9 @@ export function coordinatorInsight(
         };
       }
       case 'DryRunPlacements':
-        return answer(request, (warn) => dryRunPlacements(settings, state, candidates(), request.pins, warn));
+        return answer(request, (warn) => dryRunPlacements(settings, state, port.candidates(), request.pins, warn));
       case 'DryRunRebalance':
-        return answer(request, (warn) => dryRunRebalance(settings, state, candidates(), request.shardIds, warn));
+        return answer(request, (warn) => dryRunRebalance(settings, state, port.candidates(), request.shardIds, warn));
     }
   };
 }

@@ -2,28 +2,25 @@
 // once per request id however often it is re-sent), a rebalance round on demand, and explain and dry runs
 // (answered by coordinator/insight.ts). Each waits until the coordinator is warm, since its answer needs the
 // full map.
-import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { InsightRequest } from '../protocol/insight-messages.js';
 import { AnswerCache } from './answer-cache.js';
+import type { RequestPort, RoomBasics } from './ports.js';
 import type { CoordinatorState } from './state.js';
 
 /** How many RebalanceNow answers are kept for repeated requests. */
 const REMEMBERED_ANSWERS = 256;
 
-export interface OperatorRequestsOptions {
-  readonly typeName: string;
+export interface OperatorRequestsSettings extends RoomBasics {
   readonly numberOfShards: number;
-  readonly state: CoordinatorState;
-  readonly logger: Logger;
-  readonly send: (to: string, message: ShardingMessage) => void;
-  /** Runs the action once the coordinator is warm (at once if it is). */
-  readonly whenWarm: (action: () => void) => void;
-  /** Starts a hand-off of a shard that has a home. */
-  readonly handOff: (shardId: number) => void;
-  readonly rebalanceRound: () => void;
-  /** The answer to an explain or dry-run request (changes nothing). */
-  readonly insight: (request: InsightRequest) => ShardingMessage;
+}
+
+/** Where operator requests' calls go (wired in rooms.ts). */
+export interface OperatorRequestsPort extends RequestPort {
+  /** Runs one rebalance round now (ShardCoordinator's rebalanceRound). */
+  rebalanceRound(): void;
+  /** The answer to an explain or dry-run request, changing nothing (coordinatorInsight of insight.ts). */
+  insight(request: InsightRequest): ShardingMessage;
 }
 
 /** How RebalanceNow sorts the shards it is asked to move. */
@@ -60,12 +57,15 @@ export function judgeRebalanceNow(
 export class OperatorRequests {
   private readonly answers = new AnswerCache<ShardingMessage>(REMEMBERED_ANSWERS);
 
-  constructor(private readonly options: OperatorRequestsOptions) {}
+  constructor(
+    private readonly options: OperatorRequestsSettings,
+    private readonly port: OperatorRequestsPort,
+  ) {}
 
   getShardLocations(from: string, requestId: number): void {
-    const { whenWarm, send, typeName, state } = this.options;
-    whenWarm(() =>
-      send(from, {
+    const { typeName, state } = this.options;
+    this.port.whenWarm(() =>
+      this.port.send(from, {
         type: 'ShardLocations',
         typeName,
         requestId,
@@ -76,35 +76,33 @@ export class OperatorRequests {
   }
 
   rebalanceNow(from: string, requestId: number, shardIds: ReadonlyArray<number>): void {
-    this.options.whenWarm(() => this.answerRebalanceNow(from, requestId, shardIds));
+    this.port.whenWarm(() => this.answerRebalanceNow(from, requestId, shardIds));
   }
 
   requestRebalance(from: string, requestId: number): void {
-    const { whenWarm, send, typeName, rebalanceRound } = this.options;
-    whenWarm(() => {
-      rebalanceRound();
-      send(from, { type: 'RebalanceRequested', typeName, requestId });
+    this.port.whenWarm(() => {
+      this.port.rebalanceRound();
+      this.port.send(from, { type: 'RebalanceRequested', typeName: this.options.typeName, requestId });
     });
   }
 
   insight(from: string, request: InsightRequest): void {
-    const { whenWarm, send, insight } = this.options;
-    whenWarm(() => send(from, insight(request)));
+    this.port.whenWarm(() => this.port.send(from, this.port.insight(request)));
   }
 
   private answerRebalanceNow(from: string, requestId: number, shardIds: ReadonlyArray<number>): void {
-    const { send, typeName, numberOfShards, state, logger, handOff } = this.options;
+    const { typeName, numberOfShards, state, logger } = this.options;
     // A requester re-sends until answered; a repeat whose answer was lost must not move the shards again.
     const earlier = this.answers.get(from, requestId);
     if (earlier !== undefined) {
-      send(from, earlier);
+      this.port.send(from, earlier);
       return;
     }
     const { accepted, unknown, homeless, toHandOff } = judgeRebalanceNow(shardIds, numberOfShards, state);
-    for (const shardId of toHandOff) handOff(shardId);
+    for (const shardId of toHandOff) this.port.handOff(shardId);
     logger.info({ accepted, unknown, homeless, from }, 'manual rebalance');
     const answer: ShardingMessage = { type: 'RebalanceNowResult', typeName, requestId, accepted, unknown, homeless };
     this.answers.remember(from, requestId, answer);
-    send(from, answer);
+    this.port.send(from, answer);
   }
 }

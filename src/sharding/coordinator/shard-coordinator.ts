@@ -3,37 +3,37 @@
 // live nodes), ask for homes, and take part in hand-offs that the coordinator runs for rebalancing, manual
 // moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
 //
-// This class only dispatches, to the rooms under coordinator/: state.ts (state and transitions), hand-offs.ts
-// and hand-off.ts, warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts
-// (homes, and shards the strategy has none for), change-timer.ts (pins expiring), operator-requests.ts,
-// insight.ts (explain and dry-run answers), drain.ts (drains and the cordons it honours), hand-off-state.ts
-// (entity state in transit from a shard's old host to its new one).
+// This class only dispatches, to the rooms under coordinator/, which rooms.ts builds and wires (each room gets
+// its settings and one typed port): state.ts (state and transitions), hand-offs.ts and hand-off.ts,
+// warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts (homes, and shards
+// the strategy has none for), change-timer.ts (pins expiring), operator-requests.ts, insight.ts (explain and
+// dry-run answers), drain.ts (drains and the cordons it honours), hand-off-state.ts (entity state in transit
+// from a shard's old host to its new one).
 import { isGone } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
-import { Allocator } from './allocation.js';
-import { ChangeTimer } from './change-timer.js';
-import { CoordinatorCordons, DrainRequests } from './drain.js';
-import { DownRemovalMargin, UNTRACED_OLDER_MEMBERS, olderMembersUntraced } from './down-removal-margin.js';
-import { HandOffStates } from './hand-off-state.js';
-import { FailoverReport } from './failover-report.js';
-import { HandOffs } from './hand-offs.js';
-import { coordinatorInsight } from './insight.js';
+import type { Allocator } from './allocation.js';
+import type { ChangeTimer } from './change-timer.js';
+import type { DrainRequests } from './drain.js';
+import { UNTRACED_OLDER_MEMBERS, olderMembersUntraced, type DownRemovalMargin } from './down-removal-margin.js';
+import type { FailoverReport } from './failover-report.js';
+import type { HandOffStates } from './hand-off-state.js';
+import type { HandOffs } from './hand-offs.js';
 import { memberMap } from './membership.js';
-import { OperatorRequests } from './operator-requests.js';
-import { ShardHomes } from './shard-homes.js';
+import type { OperatorRequests } from './operator-requests.js';
+import { wireRooms } from './rooms.js';
 import type { CoordinatorConfig, CoordinatorStats } from './settings.js';
-import { CoordinatorState } from './state.js';
+import type { ShardHomes } from './shard-homes.js';
+import type { CoordinatorState } from './state.js';
 import { backgroundScheduler } from '../timers.js';
-import { WarmUpGate } from './warm-up-gate.js';
-import { NO_CORDONS } from '../placements/cordon-view.js';
+import type { WarmUpGate } from './warm-up-gate.js';
 import type { ShardingMessage, TypedShardingMessage } from '../protocol/messages.js';
 import type { ShardingContext } from '../sharding-context.js';
 
 export { coordinatorNode, type CoordinatorConfig, type CoordinatorStats } from './settings.js';
 
 export class ShardCoordinator {
-  private readonly state = new CoordinatorState();
+  private readonly state: CoordinatorState;
   private readonly gate: WarmUpGate;
   private readonly margin: DownRemovalMargin;
   private readonly operator: OperatorRequests;
@@ -44,6 +44,7 @@ export class ShardCoordinator {
   private readonly homes: ShardHomes;
   private readonly changeTimer: ChangeTimer;
   private readonly failovers: FailoverReport;
+  private readonly send: (to: string, message: ShardingMessage) => void;
   private readonly timers: Cancellable[] = [];
   private rebalanceQueued = false;
   private stopped = false;
@@ -56,90 +57,28 @@ export class ShardCoordinator {
     /** The clock and every timer (retry, rebalance, warm-up, margin, hand-offs); tests inject a manual one. */
     private readonly scheduler: Scheduler = backgroundScheduler,
   ) {
-    this.failovers = new FailoverReport(settings.events);
-    const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
-    this.allocator = new Allocator({
-      cordons,
-      typeName: settings.typeName,
-      role: settings.role,
-      strategy: settings.strategy,
-      state: this.state,
-      members: () => ctx.membership.members(),
-      logger,
-      send: (to, message) => this.send(to, message),
-    });
-    this.states = new HandOffStates({
-      typeName: settings.typeName,
-      maxBytes: ctx.config.maxHandOffStateBytes,
-      logger,
-      onLost: (entities) => settings.events?.onEntitySnapshots?.(settings.typeName, 'lost', entities),
-    });
-    this.handOffs = new HandOffs({
-      typeName: settings.typeName,
-      state: this.state,
-      scheduler,
-      timeoutMs: ctx.config.handOffTimeoutMs,
-      logger,
-      send: (to, message) => this.send(to, message),
-      onFreed: (shardId) => this.homes.freed(shardId),
-      onCompleted: (seconds) => settings.events?.onHandOffCompleted?.(settings.typeName, seconds),
-    });
-    const requests = {
-      typeName: settings.typeName,
-      numberOfShards: settings.numberOfShards,
-      state: this.state,
-      logger,
-      send: (to: string, message: ShardingMessage) => this.send(to, message),
-      whenWarm: (action: () => void) => this.gate.whenWarm(action),
-      handOff: (shardId: number) => this.handOffs.begin(shardId),
+    const rooms = wireRooms(settings, ctx, logger, scheduler, {
       rebalanceRound: () => this.rebalanceRound(),
-      insight: coordinatorInsight(
-        settings,
-        this.state,
-        () => this.allocator.candidates(),
-        () => ctx.membership.members(),
-      ),
-    };
-    this.operator = new OperatorRequests(requests);
-    this.drains = new DrainRequests({
-      ...requests,
-      strategy: settings.strategy,
-      cordons,
-      candidates: () => this.allocator.candidates(),
-    });
-    this.changeTimer = new ChangeTimer(settings.strategy, scheduler, logger, () => {
-      this.logger.info('a placement rule expired: rebalancing now');
-      this.rebalanceRound();
-      this.homes.retryWaiting();
-    });
-    this.margin = new DownRemovalMargin(
-      ctx.config.downRemovalMarginMs,
-      scheduler,
-      () => this.onMembershipChange(),
-      settings.probe,
-    );
-    this.gate = new WarmUpGate({
-      role: settings.role,
-      warmupMs: ctx.config.coordinatorWarmupMs,
-      scheduler,
-      logger,
-      view: {
-        members: () => this.ctx.membership.members(),
-        isRegistered: (address) => this.state.isRegistered(address),
-        // Just downed and never registered with this coordinator: it may still run shards nobody here knows of.
-        downedUnregistered: () => this.margin.anyInMargin((key) => !this.state.isRegistered(key), this.scheduler.now()),
+      membershipChanged: () => this.onMembershipChange(),
+      warm: (reason) => this.onWarm(reason),
+      placementExpired: () => {
+        this.logger.info('a placement rule expired: rebalancing now');
+        this.rebalanceRound();
+        this.homes.retryWaiting();
       },
-      onWarm: (reason) => this.onWarm(reason),
     });
-    this.homes = new ShardHomes({
-      typeName: settings.typeName,
-      state: this.state,
-      gate: this.gate,
-      allocator: this.allocator,
-      logger,
-      send: (to, message) => this.send(to, message),
-      broadcast: (message) => this.broadcast(message),
-    });
+    this.state = rooms.state;
+    this.gate = rooms.gate;
+    this.margin = rooms.margin;
+    this.operator = rooms.operator;
+    this.drains = rooms.drains;
+    this.handOffs = rooms.handOffs;
+    this.states = rooms.states;
+    this.allocator = rooms.allocator;
+    this.homes = rooms.homes;
+    this.changeTimer = rooms.changeTimer;
+    this.failovers = rooms.failovers;
+    this.send = rooms.send;
   }
 
   get typeName(): string {
@@ -420,16 +359,5 @@ export class ShardCoordinator {
       );
     }
     this.homes.flushDeferred();
-  }
-
-  private broadcast(message: ShardingMessage): void {
-    for (const region of this.state.registered()) this.send(region, message);
-  }
-
-  private send(to: string, message: ShardingMessage): void {
-    // A moved shard's state goes first, on the same connection: the new home restores before it starts.
-    if (message.type === 'HostShard')
-      for (const chunk of this.states.before(to, message.shardId)) this.ctx.send(to, chunk);
-    this.ctx.send(to, message);
   }
 }

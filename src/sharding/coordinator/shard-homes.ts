@@ -3,28 +3,31 @@
 // satisfies, or no candidate at all) whenever something that may change that happens. Those are asked again
 // only on such events (membership, registrations, placements, a pin expiring), never on a timer of their
 // own, so an unsatisfiable rule costs nothing while nothing changes.
-import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../protocol/messages.js';
-import type { Allocator } from './allocation.js';
-import type { CoordinatorState } from './state.js';
+import type { RoomBasics, SendPort } from './ports.js';
 import { WaitingShards } from './waiting-shards.js';
-import type { WarmUpGate } from './warm-up-gate.js';
 
-export interface ShardHomesOptions {
-  readonly typeName: string;
-  readonly state: CoordinatorState;
-  readonly gate: WarmUpGate;
-  readonly allocator: Allocator;
-  readonly logger: Logger;
-  readonly send: (to: string, message: ShardingMessage) => void;
-  /** Sends to every registered region and proxy. */
-  readonly broadcast: (message: ShardingMessage) => void;
+/** Where ShardHomes' calls go (wired in rooms.ts): the warm-up gate, the allocator, the regions. */
+export interface ShardHomesPort extends SendPort {
+  /** Sends to every registered region and proxy (ShardCoordinator's broadcast). */
+  broadcast(message: ShardingMessage): void;
+  /** Chooses a home, records it and sends HostShard (Allocator.allocate); undefined when there is none now. */
+  allocate(shardId: number): string | undefined;
+  /** True when a shard nobody reported may be given a home (WarmUpGate.open). */
+  gateOpen(): boolean;
+  /** Holds a shard's allocation (and its requester's answer) until the gate opens (WarmUpGate.defer). */
+  defer(shardId: number, requester?: string): void;
+  /** The held requests, once the gate is open; none while it is closed (WarmUpGate.takeDeferred). */
+  takeDeferred(): Array<[shardId: number, requesters: ReadonlySet<string>]>;
 }
 
 export class ShardHomes {
   private readonly waiting = new WaitingShards();
 
-  constructor(private readonly options: ShardHomesOptions) {}
+  constructor(
+    private readonly options: RoomBasics,
+    private readonly port: ShardHomesPort,
+  ) {}
 
   /** Shards without a home now, waiting for a change that may give them one. */
   get waitingCount(): number {
@@ -33,16 +36,19 @@ export class ShardHomes {
 
   /** A hand-off ended with the shard stopped: it is allocated again at once and every region learns where. */
   freed(shardId: number): void {
-    const { gate, allocator, logger } = this.options;
-    if (!gate.open) {
+    const { port } = this;
+    if (!port.gateOpen()) {
       // For the reason GetShardHome waits: a region not heard from yet may run this shard. It is allocated
       // (and announced to whoever asks) once the gate opens.
-      gate.defer(shardId);
+      port.defer(shardId);
       return;
     }
-    const region = allocator.allocate(shardId);
+    const region = port.allocate(shardId);
     if (region === undefined) {
-      logger.info({ shardId }, 'no home for the shard after hand-off; it is allocated once a region may take it');
+      this.options.logger.info(
+        { shardId },
+        'no home for the shard after hand-off; it is allocated once a region may take it',
+      );
       this.waiting.add(shardId);
       return;
     }
@@ -50,15 +56,15 @@ export class ShardHomes {
   }
 
   allocateAndAnnounce(shardId: number, requesters: Iterable<string>): void {
-    const { allocator, send, typeName } = this.options;
-    const region = allocator.allocate(shardId);
+    const { typeName } = this.options;
+    const region = this.port.allocate(shardId);
     // No home now: the requesters keep their messages buffered (and ask again on their retry tick); the
     // shard is also allocated as soon as a change may give it a home (retryWaiting).
     if (region === undefined) {
       this.waiting.add(shardId, requesters);
       return;
     }
-    for (const requester of requesters) send(requester, { type: 'ShardHome', typeName, shardId, region });
+    for (const requester of requesters) this.port.send(requester, { type: 'ShardHome', typeName, shardId, region });
   }
 
   /**
@@ -66,30 +72,30 @@ export class ShardHomes {
    * again for the shards without a home (its callers are the changes that may give them one).
    */
   flushDeferred(): void {
-    const { gate, state, send, typeName } = this.options;
-    for (const [shardId, requesters] of gate.takeDeferred()) {
+    const { state, typeName } = this.options;
+    for (const [shardId, requesters] of this.port.takeDeferred()) {
       if (state.isHandingOff(shardId)) continue;
       const home = state.homeOf(shardId);
       if (home === undefined) this.allocateAndAnnounce(shardId, requesters);
-      else for (const requester of requesters) send(requester, { type: 'ShardHome', typeName, shardId, region: home });
+      else for (const to of requesters) this.port.send(to, { type: 'ShardHome', typeName, shardId, region: home });
     }
     this.retryWaiting();
   }
 
   /** Asks again for every shard without a home; each one allocated is announced to every region. */
   retryWaiting(): void {
-    const { gate, state, allocator } = this.options;
-    if (this.waiting.size === 0 || !gate.open) return;
+    const { state } = this.options;
+    if (this.waiting.size === 0 || !this.port.gateOpen()) return;
     for (const [shardId, requesters] of this.waiting.take()) {
       // Allocated meanwhile (a request, a registration), or moving: nothing left to do here.
       if (state.isHandingOff(shardId) || state.homeOf(shardId) !== undefined) continue;
-      const region = allocator.allocate(shardId);
+      const region = this.port.allocate(shardId);
       if (region === undefined) this.waiting.add(shardId, requesters);
       else this.announce(shardId, region);
     }
   }
 
   private announce(shardId: number, region: string): void {
-    this.options.broadcast({ type: 'ShardHome', typeName: this.options.typeName, shardId, region });
+    this.port.broadcast({ type: 'ShardHome', typeName: this.options.typeName, shardId, region });
   }
 }

@@ -7,22 +7,23 @@ import type { Logger } from '../../logging.js';
 import { hasRole } from './membership.js';
 import { HOSTING_STATUSES, type MemberInfo } from '../../cluster/member.js';
 
-export interface GateView {
-  members(): ReadonlyArray<MemberInfo>;
-  /** A region or proxy of this type registered from that address. */
-  isRegistered(address: string): boolean;
-  /** True while a member downed recently (its removal margin running) has not registered. */
-  downedUnregistered(): boolean;
-}
-
-export interface WarmUpGateOptions {
+export interface WarmUpGateSettings {
   readonly role: string | undefined;
   readonly warmupMs: number;
   readonly scheduler: Scheduler;
   readonly logger: Logger;
-  readonly view: GateView;
-  /** Runs when the coordinator becomes warm, before the actions queued with whenWarm. */
-  readonly onWarm: (reason: string) => void;
+}
+
+/** What the gate reads and whom it tells (wired in rooms.ts). */
+export interface WarmUpGatePort {
+  /** The cluster's members as this node sees them now (ShardingContext.membership). */
+  members(): ReadonlyArray<MemberInfo>;
+  /** A region or proxy of this type registered from that address (CoordinatorState.isRegistered). */
+  isRegistered(address: string): boolean;
+  /** True while a member downed recently (DownRemovalMargin running) has not registered. */
+  downedUnregistered(): boolean;
+  /** The coordinator became warm, before the actions queued with whenWarm run (ShardCoordinator's onWarm). */
+  warm(reason: string): void;
 }
 
 export class WarmUpGate {
@@ -36,7 +37,10 @@ export class WarmUpGate {
   /** Members last seen unreachable and unregistered. */
   private readonly awaitedUnreachable = new Set<string>();
 
-  constructor(private readonly options: WarmUpGateOptions) {}
+  constructor(
+    private readonly options: WarmUpGateSettings,
+    private readonly port: WarmUpGatePort,
+  ) {}
 
   get isWarm(): boolean {
     return this.warm;
@@ -58,7 +62,7 @@ export class WarmUpGate {
   /** Becomes warm once every expected region registered. */
   check(): void {
     if (this.warm || this.stopped) return;
-    if (this.expectedRegions().every((address) => this.options.view.isRegistered(address)))
+    if (this.expectedRegions().every((address) => this.port.isRegistered(address)))
       this.becomeWarm('every region registered');
   }
 
@@ -80,7 +84,7 @@ export class WarmUpGate {
    * again) or is downed (keep-majority downing bounds it by downAfterMs; a minority side downs itself).
    */
   unknownHostsUnreachable(): boolean {
-    return this.unregisteredUnreachable().length > 0 || this.options.view.downedUnregistered();
+    return this.unregisteredUnreachable().length > 0 || this.port.downedUnregistered();
   }
 
   /** Holds a home request (or, without a requester, just the allocation) of a shard until the gate opens. */
@@ -114,7 +118,7 @@ export class WarmUpGate {
     const unreachable = new Set(this.unregisteredUnreachable());
     const expected = new Set(this.expectedRegions());
     const returning = [...this.awaitedUnreachable].filter(
-      (key) => !unreachable.has(key) && expected.has(key) && !this.options.view.isRegistered(key),
+      (key) => !unreachable.has(key) && expected.has(key) && !this.port.isRegistered(key),
     );
     this.awaitedUnreachable.clear();
     for (const key of unreachable) this.awaitedUnreachable.add(key);
@@ -134,12 +138,12 @@ export class WarmUpGate {
 
   private unregisteredUnreachable(): string[] {
     return this.mayHost()
-      .filter((m) => !m.reachable && !this.options.view.isRegistered(m.address.toString()))
+      .filter((m) => !m.reachable && !this.port.isRegistered(m.address.toString()))
       .map((m) => m.address.toString());
   }
 
   private mayHost(): MemberInfo[] {
-    return this.options.view.members().filter((m) => HOSTING_STATUSES.has(m.status) && hasRole(m, this.options.role));
+    return this.port.members().filter((m) => HOSTING_STATUSES.has(m.status) && hasRole(m, this.options.role));
   }
 
   private becomeWarm(reason: string): void {
@@ -147,7 +151,7 @@ export class WarmUpGate {
     this.warm = true;
     this.timer?.cancel();
     this.timer = undefined;
-    this.options.onWarm(reason);
+    this.port.warm(reason);
     for (const action of this.afterWarmup.splice(0)) action();
   }
 
