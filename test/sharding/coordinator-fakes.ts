@@ -1,9 +1,13 @@
 // Test helper for the coordinator's rooms: the manual scheduler of test/support/ (time moves only when the
-// test says so), a hand-off factory, member records, and a ShardingContext that records what the coordinator sends.
+// test says so), a hand-off factory, member records, a ShardingContext that records what the coordinator
+// sends, and a coordinator started on them with every live member registered.
 import { NodeAddress } from '../../src/cluster/address.js';
-import type { MemberInfo, MemberStatus, Membership } from '../../src/cluster/member.js';
+import { isGone, type MemberInfo, type MemberStatus, type Membership } from '../../src/cluster/member.js';
+import { silentLogger } from '../../src/logging.js';
 import { resolveShardingConfig, type ShardingConfig } from '../../src/sharding/config.js';
 import { HandOff, type HandOffPhase } from '../../src/sharding/coordinator/hand-off.js';
+import { ShardCoordinator, type CoordinatorConfig } from '../../src/sharding/coordinator/shard-coordinator.js';
+import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import type { ShardingContext } from '../../src/sharding/sharding-context.js';
 import { memberInfo, staticMembership, testAddress } from '../support/members.js';
@@ -72,4 +76,35 @@ export class FakeContext implements ShardingContext {
   take(): Sent[] {
     return this.sent.splice(0);
   }
+}
+
+/**
+ * A coordinator of type 'T' (10 shards, least-shard strategy unless `settings` says otherwise) on a recorded
+ * context and `scheduler`, started, with every member that is not gone registered as a region without
+ * shards; what it sent until then is taken.
+ */
+export function startedCoordinator(
+  members: MemberInfo[],
+  config: Partial<ShardingConfig>,
+  settings: Partial<CoordinatorConfig> = {},
+  scheduler = new ManualScheduler(),
+): { subject: ShardCoordinator; ctx: FakeContext; scheduler: ManualScheduler } {
+  const ctx = new FakeContext(members, config);
+  const subject = new ShardCoordinator(
+    { typeName: 'T', numberOfShards: 10, role: undefined, strategy: new LeastShardAllocationStrategy(), ...settings },
+    ctx,
+    silentLogger(),
+    scheduler,
+  );
+  subject.start();
+  for (const m of members.filter((x) => !isGone(x.status)))
+    subject.handle(m.address.toString(), {
+      type: 'RegisterRegion',
+      typeName: 'T',
+      proxy: false,
+      shards: [],
+      stopping: [],
+    });
+  ctx.take();
+  return { subject, ctx, scheduler };
 }

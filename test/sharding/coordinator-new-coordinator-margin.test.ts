@@ -4,41 +4,21 @@
 // a record it can date. Driven on a manual clock; the coordinator's sends are recorded.
 import { describe, expect, it } from 'vitest';
 import type { MemberInfo } from '../../src/cluster/member.js';
-import { silentLogger } from '../../src/logging.js';
 import { olderMembersUntraced } from '../../src/sharding/coordinator/down-removal-margin.js';
-import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
-import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { FakeContext, ManualScheduler, address, member } from './coordinator-fakes.js';
+import { ManualScheduler, address, member, startedCoordinator } from './coordinator-fakes.js';
 
 const MARGIN_MS = 2_000;
 
 /** A coordinator on the first member of `members`, started, with every live region registered without shards. */
 function takeOver(members: MemberInfo[]) {
-  const ctx = new FakeContext(members, {
+  const { subject, ctx, scheduler } = startedCoordinator(members, {
     retryIntervalMs: 100_000,
     coordinatorWarmupMs: 500,
     rebalanceIntervalMs: 1_000_000,
     downRemovalMarginMs: MARGIN_MS,
   });
-  const scheduler = new ManualScheduler();
-  const subject = new ShardCoordinator(
-    { typeName: 'T', numberOfShards: 10, role: undefined, strategy: new LeastShardAllocationStrategy() },
-    ctx,
-    silentLogger(),
-    scheduler,
-  );
+  // The manual clock does not move while the coordinator starts and the regions register.
   const startedAt = scheduler.now();
-  subject.start();
-  for (const m of members.filter((x) => x.status !== 'down')) {
-    subject.handle(m.address.toString(), {
-      type: 'RegisterRegion',
-      typeName: 'T',
-      proxy: false,
-      shards: [],
-      stopping: [],
-    });
-  }
-  ctx.take();
   /** Asks for a never-heard-of shard's home, then returns when (on the manual clock) a region is told to host it. */
   const allocatedAt = (from: string, shardId: number, limitMs = 10_000): number | undefined => {
     subject.handle(from, { type: 'GetShardHome', typeName: 'T', shardId });

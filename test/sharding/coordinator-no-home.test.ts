@@ -3,10 +3,8 @@
 // change, or when the strategy's next change (a pin expiring) comes due; never in a loop of its own.
 import { describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
-import { silentLogger } from '../../src/logging.js';
-import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { FakeContext, ManualScheduler, address, member } from './coordinator-fakes.js';
+import { ManualScheduler, address, member, startedCoordinator, type FakeContext } from './coordinator-fakes.js';
 
 const A = address(1);
 const B = address(2);
@@ -37,31 +35,15 @@ class RuleStrategy implements AllocationStrategy {
 }
 
 function coordinator(members = [member(1), member(2)]) {
-  const ctx = new FakeContext(members, {
+  const scheduler = new ManualScheduler();
+  const strategy = new RuleStrategy(scheduler);
+  const config = {
     retryIntervalMs: 100,
     coordinatorWarmupMs: 500,
     rebalanceIntervalMs: 1_000_000,
     handOffTimeoutMs: 5_000,
-  });
-  const scheduler = new ManualScheduler();
-  const strategy = new RuleStrategy(scheduler);
-  const subject = new ShardCoordinator(
-    { typeName: 'T', numberOfShards: 10, role: undefined, strategy },
-    ctx,
-    silentLogger(),
-    scheduler,
-  );
-  subject.start();
-  for (const m of members)
-    subject.handle(m.address.toString(), {
-      type: 'RegisterRegion',
-      typeName: 'T',
-      proxy: false,
-      shards: [],
-      stopping: [],
-    });
-  ctx.take();
-  return { subject, ctx, scheduler, strategy };
+  };
+  return { ...startedCoordinator(members, config, { strategy }, scheduler), strategy };
 }
 
 const homes = (ctx: FakeContext) =>

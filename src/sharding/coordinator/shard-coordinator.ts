@@ -67,18 +67,9 @@ export class ShardCoordinator {
         this.homes.retryWaiting();
       },
     });
-    this.state = rooms.state;
-    this.gate = rooms.gate;
-    this.margin = rooms.margin;
-    this.operator = rooms.operator;
-    this.drains = rooms.drains;
-    this.handOffs = rooms.handOffs;
-    this.states = rooms.states;
-    this.allocator = rooms.allocator;
-    this.homes = rooms.homes;
-    this.changeTimer = rooms.changeTimer;
-    this.failovers = rooms.failovers;
-    this.send = rooms.send;
+    ({ state: this.state, gate: this.gate, margin: this.margin, operator: this.operator } = rooms);
+    ({ drains: this.drains, handOffs: this.handOffs, states: this.states, allocator: this.allocator } = rooms);
+    ({ homes: this.homes, changeTimer: this.changeTimer, failovers: this.failovers, send: this.send } = rooms);
   }
 
   get typeName(): string {
