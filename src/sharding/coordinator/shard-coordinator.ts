@@ -325,10 +325,12 @@ export class ShardCoordinator {
 
   private removeRegion(region: string): void {
     const shards = this.state.regionTerminated(region);
-    this.logger.info({ region, shards: shards.size }, 'region removed; its shards are allocated again on next use');
+    this.logger.info({ region, shards: shards.size }, 'region removed; its shards get new homes now');
     this.failovers.regionRemoved(region, shards);
+    // Its hand-offs complete, each shard freed and re-homed; the rest of its shards are re-homed with them.
     this.handOffs.regionGone(region);
     this.states.regionGone(region);
+    this.homes.rehome(shards);
   }
 
   private retry(): void {

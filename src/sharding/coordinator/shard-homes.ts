@@ -34,7 +34,7 @@ export class ShardHomes {
     return this.waiting.size;
   }
 
-  /** A hand-off ended with the shard stopped: it is allocated again at once and every region learns where. */
+  /** A hand-off ended with the shard stopped (or its owner removed): allocated again at once, every region learns where. */
   freed(shardId: number): void {
     const { port } = this;
     if (!port.gateOpen()) {
@@ -45,14 +45,22 @@ export class ShardHomes {
     }
     const region = port.allocate(shardId);
     if (region === undefined) {
-      this.options.logger.info(
-        { shardId },
-        'no home for the shard after hand-off; it is allocated once a region may take it',
-      );
+      this.options.logger.info({ shardId }, 'no home for the freed shard; it is allocated once a region may take it');
       this.waiting.add(shardId);
       return;
     }
     this.announce(shardId, region);
+  }
+
+  /**
+   * A removed region's shards that no hand-off frees (no margin ran for it, or their hand-off timed out and
+   * left them there): each is given a home now, in this one round, as a freed shard is, so the regions'
+   * buffered messages go on the announcement instead of waiting for each shard's next request.
+   */
+  rehome(shardIds: Iterable<number>): void {
+    const { state } = this.options;
+    for (const shardId of shardIds)
+      if (state.homeOf(shardId) === undefined && !state.isHandingOff(shardId)) this.freed(shardId);
   }
 
   allocateAndAnnounce(shardId: number, requesters: Iterable<string>): void {
