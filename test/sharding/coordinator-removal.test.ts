@@ -3,14 +3,10 @@
 // cordons as any allocation, and every region hears of each new home (a ShardHome flushes its buffer) without
 // asking first: with no down-removal margin, and when the margin's hand-offs timed out before it ended.
 import { describe, expect, it } from 'vitest';
-import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
-import {
-  LeastShardAllocationStrategy,
-  PlacementPin,
-  externalAllocationStrategy,
-} from '../../src/sharding/strategies/index.js';
-import { address, member, startedCoordinator, type FakeContext } from './coordinator-fakes.js';
 import { testAddress } from '../support/members.js';
+import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
+import * as strategies from '../../src/sharding/strategies/index.js';
+import { address, member, startedCoordinator, type FakeContext } from './coordinator-fakes.js';
 
 const A = address(1);
 const B = address(2);
@@ -20,8 +16,9 @@ const D = address(4);
 /** D is cordoned; shard 2 is pinned to C; the rest go to the least-loaded candidate. */
 function coordinator(config: { downRemovalMarginMs: number; handOffTimeoutMs?: number }) {
   const cordons: CordonView = { isCordoned: (key) => key === D, list: () => [{ address: D }] };
-  const pins = new Map([[2, PlacementPin.of(testAddress(3))]]);
-  const strategy = externalAllocationStrategy(new LeastShardAllocationStrategy(), () => ({ explicitPlacements: pins }));
+  const pins = new Map([[2, strategies.PlacementPin.of(testAddress(3))]]);
+  const fallback = new strategies.LeastShardAllocationStrategy();
+  const strategy = strategies.externalAllocationStrategy(fallback, () => ({ explicitPlacements: pins }));
   const members = [member(1), member(2), member(3), member(4)];
   const started = startedCoordinator(
     members,
