@@ -48,8 +48,6 @@ export interface CoordinatorRooms {
   readonly failovers: FailoverReport;
   /** The send every room's SendPort is: a moved shard's state goes ahead of its HostShard. */
   send(to: string, message: ShardingMessage): void;
-  /** To every registered region and proxy. */
-  broadcast(message: ShardingMessage): void;
 }
 
 export function wireRooms(
@@ -138,6 +136,5 @@ export function wireRooms(
     changeTimer,
     failovers,
     send,
-    broadcast,
   };
 }

@@ -9,7 +9,7 @@ import { WaitingShards } from './waiting-shards.js';
 
 /** Where ShardHomes' calls go (wired in rooms.ts): the warm-up gate, the allocator, the regions. */
 export interface ShardHomesPort extends SendPort {
-  /** Sends to every registered region and proxy (ShardCoordinator's broadcast). */
+  /** Sends to every registered region and proxy (rooms.ts: the send of SendPort to each). */
   broadcast(message: ShardingMessage): void;
   /** Chooses a home, records it and sends HostShard (Allocator.allocate); undefined when there is none now. */
   allocate(shardId: number): string | undefined;
