@@ -79,15 +79,23 @@ describe("ShardCoordinator: a removed member's shards", () => {
     expect(subject.locations().find((l) => l.address === B)).toBeUndefined();
   });
 
-  it('wait for the gate like any other, when an unregistered member is unreachable', () => {
+  it('wait for the gate like any other when an unregistered member is unreachable, then are announced', () => {
     const { subject, ctx, down } = coordinator({ downRemovalMarginMs: 0 });
+    const E = address(5);
     down();
     ctx.members.push({ ...member(5), reachable: false });
     subject.onMembershipChange();
     expect(homes(ctx)).toEqual([]);
-    // The unreachable member registers: the gate opens and the held shards are allocated.
+    // The unreachable member registers: the gate opens, and each held shard is allocated and announced to all.
     ctx.members[4] = member(5);
-    subject.handle(address(5), { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
-    expect(homes(ctx).filter(([, type]) => type === 'HostShard')).toHaveLength(3);
+    subject.handle(E, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
+    const sent = homes(ctx);
+    for (const shardId of [1, 2, 3]) {
+      const host = sent.filter(([, type, id]) => type === 'HostShard' && id === shardId).map(([to]) => to);
+      expect(host).toHaveLength(1);
+      const told = sent.filter(([, type, id]) => type === 'ShardHome' && id === shardId);
+      expect(told).toEqual([A, C, D, E].map((to) => [to, 'ShardHome', shardId, host[0]]));
+    }
+    expect(subject.locations().find((l) => l.address === D)?.shards).toEqual([]);
   });
 });

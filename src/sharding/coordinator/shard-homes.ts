@@ -23,6 +23,8 @@ export interface ShardHomesPort extends SendPort {
 
 export class ShardHomes {
   private readonly waiting = new WaitingShards();
+  /** Shards freed while the gate was closed: announced to every region once allocated, as any freed shard. */
+  private readonly heldFreed = new Set<number>();
 
   constructor(
     private readonly options: RoomBasics,
@@ -39,8 +41,9 @@ export class ShardHomes {
     const { port } = this;
     if (!port.gateOpen()) {
       // For the reason GetShardHome waits: a region not heard from yet may run this shard. It is allocated
-      // (and announced to whoever asks) once the gate opens.
+      // (and announced) once the gate opens.
       port.defer(shardId);
+      this.heldFreed.add(shardId);
       return;
     }
     const region = port.allocate(shardId);
@@ -82,9 +85,12 @@ export class ShardHomes {
   flushDeferred(): void {
     const { state, typeName } = this.options;
     for (const [shardId, requesters] of this.port.takeDeferred()) {
+      const freed = this.heldFreed.delete(shardId);
       if (state.isHandingOff(shardId)) continue;
       const home = state.homeOf(shardId);
-      if (home === undefined) this.allocateAndAnnounce(shardId, requesters);
+      // A freed shard's regions asked while it was moving (unanswered then): they all hear of its home.
+      if (home === undefined && freed) this.freed(shardId);
+      else if (home === undefined) this.allocateAndAnnounce(shardId, requesters);
       else for (const to of requesters) this.port.send(to, { type: 'ShardHome', typeName, shardId, region: home });
     }
     this.retryWaiting();
