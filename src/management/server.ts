@@ -14,7 +14,8 @@ import Fastify, {
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
-import { validatePlacementMode } from '../sharding/placements/placement-options.js';
+import { parsePins } from '../sharding/placements/pin-request.js';
+import { parseShardId } from '../sharding/placements/shard-range.js';
 import { AuditLog, commonText, targetsText } from './audit.js';
 import type { ManagementBackend } from './backend.js';
 import { registerMemberRoutes } from './member-routes.js';
@@ -33,7 +34,7 @@ import {
   type DryRunQuery,
 } from './insight-routes.js';
 import { placementWarnings } from './placement-warnings.js';
-import { inRange, knownType, shardCount } from './shard-checks.js';
+import { knownType, shardRange } from './shard-checks.js';
 import {
   MAX_PARAM_LENGTH,
   placementsQuery,
@@ -250,20 +251,19 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
-      const numberOfShards = shardCount(backend, typeName);
       const body = request.body;
       const requested = 'placements' in body ? body.placements : [body];
       // Bulk: the write's flag, or every entry's; single: the entry's own.
       const allowUnknownTarget =
         ('placements' in body && body.allowUnknownTarget === true) ||
         requested.every((entry) => entry.allowUnknownTarget === true);
-      // Shard ids are checked here (invalid_shard); targets and options by the controller, which validates
-      // every entry before writing any: a rejected request changes nothing.
-      const entries = requested.map(({ mode, allowUnknownTarget: _allow, ...entry }) => ({
-        ...entry,
-        shardId: inRange(entry.shardId, numberOfShards, typeName),
-        ...(mode === undefined ? {} : { mode: validatePlacementMode(mode) }),
-      }));
+      // The schema checked the JSON shape; here each entry is parsed once (shard range, options, target),
+      // all before any is written, and the backend takes the parsed pins as they are: a rejected request
+      // changes nothing.
+      const entries = parsePins(
+        requested.map(({ allowUnknownTarget: _allow, ...entry }) => entry),
+        backend.pinScope(typeName),
+      );
       if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries, { allowUnknownTarget });
       const written = await backend.setPlacements(typeName, entries, { allowUnknownTarget });
       audit.record({
@@ -289,7 +289,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     { onRequest: guardWrite, preHandler: memberOnly, schema: { params: shardParams, querystring: provenanceQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
-      const shardId = inRange(Number(request.params.shardId), shardCount(backend, typeName), typeName);
+      const shardId = parseShardId(Number(request.params.shardId), shardRange(backend, typeName));
       const removed = await backend.removePlacement(typeName, shardId);
       if (!removed) throw new HttpError(404, 'not_found', `shard ${shardId} of ${typeName} has no explicit placement`);
       audit.record({
@@ -314,8 +314,8 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
-      const numberOfShards = shardCount(backend, typeName);
-      const shardIds = [...new Set(request.body.shardIds.map((id) => inRange(id, numberOfShards, typeName)))];
+      const range = shardRange(backend, typeName);
+      const shardIds = [...new Set(request.body.shardIds.map((id) => parseShardId(id, range)))];
       if (isDryRun(request.query)) return rebalanceDryRun(backend, typeName, shardIds);
       const outcome = await backend.rebalance(typeName, shardIds);
       if (outcome.accepted.length === 0 && outcome.homeless.length > 0) {
