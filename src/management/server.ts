@@ -69,10 +69,13 @@ export interface ManagementApiOptions {
   readonly audit?: AuditLog;
 }
 
-/** Options of createManagementServer: what the API serves from, plus the HTTP server's own limits. */
+/** Options of createManagementServer: what the API serves from, plus the HTTP server's own settings. */
 export interface ManagementServerOptions extends ManagementApiOptions {
-  /** Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_CONFIG. */
-  readonly limits?: Partial<HttpConfig>;
+  /**
+   * Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_CONFIG. Host and
+   * port are not used here (the server is returned not yet listening), so a NodeConfig's `http` passes as it is.
+   */
+  readonly http?: Partial<HttpConfig>;
 }
 
 /** Whether a path belongs to the management API, its console or its metrics (an application may not take it). */
@@ -111,7 +114,7 @@ export function refuseWhileClosing(app: FastifyInstance): void {
  * as a Fastify instance not yet listening.
  */
 export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
-  const limits = resolveHttpLimits(options.limits);
+  const limits = resolveHttpLimits(options.http);
   const app: FastifyInstance = Fastify({
     bodyLimit: limits.bodyLimit,
     requestTimeout: limits.requestTimeoutMs,
