@@ -177,6 +177,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     if (!access.writable) throw new HttpError(503, access.code, access.reason);
   };
   const typesPath = `${API_PREFIX}/cluster/shards/:typeName`;
+  const write = { onRequest: guardWrite, preHandler: memberOnly };
 
   app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => {
     const health = backend.health();
@@ -247,11 +248,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
 
   app.post<{ Params: { typeName: string }; Body: SetPlacementsBody; Querystring: DryRunQuery }>(
     `${typesPath}/placements`,
-    {
-      onRequest: guardWrite,
-      preHandler: memberOnly,
-      schema: { params: typeNameParams, body: setPlacementsBody, querystring: dryRunQuery },
-    },
+    { ...write, schema: { params: typeNameParams, body: setPlacementsBody, querystring: dryRunQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const body = request.body;
@@ -289,7 +286,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
 
   app.delete<{ Params: { typeName: string; shardId: string }; Querystring: ProvenanceQuery }>(
     `${typesPath}/placements/:shardId`,
-    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: shardParams, querystring: provenanceQuery } },
+    { ...write, schema: { params: shardParams, querystring: provenanceQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const shardId = parseShardId(Number(request.params.shardId), shardRange(backend, typeName));
@@ -310,11 +307,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
 
   app.post<{ Params: { typeName: string }; Body: RebalanceBody; Querystring: DryRunQuery }>(
     `${typesPath}/rebalance`,
-    {
-      onRequest: guardWrite,
-      preHandler: memberOnly,
-      schema: { params: typeNameParams, body: rebalanceBody, querystring: dryRunQuery },
-    },
+    { ...write, schema: { params: typeNameParams, body: rebalanceBody, querystring: dryRunQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const range = shardRange(backend, typeName);

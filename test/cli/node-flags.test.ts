@@ -68,16 +68,8 @@ describe('node command cluster flags', () => {
   });
 
   it('passes the --http-* flags (names unchanged) into NodeConfig.http under HttpConfig field names', async () => {
-    const run = await runNodeCommand(
-      '--http-host',
-      '127.0.0.2',
-      '--http-port',
-      '8600',
-      '--http-max-connections',
-      '9',
-      '--http-request-timeout-ms',
-      '4000',
-    );
+    const flags = { host: '127.0.0.2', port: '8600', 'max-connections': '9', 'request-timeout-ms': '4000' };
+    const run = await runNodeCommand(...Object.entries(flags).flatMap(([flag, value]) => [`--http-${flag}`, value]));
     expect(run.code).toBe(0);
     expect(run.input?.http).toEqual({ host: '127.0.0.2', port: 8600, maxConnections: 9, requestTimeoutMs: 4000 });
     // The headers timeout follows a request timeout shorter than its 10 s default; unset ones keep theirs.

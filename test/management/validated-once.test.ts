@@ -10,26 +10,25 @@ import * as shardRange from '../../src/sharding/placements/shard-range.js';
 import * as options from '../../src/sharding/placements/placement-options.js';
 import * as target from '../../src/sharding/placements/placement-target.js';
 
-vi.mock('../../src/sharding/placements/shard-range.js', async (original) => {
-  const actual = await original<typeof import('../../src/sharding/placements/shard-range.js')>();
-  return { ...actual, parseShardId: vi.fn(actual.parseShardId) };
-});
-vi.mock('../../src/sharding/placements/placement-options.js', async (original) => {
-  const actual = await original<typeof import('../../src/sharding/placements/placement-options.js')>();
-  return {
-    ...actual,
-    validatePlacementOptions: vi.fn(actual.validatePlacementOptions),
-    validatePlacementMode: vi.fn(actual.validatePlacementMode),
-  };
-});
-vi.mock('../../src/sharding/placements/placement-target.js', async (original) => {
-  const actual = await original<typeof import('../../src/sharding/placements/placement-target.js')>();
-  return {
-    ...actual,
-    parsePlacementTarget: vi.fn(actual.parsePlacementTarget),
-    canonicalPlacementTarget: vi.fn(actual.canonicalPlacementTarget),
-  };
-});
+// Each module replaced by itself with the named functions wrapped in spies that call the real ones.
+const spying = vi.hoisted(
+  () =>
+    (names: readonly string[]) =>
+    async (original: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> => {
+      const actual = await original();
+      const spies = names.map((name) => [name, vi.fn(actual[name] as (...args: unknown[]) => unknown)]);
+      return { ...actual, ...Object.fromEntries(spies) };
+    },
+);
+vi.mock('../../src/sharding/placements/shard-range.js', spying(['parseShardId']));
+vi.mock(
+  '../../src/sharding/placements/placement-options.js',
+  spying(['validatePlacementOptions', 'validatePlacementMode']),
+);
+vi.mock(
+  '../../src/sharding/placements/placement-target.js',
+  spying(['parsePlacementTarget', 'canonicalPlacementTarget']),
+);
 
 /** How often each input was judged since the last reset: the shard id, the options (mode among them), the target. */
 function checks(): { shard: number; mode: number; target: number } {
