@@ -71,5 +71,5 @@ export type { NodeApplication, NodeEntityType, NodeHttpRoutes } from './node/app
 export { NodeManagementBackend } from './node/management-backend.js';
 export { nodeMetricsSource, type NodeMetricsSource } from './node/metrics-source.js';
 export { runNode, type RunNodeOptions } from './node/run.js';
-export { DEFAULT_NODE_CONFIG, resolveNodeConfig, type NodeConfig } from './node/config.js';
+export { DEFAULT_NODE_CONFIG, resolveNodeConfig, type NodeConfig, type NodeConfigInput } from './node/config.js';
 export { ManagementClient, ApiError } from './cli/client.js';

@@ -56,7 +56,7 @@ export async function durability(options: BenchOptions): Promise<ScenarioResult>
 async function controllerWrites(backend: Backend, dataDir: string, writes: number): Promise<WriteFigure[]> {
   const node = await startNode({
     port: 0,
-    httpPort: 0,
+    http: { port: 0 },
     logLevel: 'silent',
     ...(backend === 'lmdb' ? { dataDir } : {}),
   });

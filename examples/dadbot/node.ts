@@ -46,9 +46,8 @@ async function main(): Promise<number> {
     {
       system: 'app',
       host,
-      httpHost: host,
       port: port('port', values.port),
-      httpPort: port('http-port', values['http-port']),
+      http: { host, port: port('http-port', values['http-port']) },
       seeds: values.seed ?? [],
       roles: values.gateway === true ? [] : [DAD_ROLE],
       logLevel: values['log-level'] ?? 'warn',

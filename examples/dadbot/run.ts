@@ -76,7 +76,7 @@ async function play(f: Flags): Promise<void> {
     const seed = nodes[0]?.address.toString();
     const node = await startNode({
       port: f.basePort + i,
-      httpPort: f.httpBasePort + i,
+      http: { port: f.httpBasePort + i },
       seeds: seed === undefined ? [] : [seed],
       roles: [DAD_ROLE],
       logLevel: 'silent',

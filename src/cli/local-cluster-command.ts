@@ -30,7 +30,7 @@ export function addLocalClusterCommand(program: Command, io: CliIo, binPath: str
     .option('--system <name>', 'actor system name', D.system)
     .option('--host <host>', 'loopback host', D.host)
     .option('--base-port <port>', 'cluster port of node 1 (node i uses base + i - 1)', port, D.port)
-    .option('--base-http-port <port>', 'API port of node 1', port, D.httpPort)
+    .option('--base-http-port <port>', 'API port of node 1', port, D.http.port)
     .option('--log-dir <dir>', 'where node logs go (default: a temp directory)')
     .option(
       '--data-dir <dir>',

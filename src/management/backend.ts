@@ -4,33 +4,25 @@ import type { Hlc, PlacementStoreStats } from '../../crdt/index.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type { PlacementWriteOptions } from '../sharding/placements/external-allocation-controller.js';
 import type { NodeAddress } from '../cluster/address.js';
-import type {
-  CordonProvenance,
-  CordonRecord,
-  DrainMove,
-  DryRunMoves,
-  PinRecord,
-  PinRequest,
-  PlacementsDryRun,
-  RebalanceNowResult,
-  ShardExplanation,
-  ShardLocations,
-} from '../sharding/index.js';
+import type * as sharding from '../sharding/index.js';
 import type { ReplicationHealth } from './replication-health.js';
 
 // The API speaks the sharding runtime's types (the same types, not copies), so its clients (cli/client.ts, the
 // node's backend) import them from here.
 export type {
   DryRunMoves,
+  ParsedPin,
   PinRecord,
   PinRequest,
+  PinScope,
   PlacementsDryRun,
   RebalanceNowResult,
   ShardExplanation,
+  ShardId,
   ShardLocations,
-};
+} from '../sharding/index.js';
 /** The answer of a manual rebalance (the API rejects out-of-range ids first, so `unknown` is never sent). */
-export type RebalanceOutcome = Pick<RebalanceNowResult, 'accepted' | 'homeless'>;
+export type RebalanceOutcome = Pick<sharding.RebalanceNowResult, 'accepted' | 'homeless'>;
 /** The placement store replica's size, as the API reports it. */
 export type PlacementStoreHealth = Pick<PlacementStoreStats, 'generation' | 'slots' | 'baseSlots' | 'documentItems'>;
 
@@ -63,7 +55,7 @@ export interface CordonWritten {
 export interface DrainOutcome {
   readonly address: string;
   readonly cordon: CordonWritten;
-  readonly moves: Readonly<Record<string, readonly DrainMove[]>>;
+  readonly moves: Readonly<Record<string, readonly sharding.DrainMove[]>>;
   /** Types whose shards no other region could take (those stay); empty when every shard moves. */
   readonly warnings: readonly string[];
 }
@@ -87,30 +79,35 @@ export interface ManagementBackend {
   entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number }>;
   members(): ReadonlyArray<MemberInfo>;
   /**
-   * Writes all entries locally (they replicate to every node), or none: rejects with PlacementRuleError
-   * (`invalid_target`, `invalid_placement`) or ActorTsError when any entry is bad.
+   * What the routes parse a pin for this type against (parsePins): its shard range and the clock its expiry
+   * counts from. Throws ActorTsError `unknown_type` for a type not initialised here.
+   */
+  pinScope(typeName: string): sharding.PinScope;
+  /**
+   * Writes all pins locally (they replicate to every node), or none. The route parsed them (against pinScope);
+   * rejects with PlacementRuleError `unknown_target` when a target matches no current member (unless allowed).
    */
   setPlacements(
     typeName: string,
-    entries: ReadonlyArray<PinRequest>,
+    pins: ReadonlyArray<sharding.ParsedPin>,
     options?: PlacementWriteOptions,
-  ): Promise<readonly PinRecord[]>;
+  ): Promise<readonly sharding.PinRecord[]>;
   /** False when the shard had no explicit placement. */
-  removePlacement(typeName: string, shardId: number): Promise<boolean>;
+  removePlacement(typeName: string, shardId: sharding.ShardId): Promise<boolean>;
   /** Placements by ascending shard id; expired ones (with `expired`) only with includeExpired. */
-  placements(typeName: string, options?: { readonly includeExpired?: boolean }): ReadonlyArray<PinRecord>;
-  rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome>;
-  shardLocations(typeName: string): Promise<ShardLocations>;
+  placements(typeName: string, options?: { readonly includeExpired?: boolean }): ReadonlyArray<sharding.PinRecord>;
+  rebalance(typeName: string, shardIds: readonly sharding.ShardId[]): Promise<RebalanceOutcome>;
+  shardLocations(typeName: string): Promise<sharding.ShardLocations>;
   /** Why a shard is where it is, answered by the type's coordinator. */
-  explain(typeName: string, shardId: number): Promise<ShardExplanation>;
-  /** What setPlacements would start now, validated the same way (same errors); nothing is written. */
+  explain(typeName: string, shardId: sharding.ShardId): Promise<sharding.ShardExplanation>;
+  /** What setPlacements would start now, judged the same way (same errors); nothing is written. */
   dryRunPlacements(
     typeName: string,
-    entries: ReadonlyArray<PinRequest>,
+    pins: ReadonlyArray<sharding.ParsedPin>,
     options?: PlacementWriteOptions,
-  ): Promise<PlacementsDryRun>;
+  ): Promise<sharding.PlacementsDryRun>;
   /** What rebalance would start now and where each shard would land; nothing is handed off. */
-  dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<DryRunMoves>;
+  dryRunRebalance(typeName: string, shardIds: readonly sharding.ShardId[]): Promise<sharding.DryRunMoves>;
   /** Liveness of this node as the cluster sees it. */
   health(): { readonly status: 'ok' | 'starting' | 'leaving' | 'down'; readonly memberStatus: string | undefined };
   /** Whether this node's placement replica replicates; its problems make an `ok` health `degraded`. */
@@ -125,17 +122,17 @@ export interface ManagementBackend {
    */
   writeAccess(): WriteAccess;
   /** The cluster-wide cordons as this node's replica holds them, by address. */
-  cordons(): readonly CordonRecord[];
+  cordons(): readonly sharding.CordonRecord[];
   /**
    * Cordons a member (the write replicates from here). Rejects with ActorTsError `invalid_address`,
    * CordonError `unknown_member` (not a member), PlacementRuleError for a bad by/reason; nothing written then.
    */
-  cordon(address: string, provenance: CordonProvenance): Promise<CordonWritten>;
+  cordon(address: string, provenance: sharding.CordonProvenance): Promise<CordonWritten>;
   /** Removes a cordon; rejects with CordonError `not_cordoned` when there was none (nothing written). */
   uncordon(address: string): Promise<Hlc>;
   /**
    * Cordons a member, then hands off every shard it hosts. Rejects with CordonError `no_capacity` (nothing
    * cordoned, nothing moved) when no other member could take the shards of a type it hosts.
    */
-  drain(address: string, provenance: CordonProvenance): Promise<DrainOutcome>;
+  drain(address: string, provenance: sharding.CordonProvenance): Promise<DrainOutcome>;
 }

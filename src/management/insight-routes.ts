@@ -4,11 +4,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DryRunMoves, PlacementsDryRun } from '../sharding/index.js';
 import { withoutHome } from '../sharding/index.js';
+import { parseShardId } from '../sharding/placements/shard-range.js';
 import type { PlacementWriteOptions } from '../sharding/placements/external-allocation-controller.js';
-import type { ManagementBackend, PinRequest } from './backend.js';
+import type { ManagementBackend, ParsedPin, ShardId } from './backend.js';
 import { placementWarnings } from './placement-warnings.js';
 import { shardParams } from './schemas.js';
-import { inRange, knownType, shardCount } from './shard-checks.js';
+import { knownType, shardRange } from './shard-checks.js';
 
 /** The query of the routes that can dry-run; anything else in it is refused, so a typo never writes for real. */
 export const dryRunQuery = {
@@ -40,8 +41,7 @@ export function registerExplainRoute(app: FastifyInstance, options: ExplainRoute
     { onRequest: guard, schema: { params: shardParams } },
     async (request) => {
       const typeName = knownType(backend, request.params.typeName);
-      const shardId = inRange(Number(request.params.shardId), shardCount(backend, typeName), typeName);
-      return backend.explain(typeName, shardId);
+      return backend.explain(typeName, parseShardId(Number(request.params.shardId), shardRange(backend, typeName)));
     },
   );
 }
@@ -50,10 +50,10 @@ export function registerExplainRoute(app: FastifyInstance, options: ExplainRoute
 export async function placementsDryRun(
   backend: ManagementBackend,
   typeName: string,
-  entries: ReadonlyArray<PinRequest>,
+  pins: ReadonlyArray<ParsedPin>,
   options: PlacementWriteOptions = {},
 ): Promise<{ dryRun: true; withoutHome: number[] } & PlacementsDryRun> {
-  const { placements, moves, warnings } = await backend.dryRunPlacements(typeName, entries, options);
+  const { placements, moves, warnings } = await backend.dryRunPlacements(typeName, pins, options);
   // The warnings the real call would answer with, then what the strategy would report.
   return {
     dryRun: true,
@@ -67,7 +67,7 @@ export async function placementsDryRun(
 export async function rebalanceDryRun(
   backend: ManagementBackend,
   typeName: string,
-  shardIds: readonly number[],
+  shardIds: readonly ShardId[],
 ): Promise<{ dryRun: true; withoutHome: number[] } & DryRunMoves> {
   const { moves, warnings } = await backend.dryRunRebalance(typeName, shardIds);
   return { dryRun: true, moves, withoutHome: withoutHome(moves), warnings };

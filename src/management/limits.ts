@@ -1,12 +1,20 @@
-// Connection and request limits of the management HTTP server, with their defaults (the one place they are
-// defined; NodeConfig and the CLI refer to them). They bound what a slow or hostile client can hold open.
+// The management HTTP server's settings: where it listens, and the connection and request limits that bound what
+// a slow or hostile client can hold open, with their defaults (the one place they are defined: NodeConfig carries
+// this object as its `http`, field for field, and the CLI's help quotes the defaults).
 import { ActorTsError } from '../errors.js';
 
 /**
- * Limits of the management HTTP server: body size, timeouts and connections, so clients cannot hold a node's
- * resources.
+ * The management HTTP server's settings: host and port, and the body size, timeouts and connections that keep
+ * clients from holding a node's resources.
  */
 export interface HttpConfig {
+  /**
+   * Host the server listens on; default '127.0.0.1', so the API is not exposed beyond this machine unless asked.
+   * createManagementServer returns its server not yet listening: whoever listens (startNode) binds here.
+   */
+  readonly host: string;
+  /** Port the server listens on (as `host`); default 8551 (0 picks a free one). */
+  readonly port: number;
   /** Largest accepted request body in bytes; default 1 MiB. */
   readonly bodyLimit: number;
   /**
@@ -36,6 +44,8 @@ export interface HttpConfig {
 
 /** The HTTP limits used when none are given. */
 export const DEFAULT_HTTP_CONFIG: HttpConfig = Object.freeze({
+  host: '127.0.0.1',
+  port: 8551,
   bodyLimit: 1024 * 1024,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
@@ -44,11 +54,15 @@ export const DEFAULT_HTTP_CONFIG: HttpConfig = Object.freeze({
   maxConnectionsPerClient: 32,
 });
 
+// Host and port are judged by the listener (a port of 0 picks a free one); every other field is a limit.
+const LISTEN_FIELDS: ReadonlySet<string> = new Set(['host', 'port']);
+
 /** Fills in defaults and checks every limit; throws `invalid_argument` naming the bad one. */
 export function resolveHttpLimits(input: Partial<HttpConfig> = {}): HttpConfig {
   const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
   // Checked as given, so the error names the setting the caller got wrong, not one derived from it.
   for (const [name, value] of Object.entries(defined)) {
+    if (LISTEN_FIELDS.has(name)) continue;
     if (!Number.isSafeInteger(value) || (value as number) < 1) {
       throw new ActorTsError('invalid_argument', `${name} must be a positive integer, got ${String(value)}`);
     }

@@ -44,29 +44,36 @@ interface AddressRoute {
   Params: { address: string };
 }
 
+/** Cordon and drain: the member's address in the path, who and why in an optional body. */
+type ProvenanceRoute = AddressRoute & { Body: CordonProvenance | null | undefined };
+
+/** A cordon or drain request's input, parsed once: the address checked, an absent body as no provenance. */
+function addressed(request: { readonly params: ProvenanceRoute['Params']; readonly body: ProvenanceRoute['Body'] }): {
+  address: string;
+  provenance: CordonProvenance;
+} {
+  return { address: cordonAddress(request.params.address), provenance: request.body ?? {} };
+}
+
 export function registerMemberRoutes(app: FastifyInstance, options: MemberRoutesOptions): void {
   const { prefix, backend, audit, guardRead, guardWrite, memberOnly } = options;
   const path = `${prefix}/cluster/members/:address`;
   const write = { onRequest: guardWrite, preHandler: memberOnly };
+  const provenanceWrite = { ...write, schema: { params: addressParams, body: provenanceBody } };
 
-  app.post<AddressRoute & { Body: CordonProvenance | null | undefined }>(
-    `${path}/cordon`,
-    { ...write, schema: { params: addressParams, body: provenanceBody } },
-    async (request, reply) => {
-      const address = cordonAddress(request.params.address);
-      const provenance = request.body ?? {};
-      const written = await refusals(() => backend.cordon(address, provenance));
-      audit.record({
-        action: 'cordon',
-        typeName: null,
-        target: address,
-        by: written.by,
-        reason: written.reason,
-        hlc: written.hlc,
-      });
-      return reply.code(202).send(written);
-    },
-  );
+  app.post<ProvenanceRoute>(`${path}/cordon`, provenanceWrite, async (request, reply) => {
+    const { address, provenance } = addressed(request);
+    const written = await refusals(() => backend.cordon(address, provenance));
+    audit.record({
+      action: 'cordon',
+      typeName: null,
+      target: address,
+      by: written.by,
+      reason: written.reason,
+      hlc: written.hlc,
+    });
+    return reply.code(202).send(written);
+  });
 
   app.delete<AddressRoute & { Querystring: CordonProvenance }>(
     `${path}/cordon`,
@@ -86,27 +93,22 @@ export function registerMemberRoutes(app: FastifyInstance, options: MemberRoutes
     },
   );
 
-  app.post<AddressRoute & { Body: CordonProvenance | null | undefined }>(
-    `${path}/drain`,
-    { ...write, schema: { params: addressParams, body: provenanceBody } },
-    async (request, reply) => {
-      const address = cordonAddress(request.params.address);
-      const provenance = request.body ?? {};
-      const outcome = await refusals(() => backend.drain(address, provenance));
-      const shardIds = Object.values(outcome.moves).flatMap((moves) => moves.map((move) => move.shardId));
-      const types = Object.keys(outcome.moves);
-      audit.record({
-        action: 'drain',
-        typeName: types.length === 1 ? (types[0] as string) : null,
-        shardIds,
-        target: address,
-        by: outcome.cordon.by,
-        reason: outcome.cordon.reason,
-        hlc: outcome.cordon.hlc,
-      });
-      return reply.code(202).send(outcome);
-    },
-  );
+  app.post<ProvenanceRoute>(`${path}/drain`, provenanceWrite, async (request, reply) => {
+    const { address, provenance } = addressed(request);
+    const outcome = await refusals(() => backend.drain(address, provenance));
+    const shardIds = Object.values(outcome.moves).flatMap((moves) => moves.map((move) => move.shardId));
+    const types = Object.keys(outcome.moves);
+    audit.record({
+      action: 'drain',
+      typeName: types.length === 1 ? (types[0] as string) : null,
+      shardIds,
+      target: address,
+      by: outcome.cordon.by,
+      reason: outcome.cordon.reason,
+      hlc: outcome.cordon.hlc,
+    });
+    return reply.code(202).send(outcome);
+  });
 
   app.get(`${prefix}/audit`, { onRequest: guardRead }, async () => ({ entries: audit.entries() }));
 }

@@ -5,6 +5,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { MEMBER_STATUSES, type FailoverPhase } from '../cluster/member.js';
 import { registerSafetyMetrics, type SafetySource, type WriteRefusals } from './safety-metrics.js';
+import { readAtScrape } from './scrape.js';
 
 export const METRICS_PREFIX = 'actor_ts_';
 
@@ -186,22 +187,15 @@ export class NodeMetrics {
         this.set(unreachable);
       },
     });
-    new Gauge({
-      name: `${METRICS_PREFIX}placement_store_items`,
-      help: "History items in this node's placement store document.",
-      registers,
-      collect() {
-        this.set(source.placementStore().items);
-      },
-    });
-    new Gauge({
-      name: `${METRICS_PREFIX}placement_store_generation`,
-      help: "Compaction generation of this node's placement store.",
-      registers,
-      collect() {
-        this.set(source.placementStore().generation);
-      },
-    });
+    const gauge = (name: string, help: string, read: () => number): void =>
+      void new Gauge({ name: `${METRICS_PREFIX}${name}`, help, registers, collect: readAtScrape(read) });
+    const store = (): { readonly items: number; readonly generation: number } => source.placementStore();
+    gauge('placement_store_items', "History items in this node's placement store document.", () => store().items);
+    gauge(
+      'placement_store_generation',
+      "Compaction generation of this node's placement store.",
+      () => store().generation,
+    );
 
     const transport = source.transport?.bind(source);
     if (transport !== undefined) {
@@ -215,14 +209,11 @@ export class NodeMetrics {
           for (const state of TRANSPORT_CONNECTION_STATES) this.set({ state }, connections[state]);
         },
       });
-      new Gauge({
-        name: `${METRICS_PREFIX}transport_inbound_buffered_bytes`,
-        help: 'Bytes of incomplete inbound frames the cluster transport holds (its shared inbound budget in use).',
-        registers,
-        collect() {
-          this.set(transport().inboundBufferedBytes);
-        },
-      });
+      gauge(
+        'transport_inbound_buffered_bytes',
+        'Bytes of incomplete inbound frames the cluster transport holds (its shared inbound budget in use).',
+        () => transport().inboundBufferedBytes,
+      );
     }
 
     // Totals kept by the sharding runtime, read at scrape (so they count from the node's start).
@@ -263,24 +254,20 @@ export class NodeMetrics {
         for (const figures of source.delivery?.() ?? []) this.set({ type: figures.type }, figures.stateBytesHeld);
       },
     });
-    const sendTimeouts = new Counter({
-      name: `${METRICS_PREFIX}send_timeouts_total`,
-      help: 'Reliable sends past their deadline, per entity type and whether a copy had left this node (delivered: outcome unknown).',
-      labelNames: ['type', 'delivered'],
-      registers,
-    });
-    const snapshots = new Counter({
-      name: `${METRICS_PREFIX}entity_snapshots_total`,
-      help: 'Entity states at graceful hand-offs, per entity type and outcome (shipped, restored, too_large, failed, lost).',
-      labelNames: ['type', 'outcome'],
-      registers,
-    });
-    const handOffs = new Counter({
-      name: `${METRICS_PREFIX}handoffs_total`,
-      help: 'Completed shard hand-offs, per entity type.',
-      labelNames: ['type'],
-      registers,
-    });
+    // Counted by the events below, each declared the same way.
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> =>
+      new Counter({ name: `${METRICS_PREFIX}${name}`, help, labelNames, registers });
+    const sendTimeouts = counter(
+      'send_timeouts_total',
+      'Reliable sends past their deadline, per entity type and whether a copy had left this node (delivered: outcome unknown).',
+      ['type', 'delivered'],
+    );
+    const snapshots = counter(
+      'entity_snapshots_total',
+      'Entity states at graceful hand-offs, per entity type and outcome (shipped, restored, too_large, failed, lost).',
+      ['type', 'outcome'],
+    );
+    const handOffs = counter('handoffs_total', 'Completed shard hand-offs, per entity type.', ['type']);
     const handOffDuration = new Histogram({
       name: `${METRICS_PREFIX}handoff_duration_seconds`,
       help: 'Time from the start of a hand-off to the shard stopped on its old node.',
@@ -288,18 +275,16 @@ export class NodeMetrics {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
-    const rebalanceRounds = new Counter({
-      name: `${METRICS_PREFIX}rebalance_rounds_total`,
-      help: 'Rebalance rounds run by the coordinator on this node, per entity type.',
-      labelNames: ['type'],
-      registers,
-    });
-    const updates = new Counter({
-      name: `${METRICS_PREFIX}placement_updates_total`,
-      help: 'Placement updates applied by this node, per origin (local write or received from a peer).',
-      labelNames: ['origin'],
-      registers,
-    });
+    const rebalanceRounds = counter(
+      'rebalance_rounds_total',
+      'Rebalance rounds run by the coordinator on this node, per entity type.',
+      ['type'],
+    );
+    const updates = counter(
+      'placement_updates_total',
+      'Placement updates applied by this node, per origin (local write or received from a peer).',
+      ['origin'],
+    );
     const propagation = new Histogram({
       name: `${METRICS_PREFIX}placement_propagation_seconds`,
       help: "Time from a remote placement write's HLC wall time to when this node applied it.",

@@ -4,6 +4,7 @@
 // a dashboard tells "nothing happened" from "not scraped".
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { readAtScrape } from './scrape.js';
 
 /** What the safety metrics read at every scrape. */
 export interface SafetySource {
@@ -87,28 +88,11 @@ export function registerSafetyMetrics(
   refusals: WriteRefusals | undefined,
 ): () => void {
   const registers = [registry];
-  const gauge = (name: string, help: string, read: () => number): void => {
-    new Gauge({
-      name: `${prefix}${name}`,
-      help,
-      registers,
-      collect() {
-        this.set(read());
-      },
-    });
-  };
+  const gauge = (name: string, help: string, read: () => number): void =>
+    void new Gauge({ name: `${prefix}${name}`, help, registers, collect: readAtScrape(read) });
   // A total the source keeps: set at each scrape (it only grows while the process lives).
-  const total = (name: string, help: string, read: () => number): void => {
-    new Counter({
-      name: `${prefix}${name}`,
-      help,
-      registers,
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
-  };
+  const total = (name: string, help: string, read: () => number): void =>
+    void new Counter({ name: `${prefix}${name}`, help, registers, collect: readAtScrape(read) });
   if (source !== undefined) {
     new Gauge({
       name: `${prefix}shards_waiting`,

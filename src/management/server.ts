@@ -14,7 +14,8 @@ import Fastify, {
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
-import { validatePlacementMode } from '../sharding/placements/placement-options.js';
+import { parsePins } from '../sharding/placements/pin-request.js';
+import { parseShardId } from '../sharding/placements/shard-range.js';
 import { AuditLog, commonText, targetsText } from './audit.js';
 import type { ManagementBackend } from './backend.js';
 import { registerMemberRoutes } from './member-routes.js';
@@ -33,7 +34,7 @@ import {
   type DryRunQuery,
 } from './insight-routes.js';
 import { placementWarnings } from './placement-warnings.js';
-import { inRange, knownType, shardCount } from './shard-checks.js';
+import { knownType, shardRange } from './shard-checks.js';
 import {
   MAX_PARAM_LENGTH,
   placementsQuery,
@@ -68,10 +69,13 @@ export interface ManagementApiOptions {
   readonly audit?: AuditLog;
 }
 
-/** Options of createManagementServer: what the API serves from, plus the HTTP server's own limits. */
+/** Options of createManagementServer: what the API serves from, plus the HTTP server's own settings. */
 export interface ManagementServerOptions extends ManagementApiOptions {
-  /** Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_CONFIG. */
-  readonly limits?: Partial<HttpConfig>;
+  /**
+   * Body size, timeouts and connection cap; each unset one takes its default from DEFAULT_HTTP_CONFIG. Host and
+   * port are not used here (the server is returned not yet listening), so a NodeConfig's `http` passes as it is.
+   */
+  readonly http?: Partial<HttpConfig>;
 }
 
 /** Whether a path belongs to the management API, its console or its metrics (an application may not take it). */
@@ -110,7 +114,7 @@ export function refuseWhileClosing(app: FastifyInstance): void {
  * as a Fastify instance not yet listening.
  */
 export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
-  const limits = resolveHttpLimits(options.limits);
+  const limits = resolveHttpLimits(options.http);
   const app: FastifyInstance = Fastify({
     bodyLimit: limits.bodyLimit,
     requestTimeout: limits.requestTimeoutMs,
@@ -173,6 +177,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     if (!access.writable) throw new HttpError(503, access.code, access.reason);
   };
   const typesPath = `${API_PREFIX}/cluster/shards/:typeName`;
+  const write = { onRequest: guardWrite, preHandler: memberOnly };
 
   app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => {
     const health = backend.health();
@@ -243,27 +248,22 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
 
   app.post<{ Params: { typeName: string }; Body: SetPlacementsBody; Querystring: DryRunQuery }>(
     `${typesPath}/placements`,
-    {
-      onRequest: guardWrite,
-      preHandler: memberOnly,
-      schema: { params: typeNameParams, body: setPlacementsBody, querystring: dryRunQuery },
-    },
+    { ...write, schema: { params: typeNameParams, body: setPlacementsBody, querystring: dryRunQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
-      const numberOfShards = shardCount(backend, typeName);
       const body = request.body;
       const requested = 'placements' in body ? body.placements : [body];
       // Bulk: the write's flag, or every entry's; single: the entry's own.
       const allowUnknownTarget =
         ('placements' in body && body.allowUnknownTarget === true) ||
         requested.every((entry) => entry.allowUnknownTarget === true);
-      // Shard ids are checked here (invalid_shard); targets and options by the controller, which validates
-      // every entry before writing any: a rejected request changes nothing.
-      const entries = requested.map(({ mode, allowUnknownTarget: _allow, ...entry }) => ({
-        ...entry,
-        shardId: inRange(entry.shardId, numberOfShards, typeName),
-        ...(mode === undefined ? {} : { mode: validatePlacementMode(mode) }),
-      }));
+      // The schema checked the JSON shape; here each entry is parsed once (shard range, options, target),
+      // all before any is written, and the backend takes the parsed pins as they are: a rejected request
+      // changes nothing.
+      const entries = parsePins(
+        requested.map(({ allowUnknownTarget: _allow, ...entry }) => entry),
+        backend.pinScope(typeName),
+      );
       if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries, { allowUnknownTarget });
       const written = await backend.setPlacements(typeName, entries, { allowUnknownTarget });
       audit.record({
@@ -286,10 +286,10 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
 
   app.delete<{ Params: { typeName: string; shardId: string }; Querystring: ProvenanceQuery }>(
     `${typesPath}/placements/:shardId`,
-    { onRequest: guardWrite, preHandler: memberOnly, schema: { params: shardParams, querystring: provenanceQuery } },
+    { ...write, schema: { params: shardParams, querystring: provenanceQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
-      const shardId = inRange(Number(request.params.shardId), shardCount(backend, typeName), typeName);
+      const shardId = parseShardId(Number(request.params.shardId), shardRange(backend, typeName));
       const removed = await backend.removePlacement(typeName, shardId);
       if (!removed) throw new HttpError(404, 'not_found', `shard ${shardId} of ${typeName} has no explicit placement`);
       audit.record({
@@ -307,15 +307,11 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
 
   app.post<{ Params: { typeName: string }; Body: RebalanceBody; Querystring: DryRunQuery }>(
     `${typesPath}/rebalance`,
-    {
-      onRequest: guardWrite,
-      preHandler: memberOnly,
-      schema: { params: typeNameParams, body: rebalanceBody, querystring: dryRunQuery },
-    },
+    { ...write, schema: { params: typeNameParams, body: rebalanceBody, querystring: dryRunQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
-      const numberOfShards = shardCount(backend, typeName);
-      const shardIds = [...new Set(request.body.shardIds.map((id) => inRange(id, numberOfShards, typeName)))];
+      const range = shardRange(backend, typeName);
+      const shardIds = [...new Set(request.body.shardIds.map((id) => parseShardId(id, range)))];
       if (isDryRun(request.query)) return rebalanceDryRun(backend, typeName, shardIds);
       const outcome = await backend.rebalance(typeName, shardIds);
       if (outcome.accepted.length === 0 && outcome.homeless.length > 0) {

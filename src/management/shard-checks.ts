@@ -1,5 +1,7 @@
 // The checks routes about one entity type's shards share: the type is initialised on this node (404
-// `unknown_type`) and a shard id is in its range (400 `invalid_shard`).
+// `unknown_type`), and a shard id parsed against its range (400 `invalid_shard`, parseShardId's error) into the
+// ShardId the backend takes as it is.
+import type { ShardRange } from '../sharding/placements/shard-range.js';
 import type { ManagementBackend } from './backend.js';
 import { HttpError } from './errors.js';
 
@@ -10,17 +12,7 @@ export function knownType(backend: ManagementBackend, typeName: string): string 
   return typeName;
 }
 
-export function shardCount(backend: ManagementBackend, typeName: string): number {
-  return backend.entityTypes().get(typeName)?.numberOfShards ?? 0;
-}
-
-export function inRange(shardId: number, numberOfShards: number, typeName: string): number {
-  if (!Number.isSafeInteger(shardId) || shardId < 0 || shardId >= numberOfShards) {
-    throw new HttpError(
-      400,
-      'invalid_shard',
-      `shard id ${shardId} is out of range for ${typeName}: expected an integer in 0..${numberOfShards - 1}`,
-    );
-  }
-  return shardId;
+/** The range a known type's shard ids are parsed against (parseShardId). */
+export function shardRange(backend: ManagementBackend, typeName: string): ShardRange {
+  return { typeName, numberOfShards: backend.entityTypes().get(typeName)?.numberOfShards ?? 0 };
 }

@@ -1,7 +1,7 @@
 // Everything one node process is started with: one typed object, every field documented with its default.
 import { DEFAULT_COMPACT_AFTER_ITEMS } from '../../crdt/index.js';
 import type { ClusterConfigInput } from '../cluster/config.js';
-import { DEFAULT_HTTP_CONFIG } from '../management/limits.js';
+import { DEFAULT_HTTP_CONFIG, resolveHttpLimits, type HttpConfig } from '../management/limits.js';
 import type { ShardingConfig } from '../sharding/config.js';
 import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
 import type { ShardIdFunction } from '../sharding/shard-id.js';
@@ -14,10 +14,6 @@ export interface NodeConfig {
   readonly host: string;
   /** Cluster transport port; default 7701 (0 picks a free one). */
   readonly port: number;
-  /** Management HTTP host; default '127.0.0.1', so the API is not exposed beyond this machine unless asked. */
-  readonly httpHost: string;
-  /** Management HTTP port; default 8551 (0 picks a free one). */
-  readonly httpPort: number;
   /** Seed nodes (`system@host:port`); default none: the node forms a cluster of its own. */
   readonly seeds: ReadonlyArray<string>;
   /** Application version, preferred by least-shard allocation during rolling updates; default '1.0.0'. */
@@ -40,22 +36,13 @@ export interface NodeConfig {
   readonly authToken: string | undefined;
   /** With `authToken`, protect the read routes too; default false. */
   readonly authReads: boolean;
-  /** Largest management request body; default 1 MiB. */
-  readonly bodyLimit: number;
   /**
-   * Management API: a request's headers must arrive within this long, else 408 and close; default
-   * undefined: 10,000 ms, or httpRequestTimeoutMs when that is shorter (see HttpConfig).
+   * The management HTTP server (HttpConfig, defaults DEFAULT_HTTP_CONFIG): `host` ('127.0.0.1') and `port` (8551),
+   * `bodyLimit` (1 MiB), `headersTimeoutMs` (10 s, or requestTimeoutMs when shorter), `requestTimeoutMs` (30 s),
+   * `keepAliveTimeoutMs` (5 s), `maxConnections` (128) and `maxConnectionsPerClient` (32). Given in part (as
+   * NodeConfigInput), the rest takes its default; passed to the server as it is.
    */
-  readonly httpHeadersTimeoutMs: number | undefined;
-  /** Management API: a whole request must arrive within this long, else 408 and close; default 30,000 ms. */
-  readonly httpRequestTimeoutMs: number;
-  /** Management API: idle keep-alive connections are closed after this long; default 5,000 ms. */
-  readonly httpKeepAliveTimeoutMs: number;
-  /**
-   * Management API: connections open at once; more are closed on accept; default 128. Bounds the file
-   * descriptors clients can hold, which the cluster transport needs too.
-   */
-  readonly httpMaxConnections: number;
+  readonly http: HttpConfig;
   /** pino level; default 'info'. */
   readonly logLevel: string;
   /** Anti-entropy interval of placement replication; default 1000 ms. */
@@ -97,8 +84,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   system: 'app',
   host: '127.0.0.1',
   port: 7701,
-  httpHost: '127.0.0.1',
-  httpPort: 8551,
+  http: DEFAULT_HTTP_CONFIG,
   seeds: [],
   appVersion: '1.0.0',
   roles: [],
@@ -107,11 +93,6 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   insecureClusterPort: false,
   authToken: undefined,
   authReads: false,
-  bodyLimit: DEFAULT_HTTP_CONFIG.bodyLimit,
-  httpHeadersTimeoutMs: undefined,
-  httpRequestTimeoutMs: DEFAULT_HTTP_CONFIG.requestTimeoutMs,
-  httpKeepAliveTimeoutMs: DEFAULT_HTTP_CONFIG.keepAliveTimeoutMs,
-  httpMaxConnections: DEFAULT_HTTP_CONFIG.maxConnections,
   logLevel: 'info',
   antiEntropyIntervalMs: 1000,
   dataDir: undefined,
@@ -123,13 +104,19 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   shardIdFunction: 'fnv1a-utf8',
 });
 
+/** What a node is started with: any NodeConfig field may be left out, and so may any field of `http`. */
+export type NodeConfigInput = { readonly [K in Exclude<keyof NodeConfig, 'http'>]?: NodeConfig[K] } & {
+  readonly http?: Partial<HttpConfig>;
+};
+
 /**
- * Fills every field `input` leaves undefined with DEFAULT_NODE_CONFIG's; values are checked where they are used, when
- * the node starts.
+ * Fills every field `input` leaves undefined with DEFAULT_NODE_CONFIG's, `http` field by field (resolveHttpLimits,
+ * which refuses a bad limit with `invalid_argument`); other values are checked where they are used, when the node
+ * starts.
  */
-export function resolveNodeConfig(input: Partial<NodeConfig> = {}): NodeConfig {
+export function resolveNodeConfig(input: NodeConfigInput = {}): NodeConfig {
   const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
-  return { ...DEFAULT_NODE_CONFIG, ...defined } as NodeConfig;
+  return { ...DEFAULT_NODE_CONFIG, ...defined, http: resolveHttpLimits(input.http) } as NodeConfig;
 }
 
 /** Whether `host` names the loopback interface only (127.0.0.0/8, ::1, localhost). */

@@ -11,7 +11,8 @@ import type {
   CordonWritten,
   DrainOutcome,
   ManagementBackend,
-  PinRequest,
+  ParsedPin,
+  PinScope,
   PlacementsDryRun,
   PlacementStoreHealth,
   RebalanceOutcome,
@@ -20,6 +21,7 @@ import type {
   StorageHealth,
   WriteAccess,
   PinRecord,
+  ShardId,
 } from '../management/backend.js';
 import { replicationHealth, type InboundHealth, type ReplicationHealth } from '../management/replication-health.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
@@ -122,23 +124,27 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.cluster.members();
   }
 
-  setPlacements(
-    typeName: string,
-    entries: ReadonlyArray<PinRequest>,
-    options?: PlacementWriteOptions,
-  ): Promise<readonly PinRecord[]> {
-    return this.controller(typeName).setPlacements(entries, options);
+  pinScope(typeName: string): PinScope {
+    return this.controller(typeName).pinScope();
   }
 
-  removePlacement(typeName: string, shardId: number): Promise<boolean> {
-    return this.controller(typeName).removePlacement(shardId);
+  setPlacements(
+    typeName: string,
+    pins: ReadonlyArray<ParsedPin>,
+    options?: PlacementWriteOptions,
+  ): Promise<readonly PinRecord[]> {
+    return this.controller(typeName).writePins(pins, options);
+  }
+
+  removePlacement(typeName: string, shardId: ShardId): Promise<boolean> {
+    return this.controller(typeName).removePin(shardId);
   }
 
   placements(typeName: string, options: { readonly includeExpired?: boolean } = {}): ReadonlyArray<PinRecord> {
     return pinRecords(this.sharding.placementStore, typeName, { includeExpired: options.includeExpired === true });
   }
 
-  async rebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceOutcome> {
+  async rebalance(typeName: string, shardIds: readonly ShardId[]): Promise<RebalanceOutcome> {
     const { accepted, homeless } = await this.sharding.rebalanceNow(typeName, shardIds);
     return { accepted, homeless };
   }
@@ -147,19 +153,19 @@ export class NodeManagementBackend implements ManagementBackend {
     return this.sharding.getShardLocations(typeName);
   }
 
-  explain(typeName: string, shardId: number): Promise<ShardExplanation> {
+  explain(typeName: string, shardId: ShardId): Promise<ShardExplanation> {
     return askExplain(this.sharding, typeName, shardId);
   }
 
   dryRunPlacements(
     typeName: string,
-    entries: ReadonlyArray<PinRequest>,
+    pins: ReadonlyArray<ParsedPin>,
     options?: PlacementWriteOptions,
   ): Promise<PlacementsDryRun> {
-    return this.controller(typeName).dryRunPlacements(entries, options);
+    return this.controller(typeName).dryRunPins(pins, options);
   }
 
-  dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<DryRunMoves> {
+  dryRunRebalance(typeName: string, shardIds: readonly ShardId[]): Promise<DryRunMoves> {
     return askDryRunRebalance(this.sharding, typeName, shardIds);
   }
 

@@ -23,7 +23,7 @@ import { registerAppRoutes } from './app-routes.js';
 import type { RunningNode, StopReason } from './running-node.js';
 
 export type { RunningNode, StopReason } from './running-node.js';
-import { resolveNodeConfig, type NodeConfig } from './config.js';
+import { resolveNodeConfig, type NodeConfig, type NodeConfigInput } from './config.js';
 import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';
 import { NodeManagementBackend } from './management-backend.js';
 import { inboundHealthOf } from './inbound-health.js';
@@ -32,7 +32,7 @@ import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 
 /** A node's settings and the application it runs (see NodeApplication). */
-export type StartNodeInput = Partial<NodeConfig> & NodeApplication;
+export type StartNodeInput = NodeConfigInput & NodeApplication;
 
 /** The demo every node runs when the application brings no entity types. */
 const DEMO_TYPES: ReadonlyArray<NodeEntityType> = [
@@ -193,13 +193,7 @@ async function wire(
       inbound: inboundHealthOf(() => transport.stats()),
     }),
     logger: logger.child({ part: 'http' }),
-    limits: {
-      bodyLimit: config.bodyLimit,
-      ...(config.httpHeadersTimeoutMs !== undefined ? { headersTimeoutMs: config.httpHeadersTimeoutMs } : {}),
-      requestTimeoutMs: config.httpRequestTimeoutMs,
-      keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
-      maxConnections: config.httpMaxConnections,
-    },
+    http: config.http,
     ...(config.authToken ? { authToken: config.authToken } : {}),
     authReads: config.authReads,
     metrics,
@@ -274,7 +268,7 @@ async function wire(
     // Before the node joins or binds its HTTP port: routes that cannot be registered stop the start here.
     if (app.httpRoutes !== undefined) await registerAppRoutes(http, app.httpRoutes, node, config);
     cluster.start();
-    await http.listen({ host: config.httpHost, port: config.httpPort });
+    await http.listen({ host: config.http.host, port: config.http.port });
   } catch (error) {
     await closeAll();
     throw error;
@@ -285,6 +279,7 @@ async function wire(
 
 function httpUrlOf(http: FastifyInstance, config: NodeConfig): string {
   const address = http.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.httpPort;
-  return `http://${config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost}:${port}`;
+  const { host } = config.http;
+  const port = typeof address === 'object' && address !== null ? address.port : config.http.port;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

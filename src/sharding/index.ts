@@ -20,6 +20,8 @@ export {
   type PlacementsDryRun,
   type ProposedPinRecord,
 } from './placements/external-allocation-controller.js';
+export { parsePins, type ParsedPin, type PinScope } from './placements/pin-request.js';
+export { parseShardId, type ShardId, type ShardRange } from './placements/shard-range.js';
 export {
   askDryRunPlacements,
   askDryRunRebalance,

@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveClusterConfig } from '../../src/cluster/config.js';
+import { DEFAULT_HTTP_CONFIG } from '../../src/management/limits.js';
 import { startLocalCluster } from '../../src/cli/local-cluster.js';
 import { clusterFlags, main } from '../../src/cli/main.js';
-import { resolveNodeConfig, type NodeConfig } from '../../src/node/config.js';
+import { resolveNodeConfig, type NodeConfigInput } from '../../src/node/config.js';
 import { startNode } from '../../src/node/node.js';
 import { freePorts } from '../support/ports.js';
 
@@ -15,13 +16,13 @@ interface NodeRun {
   readonly code: number;
   readonly err: string[];
   /** What the node would have been started with; undefined when none was started. */
-  readonly input: Partial<NodeConfig> | undefined;
+  readonly input: NodeConfigInput | undefined;
 }
 
 /** Runs `node <args>` through main() with a node runner that records its input instead of starting a node. */
 async function runNodeCommand(...args: string[]): Promise<NodeRun> {
   const err: string[] = [];
-  let input: Partial<NodeConfig> | undefined;
+  let input: NodeConfigInput | undefined;
   const code = await main(
     ['node', 'actor-ts-placement', 'node', ...args],
     { out: () => undefined, err: (line) => err.push(...line.split('\n')) },
@@ -64,6 +65,24 @@ describe('node command cluster flags', () => {
     const only = await runNodeCommand('--down-after-ms', '2000');
     expect(only.input?.cluster).toEqual({ downAfterMs: 2000 });
     expect(resolveClusterConfig(only.input?.cluster)).toMatchObject({ stableAfterMs: 2000, monitoredByNrOfMembers: 9 });
+  });
+
+  it('passes the --http-* flags (names unchanged) into NodeConfig.http under HttpConfig field names', async () => {
+    const flags = { host: '127.0.0.2', port: '8600', 'max-connections': '9', 'request-timeout-ms': '4000' };
+    const run = await runNodeCommand(...Object.entries(flags).flatMap(([flag, value]) => [`--http-${flag}`, value]));
+    expect(run.code).toBe(0);
+    expect(run.input?.http).toEqual({ host: '127.0.0.2', port: 8600, maxConnections: 9, requestTimeoutMs: 4000 });
+    // The headers timeout follows a request timeout shorter than its 10 s default; unset ones keep theirs.
+    expect(resolveNodeConfig(run.input).http).toMatchObject({
+      host: '127.0.0.2',
+      port: 8600,
+      maxConnections: 9,
+      requestTimeoutMs: 4000,
+      headersTimeoutMs: 4000,
+      keepAliveTimeoutMs: 5000,
+      bodyLimit: 1024 * 1024,
+    });
+    expect(resolveNodeConfig((await runNodeCommand()).input).http).toEqual(DEFAULT_HTTP_CONFIG);
   });
 
   it.each([
@@ -148,7 +167,7 @@ describe('--fallback (the strategy for shards without a pin)', () => {
   });
 
   it('refuses a name outside the choices from an untyped config before binding anything', async () => {
-    await expect(startNode({ fallback: 'ring ' as never, port: 0, httpPort: 0 })).rejects.toMatchObject({
+    await expect(startNode({ fallback: 'ring ' as never, port: 0, http: { port: 0 } })).rejects.toMatchObject({
       code: 'invalid_argument',
       message: expect.stringContaining('fallback must be one of least-shard, ring, hash'),
     });

@@ -16,10 +16,10 @@ describe('startNode', () => {
   it('releases the cluster port when the configuration is refused after the transport started', async () => {
     const port = await freePort();
     await expect(
-      startNode({ port, httpPort: 0, cluster: { downAfterMs: -1 } }, { logger: silentLogger() }),
+      startNode({ port, http: { port: 0 }, cluster: { downAfterMs: -1 } }, { logger: silentLogger() }),
     ).rejects.toMatchObject({ code: 'invalid_argument' });
     await expect(
-      startNode({ port, httpPort: 0, sharding: { bufferSize: -5 } }, { logger: silentLogger() }),
+      startNode({ port, http: { port: 0 }, sharding: { bufferSize: -5 } }, { logger: silentLogger() }),
     ).rejects.toMatchObject({ code: 'invalid_argument' });
     // Still bound, this would fail with "address in use".
     const again = await TcpTransport.start({ system: 'app', port });
@@ -30,7 +30,7 @@ describe('startNode', () => {
     const node = await startNode(
       {
         port: 0,
-        httpPort: 0,
+        http: { port: 0 },
         cluster: {
           heartbeatIntervalMs: 250,
           downAfterMs: 3_000,

@@ -28,7 +28,7 @@ describe('a cordon on a node with --data-dir', () => {
     expect(response.statusCode, response.body).toBe(202);
     await first.stop();
 
-    const second = await startNode({ dataDir, port: first.address.port, httpPort: 0, logLevel: 'silent' });
+    const second = await startNode({ dataDir, port: first.address.port, http: { port: 0 }, logLevel: 'silent' });
     started.push(second);
     expect(second.sharding.cordons.list()).toMatchObject([{ address, by: 'ops', reason: 'disk swap' }]);
     // Entity types listed from the store never show the cordons' namespace.

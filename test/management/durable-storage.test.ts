@@ -59,7 +59,7 @@ describe('a node with --data-dir', () => {
     expect(after.bytesOnDisk).toBeGreaterThan(0);
     await first.stop();
 
-    const second = await startNode({ dataDir, port: first.address.port, httpPort: 0, logLevel: 'silent' });
+    const second = await startNode({ dataDir, port: first.address.port, http: { port: 0 }, logLevel: 'silent' });
     started.push(second);
     // Before the node has joined anything, its replica already holds what was acknowledged.
     expect((await getPlacements(second)).placements.map(({ shardId, target: t }) => [shardId, t])).toEqual([
@@ -98,7 +98,7 @@ describe('a node with --data-dir', () => {
     const dataDir = join(root, 'shared');
     const holder = await startTestNode({ dataDir });
     started.push(holder);
-    const error = await startNode({ dataDir, port: 0, httpPort: 0, logLevel: 'silent' }).then(
+    const error = await startNode({ dataDir, port: 0, http: { port: 0 }, logLevel: 'silent' }).then(
       () => undefined,
       (e: unknown) => e,
     );

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { API, COUNTER, expectError, useTestNode } from './node-fixture.js';
 
 describe('error shapes through inject', () => {
-  const node = useTestNode({ bodyLimit: 1_000 });
+  const node = useTestNode({ http: { bodyLimit: 1_000 } });
 
   it('entity ids of 101 to 256 characters reach the route (the schema decides, not the router)', async () => {
     for (const length of [100, 101, 180, 256]) {

@@ -105,7 +105,7 @@ describe('management server timeouts (small injected timeouts)', () => {
   let node: RunningNode;
   let port: number;
   beforeAll(async () => {
-    node = await startTestNode({ httpHeadersTimeoutMs: 150, httpRequestTimeoutMs: 300, httpKeepAliveTimeoutMs: 150 });
+    node = await startTestNode({ http: { headersTimeoutMs: 150, requestTimeoutMs: 300, keepAliveTimeoutMs: 150 } });
     port = portOf(node);
   });
   afterAll(() => stopAll([node]));
@@ -146,7 +146,7 @@ describe('management server connection cap', () => {
   let port: number;
   const held: Socket[] = [];
   beforeAll(async () => {
-    node = await startTestNode({ httpMaxConnections: 3 });
+    node = await startTestNode({ http: { maxConnections: 3 } });
     port = portOf(node);
   });
   afterAll(async () => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { startNode, type RunningNode, type StartNodeInput } from '../../src/node/node.js';
-import type { NodeConfig } from '../../src/node/config.js';
+import type { NodeConfigInput } from '../../src/node/config.js';
 import { waitForFormedCluster } from '../support/node-cli.js';
 import { poll } from '../support/poll.js';
 
@@ -11,17 +11,18 @@ export const API = '/actor-ts';
 export const COUNTER = `${API}/cluster/shards/Counter`;
 
 /** Fast gossip and replication so multi-node tests converge in well under a second or two. */
-const FAST: Partial<NodeConfig> = {
+const FAST = {
   port: 0,
-  httpPort: 0,
+  http: { port: 0 },
   logLevel: 'silent',
   antiEntropyIntervalMs: 200,
   cluster: { gossipIntervalMs: 100, heartbeatIntervalMs: 200, retryJoinIntervalMs: 200, seedNodeTimeoutMs: 1_000 },
-};
+} satisfies NodeConfigInput;
 
 /** Starts a node and waits until it is Up (its own health route says ok). */
 export async function startTestNode(config: StartNodeInput = {}): Promise<RunningNode> {
-  const node = await startNode({ ...FAST, ...config });
+  // `http` field by field: a test's limits keep the ephemeral port.
+  const node = await startNode({ ...FAST, ...config, http: { ...FAST.http, ...config.http } });
   // With authReads the health route itself needs the token.
   const headers = config.authToken ? { authorization: `Bearer ${config.authToken}` } : {};
   await pollUntil(async () => {
@@ -51,7 +52,7 @@ export async function stopAll(nodes: ReadonlyArray<RunningNode | undefined>): Pr
 }
 
 /** A node started before the tests of the enclosing describe block and stopped after them; call the result for it. */
-export function useTestNode(config: Partial<NodeConfig> = {}): () => RunningNode {
+export function useTestNode(config: NodeConfigInput = {}): () => RunningNode {
   let node: RunningNode | undefined;
   beforeAll(async () => {
     node = await startTestNode(config);

@@ -23,7 +23,7 @@ describe('a node that never joined refuses writes with 503 not_a_member', () => 
     member = await startTestNode();
     loner = await startNode({
       port: 0,
-      httpPort: 0,
+      http: { port: 0 },
       logLevel: 'silent',
       seeds: [`app@127.0.0.1:${await closedPort()}`],
       cluster: { retryJoinIntervalMs: 100 },

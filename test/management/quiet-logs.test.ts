@@ -8,7 +8,7 @@ import { API, pollUntil } from './node-fixture.js';
 describe('what a node logs at info', () => {
   it('no line per HTTP request at info (one at debug), and a graceful stop logs no warning', async () => {
     const { logger, records } = captureLogger('info');
-    const node = await startNode({ port: 0, httpPort: 0 }, { logger });
+    const node = await startNode({ port: 0, http: { port: 0 } }, { logger });
     await pollUntil(
       async () =>
         (await node.http.inject({ method: 'GET', url: `${API}/health` })).json<{ status: string }>().status === 'ok',
@@ -28,7 +28,7 @@ describe('what a node logs at info', () => {
 
   it('at debug, each request is one line with its method, URL and status', async () => {
     const { logger, records } = captureLogger('debug');
-    const node = await startNode({ port: 0, httpPort: 0 }, { logger });
+    const node = await startNode({ port: 0, http: { port: 0 } }, { logger });
     try {
       await node.http.inject({ method: 'GET', url: `${API}/cluster/members` });
       const lines = records.filter((r) => r.msg === 'request' && r['url'] === `${API}/cluster/members`);

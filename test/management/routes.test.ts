@@ -489,7 +489,7 @@ describe('management routes on a one-node cluster', () => {
 });
 
 describe('management routes with a small body limit', () => {
-  const smallLimit = useTestNode({ bodyLimit: 200 });
+  const smallLimit = useTestNode({ http: { bodyLimit: 200 } });
 
   it('413 for a body over the limit, and nothing is written', async () => {
     const node = smallLimit();

@@ -33,7 +33,7 @@ describe('self-removal', () => {
     const stop = new AbortController();
     let removedOnce = false;
     const run = runNode(
-      { ...FAST, port: 0, httpPort: 0, restartOnRemoval: true },
+      { ...FAST, port: 0, http: { port: 0 }, restartOnRemoval: true },
       {
         signal: stop.signal,
         logger: silentLogger(),

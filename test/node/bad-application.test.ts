@@ -16,7 +16,7 @@ async function refusal(input: StartNodeInput): Promise<ActorTsError> {
   const [port, httpPort] = (await freePorts(2)) as [number, number];
   let failure: unknown;
   try {
-    const node = await startNode({ port, httpPort, logLevel: 'silent', ...input });
+    const node = await startNode({ port, http: { port: httpPort }, logLevel: 'silent', ...input });
     await node.stop();
   } catch (error) {
     failure = error;
@@ -85,7 +85,7 @@ describe('application routes on the node server', () => {
   it('need the bearer token for writes (reads too with authReads) and answer errors as { error, message }', async () => {
     const node = await startTestNode({
       port: 0,
-      httpPort: 0,
+      http: { port: 0 },
       authToken: 'secret',
       entityTypes: [{ typeName: 'Chat', behavior }],
       httpRoutes: (app) => {

@@ -5,17 +5,17 @@ import { describe, expect, it } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
 import { shardIdFor, type ShardIdFunction } from '../../src/sharding/shard-id.js';
 import { main } from '../../src/cli/main.js';
-import type { NodeConfig } from '../../src/node/config.js';
+import type { NodeConfigInput } from '../../src/node/config.js';
 import { startNode } from '../../src/node/node.js';
 import { TestCluster, counter, useTestClusters } from '../sharding/harness.js';
 
 async function cli(
   ...args: string[]
-): Promise<{ code: number; out: string[]; err: string[]; input: Partial<NodeConfig> | undefined }> {
+): Promise<{ code: number; out: string[]; err: string[]; input: NodeConfigInput | undefined }> {
   const out: string[] = [];
   const err: string[] = [];
-  let input: Partial<NodeConfig> | undefined;
-  const runNode = (given: Partial<NodeConfig>): Promise<number> => {
+  let input: NodeConfigInput | undefined;
+  const runNode = (given: NodeConfigInput): Promise<number> => {
     input = given;
     return Promise.resolve(0);
   };
@@ -85,7 +85,7 @@ describe('the CLI and startNode', () => {
   it('startNode refuses an unknown shardIdFunction with a typed error, before it serves', async () => {
     const start = startNode({
       port: 0,
-      httpPort: 0,
+      http: { port: 0 },
       logLevel: 'silent',
       shardIdFunction: 'murmur' as unknown as ShardIdFunction,
     });

@@ -1,7 +1,8 @@
 // The programmatic face of external allocation for one entity type: operators' explicit placements (a
 // target, a mode, an optional expiry and provenance) are written to this node's replica of the placement
 // store (and replicate to every node from there), read back as the `ExternalAllocationState` the external
-// strategy consults, and moved now with rebalanceNow. Targets and options are validated here, at the edge.
+// strategy consults, and moved now with rebalanceNow. A programmatic caller's input is parsed here, at the edge
+// (pin-request.ts); the management API parses at its routes and hands over ParsedPins (writePins, dryRunPins).
 import { whenDurable, type Placement } from '../../../crdt/index.js';
 import type { NodeAddress } from '../../cluster/address.js';
 import { isGone, type MemberInfo } from '../../cluster/member.js';
@@ -11,25 +12,18 @@ import type { ClusterSharding } from '../cluster-sharding.js';
 import type { RebalanceNowResult } from '../coordinator/coordinator-client.js';
 import { explicitPlacementState } from './explicit-placement-state.js';
 import { pinRecordOf, type PinRecord } from './placement-record.js';
-import {
-  ruleToMeta,
-  validatePlacementOptions,
-  type PlacementOptions,
-  type PlacementRule,
-} from './placement-options.js';
+import { ruleToMeta, type PlacementOptions } from './placement-options.js';
 import { PlacementRuleError } from './placement-rule-error.js';
-import { canonicalPlacementTarget, parsePlacementTarget, targetMatches } from './placement-target.js';
+import { targetMatches } from './placement-target.js';
+import { parsePins, type ParsedPin, type PinRequest, type PinScope } from './pin-request.js';
+import { parseShardId, type ShardId, type ShardRange } from './shard-range.js';
 import { askDryRunPlacements, type DryRunMoves } from '../coordinator/shard-insight.js';
 import { activePin, type ExternalAllocationState, type PlacementPin } from './placement-pin.js';
 
 export { explicitPlacementState };
 export { pinRecords, type PinRecord, type PinRecordsOptions } from './placement-record.js';
-
-/** A placement to write: the target (address, with or without `actor-ts://`, or selector) and its options. */
-export interface PinRequest extends PlacementOptions {
-  readonly shardId: number;
-  readonly target: NodeAddress | string;
-}
+export type { ParsedPin, PinRequest, PinScope } from './pin-request.js';
+export type { ShardId, ShardRange } from './shard-range.js';
 
 /** A pin as a placements dry run would write it (no writer or timestamp: nothing is written). */
 export type ProposedPinRecord = Omit<PinRecord, 'writer' | 'hlc' | 'expired'>;
@@ -134,14 +128,23 @@ export class ExternalAllocationController {
    * says it is a node planned to join: the pin then applies once it joins. Resolves with what was written.
    */
   async setPlacements(entries: ReadonlyArray<PinRequest>, options: PlacementWriteOptions = {}): Promise<PinRecord[]> {
-    const checked = this.check(entries, options).map(({ shardId, target, rule }) => {
+    return this.writePins(this.parse(entries), options);
+  }
+
+  /**
+   * Writes pins parsed already (the management API parses at its route, against pinScope): as setPlacements,
+   * without parsing again; only whether a target is a current member is judged here (`unknown_target`).
+   */
+  async writePins(pins: ReadonlyArray<ParsedPin>, options: PlacementWriteOptions = {}): Promise<PinRecord[]> {
+    if (options.allowUnknownTarget !== true) this.requireKnownTargets(pins);
+    const writes = pins.map(({ shardId, target, rule }) => {
       const meta = ruleToMeta(rule);
-      return meta === undefined ? { shardId, target } : { shardId, target, meta };
+      return meta === undefined ? { shardId, target: target.canonical } : { shardId, target: target.canonical, meta };
     });
     await this.sharding.placementsReady();
-    const written = this.sharding.placementStore.setMany(this.typeName, checked);
+    const written = this.sharding.placementStore.setMany(this.typeName, writes);
     await whenDurable(this.sharding.placementStore);
-    const records = checked.map(({ shardId }, i) => pinRecordOf(shardId, written[i] as Placement));
+    const records = writes.map(({ shardId }, i) => pinRecordOf(shardId, written[i] as Placement));
     for (const record of records) {
       this.logger?.info({ typeName: this.typeName, ...record, hlc: undefined }, 'explicit placement set');
     }
@@ -156,17 +159,22 @@ export class ExternalAllocationController {
     entries: ReadonlyArray<PinRequest>,
     options: PlacementWriteOptions = {},
   ): Promise<PlacementsDryRun> {
-    const checked = this.check(entries, options);
-    const pins = checked.map(({ shardId, target, rule }) => ({
+    return this.dryRunPins(this.parse(entries), options);
+  }
+
+  /** dryRunPlacements for pins parsed already (see writePins). */
+  async dryRunPins(pins: ReadonlyArray<ParsedPin>, options: PlacementWriteOptions = {}): Promise<PlacementsDryRun> {
+    if (options.allowUnknownTarget !== true) this.requireKnownTargets(pins);
+    const proposed = pins.map(({ shardId, target, rule }) => ({
       shardId,
-      target,
+      target: target.canonical,
       mode: rule.mode,
       expiresAt: rule.expiresAt,
     }));
-    const { moves, warnings } = await askDryRunPlacements(this.sharding, this.typeName, pins);
-    const placements = checked.map(({ shardId, target, rule: { mode, expiresAt, reason, by } }) => ({
+    const { moves, warnings } = await askDryRunPlacements(this.sharding, this.typeName, proposed);
+    const placements = pins.map(({ shardId, target, rule: { mode, expiresAt, reason, by } }) => ({
       shardId,
-      target,
+      target: target.canonical,
       mode,
       expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
       reason,
@@ -181,7 +189,11 @@ export class ExternalAllocationController {
    * false when it had no pin (nothing written).
    */
   async removePlacement(shardId: number): Promise<boolean> {
-    this.requireShard(shardId, this.numberOfShards());
+    return this.removePin(parseShardId(shardId, this.shardRange()));
+  }
+
+  /** removePlacement for a shard id parsed already (see writePins). */
+  async removePin(shardId: ShardId): Promise<boolean> {
     await this.sharding.placementsReady();
     const store = this.sharding.placementStore;
     const before = store.snapshot(this.typeName).placements.get(shardId);
@@ -211,45 +223,38 @@ export class ExternalAllocationController {
    */
   async rebalanceNow(shardIds: ReadonlyArray<number>): Promise<RebalanceNowResult> {
     if (!Array.isArray(shardIds)) throw new ActorTsError('invalid_argument', 'shardIds must be an array of shard ids');
-    const numberOfShards = this.numberOfShards();
-    for (const shardId of shardIds) this.requireShard(shardId, numberOfShards);
-    const result = await this.sharding.rebalanceNow(this.typeName, shardIds);
+    const range = this.shardRange();
+    const parsed = shardIds.map((shardId) => parseShardId(shardId, range));
+    const result = await this.sharding.rebalanceNow(this.typeName, parsed);
     if (result.homeless.length > 0) throw new RebalanceError(result);
     return result;
   }
 
-  /** Every entry checked before any is used (see setPlacements): shard range, target, options; the expiry fixed now. */
-  private check(
-    entries: ReadonlyArray<PinRequest>,
-    write: PlacementWriteOptions,
-  ): Array<{ shardId: number; target: string; rule: PlacementRule }> {
+  /**
+   * What a pin written now is parsed against (parsePins): this type's shard range, and the clock its expiry
+   * counts from: the later of this node's and the latest timestamp its replica counts from any node, so a pin
+   * written through a node whose clock is behind is not expired on arrival elsewhere.
+   */
+  pinScope(): PinScope {
+    const range = this.shardRange();
+    return { ...range, now: Math.max(this.now(), this.sharding.placementStore.latestTimestampMs()) };
+  }
+
+  /** Every entry parsed before any is used (see setPlacements); the expiry fixed now. */
+  private parse(entries: ReadonlyArray<PinRequest>): ParsedPin[] {
     if (!Array.isArray(entries))
       throw new ActorTsError('invalid_argument', 'entries must be an array of { shardId, target }');
-    const numberOfShards = this.numberOfShards();
-    // A ttlMs counts from the later of this node's clock and the latest timestamp its replica counts from any
-    // node, so a pin written through a node whose clock is behind is not expired on arrival elsewhere.
-    const now = Math.max(this.now(), this.sharding.placementStore.latestTimestampMs());
-    const checked = entries.map((entry: PinRequest) => {
-      if (typeof entry !== 'object' || entry === null)
-        throw new ActorTsError('invalid_argument', 'each entry must be { shardId, target, ...options }');
-      const { shardId, target, ...options } = entry;
-      const rule = validatePlacementOptions(options, now);
-      const canonical = canonicalPlacementTarget(target);
-      return { shardId: this.requireShard(shardId, numberOfShards), target: canonical, rule };
-    });
-    if (write.allowUnknownTarget !== true) this.requireKnownTargets(checked);
-    return checked;
+    return parsePins(entries, this.pinScope());
   }
 
   /** Throws `unknown_target` naming the first target no current member matches, and how to write it anyway. */
-  private requireKnownTargets(checked: ReadonlyArray<{ shardId: number; target: string; rule: PlacementRule }>): void {
+  private requireKnownTargets(pins: ReadonlyArray<ParsedPin>): void {
     if (this.members === undefined) return;
     const live = this.members().filter((member) => !isGone(member.status));
     const unknown = new Map<string, number[]>();
-    for (const { shardId, target } of checked) {
-      const parsed = parsePlacementTarget(target);
-      if (live.some((member) => targetMatches(parsed, member))) continue;
-      unknown.set(target, [...(unknown.get(target) ?? []), shardId]);
+    for (const { shardId, target } of pins) {
+      if (live.some((member) => targetMatches(target, member))) continue;
+      unknown.set(target.canonical, [...(unknown.get(target.canonical) ?? []), shardId]);
     }
     const first = [...unknown][0];
     if (first === undefined) return;
@@ -267,21 +272,11 @@ export class ExternalAllocationController {
     );
   }
 
-  private numberOfShards(): number {
+  private shardRange(): ShardRange {
     const type = this.sharding.entityTypes().get(this.typeName);
     if (type === undefined) {
       throw new ActorTsError('unknown_type', `entity type "${this.typeName}" is not initialised on this node`);
     }
-    return type.numberOfShards;
-  }
-
-  private requireShard(shardId: number, numberOfShards: number): number {
-    if (!Number.isSafeInteger(shardId) || shardId < 0 || shardId >= numberOfShards) {
-      throw new ActorTsError(
-        'invalid_shard',
-        `shard id ${String(shardId)} is out of range for ${this.typeName}: expected an integer in 0..${numberOfShards - 1}`,
-      );
-    }
-    return shardId;
+    return { typeName: this.typeName, numberOfShards: type.numberOfShards };
   }
 }

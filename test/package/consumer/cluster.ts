@@ -8,7 +8,7 @@ const quiet = {
   logLevel: 'error',
   host: '127.0.0.1',
   port: 0,
-  httpPort: 0,
+  http: { port: 0 },
   sharding: { coordinatorWarmupMs: 0 },
 } as const;
 const deadline = setTimeout(() => {
