@@ -13,6 +13,12 @@ import {
   type ShardAllocations,
 } from './allocation-strategy.js';
 
+/** The option both least-shard strategies take beside their own. */
+export interface LeastShardClusterOption {
+  /** Membership facts; without it every candidate counts as up, reachable and on the same version. */
+  readonly cluster?: ClusterView;
+}
+
 /** The allocation and rebalance round of Pekko's least-shard strategies; subclasses choose the moves. */
 export abstract class LeastShardFamily implements AllocationStrategy {
   /** Membership facts; without them every candidate counts as up, reachable and on the same version. */

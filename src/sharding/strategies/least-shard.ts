@@ -1,7 +1,6 @@
 // The modern Akka/Pekko least-shard strategy (design.md §4): new shards go to the most suitable,
 // least loaded node; rebalance moves at most `limit` shards per round towards ceil(shards / regions),
 // taking first from the least suitable regions (the exact reverse of allocate's order).
-import type { ClusterView } from '../../cluster/member.js';
 import {
   compareForAllocation,
   compareStrings,
@@ -9,16 +8,14 @@ import {
   requireRebalanceLimits,
   type RegionInfo,
 } from './allocation-strategy.js';
-import { LeastShardFamily } from './least-shard-family.js';
+import { LeastShardFamily, type LeastShardClusterOption } from './least-shard-family.js';
 
 /** Options of LeastShardAllocationStrategy. */
-export interface LeastShardAllocationOptions {
+export interface LeastShardAllocationOptions extends LeastShardClusterOption {
   /** Most shards moved in one rebalance round; default 20. */
   readonly absoluteLimit?: number;
   /** Most shards moved in one round as a fraction of all allocated shards; default 0.1. */
   readonly relativeLimit?: number;
-  /** Membership facts; without it every candidate counts as up, reachable and on the same version. */
-  readonly cluster?: ClusterView;
 }
 
 /**

@@ -1,19 +1,16 @@
 // The legacy Akka/Pekko least-shard rebalance (their default while rebalance-absolute-limit is 0),
 // kept for parity: move a few shards from the most loaded node while it leads the most suitable one
 // by more than `rebalanceThreshold`, with at most `maxSimultaneousRebalance` moves in flight.
-import type { ClusterView } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
 import { compareForAllocation, type RegionInfo } from './allocation-strategy.js';
-import { LeastShardFamily } from './least-shard-family.js';
+import { LeastShardFamily, type LeastShardClusterOption } from './least-shard-family.js';
 
 /** Options of LegacyLeastShardAllocationStrategy. */
-export interface LegacyLeastShardAllocationOptions {
+export interface LegacyLeastShardAllocationOptions extends LeastShardClusterOption {
   /** A node must hold more than this many shards above the most suitable one before any move; default 1. */
   readonly rebalanceThreshold?: number;
   /** Most hand-offs in flight at once, counting those already in progress; default 3. */
   readonly maxSimultaneousRebalance?: number;
-  /** Membership facts; without it every candidate counts as up, reachable and on the same version. */
-  readonly cluster?: ClusterView;
 }
 
 /**
