@@ -41,14 +41,8 @@ export interface ShardedTypeConfig {
 /** Checks `options` (`invalid_argument` naming the bad field) and fills in the defaults. */
 export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeConfig {
   checkShardedType(options);
-  const {
-    typeName,
-    behavior,
-    numberOfShards = 1000,
-    allocationStrategy,
-    role,
-    shardIdFunction = DEFAULT_SHARD_ID_FUNCTION,
-  } = options;
+  const { typeName, behavior, allocationStrategy, role } = options;
+  const { numberOfShards, shardIdFunction } = withDefaults(options);
   const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });
   return { typeName, numberOfShards, behavior, role, strategy, shardIdFunction };
 }
@@ -56,14 +50,8 @@ export function resolveShardedType(options: ShardedTypeOptions, membership: Memb
 /** Throws `invalid_argument` naming the first bad field of `options`; what `init` checks before anything starts. */
 export function checkShardedType(options: ShardedTypeOptions): void {
   if (typeof options !== 'object' || options === null) throw invalid('init options must be an object');
-  const {
-    typeName,
-    behavior,
-    numberOfShards = 1000,
-    allocationStrategy,
-    role,
-    shardIdFunction = DEFAULT_SHARD_ID_FUNCTION,
-  } = options;
+  const { typeName, behavior, allocationStrategy, role } = options;
+  const { numberOfShards, shardIdFunction } = withDefaults(options);
   if (typeof typeName !== 'string' || !TYPE_NAME_PATTERN.test(typeName)) {
     throw invalid(`typeName must match ${String(TYPE_NAME_PATTERN)}, got ${JSON.stringify(typeName)}`);
   }
@@ -83,6 +71,12 @@ export function checkShardedType(options: ShardedTypeOptions): void {
     throw invalid('allocationStrategy must implement allocate() and rebalance()');
   }
   requireShardIdFunction(shardIdFunction);
+}
+
+/** The two settings with defaults that need nothing else (the strategy's default needs the membership). */
+function withDefaults(options: ShardedTypeOptions): Pick<ShardedTypeConfig, 'numberOfShards' | 'shardIdFunction'> {
+  const { numberOfShards = 1000, shardIdFunction = DEFAULT_SHARD_ID_FUNCTION } = options;
+  return { numberOfShards, shardIdFunction };
 }
 
 function invalid(message: string): ActorTsError {
