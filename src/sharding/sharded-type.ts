@@ -5,6 +5,7 @@ import { ActorTsError } from '../errors.js';
 import type { EntityBehavior } from './region/entity.js';
 import { MAX_SHARD_ID, TYPE_NAME_PATTERN } from './protocol/messages.js';
 import { LeastShardAllocationStrategy, type AllocationStrategy } from './strategies/index.js';
+import { isAllocationStrategy } from './strategies/allocation-strategy.js';
 import { DEFAULT_SHARD_ID_FUNCTION, requireShardIdFunction, type ShardIdFunction } from './shard-id.js';
 
 export const MAX_NUMBER_OF_SHARDS = MAX_SHARD_ID + 1;
@@ -61,13 +62,7 @@ export function checkShardedType(options: ShardedTypeOptions): void {
   }
   if (role !== undefined && (typeof role !== 'string' || role.length === 0))
     throw invalid('role must be a non-empty string');
-  if (
-    allocationStrategy !== undefined &&
-    (typeof allocationStrategy !== 'object' ||
-      allocationStrategy === null ||
-      typeof allocationStrategy.allocate !== 'function' ||
-      typeof allocationStrategy.rebalance !== 'function')
-  ) {
+  if (allocationStrategy !== undefined && !isAllocationStrategy(allocationStrategy)) {
     throw invalid('allocationStrategy must implement allocate() and rebalance()');
   }
   requireShardIdFunction(shardIdFunction);
