@@ -2,11 +2,16 @@
 // a counter that can be made slow (so a hand-off drains for a while), and a replay of who hosted an entity.
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
-import { counter, pinTo, settle } from './harness.js';
+import { counter, entityInShard, pinTo, settle } from './harness.js';
 import type { CounterReply, EntityEvent, TestCluster, TestNode } from './harness.js';
 
 export const SHARDS = 30;
 export const yShard = shardIdFor('y', SHARDS);
+
+/** An entity id that lives in `shardId` of the failover tests' type. */
+export function entityOfShard(shardId: number): string {
+  return entityInShard(shardId, SHARDS);
+}
 
 /** Asks entities e0..e{count-1} once each via `via`; where each answered from. */
 export async function touchAll(via: TestNode, count: number): Promise<Map<string, string>> {

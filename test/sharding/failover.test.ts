@@ -2,19 +2,9 @@
 // member's shards re-homed on next use, and the protocol converging on a lossy, duplicating, reordering network.
 // A coordinator failing in the middle of a hand-off, and stale messages, are in failover-hand-off.test.ts.
 import { describe, expect, it } from 'vitest';
-import {
-  TestCluster,
-  askLater,
-  counter,
-  entityInShard,
-  eventually,
-  hostedShards,
-  run,
-  settle,
-  useTestClusters,
-} from './harness.js';
+import { TestCluster, askLater, counter, eventually, hostedShards, run, settle, useTestClusters } from './harness.js';
 import type { CounterReply, EntityEvent, TestNode } from './harness.js';
-import { SHARDS, startWithY, touchAll, yShard } from './failover-fixtures.js';
+import { SHARDS, entityOfShard, startWithY, touchAll, yShard } from './failover-fixtures.js';
 
 describe('failover', () => {
   let cluster: TestCluster;
@@ -165,7 +155,7 @@ describe('failover', () => {
     await run(500);
     // Asked during the margin: the coordinator holds the answer until the shard has a live home.
     const [shardId] = onC as [number];
-    const asked = b.sharding.entityRefFor('Counter', entityInShard(shardId, SHARDS)).ask<CounterReply>({ op: 'inc' });
+    const asked = b.sharding.entityRefFor('Counter', entityOfShard(shardId)).ask<CounterReply>({ op: 'inc' });
     await run(1_000);
     const during = await settle(a.sharding.getShardLocations('Counter'));
     expect(during.regions.find((r) => r.address === c.key)?.shards).toEqual(onC);
