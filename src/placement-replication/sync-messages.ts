@@ -38,26 +38,21 @@ export function parsePlacementSyncMessage(raw: RawMessage): PlacementSyncMessage
   }
 }
 
+/** TYPES read backwards: the message type of each frame kind. */
+const TYPE_OF_KIND = Object.fromEntries(Object.entries(TYPES).map(([type, kind]) => [kind, type])) as {
+  readonly [T in keyof typeof TYPES as (typeof TYPES)[T]]: T;
+};
+
 export function toSyncMessage(frame: SyncFrame): PlacementSyncMessage {
-  switch (frame.kind) {
-    case 'step1':
-      return { type: 'PlacementSyncStep1', stateVector: frame.stateVector };
-    case 'step2':
-      return { type: 'PlacementSyncStep2', update: frame.update };
-    case 'update':
-      return { type: 'PlacementUpdate', update: frame.update };
-  }
+  return frame.kind === 'step1'
+    ? { type: TYPE_OF_KIND.step1, stateVector: frame.stateVector }
+    : { type: TYPE_OF_KIND[frame.kind], update: frame.update };
 }
 
 export function toSyncFrame(message: PlacementSyncMessage): SyncFrame {
-  switch (message.type) {
-    case 'PlacementSyncStep1':
-      return { kind: 'step1', stateVector: message.stateVector };
-    case 'PlacementSyncStep2':
-      return { kind: 'step2', update: message.update };
-    case 'PlacementUpdate':
-      return { kind: 'update', update: message.update };
-  }
+  return message.type === 'PlacementSyncStep1'
+    ? { kind: TYPES.PlacementSyncStep1, stateVector: message.stateVector }
+    : { kind: TYPES[message.type], update: message.update };
 }
 
 function isBytes(value: unknown): value is Uint8Array {

@@ -6,7 +6,6 @@ import type { PlacementStore } from '../../crdt/index.js';
 import type { NodeAddress } from '../cluster/address.js';
 import type { Membership } from '../cluster/member.js';
 import type { Scheduler } from '../cluster/scheduler.js';
-import type { Transport } from '../cluster/transport.js';
 import { ActorTsError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
 import type { ReplicatedPlacements } from '../placement-replication/placement-replication.js';
@@ -21,7 +20,7 @@ import {
 import type { EntityRef } from './region/entity.js';
 import { routeShardingMessage } from './message-router.js';
 import { StoreCordons } from './placements/cordons.js';
-import { MAX_ENTITY_ID_LENGTH, type DrainMove, type ShardingMessage } from './protocol/messages.js';
+import type { DrainMove, ShardingMessage } from './protocol/messages.js';
 import { PlacementChanges } from './placements/placement-changes.js';
 import { EntityRefs, type RefTarget } from './region/entity-refs.js';
 import { listedPlacement } from './placements/placement-record.js';
@@ -31,39 +30,19 @@ import type { CoordinatorEvents } from './coordinator/settings.js';
 import { ShardCoordinator, coordinatorNode } from './coordinator/shard-coordinator.js';
 import { ShardRegion } from './region/shard-region.js';
 import type { ShardingContext } from './sharding-context.js';
+import { resolveShardedType, type ShardedTypeOptions, type ShardedTypeConfig } from './sharded-type.js';
 import {
-  MAX_NUMBER_OF_SHARDS,
-  resolveShardedType,
-  type ShardedTypeOptions,
-  type ShardedTypeConfig,
-} from './sharded-type.js';
+  checkEntityId,
+  checkShardIds,
+  checkShardingOptions,
+  type ClusterShardingOptions,
+} from './cluster-sharding-input.js';
 import { ShardingLink } from './protocol/sharding-link.js';
 import type { ShardingStats, TypeStats } from './sharding-stats.js';
 
 export type { RebalanceNowResult, ShardedTypeOptions, ShardLocations };
 export type { ShardingStats, TypeStats } from './sharding-stats.js';
-
-/** What ClusterSharding is built from: transport, membership, replicated placements, optional settings. */
-export interface ClusterShardingOptions {
-  readonly transport: Transport;
-  readonly membership: Membership;
-  /**
-   * This node's replica of the explicit-placement store with its replication (a `PlacementReplication`
-   * over the same transport and membership). It belongs to the caller, who closes it after `shutdown()`.
-   */
-  readonly placements: ReplicatedPlacements;
-  /** Overrides of `DEFAULT_SHARDING_CONFIG`. */
-  readonly config?: Partial<ShardingConfig>;
-  /** Defaults to a silent logger. */
-  readonly logger?: Logger;
-  /** What this node's coordinators report as it happens (metrics). */
-  readonly events?: CoordinatorEvents;
-  /**
-   * Clock and timers of the coordinators and of entity timers (`ctx.timers`); default the process timers,
-   * unref'd. Tests inject a ManualScheduler, or drive the default with fake timers.
-   */
-  readonly scheduler?: Scheduler;
-}
+export type { ClusterShardingOptions } from './cluster-sharding-input.js';
 
 interface ShardedType {
   readonly settings: ShardedTypeConfig;
@@ -101,22 +80,8 @@ export class ClusterSharding {
   private unroutableMessages = 0;
 
   constructor(options: ClusterShardingOptions) {
+    checkShardingOptions(options);
     const { transport, membership, placements } = options;
-    if (typeof transport?.send !== 'function' || typeof transport.onMessage !== 'function') {
-      throw new ActorTsError('invalid_argument', 'ClusterSharding needs a transport');
-    }
-    if (typeof membership?.members !== 'function' || typeof membership.onChange !== 'function') {
-      throw new ActorTsError('invalid_argument', 'ClusterSharding needs a membership');
-    }
-    if (typeof placements?.store?.snapshot !== 'function' || typeof placements.whenReady !== 'function') {
-      throw new ActorTsError('invalid_argument', 'ClusterSharding needs its placements (a PlacementReplication)');
-    }
-    if (!transport.self.equals(membership.self)) {
-      throw new ActorTsError(
-        'invalid_argument',
-        `transport (${transport.self.toString()}) and membership (${membership.self.toString()}) belong to different nodes`,
-      );
-    }
     this.config = resolveShardingConfig(options.config);
     this.membership = membership;
     this.self = membership.self;
@@ -219,11 +184,7 @@ export class ClusterSharding {
   entityRefFor(typeName: string, entityId: string): EntityRef {
     this.requireRunning();
     const type = this.requireType(typeName);
-    if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > MAX_ENTITY_ID_LENGTH) {
-      throw invalid(
-        `entity id must be a string of 1..${MAX_ENTITY_ID_LENGTH} characters, got ${JSON.stringify(entityId)}`,
-      );
-    }
+    checkEntityId(entityId);
     return this.refs.refFor(refTarget(type), entityId);
   }
 
@@ -257,13 +218,7 @@ export class ClusterSharding {
    */
   async rebalanceNow(typeName: string, shardIds: ReadonlyArray<number>): Promise<RebalanceNowResult> {
     this.requireType(typeName);
-    if (
-      !Array.isArray(shardIds) ||
-      shardIds.length > MAX_NUMBER_OF_SHARDS ||
-      !shardIds.every((id) => Number.isSafeInteger(id))
-    ) {
-      throw invalid(`shardIds must be an array of at most ${MAX_NUMBER_OF_SHARDS} integers`);
-    }
+    checkShardIds(shardIds);
     const answer = await this.request(typeName, { type: 'RebalanceNow', typeName, shardIds: [...new Set(shardIds)] });
     return { accepted: [...answer.accepted], unknown: [...answer.unknown], homeless: [...answer.homeless] };
   }
@@ -435,8 +390,4 @@ export class ClusterSharding {
 function refTarget(type: ShardedType): RefTarget {
   const { typeName, numberOfShards, shardIdFunction } = type.settings;
   return { typeName, numberOfShards, shardIdFunction, region: type.region };
-}
-
-function invalid(message: string): ActorTsError {
-  return new ActorTsError('invalid_argument', message);
 }

@@ -34,20 +34,8 @@ export {
   type ProposedPin,
   type ShardExplanation,
 } from './coordinator/shard-insight.js';
-export {
-  MAX_PLACEMENT_TARGET_LENGTH,
-  ROLE_KEY,
-  PlacementRuleError,
-  canonicalPlacementTarget,
-  parsePlacementTarget,
-  printPlacementTarget,
-  targetMatches,
-  tryParsePlacementTarget,
-  type PlacementNode,
-  type PlacementRuleErrorCode,
-  type PlacementTarget,
-  type SelectorTerm,
-} from './placements/placement-target.js';
+// The target vocabulary (parse, print, match, its typed error) is public as a whole.
+export * from './placements/placement-target.js';
 export {
   DEFAULT_PLACEMENT_RULE,
   MAX_BY_LENGTH,

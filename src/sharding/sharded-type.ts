@@ -5,6 +5,7 @@ import { ActorTsError } from '../errors.js';
 import type { EntityBehavior } from './region/entity.js';
 import { MAX_SHARD_ID, TYPE_NAME_PATTERN } from './protocol/messages.js';
 import { LeastShardAllocationStrategy, type AllocationStrategy } from './strategies/index.js';
+import { isAllocationStrategy } from './strategies/allocation-strategy.js';
 import { DEFAULT_SHARD_ID_FUNCTION, requireShardIdFunction, type ShardIdFunction } from './shard-id.js';
 
 export const MAX_NUMBER_OF_SHARDS = MAX_SHARD_ID + 1;
@@ -41,14 +42,8 @@ export interface ShardedTypeConfig {
 /** Checks `options` (`invalid_argument` naming the bad field) and fills in the defaults. */
 export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeConfig {
   checkShardedType(options);
-  const {
-    typeName,
-    behavior,
-    numberOfShards = 1000,
-    allocationStrategy,
-    role,
-    shardIdFunction = DEFAULT_SHARD_ID_FUNCTION,
-  } = options;
+  const { typeName, behavior, allocationStrategy, role } = options;
+  const { numberOfShards, shardIdFunction } = withDefaults(options);
   const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });
   return { typeName, numberOfShards, behavior, role, strategy, shardIdFunction };
 }
@@ -56,14 +51,8 @@ export function resolveShardedType(options: ShardedTypeOptions, membership: Memb
 /** Throws `invalid_argument` naming the first bad field of `options`; what `init` checks before anything starts. */
 export function checkShardedType(options: ShardedTypeOptions): void {
   if (typeof options !== 'object' || options === null) throw invalid('init options must be an object');
-  const {
-    typeName,
-    behavior,
-    numberOfShards = 1000,
-    allocationStrategy,
-    role,
-    shardIdFunction = DEFAULT_SHARD_ID_FUNCTION,
-  } = options;
+  const { typeName, behavior, allocationStrategy, role } = options;
+  const { numberOfShards, shardIdFunction } = withDefaults(options);
   if (typeof typeName !== 'string' || !TYPE_NAME_PATTERN.test(typeName)) {
     throw invalid(`typeName must match ${String(TYPE_NAME_PATTERN)}, got ${JSON.stringify(typeName)}`);
   }
@@ -73,16 +62,16 @@ export function checkShardedType(options: ShardedTypeOptions): void {
   }
   if (role !== undefined && (typeof role !== 'string' || role.length === 0))
     throw invalid('role must be a non-empty string');
-  if (
-    allocationStrategy !== undefined &&
-    (typeof allocationStrategy !== 'object' ||
-      allocationStrategy === null ||
-      typeof allocationStrategy.allocate !== 'function' ||
-      typeof allocationStrategy.rebalance !== 'function')
-  ) {
+  if (allocationStrategy !== undefined && !isAllocationStrategy(allocationStrategy)) {
     throw invalid('allocationStrategy must implement allocate() and rebalance()');
   }
   requireShardIdFunction(shardIdFunction);
+}
+
+/** The two settings with defaults that need nothing else (the strategy's default needs the membership). */
+function withDefaults(options: ShardedTypeOptions): Pick<ShardedTypeConfig, 'numberOfShards' | 'shardIdFunction'> {
+  const { numberOfShards = 1000, shardIdFunction = DEFAULT_SHARD_ID_FUNCTION } = options;
+  return { numberOfShards, shardIdFunction };
 }
 
 function invalid(message: string): ActorTsError {

@@ -1,6 +1,6 @@
 // setPlacements writes a batch of pins as one store transaction: one update on the wire, one change notice.
 import { describe, expect, it } from 'vitest';
-import { eventually, run } from '../sharding/harness.js';
+import { eventually } from '../sharding/harness.js';
 import { ExternalCluster, pinsOf, useExternalClusters } from './harness.js';
 
 let cluster: ExternalCluster;
@@ -10,9 +10,7 @@ useExternalClusters();
 describe('setPlacements', () => {
   it('pins many shards with one placement update on the wire, and every node sees all of them', async () => {
     cluster = new ExternalCluster();
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    await run(600);
+    const [a, b] = await cluster.started(7001, 7002);
     const local: Uint8Array[] = [];
     const notices: Array<readonly number[]> = [];
     b.sharding.placementStore.onUpdate((update, origin) => {
@@ -31,8 +29,7 @@ describe('setPlacements', () => {
 
   it('rejects the whole batch when one entry is bad, writing nothing', async () => {
     cluster = new ExternalCluster();
-    const a = cluster.addNode(7001);
-    await run(600);
+    const [a] = await cluster.started(7001);
     await expect(
       a.controller.setPlacements([
         { shardId: 1, target: a.address },

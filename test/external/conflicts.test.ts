@@ -19,10 +19,7 @@ function sameEverywhere(nodes: ReadonlyArray<ExtNode>): boolean {
 describe('conflicting placements', () => {
   it('resolves two controllers writing the same shard at the same moment to the greatest HLC everywhere', async () => {
     cluster = new ExternalCluster({ delayMs: 1 });
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    await run(600);
+    const [a, b, c] = await cluster.started(7001, 7002, 7003);
     cluster.touch(c, 9);
     await eventually(() => cluster.hostOf(9) !== undefined, 'shard 9 allocated');
 

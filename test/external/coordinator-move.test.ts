@@ -20,10 +20,7 @@ useExternalClusters();
 describe('10. placements survive a coordinator move', () => {
   it('keeps honouring pins written on the old coordinator after it leaves gracefully', async () => {
     cluster = new ExternalCluster();
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    await run(600);
+    const [a, b, c] = await cluster.started(7001, 7002, 7003);
     // Written on the coordinator itself: the case phase 1 of the request lost.
     for (const shardId of [1, 2, 3]) await a.controller.setPlacement(shardId, c.address);
     await a.controller.setPlacement(4, b.address);
@@ -56,10 +53,7 @@ describe('10. placements survive a coordinator move', () => {
 
   it('keeps honouring pins after the coordinator crashes and is removed', async () => {
     cluster = new ExternalCluster();
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    const c = cluster.addNode(7003);
-    await run(600);
+    const [a, b, c] = await cluster.started(7001, 7002, 7003);
     await a.controller.setPlacement(7, b.address);
     await a.controller.setPlacement(8, c.address);
     await run(50);
@@ -76,9 +70,7 @@ describe('10. placements survive a coordinator move', () => {
 describe('joining nodes', () => {
   it('gives a node that joins later the full placement state (anti-entropy off: the join-time sync)', async () => {
     cluster = new ExternalCluster({ antiEntropyIntervalMs: NO_ANTI_ENTROPY, numberOfShards: 1000 });
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    await run(600);
+    const [a, b] = await cluster.started(7001, 7002);
     await a.controller.setPlacements(
       Array.from({ length: 300 }, (_, i) => ({ shardId: i * 3, target: i % 2 === 0 ? a.key : b.key })),
     );
@@ -98,9 +90,7 @@ describe('joining nodes', () => {
 
   it('accepts a pin to a node that has not joined, and honours it when the node joins', async () => {
     cluster = new ExternalCluster();
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    await run(600);
+    const [a, b] = await cluster.started(7001, 7002);
     const later = addressOf(7005);
     await b.controller.setPlacement(6, later);
     await cluster.allocated([6], a);
@@ -125,8 +115,7 @@ describe('joining nodes', () => {
     // The membership change came before the region existed, so it is the region's registration that
     // must trigger the re-evaluation.
     cluster = new ExternalCluster({ config: { rebalanceIntervalMs: 10_000 } });
-    const a = cluster.addNode(7001);
-    await run(600);
+    const [a] = await cluster.started(7001);
     const later = addressOf(7006);
     await a.controller.setPlacement(2, later);
     await cluster.allocated([2], a);

@@ -80,9 +80,7 @@ describe('2. fallback for shards without a pin', () => {
 describe('3. removed placement', () => {
   it('reverts to the fallback at the next rebalance: an unpinned shard leaves the overloaded node', async () => {
     cluster = new ExternalCluster();
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    await run(600);
+    const [a, b] = await cluster.started(7001, 7002);
     for (const shardId of [0, 1, 2, 3]) await a.controller.setPlacement(shardId, b.address);
     await cluster.allocated([0, 1, 2, 3], a);
     expect(b.sharding.localShards(TYPE)).toEqual([0, 1, 2, 3]);
@@ -157,9 +155,7 @@ describe('5. rebalanceNow', () => {
   it('hands a shard off and re-allocates it through the strategy well within one rebalance interval', async () => {
     // Default 10 s tick: the move must come from rebalanceNow, not the tick.
     cluster = new ExternalCluster({ delayMs: 1, config: { rebalanceIntervalMs: 10_000 } });
-    const a = cluster.addNode(7001);
-    const b = cluster.addNode(7002);
-    await run(600);
+    const [a, b] = await cluster.started(7001, 7002);
     await cluster.allocated([0, 1, 2, 3], a);
     const onA = a.sharding.localShards(TYPE);
     expect(onA.length).toBeGreaterThan(0);

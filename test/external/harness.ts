@@ -160,6 +160,15 @@ export class ExternalCluster extends InProcessCluster<ExtNode, NodeOptions> {
     });
   }
 
+  /** Up members on `ports` (the first the oldest, so the coordinator), warmed up: registered and synced. */
+  async started<const Ports extends readonly number[]>(
+    ...ports: Ports
+  ): Promise<{ -readonly [K in keyof Ports]: ExtNode }> {
+    const nodes = this.addNodes(...ports);
+    await run(600);
+    return nodes;
+  }
+
   /** Where each shard actually runs (regions' own view) across the live nodes. */
   hosted(): Map<number, string[]> {
     return hostedShards(this.live(), TYPE);

@@ -16,11 +16,21 @@ import {
   settle,
   useTestClusters,
 } from './harness.js';
-import type { CounterReply, EntityEvent } from './harness.js';
+import type { CounterReply, EntityEvent, TestNode } from './harness.js';
 
 describe('ClusterSharding', () => {
   let cluster: TestCluster;
   useTestClusters(() => (cluster = new TestCluster()));
+
+  /** The Counter type (10 shards) on every node, each shard placed on `host`. */
+  function initCountersOn(host: TestNode, events: EntityEvent[] = []): void {
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counter(events),
+      numberOfShards: 10,
+      allocationStrategy: pinTo(() => host.key),
+    });
+  }
 
   it('allocates shards lazily: nothing before the first message, then exactly the shard that was used', async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
@@ -85,12 +95,7 @@ describe('ClusterSharding', () => {
 
   it('fails an ask with entity_failed when receive throws, and the entity keeps its state', async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
-    cluster.initAll({
-      typeName: 'Counter',
-      behavior: counter(),
-      numberOfShards: 10,
-      allocationStrategy: pinTo(() => b.key),
-    });
+    initCountersOn(b);
     const ref = a.sharding.entityRefFor('Counter', 'x');
     await settle(ref.ask({ op: 'inc' }));
     const failed = settle(ref.ask({ op: 'fail' }));
@@ -100,12 +105,7 @@ describe('ClusterSharding', () => {
 
   it('times out an ask that gets no answer', async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
-    cluster.initAll({
-      typeName: 'Counter',
-      behavior: counter(),
-      numberOfShards: 10,
-      allocationStrategy: pinTo(() => b.key),
-    });
+    initCountersOn(b);
     await settle(a.sharding.entityRefFor('Counter', 'x').ask({ op: 'get' }));
     cluster.net.partition([a.address], [b.address]);
     const pending = settle(a.sharding.entityRefFor('Counter', 'x').ask({ op: 'get' }, { timeoutMs: 1_000 }));
@@ -169,12 +169,7 @@ describe('ClusterSharding', () => {
   it('buffers messages while no home is known, drops and counts what exceeds bufferSize, then delivers the rest', async () => {
     cluster = new TestCluster({ config: { bufferSize: 5 } });
     const [a, b] = cluster.addNodes(7001, 7002);
-    cluster.initAll({
-      typeName: 'Counter',
-      behavior: counter(),
-      numberOfShards: 10,
-      allocationStrategy: pinTo(() => a.key),
-    });
+    initCountersOn(a);
     await run(1_000);
     // b cannot reach the coordinator (a): every message for an unknown shard waits in b's buffer.
     cluster.net.partition([a.address], [b.address]);
@@ -194,12 +189,7 @@ describe('ClusterSharding', () => {
 
   it('drops and counts a message forwarded maxForwardHops times instead of bouncing it on', async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
-    cluster.initAll({
-      typeName: 'Counter',
-      behavior: counter(),
-      numberOfShards: 10,
-      allocationStrategy: pinTo(() => a.key),
-    });
+    initCountersOn(a);
     const entityId = entityInShard(2, 10);
     await settle(b.sharding.entityRefFor('Counter', entityId).ask({ op: 'inc' }));
     const rogue = cluster.net.transport(NodeAddress.parse('rogue@127.0.0.1:6666'));
@@ -247,12 +237,7 @@ describe('ClusterSharding', () => {
   it('shutdown stops local entities, rejects pending asks and refuses new work', async () => {
     const [a, b] = cluster.addNodes(7001, 7002);
     const events: EntityEvent[] = [];
-    cluster.initAll({
-      typeName: 'Counter',
-      behavior: counter(events),
-      numberOfShards: 10,
-      allocationStrategy: pinTo(() => b.key),
-    });
+    initCountersOn(b, events);
     await settle(a.sharding.entityRefFor('Counter', 'x').ask({ op: 'inc' }));
     cluster.net.partition([a.address], [b.address]);
     const pending = a.sharding.entityRefFor('Counter', 'x').ask({ op: 'get' });

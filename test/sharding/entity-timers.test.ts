@@ -38,6 +38,21 @@ function entityWith(
   return { entity, seen };
 }
 
+/** An entity whose 'busy' message waits until `gate` opens, then runs `andThen` before it completes. */
+function entityBusyUntil(
+  scheduler: ManualScheduler,
+  andThen: (self: Entity) => void,
+): { entity: Entity; seen: unknown[]; gate: ReturnType<typeof deferred<void>> } {
+  const gate = deferred<void>();
+  const { entity, seen } = entityWith(scheduler, async (self, message) => {
+    if (message === 'busy') {
+      await gate.promise;
+      andThen(self);
+    }
+  });
+  return { entity, seen, gate };
+}
+
 describe('entity timers', () => {
   it('starting a key again cancels the previous timer: one message, a full delay after the last start', async () => {
     const scheduler = new ManualScheduler();
@@ -60,13 +75,9 @@ describe('entity timers', () => {
 
   it('a timer restarted after its message was queued never delivers that message', async () => {
     const scheduler = new ManualScheduler();
-    const gate = deferred<void>();
-    const { entity, seen } = entityWith(scheduler, async (self, message) => {
-      if (message === 'busy') {
-        await gate.promise;
-        self.timers.startSingleTimer('quiet', 'Quiet-2', 2_500);
-      }
-    });
+    const { entity, seen, gate } = entityBusyUntil(scheduler, (self) =>
+      self.timers.startSingleTimer('quiet', 'Quiet-2', 2_500),
+    );
     entity.timers.startSingleTimer('quiet', 'Quiet-1', 1_000);
     entity.enqueue('busy', undefined);
     await flush();
@@ -82,13 +93,7 @@ describe('entity timers', () => {
 
   it('a timer cancelled after its message was queued never delivers it', async () => {
     const scheduler = new ManualScheduler();
-    const gate = deferred<void>();
-    const { entity, seen } = entityWith(scheduler, async (self, message) => {
-      if (message === 'busy') {
-        await gate.promise;
-        self.timers.cancel('tick');
-      }
-    });
+    const { entity, seen, gate } = entityBusyUntil(scheduler, (self) => self.timers.cancel('tick'));
     entity.timers.startTimerWithFixedDelay('tick', 'Tick', 100);
     entity.enqueue('busy', undefined);
     await flush();

@@ -15,6 +15,11 @@ export function shardMap(
   return new Map(entries.map(([address, shards]) => [address.toString(), new Set(shards)]));
 }
 
+/** A shard map in which node(1), node(2), ... hold the given lists, in that order. */
+export function nodeShards(...lists: ReadonlyArray<ReadonlyArray<number>>): Map<string, Set<number>> {
+  return shardMap(lists.map((shards, i) => [node(i + 1), shards] as const));
+}
+
 /** A sequential run of shard ids: range(3, 2) = [3, 4]. */
 export function range(from: number, count: number): number[] {
   return Array.from({ length: count }, (_, i) => from + i);

@@ -1,7 +1,7 @@
 // LeastShardAllocationStrategy: the allocate ordering, the rebalance gate, the limit formula and both phases.
 import { describe, it, expect } from 'vitest';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/least-shard.js';
-import { healthyView, node, range, shardMap, sorted, TestView, type MemberSpec } from './fixtures.js';
+import { healthyView, node, nodeShards, range, shardMap, sorted, TestView, type MemberSpec } from './fixtures.js';
 
 const [a, b, c, d] = [node(1), node(2), node(3), node(4)];
 const lifted = { absoluteLimit: 1_000_000, relativeLimit: 1 };
@@ -57,28 +57,12 @@ describe('LeastShardAllocationStrategy.allocate', () => {
       { address: a, upNumber: 1 },
       { address: b, upNumber: 2 },
     ];
-    expect(
-      allocateWith(
-        specs,
-        shardMap([
-          [a, [1, 2]],
-          [b, [3]],
-        ]),
-      ),
-    ).toBe(b);
+    expect(allocateWith(specs, nodeShards([1, 2], [3]))).toBe(b);
     const older: MemberSpec[] = [
       { address: a, upNumber: 7 },
       { address: b, upNumber: 3 },
     ];
-    expect(
-      allocateWith(
-        older,
-        shardMap([
-          [a, [1]],
-          [b, [2]],
-        ]),
-      ),
-    ).toBe(b);
+    expect(allocateWith(older, nodeShards([1], [2]))).toBe(b);
     const twins: MemberSpec[] = [
       { address: b, upNumber: 1 },
       { address: a, upNumber: 1 },
@@ -88,27 +72,8 @@ describe('LeastShardAllocationStrategy.allocate', () => {
 
   it('without a view picks the fewest shards, counting missing candidates as empty', () => {
     const strategy = new LeastShardAllocationStrategy();
-    expect(
-      strategy.allocate(
-        9,
-        [a, b, c],
-        shardMap([
-          [a, [1]],
-          [b, [2]],
-        ]),
-      ),
-    ).toBe(c);
-    expect(
-      strategy.allocate(
-        9,
-        [c, b, a],
-        shardMap([
-          [a, [1]],
-          [b, [2]],
-          [c, [3, 4]],
-        ]),
-      ),
-    ).toBe(a);
+    expect(strategy.allocate(9, [a, b, c], nodeShards([1], [2]))).toBe(c);
+    expect(strategy.allocate(9, [c, b, a], nodeShards([1], [2], [3, 4]))).toBe(a);
   });
 
   it('rejects bad arguments without touching anything', () => {

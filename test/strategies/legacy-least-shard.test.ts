@@ -1,7 +1,7 @@
 // LegacyLeastShardAllocationStrategy: Akka/Pekko's threshold-based rebalance, kept for parity.
 import { describe, it, expect } from 'vitest';
 import { LegacyLeastShardAllocationStrategy } from '../../src/sharding/strategies/legacy-least-shard.js';
-import { node, range, shardMap, sorted, TestView, type MemberSpec } from './fixtures.js';
+import { node, nodeShards, range, shardMap, sorted, TestView, type MemberSpec } from './fixtures.js';
 
 const [a, b, c] = [node(1), node(2), node(3)];
 const none = new Set<number>();
@@ -27,16 +27,7 @@ describe('LegacyLeastShardAllocationStrategy options', () => {
 describe('LegacyLeastShardAllocationStrategy', () => {
   it('allocates like the modern strategy: fewest shards among healthy nodes', () => {
     const strategy = new LegacyLeastShardAllocationStrategy();
-    expect(
-      strategy.allocate(
-        7,
-        [a, b, c],
-        shardMap([
-          [a, [1, 2]],
-          [b, [3]],
-        ]),
-      ),
-    ).toBe(c);
+    expect(strategy.allocate(7, [a, b, c], nodeShards([1, 2], [3]))).toBe(c);
     const view = new TestView([{ address: a }, { address: b, reachable: false }]);
     expect(new LegacyLeastShardAllocationStrategy({ cluster: view }).allocate(7, [a, b], shardMap([[a, [1]]]))).toBe(a);
   });

@@ -1,6 +1,7 @@
 // The drain request and its answer on the wire: kept apart from messages.ts, which routes them, because a
 // move list is the one nested shape among the operator messages and is validated item by item here.
 import type { RawMessage } from '../../cluster/wire-message.js';
+import type { RequestMessage } from './request-message.js';
 
 /** One shard a drain hands off: where from, and where the strategy places it now (null: it waits, e.g. a require pin). */
 export interface DrainMove {
@@ -18,14 +19,10 @@ export interface DrainFieldChecks {
 }
 
 export type DrainMessage =
-  | { readonly type: 'DrainRegion'; readonly typeName: string; readonly requestId: number; readonly region: string }
-  | {
-      readonly type: 'DrainStarted';
-      readonly typeName: string;
-      readonly requestId: number;
-      readonly moves: DrainMove[];
-      readonly noCapacity: boolean;
-    };
+  /** Requester -> C. Treat `region` as cordoned and hand off every shard it hosts. */
+  | RequestMessage<'DrainRegion', { region: string }>
+  /** C -> requester. The hand-offs started (`moves`), or none because no other region may take them. */
+  | RequestMessage<'DrainStarted', { moves: ReadonlyArray<DrainMove>; noCapacity: boolean }>;
 
 /** A DrainRegion or DrainStarted with every field checked; undefined when any is wrong. */
 export function parseDrainMessage(

@@ -10,6 +10,7 @@ import {
 } from '../placements/placement-options.js';
 import type { PinRecord } from '../placements/placement-record.js';
 import { MAX_PLACEMENT_TARGET_LENGTH } from '../placements/placement-target.js';
+import type { RequestMessage } from './request-message.js';
 import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
 
 /** Why a shard is where it is (or nowhere). */
@@ -82,30 +83,15 @@ export interface ProposedPin {
 
 export type InsightMessage =
   /** Requester -> C. Why is this shard where it is? */
-  | { readonly type: 'ExplainShard'; readonly typeName: string; readonly requestId: number; readonly shardId: number }
+  | RequestMessage<'ExplainShard', { shardId: number }>
   /** C -> requester. Null when the shard id is out of range for the type. */
-  | {
-      readonly type: 'ShardExplained';
-      readonly typeName: string;
-      readonly requestId: number;
-      readonly explanation: ShardExplanation | null;
-    }
+  | RequestMessage<'ShardExplained', { explanation: ShardExplanation | null }>
   /** Requester -> C. Which shards would move if these pins were written now? Nothing is written. */
-  | {
-      readonly type: 'DryRunPlacements';
-      readonly typeName: string;
-      readonly requestId: number;
-      readonly pins: ReadonlyArray<ProposedPin>;
-    }
+  | RequestMessage<'DryRunPlacements', { pins: ReadonlyArray<ProposedPin> }>
   /** Requester -> C. Which shards would move, and where, if these were handed off now? Nothing is handed off. */
-  | {
-      readonly type: 'DryRunRebalance';
-      readonly typeName: string;
-      readonly requestId: number;
-      readonly shardIds: ReadonlyArray<number>;
-    }
+  | RequestMessage<'DryRunRebalance', { shardIds: ReadonlyArray<number> }>
   /** C -> requester. The answer to either dry run. */
-  | ({ readonly type: 'DryRunAnswer'; readonly typeName: string; readonly requestId: number } & DryRunMoves);
+  | RequestMessage<'DryRunAnswer', DryRunMoves>;
 
 /** The insight messages a coordinator answers (the rest are its answers). */
 export type InsightRequest = Extract<

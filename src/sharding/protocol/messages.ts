@@ -1,45 +1,26 @@
-// Sharding messages (region registration, shard homes, hand-off, entity envelopes, operator requests): the
-// sharding family of the wire protocol, with the table that routes each message type on arrival. Every field
-// is validated here, because this is the only place untrusted frames become typed values; a message that
-// fails any check is dropped by the transport.
+// Sharding messages (region registration, shard homes, hand-off, operator requests; entity traffic from
+// entity-messages.ts): the sharding family of the wire protocol, with the table that routes each message type on
+// arrival. Every field is validated here or in the family file named, because this is the only place untrusted
+// frames become typed values; a message that fails any check is dropped by the transport.
 import type { MessageFamily, RawMessage } from '../../cluster/wire-message.js';
 import { parseInsightMessage, type InsightMessage } from './insight-messages.js';
 import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
-import { NodeAddress } from '../../cluster/address.js';
-import { parseDrainMessage, type DrainMove } from './drain-messages.js';
+import { parseDrainMessage, type DrainMessage } from './drain-messages.js';
+import { MAX_ENTITY_ID_LENGTH, parseEntityReply, parseEnvelope, type EntityMessage } from './entity-messages.js';
+import type { RequestMessage } from './request-message.js';
 import { parseStateMessage, type StateMessage } from './state-messages.js';
 
 export type { DrainMove } from './drain-messages.js';
+export { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type ReliableMark, type ReplyTo } from './entity-messages.js';
 
 /** Largest shard id accepted on the wire (`numberOfShards` is capped below this by `init`). */
 export { MAX_SHARD_ID };
-/** Longest entity id accepted, in UTF-16 code units. */
-export const MAX_ENTITY_ID_LENGTH = 1024;
-/** Longest error text carried back to an asker. */
-export const MAX_ERROR_LENGTH = 4096;
 /** Most shard ids in one message (registration, locations, rebalance requests). */
 export const MAX_SHARDS_PER_MESSAGE = MAX_SHARD_ID + 1;
 /** Most regions in one `ShardLocations` answer. */
 export const MAX_REGIONS_PER_MESSAGE = 10_000;
 /** Entity type names: also path segments of the management API, so kept to a safe alphabet. */
 export const TYPE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
-
-/** Where an ask's answer goes: the asking node and its request number. */
-export interface ReplyTo {
-  readonly node: string;
-  readonly askId: number;
-}
-
-/**
- * The mark of a reliable `send`: the sending region's incarnation and the send's sequence number (a host
- * processes each at most once while it lives), and the lowest number the sender still retries (the host
- * forgets those below).
- */
-export interface ReliableMark {
-  readonly incarnation: number;
-  readonly seq: number;
-  readonly below: number;
-}
 
 /** One region's entry in a `ShardLocations` answer. */
 export interface RegionLocation {
@@ -104,64 +85,25 @@ export type ShardingMessage =
   | { readonly type: 'GracefulShutdownRequest'; readonly typeName: string }
   /** C->R. The region is excluded from allocation; its shards are being handed off. */
   | { readonly type: 'GracefulShutdownAck'; readonly typeName: string }
-  /**
-   * R->R. One message for one entity. `hops` counts forwards; `replyTo` is present for an ask and a send,
-   * `reliable` for a send (which always has a `replyTo`).
-   */
-  | {
-      readonly type: 'EntityEnvelope';
-      readonly typeName: string;
-      readonly shardId: number;
-      readonly entityId: string;
-      readonly payload: unknown;
-      readonly hops: number;
-      readonly replyTo?: ReplyTo;
-      readonly reliable?: ReliableMark;
-    }
-  /** Hosting node -> asking node. The entity's answer, or why it failed. */
-  | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: true; readonly value: unknown }
-  | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: false; readonly error: string }
+  /** One entity's traffic: envelopes R->R, replies to the asker (entity-messages.ts). */
+  | EntityMessage
   /** Requester -> C. Where does every allocated shard live? */
-  | { readonly type: 'GetShardLocations'; readonly typeName: string; readonly requestId: number }
-  /** C -> requester. */
-  | {
-      readonly type: 'ShardLocations';
-      readonly typeName: string;
-      readonly requestId: number;
-      readonly regions: ReadonlyArray<RegionLocation>;
-      /** Shards being handed off right now (still listed under their old region until they stopped). */
-      readonly handingOff: ReadonlyArray<number>;
-    }
+  | RequestMessage<'GetShardLocations'>
+  /** C -> requester. `handingOff`: shards being handed off right now (still listed under their old region). */
+  | RequestMessage<'ShardLocations', { regions: ReadonlyArray<RegionLocation>; handingOff: ReadonlyArray<number> }>
   /** Requester -> C. Hand these shards off now and re-allocate them through the strategy. */
-  | {
-      readonly type: 'RebalanceNow';
-      readonly typeName: string;
-      readonly requestId: number;
-      readonly shardIds: ReadonlyArray<number>;
-    }
+  | RequestMessage<'RebalanceNow', { shardIds: ReadonlyArray<number> }>
   /** C -> requester. `accepted` are moving; `unknown` are out of range; `homeless` have no home to move from. */
-  | {
-      readonly type: 'RebalanceNowResult';
-      readonly typeName: string;
-      readonly requestId: number;
-      readonly accepted: ReadonlyArray<number>;
-      readonly unknown: ReadonlyArray<number>;
-      readonly homeless: ReadonlyArray<number>;
-    }
+  | RequestMessage<
+      'RebalanceNowResult',
+      { accepted: ReadonlyArray<number>; unknown: ReadonlyArray<number>; homeless: ReadonlyArray<number> }
+    >
   /** Requester -> C. Run a rebalance round now instead of at the next tick. */
-  | { readonly type: 'RequestRebalance'; readonly typeName: string; readonly requestId: number }
+  | RequestMessage<'RequestRebalance'>
   /** C -> requester. The round ran (its hand-offs may still be in progress). */
-  | { readonly type: 'RebalanceRequested'; readonly typeName: string; readonly requestId: number }
-  /** Requester -> C. Treat `region` as cordoned and hand off every shard it hosts (drain-messages.ts). */
-  | { readonly type: 'DrainRegion'; readonly typeName: string; readonly requestId: number; readonly region: string }
-  /** C -> requester. The hand-offs started (`moves`), or none because no other region may take them. */
-  | {
-      readonly type: 'DrainStarted';
-      readonly typeName: string;
-      readonly requestId: number;
-      readonly moves: ReadonlyArray<DrainMove>;
-      readonly noCapacity: boolean;
-    }
+  | RequestMessage<'RebalanceRequested'>
+  /** Cordon drains: a region's shards handed off at once, and the moves started (drain-messages.ts). */
+  | DrainMessage
   /** Entity state of a graceful hand-off, R->C then C->R (state-messages.ts). */
   | StateMessage
   /** Explain and dry runs (insight-messages.ts). */
@@ -262,12 +204,6 @@ function isAnyShardNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value);
 }
 
-function parseReplyTo(value: unknown): ReplyTo | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { node, askId } = value as Record<string, unknown>;
-  return isAddress(node) && isRequestId(askId) ? { node, askId } : undefined;
-}
-
 function parseRegions(value: unknown): RegionLocation[] | undefined {
   if (!Array.isArray(value) || value.length > MAX_REGIONS_PER_MESSAGE) return undefined;
   const regions: RegionLocation[] = [];
@@ -366,44 +302,4 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
     default:
       return undefined;
   }
-}
-
-function parseEnvelope(raw: RawMessage, typeName: string): ShardingMessage | undefined {
-  const { shardId, entityId, hops } = raw;
-  if (!isShardId(shardId)) return undefined;
-  if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > MAX_ENTITY_ID_LENGTH) return undefined;
-  if (typeof hops !== 'number' || !Number.isInteger(hops) || hops < 0 || hops > 255) return undefined;
-  // A missing payload or value is `undefined`: some encoders drop undefined fields instead of encoding them.
-  const payload = raw['payload'];
-  const rawReplyTo = raw['replyTo'];
-  if (rawReplyTo === undefined || rawReplyTo === null) {
-    return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops };
-  }
-  const replyTo = parseReplyTo(rawReplyTo);
-  if (replyTo === undefined) return undefined;
-  const rawReliable = raw['reliable'];
-  if (rawReliable === undefined || rawReliable === null)
-    return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo };
-  const reliable = parseReliable(rawReliable);
-  return reliable
-    ? { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo, reliable }
-    : undefined;
-}
-
-function parseReliable(value: unknown): ReliableMark | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { incarnation, seq, below } = value as Record<string, unknown>;
-  if (!isRequestId(incarnation) || !isRequestId(seq) || !isRequestId(below) || below > seq) return undefined;
-  return { incarnation, seq, below };
-}
-
-function parseEntityReply(raw: RawMessage): ShardingMessage | undefined {
-  const { askId, ok } = raw;
-  if (!isRequestId(askId)) return undefined;
-  if (ok === true) return { type: 'EntityReply', askId, ok, value: raw['value'] };
-  const error = raw['error'];
-  if (ok === false && typeof error === 'string' && error.length <= MAX_ERROR_LENGTH) {
-    return { type: 'EntityReply', askId, ok, error };
-  }
-  return undefined;
 }

@@ -6,7 +6,7 @@
 // throws inside its message handler) and its `rebalance` returns a mutable Set.
 import { NodeAddress } from '../../cluster/address.js';
 import { ActorTsError } from '../../errors.js';
-import type { AllocationStrategy } from './allocation-strategy.js';
+import { isAllocationStrategy, type AllocationStrategy } from './allocation-strategy.js';
 import type { WarningSink } from './external-warnings.js';
 
 /**
@@ -58,12 +58,7 @@ export function asActorTsStrategy<A extends ActorTsAddress>(
   strategy: AllocationStrategy,
   options: ActorTsStrategyOptions = {},
 ): ActorTsAllocationStrategy<A> {
-  if (
-    strategy === null ||
-    typeof strategy !== 'object' ||
-    typeof strategy.allocate !== 'function' ||
-    typeof strategy.rebalance !== 'function'
-  ) {
+  if (!isAllocationStrategy(strategy)) {
     throw new ActorTsError('invalid_argument', 'asActorTsStrategy needs an AllocationStrategy');
   }
   const onWarning = options.onWarning;

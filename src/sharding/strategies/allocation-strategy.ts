@@ -48,6 +48,13 @@ export interface AllocationStrategy {
   ): string | undefined;
 }
 
+/** Whether `value` has the shape of an AllocationStrategy: what every taker of a user's strategy checks first. */
+export function isAllocationStrategy(value: unknown): value is AllocationStrategy {
+  if (typeof value !== 'object' || value === null) return false;
+  const { allocate, rebalance } = value as Partial<AllocationStrategy>;
+  return typeof allocate === 'function' && typeof rebalance === 'function';
+}
+
 /** A candidate node with the facts the least-shard strategies rank it by. */
 export interface RegionInfo {
   readonly address: NodeAddress;

@@ -8,6 +8,7 @@ import type { NodeAddress } from '../../cluster/address.js';
 import type { ClusterView } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
 import {
+  isAllocationStrategy,
   requireCandidates,
   requireShardId,
   type AllocationStrategy,
@@ -40,12 +41,7 @@ export function externalAllocationStrategy(
   getState: () => ExternalAllocationState,
   options: ExternalAllocationOptions = {},
 ): AllocationStrategy {
-  if (
-    fallback === null ||
-    typeof fallback !== 'object' ||
-    typeof fallback.allocate !== 'function' ||
-    typeof fallback.rebalance !== 'function'
-  ) {
+  if (!isAllocationStrategy(fallback)) {
     throw new ActorTsError('invalid_argument', 'externalAllocationStrategy needs a fallback AllocationStrategy');
   }
   if (typeof getState !== 'function') {

@@ -1,67 +1,45 @@
 // The modern Akka/Pekko least-shard strategy (design.md §4): new shards go to the most suitable,
 // least loaded node; rebalance moves at most `limit` shards per round towards ceil(shards / regions),
 // taking first from the least suitable regions (the exact reverse of allocate's order).
-import type { NodeAddress } from '../../cluster/address.js';
-import type { ClusterView } from '../../cluster/member.js';
 import {
-  allocateLeastShard,
   compareForAllocation,
   compareStrings,
-  describeRegions,
-  isGoodTimeToRebalance,
-  membersByAddress,
   rebalanceLimit,
   requireRebalanceLimits,
-  type AllocationStrategy,
   type RegionInfo,
-  type ShardAllocations,
 } from './allocation-strategy.js';
+import { LeastShardFamily, type LeastShardClusterOption } from './least-shard-family.js';
 
 /** Options of LeastShardAllocationStrategy. */
-export interface LeastShardAllocationOptions {
+export interface LeastShardAllocationOptions extends LeastShardClusterOption {
   /** Most shards moved in one rebalance round; default 20. */
   readonly absoluteLimit?: number;
   /** Most shards moved in one round as a fraction of all allocated shards; default 0.1. */
   readonly relativeLimit?: number;
-  /** Membership facts; without it every candidate counts as up, reachable and on the same version. */
-  readonly cluster?: ClusterView;
 }
 
 /**
  * Pekko's least-shard allocation: a new shard goes to the healthiest, newest-version node with the fewest shards;
  * rebalance evens counts out in bounded steps, only while the cluster is settled.
  */
-export class LeastShardAllocationStrategy implements AllocationStrategy {
+export class LeastShardAllocationStrategy extends LeastShardFamily {
   readonly absoluteLimit: number;
   readonly relativeLimit: number;
-  private readonly cluster: ClusterView | undefined;
 
   constructor(options: LeastShardAllocationOptions = {}) {
     const { absoluteLimit = 20, relativeLimit = 0.1, cluster } = options;
     requireRebalanceLimits(absoluteLimit, relativeLimit);
+    super(cluster);
     this.absoluteLimit = absoluteLimit;
     this.relativeLimit = relativeLimit;
-    this.cluster = cluster;
   }
 
-  allocate(shardId: number, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress {
-    return allocateLeastShard(shardId, candidates, currentShards, this.cluster);
+  /** One round at a time: the next one sees the result of this one. */
+  protected override mayStartRound(rebalanceInProgress: ReadonlySet<number>): boolean {
+    return rebalanceInProgress.size === 0;
   }
 
-  /**
-   * The regions are the candidates (a candidate missing from `currentShards` holds 0 shards); shards
-   * on nodes that are not candidates are neither counted nor picked, their hand-off is the leave or
-   * downing path's job.
-   */
-  rebalance(
-    currentShards: ShardAllocations,
-    candidates: ReadonlyArray<NodeAddress>,
-    rebalanceInProgress: ReadonlySet<number>,
-  ): ReadonlySet<number> {
-    // One round at a time: the next one sees the result of this one.
-    if (rebalanceInProgress.size > 0) return new Set();
-    const regions = describeRegions(candidates, currentShards, membersByAddress(this.cluster));
-    if (!isGoodTimeToRebalance(regions, this.cluster)) return new Set();
+  protected override shardsToMove(regions: RegionInfo[]): ReadonlySet<number> {
     let shardCount = 0;
     for (const region of regions) shardCount += region.shards.size;
     if (shardCount === 0) return new Set();
@@ -77,7 +55,7 @@ export class LeastShardAllocationStrategy implements AllocationStrategy {
     return rebalanceLimit(shardCount, this.absoluteLimit, this.relativeLimit);
   }
 
-  toString(): string {
+  override toString(): string {
     return `LeastShardAllocationStrategy(${this.absoluteLimit}, ${this.relativeLimit})`;
   }
 }
