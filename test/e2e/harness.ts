@@ -249,6 +249,7 @@ export interface ClusterStartOptions {
   readonly downAfterMs?: number;
   readonly rebalanceIntervalMs?: number;
   readonly compactAfterItems?: number;
+  readonly httpMaxConnections?: number;
   readonly logLevel?: string;
   readonly startTimeoutMs?: number;
   readonly nodeArgs?: readonly string[];

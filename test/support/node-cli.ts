@@ -13,6 +13,8 @@ export interface NodeCommandOptions {
   readonly downAfterMs?: number;
   readonly rebalanceIntervalMs?: number;
   readonly compactAfterItems?: number;
+  /** The management API's cap on open connections (`--http-max-connections`; the CLI's default 128). */
+  readonly httpMaxConnections?: number;
 }
 
 /** The address a node started by `nodeCommandArgs` answers to. */
@@ -41,6 +43,7 @@ export function nodeCommandArgs(options: NodeCommandOptions): string[] {
       ? ['--rebalance-interval-ms', String(options.rebalanceIntervalMs)]
       : []),
     ...(options.compactAfterItems !== undefined ? ['--compact-after-items', String(options.compactAfterItems)] : []),
+    ...(options.httpMaxConnections !== undefined ? ['--http-max-connections', String(options.httpMaxConnections)] : []),
   ];
 }
 
