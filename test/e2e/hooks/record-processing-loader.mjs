@@ -3,10 +3,7 @@
 // reports every increment it applies. A rewrite that no longer matches the source fails the node's start
 // loudly rather than letting a test count nothing.
 const REWRITES = [
-  [
-    "ref.send({ op: 'increment' }",
-    "ref.send({ op: 'increment', tag: request.headers['x-e2e-tag'] }",
-  ],
+  ["ref.send({ op: 'increment' }", "ref.send({ op: 'increment', tag: request.headers['x-e2e-tag'] }"],
   ['value += by;', 'value += by; globalThis.__e2eProcessed?.(ctx.entityId, command.tag, value);'],
 ];
 
