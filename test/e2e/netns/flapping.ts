@@ -3,16 +3,8 @@
 import { expect } from 'vitest';
 import { sleep } from '../harness.js';
 import type { NetnsCluster, Slot } from './netns-cluster.js';
-import { doubleAnswers, logLines } from './observe.js';
-import {
-  describeDoubles,
-  downings,
-  longestDouble,
-  outSlots,
-  placementGaps,
-  watchAll,
-  Writes,
-} from './partition-checks.js';
+import { logLines } from './observe.js';
+import { closeWatch, downings, expectNoDoubles, outSlots, watchAll, Writes } from './partition-checks.js';
 import { healAndSettle, type PartitionLab } from './partition-lab.js';
 
 /** Flaps the n1-n3 link (cut `downMs`, restored `upMs`) for `totalMs`, then checks nobody was downed. */
@@ -49,12 +41,7 @@ export async function flapping(
     30_000,
     'after the flapping the cluster settles on one member list',
   );
-  await watch.stop();
-  const doubles = doubleAnswers(watch.answers);
-  const gaps = await placementGaps(
-    writes.acked,
-    c.slots.filter((slot) => !out.some((o) => o.slot === slot)),
-  );
+  const { doubles, doublesFigure, gaps } = await closeWatch(c, watch, writes, out, startAt);
   const unreachableMarks = c.slots.flatMap((slot) =>
     logLines(slot.generations[0]!.proc)
       .filter((l) => l.time >= startAt && l.msg === 'marking member unreachable')
@@ -63,11 +50,11 @@ export async function flapping(
   console.log(
     `[netns figures] ${label} (default settings): ${cuts} cuts in ${endAt - startAt} ms; out of the cluster: ${out.map((o) => `${o.slot.name} at +${o.at - startAt} ms`).join(', ') || 'nobody'}` +
       `; downings: ${downings(c, startAt).join('; ') || 'none'}; 'marking member unreachable' lines: ${unreachableMarks.length}` +
-      `; one member list ${settledAt === undefined ? 'never' : `${settledAt - endAt} ms after the last restore`}; longest double answer ${longestDouble(doubles)} ms (${describeDoubles(doubles, startAt)})` +
+      `; one member list ${settledAt === undefined ? 'never' : `${settledAt - endAt} ms after the last restore`}; ${doublesFigure}` +
       `; placements acknowledged ${writes.acked.length}, missing: ${gaps.join('; ') || 'none'}`,
   );
   expect.soft(gaps, 'acknowledged placements missing on surviving nodes').toEqual([]);
-  expect.soft(describeDoubles(doubles, startAt), 'entities answered by two nodes at once').toBe('none');
+  expectNoDoubles(doubles, startAt);
   // Defect "a link that comes back stays dead for seconds": TCP's retransmission backoff keeps the
   // connection silent past the restore, so the member stays unreachable until down-after runs out.
   expect.soft(downs(c, startAt), 'downing decisions during the flapping').toEqual([]);

@@ -2,16 +2,8 @@
 // of the cut link, once, from the gossiped reachability table; no entity is answered by two processes at once.
 import { expect } from 'vitest';
 import { sleep, waitFor } from '../harness.js';
-import { doubleAnswers, firstLine } from './observe.js';
-import {
-  describeDoubles,
-  downings,
-  longestDouble,
-  outSlots,
-  placementGaps,
-  watchAll,
-  Writes,
-} from './partition-checks.js';
+import { firstLine } from './observe.js';
+import { closeWatch, downings, expectNoDoubles, outSlots, watchAll, Writes } from './partition-checks.js';
 import { healAndSettle, proc, SHORT_DOWN_MS, type PartitionLab } from './partition-lab.js';
 
 /**
@@ -66,20 +58,15 @@ export async function nonTransitive(
     'after the heal the cluster settles on one member list',
   );
   await writes.write(middle, middle);
-  await watch.stop();
-  const doubles = doubleAnswers(watch.answers);
+  const { doubles, doublesFigure, gaps } = await closeWatch(c, watch, writes, out, cutAt);
   const outNames = out.map((o) => o.slot.name);
-  const gaps = await placementGaps(
-    writes.acked,
-    c.slots.filter((slot) => !outNames.includes(slot.name)),
-  );
   console.log(
     `[netns figures] ${label} (down-after-ms ${SHORT_DOWN_MS}): ` +
       `the cluster acted at +${decided ? decided.time - cutAt : '?'} ms; ` +
       `out of the cluster: ${out.map((o) => `${o.slot.name} at +${o.at - cutAt} ms`).join(', ') || 'nobody in 40 s'}` +
       `; still running after leaving: ${stillRunning.join(',') || 'none'}; downings: ${downings(c, cutAt).join('; ')}` +
       `; heal -> one member list in ${settledAt === undefined ? 'never' : `${settledAt - healAt} ms`}` +
-      `; longest double answer ${longestDouble(doubles)} ms (${describeDoubles(doubles, cutAt)})` +
+      `; ${doublesFigure}` +
       `; placements acknowledged ${writes.acked.length}, missing: ${gaps.join('; ') || 'none'}`,
   );
 
@@ -89,6 +76,6 @@ export async function nonTransitive(
   // Defect "two sides both act": one decision, by the one leader, from the merged table.
   expect.soft(decisions, 'downing decisions').toEqual([expect.stringContaining(`n${leader} downs ${high.name}`)]);
   expect.soft(stillRunning, 'nodes no longer members that keep running (and serving HTTP)').toEqual([]);
-  expect.soft(describeDoubles(doubles, cutAt), 'entities answered by two nodes at once').toBe('none');
+  expectNoDoubles(doubles, cutAt);
   expect(settledAt, `one member list of ${count} after the heal`).toBeDefined();
 }

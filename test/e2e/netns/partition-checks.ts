@@ -1,10 +1,12 @@
 // What the partition cases observe and how they report it: every entity answering, answers from two processes
 // at once, who downed whom (from the nodes' logs), which nodes left the cluster, and acknowledged placement
 // writes missing on a surviving node.
+import { expect } from 'vitest';
 import { waitFor } from '../harness.js';
 import type { NetnsCluster, Slot } from './netns-cluster.js';
 import {
   AnswerWatch,
+  doubleAnswers,
   leftMembershipAt,
   logLines,
   missingPlacements,
@@ -112,4 +114,35 @@ export class Writes {
     const row = await writePlacement(proc(via), shardId, target.address);
     if (row) this.acked.push(row);
   }
+}
+
+/**
+ * Ends a case's observation: stops the watch, and returns the double answers it saw (and their figure, times
+ * from `t0`) and the acknowledged placements missing on the nodes that are still members (all but `out`).
+ */
+export async function closeWatch(
+  c: NetnsCluster,
+  watch: AnswerWatch,
+  writes: Writes,
+  out: ReadonlyArray<{ readonly slot: Slot }>,
+  t0: number,
+): Promise<{ doubles: DoubleAnswer[]; doublesFigure: string; gaps: string[] }> {
+  await watch.stop();
+  const doubles = doubleAnswers(watch.answers);
+  const doublesFigure = doublesFigureOf(doubles, t0);
+  const gaps = await placementGaps(
+    writes.acked,
+    c.slots.filter((slot) => !out.some((o) => o.slot === slot)),
+  );
+  return { doubles, doublesFigure, gaps };
+}
+
+/** The figure of a case's double answers: the longest, and the first few with their times from `t0`. */
+export function doublesFigureOf(doubles: readonly DoubleAnswer[], t0: number): string {
+  return `longest double answer ${longestDouble(doubles)} ms (${describeDoubles(doubles, t0)})`;
+}
+
+/** Defect "a new coordinator skips the down-removal margin": no entity answered by two processes at once. */
+export function expectNoDoubles(doubles: readonly DoubleAnswer[], t0: number): void {
+  expect.soft(describeDoubles(doubles, t0), 'entities answered by two nodes at once').toBe('none');
 }
