@@ -32,34 +32,8 @@ interface Slot {
 }
 
 function start(name: string, slot: Slot, seeds: readonly string[]): NodeProc {
-  const args = [
-    'node',
-    '--system',
-    'app',
-    '--host',
-    '127.0.0.1',
-    '--port',
-    String(slot.port),
-    '--http-port',
-    String(slot.httpPort),
-    ...seeds.flatMap((seed) => ['--seed', seed]),
-    '--data-dir',
-    slot.dir,
-    '--rebalance-interval-ms',
-    '600000',
-    '--log-level',
-    'info',
-  ];
-  const proc = procs.spawnCli(name, args);
-  return new NodeProc(
-    name,
-    proc.child,
-    proc.logFile,
-    `app@127.0.0.1:${slot.port}`,
-    `http://127.0.0.1:${slot.httpPort}`,
-    slot.port,
-    slot.httpPort,
-  );
+  const { port, httpPort, dir } = slot;
+  return procs.startNode({ name, port, httpPort, seed: seeds, dataDir: dir, rebalanceIntervalMs: 600_000 });
 }
 
 /** shard -> target, as a node lists its pins. */
