@@ -108,14 +108,16 @@ export function tally(sends: readonly SendRecord[], processings: readonly Proces
 }
 
 /**
- * Entities whose applied values are not exactly 1, 2, ..., n in the order applied: a value that restarts
- * (state lost in a move) or repeats shows here, with the values seen.
+ * Entities whose applied values are not exactly 1, 2, ..., n: a value that restarts (state lost in a move) or
+ * repeats shows here, with the values seen. Compared as a set, not in log order: two processes' clocks may
+ * give the old host's last increment and the new host's first the same millisecond.
  */
 export function valueBreaks(processings: readonly Processing[], entities: readonly string[]): string[] {
   const breaks: string[] = [];
   for (const entityId of entities) {
     const values = processings.filter((p) => p.entityId === entityId).map((p) => p.value);
-    if (values.some((value, i) => value !== i + 1)) breaks.push(`${entityId}: ${values.join(',')}`);
+    const sorted = [...values].sort((a, b) => a - b);
+    if (sorted.some((value, i) => value !== i + 1)) breaks.push(`${entityId}: ${values.join(',')}`);
   }
   return breaks;
 }
