@@ -12,11 +12,13 @@ import {
   NodeProc,
   SHARDS_PATH,
   exitWithin,
-  freeConsecutivePorts,
+  freeLocalClusterPorts,
   freePorts,
   http,
+  localClusterArgs,
   useProcessSet,
   waitFor,
+  waitForBanner,
   waitForCluster,
   type PlacementRow,
 } from './harness.js';
@@ -32,34 +34,8 @@ interface Slot {
 }
 
 function start(name: string, slot: Slot, seeds: readonly string[]): NodeProc {
-  const args = [
-    'node',
-    '--system',
-    'app',
-    '--host',
-    '127.0.0.1',
-    '--port',
-    String(slot.port),
-    '--http-port',
-    String(slot.httpPort),
-    ...seeds.flatMap((seed) => ['--seed', seed]),
-    '--data-dir',
-    slot.dir,
-    '--rebalance-interval-ms',
-    '600000',
-    '--log-level',
-    'info',
-  ];
-  const proc = procs.spawnCli(name, args);
-  return new NodeProc(
-    name,
-    proc.child,
-    proc.logFile,
-    `app@127.0.0.1:${slot.port}`,
-    `http://127.0.0.1:${slot.httpPort}`,
-    slot.port,
-    slot.httpPort,
-  );
+  const { port, httpPort, dir } = slot;
+  return procs.startNode({ name, port, httpPort, seed: seeds, dataDir: dir, rebalanceIntervalMs: 600_000 });
 }
 
 /** shard -> target, as a node lists its pins. */
@@ -187,32 +163,14 @@ describe('durable placements across full-cluster restarts', () => {
   }, 240_000);
 
   it('local-cluster brings the pins back when run again on its data directory, and --fresh starts empty', async () => {
-    const basePort = await freeConsecutivePorts(1);
-    const baseHttpPort = await freeConsecutivePorts(1, new Set([basePort]));
+    const ports = await freeLocalClusterPorts(1);
+    const { basePort, baseHttpPort } = ports;
     const url = `http://127.0.0.1:${baseHttpPort}`;
     const dataDir = join(root, 'local-cluster');
     const run = async (name: string, extra: string[]): Promise<Map<number, string>> => {
-      const args = [
-        'local-cluster',
-        '--nodes',
-        '1',
-        '--base-port',
-        String(basePort),
-        '--base-http-port',
-        String(baseHttpPort),
-        '--data-dir',
-        dataDir,
-        ...extra,
-      ];
+      const args = localClusterArgs({ ports, dataDir, logDir: join(root, `${name}-logs`), nodes: 1, extra });
       const cluster = procs.spawnCli(name, args, { detached: true });
-      await waitFor(
-        `${name} to be ready`,
-        () => {
-          if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
-          return cluster.log().includes('Ctrl-C stops every node.') ? true : undefined;
-        },
-        60_000,
-      );
+      await waitForBanner(cluster, `${name} to be ready`);
       expect(cluster.log()).toContain(`placements: ${dataDir}`);
       const pins = await pinsOf(
         new NodeProc(name, cluster.child, cluster.logFile, `app@127.0.0.1:${basePort}`, url, basePort, baseHttpPort),

@@ -21,6 +21,7 @@ import {
   httpOk,
   useProcessSet,
   waitFor,
+  waitForCluster,
   type PlacementRow,
   type ShardLocations,
 } from './harness.js';
@@ -29,11 +30,12 @@ const SECRET = 'fuzz-secret';
 const SEED = 20_261_130;
 /** RSS the fuzzed node must stay under (a node idles at ~100-150 MB; the reported attacks reached 550-766 MB). */
 const RSS_BOUND_MB = 250;
-const PRE_HANDSHAKE_CONNECTIONS = 1_500;
-const FRAMES_PER_PRE_CONNECTION = 8;
-const POST_HANDSHAKE_CONNECTIONS = 45;
-const FRAMES_PER_POST_CONNECTION = 2_000;
-const PARALLEL = 8;
+/** How hard the node is hit: connections before and after the handshake, the frames each sends, and at once. */
+const ATTACK = {
+  preHandshake: { connections: 1_500, framesEach: 8 },
+  postHandshake: { connections: 45, framesEach: 2_000 },
+  parallel: 8,
+} as const;
 
 const procs = useProcessSet();
 const random = seededRandom(SEED);
@@ -227,7 +229,7 @@ function blast(socket: Socket, data: Buffer): Promise<void> {
 async function inParallel(count: number, run: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
-    Array.from({ length: PARALLEL }, async () => {
+    Array.from({ length: ATTACK.parallel }, async () => {
       while (next < count) await run(next++);
     }),
   );
@@ -241,60 +243,25 @@ function rssMb(pid: number): number {
   return Number(line.split(/\s+/)[1]) / 1024;
 }
 
-interface MembersAnswer {
-  readonly members: ReadonlyArray<{ readonly address: string; readonly status: string; readonly reachable: boolean }>;
-}
-
 describe('fuzzing the cluster port of a running node', () => {
   it('stays up, healthy, a member, within its memory bound and with its placements, under 100,000+ hostile frames', async () => {
     const [port1, http1, port2, http2] = (await freePorts(4)) as [number, number, number, number];
     const seed = `app@127.0.0.1:${port1}`;
     const start = (name: string, port: number, httpPort: number) =>
-      procs.spawnCli(name, [
-        'node',
-        '--system',
-        'app',
-        '--host',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--http-port',
-        String(httpPort),
-        '--seed',
+      procs.startNode({
+        name,
+        port,
+        httpPort,
         seed,
-        '--cluster-secret',
-        SECRET,
-        '--log-level',
-        'warn',
-        '--rebalance-interval-ms',
-        '600000',
-      ]);
+        clusterSecret: SECRET,
+        logLevel: 'warn',
+        rebalanceIntervalMs: 600_000,
+      });
     const target = start('target', port1, http1);
     const peer = start('peer', port2, http2);
-    const url1 = `http://127.0.0.1:${http1}`;
-    const url2 = `http://127.0.0.1:${http2}`;
-    const bothUp = async (): Promise<boolean> => {
-      for (const url of [url1, url2]) {
-        const view = await http<MembersAnswer>('GET', `${url}/actor-ts/cluster/members`, undefined, 3000);
-        if (view.status !== 200) return false;
-        const up = view.body.members
-          .filter((m) => m.status === 'up' && m.reachable)
-          .map((m) => m.address)
-          .sort();
-        if (JSON.stringify(up) !== JSON.stringify([seed, `app@127.0.0.1:${port2}`].sort())) return false;
-      }
-      return true;
-    };
-    await waitFor(
-      'two members up',
-      async () => {
-        if (target.hasExited || peer.hasExited)
-          throw new Error(`a node exited while starting:\n${target.logTail(10)}\n${peer.logTail(10)}`);
-        return bothUp();
-      },
-      45_000,
-      150,
-    );
+    const url1 = target.url;
+    const url2 = peer.url;
+    await waitForCluster([target, peer], 45_000);
     // Shards on both nodes, and one explicit placement, to check nothing moves.
     for (let i = 0; i < 30; i++) expect((await http('POST', `${url1}/counters/fuzz-${i}/increment`)).status).toBe(200);
     const pinned = (await httpOk<{ shardId: number }>('GET', `${url1}/counters/fuzz-0`)).shardId;
@@ -331,15 +298,17 @@ describe('fuzzing the cluster port of a running node', () => {
 
     try {
       // 1. Before the handshake: every connection sends a batch; the node hangs up at the first bad frame.
-      await inParallel(PRE_HANDSHAKE_CONNECTIONS, async () => {
-        const batch = Buffer.concat(Array.from({ length: FRAMES_PER_PRE_CONNECTION }, () => preHandshakeFrame(seed)));
-        frames += FRAMES_PER_PRE_CONNECTION;
+      await inParallel(ATTACK.preHandshake.connections, async () => {
+        const batch = Buffer.concat(
+          Array.from({ length: ATTACK.preHandshake.framesEach }, () => preHandshakeFrame(seed)),
+        );
+        frames += ATTACK.preHandshake.framesEach;
         attackBytes += batch.byteLength;
         await blast(connect({ host: '127.0.0.1', port: port1 }), batch);
       });
       preDone = Date.now();
       // 2. After a real handshake with the secret: batches of invalid messages, some ending in a corrupt frame.
-      await inParallel(POST_HANDSHAKE_CONNECTIONS, async (i) => {
+      await inParallel(ATTACK.postHandshake.connections, async (i) => {
         const socket = await authenticatedSocket({
           port: port1,
           to: seed,
@@ -347,7 +316,7 @@ describe('fuzzing the cluster port of a running node', () => {
           secret: SECRET,
           incarnation: `fuzz-${i}`,
         });
-        const batch = Array.from({ length: FRAMES_PER_POST_CONNECTION }, () =>
+        const batch = Array.from({ length: ATTACK.postHandshake.framesEach }, () =>
           encodeFrame('message', invalidPayload()),
         );
         if (i % 3 === 0)
@@ -375,7 +344,7 @@ describe('fuzzing the cluster port of a running node', () => {
     expect(frames).toBeGreaterThanOrEqual(100_000);
     const health = await http<{ status?: string }>('GET', `${url1}/actor-ts/health`, undefined, 5000);
     expect(health.status, JSON.stringify(health.body)).toBe(200);
-    await waitFor('both still members, up and reachable', bothUp, 15_000, 200);
+    await waitForCluster([target, peer], 15_000);
     const rssAfter = rssMb(target.pid);
     expect(peakRss).toBeLessThan(RSS_BOUND_MB);
     expect(homesOf(await httpOk<ShardLocations>('GET', url1 + SHARDS_PATH))).toEqual(homesBefore);

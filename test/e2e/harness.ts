@@ -249,6 +249,7 @@ export interface ClusterStartOptions {
   readonly downAfterMs?: number;
   readonly rebalanceIntervalMs?: number;
   readonly compactAfterItems?: number;
+  readonly httpMaxConnections?: number;
   readonly logLevel?: string;
   readonly startTimeoutMs?: number;
   readonly nodeArgs?: readonly string[];
@@ -302,39 +303,70 @@ export function useProcessSet(): ProcessSet {
   return procs;
 }
 
+/** The last line `local-cluster` prints once every node answers. */
+export const LOCAL_CLUSTER_BANNER = 'Ctrl-C stops every node.';
+
+export interface LocalClusterPorts {
+  readonly basePort: number;
+  readonly baseHttpPort: number;
+}
+
+/** Base ports for `local-cluster --nodes <nodes>`: that many consecutive free cluster ports, and API ports. */
+export async function freeLocalClusterPorts(nodes = 3): Promise<LocalClusterPorts> {
+  const basePort = await freeConsecutivePorts(nodes);
+  const taken = new Set(Array.from({ length: nodes }, (_, i) => basePort + i));
+  return { basePort, baseHttpPort: await freeConsecutivePorts(nodes, taken) };
+}
+
+export interface LocalClusterCommand {
+  readonly ports: LocalClusterPorts;
+  /** Never the working directory's default .actor-ts/: tests must not share (or lock) a data directory. */
+  readonly dataDir: string;
+  readonly logDir?: string;
+  readonly nodes?: number;
+  readonly extra?: readonly string[];
+}
+
+/** The arguments of one `local-cluster` command. */
+export function localClusterArgs(command: LocalClusterCommand): string[] {
+  return [
+    'local-cluster',
+    '--nodes',
+    String(command.nodes ?? 3),
+    '--base-port',
+    String(command.ports.basePort),
+    '--base-http-port',
+    String(command.ports.baseHttpPort),
+    ...(command.logDir !== undefined ? ['--log-dir', command.logDir] : []),
+    '--data-dir',
+    command.dataDir,
+    ...(command.extra ?? []),
+  ];
+}
+
+/** Waits until a `local-cluster` process printed its banner and returns its output; fails at once if it exited. */
+export async function waitForBanner(cluster: Proc, what = 'local-cluster to print its node table'): Promise<string> {
+  return poll(what, () => (cluster.log().includes(LOCAL_CLUSTER_BANNER) ? cluster.log() : undefined), {
+    timeoutMs: 60_000,
+    giveUp: () => (cluster.hasExited ? `local-cluster exited early:\n${cluster.log()}` : undefined),
+  });
+}
+
 /**
  * Starts `local-cluster --nodes 3` on free ports, with logs and data under `name` in the test's log directory
- * (never the working directory's .actor-ts/), and waits until it printed its table and all three see each other up.
+ * (unless `dataDir` says where), and waits until it printed its table and all three see each other up.
  */
-export async function startLocalCluster(procs: ProcessSet, name: string) {
-  const basePort = await freeConsecutivePorts(3);
-  const baseHttpPort = await freeConsecutivePorts(3, new Set([basePort, basePort + 1, basePort + 2]));
-  const cluster = procs.spawnCli(
-    'local-cluster',
-    [
-      'local-cluster',
-      '--nodes',
-      '3',
-      '--base-port',
-      String(basePort),
-      '--base-http-port',
-      String(baseHttpPort),
-      '--log-dir',
-      join(procs.logDir, name),
-      '--data-dir',
-      join(procs.logDir, `${name}-data`),
-    ],
-    { detached: true },
-  );
-  await waitFor(
-    'local-cluster to print its node table',
-    () => {
-      if (cluster.hasExited) throw new Error(`local-cluster exited early:\n${cluster.log()}`);
-      return cluster.log().includes('Ctrl-C stops every node.') ? true : undefined;
-    },
-    60_000,
-    100,
-  );
+export async function startLocalCluster(
+  procs: ProcessSet,
+  name: string,
+  options: { readonly dataDir?: string; readonly extra?: readonly string[] } = {},
+) {
+  const ports = await freeLocalClusterPorts();
+  const { basePort, baseHttpPort } = ports;
+  const dataDir = options.dataDir ?? join(procs.logDir, `${name}-data`);
+  const args = localClusterArgs({ ports, dataDir, logDir: join(procs.logDir, name), extra: options.extra ?? [] });
+  const cluster = procs.spawnCli(name, args, { detached: true });
+  const output = await waitForBanner(cluster);
   const urls = [0, 1, 2].map((i) => `http://127.0.0.1:${baseHttpPort + i}`);
   for (const url of urls) {
     await waitFor(
@@ -347,5 +379,5 @@ export async function startLocalCluster(procs: ProcessSet, name: string) {
     );
   }
   const addresses = [0, 1, 2].map((i) => `app@127.0.0.1:${basePort + i}`);
-  return { cluster, basePort, baseHttpPort, urls, addresses };
+  return { cluster, basePort, baseHttpPort, ports, urls, addresses, output };
 }

@@ -5,42 +5,27 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exitWithin, freeConsecutivePorts, http, useProcessSet, waitFor, SHARDS_PATH } from './harness.js';
+import {
+  exitWithin,
+  http,
+  localClusterArgs,
+  LOCAL_CLUSTER_BANNER as BANNER,
+  startLocalCluster,
+  useProcessSet,
+  waitFor,
+  SHARDS_PATH,
+} from './harness.js';
 
 const procs = useProcessSet();
-const BANNER = 'Ctrl-C stops every node.';
 
 describe('local-cluster refuses what would lose pins or report a start that failed (issue 25)', () => {
   it('a second start (--fresh, same data, same ports) fails with the reason and leaves the running cluster and its data alone', async () => {
-    const basePort = await freeConsecutivePorts(3);
-    const baseHttpPort = await freeConsecutivePorts(3, new Set([basePort, basePort + 1, basePort + 2]));
     const dataDir = join(procs.logDir, 'data');
-    const ports = ['--base-port', String(basePort), '--base-http-port', String(baseHttpPort)];
-    const first = procs.spawnCli(
-      'first',
-      [
-        'local-cluster',
-        '--nodes',
-        '3',
-        ...ports,
-        '--log-dir',
-        join(procs.logDir, 'first'),
-        '--data-dir',
-        dataDir,
-        '--attribute',
-        '3:zone=eu-west',
-      ],
-      { detached: true },
-    );
-    await waitFor(
-      'the first local-cluster to print its banner',
-      () => {
-        if (first.hasExited) throw new Error(`local-cluster exited early:\n${first.log()}`);
-        return first.log().includes(BANNER) ? true : undefined;
-      },
-      60_000,
-      100,
-    );
+    const started = await startLocalCluster(procs, 'first', { dataDir, extra: ['--attribute', '3:zone=eu-west'] });
+    const { ports, basePort, baseHttpPort, cluster: first } = started;
+    /** Another local-cluster on the first one's ports, logging under `name`. */
+    const second = (name: string, options: { dataDir: string; extra?: string[] }) =>
+      procs.spawnCli(name, localClusterArgs({ ports, logDir: join(procs.logDir, name), ...options }));
     const url = `http://127.0.0.1:${baseHttpPort}`;
     // Node 3 was given zone=eu-west and only node 3.
     const members = await waitFor(
@@ -69,17 +54,7 @@ describe('local-cluster refuses what would lose pins or report a start that fail
     const inode = statSync(file).ino;
 
     // --fresh while it runs: refused before anything is deleted, naming a node process.
-    const fresh = procs.spawnCli('fresh', [
-      'local-cluster',
-      '--fresh',
-      '--nodes',
-      '3',
-      ...ports,
-      '--log-dir',
-      join(procs.logDir, 'fresh'),
-      '--data-dir',
-      dataDir,
-    ]);
+    const fresh = second('fresh', { dataDir, extra: ['--fresh'] });
     expect((await exitWithin(fresh, 30_000)).code).toBe(1);
     expect(fresh.log()).toMatch(/error: --fresh would delete .* the data directory .*node-\d is in use by process \d+/);
     expect(fresh.log()).not.toContain(BANNER);
@@ -87,31 +62,13 @@ describe('local-cluster refuses what would lose pins or report a start that fail
     expect(statSync(file).ino).toBe(inode);
 
     // The same command again, without --fresh: the directories are held, so nothing starts.
-    const again = procs.spawnCli('again', [
-      'local-cluster',
-      '--nodes',
-      '3',
-      ...ports,
-      '--log-dir',
-      join(procs.logDir, 'again'),
-      '--data-dir',
-      dataDir,
-    ]);
+    const again = second('again', { dataDir });
     expect((await exitWithin(again, 30_000)).code).toBe(1);
     expect(again.log()).toMatch(/error: cannot start: the data directory .*node-1 is in use by process \d+/);
 
     // Its own data but the same ports: the other cluster's APIs answer, yet they are not its nodes; its
     // first node exits (port in use) and the command fails with that node's reason, no banner.
-    const ports2 = procs.spawnCli('same-ports', [
-      'local-cluster',
-      '--nodes',
-      '3',
-      ...ports,
-      '--log-dir',
-      join(procs.logDir, 'same-ports'),
-      '--data-dir',
-      join(procs.logDir, 'data2'),
-    ]);
+    const ports2 = second('same-ports', { dataDir: join(procs.logDir, 'data2') });
     expect((await exitWithin(ports2, 60_000)).code).toBe(1);
     expect(ports2.log()).toMatch(
       /error: node 1 \(app@127\.0\.0\.1:\d+\) exited while starting \(code 1\): .*(EADDRINUSE|in use)/,

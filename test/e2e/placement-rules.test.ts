@@ -52,6 +52,29 @@ async function cli(name: string, url: string, ...args: string[]): Promise<number
   return code ?? -1;
 }
 
+/** Increments `entityId` through `via` every `intervalMs` until it answers from a node `accept` takes (60 s at most). */
+function answeredFrom(
+  via: ZoneNode,
+  entityId: string,
+  accept: (node: string) => boolean,
+  intervalMs: number,
+): Promise<CounterValue> {
+  return waitFor(
+    `${entityId} to answer from an accepted node`,
+    async () => {
+      const answer = await increment(via, entityId, 6000);
+      return answer.status === 200 && accept(answer.body.node) ? answer.body : undefined;
+    },
+    60_000,
+    intervalMs,
+  );
+}
+
+/** The members `node` lists, as it sees them. */
+async function membersOf(node: ZoneNode): Promise<MembersAnswer['members']> {
+  return (await httpOk<MembersAnswer>('GET', `${node.url}/actor-ts/cluster/members`, undefined, 3000)).members;
+}
+
 function increment(node: ZoneNode, entityId: string, timeoutMs = 8000): Promise<HttpResult<CounterValue>> {
   return http<CounterValue>(
     'POST',
@@ -167,27 +190,17 @@ describe('placement rules across processes', () => {
     await waitFor(
       'the zone=b nodes to be downed',
       async () => {
-        const members = await httpOk<MembersAnswer>('GET', `${entry.url}/actor-ts/cluster/members`, undefined, 3000);
+        const members = await membersOf(entry);
         return (
-          members.members
-            .filter((m) => zoneB.has(m.address))
-            .every((m) => m.status === 'down' || m.status === 'removed') ||
-          members.members.every((m) => !zoneB.has(m.address))
+          members.filter((m) => zoneB.has(m.address)).every((m) => m.status === 'down' || m.status === 'removed') ||
+          members.every((m) => !zoneB.has(m.address))
         );
       },
       60_000,
       200,
     );
     // The prefer shard falls back to a zone=a node.
-    const preferAfter = await waitFor(
-      'the prefer shard to answer from a zone=a node',
-      async () => {
-        const answer = await increment(entry, preferred.entityId, 6000);
-        return answer.status === 200 && zoneA.has(answer.body.node) ? answer.body : undefined;
-      },
-      60_000,
-      200,
-    );
+    const preferAfter = await answeredFrom(entry, preferred.entityId, (node) => zoneA.has(node), 200);
     const preferRehomedMs = Date.now() - killedAt;
     expect(zoneA.has(preferAfter.node)).toBe(true);
     // The require shard has no home: asks through every survivor fail.
@@ -202,23 +215,14 @@ describe('placement rules across processes', () => {
     await waitFor(
       "node6 to be up in node1's view",
       async () => {
-        const members = await httpOk<MembersAnswer>('GET', `${entry.url}/actor-ts/cluster/members`, undefined, 3000);
-        const up = members.members.some((m) => m.address === newcomer.address && m.status === 'up');
+        const up = (await membersOf(entry)).some((m) => m.address === newcomer.address && m.status === 'up');
         if (up) upAt = Date.now();
         return up;
       },
       45_000,
       50,
     );
-    const requireAfter = await waitFor(
-      'the require shard to answer from node6',
-      async () => {
-        const answer = await increment(entry, required.entityId, 6000);
-        return answer.status === 200 ? answer.body : undefined;
-      },
-      60_000,
-      50,
-    );
+    const requireAfter = await answeredFrom(entry, required.entityId, () => true, 50);
     const requireWaitMs = Date.now() - upAt;
     expect(requireAfter.node).toBe(newcomer.address);
     expect((await increment(newcomer, required.entityId)).body.node).toBe(newcomer.address);

@@ -12,11 +12,13 @@ export async function http<T = unknown>(
   url: string,
   body?: unknown,
   timeoutMs = 10_000,
+  headers: Readonly<Record<string, string>> = {},
 ): Promise<HttpResult<T>> {
   try {
     const response = await fetch(url, {
       method,
-      ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+      headers: body !== undefined ? { ...headers, 'content-type': 'application/json' } : headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.text();

@@ -7,12 +7,18 @@ import { poll } from './poll.js';
 export interface NodeCommandOptions {
   readonly port: number;
   readonly httpPort: number;
-  /** Address of the seed node, e.g. `app@127.0.0.1:7001`. */
-  readonly seed: string;
+  /** Address of the seed node, e.g. `app@127.0.0.1:7001`, or several (none: the node forms a cluster of one). */
+  readonly seed: string | readonly string[];
   readonly logLevel?: string;
   readonly downAfterMs?: number;
   readonly rebalanceIntervalMs?: number;
   readonly compactAfterItems?: number;
+  /** `--data-dir`: placements kept on disk across restarts. */
+  readonly dataDir?: string;
+  /** `--cluster-secret` peers must prove. */
+  readonly clusterSecret?: string;
+  /** The management API's cap on open connections (`--http-max-connections`; the CLI's default 128). */
+  readonly httpMaxConnections?: number;
 }
 
 /** The address a node started by `nodeCommandArgs` answers to. */
@@ -32,8 +38,7 @@ export function nodeCommandArgs(options: NodeCommandOptions): string[] {
     String(options.port),
     '--http-port',
     String(options.httpPort),
-    '--seed',
-    options.seed,
+    ...(typeof options.seed === 'string' ? [options.seed] : options.seed).flatMap((seed) => ['--seed', seed]),
     '--log-level',
     options.logLevel ?? 'info',
     ...(options.downAfterMs !== undefined ? ['--down-after-ms', String(options.downAfterMs)] : []),
@@ -41,6 +46,9 @@ export function nodeCommandArgs(options: NodeCommandOptions): string[] {
       ? ['--rebalance-interval-ms', String(options.rebalanceIntervalMs)]
       : []),
     ...(options.compactAfterItems !== undefined ? ['--compact-after-items', String(options.compactAfterItems)] : []),
+    ...(options.dataDir !== undefined ? ['--data-dir', options.dataDir] : []),
+    ...(options.clusterSecret !== undefined ? ['--cluster-secret', options.clusterSecret] : []),
+    ...(options.httpMaxConnections !== undefined ? ['--http-max-connections', String(options.httpMaxConnections)] : []),
   ];
 }
 
