@@ -2,12 +2,12 @@
 // buffer for shards whose home is not known yet, forwarding to remote regions), hosts this node's shards,
 // and plays the region's side of registration and hand-off. A node without the type's role runs the
 // region in proxy mode: it routes but never hosts.
-import { isGone } from '../../cluster/member.js';
 import type { Logger } from '../../logging.js';
 import type { MessageRoutedTo, ReplyTo, ShardingMessage } from '../protocol/messages.js';
 import { HomeCache, memberMap } from './home-cache.js';
 import { RegionBuffer, type Envelope } from './region-buffer.js';
 import { RegionHost } from './region-host.js';
+import { RegionSelf, type RegionMode } from './region-self.js';
 import type { Shard, ShardEntityOptions } from './shard.js';
 import type { TakenSnapshot } from './shard-state.js';
 import { RegionLeave } from './region-leave.js';
@@ -28,9 +28,7 @@ export class ShardRegion {
   private coordinator: string | undefined;
   /** The coordinator that acknowledged our registration, if it is still the current one. */
   private registeredWith: string | undefined;
-  private mode: 'unknown' | 'host' | 'proxy' = 'unknown';
-  /** Whether this node has appeared in the membership yet (before joining, its absence means nothing). */
-  private seenSelf = false;
+  private readonly self: RegionSelf;
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly counters = {
@@ -48,6 +46,7 @@ export class ShardRegion {
     entities: Omit<ShardEntityOptions, 'onLatePipe'>,
   ) {
     this.buffer = new RegionBuffer(ctx.config.bufferSize, logger);
+    this.self = new RegionSelf(settings.role);
     this.reliable = new ReliableDelivery(ctx.config);
     this.leave = new RegionLeave({
       typeName: settings.typeName,
@@ -124,9 +123,7 @@ export class ShardRegion {
       if (home === undefined) this.requestHome(shardId);
       else if (!this.homes.isUnreachable(home)) this.flush(shardId);
     }
-    const me = members.get(this.ctx.selfKey);
-    if (me !== undefined) this.seenSelf = true;
-    if (this.seenSelf && (me === undefined || isGone(me.status)) && this.host.shards.size > 0) {
+    if (this.self.gone(members.get(this.ctx.selfKey)) && this.host.shards.size > 0) {
       // This node was downed (a minority side downs itself) or removed: the coordinator has dropped our
       // shards and will re-home them, so the local copies must stop now or they would run twice.
       this.logger.warn({ shards: this.localShards() }, 'this node is no longer a member: stopping its shards');
@@ -164,16 +161,7 @@ export class ShardRegion {
         return 'dropped';
       }
       this.counters.messagesForwarded++;
-      this.ctx.send(home, {
-        type: 'EntityEnvelope',
-        typeName: this.typeName,
-        shardId,
-        entityId: envelope.entityId,
-        payload: envelope.payload,
-        hops: envelope.hops + 1,
-        ...(envelope.replyTo ? { replyTo: envelope.replyTo } : {}),
-        ...(envelope.reliable ? { reliable: envelope.reliable } : {}),
-      });
+      this.ctx.send(home, { type: 'EntityEnvelope', typeName: this.typeName, ...envelope, hops: envelope.hops + 1 });
       return 'forwarded';
     }
     return this.hold(envelope);
@@ -203,15 +191,8 @@ export class ShardRegion {
   handle(from: string, message: MessageRoutedTo<'region'>): void {
     if (this.stopped) return;
     if (message.type === 'EntityEnvelope') {
-      const { shardId, entityId, payload, hops, replyTo, reliable } = message;
-      this.deliver({
-        shardId,
-        entityId,
-        payload,
-        hops,
-        ...(replyTo ? { replyTo } : {}),
-        ...(reliable ? { reliable } : {}),
-      });
+      const { type: _type, typeName: _typeName, ...envelope } = message;
+      this.deliver(envelope);
       return;
     }
     if (from !== this.coordinator) {
@@ -403,14 +384,8 @@ export class ShardRegion {
     if (this.host.shards.size === 0) this.leave.finish();
   }
 
-  /** Roles never change, so the mode is fixed the first time this node appears in the membership. */
-  private resolveMode(): 'unknown' | 'host' | 'proxy' {
-    if (this.mode !== 'unknown') return this.mode;
-    const me = memberMap(this.ctx.membership.members()).get(this.ctx.selfKey);
-    if (me === undefined) return 'unknown';
-    const role = this.settings.role;
-    this.mode = role === undefined || (me.roles ?? []).includes(role) ? 'host' : 'proxy';
-    return this.mode;
+  private resolveMode(): RegionMode {
+    return this.self.resolve(() => memberMap(this.ctx.membership.members()).get(this.ctx.selfKey));
   }
 
   private send(message: ShardingMessage): void {

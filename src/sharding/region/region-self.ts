@@ -1,0 +1,28 @@
+// This node as its region sees it in the membership: whether it hosts the type or only routes (its roles,
+// fixed the first time it appears), and whether it has stopped being a member after it had joined.
+import { isGone, type MemberInfo } from '../../cluster/member.js';
+
+export type RegionMode = 'unknown' | 'host' | 'proxy';
+
+export class RegionSelf {
+  private mode: RegionMode = 'unknown';
+  /** Whether this node has appeared in the membership yet (before joining, its absence means nothing). */
+  private seen = false;
+
+  constructor(private readonly role: string | undefined) {}
+
+  /** Roles never change, so the mode is fixed the first time this node (`self()`, read only until then) appears. */
+  resolve(self: () => MemberInfo | undefined): RegionMode {
+    if (this.mode !== 'unknown') return this.mode;
+    const me = self();
+    if (me === undefined) return this.mode;
+    this.mode = this.role === undefined || (me.roles ?? []).includes(this.role) ? 'host' : 'proxy';
+    return this.mode;
+  }
+
+  /** True when this node, seen as a member before, is now removed or gone (`me`: its entry now). */
+  gone(me: MemberInfo | undefined): boolean {
+    if (me !== undefined) this.seen = true;
+    return this.seen && (me === undefined || isGone(me.status));
+  }
+}
