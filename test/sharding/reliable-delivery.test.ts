@@ -70,22 +70,15 @@ describe('DedupTable (the host)', () => {
     const replies: EntityOutcome[] = [];
     const reply = (outcome: EntityOutcome) => void replies.push(outcome);
     const sender = 'sys@127.0.0.1:1';
-    old.admit(sender, { incarnation: 1, seq: 5, below: 5 }, E, reply)?.({ ok: true, value: 1 });
-    old.admit(
-      sender,
-      { incarnation: 1, seq: 6, below: 5 },
-      { shardId: 1, entityId: 'f' },
-      reply,
-    )?.({
-      ok: false,
-      error: 'boom',
-    });
-    old.admit(
-      sender,
-      { incarnation: 1, seq: 7, below: 5 },
-      { shardId: 2, entityId: 'g' },
-      reply,
-    )?.({ ok: true, value: 1 });
+    const processOld = (
+      seq: number,
+      below: number,
+      target: typeof E,
+      outcome: EntityOutcome = { ok: true, value: 1 },
+    ) => old.admit(sender, { incarnation: 1, seq, below }, target, reply)?.(outcome);
+    processOld(5, 5, E);
+    processOld(6, 5, { shardId: 1, entityId: 'f' }, { ok: false, error: 'boom' });
+    processOld(7, 5, { shardId: 2, entityId: 'g' });
     const moved = old.take(1);
     expect([...moved]).toEqual([
       ['e', [{ node: sender, incarnation: 1, done: [5], failed: [] }]],
@@ -93,15 +86,7 @@ describe('DedupTable (the host)', () => {
     ]);
     // The old host keeps its copy (the shard may come back), until the sender's progress passes it.
     expect(old.admit(sender, { incarnation: 1, seq: 5, below: 5 }, E, reply)).toBeUndefined();
-    old.admit(
-      sender,
-      { incarnation: 1, seq: 9, below: 8 },
-      { shardId: 2, entityId: 'g' },
-      reply,
-    )?.({
-      ok: true,
-      value: 1,
-    });
+    processOld(9, 8, { shardId: 2, entityId: 'g' });
     old.prune();
     expect(old.take(1)).toEqual(new Map());
     const next = new DedupTable();

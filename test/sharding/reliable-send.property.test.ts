@@ -71,6 +71,16 @@ const stepArb = (mode: 'faults' | 'retries' | 'none'): fc.Arbitrary<Step> =>
       : []),
   );
 
+/** Each host processed each entity's messages from the sender in the order they were sent. */
+function expectOrderPerHost(processed: ReadonlyArray<Processed>): void {
+  const last = new Map<string, number>();
+  for (const p of processed) {
+    const key = `${p.host}/${p.entityId}`;
+    expect(p.id).toBeGreaterThan(last.get(key) ?? 0);
+    last.set(key, p.id);
+  }
+}
+
 describe('reliable send: property', () => {
   let cluster: TestCluster;
   useTestClusters(() => (cluster = new TestCluster()));
@@ -182,12 +192,7 @@ describe('reliable send: property', () => {
       fc.asyncProperty(fc.array(stepArb('none'), { minLength: 3, maxLength: 20 }), async (steps) => {
         const { processed, resolved, ids } = await runSchedule(steps);
         expect(resolved.size).toBe(ids);
-        const last = new Map<string, number>();
-        for (const p of processed) {
-          const key = `${p.host}/${p.entityId}`;
-          expect(p.id).toBeGreaterThan(last.get(key) ?? 0);
-          last.set(key, p.id);
-        }
+        expectOrderPerHost(processed);
         await cluster.shutdown();
       }),
       { numRuns: 40, seed: 24 },
@@ -202,12 +207,7 @@ describe('reliable send: property', () => {
         const times = new Map<number, number>();
         for (const p of processed) times.set(p.id, (times.get(p.id) ?? 0) + 1);
         for (let id = 1; id <= ids; id++) expect({ id, times: times.get(id) }).toEqual({ id, times: 1 });
-        const last = new Map<string, number>();
-        for (const p of processed) {
-          const key = `${p.host}/${p.entityId}`;
-          expect(p.id).toBeGreaterThan(last.get(key) ?? 0);
-          last.set(key, p.id);
-        }
+        expectOrderPerHost(processed);
         await cluster.shutdown();
       }),
       { numRuns: 40, seed: 25 },
