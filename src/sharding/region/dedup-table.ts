@@ -78,6 +78,8 @@ export class DedupTable {
 
   /** A copy of a shard's entries (it stopped here), by the entity that processed them, the newest bounded. */
   take(shardId: number): Map<string, ProcessedSends[]> {
+    // What the senders retry no more need not travel.
+    this.prune();
     const bySender = this.shards.get(shardId);
     const byEntity = new Map<string, ProcessedSends[]>();
     for (const [node, incarnations] of bySender ?? []) {
