@@ -52,13 +52,14 @@ export class PendingAsks {
    * Opens an ask: its id (for `replyTo`) and the answer, which rejects with `timeout` and the text of
    * `describeTimeout` after `timeoutMs` unless settled first. `withdraw` is asked at the timeout to take the
    * message back from wherever it still waits on this node; true means it never left (`delivered: false`).
-   * `settled` is told when the ask ends (a send's retries end with it: no second promise per send).
+   * `settled` is told when the ask ends (a send's retries end with it), and a `valueless` ask resolves with
+   * nothing whatever the answer carried: no second promise per send for either.
    */
   open<R>(
     timeoutMs: number,
     describeTimeout: () => string,
     withdraw: (id: number) => boolean = () => false,
-    settled?: Settled,
+    { settled, valueless = false }: { readonly settled?: Settled; readonly valueless?: boolean } = {},
   ): { readonly id: number; readonly answer: Promise<R> } {
     const id = this.nextId++;
     const answer = new Promise<R>((resolve, reject) => {
@@ -69,7 +70,8 @@ export class PendingAsks {
         settled?.(id, error);
         reject(error);
       }, timeoutMs);
-      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer, settled });
+      const answer = valueless ? () => (resolve as () => void)() : (resolve as (value: unknown) => void);
+      this.pending.set(id, { resolve: answer, reject, timer, settled });
     });
     return { id, answer };
   }

@@ -11,11 +11,14 @@ export class RegionSelf {
 
   constructor(private readonly role: string | undefined) {}
 
-  /** Roles never change, so the mode is fixed the first time this node (`self()`, read only until then) appears. */
-  resolve(self: () => MemberInfo | undefined): RegionMode {
-    if (this.mode !== 'unknown') return this.mode;
-    const me = self();
-    if (me === undefined) return this.mode;
+  /** The mode once known (cheap: asked for every message). */
+  get known(): RegionMode {
+    return this.mode;
+  }
+
+  /** Roles never change, so the mode is fixed the first time this node (`me`) appears. */
+  resolve(me: MemberInfo | undefined): RegionMode {
+    if (this.mode !== 'unknown' || me === undefined) return this.mode;
     this.mode = this.role === undefined || (me.roles ?? []).includes(this.role) ? 'host' : 'proxy';
     return this.mode;
   }

@@ -29,12 +29,14 @@ export function sendReliably(
   options: SendOptions = {},
 ): Promise<void> {
   const { typeName } = region;
-  // However it ends, the send is closed here then: taken back from the buffer, never retried again.
-  const opened = openRequest<void>('send', context, region, target, options.timeoutMs, (id, timedOut) => {
+  // However it ends, the send is closed here then: taken back from the buffer, never retried again. Its
+  // answer carries no value (the host replies null): its caller gets none.
+  const settled: Settled = (id, timedOut) => {
     // At the deadline it was withdrawn already, to learn whether it had left.
     if (timedOut === undefined) region.withdraw(id);
     else context.onTimeout?.(typeName, timedOut.delivered);
-  });
+  };
+  const opened = openRequest<void>('send', context, region, target, options.timeoutMs, { settled, valueless: true });
   if (opened instanceof Error) return Promise.reject(opened);
   const { id, answer } = opened;
   const result = region.openSend(target.shardId, target.entityId, message, { node: context.selfKey, askId: id });
@@ -44,8 +46,7 @@ export function sendReliably(
       id,
       `send to ${typeName}/${target.entityId} refused: too many sends outstanding or the region buffer is full`,
     );
-  // A send's answer carries no value (the host replies null): its caller gets none.
-  return answer.then(nothing);
+  return answer;
 }
 
 export function askAtMostOnce<R>(
@@ -79,19 +80,17 @@ function openRequest<R>(
   region: ShardRegion,
   target: Target,
   timeout: number | undefined,
-  settled?: Settled,
+  hooks: { readonly settled?: Settled; readonly valueless?: boolean } = {},
 ): { readonly id: number; readonly answer: Promise<R> } | ActorTsError {
   const timeoutMs = timeout ?? (what === 'ask' ? context.config.askTimeoutMs : context.config.sendTimeoutMs);
   if (!validTimeout(timeoutMs)) return invalidTimeout(what, timeoutMs);
   const describe = (): string => `${what} to ${region.typeName}/${target.entityId} timed out after ${timeoutMs} ms`;
-  return context.asks.open<R>(timeoutMs, describe, (askId) => region.withdraw(askId), settled);
+  return context.asks.open<R>(timeoutMs, describe, (askId) => region.withdraw(askId), hooks);
 }
 
 function refuse(context: SendContext, id: number, error: string): void {
   context.asks.settle(id, { ok: false, error }, 'buffer_overflow');
 }
-
-function nothing(): void {}
 
 function validTimeout(timeoutMs: unknown): timeoutMs is number {
   return Number.isInteger(timeoutMs) && (timeoutMs as number) >= 1 && (timeoutMs as number) <= 2_147_483_647;

@@ -5,7 +5,7 @@
 import type { Logger } from '../../logging.js';
 import type { MessageRoutedTo, ReplyTo, ShardingMessage } from '../protocol/messages.js';
 import { HomeCache, memberMap } from './home-cache.js';
-import { RegionBuffer, type Envelope } from './region-buffer.js';
+import { RegionBuffer, fromWire, toWire, type Envelope } from './region-buffer.js';
 import { RegionHost } from './region-host.js';
 import { RegionSelf, type RegionMode } from './region-self.js';
 import type { Shard, ShardEntityOptions } from './shard.js';
@@ -161,7 +161,7 @@ export class ShardRegion {
         return 'dropped';
       }
       this.counters.messagesForwarded++;
-      this.ctx.send(home, { type: 'EntityEnvelope', typeName: this.typeName, ...envelope, hops: envelope.hops + 1 });
+      this.ctx.send(home, toWire(this.typeName, envelope));
       return 'forwarded';
     }
     return this.hold(envelope);
@@ -191,8 +191,7 @@ export class ShardRegion {
   handle(from: string, message: MessageRoutedTo<'region'>): void {
     if (this.stopped) return;
     if (message.type === 'EntityEnvelope') {
-      const { type: _type, typeName: _typeName, ...envelope } = message;
-      this.deliver(envelope);
+      this.deliver(fromWire(message));
       return;
     }
     if (from !== this.coordinator) {
@@ -385,7 +384,10 @@ export class ShardRegion {
   }
 
   private resolveMode(): RegionMode {
-    return this.self.resolve(() => memberMap(this.ctx.membership.members()).get(this.ctx.selfKey));
+    const known = this.self.known;
+    return known !== 'unknown'
+      ? known
+      : this.self.resolve(memberMap(this.ctx.membership.members()).get(this.ctx.selfKey));
   }
 
   private send(message: ShardingMessage): void {
