@@ -1,8 +1,10 @@
 // Both ends of reliable send on their own: the sender's bounds and retry copies, the host's duplicate table
 // (a running copy dropped, a done one answered again with the same success or failure, numbers below the
-// sender's oldest outstanding one forgotten), and `send` refusing at once beyond the bounds.
+// sender's oldest outstanding one forgotten, a shard's entries handed to another host), and `send` refusing
+// at once beyond the bounds.
 import { describe, expect, it } from 'vitest';
 import type { EntityOutcome } from '../../src/sharding/region/entity.js';
+import { DedupTable, parseProcessedSends } from '../../src/sharding/region/dedup-table.js';
 import { ReliableDelivery } from '../../src/sharding/region/reliable-delivery.js';
 import { TestCluster, entityInShard, pinTo, run, settle, useTestClusters } from './harness.js';
 import { counter } from './harness.js';
@@ -36,29 +38,80 @@ describe('ReliableDelivery as sender', () => {
   });
 });
 
-describe('ReliableDelivery as host', () => {
+const E = { shardId: 1, entityId: 'e' };
+
+describe('DedupTable (the host)', () => {
   it('drops a copy of a running send, answers a done one again with the same result, and forgets below the mark', () => {
-    const host = new ReliableDelivery(LIMITS);
+    const host = new DedupTable();
     const replies: EntityOutcome[] = [];
     const reply = (outcome: EntityOutcome) => void replies.push(outcome);
-    const first = host.admit('s', { incarnation: 1, seq: 5, below: 5 }, reply);
+    const first = host.admit('s', { incarnation: 1, seq: 5, below: 5 }, E, reply);
     expect(first).toBeDefined();
-    expect(host.admit('s', { incarnation: 1, seq: 5, below: 5 }, reply)).toBeUndefined();
+    expect(host.admit('s', { incarnation: 1, seq: 5, below: 5 }, E, reply)).toBeUndefined();
     expect(replies).toEqual([]);
     first?.({ ok: true, value: 'big answer' });
     expect(replies).toEqual([{ ok: true, value: null }]);
-    expect(host.admit('s', { incarnation: 1, seq: 5, below: 5 }, reply)).toBeUndefined();
+    expect(host.admit('s', { incarnation: 1, seq: 5, below: 5 }, E, reply)).toBeUndefined();
     expect(replies[1]).toEqual({ ok: true, value: null });
-    const failing = host.admit('s', { incarnation: 1, seq: 6, below: 5 }, reply);
+    const failing = host.admit('s', { incarnation: 1, seq: 6, below: 5 }, E, reply);
     failing?.({ ok: false, error: 'boom' });
-    expect(host.admit('s', { incarnation: 1, seq: 6, below: 5 }, reply)).toBeUndefined();
+    expect(host.admit('s', { incarnation: 1, seq: 6, below: 5 }, E, reply)).toBeUndefined();
     expect(replies[3]).toMatchObject({ ok: false });
     // Another incarnation of the sender (it restarted) numbers afresh.
-    expect(host.admit('s', { incarnation: 2, seq: 5, below: 5 }, reply)).toBeDefined();
+    expect(host.admit('s', { incarnation: 2, seq: 5, below: 5 }, E, reply)).toBeDefined();
     // The sender says nothing below 7 is outstanding: 5 and 6 are forgotten.
-    host.admit('s', { incarnation: 1, seq: 7, below: 7 }, reply);
-    expect(host.admit('s', { incarnation: 1, seq: 5, below: 7 }, reply)).toBeDefined();
-    expect(host.stats().messagesDeduplicated).toBe(3);
+    host.admit('s', { incarnation: 1, seq: 7, below: 7 }, E, reply);
+    expect(host.admit('s', { incarnation: 1, seq: 5, below: 7 }, E, reply)).toBeDefined();
+    expect(host.deduplicated).toBe(3);
+  });
+
+  it("hands a shard's processed sends to another table, by entity, so a retry there is answered and not run", () => {
+    const old = new DedupTable();
+    const replies: EntityOutcome[] = [];
+    const reply = (outcome: EntityOutcome) => void replies.push(outcome);
+    const sender = 'sys@127.0.0.1:1';
+    const processOld = (
+      seq: number,
+      below: number,
+      target: typeof E,
+      outcome: EntityOutcome = { ok: true, value: 1 },
+    ) => old.admit(sender, { incarnation: 1, seq, below }, target, reply)?.(outcome);
+    processOld(5, 5, E);
+    processOld(6, 5, { shardId: 1, entityId: 'f' }, { ok: false, error: 'boom' });
+    processOld(7, 5, { shardId: 2, entityId: 'g' });
+    const moved = old.take(1);
+    expect([...moved]).toEqual([
+      ['e', [{ node: sender, incarnation: 1, done: [5], failed: [] }]],
+      ['f', [{ node: sender, incarnation: 1, done: [6], failed: [6] }]],
+    ]);
+    // The old host keeps its copy (the shard may come back), until the sender's progress passes it.
+    expect(old.admit(sender, { incarnation: 1, seq: 5, below: 5 }, E, reply)).toBeUndefined();
+    processOld(9, 8, { shardId: 2, entityId: 'g' });
+    old.prune();
+    expect(old.take(1)).toEqual(new Map());
+    const next = new DedupTable();
+    next.restore(1, moved);
+    replies.length = 0;
+    expect(next.admit(sender, { incarnation: 1, seq: 5, below: 5 }, E, reply)).toBeUndefined();
+    expect(
+      next.admit(sender, { incarnation: 1, seq: 6, below: 5 }, { shardId: 1, entityId: 'f' }, reply),
+    ).toBeUndefined();
+    expect(replies).toEqual([{ ok: true, value: null }, expect.objectContaining({ ok: false })]);
+    expect(next.deduplicated).toBe(2);
+  });
+
+  it('refuses processed sends from the network that are not well formed', () => {
+    const node = 'sys@127.0.0.1:1';
+    expect(parseProcessedSends([{ node, incarnation: 1, done: [1, 2], failed: [] }])).toHaveLength(1);
+    for (const bad of [
+      {},
+      [{ node: 'nobody', incarnation: 1, done: [], failed: [] }],
+      [{ node, incarnation: 0, done: [], failed: [] }],
+      [{ node, incarnation: 1, done: [1.5], failed: [] }],
+      [{ node, incarnation: 1, done: [], failed: 'x' }],
+      [{ node, incarnation: 1, done: new Array(10_001).fill(1), failed: [] }],
+    ])
+      expect(parseProcessedSends(bad)).toBeUndefined();
   });
 });
 

@@ -1,6 +1,8 @@
 // Reliable send under random hand-offs, crashes of the host and lossy windows (issue 23), on the in-memory
 // transport with fake time: no resolved send is lost (each was processed somewhere), no send is processed
 // twice on one host incarnation, and without crashes or loss each host sees a sender's messages in order.
+// Across graceful moves alone, with confirmations lost and messages duplicated, every send is processed
+// exactly once (the hosts' duplicate entries move with the shard).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
@@ -17,6 +19,9 @@ type Step =
   | { readonly kind: 'move' }
   | { readonly kind: 'crash' }
   | { readonly kind: 'lossy'; readonly ms: number }
+  /** The hosts' confirmations (EntityReply) are lost for `ms`: the sender retries what was processed. */
+  | { readonly kind: 'noReplies'; readonly ms: number }
+  | { readonly kind: 'duplicate'; readonly ms: number }
   | { readonly kind: 'wait'; readonly ms: number };
 
 interface Processed {
@@ -36,7 +41,11 @@ function hostOn(target: () => string, sender: () => string): AllocationStrategy 
   };
 }
 
-const stepArb = (withFaults: boolean): fc.Arbitrary<Step> =>
+const windowArb = (kind: 'lossy' | 'noReplies' | 'duplicate') =>
+  fc.record({ kind: fc.constant(kind), ms: fc.integer({ min: 50, max: 400 }) });
+
+/** Crashes and loss (`faults`), or lost confirmations and duplicates (`retries`), besides sends and moves. */
+const stepArb = (mode: 'faults' | 'retries' | 'none'): fc.Arbitrary<Step> =>
   fc.oneof(
     {
       weight: 5,
@@ -48,16 +57,29 @@ const stepArb = (withFaults: boolean): fc.Arbitrary<Step> =>
     },
     { weight: 2, arbitrary: fc.constant({ kind: 'move' as const }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 300 }) }) },
-    ...(withFaults
+    ...(mode === 'faults'
       ? [
           { weight: 1, arbitrary: fc.constant({ kind: 'crash' as const }) },
-          {
-            weight: 1,
-            arbitrary: fc.record({ kind: fc.constant('lossy' as const), ms: fc.integer({ min: 50, max: 400 }) }),
-          },
+          { weight: 1, arbitrary: windowArb('lossy') },
+        ]
+      : []),
+    ...(mode === 'retries'
+      ? [
+          { weight: 2, arbitrary: windowArb('noReplies') },
+          { weight: 1, arbitrary: windowArb('duplicate') },
         ]
       : []),
   );
+
+/** Each host processed each entity's messages from the sender in the order they were sent. */
+function expectOrderPerHost(processed: ReadonlyArray<Processed>): void {
+  const last = new Map<string, number>();
+  for (const p of processed) {
+    const key = `${p.host}/${p.entityId}`;
+    expect(p.id).toBeGreaterThan(last.get(key) ?? 0);
+    last.set(key, p.id);
+  }
+}
 
 describe('reliable send: property', () => {
   let cluster: TestCluster;
@@ -79,6 +101,13 @@ describe('reliable send: property', () => {
     let target = '';
     const [a, b] = cluster.addNodes(7001, 7002, 7003);
     target = b.key;
+    let noReplies = false;
+    for (const node of cluster.live()) {
+      const send = node.transport.send.bind(node.transport);
+      node.transport.send = (to, message) => {
+        if (!noReplies || (message as { type?: unknown }).type !== 'EntityReply') send(to, message);
+      };
+    }
     const options = (node: TestNode) => ({
       typeName: 'T',
       behavior: behavior(node),
@@ -121,10 +150,14 @@ describe('reliable send: property', () => {
         const fresh = cluster.addNode(nextPort++);
         fresh.sharding.init(options(fresh));
         target = fresh.key;
-      } else if (step.kind === 'lossy') {
-        cluster.net.setFaults({ dropRate: 0.3 });
+      } else if (step.kind === 'lossy' || step.kind === 'duplicate') {
+        cluster.net.setFaults(step.kind === 'lossy' ? { dropRate: 0.3 } : { duplicateRate: 0.5 });
         await run(step.ms);
         cluster.net.setFaults({});
+      } else if (step.kind === 'noReplies') {
+        noReplies = true;
+        await run(step.ms);
+        noReplies = false;
       } else {
         await run(step.ms);
       }
@@ -138,7 +171,7 @@ describe('reliable send: property', () => {
 
   it('loses no resolved send and processes none twice on one host, across hand-offs, crashes and loss', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(stepArb(true), { minLength: 3, maxLength: 20 }), async (steps) => {
+      fc.asyncProperty(fc.array(stepArb('faults'), { minLength: 3, maxLength: 20 }), async (steps) => {
         const { processed, resolved } = await runSchedule(steps);
         const seen = new Set(processed.map((p) => p.id));
         for (const id of resolved.keys()) expect(seen.has(id)).toBe(true);
@@ -156,18 +189,28 @@ describe('reliable send: property', () => {
 
   it("keeps each sender's order per entity on every host when nothing crashes or is lost", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(stepArb(false), { minLength: 3, maxLength: 20 }), async (steps) => {
+      fc.asyncProperty(fc.array(stepArb('none'), { minLength: 3, maxLength: 20 }), async (steps) => {
         const { processed, resolved, ids } = await runSchedule(steps);
         expect(resolved.size).toBe(ids);
-        const last = new Map<string, number>();
-        for (const p of processed) {
-          const key = `${p.host}/${p.entityId}`;
-          expect(p.id).toBeGreaterThan(last.get(key) ?? 0);
-          last.set(key, p.id);
-        }
+        expectOrderPerHost(processed);
         await cluster.shutdown();
       }),
       { numRuns: 40, seed: 24 },
+    );
+  });
+
+  it('processes every send exactly once across graceful moves, with confirmations lost and messages duplicated', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb('retries'), { minLength: 3, maxLength: 20 }), async (steps) => {
+        const { processed, resolved, ids } = await runSchedule(steps);
+        expect(resolved.size).toBe(ids);
+        const times = new Map<number, number>();
+        for (const p of processed) times.set(p.id, (times.get(p.id) ?? 0) + 1);
+        for (let id = 1; id <= ids; id++) expect({ id, times: times.get(id) }).toEqual({ id, times: 1 });
+        expectOrderPerHost(processed);
+        await cluster.shutdown();
+      }),
+      { numRuns: 40, seed: 25 },
     );
   });
 });

@@ -21,8 +21,8 @@ describe('packSnapshots', () => {
     expect(packed.chunks.map((chunk) => chunk.map((e) => e.entityId))).toEqual([['a', 'b'], ['big'], ['c']]);
     expect(packed.refused).toEqual([]);
     const values = new Map(packed.chunks.flat().map((e) => [e.entityId, unpackState(e.state)]));
-    expect(values.get('b')).toEqual({ ok: true, value: { n: 1, list: [1, 2, 3] } });
-    expect(values.get('big')).toEqual({ ok: true, value: 'y'.repeat(5_000) });
+    expect(values.get('b')).toEqual({ ok: true, restored: true, value: { n: 1, list: [1, 2, 3] }, sends: [] });
+    expect(values.get('big')).toMatchObject({ ok: true, restored: true, value: 'y'.repeat(5_000) });
   });
 
   it('refuses a state over maxEntitySnapshotBytes, one that cannot be encoded, and a snapshot that threw', () => {

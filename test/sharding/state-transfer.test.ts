@@ -1,7 +1,8 @@
 // Entity state travels with a graceful hand-off (issue 23): the old host snapshots each entity after its last
 // message, the coordinator carries the chunks to the new home ahead of HostShard, and the new home restores
 // every entity before it delivers. Over the bound, an entity starts fresh and is counted; a shard whose
-// state exceeds one chunk travels in several.
+// state exceeds one chunk travels in several. What the entities processed of reliable sends travels along, so
+// a retry of a send the old host processed is answered by the new one, not processed again.
 import { describe, expect, it } from 'vitest';
 import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
@@ -172,5 +173,30 @@ describe('entity state across a graceful hand-off', () => {
       expect(answer.value).toBe(4);
       expect([b.key, c.key]).toContain(answer.node);
     }
+  });
+
+  it('a send whose confirmation was lost before the move is answered by the new home, not processed again', async () => {
+    const { a, b, c } = start(counterBehavior);
+    const id = entityInShard(9, SHARDS, 'r');
+    await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
+    // b processes the send, but its confirmation never reaches a: a keeps retrying it.
+    let loseReplies = true;
+    const send = b.transport.send.bind(b.transport);
+    b.transport.send = (to, message) => {
+      if (!loseReplies || (message as { type: string }).type !== 'EntityReply') send(to, message);
+    };
+    const sent = a.sharding.entityRefFor('Counter', id).send({ op: 'increment' });
+    await eventually(
+      () => (b.sharding.stats().types['Counter']?.region.messagesDeduplicated ?? 0) > 0,
+      'a retry reached b',
+    );
+    await moveShard(a, 9, c, b);
+    loseReplies = false;
+    await settle(sent);
+    expect(c.sharding.stats().types['Counter']?.region.messagesDeduplicated).toBeGreaterThan(0);
+    expect(await settle(a.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({
+      value: 2,
+      node: c.key,
+    });
   });
 });

@@ -202,9 +202,14 @@ export class Entity {
     this.timerSet.end();
   }
 
+  /** No message queued or running. */
+  get idle(): boolean {
+    return !this.running && this.queue.length === 0;
+  }
+
   /** Resolves once every queued message was handled. */
   whenIdle(): Promise<void> {
-    if (!this.running && this.queue.length === 0) return Promise.resolve();
+    if (this.idle) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -222,9 +227,17 @@ export class Entity {
     }
   }
 
-  /** Runs the entity's stop hook; errors are reported, never thrown, so one entity cannot block a hand-off. */
-  async stop(): Promise<void> {
+  /**
+   * Runs the entity's stop hook; errors are reported, never thrown, so one entity cannot block a hand-off.
+   * Undefined (nothing to wait for) when the entity has no hook.
+   */
+  stop(): Promise<void> | undefined {
     this.end();
+    if (typeof this.instance?.stop !== 'function') return undefined;
+    return this.runStopHook();
+  }
+
+  private async runStopHook(): Promise<void> {
     try {
       await this.instance?.stop?.();
     } catch (error) {

@@ -27,7 +27,11 @@ interface PendingAsk {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
   readonly timer: NodeJS.Timeout;
+  readonly settled: Settled | undefined;
 }
+
+/** Told once an ask settled, however (`timedOut`: by its deadline), before its answer is given. */
+export type Settled = (id: number, timedOut?: DeliveryTimeoutError) => void;
 
 export class PendingAsks {
   private readonly pending = new Map<number, PendingAsk>();
@@ -48,20 +52,26 @@ export class PendingAsks {
    * Opens an ask: its id (for `replyTo`) and the answer, which rejects with `timeout` and the text of
    * `describeTimeout` after `timeoutMs` unless settled first. `withdraw` is asked at the timeout to take the
    * message back from wherever it still waits on this node; true means it never left (`delivered: false`).
+   * `settled` is told when the ask ends (a send's retries end with it), and a `valueless` ask resolves with
+   * nothing whatever the answer carried: no second promise per send for either.
    */
   open<R>(
     timeoutMs: number,
     describeTimeout: () => string,
     withdraw: (id: number) => boolean = () => false,
+    { settled, valueless = false }: { readonly settled?: Settled; readonly valueless?: boolean } = {},
   ): { readonly id: number; readonly answer: Promise<R> } {
     const id = this.nextId++;
     const answer = new Promise<R>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!this.pending.delete(id)) return;
         this.timedOutCount++;
-        reject(new DeliveryTimeoutError(describeTimeout(), !withdraw(id)));
+        const error = new DeliveryTimeoutError(describeTimeout(), !withdraw(id));
+        settled?.(id, error);
+        reject(error);
       }, timeoutMs);
-      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
+      const answer = valueless ? () => (resolve as () => void)() : (resolve as (value: unknown) => void);
+      this.pending.set(id, { resolve: answer, reject, timer, settled });
     });
     return { id, answer };
   }
@@ -72,6 +82,7 @@ export class PendingAsks {
     if (ask === undefined) return false;
     this.pending.delete(id);
     clearTimeout(ask.timer);
+    ask.settled?.(id);
     if (outcome.ok) ask.resolve(outcome.value);
     else ask.reject(new ActorTsError(failure, outcome.error));
     return true;
@@ -79,10 +90,11 @@ export class PendingAsks {
 
   /** Rejects every waiting ask with `error` (the node is shutting down). */
   failAll(error: Error): void {
-    const asks = [...this.pending.values()];
+    const asks = [...this.pending];
     this.pending.clear();
-    for (const ask of asks) {
+    for (const [id, ask] of asks) {
       clearTimeout(ask.timer);
+      ask.settled?.(id);
       ask.reject(error);
     }
   }

@@ -3,8 +3,32 @@
 import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 
+type EntityEnvelope = Extract<ShardingMessage, { readonly type: 'EntityEnvelope' }>;
+
 /** A message for one entity, as the region routes it: an EntityEnvelope without its type name. */
-export type Envelope = Omit<Extract<ShardingMessage, { readonly type: 'EntityEnvelope' }>, 'type' | 'typeName'>;
+export type Envelope = Omit<EntityEnvelope, 'type' | 'typeName'>;
+
+/**
+ * The envelope of a message from the wire. Field by field, not by rest destructuring: this runs for every
+ * message, and V8 copies named fields much faster.
+ */
+export function fromWire(message: EntityEnvelope): Envelope {
+  const { shardId, entityId, payload, hops, replyTo, reliable } = message;
+  if (replyTo === undefined) return { shardId, entityId, payload, hops };
+  return reliable === undefined
+    ? { shardId, entityId, payload, hops, replyTo }
+    : { shardId, entityId, payload, hops, replyTo, reliable };
+}
+
+/** The message that carries `envelope` one hop further, to the region of `typeName` on another node. */
+export function toWire(typeName: string, envelope: Envelope): EntityEnvelope {
+  const { shardId, entityId, payload, hops, replyTo, reliable } = envelope;
+  const type = 'EntityEnvelope';
+  if (replyTo === undefined) return { type, typeName, shardId, entityId, payload, hops: hops + 1 };
+  return reliable === undefined
+    ? { type, typeName, shardId, entityId, payload, hops: hops + 1, replyTo }
+    : { type, typeName, shardId, entityId, payload, hops: hops + 1, replyTo, reliable };
+}
 
 /** What became of a buffered message: dropped (buffer full), queued, or queued as its shard's first. */
 export type BufferResult = 'dropped' | 'queued' | 'first';

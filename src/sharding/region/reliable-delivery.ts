@@ -1,12 +1,10 @@
 // Reliable `send`, both ends in one region. As the sender: every send is kept (bounded, per region and per
 // shard) with its sequence number until its entity processed it, and is routed again on each retry tick
 // (across hand-offs, lost connections and a crash of its host, to wherever the shard lives then). As the
-// host: a retried copy is recognised by its sender, the sender's incarnation and its sequence number, and is
-// not processed twice while this host lives (a copy of one still running is dropped; of one done, answered).
-// After a crash of the host the new host may process a send again: at-least-once.
+// host: a retried copy is recognised and not processed twice (dedup-table.ts, kept by region-host.ts), also
+// after a graceful move of its shard. After a crash of the host the new host may process a send again.
 import { randomInt } from 'node:crypto';
-import type { ReliableMark, ReplyTo } from '../protocol/messages.js';
-import type { EntityOutcome, ReplyFn } from './entity.js';
+import type { ReplyTo } from '../protocol/messages.js';
 import type { Envelope } from './region-buffer.js';
 
 /** One send this region keeps retrying. */
@@ -19,20 +17,10 @@ interface Outstanding {
   fresh: boolean;
 }
 
-interface Seen {
-  readonly running: Set<number>;
-  readonly done: Map<number, boolean>;
-}
-
 export interface ReliableLimits {
   readonly maxOutstandingSends: number;
   readonly maxOutstandingSendsPerShard: number;
 }
-
-/** Sender incarnations a host remembers per sender node (a restarted node has a new one). */
-const INCARNATIONS_PER_SENDER = 2;
-/** Processed sequence numbers a host remembers per sender incarnation, at most. */
-const MAX_DONE_PER_SENDER = 200_000;
 
 export class ReliableDelivery {
   /** This region's incarnation as a sender: random, so a restarted node's sequence numbers are new ones. */
@@ -40,17 +28,14 @@ export class ReliableDelivery {
   private readonly outstanding = new Map<number, Outstanding>();
   private readonly perShard = new Map<number, number>();
   private nextSeq = 1;
-  /** As host: per sender node, per incarnation, the sequence numbers running and done here (done: did it succeed). */
-  private readonly seen = new Map<string, Map<number, Seen>>();
-  private readonly counts = { redelivered: 0, deduplicated: 0 };
+  private redelivered = 0;
 
   constructor(private readonly limits: ReliableLimits) {}
 
   /** The region's stats of reliable sends (see RegionStats). */
-  stats(): { messagesRedelivered: number; messagesDeduplicated: number; sendsOutstanding: number } {
+  stats(): { messagesRedelivered: number; sendsOutstanding: number } {
     return {
-      messagesRedelivered: this.counts.redelivered,
-      messagesDeduplicated: this.counts.deduplicated,
+      messagesRedelivered: this.redelivered,
       sendsOutstanding: this.outstanding.size,
     };
   }
@@ -117,54 +102,7 @@ export class ReliableDelivery {
       }
       copies.push({ ...send.envelope, reliable: { incarnation: this.incarnation, seq, below } });
     }
-    this.counts.redelivered += copies.length;
+    this.redelivered += copies.length;
     return copies;
-  }
-
-  /**
-   * As host: the reply to give a send's entity, or undefined when this copy is a duplicate (answered here
-   * if the first copy was already processed). The reply of a send carries no value: its caller gets none.
-   */
-  admit(sender: string, mark: ReliableMark, reply: (outcome: EntityOutcome) => void): ReplyFn | undefined {
-    const entry = this.entry(sender, mark.incarnation);
-    // Done sequence numbers are added in about ascending order: forget from the oldest up to `below`, and
-    // the oldest beyond a hard cap (a sender that never reports progress).
-    for (const seq of entry.done.keys()) {
-      if (seq >= mark.below && entry.done.size <= MAX_DONE_PER_SENDER) break;
-      entry.done.delete(seq);
-    }
-    if (entry.running.has(mark.seq) || entry.done.has(mark.seq)) {
-      this.counts.deduplicated++;
-      // The first answer was lost: the same answer again (a failure's text is not kept, only that it failed).
-      const succeeded = entry.done.get(mark.seq);
-      if (succeeded === true) reply({ ok: true, value: null });
-      else if (succeeded === false) reply({ ok: false, error: 'the entity failed on this message (reported before)' });
-      return undefined;
-    }
-    entry.running.add(mark.seq);
-    return (outcome) => {
-      entry.running.delete(mark.seq);
-      if (mark.seq >= mark.below) entry.done.set(mark.seq, outcome.ok);
-      reply(outcome.ok ? { ok: true, value: null } : outcome);
-    };
-  }
-
-  private entry(sender: string, incarnation: number): Seen {
-    let bySender = this.seen.get(sender);
-    if (bySender === undefined) {
-      bySender = new Map();
-      this.seen.set(sender, bySender);
-    }
-    let entry = bySender.get(incarnation);
-    if (entry === undefined) {
-      entry = { running: new Set(), done: new Map() };
-      bySender.set(incarnation, entry);
-      // The oldest incarnations of a sender are forgotten: that node restarted since.
-      for (const old of bySender.keys()) {
-        if (bySender.size <= INCARNATIONS_PER_SENDER) break;
-        bySender.delete(old);
-      }
-    }
-    return entry;
   }
 }

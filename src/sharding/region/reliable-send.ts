@@ -6,8 +6,7 @@
 import { ActorTsError } from '../../errors.js';
 import type { ShardingConfig } from '../config.js';
 import type { AskOptions, SendOptions } from './entity.js';
-import type { PendingAsks } from './pending-asks.js';
-import { DeliveryTimeoutError } from './pending-asks.js';
+import type { PendingAsks, Settled } from './pending-asks.js';
 import type { ShardRegion } from './shard-region.js';
 
 export type { SendOptions };
@@ -20,65 +19,77 @@ export interface SendContext {
   readonly onTimeout?: (typeName: string, delivered: boolean) => void;
 }
 
+type Target = { readonly shardId: number; readonly entityId: string };
+
 export function sendReliably(
   context: SendContext,
   region: ShardRegion,
-  target: { readonly shardId: number; readonly entityId: string },
+  target: Target,
   message: unknown,
   options: SendOptions = {},
 ): Promise<void> {
-  const timeoutMs = options.timeoutMs ?? context.config.sendTimeoutMs;
-  if (!validTimeout(timeoutMs)) return Promise.reject(invalidTimeout('send', timeoutMs));
   const { typeName } = region;
-  const { shardId, entityId } = target;
-  // At the deadline the send is closed here: taken back from the buffer, never retried again.
-  const { id, answer } = context.asks.open<unknown>(
-    timeoutMs,
-    () => `send to ${typeName}/${entityId} timed out after ${timeoutMs} ms`,
-    (askId) => region.withdraw(askId),
-  );
-  const result = region.openSend(shardId, entityId, message, { node: context.selfKey, askId: id });
-  if (result === 'dropped') {
-    const error = `send to ${typeName}/${entityId} refused: too many sends outstanding or the region buffer is full`;
-    context.asks.settle(id, { ok: false, error }, 'buffer_overflow');
-  }
-  return answer.then(
-    () => {
-      region.withdraw(id);
-    },
-    (error: unknown) => {
-      region.withdraw(id);
-      if (error instanceof DeliveryTimeoutError) context.onTimeout?.(typeName, error.delivered);
-      throw error;
-    },
-  );
+  // However it ends, the send is closed here then: taken back from the buffer, never retried again. Its
+  // answer carries no value (the host replies null): its caller gets none.
+  const settled: Settled = (id, timedOut) => {
+    // At the deadline it was withdrawn already, to learn whether it had left.
+    if (timedOut === undefined) region.withdraw(id);
+    else context.onTimeout?.(typeName, timedOut.delivered);
+  };
+  const opened = openRequest<void>('send', context, region, target, options.timeoutMs, { settled, valueless: true });
+  if (opened instanceof Error) return Promise.reject(opened);
+  const { id, answer } = opened;
+  const result = region.openSend(target.shardId, target.entityId, message, { node: context.selfKey, askId: id });
+  if (result === 'dropped')
+    refuse(
+      context,
+      id,
+      `send to ${typeName}/${target.entityId} refused: too many sends outstanding or the region buffer is full`,
+    );
+  return answer;
 }
 
 export function askAtMostOnce<R>(
   context: SendContext,
   region: ShardRegion,
-  target: { readonly shardId: number; readonly entityId: string },
+  target: Target,
   message: unknown,
   options: AskOptions = {},
 ): Promise<R> {
-  const timeoutMs = options.timeoutMs ?? context.config.askTimeoutMs;
-  if (!validTimeout(timeoutMs)) return Promise.reject(invalidTimeout('ask', timeoutMs));
-  const { typeName } = region;
+  const opened = openRequest<R>('ask', context, region, target, options.timeoutMs);
+  if (opened instanceof Error) return Promise.reject(opened);
+  const { id, answer } = opened;
+  const replyTo = { node: context.selfKey, askId: id };
   const { shardId, entityId } = target;
-  const describe = (): string => `ask to ${typeName}/${entityId} timed out after ${timeoutMs} ms`;
-  const { id, answer } = context.asks.open<R>(timeoutMs, describe, (askId) => region.withdraw(askId));
-  const result = region.deliver({
-    shardId,
-    entityId,
-    payload: message,
-    hops: 0,
-    replyTo: { node: context.selfKey, askId: id },
-  });
+  const result = region.deliver({ shardId, entityId, payload: message, hops: 0, replyTo });
   if (result === 'dropped') {
-    const error = `message to ${typeName}/${entityId} dropped: region buffer full (bufferSize ${context.config.bufferSize})`;
-    context.asks.settle(id, { ok: false, error }, 'buffer_overflow');
+    const { typeName } = region;
+    refuse(
+      context,
+      id,
+      `message to ${typeName}/${target.entityId} dropped: region buffer full (bufferSize ${context.config.bufferSize})`,
+    );
   }
   return answer;
+}
+
+/** Opens the ask or send with its deadline (the configured default unless given); an Error when that is invalid. */
+function openRequest<R>(
+  what: 'ask' | 'send',
+  context: SendContext,
+  region: ShardRegion,
+  target: Target,
+  timeout: number | undefined,
+  hooks: { readonly settled?: Settled; readonly valueless?: boolean } = {},
+): { readonly id: number; readonly answer: Promise<R> } | ActorTsError {
+  const timeoutMs = timeout ?? (what === 'ask' ? context.config.askTimeoutMs : context.config.sendTimeoutMs);
+  if (!validTimeout(timeoutMs)) return invalidTimeout(what, timeoutMs);
+  const describe = (): string => `${what} to ${region.typeName}/${target.entityId} timed out after ${timeoutMs} ms`;
+  return context.asks.open<R>(timeoutMs, describe, (askId) => region.withdraw(askId), hooks);
+}
+
+function refuse(context: SendContext, id: number, error: string): void {
+  context.asks.settle(id, { ok: false, error }, 'buffer_overflow');
 }
 
 function validTimeout(timeoutMs: unknown): timeoutMs is number {

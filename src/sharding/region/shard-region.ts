@@ -2,16 +2,14 @@
 // buffer for shards whose home is not known yet, forwarding to remote regions), hosts this node's shards,
 // and plays the region's side of registration and hand-off. A node without the type's role runs the
 // region in proxy mode: it routes but never hosts.
-import { isGone } from '../../cluster/member.js';
 import type { Logger } from '../../logging.js';
-import { HostedShards } from './hosted-shards.js';
 import type { MessageRoutedTo, ReplyTo, ShardingMessage } from '../protocol/messages.js';
 import { HomeCache, memberMap } from './home-cache.js';
-import type { EntityOutcome } from './entity.js';
-import { RegionBuffer, type Envelope } from './region-buffer.js';
+import { RegionBuffer, fromWire, toWire, type Envelope } from './region-buffer.js';
+import { RegionHost } from './region-host.js';
+import { RegionSelf, type RegionMode } from './region-self.js';
 import type { Shard, ShardEntityOptions } from './shard.js';
 import type { TakenSnapshot } from './shard-state.js';
-import { StateTransfer } from './state-transfer.js';
 import { RegionLeave } from './region-leave.js';
 import { ReliableDelivery } from './reliable-delivery.js';
 import type { RegionStats } from './region-stats.js';
@@ -23,17 +21,14 @@ export type DeliveryResult = 'local' | 'forwarded' | 'buffered' | 'dropped';
 
 export class ShardRegion {
   private readonly homes = new HomeCache();
-  private readonly shards: HostedShards;
+  private readonly host: RegionHost;
   private readonly buffer: RegionBuffer;
-  private readonly transfer: StateTransfer;
   private readonly leave: RegionLeave;
   private readonly reliable: ReliableDelivery;
   private coordinator: string | undefined;
   /** The coordinator that acknowledged our registration, if it is still the current one. */
   private registeredWith: string | undefined;
-  private mode: 'unknown' | 'host' | 'proxy' = 'unknown';
-  /** Whether this node has appeared in the membership yet (before joining, its absence means nothing). */
-  private seenSelf = false;
+  private readonly self: RegionSelf;
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly counters = {
@@ -51,21 +46,26 @@ export class ShardRegion {
     entities: Omit<ShardEntityOptions, 'onLatePipe'>,
   ) {
     this.buffer = new RegionBuffer(ctx.config.bufferSize, logger);
+    this.self = new RegionSelf(settings.role);
     this.reliable = new ReliableDelivery(ctx.config);
     this.leave = new RegionLeave({
       typeName: settings.typeName,
-      hosted: () => this.shards.size,
+      hosted: () => this.host.shards.size,
       buffered: () => this.buffer.size,
     });
-    this.transfer = new StateTransfer({ typeName: settings.typeName, config: ctx.config, logger, events: ctx.events });
-    this.shards = new HostedShards(
+    const { typeName } = settings;
+    this.host = new RegionHost(
       {
-        entities: { ...entities, onLatePipe: () => void this.counters.latePipeDrops++ },
-        typeName: settings.typeName,
-        behavior: settings.behavior,
-        self: ctx.self,
-        handOffTimeoutMs: ctx.config.handOffTimeoutMs,
-        onStopped: (shardId, handOffId, snapshots) => this.onShardStopped(shardId, handOffId, snapshots),
+        shards: {
+          entities: { ...entities, onLatePipe: () => void this.counters.latePipeDrops++ },
+          typeName,
+          behavior: settings.behavior,
+          self: ctx.self,
+          handOffTimeoutMs: ctx.config.handOffTimeoutMs,
+          onStopped: (shardId, handOffId, snapshots) => this.onShardStopped(shardId, handOffId, snapshots),
+        },
+        transfer: { typeName, config: ctx.config, logger, events: ctx.events },
+        reply: (replyTo, outcome) => this.ctx.reply(replyTo, outcome),
       },
       logger,
     );
@@ -87,18 +87,18 @@ export class ShardRegion {
 
   /** Hosted shard ids, ascending (shards being handed off are no longer counted). */
   localShards(): number[] {
-    return this.shards.running();
+    return this.host.shards.running();
   }
 
   stats(): RegionStats {
     return {
       proxy: this.isProxy,
       localShards: this.localShards().length,
-      localEntities: this.shards.entityCount(),
+      localEntities: this.host.shards.entityCount(),
       bufferedMessages: this.buffer.size,
       bufferOverflowDrops: this.buffer.overflowDrops,
       ...this.counters,
-      ...this.transfer.stats(),
+      ...this.host.stats(),
       ...this.reliable.stats(),
     };
   }
@@ -123,9 +123,7 @@ export class ShardRegion {
       if (home === undefined) this.requestHome(shardId);
       else if (!this.homes.isUnreachable(home)) this.flush(shardId);
     }
-    const me = members.get(this.ctx.selfKey);
-    if (me !== undefined) this.seenSelf = true;
-    if (this.seenSelf && (me === undefined || isGone(me.status)) && this.shards.size > 0) {
+    if (this.self.gone(members.get(this.ctx.selfKey)) && this.host.shards.size > 0) {
       // This node was downed (a minority side downs itself) or removed: the coordinator has dropped our
       // shards and will re-home them, so the local copies must stop now or they would run twice.
       this.logger.warn({ shards: this.localShards() }, 'this node is no longer a member: stopping its shards');
@@ -145,13 +143,7 @@ export class ShardRegion {
       const shard = this.ensureShard(shardId);
       if (shard !== undefined && !shard.isStopping) {
         this.counters.messagesDeliveredLocally++;
-        const replyTo = envelope.replyTo;
-        const reply = replyTo && ((outcome: EntityOutcome): void => this.ctx.reply(replyTo, outcome));
-        // A retried copy of a send this host already has is not processed again (see reliable-delivery.ts).
-        const admitted =
-          envelope.reliable && replyTo && reply ? this.reliable.admit(replyTo.node, envelope.reliable, reply) : reply;
-        if (envelope.reliable === undefined || admitted !== undefined)
-          shard.deliver(envelope.entityId, envelope.payload, admitted);
+        this.host.deliver(shard, envelope);
         return 'local';
       }
       // The shard is still stopping from an earlier hand-off: hold the message until it is gone.
@@ -169,16 +161,7 @@ export class ShardRegion {
         return 'dropped';
       }
       this.counters.messagesForwarded++;
-      this.ctx.send(home, {
-        type: 'EntityEnvelope',
-        typeName: this.typeName,
-        shardId,
-        entityId: envelope.entityId,
-        payload: envelope.payload,
-        hops: envelope.hops + 1,
-        ...(envelope.replyTo ? { replyTo: envelope.replyTo } : {}),
-        ...(envelope.reliable ? { reliable: envelope.reliable } : {}),
-      });
+      this.ctx.send(home, toWire(this.typeName, envelope));
       return 'forwarded';
     }
     return this.hold(envelope);
@@ -208,15 +191,7 @@ export class ShardRegion {
   handle(from: string, message: MessageRoutedTo<'region'>): void {
     if (this.stopped) return;
     if (message.type === 'EntityEnvelope') {
-      const { shardId, entityId, payload, hops, replyTo, reliable } = message;
-      this.deliver({
-        shardId,
-        entityId,
-        payload,
-        hops,
-        ...(replyTo ? { replyTo } : {}),
-        ...(reliable ? { reliable } : {}),
-      });
+      this.deliver(fromWire(message));
       return;
     }
     if (from !== this.coordinator) {
@@ -241,7 +216,7 @@ export class ShardRegion {
         return this.onShardHome(message.shardId, message.region);
       case 'HostShard': {
         if (this.isProxy) return;
-        const existed = this.shards.get(message.shardId) !== undefined;
+        const existed = this.host.shards.get(message.shardId) !== undefined;
         this.onShardHome(message.shardId, this.ctx.selfKey);
         // A new shard announces itself (ensureShard); a repeated HostShard still wants its acknowledgement.
         if (existed) this.send({ type: 'ShardStarted', typeName: this.typeName, shardId: message.shardId });
@@ -255,7 +230,7 @@ export class ShardRegion {
         return this.handOff(message.shardId, message.handOffId);
       case 'RestoreShardState':
         // Ahead of the HostShard it belongs to (one connection): kept until the shard starts here.
-        return this.transfer.received(message);
+        return this.host.transfer.received(message);
       case 'ShardStoppedAck':
         return this.leave.stopAcknowledged(message.shardId, message.handOffId);
       case 'GracefulShutdownAck':
@@ -285,7 +260,7 @@ export class ShardRegion {
     this.stopped = true;
     clearInterval(this.retryTimer);
     this.buffer.clear();
-    await this.shards.shutdown();
+    await this.host.shards.shutdown();
     this.leave.finish();
   }
 
@@ -298,7 +273,7 @@ export class ShardRegion {
       this.homes.set(shardId, region);
       this.ensureShard(shardId);
     } else {
-      const local = this.shards.get(shardId);
+      const local = this.host.shards.get(shardId);
       if (local !== undefined && !local.isStopping) {
         // Running here while told of another home: a second copy (a late registration lost a race after a
         // failover) or a stale ShardHome. The coordinator decides: this report makes it hand off a copy.
@@ -316,7 +291,7 @@ export class ShardRegion {
 
   private ensureShard(shardId: number): Shard | undefined {
     if (this.isProxy) return undefined;
-    const { shard, started } = this.shards.ensure(shardId, () => this.transfer.restore(shardId));
+    const { shard, started } = this.host.ensure(shardId);
     if (started) {
       this.logger.debug({ shardId }, 'shard started');
       // Every start is reported, so the coordinator can stop a copy started by a stale ShardHome or HostShard
@@ -329,7 +304,7 @@ export class ShardRegion {
   private handOff(shardId: number, handOffId: number): void {
     this.homes.delete(shardId);
     // Already gone (a repeated HandOff, or a shard that never started here): nothing to wait for.
-    if (!this.shards.handOff(shardId, handOffId))
+    if (!this.host.shards.handOff(shardId, handOffId))
       this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
   }
 
@@ -340,9 +315,10 @@ export class ShardRegion {
   ): void {
     if (this.stopped) return;
     this.logger.debug({ shardId }, 'shard stopped');
+    const chunks = this.host.stopped(shardId, handOffId, snapshots);
     if (handOffId !== undefined) {
       // The state first, on the same connection: the coordinator holds it when the ShardStopped frees the shard.
-      for (const chunk of this.transfer.outgoing(shardId, handOffId, snapshots)) this.send(chunk);
+      for (const chunk of chunks) this.send(chunk);
       this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
       this.leave.stopReported(shardId, handOffId);
     }
@@ -368,7 +344,7 @@ export class ShardRegion {
 
   private requestHome(shardId: number): void {
     // A shard still stopping here will be flushed when it is gone; asking now could only return this node.
-    if (this.shards.get(shardId)?.isStopping === true) return;
+    if (this.host.shards.get(shardId)?.isStopping === true) return;
     if (this.coordinator === undefined || this.registeredWith === undefined) return;
     this.counters.shardHomeRequests++;
     this.send({ type: 'GetShardHome', typeName: this.typeName, shardId });
@@ -383,12 +359,13 @@ export class ShardRegion {
       proxy: mode === 'proxy',
       shards: this.localShards(),
       // A coordinator that took over mid hand-off learns them here, so it starts none elsewhere until they stop.
-      stopping: this.shards.stopping(),
+      stopping: this.host.shards.stopping(),
     });
   }
 
   private retry(): void {
     if (this.stopped) return;
+    this.host.tick();
     for (const copy of this.reliable.retries((e) => e.replyTo !== undefined && this.buffer.holdsAsk(e.replyTo.askId))) {
       if (copy.reliable !== undefined) this.reliable.routed(copy.reliable.seq, this.deliver(copy));
     }
@@ -402,18 +379,15 @@ export class ShardRegion {
 
   /** With no coordinator anywhere there is no one to hand off to: stop locally so the leave can finish. */
   private async stopAllShardsLocally(): Promise<void> {
-    await this.shards.stopAll();
-    if (this.shards.size === 0) this.leave.finish();
+    await this.host.stopAll();
+    if (this.host.shards.size === 0) this.leave.finish();
   }
 
-  /** Roles never change, so the mode is fixed the first time this node appears in the membership. */
-  private resolveMode(): 'unknown' | 'host' | 'proxy' {
-    if (this.mode !== 'unknown') return this.mode;
-    const me = memberMap(this.ctx.membership.members()).get(this.ctx.selfKey);
-    if (me === undefined) return 'unknown';
-    const role = this.settings.role;
-    this.mode = role === undefined || (me.roles ?? []).includes(role) ? 'host' : 'proxy';
-    return this.mode;
+  private resolveMode(): RegionMode {
+    const known = this.self.known;
+    return known !== 'unknown'
+      ? known
+      : this.self.resolve(memberMap(this.ctx.membership.members()).get(this.ctx.selfKey));
   }
 
   private send(message: ShardingMessage): void {

@@ -1,8 +1,10 @@
 // Entity state across a graceful hand-off, on the region's side. The old host encodes each entity's snapshot
 // once (bounded per entity), packs them into chunks under a byte budget so no transfer is one frame over the
 // transport's limit, and the new host assembles one transfer's chunks and decodes each entity's state when
-// the shard starts. Each state travels as its own bytes: one entity's bad state costs that entity alone.
+// the shard starts. Each state travels as its own bytes: one entity's bad state costs that entity alone. The
+// sends an entity processed (dedup-table.ts) travel in the same bytes, also for an entity without state.
 import { decodeValue, encodeMessage } from '../../cluster/message-codec.js';
+import { parseProcessedSends, type ProcessedSends } from './dedup-table.js';
 
 /** One entity's encoded snapshot. */
 export interface EntityState {
@@ -26,6 +28,8 @@ export type TakenSnapshot = { readonly entityId: string } & (
 export interface PackedStates {
   readonly chunks: EntityState[][];
   readonly bytes: number;
+  /** Entities whose state is shipped (the others in `chunks` carry only the sends they processed). */
+  readonly values: number;
   /** Entities that start fresh on the new host, with why. */
   readonly refused: ReadonlyArray<{
     readonly entityId: string;
@@ -38,35 +42,45 @@ const SNAPSHOT = 'EntitySnapshot';
 /** Per entity in a chunk, beyond its id and state: msgpack map and key overhead, generously. */
 const ENTRY_OVERHEAD = 32;
 
-/** Encodes and chunks a shard's snapshots; undefined values (nothing to keep) are skipped. */
-export function packSnapshots(snapshots: Iterable<TakenSnapshot>, limits: StateLimits): PackedStates {
+/**
+ * Encodes and chunks a shard's snapshots and the sends its entities processed (`sends`, by entity); an
+ * entity with neither a value (undefined: nothing to keep) nor sends is skipped.
+ */
+export function packSnapshots(
+  snapshots: Iterable<TakenSnapshot>,
+  limits: StateLimits,
+  sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
+): PackedStates {
   const chunks: EntityState[][] = [];
   const refused: Array<PackedStates['refused'][number]> = [];
   let current: EntityState[] = [];
   let currentBytes = 0;
   let bytes = 0;
-  for (const snapshot of snapshots) {
-    const { entityId } = snapshot;
-    if (!snapshot.ok) {
-      refused.push({ entityId, outcome: 'failed', detail: snapshot.error });
-      continue;
-    }
-    if (snapshot.value === undefined) continue;
-    let state: Uint8Array;
+  let values = 0;
+  /** The entity's bytes, and whether they hold its state (else only what it processed, or nothing). */
+  const encode = (entityId: string, value: unknown): { state?: Uint8Array; withValue: boolean } => {
+    const processed = sends.get(entityId);
+    if (value === undefined && processed === undefined) return { withValue: false };
+    const entry = { type: SNAPSHOT, ...(value === undefined ? {} : { value }), ...(processed && { sends: processed }) };
     try {
-      state = encodeMessage({ type: SNAPSHOT, value: snapshot.value });
-    } catch (error) {
-      refused.push({ entityId, outcome: 'failed', detail: error instanceof Error ? error.message : String(error) });
-      continue;
-    }
-    if (state.byteLength > limits.maxEntitySnapshotBytes) {
+      const state = encodeMessage(entry);
+      if (value === undefined || state.byteLength <= limits.maxEntitySnapshotBytes)
+        return { state, withValue: value !== undefined };
       refused.push({
         entityId,
         outcome: 'too_large',
         detail: `${state.byteLength} bytes > maxEntitySnapshotBytes ${limits.maxEntitySnapshotBytes}`,
       });
-      continue;
+    } catch (error) {
+      refused.push({ entityId, outcome: 'failed', detail: error instanceof Error ? error.message : String(error) });
     }
+    // The state stays behind; what the entity processed still travels.
+    return encode(entityId, undefined);
+  };
+  const add = (entityId: string, value: unknown): void => {
+    const { state, withValue } = encode(entityId, value);
+    if (state === undefined) return;
+    if (withValue) values++;
     const size = state.byteLength + entityId.length * 3 + ENTRY_OVERHEAD;
     // A state larger than a chunk travels alone: maxEntitySnapshotBytes is what keeps it under the frame limit.
     if (current.length > 0 && currentBytes + size > limits.stateChunkBytes) {
@@ -77,21 +91,39 @@ export function packSnapshots(snapshots: Iterable<TakenSnapshot>, limits: StateL
     current.push({ entityId, state });
     currentBytes += size;
     bytes += state.byteLength;
+  };
+  const seen = new Set<string>();
+  for (const snapshot of snapshots) {
+    seen.add(snapshot.entityId);
+    if (snapshot.ok) add(snapshot.entityId, snapshot.value);
+    else {
+      refused.push({ entityId: snapshot.entityId, outcome: 'failed', detail: snapshot.error });
+      add(snapshot.entityId, undefined);
+    }
   }
+  for (const entityId of sends.keys()) if (!seen.has(entityId)) add(entityId, undefined);
   if (current.length > 0) chunks.push(current);
-  return { chunks, bytes, refused };
+  return { chunks, bytes, values, refused };
 }
 
-/** Decodes one entity's state; undefined with a reason when the bytes are not a snapshot this code wrote. */
-export function unpackState(
-  state: Uint8Array,
-): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string } {
+/** One entity's state as it arrived: its value if it has one (`restored`), and the sends it processed. */
+export interface UnpackedState {
+  readonly ok: true;
+  readonly restored: boolean;
+  readonly value: unknown;
+  readonly sends: ReadonlyArray<ProcessedSends>;
+}
+
+/** Decodes one entity's state; not ok, with a reason, when the bytes are not a snapshot this code wrote. */
+export function unpackState(state: Uint8Array): UnpackedState | { readonly ok: false; readonly reason: string } {
   const decoded = decodeValue(state);
   if (!decoded.ok) return decoded;
-  const value = decoded.value as { type?: unknown; value?: unknown } | null;
+  const value = decoded.value as { type?: unknown; value?: unknown; sends?: unknown } | null;
   if (typeof value !== 'object' || value === null || value.type !== SNAPSHOT)
     return { ok: false, reason: 'not an entity snapshot' };
-  return { ok: true, value: value.value };
+  const sends = value.sends === undefined ? [] : parseProcessedSends(value.sends);
+  if (sends === undefined) return { ok: false, reason: 'malformed processed sends' };
+  return { ok: true, restored: 'value' in value, value: value.value, sends };
 }
 
 interface Transfer {

@@ -1,14 +1,22 @@
 // A region's part in moving entity state with a graceful hand-off: on the old host, the stopped shard's
 // snapshots become ShardStateChunk messages for the coordinator (sent before ShardStopped); on the new host,
-// RestoreShardState chunks wait until the shard starts and restore its entities then.
+// RestoreShardState chunks wait until the shard starts and restore its entities then. The sends each entity
+// processed travel with its state (dedup-table.ts), so a retry is not processed again on the new host.
 import type { Logger } from '../../logging.js';
 import type { ShardingConfig } from '../config.js';
 import type { DeliveryEvents } from '../sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
+import type { ProcessedSends } from './dedup-table.js';
 import { IncomingStates, packSnapshots, unpackState, type TakenSnapshot } from './shard-state.js';
 
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
+
+/** What a shard starting here restores: its entities' states and the sends they processed. */
+export interface RestoredShard {
+  readonly states: ReadonlyMap<string, unknown>;
+  readonly sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>;
+}
 
 export interface StateTransferOptions {
   readonly typeName: string;
@@ -59,11 +67,19 @@ export class StateTransfer {
     return this.incoming.bytes;
   }
 
-  /** The chunks of a stopped shard's state, to send before its ShardStopped for `handOffId`. */
-  outgoing(shardId: number, handOffId: number, snapshots: ReadonlyArray<TakenSnapshot>): Chunk[] {
+  /**
+   * The chunks of a stopped shard's state and of the sends its entities processed (`sends`, by entity), to
+   * send before its ShardStopped for `handOffId`.
+   */
+  outgoing(
+    shardId: number,
+    handOffId: number,
+    snapshots: ReadonlyArray<TakenSnapshot>,
+    sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
+  ): Chunk[] {
     const { typeName, config, logger } = this.options;
-    if (snapshots.length === 0) return [];
-    const packed = packSnapshots(snapshots, config);
+    if (snapshots.length === 0 && sends.size === 0) return [];
+    const packed = packSnapshots(snapshots, config, sends);
     for (const { entityId, outcome, detail } of packed.refused) {
       logger.warn(
         { shardId, entityId, outcome, detail },
@@ -73,10 +89,7 @@ export class StateTransfer {
     this.count('too_large', packed.refused.filter((r) => r.outcome === 'too_large').length);
     this.count('failed', packed.refused.filter((r) => r.outcome === 'failed').length);
     const parts = packed.chunks.length;
-    this.count(
-      'shipped',
-      packed.chunks.reduce((sum, chunk) => sum + chunk.length, 0),
-    );
+    this.count('shipped', packed.values);
     this.shippedBytes += packed.bytes;
     return packed.chunks.map((entities, part) => ({
       type: 'ShardStateChunk',
@@ -102,8 +115,8 @@ export class StateTransfer {
       this.options.logger.warn({ shardId }, 'received hand-off state over the bound dropped: its entities start fresh');
   }
 
-  /** The states to restore into a shard starting now (undefined: a fresh start). */
-  restore(shardId: number): ReadonlyMap<string, unknown> | undefined {
+  /** What to restore into a shard starting now (undefined: a fresh start). */
+  restore(shardId: number): RestoredShard | undefined {
     const taken = this.incoming.take(shardId);
     if (taken === undefined) return undefined;
     if (taken === 'incomplete') {
@@ -111,11 +124,14 @@ export class StateTransfer {
       return undefined;
     }
     const restored = new Map<string, unknown>();
+    const sends = new Map<string, ReadonlyArray<ProcessedSends>>();
     let failed = 0;
     for (const [entityId, state] of taken) {
       const value = unpackState(state);
-      if (value.ok) restored.set(entityId, value.value);
-      else {
+      if (value.ok) {
+        if (value.restored) restored.set(entityId, value.value);
+        if (value.sends.length > 0) sends.set(entityId, value.sends);
+      } else {
         failed++;
         this.options.logger.warn(
           { shardId, entityId, reason: value.reason },
@@ -125,7 +141,7 @@ export class StateTransfer {
     }
     this.count('restored', restored.size);
     this.count('failed', failed);
-    return restored;
+    return { states: restored, sends };
   }
 
   private count(outcome: 'shipped' | 'restored' | 'too_large' | 'failed', count: number): void {

@@ -1,0 +1,82 @@
+// The hosting side of a region: the shards this node runs, the entity state that moves in and out with their
+// hand-offs, and which retried sends must not be processed again (dedup-table.ts; those entries move with
+// their shard's state, so a send is processed once across graceful moves).
+import type { Logger } from '../../logging.js';
+import type { ReplyTo } from '../protocol/messages.js';
+import { DedupTable } from './dedup-table.js';
+import type { EntityOutcome } from './entity.js';
+import { HostedShards, type HostedShardsOptions } from './hosted-shards.js';
+import type { Envelope } from './region-buffer.js';
+import type { Shard } from './shard.js';
+import type { TakenSnapshot } from './shard-state.js';
+import { StateTransfer, type StateTransferOptions } from './state-transfer.js';
+
+export interface RegionHostOptions {
+  readonly shards: HostedShardsOptions;
+  readonly transfer: StateTransferOptions;
+  /** Sends an entity's outcome to the asking node. */
+  readonly reply: (replyTo: ReplyTo, outcome: EntityOutcome) => void;
+}
+
+export class RegionHost {
+  readonly shards: HostedShards;
+  readonly transfer: StateTransfer;
+  private readonly dedup = new DedupTable();
+
+  constructor(
+    private readonly options: RegionHostOptions,
+    logger: Logger,
+  ) {
+    this.shards = new HostedShards(options.shards, logger);
+    this.transfer = new StateTransfer(options.transfer);
+  }
+
+  /** The region's stats of hosting state and duplicates (see RegionStats). */
+  stats(): ReturnType<StateTransfer['stats']> & { messagesDeduplicated: number } {
+    return { ...this.transfer.stats(), messagesDeduplicated: this.dedup.deduplicated };
+  }
+
+  /** The shard, started now (its entities and processed sends restored from a hand-off) unless present. */
+  ensure(shardId: number): { readonly shard: Shard; readonly started: boolean } {
+    return this.shards.ensure(shardId, () => {
+      const restored = this.transfer.restore(shardId);
+      if (restored !== undefined) this.dedup.restore(shardId, restored.sends);
+      return restored?.states;
+    });
+  }
+
+  /** Queues a message for a running local shard; a retried copy of a send processed here is not run again. */
+  deliver(shard: Shard, envelope: Envelope): void {
+    const { replyTo, reliable } = envelope;
+    if (replyTo === undefined) return shard.deliver(envelope.entityId, envelope.payload, undefined);
+    const reply = (outcome: EntityOutcome): void => this.options.reply(replyTo, outcome);
+    if (reliable === undefined) return shard.deliver(envelope.entityId, envelope.payload, reply);
+    const admitted = this.dedup.admit(replyTo.node, reliable, envelope, reply);
+    if (admitted !== undefined) shard.deliver(envelope.entityId, envelope.payload, admitted);
+  }
+
+  /**
+   * A shard stopped here: the chunks of its state and processed sends to send ahead of its ShardStopped for
+   * `handOffId` (none without one: nobody waits for them).
+   */
+  stopped(
+    shardId: number,
+    handOffId: number | undefined,
+    snapshots: ReadonlyArray<TakenSnapshot>,
+  ): ReturnType<StateTransfer['outgoing']> {
+    const sends = this.dedup.take(shardId);
+    return handOffId === undefined ? [] : this.transfer.outgoing(shardId, handOffId, snapshots, sends);
+  }
+
+  /** On each retry tick: forgets processed sends their senders retry no more, also of shards gone from here. */
+  tick(): void {
+    this.dedup.prune();
+  }
+
+  /** Stops every shard here without a hand-off; their processed sends are forgotten with them. */
+  async stopAll(): Promise<void> {
+    const shardIds = [...this.shards.running(), ...this.shards.stopping()];
+    await this.shards.stopAll();
+    for (const shardId of shardIds) if (this.shards.get(shardId) === undefined) this.dedup.forget(shardId);
+  }
+}
