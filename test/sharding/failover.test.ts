@@ -1,5 +1,5 @@
 // Losing nodes: the coordinator moving to the next oldest member (homes on live nodes survive), a downed
-// member's shards re-homed on next use, and the protocol converging on a lossy, duplicating, reordering network.
+// member's shards re-homed at once (and the first answer after it reported), and the protocol converging on a lossy, duplicating, reordering network.
 // A coordinator failing in the middle of a hand-off, and stale messages, are in failover-hand-off.test.ts.
 import { describe, expect, it } from 'vitest';
 import { TestCluster, askLater, counter, eventually, hostedShards, run, settle, useTestClusters } from './harness.js';
@@ -133,6 +133,31 @@ describe('failover', () => {
     }
     const rehomed = (await settle(a.sharding.getShardLocations('Counter'))).regions.flatMap((r) => r.shards);
     for (const shardId of onC) expect(rehomed).toContain(shardId);
+  });
+
+  it("reports a failover's first message where an ask to one of the dead member's shards is first answered", async () => {
+    const steps: string[] = [];
+    cluster = new TestCluster({
+      events: (address) => ({ onFailoverStep: (member, phase) => void steps.push(`${address}: ${member} ${phase}`) }),
+    });
+    const [, b, c] = cluster.addNodes(7001, 7002, 7003);
+    cluster.initAll({ typeName: 'Counter', behavior: counter(), numberOfShards: SHARDS });
+    const homes = await touchAll(b, 40);
+    const onC = [...homes].filter(([, home]) => home === c.key).map(([entityId]) => entityId);
+    const elsewhere = [...homes].find(([, home]) => home !== c.key)?.[0];
+    expect(onC.length).toBeGreaterThan(1);
+
+    await cluster.crash(c);
+    cluster.members.setReachable(c.address, false);
+    cluster.members.setStatus(c.address, 'down');
+    await run(500);
+    const firstMessage = (): string[] => steps.filter((step) => step.endsWith('first-message'));
+    expect(firstMessage()).toEqual([]);
+    // An answer from a shard that never lived on c is no failover's first message.
+    await settle(b.sharding.entityRefFor('Counter', elsewhere ?? 'none').ask({ op: 'inc' }));
+    expect(firstMessage()).toEqual([]);
+    await settle(b.sharding.entityRefFor('Counter', onC[0] ?? 'none').send({ op: 'inc' }));
+    expect(firstMessage()).toEqual([`${b.key}: ${c.key} first-message`]);
   });
 
   /** Three nodes with a 2 s down-removal margin, 40 shards allocated; `onC` are those c hosts. */

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import type { Logger } from '../../src/logging.js';
 import type { ShardedTypeOptions } from '../../src/sharding/cluster-sharding.js';
 import type { ShardingConfig } from '../../src/sharding/config.js';
+import type { CoordinatorEvents } from '../../src/sharding/coordinator/settings.js';
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import { shardIdFor } from '../../src/sharding/shard-id.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
@@ -43,6 +44,8 @@ export class TestCluster extends InProcessCluster<TestNode> {
       seed?: number;
       logger?: Logger;
       delayMs?: number;
+      /** Each node's event listener, by its address. */
+      events?: (address: NodeAddress) => CoordinatorEvents;
     } = {},
   ) {
     super(options);
@@ -52,6 +55,7 @@ export class TestCluster extends InProcessCluster<TestNode> {
     return startShardingNode(this.net, this.members.membership(address), {
       ...(this.options.config === undefined ? {} : { config: this.options.config }),
       ...(this.options.logger === undefined ? {} : { logger: this.options.logger }),
+      ...(this.options.events === undefined ? {} : { events: this.options.events(address) }),
     });
   }
 

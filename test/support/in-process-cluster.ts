@@ -16,6 +16,7 @@ import { PlacementStore } from '../../crdt/index.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
 import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
 import type { ShardingConfig } from '../../src/sharding/config.js';
+import type { CoordinatorEvents } from '../../src/sharding/coordinator/settings.js';
 import { FakeCluster, type MemberSpec } from './fake-membership.js';
 import { useFakeTime } from './fake-time.js';
 import { testAddress } from './members.js';
@@ -78,6 +79,8 @@ export interface ShardingNodeOptions {
   /** Wall clock of the node's placement store (to skew it). */
   readonly now?: () => number;
   readonly antiEntropyIntervalMs?: number;
+  /** What the node's sharding reports (coordinator and region events). */
+  readonly events?: CoordinatorEvents;
 }
 
 export interface ShardingNode {
@@ -111,6 +114,7 @@ export function startShardingNode(
     placements,
     config: { ...FAST_SHARDING_CONFIG, ...options.config },
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...(options.events === undefined ? {} : { events: options.events }),
   });
   return { address, key, transport, membership, placements, sharding: sharding as ClusterSharding };
 }

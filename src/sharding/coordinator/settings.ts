@@ -32,8 +32,6 @@ export interface CoordinatorEvents extends DeliveryEvents {
   onHandOffCompleted?(typeName: string, seconds: number): void;
   /** The coordinator of `typeName` ran a rebalance round (whether or not it moved anything). */
   onRebalanceRound?(typeName: string): void;
-  /** A failover phase this coordinator took part in, for a member (its address): failover-report.ts. */
-  onFailoverStep?(member: string, phase: 'removed' | 're-homed'): void;
 }
 
 /** Statistics of a type's coordinator, on the node that runs it. */

@@ -1,11 +1,18 @@
 // A region's home cache: which region hosts each shard as this node last heard, and which members it sees
-// as unreachable now (messages for shards homed there wait in the buffer instead of a likely dead connection).
+// as unreachable now (messages for shards homed there wait in the buffer instead of a likely dead connection),
+// and, per shard whose home was a member that is gone, that former home until the shard answers again (the
+// failover's `first-message` phase).
 import { isGone, type MemberInfo } from '../../cluster/member.js';
 
 export class HomeCache {
+  /** `onFirstAnswer(member)`: a shard that was homed on the gone `member` answered for the first time since. */
+  constructor(private readonly onFirstAnswer: (member: string) => void = () => {}) {}
+
   /** Shard -> region address (this node's own key for local shards). */
   private readonly homes = new Map<number, string>();
   private unreachable: ReadonlySet<string> = new Set();
+  /** Shard -> the gone member it was homed on, until an answer from the shard (at most one entry per shard). */
+  private readonly formerHomes = new Map<number, string>();
 
   get(shardId: number): string | undefined {
     return this.homes.get(shardId);
@@ -35,9 +42,21 @@ export class HomeCache {
   update(members: ReadonlyMap<string, MemberInfo>, selfKey: string): void {
     for (const [shardId, home] of this.homes) {
       const member = members.get(home);
-      if (home !== selfKey && (member === undefined || isGone(member.status))) this.homes.delete(shardId);
+      if (home !== selfKey && (member === undefined || isGone(member.status))) {
+        this.homes.delete(shardId);
+        this.formerHomes.set(shardId, home);
+      }
     }
     this.unreachable = new Set([...members].filter(([, m]) => !m.reachable && !isGone(m.status)).map(([key]) => key));
+  }
+
+  /** An ask or send to `shardId` was answered: the first answer since its home went is reported, once. */
+  answered(shardId: number): void {
+    if (this.formerHomes.size === 0) return;
+    const former = this.formerHomes.get(shardId);
+    if (former === undefined) return;
+    this.formerHomes.delete(shardId);
+    this.onFirstAnswer(former);
   }
 
   /** Forgets every home on this node (its shards stop). */

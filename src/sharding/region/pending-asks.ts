@@ -30,8 +30,17 @@ interface PendingAsk {
   readonly settled: Settled | undefined;
 }
 
-/** Told once an ask settled, however (`timedOut`: by its deadline), before its answer is given. */
-export type Settled = (id: number, timedOut?: DeliveryTimeoutError) => void;
+/** How an ask ended: `answered` by its entity (ok or failed), or not (`timedOut` by its deadline, refused, shut down). */
+export interface AskEnd {
+  readonly answered: boolean;
+  readonly timedOut?: DeliveryTimeoutError;
+}
+
+/** Told once an ask settled, however, before its answer is given. */
+export type Settled = (id: number, end: AskEnd) => void;
+
+const ANSWERED: AskEnd = { answered: true };
+const NOT_ANSWERED: AskEnd = { answered: false };
 
 export class PendingAsks {
   private readonly pending = new Map<number, PendingAsk>();
@@ -67,7 +76,7 @@ export class PendingAsks {
         if (!this.pending.delete(id)) return;
         this.timedOutCount++;
         const error = new DeliveryTimeoutError(describeTimeout(), !withdraw(id));
-        settled?.(id, error);
+        settled?.(id, { answered: false, timedOut: error });
         reject(error);
       }, timeoutMs);
       const answer = valueless ? () => (resolve as () => void)() : (resolve as (value: unknown) => void);
@@ -82,7 +91,7 @@ export class PendingAsks {
     if (ask === undefined) return false;
     this.pending.delete(id);
     clearTimeout(ask.timer);
-    ask.settled?.(id);
+    ask.settled?.(id, outcome.ok || failure === 'entity_failed' ? ANSWERED : NOT_ANSWERED);
     if (outcome.ok) ask.resolve(outcome.value);
     else ask.reject(new ActorTsError(failure, outcome.error));
     return true;
@@ -94,7 +103,7 @@ export class PendingAsks {
     this.pending.clear();
     for (const [id, ask] of asks) {
       clearTimeout(ask.timer);
-      ask.settled?.(id);
+      ask.settled?.(id, NOT_ANSWERED);
       ask.reject(error);
     }
   }

@@ -31,10 +31,11 @@ export function sendReliably(
   const { typeName } = region;
   // However it ends, the send is closed here then: taken back from the buffer, never retried again. Its
   // answer carries no value (the host replies null): its caller gets none.
-  const settled: Settled = (id, timedOut) => {
+  const settled: Settled = (id, { answered, timedOut }) => {
     // At the deadline it was withdrawn already, to learn whether it had left.
     if (timedOut === undefined) region.withdraw(id);
     else context.onTimeout?.(typeName, timedOut.delivered);
+    if (answered) region.answered(target.shardId);
   };
   const opened = openRequest<void>('send', context, region, target, options.timeoutMs, { settled, valueless: true });
   if (opened instanceof Error) return Promise.reject(opened);
@@ -56,7 +57,10 @@ export function askAtMostOnce<R>(
   message: unknown,
   options: AskOptions = {},
 ): Promise<R> {
-  const opened = openRequest<R>('ask', context, region, target, options.timeoutMs);
+  const settled: Settled = (_id, { answered }) => {
+    if (answered) region.answered(target.shardId);
+  };
+  const opened = openRequest<R>('ask', context, region, target, options.timeoutMs, { settled });
   if (opened instanceof Error) return Promise.reject(opened);
   const { id, answer } = opened;
   const replyTo = { node: context.selfKey, askId: id };

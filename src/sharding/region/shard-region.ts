@@ -20,7 +20,7 @@ import type { ShardingContext } from '../sharding-context.js';
 export type DeliveryResult = 'local' | 'forwarded' | 'buffered' | 'dropped';
 
 export class ShardRegion {
-  private readonly homes = new HomeCache();
+  private readonly homes = new HomeCache((member) => this.ctx.events?.onFailoverStep?.(member, 'first-message'));
   private readonly host: RegionHost;
   private readonly buffer: RegionBuffer;
   private readonly leave: RegionLeave;
@@ -187,6 +187,11 @@ export class ShardRegion {
     return withdrawn;
   }
 
+  /** One of this node's asks or sends to `shardId` was answered by its entity (a failover's first message). */
+  answered(shardId: number): void {
+    this.homes.answered(shardId);
+  }
+
   /** Handles a message addressed to this region; a message claiming to come from a coordinator is checked. */
   handle(from: string, message: MessageRoutedTo<'region'>): void {
     if (this.stopped) return;
@@ -308,11 +313,7 @@ export class ShardRegion {
       this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
   }
 
-  private onShardStopped(
-    shardId: number,
-    handOffId: number | undefined,
-    snapshots: ReadonlyArray<TakenSnapshot>,
-  ): void {
+  private onShardStopped(shardId: number, handOffId: number | undefined, snapshots: readonly TakenSnapshot[]): void {
     if (this.stopped) return;
     this.logger.debug({ shardId }, 'shard stopped');
     const chunks = this.host.stopped(shardId, handOffId, snapshots);
