@@ -26,11 +26,7 @@ const linesOf = (count: number): string => 'export const x = 1;\n'.repeat(count)
 
 describe('check-file-lines', () => {
   it('counts lines as an editor numbers them', () => {
-    expect(lineCount('')).toBe(0);
-    expect(lineCount('a')).toBe(1);
-    expect(lineCount('a\n')).toBe(1);
-    expect(lineCount('a\nb')).toBe(2);
-    expect(lineCount('a\n\n')).toBe(2);
+    expect(['', 'a', 'a\n', 'a\nb', 'a\n\n'].map((text) => lineCount(text))).toEqual([0, 1, 1, 2, 2]);
   });
 
   it('fails on a file one line over the limit, and passes one at the limit', () => {
