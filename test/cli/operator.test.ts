@@ -2,11 +2,11 @@
 // what they print, their exit codes (0 ok, 1 API error, 2 usage error) and what they change in the cluster.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run, tableRows } from './cli-runner.js';
+import { homeOn } from '../support/shard-homes.js';
 import type { RunningNode } from '../../src/node/node.js';
 import {
   getLocations,
   getPlacements,
-  homeOf,
   increment,
   pollUntil,
   startTestCluster,
@@ -139,13 +139,13 @@ describe('operator commands against a two-node cluster', () => {
   it('rebalance hands allocated shards off, waits for their new home, and names the homeless ones', async () => {
     const { shardId } = await increment(nodes[0]!, 'cli-rebalance');
     const homeless = shardId === 998 ? 997 : 998;
-    expect(homeOf(await getLocations(nodes[0]!), homeless)).toBeUndefined();
+    expect(await homeOn(nodes[0]!, homeless)).toBeUndefined();
     const result = await run('rebalance', String(shardId), String(homeless), '--url', url);
     expect(result.code).toBe(0);
     expect(result.out[0]).toBe(`hand-off started for ${shardId}; waiting for the new homes...`);
     expect(result.out).toContainEqual(expect.stringMatching(new RegExp(`^  shard ${shardId} now on app@`)));
     expect(result.err).toEqual([`not allocated yet (nothing to move): ${homeless}`]);
-    expect(homeOf(await getLocations(nodes[0]!), shardId)).toBeDefined();
+    expect(await homeOn(nodes[0]!, shardId)).toBeDefined();
   });
 
   it('placements set --move pins a shard and waits until it lives on the target', async () => {
@@ -154,7 +154,7 @@ describe('operator commands against a two-node cluster', () => {
     const result = await run('placements', 'set', String(before.shardId), target, '--move', '--url', url);
     expect(result.code).toBe(0);
     expect(result.out).toContain(`  shard ${before.shardId} now on ${target}`);
-    expect(homeOf(await getLocations(nodes[1]!), before.shardId)).toBe(target);
+    expect(await homeOn(nodes[1]!, before.shardId)).toBe(target);
     expect((await increment(nodes[1]!, 'cli-move')).node).toBe(target);
   });
 

@@ -3,6 +3,7 @@
 // a rebalance request sent to yet another node.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
+import { waitForHome } from '../support/shard-homes.js';
 import {
   API,
   COUNTER,
@@ -95,10 +96,7 @@ describe('management routes on a three-node cluster', () => {
     expect(rebalance.statusCode).toBe(202);
     // The coordinator's periodic rebalance may already have started moving it; either way it is not homeless.
     expect(rebalance.json()).toEqual({ accepted: [first.shardId], homeless: [] });
-    await pollUntil(
-      async () => homeOf(await getLocations(node(2)), first.shardId) === target,
-      `shard ${first.shardId} to move to ${target}`,
-    );
+    await waitForHome(node(2), first.shardId, target, `shard ${first.shardId} to move to ${target}`);
     const after = await increment(node(2), 'move-me');
     expect(after.node).toBe(target);
     expect(after.shardId).toBe(first.shardId);

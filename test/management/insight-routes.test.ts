@@ -4,14 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
 import type { ShardExplanation } from '../../src/sharding/index.js';
+import { waitForHome } from '../support/shard-homes.js';
 import {
   COUNTER,
   expectError,
   getLocations,
   getPlacements,
-  homeOf,
   increment,
-  pollUntil,
   startTestCluster,
   stopAll,
 } from './node-fixture.js';
@@ -157,10 +156,7 @@ describe('explain and dry runs over HTTP', () => {
 
     const real = await node(1).http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload });
     expect(real.statusCode).toBe(202);
-    await pollUntil(
-      async () => homeOf(await getLocations(node(0)), used.shardId) === other,
-      `shard ${used.shardId} on ${other}`,
-    );
+    await waitForHome(node(0), used.shardId, other, `shard ${used.shardId} on ${other}`);
     const after = await getLocations(node(0));
     expect(movesBetween(before, after)).toEqual(reply.moves);
     const explained = (await explain(node(0), used.shardId)).json<ShardExplanation>();

@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
 import { useOneNodeRoutes } from '../support/one-node-routes.js';
+import { homeOn, waitForHome } from '../support/shard-homes.js';
 import {
   API,
   clearPlacements,
@@ -11,9 +12,7 @@ import {
   expectError,
   getLocations,
   getPlacements,
-  homeOf,
   increment,
-  pollUntil,
   type LocationsBody,
   type MembersBody,
   type SetPlacementsReply,
@@ -172,15 +171,12 @@ describe('management routes on a one-node cluster', () => {
     it('hands allocated shards off (accepted) and reports the ones without a home (homeless)', async () => {
       const { shardId } = await increment(node, 'rebalance-me');
       const homeless = shardId === 998 ? 997 : 998;
-      expect(homeOf(await getLocations(node), homeless)).toBeUndefined();
+      expect(await homeOn(node, homeless)).toBeUndefined();
       const response = await post(`${COUNTER}/rebalance`, { shardIds: [shardId, homeless, shardId] });
       expect(response.statusCode).toBe(202);
       expect(response.json()).toEqual({ accepted: [shardId], homeless: [homeless] });
       // The coordinator re-allocates a handed-off shard at once; with one node it comes back here.
-      await pollUntil(
-        async () => homeOf(await getLocations(node), shardId) === self,
-        `shard ${shardId} to be re-homed`,
-      );
+      await waitForHome(node, shardId, self, `shard ${shardId} to be re-homed`);
       expect((await increment(node, 'rebalance-me')).node).toBe(self);
     });
 
