@@ -1,5 +1,5 @@
-// The durable store (crdt/persistence/durable-store.ts): a replica rebuilt from its persistence equals the one that wrote
-// it, whatever was written; replication sends only committed state; a failed commit rejects the write, keeps
+// The durable store (crdt/persistence/durable-store.ts): a replica rebuilt from its persistence equals the one that
+// wrote it, whatever was written; replication sends only committed state; a failed commit rejects the write, keeps
 // reads, and stops this replica sending anything that could carry the rejected write.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
