@@ -1,9 +1,10 @@
 // Management routes on a real three-node cluster: members from every node, placements written through one
 // node and read back from the others, shard locations answered from any node, and a pinned shard moved by
 // a rebalance request sent to yet another node.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
 import { waitForHome } from '../support/shard-homes.js';
+import { useTestCluster } from '../support/test-cluster.js';
 import {
   API,
   COUNTER,
@@ -12,8 +13,6 @@ import {
   homeOf,
   increment,
   pollUntil,
-  startTestCluster,
-  stopAll,
   type MembersBody,
   type SetPlacementsReply,
 } from './node-fixture.js';
@@ -23,11 +22,8 @@ describe('management routes on a three-node cluster', () => {
   let addresses: string[] = [];
   const node = (i: number): RunningNode => nodes[i]!;
 
-  beforeAll(async () => {
-    nodes = await startTestCluster(3);
-    addresses = nodes.map((n) => n.address.toString());
-  }, 40_000);
-  afterAll(() => stopAll(nodes), 40_000);
+  const cluster = useTestCluster(3);
+  beforeAll(() => ({ nodes, addresses } = cluster));
 
   it('GET members on every node lists all three up, with that node as self', async () => {
     for (const [i, n] of nodes.entries()) {
