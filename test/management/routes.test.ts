@@ -3,6 +3,7 @@
 // routes-auth.test.ts.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
+import { MEMORY_STORAGE } from '../support/health-inputs.js';
 import { useOneNodeRoutes } from '../support/one-node-routes.js';
 import { homeOn, waitForHome } from '../support/shard-homes.js';
 import {
@@ -253,15 +254,7 @@ describe('management routes on a one-node cluster', () => {
           awaitingMissingUpdates: false,
           problems: [],
         },
-        storage: {
-          durable: false,
-          path: null,
-          bytesOnDisk: 0,
-          lastCommitAt: null,
-          logRecordsSinceSnapshot: 0,
-          restored: false,
-          failure: null,
-        },
+        storage: MEMORY_STORAGE,
       });
     });
 
