@@ -18,6 +18,7 @@ import {
   type MembersBody,
   type SetPlacementsReply,
 } from './node-fixture.js';
+import { PLACEMENT_FIELDS } from '../support/placement-json.js';
 
 const NOT_A_MEMBER = 'app@10.0.0.5:7777';
 
@@ -72,16 +73,7 @@ describe('management routes on a one-node cluster', () => {
       const listed = (await getPlacements(node)).placements;
       expect(listed.map((p) => p.shardId)).toEqual([0, 3, 500, 900, 999]);
       for (const placement of listed) {
-        expect(Object.keys(placement).sort()).toEqual([
-          'by',
-          'expiresAt',
-          'hlc',
-          'mode',
-          'reason',
-          'shardId',
-          'target',
-          'writer',
-        ]);
+        expect(Object.keys(placement).sort()).toEqual(PLACEMENT_FIELDS);
         expect(placement).toMatchObject({ mode: 'prefer', expiresAt: null, reason: null, by: null });
       }
     });
