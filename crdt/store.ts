@@ -24,6 +24,7 @@ import { assertShardId, assertTypeName, checkWrites, type Slot, type SlotValue, 
 import {
   resolveStoreOptions,
   type PlacementStoreOptions,
+  type ResolvedStoreOptions,
   type PlacementStoreStats,
   type RemoveOptions,
 } from './store-options.js';
@@ -55,9 +56,8 @@ export class PlacementStore {
     );
   };
   private readonly state: Generations;
-  private readonly compactAfterItems: number;
-  private readonly maxUpdateStructs: number;
-  private readonly maxUpdateSlots: number;
+  /** The resolved bounds on what an update may carry and on the document before it is compacted. */
+  private readonly limits: Pick<ResolvedStoreOptions, 'maxUpdateStructs' | 'maxUpdateSlots' | 'compactAfterItems'>;
   private slotCheck: SlotCheck | undefined;
   private readonly clock: HybridLogicalClock;
   private readonly log: PlacementLog;
@@ -77,10 +77,8 @@ export class PlacementStore {
   constructor(options: PlacementStoreOptions) {
     const resolved = resolveStoreOptions(options);
     this.node = resolved.node;
-    this.maxUpdateStructs = resolved.maxUpdateStructs;
-    this.maxUpdateSlots = resolved.maxUpdateSlots;
+    this.limits = resolved;
     this.slotCheck = resolved.slotCheck;
-    this.compactAfterItems = resolved.compactAfterItems;
     this.log = resolved.log;
     this.listeners = new StoreListeners(this.log);
     this.admission = new Admission(resolved.node, resolved.now, resolved.maxAheadMs, this.log);
@@ -225,8 +223,8 @@ export class PlacementStore {
       // This replica's own data (a durable store's replay) was checked when it first arrived.
       checked = checkWireUpdate(
         bytes,
-        this.maxUpdateStructs,
-        this.ownData ? undefined : { maxNewSlots: this.maxUpdateSlots, check: this.slotCheck },
+        this.limits.maxUpdateStructs,
+        this.ownData ? undefined : { maxNewSlots: this.limits.maxUpdateSlots, check: this.slotCheck },
       );
     } catch (error) {
       this.rejectedUpdates++;
@@ -334,7 +332,7 @@ export class PlacementStore {
 
   private maybeCompact(): void {
     // Not from inside a listener: the write that called back may still be settling on this document.
-    if (this.listeners.busy || this.documentItems <= this.compactAfterItems) return;
+    if (this.listeners.busy || this.documentItems <= this.limits.compactAfterItems) return;
     if (this.documentItems > 4 * this.state.liveSlots()) this.compact();
   }
 
