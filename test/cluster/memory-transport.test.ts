@@ -23,6 +23,16 @@ function attach(net: MemoryNetwork, address: NodeAddress): MemoryTransport {
   return transport;
 }
 
+/** Node a on a fresh network, and every message nodes b and c receive, in arrival order. */
+function senderAndTwoReceivers(): { net: MemoryNetwork; ta: MemoryTransport; seen: unknown[] } {
+  const net = new MemoryNetwork();
+  const ta = attach(net, a);
+  const seen: unknown[] = [];
+  attach(net, b).onMessage((_from, message) => seen.push(message));
+  attach(net, c).onMessage((_from, message) => seen.push(message));
+  return { net, ta, seen };
+}
+
 /** Nodes a and b on `net` (a fresh network unless given), and what b receives. */
 function pair(net = new MemoryNetwork()): {
   net: MemoryNetwork;
@@ -70,11 +80,7 @@ describe('MemoryNetwork', () => {
   });
 
   it('gives each receiver its own decoded copy', async () => {
-    const net = new MemoryNetwork();
-    const ta = attach(net, a);
-    const seen: unknown[] = [];
-    attach(net, b).onMessage((_from, message) => seen.push(message));
-    attach(net, c).onMessage((_from, message) => seen.push(message));
+    const { net, ta, seen } = senderAndTwoReceivers();
     const original = heartbeat(7);
     ta.send(b, original);
     ta.send(c, original);
@@ -260,11 +266,7 @@ describe('MemoryNetwork', () => {
   });
 
   it('encodes and checks a message object once however often it is sent, and each receiver still decodes its own copy', async () => {
-    const net = new MemoryNetwork();
-    const ta = attach(net, a);
-    const seen: unknown[] = [];
-    attach(net, b).onMessage((_from, message) => seen.push(message));
-    attach(net, c).onMessage((_from, message) => seen.push(message));
+    const { net, ta, seen } = senderAndTwoReceivers();
     const original = heartbeat(11);
     const before = messageCodecStats();
     for (let i = 0; i < 3; i++) {
