@@ -16,6 +16,7 @@ import {
   type MembersBody,
   type SetPlacementsReply,
 } from './node-fixture.js';
+import { postPlacements } from '../support/post-placements.js';
 
 describe('management routes on a three-node cluster', () => {
   let nodes: RunningNode[] = [];
@@ -35,15 +36,11 @@ describe('management routes on a three-node cluster', () => {
   });
 
   it('a placement written through one node reads back the same from every node', async () => {
-    const response = await node(0).http.inject({
-      method: 'POST',
-      url: `${COUNTER}/placements`,
-      payload: {
-        placements: [
-          { shardId: 21, target: addresses[2] },
-          { shardId: 20, target: `actor-ts://${addresses[1]}` },
-        ],
-      },
+    const response = await postPlacements(node(0), {
+      placements: [
+        { shardId: 21, target: addresses[2] },
+        { shardId: 20, target: `actor-ts://${addresses[1]}` },
+      ],
     });
     expect(response.statusCode).toBe(202);
     // Both targets are members: no warning.
@@ -99,16 +96,12 @@ describe('management routes on a three-node cluster', () => {
   });
 
   it('warns for a target that is not a member while writing to a member without warning', async () => {
-    const response = await node(2).http.inject({
-      method: 'POST',
-      url: `${COUNTER}/placements`,
-      payload: {
-        placements: [
-          { shardId: 30, target: addresses[0] },
-          { shardId: 31, target: 'app@127.0.0.1:1' },
-        ],
-        allowUnknownTarget: true,
-      },
+    const response = await postPlacements(node(2), {
+      placements: [
+        { shardId: 30, target: addresses[0] },
+        { shardId: 31, target: 'app@127.0.0.1:1' },
+      ],
+      allowUnknownTarget: true,
     });
     expect(response.statusCode).toBe(202);
     const body = response.json<SetPlacementsReply>();

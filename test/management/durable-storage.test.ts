@@ -6,6 +6,7 @@ import { DurablePlacementStore, PersistenceError } from '../../crdt/index.js';
 import { startNode, type RunningNode } from '../../src/node/node.js';
 import { API, COUNTER, expectError, getPlacements } from './node-fixture.js';
 import { useDataRoot } from '../support/data-root.js';
+import { postPlacements } from '../support/post-placements.js';
 
 const data = useDataRoot('placement-node-storage-');
 
@@ -33,15 +34,11 @@ describe('a node with --data-dir', () => {
     const before = await storageOf(first);
     expect(before.storage).toMatchObject({ durable: true, path: dataDir, restored: false, failure: null });
     const target = first.address.toString();
-    const post = await first.http.inject({
-      method: 'POST',
-      url: `${COUNTER}/placements`,
-      payload: {
-        placements: [
-          { shardId: 1, target },
-          { shardId: 2, target },
-        ],
-      },
+    const post = await postPlacements(first, {
+      placements: [
+        { shardId: 1, target },
+        { shardId: 2, target },
+      ],
     });
     expect(post.statusCode, post.body).toBe(202);
     expect((await first.http.inject({ method: 'DELETE', url: `${COUNTER}/placements/2` })).statusCode).toBe(204);
@@ -67,15 +64,11 @@ describe('a node with --data-dir', () => {
   it('exports the commit latency of its storage and the placements per mode in /metrics', async () => {
     const node = await data.start('metrics');
     const target = node.address.toString();
-    const write = await node.http.inject({
-      method: 'POST',
-      url: `${COUNTER}/placements`,
-      payload: {
-        placements: [
-          { shardId: 1, target },
-          { shardId: 2, target, mode: 'require' },
-        ],
-      },
+    const write = await postPlacements(node, {
+      placements: [
+        { shardId: 1, target },
+        { shardId: 2, target, mode: 'require' },
+      ],
     });
     expect(write.statusCode).toBe(202);
     const text = (await node.http.inject({ method: 'GET', url: '/metrics' })).body;
