@@ -22,8 +22,7 @@ describe('cordon commands against a two-node cluster', () => {
 
   const cluster = useTestCluster(2);
   beforeAll(() => {
-    nodes = cluster.nodes;
-    url = nodes[0]!.httpUrl;
+    ({ nodes, url } = cluster);
     other = cluster.addresses[1]!;
   });
 

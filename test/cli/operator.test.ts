@@ -39,8 +39,7 @@ describe('operator commands against a two-node cluster', () => {
 
   const cluster = useTestCluster(2);
   beforeAll(() => {
-    nodes = cluster.nodes;
-    url = nodes[0]!.httpUrl;
+    ({ nodes, url } = cluster);
     [self, other] = cluster.addresses as [string, string];
   });
 
