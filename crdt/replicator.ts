@@ -58,12 +58,9 @@ export class PlacementReplicator {
   // The peer whose update is being applied, so its own update is not echoed back to it.
   private applyingFrom: string | null = null;
   private closed = false;
-  private framesSent = 0;
-  private framesReceived = 0;
-  private framesRejected = 0;
-  private bytesSent = 0;
-  private bytesReceived = 0;
-  private sendFailures = 0;
+  // What stats() counts, by direction: frames and bytes sent and failed sends; frames, bytes and rejections received.
+  private readonly sent = { frames: 0, bytes: 0, failures: 0 };
+  private readonly received = { frames: 0, bytes: 0, rejected: 0 };
 
   constructor(
     private readonly store: PlacementStore,
@@ -159,18 +156,18 @@ export class PlacementReplicator {
   /** Handles one encoded frame from `peer`. Never throws: a bad frame is counted, logged and has no effect. */
   receive(peer: string, bytes: Uint8Array): void {
     if (this.closed) return;
-    this.framesReceived++;
+    this.received.frames++;
     const size = bytes instanceof Uint8Array ? bytes.length : 0;
-    this.bytesReceived += size;
+    this.received.bytes += size;
     this.inbox.add(size, () => this.handle(peer, () => decodeSyncFrame(bytes, this.maxFrameBytes)));
   }
 
   /** Handles one frame a frame link decoded. Never throws: a bad frame is counted, logged and has no effect. */
   receiveFrame(peer: string, frame: SyncFrame): void {
     if (this.closed) return;
-    this.framesReceived++;
+    this.received.frames++;
     const size = frameSize(frame);
-    this.bytesReceived += size;
+    this.received.bytes += size;
     this.inbox.add(size, () => this.handle(peer, () => checkFrame(frame, this.maxFrameBytes)));
   }
 
@@ -223,7 +220,7 @@ export class PlacementReplicator {
         this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
       }
     } catch (error) {
-      this.framesRejected++;
+      this.received.rejected++;
       const state = this.peerStates.get(peer);
       if (state !== undefined) {
         state.framesRejected++;
@@ -279,12 +276,12 @@ export class PlacementReplicator {
       };
     });
     return {
-      framesSent: this.framesSent,
-      framesReceived: this.framesReceived,
-      framesRejected: this.framesRejected,
-      bytesSent: this.bytesSent,
-      bytesReceived: this.bytesReceived,
-      sendFailures: this.sendFailures,
+      framesSent: this.sent.frames,
+      framesReceived: this.received.frames,
+      framesRejected: this.received.rejected,
+      bytesSent: this.sent.bytes,
+      bytesReceived: this.received.bytes,
+      sendFailures: this.sent.failures,
       peersBehind: peers.filter((p) => p.behind).length,
       peers,
       oldestUnreplicatedMs: this.unreplicated.oldestAgeMs(
@@ -365,11 +362,11 @@ export class PlacementReplicator {
       else this.link.sendFrame(peer, frame);
       const state = this.peerStates.get(peer);
       if (state !== undefined) state.lastSendFailed = false;
-      this.framesSent++;
-      this.bytesSent += bytes?.length ?? frameSize(frame);
+      this.sent.frames++;
+      this.sent.bytes += bytes?.length ?? frameSize(frame);
     } catch (error) {
       // A failing link must not break the store's update event; anti-entropy repairs the loss later.
-      this.sendFailures++;
+      this.sent.failures++;
       const state = this.peerStates.get(peer);
       if (state !== undefined) state.lastSendFailed = true;
       this.log({

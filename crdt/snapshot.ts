@@ -6,7 +6,9 @@ import { IntMap } from './int-map.js';
 import { sameMeta, type SlotMeta } from './slot-meta.js';
 import { compareSlots, type Slot } from './slots.js';
 
-/** The winning placement of one shard: its target, the HLC it was written at, its writer, and what it stored with it. */
+/**
+ * The winning placement of one shard: its target, the HLC it was written at, its writer, and what it stored with it.
+ */
 export interface Placement {
   readonly target: string;
   readonly hlc: Hlc;

@@ -2,47 +2,34 @@
 // so Yjs never has to resolve a conflict; the visible placement of a shard is its admitted slot with the
 // greatest hlc (admission.ts decides which remote values count). Compaction folds the document into a base
 // (generations.ts) and starts an empty document of the next generation, so the history a replica holds
-// and sends is bounded by what changed since then, not by everything ever written.
+// and sends is bounded by what changed since then, not by everything ever written. The store's own writes are
+// made in local-writes.ts, what arrives is settled in intake.ts, and held values are released in held-release.ts.
 import * as Y from 'yjs';
 import { Admission } from './admission.js';
-import { copyBytes, shareName } from './bytes.js';
+import { copyBytes } from './bytes.js';
 import { UPDATE_EVENT, applyUpdate as applyEncodedUpdate } from './codec.js';
 import { PlacementStoreError, describe } from './errors.js';
 import { Generations } from './generations.js';
-import { HybridLogicalClock, compareHlc, type Hlc } from './hlc.js';
+import { HeldRelease } from './held-release.js';
+import { HybridLogicalClock, type Hlc } from './hlc.js';
+import { foldLateUpdate, mergeBase, settleTransaction, type IntakeContext } from './intake.js';
 import { StoreListeners, type ChangeListener, type UpdateListener } from './listeners.js';
+import { writeLocal, type LocalWrite, type LocalWriteContext } from './local-writes.js';
 import type { PlacementLog } from './log.js';
 import { OwnWrites } from './own-writes.js';
 import { Settler } from './settle.js';
-import { changedSlots, deleteSlotIfSame, readSlot } from './slot-reads.js';
 import type { SlotMeta } from './slot-meta.js';
-import {
-  BASE_WRITER,
-  EMPTY_SNAPSHOT,
-  placementOf as written,
-  type Placement,
-  type PlacementSnapshot,
-  type SlotChange,
-} from './snapshot.js';
-import {
-  assertShardId,
-  assertTypeName,
-  checkWrites,
-  encodeSlotValue,
-  slotKey,
-  type Slot,
-  type SlotValue,
-  type SlotWrite,
-} from './slots.js';
+import { EMPTY_SNAPSHOT, placementOf as written, type Placement, type PlacementSnapshot } from './snapshot.js';
+import { assertShardId, assertTypeName, checkWrites, type Slot, type SlotValue, type SlotWrite } from './slots.js';
 import {
   resolveStoreOptions,
   type PlacementStoreOptions,
+  type ResolvedStoreOptions,
   type PlacementStoreStats,
   type RemoveOptions,
 } from './store-options.js';
 import { checkWireUpdate, type SlotCheck } from './update-guard.js';
-import { encodeWireUpdate, type BaseEntries } from './wire.js';
-import { laterHlc, stampWrites, type Stamp } from './write-stamps.js';
+import { encodeWireUpdate } from './wire.js';
 import type { PlacementDurability } from './durability.js';
 
 export { DEFAULT_COMPACT_AFTER_ITEMS, DEFAULT_MAX_AHEAD_MS, DEFAULT_MAX_UPDATE_SLOTS } from './store-options.js';
@@ -59,7 +46,9 @@ export class PlacementStore {
   /** This replica's storage, or undefined when it lives in memory only (see durability.ts). */
   readonly durability: PlacementDurability | undefined = undefined;
   private readonly onTransaction = (transaction: Y.Transaction): void => this.afterTransaction(transaction);
-  private readonly onPreviousTransaction = (transaction: Y.Transaction): void => this.foldLateUpdate(transaction);
+  private readonly onPreviousTransaction = (transaction: Y.Transaction): void => {
+    if (transaction.origin === REMOTE) foldLateUpdate(this.intake, transaction);
+  };
   private readonly onDocumentUpdate = (update: Uint8Array, origin: unknown): void => {
     this.listeners.emitUpdate(
       encodeWireUpdate(this.state.gen, undefined, update),
@@ -67,9 +56,8 @@ export class PlacementStore {
     );
   };
   private readonly state: Generations;
-  private readonly compactAfterItems: number;
-  private readonly maxUpdateStructs: number;
-  private readonly maxUpdateSlots: number;
+  /** The resolved bounds on what an update may carry and on the document before it is compacted. */
+  private readonly limits: Pick<ResolvedStoreOptions, 'maxUpdateStructs' | 'maxUpdateSlots' | 'compactAfterItems'>;
   private slotCheck: SlotCheck | undefined;
   private readonly clock: HybridLogicalClock;
   private readonly log: PlacementLog;
@@ -77,20 +65,20 @@ export class PlacementStore {
   private readonly admission: Admission;
   private readonly ownWrites = new OwnWrites();
   private readonly settler: Settler;
+  private readonly localWrites: LocalWriteContext;
+  private readonly intake: IntakeContext;
+  private readonly heldRelease: HeldRelease;
   private documentItems = 0;
   private compactions = 0;
   private staleUpdates = 0;
   private rejectedUpdates = 0;
   private forcedRemovals = 0;
-  private releasing = false;
 
   constructor(options: PlacementStoreOptions) {
     const resolved = resolveStoreOptions(options);
     this.node = resolved.node;
-    this.maxUpdateStructs = resolved.maxUpdateStructs;
-    this.maxUpdateSlots = resolved.maxUpdateSlots;
+    this.limits = resolved;
     this.slotCheck = resolved.slotCheck;
-    this.compactAfterItems = resolved.compactAfterItems;
     this.log = resolved.log;
     this.listeners = new StoreListeners(this.log);
     this.admission = new Admission(resolved.node, resolved.now, resolved.maxAheadMs, this.log);
@@ -121,6 +109,16 @@ export class PlacementStore {
       admissible: (hlc) => this.admission.admissible(hlc),
       localOrigin: LOCAL,
     });
+    this.localWrites = {
+      node: this.node,
+      state,
+      clock: this.clock,
+      ownWrites: this.ownWrites,
+      admission: this.admission,
+      localOrigin: LOCAL,
+    };
+    this.intake = { state, admission: this.admission, settler: this.settler, log: this.log };
+    this.heldRelease = new HeldRelease({ ...this.intake, busy: () => this.listeners.busy });
   }
 
   /** The greatest wallMs of a remote value that counts here (admission.ts); 0 before any. */
@@ -225,8 +223,8 @@ export class PlacementStore {
       // This replica's own data (a durable store's replay) was checked when it first arrived.
       checked = checkWireUpdate(
         bytes,
-        this.maxUpdateStructs,
-        this.ownData ? undefined : { maxNewSlots: this.maxUpdateSlots, check: this.slotCheck },
+        this.limits.maxUpdateStructs,
+        this.ownData ? undefined : { maxNewSlots: this.limits.maxUpdateSlots, check: this.slotCheck },
       );
     } catch (error) {
       this.rejectedUpdates++;
@@ -234,7 +232,7 @@ export class PlacementStore {
     }
     const { wire, typeNames } = checked;
     if (wire.generation > this.state.gen) this.advance(wire.generation);
-    if (wire.base !== undefined) this.mergeBase(wire.base);
+    if (wire.base !== undefined) mergeBase(this.intake, wire.base);
     if (wire.doc !== undefined) {
       const previous = this.state.previous;
       if (wire.generation === this.state.gen) {
@@ -315,50 +313,13 @@ export class PlacementStore {
     };
   }
 
-  /** Writes slots of one type in one transaction (write-stamps.ts); returns each write's hlc. */
-  private writeAll(
-    typeName: string,
-    writes: ReadonlyArray<SlotWrite | readonly [shardId: number, target: null]>,
-    force: boolean,
-  ): Hlc[] {
+  /** Writes slots of one type in one transaction (local-writes.ts); returns each write's hlc. */
+  private writeAll(typeName: string, writes: readonly LocalWrite[], force: boolean): Hlc[] {
     this.releaseDue();
-    if (!force)
-      this.admission.assertCanWin(
-        typeName,
-        writes.map(([shardId]) => shardId),
-      );
-    const map = this.state.mapFor(typeName);
-    const index = this.state.indexFor(typeName);
-    // The own slot's admitted hlc, or this incarnation's latest write when it is not indexed yet.
-    const ownBase = (shardId: number) =>
-      laterHlc(index.slot(shardId, this.node)?.hlc, this.ownWrites.get(typeName, shardId)?.hlc);
-    // Values held here for being far ahead are written over (slots.ts `over`), so they never win later.
-    const held = (shardId: number) => this.admission.heldFor(typeName, shardId)?.hlc;
-    const stamps = stampWrites(
-      typeName,
-      writes.map(([shardId]) => shardId),
-      this.clock,
-      index,
-      ownBase,
-      held,
-    );
-    const refused = force ? writes.flatMap(([shardId]) => this.admission.takeShard(typeName, shardId)) : [];
-    this.state.doc.transact(() => {
-      for (const entry of refused) if (entry.where === 'document') deleteSlotIfSame(map, entry.slot);
-      writes.forEach(([shardId, target, meta], i) => {
-        const { hlc, over } = stamps[i] as Stamp;
-        map.set(slotKey(shardId, this.node), encodeSlotValue(target, hlc, meta, over));
-        this.ownWrites.set(typeName, shardId, {
-          target,
-          hlc,
-          ...(meta === undefined ? {} : { meta }),
-          ...(over === undefined ? {} : { over }),
-        });
-      });
-    }, LOCAL);
+    const hlcs = writeLocal(this.localWrites, typeName, writes, force);
     if (force) this.forcedRemovals++;
     this.maybeCompact();
-    return stamps.map((stamp) => stamp.hlc);
+    return hlcs;
   }
 
   /** Moves to `generation`: every shard's winner goes to the base, and an empty document takes over. */
@@ -371,66 +332,13 @@ export class PlacementStore {
 
   private maybeCompact(): void {
     // Not from inside a listener: the write that called back may still be settling on this document.
-    if (this.listeners.busy || this.documentItems <= this.compactAfterItems) return;
+    if (this.listeners.busy || this.documentItems <= this.limits.compactAfterItems) return;
     if (this.documentItems > 4 * this.state.liveSlots()) this.compact();
   }
 
-  private mergeBase(entries: readonly BaseEntries[]): void {
-    const work = this.settler.newWork();
-    for (const { typeName, slots } of entries) {
-      const changes: SlotChange[] = [];
-      for (const slot of slots) {
-        if (!this.admission.admit(typeName, slot, 'base')) continue;
-        if (this.state.base.merge(typeName, slot)) changes.push({ shardId: slot.shardId, writer: BASE_WRITER, slot });
-      }
-      if (changes.length > 0) this.settler.settle(typeName, changes, true, work);
-    }
-    this.settler.finish(work);
-  }
-
-  /** A peer still on the previous generation wrote: what it wrote counts, folded into the base. */
-  private foldLateUpdate(transaction: Y.Transaction): void {
-    if (transaction.origin !== REMOTE) return;
-    const changed = changedSlots(transaction, (type) => shareName(transaction.doc, type), this.log);
-    this.mergeBase(
-      changed.map(({ typeName, slots }) => ({
-        typeName,
-        slots: slots.flatMap(({ slot }) => (slot === undefined ? [] : [slot])),
-      })),
-    );
-  }
-
-  /** Lets held values the clock has reached count, as if they had just arrived. */
+  /** Lets held values the clock has reached count, as if they had just arrived (held-release.ts). */
   private releaseDue(): void {
-    if (this.releasing || this.listeners.busy) return;
-    const due = this.admission.due();
-    if (due.length === 0) return;
-    this.releasing = true;
-    try {
-      const byType = new Map<string, SlotChange[]>();
-      for (const { typeName, slot, where } of due) {
-        let change: SlotChange | undefined;
-        if (where === 'base') {
-          if (this.state.base.merge(typeName, slot)) change = { shardId: slot.shardId, writer: BASE_WRITER, slot };
-        } else {
-          const current = readSlot(
-            this.state.mapFor(typeName),
-            slotKey(slot.shardId, slot.writer),
-            slot.shardId,
-            slot.writer,
-            this.log,
-          );
-          if (current !== undefined && compareHlc(current.hlc, slot.hlc) === 0)
-            change = { shardId: slot.shardId, writer: slot.writer, slot: current };
-        }
-        if (change !== undefined) byType.set(typeName, [...(byType.get(typeName) ?? []), change]);
-      }
-      const work = this.settler.newWork();
-      for (const [typeName, changes] of byType) this.settler.settle(typeName, changes, true, work);
-      this.settler.finish(work);
-    } finally {
-      this.releasing = false;
-    }
+    this.heldRelease.releaseDue();
   }
 
   private applyToDocument(doc: Y.Doc, update: Uint8Array): void {
@@ -448,18 +356,6 @@ export class PlacementStore {
   private afterTransaction(transaction: Y.Transaction): void {
     for (const [client, clock] of transaction.afterState)
       this.documentItems += clock - (transaction.beforeState.get(client) ?? 0);
-    const remote = transaction.origin === REMOTE;
-    const work = this.settler.newWork();
-    for (const { typeName, slots } of changedSlots(transaction, (type) => this.state.typeNameOf(type), this.log)) {
-      for (const { shardId, writer } of slots) this.admission.forget(typeName, shardId, writer);
-      // Local transactions write only this node's own, in-range slots (or delete refused ones).
-      const changes = slots.map(({ shardId, writer, slot }) => ({
-        shardId,
-        writer,
-        slot: slot !== undefined && (!remote || this.admission.admit(typeName, slot, 'document')) ? slot : undefined,
-      }));
-      this.settler.settle(typeName, changes, remote, work);
-    }
-    this.settler.finish(work);
+    settleTransaction(this.intake, transaction, transaction.origin === REMOTE);
   }
 }

@@ -1,7 +1,8 @@
 // The store's own envelope around Yjs, kept in one place. A state vector is
 //   varUint generation | varUint8Array base digest (empty for an empty base) | varUint8Array Yjs state vector
 // and an update is
-//   varUint generation | varUint flags (1 = base, 2 = document, 4 = base with meta) | [varUint8Array base] | [varUint8Array Yjs V2 update]
+//   varUint generation | varUint flags (1 = base, 2 = document, 4 = base with meta)
+//     | [varUint8Array base] | [varUint8Array Yjs V2 update]
 // The generation says which document the Yjs part belongs to (compaction starts a new, empty one); the
 // base is the compacted part, a plain list of winning slots that any replica can merge at any time.
 // Since protocol version 3 a base also carries the slots' meta (flag 4); a base without the flag is read

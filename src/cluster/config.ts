@@ -156,26 +156,19 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
   if (attributesError !== undefined) throw bad(attributesError);
   const attributes = normalizeAttributes(attributesInput);
   const fdInput = input.failureDetector ?? {};
+  // Each setting checked under its full name, e.g. `failureDetector.threshold`.
+  const fdSetting = (key: keyof FailureDetectorConfig): [string, number] => [
+    `failureDetector.${key}`,
+    fdInput[key] ?? DEFAULT_FAILURE_DETECTOR_CONFIG[key],
+  ];
   const fd: FailureDetectorConfig = {
-    threshold: positive('failureDetector.threshold', fdInput.threshold ?? DEFAULT_FAILURE_DETECTOR_CONFIG.threshold),
-    maxSampleSize: integer(
-      'failureDetector.maxSampleSize',
-      fdInput.maxSampleSize ?? DEFAULT_FAILURE_DETECTOR_CONFIG.maxSampleSize,
-      1,
-    ),
-    minStdDeviationMs: positive(
-      'failureDetector.minStdDeviationMs',
-      fdInput.minStdDeviationMs ?? DEFAULT_FAILURE_DETECTOR_CONFIG.minStdDeviationMs,
-    ),
-    acceptableHeartbeatPauseMs: nonNegative(
-      'failureDetector.acceptableHeartbeatPauseMs',
-      fdInput.acceptableHeartbeatPauseMs ?? DEFAULT_FAILURE_DETECTOR_CONFIG.acceptableHeartbeatPauseMs,
-    ),
-    firstHeartbeatEstimateMs: positive(
-      'failureDetector.firstHeartbeatEstimateMs',
-      fdInput.firstHeartbeatEstimateMs ?? DEFAULT_FAILURE_DETECTOR_CONFIG.firstHeartbeatEstimateMs,
-    ),
+    threshold: positive(...fdSetting('threshold')),
+    maxSampleSize: integer(...fdSetting('maxSampleSize'), 1),
+    minStdDeviationMs: positive(...fdSetting('minStdDeviationMs')),
+    acceptableHeartbeatPauseMs: nonNegative(...fdSetting('acceptableHeartbeatPauseMs')),
+    firstHeartbeatEstimateMs: positive(...fdSetting('firstHeartbeatEstimateMs')),
   };
+
   const downAfterMs = positive('downAfterMs', input.downAfterMs ?? d.downAfterMs);
   const stableAfterMs = positive('stableAfterMs', input.stableAfterMs ?? downAfterMs);
   const minorityDownAfterMs = positive(

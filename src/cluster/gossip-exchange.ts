@@ -109,7 +109,10 @@ export class GossipExchange {
     else if (hasSeenMissingFrom(core.gossip, incoming)) core.sendStatus(from);
   }
 
-  /** A delta of another member's urgent change (or an author's answer to GossipAsk): merged like gossip and passed on, never answered. */
+  /**
+   * A delta of another member's urgent change (or an author's answer to GossipAsk): merged like gossip and passed on,
+   * never answered.
+   */
   onNews(from: NodeAddress, wire: WireGossip): void {
     const { core } = this;
     if (!core.joined || !core.isLivePeer(from)) return;

@@ -266,16 +266,7 @@ function buildWire(state: GossipState): WireGossip {
   const indexOf = new Map(records.map((r, i) => [keyOf(r), i]));
   const reachability = tableToWire(reachabilityOf(state), indexOf);
   return {
-    members: records.map((r) => ({
-      address: r.address.toString(),
-      incarnation: r.incarnation,
-      status: r.status,
-      appVersion: r.appVersion,
-      roles: [...r.roles],
-      ...(r.attributes === undefined ? {} : { attributes: r.attributes }),
-      upNumber: r.upNumber,
-      ...(r.downedAtMs === undefined ? {} : { downedAtMs: r.downedAtMs }),
-    })),
+    members: records.map((r) => ({ address: r.address.toString(), ...memberContent(r) })),
     seen: [...state.seen],
     tombstones: [...state.tombstones],
     ...(reachability.length === 0 ? {} : { reachability }),
@@ -305,14 +296,18 @@ export function fromWire(wire: WireGossip): GossipState {
 function recordFromWire(w: WireMember): MemberRecord | undefined {
   const address = NodeAddress.tryParse(w.address);
   if (!address) return undefined;
+  return { address, ...memberContent(w) };
+}
+
+/** What a member record and its wire form share, copied (roles as a new array, absent optional fields left out). */
+function memberContent(m: Omit<WireMember, 'address'>): Omit<WireMember, 'address'> {
   return {
-    address,
-    incarnation: w.incarnation,
-    status: w.status,
-    appVersion: w.appVersion,
-    roles: [...w.roles],
-    ...(w.attributes === undefined ? {} : { attributes: w.attributes }),
-    upNumber: w.upNumber,
-    ...(w.downedAtMs === undefined ? {} : { downedAtMs: w.downedAtMs }),
+    incarnation: m.incarnation,
+    status: m.status,
+    appVersion: m.appVersion,
+    roles: [...m.roles],
+    ...(m.attributes === undefined ? {} : { attributes: m.attributes }),
+    upNumber: m.upNumber,
+    ...(m.downedAtMs === undefined ? {} : { downedAtMs: m.downedAtMs }),
   };
 }

@@ -30,7 +30,10 @@ const LEADER_POOLS: ReadonlyArray<ReadonlySet<MemberStatus>> = [
   new Set<MemberStatus>(['exiting']),
 ];
 
-/** Every member that is not down or removed is reachable and has seen this content (unreachable exiting members excepted). */
+/**
+ * Every member that is not down or removed is reachable and has seen this content (unreachable exiting members
+ * excepted).
+ */
 export function isConverged(state: GossipState, unreachable: ReadonlySet<string>): boolean {
   for (const [key, record] of state.members) {
     if (record.status === 'down' || record.status === 'removed') continue;

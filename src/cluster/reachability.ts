@@ -102,7 +102,8 @@ export class Reachability {
     const now = core.scheduler.now();
     const reconnectAfterMs = RECONNECT_AFTER_INTERVALS * core.config.heartbeatIntervalMs;
     const targets = new Set(this.targets());
-    // A member this node no longer monitors: its detector would only go stale, and this node can no longer vouch for it.
+    // A member this node no longer monitors: its detector would only go stale, and this node can no longer
+    // vouch for it.
     for (const key of [...this.lastAckAt.keys()]) {
       if (targets.has(key)) continue;
       this.lastAckAt.delete(key);

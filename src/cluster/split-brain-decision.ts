@@ -29,7 +29,10 @@ export interface SplitBrainInput {
 export type SplitBrainDecision =
   | { readonly kind: 'none' }
   | {
-      /** This side holds the majority: `leader` downs `down` (the indirectly connected ones chosen, and the unreachable). */
+      /**
+       * This side holds the majority: `leader` downs `down` (the indirectly connected ones chosen, and the
+       * unreachable).
+       */
       readonly kind: 'down-unreachable';
       readonly down: ReadonlyArray<string>;
       readonly indirectlyConnected: ReadonlyArray<string>;
@@ -68,9 +71,9 @@ export function decideSplitBrain(input: SplitBrainInput): SplitBrainDecision {
 }
 
 /**
- * Members that observe and are observed as unreachable, taken one at a time (most unreachable edges to other
- * such members first, then the higher address) until none is left; each taken member's edges are dropped. Returns them and the
- * edges left, which form a clean split (no observer among the subjects).
+ * Members that observe and are observed as unreachable, taken one at a time (most unreachable edges to other such
+ * members first, then the higher address) until none is left; each taken member's edges are dropped. Returns them and
+ * the edges left, which form a clean split (no observer among the subjects).
  */
 export function indirectlyConnectedCover(
   edges: ReadonlyArray<UnreachableEdge>,

@@ -34,7 +34,10 @@ export interface TcpHost {
   isTrusted(peer: NodeAddress): boolean;
   /** Logs an event a remote peer caused at `warn`, at most once per kind and peer host per interval, with a count. */
   peerEvent(kind: string, peerHost: string, details: Readonly<Record<string, unknown>>): void;
-  /** Decodes one message frame from an authenticated peer and hands it to listeners; false when it was malformed. Never throws. */
+  /**
+   * Decodes one message frame from an authenticated peer and hands it to listeners; false when it was malformed. Never
+   * throws.
+   */
   receive(from: NodeAddress, frame: Frame): boolean;
   /** Every accepted connection is added on accept and removed by `endInbound`. */
   registerInbound(link: InboundLink, from: NodeAddress, incarnation: string): void;

@@ -11,7 +11,7 @@ import { FrameDecoder, type Frame } from './frame-codec.js';
 import { handshakeFrame, handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
 import { errorText } from './message-codec.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
-import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
+import { KEEPALIVE_DELAY_MS, type TcpTransportStats } from './tcp-settings.js';
 
 /** How an inbound connection ended: one line of its log and the count it adds to. */
 type Ending =
@@ -53,11 +53,15 @@ export class InboundConnection implements InboundLink {
   /** The budget gave this connection's share to a trusted peer. */
   evictForBudget(): void {
     if (this.done) return;
-    this.transport.count('peersDisconnectedForBudget');
-    this.transport.peerEvent('closing inbound connection: its buffer budget went to a member', this.remoteHost, {
-      peer: this.peerName,
+    this.closeFor('peersDisconnectedForBudget', 'closing inbound connection: its buffer budget went to a member', {
       bytes: this.decoder.bufferedBytes,
     });
+  }
+
+  /** Closes the connection for what its peer did: counted under `stat`, logged (rate-limited) with `details`. */
+  private closeFor(stat: keyof TcpTransportStats, message: string, details: Readonly<Record<string, unknown>>): void {
+    this.transport.count(stat);
+    this.transport.peerEvent(message, this.remoteHost, { peer: this.peerName, ...details });
     this.destroy();
   }
 
@@ -105,13 +109,10 @@ export class InboundConnection implements InboundLink {
     }
     if (this.done) return;
     if (!result.ok) {
-      this.transport.count('frameErrors');
-      this.transport.peerEvent('closing inbound connection after a bad frame', this.remoteHost, {
-        peer: this.peerName,
+      this.closeFor('frameErrors', 'closing inbound connection after a bad frame', {
         code: result.error.code,
         err: result.error.message,
       });
-      this.destroy();
       return;
     }
     this.account(result.frames.length > 0);
@@ -124,14 +125,9 @@ export class InboundConnection implements InboundLink {
     const trusted = this.state === 'open' && this.peer !== undefined && this.transport.isTrusted(this.peer.address);
     const overConnection = held > config.maxInboundBytesPerConnection;
     if (overConnection || !this.transport.reserveInbound(this, held, trusted).granted) {
-      this.transport.count('inboundOverBudget');
       // A member's frame refused while the budget is full of other members' frames: the node is starved.
       if (trusted && !overConnection) this.transport.count('inboundStarved');
-      this.transport.peerEvent('closing inbound connection over its buffer budget', this.remoteHost, {
-        peer: this.peerName,
-        bytes: held,
-      });
-      this.destroy();
+      this.closeFor('inboundOverBudget', 'closing inbound connection over its buffer budget', { bytes: held });
       return;
     }
     // Before the handshake completes its own deadline applies; the frame clock starts with each new frame.
@@ -140,12 +136,9 @@ export class InboundConnection implements InboundLink {
     this.frameTimer ??= setTimeout(() => {
       this.frameTimer = undefined;
       if (this.done) return;
-      this.transport.count('frameTimeouts');
-      this.transport.peerEvent('closing inbound connection stalled mid-frame', this.remoteHost, {
-        peer: this.peerName,
+      this.closeFor('frameTimeouts', 'closing inbound connection stalled mid-frame', {
         bytes: this.decoder.bufferedBytes,
       });
-      this.destroy();
     }, config.frameTimeoutMs);
   }
 
@@ -164,16 +157,13 @@ export class InboundConnection implements InboundLink {
         frame.payload.byteLength > this.transport.config.maxHandshakeFrameBytes &&
         !this.transport.isTrusted(this.peer.address)
       ) {
-        this.transport.count('peersDisconnectedForBudget');
-        this.transport.peerEvent(
+        this.closeFor(
+          'peersDisconnectedForBudget',
           'closing inbound connection: a large frame that was no valid message',
-          this.remoteHost,
           {
-            peer: this.peerName,
             bytes: frame.payload.byteLength,
           },
         );
-        this.destroy();
       }
       return;
     }
@@ -197,15 +187,11 @@ export class InboundConnection implements InboundLink {
     const peer = this.peer;
     if (!peer) return this.refuse('proof before hello');
     const secret = this.transport.config.secret;
+    // Both proofs bind the peer's and this node's addresses and both nonces; the role says who proves.
+    const proofAs = (key: Buffer, role: 'client' | 'server') =>
+      handshakeProof(key, role, peer.address.toString(), this.transport.self.toString(), this.serverNonce, peer.nonce);
     if (secret) {
-      const expected = handshakeProof(
-        secret,
-        'client',
-        peer.address.toString(),
-        this.transport.self.toString(),
-        this.serverNonce,
-        peer.nonce,
-      );
+      const expected = proofAs(secret, 'client');
       if (!proof.proof) return this.refuse('peer did not prove the cluster secret');
       if (!sameProof(expected, proof.proof)) return this.refuse('peer proved a different cluster secret');
     }
@@ -213,16 +199,7 @@ export class InboundConnection implements InboundLink {
     this.state = 'open';
     // Authenticated (or no secret is configured): from now on frames up to the full size are accepted.
     this.decoder.setMaxFrameBytes(this.transport.config.maxFrameBytes);
-    const serverProof = secret
-      ? handshakeProof(
-          secret,
-          'server',
-          peer.address.toString(),
-          this.transport.self.toString(),
-          this.serverNonce,
-          peer.nonce,
-        )
-      : undefined;
+    const serverProof = secret ? proofAs(secret, 'server') : undefined;
     this.write(serverProof ? { t: 'Accepted', proof: serverProof } : { t: 'Accepted' });
     this.transport.registerInbound(this, peer.address, peer.incarnation);
     this.transport.log.debug(

@@ -15,8 +15,8 @@ export type ProbeResult = 'refused' | 'accepting' | 'unknown';
 export type MessageListener = (from: NodeAddress, message: WireMessage) => void;
 
 /**
- * How nodes exchange messages: what Cluster, ClusterSharding and PlacementReplication need of a transport
- * (TcpTransport in production, MemoryTransport in tests). Delivery is at-most-once: layers above retry what must arrive.
+ * How nodes exchange messages: what Cluster, ClusterSharding and PlacementReplication need of a transport (TcpTransport
+ * in production, MemoryTransport in tests). Delivery is at-most-once: layers above retry what must arrive.
  */
 export interface Transport {
   readonly self: NodeAddress;
@@ -29,7 +29,10 @@ export interface Transport {
    * must not change once sent: a transport may reuse the encoding of the same object (message-codec.ts).
    */
   send<M extends WireMessage>(to: NodeAddress, message: M): void;
-  /** Only messages of registered families that passed the family's parse reach listeners. Returns an unsubscribe function. */
+  /**
+   * Only messages of registered families that passed the family's parse reach listeners. Returns an unsubscribe
+   * function.
+   */
   onMessage(listener: MessageListener): () => void;
   /**
    * The caller has evidence that messages to `peer` are not getting through (its heartbeats went unanswered

@@ -18,7 +18,9 @@ export async function run(...args: string[]): Promise<CliRun> {
   return { code, out, err };
 }
 
-/** Rows of a printed table (header, dashes, blank lines and `*` footnotes dropped), split on the two-space column gap. */
+/**
+ * Rows of a printed table (header, dashes, blank lines and `*` footnotes dropped), split on the two-space column gap.
+ */
 export function tableRows(lines: readonly string[]): string[][] {
   const dashes = lines.findIndex((line) => /^-+(\s+-+)*$/.test(line));
   expect(dashes).toBeGreaterThan(0);

@@ -3,7 +3,8 @@
 // sends `by` ($USER@hostname unless given) and `--reason`, as the accepting node's audit trail shows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
-import { getLocations, increment, startTestCluster, stopAll } from '../management/node-fixture.js';
+import { useTestCluster } from '../support/test-cluster.js';
+import { getLocations, increment } from '../management/node-fixture.js';
 import { run, tableRows } from './cli-runner.js';
 
 const savedUrl = process.env['ACTOR_TS_URL'];
@@ -19,12 +20,11 @@ describe('cordon commands against a two-node cluster', () => {
   let url: string;
   let other: string;
 
-  beforeAll(async () => {
-    nodes = await startTestCluster(2);
-    url = nodes[0]!.httpUrl;
-    other = nodes[1]!.address.toString();
-  }, 40_000);
-  afterAll(() => stopAll(nodes), 40_000);
+  const cluster = useTestCluster(2);
+  beforeAll(() => {
+    ({ nodes, url } = cluster);
+    other = cluster.addresses[1]!;
+  });
 
   it('refuses bad arguments as usage errors (exit 2) and API refusals with exit 1', async () => {
     expect((await run('cordon', 'nope', '--url', url)).code).toBe(2);

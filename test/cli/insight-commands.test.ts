@@ -3,15 +3,8 @@
 // real command then makes the very move it printed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
-import {
-  getLocations,
-  getPlacements,
-  homeOf,
-  increment,
-  pollUntil,
-  startTestCluster,
-  stopAll,
-} from '../management/node-fixture.js';
+import { getLocations, getPlacements, increment, startTestCluster, stopAll } from '../management/node-fixture.js';
+import { homeOn, waitForHome } from '../support/shard-homes.js';
 import { run, tableRows } from './cli-runner.js';
 
 describe('explain and dry runs on the command line', () => {
@@ -68,16 +61,13 @@ describe('explain and dry runs on the command line', () => {
     expect(dry.out[1]).toBe(`would pin shard ${used.shardId} -> ${other} (prefer)`);
     expect(tableRows(dry.out)).toEqual([[String(used.shardId), used.node, other]]);
     expect((await getPlacements(nodes[0]!)).placements).toEqual([]);
-    expect(homeOf(await getLocations(nodes[0]!), used.shardId)).toBe(used.node);
+    expect(await homeOn(nodes[0]!, used.shardId)).toBe(used.node);
 
     expect(
       (await run('placements', 'set', String(used.shardId), other, '--dry-run', '--move', '--url', url)).code,
     ).toBe(2);
     expect((await run('placements', 'set', String(used.shardId), other, '--url', url)).code).toBe(0);
-    await pollUntil(
-      async () => homeOf(await getLocations(nodes[0]!), used.shardId) === other,
-      `shard ${used.shardId} moved`,
-    );
+    await waitForHome(nodes[0]!, used.shardId, other, `shard ${used.shardId} moved`);
     const explained = await run('explain', String(used.shardId), '--url', url);
     expect(explained.out[0]).toBe(`shard ${used.shardId}: on ${other} (placement)`);
     expect(explained.out[2]).toMatch(

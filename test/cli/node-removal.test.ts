@@ -74,8 +74,8 @@ describe('a node removed by the others while paused', () => {
     const third = nodes[2]!;
     await pauseUntilRemoved(third, urls[0]!, addresses[2]!);
 
-    // Until it is gone, a write to it is refused (503: it was frozen, reaches no majority, knows it is out, or its server
-    // is closing as it exits) or finds no listener (status 0); it is never acknowledged.
+    // Until it is gone, a write to it is refused (503: it was frozen, reaches no majority, knows it is out, or its
+    // server is closing as it exits) or finds no listener (status 0); it is never acknowledged.
     const statuses = new Set<number>();
     while (!third.hasExited) {
       const answer = await http(

@@ -1,15 +1,16 @@
 // The operator commands of `actor-ts-placement` run in-process through main() against real nodes' HTTP URLs:
 // what they print, their exit codes (0 ok, 1 API error, 2 usage error) and what they change in the cluster.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MEMBER_COLUMNS, PLACEMENT_COLUMNS, headerOf } from '../support/cli-headers.js';
 import { run, tableRows } from './cli-runner.js';
+import { homeOn } from '../support/shard-homes.js';
+import { useTestCluster } from '../support/test-cluster.js';
 import type { RunningNode } from '../../src/node/node.js';
 import {
   getLocations,
   getPlacements,
-  homeOf,
   increment,
   pollUntil,
-  startTestCluster,
   startTestNode,
   stopAll,
 } from '../management/node-fixture.js';
@@ -36,13 +37,11 @@ describe('operator commands against a two-node cluster', () => {
   let self: string;
   let other: string;
 
-  beforeAll(async () => {
-    nodes = await startTestCluster(2);
-    url = nodes[0]!.httpUrl;
-    self = nodes[0]!.address.toString();
-    other = nodes[1]!.address.toString();
-  }, 40_000);
-  afterAll(() => stopAll(nodes), 40_000);
+  const cluster = useTestCluster(2);
+  beforeAll(() => {
+    ({ nodes, url } = cluster);
+    [self, other] = cluster.addresses as [string, string];
+  });
 
   beforeEach(async () => {
     for (const { shardId } of (await getPlacements(nodes[0]!)).placements) {
@@ -98,16 +97,7 @@ describe('operator commands against a two-node cluster', () => {
     }
     const listed = await run('placements', 'ls', '--url', nodes[1]!.httpUrl);
     expect(listed.code).toBe(0);
-    expect(listed.out[0]?.split(/\s+/)).toEqual([
-      'shard',
-      'target',
-      'mode',
-      'expires',
-      'reason',
-      'by',
-      'writer',
-      'hlc',
-    ]);
+    expect(headerOf(listed.out)).toEqual(PLACEMENT_COLUMNS);
     // Written through node 1, listed through node 2: replication is asynchronous, so poll the other node.
     let rows = tableRows(listed.out);
     await pollUntil(async () => {
@@ -139,13 +129,13 @@ describe('operator commands against a two-node cluster', () => {
   it('rebalance hands allocated shards off, waits for their new home, and names the homeless ones', async () => {
     const { shardId } = await increment(nodes[0]!, 'cli-rebalance');
     const homeless = shardId === 998 ? 997 : 998;
-    expect(homeOf(await getLocations(nodes[0]!), homeless)).toBeUndefined();
+    expect(await homeOn(nodes[0]!, homeless)).toBeUndefined();
     const result = await run('rebalance', String(shardId), String(homeless), '--url', url);
     expect(result.code).toBe(0);
     expect(result.out[0]).toBe(`hand-off started for ${shardId}; waiting for the new homes...`);
     expect(result.out).toContainEqual(expect.stringMatching(new RegExp(`^  shard ${shardId} now on app@`)));
     expect(result.err).toEqual([`not allocated yet (nothing to move): ${homeless}`]);
-    expect(homeOf(await getLocations(nodes[0]!), shardId)).toBeDefined();
+    expect(await homeOn(nodes[0]!, shardId)).toBeDefined();
   });
 
   it('placements set --move pins a shard and waits until it lives on the target', async () => {
@@ -154,7 +144,7 @@ describe('operator commands against a two-node cluster', () => {
     const result = await run('placements', 'set', String(before.shardId), target, '--move', '--url', url);
     expect(result.code).toBe(0);
     expect(result.out).toContain(`  shard ${before.shardId} now on ${target}`);
-    expect(homeOf(await getLocations(nodes[1]!), before.shardId)).toBe(target);
+    expect(await homeOn(nodes[1]!, before.shardId)).toBe(target);
     expect((await increment(nodes[1]!, 'cli-move')).node).toBe(target);
   });
 
@@ -186,15 +176,7 @@ describe('operator commands against a two-node cluster', () => {
   it('members lists both nodes and marks the one asked', async () => {
     const result = await run('members', '--url', nodes[1]!.httpUrl);
     expect(result.code).toBe(0);
-    expect(result.out[0]?.split(/\s+/)).toEqual([
-      'address',
-      'status',
-      'reachable',
-      'upNumber',
-      'appVersion',
-      'attributes',
-      'cordoned',
-    ]);
+    expect(headerOf(result.out)).toEqual(MEMBER_COLUMNS);
     const rows = tableRows(result.out);
     expect(rows.map((row) => row[0]).sort()).toEqual([self, `${other} (this)`].sort());
     for (const row of rows) expect(row.slice(1, 3)).toEqual(['up', 'yes']);

@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/cli/duration.js';
+import { PLACEMENT_COLUMNS, headerOf } from '../support/cli-headers.js';
 import { run, tableRows } from './cli-runner.js';
 import type { RunningNode } from '../../src/node/node.js';
 import { getPlacements, pollUntil, startTestNode, stopAll } from '../management/node-fixture.js';
@@ -140,16 +141,7 @@ describe('placement rules from the command line', () => {
     await pollUntil(async () => (await getPlacements(node)).placements.length === 1, 'the 200 ms pin to expire');
     const listed = await run('placements', 'ls', '--url', url);
     expect(listed.code).toBe(0);
-    expect(listed.out[0]?.split(/\s+/)).toEqual([
-      'shard',
-      'target',
-      'mode',
-      'expires',
-      'reason',
-      'by',
-      'writer',
-      'hlc',
-    ]);
+    expect(headerOf(listed.out)).toEqual(PLACEMENT_COLUMNS);
     expect(tableRows(listed.out).map((row) => row.slice(0, 6))).toEqual([
       ['1', 'zone=eu-west', 'require', 'never', 'keep in EU', `tester@${hostname()}`],
     ]);

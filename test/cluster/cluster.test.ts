@@ -277,6 +277,18 @@ describe('Cluster: failure detection and downing', () => {
   });
 });
 
+/** Starts `node`'s graceful leave; `removed` once it saw itself removed, `left` once leave() resolved. */
+function startLeaving(node: TestNode): { readonly removed: boolean; readonly left: boolean } {
+  const flags = { removed: false, left: false };
+  node.cluster.onSelfRemoved(() => {
+    flags.removed = true;
+  });
+  void node.cluster.leave().then(() => {
+    flags.left = true;
+  });
+  return flags;
+}
+
 describe('Cluster: graceful leave', () => {
   it('runs onLeaving tasks first, then walks leaving -> exiting -> removed, and resolves', async () => {
     const network = new MemoryNetwork();
@@ -293,20 +305,13 @@ describe('Cluster: graceful leave', () => {
       await new Promise<void>((resolve) => setTimeout(resolve, 3_000));
       taskDone = true;
     });
-    let removedEvent = false;
-    n2!.cluster.onSelfRemoved(() => {
-      removedEvent = true;
-    });
-    let left = false;
-    void n2!.cluster.leave().then(() => {
-      left = true;
-    });
+    const leaving = startLeaving(n2!);
     await vi.advanceTimersByTimeAsync(2_900);
     expect(statusDuringTask).toBe('up');
     expect(statusOf(n1!.cluster, address(2))).toBe('up');
-    await advanceUntil(() => left, 'leave resolved', 15_000);
+    await advanceUntil(() => leaving.left, 'leave resolved', 15_000);
     expect(taskDone).toBe(true);
-    expect(removedEvent).toBe(true);
+    expect(leaving.removed).toBe(true);
     expect(seenByN1).toEqual(['leaving', 'exiting', 'removed']);
     await advanceUntil(() => statusOf(n3!.cluster, address(2)) === undefined, 'removed on n3');
     expect(n2!.cluster.leave()).toBe(n2!.cluster.leave());
@@ -345,17 +350,10 @@ describe('Cluster: graceful leave', () => {
   it('lets the last member leave on its own', async () => {
     const network = new MemoryNetwork();
     const [n1] = await startInOrder(network, 1);
-    let removed = false;
-    n1!.cluster.onSelfRemoved(() => {
-      removed = true;
-    });
-    let left = false;
-    void n1!.cluster.leave().then(() => {
-      left = true;
-    });
+    const leaving = startLeaving(n1!);
     // Well before exitTimeoutMs (10 s): the node removes itself instead of timing out.
-    await advanceUntil(() => left, 'left', 5_000);
-    expect(removed).toBe(true);
+    await advanceUntil(() => leaving.left, 'left', 5_000);
+    expect(leaving.removed).toBe(true);
   });
 });
 

@@ -12,31 +12,21 @@ import { decodeValue, encodeValue } from '../../src/cluster/message-codec.js';
 import { TcpTransport } from '../../src/cluster/tcp-transport.js';
 import { issueAttacks, type KnownMember } from './forgery.js';
 import { authenticatedSocket } from './raw-peer.js';
+import { TcpClusters } from './tcp-clusters.js';
 import { waitFor } from './wait-for.js';
 import { FAST_TCP_CLUSTER } from './cluster-harness.js';
 
-const running: Array<{ cluster: Cluster; transport: TcpTransport }> = [];
+const tcpClusters = new TcpClusters();
 const sockets: Socket[] = [];
 
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.destroy();
-  for (const { cluster } of running) cluster.shutdown();
-  await Promise.all(running.splice(0).map(({ transport }) => transport.close()));
+  await tcpClusters.cleanUp();
 });
 
 describe('Cluster over TCP: forged gossip from a peer that is not a member (issue 27)', () => {
   it('changes nothing: every node stays up, a member, reachable and gossiping', async () => {
-    const transports = await Promise.all(
-      [1, 2, 3].map(() => TcpTransport.start({ system: 'tcp', backoff: { initialDelayMs: 20, maxDelayMs: 200 } })),
-    );
-    const seed = transports[0]!.self;
-    const clusters = transports.map((transport) => {
-      const cluster = new Cluster({ transport, config: { ...FAST_TCP_CLUSTER, seedNodes: [seed] } });
-      running.push({ cluster, transport });
-      cluster.start();
-      return cluster;
-    });
-    await Promise.all(clusters.map((c) => c.whenUp()));
+    const { transports, clusters } = await tcpClusters.start(3);
     const allUp = (): boolean =>
       clusters.every((c) => c.members().length === 3 && c.members().every((m) => m.status === 'up' && m.reachable));
     await waitFor(allUp, 'all up');
@@ -85,10 +75,10 @@ describe('Cluster over TCP: forged gossip from a peer that is not a member (issu
 
   it("answers a Hello with a Challenge that carries a nonce and nothing of the node's member key", async () => {
     const transport = await TcpTransport.start({ system: 'tcp' });
-    running.push({
-      cluster: new Cluster({ transport, config: { ...FAST_TCP_CLUSTER, seedNodes: [transport.self] } }),
+    tcpClusters.adopt(
+      new Cluster({ transport, config: { ...FAST_TCP_CLUSTER, seedNodes: [transport.self] } }),
       transport,
-    });
+    );
     const socket = connect({ host: '127.0.0.1', port: transport.self.port });
     sockets.push(socket);
     const decoder = new FrameDecoder({ maxFrameBytes: 4096 });

@@ -27,7 +27,9 @@ export const tombstonesArb = fc
   .array(fc.tuple(fc.integer({ min: 1, max: 4 }), fc.nat(100)), { maxLength: 2 })
   .map((entries) => new Map(entries.map(([port, at]) => [keyOf(record(port, 'removed')), at] as const)));
 
-/** Reachability rows by observer port: [version, subject ports]; only rows and subjects of the state's members are kept. */
+/**
+ * Reachability rows by observer port: [version, subject ports]; only rows and subjects of the state's members are kept.
+ */
 const rowsArb = fc.array(
   fc.tuple(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 3 }), fc.subarray([1, 2, 3, 4])),
   { maxLength: 4 },

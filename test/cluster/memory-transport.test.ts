@@ -4,13 +4,13 @@ import { describe, expect, it, vi } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { MemoryNetwork, type MemoryTransport, type NetworkFaults } from '../../src/cluster/memory-transport.js';
 import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/messages.js';
-import type { Transport } from '../../src/cluster/transport.js';
 import { isFamilyMessage, type MessageFamily } from '../../src/cluster/wire-message.js';
 import { messageCodecStats } from '../../src/cluster/message-codec.js';
 import { PLACEMENT_SYNC_MESSAGES } from '../../src/placement-replication/sync-messages.js';
 import type { ProtocolMessage } from '../../src/protocol.js';
 import { ActorTsError } from '../../src/errors.js';
 import { useFakeTime } from '../support/fake-time.js';
+import { heartbeat, receivedHeartbeats } from './heartbeats.js';
 
 const a = NodeAddress.parse('sys@127.0.0.1:2551');
 const b = NodeAddress.parse('sys@127.0.0.1:2552');
@@ -23,17 +23,14 @@ function attach(net: MemoryNetwork, address: NodeAddress): MemoryTransport {
   return transport;
 }
 
-function heartbeat(sequence: number): ClusterMessage {
-  return { type: 'Heartbeat', sequence, incarnation: 'test' };
-}
-
-function collect(transport: Transport): Array<{ from: string; sequence: number }> {
-  const received: Array<{ from: string; sequence: number }> = [];
-  transport.onMessage((from, message) => {
-    if (isFamilyMessage(CLUSTER_MESSAGES, message) && message.type === 'Heartbeat')
-      received.push({ from: from.toString(), sequence: message.sequence });
-  });
-  return received;
+/** Node a on a fresh network, and every message nodes b and c receive, in arrival order. */
+function senderAndTwoReceivers(): { net: MemoryNetwork; ta: MemoryTransport; seen: unknown[] } {
+  const net = new MemoryNetwork();
+  const ta = attach(net, a);
+  const seen: unknown[] = [];
+  attach(net, b).onMessage((_from, message) => seen.push(message));
+  attach(net, c).onMessage((_from, message) => seen.push(message));
+  return { net, ta, seen };
 }
 
 /** Nodes a and b on `net` (a fresh network unless given), and what b receives. */
@@ -41,11 +38,11 @@ function pair(net = new MemoryNetwork()): {
   net: MemoryNetwork;
   ta: MemoryTransport;
   tb: MemoryTransport;
-  received: ReturnType<typeof collect>;
+  received: ReturnType<typeof receivedHeartbeats>;
 } {
   const ta = attach(net, a);
   const tb = attach(net, b);
-  return { net, ta, tb, received: collect(tb) };
+  return { net, ta, tb, received: receivedHeartbeats(tb) };
 }
 
 /** A pair on a network of `seed` with `faults`; a sends b heartbeats 0..count-1, and all of them are let through. */
@@ -83,11 +80,7 @@ describe('MemoryNetwork', () => {
   });
 
   it('gives each receiver its own decoded copy', async () => {
-    const net = new MemoryNetwork();
-    const ta = attach(net, a);
-    const seen: unknown[] = [];
-    attach(net, b).onMessage((_from, message) => seen.push(message));
-    attach(net, c).onMessage((_from, message) => seen.push(message));
+    const { net, ta, seen } = senderAndTwoReceivers();
     const original = heartbeat(7);
     ta.send(b, original);
     ta.send(c, original);
@@ -159,9 +152,9 @@ describe('MemoryNetwork', () => {
     const ta = attach(net, a);
     const tb = attach(net, b);
     const tc = attach(net, c);
-    const atA = collect(ta);
-    const atB = collect(tb);
-    const atC = collect(tc);
+    const atA = receivedHeartbeats(ta);
+    const atB = receivedHeartbeats(tb);
+    const atC = receivedHeartbeats(tc);
     ta.send(b, heartbeat(1)); // in flight when the partition starts
     net.partition([a], [b]);
     tb.send(a, heartbeat(2));
@@ -181,7 +174,7 @@ describe('MemoryNetwork', () => {
 
   it('isolates one node from everybody until heal', async () => {
     const { net, ta, tb, received: atB } = pair();
-    const atA = collect(ta);
+    const atA = receivedHeartbeats(ta);
     net.isolate(a);
     ta.send(b, heartbeat(1));
     tb.send(a, heartbeat(2));
@@ -209,7 +202,7 @@ describe('MemoryNetwork', () => {
     await vi.runAllTimersAsync();
     expect(net.stats()).toMatchObject({ sent: 2, dropped: 2, delivered: 0 });
     tb = attach(net, b);
-    const atB = collect(tb);
+    const atB = receivedHeartbeats(tb);
     ta.send(b, heartbeat(4));
     await vi.runAllTimersAsync();
     expect(atB).toEqual([{ from: a.toString(), sequence: 4 }]);
@@ -273,11 +266,7 @@ describe('MemoryNetwork', () => {
   });
 
   it('encodes and checks a message object once however often it is sent, and each receiver still decodes its own copy', async () => {
-    const net = new MemoryNetwork();
-    const ta = attach(net, a);
-    const seen: unknown[] = [];
-    attach(net, b).onMessage((_from, message) => seen.push(message));
-    attach(net, c).onMessage((_from, message) => seen.push(message));
+    const { net, ta, seen } = senderAndTwoReceivers();
     const original = heartbeat(11);
     const before = messageCodecStats();
     for (let i = 0; i < 3; i++) {

@@ -11,7 +11,10 @@ export interface RawPeerOptions {
   readonly port: number;
   /** The address the target node answers to, e.g. `app@127.0.0.1:7701`. */
   readonly to: string;
-  /** The address this peer claims; use a distinct one per connection (the same address with another incarnation replaces the earlier connections). */
+  /**
+   * The address this peer claims; use a distinct one per connection (the same address with another incarnation replaces
+   * the earlier connections).
+   */
   readonly from: string;
   readonly secret?: string;
   readonly incarnation?: string;

@@ -8,6 +8,7 @@ import { encodeFrame } from '../../src/cluster/frame-codec.js';
 import { handshakeFrame } from '../../src/cluster/handshake.js';
 import { encodeValue } from '../../src/cluster/message-codec.js';
 import type { TcpTransport } from '../../src/cluster/tcp-transport.js';
+import { heartbeat } from './heartbeats.js';
 import { authenticatedSocket } from './raw-peer.js';
 import { RELEASED, TcpTestBed, expectReleased, frameHeader, partialFrame, type RawPeer } from './tcp-peers.js';
 import { waitFor } from './wait-for.js';
@@ -17,7 +18,6 @@ afterEach(() => bed.cleanUp());
 
 const N = 5;
 const MiB = 1024 * 1024;
-const heartbeat = (sequence: number) => ({ type: 'Heartbeat', sequence, incarnation: 'test' }) as const;
 
 async function peers(target: TcpTransport, count = N): Promise<RawPeer[]> {
   return Promise.all(Array.from({ length: count }, () => bed.peer(target)));

@@ -1,7 +1,7 @@
-// Test helper for the inbound side of TcpTransport over real sockets: raw authenticated peers that send part of
-// a frame (or anything else) and are cleaned up after each test, and the wait for a transport to have given
+// Test helper for TcpTransport over real sockets: transports, raw clients and authenticated raw peers that send
+// part of a frame (or anything else), all cleaned up after each test, and the wait for a transport to have given
 // back everything its ended connections held (registries empty, budget in use zero).
-import type { Socket } from 'node:net';
+import { connect, type Server, type Socket } from 'node:net';
 import { expect } from 'vitest';
 import { FRAME_HEADER_BYTES } from '../../src/cluster/frame-codec.js';
 import { TcpTransport, type TcpTransportOptions, type TcpTransportUsage } from '../../src/cluster/tcp-transport.js';
@@ -17,10 +17,18 @@ export interface RawPeer {
   closed(): boolean;
 }
 
-/** Transports and raw sockets of one test file; `cleanUp` in afterEach. */
+/** A raw socket that has not said anything yet, what it received, and whether the other side closed it. */
+export interface RawClient {
+  readonly socket: Socket;
+  readonly data: Buffer[];
+  closed(): boolean;
+}
+
+/** Transports, raw sockets and raw servers of one test file; `cleanUp` in afterEach. */
 export class TcpTestBed {
   private readonly transports: TcpTransport[] = [];
   private readonly sockets: Socket[] = [];
+  private readonly servers: Server[] = [];
   private nextPort = 40_000;
 
   async start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTransport> {
@@ -56,13 +64,39 @@ export class TcpTestBed {
     return { socket, from, closed: () => closed };
   }
 
+  /** A raw client socket connected to `port` (no handshake) that records whether the server closed it. */
+  async client(port: number): Promise<RawClient> {
+    const socket = this.adopt(connect({ host: '127.0.0.1', port }));
+    let closed = false;
+    const data: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => data.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed = true;
+    });
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    return { socket, closed: () => closed, data };
+  }
+
   adopt(socket: Socket): Socket {
     this.sockets.push(socket);
     return socket;
   }
 
+  adoptServer(server: Server): Server {
+    this.servers.push(server);
+    return server;
+  }
+
+  /** Closes a transport before the test ends (a peer that goes away); `cleanUp` leaves it alone. */
+  async stop(transport: TcpTransport): Promise<void> {
+    await transport.close();
+    this.transports.splice(this.transports.indexOf(transport), 1);
+  }
+
   async cleanUp(): Promise<void> {
     for (const socket of this.sockets.splice(0)) socket.destroy();
+    await Promise.all(this.servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
     await Promise.all(this.transports.splice(0).map((t) => t.close()));
   }
 }

@@ -5,17 +5,17 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
-import { MESSAGE_FAMILIES } from '../../src/protocol.js';
+import type { TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
 import { waitFor } from './wait-for.js';
-import { heartbeatsOf } from './tcp-peers.js';
+import { heartbeat } from './heartbeats.js';
+import { TcpTestBed, heartbeatsOf } from './tcp-peers.js';
 
-const started: TcpTransport[] = [];
+const bed = new TcpTestBed();
 const proxies: StallingProxy[] = [];
 
 afterEach(async () => {
   for (const proxy of proxies.splice(0)) await proxy.close();
-  await Promise.all(started.splice(0).map((t) => t.close()));
+  await bed.cleanUp();
 });
 
 /** Forwards listenHost:port to targetHost:port; `stall()` silently drops everything on the connections it holds. */
@@ -73,29 +73,16 @@ class StallingProxy {
   }
 }
 
-async function start(options: Partial<TcpTransportOptions> = {}): Promise<TcpTransport> {
-  const transport = await TcpTransport.start({
-    system: 'test',
-    backoff: { initialDelayMs: 10, maxDelayMs: 100 },
-    ...options,
-  });
-  for (const family of MESSAGE_FAMILIES) transport.register(family);
-  started.push(transport);
-  return transport;
-}
-
-const heartbeat = (sequence: number) => ({ type: 'Heartbeat', sequence, incarnation: 'test' }) as const;
-
 /**
  * B listens on 127.0.0.2 and answers to 127.0.0.1 on the same port, where the proxy listens: every
  * connection to B's address goes through the proxy.
  */
 async function behindProxy(senderOptions: Partial<TcpTransportOptions> = {}) {
-  const b = await start({ host: '127.0.0.2', advertisedHost: '127.0.0.1' });
+  const b = await bed.start({ host: '127.0.0.2', advertisedHost: '127.0.0.1' });
   const proxy = new StallingProxy('127.0.0.2', b.self.port);
   proxies.push(proxy);
   await proxy.listen('127.0.0.1', b.self.port);
-  const a = await start(senderOptions);
+  const a = await bed.start(senderOptions);
   return { a, b, proxy, atB: heartbeatsOf(b) };
 }
 
@@ -131,6 +118,6 @@ describe('TcpTransport.reconnect', () => {
   });
 
   it('rejects a negative redialMinAgeMs', async () => {
-    await expect(start({ redialMinAgeMs: -1 })).rejects.toThrow(/redialMinAgeMs/);
+    await expect(bed.start({ redialMinAgeMs: -1 })).rejects.toThrow(/redialMinAgeMs/);
   });
 });

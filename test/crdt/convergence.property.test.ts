@@ -103,7 +103,9 @@ const PHASE_FAULTS = {
   dropRate: fc.constantFrom(0, 0.3, 0.7),
 };
 
-/** Checks `check` on RUNS random phased clusters of 2 to `maxReplicas` replicas going through phases from `phaseArb`. */
+/**
+ * Checks `check` on RUNS random phased clusters of 2 to `maxReplicas` replicas going through phases from `phaseArb`.
+ */
 function assertPhased<P>(
   phaseArb: fc.Arbitrary<P>,
   maxReplicas: number,

@@ -1,8 +1,10 @@
 // Management routes on a real three-node cluster: members from every node, placements written through one
 // node and read back from the others, shard locations answered from any node, and a pinned shard moved by
 // a rebalance request sent to yet another node.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
+import { waitForHome } from '../support/shard-homes.js';
+import { useTestCluster } from '../support/test-cluster.js';
 import {
   API,
   COUNTER,
@@ -11,22 +13,18 @@ import {
   homeOf,
   increment,
   pollUntil,
-  startTestCluster,
-  stopAll,
   type MembersBody,
   type SetPlacementsReply,
 } from './node-fixture.js';
+import { postPlacements } from '../support/post-placements.js';
 
 describe('management routes on a three-node cluster', () => {
   let nodes: RunningNode[] = [];
   let addresses: string[] = [];
   const node = (i: number): RunningNode => nodes[i]!;
 
-  beforeAll(async () => {
-    nodes = await startTestCluster(3);
-    addresses = nodes.map((n) => n.address.toString());
-  }, 40_000);
-  afterAll(() => stopAll(nodes), 40_000);
+  const cluster = useTestCluster(3);
+  beforeAll(() => ({ nodes, addresses } = cluster));
 
   it('GET members on every node lists all three up, with that node as self', async () => {
     for (const [i, n] of nodes.entries()) {
@@ -38,15 +36,11 @@ describe('management routes on a three-node cluster', () => {
   });
 
   it('a placement written through one node reads back the same from every node', async () => {
-    const response = await node(0).http.inject({
-      method: 'POST',
-      url: `${COUNTER}/placements`,
-      payload: {
-        placements: [
-          { shardId: 21, target: addresses[2] },
-          { shardId: 20, target: `actor-ts://${addresses[1]}` },
-        ],
-      },
+    const response = await postPlacements(node(0), {
+      placements: [
+        { shardId: 21, target: addresses[2] },
+        { shardId: 20, target: `actor-ts://${addresses[1]}` },
+      ],
     });
     expect(response.statusCode).toBe(202);
     // Both targets are members: no warning.
@@ -95,26 +89,19 @@ describe('management routes on a three-node cluster', () => {
     expect(rebalance.statusCode).toBe(202);
     // The coordinator's periodic rebalance may already have started moving it; either way it is not homeless.
     expect(rebalance.json()).toEqual({ accepted: [first.shardId], homeless: [] });
-    await pollUntil(
-      async () => homeOf(await getLocations(node(2)), first.shardId) === target,
-      `shard ${first.shardId} to move to ${target}`,
-    );
+    await waitForHome(node(2), first.shardId, target, `shard ${first.shardId} to move to ${target}`);
     const after = await increment(node(2), 'move-me');
     expect(after.node).toBe(target);
     expect(after.shardId).toBe(first.shardId);
   });
 
   it('warns for a target that is not a member while writing to a member without warning', async () => {
-    const response = await node(2).http.inject({
-      method: 'POST',
-      url: `${COUNTER}/placements`,
-      payload: {
-        placements: [
-          { shardId: 30, target: addresses[0] },
-          { shardId: 31, target: 'app@127.0.0.1:1' },
-        ],
-        allowUnknownTarget: true,
-      },
+    const response = await postPlacements(node(2), {
+      placements: [
+        { shardId: 30, target: addresses[0] },
+        { shardId: 31, target: 'app@127.0.0.1:1' },
+      ],
+      allowUnknownTarget: true,
     });
     expect(response.statusCode).toBe(202);
     const body = response.json<SetPlacementsReply>();

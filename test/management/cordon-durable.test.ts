@@ -1,24 +1,16 @@
 // A cordon is placement-store state: on a node with a data directory it is back after a full restart,
 // before the node has heard from anyone, with its author and reason.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startNode, type RunningNode } from '../../src/node/node.js';
-import { API, startTestNode, stopAll } from './node-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { startNode } from '../../src/node/node.js';
+import { API } from './node-fixture.js';
+import { useDataRoot } from '../support/data-root.js';
 
-const root = mkdtempSync(join(tmpdir(), 'placement-cordon-storage-'));
-const started: RunningNode[] = [];
-afterAll(async () => {
-  await stopAll(started);
-  rmSync(root, { recursive: true, force: true });
-});
+const data = useDataRoot('placement-cordon-storage-');
 
 describe('a cordon on a node with --data-dir', () => {
   it('survives a full restart', async () => {
-    const dataDir = join(root, 'restart');
-    const first = await startTestNode({ dataDir });
-    started.push(first);
+    const dataDir = data.dir('restart');
+    const first = await data.start('restart');
     const address = first.address.toString();
     const response = await first.http.inject({
       method: 'POST',
@@ -29,7 +21,7 @@ describe('a cordon on a node with --data-dir', () => {
     await first.stop();
 
     const second = await startNode({ dataDir, port: first.address.port, http: { port: 0 }, logLevel: 'silent' });
-    started.push(second);
+    data.started.push(second);
     expect(second.sharding.cordons.list()).toMatchObject([{ address, by: 'ops', reason: 'disk swap' }]);
     // Entity types listed from the store never show the cordons' namespace.
     expect(second.sharding.placementStore.typeNames().some((name) => name.startsWith('@'))).toBe(true);

@@ -1,20 +1,14 @@
 // A node started with a data directory (in process, real lmdb): health reports the storage, an acknowledged
 // write is on disk and back after a restart without waiting for a peer, a second node on the same directory
 // refuses to start naming it, and a failed commit answers 503 storage_unavailable while reads go on.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DurablePlacementStore, PersistenceError } from '../../crdt/index.js';
 import { startNode, type RunningNode } from '../../src/node/node.js';
-import { API, COUNTER, expectError, getPlacements, startTestNode, stopAll } from './node-fixture.js';
+import { API, COUNTER, expectError, getPlacements } from './node-fixture.js';
+import { useDataRoot } from '../support/data-root.js';
+import { postPlacements } from '../support/post-placements.js';
 
-const root = mkdtempSync(join(tmpdir(), 'placement-node-storage-'));
-const started: RunningNode[] = [];
-afterAll(async () => {
-  await stopAll(started);
-  rmSync(root, { recursive: true, force: true });
-});
+const data = useDataRoot('placement-node-storage-');
 
 interface StorageBody {
   durable: boolean;
@@ -35,21 +29,16 @@ async function storageOf(node: RunningNode): Promise<{ status: string; storage: 
 
 describe('a node with --data-dir', () => {
   it('reports its storage, keeps acknowledged writes across a restart and takes writes at once after it', async () => {
-    const dataDir = join(root, 'restart');
-    const first = await startTestNode({ dataDir });
-    started.push(first);
+    const dataDir = data.dir('restart');
+    const first = await data.start('restart');
     const before = await storageOf(first);
     expect(before.storage).toMatchObject({ durable: true, path: dataDir, restored: false, failure: null });
     const target = first.address.toString();
-    const post = await first.http.inject({
-      method: 'POST',
-      url: `${COUNTER}/placements`,
-      payload: {
-        placements: [
-          { shardId: 1, target },
-          { shardId: 2, target },
-        ],
-      },
+    const post = await postPlacements(first, {
+      placements: [
+        { shardId: 1, target },
+        { shardId: 2, target },
+      ],
     });
     expect(post.statusCode, post.body).toBe(202);
     expect((await first.http.inject({ method: 'DELETE', url: `${COUNTER}/placements/2` })).statusCode).toBe(204);
@@ -60,7 +49,7 @@ describe('a node with --data-dir', () => {
     await first.stop();
 
     const second = await startNode({ dataDir, port: first.address.port, http: { port: 0 }, logLevel: 'silent' });
-    started.push(second);
+    data.started.push(second);
     // Before the node has joined anything, its replica already holds what was acknowledged.
     expect((await getPlacements(second)).placements.map(({ shardId, target: t }) => [shardId, t])).toEqual([
       [1, target],
@@ -73,18 +62,13 @@ describe('a node with --data-dir', () => {
   });
 
   it('exports the commit latency of its storage and the placements per mode in /metrics', async () => {
-    const node = await startTestNode({ dataDir: join(root, 'metrics') });
-    started.push(node);
+    const node = await data.start('metrics');
     const target = node.address.toString();
-    const write = await node.http.inject({
-      method: 'POST',
-      url: `${COUNTER}/placements`,
-      payload: {
-        placements: [
-          { shardId: 1, target },
-          { shardId: 2, target, mode: 'require' },
-        ],
-      },
+    const write = await postPlacements(node, {
+      placements: [
+        { shardId: 1, target },
+        { shardId: 2, target, mode: 'require' },
+      ],
     });
     expect(write.statusCode).toBe(202);
     const text = (await node.http.inject({ method: 'GET', url: '/metrics' })).body;
@@ -95,9 +79,8 @@ describe('a node with --data-dir', () => {
   });
 
   it('refuses to start on a directory another running node holds, naming the directory', async () => {
-    const dataDir = join(root, 'shared');
-    const holder = await startTestNode({ dataDir });
-    started.push(holder);
+    const dataDir = data.dir('shared');
+    const holder = await data.start('shared');
     const error = await startNode({ dataDir, port: 0, http: { port: 0 }, logLevel: 'silent' }).then(
       () => undefined,
       (e: unknown) => e,
@@ -108,8 +91,7 @@ describe('a node with --data-dir', () => {
   });
 
   it('answers a write whose commit failed with 503 storage_unavailable and keeps serving reads', async () => {
-    const node = await startTestNode({ dataDir: join(root, 'failing') });
-    started.push(node);
+    const node = await data.start('failing');
     const target = node.address.toString();
     expect(
       (await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 1, target } }))

@@ -4,13 +4,14 @@
 // failed disk.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { PlacementStore, type PlacementReplicatorStats } from '../../crdt/index.js';
+import { PlacementStore } from '../../crdt/index.js';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { ManagementBackend, StorageHealth, WriteAccess } from '../../src/management/backend.js';
 import { replicationHealth, type InboundHealth } from '../../src/management/replication-health.js';
 import { createManagementServer } from '../../src/management/server.js';
+import { MEMORY_STORAGE, idleReplicator, syncedPeer, type ReplicatorPeer } from '../support/health-inputs.js';
 
-type Peer = PlacementReplicatorStats['peers'][number];
+type Peer = ReplicatorPeer;
 
 interface Situation {
   access?: WriteAccess;
@@ -20,41 +21,13 @@ interface Situation {
   storageFailure?: string | null;
 }
 
-function peer(name: string, overrides: Partial<Peer> = {}): Peer {
-  return {
-    peer: name,
-    synced: true,
-    behind: false,
-    framesRejected: 0,
-    lastFrameRejected: false,
-    lastSendFailed: false,
-    ...overrides,
-  };
-}
+const peer = (name: string, overrides: Partial<Peer> = {}): Peer => syncedPeer({ peer: name, ...overrides });
 
 /** The health route over a backend in `situation`; every other route is unused here. */
 function serverIn(situation: Situation): FastifyInstance {
   const peers = situation.peers ?? [peer('b'), peer('c')];
-  const replicator: PlacementReplicatorStats = {
-    framesSent: 0,
-    framesReceived: 0,
-    framesRejected: 0,
-    bytesSent: 0,
-    bytesReceived: 0,
-    sendFailures: 0,
-    peersBehind: 0,
-    oldestUnreplicatedMs: null,
-    peers,
-  };
-  const storage: StorageHealth = {
-    durable: false,
-    path: null,
-    bytesOnDisk: 0,
-    lastCommitAt: null,
-    logRecordsSinceSnapshot: 0,
-    restored: false,
-    failure: situation.storageFailure ?? null,
-  };
+  const replicator = idleReplicator(peers);
+  const storage: StorageHealth = { ...MEMORY_STORAGE, failure: situation.storageFailure ?? null };
   const backend: Partial<ManagementBackend> = {
     self: NodeAddress.parse('test@127.0.0.1:40000'),
     health: () => ({ status: 'ok', memberStatus: 'up' }),

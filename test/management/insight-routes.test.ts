@@ -1,20 +1,12 @@
 // Explain and dry runs through the management API of a real two-node cluster: explain's bad input, the same
 // answer from either node, a dry run refused exactly as the real call with nothing written, and a dry run's
 // moves equal to the moves the real call then makes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
 import type { ShardExplanation } from '../../src/sharding/index.js';
-import {
-  COUNTER,
-  expectError,
-  getLocations,
-  getPlacements,
-  homeOf,
-  increment,
-  pollUntil,
-  startTestCluster,
-  stopAll,
-} from './node-fixture.js';
+import { waitForHome } from '../support/shard-homes.js';
+import { useTestCluster } from '../support/test-cluster.js';
+import { COUNTER, expectError, getLocations, getPlacements, increment } from './node-fixture.js';
 
 interface DryRunReply {
   dryRun: true;
@@ -37,11 +29,8 @@ describe('explain and dry runs over HTTP', () => {
   const explain = async (n: RunningNode, shardId: number | string, type = 'Counter') =>
     n.http.inject({ method: 'GET', url: `/actor-ts/cluster/shards/${type}/explain/${shardId}` });
 
-  beforeAll(async () => {
-    nodes = await startTestCluster(2);
-    addresses = nodes.map((n) => n.address.toString());
-  }, 40_000);
-  afterAll(() => stopAll(nodes), 40_000);
+  const cluster = useTestCluster(2);
+  beforeAll(() => ({ nodes, addresses } = cluster));
 
   it('explain refuses an unknown type (404) and a shard id out of range or not a number (400)', async () => {
     expectError(await explain(node(0), 1, 'Nope'), 404, 'unknown_type');
@@ -157,10 +146,7 @@ describe('explain and dry runs over HTTP', () => {
 
     const real = await node(1).http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload });
     expect(real.statusCode).toBe(202);
-    await pollUntil(
-      async () => homeOf(await getLocations(node(0)), used.shardId) === other,
-      `shard ${used.shardId} on ${other}`,
-    );
+    await waitForHome(node(0), used.shardId, other, `shard ${used.shardId} on ${other}`);
     const after = await getLocations(node(0));
     expect(movesBetween(before, after)).toEqual(reply.moves);
     const explained = (await explain(node(0), used.shardId)).json<ShardExplanation>();

@@ -1,19 +1,13 @@
 // Issue 25, "a deleted data directory goes unnoticed": `rm -rf` of a running node's data directory. Before,
 // health stayed ok and pins were answered 202 into the unlinked file (gone at restart). Now the node
 // notices within its check interval: health degraded naming the file and how to recover, writes 503.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { RunningNode } from '../../src/node/node.js';
-import { API, COUNTER, expectError, pollUntil, startTestNode, stopAll } from './node-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { API, COUNTER, expectError, pollUntil } from './node-fixture.js';
+import { useDataRoot } from '../support/data-root.js';
 
-const root = mkdtempSync(join(tmpdir(), 'placement-lost-dir-'));
-const started: RunningNode[] = [];
-afterAll(async () => {
-  await stopAll(started);
-  rmSync(root, { recursive: true, force: true });
-});
+const data = useDataRoot('placement-lost-dir-');
 
 interface Health {
   status: string;
@@ -22,9 +16,8 @@ interface Health {
 
 describe('a node whose data directory is deleted while it runs', () => {
   it('reports degraded with the reason, refuses pins with 503 storage_unavailable, and counts it in /metrics', async () => {
-    const dataDir = join(root, 'node');
-    const node = await startTestNode({ dataDir });
-    started.push(node);
+    const dataDir = data.dir('node');
+    const node = await data.start('node');
     const target = node.address.toString();
     const pin = (shardId: number) =>
       node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId, target } });

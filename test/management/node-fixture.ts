@@ -32,7 +32,10 @@ export async function startTestNode(config: StartNodeInput = {}): Promise<Runnin
   return node;
 }
 
-/** Starts `count` nodes, the first forming the cluster and the rest seeded from it, and waits until each sees all Up and reachable. */
+/**
+ * Starts `count` nodes, the first forming the cluster and the rest seeded from it, and waits until each sees all Up and
+ * reachable.
+ */
 export async function startTestCluster(count: number, config: StartNodeInput = {}): Promise<RunningNode[]> {
   const first = await startTestNode(config);
   const rest = await Promise.all(

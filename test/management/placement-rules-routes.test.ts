@@ -15,6 +15,7 @@ import {
   type PlacementsBody,
   type SetPlacementsReply,
 } from './node-fixture.js';
+import { PLACEMENT_FIELDS } from '../support/placement-json.js';
 
 describe('placement rules through the management API', () => {
   let node: RunningNode;
@@ -73,16 +74,7 @@ describe('placement rules through the management API', () => {
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 600_000);
     const listed = (await getPlacements(node)).placements.find((p) => p.shardId === 42);
     expect(listed).toEqual(written);
-    expect(Object.keys(listed ?? {}).sort()).toEqual([
-      'by',
-      'expiresAt',
-      'hlc',
-      'mode',
-      'reason',
-      'shardId',
-      'target',
-      'writer',
-    ]);
+    expect(Object.keys(listed ?? {}).sort()).toEqual(PLACEMENT_FIELDS);
   });
 
   it('stores a selector in canonical form and takes an absolute expiresAt', async () => {

@@ -2,42 +2,13 @@
 // answer to a write this replica cannot stamp (hlc_out_of_range: 503, nothing written).
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import {
-  PlacementReplicator,
-  PlacementStore,
-  PlacementStoreError,
-  type PlacementReplicatorStats,
-} from '../../crdt/index.js';
+import { PlacementReplicator, PlacementStore, PlacementStoreError } from '../../crdt/index.js';
 import { sendError } from '../../src/management/errors.js';
 import { replicationHealth } from '../../src/management/replication-health.js';
+import { idleReplicator, syncedPeer } from '../support/health-inputs.js';
 
-type Peer = PlacementReplicatorStats['peers'][number];
-
-function stats(peers: Peer[]): PlacementReplicatorStats {
-  return {
-    framesSent: 0,
-    framesReceived: 0,
-    framesRejected: 0,
-    bytesSent: 0,
-    bytesReceived: 0,
-    sendFailures: 0,
-    peersBehind: 0,
-    peers,
-    oldestUnreplicatedMs: null,
-  };
-}
-
-function peer(overrides: Partial<Peer> = {}): Peer {
-  return {
-    peer: 'p',
-    synced: true,
-    behind: false,
-    framesRejected: 0,
-    lastFrameRejected: false,
-    lastSendFailed: false,
-    ...overrides,
-  };
-}
+const stats = idleReplicator;
+const peer = syncedPeer;
 
 const storeStats = () => new PlacementStore({ node: 'a', now: () => 1_000 }).stats();
 

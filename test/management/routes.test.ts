@@ -1,65 +1,35 @@
 // Route tests of the management API against a real in-process node (Fastify inject): every success path of
-// issue 5, and every rejection with its status, its `{ error, message }` body and no change to the placements.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InjectOptions } from 'fastify';
+// issue 5. The rejections are in routes-rejections.test.ts, the body limit and the bearer token in
+// routes-auth.test.ts.
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
+import { MEMORY_STORAGE } from '../support/health-inputs.js';
+import { useOneNodeRoutes } from '../support/one-node-routes.js';
+import { homeOn, waitForHome } from '../support/shard-homes.js';
 import {
   API,
-  COUNTER,
   clearPlacements,
+  COUNTER,
   expectError,
   getLocations,
   getPlacements,
-  homeOf,
   increment,
-  pollUntil,
-  startTestNode,
-  stopAll,
-  useTestNode,
   type LocationsBody,
   type MembersBody,
   type SetPlacementsReply,
 } from './node-fixture.js';
+import { PLACEMENT_FIELDS } from '../support/placement-json.js';
 
 const NOT_A_MEMBER = 'app@10.0.0.5:7777';
 
 describe('management routes on a one-node cluster', () => {
+  const routes = useOneNodeRoutes();
+  const { inject, post, setPlacements, expectRejected } = routes;
   let node: RunningNode;
   let self: string;
-
-  const inject = (options: InjectOptions) => node.http.inject(options);
-  const post = (url: string, payload: unknown) =>
-    inject({ method: 'POST', url, payload: payload as Record<string, unknown> });
-  const setPlacements = (payload: unknown) => post(`${COUNTER}/placements`, payload);
-
-  /** Runs a request that must be rejected, and checks it left the placements (HLCs included) as they were. */
-  async function expectRejected(
-    options: InjectOptions,
-    status: number,
-    code: string,
-  ): Promise<{ error: string; message: string }> {
-    const before = await getPlacements(node);
-    const body = expectError(await inject(options), status, code);
-    expect(await getPlacements(node)).toEqual(before);
-    return body;
-  }
-  const rejectedPlacement = (payload: unknown, status: number, code: string) =>
-    expectRejected(
-      { method: 'POST', url: `${COUNTER}/placements`, payload: payload as Record<string, unknown> },
-      status,
-      code,
-    );
-
-  beforeAll(async () => {
-    node = await startTestNode();
+  beforeAll(() => {
+    node = routes.node();
     self = node.address.toString();
-  });
-  afterAll(() => stopAll([node]));
-
-  beforeEach(async () => {
-    await clearPlacements(node);
-    // A baseline pin, so "nothing changed" is checked against a non-empty store.
-    expect((await setPlacements({ shardId: 500, target: self })).statusCode).toBe(202);
   });
 
   describe('POST placements', () => {
@@ -103,16 +73,7 @@ describe('management routes on a one-node cluster', () => {
       const listed = (await getPlacements(node)).placements;
       expect(listed.map((p) => p.shardId)).toEqual([0, 3, 500, 900, 999]);
       for (const placement of listed) {
-        expect(Object.keys(placement).sort()).toEqual([
-          'by',
-          'expiresAt',
-          'hlc',
-          'mode',
-          'reason',
-          'shardId',
-          'target',
-          'writer',
-        ]);
+        expect(Object.keys(placement).sort()).toEqual(PLACEMENT_FIELDS);
         expect(placement).toMatchObject({ mode: 'prefer', expiresAt: null, reason: null, by: null });
       }
     });
@@ -203,15 +164,12 @@ describe('management routes on a one-node cluster', () => {
     it('hands allocated shards off (accepted) and reports the ones without a home (homeless)', async () => {
       const { shardId } = await increment(node, 'rebalance-me');
       const homeless = shardId === 998 ? 997 : 998;
-      expect(homeOf(await getLocations(node), homeless)).toBeUndefined();
+      expect(await homeOn(node, homeless)).toBeUndefined();
       const response = await post(`${COUNTER}/rebalance`, { shardIds: [shardId, homeless, shardId] });
       expect(response.statusCode).toBe(202);
       expect(response.json()).toEqual({ accepted: [shardId], homeless: [homeless] });
       // The coordinator re-allocates a handed-off shard at once; with one node it comes back here.
-      await pollUntil(
-        async () => homeOf(await getLocations(node), shardId) === self,
-        `shard ${shardId} to be re-homed`,
-      );
+      await waitForHome(node, shardId, self, `shard ${shardId} to be re-homed`);
       expect((await increment(node, 'rebalance-me')).node).toBe(self);
     });
 
@@ -288,327 +246,12 @@ describe('management routes on a one-node cluster', () => {
           awaitingMissingUpdates: false,
           problems: [],
         },
-        storage: {
-          durable: false,
-          path: null,
-          bytesOnDisk: 0,
-          lastCommitAt: null,
-          logRecordsSinceSnapshot: 0,
-          restored: false,
-          failure: null,
-        },
+        storage: MEMORY_STORAGE,
       });
     });
 
     it('answers unknown paths with a 404 in the error shape', async () => {
       expectError(await inject({ method: 'GET', url: `${API}/cluster/nothing/here/at/all` }), 404, 'not_found');
     });
-  });
-
-  describe('rejected writes change nothing', () => {
-    it('400 for malformed JSON or an empty JSON body', async () => {
-      const json = { 'content-type': 'application/json' };
-      await expectRejected(
-        { method: 'POST', url: `${COUNTER}/placements`, payload: '{"shardId": 1, "target": ', headers: json },
-        400,
-        'malformed_json',
-      );
-      await expectRejected(
-        { method: 'POST', url: `${COUNTER}/placements`, payload: '', headers: json },
-        400,
-        'malformed_json',
-      );
-      await expectRejected(
-        { method: 'POST', url: `${COUNTER}/rebalance`, payload: '{shardIds:[1]}', headers: json },
-        400,
-        'malformed_json',
-      );
-    });
-
-    it('400 for schema violations of the single form', async () => {
-      await rejectedPlacement({ target: self }, 400, 'invalid_request');
-      await rejectedPlacement({ shardId: 1 }, 400, 'invalid_request');
-      const extra = await rejectedPlacement({ shardId: 1, target: self, force: true }, 400, 'invalid_request');
-      expect(extra.message).toContain('force');
-      await rejectedPlacement({ shardId: '1', target: self }, 400, 'invalid_request');
-      await rejectedPlacement({ shardId: 1.5, target: self }, 400, 'invalid_request');
-      await rejectedPlacement({ shardId: 1, target: 7701 }, 400, 'invalid_request');
-      const negative = await rejectedPlacement({ shardId: -1, target: self }, 400, 'invalid_request');
-      expect(negative.message).toContain('shardId');
-      const empty = await rejectedPlacement({ shardId: 1, target: '' }, 400, 'invalid_request');
-      expect(empty.message).toContain('target');
-      await rejectedPlacement({ shardId: 1, target: `app@${'h'.repeat(300)}:1` }, 400, 'invalid_request');
-      await rejectedPlacement([{ shardId: 1, target: self }], 400, 'invalid_request');
-      await rejectedPlacement({}, 400, 'invalid_request');
-    });
-
-    it('400 for schema violations of the bulk form, with no entry written', async () => {
-      await rejectedPlacement({ placements: [] }, 400, 'invalid_request');
-      await rejectedPlacement({ placements: [{ shardId: 1, target: self }, { shardId: 2 }] }, 400, 'invalid_request');
-      await rejectedPlacement(
-        {
-          placements: [
-            { shardId: 1, target: self },
-            { shardId: -2, target: self },
-          ],
-        },
-        400,
-        'invalid_request',
-      );
-      await rejectedPlacement({ placements: [{ shardId: 1, target: self, x: 1 }] }, 400, 'invalid_request');
-      await rejectedPlacement(
-        { placements: [{ shardId: 1, target: self }], shardId: 2, target: self },
-        400,
-        'invalid_request',
-      );
-      await rejectedPlacement({ placements: { shardId: 1, target: self } }, 400, 'invalid_request');
-    });
-
-    it('400 for a shard id >= numberOfShards, also when only one bulk entry is out of range', async () => {
-      const single = await rejectedPlacement({ shardId: 1000, target: self }, 400, 'invalid_shard');
-      expect(single.message).toContain('0..999');
-      await rejectedPlacement({ shardId: Number.MAX_SAFE_INTEGER, target: self }, 400, 'invalid_shard');
-      await rejectedPlacement(
-        {
-          placements: [
-            { shardId: 1, target: self },
-            { shardId: 1000, target: self },
-          ],
-        },
-        400,
-        'invalid_shard',
-      );
-    });
-
-    it('400 for an invalid address, also when only one bulk entry is bad', async () => {
-      for (const target of [
-        'app@host',
-        'app@host:',
-        '@host:1',
-        'app@host:0',
-        'app@host:70000',
-        'app@bad host:1',
-        'http://app@host:1',
-      ]) {
-        const body = await rejectedPlacement({ shardId: 1, target }, 400, 'invalid_address');
-        expect(body.message).toContain('system@host:port');
-      }
-      await rejectedPlacement(
-        {
-          placements: [
-            { shardId: 1, target: self },
-            { shardId: 2, target: 'app@host' },
-          ],
-        },
-        400,
-        'invalid_address',
-      );
-    });
-
-    it('400 invalid_target for a target that is neither an address nor a selector, also in bulk', async () => {
-      // Without `@` or `=` a target is neither form; the message names both.
-      for (const target of ['nope', 'actor-ts://']) {
-        const body = await rejectedPlacement({ shardId: 1, target }, 400, 'invalid_target');
-        expect(body.message).toContain('system@host:port');
-        expect(body.message).toContain('KEY=VALUE');
-      }
-      await rejectedPlacement(
-        {
-          placements: [
-            { shardId: 1, target: self },
-            { shardId: 2, target: 'nope' },
-          ],
-        },
-        400,
-        'invalid_target',
-      );
-    });
-
-    it('404 for an unknown entity type on every typed route', async () => {
-      const unknown = `${API}/cluster/shards/NoSuchType`;
-      await expectRejected({ method: 'GET', url: unknown }, 404, 'unknown_type');
-      await expectRejected({ method: 'GET', url: `${unknown}/placements` }, 404, 'unknown_type');
-      const body = await expectRejected(
-        { method: 'POST', url: `${unknown}/placements`, payload: { shardId: 1, target: self } },
-        404,
-        'unknown_type',
-      );
-      expect(body.message).toContain('NoSuchType');
-      await expectRejected({ method: 'DELETE', url: `${unknown}/placements/500` }, 404, 'unknown_type');
-      await expectRejected(
-        { method: 'POST', url: `${unknown}/rebalance`, payload: { shardIds: [1] } },
-        404,
-        'unknown_type',
-      );
-    });
-
-    it('415 for a body that is not JSON', async () => {
-      const text = await expectRejected(
-        {
-          method: 'POST',
-          url: `${COUNTER}/placements`,
-          payload: '{"shardId":1,"target":"app@h:1"}',
-          headers: { 'content-type': 'text/plain' },
-        },
-        415,
-        'unsupported_media_type',
-      );
-      expect(text.message).toContain('text/plain');
-      await expectRejected(
-        {
-          method: 'POST',
-          url: `${COUNTER}/placements`,
-          payload: 'shardId=1&target=app%40h%3A1',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        },
-        415,
-        'unsupported_media_type',
-      );
-      await expectRejected(
-        {
-          method: 'POST',
-          url: `${COUNTER}/rebalance`,
-          payload: '{"shardIds":[1]}',
-          headers: { 'content-type': 'text/plain' },
-        },
-        415,
-        'unsupported_media_type',
-      );
-    });
-
-    it('accepts application/json with a charset', async () => {
-      const response = await inject({
-        method: 'POST',
-        url: `${COUNTER}/placements`,
-        payload: JSON.stringify({ shardId: 8, target: self }),
-        headers: { 'content-type': 'application/json; charset=utf-8' },
-      });
-      expect(response.statusCode).toBe(202);
-    });
-  });
-});
-
-describe('management routes with a small body limit', () => {
-  const smallLimit = useTestNode({ http: { bodyLimit: 200 } });
-
-  it('413 for a body over the limit, and nothing is written', async () => {
-    const node = smallLimit();
-    const self = node.address.toString();
-    const before = await getPlacements(node);
-    const placements = Array.from({ length: 20 }, (_, shardId) => ({ shardId, target: self }));
-    const response = await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { placements } });
-    expectError(response, 413, 'payload_too_large');
-    expect(await getPlacements(node)).toEqual(before);
-    // A body under the limit still goes through.
-    expect(
-      (await node.http.inject({ method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 1, target: self } }))
-        .statusCode,
-    ).toBe(202);
-  });
-});
-
-describe('management routes with a bearer token', () => {
-  const token = 's3cret-token';
-  let writesOnly: RunningNode;
-  let readsToo: RunningNode;
-  beforeAll(async () => {
-    [writesOnly, readsToo] = await Promise.all([
-      startTestNode({ authToken: token }),
-      startTestNode({ authToken: token, authReads: true }),
-    ]);
-  });
-  afterAll(() => stopAll([writesOnly, readsToo]));
-
-  const writes = (node: RunningNode): InjectOptions[] => [
-    { method: 'POST', url: `${COUNTER}/placements`, payload: { shardId: 3, target: node.address.toString() } },
-    {
-      method: 'POST',
-      url: `${COUNTER}/placements`,
-      payload: { placements: [{ shardId: 4, target: node.address.toString() }] },
-    },
-    { method: 'DELETE', url: `${COUNTER}/placements/3` },
-    { method: 'POST', url: `${COUNTER}/rebalance`, payload: { shardIds: [3] } },
-  ];
-  const reads: InjectOptions[] = [
-    { method: 'GET', url: `${COUNTER}/placements` },
-    { method: 'GET', url: COUNTER },
-    { method: 'GET', url: `${API}/cluster/members` },
-    { method: 'GET', url: `${API}/health` },
-  ];
-  const badCredentials: Array<Record<string, string>> = [
-    {},
-    { authorization: 'Bearer wrong-token!' },
-    { authorization: `Bearer ${token}x` },
-    { authorization: `Basic ${Buffer.from(`user:${token}`).toString('base64')}` },
-    { authorization: token },
-    { authorization: 'Bearer ' },
-  ];
-
-  it('401 on every write route without the right token, and nothing changes', async () => {
-    // A pin to delete, so a DELETE that got through would show.
-    const seeded = await writesOnly.http.inject({
-      ...writes(writesOnly)[0]!,
-      headers: { authorization: `Bearer ${token}` },
-    });
-    expect(seeded.statusCode).toBe(202);
-    const before = await getPlacements(writesOnly);
-    for (const request of writes(writesOnly)) {
-      for (const headers of badCredentials) {
-        expectError(await writesOnly.http.inject({ ...request, headers }), 401, 'unauthorized');
-      }
-    }
-    expect(await getPlacements(writesOnly)).toEqual(before);
-  });
-
-  it('401 comes before any other check (unknown type, bad body)', async () => {
-    expectError(
-      await writesOnly.http.inject({
-        method: 'POST',
-        url: `${API}/cluster/shards/Nope/placements`,
-        payload: { shardId: 1, target: 'x' },
-      }),
-      401,
-      'unauthorized',
-    );
-    expectError(
-      await writesOnly.http.inject({
-        method: 'POST',
-        url: `${COUNTER}/placements`,
-        payload: '{oops',
-        headers: { 'content-type': 'application/json' },
-      }),
-      401,
-      'unauthorized',
-    );
-  });
-
-  it('accepts the right token on every write route (the scheme name in any case)', async () => {
-    const [set, bulk, remove, rebalance] = writes(writesOnly);
-    const ok = { authorization: `Bearer ${token}` };
-    expect((await writesOnly.http.inject({ ...set!, headers: ok })).statusCode).toBe(202);
-    expect((await writesOnly.http.inject({ ...bulk!, headers: { authorization: `bearer ${token}` } })).statusCode).toBe(
-      202,
-    );
-    expect((await writesOnly.http.inject({ ...remove!, headers: ok })).statusCode).toBe(204);
-    // Past the token check: shard 3 has no home, so the rebalance is refused for that, not for auth.
-    expectError(await writesOnly.http.inject({ ...rebalance!, headers: ok }), 409, 'not_allocated');
-    expect((await getPlacements(writesOnly)).placements.map((p) => p.shardId)).toEqual([4]);
-  });
-
-  it('leaves reads open unless authReads is set', async () => {
-    for (const request of reads) {
-      expect((await writesOnly.http.inject(request)).statusCode, request.url as string).toBe(200);
-    }
-  });
-
-  it('with authReads, reads need the token too', async () => {
-    for (const request of reads) {
-      for (const headers of badCredentials)
-        expectError(await readsToo.http.inject({ ...request, headers }), 401, 'unauthorized');
-      expect(
-        (await readsToo.http.inject({ ...request, headers: { authorization: `Bearer ${token}` } })).statusCode,
-      ).toBe(200);
-    }
-    for (const request of writes(readsToo)) expectError(await readsToo.http.inject(request), 401, 'unauthorized');
   });
 });

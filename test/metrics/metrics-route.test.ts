@@ -3,6 +3,7 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MetricsEventHub, metricsPlugin, type MetricsSource } from '../../src/management/metrics.js';
+import { parseSamples } from '../support/metrics-samples.js';
 
 interface FakeState {
   hosted: Map<string, number>;
@@ -36,15 +37,7 @@ function freshState(): FakeState {
 }
 
 /** Sample lines of a scrape as `name{labels}` -> value. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const space = line.lastIndexOf(' ');
-    out.set(line.slice(0, space), Number(line.slice(space + 1)));
-  }
-  return out;
-}
+const samples = parseSamples;
 
 /** Asserts the scrape's value of each named sample (undefined: no such sample). */
 function expectSamples(text: string, expected: Record<string, unknown>): void {

@@ -10,6 +10,7 @@ import {
   countRefusedWrites,
   type SafetySource,
 } from '../../src/management/safety-metrics.js';
+import { parseSamples } from '../support/metrics-samples.js';
 
 interface Safety {
   waiting: number;
@@ -83,14 +84,7 @@ async function serve(metricsSource: MetricsSource, refusals?: WriteRefusals): Pr
 }
 
 async function samples(app: FastifyInstance): Promise<Map<string, number>> {
-  const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const space = line.lastIndexOf(' ');
-    out.set(line.slice(0, space), Number(line.slice(space + 1)));
-  }
-  return out;
+  return parseSamples((await app.inject({ method: 'GET', url: '/metrics' })).body);
 }
 
 describe('metrics at 0 from the start', () => {

@@ -1,5 +1,5 @@
-// The durable store (crdt/persistence/durable-store.ts): a replica rebuilt from its persistence equals the one that wrote
-// it, whatever was written; replication sends only committed state; a failed commit rejects the write, keeps
+// The durable store (crdt/persistence/durable-store.ts): a replica rebuilt from its persistence equals the one that
+// wrote it, whatever was written; replication sends only committed state; a failed commit rejects the write, keeps
 // reads, and stops this replica sending anything that could carry the rejected write.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -78,15 +78,15 @@ const placementsOf = (store: PlacementStore): Array<[number, string]> =>
     .map(([shard, p]): [number, string] => [shard, p.target])
     .sort((a, b) => a[0] - b[0]);
 
+/** Opens `node`'s durable store on a memory volume, with the test's clock. */
+const openOn = (volume: MemoryVolume, now: () => number, node = 'n1'): Promise<DurablePlacementStore> =>
+  DurablePlacementStore.open({ node, now, persistence: memoryPersistence({ volume }) });
+
 describe('DurablePlacementStore', () => {
   it('a store reopened on the same volume has every placement, removal, remote write and compaction', async () => {
     const volume = createMemoryVolume();
     let t = 1_000;
-    const first = await DurablePlacementStore.open({
-      node: 'n1',
-      now: () => t++,
-      persistence: memoryPersistence({ volume }),
-    });
+    const first = await openOn(volume, () => t++);
     expect(first.restored).toBe(false);
     const peer = new PlacementStore({ node: 'n2', now: () => t++ });
     for (let shard = 0; shard < 10; shard++) first.set(T, shard, `a-${shard}`);
@@ -103,11 +103,7 @@ describe('DurablePlacementStore', () => {
     expect(first.storageHealth().logRecordsSinceSnapshot).toBe(2);
     await first.persistence.close();
 
-    const second = await DurablePlacementStore.open({
-      node: 'n1',
-      now: () => t++,
-      persistence: memoryPersistence({ volume }),
-    });
+    const second = await openOn(volume, () => t++);
     expect(second.restored).toBe(true);
     expect(placementsOf(second)).toEqual(placementsOf(first));
     expect(second.snapshot(T).placements.get(3)).toBeUndefined();
@@ -151,11 +147,7 @@ describe('DurablePlacementStore', () => {
           }
           await store.flush();
           await store.persistence.close();
-          const rebuilt = await DurablePlacementStore.open({
-            node: 'n1',
-            now: () => t++,
-            persistence: memoryPersistence({ volume }),
-          });
+          const rebuilt = await openOn(volume, () => t++);
           expect(placementsOf(rebuilt)).toEqual(placementsOf(store));
           expect(rebuilt.storageHealth().logRecordsSinceSnapshot).toBeLessThanOrEqual(snapshotAfterRecords);
           await rebuilt.persistence.close();
@@ -259,20 +251,12 @@ describe('DurablePlacementStore', () => {
   it('keeps what a pin carries beyond its target (mode, expiry, provenance) through set, setMany and a reopen', async () => {
     const volume = createMemoryVolume();
     let t = 1_000;
-    const first = await DurablePlacementStore.open({
-      node: 'n1',
-      now: () => t++,
-      persistence: memoryPersistence({ volume }),
-    });
+    const first = await openOn(volume, () => t++);
     first.set(T, 1, 'zone=b', { mode: 'require', reason: 'GDPR tenant 17' });
     first.setMany(T, [{ shardId: 2, target: 'app@h:1', meta: { by: 'ops@host', expiresAt: 9_000 } }]);
     await whenDurable(first);
     await first.persistence.close();
-    const second = await DurablePlacementStore.open({
-      node: 'n1',
-      now: () => t++,
-      persistence: memoryPersistence({ volume }),
-    });
+    const second = await openOn(volume, () => t++);
     expect(second.snapshot(T).placements.get(1)?.meta).toEqual({ mode: 'require', reason: 'GDPR tenant 17' });
     expect(second.snapshot(T).placements.get(2)?.meta).toEqual({ by: 'ops@host', expiresAt: 9_000 });
     await second.persistence.close();
