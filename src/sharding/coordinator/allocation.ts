@@ -105,7 +105,7 @@ export function shardsToMove(
   }
 }
 
-export interface AllocatorSettings extends RoomBasics {
+export interface AllocatorOptions extends RoomBasics {
   readonly role: string | undefined;
   readonly strategy: AllocationStrategy;
   /** Regions that take nothing new; default NO_CORDONS. */
@@ -123,7 +123,7 @@ export class Allocator {
   private readonly counts = { allocations: 0, invalidAllocations: 0 };
 
   constructor(
-    private readonly options: AllocatorSettings,
+    private readonly options: AllocatorOptions,
     private readonly port: AllocatorPort,
   ) {}
 

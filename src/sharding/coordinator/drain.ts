@@ -80,7 +80,7 @@ export function planDrain(
   return moves;
 }
 
-export interface DrainRequestsSettings extends RoomBasics {
+export interface DrainRequestsOptions extends RoomBasics {
   readonly strategy: AllocationStrategy;
   /** The cordons the Allocator honours too: a drained region is excluded here at once. */
   readonly cordons: CoordinatorCordons;
@@ -96,7 +96,7 @@ export class DrainRequests {
   private readonly answers = new AnswerCache<ShardingMessage>(REMEMBERED_ANSWERS);
 
   constructor(
-    private readonly options: DrainRequestsSettings,
+    private readonly options: DrainRequestsOptions,
     private readonly port: DrainRequestsPort,
   ) {}
 

@@ -19,7 +19,7 @@ interface Held {
   sentTo: string | undefined;
 }
 
-export interface HandOffStatesSettings {
+export interface HandOffStatesOptions {
   readonly typeName: string;
   readonly maxBytes: number;
   readonly logger: Logger;
@@ -36,7 +36,7 @@ export class HandOffStates {
   private total = 0;
 
   constructor(
-    private readonly options: HandOffStatesSettings,
+    private readonly options: HandOffStatesOptions,
     private readonly port: HandOffStatesPort,
   ) {}
 

@@ -6,7 +6,7 @@ import type { Scheduler } from '../../cluster/scheduler.js';
 import { HandOff, HandOffIds, type HandOffPhase } from './hand-off.js';
 import type { RoomBasics, SendPort } from './ports.js';
 
-export interface HandOffsSettings extends RoomBasics {
+export interface HandOffsOptions extends RoomBasics {
   readonly scheduler: Scheduler;
   readonly timeoutMs: number;
   readonly ids?: HandOffIds;
@@ -25,7 +25,7 @@ export class HandOffs {
   private readonly counts = { started: 0, completed: 0, timedOut: 0 };
 
   constructor(
-    private readonly options: HandOffsSettings,
+    private readonly options: HandOffsOptions,
     private readonly port: HandOffsPort,
   ) {
     this.ids = options.ids ?? new HandOffIds();

@@ -11,7 +11,7 @@ import type { CoordinatorState } from './state.js';
 /** How many RebalanceNow answers are kept for repeated requests. */
 const REMEMBERED_ANSWERS = 256;
 
-export interface OperatorRequestsSettings extends RoomBasics {
+export interface OperatorRequestsOptions extends RoomBasics {
   readonly numberOfShards: number;
 }
 
@@ -58,7 +58,7 @@ export class OperatorRequests {
   private readonly answers = new AnswerCache<ShardingMessage>(REMEMBERED_ANSWERS);
 
   constructor(
-    private readonly options: OperatorRequestsSettings,
+    private readonly options: OperatorRequestsOptions,
     private readonly port: OperatorRequestsPort,
   ) {}
 

@@ -7,7 +7,7 @@ import type { Logger } from '../../logging.js';
 import { hasRole } from './membership.js';
 import { HOSTING_STATUSES, type MemberInfo } from '../../cluster/member.js';
 
-export interface WarmUpGateSettings {
+export interface WarmUpGateOptions {
   readonly role: string | undefined;
   readonly warmupMs: number;
   readonly scheduler: Scheduler;
@@ -38,7 +38,7 @@ export class WarmUpGate {
   private readonly awaitedUnreachable = new Set<string>();
 
   constructor(
-    private readonly options: WarmUpGateSettings,
+    private readonly options: WarmUpGateOptions,
     private readonly port: WarmUpGatePort,
   ) {}
 
