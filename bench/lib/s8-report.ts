@@ -99,7 +99,7 @@ export interface PerNodeRates {
 }
 
 /** Sent per node per second in the steady window: heartbeat types (requests and acks), gossip, the rest. */
-export function perNodeRates(stable: NonNullable<SizeFigures['stable']>): PerNodeRates {
+export function perNodeRates(stable: PhaseTraffic): PerNodeRates {
   const per = (count: number): number => count / stable.nodes / (stable.windowMs / 1000);
   let heartbeats = 0;
   let gossip = 0;

@@ -53,9 +53,14 @@ export async function scale(options: BenchOptions): Promise<ScenarioResult> {
       figures.push(notRun(nodes, reference, estimate, budget));
       continue;
     }
-    figures.push(await withSeededMathRandom(options.seed * 31 + nodes, () => runSize(nodes, budget, options)));
+    figures.push(await simulatedSize(nodes, options, budget));
   }
   return report(figures, WORK_BUDGET);
+}
+
+/** One size of this scenario on its own (S12 runs N = 25 beside the real processes); no budget by default. */
+export function simulatedSize(nodes: number, options: BenchOptions, budget = Infinity): Promise<SizeFigures> {
+  return withSeededMathRandom(options.seed * 31 + nodes, () => runSize(nodes, budget, options));
 }
 
 class BudgetExceeded extends Error {}
