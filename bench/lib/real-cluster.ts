@@ -90,8 +90,16 @@ export function exited(child: ChildProcess): Promise<void> {
   );
 }
 
-/** Starts `node` again on its ports (a new incarnation) once its process is gone, joining through `seed`. */
-export async function restart(cluster: RealCluster, node: ClusterNode, seed: ClusterNode, tag: string): Promise<void> {
+/**
+ * Starts `node` again on its ports (a new incarnation) once its process is gone, joining through `seed` (default:
+ * the first other node).
+ */
+export async function restart(
+  cluster: RealCluster,
+  node: ClusterNode,
+  tag: string,
+  seed: ClusterNode = cluster.nodes.find((n) => n !== node)!,
+): Promise<void> {
   await exited(node.child);
   node.child = spawn(cluster, node, seed.address, `n${node.index}-${tag}`);
   node.startedAt = performance.now();

@@ -49,7 +49,7 @@ export async function failoverRuns(
     const ms = await rehomeTime(via, victim, `r${run}`, 'SIGKILL', 60_000);
     times[kind].push(ms);
     progress(`run ${run + 1}/${runs} ${kind}: first answer from the new host after ${Math.round(ms)} ms`);
-    await restart(cluster, victim, via, `run${run + 1}`);
+    await restart(cluster, victim, `run${run + 1}`, via);
     await formed(cluster.nodes);
   }
   return times;

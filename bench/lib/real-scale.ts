@@ -108,12 +108,7 @@ async function rollingRestart(cluster: RealCluster, restarts: number): Promise<n
   for (const node of byAge(cluster.nodes).reverse().slice(0, restarts)) {
     const started = performance.now();
     node.child.kill('SIGTERM');
-    await restart(
-      cluster,
-      node,
-      cluster.nodes.find((n) => n !== node)!,
-      'rolling',
-    );
+    await restart(cluster, node, 'rolling');
     await formed(cluster.nodes);
     seconds.push((performance.now() - started) / 1000);
   }
@@ -143,7 +138,7 @@ export async function runScale(plan: ScalePlan, progress: (line: string) => void
     const leaver = ages[ages.length - 1]!;
     const leaveRehomeMs = await rehomeTime(ages[1]!, leaver, 'leave', 'SIGTERM');
     progress(`graceful leave re-homed after ${Math.round(leaveRehomeMs)} ms`);
-    await restart(cluster, leaver, ages[1]!, 'after-leave');
+    await restart(cluster, leaver, 'after-leave', ages[1]);
     await formed(cluster.nodes);
     const restartSeconds = await rollingRestart(cluster, plan.restarts);
     progress(`rolling restart: ${restartSeconds.map((s) => s.toFixed(1)).join(', ')} s each`);

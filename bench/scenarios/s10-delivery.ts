@@ -103,12 +103,7 @@ async function crashes(options: BenchOptions): Promise<CrashFigures[]> {
   try {
     const member = await crashWindow(cluster, 'member', 1_000, afterMs);
     const victim = cluster.nodes.find((n) => n.child.signalCode !== null)!;
-    await restart(
-      cluster,
-      victim,
-      cluster.nodes.find((n) => n !== victim)!,
-      'crash',
-    );
+    await restart(cluster, victim, 'crash');
     await formed(cluster.nodes);
     return [member, await crashWindow(cluster, 'coordinator', 1_000, afterMs)];
   } finally {
