@@ -31,6 +31,13 @@ export interface CrashFigures {
 const INTERVAL_MS = 20;
 const MAX_SOCKETS = 100;
 
+/**
+ * A keep-alive client of at most MAX_SOCKETS connections that drops an idle one after 2 s, before the node's
+ * keepAliveTimeoutMs (5 s) closes it: otherwise a request written on a connection the server is closing at that
+ * instant fails with ECONNRESET in the client, a loss that says nothing about the cluster.
+ */
+const agent = (): Agent => new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, timeout: 2_000 });
+
 const survivorsOf = (cluster: RealCluster, victim: ClusterNode): ClusterNode[] =>
   cluster.nodes.filter((n) => n !== victim);
 
@@ -101,10 +108,7 @@ export async function crashWindow(
   // MAX_SOCKETS requests open (more queue in the client): a node's HTTP server closes connections beyond its
   // maxConnections (128), which a dark window of held requests would otherwise reach, failing them in the client.
   const askVia = survivorsOf(cluster, victim).find((n) => n !== via) ?? via;
-  const agents = [
-    new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
-    new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
-  ];
+  const agents = [agent(), agent()];
   const issue = async (id: string, reliable: boolean): Promise<Outcome> => {
     const issued = performance.now();
     const node = reliable ? via : askVia;

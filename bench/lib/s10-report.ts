@@ -56,6 +56,9 @@ function crashRows(crash: CrashFigures): string[][] {
     fmt(s.darkMs / 1000, 3),
     String(s.sentIntoDark),
     fmt(s.lastProcessedMs / 1000, 3),
+    Object.entries(s.failures)
+      .map(([why, count]) => `${count} ${why}`)
+      .join(', ') || '-',
   ]);
 }
 
@@ -101,6 +104,7 @@ export function report(f: MessagingFigures, crashes: readonly CrashFigures[]): S
         'dark window s',
         'sent into it',
         'last of them processed s',
+        'failures (status error)',
       ],
       rows: crashes.flatMap(crashRows),
       note:
