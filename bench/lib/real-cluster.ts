@@ -80,7 +80,12 @@ export async function startCluster(options: ClusterOptions): Promise<RealCluster
     };
     cluster.nodes.push({ ...spec, child: spawn(cluster, spec, seed, `n${i}`) });
   }
-  await formed(cluster.nodes);
+  try {
+    await formed(cluster.nodes);
+  } catch (error) {
+    await killCluster(cluster);
+    throw new Error(`${error instanceof Error ? error.message : String(error)} (node logs in ${logDir})`);
+  }
   return cluster;
 }
 
