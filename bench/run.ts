@@ -1,6 +1,6 @@
-// Entry point of `npm run bench` (add `-- --quick` for the few-minute version): runs scenarios 1-12 (S11 and S12 on real node processes), prints
-// a table per scenario, writes bench/results/<mode>.json and .svg, and on a full run refreshes the figures
-// section of bench/README.md. `--only 1,4` runs a subset and writes nothing.
+// Entry point of `npm run bench` (add `-- --quick` for the few-minute version): runs scenarios 1-12 (S10-S12 on
+// real node processes), prints a table per scenario, writes bench/results/<mode>.json and .svg, and on a full run
+// refreshes the figures section of bench/README.md. `--only 1,4` runs a subset and writes nothing.
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { writeResults } from './lib/report.js';
