@@ -1,6 +1,6 @@
-// Entry point of `npm run bench` (add `-- --quick` for the one-minute version): runs scenarios 1-9, prints
-// a table per scenario, writes bench/results/<mode>.json and .svg, and on a full run refreshes the figures
-// section of bench/README.md. `--only 1,4` runs a subset and writes nothing.
+// Entry point of `npm run bench` (add `-- --quick` for the few-minute version): runs scenarios 1-12 (S10-S12 on
+// real node processes), prints a table per scenario, writes bench/results/<mode>.json and .svg, and on a full run
+// refreshes the figures section of bench/README.md. `--only 1,4` runs a subset and writes nothing.
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { writeResults } from './lib/report.js';
@@ -17,6 +17,8 @@ import { durability } from './scenarios/s7-durability.js';
 import { scale } from './scenarios/s8-scale.js';
 import { ringVsLeastShard } from './scenarios/s9-ring.js';
 import { delivery } from './scenarios/s10-delivery.js';
+import { failover } from './scenarios/s11-failover.js';
+import { scaleReal } from './scenarios/s12-scale-real.js';
 
 const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['1', propagation],
@@ -29,6 +31,8 @@ const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['8', scale],
   ['9', ringVsLeastShard],
   ['10', delivery],
+  ['11', failover],
+  ['12', scaleReal],
 ];
 
 interface Flags {
@@ -38,6 +42,7 @@ interface Flags {
   readonly delayMs: number;
   readonly nodes: readonly number[] | undefined;
   readonly noBudget: boolean;
+  readonly killRuns: number | undefined;
 }
 
 function parseFlags(argv: readonly string[]): Flags {
@@ -47,6 +52,7 @@ function parseFlags(argv: readonly string[]): Flags {
   let delayMs = 1;
   let nodes: number[] | undefined;
   let noBudget = false;
+  let killRuns: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] as string).split('=', 2) as [string, string | undefined];
     const value = (): string => {
@@ -79,9 +85,12 @@ function parseFlags(argv: readonly string[]): Flags {
       case '--no-budget':
         noBudget = true;
         break;
+      case '--kill-runs':
+        killRuns = Number(value());
+        break;
       case '--help':
         process.stdout.write(
-          'usage: npm run bench [-- --quick] [--only 1,2,...] [--seed N] [--delay-ms MS] [--nodes 50,200] [--no-budget]\n',
+          'usage: npm run bench [-- --quick] [--only 1,2,...] [--seed N] [--delay-ms MS] [--nodes 50,200] [--no-budget] [--kill-runs N]\n',
         );
         process.exit(0);
         break;
@@ -94,7 +103,9 @@ function parseFlags(argv: readonly string[]): Flags {
   if (nodes !== undefined && (nodes.length === 0 || nodes.some((n) => !Number.isSafeInteger(n) || n < 5))) {
     throw new Error('--nodes must be a comma-separated list of integers >= 5 (three seeds and a cut pair)');
   }
-  return { quick, only, seed, delayMs, nodes, noBudget };
+  if (killRuns !== undefined && (!Number.isSafeInteger(killRuns) || killRuns < 1))
+    throw new Error('--kill-runs must be a positive integer');
+  return { quick, only, seed, delayMs, nodes, noBudget, killRuns };
 }
 
 async function main(): Promise<void> {
@@ -106,6 +117,7 @@ async function main(): Promise<void> {
     delayMs: flags.delayMs,
     ...(flags.nodes === undefined ? {} : { nodes: flags.nodes }),
     noBudget: flags.noBudget,
+    ...(flags.killRuns === undefined ? {} : { killRuns: flags.killRuns }),
   };
   const startedAt = new Date();
   const started = process.hrtime.bigint();
@@ -132,6 +144,7 @@ async function main(): Promise<void> {
     flags.delayMs !== 1 ? `--delay-ms ${flags.delayMs}` : '',
     flags.nodes !== undefined ? `--nodes ${flags.nodes.join(',')}` : '',
     flags.noBudget ? '--no-budget' : '',
+    flags.killRuns !== undefined ? `--kill-runs ${flags.killRuns}` : '',
   ]
     .filter(Boolean)
     .join(' ');
@@ -150,7 +163,12 @@ async function main(): Promise<void> {
       delayMs: flags.delayMs,
     },
     results,
-    !flags.quick && flags.seed === 1 && flags.delayMs === 1 && flags.nodes === undefined && !flags.noBudget,
+    !flags.quick &&
+      flags.seed === 1 &&
+      flags.delayMs === 1 &&
+      flags.nodes === undefined &&
+      !flags.noBudget &&
+      flags.killRuns === undefined,
   );
   process.stdout.write(`wrote ${written.join(', ')}\n`);
 }

@@ -35,7 +35,7 @@ export interface NodeProcesses {
 
 /**
  * One CLI node process logging to `logPath`, killed with the bench whatever ends it (the same exit hook as
- * startNodes'). `seed` is the address it joins through.
+ * startNodes'). `seed` is the address it joins through; `env` adds to the bench's environment.
  */
 export function spawnNode(
   binPath: string,
@@ -43,11 +43,15 @@ export function spawnNode(
   seed: string,
   logPath: string,
   logLevel = 'warn',
+  env?: Readonly<Record<string, string>>,
 ): ChildProcess {
   installExitHook();
   const log = openSync(logPath, 'a');
   const args = [binPath, ...nodeCommandArgs({ port: node.port, httpPort: node.httpPort, seed, logLevel })];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', log, log],
+    ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
+  });
   live.add(child);
   child.once('exit', () => live.delete(child));
   return child;

@@ -99,7 +99,7 @@ export interface PerNodeRates {
 }
 
 /** Sent per node per second in the steady window: heartbeat types (requests and acks), gossip, the rest. */
-export function perNodeRates(stable: NonNullable<SizeFigures['stable']>): PerNodeRates {
+export function perNodeRates(stable: PhaseTraffic): PerNodeRates {
   const per = (count: number): number => count / stable.nodes / (stable.windowMs / 1000);
   let heartbeats = 0;
   let gossip = 0;
@@ -310,34 +310,19 @@ export function report(figures: readonly SizeFigures[], budget: number): Scenari
       : '';
     return `S8 N=${f.nodes}: all Up after ${s(f.allUpMs)} s (sim, ${fmt(f.join.hostS)} s host); ${fmt(r.heartbeats)} heartbeats, ${fmt(r.gossip)} gossip (${fmtBytes(r.gossipBytes)}) per node per s${cut}${kill}; ${f.work.toLocaleString('en-US')} member records sent, ${fmt(f.hostS)} s host in all`;
   });
+  const steadyPanel = (title: string, unit: string, label: string, pick: (r: PerNodeRates) => number): ChartPanel => ({
+    title: `S8 ${title} per node per second (steady)`,
+    unit,
+    log: false,
+    groups: done.map((f) => `N=${f.nodes}`),
+    series: [{ label, values: done.map((f) => pick(perNodeRates(f.stable as PhaseTraffic))) }],
+  });
   const panels: ChartPanel[] =
     done.length === 0
       ? []
       : [
-          {
-            title: 'S8 heartbeat messages per node per second (steady)',
-            unit: 'msgs',
-            log: false,
-            groups: done.map((f) => `N=${f.nodes}`),
-            series: [
-              {
-                label: 'Heartbeat + ack',
-                values: done.map((f) => perNodeRates(f.stable as NonNullable<SizeFigures['stable']>).heartbeats),
-              },
-            ],
-          },
-          {
-            title: 'S8 gossip bytes per node per second (steady)',
-            unit: 'bytes',
-            log: false,
-            groups: done.map((f) => `N=${f.nodes}`),
-            series: [
-              {
-                label: 'Gossip',
-                values: done.map((f) => perNodeRates(f.stable as NonNullable<SizeFigures['stable']>).gossipBytes),
-              },
-            ],
-          },
+          steadyPanel('heartbeat messages', 'msgs', 'Heartbeat + ack', (r) => r.heartbeats),
+          steadyPanel('gossip bytes', 'bytes', 'Gossip', (r) => r.gossipBytes),
         ];
   return {
     id: 's8',

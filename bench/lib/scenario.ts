@@ -11,6 +11,8 @@ export interface BenchOptions {
   readonly nodes?: readonly number[];
   /** S8: run every size to the end, without the work budget (`--no-budget`). */
   readonly noBudget?: boolean;
+  /** S11 and S12: kill -9 runs in all, alternating member and coordinator (`--kill-runs 40`); default by mode. */
+  readonly killRuns?: number;
 }
 
 export interface ChartSeries {

@@ -6,6 +6,19 @@ export interface Summary {
   readonly n: number;
 }
 
+/** How a repeated measurement was taken: on how many nodes, over how many trials. */
+export interface Trials {
+  readonly nodes: number;
+  readonly trials: number;
+}
+
+/** A protocol's convergence over trials (S2, S3): simulated ms and messages until every node agrees. */
+export interface Convergence extends Trials {
+  readonly protocol: string;
+  readonly timeMs: Summary;
+  readonly messages: Summary;
+}
+
 export function summarize(samples: readonly number[]): Summary {
   if (samples.length === 0) return { median: Number.NaN, p99: Number.NaN, n: 0 };
   const sorted = [...samples].sort((a, b) => a - b);

@@ -6,7 +6,7 @@ import * as Y from 'yjs';
 import { EPOCH_MS, buildSimCluster, simAddress } from '../lib/sim-cluster.js';
 import type { BenchOptions, ChartPanel, ScenarioResult } from '../lib/scenario.js';
 import { seededRandom, shuffled, withSeededMathRandom } from '../lib/seeded-random.js';
-import { fmt, fmtSummary, summarize, type Summary } from '../lib/stats.js';
+import { fmt, fmtSummary, summarize, type Convergence, type Summary } from '../lib/stats.js';
 import type { Table } from '../lib/table.js';
 import { placementStoreProtocol } from '../protocols/placement-store.js';
 import { plainYMapProtocol } from '../protocols/plain-ymap.js';
@@ -18,14 +18,9 @@ const SKEW_MS = 50;
 const JITTER_MS = 500;
 const SHARED_SHARD = 0;
 
-interface NetworkFigures {
-  readonly protocol: string;
+/** timeMs: simulated ms from the simultaneous writes until every node's snapshot is equal. */
+interface NetworkFigures extends Convergence {
   readonly writers: number;
-  readonly nodes: number;
-  readonly trials: number;
-  /** Simulated ms from the simultaneous writes until every node's snapshot is equal. */
-  readonly timeMs: Summary;
-  readonly messages: Summary;
   /** Trials whose shared shard did not end on the greatest timestamp (on any node). */
   readonly lostConflicts: number;
   /** Node x shard checks where a node did not show the greatest timestamp's value. */

@@ -4,25 +4,18 @@ import { Agreement } from '../lib/agreement.js';
 import { buildSimCluster, preloadEntries, simAddress } from '../lib/sim-cluster.js';
 import type { BenchOptions, ChartPanel, ScenarioResult } from '../lib/scenario.js';
 import { seededRandom, withSeededMathRandom } from '../lib/seeded-random.js';
-import { fmt, fmtBytes, fmtRatio, fmtSummary, ratio, summarize, type Summary } from '../lib/stats.js';
+import { fmt, fmtBytes, fmtRatio, fmtSummary, ratio, summarize, type Convergence, type Summary } from '../lib/stats.js';
 import type { Table } from '../lib/table.js';
 import type { Protocol } from '../protocols/types.js';
 import { PROPAGATION_PROTOCOLS } from './s1-propagation.js';
 
-const PRELOAD = 1000;
-const PARTITION_MS = 10_000;
-const WRITES_PER_NODE_PER_S = 1;
-const CONVERGE_LIMIT_MS = 300_000;
+/** The run: shards pinned before the cut, how long the halves write apart and how fast, the heal's time limit. */
+const PLAN = { preload: 1000, partitionMs: 10_000, writesPerNodePerS: 1, convergeLimitMs: 300_000 } as const;
 
-interface HealFigures {
-  readonly protocol: string;
-  readonly nodes: number;
-  readonly trials: number;
+/** timeMs: simulated ms from the heal until every node shows the same placement for every shard. */
+interface HealFigures extends Convergence {
   readonly failed: number;
   readonly writes: number;
-  /** Simulated ms from the heal until every node shows the same placement for every shard. */
-  readonly timeMs: Summary;
-  readonly messages: Summary;
   readonly bytes: Summary;
 }
 
@@ -52,7 +45,7 @@ function measure(protocol: Protocol, nodes: number, trials: number, options: Ben
       nodes,
       seed,
       delayMs: options.delayMs,
-      preload: preloadEntries(PRELOAD, nodes, seededRandom(seed)),
+      preload: preloadEntries(PLAN.preload, nodes, seededRandom(seed)),
     });
     try {
       const { clock, random, network, addresses } = cluster;
@@ -60,11 +53,11 @@ function measure(protocol: Protocol, nodes: number, trials: number, options: Ben
       const half = Math.floor(nodes / 2);
       network.partition(addresses.slice(0, half), addresses.slice(half));
       const start = clock.now();
-      const count = Math.round((PARTITION_MS / 1000) * WRITES_PER_NODE_PER_S * nodes);
+      const count = Math.round((PLAN.partitionMs / 1000) * PLAN.writesPerNodePerS * nodes);
       const plan = Array.from({ length: count }, () => ({
-        at: start + Math.floor(random() * PARTITION_MS),
+        at: start + Math.floor(random() * PLAN.partitionMs),
         node: Math.floor(random() * nodes),
-        shardId: Math.floor(random() * PRELOAD),
+        shardId: Math.floor(random() * PLAN.preload),
         target: simAddress(Math.floor(random() * nodes)).toString(),
       })).sort((a, b) => a.at - b.at);
       for (const write of plan) {
@@ -72,16 +65,16 @@ function measure(protocol: Protocol, nodes: number, trials: number, options: Ben
         cluster.nodes[write.node]?.write(write.shardId, write.target);
       }
       writes += plan.length;
-      clock.advanceTo(start + PARTITION_MS);
+      clock.advanceTo(start + PLAN.partitionMs);
       const agreement = new Agreement(
         cluster.nodes,
-        Array.from({ length: PRELOAD }, (_, i) => i),
+        Array.from({ length: PLAN.preload }, (_, i) => i),
       );
       cluster.onNodeChange = (node, shardIds) => agreement.update(node, shardIds);
       network.heal();
       const healedAt = clock.now();
       const before = cluster.traffic.mark();
-      if (!clock.runUntil(() => agreement.converged, healedAt + CONVERGE_LIMIT_MS)) {
+      if (!clock.runUntil(() => agreement.converged, healedAt + PLAN.convergeLimitMs)) {
         failed++;
         continue;
       }
@@ -110,7 +103,7 @@ function report(figures: readonly HealFigures[], sizes: readonly number[]): Scen
   const find = (id: string, nodes: number): HealFigures | undefined =>
     figures.find((f) => f.protocol === id && f.nodes === nodes);
   const main: Table = {
-    title: `Scenario 3: partition into two halves for ${PARTITION_MS / 1000} s (${WRITES_PER_NODE_PER_S} write/node/s over ${PRELOAD} preloaded shards), then heal`,
+    title: `Scenario 3: partition into two halves for ${PLAN.partitionMs / 1000} s (${PLAN.writesPerNodePerS} write/node/s over ${PLAN.preload} preloaded shards), then heal`,
     headers: [
       'protocol',
       'N',
@@ -164,7 +157,7 @@ function report(figures: readonly HealFigures[], sizes: readonly number[]): Scen
     id: 's3',
     title: 'Partition and heal',
     tables: [main],
-    data: { preload: PRELOAD, partitionMs: PARTITION_MS, figures },
+    data: { preload: PLAN.preload, partitionMs: PLAN.partitionMs, figures },
     headlines,
     panels,
   };

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { startNodes, type NodeProcesses } from '../lib/processes.js';
 import type { BenchOptions, ChartPanel, ScenarioResult } from '../lib/scenario.js';
 import { seededRandom } from '../lib/seeded-random.js';
-import { fmt, fmtRatio, fmtSummary, ratio, summarize, type Summary } from '../lib/stats.js';
+import { fmt, fmtRatio, fmtSummary, ratio, summarize, type Summary, type Trials } from '../lib/stats.js';
 import type { Table } from '../lib/table.js';
 
 const BIN_PATH = fileURLToPath(new URL('../../../bin/actor-ts-placement.js', import.meta.url));
@@ -21,9 +21,7 @@ interface Hlc {
   readonly node: string;
 }
 
-interface RealFigures {
-  readonly nodes: number;
-  readonly trials: number;
+interface RealFigures extends Trials {
   readonly failed: number;
   /** From sending the POST until the last node's API lists the placement. */
   readonly propagationMs: Summary;

@@ -23,15 +23,18 @@ import { report, type CutFigures, type DownDecision, type KillFigures, type Size
 export const SEEDS = 3;
 const FULL_SIZES = [50, 200, 1_000];
 const QUICK_SIZES = [20];
-const STEP_MS = 100;
-const JOIN_LIMIT_MS = 120_000;
-/** After all are Up, how long the seen marks may take to reach everyone (convergence) before the steady window. */
-const CONVERGE_LIMIT_MS = 60_000;
-const SETTLE_MS = 1_000;
-const STABLE_MS = 3_000;
-const DOWN_LIMIT_MS = 60_000;
-/** After a cut's first decision, how long to keep watching for a second one (longer than `stableAfterMs`, so a second decision would show). */
-const CUT_WATCH_MS = 15_000;
+/** Simulated ms of each phase of one size: its poll step, its limits and its windows. */
+const PHASE_MS = {
+  step: 100,
+  joinLimit: 120_000,
+  /** After all are Up, how long the seen marks may take to reach everyone (convergence) before the steady window. */
+  convergeLimit: 60_000,
+  settle: 1_000,
+  stable: 3_000,
+  downLimit: 60_000,
+  /** After a cut's first decision, how long to keep watching for a second one (longer than `stableAfterMs`, so a second decision would show). */
+  cutWatch: 15_000,
+} as const;
 /**
  * Work budget of every size but the first: messages sent, each weighted by the member records it carries
  * (1 for a heartbeat or a status). A size whose estimate (the first size's work x (N / N0)^2, what full-state
@@ -53,9 +56,14 @@ export async function scale(options: BenchOptions): Promise<ScenarioResult> {
       figures.push(notRun(nodes, reference, estimate, budget));
       continue;
     }
-    figures.push(await withSeededMathRandom(options.seed * 31 + nodes, () => runSize(nodes, budget, options)));
+    figures.push(await simulatedSize(nodes, options, budget));
   }
   return report(figures, WORK_BUDGET);
+}
+
+/** One size of this scenario on its own (S12 runs N = 25 beside the real processes); no budget by default. */
+export function simulatedSize(nodes: number, options: BenchOptions, budget = Infinity): Promise<SizeFigures> {
+  return withSeededMathRandom(options.seed * 31 + nodes, () => runSize(nodes, budget, options));
 }
 
 class BudgetExceeded extends Error {}
@@ -82,20 +90,20 @@ function runSize(nodes: number, budget: number, options: BenchOptions): SizeFigu
   const phase = { name: 'join' };
   try {
     // A large size runs for minutes: say on stderr how far the join is, every 5 s simulated.
-    allUpMs = runUntilAllUp(sim, STEP_MS, JOIN_LIMIT_MS, (simMs, pending) => {
+    allUpMs = runUntilAllUp(sim, PHASE_MS.step, PHASE_MS.joinLimit, (simMs, pending) => {
       process.stderr.write(
         `S8 N=${nodes}: join at ${fmtS(simMs)} s simulated, ${pending} nodes not yet seeing all Up, ${secondsSince(started).toFixed(0)} s host\n`,
       );
     });
     join = joinFigures(sim, started);
     if (allUpMs === undefined)
-      throw new Error(`not every node saw every other Up within ${JOIN_LIMIT_MS / 1000} s simulated`);
+      throw new Error(`not every node saw every other Up within ${PHASE_MS.joinLimit / 1000} s simulated`);
     phase.name = 'steady state';
     process.stderr.write(`S8 N=${nodes}: steady state at ${secondsSince(started).toFixed(0)} s host\n`);
-    convergedMs = runUntilConverged(sim, STEP_MS, CONVERGE_LIMIT_MS);
+    convergedMs = runUntilConverged(sim, PHASE_MS.step, PHASE_MS.convergeLimit);
     if (convergedMs === undefined)
-      throw new Error(`not converged within ${CONVERGE_LIMIT_MS / 1000} s simulated after all were Up`);
-    sim.clock.advanceTo(sim.clock.now() + SETTLE_MS);
+      throw new Error(`not converged within ${PHASE_MS.convergeLimit / 1000} s simulated after all were Up`);
+    sim.clock.advanceTo(sim.clock.now() + PHASE_MS.settle);
     stable = measureStable(sim);
     phase.name = 'non-transitive cut';
     process.stderr.write(`S8 N=${nodes}: non-transitive cut at ${secondsSince(started).toFixed(0)} s host\n`);
@@ -170,14 +178,14 @@ function measureStable(sim: MembershipSim): NonNullable<SizeFigures['stable']> {
   sim.traffic.countBytes = true;
   const before = sim.traffic.snapshot();
   const t0 = process.hrtime.bigint();
-  sim.clock.advanceTo(sim.clock.now() + STABLE_MS);
+  sim.clock.advanceTo(sim.clock.now() + PHASE_MS.stable);
   const hostS = secondsSince(t0);
   sim.traffic.countBytes = false;
   return {
-    windowMs: STABLE_MS,
+    windowMs: PHASE_MS.stable,
     nodes: sim.members.length,
     byType: Object.fromEntries(sim.traffic.since(before)),
-    hostMsPerSimS: (hostS * 1000) / (STABLE_MS / 1000),
+    hostMsPerSimS: (hostS * 1000) / (PHASE_MS.stable / 1000),
   };
 }
 
@@ -193,8 +201,8 @@ function runCut(sim: MembershipSim): CutFigures {
   sim.network.partition([memberA.address], [memberC.address]);
   let firstDecisionAt: number | undefined;
   let agreedMs: number | undefined;
-  while (sim.clock.now() - start < DOWN_LIMIT_MS) {
-    sim.clock.advanceTo(sim.clock.now() + STEP_MS);
+  while (sim.clock.now() - start < PHASE_MS.downLimit) {
+    sim.clock.advanceTo(sim.clock.now() + PHASE_MS.step);
     if (firstDecisionAt === undefined && watcher.down.size > 0) firstDecisionAt = sim.clock.now();
     if (firstDecisionAt === undefined) continue;
     if (
@@ -203,7 +211,7 @@ function runCut(sim: MembershipSim): CutFigures {
     ) {
       agreedMs = sim.clock.now() - start;
     }
-    if (sim.clock.now() - firstDecisionAt >= CUT_WATCH_MS && agreedMs !== undefined) break;
+    if (sim.clock.now() - firstDecisionAt >= PHASE_MS.cutWatch && agreedMs !== undefined) break;
   }
   watcher.stop();
   const decisions = [...watcher.down.entries()].flatMap(([subject, seen]) => decisionsOf(sim, subject, seen, start));
@@ -231,8 +239,8 @@ function runKill(sim: MembershipSim): KillFigures {
   const start = sim.clock.now();
   sim.kill(victim);
   let allSeeDownMs: number | undefined;
-  while (sim.clock.now() - start < DOWN_LIMIT_MS) {
-    sim.clock.advanceTo(sim.clock.now() + STEP_MS);
+  while (sim.clock.now() - start < PHASE_MS.downLimit) {
+    sim.clock.advanceTo(sim.clock.now() + PHASE_MS.step);
     if (watcher.down.has(victimKey) && watcher.notYetDown(victimKey).length === 0) {
       allSeeDownMs = sim.clock.now() - start;
       break;

@@ -206,12 +206,7 @@ function report(figures: readonly Figures[]): ScenarioResult {
     title: 'Scenario 9: cost per call on the settled placement (wall-clock us, median / p99; ratio ring / least-shard)',
     headers: [
       'nodes',
-      'allocate ring',
-      'allocate least-shard',
-      'allocate ratio',
-      'rebalance ring',
-      'rebalance least-shard',
-      'rebalance ratio',
+      ...(['allocate', 'rebalance'] as const).flatMap((op) => [`${op} ring`, `${op} least-shard`, `${op} ratio`]),
     ],
     rows: SIZES.map((n) => {
       const r = find('ring', n);
