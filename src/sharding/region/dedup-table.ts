@@ -55,8 +55,11 @@ export class DedupTable {
     reply: (outcome: EntityOutcome) => void,
   ): ReplyFn | undefined {
     const entry = this.entry(target.shardId, sender, mark.incarnation);
-    if (mark.below > entry.below) entry.below = mark.below;
-    forgetBelow(entry, entry.below);
+    // Only when the sender's progress moved: on every send it would walk the table for nothing.
+    if (mark.below > entry.below) {
+      entry.below = mark.below;
+      forgetBelow(entry, entry.below);
+    }
     const { seq } = mark;
     if (entry.running.has(seq) || entry.done.has(seq)) {
       this.duplicates++;
@@ -68,9 +71,10 @@ export class DedupTable {
     entry.running.add(seq);
     return (outcome) => {
       entry.running.delete(seq);
-      if (seq >= mark.below) {
+      if (seq >= entry.below) {
         entry.done.set(seq, target.entityId);
         if (!outcome.ok) entry.failed.add(seq);
+        if (entry.done.size > MAX_DONE_PER_SENDER) forgetBelow(entry, entry.below);
       }
       reply(outcome.ok ? DONE : outcome);
     };
