@@ -13,8 +13,10 @@ import { ActorTsError } from '../errors.js';
  * (deltas of urgent changes in a large cluster); a node of version 4 would drop both.
  * 6: GossipAsk (a receiver asks the author of a change it held back, gossip-guard.ts), and the handshake's
  * Challenge no longer carries the acceptor's incarnation; a node of version 5 would believe relayed gossip.
+ * 7: RegisterRegion names the hand-off states the region keeps (`retained`), with ShardStateHeld and
+ * ShardStateReleased; a node of version 6 would drop its registrations.
  */
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 
 /** What every message on the wire has: a string discriminator. */
 export interface WireMessage {

@@ -65,6 +65,8 @@ export interface DeliveryFigures {
   readonly stateBytesShipped: number;
   /** Entity state bytes this node's coordinator holds now for shards between two homes. */
   readonly stateBytesHeld: number;
+  /** Entity state bytes this node's regions keep from their shards' stops until the new homes started them. */
+  readonly stateBytesRetained: number;
 }
 
 /** Current figures, read at every scrape; plus the event subscription. */
@@ -252,6 +254,16 @@ export class NodeMetrics {
       collect() {
         this.reset();
         for (const figures of source.delivery?.() ?? []) this.set({ type: figures.type }, figures.stateBytesHeld);
+      },
+    });
+    new Gauge({
+      name: `${METRICS_PREFIX}handoff_state_retained_bytes`,
+      help: "Entity state bytes this node keeps from its shards' stops until their new homes started them, per entity type.",
+      labelNames: ['type'],
+      registers,
+      collect() {
+        this.reset();
+        for (const figures of source.delivery?.() ?? []) this.set({ type: figures.type }, figures.stateBytesRetained);
       },
     });
     // Counted by the events below, each declared the same way.

@@ -66,13 +66,15 @@ export function nodeMetricsSource(
     delivery: function* () {
       const types = sharding()?.stats().types ?? {};
       for (const [type, { region, coordinator }] of Object.entries(types)) {
-        const { messagesRedelivered: redelivered, messagesDeduplicated: deduplicated, stateBytesShipped } = region;
+        const { messagesRedelivered: redelivered, messagesDeduplicated: deduplicated } = region;
+        const { stateBytesShipped, stateBytesRetained } = region;
         yield {
           type,
           redelivered,
           deduplicated,
           stateBytesShipped,
           stateBytesHeld: coordinator?.handOffStateBytes ?? 0,
+          stateBytesRetained,
         };
       }
     },

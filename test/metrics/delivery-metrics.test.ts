@@ -24,7 +24,14 @@ describe('delivery metrics', () => {
   it('exports the totals of the source and counts the events', async () => {
     const hub = new MetricsEventHub();
     const figures: DeliveryFigures[] = [
-      { type: 'Counter', redelivered: 7, deduplicated: 3, stateBytesShipped: 4096, stateBytesHeld: 512 },
+      {
+        type: 'Counter',
+        redelivered: 7,
+        deduplicated: 3,
+        stateBytesShipped: 4096,
+        stateBytesHeld: 512,
+        stateBytesRetained: 256,
+      },
     ];
     const metrics = new NodeMetrics(source(figures, hub), { processMetrics: false });
     hub.subscribe(metrics.events);
@@ -38,6 +45,7 @@ describe('delivery metrics', () => {
     expect(text).toContain('actor_ts_messages_deduplicated_total{type="Counter"} 3');
     expect(text).toContain('actor_ts_handoff_state_bytes_total{type="Counter"} 4096');
     expect(text).toContain('actor_ts_handoff_state_bytes{type="Counter"} 512');
+    expect(text).toContain('actor_ts_handoff_state_retained_bytes{type="Counter"} 256');
     expect(text).toContain('actor_ts_send_timeouts_total{type="Counter",delivered="true"} 1');
     expect(text).toContain('actor_ts_send_timeouts_total{type="Counter",delivered="false"} 2');
     expect(text).toContain('actor_ts_entity_snapshots_total{type="Counter",outcome="shipped"} 5');

@@ -30,7 +30,7 @@ function coordinator(members = [member(1), member(2)], config = {}, events: Coor
 }
 
 function register(subject: ShardCoordinator, from: string, shards: number[] = []): void {
-  subject.handle(from, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards, stopping: [] });
+  subject.handle(from, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards, stopping: [], retained: [] });
 }
 
 describe('ShardCoordinator (dispatch)', () => {

@@ -25,7 +25,14 @@ function coordinator() {
   );
   subject.start();
   for (const from of [A, B])
-    subject.handle(from, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
+    subject.handle(from, {
+      type: 'RegisterRegion',
+      typeName: 'T',
+      proxy: false,
+      shards: [],
+      stopping: [],
+      retained: [],
+    });
   ctx.take();
   return { subject, ctx };
 }
@@ -33,13 +40,13 @@ function coordinator() {
 describe('registrations that arrive before the join', () => {
   it('asks the new member to register again the moment the membership lists it, then accepts it', () => {
     const { subject, ctx } = coordinator();
-    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
+    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [], retained: [] });
     expect(ctx.take()).toEqual([]);
 
     ctx.members = [...ctx.members, member(3)];
     subject.onMembershipChange();
     expect(ctx.take()).toEqual([{ to: C, message: { type: 'RegisterRequired', typeName: 'T' } }]);
-    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
+    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [], retained: [] });
     expect(ctx.take()).toContainEqual({ to: C, message: { type: 'RegisterAck', typeName: 'T' } });
     expect(subject.stats().regions).toBe(3);
 
@@ -51,7 +58,7 @@ describe('registrations that arrive before the join', () => {
   it('does not remember a member that is down or removed', () => {
     const { subject, ctx } = coordinator();
     ctx.members = [...ctx.members, member(3, 'down')];
-    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
+    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [], retained: [] });
     ctx.members = [member(1), member(2), member(3)];
     subject.onMembershipChange();
     expect(ctx.take().filter((sent) => sent.to === C)).toEqual([]);

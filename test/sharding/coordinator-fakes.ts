@@ -104,6 +104,7 @@ export function startedCoordinator(
       proxy: false,
       shards: [],
       stopping: [],
+      retained: [],
     });
   ctx.take();
   return { subject, ctx, scheduler };

@@ -72,7 +72,7 @@ describe('ShardCoordinator: no home now', () => {
     // A new node that the rule allows registers: allocated there and announced to every region.
     ctx.members = [member(1), member(2), member(3)];
     strategy.allowed.add(C);
-    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [] });
+    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [], retained: [] });
     expect(homes(ctx)).toEqual([
       [C, 'HostShard', 4],
       [A, 'ShardHome', 4],

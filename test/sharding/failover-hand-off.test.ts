@@ -111,6 +111,7 @@ describe('failover during a hand-off', () => {
       proxy: false,
       shards: [],
       stopping: [yShard],
+      retained: [],
     });
     await run(1_000);
     const after = await settle(b.sharding.getShardLocations('Counter'));

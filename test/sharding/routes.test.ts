@@ -64,7 +64,7 @@ const OLD_COORDINATOR_BOUND = [
 
 // One well-formed message of every type; the `satisfies` makes the compiler name any type left out.
 const SAMPLES = {
-  RegisterRegion: { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [1], stopping: [] },
+  RegisterRegion: { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [1], stopping: [], retained: [] },
   RegisterAck: { type: 'RegisterAck', typeName: 'T' },
   RegisterRequired: { type: 'RegisterRequired', typeName: 'T' },
   GetShardHome: { type: 'GetShardHome', typeName: 'T', shardId: 1 },
@@ -138,12 +138,21 @@ const SAMPLES = {
     parts: 2,
     entities: [],
   },
+  ShardStateHeld: { type: 'ShardStateHeld', typeName: 'T', shardId: 1, handOffId: 7 },
+  ShardStateReleased: { type: 'ShardStateReleased', typeName: 'T', shardId: 1, handOffId: 7 },
 } satisfies { [T in ShardingMessage['type']]: Extract<ShardingMessage, { type: T }> };
 
 // Messages added after the table (issue 12: drain), with their routes.
 const DRAIN_TYPES = { DrainRegion: 'coordinator', DrainStarted: 'requester' } as const;
-// Entity state of a graceful hand-off (issue 23): old host to coordinator, coordinator to new host.
-const STATE_TYPES = { ShardStateChunk: 'coordinator', RestoreShardState: 'region', ShardStoppedAck: 'region' } as const;
+// Entity state of a graceful hand-off (issue 23): old host to coordinator, coordinator to new host, and the
+// old host's copy kept until released.
+const STATE_TYPES = {
+  ShardStateChunk: 'coordinator',
+  RestoreShardState: 'region',
+  ShardStoppedAck: 'region',
+  ShardStateHeld: 'coordinator',
+  ShardStateReleased: 'region',
+} as const;
 const ALL_TYPES = [
   ...OLD_TYPES,
   ...INSIGHT_REQUESTS,
@@ -167,10 +176,10 @@ describe('SHARDING_ROUTES', () => {
 
   it('derives the region and coordinator sets the runtime kept by hand', () => {
     expect(sorted(typesRoutedTo('region'))).toEqual(
-      sorted([...OLD_REGION_BOUND, 'RestoreShardState', 'ShardStoppedAck']),
+      sorted([...OLD_REGION_BOUND, 'RestoreShardState', 'ShardStoppedAck', 'ShardStateReleased']),
     );
     expect(sorted(typesRoutedTo('coordinator'))).toEqual(
-      sorted([...OLD_COORDINATOR_BOUND, ...INSIGHT_REQUESTS, 'DrainRegion', 'ShardStateChunk']),
+      sorted([...OLD_COORDINATOR_BOUND, ...INSIGHT_REQUESTS, 'DrainRegion', 'ShardStateChunk', 'ShardStateHeld']),
     );
     expect(sorted(typesRoutedTo('asker'))).toEqual(['EntityReply']);
     expect(sorted(typesRoutedTo('requester'))).toEqual(

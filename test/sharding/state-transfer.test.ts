@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
-import { TestCluster, entityInShard, eventually, pinTo, settle, useTestClusters } from './harness.js';
+import { TestCluster, entityInShard, eventually, pinTo, run, settle, useTestClusters } from './harness.js';
 import type { TestNode } from './harness.js';
 
 const SHARDS = 10;
@@ -132,7 +132,7 @@ describe('entity state across a graceful hand-off', () => {
       });
   });
 
-  it('a coordinator lost mid-hand-off loses the state it held, never a message: the shard starts fresh', async () => {
+  it('a coordinator lost mid-hand-off loses neither the state it held nor a message: the old host kept a copy', async () => {
     const { a, b, c } = start(counterBehavior);
     const id = entityInShard(7, SHARDS, 'k');
     for (let i = 0; i < 5; i++) await settle(b.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
@@ -151,13 +151,17 @@ describe('entity state across a graceful hand-off', () => {
       'the state held by a',
     );
     const during = b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'increment' }, { timeoutMs: 20_000 });
+    expect(b.sharding.stats().types['Counter']?.region.stateBytesRetained).toBeGreaterThan(0);
     await cluster.crashAndRemove(a);
-    // b is the coordinator now; c gets the shard without its state, and the ask sent meanwhile is applied there.
-    expect(await settle(during)).toMatchObject({ value: 1, node: c.key });
+    // b is the coordinator now: its region names the state it kept, the new coordinator asks for it, and c
+    // restores it before the ask sent meanwhile is applied there.
+    expect(await settle(during)).toMatchObject({ value: 6, node: c.key });
     expect(await settle(b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({
-      value: 1,
+      value: 6,
       node: c.key,
     });
+    // c's start released b's copy.
+    await eventually(() => b.sharding.stats().types['Counter']?.region.stateBytesRetained === 0, 'b released');
   });
 
   it('keeps the values through a graceful leave of the oldest node (the coordinator) while it hosts them', async () => {
@@ -173,6 +177,64 @@ describe('entity state across a graceful hand-off', () => {
       expect(answer.value).toBe(4);
       expect([b.key, c.key]).toContain(answer.node);
     }
+  });
+
+  /** Holds back a's messages that would give c a shard (its state, HostShard, ShardHome) while `hold()`. */
+  function delayShardsTo(from: TestNode, to: TestNode, hold: () => boolean): void {
+    const send = from.transport.send.bind(from.transport);
+    from.transport.send = (address, message) => {
+      const type = (message as { type: string }).type;
+      if (hold() && address.equals(to.address) && ['RestoreShardState', 'HostShard', 'ShardHome'].includes(type))
+        return;
+      send(address, message);
+    };
+  }
+
+  it("a coordinator's node that leaves mid-hand-off loses no state: the old host's copy goes to the next one", async () => {
+    const { a, b, c } = start(counterBehavior);
+    const id = entityInShard(2, SHARDS, 'm');
+    for (let i = 0; i < 3; i++) await settle(c.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
+    delayShardsTo(a, c, () => true);
+    target = () => c.key;
+    await settle(c.sharding.rebalanceNow('Counter', [2]));
+    await eventually(
+      () => (a.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes ?? 0) > 0,
+      'the state held by a',
+    );
+    // a leaves (a rolling restart's step): its coordinator stops with the state; b's takes over.
+    await settle(cluster.members.leave(a.address));
+    expect(await settle(c.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'increment' }))).toMatchObject({
+      value: 4,
+      node: c.key,
+    });
+    await eventually(() => b.sharding.stats().types['Counter']?.region.stateBytesRetained === 0, 'b released');
+  });
+
+  it('a leaving node waits until its state is restored, so a coordinator crash meanwhile loses none of it', async () => {
+    const { a, b, c } = start(counterBehavior);
+    target = () => c.key;
+    const id = entityInShard(3, SHARDS, 'q');
+    for (let i = 0; i < 4; i++) await settle(b.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
+    expect(c.sharding.localShards('Counter')).toEqual([3]);
+    // b is slow to hear of its new shard: a's coordinator holds c's state while c leaves.
+    delayShardsTo(a, b, () => true);
+    target = () => b.key;
+    let left = false;
+    void cluster.members.leave(c.address).then(() => (left = true));
+    await eventually(
+      () => (a.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes ?? 0) > 0,
+      'the state held by a',
+    );
+    await run(2_000);
+    expect(left).toBe(false);
+    expect(c.sharding.stats().types['Counter']?.region.stateBytesRetained).toBeGreaterThan(0);
+    // The coordinator dies with its copy; b's asks c, still leaving, for the one it kept.
+    await cluster.crashAndRemove(a);
+    await eventually(() => left, "c's leave");
+    expect(await settle(b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({
+      value: 4,
+      node: b.key,
+    });
   });
 
   it('a send whose confirmation was lost before the move is answered by the new home, not processed again', async () => {

@@ -1,7 +1,8 @@
 // Entity state in transit through the coordinator: the old host's chunks, accepted only from the owner of
 // the hand-off they name, are held until the shard's new home confirms its start, and go to that home ahead
-// of each HostShard (one connection, so they arrive first). Bounded in bytes, oldest dropped first; a
-// coordinator that stops loses what it held (state lost, messages not: the shard starts fresh).
+// of each HostShard (one connection, so they arrive first). Bounded in bytes, oldest dropped first. Whatever
+// ends a held state (the start, a drop) releases the old host's copy of it (region/retained-states.ts);
+// a coordinator that stops releases nothing, so the next one asks the old host for what this one held.
 import { encodeMessageOnce } from '../../cluster/message-codec.js';
 import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../protocol/messages.js';
@@ -11,6 +12,8 @@ import type { HandOff } from './hand-off.js';
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
 
 interface Held {
+  /** The old host that sent it, which keeps a copy until released. */
+  readonly source: string;
   readonly handOffId: number;
   readonly parts: number;
   readonly chunks: Map<number, Restore>;
@@ -29,6 +32,8 @@ export interface HandOffStatesOptions {
 export interface HandOffStatesPort {
   /** State dropped (over the bound, incomplete at the new start, or its new home gone): CoordinatorEvents.onEntitySnapshots. */
   lost(entities: number): void;
+  /** A held state ended here: its old host may drop its copy (ShardStateReleased to `source`). */
+  release(source: string, shardId: number, handOffId: number): void;
 }
 
 export class HandOffStates {
@@ -45,6 +50,11 @@ export class HandOffStates {
     return this.total;
   }
 
+  /** True while a state of the shard is held here (in transit to its new home). */
+  holds(shardId: number): boolean {
+    return this.held.has(shardId);
+  }
+
   /** A chunk from `from`; kept only when it answers the current HandOff of its shard, from that shard's owner. */
   chunk(
     from: string,
@@ -56,7 +66,7 @@ export class HandOffStates {
     let held = this.held.get(shardId);
     if (held === undefined || held.handOffId !== handOffId || held.parts !== parts) {
       this.drop(shardId, false);
-      held = { handOffId, parts, chunks: new Map(), bytes: 0, sentTo: undefined };
+      held = { source: from, handOffId, parts, chunks: new Map(), bytes: 0, sentTo: undefined };
       this.held.set(shardId, held);
     }
     if (held.chunks.has(part)) return;
@@ -100,7 +110,7 @@ export class HandOffStates {
     return [...held.chunks.values()].sort((x, y) => x.part - y.part);
   }
 
-  /** The new home confirmed the start: it has restored what it received. */
+  /** The new home confirmed the start (it has restored what it received), or the shard runs somewhere already. */
   started(shardId: number): void {
     this.drop(shardId, false);
   }
@@ -121,6 +131,7 @@ export class HandOffStates {
     this.held.delete(shardId);
     this.total -= held.bytes;
     if (lost) this.port.lost(countEntities(held.chunks.values()));
+    this.port.release(held.source, shardId, held.handOffId);
   }
 }
 

@@ -64,7 +64,11 @@ export function wireRooms(
   const members = () => ctx.membership.members();
   const states = new HandOffStates(
     { typeName, maxBytes: config.maxHandOffStateBytes, logger },
-    { lost: (entities) => events?.onEntitySnapshots?.(typeName, 'lost', entities) },
+    {
+      lost: (entities) => events?.onEntitySnapshots?.(typeName, 'lost', entities),
+      release: (source, shardId, handOffId) =>
+        ctx.send(source, { type: 'ShardStateReleased', typeName, shardId, handOffId }),
+    },
   );
   const send = (to: string, message: ShardingMessage): void => {
     // A moved shard's state goes first, on the same connection: the new home restores before it starts.
@@ -102,7 +106,11 @@ export function wireRooms(
     { ...basics, scheduler, timeoutMs: config.handOffTimeoutMs },
     {
       send,
-      freed: (shardId) => homes.freed(shardId),
+      freed: (shardId) => {
+        // Claimed by a registration while it was handed off: a state that arrived with the stop is moot.
+        if (state.homeOf(shardId) !== undefined) states.started(shardId);
+        homes.freed(shardId);
+      },
       completed: (seconds) => events?.onHandOffCompleted?.(typeName, seconds),
     },
   );

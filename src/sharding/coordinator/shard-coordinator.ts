@@ -133,7 +133,7 @@ export class ShardCoordinator {
     if (this.stopped) return;
     switch (message.type) {
       case 'RegisterRegion':
-        return this.onRegister(from, message.proxy, message.shards, message.stopping);
+        return this.onRegister(from, message);
       case 'GetShardHome':
         return this.onGetShardHome(from, message.shardId);
       case 'ShardStarted':
@@ -146,6 +146,9 @@ export class ShardCoordinator {
       case 'ShardStopped':
         this.send(from, { ...message, type: 'ShardStoppedAck' });
         return this.handOffs.stopped(from, message.shardId, message.handOffId);
+      case 'ShardStateHeld':
+        if (this.state.isRegion(from)) this.onStateHeld(from, message.shardId, message.handOffId);
+        return;
       case 'GracefulShutdownRequest':
         return this.onGracefulShutdown(from);
       case 'GetShardLocations':
@@ -218,12 +221,8 @@ export class ShardCoordinator {
     return this.state.locations();
   }
 
-  private onRegister(
-    from: string,
-    proxy: boolean,
-    shards: ReadonlyArray<number>,
-    stopping: ReadonlyArray<number>,
-  ): void {
+  private onRegister(from: string, registration: Extract<TypedShardingMessage, { type: 'RegisterRegion' }>): void {
+    const { proxy, shards, stopping, retained } = registration;
     const member = this.ctx.membership.members().find((m) => m.address.toString() === from);
     if (member === undefined || isGone(member.status)) {
       if (member === undefined) this.state.early.note(from);
@@ -239,12 +238,15 @@ export class ShardCoordinator {
       for (const shardId of shards) {
         if (shardId >= this.settings.numberOfShards) continue;
         const home = this.state.shardClaimed(from, shardId);
+        // It runs there: a state held for it here (its start not yet confirmed) has been restored or is moot.
+        if (home === undefined) this.states.started(shardId);
         // Two regions claim one shard: the home already known wins, and the news makes the other stop its copy.
         if (home === undefined) continue;
         this.logger.warn({ shardId, home, claimant: from }, 'shard claimed by two regions');
         this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
       }
       for (const shardId of stopping) this.adoptStopping(from, shardId);
+      for (const { shardId, handOffId } of retained) this.onStateHeld(from, shardId, handOffId);
     }
     this.send(from, { type: 'RegisterAck', typeName: this.typeName });
     this.gate.check();
@@ -265,6 +267,21 @@ export class ShardCoordinator {
     )
       return;
     this.logger.info({ shardId, region: from }, 'shard still stopping on a region: allocating it once it stopped');
+    this.handOffs.awaitStop(shardId, from);
+  }
+
+  /**
+   * A region keeps the state of a shard it stopped (named in its registration, or by ShardStateHeld while
+   * unreleased). In transit here, or the shard is moving: nothing to do yet. The shard has a home: that copy
+   * is not needed. Neither: the copy in transit was lost with a former coordinator (its node crashed or left),
+   * so this one asks the region for it with a HandOff, and allocates the shard once the state is here.
+   */
+  private onStateHeld(from: string, shardId: number, handOffId: number): void {
+    if (shardId >= this.settings.numberOfShards || this.states.holds(shardId) || this.state.isHandingOff(shardId))
+      return;
+    if (this.state.homeOf(shardId) !== undefined)
+      return this.send(from, { type: 'ShardStateReleased', typeName: this.typeName, shardId, handOffId });
+    this.logger.info({ shardId, region: from }, 'a region keeps the state of a shard without a home: asking for it');
     this.handOffs.awaitStop(shardId, from);
   }
 

@@ -39,6 +39,10 @@ export class ShardHomes {
   /** A hand-off ended with the shard stopped (or its owner removed): allocated again at once, every region learns where. */
   freed(shardId: number): void {
     const { port } = this;
+    // Claimed by a registration while it was being handed off (a region that runs it reported to a new
+    // coordinator): that home stands, and allocating it again would start a second copy.
+    const home = this.options.state.homeOf(shardId);
+    if (home !== undefined) return this.announce(shardId, home);
     if (!port.gateOpen()) {
       // For the reason GetShardHome waits: a region not heard from yet may run this shard. It is allocated
       // (and announced) once the gate opens.

@@ -8,9 +8,10 @@ import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.j
 import { parseDrainMessage, type DrainMessage } from './drain-messages.js';
 import { MAX_ENTITY_ID_LENGTH, parseEntityReply, parseEnvelope, type EntityMessage } from './entity-messages.js';
 import type { RequestMessage } from './request-message.js';
-import { parseStateMessage, type StateMessage } from './state-messages.js';
+import { parseRetained, parseStateMessage, type RetainedShard, type StateMessage } from './state-messages.js';
 
 export type { DrainMove } from './drain-messages.js';
+export type { RetainedShard } from './state-messages.js';
 export { MAX_ENTITY_ID_LENGTH, MAX_ERROR_LENGTH, type ReliableMark, type ReplyTo } from './entity-messages.js';
 
 /** Largest shard id accepted on the wire (`numberOfShards` is capped below this by `init`). */
@@ -36,7 +37,9 @@ export type ShardingMessage =
   /**
    * R->C. Announces a region (or a proxy, which hosts nothing), the shards it hosts and the shards it is still
    * stopping (entities draining after a HandOff), so a new coordinator rebuilds its map and allocates none of
-   * them elsewhere before they are gone. The two lists are disjoint. Repeated until acknowledged.
+   * them elsewhere before they are gone. The two lists are disjoint. `retained`: shards stopped here whose
+   * hand-off state this region keeps, unreleased (a new coordinator asks for a state whose shard has no
+   * home). Repeated until acknowledged.
    */
   | {
       readonly type: 'RegisterRegion';
@@ -44,6 +47,7 @@ export type ShardingMessage =
       readonly proxy: boolean;
       readonly shards: ReadonlyArray<number>;
       readonly stopping: ReadonlyArray<number>;
+      readonly retained: ReadonlyArray<RetainedShard>;
     }
   /** C->R. The registration was recorded. */
   | { readonly type: 'RegisterAck'; readonly typeName: string }
@@ -104,7 +108,7 @@ export type ShardingMessage =
   | RequestMessage<'RebalanceRequested'>
   /** Cordon drains: a region's shards handed off at once, and the moves started (drain-messages.ts). */
   | DrainMessage
-  /** Entity state of a graceful hand-off, R->C then C->R (state-messages.ts). */
+  /** Entity state of a graceful hand-off, R->C then C->R, and the old host's copy of it (state-messages.ts). */
   | StateMessage
   /** Explain and dry runs (insight-messages.ts). */
   | InsightMessage;
@@ -153,6 +157,8 @@ export const SHARDING_ROUTES = {
   DrainStarted: 'requester',
   ShardStateChunk: 'coordinator',
   RestoreShardState: 'region',
+  ShardStateHeld: 'coordinator',
+  ShardStateReleased: 'region',
 } as const satisfies Record<ShardingMessageType, ShardingRoute>;
 
 /** The message types routed to `R`. */
@@ -226,12 +232,14 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
     case 'RegisterRegion': {
       const shards = shardList(raw['shards'], isShardId);
       const stopping = shardList(raw['stopping'], isShardId);
+      const retained = parseRetained(raw['retained'], { isRequestId, isShardId }, MAX_SHARDS_PER_MESSAGE);
       const proxy = raw['proxy'];
-      if (shards === undefined || stopping === undefined || typeof proxy !== 'boolean') return undefined;
+      if (shards === undefined || stopping === undefined || retained === undefined || typeof proxy !== 'boolean')
+        return undefined;
       // A shard is either hosted or stopping; a message claiming both cannot come from a correct region.
       const hosted = new Set(shards);
       if (stopping.some((shardId) => hosted.has(shardId))) return undefined;
-      return { type: raw.type, typeName, proxy, shards, stopping };
+      return { type: raw.type, typeName, proxy, shards, stopping, retained };
     }
     case 'RegisterAck':
     case 'RegisterRequired':
@@ -248,7 +256,9 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
     }
     case 'HandOff':
     case 'ShardStopped':
-    case 'ShardStoppedAck': {
+    case 'ShardStoppedAck':
+    case 'ShardStateHeld':
+    case 'ShardStateReleased': {
       const { shardId, handOffId } = raw;
       return isShardId(shardId) && isRequestId(handOffId)
         ? { type: raw.type, typeName, shardId, handOffId }

@@ -13,6 +13,12 @@ export interface WireEntityState {
 export const MAX_STATE_PARTS = 100_000;
 export const MAX_ENTITIES_PER_CHUNK = 100_000;
 
+/** A shard whose hand-off state its old host still keeps, with the HandOff it was last sent for. */
+export interface RetainedShard {
+  readonly shardId: number;
+  readonly handOffId: number;
+}
+
 export type StateMessage =
   /** R->C. Part `part` of `parts` of a shard's entity states, stopped for the HandOff `handOffId`. */
   | {
@@ -33,6 +39,22 @@ export type StateMessage =
       readonly part: number;
       readonly parts: number;
       readonly entities: ReadonlyArray<WireEntityState>;
+    }
+  /**
+   * R->C. The old host still keeps the state it sent for the HandOff `handOffId` of a shard (repeated while
+   * unreleased, in case a release was lost): the coordinator releases it, or asks for it again with a HandOff
+   * of its own when the shard has no home and no hand-off (the copy it had was lost with a former coordinator).
+   */
+  | { readonly type: 'ShardStateHeld'; readonly typeName: string; readonly shardId: number; readonly handOffId: number }
+  /**
+   * C->R, to a shard's old host. The new home started the shard (or it runs somewhere already): the state kept
+   * since the stop under `handOffId` is not needed any more.
+   */
+  | {
+      readonly type: 'ShardStateReleased';
+      readonly typeName: string;
+      readonly shardId: number;
+      readonly handOffId: number;
     };
 
 export interface StateFieldChecks {
@@ -68,4 +90,21 @@ export function parseStateMessage(
   if (raw.type === 'RestoreShardState')
     return { type: 'RestoreShardState', typeName, shardId, transferId: id, part, parts, entities };
   return undefined;
+}
+
+/** A registration's list of retained states; undefined when any entry is wrong or the list is over `maxEntries`. */
+export function parseRetained(
+  value: unknown,
+  checks: Pick<StateFieldChecks, 'isRequestId' | 'isShardId'>,
+  maxEntries: number,
+): RetainedShard[] | undefined {
+  if (!Array.isArray(value) || value.length > maxEntries) return undefined;
+  const retained: RetainedShard[] = [];
+  for (const item of value) {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return undefined;
+    const { shardId, handOffId } = item as Record<string, unknown>;
+    if (!checks.isShardId(shardId) || !checks.isRequestId(handOffId)) return undefined;
+    retained.push({ shardId, handOffId });
+  }
+  return retained;
 }

@@ -1,14 +1,16 @@
 // The hosting side of a region: the shards this node runs, the entity state that moves in and out with their
-// hand-offs, and which retried sends must not be processed again (dedup-table.ts; those entries move with
-// their shard's state, so a send is processed once across graceful moves).
+// hand-offs (and the copy of what went out, kept until the new home started the shard: retained-states.ts),
+// and which retried sends must not be processed again (dedup-table.ts; those entries move with their shard's
+// state, so a send is processed once across graceful moves).
 import type { Logger } from '../../logging.js';
-import type { ReplyTo } from '../protocol/messages.js';
+import type { ReplyTo, ShardingMessage } from '../protocol/messages.js';
 import { DedupTable } from './dedup-table.js';
 import type { EntityOutcome } from './entity.js';
 import { HostedShards, type HostedShardsOptions } from './hosted-shards.js';
 import type { Envelope } from './region-buffer.js';
 import type { Shard } from './shard.js';
 import type { TakenSnapshot } from './shard-state.js';
+import { RetainedStates } from './retained-states.js';
 import { StateTransfer, type StateTransferOptions } from './state-transfer.js';
 
 export interface RegionHostOptions {
@@ -21,6 +23,7 @@ export interface RegionHostOptions {
 export class RegionHost {
   readonly shards: HostedShards;
   readonly transfer: StateTransfer;
+  readonly retained: RetainedStates;
   private readonly dedup = new DedupTable();
 
   constructor(
@@ -29,16 +32,24 @@ export class RegionHost {
   ) {
     this.shards = new HostedShards(options.shards, logger);
     this.transfer = new StateTransfer(options.transfer);
+    this.retained = new RetainedStates(options.transfer.config.maxHandOffStateBytes, (shardId) =>
+      logger.warn({ shardId }, 'kept hand-off state over the bound dropped: lost if the coordinator lost its copy'),
+    );
   }
 
   /** The region's stats of hosting state and duplicates (see RegionStats). */
-  stats(): ReturnType<StateTransfer['stats']> & { messagesDeduplicated: number } {
-    return { ...this.transfer.stats(), messagesDeduplicated: this.dedup.deduplicated };
+  stats(): ReturnType<StateTransfer['stats']> & { messagesDeduplicated: number; stateBytesRetained: number } {
+    return {
+      ...this.transfer.stats(),
+      messagesDeduplicated: this.dedup.deduplicated,
+      stateBytesRetained: this.retained.bytes,
+    };
   }
 
   /** The shard, started now (its entities and processed sends restored from a hand-off) unless present. */
   ensure(shardId: number): { readonly shard: Shard; readonly started: boolean } {
     return this.shards.ensure(shardId, () => {
+      this.retained.drop(shardId);
       const restored = this.transfer.restore(shardId);
       if (restored !== undefined) this.dedup.restore(shardId, restored.sends);
       return restored?.states;
@@ -57,7 +68,7 @@ export class RegionHost {
 
   /**
    * A shard stopped here: the chunks of its state and processed sends to send ahead of its ShardStopped for
-   * `handOffId` (none without one: nobody waits for them).
+   * `handOffId` (none without one: nobody waits for them), kept here too until released.
    */
   stopped(
     shardId: number,
@@ -65,7 +76,27 @@ export class RegionHost {
     snapshots: ReadonlyArray<TakenSnapshot>,
   ): ReturnType<StateTransfer['outgoing']> {
     const sends = this.dedup.take(shardId);
-    return handOffId === undefined ? [] : this.transfer.outgoing(shardId, handOffId, snapshots, sends);
+    if (handOffId === undefined) return [];
+    const chunks = this.transfer.outgoing(shardId, handOffId, snapshots, sends);
+    this.retained.keep(shardId, handOffId, chunks);
+    return chunks;
+  }
+
+  /**
+   * This region's registration: the shards it hosts, those it is still stopping (a coordinator that took over
+   * mid hand-off starts none of them elsewhere until they stop) and those whose state it keeps (that
+   * coordinator asks for any whose shard has no home: the copy in transit was lost with its predecessor).
+   */
+  registration(typeName: string, proxy: boolean): Extract<ShardingMessage, { readonly type: 'RegisterRegion' }> {
+    const { shards, retained } = this;
+    return {
+      type: 'RegisterRegion',
+      typeName,
+      proxy,
+      shards: shards.running(),
+      stopping: shards.stopping(),
+      retained: retained.list(),
+    };
   }
 
   /** On each retry tick: forgets processed sends their senders retry no more, also of shards gone from here. */

@@ -9,6 +9,8 @@ export interface LeaveView {
   hosted(): number;
   /** Messages waiting in the region's buffer. */
   buffered(): number;
+  /** Shards whose hand-off state is kept here, not yet released (retained-states.ts). */
+  retained(): number;
 }
 
 export class RegionLeave {
@@ -69,14 +71,17 @@ export class RegionLeave {
 
   /**
    * The leave is done when nothing is hosted here, nothing waits in the buffer (messages that reached this node
-   * during the hand-off go to the new home first) and the coordinator has every stop report.
+   * during the hand-off go to the new home first), the coordinator has every stop report, and every shard's
+   * new home has started it (the state kept here is released): a coordinator on this very node, which the
+   * leave takes down, may still hold a state whose allocation it deferred.
    */
   check(): void {
     if (
       this.leaving?.acked === true &&
       this.view.hosted() === 0 &&
       this.view.buffered() === 0 &&
-      this.unconfirmed.size === 0
+      this.unconfirmed.size === 0 &&
+      this.view.retained() === 0
     ) {
       this.leaving.resolve();
     }

@@ -24,6 +24,8 @@ export interface RegionStats {
   readonly snapshotsFailed: number;
   /** Bytes of entity state shipped with hand-offs. */
   readonly stateBytesShipped: number;
+  /** Bytes of entity state shipped and kept here until the coordinator says the new home started its shard. */
+  readonly stateBytesRetained: number;
   /** Copies of reliable sends routed again by the retry tick. */
   readonly messagesRedelivered: number;
   /** Copies of reliable sends this host recognised as already running or processed (not processed again). */

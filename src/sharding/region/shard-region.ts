@@ -52,6 +52,7 @@ export class ShardRegion {
       typeName: settings.typeName,
       hosted: () => this.host.shards.size,
       buffered: () => this.buffer.size,
+      retained: () => this.host.retained.size,
     });
     const { typeName } = settings;
     this.host = new RegionHost(
@@ -238,6 +239,9 @@ export class ShardRegion {
         return this.host.transfer.received(message);
       case 'ShardStoppedAck':
         return this.leave.stopAcknowledged(message.shardId, message.handOffId);
+      case 'ShardStateReleased':
+        if (this.host.retained.released(message.shardId, message.handOffId)) this.leave.check();
+        return;
       case 'GracefulShutdownAck':
         return this.leave.acknowledged();
     }
@@ -265,6 +269,7 @@ export class ShardRegion {
     this.stopped = true;
     clearInterval(this.retryTimer);
     this.buffer.clear();
+    this.host.retained.clear();
     await this.host.shards.shutdown();
     this.leave.finish();
   }
@@ -308,9 +313,11 @@ export class ShardRegion {
 
   private handOff(shardId: number, handOffId: number): void {
     this.homes.delete(shardId);
-    // Already gone (a repeated HandOff, or a shard that never started here): nothing to wait for.
-    if (!this.host.shards.handOff(shardId, handOffId))
-      this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
+    if (this.host.shards.handOff(shardId, handOffId)) return;
+    // Already gone (a repeated HandOff, a coordinator that lost the state in transit, or a shard that never
+    // started here): the state kept from its stop goes again, under this id, then the report.
+    for (const chunk of this.host.retained.reship(shardId, handOffId)) this.send(chunk);
+    this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
   }
 
   private onShardStopped(shardId: number, handOffId: number | undefined, snapshots: readonly TakenSnapshot[]): void {
@@ -354,14 +361,7 @@ export class ShardRegion {
   private register(): void {
     const mode = this.resolveMode();
     if (mode === 'unknown' || this.coordinator === undefined) return;
-    this.send({
-      type: 'RegisterRegion',
-      typeName: this.typeName,
-      proxy: mode === 'proxy',
-      shards: this.localShards(),
-      // A coordinator that took over mid hand-off learns them here, so it starts none elsewhere until they stop.
-      stopping: this.host.shards.stopping(),
-    });
+    this.send(this.host.registration(this.typeName, mode === 'proxy'));
   }
 
   private retry(): void {
@@ -374,6 +374,8 @@ export class ShardRegion {
       this.register();
       return;
     }
+    for (const { shardId, handOffId } of this.host.retained.overdue())
+      this.send({ type: 'ShardStateHeld', typeName: this.typeName, shardId, handOffId });
     for (const shardId of this.buffer.shardIds()) if (!this.homes.has(shardId)) this.requestHome(shardId);
     for (const message of this.leave.retryMessages()) this.send(message);
   }

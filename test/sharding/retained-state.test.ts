@@ -1,0 +1,153 @@
+// The old host's copy of a hand-off's state (region/retained-states.ts) and the coordinator's answers to it:
+// kept until released, bounded, sent again under a later HandOff's id; a coordinator releases a copy whose
+// shard has a home, waits while the shard moves or its state is in transit, and asks for a copy whose shard
+// has neither (the state it would have held was lost with a former coordinator). A region's word is taken
+// only from a registered region, and a shard claimed by a registration during that ask is not allocated again.
+import { describe, expect, it } from 'vitest';
+import { RetainedStates } from '../../src/sharding/region/retained-states.js';
+import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
+import { address, member, startedCoordinator } from './coordinator-fakes.js';
+
+type Chunk = Extract<ShardingMessage, { type: 'ShardStateChunk' }>;
+
+function chunk(shardId: number, handOffId: number, bytes: number, part = 0, parts = 1): Chunk {
+  const entities = [{ entityId: `e${part}`, state: new Uint8Array(bytes) }];
+  return { type: 'ShardStateChunk', typeName: 'T', shardId, handOffId, part, parts, entities };
+}
+
+describe('RetainedStates', () => {
+  it('keeps a stop’s chunks until released under the same id, and sends them again relabelled', () => {
+    const kept = new RetainedStates(1_000);
+    kept.keep(1, 10, [chunk(1, 10, 100, 0, 2), chunk(1, 10, 50, 1, 2)]);
+    expect(kept.bytes).toBe(150);
+    expect(kept.list()).toEqual([{ shardId: 1, handOffId: 10 }]);
+    expect(kept.released(1, 9)).toBe(false);
+    const again = kept.reship(1, 11);
+    expect(again.map((c) => [c.handOffId, c.part])).toEqual([
+      [11, 0],
+      [11, 1],
+    ]);
+    // The copy is now the one shipped under 11: a late release of 10 leaves it.
+    expect(kept.released(1, 10)).toBe(false);
+    expect(kept.released(1, 11)).toBe(true);
+    expect([kept.size, kept.bytes]).toEqual([0, 0]);
+    expect(kept.reship(1, 12)).toEqual([]);
+  });
+
+  it('keeps nothing for a stop without state, and a later stop of the shard replaces its copy', () => {
+    const kept = new RetainedStates(1_000);
+    kept.keep(1, 10, []);
+    expect(kept.size).toBe(0);
+    kept.keep(2, 10, [chunk(2, 10, 100)]);
+    kept.keep(2, 20, [chunk(2, 20, 30)]);
+    expect([kept.list(), kept.bytes]).toEqual([[{ shardId: 2, handOffId: 20 }], 30]);
+  });
+
+  it('drops the oldest copies over its bound, and says which', () => {
+    const dropped: number[] = [];
+    const kept = new RetainedStates(250, (shardId) => dropped.push(shardId));
+    kept.keep(1, 1, [chunk(1, 1, 100)]);
+    kept.keep(2, 2, [chunk(2, 2, 100)]);
+    kept.keep(3, 3, [chunk(3, 3, 100)]);
+    expect(dropped).toEqual([1]);
+    expect(kept.list().map((r) => r.shardId)).toEqual([2, 3]);
+    expect(kept.bytes).toBe(200);
+  });
+
+  it('names a copy to the coordinator again every other tick while it is kept', () => {
+    const kept = new RetainedStates(1_000);
+    kept.keep(1, 10, [chunk(1, 10, 1)]);
+    const ticks = Array.from({ length: 5 }, () => kept.overdue().length);
+    expect(ticks).toEqual([0, 1, 0, 1, 0]);
+    kept.drop(1);
+    expect(kept.overdue()).toEqual([]);
+  });
+});
+
+describe('the coordinator and a kept state', () => {
+  const [B, C] = [address(2), address(3)];
+
+  function coordinator() {
+    const started = startedCoordinator([member(1), member(2), member(3)], {
+      retryIntervalMs: 100_000,
+      coordinatorWarmupMs: 500,
+      rebalanceIntervalMs: 1_000_000,
+    });
+    const sent = (type: ShardingMessage['type']) => started.ctx.take().filter((s) => s.message.type === type);
+    return { ...started, sent };
+  }
+
+  it('asks a registering region for a state whose shard has no home, and allocates the shard once it is here', () => {
+    const { subject, sent, ctx } = coordinator();
+    subject.handle(B, {
+      type: 'RegisterRegion',
+      typeName: 'T',
+      proxy: false,
+      shards: [],
+      stopping: [],
+      retained: [{ shardId: 4, handOffId: 77 }],
+    });
+    const [ask] = sent('HandOff');
+    expect(ask?.to).toBe(B);
+    if (ask?.message.type !== 'HandOff') throw new Error('no HandOff');
+    const { handOffId } = ask.message;
+    // Until the state is here the shard is not allocated: a request for it waits.
+    subject.handle(C, { type: 'GetShardHome', typeName: 'T', shardId: 4 });
+    expect(ctx.take().filter((s) => s.message.type === 'HostShard')).toEqual([]);
+    subject.handle(B, { ...chunk(4, handOffId, 10), typeName: 'T' });
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId });
+    const hosted = ctx.take();
+    const to = hosted.find((s) => s.message.type === 'HostShard')?.to;
+    expect(to).toBeDefined();
+    // The state goes to the new home ahead of its HostShard; its start releases B's copy.
+    const types = hosted.filter((s) => s.to === to).map((s) => s.message.type);
+    expect(types.indexOf('RestoreShardState')).toBeLessThan(types.indexOf('HostShard'));
+    subject.handle(to as string, { type: 'ShardStarted', typeName: 'T', shardId: 4 });
+    expect(sent('ShardStateReleased')).toEqual([
+      { to: B, message: { type: 'ShardStateReleased', typeName: 'T', shardId: 4, handOffId } },
+    ]);
+  });
+
+  it('releases a copy whose shard has a home, and ignores one in transit, moving, or from no region', () => {
+    const { subject, sent, ctx } = coordinator();
+    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [5], stopping: [], retained: [] });
+    ctx.take();
+    subject.handle(B, { type: 'ShardStateHeld', typeName: 'T', shardId: 5, handOffId: 3 });
+    expect(sent('ShardStateReleased')).toEqual([
+      { to: B, message: { type: 'ShardStateReleased', typeName: 'T', shardId: 5, handOffId: 3 } },
+    ]);
+    // Not a member's region: its word about a kept state changes nothing.
+    subject.handle(address(9), { type: 'ShardStateHeld', typeName: 'T', shardId: 6, handOffId: 3 });
+    expect(ctx.take()).toEqual([]);
+    // Moving: the hand-off's own end decides.
+    subject.handle(B, { type: 'ShardStateHeld', typeName: 'T', shardId: 6, handOffId: 3 });
+    expect(sent('HandOff')).toHaveLength(1);
+    subject.handle(B, { type: 'ShardStateHeld', typeName: 'T', shardId: 6, handOffId: 3 });
+    expect(ctx.take()).toEqual([]);
+    // Out of range: ignored.
+    subject.handle(B, { type: 'ShardStateHeld', typeName: 'T', shardId: 10, handOffId: 3 });
+    expect(ctx.take()).toEqual([]);
+  });
+
+  it('a shard claimed by a registration while its state is asked for keeps that home and is not allocated again', () => {
+    const { subject, sent, ctx } = coordinator();
+    subject.handle(B, { type: 'ShardStateHeld', typeName: 'T', shardId: 7, handOffId: 3 });
+    const [ask] = sent('HandOff');
+    if (ask?.message.type !== 'HandOff') throw new Error('no HandOff');
+    // C started the shard from the former coordinator's HostShard and says so now.
+    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [7], stopping: [], retained: [] });
+    subject.handle(B, { ...chunk(7, ask.message.handOffId, 10), typeName: 'T' });
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 7, handOffId: ask.message.handOffId });
+    const after = ctx.take();
+    expect(after.filter((s) => s.message.type === 'HostShard')).toEqual([]);
+    expect(after.filter((s) => s.message.type === 'ShardHome').map((s) => s.message)).toContainEqual({
+      type: 'ShardHome',
+      typeName: 'T',
+      shardId: 7,
+      region: C,
+    });
+    expect(subject.locations().find((l) => l.address === C)?.shards).toEqual([7]);
+    // The state that came with the stop is not needed: B's copy is released.
+    expect(after.filter((s) => s.message.type === 'ShardStateReleased').map((s) => s.to)).toEqual([B]);
+  });
+});
