@@ -40,7 +40,7 @@ function describePhase(phase: Phase, sends: readonly SendRecord[], result: Retur
 describe('state and sends across graceful moves under load (issue 23)', () => {
   it('drain, placements set --move, rebalance, graceful leave and a rolling restart: values continue, no send lost or twice', async () => {
     const log = new ProcessingLog(procs.logDir);
-    // Rounds every 4 s (not 10), so the wait for a settled cluster between restarts stays short.
+    // Rounds every 4 s (not 10): the returned node gets shards back while the next restart begins.
     const options = {
       downAfterMs: DOWN_AFTER_MS,
       rebalanceIntervalMs: 4_000,
@@ -78,33 +78,9 @@ describe('state and sends across graceful moves under load (issue 23)', () => {
       const seed = nodes.find((node) => node !== old)!.address;
       nodes[slot] = procs.startNode({ ...options, name: `${old.name}'`, port: old.port, httpPort: old.httpPort, seed });
       await waitForCluster(nodes, 45_000);
+      // No wait for hand-offs to settle: the next SIGTERM may take the coordinator's node down while the
+      // moves to the returned node are in flight, and their old hosts keep the state until it is restored.
       serving.add(nodes[slot]!);
-      await settledAfterReturn();
-    };
-
-    /**
-     * As an operator's rolling restart waits for readiness: a rebalance round has run since the node came back
-     * and no hand-off is in flight. Taking the coordinator's node down in the middle of hand-offs loses the
-     * state its coordinator holds for them (docs/design.md, "State with a move": a coordinator move mid-hand-off
-     * starts those shards fresh); that limit is not what this test measures.
-     */
-    const settledAfterReturn = async (): Promise<void> => {
-      const rounds = async (): Promise<number> => {
-        let total = 0;
-        for (const node of nodes.filter((n) => serving.has(n))) {
-          const text = await fetch(node.url + '/metrics').then((response) => response.text());
-          for (const line of text.split('\n'))
-            if (line.startsWith('actor_ts_rebalance_rounds_total{')) total += Number(line.split(' ').at(-1));
-        }
-        return total;
-      };
-      const before = await rounds();
-      await waitFor(
-        'a rebalance round since the return, and no hand-off in flight',
-        async () => (await rounds()) > before && (await through().shards()).handingOff.length === 0,
-        30_000,
-        100,
-      );
     };
 
     await waitFor('the first sends processed', () => load.resolved >= SENDS_PER_SECOND, 15_000, 50);
