@@ -51,7 +51,7 @@ export function skimState(bytes: Uint8Array): SkimmedState {
       const key = reader.key();
       const start = reader.pos;
       const end = reader.skip();
-      if (key === 'type') isSnapshot = sameText(bytes.subarray(start, end), SNAPSHOT_BYTES, SNAPSHOT);
+      if (key === 'type') isSnapshot = sameText(bytes, start, end, SNAPSHOT_BYTES, SNAPSHOT);
       else if (key === 'value') value = { start, end };
       else if (key === 'sends') sendsRange = { start, end };
     }
@@ -129,19 +129,21 @@ export class HeldStates {
   }
 }
 
-/** Whether `bytes` encode the string `text`, whose usual encoding is `encoded`. */
-function sameText(bytes: Uint8Array, encoded: Uint8Array, text: string): boolean {
-  if (sameBytes(bytes, encoded)) return true;
+/**
+ * Whether `bytes` from `start` to `end` encode the string `text`, whose usual encoding is `encoded`. Compared
+ * in place: a view per key of a thousand states costs more than the comparisons.
+ */
+function sameText(bytes: Uint8Array, start: number, end: number, encoded: Uint8Array, text: string): boolean {
+  if (end - start === encoded.byteLength) {
+    let i = 0;
+    while (i < encoded.byteLength && bytes[start + i] === encoded[i]) i++;
+    if (i === encoded.byteLength) return true;
+  }
   // Another encoding of the same string (a str8 header) is still the same string.
-  if (bytes[0] !== 0xd9 && bytes[0] !== 0xda && bytes[0] !== 0xdb) return false;
-  const decoded = decodeValue(bytes);
+  const token = bytes[start];
+  if (token !== 0xd9 && token !== 0xda && token !== 0xdb) return false;
+  const decoded = decodeValue(bytes.subarray(start, end));
   return decoded.ok && decoded.value === text;
-}
-
-function sameBytes(x: Uint8Array, y: Uint8Array): boolean {
-  if (x.byteLength !== y.byteLength) return false;
-  for (let i = 0; i < x.byteLength; i++) if (x[i] !== y[i]) return false;
-  return true;
 }
 
 const sameNumbers = (x: ReadonlyArray<number>, y: ReadonlyArray<number>): boolean =>
@@ -183,8 +185,8 @@ class Outline {
     const end = this.skip();
     // Short: a long key is none of ours, and is not decoded.
     if (end - start > 16) return undefined;
-    const bytes = this.bytes.subarray(start, end);
-    return KEYS.find(([key, encoded]) => sameText(bytes, encoded, key))?.[0];
+    for (const [key, encoded] of KEYS) if (sameText(this.bytes, start, end, encoded, key)) return key;
+    return undefined;
   }
 
   /** Reads past the value here, however nested; returns where it ends. */
@@ -199,13 +201,7 @@ class Outline {
       else if (token < 0xc0) this.advance(token & 0x1f);
       else if (token === 0xdc || token === 0xdd) left += this.uint(token === 0xdc ? 2 : 4);
       else if (token === 0xde || token === 0xdf) left += this.uint(token === 0xde ? 2 : 4) * 2;
-      else {
-        const size = PAYLOAD[token];
-        const prefixed = PREFIXED[token];
-        if (size !== undefined) this.advance(size);
-        else if (prefixed !== undefined) this.advance(this.uint(prefixed));
-        else throw new Error(`unexpected msgpack token 0x${token.toString(16)}`);
-      }
+      else this.advance(payload(token, this));
     }
     return this.pos;
   }
@@ -215,7 +211,7 @@ class Outline {
     return this.bytes[this.pos++] as number;
   }
 
-  private uint(size: 1 | 2 | 4): number {
+  uint(size: 1 | 2 | 4): number {
     this.advance(size);
     let value = 0;
     for (let at = this.pos - size; at < this.pos; at++) value = value * 256 + (this.bytes[at] as number);
@@ -228,20 +224,34 @@ class Outline {
   }
 }
 
-/** Payload bytes after the token of fixed-size types (numbers, msgpackr's one-byte-ext `undefined`). */
-const PAYLOAD: Readonly<Record<number, number>> = {
-  0xca: 4,
-  0xcb: 8,
-  0xcc: 1,
-  0xcd: 2,
-  0xce: 4,
-  0xcf: 8,
-  0xd0: 1,
-  0xd1: 2,
-  0xd2: 4,
-  0xd3: 8,
-  0xd4: 2,
-};
-
-/** Size of the length prefix of strings and binaries by token. */
-const PREFIXED: Readonly<Record<number, 1 | 2 | 4>> = { 0xc4: 1, 0xc5: 2, 0xc6: 4, 0xd9: 1, 0xda: 2, 0xdb: 4 };
+/** Bytes after the token (and its length prefix, read here) of a scalar, a string or a binary. */
+function payload(token: number, outline: { uint(size: 1 | 2 | 4): number }): number {
+  switch (token) {
+    case 0xcc:
+    case 0xd0:
+      return 1;
+    case 0xcd:
+    case 0xd1:
+    case 0xd4: // msgpackr's `undefined`: ext type and one byte (other extensions fail when the value is decoded)
+      return 2;
+    case 0xca:
+    case 0xce:
+    case 0xd2:
+      return 4;
+    case 0xcb:
+    case 0xcf:
+    case 0xd3:
+      return 8;
+    case 0xc4:
+    case 0xd9:
+      return outline.uint(1);
+    case 0xc5:
+    case 0xda:
+      return outline.uint(2);
+    case 0xc6:
+    case 0xdb:
+      return outline.uint(4);
+    default:
+      throw new Error(`unexpected msgpack token 0x${token.toString(16)}`);
+  }
+}
