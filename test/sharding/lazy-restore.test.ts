@@ -75,7 +75,7 @@ describe('lazy restore of handed-over entity state', () => {
     expect(await increment(a, woken)).toMatchObject({ value: 3, node: a.key });
   });
 
-  it('a send processed before two moves is not processed again by the third home, its entity never woken between', async () => {
+  it('a send processed before two moves is not processed again by the third home (never woken between)', async () => {
     const [a, b, c, d] = start(counterBehavior, 4) as [TestNode, TestNode, TestNode, TestNode];
     const id = entityInShard(9, SHARDS, 'r');
     await increment(a, id);

@@ -14,7 +14,7 @@ import { IncomingStates, packSnapshots, type TakenSnapshot } from './shard-state
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
 
-/** What a shard starting here restores: its entities' states (held until each one's first message) and the sends they processed. */
+/** What a shard starting here restores: its entities' states (held until each one's first message), their sends. */
 export interface RestoredShard {
   readonly states: HeldStates;
   readonly sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>;
