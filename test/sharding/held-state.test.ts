@@ -1,11 +1,14 @@
 // Lazy restore's pieces on their own: a state's outline read without decoding its value (hostile bytes refused
-// within their length), a held state woken once (decoded then, failures reported), and a state never woken
-// shipped on as the very bytes it came in unless the sends it carries changed, spliced then without decoding.
+// within their length), a held state woken once (decoded then, failures reported), a state never woken shipped
+// on as the very bytes it came in unless the sends it carries changed (spliced then, without decoding), and what
+// the snapshot outcomes count when.
 import { describe, expect, it } from 'vitest';
 import { encodeValue } from '../../src/cluster/message-codec.js';
 import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
 import { HeldStates, reshipState, skimState, type HeldState } from '../../src/sharding/region/held-state.js';
 import { packSnapshots, unpackState } from '../../src/sharding/region/shard-state.js';
+import { StateTransfer } from '../../src/sharding/region/state-transfer.js';
+import { silentLogger } from '../../src/logging.js';
 
 const LIMITS = { maxEntitySnapshotBytes: 100_000, stateChunkBytes: 50_000 };
 const SENDS: ProcessedSends[] = [{ node: 'sys@127.0.0.1:7001', incarnation: 5, done: [1, 4], failed: [4] }];
@@ -127,5 +130,50 @@ describe('reshipState', () => {
       value: undefined,
       sends: SENDS,
     });
+  });
+});
+
+describe('StateTransfer with held states', () => {
+  it("counts 'restored' when a state is accepted at the start, 'failed' again if its value cannot be decoded later", () => {
+    const events: Array<[string, number]> = [];
+    const transfer = new StateTransfer({
+      typeName: 'T',
+      config: { ...LIMITS, maxHandOffStateBytes: 1_000_000 },
+      logger: silentLogger(),
+      events: { onEntitySnapshots: (_type, outcome, count) => void events.push([outcome, count]) },
+    });
+    const entities = [
+      { entityId: 'good', state: packed('G', SENDS) },
+      { entityId: 'bad-value', state: withValue([0xd4, 0x05, 0x00]) },
+      { entityId: 'garbage', state: new Uint8Array([0x93, 0x01]) },
+    ];
+    transfer.received({
+      type: 'RestoreShardState',
+      typeName: 'T',
+      shardId: 1,
+      transferId: 9,
+      part: 0,
+      parts: 1,
+      entities,
+    });
+    const restored = transfer.restore(1);
+    expect(events).toEqual([
+      ['restored', 2],
+      ['failed', 1],
+    ]);
+    expect([...(restored?.sends.keys() ?? [])]).toEqual(['good']);
+    expect(restored?.states.wake('bad-value')).toBeUndefined();
+    expect(transfer.outcomes).toMatchObject({ restored: 2, failed: 2 });
+    // The good one, never woken, goes on with the next hand-off as it came.
+    const held = (restored?.states.drain() ?? []).map(([entityId, state]) => ({
+      entityId,
+      ok: true as const,
+      held: state,
+    }));
+    // The dedup table gives back the sends it restored: the bytes go on unchanged.
+    const chunks = transfer.outgoing(1, 10, held, restored?.sends);
+    expect(chunks[0]?.entities.map((e) => e.entityId)).toEqual(['good']);
+    expect(chunks[0]?.entities[0]?.state).toBe(entities[0]?.state);
+    expect(transfer.outcomes.shipped).toBe(1);
   });
 });
