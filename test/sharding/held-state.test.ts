@@ -134,7 +134,7 @@ describe('reshipState', () => {
 });
 
 describe('StateTransfer with held states', () => {
-  it("counts 'restored' when a state is accepted at the start, 'failed' again if its value cannot be decoded later", () => {
+  it("counts 'restored' when a state is accepted at the start, 'failed' again if its value cannot be decoded", () => {
     const events: Array<[string, number]> = [];
     const transfer = new StateTransfer({
       typeName: 'T',
