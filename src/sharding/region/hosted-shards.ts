@@ -4,6 +4,7 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import type { Logger } from '../../logging.js';
 import type { EntityBehavior } from './entity.js';
+import type { HeldStates } from './held-state.js';
 import { Shard, type ShardEntityOptions } from './shard.js';
 import type { TakenSnapshot } from './shard-state.js';
 
@@ -39,10 +40,10 @@ export class HostedShards {
     return this.shards.get(shardId);
   }
 
-  /** The shard, started now (`started`, its entities restored from `restore()`) unless it was present. */
+  /** The shard, started now (`started`, its entities' states held from `restore()`) unless it was present. */
   ensure(
     shardId: number,
-    restore: () => ReadonlyMap<string, unknown> | undefined = () => undefined,
+    restore: () => HeldStates | undefined = () => undefined,
   ): { readonly shard: Shard; readonly started: boolean } {
     const present = this.shards.get(shardId);
     if (present !== undefined) return { shard: present, started: false };

@@ -1,10 +1,12 @@
 // Entity state across a graceful hand-off, on the region's side. The old host encodes each entity's snapshot
 // once (bounded per entity), packs them into chunks under a byte budget so no transfer is one frame over the
-// transport's limit, and the new host assembles one transfer's chunks and decodes each entity's state when
-// the shard starts. Each state travels as its own bytes: one entity's bad state costs that entity alone. The
-// sends an entity processed (dedup-table.ts) travel in the same bytes, also for an entity without state.
+// transport's limit, and the new host assembles one transfer's chunks and, when the shard starts, holds each
+// entity's state until its first message (held-state.ts). Each state travels as its own bytes: one entity's
+// bad state costs that entity alone. The sends an entity processed (dedup-table.ts) travel in the same bytes,
+// also for an entity without state. A state still held when the shard moves again travels on as it came.
 import { decodeValue, encodeMessage } from '../../cluster/message-codec.js';
 import { parseProcessedSends, type ProcessedSends } from './dedup-table.js';
+import { SNAPSHOT, reshipState, type HeldState } from './held-state.js';
 
 /** One entity's encoded snapshot. */
 export interface EntityState {
@@ -12,7 +14,12 @@ export interface EntityState {
   readonly state: Uint8Array;
 }
 
-/** What became of one entity's state at a hand-off (the label of `actor_ts_entity_snapshots_total`). */
+/**
+ * What became of one entity's state at a hand-off (the label of `actor_ts_entity_snapshots_total`). `restored`
+ * is counted when the new host accepts the state at the shard's start (checked, held for the entity until its
+ * first message there); a value that then cannot be decoded is counted `failed` as well. A state never woken
+ * on a host is `restored` there and `shipped` again from there, like one that was.
+ */
 export type SnapshotOutcome = 'shipped' | 'restored' | 'too_large' | 'failed' | 'lost';
 
 export interface StateLimits {
@@ -20,9 +27,11 @@ export interface StateLimits {
   readonly stateChunkBytes: number;
 }
 
-/** A snapshot as the entity gave it: its value, or why it could not. */
+/** A snapshot as the entity gave it: its value, or why it could not; or the state held for an entity never woken. */
 export type TakenSnapshot = { readonly entityId: string } & (
-  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string }
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: string }
+  | { readonly ok: true; readonly held: HeldState }
 );
 
 export interface PackedStates {
@@ -38,7 +47,6 @@ export interface PackedStates {
   }>;
 }
 
-const SNAPSHOT = 'EntitySnapshot';
 /** Per entity in a chunk, beyond its id and state: msgpack map and key overhead, generously. */
 const ENTRY_OVERHEAD = 32;
 
@@ -57,6 +65,15 @@ export function packSnapshots(
   let currentBytes = 0;
   let bytes = 0;
   let values = 0;
+  const tooLarge = (entityId: string, state: Uint8Array): boolean => {
+    if (state.byteLength <= limits.maxEntitySnapshotBytes) return false;
+    refused.push({
+      entityId,
+      outcome: 'too_large',
+      detail: `${state.byteLength} bytes > maxEntitySnapshotBytes ${limits.maxEntitySnapshotBytes}`,
+    });
+    return true;
+  };
   /** The entity's bytes, and whether they hold its state (else only what it processed, or nothing). */
   const encode = (entityId: string, value: unknown): { state?: Uint8Array; withValue: boolean } => {
     const processed = sends.get(entityId);
@@ -64,21 +81,22 @@ export function packSnapshots(
     const entry = { type: SNAPSHOT, ...(value === undefined ? {} : { value }), ...(processed && { sends: processed }) };
     try {
       const state = encodeMessage(entry);
-      if (value === undefined || state.byteLength <= limits.maxEntitySnapshotBytes)
-        return { state, withValue: value !== undefined };
-      refused.push({
-        entityId,
-        outcome: 'too_large',
-        detail: `${state.byteLength} bytes > maxEntitySnapshotBytes ${limits.maxEntitySnapshotBytes}`,
-      });
+      if (value === undefined || !tooLarge(entityId, state)) return { state, withValue: value !== undefined };
     } catch (error) {
       refused.push({ entityId, outcome: 'failed', detail: error instanceof Error ? error.message : String(error) });
     }
     // The state stays behind; what the entity processed still travels.
     return encode(entityId, undefined);
   };
-  const add = (entityId: string, value: unknown): void => {
-    const { state, withValue } = encode(entityId, value);
+  /** A held state goes on as the bytes it came in, with what the dedup table kept of its sends spliced in. */
+  const reship = (entityId: string, held: HeldState): { state?: Uint8Array; withValue: boolean } => {
+    const state = reshipState(held, sends.get(entityId) ?? []);
+    if (state === undefined) return { withValue: false };
+    if (held.value === undefined || !tooLarge(entityId, state)) return { state, withValue: held.value !== undefined };
+    return encode(entityId, undefined);
+  };
+  const add = (entityId: string, value: unknown, held?: HeldState): void => {
+    const { state, withValue } = held === undefined ? encode(entityId, value) : reship(entityId, held);
     if (state === undefined) return;
     if (withValue) values++;
     const size = state.byteLength + entityId.length * 3 + ENTRY_OVERHEAD;
@@ -95,7 +113,8 @@ export function packSnapshots(
   const seen = new Set<string>();
   for (const snapshot of snapshots) {
     seen.add(snapshot.entityId);
-    if (snapshot.ok) add(snapshot.entityId, snapshot.value);
+    if ('held' in snapshot) add(snapshot.entityId, undefined, snapshot.held);
+    else if (snapshot.ok) add(snapshot.entityId, snapshot.value);
     else {
       refused.push({ entityId: snapshot.entityId, outcome: 'failed', detail: snapshot.error });
       add(snapshot.entityId, undefined);

@@ -1,5 +1,6 @@
-// One shard hosted on this node: creates its entities on their first message and stops them all when the
-// shard is handed off (after the messages already in their mailboxes, as Pekko's hand-off stop message does).
+// One shard hosted on this node: creates its entities on their first message (one whose state came with the
+// shard's hand-off gets it then) and stops them all when the shard is handed off (after the messages already
+// in their mailboxes, as Pekko's hand-off stop message does), with the states of those never woken here.
 import type { NodeAddress } from '../../cluster/address.js';
 import type { Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
@@ -11,6 +12,7 @@ import {
   type EntityRef,
   type ReplyFn,
 } from './entity.js';
+import type { HeldStates } from './held-state.js';
 import type { TakenSnapshot } from './shard-state.js';
 
 /** What a shard's entities are given besides their behavior: their own references, timers, and where drops go. */
@@ -29,8 +31,9 @@ export class Shard {
   private taken: TakenSnapshot[] = [];
 
   /**
-   * `restored`: entity states handed over from the shard's previous host. Every such entity is created now,
-   * before any message reaches the shard, with its state as `ctx.restored`.
+   * `held`: entity states handed over from the shard's previous host. Such an entity is created on its first
+   * message, like any, with its state as `ctx.restored` (before that message); one never woken here keeps its
+   * state, shipped on as it came when the shard is handed off again.
    */
   constructor(
     readonly typeName: string,
@@ -39,16 +42,15 @@ export class Shard {
     private readonly node: NodeAddress,
     private readonly logger: Logger,
     private readonly options: ShardEntityOptions,
-    restored: ReadonlyMap<string, unknown> = new Map(),
-  ) {
-    for (const [entityId, state] of restored) this.create(entityId, state, undefined);
-  }
+    private readonly held: HeldStates | undefined = undefined,
+  ) {}
 
   /** The snapshots taken by a `stop` that asked for them (after each entity's last message), once it ended. */
   get snapshots(): ReadonlyArray<TakenSnapshot> {
     return this.taken;
   }
 
+  /** Entities created here (an entity whose state is held, not woken yet, is not counted). */
   get entityCount(): number {
     return this.entities.size;
   }
@@ -59,7 +61,7 @@ export class Shard {
 
   /** Queues a message for an entity, creating the entity first if needed. Callers never deliver to a stopping shard. */
   deliver(entityId: string, message: unknown, reply: ReplyFn | undefined): void {
-    const entity = this.entities.get(entityId) ?? this.create(entityId, undefined, reply);
+    const entity = this.entities.get(entityId) ?? this.create(entityId, this.held?.wake(entityId), reply);
     entity?.enqueue(message, reply);
   }
 
@@ -73,7 +75,11 @@ export class Shard {
     return this.stopping;
   }
 
-  private create(entityId: string, restored: unknown, reply: ReplyFn | undefined): Entity | undefined {
+  private create(
+    entityId: string,
+    restored: { readonly value: unknown } | undefined,
+    reply: ReplyFn | undefined,
+  ): Entity | undefined {
     const { scheduler, onLatePipe } = this.options;
     const entity = new Entity(entityId, undefined, (id, phase, error) => this.reportError(id, phase, error), {
       ...(scheduler === undefined ? {} : { scheduler }),
@@ -85,7 +91,7 @@ export class Shard {
     try {
       const { entityRef } = this.options;
       let self: EntityRef | undefined;
-      // `self` is made when first read: a shard restoring a thousand entities need not route to each one.
+      // `self` is made when first read: an entity that never uses it need not be routed to.
       const context: EntityContext = {
         entityId,
         shardId: this.shardId,
@@ -96,7 +102,7 @@ export class Shard {
         node: this.node,
         timers: entity.timers,
         pipeToSelf: (work, toMessage) => entity.pipeToSelf(work, toMessage),
-        ...(restored === undefined ? {} : { restored }),
+        ...(restored?.value === undefined ? {} : { restored: restored.value }),
       };
       const instance = this.behavior(context);
       if (typeof instance !== 'object' || instance === null || typeof instance.receive !== 'function') {
@@ -130,10 +136,14 @@ export class Shard {
     if (result === 'timeout') {
       this.logger.warn({ shardId: this.shardId, graceMs }, 'shard stopped before every entity drained its mailbox');
     }
+    // Nothing can wake a held state now: the shard takes no more messages.
+    const held = this.held?.drain() ?? [];
     if (snapshot) {
-      this.taken = entities
+      const taken: TakenSnapshot[] = entities
         .filter((entity) => entity.snapshots)
         .map((entity) => ({ entityId: entity.entityId, ...entity.snapshot() }));
+      for (const [entityId, state] of held) taken.push({ entityId, ok: true, held: state });
+      this.taken = taken;
     }
     await Promise.all(entities.map((entity) => entity.stop()).filter((stopping) => stopping !== undefined));
     this.entities.clear();

@@ -1,20 +1,22 @@
 // A region's part in moving entity state with a graceful hand-off: on the old host, the stopped shard's
 // snapshots become ShardStateChunk messages for the coordinator (sent before ShardStopped); on the new host,
-// RestoreShardState chunks wait until the shard starts and restore its entities then. The sends each entity
+// RestoreShardState chunks wait until the shard starts, which holds each entity's state until the entity's
+// first message (held-state.ts: no entity is decoded or created before it is needed). The sends each entity
 // processed travel with its state (dedup-table.ts), so a retry is not processed again on the new host.
 import type { Logger } from '../../logging.js';
 import type { ShardingConfig } from '../config.js';
 import type { DeliveryEvents } from '../sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { ProcessedSends } from './dedup-table.js';
-import { IncomingStates, packSnapshots, unpackState, type TakenSnapshot } from './shard-state.js';
+import { HeldStates, skimState, type HeldState } from './held-state.js';
+import { IncomingStates, packSnapshots, type TakenSnapshot } from './shard-state.js';
 
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
 
-/** What a shard starting here restores: its entities' states and the sends they processed. */
+/** What a shard starting here restores: its entities' states (held until each one's first message), their sends. */
 export interface RestoredShard {
-  readonly states: ReadonlyMap<string, unknown>;
+  readonly states: HeldStates;
   readonly sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>;
 }
 
@@ -39,7 +41,10 @@ export class StateTransfer {
     return this.shippedBytes;
   }
 
-  /** Entity states by what became of them here, since the start. */
+  /**
+   * Entity states by what became of them here, since the start. `restored`: accepted at a shard's start and
+   * held for the entity (see SnapshotOutcome), whether or not the entity has had a message here since.
+   */
   get outcomes(): Readonly<Record<'shipped' | 'restored' | 'too_large' | 'failed', number>> {
     return { ...this.counts };
   }
@@ -115,7 +120,10 @@ export class StateTransfer {
       this.options.logger.warn({ shardId }, 'received hand-off state over the bound dropped: its entities start fresh');
   }
 
-  /** What to restore into a shard starting now (undefined: a fresh start). */
+  /**
+   * What to restore into a shard starting now (undefined: a fresh start). Each state is checked and its sends
+   * decoded now; its value is decoded when its entity is created (`HeldStates.wake`).
+   */
   restore(shardId: number): RestoredShard | undefined {
     const taken = this.incoming.take(shardId);
     if (taken === undefined) return undefined;
@@ -123,25 +131,28 @@ export class StateTransfer {
       this.options.logger.warn({ shardId }, 'hand-off state incomplete at the start: the shard starts fresh');
       return undefined;
     }
-    const restored = new Map<string, unknown>();
+    const held = new Map<string, HeldState>();
     const sends = new Map<string, ReadonlyArray<ProcessedSends>>();
     let failed = 0;
+    const unreadable = (entityId: string, reason: string): void =>
+      this.options.logger.warn({ shardId, entityId, reason }, 'entity state could not be restored: it starts fresh');
     for (const [entityId, state] of taken) {
-      const value = unpackState(state);
-      if (value.ok) {
-        if (value.restored) restored.set(entityId, value.value);
-        if (value.sends.length > 0) sends.set(entityId, value.sends);
+      const skimmed = skimState(state);
+      if (skimmed.ok) {
+        if (skimmed.held.value !== undefined) held.set(entityId, skimmed.held);
+        if (skimmed.held.sends.length > 0) sends.set(entityId, skimmed.held.sends);
       } else {
         failed++;
-        this.options.logger.warn(
-          { shardId, entityId, reason: value.reason },
-          'entity state could not be restored: it starts fresh',
-        );
+        unreadable(entityId, skimmed.reason);
       }
     }
-    this.count('restored', restored.size);
+    this.count('restored', held.size);
     this.count('failed', failed);
-    return { states: restored, sends };
+    const states = new HeldStates(held, (entityId, reason) => {
+      unreadable(entityId, reason);
+      this.count('failed', 1);
+    });
+    return { states, sends };
   }
 
   private count(outcome: 'shipped' | 'restored' | 'too_large' | 'failed', count: number): void {

@@ -1,0 +1,257 @@
+// Entity states a new host holds still encoded until each entity's first message there (lazy restore): a shard
+// of a thousand entities starts without decoding or creating any of them, and a state never woken travels on
+// at the next hand-off as the bytes it came in, its value neither decoded nor encoded again. At the start only
+// each state's outline is read (the keys of its map, where its value lies) and the sends it processed decoded:
+// those must be in the dedup table before any message is admitted, whichever entity it is for.
+import { decodeValue, encodeMessage, encodeValue } from '../../cluster/message-codec.js';
+import { parseProcessedSends, type ProcessedSends } from './dedup-table.js';
+
+/** The `type` of one entity's encoded state: `{ type, value?, sends? }` (shard-state.ts writes it). */
+export const SNAPSHOT = 'EntitySnapshot';
+
+/** One entity's state as it arrived, not decoded: its bytes and where in them its value lies. */
+export interface HeldState {
+  readonly bytes: Uint8Array;
+  /** The value's byte range in `bytes`; undefined when the state held only the sends the entity processed. */
+  readonly value: { readonly start: number; readonly end: number } | undefined;
+  /** The processed sends `bytes` hold (restored into the dedup table at the start, taken from it again). */
+  readonly sends: ReadonlyArray<ProcessedSends>;
+}
+
+export type SkimmedState =
+  { readonly ok: true; readonly held: HeldState } | { readonly ok: false; readonly reason: string };
+
+const copy = (bytes: Uint8Array): Uint8Array => Uint8Array.from(bytes);
+const TYPE_KEY = copy(encodeValue('type'));
+const VALUE_KEY = copy(encodeValue('value'));
+const SENDS_KEY = copy(encodeValue('sends'));
+const SNAPSHOT_BYTES = copy(encodeValue(SNAPSHOT));
+/** The keys a state has, as this code encodes them (another encoding of the same text is decoded instead). */
+const KEYS = [['type', TYPE_KEY] as const, ['value', VALUE_KEY] as const, ['sends', SENDS_KEY] as const];
+/** `type: SNAPSHOT, value: ` after a map's header: a state is spliced from these and its value's bytes. */
+const TYPE_AND_VALUE_KEY = Uint8Array.from([...TYPE_KEY, ...SNAPSHOT_BYTES, ...VALUE_KEY]);
+const FIXMAP = 0x80;
+
+/**
+ * Reads a state's outline: its top-level keys, where its value lies (skipped over header by header, never
+ * past the end: work bounded by the bytes' length), and its sends, decoded (message-codec.ts checks them
+ * first). The value is checked when it is decoded, at its entity's creation. Not ok when the bytes are not a
+ * snapshot.
+ */
+export function skimState(bytes: Uint8Array): SkimmedState {
+  try {
+    const reader = new Outline(bytes);
+    const pairs = reader.mapSize();
+    if (pairs === undefined) return { ok: false, reason: 'not an entity snapshot' };
+    let isSnapshot = false;
+    let value: HeldState['value'];
+    let sendsRange: { start: number; end: number } | undefined;
+    // As msgpackr reads a map into an object: a later key wins, keys this code does not write are ignored.
+    for (let pair = 0; pair < pairs; pair++) {
+      const key = reader.key();
+      const start = reader.pos;
+      const end = reader.skip();
+      if (key === 'type') isSnapshot = sameText(bytes, start, end, SNAPSHOT_BYTES, SNAPSHOT);
+      else if (key === 'value') value = { start, end };
+      else if (key === 'sends') sendsRange = { start, end };
+    }
+    if (!isSnapshot) return { ok: false, reason: 'not an entity snapshot' };
+    let sends: ProcessedSends[] = [];
+    if (sendsRange !== undefined) {
+      const decoded = decodeValue(bytes.subarray(sendsRange.start, sendsRange.end));
+      const parsed = decoded.ok ? parseProcessedSends(decoded.value) : undefined;
+      if (parsed === undefined) return { ok: false, reason: 'malformed processed sends' };
+      sends = parsed;
+    }
+    return { ok: true, held: { bytes, value, sends } };
+  } catch (error) {
+    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/**
+ * The bytes to ship a held state on with, carrying `sends` (what the dedup table kept of the entity's sends):
+ * the bytes as they came when those are the sends they hold, else the value's bytes spliced into a new map.
+ * Undefined when there is nothing to ship.
+ */
+export function reshipState(held: HeldState, sends: ReadonlyArray<ProcessedSends>): Uint8Array | undefined {
+  const unchanged = sameSends(sends, held.sends);
+  if (held.value === undefined) {
+    if (sends.length === 0) return undefined;
+    return unchanged ? held.bytes : encodeMessage({ type: SNAPSHOT, sends: [...sends] });
+  }
+  if (unchanged) return held.bytes;
+  const value = held.bytes.subarray(held.value.start, held.value.end);
+  const encodedSends = sends.length === 0 ? undefined : copy(encodeValue(sends));
+  const tail = encodedSends === undefined ? 0 : SENDS_KEY.byteLength + encodedSends.byteLength;
+  const out = new Uint8Array(1 + TYPE_AND_VALUE_KEY.byteLength + value.byteLength + tail);
+  out[0] = FIXMAP | (encodedSends === undefined ? 2 : 3);
+  let at = 1;
+  for (const part of [TYPE_AND_VALUE_KEY, value, ...(encodedSends === undefined ? [] : [SENDS_KEY, encodedSends])]) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
+}
+
+/**
+ * The states one shard holds for entities that have had no message since it started here. An entity's state
+ * leaves when the entity is created (its value decoded, `ctx.restored`) or when the shard stops (shipped on).
+ */
+export class HeldStates {
+  constructor(
+    private readonly states: Map<string, HeldState>,
+    /** A value that cannot be decoded at the entity's creation: the entity starts fresh. */
+    private readonly onUnreadable: (entityId: string, reason: string) => void,
+  ) {}
+
+  get size(): number {
+    return this.states.size;
+  }
+
+  /** Takes the entity's state out: its value, to give it as `ctx.restored`; undefined when it starts fresh. */
+  wake(entityId: string): { readonly value: unknown } | undefined {
+    const held = this.states.get(entityId);
+    if (held === undefined) return undefined;
+    this.states.delete(entityId);
+    if (held.value === undefined) return undefined;
+    const decoded = decodeValue(held.bytes.subarray(held.value.start, held.value.end));
+    if (decoded.ok) return { value: decoded.value };
+    this.onUnreadable(entityId, decoded.reason);
+    return undefined;
+  }
+
+  /** Takes every state still held out (the shard stops). */
+  drain(): Array<[string, HeldState]> {
+    const all = [...this.states];
+    this.states.clear();
+    return all;
+  }
+}
+
+/**
+ * Whether `bytes` from `start` to `end` encode the string `text`, whose usual encoding is `encoded`. Compared
+ * in place: a view per key of a thousand states costs more than the comparisons.
+ */
+function sameText(bytes: Uint8Array, start: number, end: number, encoded: Uint8Array, text: string): boolean {
+  if (end - start === encoded.byteLength) {
+    let i = 0;
+    while (i < encoded.byteLength && bytes[start + i] === encoded[i]) i++;
+    if (i === encoded.byteLength) return true;
+  }
+  // Another encoding of the same string (a str8 header) is still the same string.
+  const token = bytes[start];
+  if (token !== 0xd9 && token !== 0xda && token !== 0xdb) return false;
+  const decoded = decodeValue(bytes.subarray(start, end));
+  return decoded.ok && decoded.value === text;
+}
+
+const sameNumbers = (x: ReadonlyArray<number>, y: ReadonlyArray<number>): boolean =>
+  x.length === y.length && x.every((n, i) => n === y[i]);
+
+/** Whether two lists of processed sends are the same (a state whose sends did not change travels on as it came). */
+function sameSends(x: ReadonlyArray<ProcessedSends>, y: ReadonlyArray<ProcessedSends>): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) {
+    const a = x[i] as ProcessedSends;
+    const b = y[i] as ProcessedSends;
+    if (a.node !== b.node || a.incarnation !== b.incarnation) return false;
+    if (!sameNumbers(a.done, b.done) || !sameNumbers(a.failed, b.failed)) return false;
+  }
+  return true;
+}
+
+/**
+ * Walks msgpack headers without materialising values; throws on a header that runs past the end or a token
+ * the protocol does not speak. Every step reads at least one byte: the walk ends within the bytes' length.
+ */
+class Outline {
+  pos = 0;
+
+  constructor(private readonly bytes: Uint8Array) {}
+
+  /** The number of pairs of the map here, read past its header; undefined when no map is here. */
+  mapSize(): number | undefined {
+    const token = this.byte();
+    if (token >= 0x80 && token < 0x90) return token & 0x0f;
+    if (token === 0xde) return this.uint(2);
+    if (token === 0xdf) return this.uint(4);
+    return undefined;
+  }
+
+  /** Which of a state's keys is here (undefined for any other), read past. */
+  key(): (typeof KEYS)[number][0] | undefined {
+    const start = this.pos;
+    const end = this.skip();
+    // Short: a long key is none of ours, and is not decoded.
+    if (end - start > 16) return undefined;
+    for (const [key, encoded] of KEYS) if (sameText(this.bytes, start, end, encoded, key)) return key;
+    return undefined;
+  }
+
+  /** Reads past the value here, however nested; returns where it ends. */
+  skip(): number {
+    let left = 1;
+    while (left > 0) {
+      left--;
+      const token = this.byte();
+      if (token < 0x80 || token >= 0xe0 || token === 0xc0 || token === 0xc2 || token === 0xc3) continue;
+      if (token < 0x90) left += (token & 0x0f) * 2;
+      else if (token < 0xa0) left += token & 0x0f;
+      else if (token < 0xc0) this.advance(token & 0x1f);
+      else if (token === 0xdc || token === 0xdd) left += this.uint(token === 0xdc ? 2 : 4);
+      else if (token === 0xde || token === 0xdf) left += this.uint(token === 0xde ? 2 : 4) * 2;
+      else this.advance(payload(token, this));
+    }
+    return this.pos;
+  }
+
+  private byte(): number {
+    if (this.pos >= this.bytes.byteLength) throw new Error('truncated value');
+    return this.bytes[this.pos++] as number;
+  }
+
+  uint(size: 1 | 2 | 4): number {
+    this.advance(size);
+    let value = 0;
+    for (let at = this.pos - size; at < this.pos; at++) value = value * 256 + (this.bytes[at] as number);
+    return value;
+  }
+
+  private advance(n: number): void {
+    if (this.pos + n > this.bytes.byteLength) throw new Error('truncated value');
+    this.pos += n;
+  }
+}
+
+/** Bytes after the token (and its length prefix, read here) of a scalar, a string or a binary. */
+function payload(token: number, outline: { uint(size: 1 | 2 | 4): number }): number {
+  switch (token) {
+    case 0xcc:
+    case 0xd0:
+      return 1;
+    case 0xcd:
+    case 0xd1:
+    case 0xd4: // msgpackr's `undefined`: ext type and one byte (other extensions fail when the value is decoded)
+      return 2;
+    case 0xca:
+    case 0xce:
+    case 0xd2:
+      return 4;
+    case 0xcb:
+    case 0xcf:
+    case 0xd3:
+      return 8;
+    case 0xc4:
+    case 0xd9:
+      return outline.uint(1);
+    case 0xc5:
+    case 0xda:
+      return outline.uint(2);
+    case 0xc6:
+    case 0xdb:
+      return outline.uint(4);
+    default:
+      throw new Error(`unexpected msgpack token 0x${token.toString(16)}`);
+  }
+}

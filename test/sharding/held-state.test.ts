@@ -1,0 +1,179 @@
+// Lazy restore's pieces on their own: a state's outline read without decoding its value (hostile bytes refused
+// within their length), a held state woken once (decoded then, failures reported), a state never woken shipped
+// on as the very bytes it came in unless the sends it carries changed (spliced then, without decoding), and what
+// the snapshot outcomes count when.
+import { describe, expect, it } from 'vitest';
+import { encodeValue } from '../../src/cluster/message-codec.js';
+import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
+import { HeldStates, reshipState, skimState, type HeldState } from '../../src/sharding/region/held-state.js';
+import { packSnapshots, unpackState } from '../../src/sharding/region/shard-state.js';
+import { StateTransfer } from '../../src/sharding/region/state-transfer.js';
+import { silentLogger } from '../../src/logging.js';
+
+const LIMITS = { maxEntitySnapshotBytes: 100_000, stateChunkBytes: 50_000 };
+const SENDS: ProcessedSends[] = [{ node: 'sys@127.0.0.1:7001', incarnation: 5, done: [1, 4], failed: [4] }];
+
+/** One entity's bytes as an old host packs them. */
+function packed(value: unknown, sends?: ProcessedSends[]): Uint8Array {
+  const bySender = new Map(sends === undefined ? [] : [['e', sends]]);
+  const state = packSnapshots([{ entityId: 'e', ok: true, value }], LIMITS, bySender).chunks[0]?.[0]?.state;
+  if (state === undefined) throw new Error('nothing packed');
+  return state;
+}
+
+/** A state whose value is these bytes, whatever they are. */
+function withValue(value: number[]): Uint8Array {
+  const nil = encodeValue({ type: 'EntitySnapshot', value: null }).slice();
+  return Uint8Array.from([...nil.subarray(0, nil.byteLength - 1), ...value]);
+}
+
+function held(bytes: Uint8Array): HeldState {
+  const skimmed = skimState(bytes);
+  if (!skimmed.ok) throw new Error(skimmed.reason);
+  return skimmed.held;
+}
+
+describe('skimState', () => {
+  it('locates the value without decoding it and decodes the sends', () => {
+    const value = { n: 1, list: [1, 2, [3, { deep: 'x'.repeat(300) }]], bin: new Uint8Array([1, 2]) };
+    const state = held(packed(value, SENDS));
+    expect(state.sends).toEqual(SENDS);
+    // The value lies before the sends, and is exactly what the entity gets.
+    expect(state.value?.end).toBeLessThan(state.bytes.byteLength);
+    expect(new HeldStates(new Map([['e', state]]), () => {}).wake('e')).toEqual({ value });
+  });
+
+  it('refuses bytes that are no snapshot, truncated or lying about their size, within their length', () => {
+    const full = packed('v');
+    for (const bytes of [
+      new Uint8Array([0xc1]),
+      new Uint8Array([0x01]),
+      full.subarray(0, full.byteLength - 1),
+      encodeValue({ type: 'Other', value: 1 }).slice(),
+      encodeValue({ value: 1 }).slice(),
+      // A map claiming four billion pairs in six bytes.
+      new Uint8Array([0xdf, 0xff, 0xff, 0xff, 0xff, 0xa4]),
+      // A value claiming 65,535 items, none there.
+      withValue([0xdc, 0xff, 0xff]),
+    ])
+      expect(skimState(bytes).ok).toBe(false);
+    expect(skimState(encodeValue({ type: 'EntitySnapshot', sends: [{ node: 1 }] }).slice())).toEqual({
+      ok: false,
+      reason: 'malformed processed sends',
+    });
+  });
+
+  it('reads keys and the type however msgpack encodes the strings (str8 headers)', () => {
+    const str8 = (text: string): number[] => [0xd9, text.length, ...Buffer.from(text)];
+    const bytes = Uint8Array.from([0x82, ...str8('type'), ...str8('EntitySnapshot'), ...str8('value'), 0x07]);
+    expect(new HeldStates(new Map([['e', held(bytes)]]), () => {}).wake('e')).toEqual({ value: 7 });
+  });
+});
+
+describe('HeldStates', () => {
+  it('gives a state once, reports one whose value cannot be decoded, and drains what is left', () => {
+    // An extension type: its outline is fine, its decoding refused.
+    const bad = withValue([0xd4, 0x05, 0x00]);
+    const unreadable: string[] = [];
+    const states = new HeldStates(
+      new Map([
+        ['a', held(packed('A'))],
+        ['bad', held(bad)],
+        ['c', held(packed('C'))],
+      ]),
+      (entityId) => unreadable.push(entityId),
+    );
+    expect(states.wake('a')).toEqual({ value: 'A' });
+    expect(states.wake('a')).toBeUndefined();
+    expect(states.wake('bad')).toBeUndefined();
+    expect(unreadable).toEqual(['bad']);
+    expect(states.drain().map(([entityId]) => entityId)).toEqual(['c']);
+    expect(states.size).toBe(0);
+  });
+});
+
+describe('reshipState', () => {
+  it('ships the very bytes it received while the sends they carry are unchanged', () => {
+    const withSends = held(packed('v', SENDS));
+    expect(reshipState(withSends, SENDS)).toBe(withSends.bytes);
+    const without = held(packed('w'));
+    expect(reshipState(without, [])).toBe(without.bytes);
+  });
+
+  it('splices the value unchanged with the sends the dedup table kept now, or none', () => {
+    const value = { list: ['x'.repeat(200), 2] };
+    const state = held(packed(value, SENDS));
+    const later: ProcessedSends[] = [{ ...(SENDS[0] as ProcessedSends), done: [4, 9], failed: [4] }];
+    expect(unpackState(reshipState(state, later) as Uint8Array)).toEqual({
+      ok: true,
+      restored: true,
+      value,
+      sends: later,
+    });
+    expect(unpackState(reshipState(state, []) as Uint8Array)).toEqual({ ok: true, restored: true, value, sends: [] });
+    expect(unpackState(reshipState(held(packed(value)), later) as Uint8Array)).toMatchObject({ value, sends: later });
+  });
+
+  it('packSnapshots ships a held state on, counts it, and applies maxEntitySnapshotBytes to it', () => {
+    const state = held(packed('z'.repeat(2_000), SENDS));
+    const sends = new Map([['h', SENDS]]);
+    const shipped = packSnapshots([{ entityId: 'h', ok: true, held: state }], LIMITS, sends);
+    expect(shipped.values).toBe(1);
+    expect(shipped.chunks[0]?.[0]?.state).toBe(state.bytes);
+    const small = { ...LIMITS, maxEntitySnapshotBytes: 1_000 };
+    const refused = packSnapshots([{ entityId: 'h', ok: true, held: state }], small, sends);
+    expect(refused.refused.map((r) => r.outcome)).toEqual(['too_large']);
+    // The value stays behind; what the entity processed still travels.
+    expect(unpackState(refused.chunks[0]?.[0]?.state as Uint8Array)).toEqual({
+      ok: true,
+      restored: false,
+      value: undefined,
+      sends: SENDS,
+    });
+  });
+});
+
+describe('StateTransfer with held states', () => {
+  it("counts 'restored' when a state is accepted at the start, 'failed' again if its value cannot be decoded", () => {
+    const events: Array<[string, number]> = [];
+    const transfer = new StateTransfer({
+      typeName: 'T',
+      config: { ...LIMITS, maxHandOffStateBytes: 1_000_000 },
+      logger: silentLogger(),
+      events: { onEntitySnapshots: (_type, outcome, count) => void events.push([outcome, count]) },
+    });
+    const entities = [
+      { entityId: 'good', state: packed('G', SENDS) },
+      { entityId: 'bad-value', state: withValue([0xd4, 0x05, 0x00]) },
+      { entityId: 'garbage', state: new Uint8Array([0x93, 0x01]) },
+    ];
+    transfer.received({
+      type: 'RestoreShardState',
+      typeName: 'T',
+      shardId: 1,
+      transferId: 9,
+      part: 0,
+      parts: 1,
+      entities,
+    });
+    const restored = transfer.restore(1);
+    expect(events).toEqual([
+      ['restored', 2],
+      ['failed', 1],
+    ]);
+    expect([...(restored?.sends.keys() ?? [])]).toEqual(['good']);
+    expect(restored?.states.wake('bad-value')).toBeUndefined();
+    expect(transfer.outcomes).toMatchObject({ restored: 2, failed: 2 });
+    // The good one, never woken, goes on with the next hand-off as it came.
+    const held = (restored?.states.drain() ?? []).map(([entityId, state]) => ({
+      entityId,
+      ok: true as const,
+      held: state,
+    }));
+    // The dedup table gives back the sends it restored: the bytes go on unchanged.
+    const chunks = transfer.outgoing(1, 10, held, restored?.sends);
+    expect(chunks[0]?.entities.map((e) => e.entityId)).toEqual(['good']);
+    expect(chunks[0]?.entities[0]?.state).toBe(entities[0]?.state);
+    expect(transfer.outcomes.shipped).toBe(1);
+  });
+});
