@@ -23,57 +23,77 @@ export const DEFAULT_DECODE_LIMITS: DecodeConfig = {
   maxBinaryBytes: 16 * 1024 * 1024,
 };
 
+/** One header as `readHeader` read it: what follows it and where the next one starts. */
+interface Header {
+  /** Elements the header opens (array items, or map keys and values). */
+  items: number;
+  /** Payload bytes after the header (a scalar's, a string's or a binary's). */
+  skip: number;
+  sizeKind: 'str' | 'bin' | undefined;
+  /** Where the header's payload starts. */
+  pos: number;
+}
+
+/** Reads the header at `pos` into `out`; why not, when it is truncated or a token the protocol does not speak. */
+function readHeader(bytes: Uint8Array, view: DataView, pos: number, out: Header): string | undefined {
+  const end = bytes.byteLength;
+  if (pos >= end) return 'truncated value';
+  const token = view.getUint8(pos++);
+  out.items = 0;
+  out.skip = 0;
+  out.sizeKind = undefined;
+  if (token < 0x80 || token >= 0xe0) out.skip = 0;
+  else if (token < 0x90) out.items = (token & 0x0f) * 2;
+  else if (token < 0xa0) out.items = token & 0x0f;
+  else if (token < 0xc0) {
+    out.skip = token & 0x1f;
+    out.sizeKind = 'str';
+  } else {
+    const fixed = FIXED_SIZES[token];
+    if (fixed !== undefined) out.skip = fixed;
+    else if (token === 0xd4 && bytes[pos] === 0x00)
+      out.skip = 2; // msgpackr's `undefined`: ext type 0, one filler byte
+    else {
+      const prefix = LENGTH_PREFIX[token];
+      if (prefix === undefined) return describeToken(token, bytes, pos);
+      if (pos + prefix.size > end) return 'truncated header';
+      const { size } = prefix;
+      const n = size === 1 ? view.getUint8(pos) : size === 2 ? view.getUint16(pos) : view.getUint32(pos);
+      pos += size;
+      if (prefix.kind === 'array') out.items = n;
+      else if (prefix.kind === 'map') out.items = n * 2;
+      else {
+        out.skip = n;
+        out.sizeKind = prefix.kind;
+      }
+    }
+  }
+  out.pos = pos;
+  return undefined;
+}
+
+const viewOf = (bytes: Uint8Array): DataView => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
 /** Returns undefined when `bytes` is exactly one admissible value within `limits`, else why not. */
 export function scanMsgpack(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DECODE_LIMITS): string | undefined {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const view = viewOf(bytes);
   const end = bytes.byteLength;
+  const header: Header = { items: 0, skip: 0, sizeKind: undefined, pos: 0 };
   let pos = 0;
   let elements = 0;
   /** Items still to read in each open container, innermost last. */
   const open: number[] = [];
 
-  const need = (n: number): boolean => pos + n <= end;
-  const length = (size: 1 | 2 | 4): number => {
-    const value = size === 1 ? view.getUint8(pos) : size === 2 ? view.getUint16(pos) : view.getUint32(pos);
-    pos += size;
-    return value;
-  };
-
   for (;;) {
-    if (!need(1)) return 'truncated value';
-    const token = view.getUint8(pos++);
-    let items = 0;
-    let skip = 0;
-    let sizeKind: 'str' | 'bin' | undefined;
-    if (token < 0x80 || token >= 0xe0) skip = 0;
-    else if (token < 0x90) items = (token & 0x0f) * 2;
-    else if (token < 0xa0) items = token & 0x0f;
-    else if (token < 0xc0) {
-      skip = token & 0x1f;
-      sizeKind = 'str';
-    } else {
-      const fixed = FIXED_SIZES[token];
-      if (fixed !== undefined) skip = fixed;
-      else if (token === 0xd4 && bytes[pos] === 0x00)
-        skip = 2; // msgpackr's `undefined`: ext type 0, one filler byte
-      else {
-        const prefix = LENGTH_PREFIX[token];
-        if (prefix === undefined) return describeToken(token, bytes, pos);
-        if (!need(prefix.size)) return 'truncated header';
-        const n = length(prefix.size);
-        if (prefix.kind === 'array') items = n;
-        else if (prefix.kind === 'map') items = n * 2;
-        else {
-          skip = n;
-          sizeKind = prefix.kind;
-        }
-      }
-    }
+    const refused = readHeader(bytes, view, pos, header);
+    if (refused !== undefined) return refused;
+    const { items, skip, sizeKind } = header;
+    pos = header.pos;
     if (sizeKind === 'str' && skip > limits.maxStringBytes)
       return `string of ${skip} bytes exceeds ${limits.maxStringBytes}`;
     if (sizeKind === 'bin' && skip > limits.maxBinaryBytes)
       return `binary of ${skip} bytes exceeds ${limits.maxBinaryBytes}`;
-    if (!need(skip)) return 'truncated value';
+    if (pos + skip > end) return 'truncated value';
     pos += skip;
     if (items > 0) {
       elements += items;
@@ -96,6 +116,36 @@ export function scanMsgpack(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DE
     }
     if (open.length === 0) return pos === end ? undefined : 'trailing bytes after the value';
   }
+}
+
+/**
+ * Where the one value starting at `start` ends, its headers walked and nothing decoded (for reading a value's
+ * outline in place: a map's keys and where each value lies); why not, when it runs past the end or speaks a
+ * token the protocol does not. Every header takes a byte, so the walk is bounded by the bytes' length.
+ */
+export function msgpackValueEnd(bytes: Uint8Array, start: number): number | string {
+  const view = viewOf(bytes);
+  const header: Header = { items: 0, skip: 0, sizeKind: undefined, pos: 0 };
+  let pos = start;
+  let left = 1;
+  while (left > 0) {
+    left--;
+    const refused = readHeader(bytes, view, pos, header);
+    if (refused !== undefined) return refused;
+    pos = header.pos + header.skip;
+    if (pos > bytes.byteLength) return 'truncated value';
+    left += header.items;
+  }
+  return pos;
+}
+
+/** The pair count of the map whose header is at `start` and where its first key starts; undefined for no map. */
+export function msgpackMapHeader(bytes: Uint8Array, start: number): { pairs: number; next: number } | undefined {
+  const header: Header = { items: 0, skip: 0, sizeKind: undefined, pos: 0 };
+  const token = bytes[start];
+  const isMap = token !== undefined && ((token >= 0x80 && token < 0x90) || token === 0xde || token === 0xdf);
+  if (!isMap || readHeader(bytes, viewOf(bytes), start, header) !== undefined) return undefined;
+  return { pairs: header.items / 2, next: header.pos };
 }
 
 /** Payload bytes after the token of fixed-size types (nil, booleans, numbers, msgpackr's `undefined`). */

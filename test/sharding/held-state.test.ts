@@ -33,6 +33,9 @@ function held(bytes: Uint8Array): HeldState {
   return skimmed.held;
 }
 
+/** A value nested deeper than the decoder's budget (64): walkable, never decoded. */
+const TOO_DEEP = [...Array<number>(70).fill(0x91), 0x01];
+
 describe('skimState', () => {
   it('locates the value without decoding it and decodes the sends', () => {
     const value = { n: 1, list: [1, 2, [3, { deep: 'x'.repeat(300) }]], bin: new Uint8Array([1, 2]) };
@@ -72,8 +75,8 @@ describe('skimState', () => {
 
 describe('HeldStates', () => {
   it('gives a state once, reports one whose value cannot be decoded, and drains what is left', () => {
-    // An extension type: its outline is fine, its decoding refused.
-    const bad = withValue([0xd4, 0x05, 0x00]);
+    // Nested past the decoder's depth budget: its outline is fine, its decoding refused.
+    const bad = withValue(TOO_DEEP);
     const unreadable: string[] = [];
     const states = new HeldStates(
       new Map([
@@ -144,7 +147,7 @@ describe('StateTransfer with held states', () => {
     });
     const entities = [
       { entityId: 'good', state: packed('G', SENDS) },
-      { entityId: 'bad-value', state: withValue([0xd4, 0x05, 0x00]) },
+      { entityId: 'bad-value', state: withValue(TOO_DEEP) },
       { entityId: 'garbage', state: new Uint8Array([0x93, 0x01]) },
     ];
     transfer.received({

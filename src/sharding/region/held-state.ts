@@ -4,6 +4,7 @@
 // each state's outline is read (the keys of its map, where its value lies) and the sends it processed decoded:
 // those must be in the dedup table before any message is admitted, whichever entity it is for.
 import { decodeValue, encodeMessage, encodeValue } from '../../cluster/message-codec.js';
+import { msgpackMapHeader, msgpackValueEnd } from '../../cluster/msgpack-scan.js';
 import { parseProcessedSends, type ProcessedSends } from './dedup-table.js';
 
 /** The `type` of one entity's encoded state: `{ type, value?, sends? }` (shard-state.ts writes it). */
@@ -34,23 +35,24 @@ const FIXMAP = 0x80;
 
 /**
  * Reads a state's outline: its top-level keys, where its value lies (skipped over header by header, never
- * past the end: work bounded by the bytes' length), and its sends, decoded (message-codec.ts checks them
+ * past the end: work bounded by the bytes' length, msgpack-scan.ts), and its sends, decoded (message-codec.ts checks them
  * first). The value is checked when it is decoded, at its entity's creation. Not ok when the bytes are not a
  * snapshot.
  */
 export function skimState(bytes: Uint8Array): SkimmedState {
   try {
-    const reader = new Outline(bytes);
-    const pairs = reader.mapSize();
-    if (pairs === undefined) return { ok: false, reason: 'not an entity snapshot' };
+    const map = msgpackMapHeader(bytes, 0);
+    if (map === undefined) return { ok: false, reason: 'not an entity snapshot' };
     let isSnapshot = false;
     let value: HeldState['value'];
     let sendsRange: { start: number; end: number } | undefined;
+    let pos = map.next;
     // As msgpackr reads a map into an object: a later key wins, keys this code does not write are ignored.
-    for (let pair = 0; pair < pairs; pair++) {
-      const key = reader.key();
-      const start = reader.pos;
-      const end = reader.skip();
+    for (let pair = 0; pair < map.pairs; pair++) {
+      const start = valueEnd(bytes, pos);
+      const key = keyAt(bytes, pos, start);
+      const end = valueEnd(bytes, start);
+      pos = end;
       if (key === 'type') isSnapshot = sameText(bytes, start, end, SNAPSHOT_BYTES, SNAPSHOT);
       else if (key === 'value') value = { start, end };
       else if (key === 'sends') sendsRange = { start, end };
@@ -161,97 +163,16 @@ function sameSends(x: ReadonlyArray<ProcessedSends>, y: ReadonlyArray<ProcessedS
   return true;
 }
 
-/**
- * Walks msgpack headers without materialising values; throws on a header that runs past the end or a token
- * the protocol does not speak. Every step reads at least one byte: the walk ends within the bytes' length.
- */
-class Outline {
-  pos = 0;
-
-  constructor(private readonly bytes: Uint8Array) {}
-
-  /** The number of pairs of the map here, read past its header; undefined when no map is here. */
-  mapSize(): number | undefined {
-    const token = this.byte();
-    if (token >= 0x80 && token < 0x90) return token & 0x0f;
-    if (token === 0xde) return this.uint(2);
-    if (token === 0xdf) return this.uint(4);
-    return undefined;
-  }
-
-  /** Which of a state's keys is here (undefined for any other), read past. */
-  key(): (typeof KEYS)[number][0] | undefined {
-    const start = this.pos;
-    const end = this.skip();
-    // Short: a long key is none of ours, and is not decoded.
-    if (end - start > 16) return undefined;
-    for (const [key, encoded] of KEYS) if (sameText(this.bytes, start, end, encoded, key)) return key;
-    return undefined;
-  }
-
-  /** Reads past the value here, however nested; returns where it ends. */
-  skip(): number {
-    let left = 1;
-    while (left > 0) {
-      left--;
-      const token = this.byte();
-      if (token < 0x80 || token >= 0xe0 || token === 0xc0 || token === 0xc2 || token === 0xc3) continue;
-      if (token < 0x90) left += (token & 0x0f) * 2;
-      else if (token < 0xa0) left += token & 0x0f;
-      else if (token < 0xc0) this.advance(token & 0x1f);
-      else if (token === 0xdc || token === 0xdd) left += this.uint(token === 0xdc ? 2 : 4);
-      else if (token === 0xde || token === 0xdf) left += this.uint(token === 0xde ? 2 : 4) * 2;
-      else this.advance(payload(token, this));
-    }
-    return this.pos;
-  }
-
-  private byte(): number {
-    if (this.pos >= this.bytes.byteLength) throw new Error('truncated value');
-    return this.bytes[this.pos++] as number;
-  }
-
-  uint(size: 1 | 2 | 4): number {
-    this.advance(size);
-    let value = 0;
-    for (let at = this.pos - size; at < this.pos; at++) value = value * 256 + (this.bytes[at] as number);
-    return value;
-  }
-
-  private advance(n: number): void {
-    if (this.pos + n > this.bytes.byteLength) throw new Error('truncated value');
-    this.pos += n;
-  }
+/** Where the value at `pos` ends (msgpack-scan.ts walks its headers); throws when it runs past the end. */
+function valueEnd(bytes: Uint8Array, pos: number): number {
+  const end = msgpackValueEnd(bytes, pos);
+  if (typeof end === 'string') throw new Error(end);
+  return end;
 }
 
-/** Bytes after the token (and its length prefix, read here) of a scalar, a string or a binary. */
-function payload(token: number, outline: { uint(size: 1 | 2 | 4): number }): number {
-  switch (token) {
-    case 0xcc:
-    case 0xd0:
-      return 1;
-    case 0xcd:
-    case 0xd1:
-    case 0xd4: // msgpackr's `undefined`: ext type and one byte (other extensions fail when the value is decoded)
-      return 2;
-    case 0xca:
-    case 0xce:
-    case 0xd2:
-      return 4;
-    case 0xcb:
-    case 0xcf:
-    case 0xd3:
-      return 8;
-    case 0xc4:
-    case 0xd9:
-      return outline.uint(1);
-    case 0xc5:
-    case 0xda:
-      return outline.uint(2);
-    case 0xc6:
-    case 0xdb:
-      return outline.uint(4);
-    default:
-      throw new Error(`unexpected msgpack token 0x${token.toString(16)}`);
-  }
+/** Which of a state's keys lies from `start` to `end` (undefined for any other: a long key is none of ours). */
+function keyAt(bytes: Uint8Array, start: number, end: number): (typeof KEYS)[number][0] | undefined {
+  if (end - start > 16) return undefined;
+  for (const [key, encoded] of KEYS) if (sameText(bytes, start, end, encoded, key)) return key;
+  return undefined;
 }
