@@ -2,7 +2,8 @@
 // kept until released, bounded, sent again under a later HandOff's id; a coordinator releases a copy whose
 // shard has a home, waits while the shard moves or its state is in transit, and asks for a copy whose shard
 // has neither (the state it would have held was lost with a former coordinator). A region's word is taken
-// only from a registered region, and a shard claimed by a registration during that ask is not allocated again.
+// only from a registered region, a shard claimed by a registration during that ask is not allocated again, and a
+// HostShard with the state ahead of it is sent again only after a whole retry interval unanswered.
 import { describe, expect, it } from 'vitest';
 import { RetainedStates } from '../../src/sharding/region/retained-states.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
@@ -106,6 +107,33 @@ describe('the coordinator and a kept state', () => {
     expect(sent('ShardStateReleased')).toEqual([
       { to: B, message: { type: 'ShardStateReleased', typeName: 'T', shardId: 4, handOffId } },
     ]);
+  });
+
+  it('sends a HostShard, and the state ahead of it, again only once it went a whole retry interval unanswered', () => {
+    const { subject, sent, ctx, scheduler } = coordinator();
+    subject.handle(B, {
+      type: 'RegisterRegion',
+      typeName: 'T',
+      proxy: false,
+      shards: [],
+      stopping: [],
+      retained: [{ shardId: 4, handOffId: 77 }],
+    });
+    const [ask] = sent('HandOff');
+    if (ask?.message.type !== 'HandOff') throw new Error('no HandOff');
+    subject.handle(B, { ...chunk(4, ask.message.handOffId, 10), typeName: 'T' });
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId: ask.message.handOffId });
+    const to = ctx.take().find((s) => s.message.type === 'HostShard')?.to;
+    const resent = (): string[] =>
+      ctx
+        .take()
+        .filter((s) => s.to === to && (s.message.type === 'HostShard' || s.message.type === 'RestoreShardState'))
+        .map((s) => s.message.type);
+    // The first tick may come right after the HostShard: it waits.
+    scheduler.advance(100_000);
+    expect(resent()).toEqual([]);
+    scheduler.advance(100_000);
+    expect(resent()).toEqual(['RestoreShardState', 'HostShard']);
   });
 
   it('releases a copy whose shard has a home, and ignores one in transit, moving, or from no region', () => {

@@ -47,6 +47,8 @@ export class ShardCoordinator {
   private readonly send: (to: string, message: ShardingMessage) => void;
   private readonly timers: Cancellable[] = [];
   private rebalanceQueued = false;
+  /** Shards whose HostShard was unanswered at the last retry tick: only they are sent it again. */
+  private startsPendingAtLastTick = new Set<number>();
   private stopped = false;
   private rebalanceRounds = 0;
 
@@ -352,8 +354,13 @@ export class ShardCoordinator {
 
   private retry(): void {
     if (this.stopped) return;
-    for (const [shardId, region] of this.state.pendingStarts())
-      this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
+    // A HostShard gets one whole interval before it is sent again: one sent just before this tick is most
+    // likely in flight, and sending it again would send its shard's state twice.
+    const pending = this.state.pendingStarts();
+    for (const [shardId, region] of pending)
+      if (this.startsPendingAtLastTick.has(shardId))
+        this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
+    this.startsPendingAtLastTick = new Set(pending.map(([shardId]) => shardId));
     this.handOffs.resend();
     if (this.gate.isWarm) return;
     const unregistered = [...this.gate.expectedRegions()].filter((member) => !this.state.isRegistered(member));
