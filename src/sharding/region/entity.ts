@@ -40,6 +40,8 @@ export interface EntityContext {
   /**
    * What `snapshot()` returned on the entity's previous host, when its shard was handed off gracefully;
    * undefined for a fresh start (first start, a crash of the host, a snapshot over the bound or not encodable).
+   * A restored entity is created on its first message on the new host (like any entity), not when its shard
+   * starts there; until then its state waits there encoded, and moves on as it is with a further hand-off.
    */
   readonly restored?: unknown;
 }
