@@ -3,7 +3,6 @@
 // of each HostShard (one connection, so they arrive first). Bounded in bytes, oldest dropped first. Whatever
 // ends a held state (the start, a drop) releases the old host's copy of it (region/retained-states.ts);
 // a coordinator that stops releases nothing, so the next one asks the old host for what this one held.
-import { encodeMessageOnce } from '../../cluster/message-codec.js';
 import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { WireEntityState } from '../protocol/state-messages.js';
@@ -79,8 +78,9 @@ export class HandOffStates {
       parts,
       entities,
     };
-    // Encoded once now, for its size; the send to the new home reuses these bytes.
-    const size = encodeMessageOnce(restore).byteLength;
+    // Its entities' bytes, not an encoding of it: a new home on this node takes the chunk as it is, and a
+    // remote one encodes it when it is sent.
+    const size = stateBytes(entities);
     held.chunks.set(part, restore);
     held.bytes += size;
     this.total += size;
@@ -133,6 +133,12 @@ export class HandOffStates {
     if (lost) this.port.lost(countEntities(held.chunks.values()));
     this.port.release(held.source, shardId, held.handOffId);
   }
+}
+
+function stateBytes(entities: ReadonlyArray<WireEntityState>): number {
+  let bytes = 0;
+  for (const { entityId, state } of entities) bytes += entityId.length + state.byteLength;
+  return bytes;
 }
 
 function countEntities(chunks: Iterable<{ readonly entities: ReadonlyArray<WireEntityState> }>): number {
