@@ -5,7 +5,7 @@ import { silentLogger } from '../../src/logging.js';
 import type { CoordinatorEvents } from '../../src/sharding/coordinator/settings.js';
 import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { FakeContext, ManualScheduler, address, member } from './coordinator-fakes.js';
+import { FakeContext, ManualScheduler, address, member, registration } from './coordinator-fakes.js';
 
 const A = address(1);
 const B = address(2);
@@ -30,7 +30,7 @@ function coordinator(members = [member(1), member(2)], config = {}, events: Coor
 }
 
 function register(subject: ShardCoordinator, from: string, shards: number[] = []): void {
-  subject.handle(from, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards, stopping: [], retained: [] });
+  subject.handle(from, registration(shards));
 }
 
 describe('ShardCoordinator (dispatch)', () => {

@@ -7,7 +7,7 @@ import { EarlyRegistrations, MAX_EARLY_REGISTRATIONS } from '../../src/sharding/
 import { memberMap } from '../../src/sharding/coordinator/membership.js';
 import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { FakeContext, ManualScheduler, address, member } from './coordinator-fakes.js';
+import { FakeContext, ManualScheduler, address, member, registration } from './coordinator-fakes.js';
 
 const [A, B, C] = [address(1), address(2), address(3)];
 
@@ -24,15 +24,7 @@ function coordinator() {
     new ManualScheduler(),
   );
   subject.start();
-  for (const from of [A, B])
-    subject.handle(from, {
-      type: 'RegisterRegion',
-      typeName: 'T',
-      proxy: false,
-      shards: [],
-      stopping: [],
-      retained: [],
-    });
+  for (const from of [A, B]) subject.handle(from, registration());
   ctx.take();
   return { subject, ctx };
 }
@@ -40,13 +32,13 @@ function coordinator() {
 describe('registrations that arrive before the join', () => {
   it('asks the new member to register again the moment the membership lists it, then accepts it', () => {
     const { subject, ctx } = coordinator();
-    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [], retained: [] });
+    subject.handle(C, registration());
     expect(ctx.take()).toEqual([]);
 
     ctx.members = [...ctx.members, member(3)];
     subject.onMembershipChange();
     expect(ctx.take()).toEqual([{ to: C, message: { type: 'RegisterRequired', typeName: 'T' } }]);
-    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [], retained: [] });
+    subject.handle(C, registration());
     expect(ctx.take()).toContainEqual({ to: C, message: { type: 'RegisterAck', typeName: 'T' } });
     expect(subject.stats().regions).toBe(3);
 
@@ -58,7 +50,7 @@ describe('registrations that arrive before the join', () => {
   it('does not remember a member that is down or removed', () => {
     const { subject, ctx } = coordinator();
     ctx.members = [...ctx.members, member(3, 'down')];
-    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [], retained: [] });
+    subject.handle(C, registration());
     ctx.members = [member(1), member(2), member(3)];
     subject.onMembershipChange();
     expect(ctx.take().filter((sent) => sent.to === C)).toEqual([]);

@@ -40,6 +40,14 @@ export function makeHandOff(
   });
 }
 
+/** A RegisterRegion of type 'T' hosting `shards`, stopping and keeping nothing unless `extra` says otherwise. */
+export function registration(
+  shards: number[] = [],
+  extra: { stopping?: number[]; retained?: Array<{ shardId: number; handOffId: number }> } = {},
+): Extract<ShardingMessage, { type: 'RegisterRegion' }> {
+  return { type: 'RegisterRegion', typeName: 'T', proxy: false, shards, stopping: [], retained: [], ...extra };
+}
+
 export interface Sent {
   readonly to: string;
   readonly message: ShardingMessage;
@@ -97,15 +105,7 @@ export function startedCoordinator(
     scheduler,
   );
   subject.start();
-  for (const m of members.filter((x) => !isGone(x.status)))
-    subject.handle(m.address.toString(), {
-      type: 'RegisterRegion',
-      typeName: 'T',
-      proxy: false,
-      shards: [],
-      stopping: [],
-      retained: [],
-    });
+  for (const m of members.filter((x) => !isGone(x.status))) subject.handle(m.address.toString(), registration());
   ctx.take();
   return { subject, ctx, scheduler };
 }

@@ -4,7 +4,14 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { ManualScheduler, address, member, startedCoordinator, type FakeContext } from './coordinator-fakes.js';
+import {
+  ManualScheduler,
+  address,
+  member,
+  registration,
+  startedCoordinator,
+  type FakeContext,
+} from './coordinator-fakes.js';
 
 const A = address(1);
 const B = address(2);
@@ -72,7 +79,7 @@ describe('ShardCoordinator: no home now', () => {
     // A new node that the rule allows registers: allocated there and announced to every region.
     ctx.members = [member(1), member(2), member(3)];
     strategy.allowed.add(C);
-    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [], retained: [] });
+    subject.handle(C, registration());
     expect(homes(ctx)).toEqual([
       [C, 'HostShard', 4],
       [A, 'ShardHome', 4],

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { testAddress } from '../support/members.js';
 import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
 import * as strategies from '../../src/sharding/strategies/index.js';
-import { address, member, startedCoordinator, type FakeContext } from './coordinator-fakes.js';
+import { address, member, registration, startedCoordinator, type FakeContext } from './coordinator-fakes.js';
 
 const A = address(1);
 const B = address(2);
@@ -26,22 +26,8 @@ function coordinator(config: { downRemovalMarginMs: number; handOffTimeoutMs?: n
     { strategy, cordons },
   );
   // B hosts shards 1, 2 and 3 (started there before this coordinator's time); C hosts 4.
-  started.subject.handle(B, {
-    type: 'RegisterRegion',
-    typeName: 'T',
-    proxy: false,
-    shards: [1, 2, 3],
-    stopping: [],
-    retained: [],
-  });
-  started.subject.handle(C, {
-    type: 'RegisterRegion',
-    typeName: 'T',
-    proxy: false,
-    shards: [4],
-    stopping: [],
-    retained: [],
-  });
+  started.subject.handle(B, registration([1, 2, 3]));
+  started.subject.handle(C, registration([4]));
   started.ctx.take();
   return { ...started, down: () => (started.ctx.members = [member(1), member(2, 'down'), member(3), member(4)]) };
 }
@@ -102,7 +88,7 @@ describe("ShardCoordinator: a removed member's shards", () => {
     expect(homes(ctx)).toEqual([]);
     // The unreachable member registers: the gate opens, and each held shard is allocated and announced to all.
     ctx.members[4] = member(5);
-    subject.handle(E, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [], stopping: [], retained: [] });
+    subject.handle(E, registration());
     const sent = homes(ctx);
     for (const shardId of [1, 2, 3]) {
       const host = sent.filter(([, type, id]) => type === 'HostShard' && id === shardId).map(([to]) => to);

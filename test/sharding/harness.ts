@@ -94,6 +94,24 @@ export const settle: <T>(promise: Promise<T>, maxMs?: number) => Promise<T> = se
 /** Lets queued deliveries and retries run for `ms` of fake time. */
 export const run: (ms: number) => Promise<void> = runFor;
 
+/**
+ * A graceful move of a shard of `Counter`: `retarget` points the test's strategy at `to`, `via` asks for the
+ * rebalance, and it waits until the shard runs on `to` and no longer on `from`.
+ */
+export async function moveShard(
+  move: { readonly via: TestNode; readonly shardId: number; readonly from: TestNode; readonly to: TestNode },
+  retarget: (to: TestNode) => void,
+): Promise<void> {
+  const { via, shardId, from, to } = move;
+  retarget(to);
+  await settle(via.sharding.rebalanceNow('Counter', [shardId]));
+  await eventually(
+    () =>
+      to.sharding.localShards('Counter').includes(shardId) && !from.sharding.localShards('Counter').includes(shardId),
+    `shard ${shardId} on ${to.key}`,
+  );
+}
+
 /** The first entity id `${prefix}N` that falls into `shardId`. */
 export function entityInShard(shardId: number, numberOfShards: number, prefix = 'e'): string {
   for (let i = 0; i < 1_000_000; i++) {

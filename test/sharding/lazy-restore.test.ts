@@ -4,7 +4,15 @@
 import { describe, expect, it } from 'vitest';
 import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
-import { TestCluster, entityInShard, eventually, pinTo, settle, useTestClusters } from './harness.js';
+import {
+  TestCluster,
+  entityInShard,
+  eventually,
+  moveShard as move,
+  pinTo,
+  settle,
+  useTestClusters,
+} from './harness.js';
 import type { TestNode } from './harness.js';
 
 const SHARDS = 10;
@@ -27,15 +35,8 @@ describe('lazy restore of handed-over entity state', () => {
     return nodes;
   }
 
-  async function moveShard(via: TestNode, shardId: number, to: TestNode, from: TestNode): Promise<void> {
-    target = () => to.key;
-    await settle(via.sharding.rebalanceNow('Counter', [shardId]));
-    await eventually(
-      () =>
-        to.sharding.localShards('Counter').includes(shardId) && !from.sharding.localShards('Counter').includes(shardId),
-      `shard ${shardId} on ${to.key}`,
-    );
-  }
+  const moveShard = (via: TestNode, shardId: number, to: TestNode, from: TestNode): Promise<void> =>
+    move({ via, shardId, from, to }, (node) => (target = () => node.key));
 
   const region = (node: TestNode) => node.sharding.stats().types['Counter']?.region;
   const increment = (via: TestNode, id: string) =>

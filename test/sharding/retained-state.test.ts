@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { RetainedStates } from '../../src/sharding/region/retained-states.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
-import { address, member, startedCoordinator } from './coordinator-fakes.js';
+import { address, member, registration, startedCoordinator, type Sent } from './coordinator-fakes.js';
 
 type Chunk = Extract<ShardingMessage, { type: 'ShardStateChunk' }>;
 
@@ -78,67 +78,60 @@ describe('the coordinator and a kept state', () => {
     return { ...started, sent };
   }
 
-  it('asks a registering region for a state whose shard has no home, and allocates the shard once it is here', () => {
-    const { subject, sent, ctx } = coordinator();
-    subject.handle(B, {
-      type: 'RegisterRegion',
-      typeName: 'T',
-      proxy: false,
-      shards: [],
-      stopping: [],
-      retained: [{ shardId: 4, handOffId: 77 }],
-    });
-    const [ask] = sent('HandOff');
+  /** B registers keeping shard 4's state; the HandOff it is asked with. */
+  function askedForKeptState(started: ReturnType<typeof coordinator>): number {
+    started.subject.handle(B, registration([], { retained: [{ shardId: 4, handOffId: 77 }] }));
+    const [ask] = started.sent('HandOff');
     expect(ask?.to).toBe(B);
     if (ask?.message.type !== 'HandOff') throw new Error('no HandOff');
-    const { handOffId } = ask.message;
+    return ask.message.handOffId;
+  }
+
+  /** B answers the HandOff with the kept chunk and ShardStopped; what the coordinator sent then, and to whom. */
+  function keptStateSent(started: ReturnType<typeof coordinator>, handOffId: number): { hosted: Sent[]; to: string } {
+    started.subject.handle(B, { ...chunk(4, handOffId, 10), typeName: 'T' });
+    started.subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId });
+    const hosted = started.ctx.take();
+    const to = hosted.find((s) => s.message.type === 'HostShard')?.to;
+    if (to === undefined) throw new Error('no HostShard');
+    return { hosted, to };
+  }
+
+  it('asks a registering region for a state whose shard has no home, and allocates the shard once it is here', () => {
+    const started = coordinator();
+    const { subject, sent, ctx } = started;
+    const handOffId = askedForKeptState(started);
     // Until the state is here the shard is not allocated: a request for it waits.
     subject.handle(C, { type: 'GetShardHome', typeName: 'T', shardId: 4 });
     expect(ctx.take().filter((s) => s.message.type === 'HostShard')).toEqual([]);
-    subject.handle(B, { ...chunk(4, handOffId, 10), typeName: 'T' });
-    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId });
-    const hosted = ctx.take();
-    const to = hosted.find((s) => s.message.type === 'HostShard')?.to;
-    expect(to).toBeDefined();
+    const { hosted, to } = keptStateSent(started, handOffId);
     // The state goes to the new home ahead of its HostShard; its start releases B's copy.
     const types = hosted.filter((s) => s.to === to).map((s) => s.message.type);
     expect(types.indexOf('RestoreShardState')).toBeLessThan(types.indexOf('HostShard'));
-    subject.handle(to as string, { type: 'ShardStarted', typeName: 'T', shardId: 4 });
+    subject.handle(to, { type: 'ShardStarted', typeName: 'T', shardId: 4 });
     expect(sent('ShardStateReleased')).toEqual([
       { to: B, message: { type: 'ShardStateReleased', typeName: 'T', shardId: 4, handOffId } },
     ]);
   });
 
   it('sends a HostShard, and the state ahead of it, again only once it went a whole retry interval unanswered', () => {
-    const { subject, sent, ctx, scheduler } = coordinator();
-    subject.handle(B, {
-      type: 'RegisterRegion',
-      typeName: 'T',
-      proxy: false,
-      shards: [],
-      stopping: [],
-      retained: [{ shardId: 4, handOffId: 77 }],
-    });
-    const [ask] = sent('HandOff');
-    if (ask?.message.type !== 'HandOff') throw new Error('no HandOff');
-    subject.handle(B, { ...chunk(4, ask.message.handOffId, 10), typeName: 'T' });
-    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId: ask.message.handOffId });
-    const to = ctx.take().find((s) => s.message.type === 'HostShard')?.to;
+    const started = coordinator();
+    const { to } = keptStateSent(started, askedForKeptState(started));
     const resent = (): string[] =>
-      ctx
+      started.ctx
         .take()
         .filter((s) => s.to === to && (s.message.type === 'HostShard' || s.message.type === 'RestoreShardState'))
         .map((s) => s.message.type);
     // The first tick may come right after the HostShard: it waits.
-    scheduler.advance(100_000);
+    started.scheduler.advance(100_000);
     expect(resent()).toEqual([]);
-    scheduler.advance(100_000);
+    started.scheduler.advance(100_000);
     expect(resent()).toEqual(['RestoreShardState', 'HostShard']);
   });
 
   it('releases a copy whose shard has a home, and ignores one in transit, moving, or from no region', () => {
     const { subject, sent, ctx } = coordinator();
-    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [5], stopping: [], retained: [] });
+    subject.handle(C, registration([5]));
     ctx.take();
     subject.handle(B, { type: 'ShardStateHeld', typeName: 'T', shardId: 5, handOffId: 3 });
     expect(sent('ShardStateReleased')).toEqual([
@@ -163,7 +156,7 @@ describe('the coordinator and a kept state', () => {
     const [ask] = sent('HandOff');
     if (ask?.message.type !== 'HandOff') throw new Error('no HandOff');
     // C started the shard from the former coordinator's HostShard and says so now.
-    subject.handle(C, { type: 'RegisterRegion', typeName: 'T', proxy: false, shards: [7], stopping: [], retained: [] });
+    subject.handle(C, registration([7]));
     subject.handle(B, { ...chunk(7, ask.message.handOffId, 10), typeName: 'T' });
     subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 7, handOffId: ask.message.handOffId });
     const after = ctx.take();

@@ -7,7 +7,16 @@ import { describe, expect, it } from 'vitest';
 import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
-import { TestCluster, entityInShard, eventually, pinTo, run, settle, useTestClusters } from './harness.js';
+import {
+  TestCluster,
+  entityInShard,
+  eventually,
+  moveShard as move,
+  pinTo,
+  run,
+  settle,
+  useTestClusters,
+} from './harness.js';
 import type { TestNode } from './harness.js';
 
 const SHARDS = 10;
@@ -57,15 +66,8 @@ describe('entity state across a graceful hand-off', () => {
     return { a, b, c, sent };
   }
 
-  async function moveShard(via: TestNode, shardId: number, to: TestNode, from: TestNode): Promise<void> {
-    target = () => to.key;
-    await settle(via.sharding.rebalanceNow('Counter', [shardId]));
-    await eventually(
-      () =>
-        to.sharding.localShards('Counter').includes(shardId) && !from.sharding.localShards('Counter').includes(shardId),
-      `shard ${shardId} on ${to.key}`,
-    );
-  }
+  const moveShard = (via: TestNode, shardId: number, to: TestNode, from: TestNode): Promise<void> =>
+    move({ via, shardId, from, to }, (node) => (target = () => node.key));
 
   it('keeps every Counter value through rebalanceNow and a graceful leave', async () => {
     const { a, b, c } = start(counterBehavior);
