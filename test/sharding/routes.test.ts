@@ -79,6 +79,7 @@ const SAMPLES = {
   GracefulShutdownAck: { type: 'GracefulShutdownAck', typeName: 'T' },
   EntityEnvelope: { type: 'EntityEnvelope', typeName: 'T', shardId: 1, entityId: 'e', payload: 1, hops: 0 },
   EntityReply: { type: 'EntityReply', askId: 1, ok: true, value: 2 },
+  EntityReplies: { type: 'EntityReplies', askIds: [1, 2] },
   GetShardLocations: { type: 'GetShardLocations', typeName: 'T', requestId: 1 },
   ShardLocations: { type: 'ShardLocations', typeName: 'T', requestId: 1, regions: [], handingOff: [] },
   RebalanceNow: { type: 'RebalanceNow', typeName: 'T', requestId: 1, shardIds: [1] },
@@ -144,12 +145,15 @@ const SAMPLES = {
 const DRAIN_TYPES = { DrainRegion: 'coordinator', DrainStarted: 'requester' } as const;
 // Entity state of a graceful hand-off (issue 23): old host to coordinator, coordinator to new host.
 const STATE_TYPES = { ShardStateChunk: 'coordinator', RestoreShardState: 'region', ShardStoppedAck: 'region' } as const;
+// Many answers without a value (sends' acknowledgements) in one frame, to the asker.
+const REPLIES_TYPES = { EntityReplies: 'asker' } as const;
 const ALL_TYPES = [
   ...OLD_TYPES,
   ...INSIGHT_REQUESTS,
   ...INSIGHT_ANSWERS,
   ...Object.keys(DRAIN_TYPES),
   ...Object.keys(STATE_TYPES),
+  ...Object.keys(REPLIES_TYPES),
 ];
 
 const sorted = (values: Iterable<string>): string[] => [...values].sort();
@@ -172,7 +176,7 @@ describe('SHARDING_ROUTES', () => {
     expect(sorted(typesRoutedTo('coordinator'))).toEqual(
       sorted([...OLD_COORDINATOR_BOUND, ...INSIGHT_REQUESTS, 'DrainRegion', 'ShardStateChunk']),
     );
-    expect(sorted(typesRoutedTo('asker'))).toEqual(['EntityReply']);
+    expect(sorted(typesRoutedTo('asker'))).toEqual(['EntityReplies', 'EntityReply']);
     expect(sorted(typesRoutedTo('requester'))).toEqual(
       sorted(['DrainStarted', 'RebalanceNowResult', 'RebalanceRequested', 'ShardLocations', ...INSIGHT_ANSWERS]),
     );
