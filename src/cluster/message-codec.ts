@@ -47,8 +47,12 @@ export function encodeMessage<M extends WireMessage>(message: M): Uint8Array {
 
 interface Encoding {
   readonly bytes: Uint8Array;
-  /** Registries whose parse accepted `bytes`: that cannot change, since a registered family is never replaced. */
-  readonly parsedBy: WeakSet<FamilyRegistry>;
+  /**
+   * Registries whose parse accepted `bytes`: that cannot change, since a registered family is never replaced.
+   * Made at the first check: only the in-memory network checks, and one set per message cost a TCP send more
+   * than its encoding.
+   */
+  parsedBy: WeakSet<FamilyRegistry> | undefined;
 }
 
 /** By message object: sending the same (immutable) object again reuses its bytes. Weak: entries go with messages. */
@@ -94,10 +98,10 @@ export type CheckedEncoding = { readonly ok: true; readonly bytes: Uint8Array } 
  */
 export function encodeCheckedMessage<M extends WireMessage>(message: M, registry: FamilyRegistry): CheckedEncoding {
   const encoding = encodingOf(message);
-  if (encoding.parsedBy.has(registry)) return { ok: true, bytes: encoding.bytes };
+  if (encoding.parsedBy?.has(registry) === true) return { ok: true, bytes: encoding.bytes };
   counters.checks++;
   if (decodeMessage(encoding.bytes, registry) === undefined) return { ok: false };
-  encoding.parsedBy.add(registry);
+  (encoding.parsedBy ??= new WeakSet()).add(registry);
   return { ok: true, bytes: encoding.bytes };
 }
 
@@ -109,7 +113,7 @@ function encodingOf(message: WireMessage): Encoding {
     counters.reused++;
     return known;
   }
-  const encoding: Encoding = { bytes: encodeMessage(message), parsedBy: new WeakSet() };
+  const encoding: Encoding = { bytes: encodeMessage(message), parsedBy: undefined };
   if (cacheable) encodings.set(message, encoding);
   return encoding;
 }
