@@ -7,7 +7,7 @@ import { shardIdFor, type ShardIdFunction } from '../shard-id.js';
 import type { AskOptions, EntityOutcome, EntityRef, SendOptions } from './entity.js';
 import { PendingAsks } from './pending-asks.js';
 import { askAtMostOnce, sendReliably, type SendContext } from './reliable-send.js';
-import { ReplyCoalescer, type Defer } from './reply-coalescer.js';
+import { ReplyCoalescer } from './reply-coalescer.js';
 import type { ShardRegion } from './shard-region.js';
 
 export interface EntityRefsOptions {
@@ -19,8 +19,6 @@ export interface EntityRefsOptions {
   readonly requireRunning: () => void;
   /** A send passed its deadline; `delivered` as the error says. */
   readonly onSendTimeout?: (typeName: string, delivered: boolean) => void;
-  /** When coalesced answers leave (reply-coalescer.ts); after this turn of the event loop unless given. */
-  readonly deferReplies?: Defer;
 }
 
 /** What a reference needs of its type: its name, shard count and region. */
@@ -37,7 +35,7 @@ export class EntityRefs {
   private readonly replies: ReplyCoalescer;
 
   constructor(private readonly options: EntityRefsOptions) {
-    this.replies = new ReplyCoalescer(options.send, options.deferReplies);
+    this.replies = new ReplyCoalescer(options.send);
     this.context = {
       asks: this.asks,
       selfKey: options.selfKey,
