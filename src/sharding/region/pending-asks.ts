@@ -35,12 +35,14 @@ interface PendingAsk {
 }
 
 /**
- * One timer for the asks opened with one timeout in one turn of the event loop (until its microtasks ran):
- * a timer per ask was a tenth of a local send. Node starts a timer at the time its loop turn began, so the
- * asks of the turn share that start anyway.
+ * One timer for the asks opened with one timeout within one millisecond of the clock (Date.now, which fake
+ * timers move too): a timer per ask was a tenth of a local send. The later asks of that millisecond may time
+ * out up to a millisecond early, as Node's own timers may, which start at a whole millisecond.
  */
 interface Deadline {
   readonly timeoutMs: number;
+  /** Date.now() when its timer started. */
+  readonly startedAt: number;
   readonly ids: number[];
   /** Asks of `ids` still waiting; the timer is cleared when none is. */
   waiting: number;
@@ -61,7 +63,7 @@ const NOT_ANSWERED: AskEnd = { answered: false };
 
 export class PendingAsks {
   private readonly pending = new Map<number, PendingAsk>();
-  /** The deadlines asks opened in this turn join, by timeout; emptied once the turn's microtasks ran. */
+  /** The latest deadline of each timeout while some ask of it waits: asks opened in its millisecond join it. */
   private readonly joinable = new Map<number, Deadline>();
   private nextId = 1;
   private timedOutCount = 0;
@@ -131,13 +133,12 @@ export class PendingAsks {
     }
   }
 
-  /** The deadline the asks of this turn with `timeoutMs` share, its timer started now when it is the first. */
+  /** The deadline of this millisecond for `timeoutMs`, its timer started now when it is the first. */
   private deadlineFor(timeoutMs: number): Deadline {
+    const now = Date.now();
     const joinable = this.joinable.get(timeoutMs);
-    if (joinable !== undefined) return joinable;
-    // The turn ends once its microtasks ran: later asks start later, so they get deadlines of their own.
-    if (this.joinable.size === 0) queueMicrotask(() => this.joinable.clear());
-    const deadline: Deadline = { timeoutMs, ids: [], waiting: 0, timer: undefined };
+    if (joinable !== undefined && joinable.startedAt === now) return joinable;
+    const deadline: Deadline = { timeoutMs, startedAt: now, ids: [], waiting: 0, timer: undefined };
     deadline.timer = setTimeout(() => this.expire(deadline), timeoutMs);
     this.joinable.set(timeoutMs, deadline);
     return deadline;
@@ -146,11 +147,16 @@ export class PendingAsks {
   private release(deadline: Deadline): void {
     if (--deadline.waiting > 0) return;
     clearTimeout(deadline.timer);
-    // A later ask of this turn starts a timer of its own.
+    this.forget(deadline);
+  }
+
+  /** A deadline with no ask waiting, or past, is joined no more: a later ask starts a timer of its own. */
+  private forget(deadline: Deadline): void {
     if (this.joinable.get(deadline.timeoutMs) === deadline) this.joinable.delete(deadline.timeoutMs);
   }
 
   private expire(deadline: Deadline): void {
+    this.forget(deadline);
     for (const id of deadline.ids) {
       const ask = this.pending.get(id);
       if (ask === undefined || ask.deadline !== deadline) continue;
