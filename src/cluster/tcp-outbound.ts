@@ -126,6 +126,9 @@ export class OutboundPeer {
   stop(): void {
     this.state = 'stopped';
     this.clearTimer();
+    // Frames of this tick still corked are handed to the kernel first, as they were before there was a cork: a
+    // message sent just before the transport closes still leaves.
+    if (this.socket !== undefined) this.uncork(this.socket);
     this.socket?.destroy();
     this.socket = undefined;
     this.queue = [];
