@@ -5,7 +5,9 @@
 // Messages are immutable values: once a message object has been handed to a transport nobody changes it, so
 // its encoding is computed once per object (`encodeMessageOnce`) and reused when the same object is sent again
 // (one gossip state goes to many peers). The cached bytes never reach a receiver: every delivery decodes them
-// into fresh objects (and msgpackr copies binary fields out of them), and frames copy them.
+// into fresh objects (and msgpackr copies binary fields out of them), and frames copy them. A small message is
+// kept by the codec only while it is among the last few sent: most are sent once, and a weak map entry each
+// made the garbage collector promote them (it cost a small message twice its encoding).
 import { Packr } from 'msgpackr';
 import { ActorTsError } from '../errors.js';
 import { describeValue } from '../logging.js';
@@ -47,12 +49,27 @@ export function encodeMessage<M extends WireMessage>(message: M): Uint8Array {
 
 interface Encoding {
   readonly bytes: Uint8Array;
-  /** Registries whose parse accepted `bytes`: that cannot change, since a registered family is never replaced. */
-  readonly parsedBy: WeakSet<FamilyRegistry>;
+  /**
+   * Registries whose parse accepted `bytes`: that cannot change, since a registered family is never replaced.
+   * Made at the first check: only the in-memory network checks, and one set per message cost a TCP send more
+   * than its encoding.
+   */
+  parsedBy: WeakSet<FamilyRegistry> | undefined;
 }
 
-/** By message object: sending the same (immutable) object again reuses its bytes. Weak: entries go with messages. */
+/**
+ * By message object: sending the same (immutable) object again reuses its bytes. Weak: entries go with messages.
+ * Holds a large encoding from its first send, a small one from its second (found among the recent ones).
+ */
 const encodings = new WeakMap<WireMessage, Encoding>();
+
+/** Encodings up to this size wait among the recent ones before the weak map takes them. */
+const SMALL_ENCODING_BYTES = 4096;
+/** How many small encodings are kept strongly, the latest ones: a broadcast sends one object in a row. */
+const RECENT = 8;
+const recentMessages: Array<WireMessage | undefined> = new Array<WireMessage | undefined>(RECENT).fill(undefined);
+const recentEncodings: Array<Encoding | undefined> = new Array<Encoding | undefined>(RECENT).fill(undefined);
+let nextRecent = 0;
 
 interface MutableCodecStats {
   encodes: number;
@@ -77,8 +94,9 @@ export function messageCodecStats(): MessageCodecStats {
 }
 
 /**
- * The bytes of `message`, encoded at most once per message object (see the file header: messages are
- * immutable). The bytes are shared by every send of the object: callers must not modify them. Throws
+ * The bytes of `message`, encoded once per message object that is sent again (see the file header: messages
+ * are immutable), unless it is small and its next send comes after RECENT other messages' (then it is encoded
+ * again). The bytes are shared by every send of the object: callers must not modify them. Throws
  * `malformed_message` (every time, nothing is cached) when the message cannot be encoded.
  */
 export function encodeMessageOnce<M extends WireMessage>(message: M): Uint8Array {
@@ -94,24 +112,42 @@ export type CheckedEncoding = { readonly ok: true; readonly bytes: Uint8Array } 
  */
 export function encodeCheckedMessage<M extends WireMessage>(message: M, registry: FamilyRegistry): CheckedEncoding {
   const encoding = encodingOf(message);
-  if (encoding.parsedBy.has(registry)) return { ok: true, bytes: encoding.bytes };
+  if (encoding.parsedBy?.has(registry) === true) return { ok: true, bytes: encoding.bytes };
   counters.checks++;
   if (decodeMessage(encoding.bytes, registry) === undefined) return { ok: false };
-  encoding.parsedBy.add(registry);
+  (encoding.parsedBy ??= new WeakSet()).add(registry);
   return { ok: true, bytes: encoding.bytes };
 }
 
 function encodingOf(message: WireMessage): Encoding {
   // Only objects can key a WeakMap; a non-object "message" is still encoded (and refused by any parse).
   const cacheable = typeof message === 'object' && message !== null;
-  const known = cacheable ? encodings.get(message) : undefined;
+  const known = cacheable ? (recentEncoding(message) ?? encodings.get(message)) : undefined;
   if (known !== undefined) {
     counters.reused++;
     return known;
   }
-  const encoding: Encoding = { bytes: encodeMessage(message), parsedBy: new WeakSet() };
-  if (cacheable) encodings.set(message, encoding);
+  const encoding: Encoding = { bytes: encodeMessage(message), parsedBy: undefined };
+  if (!cacheable) return encoding;
+  if (encoding.bytes.byteLength > SMALL_ENCODING_BYTES) {
+    encodings.set(message, encoding);
+  } else {
+    recentMessages[nextRecent] = message;
+    recentEncodings[nextRecent] = encoding;
+    nextRecent = (nextRecent + 1) % RECENT;
+  }
   return encoding;
+}
+
+/** The encoding of `message` if it is among the recent ones, then kept in the weak map too: it is sent again. */
+function recentEncoding(message: WireMessage): Encoding | undefined {
+  for (let i = 0; i < RECENT; i++) {
+    if (recentMessages[i] !== message) continue;
+    const encoding = recentEncodings[i] as Encoding;
+    encodings.set(message, encoding);
+    return encoding;
+  }
+  return undefined;
 }
 
 export type DecodeResult =

@@ -12,6 +12,9 @@ import { errorText } from './message-codec.js';
 import type { TcpHost } from './tcp-host.js';
 import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
 
+/** Bytes held corked before they are written without waiting for the next tick. */
+const CORK_BYTES = 64 * 1024;
+
 export class OutboundPeer {
   private state: 'idle' | 'connecting' | 'open' | 'backoff' | 'stopped' = 'idle';
   private socket: Socket | undefined;
@@ -23,6 +26,8 @@ export class OutboundPeer {
   private warnedQueueFull = false;
   /** Messages dropped since the open connection's write buffer last filled up; 0 when it is not full. */
   private droppedSinceFull = 0;
+  /** The socket corked for this tick's writes (uncorked at the next tick or past CORK_BYTES), if any. */
+  private corked: Socket | undefined;
   private readonly target: string;
 
   constructor(
@@ -121,6 +126,9 @@ export class OutboundPeer {
   stop(): void {
     this.state = 'stopped';
     this.clearTimer();
+    // Frames of this tick still corked are handed to the kernel first, as they were before there was a cork: a
+    // message sent just before the transport closes still leaves.
+    if (this.socket !== undefined) this.uncork(this.socket);
     this.socket?.destroy();
     this.socket = undefined;
     this.queue = [];
@@ -270,8 +278,28 @@ export class OutboundPeer {
     }
     // Accepting again ends the episode even when no 'drain' reports it (a bound below the high-water mark).
     this.endBackpressure();
+    this.cork(socket);
     socket.write(frame);
     this.transport.count('sent');
+    if (socket.writableLength >= CORK_BYTES) this.uncork(socket);
+  }
+
+  /**
+   * Holds this tick's frames and writes them in one system call at the next tick: one write per frame made the
+   * kernel call most of the cost of a small message (a reliable send's envelope, a batch of acknowledgements).
+   * Past CORK_BYTES they go at once, so a long burst still streams to the peer while it is being written.
+   */
+  private cork(socket: Socket): void {
+    if (this.corked === socket) return;
+    this.corked = socket;
+    socket.cork();
+    process.nextTick(() => this.uncork(socket));
+  }
+
+  private uncork(socket: Socket): void {
+    if (this.corked !== socket) return;
+    this.corked = undefined;
+    socket.uncork();
   }
 
   private endBackpressure(): void {

@@ -14,7 +14,8 @@ import { ActorTsError } from '../errors.js';
  * 6: GossipAsk (a receiver asks the author of a change it held back, gossip-guard.ts), and the handshake's
  * Challenge no longer carries the acceptor's incarnation; a node of version 5 would believe relayed gossip.
  * 7: RegisterRegion names the hand-off states the region keeps (`retained`), with ShardStateHeld and
- * ShardStateReleased; a node of version 6 would drop its registrations.
+ * ShardStateReleased, and EntityReplies acknowledges many sends in one frame; a node of version 6 would drop
+ * its registrations and never settle those sends.
  */
 export const PROTOCOL_VERSION = 7;
 

@@ -289,6 +289,8 @@ export class ClusterSharding {
   }
 
   private async doShutdown(): Promise<void> {
+    // Acknowledgements of messages already processed: sent now, their senders need not retry them elsewhere.
+    this.refs.flushReplies();
     this.stopped = true;
     for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
     for (const type of this.types.values()) {
@@ -323,8 +325,7 @@ export class ClusterSharding {
     const routed = routeShardingMessage(from, message, {
       region: (typeName) => this.types.get(typeName)?.region,
       coordinator: (typeName) => this.types.get(typeName)?.coordinator,
-      entityReply: (reply) =>
-        this.refs.settle(reply.askId, reply.ok ? { ok: true, value: reply.value } : { ok: false, error: reply.error }),
+      entityReply: (reply) => this.refs.received(reply),
       coordinatorAnswer: (answer) => this.requests.onAnswer(answer),
     });
     if (routed) return;

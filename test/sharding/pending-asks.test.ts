@@ -1,4 +1,5 @@
-// Pending asks on their own: each settles exactly once, by its answer, its timeout or the shutdown.
+// Pending asks on their own: each settles exactly once, by its answer, its timeout or the shutdown; the asks of one
+// turn with one timeout share a timer, which goes once none of them waits.
 import { describe, expect, it, vi } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
 import { PendingAsks } from '../../src/sharding/region/pending-asks.js';
@@ -82,5 +83,35 @@ describe('PendingAsks', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(await outcome).toMatchObject({ code: 'timeout', delivered: false });
     expect(withdrawn).toEqual([id]);
+  });
+
+  it('gives the asks of one turn with one timeout one timer, gone once none waits, and each its own outcome', async () => {
+    const asks = new PendingAsks();
+    const first = [asks.open(1_000, () => 'a'), asks.open(1_000, () => 'b'), asks.open(2_000, () => 'c')];
+    expect(vi.getTimerCount()).toBe(2);
+    for (const ask of first) asks.settle(ask.id, { ok: true, value: ask.id });
+    expect(vi.getTimerCount()).toBe(0);
+    await Promise.all(first.map((ask) => ask.answer));
+    const early = asks.open(1_000, () => 'early');
+    const answered = asks.open(1_000, () => 'answered');
+    const earlyOutcome = early.answer.catch((error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(500);
+    // A later turn: a deadline of its own, 500 ms after the first turn's.
+    const late = asks.open(1_000, () => 'late');
+    const lateOutcome = late.answer.catch((error: unknown) => error);
+    expect(vi.getTimerCount()).toBe(2);
+    asks.settle(answered.id, { ok: true, value: 'yes' });
+    await expect(answered.answer).resolves.toBe('yes');
+    await vi.advanceTimersByTimeAsync(499);
+    expect(asks.size).toBe(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await earlyOutcome).toMatchObject({ code: 'timeout', message: expect.stringMatching(/^early/) });
+    expect(asks.size).toBe(1);
+    await vi.advanceTimersByTimeAsync(499);
+    expect(asks.size).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await lateOutcome).toMatchObject({ code: 'timeout', message: expect.stringMatching(/^late/) });
+    expect(asks.timedOut).toBe(2);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -19,10 +19,13 @@ type Step =
   | { readonly kind: 'move' }
   | { readonly kind: 'crash' }
   | { readonly kind: 'lossy'; readonly ms: number }
-  /** The hosts' confirmations (EntityReply) are lost for `ms`: the sender retries what was processed. */
+  /** The hosts' confirmations (EntityReplies) are lost for `ms`: the sender retries what was processed. */
   | { readonly kind: 'noReplies'; readonly ms: number }
   | { readonly kind: 'duplicate'; readonly ms: number }
   | { readonly kind: 'wait'; readonly ms: number };
+
+/** A host's answer to an ask or a send, alone or coalesced. */
+const isReply = (type: unknown): boolean => type === 'EntityReply' || type === 'EntityReplies';
 
 interface Processed {
   readonly host: string;
@@ -105,7 +108,7 @@ describe('reliable send: property', () => {
     for (const node of cluster.live()) {
       const send = node.transport.send.bind(node.transport);
       node.transport.send = (to, message) => {
-        if (!noReplies || (message as { type?: unknown }).type !== 'EntityReply') send(to, message);
+        if (!noReplies || !isReply((message as { type?: unknown }).type)) send(to, message);
       };
     }
     const options = (node: TestNode) => ({

@@ -79,6 +79,7 @@ const SAMPLES = {
   GracefulShutdownAck: { type: 'GracefulShutdownAck', typeName: 'T' },
   EntityEnvelope: { type: 'EntityEnvelope', typeName: 'T', shardId: 1, entityId: 'e', payload: 1, hops: 0 },
   EntityReply: { type: 'EntityReply', askId: 1, ok: true, value: 2 },
+  EntityReplies: { type: 'EntityReplies', askIds: [1, 2] },
   GetShardLocations: { type: 'GetShardLocations', typeName: 'T', requestId: 1 },
   ShardLocations: { type: 'ShardLocations', typeName: 'T', requestId: 1, regions: [], handingOff: [] },
   RebalanceNow: { type: 'RebalanceNow', typeName: 'T', requestId: 1, shardIds: [1] },
@@ -153,12 +154,15 @@ const STATE_TYPES = {
   ShardStateHeld: 'coordinator',
   ShardStateReleased: 'region',
 } as const;
+// Many answers without a value (sends' acknowledgements) in one frame, to the asker.
+const REPLIES_TYPES = { EntityReplies: 'asker' } as const;
 const ALL_TYPES = [
   ...OLD_TYPES,
   ...INSIGHT_REQUESTS,
   ...INSIGHT_ANSWERS,
   ...Object.keys(DRAIN_TYPES),
   ...Object.keys(STATE_TYPES),
+  ...Object.keys(REPLIES_TYPES),
 ];
 
 const sorted = (values: Iterable<string>): string[] => [...values].sort();
@@ -181,7 +185,7 @@ describe('SHARDING_ROUTES', () => {
     expect(sorted(typesRoutedTo('coordinator'))).toEqual(
       sorted([...OLD_COORDINATOR_BOUND, ...INSIGHT_REQUESTS, 'DrainRegion', 'ShardStateChunk', 'ShardStateHeld']),
     );
-    expect(sorted(typesRoutedTo('asker'))).toEqual(['EntityReply']);
+    expect(sorted(typesRoutedTo('asker'))).toEqual(['EntityReplies', 'EntityReply']);
     expect(sorted(typesRoutedTo('requester'))).toEqual(
       sorted(['DrainStarted', 'RebalanceNowResult', 'RebalanceRequested', 'ShardLocations', ...INSIGHT_ANSWERS]),
     );

@@ -247,7 +247,8 @@ describe('entity state across a graceful hand-off', () => {
     let loseReplies = true;
     const send = b.transport.send.bind(b.transport);
     b.transport.send = (to, message) => {
-      if (!loseReplies || (message as { type: string }).type !== 'EntityReply') send(to, message);
+      if (!loseReplies || !['EntityReply', 'EntityReplies'].includes((message as { type: string }).type))
+        send(to, message);
     };
     const sent = a.sharding.entityRefFor('Counter', id).send({ op: 'increment' });
     await eventually(

@@ -1,6 +1,7 @@
 // The messages that carry one entity's traffic between regions: the envelope (a tell, an ask or a reliable
-// send) and the answer to an ask. Kept apart from messages.ts, which routes them, because the envelope is the
-// one message with optional nested parts (reply address, reliable mark), each validated here.
+// send), the answer to an ask, and the answers without a value (a send's) that one node owes another, many in
+// one frame. Kept apart from messages.ts, which routes them, because the envelope is the one message with
+// optional nested parts (reply address, reliable mark), each validated here.
 import type { RawMessage } from '../../cluster/wire-message.js';
 import { isAddress, isRequestId, isShardId } from './wire-values.js';
 
@@ -8,6 +9,8 @@ import { isAddress, isRequestId, isShardId } from './wire-values.js';
 export const MAX_ENTITY_ID_LENGTH = 1024;
 /** Longest error text carried back to an asker. */
 export const MAX_ERROR_LENGTH = 4096;
+/** Most answers in one EntityReplies (a host coalescing more sends a second frame). */
+export const MAX_REPLIES_PER_MESSAGE = 4096;
 
 /** Where an ask's answer goes: the asking node and its request number. */
 export interface ReplyTo {
@@ -43,7 +46,12 @@ export type EntityMessage =
     }
   /** Hosting node -> asking node. The entity's answer, or why it failed. */
   | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: true; readonly value: unknown }
-  | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: false; readonly error: string };
+  | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: false; readonly error: string }
+  /**
+   * Hosting node -> asking node. These asks were answered with `null`, as every send is: the acknowledgements
+   * one node owes another within a tick travel in one frame, not one frame each.
+   */
+  | { readonly type: 'EntityReplies'; readonly askIds: ReadonlyArray<number> };
 
 /** An EntityEnvelope (typeName already checked) with every field checked; undefined when any is wrong. */
 export function parseEnvelope(raw: RawMessage, typeName: string): EntityMessage | undefined {
@@ -68,8 +76,9 @@ export function parseEnvelope(raw: RawMessage, typeName: string): EntityMessage 
     : undefined;
 }
 
-/** An EntityReply with every field checked; undefined when any is wrong. */
+/** An EntityReply or EntityReplies with every field checked; undefined when any is wrong. */
 export function parseEntityReply(raw: RawMessage): EntityMessage | undefined {
+  if (raw.type === 'EntityReplies') return parseEntityReplies(raw);
   const { askId, ok } = raw;
   if (!isRequestId(askId)) return undefined;
   if (ok === true) return { type: 'EntityReply', askId, ok, value: raw['value'] };
@@ -78,6 +87,14 @@ export function parseEntityReply(raw: RawMessage): EntityMessage | undefined {
     return { type: 'EntityReply', askId, ok, error };
   }
   return undefined;
+}
+
+/** An EntityReplies whose every entry is an ask id, 1 to MAX_REPLIES_PER_MESSAGE of them; else undefined. */
+function parseEntityReplies(raw: RawMessage): EntityMessage | undefined {
+  const askIds = raw['askIds'];
+  if (!Array.isArray(askIds) || askIds.length === 0 || askIds.length > MAX_REPLIES_PER_MESSAGE) return undefined;
+  for (const askId of askIds as unknown[]) if (!isRequestId(askId)) return undefined;
+  return { type: 'EntityReplies', askIds: askIds as number[] };
 }
 
 function parseReplyTo(value: unknown): ReplyTo | undefined {

@@ -142,6 +142,7 @@ export const SHARDING_ROUTES = {
   GracefulShutdownAck: 'region',
   EntityEnvelope: 'region',
   EntityReply: 'asker',
+  EntityReplies: 'asker',
   GetShardLocations: 'coordinator',
   ShardLocations: 'requester',
   RebalanceNow: 'coordinator',
@@ -192,8 +193,8 @@ export const SHARDING_MESSAGES: MessageFamily<ShardingMessage> = {
   parse: (raw) => parseShardingMessage(raw),
 };
 
-/** Messages that concern one entity type carry its name; all but EntityReply, which is routed by askId. */
-export type TypedShardingMessage = Exclude<ShardingMessage, { readonly type: 'EntityReply' }>;
+/** Messages that concern one entity type carry its name; all but the answers, which are routed by askId. */
+export type TypedShardingMessage = Exclude<ShardingMessage, { readonly type: 'EntityReply' | 'EntityReplies' }>;
 
 function isTypeName(value: unknown): value is string {
   return typeof value === 'string' && TYPE_NAME_PATTERN.test(value);
@@ -225,7 +226,7 @@ function parseRegions(value: unknown): RegionLocation[] | undefined {
 
 /** Validates one decoded message whose `type` is in SHARDING_MESSAGE_TYPES; undefined when any field is wrong. */
 export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefined {
-  if (raw.type === 'EntityReply') return parseEntityReply(raw);
+  if (raw.type === 'EntityReply' || raw.type === 'EntityReplies') return parseEntityReply(raw);
   const typeName = raw['typeName'];
   if (!isTypeName(typeName)) return undefined;
   switch (raw.type) {

@@ -1,12 +1,13 @@
 // Entity references and the asks and sends made through them: a reference routes through its type's region; an
 // ask or a send waits in PendingAsks for its answer (reliable-send.ts says how each goes and fails), which comes
-// back here (this node's asks) or goes over the wire.
+// back here (this node's asks) or goes over the wire (answers without a value coalesced, reply-coalescer.ts).
 import type { ShardingConfig } from '../config.js';
-import { MAX_ERROR_LENGTH, type ReplyTo, type ShardingMessage } from '../protocol/messages.js';
+import { MAX_ERROR_LENGTH, type MessageRoutedTo, type ReplyTo, type ShardingMessage } from '../protocol/messages.js';
 import { shardIdFor, type ShardIdFunction } from '../shard-id.js';
 import type { AskOptions, EntityOutcome, EntityRef, SendOptions } from './entity.js';
 import { PendingAsks } from './pending-asks.js';
 import { askAtMostOnce, sendReliably, type SendContext } from './reliable-send.js';
+import { ReplyCoalescer } from './reply-coalescer.js';
 import type { ShardRegion } from './shard-region.js';
 
 export interface EntityRefsOptions {
@@ -31,8 +32,10 @@ export interface RefTarget {
 export class EntityRefs {
   private readonly asks = new PendingAsks();
   private readonly context: SendContext;
+  private readonly replies: ReplyCoalescer;
 
   constructor(private readonly options: EntityRefsOptions) {
+    this.replies = new ReplyCoalescer(options.send);
     this.context = {
       asks: this.asks,
       selfKey: options.selfKey,
@@ -71,6 +74,10 @@ export class EntityRefs {
       this.asks.settle(replyTo.askId, outcome);
       return;
     }
+    if (outcome.ok && outcome.value === null) {
+      this.replies.add(replyTo.node, replyTo.askId);
+      return;
+    }
     const failure = (error: string): ShardingMessage => ({
       type: 'EntityReply',
       askId: replyTo.askId,
@@ -86,9 +93,20 @@ export class EntityRefs {
     }
   }
 
-  /** An answer that arrived from another node for one of this node's asks. */
-  settle(askId: number, outcome: EntityOutcome): void {
-    this.asks.settle(askId, outcome);
+  /** Answers that arrived from another node for this node's asks (one, or many answered null). */
+  received(message: MessageRoutedTo<'asker'>): void {
+    if (message.type === 'EntityReplies') {
+      for (const askId of message.askIds) this.asks.settle(askId, ANSWERED_NULL);
+    } else if (message.ok) {
+      this.asks.settle(message.askId, { ok: true, value: message.value });
+    } else {
+      this.asks.settle(message.askId, { ok: false, error: message.error });
+    }
+  }
+
+  /** Sends the coalesced answers now (sharding is stopping: later they could not go). */
+  flushReplies(): void {
+    this.replies.flush();
   }
 
   failAll(error: Error): void {
@@ -105,3 +123,5 @@ export class EntityRefs {
     }
   }
 }
+
+const ANSWERED_NULL: EntityOutcome = { ok: true, value: null };

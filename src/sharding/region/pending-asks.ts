@@ -26,8 +26,27 @@ export class DeliveryTimeoutError extends ActorTsError {
 interface PendingAsk {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
-  readonly timer: NodeJS.Timeout;
   readonly settled: Settled | undefined;
+  /** Resolves with nothing, whatever the answer carried. */
+  readonly valueless: boolean;
+  readonly describeTimeout: () => string;
+  readonly withdraw: (id: number) => boolean;
+  readonly deadline: Deadline;
+}
+
+/**
+ * One timer for the asks opened with one timeout within one millisecond of the clock (Date.now, which fake
+ * timers move too): a timer per ask was a tenth of a local send. The later asks of that millisecond may time
+ * out up to a millisecond early, as Node's own timers may, which start at a whole millisecond.
+ */
+interface Deadline {
+  readonly timeoutMs: number;
+  /** Date.now() when its timer started. */
+  readonly startedAt: number;
+  readonly ids: number[];
+  /** Asks of `ids` still waiting; the timer is cleared when none is. */
+  waiting: number;
+  timer: NodeJS.Timeout | undefined;
 }
 
 /** How an ask ended: `answered` by its entity (ok or failed), or not (`timedOut` by its deadline, refused, shut down). */
@@ -44,6 +63,8 @@ const NOT_ANSWERED: AskEnd = { answered: false };
 
 export class PendingAsks {
   private readonly pending = new Map<number, PendingAsk>();
+  /** The latest deadline of each timeout while some ask of it waits: asks opened in its millisecond join it. */
+  private readonly joinable = new Map<number, Deadline>();
   private nextId = 1;
   private timedOutCount = 0;
 
@@ -71,16 +92,19 @@ export class PendingAsks {
     { settled, valueless = false }: { readonly settled?: Settled; readonly valueless?: boolean } = {},
   ): { readonly id: number; readonly answer: Promise<R> } {
     const id = this.nextId++;
+    const deadline = this.deadlineFor(timeoutMs);
+    deadline.ids.push(id);
+    deadline.waiting++;
     const answer = new Promise<R>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (!this.pending.delete(id)) return;
-        this.timedOutCount++;
-        const error = new DeliveryTimeoutError(describeTimeout(), !withdraw(id));
-        settled?.(id, { answered: false, timedOut: error });
-        reject(error);
-      }, timeoutMs);
-      const answer = valueless ? () => (resolve as () => void)() : (resolve as (value: unknown) => void);
-      this.pending.set(id, { resolve: answer, reject, timer, settled });
+      this.pending.set(id, {
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        settled,
+        valueless,
+        describeTimeout,
+        withdraw,
+        deadline,
+      });
     });
     return { id, answer };
   }
@@ -90,9 +114,9 @@ export class PendingAsks {
     const ask = this.pending.get(id);
     if (ask === undefined) return false;
     this.pending.delete(id);
-    clearTimeout(ask.timer);
+    this.release(ask.deadline);
     ask.settled?.(id, outcome.ok || failure === 'entity_failed' ? ANSWERED : NOT_ANSWERED);
-    if (outcome.ok) ask.resolve(outcome.value);
+    if (outcome.ok) ask.resolve(ask.valueless ? undefined : outcome.value);
     else ask.reject(new ActorTsError(failure, outcome.error));
     return true;
   }
@@ -101,9 +125,45 @@ export class PendingAsks {
   failAll(error: Error): void {
     const asks = [...this.pending];
     this.pending.clear();
+    this.joinable.clear();
     for (const [id, ask] of asks) {
-      clearTimeout(ask.timer);
+      clearTimeout(ask.deadline.timer);
       ask.settled?.(id, NOT_ANSWERED);
+      ask.reject(error);
+    }
+  }
+
+  /** The deadline of this millisecond for `timeoutMs`, its timer started now when it is the first. */
+  private deadlineFor(timeoutMs: number): Deadline {
+    const now = Date.now();
+    const joinable = this.joinable.get(timeoutMs);
+    if (joinable !== undefined && joinable.startedAt === now) return joinable;
+    const deadline: Deadline = { timeoutMs, startedAt: now, ids: [], waiting: 0, timer: undefined };
+    deadline.timer = setTimeout(() => this.expire(deadline), timeoutMs);
+    this.joinable.set(timeoutMs, deadline);
+    return deadline;
+  }
+
+  private release(deadline: Deadline): void {
+    if (--deadline.waiting > 0) return;
+    clearTimeout(deadline.timer);
+    this.forget(deadline);
+  }
+
+  /** A deadline with no ask waiting, or past, is joined no more: a later ask starts a timer of its own. */
+  private forget(deadline: Deadline): void {
+    if (this.joinable.get(deadline.timeoutMs) === deadline) this.joinable.delete(deadline.timeoutMs);
+  }
+
+  private expire(deadline: Deadline): void {
+    this.forget(deadline);
+    for (const id of deadline.ids) {
+      const ask = this.pending.get(id);
+      if (ask === undefined || ask.deadline !== deadline) continue;
+      this.pending.delete(id);
+      this.timedOutCount++;
+      const error = new DeliveryTimeoutError(ask.describeTimeout(), !ask.withdraw(id));
+      ask.settled?.(id, { answered: false, timedOut: error });
       ask.reject(error);
     }
   }
