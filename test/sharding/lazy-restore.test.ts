@@ -84,7 +84,8 @@ describe('lazy restore of handed-over entity state', () => {
     let loseReplies = true;
     const bSend = b.transport.send.bind(b.transport);
     b.transport.send = (to, message) => {
-      if (!loseReplies || (message as { type: string }).type !== 'EntityReply') bSend(to, message);
+      const type = (message as { type: string }).type;
+      if (!loseReplies || (type !== 'EntityReply' && type !== 'EntityReplies')) bSend(to, message);
     };
     // Nothing reaches the entity on c: its state stays held there.
     let blockC = true;
