@@ -66,6 +66,25 @@ describe('TcpTransport', () => {
     expect(self[0]).not.toBe(self[1]);
   });
 
+  it('delivers whole and in order what one tick writes past the cork bound, and what is sent just before close', async () => {
+    const a = await bed.start();
+    const b = await bed.start();
+    const got: Uint8Array[] = [];
+    b.onMessage((_from, message) => {
+      const m = message as ProtocolMessage;
+      if (m.type === 'PlacementUpdate') got.push(m.update);
+    });
+    // One tick: 24 frames of 10 KiB, past the 64 KiB a socket stays corked for.
+    for (let i = 0; i < 24; i++) a.send(b.self, { type: 'PlacementUpdate', update: new Uint8Array(10_240).fill(i) });
+    await waitFor(() => got.length === 24, 'the burst');
+    expect(got.map((u) => [u.byteLength, u[0], u[10_239]])).toEqual([...Array(24).keys()].map((i) => [10_240, i, i]));
+    // Written in the tick the transport closes in: still corked then, and handed to the kernel before the close.
+    a.send(b.self, { type: 'PlacementUpdate', update: new Uint8Array([42]) });
+    await a.close();
+    await waitFor(() => got.length === 25, 'the last frame');
+    expect([...(got[24] ?? [])]).toEqual([42]);
+  });
+
   it('connects peers sharing the secret and records the peer incarnation', async () => {
     const a = await bed.start({ secret: 's3cret', incarnation: 'a-1' });
     const b = await bed.start({ secret: 's3cret' });

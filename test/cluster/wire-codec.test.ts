@@ -164,6 +164,32 @@ describe('message codec', () => {
     expect(decodeMessage(ask, throwing)).toBeUndefined();
   });
 
+  it('keeps a small encoding while it is among the last 8 sent, a large one for as long as its message lives', () => {
+    const small = { type: 'Heartbeat', sequence: 4, incarnation: 'y' };
+    const large = { type: 'PlacementUpdate', update: new Uint8Array(8_192) };
+    const others = (n: number): void => {
+      for (let i = 0; i < n; i++) encodeMessageOnce({ type: 'Heartbeat', sequence: i, incarnation: 'z' });
+    };
+    const encodesOf = (send: () => void): number => {
+      const before = messageCodecStats().encodes;
+      send();
+      return messageCodecStats().encodes - before;
+    };
+    expect(encodesOf(() => encodeMessageOnce(small))).toBe(1);
+    expect(encodesOf(() => encodeMessageOnce(large))).toBe(1);
+    others(7);
+    // Sent again within 8: reused, and kept from now on like any message sent twice.
+    expect(encodesOf(() => encodeMessageOnce(small))).toBe(0);
+    others(20);
+    expect(encodesOf(() => encodeMessageOnce(small))).toBe(0);
+    expect(encodesOf(() => encodeMessageOnce(large))).toBe(0);
+    // A small one-off pushed out by 8 others is encoded again.
+    const once = { type: 'Heartbeat', sequence: 5, incarnation: 'y' };
+    encodeMessageOnce(once);
+    others(8);
+    expect(encodesOf(() => encodeMessageOnce(once))).toBe(1);
+  });
+
   it('encodes a message object once, into bytes of their own, and another object (even an equal one) again', () => {
     const message = { type: 'Heartbeat', sequence: 3, incarnation: 'x' };
     const before = messageCodecStats();
