@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
+import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import {
   TestCluster,
   entityInShard,
@@ -237,6 +238,30 @@ describe('entity state across a graceful hand-off', () => {
       value: 4,
       node: b.key,
     });
+  });
+
+  it('a leaving node whose shard no other region may take ends its leave without waiting for a release', async () => {
+    cluster = new TestCluster();
+    const [a, b] = cluster.addNodes(7001, 7002);
+    // Shard 1 may live on b alone (as under a require pin): once b leaves it has no home.
+    const onlyB: AllocationStrategy = {
+      allocate: (_shardId, candidates) => candidates.find((c) => c.equals(b.address)),
+      rebalance: () => new Set(),
+    };
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counterBehavior,
+      numberOfShards: SHARDS,
+      allocationStrategy: onlyB,
+    });
+    await settle(a.sharding.entityRefFor('Counter', entityInShard(1, SHARDS)).ask({ op: 'increment' }));
+    expect(b.sharding.localShards('Counter')).toEqual([1]);
+    let left = false;
+    void cluster.members.leave(b.address).then(() => (left = true));
+    await eventually(() => left, "b's leave", 5_000);
+    expect(b.sharding.stats().types['Counter']?.region.stateBytesRetained).toBe(0);
+    // The state waits at the coordinator for a home.
+    expect(a.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes).toBeGreaterThan(0);
   });
 
   it('a send whose confirmation was lost before the move is answered by the new home, not processed again', async () => {

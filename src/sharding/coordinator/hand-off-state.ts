@@ -110,6 +110,12 @@ export class HandOffStates {
     return [...held.chunks.values()].sort((x, y) => x.part - y.part);
   }
 
+  /** The old host's copy of the shard's held state is not to be waited for (ShardStateReleased); this one stays. */
+  releaseSource(shardId: number): void {
+    const held = this.held.get(shardId);
+    if (held !== undefined) this.port.release(held.source, shardId, held.handOffId);
+  }
+
   /** The new home confirmed the start (it has restored what it received), or the shard runs somewhere already. */
   started(shardId: number): void {
     this.drop(shardId, false);

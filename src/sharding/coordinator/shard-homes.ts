@@ -36,27 +36,35 @@ export class ShardHomes {
     return this.waiting.size;
   }
 
-  /** A hand-off ended with the shard stopped (or its owner removed): allocated again at once, every region learns where. */
-  freed(shardId: number): void {
+  /**
+   * A hand-off ended with the shard stopped (or its owner removed): allocated again at once, every region learns
+   * where. Says what became of it: `homed` (allocated now, or it has a home already), `deferred` (until the
+   * warm-up gate opens) or `waiting` (no region may take it now).
+   */
+  freed(shardId: number): 'homed' | 'deferred' | 'waiting' {
     const { port } = this;
     // Claimed by a registration while it was being handed off (a region that runs it reported to a new
     // coordinator): that home stands, and allocating it again would start a second copy.
     const home = this.options.state.homeOf(shardId);
-    if (home !== undefined) return this.announce(shardId, home);
+    if (home !== undefined) {
+      this.announce(shardId, home);
+      return 'homed';
+    }
     if (!port.gateOpen()) {
       // For the reason GetShardHome waits: a region not heard from yet may run this shard. It is allocated
       // (and announced) once the gate opens.
       port.defer(shardId);
       this.heldFreed.add(shardId);
-      return;
+      return 'deferred';
     }
     const region = port.allocate(shardId);
     if (region === undefined) {
       this.options.logger.info({ shardId }, 'no home for the freed shard; it is allocated once a region may take it');
       this.waiting.add(shardId);
-      return;
+      return 'waiting';
     }
     this.announce(shardId, region);
+    return 'homed';
   }
 
   /**
