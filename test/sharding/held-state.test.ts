@@ -6,9 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { encodeValue } from '../../src/cluster/message-codec.js';
 import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
 import { HeldStates, reshipState, skimState, type HeldState } from '../../src/sharding/region/held-state.js';
-import { packSnapshots, unpackState } from '../../src/sharding/region/shard-state.js';
+import { packSnapshots } from '../../src/sharding/region/shard-state.js';
 import { StateTransfer } from '../../src/sharding/region/state-transfer.js';
 import { silentLogger } from '../../src/logging.js';
+import { readState } from './read-state.js';
 
 const LIMITS = { maxEntitySnapshotBytes: 100_000, stateChunkBytes: 50_000 };
 const SENDS: ProcessedSends[] = [{ node: 'sys@127.0.0.1:7001', incarnation: 5, done: [1, 4], failed: [4] }];
@@ -107,14 +108,14 @@ describe('reshipState', () => {
     const value = { list: ['x'.repeat(200), 2] };
     const state = held(packed(value, SENDS));
     const later: ProcessedSends[] = [{ ...(SENDS[0] as ProcessedSends), done: [4, 9], failed: [4] }];
-    expect(unpackState(reshipState(state, later) as Uint8Array)).toEqual({
+    expect(readState(reshipState(state, later) as Uint8Array)).toEqual({
       ok: true,
       restored: true,
       value,
       sends: later,
     });
-    expect(unpackState(reshipState(state, []) as Uint8Array)).toEqual({ ok: true, restored: true, value, sends: [] });
-    expect(unpackState(reshipState(held(packed(value)), later) as Uint8Array)).toMatchObject({ value, sends: later });
+    expect(readState(reshipState(state, []) as Uint8Array)).toEqual({ ok: true, restored: true, value, sends: [] });
+    expect(readState(reshipState(held(packed(value)), later) as Uint8Array)).toMatchObject({ value, sends: later });
   });
 
   it('packSnapshots ships a held state on, counts it, and applies maxEntitySnapshotBytes to it', () => {
@@ -127,7 +128,7 @@ describe('reshipState', () => {
     const refused = packSnapshots([{ entityId: 'h', ok: true, held: state }], small, sends);
     expect(refused.refused.map((r) => r.outcome)).toEqual(['too_large']);
     // The value stays behind; what the entity processed still travels.
-    expect(unpackState(refused.chunks[0]?.[0]?.state as Uint8Array)).toEqual({
+    expect(readState(refused.chunks[0]?.[0]?.state as Uint8Array)).toEqual({
       ok: true,
       restored: false,
       value: undefined,

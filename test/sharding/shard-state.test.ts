@@ -2,7 +2,8 @@
 // chunk alone, one over the entity bound or not encodable refused), and a new host's assembly of chunks
 // (complete or not, bounded, and deaf to a late copy of a transfer it already restored).
 import { describe, expect, it } from 'vitest';
-import { IncomingStates, packSnapshots, unpackState } from '../../src/sharding/region/shard-state.js';
+import { IncomingStates, packSnapshots } from '../../src/sharding/region/shard-state.js';
+import { readState } from './read-state.js';
 
 const LIMITS = { maxEntitySnapshotBytes: 10_000, stateChunkBytes: 3_000 };
 
@@ -20,7 +21,7 @@ describe('packSnapshots', () => {
     );
     expect(packed.chunks.map((chunk) => chunk.map((e) => e.entityId))).toEqual([['a', 'b'], ['big'], ['c']]);
     expect(packed.refused).toEqual([]);
-    const values = new Map(packed.chunks.flat().map((e) => [e.entityId, unpackState(e.state)]));
+    const values = new Map(packed.chunks.flat().map((e) => [e.entityId, readState(e.state)]));
     expect(values.get('b')).toEqual({ ok: true, restored: true, value: { n: 1, list: [1, 2, 3] }, sends: [] });
     expect(values.get('big')).toMatchObject({ ok: true, restored: true, value: 'y'.repeat(5_000) });
   });
@@ -43,9 +44,9 @@ describe('packSnapshots', () => {
     expect(packed.chunks.flat().map((e) => e.entityId)).toEqual(['fine']);
   });
 
-  it('decodes nothing that is not a snapshot', () => {
-    expect(unpackState(new Uint8Array([0xc1])).ok).toBe(false);
-    expect(unpackState(new Uint8Array([0x01])).ok).toBe(false);
+  it('reads nothing that is not a snapshot', () => {
+    expect(readState(new Uint8Array([0xc1])).ok).toBe(false);
+    expect(readState(new Uint8Array([0x01])).ok).toBe(false);
   });
 });
 

@@ -4,8 +4,8 @@
 // entity's state until its first message (held-state.ts). Each state travels as its own bytes: one entity's
 // bad state costs that entity alone. The sends an entity processed (dedup-table.ts) travel in the same bytes,
 // also for an entity without state. A state still held when the shard moves again travels on as it came.
-import { decodeValue, encodeMessage } from '../../cluster/message-codec.js';
-import { parseProcessedSends, type ProcessedSends } from './dedup-table.js';
+import { encodeMessage } from '../../cluster/message-codec.js';
+import type { ProcessedSends } from './dedup-table.js';
 import { SNAPSHOT, reshipState, type HeldState } from './held-state.js';
 
 /** One entity's encoded snapshot. */
@@ -123,26 +123,6 @@ export function packSnapshots(
   for (const entityId of sends.keys()) if (!seen.has(entityId)) add(entityId, undefined);
   if (current.length > 0) chunks.push(current);
   return { chunks, bytes, values, refused };
-}
-
-/** One entity's state as it arrived: its value if it has one (`restored`), and the sends it processed. */
-export interface UnpackedState {
-  readonly ok: true;
-  readonly restored: boolean;
-  readonly value: unknown;
-  readonly sends: ReadonlyArray<ProcessedSends>;
-}
-
-/** Decodes one entity's state; not ok, with a reason, when the bytes are not a snapshot this code wrote. */
-export function unpackState(state: Uint8Array): UnpackedState | { readonly ok: false; readonly reason: string } {
-  const decoded = decodeValue(state);
-  if (!decoded.ok) return decoded;
-  const value = decoded.value as { type?: unknown; value?: unknown; sends?: unknown } | null;
-  if (typeof value !== 'object' || value === null || value.type !== SNAPSHOT)
-    return { ok: false, reason: 'not an entity snapshot' };
-  const sends = value.sends === undefined ? [] : parseProcessedSends(value.sends);
-  if (sends === undefined) return { ok: false, reason: 'malformed processed sends' };
-  return { ok: true, restored: 'value' in value, value: value.value, sends };
 }
 
 interface Transfer {
