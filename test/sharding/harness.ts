@@ -88,6 +88,17 @@ export async function eventually(condition: () => boolean, what: string, maxMs =
   await advanceUntil(condition, what, { maxMs });
 }
 
+/** Advances fake time until every promise has resolved; fails after `maxMs` of fake time (a rejection never counts). */
+export async function everyResolved(
+  promises: ReadonlyArray<Promise<unknown>>,
+  what: string,
+  maxMs: number,
+): Promise<void> {
+  let resolved = 0;
+  for (const promise of promises) void promise.then(() => resolved++);
+  await eventually(() => resolved === promises.length, what, maxMs);
+}
+
 /** Advances fake time until the promise settles, then returns its outcome. */
 export const settle: <T>(promise: Promise<T>, maxMs?: number) => Promise<T> = settleInFakeTime;
 

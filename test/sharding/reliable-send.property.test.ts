@@ -8,7 +8,16 @@ import { describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { TestCluster, entityInShard, eventually, run, settle, useTestClusters, type TestNode } from './harness.js';
+import {
+  TestCluster,
+  entityInShard,
+  eventually,
+  everyResolved,
+  run,
+  settle,
+  useTestClusters,
+  type TestNode,
+} from './harness.js';
 
 const SHARDS = 4;
 const SHARD = 1;
@@ -166,9 +175,7 @@ describe('reliable send: property', () => {
       }
     }
     cluster.net.setFaults({});
-    let settled = 0;
-    for (const promise of pending) void promise.then(() => settled++);
-    await eventually(() => settled === pending.length, 'every send settled', 70_000);
+    await everyResolved(pending, 'every send settled', 70_000);
     return { processed, resolved, ids: nextId - 1 };
   }
 

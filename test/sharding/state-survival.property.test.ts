@@ -8,7 +8,16 @@ import { describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { TestCluster, entityInShard, eventually, run, settle, useTestClusters, type TestNode } from './harness.js';
+import {
+  TestCluster,
+  entityInShard,
+  eventually,
+  everyResolved,
+  run,
+  settle,
+  useTestClusters,
+  type TestNode,
+} from './harness.js';
 
 const SHARDS = 4;
 const MOVING = [1, 2];
@@ -136,9 +145,7 @@ describe('entity state with the coordinator lost mid-hand-off: property', () => 
       }
     }
     loseReleases = false;
-    let settled = 0;
-    for (const promise of pending) void promise.then(() => settled++);
-    await eventually(() => settled === pending.length, 'every send resolved', 70_000);
+    await everyResolved(pending, 'every send resolved', 70_000);
     for (const [entityId, count] of sent) {
       const answer = await settle(sender.sharding.entityRefFor('Counter', entityId).ask<CounterValue>({ op: 'get' }));
       expect({ entityId, value: answer.value }).toEqual({ entityId, value: count });

@@ -70,6 +70,29 @@ describe('entity state across a graceful hand-off', () => {
   const moveShard = (via: TestNode, shardId: number, to: TestNode, from: TestNode): Promise<void> =>
     move({ via, shardId, from, to }, (node) => (target = () => node.key));
 
+  /** Drops `from`'s messages that would give `to` a shard: its state, HostShard, ShardHome. */
+  function withholdShards(from: TestNode, to: TestNode): void {
+    const send = from.transport.send.bind(from.transport);
+    from.transport.send = (address, message) => {
+      const type = (message as { type: string }).type;
+      if (address.equals(to.address) && ['RestoreShardState', 'HostShard', 'ShardHome'].includes(type)) return;
+      send(address, message);
+    };
+  }
+
+  /** The Counter `id` asked through `via` to do `op` (`get` or `increment`), answered. */
+  const counter = (via: TestNode, id: string, op: 'get' | 'increment' = 'get'): Promise<CounterValue> =>
+    settle(via.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op }));
+  const countUp = async (via: TestNode, id: string, times: number): Promise<void> => {
+    for (let i = 0; i < times; i++) await counter(via, id, 'increment');
+  };
+
+  /** Bytes of hand-off state the coordinator on `node` holds, and the old host's kept copy on `node`. */
+  const heldAt = (node: TestNode): number =>
+    node.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes ?? 0;
+  const retainedAt = (node: TestNode): number | undefined =>
+    node.sharding.stats().types['Counter']?.region.stateBytesRetained;
+
   it('keeps every Counter value through rebalanceNow and a graceful leave', async () => {
     const { a, b, c } = start(counterBehavior);
     const ids = [entityInShard(4, SHARDS, 'x'), entityInShard(4, SHARDS, 'y'), entityInShard(4, SHARDS, 'z')];
@@ -79,7 +102,7 @@ describe('entity state across a graceful hand-off', () => {
     }
     await moveShard(a, 4, c, b);
     for (const [i, id] of ids.entries()) {
-      expect(await settle(a.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({
+      expect(await counter(a, id)).toMatchObject({
         value: 10 * (i + 1),
         node: c.key,
       });
@@ -138,103 +161,77 @@ describe('entity state across a graceful hand-off', () => {
   it('a coordinator lost mid-hand-off loses neither the state it held nor a message: the old host kept a copy', async () => {
     const { a, b, c } = start(counterBehavior);
     const id = entityInShard(7, SHARDS, 'k');
-    for (let i = 0; i < 5; i++) await settle(b.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
+    await countUp(b, id, 5);
     // a (the coordinator) receives b's state but never gets it, the HostShard or the news to c before it dies.
-    const send = a.transport.send.bind(a.transport);
-    a.transport.send = (to, message) => {
-      const type = (message as { type: string }).type;
-      if (to.equals(c.address) && ['RestoreShardState', 'HostShard', 'ShardHome'].includes(type)) return;
-      send(to, message);
-    };
+    withholdShards(a, c);
     target = () => c.key;
     await settle(b.sharding.rebalanceNow('Counter', [7]));
     await eventually(() => !b.sharding.localShards('Counter').includes(7), 'shard 7 stopped on b');
-    await eventually(
-      () => (a.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes ?? 0) > 0,
-      'the state held by a',
-    );
+    await eventually(() => heldAt(a) > 0, 'the state held by a');
     const during = b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'increment' }, { timeoutMs: 20_000 });
-    expect(b.sharding.stats().types['Counter']?.region.stateBytesRetained).toBeGreaterThan(0);
+    expect(retainedAt(b)).toBeGreaterThan(0);
     await cluster.crashAndRemove(a);
     // b is the coordinator now: its region names the state it kept, the new coordinator asks for it, and c
     // restores it before the ask sent meanwhile is applied there.
     expect(await settle(during)).toMatchObject({ value: 6, node: c.key });
-    expect(await settle(b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({
+    expect(await counter(b, id)).toMatchObject({
       value: 6,
       node: c.key,
     });
     // c's start released b's copy.
-    await eventually(() => b.sharding.stats().types['Counter']?.region.stateBytesRetained === 0, 'b released');
+    await eventually(() => retainedAt(b) === 0, 'b released');
   });
 
   it('keeps the values through a graceful leave of the oldest node (the coordinator) while it hosts them', async () => {
     const { a, b, c } = start(counterBehavior);
     target = () => a.key;
     const ids = [entityInShard(8, SHARDS, 'o'), entityInShard(8, SHARDS, 'p')];
-    for (const id of ids)
-      for (let i = 0; i < 3; i++) await settle(c.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
+    for (const id of ids) await countUp(c, id, 3);
     expect(a.sharding.localShards('Counter')).toEqual([8]);
     await settle(cluster.members.leave(a.address));
     for (const id of ids) {
-      const answer = await settle(c.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'increment' }));
+      const answer = await counter(c, id, 'increment');
       expect(answer.value).toBe(4);
       expect([b.key, c.key]).toContain(answer.node);
     }
   });
 
-  /** Holds back a's messages that would give c a shard (its state, HostShard, ShardHome) while `hold()`. */
-  function delayShardsTo(from: TestNode, to: TestNode, hold: () => boolean): void {
-    const send = from.transport.send.bind(from.transport);
-    from.transport.send = (address, message) => {
-      const type = (message as { type: string }).type;
-      if (hold() && address.equals(to.address) && ['RestoreShardState', 'HostShard', 'ShardHome'].includes(type))
-        return;
-      send(address, message);
-    };
-  }
-
   it("a coordinator's node that leaves mid-hand-off loses no state: the old host's copy goes to the next one", async () => {
     const { a, b, c } = start(counterBehavior);
     const id = entityInShard(2, SHARDS, 'm');
-    for (let i = 0; i < 3; i++) await settle(c.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
-    delayShardsTo(a, c, () => true);
+    await countUp(c, id, 3);
+    withholdShards(a, c);
     target = () => c.key;
     await settle(c.sharding.rebalanceNow('Counter', [2]));
-    await eventually(
-      () => (a.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes ?? 0) > 0,
-      'the state held by a',
-    );
+    await eventually(() => heldAt(a) > 0, 'the state held by a');
     // a leaves (a rolling restart's step): its coordinator stops with the state; b's takes over.
     await settle(cluster.members.leave(a.address));
-    expect(await settle(c.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'increment' }))).toMatchObject({
+    expect(await counter(c, id, 'increment')).toMatchObject({
       value: 4,
       node: c.key,
     });
-    await eventually(() => b.sharding.stats().types['Counter']?.region.stateBytesRetained === 0, 'b released');
+    await eventually(() => retainedAt(b) === 0, 'b released');
   });
 
   it('a leaving node waits until its state is restored, so a coordinator crash meanwhile loses none of it', async () => {
     const { a, b, c } = start(counterBehavior);
     target = () => c.key;
     const id = entityInShard(3, SHARDS, 'q');
-    for (let i = 0; i < 4; i++) await settle(b.sharding.entityRefFor('Counter', id).ask({ op: 'increment' }));
+    await countUp(b, id, 4);
     expect(c.sharding.localShards('Counter')).toEqual([3]);
-    // b is slow to hear of its new shard: a's coordinator holds c's state while c leaves.
-    delayShardsTo(a, b, () => true);
+    // b never hears of its new shard from a: a's coordinator holds c's state while c leaves.
+    withholdShards(a, b);
     target = () => b.key;
     let left = false;
     void cluster.members.leave(c.address).then(() => (left = true));
-    await eventually(
-      () => (a.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes ?? 0) > 0,
-      'the state held by a',
-    );
+    await eventually(() => heldAt(a) > 0, 'the state held by a');
     await run(2_000);
     expect(left).toBe(false);
-    expect(c.sharding.stats().types['Counter']?.region.stateBytesRetained).toBeGreaterThan(0);
+    expect(retainedAt(c)).toBeGreaterThan(0);
     // The coordinator dies with its copy; b's asks c, still leaving, for the one it kept.
     await cluster.crashAndRemove(a);
     await eventually(() => left, "c's leave");
-    expect(await settle(b.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({
+    expect(await counter(b, id)).toMatchObject({
       value: 4,
       node: b.key,
     });
@@ -259,9 +256,9 @@ describe('entity state across a graceful hand-off', () => {
     let left = false;
     void cluster.members.leave(b.address).then(() => (left = true));
     await eventually(() => left, "b's leave", 5_000);
-    expect(b.sharding.stats().types['Counter']?.region.stateBytesRetained).toBe(0);
+    expect(retainedAt(b)).toBe(0);
     // The state waits at the coordinator for a home.
-    expect(a.sharding.stats().types['Counter']?.coordinator?.handOffStateBytes).toBeGreaterThan(0);
+    expect(heldAt(a)).toBeGreaterThan(0);
   });
 
   it('a send whose confirmation was lost before the move is answered by the new home, not processed again', async () => {
@@ -284,7 +281,7 @@ describe('entity state across a graceful hand-off', () => {
     loseReplies = false;
     await settle(sent);
     expect(c.sharding.stats().types['Counter']?.region.messagesDeduplicated).toBeGreaterThan(0);
-    expect(await settle(a.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'get' }))).toMatchObject({
+    expect(await counter(a, id)).toMatchObject({
       value: 2,
       node: c.key,
     });

@@ -240,10 +240,12 @@ export class ShardCoordinator {
       for (const shardId of shards) {
         if (shardId >= this.settings.numberOfShards) continue;
         const home = this.state.shardClaimed(from, shardId);
-        // It runs there: a state held for it here (its start not yet confirmed) has been restored or is moot.
-        if (home === undefined) this.states.started(shardId);
+        if (home === undefined) {
+          // It runs there: a state held for it here (its start not yet confirmed) has been restored or is moot.
+          this.states.started(shardId);
+          continue;
+        }
         // Two regions claim one shard: the home already known wins, and the news makes the other stop its copy.
-        if (home === undefined) continue;
         this.logger.warn({ shardId, home, claimant: from }, 'shard claimed by two regions');
         this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
       }
