@@ -107,11 +107,12 @@ export function wireRooms(
     {
       send,
       freed: (shardId) => {
+        const outcome = homes.freed(shardId);
         // Claimed by a registration while it was handed off: a state that arrived with the stop is moot.
-        if (state.homeOf(shardId) !== undefined) states.started(shardId);
+        if (outcome === 'claimed') states.started(shardId);
         // No region may take it (the last ones are leaving, or a rule no member meets): its old host is let go
         // rather than kept until its leave times out; the state waits here for a home.
-        if (homes.freed(shardId) === 'waiting') states.releaseSource(shardId);
+        else if (outcome === 'waiting') states.releaseSource(shardId);
       },
       completed: (seconds) => events?.onHandOffCompleted?.(typeName, seconds),
     },

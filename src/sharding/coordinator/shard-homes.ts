@@ -38,17 +38,17 @@ export class ShardHomes {
 
   /**
    * A hand-off ended with the shard stopped (or its owner removed): allocated again at once, every region learns
-   * where. Says what became of it: `homed` (allocated now, or it has a home already), `deferred` (until the
-   * warm-up gate opens) or `waiting` (no region may take it now).
+   * where. Says what became of it: `homed` (allocated now), `claimed` (it has a home already), `deferred` (until
+   * the warm-up gate opens) or `waiting` (no region may take it now).
    */
-  freed(shardId: number): 'homed' | 'deferred' | 'waiting' {
+  freed(shardId: number): 'homed' | 'claimed' | 'deferred' | 'waiting' {
     const { port } = this;
     // Claimed by a registration while it was being handed off (a region that runs it reported to a new
     // coordinator): that home stands, and allocating it again would start a second copy.
     const home = this.options.state.homeOf(shardId);
     if (home !== undefined) {
       this.announce(shardId, home);
-      return 'homed';
+      return 'claimed';
     }
     if (!port.gateOpen()) {
       // For the reason GetShardHome waits: a region not heard from yet may run this shard. It is allocated
