@@ -144,15 +144,16 @@ export class ProcessSet {
     name: string,
     args: readonly string[],
     detached: boolean,
-    nodeArgs: readonly string[] = [],
+    release: Pick<NodeStartOptions, 'nodeArgs' | 'bin' | 'env'> = {},
   ): { child: ChildProcess; logFile: string } {
     const logFile = join(this.logDir, `${++this.sequence}-${name}.log`);
     const fd = openSync(logFile, 'a');
     try {
-      const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
+      const child = spawn(process.execPath, [...(release.nodeArgs ?? []), release.bin ?? BIN, ...args], {
         cwd: ROOT,
         stdio: ['ignore', fd, fd],
         detached,
+        env: release.env === undefined ? process.env : { ...process.env, ...release.env },
       });
       return { child, logFile };
     } finally {
@@ -165,7 +166,7 @@ export class ProcessSet {
   startNode(options: NodeStartOptions): NodeProc {
     const address = nodeAddress(options.port);
     const args = nodeCommandArgs(options);
-    const { child, logFile } = this.spawn(options.name, args, false, options.nodeArgs);
+    const { child, logFile } = this.spawn(options.name, args, false, options);
     const node = new NodeProc(
       options.name,
       child,
@@ -196,6 +197,7 @@ export class ProcessSet {
             port: ports[2 * i]!,
             httpPort: ports[2 * i + 1]!,
             seed,
+            ...(options.dataDirOf !== undefined ? { dataDir: options.dataDirOf(i) } : {}),
           }),
         );
       }
@@ -243,6 +245,10 @@ export interface NodeStartOptions extends NodeCommandOptions {
   readonly name: string;
   /** Options for the `node` executable itself (before the CLI's path), e.g. `--import` of a test hook. */
   readonly nodeArgs?: readonly string[];
+  /** The CLI to run (another release's `bin/actor-ts-placement.js`); this tree's by default. */
+  readonly bin?: string;
+  /** Variables added to the test's environment for this process. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface ClusterStartOptions {
@@ -253,6 +259,9 @@ export interface ClusterStartOptions {
   readonly logLevel?: string;
   readonly startTimeoutMs?: number;
   readonly nodeArgs?: readonly string[];
+  readonly bin?: string;
+  /** `--data-dir` of node i (0-based), so a node started again on the same ports finds its placements. */
+  readonly dataDirOf?: (index: number) => string;
 }
 
 /** Every node healthy and seeing exactly `nodes` as up and reachable members; a node that exits ends the wait. */
