@@ -22,6 +22,10 @@ export interface MemberRow {
   readonly address: string;
   readonly status: string;
   readonly appVersion: string;
+  /** The member's release (package version); null while unknown, absent from nodes that predate it. */
+  readonly release?: string | null;
+  /** The protocol version the answering node speaks with it (its own newest for itself); null while unknown. */
+  readonly protocol?: number | null;
   readonly upNumber: number;
   readonly reachable: boolean;
   readonly roles: readonly string[];

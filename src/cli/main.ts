@@ -121,13 +121,15 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
       const { self, members } = await client.members();
       io.out(
         table(
-          ['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes', 'cordoned'],
+          ['address', 'status', 'reachable', 'upNumber', 'appVersion', 'release', 'protocol', 'attributes', 'cordoned'],
           members.map((m) => [
             m.address + (m.address === self ? ' (this)' : ''),
             m.status,
             m.reachable ? 'yes' : 'NO',
             String(m.upNumber),
             m.appVersion,
+            m.release ?? '-',
+            m.protocol === undefined || m.protocol === null ? '-' : String(m.protocol),
             attributesText(m.attributes),
             m.cordoned === true ? 'CORDONED' : m.cordoned === false ? 'no' : '-',
           ]),

@@ -1,8 +1,10 @@
 // Framing of the TCP byte stream: `[u32 big-endian length][u8 protocol version][u8 kind][payload]`, where
-// length counts version + kind + payload. The decoder is incremental (a frame may arrive in any number of
+// length counts version + kind + payload. Handshake frames carry the frozen HANDSHAKE_FRAME_VERSION; message frames
+// the version agreed on their connection (protocol-versions.ts). The decoder is incremental (a frame may arrive in any number of
 // chunks, several frames in one chunk) and refuses a frame header it cannot trust before buffering its body,
 // so a peer cannot make us allocate an arbitrary amount of memory.
 import { ActorTsError } from '../errors.js';
+import { HANDSHAKE_FRAME_VERSION } from './protocol-versions.js';
 import { PROTOCOL_VERSION } from './wire-message.js';
 
 export { PROTOCOL_VERSION } from './wire-message.js';
@@ -20,8 +22,16 @@ export interface Frame {
   readonly payload: Uint8Array;
 }
 
-/** Builds one frame; throws `frame_too_large` when the payload exceeds `maxFrameBytes`. */
-export function encodeFrame(kind: FrameKind, payload: Uint8Array, maxFrameBytes = DEFAULT_MAX_FRAME_BYTES): Buffer {
+/**
+ * Builds one frame with `version` in its header (this release's newest by default); throws `frame_too_large` when the
+ * payload exceeds `maxFrameBytes`.
+ */
+export function encodeFrame(
+  kind: FrameKind,
+  payload: Uint8Array,
+  maxFrameBytes = DEFAULT_MAX_FRAME_BYTES,
+  version = PROTOCOL_VERSION,
+): Buffer {
   if (payload.byteLength > maxFrameBytes) {
     throw new ActorTsError(
       'frame_too_large',
@@ -30,10 +40,18 @@ export function encodeFrame(kind: FrameKind, payload: Uint8Array, maxFrameBytes 
   }
   const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.byteLength);
   frame.writeUInt32BE(payload.byteLength + 2, 0);
-  frame.writeUInt8(PROTOCOL_VERSION, 4);
+  frame.writeUInt8(version, 4);
   frame.writeUInt8(KIND_CODES[kind], 5);
   frame.set(payload, FRAME_HEADER_BYTES);
   return frame;
+}
+
+/** `frame` as it goes on a connection of `version`: itself when its header says so, else a copy restamped. */
+export function frameAtVersion(frame: Buffer, version: number): Buffer {
+  if (frame.readUInt8(4) === version) return frame;
+  const copy = Buffer.from(frame);
+  copy.writeUInt8(version, 4);
+  return copy;
 }
 
 export interface FrameDecoderStats {
@@ -51,13 +69,21 @@ export type FrameDecodeResult =
 /** Incremental decoder for one connection's byte stream. */
 export class FrameDecoder {
   private maxFrameBytes: number;
+  /** The version message frames must carry: the one agreed on the connection. */
+  private messageVersion: number;
   private chunks: Buffer[] = [];
   private buffered = 0;
   private failure: ActorTsError | undefined;
   private counters = { frames: 0, bytes: 0, errors: 0 };
 
-  constructor(options: { readonly maxFrameBytes?: number } = {}) {
+  constructor(options: { readonly maxFrameBytes?: number; readonly messageVersion?: number } = {}) {
     this.maxFrameBytes = checkedMax(options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
+    this.messageVersion = options.messageVersion ?? PROTOCOL_VERSION;
+  }
+
+  /** Sets the version message frames must carry from now on: the one the handshake agreed. */
+  setMessageVersion(version: number): void {
+    this.messageVersion = version;
   }
 
   /**
@@ -123,14 +149,16 @@ export class FrameDecoder {
         `frame of ${length - 2} bytes exceeds the maximum frame size of ${this.maxFrameBytes} bytes`,
       );
     }
-    if (version !== PROTOCOL_VERSION) {
-      return new ActorTsError(
-        'malformed_message',
-        `frame has protocol version ${version}, this node speaks version ${PROTOCOL_VERSION}`,
-      );
-    }
     if (kind !== KIND_CODES.handshake && kind !== KIND_CODES.message) {
       return new ActorTsError('malformed_message', `corrupt frame: unknown frame kind ${kind}`);
+    }
+    const expected = kind === KIND_CODES.handshake ? HANDSHAKE_FRAME_VERSION : this.messageVersion;
+    if (version !== expected) {
+      const what = kind === KIND_CODES.handshake ? 'handshake frames carry' : 'this connection speaks';
+      return new ActorTsError(
+        'malformed_message',
+        `frame has protocol version ${version}, ${what} version ${expected}`,
+      );
     }
     return undefined;
   }

@@ -3,32 +3,47 @@
 // budget sized for them: they arrive before the peer is authenticated. The Challenge carries nothing but a
 // nonce: it goes to a peer that has proved nothing yet, so it must say nothing an address does not (it
 // used to carry the acceptor's incarnation, half of the member key gossip names it by).
-//   dialer -> acceptor  Hello     { from, to, incarnation, nonce }
-//   acceptor -> dialer  Challenge { nonce }                         (or Refused)
+//   dialer -> acceptor  Hello     { from, to, incarnation, nonce, protocolMin?, protocolMax?, release? }
+//   acceptor -> dialer  Challenge { nonce, version?, protocolMin?, protocolMax?, release? }   (or Refused)
 //   dialer -> acceptor  Proof     { proof? }   HMAC(secret, client role, both addresses, both nonces)
 //   acceptor -> dialer  Accepted  { proof? }   the same HMAC with the server role (or Refused)
+// The range and release are optional so releases before negotiation (which pick the keys they know) still read a
+// Hello, and a Hello or Challenge without them means the legacy range (protocol-versions.ts). `version` is the one
+// the acceptor chose for the connection. Refused may carry a `code` (`protocol_version`) beside its reason.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { encodeFrame, type Frame } from './frame-codec.js';
 import { decodeValue, encodeValue } from './message-codec.js';
 import type { DecodeConfig } from './msgpack-scan.js';
+import { HANDSHAKE_FRAME_VERSION, isProtocolRange, type ProtocolRange } from './protocol-versions.js';
+
+/** What a side says of itself in the handshake: the versions it speaks and its release (package version). */
+export interface Announcement {
+  readonly protocolMin?: number;
+  readonly protocolMax?: number;
+  readonly release?: string;
+}
 
 export type Handshake =
-  | {
+  | ({
       readonly t: 'Hello';
       readonly from: string;
       readonly to: string;
       readonly incarnation: string;
       readonly nonce: Uint8Array;
-    }
-  | { readonly t: 'Challenge'; readonly nonce: Uint8Array }
+    } & Announcement)
+  | ({ readonly t: 'Challenge'; readonly nonce: Uint8Array; readonly version?: number } & Announcement)
   | { readonly t: 'Proof'; readonly proof?: Uint8Array }
   | { readonly t: 'Accepted'; readonly proof?: Uint8Array }
-  | { readonly t: 'Refused'; readonly reason: string };
+  | { readonly t: 'Refused'; readonly reason: string; readonly code?: 'protocol_version' };
 
 const NONCE_BYTES = 16;
 const MAX_TEXT = 512;
+const MAX_RELEASE = 64;
 
-/** A handshake is one flat map of at most five short fields. */
+/**
+ * A handshake is one flat map of at most eight short fields (16 elements, keys and values). Releases before
+ * negotiation refuse more than 16: a Hello must never grow beyond its eight fields, or they could not read it.
+ */
 const HANDSHAKE_LIMITS: DecodeConfig = {
   maxDepth: 1,
   maxElements: 16,
@@ -44,11 +59,16 @@ export function parseHandshake(value: unknown): Handshake | undefined {
     case 'Hello': {
       const { from, to, incarnation, nonce } = raw;
       if (!isText(from) || !isText(to) || !isText(incarnation) || !isNonce(nonce)) return undefined;
-      return { t: 'Hello', from, to, incarnation, nonce };
+      const announcement = parseAnnouncement(raw);
+      return announcement && { t: 'Hello', from, to, incarnation, nonce, ...announcement };
     }
     case 'Challenge': {
-      const { nonce } = raw;
-      return isNonce(nonce) ? { t: 'Challenge', nonce } : undefined;
+      const { nonce, version } = raw;
+      if (!isNonce(nonce)) return undefined;
+      if (version !== undefined && !isProtocolRange({ min: version, max: version })) return undefined;
+      const announcement = parseAnnouncement(raw);
+      const chosen = version === undefined ? {} : { version: version as number };
+      return announcement && { t: 'Challenge', nonce, ...chosen, ...announcement };
     }
     case 'Proof':
     case 'Accepted': {
@@ -59,11 +79,33 @@ export function parseHandshake(value: unknown): Handshake | undefined {
     }
     case 'Refused': {
       const reason = raw['reason'];
-      return isText(reason) ? { t: 'Refused', reason } : undefined;
+      if (!isText(reason)) return undefined;
+      return raw['code'] === 'protocol_version'
+        ? { t: 'Refused', reason, code: 'protocol_version' }
+        : { t: 'Refused', reason };
     }
     default:
       return undefined;
   }
+}
+
+/**
+ * The optional range and release; undefined (a malformed handshake) for a range that is half given or absurd
+ * (max < min, beyond 255, not integers) or a release that is not a short text.
+ */
+function parseAnnouncement(raw: Readonly<Record<string, unknown>>): Announcement | undefined {
+  const { protocolMin, protocolMax, release } = raw;
+  if (release !== undefined && (!isText(release) || release.length > MAX_RELEASE)) return undefined;
+  const withRelease = release === undefined ? {} : { release };
+  if (protocolMin === undefined && protocolMax === undefined) return withRelease;
+  if (!isProtocolRange({ min: protocolMin, max: protocolMax })) return undefined;
+  return { protocolMin: protocolMin as number, protocolMax: protocolMax as number, ...withRelease };
+}
+
+/** The range an announcement names; undefined when it names none (a release before negotiation). */
+export function announcedRange(announcement: Announcement): ProtocolRange | undefined {
+  const { protocolMin: min, protocolMax: max } = announcement;
+  return min === undefined || max === undefined ? undefined : { min, max };
 }
 
 function isText(value: unknown): value is string {
@@ -82,7 +124,7 @@ export function readHandshake(frame: Frame): Handshake | undefined {
 
 /** The frame carrying one handshake step (both ends of a connection, and test peers, build them here). */
 export function handshakeFrame(handshake: Handshake): Buffer {
-  return encodeFrame('handshake', encodeValue(handshake));
+  return encodeFrame('handshake', encodeValue(handshake), undefined, HANDSHAKE_FRAME_VERSION);
 }
 
 /**

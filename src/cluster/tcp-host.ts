@@ -6,6 +6,7 @@ import type { Logger } from '../logging.js';
 import type { NodeAddress } from './address.js';
 import type { Frame } from './frame-codec.js';
 import type { BudgetHolder, Reservation } from './inbound-budget.js';
+import type { PeerProtocols } from './peer-protocols.js';
 import type { TcpConfig, TcpTransportStats } from './tcp-settings.js';
 
 /** An accepted connection, as the transport needs to see it (to drop it when its peer restarts or dials again). */
@@ -23,6 +24,8 @@ export interface TcpHost {
   readonly log: Logger;
   readonly isClosed: boolean;
   count(stat: keyof TcpTransportStats): void;
+  /** What this node announces in handshakes, what each peer's handshakes agreed, and the peers refused for it. */
+  readonly protocols: PeerProtocols;
   /** Keeps the socket so `close()` can destroy it. */
   track(socket: Socket): void;
   /**

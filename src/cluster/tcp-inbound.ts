@@ -8,20 +8,40 @@ import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { NodeAddress } from './address.js';
 import { FrameDecoder, type Frame } from './frame-codec.js';
-import { handshakeFrame, handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
+import {
+  announcedRange,
+  handshakeFrame,
+  handshakeProof,
+  readHandshake,
+  sameProof,
+  type Handshake,
+} from './handshake.js';
 import { errorText } from './message-codec.js';
+import { LEGACY_RANGE, negotiateVersion, noCommonVersion } from './protocol-versions.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
 import { KEEPALIVE_DELAY_MS, type TcpTransportStats } from './tcp-settings.js';
 
 /** How an inbound connection ended: one line of its log and the count it adds to. */
 type Ending =
-  { readonly how: 'closed' } | { readonly how: 'dropped' } | { readonly how: 'refused'; readonly reason: string };
+  | { readonly how: 'closed' }
+  | { readonly how: 'dropped' }
+  | { readonly how: 'refused'; readonly reason: string; readonly code?: 'protocol_version' };
 
 export class InboundConnection implements InboundLink {
   private readonly decoder: FrameDecoder;
   private state: 'hello' | 'proof' | 'open' | 'done' = 'hello';
-  private peer: { readonly address: NodeAddress; readonly incarnation: string; readonly nonce: Buffer } | undefined;
+  private peer:
+    | {
+        readonly address: NodeAddress;
+        readonly incarnation: string;
+        readonly nonce: Buffer;
+        readonly release: string | undefined;
+        readonly protocol: number;
+      }
+    | undefined;
   private readonly serverNonce = randomBytes(16);
+  /** Why the peer's range does not meet ours, once its Hello said so. */
+  private mismatch: string | undefined;
   private readonly remoteHost: string;
   private readonly handshakeTimer: NodeJS.Timeout;
   /** Runs while a frame is incomplete on an open connection. */
@@ -91,7 +111,8 @@ export class InboundConnection implements InboundLink {
       return;
     }
     try {
-      this.socket.end(handshakeFrame({ t: 'Refused', reason: ending.reason }));
+      const code = ending.code === undefined ? {} : { code: ending.code };
+      this.socket.end(handshakeFrame({ t: 'Refused', reason: ending.reason, ...code }));
     } catch {
       this.socket.destroy();
       return;
@@ -178,9 +199,29 @@ export class InboundConnection implements InboundLink {
     if (hello.to !== this.transport.self.toString()) {
       return this.refuse(`peer dialled ${hello.to}, this node is ${this.transport.self.toString()}`);
     }
-    this.peer = { address, incarnation: hello.incarnation, nonce: Buffer.from(hello.nonce) };
+    // A Hello without a range comes from a release before negotiation: it speaks the legacy range.
+    const own = this.transport.config.protocolRange;
+    const theirs = announcedRange(hello) ?? LEGACY_RANGE;
+    const protocol = negotiateVersion(own, theirs);
+    const nonce = Buffer.from(hello.nonce);
+    const release = hello.release;
+    if (protocol === undefined) {
+      // With a secret the refusal waits for the proof: an unauthenticated stranger must not turn health degraded.
+      this.mismatch = noCommonVersion(own, theirs);
+      if (!this.transport.config.secret) return this.refuseProtocol(address);
+    }
+    this.peer = { address, incarnation: hello.incarnation, nonce, release, protocol: protocol ?? own.max };
+    if (protocol !== undefined) this.decoder.setMessageVersion(protocol);
     this.state = 'proof';
-    this.write({ t: 'Challenge', nonce: this.serverNonce });
+    const version = protocol === undefined ? {} : { version: protocol };
+    this.write({ t: 'Challenge', nonce: this.serverNonce, ...version, ...this.transport.protocols.announcement });
+  }
+
+  /** Refuses a peer whose range does not meet ours: counted, logged, kept for health, and said in the refusal. */
+  private refuseProtocol(address: NodeAddress): void {
+    const reason = this.mismatch ?? 'no common protocol version';
+    this.transport.protocols.refuse(address.toString(), reason, true);
+    this.end({ how: 'refused', reason, code: 'protocol_version' });
   }
 
   private onProof(proof: Extract<Handshake, { t: 'Proof' }>): void {
@@ -195,6 +236,7 @@ export class InboundConnection implements InboundLink {
       if (!proof.proof) return this.refuse('peer did not prove the cluster secret');
       if (!sameProof(expected, proof.proof)) return this.refuse('peer proved a different cluster secret');
     }
+    if (this.mismatch !== undefined) return this.refuseProtocol(peer.address);
     clearTimeout(this.handshakeTimer);
     this.state = 'open';
     // Authenticated (or no secret is configured): from now on frames up to the full size are accepted.
@@ -202,8 +244,9 @@ export class InboundConnection implements InboundLink {
     const serverProof = secret ? proofAs(secret, 'server') : undefined;
     this.write(serverProof ? { t: 'Accepted', proof: serverProof } : { t: 'Accepted' });
     this.transport.registerInbound(this, peer.address, peer.incarnation);
+    this.transport.protocols.noteAgreed(peer.address.toString(), { release: peer.release, protocol: peer.protocol });
     this.transport.log.debug(
-      { peer: peer.address.toString(), incarnation: peer.incarnation },
+      { peer: peer.address.toString(), incarnation: peer.incarnation, protocol: peer.protocol },
       'inbound connection open',
     );
   }

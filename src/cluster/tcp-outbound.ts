@@ -6,9 +6,17 @@ import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { NodeAddress } from './address.js';
-import { FrameDecoder } from './frame-codec.js';
-import { handshakeFrame, handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
+import { FrameDecoder, frameAtVersion } from './frame-codec.js';
+import {
+  announcedRange,
+  handshakeFrame,
+  handshakeProof,
+  readHandshake,
+  sameProof,
+  type Handshake,
+} from './handshake.js';
 import { errorText } from './message-codec.js';
+import { LEGACY_RANGE, PROTOCOL_FLOOR, describeRange, negotiateVersion, noCommonVersion } from './protocol-versions.js';
 import type { TcpHost } from './tcp-host.js';
 import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
 
@@ -19,6 +27,10 @@ export class OutboundPeer {
   private state: 'idle' | 'connecting' | 'open' | 'backoff' | 'stopped' = 'idle';
   private socket: Socket | undefined;
   private queue: Buffer[] = [];
+  /** The version a queued frame's message type needs, for the few that need more than the floor. */
+  private readonly needs = new WeakMap<Buffer, number>();
+  /** The protocol version agreed on the open connection. */
+  private version = PROTOCOL_FLOOR;
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
   /** performance.now() when the current dial started, or when the current connection opened. */
@@ -42,10 +54,12 @@ export class OutboundPeer {
     return this.state === 'connecting' || this.state === 'open' ? this.state : undefined;
   }
 
-  send(frame: Buffer): void {
+  /** Sends `frame`, whose message type exists from protocol version `since` on (see MESSAGE_TYPES_SINCE). */
+  send(frame: Buffer, since = PROTOCOL_FLOOR): void {
     if (this.state === 'stopped') return;
     if (this.state === 'open' && this.socket) {
-      this.writeBounded(this.socket, frame);
+      const agreed = this.atAgreedVersion(frame, since);
+      if (agreed) this.writeBounded(this.socket, agreed);
       return;
     }
     if (this.queue.length >= this.transport.config.maxQueuedMessages) {
@@ -60,7 +74,20 @@ export class OutboundPeer {
       return;
     }
     this.queue.push(frame);
+    if (since > PROTOCOL_FLOOR) this.needs.set(frame, since);
     if (this.state === 'idle') this.connect();
+  }
+
+  /**
+   * `frame` as the open connection's version carries it, or undefined (counted) when its message type is newer
+   * than that version: a peer of an older release would not know it.
+   */
+  private atAgreedVersion(frame: Buffer, since: number): Buffer | undefined {
+    if (since > this.version) {
+      this.transport.count('droppedUnsupported');
+      return undefined;
+    }
+    return frameAtVersion(frame, this.version);
   }
 
   /**
@@ -150,6 +177,7 @@ export class OutboundPeer {
     let opened = false;
     let openedAt = 0;
     let serverNonce: Buffer | undefined;
+    let release: string | undefined;
     let failure: string | undefined;
     const fail = (reason: string, handshake: boolean): void => {
       failure ??= reason;
@@ -165,6 +193,7 @@ export class OutboundPeer {
         to: this.target,
         incarnation: this.transport.incarnation,
         nonce: clientNonce,
+        ...this.transport.protocols.announcement,
       });
     });
     socket.on('data', (chunk: Buffer) => {
@@ -173,8 +202,12 @@ export class OutboundPeer {
       for (const frame of result.frames) {
         const handshake = frame.kind === 'handshake' ? readHandshake(frame) : undefined;
         if (opened || !handshake) return fail('unexpected frame from the accepting side', !opened);
-        if (handshake.t === 'Refused') return fail(`peer refused the handshake: ${handshake.reason}`, true);
+        if (handshake.t === 'Refused') {
+          if (handshake.code === 'protocol_version') this.refusedProtocol(handshake.reason);
+          return fail(`peer refused the handshake: ${handshake.reason}`, true);
+        }
         if (handshake.t === 'Challenge') {
+          const agreed = this.agree(handshake);
           const proof = config.secret
             ? handshakeProof(
                 config.secret,
@@ -186,7 +219,11 @@ export class OutboundPeer {
               )
             : undefined;
           this.write(socket, proof ? { t: 'Proof', proof } : { t: 'Proof' });
+          // Proved even so: an acceptor that authenticates us keeps the refusal for its health too.
+          if (typeof agreed === 'string') return fail(agreed, true);
+          this.version = agreed;
           serverNonce = Buffer.from(handshake.nonce);
+          release = handshake.release;
           continue;
         }
         if (handshake.t === 'Accepted' && serverNonce) {
@@ -205,6 +242,7 @@ export class OutboundPeer {
           opened = true;
           openedAt = performance.now();
           this.since = openedAt;
+          this.transport.protocols.noteAgreed(this.target, { release, protocol: this.version });
           this.onOpen(socket);
           continue;
         }
@@ -248,6 +286,30 @@ export class OutboundPeer {
     });
   }
 
+  /**
+   * The version of this connection from the acceptor's Challenge: the one it chose (which must be in our range),
+   * or, from an acceptor that chose none, the highest both ranges share (a release before negotiation announces
+   * no range: it speaks the legacy one). A string says why there is none; that refusal is counted here.
+   */
+  private agree(challenge: Extract<Handshake, { t: 'Challenge' }>): number | string {
+    const own = this.transport.config.protocolRange;
+    if (challenge.version !== undefined) {
+      if (challenge.version >= own.min && challenge.version <= own.max) return challenge.version;
+      return `peer chose protocol version ${challenge.version}, outside this node's ${describeRange(own)}`;
+    }
+    const theirs = announcedRange(challenge) ?? LEGACY_RANGE;
+    const version = negotiateVersion(own, theirs);
+    if (version !== undefined) return version;
+    const reason = noCommonVersion(own, theirs);
+    this.refusedProtocol(reason);
+    return reason;
+  }
+
+  /** No common version with this peer: counted and logged; kept for health unless a secret leaves the peer unproved. */
+  private refusedProtocol(reason: string): void {
+    this.transport.protocols.refuse(this.target, reason, this.transport.config.secret === undefined);
+  }
+
   private onOpen(socket: Socket): void {
     this.clearTimer();
     this.state = 'open';
@@ -258,7 +320,9 @@ export class OutboundPeer {
     this.queue = [];
     // Not bounded by maxBufferedBytes: the queue already held these bytes, and it accepted these messages.
     for (const frame of queued) {
-      socket.write(frame);
+      const agreed = this.atAgreedVersion(frame, this.needs.get(frame) ?? PROTOCOL_FLOOR);
+      if (agreed === undefined) continue;
+      socket.write(agreed);
       this.transport.count('sent');
     }
   }

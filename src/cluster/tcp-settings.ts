@@ -4,6 +4,8 @@ import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { DEFAULT_MAX_FRAME_BYTES, FRAME_HEADER_BYTES } from './frame-codec.js';
 import { DEFAULT_DECODE_LIMITS, type DecodeConfig } from './msgpack-scan.js';
+import { packageRelease } from './release.js';
+import { PROTOCOL_RANGE, isProtocolRange, type ProtocolRange } from './protocol-versions.js';
 
 export interface TcpBackoffConfig {
   /** Delay before the first reconnect attempt; default 100 ms. */
@@ -80,6 +82,13 @@ export interface TcpTransportOptions {
   readonly redialMinAgeMs?: number;
   readonly handshakeTimeoutMs?: number;
   readonly backoff?: TcpBackoffConfig;
+  /**
+   * The protocol versions this node speaks; default `PROTOCOL_RANGE`. Only tests set it, to fake a node of
+   * another release (the CLI reads ACTOR_TS_PROTOCOL_RANGE for that).
+   */
+  readonly protocolRange?: ProtocolRange;
+  /** The release this node announces in its handshake; default this package's version. */
+  readonly release?: string;
   /** Default: silent. */
   readonly logger?: Logger;
 }
@@ -128,6 +137,10 @@ export interface TcpTransportStats {
   readonly connectFailures: number;
   /** Connections or dials dropped and redialled because the owner reported the peer silent (`reconnect`). */
   readonly redials: number;
+  /** Connections refused, by us or by the peer, because the two ranges of protocol versions do not meet. */
+  readonly refusedProtocolVersion: number;
+  /** Messages not sent because the peer's agreed protocol version does not have their type yet. */
+  readonly droppedUnsupported: number;
 }
 
 /** What a transport holds at one moment (TcpTransport.usage()); everything is 0 once its connections ended. */
@@ -170,6 +183,8 @@ export interface TcpConfig {
   readonly multiplier: number;
   readonly resetAfterMs: number;
   readonly redialMinAgeMs: number;
+  readonly protocolRange: ProtocolRange;
+  readonly release: string;
 }
 
 /**
@@ -187,6 +202,10 @@ export function resolveTcpSettings(options: TcpTransportOptions): TcpConfig {
     }
     return v;
   };
+  const protocolRange = options.protocolRange ?? PROTOCOL_RANGE;
+  if (!isProtocolRange(protocolRange)) {
+    throw new ActorTsError('invalid_argument', 'protocolRange must be integers 1 <= min <= max <= 255');
+  }
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ActorTsError('invalid_argument', `port must be an integer in 0..65535, got ${String(port)}`);
@@ -239,5 +258,7 @@ export function resolveTcpSettings(options: TcpTransportOptions): TcpConfig {
     multiplier: positive('backoff.multiplier', options.backoff?.multiplier, 2),
     resetAfterMs: positive('backoff.resetAfterMs', options.backoff?.resetAfterMs, 5_000, 0),
     redialMinAgeMs: positive('redialMinAgeMs', options.redialMinAgeMs, 500, 0),
+    protocolRange,
+    release: options.release ?? packageRelease(),
   };
 }

@@ -15,6 +15,8 @@ import { NodeAddress } from './address.js';
 import { encodeFrame, type Frame } from './frame-codec.js';
 import { InboundBudget, type Reservation } from './inbound-budget.js';
 import { decodeMessage, decodeValue, encodeMessageOnce, errorText } from './message-codec.js';
+import { PeerProtocols } from './peer-protocols.js';
+import { versionNeededFor } from './protocol-versions.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
 import { InboundConnection } from './tcp-inbound.js';
 import { OutboundPeer } from './tcp-outbound.js';
@@ -74,7 +76,11 @@ export class TcpTransport implements Transport, TcpHost {
     connectionsLost: 0,
     redials: 0,
     probes: 0,
+    refusedProtocolVersion: 0,
+    droppedUnsupported: 0,
   };
+  /** What this node announces in handshakes, what each peer's handshake agreed, peers refused for their protocol. */
+  readonly protocols: PeerProtocols;
   private closed = false;
 
   private constructor(
@@ -88,6 +94,10 @@ export class TcpTransport implements Transport, TcpHost {
     this.incarnation = incarnation;
     this.peerLog = new LogThrottle({ intervalMs: settings.peerLogIntervalMs });
     this.budget = new InboundBudget(settings.maxInboundBufferedBytes);
+    this.protocols = new PeerProtocols(settings, (peer, reason) => {
+      this.counters.refusedProtocolVersion++;
+      this.peerEvent('refused: no common protocol version', peer, { reason });
+    });
   }
 
   /** Listens on host:port and resolves once the socket is bound; rejects on bad options or a busy port. */
@@ -153,7 +163,7 @@ export class TcpTransport implements Transport, TcpHost {
       peer = new OutboundPeer(to, this);
       this.peers.set(key, peer);
     }
-    peer.send(frame);
+    peer.send(frame, versionNeededFor(message.type));
   }
 
   /**
@@ -251,6 +261,7 @@ export class TcpTransport implements Transport, TcpHost {
   /** @internal */ count(stat: keyof TcpTransportStats): void {
     this.counters[stat]++;
   }
+
   /** @internal */ track(socket: Socket): void {
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));

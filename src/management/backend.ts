@@ -69,6 +69,13 @@ export type WriteAccess =
       readonly reason: string;
     };
 
+/** A member's release and the protocol version spoken with it (`GET /actor-ts/cluster/members`). */
+export interface MemberProtocol {
+  /** Its package version; undefined for a release before negotiation, which announced none. */
+  readonly release: string | undefined;
+  readonly protocol: number;
+}
+
 /**
  * What the management API needs from a node: members, entity types, shard locations, placements and cordons.
  * `startNode` provides one; implement it to serve the API from your own wiring.
@@ -78,6 +85,11 @@ export interface ManagementBackend {
   /** Entity types initialised on this node, with their shard count. */
   entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number }>;
   members(): ReadonlyArray<MemberInfo>;
+  /**
+   * The release a member runs and the protocol version this node speaks with it (its own newest for itself), as the
+   * transport's handshakes found; undefined when not known (no connection yet, or a transport without handshakes).
+   */
+  protocolOf?(address: NodeAddress): MemberProtocol | undefined;
   /**
    * What the routes parse a pin for this type against (parsePins): its shard range and the clock its expiry
    * counts from. Throws ActorTsError `unknown_type` for a type not initialised here.

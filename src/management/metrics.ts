@@ -6,6 +6,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { MEMBER_STATUSES, type FailoverPhase } from '../cluster/member.js';
 import { registerSafetyMetrics, type SafetySource, type WriteRefusals } from './safety-metrics.js';
 import { readAtScrape } from './scrape.js';
+import { registerTransportMetrics, type TransportFigures } from './transport-metrics.js';
+
+export { TRANSPORT_CONNECTION_STATES, TRANSPORT_REFUSAL_REASONS, type TransportFigures } from './transport-metrics.js';
 
 export const METRICS_PREFIX = 'actor_ts_';
 
@@ -13,21 +16,6 @@ export const METRICS_PREFIX = 'actor_ts_';
 export type PlacementOrigin = 'local' | 'remote';
 
 /** Member statuses always exported (as 0 when no member has them) so series do not appear and vanish. */
-
-/** Connection states of the cluster transport, always exported (as 0 when none is in them). */
-export const TRANSPORT_CONNECTION_STATES = [
-  'inbound-handshaking',
-  'inbound-open',
-  'outbound-connecting',
-  'outbound-open',
-] as const;
-
-/** What the cluster transport holds now (TcpTransport.usage() has this shape). */
-export interface TransportFigures {
-  readonly connections: Readonly<Record<(typeof TRANSPORT_CONNECTION_STATES)[number], number>>;
-  /** Bytes of incomplete inbound frames in the shared budget. */
-  readonly inboundBufferedBytes: number;
-}
 
 /**
  * Events the node reports as they happen. Every method must be cheap and must not throw: the caller is the
@@ -200,23 +188,7 @@ export class NodeMetrics {
     );
 
     const transport = source.transport?.bind(source);
-    if (transport !== undefined) {
-      new Gauge({
-        name: `${METRICS_PREFIX}transport_connections`,
-        help: 'Cluster transport connections not yet ended, per direction and state.',
-        labelNames: ['state'],
-        registers,
-        collect() {
-          const { connections } = transport();
-          for (const state of TRANSPORT_CONNECTION_STATES) this.set({ state }, connections[state]);
-        },
-      });
-      gauge(
-        'transport_inbound_buffered_bytes',
-        'Bytes of incomplete inbound frames the cluster transport holds (its shared inbound budget in use).',
-        () => transport().inboundBufferedBytes,
-      );
-    }
+    if (transport !== undefined) registerTransportMetrics(transport, registers, METRICS_PREFIX);
 
     // Totals kept by the sharding runtime, read at scrape (so they count from the node's start).
     const deliveryTotal = (name: string, help: string, pick: (figures: DeliveryFigures) => number): void => {

@@ -17,7 +17,7 @@ import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js'
 import { parsePins } from '../sharding/placements/pin-request.js';
 import { parseShardId } from '../sharding/placements/shard-range.js';
 import { AuditLog, commonText, targetsText } from './audit.js';
-import type { ManagementBackend } from './backend.js';
+import type { ManagementBackend, MemberProtocol } from './backend.js';
 import { registerMemberRoutes } from './member-routes.js';
 import { CONSOLE_ASSET_PREFIX, consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
 import { METRICS_PATH, metricsPlugin, type MetricsSource } from './metrics.js';
@@ -217,6 +217,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
       address: member.address.toString(),
       status: member.status,
       appVersion: member.appVersion,
+      ...protocolFields(backend.protocolOf?.(member.address)),
       upNumber: member.upNumber,
       reachable: member.reachable,
       roles: member.roles ?? [],
@@ -382,4 +383,9 @@ export function bearerGuard(token: string | undefined): ((request: FastifyReques
     const ok = presented.length === expected.length && timingSafeEqual(presented, expected);
     if (!ok) throw new HttpError(401, 'unauthorized', 'missing or wrong bearer token');
   };
+}
+
+/** A member's `release` and `protocol` fields: null while this node has no handshake with it to tell. */
+function protocolFields(known: MemberProtocol | undefined): { release: string | null; protocol: number | null } {
+  return { release: known?.release ?? null, protocol: known?.protocol ?? null };
 }

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import type { NodeAddress } from '../cluster/address.js';
 import type { PlacementReplicatorStats } from '../../crdt/index.js';
 import type { Cluster } from '../cluster/cluster.js';
+import type { PeerProtocols } from '../cluster/peer-protocols.js';
 import { COUNTED_STATUSES, WRITING_STATUSES, holdsMajority, type MemberInfo } from '../cluster/member.js';
 import { compareAddresses } from '../cluster/member-order.js';
 import type {
@@ -11,6 +12,7 @@ import type {
   CordonWritten,
   DrainOutcome,
   ManagementBackend,
+  MemberProtocol,
   ParsedPin,
   PinScope,
   PlacementsDryRun,
@@ -57,6 +59,8 @@ export class NodeManagementBackend implements ManagementBackend {
       readonly holding?: () => string | undefined;
       /** Whether the transport starves this node's inbound frames of budget (its stats); reported in health. */
       readonly inbound?: () => InboundHealth;
+      /** The transport's handshakes: each member's release and protocol, and peers refused for their protocol. */
+      readonly protocols?: PeerProtocols;
     } = {},
   ) {
     this.self = cluster.self;
@@ -205,7 +209,21 @@ export class NodeManagementBackend implements ManagementBackend {
   }
 
   replication(): ReplicationHealth {
-    return replicationHealth(this.replicator.stats(), this.sharding.placementStore.stats(), this.options.inbound?.());
+    const health = replicationHealth(
+      this.replicator.stats(),
+      this.sharding.placementStore.stats(),
+      this.options.inbound?.(),
+    );
+    const refused = this.options.protocols?.problems() ?? [];
+    return refused.length === 0 ? health : { ...health, problems: [...health.problems, ...refused] };
+  }
+
+  protocolOf(address: NodeAddress): MemberProtocol | undefined {
+    const protocols = this.options.protocols;
+    if (protocols === undefined) return undefined;
+    if (!address.equals(this.self)) return protocols.of(address.toString());
+    const { release, protocolMax } = protocols.announcement;
+    return protocolMax === undefined ? undefined : { release, protocol: protocolMax };
   }
 
   health(): { status: 'ok' | 'starting' | 'leaving' | 'down'; memberStatus: string | undefined } {

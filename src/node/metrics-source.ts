@@ -20,7 +20,7 @@ export function nodeMetricsSource(
   membership: Membership,
   store: PlacementStore,
   sharding: () => ClusterSharding | undefined,
-  transport?: { usage(): TransportFigures },
+  transport?: { usage(): TransportFigures; stats(): { readonly refusedProtocolVersion: number } },
   replication?: { stats(): PlacementReplicatorStats },
 ): NodeMetricsSource {
   const hub = new MetricsEventHub();
@@ -62,7 +62,14 @@ export function nodeMetricsSource(
         for (const [mode, count] of counts) yield { type, mode, count };
       }
     },
-    ...(transport === undefined ? {} : { transport: () => transport.usage() }),
+    ...(transport === undefined
+      ? {}
+      : {
+          transport: () => ({
+            ...transport.usage(),
+            refused: { protocol_version: transport.stats().refusedProtocolVersion },
+          }),
+        }),
     delivery: function* () {
       const types = sharding()?.stats().types ?? {};
       for (const [type, { region, coordinator }] of Object.entries(types)) {

@@ -3,6 +3,7 @@
 // routes), the management HTTP API and the application's own routes on the same server.
 import type { FastifyInstance } from 'fastify';
 import { Cluster } from '../cluster/cluster.js';
+import { parseProtocolRange, type ProtocolRange } from '../cluster/protocol-versions.js';
 import { TcpTransport } from '../cluster/tcp-transport.js';
 import { isGone } from '../cluster/member.js';
 import { createLogger, type Logger } from '../logging.js';
@@ -72,6 +73,7 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
       host: config.host,
       port: config.port,
       ...(config.clusterSecret ? { secret: config.clusterSecret } : {}),
+      ...protocolRangeOverride(),
       logger: baseLogger,
     });
   } catch (error) {
@@ -191,6 +193,7 @@ async function wire(
       logger: logger.child({ component: 'placements' }),
       holding: pauses.holding,
       inbound: inboundHealthOf(() => transport.stats()),
+      protocols: transport.protocols,
     }),
     logger: logger.child({ part: 'http' }),
     http: config.http,
@@ -282,4 +285,13 @@ function httpUrlOf(http: FastifyInstance, config: NodeConfig): string {
   const { host } = config.http;
   const port = typeof address === 'object' && address !== null ? address.port : config.http.port;
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * ACTOR_TS_PROTOCOL_RANGE=min-max makes this node speak another range of protocol versions than its release's: for
+ * tests that fake a node of another release (test/upgrade). A value that does not parse refuses the start.
+ */
+function protocolRangeOverride(): { protocolRange?: ProtocolRange } {
+  const text = process.env['ACTOR_TS_PROTOCOL_RANGE'];
+  return text === undefined || text === '' ? {} : { protocolRange: parseProtocolRange(text) };
 }

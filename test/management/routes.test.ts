@@ -1,6 +1,8 @@
 // Route tests of the management API against a real in-process node (Fastify inject): every success path of
 // issue 5. The rejections are in routes-rejections.test.ts, the body limit and the bearer token in
 // routes-auth.test.ts.
+import { readFileSync } from 'node:fs';
+import { PROTOCOL_VERSION } from '../../src/cluster/wire-message.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
 import { MEMORY_STORAGE } from '../support/health-inputs.js';
@@ -214,6 +216,8 @@ describe('management routes on a one-node cluster', () => {
           address: self,
           status: 'up',
           appVersion: '1.0.0',
+          release: JSON.parse(readFileSync('package.json', 'utf8')).version,
+          protocol: PROTOCOL_VERSION,
           upNumber: expect.any(Number),
           reachable: true,
           roles: [],

@@ -4,7 +4,17 @@
 /** `placements ls`. */
 export const PLACEMENT_COLUMNS = ['shard', 'target', 'mode', 'expires', 'reason', 'by', 'writer', 'hlc'];
 /** `members`. */
-export const MEMBER_COLUMNS = ['address', 'status', 'reachable', 'upNumber', 'appVersion', 'attributes', 'cordoned'];
+export const MEMBER_COLUMNS = [
+  'address',
+  'status',
+  'reachable',
+  'upNumber',
+  'appVersion',
+  'release',
+  'protocol',
+  'attributes',
+  'cordoned',
+];
 
 /** The column names of a printed table (its first line, split on whitespace). */
 export function headerOf(lines: readonly string[]): string[] | undefined {
