@@ -3,8 +3,15 @@
 // of a common version, which health reports as `degraded` for a minute unless a later handshake with that peer
 // succeeded. The TCP connections write here; the members view and health read it.
 import { performance } from 'node:perf_hooks';
-import type { Announcement } from './handshake.js';
-import type { ProtocolRange } from './protocol-versions.js';
+import type { NodeAddress } from './address.js';
+import { announcedRange, type Announcement, type Handshake } from './handshake.js';
+import {
+  LEGACY_RANGE,
+  describeRange,
+  negotiateVersion,
+  noCommonVersion,
+  type ProtocolRange,
+} from './protocol-versions.js';
 
 /** A peer as its latest completed handshake described it. */
 export interface PeerProtocol {
@@ -32,6 +39,7 @@ export class PeerProtocols {
 
   /** What this node says of itself in every handshake: its range of protocol versions and its release. */
   readonly announcement: Announcement;
+  private readonly range: ProtocolRange;
 
   constructor(
     own: { readonly protocolRange: ProtocolRange; readonly release: string },
@@ -39,6 +47,7 @@ export class PeerProtocols {
     private readonly onRefused: (peer: string, reason: string) => void,
     private readonly now: () => number = () => performance.now(),
   ) {
+    this.range = own.protocolRange;
     this.announcement = {
       protocolMin: own.protocolRange.min,
       protocolMax: own.protocolRange.max,
@@ -63,6 +72,30 @@ export class PeerProtocols {
 
   private noteRefused(peer: string, reason: string): void {
     remember(this.refusals, peer, { reason, at: this.now() });
+  }
+
+  /**
+   * The version of a connection we dialled, from the acceptor's Challenge: the one it chose (which must be in our
+   * range), or, from an acceptor that chose none, the highest both ranges share (a release before negotiation
+   * announces no range: it speaks the legacy one). A string says why there is none; that refusal is counted here.
+   */
+  agreeAsDialler(
+    self: NodeAddress,
+    peer: string,
+    challenge: Extract<Handshake, { t: 'Challenge' }>,
+    trusted: boolean,
+  ): number | string {
+    const own = this.range;
+    if (challenge.version !== undefined) {
+      if (challenge.version >= own.min && challenge.version <= own.max) return challenge.version;
+      return `${peer} chose protocol version ${challenge.version}, outside ${describeRange(own)} of ${self.toString()}`;
+    }
+    const theirs = announcedRange(challenge) ?? LEGACY_RANGE;
+    const version = negotiateVersion(own, theirs);
+    if (version !== undefined) return version;
+    const reason = noCommonVersion({ node: self.toString(), range: own }, { node: peer, range: theirs });
+    this.refuse(peer, reason, trusted);
+    return reason;
   }
 
   /** What the latest handshake with `peer` agreed, if one completed. */

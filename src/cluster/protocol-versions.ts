@@ -61,9 +61,18 @@ export function describeRange(range: ProtocolRange): string {
   return `[${range.min}, ${range.max}]`;
 }
 
-/** Why a connection was refused for want of a common version, naming both ranges. */
-export function noCommonVersion(own: ProtocolRange, peer: ProtocolRange): string {
-  return `no common protocol version: this node speaks ${describeRange(own)}, the peer ${describeRange(peer)}`;
+/**
+ * Why a connection was refused for want of a common version, naming both nodes and their ranges (the text travels
+ * to the other side in the refusal, so it names nobody as "this node").
+ */
+export function noCommonVersion(
+  own: { readonly node: string; readonly range: ProtocolRange },
+  peer: { readonly node: string; readonly range: ProtocolRange },
+): string {
+  return (
+    `no common protocol version: ${own.node} speaks ${describeRange(own.range)}, ` +
+    `${peer.node} speaks ${describeRange(peer.range)}`
+  );
 }
 
 /**

@@ -207,7 +207,10 @@ export class InboundConnection implements InboundLink {
     const release = hello.release;
     if (protocol === undefined) {
       // With a secret the refusal waits for the proof: an unauthenticated stranger must not turn health degraded.
-      this.mismatch = noCommonVersion(own, theirs);
+      this.mismatch = noCommonVersion(
+        { node: this.transport.self.toString(), range: own },
+        { node: address.toString(), range: theirs },
+      );
       if (!this.transport.config.secret) return this.refuseProtocol(address);
     }
     this.peer = { address, incarnation: hello.incarnation, nonce, release, protocol: protocol ?? own.max };

@@ -7,16 +7,9 @@ import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { NodeAddress } from './address.js';
 import { FrameDecoder, frameAtVersion } from './frame-codec.js';
-import {
-  announcedRange,
-  handshakeFrame,
-  handshakeProof,
-  readHandshake,
-  sameProof,
-  type Handshake,
-} from './handshake.js';
+import { handshakeFrame, handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
 import { errorText } from './message-codec.js';
-import { LEGACY_RANGE, PROTOCOL_FLOOR, describeRange, negotiateVersion, noCommonVersion } from './protocol-versions.js';
+import { PROTOCOL_FLOOR } from './protocol-versions.js';
 import type { TcpHost } from './tcp-host.js';
 import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
 
@@ -174,6 +167,8 @@ export class OutboundPeer {
     // The accepting side only ever sends handshake frames on this connection, so they are all it may send.
     const decoder = new FrameDecoder({ maxFrameBytes: config.maxHandshakeFrameBytes });
     const clientNonce = randomBytes(16);
+    // Without a secret anyone could be the acceptor anyway; with one, its refusals are not proved.
+    const trusted = config.secret === undefined;
     let opened = false;
     let openedAt = 0;
     let serverNonce: Buffer | undefined;
@@ -203,11 +198,12 @@ export class OutboundPeer {
         const handshake = frame.kind === 'handshake' ? readHandshake(frame) : undefined;
         if (opened || !handshake) return fail('unexpected frame from the accepting side', !opened);
         if (handshake.t === 'Refused') {
-          if (handshake.code === 'protocol_version') this.refusedProtocol(handshake.reason);
+          if (handshake.code === 'protocol_version')
+            this.transport.protocols.refuse(this.target, handshake.reason, trusted);
           return fail(`peer refused the handshake: ${handshake.reason}`, true);
         }
         if (handshake.t === 'Challenge') {
-          const agreed = this.agree(handshake);
+          const agreed = this.transport.protocols.agreeAsDialler(this.transport.self, this.target, handshake, trusted);
           const proof = config.secret
             ? handshakeProof(
                 config.secret,
@@ -284,30 +280,6 @@ export class OutboundPeer {
       if (this.failures === 1) this.transport.log.warn(details, msg);
       else this.transport.log.debug(details, msg);
     });
-  }
-
-  /**
-   * The version of this connection from the acceptor's Challenge: the one it chose (which must be in our range),
-   * or, from an acceptor that chose none, the highest both ranges share (a release before negotiation announces
-   * no range: it speaks the legacy one). A string says why there is none; that refusal is counted here.
-   */
-  private agree(challenge: Extract<Handshake, { t: 'Challenge' }>): number | string {
-    const own = this.transport.config.protocolRange;
-    if (challenge.version !== undefined) {
-      if (challenge.version >= own.min && challenge.version <= own.max) return challenge.version;
-      return `peer chose protocol version ${challenge.version}, outside this node's ${describeRange(own)}`;
-    }
-    const theirs = announcedRange(challenge) ?? LEGACY_RANGE;
-    const version = negotiateVersion(own, theirs);
-    if (version !== undefined) return version;
-    const reason = noCommonVersion(own, theirs);
-    this.refusedProtocol(reason);
-    return reason;
-  }
-
-  /** No common version with this peer: counted and logged; kept for health unless a secret leaves the peer unproved. */
-  private refusedProtocol(reason: string): void {
-    this.transport.protocols.refuse(this.target, reason, this.transport.config.secret === undefined);
   }
 
   private onOpen(socket: Socket): void {
