@@ -1,4 +1,5 @@
 // Validation of cluster messages at the protocol gate, and the member orderings nodes must agree on.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { MemberInfo } from '../../src/cluster/member.js';
@@ -9,6 +10,33 @@ import { parseMessage } from '../../src/protocol.js';
 const member = { address: 'sys@h:1', incarnation: 'i', status: 'up', appVersion: '1.0.0', roles: ['a'], upNumber: 1 };
 
 describe('cluster messages', () => {
+  it('ignore fields they do not know, at the top, in the gossip and in a member record (issue 35)', () => {
+    const extra = fc.dictionary(
+      fc.string({ minLength: 1, maxLength: 10 }).map((key) => `later_${key}`),
+      fc.oneof(fc.integer(), fc.string({ maxLength: 16 }), fc.boolean()),
+      { maxKeys: 3 },
+    );
+    const bytes = new Uint8Array([1, 2, 3]);
+    const messages: Array<Record<string, unknown>> = [
+      { type: 'Heartbeat', sequence: 1, incarnation: 'i' },
+      { type: 'HeartbeatAck', sequence: 2, incarnation: 'i' },
+      { type: 'PlacementUpdate', update: bytes },
+      { type: 'PlacementSyncStep1', stateVector: bytes },
+    ];
+    fc.assert(
+      fc.property(fc.constantFrom(...messages), extra, (message, fields) => {
+        expect(parseMessage({ ...fields, ...message })).toEqual(parseMessage(message));
+      }),
+    );
+    fc.assert(
+      fc.property(extra, extra, extra, (top, inGossip, inMember) => {
+        const gossip = { members: [{ ...inMember, ...member }], seen: ['sys@h:1#i'] };
+        const later = parseMessage({ ...top, type: 'Gossip', gossip: { ...inGossip, ...gossip } });
+        expect(later).toEqual(parseMessage({ type: 'Gossip', gossip: { members: [member], seen: ['sys@h:1#i'] } }));
+      }),
+    );
+  });
+
   it('accepts well-formed messages of every cluster type', () => {
     expect(parseMessage({ type: 'Heartbeat', sequence: 1, incarnation: 'i' })).toEqual({
       type: 'Heartbeat',

@@ -2,6 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FRAME_HEADER_BYTES, FrameDecoder, encodeFrame, type Frame } from '../../src/cluster/frame-codec.js';
+import { HANDSHAKE_FRAME_VERSION, PROTOCOL_RANGE } from '../../src/cluster/protocol-versions.js';
 import { ActorTsError } from '../../src/errors.js';
 import { PROTOCOL_VERSION } from '../../src/protocol.js';
 
@@ -17,8 +18,13 @@ function payloads(frames: ReadonlyArray<Frame>): string[] {
   return frames.map((f) => `${f.kind}:${Buffer.from(f.payload).toString('hex')}`);
 }
 
+/** Every version this release speaks: the codec must hold at each (issue 35). */
+const VERSIONS = Array.from({ length: PROTOCOL_RANGE.max - PROTOCOL_RANGE.min + 1 }, (_, i) => PROTOCOL_RANGE.min + i);
+
 describe('frame codec', () => {
-  it('round-trips frames however the stream is split', () => {
+  it.each(VERSIONS)('round-trips frames however the stream is split, at protocol version %i', (version) => {
+    const versionOf = (kind: 'handshake' | 'message'): number =>
+      kind === 'handshake' ? HANDSHAKE_FRAME_VERSION : version;
     fc.assert(
       fc.property(
         fc.array(
@@ -29,8 +35,10 @@ describe('frame codec', () => {
         ),
         fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 20 }),
         (input, cuts) => {
-          const stream = Buffer.concat(input.map(([kind, payload]) => encodeFrame(kind, payload)));
-          const decoder = new FrameDecoder({ maxFrameBytes: 1024 });
+          const stream = Buffer.concat(
+            input.map(([kind, payload]) => encodeFrame(kind, payload, undefined, versionOf(kind))),
+          );
+          const decoder = new FrameDecoder({ maxFrameBytes: 1024, messageVersion: version });
           const out: Frame[] = [];
           let offset = 0;
           let i = 0;

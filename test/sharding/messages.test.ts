@@ -1,5 +1,6 @@
 // The sharding protocol at the gate: every message survives the wire codec unchanged, every malformed field
 // is rejected, and well-formed messages from the wrong sender or for an unknown type change nothing.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { decodeMessage, encodeMessage, encodeValue } from '../../src/cluster/message-codec.js';
@@ -281,6 +282,23 @@ describe('sharding messages', () => {
   it.each(MALFORMED.map((m) => [JSON.stringify(m).slice(0, 110), m] as const))('rejects %s', (_label, message) => {
     expect(parseMessage(message)).toBeUndefined();
     expect(decodeMessage(encodeValue(message), FAMILIES)).toBeUndefined();
+  });
+
+  it('ignores fields it does not know: a later release may add optional ones (issue 35)', () => {
+    const extraKey = fc.string({ minLength: 1, maxLength: 12 }).map((key) => `later_${key}`);
+    const extraValue = fc.oneof(
+      fc.integer(),
+      fc.string({ maxLength: 20 }),
+      fc.boolean(),
+      fc.array(fc.nat(), { maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...VALID), fc.dictionary(extraKey, extraValue, { maxKeys: 4 }), (message, extra) => {
+        const later = { ...extra, ...message };
+        expect(decodeMessage(encodeMessage(later as ProtocolMessage), FAMILIES)).toEqual(message);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('treats a reply or payload that an encoder dropped as undefined', () => {
