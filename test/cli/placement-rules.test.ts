@@ -157,7 +157,7 @@ describe('placement rules from the command line', () => {
     const result = await run('members', '--url', url);
     expect(result.code).toBe(0);
     expect(tableRows(result.out)).toEqual([
-      [`${self} (this)`, 'up', 'yes', expect.any(String), '1.0.0', 'zone=eu-west', 'no'],
+      [`${self} (this)`, 'up', 'yes', expect.any(String), '1.0.0', expect.any(String), '7', 'zone=eu-west', 'no'],
     ]);
   });
 

@@ -18,6 +18,8 @@ export interface RawPeerOptions {
   readonly from: string;
   readonly secret?: string;
   readonly incarnation?: string;
+  /** The range this peer announces; none (a release before negotiation) by default. */
+  readonly protocolRange?: { readonly min: number; readonly max: number };
 }
 
 /** Resolves with an authenticated socket; rejects when the node refuses or closes the connection. */
@@ -43,6 +45,9 @@ export function authenticatedSocket(options: RawPeerOptions): Promise<Socket> {
           to: options.to,
           incarnation: options.incarnation ?? 'raw-peer',
           nonce: clientNonce,
+          ...(options.protocolRange === undefined
+            ? {}
+            : { protocolMin: options.protocolRange.min, protocolMax: options.protocolRange.max }),
         }),
       );
     });

@@ -32,7 +32,9 @@ describe('transport metrics', () => {
       'actor_ts_transport_connections{state="outbound-connecting"}',
       'actor_ts_transport_connections{state="outbound-open"}',
       'actor_ts_transport_inbound_buffered_bytes',
+      'actor_ts_transport_refused_total{reason="protocol_version"}',
     ]);
+    expect(before.get('actor_ts_transport_refused_total{reason="protocol_version"}')).toBe(0);
     const socket = await authenticatedSocket({
       port: node.address.port,
       to: node.address.toString(),
@@ -53,5 +55,17 @@ describe('transport metrics', () => {
         now.get('actor_ts_transport_connections{state="inbound-open"}') === 0
       );
     }, 'the peer gone from the metrics');
+  });
+
+  it('counts a connection refused because the two ranges of protocol versions do not meet (issue 35)', async () => {
+    const refused = authenticatedSocket({
+      port: node.address.port,
+      to: node.address.toString(),
+      from: 'raw@127.0.0.1:44001',
+      protocolRange: { min: 200, max: 201 },
+    });
+    await expect(refused).rejects.toThrow(/no common protocol version/);
+    const after = await scrape(node);
+    expect(after.get('actor_ts_transport_refused_total{reason="protocol_version"}')).toBe(1);
   });
 });
