@@ -35,7 +35,8 @@ const ruleExprs = (): string[] =>
 /** Runs promtool (failing, never skipping, when it is not installed) and returns its output. */
 function promtool(...args: string[]): string {
   const path = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((candidate) => existsSync(candidate));
-  if (path === undefined) throw new Error('promtool is not installed: apt-get install -y prometheus (.ci/run does)');
+  if (path === undefined)
+    throw new Error('promtool is not installed: apt-get install -y prometheus (npm test does as root)');
   try {
     return execFileSync(path, args, { encoding: 'utf8', stdio: 'pipe' });
   } catch (error) {

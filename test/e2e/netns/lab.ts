@@ -52,7 +52,7 @@ export function whyNoLab(): string | undefined {
   }
   for (const tool of ['ip', 'nft']) {
     if (!hasCommand(tool)) {
-      return `the '${tool}' command is missing (Debian: apt-get install -y ${tool === 'ip' ? 'iproute2' : 'nftables'}; .ci/run installs it)`;
+      return `the '${tool}' command is missing (Debian: apt-get install -y ${tool === 'ip' ? 'iproute2' : 'nftables'}; npm test installs it as root)`;
     }
   }
   const probe = `${PREFIX}${process.pid}-probe`;
