@@ -3,6 +3,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { MAX_ATTRIBUTES, parseAttributeAssignment } from '../cluster/attributes.js';
 import { DEFAULT_CLUSTER_CONFIG, resolveClusterConfig } from '../cluster/config.js';
+import { packageRelease } from '../cluster/release.js';
 import { ActorTsError } from '../errors.js';
 import { clusterPortProblem, DEFAULT_NODE_CONFIG as D, type NodeConfig, type NodeConfigInput } from '../node/config.js';
 import { runNode } from '../node/run.js';
@@ -29,7 +30,11 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
       'seed node system@host:port (repeatable; default none: form a cluster of one)',
       collectAddress,
     )
-    .option('--app-version <version>', `application version (default ${D.appVersion})`)
+    .option(
+      '--app-version <version>',
+      `application version (default this package's release, ${packageRelease()}: while members differ in it, new ` +
+        'shards go to the newest and the fallback does not rebalance, so a rolling upgrade moves shards forward once)',
+    )
     .option('--role <role>', 'node role (repeatable)', collect)
     .option(
       '--attribute <KEY=VALUE>',
@@ -112,7 +117,9 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
           requestTimeoutMs: options.httpRequestTimeoutMs,
         },
         seeds: options.seed,
-        appVersion: options.appVersion,
+        // A CLI node's application is this package's own demo: its version is the release, so a rolling upgrade
+        // steers shards toward the new release (least-shard prefers the newest) and pauses fallback rebalancing.
+        appVersion: options.appVersion ?? packageRelease(),
         roles: options.role,
         attributes: options.attribute,
         clusterSecret: options.clusterSecret,

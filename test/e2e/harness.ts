@@ -260,6 +260,7 @@ export interface ClusterStartOptions {
   readonly startTimeoutMs?: number;
   readonly nodeArgs?: readonly string[];
   readonly bin?: string;
+  readonly appVersion?: string;
   /** `--data-dir` of node i (0-based), so a node started again on the same ports finds its placements. */
   readonly dataDirOf?: (index: number) => string;
 }

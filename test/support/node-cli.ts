@@ -19,6 +19,8 @@ export interface NodeCommandOptions {
   readonly clusterSecret?: string;
   /** The management API's cap on open connections (`--http-max-connections`; the CLI's default 128). */
   readonly httpMaxConnections?: number;
+  /** `--app-version` (the CLI's default: this package's release). */
+  readonly appVersion?: string;
 }
 
 /** The address a node started by `nodeCommandArgs` answers to. */
@@ -49,6 +51,7 @@ export function nodeCommandArgs(options: NodeCommandOptions): string[] {
     ...(options.dataDir !== undefined ? ['--data-dir', options.dataDir] : []),
     ...(options.clusterSecret !== undefined ? ['--cluster-secret', options.clusterSecret] : []),
     ...(options.httpMaxConnections !== undefined ? ['--http-max-connections', String(options.httpMaxConnections)] : []),
+    ...(options.appVersion !== undefined ? ['--app-version', options.appVersion] : []),
   ];
 }
 

@@ -3,11 +3,13 @@
 // ports and data directory) while reliable increments go to 20 counters through every serving node, and a pin is
 // written through a node of the old release mid-upgrade. Then one node is rolled back to the baseline and must
 // rejoin and serve, and a node whose protocol range meets nobody's is refused with the reason logged.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_MAX_CONNECTIONS, SENDS_PER_SECOND } from '../e2e/crash-scenario.js';
 import {
   BIN,
+  ROOT,
   SHARDS_PATH,
   freePorts,
   httpOk,
@@ -63,7 +65,16 @@ describe(`rolling upgrade from the baseline release (issue 35)`, () => {
       httpMaxConnections: HTTP_MAX_CONNECTIONS,
       nodeArgs: log.nodeArgs,
     };
-    const nodes = await procs.startCluster(3, { ...common, bin: baseline.bin, dataDirOf });
+    // Each release's nodes run with its version as their app version (what the CLI defaults to from 0.3 on; 0.2.0
+    // defaulted to 1.0.0, so an operator of 0.2.0 nodes set it, as Pekko's app-version is set per deployment).
+    const release = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
+    const appVersionOf = (bin: string): string => (bin === baseline.bin ? baseline.version : release);
+    const nodes = await procs.startCluster(3, {
+      ...common,
+      bin: baseline.bin,
+      appVersion: baseline.version,
+      dataDirOf,
+    });
     await inBatches(ENTITIES, 10, (entityId) => nodes[0]!.increment(entityId));
 
     const serving = new Set<NodeProc>(nodes);
@@ -88,6 +99,7 @@ describe(`rolling upgrade from the baseline release (issue 35)`, () => {
         ...common,
         name: `${old.name}-${label}`,
         bin,
+        appVersion: appVersionOf(bin),
         port: old.port,
         httpPort: old.httpPort,
         seed,
@@ -109,7 +121,17 @@ describe(`rolling upgrade from the baseline release (issue 35)`, () => {
       target: nodes[0]!.address,
     });
     expect(pin.status, JSON.stringify(pin.body)).toBe(202);
+    // While releases are mixed, shards leaving an old node go to the newest release (a CLI node's app version is
+    // its release), and the fallback does not rebalance them back: the upgrade moves them forward once.
+    const homes = async (): Promise<string[]> =>
+      Promise.all(ENTITIES.map(async (id) => (await nodes[0]!.counter(id)).body.node));
+    const leaving = nodes[1]!.address;
+    const onLeaving = (await homes()).flatMap((home, i) => (home === leaving ? [ENTITIES[i]!] : []));
+    expect(onLeaving.length, 'entities hosted on the node replaced second').toBeGreaterThan(0);
     await replace(1, BIN, 'new');
+    const movedTo = await homes();
+    for (const entityId of onLeaving)
+      expect(movedTo[ENTITIES.indexOf(entityId)], `${entityId} left ${leaving}`).toBe(nodes[0]!.address);
     await replace(2, BIN, 'new');
     await replace(2, baseline.bin, 'rolled-back');
     const sends = await load.stop();
