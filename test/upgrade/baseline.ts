@@ -1,8 +1,8 @@
 // The previous release, built from this repository's own history for the rolling-upgrade test: the commit named
 // in baseline.json is extracted with `git archive` into a cache directory under the system's temp directory and
 // built there once; later runs (and CI on the same machine) reuse the build. When the baseline's lock file is the
-// same as ours its node_modules is a link to ours, since an identical lock file installs identical packages;
-// otherwise it gets its own `npm ci`. Anything missing (git, the commit) fails with what to do, never a skip.
+// same as ours (but for the package's own version) its node_modules is a link to ours, since it would install
+// identical packages; otherwise it gets its own `npm ci`. Anything missing (git, the commit) fails with what to do.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,11 +54,20 @@ function run(command: string, args: readonly string[], cwd: string): void {
   execFileSync(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
 }
 
-/** Installs the baseline's dependencies: a link to ours when the lock files are identical, else its own npm ci. */
+/** A lock file's dependencies: the whole file but the package's own version, which every release changes. */
+function lockedDependencies(dir: string): string {
+  const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as {
+    version?: string;
+    packages?: Record<string, { version?: string }>;
+  };
+  delete lock.version;
+  delete lock.packages?.['']?.version;
+  return JSON.stringify(lock);
+}
+
+/** Installs the baseline's dependencies: a link to ours when the lock files agree, else its own npm ci. */
 function install(dir: string): void {
-  const same =
-    readFileSync(join(dir, 'package-lock.json'), 'utf8') === readFileSync(join(ROOT, 'package-lock.json'), 'utf8');
-  if (same) {
+  if (lockedDependencies(dir) === lockedDependencies(ROOT)) {
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
     run('npm', ['run', 'build', '--silent'], dir);
   } else {
