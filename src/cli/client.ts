@@ -74,7 +74,14 @@ export class ManagementClient {
     this.base = url.replace(/\/+$/, '');
   }
 
-  health(): Promise<{ status: string; self: string; memberStatus?: string; pid?: number }> {
+  health(): Promise<{
+    status: string;
+    self: string;
+    memberStatus?: string;
+    pid?: number;
+    /** Absent from nodes that predate it; `shardIdFunction` absent from nodes before 0.3. */
+    entityTypes?: ReadonlyArray<{ typeName: string; numberOfShards: number; shardIdFunction?: string }>;
+  }> {
     return this.request('GET', '/actor-ts/health');
   }
 

@@ -15,6 +15,7 @@ import { addPlacementsCommands } from './placements-command.js';
 import { provenanceOf, withProvenance, type ProvenanceOptions } from './provenance.js';
 import { connect, positiveInt, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
 import { addLocalClusterCommand } from './local-cluster-command.js';
+import { addShardOfCommand } from './shard-of-command.js';
 import { addNodeCommand, shardIdFunctionOption, type NodeCommandRunner } from './node-command.js';
 
 export type { CliIo } from './operator-support.js';
@@ -42,33 +43,7 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
     .exitOverride();
 
   addNodeCommand(program, programOptions.runNode);
-  program
-    .command('shard-of <entityIds...>')
-    .description('the shard of each entity id, computed here (no node is asked)')
-    .option(
-      '--shards <n>',
-      `number of shards of the type (default ${COUNTER_SHARDS}, the Counter type's)`,
-      positiveInt,
-      COUNTER_SHARDS,
-    )
-    .addOption(
-      shardIdFunctionOption(
-        `the type's shard id function (default ${DEFAULT_SHARD_ID_FUNCTION}; actor-ts: actor-ts's shard ids)`,
-      ),
-    )
-    .action((entityIds: string[], options: { shards: number; shardIdFunction?: ShardIdFunction }, command: Command) => {
-      const fn = options.shardIdFunction ?? DEFAULT_SHARD_ID_FUNCTION;
-      const shardOf = (id: string): string => {
-        try {
-          return String(shardIdFor(id, options.shards, fn));
-        } catch (error) {
-          if (error instanceof ActorTsError) throw new InvalidArgumentError(error.message);
-          throw error;
-        }
-      };
-      const rows = usage(command, () => entityIds.map((id) => [id, shardOf(id)]));
-      io.out(table(['entity', 'shard'], rows));
-    });
+  addShardOfCommand(program, io);
 
   addLocalClusterCommand(program, io, BIN_PATH);
 
@@ -167,6 +142,8 @@ function attributesText(attributes: Readonly<Record<string, string>> | undefined
 function apiErrorHint(error: ApiError): string {
   if (error.status === 401)
     return ' (give the token with --token <token> or the ACTOR_TS_AUTH_TOKEN environment variable)';
+  if (error.code === 'unreachable')
+    return ' (is a node running there? `npm start` starts a local cluster; --url or ACTOR_TS_URL names another node)';
   return '';
 }
 

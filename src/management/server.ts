@@ -194,9 +194,10 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     const status = health.status === 'ok' && reasons.length > 0 ? 'degraded' : health.status;
     // Every initialised type, so the console lists them all without being told their names; pid: a tool that
     // started this node (local-cluster) tells it apart from another process on the same port.
-    const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards }]) => ({
+    const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards, shardIdFunction }]) => ({
       typeName,
       numberOfShards,
+      ...(shardIdFunction === undefined ? {} : { shardIdFunction }),
     }));
     return {
       ...health,

@@ -120,7 +120,7 @@ export class NodeManagementBackend implements ManagementBackend {
     return { writable: true };
   }
 
-  entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number }> {
+  entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number; readonly shardIdFunction?: string }> {
     return this.sharding.entityTypes();
   }
 

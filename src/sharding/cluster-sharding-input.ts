@@ -1,6 +1,7 @@
 // What ClusterSharding is built from, and the checks its public methods run on what a caller hands them (the
 // options, an entity id, a list of shard ids): each input is judged once here, at the runtime's boundary, so
 // the runtime behind it works on values already known to be good.
+import type { ShardIdFunction } from './shard-id.js';
 import type { Membership } from '../cluster/member.js';
 import type { Scheduler } from '../cluster/scheduler.js';
 import type { Transport } from '../cluster/transport.js';
@@ -11,6 +12,14 @@ import type { ShardingConfig } from './config.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
 import { MAX_ENTITY_ID_LENGTH } from './protocol/messages.js';
 import { MAX_NUMBER_OF_SHARDS } from './sharded-type.js';
+
+/** What `ClusterSharding.entityTypes()` tells of each initialised type. */
+export interface EntityTypeFacts {
+  readonly numberOfShards: number;
+  readonly role: string | undefined;
+  /** How its entity ids map to shards: `shard-of` and operators compute with it. */
+  readonly shardIdFunction: ShardIdFunction;
+}
 
 /** What ClusterSharding is built from: transport, membership, replicated placements, optional settings. */
 export interface ClusterShardingOptions {

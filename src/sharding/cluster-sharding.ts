@@ -36,13 +36,14 @@ import {
   checkShardIds,
   checkShardingOptions,
   type ClusterShardingOptions,
+  type EntityTypeFacts,
 } from './cluster-sharding-input.js';
 import { ShardingLink } from './protocol/sharding-link.js';
 import type { ShardingStats, TypeStats } from './sharding-stats.js';
 
 export type { RebalanceNowResult, ShardedTypeOptions, ShardLocations };
 export type { ShardingStats, TypeStats } from './sharding-stats.js';
-export type { ClusterShardingOptions } from './cluster-sharding-input.js';
+export type { ClusterShardingOptions, EntityTypeFacts } from './cluster-sharding-input.js';
 
 interface ShardedType {
   readonly settings: ShardedTypeConfig;
@@ -166,11 +167,11 @@ export class ClusterSharding {
   }
 
   /** The initialised types and their shard counts. */
-  entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number; readonly role: string | undefined }> {
+  entityTypes(): ReadonlyMap<string, EntityTypeFacts> {
     return new Map(
-      [...this.types].map(([name, type]) => [
+      [...this.types].map(([name, { settings }]) => [
         name,
-        { numberOfShards: type.settings.numberOfShards, role: type.settings.role },
+        { numberOfShards: settings.numberOfShards, role: settings.role, shardIdFunction: settings.shardIdFunction },
       ]),
     );
   }

@@ -235,7 +235,7 @@ describe('management routes on a one-node cluster', () => {
         memberStatus: 'up',
         reasons: [],
         self,
-        entityTypes: [{ typeName: 'Counter', numberOfShards: 1000 }],
+        entityTypes: [{ typeName: 'Counter', numberOfShards: 1000, shardIdFunction: 'fnv1a-utf8' }],
         pid: process.pid,
         placementStore: { generation: 0, slots: expect.any(Number), baseSlots: 0, documentItems: expect.any(Number) },
         replication: {

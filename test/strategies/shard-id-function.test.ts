@@ -7,6 +7,7 @@ import { shardIdFor, type ShardIdFunction } from '../../src/sharding/shard-id.js
 import { main } from '../../src/cli/main.js';
 import type { NodeConfigInput } from '../../src/node/config.js';
 import { startNode } from '../../src/node/node.js';
+import type { EntityBehavior } from '../../src/sharding/region/entity.js';
 import { TestCluster, counter, useTestClusters } from '../sharding/harness.js';
 
 async function cli(
@@ -61,11 +62,43 @@ describe('ShardedTypeOptions.shardIdFunction', () => {
 
 describe('the CLI and startNode', () => {
   it('`shard-of` answers which shard an id is in, under either function', async () => {
-    const actorTs = await cli('shard-of', 'alice', 'bob', '--shard-id-function', 'actor-ts');
+    const actorTs = await cli('shard-of', 'alice', 'bob', '--shards', '1000', '--shard-id-function', 'actor-ts');
     expect(actorTs.code).toBe(0);
     expect(actorTs.out.join('\n')).toMatch(/alice\s+817\n.*bob\s+52/);
     const plain = await cli('shard-of', 'alice', '--shards', '100');
     expect(plain.out.join('\n')).toMatch(new RegExp(`alice\\s+${shardIdFor('alice', 100)}$`, 'm'));
+  });
+
+  it("`shard-of --type` asks the node for the type's shard count and function; offline it needs --shards", async () => {
+    const behavior: EntityBehavior = () => ({ receive: () => 'ok' });
+    const node = await startNode({
+      port: 0,
+      http: { port: 0 },
+      logLevel: 'silent',
+      entityTypes: [{ typeName: 'Cart', behavior, numberOfShards: 100, shardIdFunction: 'actor-ts' }],
+    });
+    try {
+      const url = node.httpUrl;
+      const asked = await cli('shard-of', 'ann', 'bob', '--type', 'Cart', '--url', url);
+      expect(asked.code, asked.err.join('\n')).toBe(0);
+      const shards = [shardIdFor('ann', 100, 'actor-ts'), shardIdFor('bob', 100, 'actor-ts')];
+      expect(asked.out.join('\n')).toMatch(new RegExp(`ann\\s+${shards[0]}\\n.*bob\\s+${shards[1]}`));
+      // The default 1000 shards of the demo type would have named another shard for at least one of them.
+      expect(shards).not.toEqual([shardIdFor('ann', 1000, 'actor-ts'), shardIdFor('bob', 1000, 'actor-ts')]);
+      const unknown = await cli('shard-of', 'ann', '--type', 'Basket', '--url', url);
+      expect([unknown.code, unknown.err.join('\n')]).toEqual([1, expect.stringMatching(/unknown_type.*it runs: Cart/)]);
+      const both = await cli('shard-of', 'ann', '--type', 'Cart', '--shards', '100', '--url', url);
+      expect([both.code, both.err.join('\n')]).toEqual([2, expect.stringMatching(/offline use/)]);
+    } finally {
+      await node.stop();
+    }
+    const offline = await cli('shard-of', 'ann');
+    expect([offline.code, offline.err.join('\n')]).toEqual([2, expect.stringMatching(/--type .* or --shards/)]);
+    const nobody = await cli('shard-of', 'ann', '--type', 'Cart', '--url', 'http://127.0.0.1:9');
+    expect([nobody.code, nobody.err.join('\n')]).toEqual([
+      1,
+      expect.stringMatching(/unreachable.*--shards <n>.*npm start/),
+    ]);
   });
 
   it('passes `node --shard-id-function` into the node config, and refuses an unknown one as a usage error', async () => {
@@ -73,7 +106,7 @@ describe('the CLI and startNode', () => {
     expect((await cli('node')).input?.shardIdFunction).toBeUndefined();
     for (const args of [
       ['node', '--shard-id-function', 'fnv'],
-      ['shard-of', 'alice', '--shard-id-function', 'ActorTs'],
+      ['shard-of', 'alice', '--shards', '10', '--shard-id-function', 'ActorTs'],
     ]) {
       const bad = await cli(...args);
       expect(bad.code).toBe(2);
