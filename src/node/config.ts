@@ -5,6 +5,7 @@ import { DEFAULT_HTTP_CONFIG, resolveHttpLimits, type HttpConfig } from '../mana
 import type { ShardingConfig } from '../sharding/config.js';
 import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
 import type { ShardIdFunction } from '../sharding/shard-id.js';
+import { refuseUnknownKeys } from './known-keys.js';
 
 /** Everything one node is started with (`startNode`, the CLI's `node` command); each field says its default. */
 export interface NodeConfig {
@@ -110,11 +111,15 @@ export type NodeConfigInput = { readonly [K in Exclude<keyof NodeConfig, 'http'>
 };
 
 /**
- * Fills every field `input` leaves undefined with DEFAULT_NODE_CONFIG's, `http` field by field (resolveHttpLimits,
+ * Refuses a key no setting has (`invalid_argument` naming it and the nearest known one; `alsoKnown` are the
+ * caller's own keys, offered as suggestions too). Fills every field `input` leaves undefined with DEFAULT_NODE_CONFIG's, `http` field by field (resolveHttpLimits,
  * which refuses a bad limit with `invalid_argument`); other values are checked where they are used, when the node
  * starts.
  */
-export function resolveNodeConfig(input: NodeConfigInput = {}): NodeConfig {
+export function resolveNodeConfig(input: NodeConfigInput = {}, alsoKnown: readonly string[] = []): NodeConfig {
+  refuseUnknownKeys(input, [...Object.keys(DEFAULT_NODE_CONFIG), ...alsoKnown], {
+    http: Object.keys(DEFAULT_HTTP_CONFIG),
+  });
   const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
   return { ...DEFAULT_NODE_CONFIG, ...defined, http: resolveHttpLimits(input.http) } as NodeConfig;
 }

@@ -33,7 +33,18 @@ import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 
 /** A node's settings and the application it runs (see NodeApplication). */
-export type StartNodeInput = NodeConfigInput & NodeApplication;
+export type StartNodeInput = NodeConfigInput &
+  NodeApplication & {
+    /**
+     * Leave the cluster gracefully on SIGTERM and SIGINT (the shards move with their state, then the node closes),
+     * as the CLI does; default false: an embedding application usually handles signals itself and calls `stop()`.
+     * The process exits once nothing else keeps it alive.
+     */
+    readonly handleSignals?: boolean;
+  };
+
+/** StartNodeInput's keys beyond NodeConfig's. */
+export const START_NODE_KEYS = ['entityTypes', 'httpRoutes', 'handleSignals'] as const;
 
 /** The demo every node runs when the application brings no entity types. */
 const DEMO_TYPES: ReadonlyArray<NodeEntityType> = [
@@ -47,14 +58,14 @@ const DEMO_TYPES: ReadonlyArray<NodeEntityType> = [
  * release every port.
  */
 export async function startNode(input: StartNodeInput = {}, options: { logger?: Logger } = {}): Promise<RunningNode> {
-  const { entityTypes, httpRoutes, ...settings } = input;
+  const { entityTypes, httpRoutes, handleSignals, ...settings } = input;
   const app: NodeApplication = {
     ...(entityTypes === undefined ? {} : { entityTypes }),
     ...(httpRoutes === undefined ? {} : { httpRoutes }),
   };
   // Before anything is opened or bound: bad application input leaves nothing behind.
   checkApplication(app);
-  const config = resolveNodeConfig(settings);
+  const config = resolveNodeConfig(settings, START_NODE_KEYS);
   // Refused before anything is opened or bound, as a bad flag is.
   requireFallbackStrategyName(config.fallback);
   const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
@@ -81,7 +92,9 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
     throw error;
   }
   try {
-    return await wire(config, app, baseLogger, transport, persistence);
+    const node = await wire(config, app, baseLogger, transport, persistence);
+    if (handleSignals === true) leaveOnSignals(node);
+    return node;
   } catch (error) {
     // Invalid cluster or sharding settings surface here, after the port is bound: release it, or the
     // listening socket keeps the process alive and the port busy.
@@ -294,4 +307,15 @@ function httpUrlOf(http: FastifyInstance, config: NodeConfig): string {
 function protocolRangeOverride(): { protocolRange?: ProtocolRange } {
   const text = process.env['ACTOR_TS_PROTOCOL_RANGE'];
   return text === undefined || text === '' ? {} : { protocolRange: parseProtocolRange(text) };
+}
+
+/** SIGTERM or SIGINT makes `node` leave gracefully; the listeners go with the node. */
+function leaveOnSignals(node: RunningNode): void {
+  const onSignal = (): void => void node.stop();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  void node.stopped.finally(() => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  });
 }

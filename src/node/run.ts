@@ -2,7 +2,7 @@
 // node it stops for good, unless `restartOnRemoval` asks for a new incarnation in the same process.
 import { createLogger, type Logger } from '../logging.js';
 import { resolveNodeConfig } from './config.js';
-import { startNode, type StartNodeInput } from './node.js';
+import { START_NODE_KEYS, startNode, type StartNodeInput } from './node.js';
 import type { RunningNode, StopReason } from './running-node.js';
 
 /** Options of runNode. */
@@ -16,8 +16,8 @@ export interface RunNodeOptions {
 
 /** Resolves with how the last incarnation stopped: 'left' after the signal, else 'downed' or 'removed'. */
 export async function runNode(input: StartNodeInput, options: RunNodeOptions = {}): Promise<StopReason> {
-  const { entityTypes, httpRoutes, ...settings } = input;
-  const config = resolveNodeConfig(settings);
+  const { entityTypes, httpRoutes, handleSignals: _signals, ...settings } = input;
+  const config = resolveNodeConfig(settings, START_NODE_KEYS);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   for (let incarnation = 1; ; incarnation++) {
     const node = await startNode(

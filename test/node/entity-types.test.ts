@@ -138,8 +138,8 @@ describe('startNode with application entity types (two nodes, real TCP)', () => 
   it('health lists both types, so the console shows both without ?type=; metrics label both', async () => {
     const health = (await inject(a(), 'GET', `${API}/health`)).json<{ entityTypes: unknown }>();
     expect(health.entityTypes).toEqual([
-      { typeName: 'Chat', numberOfShards: 20 },
-      { typeName: 'Ledger', numberOfShards: 8 },
+      { typeName: 'Chat', numberOfShards: 20, shardIdFunction: 'fnv1a-utf8' },
+      { typeName: 'Ledger', numberOfShards: 8, shardIdFunction: 'fnv1a-utf8' },
     ]);
     expect(typesToShow('', health)).toEqual(['Chat', 'Ledger']);
     const page = await inject(a(), 'GET', '/');
