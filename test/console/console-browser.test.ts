@@ -199,7 +199,7 @@ describe('console in Chromium', () => {
       },
     ]);
     const headers = await page.locator('#pins-table thead').innerText();
-    for (const column of ['mode', 'reason', 'by', 'honoured']) expect(headers).toContain(column);
+    for (const column of ['mode', 'expires', 'reason', 'by', 'where now']) expect(headers).toContain(column);
     expect(await page.locator('#pins-table tbody').innerText()).toContain('console');
 
     // This node has no cordon route: the first use answers 404 and the controls go away.

@@ -108,6 +108,23 @@ describe('console on a real local-cluster', () => {
     const locations = await http<ShardLocations>('GET', `${url1}/actor-ts/cluster/shards/${COUNTER}`);
     expect(locations.body.regions.find((region) => region.shards.includes(alice.shardId))?.address).toBe(target);
     expect((await increment(url1, 'alice')).node).toBe(target);
+    // A pin with an expiry shows it (the page read a field the API never sent, so it never did: issue 39).
+    const bob = await increment(url2, 'bob');
+    const expiring = await http<{ placements: Array<{ expiresAt: string }> }>(
+      'POST',
+      `${url1}/actor-ts/cluster/shards/${COUNTER}/placements`,
+      { shardId: bob.shardId, target: bob.node, ttlMs: 3_600_000 },
+    );
+    expect(expiring.status).toBe(202);
+    const expiresAt = expiring.body.placements[0]!.expiresAt;
+    const bobRow = page.locator('#pins-table tbody tr', { hasText: String(bob.shardId) });
+    await bobRow.waitFor({ timeout: SEEN_WITHIN_MS });
+    expect(await page.locator('#pins-table thead').innerText()).toContain('expires');
+    const shown = new Date(Date.parse(expiresAt)).toLocaleTimeString('en-US');
+    expect(await bobRow.innerText()).toContain(shown);
+    const removed = await http('DELETE', `${url1}/actor-ts/cluster/shards/${COUNTER}/placements/${bob.shardId}`);
+    expect(removed.status).toBeLessThan(300);
+    await bobRow.waitFor({ state: 'detached', timeout: SEEN_WITHIN_MS });
     await page.screenshot({ path: screenshotPath('console-real-cluster.png'), fullPage: true });
 
     // Unpinning clears the mark (the shard stays where it is until a rebalance moves it).

@@ -2,6 +2,7 @@
 // API" over an in-memory cluster of three nodes, so the page can be driven without the node wiring. Writes are
 // recorded so the test can see which REST calls the page made.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { PinRecord as ServerPinRecord } from '../../src/management/backend.js';
 
 export const NODES = ['app@127.0.0.1:25520', 'app@127.0.0.1:25521', 'app@127.0.0.1:25522'] as const;
 export const TYPE = 'Counter';
@@ -119,15 +120,16 @@ export function registerFakeApi(
     known(request.params.typeName);
     const placements = [...cluster.placements.values()].sort((a, b) => a.shardId - b.shardId);
     if (!later) return { placements };
-    return {
-      placements: placements.map((pin) => ({
-        mode: 'prefer',
+    // Typed as the server's own record, so the fake cannot send a field the real API does not have.
+    const records: Array<Pick<ServerPinRecord, 'shardId' | 'target' | 'mode' | 'expiresAt' | 'reason' | 'by'>> =
+      placements.map((pin) => ({
         ...pin,
+        mode: pin.mode === 'require' ? 'require' : 'prefer',
+        reason: pin.reason ?? null,
         by: 'console',
-        expiry: null,
-        explain: { honoured: cluster.hosts.get(pin.shardId) === pin.target },
-      })),
-    };
+        expiresAt: null,
+      }));
+    return { placements: records };
   });
   if (later) {
     app.get('/actor-ts/audit', read, async () => ({ entries: cluster.audit }));

@@ -3,7 +3,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   coordinatorOf,
-  honoured,
   pinState,
   shardCounts,
   typesToShow,
@@ -62,8 +61,6 @@ describe('console model', () => {
     expect(pinState({ shardId: 1, target: 'y' }, hostOf)).toBe('on-target');
     expect(pinState({ shardId: 1, target: 'x' }, hostOf)).toBe('elsewhere');
     expect(pinState({ shardId: 9, target: 'x' }, hostOf)).toBe('not-allocated');
-    expect(honoured({ shardId: 1, target: 'x', explain: { honoured: false } })).toBe(false);
-    expect(honoured({ shardId: 1, target: 'x' })).toBeUndefined();
   });
 
   it("dry-runs a pin from the server's answer: where the shard is, the pin it replaces, the moves it starts now", () => {

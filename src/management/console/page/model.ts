@@ -40,11 +40,10 @@ export interface PinRecord {
   readonly writer?: string;
   readonly hlc?: { readonly wallMs: number; readonly counter: number; readonly node: string };
   readonly mode?: string;
-  readonly expiry?: string | number | null;
-  readonly reason?: string;
-  readonly by?: string;
-  readonly honoured?: boolean;
-  readonly explain?: { readonly honoured?: boolean; readonly message?: string; readonly reason?: string };
+  /** ISO-8601, or null for a pin that never expires (the API's `expiresAt`; test/console/shapes checks the names). */
+  readonly expiresAt?: string | null;
+  readonly reason?: string | null;
+  readonly by?: string | null;
 }
 
 /** What the page knows of one entity type after a refresh. */
@@ -170,11 +169,6 @@ export function pinState(pin: PinRecord, hostOf: ReadonlyMap<number, string>): P
   const host = hostOf.get(pin.shardId);
   if (host === undefined) return 'not-allocated';
   return host === pin.target ? 'on-target' : 'elsewhere';
-}
-
-/** Whether the API says a pin is honoured (from explain); undefined when it does not say. */
-export function honoured(pin: PinRecord): boolean | undefined {
-  return pin.honoured ?? pin.explain?.honoured;
 }
 
 /** Members a pin may target without a warning: the API warns for any that is down or removed. */

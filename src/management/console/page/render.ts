@@ -9,7 +9,6 @@ import { isWaiting, type SeenMove } from './insight.js';
 import {
   coordinatorOf,
   declaredShards,
-  honoured,
   hosts,
   pinState,
   shardCounts,
@@ -173,10 +172,9 @@ function renderPins(views: readonly TypeView[], actions: RowActions, members: re
     return;
   }
   const has = (field: keyof PinRecord) => all.some(({ pin }) => pin[field] !== undefined);
-  const optional = (['mode', 'expiry', 'reason', 'by'] as const).filter(has);
-  // Without explain from the node the column says where the shard is, which is what honouring would look like.
-  const explained = all.some(({ pin }) => honoured(pin) !== undefined);
-  const headers = ['type', 'shard', 'target', ...optional, 'writer', 'time', explained ? 'honoured' : 'where now', ''];
+  const optional = (['mode', 'expiresAt', 'reason', 'by'] as const).filter(has);
+  // The column says where the shard is now, which is what honouring the pin looks like.
+  const headers = ['type', 'shard', 'target', ...optional.map(columnOf), 'writer', 'time', 'where now', ''];
   const rows = all.map(({ view, pin }) => {
     const cells: Child[] = [view.typeName, String(pin.shardId), pin.target];
     for (const field of optional) cells.push(formatField(field, pin[field]));
@@ -204,9 +202,14 @@ function shortTime(ms: number): string {
   return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
 }
 
+/** A pin field's column heading. */
+function columnOf(field: 'mode' | 'expiresAt' | 'reason' | 'by'): string {
+  return field === 'expiresAt' ? 'expires' : field;
+}
+
 function formatField(field: string, value: unknown): string {
+  if (field === 'expiresAt') return typeof value === 'string' ? shortTime(Date.parse(value)) : 'never';
   if (value === undefined || value === null || value === '') return '—';
-  if (field === 'expiry' && typeof value === 'number') return shortTime(value);
   return String(value);
 }
 
@@ -217,9 +220,6 @@ function honouredCell(pin: PinRecord, hostOf: ReadonlyMap<number, string>, membe
       'bad',
       'a require pin no current member satisfies: the shard has no home and asks to it fail',
     );
-  const said = honoured(pin);
-  const detail = pin.explain?.message ?? pin.explain?.reason;
-  if (said !== undefined) return badge(said ? 'yes' : 'no', said ? '' : 'bad', detail);
   const state = pinState(pin, hostOf);
   if (state === 'on-target') return el('span', { class: 'muted' }, 'on target');
   if (state === 'elsewhere')
