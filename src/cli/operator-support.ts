@@ -3,6 +3,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_NODE_CONFIG } from '../node/config.js';
 import { FALLBACK_STRATEGIES } from '../sharding/strategies/fallback-choice.js';
+import { ActorTsError } from '../errors.js';
 import { NodeAddress } from '../cluster/address.js';
 import {
   targetMatches,
@@ -53,11 +54,14 @@ export function usage<T>(command: Command, check: () => T): T {
   }
 }
 
+/** A node address argument; a usage error that says what is wrong with it (a port out of range, a bad host...). */
 export function addressArg(value: string): string {
-  const address = NodeAddress.tryParse(value);
-  if (address === undefined)
-    throw new InvalidArgumentError(`"${value}" is not a node address: expected system@host:port`);
-  return address.toString();
+  try {
+    return NodeAddress.parse(value).toString();
+  } catch (error) {
+    if (!(error instanceof ActorTsError)) throw error;
+    throw new InvalidArgumentError(error.message);
+  }
 }
 
 export function shardIdArg(value: string): number {

@@ -7,7 +7,12 @@ import { HttpError } from './errors.js';
 
 export function knownType(backend: ManagementBackend, typeName: string): string {
   if (!backend.entityTypes().has(typeName)) {
-    throw new HttpError(404, 'unknown_type', `entity type "${typeName}" is not initialised on this node`);
+    const known = [...backend.entityTypes().keys()].join(', ') || 'none';
+    throw new HttpError(
+      404,
+      'unknown_type',
+      `entity type "${typeName}" is not initialised on this node (it runs: ${known})`,
+    );
   }
   return typeName;
 }

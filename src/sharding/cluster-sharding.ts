@@ -380,7 +380,10 @@ export class ClusterSharding {
   private requireType(typeName: string): ShardedType {
     const type = typeof typeName === 'string' ? this.types.get(typeName) : undefined;
     if (type === undefined)
-      throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} is not initialised on this node`);
+      throw new ActorTsError(
+        'unknown_type',
+        `entity type ${JSON.stringify(typeName)} is not initialised on this node (it runs: ${[...this.types.keys()].join(', ') || 'none'})`,
+      );
     return type;
   }
 

@@ -192,7 +192,10 @@ describe('operator commands against a two-node cluster', () => {
         args: ['placements', 'set', '5', 'nope'],
         message: /^error: target "nope" is neither an address nor a selector: expected an address \(system@host:port\)/,
       },
-      { args: ['placements', 'set', '5', 'app@host:99999'], message: /is not a node address/ },
+      {
+        args: ['placements', 'set', '5', 'app@host:99999'],
+        message: /"app@host:99999": port must be an integer in 1\.\.65535/,
+      },
       { args: ['placements', 'rm', 'five'], message: /^error: "five" is not a shard id/ },
       { args: ['rebalance', '5', 'x'], message: /^error: "x" is not a shard id/ },
       { args: ['placements', 'set', '5'], message: /^error: missing required argument 'target'/ },
@@ -213,7 +216,7 @@ describe('operator commands against a two-node cluster', () => {
     expect(unknown).toEqual({
       code: 1,
       out: [],
-      err: ['error: unknown_type: entity type "NoSuchType" is not initialised on this node'],
+      err: ['error: unknown_type: entity type "NoSuchType" is not initialised on this node (it runs: Counter)'],
     });
     const shards = await run('shards', '--type', 'NoSuchType', '--url', url);
     expect(shards.code).toBe(1);
