@@ -56,8 +56,14 @@ export function printDryRun(
 ): void {
   io.out('dry run: nothing was written and nothing moved');
   for (const pin of result.placements ?? []) io.out(`would pin shard ${pin.shardId} -> ${pin.target} (${pin.mode})`);
-  if (result.moves.length === 0) io.out('no shard would move');
-  else {
+  if (result.moves.length === 0) {
+    io.out(
+      (result.placements ?? []).length > 0
+        ? 'no shard would move: each pinned shard already runs where its pin says, or is not allocated yet ' +
+            '(its first message starts it where the pin says)'
+        : 'no shard would move',
+    );
+  } else {
     io.out(
       table(
         ['shard', 'from', 'to'],

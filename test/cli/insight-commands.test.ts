@@ -66,6 +66,10 @@ describe('explain and dry runs on the command line', () => {
     expect(
       (await run('placements', 'set', String(used.shardId), other, '--dry-run', '--move', '--url', url)).code,
     ).toBe(2);
+    // A shard nobody has asked for: nothing moves, and the dry run says why.
+    const fresh = (used.shardId + 500) % 1000;
+    const idle = await run('placements', 'set', String(fresh), other, '--dry-run', '--url', url);
+    expect(idle.out.at(-1)).toMatch(/^no shard would move: .*not allocated yet/);
     expect((await run('placements', 'set', String(used.shardId), other, '--url', url)).code).toBe(0);
     await waitForHome(nodes[0]!, used.shardId, other, `shard ${used.shardId} moved`);
     const explained = await run('explain', String(used.shardId), '--url', url);

@@ -90,7 +90,7 @@ describe('console model', () => {
     ]);
     expect(dryRunLines(undefined, 3, 'app@127.0.0.1:2553', {}).map((line) => line.text)).toEqual([
       'Shard 3 of ? is not allocated.',
-      'Nothing moves now.',
+      'Nothing moves now: the shard is not allocated yet; its first message starts it where the pin says.',
     ]);
   });
 

@@ -50,7 +50,11 @@ export function dryRunLines(view: TypeView | undefined, shardId: number, target:
   for (const shard of answer.withoutHome ?? []) {
     if (!listed.has(shard)) lines.push({ text: `Shard ${shard} would be left without a home.`, warning: true });
   }
-  if (moves.length === 0) lines.push({ text: 'Nothing moves now.', warning: false });
+  if (moves.length === 0) {
+    const why =
+      host === undefined ? ': the shard is not allocated yet; its first message starts it where the pin says' : '';
+    lines.push({ text: `Nothing moves now${why}.`, warning: false });
+  }
   for (const warning of answer.warnings ?? []) lines.push({ text: warning.message, warning: true });
   return lines;
 }
