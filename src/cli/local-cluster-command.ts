@@ -84,9 +84,10 @@ export function addLocalClusterCommand(program: Command, io: CliIo, binPath: str
       io.out(`placements: ${cluster.dataDir} (kept across runs; --fresh wipes them)`);
       io.out('try:');
       io.out(`  node bin/actor-ts-placement.js shards --url ${cluster.urls[0]}`);
-      io.out(
-        `  node bin/actor-ts-placement.js placements set 42 ${cluster.addresses[2] ?? cluster.addresses[0]} --url ${cluster.urls[0]}`,
-      );
+      // The README's example: a selector when a node has an attribute (node 3 under npm start), else an address.
+      const attributed = [...nodeAttributes.values()].flat()[0];
+      const target = attributed ?? cluster.addresses[2] ?? cluster.addresses[0];
+      io.out(`  node bin/actor-ts-placement.js placements set 42 ${target} --url ${cluster.urls[0]}`);
       io.out(`  curl -s -X POST ${cluster.urls[1]}/counters/alice/increment`);
       io.out(
         `  curl -s -X POST '${cluster.urls[1]}/counters/alice/increment?reliable=true'   # retried until applied (at least once)`,

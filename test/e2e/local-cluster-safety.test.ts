@@ -27,6 +27,8 @@ describe('local-cluster refuses what would lose pins or report a start that fail
     const second = (name: string, options: { dataDir: string; extra?: string[] }) =>
       procs.spawnCli(name, localClusterArgs({ ports, logDir: join(procs.logDir, name), ...options }));
     const url = `http://127.0.0.1:${baseHttpPort}`;
+    // Its hint pins as the README does: to the selector node 3 carries, not to an address.
+    expect(started.output).toMatch(/placements set 42 zone=eu-west --url/);
     // Node 3 was given zone=eu-west and only node 3.
     const members = await waitFor(
       'node 3 to be seen with its attribute',
