@@ -1,6 +1,7 @@
 // `npm ci` warns about nothing on a supported Node: every locked package's engine range admits the Node running
-// the tests (EBADENGINE before: cookie@2, pulled in by light-my-request 6.8, wanted Node 22; package.json overrides
-// it to 6.6), and every runtime dependency admits the lowest Node package.json's engines promise users.
+// the tests (EBADENGINE before: cookie@2, pulled in by light-my-request 6.8, wanted Node 22; light-my-request ~6.6 is
+// now a direct dependency, which a consumer's npm also resolves fastify's to, since overrides never reach
+// consumers), and every runtime dependency admits the lowest Node package.json's engines promise users.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
