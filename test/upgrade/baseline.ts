@@ -4,7 +4,7 @@
 // same as ours (but for the package's own version) its node_modules is a link to ours, since it would install
 // identical packages; otherwise it gets its own `npm ci`. Anything missing (git, the commit) fails with what to do.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../e2e/harness.js';
@@ -65,29 +65,41 @@ function lockedDependencies(dir: string): string {
   return JSON.stringify(lock);
 }
 
-/** Installs the baseline's dependencies: a link to ours when the lock files agree, else its own npm ci. */
-function install(dir: string): void {
+/**
+ * The baseline's dependencies, checked on every run: a link to ours while the lock files agree (re-made each time,
+ * so a cache built from another clone never points at a node_modules that is gone), else its own `npm ci`.
+ */
+function installDependencies(dir: string): void {
+  const modules = join(dir, 'node_modules');
+  const linked = existsSync(modules) && lstatSync(modules).isSymbolicLink();
   if (lockedDependencies(dir) === lockedDependencies(ROOT)) {
-    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-    run('npm', ['run', 'build', '--silent'], dir);
-  } else {
-    // npm ci runs the package's prepare script, which builds it.
-    run('npm', ['ci', '--no-audit', '--no-fund'], dir);
+    if (existsSync(modules) && !linked) return;
+    rmSync(modules, { recursive: true, force: true });
+    symlinkSync(join(ROOT, 'node_modules'), modules, 'dir');
+    return;
   }
+  if (existsSync(modules) && !linked) return;
+  rmSync(modules, { recursive: true, force: true });
+  // Scripts off: the baseline is built below with its own build script, once.
+  run('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], dir);
 }
 
-/** The baseline release built and ready; builds it on the first call on this machine. */
+/** The baseline release built and ready; extracts and builds it on the first call on this machine. */
 export function prepareBaseline(baseline: Baseline = readBaseline()): BuiltBaseline {
   const dir = join(tmpdir(), 'actor-ts-upgrade-baseline', baseline.commit);
   const built = { ...baseline, dir, bin: join(dir, 'bin', 'actor-ts-placement.js') };
-  if (existsSync(join(dir, BUILT_MARKER))) return built;
-  checkCommit(baseline);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  execFileSync('sh', ['-c', `git -C "${ROOT}" archive --format=tar ${baseline.commit} | tar -x -C "${dir}"`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  install(dir);
+  const ready = existsSync(join(dir, BUILT_MARKER));
+  if (!ready) {
+    checkCommit(baseline);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    execFileSync('sh', ['-c', `git -C "${ROOT}" archive --format=tar ${baseline.commit} | tar -x -C "${dir}"`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  }
+  installDependencies(dir);
+  if (ready) return built;
+  run('npm', ['run', 'build', '--silent'], dir);
   if (!existsSync(join(dir, 'dist', 'src', 'cli', 'main.js'))) {
     throw new Error(`building the baseline ${baseline.version} in ${dir} produced no dist/src/cli/main.js`);
   }
