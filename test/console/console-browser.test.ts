@@ -257,6 +257,43 @@ describe('console in Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it("keeps an action's error on screen across refreshes until dismissed or the next action (issue 39)", async () => {
+    const cluster = fakeCluster();
+    cluster.placements.set(5, {
+      shardId: 5,
+      target: NODES[2],
+      writer: NODES[0],
+      hlc: { wallMs: 1, counter: 0, node: NODES[0] },
+    });
+    const base = await serve(cluster);
+    const { page } = await openConsole(`${base}/?type=${TYPE}`);
+    const unpin = page.locator(`[data-unpin="${TYPE}/5"]`);
+    const banner = page.locator('#error');
+    const refusal = { status: 503, code: 'no_majority', message: 'this node reaches no majority' };
+
+    cluster.refuseNextUnpin = refusal;
+    await unpin.click();
+    await page.locator('#error-text', { hasText: 'no_majority: this node reaches no majority' }).waitFor();
+    // Two refreshes that work come and go (each rewrites "updated ..."): the banner stays.
+    for (let i = 0; i < 2; i++) {
+      const before = await page.locator('#refreshed').innerText();
+      await page.locator('#refreshed').filter({ hasNotText: before }).waitFor();
+    }
+    expect(await banner.isVisible()).toBe(true);
+    await page.click('#error-dismiss');
+    expect(await banner.isVisible()).toBe(false);
+
+    // The next action clears it (and says its own outcome): this unpin works.
+    cluster.refuseNextUnpin = refusal;
+    await unpin.click();
+    await page.locator('#error-text', { hasText: 'no_majority' }).waitFor();
+    await unpin.click();
+    await unpin.waitFor({ state: 'detached' });
+    expect(await banner.isVisible()).toBe(false);
+    expect(cluster.placements.has(5)).toBe(false);
+    await page.close();
+  }, 60_000);
+
   it('previews with the server (and the token), tells waiting shards from unallocated ones, explains a shard, fits 1280 px', async () => {
     const cluster = fakeCluster();
     // Shard 7: a require pin no member satisfies and no home: it waits. Shard 11: nobody asked for it yet.

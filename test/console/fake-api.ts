@@ -29,6 +29,8 @@ export interface FakeCluster {
   readonly dryRuns: Array<{ body: unknown; authorization: string | undefined }>;
   /** What GET /actor-ts/audit answers (newest first), later API only. */
   readonly audit: Array<Record<string, unknown>>;
+  /** The next unpin is refused with this error (once), as a node without a majority would. */
+  refuseNextUnpin?: { readonly status: number; readonly code: string; readonly message: string };
 }
 
 export function fakeCluster(): FakeCluster {
@@ -215,6 +217,11 @@ export function registerFakeApi(
     write,
     async (request, reply) => {
       known(request.params.typeName);
+      const refusal = cluster.refuseNextUnpin;
+      if (refusal !== undefined) {
+        cluster.refuseNextUnpin = undefined;
+        throw new FakeHttpError(refusal.status, refusal.code, refusal.message);
+      }
       cluster.writes.push({ method: 'DELETE', url: request.url, body: undefined });
       if (!cluster.placements.delete(Number(request.params.shardId))) {
         throw new FakeHttpError(

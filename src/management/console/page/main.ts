@@ -29,10 +29,21 @@ const actions = new Actions({
   views: () => state.views,
   members: () => state.members?.members ?? [],
   refresh: () => refresh(),
-  fail: (error) => showError(error),
+  fail: (error) => showError(error, 'action'),
 });
 
-function showError(error: unknown): void {
+/**
+ * What the error banner shows came from: a refresh (the next refresh that works clears it) or an action (it stays
+ * until dismissed or the next action: a 2 s refresh used to wipe it before it could be read).
+ */
+let bannerFrom: 'refresh' | 'action' | undefined;
+
+function hideError(): void {
+  byId('error').hidden = true;
+  bannerFrom = undefined;
+}
+
+function showError(error: unknown, from: 'refresh' | 'action'): void {
   const banner = byId('error');
   if (error instanceof ApiError && error.status === 401) {
     byId('auth').hidden = false;
@@ -41,10 +52,24 @@ function showError(error: unknown): void {
     banner.hidden = true;
     return;
   }
+  // A refresh that fails does not replace what an action said.
+  if (from === 'refresh' && bannerFrom === 'action') return;
+  bannerFrom = from;
   banner.hidden = false;
-  banner.textContent =
+  byId('error-text').textContent =
     error instanceof ApiError ? `${error.code}: ${error.message}` : `The node did not answer: ${String(error)}`;
 }
+
+byId('error-dismiss').addEventListener('click', () => hideError());
+// The next action clears what the last one said (capture: before the action's own handler runs and may fail).
+document.addEventListener(
+  'click',
+  (event) => {
+    const target = event.target as Element | null;
+    if (bannerFrom === 'action' && target?.closest('button') && !target.closest('#error')) hideError();
+  },
+  true,
+);
 
 async function readType(typeName: string): Promise<TypeView> {
   try {
@@ -85,7 +110,7 @@ async function readAll(): Promise<void> {
       moves,
     };
     byId('auth').hidden = true;
-    byId('error').hidden = true;
+    if (bannerFrom === 'refresh') hideError();
     byId('self').textContent = members?.self ?? health?.self ?? '';
     byId('refreshed').textContent = `updated ${new Date().toLocaleTimeString()}`;
     draw();
@@ -98,7 +123,7 @@ async function readAll(): Promise<void> {
       state = { views: [] };
       draw();
     }
-    showError(error);
+    showError(error, 'refresh');
   }
 }
 
