@@ -92,7 +92,17 @@ describe('management routes on a one-node cluster', () => {
         409,
         'unknown_target',
       );
+      // A prefer pin to nobody does not unhome its shard: the fallback keeps it; the pin would simply do nothing.
       expect(refused.message).toContain(
+        `no current member matches target ${NOT_A_MEMBER}, so the pin of shard 11 would be in force nowhere ` +
+          '(the shard stays where the fallback puts it)',
+      );
+      const required = expectError(
+        await setPlacements({ shardId: 11, target: NOT_A_MEMBER, mode: 'require' }),
+        409,
+        'unknown_target',
+      );
+      expect(required.message).toContain(
         `no current member matches target ${NOT_A_MEMBER}, so shard 11 would lose its home`,
       );
       expect((await getPlacements(node)).placements).toEqual([]);

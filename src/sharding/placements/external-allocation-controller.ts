@@ -251,23 +251,33 @@ export class ExternalAllocationController {
   private requireKnownTargets(pins: ReadonlyArray<ParsedPin>): void {
     if (this.members === undefined) return;
     const live = this.members().filter((member) => !isGone(member.status));
-    const unknown = new Map<string, number[]>();
-    for (const { shardId, target } of pins) {
+    const unknown = new Map<string, { shardIds: number[]; required: boolean }>();
+    for (const { shardId, target, rule } of pins) {
       if (live.some((member) => targetMatches(target, member))) continue;
-      unknown.set(target.canonical, [...(unknown.get(target.canonical) ?? []), shardId]);
+      const entry = unknown.get(target.canonical) ?? { shardIds: [], required: false };
+      unknown.set(target.canonical, {
+        shardIds: [...entry.shardIds, shardId],
+        required: entry.required || rule.mode === 'require',
+      });
     }
     const first = [...unknown][0];
     if (first === undefined) return;
-    const [target, shardIds] = first;
+    const [target, { shardIds, required }] = first;
     const others = unknown.size > 1 ? ` (and ${unknown.size - 1} more unknown target(s))` : '';
     const known = live
       .map((member) => member.address.toString())
       .slice(0, 10)
       .join(', ');
+    const shards = `shard${shardIds.length > 1 ? 's' : ''} ${shardIds.join(', ')}`;
+    // A require pin to nobody leaves its shard without a home; a prefer pin to nobody is in force nowhere (the
+    // fallback keeps the shard where it is), which a typo makes just as useless.
+    const outcome = required
+      ? `${shards} would lose ${shardIds.length > 1 ? 'their' : 'its'} home`
+      : `the pin of ${shards} would be in force nowhere (the shard stays where the fallback puts it)`;
     throw new PlacementRuleError(
       'unknown_target',
-      `no current member matches target ${target}${others}, so shard${shardIds.length > 1 ? 's' : ''} ${shardIds.join(', ')} ` +
-        `would lose ${shardIds.length > 1 ? 'their' : 'its'} home; nothing was written. Members now: ${known || 'none'}. ` +
+      `no current member matches target ${target}${others}, so ${outcome}; nothing was written. ` +
+        `Members now: ${known || 'none'}. ` +
         'If the target is a node that has not joined yet, write it with allowUnknownTarget: true (CLI --allow-unknown).',
     );
   }
