@@ -4,12 +4,13 @@
 // nonce: it goes to a peer that has proved nothing yet, so it must say nothing an address does not (it
 // used to carry the acceptor's incarnation, half of the member key gossip names it by).
 //   dialer -> acceptor  Hello     { from, to, incarnation, nonce, protocolMin?, protocolMax?, release? }
-//   acceptor -> dialer  Challenge { nonce, version?, protocolMin?, protocolMax?, release? }   (or Refused)
+//   acceptor -> dialer  Challenge { nonce, version?, protocolMin?, protocolMax? }             (or Refused)
 //   dialer -> acceptor  Proof     { proof? }   HMAC(secret, client role, both addresses, both nonces)
-//   acceptor -> dialer  Accepted  { proof? }   the same HMAC with the server role (or Refused)
+//   acceptor -> dialer  Accepted  { proof?, release? }   the same HMAC with the server role (or Refused)
 // The range and release are optional so releases before negotiation (which pick the keys they know) still read a
 // Hello, and a Hello or Challenge without them means the legacy range (protocol-versions.ts). `version` is the one
-// the acceptor chose for the connection. Refused may carry a `code` (`protocol_version`) beside its reason.
+// the acceptor chose for the connection. The acceptor names its release only in Accepted, once the dialler proved
+// itself: the Challenge goes to anyone and says no more than negotiation needs. Refused may carry a `code` (`protocol_version`) beside its reason.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { encodeFrame, type Frame } from './frame-codec.js';
 import { decodeValue, encodeValue } from './message-codec.js';
@@ -33,7 +34,7 @@ export type Handshake =
     } & Announcement)
   | ({ readonly t: 'Challenge'; readonly nonce: Uint8Array; readonly version?: number } & Announcement)
   | { readonly t: 'Proof'; readonly proof?: Uint8Array }
-  | { readonly t: 'Accepted'; readonly proof?: Uint8Array }
+  | { readonly t: 'Accepted'; readonly proof?: Uint8Array; readonly release?: string }
   | { readonly t: 'Refused'; readonly reason: string; readonly code?: 'protocol_version' };
 
 const NONCE_BYTES = 16;
@@ -73,9 +74,11 @@ export function parseHandshake(value: unknown): Handshake | undefined {
     case 'Proof':
     case 'Accepted': {
       const proof = raw['proof'];
-      if (proof === undefined || proof === null) return { t: raw['t'] };
+      const announcement = raw['t'] === 'Accepted' ? parseAnnouncement({ release: raw['release'] }) : {};
+      if (announcement === undefined) return undefined;
+      if (proof === undefined || proof === null) return { t: raw['t'], ...announcement };
       if (!(proof instanceof Uint8Array) || proof.byteLength !== 32) return undefined;
-      return { t: raw['t'], proof };
+      return { t: raw['t'], proof, ...announcement };
     }
     case 'Refused': {
       const reason = raw['reason'];

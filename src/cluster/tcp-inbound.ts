@@ -217,7 +217,8 @@ export class InboundConnection implements InboundLink {
     if (protocol !== undefined) this.decoder.setMessageVersion(protocol);
     this.state = 'proof';
     const version = protocol === undefined ? {} : { version: protocol };
-    this.write({ t: 'Challenge', nonce: this.serverNonce, ...version, ...this.transport.protocols.announcement });
+    const { protocolMin, protocolMax } = this.transport.protocols.announcement;
+    this.write({ t: 'Challenge', nonce: this.serverNonce, ...version, protocolMin, protocolMax });
   }
 
   /** Refuses a peer whose range does not meet ours: counted, logged, kept for health, and said in the refusal. */
@@ -245,7 +246,9 @@ export class InboundConnection implements InboundLink {
     // Authenticated (or no secret is configured): from now on frames up to the full size are accepted.
     this.decoder.setMaxFrameBytes(this.transport.config.maxFrameBytes);
     const serverProof = secret ? proofAs(secret, 'server') : undefined;
-    this.write(serverProof ? { t: 'Accepted', proof: serverProof } : { t: 'Accepted' });
+    // The release only now: the peer has proved itself (or no secret asks it to).
+    const { release } = this.transport.protocols.announcement;
+    this.write(serverProof ? { t: 'Accepted', proof: serverProof, release } : { t: 'Accepted', release });
     this.transport.registerInbound(this, peer.address, peer.incarnation);
     this.transport.protocols.noteAgreed(peer.address.toString(), { release: peer.release, protocol: peer.protocol });
     this.transport.log.debug(

@@ -172,7 +172,7 @@ export class OutboundPeer {
     let opened = false;
     let openedAt = 0;
     let serverNonce: Buffer | undefined;
-    let release: string | undefined;
+    let challengeRelease: string | undefined;
     let failure: string | undefined;
     const fail = (reason: string, handshake: boolean): void => {
       failure ??= reason;
@@ -219,7 +219,7 @@ export class OutboundPeer {
           if (typeof agreed === 'string') return fail(agreed, true);
           this.version = agreed;
           serverNonce = Buffer.from(handshake.nonce);
-          release = handshake.release;
+          challengeRelease = handshake.release;
           continue;
         }
         if (handshake.t === 'Accepted' && serverNonce) {
@@ -238,6 +238,8 @@ export class OutboundPeer {
           opened = true;
           openedAt = performance.now();
           this.since = openedAt;
+          // 0.2.0 acceptors named their release in the Challenge; later ones in the Accepted.
+          const release = handshake.release ?? challengeRelease;
           this.transport.protocols.noteAgreed(this.target, { release, protocol: this.version });
           this.onOpen(socket);
           continue;
