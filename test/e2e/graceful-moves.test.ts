@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { run as cli } from '../cli/cli-runner.js';
 import { HTTP_MAX_CONNECTIONS, SENDS_PER_SECOND } from './crash-scenario.js';
-import { useProcessSet, waitFor, waitForCluster, type CounterValue, type NodeProc } from './harness.js';
+import { useProcessSet, waitFor, type CounterValue, type NodeProc } from './harness.js';
 import { ProcessingLog, tally, valueBreaks, type SendRecord } from './processing-log.js';
-import { SendLoad } from './send-load.js';
+import { SendLoad, restartUnderLoad, servingInTurn } from './send-load.js';
 import { inBatches } from './traffic.js';
 import { sleep } from '../support/poll.js';
 
@@ -53,11 +53,7 @@ describe('state and sends across graceful moves under load (issue 23)', () => {
 
     // Sends go through the nodes in turn, skipping one about to stop and one not yet joined.
     const serving = new Set<NodeProc>(nodes);
-    let turn = 0;
-    const through = (): NodeProc => {
-      const candidates = nodes.filter((node) => serving.has(node));
-      return candidates[turn++ % candidates.length]!;
-    };
+    const through = servingInTurn(nodes, serving);
     const load = new SendLoad(ENTITIES, through, SENDS_PER_SECOND, 'moving').start();
     const phases: Phase[] = [];
     const phase = async (name: string, action: () => Promise<void>): Promise<void> => {
@@ -69,19 +65,8 @@ describe('state and sends across graceful moves under load (issue 23)', () => {
     };
 
     /** SIGTERM (a graceful leave) of nodes[slot], then the same node again as a new incarnation on its ports. */
-    const restart = async (slot: number): Promise<void> => {
-      const old = nodes[slot]!;
-      serving.delete(old);
-      await load.settledThrough(old);
-      old.signal('SIGTERM');
-      expect((await old.exited).code, `${old.name} exit`).toBe(0);
-      const seed = nodes.find((node) => node !== old)!.address;
-      nodes[slot] = procs.startNode({ ...options, name: `${old.name}'`, port: old.port, httpPort: old.httpPort, seed });
-      await waitForCluster(nodes, 45_000);
-      // No wait for hand-offs to settle: the next SIGTERM may take the coordinator's node down while the
-      // moves to the returned node are in flight, and their old hosts keep the state until it is restored.
-      serving.add(nodes[slot]!);
-    };
+    const restart = (slot: number): Promise<void> =>
+      restartUnderLoad(procs, nodes, serving, load, slot, { ...options, name: `${nodes[slot]!.name}'` });
 
     await waitFor('the first sends processed', () => load.resolved >= SENDS_PER_SECOND, 15_000, 50);
     const [n1, n2, n3] = nodes as [NodeProc, NodeProc, NodeProc];

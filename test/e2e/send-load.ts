@@ -2,7 +2,7 @@
 // at a fixed rate, each tagged (header x-e2e-tag, see hooks/record-processing.mjs) so the test can tell which
 // ones an entity applied, and each call's outcome recorded. The node it goes through is chosen per send.
 import { http } from '../support/http.js';
-import type { NodeProc } from './harness.js';
+import { waitForCluster, type NodeProc, type NodeStartOptions, type ProcessSet } from './harness.js';
 import type { SendRecord } from './processing-log.js';
 
 /** Above the node's 20 s send deadline, so a send that gives up shows as the node's answer, not ours. */
@@ -68,4 +68,41 @@ export class SendLoad {
     this.pending.set(done, send);
     void done.finally(() => this.pending.delete(done));
   }
+}
+
+/**
+ * The node each send goes through: `nodes` in turn, skipping any not in `serving` (one about to stop, one not yet
+ * joined). Reads `nodes` at each call, so a slot replaced by a restarted node is used from then on.
+ */
+export function servingInTurn(nodes: readonly NodeProc[], serving: ReadonlySet<NodeProc>): () => NodeProc {
+  let turn = 0;
+  return () => {
+    const candidates = nodes.filter((node) => serving.has(node));
+    return candidates[turn++ % candidates.length]!;
+  };
+}
+
+/**
+ * A rolling-restart step under load: nodes[slot] stops serving, its sends settle, SIGTERM (a graceful leave, which
+ * must exit 0), then `next` starts on its ports, seeded by another node, and serves once the cluster has it. No wait
+ * for hand-offs to settle: the next step may begin while moves to the returned node are in flight.
+ */
+export async function restartUnderLoad(
+  procs: ProcessSet,
+  nodes: NodeProc[],
+  serving: Set<NodeProc>,
+  load: SendLoad,
+  slot: number,
+  next: Omit<NodeStartOptions, 'port' | 'httpPort' | 'seed'>,
+): Promise<void> {
+  const old = nodes[slot]!;
+  serving.delete(old);
+  await load.settledThrough(old);
+  old.signal('SIGTERM');
+  const exit = await old.exited;
+  if (exit.code !== 0) throw new Error(`${old.name} exited with ${String(exit.code)} on SIGTERM:\n${old.logTail(10)}`);
+  const seed = nodes.find((node) => node !== old)!.address;
+  nodes[slot] = procs.startNode({ ...next, port: old.port, httpPort: old.httpPort, seed });
+  await waitForCluster(nodes, 45_000);
+  serving.add(nodes[slot]!);
 }

@@ -7,20 +7,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_MAX_CONNECTIONS, SENDS_PER_SECOND } from '../e2e/crash-scenario.js';
-import {
-  BIN,
-  ROOT,
-  SHARDS_PATH,
-  freePorts,
-  httpOk,
-  useProcessSet,
-  waitFor,
-  waitForCluster,
-  type NodeProc,
-  type NodeStartOptions,
-} from '../e2e/harness.js';
+import { BIN, ROOT, SHARDS_PATH, freePorts, httpOk, useProcessSet, waitFor, type NodeProc } from '../e2e/harness.js';
 import { ProcessingLog, tally, valueBreaks, type SendRecord } from '../e2e/processing-log.js';
-import { SendLoad } from '../e2e/send-load.js';
+import { SendLoad, restartUnderLoad, servingInTurn } from '../e2e/send-load.js';
 import { inBatches } from '../e2e/traffic.js';
 import { sleep } from '../support/poll.js';
 import { prepareBaseline, type BuiltBaseline } from './baseline.js';
@@ -78,11 +67,7 @@ describe(`rolling upgrade from the baseline release (issue 35)`, () => {
     await inBatches(ENTITIES, 10, (entityId) => nodes[0]!.increment(entityId));
 
     const serving = new Set<NodeProc>(nodes);
-    let turn = 0;
-    const through = (): NodeProc => {
-      const candidates = nodes.filter((node) => serving.has(node));
-      return candidates[turn++ % candidates.length]!;
-    };
+    const through = servingInTurn(nodes, serving);
     const load = new SendLoad(ENTITIES, through, SENDS_PER_SECOND, 'upgrade').start();
     const steps: Step[] = [];
 
@@ -90,24 +75,13 @@ describe(`rolling upgrade from the baseline release (issue 35)`, () => {
     const replace = async (slot: number, bin: string, label: string): Promise<void> => {
       const from = Date.now();
       const old = nodes[slot]!;
-      serving.delete(old);
-      await load.settledThrough(old);
-      old.signal('SIGTERM');
-      expect((await old.exited).code, `${old.name} exit`).toBe(0);
-      const seed = nodes.find((node) => node !== old)!.address;
-      const next: NodeStartOptions = {
+      await restartUnderLoad(procs, nodes, serving, load, slot, {
         ...common,
         name: `${old.name}-${label}`,
         bin,
         appVersion: appVersionOf(bin),
-        port: old.port,
-        httpPort: old.httpPort,
-        seed,
         dataDir: dataDirOf(slot),
-      };
-      nodes[slot] = procs.startNode(next);
-      await waitForCluster(nodes, 45_000);
-      serving.add(nodes[slot]!);
+      });
       await sleep(1_000);
       steps.push({ name: `node ${slot + 1} to ${label}`, from, to: Date.now() });
     };
