@@ -1,8 +1,8 @@
 // The frames that open a TCP connection, before any protocol message may flow. They are transport-internal
 // (never reach a message family) and are validated here as strictly as protocol messages, within a decode
-// budget sized for them: they arrive before the peer is authenticated. The Challenge carries nothing but a
-// nonce: it goes to a peer that has proved nothing yet, so it must say nothing an address does not (it
-// used to carry the acceptor's incarnation, half of the member key gossip names it by).
+// budget sized for them: they arrive before the peer is authenticated. The Challenge goes to a peer that has
+// proved nothing yet, so it says no more than the handshake needs: a nonce and the negotiation (it used to carry
+// the acceptor's incarnation, half of the member key gossip names it by; the release waits for the Accepted).
 //   dialer -> acceptor  Hello     { from, to, incarnation, nonce, protocolMin?, protocolMax?, release? }
 //   acceptor -> dialer  Challenge { nonce, version?, protocolMin?, protocolMax? }             (or Refused)
 //   dialer -> acceptor  Proof     { proof? }   HMAC(secret, client role, both addresses, both nonces)
@@ -10,7 +10,7 @@
 // The range and release are optional so releases before negotiation (which pick the keys they know) still read a
 // Hello, and a Hello or Challenge without them means the legacy range (protocol-versions.ts). `version` is the one
 // the acceptor chose for the connection. The acceptor names its release only in Accepted, once the dialler proved
-// itself: the Challenge goes to anyone and says no more than negotiation needs. Refused may carry a `code` (`protocol_version`) beside its reason.
+// itself. Refused may carry a `code` (`protocol_version`) beside its reason.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { encodeFrame, type Frame } from './frame-codec.js';
 import { decodeValue, encodeValue } from './message-codec.js';

@@ -75,9 +75,22 @@ export class PeerProtocols {
   }
 
   /**
+   * The highest version this node and `peer` both speak, from what the peer announced (a release before
+   * negotiation announces no range: it speaks the legacy one); or why there is none, naming both nodes and ranges.
+   * Both ends of a connection decide through here.
+   */
+  negotiate(self: NodeAddress, peer: string, theirs: Announcement): number | string {
+    const range = announcedRange(theirs) ?? LEGACY_RANGE;
+    return (
+      negotiateVersion(this.range, range) ??
+      noCommonVersion({ node: self.toString(), range: this.range }, { node: peer, range })
+    );
+  }
+
+  /**
    * The version of a connection we dialled, from the acceptor's Challenge: the one it chose (which must be in our
-   * range), or, from an acceptor that chose none, the highest both ranges share (a release before negotiation
-   * announces no range: it speaks the legacy one). A string says why there is none; that refusal is counted here.
+   * range), or, from an acceptor that chose none, what `negotiate` finds. A string says why there is none; a
+   * refusal for want of a common version is counted here.
    */
   agreeAsDialler(
     self: NodeAddress,
@@ -90,12 +103,9 @@ export class PeerProtocols {
       if (challenge.version >= own.min && challenge.version <= own.max) return challenge.version;
       return `${peer} chose protocol version ${challenge.version}, outside ${describeRange(own)} of ${self.toString()}`;
     }
-    const theirs = announcedRange(challenge) ?? LEGACY_RANGE;
-    const version = negotiateVersion(own, theirs);
-    if (version !== undefined) return version;
-    const reason = noCommonVersion({ node: self.toString(), range: own }, { node: peer, range: theirs });
-    this.refuse(peer, reason, trusted);
-    return reason;
+    const agreed = this.negotiate(self, peer, challenge);
+    if (typeof agreed === 'string') this.refuse(peer, agreed, trusted);
+    return agreed;
   }
 
   /** What the latest handshake with `peer` agreed, if one completed. */

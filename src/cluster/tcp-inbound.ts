@@ -8,16 +8,8 @@ import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { NodeAddress } from './address.js';
 import { FrameDecoder, type Frame } from './frame-codec.js';
-import {
-  announcedRange,
-  handshakeFrame,
-  handshakeProof,
-  readHandshake,
-  sameProof,
-  type Handshake,
-} from './handshake.js';
+import { handshakeFrame, handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
 import { errorText } from './message-codec.js';
-import { LEGACY_RANGE, negotiateVersion, noCommonVersion } from './protocol-versions.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
 import { KEEPALIVE_DELAY_MS, type TcpTransportStats } from './tcp-settings.js';
 
@@ -199,18 +191,14 @@ export class InboundConnection implements InboundLink {
     if (hello.to !== this.transport.self.toString()) {
       return this.refuse(`peer dialled ${hello.to}, this node is ${this.transport.self.toString()}`);
     }
-    // A Hello without a range comes from a release before negotiation: it speaks the legacy range.
-    const own = this.transport.config.protocolRange;
-    const theirs = announcedRange(hello) ?? LEGACY_RANGE;
-    const protocol = negotiateVersion(own, theirs);
+    const agreed = this.transport.protocols.negotiate(this.transport.self, address.toString(), hello);
+    const protocol = typeof agreed === 'number' ? agreed : undefined;
     const nonce = Buffer.from(hello.nonce);
     const release = hello.release;
-    if (protocol === undefined) {
+    const own = this.transport.config.protocolRange;
+    if (typeof agreed === 'string') {
       // With a secret the refusal waits for the proof: an unauthenticated stranger must not turn health degraded.
-      this.mismatch = noCommonVersion(
-        { node: this.transport.self.toString(), range: own },
-        { node: address.toString(), range: theirs },
-      );
+      this.mismatch = agreed;
       if (!this.transport.config.secret) return this.refuseProtocol(address);
     }
     this.peer = { address, incarnation: hello.incarnation, nonce, release, protocol: protocol ?? own.max };
