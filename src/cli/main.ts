@@ -2,21 +2,19 @@
 // running cluster through any node's management API (placements, rebalance, shards, members).
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { ActorTsError } from '../errors.js';
+import { Command, Option } from 'commander';
 import { DEFAULT_NODE_CONFIG as D } from '../node/config.js';
-import { COUNTER_SHARDS, COUNTER_TYPE } from '../node/counter.js';
-import { DEFAULT_SHARD_ID_FUNCTION, shardIdFor, type ShardIdFunction } from '../sharding/shard-id.js';
+import { COUNTER_TYPE } from '../node/counter.js';
 import { ApiError } from './client.js';
 import { shardRanges, table } from './format.js';
 import { addExplainCommand, printDryRun } from './insight-commands.js';
 import { addCordonCommands } from './cordon-commands.js';
 import { addPlacementsCommands } from './placements-command.js';
 import { provenanceOf, withProvenance, type ProvenanceOptions } from './provenance.js';
-import { connect, positiveInt, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
+import { connect, rebalanceAndWait, shardIdArg, usage, type CliIo } from './operator-support.js';
 import { addLocalClusterCommand } from './local-cluster-command.js';
 import { addShardOfCommand } from './shard-of-command.js';
-import { addNodeCommand, shardIdFunctionOption, type NodeCommandRunner } from './node-command.js';
+import { addNodeCommand, type NodeCommandRunner } from './node-command.js';
 
 export type { CliIo } from './operator-support.js';
 export { clusterFlags, type NodeCliOptions, type NodeCommandRunner } from './node-command.js';

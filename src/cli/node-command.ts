@@ -6,6 +6,7 @@ import { DEFAULT_CLUSTER_CONFIG, resolveClusterConfig } from '../cluster/config.
 import { packageRelease } from '../cluster/release.js';
 import { ActorTsError } from '../errors.js';
 import { clusterPortProblem, DEFAULT_NODE_CONFIG as D, type NodeConfig, type NodeConfigInput } from '../node/config.js';
+import { onStopSignals } from '../node/node.js';
 import { runNode } from '../node/run.js';
 import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
 import { SHARD_ID_FUNCTIONS, type ShardIdFunction } from '../sharding/shard-id.js';
@@ -142,8 +143,7 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
 async function runNodeProcess(input: NodeConfigInput): Promise<number> {
   const stop = new AbortController();
   const onSignal = (): void => stop.abort();
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  onStopSignals(onSignal);
   // Started by local-cluster (an IPC channel to it): stop when that parent goes, however it goes.
   if (process.channel) process.once('disconnect', onSignal);
   const how = await runNode(input, { signal: stop.signal });

@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError, type OptionValueSource } from 'commander
 import { ActorTsError } from '../errors.js';
 import {
   DEFAULT_SHARD_ID_FUNCTION,
-  SHARD_ID_FUNCTIONS,
+  isShardIdFunction,
   shardIdFor,
   type ShardIdFunction,
 } from '../sharding/shard-id.js';
@@ -100,8 +100,4 @@ async function shardingFor(command: Command, options: ShardOfOptions): Promise<S
     );
   }
   return { shards: found.numberOfShards, fn };
-}
-
-function isShardIdFunction(value: unknown): value is ShardIdFunction {
-  return typeof value === 'string' && (SHARD_ID_FUNCTIONS as readonly string[]).includes(value);
 }

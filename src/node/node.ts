@@ -309,13 +309,21 @@ function protocolRangeOverride(): { protocolRange?: ProtocolRange } {
   return text === undefined || text === '' ? {} : { protocolRange: parseProtocolRange(text) };
 }
 
+/**
+ * Calls `stop` on the first SIGTERM or SIGINT, as the CLI's node and `handleSignals` both need; returns the remover.
+ * Without a listener Node.js would exit at once on either signal, with no graceful leave.
+ */
+export function onStopSignals(stop: () => void): () => void {
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  return () => {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  };
+}
+
 /** SIGTERM or SIGINT makes `node` leave gracefully; the listeners go with the node. */
 function leaveOnSignals(node: RunningNode): void {
-  const onSignal = (): void => void node.stop();
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
-  void node.stopped.finally(() => {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-  });
+  const remove = onStopSignals(() => void node.stop());
+  void node.stopped.finally(remove);
 }

@@ -47,10 +47,14 @@ export function fnv1a32Utf16Signed(text: string): number {
   return hash;
 }
 
+/** Whether `value` names one of SHARD_ID_FUNCTIONS. */
+export function isShardIdFunction(value: unknown): value is ShardIdFunction {
+  return typeof value === 'string' && (SHARD_ID_FUNCTIONS as readonly string[]).includes(value);
+}
+
 /** Throws `invalid_argument` unless `value` is one of SHARD_ID_FUNCTIONS; `what` names the setting in the message. */
 export function requireShardIdFunction(value: unknown, what = 'shardIdFunction'): ShardIdFunction {
-  if (typeof value === 'string' && (SHARD_ID_FUNCTIONS as readonly string[]).includes(value))
-    return value as ShardIdFunction;
+  if (isShardIdFunction(value)) return value;
   throw new ActorTsError(
     'invalid_argument',
     `${what} must be one of ${SHARD_ID_FUNCTIONS.map((f) => `'${f}'`).join(', ')}, got ${describe(value)}`,
