@@ -28,7 +28,7 @@ export const KNOWN_LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'src/management/server.ts#registerManagementApi': 187,
   'src/node/metrics-source.ts#nodeMetricsSource': 106,
   'src/node/node.ts#wire': 160,
-  'src/sharding/coordinator/rooms.ts#wireRooms': 99,
+  'src/sharding/coordinator/rooms.ts#wireRooms': 97,
   'src/sharding/protocol/messages.ts#parseShardingMessage': 89,
   'examples/dadbot/run.ts#play': 126,
 };
