@@ -2,8 +2,13 @@
 // protocol over a CoordinatorState, driven by a manual scheduler (the timers are the protocol's).
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging.js';
-import { HandOffIds, handOffMessages, isEndedBy, readyToHandOff } from '../../src/sharding/coordinator/hand-off.js';
-import { HandOffs } from '../../src/sharding/coordinator/hand-offs.js';
+import {
+  HandOffIds,
+  HandOffs,
+  handOffMessages,
+  isEndedBy,
+  readyToHandOff,
+} from '../../src/sharding/coordinator/hand-offs.js';
 import type { HandOffRecord } from '../../src/sharding/coordinator/shard-life.js';
 import type { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import { ManualScheduler, address, startHandOff, stateWith, type Sent } from './coordinator-fakes.js';

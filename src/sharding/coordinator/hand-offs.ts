@@ -1,10 +1,12 @@
 // The hand-off protocol of one coordinator: starting hand-offs (rebalancing, manual moves, leaves, the
 // down-removal margin, shards adopted as stopping), moving each through its phases as regions answer,
 // re-sending on the retry tick, and ending it by completion or timeout. Each step is an event applied to the
-// coordinator's state; this room keeps only the timers. What becomes of a shard once it is free is not this
-// room's business: HandOffsPort.freed says where it goes.
+// coordinator's state, where each hand-off is a record (shard-life.ts HandOffRecord); this room keeps only the
+// timers and the hand-off ids. What becomes of a shard once it is free is not this room's business:
+// HandOffsPort.freed says where it goes.
+import { randomInt } from 'node:crypto';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
-import { HandOffIds, handOffMessages, isEndedBy, readyToHandOff } from './hand-off.js';
+import type { ShardingMessage } from '../protocol/messages.js';
 import type { RoomBasics, SendPort } from './ports.js';
 import type { HandOffCause, HandOffPhase, HandOffRecord } from './shard-life.js';
 
@@ -171,5 +173,51 @@ export class HandOffs {
   private sendFor(shardId: number, handOff: HandOffRecord | undefined): void {
     if (handOff === undefined) return;
     for (const { to, message } of handOffMessages(shardId, handOff, this.options.typeName)) this.port.send(to, message);
+  }
+}
+
+export interface Outgoing {
+  readonly to: string;
+  readonly message: ShardingMessage;
+}
+
+/** True once every region stopped routing to the shard and the HandOff may be sent. */
+export function readyToHandOff(handOff: HandOffRecord): boolean {
+  return handOff.phase === 'begin' && handOff.pendingAcks.size === 0;
+}
+
+/**
+ * Only the owner's answer to this hand-off's HandOff ends it. Anything else (a copy stopping elsewhere, a
+ * late or duplicated report of an earlier stop, one answering a former coordinator) is no news, and acting
+ * on it could allocate a shard that still runs.
+ */
+export function isEndedBy(handOff: HandOffRecord, from: string, handOffId: number): boolean {
+  return handOff.phase === 'handoff' && from === handOff.owner && handOffId === handOff.id;
+}
+
+/** What to (re-)send for the hand-off's current phase. */
+export function handOffMessages(shardId: number, handOff: HandOffRecord, typeName: string): Outgoing[] {
+  if (handOff.phase === 'begin')
+    return [...handOff.pendingAcks].map((to) => ({ to, message: { type: 'BeginHandOff', typeName, shardId } }));
+  return [{ to: handOff.owner, message: { type: 'HandOff', typeName, shardId, handOffId: handOff.id } }];
+}
+
+/**
+ * Hand-off ids. A random start, so the ids of earlier coordinators (whose HandOffs a region may still answer
+ * late) do not collide with this one's; wraps before leaving the safe integers.
+ */
+export class HandOffIds {
+  private nextId: number;
+
+  constructor(start: number = randomInt(1, 2 ** 47)) {
+    if (!Number.isSafeInteger(start) || start < 1)
+      throw new RangeError(`hand-off ids start at a positive safe integer, got ${start}`);
+    this.nextId = start;
+  }
+
+  take(): number {
+    const id = this.nextId;
+    this.nextId = id >= Number.MAX_SAFE_INTEGER ? 1 : id + 1;
+    return id;
   }
 }

@@ -4,8 +4,8 @@
 // moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
 //
 // This class only dispatches, to the rooms under coordinator/, which rooms.ts builds and wires (each room gets
-// its settings and one typed port): state.ts (state and transitions), hand-offs.ts and hand-off.ts,
-// warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts (homes, and shards
+// its settings and one typed port): state.ts (the one state, changed by apply(event); shard-life.ts says
+// what a shard's statuses and the events are), hand-offs.ts (the hand-off protocol), warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts (homes, and shards
 // the strategy has none for), change-timer.ts (pins expiring), operator-requests.ts, insight.ts (explain and
 // dry-run answers), drain.ts (drains and the cordons it honours), hand-off-state.ts (entity state in transit
 // from a shard's old host to its new one).
