@@ -1,6 +1,6 @@
-// Fake management routes for the console's browser test: the shapes and status codes of README's "Management
-// API" over an in-memory cluster of three nodes, so the page can be driven without the node wiring. Writes are
-// recorded so the test can see which REST calls the page made.
+// Fake management routes for the console's browser test: the shapes and status codes of the management API
+// (docs/operations.md) over an in-memory cluster of three nodes, so the page can be driven without the node
+// wiring. Writes are recorded so the test can see which REST calls the page made.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { PinRecord as ServerPinRecord } from '../../src/management/backend.js';
 

@@ -61,6 +61,14 @@ describe('console model', () => {
     expect(pinState({ shardId: 1, target: 'y' }, hostOf)).toBe('on-target');
     expect(pinState({ shardId: 1, target: 'x' }, hostOf)).toBe('elsewhere');
     expect(pinState({ shardId: 9, target: 'x' }, hostOf)).toBe('not-allocated');
+    // A selector pin is on target on any member whose attributes match it (the docs' console.png showed
+    // zone=eu-west pins on the eu-west node as hosted elsewhere).
+    const members: MemberJson[] = [
+      { address: 'x', status: 'up' },
+      { address: 'y', status: 'up', attributes: { zone: 'eu-west' } },
+    ];
+    expect(pinState({ shardId: 1, target: 'zone=eu-west' }, hostOf, members)).toBe('on-target');
+    expect(pinState({ shardId: 1, target: 'zone=us-east' }, hostOf, members)).toBe('elsewhere');
   });
 
   it("dry-runs a pin from the server's answer: where the shard is, the pin it replaces, the moves it starts now", () => {

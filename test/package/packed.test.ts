@@ -142,6 +142,21 @@ describe('the packed package', () => {
     60_000,
   );
 
+  it("opens the README's code with startNode: an own entity type whose state moves, a timer, a reliable send, signals", () => {
+    // The embedding snippet comes first and is type-checked with the others above; this holds what it shows.
+    const first = typescriptBlocks(readme)[0] ?? '';
+    for (const shown of [
+      'startNode(',
+      'entityTypes:',
+      'snapshot:',
+      'ctx.restored',
+      'ctx.timers.',
+      '.send(',
+      'handleSignals: true',
+    ])
+      expect(first, shown).toContain(shown);
+  });
+
   it('shows the store-alone example in the README as it is in examples/store-alone', () => {
     const example = readFileSync(join(ROOT, 'examples', 'store-alone', 'main.ts'), 'utf8');
     // The file's header comment says how to run it; the README says that in prose.

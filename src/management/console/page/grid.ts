@@ -2,7 +2,7 @@
 // grid 50 wide (1000 shards make 20 rows, which a laptop screen shows whole), coloured by the node hosting it.
 
 import { isWaiting } from './insight.js';
-import { compareAddresses, hosts, type MemberJson, type PinRecord, type TypeView } from './model.js';
+import { compareAddresses, hostSatisfies, hosts, type MemberJson, type PinRecord, type TypeView } from './model.js';
 
 export const GRID_COLUMNS = 50;
 /** Beyond this many cells the map stops drawing: the page must stay responsive for any type. */
@@ -16,7 +16,7 @@ export interface GridCell {
   readonly host?: string;
   readonly pin?: PinRecord;
   readonly handingOff: boolean;
-  /** Pinned and hosted, but not on its pin's target. */
+  /** Pinned and hosted, but not on a node its pin's target names or (a selector) matches. */
   readonly misplaced: boolean;
   /** A require pin no live member satisfies and no home: the shard waits (asks to it fail). */
   readonly waiting: boolean;
@@ -65,7 +65,7 @@ export function gridLayout(
         ...(host !== undefined ? { host } : {}),
         ...(pin !== undefined ? { pin } : {}),
         handingOff: handingOff.has(shardId),
-        misplaced: pin !== undefined && host !== undefined && pin.target !== host,
+        misplaced: pin !== undefined && host !== undefined && !hostSatisfies(pin, host, members),
         waiting: pin !== undefined && isWaiting(pin, hostOf, members),
       });
     }

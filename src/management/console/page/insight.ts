@@ -1,7 +1,9 @@
 // Browser side of the console: pure derivations from what the server said, never guesses of its own: the
 // lines of a pin's dry run (the server's moves and warnings), shards a require pin leaves without a home,
 // and the hand-offs seen between two refreshes (the page's record of recent moves).
-import { hosts, type MemberJson, type PinRecord, type TypeView } from './model.js';
+import { hosts, matchesTarget, type MemberJson, type PinRecord, type TypeView } from './model.js';
+
+export { matchesTarget };
 
 /** The server's answer to POST .../placements?dryRun=true (fields of later versions optional). */
 export interface DryRunJson {
@@ -57,16 +59,6 @@ export function dryRunLines(view: TypeView | undefined, shardId: number, target:
   }
   for (const warning of answer.warnings ?? []) lines.push({ text: warning.message, warning: true });
   return lines;
-}
-
-/** Whether a member satisfies a pin's target: its address, or every KEY=VALUE of a selector among its attributes. */
-export function matchesTarget(member: MemberJson, target: string): boolean {
-  if (target.includes('@')) return member.address === target.replace(/^actor-ts:\/\//, '');
-  const attributes = member.attributes ?? {};
-  return target.split(',').every((term) => {
-    const [key, value] = term.split('=');
-    return key !== undefined && value !== undefined && attributes[key.trim()] === value.trim();
-  });
 }
 
 /**

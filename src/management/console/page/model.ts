@@ -164,11 +164,35 @@ export function hosts(locations: ShardLocationsJson | undefined): Map<number, st
 
 export type PinState = 'on-target' | 'elsewhere' | 'not-allocated';
 
-/** Where a pinned shard is now, relative to its pin. */
-export function pinState(pin: PinRecord, hostOf: ReadonlyMap<number, string>): PinState {
+/**
+ * Where a pinned shard is now, relative to its pin: on a node the pin names or (a selector) whose attributes match,
+ * given `members`; elsewhere; or nowhere yet.
+ */
+export function pinState(
+  pin: PinRecord,
+  hostOf: ReadonlyMap<number, string>,
+  members: readonly MemberJson[] = [],
+): PinState {
   const host = hostOf.get(pin.shardId);
   if (host === undefined) return 'not-allocated';
-  return host === pin.target ? 'on-target' : 'elsewhere';
+  return hostSatisfies(pin, host, members) ? 'on-target' : 'elsewhere';
+}
+
+/** Whether `host` satisfies a pin: it is the pin's address, or a member in `members` that its selector matches. */
+export function hostSatisfies(pin: PinRecord, host: string, members: readonly MemberJson[]): boolean {
+  if (host === pin.target) return true;
+  const member = members.find((candidate) => candidate.address === host);
+  return member !== undefined && !pin.target.includes('@') && matchesTarget(member, pin.target);
+}
+
+/** Whether a member satisfies a pin's target: its address, or every KEY=VALUE of a selector among its attributes. */
+export function matchesTarget(member: MemberJson, target: string): boolean {
+  if (target.includes('@')) return member.address === target.replace(/^actor-ts:\/\//, '');
+  const attributes = member.attributes ?? {};
+  return target.split(',').every((term) => {
+    const [key, value] = term.split('=');
+    return key !== undefined && value !== undefined && attributes[key.trim()] === value.trim();
+  });
 }
 
 /** Members a pin may target without a warning: the API warns for any that is down or removed. */

@@ -220,7 +220,7 @@ function honouredCell(pin: PinRecord, hostOf: ReadonlyMap<number, string>, membe
       'bad',
       'a require pin no current member satisfies: the shard has no home and asks to it fail',
     );
-  const state = pinState(pin, hostOf);
+  const state = pinState(pin, hostOf, members);
   if (state === 'on-target') return el('span', { class: 'muted' }, 'on target');
   if (state === 'elsewhere')
     return badge(`on ${hostOf.get(pin.shardId) ?? '?'}`, 'warn', 'hosted elsewhere than the pin says');
