@@ -117,7 +117,10 @@ describe('console on a real local-cluster', () => {
     );
     expect(expiring.status).toBe(202);
     const expiresAt = expiring.body.placements[0]!.expiresAt;
-    const bobRow = page.locator('#pins-table tbody tr', { hasText: String(bob.shardId) });
+    // By the row's own Unpin button: a shard id as text also matches another row's shard or time (479 has 49).
+    const bobRow = page.locator('#pins-table tbody tr', {
+      has: page.locator(`[data-unpin="${COUNTER}/${bob.shardId}"]`),
+    });
     await bobRow.waitFor({ timeout: SEEN_WITHIN_MS });
     expect(await page.locator('#pins-table thead').innerText()).toContain('expires');
     const shown = new Date(Date.parse(expiresAt)).toLocaleTimeString('en-US');
