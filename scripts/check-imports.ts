@@ -1,6 +1,6 @@
 // Checks the import graph of the sources against the room table: every module lives in exactly one room, a room
-// imports only the rooms its row lists (and itself), and no two modules import each other, directly or through
-// others. Type-only imports count as edges: a type is a dependency a reader must follow like any other. Run by
+// imports only the rooms its row lists (and itself), no two rooms list each other (the rooms are layers), and no
+// two modules import each other, directly or through others. Type-only imports count as edges: a type is a dependency a reader must follow like any other. Run by
 // `npm test` after the build; exits 1 with every violation listed.
 //
 // A newcomer reads ROOMS and MAY_IMPORT below to learn which room a file belongs to and what it may touch.
@@ -25,11 +25,17 @@ export const ROOMS = [
   ],
   ['cluster', (p) => p.startsWith('src/cluster/')],
   ['placement-replication', (p) => p.startsWith('src/placement-replication/')],
+  // The sharding runtime's foundation: settings, the context regions and coordinators run in, shard ids, the
+  // entity API an application implements. Everything of sharding builds on it; it builds on none of them.
+  ['sharding/core', (p) => p.startsWith('src/sharding/core/')],
   ['sharding/placements', (p) => p.startsWith('src/sharding/placements/')],
   ['sharding/strategies', (p) => p.startsWith('src/sharding/strategies/')],
   ['sharding/protocol', (p) => p.startsWith('src/sharding/protocol/')],
   ['sharding/region', (p) => p.startsWith('src/sharding/region/')],
   ['sharding/coordinator', (p) => p.startsWith('src/sharding/coordinator/')],
+  // Above the runtime: the placement controller and the explain / dry-run requests, which drive a ClusterSharding,
+  // and the sharding barrel (index.ts), which exports them with the runtime.
+  ['sharding/api', (p) => p.startsWith('src/sharding/api/') || p === 'src/sharding/index.ts'],
   ['sharding', (p) => /^src\/sharding\/[^/]+\.ts$/.test(p)],
   ['management/console', (p) => p.startsWith('src/management/console/')],
   ['management', (p) => p.startsWith('src/management/')],
@@ -51,13 +57,16 @@ const RUNTIME: readonly Room[] = [
   'placement-replication',
   'sharding',
 ];
+/** The sharding runtime's rooms below its top (cluster-sharding.ts), and the api above it. */
 const SHARDING_ROOMS: readonly Room[] = [
+  'sharding/core',
   'sharding/placements',
   'sharding/strategies',
   'sharding/protocol',
   'sharding/region',
   'sharding/coordinator',
 ];
+const ABOVE_RUNTIME: readonly Room[] = ['sharding', ...SHARDING_ROOMS, 'sharding/api'];
 
 /**
  * Who may import whom (a room may always import itself). The rules folders alone cannot say: crdt imports
@@ -73,53 +82,51 @@ export const MAY_IMPORT = {
   'cluster/vocabulary': ['base'],
   cluster: ['base', 'cluster/vocabulary'],
   'placement-replication': ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster'],
-  'sharding/placements': [
-    'base',
-    'crdt/surface',
-    'cluster/vocabulary',
-    'sharding',
-    'sharding/coordinator',
-    'sharding/protocol',
-  ],
+  'sharding/core': ['base', 'cluster/vocabulary', 'cluster', 'sharding/protocol', 'sharding/strategies'],
+  'sharding/placements': ['base', 'crdt/surface', 'cluster/vocabulary'],
   'sharding/strategies': ['base', 'cluster/vocabulary', 'sharding/placements'],
   'sharding/protocol': ['base', 'cluster/vocabulary', 'cluster', 'sharding/placements'],
-  'sharding/region': ['base', 'cluster/vocabulary', 'cluster', 'sharding', 'sharding/protocol'],
+  'sharding/region': ['base', 'cluster/vocabulary', 'cluster', 'sharding/core', 'sharding/protocol'],
   'sharding/coordinator': [
     'base',
     'cluster/vocabulary',
     'cluster',
-    'sharding',
+    'sharding/core',
     'sharding/placements',
     'sharding/protocol',
     'sharding/strategies',
   ],
   sharding: ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster', 'placement-replication', ...SHARDING_ROOMS],
+  'sharding/api': ['base', 'crdt/surface', 'cluster/vocabulary', 'sharding', ...SHARDING_ROOMS],
   'management/console': ['base'],
   management: [
     'base',
     'crdt/surface',
     'cluster/vocabulary',
     'sharding',
+    'sharding/core',
+    'sharding/api',
     'sharding/placements',
     'sharding/strategies',
     'management/console',
   ],
-  node: [...RUNTIME, ...SHARDING_ROOMS, 'management', 'management/console'],
+  node: [...RUNTIME, ...ABOVE_RUNTIME, 'management', 'management/console'],
   cli: [
     'base',
     'crdt/surface',
     'cluster/vocabulary',
     'cluster',
     'sharding',
+    'sharding/core',
     'sharding/placements',
     'sharding/strategies',
     'management',
     'node',
   ],
-  surface: [...RUNTIME, ...SHARDING_ROOMS, 'management', 'management/console', 'node', 'cli'],
+  surface: [...RUNTIME, ...ABOVE_RUNTIME, 'management', 'management/console', 'node', 'cli'],
   bench: [
     ...RUNTIME,
-    ...SHARDING_ROOMS,
+    ...ABOVE_RUNTIME,
     'crdt',
     'crdt/persistence',
     'management',
@@ -205,9 +212,23 @@ export function findCycles(graph: ImportGraph): string[][] {
   return [...cycles.values()];
 }
 
-/** Every violation of the room table and every cycle in `graph`, one line each. */
+/**
+ * The pairs of rooms that may import each other: the rooms are layers, so the table must be a tree of them
+ * (no room lists a room that lists it back). Each pair once, in table order.
+ */
+export function twoWayPairs(table: Readonly<Record<string, readonly string[]>>): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  const rooms = Object.keys(table);
+  for (const [i, a] of rooms.entries())
+    for (const b of rooms.slice(i + 1)) if (table[a]?.includes(b) && table[b]?.includes(a)) pairs.push([a, b]);
+  return pairs;
+}
+
+/** Every violation of the room table and every cycle in `graph`, one line each; a two-way pair in the table too. */
 export function checkGraph(graph: ImportGraph): string[] {
-  const problems: string[] = [];
+  const problems: string[] = twoWayPairs(MAY_IMPORT).map(
+    ([a, b]) => `table: ${a} and ${b} may import each other; rooms are layers, one of them must not list the other`,
+  );
   for (const [from, targets] of graph) {
     const a = roomOf(from);
     if (a === undefined) {

@@ -5,7 +5,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkGraph, findCycles, importGraph, roomMayImport, roomOf } from '../scripts/check-imports.js';
+import {
+  MAY_IMPORT,
+  checkGraph,
+  findCycles,
+  importGraph,
+  roomMayImport,
+  roomOf,
+  twoWayPairs,
+} from '../scripts/check-imports.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const trees: string[] = [];
@@ -33,6 +41,9 @@ describe('check-imports', () => {
     expect(roomOf('src/cluster/gossip.ts')).toBe('cluster');
     expect(roomOf('src/sharding/region/shard-region.ts')).toBe('sharding/region');
     expect(roomOf('src/sharding/cluster-sharding.ts')).toBe('sharding');
+    expect(roomOf('src/sharding/core/config.ts')).toBe('sharding/core');
+    expect(roomOf('src/sharding/api/external-allocation-controller.ts')).toBe('sharding/api');
+    expect(roomOf('src/sharding/index.ts')).toBe('sharding/api');
     expect(roomOf('src/sharding/strategies/hash.ts')).toBe('sharding/strategies');
     expect(roomOf('src/logging.ts')).toBe('base');
     expect(roomOf('src/cli/main.ts')).toBe('cli');
@@ -58,6 +69,18 @@ describe('check-imports', () => {
       expect(roomMayImport(runtime, 'node')).toBe(false);
     }
     expect(roomMayImport('node', 'management')).toBe(true);
+    // the foundation of sharding builds on none of its rooms; the controller sits above the runtime
+    for (const above of ['sharding', 'sharding/region', 'sharding/coordinator', 'sharding/api'] as const)
+      expect(roomMayImport('sharding/core', above)).toBe(false);
+    expect(roomMayImport('sharding/placements', 'sharding')).toBe(false);
+    expect(roomMayImport('sharding/api', 'sharding')).toBe(true);
+  });
+
+  it('refuses a table in which two rooms may import each other: the rooms are layers', () => {
+    expect(twoWayPairs(MAY_IMPORT)).toEqual([]);
+    const table = { low: [], mid: ['low', 'high'], high: ['mid', 'low'] };
+    expect(twoWayPairs(table)).toEqual([['mid', 'high']]);
+    expect(twoWayPairs({ low: [], high: ['low'] })).toEqual([]);
   });
 
   it('counts a type-only import as an edge', () => {

@@ -9,7 +9,7 @@ import { TcpTransport } from '../../src/cluster/tcp-transport.js';
 import { PlacementStore } from '../../crdt/index.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
 import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { staticMembership } from './static-membership.js';
 import { windowed } from './windowed.js';

@@ -2,7 +2,7 @@
 // read through explicitPlacementState exactly as the external allocation strategy reads it.
 import { EMPTY_STATE_VECTOR, PlacementStore } from '../../crdt/index.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
-import { explicitPlacementState } from '../../src/sharding/placements/external-allocation-controller.js';
+import { explicitPlacementState } from '../../src/sharding/api/external-allocation-controller.js';
 import { staticMembership } from '../lib/static-membership.js';
 import { TYPE_NAME, type Protocol, type SimContext, type SimNode, type Stamp } from './types.js';
 

@@ -11,7 +11,7 @@ import { killCluster, restart, formed, startCluster } from '../lib/real-cluster.
 import { report, type MessagingFigures, type PlaceFigures } from '../lib/s10-report.js';
 import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
 import { summarize } from '../lib/stats.js';
-import { shardIdFor } from '../../src/sharding/shard-id.js';
+import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 
 const IDS = 50;
 const WINDOW = 64;

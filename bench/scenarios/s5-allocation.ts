@@ -3,7 +3,7 @@
 // 100 nodes; with and without a placement change between calls (a change rebuilds the strategy's view).
 import { PlacementStore } from '../../crdt/index.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
-import { explicitPlacementState } from '../../src/sharding/placements/external-allocation-controller.js';
+import { explicitPlacementState } from '../../src/sharding/api/external-allocation-controller.js';
 import {
   LeastShardAllocationStrategy,
   externalAllocationStrategy,

@@ -9,7 +9,7 @@ import { clusterPortProblem, DEFAULT_NODE_CONFIG as D, type NodeConfig, type Nod
 import { onStopSignals } from '../node/node.js';
 import { runNode } from '../node/run.js';
 import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
-import { SHARD_ID_FUNCTIONS, type ShardIdFunction } from '../sharding/shard-id.js';
+import { SHARD_ID_FUNCTIONS, type ShardIdFunction } from '../sharding/core/shard-id.js';
 import { addressArg, fallbackOption, port, positiveInt, usage } from './operator-support.js';
 
 /** Runs the `node` command's node until it stops and resolves with the exit code; tests replace it. */

@@ -8,7 +8,7 @@ import {
   isShardIdFunction,
   shardIdFor,
   type ShardIdFunction,
-} from '../sharding/shard-id.js';
+} from '../sharding/core/shard-id.js';
 import { ApiError } from './client.js';
 import { table } from './format.js';
 import { shardIdFunctionOption } from './node-command.js';

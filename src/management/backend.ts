@@ -2,7 +2,7 @@
 // the sharding runtime and the placement controllers; route tests can drive a real node through it.
 import type { Hlc, PlacementStoreStats } from '../../crdt/index.js';
 import type { MemberInfo } from '../cluster/member.js';
-import type { PlacementWriteOptions } from '../sharding/placements/external-allocation-controller.js';
+import type { PlacementWriteOptions } from '../sharding/api/external-allocation-controller.js';
 import type { NodeAddress } from '../cluster/address.js';
 import type * as sharding from '../sharding/index.js';
 import type { ReplicationHealth } from './replication-health.js';

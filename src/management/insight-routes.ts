@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DryRunMoves, PlacementsDryRun } from '../sharding/index.js';
 import { withoutHome } from '../sharding/index.js';
 import { parseShardId } from '../sharding/placements/shard-range.js';
-import type { PlacementWriteOptions } from '../sharding/placements/external-allocation-controller.js';
+import type { PlacementWriteOptions } from '../sharding/api/external-allocation-controller.js';
 import type { ManagementBackend, ParsedPin, ShardId } from './backend.js';
 import { placementWarnings } from './placement-warnings.js';
 import { shardParams } from './schemas.js';

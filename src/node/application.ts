@@ -6,10 +6,10 @@ import type { Cluster } from '../cluster/cluster.js';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
-import { ExternalAllocationController } from '../sharding/placements/external-allocation-controller.js';
-import { checkShardedType, type ShardedTypeOptions } from '../sharding/sharded-type.js';
-import type { EntityBehavior } from '../sharding/region/entity.js';
-import type { ShardIdFunction } from '../sharding/shard-id.js';
+import { ExternalAllocationController } from '../sharding/api/external-allocation-controller.js';
+import { checkShardedType, type ShardedTypeOptions } from '../sharding/core/sharded-type.js';
+import type { EntityBehavior } from '../sharding/core/entity-api.js';
+import type { ShardIdFunction } from '../sharding/core/shard-id.js';
 import {
   FALLBACK_STRATEGIES,
   externalAllocationStrategy,

@@ -2,9 +2,9 @@
 import { DEFAULT_COMPACT_AFTER_ITEMS } from '../../crdt/index.js';
 import type { ClusterConfigInput } from '../cluster/config.js';
 import { DEFAULT_HTTP_CONFIG, resolveHttpLimits, type HttpConfig } from '../management/limits.js';
-import type { ShardingConfig } from '../sharding/config.js';
+import type { ShardingConfig } from '../sharding/core/config.js';
 import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
-import type { ShardIdFunction } from '../sharding/shard-id.js';
+import type { ShardIdFunction } from '../sharding/core/shard-id.js';
 import { refuseUnknownKeys } from './known-keys.js';
 
 /** Everything one node is started with (`startNode`, the CLI's `node` command); each field says its default. */

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { describeValue } from '../logging.js';
-import type { EntityBehavior } from '../sharding/region/entity.js';
+import type { EntityBehavior } from '../sharding/core/entity-api.js';
 
 export const COUNTER_TYPE = 'Counter';
 export const COUNTER_SHARDS = 1000;

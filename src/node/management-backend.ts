@@ -31,8 +31,8 @@ import {
   ExternalAllocationController,
   pinRecords,
   type PlacementWriteOptions,
-} from '../sharding/placements/external-allocation-controller.js';
-import { askDryRunRebalance, askExplain } from '../sharding/coordinator/shard-insight.js';
+} from '../sharding/api/external-allocation-controller.js';
+import { askDryRunRebalance, askExplain } from '../sharding/api/shard-insight.js';
 import type { Logger } from '../logging.js';
 import type { CordonRecord } from '../sharding/placements/cordon-view.js';
 import type { CordonProvenance } from '../sharding/placements/cordons.js';

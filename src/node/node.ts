@@ -18,7 +18,7 @@ import { PlacementReplication, placementLogOf } from '../placement-replication/p
 import { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ActorTsError } from '../errors.js';
 import { fallbackStrategy, requireFallbackStrategyName } from '../sharding/strategies/index.js';
-import type { ExternalAllocationController } from '../sharding/placements/external-allocation-controller.js';
+import type { ExternalAllocationController } from '../sharding/api/external-allocation-controller.js';
 import { checkApplication, initEntityTypes, type NodeApplication, type NodeEntityType } from './application.js';
 import { registerAppRoutes } from './app-routes.js';
 import type { RunningNode, StopReason } from './running-node.js';

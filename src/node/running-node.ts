@@ -5,7 +5,7 @@ import type { Cluster } from '../cluster/cluster.js';
 import type { NodeAddress } from '../cluster/address.js';
 import type { TcpTransport } from '../cluster/tcp-transport.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
-import type { ExternalAllocationController } from '../sharding/placements/external-allocation-controller.js';
+import type { ExternalAllocationController } from '../sharding/api/external-allocation-controller.js';
 import type { NodeConfig } from './config.js';
 
 /** A node started by startNode: its parts, the management API's URL, and how to stop it. */

@@ -1,17 +1,17 @@
 // What ClusterSharding is built from, and the checks its public methods run on what a caller hands them (the
 // options, an entity id, a list of shard ids): each input is judged once here, at the runtime's boundary, so
 // the runtime behind it works on values already known to be good.
-import type { ShardIdFunction } from './shard-id.js';
+import type { ShardIdFunction } from './core/shard-id.js';
 import type { Membership } from '../cluster/member.js';
 import type { Scheduler } from '../cluster/scheduler.js';
 import type { Transport } from '../cluster/transport.js';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { ReplicatedPlacements } from '../placement-replication/placement-replication.js';
-import type { ShardingConfig } from './config.js';
+import type { ShardingConfig } from './core/config.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
 import { MAX_ENTITY_ID_LENGTH } from './protocol/messages.js';
-import { MAX_NUMBER_OF_SHARDS } from './sharded-type.js';
+import { MAX_NUMBER_OF_SHARDS } from './core/sharded-type.js';
 
 /** What `ClusterSharding.entityTypes()` tells of each initialised type. */
 export interface EntityTypeFacts {

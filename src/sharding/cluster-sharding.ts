@@ -9,15 +9,15 @@ import { systemScheduler, type Scheduler } from '../cluster/scheduler.js';
 import { ActorTsError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
 import type { ReplicatedPlacements } from '../placement-replication/placement-replication.js';
-import { resolveShardingConfig, type ShardingConfig } from './config.js';
+import { resolveShardingConfig, type ShardingConfig } from './core/config.js';
 import {
   CoordinatorClient,
   type AnswerTo,
   type CoordinatorRequestBody,
   type RebalanceNowResult,
   type ShardLocations,
-} from './coordinator/coordinator-client.js';
-import type { EntityRef } from './region/entity.js';
+} from './coordinator-client.js';
+import type { EntityRef } from './core/entity-api.js';
 import { routeShardingMessage } from './message-router.js';
 import { StoreCordons } from './placements/cordons.js';
 import type { DrainMove, ShardingMessage } from './protocol/messages.js';
@@ -29,8 +29,8 @@ import type { ExternalAllocationState } from './placements/placement-pin.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
 import { ShardCoordinator, coordinatorNode } from './coordinator/shard-coordinator.js';
 import { ShardRegion } from './region/shard-region.js';
-import type { ShardingContext } from './sharding-context.js';
-import { resolveShardedType, type ShardedTypeOptions, type ShardedTypeConfig } from './sharded-type.js';
+import type { ShardingContext } from './core/sharding-context.js';
+import { resolveShardedType, type ShardedTypeOptions, type ShardedTypeConfig } from './core/sharded-type.js';
 import {
   checkEntityId,
   checkShardIds,

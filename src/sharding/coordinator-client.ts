@@ -3,9 +3,9 @@
 // arrives or the request times out; re-sent at once (and a few times soon after) when the coordinator moves,
 // and failed fast with `coordinator_unreachable` while the coordinator's node is unreachable, rather than
 // waiting out a downing that may take seconds. Answers are matched by request id, type name and answer type.
-import { systemScheduler, type Cancellable, type Scheduler } from '../../cluster/scheduler.js';
-import { ActorTsError } from '../../errors.js';
-import type { MessageRoutedTo, RegionLocation, ShardingMessage } from '../protocol/messages.js';
+import { systemScheduler, type Cancellable, type Scheduler } from '../cluster/scheduler.js';
+import { ActorTsError } from '../errors.js';
+import type { MessageRoutedTo, RegionLocation, ShardingMessage } from './protocol/messages.js';
 
 /** Where every allocated shard of a type lives, as its coordinator knows it. */
 export interface ShardLocations {

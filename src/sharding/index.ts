@@ -6,8 +6,8 @@ export {
   type ShardingStats,
   type TypeStats,
 } from './cluster-sharding.js';
-export type { RebalanceNowResult, ShardLocations } from './coordinator/coordinator-client.js';
-export type { ShardedTypeOptions } from './sharded-type.js';
+export type { RebalanceNowResult, ShardLocations } from './coordinator-client.js';
+export type { ShardedTypeOptions } from './core/sharded-type.js';
 export {
   ExternalAllocationController,
   RebalanceError,
@@ -19,7 +19,7 @@ export {
   type PinRequest,
   type PlacementsDryRun,
   type ProposedPinRecord,
-} from './placements/external-allocation-controller.js';
+} from './api/external-allocation-controller.js';
 export { parsePins, type ParsedPin, type PinScope } from './placements/pin-request.js';
 export { parseShardId, type ShardId, type ShardRange } from './placements/shard-range.js';
 export {
@@ -33,7 +33,7 @@ export {
   type ExplainNode,
   type ProposedPin,
   type ShardExplanation,
-} from './coordinator/shard-insight.js';
+} from './api/shard-insight.js';
 // The target vocabulary (parse, print, match, its typed error) is public as a whole.
 export * from './placements/placement-target.js';
 export {
@@ -65,7 +65,7 @@ export {
 } from './placements/cordons.js';
 export { NO_CORDONS, type CordonRecord, type CordonView } from './placements/cordon-view.js';
 export type { DrainMove } from './protocol/drain-messages.js';
-export { DEFAULT_SHARDING_CONFIG, resolveShardingConfig, type ShardingConfig } from './config.js';
+export { DEFAULT_SHARDING_CONFIG, resolveShardingConfig, type ShardingConfig } from './core/config.js';
 export type {
   AskOptions,
   EntityBehavior,
@@ -75,7 +75,7 @@ export type {
   EntityTimers,
   PipeOutcome,
   SendOptions,
-} from './region/entity.js';
+} from './core/entity-api.js';
 export { MAX_TIMER_DELAY_MS, MAX_TIMER_KEY_LENGTH } from './region/entity-timers.js';
 export { DeliveryTimeoutError } from './region/pending-asks.js';
 export {
@@ -96,5 +96,5 @@ export {
   fnv1a32Utf16Signed,
   shardIdFor,
   type ShardIdFunction,
-} from './shard-id.js';
+} from './core/shard-id.js';
 export * from './strategies/index.js';

@@ -1,6 +1,6 @@
 // Delivers one arriving sharding message to its handler on this node, by the route SHARDING_ROUTES gives its
 // type: the type's region, the type's coordinator, the pending asks, or the coordinator client.
-import type { CoordinatorAnswer } from './coordinator/coordinator-client.js';
+import type { CoordinatorAnswer } from './coordinator-client.js';
 import { isRoutedTo, type MessageRoutedTo, type ShardingMessage } from './protocol/messages.js';
 
 /** The handlers of one node; `region` and `coordinator` are undefined where the type has none here. */

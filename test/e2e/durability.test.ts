@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { shardIdFor } from '../../src/sharding/shard-id.js';
+import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 import {
   NodeProc,
   SHARDS_PATH,

@@ -2,7 +2,7 @@
 // = the coordinator) or leaves with SIGTERM. Its shards come back on the survivors, the survivors' shards never
 // move and keep their state; the kill-to-re-homing time and the asks lost meanwhile are measured and printed.
 import { describe, expect, it } from 'vitest';
-import { shardIdFor } from '../../src/sharding/shard-id.js';
+import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 import {
   exitWithin,
   firstLogAt,

@@ -4,7 +4,7 @@
 // require shard answers from nowhere until a new zone=b node starts, then from it (the wait after that node
 // is up is printed). A pin with a 2 s TTL disappears from the listing once it expired.
 import { describe, expect, it } from 'vitest';
-import { shardIdFor } from '../../src/sharding/shard-id.js';
+import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 import { http, httpOk, type HttpResult } from '../support/http.js';
 import { nodeAddress, nodeCommandArgs, waitForFormedCluster, type MembersAnswer } from '../support/node-cli.js';
 import { freePorts } from '../support/ports.js';

@@ -4,7 +4,7 @@
 // and the fallback re-homes it when the winner is killed.
 import { describe, expect, it } from 'vitest';
 import { compareHlc } from '../../crdt/hlc.js';
-import { shardIdFor } from '../../src/sharding/shard-id.js';
+import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 import {
   homesOf,
   liveMembers,

@@ -3,7 +3,7 @@
 // paths the REST routes call).
 import { describe, expect, it, vi } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
-import { RebalanceError } from '../../src/sharding/placements/external-allocation-controller.js';
+import { RebalanceError } from '../../src/sharding/api/external-allocation-controller.js';
 import { eventually, run, settle } from '../sharding/harness.js';
 import { addressOf, ExternalCluster, type ExtNode, pinsOf, recordsOf, TYPE, useExternalClusters } from './harness.js';
 

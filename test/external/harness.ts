@@ -5,12 +5,12 @@ import type { NodeAddress } from '../../src/cluster/address.js';
 import type { Membership } from '../../src/cluster/member.js';
 import type { MemoryNetwork } from '../../src/cluster/memory-transport.js';
 import type { Transport } from '../../src/cluster/transport.js';
-import type { ShardingConfig } from '../../src/sharding/config.js';
+import type { ShardingConfig } from '../../src/sharding/core/config.js';
 import {
   ExternalAllocationController,
   pinRecords,
   type PinRecord,
-} from '../../src/sharding/placements/external-allocation-controller.js';
+} from '../../src/sharding/api/external-allocation-controller.js';
 import { LeastShardAllocationStrategy, externalAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { advanceUntil } from '../support/fake-time.js';
 import {

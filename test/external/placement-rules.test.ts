@@ -2,7 +2,7 @@
 // spread over the matching nodes, require pins that leave a shard without a home until a matching node
 // joins, expiry that takes effect at its moment with no node doing anything, and provenance replicated.
 import { describe, expect, it } from 'vitest';
-import { pinRecords } from '../../src/sharding/placements/external-allocation-controller.js';
+import { pinRecords } from '../../src/sharding/api/external-allocation-controller.js';
 import { entityInShard, eventually, run, settle } from '../sharding/harness.js';
 import { ExternalCluster, type ExtNode, recordsOf, TYPE, useExternalClusters, zonedCluster } from './harness.js';
 

@@ -3,7 +3,7 @@
 // `cordoned`, and every accepted write audited once, newest first, with by and reason.
 import { describe, expect, it } from 'vitest';
 import { COUNTER_SHARDS } from '../../src/node/counter.js';
-import { shardIdFor } from '../../src/sharding/shard-id.js';
+import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 import { API, COUNTER, expectError, increment, useTestNode, type MembersBody } from './node-fixture.js';
 
 interface AuditBody {

@@ -4,7 +4,7 @@
 // route's parse is not repeated by the backend or the controller below it.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ManagementBackend } from '../../src/management/backend.js';
-import type { ExternalAllocationController } from '../../src/sharding/placements/external-allocation-controller.js';
+import type { ExternalAllocationController } from '../../src/sharding/api/external-allocation-controller.js';
 import { COUNTER, useTestNode } from './node-fixture.js';
 import * as shardRange from '../../src/sharding/placements/shard-range.js';
 import * as options from '../../src/sharding/placements/placement-options.js';

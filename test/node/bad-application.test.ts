@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
 import { startNode, type StartNodeInput } from '../../src/node/node.js';
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { expectError, startTestNode, stopAll } from '../management/node-fixture.js';
 import { freePorts, portIsFree } from '../support/ports.js';

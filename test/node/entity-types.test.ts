@@ -9,7 +9,7 @@ import { ActorTsError } from '../../src/errors.js';
 import { typesToShow } from '../../src/management/console/page/model.js';
 import type { RunningNode } from '../../src/node/node.js';
 import type { NodeEntityType } from '../../src/node/application.js';
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { run } from '../cli/cli-runner.js';
 import {
@@ -20,7 +20,7 @@ import {
   stopAll,
   type LocationsBody,
 } from '../management/node-fixture.js';
-import { shardIdFor } from '../../src/sharding/shard-id.js';
+import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 
 interface Where {
   readonly typeName: string;

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { EMPTY_STATE_VECTOR, PlacementStore } from '../../crdt/index.js';
 import type { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
-import { ExternalAllocationController } from '../../src/sharding/placements/external-allocation-controller.js';
+import { ExternalAllocationController } from '../../src/sharding/api/external-allocation-controller.js';
 import { isExpired, ruleOf } from '../../src/sharding/placements/placement-options.js';
 
 const NOW = 1_780_000_000_000;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
 import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { shardIdFor } from '../../src/sharding/shard-id.js';
+import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 import {
   TestCluster,
   counter,

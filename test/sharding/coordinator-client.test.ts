@@ -2,7 +2,7 @@
 // runs by then, settles on its own answer only, and ends by timeout or shutdown.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
-import { CoordinatorClient, type CoordinatorTarget } from '../../src/sharding/coordinator/coordinator-client.js';
+import { CoordinatorClient, type CoordinatorTarget } from '../../src/sharding/coordinator-client.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
 
 const A = 'sys@127.0.0.1:1';

@@ -5,13 +5,13 @@ import { NodeAddress } from '../../src/cluster/address.js';
 import { isGone, type MemberInfo, type MemberStatus, type Membership } from '../../src/cluster/member.js';
 import type { Scheduler } from '../../src/cluster/scheduler.js';
 import { silentLogger } from '../../src/logging.js';
-import { resolveShardingConfig, type ShardingConfig } from '../../src/sharding/config.js';
+import { resolveShardingConfig, type ShardingConfig } from '../../src/sharding/core/config.js';
 import { ShardCoordinator, type CoordinatorConfig } from '../../src/sharding/coordinator/shard-coordinator.js';
 import type { HandOffCause } from '../../src/sharding/coordinator/shard-life.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
-import type { ShardingContext } from '../../src/sharding/sharding-context.js';
+import type { ShardingContext } from '../../src/sharding/core/sharding-context.js';
 import { memberInfo, staticMembership, testAddress } from '../support/members.js';
 import { ManualScheduler } from '../support/schedulers.js';
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { shardIdFor } from '../../src/sharding/shard-id.js';
+import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 import { TestCluster, counter, run, settle, useTestClusters, type CounterReply } from './harness.js';
 
 const SHARDS = 30;

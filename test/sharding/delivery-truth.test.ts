@@ -3,7 +3,7 @@
 // for a shard whose host this node sees as unreachable wait in the buffer instead of a dead connection.
 import { describe, expect, it } from 'vitest';
 import { DeliveryTimeoutError } from '../../src/sharding/region/pending-asks.js';
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import {
   TestCluster,
   counter,

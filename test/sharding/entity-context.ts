@@ -2,7 +2,8 @@
 // scheduler, a self reference that records what is told to it, and pipes through a real mailbox-less Entity.
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { Scheduler } from '../../src/cluster/scheduler.js';
-import { Entity, type EntityContext } from '../../src/sharding/region/entity.js';
+import { Entity } from '../../src/sharding/region/entity.js';
+import type { EntityContext } from '../../src/sharding/core/entity-api.js';
 
 export function testEntityContext(
   overrides: { entityId?: string; shardId?: number; typeName?: string; node?: string; scheduler?: Scheduler } = {},

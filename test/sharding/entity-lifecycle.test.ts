@@ -6,7 +6,7 @@ import { PlacementStore } from '../../crdt/index.js';
 import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
 import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import { FakeCluster } from '../support/fake-membership.js';
 import { FAST_SHARDING_CONFIG } from '../support/in-process-cluster.js';
 import { testAddress } from '../support/members.js';

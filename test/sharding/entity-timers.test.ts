@@ -3,7 +3,8 @@
 // invalid keys and delays, piped work that does not block the mailbox, and what ends with the entity.
 import { describe, expect, it } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
-import { Entity, type EntityInstance, type PipeOutcome } from '../../src/sharding/region/entity.js';
+import { Entity } from '../../src/sharding/region/entity.js';
+import type { EntityInstance, PipeOutcome } from '../../src/sharding/core/entity-api.js';
 import { ManualScheduler } from '../support/schedulers.js';
 
 /** A promise and the functions that settle it. */

@@ -1,7 +1,7 @@
 // The set-up the failover tests share: a 30-shard counter type, entity "y" whose shard a test can pin and move,
 // a counter that can be made slow (so a hand-off drains for a while), and a replay of who hosted an entity.
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
-import { shardIdFor } from '../../src/sharding/shard-id.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
+import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 import { counter, entityInShard, pinTo, settle } from './harness.js';
 import type { CounterReply, EntityEvent, TestCluster, TestNode } from './harness.js';
 

@@ -3,7 +3,7 @@
 // keeps its state, and the sends it processed, through any number of further moves.
 import { describe, expect, it } from 'vitest';
 import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import {
   TestCluster,
   entityInShard,

@@ -3,7 +3,7 @@
 // sender's oldest outstanding one forgotten, a shard's entries handed to another host), and `send` refusing
 // at once beyond the bounds.
 import { describe, expect, it } from 'vitest';
-import type { EntityOutcome } from '../../src/sharding/region/entity.js';
+import type { EntityOutcome } from '../../src/sharding/core/entity-api.js';
 import { DedupTable, parseProcessedSends } from '../../src/sharding/region/dedup-table.js';
 import { ReliableDelivery } from '../../src/sharding/region/reliable-delivery.js';
 import { TestCluster, entityInShard, pinTo, run, settle, useTestClusters } from './harness.js';

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import {
   TestCluster,

@@ -7,7 +7,7 @@ import { isFamilyMessage, type WireMessage } from '../../src/cluster/wire-messag
 import { MAX_REPLIES_PER_MESSAGE } from '../../src/sharding/protocol/entity-messages.js';
 import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
 import { ReplyCoalescer } from '../../src/sharding/region/reply-coalescer.js';
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import { TestCluster, counter, entityInShard, pinTo, run, settle, useTestClusters, type TestNode } from './harness.js';
 
 const SHARDS = 10;

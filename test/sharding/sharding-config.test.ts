@@ -2,9 +2,9 @@
 // partial object overrides only what it names, and a bad or unknown setting is refused naming it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SHARDING_CONFIG, resolveShardingConfig } from '../../src/sharding/config.js';
+import { DEFAULT_SHARDING_CONFIG, resolveShardingConfig } from '../../src/sharding/core/config.js';
 
-const CONFIG_SOURCE = readFileSync(new URL('../../src/sharding/config.ts', import.meta.url), 'utf8');
+const CONFIG_SOURCE = readFileSync(new URL('../../src/sharding/core/config.ts', import.meta.url), 'utf8');
 
 /** The "Default ..." sentence of a setting's doc comment in config.ts, or undefined. */
 function documentedDefault(setting: string): string | undefined {

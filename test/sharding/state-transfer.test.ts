@@ -5,7 +5,7 @@
 // a retry of a send the old host processed is answered by the new one, not processed again.
 import { describe, expect, it } from 'vitest';
 import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import {

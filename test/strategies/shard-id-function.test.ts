@@ -3,11 +3,11 @@
 // CLI's `node --shard-id-function` and `shard-of`, and startNode refusing a bad value before it serves.
 import { describe, expect, it } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
-import { shardIdFor, type ShardIdFunction } from '../../src/sharding/shard-id.js';
+import { shardIdFor, type ShardIdFunction } from '../../src/sharding/core/shard-id.js';
 import { main } from '../../src/cli/main.js';
 import type { NodeConfigInput } from '../../src/node/config.js';
 import { startNode } from '../../src/node/node.js';
-import type { EntityBehavior } from '../../src/sharding/region/entity.js';
+import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import { TestCluster, counter, useTestClusters } from '../sharding/harness.js';
 
 async function cli(

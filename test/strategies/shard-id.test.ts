@@ -8,7 +8,7 @@ import {
   fnv1a32Utf16Signed,
   shardIdFor,
   type ShardIdFunction,
-} from '../../src/sharding/shard-id.js';
+} from '../../src/sharding/core/shard-id.js';
 import { ActorTsError } from '../../src/errors.js';
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);

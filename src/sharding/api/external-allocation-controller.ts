@@ -9,21 +9,21 @@ import { isGone, type MemberInfo } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
 import type { Logger } from '../../logging.js';
 import type { ClusterSharding } from '../cluster-sharding.js';
-import type { RebalanceNowResult } from '../coordinator/coordinator-client.js';
-import { explicitPlacementState } from './explicit-placement-state.js';
-import { pinRecordOf, type PinRecord } from './placement-record.js';
-import { ruleToMeta, type PlacementOptions } from './placement-options.js';
-import { PlacementRuleError } from './placement-rule-error.js';
-import { targetMatches } from './placement-target.js';
-import { parsePins, type ParsedPin, type PinRequest, type PinScope } from './pin-request.js';
-import { parseShardId, type ShardId, type ShardRange } from './shard-range.js';
-import { askDryRunPlacements, type DryRunMoves } from '../coordinator/shard-insight.js';
-import { activePin, type ExternalAllocationState, type PlacementPin } from './placement-pin.js';
+import type { RebalanceNowResult } from '../coordinator-client.js';
+import { explicitPlacementState } from '../placements/explicit-placement-state.js';
+import { pinRecordOf, type PinRecord } from '../placements/placement-record.js';
+import { ruleToMeta, type PlacementOptions } from '../placements/placement-options.js';
+import { PlacementRuleError } from '../placements/placement-rule-error.js';
+import { targetMatches } from '../placements/placement-target.js';
+import { parsePins, type ParsedPin, type PinRequest, type PinScope } from '../placements/pin-request.js';
+import { parseShardId, type ShardId, type ShardRange } from '../placements/shard-range.js';
+import { askDryRunPlacements, type DryRunMoves } from './shard-insight.js';
+import { activePin, type ExternalAllocationState, type PlacementPin } from '../placements/placement-pin.js';
 
 export { explicitPlacementState };
-export { pinRecords, type PinRecord, type PinRecordsOptions } from './placement-record.js';
-export type { ParsedPin, PinRequest, PinScope } from './pin-request.js';
-export type { ShardId, ShardRange } from './shard-range.js';
+export { pinRecords, type PinRecord, type PinRecordsOptions } from '../placements/placement-record.js';
+export type { ParsedPin, PinRequest, PinScope } from '../placements/pin-request.js';
+export type { ShardId, ShardRange } from '../placements/shard-range.js';
 
 /** A pin as a placements dry run would write it (no writer or timestamp: nothing is written). */
 export type ProposedPinRecord = Omit<PinRecord, 'writer' | 'hlc' | 'expired'>;

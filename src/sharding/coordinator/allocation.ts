@@ -5,7 +5,7 @@
 import { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import { NO_CORDONS, type CordonView } from '../placements/cordon-view.js';
-import { describe } from '../describe.js';
+import { describe } from '../core/describe.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { hasRole } from './membership.js';
 import type { RoomBasics, SendPort } from './ports.js';

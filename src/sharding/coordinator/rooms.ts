@@ -6,7 +6,7 @@ import type { Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import { NO_CORDONS } from '../placements/cordon-view.js';
 import type { ShardingMessage } from '../protocol/messages.js';
-import type { ShardingContext } from '../sharding-context.js';
+import type { ShardingContext } from '../core/sharding-context.js';
 import { Allocator } from './allocation.js';
 import { ChangeTimer } from './change-timer.js';
 import { DownRemovalMargin } from './down-removal-margin.js';

@@ -5,7 +5,7 @@ import type { MemberInfo } from '../../cluster/member.js';
 import type { ProbeResult } from '../../cluster/transport.js';
 import { oldestUpMember } from '../../cluster/member-order.js';
 import type { CordonView } from '../placements/cordon-view.js';
-import type { DeliveryEvents } from '../sharding-context.js';
+import type { DeliveryEvents } from '../core/sharding-context.js';
 import type { PinRecord } from '../placements/placement-record.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 

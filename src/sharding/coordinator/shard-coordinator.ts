@@ -27,7 +27,7 @@ import type { ShardHomes } from './shard-homes.js';
 import type { CoordinatorState } from './state.js';
 import type { WarmUpGate } from './warm-up-gate.js';
 import type { ShardingMessage, TypedShardingMessage } from '../protocol/messages.js';
-import type { ShardingContext } from '../sharding-context.js';
+import type { ShardingContext } from '../core/sharding-context.js';
 
 export { coordinatorNode, type CoordinatorConfig, type CoordinatorStats } from './settings.js';
 

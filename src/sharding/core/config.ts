@@ -1,6 +1,6 @@
 // Sharding configuration: one typed object with documented defaults (Pekko's `pekko.cluster.sharding`
 // settings where they exist), and the validation that turns a partial user object into a complete one.
-import { ActorTsError } from '../errors.js';
+import { ActorTsError } from '../../errors.js';
 
 /** Every sharding setting, with Pekko's names where they exist; each field says its default. */
 export interface ShardingConfig {

@@ -1,6 +1,6 @@
 // A short, safe rendering of a rejected value for error messages, shared by the sharding runtime (crdt/ has
 // its own, which is not part of its public surface).
-import { NodeAddress } from '../cluster/address.js';
+import { NodeAddress } from '../../cluster/address.js';
 
 const MAX_SHOWN = 80;
 

@@ -7,7 +7,7 @@
 // The two differ for about half of all ids. The default stays 'fnv1a-utf8' because changing it would move
 // every other entity of a running cluster to another shard, and during a rolling update the old and new
 // nodes would route the same id to two shards at once.
-import { ActorTsError } from '../errors.js';
+import { ActorTsError } from '../../errors.js';
 import { describe } from './describe.js';
 
 const FNV_OFFSET_BASIS = 0x811c9dc5;

@@ -1,11 +1,11 @@
 // One entity type as `ClusterSharding.init` takes it: the options a user passes, checked and completed
 // with defaults into the settings its region and coordinator run with.
-import type { Membership } from '../cluster/member.js';
-import { ActorTsError } from '../errors.js';
-import type { EntityBehavior } from './region/entity.js';
-import { MAX_SHARD_ID, TYPE_NAME_PATTERN } from './protocol/messages.js';
-import { LeastShardAllocationStrategy, type AllocationStrategy } from './strategies/index.js';
-import { isAllocationStrategy } from './strategies/allocation-strategy.js';
+import type { Membership } from '../../cluster/member.js';
+import { ActorTsError } from '../../errors.js';
+import type { EntityBehavior } from './entity-api.js';
+import { MAX_SHARD_ID, TYPE_NAME_PATTERN } from '../protocol/messages.js';
+import { LeastShardAllocationStrategy, type AllocationStrategy } from '../strategies/index.js';
+import { isAllocationStrategy } from '../strategies/allocation-strategy.js';
 import { DEFAULT_SHARD_ID_FUNCTION, requireShardIdFunction, type ShardIdFunction } from './shard-id.js';
 
 export const MAX_NUMBER_OF_SHARDS = MAX_SHARD_ID + 1;

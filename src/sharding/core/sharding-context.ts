@@ -1,11 +1,11 @@
 // What a region and a coordinator need from the node they run on: who it is, its settings and membership,
 // and how to reach other nodes' regions and coordinators.
-import type { NodeAddress } from '../cluster/address.js';
-import type { Membership } from '../cluster/member.js';
-import type { Scheduler } from '../cluster/scheduler.js';
+import type { NodeAddress } from '../../cluster/address.js';
+import type { Membership } from '../../cluster/member.js';
+import type { Scheduler } from '../../cluster/scheduler.js';
 import type { ShardingConfig } from './config.js';
-import type { EntityOutcome } from './region/entity.js';
-import type { ReplyTo, ShardingMessage } from './protocol/messages.js';
+import type { EntityOutcome } from './entity-api.js';
+import type { ReplyTo, ShardingMessage } from '../protocol/messages.js';
 
 export interface ShardingContext {
   readonly self: NodeAddress;

@@ -6,7 +6,8 @@
 // send twice) until the sender's progress passes them. A crash loses them with the host: at-least-once.
 import type { ReliableMark } from '../protocol/messages.js';
 import { isAddress, isRequestId } from '../protocol/wire-values.js';
-import type { EntityOutcome, ReplyFn } from './entity.js';
+import type { ReplyFn } from './entity.js';
+import type { EntityOutcome } from '../core/entity-api.js';
 
 /** The sends of one sender incarnation one entity processed, as they travel with a hand-off. */
 export interface ProcessedSends {

@@ -1,10 +1,10 @@
 // Entity references and the asks and sends made through them: a reference routes through its type's region; an
 // ask or a send waits in PendingAsks for its answer (reliable-send.ts says how each goes and fails), which comes
 // back here (this node's asks) or goes over the wire (answers without a value coalesced, reply-coalescer.ts).
-import type { ShardingConfig } from '../config.js';
+import type { ShardingConfig } from '../core/config.js';
 import { MAX_ERROR_LENGTH, type MessageRoutedTo, type ReplyTo, type ShardingMessage } from '../protocol/messages.js';
-import { shardIdFor, type ShardIdFunction } from '../shard-id.js';
-import type { AskOptions, EntityOutcome, EntityRef, SendOptions } from './entity.js';
+import { shardIdFor, type ShardIdFunction } from '../core/shard-id.js';
+import type { AskOptions, EntityOutcome, EntityRef, SendOptions } from '../core/entity-api.js';
 import type { Scheduler } from '../../cluster/scheduler.js';
 import { PendingAsks } from './pending-asks.js';
 import { askAtMostOnce, sendReliably, type SendContext } from './reliable-send.js';

@@ -4,29 +4,12 @@
 // queued never delivers that message (a quiet period restarted by every message depends on exactly this).
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import { ActorTsError } from '../../errors.js';
+import type { EntityTimers } from '../core/entity-api.js';
 
 /** Longest timer key, in characters: keys are names an entity picks, not data. */
 export const MAX_TIMER_KEY_LENGTH = 256;
 /** Longest delay: what setTimeout takes without overflowing. */
 export const MAX_TIMER_DELAY_MS = 2_147_483_647;
-
-/** The timers of one entity, as `EntityContext.timers` offers them. Keys are strings. */
-export interface EntityTimers {
-  /**
-   * Delivers `message` to the entity once, after `delayMs` (an integer in 0..2147483647). Starting a key that
-   * is active cancels its previous timer: that timer's message is never delivered, even when already queued.
-   */
-  startSingleTimer(key: string, message: unknown, delayMs: number): void;
-  /**
-   * Delivers `message` every `delayMs` (1..2147483647), measured from the moment the previous one left the
-   * mailbox, so a slow entity never has more than one of this timer's messages waiting. Replaces the key's timer.
-   */
-  startTimerWithFixedDelay(key: string, message: unknown, delayMs: number): void;
-  /** Cancels the key's timer; its message is not delivered, even when already queued. Unknown keys are ignored. */
-  cancel(key: string): void;
-  /** Whether the key has a timer whose message is still to be handled. */
-  isTimerActive(key: string): boolean;
-}
 
 /** A timer's message in the mailbox, checked against its key's generation when dequeued. */
 export interface TimerLetter {

@@ -3,7 +3,7 @@
 // asked for it last, so a late report of an earlier stop cannot end a later hand-off.
 import type { NodeAddress } from '../../cluster/address.js';
 import type { Logger } from '../../logging.js';
-import type { EntityBehavior } from './entity.js';
+import type { EntityBehavior } from '../core/entity-api.js';
 import type { HeldStates } from './held-state.js';
 import { Shard, type ShardEntityOptions } from './shard.js';
 import type { TakenSnapshot } from './shard-state.js';

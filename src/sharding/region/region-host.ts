@@ -5,7 +5,7 @@
 import type { Logger } from '../../logging.js';
 import type { ReplyTo, ShardingMessage } from '../protocol/messages.js';
 import { DedupTable } from './dedup-table.js';
-import type { EntityOutcome } from './entity.js';
+import type { EntityOutcome } from '../core/entity-api.js';
 import { HostedShards, type HostedShardsOptions } from './hosted-shards.js';
 import type { Envelope } from './region-buffer.js';
 import type { Shard } from './shard.js';

@@ -4,8 +4,8 @@
 // with `buffer_overflow` at once over the bounds; `entity_failed` when `receive` threw (a send was processed
 // then: it is not retried).
 import { ActorTsError } from '../../errors.js';
-import type { ShardingConfig } from '../config.js';
-import type { AskOptions, SendOptions } from './entity.js';
+import type { ShardingConfig } from '../core/config.js';
+import type { AskOptions, SendOptions } from '../core/entity-api.js';
 import type { PendingAsks, Settled } from './pending-asks.js';
 import type { ShardRegion } from './shard-region.js';
 

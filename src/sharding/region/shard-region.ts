@@ -13,9 +13,9 @@ import type { TakenSnapshot } from './shard-state.js';
 import { RegionLeave } from './region-leave.js';
 import { ReliableDelivery } from './reliable-delivery.js';
 import type { RegionStats } from './region-stats.js';
-import type { ShardedTypeConfig } from '../sharded-type.js';
+import type { ShardedTypeConfig } from '../core/sharded-type.js';
 import type { Cancellable } from '../../cluster/scheduler.js';
-import type { ShardingContext } from '../sharding-context.js';
+import type { ShardingContext } from '../core/sharding-context.js';
 
 /** What became of a message handed to the region. */
 export type DeliveryResult = 'local' | 'forwarded' | 'buffered' | 'dropped';

@@ -4,14 +4,8 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import { systemScheduler, type Cancellable, type Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
-import {
-  Entity,
-  describeError,
-  type EntityBehavior,
-  type EntityContext,
-  type EntityRef,
-  type ReplyFn,
-} from './entity.js';
+import { Entity, describeError, type ReplyFn } from './entity.js';
+import type { EntityBehavior, EntityContext, EntityRef } from '../core/entity-api.js';
 import type { HeldStates } from './held-state.js';
 import type { TakenSnapshot } from './shard-state.js';
 

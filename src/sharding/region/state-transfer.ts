@@ -4,8 +4,8 @@
 // first message (held-state.ts: no entity is decoded or created before it is needed). The sends each entity
 // processed travel with its state (dedup-table.ts), so a retry is not processed again on the new host.
 import type { Logger } from '../../logging.js';
-import type { ShardingConfig } from '../config.js';
-import type { DeliveryEvents } from '../sharding-context.js';
+import type { ShardingConfig } from '../core/config.js';
+import type { DeliveryEvents } from '../core/sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { ProcessedSends } from './dedup-table.js';
 import { HeldStates, skimState, type HeldState } from './held-state.js';

@@ -2,7 +2,7 @@
 // stops before the majority starts its shards, no entity is answered by two processes at once, the heal
 // settles on one member list, and every acknowledged placement is on every surviving node.
 import { expect } from 'vitest';
-import { shardIdFor } from '../../../src/sharding/shard-id.js';
+import { shardIdFor } from '../../../src/sharding/core/shard-id.js';
 import { sleep, waitFor } from '../harness.js';
 import type { Slot } from './netns-cluster.js';
 import { doubleAnswers, firstLine, homesBefore } from './observe.js';
