@@ -19,6 +19,7 @@ import { ringVsLeastShard } from './scenarios/s9-ring.js';
 import { delivery } from './scenarios/s10-delivery.js';
 import { failover } from './scenarios/s11-failover.js';
 import { scaleReal } from './scenarios/s12-scale-real.js';
+import { coordinatorCost } from './scenarios/s13-coordinator.js';
 
 const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['1', propagation],
@@ -33,6 +34,7 @@ const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['10', delivery],
   ['11', failover],
   ['12', scaleReal],
+  ['13', coordinatorCost],
 ];
 
 interface Flags {

@@ -21,7 +21,8 @@ export function lineCount(text: string): number {
   return text.endsWith('\n') ? breaks : breaks + 1;
 }
 
-function listTypeScript(root: string, dir: string): string[] {
+/** The .ts files under `dir` of `root` (node_modules skipped), as forward-slash paths relative to `root`, sorted. */
+export function listTypeScript(root: string, dir: string): string[] {
   const full = join(root, dir);
   if (!existsSync(full)) return [];
   const out: string[] = [];

@@ -46,6 +46,10 @@ export function explanationText(answer: ShardExplanation): string[] {
       ]),
     ),
   );
+  if (answer.history.length > 0) {
+    lines.push('', 'history:');
+    for (const { atMs, what } of answer.history) lines.push(`  ${new Date(atMs).toISOString()}  ${what}`);
+  }
   return lines;
 }
 

@@ -1,5 +1,6 @@
-// Time as the cluster sees it: a clock plus one-shot and repeating timers, injectable so tests drive
-// heartbeats, failure detection and downing deterministically (fake timers or a hand-written scheduler).
+// Time as the runtime sees it: a clock plus one-shot and repeating timers, injected everywhere time is read or
+// waited for (membership, heartbeats, downing, coordinators, regions, asks, coordinator requests, entity timers),
+// so tests drive them deterministically (fake timers or a hand-written scheduler). One default: systemScheduler.
 
 export interface Cancellable {
   cancel(): void;
@@ -15,15 +16,21 @@ export interface Scheduler {
   setInterval(fn: () => void, intervalMs: number): Cancellable;
 }
 
-/** The process clock and timers; honours `vi.useFakeTimers()` because it looks the globals up at call time. */
+/**
+ * The process clock and timers, the runtime's one default. Honours `vi.useFakeTimers()` because it looks the
+ * globals up at call time. Its timers are unref'd: a node's sockets keep its process alive, and a runtime left
+ * running (a test or script that never shut its node down) must not be kept alive by a retry tick.
+ */
 export const systemScheduler: Scheduler = {
   now: () => Date.now(),
   setTimeout(fn, delayMs) {
     const handle = setTimeout(fn, delayMs);
+    handle.unref?.();
     return { cancel: () => clearTimeout(handle) };
   },
   setInterval(fn, intervalMs) {
     const handle = setInterval(fn, intervalMs);
+    handle.unref?.();
     return { cancel: () => clearInterval(handle) };
   },
 };

@@ -37,8 +37,9 @@ export interface ClusterShardingOptions {
   /** What this node's coordinators report as it happens (metrics). */
   readonly events?: CoordinatorEvents;
   /**
-   * Clock and timers of the coordinators and of entity timers (`ctx.timers`); default the process timers,
-   * unref'd. Tests inject a ManualScheduler, or drive the default with fake timers.
+   * Clock and timers of the coordinators, regions, asks, coordinator requests and entity timers (`ctx.timers`);
+   * default systemScheduler (the process timers, unref'd). Tests inject a ManualScheduler, or drive the default
+   * with fake timers.
    */
   readonly scheduler?: Scheduler;
 }

@@ -5,7 +5,7 @@
 import type { PlacementStore } from '../../crdt/index.js';
 import type { NodeAddress } from '../cluster/address.js';
 import type { Membership } from '../cluster/member.js';
-import type { Scheduler } from '../cluster/scheduler.js';
+import { systemScheduler, type Scheduler } from '../cluster/scheduler.js';
 import { ActorTsError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
 import type { ReplicatedPlacements } from '../placement-replication/placement-replication.js';
@@ -67,7 +67,7 @@ export class ClusterSharding {
   private readonly membership: Membership;
   private readonly logger: Logger;
   private readonly events: CoordinatorEvents | undefined;
-  private readonly scheduler: Scheduler | undefined;
+  private readonly scheduler: Scheduler;
   private readonly pinViews = new Map<string, () => ExternalAllocationState>();
   private readonly types = new Map<string, ShardedType>();
   private readonly link: ShardingLink;
@@ -96,12 +96,13 @@ export class ClusterSharding {
     });
     this.logger = (options.logger ?? silentLogger()).child({ component: 'sharding' });
     this.events = options.events;
-    this.scheduler = options.scheduler;
+    this.scheduler = options.scheduler ?? systemScheduler;
     this.link = new ShardingLink(transport, this.logger);
     // Sends unless stopped; false when the message was refused (see ShardingLink.send).
     const send = (to: string, message: ShardingMessage): boolean => !this.stopped && this.link.send(to, message);
     this.refs = new EntityRefs({
       selfKey: this.link.selfKey,
+      scheduler: this.scheduler,
       config: this.config,
       send,
       requireRunning: () => this.requireRunning(),
@@ -112,6 +113,7 @@ export class ClusterSharding {
     });
     this.requests = new CoordinatorClient({
       send,
+      scheduler: this.scheduler,
       requestTimeoutMs: this.config.requestTimeoutMs,
       retryIntervalMs: this.config.retryIntervalMs,
     });
@@ -120,6 +122,7 @@ export class ClusterSharding {
       selfKey: this.link.selfKey,
       config: this.config,
       membership,
+      scheduler: this.scheduler,
       send,
       events: this.events,
       reply: (replyTo, outcome) => this.refs.reply(replyTo, outcome),
@@ -143,7 +146,6 @@ export class ClusterSharding {
     const logger = this.logger.child({ typeName: settings.typeName });
     const region = new ShardRegion(settings, this.context, logger, {
       entityRef: (entityId) => this.refs.refFor(refTarget(type), entityId),
-      ...(this.scheduler === undefined ? {} : { scheduler: this.scheduler }),
     });
     const type: ShardedType = {
       settings,
@@ -368,7 +370,6 @@ export class ClusterSharding {
         },
         this.context,
         this.logger.child({ typeName, part: 'coordinator' }),
-        this.scheduler,
       );
       type.coordinator.start();
     } else if (!shouldRun && type.coordinator !== undefined) {

@@ -2,6 +2,7 @@
 // and how to reach other nodes' regions and coordinators.
 import type { NodeAddress } from '../cluster/address.js';
 import type { Membership } from '../cluster/member.js';
+import type { Scheduler } from '../cluster/scheduler.js';
 import type { ShardingConfig } from './config.js';
 import type { EntityOutcome } from './region/entity.js';
 import type { ReplyTo, ShardingMessage } from './protocol/messages.js';
@@ -11,6 +12,8 @@ export interface ShardingContext {
   readonly selfKey: string;
   readonly config: ShardingConfig;
   readonly membership: Membership;
+  /** The clock and timers of the node's regions, coordinators and entities (ClusterShardingOptions.scheduler). */
+  readonly scheduler: Scheduler;
   /** Sends over the transport, or dispatches locally (asynchronously) when `to` is this node. Never throws. */
   send(to: string, message: ShardingMessage): void;
   /** What regions report as it happens (metrics); absent when nobody listens. */

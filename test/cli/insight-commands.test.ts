@@ -37,7 +37,12 @@ describe('explain and dry runs on the command line', () => {
     expect(result).toMatchObject({ code: 0, err: [] });
     expect(result.out[0]).toBe(`shard ${used.shardId}: on ${used.node} (fallback)`);
     expect(result.out[1]).toBe(`shard ${used.shardId} has no pin: the fallback strategy placed it on ${used.node}.`);
-    const rows = tableRows(result.out);
+    // The shard's history follows the node table: the coordinator allocated it to its home, which started it.
+    const history = result.out.indexOf('history:');
+    expect(history).toBeGreaterThan(2);
+    const events = result.out.slice(history + 1).map((line) => line.trim().split(/\s{2,}/)[1]);
+    expect(events).toEqual(expect.arrayContaining([`allocated to ${used.node}`, `started on ${used.node}`]));
+    const rows = tableRows(result.out.slice(0, history));
     expect(rows.map((row) => row[0]).sort()).toEqual(
       addresses.map((a) => (a === used.node ? `${a} (home)` : a)).sort(),
     );

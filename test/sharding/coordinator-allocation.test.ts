@@ -10,9 +10,8 @@ import {
   leastLoaded,
   shardsToMove,
 } from '../../src/sharding/coordinator/allocation.js';
-import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import type { AllocationStrategy, ShardAllocations } from '../../src/sharding/strategies/index.js';
-import { address, member, type Sent } from './coordinator-fakes.js';
+import { address, member, stateWith, type Sent } from './coordinator-fakes.js';
 
 const A = address(1);
 const B = address(2);
@@ -28,10 +27,7 @@ function strategy(
 
 describe('allocationCandidates', () => {
   it('keeps registered, non-leaving regions on Up members with the role', () => {
-    const state = new CoordinatorState();
-    for (const key of [A, B, C, address(4), address(5)]) state.regionRegistered(key);
-    state.proxyRegistered(address(6));
-    state.regionShuttingDown(C);
+    const state = stateWith([A, B, C, address(4), address(5)], [], { proxies: [address(6)], leaving: [C] });
     const members = [
       member(1, 'up', { roles: ['r'] }),
       member(2, 'up', { roles: [] }),
@@ -91,7 +87,7 @@ describe('chooseHome', () => {
     expect(thrower).toEqual({ region: B, problem: 'threw: boom' });
   });
 
-  it('has no answer without candidates, and gives the strategy a copy it cannot change', () => {
+  it('has no answer without candidates, nor when the strategy has no home now', () => {
     expect(
       chooseHome(
         strategy(() => node(A)),
@@ -109,12 +105,6 @@ describe('chooseHome', () => {
         shards,
       ),
     ).toBeUndefined();
-    const vandal = strategy((_shardId, candidates, current) => {
-      (current.get(A) as Set<number>).clear();
-      return candidates[0] as NodeAddress;
-    });
-    chooseHome(vandal, 9, [node(A)], shards);
-    expect([...(shards.get(A) ?? [])]).toEqual([1, 2]);
   });
 });
 
@@ -128,14 +118,13 @@ describe('leastLoaded', () => {
 });
 
 describe('shardsToMove', () => {
-  it("returns the strategy's choice, or its error, and hands it copies", () => {
+  it("returns the strategy's choice, or its error; the shards in progress it gets are a copy", () => {
     const shards = new Map([[A, new Set([1])]]);
     const inProgress = new Set([7]);
     const chosen = shardsToMove(
       strategy(
         () => node(A),
-        (current, _candidates, moving) => {
-          (current.get(A) as Set<number>).add(99);
+        (_current, _candidates, moving) => {
           (moving as Set<number>).add(98);
           return new Set([1]);
         },
@@ -145,7 +134,6 @@ describe('shardsToMove', () => {
       inProgress,
     );
     expect(chosen).toEqual({ shards: new Set([1]) });
-    expect([...(shards.get(A) ?? [])]).toEqual([1]);
     expect([...inProgress]).toEqual([7]);
     const failed = shardsToMove(
       strategy(
@@ -163,10 +151,12 @@ describe('shardsToMove', () => {
 });
 
 describe('Allocator', () => {
-  function allocator(allocate: AllocationStrategy['allocate'], rebalance?: AllocationStrategy['rebalance']) {
-    const state = new CoordinatorState();
-    state.regionRegistered(A);
-    state.regionRegistered(B);
+  function allocator(
+    allocate: AllocationStrategy['allocate'],
+    rebalance?: AllocationStrategy['rebalance'],
+    homes: Array<[number, string]> = [],
+  ) {
+    const state = stateWith([A, B], homes);
     const sent: Sent[] = [];
     const subject = new Allocator(
       { typeName: 'T', role: undefined, strategy: strategy(allocate, rebalance), state, logger: silentLogger() },
@@ -189,6 +179,35 @@ describe('Allocator', () => {
       { to: A, message: { type: 'HostShard', typeName: 'T', shardId: 2 } },
     ]);
     expect(subject.counters).toEqual({ allocations: 2, invalidAllocations: 1 });
+  });
+
+  it('gives the strategy a copy: it sees no later change, and one it makes changes nothing here', () => {
+    const given: Array<ReadonlyMap<string, ReadonlySet<number>>> = [];
+    const seenOnA: number[][] = [];
+    const { subject, state } = allocator(
+      (_shardId, _candidates, current) => {
+        given.push(current);
+        seenOnA.push([...(current.get(A) ?? [])]);
+        (current.get(A) as Set<number>).clear(); // against its type
+        return node(B);
+      },
+      undefined,
+      [
+        [1, A],
+        [2, A],
+      ],
+    );
+    subject.allocate(3);
+    subject.allocate(4);
+    expect(state.shardsOf(A)).toEqual([1, 2]);
+    expect(state.shardsOf(B)).toEqual([3, 4]);
+    // A's copy emptied by the first call is not handed out again; B's as given before the allocations stays so.
+    expect(seenOnA).toEqual([
+      [1, 2],
+      [1, 2],
+    ]);
+    expect([...(given[0]?.get(B) ?? [])]).toEqual([]);
+    expect([...(given[1]?.get(B) ?? [])]).toEqual([3]);
   });
 
   it('asks for rebalance only with allocated shards, and a throwing strategy moves nothing', () => {

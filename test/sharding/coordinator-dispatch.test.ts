@@ -12,19 +12,22 @@ const B = address(2);
 const C = address(3);
 
 function coordinator(members = [member(1), member(2)], config = {}, events: CoordinatorEvents = {}) {
-  const ctx = new FakeContext(members, {
-    retryIntervalMs: 100,
-    coordinatorWarmupMs: 500,
-    rebalanceIntervalMs: 1_000_000,
-    handOffTimeoutMs: 5_000,
-    ...config,
-  });
   const scheduler = new ManualScheduler();
+  const ctx = new FakeContext(
+    members,
+    {
+      retryIntervalMs: 100,
+      coordinatorWarmupMs: 500,
+      rebalanceIntervalMs: 1_000_000,
+      handOffTimeoutMs: 5_000,
+      ...config,
+    },
+    scheduler,
+  );
   const subject = new ShardCoordinator(
     { typeName: 'T', numberOfShards: 10, role: undefined, strategy: new LeastShardAllocationStrategy(), events },
     ctx,
     silentLogger(),
-    scheduler,
   );
   return { subject, ctx, scheduler };
 }

@@ -7,7 +7,7 @@ import { EarlyRegistrations, MAX_EARLY_REGISTRATIONS } from '../../src/sharding/
 import { memberMap } from '../../src/sharding/coordinator/membership.js';
 import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { FakeContext, ManualScheduler, address, member, registration } from './coordinator-fakes.js';
+import { FakeContext, address, member, registration } from './coordinator-fakes.js';
 
 const [A, B, C] = [address(1), address(2), address(3)];
 
@@ -21,7 +21,6 @@ function coordinator() {
     { typeName: 'T', numberOfShards: 10, role: undefined, strategy: new LeastShardAllocationStrategy() },
     ctx,
     silentLogger(),
-    new ManualScheduler(),
   );
   subject.start();
   for (const from of [A, B]) subject.handle(from, registration());

@@ -1,12 +1,14 @@
 // Test helper for the coordinator's rooms: the manual scheduler of test/support/ (time moves only when the
-// test says so), a hand-off factory, member records, a ShardingContext that records what the coordinator
+// test says so), states built through their events, member records, a ShardingContext that records what the coordinator
 // sends, and a coordinator started on them with every live member registered.
 import { NodeAddress } from '../../src/cluster/address.js';
 import { isGone, type MemberInfo, type MemberStatus, type Membership } from '../../src/cluster/member.js';
+import type { Scheduler } from '../../src/cluster/scheduler.js';
 import { silentLogger } from '../../src/logging.js';
 import { resolveShardingConfig, type ShardingConfig } from '../../src/sharding/config.js';
-import { HandOff, type HandOffPhase } from '../../src/sharding/coordinator/hand-off.js';
 import { ShardCoordinator, type CoordinatorConfig } from '../../src/sharding/coordinator/shard-coordinator.js';
+import type { HandOffCause } from '../../src/sharding/coordinator/shard-life.js';
+import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import type { ShardingContext } from '../../src/sharding/sharding-context.js';
@@ -27,16 +29,35 @@ export function member(
   return memberInfo({ address: testAddress(port), status, upNumber: port, ...extra, roles: extra.roles ?? [] });
 }
 
-/** A hand-off whose timeouts are recorded in `timedOut`. */
-export function makeHandOff(
-  scheduler: ManualScheduler,
-  spec: { shardId: number; owner: string; id?: number; phase?: HandOffPhase; acks?: string[]; timeoutMs?: number },
-  timedOut: HandOff[] = [],
-): HandOff {
-  return new HandOff(spec.shardId, spec.id ?? 1, spec.owner, spec.phase ?? 'begin', spec.acks ?? [], {
-    scheduler,
-    timeoutMs: spec.timeoutMs ?? 1_000,
-    onTimeout: (handOff) => timedOut.push(handOff),
+/**
+ * A coordinator state built through its events: `regions` registered (and `proxies`), each of `homes`
+ * allocated to its region, the `leaving` regions leaving.
+ */
+export function stateWith(
+  regions: ReadonlyArray<string>,
+  homes: Iterable<readonly [shardId: number, region: string]> = [],
+  extra: { proxies?: ReadonlyArray<string>; leaving?: ReadonlyArray<string> } = {},
+): CoordinatorState {
+  const state = new CoordinatorState(() => 0);
+  for (const region of regions) state.apply({ type: 'RegionRegistered', region });
+  for (const region of extra.proxies ?? []) state.apply({ type: 'ProxyRegistered', region });
+  for (const [shardId, region] of homes) state.apply({ type: 'ShardAllocated', shardId, region });
+  for (const region of extra.leaving ?? []) state.apply({ type: 'RegionLeaving', region });
+  return state;
+}
+
+/** Starts a hand-off of `shardId` in `state`, as HandOffs would (id 1 unless told). */
+export function startHandOff(
+  state: CoordinatorState,
+  shardId: number,
+  owner: string,
+  extra: { id?: number; phase?: 'begin' | 'handoff'; acks?: string[]; cause?: HandOffCause } = {},
+): void {
+  const { id = 1, phase = 'begin', acks = [], cause = 'rebalance' } = extra;
+  state.apply({
+    type: 'HandOffStarted',
+    shardId,
+    handOff: { id, owner, phase, pendingAcks: acks, startedAtMs: 0, cause },
   });
 }
 
@@ -64,6 +85,7 @@ export class FakeContext implements ShardingContext {
   constructor(
     public members: MemberInfo[],
     config: Partial<ShardingConfig> = {},
+    readonly scheduler: Scheduler = new ManualScheduler(),
   ) {
     this.config = resolveShardingConfig(config);
     const first = members[0];
@@ -97,12 +119,11 @@ export function startedCoordinator(
   settings: Partial<CoordinatorConfig> = {},
   scheduler = new ManualScheduler(),
 ): { subject: ShardCoordinator; ctx: FakeContext; scheduler: ManualScheduler } {
-  const ctx = new FakeContext(members, config);
+  const ctx = new FakeContext(members, config, scheduler);
   const subject = new ShardCoordinator(
     { typeName: 'T', numberOfShards: 10, role: undefined, strategy: new LeastShardAllocationStrategy(), ...settings },
     ctx,
     silentLogger(),
-    scheduler,
   );
   subject.start();
   for (const m of members.filter((x) => !isGone(x.status))) subject.handle(m.address.toString(), registration());

@@ -1,67 +1,60 @@
-// One hand-off object (phases, acknowledgements, the id that ends it, its own timer), the hand-off ids, and
-// the hand-off protocol over a CoordinatorState, driven by a manual scheduler.
+// One hand-off record (phases, acknowledgements, the id that ends it), the hand-off ids, and the hand-off
+// protocol over a CoordinatorState, driven by a manual scheduler (the timers are the protocol's).
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging.js';
-import { HandOff, HandOffIds } from '../../src/sharding/coordinator/hand-off.js';
-import { HandOffs } from '../../src/sharding/coordinator/hand-offs.js';
-import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
-import { ManualScheduler, address, makeHandOff, type Sent } from './coordinator-fakes.js';
+import {
+  HandOffIds,
+  HandOffs,
+  handOffMessages,
+  isEndedBy,
+  readyToHandOff,
+} from '../../src/sharding/coordinator/hand-offs.js';
+import type { HandOffRecord } from '../../src/sharding/coordinator/shard-life.js';
+import type { CoordinatorState } from '../../src/sharding/coordinator/state.js';
+import { ManualScheduler, address, startHandOff, stateWith, type Sent } from './coordinator-fakes.js';
 
 const A = address(1);
 const B = address(2);
 const C = address(3);
 
-describe('HandOff', () => {
-  it('waits for every acknowledgement, then is ready for its HandOff phase', () => {
-    const handOff = makeHandOff(new ManualScheduler(), { shardId: 4, owner: A, acks: [A, B] });
-    expect(handOff.phase).toBe('begin');
-    expect(handOff.readyToHandOff).toBe(false);
-    expect(handOff.acknowledged(C)).toBe(false);
-    expect(handOff.acknowledged(A)).toBe(true);
-    expect(handOff.acknowledged(A)).toBe(false);
-    expect(handOff.readyToHandOff).toBe(false);
-    expect(() => handOff.enterHandOffPhase()).toThrow(/not ready/);
-    expect(handOff.acknowledged(B)).toBe(true);
-    expect(handOff.readyToHandOff).toBe(true);
-    handOff.enterHandOffPhase();
-    expect(handOff.phase).toBe('handoff');
-    expect(handOff.readyToHandOff).toBe(false);
+/** A hand-off record as the state holds it. */
+function record(extra: Partial<HandOffRecord> & { acks?: string[] } = {}): HandOffRecord {
+  const { acks = [], ...rest } = extra;
+  return { id: 1, owner: A, phase: 'begin', pendingAcks: new Set(acks), startedAtMs: 0, cause: 'rebalance', ...rest };
+}
+
+describe('a hand-off record', () => {
+  it('is ready for its HandOff phase only once every region acknowledged', () => {
+    const state = stateWith([A, B], [[4, A]]);
+    startHandOff(state, 4, A, { acks: [A, B] });
+    const ready = (): boolean => readyToHandOff(state.handOff(4) ?? record());
+    expect(ready()).toBe(false);
+    state.apply({ type: 'HandOffAcknowledged', shardId: 4, region: C });
+    state.apply({ type: 'HandOffAcknowledged', shardId: 4, region: A });
+    expect(ready()).toBe(false);
+    expect(() => state.apply({ type: 'HandOffPhaseEntered', shardId: 4 })).toThrow(/not ready/);
+    state.apply({ type: 'HandOffAcknowledged', shardId: 4, region: B });
+    expect(ready()).toBe(true);
+    state.apply({ type: 'HandOffPhaseEntered', shardId: 4 });
+    expect(state.handOff(4)?.phase).toBe('handoff');
+    expect(ready()).toBe(false);
   });
 
   it('sends BeginHandOff to the regions not yet acknowledged, then HandOff with its id to the owner', () => {
-    const handOff = makeHandOff(new ManualScheduler(), { shardId: 4, owner: A, id: 77, acks: [A, B] });
-    handOff.acknowledged(A);
-    expect(handOff.messages('T')).toEqual([{ to: B, message: { type: 'BeginHandOff', typeName: 'T', shardId: 4 } }]);
-    handOff.acknowledged(B);
-    handOff.enterHandOffPhase();
-    expect(handOff.messages('T')).toEqual([
+    expect(handOffMessages(4, record({ id: 77, acks: [B] }), 'T')).toEqual([
+      { to: B, message: { type: 'BeginHandOff', typeName: 'T', shardId: 4 } },
+    ]);
+    expect(handOffMessages(4, record({ id: 77, phase: 'handoff' }), 'T')).toEqual([
       { to: A, message: { type: 'HandOff', typeName: 'T', shardId: 4, handOffId: 77 } },
     ]);
   });
 
   it('is ended only by its owner reporting this very hand-off id, in the HandOff phase', () => {
-    const begin = makeHandOff(new ManualScheduler(), { shardId: 4, owner: A, id: 77, acks: [B] });
-    expect(begin.isEndedBy(A, 77)).toBe(false);
-    const handOff = makeHandOff(new ManualScheduler(), { shardId: 4, owner: A, id: 77, phase: 'handoff', acks: [B] });
-    expect(handOff.pendingAcks.size).toBe(0);
-    expect(handOff.isEndedBy(B, 77)).toBe(false);
-    expect(handOff.isEndedBy(A, 76)).toBe(false);
-    expect(handOff.isEndedBy(A, 77)).toBe(true);
-  });
-
-  it('times out once, at its timeout, unless cancelled first', () => {
-    const scheduler = new ManualScheduler();
-    const timedOut: HandOff[] = [];
-    const late = makeHandOff(scheduler, { shardId: 1, owner: A, timeoutMs: 500 }, timedOut);
-    const cancelled = makeHandOff(scheduler, { shardId: 2, owner: A, timeoutMs: 500 }, timedOut);
-    scheduler.advance(499);
-    expect(timedOut).toEqual([]);
-    cancelled.cancel();
-    scheduler.advance(1);
-    expect(timedOut).toEqual([late]);
-    scheduler.advance(10_000);
-    expect(timedOut).toEqual([late]);
-    expect(scheduler.pending).toBe(0);
+    expect(isEndedBy(record({ id: 77, acks: [B] }), A, 77)).toBe(false);
+    const handOff = record({ id: 77, phase: 'handoff' });
+    expect(isEndedBy(handOff, B, 77)).toBe(false);
+    expect(isEndedBy(handOff, A, 76)).toBe(false);
+    expect(isEndedBy(handOff, A, 77)).toBe(true);
   });
 });
 
@@ -85,9 +78,8 @@ function protocol(options: { regions?: string[]; timeoutMs?: number } = {}): {
   sent: Sent[];
   freed: number[];
 } {
-  const state = new CoordinatorState();
-  for (const region of options.regions ?? [A, B]) state.regionRegistered(region);
   const scheduler = new ManualScheduler();
+  const state = stateWith(options.regions ?? [A, B]);
   const sent: Sent[] = [];
   const freed: number[] = [];
   const handOffs = new HandOffs(
@@ -111,8 +103,8 @@ function protocol(options: { regions?: string[]; timeoutMs?: number } = {}): {
 describe('HandOffs (the protocol)', () => {
   it('runs a hand-off from BeginHandOff through HandOff to ShardStopped, then frees the shard', () => {
     const { state, handOffs, sent, freed } = protocol();
-    state.shardAllocated(3, A);
-    handOffs.begin(3);
+    state.apply({ type: 'ShardAllocated', shardId: 3, region: A });
+    handOffs.begin(3, 'rebalance');
     expect(sent.splice(0).map((s) => [s.to, s.message.type])).toEqual([
       [A, 'BeginHandOff'],
       [B, 'BeginHandOff'],
@@ -134,11 +126,11 @@ describe('HandOffs (the protocol)', () => {
 
   it('starts nothing for a homeless shard or one already moving', () => {
     const { state, handOffs, sent } = protocol();
-    handOffs.begin(3);
-    state.shardAllocated(4, A);
-    handOffs.begin(4);
-    handOffs.begin(4);
-    handOffs.awaitStop(4, B);
+    handOffs.begin(3, 'rebalance');
+    state.apply({ type: 'ShardAllocated', shardId: 4, region: A });
+    handOffs.begin(4, 'rebalance');
+    handOffs.begin(4, 'rebalance');
+    handOffs.awaitStop(4, B, 'stopping');
     expect(handOffs.counters.started).toBe(1);
     expect(state.handOff(4)?.owner).toBe(A);
     expect(sent.filter((s) => s.message.type === 'BeginHandOff')).toHaveLength(2);
@@ -146,7 +138,7 @@ describe('HandOffs (the protocol)', () => {
 
   it('awaitStop asks the owner for the stop at once', () => {
     const { state, handOffs, sent, freed } = protocol();
-    handOffs.awaitStop(5, B);
+    handOffs.awaitStop(5, B, 'stopping');
     expect(sent.splice(0)).toEqual([
       { to: B, message: { type: 'HandOff', typeName: 'T', shardId: 5, handOffId: 100 } },
     ]);
@@ -157,20 +149,20 @@ describe('HandOffs (the protocol)', () => {
 
   it('a removed owner completes its hand-offs; a removed bystander is no longer waited for', () => {
     const { state, handOffs, sent, freed } = protocol({ regions: [A, B, C] });
-    state.shardAllocated(1, A);
-    state.shardAllocated(2, B);
-    handOffs.begin(1);
-    handOffs.begin(2);
+    state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
+    state.apply({ type: 'ShardAllocated', shardId: 2, region: B });
+    handOffs.begin(1, 'rebalance');
+    handOffs.begin(2, 'rebalance');
     for (const from of [A, B]) handOffs.acknowledged(from, 1);
     for (const from of [A, B]) handOffs.acknowledged(from, 2);
     sent.length = 0;
-    state.regionTerminated(C);
+    state.apply({ type: 'RegionTerminated', region: C });
     handOffs.regionGone(C);
     expect(sent.map((s) => [s.to, s.message.type])).toEqual([
       [A, 'HandOff'],
       [B, 'HandOff'],
     ]);
-    state.regionTerminated(A);
+    state.apply({ type: 'RegionTerminated', region: A });
     handOffs.regionGone(A);
     expect(freed).toEqual([1]);
     expect(state.handingOff()).toEqual([2]);
@@ -178,11 +170,11 @@ describe('HandOffs (the protocol)', () => {
 
   it('a hand-off whose owner is gone by the time every region acknowledged completes without a HandOff', () => {
     const { state, handOffs, sent, freed } = protocol();
-    state.shardAllocated(1, A);
-    handOffs.begin(1);
+    state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
+    handOffs.begin(1, 'rebalance');
     handOffs.acknowledged(A, 1);
     // The registry lost A before regionGone ran for it (the defensive path of advance).
-    state.regionTerminated(A);
+    state.apply({ type: 'RegionTerminated', region: A });
     sent.length = 0;
     handOffs.acknowledged(B, 1);
     expect(sent).toEqual([]);
@@ -191,9 +183,9 @@ describe('HandOffs (the protocol)', () => {
 
   it('on timeout the shard stays and every registered region hears its home again', () => {
     const { state, scheduler, handOffs, sent, freed } = protocol({ timeoutMs: 700 });
-    state.shardAllocated(1, A);
-    state.proxyRegistered(C);
-    handOffs.begin(1);
+    state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
+    state.apply({ type: 'ProxyRegistered', region: C });
+    handOffs.begin(1, 'rebalance');
     sent.length = 0;
     scheduler.advance(700);
     expect(freed).toEqual([]);
@@ -206,8 +198,8 @@ describe('HandOffs (the protocol)', () => {
 
   it('resend repeats each hand-off for its phase; stopCopy uses an id no hand-off waits for', () => {
     const { state, handOffs, sent } = protocol();
-    state.shardAllocated(1, A);
-    handOffs.begin(1);
+    state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
+    handOffs.begin(1, 'rebalance');
     handOffs.acknowledged(A, 1);
     sent.length = 0;
     handOffs.resend();
@@ -223,9 +215,9 @@ describe('HandOffs (the protocol)', () => {
 
   it('stop drops every hand-off with its timer', () => {
     const { state, scheduler, handOffs } = protocol();
-    state.shardAllocated(1, A);
-    handOffs.begin(1);
-    handOffs.awaitStop(2, B);
+    state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
+    handOffs.begin(1, 'rebalance');
+    handOffs.awaitStop(2, B, 'stopping');
     handOffs.stop();
     expect(state.handingOff()).toEqual([]);
     expect(scheduler.pending).toBe(0);

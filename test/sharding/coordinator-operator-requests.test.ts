@@ -7,18 +7,20 @@ import { NodeAddress } from '../../src/cluster/address.js';
 import { coordinatorInsight } from '../../src/sharding/coordinator/insight.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { OperatorRequests, judgeRebalanceNow } from '../../src/sharding/coordinator/operator-requests.js';
-import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
-import { ManualScheduler, address, makeHandOff, type Sent } from './coordinator-fakes.js';
+import { address, startHandOff, stateWith, type Sent } from './coordinator-fakes.js';
 
 const A = address(1);
 
 describe('judgeRebalanceNow', () => {
   it('sorts ids into accepted, unknown and homeless, each once, and hands off only what is not moving yet', () => {
-    const state = new CoordinatorState();
-    state.regionRegistered(A);
-    state.shardAllocated(1, A);
-    state.shardAllocated(2, A);
-    state.handOffStarted(makeHandOff(new ManualScheduler(), { shardId: 2, owner: A }));
+    const state = stateWith(
+      [A],
+      [
+        [1, A],
+        [2, A],
+      ],
+    );
+    startHandOff(state, 2, A);
     const verdict = judgeRebalanceNow([1, 2, 3, 1, 10, -1, 1.5], 10, state);
     expect(verdict).toEqual({ accepted: [1, 2], unknown: [10, -1, 1.5], homeless: [3], toHandOff: [1] });
   });
@@ -40,9 +42,7 @@ describe('AnswerCache', () => {
 
 describe('OperatorRequests', () => {
   function requests() {
-    const state = new CoordinatorState();
-    state.regionRegistered(A);
-    state.shardAllocated(4, A);
+    const state = stateWith([A], [[4, A]]);
     const sent: Sent[] = [];
     const handedOff: number[] = [];
     const waiting: Array<() => void> = [];

@@ -1,36 +1,47 @@
-// The coordinator's state, one transition at a time, and a property: whatever sequence of transitions the
-// coordinator may make, every home is listed under its region and nowhere else, and every pending start
-// is a known home.
+// The coordinator's state, one event at a time through `apply`, and two properties: whatever sequence of events
+// arrives, an impossible one is refused without changing anything, and after every event each home is listed
+// under its region and nowhere else, the indexes match the statuses, and a shard's history stays bounded.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { HandOff } from '../../src/sharding/coordinator/hand-off.js';
-import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
-import { ManualScheduler, address, makeHandOff } from './coordinator-fakes.js';
+import type { CoordinatorEvent, HandOffCause } from '../../src/sharding/coordinator/shard-life.js';
+import {
+  CoordinatorInvariantError,
+  CoordinatorState,
+  HISTORY_PER_SHARD,
+} from '../../src/sharding/coordinator/state.js';
+import { address } from './coordinator-fakes.js';
 
 const A = address(1);
 const B = address(2);
 const P = address(9);
 
 function withRegions(...regions: string[]): CoordinatorState {
-  const state = new CoordinatorState();
-  for (const region of regions) state.regionRegistered(region);
+  const state = new CoordinatorState(() => 0);
+  for (const region of regions) state.apply({ type: 'RegionRegistered', region });
   return state;
 }
 
-describe('CoordinatorState transitions', () => {
-  it('regionRegistered: true only the first time, and the region has no shards yet', () => {
-    const state = new CoordinatorState();
-    expect(state.regionRegistered(A)).toBe(true);
-    expect(state.regionRegistered(A)).toBe(false);
+function handOffStarted(
+  shardId: number,
+  owner: string,
+  extra: { id?: number; phase?: 'begin' | 'handoff'; acks?: string[]; cause?: HandOffCause } = {},
+): CoordinatorEvent {
+  const { id = 1, phase = 'begin', acks = [], cause = 'rebalance' } = extra;
+  return { type: 'HandOffStarted', shardId, handOff: { id, owner, phase, pendingAcks: acks, startedAtMs: 0, cause } };
+}
+
+describe('CoordinatorState events', () => {
+  it('RegionRegistered: once per region, which has no shards yet', () => {
+    const state = withRegions(A, A);
     expect(state.isRegion(A)).toBe(true);
     expect(state.isRegistered(A)).toBe(true);
     expect(state.shardsOf(A)).toEqual([]);
-    expect(state.counts).toEqual({ regions: 1, proxies: 0, allocatedShards: 0, handOffs: 0 });
+    expect(state.counts).toEqual({ regions: 1, proxies: 0, allocatedShards: 0, handOffs: 0, waiting: 0 });
   });
 
-  it('proxyRegistered: registered, but neither a region nor a shard owner', () => {
+  it('ProxyRegistered: registered, but neither a region nor a shard owner', () => {
     const state = new CoordinatorState();
-    state.proxyRegistered(P);
+    state.apply({ type: 'ProxyRegistered', region: P });
     expect(state.isRegistered(P)).toBe(true);
     expect(state.isRegion(P)).toBe(false);
     expect(state.registered()).toEqual([P]);
@@ -38,40 +49,39 @@ describe('CoordinatorState transitions', () => {
     expect(state.counts.proxies).toBe(1);
   });
 
-  it('shardClaimed: a homeless shard gets the claimant; a homed one keeps its home, which is returned', () => {
+  it('ShardClaimed: a homeless shard gets the claimant; a homed one keeps its home', () => {
     const state = withRegions(A, B);
-    expect(state.shardClaimed(A, 3)).toBeUndefined();
-    expect(state.homeOf(3)).toBe(A);
-    expect(state.shardClaimed(A, 3)).toBeUndefined();
-    expect(state.shardClaimed(B, 3)).toBe(A);
+    state.apply({ type: 'ShardClaimed', region: A, shardId: 3 });
+    expect(state.statusOf(3)).toEqual({ kind: 'running', region: A });
+    state.apply({ type: 'ShardClaimed', region: B, shardId: 3 });
     expect(state.homeOf(3)).toBe(A);
     expect(state.shardsOf(B)).toEqual([]);
   });
 
-  // A registration that lists the shard (shardClaimed) confirms its start as ShardStarted does.
-  it.each(['shardClaimed', 'shardStarted'] as const)(
+  // A registration that lists the shard confirms its start as ShardStarted does.
+  it.each(['ShardClaimed', 'ShardStarted'] as const)(
     '%s: ends the pending start only when the region it was sent to confirms',
-    (confirm) => {
+    (type) => {
       const state = withRegions(A, B);
-      state.shardAllocated(5, A);
-      state[confirm](B, 5);
+      state.apply({ type: 'ShardAllocated', shardId: 5, region: A });
+      state.apply({ type, region: B, shardId: 5 });
       expect(state.pendingStarts()).toEqual([[5, A]]);
-      state[confirm](A, 5);
+      state.apply({ type, region: A, shardId: 5 });
       expect(state.pendingStarts()).toEqual([]);
-      expect(state.homeOf(5)).toBe(A);
+      expect(state.kindOf(5)).toBe('running');
     },
   );
 
-  it('shardClaimed: refuses a claim by an unregistered region, changing nothing', () => {
+  it('ShardClaimed: refuses a claim by an unregistered region, changing nothing', () => {
     const state = withRegions(A);
-    expect(() => state.shardClaimed(B, 1)).toThrow(/unregistered/);
-    expect(state.homeOf(1)).toBeUndefined();
+    expect(() => state.apply({ type: 'ShardClaimed', region: B, shardId: 1 })).toThrow(CoordinatorInvariantError);
+    expect(state.kindOf(1)).toBe('unallocated');
   });
 
-  it('shardAllocated: home, region list (in allocation order) and pending start together', () => {
+  it('ShardAllocated: home, region list (in allocation order) and pending start together; never twice', () => {
     const state = withRegions(A);
-    state.shardAllocated(7, A);
-    state.shardAllocated(2, A);
+    state.apply({ type: 'ShardAllocated', shardId: 7, region: A });
+    state.apply({ type: 'ShardAllocated', shardId: 2, region: A });
     expect(state.homeOf(7)).toBe(A);
     expect(state.shardsOf(A)).toEqual([7, 2]);
     expect(state.pendingStarts()).toEqual([
@@ -79,244 +89,227 @@ describe('CoordinatorState transitions', () => {
       [2, A],
     ]);
     expect(state.locations()).toEqual([{ address: A, shards: [2, 7] }]);
+    expect(() => state.apply({ type: 'ShardAllocated', shardId: 7, region: A })).toThrow(/allocated while starting/);
+    expect(() => state.apply({ type: 'ShardAllocated', shardId: 8, region: B })).toThrow(/not a registered region/);
+    expect(state.kindOf(8)).toBe('unallocated');
   });
 
-  it('shardAdopted: only a registered region, only a homeless shard, never one being handed off', () => {
-    const scheduler = new ManualScheduler();
+  it('ShardAdopted: only a shard without a home or hand-off', () => {
     const state = withRegions(A, B);
-    expect(state.shardAdopted(P, 1)).toBe(false);
-    expect(state.shardAdopted(A, 1)).toBe(true);
+    state.apply({ type: 'ShardAdopted', region: A, shardId: 1 });
     expect(state.homeOf(1)).toBe(A);
-    expect(state.shardAdopted(B, 1)).toBe(false);
-    expect(state.homeOf(1)).toBe(A);
-    state.handOffStarted(makeHandOff(scheduler, { shardId: 2, owner: B, phase: 'handoff' }));
-    expect(state.shardAdopted(A, 2)).toBe(false);
+    expect(() => state.apply({ type: 'ShardAdopted', region: B, shardId: 1 })).toThrow(/adopted while running/);
+    state.apply(handOffStarted(2, B, { phase: 'handoff' }));
+    expect(() => state.apply({ type: 'ShardAdopted', region: A, shardId: 2 })).toThrow(/adopted while handingOff/);
     expect(state.homeOf(2)).toBeUndefined();
   });
 
-  it('regionShuttingDown: true the first time only', () => {
+  it('ShardDeferred and ShardWaiting: one waiting status gathering the requesters; freed kept until allocated', () => {
     const state = withRegions(A);
-    expect(state.isShuttingDown(A)).toBe(false);
-    expect(state.regionShuttingDown(A)).toBe(true);
-    expect(state.regionShuttingDown(A)).toBe(false);
-    expect(state.isShuttingDown(A)).toBe(true);
+    state.apply({ type: 'ShardDeferred', shardId: 4, requester: A });
+    state.apply({ type: 'ShardDeferred', shardId: 4, requester: B, freed: true });
+    expect(state.statusOf(4)).toEqual({ kind: 'waiting', reason: 'warm-up', requesters: new Set([A, B]), freed: true });
+    expect(state.waiting('warm-up').map(([shardId]) => shardId)).toEqual([4]);
+    state.apply({ type: 'ShardWaiting', shardId: 4, requesters: [P] });
+    expect(state.statusOf(4)).toEqual({
+      kind: 'waiting',
+      reason: 'no-home',
+      requesters: new Set([A, B, P]),
+      freed: false,
+    });
+    expect(state.counts.waiting).toBe(1);
+    state.apply({ type: 'ShardAllocated', shardId: 4, region: A });
+    expect(state.counts.waiting).toBe(0);
+    expect(() => state.apply({ type: 'ShardWaiting', shardId: 4, requesters: [] })).toThrow(/waits while starting/);
   });
 
-  it('regionTerminated: its shards lose their home and pending start; other regions keep theirs', () => {
+  it('RegionLeaving, then RegionTerminated: its shards lose their home and pending start; others keep theirs', () => {
     const state = withRegions(A, B);
-    state.proxyRegistered(A);
-    state.shardAllocated(1, A);
-    state.shardClaimed(A, 2);
-    state.shardAllocated(3, B);
-    state.regionShuttingDown(A);
-    expect([...state.regionTerminated(A)]).toEqual([1, 2]);
+    state.apply({ type: 'ProxyRegistered', region: A });
+    state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
+    state.apply({ type: 'ShardClaimed', region: A, shardId: 2 });
+    state.apply({ type: 'ShardAllocated', shardId: 3, region: B });
+    state.apply({ type: 'RegionLeaving', region: A });
+    expect(state.isShuttingDown(A)).toBe(true);
+    state.apply({ type: 'RegionTerminated', region: A });
     expect(state.isRegistered(A)).toBe(false);
     expect(state.isShuttingDown(A)).toBe(false);
-    expect(state.homeOf(1)).toBeUndefined();
-    expect(state.homeOf(2)).toBeUndefined();
+    expect(state.kindOf(1)).toBe('unallocated');
+    expect(state.kindOf(2)).toBe('unallocated');
     expect(state.homeOf(3)).toBe(B);
     expect(state.pendingStarts()).toEqual([[3, B]]);
-    expect([...state.regionTerminated(A)]).toEqual([]);
   });
 
-  it('handOffStarted: the shard is handed off, no longer pending start; a second one for it is refused', () => {
-    const scheduler = new ManualScheduler();
+  it('HandOffStarted: handed off from its home, no longer pending start; a second one for it is refused', () => {
     const state = withRegions(A, B);
-    state.shardAllocated(6, A);
-    const handOff = makeHandOff(scheduler, { shardId: 6, owner: A, acks: [A, B] });
-    state.handOffStarted(handOff);
+    state.apply({ type: 'ShardAllocated', shardId: 6, region: A });
+    state.apply(handOffStarted(6, A, { id: 7, acks: [A, B] }));
     expect(state.isHandingOff(6)).toBe(true);
-    expect(state.handOff(6)).toBe(handOff);
+    expect(state.handOff(6)).toMatchObject({ id: 7, owner: A, phase: 'begin', pendingAcks: new Set([A, B]) });
     expect(state.handingOff()).toEqual([6]);
     expect(state.pendingStarts()).toEqual([]);
     expect(state.homeOf(6)).toBe(A);
-    expect(() => state.handOffStarted(makeHandOff(scheduler, { shardId: 6, owner: A }))).toThrow(/already/);
-    expect(state.handOff(6)).toBe(handOff);
+    expect(() => state.apply(handOffStarted(6, A, { id: 8 }))).toThrow(/already/);
+    expect(state.handOff(6)?.id).toBe(7);
   });
 
-  it('handOffCompleted: the owner loses the shard and its timer is cancelled', () => {
-    const scheduler = new ManualScheduler();
-    const timedOut: HandOff[] = [];
-    const state = withRegions(A);
-    state.shardAllocated(6, A);
-    const handOff = makeHandOff(scheduler, { shardId: 6, owner: A, phase: 'handoff' }, timedOut);
-    state.handOffStarted(handOff);
-    state.handOffCompleted(handOff);
-    expect(state.isHandingOff(6)).toBe(false);
-    expect(state.homeOf(6)).toBeUndefined();
-    expect(state.shardsOf(A)).toEqual([]);
-    scheduler.advance(10_000);
-    expect(timedOut).toEqual([]);
-    expect(() => state.handOffCompleted(handOff)).toThrow(/no such hand-off/);
-  });
-
-  it('handOffCompleted: a home that is not the owner is kept', () => {
-    const scheduler = new ManualScheduler();
+  it('HandOffAcknowledged, then HandOffPhaseEntered: only once every region acknowledged', () => {
     const state = withRegions(A, B);
-    state.shardClaimed(B, 6);
-    const handOff = makeHandOff(scheduler, { shardId: 6, owner: A, phase: 'handoff' });
-    state.handOffStarted(handOff);
-    state.handOffCompleted(handOff);
-    expect(state.homeOf(6)).toBe(B);
+    state.apply({ type: 'ShardAllocated', shardId: 6, region: A });
+    state.apply(handOffStarted(6, A, { acks: [A, B] }));
+    state.apply({ type: 'HandOffAcknowledged', shardId: 6, region: A });
+    expect(() => state.apply({ type: 'HandOffPhaseEntered', shardId: 6 })).toThrow(/not ready/);
+    state.apply({ type: 'HandOffAcknowledged', shardId: 6, region: B });
+    state.apply({ type: 'HandOffPhaseEntered', shardId: 6 });
+    expect(state.handOff(6)?.phase).toBe('handoff');
+  });
+
+  it('HandOffCompleted: the owner loses the shard; only the current hand-off completes', () => {
+    const state = withRegions(A);
+    state.apply({ type: 'ShardAllocated', shardId: 6, region: A });
+    state.apply(handOffStarted(6, A, { id: 3, phase: 'handoff' }));
+    expect(() => state.apply({ type: 'HandOffCompleted', shardId: 6, id: 4 })).toThrow(/no hand-off 4/);
+    state.apply({ type: 'HandOffCompleted', shardId: 6, id: 3 });
+    expect(state.isHandingOff(6)).toBe(false);
+    expect(state.kindOf(6)).toBe('unallocated');
+    expect(state.shardsOf(A)).toEqual([]);
+  });
+
+  it('HandOffCompleted: a home that is not the owner (claimed meanwhile) is kept', () => {
+    const state = withRegions(A, B);
+    state.apply(handOffStarted(6, A, { phase: 'handoff' }));
+    state.apply({ type: 'ShardClaimed', region: B, shardId: 6 });
+    state.apply({ type: 'HandOffCompleted', shardId: 6, id: 1 });
+    expect(state.statusOf(6)).toEqual({ kind: 'running', region: B });
     expect(state.shardsOf(B)).toEqual([6]);
   });
 
-  it('handOffTimedOut: the shard stays with its home', () => {
-    const scheduler = new ManualScheduler();
+  it('HandOffTimedOut: the shard stays with its home', () => {
     const state = withRegions(A, B);
-    state.shardAllocated(6, A);
-    const handOff = makeHandOff(scheduler, { shardId: 6, owner: A, acks: [B] });
-    state.handOffStarted(handOff);
-    expect(state.handOffTimedOut(handOff)).toBe(A);
-    expect(state.isHandingOff(6)).toBe(false);
+    state.apply({ type: 'ShardAllocated', shardId: 6, region: A });
+    state.apply(handOffStarted(6, A, { acks: [B] }));
+    state.apply({ type: 'HandOffTimedOut', shardId: 6, id: 1 });
+    expect(state.statusOf(6)).toEqual({ kind: 'running', region: A });
     expect(state.shardsOf(A)).toEqual([6]);
   });
 
-  it('handOffTimedOut: a homeless shard adopted as stopping gets its registered owner as home, else none', () => {
-    const scheduler = new ManualScheduler();
+  it('HandOffTimedOut: a homeless shard adopted as stopping gets its registered owner as home, else none', () => {
     const state = withRegions(A);
-    const fromA = makeHandOff(scheduler, { shardId: 1, owner: A, phase: 'handoff' });
-    state.handOffStarted(fromA);
-    expect(state.handOffTimedOut(fromA)).toBe(A);
+    state.apply(handOffStarted(1, A, { phase: 'handoff' }));
+    state.apply({ type: 'HandOffTimedOut', shardId: 1, id: 1 });
     expect(state.shardsOf(A)).toEqual([1]);
-    const fromGone = makeHandOff(scheduler, { shardId: 2, owner: B, phase: 'handoff' });
-    state.handOffStarted(fromGone);
-    expect(state.handOffTimedOut(fromGone)).toBeUndefined();
-    expect(state.homeOf(2)).toBeUndefined();
+    state.apply(handOffStarted(2, B, { phase: 'handoff' }));
+    state.apply({ type: 'HandOffTimedOut', shardId: 2, id: 1 });
+    expect(state.kindOf(2)).toBe('unallocated');
     expect(state.isRegion(B)).toBe(false);
   });
 
-  it('handOffsAbandoned: every hand-off is dropped and none of their timers fires', () => {
-    const scheduler = new ManualScheduler();
-    const timedOut: HandOff[] = [];
+  it('HandOffsAbandoned: every hand-off is dropped, the homes stay', () => {
     const state = withRegions(A);
-    for (const shardId of [1, 2, 3])
-      state.handOffStarted(makeHandOff(scheduler, { shardId, owner: A, phase: 'handoff' }, timedOut));
-    state.handOffsAbandoned();
+    state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
+    for (const shardId of [1, 2, 3]) state.apply(handOffStarted(shardId, A, { phase: 'handoff' }));
+    state.apply({ type: 'HandOffsAbandoned' });
     expect(state.handingOff()).toEqual([]);
-    expect(scheduler.pending).toBe(0);
-    scheduler.advance(10_000);
-    expect(timedOut).toEqual([]);
+    expect(state.homeOf(1)).toBe(A);
+    expect(state.kindOf(2)).toBe('unallocated');
   });
 
   it('shardMap is a read-only view of the live map; locations are sorted by address and shard', () => {
     const state = withRegions(B, A);
-    state.shardAllocated(9, B);
-    state.shardAllocated(1, B);
+    state.apply({ type: 'ShardAllocated', shardId: 9, region: B });
+    state.apply({ type: 'ShardAllocated', shardId: 1, region: B });
     const view = state.shardMap();
-    state.shardAllocated(4, A);
+    state.apply({ type: 'ShardAllocated', shardId: 4, region: A });
     expect([...(view.get(A) ?? [])]).toEqual([4]);
     expect(state.locations()).toEqual([
       { address: A, shards: [4] },
       { address: B, shards: [1, 9] },
     ]);
   });
+
+  it("keeps each shard's last events, dated by the clock, for explain", () => {
+    let now = 1_000;
+    const state = new CoordinatorState(() => now);
+    state.apply({ type: 'RegionRegistered', region: A });
+    state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
+    now = 2_000;
+    state.apply(handOffStarted(1, A, { cause: 'drain', phase: 'handoff' }));
+    expect(state.historyOf(1).map(({ atMs, event }) => [atMs, event.type])).toEqual([
+      [1_000, 'ShardAllocated'],
+      [2_000, 'HandOffStarted'],
+    ]);
+    expect(state.historyOf(2)).toEqual([]);
+    for (let i = 0; i < 20; i++) {
+      const id = 100 + i;
+      state.apply({ type: 'HandOffTimedOut', shardId: 1, id: state.handOff(1)?.id ?? -1 });
+      state.apply(handOffStarted(1, A, { id, phase: 'handoff' }));
+    }
+    expect(state.historyOf(1)).toHaveLength(HISTORY_PER_SHARD);
+  });
 });
 
-type Op =
-  | { kind: 'register'; region: number }
-  | { kind: 'claim'; region: number; shard: number }
-  | { kind: 'allocate'; region: number; shard: number }
-  | { kind: 'started'; region: number; shard: number }
-  | { kind: 'adopt'; region: number; shard: number }
-  | { kind: 'terminate'; region: number }
-  | { kind: 'handOff'; shard: number; owner: number; phase: 'begin' | 'handoff' }
-  | { kind: 'complete'; shard: number }
-  | { kind: 'timeout'; shard: number };
-
-const region = fc.integer({ min: 1, max: 3 });
-const shard = fc.integer({ min: 0, max: 5 });
-const op: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ kind: fc.constant('register' as const), region }),
-  fc.record({ kind: fc.constant('claim' as const), region, shard }),
-  fc.record({ kind: fc.constant('allocate' as const), region, shard }),
-  fc.record({ kind: fc.constant('started' as const), region, shard }),
-  fc.record({ kind: fc.constant('adopt' as const), region, shard }),
-  fc.record({ kind: fc.constant('terminate' as const), region }),
-  fc.record({
-    kind: fc.constant('handOff' as const),
-    shard,
-    owner: region,
-    phase: fc.constantFrom('begin' as const, 'handoff' as const),
-  }),
-  fc.record({ kind: fc.constant('complete' as const), shard }),
-  fc.record({ kind: fc.constant('timeout' as const), shard }),
+const region = fc.integer({ min: 1, max: 3 }).map(address);
+const shardId = fc.integer({ min: 0, max: 5 });
+const id = fc.integer({ min: 1, max: 3 });
+const cause = fc.constantFrom<HandOffCause>('rebalance', 'drain', 'leave');
+const event: fc.Arbitrary<CoordinatorEvent> = fc.oneof(
+  fc.record({ type: fc.constant('RegionRegistered' as const), region }),
+  fc.record({ type: fc.constant('ProxyRegistered' as const), region }),
+  fc.record({ type: fc.constant('ShardClaimed' as const), region, shardId }),
+  fc.record({ type: fc.constant('ShardAllocated' as const), region, shardId }),
+  fc.record({ type: fc.constant('ShardStarted' as const), region, shardId }),
+  fc.record({ type: fc.constant('ShardAdopted' as const), region, shardId }),
+  fc.record({ type: fc.constant('ShardDeferred' as const), shardId, requester: region, freed: fc.boolean() }),
+  fc.record({ type: fc.constant('ShardWaiting' as const), shardId, requesters: fc.array(region, { maxLength: 2 }) }),
+  fc.record({ type: fc.constant('RegionLeaving' as const), region }),
+  fc.record({ type: fc.constant('RegionTerminated' as const), region }),
+  fc
+    .record({
+      shardId,
+      id,
+      owner: region,
+      phase: fc.constantFrom('begin' as const, 'handoff' as const),
+      acks: fc.array(region, { maxLength: 3 }),
+      cause,
+    })
+    .map(({ shardId: shard, owner, ...extra }) => handOffStarted(shard, owner, extra)),
+  fc.record({ type: fc.constant('HandOffAcknowledged' as const), shardId, region }),
+  fc.record({ type: fc.constant('HandOffPhaseEntered' as const), shardId }),
+  fc.record({ type: fc.constant('HandOffCompleted' as const), shardId, id }),
+  fc.record({ type: fc.constant('HandOffTimedOut' as const), shardId, id }),
+  fc.constant({ type: 'HandOffsAbandoned' as const }),
 );
 
-/** Applies an op the way the coordinator would (respecting the preconditions it checks first). */
-function apply(state: CoordinatorState, scheduler: ManualScheduler, step: Op): void {
-  switch (step.kind) {
-    case 'register':
-      state.regionRegistered(address(step.region));
-      return;
-    case 'claim':
-      if (state.isRegion(address(step.region))) state.shardClaimed(address(step.region), step.shard);
-      return;
-    case 'allocate':
-      if (
-        state.isRegion(address(step.region)) &&
-        state.homeOf(step.shard) === undefined &&
-        !state.isHandingOff(step.shard)
-      ) {
-        state.shardAllocated(step.shard, address(step.region));
-      }
-      return;
-    case 'started':
-      state.shardStarted(address(step.region), step.shard);
-      return;
-    case 'adopt':
-      state.shardAdopted(address(step.region), step.shard);
-      return;
-    case 'terminate':
-      state.regionTerminated(address(step.region));
-      return;
-    case 'handOff': {
-      if (state.isHandingOff(step.shard)) return;
-      const owner = step.phase === 'begin' ? state.homeOf(step.shard) : address(step.owner);
-      if (owner === undefined) return;
-      state.handOffStarted(
-        makeHandOff(scheduler, { shardId: step.shard, owner, phase: step.phase, acks: state.registered() }),
-      );
-      return;
-    }
-    case 'complete':
-    case 'timeout': {
-      const handOff = state.handOff(step.shard);
-      if (handOff === undefined) return;
-      if (step.kind === 'complete') state.handOffCompleted(handOff);
-      else state.handOffTimedOut(handOff);
-    }
-  }
-}
-
-function checkInvariants(state: CoordinatorState): void {
-  const listed = new Map<number, string>();
-  for (const [key, shards] of state.shardMap()) {
-    for (const shardId of shards) {
-      expect(listed.has(shardId), `shard ${shardId} listed under two regions`).toBe(false);
-      listed.set(shardId, key);
-      expect(state.homeOf(shardId)).toBe(key);
-    }
-  }
-  expect(listed.size).toBe(state.counts.allocatedShards);
-  for (const [shardId, pendingOn] of state.pendingStarts()) {
-    expect(state.homeOf(shardId)).toBe(pendingOn);
-    expect(state.isHandingOff(shardId)).toBe(false);
-  }
+/** Everything the state answers about shards 0-5 and regions 1-3, to compare before and after an event. */
+function observe(state: CoordinatorState): unknown {
+  return {
+    shards: [0, 1, 2, 3, 4, 5].map((shard) => [state.statusOf(shard), state.historyOf(shard).length]),
+    locations: state.locations(),
+    registered: state.registered(),
+    leaving: [1, 2, 3].map((port) => state.isShuttingDown(address(port))),
+    counts: state.counts,
+  };
 }
 
 describe('CoordinatorState invariants', () => {
-  it('every home is listed under exactly its region, and pending starts are homes not being handed off', () => {
+  it('any event sequence: an impossible event changes nothing, and the invariants hold after every event', () => {
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
-        const scheduler = new ManualScheduler();
-        const state = new CoordinatorState();
-        for (const step of ops) {
-          apply(state, scheduler, step);
-          checkInvariants(state);
+      fc.property(fc.array(event, { maxLength: 80 }), (events) => {
+        const state = new CoordinatorState(() => 0);
+        for (const next of events) {
+          const before = observe(state);
+          try {
+            state.apply(next);
+          } catch (error) {
+            expect(error).toBeInstanceOf(CoordinatorInvariantError);
+            expect(observe(state)).toEqual(before);
+          }
+          state.checkInvariants();
+          for (const shard of [0, 1, 2, 3, 4, 5])
+            expect(state.historyOf(shard).length).toBeLessThanOrEqual(HISTORY_PER_SHARD);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 500 },
     );
   });
 });

@@ -64,23 +64,6 @@ describe('WarmUpGate', () => {
     expect(events).toEqual(['warm: warm-up time elapsed', 'first', 'second', 'third']);
   });
 
-  it('holds deferred requests while closed and hands each out once when open', () => {
-    const { subject, scheduler } = gate([member(1)]);
-    subject.start();
-    subject.defer(3, address(1));
-    subject.defer(3, address(2));
-    subject.defer(4);
-    expect(subject.isDeferred(3) && subject.isDeferred(4)).toBe(true);
-    expect(subject.takeDeferred()).toEqual([]);
-    scheduler.advance(500);
-    expect(subject.takeDeferred()).toEqual([
-      [3, new Set([address(1), address(2)])],
-      [4, new Set()],
-    ]);
-    expect(subject.isDeferred(3)).toBe(false);
-    expect(subject.takeDeferred()).toEqual([]);
-  });
-
   it('stays closed while an unregistered member is unreachable, or a just-downed one has not registered', () => {
     let downed = false;
     const members = [member(1), member(2, 'up', { reachable: false })];

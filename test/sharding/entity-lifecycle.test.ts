@@ -88,24 +88,8 @@ describe('entity lifecycle: timers and pipes', () => {
 
   it('entity timers run on the scheduler ClusterSharding is given, not on the process clock', async () => {
     const scheduler = new ManualScheduler();
-    const members = new FakeCluster();
-    const address = members.add(testAddress(7301));
-    const membership = members.membership(address);
-    const transport = new MemoryNetwork().transport(address);
-    const placements = new PlacementReplication(
-      new PlacementStore({ node: address.toString() }),
-      transport,
-      membership,
-    );
-    const sharding = new ClusterSharding({
-      transport,
-      membership,
-      placements,
-      scheduler,
-      config: FAST_SHARDING_CONFIG,
-    });
     const seen: unknown[] = [];
-    try {
+    await withOneNode(scheduler, async (sharding) => {
       sharding.init({
         typeName: 'Timed',
         numberOfShards: SHARDS,
@@ -122,10 +106,50 @@ describe('entity lifecycle: timers and pipes', () => {
       scheduler.advance(500);
       await run(10);
       expect(seen).toEqual(['fired']);
-    } finally {
-      await sharding.shutdown();
-      placements.close();
-      await transport.close();
-    }
+    });
+  });
+
+  it("an ask's deadline runs on that scheduler too: the process clock alone never times it out", async () => {
+    const scheduler = new ManualScheduler();
+    await withOneNode(scheduler, async (sharding) => {
+      // The entity answers only once released, after the ask's deadline: idle again before the shutdown.
+      let release = (): void => undefined;
+      const answered = new Promise<void>((resolve) => (release = resolve));
+      sharding.init({ typeName: 'Silent', numberOfShards: SHARDS, behavior: () => ({ receive: () => answered }) });
+      const outcome = sharding
+        .entityRefFor('Silent', 'x')
+        .ask('hello', { timeoutMs: 1_000 })
+        .then(
+          () => 'answered',
+          (error: unknown) => (error as { code?: string }).code,
+        );
+      await run(5_000);
+      const early = await Promise.race([outcome, Promise.resolve('pending')]);
+      expect(early).toBe('pending');
+      scheduler.advance(1_000);
+      expect(await settle(outcome)).toBe('timeout');
+      release();
+      await run(10);
+    });
   });
 });
+
+/** One node's ClusterSharding on the in-memory network with `scheduler`, shut down after `body`. */
+async function withOneNode(
+  scheduler: ManualScheduler,
+  body: (sharding: ClusterSharding) => Promise<void>,
+): Promise<void> {
+  const members = new FakeCluster();
+  const address = members.add(testAddress(7301));
+  const membership = members.membership(address);
+  const transport = new MemoryNetwork().transport(address);
+  const placements = new PlacementReplication(new PlacementStore({ node: address.toString() }), transport, membership);
+  const sharding = new ClusterSharding({ transport, membership, placements, scheduler, config: FAST_SHARDING_CONFIG });
+  try {
+    await body(sharding);
+  } finally {
+    await sharding.shutdown();
+    placements.close();
+    await transport.close();
+  }
+}

@@ -7,6 +7,7 @@ import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
 import { landings, rebalanceRoundMoves } from '../../src/sharding/coordinator/dry-run.js';
 import { explainShard, type ExplainSources } from '../../src/sharding/coordinator/explain.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
+import { stateWith } from './coordinator-fakes.js';
 import type { PinRecord } from '../../src/sharding/placements/placement-record.js';
 import {
   LeastShardAllocationStrategy,
@@ -50,11 +51,8 @@ function external(pins: Map<number, PinLike>) {
 }
 
 /** A state with every region registered and the given homes. */
-function stateWith(homes: ReadonlyArray<readonly [number, string]>): CoordinatorState {
-  const state = new CoordinatorState();
-  for (const key of [a, b, c]) state.regionRegistered(key);
-  for (const [shardId, home] of homes) state.shardAllocated(shardId, home);
-  return state;
+function homesOn(homes: ReadonlyArray<readonly [number, string]>): CoordinatorState {
+  return stateWith([a, b, c], homes);
 }
 
 function sources(
@@ -78,7 +76,7 @@ function sources(
 describe('explain with cordons', () => {
   it('a prefer pin to a cordoned node: placement-unavailable, the fallback chose, and the node shows cordoned and matching', () => {
     const pins = new Map([[7, PlacementPin.of(b)]]);
-    const answer = explainShard(7, sources(stateWith([[7, a]]), pins, [b]));
+    const answer = explainShard(7, sources(homesOn([[7, a]]), pins, [b]));
     expect(answer.decision).toBe('placement-unavailable');
     expect(answer.message).toBe(`shard 7 prefers ${b}, which is cordoned, so the fallback strategy placed it on ${a}.`);
     expect(answer.nodes.map((n) => [n.address, n.cordoned, n.matches])).toEqual([
@@ -89,7 +87,7 @@ describe('explain with cordons', () => {
   });
 
   it('a require pin to a cordoned node, or to a selector only cordoned nodes match: waiting', () => {
-    const state = stateWith([]);
+    const state = homesOn([]);
     const byAddress = explainShard(7, sources(state, new Map([[7, PlacementPin.of(b, { mode: 'require' })]]), [b]));
     expect(byAddress).toMatchObject({ home: null, decision: 'waiting' });
     expect(byAddress.message).toContain('which is cordoned: it has no home and waits');
@@ -102,13 +100,13 @@ describe('explain with cordons', () => {
   });
 
   it('a pinned shard on its cordoned target stays there, honoured', () => {
-    const answer = explainShard(7, sources(stateWith([[7, b]]), new Map([[7, PlacementPin.of(b)]]), [b]));
+    const answer = explainShard(7, sources(homesOn([[7, b]]), new Map([[7, PlacementPin.of(b)]]), [b]));
     expect(answer).toMatchObject({ home: b, decision: 'placement' });
     expect(answer.message).toContain('cordoned: it keeps what it hosts but takes no new shards');
   });
 
   it("a pin the strategy reads none of is listed, and the decision is the fallback's", () => {
-    const state = stateWith([[7, a]]);
+    const state = homesOn([[7, a]]);
     const listed: PinRecord = {
       shardId: 7,
       target: b,
@@ -126,13 +124,14 @@ describe('explain with cordons', () => {
   });
 
   it('says so when a hand-off of the shard is in progress', () => {
-    const state = stateWith([[7, a]]);
+    const state = homesOn([[7, a]]);
     const answer = explainShard(7, {
       ...sources(state, new Map(), []),
       state: {
         ...state,
         homeOf: (id) => state.homeOf(id),
         locations: () => state.locations(),
+        historyOf: (id) => state.historyOf(id),
         isHandingOff: () => true,
       },
     });
@@ -149,7 +148,7 @@ describe('dry-run moves', () => {
       [3, PlacementPin.of(c)],
     ]);
     const { strategy, warnings } = external(pins);
-    const state = stateWith([
+    const state = homesOn([
       [1, a],
       [2, a],
       [3, a],
@@ -178,7 +177,7 @@ describe('dry-run moves', () => {
 
   it('lands each handed-off shard with the earlier ones already landed, skipping shards with no home or already moving', () => {
     const fallback = new LeastShardAllocationStrategy({ cluster: VIEW });
-    const state = stateWith([
+    const state = homesOn([
       [1, a],
       [2, a],
       [3, a],
@@ -190,5 +189,32 @@ describe('dry-run moves', () => {
       { shardId: 1, from: a, to: c },
       { shardId: 2, from: a, to: a },
     ]);
+  });
+});
+
+describe('explain history', () => {
+  it("lists what the coordinator did with the shard, in words, oldest first, with each event's time", () => {
+    let now = 1_000;
+    const state = new CoordinatorState(() => now);
+    for (const region of [a, b]) state.apply({ type: 'RegionRegistered', region });
+    state.apply({ type: 'ShardAllocated', shardId: 7, region: a });
+    now = 2_000;
+    state.apply({ type: 'ShardStarted', shardId: 7, region: a });
+    now = 3_000;
+    const handOff = { id: 4, owner: a, phase: 'handoff', pendingAcks: [], startedAtMs: now, cause: 'drain' } as const;
+    state.apply({ type: 'HandOffStarted', shardId: 7, handOff });
+    state.apply({ type: 'HandOffAcknowledged', shardId: 7, region: b });
+    state.apply({ type: 'HandOffCompleted', shardId: 7, id: 4 });
+    now = 4_000;
+    state.apply({ type: 'ShardAllocated', shardId: 7, region: b });
+    const answer = explainShard(7, sources(state, new Map(), []));
+    expect(answer.history).toEqual([
+      { atMs: 1_000, what: `allocated to ${a}` },
+      { atMs: 2_000, what: `started on ${a}` },
+      { atMs: 3_000, what: `handed off from ${a} (drain)` },
+      { atMs: 3_000, what: 'stopped on its old home: hand-off complete' },
+      { atMs: 4_000, what: `allocated to ${b}` },
+    ]);
+    expect(explainShard(8, sources(state, new Map(), [])).history).toEqual([]);
   });
 });

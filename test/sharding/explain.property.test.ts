@@ -67,13 +67,13 @@ describe('explain agrees with allocation', () => {
           { cluster: view },
         );
         if (!isPinAware(strategy)) throw new Error('the external strategy must be pin-aware');
-        const state = new CoordinatorState();
+        const state = new CoordinatorState(() => 0);
         // Every member registered a region holding a few other shards; allocation offers Up, uncordoned ones.
         let next = 100;
         for (const [i, spec] of specs.entries()) {
           const key = node(i + 1).toString();
-          state.regionRegistered(key);
-          for (let s = 0; s < spec.shards; s++) state.shardAllocated(next++, key);
+          state.apply({ type: 'RegionRegistered', region: key });
+          for (let s = 0; s < spec.shards; s++) state.apply({ type: 'ShardAllocated', shardId: next++, region: key });
         }
         const candidates = members
           .filter((m) => m.status === 'up' && !cordons.isCordoned(m.address.toString()))
@@ -89,7 +89,7 @@ describe('explain agrees with allocation', () => {
         if (choice === undefined) return;
         expect(choice.problem).toBeUndefined();
 
-        state.shardAllocated(SHARD, choice.region);
+        state.apply({ type: 'ShardAllocated', shardId: SHARD, region: choice.region });
         const after = explain();
         const pin = pins.get(SHARD) as PlacementPin | undefined;
         const allowed = pin !== undefined && homeMatches(pin, choice.region, strategy.pinContext().view);

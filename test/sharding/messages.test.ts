@@ -102,6 +102,7 @@ const VALID: ShardingMessage[] = [
       decision: 'placement',
       message: 'shard 42 is on it because its pin requires zone=a.',
       nodes: [{ address: NODE, shards: 3, reachable: true, status: 'up', cordoned: false, matches: true }],
+      history: [{ atMs: 1_700_000_000_000, what: `allocated to ${NODE}` }],
     },
   },
   {
@@ -231,6 +232,12 @@ const MALFORMED: Array<Record<string, unknown>> = [
   { ...EXPLAINED, explanation: { ...EXPLANATION, message: 'm'.repeat(4097) } },
   { ...EXPLAINED, explanation: { ...EXPLANATION, home: 'nowhere' } },
   { ...EXPLAINED, explanation: { ...EXPLANATION, placement: { shardId: 1, target: 'x' } } },
+  { ...EXPLAINED, explanation: { ...EXPLANATION, history: [{ atMs: -1, what: 'allocated' }] } },
+  { ...EXPLAINED, explanation: { ...EXPLANATION, history: [{ atMs: 1, what: 'w'.repeat(513) }] } },
+  {
+    ...EXPLAINED,
+    explanation: { ...EXPLANATION, history: Array.from({ length: 17 }, () => ({ atMs: 1, what: 'w' })) },
+  },
   {
     ...EXPLAINED,
     explanation: {
@@ -282,6 +289,14 @@ describe('sharding messages', () => {
   it.each(MALFORMED.map((m) => [JSON.stringify(m).slice(0, 110), m] as const))('rejects %s', (_label, message) => {
     expect(parseMessage(message)).toBeUndefined();
     expect(decodeMessage(encodeValue(message), FAMILIES)).toBeUndefined();
+  });
+
+  it("reads a 0.2.0 coordinator's explanation, which has no history, as one with an empty history", () => {
+    const older = { ...EXPLAINED, explanation: EXPLANATION };
+    expect(decodeMessage(encodeValue(older), FAMILIES)).toEqual({
+      ...older,
+      explanation: { ...EXPLANATION, history: [] },
+    });
   });
 
   it('ignores fields it does not know: a later release may add optional ones (issue 35)', () => {

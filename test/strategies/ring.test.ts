@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { RingAllocationStrategy as FromRoot } from '../../src/index.js';
 import { coordinatorInsight } from '../../src/sharding/coordinator/insight.js';
-import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
+import { stateWith } from '../sharding/coordinator-fakes.js';
 import {
   LeastShardAllocationStrategy,
   PlacementPin,
@@ -212,9 +212,10 @@ describe('explain with the ring as fallback', () => {
     homes: ReadonlyArray<readonly [number, NodeAddress]>,
     shardId: number,
   ): string {
-    const state = new CoordinatorState();
-    for (const region of [a, b, c]) state.regionRegistered(region.toString());
-    for (const [id, home] of homes) state.shardAllocated(id, home.toString());
+    const state = stateWith(
+      [a, b, c].map(String),
+      [...homes].map(([id, home]) => [id, home.toString()] as const),
+    );
     const answer = coordinatorInsight({ typeName: 'T', numberOfShards: 100_000, role: undefined, strategy }, state, {
       candidates: () => [a, b, c],
       members: () => healthyView([a, b, c]).members(),

@@ -49,6 +49,8 @@ export interface HomeChoice {
  * undefined: "no home now" (a hard placement rule no candidate satisfies). Any other result that is not a
  * current candidate (or a strategy that throws) is a bug in the strategy; it is replaced by the candidate
  * with the fewest shards, because a bug must never leave a shard without a home while candidates exist.
+ * `shards` is handed to the strategy as it is: pass a copy the coordinator does not read again
+ * (CoordinatorState.shardMapSnapshot, or a dry run's own simulation).
  */
 export function chooseHome(
   strategy: AllocationStrategy,
@@ -60,8 +62,7 @@ export function chooseHome(
   const keys = new Set(candidates.map((address) => address.toString()));
   let problem: string;
   try {
-    // The strategy gets its own copy: it must not see later changes, nor be able to make any.
-    const result: unknown = strategy.allocate(shardId, candidates, copy(shards));
+    const result: unknown = strategy.allocate(shardId, candidates, shards);
     if (result === undefined) return undefined;
     const key = result instanceof NodeAddress ? result.toString() : typeof result === 'string' ? result : undefined;
     if (key !== undefined && keys.has(key)) return { region: key, problem: undefined };
@@ -99,7 +100,7 @@ export function shardsToMove(
   inProgress: ReadonlySet<number>,
 ): { readonly shards: ReadonlySet<number> } | { readonly error: string } {
   try {
-    return { shards: strategy.rebalance(copy(shards), candidates, new Set(inProgress)) };
+    return { shards: strategy.rebalance(shards, candidates, new Set(inProgress)) };
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
   }
@@ -143,7 +144,7 @@ export class Allocator {
   allocate(shardId: number): string | undefined {
     const { strategy, state, logger, typeName } = this.options;
     const candidates = this.candidates();
-    const choice = chooseHome(strategy, shardId, candidates, state.shardMap());
+    const choice = chooseHome(strategy, shardId, candidates, state.shardMapSnapshot());
     if (choice === undefined) {
       if (candidates.length > 0)
         logger.debug(
@@ -161,7 +162,7 @@ export class Allocator {
       );
     }
     this.counts.allocations++;
-    state.shardAllocated(shardId, region);
+    state.apply({ type: 'ShardAllocated', shardId, region });
     this.port.send(region, { type: 'HostShard', typeName, shardId });
     logger.debug({ shardId, region }, 'shard allocated');
     return region;
@@ -172,13 +173,9 @@ export class Allocator {
     const { strategy, state, logger } = this.options;
     const candidates = this.candidates();
     if (candidates.length === 0 || state.counts.allocatedShards === 0) return new Set();
-    const chosen = shardsToMove(strategy, candidates, state.shardMap(), new Set(state.handingOff()));
+    const chosen = shardsToMove(strategy, candidates, state.shardMapSnapshot(), new Set(state.handingOff()));
     if ('shards' in chosen) return chosen.shards;
     logger.error({ err: chosen.error }, 'allocation strategy rebalance threw');
     return new Set();
   }
-}
-
-function copy(shards: ReadonlyMap<string, ReadonlySet<number>>): Map<string, Set<number>> {
-  return new Map([...shards].map(([key, owned]) => [key, new Set(owned)]));
 }

@@ -3,6 +3,7 @@
 // arrives or the request times out; re-sent at once (and a few times soon after) when the coordinator moves,
 // and failed fast with `coordinator_unreachable` while the coordinator's node is unreachable, rather than
 // waiting out a downing that may take seconds. Answers are matched by request id, type name and answer type.
+import { systemScheduler, type Cancellable, type Scheduler } from '../../cluster/scheduler.js';
 import { ActorTsError } from '../../errors.js';
 import type { MessageRoutedTo, RegionLocation, ShardingMessage } from '../protocol/messages.js';
 
@@ -55,6 +56,8 @@ export interface CoordinatorClientOptions {
   readonly send: (to: string, message: ShardingMessage) => void;
   readonly requestTimeoutMs: number;
   readonly retryIntervalMs: number;
+  /** The clock and timers of the timeouts and re-sends; default systemScheduler. */
+  readonly scheduler?: Scheduler;
 }
 
 /** Where a type's coordinator runs as this node sees it; `reachable` false while its node is unreachable. */
@@ -79,16 +82,20 @@ interface PendingRequest {
   readonly answerType: CoordinatorAnswer['type'];
   readonly resolve: (answer: CoordinatorAnswer) => void;
   readonly reject: (error: Error) => void;
-  readonly timer: NodeJS.Timeout;
-  readonly retry: NodeJS.Timeout;
-  resends: NodeJS.Timeout[];
+  readonly timer: Cancellable;
+  readonly retry: Cancellable;
+  resends: Cancellable[];
 }
 
 export class CoordinatorClient {
   private readonly pending = new Map<number, PendingRequest>();
   private nextId = 1;
 
-  constructor(private readonly options: CoordinatorClientOptions) {}
+  private readonly scheduler: Scheduler;
+
+  constructor(private readonly options: CoordinatorClientOptions) {
+    this.scheduler = options.scheduler ?? systemScheduler;
+  }
 
   /**
    * Sends `body` to the coordinator `coordinator()` names at each attempt (none while it names nobody) and
@@ -113,7 +120,7 @@ export class CoordinatorClient {
         return;
       }
       const timeoutMs = this.options.requestTimeoutMs;
-      const timer = setTimeout(() => {
+      const timer = this.scheduler.setTimeout(() => {
         if (!this.forget(requestId)) return;
         const where = target()?.key ?? 'no coordinator (no Up member)';
         reject(
@@ -123,7 +130,7 @@ export class CoordinatorClient {
           ),
         );
       }, timeoutMs);
-      const retry = setInterval(() => this.send(requestId), this.options.retryIntervalMs);
+      const retry = this.scheduler.setInterval(() => this.send(requestId), this.options.retryIntervalMs);
       this.pending.set(requestId, {
         request,
         coordinator: target,
@@ -153,9 +160,9 @@ export class CoordinatorClient {
         continue;
       }
       if (now === undefined || now.key === pending.lastTarget) continue;
-      for (const resend of pending.resends) clearTimeout(resend);
+      for (const resend of pending.resends) resend.cancel();
       pending.resends = MOVED_RESEND_DELAYS_MS.filter((delay) => delay < this.options.retryIntervalMs).map((delay) =>
-        setTimeout(() => this.send(requestId), delay),
+        this.scheduler.setTimeout(() => this.send(requestId), delay),
       );
       this.send(requestId);
     }
@@ -191,9 +198,9 @@ export class CoordinatorClient {
     const pending = this.pending.get(requestId);
     if (pending === undefined) return false;
     this.pending.delete(requestId);
-    clearTimeout(pending.timer);
-    clearInterval(pending.retry);
-    for (const resend of pending.resends) clearTimeout(resend);
+    pending.timer.cancel();
+    pending.retry.cancel();
+    for (const resend of pending.resends) resend.cancel();
     return true;
   }
 }

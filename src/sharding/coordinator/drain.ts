@@ -120,7 +120,7 @@ export class DrainRequests {
       answer = { type: 'DrainStarted', typeName, requestId, moves: [], noCapacity: true };
     } else {
       const moves = planDrain(strategy, region, shardIds, others, state.shardMap());
-      for (const { shardId } of moves) this.port.handOff(shardId);
+      for (const { shardId } of moves) this.port.handOff(shardId, 'drain');
       logger.info({ region, shards: moves.length, from }, 'draining region: its shards are handed off');
       answer = { type: 'DrainStarted', typeName, requestId, moves, noCapacity: false };
     }

@@ -4,15 +4,21 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import { isGone, type MemberInfo } from '../../cluster/member.js';
 import type { CordonView } from '../placements/cordon-view.js';
-import type { ExplainDecision, ExplainNode, ShardExplanation } from '../protocol/insight-messages.js';
+import type {
+  ExplainDecision,
+  ExplainNode,
+  ShardExplanation,
+  ShardHistoryEntry,
+} from '../protocol/insight-messages.js';
 import type { PinRecord } from '../placements/placement-record.js';
 import type { PinContext } from '../strategies/pin-aware.js';
 import { homeMatches, isReachable, matchingCandidates, type PinView } from '../strategies/pin-matching.js';
 import { activePin, type PlacementPin } from '../placements/placement-pin.js';
+import type { CoordinatorEvent } from './shard-life.js';
 import type { CoordinatorState } from './state.js';
 
 export interface ExplainSources {
-  readonly state: Pick<CoordinatorState, 'homeOf' | 'isHandingOff' | 'locations'>;
+  readonly state: Pick<CoordinatorState, 'homeOf' | 'isHandingOff' | 'locations' | 'historyOf'>;
   readonly members: ReadonlyArray<MemberInfo>;
   /** The regions allocation would offer a shard now (allocationCandidates). */
   readonly candidates: ReadonlyArray<NodeAddress>;
@@ -53,7 +59,53 @@ export function explainShard(shardId: number, sources: ExplainSources): ShardExp
   const message =
     fallbackDecided && reason !== undefined && reason !== '' ? `${verdict.message} (${reason})` : verdict.message;
   const moving = handingOff ? `; a hand-off of it is in progress` : '';
-  return { shardId, home, handingOff, placement: listed ?? null, decision, message: `${message}${moving}.`, nodes };
+  const history = historyOf(shardId, state);
+  return {
+    shardId,
+    home,
+    handingOff,
+    placement: listed ?? null,
+    decision,
+    message: `${message}${moving}.`,
+    nodes,
+    history,
+  };
+}
+
+/** The shard's last events in words, oldest first. */
+function historyOf(shardId: number, state: ExplainSources['state']): ShardHistoryEntry[] {
+  return state.historyOf(shardId).flatMap(({ atMs, event }) => {
+    const what = describeEvent(event);
+    return what === undefined ? [] : [{ atMs, what }];
+  });
+}
+
+/** What an event did to the shard it is recorded for, in a few words; undefined for those that say nothing. */
+export function describeEvent(event: CoordinatorEvent): string | undefined {
+  switch (event.type) {
+    case 'ShardAllocated':
+      return `allocated to ${event.region}`;
+    case 'ShardStarted':
+      return `started on ${event.region}`;
+    case 'ShardClaimed':
+      return `reported running by ${event.region}, which became its home`;
+    case 'ShardAdopted':
+      return `started by ${event.region} without a home here, which became its home`;
+    case 'ShardDeferred':
+      return 'asked for while the coordinator warmed up: waiting';
+    case 'ShardWaiting':
+      return 'no home now: the allocation strategy allows none of the candidates';
+    case 'RegionTerminated':
+      return `lost its home: ${event.region} was removed`;
+    case 'HandOffStarted':
+      return `handed off from ${event.handOff.owner} (${event.handOff.cause})`;
+    case 'HandOffCompleted':
+      return 'stopped on its old home: hand-off complete';
+    case 'HandOffTimedOut':
+      return 'hand-off timed out: it stays where it was';
+    default:
+      return undefined;
+  }
 }
 
 interface Verdict {

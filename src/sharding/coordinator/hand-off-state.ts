@@ -6,7 +6,7 @@
 import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { WireEntityState } from '../protocol/state-messages.js';
-import type { HandOff } from './hand-off.js';
+import type { HandOffRecord } from './shard-life.js';
 
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
 
@@ -57,7 +57,7 @@ export class HandOffStates {
   /** A chunk from `from`; kept only when it answers the current HandOff of its shard, from that shard's owner. */
   chunk(
     from: string,
-    handOff: HandOff | undefined,
+    handOff: HandOffRecord | undefined,
     message: Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>,
   ): void {
     const { shardId, handOffId, part, parts, entities } = message;

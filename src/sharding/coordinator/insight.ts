@@ -5,6 +5,7 @@ import type { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import { NO_CORDONS } from '../placements/cordon-view.js';
 import {
+  MAX_HISTORY,
   MAX_INSIGHT_TEXT,
   type DryRunMove,
   type DryRunWarning,
@@ -63,7 +64,11 @@ export function coordinatorInsight(
           type: 'ShardExplained',
           typeName,
           requestId,
-          explanation: { ...explanation, message: explanation.message.slice(0, MAX_INSIGHT_TEXT) },
+          explanation: {
+            ...explanation,
+            message: explanation.message.slice(0, MAX_INSIGHT_TEXT),
+            history: explanation.history.slice(-MAX_HISTORY),
+          },
         };
       }
       case 'DryRunPlacements':
@@ -84,7 +89,7 @@ function fallbackReason(
   const home = state.homeOf(shardId);
   if (home === undefined || strategy.reasonFor === undefined) return undefined;
   try {
-    const reason: unknown = strategy.reasonFor(shardId, home, candidates, state.shardMap());
+    const reason: unknown = strategy.reasonFor(shardId, home, candidates, state.shardMapSnapshot());
     return typeof reason === 'string' ? reason.slice(0, 200) : undefined;
   } catch {
     return undefined;
@@ -144,7 +149,12 @@ function dryRunPlacements(
       });
     }
   }
-  const { moves, error } = rebalanceRoundMoves(hypothetical, candidates, state.shardMap(), new Set(state.handingOff()));
+  const { moves, error } = rebalanceRoundMoves(
+    hypothetical,
+    candidates,
+    state.shardMapSnapshot(),
+    new Set(state.handingOff()),
+  );
   if (error !== undefined)
     warn({ shardId: null, message: `the allocation strategy's rebalance threw: ${error}; no shard would move` });
   return moves;

@@ -99,7 +99,7 @@ export class OperatorRequests {
       return;
     }
     const { accepted, unknown, homeless, toHandOff } = judgeRebalanceNow(shardIds, numberOfShards, state);
-    for (const shardId of toHandOff) this.port.handOff(shardId);
+    for (const shardId of toHandOff) this.port.handOff(shardId, 'manual');
     logger.info({ accepted, unknown, homeless, from }, 'manual rebalance');
     const answer: ShardingMessage = { type: 'RebalanceNowResult', typeName, requestId, accepted, unknown, homeless };
     this.answers.remember(from, requestId, answer);

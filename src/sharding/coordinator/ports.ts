@@ -3,6 +3,7 @@
 // extending these, and says in each member's comment who answers the call; rooms.ts wires them all.
 import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../protocol/messages.js';
+import type { HandOffCause } from './shard-life.js';
 import type { CoordinatorState } from './state.js';
 
 /** The values most rooms read: the entity type, the coordinator's one state, its logger. */
@@ -25,5 +26,5 @@ export interface RequestPort extends SendPort {
   /** Runs the action once the coordinator is warm, at once if it is (WarmUpGate.whenWarm): answers need the full map. */
   whenWarm(action: () => void): void;
   /** Starts a hand-off of a shard that has a home (HandOffs.begin); nothing for one without a home or moving. */
-  handOff(shardId: number): void;
+  handOff(shardId: number, cause: HandOffCause): void;
 }

@@ -18,6 +18,7 @@ import { coordinatorInsight } from './insight.js';
 import { OperatorRequests } from './operator-requests.js';
 import type { CoordinatorConfig } from './settings.js';
 import { ShardHomes } from './shard-homes.js';
+import type { HandOffCause } from './shard-life.js';
 import { CoordinatorState } from './state.js';
 import { WarmUpGate } from './warm-up-gate.js';
 
@@ -59,7 +60,7 @@ export function wireRooms(
 ): CoordinatorRooms {
   const { typeName, role, strategy, events } = settings;
   const { config } = ctx;
-  const state = new CoordinatorState();
+  const state = new CoordinatorState(() => scheduler.now());
   const basics = { typeName, state, logger };
   const members = () => ctx.membership.members();
   const states = new HandOffStates(
@@ -99,8 +100,6 @@ export function wireRooms(
     broadcast,
     allocate: (shardId) => allocator.allocate(shardId),
     gateOpen: () => gate.open,
-    defer: (shardId, requester) => gate.defer(shardId, requester),
-    takeDeferred: () => gate.takeDeferred(),
   });
   const handOffs = new HandOffs(
     { ...basics, scheduler, timeoutMs: config.handOffTimeoutMs },
@@ -120,7 +119,7 @@ export function wireRooms(
   const requests = {
     send,
     whenWarm: (action: () => void) => gate.whenWarm(action),
-    handOff: (shardId: number) => handOffs.begin(shardId),
+    handOff: (shardId: number, cause: HandOffCause) => handOffs.begin(shardId, cause),
   };
   const candidates = () => allocator.candidates();
   const operator = new OperatorRequests(

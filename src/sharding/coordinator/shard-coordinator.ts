@@ -4,8 +4,8 @@
 // moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
 //
 // This class only dispatches, to the rooms under coordinator/, which rooms.ts builds and wires (each room gets
-// its settings and one typed port): state.ts (state and transitions), hand-offs.ts and hand-off.ts,
-// warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts (homes, and shards
+// its settings and one typed port): state.ts (the one state, changed by apply(event); shard-life.ts says
+// what a shard's statuses and the events are), hand-offs.ts (the hand-off protocol), warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts (homes, and shards
 // the strategy has none for), change-timer.ts (pins expiring), operator-requests.ts, insight.ts (explain and
 // dry-run answers), drain.ts (drains and the cordons it honours), hand-off-state.ts (entity state in transit
 // from a shard's old host to its new one).
@@ -25,7 +25,6 @@ import { wireRooms } from './rooms.js';
 import type { CoordinatorConfig, CoordinatorStats } from './settings.js';
 import type { ShardHomes } from './shard-homes.js';
 import type { CoordinatorState } from './state.js';
-import { backgroundScheduler } from '../timers.js';
 import type { WarmUpGate } from './warm-up-gate.js';
 import type { ShardingMessage, TypedShardingMessage } from '../protocol/messages.js';
 import type { ShardingContext } from '../sharding-context.js';
@@ -45,6 +44,7 @@ export class ShardCoordinator {
   private readonly changeTimer: ChangeTimer;
   private readonly failovers: FailoverReport;
   private readonly send: (to: string, message: ShardingMessage) => void;
+  private readonly scheduler: Scheduler;
   private readonly timers: Cancellable[] = [];
   private rebalanceQueued = false;
   /** Shards whose HostShard was unanswered at the last retry tick: only they are sent it again. */
@@ -56,10 +56,10 @@ export class ShardCoordinator {
     readonly settings: CoordinatorConfig,
     private readonly ctx: ShardingContext,
     private readonly logger: Logger,
-    /** The clock and every timer (retry, rebalance, warm-up, margin, hand-offs); tests inject a manual one. */
-    private readonly scheduler: Scheduler = backgroundScheduler,
   ) {
-    const rooms = wireRooms(settings, ctx, logger, scheduler, {
+    // The clock and every timer (retry, rebalance, warm-up, margin, hand-offs): the node's, which tests replace.
+    this.scheduler = ctx.scheduler;
+    const rooms = wireRooms(settings, ctx, logger, this.scheduler, {
       rebalanceRound: () => this.rebalanceRound(),
       membershipChanged: () => this.onMembershipChange(),
       warm: (reason) => this.onWarm(reason),
@@ -206,7 +206,7 @@ export class ShardCoordinator {
       if (!this.state.isShuttingDown(region) && this.state.shardsOf(region).length > 0)
         this.margin.sawGone(region, now);
       if (this.margin.inMargin(region, now)) {
-        for (const shardId of this.state.shardsOf(region)) this.handOffs.awaitStop(shardId, region);
+        for (const shardId of this.state.shardsOf(region)) this.handOffs.awaitStop(shardId, region, 'down-margin');
         continue;
       }
       this.removeRegion(region);
@@ -231,15 +231,16 @@ export class ShardCoordinator {
       return this.logger.debug({ from }, 'registration from a node that is not a live member ignored');
     }
     if (proxy) {
-      this.state.proxyRegistered(from);
+      this.state.apply({ type: 'ProxyRegistered', region: from });
     } else {
-      if (this.state.regionRegistered(from)) {
+      if (!this.state.isRegion(from)) {
+        this.state.apply({ type: 'RegionRegistered', region: from });
         this.logger.info({ region: from, shards: shards.length }, 'region registered');
         queueMicrotask(() => this.settings.onRegionAdded?.());
       }
       for (const shardId of shards) {
         if (shardId >= this.settings.numberOfShards) continue;
-        const home = this.state.shardClaimed(from, shardId);
+        const home = this.homes.claim(from, shardId);
         if (home === undefined) {
           // It runs there: a state held for it here (its start not yet confirmed) has been restored or is moot.
           this.states.started(shardId);
@@ -271,7 +272,7 @@ export class ShardCoordinator {
     )
       return;
     this.logger.info({ shardId, region: from }, 'shard still stopping on a region: allocating it once it stopped');
-    this.handOffs.awaitStop(shardId, from);
+    this.handOffs.awaitStop(shardId, from, 'stopping');
   }
 
   /**
@@ -286,7 +287,7 @@ export class ShardCoordinator {
     if (this.state.homeOf(shardId) !== undefined)
       return this.send(from, { type: 'ShardStateReleased', typeName: this.typeName, shardId, handOffId });
     this.logger.info({ shardId, region: from }, 'a region keeps the state of a shard without a home: asking for it');
-    this.handOffs.awaitStop(shardId, from);
+    this.handOffs.awaitStop(shardId, from, 'state-held');
   }
 
   private onGetShardHome(from: string, shardId: number): void {
@@ -298,7 +299,7 @@ export class ShardCoordinator {
     if (this.state.isHandingOff(shardId)) return;
     const home = this.state.homeOf(shardId);
     if (home !== undefined) this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
-    else if (!this.gate.open) this.gate.defer(shardId, from);
+    else if (!this.gate.open) this.homes.defer(shardId, from);
     else this.homes.allocateAndAnnounce(shardId, [from]);
   }
 
@@ -309,7 +310,7 @@ export class ShardCoordinator {
    * adopted, as a registration would be.
    */
   private onShardStarted(from: string, shardId: number): void {
-    this.state.shardStarted(from, shardId);
+    this.state.apply({ type: 'ShardStarted', region: from, shardId });
     this.failovers.shardStarted(from, shardId);
     const home = this.state.homeOf(shardId);
     if (home === from) return this.states.started(shardId);
@@ -320,7 +321,7 @@ export class ShardCoordinator {
       this.handOffs.stopCopy(from, shardId);
       return;
     }
-    if (!this.gate.isDeferred(shardId)) this.state.shardAdopted(from, shardId);
+    this.homes.adopt(from, shardId);
   }
 
   private onGracefulShutdown(from: string): void {
@@ -328,10 +329,12 @@ export class ShardCoordinator {
       this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
       return;
     }
-    if (this.state.regionShuttingDown(from))
+    if (!this.state.isShuttingDown(from)) {
+      this.state.apply({ type: 'RegionLeaving', region: from });
       this.logger.info({ region: from }, 'region leaving: handing off its shards');
+    }
     this.send(from, { type: 'GracefulShutdownAck', typeName: this.typeName });
-    for (const shardId of this.state.shardsOf(from)) this.handOffs.begin(shardId);
+    for (const shardId of this.state.shardsOf(from)) this.handOffs.begin(shardId, 'leave');
   }
 
   /** One rebalance round: the strategy names shards to move, each gets a hand-off. */
@@ -339,14 +342,15 @@ export class ShardCoordinator {
     if (this.stopped || !this.gate.isWarm) return;
     this.rebalanceRounds++;
     this.settings.events?.onRebalanceRound?.(this.settings.typeName);
-    for (const shardId of this.allocator.shardsToRebalance()) this.handOffs.begin(shardId);
+    for (const shardId of this.allocator.shardsToRebalance()) this.handOffs.begin(shardId, 'rebalance');
     // A placement change reaches the strategy through a round: its next expiry may have changed too.
     this.changeTimer.schedule();
   }
 
   private removeRegion(region: string): void {
-    const shards = this.state.regionTerminated(region);
-    this.logger.info({ region, shards: shards.size }, 'region removed; its shards get new homes now');
+    const shards = this.state.shardsOf(region);
+    this.state.apply({ type: 'RegionTerminated', region });
+    this.logger.info({ region, shards: shards.length }, 'region removed; its shards get new homes now');
     this.failovers.regionRemoved(region, shards);
     // Its hand-offs complete, each shard freed and re-homed; the rest of its shards are re-homed with them.
     this.handOffs.regionGone(region);

@@ -5,7 +5,6 @@
 // own, so an unsatisfiable rule costs nothing while nothing changes.
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { RoomBasics, SendPort } from './ports.js';
-import { WaitingShards } from './waiting-shards.js';
 
 /** Where ShardHomes' calls go (wired in rooms.ts): the warm-up gate, the allocator, the regions. */
 export interface ShardHomesPort extends SendPort {
@@ -15,25 +14,55 @@ export interface ShardHomesPort extends SendPort {
   allocate(shardId: number): string | undefined;
   /** True when a shard nobody reported may be given a home (WarmUpGate.open). */
   gateOpen(): boolean;
-  /** Holds a shard's allocation (and its requester's answer) until the gate opens (WarmUpGate.defer). */
-  defer(shardId: number, requester?: string): void;
-  /** The held requests, once the gate is open; none while it is closed (WarmUpGate.takeDeferred). */
-  takeDeferred(): Array<[shardId: number, requesters: ReadonlySet<string>]>;
 }
 
 export class ShardHomes {
-  private readonly waiting = new WaitingShards();
-  /** Shards freed while the gate was closed: announced to every region once allocated, as any freed shard. */
-  private readonly heldFreed = new Set<number>();
-
   constructor(
     private readonly options: RoomBasics,
     private readonly port: ShardHomesPort,
   ) {}
 
-  /** Shards without a home now, waiting for a change that may give them one. */
+  /** Shards the strategy has no home for now, waiting for a change that may give them one (the gate's not counted). */
   get waitingCount(): number {
-    return this.waiting.size;
+    return this.options.state.waiting('no-home').length;
+  }
+
+  /**
+   * A registered region reports hosting the shard: a shard without a home gets it, and whoever waited for the
+   * shard hears of it; a shard with another home keeps it, and that home is returned (the claimant must learn
+   * it and stop its copy).
+   */
+  claim(region: string, shardId: number): string | undefined {
+    const { state } = this.options;
+    const before = state.statusOf(shardId);
+    state.apply({ type: 'ShardClaimed', region, shardId });
+    const home = state.homeOf(shardId);
+    if (before?.kind === 'waiting' && home !== undefined) this.answer(shardId, home, before.requesters);
+    return home !== undefined && home !== region ? home : undefined;
+  }
+
+  /**
+   * A registered region runs a shard that has no home and no hand-off: it becomes the home, as a registration
+   * would make it. Not while the warm-up gate holds the shard: a region not heard from yet may run it too.
+   */
+  adopt(region: string, shardId: number): void {
+    const { state } = this.options;
+    const before = state.statusOf(shardId);
+    const waiting = before?.kind === 'waiting' && before.reason === 'no-home' ? before : undefined;
+    if ((before !== undefined && waiting === undefined) || !state.isRegion(region)) return;
+    state.apply({ type: 'ShardAdopted', region, shardId });
+    if (waiting !== undefined) this.answer(shardId, region, waiting.requesters);
+  }
+
+  /** Holds a shard's allocation (and its requester's answer) until the warm-up gate opens. */
+  defer(shardId: number, requester?: string): void {
+    this.options.state.apply({ type: 'ShardDeferred', shardId, ...(requester === undefined ? {} : { requester }) });
+  }
+
+  /** True while the warm-up gate holds the shard's allocation. */
+  isDeferred(shardId: number): boolean {
+    const status = this.options.state.statusOf(shardId);
+    return status?.kind === 'waiting' && status.reason === 'warm-up';
   }
 
   /**
@@ -43,9 +72,10 @@ export class ShardHomes {
    */
   freed(shardId: number): 'homed' | 'claimed' | 'deferred' | 'waiting' {
     const { port } = this;
+    const { state } = this.options;
     // Claimed by a registration while it was being handed off (a region that runs it reported to a new
     // coordinator): that home stands, and allocating it again would start a second copy.
-    const home = this.options.state.homeOf(shardId);
+    const home = state.homeOf(shardId);
     if (home !== undefined) {
       this.announce(shardId, home);
       return 'claimed';
@@ -53,14 +83,13 @@ export class ShardHomes {
     if (!port.gateOpen()) {
       // For the reason GetShardHome waits: a region not heard from yet may run this shard. It is allocated
       // (and announced) once the gate opens.
-      port.defer(shardId);
-      this.heldFreed.add(shardId);
+      state.apply({ type: 'ShardDeferred', shardId, freed: true });
       return 'deferred';
     }
     const region = port.allocate(shardId);
     if (region === undefined) {
       this.options.logger.info({ shardId }, 'no home for the freed shard; it is allocated once a region may take it');
-      this.waiting.add(shardId);
+      state.apply({ type: 'ShardWaiting', shardId, requesters: [] });
       return 'waiting';
     }
     this.announce(shardId, region);
@@ -79,15 +108,15 @@ export class ShardHomes {
   }
 
   allocateAndAnnounce(shardId: number, requesters: Iterable<string>): void {
-    const { typeName } = this.options;
+    const { state } = this.options;
     const region = this.port.allocate(shardId);
     // No home now: the requesters keep their messages buffered (and ask again on their retry tick); the
     // shard is also allocated as soon as a change may give it a home (retryWaiting).
     if (region === undefined) {
-      this.waiting.add(shardId, requesters);
+      state.apply({ type: 'ShardWaiting', shardId, requesters });
       return;
     }
-    for (const requester of requesters) this.port.send(requester, { type: 'ShardHome', typeName, shardId, region });
+    this.answer(shardId, region, requesters);
   }
 
   /**
@@ -95,15 +124,11 @@ export class ShardHomes {
    * again for the shards without a home (its callers are the changes that may give them one).
    */
   flushDeferred(): void {
-    const { state, typeName } = this.options;
-    for (const [shardId, requesters] of this.port.takeDeferred()) {
-      const freed = this.heldFreed.delete(shardId);
-      if (state.isHandingOff(shardId)) continue;
-      const home = state.homeOf(shardId);
+    if (!this.port.gateOpen()) return;
+    for (const [shardId, { freed, requesters }] of this.options.state.waiting('warm-up')) {
       // A freed shard's regions asked while it was moving (unanswered then): they all hear of its home.
-      if (home === undefined && freed) this.freed(shardId);
-      else if (home === undefined) this.allocateAndAnnounce(shardId, requesters);
-      else for (const to of requesters) this.port.send(to, { type: 'ShardHome', typeName, shardId, region: home });
+      if (freed) this.freed(shardId);
+      else this.allocateAndAnnounce(shardId, requesters);
     }
     this.retryWaiting();
   }
@@ -111,14 +136,16 @@ export class ShardHomes {
   /** Asks again for every shard without a home; each one allocated is announced to every region. */
   retryWaiting(): void {
     const { state } = this.options;
-    if (this.waiting.size === 0 || !this.port.gateOpen()) return;
-    for (const [shardId, requesters] of this.waiting.take()) {
-      // Allocated meanwhile (a request, a registration), or moving: nothing left to do here.
-      if (state.isHandingOff(shardId) || state.homeOf(shardId) !== undefined) continue;
+    if (state.counts.waiting === 0 || !this.port.gateOpen()) return;
+    for (const [shardId] of state.waiting('no-home')) {
       const region = this.port.allocate(shardId);
-      if (region === undefined) this.waiting.add(shardId, requesters);
-      else this.announce(shardId, region);
+      if (region !== undefined) this.announce(shardId, region);
     }
+  }
+
+  private answer(shardId: number, region: string, requesters: Iterable<string>): void {
+    const { typeName } = this.options;
+    for (const requester of requesters) this.port.send(requester, { type: 'ShardHome', typeName, shardId, region });
   }
 
   private announce(shardId: number, region: string): void {

@@ -1,152 +1,78 @@
-// The coordinator's state as one value: registered regions and proxies, each shard's home, shards sent
-// HostShard and not yet confirmed, the hand-offs in progress, and the regions leaving. Its fields change only
-// through the named transitions below (Pekko's State.updated(event)), each of which keeps the maps
-// consistent with one another, so a change of state is found by its name, not by grepping for `.set(`.
+// The coordinator's state as one value: every shard's place in its life (one status from one union), the
+// registered regions and proxies, and the regions leaving. It changes only through `apply(event)`, with the
+// events as data (Pekko's ShardCoordinator.State.updated): each event names what happened, `apply` checks
+// the invariants it touches and records the shard's history, so "where is shard 42 in its life?" has one
+// answer (`statusOf`) and "how did it get there?" another (`historyOf`).
+//
+// `apply` changes the value in place rather than returning a copy: a copy of a 100,000-shard map per event
+// would make every allocation O(shards). The coordinator owns the one instance; everybody else reads it.
 import { EarlyRegistrations } from './early-registrations.js';
-import type { HandOff } from './hand-off.js';
+import {
+  homeIn,
+  type CoordinatorEvent,
+  type HandOffRecord,
+  type HistoryEntry,
+  type RegionLocations,
+  type ShardStatus,
+  type ShardStatusKind,
+} from './shard-life.js';
 
-export interface RegionLocations {
-  readonly address: string;
-  readonly shards: number[];
+/** Events kept per shard for explain. */
+export const HISTORY_PER_SHARD = 8;
+
+/** A broken invariant: a bug in the coordinator, never bad input from the network (handlers check that). */
+export class CoordinatorInvariantError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CoordinatorInvariantError';
+  }
 }
 
 export class CoordinatorState {
   /** Registrations from nodes not yet members here, to be asked again once they are (early-registrations.ts). */
   readonly early = new EarlyRegistrations();
-  /** Non-proxy regions and their shards, each set in allocation order (oldest first). */
+  private readonly shards = new Map<number, ShardStatus>();
+  /** Non-proxy regions and their shards (those whose status names them), each set in allocation order. */
   private readonly regions = new Map<string, Set<number>>();
   private readonly proxies = new Set<string>();
-  private readonly homes = new Map<number, string>();
-  /** Shards sent HostShard and not yet confirmed with ShardStarted. */
-  private readonly hostPending = new Map<number, string>();
-  private readonly handOffs = new Map<number, HandOff>();
   /** Regions that asked to leave: their shards are being handed off and they get no new ones. */
-  private readonly shuttingDown = new Set<string>();
+  private readonly leaving = new Set<string>();
+  // Indexes of the statuses the coordinator walks on its ticks; kept by `apply` alone, with the statuses.
+  private readonly byKind = { waiting: new Set<number>(), starting: new Set<number>(), handingOff: new Set<number>() };
+  private homed = 0;
+  private readonly history = new Map<number, HistoryEntry[]>();
+  /** shardMapSnapshot's copy of each region's shards, dropped whenever they change. */
+  private readonly copies = new Map<string, ReadonlySet<number>>();
 
-  // ---- transitions ----
-
-  /** A non-proxy region registered. True if it is new. */
-  regionRegistered(region: string): boolean {
-    if (this.regions.has(region)) return false;
-    this.regions.set(region, new Set());
-    return true;
-  }
-
-  proxyRegistered(region: string): void {
-    this.proxies.add(region);
-  }
+  /** @param clock when events happen, for the history (the coordinator's scheduler). */
+  constructor(private readonly clock: () => number = Date.now) {}
 
   /**
-   * A registered region reports hosting a shard. A shard without a home gets this one; one with another home
-   * stays there, and that home is returned (the claimant must learn it and stop its copy).
+   * The one way the state changes. Throws CoordinatorInvariantError, changing nothing, on an impossible event.
+   * `atMs` (default: the clock) dates the event in the history of the shards it touched.
    */
-  shardClaimed(region: string, shardId: number): string | undefined {
-    const owned = this.regions.get(region);
-    if (owned === undefined) throw new Error(`shard ${shardId} claimed by unregistered region ${region}`);
-    const home = this.homes.get(shardId);
-    if (home === undefined) {
-      this.homes.set(shardId, region);
-      owned.add(shardId);
-    }
-    if (this.hostPending.get(shardId) === region) this.hostPending.delete(shardId);
-    return home !== undefined && home !== region ? home : undefined;
-  }
-
-  /** The coordinator chose a home and sends it HostShard; pending until ShardStarted. */
-  shardAllocated(shardId: number, region: string): void {
-    this.homes.set(shardId, region);
-    let owned = this.regions.get(region);
-    if (owned === undefined) {
-      owned = new Set();
-      this.regions.set(region, owned);
-    }
-    owned.add(shardId);
-    this.hostPending.set(shardId, region);
-  }
-
-  /** A region confirmed a start: a HostShard to it needs no more retries. */
-  shardStarted(region: string, shardId: number): void {
-    if (this.hostPending.get(shardId) === region) this.hostPending.delete(shardId);
-  }
-
-  /** A registered region runs a shard with no home and no hand-off: it becomes the home. True if adopted. */
-  shardAdopted(region: string, shardId: number): boolean {
-    const owned = this.regions.get(region);
-    if (owned === undefined || this.homes.has(shardId) || this.handOffs.has(shardId)) return false;
-    this.homes.set(shardId, region);
-    owned.add(shardId);
-    return true;
-  }
-
-  /** A region asked to leave. True if it had not asked before. */
-  regionShuttingDown(region: string): boolean {
-    if (this.shuttingDown.has(region)) return false;
-    this.shuttingDown.add(region);
-    return true;
-  }
-
-  /**
-   * A region (or proxy) is gone: its shards lose their home. Hand-offs are left to the caller, which must
-   * end or advance the ones involving the region (see handOffsInvolving). Returns the shards it had.
-   */
-  regionTerminated(region: string): ReadonlySet<number> {
-    const shards = this.regions.get(region) ?? new Set<number>();
-    this.regions.delete(region);
-    this.proxies.delete(region);
-    this.shuttingDown.delete(region);
-    for (const shardId of shards) {
-      if (this.homes.get(shardId) === region) this.homes.delete(shardId);
-      if (this.hostPending.get(shardId) === region) this.hostPending.delete(shardId);
-    }
-    return shards;
-  }
-
-  /** A hand-off began: the shard is no longer being started anywhere. */
-  handOffStarted(handOff: HandOff): void {
-    if (this.handOffs.has(handOff.shardId)) throw new Error(`shard ${handOff.shardId} is already being handed off`);
-    this.handOffs.set(handOff.shardId, handOff);
-    this.hostPending.delete(handOff.shardId);
-  }
-
-  /** The owner stopped the shard (or is gone): the shard has no home until it is allocated again. */
-  handOffCompleted(handOff: HandOff): void {
-    this.endHandOff(handOff);
-    const { shardId, owner } = handOff;
-    if (this.homes.get(shardId) === owner) this.homes.delete(shardId);
-    this.regions.get(owner)?.delete(shardId);
-  }
-
-  /**
-   * The hand-off ran out of time: the shard stays where it is. A shard adopted as stopping has no home yet;
-   * its owner (if still registered) may still be stopping it, so it is the only safe home. Returns the home.
-   */
-  handOffTimedOut(handOff: HandOff): string | undefined {
-    this.endHandOff(handOff);
-    const { shardId, owner } = handOff;
-    const owned = this.regions.get(owner);
-    if (!this.homes.has(shardId) && owned !== undefined) {
-      this.homes.set(shardId, owner);
-      owned.add(shardId);
-    }
-    return this.homes.get(shardId);
-  }
-
-  /** The coordinator stops: every hand-off is dropped with its timer. */
-  handOffsAbandoned(): void {
-    for (const handOff of this.handOffs.values()) handOff.cancel();
-    this.handOffs.clear();
-  }
-
-  private endHandOff(handOff: HandOff): void {
-    if (this.handOffs.get(handOff.shardId) !== handOff) throw new Error(`no such hand-off of shard ${handOff.shardId}`);
-    handOff.cancel();
-    this.handOffs.delete(handOff.shardId);
+  apply(event: CoordinatorEvent, atMs: number = this.clock()): void {
+    const record = TRANSITIONS[event.type] as (state: CoordinatorState, event: CoordinatorEvent) => number[];
+    for (const shardId of record(this, event)) this.remember(shardId, event, atMs);
   }
 
   // ---- queries ----
 
+  statusOf(shardId: number): ShardStatus | undefined {
+    return this.shards.get(shardId);
+  }
+
+  kindOf(shardId: number): ShardStatusKind {
+    return this.shards.get(shardId)?.kind ?? 'unallocated';
+  }
+
+  /** The last events of the shard, oldest first (at most HISTORY_PER_SHARD). */
+  historyOf(shardId: number): ReadonlyArray<HistoryEntry> {
+    return this.history.get(shardId) ?? [];
+  }
+
   homeOf(shardId: number): string | undefined {
-    return this.homes.get(shardId);
+    return homeIn(this.shards.get(shardId));
   }
 
   /** A region or a proxy. */
@@ -160,7 +86,7 @@ export class CoordinatorState {
   }
 
   isShuttingDown(address: string): boolean {
-    return this.shuttingDown.has(address);
+    return this.leaving.has(address);
   }
 
   /** The shards of a region, oldest allocation first (a copy). */
@@ -173,39 +99,70 @@ export class CoordinatorState {
     return [...this.regions.keys(), ...this.proxies];
   }
 
-  handOff(shardId: number): HandOff | undefined {
-    return this.handOffs.get(shardId);
+  handOff(shardId: number): HandOffRecord | undefined {
+    const status = this.shards.get(shardId);
+    return status?.kind === 'handingOff' ? status.handOff : undefined;
   }
 
   isHandingOff(shardId: number): boolean {
-    return this.handOffs.has(shardId);
+    return this.byKind.handingOff.has(shardId);
   }
 
-  /** A snapshot: callers may end hand-offs while they iterate. */
-  handOffList(): HandOff[] {
-    return [...this.handOffs.values()];
-  }
-
+  /** The shards being handed off, ascending. */
   handingOff(): number[] {
-    return [...this.handOffs.keys()].sort((a, b) => a - b);
+    return [...this.byKind.handingOff].sort((a, b) => a - b);
   }
 
+  /** Shards sent HostShard and not yet confirmed, with the region each was sent to. */
   pendingStarts(): Array<[shardId: number, region: string]> {
-    return [...this.hostPending];
+    return [...this.byKind.starting].map((shardId) => [shardId, this.homeOf(shardId) as string]);
   }
 
-  get counts(): { regions: number; proxies: number; allocatedShards: number; handOffs: number } {
+  /** Shards waiting for a home, with why and who asked (a snapshot: callers allocate while they iterate). */
+  waiting(reason: 'warm-up' | 'no-home'): Array<[shardId: number, status: Extract<ShardStatus, { kind: 'waiting' }>]> {
+    const result: Array<[number, Extract<ShardStatus, { kind: 'waiting' }>]> = [];
+    for (const shardId of this.byKind.waiting) {
+      const status = this.shards.get(shardId);
+      if (status?.kind === 'waiting' && status.reason === reason) result.push([shardId, status]);
+    }
+    return result;
+  }
+
+  get counts(): {
+    regions: number;
+    proxies: number;
+    allocatedShards: number;
+    handOffs: number;
+    waiting: number;
+  } {
     return {
       regions: this.regions.size,
       proxies: this.proxies.size,
-      allocatedShards: this.homes.size,
-      handOffs: this.handOffs.size,
+      allocatedShards: this.homed,
+      handOffs: this.byKind.handingOff.size,
+      waiting: this.byKind.waiting.size,
     };
   }
 
-  /** The shards of every region, read-only (allocation hands strategies a copy of it). */
+  /** The shards of every region, live and read-only: for the coordinator's own reading, never a strategy's. */
   shardMap(): ReadonlyMap<string, ReadonlySet<number>> {
     return this.regions;
+  }
+
+  /**
+   * The shards of every region as a strategy gets them: copies, so it sees no later change and can make none
+   * here. Each region's copy is kept until that region's shards change (a copy of the whole map per call made
+   * allocating 10,000 shards cost 180 us each); one whose size no longer matches (a strategy changed it,
+   * against its type) is copied again.
+   */
+  shardMapSnapshot(): ReadonlyMap<string, ReadonlySet<number>> {
+    const snapshot = new Map<string, ReadonlySet<number>>();
+    for (const [region, owned] of this.regions) {
+      let copy = this.copies.get(region);
+      if (copy === undefined || copy.size !== owned.size) this.copies.set(region, (copy = new Set(owned)));
+      snapshot.set(region, copy);
+    }
+    return snapshot;
   }
 
   /** Where every allocated shard lives, by region (regions without shards included), sorted. */
@@ -214,4 +171,225 @@ export class CoordinatorState {
       .map(([address, shards]) => ({ address, shards: [...shards].sort((a, b) => a - b) }))
       .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
   }
+
+  /**
+   * Every invariant over the whole state (O(shards)): each home is a registered region listing the shard,
+   * each region lists only shards homed there, the indexes and the count match the statuses, a hand-off in its
+   * HandOff phase waits for no acknowledgement. `apply` checks the ones an event touches; tests call this.
+   */
+  checkInvariants(): void {
+    let homed = 0;
+    for (const [shardId, status] of this.shards) {
+      const home = homeIn(status);
+      if (home !== undefined) {
+        homed++;
+        if (this.regions.get(home)?.has(shardId) !== true)
+          fail(`shard ${shardId} is homed on ${home}, which does not list it`);
+      }
+      for (const kind of ['waiting', 'starting', 'handingOff'] as const)
+        if (this.byKind[kind].has(shardId) !== (status.kind === kind)) fail(`shard ${shardId}: index ${kind} is stale`);
+      if (status.kind === 'handingOff' && status.handOff.phase === 'handoff' && status.handOff.pendingAcks.size > 0)
+        fail(`shard ${shardId}: a hand-off in its HandOff phase waits for acknowledgements`);
+    }
+    for (const [region, owned] of this.regions)
+      for (const shardId of owned)
+        if (this.homeOf(shardId) !== region) fail(`region ${region} lists shard ${shardId}, homed elsewhere`);
+    for (const kind of ['waiting', 'starting', 'handingOff'] as const)
+      for (const shardId of this.byKind[kind])
+        if (this.shards.get(shardId)?.kind !== kind) fail(`shard ${shardId}: index ${kind} is stale`);
+    if (homed !== this.homed) fail(`${this.homed} shards counted as homed, ${homed} are`);
+  }
+
+  // ---- the transitions' building blocks (called by TRANSITIONS only) ----
+
+  /** @internal Sets a shard's status, keeping the region lists, indexes and count in step. */
+  set(shardId: number, status: ShardStatus | undefined): void {
+    const before = this.shards.get(shardId);
+    const from = homeIn(before);
+    const to = homeIn(status);
+    if (to !== undefined && !this.regions.has(to)) fail(`shard ${shardId} homed on ${to}, not a registered region`);
+    if (from !== to) {
+      if (from !== undefined) {
+        this.regions.get(from)?.delete(shardId);
+        this.copies.delete(from);
+        this.homed--;
+      }
+      if (to !== undefined) {
+        this.regions.get(to)?.add(shardId);
+        this.copies.delete(to);
+        this.homed++;
+      }
+    }
+    if (before !== undefined && before.kind !== 'running') this.byKind[before.kind].delete(shardId);
+    if (status === undefined) this.shards.delete(shardId);
+    else {
+      this.shards.set(shardId, status);
+      if (status.kind !== 'running') this.byKind[status.kind].add(shardId);
+    }
+  }
+
+  /** @internal */
+  regionEntry(region: string): { owned: Set<number> | undefined; proxy: boolean; leaving: boolean } {
+    return { owned: this.regions.get(region), proxy: this.proxies.has(region), leaving: this.leaving.has(region) };
+  }
+
+  /** @internal */
+  addRegion(region: string, proxy: boolean): boolean {
+    if (proxy) {
+      const added = !this.proxies.has(region);
+      this.proxies.add(region);
+      return added;
+    }
+    if (this.regions.has(region)) return false;
+    this.regions.set(region, new Set());
+    return true;
+  }
+
+  /** @internal */
+  removeRegion(region: string): void {
+    this.regions.delete(region);
+    this.copies.delete(region);
+    this.proxies.delete(region);
+    this.leaving.delete(region);
+  }
+
+  /** @internal */
+  markLeaving(region: string): void {
+    this.leaving.add(region);
+  }
+
+  /** @internal */
+  handingOffShards(): number[] {
+    return [...this.byKind.handingOff];
+  }
+
+  private remember(shardId: number, event: CoordinatorEvent, atMs: number): void {
+    let entries = this.history.get(shardId);
+    if (entries === undefined) this.history.set(shardId, (entries = []));
+    entries.push({ atMs, event });
+    if (entries.length > HISTORY_PER_SHARD) entries.shift();
+  }
+}
+
+function fail(message: string): never {
+  throw new CoordinatorInvariantError(message);
+}
+
+type Transition<T extends CoordinatorEvent['type']> = (
+  state: CoordinatorState,
+  event: Extract<CoordinatorEvent, { type: T }>,
+) => number[];
+
+/** Each event's transition; returns the shards whose history records the event. */
+const TRANSITIONS: { readonly [T in CoordinatorEvent['type']]: Transition<T> } = {
+  RegionRegistered: (state, { region }) => (state.addRegion(region, false), []),
+  ProxyRegistered: (state, { region }) => (state.addRegion(region, true), []),
+  ShardClaimed: (state, { region, shardId }) => {
+    if (state.regionEntry(region).owned === undefined)
+      fail(`shard ${shardId} claimed by unregistered region ${region}`);
+    const status = state.statusOf(shardId);
+    if (status === undefined || status.kind === 'waiting') return (state.set(shardId, running(region)), [shardId]);
+    if (status.kind === 'starting' && status.region === region) return (state.set(shardId, running(region)), []);
+    if (status.kind === 'handingOff' && status.home === undefined)
+      return (state.set(shardId, { ...status, home: region }), [shardId]);
+    return [];
+  },
+  ShardAllocated: (state, { region, shardId }) => {
+    const kind = state.kindOf(shardId);
+    if (kind !== 'unallocated' && kind !== 'waiting') fail(`shard ${shardId} allocated while ${kind}`);
+    state.set(shardId, { kind: 'starting', region });
+    return [shardId];
+  },
+  ShardStarted: (state, { region, shardId }) => {
+    const status = state.statusOf(shardId);
+    if (status?.kind !== 'starting' || status.region !== region) return [];
+    state.set(shardId, running(region));
+    return [shardId];
+  },
+  ShardAdopted: (state, { region, shardId }) => {
+    const kind = state.kindOf(shardId);
+    if (kind !== 'unallocated' && kind !== 'waiting') fail(`shard ${shardId} adopted while ${kind}`);
+    state.set(shardId, running(region));
+    return [shardId];
+  },
+  ShardDeferred: (state, { shardId, requester, freed }) => {
+    const status = state.statusOf(shardId);
+    if (status !== undefined && status.kind !== 'waiting') fail(`shard ${shardId} deferred while ${status.kind}`);
+    const requesters = new Set(status?.requesters);
+    if (requester !== undefined) requesters.add(requester);
+    const wasFreed = status?.freed === true;
+    state.set(shardId, { kind: 'waiting', reason: 'warm-up', requesters, freed: wasFreed || freed === true });
+    return status === undefined ? [shardId] : [];
+  },
+  ShardWaiting: (state, { shardId, requesters }) => {
+    const status = state.statusOf(shardId);
+    if (status !== undefined && status.kind !== 'waiting') fail(`shard ${shardId} waits while ${status.kind}`);
+    const all = new Set([...(status?.requesters ?? []), ...requesters]);
+    state.set(shardId, { kind: 'waiting', reason: 'no-home', requesters: all, freed: false });
+    return status?.kind === 'waiting' && status.reason === 'no-home' ? [] : [shardId];
+  },
+  RegionLeaving: (state, { region }) => (state.markLeaving(region), []),
+  RegionTerminated: (state, { region }) => {
+    const lost = [...(state.regionEntry(region).owned ?? [])];
+    for (const shardId of lost) {
+      const status = state.statusOf(shardId);
+      state.set(shardId, status?.kind === 'handingOff' ? { ...status, home: undefined } : undefined);
+    }
+    state.removeRegion(region);
+    return lost;
+  },
+  HandOffStarted: (state, { shardId, handOff }) => {
+    const status = state.statusOf(shardId);
+    if (status?.kind === 'handingOff') fail(`shard ${shardId} is already being handed off`);
+    const pendingAcks = handOff.phase === 'begin' ? new Set(handOff.pendingAcks) : new Set<string>();
+    state.set(shardId, { kind: 'handingOff', home: homeIn(status), handOff: { ...handOff, pendingAcks } });
+    return [shardId];
+  },
+  HandOffAcknowledged: (state, { shardId, region }) => {
+    const status = state.statusOf(shardId);
+    if (status?.kind !== 'handingOff' || status.handOff.phase !== 'begin' || !status.handOff.pendingAcks.has(region))
+      return [];
+    const pendingAcks = new Set(status.handOff.pendingAcks);
+    pendingAcks.delete(region);
+    state.set(shardId, { ...status, handOff: { ...status.handOff, pendingAcks } });
+    return [];
+  },
+  HandOffPhaseEntered: (state, { shardId }) => {
+    const status = state.statusOf(shardId);
+    if (status?.kind !== 'handingOff' || status.handOff.phase !== 'begin' || status.handOff.pendingAcks.size > 0)
+      fail(`hand-off of shard ${shardId} is not ready for its HandOff phase`);
+    state.set(shardId, { ...status, handOff: { ...status.handOff, phase: 'handoff' } });
+    return [];
+  },
+  HandOffCompleted: (state, { shardId, id }) => {
+    const status = current(state, shardId, id);
+    const home = status.home === status.handOff.owner ? undefined : status.home;
+    state.set(shardId, home === undefined ? undefined : running(home));
+    return [shardId];
+  },
+  HandOffTimedOut: (state, { shardId, id }) => {
+    const status = current(state, shardId, id);
+    const { owner } = status.handOff;
+    const home = status.home ?? (state.regionEntry(owner).owned === undefined ? undefined : owner);
+    state.set(shardId, home === undefined ? undefined : running(home));
+    return [shardId];
+  },
+  HandOffsAbandoned: (state) => {
+    for (const shardId of state.handingOffShards()) {
+      const home = state.homeOf(shardId);
+      state.set(shardId, home === undefined ? undefined : running(home));
+    }
+    return [];
+  },
+};
+
+function running(region: string): ShardStatus {
+  return { kind: 'running', region };
+}
+
+/** The shard's status if it is being handed off by hand-off `id`; a bug otherwise. */
+function current(state: CoordinatorState, shardId: number, id: number): Extract<ShardStatus, { kind: 'handingOff' }> {
+  const status = state.statusOf(shardId);
+  if (status?.kind !== 'handingOff' || status.handOff.id !== id) fail(`no hand-off ${id} of shard ${shardId}`);
+  return status;
 }

@@ -1,7 +1,8 @@
 // The warm-up and partition gate: a coordinator gives a never-heard-of shard a home only once it has heard
 // from every region that may run it. It waits for the regions of reachable members to register (bounded by
 // the warm-up time), and for unreachable or just-downed members that have not registered, since they may run
-// shards this coordinator never heard of. Requests and operator actions that need the full map wait here.
+// shards this coordinator never heard of. Operator actions that need the full map wait here; shards asked for
+// meanwhile wait in the coordinator's state (status `waiting`, reason `warm-up`).
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import { hasRole } from './membership.js';
@@ -30,8 +31,6 @@ export class WarmUpGate {
   private warm = false;
   private stopped = false;
   private timer: Cancellable | undefined;
-  /** GetShardHome requesters by never-seen shard; a shard with no requesters still waits to be allocated. */
-  private readonly deferred = new Map<number, Set<string>>();
   /** Operator requests that arrived during warm-up (their answers need the full map). */
   private readonly afterWarmup: Array<() => void> = [];
   /** Members last seen unreachable and unregistered. */
@@ -85,28 +84,6 @@ export class WarmUpGate {
    */
   unknownHostsUnreachable(): boolean {
     return this.unregisteredUnreachable().length > 0 || this.port.downedUnregistered();
-  }
-
-  /** Holds a home request (or, without a requester, just the allocation) of a shard until the gate opens. */
-  defer(shardId: number, requester?: string): void {
-    let waiting = this.deferred.get(shardId);
-    if (waiting === undefined) {
-      waiting = new Set();
-      this.deferred.set(shardId, waiting);
-    }
-    if (requester !== undefined) waiting.add(requester);
-  }
-
-  isDeferred(shardId: number): boolean {
-    return this.deferred.has(shardId);
-  }
-
-  /** Hands out every deferred request once the gate is open (and forgets them); none while it is closed. */
-  takeDeferred(): Array<[shardId: number, requesters: ReadonlySet<string>]> {
-    if (this.deferred.size === 0 || !this.open) return [];
-    const deferred = [...this.deferred];
-    this.deferred.clear();
-    return deferred;
   }
 
   /**

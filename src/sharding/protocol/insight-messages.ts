@@ -48,7 +48,25 @@ export interface ShardExplanation {
   /** One plain sentence saying why. */
   readonly message: string;
   readonly nodes: ReadonlyArray<ExplainNode>;
+  /**
+   * What the coordinator did with the shard lately, oldest first (at most MAX_HISTORY entries): its allocations,
+   * starts and hand-offs with their cause. Empty from a coordinator of a release before 0.3.0, and for a shard
+   * this coordinator has not touched since it took over.
+   */
+  readonly history: ReadonlyArray<ShardHistoryEntry>;
 }
+
+/** One thing the coordinator did with a shard. */
+export interface ShardHistoryEntry {
+  /** When, in epoch milliseconds (the coordinator's clock). */
+  readonly atMs: number;
+  /** What, in a few words: `allocated to B`, `handed off from B (drain)`. */
+  readonly what: string;
+}
+
+/** History entries one explanation carries at most, and the longest entry text accepted. */
+export const MAX_HISTORY = 16;
+export const MAX_HISTORY_TEXT = 512;
 
 /** One hand-off a dry run found: `to` is null when the shard would wait without a home (a require pin). */
 export interface DryRunMove {
@@ -219,7 +237,17 @@ function parseExplanation(value: unknown): ShardExplanation | undefined {
     return undefined;
   if (!(EXPLAIN_DECISIONS as ReadonlyArray<unknown>).includes(decision) || !text(message, MAX_INSIGHT_TEXT))
     return undefined;
-  return { shardId, home, handingOff, placement, decision: decision as ExplainDecision, message, nodes };
+  // Absent from a coordinator before 0.3.0: an empty history, not a malformed answer.
+  const history = raw['history'] === undefined ? [] : list(raw['history'], MAX_HISTORY, parseHistoryEntry);
+  if (history === undefined) return undefined;
+  return { shardId, home, handingOff, placement, decision: decision as ExplainDecision, message, nodes, history };
+}
+
+function parseHistoryEntry(value: unknown): ShardHistoryEntry | undefined {
+  const raw = record(value);
+  if (raw === undefined) return undefined;
+  const { atMs, what } = raw;
+  return isEpochMs(atMs) && text(what, MAX_HISTORY_TEXT) ? { atMs, what } : undefined;
 }
 
 function parseNode(value: unknown): ExplainNode | undefined {

@@ -5,6 +5,7 @@ import type { ShardingConfig } from '../config.js';
 import { MAX_ERROR_LENGTH, type MessageRoutedTo, type ReplyTo, type ShardingMessage } from '../protocol/messages.js';
 import { shardIdFor, type ShardIdFunction } from '../shard-id.js';
 import type { AskOptions, EntityOutcome, EntityRef, SendOptions } from './entity.js';
+import type { Scheduler } from '../../cluster/scheduler.js';
 import { PendingAsks } from './pending-asks.js';
 import { askAtMostOnce, sendReliably, type SendContext } from './reliable-send.js';
 import { ReplyCoalescer } from './reply-coalescer.js';
@@ -13,6 +14,8 @@ import type { ShardRegion } from './shard-region.js';
 export interface EntityRefsOptions {
   readonly selfKey: string;
   readonly config: Pick<ShardingConfig, 'askTimeoutMs' | 'sendTimeoutMs' | 'bufferSize'>;
+  /** The clock and timers of the asks' deadlines; default systemScheduler. */
+  readonly scheduler?: Scheduler;
   /** Sends unless stopped; false when the message was refused. */
   readonly send: (to: string, message: ShardingMessage) => boolean;
   /** Throws `not_running` once sharding was shut down. */
@@ -30,11 +33,12 @@ export interface RefTarget {
 }
 
 export class EntityRefs {
-  private readonly asks = new PendingAsks();
+  private readonly asks: PendingAsks;
   private readonly context: SendContext;
   private readonly replies: ReplyCoalescer;
 
   constructor(private readonly options: EntityRefsOptions) {
+    this.asks = new PendingAsks(options.scheduler);
     this.replies = new ReplyCoalescer(options.send);
     this.context = {
       asks: this.asks,

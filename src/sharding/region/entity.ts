@@ -1,10 +1,9 @@
 // Sharded entities: the behaviour users write, the reference callers hold, and the mailbox that runs one
 // entity's messages strictly one at a time, with the entity's timers and the results of its piped work.
 import type { NodeAddress } from '../../cluster/address.js';
-import type { Scheduler } from '../../cluster/scheduler.js';
+import { systemScheduler, type Scheduler } from '../../cluster/scheduler.js';
 import { ActorTsError } from '../../errors.js';
 import { describeValue } from '../../logging.js';
-import { backgroundScheduler } from '../timers.js';
 import { EntityTimerSet, type EntityTimers, type TimerLetter } from './entity-timers.js';
 
 export type { EntityTimers };
@@ -139,7 +138,7 @@ export class Entity {
     private readonly onError: (entityId: string, phase: 'receive' | 'stop', error: unknown) => void,
     private readonly options: EntityOptions = {},
   ) {
-    this.timerSet = new EntityTimerSet(options.scheduler ?? backgroundScheduler, (timer) =>
+    this.timerSet = new EntityTimerSet(options.scheduler ?? systemScheduler, (timer) =>
       this.push({ kind: 'timer', timer }),
     );
     if (instance !== undefined) this.attach(instance);

@@ -1,5 +1,6 @@
 // The asks this node is waiting on: each has an id that travels in `replyTo`, a timeout, and settles once
 // (by the entity's answer, a local failure, its timeout, or the node's shutdown).
+import { systemScheduler, type Cancellable, type Scheduler } from '../../cluster/scheduler.js';
 import { ActorTsError } from '../../errors.js';
 import type { EntityOutcome } from './entity.js';
 
@@ -35,18 +36,17 @@ interface PendingAsk {
 }
 
 /**
- * One timer for the asks opened with one timeout within one millisecond of the clock (Date.now, which fake
- * timers move too): a timer per ask was a tenth of a local send. The later asks of that millisecond may time
+ * One timer for the asks opened with one timeout within one millisecond of the scheduler's clock: a timer per ask was a tenth of a local send. The later asks of that millisecond may time
  * out up to a millisecond early, as Node's own timers may, which start at a whole millisecond.
  */
 interface Deadline {
   readonly timeoutMs: number;
-  /** Date.now() when its timer started. */
+  /** The scheduler's now() when its timer started. */
   readonly startedAt: number;
   readonly ids: number[];
   /** Asks of `ids` still waiting; the timer is cleared when none is. */
   waiting: number;
-  timer: NodeJS.Timeout | undefined;
+  timer: Cancellable | undefined;
 }
 
 /** How an ask ended: `answered` by its entity (ok or failed), or not (`timedOut` by its deadline, refused, shut down). */
@@ -67,6 +67,9 @@ export class PendingAsks {
   private readonly joinable = new Map<number, Deadline>();
   private nextId = 1;
   private timedOutCount = 0;
+
+  /** @param scheduler the clock and timers of the deadlines (default systemScheduler). */
+  constructor(private readonly scheduler: Scheduler = systemScheduler) {}
 
   /** Asks that ended by their timeout, since the start. */
   get timedOut(): number {
@@ -127,7 +130,7 @@ export class PendingAsks {
     this.pending.clear();
     this.joinable.clear();
     for (const [id, ask] of asks) {
-      clearTimeout(ask.deadline.timer);
+      ask.deadline.timer?.cancel();
       ask.settled?.(id, NOT_ANSWERED);
       ask.reject(error);
     }
@@ -135,18 +138,18 @@ export class PendingAsks {
 
   /** The deadline of this millisecond for `timeoutMs`, its timer started now when it is the first. */
   private deadlineFor(timeoutMs: number): Deadline {
-    const now = Date.now();
+    const now = this.scheduler.now();
     const joinable = this.joinable.get(timeoutMs);
     if (joinable !== undefined && joinable.startedAt === now) return joinable;
     const deadline: Deadline = { timeoutMs, startedAt: now, ids: [], waiting: 0, timer: undefined };
-    deadline.timer = setTimeout(() => this.expire(deadline), timeoutMs);
+    deadline.timer = this.scheduler.setTimeout(() => this.expire(deadline), timeoutMs);
     this.joinable.set(timeoutMs, deadline);
     return deadline;
   }
 
   private release(deadline: Deadline): void {
     if (--deadline.waiting > 0) return;
-    clearTimeout(deadline.timer);
+    deadline.timer?.cancel();
     this.forget(deadline);
   }
 

@@ -14,6 +14,7 @@ import { RegionLeave } from './region-leave.js';
 import { ReliableDelivery } from './reliable-delivery.js';
 import type { RegionStats } from './region-stats.js';
 import type { ShardedTypeConfig } from '../sharded-type.js';
+import type { Cancellable } from '../../cluster/scheduler.js';
 import type { ShardingContext } from '../sharding-context.js';
 
 /** What became of a message handed to the region. */
@@ -29,7 +30,7 @@ export class ShardRegion {
   /** The coordinator that acknowledged our registration, if it is still the current one. */
   private registeredWith: string | undefined;
   private readonly self: RegionSelf;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private retryTimer: Cancellable | undefined;
   private stopped = false;
   private readonly counters = {
     hopLimitDrops: 0,
@@ -43,7 +44,7 @@ export class ShardRegion {
     readonly settings: ShardedTypeConfig,
     private readonly ctx: ShardingContext,
     private readonly logger: Logger,
-    entities: Omit<ShardEntityOptions, 'onLatePipe'>,
+    entities: Omit<ShardEntityOptions, 'onLatePipe' | 'scheduler'>,
   ) {
     this.buffer = new RegionBuffer(ctx.config.bufferSize, logger);
     this.self = new RegionSelf(settings.role);
@@ -58,7 +59,7 @@ export class ShardRegion {
     this.host = new RegionHost(
       {
         shards: {
-          entities: { ...entities, onLatePipe: () => void this.counters.latePipeDrops++ },
+          entities: { ...entities, scheduler: ctx.scheduler, onLatePipe: () => void this.counters.latePipeDrops++ },
           typeName,
           behavior: settings.behavior,
           self: ctx.self,
@@ -81,8 +82,7 @@ export class ShardRegion {
   }
 
   start(coordinator: string | undefined): void {
-    this.retryTimer = setInterval(() => this.retry(), this.ctx.config.retryIntervalMs);
-    this.retryTimer.unref?.();
+    this.retryTimer = this.ctx.scheduler.setInterval(() => this.retry(), this.ctx.config.retryIntervalMs);
     this.onMembershipChange(coordinator);
   }
 
@@ -267,7 +267,7 @@ export class ShardRegion {
   async shutdown(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    clearInterval(this.retryTimer);
+    this.retryTimer?.cancel();
     this.buffer.clear();
     this.host.retained.clear();
     await this.host.shards.shutdown();

@@ -2,7 +2,7 @@
 // shard's hand-off gets it then) and stops them all when the shard is handed off (after the messages already
 // in their mailboxes, as Pekko's hand-off stop message does), with the states of those never woken here.
 import type { NodeAddress } from '../../cluster/address.js';
-import type { Scheduler } from '../../cluster/scheduler.js';
+import { systemScheduler, type Cancellable, type Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import {
   Entity,
@@ -19,7 +19,7 @@ import type { TakenSnapshot } from './shard-state.js';
 export interface ShardEntityOptions {
   /** The entity's own EntityRef (its `ctx.self`). */
   readonly entityRef: (entityId: string) => EntityRef;
-  /** Runs entity timers; default the process timers. */
+  /** Runs entity timers and the shard's stop deadline; default systemScheduler. */
   readonly scheduler?: Scheduler;
   /** A piped outcome reached an entity that had stopped, and was dropped. */
   readonly onLatePipe?: () => void;
@@ -125,14 +125,14 @@ export class Shard {
     // Pekko's hand-off stop message is queued after what is in the mailboxes: timers and pipes end now, the
     // messages already queued still run.
     for (const entity of entities) entity.end();
-    let timer: NodeJS.Timeout | undefined;
+    let timer: Cancellable | undefined;
     // Only the busy ones are waited for: no promise per idle entity of a large shard.
     const drained = Promise.all(entities.filter((entity) => !entity.idle).map((entity) => entity.whenIdle()));
     const deadline = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), graceMs);
+      timer = (this.options.scheduler ?? systemScheduler).setTimeout(() => resolve('timeout'), graceMs);
     });
     const result = await Promise.race([drained, deadline]);
-    clearTimeout(timer);
+    timer?.cancel();
     if (result === 'timeout') {
       this.logger.warn({ shardId: this.shardId, graceMs }, 'shard stopped before every entity drained its mailbox');
     }
