@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { shardIdFor } from '../dist/src/index.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'bin', 'actor-ts-placement.js');
@@ -25,6 +24,8 @@ const chromiumPath =
 
 if (!existsSync(join(root, 'dist', '.built'))) throw new Error('no build: run `npm run build` first');
 if (chromiumPath === undefined) throw new Error('no Chromium: apt-get install -y chromium, or set CHROMIUM_PATH');
+// After the check above: the build is what it imports.
+const { shardIdFor } = await import('../dist/src/index.js');
 
 /** The first id `user-N` in `shard` of the demo Counter (1000 shards, the default shard-id function). */
 const entityIn = (shard) => {

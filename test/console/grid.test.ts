@@ -42,6 +42,30 @@ describe('console shard grid', () => {
     expect([layout.allocated, layout.pinned, layout.beyond]).toEqual([3, 3, 0]);
   });
 
+  it('takes a selector pin on a node whose attributes match it as in place, and elsewhere as misplaced', () => {
+    const view: TypeView = {
+      typeName: 'Counter',
+      locations: {
+        regions: [
+          { address: A, shards: [42] },
+          { address: B, shards: [17] },
+        ],
+        handingOff: [],
+      },
+      placements: [
+        { shardId: 42, target: 'zone=eu-west', mode: 'require' },
+        { shardId: 17, target: 'zone=eu-west' },
+      ],
+    };
+    const members = [
+      { address: A, status: 'up', attributes: { zone: 'eu-west' } },
+      { address: B, status: 'up' },
+    ];
+    const cells = gridLayout(view, undefined, members).rows.flat();
+    expect(cells.find((cell) => cell.shardId === 42)).toMatchObject({ host: A, misplaced: false });
+    expect(cells.find((cell) => cell.shardId === 17)).toMatchObject({ host: B, misplaced: true });
+  });
+
   it('takes the declared shard count when health gives one, and caps what it draws', () => {
     const view: TypeView = {
       typeName: 'Counter',
