@@ -8,6 +8,7 @@ import type { ShardingMessage, TypedShardingMessage } from '../../src/sharding/p
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import { member, startedCoordinator } from '../../test/sharding/coordinator-fakes.js';
+import { timeMs } from '../lib/heap.js';
 import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
 import { fmt, fmtRatio, ratio } from '../lib/stats.js';
 import type { Table } from '../lib/table.js';
@@ -45,7 +46,7 @@ function oneRun(shards: number): PhaseFigures[] {
     { numberOfShards: shards, strategy: new LeastShardAllocationStrategy() },
   );
   const requester = regions[0] as string;
-  const allocateMs = time(() => {
+  const allocateMs = timeMs(() => {
     for (let shardId = 0; shardId < shards; shardId++)
       subject.handle(requester, { type: 'GetShardHome', typeName: 'T', shardId });
     for (const { to, message } of ctx.take())
@@ -58,7 +59,7 @@ function oneRun(shards: number): PhaseFigures[] {
   );
   const drained = regions[REGIONS - 1] as string;
   const moved = subject.locations().find((l) => l.address === drained)?.shards.length ?? 0;
-  const drainMs = time(() => drain(subject, ctx, drained, regions));
+  const drainMs = timeMs(() => drain(subject, ctx, drained, regions));
   const drainBaseline = strategyAlone(
     moved,
     members.slice(0, -1).map((m) => m.address),
@@ -101,19 +102,13 @@ function answerOf(message: ShardingMessage): TypedShardingMessage | undefined {
 function strategyAlone(shards: number, candidates: NodeAddress[]): number {
   const strategy = new LeastShardAllocationStrategy();
   const map = new Map(candidates.map((a) => [a.toString(), new Set<number>()]));
-  const ms = time(() => {
+  const ms = timeMs(() => {
     for (let shardId = 0; shardId < shards; shardId++) {
       const home = strategy.allocate(shardId, candidates, map);
       map.get(home.toString())?.add(shardId);
     }
   });
   return (ms * 1000) / shards;
-}
-
-function time(fn: () => void): number {
-  const start = performance.now();
-  fn();
-  return performance.now() - start;
 }
 
 function report(figures: readonly PhaseFigures[]): ScenarioResult {

@@ -154,9 +154,10 @@ export class HandOffs {
   /** The shard stays, and the regions that forgot its home learn it again. */
   private timeOut(shardId: number, id: number): void {
     const { state, logger, timeoutMs, typeName } = this.options;
-    if (state.handOff(shardId)?.id !== id) return;
+    const handOff = state.handOff(shardId);
+    if (handOff?.id !== id) return;
     this.timers.delete(shardId);
-    const owner = state.handOff(shardId)?.owner;
+    const { owner } = handOff;
     this.counts.timedOut++;
     logger.warn({ shardId, owner, timeoutMs }, 'hand-off timed out; shard stays');
     state.apply({ type: 'HandOffTimedOut', shardId, id });
