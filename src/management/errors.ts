@@ -4,18 +4,18 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
+import { CodedError, PersistenceError, PlacementStoreError } from '../../crdt/index.js';
 import { ActorTsError } from '../errors.js';
 import { CordonError } from '../sharding/placements/cordons.js';
 
 /** An HTTP error with the API's error code. */
-export class HttpError extends Error {
+export class HttpError extends CodedError<string> {
   constructor(
     readonly statusCode: number,
-    readonly code: string,
+    code: string,
     message: string,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 
