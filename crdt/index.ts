@@ -2,6 +2,7 @@
 export { compareHlc, HybridLogicalClock, successor, DEFAULT_MAX_DRIFT_MS } from './hlc.js';
 export type { Hlc, HybridLogicalClockOptions } from './hlc.js';
 export {
+  CodedError,
   PlacementStoreError,
   MAX_TARGET_LENGTH,
   MAX_TYPE_NAME_LENGTH,

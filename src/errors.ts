@@ -1,5 +1,7 @@
 // Typed errors of the sharding runtime: every rejection of bad input carries a stable `code`
-// that the management API maps to its `{ error, message }` body.
+// that the management API maps to its `{ error, message }` body. The base every typed error shares
+// (CodedError) lives in crdt/errors.ts, which imports nothing, so the store needs no sharding concept.
+import { CodedError } from '../crdt/errors.js';
 
 /** Machine-readable reason of an ActorTsError; the management API reports the same codes. */
 export type ErrorCode =
@@ -31,11 +33,9 @@ export type ErrorCode =
  * The runtime's error: `code` says which rule was broken (bad input, unknown type, timeout, ...), the message says
  * what and why. The runtime (outside the store, which throws PlacementStoreError) throws or rejects with it.
  */
-export class ActorTsError extends Error {
-  readonly code: ErrorCode;
+export class ActorTsError extends CodedError<ErrorCode> {
   constructor(code: ErrorCode, message: string) {
-    super(message);
+    super(code, message);
     this.name = 'ActorTsError';
-    this.code = code;
   }
 }

@@ -1,4 +1,5 @@
 // A typed HTTP client for the management API, used by the operator commands (and handy in scripts).
+import { CodedError } from '../../crdt/index.js';
 import type { AuditEntry } from '../management/audit.js';
 import type {
   CordonWritten,
@@ -41,13 +42,13 @@ export interface SetPlacementsResult {
 }
 
 /** The API answered with an error body (or not at all). */
-export class ApiError extends Error {
+export class ApiError extends CodedError<string> {
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: string,
     message: string,
   ) {
-    super(message);
+    super(code, message);
     this.name = 'ApiError';
   }
 }

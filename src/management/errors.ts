@@ -4,23 +4,50 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
+import { CodedError, PersistenceError, PlacementStoreError } from '../../crdt/index.js';
 import { ActorTsError } from '../errors.js';
+import { CordonError } from '../sharding/placements/cordons.js';
 
 /** An HTTP error with the API's error code. */
-export class HttpError extends Error {
+export class HttpError extends CodedError<string> {
   constructor(
     readonly statusCode: number,
-    readonly code: string,
+    code: string,
     message: string,
   ) {
-    super(message);
+    super(code, message);
   }
+}
+
+/**
+ * The one table from a typed error's code (ActorTsError, PlacementStoreError, CordonError, PersistenceError)
+ * to its HTTP status; a code not listed is the caller's bad input (400). Routes that build an HttpError
+ * themselves name their status at the throw, next to the condition that causes it.
+ */
+const STATUS_OF_CODE: Readonly<Record<string, number>> = {
+  // This node cannot take the request now (stopped, storage or clock unusable, coordinator away): another can.
+  storage_unavailable: 503,
+  hlc_out_of_range: 503,
+  clock_skew: 503,
+  not_running: 503,
+  coordinator_unreachable: 503,
+  timeout: 504,
+  // Refusals about the cluster's state rather than the input's shape.
+  unknown_target: 409,
+  no_capacity: 409,
+  cordon_conflict: 409,
+  unknown_member: 404,
+  not_cordoned: 404,
+};
+
+/** The HTTP status a typed error's code is answered with. */
+export function statusOf(code: string): number {
+  return Object.hasOwn(STATUS_OF_CODE, code) ? (STATUS_OF_CODE[code] as number) : 400;
 }
 
 export function sendError(
   reply: FastifyReply,
-  error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError,
+  error: FastifyError | HttpError | ActorTsError | PlacementStoreError | PersistenceError | CordonError,
 ): FastifyReply {
   if (error instanceof HttpError)
     return reply.code(error.statusCode).send({ error: error.code, message: error.message });
@@ -28,27 +55,13 @@ export function sendError(
     // This node could not make the write durable (or its storage is closed): not acknowledged, never
     // replicated; another node can take it.
     reply.log.error({ err: error }, 'placement write not committed');
-    return reply.code(503).send({ error: 'storage_unavailable', message: error.message });
+    return reply.code(statusOf('storage_unavailable')).send({ error: 'storage_unavailable', message: error.message });
   }
-  if (error instanceof PlacementStoreError) {
-    // The request was valid; this replica cannot stamp the write (its clock would pass the representable
-    // range) or cannot make it win (clock skew): refused, nothing written, and another node can take it.
-    const status = error.code === 'hlc_out_of_range' || error.code === 'clock_skew' ? 503 : 400;
-    return reply.code(status).send({ error: error.code, message: error.message });
-  }
-  if (error instanceof ActorTsError) {
-    const status =
-      error.code === 'timeout'
-        ? 504
-        : error.code === 'not_running' || error.code === 'coordinator_unreachable'
-          ? 503
-          : error.code === 'unknown_target'
-            ? 409
-            : 400;
+  if (error instanceof PlacementStoreError || error instanceof ActorTsError || error instanceof CordonError) {
     // A delivery timeout says whether the message left this node (applied or not: unknown) or never did.
     const delivered =
       'delivered' in error && typeof error.delivered === 'boolean' ? { delivered: error.delivered } : {};
-    return reply.code(status).send({ error: error.code, message: error.message, ...delivered });
+    return reply.code(statusOf(error.code)).send({ error: error.code, message: error.message, ...delivered });
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CordonError, cordonAddress, type CordonProvenance } from '../sharding/placements/cordons.js';
 import type { AuditLog } from './audit.js';
 import type { ManagementBackend } from './backend.js';
-import { HttpError } from './errors.js';
+import { HttpError, statusOf } from './errors.js';
 import { MAX_PARAM_CHARS, provenanceProperties, provenanceQuery } from './schemas.js';
 
 type Hook = (request: FastifyRequest) => Promise<void>;
@@ -32,13 +32,6 @@ const provenanceBody = {
   additionalProperties: false,
   properties: provenanceProperties,
 } as const;
-
-const STATUS: Readonly<Record<CordonError['code'], number>> = {
-  unknown_member: 404,
-  not_cordoned: 404,
-  no_capacity: 409,
-  cordon_conflict: 409,
-};
 
 interface AddressRoute {
   Params: { address: string };
@@ -118,7 +111,7 @@ async function refusals<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof CordonError) throw new HttpError(STATUS[error.code], error.code, error.message);
+    if (error instanceof CordonError) throw new HttpError(statusOf(error.code), error.code, error.message);
     throw error;
   }
 }

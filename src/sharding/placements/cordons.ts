@@ -6,6 +6,7 @@
 // checks both, and a write refuses to reuse a slot another address holds (a digest collision).
 import { createHash } from 'node:crypto';
 import {
+  CodedError,
   MAX_TARGET_LENGTH,
   type Hlc,
   type PlacementSnapshot,
@@ -33,12 +34,9 @@ export function entityTypeNames(store: Pick<PlacementStore, 'typeNames'>): strin
 export type CordonErrorCode = 'cordon_conflict' | 'unknown_member' | 'not_cordoned' | 'no_capacity';
 
 /** A cordon or drain refused for a reason about the cluster, not the input's shape; nothing was changed. */
-export class CordonError extends Error {
-  constructor(
-    readonly code: CordonErrorCode,
-    message: string,
-  ) {
-    super(message);
+export class CordonError extends CodedError<CordonErrorCode> {
+  constructor(code: CordonErrorCode, message: string) {
+    super(code, message);
     this.name = 'CordonError';
   }
 }
