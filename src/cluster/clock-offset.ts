@@ -96,6 +96,13 @@ export function isSkewed(offsetMs: number | undefined, maxClockOffsetMs: number)
   return offsetMs !== undefined && Math.abs(offsetMs) > maxClockOffsetMs;
 }
 
+/** The `clock_skew` refusal's message, naming this node's offset, or undefined within the bound. */
+export function skewReason(offsetMs: number | undefined, maxClockOffsetMs: number): string | undefined {
+  if (offsetMs === undefined || !isSkewed(offsetMs, maxClockOffsetMs)) return undefined;
+  const dir = offsetMs > 0 ? 'ahead of' : 'behind';
+  return `this node's clock is ${Math.abs(offsetMs) / 1000} s ${dir} the median of its peers (maxClockOffsetMs is ${maxClockOffsetMs}): its timestamps would be held back by them, so it refuses writes; fix its clock or send the write to another node`;
+}
+
 /**
  * Latest reading per member plus the skew state; reports each change into or out of skew once (for the log
  * line and health), so callers do not log on every sample.

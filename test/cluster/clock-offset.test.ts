@@ -7,6 +7,7 @@ import {
   clusterOffset,
   estimateOffset,
   type MemberClockReading,
+  skewReason,
 } from '../../src/cluster/clock-offset.js';
 
 const exchange = (offset: number, there: number, back: number, t0 = 1_000_000) => ({
@@ -93,5 +94,14 @@ describe('ClockOffsetTracker', () => {
   it('rejects a bound that is not a positive number', () => {
     expect(() => new ClockOffsetTracker(0)).toThrow(RangeError);
     expect(() => new ClockOffsetTracker(Number.NaN)).toThrow(RangeError);
+  });
+});
+
+describe('skewReason', () => {
+  it('names the offset and direction beyond the bound, and nothing within it', () => {
+    expect(skewReason(-2 * 86_400_000, 5_000)).toContain('172800 s behind');
+    expect(skewReason(6_000, 5_000)).toContain('6 s ahead of');
+    expect(skewReason(4_000, 5_000)).toBeUndefined();
+    expect(skewReason(undefined, 5_000)).toBeUndefined();
   });
 });
