@@ -9,6 +9,7 @@ const NEEDED = [
   { command: 'chromium', pkg: 'chromium', why: 'the console tests in a real browser (test/console)' },
   { command: 'nft', pkg: 'nftables', why: 'the partition tests between network namespaces (test/e2e/netns)' },
   { command: 'ip', pkg: 'iproute2', why: 'the network namespaces of the partition tests (test/e2e/netns)' },
+  { command: 'faketime', pkg: 'faketime', why: 'a CLI node with a wrong clock refusing writes (issue 41, clock_skew)' },
   { command: 'promtool', pkg: 'prometheus', why: 'the shipped alert rules and dashboard queries (test/docs)' },
 ];
 

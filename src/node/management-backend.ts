@@ -57,6 +57,8 @@ export class NodeManagementBackend implements ManagementBackend {
       readonly logger?: Logger;
       /** Why writes are held right now (this process was just frozen), or undefined. */
       readonly holding?: () => string | undefined;
+      /** Why this node's clock is beyond `maxClockOffsetMs` of its peers' median (ClockOffsetTracker), or undefined. */
+      readonly clockSkew?: () => string | undefined;
       /** Whether the transport starves this node's inbound frames of budget (its stats); reported in health. */
       readonly inbound?: () => InboundHealth;
       /** The transport's handshakes: each member's release and protocol, and peers refused for their protocol. */
@@ -101,6 +103,9 @@ export class NodeManagementBackend implements ManagementBackend {
     }
     const held = this.options.holding?.();
     if (held !== undefined) return { writable: false, code: 'paused', reason: held };
+    // Acknowledged means in force: a write stamped by a clock far off its peers' would be held back by them.
+    const skew = this.options.clockSkew?.();
+    if (skew !== undefined) return { writable: false, code: 'clock_skew', reason: skew };
     // A node off the majority side (the rule the downing decision keeps sides by) is on the side that downs
     // itself, or was paused long enough to be put out and has not heard it yet: a write it acknowledged could
     // stay local and die with it. This node counts itself even while joining.
