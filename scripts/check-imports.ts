@@ -37,6 +37,8 @@ export const ROOMS = [
   // and the sharding barrel (index.ts), which exports them with the runtime.
   ['sharding/api', (p) => p.startsWith('src/sharding/api/') || p === 'src/sharding/index.ts'],
   ['sharding', (p) => /^src\/sharding\/[^/]+\.ts$/.test(p)],
+  // The management API's JSON shapes: read by the routes, the CLI's client and the console page (for types only).
+  ['management/shapes', (p) => p === 'src/management/api-shapes.ts'],
   ['management/console', (p) => p.startsWith('src/management/console/')],
   ['management', (p) => p.startsWith('src/management/')],
   ['node', (p) => p.startsWith('src/node/')],
@@ -99,7 +101,9 @@ export const MAY_IMPORT = {
   ],
   sharding: ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster', 'placement-replication', ...SHARDING_ROOMS],
   'sharding/api': ['base', 'crdt/surface', 'cluster/vocabulary', 'sharding', ...SHARDING_ROOMS],
-  'management/console': ['base'],
+  // The text limits of a pin (a leaf of sharding/placements) bound the request shapes.
+  'management/shapes': ['sharding/placements'],
+  'management/console': ['base', 'management/shapes'],
   management: [
     'base',
     'crdt/surface',
@@ -109,9 +113,10 @@ export const MAY_IMPORT = {
     'sharding/api',
     'sharding/placements',
     'sharding/strategies',
+    'management/shapes',
     'management/console',
   ],
-  node: [...RUNTIME, ...ABOVE_RUNTIME, 'management', 'management/console'],
+  node: [...RUNTIME, ...ABOVE_RUNTIME, 'management', 'management/shapes', 'management/console'],
   cli: [
     'base',
     'crdt/surface',
@@ -122,15 +127,17 @@ export const MAY_IMPORT = {
     'sharding/placements',
     'sharding/strategies',
     'management',
+    'management/shapes',
     'node',
   ],
-  surface: [...RUNTIME, ...ABOVE_RUNTIME, 'management', 'management/console', 'node', 'cli'],
+  surface: [...RUNTIME, ...ABOVE_RUNTIME, 'management', 'management/shapes', 'management/console', 'node', 'cli'],
   bench: [
     ...RUNTIME,
     ...ABOVE_RUNTIME,
     'crdt',
     'crdt/persistence',
     'management',
+    'management/shapes',
     'management/console',
     'node',
     'cli',

@@ -1,17 +1,22 @@
 // A typed HTTP client for the management API, used by the operator commands (and handy in scripts).
 import { CodedError } from '../../crdt/index.js';
-import type { AuditEntry } from '../management/audit.js';
 import type {
-  CordonWritten,
-  DrainOutcome,
-  DryRunMoves,
-  PinRequest,
-  PlacementsDryRun,
-  RebalanceOutcome,
-  ShardExplanation,
-  ShardLocations,
-  PinRecord,
-} from '../management/backend.js';
+  AuditAnswer,
+  CordonAnswer,
+  DrainAnswer,
+  ExplainAnswer,
+  HealthAnswer,
+  MemberJson,
+  MembersAnswer,
+  PinRequestBody,
+  PinsWritten,
+  PlacementsAnswer,
+  PlacementsDryRunAnswer,
+  RebalanceAnswer,
+  RebalanceDryRun,
+  SetPlacementsBody,
+  ShardLocationsAnswer,
+} from '../management/api-shapes.js';
 
 /** Who asks and why, sent with every write so the accepting node's audit trail names them. */
 export interface Provenance {
@@ -19,27 +24,11 @@ export interface Provenance {
   readonly reason?: string;
 }
 
-export interface MemberRow {
-  readonly address: string;
-  readonly status: string;
-  readonly appVersion: string;
-  /** The member's release (package version); null while unknown, absent from nodes that predate it. */
-  readonly release?: string | null;
-  /** The protocol version the answering node speaks with it (its own newest for itself); null while unknown. */
-  readonly protocol?: number | null;
-  readonly upNumber: number;
-  readonly reachable: boolean;
-  readonly roles: readonly string[];
-  /** Absent from nodes that predate attributes. */
-  readonly attributes?: Readonly<Record<string, string>>;
-  /** Absent from nodes that predate cordons. */
-  readonly cordoned?: boolean;
-}
+/** One member as the API lists it. */
+export type MemberRow = MemberJson;
 
-export interface SetPlacementsResult {
-  readonly placements: readonly PinRecord[];
-  readonly warnings: ReadonlyArray<{ readonly shardId: number; readonly target: string; readonly message: string }>;
-}
+/** What a pin write answers: the pins as written and the warnings about targets no member can take now. */
+export type SetPlacementsResult = PinsWritten;
 
 /** The API answered with an error body (or not at all). */
 export class ApiError extends CodedError<string> {
@@ -75,30 +64,20 @@ export class ManagementClient {
     this.base = url.replace(/\/+$/, '');
   }
 
-  health(): Promise<{
-    status: string;
-    self: string;
-    memberStatus?: string;
-    pid?: number;
-    /** Absent from nodes that predate it; `shardIdFunction` absent from nodes before 0.3. */
-    entityTypes?: ReadonlyArray<{ typeName: string; numberOfShards: number; shardIdFunction?: string }>;
-  }> {
+  health(): Promise<HealthAnswer> {
     return this.request('GET', '/actor-ts/health');
   }
 
-  members(): Promise<{ self: string; members: MemberRow[] }> {
+  members(): Promise<MembersAnswer> {
     return this.request('GET', '/actor-ts/cluster/members');
   }
 
-  shards(typeName: string): Promise<ShardLocations> {
+  shards(typeName: string): Promise<ShardLocationsAnswer> {
     return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}`);
   }
 
   /** With includeExpired, expired pins too, each with `expired`. */
-  placements(
-    typeName: string,
-    options: { readonly includeExpired?: boolean } = {},
-  ): Promise<{ placements: PinRecord[] }> {
+  placements(typeName: string, options: { readonly includeExpired?: boolean } = {}): Promise<PlacementsAnswer> {
     const query = options.includeExpired === true ? '?includeExpired=true' : '';
     return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements${query}`);
   }
@@ -106,7 +85,7 @@ export class ManagementClient {
   /** With allowUnknownTarget, pins to targets no current member matches are written (else 409 unknown_target). */
   setPlacements(
     typeName: string,
-    placements: readonly PinRequest[],
+    placements: readonly PinRequestBody[],
     options: { readonly allowUnknownTarget?: boolean } = {},
   ): Promise<SetPlacementsResult> {
     return this.request(
@@ -123,14 +102,14 @@ export class ManagementClient {
     );
   }
 
-  rebalance(typeName: string, shardIds: readonly number[], provenance: Provenance = {}): Promise<RebalanceOutcome> {
+  rebalance(typeName: string, shardIds: readonly number[], provenance: Provenance = {}): Promise<RebalanceAnswer> {
     return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/rebalance`, {
       shardIds,
       ...provenance,
     });
   }
 
-  cordon(address: string, provenance: Provenance = {}): Promise<CordonWritten> {
+  cordon(address: string, provenance: Provenance = {}): Promise<CordonAnswer> {
     return this.request('POST', `${memberPath(address)}/cordon`, provenance);
   }
 
@@ -138,25 +117,25 @@ export class ManagementClient {
     await this.request('DELETE', `${memberPath(address)}/cordon${query(provenance)}`);
   }
 
-  drain(address: string, provenance: Provenance = {}): Promise<DrainOutcome> {
+  drain(address: string, provenance: Provenance = {}): Promise<DrainAnswer> {
     return this.request('POST', `${memberPath(address)}/drain`, provenance);
   }
 
   /** The accepting node's audit trail, newest first. */
-  audit(): Promise<{ entries: AuditEntry[] }> {
+  audit(): Promise<AuditAnswer> {
     return this.request('GET', '/actor-ts/audit');
   }
 
-  explain(typeName: string, shardId: number): Promise<ShardExplanation> {
+  explain(typeName: string, shardId: number): Promise<ExplainAnswer> {
     return this.request('GET', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/explain/${shardId}`);
   }
 
   /** What setPlacements would start; nothing is written. */
   dryRunPlacements(
     typeName: string,
-    placements: readonly PinRequest[],
+    placements: readonly PinRequestBody[],
     options: { readonly allowUnknownTarget?: boolean } = {},
-  ): Promise<{ dryRun: true; withoutHome?: number[] } & PlacementsDryRun> {
+  ): Promise<PlacementsDryRunAnswer> {
     return this.request(
       'POST',
       `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/placements?dryRun=true`,
@@ -165,7 +144,7 @@ export class ManagementClient {
   }
 
   /** What rebalance would start; nothing is handed off. */
-  dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<{ dryRun: true } & DryRunMoves> {
+  dryRunRebalance(typeName: string, shardIds: readonly number[]): Promise<RebalanceDryRun> {
     return this.request('POST', `/actor-ts/cluster/shards/${encodeURIComponent(typeName)}/rebalance?dryRun=true`, {
       shardIds,
     });
@@ -217,11 +196,12 @@ export class ManagementClient {
 }
 
 function placementsBody(
-  placements: readonly PinRequest[],
+  placements: readonly PinRequestBody[],
   options: { readonly allowUnknownTarget?: boolean },
-): unknown {
+): SetPlacementsBody {
   const allow = options.allowUnknownTarget === true ? { allowUnknownTarget: true } : {};
-  return placements.length === 1 ? { ...placements[0], ...allow } : { placements, ...allow };
+  const [only] = placements;
+  return placements.length === 1 && only !== undefined ? { ...only, ...allow } : { placements, ...allow };
 }
 
 function memberPath(address: string): string {

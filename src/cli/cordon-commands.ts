@@ -2,7 +2,7 @@
 // emptying it, and reading what a node accepted. `drain --wait` polls until the node hosts no shard of any
 // type it was drained of, printing one line per shard as it lands elsewhere, and the time it took.
 import type { Command } from 'commander';
-import type { DrainOutcome } from '../management/backend.js';
+import type { DrainAnswer } from '../management/api-shapes.js';
 import type { ManagementClient } from './client.js';
 import { table } from './format.js';
 import { addressArg, connect, hlcText, usage, type CliIo } from './operator-support.js';
@@ -82,7 +82,7 @@ export function addCordonCommands(program: Command, io: CliIo): void {
     });
 }
 
-function printDrain(outcome: DrainOutcome, io: CliIo): void {
+function printDrain(outcome: DrainAnswer, io: CliIo): void {
   io.out(`${outcome.address} cordoned; handing off:`);
   const rows = Object.entries(outcome.moves).flatMap(([typeName, moves]) =>
     moves.map((move) => [typeName, String(move.shardId), move.from, move.to ?? '(waits: no home)']),
@@ -98,7 +98,7 @@ function printDrain(outcome: DrainOutcome, io: CliIo): void {
  */
 async function waitDrained(
   client: ManagementClient,
-  outcome: DrainOutcome,
+  outcome: DrainAnswer,
   io: CliIo,
   timeoutMs: number,
 ): Promise<boolean> {

@@ -1,7 +1,7 @@
 // `explain SHARD` (why a shard is where it is, in the coordinator's words) and the table a `--dry-run` of
 // `placements set` or `rebalance` prints: the moves the coordinator would start, and its warnings.
 import type { Command } from 'commander';
-import type { DryRunMoves, PlacementsDryRun, ShardExplanation } from '../management/backend.js';
+import type { ExplainAnswer, PlacementsDryRunAnswer, RebalanceDryRun } from '../management/api-shapes.js';
 import { table } from './format.js';
 import { connect, shardIdArg, usage, type CliIo } from './operator-support.js';
 
@@ -19,7 +19,7 @@ export function addExplainCommand(program: Command, io: CliIo): void {
     });
 }
 
-export function explanationText(answer: ShardExplanation): string[] {
+export function explanationText(answer: ExplainAnswer): string[] {
   const where = answer.home === null ? 'no home' : `on ${answer.home}`;
   const lines = [
     `shard ${answer.shardId}: ${where} (${answer.decision}${answer.handingOff ? ', handing off' : ''})`,
@@ -46,9 +46,10 @@ export function explanationText(answer: ShardExplanation): string[] {
       ]),
     ),
   );
-  if (answer.history.length > 0) {
+  const history = answer.history ?? [];
+  if (history.length > 0) {
     lines.push('', 'history:');
-    for (const { atMs, what } of answer.history) lines.push(`  ${new Date(atMs).toISOString()}  ${what}`);
+    for (const { atMs, what } of history) lines.push(`  ${new Date(atMs).toISOString()}  ${what}`);
   }
   return lines;
 }
@@ -56,7 +57,7 @@ export function explanationText(answer: ShardExplanation): string[] {
 /** Prints a dry run's pins (when it has any) and moves as a table, and its warnings on stderr. */
 export function printDryRun(
   io: CliIo,
-  result: DryRunMoves & { readonly placements?: PlacementsDryRun['placements'] },
+  result: RebalanceDryRun & { readonly placements?: PlacementsDryRunAnswer['placements'] },
 ): void {
   io.out('dry run: nothing was written and nothing moved');
   for (const pin of result.placements ?? []) io.out(`would pin shard ${pin.shardId} -> ${pin.target} (${pin.mode})`);

@@ -3,7 +3,7 @@
 // usage error (exit code 2) and nothing is sent.
 import { Command, InvalidArgumentError } from 'commander';
 import { ActorTsError } from '../errors.js';
-import type { PinRequest, PinRecord } from '../management/backend.js';
+import type { PinJson, PinRequestBody } from '../management/api-shapes.js';
 import { validateBy, validateExpiresAt, validateReason } from '../sharding/placements/placement-options.js';
 import { parsePlacementTarget } from '../sharding/placements/placement-target.js';
 import { parseDuration } from './duration.js';
@@ -95,7 +95,7 @@ export function addPlacementsCommands(program: Command, io: CliIo): void {
 }
 
 /** The entry to send, every part checked as the API would; InvalidArgumentError names the first problem. */
-function placementEntry(shardId: string, target: string, options: SetOptions): PinRequest {
+function placementEntry(shardId: string, target: string, options: SetOptions): PinRequestBody {
   const shard = shardIdArg(shardId);
   if (options.require && options.prefer) throw new InvalidArgumentError('give --require or --prefer, not both');
   if (options.ttl !== undefined && options.expiresAt !== undefined)
@@ -138,12 +138,12 @@ function durationArg(value: string): number {
   }
 }
 
-function expiryText(p: PinRecord): string {
+function expiryText(p: PinJson): string {
   if (p.expiresAt === null) return 'never';
   return p.expired === true ? `${p.expiresAt} (expired)` : p.expiresAt;
 }
 
-function writtenText(p: PinRecord): string {
+function writtenText(p: PinJson): string {
   const rule = [
     ...(p.mode === 'require' ? ['require'] : []),
     ...(p.expiresAt !== null ? [`expires ${p.expiresAt}`] : []),

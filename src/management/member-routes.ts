@@ -6,7 +6,14 @@ import { CordonError, cordonAddress, type CordonProvenance } from '../sharding/p
 import type { AuditLog } from './audit.js';
 import type { ManagementBackend } from './backend.js';
 import { HttpError, statusOf } from './errors.js';
-import { MAX_PARAM_CHARS, provenanceProperties, provenanceQuery } from './schemas.js';
+import {
+  AddressParams,
+  ProvenanceBody,
+  ProvenanceQuery,
+  type AuditAnswer,
+  type CordonAnswer,
+  type DrainAnswer,
+} from './api-shapes.js';
 
 type Hook = (request: FastifyRequest) => Promise<void>;
 
@@ -20,25 +27,12 @@ export interface MemberRoutesOptions {
   readonly memberOnly: Hook;
 }
 
-const addressParams = {
-  type: 'object',
-  required: ['address'],
-  properties: { address: { type: 'string', minLength: 1, maxLength: MAX_PARAM_CHARS } },
-} as const;
-
-// A body is optional (`curl -X POST` with none is a cordon without provenance); when sent it is this.
-const provenanceBody = {
-  type: ['object', 'null'],
-  additionalProperties: false,
-  properties: provenanceProperties,
-} as const;
-
 interface AddressRoute {
-  Params: { address: string };
+  Params: AddressParams;
 }
 
 /** Cordon and drain: the member's address in the path, who and why in an optional body. */
-type ProvenanceRoute = AddressRoute & { Body: CordonProvenance | null | undefined };
+type ProvenanceRoute = AddressRoute & { Body: ProvenanceBody | undefined };
 
 /** A cordon or drain request's input, parsed once: the address checked, an absent body as no provenance. */
 function addressed(request: { readonly params: ProvenanceRoute['Params']; readonly body: ProvenanceRoute['Body'] }): {
@@ -52,7 +46,7 @@ export function registerMemberRoutes(app: FastifyInstance, options: MemberRoutes
   const { prefix, backend, audit, guardRead, guardWrite, memberOnly } = options;
   const path = `${prefix}/cluster/members/:address`;
   const write = { onRequest: guardWrite, preHandler: memberOnly };
-  const provenanceWrite = { ...write, schema: { params: addressParams, body: provenanceBody } };
+  const provenanceWrite = { ...write, schema: { params: AddressParams, body: ProvenanceBody } };
 
   app.post<ProvenanceRoute>(`${path}/cordon`, provenanceWrite, async (request, reply) => {
     const { address, provenance } = addressed(request);
@@ -65,12 +59,13 @@ export function registerMemberRoutes(app: FastifyInstance, options: MemberRoutes
       reason: written.reason,
       hlc: written.hlc,
     });
-    return reply.code(202).send(written);
+    const answer: CordonAnswer = written;
+    return reply.code(202).send(answer);
   });
 
-  app.delete<AddressRoute & { Querystring: CordonProvenance }>(
+  app.delete<AddressRoute & { Querystring: ProvenanceQuery }>(
     `${path}/cordon`,
-    { ...write, schema: { params: addressParams, querystring: provenanceQuery } },
+    { ...write, schema: { params: AddressParams, querystring: ProvenanceQuery } },
     async (request, reply) => {
       const address = cordonAddress(request.params.address);
       const hlc = await refusals(() => backend.uncordon(address));
@@ -100,10 +95,13 @@ export function registerMemberRoutes(app: FastifyInstance, options: MemberRoutes
       reason: outcome.cordon.reason,
       hlc: outcome.cordon.hlc,
     });
-    return reply.code(202).send(outcome);
+    const answer: DrainAnswer = outcome;
+    return reply.code(202).send(answer);
   });
 
-  app.get(`${prefix}/audit`, { onRequest: guardRead }, async () => ({ entries: audit.entries() }));
+  app.get(`${prefix}/audit`, { onRequest: guardRead }, async (): Promise<AuditAnswer> => ({
+    entries: audit.entries(),
+  }));
 }
 
 /** Runs a backend call, answering its CordonError with the status that refusal has. */

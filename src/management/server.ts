@@ -25,29 +25,25 @@ import { WriteRefusals, countRefusedWrites } from './safety-metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { shareConnections } from './connection-share.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpConfig } from './limits.js';
-import {
-  dryRunQuery,
-  isDryRun,
-  placementsDryRun,
-  rebalanceDryRun,
-  registerExplainRoute,
-  type DryRunQuery,
-} from './insight-routes.js';
+import { isDryRun, placementsDryRun, rebalanceDryRun, registerExplainRoute } from './insight-routes.js';
+import { DryRunQuery } from './api-shapes.js';
 import { placementWarnings } from './placement-warnings.js';
 import { knownType, shardRange } from './shard-checks.js';
 import {
   MAX_PARAM_LENGTH,
-  placementsQuery,
-  provenanceQuery,
-  rebalanceBody,
-  setPlacementsBody,
-  shardParams,
-  typeNameParams,
-  type PlacementsQuery,
-  type ProvenanceQuery,
-  type RebalanceBody,
-  type SetPlacementsBody,
-} from './schemas.js';
+  PlacementsQuery,
+  ProvenanceQuery,
+  RebalanceBody,
+  SetPlacementsBody,
+  ShardParams,
+  TypeNameParams,
+  type HealthAnswer,
+  type MembersAnswer,
+  type PinsWritten,
+  type PlacementsAnswer,
+  type RebalanceAnswer,
+  type ShardLocationsAnswer,
+} from './api-shapes.js';
 
 export { HttpError } from './errors.js';
 
@@ -179,68 +175,22 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
   const typesPath = `${API_PREFIX}/cluster/shards/:typeName`;
   const write = { onRequest: guardWrite, preHandler: memberOnly };
 
-  app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => {
-    const health = backend.health();
-    const replication = backend.replication();
-    const storage = backend.storage();
-    const access = backend.writeAccess();
-    // A member that refuses writes, cannot replicate placements or store them is not ok: its writes and its
-    // view may not be the cluster's. `reasons` says why, one line each.
-    const reasons = [
-      ...(access.writable ? [] : [`placement writes are refused (${access.code}): ${access.reason}`]),
-      ...replication.problems,
-      ...(storage.failure === null ? [] : [`storage: ${storage.failure}`]),
-    ];
-    const status = health.status === 'ok' && reasons.length > 0 ? 'degraded' : health.status;
-    // Every initialised type, so the console lists them all without being told their names; pid: a tool that
-    // started this node (local-cluster) tells it apart from another process on the same port.
-    const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards, shardIdFunction }]) => ({
-      typeName,
-      numberOfShards,
-      ...(shardIdFunction === undefined ? {} : { shardIdFunction }),
-    }));
-    return {
-      ...health,
-      status,
-      reasons,
-      self: backend.self.toString(),
-      pid: process.pid,
-      entityTypes,
-      placementStore: backend.placementStore(),
-      replication,
-      storage,
-    };
-  });
+  app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => healthOf(backend));
+  app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => membersOf(backend));
 
-  app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => {
-    const cordoned = new Set(backend.cordons().map((cordon) => cordon.address));
-    const members = backend.members().map((member) => ({
-      address: member.address.toString(),
-      status: member.status,
-      appVersion: member.appVersion,
-      ...protocolFields(backend.protocolOf?.(member.address)),
-      upNumber: member.upNumber,
-      reachable: member.reachable,
-      roles: member.roles ?? [],
-      attributes: member.attributes ?? {},
-      cordoned: cordoned.has(member.address.toString()),
-    }));
-    return { self: backend.self.toString(), members };
-  });
-
-  app.get<{ Params: { typeName: string } }>(
+  app.get<{ Params: TypeNameParams }>(
     typesPath,
-    { onRequest: guardRead, schema: { params: typeNameParams } },
-    async (request) => {
+    { onRequest: guardRead, schema: { params: TypeNameParams } },
+    async (request): Promise<ShardLocationsAnswer> => {
       const typeName = knownType(backend, request.params.typeName);
       return backend.shardLocations(typeName);
     },
   );
 
-  app.get<{ Params: { typeName: string }; Querystring: PlacementsQuery }>(
+  app.get<{ Params: TypeNameParams; Querystring: PlacementsQuery }>(
     `${typesPath}/placements`,
-    { onRequest: guardRead, schema: { params: typeNameParams, querystring: placementsQuery } },
-    async (request) => {
+    { onRequest: guardRead, schema: { params: TypeNameParams, querystring: PlacementsQuery } },
+    async (request): Promise<PlacementsAnswer> => {
       const typeName = knownType(backend, request.params.typeName);
       const includeExpired = request.query.includeExpired === 'true';
       const placements = [...backend.placements(typeName, { includeExpired })].sort((a, b) => a.shardId - b.shardId);
@@ -248,9 +198,9 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     },
   );
 
-  app.post<{ Params: { typeName: string }; Body: SetPlacementsBody; Querystring: DryRunQuery }>(
+  app.post<{ Params: TypeNameParams; Body: SetPlacementsBody; Querystring: DryRunQuery }>(
     `${typesPath}/placements`,
-    { ...write, schema: { params: typeNameParams, body: setPlacementsBody, querystring: dryRunQuery } },
+    { ...write, schema: { params: TypeNameParams, body: SetPlacementsBody, querystring: DryRunQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const body = request.body;
@@ -282,13 +232,14 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
         backend.members(),
         new Set(backend.cordons().map((cordon) => cordon.address)),
       );
-      return reply.code(202).send({ placements: written, warnings });
+      const answer: PinsWritten = { placements: written, warnings };
+      return reply.code(202).send(answer);
     },
   );
 
-  app.delete<{ Params: { typeName: string; shardId: string }; Querystring: ProvenanceQuery }>(
+  app.delete<{ Params: ShardParams; Querystring: ProvenanceQuery }>(
     `${typesPath}/placements/:shardId`,
-    { ...write, schema: { params: shardParams, querystring: provenanceQuery } },
+    { ...write, schema: { params: ShardParams, querystring: ProvenanceQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const shardId = parseShardId(Number(request.params.shardId), shardRange(backend, typeName));
@@ -307,9 +258,9 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     },
   );
 
-  app.post<{ Params: { typeName: string }; Body: RebalanceBody; Querystring: DryRunQuery }>(
+  app.post<{ Params: TypeNameParams; Body: RebalanceBody; Querystring: DryRunQuery }>(
     `${typesPath}/rebalance`,
-    { ...write, schema: { params: typeNameParams, body: rebalanceBody, querystring: dryRunQuery } },
+    { ...write, schema: { params: TypeNameParams, body: RebalanceBody, querystring: DryRunQuery } },
     async (request, reply) => {
       const typeName = knownType(backend, request.params.typeName);
       const range = shardRange(backend, typeName);
@@ -334,7 +285,8 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
         reason,
         hlc: null,
       });
-      return reply.code(202).send(outcome);
+      const answer: RebalanceAnswer = { accepted: outcome.accepted, homeless: outcome.homeless };
+      return reply.code(202).send(answer);
     },
   );
 
@@ -389,4 +341,55 @@ export function bearerGuard(token: string | undefined): ((request: FastifyReques
 /** A member's `release` and `protocol` fields: null while this node has no handshake with it to tell. */
 function protocolFields(known: MemberProtocol | undefined): { release: string | null; protocol: number | null } {
   return { release: known?.release ?? null, protocol: known?.protocol ?? null };
+}
+
+/** GET /actor-ts/health: liveness, and why the node is not ok when it is not. */
+function healthOf(backend: ManagementBackend): HealthAnswer {
+  const health = backend.health();
+  const replication = backend.replication();
+  const storage = backend.storage();
+  const access = backend.writeAccess();
+  // A member that refuses writes, cannot replicate placements or store them is not ok: its writes and its
+  // view may not be the cluster's. `reasons` says why, one line each.
+  const reasons = [
+    ...(access.writable ? [] : [`placement writes are refused (${access.code}): ${access.reason}`]),
+    ...replication.problems,
+    ...(storage.failure === null ? [] : [`storage: ${storage.failure}`]),
+  ];
+  const status = health.status === 'ok' && reasons.length > 0 ? 'degraded' : health.status;
+  // Every initialised type, so the console lists them all without being told their names; pid: a tool that
+  // started this node (local-cluster) tells it apart from another process on the same port.
+  const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards, shardIdFunction }]) => ({
+    typeName,
+    numberOfShards,
+    ...(shardIdFunction === undefined ? {} : { shardIdFunction }),
+  }));
+  return {
+    ...health,
+    status,
+    reasons,
+    self: backend.self.toString(),
+    pid: process.pid,
+    entityTypes,
+    placementStore: backend.placementStore(),
+    replication,
+    storage,
+  };
+}
+
+/** GET /actor-ts/cluster/members: every member as this node sees it, with its release and cordon. */
+function membersOf(backend: ManagementBackend): MembersAnswer {
+  const cordoned = new Set(backend.cordons().map((cordon) => cordon.address));
+  const members = backend.members().map((member) => ({
+    address: member.address.toString(),
+    status: member.status,
+    appVersion: member.appVersion,
+    ...protocolFields(backend.protocolOf?.(member.address)),
+    upNumber: member.upNumber,
+    reachable: member.reachable,
+    roles: member.roles ?? [],
+    attributes: member.attributes ?? {},
+    cordoned: cordoned.has(member.address.toString()),
+  }));
+  return { self: backend.self.toString(), members };
 }

@@ -3,7 +3,7 @@
 // map, pinning through the form (dry run, then the POST) and unpinning, the token prompt with --auth-reads, and
 // leaves a screenshot in test-results/. Without a launchable Chromium it fails saying so.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -12,27 +12,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { consolePlugin } from '../../src/management/console/plugin.js';
 import { ROOT as root, closeBrowser, openConsole, screenshotPath } from './browser.js';
 import { NODES, SHARDS, TYPE, bearer, fakeCluster, registerFakeApi, type FakeCluster } from './fake-api.js';
+import { pinJson } from './answers.js';
 
 let assetsDir: string | undefined;
 const servers: FastifyInstance[] = [];
 
-/** Compiles the page the way build:console does, into a directory of this test's own. */
+/** Builds the page with build:console's own script, into a directory of this test's own. */
 function buildPage(): string {
   const out = mkdtempSync(join(tmpdir(), 'console-page-'));
-  execFileSync(
-    process.execPath,
-    [
-      join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
-      '-p',
-      join(root, 'src/management/console/tsconfig.json'),
-      '--outDir',
-      out,
-    ],
-    {
-      stdio: 'pipe',
-    },
-  );
-  cpSync(join(root, 'src/management/console/static'), out, { recursive: true });
+  execFileSync(process.execPath, [join(root, 'scripts', 'build-console.mjs'), out], { stdio: 'pipe' });
   return out;
 }
 
@@ -259,12 +247,15 @@ describe('console in Chromium', () => {
 
   it("keeps an action's error on screen across refreshes until dismissed or the next action (issue 39)", async () => {
     const cluster = fakeCluster();
-    cluster.placements.set(5, {
-      shardId: 5,
-      target: NODES[2],
-      writer: NODES[0],
-      hlc: { wallMs: 1, counter: 0, node: NODES[0] },
-    });
+    cluster.placements.set(
+      5,
+      pinJson({
+        shardId: 5,
+        target: NODES[2],
+        writer: NODES[0],
+        hlc: { wallMs: 1, counter: 0, node: NODES[0] },
+      }),
+    );
     const base = await serve(cluster);
     const { page } = await openConsole(`${base}/?type=${TYPE}`);
     const unpin = page.locator(`[data-unpin="${TYPE}/5"]`);
@@ -299,21 +290,27 @@ describe('console in Chromium', () => {
     // Shard 7: a require pin no member satisfies and no home: it waits. Shard 11: nobody asked for it yet.
     cluster.hosts.delete(7);
     cluster.hosts.delete(11);
-    cluster.placements.set(7, {
-      shardId: 7,
-      target: 'zone=mars',
-      mode: 'require',
-      reason: 'tenant 17 stays on mars',
-      writer: NODES[0],
-      hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] },
-    });
-    cluster.placements.set(3, {
-      shardId: 3,
-      target: NODES[0],
-      reason: 'hot tenant, keep it near its data store',
-      writer: NODES[0],
-      hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] },
-    });
+    cluster.placements.set(
+      7,
+      pinJson({
+        shardId: 7,
+        target: 'zone=mars',
+        mode: 'require',
+        reason: 'tenant 17 stays on mars',
+        writer: NODES[0],
+        hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] },
+      }),
+    );
+    cluster.placements.set(
+      3,
+      pinJson({
+        shardId: 3,
+        target: NODES[0],
+        reason: 'hot tenant, keep it near its data store',
+        writer: NODES[0],
+        hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] },
+      }),
+    );
     cluster.audit.push({
       at: new Date().toISOString(),
       action: 'pin',
@@ -322,6 +319,7 @@ describe('console in Chromium', () => {
       target: NODES[0],
       by: 'ann@laptop',
       reason: 'hot tenant',
+      hlc: null,
     });
     const base = await serve(cluster, 's3cret', true, true);
     const { page, errors } = await openConsole(`${base}/`, { width: 1280, height: 900 });

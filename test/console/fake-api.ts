@@ -1,25 +1,32 @@
-// Fake management routes for the console's browser test: the shapes and status codes of the management API
-// (docs/operations.md) over an in-memory cluster of three nodes, so the page can be driven without the node
-// wiring. Writes are recorded so the test can see which REST calls the page made.
+// Fake management routes for the console's browser test over an in-memory cluster of three nodes, so the page can
+// be driven without the node wiring. Every answer is typed by the API's own shapes (api-shapes.ts), so the fake
+// cannot send what the real API does not (test/console/shapes.test.ts holds the real API to the same shapes). Its
+// `later` switch only decides which requests it takes (pin reasons, audit, explain), to drive the page's handling
+// of refusals. Writes are recorded so the test can see which REST calls the page made.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { PinRecord as ServerPinRecord } from '../../src/management/backend.js';
+import type {
+  AuditEntryJson,
+  CordonAnswer,
+  DrainAnswer,
+  ExplainAnswer,
+  HealthAnswer,
+  MembersAnswer,
+  PinJson,
+  PinsWritten,
+  PlacementsAnswer,
+  PlacementsDryRunAnswer,
+  RebalanceAnswer,
+  ShardLocationsAnswer,
+} from '../../src/management/api-shapes.js';
+import { healthAnswer, pinJson } from './answers.js';
 
 export const NODES = ['app@127.0.0.1:25520', 'app@127.0.0.1:25521', 'app@127.0.0.1:25522'] as const;
 export const TYPE = 'Counter';
 export const SHARDS = 12;
 
-interface Placement {
-  shardId: number;
-  target: string;
-  writer: string;
-  hlc: { wallMs: number; counter: number; node: string };
-  reason?: string;
-  mode?: string;
-}
-
 export interface FakeCluster {
   readonly hosts: Map<number, string>;
-  readonly placements: Map<number, Placement>;
+  readonly placements: Map<number, PinJson>;
   /** Shards reported as handing off (still listed under the region they leave). */
   readonly handingOff: Set<number>;
   readonly writes: Array<{ method: string; url: string; body: unknown }>;
@@ -28,7 +35,7 @@ export interface FakeCluster {
   /** Every placements dry run the page asked for, with the Authorization header it sent. */
   readonly dryRuns: Array<{ body: unknown; authorization: string | undefined }>;
   /** What GET /actor-ts/audit answers (newest first), later API only. */
-  readonly audit: Array<Record<string, unknown>>;
+  readonly audit: AuditEntryJson[];
   /** The next unpin is refused with this error (once), as a node without a majority would. */
   refuseNextUnpin?: { readonly status: number; readonly code: string; readonly message: string };
 }
@@ -87,18 +94,19 @@ export function registerFakeApi(
       throw new FakeHttpError(404, 'unknown_type', `entity type "${typeName}" is not initialised on this node`);
   };
 
-  app.get('/actor-ts/health', read, async () => ({
-    status: 'ok',
-    memberStatus: 'up',
-    self: NODES[0],
-    placementStore: {
-      generation: 0,
-      slots: cluster.placements.size,
-      baseSlots: 0,
-      documentItems: cluster.writes.length,
-    },
-  }));
-  app.get('/actor-ts/cluster/members', read, async () => ({
+  app.get('/actor-ts/health', read, async (): Promise<HealthAnswer> =>
+    healthAnswer({
+      memberStatus: 'up',
+      self: NODES[0],
+      placementStore: {
+        generation: 0,
+        slots: cluster.placements.size,
+        baseSlots: 0,
+        documentItems: cluster.writes.length,
+      },
+    }),
+  );
+  app.get('/actor-ts/cluster/members', read, async (): Promise<MembersAnswer> => ({
     self: NODES[0],
     members: NODES.map((address, index) => ({
       address,
@@ -110,7 +118,7 @@ export function registerFakeApi(
       ...(later ? { attributes: { zone: `z${index}` }, cordoned: cluster.cordoned.has(address) } : {}),
     })),
   }));
-  app.get<{ Params: { typeName: string } }>(typePath, read, async (request) => {
+  app.get<{ Params: { typeName: string } }>(typePath, read, async (request): Promise<ShardLocationsAnswer> => {
     known(request.params.typeName);
     const regions = NODES.map((address) => ({
       address,
@@ -118,37 +126,20 @@ export function registerFakeApi(
     }));
     return { regions, handingOff: [...cluster.handingOff] };
   });
-  app.get<{ Params: { typeName: string } }>(`${typePath}/placements`, read, async (request) => {
-    known(request.params.typeName);
-    const placements = [...cluster.placements.values()].sort((a, b) => a.shardId - b.shardId);
-    if (!later) return { placements };
-    // Typed as the server's own record, so the fake cannot send a field the real API does not have.
-    const records: Array<Pick<ServerPinRecord, 'shardId' | 'target' | 'mode' | 'expiresAt' | 'reason' | 'by'>> =
-      placements.map((pin) => ({
-        ...pin,
-        mode: pin.mode === 'require' ? 'require' : 'prefer',
-        reason: pin.reason ?? null,
-        by: 'console',
-        expiresAt: null,
-      }));
-    return { placements: records };
-  });
+  app.get<{ Params: { typeName: string } }>(
+    `${typePath}/placements`,
+    read,
+    async (request): Promise<PlacementsAnswer> => {
+      known(request.params.typeName);
+      return { placements: [...cluster.placements.values()].sort((a, b) => a.shardId - b.shardId) };
+    },
+  );
   if (later) {
     app.get('/actor-ts/audit', read, async () => ({ entries: cluster.audit }));
     app.get<{ Params: { typeName: string; shardId: string } }>(
       `${typePath}/explain/:shardId`,
       read,
-      async (request) => {
-        const shardId = Number(request.params.shardId);
-        const host = cluster.hosts.get(shardId);
-        const pin = cluster.placements.get(shardId);
-        return {
-          shardId,
-          host: host ?? null,
-          pin: pin?.target ?? null,
-          message: `shard ${shardId} is on ${host ?? 'no node'}: ${pin ? `pinned to ${pin.target}` : 'the fallback strategy placed it'}`,
-        };
-      },
+      async (request): Promise<ExplainAnswer> => explainAnswer(cluster, Number(request.params.shardId)),
     );
   }
   app.post<{ Params: { typeName: string }; Body: Record<string, unknown>; Querystring: { dryRun?: string } }>(
@@ -185,31 +176,32 @@ export function registerFakeApi(
         const from = cluster.hosts.get(shardId);
         const to = (NODES as readonly string[]).includes(String(body['target'])) ? String(body['target']) : null;
         const moves = from !== undefined && from !== to ? [{ shardId, from, to }] : [];
-        return {
+        const answer: PlacementsDryRunAnswer = {
           dryRun: true,
           placements: [],
           moves,
           withoutHome: moves.filter((move) => move.to === null).map((move) => move.shardId),
           warnings: [],
         };
+        return answer;
       }
       const shardId = body['shardId'];
       const target = body['target'];
       if (typeof shardId !== 'number' || typeof target !== 'string' || shardId < 0 || shardId >= SHARDS) {
         throw new FakeHttpError(400, 'invalid_request', 'body must have shardId and target');
       }
-      const reason = typeof body['reason'] === 'string' ? { reason: body['reason'] } : {};
-      const mode = typeof body['mode'] === 'string' ? { mode: body['mode'] } : {};
-      const placement = {
+      const placement = pinJson({
         shardId,
         target,
         writer: NODES[0],
         hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] },
-        ...reason,
-        ...mode,
-      };
+        reason: typeof body['reason'] === 'string' ? body['reason'] : null,
+        mode: body['mode'] === 'require' ? 'require' : 'prefer',
+        by: 'console',
+      });
       cluster.placements.set(shardId, placement);
-      return reply.code(202).send({ placements: [placement], warnings: [] });
+      const answer: PinsWritten = { placements: [placement], warnings: [] };
+      return reply.code(202).send(answer);
     },
   );
   app.delete<{ Params: { typeName: string; shardId: string } }>(
@@ -246,9 +238,11 @@ export function registerFakeApi(
         const pin = cluster.placements.get(shard);
         if (pin) cluster.hosts.set(shard, pin.target);
       }
-      return reply
-        .code(202)
-        .send({ accepted, homeless: request.body.shardIds.filter((shard) => !cluster.hosts.has(shard)) });
+      const answer: RebalanceAnswer = {
+        accepted,
+        homeless: request.body.shardIds.filter((shard) => !cluster.hosts.has(shard)),
+      };
+      return reply.code(202).send(answer);
     },
   );
 }
@@ -265,13 +259,7 @@ function registerFakeMemberRoutes(app: FastifyInstance, cluster: FakeCluster, wr
     const address = member(request.params.address);
     cluster.writes.push({ method: 'POST', url: request.url, body: request.body });
     cluster.cordoned.add(address);
-    return reply.code(202).send({
-      address,
-      cordoned: true,
-      by: null,
-      reason: null,
-      hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] },
-    });
+    return reply.code(202).send(cordonAnswer(address));
   });
   app.delete<{ Params: { address: string } }>(`${path}/cordon`, write, async (request, reply) => {
     const address = member(request.params.address);
@@ -288,9 +276,12 @@ function registerFakeMemberRoutes(app: FastifyInstance, cluster: FakeCluster, wr
       cluster.audit.unshift({
         at: new Date().toISOString(),
         action: 'drain',
-        address,
+        typeName: null,
+        shardIds: [],
+        target: address,
         by: request.body?.by ?? null,
         reason: request.body?.reason ?? null,
+        hlc: null,
       });
       cluster.cordoned.add(address);
       const to = NODES.find((node) => !cluster.cordoned.has(node)) ?? null;
@@ -298,11 +289,37 @@ function registerFakeMemberRoutes(app: FastifyInstance, cluster: FakeCluster, wr
         .filter(([, host]) => host === address)
         .map(([shardId]) => ({ shardId, from: address, to }));
       for (const move of moves) if (to !== null) cluster.hosts.set(move.shardId, to);
-      return reply
-        .code(202)
-        .send({ address, cordon: { address, cordoned: true }, moves: { [TYPE]: moves }, warnings: [] });
+      const answer: DrainAnswer = { address, cordon: cordonAnswer(address), moves: { [TYPE]: moves }, warnings: [] };
+      return reply.code(202).send(answer);
     },
   );
+}
+
+function cordonAnswer(address: string): CordonAnswer {
+  return { address, cordoned: true, by: null, reason: null, hlc: { wallMs: Date.now(), counter: 0, node: NODES[0] } };
+}
+
+/** Explain as the coordinator words it, from the fake's hosts and pins. */
+function explainAnswer(cluster: FakeCluster, shardId: number): ExplainAnswer {
+  const home = cluster.hosts.get(shardId) ?? null;
+  const pin = cluster.placements.get(shardId) ?? null;
+  return {
+    shardId,
+    home,
+    handingOff: cluster.handingOff.has(shardId),
+    placement: pin,
+    decision: pin === null ? (home === null ? 'unallocated' : 'fallback') : 'placement',
+    message: `shard ${shardId} is on ${home ?? 'no node'}: ${pin ? `pinned to ${pin.target}` : 'the fallback strategy placed it'}`,
+    nodes: NODES.map((address) => ({
+      address,
+      shards: [...cluster.hosts.values()].filter((host) => host === address).length,
+      reachable: true,
+      status: 'up',
+      cordoned: cluster.cordoned.has(address),
+      matches: pin === null ? null : pin.target === address,
+    })),
+    history: [],
+  };
 }
 
 /** A bearer check like the management server's: 401 `{ error: 'unauthorized' }`. */

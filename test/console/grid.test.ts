@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GRID_COLUMNS, MAX_GRID_CELLS, gridLayout, nodeColours } from '../../src/management/console/page/grid.js';
 import { declaredShards, type TypeView } from '../../src/management/console/page/model.js';
+import { healthAnswer, memberJson, pinJson } from './answers.js';
 
 const A = 'app@127.0.0.1:7701';
 const B = 'app@127.0.0.1:7702';
@@ -20,9 +21,9 @@ describe('console shard grid', () => {
         handingOff: [7],
       },
       placements: [
-        { shardId: 479, target: B },
-        { shardId: 3, target: A },
-        { shardId: 520, target: A },
+        pinJson({ shardId: 479, target: B }),
+        pinJson({ shardId: 3, target: A }),
+        pinJson({ shardId: 520, target: A }),
       ],
     };
     const layout = gridLayout(view, undefined);
@@ -53,14 +54,11 @@ describe('console shard grid', () => {
         handingOff: [],
       },
       placements: [
-        { shardId: 42, target: 'zone=eu-west', mode: 'require' },
-        { shardId: 17, target: 'zone=eu-west' },
+        pinJson({ shardId: 42, target: 'zone=eu-west', mode: 'require' }),
+        pinJson({ shardId: 17, target: 'zone=eu-west' }),
       ],
     };
-    const members = [
-      { address: A, status: 'up', attributes: { zone: 'eu-west' } },
-      { address: B, status: 'up' },
-    ];
+    const members = [memberJson({ address: A, attributes: { zone: 'eu-west' } }), memberJson({ address: B })];
     const cells = gridLayout(view, undefined, members).rows.flat();
     expect(cells.find((cell) => cell.shardId === 42)).toMatchObject({ host: A, misplaced: false });
     expect(cells.find((cell) => cell.shardId === 17)).toMatchObject({ host: B, misplaced: true });
@@ -71,10 +69,11 @@ describe('console shard grid', () => {
       typeName: 'Counter',
       locations: { regions: [{ address: A, shards: [5] }], handingOff: [] },
     };
-    const declared = declaredShards({ entityTypes: [{ typeName: 'Counter', numberOfShards: 12 }] }, 'Counter');
+    const health = healthAnswer({ entityTypes: [{ typeName: 'Counter', numberOfShards: 12 }] });
+    const declared = declaredShards(health, 'Counter');
     expect(declared).toBe(12);
-    expect(declaredShards({ entityTypes: { Counter: { numberOfShards: 1000 } } }, 'Counter')).toBe(1000);
-    expect(declaredShards({ entityTypes: ['Counter'] }, 'Counter')).toBeUndefined();
+    expect(declaredShards(health, 'Cart')).toBeUndefined();
+    expect(declaredShards(healthAnswer({}), 'Counter')).toBeUndefined();
     expect(declaredShards(undefined, 'Counter')).toBeUndefined();
     const small = gridLayout(view, declared);
     expect(small.extent).toBe(12);

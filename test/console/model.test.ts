@@ -9,32 +9,30 @@ import {
   type MemberJson,
 } from '../../src/management/console/page/model.js';
 import { dryRunLines, isWaiting, movesBetween } from '../../src/management/console/page/insight.js';
+import { healthAnswer, memberJson, pinJson } from './answers.js';
 
 const members: MemberJson[] = [
-  { address: 'app@127.0.0.1:2553', status: 'up', upNumber: 2 },
-  { address: 'app@127.0.0.1:2552', status: 'up', upNumber: 1 },
-  { address: 'app@127.0.0.1:2554', status: 'down', upNumber: 3 },
+  memberJson({ address: 'app@127.0.0.1:2553', upNumber: 2 }),
+  memberJson({ address: 'app@127.0.0.1:2552', upNumber: 1 }),
+  memberJson({ address: 'app@127.0.0.1:2554', status: 'down', upNumber: 3 }),
 ];
 
 describe('console model', () => {
   it('shows the query string types, what health lists, else Counter', () => {
     expect(typesToShow('', undefined)).toEqual(['Counter']);
     expect(typesToShow('?type=A,B&type=C', undefined)).toEqual(['A', 'B', 'C']);
-    expect(typesToShow('?type=A', { entityTypes: ['B', { typeName: 'C' }] })).toEqual(['A', 'B', 'C']);
-    expect(typesToShow('', { entityTypes: { D: { numberOfShards: 10 } } })).toEqual(['D']);
+    const listing = (...names: string[]) =>
+      healthAnswer({ entityTypes: names.map((typeName) => ({ typeName, numberOfShards: 10 })) });
+    expect(typesToShow('?type=A', listing('B', 'C'))).toEqual(['A', 'B', 'C']);
+    expect(typesToShow('', listing('D'))).toEqual(['D']);
+    expect(typesToShow('', listing())).toEqual(['Counter']);
   });
 
-  it('marks the coordinator: the stated one, else the oldest Up member', () => {
+  it('marks the coordinator: the oldest Up member', () => {
     expect(coordinatorOf(members)).toBe('app@127.0.0.1:2552');
-    expect(coordinatorOf(members, undefined, 'app@127.0.0.1:2553')).toBe('app@127.0.0.1:2553');
-    // Without upNumbers the lowest address wins, port compared as a number.
-    expect(
-      coordinatorOf([
-        { address: 'a@h:10000', status: 'up' },
-        { address: 'a@h:9999', status: 'up' },
-      ]),
-    ).toBe('a@h:9999');
-    expect(coordinatorOf([{ address: 'a@h:1', status: 'joining' }])).toBeUndefined();
+    // Without upNumbers (0 before a member is Up) the lowest address wins, port compared as a number.
+    expect(coordinatorOf([memberJson({ address: 'a@h:10000' }), memberJson({ address: 'a@h:9999' })])).toBe('a@h:9999');
+    expect(coordinatorOf([memberJson({ address: 'a@h:1', status: 'joining' })])).toBeUndefined();
   });
 
   it('counts shards per node over every type, and places pins relative to hosts', () => {
@@ -58,27 +56,26 @@ describe('console model', () => {
       ]),
     );
     const hostOf = new Map([[1, 'y']]);
-    expect(pinState({ shardId: 1, target: 'y' }, hostOf)).toBe('on-target');
-    expect(pinState({ shardId: 1, target: 'x' }, hostOf)).toBe('elsewhere');
-    expect(pinState({ shardId: 9, target: 'x' }, hostOf)).toBe('not-allocated');
+    expect(pinState(pinJson({ shardId: 1, target: 'y' }), hostOf)).toBe('on-target');
+    expect(pinState(pinJson({ shardId: 1, target: 'x' }), hostOf)).toBe('elsewhere');
+    expect(pinState(pinJson({ shardId: 9, target: 'x' }), hostOf)).toBe('not-allocated');
     // A selector pin is on target on any member whose attributes match it (the docs' console.png showed
     // zone=eu-west pins on the eu-west node as hosted elsewhere).
-    const members: MemberJson[] = [
-      { address: 'x', status: 'up' },
-      { address: 'y', status: 'up', attributes: { zone: 'eu-west' } },
-    ];
-    expect(pinState({ shardId: 1, target: 'zone=eu-west' }, hostOf, members)).toBe('on-target');
-    expect(pinState({ shardId: 1, target: 'zone=us-east' }, hostOf, members)).toBe('elsewhere');
+    const members = [memberJson({ address: 'x' }), memberJson({ address: 'y', attributes: { zone: 'eu-west' } })];
+    expect(pinState(pinJson({ shardId: 1, target: 'zone=eu-west' }), hostOf, members)).toBe('on-target');
+    expect(pinState(pinJson({ shardId: 1, target: 'zone=us-east' }), hostOf, members)).toBe('elsewhere');
   });
 
   it("dry-runs a pin from the server's answer: where the shard is, the pin it replaces, the moves it starts now", () => {
     const view = {
       typeName: 'Counter',
       locations: { regions: [{ address: 'app@127.0.0.1:2552', shards: [5] }], handingOff: [] },
-      placements: [{ shardId: 5, target: 'app@127.0.0.1:2553' }],
+      placements: [pinJson({ shardId: 5, target: 'app@127.0.0.1:2553' })],
     };
     const moving = dryRunLines(view, 5, 'app@127.0.0.1:2553', {
+      dryRun: true,
       moves: [{ shardId: 5, from: 'app@127.0.0.1:2552', to: 'app@127.0.0.1:2553' }],
+      withoutHome: [],
       warnings: [],
     });
     expect(moving.map((line) => line.text)).toEqual([
@@ -87,29 +84,31 @@ describe('console model', () => {
       'Shard 5 moves now from app@127.0.0.1:2552 to app@127.0.0.1:2553.',
     ]);
     const homeless = dryRunLines(view, 5, 'zone=mars', {
+      dryRun: true,
       moves: [{ shardId: 5, from: 'app@127.0.0.1:2552', to: null }],
       withoutHome: [5],
-      warnings: [{ message: 'w' }],
+      warnings: [{ shardId: null, message: 'w' }],
     });
     expect(homeless.filter((line) => line.warning).map((line) => line.text)).toEqual([
       'It is pinned to app@127.0.0.1:2553: this pin replaces it.',
       'Shard 5 would leave app@127.0.0.1:2552 now and have no home: asks to it fail until a matching node joins.',
       'w',
     ]);
-    expect(dryRunLines(undefined, 3, 'app@127.0.0.1:2553', {}).map((line) => line.text)).toEqual([
+    // No answer (the dry run itself failed): only what the page knows.
+    expect(dryRunLines(undefined, 3, 'app@127.0.0.1:2553', undefined).map((line) => line.text)).toEqual([
       'Shard 3 of ? is not allocated.',
       'Nothing moves now: the shard is not allocated yet; its first message starts it where the pin says.',
     ]);
   });
 
   it('tells a require pin nobody satisfies (waiting) from an unallocated shard, and records moves between reads', () => {
-    const pin = { shardId: 7, target: 'zone=mars', mode: 'require' };
-    const up = [{ address: 'app@h:1', status: 'up', attributes: { zone: 'earth' } }];
+    const pin = pinJson({ shardId: 7, target: 'zone=mars', mode: 'require' });
+    const up = [memberJson({ address: 'app@h:1', attributes: { zone: 'earth' } })];
     expect(isWaiting(pin, new Map(), up)).toBe(true);
     expect(isWaiting({ ...pin, mode: 'prefer' }, new Map(), up)).toBe(false);
-    expect(isWaiting(pin, new Map(), [{ address: 'app@h:2', status: 'up', attributes: { zone: 'mars' } }])).toBe(false);
+    expect(isWaiting(pin, new Map(), [memberJson({ address: 'app@h:2', attributes: { zone: 'mars' } })])).toBe(false);
     expect(
-      isWaiting(pin, new Map(), [{ address: 'app@h:2', status: 'up', attributes: { zone: 'mars' }, cordoned: true }]),
+      isWaiting(pin, new Map(), [memberJson({ address: 'app@h:2', attributes: { zone: 'mars' }, cordoned: true })]),
     ).toBe(true);
     expect(isWaiting(pin, new Map([[7, 'app@h:1']]), up)).toBe(false);
     const at = (host: string) => [

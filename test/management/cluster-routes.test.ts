@@ -5,18 +5,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
 import { waitForHome } from '../support/shard-homes.js';
 import { useTestCluster } from '../support/test-cluster.js';
-import {
-  API,
-  COUNTER,
-  getLocations,
-  getPlacements,
-  homeOf,
-  increment,
-  pollUntil,
-  type MembersBody,
-  type SetPlacementsReply,
-} from './node-fixture.js';
+import { API, COUNTER, getLocations, getPlacements, homeOf, increment, pollUntil } from './node-fixture.js';
 import { postPlacements } from '../support/post-placements.js';
+import type { MembersAnswer, PinsWritten } from '../../src/management/api-shapes.js';
 
 describe('management routes on a three-node cluster', () => {
   let nodes: RunningNode[] = [];
@@ -28,7 +19,7 @@ describe('management routes on a three-node cluster', () => {
 
   it('GET members on every node lists all three up, with that node as self', async () => {
     for (const [i, n] of nodes.entries()) {
-      const body = (await n.http.inject({ method: 'GET', url: `${API}/cluster/members` })).json<MembersBody>();
+      const body = (await n.http.inject({ method: 'GET', url: `${API}/cluster/members` })).json<MembersAnswer>();
       expect(body.self).toBe(addresses[i]);
       expect(body.members.map((m) => m.address).sort()).toEqual([...addresses].sort());
       expect(body.members.every((m) => m.status === 'up' && m.reachable)).toBe(true);
@@ -44,7 +35,7 @@ describe('management routes on a three-node cluster', () => {
     });
     expect(response.statusCode).toBe(202);
     // Both targets are members: no warning.
-    expect(response.json<SetPlacementsReply>().warnings).toEqual([]);
+    expect(response.json<PinsWritten>().warnings).toEqual([]);
     const written = await getPlacements(node(0));
     expect(written.placements.map((p) => [p.shardId, p.target])).toEqual([
       [20, addresses[1]],
@@ -104,7 +95,7 @@ describe('management routes on a three-node cluster', () => {
       allowUnknownTarget: true,
     });
     expect(response.statusCode).toBe(202);
-    const body = response.json<SetPlacementsReply>();
+    const body = response.json<PinsWritten>();
     expect(body.warnings.map((w) => [w.shardId, w.target])).toEqual([[31, 'app@127.0.0.1:1']]);
   });
   it('GET /metrics on every node follows the pins, the hand-off and the members (Prometheus text format)', async () => {

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { COUNTER_SHARDS } from '../../src/node/counter.js';
 import { shardIdFor } from '../../src/sharding/core/shard-id.js';
-import { API, COUNTER, expectError, increment, useTestNode, type MembersBody } from './node-fixture.js';
+import { API, COUNTER, expectError, increment, useTestNode } from './node-fixture.js';
+import type { MembersAnswer } from '../../src/management/api-shapes.js';
 
 interface AuditBody {
   entries: Array<{
@@ -26,7 +27,7 @@ describe('cordon, uncordon, drain and audit routes on one node', () => {
     (await node().http.inject({ method: 'GET', url: `${API}/audit` })).json<AuditBody>().entries;
   const cordoned = async (): Promise<boolean | undefined> =>
     (await node().http.inject({ method: 'GET', url: `${API}/cluster/members` })).json<
-      MembersBody & { members: Array<{ cordoned: boolean }> }
+      MembersAnswer & { members: Array<{ cordoned: boolean }> }
     >().members[0]?.cordoned;
 
   it('refuses a cordon of an address that is not a member (404 unknown_member) and of a malformed one (400)', async () => {

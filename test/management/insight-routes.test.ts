@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
 import type { ShardExplanation } from '../../src/sharding/index.js';
+import type { ShardLocationsAnswer } from '../../src/management/api-shapes.js';
 import { waitForHome } from '../support/shard-homes.js';
 import { useTestCluster } from '../support/test-cluster.js';
 import { COUNTER, expectError, getLocations, getPlacements, increment } from './node-fixture.js';
@@ -181,8 +182,8 @@ describe('explain and dry runs over HTTP', () => {
 
 /** The shards whose home differs between two location answers, as moves. */
 function movesBetween(
-  before: { regions: Array<{ address: string; shards: number[] }> },
-  after: { regions: Array<{ address: string; shards: number[] }> },
+  before: ShardLocationsAnswer,
+  after: ShardLocationsAnswer,
 ): Array<{ shardId: number; from: string; to: string }> {
   const homes = (view: typeof before) =>
     new Map(view.regions.flatMap((region) => region.shards.map((shardId) => [shardId, region.address] as const)));

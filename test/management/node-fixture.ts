@@ -6,6 +6,8 @@ import { startNode, type RunningNode, type StartNodeInput } from '../../src/node
 import type { NodeConfigInput } from '../../src/node/config.js';
 import { waitForFormedCluster } from '../support/node-cli.js';
 import { poll } from '../support/poll.js';
+import { checkedAnswer } from '../support/api-answers.js';
+import { PlacementsAnswer, ShardLocationsAnswer } from '../../src/management/api-shapes.js';
 
 export const API = '/actor-ts';
 export const COUNTER = `${API}/cluster/shards/Counter`;
@@ -67,42 +69,6 @@ export function useTestNode(config: NodeConfigInput = {}): () => RunningNode {
   };
 }
 
-export interface MembersBody {
-  self: string;
-  members: Array<{
-    address: string;
-    status: string;
-    appVersion: string;
-    upNumber: number;
-    reachable: boolean;
-    roles: string[];
-    attributes: Record<string, string>;
-  }>;
-}
-
-export interface PlacementsBody {
-  placements: Array<{
-    shardId: number;
-    target: string;
-    mode: 'prefer' | 'require';
-    expiresAt: string | null;
-    reason: string | null;
-    by: string | null;
-    writer: string;
-    hlc: { wallMs: number; counter: number; node: string };
-    expired?: boolean;
-  }>;
-}
-
-export interface SetPlacementsReply extends PlacementsBody {
-  warnings: Array<{ shardId: number; target: string; message: string }>;
-}
-
-export interface LocationsBody {
-  regions: Array<{ address: string; shards: number[] }>;
-  handingOff: number[];
-}
-
 /** Polls an async condition until it holds or the deadline passes; a condition that throws fails at once. */
 export async function pollUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   await poll(what, condition, { timeoutMs, intervalMs: 20, retryOnError: false });
@@ -124,16 +90,16 @@ export function expectError(
   return body;
 }
 
-export async function getPlacements(node: RunningNode, typePath = COUNTER): Promise<PlacementsBody> {
+export async function getPlacements(node: RunningNode, typePath = COUNTER): Promise<PlacementsAnswer> {
   const response = await node.http.inject({ method: 'GET', url: `${typePath}/placements` });
   expect(response.statusCode).toBe(200);
-  return response.json<PlacementsBody>();
+  return checkedAnswer(PlacementsAnswer, response.json());
 }
 
-export async function getLocations(node: RunningNode): Promise<LocationsBody> {
+export async function getLocations(node: RunningNode): Promise<ShardLocationsAnswer> {
   const response = await node.http.inject({ method: 'GET', url: COUNTER });
   expect(response.statusCode).toBe(200);
-  return response.json<LocationsBody>();
+  return checkedAnswer(ShardLocationsAnswer, response.json());
 }
 
 /** Sends one message to a counter entity, which allocates its shard; returns the entity's answer. */
@@ -155,6 +121,6 @@ export async function clearPlacements(node: RunningNode, headers: Record<string,
 }
 
 /** Where a shard lives according to a node's answer, or undefined while it has no home. */
-export function homeOf(locations: LocationsBody, shardId: number): string | undefined {
+export function homeOf(locations: ShardLocationsAnswer, shardId: number): string | undefined {
   return locations.regions.find((region) => region.shards.includes(shardId))?.address;
 }

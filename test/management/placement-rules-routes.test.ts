@@ -12,10 +12,9 @@ import {
   pollUntil,
   startTestNode,
   stopAll,
-  type PlacementsBody,
-  type SetPlacementsReply,
 } from './node-fixture.js';
 import { PLACEMENT_FIELDS } from '../support/placement-json.js';
+import type { PinsWritten, PlacementsAnswer } from '../../src/management/api-shapes.js';
 
 describe('placement rules through the management API', () => {
   let node: RunningNode;
@@ -58,7 +57,7 @@ describe('placement rules through the management API', () => {
       by: 'ops@host',
     });
     expect(response.statusCode, response.body).toBe(202);
-    const body = response.json<SetPlacementsReply>();
+    const body = response.json<PinsWritten>();
     expect(body.warnings).toEqual([]);
     const [written] = body.placements;
     expect(written).toMatchObject({
@@ -84,7 +83,7 @@ describe('placement rules through the management API', () => {
       expiresAt: '2199-01-01T00:00:00+01:00',
     });
     expect(response.statusCode, response.body).toBe(202);
-    expect(response.json<SetPlacementsReply>().placements[0]).toMatchObject({
+    expect(response.json<PinsWritten>().placements[0]).toMatchObject({
       target: 'rack=r1,zone=eu-west',
       mode: 'prefer',
       expiresAt: '2198-12-31T23:00:00.000Z',
@@ -101,7 +100,7 @@ describe('placement rules through the management API', () => {
       ],
     });
     expect(response.statusCode, response.body).toBe(202);
-    expect(response.json<SetPlacementsReply>().placements.map((p) => [p.shardId, p.mode, p.reason, p.by])).toEqual([
+    expect(response.json<PinsWritten>().placements.map((p) => [p.shardId, p.mode, p.reason, p.by])).toEqual([
       [10, 'prefer', 'a', null],
       [11, 'require', null, 'b@h'],
     ]);
@@ -110,7 +109,7 @@ describe('placement rules through the management API', () => {
   it('warns when no current member matches a selector, saying what each mode does then', async () => {
     const prefer = (
       await setPlacements({ shardId: 20, target: 'zone=us-east', allowUnknownTarget: true })
-    ).json<SetPlacementsReply>();
+    ).json<PinsWritten>();
     expect(prefer.warnings).toEqual([
       {
         shardId: 20,
@@ -120,7 +119,7 @@ describe('placement rules through the management API', () => {
     ]);
     const require = (
       await setPlacements({ shardId: 21, target: 'rack=r1,zone=us-east', mode: 'require', allowUnknownTarget: true })
-    ).json<SetPlacementsReply>();
+    ).json<PinsWritten>();
     expect(require.warnings).toEqual([
       {
         shardId: 21,
@@ -129,9 +128,9 @@ describe('placement rules through the management API', () => {
       },
     ]);
     // A selector every term of which holds here matches this node: no warning.
-    expect(
-      (await setPlacements({ shardId: 22, target: 'rack=r1,zone=eu-west' })).json<SetPlacementsReply>().warnings,
-    ).toEqual([]);
+    expect((await setPlacements({ shardId: 22, target: 'rack=r1,zone=eu-west' })).json<PinsWritten>().warnings).toEqual(
+      [],
+    );
   });
 
   it('refuses (409 unknown_target, nothing written) a selector or an address no current member matches unless the write allows it', async () => {
@@ -170,10 +169,10 @@ describe('placement rules through the management API', () => {
     expect((await setPlacements({ shardId: 30, target: 'zone=eu-west', ttlMs: 50, reason: 'short' })).statusCode).toBe(
       202,
     );
-    const listing = async (query = ''): Promise<PlacementsBody['placements']> => {
+    const listing = async (query = ''): Promise<PlacementsAnswer['placements']> => {
       const response = await node.http.inject({ method: 'GET', url: `${COUNTER}/placements${query}` });
       expect(response.statusCode).toBe(200);
-      return response.json<PlacementsBody>().placements;
+      return response.json<PlacementsAnswer>().placements;
     };
     await pollUntil(async () => !(await listing()).some((p) => p.shardId === 30), 'the 50 ms pin to expire');
     const all = await listing('?includeExpired=true');

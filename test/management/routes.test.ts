@@ -8,19 +8,9 @@ import type { RunningNode } from '../../src/node/node.js';
 import { MEMORY_STORAGE } from '../support/health-inputs.js';
 import { useOneNodeRoutes } from '../support/one-node-routes.js';
 import { homeOn, waitForHome } from '../support/shard-homes.js';
-import {
-  API,
-  clearPlacements,
-  COUNTER,
-  expectError,
-  getLocations,
-  getPlacements,
-  increment,
-  type LocationsBody,
-  type MembersBody,
-  type SetPlacementsReply,
-} from './node-fixture.js';
+import { API, clearPlacements, COUNTER, expectError, getLocations, getPlacements, increment } from './node-fixture.js';
 import { PLACEMENT_FIELDS } from '../support/placement-json.js';
+import type { MembersAnswer, PinsWritten, ShardLocationsAnswer } from '../../src/management/api-shapes.js';
 
 const NOT_A_MEMBER = 'app@10.0.0.5:7777';
 
@@ -38,7 +28,7 @@ describe('management routes on a one-node cluster', () => {
     it('writes a single placement and answers 202 with what was written', async () => {
       const response = await setPlacements({ shardId: 42, target: self });
       expect(response.statusCode).toBe(202);
-      const body = response.json<SetPlacementsReply>();
+      const body = response.json<PinsWritten>();
       expect(body.warnings).toEqual([]);
       expect(body.placements).toHaveLength(1);
       const [written] = body.placements;
@@ -50,7 +40,7 @@ describe('management routes on a one-node cluster', () => {
     it('accepts an actor-ts:// target and stores the plain address', async () => {
       const response = await setPlacements({ shardId: 7, target: `actor-ts://${self}` });
       expect(response.statusCode).toBe(202);
-      expect(response.json<SetPlacementsReply>().placements[0]?.target).toBe(self);
+      expect(response.json<PinsWritten>().placements[0]?.target).toBe(self);
       expect((await getPlacements(node)).placements.find((p) => p.shardId === 7)?.target).toBe(self);
     });
 
@@ -64,7 +54,7 @@ describe('management routes on a one-node cluster', () => {
         ],
       });
       expect(response.statusCode).toBe(202);
-      const body = response.json<SetPlacementsReply>();
+      const body = response.json<PinsWritten>();
       expect(body.placements.map((p) => [p.shardId, p.target])).toEqual([
         [900, self],
         [3, self],
@@ -117,7 +107,7 @@ describe('management routes on a one-node cluster', () => {
         allowUnknownTarget: true,
       });
       expect(response.statusCode).toBe(202);
-      const body = response.json<SetPlacementsReply>();
+      const body = response.json<PinsWritten>();
       expect(body.placements.map((p) => p.target)).toEqual([NOT_A_MEMBER, self]);
       expect(body.warnings).toHaveLength(1);
       expect(body.warnings[0]).toMatchObject({ shardId: 11, target: NOT_A_MEMBER });
@@ -128,7 +118,7 @@ describe('management routes on a one-node cluster', () => {
     it('lets a later write replace an earlier one', async () => {
       const first = (
         await setPlacements({ shardId: 500, target: NOT_A_MEMBER, allowUnknownTarget: true })
-      ).json<SetPlacementsReply>().placements[0];
+      ).json<PinsWritten>().placements[0];
       const listed = (await getPlacements(node)).placements.filter((p) => p.shardId === 500);
       expect(listed).toEqual([first]);
     });
@@ -206,7 +196,7 @@ describe('management routes on a one-node cluster', () => {
       const answers = await Promise.all(['ann', 'bob', 'cy', 'dee'].map((id) => increment(node, id)));
       const response = await inject({ method: 'GET', url: COUNTER });
       expect(response.statusCode).toBe(200);
-      const body = response.json<LocationsBody>();
+      const body = response.json<ShardLocationsAnswer>();
       expect(Object.keys(body)).toEqual(['regions', 'handingOff']);
       expect(body.handingOff).toEqual([]);
       expect(body.regions.map((region) => region.address)).toEqual([self]);
@@ -219,7 +209,7 @@ describe('management routes on a one-node cluster', () => {
     it('GET members lists this node as an up member', async () => {
       const response = await inject({ method: 'GET', url: `${API}/cluster/members` });
       expect(response.statusCode).toBe(200);
-      const body = response.json<MembersBody>();
+      const body = response.json<MembersAnswer>();
       expect(body.self).toBe(self);
       expect(body.members).toEqual([
         {

@@ -7,19 +7,14 @@ import type { FastifyInstance } from 'fastify';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import { ActorTsError } from '../../src/errors.js';
 import { typesToShow } from '../../src/management/console/page/model.js';
+import { HealthAnswer, type ShardLocationsAnswer } from '../../src/management/api-shapes.js';
+import { checkedAnswer } from '../support/api-answers.js';
 import type { RunningNode } from '../../src/node/node.js';
 import type { NodeEntityType } from '../../src/node/application.js';
 import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { run } from '../cli/cli-runner.js';
-import {
-  API,
-  expectError,
-  pollUntil,
-  startTestCluster,
-  stopAll,
-  type LocationsBody,
-} from '../management/node-fixture.js';
+import { API, expectError, pollUntil, startTestCluster, stopAll } from '../management/node-fixture.js';
 import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 
 interface Where {
@@ -96,7 +91,7 @@ describe('startNode with application entity types (two nodes, real TCP)', () => 
       expect(located.statusCode).toBe(200);
       expect(
         located
-          .json<LocationsBody>()
+          .json<ShardLocationsAnswer>()
           .regions.map((r) => r.address)
           .sort(),
       ).toEqual(nodes.map((n) => n.address.toString()).sort());
@@ -136,7 +131,7 @@ describe('startNode with application entity types (two nodes, real TCP)', () => 
   });
 
   it('health lists both types, so the console shows both without ?type=; metrics label both', async () => {
-    const health = (await inject(a(), 'GET', `${API}/health`)).json<{ entityTypes: unknown }>();
+    const health = checkedAnswer(HealthAnswer, (await inject(a(), 'GET', `${API}/health`)).json());
     expect(health.entityTypes).toEqual([
       { typeName: 'Chat', numberOfShards: 20, shardIdFunction: 'fnv1a-utf8' },
       { typeName: 'Ledger', numberOfShards: 8, shardIdFunction: 'fnv1a-utf8' },

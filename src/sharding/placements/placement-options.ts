@@ -5,6 +5,7 @@
 // writer stored must never stop a replica from reading the rest.
 import { MAX_HLC_WALL_MS, type Placement } from '../../../crdt/index.js';
 import { PlacementRuleError } from './placement-rule-error.js';
+import { MAX_BY_LENGTH, MAX_REASON_LENGTH } from './text-limits.js';
 
 /** `prefer` (the default): honoured when possible, else the fallback places the shard. `require`: only there. */
 export type PlacementMode = 'prefer' | 'require';
@@ -32,10 +33,7 @@ export interface PlacementRule {
   readonly by: string | null;
 }
 
-/** Longest accepted pin reason, in characters. */
-export const MAX_REASON_LENGTH = 500;
-/** Longest accepted pin author (`by`), in characters. */
-export const MAX_BY_LENGTH = 128;
+export { MAX_BY_LENGTH, MAX_REASON_LENGTH };
 /** Latest accepted expiry: the placement store's timestamp range ends there (2200-01-01). */
 export const MAX_EXPIRES_AT_MS = MAX_HLC_WALL_MS;
 /** The rule of a pin written without options: prefer, never expiring, no reason or author. */

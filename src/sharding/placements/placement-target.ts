@@ -6,6 +6,7 @@
 // `rack=1,zone=b,rack=1` are one target, `rack=1,zone=b`.
 import { NodeAddress } from '../../cluster/address.js';
 import { PlacementRuleError } from './placement-rule-error.js';
+import { MAX_PLACEMENT_TARGET_LENGTH } from './text-limits.js';
 
 export { PlacementRuleError, type PlacementRuleErrorCode } from './placement-rule-error.js';
 
@@ -35,8 +36,7 @@ export interface PlacementNode {
 
 /** The selector key that names a role rather than an attribute. */
 export const ROLE_KEY = 'role';
-/** Longest target accepted, in UTF-16 code units: what the placement store holds (MAX_TARGET_LENGTH). */
-export const MAX_PLACEMENT_TARGET_LENGTH = 256;
+export { MAX_PLACEMENT_TARGET_LENGTH };
 const TOKEN = /^[A-Za-z0-9_.-]{1,64}$/;
 const SELECTOR_HINT = 'expected an address (system@host:port) or a selector KEY=VALUE[,KEY=VALUE...]';
 

@@ -2,7 +2,7 @@
 // as the server's dry run first and needs a reason; cordon, uncordon and drain ask for confirmation, a
 // reason and who asks (sent as by/reason, as the CLI does); unpin and move now act at once.
 /// <reference lib="dom" />
-import { ApiError, api, type ExplainJson } from './api.js';
+import { ApiError, api, type ExplainAnswer } from './api.js';
 import { byId, el, replace } from './dom.js';
 import { dryRunLines, type Line } from './insight.js';
 import type { MemberJson, TypeView } from './model.js';
@@ -130,7 +130,7 @@ export class Actions {
         view,
         pin.shardId,
         pin.target,
-        (await api.dryRunPin(pin.typeName, body(!this.reasonsUnsupported, false))) ?? {},
+        await api.dryRunPin(pin.typeName, body(!this.reasonsUnsupported, false)),
       );
     } catch (error) {
       if (
@@ -147,8 +147,8 @@ export class Actions {
       if (!(error instanceof ApiError && error.code === 'unknown_target')) return this.context.fail(error);
       // No member matches: a typo loses the shard its home. Pinning anyway is for a node yet to join.
       pin.allowUnknown = true;
-      const answer = await api.dryRunPin(pin.typeName, body(!this.reasonsUnsupported, true)).catch(() => ({}));
-      lines = [{ text: error.message, warning: true }, ...dryRunLines(view, pin.shardId, pin.target, answer ?? {})];
+      const answer = await api.dryRunPin(pin.typeName, body(!this.reasonsUnsupported, true)).catch(() => undefined);
+      lines = [{ text: error.message, warning: true }, ...dryRunLines(view, pin.shardId, pin.target, answer)];
       label = 'Pin anyway (a node that has not joined yet)';
     }
     this.pending = pin;
@@ -261,7 +261,7 @@ export class Actions {
 
   /** Why a clicked shard is where it is, as the type's coordinator explains it. */
   private async explain(typeName: string, shardId: number): Promise<void> {
-    let answer: ExplainJson | undefined;
+    let answer: ExplainAnswer | undefined;
     try {
       answer = await api.explain(typeName, shardId);
     } catch (error) {

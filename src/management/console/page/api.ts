@@ -1,39 +1,26 @@
 // Browser side of the console: the management API's routes, called the way the CLI calls them (JSON bodies,
 // `Authorization: Bearer` when a token was given). The token lives in sessionStorage, for this tab only.
 /// <reference lib="dom" />
-import type { DryRunJson } from './insight.js';
-import type { HealthJson, MembersJson, PinRecord, ShardLocationsJson } from './model.js';
+import type {
+  AuditAnswer,
+  AuditEntryJson,
+  ExplainAnswer,
+  HealthAnswer,
+  MembersAnswer,
+  PinRequestBody,
+  PinsWritten,
+  PlacementsAnswer,
+  PlacementsDryRunAnswer,
+  RebalanceAnswer,
+  ShardLocationsAnswer,
+} from '../../api-shapes.js';
 
-/** A pin as the console writes it. */
-export interface PinBody {
-  readonly shardId: number;
-  readonly target: string;
-  readonly reason?: string;
-  readonly allowUnknownTarget?: boolean;
-}
+export type { AuditEntryJson, ExplainAnswer, PinRequestBody };
 
 /** Who asks for a member action and why: recorded in the audit (the CLI sends the same). */
 export interface Provenance {
   readonly by: string;
   readonly reason: string;
-}
-
-/** One entry of GET /actor-ts/audit (newest first). */
-export interface AuditJson {
-  readonly at?: string | number;
-  readonly action?: string;
-  readonly typeName?: string | null;
-  readonly shardIds?: readonly number[];
-  readonly target?: string | null;
-  readonly address?: string | null;
-  readonly by?: string | null;
-  readonly reason?: string | null;
-}
-
-/** GET .../explain/:shardId: why a shard is where it is. */
-export interface ExplainJson {
-  readonly message?: string;
-  readonly [field: string]: unknown;
 }
 
 export const API = '/actor-ts';
@@ -93,24 +80,20 @@ function typePath(typeName: string): string {
 }
 
 export const api = {
-  health: () => call<HealthJson>('GET', `${API}/health`),
-  members: () => call<MembersJson>('GET', `${API}/cluster/members`),
-  shards: (typeName: string) => call<ShardLocationsJson>('GET', typePath(typeName)),
-  placements: (typeName: string) => call<{ placements: PinRecord[] }>('GET', `${typePath(typeName)}/placements`),
-  pin: (typeName: string, body: PinBody) =>
-    call<{ placements: PinRecord[]; warnings?: Array<{ message: string }> }>(
-      'POST',
-      `${typePath(typeName)}/placements`,
-      body,
-    ),
+  health: () => call<HealthAnswer>('GET', `${API}/health`),
+  members: () => call<MembersAnswer>('GET', `${API}/cluster/members`),
+  shards: (typeName: string) => call<ShardLocationsAnswer>('GET', typePath(typeName)),
+  placements: (typeName: string) => call<PlacementsAnswer>('GET', `${typePath(typeName)}/placements`),
+  pin: (typeName: string, body: PinRequestBody) => call<PinsWritten>('POST', `${typePath(typeName)}/placements`, body),
   /** The server's dry run of a pin: the moves it would start now; nothing is written. */
-  dryRunPin: (typeName: string, body: PinBody) =>
-    call<DryRunJson>('POST', `${typePath(typeName)}/placements?dryRun=true`, body),
-  explain: (typeName: string, shardId: number) => call<ExplainJson>('GET', `${typePath(typeName)}/explain/${shardId}`),
-  audit: () => call<{ entries: AuditJson[] }>('GET', `${API}/audit`),
+  dryRunPin: (typeName: string, body: PinRequestBody) =>
+    call<PlacementsDryRunAnswer>('POST', `${typePath(typeName)}/placements?dryRun=true`, body),
+  explain: (typeName: string, shardId: number) =>
+    call<ExplainAnswer>('GET', `${typePath(typeName)}/explain/${shardId}`),
+  audit: () => call<AuditAnswer>('GET', `${API}/audit`),
   unpin: (typeName: string, shardId: number) => call<void>('DELETE', `${typePath(typeName)}/placements/${shardId}`),
   moveNow: (typeName: string, shardIds: number[]) =>
-    call<{ accepted: number[]; homeless: number[] }>('POST', `${typePath(typeName)}/rebalance`, { shardIds }),
+    call<RebalanceAnswer>('POST', `${typePath(typeName)}/rebalance`, { shardIds }),
   /**
    * Cordon (POST .../cordon), uncordon (DELETE .../cordon) or drain (POST .../drain) a member: offered only
    * where members carry `cordoned`; a 404 `no route` hides the controls.

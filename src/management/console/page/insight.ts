@@ -1,16 +1,10 @@
 // Browser side of the console: pure derivations from what the server said, never guesses of its own: the
 // lines of a pin's dry run (the server's moves and warnings), shards a require pin leaves without a home,
 // and the hand-offs seen between two refreshes (the page's record of recent moves).
-import { hosts, matchesTarget, type MemberJson, type PinRecord, type TypeView } from './model.js';
+import type { RebalanceDryRun } from '../../api-shapes.js';
+import { hosts, matchesTarget, type MemberJson, type PinJson, type TypeView } from './model.js';
 
 export { matchesTarget };
-
-/** The server's answer to POST .../placements?dryRun=true (fields of later versions optional). */
-export interface DryRunJson {
-  readonly moves?: ReadonlyArray<{ readonly shardId: number; readonly from: string; readonly to: string | null }>;
-  readonly withoutHome?: readonly number[];
-  readonly warnings?: ReadonlyArray<{ readonly message: string }>;
-}
 
 export interface Line {
   readonly text: string;
@@ -18,7 +12,12 @@ export interface Line {
 }
 
 /** What the page knows (where the shard is, the pin it replaces), then what the server says would happen. */
-export function dryRunLines(view: TypeView | undefined, shardId: number, target: string, answer: DryRunJson): Line[] {
+export function dryRunLines(
+  view: TypeView | undefined,
+  shardId: number,
+  target: string,
+  answer: RebalanceDryRun | undefined,
+): Line[] {
   const typeName = view?.typeName ?? '?';
   const host = hosts(view?.locations).get(shardId);
   const current = view?.placements?.find((pin) => pin.shardId === shardId);
@@ -37,7 +36,7 @@ export function dryRunLines(view: TypeView | undefined, shardId: number, target:
       warning: !same,
     });
   }
-  const moves = answer.moves ?? [];
+  const moves = answer?.moves ?? [];
   for (const move of moves) {
     lines.push(
       move.to === null
@@ -49,7 +48,7 @@ export function dryRunLines(view: TypeView | undefined, shardId: number, target:
     );
   }
   const listed = new Set(moves.filter((move) => move.to === null).map((move) => move.shardId));
-  for (const shard of answer.withoutHome ?? []) {
+  for (const shard of answer?.withoutHome ?? []) {
     if (!listed.has(shard)) lines.push({ text: `Shard ${shard} would be left without a home.`, warning: true });
   }
   if (moves.length === 0) {
@@ -57,7 +56,7 @@ export function dryRunLines(view: TypeView | undefined, shardId: number, target:
       host === undefined ? ': the shard is not allocated yet; its first message starts it where the pin says' : '';
     lines.push({ text: `Nothing moves now${why}.`, warning: false });
   }
-  for (const warning of answer.warnings ?? []) lines.push({ text: warning.message, warning: true });
+  for (const warning of answer?.warnings ?? []) lines.push({ text: warning.message, warning: true });
   return lines;
 }
 
@@ -65,11 +64,7 @@ export function dryRunLines(view: TypeView | undefined, shardId: number, target:
  * A `require` pin whose shard is not hosted and that no live, uncordoned member satisfies: the shard waits
  * without a home (its asks fail), which is not the same as a shard nobody has asked for yet.
  */
-export function isWaiting(
-  pin: PinRecord,
-  hostOf: ReadonlyMap<number, string>,
-  members: readonly MemberJson[],
-): boolean {
+export function isWaiting(pin: PinJson, hostOf: ReadonlyMap<number, string>, members: readonly MemberJson[]): boolean {
   if (pin.mode !== 'require' || hostOf.has(pin.shardId)) return false;
   return !members.some(
     (member) =>

@@ -2,7 +2,7 @@
 // pins every 2 s (and after each action), renders them, and asks for the bearer token when the node answers 401.
 /// <reference lib="dom" />
 import { Actions } from './actions.js';
-import { ApiError, api, setToken, token, type AuditJson } from './api.js';
+import { ApiError, api, setToken, token, type AuditEntryJson } from './api.js';
 import { movesBetween } from './insight.js';
 import { byId } from './dom.js';
 import { typesToShow, type TypeView } from './model.js';
@@ -85,7 +85,7 @@ async function readType(typeName: string): Promise<TypeView> {
 let auditMissing = false;
 
 /** The audit trail, or undefined when this node has none. */
-async function readAudit(): Promise<readonly AuditJson[] | undefined> {
+async function readAudit(): Promise<readonly AuditEntryJson[] | undefined> {
   if (auditMissing) return undefined;
   try {
     return (await api.audit())?.entries ?? [];

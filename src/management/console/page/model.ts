@@ -1,56 +1,16 @@
-// Browser side of the console: the JSON shapes the page reads (fields of later API versions are optional and
-// shown only when present) and the pure derivations it renders: coordinator, shards per node, pin state.
+// Browser side of the console: the pure derivations it renders (coordinator, shards per node, pin state) from the
+// API's answers, whose shapes come from the server's own declaration (api-shapes.ts): the page is served by the node
+// whose API it reads, so both are always of one release.
 
-export interface MemberJson {
-  readonly address: string;
-  readonly status: string;
-  readonly reachable?: boolean;
-  readonly roles?: readonly string[];
-  readonly upNumber?: number;
-  readonly appVersion?: string;
-  readonly attributes?: Readonly<Record<string, unknown>>;
-  readonly cordoned?: boolean;
-}
+import type { HealthAnswer, MemberJson, MembersAnswer, PinJson, ShardLocationsAnswer } from '../../api-shapes.js';
 
-export interface MembersJson {
-  readonly self?: string;
-  readonly coordinator?: string;
-  readonly members: readonly MemberJson[];
-}
-
-export interface HealthJson {
-  readonly status?: string;
-  readonly memberStatus?: string;
-  readonly self?: string;
-  readonly coordinator?: string;
-  readonly entityTypes?: unknown;
-  readonly placementStore?: Readonly<Record<string, unknown>>;
-  readonly replication?: { readonly peers?: unknown; readonly syncedPeers?: unknown; readonly problems?: unknown };
-}
-
-export interface ShardLocationsJson {
-  readonly regions: ReadonlyArray<{ readonly address: string; readonly shards: readonly number[] }>;
-  readonly handingOff: readonly number[];
-  readonly coordinator?: string;
-}
-
-export interface PinRecord {
-  readonly shardId: number;
-  readonly target: string;
-  readonly writer?: string;
-  readonly hlc?: { readonly wallMs: number; readonly counter: number; readonly node: string };
-  readonly mode?: string;
-  /** ISO-8601, or null for a pin that never expires (the API's `expiresAt`; test/console/shapes checks the names). */
-  readonly expiresAt?: string | null;
-  readonly reason?: string | null;
-  readonly by?: string | null;
-}
+export type { HealthAnswer, MemberJson, MembersAnswer, PinJson, ShardLocationsAnswer };
 
 /** What the page knows of one entity type after a refresh. */
 export interface TypeView {
   readonly typeName: string;
-  readonly locations?: ShardLocationsJson;
-  readonly placements?: readonly PinRecord[];
+  readonly locations?: ShardLocationsAnswer;
+  readonly placements?: readonly PinJson[];
   /** Why this type could not be read (unknown type, ...). */
   readonly problem?: string;
 }
@@ -58,7 +18,7 @@ export interface TypeView {
 export const DEFAULT_TYPE = 'Counter';
 
 /** Types to show: the query string's `type` (repeatable, comma-separated), plus what health or members list. */
-export function typesToShow(search: string, health: HealthJson | undefined): string[] {
+export function typesToShow(search: string, health: HealthAnswer | undefined): string[] {
   const types = new Set<string>();
   for (const value of new URLSearchParams(search).getAll('type')) {
     for (const part of value.split(',')) if (part.trim() !== '') types.add(part.trim());
@@ -68,40 +28,13 @@ export function typesToShow(search: string, health: HealthJson | undefined): str
   return [...types];
 }
 
-function listedTypes(value: unknown): string[] {
-  if (Array.isArray(value)) {
-    return value.flatMap((item: unknown) => {
-      if (typeof item === 'string') return [item];
-      if (typeof item === 'object' && item !== null) {
-        const named = (item as { typeName?: unknown; name?: unknown }).typeName ?? (item as { name?: unknown }).name;
-        return typeof named === 'string' ? [named] : [];
-      }
-      return [];
-    });
-  }
-  if (typeof value === 'object' && value !== null) return Object.keys(value);
-  return [];
+function listedTypes(listed: HealthAnswer['entityTypes']): string[] {
+  return (listed ?? []).map((entry) => entry.typeName);
 }
 
-/**
- * How many shards the node declares for a type, when health lists entity types with `numberOfShards`
- * (as an array of `{ typeName | name, numberOfShards }` or an object keyed by type name).
- */
-export function declaredShards(health: HealthJson | undefined, typeName: string): number | undefined {
-  const listed = health?.entityTypes;
-  let entry: unknown;
-  if (Array.isArray(listed)) {
-    entry = listed.find((item: unknown) => {
-      if (typeof item !== 'object' || item === null) return false;
-      const named = item as { typeName?: unknown; name?: unknown };
-      return (named.typeName ?? named.name) === typeName;
-    });
-  } else if (typeof listed === 'object' && listed !== null) {
-    entry = (listed as Record<string, unknown>)[typeName];
-  }
-  const count =
-    typeof entry === 'object' && entry !== null ? (entry as { numberOfShards?: unknown }).numberOfShards : undefined;
-  return typeof count === 'number' && Number.isSafeInteger(count) && count > 0 ? count : undefined;
+/** How many shards the node declares for a type (health lists every initialised type). */
+export function declaredShards(health: HealthAnswer | undefined, typeName: string): number | undefined {
+  return health?.entityTypes?.find((entry) => entry.typeName === typeName)?.numberOfShards;
 }
 
 /** [system, host, port] of `system@host:port`, for the cluster's address order. */
@@ -120,19 +53,14 @@ export function compareAddresses(a: string, b: string): number {
 }
 
 /**
- * Where the coordinators run: what the API says when it says it, else the oldest Up member (lowest upNumber,
- * ties by address), which is where the cluster places them when no role narrows the choice.
+ * Where the coordinators run: the oldest Up member (lowest upNumber, ties by address), which is where the cluster
+ * places them when no role narrows the choice.
  */
-export function coordinatorOf(
-  members: readonly MemberJson[],
-  ...stated: Array<string | undefined>
-): string | undefined {
-  const explicit = stated.find((value) => value !== undefined && value !== '');
-  if (explicit !== undefined) return explicit;
+export function coordinatorOf(members: readonly MemberJson[]): string | undefined {
   let oldest: MemberJson | undefined;
   for (const member of members) {
     if (member.status !== 'up') continue;
-    const age = (m: MemberJson) => (m.upNumber !== undefined && m.upNumber > 0 ? m.upNumber : Number.MAX_SAFE_INTEGER);
+    const age = (m: MemberJson) => (m.upNumber > 0 ? m.upNumber : Number.MAX_SAFE_INTEGER);
     if (
       !oldest ||
       age(member) < age(oldest) ||
@@ -156,7 +84,7 @@ export function shardCounts(views: readonly TypeView[]): Map<string, number> {
 }
 
 /** Which node hosts each shard of a type. */
-export function hosts(locations: ShardLocationsJson | undefined): Map<number, string> {
+export function hosts(locations: ShardLocationsAnswer | undefined): Map<number, string> {
   const map = new Map<number, string>();
   for (const region of locations?.regions ?? []) for (const shard of region.shards) map.set(shard, region.address);
   return map;
@@ -169,7 +97,7 @@ export type PinState = 'on-target' | 'elsewhere' | 'not-allocated';
  * given `members`; elsewhere; or nowhere yet.
  */
 export function pinState(
-  pin: PinRecord,
+  pin: PinJson,
   hostOf: ReadonlyMap<number, string>,
   members: readonly MemberJson[] = [],
 ): PinState {
@@ -179,7 +107,7 @@ export function pinState(
 }
 
 /** Whether `host` satisfies a pin: it is the pin's address, or a member in `members` that its selector matches. */
-export function hostSatisfies(pin: PinRecord, host: string, members: readonly MemberJson[]): boolean {
+export function hostSatisfies(pin: PinJson, host: string, members: readonly MemberJson[]): boolean {
   if (host === pin.target) return true;
   const member = members.find((candidate) => candidate.address === host);
   return member !== undefined && !pin.target.includes('@') && matchesTarget(member, pin.target);

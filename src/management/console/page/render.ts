@@ -4,7 +4,7 @@
 import { badge, button, el, replace, table, type Child } from './dom.js';
 import { shardMap } from './shard-map.js';
 import { nodeColours } from './grid.js';
-import type { AuditJson } from './api.js';
+import type { AuditEntryJson } from './api.js';
 import { isWaiting, type SeenMove } from './insight.js';
 import {
   coordinatorOf,
@@ -12,19 +12,19 @@ import {
   hosts,
   pinState,
   shardCounts,
-  type HealthJson,
+  type HealthAnswer,
   type MemberJson,
-  type MembersJson,
-  type PinRecord,
+  type MembersAnswer,
+  type PinJson,
   type TypeView,
 } from './model.js';
 
 export interface ConsoleState {
-  readonly health?: HealthJson;
-  readonly members?: MembersJson;
+  readonly health?: HealthAnswer;
+  readonly members?: MembersAnswer;
   readonly views: readonly TypeView[];
   /** The node's last audit entries, newest first (absent when it has no audit route). */
-  readonly audit?: readonly AuditJson[];
+  readonly audit?: readonly AuditEntryJson[];
   /** Hand-offs this page saw between refreshes, newest first. */
   readonly moves?: readonly SeenMove[];
 }
@@ -61,9 +61,9 @@ function renderActivity(state: ConsoleState): void {
         : table(
             ['when', 'action', 'what', 'by', 'reason'],
             audit.map((entry) => [
-              el('span', { class: 'nowrap' }, entry.at === undefined ? '—' : shortTime(new Date(entry.at).getTime())),
-              entry.action ?? '—',
-              [entry.typeName, entry.shardIds?.join(', '), entry.target ?? entry.address]
+              el('span', { class: 'nowrap' }, shortTime(new Date(entry.at).getTime())),
+              entry.action,
+              [entry.typeName, entry.shardIds.join(', '), entry.target]
                 .filter((part) => part !== undefined && part !== null && part !== '')
                 .join(' '),
               entry.by ?? '—',
@@ -85,7 +85,7 @@ function renderActivity(state: ConsoleState): void {
 function renderNodes(state: ConsoleState, colours: ReadonlyMap<string, number>, actions: RowActions): void {
   const members = state.members?.members ?? [];
   const self = state.members?.self ?? state.health?.self;
-  const coordinator = coordinatorOf(members, state.members?.coordinator, state.health?.coordinator);
+  const coordinator = coordinatorOf(members);
   const counts = shardCounts(state.views);
   const withAttributes = members.some((member) => member.attributes !== undefined);
   const withCordon = members.some((member) => member.cordoned !== undefined);
@@ -171,7 +171,7 @@ function renderPins(views: readonly TypeView[], actions: RowActions, members: re
     replace('pins', el('p', { class: 'muted' }, 'No pins.'));
     return;
   }
-  const has = (field: keyof PinRecord) => all.some(({ pin }) => pin[field] !== undefined);
+  const has = (field: keyof PinJson) => all.some(({ pin }) => pin[field] !== undefined);
   const optional = (['mode', 'expiresAt', 'reason', 'by'] as const).filter(has);
   // The column says where the shard is now, which is what honouring the pin looks like.
   const headers = ['type', 'shard', 'target', ...optional.map(columnOf), 'writer', 'time', 'where now', ''];
@@ -213,7 +213,7 @@ function formatField(field: string, value: unknown): string {
   return String(value);
 }
 
-function honouredCell(pin: PinRecord, hostOf: ReadonlyMap<number, string>, members: readonly MemberJson[]): Child {
+function honouredCell(pin: PinJson, hostOf: ReadonlyMap<number, string>, members: readonly MemberJson[]): Child {
   if (isWaiting(pin, hostOf, members))
     return badge(
       'waiting: no home',
@@ -227,7 +227,7 @@ function honouredCell(pin: PinRecord, hostOf: ReadonlyMap<number, string>, membe
   return el('span', { class: 'muted' }, 'not allocated');
 }
 
-function renderStore(health: HealthJson | undefined): void {
+function renderStore(health: HealthAnswer | undefined): void {
   const store = health?.placementStore;
   if (store === undefined) {
     replace('store', el('p', { class: 'muted' }, 'No placement store figures.'));
