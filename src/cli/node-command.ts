@@ -50,6 +50,10 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
     .option('--auth-reads', 'require the token for read routes too')
     .option(
+      '--tokens-file <file>',
+      'named bearer tokens with scopes (read, operate, admin), as SHA-256 hashes in JSON; every route but health then needs one',
+    )
+    .option(
       '--down-after-ms <ms>',
       `down a member unreachable this long (default ${DEFAULT_CLUSTER_CONFIG.downAfterMs})`,
       positiveInt,
@@ -127,6 +131,7 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
         insecureClusterPort: options.insecureClusterPort,
         authToken: options.authToken,
         authReads: options.authReads,
+        ...(options.tokensFile !== undefined ? { tokensFile: options.tokensFile } : {}),
         logLevel: options.logLevel,
         cluster,
         sharding: options.rebalanceIntervalMs !== undefined ? { rebalanceIntervalMs: options.rebalanceIntervalMs } : {},
@@ -197,6 +202,7 @@ export interface NodeCliOptions {
   insecureClusterPort?: boolean;
   authToken?: string;
   authReads?: boolean;
+  tokensFile?: string;
   downAfterMs?: number;
   stableAfterMs?: number;
   monitoredByNrOfMembers?: number;

@@ -25,6 +25,8 @@ export interface MemberRoutesOptions {
   readonly guardWrite: Hook | undefined;
   /** Refuses writes on a node that may not take them (503). */
   readonly memberOnly: Hook;
+  /** Who asked: the name given, else the name of the token the request came with. */
+  readonly byOf: (request: FastifyRequest, given: string | undefined) => string | undefined;
 }
 
 interface AddressRoute {
@@ -34,16 +36,17 @@ interface AddressRoute {
 /** Cordon and drain: the member's address in the path, who and why in an optional body. */
 type ProvenanceRoute = AddressRoute & { Body: ProvenanceBody | undefined };
 
-/** A cordon or drain request's input, parsed once: the address checked, an absent body as no provenance. */
-function addressed(request: { readonly params: ProvenanceRoute['Params']; readonly body: ProvenanceRoute['Body'] }): {
-  address: string;
-  provenance: CordonProvenance;
-} {
-  return { address: cordonAddress(request.params.address), provenance: request.body ?? {} };
-}
-
 export function registerMemberRoutes(app: FastifyInstance, options: MemberRoutesOptions): void {
-  const { prefix, backend, audit, guardRead, guardWrite, memberOnly } = options;
+  const { prefix, backend, audit, guardRead, guardWrite, memberOnly, byOf } = options;
+  /** A cordon or drain request's input, parsed once: the address checked, who asked (the token's name if unsaid). */
+  const addressed = (
+    request: FastifyRequest & { readonly params: AddressParams; readonly body: ProvenanceBody | undefined },
+  ) => {
+    const given = request.body ?? {};
+    const by = byOf(request, given.by);
+    const provenance: CordonProvenance = by === undefined ? given : { ...given, by };
+    return { address: cordonAddress(request.params.address), provenance };
+  };
   const path = `${prefix}/cluster/members/:address`;
   const write = { onRequest: guardWrite, preHandler: memberOnly };
   const provenanceWrite = { ...write, schema: { params: AddressParams, body: ProvenanceBody } };
@@ -73,7 +76,7 @@ export function registerMemberRoutes(app: FastifyInstance, options: MemberRoutes
         action: 'uncordon',
         typeName: null,
         target: address,
-        by: request.query.by,
+        by: byOf(request, request.query.by),
         reason: request.query.reason,
         hlc,
       });

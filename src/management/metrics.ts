@@ -4,7 +4,13 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { MEMBER_STATUSES, type FailoverPhase } from '../cluster/member.js';
-import { registerSafetyMetrics, type SafetySource, type WriteRefusals } from './safety-metrics.js';
+import {
+  registerAccessMetrics,
+  registerSafetyMetrics,
+  type AccessRefusals,
+  type SafetySource,
+  type WriteRefusals,
+} from './safety-metrics.js';
 import { readAtScrape } from './scrape.js';
 import { registerTransportMetrics, type TransportFigures } from './transport-metrics.js';
 
@@ -120,6 +126,8 @@ export interface NodeMetricsOptions {
   readonly now?: () => number;
   /** Write requests the API refused, counted per code. */
   readonly refusals?: WriteRefusals;
+  /** Requests refused for want of a token or scope (actor_ts_http_requests_refused_total). */
+  readonly access?: AccessRefusals;
 }
 
 /** One node's registry and metrics. Tests and the plugin use it; nothing here is global. */
@@ -308,6 +316,7 @@ export class NodeMetrics {
       for (const [type] of source.shardsHosted()) ensure(type);
     };
     this.close = registerSafetyMetrics(this.registry, METRICS_PREFIX, source.safety, options.refusals);
+    if (options.access !== undefined) registerAccessMetrics(this.registry, METRICS_PREFIX, options.access);
 
     this.events = {
       onHandOffCompleted(type, seconds) {

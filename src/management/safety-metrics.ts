@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { readAtScrape } from './scrape.js';
+import { SCOPES } from './tokens-file.js';
 
 /** What the safety metrics read at every scrape. */
 export interface SafetySource {
@@ -78,6 +79,29 @@ function codeIn(payload: string): string {
   } catch {
     return 'unknown';
   }
+}
+
+/** Requests the management API refused for want of a token or a scope, as the access control counts them. */
+export interface AccessRefusals {
+  refusals(): ReadonlyArray<{ readonly scope: string; readonly reason: string; readonly count: number }>;
+}
+
+/**
+ * `actor_ts_http_requests_refused_total{scope, reason}`: requests refused 401 (`unauthorized`: no known token) or
+ * 403 (`forbidden`: a token without the scope), by the scope the route needed; every pair has a series from the start.
+ */
+export function registerAccessMetrics(registry: Registry, prefix: string, access: AccessRefusals): void {
+  new Counter({
+    name: `${prefix}http_requests_refused_total`,
+    help: 'Management API requests refused for want of a known token (unauthorized) or of the scope the route needs (forbidden).',
+    labelNames: ['scope', 'reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const scope of SCOPES) for (const reason of ['unauthorized', 'forbidden']) this.inc({ scope, reason }, 0);
+      for (const { scope, reason, count } of access.refusals()) this.inc({ scope, reason }, count);
+    },
+  });
 }
 
 /** Registers the safety metrics on `registry`; returns what stops following the refusals. */

@@ -2,7 +2,6 @@
 // locations, explain (insight-routes.ts), members and health. Every route has a JSON schema; every error is
 // `{ error, message }`, including the ones Fastify and Node answer themselves (see errors.ts); a rejected
 // request changes nothing.
-import { timingSafeEqual } from 'node:crypto';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -16,6 +15,7 @@ import type { Logger } from '../logging.js';
 import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
 import { parsePins } from '../sharding/placements/pin-request.js';
 import { parseShardId } from '../sharding/placements/shard-range.js';
+import { AccessControl } from './access.js';
 import { AuditLog, commonText, targetsText } from './audit.js';
 import type { ManagementBackend, MemberProtocol } from './backend.js';
 import { registerMemberRoutes } from './member-routes.js';
@@ -56,6 +56,11 @@ export interface ManagementApiOptions {
   readonly authToken?: string;
   /** With an auth token: also protect the read routes. Default false (reads stay open). */
   readonly authReads?: boolean;
+  /**
+   * Who may call which route (the auth token and a tokens file's named, scoped tokens); when given, `authToken` and
+   * `authReads` are its business and not read here. Default: built from `authToken` and `authReads`.
+   */
+  readonly access?: AccessControl;
   readonly logger?: Logger;
   /** Feeds `GET /metrics`; without it the node serves no metrics. */
   readonly metrics?: MetricsSource;
@@ -164,8 +169,11 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
   // Every refused write is counted by its code (actor_ts_placement_writes_refused_total), whoever refused it.
   const refusals = new WriteRefusals();
   countRefusedWrites(app, API_PREFIX, refusals);
-  const guardWrite = bearerGuard(options.authToken);
-  const guardRead = options.authReads ? guardWrite : undefined;
+  const access = options.access ?? new AccessControl({ authToken: options.authToken, authReads: options.authReads });
+  const guardWrite = access.guard('operate');
+  const guardRead = access.guard('read');
+  /** Who asked, when the request does not say: the name of the token it came with. */
+  const byOf = (request: FastifyRequest, given: string | undefined) => given ?? access.nameOf(request);
   // After auth and validation, before the handler: a node outside the cluster must not take writes it
   // could only keep to itself.
   const memberOnly = async (): Promise<void> => {
@@ -175,7 +183,9 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
   const typesPath = `${API_PREFIX}/cluster/shards/:typeName`;
   const write = { onRequest: guardWrite, preHandler: memberOnly };
 
-  app.get(`${API_PREFIX}/health`, { onRequest: guardRead }, async () => healthOf(backend));
+  // With a tokens file, health is the one open route (load balancers and local-cluster probe it).
+  const guardHealth = access.scoped ? undefined : guardRead;
+  app.get(`${API_PREFIX}/health`, { onRequest: guardHealth }, async () => healthOf(backend, access.problems()));
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => membersOf(backend));
 
   app.get<{ Params: TypeNameParams }>(
@@ -213,7 +223,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
       // all before any is written, and the backend takes the parsed pins as they are: a rejected request
       // changes nothing.
       const entries = parsePins(
-        requested.map(({ allowUnknownTarget: _allow, ...entry }) => entry),
+        requested.map(({ allowUnknownTarget: _allow, ...entry }) => withBy(entry, byOf(request, entry.by))),
         backend.pinScope(typeName),
       );
       if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries, { allowUnknownTarget });
@@ -250,7 +260,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
         typeName,
         shardIds: [shardId],
         target: null,
-        by: request.query.by,
+        by: byOf(request, request.query.by),
         reason: request.query.reason,
         hlc: null,
       });
@@ -275,7 +285,8 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
           `shards ${outcome.homeless.join(', ')} of ${typeName} have no home yet, so nothing was moved; their first message allocates them`,
         );
       }
-      const { by, reason } = request.body;
+      const { reason } = request.body;
+      const by = byOf(request, request.body.by);
       audit.record({
         action: 'rebalance',
         typeName,
@@ -291,12 +302,12 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
   );
 
   registerExplainRoute(app, { backend, typesPath, ...(guardRead ? { guard: guardRead } : {}) });
-  registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, guardRead, guardWrite, memberOnly });
+  registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, guardRead, guardWrite, memberOnly, byOf });
   if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
   if (options.metrics !== undefined) {
     void app.register(metricsPlugin, {
       source: options.metrics,
-      metrics: { refusals },
+      metrics: { refusals, access },
       ...(guardRead ? { guard: guardRead } : {}),
     });
   }
@@ -323,28 +334,13 @@ export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataV
   return new Error(parts.length > 0 ? parts.join(', ') : `${dataVar} does not match the schema`);
 }
 
-/** A hook refusing (401) a request without `Authorization: Bearer <token>`; undefined without a token. */
-export function bearerGuard(token: string | undefined): ((request: FastifyRequest) => Promise<void>) | undefined {
-  if (token === undefined || token === '') return undefined;
-  const expected = Buffer.from(token);
-  return async (request: FastifyRequest): Promise<void> => {
-    const header = request.headers.authorization ?? '';
-    // The auth scheme name is case-insensitive (RFC 9110 §11.1).
-    const match = /^Bearer +(.*)$/i.exec(header);
-    const presented = Buffer.from(match?.[1] ?? '');
-    // Constant-time compare so response timing does not leak the token.
-    const ok = presented.length === expected.length && timingSafeEqual(presented, expected);
-    if (!ok) throw new HttpError(401, 'unauthorized', 'missing or wrong bearer token');
-  };
-}
-
 /** A member's `release` and `protocol` fields: null while this node has no handshake with it to tell. */
 function protocolFields(known: MemberProtocol | undefined): { release: string | null; protocol: number | null } {
   return { release: known?.release ?? null, protocol: known?.protocol ?? null };
 }
 
-/** GET /actor-ts/health: liveness, and why the node is not ok when it is not. */
-function healthOf(backend: ManagementBackend): HealthAnswer {
+/** GET /actor-ts/health: liveness, and why the node is not ok when it is not (`accessProblems`: the tokens file's). */
+function healthOf(backend: ManagementBackend, accessProblems: readonly string[]): HealthAnswer {
   const health = backend.health();
   const replication = backend.replication();
   const storage = backend.storage();
@@ -355,6 +351,7 @@ function healthOf(backend: ManagementBackend): HealthAnswer {
     ...(access.writable ? [] : [`placement writes are refused (${access.code}): ${access.reason}`]),
     ...replication.problems,
     ...(storage.failure === null ? [] : [`storage: ${storage.failure}`]),
+    ...accessProblems,
   ];
   const status = health.status === 'ok' && reasons.length > 0 ? 'degraded' : health.status;
   // Every initialised type, so the console lists them all without being told their names; pid: a tool that
@@ -392,4 +389,9 @@ function membersOf(backend: ManagementBackend): MembersAnswer {
     cordoned: cordoned.has(member.address.toString()),
   }));
   return { self: backend.self.toString(), members };
+}
+
+/** A pin entry with its author: the one it names, else the token's name; unchanged when there is neither. */
+function withBy<T extends { readonly by?: string | undefined }>(entry: T, by: string | undefined): T {
+  return by === undefined ? entry : { ...entry, by };
 }

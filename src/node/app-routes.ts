@@ -1,10 +1,11 @@
 // The application's own routes on a node's HTTP server (`startNode({ httpRoutes })`): registered in a scope
-// of their own before the server listens, behind the same bearer checks as the management API (writes need
-// the token, reads too with authReads), answering errors as `{ error, message }`. A route on a path the
+// of their own before the server listens, behind the same access checks as the management API (writes need the
+// token or the `operate` scope, reads too with authReads or `read`), answering errors as `{ error, message }`. A route on a path the
 // management API, console or metrics own is refused, and so is a registration that throws.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ActorTsError } from '../errors.js';
-import { bearerGuard, isManagementPath } from '../management/server.js';
+import type { AccessControl } from '../management/access.js';
+import { isManagementPath } from '../management/server.js';
 import { describeError } from '../sharding/region/entity.js';
 import type { NodeHttpRoutes } from './application.js';
 import type { RunningNode } from './running-node.js';
@@ -16,10 +17,9 @@ export async function registerAppRoutes(
   http: FastifyInstance,
   routes: NodeHttpRoutes,
   node: RunningNode,
-  auth: { readonly authToken: string | undefined; readonly authReads: boolean },
+  access: AccessControl,
 ): Promise<void> {
-  const guardWrite = bearerGuard(auth.authToken);
-  const guardRead = auth.authReads ? guardWrite : undefined;
+  const guard = access.guardByMethod();
   // The management API's own plugins load first, so a failure of theirs is not blamed on the application.
   await http.after();
   try {
@@ -33,10 +33,7 @@ export async function registerAppRoutes(
           );
         }
       });
-      scope.addHook('onRequest', async (request: FastifyRequest) => {
-        const guard = request.method === 'GET' || request.method === 'HEAD' ? guardRead : guardWrite;
-        await guard?.(request);
-      });
+      scope.addHook('onRequest', async (request: FastifyRequest) => guard?.(request));
       await routes(scope, node);
     });
   } catch (error) {

@@ -38,6 +38,14 @@ export interface NodeConfig {
   /** With `authToken`, protect the read routes too; default false. */
   readonly authReads: boolean;
   /**
+   * A JSON file of named bearer tokens with scopes (TokensFile: `read`, `operate`, `admin`; only their SHA-256 is
+   * stored); default none. With it every route but `/actor-ts/health` needs a token whose scopes cover it, and what a
+   * token writes names it when the request names nobody. Read at start (a bad file refuses the start) and again on
+   * every change (a bad change leaves the earlier tokens in force and health degraded). `authToken` keeps working
+   * beside it as one token with every scope.
+   */
+  readonly tokensFile: string | undefined;
+  /**
    * The management HTTP server (HttpConfig, defaults DEFAULT_HTTP_CONFIG): `host` ('127.0.0.1') and `port` (8551),
    * `bodyLimit` (1 MiB), `headersTimeoutMs` (10 s, or requestTimeoutMs when shorter), `requestTimeoutMs` (30 s),
    * `keepAliveTimeoutMs` (5 s), `maxConnections` (128) and `maxConnectionsPerClient` (32). Given in part (as
@@ -94,6 +102,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   insecureClusterPort: false,
   authToken: undefined,
   authReads: false,
+  tokensFile: undefined,
   logLevel: 'info',
   antiEntropyIntervalMs: 1000,
   dataDir: undefined,

@@ -31,6 +31,8 @@ import { inboundHealthOf } from './inbound-health.js';
 import { failoverTimeline, followFailovers } from './failover-wiring.js';
 import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
+import { AccessControl } from '../management/access.js';
+import { loadTokensFile } from '../management/tokens-file.js';
 
 /** A node's settings and the application it runs (see NodeApplication). */
 export type StartNodeInput = NodeConfigInput &
@@ -68,6 +70,7 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
   const config = resolveNodeConfig(settings, START_NODE_KEYS);
   // Refused before anything is opened or bound, as a bad flag is.
   requireFallbackStrategyName(config.fallback);
+  if (config.tokensFile !== undefined) loadTokensFile(config.tokensFile);
   const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
   // Before any port is bound: a directory another node holds, or data that cannot be read, stops the
   // start here (the PersistenceError names the directory and how to recover).
@@ -201,6 +204,12 @@ async function wire(
     onPause: (pausedMs) =>
       logger.warn({ pausedMs }, 'this process was frozen; placement writes are held until the cluster is heard from'),
   });
+  const access = new AccessControl({
+    authToken: config.authToken,
+    authReads: config.authReads,
+    tokensFile: config.tokensFile,
+    logger: logger.child({ part: 'http' }),
+  });
   const http = createManagementServer({
     backend: new NodeManagementBackend(cluster, sharding, placements, controllers, {
       logger: logger.child({ component: 'placements' }),
@@ -210,8 +219,7 @@ async function wire(
     }),
     logger: logger.child({ part: 'http' }),
     http: config.http,
-    ...(config.authToken ? { authToken: config.authToken } : {}),
-    authReads: config.authReads,
+    access,
     metrics,
   });
   if (app.entityTypes === undefined) registerCounterRoutes(http, sharding);
@@ -225,6 +233,7 @@ async function wire(
     await sharding.shutdown();
     placements.close();
     metrics.close();
+    access.close();
     failovers.stop();
     pauses.close();
     await http.close().catch(() => undefined);
@@ -282,7 +291,7 @@ async function wire(
   };
   try {
     // Before the node joins or binds its HTTP port: routes that cannot be registered stop the start here.
-    if (app.httpRoutes !== undefined) await registerAppRoutes(http, app.httpRoutes, node, config);
+    if (app.httpRoutes !== undefined) await registerAppRoutes(http, app.httpRoutes, node, access);
     cluster.start();
     await http.listen({ host: config.http.host, port: config.http.port });
   } catch (error) {
