@@ -110,38 +110,43 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
         });
         if (problem !== undefined) throw new InvalidArgumentError(`refusing to start: ${problem}`);
       });
-      process.exitCode = await runNodeCommand({
-        system: options.system,
-        host: options.host,
-        port: options.port,
-        // The flags keep their names; the config takes them under `http`, with HttpConfig's field names.
-        http: {
-          host: options.httpHost,
-          port: options.httpPort,
-          maxConnections: options.httpMaxConnections,
-          requestTimeoutMs: options.httpRequestTimeoutMs,
-        },
-        seeds: options.seed,
-        // A CLI node's application is this package's own demo: its version is the release, so a rolling upgrade
-        // steers shards toward the new release (least-shard prefers the newest) and pauses fallback rebalancing.
-        appVersion: options.appVersion ?? packageRelease(),
-        roles: options.role,
-        attributes: options.attribute,
-        clusterSecret: options.clusterSecret,
-        insecureClusterPort: options.insecureClusterPort,
-        authToken: options.authToken,
-        authReads: options.authReads,
-        ...(options.tokensFile !== undefined ? { tokensFile: options.tokensFile } : {}),
-        logLevel: options.logLevel,
-        cluster,
-        sharding: options.rebalanceIntervalMs !== undefined ? { rebalanceIntervalMs: options.rebalanceIntervalMs } : {},
-        compactAfterItems: options.compactAfterItems,
-        dataDir: options.dataDir,
-        restartOnRemoval: options.restartOnRemoval,
-        fallback: options.fallback,
-        shardIdFunction: options.shardIdFunction,
-      });
+      process.exitCode = await runNodeCommand(nodeConfigOf(options, cluster));
     });
+}
+
+/** The node's configuration from its flags: an unset flag stays undefined, so NodeConfig's default applies. */
+function nodeConfigOf(options: NodeCliOptions, cluster: NodeConfigInput['cluster']): NodeConfigInput {
+  return {
+    system: options.system,
+    host: options.host,
+    port: options.port,
+    // The flags keep their names; the config takes them under `http`, with HttpConfig's field names.
+    http: {
+      host: options.httpHost,
+      port: options.httpPort,
+      maxConnections: options.httpMaxConnections,
+      requestTimeoutMs: options.httpRequestTimeoutMs,
+    },
+    seeds: options.seed,
+    // A CLI node's application is this package's own demo: its version is the release, so a rolling upgrade
+    // steers shards toward the new release (least-shard prefers the newest) and pauses fallback rebalancing.
+    appVersion: options.appVersion ?? packageRelease(),
+    roles: options.role,
+    attributes: options.attribute,
+    clusterSecret: options.clusterSecret,
+    insecureClusterPort: options.insecureClusterPort,
+    authToken: options.authToken,
+    authReads: options.authReads,
+    tokensFile: options.tokensFile,
+    logLevel: options.logLevel,
+    cluster,
+    sharding: options.rebalanceIntervalMs !== undefined ? { rebalanceIntervalMs: options.rebalanceIntervalMs } : {},
+    compactAfterItems: options.compactAfterItems,
+    dataDir: options.dataDir,
+    restartOnRemoval: options.restartOnRemoval,
+    fallback: options.fallback,
+    shardIdFunction: options.shardIdFunction,
+  };
 }
 
 /** Starts the node in this process and runs it until it is told to stop; resolves with the exit code. */

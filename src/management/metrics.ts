@@ -4,13 +4,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { MEMBER_STATUSES, type FailoverPhase } from '../cluster/member.js';
-import {
-  registerAccessMetrics,
-  registerSafetyMetrics,
-  type AccessRefusals,
-  type SafetySource,
-  type WriteRefusals,
-} from './safety-metrics.js';
+import { registerSafetyMetrics, type AccessRefusals, type SafetySource, type WriteRefusals } from './safety-metrics.js';
 import { readAtScrape } from './scrape.js';
 import { registerTransportMetrics, type TransportFigures } from './transport-metrics.js';
 
@@ -315,8 +309,7 @@ export class NodeMetrics {
     this.prime = () => {
       for (const [type] of source.shardsHosted()) ensure(type);
     };
-    this.close = registerSafetyMetrics(this.registry, METRICS_PREFIX, source.safety, options.refusals);
-    if (options.access !== undefined) registerAccessMetrics(this.registry, METRICS_PREFIX, options.access);
+    this.close = registerSafetyMetrics(this.registry, METRICS_PREFIX, source.safety, options);
 
     this.events = {
       onHandOffCompleted(type, seconds) {

@@ -90,7 +90,7 @@ export interface AccessRefusals {
  * `actor_ts_http_requests_refused_total{scope, reason}`: requests refused 401 (`unauthorized`: no known token) or
  * 403 (`forbidden`: a token without the scope), by the scope the route needed; every pair has a series from the start.
  */
-export function registerAccessMetrics(registry: Registry, prefix: string, access: AccessRefusals): void {
+function registerAccessMetrics(registry: Registry, prefix: string, access: AccessRefusals): void {
   new Counter({
     name: `${prefix}http_requests_refused_total`,
     help: 'Management API requests refused for want of a known token (unauthorized) or of the scope the route needs (forbidden).',
@@ -109,8 +109,10 @@ export function registerSafetyMetrics(
   registry: Registry,
   prefix: string,
   source: SafetySource | undefined,
-  refusals: WriteRefusals | undefined,
+  counted: { readonly refusals?: WriteRefusals; readonly access?: AccessRefusals },
 ): () => void {
+  const { refusals, access } = counted;
+  if (access !== undefined) registerAccessMetrics(registry, prefix, access);
   const registers = [registry];
   const gauge = (name: string, help: string, read: () => number): void =>
     void new Gauge({ name: `${prefix}${name}`, help, registers, collect: readAtScrape(read) });

@@ -15,9 +15,10 @@ import type { Logger } from '../logging.js';
 import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
 import { parsePins } from '../sharding/placements/pin-request.js';
 import { parseShardId } from '../sharding/placements/shard-range.js';
-import { AccessControl } from './access.js';
+import { AccessControl, type AccessHook } from './access.js';
 import { AuditLog, commonText, targetsText } from './audit.js';
-import type { ManagementBackend, MemberProtocol } from './backend.js';
+import { healthOf, membersOf } from './cluster-answers.js';
+import type { ManagementBackend } from './backend.js';
 import { registerMemberRoutes } from './member-routes.js';
 import { CONSOLE_ASSET_PREFIX, consolePlugin, type ConsolePluginOptions } from './console/plugin.js';
 import { METRICS_PATH, metricsPlugin, type MetricsSource } from './metrics.js';
@@ -37,8 +38,6 @@ import {
   SetPlacementsBody,
   ShardParams,
   TypeNameParams,
-  type HealthAnswer,
-  type MembersAnswer,
   type PinsWritten,
   type PlacementsAnswer,
   type RebalanceAnswer,
@@ -208,44 +207,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     },
   );
 
-  app.post<{ Params: TypeNameParams; Body: SetPlacementsBody; Querystring: DryRunQuery }>(
-    `${typesPath}/placements`,
-    { ...write, schema: { params: TypeNameParams, body: SetPlacementsBody, querystring: DryRunQuery } },
-    async (request, reply) => {
-      const typeName = knownType(backend, request.params.typeName);
-      const body = request.body;
-      const requested = 'placements' in body ? body.placements : [body];
-      // Bulk: the write's flag, or every entry's; single: the entry's own.
-      const allowUnknownTarget =
-        ('placements' in body && body.allowUnknownTarget === true) ||
-        requested.every((entry) => entry.allowUnknownTarget === true);
-      // The schema checked the JSON shape; here each entry is parsed once (shard range, options, target),
-      // all before any is written, and the backend takes the parsed pins as they are: a rejected request
-      // changes nothing.
-      const entries = parsePins(
-        requested.map(({ allowUnknownTarget: _allow, ...entry }) => withBy(entry, byOf(request, entry.by))),
-        backend.pinScope(typeName),
-      );
-      if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries, { allowUnknownTarget });
-      const written = await backend.setPlacements(typeName, entries, { allowUnknownTarget });
-      audit.record({
-        action: 'pin',
-        typeName,
-        shardIds: written.map((p) => p.shardId),
-        target: targetsText(written.map((p) => p.target)),
-        by: commonText(written.map((p) => p.by)),
-        reason: commonText(written.map((p) => p.reason)),
-        hlc: written[written.length - 1]?.hlc ?? null,
-      });
-      const warnings = placementWarnings(
-        written,
-        backend.members(),
-        new Set(backend.cordons().map((cordon) => cordon.address)),
-      );
-      const answer: PinsWritten = { placements: written, warnings };
-      return reply.code(202).send(answer);
-    },
-  );
+  registerPinWrite(app, { backend, audit, typesPath, write, byOf });
 
   app.delete<{ Params: ShardParams; Querystring: ProvenanceQuery }>(
     `${typesPath}/placements/:shardId`,
@@ -334,64 +296,59 @@ export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataV
   return new Error(parts.length > 0 ? parts.join(', ') : `${dataVar} does not match the schema`);
 }
 
-/** A member's `release` and `protocol` fields: null while this node has no handshake with it to tell. */
-function protocolFields(known: MemberProtocol | undefined): { release: string | null; protocol: number | null } {
-  return { release: known?.release ?? null, protocol: known?.protocol ?? null };
-}
-
-/** GET /actor-ts/health: liveness, and why the node is not ok when it is not (`accessProblems`: the tokens file's). */
-function healthOf(backend: ManagementBackend, accessProblems: readonly string[]): HealthAnswer {
-  const health = backend.health();
-  const replication = backend.replication();
-  const storage = backend.storage();
-  const access = backend.writeAccess();
-  // A member that refuses writes, cannot replicate placements or store them is not ok: its writes and its
-  // view may not be the cluster's. `reasons` says why, one line each.
-  const reasons = [
-    ...(access.writable ? [] : [`placement writes are refused (${access.code}): ${access.reason}`]),
-    ...replication.problems,
-    ...(storage.failure === null ? [] : [`storage: ${storage.failure}`]),
-    ...accessProblems,
-  ];
-  const status = health.status === 'ok' && reasons.length > 0 ? 'degraded' : health.status;
-  // Every initialised type, so the console lists them all without being told their names; pid: a tool that
-  // started this node (local-cluster) tells it apart from another process on the same port.
-  const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards, shardIdFunction }]) => ({
-    typeName,
-    numberOfShards,
-    ...(shardIdFunction === undefined ? {} : { shardIdFunction }),
-  }));
-  return {
-    ...health,
-    status,
-    reasons,
-    self: backend.self.toString(),
-    pid: process.pid,
-    entityTypes,
-    placementStore: backend.placementStore(),
-    replication,
-    storage,
-  };
-}
-
-/** GET /actor-ts/cluster/members: every member as this node sees it, with its release and cordon. */
-function membersOf(backend: ManagementBackend): MembersAnswer {
-  const cordoned = new Set(backend.cordons().map((cordon) => cordon.address));
-  const members = backend.members().map((member) => ({
-    address: member.address.toString(),
-    status: member.status,
-    appVersion: member.appVersion,
-    ...protocolFields(backend.protocolOf?.(member.address)),
-    upNumber: member.upNumber,
-    reachable: member.reachable,
-    roles: member.roles ?? [],
-    attributes: member.attributes ?? {},
-    cordoned: cordoned.has(member.address.toString()),
-  }));
-  return { self: backend.self.toString(), members };
-}
-
 /** A pin entry with its author: the one it names, else the token's name; unchanged when there is neither. */
 function withBy<T extends { readonly by?: string | undefined }>(entry: T, by: string | undefined): T {
   return by === undefined ? entry : { ...entry, by };
+}
+
+/** What the pin write route needs of registerManagementApi. */
+interface PinWriteRoute {
+  readonly backend: ManagementBackend;
+  readonly audit: AuditLog;
+  readonly typesPath: string;
+  readonly write: { readonly onRequest: AccessHook | undefined; readonly preHandler: () => Promise<void> };
+  readonly byOf: (request: FastifyRequest, given: string | undefined) => string | undefined;
+}
+
+/** POST .../placements: one pin or many, all parsed before any is written, or their dry run. */
+function registerPinWrite(app: FastifyInstance, route: PinWriteRoute): void {
+  const { backend, audit, typesPath, write, byOf } = route;
+  app.post<{ Params: TypeNameParams; Body: SetPlacementsBody; Querystring: DryRunQuery }>(
+    `${typesPath}/placements`,
+    { ...write, schema: { params: TypeNameParams, body: SetPlacementsBody, querystring: DryRunQuery } },
+    async (request, reply) => {
+      const typeName = knownType(backend, request.params.typeName);
+      const body = request.body;
+      const requested = 'placements' in body ? body.placements : [body];
+      // Bulk: the write's flag, or every entry's; single: the entry's own.
+      const allowUnknownTarget =
+        ('placements' in body && body.allowUnknownTarget === true) ||
+        requested.every((entry) => entry.allowUnknownTarget === true);
+      // The schema checked the JSON shape; here each entry is parsed once (shard range, options, target),
+      // all before any is written, and the backend takes the parsed pins as they are: a rejected request
+      // changes nothing.
+      const entries = parsePins(
+        requested.map(({ allowUnknownTarget: _allow, ...entry }) => withBy(entry, byOf(request, entry.by))),
+        backend.pinScope(typeName),
+      );
+      if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries, { allowUnknownTarget });
+      const written = await backend.setPlacements(typeName, entries, { allowUnknownTarget });
+      audit.record({
+        action: 'pin',
+        typeName,
+        shardIds: written.map((p) => p.shardId),
+        target: targetsText(written.map((p) => p.target)),
+        by: commonText(written.map((p) => p.by)),
+        reason: commonText(written.map((p) => p.reason)),
+        hlc: written[written.length - 1]?.hlc ?? null,
+      });
+      const warnings = placementWarnings(
+        written,
+        backend.members(),
+        new Set(backend.cordons().map((cordon) => cordon.address)),
+      );
+      const answer: PinsWritten = { placements: written, warnings };
+      return reply.code(202).send(answer);
+    },
+  );
 }

@@ -196,20 +196,8 @@ async function wire(
     return controller;
   };
 
-  // Half of downAfterMs frozen is enough for the others to start downing this node; hold writes that long again.
-  const { downAfterMs } = cluster.config;
-  const pauses = startPauseDetector({
-    thresholdMs: downAfterMs / 2,
-    holdMs: downAfterMs,
-    onPause: (pausedMs) =>
-      logger.warn({ pausedMs }, 'this process was frozen; placement writes are held until the cluster is heard from'),
-  });
-  const access = new AccessControl({
-    authToken: config.authToken,
-    authReads: config.authReads,
-    tokensFile: config.tokensFile,
-    logger: logger.child({ part: 'http' }),
-  });
+  const pauses = detectPauses(cluster.config.downAfterMs, logger);
+  const access = new AccessControl({ ...config, logger: logger.child({ part: 'http' }) });
   const http = createManagementServer({
     backend: new NodeManagementBackend(cluster, sharding, placements, controllers, {
       logger: logger.child({ component: 'placements' }),
@@ -335,4 +323,14 @@ export function onStopSignals(stop: () => void): () => void {
 function leaveOnSignals(node: RunningNode): void {
   const remove = onStopSignals(() => void node.stop());
   void node.stopped.finally(remove);
+}
+
+/** Half of downAfterMs frozen is enough for the others to start downing this node; hold writes that long again. */
+function detectPauses(downAfterMs: number, logger: Logger): ReturnType<typeof startPauseDetector> {
+  return startPauseDetector({
+    thresholdMs: downAfterMs / 2,
+    holdMs: downAfterMs,
+    onPause: (pausedMs) =>
+      logger.warn({ pausedMs }, 'this process was frozen; placement writes are held until the cluster is heard from'),
+  });
 }
