@@ -15,6 +15,8 @@ import ts from 'typescript';
  */
 export const ROOMS = [
   ['base', (p) => p === 'src/errors.ts' || p === 'src/logging.ts'],
+  // A node's TLS material (PEM files checked, followed for changes): every TLS listener of a node reads it.
+  ['tls', (p) => p.startsWith('src/tls/')],
   ['crdt/surface', (p) => p === 'crdt/index.ts'],
   ['crdt/persistence', (p) => p.startsWith('crdt/persistence/')],
   ['crdt', (p) => p.startsWith('crdt/')],
@@ -53,6 +55,7 @@ export type Room = (typeof ROOMS)[number][0];
 /** The runtime and its public surfaces: what node wiring, the package surface and bench may build on. */
 const RUNTIME: readonly Room[] = [
   'base',
+  'tls',
   'crdt/surface',
   'cluster/vocabulary',
   'cluster',
@@ -82,8 +85,9 @@ export const MAY_IMPORT = {
   crdt: [],
   'crdt/persistence': ['crdt'],
   'crdt/surface': ['crdt', 'crdt/persistence'],
+  tls: ['base'],
   'cluster/vocabulary': ['base'],
-  cluster: ['base', 'cluster/vocabulary'],
+  cluster: ['base', 'tls', 'cluster/vocabulary'],
   'placement-replication': ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster'],
   'sharding/core': ['base', 'cluster/vocabulary', 'cluster', 'sharding/protocol', 'sharding/strategies'],
   'sharding/placements': ['base', 'crdt/surface', 'cluster/vocabulary'],
@@ -106,6 +110,7 @@ export const MAY_IMPORT = {
   'management/console': ['base', 'management/shapes'],
   management: [
     'base',
+    'tls',
     'crdt/surface',
     'cluster/vocabulary',
     'sharding',
@@ -119,6 +124,7 @@ export const MAY_IMPORT = {
   node: [...RUNTIME, ...ABOVE_RUNTIME, 'management', 'management/shapes', 'management/console'],
   cli: [
     'base',
+    'tls',
     'crdt/surface',
     'cluster/vocabulary',
     'cluster',

@@ -11,6 +11,11 @@ const NEEDED = [
   { command: 'ip', pkg: 'iproute2', why: 'the network namespaces of the partition tests (test/e2e/netns)' },
   { command: 'faketime', pkg: 'faketime', why: 'a CLI node with a wrong clock refusing writes (issue 41, clock_skew)' },
   { command: 'promtool', pkg: 'prometheus', why: 'the shipped alert rules and dashboard queries (test/docs)' },
+  {
+    command: 'openssl',
+    pkg: 'openssl',
+    why: 'real certificates for the TLS and HTTPS tests (test/support/tls-certificates.ts)',
+  },
 ];
 
 function found(command) {

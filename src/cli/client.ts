@@ -1,4 +1,5 @@
 // A typed HTTP client for the management API, used by the operator commands (and handy in scripts).
+import { Agent, fetch, type Response } from 'undici';
 import { CodedError } from '../../crdt/index.js';
 import type {
   AuditAnswer,
@@ -48,6 +49,8 @@ export interface ManagementClientOptions {
   readonly timeoutMs?: number;
   /** Largest answer body read; past it the request is aborted with `response_too_large`; default 16 MiB. */
   readonly maxResponseBytes?: number;
+  /** PEM certificates of the authorities an https:// node's certificate must chain to; default the system's. */
+  readonly ca?: string;
 }
 
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
@@ -56,12 +59,15 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 /** A typed client of a node's management HTTP API, as the CLI uses it; failures are ApiError with the server's code. */
 export class ManagementClient {
   private readonly base: string;
+  /** Connections that trust `ca` (undici's Agent: Node's own fetch takes no CA); undefined: the default ones. */
+  private readonly dispatcher: Agent | undefined;
 
   constructor(
     url: string,
     private readonly options: ManagementClientOptions = {},
   ) {
     this.base = url.replace(/\/+$/, '');
+    this.dispatcher = options.ca === undefined ? undefined : new Agent({ connect: { ca: options.ca } });
   }
 
   health(): Promise<HealthAnswer> {
@@ -169,6 +175,7 @@ export class ManagementClient {
           headers,
           ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
           signal: abort.signal,
+          ...(this.dispatcher === undefined ? {} : { dispatcher: this.dispatcher }),
         });
       } catch (error) {
         throw new ApiError(0, 'unreachable', `cannot reach ${this.base}: ${reasonOf(error, abort.signal)}`);
@@ -258,7 +265,9 @@ async function readCapped(response: Response, limit: number, abort: AbortControl
 
 function reasonOf(error: unknown, signal: AbortSignal): string {
   if (signal.aborted && signal.reason instanceof Error) return signal.reason.message;
-  return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof Error)) return String(error);
+  // fetch says only "fetch failed"; why (refused, a certificate not trusted) is in its cause.
+  return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
 }
 
 function safeJson(text: string): unknown {

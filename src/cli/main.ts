@@ -127,7 +127,10 @@ function addOperatorOptions(command: Command): void {
           .default(`http://${D.http.host}:${D.http.port}`),
       )
       .addOption(new Option('--type <typeName>', 'entity type').default(COUNTER_TYPE))
-      .addOption(new Option('--token <token>', 'bearer token').env('ACTOR_TS_AUTH_TOKEN'));
+      .addOption(new Option('--token <token>', 'bearer token').env('ACTOR_TS_AUTH_TOKEN'))
+      .addOption(
+        new Option('--ca <file>', "PEM certificates an https:// node's certificate must chain to").env('ACTOR_TS_CA'),
+      );
   }
 }
 

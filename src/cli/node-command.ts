@@ -17,8 +17,7 @@ export type NodeCommandRunner = (input: NodeConfigInput) => Promise<number>;
 
 /** Adds `node` to the program; it runs the node through `runNodeCommand` (default: runNodeProcess). */
 export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunner = runNodeProcess): void {
-  program
-    .command('node')
+  securityOptions(program.command('node'))
     .description('start one cluster node (with the demo entity type Counter and the management API)')
     // No defaults here: an unset flag stays undefined and NodeConfig's default applies (help text quotes it).
     .option('--system <name>', `actor system name (default ${D.system})`)
@@ -41,17 +40,6 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
       '--attribute <KEY=VALUE>',
       'node attribute that placement selectors match, e.g. zone=eu-west (repeatable)',
       collectAttribute,
-    )
-    .addOption(new Option('--cluster-secret <secret>', 'shared secret peers must prove').env('ACTOR_TS_CLUSTER_SECRET'))
-    .option(
-      '--insecure-cluster-port',
-      'allow a cluster port beyond loopback without --cluster-secret (a trusted network only)',
-    )
-    .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
-    .option('--auth-reads', 'require the token for read routes too')
-    .option(
-      '--tokens-file <file>',
-      'named bearer tokens with scopes (read, operate, admin), as SHA-256 hashes in JSON; every route but health then needs one',
     )
     .option(
       '--down-after-ms <ms>',
@@ -114,6 +102,24 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
     });
 }
 
+/** Who may join the cluster and call the management API, and over what: the secret, tokens and certificates. */
+function securityOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--cluster-secret <secret>', 'shared secret peers must prove').env('ACTOR_TS_CLUSTER_SECRET'))
+    .option(
+      '--insecure-cluster-port',
+      'allow a cluster port beyond loopback without --cluster-secret (a trusted network only)',
+    )
+    .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
+    .option('--auth-reads', 'require the token for read routes too')
+    .option('--http-tls-cert <file>', 'PEM certificate of the management API: it then speaks HTTPS only')
+    .option('--http-tls-key <file>', 'PEM private key of --http-tls-cert')
+    .option(
+      '--tokens-file <file>',
+      'named bearer tokens with scopes (read, operate, admin), as SHA-256 hashes in JSON; every route but health then needs one',
+    );
+}
+
 /** The node's configuration from its flags: an unset flag stays undefined, so NodeConfig's default applies. */
 function nodeConfigOf(options: NodeCliOptions, cluster: NodeConfigInput['cluster']): NodeConfigInput {
   return {
@@ -138,6 +144,8 @@ function nodeConfigOf(options: NodeCliOptions, cluster: NodeConfigInput['cluster
     authToken: options.authToken,
     authReads: options.authReads,
     tokensFile: options.tokensFile,
+    httpTlsCert: options.httpTlsCert,
+    httpTlsKey: options.httpTlsKey,
     logLevel: options.logLevel,
     cluster,
     sharding: options.rebalanceIntervalMs !== undefined ? { rebalanceIntervalMs: options.rebalanceIntervalMs } : {},
@@ -208,6 +216,8 @@ export interface NodeCliOptions {
   authToken?: string;
   authReads?: boolean;
   tokensFile?: string;
+  httpTlsCert?: string;
+  httpTlsKey?: string;
   downAfterMs?: number;
   stableAfterMs?: number;
   monitoredByNrOfMembers?: number;

@@ -1,5 +1,6 @@
 // What the operator commands share: the output sink, the connection options, argument checks that fail as
 // usage errors (exit code 2), and waiting for a manual hand-off to land.
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_NODE_CONFIG } from '../node/config.js';
 import { FALLBACK_STRATEGIES } from '../sharding/strategies/fallback-choice.js';
@@ -18,9 +19,29 @@ export interface CliIo {
 }
 
 export function connect(command: Command): { client: ManagementClient; type: string } {
-  const options = command.optsWithGlobals<{ url: string; type: string; token?: string }>();
+  const options = command.optsWithGlobals<{ url: string; type: string; token?: string; ca?: string }>();
   const url = usage(command, () => urlArg(options.url));
-  return { client: new ManagementClient(url, options.token ? { token: options.token } : {}), type: options.type };
+  const ca = options.ca === undefined ? undefined : usage(command, () => caArg(options.ca as string));
+  const client = new ManagementClient(url, {
+    ...(options.token ? { token: options.token } : {}),
+    ...(ca ? { ca } : {}),
+  });
+  return { client, type: options.type };
+}
+
+/** The text of a `--ca` file; a file that cannot be read or holds no certificate is a usage error naming it. */
+function caArg(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new InvalidArgumentError(
+      `--ca ${file} cannot be read (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----'))
+    throw new InvalidArgumentError(`--ca ${file} holds no PEM certificate`);
+  return text;
 }
 
 /** A node's API URL: http(s)://host:port; anything else (a missing scheme above all) is a usage error. */

@@ -38,18 +38,16 @@ export class AccessControl {
   private readonly legacy: Buffer | undefined;
   private readonly names = new WeakMap<FastifyRequest, string>();
   private readonly refused = new Map<string, number>();
+  private readonly changed = (now: Stats, before: Stats): void => {
+    if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) this.reload();
+  };
 
   constructor(private readonly options: AccessOptions = {}) {
     this.legacy = options.authToken ? Buffer.from(options.authToken) : undefined;
     if (options.tokensFile !== undefined) {
       this.tokens = loadTokensFile(options.tokensFile);
-      watchFile(
-        options.tokensFile,
-        { interval: options.reloadIntervalMs ?? 1_000, persistent: false },
-        (now: Stats, before: Stats) => {
-          if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) this.reload();
-        },
-      );
+      const interval = options.reloadIntervalMs ?? 1_000;
+      watchFile(options.tokensFile, { interval, persistent: false }, this.changed);
     }
   }
 
@@ -73,6 +71,10 @@ export class AccessControl {
     if (read === undefined && write === undefined) return undefined;
     return async (request) => (scopeOf(request.method) === 'read' ? read : write)?.(request);
   }
+
+  /** Who asked: the name the request gives, else the name of the tokens-file token it was let in with. */
+  readonly authorOf = (request: FastifyRequest, given: string | undefined): string | undefined =>
+    given ?? this.nameOf(request);
 
   /** The name of the tokens-file token a request was let in with; undefined for the auth token or none. */
   nameOf(request: FastifyRequest): string | undefined {
@@ -113,7 +115,7 @@ export class AccessControl {
 
   /** Stops following the tokens file. */
   close(): void {
-    if (this.options.tokensFile !== undefined) unwatchFile(this.options.tokensFile);
+    if (this.options.tokensFile !== undefined) unwatchFile(this.options.tokensFile, this.changed);
   }
 
   private authorize(request: FastifyRequest, scope: Scope): void {

@@ -3,6 +3,7 @@
 // refusals about the cluster (not a member, nothing to uncordon, no capacity) get their own status codes.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CordonError, cordonAddress, type CordonProvenance } from '../sharding/placements/cordons.js';
+import type { AccessControl } from './access.js';
 import type { AuditLog } from './audit.js';
 import type { ManagementBackend } from './backend.js';
 import { HttpError, statusOf } from './errors.js';
@@ -21,12 +22,10 @@ export interface MemberRoutesOptions {
   readonly prefix: string;
   readonly backend: ManagementBackend;
   readonly audit: AuditLog;
-  readonly guardRead: Hook | undefined;
-  readonly guardWrite: Hook | undefined;
+  /** Who may call which route, and whose token a request came with. */
+  readonly access: AccessControl;
   /** Refuses writes on a node that may not take them (503). */
   readonly memberOnly: Hook;
-  /** Who asked: the name given, else the name of the token the request came with. */
-  readonly byOf: (request: FastifyRequest, given: string | undefined) => string | undefined;
 }
 
 interface AddressRoute {
@@ -37,7 +36,8 @@ interface AddressRoute {
 type ProvenanceRoute = AddressRoute & { Body: ProvenanceBody | undefined };
 
 export function registerMemberRoutes(app: FastifyInstance, options: MemberRoutesOptions): void {
-  const { prefix, backend, audit, guardRead, guardWrite, memberOnly, byOf } = options;
+  const { prefix, backend, audit, access, memberOnly } = options;
+  const [guardRead, guardWrite, byOf] = [access.guard('read'), access.guard('operate'), access.authorOf];
   /** A cordon or drain request's input, parsed once: the address checked, who asked (the token's name if unsaid). */
   const addressed = (
     request: FastifyRequest & { readonly params: AddressParams; readonly body: ProvenanceBody | undefined },

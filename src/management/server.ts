@@ -2,6 +2,8 @@
 // locations, explain (insight-routes.ts), members and health. Every route has a JSON schema; every error is
 // `{ error, message }`, including the ones Fastify and Node answer themselves (see errors.ts); a rejected
 // request changes nothing.
+import type { RequestListener } from 'node:http';
+import { Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -67,6 +69,8 @@ export interface ManagementApiOptions {
   readonly console?: ConsolePluginOptions | false;
   /** Where accepted writes are recorded (`GET /actor-ts/audit`); default a new log writing to `logger`. */
   readonly audit?: AuditLog;
+  /** More reasons the node is not ok, read at each health request (a TLS file change not in force). */
+  readonly problems?: () => readonly string[];
 }
 
 /** Options of createManagementServer: what the API serves from, plus the HTTP server's own settings. */
@@ -76,6 +80,8 @@ export interface ManagementServerOptions extends ManagementApiOptions {
    * port are not used here (the server is returned not yet listening), so a NodeConfig's `http` passes as it is.
    */
   readonly http?: Partial<HttpConfig>;
+  /** Serve HTTPS only with this key and certificate (PEM); swap them later with useTlsMaterial. Default plain HTTP. */
+  readonly https?: { readonly key: string; readonly cert: string };
 }
 
 /** Whether a path belongs to the management API, its console or its metrics (an application may not take it). */
@@ -115,16 +121,25 @@ export function refuseWhileClosing(app: FastifyInstance): void {
  */
 export function createManagementServer(options: ManagementServerOptions): FastifyInstance {
   const limits = resolveHttpLimits(options.http);
+  const serverOptions = {
+    requestTimeout: limits.requestTimeoutMs,
+    headersTimeout: limits.headersTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: connectionsCheckingIntervalMs(limits),
+  };
+  const tls = options.https;
   const app: FastifyInstance = Fastify({
     bodyLimit: limits.bodyLimit,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
-    http: {
-      requestTimeout: limits.requestTimeoutMs,
-      headersTimeout: limits.headersTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      connectionsCheckingInterval: connectionsCheckingIntervalMs(limits),
-    },
+    // HTTPS only: the server speaks TLS on its port, so a plain HTTP request never gets an answer. Built here (not
+    // through Fastify's `https` option) so the instance keeps one type and the secure context can be swapped.
+    ...(tls === undefined
+      ? { http: serverOptions }
+      : {
+          serverFactory: (handler: RequestListener) =>
+            createHttpsServer({ ...serverOptions, key: tls.key, cert: tls.cert, minVersion: 'TLSv1.2' }, handler),
+        }),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
@@ -171,20 +186,19 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
   const access = options.access ?? new AccessControl({ authToken: options.authToken, authReads: options.authReads });
   const guardWrite = access.guard('operate');
   const guardRead = access.guard('read');
-  /** Who asked, when the request does not say: the name of the token it came with. */
-  const byOf = (request: FastifyRequest, given: string | undefined) => given ?? access.nameOf(request);
   // After auth and validation, before the handler: a node outside the cluster must not take writes it
   // could only keep to itself.
   const memberOnly = async (): Promise<void> => {
-    const access = backend.writeAccess();
-    if (!access.writable) throw new HttpError(503, access.code, access.reason);
+    const state = backend.writeAccess();
+    if (!state.writable) throw new HttpError(503, state.code, state.reason);
   };
   const typesPath = `${API_PREFIX}/cluster/shards/:typeName`;
   const write = { onRequest: guardWrite, preHandler: memberOnly };
 
   // With a tokens file, health is the one open route (load balancers and local-cluster probe it).
   const guardHealth = access.scoped ? undefined : guardRead;
-  app.get(`${API_PREFIX}/health`, { onRequest: guardHealth }, async () => healthOf(backend, access.problems()));
+  const problems = () => [...access.problems(), ...(options.problems?.() ?? [])];
+  app.get(`${API_PREFIX}/health`, { onRequest: guardHealth }, async () => healthOf(backend, problems()));
   app.get(`${API_PREFIX}/cluster/members`, { onRequest: guardRead }, async () => membersOf(backend));
 
   app.get<{ Params: TypeNameParams }>(
@@ -207,7 +221,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     },
   );
 
-  registerPinWrite(app, { backend, audit, typesPath, write, byOf });
+  registerPinWrite(app, { backend, audit, typesPath, write, byOf: access.authorOf });
 
   app.delete<{ Params: ShardParams; Querystring: ProvenanceQuery }>(
     `${typesPath}/placements/:shardId`,
@@ -222,7 +236,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
         typeName,
         shardIds: [shardId],
         target: null,
-        by: byOf(request, request.query.by),
+        by: access.authorOf(request, request.query.by),
         reason: request.query.reason,
         hlc: null,
       });
@@ -248,7 +262,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
         );
       }
       const { reason } = request.body;
-      const by = byOf(request, request.body.by);
+      const by = access.authorOf(request, request.body.by);
       audit.record({
         action: 'rebalance',
         typeName,
@@ -264,7 +278,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
   );
 
   registerExplainRoute(app, { backend, typesPath, ...(guardRead ? { guard: guardRead } : {}) });
-  registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, guardRead, guardWrite, memberOnly, byOf });
+  registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, access, memberOnly });
   if (options.console !== false) void app.register(consolePlugin, options.console ?? {});
   if (options.metrics !== undefined) {
     void app.register(metricsPlugin, {
@@ -351,4 +365,15 @@ function registerPinWrite(app: FastifyInstance, route: PinWriteRoute): void {
       return reply.code(202).send(answer);
     },
   );
+}
+
+/**
+ * New connections of an HTTPS management server use this key and certificate from now on; established ones keep
+ * theirs. Throws for a server created without `https`.
+ */
+export function useTlsMaterial(app: FastifyInstance, material: { readonly key: string; readonly cert: string }): void {
+  if (!(app.server instanceof HttpsServer)) {
+    throw new ActorTsError('invalid_argument', 'the management server was created without https');
+  }
+  app.server.setSecureContext({ key: material.key, cert: material.cert });
 }

@@ -46,6 +46,15 @@ export interface NodeConfig {
    */
   readonly tokensFile: string | undefined;
   /**
+   * PEM certificate and key of the management API, console and metrics: with both, that port speaks HTTPS only
+   * (TLS 1.2 or later); default none (plain HTTP). Checked at start (a file that does not parse, a key that does not
+   * match, a certificate not valid now refuse the start, naming the file) and read again whenever a file changes:
+   * new connections get the new certificate, established ones keep theirs, and a bad change is kept out and said
+   * in health.
+   */
+  readonly httpTlsCert: string | undefined;
+  readonly httpTlsKey: string | undefined;
+  /**
    * The management HTTP server (HttpConfig, defaults DEFAULT_HTTP_CONFIG): `host` ('127.0.0.1') and `port` (8551),
    * `bodyLimit` (1 MiB), `headersTimeoutMs` (10 s, or requestTimeoutMs when shorter), `requestTimeoutMs` (30 s),
    * `keepAliveTimeoutMs` (5 s), `maxConnections` (128) and `maxConnectionsPerClient` (32). Given in part (as
@@ -103,6 +112,8 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   authToken: undefined,
   authReads: false,
   tokensFile: undefined,
+  httpTlsCert: undefined,
+  httpTlsKey: undefined,
   logLevel: 'info',
   antiEntropyIntervalMs: 1000,
   dataDir: undefined,

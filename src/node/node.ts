@@ -7,7 +7,7 @@ import { parseProtocolRange, type ProtocolRange } from '../cluster/protocol-vers
 import { TcpTransport } from '../cluster/tcp-transport.js';
 import { isGone } from '../cluster/member.js';
 import { createLogger, type Logger } from '../logging.js';
-import { createManagementServer } from '../management/server.js';
+import { createManagementServer, useTlsMaterial, type ManagementServerOptions } from '../management/server.js';
 import {
   DurablePlacementStore,
   PlacementStore,
@@ -33,6 +33,8 @@ import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 import { AccessControl } from '../management/access.js';
 import { loadTokensFile } from '../management/tokens-file.js';
+import { FollowedTls } from '../tls/followed-tls.js';
+import { loadTlsMaterial, type TlsFiles, type TlsMaterial } from '../tls/tls-files.js';
 
 /** A node's settings and the application it runs (see NodeApplication). */
 export type StartNodeInput = NodeConfigInput &
@@ -71,6 +73,8 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
   // Refused before anything is opened or bound, as a bad flag is.
   requireFallbackStrategyName(config.fallback);
   if (config.tokensFile !== undefined) loadTokensFile(config.tokensFile);
+  // Likewise the management API's certificate and key: checked (and thrown away) before any port is bound.
+  managementTlsFiles(config);
   const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
   // Before any port is bound: a directory another node holds, or data that cannot be read, stops the
   // start here (the PersistenceError names the directory and how to recover).
@@ -197,8 +201,9 @@ async function wire(
   };
 
   const pauses = detectPauses(cluster.config.downAfterMs, logger);
-  const access = new AccessControl({ ...config, logger: logger.child({ part: 'http' }) });
+  const security = managementSecurity(config, logger, (material) => useTlsMaterial(http, material));
   const http = createManagementServer({
+    ...security.serverOptions,
     backend: new NodeManagementBackend(cluster, sharding, placements, controllers, {
       logger: logger.child({ component: 'placements' }),
       holding: pauses.holding,
@@ -207,7 +212,6 @@ async function wire(
     }),
     logger: logger.child({ part: 'http' }),
     http: config.http,
-    access,
     metrics,
   });
   if (app.entityTypes === undefined) registerCounterRoutes(http, sharding);
@@ -221,7 +225,7 @@ async function wire(
     await sharding.shutdown();
     placements.close();
     metrics.close();
-    access.close();
+    security.close();
     failovers.stop();
     pauses.close();
     await http.close().catch(() => undefined);
@@ -279,7 +283,7 @@ async function wire(
   };
   try {
     // Before the node joins or binds its HTTP port: routes that cannot be registered stop the start here.
-    if (app.httpRoutes !== undefined) await registerAppRoutes(http, app.httpRoutes, node, access);
+    if (app.httpRoutes !== undefined) await registerAppRoutes(http, app.httpRoutes, node, security.access);
     cluster.start();
     await http.listen({ host: config.http.host, port: config.http.port });
   } catch (error) {
@@ -294,7 +298,8 @@ function httpUrlOf(http: FastifyInstance, config: NodeConfig): string {
   const address = http.server.address();
   const { host } = config.http;
   const port = typeof address === 'object' && address !== null ? address.port : config.http.port;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const scheme = config.httpTlsCert === undefined ? 'http' : 'https';
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /**
@@ -333,4 +338,53 @@ function detectPauses(downAfterMs: number, logger: Logger): ReturnType<typeof st
     onPause: (pausedMs) =>
       logger.warn({ pausedMs }, 'this process was frozen; placement writes are held until the cluster is heard from'),
   });
+}
+
+/** The management API's certificate and key, checked now; undefined for plain HTTP. Both or neither. */
+function managementTlsFiles(config: NodeConfig): TlsFiles | undefined {
+  const { httpTlsCert: cert, httpTlsKey: key } = config;
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) {
+    throw new ActorTsError(
+      'invalid_argument',
+      'httpTlsCert and httpTlsKey (--http-tls-cert, --http-tls-key) go together',
+    );
+  }
+  loadTlsMaterial({ cert, key });
+  return { cert, key };
+}
+
+/** Who may call the management API, and its TLS material when it has some, both followed on disk. */
+interface ManagementSecurity {
+  readonly access: AccessControl;
+  /** What createManagementServer takes of them: access, and HTTPS with its problems for health. */
+  readonly serverOptions: Pick<ManagementServerOptions, 'access' | 'https' | 'problems'>;
+  /** Stops following the files. */
+  close(): void;
+}
+
+/** The management API's access control and TLS (each change applied to new connections by `apply`). */
+function managementSecurity(
+  config: NodeConfig,
+  logger: Logger,
+  apply: (material: TlsMaterial) => void,
+): ManagementSecurity {
+  const httpLogger = logger.child({ part: 'http' });
+  const access = new AccessControl({ ...config, logger: httpLogger });
+  const files = managementTlsFiles(config);
+  const https =
+    files === undefined
+      ? undefined
+      : new FollowedTls(files, { purpose: 'management HTTPS', logger: httpLogger, onChange: apply });
+  return {
+    access,
+    serverOptions: {
+      access,
+      ...(https === undefined ? {} : { https: https.current, problems: () => https.problems() }),
+    },
+    close() {
+      access.close();
+      https?.close();
+    },
+  };
 }
