@@ -17,7 +17,7 @@ export type NodeCommandRunner = (input: NodeConfigInput) => Promise<number>;
 
 /** Adds `node` to the program; it runs the node through `runNodeCommand` (default: runNodeProcess). */
 export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunner = runNodeProcess): void {
-  securityOptions(program.command('node'))
+  clusterOptions(securityOptions(program.command('node')))
     .description('start one cluster node (with the demo entity type Counter and the management API)')
     // No defaults here: an unset flag stays undefined and NodeConfig's default applies (help text quotes it).
     .option('--system <name>', `actor system name (default ${D.system})`)
@@ -40,22 +40,6 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
       '--attribute <KEY=VALUE>',
       'node attribute that placement selectors match, e.g. zone=eu-west (repeatable)',
       collectAttribute,
-    )
-    .option(
-      '--down-after-ms <ms>',
-      `down a member unreachable this long (default ${DEFAULT_CLUSTER_CONFIG.downAfterMs})`,
-      positiveInt,
-    )
-    .option(
-      '--stable-after-ms <ms>',
-      'the leader decides a downing only once the merged reachability table has been unchanged this long ' +
-        `(default: the --down-after-ms value, ${DEFAULT_CLUSTER_CONFIG.downAfterMs} when neither is given)`,
-      positiveInt,
-    )
-    .option(
-      '--monitored-by-nr-of-members <n>',
-      `how many members heartbeat each member (default ${DEFAULT_CLUSTER_CONFIG.monitoredByNrOfMembers})`,
-      positiveInt,
     )
     .option('--rebalance-interval-ms <ms>', 'periodic rebalance interval', positiveInt)
     .addOption(fallbackOption())
@@ -100,6 +84,32 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
       });
       process.exitCode = await runNodeCommand(nodeConfigOf(options, cluster));
     });
+}
+
+/** How the membership judges its members: downing, the heartbeat ring, and how far a clock may be off. */
+function clusterOptions(command: Command): Command {
+  return command
+    .option(
+      '--down-after-ms <ms>',
+      `down a member unreachable this long (default ${DEFAULT_CLUSTER_CONFIG.downAfterMs})`,
+      positiveInt,
+    )
+    .option(
+      '--stable-after-ms <ms>',
+      'the leader decides a downing only once the merged reachability table has been unchanged this long ' +
+        `(default: the --down-after-ms value, ${DEFAULT_CLUSTER_CONFIG.downAfterMs} when neither is given)`,
+      positiveInt,
+    )
+    .option(
+      '--monitored-by-nr-of-members <n>',
+      `how many members heartbeat each member (default ${DEFAULT_CLUSTER_CONFIG.monitoredByNrOfMembers})`,
+      positiveInt,
+    )
+    .option(
+      '--max-clock-offset-ms <ms>',
+      `refuse placement writes while this node's clock is further than this from its peers' median (default ${DEFAULT_CLUSTER_CONFIG.maxClockOffsetMs})`,
+      positiveInt,
+    );
 }
 
 /** Who may join the cluster and call the management API, and over what: the secret, tokens and certificates. */
@@ -175,6 +185,7 @@ const CLUSTER_FLAGS = {
   downAfterMs: '--down-after-ms',
   stableAfterMs: '--stable-after-ms',
   monitoredByNrOfMembers: '--monitored-by-nr-of-members',
+  maxClockOffsetMs: '--max-clock-offset-ms',
 } as const;
 
 /**
@@ -221,6 +232,7 @@ export interface NodeCliOptions {
   downAfterMs?: number;
   stableAfterMs?: number;
   monitoredByNrOfMembers?: number;
+  maxClockOffsetMs?: number;
   rebalanceIntervalMs?: number;
   compactAfterItems?: number;
   dataDir?: string;

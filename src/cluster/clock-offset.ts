@@ -58,11 +58,16 @@ export function estimateOffset(
   return { offsetMs, uncertaintyMs: rtt / 2 };
 }
 
-/** Median of a non-empty list (mean of the middle two for an even count). */
-function median(values: readonly number[]): number {
+/**
+ * Median of a non-empty list; for an even count the middle value nearer zero, not their mean: with two members
+ * the mean of a good clock and a bad one would put both in skew, while neither has a majority to say it is wrong.
+ */
+function medianTowardZero(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  if (sorted.length % 2 === 1) return sorted[mid]!;
+  const [low, high] = [sorted[mid - 1]!, sorted[mid]!];
+  return Math.abs(low) <= Math.abs(high) ? low : high;
 }
 
 /** One member's latest sample plus the offset that member reports for itself (if it gossips one). */
@@ -74,9 +79,10 @@ export interface MemberClockReading {
 }
 
 /**
- * This node's offset against the cluster: the negated median of trusted members' offsets (if peers are ahead of
- * us, we are behind). A member whose self-reported offset exceeds `maxClockOffsetMs` is not a reference. With no
- * trusted reading the offset is unknown (undefined) and the node must not refuse on it.
+ * This node's offset against the cluster: the negated median of the offsets of this node (0) and its trusted members
+ * (if peers are ahead of us, we are behind). Counting itself, a node is in skew only when a majority disagrees with
+ * its clock: one lying peer cannot move it. A member whose self-reported offset exceeds `maxClockOffsetMs` is not a
+ * reference. With no trusted reading the offset is unknown (undefined) and the node must not refuse on it.
  */
 export function clusterOffset(readings: readonly MemberClockReading[], maxClockOffsetMs: number): number | undefined {
   const trusted = readings.filter(
@@ -87,7 +93,7 @@ export function clusterOffset(readings: readonly MemberClockReading[], maxClockO
   const shrunk = trusted.map(
     (r) => Math.sign(r.sample.offsetMs) * Math.max(0, Math.abs(r.sample.offsetMs) - r.sample.uncertaintyMs),
   );
-  const m = -median(shrunk);
+  const m = -medianTowardZero([0, ...shrunk]);
   return m === 0 ? 0 : m;
 }
 

@@ -19,6 +19,7 @@ import { isGone, type MemberInfo, type Membership } from './member.js';
 import { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
 import { Reachability } from './reachability.js';
+import { ClockWatch } from './clock-watch.js';
 import { systemScheduler, type Scheduler } from './scheduler.js';
 import { SelfLifecycle, type SelfDownCause } from './self-lifecycle.js';
 import type { Transport } from './transport.js';
@@ -39,6 +40,8 @@ export interface ClusterOptions {
   readonly incarnation?: string;
   /** Where this node's failover phases are recorded (detected, suspected-confirmed, decided); default none. */
   readonly failoverTimeline?: FailoverTimeline;
+  /** The wall clock compared with the peers' to find this node's clock offset; default the scheduler's `now`. */
+  readonly wallClock?: () => number;
 }
 
 /**
@@ -53,6 +56,8 @@ export class Cluster implements Membership {
   private readonly core: MembershipCore;
   private readonly lifecycle: SelfLifecycle;
   private readonly reachability: Reachability;
+  /** This node's clock against its peers' (offset, skew), measured on heartbeats. */
+  readonly clock: ClockWatch;
   private readonly exchange: GossipExchange;
   private unsubscribe: (() => void) | undefined;
 
@@ -74,9 +79,16 @@ export class Cluster implements Membership {
       random: options.random ?? Math.random,
     });
     this.lifecycle = new SelfLifecycle(this.core, () => this.shutdown());
+    const { scheduler, logger } = this.core;
+    this.clock = new ClockWatch({
+      maxClockOffsetMs: this.config.maxClockOffsetMs,
+      wallClock: options.wallClock ?? (() => scheduler.now()),
+      logger,
+    });
     this.reachability = new Reachability(
       this.core,
       () => this.lifecycle.downSelfAsMinority(),
+      this.clock,
       options.failoverTimeline,
     );
     this.core.afterCommit = () => {

@@ -1,6 +1,7 @@
 // Cluster membership settings: one typed object, every field optional on input with a documented default.
 // `resolveClusterConfig` validates once at construction so the running cluster never sees a bad value.
 import { ActorTsError } from '../errors.js';
+import { DEFAULT_MAX_CLOCK_OFFSET_MS } from './clock-offset.js';
 import { NodeAddress } from './address.js';
 import { attributesProblem, normalizeAttributes, type NodeAttributes } from './attributes.js';
 
@@ -96,6 +97,12 @@ export interface ClusterConfig {
    * (one day, Pekko's `prune-gossip-tombstones-after`).
    */
   readonly tombstoneTtlMs: number;
+  /**
+   * How far this node's wall clock may be from the median of its peers' (measured on heartbeats) before it refuses
+   * placement writes with `clock_skew`: its timestamps would be held back by them, so an acknowledged pin would not
+   * be in force. Default 5,000 ms, far below the placement store's hold-back bound.
+   */
+  readonly maxClockOffsetMs: number;
 }
 
 /** Input form: every field optional, seed nodes may be given as strings. */
@@ -136,6 +143,7 @@ export const DEFAULT_CLUSTER_CONFIG: Omit<ClusterConfig, 'minorityDownAfterMs' |
   weaklyUpAfterMs: 7_000,
   removedRetentionMs: 60_000,
   tombstoneTtlMs: 86_400_000,
+  maxClockOffsetMs: DEFAULT_MAX_CLOCK_OFFSET_MS,
 };
 
 /** Applies defaults and validates; throws `invalid_argument` (or `invalid_address`) naming the bad field. */
@@ -198,6 +206,7 @@ export function resolveClusterConfig(input: ClusterConfigInput = {}): ClusterCon
     leaveTimeoutMs: positive('leaveTimeoutMs', input.leaveTimeoutMs ?? d.leaveTimeoutMs),
     exitTimeoutMs: positive('exitTimeoutMs', input.exitTimeoutMs ?? d.exitTimeoutMs),
     weaklyUpAfterMs: nonNegative('weaklyUpAfterMs', input.weaklyUpAfterMs ?? d.weaklyUpAfterMs),
+    maxClockOffsetMs: positive('maxClockOffsetMs', input.maxClockOffsetMs ?? d.maxClockOffsetMs),
     removedRetentionMs: positive('removedRetentionMs', input.removedRetentionMs ?? d.removedRetentionMs),
     tombstoneTtlMs: positive('tombstoneTtlMs', input.tombstoneTtlMs ?? d.tombstoneTtlMs),
   };

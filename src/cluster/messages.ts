@@ -45,8 +45,24 @@ export interface WireGossip {
 }
 
 export type ClusterMessage =
-  | { readonly type: 'Heartbeat'; readonly sequence: number; readonly incarnation: string }
-  | { readonly type: 'HeartbeatAck'; readonly sequence: number; readonly incarnation: string }
+  | {
+      readonly type: 'Heartbeat';
+      readonly sequence: number;
+      readonly incarnation: string;
+      /** The sender's wall clock when it sent this (ms since the epoch); absent from nodes before 0.3.0. */
+      readonly sentAtMs?: number;
+    }
+  | {
+      readonly type: 'HeartbeatAck';
+      readonly sequence: number;
+      readonly incarnation: string;
+      /** The heartbeat's `sentAtMs`, echoed: with `atMs` and the arrival time, one clock-offset sample. */
+      readonly echoMs?: number;
+      /** The answering node's wall clock when it answered. */
+      readonly atMs?: number;
+      /** The answering node's own offset against its peers, when it knows one: an extreme one is no reference. */
+      readonly offsetMs?: number;
+    }
   | {
       readonly type: 'Join';
       readonly incarnation: string;
@@ -98,11 +114,15 @@ const MAX_REACHABILITY_ENTRIES = 100_000;
 
 export function parseClusterMessage(raw: RawMessage): ClusterMessage | undefined {
   switch (raw.type) {
-    case 'Heartbeat':
+    case 'Heartbeat': {
+      const { sequence, incarnation } = raw;
+      if (!isCount(sequence) || !isText(incarnation)) return undefined;
+      return { type: raw.type, sequence, incarnation, ...clockFields(raw, ['sentAtMs']) };
+    }
     case 'HeartbeatAck': {
       const { sequence, incarnation } = raw;
       if (!isCount(sequence) || !isText(incarnation)) return undefined;
-      return { type: raw.type, sequence, incarnation };
+      return { type: raw.type, sequence, incarnation, ...clockFields(raw, ['echoMs', 'atMs', 'offsetMs']) };
     }
     case 'Join': {
       const { incarnation, appVersion } = raw;
@@ -237,4 +257,21 @@ function isText(value: unknown, max = MAX_TEXT): value is string {
 
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** Largest clock reading or offset believed from the wire, in ms: past it a field is corrupt, not a clock. */
+const MAX_CLOCK_FIELD_MS = 8.64e15;
+
+/**
+ * The clock fields of a heartbeat or its ack that are finite numbers within MAX_CLOCK_FIELD_MS; any other is left
+ * out (the sample it would have made is simply not taken), never a reason to drop the heartbeat itself.
+ */
+function clockFields<K extends string>(raw: RawMessage, keys: readonly K[]): Partial<Record<K, number>> {
+  const fields: Partial<Record<K, number>> = {};
+  for (const key of keys) {
+    const value = raw[key];
+    if (typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= MAX_CLOCK_FIELD_MS)
+      fields[key] = value;
+  }
+  return fields;
 }

@@ -24,6 +24,7 @@ import type { FailoverTimeline } from './failover-timeline.js';
 import type { Cancellable } from './scheduler.js';
 import { decideSplitBrain, type SplitBrainDecision } from './split-brain-decision.js';
 import { COUNTED_STATUSES } from './member.js';
+import type { ClockWatch } from './clock-watch.js';
 
 /** Heartbeat intervals without an ack after which the connection to a member is replaced. */
 export const RECONNECT_AFTER_INTERVALS = 2;
@@ -54,6 +55,7 @@ export class Reachability {
   constructor(
     private readonly core: MembershipCore,
     private readonly downSelf: () => void,
+    private readonly clock: ClockWatch,
     private readonly timeline?: FailoverTimeline,
   ) {
     this.confirmations = new DeathConfirmations({
@@ -81,7 +83,12 @@ export class Reachability {
       core.detectors.alive(key, core.scheduler.now());
       this.confirmations.alive(key);
     }
-    core.channel.send(from, { type: 'HeartbeatAck', sequence: message.sequence, incarnation: core.incarnation });
+    core.channel.send(from, {
+      type: 'HeartbeatAck',
+      sequence: message.sequence,
+      incarnation: core.incarnation,
+      ...this.clock.answer(message.sentAtMs),
+    });
   }
 
   onHeartbeatAck(from: NodeAddress, message: HeartbeatAck): void {
@@ -92,6 +99,7 @@ export class Reachability {
       this.core.detectors.heartbeat(key, now);
       this.lastAckAt.set(key, now);
       this.confirmations.alive(key);
+      this.clock.acked(key, message);
     }
   }
 
@@ -107,6 +115,7 @@ export class Reachability {
     for (const key of [...this.lastAckAt.keys()]) {
       if (targets.has(key)) continue;
       this.lastAckAt.delete(key);
+      this.clock.forget(key);
       core.detectors.remove(key);
       core.unreachableSince.delete(key);
     }
@@ -126,6 +135,7 @@ export class Reachability {
         type: 'Heartbeat',
         sequence: ++this.sequence,
         incarnation: core.incarnation,
+        ...this.clock.stamp(),
       });
     }
     this.evaluate();

@@ -21,6 +21,8 @@ export interface SafetySource {
     readonly heldValues: number;
   };
   readonly storage: () => { readonly failed: boolean; readonly failedCommits: number };
+  /** This node's clock against its peers' median in seconds (positive: ahead); null before any measurement. */
+  readonly clockOffsetSeconds?: () => number | null;
 }
 
 /** Error codes a placement write can be refused with; each has a series from the start. */
@@ -30,8 +32,10 @@ export const REFUSED_WRITE_CODES = [
   'not_a_member',
   'no_majority',
   'paused',
+  'clock_skew',
   'shutting_down',
   'unauthorized',
+  'forbidden',
   'invalid_request',
   'invalid_target',
   'invalid_placement',
@@ -131,6 +135,19 @@ export function registerSafetyMetrics(
       },
     });
     gauge('cordoned_members', 'Members under a cordon: they take no new shards.', () => source.cordonedMembers());
+    const offset = source.clockOffsetSeconds;
+    if (offset !== undefined) {
+      new Gauge({
+        name: `${prefix}clock_offset_seconds`,
+        help: "This node's wall clock minus the median of its peers' (measured on heartbeats); beyond maxClockOffsetMs it refuses writes with clock_skew.",
+        registers,
+        collect() {
+          this.reset();
+          const seconds = offset();
+          if (seconds !== null) this.set(seconds);
+        },
+      });
+    }
     gauge(
       'replication_peers_behind',
       'Peers whose placements this replica has not integrated yet.',

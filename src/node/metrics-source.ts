@@ -3,6 +3,7 @@
 // sharding runtime and the placement store (and, when it is durable, how long its commits take).
 import type { PlacementReplicatorStats, PlacementStore } from '../../crdt/index.js';
 import type { Membership } from '../cluster/member.js';
+import type { SafetySource } from '../management/safety-metrics.js';
 import { MetricsEventHub, type MetricsSource, type TransportFigures } from '../management/metrics.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { entityTypeNames, isInternalNamespace } from '../sharding/placements/cordons.js';
@@ -17,7 +18,7 @@ export interface NodeMetricsSource extends MetricsSource {
 
 /** The metrics source of a node wired by hand: follows its membership and store; pass `hub` to ClusterSharding. */
 export function nodeMetricsSource(
-  membership: Membership,
+  membership: Membership & { readonly clock?: { offsetMs(): number | undefined } },
   store: PlacementStore,
   sharding: () => ClusterSharding | undefined,
   transport?: { usage(): TransportFigures; stats(): { readonly refusedProtocolVersion: number } },
@@ -90,35 +91,50 @@ export function nodeMetricsSource(
       const { generation, documentItems } = store.stats();
       return { generation, items: documentItems };
     },
-    safety: {
-      shardsWaiting: function* () {
-        const types = sharding()?.stats().types ?? {};
-        // Only the coordinator's node knows; elsewhere 0, so a sum over nodes counts each shard once.
-        for (const [type, stats] of Object.entries(types)) yield [type, stats.coordinator?.waitingShards ?? 0] as const;
-      },
-      cordonedMembers: () => {
-        const cordoned = new Set((sharding()?.cordons.list() ?? []).map((cordon) => cordon.address));
-        return membership.members().filter((member) => cordoned.has(member.address.toString())).length;
-      },
-      replication: () => {
-        const stats = replication?.stats();
-        const oldest = stats?.oldestUnreplicatedMs ?? null;
-        return {
-          peersBehind: stats?.peersBehind ?? 0,
-          oldestUnreplicatedSeconds: oldest === null ? null : oldest / 1000,
-          framesRejected: stats?.framesRejected ?? 0,
-          heldValues: store.stats().heldValues,
-        };
-      },
-      storage: () => {
-        if (durability === undefined) return { failed: false, failedCommits: 0 };
-        const health = durability.storageHealth();
-        return { failed: health.failure !== null, failedCommits: health.failedCommits };
-      },
-    },
+    safety: safetySource(membership, store, sharding, replication),
     close: () => {
       stopFollowing();
       stopTiming();
+    },
+  };
+}
+
+/** What the safety metrics read (safety-metrics.ts), from this node's membership, store, runtime and replication. */
+function safetySource(
+  membership: Membership & { readonly clock?: { offsetMs(): number | undefined } },
+  store: PlacementStore,
+  sharding: () => ClusterSharding | undefined,
+  replication: { stats(): PlacementReplicatorStats } | undefined,
+): SafetySource {
+  const durability = store.durability;
+  return {
+    shardsWaiting: function* () {
+      const types = sharding()?.stats().types ?? {};
+      // Only the coordinator's node knows; elsewhere 0, so a sum over nodes counts each shard once.
+      for (const [type, stats] of Object.entries(types)) yield [type, stats.coordinator?.waitingShards ?? 0] as const;
+    },
+    cordonedMembers: () => {
+      const cordoned = new Set((sharding()?.cordons.list() ?? []).map((cordon) => cordon.address));
+      return membership.members().filter((member) => cordoned.has(member.address.toString())).length;
+    },
+    replication: () => {
+      const stats = replication?.stats();
+      const oldest = stats?.oldestUnreplicatedMs ?? null;
+      return {
+        peersBehind: stats?.peersBehind ?? 0,
+        oldestUnreplicatedSeconds: oldest === null ? null : oldest / 1000,
+        framesRejected: stats?.framesRejected ?? 0,
+        heldValues: store.stats().heldValues,
+      };
+    },
+    storage: () => {
+      if (durability === undefined) return { failed: false, failedCommits: 0 };
+      const health = durability.storageHealth();
+      return { failed: health.failure !== null, failedCommits: health.failedCommits };
+    },
+    clockOffsetSeconds: () => {
+      const offsetMs = membership.clock?.offsetMs();
+      return offsetMs === undefined ? null : offsetMs / 1000;
     },
   };
 }

@@ -163,13 +163,7 @@ async function wire(
   trustMembers(transport, cluster);
   const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
   const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
-  if (store.durability !== undefined) {
-    const { path, logRecordsSinceSnapshot, restored } = store.durability.storageHealth();
-    logger.info(
-      { dataDir: path, restored, logRecordsSinceSnapshot },
-      restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)',
-    );
-  }
+  logStorage(store, logger);
   let sharding: ClusterSharding | undefined;
   const placements = new PlacementReplication(store, transport, cluster, {
     antiEntropyIntervalMs: config.antiEntropyIntervalMs,
@@ -207,6 +201,7 @@ async function wire(
     backend: new NodeManagementBackend(cluster, sharding, placements, controllers, {
       logger: logger.child({ component: 'placements' }),
       holding: pauses.holding,
+      clockSkew: () => cluster.clock.skewReason(),
       inbound: inboundHealthOf(() => transport.stats()),
       protocols: transport.protocols,
     }),
@@ -387,4 +382,14 @@ function managementSecurity(
       https?.close();
     },
   };
+}
+
+/** Where a durable store keeps its placements, and whether it found some there. */
+function logStorage(store: PlacementStore, logger: Logger): void {
+  if (store.durability === undefined) return;
+  const { path, logRecordsSinceSnapshot, restored } = store.durability.storageHealth();
+  logger.info(
+    { dataDir: path, restored, logRecordsSinceSnapshot },
+    restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)',
+  );
 }

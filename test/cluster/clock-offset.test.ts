@@ -74,7 +74,7 @@ describe('clusterOffset', () => {
   });
 
   it('does not trust a member whose own reported offset is extreme', () => {
-    const readings = [reading('ok', 100, 0), reading('skewed', 1e9, 1e9)];
+    const readings = [reading('ok', 100, 0), reading('also-ok', 100, 0), reading('skewed', 1e9, 1e9)];
     expect(clusterOffset(readings, 5_000)).toBe(-100);
     expect(clusterOffset([reading('skewed', 1e9, 1e9)], 5_000)).toBeUndefined();
   });
@@ -83,12 +83,23 @@ describe('clusterOffset', () => {
 describe('ClockOffsetTracker', () => {
   it('reports entering and leaving skew once each', () => {
     const t = new ClockOffsetTracker(5_000);
-    expect(t.record(reading('a', 10_000))).toBe('entered');
+    expect(t.record(reading('a', 10_000))).toBeUndefined();
+    expect(t.record(reading('b', 10_000))).toBe('entered');
     expect(t.record(reading('a', 20_000))).toBeUndefined();
     expect(t.isSkewed()).toBe(true);
     expect(t.record(reading('a', 100))).toBe('left');
     expect(t.forget('a')).toBeUndefined();
+    expect(t.forget('b')).toBeUndefined();
     expect(t.offsetMs()).toBeUndefined();
+  });
+
+  it('counts itself: with one peer, neither of two clocks a day apart is a majority against the other', () => {
+    const ahead = new ClockOffsetTracker(5_000);
+    ahead.record(reading('behind', -86_400_000));
+    const behind = new ClockOffsetTracker(5_000);
+    behind.record(reading('ahead', 86_400_000));
+    expect([ahead.isSkewed(), behind.isSkewed()]).toEqual([false, false]);
+    expect([ahead.offsetMs(), behind.offsetMs()]).toEqual([0, 0]);
   });
 
   it('rejects a bound that is not a positive number', () => {

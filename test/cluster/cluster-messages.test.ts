@@ -10,6 +10,24 @@ import { parseMessage } from '../../src/protocol.js';
 const member = { address: 'sys@h:1', incarnation: 'i', status: 'up', appVersion: '1.0.0', roles: ['a'], upNumber: 1 };
 
 describe('cluster messages', () => {
+  it("carry a heartbeat's clock fields when they are clocks, and drop any that is not without dropping the heartbeat", () => {
+    const ack = { type: 'HeartbeatAck', sequence: 2, incarnation: 'i' };
+    expect(parseMessage({ ...ack, echoMs: 1_700_000_000_000, atMs: 1_700_000_000_005, offsetMs: -3 })).toEqual({
+      ...ack,
+      echoMs: 1_700_000_000_000,
+      atMs: 1_700_000_000_005,
+      offsetMs: -3,
+    });
+    for (const hostile of ['soon', Number.POSITIVE_INFINITY, Number.NaN, 1e20, -1e20, { ms: 1 }, null]) {
+      expect(parseMessage({ ...ack, echoMs: hostile, atMs: hostile, offsetMs: hostile })).toEqual(ack);
+      expect(parseMessage({ type: 'Heartbeat', sequence: 1, incarnation: 'i', sentAtMs: hostile })).toEqual({
+        type: 'Heartbeat',
+        sequence: 1,
+        incarnation: 'i',
+      });
+    }
+  });
+
   it('ignore fields they do not know, at the top, in the gossip and in a member record (issue 35)', () => {
     const extra = fc.dictionary(
       fc.string({ minLength: 1, maxLength: 10 }).map((key) => `later_${key}`),

@@ -42,6 +42,8 @@ export interface ClusterMemberOptions {
   /** Seed of the member's gossip peer choice. */
   readonly seed: number;
   readonly failoverTimeline?: FailoverTimeline;
+  /** The member's wall clock, to skew it against the others'. */
+  readonly wallClock?: () => number;
 }
 
 export interface ClusterMember {
@@ -64,6 +66,7 @@ export function startClusterMember(
     random: seededRandom(options.seed),
     ...(options.config === undefined ? {} : { config: options.config }),
     ...(options.failoverTimeline === undefined ? {} : { failoverTimeline: options.failoverTimeline }),
+    ...(options.wallClock === undefined ? {} : { wallClock: options.wallClock }),
   });
   return { address, cluster, transport };
 }
