@@ -12,6 +12,11 @@ const NEEDED = [
   { command: 'faketime', pkg: 'faketime', why: 'a CLI node with a wrong clock refusing writes (issue 41, clock_skew)' },
   { command: 'promtool', pkg: 'prometheus', why: 'the shipped alert rules and dashboard queries (test/docs)' },
   {
+    command: 'tcpdump',
+    pkg: 'tcpdump',
+    why: 'a capture of the cluster port showing no plaintext under TLS (test/e2e)',
+  },
+  {
     command: 'openssl',
     pkg: 'openssl',
     why: 'real certificates for the TLS and HTTPS tests (test/support/tls-certificates.ts)',

@@ -79,6 +79,7 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
           host: options.host ?? D.host,
           clusterSecret: options.clusterSecret,
           insecureClusterPort: options.insecureClusterPort === true,
+          tlsCa: options.tlsCa,
         });
         if (problem !== undefined) throw new InvalidArgumentError(`refusing to start: ${problem}`);
       });
@@ -122,6 +123,12 @@ function securityOptions(command: Command): Command {
     )
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
     .option('--auth-reads', 'require the token for read routes too')
+    .option(
+      '--tls-cert <file>',
+      'PEM certificate of this node for mutual TLS on the cluster port (with --tls-key, --tls-ca)',
+    )
+    .option('--tls-key <file>', 'PEM private key of --tls-cert')
+    .option('--tls-ca <file>', "PEM certificates of the authority every peer's certificate must chain to")
     .option('--http-tls-cert <file>', 'PEM certificate of the management API: it then speaks HTTPS only')
     .option('--http-tls-key <file>', 'PEM private key of --http-tls-cert')
     .option(
@@ -154,6 +161,9 @@ function nodeConfigOf(options: NodeCliOptions, cluster: NodeConfigInput['cluster
     authToken: options.authToken,
     authReads: options.authReads,
     tokensFile: options.tokensFile,
+    tlsCert: options.tlsCert,
+    tlsKey: options.tlsKey,
+    tlsCa: options.tlsCa,
     httpTlsCert: options.httpTlsCert,
     httpTlsKey: options.httpTlsKey,
     logLevel: options.logLevel,
@@ -227,6 +237,9 @@ export interface NodeCliOptions {
   authToken?: string;
   authReads?: boolean;
   tokensFile?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsCa?: string;
   httpTlsCert?: string;
   httpTlsKey?: string;
   downAfterMs?: number;

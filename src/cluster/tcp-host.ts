@@ -8,6 +8,7 @@ import type { Frame } from './frame-codec.js';
 import type { BudgetHolder, Reservation } from './inbound-budget.js';
 import type { PeerProtocols } from './peer-protocols.js';
 import type { TcpConfig, TcpTransportStats } from './tcp-settings.js';
+import type { ClusterTls } from './tcp-tls.js';
 
 /** An accepted connection, as the transport needs to see it (to drop it when its peer restarts or dials again). */
 export interface InboundLink extends BudgetHolder {
@@ -21,6 +22,8 @@ export interface TcpHost {
   readonly self: NodeAddress;
   readonly incarnation: string;
   readonly config: TcpConfig;
+  /** Mutual TLS on every connection (tcp-tls.ts); undefined for plain TCP. */
+  readonly tls: ClusterTls | undefined;
   readonly log: Logger;
   readonly isClosed: boolean;
   count(stat: keyof TcpTransportStats): void;

@@ -3,7 +3,8 @@
 // that reads too slowly, reconnects with exponential backoff, and redials at once a connection its owner
 // reports stalled.
 import { randomBytes } from 'node:crypto';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { dialCluster, readyEvent } from './tcp-tls.js';
 import { performance } from 'node:perf_hooks';
 import type { NodeAddress } from './address.js';
 import { FrameDecoder, frameAtVersion } from './frame-codec.js';
@@ -159,7 +160,7 @@ export class OutboundPeer {
     this.state = 'connecting';
     this.since = performance.now();
     const host = this.to.host.startsWith('[') ? this.to.host.slice(1, -1) : this.to.host;
-    const socket = connect({ host, port: this.to.port });
+    const socket = dialCluster(this.transport.tls, host, this.to.port);
     this.socket = socket;
     this.transport.track(socket);
     socket.setNoDelay(true);
@@ -181,7 +182,7 @@ export class OutboundPeer {
     };
     this.timer = setTimeout(() => fail('connect and handshake timed out', true), config.handshakeTimeoutMs);
 
-    socket.on('connect', () => {
+    socket.on(readyEvent(this.transport.tls), () => {
       this.write(socket, {
         t: 'Hello',
         from: this.transport.self.toString(),

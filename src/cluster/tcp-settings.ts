@@ -1,5 +1,6 @@
 // Options of the TCP transport with their documented defaults, the validated settings the connections
 // read, and the transport's counters.
+import type { ClusterTls } from './tcp-tls.js';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { DEFAULT_MAX_FRAME_BYTES, FRAME_HEADER_BYTES } from './frame-codec.js';
@@ -34,6 +35,12 @@ export interface TcpTransportOptions {
   readonly advertisedHost?: string;
   /** Shared cluster secret; when set, peers must prove they know it (HMAC-SHA256) or are refused. */
   readonly secret?: string | Uint8Array;
+  /**
+   * Mutual TLS 1.3 on every connection, both directions: each side's certificate must chain to the authority in the
+   * material (tcp-tls.ts). Read for each new connection, so a caller that follows the files on disk swaps it by
+   * calling `TcpTransport.useTls` too. Default none: plain TCP.
+   */
+  readonly tls?: ClusterTls;
   /** Identifies this run of the node; default a random UUID. A restarted node gets a new one. */
   readonly incarnation?: string;
   /** Largest frame payload accepted or sent; default 16 MiB. */

@@ -7,9 +7,9 @@
 // knows no message family: layers register theirs, and only what one of them parses reaches listeners.
 // Incomplete inbound frames share one byte budget in which trusted peers (members) keep room (inbound-budget.ts);
 // a connection, however it ends, gives back its share and leaves every registry (tcp-inbound.ts `end`).
-import { randomUUID } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
-import { ActorTsError } from '../errors.js';
+import type { Server, Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
+import type { TlsMaterial } from '../tls/tls-files.js';
 import { LogThrottle, silentLogger, type Logger } from '../logging.js';
 import { NodeAddress } from './address.js';
 import { encodeFrame, type Frame } from './frame-codec.js';
@@ -29,12 +29,12 @@ import {
   type TcpTransportUsage,
 } from './tcp-settings.js';
 import { probeAddress } from './probe.js';
+import { clusterServer, listen, listenerIdentity } from './tcp-listener.js';
+import { TLS_REFUSAL_REASONS, useTlsMaterial, type ClusterTls, type TlsRefusal } from './tcp-tls.js';
 import type { MessageListener, ProbeResult, Transport } from './transport.js';
 import { FamilyRegistry, asRawMessage, type MessageFamily, type WireMessage } from './wire-message.js';
 
 export type { TcpBackoffConfig, TcpTransportOptions, TcpTransportStats, TcpTransportUsage } from './tcp-settings.js';
-
-const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 
 /**
  * The cluster transport over TCP: length-prefixed msgpack frames with byte budgets, a handshake naming both ends
@@ -56,6 +56,7 @@ export class TcpTransport implements Transport, TcpHost {
   /** Open inbound connections by peer address, with the incarnation that peer announced. */
   private readonly inbound = new Map<string, Set<InboundLink>>();
   private readonly peerIncarnations = new Map<string, string>();
+  private readonly refusedTls = new Map<TlsRefusal, number>();
   private readonly sockets = new Set<Socket>();
   private readonly counters: MutableTcpStats = {
     sent: 0,
@@ -89,6 +90,8 @@ export class TcpTransport implements Transport, TcpHost {
     incarnation: string,
     private readonly settings: TcpConfig,
     private readonly logger: Logger,
+    /** @internal Mutual TLS on every connection (tcp-tls.ts); undefined for plain TCP. */
+    readonly tls: ClusterTls | undefined,
   ) {
     this.self = self;
     this.incarnation = incarnation;
@@ -103,25 +106,21 @@ export class TcpTransport implements Transport, TcpHost {
   /** Listens on host:port and resolves once the socket is bound; rejects on bad options or a busy port. */
   static async start(options: TcpTransportOptions): Promise<TcpTransport> {
     const settings = resolveTcpSettings(options);
-    const host = options.host ?? '127.0.0.1';
-    const advertised = options.advertisedHost ?? host;
-    if (WILDCARD_HOSTS.has(advertised)) {
-      throw new ActorTsError('invalid_argument', `listening on "${host}" needs an advertisedHost that peers can dial`);
-    }
-    const incarnation = options.incarnation ?? randomUUID();
-    if (incarnation.length === 0 || incarnation.length > 128) {
-      throw new ActorTsError('invalid_argument', 'incarnation must be 1..128 characters');
-    }
-    const server = createServer();
+    const { host, advertisedHostname, incarnation } = listenerIdentity(options);
+    let transport: TcpTransport | undefined;
+    const server = clusterServer(options.tls, {
+      accept: (socket) => (transport === undefined ? socket.destroy() : transport.accept(socket)),
+      refused: (reason, peerHost, error) => transport?.tlsRefused(reason, peerHost, error),
+    });
     const port = await listen(server, host, options.port ?? 0);
-    // NodeAddress writes IPv6 hosts in brackets, as URIs do.
-    const advertisedHostname = advertised.includes(':') && !advertised.startsWith('[') ? `[${advertised}]` : advertised;
     const self = new NodeAddress(options.system, advertisedHostname, port);
     const logger = (options.logger ?? silentLogger()).child({ node: self.toString() });
-    const transport = new TcpTransport(server, self, incarnation, settings, logger);
-    server.on('connection', (socket) => transport.accept(socket));
+    transport = new TcpTransport(server, self, incarnation, settings, logger, options.tls);
     server.on('error', (error) => logger.error({ err: errorText(error) }, 'tcp server error'));
-    logger.info({ incarnation, secured: settings.secret !== undefined }, 'tcp transport listening');
+    logger.info(
+      { incarnation, secured: settings.secret !== undefined, tls: options.tls !== undefined },
+      'tcp transport listening',
+    );
     return transport;
   }
 
@@ -249,6 +248,21 @@ export class TcpTransport implements Transport, TcpHost {
 
   // ---- TcpHost: used by the connections (tcp-inbound.ts, tcp-outbound.ts), not part of the public API ----
 
+  /** New connections, both directions, use `material` from now on; established ones keep theirs. */
+  useTls(material: TlsMaterial): void {
+    if (this.server instanceof TlsServer) useTlsMaterial(this.server, material);
+  }
+
+  /** TLS handshakes refused on the cluster port so far, by reason (all zero without TLS). */
+  tlsRefusals(): ReadonlyMap<TlsRefusal, number> {
+    return new Map(TLS_REFUSAL_REASONS.map((reason) => [reason, this.refusedTls.get(reason) ?? 0]));
+  }
+
+  /** @internal */ tlsRefused(reason: TlsRefusal, peerHost: string, error: Error): void {
+    this.refusedTls.set(reason, (this.refusedTls.get(reason) ?? 0) + 1);
+    this.peerEvent(`refused: TLS handshake failed (${reason})`, peerHost, { reason, err: errorText(error) });
+  }
+
   /** @internal */ get config(): TcpConfig {
     return this.settings;
   }
@@ -374,21 +388,4 @@ export class TcpTransport implements Transport, TcpHost {
       }
     }
   }
-}
-
-function listen(server: Server, host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error): void =>
-      reject(new ActorTsError('invalid_argument', `cannot listen on ${host}:${port}: ${error.message}`));
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      const bound = server.address();
-      if (bound === null || typeof bound === 'string') {
-        reject(new ActorTsError('invalid_argument', `cannot determine the bound port on ${host}`));
-        return;
-      }
-      resolve(bound.port);
-    });
-  });
 }

@@ -18,6 +18,10 @@ export interface TransportFigures {
   readonly inboundBufferedBytes: number;
   /** Connections refused since the start, by reason (`protocol_version`: the two ranges did not meet). */
   readonly refused?: Readonly<Record<(typeof TRANSPORT_REFUSAL_REASONS)[number], number>>;
+  /** TLS handshakes the cluster port refused since the start, by reason (every reason listed, 0 when none). */
+  readonly tlsRefused?: Readonly<Record<string, number>>;
+  /** When each certificate this node presents expires (ms since the epoch), by port: `cluster`, `management`. */
+  readonly certificates?: ReadonlyArray<{ readonly port: string; readonly validToMs: number }>;
 }
 
 /** Why the cluster transport refused connections, always exported (as 0 when none was). */
@@ -48,6 +52,28 @@ export function registerTransportMetrics(
       this.reset();
       const refused = transport().refused;
       for (const reason of TRANSPORT_REFUSAL_REASONS) this.inc({ reason }, refused?.[reason] ?? 0);
+    },
+  });
+  new Counter({
+    name: `${prefix}tls_handshakes_failed_total`,
+    help: 'TLS handshakes refused on the cluster port, by reason (not_tls, no_certificate, untrusted_certificate, expired_certificate, aborted, other).',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [reason, count] of Object.entries(transport().tlsRefused ?? {})) this.inc({ reason }, count);
+    },
+  });
+  new Gauge({
+    name: `${prefix}tls_certificate_expiry_days`,
+    help: 'Days until the certificate this node presents on a port expires (cluster: mutual TLS, management: HTTPS).',
+    labelNames: ['port'],
+    registers,
+    collect() {
+      this.reset();
+      const now = Date.now();
+      for (const { port, validToMs } of transport().certificates ?? [])
+        this.set({ port }, (validToMs - now) / 86_400_000);
     },
   });
   new Gauge({

@@ -55,6 +55,17 @@ export interface NodeConfig {
   readonly httpTlsCert: string | undefined;
   readonly httpTlsKey: string | undefined;
   /**
+   * Mutual TLS on the cluster port: this node's PEM certificate and key, and the authority every peer's certificate
+   * must chain to. All three or none; default none. Every connection, both directions, is then TLS 1.3 with both
+   * certificates checked before any message is read; a peer without one of this authority, or speaking plain TCP,
+   * is refused (logged once per peer and interval, counted). Works alone or beside `clusterSecret`. Checked at start
+   * and followed on disk like the management API's (new connections take a change; a bad one is kept out and said
+   * in health).
+   */
+  readonly tlsCert: string | undefined;
+  readonly tlsKey: string | undefined;
+  readonly tlsCa: string | undefined;
+  /**
    * The management HTTP server (HttpConfig, defaults DEFAULT_HTTP_CONFIG): `host` ('127.0.0.1') and `port` (8551),
    * `bodyLimit` (1 MiB), `headersTimeoutMs` (10 s, or requestTimeoutMs when shorter), `requestTimeoutMs` (30 s),
    * `keepAliveTimeoutMs` (5 s), `maxConnections` (128) and `maxConnectionsPerClient` (32). Given in part (as
@@ -114,6 +125,9 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   tokensFile: undefined,
   httpTlsCert: undefined,
   httpTlsKey: undefined,
+  tlsCert: undefined,
+  tlsKey: undefined,
+  tlsCa: undefined,
   logLevel: 'info',
   antiEntropyIntervalMs: 1000,
   dataDir: undefined,
@@ -156,13 +170,16 @@ export function isLoopbackHost(host: string): boolean {
  * beyond this machine needs the secret, or an explicit `insecureClusterPort`.
  */
 export function clusterPortProblem(
-  config: Pick<NodeConfig, 'host' | 'clusterSecret' | 'insecureClusterPort'>,
+  config: Pick<NodeConfig, 'host' | 'clusterSecret' | 'insecureClusterPort'> & { readonly tlsCa?: string | undefined },
 ): string | undefined {
   if (config.clusterSecret !== undefined && config.clusterSecret !== '') return undefined;
+  // Mutual TLS admits only holders of a certificate of the authority: as strong a gate as the secret.
+  if (config.tlsCa !== undefined) return undefined;
   if (config.insecureClusterPort || isLoopbackHost(config.host)) return undefined;
   return (
-    `the cluster port binds to ${config.host}, not loopback, and no --cluster-secret is set: anyone who reaches it ` +
-    'could join the cluster and speak for it. Set --cluster-secret (or ACTOR_TS_CLUSTER_SECRET), or pass ' +
+    `the cluster port binds to ${config.host}, not loopback, and neither --cluster-secret nor --tls-ca is set: anyone ` +
+    'who reaches it could join the cluster and speak for it. Set --cluster-secret (or ACTOR_TS_CLUSTER_SECRET) or ' +
+    'mutual TLS (--tls-cert, --tls-key, --tls-ca), or pass ' +
     '--insecure-cluster-port when the network itself is trusted'
   );
 }

@@ -21,7 +21,7 @@ export function nodeMetricsSource(
   membership: Membership & { readonly clock?: { offsetMs(): number | undefined } },
   store: PlacementStore,
   sharding: () => ClusterSharding | undefined,
-  transport?: { usage(): TransportFigures; stats(): { readonly refusedProtocolVersion: number } },
+  transport?: MeasuredTransport,
   replication?: { stats(): PlacementReplicatorStats },
 ): NodeMetricsSource {
   const hub = new MetricsEventHub();
@@ -63,14 +63,7 @@ export function nodeMetricsSource(
         for (const [mode, count] of counts) yield { type, mode, count };
       }
     },
-    ...(transport === undefined
-      ? {}
-      : {
-          transport: () => ({
-            ...transport.usage(),
-            refused: { protocol_version: transport.stats().refusedProtocolVersion },
-          }),
-        }),
+    ...(transport === undefined ? {} : { transport: () => transportFigures(transport) }),
     delivery: function* () {
       const types = sharding()?.stats().types ?? {};
       for (const [type, { region, coordinator }] of Object.entries(types)) {
@@ -136,5 +129,24 @@ function safetySource(
       const offsetMs = membership.clock?.offsetMs();
       return offsetMs === undefined ? null : offsetMs / 1000;
     },
+  };
+}
+
+/** What the transport metrics read of the cluster transport (TcpTransport has it). */
+interface MeasuredTransport {
+  usage(): TransportFigures;
+  stats(): { readonly refusedProtocolVersion: number };
+  tlsRefusals(): ReadonlyMap<string, number>;
+  readonly tls?: { current(): { readonly validToMs: number } } | undefined;
+}
+
+/** The transport's figures at a scrape: connections, refusals (protocol, TLS) and the cluster certificate's expiry. */
+function transportFigures(transport: MeasuredTransport): TransportFigures {
+  const tls = transport.tls;
+  return {
+    ...transport.usage(),
+    refused: { protocol_version: transport.stats().refusedProtocolVersion },
+    tlsRefused: Object.fromEntries(transport.tlsRefusals()),
+    certificates: tls === undefined ? [] : [{ port: 'cluster', validToMs: tls.current().validToMs }],
   };
 }

@@ -7,7 +7,7 @@ import { parseProtocolRange, type ProtocolRange } from '../cluster/protocol-vers
 import { TcpTransport } from '../cluster/tcp-transport.js';
 import { isGone } from '../cluster/member.js';
 import { createLogger, type Logger } from '../logging.js';
-import { createManagementServer, useTlsMaterial, type ManagementServerOptions } from '../management/server.js';
+import { createManagementServer, useTlsMaterial } from '../management/server.js';
 import {
   DurablePlacementStore,
   PlacementStore,
@@ -31,10 +31,9 @@ import { inboundHealthOf } from './inbound-health.js';
 import { failoverTimeline, followFailovers } from './failover-wiring.js';
 import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
-import { AccessControl } from '../management/access.js';
 import { loadTokensFile } from '../management/tokens-file.js';
 import { FollowedTls } from '../tls/followed-tls.js';
-import { loadTlsMaterial, type TlsFiles, type TlsMaterial } from '../tls/tls-files.js';
+import { clusterTlsFiles, managementSecurity, managementTlsFiles } from './node-security.js';
 
 /** A node's settings and the application it runs (see NodeApplication). */
 export type StartNodeInput = NodeConfigInput &
@@ -75,6 +74,7 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
   if (config.tokensFile !== undefined) loadTokensFile(config.tokensFile);
   // Likewise the management API's certificate and key: checked (and thrown away) before any port is bound.
   managementTlsFiles(config);
+  const tlsFiles = clusterTlsFiles(config);
   const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
   // Before any port is bound: a directory another node holds, or data that cannot be read, stops the
   // start here (the PersistenceError names the directory and how to recover).
@@ -84,22 +84,32 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
       'placements are kept in memory only (no data directory): they do not survive a full-cluster restart',
     );
   }
-  let transport: TcpTransport;
+  let transport: TcpTransport | undefined;
+  const clusterTls =
+    tlsFiles === undefined
+      ? undefined
+      : new FollowedTls(tlsFiles, {
+          purpose: 'cluster TLS',
+          logger: baseLogger,
+          onChange: (m) => transport?.useTls(m),
+        });
   try {
     transport = await TcpTransport.start({
       system: config.system,
       host: config.host,
       port: config.port,
       ...(config.clusterSecret ? { secret: config.clusterSecret } : {}),
+      ...(clusterTls === undefined ? {} : { tls: { current: () => clusterTls.current } }),
       ...protocolRangeOverride(),
       logger: baseLogger,
     });
   } catch (error) {
+    clusterTls?.close();
     await persistence?.close().catch(() => undefined);
     throw error;
   }
   try {
-    const node = await wire(config, app, baseLogger, transport, persistence);
+    const node = await wire(config, app, baseLogger, transport, persistence, clusterTls);
     if (handleSignals === true) leaveOnSignals(node);
     return node;
   } catch (error) {
@@ -107,6 +117,7 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
     // listening socket keeps the process alive and the port busy.
     await transport.close().catch(() => undefined);
     await persistence?.close().catch(() => undefined);
+    clusterTls?.close();
     throw error;
   }
 }
@@ -145,21 +156,11 @@ async function wire(
   baseLogger: Logger,
   transport: TcpTransport,
   persistence: PlacementPersistence | undefined,
+  clusterTls: FollowedTls | undefined,
 ): Promise<RunningNode> {
   const logger = baseLogger.child({ node: transport.self.toString() });
   const timeline = failoverTimeline(logger);
-  const cluster = new Cluster({
-    transport,
-    failoverTimeline: timeline,
-    logger: baseLogger, // the cluster binds the node address itself
-    config: {
-      ...config.cluster,
-      seedNodes: config.seeds,
-      appVersion: config.appVersion,
-      roles: config.roles,
-      attributes: config.attributes,
-    },
-  });
+  const cluster = clusterOf(config, transport, baseLogger, timeline);
   trustMembers(transport, cluster);
   const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
   const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
@@ -195,7 +196,7 @@ async function wire(
   };
 
   const pauses = detectPauses(cluster.config.downAfterMs, logger);
-  const security = managementSecurity(config, logger, (material) => useTlsMaterial(http, material));
+  const security = managementSecurity(config, logger, (material) => useTlsMaterial(http, material), clusterTls);
   const http = createManagementServer({
     ...security.serverOptions,
     backend: new NodeManagementBackend(cluster, sharding, placements, controllers, {
@@ -335,55 +336,6 @@ function detectPauses(downAfterMs: number, logger: Logger): ReturnType<typeof st
   });
 }
 
-/** The management API's certificate and key, checked now; undefined for plain HTTP. Both or neither. */
-function managementTlsFiles(config: NodeConfig): TlsFiles | undefined {
-  const { httpTlsCert: cert, httpTlsKey: key } = config;
-  if (cert === undefined && key === undefined) return undefined;
-  if (cert === undefined || key === undefined) {
-    throw new ActorTsError(
-      'invalid_argument',
-      'httpTlsCert and httpTlsKey (--http-tls-cert, --http-tls-key) go together',
-    );
-  }
-  loadTlsMaterial({ cert, key });
-  return { cert, key };
-}
-
-/** Who may call the management API, and its TLS material when it has some, both followed on disk. */
-interface ManagementSecurity {
-  readonly access: AccessControl;
-  /** What createManagementServer takes of them: access, and HTTPS with its problems for health. */
-  readonly serverOptions: Pick<ManagementServerOptions, 'access' | 'https' | 'problems'>;
-  /** Stops following the files. */
-  close(): void;
-}
-
-/** The management API's access control and TLS (each change applied to new connections by `apply`). */
-function managementSecurity(
-  config: NodeConfig,
-  logger: Logger,
-  apply: (material: TlsMaterial) => void,
-): ManagementSecurity {
-  const httpLogger = logger.child({ part: 'http' });
-  const access = new AccessControl({ ...config, logger: httpLogger });
-  const files = managementTlsFiles(config);
-  const https =
-    files === undefined
-      ? undefined
-      : new FollowedTls(files, { purpose: 'management HTTPS', logger: httpLogger, onChange: apply });
-  return {
-    access,
-    serverOptions: {
-      access,
-      ...(https === undefined ? {} : { https: https.current, problems: () => https.problems() }),
-    },
-    close() {
-      access.close();
-      https?.close();
-    },
-  };
-}
-
 /** Where a durable store keeps its placements, and whether it found some there. */
 function logStorage(store: PlacementStore, logger: Logger): void {
   if (store.durability === undefined) return;
@@ -392,4 +344,25 @@ function logStorage(store: PlacementStore, logger: Logger): void {
     { dataDir: path, restored, logRecordsSinceSnapshot },
     restored ? 'placements restored from disk' : 'placements stored on disk (empty data directory)',
   );
+}
+
+/** This node's membership over `transport`, from the node's settings. */
+function clusterOf(
+  config: NodeConfig,
+  transport: TcpTransport,
+  baseLogger: Logger,
+  timeline: ReturnType<typeof failoverTimeline>,
+): Cluster {
+  return new Cluster({
+    transport,
+    failoverTimeline: timeline,
+    logger: baseLogger, // the cluster binds the node address itself
+    config: {
+      ...config.cluster,
+      seedNodes: config.seeds,
+      appVersion: config.appVersion,
+      roles: config.roles,
+      attributes: config.attributes,
+    },
+  });
 }

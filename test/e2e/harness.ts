@@ -198,6 +198,7 @@ export class ProcessSet {
             httpPort: ports[2 * i + 1]!,
             seed,
             ...(options.dataDirOf !== undefined ? { dataDir: options.dataDirOf(i) } : {}),
+            ...(options.argsOf !== undefined ? { extraArgs: options.argsOf(i) } : {}),
           }),
         );
       }
@@ -263,6 +264,8 @@ export interface ClusterStartOptions {
   readonly appVersion?: string;
   /** `--data-dir` of node i (0-based), so a node started again on the same ports finds its placements. */
   readonly dataDirOf?: (index: number) => string;
+  /** More flags of node i (0-based): its own certificate, say. */
+  readonly argsOf?: (index: number) => readonly string[];
 }
 
 /** Every node healthy and seeing exactly `nodes` as up and reachable members; a node that exits ends the wait. */

@@ -65,6 +65,13 @@ describe('TLS files are checked before use', () => {
       /stranger-start\.key: the key does not belong/,
     );
     await expect(startNode({ ...quiet, httpTlsCert: served.cert })).rejects.toThrow(/go together/);
+    // The cluster port's mutual TLS likewise: all three files or none, each checked before any port is bound.
+    await expect(startNode({ ...quiet, tlsCert: served.cert, tlsKey: served.key })).rejects.toThrow(
+      /tlsCa .* go together/,
+    );
+    await expect(
+      startNode({ ...quiet, tlsCert: served.cert, tlsKey: stranger.key, tlsCa: authority.cert }),
+    ).rejects.toThrow(/stranger-start\.key: the key does not belong/);
   });
 });
 

@@ -20,7 +20,7 @@ describe('provision-test-deps', () => {
     expect(result.status).toBe(1);
     expect(result.stdout).toMatch(/'chromium' is missing/);
     expect(result.stderr).toContain(
-      'run as root: apt-get update && apt-get install -y chromium nftables iproute2 faketime prometheus openssl',
+      'run as root: apt-get update && apt-get install -y chromium nftables iproute2 faketime prometheus tcpdump openssl',
     );
   });
 });

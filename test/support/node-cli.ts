@@ -17,6 +17,8 @@ export interface NodeCommandOptions {
   readonly dataDir?: string;
   /** `--cluster-secret` peers must prove. */
   readonly clusterSecret?: string;
+  /** More flags of the `node` command, as given (`--tls-cert FILE`, ...). */
+  readonly extraArgs?: readonly string[];
   /** The management API's cap on open connections (`--http-max-connections`; the CLI's default 128). */
   readonly httpMaxConnections?: number;
   /** `--app-version` (the CLI's default: this package's release). */
@@ -52,6 +54,7 @@ export function nodeCommandArgs(options: NodeCommandOptions): string[] {
     ...(options.clusterSecret !== undefined ? ['--cluster-secret', options.clusterSecret] : []),
     ...(options.httpMaxConnections !== undefined ? ['--http-max-connections', String(options.httpMaxConnections)] : []),
     ...(options.appVersion !== undefined ? ['--app-version', options.appVersion] : []),
+    ...(options.extraArgs ?? []),
   ];
 }
 
