@@ -27,7 +27,7 @@ export const MAX_BULK_PLACEMENTS = 10_000;
 const Nullable = <S extends TSchema>(schema: S) => Type.Union([schema, Type.Null()]);
 const ShardIdValue = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 const ShardIds = Type.Array(Type.Integer({ minimum: 0 }));
-const Mode = Type.Union([Type.Literal('prefer'), Type.Literal('require')]);
+const Mode = Type.Enum(['prefer', 'require']);
 
 // ---- Requests -------------------------------------------------------------------------------------------------
 
@@ -196,13 +196,7 @@ export const ShardLocationsAnswer = Type.Object({
 });
 export type ShardLocationsAnswer = Shape<typeof ShardLocationsAnswer>;
 
-const ExplainDecision = Type.Union([
-  Type.Literal('placement'),
-  Type.Literal('placement-unavailable'),
-  Type.Literal('waiting'),
-  Type.Literal('fallback'),
-  Type.Literal('unallocated'),
-]);
+const ExplainDecision = Type.Enum(['placement', 'placement-unavailable', 'waiting', 'fallback', 'unallocated']);
 /** GET .../explain/{shardId}: where the shard is and why, in the coordinator's words. */
 export const ExplainAnswer = Type.Object({
   shardId: Type.Integer(),
@@ -251,13 +245,7 @@ export type MembersAnswer = Shape<typeof MembersAnswer>;
 
 /** GET /actor-ts/health. */
 export const HealthAnswer = Type.Object({
-  status: Type.Union([
-    Type.Literal('ok'),
-    Type.Literal('degraded'),
-    Type.Literal('starting'),
-    Type.Literal('leaving'),
-    Type.Literal('down'),
-  ]),
+  status: Type.Enum(['ok', 'degraded', 'starting', 'leaving', 'down']),
   /** Why the node is not ok, one line each; empty when ok. */
   reasons: Type.Array(Type.String()),
   memberStatus: Type.Optional(Type.String()),
@@ -324,14 +312,7 @@ export type DrainAnswer = Shape<typeof DrainAnswer>;
 
 /** One write this node accepted, as the audit lists it. */
 export const AuditEntryJson = Type.Object({
-  action: Type.Union([
-    Type.Literal('pin'),
-    Type.Literal('unpin'),
-    Type.Literal('cordon'),
-    Type.Literal('uncordon'),
-    Type.Literal('drain'),
-    Type.Literal('rebalance'),
-  ]),
+  action: Type.Enum(['pin', 'unpin', 'cordon', 'uncordon', 'drain', 'rebalance']),
   typeName: Nullable(Type.String()),
   shardIds: ShardIds,
   target: Nullable(Type.String()),

@@ -2,6 +2,7 @@
 // builder fills what a test does not care about, so a test names only the fields it is about and cannot hand the
 // page a field the API never sends.
 import type { HealthAnswer, MemberJson, PinJson } from '../../src/management/api-shapes.js';
+import { MEMORY_STORAGE } from '../support/health-inputs.js';
 
 export function memberJson(fields: Pick<MemberJson, 'address'> & Partial<MemberJson>): MemberJson {
   return { status: 'up', appVersion: '1.0.0', upNumber: 0, reachable: true, roles: [], ...fields };
@@ -38,15 +39,7 @@ export function healthAnswer(fields: Partial<HealthAnswer>): HealthAnswer {
       awaitingMissingUpdates: false,
       problems: [],
     },
-    storage: {
-      durable: false,
-      path: null,
-      bytesOnDisk: 0,
-      lastCommitAt: null,
-      logRecordsSinceSnapshot: 0,
-      restored: false,
-      failure: null,
-    },
+    storage: MEMORY_STORAGE,
     ...fields,
   };
 }
