@@ -219,6 +219,8 @@ export class Reachability {
       const available = core.detectors.isAvailable(key, now) && !confirmed;
       if (!available && !core.unreachableSince.has(key)) {
         core.unreachableSince.set(key, now);
+        // Only reachable members are clock references: this one's last reading ages from here on.
+        this.clock.forget(key);
         core.logger.warn({ member: key, phi: core.detectors.phi(key, now), confirmed }, 'marking member unreachable');
         const address = core.gossip.members.get(key)?.address.toString();
         if (address !== undefined && this.timeline !== undefined) {
