@@ -127,6 +127,8 @@ export function initEntityTypes(
         logger: logger.child({ component: 'placements' }),
         // A pin to a target no member matches is refused (unknown_target) unless the write allows it.
         members: () => cluster.members(),
+        // A node whose clock is far off its peers' refuses pins in process as over HTTP (clock_skew).
+        clockSkew: () => cluster.clock.skewReason(),
       }),
     );
   }

@@ -2,7 +2,7 @@
 // must be a member), the cordon written to this node's replica once it may take writes and made durable,
 // and a drain's hand-offs asked of every type's coordinator, after checking that some other member can
 // take the shards (otherwise nothing is written and nothing moves).
-import { whenDurable, type Hlc } from '../../crdt/index.js';
+import { PlacementStoreError, whenDurable, type Hlc } from '../../crdt/index.js';
 import { NodeAddress } from '../cluster/address.js';
 import type { MemberInfo } from '../cluster/member.js';
 import type { CordonWritten, DrainOutcome } from '../management/backend.js';
@@ -15,10 +15,13 @@ export class CordonOperations {
   constructor(
     private readonly members: () => ReadonlyArray<MemberInfo>,
     private readonly sharding: ClusterSharding,
+    /** Why this node's clock is too far off its peers' to stamp a cordon (Cluster.clock), or undefined. */
+    private readonly clockSkew?: () => string | undefined,
   ) {}
 
   async cordon(input: string, provenance: CordonProvenance): Promise<CordonWritten> {
     const address = this.memberAddress(input);
+    this.refuseOnClockSkew();
     await this.sharding.placementsReady();
     const written = this.sharding.cordons.write(address, provenance);
     await whenDurable(this.sharding.placementStore);
@@ -28,6 +31,7 @@ export class CordonOperations {
   async uncordon(input: string): Promise<Hlc> {
     // Not checked for membership: a node that left while cordoned must still be uncordonable.
     const address = cordonAddress(input);
+    this.refuseOnClockSkew();
     await this.sharding.placementsReady();
     const hlc = this.sharding.cordons.remove(address);
     if (hlc === undefined) throw new CordonError('not_cordoned', `${address} is not cordoned`);
@@ -37,6 +41,8 @@ export class CordonOperations {
 
   async drain(input: string, provenance: CordonProvenance): Promise<DrainOutcome> {
     const address = this.memberAddress(input);
+    // Before the capacity check and the hand-offs: a drain starts with a cordon this node may not stamp.
+    this.refuseOnClockSkew();
     const types = [...this.sharding.entityTypes()];
     // Before anything is written: where the node hosts shards of a type, another member must be able to take them.
     const hosted = await Promise.all(
@@ -99,5 +105,11 @@ export class CordonOperations {
         key !== address && member.status === 'up' && hasRole(member, role) && !this.sharding.cordons.isCordoned(key)
       );
     });
+  }
+
+  /** A cordon is stamped like a pin: refused (clock_skew) by a node whose clock its peers would hold back. */
+  private refuseOnClockSkew(): void {
+    const reason = this.clockSkew?.();
+    if (reason !== undefined) throw new PlacementStoreError('clock_skew', reason);
   }
 }

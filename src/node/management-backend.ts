@@ -66,7 +66,11 @@ export class NodeManagementBackend implements ManagementBackend {
     } = {},
   ) {
     this.self = cluster.self;
-    this.cordoning = new CordonOperations(() => cluster.members(), sharding);
+    this.cordoning = new CordonOperations(
+      () => cluster.members(),
+      sharding,
+      () => this.options.clockSkew?.(),
+    );
   }
 
   cordons(): readonly CordonRecord[] {
@@ -255,6 +259,7 @@ export class NodeManagementBackend implements ManagementBackend {
       const members = (): ReadonlyArray<MemberInfo> => this.cluster.members();
       controller = new ExternalAllocationController(this.sharding, typeName, {
         members,
+        clockSkew: () => this.options.clockSkew?.(),
         ...(this.options.logger === undefined ? {} : { logger: this.options.logger }),
       });
       this.controllers.set(typeName, controller);

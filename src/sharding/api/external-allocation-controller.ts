@@ -3,7 +3,7 @@
 // store (and replicate to every node from there), read back as the `ExternalAllocationState` the external
 // strategy consults, and moved now with rebalanceNow. A programmatic caller's input is parsed here, at the edge
 // (pin-request.ts); the management API parses at its routes and hands over ParsedPins (writePins, dryRunPins).
-import { whenDurable, type Placement } from '../../../crdt/index.js';
+import { PlacementStoreError, whenDurable, type Placement } from '../../../crdt/index.js';
 import type { NodeAddress } from '../../cluster/address.js';
 import { isGone, type MemberInfo } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
@@ -44,6 +44,12 @@ export interface ExternalAllocationControllerOptions {
    * is refused with PlacementRuleError `unknown_target` unless the write allows it. Default: not checked.
    */
   readonly members?: () => ReadonlyArray<MemberInfo>;
+  /**
+   * Why this node's clock is too far off its peers' to stamp a write (Cluster.clock), or undefined. While it says
+   * why, writes and removals are refused with PlacementStoreError `clock_skew` before anything is written: the
+   * peers would hold the value back, so an acknowledgement would be no promise. Default: not checked.
+   */
+  readonly clockSkew?: () => string | undefined;
 }
 
 /** How a write treats its targets. */
@@ -80,6 +86,7 @@ export class ExternalAllocationController {
   private readonly now: () => number;
   private readonly logger: Logger | undefined;
   private readonly members: (() => ReadonlyArray<MemberInfo>) | undefined;
+  private readonly clockSkew: (() => string | undefined) | undefined;
 
   constructor(
     private readonly sharding: ClusterSharding,
@@ -95,6 +102,7 @@ export class ExternalAllocationController {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.members = options.members;
+    this.clockSkew = options.clockSkew;
     // Validates the type name the way the store does, so a bad name fails here and not at first use.
     sharding.placementStore.snapshot(typeName);
     // The runtime's own view when there is one, so the strategy, explain and this controller read one object.
@@ -137,6 +145,7 @@ export class ExternalAllocationController {
    */
   async writePins(pins: ReadonlyArray<ParsedPin>, options: PlacementWriteOptions = {}): Promise<PinRecord[]> {
     if (options.allowUnknownTarget !== true) this.requireKnownTargets(pins);
+    this.refuseOnClockSkew();
     const writes = pins.map(({ shardId, target, rule }) => {
       const meta = ruleToMeta(rule);
       return meta === undefined ? { shardId, target: target.canonical } : { shardId, target: target.canonical, meta };
@@ -194,6 +203,7 @@ export class ExternalAllocationController {
 
   /** removePlacement for a shard id parsed already (see writePins). */
   async removePin(shardId: ShardId): Promise<boolean> {
+    this.refuseOnClockSkew();
     await this.sharding.placementsReady();
     const store = this.sharding.placementStore;
     const before = store.snapshot(this.typeName).placements.get(shardId);
@@ -202,6 +212,12 @@ export class ExternalAllocationController {
     await whenDurable(store);
     this.logger?.info({ typeName: this.typeName, shardId, target: before.target }, 'explicit placement removed');
     return true;
+  }
+
+  /** A write stamped by a clock far off its peers' would be held back by them: refused before anything is written. */
+  private refuseOnClockSkew(): void {
+    const reason = this.clockSkew?.();
+    if (reason !== undefined) throw new PlacementStoreError('clock_skew', reason);
   }
 
   /** The pins the strategy honours now: targets it can read, not expired, by ascending shard id. */
