@@ -20,6 +20,7 @@ interface LocalClusterCliOptions {
   authToken?: string;
   attribute?: Array<{ node: number; assignment: string }>;
   fallback?: FallbackStrategyName;
+  tls: boolean;
 }
 
 export function addLocalClusterCommand(program: Command, io: CliIo, binPath: string): void {
@@ -48,25 +49,13 @@ export function addLocalClusterCommand(program: Command, io: CliIo, binPath: str
       collectNodeAttribute,
     )
     .addOption(new Option('--auth-token <token>', 'bearer token for the API write routes').env('ACTOR_TS_AUTH_TOKEN'))
+    .option('--tls', 'mutual TLS between the nodes, with a throwaway CA made by openssl in <data-dir>/tls', false)
     .addOption(fallbackOption())
     .action(async (options: LocalClusterCliOptions, command: Command) => {
       const nodeAttributes = usage(command, () => attributesByNode(options.attribute ?? [], options.nodes));
       io.out(`starting ${options.nodes} nodes...`);
-      const cluster = await startLocalCluster({
-        nodes: options.nodes,
-        system: options.system,
-        host: options.host,
-        basePort: options.basePort,
-        baseHttpPort: options.baseHttpPort,
-        binPath,
-        print: io.out,
-        dataDir: options.dataDir,
-        fresh: options.fresh,
-        nodeAttributes,
-        ...(options.logDir ? { logDir: options.logDir } : {}),
-        ...(options.authToken ? { authToken: options.authToken } : {}),
-        ...(options.fallback ? { fallback: options.fallback } : {}),
-      });
+      // The flags are LocalClusterOptions' fields by name (an unset one stays undefined: its default applies).
+      const cluster = await startLocalCluster({ ...options, binPath, print: io.out, nodeAttributes });
       io.out('');
       io.out(
         table(

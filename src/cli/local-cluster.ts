@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fstatSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { issueCertificate, makeAuthority } from '../tls/throwaway-ca.js';
 import { ManagementClient } from './client.js';
 import { refuseHeldDirectories, startFailure } from './local-cluster-checks.js';
 
@@ -33,6 +34,11 @@ export interface LocalClusterOptions {
   readonly fallback?: string;
   /** Extra arguments passed to every `node` child. */
   readonly nodeArgs?: readonly string[];
+  /**
+   * Mutual TLS on the cluster ports: a throwaway authority (openssl) in `<dataDir>/tls` signs each node's
+   * certificate, made anew at every start. Default false.
+   */
+  readonly tls?: boolean;
   /** Per node (1-based): attributes `KEY=VALUE` passed as `--attribute` to that node only. */
   readonly nodeAttributes?: ReadonlyMap<number, readonly string[]>;
   /** Path of the CLI entry script the children run. */
@@ -71,34 +77,15 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   const urls: string[] = [];
   const logs: Array<{ path: string; from: number }> = [];
 
+  const tlsArgs = options.tls === true ? throwawayTls(join(dataDir, 'tls'), options.nodes) : undefined;
+  if (tlsArgs !== undefined) print(`mutual TLS on the cluster ports: throwaway CA in ${join(dataDir, 'tls')}`);
   for (let i = 0; i < options.nodes; i++) {
-    const port = options.basePort + i;
     const httpPort = options.baseHttpPort + i;
     const logPath = join(logDir, `node-${i + 1}.log`);
     const log = openSync(logPath, 'a');
     // The log is appended to across runs: only what this run writes says why this run's node failed.
     logs.push({ path: logPath, from: fstatSync(log).size });
-    const args = [
-      options.binPath,
-      'node',
-      '--system',
-      options.system,
-      '--host',
-      options.host,
-      '--port',
-      String(port),
-      '--http-host',
-      options.host,
-      '--http-port',
-      String(httpPort),
-      ...seedArgs,
-      '--data-dir',
-      join(dataDir, `node-${i + 1}`),
-      ...(options.authToken ? ['--auth-token', options.authToken] : []),
-      ...(options.fallback ? ['--fallback', options.fallback] : []),
-      ...(options.nodeAttributes?.get(i + 1) ?? []).flatMap((attribute) => ['--attribute', attribute]),
-      ...(options.nodeArgs ?? []),
-    ];
+    const args = [...nodeArgs(options, i, dataDir, seedArgs), ...(tlsArgs?.[i] ?? [])];
     const child = spawn(process.execPath, args, { stdio: ['ignore', log, log, 'ipc'] });
     // The channel exists for its closing, not for messages: it must not keep this process alive.
     child.channel?.unref();
@@ -135,6 +122,40 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     throw error;
   }
   return { urls, addresses, children, logDir, dataDir, stop };
+}
+
+/** The `node` command line of node i (0-based) of a local cluster. */
+function nodeArgs(options: LocalClusterOptions, i: number, dataDir: string, seedArgs: readonly string[]): string[] {
+  return [
+    options.binPath,
+    'node',
+    '--system',
+    options.system,
+    '--host',
+    options.host,
+    '--port',
+    String(options.basePort + i),
+    '--http-host',
+    options.host,
+    '--http-port',
+    String(options.baseHttpPort + i),
+    ...seedArgs,
+    '--data-dir',
+    join(dataDir, `node-${i + 1}`),
+    ...(options.authToken ? ['--auth-token', options.authToken] : []),
+    ...(options.fallback ? ['--fallback', options.fallback] : []),
+    ...(options.nodeAttributes?.get(i + 1) ?? []).flatMap((attribute) => ['--attribute', attribute]),
+    ...(options.nodeArgs ?? []),
+  ];
+}
+
+/** A throwaway authority in `dir` and a certificate for each node: each node's `--tls-*` flags. */
+function throwawayTls(dir: string, nodes: number): string[][] {
+  const authority = makeAuthority(dir, 'local-cluster-ca');
+  return Array.from({ length: nodes }, (_, i) => {
+    const { cert, key } = issueCertificate(authority, `node-${i + 1}`);
+    return ['--tls-cert', cert, '--tls-key', key, '--tls-ca', authority.cert];
+  });
 }
 
 /**

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeAuthority, makeCertificate, type TestAuthority } from '../support/tls-certificates.js';
-import { freePorts, useProcessSet, waitFor, type NodeProc } from './harness.js';
+import { freePorts, startLocalCluster, useProcessSet, waitFor, type NodeProc } from './harness.js';
 
 const procs = useProcessSet();
 let trusted: TestAuthority;
@@ -121,4 +121,13 @@ describe('mutual TLS on the cluster port', () => {
     expect(days).toBeGreaterThan(1);
     expect(days).toBeLessThanOrEqual(2);
   }, 120_000);
+
+  it('local-cluster --tls starts three nodes with a throwaway authority, speaking TLS to each other', async () => {
+    const { cluster, output } = await startLocalCluster(procs, 'local-cluster-tls', { extra: ['--tls'] });
+    expect(output).toMatch(/mutual TLS on the cluster ports: throwaway CA in .*tls/);
+    const log = readFileSync(join(procs.logDir, 'local-cluster-tls', 'node-1.log'), 'utf8');
+    expect(log).toMatch(/"tls":true.*tcp transport listening/);
+    cluster.signal('SIGINT');
+    await cluster.exited;
+  }, 90_000);
 });
