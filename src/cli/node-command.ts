@@ -1,5 +1,6 @@
 // The `node` command: its flags, checked before anything starts (a bad value or a combination the cluster would
 // refuse is a usage error, exit 2), mapped onto NodeConfigInput, and the run of the node in this process.
+import type { RunningNode } from '../node/running-node.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { MAX_ATTRIBUTES, parseAttributeAssignment } from '../cluster/attributes.js';
 import { DEFAULT_CLUSTER_CONFIG, resolveClusterConfig } from '../cluster/config.js';
@@ -184,7 +185,12 @@ async function runNodeProcess(input: NodeConfigInput): Promise<number> {
   onStopSignals(onSignal);
   // Started by local-cluster (an IPC channel to it): stop when that parent goes, however it goes.
   if (process.channel) process.once('disconnect', onSignal);
-  const how = await runNode(input, { signal: stop.signal });
+  // SIGHUP reads the tokens file and the TLS files again at once (they are followed on disk anyway).
+  let current: RunningNode | undefined;
+  const onHangUp = (): void => current?.reloadFiles();
+  process.on('SIGHUP', onHangUp);
+  const how = await runNode(input, { signal: stop.signal, onStarted: (node) => (current = node) });
+  process.off('SIGHUP', onHangUp);
   process.channel?.unref();
   // The node logged why it stopped (one line); the exit code says whether that was asked for.
   return how === 'left' ? 0 : 1;

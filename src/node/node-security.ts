@@ -42,6 +42,8 @@ export interface ManagementSecurity {
   readonly access: AccessControl;
   /** What createManagementServer takes of them: access, and HTTPS with its problems for health. */
   readonly serverOptions: Pick<ManagementServerOptions, 'access' | 'https' | 'problems'>;
+  /** Reads every followed file again now (SIGHUP). */
+  reload(): void;
   /** Stops following the files. */
   close(): void;
 }
@@ -66,6 +68,11 @@ export function managementSecurity(
       access,
       ...(https === undefined ? {} : { https: https.current }),
       problems: () => [...(https?.problems() ?? []), ...(clusterTls?.problems() ?? [])],
+    },
+    reload() {
+      access.reload();
+      https?.reload();
+      clusterTls?.reload();
     },
     close() {
       access.close();

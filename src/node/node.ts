@@ -261,7 +261,6 @@ async function wire(
 
   const node: RunningNode = {
     address: transport.self,
-    // Known once the server listens (port 0 picks one); routes registered before that read it per request.
     get httpUrl(): string {
       return httpUrlOf(http, config);
     },
@@ -276,6 +275,7 @@ async function wire(
     },
     stop,
     stopped,
+    reloadFiles: () => security.reload(),
   };
   try {
     // Before the node joins or binds its HTTP port: routes that cannot be registered stop the start here.
@@ -290,6 +290,7 @@ async function wire(
   return node;
 }
 
+/** Known once the server listens (port 0 picks one): routes registered before that read it per request. */
 function httpUrlOf(http: FastifyInstance, config: NodeConfig): string {
   const address = http.server.address();
   const { host } = config.http;

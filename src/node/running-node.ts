@@ -22,6 +22,12 @@ export interface RunningNode {
   placements(typeName: string): ExternalAllocationController;
   /** The demo Counter's placements (`placements('Counter')`); `unknown_type` when the node runs application types. */
   readonly counterPlacements: ExternalAllocationController;
+  /**
+   * Reads the tokens file and the TLS files (cluster and management) again now, as the CLI's node does on SIGHUP;
+   * they are also followed on disk. A file that does not check out leaves the earlier material in force and is said
+   * in health.
+   */
+  reloadFiles(): void;
   /** Graceful stop: hands this node's shards off, leaves the cluster, then closes everything. Idempotent. */
   stop(): Promise<void>;
   /** Resolves when the node stopped: by stop(), or because the cluster downed or removed it. */

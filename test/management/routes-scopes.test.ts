@@ -105,6 +105,18 @@ describe('a node with a tokens file', () => {
     expect(metrics).toMatch(/actor_ts_http_requests_refused_total\{scope="admin",reason="forbidden"\} 0/);
   });
 
+  it('reads the file again at once on reloadFiles (what SIGHUP does in the CLI)', async () => {
+    tokensFile('tokens.json', [
+      ['viewer', 'read-token', ['read']],
+      ['ops-ann', 'operate-token', ['read', 'operate']],
+      ['pusher', 'operate-only', ['operate']],
+      ['root', 'admin-token', ['admin']],
+      ['hup', 'hup-token', ['read']],
+    ]);
+    node.reloadFiles();
+    expect((await get(`${API}/cluster/members`, 'hup-token')).statusCode).toBe(200);
+  });
+
   it('follows the file: a new token works without a restart; a bad change keeps the earlier tokens and degrades health', async () => {
     tokensFile('tokens.json', [
       ['viewer', 'read-token', ['read']],
