@@ -130,6 +130,7 @@ function securityOptions(command: Command): Command {
     )
     .option('--tls-key <file>', 'PEM private key of --tls-cert')
     .option('--tls-ca <file>', "PEM certificates of the authority every peer's certificate must chain to")
+    .option('--tls-subject <pattern>', "a regular expression every peer certificate's subject CN must match too")
     .option('--http-tls-cert <file>', 'PEM certificate of the management API: it then speaks HTTPS only')
     .option('--http-tls-key <file>', 'PEM private key of --http-tls-cert')
     .option(
@@ -165,6 +166,7 @@ function nodeConfigOf(options: NodeCliOptions, cluster: NodeConfigInput['cluster
     tlsCert: options.tlsCert,
     tlsKey: options.tlsKey,
     tlsCa: options.tlsCa,
+    tlsSubject: options.tlsSubject,
     httpTlsCert: options.httpTlsCert,
     httpTlsKey: options.httpTlsKey,
     logLevel: options.logLevel,
@@ -246,6 +248,7 @@ export interface NodeCliOptions {
   tlsCert?: string;
   tlsKey?: string;
   tlsCa?: string;
+  tlsSubject?: string;
   httpTlsCert?: string;
   httpTlsKey?: string;
   downAfterMs?: number;

@@ -23,7 +23,7 @@ export function clusterServer(tls: ClusterTls | undefined, events: ClusterServer
   }
   const server = tlsServer(tls);
   server.on('secureConnection', (socket: TLSSocket) => {
-    const verdict = admitted(socket);
+    const verdict = admitted(socket, tls.subject);
     if (verdict.ok) return events.accept(socket);
     events.refused(verdict.reason, socket.remoteAddress ?? 'unknown', verdict.error);
     socket.destroy();

@@ -10,6 +10,8 @@ import type { TlsMaterial } from '../tls/tls-files.js';
 /** The TLS material the transport uses for each new connection (followed on disk by its owner). */
 export interface ClusterTls {
   current(): TlsMaterial;
+  /** Peers' certificates must also have a subject common name this matches (both directions); default any. */
+  readonly subject?: RegExp | undefined;
 }
 
 /** Why a TLS handshake on the cluster port failed, as logged and counted. */
@@ -20,6 +22,8 @@ export const TLS_REFUSAL_REASONS = [
   'expired_certificate',
   /** The peer hung up during the handshake: most often it does not trust this node's certificate. */
   'aborted',
+  /** A certificate of the authority whose subject the required pattern (`tlsSubject`) does not match. */
+  'unexpected_subject',
   'other',
 ] as const;
 export type TlsRefusal = (typeof TLS_REFUSAL_REASONS)[number];
@@ -41,8 +45,17 @@ export function tlsServer(tls: ClusterTls): Server {
 /** Whether a server-side TLS socket's client proved a certificate of the authority; otherwise why not. */
 export function admitted(
   socket: TLSSocket,
+  subject?: RegExp,
 ): { readonly ok: true } | { readonly ok: false; readonly reason: TlsRefusal; readonly error: Error } {
-  if (socket.authorized) return { ok: true };
+  if (socket.authorized) {
+    const name = commonName(socket.getPeerCertificate());
+    if (subject === undefined || subject.test(name)) return { ok: true };
+    return {
+      ok: false,
+      reason: 'unexpected_subject',
+      error: new Error(`certificate subject CN=${name} does not match ${subject}`),
+    };
+  }
   const raw: unknown = socket.authorizationError;
   const code = typeof raw === 'string' ? raw : ((raw as { code?: string } | null)?.code ?? String(raw));
   const certificate = socket.getPeerCertificate();
@@ -66,7 +79,10 @@ export function tlsConnect(tls: ClusterTls, host: string, port: number): TLSSock
     ...secureContext(tls.current()),
     ...VERSIONS,
     rejectUnauthorized: true,
-    checkServerIdentity: () => undefined,
+    checkServerIdentity: (_host, certificate) =>
+      tls.subject === undefined || tls.subject.test(commonName(certificate))
+        ? undefined
+        : new Error(`peer certificate subject CN=${commonName(certificate)} does not match ${tls.subject}`),
   });
 }
 
@@ -92,4 +108,9 @@ export function tlsRefusalOf(error: Error & { readonly code?: string }): TlsRefu
   if (/UNKNOWN_CA|UNABLE_TO|SELF_SIGNED|VERIFY|BAD_CERTIFICATE|CERT_SIGNATURE/.test(code))
     return 'untrusted_certificate';
   return 'other';
+}
+
+function commonName(certificate: { readonly subject?: { readonly CN?: string | string[] } } | null): string {
+  const name = certificate?.subject?.CN;
+  return Array.isArray(name) ? (name[0] ?? '') : (name ?? '');
 }

@@ -66,6 +66,12 @@ export interface NodeConfig {
   readonly tlsKey: string | undefined;
   readonly tlsCa: string | undefined;
   /**
+   * With mutual TLS: a regular expression every peer certificate's subject common name must match as well (both
+   * directions), e.g. `^node-[0-9]+\\.prod$`; a certificate of the authority that does not is refused
+   * (`unexpected_subject`). Default none: any certificate of the authority.
+   */
+  readonly tlsSubject: string | undefined;
+  /**
    * The management HTTP server (HttpConfig, defaults DEFAULT_HTTP_CONFIG): `host` ('127.0.0.1') and `port` (8551),
    * `bodyLimit` (1 MiB), `headersTimeoutMs` (10 s, or requestTimeoutMs when shorter), `requestTimeoutMs` (30 s),
    * `keepAliveTimeoutMs` (5 s), `maxConnections` (128) and `maxConnectionsPerClient` (32). Given in part (as
@@ -128,6 +134,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   tlsCert: undefined,
   tlsKey: undefined,
   tlsCa: undefined,
+  tlsSubject: undefined,
   logLevel: 'info',
   antiEntropyIntervalMs: 1000,
   dataDir: undefined,

@@ -24,6 +24,17 @@ export function managementTlsFiles(config: NodeConfig): TlsFiles | undefined {
 }
 
 /** The cluster port's mutual TLS files, checked now; undefined without. All three or none. */
+/** The subject pattern peers' certificates must match, checked now; `invalid_argument` when it does not compile. */
+export function tlsSubjectOf(config: NodeConfig): RegExp | undefined {
+  if (config.tlsSubject === undefined) return undefined;
+  if (config.tlsCa === undefined) throw new ActorTsError('invalid_argument', 'tlsSubject needs mutual TLS (tlsCa)');
+  try {
+    return new RegExp(config.tlsSubject);
+  } catch (error) {
+    throw new ActorTsError('invalid_argument', `tlsSubject is not a regular expression: ${String(error)}`);
+  }
+}
+
 export function clusterTlsFiles(config: NodeConfig): TlsFiles | undefined {
   const { tlsCert: cert, tlsKey: key, tlsCa: ca } = config;
   if (cert === undefined && key === undefined && ca === undefined) return undefined;

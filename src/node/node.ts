@@ -33,7 +33,7 @@ import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 import { loadTokensFile } from '../management/tokens-file.js';
 import { FollowedTls } from '../tls/followed-tls.js';
-import { clusterTlsFiles, managementSecurity, managementTlsFiles } from './node-security.js';
+import { clusterTlsFiles, managementSecurity, managementTlsFiles, tlsSubjectOf } from './node-security.js';
 
 /** A node's settings and the application it runs (see NodeApplication). */
 export type StartNodeInput = NodeConfigInput &
@@ -75,6 +75,7 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
   // Likewise the management API's certificate and key: checked (and thrown away) before any port is bound.
   managementTlsFiles(config);
   const tlsFiles = clusterTlsFiles(config);
+  const subject = tlsSubjectOf(config);
   const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
   // Before any port is bound: a directory another node holds, or data that cannot be read, stops the
   // start here (the PersistenceError names the directory and how to recover).
@@ -99,7 +100,7 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
       host: config.host,
       port: config.port,
       ...(config.clusterSecret ? { secret: config.clusterSecret } : {}),
-      ...(clusterTls === undefined ? {} : { tls: { current: () => clusterTls.current } }),
+      ...(clusterTls === undefined ? {} : { tls: { current: () => clusterTls.current, subject } }),
       ...protocolRangeOverride(),
       logger: baseLogger,
     });

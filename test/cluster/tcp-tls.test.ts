@@ -35,11 +35,11 @@ beforeAll(() => {
 });
 
 /** A transport with TLS material from files (followed: a change is applied to it), trusting `ca`. */
-async function tlsTransport(cert: string, key: string, ca: string, intervalMs = 50): Promise<TcpTransport> {
+async function tlsTransport(cert: string, key: string, ca: string, subject?: RegExp): Promise<TcpTransport> {
   let transport: TcpTransport | undefined;
-  const follower = new FollowedTls({ cert, key, ca }, { intervalMs, onChange: (m) => transport?.useTls(m) });
+  const follower = new FollowedTls({ cert, key, ca }, { intervalMs: 50, onChange: (m) => transport?.useTls(m) });
   followers.push(follower);
-  transport = await bed.start({ tls: { current: () => follower.current } });
+  transport = await bed.start({ tls: { current: () => follower.current, subject } });
   return transport;
 }
 
@@ -58,6 +58,22 @@ describe('TcpTransport with mutual TLS', () => {
     outsider.send(transportA.self, heartbeat(2));
     await waitFor(() => (transportA.tlsRefusals().get('untrusted_certificate') ?? 0) > 0, 'the refusal');
     expect(atA.map((m) => m.sequence)).toEqual([1]);
+  });
+
+  it('with a subject pattern, refuses a certificate of the authority whose subject does not match, both ways', async () => {
+    const server = makeCertificate(one, 'tcp-server');
+    const matching = makeCertificate(one, 'tcp-client');
+    const misnamed = makeCertificate(one, 'intruder');
+    const transport = await tlsTransport(server.cert, server.key, one.cert, /^tcp-/);
+    const received = receivedHeartbeats(transport);
+    (await tlsTransport(misnamed.cert, misnamed.key, one.cert)).send(transport.self, heartbeat(1));
+    await waitFor(() => (transport.tlsRefusals().get('unexpected_subject') ?? 0) > 0, 'the misnamed client refused');
+    (await tlsTransport(matching.cert, matching.key, one.cert, /^tcp-/)).send(transport.self, heartbeat(2));
+    await waitFor(() => received.some((m) => m.sequence === 2), 'the matching client');
+    // The dialling side checks the server's name too: a client expecting other names hangs up.
+    (await tlsTransport(matching.cert, matching.key, one.cert, /^db-/)).send(transport.self, heartbeat(3));
+    await waitFor(() => (transport.tlsRefusals().get('aborted') ?? 0) > 0, 'the client to hang up on the server');
+    expect(received.map((m) => m.sequence)).toEqual([2]);
   });
 
   it('presents a certificate replaced on disk on new connections, keeping a half-done replacement out', async () => {
