@@ -41,6 +41,10 @@ describe('startNode: passivation', () => {
     const stats = (node as RunningNode).sharding.stats().types.Cart?.region;
     expect(stats?.entitiesPassivated).toEqual({ idle: 0, limit: 0, self: 1 });
     expect(stats?.localEntities).toBe(1);
+    const metrics = (await (node as RunningNode).http.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toContain('actor_ts_entities_passivated_total{type="Cart",reason="self"} 1');
+    expect(metrics).toContain('actor_ts_entities_passivated_total{type="Cart",reason="idle"} 0');
+    expect(metrics).toContain('actor_ts_entities_active{type="Cart"} 1');
   });
 
   it.each([
