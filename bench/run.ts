@@ -20,6 +20,7 @@ import { delivery } from './scenarios/s10-delivery.js';
 import { failover } from './scenarios/s11-failover.js';
 import { scaleReal } from './scenarios/s12-scale-real.js';
 import { coordinatorCost } from './scenarios/s13-coordinator.js';
+import { passivation } from './scenarios/s14-passivation.js';
 
 const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['1', propagation],
@@ -35,6 +36,7 @@ const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['11', failover],
   ['12', scaleReal],
   ['13', coordinatorCost],
+  ['14', passivation],
 ];
 
 interface Flags {

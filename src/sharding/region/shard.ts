@@ -92,10 +92,11 @@ export class Shard implements PassivatingShard {
     this.options.passivation?.count(reason);
     // A later durable entity commits its state here, before its stop hook (issue 36); in-memory state is dropped.
     const waiting = entity.retire();
-    const done = entity
-      .whenIdle()
-      .then(() => entity.stop())
-      .then(() => this.passivated(entityId));
+    // The common case at the limit or after idleMs: nothing running and no stop hook, so nothing to wait for
+    // and no promise per passivation.
+    const stopping = entity.idle ? entity.stop() : undefined;
+    if (entity.idle && stopping === undefined) return;
+    const done = (stopping ?? entity.whenIdle().then(() => entity.stop())).then(() => this.passivated(entityId));
     this.passivating.set(entityId, { waiting, done });
   }
 
