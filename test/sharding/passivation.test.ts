@@ -179,6 +179,27 @@ describe('passivation', () => {
     expect(stopped).toEqual(['a', 'a']);
   });
 
+  it('limit: a busy entity evicted finishes its message first; messages for it wait and reach the next incarnation', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const { shard, seen, started, stopped } = fixture({ maxActiveEntities: 1 }, async (_ctx, message) => {
+      if (message === 'slow') await gate;
+      return message;
+    });
+    const slow = ask(shard, 'a', 'slow');
+    const queued = ask(shard, 'a', 'queued');
+    await flush();
+    const other = ask(shard, 'b', 'x'); // evicts a while it runs 'slow'
+    const later = ask(shard, 'a', 'later');
+    await flush();
+    expect(stopped).toEqual([]);
+    open();
+    const outcomes = await Promise.all([slow, queued, other, later]);
+    expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
+    expect(seen.filter((entry) => entry.startsWith('a:'))).toEqual(['a:slow', 'a:queued', 'a:later']);
+    expect(started.filter((id) => id === 'a')).toHaveLength(2);
+  });
+
   it('the limit keeps memory bounded across many entities', async () => {
     const { shard } = fixture({ maxActiveEntities: 10 });
     for (let i = 0; i < 500; i++) shard.deliver(`e${i}`, 'n', undefined);
