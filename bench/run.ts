@@ -21,6 +21,7 @@ import { failover } from './scenarios/s11-failover.js';
 import { scaleReal } from './scenarios/s12-scale-real.js';
 import { coordinatorCost } from './scenarios/s13-coordinator.js';
 import { tlsCost } from './scenarios/s14-tls.js';
+import { passivation } from './scenarios/s15-passivation.js';
 
 const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['1', propagation],
@@ -37,6 +38,7 @@ const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['12', scaleReal],
   ['13', coordinatorCost],
   ['14', tlsCost],
+  ['15', passivation],
 ];
 
 interface Flags {

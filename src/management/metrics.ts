@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { MEMBER_STATUSES, type FailoverPhase } from '../cluster/member.js';
 import { registerSafetyMetrics, type AccessRefusals, type SafetySource, type WriteRefusals } from './safety-metrics.js';
 import { readAtScrape } from './scrape.js';
+import { registerEntityMetrics } from './entity-metrics.js';
 import { registerTransportMetrics, type TransportFigures } from './transport-metrics.js';
 
 export { TRANSPORT_CONNECTION_STATES, TRANSPORT_REFUSAL_REASONS, type TransportFigures } from './transport-metrics.js';
@@ -55,6 +56,10 @@ export interface DeliveryFigures {
   readonly stateBytesHeld: number;
   /** Entity state bytes this node's regions keep from their shards' stops until the new homes started them. */
   readonly stateBytesRetained: number;
+  /** Entities of the type active (started, not stopped) on this node now. */
+  readonly entitiesActive?: number;
+  /** Entities of the type this node passivated since the start, by reason (idle, limit, self). */
+  readonly entitiesPassivated?: Readonly<Record<string, number>>;
 }
 
 /** Current figures, read at every scrape; plus the event subscription. */
@@ -188,7 +193,6 @@ export class NodeMetrics {
       "Compaction generation of this node's placement store.",
       () => store().generation,
     );
-
     const transport = source.transport?.bind(source);
     if (transport !== undefined) registerTransportMetrics(transport, registers, METRICS_PREFIX);
 
@@ -240,6 +244,7 @@ export class NodeMetrics {
         for (const figures of source.delivery?.() ?? []) this.set({ type: figures.type }, figures.stateBytesRetained);
       },
     });
+    registerEntityMetrics(() => source.delivery?.() ?? [], registers, METRICS_PREFIX);
     // Counted by the events below, each declared the same way.
     const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> =>
       new Counter({ name: `${METRICS_PREFIX}${name}`, help, labelNames, registers });

@@ -9,6 +9,7 @@ import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { ExternalAllocationController } from '../sharding/api/external-allocation-controller.js';
 import { checkShardedType, type ShardedTypeOptions } from '../sharding/core/sharded-type.js';
 import type { EntityBehavior } from '../sharding/core/entity-api.js';
+import type { PassivationSettings } from '../sharding/core/passivation.js';
 import type { ShardIdFunction } from '../sharding/core/shard-id.js';
 import {
   FALLBACK_STRATEGIES,
@@ -36,6 +37,8 @@ export interface NodeEntityType {
    * each over the cluster); default the node's `fallback` setting (least-shard unless configured).
    */
   readonly fallback?: AllocationStrategy | FallbackStrategyName;
+  /** When this node stops idle or least recently used entities of the type. Default: never (see README). */
+  readonly passivation?: PassivationSettings;
 }
 
 /** Registers the application's routes on the node's HTTP server, before it listens. */
@@ -59,11 +62,14 @@ export function checkApplication(app: NodeApplication): void {
     throw invalid('httpRoutes must be a function (app, node) => void');
   if (entityTypes === undefined) return;
   if (!Array.isArray(entityTypes))
-    throw invalid('entityTypes must be an array of { typeName, behavior, numberOfShards?, role?, fallback? }');
+    throw invalid(
+      'entityTypes must be an array of { typeName, behavior, numberOfShards?, role?, fallback?, passivation? }',
+    );
   const seen = new Set<string>();
   entityTypes.forEach((type: unknown, index) => {
     if (typeof type !== 'object' || type === null) throw invalid(`entityTypes[${index}] must be an object`);
-    const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction } = type as Partial<NodeEntityType>;
+    const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction, passivation } =
+      type as Partial<NodeEntityType>;
     const name = typeof typeName === 'string' ? `entity type ${JSON.stringify(typeName)}` : `entityTypes[${index}]`;
     if (fallback !== undefined && !isStrategy(fallback) && !isFallbackStrategyName(fallback)) {
       throw invalid(
@@ -78,6 +84,7 @@ export function checkApplication(app: NodeApplication): void {
         numberOfShards,
         role,
         shardIdFunction,
+        passivation,
       } as ShardedTypeOptions);
     } catch (error) {
       throw invalid(`${name}: ${(error as Error).message}`);
@@ -100,13 +107,14 @@ export function initEntityTypes(
   defaultFallback: () => AllocationStrategy,
 ): Map<string, ExternalAllocationController> {
   const controllers = new Map<string, ExternalAllocationController>();
-  for (const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction } of types) {
+  for (const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction, passivation } of types) {
     sharding.init({
       typeName,
       behavior,
       ...(numberOfShards === undefined ? {} : { numberOfShards }),
       ...(role === undefined ? {} : { role }),
       ...(shardIdFunction === undefined ? {} : { shardIdFunction }),
+      ...(passivation === undefined ? {} : { passivation }),
       allocationStrategy: externalAllocationStrategy(
         fallback === undefined
           ? defaultFallback()

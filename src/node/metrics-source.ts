@@ -4,7 +4,13 @@
 import type { PlacementReplicatorStats, PlacementStore } from '../../crdt/index.js';
 import type { Membership } from '../cluster/member.js';
 import type { SafetySource } from '../management/safety-metrics.js';
-import { MetricsEventHub, type MetricsSource, type TransportFigures } from '../management/metrics.js';
+import {
+  MetricsEventHub,
+  type DeliveryFigures,
+  type MetricsSource,
+  type TransportFigures,
+} from '../management/metrics.js';
+import type { RegionStats } from '../sharding/region/region-stats.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { entityTypeNames, isInternalNamespace } from '../sharding/placements/cordons.js';
 
@@ -69,14 +75,9 @@ export function nodeMetricsSource(
       for (const [type, { region, coordinator }] of Object.entries(types)) {
         const { messagesRedelivered: redelivered, messagesDeduplicated: deduplicated } = region;
         const { stateBytesShipped, stateBytesRetained } = region;
-        yield {
-          type,
-          redelivered,
-          deduplicated,
-          stateBytesShipped,
-          stateBytesHeld: coordinator?.handOffStateBytes ?? 0,
-          stateBytesRetained,
-        };
+        const stateBytesHeld = coordinator?.handOffStateBytes ?? 0;
+        const entities = entityFigures(region);
+        yield { type, redelivered, deduplicated, stateBytesShipped, stateBytesHeld, stateBytesRetained, ...entities };
       }
     },
     members: () => membership.members().map((member) => ({ status: member.status, reachable: member.reachable })),
@@ -149,4 +150,9 @@ function transportFigures(transport: MeasuredTransport): TransportFigures {
     tlsRefused: Object.fromEntries(transport.tlsRefusals()),
     certificates: tls === undefined ? [] : [{ port: 'cluster', validToMs: tls.current().validToMs }],
   };
+}
+
+/** A region's active and passivated entities, as the metrics read them. */
+function entityFigures(region: RegionStats): Pick<DeliveryFigures, 'entitiesActive' | 'entitiesPassivated'> {
+  return { entitiesActive: region.localEntities, entitiesPassivated: region.entitiesPassivated };
 }

@@ -33,6 +33,8 @@ export function testEntityContext(
     },
     timers: entity.timers,
     pipeToSelf: (work, toMessage) => entity.pipeToSelf(work, toMessage),
+    // Outside a shard nothing stops the entity; the call only ends its timers, as passivation would.
+    passivate: () => void entity.retire(),
   };
   return { ctx, told };
 }

@@ -47,6 +47,12 @@ export interface EntityContext {
    */
   pipeToSelf<T>(work: PromiseLike<T>, toMessage: (outcome: PipeOutcome<T>) => unknown): void;
   /**
+   * Stops this entity after the message it is handling now (Pekko's `Passivate`): its timers and pending pipes
+   * end, its `stop()` runs, and its in-memory state is gone. Messages queued behind this one, and any arriving
+   * meanwhile, wait and start a new incarnation afterwards, in their order. Calling it twice is harmless.
+   */
+  passivate(): void;
+  /**
    * What `snapshot()` returned on the entity's previous host, when its shard was handed off gracefully;
    * undefined for a fresh start (first start, a crash of the host, a snapshot over the bound or not encodable).
    * A restored entity is created on its first message on the new host (like any entity), not when its shard

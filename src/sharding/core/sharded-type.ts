@@ -6,6 +6,7 @@ import type { EntityBehavior } from './entity-api.js';
 import { MAX_SHARD_ID, TYPE_NAME_PATTERN } from '../protocol/messages.js';
 import { LeastShardAllocationStrategy, type AllocationStrategy } from '../strategies/index.js';
 import { isAllocationStrategy } from '../strategies/allocation-strategy.js';
+import { checkPassivation, type PassivationSettings } from './passivation.js';
 import { DEFAULT_SHARD_ID_FUNCTION, requireShardIdFunction, type ShardIdFunction } from './shard-id.js';
 
 export const MAX_NUMBER_OF_SHARDS = MAX_SHARD_ID + 1;
@@ -28,6 +29,8 @@ export interface ShardedTypeOptions {
    * type moves about half of its entities to other shards; that is why the default did not change.
    */
   readonly shardIdFunction?: ShardIdFunction;
+  /** When this node stops idle or least recently used entities (see PassivationSettings). Default: never. */
+  readonly passivation?: PassivationSettings;
 }
 
 export interface ShardedTypeConfig {
@@ -37,15 +40,16 @@ export interface ShardedTypeConfig {
   readonly role: string | undefined;
   readonly strategy: AllocationStrategy;
   readonly shardIdFunction: ShardIdFunction;
+  readonly passivation: PassivationSettings;
 }
 
 /** Checks `options` (`invalid_argument` naming the bad field) and fills in the defaults. */
 export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeConfig {
   checkShardedType(options);
-  const { typeName, behavior, allocationStrategy, role } = options;
+  const { typeName, behavior, allocationStrategy, role, passivation = {} } = options;
   const { numberOfShards, shardIdFunction } = withDefaults(options);
   const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });
-  return { typeName, numberOfShards, behavior, role, strategy, shardIdFunction };
+  return { typeName, numberOfShards, behavior, role, strategy, shardIdFunction, passivation: { ...passivation } };
 }
 
 /** Throws `invalid_argument` naming the first bad field of `options`; what `init` checks before anything starts. */
@@ -66,6 +70,7 @@ export function checkShardedType(options: ShardedTypeOptions): void {
     throw invalid('allocationStrategy must implement allocate() and rebalance()');
   }
   requireShardIdFunction(shardIdFunction);
+  checkPassivation(options.passivation);
 }
 
 /** The two settings with defaults that need nothing else (the strategy's default needs the membership). */

@@ -113,6 +113,18 @@ export class Entity {
     this.timerSet.end();
   }
 
+  /**
+   * Passivation: the entity stops after the message it is running (if any). Its timers and pipes end now; the
+   * messages still queued are taken out and returned, in order, for its next incarnation (timer letters are
+   * dropped: their timers ended with it).
+   */
+  retire(): Array<{ readonly message: unknown; readonly reply: ReplyFn | undefined }> {
+    this.end();
+    const waiting: Array<{ readonly message: unknown; readonly reply: ReplyFn | undefined }> = [];
+    for (const letter of this.queue.splice(0)) if (letter.kind === 'message') waiting.push(letter);
+    return waiting;
+  }
+
   /** No message queued or running. */
   get idle(): boolean {
     return !this.running && this.queue.length === 0;

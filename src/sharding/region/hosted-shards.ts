@@ -2,6 +2,9 @@
 // and their stopping: a hand-off stops a shard's entities and reports the end under the HandOff id that
 // asked for it last, so a late report of an earlier stop cannot end a later hand-off.
 import type { NodeAddress } from '../../cluster/address.js';
+import { systemScheduler } from '../../cluster/scheduler.js';
+import type { PassivationSettings } from '../core/passivation.js';
+import { PassivationTracker, type PassivationCounts } from './passivation.js';
 import type { Logger } from '../../logging.js';
 import type { EntityBehavior } from '../core/entity-api.js';
 import type { HeldStates } from './held-state.js';
@@ -12,6 +15,8 @@ export interface HostedShardsOptions {
   readonly entities: ShardEntityOptions;
   readonly typeName: string;
   readonly behavior: EntityBehavior;
+  /** When entities of the type are passivated on this node (all its shards together). */
+  readonly passivation?: PassivationSettings;
   readonly self: NodeAddress;
   readonly handOffTimeoutMs: number;
   /**
@@ -25,11 +30,23 @@ export class HostedShards {
   private readonly shards = new Map<number, Shard>();
   /** Stopping shards whose end a coordinator waits for: the HandOff id to report it under (the latest one). */
   private readonly stopReports = new Map<number, number>();
+  /** One per region: the active-entity limit is per node and type, and one sweep timer serves every shard. */
+  private readonly passivation: PassivationTracker;
+  private readonly entities: ShardEntityOptions;
 
   constructor(
     private readonly options: HostedShardsOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    const scheduler = options.entities.scheduler ?? systemScheduler;
+    this.passivation = new PassivationTracker(options.passivation ?? {}, scheduler);
+    this.entities = { ...options.entities, passivation: this.passivation };
+  }
+
+  /** Entities passivated here since the start, by reason. */
+  get passivated(): PassivationCounts {
+    return this.passivation.passivated;
+  }
 
   /** Shards present, running or stopping. */
   get size(): number {
@@ -47,8 +64,8 @@ export class HostedShards {
   ): { readonly shard: Shard; readonly started: boolean } {
     const present = this.shards.get(shardId);
     if (present !== undefined) return { shard: present, started: false };
-    const { typeName, behavior, self, entities } = this.options;
-    const shard = new Shard(typeName, shardId, behavior, self, this.logger, entities, restore());
+    const { typeName, behavior, self } = this.options;
+    const shard = new Shard(typeName, shardId, behavior, self, this.logger, this.entities, restore());
     this.shards.set(shardId, shard);
     return { shard, started: true };
   }
@@ -104,6 +121,7 @@ export class HostedShards {
   async shutdown(): Promise<void> {
     const shards = [...this.shards.values()];
     this.shards.clear();
+    this.passivation.close();
     await Promise.all(shards.map((shard) => shard.stop(this.options.handOffTimeoutMs)));
   }
 

@@ -8,6 +8,7 @@ import { DedupTable } from './dedup-table.js';
 import type { EntityOutcome } from '../core/entity-api.js';
 import { HostedShards, type HostedShardsOptions } from './hosted-shards.js';
 import type { Envelope } from './region-buffer.js';
+import type { RegionStats } from './region-stats.js';
 import type { Shard } from './shard.js';
 import type { TakenSnapshot } from './shard-state.js';
 import { RetainedStates } from './retained-states.js';
@@ -38,9 +39,11 @@ export class RegionHost {
   }
 
   /** The region's stats of hosting state and duplicates (see RegionStats). */
-  stats(): ReturnType<StateTransfer['stats']> & { messagesDeduplicated: number; stateBytesRetained: number } {
+  stats(): ReturnType<StateTransfer['stats']> &
+    Pick<RegionStats, 'messagesDeduplicated' | 'stateBytesRetained' | 'entitiesPassivated'> {
     return {
       ...this.transfer.stats(),
+      entitiesPassivated: this.shards.passivated,
       messagesDeduplicated: this.dedup.deduplicated,
       stateBytesRetained: this.retained.bytes,
     };

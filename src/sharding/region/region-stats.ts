@@ -32,4 +32,6 @@ export interface RegionStats {
   readonly messagesDeduplicated: number;
   /** Reliable sends this region is retrying now. */
   readonly sendsOutstanding: number;
+  /** Entities passivated here since the start, by reason (idle, over the type's limit, asked by the entity). */
+  readonly entitiesPassivated: Readonly<Record<'idle' | 'limit' | 'self', number>>;
 }

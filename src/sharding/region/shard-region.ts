@@ -62,6 +62,7 @@ export class ShardRegion {
           entities: { ...entities, scheduler: ctx.scheduler, onLatePipe: () => void this.counters.latePipeDrops++ },
           typeName,
           behavior: settings.behavior,
+          passivation: settings.passivation,
           self: ctx.self,
           handOffTimeoutMs: ctx.config.handOffTimeoutMs,
           onStopped: (shardId, handOffId, snapshots) => this.onShardStopped(shardId, handOffId, snapshots),

@@ -1,10 +1,14 @@
 // One shard hosted on this node: creates its entities on their first message (one whose state came with the
 // shard's hand-off gets it then) and stops them all when the shard is handed off (after the messages already
 // in their mailboxes, as Pekko's hand-off stop message does), with the states of those never woken here.
+// It also passivates single entities (idle, over the type's limit, or asked by the entity): messages for one
+// being passivated wait here, in order, and start its next incarnation once its stop hook ended.
 import type { NodeAddress } from '../../cluster/address.js';
 import { systemScheduler, type Cancellable, type Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import { Entity, describeError, type ReplyFn } from './entity.js';
+import type { PassivationReason } from '../core/passivation.js';
+import type { PassivatingShard, PassivationTracker } from './passivation.js';
 import type { EntityBehavior, EntityContext, EntityRef } from '../core/entity-api.js';
 import type { HeldStates } from './held-state.js';
 import type { TakenSnapshot } from './shard-state.js';
@@ -17,10 +21,19 @@ export interface ShardEntityOptions {
   readonly scheduler?: Scheduler;
   /** A piped outcome reached an entity that had stopped, and was dropped. */
   readonly onLatePipe?: () => void;
+  /** The type's active entities on this node, for idle and limit passivation; absent: never passivated by it. */
+  readonly passivation?: PassivationTracker;
 }
 
-export class Shard {
+/** An entity being passivated: the messages that came for it meanwhile, and the end of its stop. */
+interface Passivating {
+  readonly waiting: Array<{ readonly message: unknown; readonly reply: ReplyFn | undefined }>;
+  readonly done: Promise<void>;
+}
+
+export class Shard implements PassivatingShard {
   private readonly entities = new Map<string, Entity>();
+  private readonly passivating = new Map<string, Passivating>();
   private stopping: Promise<void> | undefined;
   private taken: TakenSnapshot[] = [];
 
@@ -55,8 +68,49 @@ export class Shard {
 
   /** Queues a message for an entity, creating the entity first if needed. Callers never deliver to a stopping shard. */
   deliver(entityId: string, message: unknown, reply: ReplyFn | undefined): void {
+    const passivating = this.passivating.get(entityId);
+    if (passivating !== undefined) {
+      passivating.waiting.push({ message, reply });
+      return;
+    }
     const entity = this.entities.get(entityId) ?? this.create(entityId, this.held?.wake(entityId), reply);
-    entity?.enqueue(message, reply);
+    if (entity === undefined) return;
+    this.options.passivation?.touch(entity, this, entityId);
+    entity.enqueue(message, reply);
+  }
+
+  /**
+   * Stops one entity after the message it is running: its timers and pipes end, queued messages and those
+   * arriving meanwhile wait, its stop hook runs, then the waiting messages start a new incarnation. No-op for
+   * an entity not active here (already passivating, never created) or while the shard stops.
+   */
+  passivate(entityId: string, reason: PassivationReason): void {
+    const entity = this.entities.get(entityId);
+    if (entity === undefined || this.stopping !== undefined) return;
+    this.entities.delete(entityId);
+    this.options.passivation?.remove(entity);
+    this.options.passivation?.count(reason);
+    // A later durable entity commits its state here, before its stop hook (issue 36); in-memory state is dropped.
+    const waiting = entity.retire();
+    // The common case at the limit or after idleMs: nothing running and no stop hook, so nothing to wait for
+    // and no promise per passivation.
+    const stopping = entity.idle ? entity.stop() : undefined;
+    if (entity.idle && stopping === undefined) return;
+    const done = (stopping ?? entity.whenIdle().then(() => entity.stop())).then(() => this.passivated(entityId));
+    this.passivating.set(entityId, { waiting, done });
+  }
+
+  private passivated(entityId: string): void {
+    const passivating = this.passivating.get(entityId);
+    this.passivating.delete(entityId);
+    if (passivating === undefined) return;
+    // Waiting messages go first, in the order they came: a new incarnation starts with the oldest.
+    for (const { message, reply } of passivating.waiting) {
+      const entity = this.entities.get(entityId) ?? this.create(entityId, this.held?.wake(entityId), reply);
+      if (entity === undefined) continue;
+      this.options.passivation?.touch(entity, this, entityId);
+      entity.enqueue(message, reply);
+    }
   }
 
   /**
@@ -96,6 +150,10 @@ export class Shard {
         node: this.node,
         timers: entity.timers,
         pipeToSelf: (work, toMessage) => entity.pipeToSelf(work, toMessage),
+        // Only this incarnation: a stale context kept past passivation cannot stop the next one.
+        passivate: () => {
+          if (this.entities.get(entityId) === entity) this.passivate(entityId, 'self');
+        },
         ...(restored?.value === undefined ? {} : { restored: restored.value }),
       };
       const instance = this.behavior(context);
@@ -115,16 +173,22 @@ export class Shard {
   }
 
   private async stopAll(graceMs: number, snapshot: boolean): Promise<void> {
-    const entities = [...this.entities.values()];
-    // Pekko's hand-off stop message is queued after what is in the mailboxes: timers and pipes end now, the
-    // messages already queued still run.
-    for (const entity of entities) entity.end();
     let timer: Cancellable | undefined;
-    // Only the busy ones are waited for: no promise per idle entity of a large shard.
-    const drained = Promise.all(entities.filter((entity) => !entity.idle).map((entity) => entity.whenIdle()));
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = (this.options.scheduler ?? systemScheduler).setTimeout(() => resolve('timeout'), graceMs);
     });
+    // Passivations under way finish first (within the same grace); the messages waiting for them start their
+    // entities, which then stop with the others (after those messages), so a hand-off loses none of them.
+    if (this.passivating.size > 0) {
+      await Promise.race([Promise.all([...this.passivating.values()].map((entry) => entry.done)), deadline]);
+    }
+    const entities = [...this.entities.values()];
+    for (const entity of entities) this.options.passivation?.remove(entity);
+    // Pekko's hand-off stop message is queued after what is in the mailboxes: timers and pipes end now, the
+    // messages already queued still run.
+    for (const entity of entities) entity.end();
+    // Only the busy ones are waited for: no promise per idle entity of a large shard.
+    const drained = Promise.all(entities.filter((entity) => !entity.idle).map((entity) => entity.whenIdle()));
     const result = await Promise.race([drained, deadline]);
     timer?.cancel();
     if (result === 'timeout') {
