@@ -48,10 +48,13 @@ export class DeliveryNode {
 }
 
 /** `count` node processes that know each other, every type's regions registered at the coordinator. */
-export async function startDeliveryNodes(count: number): Promise<DeliveryNode[]> {
+export async function startDeliveryNodes(
+  count: number,
+  tlsOf?: (i: number) => Parameters<DeliveryOps['start']>[0],
+): Promise<DeliveryNode[]> {
   const nodes = Array.from({ length: count }, () => new DeliveryNode());
   try {
-    for (const node of nodes) node.address = await node.call('start');
+    for (const [i, node] of nodes.entries()) node.address = await node.call('start', tlsOf?.(i));
     await Promise.all(
       nodes.map((node) =>
         node.call(

@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { TcpTransport } from '../../src/cluster/tcp-transport.js';
+import { loadTlsMaterial } from '../../src/tls/tls-files.js';
 import { PlacementStore } from '../../crdt/index.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
 import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
@@ -25,7 +26,8 @@ export interface Probe {
 
 /** The operations the parent calls; each answers with the value shown. */
 export interface DeliveryOps {
-  start(): string;
+  /** Starts the transport; with `tls`, mutual TLS from those files (S14). */
+  start(tls?: { cert: string; key: string; ca: string }): string;
   join(all: readonly string[]): void;
   regions(): number;
   setHomes(homes: Readonly<Record<string, string>>): void;
@@ -69,8 +71,13 @@ const ref = (type: string, i: number, ids: number) => running().entityRefFor(typ
 
 const ops: { [K in keyof DeliveryOps]: (...args: Parameters<DeliveryOps[K]>) => Promise<ReturnType<DeliveryOps[K]>> } =
   {
-    async start() {
-      transport = await TcpTransport.start({ system: 'bench' });
+    async start(tls) {
+      // IPC sends a missing argument as null.
+      const material = tls === undefined || tls === null ? undefined : loadTlsMaterial(tls);
+      transport = await TcpTransport.start({
+        system: 'bench',
+        ...(material === undefined ? {} : { tls: { current: () => material } }),
+      });
       return transport.self.toString();
     },
     async join(all) {

@@ -13,14 +13,14 @@ import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
 import { summarize } from '../lib/stats.js';
 import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 
-const IDS = 50;
+export const IDS = 50;
 const WINDOW = 64;
 const HANDOFF_SHARD = 3;
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
 
 /** tell and send from `sender` to entities of `type` hosted on `host`: throughput, then paced latency. */
-async function place(
+export async function place(
   sender: DeliveryNode,
   host: DeliveryNode,
   type: string,

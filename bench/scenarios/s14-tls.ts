@@ -1,7 +1,7 @@
-// Scenario 14, what mutual TLS on the cluster port costs (issue 38): messages per second from this process to a
-// TcpTransport in another process (bench/lib/tls-echo.ts), with TLS 1.3 and client certificates against plain TCP
-// in the same run, and the cost of a new connection (connect, TLS handshake, cluster handshake, first message
-// answered). Entity tells and sends cross the cluster port as these frames do, so the ratio is theirs at this layer.
+// Scenario 14, what mutual TLS on the cluster port costs (issue 38), TLS 1.3 with client certificates against plain
+// TCP in the same run: entity tells and sends between two node processes (S10's delivery nodes and workload), the
+// raw frames per second a transport carries to another process (bench/lib/tls-echo.ts), and the cost of a new
+// connection (connect, TLS handshake, cluster handshake, first message answered).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,9 @@ import { TcpTransport } from '../../src/cluster/tcp-transport.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
 import { loadTlsMaterial, type TlsMaterial } from '../../src/tls/tls-files.js';
 import { makeAuthority, makeCertificate } from '../../test/support/tls-certificates.js';
+import { startDeliveryNodes, type DeliveryNode } from '../lib/delivery-cluster.js';
 import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
+import { IDS, place } from './s10-delivery.js';
 import { fmt, fmtRatio, ratio, summarize } from '../lib/stats.js';
 import type { Table } from '../lib/table.js';
 
@@ -44,7 +46,33 @@ export async function tlsCost(options: BenchOptions): Promise<ScenarioResult> {
   ];
   const figures: Figures[] = [];
   for (const mode of modes) figures.push(await measure(mode, messages, connects));
-  return report(figures, messages);
+  const entityMessages = options.quick ? 5_000 : 20_000;
+  const files = [far, near].map(({ cert, key }) => ({ cert, key, ca: authority.cert }));
+  const entities = [await entityThroughput(entityMessages), await entityThroughput(entityMessages, (i) => files[i]!)];
+  return report(figures, messages, entities as [EntityThroughput, EntityThroughput], entityMessages);
+}
+
+interface EntityThroughput {
+  readonly tellPerSecond: number;
+  readonly sendPerSecond: number;
+}
+
+/** S10's remote tell and send between two delivery node processes, over TLS when `tlsOf` gives files. */
+async function entityThroughput(
+  messages: number,
+  tlsOf?: (i: number) => { cert: string; key: string; ca: string },
+): Promise<EntityThroughput> {
+  const nodes = await startDeliveryNodes(2, tlsOf);
+  const [a, b] = nodes as [DeliveryNode, DeliveryNode];
+  try {
+    const homes = { Remote: b.address, Local: a.address, Stateful: b.address, Plain: b.address };
+    await Promise.all(nodes.map((n) => n.call('setHomes', homes)));
+    await a.call('windowedSend', 'Remote', 500, IDS, 8);
+    const { tellPerSecond, sendPerSecond } = await place(a, b, 'Remote', messages, 50);
+    return { tellPerSecond, sendPerSecond };
+  } finally {
+    for (const node of nodes) node.kill();
+  }
 }
 
 async function measure(mode: Mode, messages: number, connects: number): Promise<Figures> {
@@ -125,9 +153,24 @@ async function startEcho(env: Record<string, string>): Promise<{ child: ChildPro
   return { child, address: NodeAddress.parse(first) };
 }
 
-function report(figures: readonly Figures[], messages: number): ScenarioResult {
+function report(
+  figures: readonly Figures[],
+  messages: number,
+  [plainEntities, tlsEntities]: readonly [EntityThroughput, EntityThroughput],
+  entityMessages: number,
+): ScenarioResult {
   const [plain, tls] = figures as [Figures, Figures];
   const throughput = ratio(tls.messagesPerSecond, plain.messagesPerSecond);
+  const tell = ratio(tlsEntities.tellPerSecond, plainEntities.tellPerSecond);
+  const send = ratio(tlsEntities.sendPerSecond, plainEntities.sendPerSecond);
+  const entityTable: Table = {
+    title: `S14 entity tell and send between 2 node processes (${entityMessages.toLocaleString('en')} messages, S10's workload)`,
+    headers: ['what', 'plain TCP msg/s', 'mutual TLS 1.3 msg/s', 'TLS / plain'],
+    rows: [
+      ['tell', fmt(plainEntities.tellPerSecond, 0), fmt(tlsEntities.tellPerSecond, 0), fmtRatio(tell)],
+      ['send', fmt(plainEntities.sendPerSecond, 0), fmt(tlsEntities.sendPerSecond, 0), fmtRatio(send)],
+    ],
+  };
   const table: Table = {
     title: `S14 TLS cost: ${messages.toLocaleString('en')} messages of 256 bytes to another process, best of 3; new connections, median`,
     headers: ['transport', 'messages/s', 'new connection to first answer (ms)'],
@@ -140,9 +183,10 @@ function report(figures: readonly Figures[], messages: number): ScenarioResult {
   return {
     id: 's14',
     title: 'TLS cost',
-    tables: [table],
-    data: { figures },
+    tables: [entityTable, table],
+    data: { figures, entities: { plain: plainEntities, tls: tlsEntities } },
     headlines: [
+      `S14: over mutual TLS, entity tell runs at ${fmtRatio(tell)} and send at ${fmtRatio(send)} of plain TCP (goal >= 0.7x)`,
       `S14: mutual TLS carries ${fmtRatio(throughput)} of plain TCP's messages per second (goal >= 0.7x); a new connection takes ${fmt(tls.connectMs, 2)} ms to its first answer with TLS, ${fmt(plain.connectMs, 2)} ms without`,
     ],
     panels: [],
