@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { NodeAddress } from '../../src/cluster/address.js';
+import type { ClusterMessage } from '../../src/cluster/messages.js';
 import { TcpTransport } from '../../src/cluster/tcp-transport.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
 import { loadTlsMaterial, type TlsMaterial } from '../../src/tls/tls-files.js';
@@ -122,9 +123,10 @@ async function firstAnswerMs(material: TlsMaterial | undefined, to: NodeAddress)
 function nextAck(transport: TcpTransport): Promise<number> {
   return new Promise((resolve) => {
     const stop = transport.onMessage((_from, message) => {
-      if (message.type !== 'HeartbeatAck') return;
+      const answer = message as ClusterMessage;
+      if (answer.type !== 'HeartbeatAck') return;
       stop();
-      resolve((message as unknown as { readonly sequence: number }).sequence);
+      resolve(answer.sequence);
     });
   });
 }

@@ -6,10 +6,10 @@ import type { Logger } from '../logging.js';
 import { AccessControl } from '../management/access.js';
 import type { ManagementServerOptions } from '../management/server.js';
 import { FollowedTls } from '../tls/followed-tls.js';
-import { loadTlsMaterial, type TlsFiles, type TlsMaterial } from '../tls/tls-files.js';
+import type { TlsFiles, TlsMaterial } from '../tls/tls-files.js';
 import type { NodeConfig } from './config.js';
 
-/** The management API's certificate and key, checked now; undefined for plain HTTP. Both or neither. */
+/** The management API's certificate and key files; undefined for plain HTTP. Both or neither (their content is checked where they are loaded). */
 export function managementTlsFiles(config: NodeConfig): TlsFiles | undefined {
   const { httpTlsCert: cert, httpTlsKey: key } = config;
   if (cert === undefined && key === undefined) return undefined;
@@ -19,11 +19,9 @@ export function managementTlsFiles(config: NodeConfig): TlsFiles | undefined {
       'httpTlsCert and httpTlsKey (--http-tls-cert, --http-tls-key) go together',
     );
   }
-  loadTlsMaterial({ cert, key });
   return { cert, key };
 }
 
-/** The cluster port's mutual TLS files, checked now; undefined without. All three or none. */
 /** The subject pattern peers' certificates must match, checked now; `invalid_argument` when it does not compile. */
 export function tlsSubjectOf(config: NodeConfig): RegExp | undefined {
   if (config.tlsSubject === undefined) return undefined;
@@ -35,6 +33,7 @@ export function tlsSubjectOf(config: NodeConfig): RegExp | undefined {
   }
 }
 
+/** The cluster port's mutual TLS files; undefined without. All three or none (FollowedTls checks their content). */
 export function clusterTlsFiles(config: NodeConfig): TlsFiles | undefined {
   const { tlsCert: cert, tlsKey: key, tlsCa: ca } = config;
   if (cert === undefined && key === undefined && ca === undefined) return undefined;
@@ -44,7 +43,6 @@ export function clusterTlsFiles(config: NodeConfig): TlsFiles | undefined {
       'tlsCert, tlsKey and tlsCa (--tls-cert, --tls-key, --tls-ca) go together',
     );
   }
-  loadTlsMaterial({ cert, key, ca });
   return { cert, key, ca };
 }
 

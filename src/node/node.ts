@@ -33,6 +33,7 @@ import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 import { loadTokensFile } from '../management/tokens-file.js';
 import { FollowedTls } from '../tls/followed-tls.js';
+import { loadTlsMaterial } from '../tls/tls-files.js';
 import { clusterTlsFiles, managementSecurity, managementTlsFiles, tlsSubjectOf } from './node-security.js';
 
 /** A node's settings and the application it runs (see NodeApplication). */
@@ -73,19 +74,13 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
   requireFallbackStrategyName(config.fallback);
   if (config.tokensFile !== undefined) loadTokensFile(config.tokensFile);
   // Likewise the management API's certificate and key: checked (and thrown away) before any port is bound.
-  managementTlsFiles(config);
+  const httpsFiles = managementTlsFiles(config);
+  if (httpsFiles !== undefined) loadTlsMaterial(httpsFiles);
   const tlsFiles = clusterTlsFiles(config);
   const subject = tlsSubjectOf(config);
   const baseLogger = options.logger ?? createLogger({ level: config.logLevel });
-  // Before any port is bound: a directory another node holds, or data that cannot be read, stops the
-  // start here (the PersistenceError names the directory and how to recover).
-  const persistence = config.dataDir === undefined ? undefined : await openLmdbPersistence(config.dataDir);
-  if (persistence === undefined) {
-    baseLogger.warn(
-      'placements are kept in memory only (no data directory): they do not survive a full-cluster restart',
-    );
-  }
   let transport: TcpTransport | undefined;
+  // Read and checked once, here, before anything is opened or bound (a bad file throws TlsFileError), then followed.
   const clusterTls =
     tlsFiles === undefined
       ? undefined
@@ -94,6 +89,17 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
           logger: baseLogger,
           onChange: (m) => transport?.useTls(m),
         });
+  // Before any port is bound: a directory another node holds, or data that cannot be read, stops the
+  // start here (the PersistenceError names the directory and how to recover).
+  const persistence = await openPersistence(config.dataDir).catch((error: unknown) => {
+    clusterTls?.close();
+    throw error;
+  });
+  if (persistence === undefined) {
+    baseLogger.warn(
+      'placements are kept in memory only (no data directory): they do not survive a full-cluster restart',
+    );
+  }
   try {
     transport = await TcpTransport.start({
       system: config.system,
@@ -367,4 +373,9 @@ function clusterOf(
       attributes: config.attributes,
     },
   });
+}
+
+/** The placement store's persistence in `dataDir`, or undefined to keep placements in memory. */
+async function openPersistence(dataDir: string | undefined): Promise<PlacementPersistence | undefined> {
+  return dataDir === undefined ? undefined : openLmdbPersistence(dataDir);
 }

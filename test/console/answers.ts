@@ -2,7 +2,7 @@
 // builder fills what a test does not care about, so a test names only the fields it is about and cannot hand the
 // page a field the API never sends.
 import type { HealthAnswer, MemberJson, PinJson } from '../../src/management/api-shapes.js';
-import { MEMORY_STORAGE } from '../support/health-inputs.js';
+import { ALONE_REPLICATION, MEMORY_STORAGE } from '../support/health-inputs.js';
 
 export function memberJson(fields: Pick<MemberJson, 'address'> & Partial<MemberJson>): MemberJson {
   return { status: 'up', appVersion: '1.0.0', upNumber: 0, reachable: true, roles: [], ...fields };
@@ -27,18 +27,7 @@ export function healthAnswer(fields: Partial<HealthAnswer>): HealthAnswer {
     self: 'app@127.0.0.1:2552',
     pid: 1,
     placementStore: { generation: 0, slots: 0, baseSlots: 0, documentItems: 0 },
-    replication: {
-      peers: 0,
-      syncedPeers: 0,
-      peersBehind: 0,
-      framesRejected: 0,
-      sendFailures: 0,
-      rejectedValues: { outOfRange: 0, aheadOfClock: 0 },
-      heldValues: 0,
-      quarantinedValues: 0,
-      awaitingMissingUpdates: false,
-      problems: [],
-    },
+    replication: ALONE_REPLICATION,
     storage: MEMORY_STORAGE,
     ...fields,
   };

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { PROTOCOL_VERSION } from '../../src/cluster/wire-message.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
-import { MEMORY_STORAGE } from '../support/health-inputs.js';
+import { MEMORY_STORAGE, ALONE_REPLICATION } from '../support/health-inputs.js';
 import { useOneNodeRoutes } from '../support/one-node-routes.js';
 import { homeOn, waitForHome } from '../support/shard-homes.js';
 import { API, clearPlacements, COUNTER, expectError, getLocations, getPlacements, increment } from './node-fixture.js';
@@ -238,18 +238,7 @@ describe('management routes on a one-node cluster', () => {
         entityTypes: [{ typeName: 'Counter', numberOfShards: 1000, shardIdFunction: 'fnv1a-utf8' }],
         pid: process.pid,
         placementStore: { generation: 0, slots: expect.any(Number), baseSlots: 0, documentItems: expect.any(Number) },
-        replication: {
-          peers: 0,
-          syncedPeers: 0,
-          peersBehind: 0,
-          framesRejected: 0,
-          sendFailures: 0,
-          rejectedValues: { outOfRange: 0, aheadOfClock: 0 },
-          heldValues: 0,
-          quarantinedValues: 0,
-          awaitingMissingUpdates: false,
-          problems: [],
-        },
+        replication: ALONE_REPLICATION,
         storage: MEMORY_STORAGE,
       });
     });

@@ -33,6 +33,20 @@ export function idleReplicator(peers: ReplicatorPeer[]): PlacementReplicatorStat
   };
 }
 
+/** The replication health (GET /actor-ts/health's `replication`) of a node alone: no peer, nothing wrong. */
+export const ALONE_REPLICATION = {
+  peers: 0,
+  syncedPeers: 0,
+  peersBehind: 0,
+  framesRejected: 0,
+  sendFailures: 0,
+  rejectedValues: { outOfRange: 0, aheadOfClock: 0 },
+  heldValues: 0,
+  quarantinedValues: 0,
+  awaitingMissingUpdates: false,
+  problems: [],
+} as const;
+
 /** The storage health of a node whose placements live in memory only. */
 export const MEMORY_STORAGE: StorageHealth = {
   durable: false,
