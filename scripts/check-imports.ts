@@ -26,6 +26,8 @@ export const ROOMS = [
     (p) => ['address', 'member', 'member-order', 'attributes'].some((name) => p === `src/cluster/${name}.ts`),
   ],
   ['cluster', (p) => p.startsWith('src/cluster/')],
+  // Durable entity rows and the per-shard epoch that fences old writers: lmdb or PostgreSQL, no sharding concept.
+  ['entity-store', (p) => p.startsWith('src/entity-store/')],
   ['placement-replication', (p) => p.startsWith('src/placement-replication/')],
   // The sharding runtime's foundation: settings, the context regions and coordinators run in, shard ids, the
   // entity API an application implements. Everything of sharding builds on it; it builds on none of them.
@@ -60,6 +62,7 @@ const RUNTIME: readonly Room[] = [
   'cluster/vocabulary',
   'cluster',
   'placement-replication',
+  'entity-store',
   'sharding',
 ];
 /** The sharding runtime's rooms below its top (cluster-sharding.ts), and the api above it. */
@@ -89,11 +92,19 @@ export const MAY_IMPORT = {
   'cluster/vocabulary': ['base'],
   cluster: ['base', 'tls', 'cluster/vocabulary'],
   'placement-replication': ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster'],
-  'sharding/core': ['base', 'cluster/vocabulary', 'cluster', 'sharding/protocol', 'sharding/strategies'],
+  'entity-store': ['base'],
+  'sharding/core': [
+    'base',
+    'cluster/vocabulary',
+    'cluster',
+    'entity-store',
+    'sharding/protocol',
+    'sharding/strategies',
+  ],
   'sharding/placements': ['base', 'crdt/surface', 'cluster/vocabulary'],
   'sharding/strategies': ['base', 'cluster/vocabulary', 'sharding/placements'],
   'sharding/protocol': ['base', 'cluster/vocabulary', 'cluster', 'sharding/placements'],
-  'sharding/region': ['base', 'cluster/vocabulary', 'cluster', 'sharding/core', 'sharding/protocol'],
+  'sharding/region': ['base', 'cluster/vocabulary', 'cluster', 'entity-store', 'sharding/core', 'sharding/protocol'],
   'sharding/coordinator': [
     'base',
     'cluster/vocabulary',
@@ -128,6 +139,7 @@ export const MAY_IMPORT = {
     'crdt/surface',
     'cluster/vocabulary',
     'cluster',
+    'entity-store',
     'sharding',
     'sharding/core',
     'sharding/placements',

@@ -27,7 +27,15 @@ export type ErrorCode =
   /** A placement's mode, expiry, reason or author is not acceptable (PlacementRuleError). */
   | 'invalid_placement'
   /** No current member matches a placement's target and the write did not allow that (PlacementRuleError). */
-  | 'unknown_target';
+  | 'unknown_target'
+  /** A durable entity's store could not commit or load (down, unreachable, disk full): nothing was acknowledged. */
+  | 'entity_store_unavailable'
+  /** A later host claimed the durable entity's shard in the store: this host may commit nothing more for it. */
+  | 'entity_fenced'
+  /** A durable entity's stored row does not decode: the entity is not started (the row is left as it is). */
+  | 'entity_state_invalid'
+  /** A durable entity's snapshot is over maxEntitySnapshotBytes or not encodable: its message was not committed. */
+  | 'entity_snapshot_invalid';
 
 /**
  * The runtime's error: `code` says which rule was broken (bad input, unknown type, timeout, ...), the message says

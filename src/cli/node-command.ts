@@ -12,6 +12,16 @@ import { runNode } from '../node/run.js';
 import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';
 import { SHARD_ID_FUNCTIONS, type ShardIdFunction } from '../sharding/core/shard-id.js';
 import { addressArg, fallbackOption, port, positiveInt, usage } from './operator-support.js';
+import { parseEntityStore, type EntityStoreConfig } from '../entity-store/entity-store.js';
+
+/** `--entity-store lmdb:DIR | postgres://...`. */
+function entityStoreArg(value: string): EntityStoreConfig {
+  try {
+    return parseEntityStore(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
 
 /** Runs the `node` command's node until it stops and resolves with the exit code; tests replace it. */
 export type NodeCommandRunner = (input: NodeConfigInput) => Promise<number>;
@@ -47,6 +57,11 @@ export function addNodeCommand(program: Command, runNodeCommand: NodeCommandRunn
     .option(
       '--data-dir <dir>',
       'keep placements in this directory (one node per directory) so they survive a restart (default: in memory only)',
+    )
+    .option(
+      '--entity-store <store>',
+      'where durable entity types keep their state: lmdb:DIR (one machine; node processes share the directory) or postgres://user@host:5432/db',
+      entityStoreArg,
     )
     .option(
       '--compact-after-items <n>',
@@ -174,6 +189,7 @@ function nodeConfigOf(options: NodeCliOptions, cluster: NodeConfigInput['cluster
     sharding: options.rebalanceIntervalMs !== undefined ? { rebalanceIntervalMs: options.rebalanceIntervalMs } : {},
     compactAfterItems: options.compactAfterItems,
     dataDir: options.dataDir,
+    entityStore: options.entityStore,
     restartOnRemoval: options.restartOnRemoval,
     fallback: options.fallback,
     shardIdFunction: options.shardIdFunction,
@@ -258,6 +274,7 @@ export interface NodeCliOptions {
   rebalanceIntervalMs?: number;
   compactAfterItems?: number;
   dataDir?: string;
+  entityStore?: EntityStoreConfig;
   httpMaxConnections?: number;
   httpRequestTimeoutMs?: number;
   restartOnRemoval?: boolean;

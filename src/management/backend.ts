@@ -90,6 +90,8 @@ export interface ManagementBackend {
    * transport's handshakes found; undefined when not known (no connection yet, or a transport without handshakes).
    */
   protocolOf?(address: NodeAddress): MemberProtocol | undefined;
+  /** Why this node cannot commit durable entities now, or undefined; a reason makes an `ok` health `degraded`. */
+  entityStoreProblem?(): string | undefined;
   /**
    * What the routes parse a pin for this type against (parsePins): its shard range and the clock its expiry
    * counts from. Throws ActorTsError `unknown_type` for a type not initialised here.

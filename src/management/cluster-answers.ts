@@ -21,6 +21,7 @@ export function healthOf(backend: ManagementBackend, accessProblems: readonly st
     ...(access.writable ? [] : [`placement writes are refused (${access.code}): ${access.reason}`]),
     ...replication.problems,
     ...(storage.failure === null ? [] : [`storage: ${storage.failure}`]),
+    ...[backend.entityStoreProblem?.()].filter((problem) => problem !== undefined),
     ...accessProblems,
   ];
   const status = health.status === 'ok' && reasons.length > 0 ? 'degraded' : health.status;

@@ -31,6 +31,8 @@ const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   clock_skew: 503,
   not_running: 503,
   coordinator_unreachable: 503,
+  entity_store_unavailable: 503,
+  entity_fenced: 503,
   timeout: 504,
   // Refusals about the cluster's state rather than the input's shape.
   unknown_target: 409,

@@ -7,6 +7,7 @@ import { MEMBER_STATUSES, type FailoverPhase } from '../cluster/member.js';
 import { registerSafetyMetrics, type AccessRefusals, type SafetySource, type WriteRefusals } from './safety-metrics.js';
 import { readAtScrape } from './scrape.js';
 import { registerEntityMetrics } from './entity-metrics.js';
+import { registerEntityStoreMetrics, type EntityStoreFigures } from './entity-store-metrics.js';
 import { registerTransportMetrics, type TransportFigures } from './transport-metrics.js';
 
 export { TRANSPORT_CONNECTION_STATES, TRANSPORT_REFUSAL_REASONS, type TransportFigures } from './transport-metrics.js';
@@ -82,6 +83,8 @@ export interface MetricsSource {
   subscribe(events: MetricsEvents): () => void;
   /** Shards waiting, cordons, replication lag, storage failure (safety-metrics.ts); absent: not exported. */
   readonly safety?: SafetySource;
+  /** The node's durable entity store (entity-store-metrics.ts); absent: those series are not exported. */
+  readonly entityStore?: EntityStoreFigures;
 }
 
 /** A fan-out of MetricsEvents: the wiring calls its methods, `subscribe` is what a MetricsSource returns. */
@@ -360,8 +363,11 @@ export const METRICS_PATH = '/metrics';
 export const metricsPlugin: FastifyPluginAsync<MetricsPluginOptions> = async (app, options) => {
   const metrics = new NodeMetrics(options.source, options.metrics);
   const unsubscribe = options.source.subscribe(metrics.events);
+  const { entityStore } = options.source;
+  const stopStore = entityStore && registerEntityStoreMetrics(entityStore, [metrics.registry], METRICS_PREFIX);
   app.addHook('onClose', async () => {
     unsubscribe();
+    stopStore?.();
     metrics.close();
   });
   const guard = options.guard;

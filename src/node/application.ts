@@ -39,6 +39,11 @@ export interface NodeEntityType {
   readonly fallback?: AllocationStrategy | FallbackStrategyName;
   /** When this node stops idle or least recently used entities of the type. Default: never (see README). */
   readonly passivation?: PassivationSettings;
+  /**
+   * Commit each entity's `snapshot()` to the node's entity store after every message, before its answer leaves,
+   * and start it from there after a crash, a move or passivation. Needs `entityStore`; default false.
+   */
+  readonly durable?: boolean;
 }
 
 /** Registers the application's routes on the node's HTTP server, before it listens. */
@@ -56,7 +61,7 @@ export interface NodeApplication {
 }
 
 /** Checks an application (`invalid_argument` naming the problem); nothing is started. */
-export function checkApplication(app: NodeApplication): void {
+export function checkApplication(app: NodeApplication, hasEntityStore = true): void {
   const { entityTypes, httpRoutes } = app;
   if (httpRoutes !== undefined && typeof httpRoutes !== 'function')
     throw invalid('httpRoutes must be a function (app, node) => void');
@@ -68,7 +73,7 @@ export function checkApplication(app: NodeApplication): void {
   const seen = new Set<string>();
   entityTypes.forEach((type: unknown, index) => {
     if (typeof type !== 'object' || type === null) throw invalid(`entityTypes[${index}] must be an object`);
-    const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction, passivation } =
+    const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction, passivation, durable } =
       type as Partial<NodeEntityType>;
     const name = typeof typeName === 'string' ? `entity type ${JSON.stringify(typeName)}` : `entityTypes[${index}]`;
     if (fallback !== undefined && !isStrategy(fallback) && !isFallbackStrategyName(fallback)) {
@@ -85,10 +90,13 @@ export function checkApplication(app: NodeApplication): void {
         role,
         shardIdFunction,
         passivation,
+        durable,
       } as ShardedTypeOptions);
     } catch (error) {
       throw invalid(`${name}: ${(error as Error).message}`);
     }
+    if (durable === true && !hasEntityStore)
+      throw invalid(`${name} is durable, but the node has no entityStore (--entity-store lmdb:DIR or postgres://...)`);
     if (seen.has(typeName as string))
       throw invalid(`entity type ${JSON.stringify(typeName)} is given twice in entityTypes`);
     seen.add(typeName as string);
@@ -107,10 +115,11 @@ export function initEntityTypes(
   defaultFallback: () => AllocationStrategy,
 ): Map<string, ExternalAllocationController> {
   const controllers = new Map<string, ExternalAllocationController>();
-  for (const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction, passivation } of types) {
+  for (const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction, passivation, durable } of types) {
     sharding.init({
       typeName,
       behavior,
+      ...(durable === undefined ? {} : { durable }),
       ...(numberOfShards === undefined ? {} : { numberOfShards }),
       ...(role === undefined ? {} : { role }),
       ...(shardIdFunction === undefined ? {} : { shardIdFunction }),
@@ -141,6 +150,18 @@ export function initEntityTypes(
     );
   }
   return controllers;
+}
+
+/** The placement controller of a type running here; `unknown_type` for any other. */
+export function controllerOf(
+  controllers: ReadonlyMap<string, ExternalAllocationController>,
+): (typeName: string) => ExternalAllocationController {
+  return (typeName) => {
+    const controller = controllers.get(typeName);
+    if (controller === undefined)
+      throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} does not run on this node`);
+    return controller;
+  };
 }
 
 function isStrategy(value: unknown): value is AllocationStrategy {

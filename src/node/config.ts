@@ -1,4 +1,5 @@
 // Everything one node process is started with: one typed object, every field documented with its default.
+import type { EntityStoreConfig } from '../entity-store/entity-store.js';
 import { DEFAULT_COMPACT_AFTER_ITEMS } from '../../crdt/index.js';
 import type { ClusterConfigInput } from '../cluster/config.js';
 import { DEFAULT_HTTP_CONFIG, resolveHttpLimits, type HttpConfig } from '../management/limits.js';
@@ -87,6 +88,12 @@ export interface NodeConfig {
    * acknowledged writes survive a full-cluster restart; default undefined: in memory only (logged once).
    */
   readonly dataDir: string | undefined;
+  /**
+   * Where durable entity types (`durable: true`) keep their state: `{ kind: 'lmdb', dir }` (one machine, every
+   * node process on it sharing the directory) or `{ kind: 'postgres', url }` (a real cluster); the CLI's
+   * `--entity-store lmdb:DIR` or `--entity-store postgres://...`. Default undefined: a durable type is refused.
+   */
+  readonly entityStore: EntityStoreConfig | undefined;
   /** The placement store compacts past this many history items (see PlacementStore); default 100,000. */
   readonly compactAfterItems: number;
   /**
@@ -138,6 +145,7 @@ export const DEFAULT_NODE_CONFIG: NodeConfig = Object.freeze({
   logLevel: 'info',
   antiEntropyIntervalMs: 1000,
   dataDir: undefined,
+  entityStore: undefined,
   compactAfterItems: DEFAULT_COMPACT_AFTER_ITEMS,
   restartOnRemoval: false,
   cluster: {},

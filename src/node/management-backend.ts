@@ -63,6 +63,8 @@ export class NodeManagementBackend implements ManagementBackend {
       readonly inbound?: () => InboundHealth;
       /** The transport's handshakes: each member's release and protocol, and peers refused for their protocol. */
       readonly protocols?: PeerProtocols;
+      /** Why durable entities cannot be committed now (NodeEntityStore.problem), or undefined. */
+      readonly entityStore?: () => string | undefined;
     } = {},
   ) {
     this.self = cluster.self;
@@ -87,6 +89,10 @@ export class NodeManagementBackend implements ManagementBackend {
 
   drain(address: string, provenance: CordonProvenance): Promise<DrainOutcome> {
     return this.cordoning.drain(address, provenance);
+  }
+
+  entityStoreProblem(): string | undefined {
+    return this.options.entityStore?.();
   }
 
   writeAccess(): WriteAccess {

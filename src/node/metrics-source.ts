@@ -4,6 +4,7 @@
 import type { PlacementReplicatorStats, PlacementStore } from '../../crdt/index.js';
 import type { Membership } from '../cluster/member.js';
 import type { SafetySource } from '../management/safety-metrics.js';
+import type { EntityStoreFigures } from '../management/entity-store-metrics.js';
 import {
   MetricsEventHub,
   type DeliveryFigures,
@@ -29,6 +30,7 @@ export function nodeMetricsSource(
   sharding: () => ClusterSharding | undefined,
   transport?: MeasuredTransport,
   replication?: { stats(): PlacementReplicatorStats },
+  entityStore?: EntityStoreFigures,
 ): NodeMetricsSource {
   const hub = new MetricsEventHub();
   const self = membership.self.toString();
@@ -49,6 +51,7 @@ export function nodeMetricsSource(
   return {
     hub,
     durable,
+    ...(entityStore === undefined ? {} : { entityStore }),
     subscribe: hub.subscribe,
     shardsHosted: function* () {
       const types = sharding()?.stats().types ?? {};

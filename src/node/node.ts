@@ -16,10 +16,15 @@ import {
 } from '../../crdt/index.js';
 import { PlacementReplication, placementLogOf } from '../placement-replication/placement-replication.js';
 import { ClusterSharding } from '../sharding/cluster-sharding.js';
-import { ActorTsError } from '../errors.js';
 import { fallbackStrategy, requireFallbackStrategyName } from '../sharding/strategies/index.js';
 import type { ExternalAllocationController } from '../sharding/api/external-allocation-controller.js';
-import { checkApplication, initEntityTypes, type NodeApplication, type NodeEntityType } from './application.js';
+import {
+  checkApplication,
+  controllerOf,
+  initEntityTypes,
+  type NodeApplication,
+  type NodeEntityType,
+} from './application.js';
 import { registerAppRoutes } from './app-routes.js';
 import type { RunningNode, StopReason } from './running-node.js';
 
@@ -32,6 +37,8 @@ import { failoverTimeline, followFailovers } from './failover-wiring.js';
 import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
 import { loadTokensFile } from '../management/tokens-file.js';
+import { checkEntityStoreConfig } from '../entity-store/entity-store.js';
+import { NodeEntityStore } from './node-entity-store.js';
 import { FollowedTls } from '../tls/followed-tls.js';
 import { loadTlsMaterial } from '../tls/tls-files.js';
 import { clusterTlsFiles, managementSecurity, managementTlsFiles, tlsSubjectOf } from './node-security.js';
@@ -67,9 +74,10 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
     ...(entityTypes === undefined ? {} : { entityTypes }),
     ...(httpRoutes === undefined ? {} : { httpRoutes }),
   };
-  // Before anything is opened or bound: bad application input leaves nothing behind.
-  checkApplication(app);
   const config = resolveNodeConfig(settings, START_NODE_KEYS);
+  // Before anything is opened or bound: bad application input leaves nothing behind.
+  checkApplication(app, config.entityStore !== undefined);
+  if (config.entityStore !== undefined) checkEntityStoreConfig(config.entityStore);
   // Refused before anything is opened or bound, as a bad flag is.
   requireFallbackStrategyName(config.fallback);
   if (config.tokensFile !== undefined) loadTokensFile(config.tokensFile);
@@ -95,6 +103,11 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
     clusterTls?.close();
     throw error;
   });
+  const entityStore = await NodeEntityStore.open(config.entityStore, baseLogger).catch(async (error: unknown) => {
+    clusterTls?.close();
+    await persistence?.close().catch(() => undefined);
+    throw error;
+  });
   if (persistence === undefined) {
     baseLogger.warn(
       'placements are kept in memory only (no data directory): they do not survive a full-cluster restart',
@@ -113,10 +126,11 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
   } catch (error) {
     clusterTls?.close();
     await persistence?.close().catch(() => undefined);
+    await entityStore?.close();
     throw error;
   }
   try {
-    const node = await wire(config, app, baseLogger, transport, persistence, clusterTls);
+    const node = await wire(config, app, baseLogger, transport, { persistence, clusterTls, entityStore });
     if (handleSignals === true) leaveOnSignals(node);
     return node;
   } catch (error) {
@@ -124,9 +138,17 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
     // listening socket keeps the process alive and the port busy.
     await transport.close().catch(() => undefined);
     await persistence?.close().catch(() => undefined);
+    await entityStore?.close();
     clusterTls?.close();
     throw error;
   }
+}
+
+/** What a node opened before it bound its ports, and hands to its wiring (which closes them when it stops). */
+interface Opened {
+  readonly persistence: PlacementPersistence | undefined;
+  readonly clusterTls: FollowedTls | undefined;
+  readonly entityStore: NodeEntityStore | undefined;
 }
 
 /**
@@ -162,8 +184,7 @@ async function wire(
   app: NodeApplication,
   baseLogger: Logger,
   transport: TcpTransport,
-  persistence: PlacementPersistence | undefined,
-  clusterTls: FollowedTls | undefined,
+  { persistence, clusterTls, entityStore }: Opened,
 ): Promise<RunningNode> {
   const logger = baseLogger.child({ node: transport.self.toString() });
   const timeline = failoverTimeline(logger);
@@ -178,7 +199,7 @@ async function wire(
     log: placementLog,
     entityTypes: () => sharding?.entityTypes() ?? new Map(),
   });
-  const metrics = nodeMetricsSource(cluster, store, () => sharding, transport, placements);
+  const metrics = nodeMetricsSource(cluster, store, () => sharding, transport, placements, entityStore);
   const failovers = followFailovers(cluster, timeline, metrics.hub);
   sharding = new ClusterSharding({
     transport,
@@ -187,6 +208,7 @@ async function wire(
     logger,
     placements,
     events: failovers.events,
+    ...(entityStore === undefined ? {} : { entityStore: entityStore.context }),
   });
   const controllers = initEntityTypes(
     sharding,
@@ -195,12 +217,7 @@ async function wire(
     logger,
     () => fallbackStrategy(config.fallback, cluster),
   );
-  const placementsOf = (typeName: string): ExternalAllocationController => {
-    const controller = controllers.get(typeName);
-    if (controller === undefined)
-      throw new ActorTsError('unknown_type', `entity type ${JSON.stringify(typeName)} does not run on this node`);
-    return controller;
-  };
+  const placementsOf = controllerOf(controllers);
 
   const pauses = detectPauses(cluster.config.downAfterMs, logger);
   const security = managementSecurity(config, logger, (material) => useTlsMaterial(http, material), clusterTls);
@@ -212,6 +229,7 @@ async function wire(
       clockSkew: () => cluster.clock.skewReason(),
       inbound: inboundHealthOf(() => transport.stats()),
       protocols: transport.protocols,
+      entityStore: () => entityStore?.problem(),
     }),
     logger: logger.child({ part: 'http' }),
     http: config.http,
@@ -234,6 +252,7 @@ async function wire(
     await http.close().catch(() => undefined);
     cluster.shutdown();
     await transport.close();
+    await entityStore?.close();
     // Last: commits what is pending, then releases the directory for the next incarnation.
     await persistence
       ?.close()

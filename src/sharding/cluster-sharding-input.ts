@@ -9,6 +9,7 @@ import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { ReplicatedPlacements } from '../placement-replication/placement-replication.js';
 import type { ShardingConfig } from './core/config.js';
+import type { EntityStoreContext } from './core/sharding-context.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
 import { MAX_ENTITY_ID_LENGTH } from './protocol/messages.js';
 import { MAX_NUMBER_OF_SHARDS } from './core/sharded-type.js';
@@ -42,6 +43,8 @@ export interface ClusterShardingOptions {
    * with fake timers.
    */
   readonly scheduler?: Scheduler;
+  /** The node's entity store (its group commit), needed by types initialised with `durable: true`. */
+  readonly entityStore?: EntityStoreContext;
 }
 
 /** Throws `invalid_argument` unless the options hold a transport, a membership and placements of one node. */

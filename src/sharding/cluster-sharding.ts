@@ -126,6 +126,7 @@ export class ClusterSharding {
       send,
       events: this.events,
       reply: (replyTo, outcome) => this.refs.reply(replyTo, outcome),
+      entityStore: options.entityStore,
     };
     this.link.listen((from, message) => this.dispatch(from, message));
     this.unsubscribe.push(

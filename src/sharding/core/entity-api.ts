@@ -2,6 +2,7 @@
 // what it is given (EntityContext, its timers), the reference callers hold (EntityRef) and the outcome of one
 // message. Types only: the runtime that runs them is region/entity.ts; everything of sharding may read them.
 import type { NodeAddress } from '../../cluster/address.js';
+import type { ErrorCode } from '../../errors.js';
 
 /** The timers of one entity, as `EntityContext.timers` offers them. Keys are strings. */
 export interface EntityTimers {
@@ -123,3 +124,11 @@ export interface EntityRef {
 /** The outcome of one message, as reported to an asker. */
 export type EntityOutcome =
   { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
+
+/**
+ * An entity's outcome as its host reports it: an EntityOutcome, or a failure with a typed code (the asker
+ * rejects with that code). `retry`: nothing was acknowledged (a durable commit failed or was fenced): a send is
+ * not answered, so its sender retries it; an ask fails with the code.
+ */
+export type HostOutcome =
+  EntityOutcome | { readonly ok: false; readonly error: string; readonly code: ErrorCode; readonly retry?: boolean };

@@ -29,9 +29,21 @@ export interface ShardedTypeOptions {
    * type moves about half of its entities to other shards; that is why the default did not change.
    */
   readonly shardIdFunction?: ShardIdFunction;
-  /** When this node stops idle or least recently used entities (see PassivationSettings). Default: never. */
+  /**
+   * When this node stops idle or least recently used entities (see PassivationSettings). Default: never for an
+   * in-memory type; `{ idleMs: DURABLE_IDLE_MS }` (two minutes, Akka's default) for a durable one, whose state
+   * comes back from the store.
+   */
   readonly passivation?: PassivationSettings;
+  /**
+   * The entities' state is committed to the node's entity store after every message, before its answer leaves,
+   * and read back on their next start (after a crash, a move or passivation). Needs the store; default false.
+   */
+  readonly durable?: boolean;
 }
+
+/** A durable type's idle passivation when it names none: Akka's default of two minutes. */
+export const DURABLE_IDLE_MS = 120_000;
 
 export interface ShardedTypeConfig {
   readonly typeName: string;
@@ -41,15 +53,26 @@ export interface ShardedTypeConfig {
   readonly strategy: AllocationStrategy;
   readonly shardIdFunction: ShardIdFunction;
   readonly passivation: PassivationSettings;
+  readonly durable: boolean;
 }
 
 /** Checks `options` (`invalid_argument` naming the bad field) and fills in the defaults. */
 export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeConfig {
   checkShardedType(options);
-  const { typeName, behavior, allocationStrategy, role, passivation = {} } = options;
+  const { typeName, behavior, allocationStrategy, role, durable = false } = options;
+  const passivation = options.passivation ?? (durable ? { idleMs: DURABLE_IDLE_MS } : {});
   const { numberOfShards, shardIdFunction } = withDefaults(options);
   const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });
-  return { typeName, numberOfShards, behavior, role, strategy, shardIdFunction, passivation: { ...passivation } };
+  return {
+    typeName,
+    numberOfShards,
+    behavior,
+    role,
+    strategy,
+    shardIdFunction,
+    passivation: { ...passivation },
+    durable,
+  };
 }
 
 /** Throws `invalid_argument` naming the first bad field of `options`; what `init` checks before anything starts. */
@@ -71,6 +94,7 @@ export function checkShardedType(options: ShardedTypeOptions): void {
   }
   requireShardIdFunction(shardIdFunction);
   checkPassivation(options.passivation);
+  if (options.durable !== undefined && typeof options.durable !== 'boolean') throw invalid('durable must be a boolean');
 }
 
 /** The two settings with defaults that need nothing else (the strategy's default needs the membership). */

@@ -4,7 +4,8 @@ import type { NodeAddress } from '../../cluster/address.js';
 import type { Membership } from '../../cluster/member.js';
 import type { Scheduler } from '../../cluster/scheduler.js';
 import type { ShardingConfig } from './config.js';
-import type { EntityOutcome } from './entity-api.js';
+import type { HostOutcome } from './entity-api.js';
+import type { GroupCommit } from '../../entity-store/group-commit.js';
 import type { ReplyTo, ShardingMessage } from '../protocol/messages.js';
 
 export interface ShardingContext {
@@ -19,7 +20,18 @@ export interface ShardingContext {
   /** What regions report as it happens (metrics); absent when nobody listens. */
   readonly events?: DeliveryEvents | undefined;
   /** Delivers an entity's answer to the asking node. */
-  reply(replyTo: ReplyTo, outcome: EntityOutcome): void;
+  reply(replyTo: ReplyTo, outcome: HostOutcome): void;
+  /** The node's entity store, for durable types; absent: a durable type is refused at init. */
+  readonly entityStore?: EntityStoreContext | undefined;
+}
+
+/** The node's entity store as durable types use it: its group commit, and what they report (metrics). */
+export interface EntityStoreContext {
+  readonly commit: GroupCommit;
+  /** An entity's row of `typeName` was read in `durationMs` (restore latency). */
+  readonly onRestored?: (typeName: string, durationMs: number) => void;
+  /** A commit of `typeName` was refused: a later host claimed its shard. */
+  readonly onFenced?: (typeName: string, shardId: number) => void;
 }
 
 /** What regions and coordinators report about moving state and reliable sends (metrics); cheap, never throwing. */

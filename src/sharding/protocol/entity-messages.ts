@@ -46,12 +46,32 @@ export type EntityMessage =
     }
   /** Hosting node -> asking node. The entity's answer, or why it failed. */
   | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: true; readonly value: unknown }
-  | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: false; readonly error: string }
+  | {
+      readonly type: 'EntityReply';
+      readonly askId: number;
+      readonly ok: false;
+      readonly error: string;
+      /** Why, when the host knows a typed reason (REPLY_CODES); absent: the entity failed. Older hosts never send it. */
+      readonly code?: ReplyCode;
+    }
   /**
    * Hosting node -> asking node. These asks were answered with `null`, as every send is: the acknowledgements
    * one node owes another within a tick travel in one frame, not one frame each.
    */
   | { readonly type: 'EntityReplies'; readonly askIds: ReadonlyArray<number> };
+
+/** The typed reasons a host may give for a failed answer, beside the entity's own failure. */
+export const REPLY_CODES = [
+  'entity_store_unavailable',
+  'entity_fenced',
+  'entity_state_invalid',
+  'entity_snapshot_invalid',
+] as const;
+export type ReplyCode = (typeof REPLY_CODES)[number];
+
+export function isReplyCode(value: unknown): value is ReplyCode {
+  return typeof value === 'string' && (REPLY_CODES as readonly string[]).includes(value);
+}
 
 /** An EntityEnvelope (typeName already checked) with every field checked; undefined when any is wrong. */
 export function parseEnvelope(raw: RawMessage, typeName: string): EntityMessage | undefined {
@@ -84,6 +104,9 @@ export function parseEntityReply(raw: RawMessage): EntityMessage | undefined {
   if (ok === true) return { type: 'EntityReply', askId, ok, value: raw['value'] };
   const error = raw['error'];
   if (ok === false && typeof error === 'string' && error.length <= MAX_ERROR_LENGTH) {
+    const code = raw['code'];
+    // An unknown code (a newer host's) is read as the generic failure rather than refusing the answer.
+    if (isReplyCode(code)) return { type: 'EntityReply', askId, ok, error, code };
     return { type: 'EntityReply', askId, ok, error };
   }
   return undefined;

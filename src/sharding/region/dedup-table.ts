@@ -6,7 +6,7 @@
 // send twice) until the sender's progress passes them. A crash loses them with the host: at-least-once.
 import type { ReliableMark } from '../protocol/messages.js';
 import { isAddress, isRequestId } from '../protocol/wire-values.js';
-import type { ReplyFn } from './entity.js';
+import type { HostOutcome, ReplyFn } from './entity.js';
 import type { EntityOutcome } from '../core/entity-api.js';
 
 /** The sends of one sender incarnation one entity processed, as they travel with a hand-off. */
@@ -53,7 +53,7 @@ export class DedupTable {
     sender: string,
     mark: ReliableMark,
     target: { readonly shardId: number; readonly entityId: string },
-    reply: (outcome: EntityOutcome) => void,
+    reply: (outcome: HostOutcome) => void,
   ): ReplyFn | undefined {
     const entry = this.entry(target.shardId, sender, mark.incarnation);
     // Only when the sender's progress moved: on every send it would walk the table for nothing.
@@ -72,6 +72,8 @@ export class DedupTable {
     entry.running.add(seq);
     return (outcome) => {
       entry.running.delete(seq);
+      // Not acknowledged (a durable commit failed or was fenced): not done, so the sender's retry runs it.
+      if ('retry' in outcome && outcome.retry === true) return;
       if (seq >= entry.below) {
         entry.done.set(seq, target.entityId);
         if (!outcome.ok) entry.failed.add(seq);

@@ -3,8 +3,9 @@
 // back here (this node's asks) or goes over the wire (answers without a value coalesced, reply-coalescer.ts).
 import type { ShardingConfig } from '../core/config.js';
 import { MAX_ERROR_LENGTH, type MessageRoutedTo, type ReplyTo, type ShardingMessage } from '../protocol/messages.js';
+import { isReplyCode } from '../protocol/entity-messages.js';
 import { shardIdFor, type ShardIdFunction } from '../core/shard-id.js';
-import type { AskOptions, EntityOutcome, EntityRef, SendOptions } from '../core/entity-api.js';
+import type { AskOptions, EntityOutcome, EntityRef, HostOutcome, SendOptions } from '../core/entity-api.js';
 import type { Scheduler } from '../../cluster/scheduler.js';
 import { PendingAsks } from './pending-asks.js';
 import { askAtMostOnce, sendReliably, type SendContext } from './reliable-send.js';
@@ -72,7 +73,7 @@ export class EntityRefs {
   }
 
   /** Delivers an entity's answer to the asking node. */
-  reply(replyTo: ReplyTo, outcome: EntityOutcome): void {
+  reply(replyTo: ReplyTo, outcome: HostOutcome): void {
     const { selfKey, send } = this.options;
     if (replyTo.node === selfKey) {
       this.asks.settle(replyTo.askId, outcome);
@@ -82,11 +83,13 @@ export class EntityRefs {
       this.replies.add(replyTo.node, replyTo.askId);
       return;
     }
+    const code = !outcome.ok && 'code' in outcome && isReplyCode(outcome.code) ? { code: outcome.code } : {};
     const failure = (error: string): ShardingMessage => ({
       type: 'EntityReply',
       askId: replyTo.askId,
       ok: false,
       error: error.slice(0, MAX_ERROR_LENGTH),
+      ...code,
     });
     if (outcome.ok) {
       const sent = send(replyTo.node, { type: 'EntityReply', askId: replyTo.askId, ok: true, value: outcome.value });
@@ -104,7 +107,8 @@ export class EntityRefs {
     } else if (message.ok) {
       this.asks.settle(message.askId, { ok: true, value: message.value });
     } else {
-      this.asks.settle(message.askId, { ok: false, error: message.error });
+      const { error, code } = message;
+      this.asks.settle(message.askId, code === undefined ? { ok: false, error } : { ok: false, error, code });
     }
   }
 

@@ -11,18 +11,36 @@ import type {
   EntityInstance,
   EntityOutcome,
   EntityTimers,
+  HostOutcome,
   PipeOutcome,
 } from '../core/entity-api.js';
 import { EntityTimerSet, type TimerLetter } from './entity-timers.js';
+import type { SendMark } from './send-marks.js';
 
 /** Longest error text reported to an asker or written to a log; an entity's error may quote its input. */
 export const MAX_ERROR_TEXT = 500;
 
-export type ReplyFn = (outcome: EntityOutcome) => void;
+export type { HostOutcome };
 
-type Letter =
-  | { readonly kind: 'message'; readonly message: unknown; readonly reply: ReplyFn | undefined }
-  | { readonly kind: 'timer'; readonly timer: TimerLetter };
+export type ReplyFn = (outcome: HostOutcome) => void;
+
+/** A message waiting in the mailbox, with where its answer goes and, for a reliable send, its mark. */
+export interface QueuedMessage {
+  readonly message: unknown;
+  readonly reply: ReplyFn | undefined;
+  readonly mark?: SendMark | undefined;
+}
+
+/**
+ * What a durable entity's messages pass (durable-shard.ts): `before` answers a send it already settled without
+ * running it; `after` returns the outcome to answer with once the state the message produced is committed.
+ */
+export interface MessageGate {
+  before(mark: SendMark | undefined): Promise<HostOutcome> | undefined;
+  after(outcome: HostOutcome, mark: SendMark | undefined): Promise<HostOutcome>;
+}
+
+type Letter = ({ readonly kind: 'message' } & QueuedMessage) | { readonly kind: 'timer'; readonly timer: TimerLetter };
 
 export interface EntityOptions {
   /** Runs the entity's timers; default the process timers (unref'd). */
@@ -37,6 +55,7 @@ export class Entity {
   private running = false;
   private idleWaiters: Array<() => void> = [];
   private instance: EntityInstance | undefined;
+  private gate: MessageGate | undefined;
   private readonly timerSet: EntityTimerSet;
   private ended = false;
   private pipes = 0;
@@ -67,13 +86,15 @@ export class Entity {
     return this.pipes;
   }
 
-  attach(instance: EntityInstance): void {
+  /** Gives the entity its instance (and, durable, the gate its messages pass); queued messages start running. */
+  attach(instance: EntityInstance, gate?: MessageGate): void {
     this.instance = instance;
+    this.gate = gate;
     if (!this.running && this.queue.length > 0) void this.drain();
   }
 
-  enqueue(message: unknown, reply: ReplyFn | undefined): void {
-    this.push({ kind: 'message', message, reply });
+  enqueue(message: unknown, reply: ReplyFn | undefined, mark?: SendMark): void {
+    this.push({ kind: 'message', message, reply, mark });
   }
 
   pipeToSelf<T>(work: PromiseLike<T>, toMessage: (outcome: PipeOutcome<T>) => unknown): void {
@@ -118,9 +139,9 @@ export class Entity {
    * messages still queued are taken out and returned, in order, for its next incarnation (timer letters are
    * dropped: their timers ended with it).
    */
-  retire(): Array<{ readonly message: unknown; readonly reply: ReplyFn | undefined }> {
+  retire(): QueuedMessage[] {
     this.end();
-    const waiting: Array<{ readonly message: unknown; readonly reply: ReplyFn | undefined }> = [];
+    const waiting: QueuedMessage[] = [];
     for (const letter of this.queue.splice(0)) if (letter.kind === 'message') waiting.push(letter);
     return waiting;
   }
@@ -168,6 +189,15 @@ export class Entity {
     }
   }
 
+  private answer(reply: ReplyFn | undefined, outcome: HostOutcome): void {
+    try {
+      reply?.(outcome);
+    } catch (error) {
+      // A failing reply must neither escape as an unhandled rejection nor leave the mailbox stuck.
+      this.onError(this.entityId, 'receive', error);
+    }
+  }
+
   private push(letter: Letter): void {
     this.queue.push(letter);
     if (!this.running && this.instance !== undefined) void this.drain();
@@ -186,19 +216,24 @@ export class Entity {
       }
       const message = letter.kind === 'timer' ? letter.timer.message : letter.message;
       const reply = letter.kind === 'message' ? letter.reply : undefined;
-      let outcome: EntityOutcome;
+      const mark = letter.kind === 'message' ? letter.mark : undefined;
+      // A durable entity answers a send it already settled without running it again.
+      const settled = this.gate?.before(mark);
+      if (settled !== undefined) {
+        void settled.then((outcome) => this.answer(reply, outcome));
+        letter = this.queue.shift();
+        continue;
+      }
+      let outcome: HostOutcome;
       try {
         outcome = { ok: true, value: await instance.receive(message) };
       } catch (error) {
         this.onError(this.entityId, 'receive', error);
         outcome = { ok: false, error: describeError(error) };
       }
-      try {
-        reply?.(outcome);
-      } catch (error) {
-        // A failing reply must neither escape as an unhandled rejection nor leave the mailbox stuck.
-        this.onError(this.entityId, 'receive', error);
-      }
+      // A durable entity's answer leaves once the state it produced is committed; the next message runs meanwhile.
+      if (this.gate === undefined) this.answer(reply, outcome);
+      else void this.gate.after(outcome, mark).then((committed) => this.answer(reply, committed));
       letter = this.queue.shift();
     }
     this.running = false;

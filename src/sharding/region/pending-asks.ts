@@ -2,7 +2,7 @@
 // (by the entity's answer, a local failure, its timeout, or the node's shutdown).
 import { systemScheduler, type Cancellable, type Scheduler } from '../../cluster/scheduler.js';
 import { ActorTsError } from '../../errors.js';
-import type { EntityOutcome } from '../core/entity-api.js';
+import type { EntityOutcome, HostOutcome } from '../core/entity-api.js';
 
 /** How a failed outcome is reported: the entity failed, or the message never reached it. */
 export type AskFailure = 'entity_failed' | 'buffer_overflow';
@@ -113,14 +113,15 @@ export class PendingAsks {
   }
 
   /** Settles an ask; false when it is no longer waiting (answered, timed out, or never opened here). */
-  settle(id: number, outcome: EntityOutcome, failure: AskFailure = 'entity_failed'): boolean {
+  settle(id: number, outcome: HostOutcome, failure: AskFailure = 'entity_failed'): boolean {
     const ask = this.pending.get(id);
     if (ask === undefined) return false;
     this.pending.delete(id);
     this.release(ask.deadline);
     ask.settled?.(id, outcome.ok || failure === 'entity_failed' ? ANSWERED : NOT_ANSWERED);
     if (outcome.ok) ask.resolve(ask.valueless ? undefined : outcome.value);
-    else ask.reject(new ActorTsError(failure, outcome.error));
+    // A host's typed reason (a durable store down, a fenced shard) is the rejection's code.
+    else ask.reject(new ActorTsError('code' in outcome ? outcome.code : failure, outcome.error));
     return true;
   }
 

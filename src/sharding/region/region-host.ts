@@ -5,11 +5,14 @@
 import type { Logger } from '../../logging.js';
 import type { ReplyTo, ShardingMessage } from '../protocol/messages.js';
 import { DedupTable } from './dedup-table.js';
-import type { EntityOutcome } from '../core/entity-api.js';
+import type { HostOutcome } from './entity.js';
 import { HostedShards, type HostedShardsOptions } from './hosted-shards.js';
 import type { Envelope } from './region-buffer.js';
 import type { RegionStats } from './region-stats.js';
-import type { Shard } from './shard.js';
+import type { Shard, ShardEntityOptions } from './shard.js';
+import type { ShardedTypeConfig } from '../core/sharded-type.js';
+import type { ShardingContext } from '../core/sharding-context.js';
+import { durableSettings } from './durable-shard.js';
 import type { TakenSnapshot } from './shard-state.js';
 import { RetainedStates } from './retained-states.js';
 import { StateTransfer, type StateTransferOptions } from './state-transfer.js';
@@ -18,7 +21,7 @@ export interface RegionHostOptions {
   readonly shards: HostedShardsOptions;
   readonly transfer: StateTransferOptions;
   /** Sends an entity's outcome to the asking node. */
-  readonly reply: (replyTo: ReplyTo, outcome: EntityOutcome) => void;
+  readonly reply: (replyTo: ReplyTo, outcome: HostOutcome) => void;
 }
 
 export class RegionHost {
@@ -35,6 +38,29 @@ export class RegionHost {
     this.transfer = new StateTransfer(options.transfer);
     this.retained = new RetainedStates(options.transfer.config.maxHandOffStateBytes, (shardId) =>
       logger.warn({ shardId }, 'kept hand-off state over the bound dropped: lost if the coordinator lost its copy'),
+    );
+  }
+
+  /** The host of a type's region on this node (its durable shards commit to the node's entity store). */
+  static forType(
+    settings: ShardedTypeConfig,
+    ctx: ShardingContext,
+    logger: Logger,
+    entities: Omit<ShardEntityOptions, 'scheduler' | 'durable'>,
+    onStopped: HostedShardsOptions['onStopped'],
+  ): RegionHost {
+    const { typeName, behavior, passivation } = settings;
+    const { config, self, scheduler } = ctx;
+    return new RegionHost(
+      {
+        shards: {
+          entities: { ...entities, ...durableSettings(settings, ctx), scheduler },
+          ...{ typeName, behavior, passivation, self, onStopped, handOffTimeoutMs: config.handOffTimeoutMs },
+        },
+        transfer: { typeName, config, logger, events: ctx.events },
+        reply: (replyTo, outcome) => ctx.reply(replyTo, outcome),
+      },
+      logger,
     );
   }
 
@@ -63,10 +89,11 @@ export class RegionHost {
   deliver(shard: Shard, envelope: Envelope): void {
     const { replyTo, reliable } = envelope;
     if (replyTo === undefined) return shard.deliver(envelope.entityId, envelope.payload, undefined);
-    const reply = (outcome: EntityOutcome): void => this.options.reply(replyTo, outcome);
+    const reply = (outcome: HostOutcome): void => this.options.reply(replyTo, outcome);
     if (reliable === undefined) return shard.deliver(envelope.entityId, envelope.payload, reply);
     const admitted = this.dedup.admit(replyTo.node, reliable, envelope, reply);
-    if (admitted !== undefined) shard.deliver(envelope.entityId, envelope.payload, admitted);
+    if (admitted !== undefined)
+      shard.deliver(envelope.entityId, envelope.payload, admitted, { node: replyTo.node, ...reliable });
   }
 
   /**

@@ -55,22 +55,13 @@ export class ShardRegion {
       buffered: () => this.buffer.size,
       retained: () => this.host.retained.size,
     });
-    const { typeName } = settings;
-    this.host = new RegionHost(
-      {
-        shards: {
-          entities: { ...entities, scheduler: ctx.scheduler, onLatePipe: () => void this.counters.latePipeDrops++ },
-          typeName,
-          behavior: settings.behavior,
-          passivation: settings.passivation,
-          self: ctx.self,
-          handOffTimeoutMs: ctx.config.handOffTimeoutMs,
-          onStopped: (shardId, handOffId, snapshots) => this.onShardStopped(shardId, handOffId, snapshots),
-        },
-        transfer: { typeName, config: ctx.config, logger, events: ctx.events },
-        reply: (replyTo, outcome) => this.ctx.reply(replyTo, outcome),
-      },
+    const onLatePipe = (): void => void this.counters.latePipeDrops++;
+    this.host = RegionHost.forType(
+      settings,
+      ctx,
       logger,
+      { ...entities, onLatePipe },
+      (shardId, handOffId, snapshots) => this.onShardStopped(shardId, handOffId, snapshots),
     );
   }
 

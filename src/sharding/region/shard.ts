@@ -6,7 +6,10 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import { systemScheduler, type Cancellable, type Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
-import { Entity, describeError, type ReplyFn } from './entity.js';
+import { ActorTsError, type ErrorCode } from '../../errors.js';
+import { Entity, describeError, type MessageGate, type QueuedMessage, type ReplyFn } from './entity.js';
+import { DurableShard, notAcknowledged, type DurableSettings, type LoadedEntity } from './durable-shard.js';
+import type { SendMark } from './send-marks.js';
 import type { PassivationReason } from '../core/passivation.js';
 import type { PassivatingShard, PassivationTracker } from './passivation.js';
 import type { EntityBehavior, EntityContext, EntityRef } from '../core/entity-api.js';
@@ -23,11 +26,13 @@ export interface ShardEntityOptions {
   readonly onLatePipe?: () => void;
   /** The type's active entities on this node, for idle and limit passivation; absent: never passivated by it. */
   readonly passivation?: PassivationTracker;
+  /** Present for a durable type: its entities start from the entity store and commit after every message. */
+  readonly durable?: DurableSettings;
 }
 
 /** An entity being passivated: the messages that came for it meanwhile, and the end of its stop. */
 interface Passivating {
-  readonly waiting: Array<{ readonly message: unknown; readonly reply: ReplyFn | undefined }>;
+  readonly waiting: QueuedMessage[];
   readonly done: Promise<void>;
 }
 
@@ -36,6 +41,7 @@ export class Shard implements PassivatingShard {
   private readonly passivating = new Map<string, Passivating>();
   private stopping: Promise<void> | undefined;
   private taken: TakenSnapshot[] = [];
+  private readonly durable: DurableShard | undefined;
 
   /**
    * `held`: entity states handed over from the shard's previous host. Such an entity is created on its first
@@ -50,7 +56,18 @@ export class Shard implements PassivatingShard {
     private readonly logger: Logger,
     private readonly options: ShardEntityOptions,
     private readonly held: HeldStates | undefined = undefined,
-  ) {}
+  ) {
+    const { durable } = options;
+    if (durable === undefined) return;
+    this.durable = new DurableShard(typeName, shardId, durable, () => this.fence());
+    // Claimed as the shard starts: an older host is fenced out before any entity of it runs here.
+    this.durable.claim().catch((error: unknown) => {
+      logger.warn(
+        { shardId, err: describeError(error) },
+        'durable shard not claimed yet: retried by its first message',
+      );
+    });
+  }
 
   /** The snapshots taken by a `stop` that asked for them (after each entity's last message), once it ended. */
   get snapshots(): ReadonlyArray<TakenSnapshot> {
@@ -67,16 +84,20 @@ export class Shard implements PassivatingShard {
   }
 
   /** Queues a message for an entity, creating the entity first if needed. Callers never deliver to a stopping shard. */
-  deliver(entityId: string, message: unknown, reply: ReplyFn | undefined): void {
+  deliver(entityId: string, message: unknown, reply: ReplyFn | undefined, mark?: SendMark): void {
+    if (this.durable?.isFenced === true) {
+      reply?.(notAcknowledged('entity_fenced', `shard ${this.shardId} was claimed by a later host`));
+      return;
+    }
     const passivating = this.passivating.get(entityId);
     if (passivating !== undefined) {
-      passivating.waiting.push({ message, reply });
+      passivating.waiting.push({ message, reply, mark });
       return;
     }
     const entity = this.entities.get(entityId) ?? this.create(entityId, this.held?.wake(entityId), reply);
     if (entity === undefined) return;
     this.options.passivation?.touch(entity, this, entityId);
-    entity.enqueue(message, reply);
+    entity.enqueue(message, reply, mark);
   }
 
   /**
@@ -90,7 +111,8 @@ export class Shard implements PassivatingShard {
     this.entities.delete(entityId);
     this.options.passivation?.remove(entity);
     this.options.passivation?.count(reason);
-    // A later durable entity commits its state here, before its stop hook (issue 36); in-memory state is dropped.
+    // A durable entity's state is committed after every message: its next incarnation starts from the store
+    // (after these commits); an in-memory entity's state is dropped.
     const waiting = entity.retire();
     // The common case at the limit or after idleMs: nothing running and no stop hook, so nothing to wait for
     // and no promise per passivation.
@@ -105,11 +127,33 @@ export class Shard implements PassivatingShard {
     this.passivating.delete(entityId);
     if (passivating === undefined) return;
     // Waiting messages go first, in the order they came: a new incarnation starts with the oldest.
-    for (const { message, reply } of passivating.waiting) {
-      const entity = this.entities.get(entityId) ?? this.create(entityId, this.held?.wake(entityId), reply);
-      if (entity === undefined) continue;
-      this.options.passivation?.touch(entity, this, entityId);
-      entity.enqueue(message, reply);
+    for (const { message, reply, mark } of passivating.waiting) this.deliver(entityId, message, reply, mark);
+  }
+
+  /**
+   * A durable entity whose state could not be committed: this incarnation is dropped without its stop hook's
+   * wait, and its queued messages start the next one, which starts from the store (after the pending commits).
+   */
+  private reset(entityId: string, entity: Entity): void {
+    if (this.entities.get(entityId) !== entity) return;
+    this.entities.delete(entityId);
+    this.options.passivation?.remove(entity);
+    const waiting = entity.retire();
+    const done = entity.whenIdle().then(() => entity.stop());
+    this.passivating.set(entityId, { waiting, done: done.then(() => this.passivated(entityId)) });
+  }
+
+  /** A later host claimed this durable shard: its entities stop here and nothing more is acknowledged. */
+  private fence(): void {
+    this.logger.warn(
+      { shardId: this.shardId },
+      'durable shard fenced: a later host claimed it; its entities stop here',
+    );
+    for (const [entityId, entity] of [...this.entities]) {
+      this.entities.delete(entityId);
+      this.options.passivation?.remove(entity);
+      for (const { reply } of entity.retire()) reply?.(notAcknowledged('entity_fenced', 'its shard moved'));
+      void entity.whenIdle().then(() => entity.stop());
     }
   }
 
@@ -128,48 +172,103 @@ export class Shard implements PassivatingShard {
     restored: { readonly value: unknown } | undefined,
     reply: ReplyFn | undefined,
   ): Entity | undefined {
+    const entity = this.newEntity(entityId);
+    if (this.durable !== undefined) return this.createDurable(entityId, entity, this.durable);
+    return this.instantiate(entityId, entity, restored, reply) ? entity : undefined;
+  }
+
+  /**
+   * A durable entity waits, its messages queued in its mailbox, until its row is read from the store; one that
+   * cannot be read (store unavailable, row that does not decode) is dropped with a typed answer to each message.
+   */
+  private createDurable(entityId: string, entity: Entity, durable: DurableShard): Entity {
+    this.entities.set(entityId, entity);
+    const started = (loaded: LoadedEntity): void => {
+      if (this.entities.get(entityId) !== entity) return;
+      const gate = durable.gate(
+        entityId,
+        loaded.marks,
+        () => entity.snapshot(),
+        () => this.reset(entityId, entity),
+      );
+      const restored = loaded.state === undefined ? undefined : { value: loaded.state };
+      if (!this.instantiate(entityId, entity, restored, undefined, gate)) this.drop(entityId, entity, 'entity_failed');
+    };
+    durable.open(entityId).then(started, (error: unknown) => {
+      this.logger.warn({ entityId, shardId: this.shardId, err: describeError(error) }, 'durable entity not started');
+      const code = error instanceof ActorTsError ? error.code : 'entity_store_unavailable';
+      this.drop(entityId, entity, code, describeError(error));
+    });
+    return entity;
+  }
+
+  /** Drops an entity that never started: each queued message is answered with `code`, acknowledging nothing. */
+  private drop(entityId: string, entity: Entity, code: ErrorCode, why = 'the entity could not be created'): void {
+    if (this.entities.get(entityId) === entity) this.entities.delete(entityId);
+    this.options.passivation?.remove(entity);
+    for (const { reply } of entity.retire()) reply?.(notAcknowledged(code, why));
+  }
+
+  private newEntity(entityId: string): Entity {
     const { scheduler, onLatePipe } = this.options;
-    const entity = new Entity(entityId, undefined, (id, phase, error) => this.reportError(id, phase, error), {
+    return new Entity(entityId, undefined, (id, phase, error) => this.reportError(id, phase, error), {
       ...(scheduler === undefined ? {} : { scheduler }),
       onLatePipe: (id) => {
         this.logger.debug({ entityId: id, shardId: this.shardId }, 'piped outcome dropped: its entity had stopped');
         onLatePipe?.();
       },
     });
+  }
+
+  /** Gives `entity` its instance from the behavior; false (the asker answered, timers ended) when that throws. */
+  private instantiate(
+    entityId: string,
+    entity: Entity,
+    restored: { readonly value: unknown } | undefined,
+    reply: ReplyFn | undefined,
+    gate?: MessageGate,
+  ): boolean {
     try {
-      const { entityRef } = this.options;
-      let self: EntityRef | undefined;
-      // `self` is made when first read: an entity that never uses it need not be routed to.
-      const context: EntityContext = {
-        entityId,
-        shardId: this.shardId,
-        typeName: this.typeName,
-        get self(): EntityRef {
-          return (self ??= entityRef(entityId));
-        },
-        node: this.node,
-        timers: entity.timers,
-        pipeToSelf: (work, toMessage) => entity.pipeToSelf(work, toMessage),
-        // Only this incarnation: a stale context kept past passivation cannot stop the next one.
-        passivate: () => {
-          if (this.entities.get(entityId) === entity) this.passivate(entityId, 'self');
-        },
-        ...(restored?.value === undefined ? {} : { restored: restored.value }),
-      };
-      const instance = this.behavior(context);
+      const instance = this.behavior(this.contextOf(entityId, entity, restored));
       if (typeof instance !== 'object' || instance === null || typeof instance.receive !== 'function') {
         throw new TypeError('behavior must return an object with a receive(message) function');
       }
-      entity.attach(instance);
       this.entities.set(entityId, entity);
-      return entity;
+      entity.attach(instance, gate);
+      return true;
     } catch (error) {
       // Timers or pipes the failed behavior started end with it.
       entity.end();
       this.logger.error({ entityId, shardId: this.shardId, err: describeError(error) }, 'entity could not be created');
       reply?.({ ok: false, error: `entity ${entityId} could not be created: ${describeError(error)}` });
-      return undefined;
+      return false;
     }
+  }
+
+  private contextOf(
+    entityId: string,
+    entity: Entity,
+    restored: { readonly value: unknown } | undefined,
+  ): EntityContext {
+    const { entityRef } = this.options;
+    let self: EntityRef | undefined;
+    // `self` is made when first read: an entity that never uses it need not be routed to.
+    return {
+      entityId,
+      shardId: this.shardId,
+      typeName: this.typeName,
+      get self(): EntityRef {
+        return (self ??= entityRef(entityId));
+      },
+      node: this.node,
+      timers: entity.timers,
+      pipeToSelf: (work, toMessage) => entity.pipeToSelf(work, toMessage),
+      // Only this incarnation: a stale context kept past passivation cannot stop the next one.
+      passivate: () => {
+        if (this.entities.get(entityId) === entity) this.passivate(entityId, 'self');
+      },
+      ...(restored?.value === undefined ? {} : { restored: restored.value }),
+    };
   }
 
   private async stopAll(graceMs: number, snapshot: boolean): Promise<void> {
@@ -196,7 +295,8 @@ export class Shard implements PassivatingShard {
     }
     // Nothing can wake a held state now: the shard takes no more messages.
     const held = this.held?.drain() ?? [];
-    if (snapshot) {
+    // A durable shard ships no state: its entities' last commits are the state its next host reads.
+    if (snapshot && this.durable === undefined) {
       const taken: TakenSnapshot[] = entities
         .filter((entity) => entity.snapshots)
         .map((entity) => ({ entityId: entity.entityId, ...entity.snapshot() }));
@@ -205,6 +305,8 @@ export class Shard implements PassivatingShard {
     }
     await Promise.all(entities.map((entity) => entity.stop()).filter((stopping) => stopping !== undefined));
     this.entities.clear();
+    // The shard is reported stopped only once its last commits settled: its next host reads them.
+    await this.durable?.settled();
   }
 
   private reportError(entityId: string, phase: 'receive' | 'stop', error: unknown): void {
