@@ -17,6 +17,12 @@ const NEEDED = [
     why: 'a capture of the cluster port showing no plaintext under TLS (test/e2e)',
   },
   {
+    // The server binaries are not on PATH: Debian keeps them per major version.
+    command: '/usr/lib/postgresql/15/bin/initdb',
+    pkg: 'postgresql-15',
+    why: 'a real PostgreSQL server for the durable entity store (test/entity-store, test/e2e)',
+  },
+  {
     command: 'openssl',
     pkg: 'openssl',
     why: 'real certificates for the TLS and HTTPS tests (test/support/tls-certificates.ts)',

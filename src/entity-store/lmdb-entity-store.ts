@@ -77,8 +77,9 @@ export class LmdbEntityStore implements EntityStore {
       for (const write of writes) {
         const shardKey = `${write.shardId} ${write.typeName}`;
         if (fenced.has(shardKey)) continue;
-        // Read inside the write transaction: the latest claim of any process on this machine.
-        if ((this.epochs.get([write.typeName, write.shardId]) ?? 0) > write.epoch) {
+        // Read inside the write transaction: the latest claim of any process on this machine. A shard never
+        // claimed has no epoch: a write for it was made under no claim, and is refused as well.
+        if ((this.epochs.get([write.typeName, write.shardId]) ?? Infinity) > write.epoch) {
           fenced.set(shardKey, { typeName: write.typeName, shardId: write.shardId });
           continue;
         }

@@ -1,6 +1,8 @@
 // Sharding test harness: several ClusterSharding nodes over one MemoryNetwork and a FakeCluster, driven by
 // fake timers (the in-process cluster and fake-time waiting of test/support/), plus the counter entity and the
 // shard-location readings the sharding tests share.
+import type { EntityStore } from '../../src/entity-store/entity-store.js';
+import { GroupCommit } from '../../src/entity-store/group-commit.js';
 import { pino } from 'pino';
 import type { Logger } from '../../src/logging.js';
 import type { ShardedTypeOptions } from '../../src/sharding/cluster-sharding.js';
@@ -46,6 +48,8 @@ export class TestCluster extends InProcessCluster<TestNode> {
       delayMs?: number;
       /** Each node's event listener, by its address. */
       events?: (address: NodeAddress) => CoordinatorEvents;
+      /** The store durable types commit to, shared by every node (each its own group commit, as a host). */
+      entityStore?: EntityStore;
     } = {},
   ) {
     super(options);
@@ -56,6 +60,9 @@ export class TestCluster extends InProcessCluster<TestNode> {
       ...(this.options.config === undefined ? {} : { config: this.options.config }),
       ...(this.options.logger === undefined ? {} : { logger: this.options.logger }),
       ...(this.options.events === undefined ? {} : { events: this.options.events(address) }),
+      ...(this.options.entityStore === undefined
+        ? {}
+        : { entityStore: { commit: new GroupCommit(this.options.entityStore) } }),
     });
   }
 

@@ -2,6 +2,7 @@
 // FakeCluster, or the real Cluster protocol), and on top each node's placement replica, its replication and
 // its sharding runtime, wired as src/node/node.ts wires them. Harnesses extend InProcessCluster with what
 // their nodes run; every cluster made is stopped by useInProcessClusters after its test.
+import type { EntityStoreContext } from '../../src/sharding/core/sharding-context.js';
 import type { FailoverTimeline } from '../../src/cluster/failover-timeline.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import { Cluster } from '../../src/cluster/cluster.js';
@@ -84,6 +85,8 @@ export interface ShardingNodeOptions {
   readonly antiEntropyIntervalMs?: number;
   /** What the node's sharding reports (coordinator and region events). */
   readonly events?: CoordinatorEvents;
+  /** The node's entity store, for durable types (each node its own group commit over a shared store). */
+  readonly entityStore?: EntityStoreContext;
 }
 
 export interface ShardingNode {
@@ -118,6 +121,7 @@ export function startShardingNode(
     config: { ...FAST_SHARDING_CONFIG, ...options.config },
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.events === undefined ? {} : { events: options.events }),
+    ...(options.entityStore === undefined ? {} : { entityStore: options.entityStore }),
   });
   return { address, key, transport, membership, placements, sharding: sharding as ClusterSharding };
 }
