@@ -142,6 +142,9 @@ function nodeArgs(options: LocalClusterOptions, i: number, dataDir: string, seed
     ...seedArgs,
     '--data-dir',
     join(dataDir, `node-${i + 1}`),
+    // One lmdb directory every node shares: the demo Counter is durable across a kill -9 with nothing to install.
+    '--entity-store',
+    `lmdb:${join(dataDir, 'entities')}`,
     ...(options.authToken ? ['--auth-token', options.authToken] : []),
     ...(options.fallback ? ['--fallback', options.fallback] : []),
     ...(options.nodeAttributes?.get(i + 1) ?? []).flatMap((attribute) => ['--attribute', attribute]),

@@ -1,9 +1,12 @@
-// The demo entity type every CLI-started node runs: `Counter`, one in-memory integer per entity id, and its
-// edge routes on the node's HTTP server, so a newcomer can see which node serves which shard.
+// The demo entity type every CLI-started node runs: `Counter`, one integer per entity id (durable when the node
+// has an entity store), and its edge routes on the node's HTTP server, so a newcomer can see which node serves
+// which shard.
 import type { FastifyInstance } from 'fastify';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { describeValue } from '../logging.js';
 import type { EntityBehavior } from '../sharding/core/entity-api.js';
+import type { NodeEntityType } from './application.js';
+import type { NodeConfig } from './config.js';
 
 export const COUNTER_TYPE = 'Counter';
 export const COUNTER_SHARDS = 1000;
@@ -18,8 +21,21 @@ export interface CounterValue {
   readonly node: string;
 }
 
+/**
+ * The demo every node runs when the application brings no entity types: durable when the node has an entity
+ * store (`local-cluster` gives each node the same lmdb directory), so a value survives a kill -9 of its host.
+ */
+export function demoTypes(config: Pick<NodeConfig, 'entityStore' | 'shardIdFunction'>): NodeEntityType[] {
+  const durable = config.entityStore !== undefined;
+  const { shardIdFunction } = config;
+  return [
+    { typeName: COUNTER_TYPE, behavior: counterBehavior, numberOfShards: COUNTER_SHARDS, shardIdFunction, durable },
+  ];
+}
+
 export const counterBehavior: EntityBehavior = (ctx) => {
-  // A graceful move hands the value over (snapshot below); a crash of the host restarts it at 0.
+  // Durable (a node with an entity store), the value comes back from the store; otherwise a graceful move
+  // hands it over (snapshot below) and a crash of the host restarts it at 0.
   let value = typeof ctx.restored === 'number' && Number.isSafeInteger(ctx.restored) ? ctx.restored : 0;
   const answer = (): CounterValue => ({
     entityId: ctx.entityId,

@@ -18,19 +18,13 @@ import { PlacementReplication, placementLogOf } from '../placement-replication/p
 import { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { fallbackStrategy, requireFallbackStrategyName } from '../sharding/strategies/index.js';
 import type { ExternalAllocationController } from '../sharding/api/external-allocation-controller.js';
-import {
-  checkApplication,
-  controllerOf,
-  initEntityTypes,
-  type NodeApplication,
-  type NodeEntityType,
-} from './application.js';
+import { checkApplication, controllerOf, initEntityTypes, type NodeApplication } from './application.js';
 import { registerAppRoutes } from './app-routes.js';
 import type { RunningNode, StopReason } from './running-node.js';
 
 export type { RunningNode, StopReason } from './running-node.js';
 import { resolveNodeConfig, type NodeConfig, type NodeConfigInput } from './config.js';
-import { COUNTER_SHARDS, COUNTER_TYPE, counterBehavior, registerCounterRoutes } from './counter.js';
+import { COUNTER_TYPE, demoTypes, registerCounterRoutes } from './counter.js';
 import { NodeManagementBackend } from './management-backend.js';
 import { inboundHealthOf } from './inbound-health.js';
 import { failoverTimeline, followFailovers } from './failover-wiring.js';
@@ -56,11 +50,6 @@ export type StartNodeInput = NodeConfigInput &
 
 /** StartNodeInput's keys beyond NodeConfig's. */
 export const START_NODE_KEYS = ['entityTypes', 'httpRoutes', 'handleSignals'] as const;
-
-/** The demo every node runs when the application brings no entity types. */
-const DEMO_TYPES: ReadonlyArray<NodeEntityType> = [
-  { typeName: COUNTER_TYPE, behavior: counterBehavior, numberOfShards: COUNTER_SHARDS },
-];
 
 /**
  * Starts one node wired end to end, as the CLI does: TCP transport, membership, the placement store replica (durable
@@ -210,12 +199,8 @@ async function wire(
     events: failovers.events,
     ...(entityStore === undefined ? {} : { entityStore: entityStore.context }),
   });
-  const controllers = initEntityTypes(
-    sharding,
-    cluster,
-    app.entityTypes ?? DEMO_TYPES.map((type) => ({ ...type, shardIdFunction: config.shardIdFunction })),
-    logger,
-    () => fallbackStrategy(config.fallback, cluster),
+  const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? demoTypes(config), logger, () =>
+    fallbackStrategy(config.fallback, cluster),
   );
   const placementsOf = controllerOf(controllers);
 
