@@ -25,6 +25,12 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
+/** The value of an unlabelled series in a Prometheus text body; NaN when absent. */
+function sample(text: string, name: string): number {
+  const line = text.split('\n').find((row) => row.startsWith(`${name} `));
+  return line === undefined ? NaN : Number(line.slice(name.length + 1));
+}
+
 describe('durable entities across a crash of their host (issue 36)', () => {
   it('SIGKILL of the host under 50 sends/s, lmdb shared by three processes: each send applied exactly once', async () => {
     await runCrashCase(procs, { victim: 'host', downAfterMs: 3000, store: `lmdb:${join(root, 'entities')}` });
@@ -74,6 +80,11 @@ describe('durable entities across a crash of their host (issue 36)', () => {
         `${result.resolved}, failed ${result.failed.length}, lost ${result.lost.length}, entities off by any send ` +
         `${wrong.length}; an ask meanwhile: ${refused.status} ${refused.body.error}; health: ${degraded.body.status}`,
     );
+    // The outage in the node's metrics: failed transactions, and commits timed before and after it.
+    const metrics = (await http<string>('GET', `${via.url}/metrics`)).body;
+    expect(sample(metrics, 'actor_ts_entity_store_failures_total')).toBeGreaterThan(0);
+    expect(sample(metrics, 'actor_ts_entity_store_commit_seconds_count')).toBeGreaterThan(0);
+    expect(sample(metrics, 'actor_ts_entity_store_restore_seconds_count')).toBeGreaterThanOrEqual(ENTITIES);
     expect(refused.status).toBe(503);
     expect(refused.body.error).toBe('entity_store_unavailable');
     expect(degraded.body.status).toBe('degraded');
