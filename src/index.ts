@@ -47,6 +47,24 @@ export {
   type PlacementReplicationOptions,
   type ReplicatedPlacements,
 } from './placement-replication/placement-replication.js';
+export {
+  EntityStoreError,
+  parseEntityStore,
+  type CommitResult,
+  type EntityStore,
+  type EntityStoreConfig,
+  type EntityWrite,
+  type ShardKey,
+} from './entity-store/entity-store.js';
+export {
+  GroupCommit,
+  type GroupCommitOptions,
+  type GroupCommitStats,
+  type WriteOutcome,
+} from './entity-store/group-commit.js';
+export { openEntityStore } from './entity-store/open-entity-store.js';
+export { openLmdbEntityStore } from './entity-store/lmdb-entity-store.js';
+export { openPostgresEntityStore, type PostgresEntityStoreOptions } from './entity-store/postgres-entity-store.js';
 export { PLACEMENT_SYNC_MESSAGES } from './placement-replication/sync-messages.js';
 
 export {

@@ -1,6 +1,7 @@
 // DadBot as an application of @actor-ts/placement: the Dad entity type and, on every node, the chat webhook
 // (`POST /chats/:chatId/messages`, answered 202 without waiting for the Dad) and `GET /chats/:chatId` (the
-// Dad's host, state and what he told). `startNode({ ...config, ...dadbot() })` runs it.
+// Dad's host, state and what he told). `startNode({ ...config, entityStore, ...dadbot() })` runs it: the Dad is
+// durable, his memory committed to the node's entity store after every message.
 import type { NodeEntityType, NodeHttpRoutes } from '@actor-ts/placement';
 import { DAD_TYPE, dadBehavior, type DadCommand, type DadEvent, type DadStatus } from './dad.js';
 import { PunGenerator } from './puns.js';
@@ -13,6 +14,11 @@ export interface DadbotOptions {
   /** How long the pun generator thinks; default 2,000 ms. */
   readonly thinkMs?: number;
   readonly onEvent?: (event: DadEvent) => void;
+  /**
+   * Commit the Dad's memory after every message (the node needs an `entityStore`), so a crash of his host costs
+   * no joke told and no message heard; default true. False: his memory moves only with a graceful move.
+   */
+  readonly durable?: boolean;
 }
 
 export interface DadbotApplication {
@@ -70,5 +76,6 @@ export function dadbot(options: DadbotOptions = {}): DadbotApplication {
       return { chatId: status.chatId, node: status.node, state: status.state, told: status.told };
     });
   };
-  return { entityTypes: [{ typeName: DAD_TYPE, behavior, numberOfShards: 1000, role: DAD_ROLE }], httpRoutes };
+  const durable = options.durable ?? true;
+  return { entityTypes: [{ typeName: DAD_TYPE, behavior, numberOfShards: 1000, role: DAD_ROLE, durable }], httpRoutes };
 }

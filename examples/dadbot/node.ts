@@ -1,14 +1,18 @@
 // One DadBot node for real processes: `node dist/examples/dadbot/node.js --port P --http-port H --seed ADDR...
-// [--data-dir DIR] [--host HOST] [--gateway]`. System `app`, host 127.0.0.1 unless --host says otherwise; a
-// gateway routes chats and hosts no Dad. SIGINT or SIGTERM leaves the cluster gracefully. --quiet-ms and
+// [--data-dir DIR] [--entity-store lmdb:DIR|postgres://...] [--host HOST] [--gateway]`. System `app`, host
+// 127.0.0.1 unless --host says otherwise; a gateway routes chats and hosts no Dad. The Dads are durable: their
+// memory goes to the entity store (default lmdb:.dadbot/entities, shared by the nodes started here). SIGINT or SIGTERM leaves the cluster gracefully. --quiet-ms and
 // --think-ms shorten Dad's 2.5 s quiet period and 2 s of thinking (tests use them).
 import { parseArgs } from 'node:util';
-import { runNode } from '@actor-ts/placement';
+import { parseEntityStore, runNode } from '@actor-ts/placement';
 import { DAD_ROLE, dadbot } from './app.js';
 import { Timeline } from './timeline.js';
 
 const USAGE =
-  'usage: node dist/examples/dadbot/node.js --port P --http-port H [--seed ADDR]... [--data-dir DIR] [--host HOST] [--gateway]';
+  'usage: node dist/examples/dadbot/node.js --port P --http-port H [--seed ADDR]... [--data-dir DIR] ' +
+  '[--entity-store lmdb:DIR|postgres://...] [--host HOST] [--gateway]';
+/** Every node started in one directory shares it: a Dad survives a kill -9 of his host. */
+const DEFAULT_STORE = 'lmdb:.dadbot/entities';
 
 function port(name: string, value: string | undefined): number {
   const parsed = Number(value);
@@ -30,6 +34,7 @@ async function main(): Promise<number> {
       'http-port': { type: 'string' },
       seed: { type: 'string', multiple: true },
       'data-dir': { type: 'string' },
+      'entity-store': { type: 'string' },
       host: { type: 'string' },
       gateway: { type: 'boolean' },
       'log-level': { type: 'string' },
@@ -52,6 +57,8 @@ async function main(): Promise<number> {
       roles: values.gateway === true ? [] : [DAD_ROLE],
       logLevel: values['log-level'] ?? 'warn',
       ...(values['data-dir'] === undefined ? {} : { dataDir: values['data-dir'] }),
+      // Where the Dads' memory is committed; by default one lmdb directory every node on this machine shares.
+      entityStore: parseEntityStore(values['entity-store'] ?? DEFAULT_STORE),
       ...dadbot({
         onEvent: (event) => timeline.event(event),
         ...(values['quiet-ms'] === undefined ? {} : { quietMs: duration('quiet-ms', values['quiet-ms']) }),

@@ -4,6 +4,9 @@
 // Flags (all optional): --base-port P (cluster ports P..P+2, default 25520), --http-base-port H (default 8080),
 // --quiet-ms, --think-ms, --down-after-ms (how long a dead node stays a member; default 5000).
 import { parseArgs } from 'node:util';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startNode, type RunningNode } from '@actor-ts/placement';
 import { DAD_ROLE, dadbot, type Accepted } from './app.js';
 import { DAD_TYPE, type DadEvent } from './dad.js';
@@ -71,6 +74,8 @@ async function play(f: Flags): Promise<void> {
       timeline.event(event);
     },
   });
+  const entities = mkdtempSync(join(tmpdir(), 'dadbot-entities-'));
+  process.once('exit', () => rmSync(entities, { recursive: true, force: true }));
   const nodes: RunningNode[] = [];
   for (let i = 0; i < 3; i++) {
     const seed = nodes[0]?.address.toString();
@@ -81,6 +86,8 @@ async function play(f: Flags): Promise<void> {
       roles: [DAD_ROLE],
       logLevel: 'silent',
       cluster: { downAfterMs: f.downAfterMs },
+      // One lmdb directory the three nodes share: a Dad's memory is committed after every message.
+      entityStore: { kind: 'lmdb', dir: entities },
       ...app,
     });
     names.set(node.address.toString(), `node-${i}`);

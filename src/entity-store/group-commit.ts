@@ -22,6 +22,7 @@ export interface GroupCommitStats {
   readonly lastError: string | undefined;
 }
 
+/** Hooks of a group commit (metrics, logs). */
 export interface GroupCommitOptions {
   /** Called after each transaction with its duration and how many writes it carried. */
   readonly onTransaction?: (durationMs: number, writes: number, ok: boolean) => void;
@@ -34,6 +35,7 @@ interface Staged {
   readonly waiters: Array<{ resolve: (outcome: WriteOutcome) => void; reject: (error: Error) => void }>;
 }
 
+/** One node's group commit over its entity store: one transaction at a time, every staged write in the next. */
 export class GroupCommit {
   private staged = new Map<string, Staged>();
   private inFlight = false;

@@ -15,7 +15,7 @@ import {
 const FILE = 'entities.mdb';
 
 /** Opens (creating) the store in `dir`; EntityStoreError when the directory or file cannot be used. */
-export function openLmdbEntityStore(dir: string): LmdbEntityStore {
+export function openLmdbEntityStore(dir: string): EntityStore {
   const path = resolve(dir);
   try {
     mkdirSync(path, { recursive: true });
@@ -36,7 +36,8 @@ export function openLmdbEntityStore(dir: string): LmdbEntityStore {
   }
 }
 
-export class LmdbEntityStore implements EntityStore {
+// Not exported: its declaration would name lmdb's types, which a consumer's compiler need not read.
+class LmdbEntityStore implements EntityStore {
   readonly kind = 'lmdb';
   private readonly epochs: Database<number, [string, number]>;
   private readonly rows: Database<Uint8Array, [string, string]>;

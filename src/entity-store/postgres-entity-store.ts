@@ -33,6 +33,7 @@ const MIGRATIONS: ReadonlyArray<string> = [
 /** One advisory lock key for the project's migrations (any fixed 64-bit number). */
 const MIGRATION_LOCK = 7_701_036;
 
+/** The connection pool's bounds (every field optional, with the default it names). */
 export interface PostgresEntityStoreOptions {
   /** Connections kept at most; default 4 (one commit is in flight per node at a time). */
   readonly maxConnections?: number;
@@ -46,7 +47,7 @@ export interface PostgresEntityStoreOptions {
 export async function openPostgresEntityStore(
   url: string,
   options: PostgresEntityStoreOptions = {},
-): Promise<PostgresEntityStore> {
+): Promise<EntityStore & { migrate(): Promise<number> }> {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections ?? 4,
@@ -66,7 +67,8 @@ export async function openPostgresEntityStore(
   }
 }
 
-export class PostgresEntityStore implements EntityStore {
+// Not exported: its declaration would name pg's types (@types/pg is a development dependency).
+class PostgresEntityStore implements EntityStore {
   readonly kind = 'postgres';
   private closed = false;
 

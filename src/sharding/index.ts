@@ -7,7 +7,8 @@ export {
   type TypeStats,
 } from './cluster-sharding.js';
 export type { RebalanceNowResult, ShardLocations } from './coordinator-client.js';
-export type { ShardedTypeOptions } from './core/sharded-type.js';
+export { DURABLE_IDLE_MS, type ShardedTypeOptions } from './core/sharded-type.js';
+export type { EntityStoreContext } from './core/sharding-context.js';
 export {
   ExternalAllocationController,
   RebalanceError,
@@ -72,7 +73,9 @@ export type {
   EntityContext,
   EntityInstance,
   EntityRef,
+  EntityOutcome,
   EntityTimers,
+  HostOutcome,
   PipeOutcome,
   SendOptions,
 } from './core/entity-api.js';

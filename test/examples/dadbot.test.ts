@@ -1,7 +1,7 @@
 // The DadBot example (examples/dadbot/), built into dist/: it imports only the published package; real node
 // processes (two Dad nodes and a gateway) take chat messages through the webhook, tell one joke per quiet batch,
 // keep serving through a graceful leave, and refuse bad bodies; `npm run dadbot`'s scripted run plays the
-// article's timeline.
+// article's timeline, where the durable Dad repeats no joke after his host is killed.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,7 +67,8 @@ describe('the DadBot example', () => {
   it('real nodes: the webhook answers 202 once the Dad has the message, one joke per quiet batch, a gateway hosts no Dad, and a graceful leave moves the chat with its memory', async () => {
     const [p1, h1, p2, h2, pg, hg] = (await freePorts(6)) as [number, number, number, number, number, number];
     const seed = `app@127.0.0.1:${p1}`;
-    const fast = ['--quiet-ms', '300', '--think-ms', '200'];
+    // The Dads' memory in this run's own lmdb directory, shared by the three processes.
+    const fast = ['--quiet-ms', '300', '--think-ms', '200', '--entity-store', `lmdb:${join(logDir, 'entities')}`];
     const first = start('dad-1', 'node.js', ['--port', String(p1), '--http-port', String(h1), '--seed', seed, ...fast]);
     const second = start('dad-2', 'node.js', [
       '--port',
@@ -198,6 +199,9 @@ describe('the DadBot example', () => {
     const killed = at(/--- node-2 is killed/);
     expect(killed).toBeGreaterThan(leaves);
     expect(at(/#random · DadBot: .*\(node-1, shard \d+\)/)).toBeGreaterThan(killed);
+    // The Dad is durable: the new Dad for #random starts from what the killed host committed, and tells a new joke.
+    expect(at(/^Repeated joke in #random!$/)).toBe(-1);
+    expect(at(/#random → shard \d+ → node-1 \(told 2\)/)).toBeGreaterThan(killed);
     expect(lines.some((line) => / done$/.test(line))).toBe(true);
   }, 120_000);
 });
