@@ -22,6 +22,7 @@ import { scaleReal } from './scenarios/s12-scale-real.js';
 import { coordinatorCost } from './scenarios/s13-coordinator.js';
 import { tlsCost } from './scenarios/s14-tls.js';
 import { passivation } from './scenarios/s15-passivation.js';
+import { durableEntities } from './scenarios/s16-durable.js';
 
 const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['1', propagation],
@@ -39,6 +40,7 @@ const SCENARIOS: ReadonlyArray<readonly [string, Scenario]> = [
   ['13', coordinatorCost],
   ['14', tlsCost],
   ['15', passivation],
+  ['16', durableEntities],
 ];
 
 interface Flags {

@@ -51,6 +51,7 @@ export class DeliveryNode {
 export async function startDeliveryNodes(
   count: number,
   tlsOf?: (i: number) => Parameters<DeliveryOps['start']>[0],
+  store?: Parameters<DeliveryOps['join']>[1],
 ): Promise<DeliveryNode[]> {
   const nodes = Array.from({ length: count }, () => new DeliveryNode());
   try {
@@ -60,6 +61,7 @@ export async function startDeliveryNodes(
         node.call(
           'join',
           nodes.map((n) => n.address),
+          store,
         ),
       ),
     );

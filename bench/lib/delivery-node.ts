@@ -12,10 +12,13 @@ import { PlacementReplication } from '../../src/placement-replication/placement-
 import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
 import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';
+import type { EntityStoreConfig } from '../../src/entity-store/entity-store.js';
+import { GroupCommit } from '../../src/entity-store/group-commit.js';
+import { openEntityStore } from '../../src/entity-store/open-entity-store.js';
 import { staticMembership } from './static-membership.js';
 import { windowed } from './windowed.js';
 
-export const TYPES = ['Remote', 'Local', 'Stateful', 'Plain'] as const;
+export const TYPES = ['Remote', 'Local', 'Stateful', 'Plain', 'Durable'] as const;
 export const SHARDS = 10;
 export const STATE_BYTES = 1024;
 
@@ -28,7 +31,8 @@ export interface Probe {
 export interface DeliveryOps {
   /** Starts the transport; with `tls`, mutual TLS from those files (S14). */
   start(tls?: { cert: string; key: string; ca: string }): string;
-  join(all: readonly string[]): void;
+  /** Joins; with `store`, the Durable type commits to it (S16), else it is an in-memory type like Remote. */
+  join(all: readonly string[], store?: EntityStoreConfig): void;
   regions(): number;
   setHomes(homes: Readonly<Record<string, string>>): void;
   resetCounts(): void;
@@ -80,8 +84,10 @@ const ops: { [K in keyof DeliveryOps]: (...args: Parameters<DeliveryOps[K]>) => 
       });
       return transport.self.toString();
     },
-    async join(all) {
+    async join(all, store) {
       if (transport === undefined) throw new Error('start first');
+      // IPC sends a missing argument as null.
+      const entityStore = store === undefined || store === null ? undefined : await openEntityStore(store);
       const membership = staticMembership(transport.self, all.map(NodeAddress.parse));
       const replica = new PlacementReplication(
         new PlacementStore({ node: transport.self.toString() }),
@@ -93,6 +99,7 @@ const ops: { [K in keyof DeliveryOps]: (...args: Parameters<DeliveryOps[K]>) => 
         membership,
         placements: replica,
         config: { coordinatorWarmupMs: 0, retryIntervalMs: 200 },
+        ...(entityStore === undefined ? {} : { entityStore: { commit: new GroupCommit(entityStore) } }),
       });
       for (const type of TYPES) {
         const strategy: AllocationStrategy = {
@@ -102,8 +109,9 @@ const ops: { [K in keyof DeliveryOps]: (...args: Parameters<DeliveryOps[K]>) => 
         };
         sharding.init({
           typeName: type,
-          behavior: behavior(type === 'Stateful'),
+          behavior: behavior(type === 'Stateful' || type === 'Durable'),
           numberOfShards: SHARDS,
+          durable: type === 'Durable' && entityStore !== undefined,
           allocationStrategy: strategy,
         });
       }

@@ -44,10 +44,11 @@ export function spawnNode(
   logPath: string,
   logLevel = 'warn',
   env?: Readonly<Record<string, string>>,
+  extraArgs: readonly string[] = [],
 ): ChildProcess {
   installExitHook();
   const log = openSync(logPath, 'a');
-  const args = [binPath, ...nodeCommandArgs({ port: node.port, httpPort: node.httpPort, seed, logLevel })];
+  const args = [binPath, ...nodeCommandArgs({ port: node.port, httpPort: node.httpPort, seed, logLevel, extraArgs })];
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', log, log],
     ...(env === undefined ? {} : { env: { ...process.env, ...env } }),

@@ -30,6 +30,8 @@ export interface RealCluster {
   readonly logDir: string;
   readonly bin: string;
   readonly logLevel: string;
+  /** More flags of every node (`--entity-store ...`, S16). */
+  readonly extraArgs: readonly string[];
 }
 
 export interface ClusterOptions {
@@ -37,13 +39,15 @@ export interface ClusterOptions {
   /** Default: this checkout's CLI; pass another checkout's bin to measure that build. */
   readonly bin?: string;
   readonly logLevel?: string;
+  readonly extraArgs?: readonly string[];
 }
 
 type NodeSpec = Pick<ClusterNode, 'port' | 'httpPort' | 'trafficFile'>;
 
 function spawn(cluster: RealCluster, node: NodeSpec, seed: string, tag: string): ChildProcess {
   const env = cluster.bin === COUNTING_BIN ? { BENCH_TRAFFIC_FILE: node.trafficFile } : undefined;
-  return spawnNode(cluster.bin, node, seed, join(cluster.logDir, `${tag}.log`), cluster.logLevel, env);
+  const log = join(cluster.logDir, `${tag}.log`);
+  return spawnNode(cluster.bin, node, seed, log, cluster.logLevel, env, cluster.extraArgs);
 }
 
 /** Until every node lists every other Up (the e2e tests' own check); `timeoutMs` grows with the count. */
@@ -64,6 +68,7 @@ export async function startCluster(options: ClusterOptions): Promise<RealCluster
     logDir,
     bin: options.bin ?? COUNTING_BIN,
     logLevel: options.logLevel ?? 'warn',
+    extraArgs: options.extraArgs ?? [],
   };
   const seed = nodeAddress(ports[0] as number);
   for (let i = 0; i < options.count; i++) {

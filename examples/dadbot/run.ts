@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNode, type RunningNode } from '@actor-ts/placement';
-import { DAD_ROLE, dadbot, type Accepted } from './app.js';
+import { DAD_ROLE, dadbot, type Accepted, type DadbotApplication } from './app.js';
 import { DAD_TYPE, type DadEvent } from './dad.js';
 import { Timeline } from './timeline.js';
 
@@ -61,6 +61,32 @@ async function until(what: string, condition: () => boolean | Promise<boolean>, 
   return false;
 }
 
+/**
+ * The three nodes of the run, each with the Dad's role, sharing one lmdb entity store (a Dad's memory is committed
+ * after every message); `names` learns node-0..node-2.
+ */
+async function startNodes(f: Flags, app: DadbotApplication, names: Map<string, string>): Promise<RunningNode[]> {
+  const entities = mkdtempSync(join(tmpdir(), 'dadbot-entities-'));
+  process.once('exit', () => rmSync(entities, { recursive: true, force: true }));
+  const nodes: RunningNode[] = [];
+  for (let i = 0; i < 3; i++) {
+    const seed = nodes[0]?.address.toString();
+    const node = await startNode({
+      port: f.basePort + i,
+      http: { port: f.httpBasePort + i },
+      seeds: seed === undefined ? [] : [seed],
+      roles: [DAD_ROLE],
+      logLevel: 'silent',
+      cluster: { downAfterMs: f.downAfterMs },
+      entityStore: { kind: 'lmdb', dir: entities },
+      ...app,
+    });
+    names.set(node.address.toString(), `node-${i}`);
+    nodes.push(node);
+  }
+  return nodes;
+}
+
 async function play(f: Flags): Promise<void> {
   const names = new Map<string, string>();
   const nameOf = (address: string): string => names.get(address) ?? address;
@@ -74,25 +100,7 @@ async function play(f: Flags): Promise<void> {
       timeline.event(event);
     },
   });
-  const entities = mkdtempSync(join(tmpdir(), 'dadbot-entities-'));
-  process.once('exit', () => rmSync(entities, { recursive: true, force: true }));
-  const nodes: RunningNode[] = [];
-  for (let i = 0; i < 3; i++) {
-    const seed = nodes[0]?.address.toString();
-    const node = await startNode({
-      port: f.basePort + i,
-      http: { port: f.httpBasePort + i },
-      seeds: seed === undefined ? [] : [seed],
-      roles: [DAD_ROLE],
-      logLevel: 'silent',
-      cluster: { downAfterMs: f.downAfterMs },
-      // One lmdb directory the three nodes share: a Dad's memory is committed after every message.
-      entityStore: { kind: 'lmdb', dir: entities },
-      ...app,
-    });
-    names.set(node.address.toString(), `node-${i}`);
-    nodes.push(node);
-  }
+  const nodes = await startNodes(f, app, names);
   const [node0, node1, node2] = nodes as [RunningNode, RunningNode, RunningNode];
   const upEverywhere = async (): Promise<boolean> => {
     for (const node of nodes) {
