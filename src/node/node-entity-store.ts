@@ -1,8 +1,10 @@
 // A node's entity store as the node runs it: opened before anything is bound (a store that cannot be used stops
-// the start with a typed error), its group commit handed to sharding, its latencies to the metrics, its failing
-// commits to health, and closed last, after sharding stopped committing.
+// the start with a typed error), behind a backoff (a store that went down is probed, not hammered), its group
+// commit handed to sharding, its latencies to the metrics, its outage to health, and closed last, after sharding
+// stopped committing.
 import type { Logger } from '../logging.js';
-import { checkEntityStoreConfig, type EntityStore, type EntityStoreConfig } from '../entity-store/entity-store.js';
+import { checkEntityStoreConfig, type EntityStoreConfig } from '../entity-store/entity-store.js';
+import { BackoffStore } from '../entity-store/backoff.js';
 import { GroupCommit } from '../entity-store/group-commit.js';
 import { openEntityStore } from '../entity-store/open-entity-store.js';
 import type { EntityStoreFigures } from '../management/entity-store-metrics.js';
@@ -25,11 +27,11 @@ export class NodeEntityStore implements EntityStoreFigures {
     if (config === undefined) return undefined;
     const store = await openEntityStore(checkEntityStoreConfig(config));
     logger.info({ kind: store.kind, where: store.where }, 'entity store open');
-    return new NodeEntityStore(store, logger);
+    return new NodeEntityStore(new BackoffStore(store), logger);
   }
 
   private constructor(
-    store: EntityStore,
+    private readonly store: BackoffStore,
     private readonly logger: Logger,
   ) {
     this.kind = store.kind;
@@ -57,10 +59,10 @@ export class NodeEntityStore implements EntityStoreFigures {
     return () => void this.listeners.delete(listener);
   }
 
-  /** Why this node cannot commit durable entities now (its latest transaction failed), or undefined. */
+  /** Why this node cannot use its entity store now (its latest call failed), or undefined. */
   problem(): string | undefined {
-    const { lastError } = this.commit.stats();
-    return lastError === undefined ? undefined : `entity store (${this.kind}, ${this.where}): ${lastError}`;
+    const why = this.store.problem;
+    return why === undefined ? undefined : `entity store (${this.kind}, ${this.where}): ${why}`;
   }
 
   /** Waits for the commits under way, then closes the store. Idempotent. */
