@@ -25,7 +25,11 @@ describe('entity store backoff', () => {
       now += 1_000;
       await expect(store.load('T', 'a')).rejects.toThrow(/down/);
       await expect(store.load('T', 'a')).rejects.toThrow(/retrying in (\d+) ms/);
-      waits.push(Number(/retrying in (\d+) ms/.exec(await store.load('T', 'a').catch((e: Error) => e.message))?.[1]));
+      const refusal = await store.load('T', 'a').then(
+        () => 'answered',
+        (error: Error) => error.message,
+      );
+      waits.push(Number(/retrying in (\d+) ms/.exec(refusal)?.[1]));
     }
     expect(waits).toEqual([200, 400, 400, 400]);
     expect(asked).toBe(5);
