@@ -60,7 +60,7 @@ describe('local-cluster refuses what would lose pins or report a start that fail
     expect((await exitWithin(fresh, 30_000)).code).toBe(1);
     expect(fresh.log()).toMatch(/error: --fresh would delete .* the data directory .*node-\d is in use by process \d+/);
     expect(fresh.log()).not.toContain(BANNER);
-    expect(readdirSync(dataDir).sort()).toEqual(['node-1', 'node-2', 'node-3']);
+    expect(readdirSync(dataDir).sort()).toEqual(['entities', 'node-1', 'node-2', 'node-3']);
     expect(statSync(file).ino).toBe(inode);
 
     // The same command again, without --fresh: the directories are held, so nothing starts.
