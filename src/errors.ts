@@ -35,7 +35,9 @@ export type ErrorCode =
   /** A durable entity's stored row does not decode: the entity is not started (the row is left as it is). */
   | 'entity_state_invalid'
   /** A durable entity's snapshot is over maxEntitySnapshotBytes or not encodable: its message was not committed. */
-  | 'entity_snapshot_invalid';
+  | 'entity_snapshot_invalid'
+  /** A message its entity type's schema refused on the host: it never reached `receive` (issue 37). */
+  | 'invalid_message';
 
 /**
  * The runtime's error: `code` says which rule was broken (bad input, unknown type, timeout, ...), the message says

@@ -1,5 +1,6 @@
-// Passivation metrics per entity type, read at scrape from the sharding runtime's region stats:
-// actor_ts_entities_active{type} and actor_ts_entities_passivated_total{type,reason} (issue 37).
+// Entity metrics per type, read at scrape from the sharding runtime's region stats (issue 37):
+// actor_ts_entities_active{type}, actor_ts_entities_passivated_total{type,reason} and
+// actor_ts_messages_invalid_total{type}.
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 /** One entity type's figures (MetricsSource's DeliveryFigures has these fields). */
@@ -7,6 +8,7 @@ export interface EntityFigures {
   readonly type: string;
   readonly entitiesActive?: number;
   readonly entitiesPassivated?: Readonly<Record<string, number>>;
+  readonly messagesInvalid?: number;
 }
 
 /** Registers both series on `registers`; `read` is called at every scrape. */
@@ -34,6 +36,16 @@ export function registerEntityMetrics(
       this.reset();
       for (const { type, entitiesPassivated = {} } of read())
         for (const [reason, count] of Object.entries(entitiesPassivated)) this.inc({ type, reason }, count);
+    },
+  });
+  new Counter({
+    name: `${prefix}messages_invalid_total`,
+    help: "Messages an entity type's schema refused on this node (an ask or send answered invalid_message, a tell dropped).",
+    labelNames: ['type'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { type, messagesInvalid = 0 } of read()) this.inc({ type }, messagesInvalid);
     },
   });
 }

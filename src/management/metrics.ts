@@ -61,6 +61,8 @@ export interface DeliveryFigures {
   readonly entitiesActive?: number;
   /** Entities of the type this node passivated since the start, by reason (idle, limit, self). */
   readonly entitiesPassivated?: Readonly<Record<string, number>>;
+  /** Messages of the type its schema refused on this node since the start (issue 37). */
+  readonly messagesInvalid?: number;
 }
 
 /** Current figures, read at every scrape; plus the event subscription. */

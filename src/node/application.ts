@@ -1,6 +1,7 @@
 // What an application brings to `startNode`: its entity types (each under external allocation over its own
 // fallback strategy) and its HTTP routes. Checked whole before the node binds any port, so bad input never
 // leaves a half-started node behind.
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FastifyInstance } from 'fastify';
 import type { Cluster } from '../cluster/cluster.js';
 import { ActorTsError } from '../errors.js';
@@ -44,6 +45,8 @@ export interface NodeEntityType {
    * and start it from there after a crash, a move or passivation. Needs `entityStore`; default false.
    */
   readonly durable?: boolean;
+  /** The Standard Schema every message is checked against on its host (set by `defineEntityType`). */
+  readonly message?: StandardSchemaV1;
 }
 
 /** Registers the application's routes on the node's HTTP server, before it listens. */
@@ -73,7 +76,7 @@ export function checkApplication(app: NodeApplication, hasEntityStore = true): v
   const seen = new Set<string>();
   entityTypes.forEach((type: unknown, index) => {
     if (typeof type !== 'object' || type === null) throw invalid(`entityTypes[${index}] must be an object`);
-    const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction, passivation, durable } =
+    const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction, passivation, durable, message } =
       type as Partial<NodeEntityType>;
     const name = typeof typeName === 'string' ? `entity type ${JSON.stringify(typeName)}` : `entityTypes[${index}]`;
     if (fallback !== undefined && !isStrategy(fallback) && !isFallbackStrategyName(fallback)) {
@@ -91,6 +94,7 @@ export function checkApplication(app: NodeApplication, hasEntityStore = true): v
         shardIdFunction,
         passivation,
         durable,
+        message,
       } as ShardedTypeOptions);
     } catch (error) {
       throw invalid(`${name}: ${(error as Error).message}`);
@@ -115,11 +119,13 @@ export function initEntityTypes(
   defaultFallback: () => AllocationStrategy,
 ): Map<string, ExternalAllocationController> {
   const controllers = new Map<string, ExternalAllocationController>();
-  for (const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction, passivation, durable } of types) {
+  for (const type of types) {
+    const { typeName, behavior, numberOfShards, role, fallback, shardIdFunction, passivation, durable, message } = type;
     sharding.init({
       typeName,
       behavior,
       ...(durable === undefined ? {} : { durable }),
+      ...(message === undefined ? {} : { message }),
       ...(numberOfShards === undefined ? {} : { numberOfShards }),
       ...(role === undefined ? {} : { role }),
       ...(shardIdFunction === undefined ? {} : { shardIdFunction }),

@@ -4,7 +4,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import { describeValue } from '../logging.js';
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { EntityBehavior } from '../sharding/core/entity-api.js';
+import { defineEntityType, type TypedEntityInstance } from '../sharding/core/typed-entity.js';
 import type { NodeEntityType } from './application.js';
 import type { NodeConfig } from './config.js';
 
@@ -28,10 +30,36 @@ export interface CounterValue {
 export function demoTypes(config: Pick<NodeConfig, 'entityStore' | 'shardIdFunction'>): NodeEntityType[] {
   const durable = config.entityStore !== undefined;
   const { shardIdFunction } = config;
-  return [
-    { typeName: COUNTER_TYPE, behavior: counterBehavior, numberOfShards: COUNTER_SHARDS, shardIdFunction, durable },
-  ];
+  return [{ ...Counter, shardIdFunction, durable }];
 }
+
+/** Whether a value is a CounterCommand (other fields, a test's tag say, may ride along). */
+function isCounterCommand(value: unknown): value is CounterCommand {
+  const v = value as { op?: unknown; by?: unknown } | null;
+  if (typeof v !== 'object' || v === null) return false;
+  return v.op === 'get' || (v.op === 'increment' && (v.by === undefined || Number.isSafeInteger(v.by)));
+}
+
+/**
+ * The Counter's messages as a Standard Schema, written by hand: the package depends on the spec's types, not on a
+ * validation library (an application would use zod, valibot, arktype or Effect Schema).
+ */
+export const counterCommandSchema: StandardSchemaV1<CounterCommand> = {
+  '~standard': {
+    version: 1,
+    vendor: 'actor-ts',
+    validate: (value) =>
+      isCounterCommand(value)
+        ? { value }
+        : {
+            issues: [
+              {
+                message: `expected { op: 'increment', by?: integer } or { op: 'get' }, got ${describeValue(value, 100)}`,
+              },
+            ],
+          },
+  },
+};
 
 export const counterBehavior: EntityBehavior = (ctx) => {
   // Durable (a node with an entity store), the value comes back from the store; otherwise a graceful move
@@ -59,6 +87,14 @@ export const counterBehavior: EntityBehavior = (ctx) => {
     snapshot: (): number => value,
   };
 };
+
+/** The demo type with typed messages: `entityRefFor(Counter, id)` takes only CounterCommands and answers CounterValues. */
+export const Counter = defineEntityType({
+  typeName: COUNTER_TYPE,
+  numberOfShards: COUNTER_SHARDS,
+  message: counterCommandSchema,
+  behavior: (ctx) => counterBehavior(ctx) as TypedEntityInstance<CounterCommand, CounterValue, number>,
+});
 
 const entityParams = {
   type: 'object',

@@ -155,7 +155,10 @@ function transportFigures(transport: MeasuredTransport): TransportFigures {
   };
 }
 
-/** A region's active and passivated entities, as the metrics read them. */
-function entityFigures(region: RegionStats): Pick<DeliveryFigures, 'entitiesActive' | 'entitiesPassivated'> {
-  return { entitiesActive: region.localEntities, entitiesPassivated: region.entitiesPassivated };
+/** A region's active and passivated entities and refused messages, as the metrics read them. */
+function entityFigures(
+  region: RegionStats,
+): Pick<DeliveryFigures, 'entitiesActive' | 'entitiesPassivated' | 'messagesInvalid'> {
+  const { localEntities, entitiesPassivated, messagesInvalid } = region;
+  return { entitiesActive: localEntities, entitiesPassivated, messagesInvalid };
 }

@@ -17,7 +17,7 @@ import {
   type RebalanceNowResult,
   type ShardLocations,
 } from './coordinator-client.js';
-import type { EntityRef } from './core/entity-api.js';
+import type { RefOf, TypeOrName } from './core/typed-entity.js';
 import { routeShardingMessage } from './message-router.js';
 import { StoreCordons } from './placements/cordons.js';
 import type { DrainMove, ShardingMessage } from './protocol/messages.js';
@@ -185,11 +185,11 @@ export class ClusterSharding {
     return address === undefined ? undefined : this.link.addressOf(address);
   }
 
-  entityRefFor(typeName: string, entityId: string): EntityRef {
+  entityRefFor<T extends TypeOrName>(of: T, entityId: string): RefOf<T> {
     this.requireRunning();
-    const type = this.requireType(typeName);
+    const type = this.requireType(typeof of === 'string' ? of : (of as { typeName: string }).typeName);
     checkEntityId(entityId);
-    return this.refs.refFor(refTarget(type), entityId);
+    return this.refs.refFor(refTarget(type), entityId) as RefOf<T>;
   }
 
   /**

@@ -10,6 +10,16 @@ export type { RebalanceNowResult, ShardLocations } from './coordinator-client.js
 export { DURABLE_IDLE_MS, type ShardedTypeOptions } from './core/sharded-type.js';
 export type { EntityStoreContext } from './core/sharding-context.js';
 export {
+  defineEntityType,
+  type EntityTypeDefinition,
+  type RefOf,
+  type TypeOrName,
+  type TypedEntityContext,
+  type TypedEntityInstance,
+  type TypedEntityRef,
+  type TypedEntityType,
+} from './core/typed-entity.js';
+export {
   ExternalAllocationController,
   RebalanceError,
   explicitPlacementState,

@@ -6,7 +6,9 @@ import type { EntityBehavior } from './entity-api.js';
 import { MAX_SHARD_ID, TYPE_NAME_PATTERN } from '../protocol/messages.js';
 import { LeastShardAllocationStrategy, type AllocationStrategy } from '../strategies/index.js';
 import { isAllocationStrategy } from '../strategies/allocation-strategy.js';
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { checkPassivation, type PassivationSettings } from './passivation.js';
+import { requireStandardSchema } from './typed-entity.js';
 import { DEFAULT_SHARD_ID_FUNCTION, requireShardIdFunction, type ShardIdFunction } from './shard-id.js';
 
 export const MAX_NUMBER_OF_SHARDS = MAX_SHARD_ID + 1;
@@ -40,6 +42,12 @@ export interface ShardedTypeOptions {
    * and read back on their next start (after a crash, a move or passivation). Needs the store; default false.
    */
   readonly durable?: boolean;
+  /**
+   * A Standard Schema every message from outside the entity is checked against on its host before `receive`
+   * (which gets the schema's output); refused, an ask or send fails with `invalid_message`, a tell is dropped.
+   * `defineEntityType` sets it and types the references by it. Default none: messages are not checked.
+   */
+  readonly message?: StandardSchemaV1;
 }
 
 /** A durable type's idle passivation when it names none: Akka's default of two minutes. */
@@ -54,12 +62,13 @@ export interface ShardedTypeConfig {
   readonly shardIdFunction: ShardIdFunction;
   readonly passivation: PassivationSettings;
   readonly durable: boolean;
+  readonly message: StandardSchemaV1 | undefined;
 }
 
 /** Checks `options` (`invalid_argument` naming the bad field) and fills in the defaults. */
 export function resolveShardedType(options: ShardedTypeOptions, membership: Membership): ShardedTypeConfig {
   checkShardedType(options);
-  const { typeName, behavior, allocationStrategy, role, durable = false } = options;
+  const { typeName, behavior, allocationStrategy, role, durable = false, message } = options;
   const passivation = options.passivation ?? (durable ? { idleMs: DURABLE_IDLE_MS } : {});
   const { numberOfShards, shardIdFunction } = withDefaults(options);
   const strategy = allocationStrategy ?? new LeastShardAllocationStrategy({ cluster: membership });
@@ -72,6 +81,7 @@ export function resolveShardedType(options: ShardedTypeOptions, membership: Memb
     shardIdFunction,
     passivation: { ...passivation },
     durable,
+    message,
   };
 }
 
@@ -95,6 +105,7 @@ export function checkShardedType(options: ShardedTypeOptions): void {
   requireShardIdFunction(shardIdFunction);
   checkPassivation(options.passivation);
   if (options.durable !== undefined && typeof options.durable !== 'boolean') throw invalid('durable must be a boolean');
+  if (options.message !== undefined) requireStandardSchema(options.message, 'message');
 }
 
 /** The two settings with defaults that need nothing else (the strategy's default needs the membership). */

@@ -66,6 +66,7 @@ export const REPLY_CODES = [
   'entity_fenced',
   'entity_state_invalid',
   'entity_snapshot_invalid',
+  'invalid_message',
 ] as const;
 export type ReplyCode = (typeof REPLY_CODES)[number];
 

@@ -16,6 +16,7 @@ import type {
 } from '../core/entity-api.js';
 import { EntityTimerSet, type TimerLetter } from './entity-timers.js';
 import type { SendMark } from './send-marks.js';
+import type { CheckResult, MessageCheck } from './message-check.js';
 
 /** Longest error text reported to an asker or written to a log; an entity's error may quote its input. */
 export const MAX_ERROR_TEXT = 500;
@@ -29,6 +30,8 @@ export interface QueuedMessage {
   readonly message: unknown;
   readonly reply: ReplyFn | undefined;
   readonly mark?: SendMark | undefined;
+  /** The entity's own (a piped outcome): not checked against the type's message schema. */
+  readonly internal?: boolean;
 }
 
 /**
@@ -47,6 +50,10 @@ export interface EntityOptions {
   readonly scheduler?: Scheduler;
   /** A piped outcome that settled after the entity stopped was dropped. */
   readonly onLatePipe?: (entityId: string) => void;
+  /** Checks each message from outside against the type's schema before `receive` (message-check.ts). */
+  readonly check?: MessageCheck;
+  /** A message the check refused was answered `invalid_message` (or, a tell, dropped). */
+  readonly onInvalid?: () => void;
 }
 
 /** One entity's mailbox and lifecycle inside a shard. */
@@ -117,7 +124,7 @@ export class Entity {
         this.onError(this.entityId, 'receive', error);
         return;
       }
-      this.enqueue(message, undefined);
+      this.push({ kind: 'message', message, reply: undefined, internal: true });
     };
     Promise.resolve(work).then(
       (value) => settled({ ok: true, value }),
@@ -189,6 +196,18 @@ export class Entity {
     }
   }
 
+  /** The type's check of a message from outside; undefined without a schema. Counts a refusal. */
+  private check(message: unknown): CheckResult | Promise<CheckResult> | undefined {
+    const { check, onInvalid } = this.options;
+    if (check === undefined) return undefined;
+    const count = (result: CheckResult): CheckResult => {
+      if (!result.ok) onInvalid?.();
+      return result;
+    };
+    const result = check(message);
+    return result instanceof Promise ? result.then(count) : count(result);
+  }
+
   private answer(reply: ReplyFn | undefined, outcome: HostOutcome): void {
     try {
       reply?.(outcome);
@@ -224,9 +243,17 @@ export class Entity {
         letter = this.queue.shift();
         continue;
       }
+      // Awaited only when the schema is asynchronous: no extra turn per message otherwise.
+      const pending = letter.kind === 'message' && letter.internal !== true ? this.check(message) : undefined;
+      const checked = pending instanceof Promise ? await pending : pending;
+      if (checked !== undefined && !checked.ok) {
+        this.answer(reply, { ok: false, code: 'invalid_message', error: checked.error });
+        letter = this.queue.shift();
+        continue;
+      }
       let outcome: HostOutcome;
       try {
-        outcome = { ok: true, value: await instance.receive(message) };
+        outcome = { ok: true, value: await instance.receive(checked === undefined ? message : checked.value) };
       } catch (error) {
         this.onError(this.entityId, 'receive', error);
         outcome = { ok: false, error: describeError(error) };

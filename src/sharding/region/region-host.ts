@@ -13,6 +13,12 @@ import type { Shard, ShardEntityOptions } from './shard.js';
 import type { ShardedTypeConfig } from '../core/sharded-type.js';
 import type { ShardingContext } from '../core/sharding-context.js';
 import { durableSettings } from './durable-shard.js';
+import { messageCheck, type MessageCheck } from './message-check.js';
+
+/** The check of a type with a message schema (issue 37), or none. */
+function checkOf(settings: ShardedTypeConfig): { readonly check?: MessageCheck } {
+  return settings.message === undefined ? {} : { check: messageCheck(settings.message) };
+}
 import type { TakenSnapshot } from './shard-state.js';
 import { RetainedStates } from './retained-states.js';
 import { StateTransfer, type StateTransferOptions } from './state-transfer.js';
@@ -46,7 +52,7 @@ export class RegionHost {
     settings: ShardedTypeConfig,
     ctx: ShardingContext,
     logger: Logger,
-    entities: Omit<ShardEntityOptions, 'scheduler' | 'durable'>,
+    entities: Omit<ShardEntityOptions, 'scheduler' | 'durable' | 'check'>,
     onStopped: HostedShardsOptions['onStopped'],
   ): RegionHost {
     const { typeName, behavior, passivation } = settings;
@@ -54,7 +60,7 @@ export class RegionHost {
     return new RegionHost(
       {
         shards: {
-          entities: { ...entities, ...durableSettings(settings, ctx), scheduler },
+          entities: { ...entities, ...durableSettings(settings, ctx), ...checkOf(settings), scheduler },
           ...{ typeName, behavior, passivation, self, onStopped, handOffTimeoutMs: config.handOffTimeoutMs },
         },
         transfer: { typeName, config, logger, events: ctx.events },

@@ -17,6 +17,8 @@ export interface RegionStats {
   readonly shardHomeRequests: number;
   /** Outcomes of `pipeToSelf` that settled after their entity had stopped (moved or shut down), dropped. */
   readonly latePipeDrops: number;
+  /** Messages a typed entity type's schema refused on this node (asks and sends answered invalid_message). */
+  readonly messagesInvalid: number;
   /** Entity states this region handed over, restored, or could not (over the bound / not encodable). */
   readonly snapshotsShipped: number;
   readonly snapshotsRestored: number;

@@ -38,6 +38,7 @@ export class ShardRegion {
     messagesDeliveredLocally: 0,
     shardHomeRequests: 0,
     latePipeDrops: 0,
+    messagesInvalid: 0,
   };
 
   constructor(
@@ -56,11 +57,12 @@ export class ShardRegion {
       retained: () => this.host.retained.size,
     });
     const onLatePipe = (): void => void this.counters.latePipeDrops++;
+    const onInvalid = (): void => void this.counters.messagesInvalid++;
     this.host = RegionHost.forType(
       settings,
       ctx,
       logger,
-      { ...entities, onLatePipe },
+      { ...entities, onLatePipe, onInvalid },
       (shardId, handOffId, snapshots) => this.onShardStopped(shardId, handOffId, snapshots),
     );
   }

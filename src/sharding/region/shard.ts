@@ -10,6 +10,7 @@ import { ActorTsError, type ErrorCode } from '../../errors.js';
 import { Entity, describeError, type MessageGate, type QueuedMessage, type ReplyFn } from './entity.js';
 import { DurableShard, notAcknowledged, type DurableSettings, type LoadedEntity } from './durable-shard.js';
 import type { SendMark } from './send-marks.js';
+import type { MessageCheck } from './message-check.js';
 import type { PassivationReason } from '../core/passivation.js';
 import type { PassivatingShard, PassivationTracker } from './passivation.js';
 import type { EntityBehavior, EntityContext, EntityRef } from '../core/entity-api.js';
@@ -28,6 +29,10 @@ export interface ShardEntityOptions {
   readonly passivation?: PassivationTracker;
   /** Present for a durable type: its entities start from the entity store and commit after every message. */
   readonly durable?: DurableSettings;
+  /** Present for a type with a message schema: each message from outside is checked before `receive`. */
+  readonly check?: MessageCheck;
+  /** A message the schema refused (counted by the region). */
+  readonly onInvalid?: () => void;
 }
 
 /** An entity being passivated: the messages that came for it meanwhile, and the end of its stop. */
@@ -210,9 +215,11 @@ export class Shard implements PassivatingShard {
   }
 
   private newEntity(entityId: string): Entity {
-    const { scheduler, onLatePipe } = this.options;
+    const { scheduler, onLatePipe, check, onInvalid } = this.options;
     return new Entity(entityId, undefined, (id, phase, error) => this.reportError(id, phase, error), {
       ...(scheduler === undefined ? {} : { scheduler }),
+      ...(check === undefined ? {} : { check }),
+      ...(onInvalid === undefined ? {} : { onInvalid }),
       onLatePipe: (id) => {
         this.logger.debug({ entityId: id, shardId: this.shardId }, 'piped outcome dropped: its entity had stopped');
         onLatePipe?.();
