@@ -4,6 +4,8 @@
 export * from '../crdt/index.js';
 
 export { ActorTsError, type ErrorCode } from './errors.js';
+/** The Standard Schema interface (zod, valibot, arktype, Effect Schema implement it) that `defineEntityType` takes. */
+export type { StandardSchemaV1 } from '@standard-schema/spec';
 export { createLogger, silentLogger, type Logger, type LogOptions } from './logging.js';
 export {
   MESSAGE_FAMILIES,

@@ -2,8 +2,8 @@
 // (`POST /chats/:chatId/messages`, answered 202 without waiting for the Dad) and `GET /chats/:chatId` (the
 // Dad's host, state and what he told). `startNode({ ...config, entityStore, ...dadbot() })` runs it: the Dad is
 // durable, his memory committed to the node's entity store after every message.
-import type { NodeEntityType, NodeHttpRoutes } from '@actor-ts/placement';
-import { DAD_TYPE, dadBehavior, type DadCommand, type DadEvent, type DadStatus } from './dad.js';
+import { defineEntityType, type NodeEntityType, type NodeHttpRoutes } from '@actor-ts/placement';
+import { DAD_TYPE, dadBehavior, dadCommandSchema, type DadCommand, type DadEvent, type DadStatus } from './dad.js';
 import { PunGenerator } from './puns.js';
 
 /** Dads run only on nodes with this role; a node without it (a gateway) routes chats and hosts none. */
@@ -54,13 +54,22 @@ export function dadbot(options: DadbotOptions = {}): DadbotApplication {
     puns: new PunGenerator(options.thinkMs ?? 2_000),
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
   });
+  const Dad = defineEntityType({
+    typeName: DAD_TYPE,
+    message: dadCommandSchema,
+    behavior,
+    numberOfShards: 1000,
+    role: DAD_ROLE,
+    durable: options.durable ?? true,
+  });
   const httpRoutes: NodeHttpRoutes = (app, node) => {
     app.post<{ Params: { chatId: string }; Body: { from: string; text: string } }>(
       '/chats/:chatId/messages',
       { schema: { params: chatParams, body: messageBody } },
       async (request, reply) => {
         const { chatId } = request.params;
-        const dad = node.sharding.entityRefFor(DAD_TYPE, chatId);
+        // Typed by the Dad's message schema: only a DadCommand compiles here.
+        const dad = node.sharding.entityRefFor(Dad, chatId);
         const command: DadCommand = { type: 'NewMessage', from: request.body.from, text: request.body.text };
         // Answered once the Dad has the message (a reliable send: retried across moves and a crash of his host,
         // at least once), never after his joke. A send past its deadline is a 504 saying whether it left here.
@@ -76,6 +85,5 @@ export function dadbot(options: DadbotOptions = {}): DadbotApplication {
       return { chatId: status.chatId, node: status.node, state: status.state, told: status.told };
     });
   };
-  const durable = options.durable ?? true;
-  return { entityTypes: [{ typeName: DAD_TYPE, behavior, numberOfShards: 1000, role: DAD_ROLE, durable }], httpRoutes };
+  return { entityTypes: [Dad], httpRoutes };
 }

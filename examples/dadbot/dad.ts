@@ -2,7 +2,7 @@
 // collecting while the chat talks (every message restarts a 2.5 s quiet period); thinking while the pun
 // generator works (2 s, through pipeToSelf, so the mailbox keeps taking messages); what arrives while
 // thinking becomes the next batch.
-import type { EntityBehavior } from '@actor-ts/placement';
+import type { EntityBehavior, StandardSchemaV1 } from '@actor-ts/placement';
 import { PunGenerator, type ChatMessage } from './puns.js';
 
 export const DAD_TYPE = 'Dad';
@@ -10,6 +10,30 @@ export const DAD_TYPE = 'Dad';
 /** What the webhook and the status route send a Dad (plain data: it may cross nodes). */
 export type DadCommand =
   { readonly type: 'NewMessage'; readonly from: string; readonly text: string } | { readonly type: 'Status' };
+
+/** Text bounds of a chat message (the webhook's body schema says the same). */
+const MAX_FROM = 200;
+const MAX_TEXT = 4_000;
+
+/**
+ * DadCommand as a Standard Schema, written by hand (zod or valibot would do the same in a line): the host checks
+ * every message a Dad receives from outside against it, so `receive` never sees anything else.
+ */
+export const dadCommandSchema: StandardSchemaV1<DadCommand> = {
+  '~standard': {
+    version: 1,
+    vendor: 'dadbot',
+    validate: (value) => {
+      const v = value as Partial<Record<string, unknown>> | null;
+      if (typeof v === 'object' && v !== null && v['type'] === 'Status') return { value: { type: 'Status' } };
+      const { from, text } = v ?? {};
+      const fits = (s: unknown, max: number): s is string => typeof s === 'string' && s.length > 0 && s.length <= max;
+      if (v?.['type'] === 'NewMessage' && fits(from, MAX_FROM) && fits(text, MAX_TEXT))
+        return { value: { type: 'NewMessage', from, text } };
+      return { issues: [{ message: 'expected { type: "NewMessage", from, text } or { type: "Status" }' }] };
+    },
+  },
+};
 
 export type DadState = 'idle' | 'collecting' | 'thinking';
 
