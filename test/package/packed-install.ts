@@ -29,14 +29,21 @@ interface LockEntry {
   readonly [key: string]: unknown;
 }
 
-/** Our lockfile's runtime part: every installed package that is not a dev dependency only. */
+/**
+ * Development packages the README's snippets import besides the package (its first example validates messages
+ * with zod, as an application would): installed into the consumer too, at the version our lockfile holds.
+ */
+const SNIPPET_PACKAGES = ['zod'];
+
+/** Our lockfile's runtime part (every installed package that is not a dev dependency only), and the snippets'. */
 function runtimeLock(): Record<string, LockEntry> {
   const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
     packages: Record<string, LockEntry>;
   };
   const out: Record<string, LockEntry> = {};
   for (const [path, entry] of Object.entries(lock.packages)) {
-    if (path.startsWith('node_modules/') && entry.dev !== true) out[path] = entry;
+    const forSnippets = SNIPPET_PACKAGES.some((name) => path === `node_modules/${name}`);
+    if (path.startsWith('node_modules/') && (entry.dev !== true || forSnippets)) out[path] = entry;
   }
   return out;
 }
@@ -58,6 +65,7 @@ export async function installPackedPackage(): Promise<PackedInstall> {
     join(dir, 'package.json'),
     JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }, null, 2),
   );
+  const lock = runtimeLock();
   writeFileSync(
     join(dir, 'package-lock.json'),
     JSON.stringify(
@@ -66,14 +74,15 @@ export async function installPackedPackage(): Promise<PackedInstall> {
         version: '1.0.0',
         lockfileVersion: 3,
         requires: true,
-        packages: { '': { name: 'consumer', version: '1.0.0' }, ...runtimeLock() },
+        packages: { '': { name: 'consumer', version: '1.0.0' }, ...lock },
       },
       null,
       2,
     ),
   );
+  const snippets = SNIPPET_PACKAGES.map((name) => `${name}@${String(lock[`node_modules/${name}`]?.['version'])}`);
   const install = (mode: string) =>
-    run('npm', ['install', mode, '--no-audit', '--no-fund', '--loglevel=error', tarball], {
+    run('npm', ['install', mode, '--no-audit', '--no-fund', '--loglevel=error', tarball, ...snippets], {
       cwd: dir,
       maxBuffer: 16 << 20,
     });
