@@ -15,10 +15,14 @@ import type { AllocationStrategy } from '../../src/sharding/strategies/index.js'
 import type { EntityStoreConfig } from '../../src/entity-store/entity-store.js';
 import { GroupCommit } from '../../src/entity-store/group-commit.js';
 import { openEntityStore } from '../../src/entity-store/open-entity-store.js';
+import { z } from 'zod';
 import { staticMembership } from './static-membership.js';
 import { windowed } from './windowed.js';
 
-export const TYPES = ['Remote', 'Local', 'Stateful', 'Plain', 'Durable'] as const;
+export const TYPES = ['Remote', 'Local', 'Stateful', 'Plain', 'Durable', 'Typed'] as const;
+
+/** The Typed type's messages (S15's validation cost): a small schema, as an application's would be. */
+const PROBE = z.object({ sentAt: z.number().optional() });
 export const SHARDS = 10;
 export const STATE_BYTES = 1024;
 
@@ -40,6 +44,7 @@ export interface DeliveryOps {
   waitProcessed(count: number): number;
   tell(type: string, total: number, ids: number): void;
   windowedSend(type: string, total: number, ids: number, window: number): number[];
+  windowedAsk(type: string, total: number, ids: number, window: number): number[];
   paced(kind: 'tell' | 'send', type: string, total: number, intervalMs: number): number[];
   warm(type: string, entities: readonly string[]): void;
   move(type: string, shardId: number, probe: string, toPort: number): number;
@@ -112,6 +117,7 @@ const ops: { [K in keyof DeliveryOps]: (...args: Parameters<DeliveryOps[K]>) => 
           behavior: behavior(type === 'Stateful' || type === 'Durable'),
           numberOfShards: SHARDS,
           durable: type === 'Durable' && entityStore !== undefined,
+          ...(type === 'Typed' ? { message: PROBE } : {}),
           allocationStrategy: strategy,
         });
       }
@@ -139,6 +145,13 @@ const ops: { [K in keyof DeliveryOps]: (...args: Parameters<DeliveryOps[K]>) => 
     },
     async windowedSend(type, total, ids, window) {
       return windowed(total, window, (i) => ref(type, i, ids).send({}));
+    },
+    async windowedAsk(type, total, ids, window) {
+      return windowed(total, window, (i) =>
+        ref(type, i, ids)
+          .ask({})
+          .then(() => undefined),
+      );
     },
     async paced(kind, type, total, intervalMs) {
       const resolved: Array<Promise<number>> = [];

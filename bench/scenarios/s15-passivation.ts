@@ -12,6 +12,8 @@ import { PassivationTracker } from '../../src/sharding/region/passivation.js';
 import { Shard } from '../../src/sharding/region/shard.js';
 import { ManualScheduler } from '../../test/support/schedulers.js';
 import { heapUsed } from '../lib/heap.js';
+import { startDeliveryNodes, type DeliveryNode } from '../lib/delivery-cluster.js';
+import { IDS } from './s10-delivery.js';
 import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
 import { fmt, fmtRatio, ratio } from '../lib/stats.js';
 
@@ -102,7 +104,35 @@ export async function passivation(options: BenchOptions): Promise<ScenarioResult
     off = Math.max(off, await asksPerSecond({}, asks));
     on = Math.max(on, await asksPerSecond({ maxActiveEntities: 10_000 }, asks));
   }
-  return report({ million, limited, offCount, unlimited, idle, on, off, asks });
+  const validation = await validationCost(options.quick ? 5_000 : 20_000);
+  return report({ million, limited, offCount, unlimited, idle, on, off, asks, validation });
+}
+
+/**
+ * Asks per second from one node process to entities on another: a type whose messages its host checks against a
+ * small zod schema (`Typed`) against the same entities unchecked (`Remote`), best of 3 alternating rounds.
+ */
+async function validationCost(asks: number): Promise<{ checked: number; unchecked: number }> {
+  const nodes = await startDeliveryNodes(2);
+  const [a, b] = nodes as [DeliveryNode, DeliveryNode];
+  try {
+    await Promise.all(nodes.map((n) => n.call('setHomes', { Remote: b.address, Typed: b.address })));
+    const rate = async (type: string): Promise<number> => {
+      const started = performance.now();
+      await a.call('windowedAsk', type, asks, IDS, 64);
+      return asks / ((performance.now() - started) / 1000);
+    };
+    for (const type of ['Remote', 'Typed']) await a.call('windowedAsk', type, 1_000, IDS, 64); // warm-up
+    let checked = 0;
+    let unchecked = 0;
+    for (let round = 0; round < 3; round++) {
+      unchecked = Math.max(unchecked, await rate('Remote'));
+      checked = Math.max(checked, await rate('Typed'));
+    }
+    return { checked, unchecked };
+  } finally {
+    for (const node of nodes) node.kill();
+  }
 }
 
 interface Figures {
@@ -114,6 +144,7 @@ interface Figures {
   readonly on: number;
   readonly off: number;
   readonly asks: number;
+  readonly validation: { readonly checked: number; readonly unchecked: number };
 }
 
 function report(f: Figures): ScenarioResult {
@@ -129,6 +160,12 @@ function report(f: Figures): ScenarioResult {
     ['  after 4 s quiet', `${fmt(f.idle.afterMb)} MB`, `${f.idle.active} active`],
     [`asks/s, limit 10,000 over 20,000 ids (churn)`, fmt(f.on), fmtRatio(ratio(f.on, f.off))],
     ['asks/s, passivation off', fmt(f.off), '1x'],
+    [
+      'asks/s across 2 processes, messages checked by a small zod schema',
+      fmt(f.validation.checked),
+      fmtRatio(ratio(f.validation.checked, f.validation.unchecked)),
+    ],
+    ['asks/s across 2 processes, unchecked', fmt(f.validation.unchecked), '1x'],
   ];
   return {
     id: '15',
@@ -140,7 +177,8 @@ function report(f: Figures): ScenarioResult {
         rows,
         note:
           'Heap after a full GC, from before the node was made. Goals (issue 37): < 60 MB growth at 1M with the ' +
-          'limit; within 15 MB of start after idle passivation; churning asks >= 0.8x of passivation off.',
+          'limit; within 15 MB of start after idle passivation; churning asks >= 0.8x of passivation off; checked ' +
+          'asks >= 0.9x of unchecked.',
       },
     ],
     data: f,
@@ -148,6 +186,7 @@ function report(f: Figures): ScenarioResult {
       `S15: ${f.million} entities with maxActiveEntities 10,000: heap +${fmt(f.limited.mb)} MB; without passivation ${fmt(perEntityKb)} KB per entity`,
       `S15: idleMs 1,000 after 100,000 entities and 4 s quiet: heap ${fmt(f.idle.afterMb)} MB above start`,
       `S15: churning asks at the limit ${fmtRatio(ratio(f.on, f.off))} of passivation off`,
+      `S15: asks checked by a small schema on their host ${fmtRatio(ratio(f.validation.checked, f.validation.unchecked))} of unchecked, across processes (goal >= 0.9x)`,
     ],
     panels: [],
   };
