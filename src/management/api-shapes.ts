@@ -258,6 +258,10 @@ export const HealthAnswer = Type.Object({
         typeName: Type.String(),
         numberOfShards: Type.Integer(),
         shardIdFunction: Type.Optional(Type.String()),
+        /** Its entities active on this node now (issue 37); absent from nodes before 0.3. */
+        activeEntities: Type.Optional(Type.Integer()),
+        /** Whether its entities commit to the node's entity store (issue 36). */
+        durable: Type.Optional(Type.Boolean()),
       }),
     ),
   ),

@@ -83,7 +83,16 @@ export interface MemberProtocol {
 export interface ManagementBackend {
   readonly self: NodeAddress;
   /** Entity types initialised on this node, with their shard count. */
-  entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number; readonly shardIdFunction?: string }>;
+  entityTypes(): ReadonlyMap<
+    string,
+    {
+      readonly numberOfShards: number;
+      readonly shardIdFunction?: string;
+      /** Its entities active on this node now. */
+      readonly activeEntities?: number;
+      readonly durable?: boolean;
+    }
+  >;
   members(): ReadonlyArray<MemberInfo>;
   /**
    * The release a member runs and the protocol version this node speaks with it (its own newest for itself), as the

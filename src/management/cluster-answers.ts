@@ -27,10 +27,12 @@ export function healthOf(backend: ManagementBackend, accessProblems: readonly st
   const status = health.status === 'ok' && reasons.length > 0 ? 'degraded' : health.status;
   // Every initialised type, so the console lists them all without being told their names; pid: a tool that
   // started this node (local-cluster) tells it apart from another process on the same port.
-  const entityTypes = [...backend.entityTypes()].map(([typeName, { numberOfShards, shardIdFunction }]) => ({
+  const entityTypes = [...backend.entityTypes()].map(([typeName, facts]) => ({
     typeName,
-    numberOfShards,
-    ...(shardIdFunction === undefined ? {} : { shardIdFunction }),
+    numberOfShards: facts.numberOfShards,
+    ...(facts.shardIdFunction === undefined ? {} : { shardIdFunction: facts.shardIdFunction }),
+    ...(facts.activeEntities === undefined ? {} : { activeEntities: facts.activeEntities }),
+    ...(facts.durable === undefined ? {} : { durable: facts.durable }),
   }));
   return {
     ...health,

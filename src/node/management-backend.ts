@@ -135,7 +135,7 @@ export class NodeManagementBackend implements ManagementBackend {
     return { writable: true };
   }
 
-  entityTypes(): ReadonlyMap<string, { readonly numberOfShards: number; readonly shardIdFunction?: string }> {
+  entityTypes(): ReturnType<ManagementBackend['entityTypes']> {
     return this.sharding.entityTypes();
   }
 

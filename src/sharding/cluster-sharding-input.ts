@@ -12,7 +12,7 @@ import type { ShardingConfig } from './core/config.js';
 import type { EntityStoreContext } from './core/sharding-context.js';
 import type { CoordinatorEvents } from './coordinator/settings.js';
 import { MAX_ENTITY_ID_LENGTH } from './protocol/messages.js';
-import { MAX_NUMBER_OF_SHARDS } from './core/sharded-type.js';
+import { MAX_NUMBER_OF_SHARDS, type ShardedTypeConfig } from './core/sharded-type.js';
 
 /** What `ClusterSharding.entityTypes()` tells of each initialised type. */
 export interface EntityTypeFacts {
@@ -20,6 +20,19 @@ export interface EntityTypeFacts {
   readonly role: string | undefined;
   /** How its entity ids map to shards: `shard-of` and operators compute with it. */
   readonly shardIdFunction: ShardIdFunction;
+  /** Whether its entities commit to the node's entity store. */
+  readonly durable: boolean;
+  /** Its entities active on this node now (created, not passivated or stopped). */
+  readonly activeEntities: number;
+}
+
+/** The facts of an initialised type, as `ClusterSharding.entityTypes()` lists them. */
+export function typeFacts(type: {
+  readonly settings: ShardedTypeConfig;
+  readonly region: { localEntityCount(): number };
+}): EntityTypeFacts {
+  const { numberOfShards, role, shardIdFunction, durable } = type.settings;
+  return { numberOfShards, role, shardIdFunction, durable, activeEntities: type.region.localEntityCount() };
 }
 
 /** What ClusterSharding is built from: transport, membership, replicated placements, optional settings. */

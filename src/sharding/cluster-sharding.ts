@@ -22,7 +22,7 @@ import { routeShardingMessage } from './message-router.js';
 import { StoreCordons } from './placements/cordons.js';
 import type { DrainMove, ShardingMessage } from './protocol/messages.js';
 import { PlacementChanges } from './placements/placement-changes.js';
-import { EntityRefs, type RefTarget } from './region/entity-refs.js';
+import { EntityRefs, refTarget } from './region/entity-refs.js';
 import { listedPlacement } from './placements/placement-record.js';
 import { explicitPlacementState } from './placements/explicit-placement-state.js';
 import type { ExternalAllocationState } from './placements/placement-pin.js';
@@ -35,6 +35,7 @@ import {
   checkEntityId,
   checkShardIds,
   checkShardingOptions,
+  typeFacts,
   type ClusterShardingOptions,
   type EntityTypeFacts,
 } from './cluster-sharding-input.js';
@@ -171,12 +172,7 @@ export class ClusterSharding {
 
   /** The initialised types and their shard counts. */
   entityTypes(): ReadonlyMap<string, EntityTypeFacts> {
-    return new Map(
-      [...this.types].map(([name, { settings }]) => [
-        name,
-        { numberOfShards: settings.numberOfShards, role: settings.role, shardIdFunction: settings.shardIdFunction },
-      ]),
-    );
+    return new Map([...this.types].map(([name, type]) => [name, typeFacts(type)]));
   }
 
   /** Where a type's coordinator runs as this node sees it (undefined while no member is Up). */
@@ -392,9 +388,4 @@ export class ClusterSharding {
   private requireRunning(): void {
     if (this.stopped) throw new ActorTsError('not_running', 'cluster sharding was shut down');
   }
-}
-
-function refTarget(type: ShardedType): RefTarget {
-  const { typeName, numberOfShards, shardIdFunction } = type.settings;
-  return { typeName, numberOfShards, shardIdFunction, region: type.region };
 }

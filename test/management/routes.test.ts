@@ -235,7 +235,15 @@ describe('management routes on a one-node cluster', () => {
         memberStatus: 'up',
         reasons: [],
         self,
-        entityTypes: [{ typeName: 'Counter', numberOfShards: 1000, shardIdFunction: 'fnv1a-utf8' }],
+        entityTypes: [
+          {
+            typeName: 'Counter',
+            numberOfShards: 1000,
+            shardIdFunction: 'fnv1a-utf8',
+            durable: false,
+            activeEntities: expect.any(Number),
+          },
+        ],
         pid: process.pid,
         placementStore: { generation: 0, slots: expect.any(Number), baseSlots: 0, documentItems: expect.any(Number) },
         replication: ALONE_REPLICATION,

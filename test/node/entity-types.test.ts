@@ -133,8 +133,20 @@ describe('startNode with application entity types (two nodes, real TCP)', () => 
   it('health lists both types, so the console shows both without ?type=; metrics label both', async () => {
     const health = checkedAnswer(HealthAnswer, (await inject(a(), 'GET', `${API}/health`)).json());
     expect(health.entityTypes).toEqual([
-      { typeName: 'Chat', numberOfShards: 20, shardIdFunction: 'fnv1a-utf8' },
-      { typeName: 'Ledger', numberOfShards: 8, shardIdFunction: 'fnv1a-utf8' },
+      {
+        typeName: 'Chat',
+        numberOfShards: 20,
+        shardIdFunction: 'fnv1a-utf8',
+        durable: false,
+        activeEntities: expect.any(Number),
+      },
+      {
+        typeName: 'Ledger',
+        numberOfShards: 8,
+        shardIdFunction: 'fnv1a-utf8',
+        durable: false,
+        activeEntities: expect.any(Number),
+      },
     ]);
     expect(typesToShow('', health)).toEqual(['Chat', 'Ledger']);
     const page = await inject(a(), 'GET', '/');

@@ -68,7 +68,9 @@ describe('managementPlugin on an application server', () => {
 
   it('serves the API for the application type, the console, the metrics and the application routes side by side', async () => {
     const health = (await app.inject({ method: 'GET', url: '/actor-ts/health' })).json<{ entityTypes: unknown }>();
-    expect(health.entityTypes).toEqual([{ typeName: 'Chat', numberOfShards: 30, shardIdFunction: 'fnv1a-utf8' }]);
+    expect(health.entityTypes).toEqual([
+      { typeName: 'Chat', numberOfShards: 30, shardIdFunction: 'fnv1a-utf8', durable: false, activeEntities: 0 },
+    ]);
     expect(await sharding.entityRefFor('Chat', 'c1').ask('hi')).toBe(transport.self.toString());
     const located = await app.inject({ method: 'GET', url: '/actor-ts/cluster/shards/Chat' });
     expect(located.statusCode).toBe(200);

@@ -95,6 +95,16 @@ describe('typed entity types over TCP', () => {
     );
     expect(received).toHaveLength(2);
     expect(await account.ask({ op: 'balance' })).toBe(42);
+    // Health lists each type with its entities active on this node (issue 37's active count).
+    const health = (await b.http.inject({ method: 'GET', url: '/actor-ts/health' })).json<{
+      entityTypes: Array<{ typeName: string; activeEntities: number; durable: boolean }>;
+    }>();
+    const listed = health.entityTypes.find((type) => type.typeName === 'Account');
+    expect(listed).toMatchObject({
+      durable: false,
+      activeEntities: b.sharding.stats().types['Account']?.region.localEntities,
+    });
+    expect(listed?.activeEntities).toBeGreaterThanOrEqual(1);
   });
 
   it('a schema that throws or rejects refuses the message, and the host carries on', async () => {

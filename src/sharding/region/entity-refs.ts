@@ -33,6 +33,15 @@ export interface RefTarget {
   readonly region: ShardRegion;
 }
 
+/** What a reference needs of an initialised type (its settings and its region on this node). */
+export function refTarget(type: {
+  readonly settings: Pick<RefTarget, 'typeName' | 'numberOfShards' | 'shardIdFunction'>;
+  readonly region: ShardRegion;
+}): RefTarget {
+  const { typeName, numberOfShards, shardIdFunction } = type.settings;
+  return { typeName, numberOfShards, shardIdFunction, region: type.region };
+}
+
 export class EntityRefs {
   private readonly asks: PendingAsks;
   private readonly context: SendContext;

@@ -80,6 +80,11 @@ export class ShardRegion {
     this.onMembershipChange(coordinator);
   }
 
+  /** Entities active here now (created, not passivated or stopped). */
+  localEntityCount(): number {
+    return this.host.shards.entityCount();
+  }
+
   /** Hosted shard ids, ascending (shards being handed off are no longer counted). */
   localShards(): number[] {
     return this.host.shards.running();
