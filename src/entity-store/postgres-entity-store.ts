@@ -1,6 +1,6 @@
 // The entity store on PostgreSQL, through node-postgres (`pg`): a pool of connections, the schema created and
 // migrated on open (a versioned migration table, under an advisory lock so nodes starting together migrate
-// once), a claim as one atomic increment, and a commit as one transaction that reads the epochs of its shards
+// once), a claim as one atomic increment, and a commit as one statement that reads the epochs of its shards
 // FOR SHARE before it writes: a claim (an update of the same row) waits for a commit in flight, and a commit
 // after a claim sees the new epoch, so no write of an older epoch lands after a claim returned.
 import pg from 'pg';
@@ -29,6 +29,33 @@ const MIGRATIONS: ReadonlyArray<string> = [
      updated_at timestamptz NOT NULL DEFAULT now(),
      PRIMARY KEY (type_name, entity_id))`,
 ];
+
+/**
+ * A group commit. `current` locks the epoch rows of the writes' shards FOR SHARE (a claim, which updates such a
+ * row, waits for this statement's transaction, and this statement reads a claim that committed first); the writes
+ * under a current epoch are upserted; the statement answers the shards whose writes were refused (a later epoch,
+ * or a shard never claimed). One (type, entity) appears once per batch (the group commit keeps the latest).
+ */
+const COMMIT_SQL = `
+WITH w AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[], $5::bytea[])
+    AS w(type_name, entity_id, shard_id, epoch, record)
+), current AS (
+  SELECT e.type_name, e.shard_id, e.epoch FROM actor_ts_shard_epochs e
+  WHERE (e.type_name, e.shard_id) IN (SELECT DISTINCT type_name, shard_id FROM w)
+  ORDER BY e.type_name, e.shard_id
+  FOR SHARE
+), accepted AS (
+  SELECT w.* FROM w JOIN current c ON c.type_name = w.type_name AND c.shard_id = w.shard_id AND c.epoch <= w.epoch
+), written AS (
+  INSERT INTO actor_ts_entities (type_name, entity_id, shard_id, epoch, record)
+  SELECT type_name, entity_id, shard_id, epoch, record FROM accepted
+  ON CONFLICT (type_name, entity_id) DO UPDATE SET shard_id = EXCLUDED.shard_id, epoch = EXCLUDED.epoch,
+    record = EXCLUDED.record, updated_at = now()
+  RETURNING 1
+)
+SELECT DISTINCT w.type_name, w.shard_id FROM w
+WHERE NOT EXISTS (SELECT 1 FROM accepted a WHERE a.type_name = w.type_name AND a.shard_id = w.shard_id)`;
 
 /** One advisory lock key for the project's migrations (any fixed 64-bit number). */
 const MIGRATION_LOCK = 7_701_036;
@@ -115,56 +142,26 @@ class PostgresEntityStore implements EntityStore {
     return record === undefined ? undefined : new Uint8Array(record);
   }
 
+  /**
+   * One statement, so one round trip (and one WAL flush) per group commit: the epochs of the writes' shards are
+   * read FOR SHARE, the writes whose epoch is current are upserted, and the shards of the others come back.
+   */
   async commit(writes: ReadonlyArray<EntityWrite>): Promise<CommitResult> {
     if (writes.length === 0) return { fenced: [] };
-    return this.inTransaction(async (client) => {
-      const fenced = await this.fencedShards(client, writes);
-      const isFenced = (write: EntityWrite): boolean =>
-        fenced.some((shard) => shard.typeName === write.typeName && shard.shardId === write.shardId);
-      const kept = writes.filter((write) => !isFenced(write));
-      if (kept.length > 0) {
-        await client.query(
-          `INSERT INTO actor_ts_entities (type_name, entity_id, shard_id, epoch, record)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[], $5::bytea[])
-           ON CONFLICT (type_name, entity_id) DO UPDATE SET shard_id = EXCLUDED.shard_id, epoch = EXCLUDED.epoch,
-             record = EXCLUDED.record, updated_at = now()`,
-          [
-            kept.map((w) => w.typeName),
-            kept.map((w) => w.entityId),
-            kept.map((w) => w.shardId),
-            kept.map((w) => w.epoch),
-            kept.map((w) => Buffer.from(w.value.buffer, w.value.byteOffset, w.value.byteLength)),
-          ],
-        );
-      }
-      return { fenced };
-    });
+    const { rows } = await this.query<{ type_name: string; shard_id: number }>(COMMIT_SQL, [
+      writes.map((w) => w.typeName),
+      writes.map((w) => w.entityId),
+      writes.map((w) => w.shardId),
+      writes.map((w) => w.epoch),
+      writes.map((w) => Buffer.from(w.value.buffer, w.value.byteOffset, w.value.byteLength)),
+    ]);
+    return { fenced: rows.map((row) => ({ typeName: row.type_name, shardId: row.shard_id })) };
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
-  }
-
-  /** The shards among the writes' whose epoch in the store is later than the writes carry (locked FOR SHARE). */
-  private async fencedShards(client: pg.PoolClient, writes: ReadonlyArray<EntityWrite>): Promise<ShardKey[]> {
-    const held = new Map<string, EntityWrite>();
-    for (const write of writes) held.set(`${write.shardId} ${write.typeName}`, write);
-    const shards = [...held.values()];
-    const { rows } = await client.query<{ type_name: string; shard_id: number; epoch: string }>(
-      `SELECT e.type_name, e.shard_id, e.epoch FROM actor_ts_shard_epochs e
-       JOIN unnest($1::text[], $2::integer[]) AS w(type_name, shard_id)
-         ON e.type_name = w.type_name AND e.shard_id = w.shard_id
-       ORDER BY e.type_name, e.shard_id
-       FOR SHARE OF e`,
-      [shards.map((w) => w.typeName), shards.map((w) => w.shardId)],
-    );
-    const current = new Map(rows.map((row) => [`${row.shard_id} ${row.type_name}`, Number(row.epoch)]));
-    // A shard never claimed has no row: a write for it was not made under any claim, and is refused as well.
-    return shards
-      .filter((write) => (current.get(`${write.shardId} ${write.typeName}`) ?? Infinity) > write.epoch)
-      .map(({ typeName, shardId }) => ({ typeName, shardId }));
   }
 
   private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
