@@ -60,5 +60,5 @@ export type {
 } from './persistence/persistence.js';
 export { memoryPersistence, createMemoryVolume } from './persistence/memory-persistence.js';
 export type { MemoryVolume, MemoryPersistenceOptions } from './persistence/memory-persistence.js';
-export { openLmdbPersistence } from './persistence/lmdb-persistence.js';
+export { DURABLE_LMDB_OPTIONS, openLmdbPersistence } from './persistence/lmdb-persistence.js';
 export { lockHolder } from './persistence/persistence-lock.js';

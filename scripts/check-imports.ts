@@ -92,7 +92,8 @@ export const MAY_IMPORT = {
   'cluster/vocabulary': ['base'],
   cluster: ['base', 'tls', 'cluster/vocabulary'],
   'placement-replication': ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster'],
-  'entity-store': ['base'],
+  // crdt/surface for the durable lmdb settings only (one definition of "fsynced before it resolves").
+  'entity-store': ['base', 'crdt/surface'],
   'sharding/core': [
     'base',
     'cluster/vocabulary',

@@ -35,6 +35,19 @@ type Meta = Database<Uint8Array, string>;
 type Log = Database<Uint8Array, number>;
 
 /**
+ * The lmdb settings of everything this project keeps on disk (placements, durable entities): a commit is fsynced
+ * before its promise resolves, and only explicit transactions exist (with event-turn batching lmdb keeps an
+ * internal commit promise nobody awaits, which would surface a failed commit as an unhandled rejection).
+ */
+export const DURABLE_LMDB_OPTIONS = Object.freeze({
+  noSync: false,
+  noMetaSync: false,
+  useWritemap: false,
+  overlappingSync: false,
+  eventTurnBatching: false,
+} as const);
+
+/**
  * Opens (creating when needed) the placement data in `dir`, takes its lock, and checks every record
  * before resolving. Throws PersistenceError: 'locked' when another process holds the directory,
  * 'corrupt' / 'unsupported_format' when anything on disk cannot be read (never opening empty over it),
@@ -59,14 +72,7 @@ export async function openLmdbPersistence(dir: string, options?: PersistenceOpti
         noSubdir: true,
         encoding: 'binary',
         maxDbs: 4,
-        // Durability: the commit's fsync happens before the write promise resolves.
-        noSync: false,
-        noMetaSync: false,
-        useWritemap: false,
-        overlappingSync: false,
-        // Only explicit batches form transactions: with event-turn batching lmdb keeps an internal commit
-        // promise nobody awaits, which would surface a failed commit as an unhandled rejection.
-        eventTurnBatching: false,
+        ...DURABLE_LMDB_OPTIONS,
       });
     } catch (cause) {
       throw unreadable(path, `lmdb cannot open ${LMDB_LAYOUT.file}: ${messageOf(cause)}`, cause);

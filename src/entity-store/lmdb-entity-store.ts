@@ -4,6 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { DURABLE_LMDB_OPTIONS } from '../../crdt/index.js';
 import {
   EntityStoreError,
   type CommitResult,
@@ -23,12 +24,8 @@ export function openLmdbEntityStore(dir: string): EntityStore {
       path: join(path, FILE),
       noSubdir: true,
       maxDbs: 4,
-      // Durability: the commit's fsync happens before the transaction's promise resolves.
-      noSync: false,
-      noMetaSync: false,
-      useWritemap: false,
-      overlappingSync: false,
-      eventTurnBatching: false,
+      // The placement store's settings: fsynced before the transaction's promise resolves.
+      ...DURABLE_LMDB_OPTIONS,
     });
     return new LmdbEntityStore(path, env);
   } catch (cause) {

@@ -80,7 +80,7 @@ export async function runCrashCase(procs: ProcessSet, crash: CrashCase): Promise
   const victimPid = victim.pid;
   const twice = sends.filter((send) => processings.filter((p) => p.tag === send.tag).length > 1);
   console.log(
-    `[e2e figures] reliable send, ${SENDS_PER_SECOND}/s to ${ENTITIES} entities through ${via.name}, ${crash.frozenFirst === true ? 'SIGSTOP then SIGKILL' : 'SIGKILL'} of ` +
+    `[e2e figures] reliable send, ${SENDS_PER_SECOND}/s to ${ENTITIES} entities through ${via.name}, ${crash.frozenFirst === true ? `SIGSTOP then ${crash.thaw === true ? 'SIGCONT' : 'SIGKILL'}` : 'SIGKILL'} of ` +
       `their host (${crash.victim === 'coordinator' ? 'the oldest node, the coordinator' : 'a plain member'}; down-after-ms ` +
       `${crash.downAfterMs ?? 'default'}): sent ${result.sent} (${sends.filter((s) => s.sentAt > killAt).length} after ` +
       `the kill), resolved ${result.resolved}, failed ${result.failed.length}, lost ${result.lost.length}, processed ` +
