@@ -30,6 +30,7 @@ export type PlacementStoreErrorCode =
   | 'malformed_update'
   | 'invalid_frame'
   | 'malformed_state_vector'
+  | 'malformed_digest'
   | 'invalid_hlc'
   | 'hlc_out_of_range'
   | 'implausible_generation'

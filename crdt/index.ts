@@ -24,6 +24,7 @@ export {
 } from './store.js';
 export type { SlotCheck } from './update-guard.js';
 export { EMPTY_STATE_VECTOR } from './wire.js';
+export { MAX_DIGEST_BYTES } from './wire-digest.js';
 export type {
   PlacementStoreOptions,
   PlacementStoreStats,

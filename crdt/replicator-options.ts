@@ -39,9 +39,10 @@ export interface PlacementReplicatorOptions {
   /** Larger frames are rejected on receipt. Default 16 MiB. */
   readonly maxFrameBytes?: number;
   /**
-   * How many random peers (never the sender) a received update is relayed to; default 3. The origin already
-   * pushes to every peer, so relaying is only insurance against a lost push: relaying to all peers costs
-   * (N-1)^2 frames per write in a full mesh, a small fanout about 4N. `Infinity` relays to every peer.
+   * How many random peers (never the sender) a digest of a received update is relayed to; default 3; 0 relays
+   * none. The origin already pushes the content to every peer once, so the digest is only insurance against a
+   * lost push: a peer it shows lacking pulls the content from the digest's sender (digest-relay.ts). Relaying the
+   * content itself cost about 4 copies of every change per peer. `Infinity` relays to every peer.
    */
   readonly relayFanout?: number;
   /** A received frame larger than this is handled in a later macrotask (frame-inbox.ts). Default 1 MiB. */
@@ -86,5 +87,5 @@ export interface PlacementPeerStats {
 
 /** Default anti-entropy period (1 s): how often a replicator syncs with one random peer to repair lost pushes. */
 export const DEFAULT_ANTI_ENTROPY_INTERVAL_MS = 1000;
-/** Default number of random peers a receiver relays a new update to, so a lost push is repaired within a hop. */
+/** Default number of random peers a receiver relays a new update's digest to, so a lost push is pulled at once. */
 export const DEFAULT_RELAY_FANOUT = 3;

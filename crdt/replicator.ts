@@ -1,27 +1,35 @@
 // Keeps a PlacementStore in sync with peers over a minimal link: sync step 1 -> step 2 when a peer is added
 // and on every anti-entropy tick with one random peer (repairs anything a push lost), plus an immediate
-// push of every new store update to every peer. Bad frames are counted and logged, never thrown.
+// push of every own store update to every peer; what a replica receives new it relays as a digest, and a peer
+// the digest shows lacking pulls the content (digest-relay.ts). Bad frames are counted and logged, never thrown.
 // Peers on different generations (a replica compacted, see PlacementStore.compact) find each other here:
 // the one behind is sent the newer, small document, and its own placements travel back folded into a base.
 import { PlacementStoreError, describe } from './errors.js';
 import { silentLog, type PlacementLog } from './log.js';
 import type { PlacementStore } from './store.js';
-import { DEFAULT_MAX_FRAME_BYTES, decodeSyncFrame, encodeSyncFrame, type SyncFrame } from './sync-frame.js';
+import { decodeSyncFrame, encodeSyncFrame, type SyncFrame } from './sync-frame.js';
 import { generationOf, lacksUpdatesOf } from './wire.js';
-import { assertPeer, checkFrame, defaultSetInterval, frameSize } from './replicator-checks.js';
+import { emptyUpdateFor } from './wire-digest.js';
+import {
+  assertPeer,
+  checkFrame,
+  checkSettings,
+  defaultSetInterval,
+  frameSize,
+  pickRandom,
+} from './replicator-checks.js';
+import { DigestRelay } from './digest-relay.js';
 import type { PlacementDurability } from './durability.js';
 import { UnreplicatedWrites } from './unreplicated-writes.js';
 import { GenerationBound } from './generation-bound.js';
-import { DEFAULT_YIELD_ABOVE_BYTES, FrameInbox } from './frame-inbox.js';
-import {
-  DEFAULT_ANTI_ENTROPY_INTERVAL_MS,
-  DEFAULT_RELAY_FANOUT,
-  type PlacementByteLink,
-  type PlacementFrameLink,
-  type PlacementLink,
-  type PlacementPeerStats,
-  type PlacementReplicatorOptions,
-  type PlacementReplicatorStats,
+import { FrameInbox } from './frame-inbox.js';
+import type {
+  PlacementByteLink,
+  PlacementFrameLink,
+  PlacementLink,
+  PlacementPeerStats,
+  PlacementReplicatorOptions,
+  PlacementReplicatorStats,
 } from './replicator-options.js';
 
 interface PeerState {
@@ -33,8 +41,8 @@ interface PeerState {
 
 /**
  * Replicates one PlacementStore to its peers over a link you provide: y-protocols sync (step 1 / step 2) when a peer
- * is added and by anti-entropy, every local update pushed to all peers and relayed onward. Bad frames are rejected
- * and counted, never applied.
+ * is added and by anti-entropy, every local update pushed to all peers once, and a digest of what a replica received
+ * new relayed onward so a lost push is pulled. Bad frames are rejected and counted, never applied.
  */
 export class PlacementReplicator {
   private readonly peerSet = new Set<string>();
@@ -55,8 +63,10 @@ export class PlacementReplicator {
   private readonly unsubscribe: () => void;
   private readonly durable: PlacementDurability | undefined;
   private readonly inbox: FrameInbox;
-  // The peer whose update is being applied, so its own update is not echoed back to it.
-  private applyingFrom: string | null = null;
+  private readonly digests = new DigestRelay();
+  // The peer whose update is being applied, so what it sent is not echoed back to it, and whether this replica held
+  // structs waiting for a missing predecessor then (the sender's frame may let them in: the sender lacks those).
+  private applying: { readonly from: string; readonly waited: boolean } | null = null;
   private closed = false;
   // What stats() counts, by direction: frames and bytes sent and failed sends; frames, bytes and rejections received.
   private readonly sent = { frames: 0, bytes: 0, failures: 0 };
@@ -67,46 +77,8 @@ export class PlacementReplicator {
     private readonly link: PlacementLink,
     options: PlacementReplicatorOptions = {},
   ) {
-    const interval = options.antiEntropyIntervalMs ?? DEFAULT_ANTI_ENTROPY_INTERVAL_MS;
-    if (!Number.isFinite(interval) || interval <= 0) {
-      throw new PlacementStoreError(
-        'invalid_option',
-        `antiEntropyIntervalMs must be a positive number, got ${describe(interval)}`,
-      );
-    }
-    const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-    if (!Number.isSafeInteger(maxFrameBytes) || maxFrameBytes <= 0) {
-      throw new PlacementStoreError(
-        'invalid_option',
-        `maxFrameBytes must be a positive integer, got ${describe(maxFrameBytes)}`,
-      );
-    }
-    if (
-      typeof link !== 'object' ||
-      link === null ||
-      (!('send' in link && typeof link.send === 'function') &&
-        !('sendFrame' in link && typeof link.sendFrame === 'function'))
-    ) {
-      throw new PlacementStoreError(
-        'invalid_option',
-        'link must have a send(peer, bytes) or a sendFrame(peer, frame) function',
-      );
-    }
-    const relayFanout = options.relayFanout ?? DEFAULT_RELAY_FANOUT;
-    if (relayFanout !== Infinity && (!Number.isSafeInteger(relayFanout) || relayFanout < 0)) {
-      throw new PlacementStoreError(
-        'invalid_option',
-        `relayFanout must be a non-negative integer or Infinity, got ${describe(relayFanout)}`,
-      );
-    }
+    const { interval, maxFrameBytes, relayFanout, yieldAboveBytes } = checkSettings(options, link);
     this.relayFanout = relayFanout;
-    const yieldAboveBytes = options.yieldAboveBytes ?? DEFAULT_YIELD_ABOVE_BYTES;
-    if (!Number.isSafeInteger(yieldAboveBytes) || yieldAboveBytes < 0) {
-      throw new PlacementStoreError(
-        'invalid_option',
-        `yieldAboveBytes must be a non-negative integer, got ${describe(yieldAboveBytes)}`,
-      );
-    }
     this.inbox = new FrameInbox(yieldAboveBytes, options.defer);
     this.random = options.random ?? Math.random;
     this.log = options.log ?? silentLog;
@@ -136,6 +108,7 @@ export class PlacementReplicator {
   removePeer(peer: string): void {
     this.peerSet.delete(peer);
     this.generations.forget(peer);
+    this.digests.forget(peer);
     this.peerStates.delete(peer);
   }
 
@@ -147,6 +120,7 @@ export class PlacementReplicator {
   antiEntropy(): void {
     if (this.closed) return;
     this.releaseCaughtUpGeneration();
+    this.pull(this.digests.tick(() => this.store.encodeStateVector()));
     if (this.peerSet.size === 0) return;
     const peers = [...this.peerSet];
     const pick = Math.min(peers.length - 1, Math.max(0, Math.floor(this.random() * peers.length)));
@@ -176,27 +150,14 @@ export class PlacementReplicator {
     try {
       assertPeer(peer);
       const frame = readFrame();
+      if (frame.kind === 'update' && frame.digest !== undefined) return this.onDigest(peer, frame.digest);
       const claimed = generationOf(frame.kind === 'step1' ? frame.stateVector : frame.update);
       // An undecodable generation is rejected by the decoding below.
       const verdict =
         claimed === undefined
           ? 'accept'
           : this.generations.judge(peer, this.peerSet.has(peer), claimed, this.store.generation);
-      if (frame.kind === 'step1') {
-        const stateVector = frame.stateVector;
-        const answer = (): void => {
-          if (!this.closed) this.send(peer, { kind: 'step2', update: this.store.encodeDiff(stateVector) });
-        };
-        // A durable replica answers only with committed state (see durable-store.ts).
-        if (this.durable !== undefined) this.durable.whenIdle(answer);
-        else answer();
-        this.notePeer(peer, frame.stateVector);
-        const generation = claimed ?? 0;
-        // The peer compacted: ask it for its new document (this replica's placements went along, as a base).
-        if (generation > this.store.generation)
-          this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
-        return;
-      }
+      if (frame.kind === 'step1') return this.answerStep1(peer, frame.stateVector, claimed ?? 0);
       if (verdict === 'defer') {
         // A member more than one generation ahead: ask again, each answer lets this replica accept one more.
         this.notePeer(peer, undefined);
@@ -204,34 +165,66 @@ export class PlacementReplicator {
         return;
       }
       const before = this.store.generation;
-      this.applyingFrom = peer;
+      this.applying = { from: peer, waited: this.store.awaitingMissing };
       try {
         this.store.applyUpdate(frame.update);
       } finally {
-        this.applyingFrom = null;
+        this.applying = null;
       }
       const generation = claimed ?? 0;
       this.notePeer(peer, undefined);
-      if (frame.kind === 'step2') this.markSynced(peer);
-      else if (generation > before || generation < this.store.generation) {
+      if (frame.kind === 'step2') {
+        this.markSynced(peer);
+        this.pull(this.digests.answered(peer, () => this.store.encodeStateVector()));
+      } else if (generation > before || generation < this.store.generation) {
         // Generations differ: either a push moved this replica to a new one (the rest of that document
         // comes with a full sync), or the peer is behind (our state vector tells it so, and it answers
         // with its placements and its own).
         this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
       }
     } catch (error) {
-      this.received.rejected++;
-      const state = this.peerStates.get(peer);
-      if (state !== undefined) {
-        state.framesRejected++;
-        state.lastFrameRejected = true;
-      }
-      this.log({
-        level: 'warn',
-        message: `rejected placement sync frame from ${describe(peer)}: ${error instanceof Error ? error.message : String(error)}`,
-        details: { peer, code: error instanceof PlacementStoreError ? error.code : undefined },
-      });
+      this.rejected(peer, error);
     }
+  }
+
+  /**
+   * A digest showing versions this replica lacks (a later generation included) is answered by a pull (sync step 1)
+   * from its sender; its empty update, there for peers that know no digests, is not applied. Only a current peer's
+   * digest counts: a stranger claiming versions would otherwise hold the one pull at a time for itself.
+   */
+  private onDigest(peer: string, digest: Uint8Array): void {
+    if (!this.peerSet.has(peer)) return;
+    const stateVector = this.store.encodeStateVector();
+    if (this.digests.shouldPull(peer, stateVector, digest)) this.send(peer, { kind: 'step1', stateVector });
+    this.notePeer(peer, undefined);
+  }
+
+  /** Sync step 2 for a peer's step 1; and a step 1 back when the peer compacted. */
+  private answerStep1(peer: string, stateVector: Uint8Array, generation: number): void {
+    const answer = (): void => {
+      if (!this.closed) this.send(peer, { kind: 'step2', update: this.store.encodeDiff(stateVector) });
+    };
+    // A durable replica answers only with committed state (see durable-store.ts).
+    if (this.durable !== undefined) this.durable.whenIdle(answer);
+    else answer();
+    this.notePeer(peer, stateVector);
+    // The peer compacted: ask it for its new document (this replica's placements went along, as a base).
+    if (generation > this.store.generation)
+      this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
+  }
+
+  private rejected(peer: string, error: unknown): void {
+    this.received.rejected++;
+    const state = this.peerStates.get(peer);
+    if (state !== undefined) {
+      state.framesRejected++;
+      state.lastFrameRejected = true;
+    }
+    this.log({
+      level: 'warn',
+      message: `rejected placement sync frame from ${describe(peer)}: ${error instanceof Error ? error.message : String(error)}`,
+      details: { peer, code: error instanceof PlacementStoreError ? error.code : undefined },
+    });
   }
 
   /**
@@ -322,33 +315,39 @@ export class PlacementReplicator {
   private push(update: Uint8Array, origin: 'local' | 'remote'): void {
     if (this.closed || this.peerSet.size === 0) return;
     if (origin === 'local') this.unreplicated.note(this.store.encodeStateVector());
-    const sender = origin === 'remote' ? this.applyingFrom : null;
+    const relay = origin === 'remote' ? this.applying : null;
     const durable = this.durable;
-    if (durable === undefined) return this.pushNow(update, sender);
+    if (durable === undefined) return this.pushNow(update, relay);
     // Own updates leave once committed; relayed ones are their writer's durable state. Neither, once
     // this replica's storage failed: it then sends nothing that might carry a rejected write.
     if (origin === 'local') durable.afterCommit(() => this.pushNow(update, null));
-    else if (durable.storageFailure === undefined) this.pushNow(update, sender);
+    else if (durable.storageFailure === undefined) this.pushNow(update, relay);
   }
 
-  private pushNow(update: Uint8Array, sender: string | null): void {
+  /**
+   * An own update goes to every peer; a received one (`relay`) is relayed as a digest to `relayFanout` random peers
+   * other than its sender (and to the sender when the update let waiting structs in), who pull what they lack.
+   */
+  private pushNow(update: Uint8Array, relay: { readonly from: string; readonly waited: boolean } | null): void {
     if (this.closed || this.peerSet.size === 0) return;
-    const frame: SyncFrame = { kind: 'update', update };
+    let frame: SyncFrame = { kind: 'update', update };
+    const targets = [...this.peerSet].filter((peer) => peer !== relay?.from);
+    if (relay !== null) {
+      if (this.relayFanout === 0) return;
+      const digest = this.digests.digestOf(update, this.store.encodeStateVector());
+      if (digest === undefined) return;
+      frame = { kind: 'update', update: emptyUpdateFor(digest), digest };
+      pickRandom(targets, this.relayFanout, this.random);
+      if (relay.waited && this.peerSet.has(relay.from)) targets.push(relay.from);
+    }
     // Encoded once for all peers of a byte link.
     const bytes = 'send' in this.link ? encodeSyncFrame(frame) : undefined;
-    const targets = [...this.peerSet].filter((peer) => peer !== sender);
-    if (sender !== null) this.pickRandom(targets, this.relayFanout);
     for (const peer of targets) this.deliver(peer, frame, bytes);
   }
 
-  /** Keeps `count` random elements of `items` in place (a partial Fisher-Yates shuffle). */
-  private pickRandom(items: string[], count: number): void {
-    if (items.length <= count) return;
-    for (let i = 0; i < count; i++) {
-      const j = i + Math.min(items.length - i - 1, Math.floor(this.random() * (items.length - i)));
-      [items[i], items[j]] = [items[j] as string, items[i] as string];
-    }
-    items.length = count;
+  /** Asks `peer` (a digest showed it holds what this replica lacks) for what this replica lacks. */
+  private pull(peer: string | undefined): void {
+    if (peer !== undefined) this.send(peer, { kind: 'step1', stateVector: this.store.encodeStateVector() });
   }
 
   private send(peer: string, frame: SyncFrame): void {

@@ -121,6 +121,10 @@ export class PlacementStore {
     this.heldRelease = new HeldRelease({ ...this.intake, busy: () => this.listeners.busy });
   }
 
+  /** Whether the document holds structs or deletions waiting for an update that has not arrived (cheap). */
+  get awaitingMissing(): boolean {
+    return this.state.awaitingMissing();
+  }
   /** The greatest wallMs of a remote value that counts here (admission.ts); 0 before any. */
   latestTimestampMs(): number {
     return this.admission.latestAdmittedWallMs;

@@ -303,15 +303,17 @@ function readMetaTable(decoder: decoding.Decoder, maxSlots: number): SlotMeta[] 
   return table;
 }
 
-function readGeneration(decoder: decoding.Decoder): number {
+/** Reads a generation; for the encodings here and in wire-digest.ts. */
+export function readGeneration(decoder: decoding.Decoder): number {
   const generation = decoding.readVarUint(decoder);
   if (!Number.isSafeInteger(generation)) throw new Error('impossible generation');
   return generation;
 }
 
-function strictly<T>(
+/** Reads `bytes` with `read`, which must consume all of them; any failure becomes a PlacementStoreError `code`. */
+export function strictly<T>(
   bytes: Uint8Array,
-  code: 'malformed_update' | 'malformed_state_vector',
+  code: 'malformed_update' | 'malformed_state_vector' | 'malformed_digest',
   what: string,
   read: (decoder: decoding.Decoder) => T,
 ): T {

@@ -6,6 +6,26 @@ import { isFamilyMessage, type MessageFamily, type WireMessage } from '../../src
 import { PLACEMENT_SYNC_MESSAGES, type PlacementSyncMessage } from '../../src/placement-replication/sync-messages.js';
 import { wireSize } from './wire-size.js';
 
+/** What the counter holds at one moment; the difference of two marks is the traffic between them. */
+export interface TrafficMark {
+  readonly messages: number;
+  readonly bytes: number;
+  /** PlacementUpdate frames carrying content (pushes; before digests, relays too). */
+  readonly updates: number;
+  readonly updateBytes: number;
+  /** Sync steps 2: content a peer asked for (a pull after a digest, anti-entropy, a join). */
+  readonly step2: number;
+  readonly step2Bytes: number;
+  /** Sync steps 1: asks (anti-entropy, a pull after a digest). */
+  readonly step1: number;
+  /** Digests: a PlacementUpdate with a digest field and an empty update, no content. */
+  readonly digests: number;
+  readonly digestBytes: number;
+}
+
+// A digest rides in a PlacementUpdate (src/placement-replication/sync-messages.ts); counted apart, under this name.
+const DIGEST = 'PlacementUpdate+digest';
+
 export class TrafficCounter {
   messages = 0;
   bytes = 0;
@@ -15,24 +35,25 @@ export class TrafficCounter {
     const size = wireSize(message);
     this.messages++;
     this.bytes += size;
-    const entry = this.byType.get(message.type) ?? { messages: 0, bytes: 0 };
+    const key = 'digest' in message && message.digest !== undefined ? DIGEST : message.type;
+    const entry = this.byType.get(key) ?? { messages: 0, bytes: 0 };
     entry.messages++;
     entry.bytes += size;
-    this.byType.set(message.type, entry);
+    this.byType.set(key, entry);
   }
 
-  mark(): {
-    readonly messages: number;
-    readonly bytes: number;
-    readonly updates: number;
-    readonly updateBytes: number;
-  } {
-    const updates = this.byType.get('PlacementUpdate');
+  mark(): TrafficMark {
+    const of = (type: string) => this.byType.get(type) ?? { messages: 0, bytes: 0 };
     return {
       messages: this.messages,
       bytes: this.bytes,
-      updates: updates?.messages ?? 0,
-      updateBytes: updates?.bytes ?? 0,
+      updates: of('PlacementUpdate').messages,
+      updateBytes: of('PlacementUpdate').bytes,
+      step2: of('PlacementSyncStep2').messages,
+      step2Bytes: of('PlacementSyncStep2').bytes,
+      step1: of('PlacementSyncStep1').messages,
+      digests: of(DIGEST).messages,
+      digestBytes: of(DIGEST).bytes,
     };
   }
 }

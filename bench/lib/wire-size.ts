@@ -7,7 +7,10 @@ export function wireSize(message: PlacementSyncMessage): number {
   // map16 header (msgpackr writes 0xde even for two keys) + "type" + fixstr(type) + key + bin(payload)
   const payload = message.type === 'PlacementSyncStep1' ? message.stateVector : message.update;
   const key = message.type === 'PlacementSyncStep1' ? 'stateVector' : 'update';
-  return 3 + 5 + 1 + message.type.length + 1 + key.length + binHeader(payload.length) + payload.length;
+  const size = 3 + 5 + 1 + message.type.length + 1 + key.length + binHeader(payload.length) + payload.length;
+  // A digest rides in a PlacementUpdate as one more key (crdt/digest-relay.ts).
+  const digest = message.type === 'PlacementUpdate' ? message.digest : undefined;
+  return digest === undefined ? size : size + 1 + 'digest'.length + binHeader(digest.length) + digest.length;
 }
 
 function binHeader(length: number): number {
@@ -22,6 +25,7 @@ export function checkWireSize(): void {
       { type: 'PlacementUpdate', update: bytes },
       { type: 'PlacementSyncStep1', stateVector: bytes },
       { type: 'PlacementSyncStep2', update: bytes },
+      { type: 'PlacementUpdate', update: bytes.subarray(0, 2), digest: bytes },
     ];
     for (const message of messages) {
       const real = encodeMessage(message).length;

@@ -1,11 +1,13 @@
 // Scenario 1, propagation: one placement written on one node; simulated time until every node's strategy
-// snapshot shows it, and the messages and bytes sent meanwhile, for the store and both gossip baselines.
+// snapshot shows it, and the messages and bytes sent meanwhile, for the store and both gossip baselines; for the
+// store also how many copies of the change's bytes each peer was sent (issue 40: the limit is one).
 import { buildSimCluster, preloadEntries, simAddress, type SimCluster } from '../lib/sim-cluster.js';
 import { timeMs } from '../lib/heap.js';
 import type { BenchOptions, ChartPanel, ScenarioResult } from '../lib/scenario.js';
 import { pick, seededRandom, withSeededMathRandom } from '../lib/seeded-random.js';
 import { fmt, fmtBytes, fmtRatio, fmtSummary, ratio, summarize, type Summary } from '../lib/stats.js';
 import type { Table } from '../lib/table.js';
+import type { TrafficMark } from '../lib/traffic.js';
 import { deltaGossipProtocol } from '../protocols/delta-gossip.js';
 import { fullStateGossipProtocol } from '../protocols/full-state-gossip.js';
 import { placementStoreProtocol } from '../protocols/placement-store.js';
@@ -29,9 +31,14 @@ export interface PropagationFigures {
   /** Everything sent between the write and convergence (periodic traffic included). */
   readonly messages: Summary;
   readonly bytes: Summary;
-  /** Store only: update frames the change itself caused, counted until no message is in flight. */
+  /** Store only: every placement frame the change caused (pushes, digests, pulls and their answers), until no message is in flight. */
   readonly changeMessages?: Summary;
   readonly changeBytes?: Summary;
+  /** Store only: content bytes sent (pushes, relayed updates, steps 2) over the writer's own push to every peer. */
+  readonly copiesPerPeer?: Summary;
+  /** Store only: digest frames and the bytes of all of them, over the same window. */
+  readonly digestMessages?: Summary;
+  readonly digestBytes?: Summary;
   /** Idle traffic per node per second, with the preloaded state and no writes. */
   readonly idleBytesPerNodePerS: number;
   /** Wall-clock ms the host spent simulating the whole cluster from write to convergence. */
@@ -69,7 +76,8 @@ function measure(
     cluster.clock.advanceTo(5_000 + IDLE_WINDOW_MS);
     const idleBytes = cluster.traffic.mark().bytes - idle0.bytes;
     const samples = { time: [] as number[], messages: [] as number[], bytes: [] as number[], host: [] as number[] };
-    const change = { messages: [] as number[], bytes: [] as number[] };
+    const change = { messages: [] as number[], bytes: [] as number[], copies: [] as number[] };
+    const digests = { messages: [] as number[], bytes: [] as number[] };
     let failed = 0;
     for (let trial = 0; trial < trials; trial++) {
       cluster.clock.advanceTo(cluster.clock.now() + 500 + cluster.random() * 2000);
@@ -85,6 +93,9 @@ function measure(
       if (outcome.change) {
         change.messages.push(outcome.change.messages);
         change.bytes.push(outcome.change.bytes);
+        change.copies.push(outcome.change.copiesPerPeer);
+        digests.messages.push(outcome.change.digests);
+        digests.bytes.push(outcome.change.digestBytes);
       }
     }
     return {
@@ -96,7 +107,13 @@ function measure(
       messages: summarize(samples.messages),
       bytes: summarize(samples.bytes),
       ...(change.messages.length > 0
-        ? { changeMessages: summarize(change.messages), changeBytes: summarize(change.bytes) }
+        ? {
+            changeMessages: summarize(change.messages),
+            changeBytes: summarize(change.bytes),
+            copiesPerPeer: summarize(change.copies),
+            digestMessages: summarize(digests.messages),
+            digestBytes: summarize(digests.bytes),
+          }
         : {}),
       idleBytesPerNodePerS: idleBytes / nodes / (IDLE_WINDOW_MS / 1000),
       hostMs: summarize(samples.host),
@@ -106,12 +123,20 @@ function measure(
   }
 }
 
+interface ChangeCost {
+  readonly messages: number;
+  readonly bytes: number;
+  readonly copiesPerPeer: number;
+  readonly digests: number;
+  readonly digestBytes: number;
+}
+
 interface WriteOutcome {
   readonly timeMs: number;
   readonly messages: number;
   readonly bytes: number;
   readonly hostMs: number;
-  readonly change?: { readonly messages: number; readonly bytes: number };
+  readonly change?: ChangeCost;
 }
 
 function oneWrite(cluster: SimCluster, preload: number, countChange: boolean): WriteOutcome | undefined {
@@ -131,9 +156,12 @@ function oneWrite(cluster: SimCluster, preload: number, countChange: boolean): W
   };
   const start = clock.now();
   const before = traffic.mark();
+  let pushed = before;
   let converged = false;
   const hostMs = timeMs(() => {
     nodes[writer]?.write(shardId, target);
+    // The writer's push to every peer leaves inside write(): exactly one copy of the change per peer.
+    pushed = traffic.mark();
     nodes.forEach((node, i) => node.read(shardId) === target && showing.add(i));
     converged = clock.runUntil(() => showing.size === nodes.length, start + CONVERGE_LIMIT_MS);
   });
@@ -148,10 +176,23 @@ function oneWrite(cluster: SimCluster, preload: number, countChange: boolean): W
   };
   if (!countChange) return outcome;
   clock.runUntil(() => clock.networkIdle(), clock.now() + 1_000);
-  const quiet = traffic.mark();
+  return { ...outcome, change: changeCost(before, pushed, traffic.mark()) };
+}
+
+/**
+ * What one write cost the store from `before` until the network was quiet: every placement frame, and the content
+ * bytes (pushes, relayed updates, steps 2) as a multiple of the writer's own push to every peer (`pushed`), i.e.
+ * copies of the change per peer. Steps 2 of an anti-entropy round falling in the window count too (tens of bytes).
+ */
+function changeCost(before: TrafficMark, pushed: TrafficMark, quiet: TrafficMark): ChangeCost {
+  const content = (m: TrafficMark) => m.updateBytes + m.step2Bytes;
+  const oneCopyEach = pushed.updateBytes - before.updateBytes;
   return {
-    ...outcome,
-    change: { messages: quiet.updates - before.updates, bytes: quiet.updateBytes - before.updateBytes },
+    messages: quiet.messages - before.messages,
+    bytes: quiet.bytes - before.bytes,
+    copiesPerPeer: oneCopyEach > 0 ? (content(quiet) - content(before)) / oneCopyEach : Number.NaN,
+    digests: quiet.digests - before.digests,
+    digestBytes: quiet.digestBytes - before.digestBytes,
   };
 }
 
@@ -214,8 +255,26 @@ function report(
       ];
     }),
     note:
-      'change msgs/bytes: the PlacementUpdate frames one write causes until no message is in flight (push to every ' +
-      'peer, N-1 frames, plus each first receiver relaying to at most 3 random peers: about 4N frames).',
+      'change msgs/bytes: every placement frame one write causes until no message is in flight: the push to every ' +
+      "peer (N-1 frames), each receiver's digest to at most 3 random peers, and any pull with its answer.",
+  };
+  const copies: Table = {
+    title: 'Scenario 1: copies of one change per peer (store; issue 40 asks for <= 1.2)',
+    headers: ['N', 'copies per peer', 'digests', 'digest bytes', 'all bytes of the change'],
+    rows: sizes.map((nodes) => {
+      const s = find('store', nodes);
+      return [
+        String(nodes),
+        s?.copiesPerPeer ? fmtSummary(s.copiesPerPeer) : 'n/a',
+        s?.digestMessages ? fmtSummary(s.digestMessages) : 'n/a',
+        s?.digestBytes ? `${fmtBytes(s.digestBytes.median)} / ${fmtBytes(s.digestBytes.p99)}` : 'n/a',
+        s?.changeBytes ? `${fmtBytes(s.changeBytes.median)} / ${fmtBytes(s.changeBytes.p99)}` : 'n/a',
+      ];
+    }),
+    note:
+      'median / p99. copies per peer: bytes of content frames (pushes, relayed updates, sync steps 2) sent from the ' +
+      "write until no message is in flight, over the bytes of the writer's own push to every peer (one copy each); " +
+      'a step 2 of an anti-entropy round falling in that window counts too.',
   };
   const groups = sizes.map((n) => `N=${n}`);
   const series = (pickFig: (f: PropagationFigures) => number) =>
@@ -252,8 +311,16 @@ function report(
       `S1 N=${nodes}: store ${fmt(s.timeMs.median)} ms vs full-state ${fmt(full.timeMs.median)} ms ` +
         `(${fmtRatio(ratio(s.timeMs.median, full.timeMs.median))}) and delta ${fmt(delta.timeMs.median)} ms ` +
         `(${fmtRatio(ratio(s.timeMs.median, delta.timeMs.median))}); bytes to converge ${fmtRatio(ratio(s.bytes.median, full.bytes.median))} of full-state, ` +
-        `${fmtRatio(ratio(s.bytes.median, delta.bytes.median))} of delta`,
+        `${fmtRatio(ratio(s.bytes.median, delta.bytes.median))} of delta` +
+        (s.copiesPerPeer ? `; ${fmt(s.copiesPerPeer.median)} copies of the change per peer` : ''),
     );
   }
-  return { id: 's1', title: 'Propagation', tables: [main, ratios], data: { preload, figures }, headlines, panels };
+  return {
+    id: 's1',
+    title: 'Propagation',
+    tables: [main, ratios, copies],
+    data: { preload, figures },
+    headlines,
+    panels,
+  };
 }

@@ -1,13 +1,16 @@
 // The placement sync family of the wire protocol: crdt/'s sync frames (step 1, step 2, update) as transport
 // messages, the gate their untrusted input passes, and the one mapping between frames and messages.
-import type { SyncFrame } from '../../crdt/index.js';
+// A digest (crdt/digest-relay.ts) is a PlacementUpdate with an optional `digest` field and an empty `update`:
+// a node that knows no digests ignores the field, as every parser ignores fields it does not know, and applies
+// the empty update to no effect, so no new message type and no protocol version are needed (docs/design.md).
+import { MAX_DIGEST_BYTES, type SyncFrame } from '../../crdt/index.js';
 import type { MessageFamily, RawMessage } from '../cluster/wire-message.js';
 
 /** The placement-sync message family: the store's sync frames as cluster messages. */
 export type PlacementSyncMessage =
   | { readonly type: 'PlacementSyncStep1'; readonly stateVector: Uint8Array }
   | { readonly type: 'PlacementSyncStep2'; readonly update: Uint8Array }
-  | { readonly type: 'PlacementUpdate'; readonly update: Uint8Array };
+  | { readonly type: 'PlacementUpdate'; readonly update: Uint8Array; readonly digest?: Uint8Array };
 
 // Below the transport's 16 MiB frame limit, so a message at the limit still fits its envelope.
 const MAX_PLACEMENT_BYTES = 15 * 1024 * 1024;
@@ -31,8 +34,9 @@ export function parsePlacementSyncMessage(raw: RawMessage): PlacementSyncMessage
     case 'PlacementSyncStep1':
       return isBytes(raw['stateVector']) ? { type: raw.type, stateVector: raw['stateVector'] } : undefined;
     case 'PlacementSyncStep2':
-    case 'PlacementUpdate':
       return isBytes(raw['update']) ? { type: raw.type, update: raw['update'] } : undefined;
+    case 'PlacementUpdate':
+      return parseUpdate(raw['update'], raw['digest']);
     default:
       return undefined;
   }
@@ -44,15 +48,27 @@ const TYPE_OF_KIND = Object.fromEntries(Object.entries(TYPES).map(([type, kind])
 };
 
 export function toSyncMessage(frame: SyncFrame): PlacementSyncMessage {
-  return frame.kind === 'step1'
-    ? { type: TYPE_OF_KIND.step1, stateVector: frame.stateVector }
-    : { type: TYPE_OF_KIND[frame.kind], update: frame.update };
+  if (frame.kind === 'step1') return { type: TYPE_OF_KIND.step1, stateVector: frame.stateVector };
+  if (frame.kind === 'update' && frame.digest !== undefined)
+    return { type: TYPE_OF_KIND.update, update: frame.update, digest: frame.digest };
+  return { type: TYPE_OF_KIND[frame.kind], update: frame.update };
 }
 
 export function toSyncFrame(message: PlacementSyncMessage): SyncFrame {
-  return message.type === 'PlacementSyncStep1'
-    ? { kind: TYPES.PlacementSyncStep1, stateVector: message.stateVector }
-    : { kind: TYPES[message.type], update: message.update };
+  if (message.type === 'PlacementSyncStep1')
+    return { kind: TYPES.PlacementSyncStep1, stateVector: message.stateVector };
+  if (message.type === 'PlacementUpdate' && message.digest !== undefined)
+    return { kind: TYPES.PlacementUpdate, update: message.update, digest: message.digest };
+  return { kind: TYPES[message.type], update: message.update };
+}
+
+// A digest, when present, is bounded here, before the replicator reads a byte of it.
+function parseUpdate(update: unknown, digest: unknown): PlacementSyncMessage | undefined {
+  if (!isBytes(update)) return undefined;
+  if (digest === undefined) return { type: 'PlacementUpdate', update };
+  return digest instanceof Uint8Array && digest.byteLength <= MAX_DIGEST_BYTES
+    ? { type: 'PlacementUpdate', update, digest }
+    : undefined;
 }
 
 function isBytes(value: unknown): value is Uint8Array {

@@ -9,7 +9,9 @@ import {
   encodeSyncFrame,
   type SyncFrame,
 } from '../../crdt/index.js';
-import { ManualTimers, MemoryNetwork, prng, recordingLog, view } from './helpers.js';
+import { decodeWireUpdate } from '../../crdt/wire.js';
+import { decodeDigest } from '../../crdt/wire-digest.js';
+import { ManualTimers, MemoryNetwork, prng, recordingLog, stateVectorOf, view } from './helpers.js';
 
 interface Sent {
   readonly peer: string;
@@ -70,7 +72,7 @@ describe('PlacementReplicator', () => {
     expect(view(a)).toEqual(view(b));
   });
 
-  it('pushes every local update to every peer at once, and relays received ones but not back to the sender', () => {
+  it('pushes every local update to every peer at once, and relays a digest of received ones, not back to the sender', () => {
     const { store, sent, replicator } = recorded('a');
     replicator.addPeer('b');
     replicator.addPeer('c');
@@ -87,6 +89,10 @@ describe('PlacementReplicator', () => {
     other.set('T', 2, 'y');
     replicator.receive('b', encodeSyncFrame({ kind: 'update', update: updates[0] as Uint8Array }));
     expect(sent.map((s) => [s.peer, s.frame.kind])).toEqual([['c', 'update']]);
+    // not the content: which versions a holds, in an update that carries nothing
+    const relayed = sent[0]?.frame as Extract<SyncFrame, { kind: 'update' }>;
+    expect(decodeDigest(relayed.digest as Uint8Array)).toEqual({ generation: 0, clocks: stateVectorOf(other) });
+    expect(decodeWireUpdate(relayed.update, 0)).toEqual({ generation: 0, base: undefined, doc: undefined });
     expect(store.snapshot('T').placements.get(2)?.target).toBe('y');
     // a duplicate is new to nobody: nothing is relayed
     sent.length = 0;
@@ -94,7 +100,7 @@ describe('PlacementReplicator', () => {
     expect(sent).toEqual([]);
   });
 
-  it('relays a received update to at most relayFanout random peers, never the sender; local updates still go to all', () => {
+  it('relays a digest of a received update to at most relayFanout random peers, never the sender; local updates go to all', () => {
     const updateFrom = (node: string) => {
       const other = new PlacementStore({ node, now: () => 1_000 });
       const updates: Uint8Array[] = [];
@@ -117,6 +123,7 @@ describe('PlacementReplicator', () => {
       sent.length = 0;
       replicator.receive('p4', updateFrom('z'));
       const relayedTo = sent.map((s) => s.peer);
+      expect(sent.every((s) => s.frame.kind === 'update' && s.frame.digest !== undefined)).toBe(true);
       expect(relayedTo).toHaveLength(expected);
       expect(new Set(relayedTo).size).toBe(expected);
       expect(relayedTo).not.toContain('p4');

@@ -11,11 +11,18 @@ import {
   encodeSyncFrame,
   type SyncFrame,
 } from '../../crdt/index.js';
+import { MESSAGE_DIGEST } from '../../crdt/sync-frame.js';
+import { decodeWireUpdate } from '../../crdt/wire.js';
+import { emptyUpdateFor, encodeDigest } from '../../crdt/wire-digest.js';
 
 const frameArb: fc.Arbitrary<SyncFrame> = fc.oneof(
   fc.uint8Array({ maxLength: 300 }).map((stateVector) => ({ kind: 'step1' as const, stateVector })),
   fc.uint8Array({ maxLength: 300 }).map((update) => ({ kind: 'step2' as const, update })),
   fc.uint8Array({ maxLength: 300 }).map((update) => ({ kind: 'update' as const, update })),
+  // A digest travels alone on a byte link; its update is the empty one it is read back with.
+  fc
+    .uint8Array({ maxLength: 300 })
+    .map((digest) => ({ kind: 'update' as const, update: emptyUpdateFor(digest), digest })),
 );
 
 function code(action: () => unknown): string | undefined {
@@ -52,6 +59,19 @@ describe('sync frames', () => {
     expect(encodeSyncFrame({ kind: 'step2', update })[0]).toBe(syncProtocol.messageYjsSyncStep2);
   });
 
+  it('carry a digest as message type 3 with the digest alone, read back with an empty update of its generation', () => {
+    const digest = encodeDigest({ generation: 4, clocks: new Map([[77, 3]]) });
+    const bytes = encodeSyncFrame({ kind: 'update', update: new Uint8Array([9, 9]), digest });
+    expect(bytes[0]).toBe(MESSAGE_DIGEST);
+    const frame = decodeSyncFrame(bytes);
+    expect(frame.kind === 'update' && frame.digest).toEqual(digest);
+    expect(frame.kind === 'update' && decodeWireUpdate(frame.update, 0)).toEqual({
+      generation: 4,
+      base: undefined,
+      doc: undefined,
+    });
+  });
+
   it('hands out a copy of the payload', () => {
     const bytes = encodeSyncFrame({ kind: 'update', update: new Uint8Array([1, 2, 3]) });
     const frame = decodeSyncFrame(bytes);
@@ -62,7 +82,7 @@ describe('sync frames', () => {
   it('rejects bad framing with invalid_frame', () => {
     const good = encodeSyncFrame({ kind: 'step2', update: new Uint8Array([9, 9, 9]) });
     expect(code(() => decodeSyncFrame(new Uint8Array()))).toBe('invalid_frame');
-    expect(code(() => decodeSyncFrame(new Uint8Array([3, 0])))).toBe('invalid_frame');
+    expect(code(() => decodeSyncFrame(new Uint8Array([4, 0])))).toBe('invalid_frame');
     expect(code(() => decodeSyncFrame(good.slice(0, -1)))).toBe('invalid_frame');
     expect(code(() => decodeSyncFrame(new Uint8Array([...good, 0])))).toBe('invalid_frame');
     expect(code(() => decodeSyncFrame(new Uint8Array([0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])))).toBe(

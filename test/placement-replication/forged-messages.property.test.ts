@@ -1,5 +1,5 @@
 // Issue 27: forged but well-formed placement messages (random generations, shard ids and timestamps, as
-// updates, full syncs and state vectors) from a node that is not a member and from one that is, mixed with
+// updates, full syncs, state vectors and digests) from a node that is not a member and from one that is, mixed with
 // honest writes. Afterwards every honest replica converges (same generation, same placements), stays in a
 // small generation, and every write it acknowledges reaches every replica; a write it refuses is refused
 // with clock_skew, only where a value within the refusal window is held.
@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_HLC_COUNTER, MAX_HLC_WALL_MS, PlacementStoreError, type PlacementStore } from '../../crdt/index.js';
 import { BaseState } from '../../crdt/base.js';
 import { encodeBase, encodeWireStateVector, encodeWireUpdate } from '../../crdt/wire.js';
+import { emptyUpdateFor, encodeDigest } from '../../crdt/wire-digest.js';
 import type { PlacementSyncMessage } from '../../src/placement-replication/sync-messages.js';
 import { view } from '../crdt/helpers.js';
 import { testAddress } from '../support/members.js';
@@ -51,7 +52,7 @@ const slotArb = fc.record({
   ),
 });
 const forgeryArb = fc.record({
-  kind: fc.constantFrom('PlacementUpdate', 'PlacementSyncStep2', 'PlacementSyncStep1'),
+  kind: fc.constantFrom('PlacementUpdate', 'PlacementSyncStep2', 'PlacementSyncStep1', 'digest'),
   generation: generationArb,
   base: fc.array(slotArb, { maxLength: 4 }),
   doc: fc.array(slotArb, { maxLength: 4 }),
@@ -98,6 +99,12 @@ function docOf(slots: readonly Slot[], clientId: number): Uint8Array | undefined
 }
 
 function messageOf(forgery: Forgery, clientId: number): PlacementSyncMessage {
+  if (forgery.kind === 'digest') {
+    // Versions claimed of writers no one has, or of a generation far ahead: a replica pulls from the sender.
+    const clocks = new Map(forgery.doc.map((s, i) => [clientId + i, s.counter + 1]));
+    const digest = encodeDigest({ generation: forgery.generation, clocks });
+    return { type: 'PlacementUpdate', update: emptyUpdateFor(digest), digest };
+  }
   if (forgery.kind === 'PlacementSyncStep1') {
     return {
       type: 'PlacementSyncStep1',
