@@ -73,6 +73,11 @@ describe('console on a real local-cluster', () => {
       .locator(`#maps .cell[data-shard="${alice.shardId}"][data-host="${alice.node}"]`)
       .waitFor({ timeout: SEEN_WITHIN_MS });
     for (const entity of ['bob', 'carol', 'dave', 'erin']) await increment(url2, entity);
+    // The map's summary says how many of the type's entities are active on the node serving the console, and that
+    // local-cluster's Counter is durable (its nodes share an entity store).
+    await page
+      .locator('#maps .summary', { hasText: /\d+ entities active here · durable/ })
+      .waitFor({ timeout: SEEN_WITHIN_MS });
 
     // Pin alice's shard through the form to a node that does not host it: dry run first, then the pin.
     const target = addresses.find((address) => address !== alice.node) ?? '?';

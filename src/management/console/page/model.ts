@@ -32,6 +32,14 @@ function listedTypes(listed: HealthAnswer['entityTypes']): string[] {
   return (listed ?? []).map((entry) => entry.typeName);
 }
 
+/** The type's entities active on the node serving the console, and whether it is durable (health lists them). */
+export function typeOnNode(
+  health: HealthAnswer | undefined,
+  typeName: string,
+): { readonly activeEntities?: number; readonly durable?: boolean } | undefined {
+  return health?.entityTypes?.find((entry) => entry.typeName === typeName);
+}
+
 /** How many shards the node declares for a type (health lists every initialised type). */
 export function declaredShards(health: HealthAnswer | undefined, typeName: string): number | undefined {
   return health?.entityTypes?.find((entry) => entry.typeName === typeName)?.numberOfShards;

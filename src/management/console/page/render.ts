@@ -9,6 +9,7 @@ import { isWaiting, type SeenMove } from './insight.js';
 import {
   coordinatorOf,
   declaredShards,
+  typeOnNode,
   hosts,
   pinState,
   shardCounts,
@@ -158,6 +159,7 @@ function renderMaps(state: ConsoleState, colours: ReadonlyMap<string, number>, a
       shardMap(view, {
         colours,
         declaredShards: declaredShards(state.health, view.typeName),
+        here: typeOnNode(state.health, view.typeName),
         pickShard: actions.pickShard,
         members: state.members?.members ?? [],
       }),

@@ -11,6 +11,8 @@ export interface ShardMapOptions {
   readonly pickShard: (typeName: string, shardId: number) => void;
   /** Members, to tell a shard waiting without a home (a require pin nobody satisfies) from an unallocated one. */
   readonly members?: readonly MemberJson[];
+  /** The type on the node serving the console: its active entities there, and whether it is durable. */
+  readonly here?: { readonly activeEntities?: number; readonly durable?: boolean } | undefined;
 }
 
 export function shardMap(view: TypeView, options: ShardMapOptions): HTMLElement {
@@ -22,6 +24,8 @@ export function shardMap(view: TypeView, options: ShardMapOptions): HTMLElement 
     layout.declared ? `${layout.extent} shards` : `shards 0–${Math.max(layout.extent - 1, 0)} shown`,
     `${layout.allocated} allocated`,
     `${layout.pinned} pinned`,
+    ...(options.here?.activeEntities === undefined ? [] : [`${options.here.activeEntities} entities active here`]),
+    ...(options.here?.durable === true ? ['durable'] : []),
   ].join(' · ');
   title.append(' ', el('span', { class: 'muted summary' }, summary));
   if (layout.extent === 0) {
