@@ -179,23 +179,20 @@ export class DurableShard {
         return notAcknowledged('entity_store_unavailable', describeError(error));
       },
     );
-    this.latest.set(
-      entityId,
-      done.then((answer) => answer === outcome),
-    );
-    void done.then(() => this.commitEnded());
+    const committed = done.then((answer) => answer === outcome);
+    this.latest.set(entityId, committed);
+    void committed.then(() => this.commitEnded(entityId, committed));
     return done;
   }
 
-  private commitEnded(): void {
+  private commitEnded(entityId: string, committed: Promise<boolean>): void {
     this.inFlight--;
-    // Forget an entity's latest commit once it is the only one: the map holds only entities with commits under way.
-    if (this.inFlight === 0) {
-      this.latest.clear();
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const resolve of waiters) resolve();
-    }
+    // Only entities with a commit under way stay in the map: a busy shard's map does not grow with every entity.
+    if (this.latest.get(entityId) === committed) this.latest.delete(entityId);
+    if (this.inFlight > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   private fence(epoch: number): void {
