@@ -46,7 +46,8 @@ describe('NodeAddress', () => {
         const x = new NodeAddress(s1, h1, p1);
         const y = new NodeAddress(s2, h2, p2);
         const order = x.compareTo(y);
-        expect(Math.sign(order)).toBe(-Math.sign(y.compareTo(x)));
+        // `+ 0` turns -0 into 0: equal addresses compare 0 both ways, and toBe tells 0 from -0.
+        expect(Math.sign(order)).toBe(-Math.sign(y.compareTo(x)) + 0);
         expect(order === 0).toBe(x.equals(y));
         expect(Math.sign(order)).toBe(x.toString() < y.toString() ? -1 : x.toString() > y.toString() ? 1 : 0);
       }),
