@@ -105,11 +105,6 @@ export type TypeOrName = string | { readonly typeName: string };
 export type RefOf<T> =
   T extends TypedEntityType<infer Message, infer Reply> ? TypedEntityRef<Message, Reply> : EntityRef;
 
-/** The typed view of a reference (the same object: the host checks what arrives). */
-export function typedRef<Message, Reply>(ref: EntityRef): TypedEntityRef<Message, Reply> {
-  return ref as TypedEntityRef<Message, Reply>;
-}
-
 function invalid(message: string): ActorTsError {
   return new ActorTsError('invalid_argument', message);
 }

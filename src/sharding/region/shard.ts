@@ -155,9 +155,7 @@ export class Shard implements PassivatingShard {
       'durable shard fenced: a later host claimed it; its entities stop here',
     );
     for (const [entityId, entity] of [...this.entities]) {
-      this.entities.delete(entityId);
-      this.options.passivation?.remove(entity);
-      for (const { reply } of entity.retire()) reply?.(notAcknowledged('entity_fenced', 'its shard moved'));
+      this.drop(entityId, entity, 'entity_fenced', 'its shard moved');
       void entity.whenIdle().then(() => entity.stop());
     }
   }
@@ -207,7 +205,7 @@ export class Shard implements PassivatingShard {
     return entity;
   }
 
-  /** Drops an entity that never started: each queued message is answered with `code`, acknowledging nothing. */
+  /** Drops an entity (never started, or fenced): each queued message is answered with `code`, acknowledging nothing. */
   private drop(entityId: string, entity: Entity, code: ErrorCode, why = 'the entity could not be created'): void {
     if (this.entities.get(entityId) === entity) this.entities.delete(entityId);
     this.options.passivation?.remove(entity);
