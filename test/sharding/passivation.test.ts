@@ -135,6 +135,30 @@ describe('passivation', () => {
     expect(tracker.passivated.self).toBe(1);
   });
 
+  it('passivate and pipeToSelf taken out of the context work unbound; timers first read after a stop never start', async () => {
+    let late: EntityContext | undefined;
+    const { shard, seen, stopped, scheduler } = fixture({}, (ctx, message) => {
+      const { passivate, pipeToSelf } = ctx;
+      if (message === 'pipe') pipeToSelf(Promise.resolve('piped'), (outcome) => (outcome.ok ? outcome.value : 'x'));
+      if (message === 'bye') {
+        late = ctx;
+        passivate();
+      }
+      return message;
+    });
+    await ask(shard, 'a', 'pipe');
+    await flush();
+    expect(seen).toEqual(['a:pipe', 'a:piped']);
+    await ask(shard, 'a', 'bye');
+    await flush();
+    expect(stopped).toEqual(['a']);
+    late?.timers.startSingleTimer('k', 'never', 10);
+    expect(late?.timers.isTimerActive('k')).toBe(false);
+    scheduler.advance(100);
+    await flush();
+    expect(seen).toEqual(['a:pipe', 'a:piped', 'a:bye']);
+  });
+
   it('messages queued behind a passivate and arriving during the stop wait, then run in order on a new incarnation', async () => {
     let releaseStop!: () => void;
     const stopGate = new Promise<void>((resolve) => (releaseStop = resolve));

@@ -75,6 +75,8 @@ export class EntityTimerSet implements EntityTimers {
   /** Cancels every timer for good: the entity is stopping. Later starts are ignored. */
   end(): void {
     this.ended = true;
+    // Most entities never start a timer: an empty map is left as it is (clear() allocates a new table).
+    if (this.active.size === 0) return;
     for (const timer of this.active.values()) timer.handle?.cancel();
     this.active.clear();
   }

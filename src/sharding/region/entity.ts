@@ -1,15 +1,11 @@
 // A sharded entity's mailbox: it runs one entity's messages strictly one at a time, with the entity's timers
 // and the results of its piped work. The behaviour users write and the reference callers hold are the entity
-// API (core/entity-api.ts), re-exported here for the runtime's own files.
-import type { NodeAddress } from '../../cluster/address.js';
+// API (core/entity-api.ts).
 import { systemScheduler, type Scheduler } from '../../cluster/scheduler.js';
 import { ActorTsError } from '../../errors.js';
 import { describeValue } from '../../logging.js';
 import type {
-  EntityBehavior,
-  EntityContext,
   EntityInstance,
-  EntityOutcome,
   EntityTimers,
   HostOutcome,
   PipeOutcome,
@@ -60,10 +56,11 @@ export interface EntityOptions {
 export class Entity {
   private readonly queue: Letter[] = [];
   private running = false;
-  private idleWaiters: Array<() => void> = [];
+  private idleWaiters: Array<() => void> | undefined;
   private instance: EntityInstance | undefined;
   private gate: MessageGate | undefined;
-  private readonly timerSet: EntityTimerSet;
+  /** Made when the entity first reads its timers: most entities never start one. */
+  private timerSet: EntityTimerSet | undefined;
   private ended = false;
   private pipes = 0;
 
@@ -74,9 +71,6 @@ export class Entity {
     private readonly onError: (entityId: string, phase: 'receive' | 'stop', error: unknown) => void,
     private readonly options: EntityOptions = {},
   ) {
-    this.timerSet = new EntityTimerSet(options.scheduler ?? systemScheduler, (timer) =>
-      this.push({ kind: 'timer', timer }),
-    );
     if (instance !== undefined) this.attach(instance);
   }
 
@@ -85,6 +79,14 @@ export class Entity {
   }
 
   get timers(): EntityTimers {
+    if (this.timerSet === undefined) {
+      const timerSet = new EntityTimerSet(this.options.scheduler ?? systemScheduler, (timer) =>
+        this.push({ kind: 'timer', timer }),
+      );
+      // Timers read first after the entity stopped cannot start either.
+      if (this.ended) timerSet.end();
+      this.timerSet = timerSet;
+    }
     return this.timerSet;
   }
 
@@ -138,7 +140,7 @@ export class Entity {
    */
   end(): void {
     this.ended = true;
-    this.timerSet.end();
+    this.timerSet?.end();
   }
 
   /**
@@ -161,7 +163,7 @@ export class Entity {
   /** Resolves once every queued message was handled. */
   whenIdle(): Promise<void> {
     if (this.idle) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
   }
 
   /** Whether the entity implements `snapshot`. */
@@ -229,7 +231,7 @@ export class Entity {
     let letter = this.queue.shift();
     while (letter !== undefined) {
       // A timer restarted or cancelled after its message was queued: that message is never delivered.
-      if (letter.kind === 'timer' && !this.timerSet.accept(letter.timer)) {
+      if (letter.kind === 'timer' && this.timerSet?.accept(letter.timer) !== true) {
         letter = this.queue.shift();
         continue;
       }
@@ -265,7 +267,8 @@ export class Entity {
     }
     this.running = false;
     const waiters = this.idleWaiters;
-    this.idleWaiters = [];
+    if (waiters === undefined) return;
+    this.idleWaiters = undefined;
     for (const resolve of waiters) resolve();
   }
 }

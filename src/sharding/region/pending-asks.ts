@@ -2,7 +2,7 @@
 // (by the entity's answer, a local failure, its timeout, or the node's shutdown).
 import { systemScheduler, type Cancellable, type Scheduler } from '../../cluster/scheduler.js';
 import { ActorTsError } from '../../errors.js';
-import type { EntityOutcome, HostOutcome } from '../core/entity-api.js';
+import type { HostOutcome } from '../core/entity-api.js';
 
 /** How a failed outcome is reported: the entity failed, or the message never reached it. */
 export type AskFailure = 'entity_failed' | 'buffer_overflow';

@@ -7,7 +7,14 @@ import type { NodeAddress } from '../../cluster/address.js';
 import { systemScheduler, type Cancellable, type Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import { ActorTsError, type ErrorCode } from '../../errors.js';
-import { Entity, describeError, type MessageGate, type QueuedMessage, type ReplyFn } from './entity.js';
+import {
+  Entity,
+  describeError,
+  type EntityOptions,
+  type MessageGate,
+  type QueuedMessage,
+  type ReplyFn,
+} from './entity.js';
 import { DurableShard, notAcknowledged, type DurableSettings, type LoadedEntity } from './durable-shard.js';
 import type { SendMark } from './send-marks.js';
 import type { MessageCheck } from './message-check.js';
@@ -16,6 +23,7 @@ import type { PassivatingShard, PassivationTracker } from './passivation.js';
 import type { EntityBehavior, EntityContext, EntityRef } from '../core/entity-api.js';
 import type { HeldStates } from './held-state.js';
 import type { TakenSnapshot } from './shard-state.js';
+import { ShardEntityContext, type ContextBase } from './entity-context.js';
 
 /** What a shard's entities are given besides their behavior: their own references, timers, and where drops go. */
 export interface ShardEntityOptions {
@@ -47,6 +55,8 @@ export class Shard implements PassivatingShard {
   private stopping: Promise<void> | undefined;
   private taken: TakenSnapshot[] = [];
   private readonly durable: DurableShard | undefined;
+  private entityOptions: EntityOptions | undefined;
+  private contextBase: ContextBase | undefined;
 
   /**
    * `held`: entity states handed over from the shard's previous host. Such an entity is created on its first
@@ -213,8 +223,13 @@ export class Shard implements PassivatingShard {
   }
 
   private newEntity(entityId: string): Entity {
+    return new Entity(entityId, undefined, this.reportError, (this.entityOptions ??= this.makeEntityOptions()));
+  }
+
+  /** What every entity of this shard is made with: one object and one set of closures per shard, not per entity. */
+  private makeEntityOptions(): EntityOptions {
     const { scheduler, onLatePipe, check, onInvalid } = this.options;
-    return new Entity(entityId, undefined, (id, phase, error) => this.reportError(id, phase, error), {
+    return {
       ...(scheduler === undefined ? {} : { scheduler }),
       ...(check === undefined ? {} : { check }),
       ...(onInvalid === undefined ? {} : { onInvalid }),
@@ -222,7 +237,7 @@ export class Shard implements PassivatingShard {
         this.logger.debug({ entityId: id, shardId: this.shardId }, 'piped outcome dropped: its entity had stopped');
         onLatePipe?.();
       },
-    });
+    };
   }
 
   /** Gives `entity` its instance from the behavior; false (the asker answered, timers ended) when that throws. */
@@ -255,25 +270,17 @@ export class Shard implements PassivatingShard {
     entity: Entity,
     restored: { readonly value: unknown } | undefined,
   ): EntityContext {
-    const { entityRef } = this.options;
-    let self: EntityRef | undefined;
-    // `self` is made when first read: an entity that never uses it need not be routed to.
-    return {
-      entityId,
+    // Only this incarnation: a stale context kept past passivation cannot stop the next one.
+    const passivate = (): void => {
+      if (this.entities.get(entityId) === entity) this.passivate(entityId, 'self');
+    };
+    const base = (this.contextBase ??= {
       shardId: this.shardId,
       typeName: this.typeName,
-      get self(): EntityRef {
-        return (self ??= entityRef(entityId));
-      },
       node: this.node,
-      timers: entity.timers,
-      pipeToSelf: (work, toMessage) => entity.pipeToSelf(work, toMessage),
-      // Only this incarnation: a stale context kept past passivation cannot stop the next one.
-      passivate: () => {
-        if (this.entities.get(entityId) === entity) this.passivate(entityId, 'self');
-      },
-      ...(restored?.value === undefined ? {} : { restored: restored.value }),
-    };
+      entityRef: this.options.entityRef,
+    });
+    return new ShardEntityContext(base, entityId, entity, passivate, restored);
   }
 
   private async stopAll(graceMs: number, snapshot: boolean): Promise<void> {
@@ -314,7 +321,7 @@ export class Shard implements PassivatingShard {
     await this.durable?.settled();
   }
 
-  private reportError(entityId: string, phase: 'receive' | 'stop', error: unknown): void {
+  private readonly reportError = (entityId: string, phase: 'receive' | 'stop', error: unknown): void => {
     this.logger.warn({ entityId, shardId: this.shardId, phase, err: describeError(error) }, 'entity failed');
-  }
+  };
 }
