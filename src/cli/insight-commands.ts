@@ -46,6 +46,10 @@ export function explanationText(answer: ExplainAnswer): string[] {
       ]),
     ),
   );
+  if (answer.activeEntities !== undefined) {
+    const { node, count } = answer.activeEntities;
+    lines.push('', `entities of the type active on ${node}: ${count}`);
+  }
   const history = answer.history ?? [];
   if (history.length > 0) {
     lines.push('', 'history:');

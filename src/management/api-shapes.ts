@@ -219,6 +219,8 @@ export const ExplainAnswer = Type.Object({
   ),
   /** What the coordinator did with the shard lately, oldest first; absent from nodes before 0.3.0. */
   history: Type.Optional(Type.Array(Type.Object({ atMs: Type.Number(), what: Type.String() }))),
+  /** The type's entities active on the node that answered (not passivated or stopped); absent before 0.3.0. */
+  activeEntities: Type.Optional(Type.Object({ node: Type.String(), count: Type.Integer() })),
 });
 export type ExplainAnswer = Shape<typeof ExplainAnswer>;
 

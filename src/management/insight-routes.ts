@@ -35,7 +35,13 @@ export function registerExplainRoute(app: FastifyInstance, options: ExplainRoute
     { onRequest: guard, schema: { params: ShardParams } },
     async (request): Promise<ExplainAnswer> => {
       const typeName = knownType(backend, request.params.typeName);
-      return backend.explain(typeName, parseShardId(Number(request.params.shardId), shardRange(backend, typeName)));
+      const shardId = parseShardId(Number(request.params.shardId), shardRange(backend, typeName));
+      const explanation = await backend.explain(typeName, shardId);
+      // The coordinator knows homes, not entities: the node that answers adds what it runs of the type.
+      const count = backend.entityTypes().get(typeName)?.activeEntities;
+      return count === undefined
+        ? explanation
+        : { ...explanation, activeEntities: { node: backend.self.toString(), count } };
     },
   );
 }

@@ -42,7 +42,12 @@ describe('explain and dry runs on the command line', () => {
     expect(history).toBeGreaterThan(2);
     const events = result.out.slice(history + 1).map((line) => line.trim().split(/\s{2,}/)[1]);
     expect(events).toEqual(expect.arrayContaining([`allocated to ${used.node}`, `started on ${used.node}`]));
-    const rows = tableRows(result.out.slice(0, history));
+    // The node the CLI asked adds what it runs of the type: at least the entity just asked, if it is the home.
+    const active = result.out.find((line) => line.startsWith('entities of the type active on '));
+    const [, activeNode, count] = /^entities of the type active on (\S+): (\d+)$/.exec(active ?? '') ?? [];
+    expect(addresses).toContain(activeNode);
+    if (activeNode === used.node) expect(Number(count)).toBeGreaterThanOrEqual(1);
+    const rows = tableRows(result.out.slice(0, result.out.indexOf(active ?? 'history:')));
     expect(rows.map((row) => row[0]).sort()).toEqual(
       addresses.map((a) => (a === used.node ? `${a} (home)` : a)).sort(),
     );
