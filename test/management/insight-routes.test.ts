@@ -51,9 +51,7 @@ describe('explain and dry runs over HTTP', () => {
       decision: 'unallocated',
     });
     const used = await increment(node(0), 'explain-me');
-    const answers = await Promise.all(
-      nodes.map(async (n) => (await explain(n, used.shardId)).json<ExplainAnswer>()),
-    );
+    const answers = await Promise.all(nodes.map(async (n) => (await explain(n, used.shardId)).json<ExplainAnswer>()));
     // The coordinator's part is the same from either node; each node adds what it runs of the type.
     const coordinatorPart = ({ activeEntities: _ignored, ...rest }: ExplainAnswer) => rest;
     expect(coordinatorPart(answers[1]!)).toEqual(coordinatorPart(answers[0]!));
