@@ -3,6 +3,8 @@
 // (`homes`): Remote and Local for throughput and latency, Stateful / Plain for the hand-off. Each entity counts
 // the tells and sends it processed and, for paced messages, how long after `sentAt` (epoch ms, the same clock
 // in every process of this machine) it processed them. Operations run here so their clock is the sender's.
+import { once } from 'node:events';
+import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { TcpTransport } from '../../src/cluster/tcp-transport.js';
@@ -48,6 +50,10 @@ export interface DeliveryOps {
   paced(kind: 'tell' | 'send', type: string, total: number, intervalMs: number): number[];
   warm(type: string, entities: readonly string[]): void;
   move(type: string, shardId: number, probe: string, toPort: number): number;
+  /** Listens for raw byte transfers (the hand-off's floor): each is a u32 length then that many bytes, acked by one byte. */
+  sink(): number;
+  /** Sends `bytes` raw bytes `trials` times over one TCP connection to a sink; ms from the write to the ack, each. */
+  rawTransfer(port: number, bytes: number, trials: number): number[];
 }
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
@@ -71,6 +77,29 @@ const behavior =
       ...(stateful ? { snapshot: () => state } : {}),
     };
   };
+
+/** The sink's side of rawTransfer: counts each transfer's bytes and acks it with one byte once all arrived. */
+function countAndAck(socket: Socket): void {
+  let expected: number | undefined;
+  let received = 0;
+  let header = Buffer.alloc(0);
+  socket.setNoDelay(true);
+  socket.on('data', (data: Buffer) => {
+    let chunk = data;
+    if (expected === undefined) {
+      header = Buffer.concat([header, chunk]);
+      if (header.length < 4) return;
+      expected = header.readUInt32BE(0);
+      chunk = header.subarray(4);
+      header = Buffer.alloc(0);
+    }
+    received += chunk.length;
+    if (received < expected) return;
+    expected = undefined;
+    received = 0;
+    socket.write(Buffer.from([1]));
+  });
+}
 
 const running = (): ClusterSharding => {
   if (sharding === undefined) throw new Error('join first');
@@ -174,6 +203,31 @@ const ops: { [K in keyof DeliveryOps]: (...args: Parameters<DeliveryOps[K]>) => 
           .entityRefFor(type, entities[i] as string)
           .send({}),
       );
+    },
+    async sink() {
+      const server = createServer(countAndAck);
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      return (server.address() as AddressInfo).port;
+    },
+    async rawTransfer(port, bytes, trials) {
+      const socket = createConnection({ port, host: '127.0.0.1', noDelay: true });
+      await once(socket, 'connect');
+      const payload = Buffer.alloc(4 + bytes, 0x78);
+      payload.writeUInt32BE(bytes, 0);
+      const durations: number[] = [];
+      try {
+        for (let trial = 0; trial < trials; trial++) {
+          const start = performance.now();
+          const acked = once(socket, 'data');
+          socket.write(payload);
+          await acked;
+          durations.push(performance.now() - start);
+        }
+      } finally {
+        socket.destroy();
+      }
+      return durations;
     },
     async move(type, shardId, probe, toPort) {
       const start = performance.now();

@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { crashWindow, type CrashFigures } from '../lib/crash-window.js';
 import { startDeliveryNodes, type DeliveryNode } from '../lib/delivery-cluster.js';
-import { SHARDS } from '../lib/delivery-node.js';
+import { SHARDS, STATE_BYTES } from '../lib/delivery-node.js';
 import { killCluster, restart, formed, startCluster } from '../lib/real-cluster.js';
 import { report, type MessagingFigures, type PlaceFigures } from '../lib/s10-report.js';
 import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
@@ -16,6 +16,8 @@ import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 export const IDS = 50;
 const WINDOW = 64;
 const HANDOFF_SHARD = 3;
+/** Bytes per entity beside its state in a hand-off chunk (its id, the msgpack framing): about what S10's carry. */
+const STATE_ENTRY_OVERHEAD = 32;
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
 
@@ -91,7 +93,21 @@ async function messaging(options: BenchOptions): Promise<MessagingFigures> {
     const local = await place(a, a, 'Local', messages, paced);
     const withState = summarize(await handOff([a, b], 'Stateful', entities, trials));
     const withoutState = summarize(await handOff([a, b], 'Plain', entities, trials));
-    return { messages, window: WINDOW, paced, remote, local, entities, withState, withoutState };
+    // The floor's other half: the same bytes as raw TCP between the same two processes, on an open connection.
+    const stateBytes = entities * (STATE_BYTES + STATE_ENTRY_OVERHEAD);
+    const rawTransfer = summarize(await a.call('rawTransfer', await b.call('sink'), stateBytes, trials * 2));
+    return {
+      messages,
+      window: WINDOW,
+      paced,
+      remote,
+      local,
+      entities,
+      withState,
+      withoutState,
+      stateBytes,
+      rawTransfer,
+    };
   } finally {
     for (const node of nodes) node.kill();
   }
