@@ -21,7 +21,6 @@ export const KNOWN_LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'src/cli/main.ts#buildProgram': 84,
   'src/cluster/gossip-guard.ts#admitGossip': 84,
   'src/cluster/tcp-outbound.ts#connect': 129,
-  'src/management/server.ts#registerManagementApi': 111,
   'src/node/node.ts#wire': 139,
   'src/sharding/coordinator/rooms.ts#wireRooms': 97,
   'src/sharding/protocol/messages.ts#parseShardingMessage': 89,

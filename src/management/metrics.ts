@@ -2,7 +2,7 @@
 // MetricsSource that the node wiring implements. Gauges read the source at scrape time; counters and histograms
 // move on the events the source reports through `subscribe`.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { MEMBER_STATUSES } from '../cluster/member.js';
 import { registerSafetyMetrics, type AccessRefusals, type SafetySource, type WriteRefusals } from './safety-metrics.js';
 import { readAtScrape } from './scrape.js';

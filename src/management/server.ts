@@ -1,7 +1,7 @@
-// The management HTTP API (Fastify): explicit placements, manual rebalance (each with a dry run), shard
-// locations, explain (insight-routes.ts), members and health. Every route has a JSON schema; every error is
-// `{ error, message }`, including the ones Fastify and Node answer themselves (see errors.ts); a rejected
-// request changes nothing.
+// The management HTTP API (Fastify): explicit placements and manual rebalance, each with a dry run
+// (placement-routes.ts), shard locations, explain (insight-routes.ts), members and health. Every route has a
+// JSON schema; every error is `{ error, message }`, including the ones Fastify and Node answer themselves (see
+// errors.ts); a rejected request changes nothing.
 import type { RequestListener } from 'node:http';
 import { Server as HttpsServer, createServer as createHttpsServer } from 'node:https';
 import Fastify, {
@@ -9,16 +9,13 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
-  type FastifyRequest,
   type FastifySchemaValidationError,
 } from 'fastify';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { PersistenceError, PlacementStoreError } from '../../crdt/index.js';
-import { parsePins } from '../sharding/placements/pin-request.js';
-import { parseShardId } from '../sharding/placements/shard-range.js';
-import { AccessControl, type AccessHook } from './access.js';
-import { AuditLog, commonText, targetsText } from './audit.js';
+import { AccessControl } from './access.js';
+import { AuditLog } from './audit.js';
 import { healthOf, membersOf } from './cluster-answers.js';
 import type { ManagementBackend } from './backend.js';
 import { registerMemberRoutes } from './member-routes.js';
@@ -28,23 +25,10 @@ import { WriteRefusals, countRefusedWrites } from './safety-metrics.js';
 import { HttpError, clientErrorHandler, frameworkErrorHandler, sendError } from './errors.js';
 import { shareConnections } from './connection-share.js';
 import { connectionsCheckingIntervalMs, resolveHttpLimits, type HttpConfig } from './limits.js';
-import { isDryRun, placementsDryRun, rebalanceDryRun, registerExplainRoute } from './insight-routes.js';
-import { DryRunQuery } from './api-shapes.js';
-import { placementWarnings } from './placement-warnings.js';
-import { knownType, shardRange } from './shard-checks.js';
-import {
-  MAX_PARAM_LENGTH,
-  PlacementsQuery,
-  ProvenanceQuery,
-  RebalanceBody,
-  SetPlacementsBody,
-  ShardParams,
-  TypeNameParams,
-  type PinsWritten,
-  type PlacementsAnswer,
-  type RebalanceAnswer,
-  type ShardLocationsAnswer,
-} from './api-shapes.js';
+import { registerExplainRoute } from './insight-routes.js';
+import { registerPlacementRoutes } from './placement-routes.js';
+import { knownType } from './shard-checks.js';
+import { MAX_PARAM_LENGTH, TypeNameParams, type ShardLocationsAnswer } from './api-shapes.js';
 
 export { HttpError } from './errors.js';
 
@@ -210,72 +194,7 @@ export function registerManagementApi(app: FastifyInstance, options: ManagementA
     },
   );
 
-  app.get<{ Params: TypeNameParams; Querystring: PlacementsQuery }>(
-    `${typesPath}/placements`,
-    { onRequest: guardRead, schema: { params: TypeNameParams, querystring: PlacementsQuery } },
-    async (request): Promise<PlacementsAnswer> => {
-      const typeName = knownType(backend, request.params.typeName);
-      const includeExpired = request.query.includeExpired === 'true';
-      const placements = [...backend.placements(typeName, { includeExpired })].sort((a, b) => a.shardId - b.shardId);
-      return { placements };
-    },
-  );
-
-  registerPinWrite(app, { backend, audit, typesPath, write, byOf: access.authorOf });
-
-  app.delete<{ Params: ShardParams; Querystring: ProvenanceQuery }>(
-    `${typesPath}/placements/:shardId`,
-    { ...write, schema: { params: ShardParams, querystring: ProvenanceQuery } },
-    async (request, reply) => {
-      const typeName = knownType(backend, request.params.typeName);
-      const shardId = parseShardId(Number(request.params.shardId), shardRange(backend, typeName));
-      const removed = await backend.removePlacement(typeName, shardId);
-      if (!removed) throw new HttpError(404, 'not_found', `shard ${shardId} of ${typeName} has no explicit placement`);
-      audit.record({
-        action: 'unpin',
-        typeName,
-        shardIds: [shardId],
-        target: null,
-        by: access.authorOf(request, request.query.by),
-        reason: request.query.reason,
-        hlc: null,
-      });
-      return reply.code(204).send();
-    },
-  );
-
-  app.post<{ Params: TypeNameParams; Body: RebalanceBody; Querystring: DryRunQuery }>(
-    `${typesPath}/rebalance`,
-    { ...write, schema: { params: TypeNameParams, body: RebalanceBody, querystring: DryRunQuery } },
-    async (request, reply) => {
-      const typeName = knownType(backend, request.params.typeName);
-      const range = shardRange(backend, typeName);
-      const shardIds = [...new Set(request.body.shardIds.map((id) => parseShardId(id, range)))];
-      if (isDryRun(request.query)) return rebalanceDryRun(backend, typeName, shardIds);
-      const outcome = await backend.rebalance(typeName, shardIds);
-      if (outcome.accepted.length === 0 && outcome.homeless.length > 0) {
-        // Nothing was handed off: answering 202 with nothing accepted would read as success.
-        throw new HttpError(
-          409,
-          'not_allocated',
-          `shards ${outcome.homeless.join(', ')} of ${typeName} have no home yet, so nothing was moved; their first message allocates them`,
-        );
-      }
-      const { reason } = request.body;
-      const by = access.authorOf(request, request.body.by);
-      audit.record({
-        action: 'rebalance',
-        typeName,
-        shardIds: [...outcome.accepted],
-        target: null,
-        by,
-        reason,
-        hlc: null,
-      });
-      const answer: RebalanceAnswer = { accepted: outcome.accepted, homeless: outcome.homeless };
-      return reply.code(202).send(answer);
-    },
-  );
+  registerPlacementRoutes(app, { backend, audit, typesPath, write, guardRead, byOf: access.authorOf });
 
   registerExplainRoute(app, { backend, typesPath, ...(guardRead ? { guard: guardRead } : {}) });
   registerMemberRoutes(app, { prefix: API_PREFIX, backend, audit, access, memberOnly });
@@ -308,63 +227,6 @@ export function formatSchemaErrors(errors: FastifySchemaValidationError[], dataV
       return `${dataVar}${error.instancePath} ${error.message ?? 'is invalid'}${extra}`;
     });
   return new Error(parts.length > 0 ? parts.join(', ') : `${dataVar} does not match the schema`);
-}
-
-/** A pin entry with its author: the one it names, else the token's name; unchanged when there is neither. */
-function withBy<T extends { readonly by?: string | undefined }>(entry: T, by: string | undefined): T {
-  return by === undefined ? entry : { ...entry, by };
-}
-
-/** What the pin write route needs of registerManagementApi. */
-interface PinWriteRoute {
-  readonly backend: ManagementBackend;
-  readonly audit: AuditLog;
-  readonly typesPath: string;
-  readonly write: { readonly onRequest: AccessHook | undefined; readonly preHandler: () => Promise<void> };
-  readonly byOf: (request: FastifyRequest, given: string | undefined) => string | undefined;
-}
-
-/** POST .../placements: one pin or many, all parsed before any is written, or their dry run. */
-function registerPinWrite(app: FastifyInstance, route: PinWriteRoute): void {
-  const { backend, audit, typesPath, write, byOf } = route;
-  app.post<{ Params: TypeNameParams; Body: SetPlacementsBody; Querystring: DryRunQuery }>(
-    `${typesPath}/placements`,
-    { ...write, schema: { params: TypeNameParams, body: SetPlacementsBody, querystring: DryRunQuery } },
-    async (request, reply) => {
-      const typeName = knownType(backend, request.params.typeName);
-      const body = request.body;
-      const requested = 'placements' in body ? body.placements : [body];
-      // Bulk: the write's flag, or every entry's; single: the entry's own.
-      const allowUnknownTarget =
-        ('placements' in body && body.allowUnknownTarget === true) ||
-        requested.every((entry) => entry.allowUnknownTarget === true);
-      // The schema checked the JSON shape; here each entry is parsed once (shard range, options, target),
-      // all before any is written, and the backend takes the parsed pins as they are: a rejected request
-      // changes nothing.
-      const entries = parsePins(
-        requested.map(({ allowUnknownTarget: _allow, ...entry }) => withBy(entry, byOf(request, entry.by))),
-        backend.pinScope(typeName),
-      );
-      if (isDryRun(request.query)) return placementsDryRun(backend, typeName, entries, { allowUnknownTarget });
-      const written = await backend.setPlacements(typeName, entries, { allowUnknownTarget });
-      audit.record({
-        action: 'pin',
-        typeName,
-        shardIds: written.map((p) => p.shardId),
-        target: targetsText(written.map((p) => p.target)),
-        by: commonText(written.map((p) => p.by)),
-        reason: commonText(written.map((p) => p.reason)),
-        hlc: written[written.length - 1]?.hlc ?? null,
-      });
-      const warnings = placementWarnings(
-        written,
-        backend.members(),
-        new Set(backend.cordons().map((cordon) => cordon.address)),
-      );
-      const answer: PinsWritten = { placements: written, warnings };
-      return reply.code(202).send(answer);
-    },
-  );
 }
 
 /**
