@@ -18,7 +18,6 @@ export const FUNCTION_CHECKED_DIRS = ['src', 'crdt', 'scripts', 'examples'] as c
 
 /** Functions over the limit when the check came in (`path#name` -> lines then), each to be split. */
 export const KNOWN_LONG_FUNCTIONS: Readonly<Record<string, number>> = {
-  'src/cli/main.ts#buildProgram': 84,
   'src/cluster/gossip-guard.ts#admitGossip': 84,
   'src/cluster/tcp-outbound.ts#connect': 129,
   'src/node/node.ts#wire': 139,

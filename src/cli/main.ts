@@ -47,6 +47,20 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
 
   addPlacementsCommands(program, io);
 
+  addRebalanceCommand(program, io);
+  addExplainCommand(program, io);
+  addCordonCommands(program, io);
+
+  addViewCommands(program, io);
+
+  for (const command of program.commands) {
+    if (command.name() !== 'node' && command.name() !== 'local-cluster') addOperatorOptions(command);
+  }
+  return program;
+}
+
+/** `rebalance <shardIds...>`: hands the shards off now (or prints the moves, with --dry-run). */
+function addRebalanceCommand(program: Command, io: CliIo): void {
   withProvenance(program.command('rebalance <shardIds...>'))
     .description('hand these shards off now; they are re-allocated through the strategy (pins decide)')
     .option('--dry-run', 'print the moves it would start, and where each shard would land; hand nothing off', false)
@@ -62,10 +76,10 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
         usage(command, () => provenanceOf(options)),
       );
     });
+}
 
-  addExplainCommand(program, io);
-  addCordonCommands(program, io);
-
+/** `shards` and `members`: what a node sees of the cluster, as tables. */
+function addViewCommands(program: Command, io: CliIo): void {
   program
     .command('shards')
     .description('where the shards of a type live (pinned shards marked *)')
@@ -109,11 +123,6 @@ export function buildProgram(io: CliIo = defaultIo, programOptions: ProgramOptio
         ),
       );
     });
-
-  for (const command of program.commands) {
-    if (command.name() !== 'node' && command.name() !== 'local-cluster') addOperatorOptions(command);
-  }
-  return program;
 }
 
 /** `--fallback`: a name outside FALLBACK_STRATEGIES is a usage error (exit 2) before anything starts. */
