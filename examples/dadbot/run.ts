@@ -87,6 +87,15 @@ async function startNodes(f: Flags, app: DadbotApplication, names: Map<string, s
   return nodes;
 }
 
+/** What the script's scenes share: the nodes by name, the timeline, and the jokes Dad told so far. */
+interface Stage {
+  readonly f: Flags;
+  readonly timeline: Timeline;
+  readonly events: DadEvent[];
+  readonly nameOf: (address: string) => string;
+  readonly shardOf: (chatId: string) => number;
+}
+
 async function play(f: Flags): Promise<void> {
   const names = new Map<string, string>();
   const nameOf = (address: string): string => names.get(address) ?? address;
@@ -102,20 +111,52 @@ async function play(f: Flags): Promise<void> {
   });
   const nodes = await startNodes(f, app, names);
   const [node0, node1, node2] = nodes as [RunningNode, RunningNode, RunningNode];
-  const upEverywhere = async (): Promise<boolean> => {
-    for (const node of nodes) {
-      const body = (await (await fetch(`${node.httpUrl}/actor-ts/cluster/members`)).json()) as {
-        members: Array<{ status: string }>;
-      };
-      if (body.members.length !== 3 || body.members.some((member) => member.status !== 'up')) return false;
-    }
-    return true;
-  };
-  await until('three nodes up', upEverywhere, 30_000);
+  await until('three nodes up', () => upEverywhere(nodes), 30_000);
   timeline.line('three nodes up: node-0 (the oldest: it runs the coordinator), node-1, node-2');
+  const stage: Stage = {
+    f,
+    timeline,
+    events,
+    nameOf,
+    shardOf: (chatId) => node1.sharding.entityRefFor(DAD_TYPE, chatId).shardId,
+  };
+  await pinChats(stage, node0, node2);
+  const chat = chatActions(stage);
 
-  // Where each chat lives is ours to say: pins (placements), written through any node, replicated to all.
-  const shardOf = (chatId: string): number => node1.sharding.entityRefFor(DAD_TYPE, chatId).shardId;
+  await chat.post(node0, '#engineering', 'Sebastian', 'Why is this test flaky?');
+  await sleep(1_000);
+  await chat.post(node1, '#engineering', 'Mattia', "It's flaky for me too");
+  await chat.post(node1, '#random', 'Tim', 'Is CI down?');
+  await chat.waitJoke('#engineering', 1);
+  await chat.waitJoke('#random', 1);
+  await chat.whereIs(node1, '#engineering');
+  await chat.whereIs(node1, '#random');
+
+  timeline.line('--- node-0 leaves the cluster ---');
+  await node0.stop();
+  timeline.line('node-0 left');
+  await chat.post(node1, '#engineering', 'Sebastian', 'Still flaky?');
+  await chat.waitJoke('#engineering', 2);
+  await chat.whereIs(node2, '#engineering');
+
+  await killScene(stage, chat, node1, node2);
+  await node1.stop();
+  await Promise.race([node2.stopped, sleep(f.downAfterMs * 2)]);
+  timeline.line('done');
+}
+
+async function upEverywhere(nodes: readonly RunningNode[]): Promise<boolean> {
+  for (const node of nodes) {
+    const body = (await (await fetch(`${node.httpUrl}/actor-ts/cluster/members`)).json()) as {
+      members: Array<{ status: string }>;
+    };
+    if (body.members.length !== 3 || body.members.some((member) => member.status !== 'up')) return false;
+  }
+  return true;
+}
+
+/** Where each chat lives is ours to say: pins (placements), written through any node, replicated to all. */
+async function pinChats({ timeline, shardOf }: Stage, node0: RunningNode, node2: RunningNode): Promise<void> {
   await node0.placements(DAD_TYPE).setPlacement(shardOf('#engineering'), node0.address, {
     by: 'dadbot',
     reason: 'the oldest node hosts #engineering',
@@ -126,7 +167,12 @@ async function play(f: Flags): Promise<void> {
   timeline.line(
     `pinned #engineering (shard ${shardOf('#engineering')}) to node-0, #random (shard ${shardOf('#random')}) to node-2`,
   );
+}
 
+type ChatActions = ReturnType<typeof chatActions>;
+
+/** Posting to a chat through a node's HTTP route, waiting for Dad's joke, and asking where a chat lives. */
+function chatActions({ f, timeline, events, nameOf, shardOf }: Stage) {
   const post = async (via: RunningNode, chatId: string, from: string, text: string): Promise<void> => {
     const response = await fetch(`${via.httpUrl}/chats/${encodeURIComponent(chatId)}/messages`, {
       method: 'POST',
@@ -152,27 +198,14 @@ async function play(f: Flags): Promise<void> {
     };
     timeline.line(`${chatId} → shard ${shardOf(chatId)} → ${nameOf(status.node)} (told ${status.told.length})`);
   };
+  return { post, waitJoke, whereIs };
+}
 
-  await post(node0, '#engineering', 'Sebastian', 'Why is this test flaky?');
-  await sleep(1_000);
-  await post(node1, '#engineering', 'Mattia', "It's flaky for me too");
-  await post(node1, '#random', 'Tim', 'Is CI down?');
-  await waitJoke('#engineering', 1);
-  await waitJoke('#random', 1);
-  await whereIs(node1, '#engineering');
-  await whereIs(node1, '#random');
-
-  timeline.line('--- node-0 leaves the cluster ---');
-  await node0.stop();
-  timeline.line('node-0 left');
-  await post(node1, '#engineering', 'Sebastian', 'Still flaky?');
-  await waitJoke('#engineering', 2);
-  await whereIs(node2, '#engineering');
-
-  // A kill, as the others see it: node-2's cluster port goes silent at once. Cut off, it downs itself.
+/** A kill, as the others see it: node-2's cluster port goes silent at once. Cut off, it downs itself. */
+async function killScene({ f, timeline }: Stage, chat: ChatActions, node1: RunningNode, node2: RunningNode) {
   timeline.line('--- node-2 is killed (it hosts #random) ---');
   await node2.transport.close();
-  await post(node1, '#random', 'Tim', 'Anyone?');
+  await chat.post(node1, '#random', 'Tim', 'Anyone?');
   const memberStatus = async (): Promise<string> => {
     const body = (await (await fetch(`${node1.httpUrl}/actor-ts/cluster/members`)).json()) as {
       members: Array<{ address: string; status: string; reachable: boolean }>;
@@ -191,13 +224,9 @@ async function play(f: Flags): Promise<void> {
     },
     f.downAfterMs * 6 + 20_000,
   );
-  await post(node1, '#random', 'Tim', 'Is CI down?');
-  await waitJoke('#random', 2);
-  await whereIs(node1, '#random');
-
-  await node1.stop();
-  await Promise.race([node2.stopped, sleep(f.downAfterMs * 2)]);
-  timeline.line('done');
+  await chat.post(node1, '#random', 'Tim', 'Is CI down?');
+  await chat.waitJoke('#random', 2);
+  await chat.whereIs(node1, '#random');
 }
 
 play(flags()).then(
