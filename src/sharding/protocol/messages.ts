@@ -230,18 +230,31 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
   const typeName = raw['typeName'];
   if (!isTypeName(typeName)) return undefined;
   switch (raw.type) {
-    case 'RegisterRegion': {
-      const shards = shardList(raw['shards'], isShardId);
-      const stopping = shardList(raw['stopping'], isShardId);
-      const retained = parseRetained(raw['retained'], { isRequestId, isShardId }, MAX_SHARDS_PER_MESSAGE);
-      const proxy = raw['proxy'];
-      if (shards === undefined || stopping === undefined || retained === undefined || typeof proxy !== 'boolean')
-        return undefined;
-      // A shard is either hosted or stopping; a message claiming both cannot come from a correct region.
-      const hosted = new Set(shards);
-      if (stopping.some((shardId) => hosted.has(shardId))) return undefined;
-      return { type: raw.type, typeName, proxy, shards, stopping, retained };
-    }
+    case 'EntityEnvelope':
+      return parseEnvelope(raw, typeName);
+    case 'ExplainShard':
+    case 'ShardExplained':
+    case 'DryRunPlacements':
+    case 'DryRunRebalance':
+    case 'DryRunAnswer':
+      return parseInsightMessage(raw, typeName);
+    case 'DrainRegion':
+    case 'DrainStarted':
+      return parseDrainMessage(raw, typeName, { isRequestId, isShardId, isAddress, maxShards: MAX_SHARDS_PER_MESSAGE });
+    case 'ShardStateChunk':
+    case 'RestoreShardState':
+      return parseStateMessage(raw, typeName, { isRequestId, isShardId, maxEntityIdLength: MAX_ENTITY_ID_LENGTH });
+    default:
+      // Each returns undefined for a type that is not its own: a type is in at most one of the two.
+      return parseShardLifeMessage(raw, typeName) ?? parseRequestMessage(raw, typeName);
+  }
+}
+
+/** The messages of a shard's life between regions and their coordinator: registration, homes, the hand-off. */
+function parseShardLifeMessage(raw: RawMessage, typeName: string): ShardingMessage | undefined {
+  switch (raw.type) {
+    case 'RegisterRegion':
+      return parseRegisterRegion(raw, typeName);
     case 'RegisterAck':
     case 'RegisterRequired':
     case 'GracefulShutdownRequest':
@@ -269,47 +282,49 @@ export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefin
       const { shardId, region } = raw;
       return isShardId(shardId) && isAddress(region) ? { type: raw.type, typeName, shardId, region } : undefined;
     }
-    case 'EntityEnvelope':
-      return parseEnvelope(raw, typeName);
+    default:
+      return undefined;
+  }
+}
+
+function parseRegisterRegion(raw: RawMessage, typeName: string): ShardingMessage | undefined {
+  const shards = shardList(raw['shards'], isShardId);
+  const stopping = shardList(raw['stopping'], isShardId);
+  const retained = parseRetained(raw['retained'], { isRequestId, isShardId }, MAX_SHARDS_PER_MESSAGE);
+  const proxy = raw['proxy'];
+  if (shards === undefined || stopping === undefined || retained === undefined || typeof proxy !== 'boolean')
+    return undefined;
+  // A shard is either hosted or stopping; a message claiming both cannot come from a correct region.
+  const hosted = new Set(shards);
+  if (stopping.some((shardId) => hosted.has(shardId))) return undefined;
+  return { type: 'RegisterRegion', typeName, proxy, shards, stopping, retained };
+}
+
+/** Operators' requests to a coordinator and their answers, matched by requestId. */
+function parseRequestMessage(raw: RawMessage, typeName: string): ShardingMessage | undefined {
+  const requestId = raw['requestId'];
+  if (!isRequestId(requestId)) return undefined;
+  switch (raw.type) {
     case 'GetShardLocations':
     case 'RequestRebalance':
-    case 'RebalanceRequested': {
-      const requestId = raw['requestId'];
-      return isRequestId(requestId) ? { type: raw.type, typeName, requestId } : undefined;
-    }
+    case 'RebalanceRequested':
+      return { type: raw.type, typeName, requestId };
     case 'ShardLocations': {
-      const requestId = raw['requestId'];
       const regions = parseRegions(raw['regions']);
       const handingOff = shardList(raw['handingOff'], isShardId);
-      return isRequestId(requestId) && regions && handingOff
-        ? { type: raw.type, typeName, requestId, regions, handingOff }
-        : undefined;
+      return regions && handingOff ? { type: raw.type, typeName, requestId, regions, handingOff } : undefined;
     }
     case 'RebalanceNow': {
-      const requestId = raw['requestId'];
       const shardIds = shardList(raw['shardIds'], isAnyShardNumber);
-      return isRequestId(requestId) && shardIds ? { type: raw.type, typeName, requestId, shardIds } : undefined;
+      return shardIds ? { type: raw.type, typeName, requestId, shardIds } : undefined;
     }
     case 'RebalanceNowResult': {
-      const requestId = raw['requestId'];
       const accepted = shardList(raw['accepted'], isShardId);
       const unknown = shardList(raw['unknown'], isAnyShardNumber);
       const homeless = shardList(raw['homeless'], isShardId);
-      if (!isRequestId(requestId) || !accepted || !unknown || !homeless) return undefined;
+      if (!accepted || !unknown || !homeless) return undefined;
       return { type: raw.type, typeName, requestId, accepted, unknown, homeless };
     }
-    case 'ExplainShard':
-    case 'ShardExplained':
-    case 'DryRunPlacements':
-    case 'DryRunRebalance':
-    case 'DryRunAnswer':
-      return parseInsightMessage(raw, typeName);
-    case 'DrainRegion':
-    case 'DrainStarted':
-      return parseDrainMessage(raw, typeName, { isRequestId, isShardId, isAddress, maxShards: MAX_SHARDS_PER_MESSAGE });
-    case 'ShardStateChunk':
-    case 'RestoreShardState':
-      return parseStateMessage(raw, typeName, { isRequestId, isShardId, maxEntityIdLength: MAX_ENTITY_ID_LENGTH });
     default:
       return undefined;
   }
