@@ -7,7 +7,6 @@ import { parseProtocolRange, type ProtocolRange } from '../cluster/protocol-vers
 import { TcpTransport } from '../cluster/tcp-transport.js';
 import { isGone } from '../cluster/member.js';
 import { createLogger, type Logger } from '../logging.js';
-import { createManagementServer, useTlsMaterial } from '../management/server.js';
 import {
   DurablePlacementStore,
   PlacementStore,
@@ -20,13 +19,12 @@ import { fallbackStrategy, requireFallbackStrategyName } from '../sharding/strat
 import type { ExternalAllocationController } from '../sharding/api/external-allocation-controller.js';
 import { checkApplication, controllerOf, initEntityTypes, type NodeApplication } from './application.js';
 import { registerAppRoutes } from './app-routes.js';
-import type { RunningNode, StopReason } from './running-node.js';
+import type { RunningNode } from './running-node.js';
+import { lifecycleOf } from './node-lifecycle.js';
 
 export type { RunningNode, StopReason } from './running-node.js';
 import { resolveNodeConfig, type NodeConfig, type NodeConfigInput } from './config.js';
 import { COUNTER_TYPE, demoTypes, registerCounterRoutes } from './counter.js';
-import { NodeManagementBackend } from './management-backend.js';
-import { inboundHealthOf } from './inbound-health.js';
 import { failoverTimeline, followFailovers } from './failover-wiring.js';
 import { nodeMetricsSource } from './metrics-source.js';
 import { startPauseDetector } from './pause-detector.js';
@@ -35,7 +33,8 @@ import { checkEntityStoreConfig } from '../entity-store/entity-store.js';
 import { NodeEntityStore } from './node-entity-store.js';
 import { FollowedTls } from '../tls/followed-tls.js';
 import { loadTlsMaterial } from '../tls/tls-files.js';
-import { clusterTlsFiles, managementSecurity, managementTlsFiles, tlsSubjectOf } from './node-security.js';
+import { clusterTlsFiles, managementTlsFiles, tlsSubjectOf } from './node-security.js';
+import { serveManagement } from './node-management.js';
 
 /** A node's settings and the application it runs (see NodeApplication). */
 export type StartNodeInput = NodeConfigInput &
@@ -134,6 +133,41 @@ export async function startNode(input: StartNodeInput = {}, options: { logger?: 
 }
 
 /** What a node opened before it bound its ports, and hands to its wiring (which closes them when it stops). */
+/** The node's runtime before any entity type: membership, the replicated placements, metrics and sharding. */
+async function runtimeOf(
+  config: NodeConfig,
+  baseLogger: Logger,
+  logger: Logger,
+  transport: TcpTransport,
+  { persistence, entityStore }: Omit<Opened, 'clusterTls'>,
+) {
+  const timeline = failoverTimeline(logger);
+  const cluster = clusterOf(config, transport, baseLogger, timeline);
+  trustMembers(transport, cluster);
+  const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
+  const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
+  logStorage(store, logger);
+  let sharding: ClusterSharding | undefined;
+  const placements = new PlacementReplication(store, transport, cluster, {
+    antiEntropyIntervalMs: config.antiEntropyIntervalMs,
+    log: placementLog,
+    entityTypes: () => sharding?.entityTypes() ?? new Map(),
+  });
+  const metrics = nodeMetricsSource(cluster, store, () => sharding, transport, placements, entityStore);
+  const failovers = followFailovers(cluster, timeline, metrics.hub);
+  const created = new ClusterSharding({
+    transport,
+    membership: cluster,
+    config: config.sharding,
+    logger,
+    placements,
+    events: failovers.events,
+    ...(entityStore === undefined ? {} : { entityStore: entityStore.context }),
+  });
+  sharding = created;
+  return { cluster, placements, metrics, failovers, sharding: created };
+}
+
 interface Opened {
   readonly persistence: PlacementPersistence | undefined;
   readonly clusterTls: FollowedTls | undefined;
@@ -176,28 +210,9 @@ async function wire(
   { persistence, clusterTls, entityStore }: Opened,
 ): Promise<RunningNode> {
   const logger = baseLogger.child({ node: transport.self.toString() });
-  const timeline = failoverTimeline(logger);
-  const cluster = clusterOf(config, transport, baseLogger, timeline);
-  trustMembers(transport, cluster);
-  const placementLog = placementLogOf(logger.child({ component: 'sharding', part: 'placements' }));
-  const store = await placementStore(transport.self.toString(), config, placementLog, persistence);
-  logStorage(store, logger);
-  let sharding: ClusterSharding | undefined;
-  const placements = new PlacementReplication(store, transport, cluster, {
-    antiEntropyIntervalMs: config.antiEntropyIntervalMs,
-    log: placementLog,
-    entityTypes: () => sharding?.entityTypes() ?? new Map(),
-  });
-  const metrics = nodeMetricsSource(cluster, store, () => sharding, transport, placements, entityStore);
-  const failovers = followFailovers(cluster, timeline, metrics.hub);
-  sharding = new ClusterSharding({
-    transport,
-    membership: cluster,
-    config: config.sharding,
-    logger,
-    placements,
-    events: failovers.events,
-    ...(entityStore === undefined ? {} : { entityStore: entityStore.context }),
+  const { cluster, placements, metrics, failovers, sharding } = await runtimeOf(config, baseLogger, logger, transport, {
+    persistence,
+    entityStore,
   });
   const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? demoTypes(config), logger, () =>
     fallbackStrategy(config.fallback, cluster),
@@ -205,70 +220,37 @@ async function wire(
   const placementsOf = controllerOf(controllers);
 
   const pauses = detectPauses(cluster.config.downAfterMs, logger);
-  const security = managementSecurity(config, logger, (material) => useTlsMaterial(http, material), clusterTls);
-  const http = createManagementServer({
-    ...security.serverOptions,
-    backend: new NodeManagementBackend(cluster, sharding, placements, controllers, {
-      logger: logger.child({ component: 'placements' }),
-      holding: pauses.holding,
-      clockSkew: () => cluster.clock.skewReason(),
-      inbound: inboundHealthOf(() => transport.stats()),
-      protocols: transport.protocols,
-      entityStore: () => entityStore?.problem(),
-    }),
-    logger: logger.child({ part: 'http' }),
-    http: config.http,
+  const { http, security } = serveManagement(config, logger, clusterTls, {
+    cluster,
+    sharding,
+    placements,
+    controllers,
+    transport,
     metrics,
+    holding: pauses.holding,
+    entityStore,
   });
   if (app.entityTypes === undefined) registerCounterRoutes(http, sharding);
 
-  let resolveStopped!: (how: StopReason) => void;
-  const stopped = new Promise<StopReason>((resolve) => (resolveStopped = resolve));
-  let stopping: Promise<void> | undefined;
-  const closeAll = async (): Promise<void> => {
+  const { stop, stopped, closeAll } = lifecycleOf(logger, cluster, [
     // Sharding first: its shutdown fails pending asks at once, so in-flight HTTP requests end and the
     // server can close without waiting out their ask timeouts.
-    await sharding.shutdown();
-    placements.close();
-    metrics.close();
-    security.close();
-    failovers.stop();
-    pauses.close();
-    await http.close().catch(() => undefined);
-    cluster.shutdown();
-    await transport.close();
-    await entityStore?.close();
+    () => sharding.shutdown(),
+    () => placements.close(),
+    () => metrics.close(),
+    () => security.close(),
+    () => failovers.stop(),
+    () => pauses.close(),
+    () => http.close().catch(() => undefined),
+    () => cluster.shutdown(),
+    () => transport.close(),
+    async () => entityStore?.close(),
     // Last: commits what is pending, then releases the directory for the next incarnation.
-    await persistence
-      ?.close()
-      .catch((error: unknown) => logger.warn({ err: String(error) }, 'closing the placement storage failed'));
-  };
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      logger.info('leaving the cluster');
-      await cluster.leave().catch((error: unknown) => logger.warn({ err: String(error) }, 'leave did not complete'));
-      await closeAll();
-      resolveStopped('left');
-    })();
-    return stopping;
-  };
-  // Downed or removed, the node is outside the cluster: it must stop hosting at once (its shards run
-  // elsewhere) and stop taking requests. Both take the same path; a graceful leave, which also ends in
-  // removal, is already under way in stop() and is left to finish there.
-  const putOut = (how: 'downed' | 'removed', why: string): void => {
-    if (stopping !== undefined) return;
-    logger.error({ stoppedBecause: how }, `${why}; stopping`);
-    stopping = closeAll().then(() => resolveStopped(how));
-  };
-  cluster.onSelfDown((cause) =>
-    putOut(
-      'downed',
-      cause === 'minority-side'
-        ? 'this node downed itself: it was on the minority side of a partition'
-        : 'this node was downed by the cluster',
-    ),
-  );
-  cluster.onSelfRemoved(() => putOut('removed', 'this node was removed from the cluster by the other members'));
+    async () =>
+      persistence
+        ?.close()
+        .catch((error: unknown) => logger.warn({ err: String(error) }, 'closing the placement storage failed')),
+  ]);
 
   const node: RunningNode = {
     address: transport.self,

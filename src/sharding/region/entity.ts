@@ -4,12 +4,7 @@
 import { systemScheduler, type Scheduler } from '../../cluster/scheduler.js';
 import { ActorTsError } from '../../errors.js';
 import { describeValue } from '../../logging.js';
-import type {
-  EntityInstance,
-  EntityTimers,
-  HostOutcome,
-  PipeOutcome,
-} from '../core/entity-api.js';
+import type { EntityInstance, EntityTimers, HostOutcome, PipeOutcome } from '../core/entity-api.js';
 import { EntityTimerSet, type TimerLetter } from './entity-timers.js';
 import type { SendMark } from './send-marks.js';
 import type { CheckResult, MessageCheck } from './message-check.js';
