@@ -37,9 +37,11 @@ const MIGRATIONS: ReadonlyArray<string> = [
  * or a shard never claimed). One (type, entity) appears once per batch (the group commit keeps the latest).
  */
 const COMMIT_SQL = `
-WITH w AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[], $5::bytea[])
-    AS w(type_name, entity_id, shard_id, epoch, record)
+WITH r AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[], $5::integer[], $6::integer[])
+    AS r(type_name, entity_id, shard_id, epoch, start_at, length)
+), w AS (
+  SELECT type_name, entity_id, shard_id, epoch, substring($7::bytea FROM start_at FOR length) AS record FROM r
 ), current AS (
   SELECT e.type_name, e.shard_id, e.epoch FROM actor_ts_shard_epochs e
   WHERE (e.type_name, e.shard_id) IN (SELECT DISTINCT type_name, shard_id FROM w)
@@ -137,6 +139,7 @@ class PostgresEntityStore implements EntityStore {
     const { rows } = await this.query<{ record: Buffer }>(
       'SELECT record FROM actor_ts_entities WHERE type_name = $1 AND entity_id = $2',
       [typeName, entityId],
+      'actor_ts_load',
     );
     const record = rows[0]?.record;
     return record === undefined ? undefined : new Uint8Array(record);
@@ -148,13 +151,28 @@ class PostgresEntityStore implements EntityStore {
    */
   async commit(writes: ReadonlyArray<EntityWrite>): Promise<CommitResult> {
     if (writes.length === 0) return { fenced: [] };
-    const { rows } = await this.query<{ type_name: string; shard_id: number }>(COMMIT_SQL, [
-      writes.map((w) => w.typeName),
-      writes.map((w) => w.entityId),
-      writes.map((w) => w.shardId),
-      writes.map((w) => w.epoch),
-      writes.map((w) => Buffer.from(w.value.buffer, w.value.byteOffset, w.value.byteLength)),
-    ]);
+    // The records travel as one binary parameter cut by (start, length) in the statement: a bytea[] parameter
+    // is sent as text, every byte as two hex digits inside an escaped array literal.
+    const starts: number[] = [];
+    let at = 1;
+    for (const w of writes) {
+      starts.push(at);
+      at += w.value.byteLength;
+    }
+    const records = Buffer.concat(writes.map((w) => w.value));
+    const { rows } = await this.query<{ type_name: string; shard_id: number }>(
+      COMMIT_SQL,
+      [
+        writes.map((w) => w.typeName),
+        writes.map((w) => w.entityId),
+        writes.map((w) => w.shardId),
+        writes.map((w) => w.epoch),
+        starts,
+        writes.map((w) => w.value.byteLength),
+        records,
+      ],
+      'actor_ts_commit',
+    );
     return { fenced: rows.map((row) => ({ typeName: row.type_name, shardId: row.shard_id })) };
   }
 
@@ -164,10 +182,15 @@ class PostgresEntityStore implements EntityStore {
     await this.pool.end();
   }
 
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  /** `name`: the statement is prepared once per connection and run by name after (no parse, no plan again). */
+  private async query<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+    name?: string,
+  ): Promise<pg.QueryResult<R>> {
     this.requireOpen();
     try {
-      return await this.pool.query<R>(text, values);
+      return await this.pool.query<R>(name === undefined ? { text, values } : { name, text, values });
     } catch (cause) {
       throw this.unavailable(cause);
     }
