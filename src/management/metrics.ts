@@ -155,11 +155,47 @@ function registerClusterGauges(source: MetricsSource, registers: Registry[]): vo
   if (transport !== undefined) registerTransportMetrics(transport, registers, METRICS_PREFIX);
 }
 
+/** Per entity type, a figure the sharding runtime keeps, exported as a counter (a total) or a gauge (a level). */
+const DELIVERY_SERIES: ReadonlyArray<
+  readonly [kind: 'counter' | 'gauge', name: string, help: string, pick: (f: DeliveryFigures) => number]
+> = [
+  [
+    'counter',
+    'messages_redelivered_total',
+    'Copies of reliable sends this node routed again (retries), per entity type.',
+    (f) => f.redelivered,
+  ],
+  [
+    'counter',
+    'messages_deduplicated_total',
+    'Retried copies of sends this node recognised as already running or processed, per entity type.',
+    (f) => f.deduplicated,
+  ],
+  [
+    'counter',
+    'handoff_state_bytes_total',
+    'Entity state bytes this node shipped with graceful hand-offs, per entity type.',
+    (f) => f.stateBytesShipped,
+  ],
+  [
+    'gauge',
+    'handoff_state_bytes',
+    "Entity state bytes this node's coordinator holds for shards between their old and new home, per entity type.",
+    (f) => f.stateBytesHeld,
+  ],
+  [
+    'gauge',
+    'handoff_state_retained_bytes',
+    "Entity state bytes this node keeps from its shards' stops until their new homes started them, per entity type.",
+    (f) => f.stateBytesRetained,
+  ],
+];
+
 /** Totals and gauges kept by the sharding runtime (delivery, hand-off state, entities), read at scrape. */
 function registerDeliveryMetrics(source: MetricsSource, registers: Registry[]): void {
   const figures = (): Iterable<DeliveryFigures> => source.delivery?.() ?? [];
   // Totals read at scrape count from the node's start.
-  const perType = (kind: 'counter' | 'gauge', name: string, help: string, pick: (f: DeliveryFigures) => number) => {
+  for (const [kind, name, help, pick] of DELIVERY_SERIES) {
     const Metric = kind === 'counter' ? Counter : Gauge;
     new Metric({
       name: `${METRICS_PREFIX}${name}`,
@@ -171,37 +207,7 @@ function registerDeliveryMetrics(source: MetricsSource, registers: Registry[]): 
         for (const f of figures()) this.inc({ type: f.type }, pick(f));
       },
     });
-  };
-  perType(
-    'counter',
-    'messages_redelivered_total',
-    'Copies of reliable sends this node routed again (retries), per entity type.',
-    (f) => f.redelivered,
-  );
-  perType(
-    'counter',
-    'messages_deduplicated_total',
-    'Retried copies of sends this node recognised as already running or processed, per entity type.',
-    (f) => f.deduplicated,
-  );
-  perType(
-    'counter',
-    'handoff_state_bytes_total',
-    'Entity state bytes this node shipped with graceful hand-offs, per entity type.',
-    (f) => f.stateBytesShipped,
-  );
-  perType(
-    'gauge',
-    'handoff_state_bytes',
-    "Entity state bytes this node's coordinator holds for shards between their old and new home, per entity type.",
-    (f) => f.stateBytesHeld,
-  );
-  perType(
-    'gauge',
-    'handoff_state_retained_bytes',
-    "Entity state bytes this node keeps from its shards' stops until their new homes started them, per entity type.",
-    (f) => f.stateBytesRetained,
-  );
+  }
   registerEntityMetrics(figures, registers, METRICS_PREFIX);
 }
 
