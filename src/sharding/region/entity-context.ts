@@ -21,17 +21,23 @@ export class ShardEntityContext implements EntityContext {
   readonly shardId: number;
   readonly typeName: string;
   readonly node: NodeAddress;
-  readonly restored?: unknown;
+  // Declared, not defined: a fresh start has no `restored` key at all, as the object literal it replaced had none.
+  declare readonly restored?: unknown;
   readonly pipeToSelf: EntityContext['pipeToSelf'];
-  private ref: EntityRef | undefined;
+  // Truly private (#): a context logged or spread shows the entity's facts, not the runtime's objects.
+  readonly #base: ContextBase;
+  readonly #entity: Entity;
+  #ref: EntityRef | undefined;
 
   constructor(
-    private readonly base: ContextBase,
+    base: ContextBase,
     readonly entityId: string,
-    private readonly entity: Entity,
+    entity: Entity,
     readonly passivate: () => void,
     restored: { readonly value: unknown } | undefined,
   ) {
+    this.#base = base;
+    this.#entity = entity;
     this.shardId = base.shardId;
     this.typeName = base.typeName;
     this.node = base.node;
@@ -41,10 +47,10 @@ export class ShardEntityContext implements EntityContext {
 
   /** Made when first read: an entity that never uses it need not be routed to. */
   get self(): EntityRef {
-    return (this.ref ??= this.base.entityRef(this.entityId));
+    return (this.#ref ??= this.#base.entityRef(this.entityId));
   }
 
   get timers(): EntityTimers {
-    return this.entity.timers;
+    return this.#entity.timers;
   }
 }
