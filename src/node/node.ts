@@ -199,8 +199,12 @@ async function wire(
     events: failovers.events,
     ...(entityStore === undefined ? {} : { entityStore: entityStore.context }),
   });
-  const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? demoTypes(config), logger, () =>
-    fallbackStrategy(config.fallback, cluster),
+  const controllers = initEntityTypes(
+    sharding,
+    cluster,
+    app.entityTypes ?? demoTypes(config),
+    logger,
+    (numberOfShards) => fallbackStrategy(config.fallback, cluster, numberOfShards),
   );
   const placementsOf = controllerOf(controllers);
 

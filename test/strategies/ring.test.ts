@@ -11,6 +11,7 @@ import {
   PlacementPin,
   RingAllocationStrategy,
   externalAllocationStrategy,
+  fallbackStrategy,
   type AllocationStrategy,
 } from '../../src/sharding/strategies/index.js';
 import { buildRing, ringHome } from '../../src/sharding/strategies/hash-ring.js';
@@ -121,6 +122,13 @@ describe('RingAllocationStrategy.allocate', () => {
     expect(() => new RingAllocationStrategy(options)).toThrow(
       expect.objectContaining({ code: 'invalid_argument', message: expect.stringContaining(name) }),
     );
+  });
+
+  it("covers the entity type's shard range when built by name (node --fallback ring), 1000 by default", () => {
+    const built = fallbackStrategy('ring', undefined, 100);
+    expect(built).toBeInstanceOf(RingAllocationStrategy);
+    expect((built as RingAllocationStrategy).numberOfShards).toBe(100);
+    expect((fallbackStrategy('ring', undefined) as RingAllocationStrategy).numberOfShards).toBe(1000);
   });
 
   it('rejects bad arguments', () => {

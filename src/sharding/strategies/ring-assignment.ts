@@ -39,6 +39,9 @@ export function assignRange(ring: HashRing, numberOfShards: number, loadBound: n
     loads[owner] = (loads[owner] as number) + 1;
     owners[shardId] = owner;
   }
+  // `owners` now holds what the walks needed; the memo of their start points would only double it (a range
+  // of up to a million ids), and ringHome memoises again for the few lookups that still need it.
+  ring.starts.clear();
   return { ring, numberOfShards, capacity, owners };
 }
 

@@ -52,6 +52,8 @@ interface RingView {
 }
 
 const MAX_VIRTUAL_NODES = 4096;
+/** Member sets whose assignment is kept (each a Uint32Array of the range and its ring). */
+const MAX_CACHED = 4;
 
 /**
  * Effect's answer as a strategy: every node on a hash ring (`virtualNodes` points each, hashed from its address without
@@ -66,8 +68,9 @@ export class RingAllocationStrategy implements AllocationStrategy {
   readonly absoluteLimit: number;
   readonly relativeLimit: number;
   private readonly cluster: ClusterView | undefined;
-  // The assignment of the last member set: building one walks the whole range, and the set rarely changes.
-  private cached: RingAssignment | undefined;
+  // The assignments of the last member sets, newest first: building one walks the whole range, and the set
+  // rarely changes; more than one because the external strategy also asks over the nodes a selector pin allows.
+  private cached: RingAssignment[] = [];
 
   constructor(options: RingAllocationOptions = {}) {
     const { virtualNodes = 128, numberOfShards = 1000, loadBound = 1.25, cluster } = options;
@@ -202,8 +205,7 @@ export class RingAllocationStrategy implements AllocationStrategy {
 
   /** The assignment of `regions` (duplicates allowed): the cached one when its ring has exactly these nodes. */
   private viewOf(regions: ReadonlyArray<RegionInfo>): RingView {
-    const cached = this.cached;
-    if (cached !== undefined) {
+    for (const cached of this.cached) {
       const view = addressesOn(cached, regions);
       if (view !== undefined) return view;
     }
@@ -211,8 +213,9 @@ export class RingAllocationStrategy implements AllocationStrategy {
       regions.map((region) => region.key),
       this.virtualNodes,
     );
-    this.cached = assignRange(ring, this.numberOfShards, this.loadBound);
-    return addressesOn(this.cached, regions) as RingView;
+    const assignment = assignRange(ring, this.numberOfShards, this.loadBound);
+    this.cached = [assignment, ...this.cached.slice(0, MAX_CACHED - 1)];
+    return addressesOn(assignment, regions) as RingView;
   }
 }
 
