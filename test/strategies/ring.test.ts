@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { RingAllocationStrategy as FromRoot } from '../../src/index.js';
+import { MAX_NUMBER_OF_SHARDS } from '../../src/sharding/core/sharded-type.js';
 import { coordinatorInsight } from '../../src/sharding/coordinator/insight.js';
 import { stateWith } from '../sharding/coordinator-fakes.js';
 import {
@@ -129,6 +130,15 @@ describe('RingAllocationStrategy.allocate', () => {
     expect(built).toBeInstanceOf(RingAllocationStrategy);
     expect((built as RingAllocationStrategy).numberOfShards).toBe(100);
     expect((fallbackStrategy('ring', undefined) as RingAllocationStrategy).numberOfShards).toBe(1000);
+  });
+
+  it("takes any entity type's range, up to the largest numberOfShards a type may have", () => {
+    expect(new RingAllocationStrategy({ numberOfShards: MAX_NUMBER_OF_SHARDS }).numberOfShards).toBe(
+      MAX_NUMBER_OF_SHARDS,
+    );
+    expect(() => new RingAllocationStrategy({ numberOfShards: MAX_NUMBER_OF_SHARDS + 1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
   });
 
   it('rejects bad arguments', () => {

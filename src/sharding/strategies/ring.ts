@@ -7,7 +7,6 @@
 import type { NodeAddress } from '../../cluster/address.js';
 import type { ClusterView } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
-import { MAX_SHARD_ID } from '../protocol/wire-values.js';
 import {
   compareHealth,
   describeRegion,
@@ -52,6 +51,8 @@ interface RingView {
 }
 
 const MAX_VIRTUAL_NODES = 4096;
+/** An entity type's largest numberOfShards (core/sharded-type.ts, which this room may not import). */
+const MAX_RANGE = 1_000_000;
 /** Member sets whose assignment is kept (each a Uint32Array of the range and its ring). */
 const MAX_CACHED = 4;
 
@@ -81,10 +82,10 @@ export class RingAllocationStrategy implements AllocationStrategy {
         `virtualNodes must be an integer in 1..${MAX_VIRTUAL_NODES}, got ${String(virtualNodes)}`,
       );
     }
-    if (!Number.isInteger(numberOfShards) || numberOfShards < 1 || numberOfShards > MAX_SHARD_ID + 1) {
+    if (!Number.isInteger(numberOfShards) || numberOfShards < 1 || numberOfShards > MAX_RANGE) {
       throw new ActorTsError(
         'invalid_argument',
-        `numberOfShards must be an integer in 1..${MAX_SHARD_ID + 1}, got ${String(numberOfShards)}`,
+        `numberOfShards must be an integer in 1..${MAX_RANGE}, got ${String(numberOfShards)}`,
       );
     }
     // Below 1 the bound could hold fewer shards than exist, and allocate would have nowhere to put one.
