@@ -2,7 +2,8 @@
 // in the same process, 1,000 allocated shards over 3, 10 and 100 nodes, through the coordinator's placement
 // loop without the coordinator (test/strategies/placement-sim.ts: rebalance rounds applied until the strategy
 // asks for nothing, each moved shard allocated again one at a time). Shards moved when one node joins and
-// when one leaves, shards back on their node after a rolling restart of every node, max/mean load, and the
+// when one leaves, shards back on their node after a rolling restart of every node, max/mean load, moves on
+// an unchanged membership after allocating in ascending, descending and a shuffled order (issue 40), and the
 // wall-clock cost of allocate and rebalance as a ratio against least-shard.
 import { NodeAddress } from '../../src/cluster/address.js';
 import {
@@ -21,12 +22,16 @@ const SHARDS = 1000;
 const SIZES = [3, 10, 100] as const;
 const KINDS = ['ring', 'least-shard'] as const;
 type Kind = (typeof KINDS)[number];
+const ORDERS = ['ascending', 'descending', 'shuffled'] as const;
+type Order = (typeof ORDERS)[number];
 
 interface Figures {
   readonly kind: Kind;
   readonly nodes: number;
-  /** Moves while settling right after the first 1,000 allocations, members unchanged. */
+  /** Moves while settling right after the first 1,000 allocations (shuffled), members unchanged. */
   readonly warmUpMoves: number;
+  /** The same, per allocation order: what rebalance proposes (and the loop carries out) with no membership change. */
+  readonly orderMoves: Readonly<Record<Order, number>>;
   readonly joinMoves: number;
   readonly leaveMoves: number;
   /** Shards whose ring home the join / the leave changed (C), and those off their ring home before (D). */
@@ -40,6 +45,8 @@ interface Figures {
   /** Wall-clock microseconds per call. */
   readonly allocateUs: Summary;
   readonly rebalanceUs: Summary;
+  /** Wall-clock microseconds of a new strategy's first allocate: for the ring, its work on a membership change. */
+  readonly changeUs: Summary;
 }
 
 const addressOf = (i: number): NodeAddress => new NodeAddress('app', `10.9.${i >> 8}.${i & 255}`, 7700);
@@ -54,27 +61,43 @@ export async function ringVsLeastShard(options: BenchOptions): Promise<ScenarioR
 
 function strategyFor(kind: Kind, sim: PlacementSim): AllocationStrategy {
   return kind === 'ring'
-    ? new RingAllocationStrategy({ cluster: sim.view })
+    ? new RingAllocationStrategy({ cluster: sim.view, numberOfShards: SHARDS })
     : new LeastShardAllocationStrategy({ cluster: sim.view });
 }
 
-function run(kind: Kind, nodes: number, options: BenchOptions): Figures {
-  const random = seededRandom(options.seed * 31 + nodes);
-  const members = Array.from({ length: nodes }, (_, i) => addressOf(i));
-  const sim = new PlacementSim(members);
+/** Shard ids 0..SHARDS-1 in `order`; the shuffle is seeded per size. */
+function allocationOrder(order: Order, nodes: number, options: BenchOptions): number[] {
+  const ids = Array.from({ length: SHARDS }, (_, i) => i);
+  if (order === 'descending') return ids.reverse();
+  return order === 'shuffled' ? shuffled(ids, seededRandom(options.seed * 31 + nodes)) : ids;
+}
+
+/** A fresh placement of SHARDS shards allocated in `order`, and the moves settling it takes (members unchanged). */
+function warmUp(
+  kind: Kind,
+  nodes: number,
+  order: Order,
+  options: BenchOptions,
+): { sim: PlacementSim; strategy: AllocationStrategy; moves: number } {
+  const sim = new PlacementSim(Array.from({ length: nodes }, (_, i) => addressOf(i)));
   const strategy = strategyFor(kind, sim);
-  // First messages arrive in no particular order: shards are allocated in a seeded shuffle.
-  for (const shardId of shuffled(
-    Array.from({ length: SHARDS }, (_, i) => i),
-    random,
-  ))
-    sim.allocate(strategy, shardId);
+  for (const shardId of allocationOrder(order, nodes, options)) sim.allocate(strategy, shardId);
   sim.resetMoves();
   sim.settle(strategy);
-  const warmUpMoves = sim.moves;
+  return { sim, strategy, moves: sim.moves };
+}
+
+function run(kind: Kind, nodes: number, options: BenchOptions): Figures {
+  const members = Array.from({ length: nodes }, (_, i) => addressOf(i));
+  const orderMoves = Object.fromEntries(
+    ORDERS.map((order) => [order, warmUp(kind, nodes, order, options).moves]),
+  ) as Record<Order, number>;
+  // First messages arrive in no particular order: the rest starts from the seeded shuffle.
+  const { sim, strategy, moves: warmUpMoves } = warmUp(kind, nodes, 'shuffled', options);
   const loads = sim.loads();
   const displacedSettled = displacedCount(sim);
   const { allocateUs, rebalanceUs } = cost(strategy, sim, options);
+  const changeUs = firstCallCost(kind, sim, options);
 
   const joiner = addressOf(nodes);
   const homesBefore = ringHomes(members);
@@ -109,6 +132,7 @@ function run(kind: Kind, nodes: number, options: BenchOptions): Figures {
     kind,
     nodes,
     warmUpMoves,
+    orderMoves,
     joinMoves,
     leaveMoves,
     joinRingHomesChanged,
@@ -120,6 +144,7 @@ function run(kind: Kind, nodes: number, options: BenchOptions): Figures {
     meanLoad: SHARDS / nodes,
     allocateUs,
     rebalanceUs,
+    changeUs,
   };
 }
 
@@ -139,7 +164,7 @@ function displacedCount(sim: PlacementSim): number {
 }
 
 /**
- * Per call, on the settled placement: allocate of a shard without a home (batches of 50 calls, one sample a
+ * Per call, on the settled placement: allocate of shards 0..49 (as if homeless) (batches of 50 calls, one sample a
  * batch), rebalance of the whole map (one call a sample; it moves nothing there, so this is its scan cost).
  */
 function cost(
@@ -152,7 +177,8 @@ function cost(
   const batch = 50;
   const allocate = (): number => {
     const start = process.hrtime.bigint();
-    for (let i = 0; i < batch; i++) strategy.allocate(SHARDS + i, sim.candidates, sim.shards);
+    // Ids in the range (the ring's assignment covers it; neither strategy looks at a shard's current home).
+    for (let i = 0; i < batch; i++) strategy.allocate(i, sim.candidates, sim.shards);
     return Number(process.hrtime.bigint() - start) / 1e3 / batch;
   };
   const rebalance = (): number => {
@@ -170,6 +196,18 @@ function cost(
   return { allocateUs: summarize(allocateSamples), rebalanceUs: summarize(rebalanceSamples) };
 }
 
+/** A new strategy's first allocate on the settled placement: the ring builds its ring and the range's assignment. */
+function firstCallCost(kind: Kind, sim: PlacementSim, options: BenchOptions): Summary {
+  const sample = (): number => {
+    const strategy = strategyFor(kind, sim);
+    const start = process.hrtime.bigint();
+    strategy.allocate(0, sim.candidates, sim.shards);
+    return Number(process.hrtime.bigint() - start) / 1e3;
+  };
+  for (let i = 0; i < 10; i++) sample();
+  return summarize(Array.from({ length: options.quick ? 20 : 60 }, sample));
+}
+
 function report(figures: readonly Figures[]): ScenarioResult {
   const find = (kind: Kind, nodes: number): Figures =>
     figures.find((f) => f.kind === kind && f.nodes === nodes) as Figures;
@@ -178,7 +216,7 @@ function report(figures: readonly Figures[]): ScenarioResult {
     headers: [
       'nodes',
       'strategy',
-      'warm-up moves',
+      'moves, members unchanged (asc / desc / shuffled)',
       'join: moved',
       'leave: moved',
       'rolling restart: back on their node',
@@ -188,7 +226,7 @@ function report(figures: readonly Figures[]): ScenarioResult {
     rows: figures.map((f) => [
       String(f.nodes),
       f.kind,
-      String(f.warmUpMoves),
+      ORDERS.map((order) => f.orderMoves[order]).join(' / '),
       f.kind === 'ring' ? `${f.joinMoves} (C ${f.joinRingHomesChanged})` : String(f.joinMoves),
       f.kind === 'ring' ? `${f.leaveMoves} (C ${f.leaveRingHomesChanged})` : String(f.leaveMoves),
       `${f.rollingBack} / ${SHARDS}`,
@@ -197,7 +235,8 @@ function report(figures: readonly Figures[]): ScenarioResult {
     ]),
     note:
       'moves = hand-offs that landed a shard on another node, counted until rebalance asks for nothing (rounds at the default ' +
-      'limit, 20 shards or 10%). warm-up: settling right after 1,000 first allocations in a seeded random order, members unchanged. ' +
+      'limit, 20 shards or 10%). unchanged members: settling right after 1,000 first allocations in ascending, descending and a ' +
+      'seeded random order of shard ids, members unchanged (the rest starts from the shuffled one). ' +
       'join / leave: one node added / one (graceful) leaving from the settled placement; C = shards whose ring home changed. rolling ' +
       'restart: every node in turn leaves and comes back on its address, settled after each step. D (ring, settled, off their ring ' +
       `home): ${SIZES.map((n) => `${n} nodes ${find('ring', n).displacedSettled}`).join(', ')}.`,
@@ -207,6 +246,7 @@ function report(figures: readonly Figures[]): ScenarioResult {
     headers: [
       'nodes',
       ...(['allocate', 'rebalance'] as const).flatMap((op) => [`${op} ring`, `${op} least-shard`, `${op} ratio`]),
+      'membership change, ring',
     ],
     rows: SIZES.map((n) => {
       const r = find('ring', n);
@@ -219,9 +259,13 @@ function report(figures: readonly Figures[]): ScenarioResult {
         `${fmt(r.rebalanceUs.median)} / ${fmt(r.rebalanceUs.p99)}`,
         `${fmt(l.rebalanceUs.median)} / ${fmt(l.rebalanceUs.p99)}`,
         fmtRatio(ratio(r.rebalanceUs.median, l.rebalanceUs.median)),
+        `${fmt(r.changeUs.median)} / ${fmt(r.changeUs.p99)}`,
       ];
     }),
-    note: 'both strategies read the same ClusterView (every node Up); allocate timed in batches of 50 calls, rebalance one call per sample.',
+    note:
+      'both strategies read the same ClusterView (every node Up); allocate timed in batches of 50 calls, rebalance one call per ' +
+      'sample; membership change: the first allocate of a new ring strategy (its ring and the assignment of all 1,000 shard ids, ' +
+      'done once per member set).',
   };
   const panels: ChartPanel[] = [
     {
@@ -237,7 +281,7 @@ function report(figures: readonly Figures[]): ScenarioResult {
     const l = find('least-shard', n);
     return (
       `S9 ${n} nodes: rolling restart leaves ${r.rollingBack}/${SHARDS} shards on their node with the ring (least-shard ${l.rollingBack}); ` +
-      `join moves ${r.joinMoves} (least-shard ${l.joinMoves}), leave ${r.leaveMoves} (${l.leaveMoves}); max/mean load ${fmt(r.maxLoad / r.meanLoad)}; ` +
+      `moves on unchanged members ${ORDERS.map((o) => r.orderMoves[o]).join('/')} (asc/desc/shuffled); join moves ${r.joinMoves} (least-shard ${l.joinMoves}), leave ${r.leaveMoves} (${l.leaveMoves}); max/mean load ${fmt(r.maxLoad / r.meanLoad)}; ` +
       `allocate ${fmtRatio(ratio(r.allocateUs.median, l.allocateUs.median))} of least-shard, rebalance ${fmtRatio(ratio(r.rebalanceUs.median, l.rebalanceUs.median))}`
     );
   });

@@ -116,7 +116,7 @@ export function initEntityTypes(
   cluster: Cluster,
   types: ReadonlyArray<NodeEntityType>,
   logger: Logger,
-  defaultFallback: () => AllocationStrategy,
+  defaultFallback: (numberOfShards: number | undefined) => AllocationStrategy,
 ): Map<string, ExternalAllocationController> {
   const controllers = new Map<string, ExternalAllocationController>();
   for (const type of types) {
@@ -132,9 +132,9 @@ export function initEntityTypes(
       ...(passivation === undefined ? {} : { passivation }),
       allocationStrategy: externalAllocationStrategy(
         fallback === undefined
-          ? defaultFallback()
+          ? defaultFallback(numberOfShards)
           : typeof fallback === 'string'
-            ? fallbackStrategy(fallback, cluster)
+            ? fallbackStrategy(fallback, cluster, numberOfShards)
             : fallback,
         sharding.placementState(typeName),
         {

@@ -214,8 +214,12 @@ async function wire(
     persistence,
     entityStore,
   });
-  const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? demoTypes(config), logger, () =>
-    fallbackStrategy(config.fallback, cluster),
+  const controllers = initEntityTypes(
+    sharding,
+    cluster,
+    app.entityTypes ?? demoTypes(config),
+    logger,
+    (numberOfShards) => fallbackStrategy(config.fallback, cluster, numberOfShards),
   );
   const placementsOf = controllerOf(controllers);
 

@@ -1,6 +1,7 @@
 // RingAllocationStrategy's guarantees as properties over random clusters and histories: the bound is never
-// exceeded; replicas given the same members in any order answer alike; a join or a leave moves only shards
-// whose ring home changed or that the bound keeps off their ring home; a settled placement never moves.
+// exceeded; replicas given the same members in any order answer alike; allocation and rebalance agree (no move
+// on an unchanged membership after any allocation order, every shard home again after a rolling restart); a
+// join or a leave moves only shards whose ring home changed or that the bound keeps off their ring home.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { NodeAddress } from '../../src/cluster/address.js';
@@ -25,31 +26,45 @@ function displaced(sim: PlacementSim): Set<number> {
 function settledSim(
   nodes: number,
   shardIds: readonly number[],
+  numberOfShards?: number,
 ): { sim: PlacementSim; strategy: RingAllocationStrategy } {
   const sim = new PlacementSim(Array.from({ length: nodes }, (_, i) => address(i)));
-  const strategy = new RingAllocationStrategy({ cluster: sim.view });
+  const strategy = new RingAllocationStrategy({ cluster: sim.view, ...(numberOfShards ? { numberOfShards } : {}) });
   for (const shardId of shardIds) sim.allocate(strategy, shardId);
   sim.settle(strategy);
   return { sim, strategy };
 }
 
-const shardIds = (max: number) =>
-  fc.uniqueArray(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: max });
+const shardIds = (max: number, largest = 100_000) =>
+  fc.uniqueArray(fc.integer({ min: 0, max: largest }), { minLength: 1, maxLength: max });
+
+/** A shard range and distinct ids in it, in a random allocation order (fast-check shrinks the order too). */
+const rangeAndOrder = (maxRange: number) =>
+  fc
+    .integer({ min: 1, max: maxRange })
+    .chain((numberOfShards) =>
+      fc.tuple(
+        fc.constant(numberOfShards),
+        fc.uniqueArray(fc.integer({ min: 0, max: numberOfShards - 1 }), { minLength: 1, maxLength: numberOfShards }),
+      ),
+    );
 
 describe('RingAllocationStrategy properties', () => {
-  it('never puts a node above ceil(loadBound * allocated / nodes): each allocate, and every node once settled', () => {
+  it('never gives a node more than its bound of the range: each allocate, every round, and once settled', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 12 }),
-        shardIds(300),
+        rangeAndOrder(300),
         fc.constantFrom(1, 1.1, 1.25, 2),
         fc.array(fc.constantFrom('join', 'leave', 'round'), { maxLength: 6 }),
-        (nodes, ids, loadBound, events) => {
+        (nodes, [numberOfShards, ids], loadBound, events) => {
           const sim = new PlacementSim(Array.from({ length: nodes }, (_, i) => address(i)));
-          const strategy = new RingAllocationStrategy({ cluster: sim.view, loadBound });
+          const strategy = new RingAllocationStrategy({ cluster: sim.view, loadBound, numberOfShards });
+          // Mid-round a node may still hold shards that are leaving it; those it keeps never exceed the bound.
           const check = (home: string): void => {
-            const load = sim.shards.get(home)?.size ?? 0;
-            expect(load).toBeLessThanOrEqual(strategy.boundFor(sim.allocated(), sim.candidates.length));
+            const held = [...(sim.shards.get(home) ?? [])];
+            const kept = held.filter((id) => strategy.allocate(id, sim.candidates, sim.shards).toString() === home);
+            expect(kept.length).toBeLessThanOrEqual(strategy.boundFor(sim.candidates.length));
           };
           for (const shardId of ids) check(sim.allocate(strategy, shardId));
           let next = nodes;
@@ -64,11 +79,65 @@ describe('RingAllocationStrategy properties', () => {
               }
           }
           sim.settle(strategy);
-          const bound = strategy.boundFor(sim.allocated(), sim.candidates.length);
+          const bound = strategy.boundFor(sim.candidates.length);
           for (const load of sim.loads()) expect(load).toBeLessThanOrEqual(bound);
+          // The bound itself keeps max/mean of a full range within loadBound, or within the rounding up.
+          expect(bound).toBeLessThanOrEqual(
+            Math.max(
+              Math.ceil(numberOfShards / sim.candidates.length),
+              loadBound * (numberOfShards / sim.candidates.length),
+            ),
+          );
         },
       ),
       { numRuns: 150 },
+    );
+  });
+
+  it('agrees with itself: after any allocation order, no move while the members stay', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 12 }),
+        rangeAndOrder(400),
+        fc.integer(),
+        (nodes, [numberOfShards, ids], seed) => {
+          const sim = new PlacementSim(Array.from({ length: nodes }, (_, i) => address(i)));
+          const strategy = new RingAllocationStrategy({ cluster: sim.view, numberOfShards });
+          for (const shardId of ids) sim.allocate(strategy, shardId);
+          // Not settled first: what allocate chose is already what rebalance wants.
+          expect(strategy.rebalance(sim.shards, sim.candidates, new Set()).size).toBe(0);
+          const members = fc.sample(fc.shuffledSubarray([...sim.candidates], { minLength: nodes, maxLength: nodes }), {
+            numRuns: 1,
+            seed,
+          })[0] as NodeAddress[];
+          const fresh = new RingAllocationStrategy({ cluster: sim.view, numberOfShards });
+          expect(fresh.rebalance(new Map([...sim.shards].reverse()), members, new Set()).size).toBe(0);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('puts every shard back on its node after a rolling restart (each node leaves and comes back in turn)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10 }),
+        rangeAndOrder(300),
+        fc.boolean(),
+        (nodes, [numberOfShards, ids], graceful) => {
+          const { sim, strategy } = settledSim(nodes, ids, numberOfShards);
+          const before = new Map(sim.homes);
+          for (const member of [...sim.candidates]) {
+            if (sim.candidates.length === 1) continue;
+            sim.removeNode(strategy, member, graceful);
+            sim.settle(strategy);
+            sim.addNode(member);
+            sim.settle(strategy);
+          }
+          expect(sim.homes).toEqual(before);
+        },
+      ),
+      { numRuns: 100 },
     );
   });
 

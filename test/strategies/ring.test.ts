@@ -1,9 +1,10 @@
-// RingAllocationStrategy by example: ring homes and the walk past a full node, a restart on the same
-// address, a node that leaves and comes back, the rate limit and the settled-cluster rule shared with
-// least-shard, its health ranking, options, as external's fallback (pins counted as load), and explain.
+// RingAllocationStrategy by example: one assignment of the shard range (ring homes, the walk past a full
+// node), a restart on the same address, a node that leaves and comes back, the rate limit and the
+// settled-cluster rule shared with least-shard, its health ranking, options, as external's fallback, and explain.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { RingAllocationStrategy as FromRoot } from '../../src/index.js';
+import { MAX_NUMBER_OF_SHARDS } from '../../src/sharding/core/sharded-type.js';
 import { coordinatorInsight } from '../../src/sharding/coordinator/insight.js';
 import { stateWith } from '../sharding/coordinator-fakes.js';
 import {
@@ -11,16 +12,24 @@ import {
   PlacementPin,
   RingAllocationStrategy,
   externalAllocationStrategy,
+  fallbackStrategy,
   type AllocationStrategy,
 } from '../../src/sharding/strategies/index.js';
+import { buildRing, ringHome } from '../../src/sharding/strategies/hash-ring.js';
 import { TestView, healthyView, node, range, shardMap } from './fixtures.js';
 import { PlacementSim } from './placement-sim.js';
 
 const [a, b, c, d] = [node(1), node(2), node(3), node(4)];
 const none = new Set<number>();
 
-/** The node a shard's walk starts at: its ring home among `members`, whatever their loads. */
+/** The node a shard's walk starts at: its ring home among `members`, no bound considered. */
 function ringHomeOf(shardId: number, members: NodeAddress[]): string {
+  const ring = buildRing(members.map(String), 128);
+  return ring.keys[ringHome(ring, shardId)] as string;
+}
+
+/** The shard's home in the assignment of `members` (default range 1000). */
+function homeOf(shardId: number, members: NodeAddress[]): string {
   return new RingAllocationStrategy().allocate(shardId, members, new Map()).toString();
 }
 
@@ -29,12 +38,12 @@ describe('RingAllocationStrategy.allocate', () => {
     expect(FromRoot).toBe(RingAllocationStrategy);
   });
 
-  it('spreads shards over every node and, under the bound, answers the ring home whatever the loads', () => {
+  it('spreads shards over every node and answers the same home whatever the loads', () => {
     const strategy = new RingAllocationStrategy();
-    const homes = range(0, 300).map((shardId) => ringHomeOf(shardId, [a, b, c]));
+    const homes = range(0, 300).map((shardId) => homeOf(shardId, [a, b, c]));
     for (const member of [a, b, c])
       expect(homes.filter((home) => home === member.toString()).length).toBeGreaterThan(60);
-    // 90 shards on 3 nodes: bound ceil(1.25 * 91 / 3) = 38; a node with 30 still takes its ring-home shards.
+    // The assignment covers the whole range: the shards already allocated do not change it.
     const loaded = shardMap([
       [a, range(1000, 30)],
       [b, range(2000, 30)],
@@ -44,18 +53,20 @@ describe('RingAllocationStrategy.allocate', () => {
       expect(strategy.allocate(shardId, [a, b, c], loaded).toString()).toBe(homes[shardId]);
   });
 
-  it('walks past a node at its bound to the next node clockwise: the ring home the shard has without that node', () => {
-    const strategy = new RingAllocationStrategy();
-    for (const shardId of range(0, 40)) {
-      const home = ringHomeOf(shardId, [a, b, c]);
-      const full = [a, b, c].find((n) => n.toString() === home) as NodeAddress;
-      const others = [a, b, c].filter((n) => n !== full);
-      // 10 shards on the ring home, none elsewhere: bound ceil(1.25 * 11 / 3) = 5.
-      const loads = shardMap([[full, range(1000, 10)]]);
-      const choice = strategy.allocate(shardId, [a, b, c], loads).toString();
-      expect(choice).not.toBe(home);
-      expect(choice).toBe(ringHomeOf(shardId, others));
-    }
+  it('gives no node more than its bound of the range, walking a shard past a full ring home', () => {
+    // 40 shards on 3 nodes with loadBound 1: at most max(ceil(13.3), floor(13.3)) = 14 each.
+    const strategy = new RingAllocationStrategy({ numberOfShards: 40, loadBound: 1 });
+    const homes = range(0, 40).map((shardId) => strategy.allocate(shardId, [a, b, c], new Map()).toString());
+    const counts = new Map<string, number>();
+    for (const home of homes) counts.set(home, (counts.get(home) ?? 0) + 1);
+    for (const count of counts.values()) expect(count).toBeLessThanOrEqual(14);
+    const walked = range(0, 40).filter((shardId) => homes[shardId] !== ringHomeOf(shardId, [a, b, c]));
+    expect(walked.length).toBeGreaterThan(0);
+    // A shard is walked on only past a ring home the bound has filled.
+    for (const shardId of walked) expect(counts.get(ringHomeOf(shardId, [a, b, c]))).toBe(14);
+    // Ids beyond the range go to their plain ring home.
+    for (const shardId of range(40, 60))
+      expect(strategy.allocate(shardId, [a, b, c], new Map()).toString()).toBe(ringHomeOf(shardId, [a, b, c]));
   });
 
   it('hashes a member by its address: a restart on the same address (a new instance) is the same ring position', () => {
@@ -89,16 +100,21 @@ describe('RingAllocationStrategy.allocate', () => {
     expect(homes).toEqual(new Set([c.toString(), d.toString()]));
   });
 
-  it('computes the bound as ceil(loadBound * allocated / nodes), without float drift', () => {
-    expect(new RingAllocationStrategy().boundFor(1000, 3)).toBe(417);
-    expect(new RingAllocationStrategy({ loadBound: 1.1 }).boundFor(10, 1)).toBe(11);
-    expect(new RingAllocationStrategy({ loadBound: 1 }).boundFor(9, 3)).toBe(3);
+  it('computes the bound as max(ceil(range / nodes), floor(loadBound * range / nodes)), without float drift', () => {
+    expect(new RingAllocationStrategy().boundFor(3)).toBe(416);
+    expect(new RingAllocationStrategy().boundFor(100)).toBe(12);
+    expect(new RingAllocationStrategy({ numberOfShards: 10, loadBound: 1.1 }).boundFor(1)).toBe(11);
+    expect(new RingAllocationStrategy({ numberOfShards: 9, loadBound: 1 }).boundFor(3)).toBe(3);
+    expect(new RingAllocationStrategy({ numberOfShards: 10 }).boundFor(4)).toBe(3);
   });
 
   it.each([
     [{ virtualNodes: 0 }, 'virtualNodes'],
     [{ virtualNodes: 1.5 }, 'virtualNodes'],
     [{ virtualNodes: 5000 }, 'virtualNodes'],
+    [{ numberOfShards: 0 }, 'numberOfShards'],
+    [{ numberOfShards: 2.5 }, 'numberOfShards'],
+    [{ numberOfShards: 2_000_000 }, 'numberOfShards'],
     [{ loadBound: 0.99 }, 'loadBound'],
     [{ loadBound: Number.NaN }, 'loadBound'],
     [{ loadBound: Number.POSITIVE_INFINITY }, 'loadBound'],
@@ -106,6 +122,22 @@ describe('RingAllocationStrategy.allocate', () => {
   ])('refuses %o', (options, name) => {
     expect(() => new RingAllocationStrategy(options)).toThrow(
       expect.objectContaining({ code: 'invalid_argument', message: expect.stringContaining(name) }),
+    );
+  });
+
+  it("covers the entity type's shard range when built by name (node --fallback ring), 1000 by default", () => {
+    const built = fallbackStrategy('ring', undefined, 100);
+    expect(built).toBeInstanceOf(RingAllocationStrategy);
+    expect((built as RingAllocationStrategy).numberOfShards).toBe(100);
+    expect((fallbackStrategy('ring', undefined) as RingAllocationStrategy).numberOfShards).toBe(1000);
+  });
+
+  it("takes any entity type's range, up to the largest numberOfShards a type may have", () => {
+    expect(new RingAllocationStrategy({ numberOfShards: MAX_NUMBER_OF_SHARDS }).numberOfShards).toBe(
+      MAX_NUMBER_OF_SHARDS,
+    );
+    expect(() => new RingAllocationStrategy({ numberOfShards: MAX_NUMBER_OF_SHARDS + 1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
     );
   });
 
@@ -140,26 +172,12 @@ describe('RingAllocationStrategy.rebalance', () => {
     expect(least.sim.moves).toBeGreaterThan(0);
   });
 
-  it('moves a shard only to its ring home, and only while that keeps the home within the bound', () => {
-    const strategy = new RingAllocationStrategy();
-    // Every shard on a, whose ring home is b or c: bound ceil(1.25 * 30 / 3) = 13 per home.
-    const away = range(0, 200)
-      .filter((shardId) => ringHomeOf(shardId, [a, b, c]) !== a.toString())
-      .slice(0, 30);
-    const picks = new RingAllocationStrategy({ absoluteLimit: 100, relativeLimit: 1 }).rebalance(
-      shardMap([[a, away]]),
-      [a, b, c],
-      none,
-    );
-    const arriving = new Map<string, number>();
-    for (const shardId of picks) {
-      const home = ringHomeOf(shardId, [a, b, c]);
-      arriving.set(home, (arriving.get(home) ?? 0) + 1);
-    }
-    for (const count of arriving.values()) expect(count).toBeLessThanOrEqual(13);
-    // a holds 30 > 13: what does not go home is shed (walked on by allocate), so a ends within the bound.
-    expect(30 - picks.size).toBeLessThanOrEqual(13);
-    expect(strategy.toString()).toBe('RingAllocationStrategy(128, 1.25)');
+  it('proposes exactly the shards away from their home in the assignment, whatever the loads', () => {
+    const strategy = new RingAllocationStrategy({ absoluteLimit: 100, relativeLimit: 1 });
+    const onA = range(0, 60);
+    const picks = strategy.rebalance(shardMap([[a, onA]]), [a, b, c], none);
+    expect(picks).toEqual(new Set(onA.filter((shardId) => homeOf(shardId, [a, b, c]) !== a.toString())));
+    expect(strategy.toString()).toBe('RingAllocationStrategy(128, 1.25, 1000)');
   });
 
   it('is rate-limited like least-shard: at most max(1, min(floor(0.1 * allocated), 20)), one round at a time', () => {
@@ -194,15 +212,16 @@ describe('RingAllocationStrategy.rebalance', () => {
 });
 
 describe('RingAllocationStrategy under the pins (externalAllocationStrategy fallback)', () => {
-  it('pins win; the ring places the rest and counts the pinned shards in the loads', () => {
-    const unpinned = range(0, 200).filter((shardId) => ringHomeOf(shardId, [a, b]) === a.toString())[0] as number;
-    const pins = new Map(range(1000, 6).map((shardId) => [shardId, PlacementPin.of(a)] as const));
+  it('pins win; the ring places the rest by its assignment, and never proposes a pinned shard', () => {
+    const unpinned = range(0, 200).filter((shardId) => homeOf(shardId, [a, b]) === a.toString())[0] as number;
+    const pinnedIds = range(0, 200).filter((shardId) => homeOf(shardId, [a, b]) === b.toString());
+    const pins = new Map(pinnedIds.map((shardId) => [shardId, PlacementPin.of(a)] as const));
     const strategy = externalAllocationStrategy(new RingAllocationStrategy(), () => ({ explicitPlacements: pins }));
-    expect(strategy.allocate(1003, [a, b], new Map())).toEqual(a);
-    // a holds its 6 pinned shards: bound ceil(1.25 * 7 / 2) = 5, so a is full and the shard goes to b.
-    const loads = shardMap([[a, range(1000, 6)]]);
-    expect(strategy.allocate(unpinned, [a, b], loads)).toEqual(b);
-    expect(strategy.allocate(unpinned, [a, b], new Map())).toEqual(a);
+    expect(strategy.allocate(pinnedIds[0] as number, [a, b], new Map())).toEqual(a);
+    // The pinned shards on a do not push the rest elsewhere: the assignment is a function of the members.
+    const loads = shardMap([[a, pinnedIds]]);
+    expect(strategy.allocate(unpinned, [a, b], loads)).toEqual(a);
+    expect(strategy.rebalance(loads, [a, b], none).size).toBe(0);
   });
 });
 
@@ -231,22 +250,26 @@ describe('explain with the ring as fallback', () => {
   const external = (fallback: AllocationStrategy): AllocationStrategy =>
     externalAllocationStrategy(fallback, () => ({ explicitPlacements: new Map() }));
 
-  it("gives the ring home, under its bound, as the fallback's reason", () => {
-    const home = NodeAddress.parse(ringHomeOf(7, [a, b, c]));
+  it("gives the home in the assignment, and why, as the fallback's reason", () => {
+    const home = NodeAddress.parse(homeOf(7, [a, b, c]));
+    expect(ringHomeOf(7, [a, b, c])).toBe(home.toString());
     expect(explain(external(new RingAllocationStrategy()), [[7, home]], 7)).toBe(
-      `shard 7 has no pin: the fallback strategy placed it on ${home} (ring home, under its bound).`,
+      `shard 7 has no pin: the fallback strategy placed it on ${home} (assigned here: its ring home).`,
+    );
+    const other = [a, b, c].find((n) => !n.equals(home)) as NodeAddress;
+    expect(explain(external(new RingAllocationStrategy()), [[7, other]], 7)).toContain(
+      `(assigned to ${home}, its ring home: it moves there at a rebalance round)`,
     );
   });
 
-  it('says why a shard is off its ring home: the home at its bound, or a move to come', () => {
-    const home = NodeAddress.parse(ringHomeOf(7, [a, b, c]));
-    const other = [a, b, c].find((n) => !n.equals(home)) as NodeAddress;
-    const full = range(1000, 9).map((id) => [id, home] as const);
-    expect(explain(external(new RingAllocationStrategy()), [[7, other], ...full], 7)).toContain(
-      `(its ring home ${home} is at its bound of 5: the next node clockwise under its bound)`,
-    );
-    expect(explain(external(new RingAllocationStrategy()), [[7, other]], 7)).toContain(
-      `(its ring home ${home} is under its bound of 1: it moves there at a rebalance round)`,
+  it('says when the bound walked a shard past its full ring home', () => {
+    const strategy = new RingAllocationStrategy({ numberOfShards: 40, loadBound: 1 });
+    const walked = range(0, 40).find(
+      (id) => strategy.allocate(id, [a, b, c], new Map()).toString() !== ringHomeOf(id, [a, b, c]),
+    ) as number;
+    const home = strategy.allocate(walked, [a, b, c], new Map());
+    expect(explain(external(strategy), [[walked, home]], walked)).toContain(
+      `(assigned here: the next node clockwise under the bound of 14 (its ring home ${ringHomeOf(walked, [a, b, c])} is full))`,
     );
   });
 

@@ -29,15 +29,22 @@ export function requireFallbackStrategyName(value: unknown): asserts value is Fa
   }
 }
 
-/** A new strategy of that name with its defaults, reading `cluster` for member facts; throws on another name. */
-export function fallbackStrategy(name: FallbackStrategyName, cluster: ClusterView | undefined): AllocationStrategy {
+/**
+ * A new strategy of that name with its defaults, reading `cluster` for member facts; throws on another name.
+ * `numberOfShards` is the entity type's shard range, which the ring assigns as a whole (default 1000).
+ */
+export function fallbackStrategy(
+  name: FallbackStrategyName,
+  cluster: ClusterView | undefined,
+  numberOfShards?: number,
+): AllocationStrategy {
   requireFallbackStrategyName(name);
   const options = cluster === undefined ? {} : { cluster };
   switch (name) {
     case 'least-shard':
       return new LeastShardAllocationStrategy(options);
     case 'ring':
-      return new RingAllocationStrategy(options);
+      return new RingAllocationStrategy(numberOfShards === undefined ? options : { ...options, numberOfShards });
     case 'hash':
       return new HashAllocationStrategy();
   }

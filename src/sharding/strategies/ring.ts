@@ -1,8 +1,9 @@
-// Ring allocation (issue 28, Effect's answer to Pekko's least-shard): every candidate on a consistent-hash
-// ring with `virtualNodes` points, a shard's ring home the first node clockwise from its point, loads
-// bounded: no node takes a shard that would put it above ceil(loadBound * allocated / nodes). Homes are a
-// function of the member set, so every node computes the same ones in every run, a node that leaves and
-// comes back gets its shards back, and a membership change moves about allocated / nodes shards.
+// Ring allocation (issue 28, Effect's answer to Pekko's least-shard; issue 40, one assignment): every
+// candidate on a consistent-hash ring with `virtualNodes` points, and every shard id of the range
+// 0..numberOfShards-1 given a home by walking clockwise from its point to the first member under a load
+// bound. That assignment is a function of the member set alone, computed once per member set: allocate
+// returns a shard's home in it, rebalance moves only shards that are elsewhere, so nothing moves while the
+// members stay, a node that leaves and comes back gets its shards back, and a change moves about range / nodes.
 import type { NodeAddress } from '../../cluster/address.js';
 import type { ClusterView } from '../../cluster/member.js';
 import { ActorTsError } from '../../errors.js';
@@ -21,13 +22,19 @@ import {
   type RegionInfo,
   type ShardAllocations,
 } from './allocation-strategy.js';
-import { buildRing, firstOpenOwner, ringHome, type HashRing } from './hash-ring.js';
+import { buildRing, ringHome } from './hash-ring.js';
+import { assignRange, assignedOwner, ringCapacity, type RingAssignment } from './ring-assignment.js';
 
 /** Options of RingAllocationStrategy; each has a documented default. */
 export interface RingAllocationOptions {
   /** Points per node on the ring; default 128 (Effect's), 1..4096. More points, more even ring homes. */
   readonly virtualNodes?: number;
-  /** No node holds more than ceil(loadBound * allocated / nodes) shards; default 1.25, at least 1. */
+  /**
+   * The shard range the assignment covers, ids 0..numberOfShards-1: the entity type's `numberOfShards`;
+   * default 1000 (the default of an entity type). Ids beyond it go to their plain ring home, without a bound.
+   */
+  readonly numberOfShards?: number;
+  /** No node is given more than max(ceil(mean), floor(loadBound * mean)) of the range; default 1.25, >= 1. */
   readonly loadBound?: number;
   /** Most shards moved in one rebalance round; default 20 (as least-shard). */
   readonly absoluteLimit?: number;
@@ -37,43 +44,48 @@ export interface RingAllocationOptions {
   readonly cluster?: ClusterView;
 }
 
-/** The nodes on the ring for one call, by owner number, with their loads. */
+/** The candidates on the ring for one call, by owner number, and the assignment of their member set. */
 interface RingView {
-  readonly ring: HashRing;
+  readonly assignment: RingAssignment;
   readonly addresses: readonly NodeAddress[];
-  readonly shards: ReadonlyArray<ReadonlySet<number>>;
-  readonly loads: Int32Array;
-  /**
-   * Every allocated shard, pinned ones and those on nodes off the ring (leaving, cordoned) included: those
-   * end up on the ring's nodes, so the bound counts them from the start instead of tightening while a
-   * leaving node hands its shards off one by one (which would push some of them off their ring home).
-   */
-  readonly allocated: number;
 }
 
 const MAX_VIRTUAL_NODES = 4096;
+/** An entity type's largest numberOfShards (core/sharded-type.ts, which this room may not import). */
+const MAX_RANGE = 1_000_000;
+/** Member sets whose assignment is kept (each a Uint32Array of the range and its ring). */
+const MAX_CACHED = 4;
 
 /**
  * Effect's answer as a strategy: every node on a hash ring (`virtualNodes` points each, hashed from its address without
- * the incarnation), a shard placed at the first node clockwise from its hash that is under `ceil(loadBound * allocated
- * / nodes)`. The same members give the same homes on every node and in every run; a node that comes back gets its
- * shards back.
+ * the incarnation), and one assignment of the whole shard range over the healthiest candidates, each shard at the
+ * first node clockwise from its hash that is under the bound. Allocate and rebalance both read that assignment, so
+ * they agree: the same members give the same homes on every node, in every run and after any allocation order.
  */
 export class RingAllocationStrategy implements AllocationStrategy {
   readonly virtualNodes: number;
+  readonly numberOfShards: number;
   readonly loadBound: number;
   readonly absoluteLimit: number;
   readonly relativeLimit: number;
   private readonly cluster: ClusterView | undefined;
-  // The ring of the last member set: building one sorts nodes * virtualNodes points, and the set rarely changes.
-  private cached: HashRing | undefined;
+  // The assignments of the last member sets, newest first: building one walks the whole range, and the set
+  // rarely changes; more than one because the external strategy also asks over the nodes a selector pin allows.
+  private cached: RingAssignment[] = [];
 
   constructor(options: RingAllocationOptions = {}) {
-    const { virtualNodes = 128, loadBound = 1.25, absoluteLimit = 20, relativeLimit = 0.1, cluster } = options;
+    const { virtualNodes = 128, numberOfShards = 1000, loadBound = 1.25, cluster } = options;
+    const { absoluteLimit = 20, relativeLimit = 0.1 } = options;
     if (!Number.isInteger(virtualNodes) || virtualNodes < 1 || virtualNodes > MAX_VIRTUAL_NODES) {
       throw new ActorTsError(
         'invalid_argument',
         `virtualNodes must be an integer in 1..${MAX_VIRTUAL_NODES}, got ${String(virtualNodes)}`,
+      );
+    }
+    if (!Number.isInteger(numberOfShards) || numberOfShards < 1 || numberOfShards > MAX_RANGE) {
+      throw new ActorTsError(
+        'invalid_argument',
+        `numberOfShards must be an integer in 1..${MAX_RANGE}, got ${String(numberOfShards)}`,
       );
     }
     // Below 1 the bound could hold fewer shards than exist, and allocate would have nowhere to put one.
@@ -82,38 +94,30 @@ export class RingAllocationStrategy implements AllocationStrategy {
     }
     requireRebalanceLimits(absoluteLimit, relativeLimit);
     this.virtualNodes = virtualNodes;
+    this.numberOfShards = numberOfShards;
     this.loadBound = loadBound;
     this.absoluteLimit = absoluteLimit;
     this.relativeLimit = relativeLimit;
     this.cluster = cluster;
   }
 
-  /** ceil(loadBound * allocated / nodes); the epsilon keeps 1.1 * 10 from rounding up to 12. */
-  boundFor(allocated: number, nodes: number): number {
-    return Math.ceil((this.loadBound * allocated) / nodes - 1e-9);
+  /** Most shards of the range one of `nodes` members is given: max(ceil(mean), floor(loadBound * mean)). */
+  boundFor(nodes: number): number {
+    return ringCapacity(this.numberOfShards, nodes, this.loadBound);
   }
 
-  /**
-   * The first node clockwise from the shard's point that holds fewer shards than the bound counting this
-   * one. There always is one: loadBound >= 1, so nodes * bound >= allocated + 1.
-   */
+  /** The shard's home in the assignment of the healthiest candidates: a lookup, whatever the loads. */
   allocate(shardId: number, candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): NodeAddress {
     requireShardId(shardId);
     requireCandidates(candidates);
     const view = this.view(candidates, currentShards);
-    const bound = this.boundFor(view.allocated + 1, view.addresses.length);
-    const owner =
-      firstOpenOwner(view.ring, shardId, (o) => (view.loads[o] as number) < bound) ?? ringHome(view.ring, shardId);
-    return view.addresses[owner] as NodeAddress;
+    return view.addresses[assignedOwner(view.assignment, shardId)] as NodeAddress;
   }
 
   /**
-   * One round at a time, when the cluster is settled (as least-shard). The plan, over the candidates on the
-   * ring: a shard away from its ring home goes back when that home stays within the bound counting every
-   * shard planned to arrive there; then a node above the bound after its planned departures sheds the
-   * excess, shards away from their ring home first, oldest first (allocate walks them on from their ring
-   * home). Returns come first in the answer, oldest position first, then sheds; at most the least-shard
-   * limit of them.
+   * When the cluster is settled (as least-shard): the shards on a candidate other than their home in the
+   * assignment of the healthiest candidates, oldest position in their node's allocation order first, at most the
+   * least-shard limit of them. None while the members stay and every shard is home.
    */
   rebalance(
     currentShards: ShardAllocations,
@@ -123,54 +127,33 @@ export class RingAllocationStrategy implements AllocationStrategy {
     if (rebalanceInProgress.size > 0 || candidates.length === 0) return new Set();
     const regions = describeRegions(candidates, currentShards, membersByAddress(this.cluster));
     if (!isGoodTimeToRebalance(regions, this.cluster)) return new Set();
-    const view = this.viewOf(healthiest(regions), currentShards);
-    if (view.allocated === 0) return new Set();
-    const { ring, shards, loads } = view;
-    const bound = this.boundFor(view.allocated, view.addresses.length);
-    const arrivals = new Int32Array(loads.length);
-    const departures = new Int32Array(loads.length);
-    const returns: Array<{ readonly shardId: number; readonly position: number; readonly owner: number }> = [];
-    const planned = new Set<number>();
-    for (let owner = 0; owner < shards.length; owner++) {
+    const { assignment } = this.viewOf(healthiest(regions));
+    const away: Array<{ readonly shardId: number; readonly position: number; readonly node: number }> = [];
+    const seen = new Set<string>();
+    for (let node = 0; node < regions.length; node++) {
+      const region = regions[node] as RegionInfo;
+      // A candidate listed twice holds its shards once.
+      if (seen.has(region.key)) continue;
+      seen.add(region.key);
       let position = 0;
-      for (const shardId of shards[owner] as ReadonlySet<number>) {
-        const home = ringHome(ring, shardId);
-        if (home !== owner && (loads[home] as number) + (arrivals[home] as number) < bound) {
-          arrivals[home] = (arrivals[home] as number) + 1;
-          departures[owner] = (departures[owner] as number) + 1;
-          planned.add(shardId);
-          returns.push({ shardId, position, owner });
-        }
+      for (const shardId of region.shards) {
+        const home = assignment.ring.keys[assignedOwner(assignment, shardId)];
+        if (home !== region.key) away.push({ shardId, position, node });
         position++;
-      }
-    }
-    const sheds: number[] = [];
-    for (let owner = 0; owner < shards.length; owner++) {
-      let excess = (loads[owner] as number) - (departures[owner] as number) - bound;
-      if (excess <= 0) continue;
-      const owned = [...(shards[owner] as ReadonlySet<number>)].filter((shardId) => !planned.has(shardId));
-      const away = owned.filter((shardId) => ringHome(ring, shardId) !== owner);
-      for (const shardId of [...away, ...owned.filter((id) => ringHome(ring, id) === owner)]) {
-        if (excess-- <= 0) break;
-        sheds.push(shardId);
       }
     }
     // Oldest position first across nodes: the external strategy shows pinned shards (which never move) as
     // the youngest, so they come last and take no round's limit from shards that can move.
-    returns.sort((a, b) => a.position - b.position || a.owner - b.owner);
-    const limit = rebalanceLimit(view.allocated, this.absoluteLimit, this.relativeLimit);
-    const moves = new Set<number>();
-    // Returns before sheds: a shed shard walks on from its ring home, which a return may be about to empty.
-    for (const shardId of [...returns.map((r) => r.shardId), ...sheds]) {
-      if (moves.size >= limit) break;
-      moves.add(shardId);
-    }
-    return moves;
+    away.sort((x, y) => x.position - y.position || x.node - y.node);
+    let allocated = 0;
+    for (const shards of currentShards.values()) allocated += shards.size;
+    const limit = rebalanceLimit(allocated, this.absoluteLimit, this.relativeLimit);
+    return new Set(away.slice(0, limit).map((entry) => entry.shardId));
   }
 
   /**
-   * Why `shardId` is on `home`, for explain: one clause, read from the same ring and bound allocate and
-   * rebalance use now. Undefined when no candidate is on the ring.
+   * Why `shardId` is on `home`, for explain: one clause, read from the same assignment allocate and rebalance
+   * use now. Undefined when no candidate is on the ring.
    */
   reasonFor(
     shardId: number,
@@ -179,29 +162,29 @@ export class RingAllocationStrategy implements AllocationStrategy {
     currentShards: ShardAllocations,
   ): string | undefined {
     if (candidates.length === 0) return undefined;
-    const view = this.view(candidates, currentShards);
-    const { ring, loads } = view;
-    const bound = this.boundFor(view.allocated, view.addresses.length);
-    const ringHomeOwner = ringHome(ring, shardId);
-    const ringHomeKey = ring.keys[ringHomeOwner] as string;
-    const here = ring.indexOf.get(home);
-    if (here === undefined) return `not on the ring now (its ring home is ${ringHomeKey})`;
-    const load = loads[here] as number;
-    if (here === ringHomeOwner) {
-      return load <= bound
-        ? 'ring home, under its bound'
-        : `ring home, above its bound of ${bound}: a rebalance round sheds shards from it`;
+    const { assignment } = this.view(candidates, currentShards);
+    const { ring, capacity } = assignment;
+    const assigned = ring.keys[assignedOwner(assignment, shardId)] as string;
+    const ringHomeKey = ring.keys[ringHome(ring, shardId)] as string;
+    if (shardId >= assignment.numberOfShards) {
+      return home === assigned
+        ? `ring home (shard id beyond the range of ${assignment.numberOfShards}: no bound)`
+        : `its ring home is ${assigned} (beyond the range, no bound): it moves there at a rebalance round`;
     }
-    return (loads[ringHomeOwner] as number) < bound
-      ? `its ring home ${ringHomeKey} is under its bound of ${bound}: it moves there at a rebalance round`
-      : `its ring home ${ringHomeKey} is at its bound of ${bound}: the next node clockwise under its bound`;
+    const why =
+      assigned === ringHomeKey
+        ? 'its ring home'
+        : `the next node clockwise under the bound of ${capacity} (its ring home ${ringHomeKey} is full)`;
+    if (home === assigned) return `assigned here: ${why}`;
+    if (!ring.indexOf.has(home)) return `not on the ring now: assigned to ${assigned}, ${why}`;
+    return `assigned to ${assigned}, ${why}: it moves there at a rebalance round`;
   }
 
   toString(): string {
-    return `RingAllocationStrategy(${this.virtualNodes}, ${this.loadBound})`;
+    return `RingAllocationStrategy(${this.virtualNodes}, ${this.loadBound}, ${this.numberOfShards})`;
   }
 
-  /** The ring of the healthiest candidates (least-shard's ranking, without the load). */
+  /** The assignment of the healthiest candidates (least-shard's ranking, without the load). */
   private view(candidates: ReadonlyArray<NodeAddress>, currentShards: ShardAllocations): RingView {
     // allocate's hot path: one pass for the best health, one for the ring's nodes, no intermediate lists.
     const members = membersByAddress(this.cluster);
@@ -218,46 +201,36 @@ export class RingAllocationStrategy implements AllocationStrategy {
     const healthy = regions.every((region) => compareHealth(region, top) === 0)
       ? regions
       : regions.filter((region) => compareHealth(region, top) === 0);
-    return this.viewOf(healthy, currentShards);
+    return this.viewOf(healthy);
   }
 
-  /** The ring of `regions` (duplicates allowed) with their loads; the cached ring when it has exactly these nodes. */
-  private viewOf(regions: ReadonlyArray<RegionInfo>, currentShards: ShardAllocations): RingView {
-    const cached = this.cached;
-    if (cached !== undefined) {
-      const view = this.fill(cached, regions, currentShards);
+  /** The assignment of `regions` (duplicates allowed): the cached one when its ring has exactly these nodes. */
+  private viewOf(regions: ReadonlyArray<RegionInfo>): RingView {
+    for (const cached of this.cached) {
+      const view = addressesOn(cached, regions);
       if (view !== undefined) return view;
     }
-    this.cached = buildRing(
+    const ring = buildRing(
       regions.map((region) => region.key),
       this.virtualNodes,
     );
-    return this.fill(this.cached, regions, currentShards) as RingView;
+    const assignment = assignRange(ring, this.numberOfShards, this.loadBound);
+    this.cached = [assignment, ...this.cached.slice(0, MAX_CACHED - 1)];
+    return addressesOn(assignment, regions) as RingView;
   }
+}
 
-  /** The view over `ring`, or undefined when `regions` are not exactly its nodes. */
-  private fill(
-    ring: HashRing,
-    regions: ReadonlyArray<RegionInfo>,
-    currentShards: ShardAllocations,
-  ): RingView | undefined {
-    const size = ring.keys.length;
-    const addresses: NodeAddress[] = new Array<NodeAddress>(size);
-    const shards: Array<ReadonlySet<number>> = new Array<ReadonlySet<number>>(size);
-    const loads = new Int32Array(size);
-    let filled = 0;
-    for (const region of regions) {
-      const owner = ring.indexOf.get(region.key);
-      if (owner === undefined) return undefined;
-      if (addresses[owner] !== undefined) continue;
-      addresses[owner] = region.address;
-      shards[owner] = region.shards;
-      loads[owner] = region.shards.size;
-      filled++;
-    }
-    if (filled !== size) return undefined;
-    let allocated = 0;
-    for (const set of currentShards.values()) allocated += set.size;
-    return { ring, addresses, shards, loads, allocated };
+/** The view of `assignment` with the regions' addresses by owner, or undefined when they are not its nodes. */
+function addressesOn(assignment: RingAssignment, regions: ReadonlyArray<RegionInfo>): RingView | undefined {
+  const { ring } = assignment;
+  const addresses: NodeAddress[] = new Array<NodeAddress>(ring.keys.length);
+  let filled = 0;
+  for (const region of regions) {
+    const owner = ring.indexOf.get(region.key);
+    if (owner === undefined) return undefined;
+    if (addresses[owner] !== undefined) continue;
+    addresses[owner] = region.address;
+    filled++;
   }
+  return filled === ring.keys.length ? { assignment, addresses } : undefined;
 }
