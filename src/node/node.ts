@@ -214,13 +214,8 @@ async function wire(
     persistence,
     entityStore,
   });
-  const controllers = initEntityTypes(
-    sharding,
-    cluster,
-    app.entityTypes ?? demoTypes(config),
-    logger,
-    (numberOfShards) => fallbackStrategy(config.fallback, cluster, numberOfShards),
-  );
+  const fallback = (numberOfShards?: number) => fallbackStrategy(config.fallback, cluster, numberOfShards);
+  const controllers = initEntityTypes(sharding, cluster, app.entityTypes ?? demoTypes(config), logger, fallback);
   const placementsOf = controllerOf(controllers);
 
   const pauses = detectPauses(cluster.config.downAfterMs, logger);
