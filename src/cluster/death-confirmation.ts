@@ -1,5 +1,6 @@
-// Confirmed deaths: a member that went silent is probed at its address (Transport.probe); two refusals in a
-// row, CONFIRM_SPACING_MS apart, with no sign of life since, confirm that its process is gone. The failure
+// Confirmed deaths: a member that went silent, or whose connection ended from its side, is probed at its address
+// (Transport.probe); two refusals in a row, CONFIRM_SPACING_MS apart, with no sign of life since, confirm that
+// its process is gone. The failure
 // detector's silence alone never does: a paused, busy or CPU-starved process and a cut link are silent too,
 // but their host still accepts connections (or answers nothing), so they stay on the slow, stable-after path.
 // A confirmation is evidence, not an opinion: it lets the leader down the member without waiting out
@@ -10,8 +11,12 @@ import type { ProbeResult } from './transport.js';
 
 /** Refusals in a row that confirm a death. */
 export const CONFIRM_REFUSALS = 2;
-/** Delay between the probes of one confirmation: a process restarting on its port gets this long to be back. */
-export const CONFIRM_SPACING_MS = 250;
+/**
+ * Delay between the probes of one confirmation. Not what makes a confirmation safe (docs/design.md, "Confirmed
+ * deaths": a process that may run shards holds its listening socket, and a restart on the port is a new
+ * incarnation, which accepts and voids the count): the second refusal only guards against one stray reset.
+ */
+export const CONFIRM_SPACING_MS = 25;
 /** A confirmation holds this long after its latest refusal; a suspect still silent is probed again meanwhile. */
 export const CONFIRMATION_FRESH_MS = 2_500;
 /** Least time between two probes of one suspect outside a confirmation under way. */
@@ -40,8 +45,11 @@ export class DeathConfirmations {
 
   constructor(private readonly options: DeathConfirmationsOptions) {}
 
-  /** `key` is silent: probe it now unless a probe is under way or was made within REPROBE_AFTER_MS. */
-  suspect(key: string, address: NodeAddress): void {
+  /**
+   * `key` is silent: probe it now unless a probe is under way or was made within REPROBE_AFTER_MS. `atOnce`
+   * (its connection just ended from its side) skips the REPROBE_AFTER_MS wait, never a probe under way.
+   */
+  suspect(key: string, address: NodeAddress, atOnce = false): void {
     if (this.stopped || this.options.probe === undefined) return;
     let suspect = this.suspects.get(key);
     if (suspect === undefined) {
@@ -49,7 +57,7 @@ export class DeathConfirmations {
       this.suspects.set(key, suspect);
     }
     if (suspect.inFlight || suspect.next !== undefined) return;
-    if (this.options.scheduler.now() - suspect.lastProbeAt < REPROBE_AFTER_MS) return;
+    if (!atOnce && this.options.scheduler.now() - suspect.lastProbeAt < REPROBE_AFTER_MS) return;
     this.probe(key, suspect);
   }
 

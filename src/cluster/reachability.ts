@@ -103,6 +103,19 @@ export class Reachability {
     }
   }
 
+  /**
+   * An open connection with `peer` ended from its side: probe each live incarnation at that address now instead
+   * of after heartbeats fall silent. Only a confirmation (two refusals) acts on it (onConfirmed); a peer that
+   * merely dropped a connection accepts the probe and nothing changes.
+   */
+  onConnectionLost(peer: NodeAddress): void {
+    const { core } = this;
+    if (!core.joined || core.stopped) return;
+    for (const [key, record] of core.gossip.members) {
+      if (record.address.equals(peer) && this.isLive(key)) this.confirmations.suspect(key, record.address, true);
+    }
+  }
+
   /** Every heartbeatIntervalMs: heartbeats to the members of this node's ring segment, then an evaluation. */
   tick(): void {
     const { core } = this;

@@ -52,4 +52,6 @@ export interface TcpHost {
    * replacement, shutdown): releases its budget share and removes it from every registry.
    */
   endInbound(link: InboundLink, from: NodeAddress | undefined): void;
+  /** An open connection with `peer` ended from the peer's side (see `Transport.onConnectionLost`). */
+  connectionLost(peer: NodeAddress): void;
 }

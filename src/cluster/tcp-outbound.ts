@@ -267,6 +267,8 @@ export class OutboundPeer {
       const reason = failure ?? 'connection closed';
       if (opened) this.transport.count('connectionsLost');
       else this.transport.count('connectFailures');
+      // An open connection that ended without our asking: the peer's process may be gone (Transport.onConnectionLost).
+      if (opened) this.transport.connectionLost(this.to);
       // A peer that accepts and drops at once must not reset the backoff, or it is redialled at the initial
       // delay forever: only a connection that proved stable does.
       if (opened && performance.now() - openedAt >= this.transport.config.resetAfterMs) {

@@ -45,6 +45,7 @@ export class TcpTransport implements Transport, TcpHost {
   readonly self: NodeAddress;
   readonly incarnation: string;
   private readonly listeners = new Set<MessageListener>();
+  private readonly lostListeners = new Set<(peer: NodeAddress) => void>();
   private readonly families = new FamilyRegistry();
   private readonly peerLog: LogThrottle;
   /** Bytes all inbound connections hold in incomplete frames, shared so that trusted peers keep room. */
@@ -189,6 +190,27 @@ export class TcpTransport implements Transport, TcpHost {
     return () => {
       this.listeners.delete(entry);
     };
+  }
+
+  /** See `Transport.onConnectionLost`. */
+  onConnectionLost(listener: (peer: NodeAddress) => void): () => void {
+    const entry = (peer: NodeAddress): void => listener(peer);
+    this.lostListeners.add(entry);
+    return () => {
+      this.lostListeners.delete(entry);
+    };
+  }
+
+  /** @internal */ connectionLost(peer: NodeAddress): void {
+    if (this.closed) return;
+    for (const listener of [...this.lostListeners]) {
+      try {
+        listener(peer);
+      } catch (error) {
+        this.counters.listenerErrors++;
+        this.logger.error({ peer: peer.toString(), err: errorText(error) }, 'connection-lost listener threw');
+      }
+    }
   }
 
   stats(): TcpTransportStats {
