@@ -65,6 +65,36 @@ describe('confirmed deaths', () => {
     expect(Date.now()).toBeGreaterThan(minorityDownAt);
   });
 
+  it('downs a crashed member whose connections closed before a heartbeat interval passes', async () => {
+    // The kernel closes a dead process's connections at once: the survivors probe then, not after 1.5 silent
+    // heartbeat intervals, so the whole path (probe, confirmation, downing) fits in less than one interval.
+    const network = new MemoryNetwork({ signalConnectionLoss: true });
+    const [n1, n2, n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
+    const { heartbeatIntervalMs } = n1.cluster.config;
+    n3.cluster.shutdown();
+    await n3.transport.close();
+    const crashAt = Date.now();
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'downed', 5_000, 5);
+    expect(Date.now() - crashAt).toBeLessThan(heartbeatIntervalMs);
+    await advanceUntil(() => statusOf(n2.cluster, address(3)) !== 'up', 'downed on n2', 5_000, 5);
+    expect(Date.now() - crashAt).toBeLessThan(heartbeatIntervalMs);
+  });
+
+  it('a crash behind a cut sends no close: the slow path, the minority downing itself first', async () => {
+    const network = new MemoryNetwork({ signalConnectionLoss: true });
+    const [n1, , n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
+    let minorityDown = false;
+    n3.cluster.onSelfDown(() => {
+      minorityDown = true;
+    });
+    network.isolate(address(3));
+    const cutAt = Date.now();
+    await advanceUntil(() => minorityDown, 'the minority downed itself', 20_000);
+    expect(statusOf(n1.cluster, address(3))).toBe('up');
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'the majority downs it', 20_000);
+    expect(Date.now() - cutAt).toBeGreaterThanOrEqual(10_000);
+  });
+
   it('keeps the slow path when death confirmation is off', async () => {
     const network = new MemoryNetwork();
     const [n1, , n3] = (await startThree(network, { confirmDeaths: false })) as [TestNode, TestNode, TestNode];
