@@ -35,7 +35,7 @@ export interface DeathConfirmationsOptions {
   /** Undefined when the transport cannot probe: then nothing is ever confirmed. */
   readonly probe: ((to: NodeAddress) => Promise<ProbeResult>) | undefined;
   readonly scheduler: Scheduler;
-  /** A suspect's death was just confirmed (called once per confirmation). */
+  /** A suspect's death was just confirmed, or a confirmation renewed by a later refusal. */
   readonly onConfirmed: (key: string) => void;
 }
 
@@ -71,6 +71,11 @@ export class DeathConfirmations {
     );
   }
 
+  /** The keys suspected, confirmed or not, until a sign of life or `stop`. */
+  keys(): IterableIterator<string> {
+    return this.suspects.keys();
+  }
+
   /** A sign of life from `key` (a heartbeat, an ack): whatever was gathered against it is void. */
   alive(key: string): void {
     const suspect = this.suspects.get(key);
@@ -87,8 +92,12 @@ export class DeathConfirmations {
   private probe(key: string, suspect: Suspect): void {
     const probe = this.options.probe;
     if (probe === undefined) return;
+    const now = this.options.scheduler.now();
+    // Refusals older than a confirmation holds say nothing now (the address may have been restarted and
+    // killed again meanwhile): a new confirmation takes CONFIRM_REFUSALS fresh ones.
+    if (now - suspect.lastRefusedAt > CONFIRMATION_FRESH_MS) suspect.refusals = 0;
     suspect.inFlight = true;
-    suspect.lastProbeAt = this.options.scheduler.now();
+    suspect.lastProbeAt = now;
     void probe(suspect.address).then((result) => {
       suspect.inFlight = false;
       // Forgotten meanwhile (a sign of life): a late answer says nothing any more.
@@ -99,8 +108,8 @@ export class DeathConfirmations {
       }
       suspect.refusals++;
       suspect.lastRefusedAt = this.options.scheduler.now();
-      if (suspect.refusals === CONFIRM_REFUSALS) this.options.onConfirmed(key);
-      else if (suspect.refusals < CONFIRM_REFUSALS) {
+      if (suspect.refusals >= CONFIRM_REFUSALS) this.options.onConfirmed(key);
+      else {
         suspect.next = this.options.scheduler.setTimeout(() => {
           suspect.next = undefined;
           if (!this.stopped && this.suspects.get(key) === suspect) this.probe(key, suspect);

@@ -226,9 +226,13 @@ export class Reachability {
 
   private updateObservations(now: number): void {
     const { core } = this;
-    for (const key of this.lastAckAt.keys()) {
-      if (!this.isLive(key) || !core.detectors.isMonitoring(key)) continue;
+    // A member confirmed dead counts even before this node's first heartbeat to it (one that joined within the
+    // last interval), so its confirmation does not wait for the next tick.
+    const keys = new Set([...this.lastAckAt.keys(), ...this.confirmations.keys()]);
+    for (const key of keys) {
+      if (!this.isLive(key)) continue;
       const confirmed = this.confirmations.confirmed(key, now);
+      if (!confirmed && !core.detectors.isMonitoring(key)) continue;
       const available = core.detectors.isAvailable(key, now) && !confirmed;
       if (!available && !core.unreachableSince.has(key)) {
         core.unreachableSince.set(key, now);

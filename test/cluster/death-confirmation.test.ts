@@ -6,6 +6,7 @@ import { NodeAddress } from '../../src/cluster/address.js';
 import {
   CONFIRM_REFUSALS,
   CONFIRM_SPACING_MS,
+  CONFIRMATION_FRESH_MS,
   DeathConfirmations,
   REPROBE_AFTER_MS,
 } from '../../src/cluster/death-confirmation.js';
@@ -105,6 +106,30 @@ describe('DeathConfirmations', () => {
     expect(probedAt).toHaveLength(1);
     await advance(scheduler, CONFIRM_SPACING_MS);
     expect(probedAt).toHaveLength(2);
+  });
+
+  it('confirms the same key again later from fresh refusals (an address restarted and killed again)', async () => {
+    // The coordinator keys its confirmations by address: the second death of the same address must be confirmed
+    // (and reported) anew, not counted on from the first one's stale refusals.
+    const scheduler = new ManualScheduler();
+    const { deaths, probedAt, confirmedAt } = scripted(scheduler, ['refused', 'refused', 'refused', 'refused']);
+    deaths.suspect(KEY, peer, true);
+    await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, 0);
+    expect(confirmedAt).toHaveLength(1);
+    await advance(scheduler, CONFIRMATION_FRESH_MS + 1);
+    expect(deaths.confirmed(KEY, scheduler.now())).toBe(false);
+    const second = scheduler.now();
+    deaths.suspect(KEY, peer, true);
+    await advance(scheduler, 0);
+    // One refusal after the old ones went stale is not a confirmation.
+    expect(confirmedAt).toHaveLength(1);
+    expect(deaths.confirmed(KEY, scheduler.now())).toBe(false);
+    await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, 0);
+    expect(probedAt.slice(2)).toEqual([second, second + CONFIRM_SPACING_MS]);
+    expect(confirmedAt).toEqual([confirmedAt[0], second + CONFIRM_SPACING_MS]);
+    expect(deaths.confirmed(KEY, scheduler.now())).toBe(true);
   });
 
   it('without a probe nothing is ever confirmed', async () => {
