@@ -4,6 +4,7 @@
 // own families check it at `send` too, so a message that could not cross a real socket fails loudly here.
 // That encoding and check run once per message object (message-codec.ts: messages are immutable values), the
 // decode at arrival once per delivery, so no two receivers ever share a decoded object.
+import { ConnectionLostListeners } from './connection-lost.js';
 import { ActorTsError } from '../errors.js';
 import { describeValue } from '../logging.js';
 import type { NodeAddress } from './address.js';
@@ -279,7 +280,11 @@ export class MemoryTransport implements Transport {
   /** @internal read by MemoryNetwork to parse what arrives here. */
   readonly families = new FamilyRegistry();
   private readonly listeners = new Set<MessageListener>();
-  private readonly lostListeners = new Set<(peer: NodeAddress) => void>();
+  /** A listener's error is rethrown once every listener ran, as `deliver` does. */
+  private readonly lost = new ConnectionLostListeners((error) => {
+    this.lostFailure ??= { error };
+  });
+  private lostFailure: { readonly error: unknown } | undefined;
   private closed = false;
   /** Reconnect requests by peer address: there is no connection to drop, so tests only see that they came. */
   readonly reconnects = new Map<string, number>();
@@ -316,17 +321,16 @@ export class MemoryTransport implements Transport {
 
   /** See `Transport.onConnectionLost`: only on a network made with `signalConnectionLoss`. */
   onConnectionLost(listener: (peer: NodeAddress) => void): () => void {
-    const entry = (peer: NodeAddress): void => listener(peer);
-    this.lostListeners.add(entry);
-    return () => {
-      this.lostListeners.delete(entry);
-    };
+    return this.lost.add(listener);
   }
 
-  /** @internal called by MemoryNetwork when a transport it can reach closed. */
+  /** @internal called by MemoryNetwork when a transport it can reach closed. A listener's error is rethrown. */
   connectionLost(peer: NodeAddress): void {
     if (this.closed) return;
-    for (const listener of [...this.lostListeners]) listener(peer);
+    this.lostFailure = undefined;
+    this.lost.emit(peer);
+    const failure = this.lostFailure as { readonly error: unknown } | undefined;
+    if (failure) throw failure.error;
   }
 
   /** Nothing to reconnect in memory: a cut ends when the test heals it. Counted for tests. */
@@ -347,7 +351,7 @@ export class MemoryTransport implements Transport {
     if (!this.closed) {
       this.closed = true;
       this.listeners.clear();
-      this.lostListeners.clear();
+      this.lost.clear();
       this.network.detach(this);
     }
     return Promise.resolve();

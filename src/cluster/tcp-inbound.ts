@@ -99,7 +99,7 @@ export class InboundConnection implements InboundLink {
     this.transport.endInbound(this, this.peer?.address);
     if (ending.how === 'closed') {
       // The authenticated peer closed it (EOF, reset): its process may be gone (Transport.onConnectionLost).
-      if (this.peer !== undefined) this.transport.connectionLost(this.peer.address);
+      if (this.peer !== undefined) this.transport.lost.emit(this.peer.address);
       return;
     }
     if (ending.how === 'dropped') {

@@ -7,6 +7,7 @@
 // knows no message family: layers register theirs, and only what one of them parses reaches listeners.
 // Incomplete inbound frames share one byte budget in which trusted peers (members) keep room (inbound-budget.ts);
 // a connection, however it ends, gives back its share and leaves every registry (tcp-inbound.ts `end`).
+import { ConnectionLostListeners } from './connection-lost.js';
 import type { Server, Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
 import type { TlsMaterial } from '../tls/tls-files.js';
@@ -45,7 +46,12 @@ export class TcpTransport implements Transport, TcpHost {
   readonly self: NodeAddress;
   readonly incarnation: string;
   private readonly listeners = new Set<MessageListener>();
-  private readonly lostListeners = new Set<(peer: NodeAddress) => void>();
+  /** @internal See `Transport.onConnectionLost`: the connections call `emit` when their peer ends them. */
+  readonly lost = new ConnectionLostListeners((error, peer) => {
+    this.counters.listenerErrors++;
+    this.logger.error({ peer: peer.toString(), err: errorText(error) }, 'connection-lost listener threw');
+  });
+  readonly onConnectionLost = (listener: (peer: NodeAddress) => void): (() => void) => this.lost.add(listener);
   private readonly families = new FamilyRegistry();
   private readonly peerLog: LogThrottle;
   /** Bytes all inbound connections hold in incomplete frames, shared so that trusted peers keep room. */
@@ -192,27 +198,6 @@ export class TcpTransport implements Transport, TcpHost {
     };
   }
 
-  /** See `Transport.onConnectionLost`. */
-  onConnectionLost(listener: (peer: NodeAddress) => void): () => void {
-    const entry = (peer: NodeAddress): void => listener(peer);
-    this.lostListeners.add(entry);
-    return () => {
-      this.lostListeners.delete(entry);
-    };
-  }
-
-  /** @internal */ connectionLost(peer: NodeAddress): void {
-    if (this.closed) return;
-    for (const listener of [...this.lostListeners]) {
-      try {
-        listener(peer);
-      } catch (error) {
-        this.counters.listenerErrors++;
-        this.logger.error({ peer: peer.toString(), err: errorText(error) }, 'connection-lost listener threw');
-      }
-    }
-  }
-
   stats(): TcpTransportStats {
     return { ...this.counters };
   }
@@ -256,6 +241,7 @@ export class TcpTransport implements Transport, TcpHost {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.lost.clear();
     this.listeners.clear();
     for (const peer of this.peers.values()) peer.stop();
     this.peers.clear();
