@@ -15,7 +15,7 @@
 import type { NodeAddress } from './address.js';
 import { keyOf, memberKey, reachabilityOf, updateReachability as withTable, type MemberRecord } from './gossip.js';
 import { ringOrder, targetsOnRing, type RingMember } from './heartbeat-ring.js';
-import { isGone } from './member.js';
+import { isGone, type MemberStatus } from './member.js';
 import type { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
 import { withOwnRow, type UnreachableEdge } from './reachability-table.js';
@@ -30,6 +30,9 @@ import type { ClockWatch } from './clock-watch.js';
 export const RECONNECT_AFTER_INTERVALS = 2;
 /** Heartbeat intervals without an ack after which a member's address is probed (death-confirmation.ts). */
 export const PROBE_AFTER_INTERVALS = 1.5;
+
+/** The statuses whose lost connection is probed at once (Reachability.onConnectionLost). */
+const PROBED_ON_CLOSE: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['joining', 'weakly-up', 'up']);
 
 type Heartbeat = Extract<ClusterMessage, { type: 'Heartbeat' }>;
 type HeartbeatAck = Extract<ClusterMessage, { type: 'HeartbeatAck' }>;
@@ -112,7 +115,9 @@ export class Reachability {
     const { core } = this;
     if (!core.joined || core.stopped) return;
     for (const [key, record] of core.gossip.members) {
-      if (record.address.equals(peer) && this.isLive(key)) this.confirmations.suspect(key, record.address, true);
+      // A leaving or exiting member closes its connections on its way out: its graceful path is not raced.
+      if (!record.address.equals(peer) || !this.isLive(key) || !PROBED_ON_CLOSE.has(record.status)) continue;
+      this.confirmations.suspect(key, record.address, true);
     }
   }
 

@@ -100,6 +100,20 @@ describe('confirmed deaths', () => {
     expect(Date.now() - crashAt).toBeLessThanOrEqual(4 * CONFIRM_SPACING_MS);
   });
 
+  it('does not probe a leaving member at once when its connections close: its graceful path is not raced', async () => {
+    const network = new MemoryNetwork({ signalConnectionLoss: true });
+    const [n1, n2, n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
+    void n3.cluster.leave().catch(() => undefined);
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) === 'leaving', 'leaving on n1', 5_000, 1);
+    await advanceUntil(() => statusOf(n2.cluster, address(3)) === 'leaving', 'leaving on n2', 5_000, 1);
+    const before = probes(n1) + probes(n2);
+    n3.cluster.shutdown();
+    await n3.transport.close();
+    // Less than the 1.5 silent heartbeat intervals after which silence alone makes them probe.
+    await advanceUntil(() => false, 'nothing', n1.cluster.config.heartbeatIntervalMs, 10).catch(() => undefined);
+    expect(probes(n1) + probes(n2)).toBe(before);
+  });
+
   it('a crash behind a cut sends no close: the slow path, the minority downing itself first', async () => {
     const network = new MemoryNetwork({ signalConnectionLoss: true });
     const [n1, , n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
