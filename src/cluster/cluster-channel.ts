@@ -11,6 +11,11 @@ export interface ClusterChannel {
   reconnect(to: NodeAddress): void;
   /** Whether anything listens at `to` (see `Transport.probe`); undefined when the transport cannot tell. */
   readonly probe?: ((to: NodeAddress) => Promise<ProbeResult>) | undefined;
+  /**
+   * Calls `handler` when an open connection with a peer ended from its side (see `Transport.onConnectionLost`);
+   * returns an unsubscribe function (a no-op when the transport cannot tell).
+   */
+  onConnectionLost(handler: (peer: NodeAddress) => void): () => void;
   /** Calls `handler` with every cluster message that arrives; returns an unsubscribe function. */
   listen(handler: (from: NodeAddress, message: ClusterMessage) => void): () => void;
 }
@@ -21,6 +26,7 @@ export function clusterChannel(transport: Transport): ClusterChannel {
     send: (to, message) => transport.send(to, message),
     reconnect: (to) => transport.reconnect?.(to),
     probe: transport.probe === undefined ? undefined : (to) => transport.probe?.(to) ?? Promise.resolve('unknown'),
+    onConnectionLost: (handler) => transport.onConnectionLost?.(handler) ?? (() => undefined),
     listen: (handler) =>
       transport.onMessage((from, message) => {
         if (isFamilyMessage(CLUSTER_MESSAGES, message)) handler(from, message);

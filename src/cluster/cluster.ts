@@ -60,6 +60,7 @@ export class Cluster implements Membership {
   readonly clock: ClockWatch;
   private readonly exchange: GossipExchange;
   private unsubscribe: (() => void) | undefined;
+  private unsubscribeLost: (() => void) | undefined;
 
   constructor(options: ClusterOptions) {
     this.config = resolveClusterConfig(options.config);
@@ -104,6 +105,7 @@ export class Cluster implements Membership {
     if (core.started || core.stopped) return;
     core.started = true;
     this.unsubscribe = core.channel.listen((from, message) => this.onMessage(from, message));
+    this.unsubscribeLost = core.channel.onConnectionLost((peer) => this.reachability.onConnectionLost(peer));
     core.timers.push(core.scheduler.setInterval(() => this.reachability.tick(), this.config.heartbeatIntervalMs));
     core.timers.push(core.scheduler.setInterval(() => this.exchange.tick(), this.config.gossipIntervalMs));
     this.lifecycle.startJoining();
@@ -191,6 +193,7 @@ export class Cluster implements Membership {
     core.timers.length = 0;
     this.reachability.close();
     this.unsubscribe?.();
+    this.unsubscribeLost?.();
     this.lifecycle.onStopped();
     core.logger.info({ status: core.selfRecord()?.status }, 'cluster membership stopped');
   }

@@ -4,6 +4,7 @@
 // own families check it at `send` too, so a message that could not cross a real socket fails loudly here.
 // That encoding and check run once per message object (message-codec.ts: messages are immutable values), the
 // decode at arrival once per delivery, so no two receivers ever share a decoded object.
+import { ConnectionLostListeners } from './connection-lost.js';
 import { ActorTsError } from '../errors.js';
 import { describeValue } from '../logging.js';
 import type { NodeAddress } from './address.js';
@@ -22,6 +23,11 @@ export interface MemoryNetworkOptions {
   readonly delayMs?: number;
   /** How deliveries are scheduled; default `setTimeout`, so `vi.useFakeTimers()` controls the network. */
   readonly schedule?: ScheduleFn;
+  /**
+   * When a transport closes, tell every other attached transport it can reach that its connection with it ended
+   * (`Transport.onConnectionLost`), as the kernel does for a process that exits; default false (only silence).
+   */
+  readonly signalConnectionLoss?: boolean;
 }
 
 /** Faults applied to every message sent after `setFaults`; each call replaces the previous set. */
@@ -80,6 +86,7 @@ export class MemoryNetwork {
   private readonly random: () => number;
   private readonly baseDelayMs: number;
   private readonly schedule: ScheduleFn;
+  private readonly signalConnectionLoss: boolean;
   private readonly transports = new Map<string, MemoryTransport>();
   /** Unordered pairs `a|b` (sorted) that cannot talk. */
   private readonly blockedPairs = new Set<string>();
@@ -97,6 +104,7 @@ export class MemoryNetwork {
     this.random = seededRandom(seed);
     this.baseDelayMs = delayMs;
     this.schedule = options.schedule ?? ((fn, ms) => void setTimeout(fn, ms));
+    this.signalConnectionLoss = options.signalConnectionLoss ?? false;
   }
 
   /**
@@ -198,7 +206,14 @@ export class MemoryNetwork {
   /** @internal called by MemoryTransport.close(). */
   detach(transport: MemoryTransport): void {
     const key = transport.self.toString();
-    if (this.transports.get(key) === transport) this.transports.delete(key);
+    if (this.transports.get(key) !== transport) return;
+    this.transports.delete(key);
+    if (!this.signalConnectionLoss) return;
+    // Only peers it can reach: a cut link carries no close either.
+    for (const [peerKey, peer] of this.transports) {
+      if (this.blocked(key, peerKey)) continue;
+      this.schedule(() => peer.connectionLost(transport.self), this.baseDelayMs);
+    }
   }
 
   private dispatch(from: NodeAddress, fromKey: string, toKey: string, bytes: Uint8Array): void {
@@ -265,6 +280,11 @@ export class MemoryTransport implements Transport {
   /** @internal read by MemoryNetwork to parse what arrives here. */
   readonly families = new FamilyRegistry();
   private readonly listeners = new Set<MessageListener>();
+  /** A listener's error is rethrown once every listener ran, as `deliver` does. */
+  private readonly lost = new ConnectionLostListeners((error) => {
+    this.lostFailure ??= { error };
+  });
+  private lostFailure: { readonly error: unknown } | undefined;
   private closed = false;
   /** Reconnect requests by peer address: there is no connection to drop, so tests only see that they came. */
   readonly reconnects = new Map<string, number>();
@@ -299,6 +319,20 @@ export class MemoryTransport implements Transport {
     };
   }
 
+  /** See `Transport.onConnectionLost`: only on a network made with `signalConnectionLoss`. */
+  onConnectionLost(listener: (peer: NodeAddress) => void): () => void {
+    return this.lost.add(listener);
+  }
+
+  /** @internal called by MemoryNetwork when a transport it can reach closed. A listener's error is rethrown. */
+  connectionLost(peer: NodeAddress): void {
+    if (this.closed) return;
+    this.lostFailure = undefined;
+    this.lost.emit(peer);
+    const failure = this.lostFailure as { readonly error: unknown } | undefined;
+    if (failure) throw failure.error;
+  }
+
   /** Nothing to reconnect in memory: a cut ends when the test heals it. Counted for tests. */
   reconnect(peer: NodeAddress): void {
     if (this.closed) return;
@@ -317,6 +351,7 @@ export class MemoryTransport implements Transport {
     if (!this.closed) {
       this.closed = true;
       this.listeners.clear();
+      this.lost.clear();
       this.network.detach(this);
     }
     return Promise.resolve();

@@ -15,7 +15,7 @@
 import type { NodeAddress } from './address.js';
 import { keyOf, memberKey, reachabilityOf, updateReachability as withTable, type MemberRecord } from './gossip.js';
 import { ringOrder, targetsOnRing, type RingMember } from './heartbeat-ring.js';
-import { isGone } from './member.js';
+import { isGone, type MemberStatus } from './member.js';
 import type { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
 import { withOwnRow, type UnreachableEdge } from './reachability-table.js';
@@ -30,6 +30,9 @@ import type { ClockWatch } from './clock-watch.js';
 export const RECONNECT_AFTER_INTERVALS = 2;
 /** Heartbeat intervals without an ack after which a member's address is probed (death-confirmation.ts). */
 export const PROBE_AFTER_INTERVALS = 1.5;
+
+/** The statuses whose lost connection is probed at once (Reachability.onConnectionLost). */
+const PROBED_ON_CLOSE: ReadonlySet<MemberStatus> = new Set<MemberStatus>(['joining', 'weakly-up', 'up']);
 
 type Heartbeat = Extract<ClusterMessage, { type: 'Heartbeat' }>;
 type HeartbeatAck = Extract<ClusterMessage, { type: 'HeartbeatAck' }>;
@@ -100,6 +103,21 @@ export class Reachability {
       this.lastAckAt.set(key, now);
       this.confirmations.alive(key);
       this.clock.acked(key, message);
+    }
+  }
+
+  /**
+   * An open connection with `peer` ended from its side: probe each live incarnation at that address now instead
+   * of after heartbeats fall silent. Only a confirmation (two refusals) acts on it (onConfirmed); a peer that
+   * merely dropped a connection accepts the probe and nothing changes.
+   */
+  onConnectionLost(peer: NodeAddress): void {
+    const { core } = this;
+    if (!core.joined || core.stopped) return;
+    for (const [key, record] of core.gossip.members) {
+      // A leaving or exiting member closes its connections on its way out: its graceful path is not raced.
+      if (!record.address.equals(peer) || !this.isLive(key) || !PROBED_ON_CLOSE.has(record.status)) continue;
+      this.confirmations.suspect(key, record.address, true);
     }
   }
 
@@ -213,9 +231,13 @@ export class Reachability {
 
   private updateObservations(now: number): void {
     const { core } = this;
-    for (const key of this.lastAckAt.keys()) {
-      if (!this.isLive(key) || !core.detectors.isMonitoring(key)) continue;
+    // A member confirmed dead counts even before this node's first heartbeat to it (one that joined within the
+    // last interval), so its confirmation does not wait for the next tick.
+    const keys = new Set([...this.lastAckAt.keys(), ...this.confirmations.keys()]);
+    for (const key of keys) {
+      if (!this.isLive(key)) continue;
       const confirmed = this.confirmations.confirmed(key, now);
+      if (!confirmed && !core.detectors.isMonitoring(key)) continue;
       const available = core.detectors.isAvailable(key, now) && !confirmed;
       if (!available && !core.unreachableSince.has(key)) {
         core.unreachableSince.set(key, now);

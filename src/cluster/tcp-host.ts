@@ -1,6 +1,7 @@
 // What a TCP connection needs from the transport that owns it: settings, logging, counters, socket
 // tracking, the shared inbound buffer budget, rate-limited logging of what peers cause, the hand-over of
 // received messages and authenticated inbound peers, and the one place an inbound connection's end is undone.
+import type { ConnectionLostListeners } from './connection-lost.js';
 import type { Socket } from 'node:net';
 import type { Logger } from '../logging.js';
 import type { NodeAddress } from './address.js';
@@ -52,4 +53,6 @@ export interface TcpHost {
    * replacement, shutdown): releases its budget share and removes it from every registry.
    */
   endInbound(link: InboundLink, from: NodeAddress | undefined): void;
+  /** Told when an open connection ended from the peer's side (see `Transport.onConnectionLost`). */
+  readonly lost: ConnectionLostListeners;
 }

@@ -97,7 +97,11 @@ export class InboundConnection implements InboundLink {
     // The partial frame goes now, not when the last reference to this connection does.
     this.decoder.discard();
     this.transport.endInbound(this, this.peer?.address);
-    if (ending.how === 'closed') return;
+    if (ending.how === 'closed') {
+      // The authenticated peer closed it (EOF, reset): its process may be gone (Transport.onConnectionLost).
+      if (this.peer !== undefined) this.transport.lost.emit(this.peer.address);
+      return;
+    }
     if (ending.how === 'dropped') {
       this.socket.destroy();
       return;

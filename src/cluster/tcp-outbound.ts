@@ -265,8 +265,7 @@ export class OutboundPeer {
       this.socket = undefined;
       this.droppedSinceFull = 0;
       const reason = failure ?? 'connection closed';
-      if (opened) this.transport.count('connectionsLost');
-      else this.transport.count('connectFailures');
+      this.ended(opened);
       // A peer that accepts and drops at once must not reset the backoff, or it is redialled at the initial
       // delay forever: only a connection that proved stable does.
       if (opened && performance.now() - openedAt >= this.transport.config.resetAfterMs) {
@@ -283,6 +282,17 @@ export class OutboundPeer {
       if (this.failures === 1) this.transport.log.warn(details, msg);
       else this.transport.log.debug(details, msg);
     });
+  }
+
+  /** Counts how a connection of ours ended; one that was open ended from the peer's side. */
+  private ended(opened: boolean): void {
+    if (!opened) {
+      this.transport.count('connectFailures');
+      return;
+    }
+    this.transport.count('connectionsLost');
+    // The peer's process may be gone: the membership probes it now (Transport.onConnectionLost).
+    this.transport.lost.emit(this.to);
   }
 
   private onOpen(socket: Socket): void {

@@ -7,6 +7,7 @@
 // knows no message family: layers register theirs, and only what one of them parses reaches listeners.
 // Incomplete inbound frames share one byte budget in which trusted peers (members) keep room (inbound-budget.ts);
 // a connection, however it ends, gives back its share and leaves every registry (tcp-inbound.ts `end`).
+import { ConnectionLostListeners } from './connection-lost.js';
 import type { Server, Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
 import type { TlsMaterial } from '../tls/tls-files.js';
@@ -45,6 +46,12 @@ export class TcpTransport implements Transport, TcpHost {
   readonly self: NodeAddress;
   readonly incarnation: string;
   private readonly listeners = new Set<MessageListener>();
+  /** @internal See `Transport.onConnectionLost`: the connections call `emit` when their peer ends them. */
+  readonly lost = new ConnectionLostListeners((error, peer) => {
+    this.counters.listenerErrors++;
+    this.logger.error({ peer: peer.toString(), err: errorText(error) }, 'connection-lost listener threw');
+  });
+  readonly onConnectionLost = (listener: (peer: NodeAddress) => void): (() => void) => this.lost.add(listener);
   private readonly families = new FamilyRegistry();
   private readonly peerLog: LogThrottle;
   /** Bytes all inbound connections hold in incomplete frames, shared so that trusted peers keep room. */
@@ -234,6 +241,7 @@ export class TcpTransport implements Transport, TcpHost {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.lost.clear();
     this.listeners.clear();
     for (const peer of this.peers.values()) peer.stop();
     this.peers.clear();

@@ -48,5 +48,12 @@ export interface Transport {
    * tell leaves it out, and nothing is ever confirmed dead through it.
    */
   probe?(peer: NodeAddress): Promise<ProbeResult>;
+  /**
+   * Calls `listener` when an established connection with `peer` ended from the peer's side (EOF or reset on an
+   * open connection, either direction), which is what the kernel does at once to every socket of a process that
+   * died. Not evidence of death by itself (a peer closing gracefully or dropping one connection does the same):
+   * only a reason to probe now rather than when heartbeats fall silent. Returns an unsubscribe function.
+   */
+  onConnectionLost?(listener: (peer: NodeAddress) => void): () => void;
   close(): Promise<void>;
 }

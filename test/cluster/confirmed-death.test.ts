@@ -4,7 +4,7 @@
 // In-memory network and fake time: a closed transport refuses, a partition drops.
 import { describe, expect, it } from 'vitest';
 import { MemoryNetwork, MemoryTransport } from '../../src/cluster/memory-transport.js';
-import { CONFIRM_REFUSALS } from '../../src/cluster/death-confirmation.js';
+import { CONFIRM_REFUSALS, CONFIRM_SPACING_MS } from '../../src/cluster/death-confirmation.js';
 import { address, advanceUntil, allUp, createNode, statusOf, type TestNode } from './cluster-harness.js';
 import { useFakeTime } from '../support/fake-time.js';
 
@@ -63,6 +63,70 @@ describe('confirmed deaths', () => {
     await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'the majority downs it', 20_000);
     expect(Date.now() - cutAt).toBeGreaterThanOrEqual(10_000);
     expect(Date.now()).toBeGreaterThan(minorityDownAt);
+  });
+
+  it('downs a crashed member whose connections closed before a heartbeat interval passes', async () => {
+    // The kernel closes a dead process's connections at once: the survivors probe then, not after 1.5 silent
+    // heartbeat intervals, so the whole path (probe, confirmation, downing) fits in less than one interval.
+    const network = new MemoryNetwork({ signalConnectionLoss: true });
+    const [n1, n2, n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
+    const { heartbeatIntervalMs } = n1.cluster.config;
+    n3.cluster.shutdown();
+    await n3.transport.close();
+    const crashAt = Date.now();
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'downed', 5_000, 5);
+    expect(Date.now() - crashAt).toBeLessThan(heartbeatIntervalMs);
+    await advanceUntil(() => statusOf(n2.cluster, address(3)) !== 'up', 'downed on n2', 5_000, 5);
+    expect(Date.now() - crashAt).toBeLessThan(heartbeatIntervalMs);
+  });
+
+  it('downs a member killed before anyone heartbeat it, without waiting for the next heartbeat tick', async () => {
+    // A member that joined within the last heartbeat interval is monitored by nobody yet; its confirmed death
+    // still counts at once. Fake time moves 1 ms a step, so the next tick (up to an interval away) is not what acts.
+    const network = new MemoryNetwork({ signalConnectionLoss: true });
+    nodes = [1, 2].map((i) => createNode(network, i));
+    for (const node of nodes) node.cluster.start();
+    await advanceUntil(() => allUp(nodes), 'two up');
+    const [n1, n2] = nodes as [TestNode, TestNode];
+    const n3 = createNode(network, 3);
+    nodes.push(n3);
+    n3.cluster.start();
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) === 'up', 'n3 up on n1', 5_000, 1);
+    n3.cluster.shutdown();
+    await n3.transport.close();
+    const crashAt = Date.now();
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'downed', 5_000, 1);
+    await advanceUntil(() => statusOf(n2.cluster, address(3)) !== 'up', 'downed on n2', 5_000, 1);
+    expect(Date.now() - crashAt).toBeLessThanOrEqual(4 * CONFIRM_SPACING_MS);
+  });
+
+  it('does not probe a leaving member at once when its connections close: its graceful path is not raced', async () => {
+    const network = new MemoryNetwork({ signalConnectionLoss: true });
+    const [n1, n2, n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
+    void n3.cluster.leave().catch(() => undefined);
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) === 'leaving', 'leaving on n1', 5_000, 1);
+    await advanceUntil(() => statusOf(n2.cluster, address(3)) === 'leaving', 'leaving on n2', 5_000, 1);
+    const before = probes(n1) + probes(n2);
+    n3.cluster.shutdown();
+    await n3.transport.close();
+    // Less than the 1.5 silent heartbeat intervals after which silence alone makes them probe.
+    await advanceUntil(() => false, 'nothing', n1.cluster.config.heartbeatIntervalMs, 10).catch(() => undefined);
+    expect(probes(n1) + probes(n2)).toBe(before);
+  });
+
+  it('a crash behind a cut sends no close: the slow path, the minority downing itself first', async () => {
+    const network = new MemoryNetwork({ signalConnectionLoss: true });
+    const [n1, , n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
+    let minorityDown = false;
+    n3.cluster.onSelfDown(() => {
+      minorityDown = true;
+    });
+    network.isolate(address(3));
+    const cutAt = Date.now();
+    await advanceUntil(() => minorityDown, 'the minority downed itself', 20_000);
+    expect(statusOf(n1.cluster, address(3))).toBe('up');
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'the majority downs it', 20_000);
+    expect(Date.now() - cutAt).toBeGreaterThanOrEqual(10_000);
   });
 
   it('keeps the slow path when death confirmation is off', async () => {

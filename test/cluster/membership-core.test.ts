@@ -33,6 +33,7 @@ function core(count: number): { core: MembershipCore; sent: string[]; types: str
       messages.push(message);
     },
     reconnect: () => undefined,
+    onConnectionLost: () => () => undefined,
     listen: () => () => undefined,
   };
   const self = record(1, 1);
