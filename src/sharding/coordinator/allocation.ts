@@ -1,14 +1,16 @@
 // Asking the strategy: who may get shards (the candidates), where one shard goes (with the strategy's answer
 // checked, and the least-loaded candidate when it is not a candidate or the strategy throws), and which
 // shards a rebalance round moves. Plain functions, and the Allocator that records a choice and sends
-// HostShard.
+// HostShard (into the dispatcher's Effects).
 import { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import { NO_CORDONS, type CordonView } from '../placements/cordon-view.js';
 import { describe } from '../core/describe.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { hasRole } from './membership.js';
-import type { RoomBasics, SendPort } from './ports.js';
+import type { Logger } from '../../logging.js';
+import type { Effects } from './effects.js';
+import type { CoordinatorState } from './state.js';
 
 export interface CandidateFilter {
   isRegion(address: string): boolean;
@@ -106,42 +108,39 @@ export function shardsToMove(
   }
 }
 
-export interface AllocatorOptions extends RoomBasics {
+export interface AllocatorOptions {
+  readonly typeName: string;
+  /** The coordinator's state, read for candidates and the shard map (changed only through Effects). */
+  readonly state: CoordinatorState;
+  readonly logger: Logger;
+  /** The cluster's members as this node sees them now (ShardingContext.membership). */
+  readonly members: () => ReadonlyArray<MemberInfo>;
   readonly role: string | undefined;
   readonly strategy: AllocationStrategy;
   /** Regions that take nothing new; default NO_CORDONS. */
   readonly cordons?: CordonView;
 }
 
-/** Where the Allocator's calls go (wired in rooms.ts). */
-export interface AllocatorPort extends SendPort {
-  /** The cluster's members as this node sees them now (ShardingContext.membership). */
-  members(): ReadonlyArray<MemberInfo>;
-}
-
 /** Gives shards homes through the strategy, and counts how often the strategy had to be overruled. */
 export class Allocator {
   private readonly counts = { allocations: 0, invalidAllocations: 0 };
 
-  constructor(
-    private readonly options: AllocatorOptions,
-    private readonly port: AllocatorPort,
-  ) {}
+  constructor(private readonly options: AllocatorOptions) {}
 
   get counters(): { readonly allocations: number; readonly invalidAllocations: number } {
     return { ...this.counts };
   }
 
   candidates(): NodeAddress[] {
-    const { role, state, cordons } = this.options;
-    return allocationCandidates(this.port.members(), role, state, cordons);
+    const { role, state, cordons, members } = this.options;
+    return allocationCandidates(members(), role, state, cordons);
   }
 
   /**
    * Chooses a home (see chooseHome), records it and tells the region to host the shard. Undefined when the
    * shard has no home now (no candidate, or the strategy allows none of them).
    */
-  allocate(shardId: number): string | undefined {
+  allocate(fx: Effects, shardId: number): string | undefined {
     const { strategy, state, logger, typeName } = this.options;
     const candidates = this.candidates();
     const choice = chooseHome(strategy, shardId, candidates, state.shardMapSnapshot());
@@ -162,8 +161,8 @@ export class Allocator {
       );
     }
     this.counts.allocations++;
-    state.apply({ type: 'ShardAllocated', shardId, region });
-    this.port.send(region, { type: 'HostShard', typeName, shardId });
+    fx.apply({ type: 'ShardAllocated', shardId, region });
+    fx.send(region, { type: 'HostShard', typeName, shardId });
     logger.debug({ shardId, region }, 'shard allocated');
     return region;
   }

@@ -32,6 +32,10 @@ export interface DispatcherPort {
   warm(reason: string): void;
   /** A placement rule expired (the strategy's next change came due): a round, and waiting shards asked again. */
   placementExpired(): void;
+  /** Sends one message in the current dispatch (or one of its own), in order with its other sends. */
+  send(to: string, message: ShardingMessage): void;
+  /** Starts a hand-off of a shard that has a home, in a dispatch of its own (HandOffs.begin). */
+  handOff(shardId: number, cause: HandOffCause): void;
 }
 
 export interface CoordinatorRooms {
@@ -76,11 +80,8 @@ export function wireRooms(
     if (message.type === 'HostShard') for (const chunk of states.before(to, message.shardId)) ctx.send(to, chunk);
     ctx.send(to, message);
   };
-  const broadcast = (message: ShardingMessage): void => {
-    for (const region of state.registered()) send(region, message);
-  };
   const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
-  const allocator = new Allocator({ ...basics, role, strategy, cordons }, { send, members });
+  const allocator = new Allocator({ ...basics, role, strategy, cordons, members });
   const margin = new DownRemovalMargin(config.downRemovalMarginMs, scheduler, {
     ended: () => dispatcher.membershipChanged(),
     ...(settings.probe === undefined ? {} : { probe: settings.probe }),
@@ -95,31 +96,12 @@ export function wireRooms(
       warm: (reason) => dispatcher.warm(reason),
     },
   );
-  const homes = new ShardHomes(basics, {
-    send,
-    broadcast,
-    allocate: (shardId) => allocator.allocate(shardId),
-    gateOpen: () => gate.open,
-  });
-  const handOffs = new HandOffs(
-    { ...basics, scheduler, timeoutMs: config.handOffTimeoutMs },
-    {
-      send,
-      freed: (shardId) => {
-        const outcome = homes.freed(shardId);
-        // Claimed by a registration while it was handed off: a state that arrived with the stop is moot.
-        if (outcome === 'claimed') states.started(shardId);
-        // No region may take it (the last ones are leaving, or a rule no member meets): its old host is let go
-        // rather than kept until its leave times out; the state waits here for a home.
-        else if (outcome === 'waiting') states.releaseSource(shardId);
-      },
-      completed: (seconds) => events?.onHandOffCompleted?.(typeName, seconds),
-    },
-  );
+  const homes = new ShardHomes({ typeName, logger, allocator, gate });
+  const handOffs = new HandOffs({ typeName, logger, now: () => scheduler.now(), timeoutMs: config.handOffTimeoutMs });
   const requests = {
-    send,
+    send: (to: string, message: ShardingMessage) => dispatcher.send(to, message),
     whenWarm: (action: () => void) => gate.whenWarm(action),
-    handOff: (shardId: number, cause: HandOffCause) => handOffs.begin(shardId, cause),
+    handOff: (shardId: number, cause: HandOffCause) => dispatcher.handOff(shardId, cause),
   };
   const candidates = () => allocator.candidates();
   const operator = new OperatorRequests(
