@@ -9,7 +9,7 @@ import {
   isEndedBy,
   readyToHandOff,
 } from '../../src/sharding/coordinator/hand-offs.js';
-import { Effects, Timers, runEffects } from '../../src/sharding/coordinator/effects.js';
+import { Dispatcher, type Effects } from '../../src/sharding/coordinator/effects.js';
 import type { HandOffRecord } from '../../src/sharding/coordinator/shard-life.js';
 import type { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import { ManualScheduler, address, startHandOff, stateWith, type Sent } from './coordinator-fakes.js';
@@ -92,15 +92,20 @@ function protocol(options: { regions?: string[]; timeoutMs?: number } = {}): {
     typeName: 'T',
     now: () => scheduler.now(),
     timeoutMs: options.timeoutMs ?? 1_000,
+    numberOfShards: 16,
     logger: silentLogger(),
     ids: new HandOffIds(100),
   });
-  const act = (work: (fx: Effects) => number[] | void): void => {
-    const fx = new Effects(state);
-    freed.push(...(work(fx) ?? []));
-    runEffects(fx, { send: (to, message) => sent.push({ to, message }), timers, handOffCompleted: () => {} });
-  };
-  const timers: Timers = new Timers(scheduler, (timer) => act((fx) => handOffs.timeOut(fx, timer.shardId, timer.id)));
+  const dispatcher = new Dispatcher(
+    state,
+    scheduler,
+    { send: (to, message) => sent.push({ to, message }), handOffCompleted: () => {} },
+    (fx, timer) => {
+      if (timer.type === 'hand-off-timeout') handOffs.timeOut(fx, timer.shardId, timer.id);
+    },
+  );
+  const act = (work: (fx: Effects) => number[] | void): void =>
+    dispatcher.dispatch((fx) => freed.push(...(work(fx) ?? [])));
   return { state, scheduler, handOffs, act, sent, freed };
 }
 

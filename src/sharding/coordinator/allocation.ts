@@ -177,4 +177,34 @@ export class Allocator {
     logger.error({ err: chosen.error }, 'allocation strategy rebalance threw');
     return new Set();
   }
+
+  /**
+   * Arms the timer for the strategy's next change by time alone (a pin expiring: see
+   * AllocationStrategy.nextChangeInMs), so an expiry takes effect at that moment and not at the next tick;
+   * nothing when it has none. A later change than setTimeout allows is waited for in steps (an early wake-up
+   * only re-checks).
+   */
+  scheduleChange(fx: Effects): void {
+    const { strategy, logger } = this.options;
+    if (typeof strategy.nextChangeInMs !== 'function') return;
+    let delay: number | undefined;
+    try {
+      delay = strategy.nextChangeInMs();
+    } catch (error) {
+      logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'allocation strategy nextChangeInMs threw',
+      );
+      return fx.cancelTimer(CHANGE_TIMER);
+    }
+    // Anything but a positive finite delay is no change ahead: a zero or negative one would spin.
+    if (delay === undefined || typeof delay !== 'number' || !(delay > 0) || !Number.isFinite(delay))
+      return fx.cancelTimer(CHANGE_TIMER);
+    fx.startTimer(CHANGE_TIMER, Math.min(Math.ceil(delay), MAX_DELAY_MS), { type: 'placement-change' });
+  }
 }
+
+/** The key of the strategy's next change among the dispatcher's timers. */
+const CHANGE_TIMER = 'placement-change';
+// setTimeout's longest delay.
+const MAX_DELAY_MS = 2_147_483_647;

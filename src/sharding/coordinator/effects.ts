@@ -1,7 +1,7 @@
 // What a coordinator handler decides, as data: the state events, the messages to send, the timers to start or
 // cancel and the hand-offs completed (for metrics). Handlers (hand-offs.ts, shard-homes.ts, the Allocator)
-// are given one Effects by the dispatcher (ShardCoordinator) and only record into it; the dispatcher then runs
-// what was recorded (ShardCoordinator.run): it sends, arms and cancels the timers, reports the metrics.
+// are given one Effects by the Dispatcher (below; the ShardCoordinator's) and only record into it; the
+// Dispatcher then runs what was recorded: it arms and cancels the timers, reports the metrics, sends.
 // Events are applied to the state as they are recorded, so a handler's next decision (the next allocation of
 // the same round, say) reads the state its earlier ones made; Effects.apply is the one call that changes it.
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
@@ -16,7 +16,10 @@ export interface Outgoing {
 }
 
 /** What a timer tells the dispatcher when it fires (the dispatcher hands it to the handler it names). */
-export type CoordinatorTimer = { readonly type: 'hand-off-timeout'; readonly shardId: number; readonly id: number };
+export type CoordinatorTimer =
+  | { readonly type: 'hand-off-timeout'; readonly shardId: number; readonly id: number }
+  /** The strategy's answers change by time now (a pin expires: AllocationStrategy.nextChangeInMs). */
+  | { readonly type: 'placement-change' };
 
 /** Starts (or restarts: a timer of the same key is cancelled first) or cancels one named timer. */
 export type TimerEffect =
@@ -54,21 +57,49 @@ export class Effects {
   }
 }
 
-/** Where the dispatcher runs effects: the coordinator's send, its timers, its metrics. */
-export interface EffectRunner {
+/** Where a dispatch's effects go: the coordinator's one send and its metrics. */
+export interface EffectSink {
   send(to: string, message: ShardingMessage): void;
-  readonly timers: Timers;
   handOffCompleted(seconds: number): void;
 }
 
-/** Runs what one dispatch recorded, in order: timers first (so a timer a send's answer races with exists), then sends. */
-export function runEffects(fx: Effects, runner: EffectRunner): void {
-  for (const timer of fx.timers) {
-    if ('cancel' in timer) runner.timers.cancel(timer.cancel);
-    else runner.timers.start(timer.start, timer.delayMs, timer.fire);
+/**
+ * The coordinator's dispatcher: each message and each timer is one dispatch, whose handlers record what they
+ * decide in one Effects, which is run once they return (timers first, then metrics, then sends, each in the
+ * order decided). A dispatch started while one runs (a gate opening inside a registration, say) joins it.
+ */
+export class Dispatcher {
+  readonly timers: Timers;
+  private current: Effects | undefined;
+
+  constructor(
+    private readonly state: CoordinatorState,
+    scheduler: Scheduler,
+    private readonly sink: EffectSink,
+    fired: (fx: Effects, timer: CoordinatorTimer) => void,
+  ) {
+    this.timers = new Timers(scheduler, (timer) => this.dispatch((fx) => fired(fx, timer)));
   }
-  for (const seconds of fx.handOffsCompleted) runner.handOffCompleted(seconds);
-  for (const { to, message } of fx.sends) runner.send(to, message);
+
+  dispatch(work: (fx: Effects) => void): void {
+    if (this.current !== undefined) return work(this.current);
+    const fx = (this.current = new Effects(this.state));
+    try {
+      work(fx);
+    } finally {
+      this.current = undefined;
+      this.run(fx);
+    }
+  }
+
+  private run(fx: Effects): void {
+    for (const timer of fx.timers) {
+      if ('cancel' in timer) this.timers.cancel(timer.cancel);
+      else this.timers.start(timer.start, timer.delayMs, timer.fire);
+    }
+    for (const seconds of fx.handOffsCompleted) this.sink.handOffCompleted(seconds);
+    for (const { to, message } of fx.sends) this.sink.send(to, message);
+  }
 }
 
 /** The dispatcher's named timers: at most one per key; a fired timer is forgotten before it is handed on. */

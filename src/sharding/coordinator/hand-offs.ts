@@ -16,6 +16,8 @@ export interface HandOffsOptions {
   /** The coordinator's clock (its scheduler's now). */
   readonly now: () => number;
   readonly timeoutMs: number;
+  /** The type's shard count: a shard id a region names at or above it is ignored. */
+  readonly numberOfShards: number;
   readonly ids?: HandOffIds;
 }
 
@@ -51,6 +53,39 @@ export class HandOffs {
   awaitStop(fx: Effects, shardId: number, owner: string, cause: HandOffCause): void {
     if (fx.state.isHandingOff(shardId)) return;
     this.track(fx, shardId, owner, 'handoff', [], cause);
+  }
+
+  /**
+   * A region reports a shard it is still stopping (a former coordinator was lost before the ShardStopped):
+   * it is handed off from that region (not allocatable, its GetShardHome requests wait) until that region
+   * answers this coordinator's HandOff or is removed. A shard with a known home is left alone: the claim is
+   * stale or about a copy already told to stop, and a live home must never be erased.
+   */
+  adoptStopping(fx: Effects, from: string, shardId: number): void {
+    const { state } = fx;
+    if (shardId >= this.options.numberOfShards || state.homeOf(shardId) !== undefined || state.isHandingOff(shardId))
+      return;
+    this.options.logger.info(
+      { shardId, region: from },
+      'shard still stopping on a region: allocating it once it stopped',
+    );
+    this.awaitStop(fx, shardId, from, 'stopping');
+  }
+
+  /**
+   * A region keeps the state of a shard it stopped (named in its registration, or by ShardStateHeld while
+   * unreleased). In transit here (`inTransit`), or the shard is moving: nothing to do yet. The shard has a
+   * home: that copy is not needed. Neither: the copy in transit was lost with a former coordinator (its node
+   * crashed or left), so this one asks the region for it with a HandOff, and allocates the shard once the
+   * state is here.
+   */
+  stateHeld(fx: Effects, from: string, shardId: number, handOffId: number, inTransit: boolean): void {
+    const { numberOfShards, typeName, logger } = this.options;
+    if (shardId >= numberOfShards || inTransit || fx.state.isHandingOff(shardId)) return;
+    if (fx.state.homeOf(shardId) !== undefined)
+      return fx.send(from, { type: 'ShardStateReleased', typeName, shardId, handOffId });
+    logger.info({ shardId, region: from }, 'a region keeps the state of a shard without a home: asking for it');
+    this.awaitStop(fx, shardId, from, 'state-held');
   }
 
   /** BeginHandOffAck. Returns the shards freed (the owner was gone by then). */

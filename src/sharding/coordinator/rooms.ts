@@ -5,37 +5,27 @@
 import type { Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import { NO_CORDONS } from '../placements/cordon-view.js';
+import type { InsightRequest } from '../protocol/insight-messages.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { ShardingContext } from '../core/sharding-context.js';
 import { Allocator } from './allocation.js';
-import { ChangeTimer } from './change-timer.js';
 import { DownRemovalMargin } from './down-removal-margin.js';
-import { CoordinatorCordons, DrainRequests } from './drain.js';
 import { FailoverReport } from './failover-report.js';
 import { HandOffStates } from './hand-off-state.js';
 import { HandOffs } from './hand-offs.js';
 import { coordinatorInsight } from './insight.js';
-import { OperatorRequests } from './operator-requests.js';
+import { CoordinatorCordons, OperatorRequests } from './operator-requests.js';
 import type { CoordinatorConfig } from './settings.js';
 import { ShardHomes } from './shard-homes.js';
-import type { HandOffCause } from './shard-life.js';
 import { CoordinatorState } from './state.js';
 import { WarmUpGate } from './warm-up-gate.js';
 
-/** What the rooms call on the dispatcher itself (ShardCoordinator implements it). */
+/** What the gate and the margin call on the dispatcher itself (ShardCoordinator implements it). */
 export interface DispatcherPort {
-  /** One rebalance round: the strategy names shards to move, each gets a hand-off. */
-  rebalanceRound(): void;
   /** A down-removal margin ended: the membership check runs again and removes the regions whose margin ended. */
   membershipChanged(): void;
   /** The warm-up gate opened: requests deferred until then are answered. */
   warm(reason: string): void;
-  /** A placement rule expired (the strategy's next change came due): a round, and waiting shards asked again. */
-  placementExpired(): void;
-  /** Sends one message in the current dispatch (or one of its own), in order with its other sends. */
-  send(to: string, message: ShardingMessage): void;
-  /** Starts a hand-off of a shard that has a home, in a dispatch of its own (HandOffs.begin). */
-  handOff(shardId: number, cause: HandOffCause): void;
 }
 
 export interface CoordinatorRooms {
@@ -43,15 +33,15 @@ export interface CoordinatorRooms {
   readonly gate: WarmUpGate;
   readonly margin: DownRemovalMargin;
   readonly operator: OperatorRequests;
-  readonly drains: DrainRequests;
+  /** The answer to an explain or dry-run request, changing nothing (insight.ts). */
+  readonly insight: (request: InsightRequest) => ShardingMessage;
   readonly handOffs: HandOffs;
   /** Entity state between the old host's stop and the new home's start. */
   readonly states: HandOffStates;
   readonly allocator: Allocator;
   readonly homes: ShardHomes;
-  readonly changeTimer: ChangeTimer;
   readonly failovers: FailoverReport;
-  /** The send every room's SendPort is: a moved shard's state goes ahead of its HostShard. */
+  /** The coordinator's one send: a moved shard's state goes ahead of its HostShard. */
   send(to: string, message: ShardingMessage): void;
 }
 
@@ -97,35 +87,27 @@ export function wireRooms(
     },
   );
   const homes = new ShardHomes({ typeName, logger, allocator, gate });
-  const handOffs = new HandOffs({ typeName, logger, now: () => scheduler.now(), timeoutMs: config.handOffTimeoutMs });
-  const requests = {
-    send: (to: string, message: ShardingMessage) => dispatcher.send(to, message),
-    whenWarm: (action: () => void) => gate.whenWarm(action),
-    handOff: (shardId: number, cause: HandOffCause) => dispatcher.handOff(shardId, cause),
-  };
-  const candidates = () => allocator.candidates();
-  const operator = new OperatorRequests(
-    { ...basics, numberOfShards: settings.numberOfShards },
-    {
-      ...requests,
-      rebalanceRound: () => dispatcher.rebalanceRound(),
-      insight: coordinatorInsight(settings, state, { candidates, members }),
-    },
-  );
-  const drains = new DrainRequests({ ...basics, strategy, cordons }, { ...requests, candidates });
-  const changeTimer = new ChangeTimer(strategy, scheduler, logger, { changed: () => dispatcher.placementExpired() });
+  const handOffs = new HandOffs({
+    typeName,
+    logger,
+    now: () => scheduler.now(),
+    timeoutMs: config.handOffTimeoutMs,
+    numberOfShards: settings.numberOfShards,
+  });
+  const { numberOfShards } = settings;
+  const operator = new OperatorRequests({ typeName, numberOfShards, strategy, logger, cordons, handOffs, allocator });
+  const insight = coordinatorInsight(settings, state, { candidates: () => allocator.candidates(), members });
   const failovers = new FailoverReport(events);
   return {
     state,
     gate,
     margin,
     operator,
-    drains,
+    insight,
     handOffs,
     states,
     allocator,
     homes,
-    changeTimer,
     failovers,
     send,
   };

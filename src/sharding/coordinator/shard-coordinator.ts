@@ -8,16 +8,14 @@
 // The handlers: state.ts (the one state, changed by apply(event); shard-life.ts says what a shard's statuses
 // and the events are), hand-offs.ts (the hand-off protocol), shard-homes.ts (homes, and shards the strategy
 // has none for), allocation.ts (strategy calls). rooms.ts builds the rest: warm-up-gate.ts,
-// down-removal-margin.ts, change-timer.ts (pins expiring), operator-requests.ts, insight.ts (explain and
+// down-removal-margin.ts, operator-requests.ts, insight.ts (explain and
 // dry-run answers), drain.ts (drains), hand-off-state.ts (entity state in transit to a shard's new home).
 import { isGone } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import type { Allocator } from './allocation.js';
-import type { ChangeTimer } from './change-timer.js';
-import type { DrainRequests } from './drain.js';
 import { UNTRACED_OLDER_MEMBERS, olderMembersUntraced, type DownRemovalMargin } from './down-removal-margin.js';
-import { Effects, Timers, runEffects, type CoordinatorTimer } from './effects.js';
+import { Dispatcher, type CoordinatorTimer, type Effects } from './effects.js';
 import type { FailoverReport } from './failover-report.js';
 import type { HandOffStates } from './hand-off-state.js';
 import type { HandOffs } from './hand-offs.js';
@@ -28,6 +26,7 @@ import type { CoordinatorConfig, CoordinatorStats } from './settings.js';
 import type { ShardHomes } from './shard-homes.js';
 import type { CoordinatorState } from './state.js';
 import type { WarmUpGate } from './warm-up-gate.js';
+import type { InsightRequest } from '../protocol/insight-messages.js';
 import type { ShardingMessage, TypedShardingMessage } from '../protocol/messages.js';
 import type { ShardingContext } from '../core/sharding-context.js';
 
@@ -38,20 +37,16 @@ export class ShardCoordinator {
   private readonly gate: WarmUpGate;
   private readonly margin: DownRemovalMargin;
   private readonly operator: OperatorRequests;
-  private readonly drains: DrainRequests;
+  private readonly insight: (request: InsightRequest) => ShardingMessage;
   private readonly handOffs: HandOffs;
   private readonly states: HandOffStates; // entity state between the old host's stop and the new home's start
   private readonly allocator: Allocator;
   private readonly homes: ShardHomes;
-  private readonly changeTimer: ChangeTimer;
   private readonly failovers: FailoverReport;
   private readonly send: (to: string, message: ShardingMessage) => void;
   private readonly scheduler: Scheduler;
   private readonly timers: Cancellable[] = [];
-  /** The timers effects start and cancel (hand-off timeouts). */
-  private readonly effectTimers: Timers;
-  /** The dispatch running now, which a nested one joins. */
-  private current: Effects | undefined;
+  private readonly dispatcher: Dispatcher;
   private rebalanceQueued = false;
   /** Shards whose HostShard was unanswered at the last retry tick: only they are sent it again. */
   private startsPendingAtLastTick = new Set<number>();
@@ -66,21 +61,21 @@ export class ShardCoordinator {
     // The clock and every timer (retry, rebalance, warm-up, margin, hand-offs): the node's, which tests replace.
     this.scheduler = ctx.scheduler;
     const rooms = wireRooms(settings, ctx, logger, this.scheduler, {
-      rebalanceRound: () => this.rebalanceRound(),
       membershipChanged: () => this.onMembershipChange(),
       warm: (reason) => this.dispatch((fx) => this.onWarm(fx, reason)),
-      send: (to, message) => this.dispatch((fx) => fx.send(to, message)),
-      placementExpired: () => {
-        this.logger.info('a placement rule expired: rebalancing now');
-        this.rebalanceRound();
-        this.dispatch((fx) => this.homes.retryWaiting(fx));
-      },
-      handOff: (shardId, cause) => this.dispatch((fx) => this.handOffs.begin(fx, shardId, cause)),
     });
-    this.effectTimers = new Timers(this.scheduler, (timer) => this.fired(timer));
     ({ state: this.state, gate: this.gate, margin: this.margin, operator: this.operator } = rooms);
-    ({ drains: this.drains, handOffs: this.handOffs, states: this.states, allocator: this.allocator } = rooms);
-    ({ homes: this.homes, changeTimer: this.changeTimer, failovers: this.failovers, send: this.send } = rooms);
+    ({ insight: this.insight, handOffs: this.handOffs, states: this.states, allocator: this.allocator } = rooms);
+    ({ homes: this.homes, failovers: this.failovers, send: this.send } = rooms);
+    this.dispatcher = new Dispatcher(
+      this.state,
+      this.scheduler,
+      {
+        send: this.send,
+        handOffCompleted: (seconds) => settings.events?.onHandOffCompleted?.(this.typeName, seconds),
+      },
+      (fx, timer) => this.fired(fx, timer),
+    );
   }
 
   get typeName(): string {
@@ -110,7 +105,7 @@ export class ShardCoordinator {
     const keys = memberMap(members);
     this.margin.schedule(now, (key) => !keys.has(key) && !this.state.isRegion(key));
     this.gate.check();
-    this.changeTimer.schedule();
+    this.allocator.scheduleChange(fx);
   }
 
   stop(): void {
@@ -118,12 +113,9 @@ export class ShardCoordinator {
     this.stopped = true;
     for (const timer of this.timers.splice(0)) timer.cancel();
     this.gate.stop();
-    this.changeTimer.stop();
     this.margin.stop();
-    const fx = new Effects(this.state);
-    this.handOffs.stop(fx);
-    this.run(fx);
-    this.effectTimers.cancelAll();
+    this.dispatcher.dispatch((fx) => this.handOffs.stop(fx));
+    this.dispatcher.timers.cancelAll();
     this.states.clear();
     this.logger.info('coordinator stopped');
   }
@@ -169,22 +161,27 @@ export class ShardCoordinator {
         fx.send(from, { ...message, type: 'ShardStoppedAck' });
         return this.free(fx, this.handOffs.stopped(fx, from, message.shardId, message.handOffId));
       case 'ShardStateHeld':
-        if (this.state.isRegion(from)) this.onStateHeld(fx, from, message.shardId, message.handOffId);
+        if (this.state.isRegion(from))
+          this.handOffs.stateHeld(fx, from, message.shardId, message.handOffId, this.states.holds(message.shardId));
         return;
       case 'GracefulShutdownRequest':
         return this.onGracefulShutdown(fx, from);
+      // Operator requests: each answer needs the full map, so each waits until the coordinator is warm.
       case 'GetShardLocations':
-        return this.operator.getShardLocations(from, message.requestId);
+        return this.whenWarm((fx) => this.operator.shardLocations(fx, from, message.requestId));
       case 'RebalanceNow':
-        return this.operator.rebalanceNow(from, message.requestId, message.shardIds);
+        return this.whenWarm((fx) => this.operator.rebalanceNow(fx, from, message.requestId, message.shardIds));
       case 'RequestRebalance':
-        return this.operator.requestRebalance(from, message.requestId);
+        return this.whenWarm((fx) => {
+          this.rebalanceRound();
+          fx.send(from, { type: 'RebalanceRequested', typeName: this.typeName, requestId: message.requestId });
+        });
       case 'ExplainShard':
       case 'DryRunPlacements':
       case 'DryRunRebalance':
-        return this.operator.insight(from, message);
+        return this.whenWarm((fx) => fx.send(from, this.insight(message)));
       case 'DrainRegion':
-        return this.drains.drain(from, message.requestId, message.region);
+        return this.whenWarm((fx) => this.operator.drain(fx, from, message.requestId, message.region));
       default:
         this.logger.debug({ type: message.type, from }, 'ignored message not meant for the coordinator');
     }
@@ -278,44 +275,13 @@ export class ShardCoordinator {
         this.logger.warn({ shardId, home, claimant: from }, 'shard claimed by two regions');
         fx.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
       }
-      for (const shardId of stopping) this.adoptStopping(fx, from, shardId);
-      for (const { shardId, handOffId } of retained) this.onStateHeld(fx, from, shardId, handOffId);
+      for (const shardId of stopping) this.handOffs.adoptStopping(fx, from, shardId);
+      for (const { shardId, handOffId } of retained)
+        this.handOffs.stateHeld(fx, from, shardId, handOffId, this.states.holds(shardId));
     }
     fx.send(from, { type: 'RegisterAck', typeName: this.typeName });
     this.gate.check();
     this.homes.flushDeferred(fx);
-  }
-
-  /**
-   * A region reports a shard it is still stopping (a former coordinator was lost before the ShardStopped):
-   * it is handed off from that region (not allocatable, its GetShardHome requests wait) until that region
-   * answers this coordinator's HandOff or is removed. A shard with a known home is left alone: the claim is
-   * stale or about a copy already told to stop, and a live home must never be erased.
-   */
-  private adoptStopping(fx: Effects, from: string, shardId: number): void {
-    if (
-      shardId >= this.settings.numberOfShards ||
-      this.state.homeOf(shardId) !== undefined ||
-      this.state.isHandingOff(shardId)
-    )
-      return;
-    this.logger.info({ shardId, region: from }, 'shard still stopping on a region: allocating it once it stopped');
-    this.handOffs.awaitStop(fx, shardId, from, 'stopping');
-  }
-
-  /**
-   * A region keeps the state of a shard it stopped (named in its registration, or by ShardStateHeld while
-   * unreleased). In transit here, or the shard is moving: nothing to do yet. The shard has a home: that copy
-   * is not needed. Neither: the copy in transit was lost with a former coordinator (its node crashed or left),
-   * so this one asks the region for it with a HandOff, and allocates the shard once the state is here.
-   */
-  private onStateHeld(fx: Effects, from: string, shardId: number, handOffId: number): void {
-    if (shardId >= this.settings.numberOfShards || this.states.holds(shardId) || this.state.isHandingOff(shardId))
-      return;
-    if (this.state.homeOf(shardId) !== undefined)
-      return fx.send(from, { type: 'ShardStateReleased', typeName: this.typeName, shardId, handOffId });
-    this.logger.info({ shardId, region: from }, 'a region keeps the state of a shard without a home: asking for it');
-    this.handOffs.awaitStop(fx, shardId, from, 'state-held');
   }
 
   private onGetShardHome(fx: Effects, from: string, shardId: number): void {
@@ -376,7 +342,7 @@ export class ShardCoordinator {
     this.settings.events?.onRebalanceRound?.(this.settings.typeName);
     for (const shardId of this.allocator.shardsToRebalance()) this.handOffs.begin(fx, shardId, 'rebalance');
     // A placement change reaches the strategy through a round: its next expiry may have changed too.
-    this.changeTimer.schedule();
+    this.allocator.scheduleChange(fx);
   }
 
   private removeRegion(fx: Effects, region: string): void {
@@ -434,34 +400,24 @@ export class ShardCoordinator {
     }
   }
 
-  /** A timer an effect started fired: one dispatch of its own. */
-  private fired(timer: CoordinatorTimer): void {
+  /** A timer an effect started fired, in a dispatch of its own. */
+  private fired(fx: Effects, timer: CoordinatorTimer): void {
     if (this.stopped) return;
-    this.dispatch((fx) => this.handOffs.timeOut(fx, timer.shardId, timer.id));
+    if (timer.type === 'hand-off-timeout') return this.handOffs.timeOut(fx, timer.shardId, timer.id);
+    // The strategy's answers changed by time (a pin expired): a round, waiting shards asked again, and the
+    // timer armed for the change after.
+    this.logger.info('a placement rule expired: rebalancing now');
+    this.rebalanceRound();
+    this.homes.retryWaiting(fx);
+    this.allocator.scheduleChange(fx);
   }
 
-  /**
-   * One dispatch: `work` records what it decides in one Effects, which is run once it returns. A dispatch
-   * started while one runs (a gate opening inside a registration, say) joins it, so effects run in the order
-   * they were decided.
-   */
   private dispatch(work: (fx: Effects) => void): void {
-    if (this.current !== undefined) return work(this.current);
-    const fx = (this.current = new Effects(this.state));
-    try {
-      work(fx);
-    } finally {
-      this.current = undefined;
-      this.run(fx);
-    }
+    this.dispatcher.dispatch(work);
   }
 
-  /** Runs one dispatch's effects: the timers, the metrics, then the sends (each through the one send). */
-  private run(fx: Effects): void {
-    runEffects(fx, {
-      send: this.send,
-      timers: this.effectTimers,
-      handOffCompleted: (seconds) => this.settings.events?.onHandOffCompleted?.(this.typeName, seconds),
-    });
+  /** Runs `work` in a dispatch once the coordinator is warm, at once if it is. */
+  private whenWarm(work: (fx: Effects) => void): void {
+    this.gate.whenWarm(() => this.dispatch(work));
   }
 }
