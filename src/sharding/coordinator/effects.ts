@@ -19,7 +19,9 @@ export interface Outgoing {
 export type CoordinatorTimer =
   | { readonly type: 'hand-off-timeout'; readonly shardId: number; readonly id: number }
   /** The strategy's answers change by time now (a pin expires: AllocationStrategy.nextChangeInMs). */
-  | { readonly type: 'placement-change' };
+  | { readonly type: 'placement-change' }
+  /** The warm-up time elapsed (warm-up-gate.ts). */
+  | { readonly type: 'warm-up' };
 
 /** Starts (or restarts: a timer of the same key is cancelled first) or cancels one named timer. */
 export type TimerEffect =

@@ -24,8 +24,6 @@ import { WarmUpGate } from './warm-up-gate.js';
 export interface DispatcherPort {
   /** A down-removal margin ended: the membership check runs again and removes the regions whose margin ended. */
   membershipChanged(): void;
-  /** The warm-up gate opened: requests deferred until then are answered. */
-  warm(reason: string): void;
 }
 
 export interface CoordinatorRooms {
@@ -76,16 +74,8 @@ export function wireRooms(
     ended: () => dispatcher.membershipChanged(),
     ...(settings.probe === undefined ? {} : { probe: settings.probe }),
   });
-  const gate = new WarmUpGate(
-    { role, warmupMs: config.coordinatorWarmupMs, scheduler, logger },
-    {
-      members,
-      isRegistered: (address) => state.isRegistered(address),
-      // Just downed and never registered with this coordinator: it may still run shards nobody here knows of.
-      downedUnregistered: () => margin.anyInMargin((key) => !state.isRegistered(key), scheduler.now()),
-      warm: (reason) => dispatcher.warm(reason),
-    },
-  );
+  const now = (): number => scheduler.now();
+  const gate = new WarmUpGate({ role, warmupMs: config.coordinatorWarmupMs, logger, members, state, margin, now });
   const homes = new ShardHomes({ typeName, logger, allocator, gate });
   const handOffs = new HandOffs({
     typeName,

@@ -62,7 +62,6 @@ export class ShardCoordinator {
     this.scheduler = ctx.scheduler;
     const rooms = wireRooms(settings, ctx, logger, this.scheduler, {
       membershipChanged: () => this.onMembershipChange(),
-      warm: (reason) => this.dispatch((fx) => this.onWarm(fx, reason)),
     });
     ({ state: this.state, gate: this.gate, margin: this.margin, operator: this.operator } = rooms);
     ({ insight: this.insight, handOffs: this.handOffs, states: this.states, allocator: this.allocator } = rooms);
@@ -91,7 +90,7 @@ export class ShardCoordinator {
   }
 
   private started(fx: Effects): void {
-    this.gate.start();
+    this.warmed(fx, this.gate.start(fx));
     const members = this.ctx.membership.members();
     // Regions re-register on seeing the coordinator move; this covers a coordinator restarted on the same node.
     const live = members.filter((member) => !isGone(member.status));
@@ -104,7 +103,7 @@ export class ShardCoordinator {
     if (olderMembersUntraced(members, this.ctx.self.toString())) this.margin.sawGone(UNTRACED_OLDER_MEMBERS, now);
     const keys = memberMap(members);
     this.margin.schedule(now, (key) => !keys.has(key) && !this.state.isRegion(key));
-    this.gate.check();
+    this.warmed(fx, this.gate.check(fx));
     this.allocator.scheduleChange(fx);
   }
 
@@ -233,9 +232,9 @@ export class ShardCoordinator {
       this.removeRegion(fx, region);
     }
     this.margin.schedule(now, (key) => !members.has(key) && !this.state.isRegion(key));
-    for (const key of this.gate.trackReturningMembers())
+    for (const key of this.gate.trackReturningMembers(fx))
       fx.send(key, { type: 'RegisterRequired', typeName: this.typeName });
-    this.gate.check();
+    this.warmed(fx, this.gate.check(fx));
     this.homes.flushDeferred(fx);
   }
 
@@ -280,7 +279,7 @@ export class ShardCoordinator {
         this.handOffs.stateHeld(fx, from, shardId, handOffId, this.states.holds(shardId));
     }
     fx.send(from, { type: 'RegisterAck', typeName: this.typeName });
-    this.gate.check();
+    this.warmed(fx, this.gate.check(fx));
     this.homes.flushDeferred(fx);
   }
 
@@ -375,6 +374,13 @@ export class ShardCoordinator {
     for (const member of unregistered) fx.send(member, { type: 'RegisterRequired', typeName: this.typeName });
   }
 
+  /** The gate opened (`reason`, when it did): requests deferred until then are answered, queued actions run. */
+  private warmed(fx: Effects, reason: string | undefined): void {
+    if (reason === undefined) return;
+    this.onWarm(fx, reason);
+    for (const action of this.gate.takeQueued()) action();
+  }
+
   private onWarm(fx: Effects, reason: string): void {
     const { regions, allocatedShards } = this.state.counts;
     this.logger.info({ reason, regions, shards: allocatedShards }, 'coordinator ready');
@@ -404,6 +410,7 @@ export class ShardCoordinator {
   private fired(fx: Effects, timer: CoordinatorTimer): void {
     if (this.stopped) return;
     if (timer.type === 'hand-off-timeout') return this.handOffs.timeOut(fx, timer.shardId, timer.id);
+    if (timer.type === 'warm-up') return this.warmed(fx, this.gate.elapsed());
     // The strategy's answers changed by time (a pin expired): a round, waiting shards asked again, and the
     // timer armed for the change after.
     this.logger.info('a placement rule expired: rebalancing now');
