@@ -21,7 +21,9 @@ export type CoordinatorTimer =
   /** The strategy's answers change by time now (a pin expires: AllocationStrategy.nextChangeInMs). */
   | { readonly type: 'placement-change' }
   /** The warm-up time elapsed (warm-up-gate.ts). */
-  | { readonly type: 'warm-up' };
+  | { readonly type: 'warm-up' }
+  /** The earliest running down-removal margin ended (down-removal-margin.ts): the membership check again. */
+  | { readonly type: 'margin-ended' };
 
 /** Starts (or restarts: a timer of the same key is cancelled first) or cancels one named timer. */
 export type TimerEffect =

@@ -71,7 +71,7 @@ export function wireRooms(
   const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
   const allocator = new Allocator({ ...basics, role, strategy, cordons, members });
   const margin = new DownRemovalMargin(config.downRemovalMarginMs, scheduler, {
-    ended: () => dispatcher.membershipChanged(),
+    confirmed: () => dispatcher.membershipChanged(),
     ...(settings.probe === undefined ? {} : { probe: settings.probe }),
   });
   const now = (): number => scheduler.now();

@@ -102,7 +102,7 @@ export class ShardCoordinator {
     this.margin.sawDown(members, now);
     if (olderMembersUntraced(members, this.ctx.self.toString())) this.margin.sawGone(UNTRACED_OLDER_MEMBERS, now);
     const keys = memberMap(members);
-    this.margin.schedule(now, (key) => !keys.has(key) && !this.state.isRegion(key));
+    this.margin.schedule(fx, now, (key) => !keys.has(key) && !this.state.isRegion(key));
     this.warmed(fx, this.gate.check(fx));
     this.allocator.scheduleChange(fx);
   }
@@ -231,7 +231,7 @@ export class ShardCoordinator {
       }
       this.removeRegion(fx, region);
     }
-    this.margin.schedule(now, (key) => !members.has(key) && !this.state.isRegion(key));
+    this.margin.schedule(fx, now, (key) => !members.has(key) && !this.state.isRegion(key));
     for (const key of this.gate.trackReturningMembers(fx))
       fx.send(key, { type: 'RegisterRequired', typeName: this.typeName });
     this.warmed(fx, this.gate.check(fx));
@@ -411,6 +411,7 @@ export class ShardCoordinator {
     if (this.stopped) return;
     if (timer.type === 'hand-off-timeout') return this.handOffs.timeOut(fx, timer.shardId, timer.id);
     if (timer.type === 'warm-up') return this.warmed(fx, this.gate.elapsed());
+    if (timer.type === 'margin-ended') return this.membershipChanged(fx);
     // The strategy's answers changed by time (a pin expired): a round, waiting shards asked again, and the
     // timer armed for the change after.
     this.logger.info('a placement rule expired: rebalancing now');
