@@ -26,7 +26,8 @@ function homes(options: { home?: string | undefined } = {}) {
       return region;
     },
   };
-  const subject = new ShardHomes({ typeName: 'T', logger: silentLogger(), allocator, gate });
+  const states = { started: () => {}, releaseSource: () => {} };
+  const subject = new ShardHomes({ typeName: 'T', logger: silentLogger(), allocator, gate, states });
   // One dispatch's effects: what each call sends is recorded here.
   const fx = new Effects(state);
   const sent: Sent[] = fx.sends;

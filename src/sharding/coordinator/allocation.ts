@@ -124,6 +124,8 @@ export interface AllocatorOptions {
 /** Gives shards homes through the strategy, and counts how often the strategy had to be overruled. */
 export class Allocator {
   private readonly counts = { allocations: 0, invalidAllocations: 0 };
+  /** Shards whose HostShard was unanswered at the last retry tick: only they are sent it again. */
+  private startsPendingAtLastTick = new Set<number>();
 
   constructor(private readonly options: AllocatorOptions) {}
 
@@ -176,6 +178,18 @@ export class Allocator {
     if ('shards' in chosen) return chosen.shards;
     logger.error({ err: chosen.error }, 'allocation strategy rebalance threw');
     return new Set();
+  }
+
+  /**
+   * The retry tick: a HostShard still unanswered is sent again once it had one whole interval: one sent just
+   * before this tick is most likely in flight, and sending it again would send its shard's state twice.
+   */
+  resendStarts(fx: Effects): void {
+    const pending = fx.state.pendingStarts();
+    for (const [shardId, region] of pending)
+      if (this.startsPendingAtLastTick.has(shardId))
+        fx.send(region, { type: 'HostShard', typeName: this.options.typeName, shardId });
+    this.startsPendingAtLastTick = new Set(pending.map(([shardId]) => shardId));
   }
 
   /**

@@ -76,7 +76,7 @@ export function wireRooms(
   });
   const now = (): number => scheduler.now();
   const gate = new WarmUpGate({ role, warmupMs: config.coordinatorWarmupMs, logger, members, state, margin, now });
-  const homes = new ShardHomes({ typeName, logger, allocator, gate });
+  const homes = new ShardHomes({ typeName, logger, allocator, gate, states });
   const handOffs = new HandOffs({
     typeName,
     logger,

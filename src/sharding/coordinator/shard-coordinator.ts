@@ -48,8 +48,6 @@ export class ShardCoordinator {
   private readonly timers: Cancellable[] = [];
   private readonly dispatcher: Dispatcher;
   private rebalanceQueued = false;
-  /** Shards whose HostShard was unanswered at the last retry tick: only they are sent it again. */
-  private startsPendingAtLastTick = new Set<number>();
   private stopped = false;
   private rebalanceRounds = 0;
 
@@ -152,13 +150,13 @@ export class ShardCoordinator {
       case 'ShardStarted':
         return this.onShardStarted(fx, from, message.shardId);
       case 'BeginHandOffAck':
-        return this.free(fx, this.handOffs.acknowledged(fx, from, message.shardId));
+        return this.homes.freedAll(fx, this.handOffs.acknowledged(fx, from, message.shardId));
       case 'ShardStateChunk':
         // Sent before the owner's ShardStopped, on the same connection.
         return this.states.chunk(from, this.state.handOff(message.shardId), message);
       case 'ShardStopped':
         fx.send(from, { ...message, type: 'ShardStoppedAck' });
-        return this.free(fx, this.handOffs.stopped(fx, from, message.shardId, message.handOffId));
+        return this.homes.freedAll(fx, this.handOffs.stopped(fx, from, message.shardId, message.handOffId));
       case 'ShardStateHeld':
         if (this.state.isRegion(from))
           this.handOffs.stateHeld(fx, from, message.shardId, message.handOffId, this.states.holds(message.shardId));
@@ -262,18 +260,7 @@ export class ShardCoordinator {
         this.logger.info({ region: from, shards: shards.length }, 'region registered');
         queueMicrotask(() => this.settings.onRegionAdded?.());
       }
-      for (const shardId of shards) {
-        if (shardId >= this.settings.numberOfShards) continue;
-        const home = this.homes.claim(fx, from, shardId);
-        if (home === undefined) {
-          // It runs there: a state held for it here (its start not yet confirmed) has been restored or is moot.
-          this.states.started(shardId);
-          continue;
-        }
-        // Two regions claim one shard: the home already known wins, and the news makes the other stop its copy.
-        this.logger.warn({ shardId, home, claimant: from }, 'shard claimed by two regions');
-        fx.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
-      }
+      this.homes.claimAll(fx, from, shards, this.settings.numberOfShards);
       for (const shardId of stopping) this.handOffs.adoptStopping(fx, from, shardId);
       for (const { shardId, handOffId } of retained)
         this.handOffs.stateHeld(fx, from, shardId, handOffId, this.states.holds(shardId));
@@ -350,7 +337,7 @@ export class ShardCoordinator {
     this.logger.info({ region, shards: shards.length }, 'region removed; its shards get new homes now');
     this.failovers.regionRemoved(region, shards);
     // Its hand-offs complete, each shard freed and re-homed; the rest of its shards are re-homed with them.
-    this.free(fx, this.handOffs.regionGone(fx, region));
+    this.homes.freedAll(fx, this.handOffs.regionGone(fx, region));
     this.states.regionGone(region);
     this.homes.rehome(fx, shards);
   }
@@ -361,13 +348,7 @@ export class ShardCoordinator {
   }
 
   private retryTick(fx: Effects): void {
-    // A HostShard gets one whole interval before it is sent again: one sent just before this tick is most
-    // likely in flight, and sending it again would send its shard's state twice.
-    const pending = this.state.pendingStarts();
-    for (const [shardId, region] of pending)
-      if (this.startsPendingAtLastTick.has(shardId))
-        fx.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
-    this.startsPendingAtLastTick = new Set(pending.map(([shardId]) => shardId));
+    this.allocator.resendStarts(fx);
     this.handOffs.resend(fx);
     if (this.gate.isWarm) return;
     const unregistered = [...this.gate.expectedRegions()].filter((member) => !this.state.isRegistered(member));
@@ -390,20 +371,6 @@ export class ShardCoordinator {
       );
     }
     this.homes.flushDeferred(fx);
-  }
-
-  /**
-   * Shards a hand-off freed (stopped, or their owner gone) get homes now. Claimed by a registration while it
-   * was handed off: a state that arrived with the stop is moot. No region may take it (the last ones are
-   * leaving, or a rule no member meets): its old host is let go rather than kept until its leave times out;
-   * the state waits here for a home.
-   */
-  private free(fx: Effects, shardIds: ReadonlyArray<number>): void {
-    for (const shardId of shardIds) {
-      const outcome = this.homes.freed(fx, shardId);
-      if (outcome === 'claimed') this.states.started(shardId);
-      else if (outcome === 'waiting') this.states.releaseSource(shardId);
-    }
   }
 
   /** A timer an effect started fired, in a dispatch of its own. */

@@ -7,6 +7,7 @@
 import type { Logger } from '../../logging.js';
 import type { Allocator } from './allocation.js';
 import type { Effects } from './effects.js';
+import type { HandOffStates } from './hand-off-state.js';
 import type { WarmUpGate } from './warm-up-gate.js';
 
 export interface ShardHomesOptions {
@@ -16,6 +17,8 @@ export interface ShardHomesOptions {
   readonly allocator: Pick<Allocator, 'allocate'>;
   /** Says whether a shard nobody reported may be given a home (`open`). */
   readonly gate: Pick<WarmUpGate, 'open'>;
+  /** Entity state in transit: a shard's home decided, a state held for it is moot or its old host let go. */
+  readonly states: Pick<HandOffStates, 'started' | 'releaseSource'>;
 }
 
 export class ShardHomes {
@@ -33,6 +36,40 @@ export class ShardHomes {
     const home = state.homeOf(shardId);
     if (before?.kind === 'waiting' && home !== undefined) this.answer(fx, shardId, home, before.requesters);
     return home !== undefined && home !== region ? home : undefined;
+  }
+
+  /**
+   * A registration's shards (those in range): each claimed (see claim); a shard that runs where claimed has
+   * no use for a state held for it here (its start not yet confirmed: restored, or moot). Two regions claiming
+   * one shard: the home already known wins, and the news makes the claimant stop its copy.
+   */
+  claimAll(fx: Effects, region: string, shardIds: ReadonlyArray<number>, numberOfShards: number): void {
+    const { typeName, logger, states } = this.options;
+    for (const shardId of shardIds) {
+      if (shardId >= numberOfShards) continue;
+      const home = this.claim(fx, region, shardId);
+      if (home === undefined) {
+        states.started(shardId);
+        continue;
+      }
+      logger.warn({ shardId, home, claimant: region }, 'shard claimed by two regions');
+      fx.send(region, { type: 'ShardHome', typeName, shardId, region: home });
+    }
+  }
+
+  /**
+   * Shards a hand-off freed (stopped, or their owner gone) get homes now (see freed). Claimed by a
+   * registration while it was handed off: a state that arrived with the stop is moot. No region may take it
+   * (the last ones are leaving, or a rule no member meets): its old host is let go rather than kept until its
+   * leave times out; the state waits here for a home.
+   */
+  freedAll(fx: Effects, shardIds: ReadonlyArray<number>): void {
+    const { states } = this.options;
+    for (const shardId of shardIds) {
+      const outcome = this.freed(fx, shardId);
+      if (outcome === 'claimed') states.started(shardId);
+      else if (outcome === 'waiting') states.releaseSource(shardId);
+    }
   }
 
   /**
