@@ -1,7 +1,7 @@
-// The coordinator's rooms, built and wired to one another: each room gets its settings and its port, and this
-// is the one place that says which room answers which port member (each member's comment, in the room's own
-// file, names the same). Built in dependency order, so no room is called before it exists; the calls back
-// into the dispatcher itself go through DispatcherPort.
+// Builds the parts a coordinator dispatches to, in dependency order, each given the concrete parts it reads
+// (no ports: a call lands on the code that answers it). The parts record what they decide in the dispatch's
+// Effects; what still calls back: a member's death confirmed by a probe (an input, like a message), and the
+// entity state in transit (hand-off-state.ts), which releases and reports its drops itself.
 import type { Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import { NO_CORDONS } from '../placements/cordon-view.js';
@@ -20,9 +20,9 @@ import { ShardHomes } from './shard-homes.js';
 import { CoordinatorState } from './state.js';
 import { WarmUpGate } from './warm-up-gate.js';
 
-/** What the gate and the margin call on the dispatcher itself (ShardCoordinator implements it). */
-export interface DispatcherPort {
-  /** A down-removal margin ended: the membership check runs again and removes the regions whose margin ended. */
+/** Inputs that reach the coordinator from outside a dispatch. */
+export interface CoordinatorInputs {
+  /** A member's death was confirmed (its margin ended): the membership check runs again. */
   membershipChanged(): void;
 }
 
@@ -43,12 +43,13 @@ export interface CoordinatorRooms {
   send(to: string, message: ShardingMessage): void;
 }
 
+/** The parts of one coordinator, over one state. */
 export function wireRooms(
   settings: CoordinatorConfig,
   ctx: ShardingContext,
   logger: Logger,
   scheduler: Scheduler,
-  dispatcher: DispatcherPort,
+  inputs: CoordinatorInputs,
 ): CoordinatorRooms {
   const { typeName, role, strategy, events } = settings;
   const { config } = ctx;
@@ -71,7 +72,7 @@ export function wireRooms(
   const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
   const allocator = new Allocator({ ...basics, role, strategy, cordons, members });
   const margin = new DownRemovalMargin(config.downRemovalMarginMs, scheduler, {
-    confirmed: () => dispatcher.membershipChanged(),
+    confirmed: () => inputs.membershipChanged(),
     ...(settings.probe === undefined ? {} : { probe: settings.probe }),
   });
   const now = (): number => scheduler.now();

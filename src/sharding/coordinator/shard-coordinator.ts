@@ -3,13 +3,11 @@
 // live nodes), ask for homes, and take part in hand-offs that the coordinator runs for rebalancing, manual
 // moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
 //
-// This class is the dispatcher: each message (and each timer) is one dispatch, whose handlers record what
-// they decide in one Effects (effects.ts), which the dispatcher then runs (run: sends, timers, metrics).
-// The handlers: state.ts (the one state, changed by apply(event); shard-life.ts says what a shard's statuses
-// and the events are), hand-offs.ts (the hand-off protocol), shard-homes.ts (homes, and shards the strategy
-// has none for), allocation.ts (strategy calls). rooms.ts builds the rest: warm-up-gate.ts,
-// down-removal-margin.ts, operator-requests.ts, insight.ts (explain and
-// dry-run answers), drain.ts (drains), hand-off-state.ts (entity state in transit to a shard's new home).
+// This class is the dispatcher: each message and each timer is one dispatch, whose handlers record what they
+// decide in one Effects (effects.ts: events applied to the one state, sends, timers), run once they return.
+// Handlers: hand-offs.ts (the protocol), shard-homes.ts (homes), allocation.ts (the strategy),
+// operator-requests.ts, warm-up-gate.ts, down-removal-margin.ts; state.ts / shard-life.ts hold the state and
+// its events; insight.ts answers explain and dry runs; rooms.ts builds the parts.
 import { isGone } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
