@@ -24,7 +24,6 @@ export const KNOWN_LONG_FUNCTIONS: Readonly<Record<string, number>> = {
   'src/management/metrics.ts#constructor': 207,
   'src/management/server.ts#registerManagementApi': 111,
   'src/node/node.ts#wire': 139,
-  'src/sharding/coordinator/rooms.ts#wireRooms': 97,
   'src/sharding/protocol/messages.ts#parseShardingMessage': 89,
   'examples/dadbot/run.ts#play': 112,
 };
