@@ -166,6 +166,7 @@ describe('Allocator', () => {
       state,
       logger: silentLogger(),
       members: () => [member(1), member(2)],
+      states: { before: () => [] },
     });
     // The sends an allocation records, in order.
     const sent: Sent[] = fx.sends;

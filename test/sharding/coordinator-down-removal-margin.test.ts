@@ -13,7 +13,7 @@ function margin(marginMs = 2_000) {
   const dispatcher = new Dispatcher(
     stateWith([]),
     scheduler,
-    { send: () => {}, handOffCompleted: () => {} },
+    { send: () => {}, handOffCompleted: () => {}, entitiesLost: () => {} },
     (_fx, timer) => {
       if (timer.type === 'margin-ended') ends.push(scheduler.now());
     },

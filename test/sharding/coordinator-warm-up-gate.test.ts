@@ -33,7 +33,7 @@ function gate(members: MemberInfo[], options: { role?: string; downedUnregistere
   const dispatcher = new Dispatcher(
     stateWith([]),
     scheduler,
-    { send: () => {}, handOffCompleted: () => {} },
+    { send: () => {}, handOffCompleted: () => {}, entitiesLost: () => {} },
     (_fx, timer) => {
       if (timer.type === 'warm-up') warmed(subject.elapsed());
     },

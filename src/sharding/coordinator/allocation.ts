@@ -10,6 +10,7 @@ import type { AllocationStrategy } from '../strategies/index.js';
 import { hasRole } from './membership.js';
 import type { Logger } from '../../logging.js';
 import type { Effects } from './effects.js';
+import type { HandOffStates } from './hand-off-state.js';
 import type { CoordinatorState } from './state.js';
 
 export interface CandidateFilter {
@@ -117,6 +118,8 @@ export interface AllocatorOptions {
   readonly members: () => ReadonlyArray<MemberInfo>;
   readonly role: string | undefined;
   readonly strategy: AllocationStrategy;
+  /** Entity state in transit: a moved shard's state goes to its new home ahead of its HostShard. */
+  readonly states: Pick<HandOffStates, 'before'>;
   /** Regions that take nothing new; default NO_CORDONS. */
   readonly cordons?: CordonView;
 }
@@ -164,7 +167,7 @@ export class Allocator {
     }
     this.counts.allocations++;
     fx.apply({ type: 'ShardAllocated', shardId, region });
-    fx.send(region, { type: 'HostShard', typeName, shardId });
+    this.host(fx, region, shardId);
     logger.debug({ shardId, region }, 'shard allocated');
     return region;
   }
@@ -181,14 +184,22 @@ export class Allocator {
   }
 
   /**
+   * Tells `region` to host the shard; a moved shard's state goes first, on the same connection: the new home
+   * restores before it starts.
+   */
+  private host(fx: Effects, region: string, shardId: number): void {
+    for (const chunk of this.options.states.before(fx, region, shardId)) fx.send(region, chunk);
+    fx.send(region, { type: 'HostShard', typeName: this.options.typeName, shardId });
+  }
+
+  /**
    * The retry tick: a HostShard still unanswered is sent again once it had one whole interval: one sent just
    * before this tick is most likely in flight, and sending it again would send its shard's state twice.
    */
   resendStarts(fx: Effects): void {
     const pending = fx.state.pendingStarts();
     for (const [shardId, region] of pending)
-      if (this.startsPendingAtLastTick.has(shardId))
-        fx.send(region, { type: 'HostShard', typeName: this.options.typeName, shardId });
+      if (this.startsPendingAtLastTick.has(shardId)) this.host(fx, region, shardId);
     this.startsPendingAtLastTick = new Set(pending.map(([shardId]) => shardId));
   }
 

@@ -35,6 +35,8 @@ export class Effects {
   readonly timers: TimerEffect[] = [];
   /** How long each hand-off that completed took, in seconds (CoordinatorEvents.onHandOffCompleted). */
   readonly handOffsCompleted: number[] = [];
+  /** Entities whose state in transit was dropped (CoordinatorEvents.onEntitySnapshots, 'lost'). */
+  readonly entitiesLost: number[] = [];
 
   constructor(readonly state: CoordinatorState) {}
 
@@ -65,6 +67,7 @@ export class Effects {
 export interface EffectSink {
   send(to: string, message: ShardingMessage): void;
   handOffCompleted(seconds: number): void;
+  entitiesLost(entities: number): void;
 }
 
 /**
@@ -102,6 +105,7 @@ export class Dispatcher {
       else this.timers.start(timer.start, timer.delayMs, timer.fire);
     }
     for (const seconds of fx.handOffsCompleted) this.sink.handOffCompleted(seconds);
+    for (const entities of fx.entitiesLost) this.sink.entitiesLost(entities);
     for (const { to, message } of fx.sends) this.sink.send(to, message);
   }
 }

@@ -1,7 +1,6 @@
 // Builds the parts a coordinator dispatches to, in dependency order, each given the concrete parts it reads
 // (no ports: a call lands on the code that answers it). The parts record what they decide in the dispatch's
-// Effects; what still calls back: a member's death confirmed by a probe (an input, like a message), and the
-// entity state in transit (hand-off-state.ts), which releases and reports its drops itself.
+// Effects; the one call back is an input: a member's death confirmed by a probe.
 import type { Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import { NO_CORDONS } from '../placements/cordon-view.js';
@@ -39,8 +38,6 @@ export interface CoordinatorRooms {
   readonly allocator: Allocator;
   readonly homes: ShardHomes;
   readonly failovers: FailoverReport;
-  /** The coordinator's one send: a moved shard's state goes ahead of its HostShard. */
-  send(to: string, message: ShardingMessage): void;
 }
 
 /** The parts of one coordinator, over one state. */
@@ -56,21 +53,9 @@ export function wireRooms(
   const state = new CoordinatorState(() => scheduler.now());
   const basics = { typeName, state, logger };
   const members = () => ctx.membership.members();
-  const states = new HandOffStates(
-    { typeName, maxBytes: config.maxHandOffStateBytes, logger },
-    {
-      lost: (entities) => events?.onEntitySnapshots?.(typeName, 'lost', entities),
-      release: (source, shardId, handOffId) =>
-        ctx.send(source, { type: 'ShardStateReleased', typeName, shardId, handOffId }),
-    },
-  );
-  const send = (to: string, message: ShardingMessage): void => {
-    // A moved shard's state goes first, on the same connection: the new home restores before it starts.
-    if (message.type === 'HostShard') for (const chunk of states.before(to, message.shardId)) ctx.send(to, chunk);
-    ctx.send(to, message);
-  };
+  const states = new HandOffStates({ typeName, maxBytes: config.maxHandOffStateBytes, logger });
   const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
-  const allocator = new Allocator({ ...basics, role, strategy, cordons, members });
+  const allocator = new Allocator({ ...basics, role, strategy, cordons, members, states });
   const margin = new DownRemovalMargin(config.downRemovalMarginMs, scheduler, {
     confirmed: () => inputs.membershipChanged(),
     ...(settings.probe === undefined ? {} : { probe: settings.probe }),
@@ -100,6 +85,5 @@ export function wireRooms(
     allocator,
     homes,
     failovers,
-    send,
   };
 }

@@ -41,7 +41,6 @@ export class ShardCoordinator {
   private readonly allocator: Allocator;
   private readonly homes: ShardHomes;
   private readonly failovers: FailoverReport;
-  private readonly send: (to: string, message: ShardingMessage) => void;
   private readonly scheduler: Scheduler;
   private readonly timers: Cancellable[] = [];
   private readonly dispatcher: Dispatcher;
@@ -61,13 +60,14 @@ export class ShardCoordinator {
     });
     ({ state: this.state, gate: this.gate, margin: this.margin, operator: this.operator } = rooms);
     ({ insight: this.insight, handOffs: this.handOffs, states: this.states, allocator: this.allocator } = rooms);
-    ({ homes: this.homes, failovers: this.failovers, send: this.send } = rooms);
+    ({ homes: this.homes, failovers: this.failovers } = rooms);
     this.dispatcher = new Dispatcher(
       this.state,
       this.scheduler,
       {
-        send: this.send,
+        send: (to, message) => ctx.send(to, message),
         handOffCompleted: (seconds) => settings.events?.onHandOffCompleted?.(this.typeName, seconds),
+        entitiesLost: (entities) => settings.events?.onEntitySnapshots?.(this.typeName, 'lost', entities),
       },
       (fx, timer) => this.fired(fx, timer),
     );
@@ -151,7 +151,7 @@ export class ShardCoordinator {
         return this.homes.freedAll(fx, this.handOffs.acknowledged(fx, from, message.shardId));
       case 'ShardStateChunk':
         // Sent before the owner's ShardStopped, on the same connection.
-        return this.states.chunk(from, this.state.handOff(message.shardId), message);
+        return this.states.chunk(fx, from, this.state.handOff(message.shardId), message);
       case 'ShardStopped':
         fx.send(from, { ...message, type: 'ShardStoppedAck' });
         return this.homes.freedAll(fx, this.handOffs.stopped(fx, from, message.shardId, message.handOffId));
@@ -291,7 +291,7 @@ export class ShardCoordinator {
     fx.apply({ type: 'ShardStarted', region: from, shardId });
     this.failovers.shardStarted(from, shardId);
     const home = this.state.homeOf(shardId);
-    if (home === from) return this.states.started(shardId);
+    if (home === from) return this.states.started(fx, shardId);
     if (home !== undefined) {
       // A ShardHome naming the real home would not do: a region never stops a running shard on a ShardHome
       // (a stale one could name anybody).
@@ -336,7 +336,7 @@ export class ShardCoordinator {
     this.failovers.regionRemoved(region, shards);
     // Its hand-offs complete, each shard freed and re-homed; the rest of its shards are re-homed with them.
     this.homes.freedAll(fx, this.handOffs.regionGone(fx, region));
-    this.states.regionGone(region);
+    this.states.regionGone(fx, region);
     this.homes.rehome(fx, shards);
   }
 

@@ -49,7 +49,7 @@ export class ShardHomes {
       if (shardId >= numberOfShards) continue;
       const home = this.claim(fx, region, shardId);
       if (home === undefined) {
-        states.started(shardId);
+        states.started(fx, shardId);
         continue;
       }
       logger.warn({ shardId, home, claimant: region }, 'shard claimed by two regions');
@@ -67,8 +67,8 @@ export class ShardHomes {
     const { states } = this.options;
     for (const shardId of shardIds) {
       const outcome = this.freed(fx, shardId);
-      if (outcome === 'claimed') states.started(shardId);
-      else if (outcome === 'waiting') states.releaseSource(shardId);
+      if (outcome === 'claimed') states.started(fx, shardId);
+      else if (outcome === 'waiting') states.releaseSource(fx, shardId);
     }
   }
 
