@@ -7,7 +7,7 @@
 // decide in one Effects (effects.ts: events applied to the one state, sends, timers), run once they return.
 // Handlers: hand-offs.ts (the protocol), shard-homes.ts (homes), allocation.ts (the strategy),
 // operator-requests.ts, warm-up-gate.ts, down-removal-margin.ts; state.ts / shard-life.ts hold the state and
-// its events; insight.ts answers explain and dry runs; rooms.ts builds the parts.
+// its events; insight.ts answers explain and dry runs; parts.ts builds the parts.
 import { isGone } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
@@ -19,7 +19,7 @@ import type { HandOffStates } from './hand-off-state.js';
 import type { HandOffs } from './hand-offs.js';
 import { memberMap } from './membership.js';
 import type { OperatorRequests } from './operator-requests.js';
-import { wireRooms } from './rooms.js';
+import { buildParts } from './parts.js';
 import type { CoordinatorConfig, CoordinatorStats } from './settings.js';
 import type { ShardHomes } from './shard-homes.js';
 import type { CoordinatorState } from './state.js';
@@ -55,12 +55,12 @@ export class ShardCoordinator {
   ) {
     // The clock and every timer (retry, rebalance, warm-up, margin, hand-offs): the node's, which tests replace.
     this.scheduler = ctx.scheduler;
-    const rooms = wireRooms(settings, ctx, logger, this.scheduler, {
+    const parts = buildParts(settings, ctx, logger, this.scheduler, {
       membershipChanged: () => this.onMembershipChange(),
     });
-    ({ state: this.state, gate: this.gate, margin: this.margin, operator: this.operator } = rooms);
-    ({ insight: this.insight, handOffs: this.handOffs, states: this.states, allocator: this.allocator } = rooms);
-    ({ homes: this.homes, failovers: this.failovers } = rooms);
+    ({ state: this.state, gate: this.gate, margin: this.margin, operator: this.operator } = parts);
+    ({ insight: this.insight, handOffs: this.handOffs, states: this.states, allocator: this.allocator } = parts);
+    ({ homes: this.homes, failovers: this.failovers } = parts);
     this.dispatcher = new Dispatcher(
       this.state,
       this.scheduler,

@@ -25,7 +25,7 @@ export interface CoordinatorInputs {
   membershipChanged(): void;
 }
 
-export interface CoordinatorRooms {
+export interface CoordinatorParts {
   readonly state: CoordinatorState;
   readonly gate: WarmUpGate;
   readonly margin: DownRemovalMargin;
@@ -41,13 +41,13 @@ export interface CoordinatorRooms {
 }
 
 /** The parts of one coordinator, over one state. */
-export function wireRooms(
+export function buildParts(
   settings: CoordinatorConfig,
   ctx: ShardingContext,
   logger: Logger,
   scheduler: Scheduler,
   inputs: CoordinatorInputs,
-): CoordinatorRooms {
+): CoordinatorParts {
   const { typeName, role, strategy, events } = settings;
   const { config } = ctx;
   const state = new CoordinatorState(() => scheduler.now());
