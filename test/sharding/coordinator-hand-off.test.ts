@@ -80,7 +80,7 @@ function protocol(options: { regions?: string[]; timeoutMs?: number } = {}): {
   state: CoordinatorState;
   scheduler: ManualScheduler;
   handOffs: HandOffs;
-  act: (work: (fx: Effects) => number[] | void) => void;
+  act: (work: (fx: Effects) => readonly number[] | void) => void;
   sent: Sent[];
   freed: number[];
 } {
@@ -104,7 +104,7 @@ function protocol(options: { regions?: string[]; timeoutMs?: number } = {}): {
       if (timer.type === 'hand-off-timeout') handOffs.timeOut(fx, timer.shardId, timer.id);
     },
   );
-  const act = (work: (fx: Effects) => number[] | void): void =>
+  const act = (work: (fx: Effects) => readonly number[] | void): void =>
     dispatcher.dispatch((fx) => freed.push(...(work(fx) ?? [])));
   return { state, scheduler, handOffs, act, sent, freed };
 }

@@ -32,11 +32,10 @@ export type TimerEffect =
 /** The effects of one dispatch, in the order they were decided. */
 export class Effects {
   readonly sends: Outgoing[] = [];
-  readonly timers: TimerEffect[] = [];
-  /** How long each hand-off that completed took, in seconds (CoordinatorEvents.onHandOffCompleted). */
-  readonly handOffsCompleted: number[] = [];
-  /** Entities whose state in transit was dropped (CoordinatorEvents.onEntitySnapshots, 'lost'). */
-  readonly entitiesLost: number[] = [];
+  // The rarer effects' lists are made on first use: a dispatch per message should cost little.
+  private timerList: TimerEffect[] | undefined;
+  private completedList: number[] | undefined;
+  private lostList: number[] | undefined;
 
   constructor(readonly state: CoordinatorState) {}
 
@@ -55,13 +54,38 @@ export class Effects {
   }
 
   startTimer(key: string, delayMs: number, fire: CoordinatorTimer): void {
-    this.timers.push({ start: key, delayMs, fire });
+    (this.timerList ??= []).push({ start: key, delayMs, fire });
   }
 
   cancelTimer(key: string): void {
-    this.timers.push({ cancel: key });
+    (this.timerList ??= []).push({ cancel: key });
+  }
+
+  /** A hand-off completed, `seconds` after it started (CoordinatorEvents.onHandOffCompleted). */
+  handOffCompleted(seconds: number): void {
+    (this.completedList ??= []).push(seconds);
+  }
+
+  /** Entities whose state in transit was dropped (CoordinatorEvents.onEntitySnapshots, 'lost'). */
+  entitiesLost(entities: number): void {
+    (this.lostList ??= []).push(entities);
+  }
+
+  /** The timers to start or cancel, in order. */
+  get timers(): readonly TimerEffect[] {
+    return this.timerList ?? NONE;
+  }
+
+  get handOffsCompleted(): readonly number[] {
+    return this.completedList ?? NONE;
+  }
+
+  get lost(): readonly number[] {
+    return this.lostList ?? NONE;
   }
 }
+
+const NONE: readonly never[] = [];
 
 /** Where a dispatch's effects go: the coordinator's one send and its metrics. */
 export interface EffectSink {
@@ -105,7 +129,7 @@ export class Dispatcher {
       else this.timers.start(timer.start, timer.delayMs, timer.fire);
     }
     for (const seconds of fx.handOffsCompleted) this.sink.handOffCompleted(seconds);
-    for (const entities of fx.entitiesLost) this.sink.entitiesLost(entities);
+    for (const entities of fx.lost) this.sink.entitiesLost(entities);
     for (const { to, message } of fx.sends) this.sink.send(to, message);
   }
 }

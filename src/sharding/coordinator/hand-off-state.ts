@@ -128,7 +128,7 @@ export class HandOffStates {
     if (held === undefined) return;
     this.held.delete(shardId);
     this.total -= held.bytes;
-    if (lost) fx.entitiesLost.push(countEntities(held.chunks.values()));
+    if (lost) fx.entitiesLost(countEntities(held.chunks.values()));
     this.release(fx, held, shardId);
   }
 

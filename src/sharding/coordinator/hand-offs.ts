@@ -21,6 +21,9 @@ export interface HandOffsOptions {
   readonly ids?: HandOffIds;
 }
 
+/** Most calls free nothing: one empty list for them all. */
+const NOTHING_FREED: readonly number[] = [];
+
 /** The key of a shard's hand-off timeout among the dispatcher's timers. */
 function timerKey(shardId: number): string {
   return `hand-off:${shardId}`;
@@ -89,8 +92,8 @@ export class HandOffs {
   }
 
   /** BeginHandOffAck. Returns the shards freed (the owner was gone by then). */
-  acknowledged(fx: Effects, from: string, shardId: number): number[] {
-    if (!fx.state.isHandingOff(shardId)) return [];
+  acknowledged(fx: Effects, from: string, shardId: number): readonly number[] {
+    if (!fx.state.isHandingOff(shardId)) return NOTHING_FREED;
     fx.apply({ type: 'HandOffAcknowledged', shardId, region: from });
     return this.advance(fx, shardId);
   }
@@ -99,9 +102,9 @@ export class HandOffs {
    * ShardStopped: ends the hand-off only if it answers this very hand-off's HandOff (see isEndedBy). Returns
    * the shards freed.
    */
-  stopped(fx: Effects, from: string, shardId: number, handOffId: number): number[] {
+  stopped(fx: Effects, from: string, shardId: number, handOffId: number): readonly number[] {
     const handOff = fx.state.handOff(shardId);
-    if (handOff === undefined || !isEndedBy(handOff, from, handOffId)) return [];
+    if (handOff === undefined || !isEndedBy(handOff, from, handOffId)) return NOTHING_FREED;
     this.complete(fx, shardId, handOff);
     return [shardId];
   }
@@ -110,7 +113,7 @@ export class HandOffs {
    * A region was removed: hand-offs from it are complete (its entities are gone), others stop waiting for it.
    * Returns the shards freed, in the order their hand-offs completed.
    */
-  regionGone(fx: Effects, region: string): number[] {
+  regionGone(fx: Effects, region: string): readonly number[] {
     const { state } = fx;
     const freed: number[] = [];
     for (const shardId of state.handingOff()) {
@@ -180,14 +183,14 @@ export class HandOffs {
   }
 
   /** Moves to the HandOff phase once every region stopped routing to the shard; returns the shards freed. */
-  private advance(fx: Effects, shardId: number): number[] {
+  private advance(fx: Effects, shardId: number): readonly number[] {
     const { state } = fx;
     const handOff = state.handOff(shardId);
-    if (handOff === undefined || !readyToHandOff(handOff)) return [];
+    if (handOff === undefined || !readyToHandOff(handOff)) return NOTHING_FREED;
     fx.apply({ type: 'HandOffPhaseEntered', shardId });
     if (state.isRegion(handOff.owner)) {
       this.sendFor(fx, shardId, state.handOff(shardId));
-      return [];
+      return NOTHING_FREED;
     }
     this.complete(fx, shardId, handOff);
     return [shardId];
@@ -198,7 +201,7 @@ export class HandOffs {
     fx.cancelTimer(timerKey(shardId));
     fx.apply({ type: 'HandOffCompleted', shardId, id: handOff.id });
     this.counts.completed++;
-    fx.handOffsCompleted.push((now() - handOff.startedAtMs) / 1000);
+    fx.handOffCompleted((now() - handOff.startedAtMs) / 1000);
     logger.debug({ shardId, from: handOff.owner }, 'hand-off complete');
   }
 
