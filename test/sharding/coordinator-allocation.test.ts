@@ -10,6 +10,7 @@ import {
   leastLoaded,
   shardsToMove,
 } from '../../src/sharding/coordinator/allocation.js';
+import { Effects } from '../../src/sharding/coordinator/effects.js';
 import type { AllocationStrategy, ShardAllocations } from '../../src/sharding/strategies/index.js';
 import { address, member, stateWith, type Sent } from './coordinator-fakes.js';
 
@@ -157,18 +158,25 @@ describe('Allocator', () => {
     homes: Array<[number, string]> = [],
   ) {
     const state = stateWith([A, B], homes);
-    const sent: Sent[] = [];
-    const subject = new Allocator(
-      { typeName: 'T', role: undefined, strategy: strategy(allocate, rebalance), state, logger: silentLogger() },
-      { members: () => [member(1), member(2)], send: (to, message) => sent.push({ to, message }) },
-    );
-    return { subject, state, sent };
+    const fx = new Effects(state);
+    const subject = new Allocator({
+      typeName: 'T',
+      role: undefined,
+      strategy: strategy(allocate, rebalance),
+      state,
+      logger: silentLogger(),
+      members: () => [member(1), member(2)],
+      states: { before: () => [] },
+    });
+    // The sends an allocation records, in order.
+    const sent: Sent[] = fx.sends;
+    return { subject, state, sent, fx };
   }
 
   it('records the home, sends HostShard to it, and counts allocations and overruled answers', () => {
-    const { subject, state, sent } = allocator((shardId) => node(shardId === 1 ? B : C));
-    expect(subject.allocate(1)).toBe(B);
-    expect(subject.allocate(2)).toBe(A);
+    const { subject, state, sent, fx } = allocator((shardId) => node(shardId === 1 ? B : C));
+    expect(subject.allocate(fx, 1)).toBe(B);
+    expect(subject.allocate(fx, 2)).toBe(A);
     expect(state.homeOf(1)).toBe(B);
     expect(state.pendingStarts()).toEqual([
       [1, B],
@@ -184,7 +192,7 @@ describe('Allocator', () => {
   it('gives the strategy a copy: it sees no later change, and one it makes changes nothing here', () => {
     const given: Array<ReadonlyMap<string, ReadonlySet<number>>> = [];
     const seenOnA: number[][] = [];
-    const { subject, state } = allocator(
+    const { subject, state, fx } = allocator(
       (_shardId, _candidates, current) => {
         given.push(current);
         seenOnA.push([...(current.get(A) ?? [])]);
@@ -197,8 +205,8 @@ describe('Allocator', () => {
         [2, A],
       ],
     );
-    subject.allocate(3);
-    subject.allocate(4);
+    subject.allocate(fx, 3);
+    subject.allocate(fx, 4);
     expect(state.shardsOf(A)).toEqual([1, 2]);
     expect(state.shardsOf(B)).toEqual([3, 4]);
     // A's copy emptied by the first call is not handed out again; B's as given before the allocations stays so.
@@ -212,7 +220,7 @@ describe('Allocator', () => {
 
   it('asks for rebalance only with allocated shards, and a throwing strategy moves nothing', () => {
     let calls = 0;
-    const { subject } = allocator(
+    const { subject, fx } = allocator(
       () => node(A),
       () => {
         calls++;
@@ -221,7 +229,7 @@ describe('Allocator', () => {
     );
     expect([...subject.shardsToRebalance()]).toEqual([]);
     expect(calls).toBe(0);
-    subject.allocate(1);
+    subject.allocate(fx, 1);
     expect([...subject.shardsToRebalance()]).toEqual([]);
     expect(calls).toBe(1);
   });

@@ -1,14 +1,30 @@
-// The down-removal margin alone: when each member's margin starts, when it ends, and the timer that
-// re-runs the coordinator's membership check at the earliest end.
+// The down-removal margin alone: when each member's margin starts, when it ends, and the (dispatcher's)
+// timer that re-runs the coordinator's membership check at the earliest end.
 import { describe, expect, it } from 'vitest';
 import { DownRemovalMargin } from '../../src/sharding/coordinator/down-removal-margin.js';
-import { ManualScheduler, address, member } from './coordinator-fakes.js';
+import { Dispatcher } from '../../src/sharding/coordinator/effects.js';
+import { ManualScheduler, address, member, stateWith } from './coordinator-fakes.js';
 
 function margin(marginMs = 2_000) {
   const scheduler = new ManualScheduler();
   const ends: number[] = [];
-  const subject = new DownRemovalMargin(marginMs, scheduler, { ended: () => ends.push(scheduler.now()) });
-  return { subject, scheduler, ends };
+  const subject = new DownRemovalMargin(marginMs, scheduler, { confirmed: () => ends.push(scheduler.now()) });
+  // Its timer runs as the coordinator runs it: a dispatcher timer whose firing is the margin's end.
+  const dispatcher = new Dispatcher(
+    stateWith([]),
+    scheduler,
+    { send: () => {}, handOffCompleted: () => {}, entitiesLost: () => {} },
+    (_fx, timer) => {
+      if (timer.type === 'margin-ended') ends.push(scheduler.now());
+    },
+  );
+  const schedule = (now: number, forgettable: (member: string) => boolean): void =>
+    dispatcher.dispatch((fx) => subject.schedule(fx, now, forgettable));
+  const stop = (): void => {
+    subject.stop();
+    dispatcher.timers.cancelAll();
+  };
+  return { subject, scheduler, ends, schedule, stop };
 }
 
 describe('DownRemovalMargin', () => {
@@ -49,48 +65,48 @@ describe('DownRemovalMargin', () => {
   });
 
   it('fires at the earliest running margin end, and again for the next once rescheduled', () => {
-    const { subject, scheduler, ends } = margin();
+    const { subject, scheduler, ends, schedule } = margin();
     const t0 = scheduler.now();
     subject.sawGone(address(1), t0);
     subject.sawGone(address(2), t0 + 500);
-    subject.schedule(t0, () => false);
+    schedule(t0, () => false);
     expect(scheduler.pending).toBe(1);
     scheduler.advance(2_000);
     expect(ends).toEqual([t0 + 2_000]);
-    subject.schedule(scheduler.now(), () => false);
+    schedule(scheduler.now(), () => false);
     scheduler.advance(1_000);
     expect(ends).toEqual([t0 + 2_000, t0 + 2_500]);
-    subject.schedule(scheduler.now(), () => false);
+    schedule(scheduler.now(), () => false);
     expect(scheduler.pending).toBe(0);
   });
 
   it('forgets ended margins only of members the caller calls forgettable', () => {
-    const { subject, scheduler } = margin(100);
+    const { subject, scheduler, schedule } = margin(100);
     const t0 = scheduler.now();
     subject.sawGone(address(1), t0);
     subject.sawGone(address(2), t0);
-    subject.schedule(t0 + 50, () => true);
+    schedule(t0 + 50, () => true);
     expect(subject.has(address(1))).toBe(true);
-    subject.schedule(t0 + 100, (key) => key === address(1));
+    schedule(t0 + 100, (key) => key === address(1));
     expect(subject.has(address(1))).toBe(false);
     expect(subject.has(address(2))).toBe(true);
   });
 
   it('a margin of 0 never runs and arms no timer', () => {
-    const { subject, scheduler } = margin(0);
+    const { subject, scheduler, schedule } = margin(0);
     subject.sawGone(address(1), scheduler.now());
     expect(subject.inMargin(address(1), scheduler.now())).toBe(false);
-    subject.schedule(scheduler.now(), () => false);
+    schedule(scheduler.now(), () => false);
     expect(scheduler.pending).toBe(0);
   });
 
   it('once stopped, arms no timer and cancels the one it had', () => {
-    const { subject, scheduler, ends } = margin();
+    const { subject, scheduler, ends, schedule, stop } = margin();
     subject.sawGone(address(1), scheduler.now());
-    subject.schedule(scheduler.now(), () => false);
-    subject.stop();
+    schedule(scheduler.now(), () => false);
+    stop();
     expect(scheduler.pending).toBe(0);
-    subject.schedule(scheduler.now(), () => false);
+    schedule(scheduler.now(), () => false);
     scheduler.advance(5_000);
     expect(ends).toEqual([]);
   });

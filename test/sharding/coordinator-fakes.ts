@@ -1,4 +1,4 @@
-// Test helper for the coordinator's rooms: the manual scheduler of test/support/ (time moves only when the
+// Test helper for the coordinator's parts: the manual scheduler of test/support/ (time moves only when the
 // test says so), states built through their events, member records, a ShardingContext that records what the coordinator
 // sends, and a coordinator started on them with every live member registered.
 import { NodeAddress } from '../../src/cluster/address.js';

@@ -1,5 +1,5 @@
 // One hand-off record (phases, acknowledgements, the id that ends it), the hand-off ids, and the hand-off
-// protocol over a CoordinatorState, driven by a manual scheduler (the timers are the protocol's).
+// protocol over a CoordinatorState, each call one dispatch whose effects run on a manual scheduler.
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging.js';
 import {
@@ -9,6 +9,7 @@ import {
   isEndedBy,
   readyToHandOff,
 } from '../../src/sharding/coordinator/hand-offs.js';
+import { Dispatcher, type Effects } from '../../src/sharding/coordinator/effects.js';
 import type { HandOffRecord } from '../../src/sharding/coordinator/shard-life.js';
 import type { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import { ManualScheduler, address, startHandOff, stateWith, type Sent } from './coordinator-fakes.js';
@@ -71,10 +72,15 @@ describe('HandOffIds', () => {
   });
 });
 
+/**
+ * The protocol driven as the coordinator drives it: each call is one dispatch whose effects are run at once
+ * (sends recorded, timers on the manual scheduler), and the shards it frees are collected.
+ */
 function protocol(options: { regions?: string[]; timeoutMs?: number } = {}): {
   state: CoordinatorState;
   scheduler: ManualScheduler;
   handOffs: HandOffs;
+  act: (work: (fx: Effects) => readonly number[] | void) => void;
   sent: Sent[];
   freed: number[];
 } {
@@ -82,110 +88,113 @@ function protocol(options: { regions?: string[]; timeoutMs?: number } = {}): {
   const state = stateWith(options.regions ?? [A, B]);
   const sent: Sent[] = [];
   const freed: number[] = [];
-  const handOffs = new HandOffs(
-    {
-      typeName: 'T',
-      state,
-      scheduler,
-      timeoutMs: options.timeoutMs ?? 1_000,
-      logger: silentLogger(),
-      ids: new HandOffIds(100),
-    },
-    {
-      send: (to, message) => sent.push({ to, message }),
-      freed: (shardId) => freed.push(shardId),
-      completed: () => {},
+  const handOffs = new HandOffs({
+    typeName: 'T',
+    now: () => scheduler.now(),
+    timeoutMs: options.timeoutMs ?? 1_000,
+    numberOfShards: 16,
+    logger: silentLogger(),
+    ids: new HandOffIds(100),
+  });
+  const dispatcher = new Dispatcher(
+    state,
+    scheduler,
+    { send: (to, message) => sent.push({ to, message }), handOffCompleted: () => {}, entitiesLost: () => {} },
+    (fx, timer) => {
+      if (timer.type === 'hand-off-timeout') handOffs.timeOut(fx, timer.shardId, timer.id);
     },
   );
-  return { state, scheduler, handOffs, sent, freed };
+  const act = (work: (fx: Effects) => readonly number[] | void): void =>
+    dispatcher.dispatch((fx) => freed.push(...(work(fx) ?? [])));
+  return { state, scheduler, handOffs, act, sent, freed };
 }
 
 describe('HandOffs (the protocol)', () => {
   it('runs a hand-off from BeginHandOff through HandOff to ShardStopped, then frees the shard', () => {
-    const { state, handOffs, sent, freed } = protocol();
+    const { state, handOffs, act, sent, freed } = protocol();
     state.apply({ type: 'ShardAllocated', shardId: 3, region: A });
-    handOffs.begin(3, 'rebalance');
+    act((fx) => handOffs.begin(fx, 3, 'rebalance'));
     expect(sent.splice(0).map((s) => [s.to, s.message.type])).toEqual([
       [A, 'BeginHandOff'],
       [B, 'BeginHandOff'],
     ]);
-    handOffs.acknowledged(A, 3);
+    act((fx) => handOffs.acknowledged(fx, A, 3));
     expect(sent).toEqual([]);
-    handOffs.acknowledged(B, 3);
+    act((fx) => handOffs.acknowledged(fx, B, 3));
     expect(sent.splice(0)).toEqual([
       { to: A, message: { type: 'HandOff', typeName: 'T', shardId: 3, handOffId: 100 } },
     ]);
-    handOffs.stopped(A, 3, 99);
-    handOffs.stopped(B, 3, 100);
+    act((fx) => handOffs.stopped(fx, A, 3, 99));
+    act((fx) => handOffs.stopped(fx, B, 3, 100));
     expect(state.isHandingOff(3)).toBe(true);
-    handOffs.stopped(A, 3, 100);
+    act((fx) => handOffs.stopped(fx, A, 3, 100));
     expect(freed).toEqual([3]);
     expect(state.homeOf(3)).toBeUndefined();
     expect(handOffs.counters).toEqual({ started: 1, completed: 1, timedOut: 0 });
   });
 
   it('starts nothing for a homeless shard or one already moving', () => {
-    const { state, handOffs, sent } = protocol();
-    handOffs.begin(3, 'rebalance');
+    const { state, handOffs, act, sent } = protocol();
+    act((fx) => handOffs.begin(fx, 3, 'rebalance'));
     state.apply({ type: 'ShardAllocated', shardId: 4, region: A });
-    handOffs.begin(4, 'rebalance');
-    handOffs.begin(4, 'rebalance');
-    handOffs.awaitStop(4, B, 'stopping');
+    act((fx) => handOffs.begin(fx, 4, 'rebalance'));
+    act((fx) => handOffs.begin(fx, 4, 'rebalance'));
+    act((fx) => handOffs.awaitStop(fx, 4, B, 'stopping'));
     expect(handOffs.counters.started).toBe(1);
     expect(state.handOff(4)?.owner).toBe(A);
     expect(sent.filter((s) => s.message.type === 'BeginHandOff')).toHaveLength(2);
   });
 
   it('awaitStop asks the owner for the stop at once', () => {
-    const { state, handOffs, sent, freed } = protocol();
-    handOffs.awaitStop(5, B, 'stopping');
+    const { state, handOffs, act, sent, freed } = protocol();
+    act((fx) => handOffs.awaitStop(fx, 5, B, 'stopping'));
     expect(sent.splice(0)).toEqual([
       { to: B, message: { type: 'HandOff', typeName: 'T', shardId: 5, handOffId: 100 } },
     ]);
-    handOffs.stopped(B, 5, 100);
+    act((fx) => handOffs.stopped(fx, B, 5, 100));
     expect(freed).toEqual([5]);
     expect(state.isHandingOff(5)).toBe(false);
   });
 
   it('a removed owner completes its hand-offs; a removed bystander is no longer waited for', () => {
-    const { state, handOffs, sent, freed } = protocol({ regions: [A, B, C] });
+    const { state, handOffs, act, sent, freed } = protocol({ regions: [A, B, C] });
     state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
     state.apply({ type: 'ShardAllocated', shardId: 2, region: B });
-    handOffs.begin(1, 'rebalance');
-    handOffs.begin(2, 'rebalance');
-    for (const from of [A, B]) handOffs.acknowledged(from, 1);
-    for (const from of [A, B]) handOffs.acknowledged(from, 2);
+    act((fx) => handOffs.begin(fx, 1, 'rebalance'));
+    act((fx) => handOffs.begin(fx, 2, 'rebalance'));
+    for (const from of [A, B]) act((fx) => handOffs.acknowledged(fx, from, 1));
+    for (const from of [A, B]) act((fx) => handOffs.acknowledged(fx, from, 2));
     sent.length = 0;
     state.apply({ type: 'RegionTerminated', region: C });
-    handOffs.regionGone(C);
+    act((fx) => handOffs.regionGone(fx, C));
     expect(sent.map((s) => [s.to, s.message.type])).toEqual([
       [A, 'HandOff'],
       [B, 'HandOff'],
     ]);
     state.apply({ type: 'RegionTerminated', region: A });
-    handOffs.regionGone(A);
+    act((fx) => handOffs.regionGone(fx, A));
     expect(freed).toEqual([1]);
     expect(state.handingOff()).toEqual([2]);
   });
 
   it('a hand-off whose owner is gone by the time every region acknowledged completes without a HandOff', () => {
-    const { state, handOffs, sent, freed } = protocol();
+    const { state, handOffs, act, sent, freed } = protocol();
     state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
-    handOffs.begin(1, 'rebalance');
-    handOffs.acknowledged(A, 1);
+    act((fx) => handOffs.begin(fx, 1, 'rebalance'));
+    act((fx) => handOffs.acknowledged(fx, A, 1));
     // The registry lost A before regionGone ran for it (the defensive path of advance).
     state.apply({ type: 'RegionTerminated', region: A });
     sent.length = 0;
-    handOffs.acknowledged(B, 1);
+    act((fx) => handOffs.acknowledged(fx, B, 1));
     expect(sent).toEqual([]);
     expect(freed).toEqual([1]);
   });
 
   it('on timeout the shard stays and every registered region hears its home again', () => {
-    const { state, scheduler, handOffs, sent, freed } = protocol({ timeoutMs: 700 });
+    const { state, scheduler, handOffs, act, sent, freed } = protocol({ timeoutMs: 700 });
     state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
     state.apply({ type: 'ProxyRegistered', region: C });
-    handOffs.begin(1, 'rebalance');
+    act((fx) => handOffs.begin(fx, 1, 'rebalance'));
     sent.length = 0;
     scheduler.advance(700);
     expect(freed).toEqual([]);
@@ -197,28 +206,28 @@ describe('HandOffs (the protocol)', () => {
   });
 
   it('resend repeats each hand-off for its phase; stopCopy uses an id no hand-off waits for', () => {
-    const { state, handOffs, sent } = protocol();
+    const { state, handOffs, act, sent } = protocol();
     state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
-    handOffs.begin(1, 'rebalance');
-    handOffs.acknowledged(A, 1);
+    act((fx) => handOffs.begin(fx, 1, 'rebalance'));
+    act((fx) => handOffs.acknowledged(fx, A, 1));
     sent.length = 0;
-    handOffs.resend();
+    act((fx) => handOffs.resend(fx));
     expect(sent.splice(0)).toEqual([{ to: B, message: { type: 'BeginHandOff', typeName: 'T', shardId: 1 } }]);
-    handOffs.stopCopy(B, 1);
+    act((fx) => handOffs.stopCopy(fx, B, 1));
     expect(sent.splice(0)).toEqual([
       { to: B, message: { type: 'HandOff', typeName: 'T', shardId: 1, handOffId: 101 } },
     ]);
-    handOffs.acknowledged(B, 1);
-    handOffs.stopped(B, 1, 101);
+    act((fx) => handOffs.acknowledged(fx, B, 1));
+    act((fx) => handOffs.stopped(fx, B, 1, 101));
     expect(state.isHandingOff(1)).toBe(true);
   });
 
   it('stop drops every hand-off with its timer', () => {
-    const { state, scheduler, handOffs } = protocol();
+    const { state, scheduler, handOffs, act } = protocol();
     state.apply({ type: 'ShardAllocated', shardId: 1, region: A });
-    handOffs.begin(1, 'rebalance');
-    handOffs.awaitStop(2, B, 'stopping');
-    handOffs.stop();
+    act((fx) => handOffs.begin(fx, 1, 'rebalance'));
+    act((fx) => handOffs.awaitStop(fx, 2, B, 'stopping'));
+    act((fx) => handOffs.stop(fx));
     expect(state.handingOff()).toEqual([]);
     expect(scheduler.pending).toBe(0);
   });

@@ -1,15 +1,23 @@
 // Operator requests alone: how RebalanceNow sorts shard ids, its answers remembered per request id (a
-// re-sent request moves nothing twice), the bounded answer cache, and waiting for the warm-up.
+// re-sent request moves nothing twice), the bounded answer cache, and (through the coordinator) waiting
+// for the warm-up.
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging.js';
-import { AnswerCache } from '../../src/sharding/coordinator/answer-cache.js';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { coordinatorInsight } from '../../src/sharding/coordinator/insight.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
-import { OperatorRequests, judgeRebalanceNow } from '../../src/sharding/coordinator/operator-requests.js';
-import { address, startHandOff, stateWith, type Sent } from './coordinator-fakes.js';
+import { Effects } from '../../src/sharding/coordinator/effects.js';
+import {
+  AnswerCache,
+  CoordinatorCordons,
+  OperatorRequests,
+  judgeRebalanceNow,
+} from '../../src/sharding/coordinator/operator-requests.js';
+import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
+import { NO_CORDONS } from '../../src/sharding/placements/cordon-view.js';
+import { FakeContext, address, member, registration, startHandOff, stateWith, type Sent } from './coordinator-fakes.js';
 
 const A = address(1);
+const B = address(2);
 
 describe('judgeRebalanceNow', () => {
   it('sorts ids into accepted, unknown and homeless, each once, and hands off only what is not moving yet', () => {
@@ -41,39 +49,22 @@ describe('AnswerCache', () => {
 });
 
 describe('OperatorRequests', () => {
-  function requests() {
-    const state = stateWith([A], [[4, A]]);
-    const sent: Sent[] = [];
-    const handedOff: number[] = [];
-    const waiting: Array<() => void> = [];
-    let warm = false;
-    let rounds = 0;
-    const subject = new OperatorRequests(
-      { typeName: 'T', numberOfShards: 8, state, logger: silentLogger() },
-      {
-        send: (to, message) => sent.push({ to, message }),
-        whenWarm: (action) => (warm ? action() : waiting.push(action)),
-        handOff: (shardId) => handedOff.push(shardId),
-        rebalanceRound: () => rounds++,
-        insight: coordinatorInsight(
-          { typeName: 'T', numberOfShards: 8, role: undefined, strategy: new LeastShardAllocationStrategy() },
-          state,
-          { candidates: () => [NodeAddress.parse(A)], members: () => [] },
-        ),
-      },
-    );
-    const becomeWarm = (): void => {
-      warm = true;
-      for (const action of waiting.splice(0)) action();
-    };
-    return { subject, sent, handedOff, becomeWarm, rounds: () => rounds };
-  }
-
   it('answers a re-sent RebalanceNow with the first answer and moves nothing again', () => {
-    const { subject, sent, handedOff, becomeWarm } = requests();
-    becomeWarm();
-    subject.rebalanceNow(A, 7, [4, 5, 9]);
-    subject.rebalanceNow(A, 7, [4, 5, 9]);
+    const state = stateWith([A], [[4, A]]);
+    const handedOff: number[] = [];
+    const subject = new OperatorRequests({
+      typeName: 'T',
+      numberOfShards: 8,
+      strategy: new LeastShardAllocationStrategy(),
+      logger: silentLogger(),
+      cordons: new CoordinatorCordons(NO_CORDONS, () => 0),
+      handOffs: { begin: (_fx, shardId) => handedOff.push(shardId) },
+      allocator: { candidates: () => [NodeAddress.parse(A)] },
+    });
+    const fx = new Effects(state);
+    const sent: Sent[] = fx.sends;
+    subject.rebalanceNow(fx, A, 7, [4, 5, 9]);
+    subject.rebalanceNow(fx, A, 7, [4, 5, 9]);
     const answer = {
       type: 'RebalanceNowResult',
       typeName: 'T',
@@ -87,18 +78,40 @@ describe('OperatorRequests', () => {
       { to: A, message: answer },
     ]);
     expect(handedOff).toEqual([4]);
-    subject.rebalanceNow(A, 8, [4]);
+    subject.rebalanceNow(fx, A, 8, [4]);
     expect(handedOff).toEqual([4, 4]);
   });
+});
+
+describe('operator requests through the coordinator', () => {
+  /**
+   * A coordinator (8 shards) whose region A hosts shard 4, not warm until B registers (as a proxy: A stays
+   * the only candidate). `becomeWarm` registers B.
+   */
+  function requests() {
+    const ctx = new FakeContext([member(1), member(2)], { coordinatorWarmupMs: 500, rebalanceIntervalMs: 1e9 });
+    const subject = new ShardCoordinator(
+      { typeName: 'T', numberOfShards: 8, role: undefined, strategy: new LeastShardAllocationStrategy() },
+      ctx,
+      silentLogger(),
+    );
+    subject.start();
+    subject.handle(A, registration([4]));
+    ctx.take();
+    const becomeWarm = (): void => subject.handle(B, { ...registration(), proxy: true });
+    // Only the answers to operator requests (not the registration's acknowledgements).
+    const sent = (): Sent[] => ctx.take().filter(({ message }) => message.type !== 'RegisterAck');
+    return { subject, sent, becomeWarm, rounds: () => subject.stats().rebalanceRounds };
+  }
 
   it('holds every request until warm, then answers it with the map as it is then', () => {
     const { subject, sent, becomeWarm, rounds } = requests();
-    subject.getShardLocations(A, 1);
-    subject.requestRebalance(A, 2);
-    expect(sent).toEqual([]);
+    subject.handle(A, { type: 'GetShardLocations', typeName: 'T', requestId: 1 });
+    subject.handle(A, { type: 'RequestRebalance', typeName: 'T', requestId: 2 });
+    expect(sent()).toEqual([]);
     becomeWarm();
     expect(rounds()).toBe(1);
-    expect(sent).toEqual([
+    expect(sent()).toEqual([
       {
         to: A,
         message: {
@@ -114,13 +127,13 @@ describe('OperatorRequests', () => {
   });
 
   it('answers explain and dry runs once warm, from the map, starting no hand-off and no round', () => {
-    const { subject, sent, handedOff, becomeWarm, rounds } = requests();
-    subject.insight(A, { type: 'ExplainShard', typeName: 'T', requestId: 3, shardId: 4 });
-    subject.insight(A, { type: 'DryRunRebalance', typeName: 'T', requestId: 4, shardIds: [4, 5] });
-    subject.insight(A, { type: 'ExplainShard', typeName: 'T', requestId: 5, shardId: 8 });
-    expect(sent).toEqual([]);
+    const { subject, sent, becomeWarm, rounds } = requests();
+    subject.handle(A, { type: 'ExplainShard', typeName: 'T', requestId: 3, shardId: 4 });
+    subject.handle(A, { type: 'DryRunRebalance', typeName: 'T', requestId: 4, shardIds: [4, 5] });
+    subject.handle(A, { type: 'ExplainShard', typeName: 'T', requestId: 5, shardId: 8 });
+    expect(sent()).toEqual([]);
     becomeWarm();
-    expect(sent.map(({ message }) => message)).toEqual([
+    expect(sent().map(({ message }) => message)).toEqual([
       {
         type: 'ShardExplained',
         typeName: 'T',
@@ -142,7 +155,7 @@ describe('OperatorRequests', () => {
       },
       { type: 'ShardExplained', typeName: 'T', requestId: 5, explanation: null },
     ]);
-    expect(handedOff).toEqual([]);
+    expect(subject.stats().handOffsStarted).toBe(0);
     expect(rounds()).toBe(0);
   });
 });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { MemberInfo } from '../../src/cluster/member.js';
 import { allocationCandidates } from '../../src/sharding/coordinator/allocation.js';
-import { CoordinatorCordons, DRAIN_EXCLUSION_MS, planDrain } from '../../src/sharding/coordinator/drain.js';
+import { CoordinatorCordons, DRAIN_EXCLUSION_MS, planDrain } from '../../src/sharding/coordinator/operator-requests.js';
 import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
 import { parseShardingMessage } from '../../src/sharding/protocol/messages.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';

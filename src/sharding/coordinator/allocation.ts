@@ -1,14 +1,17 @@
 // Asking the strategy: who may get shards (the candidates), where one shard goes (with the strategy's answer
 // checked, and the least-loaded candidate when it is not a candidate or the strategy throws), and which
 // shards a rebalance round moves. Plain functions, and the Allocator that records a choice and sends
-// HostShard.
+// HostShard (into the dispatcher's Effects).
 import { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import { NO_CORDONS, type CordonView } from '../placements/cordon-view.js';
 import { describe } from '../core/describe.js';
 import type { AllocationStrategy } from '../strategies/index.js';
 import { hasRole } from './membership.js';
-import type { RoomBasics, SendPort } from './ports.js';
+import type { Logger } from '../../logging.js';
+import type { Effects } from './effects.js';
+import type { HandOffStates } from './hand-off-state.js';
+import type { CoordinatorState } from './state.js';
 
 export interface CandidateFilter {
   isRegion(address: string): boolean;
@@ -106,42 +109,43 @@ export function shardsToMove(
   }
 }
 
-export interface AllocatorOptions extends RoomBasics {
+export interface AllocatorOptions {
+  readonly typeName: string;
+  /** The coordinator's state, read for candidates and the shard map (changed only through Effects). */
+  readonly state: CoordinatorState;
+  readonly logger: Logger;
+  /** The cluster's members as this node sees them now (ShardingContext.membership). */
+  readonly members: () => ReadonlyArray<MemberInfo>;
   readonly role: string | undefined;
   readonly strategy: AllocationStrategy;
+  /** Entity state in transit: a moved shard's state goes to its new home ahead of its HostShard. */
+  readonly states: Pick<HandOffStates, 'before'>;
   /** Regions that take nothing new; default NO_CORDONS. */
   readonly cordons?: CordonView;
-}
-
-/** Where the Allocator's calls go (wired in rooms.ts). */
-export interface AllocatorPort extends SendPort {
-  /** The cluster's members as this node sees them now (ShardingContext.membership). */
-  members(): ReadonlyArray<MemberInfo>;
 }
 
 /** Gives shards homes through the strategy, and counts how often the strategy had to be overruled. */
 export class Allocator {
   private readonly counts = { allocations: 0, invalidAllocations: 0 };
+  /** Shards whose HostShard was unanswered at the last retry tick: only they are sent it again. */
+  private startsPendingAtLastTick = new Set<number>();
 
-  constructor(
-    private readonly options: AllocatorOptions,
-    private readonly port: AllocatorPort,
-  ) {}
+  constructor(private readonly options: AllocatorOptions) {}
 
   get counters(): { readonly allocations: number; readonly invalidAllocations: number } {
     return { ...this.counts };
   }
 
   candidates(): NodeAddress[] {
-    const { role, state, cordons } = this.options;
-    return allocationCandidates(this.port.members(), role, state, cordons);
+    const { role, state, cordons, members } = this.options;
+    return allocationCandidates(members(), role, state, cordons);
   }
 
   /**
    * Chooses a home (see chooseHome), records it and tells the region to host the shard. Undefined when the
    * shard has no home now (no candidate, or the strategy allows none of them).
    */
-  allocate(shardId: number): string | undefined {
+  allocate(fx: Effects, shardId: number): string | undefined {
     const { strategy, state, logger, typeName } = this.options;
     const candidates = this.candidates();
     const choice = chooseHome(strategy, shardId, candidates, state.shardMapSnapshot());
@@ -162,8 +166,8 @@ export class Allocator {
       );
     }
     this.counts.allocations++;
-    state.apply({ type: 'ShardAllocated', shardId, region });
-    this.port.send(region, { type: 'HostShard', typeName, shardId });
+    fx.apply({ type: 'ShardAllocated', shardId, region });
+    this.host(fx, region, shardId);
     logger.debug({ shardId, region }, 'shard allocated');
     return region;
   }
@@ -178,4 +182,54 @@ export class Allocator {
     logger.error({ err: chosen.error }, 'allocation strategy rebalance threw');
     return new Set();
   }
+
+  /**
+   * Tells `region` to host the shard; a moved shard's state goes first, on the same connection: the new home
+   * restores before it starts.
+   */
+  private host(fx: Effects, region: string, shardId: number): void {
+    for (const chunk of this.options.states.before(fx, region, shardId)) fx.send(region, chunk);
+    fx.send(region, { type: 'HostShard', typeName: this.options.typeName, shardId });
+  }
+
+  /**
+   * The retry tick: a HostShard still unanswered is sent again once it had one whole interval: one sent just
+   * before this tick is most likely in flight, and sending it again would send its shard's state twice.
+   */
+  resendStarts(fx: Effects): void {
+    const pending = fx.state.pendingStarts();
+    for (const [shardId, region] of pending)
+      if (this.startsPendingAtLastTick.has(shardId)) this.host(fx, region, shardId);
+    this.startsPendingAtLastTick = new Set(pending.map(([shardId]) => shardId));
+  }
+
+  /**
+   * Arms the timer for the strategy's next change by time alone (a pin expiring: see
+   * AllocationStrategy.nextChangeInMs), so an expiry takes effect at that moment and not at the next tick;
+   * nothing when it has none. A later change than setTimeout allows is waited for in steps (an early wake-up
+   * only re-checks).
+   */
+  scheduleChange(fx: Effects): void {
+    const { strategy, logger } = this.options;
+    if (typeof strategy.nextChangeInMs !== 'function') return;
+    let delay: number | undefined;
+    try {
+      delay = strategy.nextChangeInMs();
+    } catch (error) {
+      logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'allocation strategy nextChangeInMs threw',
+      );
+      return fx.cancelTimer(CHANGE_TIMER);
+    }
+    // Anything but a positive finite delay is no change ahead: a zero or negative one would spin.
+    if (delay === undefined || typeof delay !== 'number' || !(delay > 0) || !Number.isFinite(delay))
+      return fx.cancelTimer(CHANGE_TIMER);
+    fx.startTimer(CHANGE_TIMER, Math.min(Math.ceil(delay), MAX_DELAY_MS), { type: 'placement-change' });
+  }
 }
+
+/** The key of the strategy's next change among the dispatcher's timers. */
+const CHANGE_TIMER = 'placement-change';
+// setTimeout's longest delay.
+const MAX_DELAY_MS = 2_147_483_647;

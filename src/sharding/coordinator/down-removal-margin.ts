@@ -10,21 +10,23 @@
 // death-confirmation.ts) runs nothing, so its margin ends as soon as the coordinator's own probes confirm it.
 import { NodeAddress } from '../../cluster/address.js';
 import { DeathConfirmations } from '../../cluster/death-confirmation.js';
-import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
+import type { Scheduler } from '../../cluster/scheduler.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import type { ProbeResult } from '../../cluster/transport.js';
+import type { Effects } from './effects.js';
 
-/** Whom the margin tells, and how it probes (wired in rooms.ts). */
-export interface DownRemovalMarginPort {
-  /** A margin ended, by time or by a confirmed death: ShardCoordinator re-runs its membership check. */
-  ended(): void;
+export interface DownRemovalMarginOptions {
+  /** A member's death was confirmed (its margin ends now): the coordinator re-runs its membership check. */
+  readonly confirmed: () => void;
   /** Probes a member's address (CoordinatorConfig.probe, Transport.probe); without it every margin runs its full length. */
-  probe?(to: NodeAddress): Promise<ProbeResult>;
+  readonly probe?: (to: NodeAddress) => Promise<ProbeResult>;
 }
+
+/** The key of the margin's timer among the dispatcher's timers. */
+const MARGIN_TIMER = 'down-removal-margin';
 
 export class DownRemovalMargin {
   private readonly downSince = new Map<string, number>();
-  private timer: Cancellable | undefined;
   private stopped = false;
   /** Members whose process is confirmed gone: no margin for them. */
   private readonly proven = new Set<string>();
@@ -33,15 +35,15 @@ export class DownRemovalMargin {
   constructor(
     private readonly marginMs: number,
     private readonly scheduler: Scheduler,
-    private readonly port: DownRemovalMarginPort,
+    options: DownRemovalMarginOptions,
   ) {
-    const probe = port.probe?.bind(port);
+    // The probes' own timers are DeathConfirmations' (cluster/); a confirmation comes back as an input.
     this.deaths = new DeathConfirmations({
-      probe: marginMs > 0 ? probe : undefined,
+      probe: marginMs > 0 ? options.probe : undefined,
       scheduler,
       onConfirmed: (member) => {
         this.proven.add(member);
-        if (!this.stopped) this.port.ended();
+        if (!this.stopped) options.confirmed();
       },
     });
   }
@@ -94,12 +96,12 @@ export class DownRemovalMargin {
   }
 
   /**
-   * Arms the timer for the earliest margin still running, and forgets the ended margins of members for which
-   * `forgettable` holds (gone from both the view and the registry: nothing refers to them any more).
+   * Arms the timer for the earliest margin still running (its `margin-ended` re-runs the membership check),
+   * and forgets the ended margins of members for which `forgettable` holds (gone from both the view and the
+   * registry: nothing refers to them any more).
    */
-  schedule(now: number, forgettable: (member: string) => boolean): void {
-    this.timer?.cancel();
-    this.timer = undefined;
+  schedule(fx: Effects, now: number, forgettable: (member: string) => boolean): void {
+    fx.cancelTimer(MARGIN_TIMER);
     let next = Infinity;
     for (const [member, since] of [...this.downSince]) {
       const end = this.proven.has(member) ? now : since + this.marginMs;
@@ -114,17 +116,13 @@ export class DownRemovalMargin {
       }
     }
     if (next === Infinity || this.stopped) return;
-    this.timer = this.scheduler.setTimeout(() => {
-      this.timer = undefined;
-      if (!this.stopped) this.port.ended();
-    }, next - now);
+    fx.startTimer(MARGIN_TIMER, next - now, { type: 'margin-ended' });
   }
 
+  /** Probes no more, confirms nothing more (the dispatcher cancels its timer). */
   stop(): void {
     this.stopped = true;
     this.deaths.stop();
-    this.timer?.cancel();
-    this.timer = undefined;
   }
 }
 

@@ -2,10 +2,12 @@
 // the hand-off they name, are held until the shard's new home confirms its start, and go to that home ahead
 // of each HostShard (one connection, so they arrive first). Bounded in bytes, oldest dropped first. Whatever
 // ends a held state (the start, a drop) releases the old host's copy of it (region/retained-states.ts);
+// each call records its sends and losses in the dispatch's Effects;
 // a coordinator that stops releases nothing, so the next one asks the old host for what this one held.
 import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { WireEntityState } from '../protocol/state-messages.js';
+import type { Effects } from './effects.js';
 import type { HandOffRecord } from './shard-life.js';
 
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
@@ -27,22 +29,11 @@ export interface HandOffStatesOptions {
   readonly logger: Logger;
 }
 
-/** Whom the held state reports to (wired in rooms.ts). */
-export interface HandOffStatesPort {
-  /** State dropped (over the bound, incomplete at the new start, or its new home gone): CoordinatorEvents.onEntitySnapshots. */
-  lost(entities: number): void;
-  /** A held state ended here: its old host may drop its copy (ShardStateReleased to `source`). */
-  release(source: string, shardId: number, handOffId: number): void;
-}
-
 export class HandOffStates {
   private readonly held = new Map<number, Held>();
   private total = 0;
 
-  constructor(
-    private readonly options: HandOffStatesOptions,
-    private readonly port: HandOffStatesPort,
-  ) {}
+  constructor(private readonly options: HandOffStatesOptions) {}
 
   /** Bytes held now (the hand-off state gauge). */
   get bytes(): number {
@@ -56,6 +47,7 @@ export class HandOffStates {
 
   /** A chunk from `from`; kept only when it answers the current HandOff of its shard, from that shard's owner. */
   chunk(
+    fx: Effects,
     from: string,
     handOff: HandOffRecord | undefined,
     message: Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>,
@@ -64,7 +56,7 @@ export class HandOffStates {
     if (handOff === undefined || handOff.owner !== from || handOff.id !== handOffId) return;
     let held = this.held.get(shardId);
     if (held === undefined || held.handOffId !== handOffId || held.parts !== parts) {
-      this.drop(shardId, false);
+      this.drop(fx, shardId, false);
       held = { source: from, handOffId, parts, chunks: new Map(), bytes: 0, sentTo: undefined };
       this.held.set(shardId, held);
     }
@@ -90,12 +82,12 @@ export class HandOffStates {
         { shardId: oldest, maxHandOffStateBytes: this.options.maxBytes },
         'hand-off state over the bound dropped: its entities start fresh',
       );
-      this.drop(oldest, true);
+      this.drop(fx, oldest, true);
     }
   }
 
   /** The chunks to send to `to` ahead of a HostShard for the shard; none, and dropped, when incomplete. */
-  before(to: string, shardId: number): Restore[] {
+  before(fx: Effects, to: string, shardId: number): Restore[] {
     const held = this.held.get(shardId);
     if (held === undefined) return [];
     if (held.chunks.size !== held.parts) {
@@ -103,7 +95,7 @@ export class HandOffStates {
         { shardId, parts: held.parts, received: held.chunks.size },
         'hand-off state incomplete: its entities start fresh',
       );
-      this.drop(shardId, true);
+      this.drop(fx, shardId, true);
       return [];
     }
     held.sentTo = to;
@@ -111,19 +103,19 @@ export class HandOffStates {
   }
 
   /** The old host's copy of the shard's held state is not to be waited for (ShardStateReleased); this one stays. */
-  releaseSource(shardId: number): void {
+  releaseSource(fx: Effects, shardId: number): void {
     const held = this.held.get(shardId);
-    if (held !== undefined) this.port.release(held.source, shardId, held.handOffId);
+    if (held !== undefined) this.release(fx, held, shardId);
   }
 
   /** The new home confirmed the start (it has restored what it received), or the shard runs somewhere already. */
-  started(shardId: number): void {
-    this.drop(shardId, false);
+  started(fx: Effects, shardId: number): void {
+    this.drop(fx, shardId, false);
   }
 
   /** A region is gone: state sent to it (and not confirmed) is lost like the region's own (a crash). */
-  regionGone(region: string): void {
-    for (const [shardId, held] of this.held) if (held.sentTo === region) this.drop(shardId, true);
+  regionGone(fx: Effects, region: string): void {
+    for (const [shardId, held] of this.held) if (held.sentTo === region) this.drop(fx, shardId, true);
   }
 
   clear(): void {
@@ -131,13 +123,23 @@ export class HandOffStates {
     this.total = 0;
   }
 
-  private drop(shardId: number, lost: boolean): void {
+  private drop(fx: Effects, shardId: number, lost: boolean): void {
     const held = this.held.get(shardId);
     if (held === undefined) return;
     this.held.delete(shardId);
     this.total -= held.bytes;
-    if (lost) this.port.lost(countEntities(held.chunks.values()));
-    this.port.release(held.source, shardId, held.handOffId);
+    if (lost) fx.entitiesLost(countEntities(held.chunks.values()));
+    this.release(fx, held, shardId);
+  }
+
+  /** A held state ended here: its old host may drop its copy. */
+  private release(fx: Effects, held: Held, shardId: number): void {
+    fx.send(held.source, {
+      type: 'ShardStateReleased',
+      typeName: this.options.typeName,
+      shardId,
+      handOffId: held.handOffId,
+    });
   }
 }
 

@@ -1,39 +1,39 @@
 // The hand-off protocol of one coordinator: starting hand-offs (rebalancing, manual moves, leaves, the
 // down-removal margin, shards adopted as stopping), moving each through its phases as regions answer,
 // re-sending on the retry tick, and ending it by completion or timeout. Each step is an event applied to the
-// coordinator's state, where each hand-off is a record (shard-life.ts HandOffRecord); this room keeps only the
-// timers and the hand-off ids. What becomes of a shard once it is free is not this room's business:
-// HandOffsPort.freed says where it goes.
+// coordinator's state, where each hand-off is a record (shard-life.ts HandOffRecord); this class keeps only
+// the hand-off ids and counters, and records its sends and timers in the dispatcher's Effects. What becomes of
+// a shard once it is free is not its business: the calls that complete hand-offs return the shards freed,
+// and the dispatcher gives them homes (ShardHomes.freed).
 import { randomInt } from 'node:crypto';
-import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
-import type { ShardingMessage } from '../protocol/messages.js';
-import type { RoomBasics, SendPort } from './ports.js';
+import type { Logger } from '../../logging.js';
+import type { Effects, Outgoing } from './effects.js';
 import type { HandOffCause, HandOffPhase, HandOffRecord } from './shard-life.js';
 
-export interface HandOffsOptions extends RoomBasics {
-  readonly scheduler: Scheduler;
+export interface HandOffsOptions {
+  readonly typeName: string;
+  readonly logger: Logger;
+  /** The coordinator's clock (its scheduler's now). */
+  readonly now: () => number;
   readonly timeoutMs: number;
+  /** The type's shard count: a shard id a region names at or above it is ignored. */
+  readonly numberOfShards: number;
   readonly ids?: HandOffIds;
 }
 
-/** Where the hand-off protocol's calls go (wired in rooms.ts). */
-export interface HandOffsPort extends SendPort {
-  /** The shard stopped (or its owner is gone) and has no home now: ShardHomes.freed gives it one. */
-  freed(shardId: number): void;
-  /** A hand-off completed, `seconds` after it started: CoordinatorEvents.onHandOffCompleted (metrics). */
-  completed(seconds: number): void;
+/** Most calls free nothing: one empty list for them all. */
+const NOTHING_FREED: readonly number[] = [];
+
+/** The key of a shard's hand-off timeout among the dispatcher's timers. */
+function timerKey(shardId: number): string {
+  return `hand-off:${shardId}`;
 }
 
 export class HandOffs {
   private readonly ids: HandOffIds;
   private readonly counts = { started: 0, completed: 0, timedOut: 0 };
-  /** Each running hand-off's timeout, by shard. */
-  private readonly timers = new Map<number, Cancellable>();
 
-  constructor(
-    private readonly options: HandOffsOptions,
-    private readonly port: HandOffsPort,
-  ) {
+  constructor(private readonly options: HandOffsOptions) {
     this.ids = options.ids ?? new HandOffIds();
   }
 
@@ -42,144 +42,173 @@ export class HandOffs {
   }
 
   /** Moves a shard off its home: every region stops routing to it, then the home stops it. */
-  begin(shardId: number, cause: HandOffCause): void {
-    const { state } = this.options;
+  begin(fx: Effects, shardId: number, cause: HandOffCause): void {
+    const { state } = fx;
     const owner = state.homeOf(shardId);
     if (owner === undefined || state.isHandingOff(shardId)) return;
-    this.track(shardId, owner, 'begin', state.registered(), cause);
+    this.track(fx, shardId, owner, 'begin', state.registered(), cause);
   }
 
   /**
    * Waits for `owner` to stop a shard it may still run (a former coordinator's hand-off, or a member in its
    * down-removal margin): the shard is not allocatable until the owner says it stopped or is removed.
    */
-  awaitStop(shardId: number, owner: string, cause: HandOffCause): void {
-    if (this.options.state.isHandingOff(shardId)) return;
-    this.track(shardId, owner, 'handoff', [], cause);
+  awaitStop(fx: Effects, shardId: number, owner: string, cause: HandOffCause): void {
+    if (fx.state.isHandingOff(shardId)) return;
+    this.track(fx, shardId, owner, 'handoff', [], cause);
   }
 
-  /** BeginHandOffAck. */
-  acknowledged(from: string, shardId: number): void {
-    if (!this.options.state.isHandingOff(shardId)) return;
-    this.options.state.apply({ type: 'HandOffAcknowledged', shardId, region: from });
-    this.advance(shardId);
+  /**
+   * A region reports a shard it is still stopping (a former coordinator was lost before the ShardStopped):
+   * it is handed off from that region (not allocatable, its GetShardHome requests wait) until that region
+   * answers this coordinator's HandOff or is removed. A shard with a known home is left alone: the claim is
+   * stale or about a copy already told to stop, and a live home must never be erased.
+   */
+  adoptStopping(fx: Effects, from: string, shardId: number): void {
+    const { state } = fx;
+    if (shardId >= this.options.numberOfShards || state.homeOf(shardId) !== undefined || state.isHandingOff(shardId))
+      return;
+    this.options.logger.info(
+      { shardId, region: from },
+      'shard still stopping on a region: allocating it once it stopped',
+    );
+    this.awaitStop(fx, shardId, from, 'stopping');
   }
 
-  /** ShardStopped: ends the hand-off only if it answers this very hand-off's HandOff (see isEndedBy). */
-  stopped(from: string, shardId: number, handOffId: number): void {
-    const handOff = this.options.state.handOff(shardId);
-    if (handOff !== undefined && isEndedBy(handOff, from, handOffId)) this.complete(shardId, handOff);
+  /**
+   * A region keeps the state of a shard it stopped (named in its registration, or by ShardStateHeld while
+   * unreleased). In transit here (`inTransit`), or the shard is moving: nothing to do yet. The shard has a
+   * home: that copy is not needed. Neither: the copy in transit was lost with a former coordinator (its node
+   * crashed or left), so this one asks the region for it with a HandOff, and allocates the shard once the
+   * state is here.
+   */
+  stateHeld(fx: Effects, from: string, shardId: number, handOffId: number, inTransit: boolean): void {
+    const { numberOfShards, typeName, logger } = this.options;
+    if (shardId >= numberOfShards || inTransit || fx.state.isHandingOff(shardId)) return;
+    if (fx.state.homeOf(shardId) !== undefined)
+      return fx.send(from, { type: 'ShardStateReleased', typeName, shardId, handOffId });
+    logger.info({ shardId, region: from }, 'a region keeps the state of a shard without a home: asking for it');
+    this.awaitStop(fx, shardId, from, 'state-held');
   }
 
-  /** A region was removed: hand-offs from it are complete (its entities are gone), others stop waiting for it. */
-  regionGone(region: string): void {
-    const { state } = this.options;
+  /** BeginHandOffAck. Returns the shards freed (the owner was gone by then). */
+  acknowledged(fx: Effects, from: string, shardId: number): readonly number[] {
+    if (!fx.state.isHandingOff(shardId)) return NOTHING_FREED;
+    fx.apply({ type: 'HandOffAcknowledged', shardId, region: from });
+    return this.advance(fx, shardId);
+  }
+
+  /**
+   * ShardStopped: ends the hand-off only if it answers this very hand-off's HandOff (see isEndedBy). Returns
+   * the shards freed.
+   */
+  stopped(fx: Effects, from: string, shardId: number, handOffId: number): readonly number[] {
+    const handOff = fx.state.handOff(shardId);
+    if (handOff === undefined || !isEndedBy(handOff, from, handOffId)) return NOTHING_FREED;
+    this.complete(fx, shardId, handOff);
+    return [shardId];
+  }
+
+  /**
+   * A region was removed: hand-offs from it are complete (its entities are gone), others stop waiting for it.
+   * Returns the shards freed, in the order their hand-offs completed.
+   */
+  regionGone(fx: Effects, region: string): readonly number[] {
+    const { state } = fx;
+    const freed: number[] = [];
     for (const shardId of state.handingOff()) {
       const handOff = state.handOff(shardId);
       if (handOff === undefined) continue;
-      if (handOff.owner === region) this.complete(shardId, handOff);
-      else if (handOff.phase === 'begin' && handOff.pendingAcks.has(region)) {
-        state.apply({ type: 'HandOffAcknowledged', shardId, region });
-        this.advance(shardId);
+      if (handOff.owner === region) {
+        this.complete(fx, shardId, handOff);
+        freed.push(shardId);
+      } else if (handOff.phase === 'begin' && handOff.pendingAcks.has(region)) {
+        fx.apply({ type: 'HandOffAcknowledged', shardId, region });
+        freed.push(...this.advance(fx, shardId));
       }
     }
+    return freed;
   }
 
   /**
    * Stops a copy of a shard homed elsewhere, with a HandOff of its own: an id no hand-off waits for, so its
    * ShardStopped changes nothing here.
    */
-  stopCopy(region: string, shardId: number): void {
-    this.port.send(region, {
-      type: 'HandOff',
-      typeName: this.options.typeName,
-      shardId,
-      handOffId: this.ids.take(),
-    });
+  stopCopy(fx: Effects, region: string, shardId: number): void {
+    fx.send(region, { type: 'HandOff', typeName: this.options.typeName, shardId, handOffId: this.ids.take() });
   }
 
   /** The retry tick: each hand-off's messages for its current phase again. */
-  resend(): void {
-    const { state } = this.options;
-    for (const shardId of state.handingOff()) this.sendFor(shardId, state.handOff(shardId));
+  resend(fx: Effects): void {
+    for (const shardId of fx.state.handingOff()) this.sendFor(fx, shardId, fx.state.handOff(shardId));
   }
 
   /** The coordinator stops: every hand-off is dropped with its timer. */
-  stop(): void {
-    for (const timer of this.timers.values()) timer.cancel();
-    this.timers.clear();
-    this.options.state.apply({ type: 'HandOffsAbandoned' });
+  stop(fx: Effects): void {
+    for (const shardId of fx.state.handingOff()) fx.cancelTimer(timerKey(shardId));
+    fx.apply({ type: 'HandOffsAbandoned' });
+  }
+
+  /** A hand-off's timer fired: if that hand-off still runs, the shard stays, and every region learns its home. */
+  timeOut(fx: Effects, shardId: number, id: number): void {
+    const { logger, timeoutMs, typeName } = this.options;
+    const { state } = fx;
+    const handOff = state.handOff(shardId);
+    if (handOff?.id !== id) return;
+    const { owner } = handOff;
+    this.counts.timedOut++;
+    logger.warn({ shardId, owner, timeoutMs }, 'hand-off timed out; shard stays');
+    fx.apply({ type: 'HandOffTimedOut', shardId, id });
+    const region = state.homeOf(shardId);
+    if (region === undefined) return;
+    fx.broadcast({ type: 'ShardHome', typeName, shardId, region });
   }
 
   private track(
+    fx: Effects,
     shardId: number,
     owner: string,
     phase: HandOffPhase,
     pendingAcks: Iterable<string>,
     cause: HandOffCause,
   ): void {
-    const { state, scheduler, timeoutMs, logger } = this.options;
+    const { now, timeoutMs, logger } = this.options;
     const id = this.ids.take();
-    const startedAtMs = scheduler.now();
-    state.apply({ type: 'HandOffStarted', shardId, handOff: { id, owner, phase, pendingAcks, startedAtMs, cause } });
-    this.timers.set(
-      shardId,
-      scheduler.setTimeout(() => this.timeOut(shardId, id), timeoutMs),
-    );
+    const startedAtMs = now();
+    fx.apply({ type: 'HandOffStarted', shardId, handOff: { id, owner, phase, pendingAcks, startedAtMs, cause } });
+    fx.startTimer(timerKey(shardId), timeoutMs, { type: 'hand-off-timeout', shardId, id });
     this.counts.started++;
     logger.debug({ shardId, owner, phase, cause }, 'hand-off started');
-    this.sendFor(shardId, state.handOff(shardId));
+    this.sendFor(fx, shardId, fx.state.handOff(shardId));
   }
 
-  /** Moves to the HandOff phase once every region stopped routing to the shard. */
-  private advance(shardId: number): void {
-    const { state } = this.options;
+  /** Moves to the HandOff phase once every region stopped routing to the shard; returns the shards freed. */
+  private advance(fx: Effects, shardId: number): readonly number[] {
+    const { state } = fx;
     const handOff = state.handOff(shardId);
-    if (handOff === undefined || !readyToHandOff(handOff)) return;
-    state.apply({ type: 'HandOffPhaseEntered', shardId });
-    if (state.isRegion(handOff.owner)) this.sendFor(shardId, state.handOff(shardId));
-    else this.complete(shardId, handOff);
+    if (handOff === undefined || !readyToHandOff(handOff)) return NOTHING_FREED;
+    fx.apply({ type: 'HandOffPhaseEntered', shardId });
+    if (state.isRegion(handOff.owner)) {
+      this.sendFor(fx, shardId, state.handOff(shardId));
+      return NOTHING_FREED;
+    }
+    this.complete(fx, shardId, handOff);
+    return [shardId];
   }
 
-  private complete(shardId: number, handOff: HandOffRecord): void {
-    const { state, logger, scheduler } = this.options;
-    this.endTimer(shardId);
-    state.apply({ type: 'HandOffCompleted', shardId, id: handOff.id });
+  private complete(fx: Effects, shardId: number, handOff: HandOffRecord): void {
+    const { logger, now } = this.options;
+    fx.cancelTimer(timerKey(shardId));
+    fx.apply({ type: 'HandOffCompleted', shardId, id: handOff.id });
     this.counts.completed++;
-    this.port.completed((scheduler.now() - handOff.startedAtMs) / 1000);
+    fx.handOffCompleted((now() - handOff.startedAtMs) / 1000);
     logger.debug({ shardId, from: handOff.owner }, 'hand-off complete');
-    this.port.freed(shardId);
   }
 
-  /** The shard stays, and the regions that forgot its home learn it again. */
-  private timeOut(shardId: number, id: number): void {
-    const { state, logger, timeoutMs, typeName } = this.options;
-    const handOff = state.handOff(shardId);
-    if (handOff?.id !== id) return;
-    this.timers.delete(shardId);
-    const { owner } = handOff;
-    this.counts.timedOut++;
-    logger.warn({ shardId, owner, timeoutMs }, 'hand-off timed out; shard stays');
-    state.apply({ type: 'HandOffTimedOut', shardId, id });
-    const region = state.homeOf(shardId);
-    if (region === undefined) return;
-    for (const to of state.registered()) this.port.send(to, { type: 'ShardHome', typeName, shardId, region });
-  }
-
-  private endTimer(shardId: number): void {
-    this.timers.get(shardId)?.cancel();
-    this.timers.delete(shardId);
-  }
-
-  private sendFor(shardId: number, handOff: HandOffRecord | undefined): void {
+  private sendFor(fx: Effects, shardId: number, handOff: HandOffRecord | undefined): void {
     if (handOff === undefined) return;
-    for (const { to, message } of handOffMessages(shardId, handOff, this.options.typeName)) this.port.send(to, message);
+    for (const { to, message } of handOffMessages(shardId, handOff, this.options.typeName)) fx.send(to, message);
   }
-}
-
-export interface Outgoing {
-  readonly to: string;
-  readonly message: ShardingMessage;
 }
 
 /** True once every region stopped routing to the shard and the HandOff may be sent. */

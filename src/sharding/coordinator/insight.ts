@@ -26,8 +26,8 @@ import type { CoordinatorState } from './state.js';
 export const MAX_LISTED_MOVES = 50_000;
 const MAX_WARNINGS = 10_000;
 
-/** What the answers read besides the state (wired in rooms.ts). */
-export interface InsightPort {
+/** What the answers read besides the state. */
+export interface InsightSources {
   /** Who may get shards now (Allocator.candidates). */
   candidates(): NodeAddress[];
   /** The cluster's members as this node sees them now (ShardingContext.membership). */
@@ -38,7 +38,7 @@ export interface InsightPort {
 export function coordinatorInsight(
   settings: CoordinatorConfig,
   state: CoordinatorState,
-  port: InsightPort,
+  sources: InsightSources,
 ): (request: InsightRequest) => ShardingMessage {
   return (request) => {
     const { typeName, requestId } = request;
@@ -50,10 +50,10 @@ export function coordinatorInsight(
         const { strategy } = settings;
         const pins = isPinAware(strategy) ? strategy.pinContext() : undefined;
         const listed = settings.listedPlacement?.(shardId, pins?.now ?? Date.now());
-        const offered = port.candidates();
+        const offered = sources.candidates();
         const explanation = explainShard(shardId, {
           state,
-          members: port.members(),
+          members: sources.members(),
           candidates: offered,
           cordons: settings.cordons ?? NO_CORDONS,
           pins,
@@ -72,9 +72,11 @@ export function coordinatorInsight(
         };
       }
       case 'DryRunPlacements':
-        return answer(request, (warn) => dryRunPlacements(settings, state, port.candidates(), request.pins, warn));
+        return answer(request, (warn) => dryRunPlacements(settings, state, sources.candidates(), request.pins, warn));
       case 'DryRunRebalance':
-        return answer(request, (warn) => dryRunRebalance(settings, state, port.candidates(), request.shardIds, warn));
+        return answer(request, (warn) =>
+          dryRunRebalance(settings, state, sources.candidates(), request.shardIds, warn),
+        );
     }
   };
 }

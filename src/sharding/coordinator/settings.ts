@@ -1,5 +1,5 @@
 // The coordinator's public types: its settings, its stats, and where it runs. Apart from the dispatcher so
-// that the rooms under coordinator/ can name them without importing the class that wires them together.
+// that its parts under coordinator/ can name them without importing the class that dispatches to them.
 import type { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
 import type { ProbeResult } from '../../cluster/transport.js';

@@ -3,29 +3,28 @@
 // live nodes), ask for homes, and take part in hand-offs that the coordinator runs for rebalancing, manual
 // moves and graceful leaves. Its state is in memory only: the regions are the source of truth.
 //
-// This class only dispatches, to the rooms under coordinator/, which rooms.ts builds and wires (each room gets
-// its settings and one typed port): state.ts (the one state, changed by apply(event); shard-life.ts says
-// what a shard's statuses and the events are), hand-offs.ts (the hand-off protocol), warm-up-gate.ts, down-removal-margin.ts, allocation.ts (strategy calls), shard-homes.ts (homes, and shards
-// the strategy has none for), change-timer.ts (pins expiring), operator-requests.ts, insight.ts (explain and
-// dry-run answers), drain.ts (drains and the cordons it honours), hand-off-state.ts (entity state in transit
-// from a shard's old host to its new one).
+// This class is the dispatcher: each message and each timer is one dispatch, whose handlers record what they
+// decide in one Effects (effects.ts: events applied to the one state, sends, timers), run once they return.
+// Handlers: hand-offs.ts (the protocol), shard-homes.ts (homes), allocation.ts (the strategy),
+// operator-requests.ts, warm-up-gate.ts, down-removal-margin.ts; state.ts / shard-life.ts hold the state and
+// its events; insight.ts answers explain and dry runs; parts.ts builds the parts.
 import { isGone } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import type { Allocator } from './allocation.js';
-import type { ChangeTimer } from './change-timer.js';
-import type { DrainRequests } from './drain.js';
 import { UNTRACED_OLDER_MEMBERS, olderMembersUntraced, type DownRemovalMargin } from './down-removal-margin.js';
+import { Dispatcher, type CoordinatorTimer, type Effects } from './effects.js';
 import type { FailoverReport } from './failover-report.js';
 import type { HandOffStates } from './hand-off-state.js';
 import type { HandOffs } from './hand-offs.js';
 import { memberMap } from './membership.js';
 import type { OperatorRequests } from './operator-requests.js';
-import { wireRooms } from './rooms.js';
+import { buildParts } from './parts.js';
 import type { CoordinatorConfig, CoordinatorStats } from './settings.js';
 import type { ShardHomes } from './shard-homes.js';
 import type { CoordinatorState } from './state.js';
 import type { WarmUpGate } from './warm-up-gate.js';
+import type { InsightRequest } from '../protocol/insight-messages.js';
 import type { ShardingMessage, TypedShardingMessage } from '../protocol/messages.js';
 import type { ShardingContext } from '../core/sharding-context.js';
 
@@ -36,19 +35,16 @@ export class ShardCoordinator {
   private readonly gate: WarmUpGate;
   private readonly margin: DownRemovalMargin;
   private readonly operator: OperatorRequests;
-  private readonly drains: DrainRequests;
+  private readonly insight: (request: InsightRequest) => ShardingMessage;
   private readonly handOffs: HandOffs;
   private readonly states: HandOffStates; // entity state between the old host's stop and the new home's start
   private readonly allocator: Allocator;
   private readonly homes: ShardHomes;
-  private readonly changeTimer: ChangeTimer;
   private readonly failovers: FailoverReport;
-  private readonly send: (to: string, message: ShardingMessage) => void;
   private readonly scheduler: Scheduler;
   private readonly timers: Cancellable[] = [];
+  private readonly dispatcher: Dispatcher;
   private rebalanceQueued = false;
-  /** Shards whose HostShard was unanswered at the last retry tick: only they are sent it again. */
-  private startsPendingAtLastTick = new Set<number>();
   private stopped = false;
   private rebalanceRounds = 0;
 
@@ -59,19 +55,22 @@ export class ShardCoordinator {
   ) {
     // The clock and every timer (retry, rebalance, warm-up, margin, hand-offs): the node's, which tests replace.
     this.scheduler = ctx.scheduler;
-    const rooms = wireRooms(settings, ctx, logger, this.scheduler, {
-      rebalanceRound: () => this.rebalanceRound(),
+    const parts = buildParts(settings, ctx, logger, this.scheduler, {
       membershipChanged: () => this.onMembershipChange(),
-      warm: (reason) => this.onWarm(reason),
-      placementExpired: () => {
-        this.logger.info('a placement rule expired: rebalancing now');
-        this.rebalanceRound();
-        this.homes.retryWaiting();
-      },
     });
-    ({ state: this.state, gate: this.gate, margin: this.margin, operator: this.operator } = rooms);
-    ({ drains: this.drains, handOffs: this.handOffs, states: this.states, allocator: this.allocator } = rooms);
-    ({ homes: this.homes, changeTimer: this.changeTimer, failovers: this.failovers, send: this.send } = rooms);
+    ({ state: this.state, gate: this.gate, margin: this.margin, operator: this.operator } = parts);
+    ({ insight: this.insight, handOffs: this.handOffs, states: this.states, allocator: this.allocator } = parts);
+    ({ homes: this.homes, failovers: this.failovers } = parts);
+    this.dispatcher = new Dispatcher(
+      this.state,
+      this.scheduler,
+      {
+        send: (to, message) => ctx.send(to, message),
+        handOffCompleted: (seconds) => settings.events?.onHandOffCompleted?.(this.typeName, seconds),
+        entitiesLost: (entities) => settings.events?.onEntitySnapshots?.(this.typeName, 'lost', entities),
+      },
+      (fx, timer) => this.fired(fx, timer),
+    );
   }
 
   get typeName(): string {
@@ -83,21 +82,25 @@ export class ShardCoordinator {
     this.logger.info({ warmupMs: coordinatorWarmupMs }, 'coordinator started');
     this.timers.push(this.scheduler.setInterval(() => this.retry(), retryIntervalMs));
     this.timers.push(this.scheduler.setInterval(() => this.rebalanceRound(), rebalanceIntervalMs));
-    this.gate.start();
+    this.dispatch((fx) => this.started(fx));
+  }
+
+  private started(fx: Effects): void {
+    this.warmed(fx, this.gate.start(fx));
     const members = this.ctx.membership.members();
     // Regions re-register on seeing the coordinator move; this covers a coordinator restarted on the same node.
     const live = members.filter((member) => !isGone(member.status));
     for (const member of live)
-      this.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
+      fx.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
     // Members already down get the rest of their margin, from when their downing was decided; older members
     // gone from the view without a trace get a full one from now (see olderMembersUntraced).
     const now = this.scheduler.now();
     this.margin.sawDown(members, now);
     if (olderMembersUntraced(members, this.ctx.self.toString())) this.margin.sawGone(UNTRACED_OLDER_MEMBERS, now);
     const keys = memberMap(members);
-    this.margin.schedule(now, (key) => !keys.has(key) && !this.state.isRegion(key));
-    this.gate.check();
-    this.changeTimer.schedule();
+    this.margin.schedule(fx, now, (key) => !keys.has(key) && !this.state.isRegion(key));
+    this.warmed(fx, this.gate.check(fx));
+    this.allocator.scheduleChange(fx);
   }
 
   stop(): void {
@@ -105,9 +108,9 @@ export class ShardCoordinator {
     this.stopped = true;
     for (const timer of this.timers.splice(0)) timer.cancel();
     this.gate.stop();
-    this.changeTimer.stop();
     this.margin.stop();
-    this.handOffs.stop();
+    this.dispatcher.dispatch((fx) => this.handOffs.stop(fx));
+    this.dispatcher.timers.cancelAll();
     this.states.clear();
     this.logger.info('coordinator stopped');
   }
@@ -126,45 +129,54 @@ export class ShardCoordinator {
       handOffsStarted: handOffs.started,
       handOffsCompleted: handOffs.completed,
       handOffsTimedOut: handOffs.timedOut,
-      waitingShards: this.homes.waitingCount,
+      waitingShards: this.state.waiting('no-home').length,
       handOffStateBytes: this.states.bytes,
     };
   }
 
   handle(from: string, message: TypedShardingMessage): void {
     if (this.stopped) return;
+    this.dispatch((fx) => this.receive(fx, from, message));
+  }
+
+  private receive(fx: Effects, from: string, message: TypedShardingMessage): void {
     switch (message.type) {
       case 'RegisterRegion':
-        return this.onRegister(from, message);
+        return this.onRegister(fx, from, message);
       case 'GetShardHome':
-        return this.onGetShardHome(from, message.shardId);
+        return this.onGetShardHome(fx, from, message.shardId);
       case 'ShardStarted':
-        return this.onShardStarted(from, message.shardId);
+        return this.onShardStarted(fx, from, message.shardId);
       case 'BeginHandOffAck':
-        return this.handOffs.acknowledged(from, message.shardId);
+        return this.homes.freedAll(fx, this.handOffs.acknowledged(fx, from, message.shardId));
       case 'ShardStateChunk':
         // Sent before the owner's ShardStopped, on the same connection.
-        return this.states.chunk(from, this.state.handOff(message.shardId), message);
+        return this.states.chunk(fx, from, this.state.handOff(message.shardId), message);
       case 'ShardStopped':
-        this.send(from, { ...message, type: 'ShardStoppedAck' });
-        return this.handOffs.stopped(from, message.shardId, message.handOffId);
+        fx.send(from, { ...message, type: 'ShardStoppedAck' });
+        return this.homes.freedAll(fx, this.handOffs.stopped(fx, from, message.shardId, message.handOffId));
       case 'ShardStateHeld':
-        if (this.state.isRegion(from)) this.onStateHeld(from, message.shardId, message.handOffId);
+        if (this.state.isRegion(from))
+          this.handOffs.stateHeld(fx, from, message.shardId, message.handOffId, this.states.holds(message.shardId));
         return;
       case 'GracefulShutdownRequest':
-        return this.onGracefulShutdown(from);
+        return this.onGracefulShutdown(fx, from);
+      // Operator requests: each answer needs the full map, so each waits until the coordinator is warm.
       case 'GetShardLocations':
-        return this.operator.getShardLocations(from, message.requestId);
+        return this.whenWarm((fx) => this.operator.shardLocations(fx, from, message.requestId));
       case 'RebalanceNow':
-        return this.operator.rebalanceNow(from, message.requestId, message.shardIds);
+        return this.whenWarm((fx) => this.operator.rebalanceNow(fx, from, message.requestId, message.shardIds));
       case 'RequestRebalance':
-        return this.operator.requestRebalance(from, message.requestId);
+        return this.whenWarm((fx) => {
+          this.rebalanceRound();
+          fx.send(from, { type: 'RebalanceRequested', typeName: this.typeName, requestId: message.requestId });
+        });
       case 'ExplainShard':
       case 'DryRunPlacements':
       case 'DryRunRebalance':
-        return this.operator.insight(from, message);
+        return this.whenWarm((fx) => fx.send(from, this.insight(message)));
       case 'DrainRegion':
-        return this.drains.drain(from, message.requestId, message.region);
+        return this.whenWarm((fx) => this.operator.drain(fx, from, message.requestId, message.region));
       default:
         this.logger.debug({ type: message.type, from }, 'ignored message not meant for the coordinator');
     }
@@ -175,7 +187,7 @@ export class ShardCoordinator {
     if (this.stopped || this.rebalanceQueued) return;
     if (this.gate.isWarm) {
       this.rebalanceRound();
-      this.homes.retryWaiting();
+      this.dispatch((fx) => this.homes.retryWaiting(fx));
       return;
     }
     // One queued round covers every change that arrives during warm-up.
@@ -183,7 +195,7 @@ export class ShardCoordinator {
     this.gate.whenWarm(() => {
       this.rebalanceQueued = false;
       this.rebalanceRound();
-      this.homes.retryWaiting();
+      this.dispatch((fx) => this.homes.retryWaiting(fx));
     });
   }
 
@@ -195,27 +207,31 @@ export class ShardCoordinator {
    */
   onMembershipChange(): void {
     if (this.stopped) return;
+    this.dispatch((fx) => this.membershipChanged(fx));
+  }
+
+  private membershipChanged(fx: Effects): void {
     const members = memberMap(this.ctx.membership.members());
     const now = this.scheduler.now();
     this.margin.sawDown(members.values(), now);
     for (const joined of this.state.early.admitted(members))
-      this.send(joined, { type: 'RegisterRequired', typeName: this.typeName });
+      fx.send(joined, { type: 'RegisterRequired', typeName: this.typeName });
     for (const region of this.state.registered()) {
       const member = members.get(region);
       if (member !== undefined && !isGone(member.status)) continue;
       if (!this.state.isShuttingDown(region) && this.state.shardsOf(region).length > 0)
         this.margin.sawGone(region, now);
       if (this.margin.inMargin(region, now)) {
-        for (const shardId of this.state.shardsOf(region)) this.handOffs.awaitStop(shardId, region, 'down-margin');
+        for (const shardId of this.state.shardsOf(region)) this.handOffs.awaitStop(fx, shardId, region, 'down-margin');
         continue;
       }
-      this.removeRegion(region);
+      this.removeRegion(fx, region);
     }
-    this.margin.schedule(now, (key) => !members.has(key) && !this.state.isRegion(key));
-    for (const key of this.gate.trackReturningMembers())
-      this.send(key, { type: 'RegisterRequired', typeName: this.typeName });
-    this.gate.check();
-    this.homes.flushDeferred();
+    this.margin.schedule(fx, now, (key) => !members.has(key) && !this.state.isRegion(key));
+    for (const key of this.gate.trackReturningMembers(fx))
+      fx.send(key, { type: 'RegisterRequired', typeName: this.typeName });
+    this.warmed(fx, this.gate.check(fx));
+    this.homes.flushDeferred(fx);
   }
 
   /** Where every allocated shard lives, by region (regions without shards included), sorted. */
@@ -223,7 +239,11 @@ export class ShardCoordinator {
     return this.state.locations();
   }
 
-  private onRegister(from: string, registration: Extract<TypedShardingMessage, { type: 'RegisterRegion' }>): void {
+  private onRegister(
+    fx: Effects,
+    from: string,
+    registration: Extract<TypedShardingMessage, { type: 'RegisterRegion' }>,
+  ): void {
     const { proxy, shards, stopping, retained } = registration;
     const member = this.ctx.membership.members().find((m) => m.address.toString() === from);
     if (member === undefined || isGone(member.status)) {
@@ -231,76 +251,34 @@ export class ShardCoordinator {
       return this.logger.debug({ from }, 'registration from a node that is not a live member ignored');
     }
     if (proxy) {
-      this.state.apply({ type: 'ProxyRegistered', region: from });
+      fx.apply({ type: 'ProxyRegistered', region: from });
     } else {
       if (!this.state.isRegion(from)) {
-        this.state.apply({ type: 'RegionRegistered', region: from });
+        fx.apply({ type: 'RegionRegistered', region: from });
         this.logger.info({ region: from, shards: shards.length }, 'region registered');
         queueMicrotask(() => this.settings.onRegionAdded?.());
       }
-      for (const shardId of shards) {
-        if (shardId >= this.settings.numberOfShards) continue;
-        const home = this.homes.claim(from, shardId);
-        if (home === undefined) {
-          // It runs there: a state held for it here (its start not yet confirmed) has been restored or is moot.
-          this.states.started(shardId);
-          continue;
-        }
-        // Two regions claim one shard: the home already known wins, and the news makes the other stop its copy.
-        this.logger.warn({ shardId, home, claimant: from }, 'shard claimed by two regions');
-        this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
-      }
-      for (const shardId of stopping) this.adoptStopping(from, shardId);
-      for (const { shardId, handOffId } of retained) this.onStateHeld(from, shardId, handOffId);
+      this.homes.claimAll(fx, from, shards, this.settings.numberOfShards);
+      for (const shardId of stopping) this.handOffs.adoptStopping(fx, from, shardId);
+      for (const { shardId, handOffId } of retained)
+        this.handOffs.stateHeld(fx, from, shardId, handOffId, this.states.holds(shardId));
     }
-    this.send(from, { type: 'RegisterAck', typeName: this.typeName });
-    this.gate.check();
-    this.homes.flushDeferred();
+    fx.send(from, { type: 'RegisterAck', typeName: this.typeName });
+    this.warmed(fx, this.gate.check(fx));
+    this.homes.flushDeferred(fx);
   }
 
-  /**
-   * A region reports a shard it is still stopping (a former coordinator was lost before the ShardStopped):
-   * it is handed off from that region (not allocatable, its GetShardHome requests wait) until that region
-   * answers this coordinator's HandOff or is removed. A shard with a known home is left alone: the claim is
-   * stale or about a copy already told to stop, and a live home must never be erased.
-   */
-  private adoptStopping(from: string, shardId: number): void {
-    if (
-      shardId >= this.settings.numberOfShards ||
-      this.state.homeOf(shardId) !== undefined ||
-      this.state.isHandingOff(shardId)
-    )
-      return;
-    this.logger.info({ shardId, region: from }, 'shard still stopping on a region: allocating it once it stopped');
-    this.handOffs.awaitStop(shardId, from, 'stopping');
-  }
-
-  /**
-   * A region keeps the state of a shard it stopped (named in its registration, or by ShardStateHeld while
-   * unreleased). In transit here, or the shard is moving: nothing to do yet. The shard has a home: that copy
-   * is not needed. Neither: the copy in transit was lost with a former coordinator (its node crashed or left),
-   * so this one asks the region for it with a HandOff, and allocates the shard once the state is here.
-   */
-  private onStateHeld(from: string, shardId: number, handOffId: number): void {
-    if (shardId >= this.settings.numberOfShards || this.states.holds(shardId) || this.state.isHandingOff(shardId))
-      return;
-    if (this.state.homeOf(shardId) !== undefined)
-      return this.send(from, { type: 'ShardStateReleased', typeName: this.typeName, shardId, handOffId });
-    this.logger.info({ shardId, region: from }, 'a region keeps the state of a shard without a home: asking for it');
-    this.handOffs.awaitStop(shardId, from, 'state-held');
-  }
-
-  private onGetShardHome(from: string, shardId: number): void {
-    if (!this.state.isRegistered(from)) return this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
+  private onGetShardHome(fx: Effects, from: string, shardId: number): void {
+    if (!this.state.isRegistered(from)) return fx.send(from, { type: 'RegisterRequired', typeName: this.typeName });
     const { numberOfShards } = this.settings;
     if (shardId >= numberOfShards)
       return this.logger.warn({ shardId, from, numberOfShards }, 'home requested for a shard out of range');
     // A shard being handed off is answered by the ShardHome broadcast that ends the hand-off.
     if (this.state.isHandingOff(shardId)) return;
     const home = this.state.homeOf(shardId);
-    if (home !== undefined) this.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
-    else if (!this.gate.open) this.homes.defer(shardId, from);
-    else this.homes.allocateAndAnnounce(shardId, [from]);
+    if (home !== undefined) fx.send(from, { type: 'ShardHome', typeName: this.typeName, shardId, region: home });
+    else if (!this.gate.open) this.homes.defer(fx, shardId, from);
+    else this.homes.allocateAndAnnounce(fx, shardId, [from]);
   }
 
   /**
@@ -309,71 +287,80 @@ export class ShardCoordinator {
    * second copy after a failover, is handed off. A start of a shard with no home and no hand-off is
    * adopted, as a registration would be.
    */
-  private onShardStarted(from: string, shardId: number): void {
-    this.state.apply({ type: 'ShardStarted', region: from, shardId });
+  private onShardStarted(fx: Effects, from: string, shardId: number): void {
+    fx.apply({ type: 'ShardStarted', region: from, shardId });
     this.failovers.shardStarted(from, shardId);
     const home = this.state.homeOf(shardId);
-    if (home === from) return this.states.started(shardId);
+    if (home === from) return this.states.started(fx, shardId);
     if (home !== undefined) {
       // A ShardHome naming the real home would not do: a region never stops a running shard on a ShardHome
       // (a stale one could name anybody).
       this.logger.warn({ shardId, home, copy: from }, 'a region runs a shard homed elsewhere; stopping that copy');
-      this.handOffs.stopCopy(from, shardId);
+      this.handOffs.stopCopy(fx, from, shardId);
       return;
     }
-    this.homes.adopt(from, shardId);
+    this.homes.adopt(fx, from, shardId);
   }
 
-  private onGracefulShutdown(from: string): void {
+  private onGracefulShutdown(fx: Effects, from: string): void {
     if (!this.state.isRegion(from)) {
-      this.send(from, { type: 'RegisterRequired', typeName: this.typeName });
+      fx.send(from, { type: 'RegisterRequired', typeName: this.typeName });
       return;
     }
     if (!this.state.isShuttingDown(from)) {
-      this.state.apply({ type: 'RegionLeaving', region: from });
+      fx.apply({ type: 'RegionLeaving', region: from });
       this.logger.info({ region: from }, 'region leaving: handing off its shards');
     }
-    this.send(from, { type: 'GracefulShutdownAck', typeName: this.typeName });
-    for (const shardId of this.state.shardsOf(from)) this.handOffs.begin(shardId, 'leave');
+    fx.send(from, { type: 'GracefulShutdownAck', typeName: this.typeName });
+    for (const shardId of this.state.shardsOf(from)) this.handOffs.begin(fx, shardId, 'leave');
   }
 
   /** One rebalance round: the strategy names shards to move, each gets a hand-off. */
   private rebalanceRound(): void {
     if (this.stopped || !this.gate.isWarm) return;
-    this.rebalanceRounds++;
-    this.settings.events?.onRebalanceRound?.(this.settings.typeName);
-    for (const shardId of this.allocator.shardsToRebalance()) this.handOffs.begin(shardId, 'rebalance');
-    // A placement change reaches the strategy through a round: its next expiry may have changed too.
-    this.changeTimer.schedule();
+    this.dispatch((fx) => this.runRebalanceRound(fx));
   }
 
-  private removeRegion(region: string): void {
+  private runRebalanceRound(fx: Effects): void {
+    this.rebalanceRounds++;
+    this.settings.events?.onRebalanceRound?.(this.settings.typeName);
+    for (const shardId of this.allocator.shardsToRebalance()) this.handOffs.begin(fx, shardId, 'rebalance');
+    // A placement change reaches the strategy through a round: its next expiry may have changed too.
+    this.allocator.scheduleChange(fx);
+  }
+
+  private removeRegion(fx: Effects, region: string): void {
     const shards = this.state.shardsOf(region);
-    this.state.apply({ type: 'RegionTerminated', region });
+    fx.apply({ type: 'RegionTerminated', region });
     this.logger.info({ region, shards: shards.length }, 'region removed; its shards get new homes now');
     this.failovers.regionRemoved(region, shards);
     // Its hand-offs complete, each shard freed and re-homed; the rest of its shards are re-homed with them.
-    this.handOffs.regionGone(region);
-    this.states.regionGone(region);
-    this.homes.rehome(shards);
+    this.homes.freedAll(fx, this.handOffs.regionGone(fx, region));
+    this.states.regionGone(fx, region);
+    this.homes.rehome(fx, shards);
   }
 
   private retry(): void {
     if (this.stopped) return;
-    // A HostShard gets one whole interval before it is sent again: one sent just before this tick is most
-    // likely in flight, and sending it again would send its shard's state twice.
-    const pending = this.state.pendingStarts();
-    for (const [shardId, region] of pending)
-      if (this.startsPendingAtLastTick.has(shardId))
-        this.send(region, { type: 'HostShard', typeName: this.typeName, shardId });
-    this.startsPendingAtLastTick = new Set(pending.map(([shardId]) => shardId));
-    this.handOffs.resend();
-    if (this.gate.isWarm) return;
-    const unregistered = [...this.gate.expectedRegions()].filter((member) => !this.state.isRegistered(member));
-    for (const member of unregistered) this.send(member, { type: 'RegisterRequired', typeName: this.typeName });
+    this.dispatch((fx) => this.retryTick(fx));
   }
 
-  private onWarm(reason: string): void {
+  private retryTick(fx: Effects): void {
+    this.allocator.resendStarts(fx);
+    this.handOffs.resend(fx);
+    if (this.gate.isWarm) return;
+    const unregistered = [...this.gate.expectedRegions()].filter((member) => !this.state.isRegistered(member));
+    for (const member of unregistered) fx.send(member, { type: 'RegisterRequired', typeName: this.typeName });
+  }
+
+  /** The gate opened (`reason`, when it did): requests deferred until then are answered, queued actions run. */
+  private warmed(fx: Effects, reason: string | undefined): void {
+    if (reason === undefined) return;
+    this.onWarm(fx, reason);
+    for (const action of this.gate.takeQueued()) action();
+  }
+
+  private onWarm(fx: Effects, reason: string): void {
     const { regions, allocatedShards } = this.state.counts;
     this.logger.info({ reason, regions, shards: allocatedShards }, 'coordinator ready');
     if (this.gate.unknownHostsUnreachable()) {
@@ -381,6 +368,29 @@ export class ShardCoordinator {
         'an unreachable member has not registered: shards never heard of wait until it registers or is downed',
       );
     }
-    this.homes.flushDeferred();
+    this.homes.flushDeferred(fx);
+  }
+
+  /** A timer an effect started fired, in a dispatch of its own. */
+  private fired(fx: Effects, timer: CoordinatorTimer): void {
+    if (this.stopped) return;
+    if (timer.type === 'hand-off-timeout') return this.handOffs.timeOut(fx, timer.shardId, timer.id);
+    if (timer.type === 'warm-up') return this.warmed(fx, this.gate.elapsed());
+    if (timer.type === 'margin-ended') return this.membershipChanged(fx);
+    // The strategy's answers changed by time (a pin expired): a round, waiting shards asked again, and the
+    // timer armed for the change after.
+    this.logger.info('a placement rule expired: rebalancing now');
+    this.rebalanceRound();
+    this.homes.retryWaiting(fx);
+    this.allocator.scheduleChange(fx);
+  }
+
+  private dispatch(work: (fx: Effects) => void): void {
+    this.dispatcher.dispatch(work);
+  }
+
+  /** Runs `work` in a dispatch once the coordinator is warm, at once if it is. */
+  private whenWarm(work: (fx: Effects) => void): void {
+    this.gate.whenWarm(() => this.dispatch(work));
   }
 }

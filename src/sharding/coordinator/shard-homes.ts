@@ -3,66 +3,91 @@
 // satisfies, or no candidate at all) whenever something that may change that happens. Those are asked again
 // only on such events (membership, registrations, placements, a pin expiring), never on a timer of their
 // own, so an unsatisfiable rule costs nothing while nothing changes.
-import type { ShardingMessage } from '../protocol/messages.js';
-import type { RoomBasics, SendPort } from './ports.js';
+// Each call records what it decides (events, sends) in the dispatcher's Effects.
+import type { Logger } from '../../logging.js';
+import type { Allocator } from './allocation.js';
+import type { Effects } from './effects.js';
+import type { HandOffStates } from './hand-off-state.js';
+import type { WarmUpGate } from './warm-up-gate.js';
 
-/** Where ShardHomes' calls go (wired in rooms.ts): the warm-up gate, the allocator, the regions. */
-export interface ShardHomesPort extends SendPort {
-  /** Sends to every registered region and proxy (rooms.ts: the send of SendPort to each). */
-  broadcast(message: ShardingMessage): void;
-  /** Chooses a home, records it and sends HostShard (Allocator.allocate); undefined when there is none now. */
-  allocate(shardId: number): string | undefined;
-  /** True when a shard nobody reported may be given a home (WarmUpGate.open). */
-  gateOpen(): boolean;
+export interface ShardHomesOptions {
+  readonly typeName: string;
+  readonly logger: Logger;
+  /** Chooses homes through the strategy. */
+  readonly allocator: Pick<Allocator, 'allocate'>;
+  /** Says whether a shard nobody reported may be given a home (`open`). */
+  readonly gate: Pick<WarmUpGate, 'open'>;
+  /** Entity state in transit: a shard's home decided, a state held for it is moot or its old host let go. */
+  readonly states: Pick<HandOffStates, 'started' | 'releaseSource'>;
 }
 
 export class ShardHomes {
-  constructor(
-    private readonly options: RoomBasics,
-    private readonly port: ShardHomesPort,
-  ) {}
-
-  /** Shards the strategy has no home for now, waiting for a change that may give them one (the gate's not counted). */
-  get waitingCount(): number {
-    return this.options.state.waiting('no-home').length;
-  }
+  constructor(private readonly options: ShardHomesOptions) {}
 
   /**
    * A registered region reports hosting the shard: a shard without a home gets it, and whoever waited for the
    * shard hears of it; a shard with another home keeps it, and that home is returned (the claimant must learn
    * it and stop its copy).
    */
-  claim(region: string, shardId: number): string | undefined {
-    const { state } = this.options;
+  claim(fx: Effects, region: string, shardId: number): string | undefined {
+    const { state } = fx;
     const before = state.statusOf(shardId);
-    state.apply({ type: 'ShardClaimed', region, shardId });
+    fx.apply({ type: 'ShardClaimed', region, shardId });
     const home = state.homeOf(shardId);
-    if (before?.kind === 'waiting' && home !== undefined) this.answer(shardId, home, before.requesters);
+    if (before?.kind === 'waiting' && home !== undefined) this.answer(fx, shardId, home, before.requesters);
     return home !== undefined && home !== region ? home : undefined;
+  }
+
+  /**
+   * A registration's shards (those in range): each claimed (see claim); a shard that runs where claimed has
+   * no use for a state held for it here (its start not yet confirmed: restored, or moot). Two regions claiming
+   * one shard: the home already known wins, and the news makes the claimant stop its copy.
+   */
+  claimAll(fx: Effects, region: string, shardIds: ReadonlyArray<number>, numberOfShards: number): void {
+    const { typeName, logger, states } = this.options;
+    for (const shardId of shardIds) {
+      if (shardId >= numberOfShards) continue;
+      const home = this.claim(fx, region, shardId);
+      if (home === undefined) {
+        states.started(fx, shardId);
+        continue;
+      }
+      logger.warn({ shardId, home, claimant: region }, 'shard claimed by two regions');
+      fx.send(region, { type: 'ShardHome', typeName, shardId, region: home });
+    }
+  }
+
+  /**
+   * Shards a hand-off freed (stopped, or their owner gone) get homes now (see freed). Claimed by a
+   * registration while it was handed off: a state that arrived with the stop is moot. No region may take it
+   * (the last ones are leaving, or a rule no member meets): its old host is let go rather than kept until its
+   * leave times out; the state waits here for a home.
+   */
+  freedAll(fx: Effects, shardIds: ReadonlyArray<number>): void {
+    const { states } = this.options;
+    for (const shardId of shardIds) {
+      const outcome = this.freed(fx, shardId);
+      if (outcome === 'claimed') states.started(fx, shardId);
+      else if (outcome === 'waiting') states.releaseSource(fx, shardId);
+    }
   }
 
   /**
    * A registered region runs a shard that has no home and no hand-off: it becomes the home, as a registration
    * would make it. Not while the warm-up gate holds the shard: a region not heard from yet may run it too.
    */
-  adopt(region: string, shardId: number): void {
-    const { state } = this.options;
+  adopt(fx: Effects, region: string, shardId: number): void {
+    const { state } = fx;
     const before = state.statusOf(shardId);
     const waiting = before?.kind === 'waiting' && before.reason === 'no-home' ? before : undefined;
     if ((before !== undefined && waiting === undefined) || !state.isRegion(region)) return;
-    state.apply({ type: 'ShardAdopted', region, shardId });
-    if (waiting !== undefined) this.answer(shardId, region, waiting.requesters);
+    fx.apply({ type: 'ShardAdopted', region, shardId });
+    if (waiting !== undefined) this.answer(fx, shardId, region, waiting.requesters);
   }
 
   /** Holds a shard's allocation (and its requester's answer) until the warm-up gate opens. */
-  defer(shardId: number, requester?: string): void {
-    this.options.state.apply({ type: 'ShardDeferred', shardId, ...(requester === undefined ? {} : { requester }) });
-  }
-
-  /** True while the warm-up gate holds the shard's allocation. */
-  isDeferred(shardId: number): boolean {
-    const status = this.options.state.statusOf(shardId);
-    return status?.kind === 'waiting' && status.reason === 'warm-up';
+  defer(fx: Effects, shardId: number, requester?: string): void {
+    fx.apply({ type: 'ShardDeferred', shardId, ...(requester === undefined ? {} : { requester }) });
   }
 
   /**
@@ -70,29 +95,28 @@ export class ShardHomes {
    * where. Says what became of it: `homed` (allocated now), `claimed` (it has a home already), `deferred` (until
    * the warm-up gate opens) or `waiting` (no region may take it now).
    */
-  freed(shardId: number): 'homed' | 'claimed' | 'deferred' | 'waiting' {
-    const { port } = this;
-    const { state } = this.options;
+  freed(fx: Effects, shardId: number): 'homed' | 'claimed' | 'deferred' | 'waiting' {
+    const { state } = fx;
     // Claimed by a registration while it was being handed off (a region that runs it reported to a new
     // coordinator): that home stands, and allocating it again would start a second copy.
     const home = state.homeOf(shardId);
     if (home !== undefined) {
-      this.announce(shardId, home);
+      this.announce(fx, shardId, home);
       return 'claimed';
     }
-    if (!port.gateOpen()) {
+    if (!this.options.gate.open) {
       // For the reason GetShardHome waits: a region not heard from yet may run this shard. It is allocated
       // (and announced) once the gate opens.
-      state.apply({ type: 'ShardDeferred', shardId, freed: true });
+      fx.apply({ type: 'ShardDeferred', shardId, freed: true });
       return 'deferred';
     }
-    const region = port.allocate(shardId);
+    const region = this.options.allocator.allocate(fx, shardId);
     if (region === undefined) {
       this.options.logger.info({ shardId }, 'no home for the freed shard; it is allocated once a region may take it');
-      state.apply({ type: 'ShardWaiting', shardId, requesters: [] });
+      fx.apply({ type: 'ShardWaiting', shardId, requesters: [] });
       return 'waiting';
     }
-    this.announce(shardId, region);
+    this.announce(fx, shardId, region);
     return 'homed';
   }
 
@@ -101,54 +125,53 @@ export class ShardHomes {
    * left them there): each is given a home now, in this one round, as a freed shard is, so the regions'
    * buffered messages go on the announcement instead of waiting for each shard's next request.
    */
-  rehome(shardIds: Iterable<number>): void {
-    const { state } = this.options;
+  rehome(fx: Effects, shardIds: Iterable<number>): void {
+    const { state } = fx;
     for (const shardId of shardIds)
-      if (state.homeOf(shardId) === undefined && !state.isHandingOff(shardId)) this.freed(shardId);
+      if (state.homeOf(shardId) === undefined && !state.isHandingOff(shardId)) this.freed(fx, shardId);
   }
 
-  allocateAndAnnounce(shardId: number, requesters: Iterable<string>): void {
-    const { state } = this.options;
-    const region = this.port.allocate(shardId);
+  allocateAndAnnounce(fx: Effects, shardId: number, requesters: Iterable<string>): void {
+    const region = this.options.allocator.allocate(fx, shardId);
     // No home now: the requesters keep their messages buffered (and ask again on their retry tick); the
     // shard is also allocated as soon as a change may give it a home (retryWaiting).
     if (region === undefined) {
-      state.apply({ type: 'ShardWaiting', shardId, requesters });
+      fx.apply({ type: 'ShardWaiting', shardId, requesters });
       return;
     }
-    this.answer(shardId, region, requesters);
+    this.answer(fx, shardId, region, requesters);
   }
 
   /**
    * Answers the GetShardHome requests that waited for the warm-up or for an unreachable member, then asks
    * again for the shards without a home (its callers are the changes that may give them one).
    */
-  flushDeferred(): void {
-    if (!this.port.gateOpen()) return;
-    for (const [shardId, { freed, requesters }] of this.options.state.waiting('warm-up')) {
+  flushDeferred(fx: Effects): void {
+    if (!this.options.gate.open) return;
+    for (const [shardId, { freed, requesters }] of fx.state.waiting('warm-up')) {
       // A freed shard's regions asked while it was moving (unanswered then): they all hear of its home.
-      if (freed) this.freed(shardId);
-      else this.allocateAndAnnounce(shardId, requesters);
+      if (freed) this.freed(fx, shardId);
+      else this.allocateAndAnnounce(fx, shardId, requesters);
     }
-    this.retryWaiting();
+    this.retryWaiting(fx);
   }
 
   /** Asks again for every shard without a home; each one allocated is announced to every region. */
-  retryWaiting(): void {
-    const { state } = this.options;
-    if (state.counts.waiting === 0 || !this.port.gateOpen()) return;
+  retryWaiting(fx: Effects): void {
+    const { state } = fx;
+    if (state.counts.waiting === 0 || !this.options.gate.open) return;
     for (const [shardId] of state.waiting('no-home')) {
-      const region = this.port.allocate(shardId);
-      if (region !== undefined) this.announce(shardId, region);
+      const region = this.options.allocator.allocate(fx, shardId);
+      if (region !== undefined) this.announce(fx, shardId, region);
     }
   }
 
-  private answer(shardId: number, region: string, requesters: Iterable<string>): void {
+  private answer(fx: Effects, shardId: number, region: string, requesters: Iterable<string>): void {
     const { typeName } = this.options;
-    for (const requester of requesters) this.port.send(requester, { type: 'ShardHome', typeName, shardId, region });
+    for (const requester of requesters) fx.send(requester, { type: 'ShardHome', typeName, shardId, region });
   }
 
-  private announce(shardId: number, region: string): void {
-    this.port.broadcast({ type: 'ShardHome', typeName: this.options.typeName, shardId, region });
+  private announce(fx: Effects, shardId: number, region: string): void {
+    fx.broadcast({ type: 'ShardHome', typeName: this.options.typeName, shardId, region });
   }
 }

@@ -3,72 +3,82 @@
 // the warm-up time), and for unreachable or just-downed members that have not registered, since they may run
 // shards this coordinator never heard of. Operator actions that need the full map wait here; shards asked for
 // meanwhile wait in the coordinator's state (status `waiting`, reason `warm-up`).
-import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
+import type { DownRemovalMargin } from './down-removal-margin.js';
+import type { Effects } from './effects.js';
 import { hasRole } from './membership.js';
+import type { CoordinatorState } from './state.js';
 import { HOSTING_STATUSES, type MemberInfo } from '../../cluster/member.js';
 
 export interface WarmUpGateOptions {
   readonly role: string | undefined;
   readonly warmupMs: number;
-  readonly scheduler: Scheduler;
   readonly logger: Logger;
-}
-
-/** What the gate reads and whom it tells (wired in rooms.ts). */
-export interface WarmUpGatePort {
   /** The cluster's members as this node sees them now (ShardingContext.membership). */
-  members(): ReadonlyArray<MemberInfo>;
-  /** A region or proxy of this type registered from that address (CoordinatorState.isRegistered). */
-  isRegistered(address: string): boolean;
-  /** True while a member downed recently (DownRemovalMargin running) has not registered. */
-  downedUnregistered(): boolean;
-  /** The coordinator became warm, before the actions queued with whenWarm run (ShardCoordinator's onWarm). */
-  warm(reason: string): void;
+  readonly members: () => ReadonlyArray<MemberInfo>;
+  /** Who registered (a region or proxy of this type). */
+  readonly state: Pick<CoordinatorState, 'isRegistered'>;
+  /** Members downed recently: one that has not registered may still run shards nobody here knows of. */
+  readonly margin: Pick<DownRemovalMargin, 'anyInMargin'>;
+  /** The coordinator's clock. */
+  readonly now: () => number;
 }
 
+/** The key of the warm-up timer among the dispatcher's timers. */
+const WARM_UP_TIMER = 'warm-up';
+
+/**
+ * The gate. The calls that may make it warm return the reason when they did (undefined otherwise): the
+ * dispatcher then runs its own warm-up step and the actions queued with whenWarm (takeQueued), in that order.
+ */
 export class WarmUpGate {
   private warm = false;
   private stopped = false;
-  private timer: Cancellable | undefined;
   /** Operator requests that arrived during warm-up (their answers need the full map). */
   private readonly afterWarmup: Array<() => void> = [];
   /** Members last seen unreachable and unregistered. */
   private readonly awaitedUnreachable = new Set<string>();
 
-  constructor(
-    private readonly options: WarmUpGateOptions,
-    private readonly port: WarmUpGatePort,
-  ) {}
+  constructor(private readonly options: WarmUpGateOptions) {}
 
   get isWarm(): boolean {
     return this.warm;
   }
 
   /** Starts the warm-up clock; ends it at once if every expected region already registered. */
-  start(): void {
-    this.restartTimer();
+  start(fx: Effects): string | undefined {
+    this.restartTimer(fx);
     for (const key of this.unregisteredUnreachable()) this.awaitedUnreachable.add(key);
-    this.check();
+    return this.check(fx);
   }
 
+  /** Becomes warm no more (the dispatcher cancels its timers). */
   stop(): void {
     this.stopped = true;
-    this.timer?.cancel();
-    this.timer = undefined;
   }
 
   /** Becomes warm once every expected region registered. */
-  check(): void {
-    if (this.warm || this.stopped) return;
-    if (this.expectedRegions().every((address) => this.port.isRegistered(address)))
-      this.becomeWarm('every region registered');
+  check(fx: Effects): string | undefined {
+    if (this.warm || this.stopped) return undefined;
+    if (!this.expectedRegions().every((address) => this.options.state.isRegistered(address))) return undefined;
+    fx.cancelTimer(WARM_UP_TIMER);
+    return this.becomeWarm('every region registered');
+  }
+
+  /** The warm-up timer fired. */
+  elapsed(): string | undefined {
+    return this.becomeWarm('warm-up time elapsed');
   }
 
   /** Runs the action now if warm, else once warm. */
   whenWarm(action: () => void): void {
     if (this.warm) action();
     else this.afterWarmup.push(action);
+  }
+
+  /** The actions queued until warm, handed over once (the dispatcher runs them once warm). */
+  takeQueued(): Array<() => void> {
+    return this.warm ? this.afterWarmup.splice(0) : [];
   }
 
   /** True when a shard nobody reported may be given a home: warm, and no unregistered member may run it. */
@@ -83,7 +93,8 @@ export class WarmUpGate {
    * again) or is downed (keep-majority downing bounds it by downAfterMs; a minority side downs itself).
    */
   unknownHostsUnreachable(): boolean {
-    return this.unregisteredUnreachable().length > 0 || this.port.downedUnregistered();
+    const { margin, state, now } = this.options;
+    return this.unregisteredUnreachable().length > 0 || margin.anyInMargin((key) => !state.isRegistered(key), now());
   }
 
   /**
@@ -91,18 +102,18 @@ export class WarmUpGate {
    * shards it kept running, so the coordinator waits for it once more (bounded by the warm-up time) before
    * it allocates shards it has never heard of. Returns the members to ask to register.
    */
-  trackReturningMembers(): string[] {
+  trackReturningMembers(fx: Effects): string[] {
     const unreachable = new Set(this.unregisteredUnreachable());
     const expected = new Set(this.expectedRegions());
     const returning = [...this.awaitedUnreachable].filter(
-      (key) => !unreachable.has(key) && expected.has(key) && !this.port.isRegistered(key),
+      (key) => !unreachable.has(key) && expected.has(key) && !this.options.state.isRegistered(key),
     );
     this.awaitedUnreachable.clear();
     for (const key of unreachable) this.awaitedUnreachable.add(key);
     if (returning.length === 0 || !this.warm || this.stopped) return [];
     this.warm = false;
     this.options.logger.info({ members: returning }, 'unregistered members reachable again: waiting for their regions');
-    this.restartTimer();
+    this.restartTimer(fx);
     return returning;
   }
 
@@ -115,28 +126,21 @@ export class WarmUpGate {
 
   private unregisteredUnreachable(): string[] {
     return this.mayHost()
-      .filter((m) => !m.reachable && !this.port.isRegistered(m.address.toString()))
+      .filter((m) => !m.reachable && !this.options.state.isRegistered(m.address.toString()))
       .map((m) => m.address.toString());
   }
 
   private mayHost(): MemberInfo[] {
-    return this.port.members().filter((m) => HOSTING_STATUSES.has(m.status) && hasRole(m, this.options.role));
+    return this.options.members().filter((m) => HOSTING_STATUSES.has(m.status) && hasRole(m, this.options.role));
   }
 
-  private becomeWarm(reason: string): void {
-    if (this.warm || this.stopped) return;
+  private becomeWarm(reason: string): string | undefined {
+    if (this.warm || this.stopped) return undefined;
     this.warm = true;
-    this.timer?.cancel();
-    this.timer = undefined;
-    this.port.warm(reason);
-    for (const action of this.afterWarmup.splice(0)) action();
+    return reason;
   }
 
-  private restartTimer(): void {
-    this.timer?.cancel();
-    this.timer = this.options.scheduler.setTimeout(() => {
-      this.timer = undefined;
-      this.becomeWarm('warm-up time elapsed');
-    }, this.options.warmupMs);
+  private restartTimer(fx: Effects): void {
+    fx.startTimer(WARM_UP_TIMER, this.options.warmupMs, { type: 'warm-up' });
   }
 }
