@@ -5,9 +5,9 @@
 // and after the idle time. Run: npm run build && node dist/bench/inbound-memory.js [rounds] [peers] [idleMs]
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { FRAME_HEADER_BYTES, FrameDecoder } from '../src/cluster/frame-codec.js';
-import { handshakeFrame, readHandshake } from '../src/cluster/handshake.js';
-import { PROTOCOL_VERSION } from '../src/cluster/wire-message.js';
+import { FRAME_HEADER_BYTES, FrameDecoder } from '../src/cluster/transport/frame-codec.js';
+import { handshakeFrame, readHandshake } from '../src/cluster/transport/handshake.js';
+import { PROTOCOL_VERSION } from '../src/cluster/transport/wire-message.js';
 import { startNodes } from './lib/processes.js';
 
 const MiB = 1024 * 1024;

@@ -20,12 +20,13 @@ export const ROOMS = [
   ['crdt/surface', (p) => p === 'crdt/index.ts'],
   ['crdt/persistence', (p) => p.startsWith('crdt/persistence/')],
   ['crdt', (p) => p.startsWith('crdt/')],
-  // The member facts every layer reads: addresses, member records and statuses, their order and attributes.
-  [
-    'cluster/vocabulary',
-    (p) => ['address', 'member', 'member-order', 'attributes'].some((name) => p === `src/cluster/${name}.ts`),
-  ],
-  ['cluster', (p) => p.startsWith('src/cluster/')],
+  // The member facts every layer reads: addresses, member records and statuses, their order and attributes;
+  // and the scheduler and randomness the cluster's parts are driven by (injected, so tests control time).
+  ['cluster/vocabulary', (p) => /^src\/cluster\/[^/]+\.ts$/.test(p)],
+  // Bytes between nodes: frames, message codecs, handshakes, TCP connections, probes. Knows no membership.
+  ['cluster/transport', (p) => p.startsWith('src/cluster/transport/')],
+  // Who is in the cluster: gossip, failure detection, reachability, downing, the leader's actions, the clock.
+  ['cluster/membership', (p) => p.startsWith('src/cluster/membership/')],
   // Durable entity rows and the per-shard epoch that fences old writers: lmdb or PostgreSQL, no sharding concept.
   ['entity-store', (p) => p.startsWith('src/entity-store/')],
   ['placement-replication', (p) => p.startsWith('src/placement-replication/')],
@@ -55,12 +56,14 @@ export const ROOMS = [
 export type Room = (typeof ROOMS)[number][0];
 
 /** The runtime and its public surfaces: what node wiring, the package surface and bench may build on. */
+/** The cluster layer's rooms above its vocabulary: what the runtime above it may read. */
+const CLUSTER: readonly Room[] = ['cluster/transport', 'cluster/membership'];
 const RUNTIME: readonly Room[] = [
   'base',
   'tls',
   'crdt/surface',
   'cluster/vocabulary',
-  'cluster',
+  ...CLUSTER,
   'placement-replication',
   'entity-store',
   'sharding',
@@ -90,32 +93,33 @@ export const MAY_IMPORT = {
   'crdt/surface': ['crdt', 'crdt/persistence'],
   tls: ['base'],
   'cluster/vocabulary': ['base'],
-  cluster: ['base', 'tls', 'cluster/vocabulary'],
-  'placement-replication': ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster'],
+  'cluster/transport': ['base', 'tls', 'cluster/vocabulary'],
+  'cluster/membership': ['base', 'tls', 'cluster/vocabulary', 'cluster/transport'],
+  'placement-replication': ['base', 'crdt/surface', 'cluster/vocabulary', ...CLUSTER],
   // crdt/surface for the durable lmdb settings only (one definition of "fsynced before it resolves").
   'entity-store': ['base', 'crdt/surface'],
   'sharding/core': [
     'base',
     'cluster/vocabulary',
-    'cluster',
+    ...CLUSTER,
     'entity-store',
     'sharding/protocol',
     'sharding/strategies',
   ],
   'sharding/placements': ['base', 'crdt/surface', 'cluster/vocabulary'],
   'sharding/strategies': ['base', 'cluster/vocabulary', 'sharding/placements'],
-  'sharding/protocol': ['base', 'cluster/vocabulary', 'cluster', 'sharding/placements'],
-  'sharding/region': ['base', 'cluster/vocabulary', 'cluster', 'entity-store', 'sharding/core', 'sharding/protocol'],
+  'sharding/protocol': ['base', 'cluster/vocabulary', ...CLUSTER, 'sharding/placements'],
+  'sharding/region': ['base', 'cluster/vocabulary', ...CLUSTER, 'entity-store', 'sharding/core', 'sharding/protocol'],
   'sharding/coordinator': [
     'base',
     'cluster/vocabulary',
-    'cluster',
+    ...CLUSTER,
     'sharding/core',
     'sharding/placements',
     'sharding/protocol',
     'sharding/strategies',
   ],
-  sharding: ['base', 'crdt/surface', 'cluster/vocabulary', 'cluster', 'placement-replication', ...SHARDING_ROOMS],
+  sharding: ['base', 'crdt/surface', 'cluster/vocabulary', ...CLUSTER, 'placement-replication', ...SHARDING_ROOMS],
   'sharding/api': ['base', 'crdt/surface', 'cluster/vocabulary', 'sharding', ...SHARDING_ROOMS],
   // The text limits of a pin (a leaf of sharding/placements) bound the request shapes.
   'management/shapes': ['sharding/placements'],
@@ -139,7 +143,7 @@ export const MAY_IMPORT = {
     'tls',
     'crdt/surface',
     'cluster/vocabulary',
-    'cluster',
+    ...CLUSTER,
     'entity-store',
     'sharding',
     'sharding/core',

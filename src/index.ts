@@ -24,8 +24,8 @@ export {
   type RawMessage,
   type Transport,
   type WireMessage,
-} from './cluster/transport.js';
-export { Cluster, type ClusterOptions, type SelfDownCause } from './cluster/cluster.js';
+} from './cluster/transport/transport.js';
+export { Cluster, type ClusterOptions, type SelfDownCause } from './cluster/membership/cluster.js';
 export {
   DEFAULT_CLUSTER_CONFIG,
   DEFAULT_FAILURE_DETECTOR_CONFIG,
@@ -33,15 +33,15 @@ export {
   type ClusterConfig,
   type ClusterConfigInput,
   type FailureDetectorConfig,
-} from './cluster/config.js';
+} from './cluster/membership/config.js';
 export { oldestUpMember } from './cluster/member-order.js';
 export {
   MemoryNetwork,
   MemoryTransport,
   type MemoryNetworkOptions,
   type NetworkFaults,
-} from './cluster/memory-transport.js';
-export { TcpTransport, type TcpTransportOptions, type TcpTransportStats } from './cluster/tcp-transport.js';
+} from './cluster/transport/memory-transport.js';
+export { TcpTransport, type TcpTransportOptions, type TcpTransportStats } from './cluster/transport/tcp-transport.js';
 
 export * from './sharding/index.js';
 export {

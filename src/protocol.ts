@@ -1,12 +1,12 @@
 // The top-level list of every message family nodes exchange. Each family is defined, and registered on the
 // transport, by the layer that speaks it (cluster membership, sharding, placement replication); nothing in
 // src/cluster or src/sharding imports this file. It serves `parseMessage` (tests, tools) and the public API.
-import { CLUSTER_MESSAGES, type ClusterMessage } from './cluster/messages.js';
-import { FamilyRegistry, type MessageFamily, type WireMessage } from './cluster/wire-message.js';
+import { CLUSTER_MESSAGES, type ClusterMessage } from './cluster/membership/messages.js';
+import { FamilyRegistry, type MessageFamily, type WireMessage } from './cluster/transport/wire-message.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from './sharding/protocol/messages.js';
 import { PLACEMENT_SYNC_MESSAGES, type PlacementSyncMessage } from './placement-replication/sync-messages.js';
 
-export { PROTOCOL_VERSION, type RawMessage } from './cluster/wire-message.js';
+export { PROTOCOL_VERSION, type RawMessage } from './cluster/transport/wire-message.js';
 export type { PlacementSyncMessage } from './placement-replication/sync-messages.js';
 
 /** Any message of the cluster protocol: membership, sharding or placement sync. */

@@ -38,7 +38,9 @@ describe('check-imports', () => {
     expect(roomOf('crdt/persistence/durable-store.ts')).toBe('crdt/persistence');
     expect(roomOf('crdt/index.ts')).toBe('crdt/surface');
     expect(roomOf('src/cluster/address.ts')).toBe('cluster/vocabulary');
-    expect(roomOf('src/cluster/gossip.ts')).toBe('cluster');
+    expect(roomOf('src/cluster/scheduler.ts')).toBe('cluster/vocabulary');
+    expect(roomOf('src/cluster/membership/gossip.ts')).toBe('cluster/membership');
+    expect(roomOf('src/cluster/transport/tcp-transport.ts')).toBe('cluster/transport');
     expect(roomOf('src/sharding/region/shard-region.ts')).toBe('sharding/region');
     expect(roomOf('src/sharding/cluster-sharding.ts')).toBe('sharding');
     expect(roomOf('src/sharding/core/config.ts')).toBe('sharding/core');
@@ -53,13 +55,18 @@ describe('check-imports', () => {
   it('holds the rules folders cannot express', () => {
     // strategies read the member vocabulary of the cluster, never its runtime
     expect(roomMayImport('sharding/strategies', 'cluster/vocabulary')).toBe(true);
-    expect(roomMayImport('sharding/strategies', 'cluster')).toBe(false);
+    expect(roomMayImport('sharding/strategies', 'cluster/membership')).toBe(false);
+    expect(roomMayImport('sharding/strategies', 'cluster/transport')).toBe(false);
+    // the transport carries bytes between nodes and knows nothing of who is in the cluster
+    expect(roomMayImport('cluster/transport', 'cluster/membership')).toBe(false);
+    expect(roomMayImport('cluster/membership', 'cluster/transport')).toBe(true);
     // crdt imports nothing of src
     expect(roomMayImport('crdt', 'base')).toBe(false);
     expect(roomMayImport('crdt/persistence', 'crdt')).toBe(true);
     // the runtime imports nothing of management
     for (const runtime of [
-      'cluster',
+      'cluster/transport',
+      'cluster/membership',
       'sharding',
       'sharding/coordinator',
       'sharding/region',
@@ -85,13 +92,13 @@ describe('check-imports', () => {
 
   it('counts a type-only import as an edge', () => {
     const problems = problemsOf({
-      'src/cluster/gossip.ts': 'export interface Gossip { readonly members: number }\n',
+      'src/cluster/membership/gossip.ts': 'export interface Gossip { readonly members: number }\n',
       'src/sharding/strategies/ring.ts':
-        "import type { Gossip } from '../../cluster/gossip.js';\nexport type G = Gossip;\n",
+        "import type { Gossip } from '../../cluster/membership/gossip.js';\nexport type G = Gossip;\n",
     });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(
-      'src/sharding/strategies/ring.ts (sharding/strategies) imports src/cluster/gossip.ts (cluster)',
+      'src/sharding/strategies/ring.ts (sharding/strategies) imports src/cluster/membership/gossip.ts (cluster/membership)',
     );
   });
 

@@ -3,8 +3,8 @@
 // the 25-process scenario reads heartbeats and gossip per node per second from here. The counts (cumulative,
 // since the start) are written to the file named by BENCH_TRAFFIC_FILE every 500 ms, as JSON: { at, byType }.
 import { writeFileSync } from 'node:fs';
-import { TcpTransport } from '../../src/cluster/tcp-transport.js';
-import type { WireMessage } from '../../src/cluster/transport.js';
+import { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
+import type { WireMessage } from '../../src/cluster/transport/transport.js';
 import { main } from '../../src/cli/main.js';
 
 /** What a counting node writes: cumulative messages sent per type, and when (ms since the epoch). */

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { TcpTransport } from '../../src/cluster/tcp-transport.js';
+import { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
 import { loadTlsMaterial } from '../../src/tls/tls-files.js';
 import { PlacementStore } from '../../crdt/index.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';

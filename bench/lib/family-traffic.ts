@@ -2,8 +2,8 @@
 // a wrapper around any Transport, so the membership code under test is not touched. Bytes are the exact
 // msgpackr frame size (an extra encode per message), so they are counted only while `countBytes` is on.
 import type { NodeAddress } from '../../src/cluster/address.js';
-import { encodeMessage } from '../../src/cluster/message-codec.js';
-import type { MessageFamily, MessageListener, Transport, WireMessage } from '../../src/cluster/transport.js';
+import { encodeMessage } from '../../src/cluster/transport/message-codec.js';
+import type { MessageFamily, MessageListener, Transport, WireMessage } from '../../src/cluster/transport/transport.js';
 
 export interface TypeCount {
   messages: number;

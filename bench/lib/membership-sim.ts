@@ -4,10 +4,14 @@
 // the first second so their ticks are spread as in a real rollout. Also what S8 observes: whether every
 // node sees every other Up, and which member each node saw unreachable or down, when, and with which stamp.
 import { NodeAddress } from '../../src/cluster/address.js';
-import { Cluster } from '../../src/cluster/cluster.js';
-import { resolveClusterConfig, type ClusterConfig, type ClusterConfigInput } from '../../src/cluster/config.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
-import type { SelfDownCause } from '../../src/cluster/self-lifecycle.js';
+import { Cluster } from '../../src/cluster/membership/cluster.js';
+import {
+  resolveClusterConfig,
+  type ClusterConfig,
+  type ClusterConfigInput,
+} from '../../src/cluster/membership/config.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
+import type { SelfDownCause } from '../../src/cluster/membership/self-lifecycle.js';
 import { silentLogger } from '../../src/logging.js';
 import { FamilyCountingTransport, FamilyTraffic } from './family-traffic.js';
 import { seededRandom } from './seeded-random.js';

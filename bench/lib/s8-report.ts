@@ -1,6 +1,6 @@
 // Tables, headlines and chart panels of scenario 8 (membership at scale), from the figures s8-scale.ts
 // measured; every size that stopped early says where and why in its rows.
-import type { ClusterConfig } from '../../src/cluster/config.js';
+import type { ClusterConfig } from '../../src/cluster/membership/config.js';
 import type { TypeCount } from './family-traffic.js';
 import type { ChartPanel, ScenarioResult } from './scenario.js';
 import { fmt, fmtBytes } from './stats.js';

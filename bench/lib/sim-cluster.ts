@@ -1,7 +1,7 @@
 // Builds an in-process cluster of one protocol on a MemoryNetwork whose deliveries run on a virtual clock:
 // N nodes, every one preloaded with the same placements, all traffic counted at the transport boundary.
 import { NodeAddress } from '../../src/cluster/address.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import type { Protocol, SimNode } from '../protocols/types.js';
 import { seededRandom } from './seeded-random.js';
 import { CountingTransport, TrafficCounter } from './traffic.js';

@@ -2,7 +2,7 @@
 // BENCH_TLS_KEY and BENCH_TLS_CA name certificate files, plain TCP otherwise. It prints its address, counts the
 // PlacementUpdate messages it receives, and answers every Heartbeat with a HeartbeatAck whose sequence is the count
 // since the last one: the sender's "how many arrived?".
-import { TcpTransport } from '../../src/cluster/tcp-transport.js';
+import { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
 import { loadTlsMaterial } from '../../src/tls/tls-files.js';
 

@@ -1,8 +1,8 @@
 // Counts what every simulated node sends, by message type, at the transport boundary: the same counter for
 // the placement store and for the baselines, so messages and bytes compare like for like.
 import type { NodeAddress } from '../../src/cluster/address.js';
-import type { MessageListener, Transport } from '../../src/cluster/transport.js';
-import { isFamilyMessage, type MessageFamily, type WireMessage } from '../../src/cluster/wire-message.js';
+import type { MessageListener, Transport } from '../../src/cluster/transport/transport.js';
+import { isFamilyMessage, type MessageFamily, type WireMessage } from '../../src/cluster/transport/wire-message.js';
 import { PLACEMENT_SYNC_MESSAGES, type PlacementSyncMessage } from '../../src/placement-replication/sync-messages.js';
 import { wireSize } from './wire-size.js';
 

@@ -1,6 +1,6 @@
 // Exact wire size of the placement messages (msgpackr, as the transports encode them), computed from the
 // payload length instead of encoding a second time, so counting bytes does not add to the measured CPU time.
-import { encodeMessage } from '../../src/cluster/message-codec.js';
+import { encodeMessage } from '../../src/cluster/transport/message-codec.js';
 import type { PlacementSyncMessage } from '../../src/placement-replication/sync-messages.js';
 
 export function wireSize(message: PlacementSyncMessage): number {

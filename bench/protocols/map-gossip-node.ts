@@ -1,7 +1,7 @@
 // What both gossip baselines share: a last-writer-wins JSON map per node, fed by the same transport, read
 // and observed the same way. Subclasses decide only when and what to gossip.
 import type { NodeAddress } from '../../src/cluster/address.js';
-import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { isFamilyMessage } from '../../src/cluster/transport/wire-message.js';
 import { PLACEMENT_SYNC_MESSAGES } from '../../src/placement-replication/sync-messages.js';
 import { LwwMap, type Entry } from './lww-map.js';
 import type { Protocol, SimContext, SimNode, Stamp } from './types.js';

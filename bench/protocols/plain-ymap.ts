@@ -3,7 +3,7 @@
 // so the only difference is who wins a concurrent write: Yjs decides by client id, not by timestamp.
 import * as Y from 'yjs';
 import type { NodeAddress } from '../../src/cluster/address.js';
-import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { isFamilyMessage } from '../../src/cluster/transport/wire-message.js';
 import { PLACEMENT_SYNC_MESSAGES } from '../../src/placement-replication/sync-messages.js';
 import { TYPE_NAME, type Protocol, type SimContext, type SimNode, type Stamp } from './types.js';
 

@@ -1,7 +1,7 @@
 // What every replicated-placement implementation under test looks like to a scenario: write on one node,
 // read what that node's allocation strategy would see, be told when that changes.
 import type { NodeAddress } from '../../src/cluster/address.js';
-import type { Transport } from '../../src/cluster/transport.js';
+import type { Transport } from '../../src/cluster/transport/transport.js';
 import type { VirtualClock } from '../lib/virtual-clock.js';
 
 /** A write's timestamp as the implementation orders it: wallMs, then counter, then node. */

@@ -3,8 +3,8 @@
 import type { RunningNode } from '../node/running-node.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { MAX_ATTRIBUTES, parseAttributeAssignment } from '../cluster/attributes.js';
-import { DEFAULT_CLUSTER_CONFIG, resolveClusterConfig } from '../cluster/config.js';
-import { packageRelease } from '../cluster/release.js';
+import { DEFAULT_CLUSTER_CONFIG, resolveClusterConfig } from '../cluster/membership/config.js';
+import { packageRelease } from '../cluster/transport/release.js';
 import { ActorTsError } from '../errors.js';
 import { clusterPortProblem, DEFAULT_NODE_CONFIG as D, type NodeConfig, type NodeConfigInput } from '../node/config.js';
 import { onStopSignals } from '../node/node.js';

@@ -3,7 +3,7 @@
 // leaves a half-started node behind.
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FastifyInstance } from 'fastify';
-import type { Cluster } from '../cluster/cluster.js';
+import type { Cluster } from '../cluster/membership/cluster.js';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';

@@ -1,7 +1,7 @@
 // Everything one node process is started with: one typed object, every field documented with its default.
 import type { EntityStoreConfig } from '../entity-store/entity-store.js';
 import { DEFAULT_COMPACT_AFTER_ITEMS } from '../../crdt/index.js';
-import type { ClusterConfigInput } from '../cluster/config.js';
+import type { ClusterConfigInput } from '../cluster/membership/config.js';
 import { DEFAULT_HTTP_CONFIG, resolveHttpLimits, type HttpConfig } from '../management/limits.js';
 import type { ShardingConfig } from '../sharding/core/config.js';
 import type { FallbackStrategyName } from '../sharding/strategies/fallback-choice.js';

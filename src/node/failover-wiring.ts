@@ -3,8 +3,8 @@
 // on nodes that do not monitor it, one seen down marks `decided`, one Up and reachable again closes it) and
 // what the coordinators report (removed, re-homed), and hands every phase to the metrics
 // (actor_ts_failover_phase_seconds{phase}).
-import type { Cluster } from '../cluster/cluster.js';
-import { FailoverTimeline } from '../cluster/failover-timeline.js';
+import type { Cluster } from '../cluster/membership/cluster.js';
+import { FailoverTimeline } from '../cluster/membership/failover-timeline.js';
 import type { Logger } from '../logging.js';
 import type { MetricsEventHub } from '../management/metrics.js';
 import type { CoordinatorEvents } from '../sharding/coordinator/settings.js';

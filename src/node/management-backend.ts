@@ -3,8 +3,8 @@
 import { existsSync } from 'node:fs';
 import type { NodeAddress } from '../cluster/address.js';
 import type { PlacementReplicatorStats } from '../../crdt/index.js';
-import type { Cluster } from '../cluster/cluster.js';
-import type { PeerProtocols } from '../cluster/peer-protocols.js';
+import type { Cluster } from '../cluster/membership/cluster.js';
+import type { PeerProtocols } from '../cluster/transport/peer-protocols.js';
 import { COUNTED_STATUSES, WRITING_STATUSES, holdsMajority, type MemberInfo } from '../cluster/member.js';
 import { compareAddresses } from '../cluster/member-order.js';
 import type {

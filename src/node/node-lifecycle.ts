@@ -1,6 +1,6 @@
 // How a running node stops: a graceful leave then its parts closed in order, or (downed or removed by the
 // cluster) its parts closed at once; `stopped` says which, once all is closed.
-import type { Cluster } from '../cluster/cluster.js';
+import type { Cluster } from '../cluster/membership/cluster.js';
 import type { Logger } from '../logging.js';
 import type { StopReason } from './running-node.js';
 

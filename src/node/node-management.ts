@@ -1,8 +1,8 @@
 // A node's management server as its wiring makes it: the backend over the node's parts, the security it runs
 // under (tokens, HTTPS files followed for changes), the metrics; not listening yet (node.ts starts it last).
 import type { FastifyInstance } from 'fastify';
-import type { Cluster } from '../cluster/cluster.js';
-import type { TcpTransport } from '../cluster/tcp-transport.js';
+import type { Cluster } from '../cluster/membership/cluster.js';
+import type { TcpTransport } from '../cluster/transport/tcp-transport.js';
 import type { Logger } from '../logging.js';
 import { createManagementServer, useTlsMaterial } from '../management/server.js';
 import type { PlacementReplication } from '../placement-replication/placement-replication.js';

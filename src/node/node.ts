@@ -2,9 +2,9 @@
 // the application's entity types under external allocation (or, without any, the demo Counter with its
 // routes), the management HTTP API and the application's own routes on the same server.
 import type { FastifyInstance } from 'fastify';
-import { Cluster } from '../cluster/cluster.js';
-import { parseProtocolRange, type ProtocolRange } from '../cluster/protocol-versions.js';
-import { TcpTransport } from '../cluster/tcp-transport.js';
+import { Cluster } from '../cluster/membership/cluster.js';
+import { parseProtocolRange, type ProtocolRange } from '../cluster/transport/protocol-versions.js';
+import { TcpTransport } from '../cluster/transport/tcp-transport.js';
 import { isGone } from '../cluster/member.js';
 import { createLogger, type Logger } from '../logging.js';
 import {

@@ -1,9 +1,9 @@
 // A running node as startNode returns it, and how it stopped: apart from node.ts so that what an application
 // brings (its routes take the running node) can name it without importing the wiring.
 import type { FastifyInstance } from 'fastify';
-import type { Cluster } from '../cluster/cluster.js';
+import type { Cluster } from '../cluster/membership/cluster.js';
 import type { NodeAddress } from '../cluster/address.js';
-import type { TcpTransport } from '../cluster/tcp-transport.js';
+import type { TcpTransport } from '../cluster/transport/tcp-transport.js';
 import type { ClusterSharding } from '../sharding/cluster-sharding.js';
 import type { ExternalAllocationController } from '../sharding/api/external-allocation-controller.js';
 import type { NodeConfig } from './config.js';

@@ -11,8 +11,8 @@ import {
 } from '../../crdt/index.js';
 import { NodeAddress } from '../cluster/address.js';
 import { JOINED_STATUSES, isGone, type Membership } from '../cluster/member.js';
-import type { Transport } from '../cluster/transport.js';
-import { isFamilyMessage, type WireMessage } from '../cluster/wire-message.js';
+import type { Transport } from '../cluster/transport/transport.js';
+import { isFamilyMessage, type WireMessage } from '../cluster/transport/wire-message.js';
 import type { Logger } from '../logging.js';
 import type { LogThrottleOptions } from '../logging.js';
 import { aggregatedPeerLog } from './peer-log.js';

@@ -4,7 +4,7 @@
 // a node that knows no digests ignores the field, as every parser ignores fields it does not know, and applies
 // the empty update to no effect, so no new message type and no protocol version are needed (docs/design.md).
 import { MAX_DIGEST_BYTES, type SyncFrame } from '../../crdt/index.js';
-import type { MessageFamily, RawMessage } from '../cluster/wire-message.js';
+import type { MessageFamily, RawMessage } from '../cluster/transport/wire-message.js';
 
 /** The placement-sync message family: the store's sync frames as cluster messages. */
 export type PlacementSyncMessage =

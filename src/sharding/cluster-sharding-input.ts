@@ -4,7 +4,7 @@
 import type { ShardIdFunction } from './core/shard-id.js';
 import type { Membership } from '../cluster/member.js';
 import type { Scheduler } from '../cluster/scheduler.js';
-import type { Transport } from '../cluster/transport.js';
+import type { Transport } from '../cluster/transport/transport.js';
 import { ActorTsError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { ReplicatedPlacements } from '../placement-replication/placement-replication.js';

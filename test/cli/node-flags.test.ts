@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveClusterConfig } from '../../src/cluster/config.js';
+import { resolveClusterConfig } from '../../src/cluster/membership/config.js';
 import { DEFAULT_HTTP_CONFIG } from '../../src/management/limits.js';
 import { startLocalCluster } from '../../src/cli/local-cluster.js';
 import { clusterFlags, main } from '../../src/cli/main.js';

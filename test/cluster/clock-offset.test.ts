@@ -8,7 +8,7 @@ import {
   estimateOffset,
   type MemberClockReading,
   skewReason,
-} from '../../src/cluster/clock-offset.js';
+} from '../../src/cluster/membership/clock-offset.js';
 
 const exchange = (offset: number, there: number, back: number, t0 = 1_000_000) => ({
   t0,

@@ -3,7 +3,7 @@
 // then on), while the nodes with sane clocks are not; back within the bound, it is out of skew again. Real Cluster
 // protocol over an in-memory network, fake time, one node's wall clock skewed at will.
 import { describe, expect, it } from 'vitest';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import { useFakeTime } from '../support/fake-time.js';
 import { startClusterMember } from '../support/in-process-cluster.js';
 import { address, advanceUntil, allUp, type TestNode } from './cluster-harness.js';

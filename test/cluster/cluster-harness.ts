@@ -2,10 +2,10 @@
 // in-process cluster of test/support/), numbered from port 2550, driven by vitest's fake timers; a scheduler
 // that can be paused stands in for a stopped process (SIGSTOP).
 import { NodeAddress } from '../../src/cluster/address.js';
-import type { Cluster } from '../../src/cluster/cluster.js';
-import type { ClusterConfigInput } from '../../src/cluster/config.js';
+import type { Cluster } from '../../src/cluster/membership/cluster.js';
+import type { ClusterConfigInput } from '../../src/cluster/membership/config.js';
 import type { MemberStatus } from '../../src/cluster/member.js';
-import type { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import type { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import type { Scheduler } from '../../src/cluster/scheduler.js';
 import { advanceUntil as advanceInFakeTime } from '../support/fake-time.js';
 import { startClusterMember, type ClusterMember } from '../support/in-process-cluster.js';

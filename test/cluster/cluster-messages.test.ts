@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { MemberInfo } from '../../src/cluster/member.js';
 import { compareAddresses, compareByAge, oldestUpMember } from '../../src/cluster/member-order.js';
-import { MAX_ASK_KEYS } from '../../src/cluster/messages.js';
+import { MAX_ASK_KEYS } from '../../src/cluster/membership/messages.js';
 import { parseMessage } from '../../src/protocol.js';
 
 const member = { address: 'sys@h:1', incarnation: 'i', status: 'up', appVersion: '1.0.0', roles: ['a'], upNumber: 1 };

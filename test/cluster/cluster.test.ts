@@ -1,8 +1,8 @@
 // Cluster membership over an in-memory network with fake timers: join, downing, partitions, leave, faults.
 import { describe, expect, it, vi } from 'vitest';
-import { Cluster, type SelfDownCause } from '../../src/cluster/cluster.js';
-import { memberKey, toWire, type GossipState } from '../../src/cluster/gossip.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { Cluster, type SelfDownCause } from '../../src/cluster/membership/cluster.js';
+import { memberKey, toWire, type GossipState } from '../../src/cluster/membership/gossip.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import { address, advanceUntil, allUp, createNode, statusOf, upNumbers, type TestNode } from './cluster-harness.js';
 import { useFakeTime } from '../support/fake-time.js';
 

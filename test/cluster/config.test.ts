@@ -1,6 +1,6 @@
 // The split-brain and heartbeat-ring settings of the cluster config: their defaults and their validation.
 import { describe, expect, it } from 'vitest';
-import { resolveClusterConfig } from '../../src/cluster/config.js';
+import { resolveClusterConfig } from '../../src/cluster/membership/config.js';
 
 describe('cluster config: stable-after and the heartbeat ring', () => {
   it('defaults stableAfterMs to downAfterMs, the minority delay to 75% of it, and the ring to 9 monitors', () => {

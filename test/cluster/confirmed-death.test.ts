@@ -3,8 +3,8 @@
 // off: its address does not refuse) stays on the stable-after path, and the minority still downs itself first.
 // In-memory network and fake time: a closed transport refuses, a partition drops.
 import { describe, expect, it } from 'vitest';
-import { MemoryNetwork, MemoryTransport } from '../../src/cluster/memory-transport.js';
-import { CONFIRM_REFUSALS, CONFIRM_SPACING_MS } from '../../src/cluster/death-confirmation.js';
+import { MemoryNetwork, MemoryTransport } from '../../src/cluster/transport/memory-transport.js';
+import { CONFIRM_REFUSALS, CONFIRM_SPACING_MS } from '../../src/cluster/membership/death-confirmation.js';
 import { address, advanceUntil, allUp, createNode, statusOf, type TestNode } from './cluster-harness.js';
 import { useFakeTime } from '../support/fake-time.js';
 

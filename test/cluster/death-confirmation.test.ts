@@ -9,8 +9,8 @@ import {
   CONFIRMATION_FRESH_MS,
   DeathConfirmations,
   REPROBE_AFTER_MS,
-} from '../../src/cluster/death-confirmation.js';
-import type { ProbeResult } from '../../src/cluster/transport.js';
+} from '../../src/cluster/membership/death-confirmation.js';
+import type { ProbeResult } from '../../src/cluster/transport/transport.js';
 import { ManualScheduler } from '../support/schedulers.js';
 
 const peer = NodeAddress.parse('actor-ts://test@127.0.0.1:2552');

@@ -3,8 +3,8 @@
 // end to end in memory: a crashed member's incident on a survivor records detected, suspected-confirmed and
 // decided in that order; the metric actor_ts_failover_phase_seconds{phase} counts what the timeline reports.
 import { describe, expect, it } from 'vitest';
-import { FailoverTimeline, MAX_INCIDENTS, type FailoverPhase } from '../../src/cluster/failover-timeline.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { FailoverTimeline, MAX_INCIDENTS, type FailoverPhase } from '../../src/cluster/membership/failover-timeline.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import { MetricsEventHub, NodeMetrics, type MetricsSource } from '../../src/management/metrics.js';
 import { startClusterMember } from '../support/in-process-cluster.js';
 import { address, advanceUntil, allUp, statusOf, type TestNode } from './cluster-harness.js';

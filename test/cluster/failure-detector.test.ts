@@ -1,8 +1,12 @@
 // Phi accrual failure detector: deterministic suspicion from an injected clock.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FAILURE_DETECTOR_CONFIG } from '../../src/cluster/config.js';
-import { FailureDetectorRegistry, PhiAccrualFailureDetector, phi } from '../../src/cluster/failure-detector.js';
+import { DEFAULT_FAILURE_DETECTOR_CONFIG } from '../../src/cluster/membership/config.js';
+import {
+  FailureDetectorRegistry,
+  PhiAccrualFailureDetector,
+  phi,
+} from '../../src/cluster/membership/failure-detector.js';
 
 const config = DEFAULT_FAILURE_DETECTOR_CONFIG;
 

@@ -5,10 +5,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { keyOf, type MemberRecord } from '../../src/cluster/gossip.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
-import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
-import type { ObserverRow } from '../../src/cluster/reachability-table.js';
+import { keyOf, type MemberRecord } from '../../src/cluster/membership/gossip.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
+import { CLUSTER_MESSAGES } from '../../src/cluster/membership/messages.js';
+import type { ObserverRow } from '../../src/cluster/membership/reachability-table.js';
 import { runFor, useFakeTime } from '../support/fake-time.js';
 import { address, advanceUntil, createNode, type TestNode } from './cluster-harness.js';
 import { gossip, TOP_VERSION } from './forgery.js';

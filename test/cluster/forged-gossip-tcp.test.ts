@@ -5,11 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Cluster } from '../../src/cluster/cluster.js';
-import { encodeFrame, FrameDecoder } from '../../src/cluster/frame-codec.js';
-import { handshakeFrame } from '../../src/cluster/handshake.js';
-import { decodeValue, encodeValue } from '../../src/cluster/message-codec.js';
-import { TcpTransport } from '../../src/cluster/tcp-transport.js';
+import { Cluster } from '../../src/cluster/membership/cluster.js';
+import { encodeFrame, FrameDecoder } from '../../src/cluster/transport/frame-codec.js';
+import { handshakeFrame } from '../../src/cluster/transport/handshake.js';
+import { decodeValue, encodeValue } from '../../src/cluster/transport/message-codec.js';
+import { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
 import { issueAttacks, type KnownMember } from './forgery.js';
 import { authenticatedSocket } from './raw-peer.js';
 import { TcpClusters } from './tcp-clusters.js';

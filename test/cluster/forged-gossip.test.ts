@@ -4,8 +4,8 @@
 // observes everyone unreachable, and a fake `up` member carrying such a row. Afterwards every honest node
 // is alive, a member, sees every member up and reachable (not frozen), and the cluster converges.
 import { describe, expect, it } from 'vitest';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
-import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/messages.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
+import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/membership/messages.js';
 import { useFakeTime } from '../support/fake-time.js';
 import { address, advanceUntil, allUp, createNode, type TestNode } from './cluster-harness.js';
 import { issueAttacks, type KnownMember } from './forgery.js';

@@ -3,10 +3,10 @@
 // at version 2^53-1 in which every member observes the others unreachable, and a fake `up` member carrying
 // such a row. Shared by the in-process, TCP and fuzz tests of the sender rules.
 import { NodeAddress } from '../../src/cluster/address.js';
-import { keyOf, toWire, type GossipState, type MemberRecord } from '../../src/cluster/gossip.js';
+import { keyOf, toWire, type GossipState, type MemberRecord } from '../../src/cluster/membership/gossip.js';
 import type { MemberStatus } from '../../src/cluster/member.js';
-import type { ClusterMessage } from '../../src/cluster/messages.js';
-import type { ObserverRow } from '../../src/cluster/reachability-table.js';
+import type { ClusterMessage } from '../../src/cluster/membership/messages.js';
+import type { ObserverRow } from '../../src/cluster/membership/reachability-table.js';
 
 /** What an attacker knows of one member. */
 export interface KnownMember {

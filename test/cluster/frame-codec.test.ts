@@ -1,8 +1,8 @@
 // FrameDecoder: incremental decoding of a TCP byte stream, and refusal of frames it cannot trust.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FRAME_HEADER_BYTES, FrameDecoder, encodeFrame, type Frame } from '../../src/cluster/frame-codec.js';
-import { HANDSHAKE_FRAME_VERSION, PROTOCOL_RANGE } from '../../src/cluster/protocol-versions.js';
+import { FRAME_HEADER_BYTES, FrameDecoder, encodeFrame, type Frame } from '../../src/cluster/transport/frame-codec.js';
+import { HANDSHAKE_FRAME_VERSION, PROTOCOL_RANGE } from '../../src/cluster/transport/protocol-versions.js';
 import { ActorTsError } from '../../src/errors.js';
 import { PROTOCOL_VERSION } from '../../src/protocol.js';
 

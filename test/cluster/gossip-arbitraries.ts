@@ -2,9 +2,9 @@
 // shared by the merge and digest property tests.
 import fc from 'fast-check';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { keyOf, mergeRecord, type GossipState, type MemberRecord } from '../../src/cluster/gossip.js';
+import { keyOf, mergeRecord, type GossipState, type MemberRecord } from '../../src/cluster/membership/gossip.js';
 import type { MemberStatus } from '../../src/cluster/member.js';
-import { mergeTables, type ReachabilityTable } from '../../src/cluster/reachability-table.js';
+import { mergeTables, type ReachabilityTable } from '../../src/cluster/membership/reachability-table.js';
 
 export const STATUSES: MemberStatus[] = ['joining', 'weakly-up', 'up', 'leaving', 'exiting', 'down', 'removed'];
 

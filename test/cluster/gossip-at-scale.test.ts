@@ -3,14 +3,14 @@
 // state); a crash's unreachability and downing travel as GossipNews deltas and reach every node, with few
 // full states on the way. A status or news from a node that is not a member changes nothing.
 import { describe, expect, it } from 'vitest';
-import { Cluster } from '../../src/cluster/cluster.js';
-import { keyOf, toWire, type MemberRecord } from '../../src/cluster/gossip.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
-import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/messages.js';
-import { NEWS_FANOUT } from '../../src/cluster/membership-core.js';
+import { Cluster } from '../../src/cluster/membership/cluster.js';
+import { keyOf, toWire, type MemberRecord } from '../../src/cluster/membership/gossip.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
+import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/membership/messages.js';
+import { NEWS_FANOUT } from '../../src/cluster/membership/membership-core.js';
 import { seededRandom } from '../../src/cluster/random.js';
-import type { Transport } from '../../src/cluster/transport.js';
-import type { WireMessage } from '../../src/cluster/wire-message.js';
+import type { Transport } from '../../src/cluster/transport/transport.js';
+import type { WireMessage } from '../../src/cluster/transport/wire-message.js';
 import { useFakeTime } from '../support/fake-time.js';
 import { address, advanceUntil, allUp, statusOf, type TestNode } from './cluster-harness.js';
 

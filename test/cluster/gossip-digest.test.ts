@@ -3,7 +3,13 @@
 // (merging a change's delta gives the change, whatever else the receiver holds).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { keyOf, mergeGossip, stateDigest, updateMembers, type GossipState } from '../../src/cluster/gossip.js';
+import {
+  keyOf,
+  mergeGossip,
+  stateDigest,
+  updateMembers,
+  type GossipState,
+} from '../../src/cluster/membership/gossip.js';
 import {
   deltaOf,
   isUrgent,
@@ -12,7 +18,7 @@ import {
   sortedKeys,
   statusHash,
   withSeenBits,
-} from '../../src/cluster/gossip-digest.js';
+} from '../../src/cluster/membership/gossip-digest.js';
 import { parseMessage } from '../../src/protocol.js';
 import { record, stateArb } from './gossip-arbitraries.js';
 

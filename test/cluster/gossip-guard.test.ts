@@ -2,10 +2,10 @@
 // held back and whom to ask, how row versions are bounded, and that this node's own row is never taken.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { keyOf, type GossipState, type MemberRecord } from '../../src/cluster/gossip.js';
-import { admitGossip, LEADER, MAX_ROW_STEP, type GuardContext } from '../../src/cluster/gossip-guard.js';
+import { keyOf, type GossipState, type MemberRecord } from '../../src/cluster/membership/gossip.js';
+import { admitGossip, LEADER, MAX_ROW_STEP, type GuardContext } from '../../src/cluster/membership/gossip-guard.js';
 import type { MemberStatus } from '../../src/cluster/member.js';
-import type { ObserverRow } from '../../src/cluster/reachability-table.js';
+import type { ObserverRow } from '../../src/cluster/membership/reachability-table.js';
 
 const address = (port: number): NodeAddress => new NodeAddress('sys', 'h', port);
 const rec = (port: number, status: MemberStatus = 'up'): MemberRecord => ({

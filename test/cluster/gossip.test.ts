@@ -14,7 +14,7 @@ import {
   updateMembers,
   type GossipState,
   type MemberRecord,
-} from '../../src/cluster/gossip.js';
+} from '../../src/cluster/membership/gossip.js';
 import { parseMessage } from '../../src/protocol.js';
 import { record, recordArb, stateArb, STATUSES } from './gossip-arbitraries.js';
 

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { heartbeatTargets, monitorsOf, type RingMember } from '../../src/cluster/heartbeat-ring.js';
+import { heartbeatTargets, monitorsOf, type RingMember } from '../../src/cluster/membership/heartbeat-ring.js';
 
 const ringMember = (port: number): RingMember => ({
   key: `sys@h:${port}#i`,

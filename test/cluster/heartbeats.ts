@@ -1,8 +1,8 @@
 // Test helper: the Heartbeat the transport tests send, and a live record of the Heartbeats a transport (memory
 // or TCP) receives, with the sender, so a test can wait on delivery and check order and origin.
-import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/messages.js';
-import type { Transport } from '../../src/cluster/transport.js';
-import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/membership/messages.js';
+import type { Transport } from '../../src/cluster/transport/transport.js';
+import { isFamilyMessage } from '../../src/cluster/transport/wire-message.js';
 
 export function heartbeat(sequence: number): ClusterMessage {
   return { type: 'Heartbeat', sequence, incarnation: 'test' };

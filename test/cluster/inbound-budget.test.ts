@@ -3,7 +3,7 @@
 // only when that makes its frame fit, an untrusted holder never disconnects anyone.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InboundBudget, type BudgetHolder } from '../../src/cluster/inbound-budget.js';
+import { InboundBudget, type BudgetHolder } from '../../src/cluster/transport/inbound-budget.js';
 
 const TOTAL = 1000;
 

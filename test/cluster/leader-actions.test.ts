@@ -1,8 +1,8 @@
 // Leader election, convergence and the leader's status transitions as pure functions.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { keyOf, type GossipState, type MemberRecord } from '../../src/cluster/gossip.js';
-import { isConverged, leaderActions, leaderOf } from '../../src/cluster/leader-actions.js';
+import { keyOf, type GossipState, type MemberRecord } from '../../src/cluster/membership/gossip.js';
+import { isConverged, leaderActions, leaderOf } from '../../src/cluster/membership/leader-actions.js';
 import type { MemberStatus } from '../../src/cluster/member.js';
 
 function record(port: number, status: MemberStatus, upNumber = 0): MemberRecord {

@@ -4,11 +4,11 @@
 // its downing from anyone who can reach it.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import type { ClusterChannel } from '../../src/cluster/cluster-channel.js';
-import { resolveClusterConfig } from '../../src/cluster/config.js';
-import { keyOf, type GossipState, type MemberRecord } from '../../src/cluster/gossip.js';
-import { MembershipCore, NEWS_FANOUT, type Spread } from '../../src/cluster/membership-core.js';
-import type { ClusterMessage } from '../../src/cluster/messages.js';
+import type { ClusterChannel } from '../../src/cluster/membership/cluster-channel.js';
+import { resolveClusterConfig } from '../../src/cluster/membership/config.js';
+import { keyOf, type GossipState, type MemberRecord } from '../../src/cluster/membership/gossip.js';
+import { MembershipCore, NEWS_FANOUT, type Spread } from '../../src/cluster/membership/membership-core.js';
+import type { ClusterMessage } from '../../src/cluster/membership/messages.js';
 import { seededRandom } from '../../src/cluster/random.js';
 import { systemScheduler } from '../../src/cluster/scheduler.js';
 import { silentLogger } from '../../src/logging.js';

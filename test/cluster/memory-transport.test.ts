@@ -2,10 +2,14 @@
 // decoded once per delivery), and each injected fault.
 import { describe, expect, it, vi } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { MemoryNetwork, type MemoryTransport, type NetworkFaults } from '../../src/cluster/memory-transport.js';
-import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/messages.js';
-import { isFamilyMessage, type MessageFamily } from '../../src/cluster/wire-message.js';
-import { messageCodecStats } from '../../src/cluster/message-codec.js';
+import {
+  MemoryNetwork,
+  type MemoryTransport,
+  type NetworkFaults,
+} from '../../src/cluster/transport/memory-transport.js';
+import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/membership/messages.js';
+import { isFamilyMessage, type MessageFamily } from '../../src/cluster/transport/wire-message.js';
+import { messageCodecStats } from '../../src/cluster/transport/message-codec.js';
 import { PLACEMENT_SYNC_MESSAGES } from '../../src/placement-replication/sync-messages.js';
 import type { ProtocolMessage } from '../../src/protocol.js';
 import { ActorTsError } from '../../src/errors.js';

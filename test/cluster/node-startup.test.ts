@@ -1,7 +1,7 @@
 // src/node/node.ts wiring: a node that fails to start releases its port (the process can exit), and the
 // cluster settings a user passes in NodeConfig.cluster reach the membership (failure detector, heartbeats).
 import { describe, expect, it } from 'vitest';
-import { TcpTransport } from '../../src/cluster/tcp-transport.js';
+import { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
 import { silentLogger } from '../../src/logging.js';
 import { startNode } from '../../src/node/node.js';
 

@@ -3,10 +3,10 @@
 // downs it; a non-transitive cut is decided once, by the leader from the merged reachability table, and the
 // downed end learns it through the member in between; a node removed while paused learns it on waking.
 import { describe, expect, it, vi } from 'vitest';
-import type { SelfDownCause } from '../../src/cluster/cluster.js';
+import type { SelfDownCause } from '../../src/cluster/membership/cluster.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
-import type { ClusterConfigInput } from '../../src/cluster/config.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import type { ClusterConfigInput } from '../../src/cluster/membership/config.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import {
   PausableScheduler,
   address,

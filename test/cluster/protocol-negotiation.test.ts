@@ -5,9 +5,9 @@
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FrameDecoder, encodeFrame, frameAtVersion } from '../../src/cluster/frame-codec.js';
-import { handshakeFrame, parseHandshake, readHandshake } from '../../src/cluster/handshake.js';
-import { encodeValue } from '../../src/cluster/message-codec.js';
+import { FrameDecoder, encodeFrame, frameAtVersion } from '../../src/cluster/transport/frame-codec.js';
+import { handshakeFrame, parseHandshake, readHandshake } from '../../src/cluster/transport/handshake.js';
+import { encodeValue } from '../../src/cluster/transport/message-codec.js';
 import {
   HANDSHAKE_FRAME_VERSION,
   LEGACY_RANGE,
@@ -16,9 +16,9 @@ import {
   negotiateVersion,
   parseProtocolRange,
   type ProtocolRange,
-} from '../../src/cluster/protocol-versions.js';
-import type { TcpTransport } from '../../src/cluster/tcp-transport.js';
-import { PROTOCOL_VERSION } from '../../src/cluster/wire-message.js';
+} from '../../src/cluster/transport/protocol-versions.js';
+import type { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
+import { PROTOCOL_VERSION } from '../../src/cluster/transport/wire-message.js';
 import { heartbeat, receivedHeartbeats } from './heartbeats.js';
 import { authenticatedSocket } from './raw-peer.js';
 import { TcpTestBed } from './tcp-peers.js';

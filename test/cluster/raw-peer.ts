@@ -3,8 +3,8 @@
 // then hands over the open socket to write arbitrary bytes on.
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { FrameDecoder } from '../../src/cluster/frame-codec.js';
-import { handshakeFrame, handshakeProof, readHandshake } from '../../src/cluster/handshake.js';
+import { FrameDecoder } from '../../src/cluster/transport/frame-codec.js';
+import { handshakeFrame, handshakeProof, readHandshake } from '../../src/cluster/transport/handshake.js';
 
 export interface RawPeerOptions {
   readonly host?: string;

@@ -13,7 +13,7 @@ import {
   withOwnRow,
   type ObserverRow,
   type ReachabilityTable,
-} from '../../src/cluster/reachability-table.js';
+} from '../../src/cluster/membership/reachability-table.js';
 
 const KEYS = ['a#1', 'b#1', 'c#1', 'd#1', 'e#1'];
 

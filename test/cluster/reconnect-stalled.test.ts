@@ -2,8 +2,8 @@
 // after two heartbeat intervals without one, then every interval until acks come back, and never for a
 // member that answers. Fake timers and the in-memory network, whose transport counts the requests.
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryNetwork, MemoryTransport } from '../../src/cluster/memory-transport.js';
-import { RECONNECT_AFTER_INTERVALS } from '../../src/cluster/reachability.js';
+import { MemoryNetwork, MemoryTransport } from '../../src/cluster/transport/memory-transport.js';
+import { RECONNECT_AFTER_INTERVALS } from '../../src/cluster/membership/reachability.js';
 import { advanceUntil, allUp, createNode, type TestNode } from './cluster-harness.js';
 import { useFakeTime } from '../support/fake-time.js';
 

@@ -5,8 +5,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import type { MemberStatus } from '../../src/cluster/member.js';
-import type { UnreachableEdge } from '../../src/cluster/reachability-table.js';
-import { decideSplitBrain, type DecisionMember } from '../../src/cluster/split-brain-decision.js';
+import type { UnreachableEdge } from '../../src/cluster/membership/reachability-table.js';
+import { decideSplitBrain, type DecisionMember } from '../../src/cluster/membership/split-brain-decision.js';
 
 const key = (port: number): string => `sys@10.0.0.1:${port}#x`;
 function member(port: number, status: MemberStatus = 'up'): DecisionMember {

@@ -5,11 +5,11 @@
 // still detected, gossiped and decided.
 import { describe, expect, it, vi } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { Cluster, type SelfDownCause } from '../../src/cluster/cluster.js';
-import type { ClusterConfigInput } from '../../src/cluster/config.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { Cluster, type SelfDownCause } from '../../src/cluster/membership/cluster.js';
+import type { ClusterConfigInput } from '../../src/cluster/membership/config.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import { seededRandom } from '../../src/cluster/random.js';
-import type { Transport } from '../../src/cluster/transport.js';
+import type { Transport } from '../../src/cluster/transport/transport.js';
 import { captureLogger, type LogRecord } from '../../src/logging.js';
 import { useFakeTime } from '../support/fake-time.js';
 import { address, advanceUntil, statusOf } from './cluster-harness.js';

@@ -3,7 +3,7 @@
 // backoff's remaining seconds to re-home, because the leaving node's hand-off waited on a dial.
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
+import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/transport/tcp-transport.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
 import { freePorts } from '../support/ports.js';
 import { waitFor } from './wait-for.js';

@@ -1,7 +1,7 @@
 // Test helper: real Cluster nodes over real loopback TCP in one process, formed with the first as seed and the fast
 // TCP settings of cluster-harness.ts, and shut down (transports closed) after each test.
-import { Cluster } from '../../src/cluster/cluster.js';
-import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
+import { Cluster } from '../../src/cluster/membership/cluster.js';
+import { TcpTransport, type TcpTransportOptions } from '../../src/cluster/transport/tcp-transport.js';
 import { FAST_TCP_CLUSTER } from './cluster-harness.js';
 
 /** The clusters of one test file; `cleanUp` in afterEach. */

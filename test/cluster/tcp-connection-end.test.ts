@@ -4,10 +4,10 @@
 // frames, so a few rounds of peers abandoning frames grew the process by hundreds of megabytes.
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeFrame } from '../../src/cluster/frame-codec.js';
-import { handshakeFrame } from '../../src/cluster/handshake.js';
-import { encodeValue } from '../../src/cluster/message-codec.js';
-import type { TcpTransport } from '../../src/cluster/tcp-transport.js';
+import { encodeFrame } from '../../src/cluster/transport/frame-codec.js';
+import { handshakeFrame } from '../../src/cluster/transport/handshake.js';
+import { encodeValue } from '../../src/cluster/transport/message-codec.js';
+import type { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
 import { heartbeat } from './heartbeats.js';
 import { authenticatedSocket } from './raw-peer.js';
 import { RELEASED, TcpTestBed, expectReleased, frameHeader, partialFrame, type RawPeer } from './tcp-peers.js';

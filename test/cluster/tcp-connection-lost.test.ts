@@ -3,7 +3,7 @@
 // opened is not (the membership probes on a report: death-confirmation.ts).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NodeAddress } from '../../src/cluster/address.js';
-import type { TcpTransport } from '../../src/cluster/tcp-transport.js';
+import type { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
 import { heartbeat, receivedHeartbeats } from './heartbeats.js';
 import { TcpTestBed } from './tcp-peers.js';
 import { waitFor } from './wait-for.js';

@@ -2,8 +2,8 @@
 // large for an unauthenticated peer, frames left unfinished, the inbound byte budgets per connection and in
 // total, the log lines a flood of refusals costs, and a structured-clone reference bomb.
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeFrame } from '../../src/cluster/frame-codec.js';
-import { encodeValue } from '../../src/cluster/message-codec.js';
+import { encodeFrame } from '../../src/cluster/transport/frame-codec.js';
+import { encodeValue } from '../../src/cluster/transport/message-codec.js';
 import { captureLogger } from '../../src/logging.js';
 import type { ProtocolMessage } from '../../src/protocol.js';
 import { heartbeat, receivedHeartbeats } from './heartbeats.js';

@@ -3,9 +3,9 @@
 // counted; a stranger that makes the node buffer large frames that are no valid message is disconnected too;
 // members that fill the budget themselves are counted as starvation, which the node's health can read.
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeFrame } from '../../src/cluster/frame-codec.js';
-import { encodeValue } from '../../src/cluster/message-codec.js';
-import type { TcpTransport } from '../../src/cluster/tcp-transport.js';
+import { encodeFrame } from '../../src/cluster/transport/frame-codec.js';
+import { encodeValue } from '../../src/cluster/transport/message-codec.js';
+import type { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
 import { TcpTestBed, expectReleased, partialFrame, type RawPeer } from './tcp-peers.js';
 import { waitFor } from './wait-for.js';
 

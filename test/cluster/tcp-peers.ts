@@ -3,10 +3,14 @@
 // back everything its ended connections held (registries empty, budget in use zero).
 import { connect, type Server, type Socket } from 'node:net';
 import { expect } from 'vitest';
-import { FRAME_HEADER_BYTES } from '../../src/cluster/frame-codec.js';
-import { TcpTransport, type TcpTransportOptions, type TcpTransportUsage } from '../../src/cluster/tcp-transport.js';
-import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
-import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { FRAME_HEADER_BYTES } from '../../src/cluster/transport/frame-codec.js';
+import {
+  TcpTransport,
+  type TcpTransportOptions,
+  type TcpTransportUsage,
+} from '../../src/cluster/transport/tcp-transport.js';
+import { CLUSTER_MESSAGES } from '../../src/cluster/membership/messages.js';
+import { isFamilyMessage } from '../../src/cluster/transport/wire-message.js';
 import { MESSAGE_FAMILIES, PROTOCOL_VERSION } from '../../src/protocol.js';
 import { authenticatedSocket } from './raw-peer.js';
 import { waitFor } from './wait-for.js';

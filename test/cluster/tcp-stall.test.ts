@@ -5,7 +5,7 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import type { TcpTransportOptions } from '../../src/cluster/tcp-transport.js';
+import type { TcpTransportOptions } from '../../src/cluster/transport/tcp-transport.js';
 import { waitFor } from './wait-for.js';
 import { heartbeat } from './heartbeats.js';
 import { TcpTestBed, heartbeatsOf } from './tcp-peers.js';

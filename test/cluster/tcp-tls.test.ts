@@ -5,7 +5,7 @@
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { TcpTransport } from '../../src/cluster/tcp-transport.js';
+import type { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
 import { FollowedTls } from '../../src/tls/followed-tls.js';
 import { loadTlsMaterial } from '../../src/tls/tls-files.js';
 import { makeAuthority, makeCertificate, type TestAuthority } from '../support/tls-certificates.js';

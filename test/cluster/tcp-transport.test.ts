@@ -2,9 +2,9 @@
 // send hostile bytes before or during the handshake or malformed messages after it. Flow control and reconnects
 // are in tcp-transport-flow.test.ts, authenticated hostile peers in tcp-hostile-peers.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
-import { FRAME_HEADER_BYTES, encodeFrame } from '../../src/cluster/frame-codec.js';
-import { encodeValue, messageCodecStats } from '../../src/cluster/message-codec.js';
-import type { WireMessage } from '../../src/cluster/wire-message.js';
+import { FRAME_HEADER_BYTES, encodeFrame } from '../../src/cluster/transport/frame-codec.js';
+import { encodeValue, messageCodecStats } from '../../src/cluster/transport/message-codec.js';
+import type { WireMessage } from '../../src/cluster/transport/wire-message.js';
 import { captureLogger } from '../../src/logging.js';
 import { PROTOCOL_VERSION, type ProtocolMessage } from '../../src/protocol.js';
 import { heartbeat, receivedHeartbeats } from './heartbeats.js';

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_MESSAGES } from '../../src/cluster/messages.js';
+import { CLUSTER_MESSAGES } from '../../src/cluster/membership/messages.js';
 import {
   DEFAULT_DECODE_LIMITS,
   decodeMessage,
@@ -15,9 +15,9 @@ import {
   encodeMessageOnce,
   encodeValue,
   messageCodecStats,
-} from '../../src/cluster/message-codec.js';
-import { scanMsgpack, type DecodeConfig } from '../../src/cluster/msgpack-scan.js';
-import { FamilyRegistry } from '../../src/cluster/wire-message.js';
+} from '../../src/cluster/transport/message-codec.js';
+import { scanMsgpack, type DecodeConfig } from '../../src/cluster/transport/msgpack-scan.js';
+import { FamilyRegistry } from '../../src/cluster/transport/wire-message.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
 import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
 

@@ -109,7 +109,7 @@ interface InFlight {
 
 /**
  * An in-memory link between named replicators, with partitions, random drops and duplicates; delivery is
- * explicit (`flush`). Not the cluster's MemoryNetwork (src/cluster/memory-transport.ts): replicators speak
+ * explicit (`flush`). Not the cluster's MemoryNetwork (src/cluster/transport/memory-transport.ts): replicators speak
  * raw frames to peer names, with no addresses, message families or encoding, and the store tests stay free
  * of cluster concepts; the fault knobs carry the same names and meaning as its NetworkFaults.
  */
@@ -143,7 +143,7 @@ export class ReplicatorLinks {
   }
 }
 
-/** The name the crdt tests knew ReplicatorLinks by; it is not src/cluster/memory-transport.ts's MemoryNetwork. */
+/** The name the crdt tests knew ReplicatorLinks by; it is not src/cluster/transport/memory-transport.ts's MemoryNetwork. */
 export { ReplicatorLinks as MemoryNetwork };
 
 /** A log sink that records events for assertions. */

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { PlacementStore } from '../../crdt/index.js';
 import { decodeWireUpdate, encodeWireUpdate } from '../../crdt/wire.js';
-import { encodeFrame } from '../../src/cluster/frame-codec.js';
-import { encodeValue } from '../../src/cluster/message-codec.js';
+import { encodeFrame } from '../../src/cluster/transport/frame-codec.js';
+import { encodeValue } from '../../src/cluster/transport/message-codec.js';
 import { authenticatedSocket } from '../cluster/raw-peer.js';
 import { SHARDS_PATH, useProcessSet, waitFor, type NodeProc, type PlacementRow } from './harness.js';
 

@@ -3,8 +3,8 @@
 // the warnings its strategy emitted. Reuses the sharding harness's counter entity.
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { Membership } from '../../src/cluster/member.js';
-import type { MemoryNetwork } from '../../src/cluster/memory-transport.js';
-import type { Transport } from '../../src/cluster/transport.js';
+import type { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
+import type { Transport } from '../../src/cluster/transport/transport.js';
 import type { ShardingConfig } from '../../src/sharding/core/config.js';
 import {
   ExternalAllocationController,

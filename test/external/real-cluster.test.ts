@@ -2,7 +2,7 @@
 // MemoryNetwork with fake timers: a node started later pulls every placement while it joins, a pin to it
 // written before it existed is honoured once it is Up, and the pins outlive the oldest node's leave.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import { address, advanceUntil, allUp, createNode, type TestNode as ClusterNode } from '../cluster/cluster-harness.js';
 import { TYPE, pinsOf, startExternalNode, type ExtNode } from './harness.js';
 import { entityInShard, hostedShards } from '../sharding/harness.js';

@@ -2,7 +2,7 @@
 // issue 5. The rejections are in routes-rejections.test.ts, the body limit and the bearer token in
 // routes-auth.test.ts.
 import { readFileSync } from 'node:fs';
-import { PROTOCOL_VERSION } from '../../src/cluster/wire-message.js';
+import { PROTOCOL_VERSION } from '../../src/cluster/transport/wire-message.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningNode } from '../../src/node/node.js';
 import { MEMORY_STORAGE, ALONE_REPLICATION } from '../support/health-inputs.js';

@@ -3,7 +3,7 @@
 // restartOnRemoval, runNode starts a new incarnation that is up again. The status table
 // of writeAccess decides which own member statuses may write.
 import { describe, expect, it } from 'vitest';
-import type { Cluster } from '../../src/cluster/cluster.js';
+import type { Cluster } from '../../src/cluster/membership/cluster.js';
 import type { MemberStatus } from '../../src/cluster/member.js';
 import type { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
 import { NodeManagementBackend } from '../../src/node/management-backend.js';

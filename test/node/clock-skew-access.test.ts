@@ -2,8 +2,8 @@
 // with clock_skew naming its offset, and accepts again once back within the bound.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { ClockOffsetTracker, skewReason } from '../../src/cluster/clock-offset.js';
-import type { Cluster } from '../../src/cluster/cluster.js';
+import { ClockOffsetTracker, skewReason } from '../../src/cluster/membership/clock-offset.js';
+import type { Cluster } from '../../src/cluster/membership/cluster.js';
 import type { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
 import { NodeManagementBackend } from '../../src/node/management-backend.js';
 

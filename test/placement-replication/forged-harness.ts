@@ -5,7 +5,7 @@ import { PlacementStore, type PlacementLog, type PlacementStoreOptions } from '.
 import type { LogThrottleOptions } from '../../src/logging.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
 import type { MemberInfo } from '../../src/cluster/member.js';
-import { MemoryNetwork, type MemoryTransport } from '../../src/cluster/memory-transport.js';
+import { MemoryNetwork, type MemoryTransport } from '../../src/cluster/transport/memory-transport.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
 import { PLACEMENT_SYNC_MESSAGES, type PlacementSyncMessage } from '../../src/placement-replication/sync-messages.js';
 import { ManualTimers } from '../crdt/helpers.js';

@@ -2,7 +2,7 @@
 // address refuses connections (confirmed by the coordinator's own probes, death-confirmation.ts), runs
 // nothing: its shards get a new home as soon as the probes confirm it, not when the margin ends.
 import { describe, expect, it } from 'vitest';
-import { CONFIRM_SPACING_MS } from '../../src/cluster/death-confirmation.js';
+import { CONFIRM_SPACING_MS } from '../../src/cluster/membership/death-confirmation.js';
 import { TestCluster, counter, entityInShard, settle, useTestClusters, type CounterReply } from './harness.js';
 
 const SHARDS = 20;

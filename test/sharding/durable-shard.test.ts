@@ -4,7 +4,7 @@
 // fails that message or that start with a typed error. Real group commit over the in-memory store.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { encodeValue } from '../../src/cluster/message-codec.js';
+import { encodeValue } from '../../src/cluster/transport/message-codec.js';
 import type { EntityStore } from '../../src/entity-store/entity-store.js';
 import { GroupCommit } from '../../src/entity-store/group-commit.js';
 import { silentLogger } from '../../src/logging.js';

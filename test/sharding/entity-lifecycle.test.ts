@@ -3,7 +3,7 @@
 // the hand-off; `ctx.self` is the entity's own reference and `ctx.node` the node it runs on.
 import { describe, expect, it } from 'vitest';
 import { PlacementStore } from '../../crdt/index.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
 import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
 import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';

@@ -2,7 +2,7 @@
 // it; only the stopping region's own answer ends the wait) and stale messages arriving late or reordered (a stale
 // ShardHome neither keeps a second copy running nor stops the real home).
 import { describe, expect, it } from 'vitest';
-import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { isFamilyMessage } from '../../src/cluster/transport/wire-message.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import { TestCluster, askLater, eventually, hostedShards, pinTo, run, settle, useTestClusters } from './harness.js';
 import type { CounterReply, EntityEvent } from './harness.js';

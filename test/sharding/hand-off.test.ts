@@ -2,7 +2,7 @@
 // hand-off timeout, strategy results that are not candidates, and graceful leave.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { isFamilyMessage } from '../../src/cluster/wire-message.js';
+import { isFamilyMessage } from '../../src/cluster/transport/wire-message.js';
 import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
 import type { ShardAllocations } from '../../src/sharding/strategies/allocation-strategy.js';
 import {

@@ -3,7 +3,7 @@
 // on as the very bytes it came in unless the sends it carries changed (spliced then, without decoding), and what
 // the snapshot outcomes count when.
 import { describe, expect, it } from 'vitest';
-import { encodeValue } from '../../src/cluster/message-codec.js';
+import { encodeValue } from '../../src/cluster/transport/message-codec.js';
 import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
 import { HeldStates, reshipState, skimState, type HeldState } from '../../src/sharding/region/held-state.js';
 import { packSnapshots } from '../../src/sharding/region/shard-state.js';

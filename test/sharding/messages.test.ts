@@ -3,8 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { decodeMessage, encodeMessage, encodeValue } from '../../src/cluster/message-codec.js';
-import { FamilyRegistry } from '../../src/cluster/wire-message.js';
+import { decodeMessage, encodeMessage, encodeValue } from '../../src/cluster/transport/message-codec.js';
+import { FamilyRegistry } from '../../src/cluster/transport/wire-message.js';
 import { parseMessage, type ProtocolMessage } from '../../src/protocol.js';
 import {
   SHARDING_MESSAGES,

@@ -3,7 +3,7 @@
 // that is malformed, too long or unsolicited settles nothing on the asking node.
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
-import { isFamilyMessage, type WireMessage } from '../../src/cluster/wire-message.js';
+import { isFamilyMessage, type WireMessage } from '../../src/cluster/transport/wire-message.js';
 import { MAX_REPLIES_PER_MESSAGE } from '../../src/sharding/protocol/entity-messages.js';
 import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
 import { ReplyCoalescer } from '../../src/sharding/region/reply-coalescer.js';

@@ -3,15 +3,15 @@
 // its sharding runtime, wired as src/node/node.ts wires them. Harnesses extend InProcessCluster with what
 // their nodes run; every cluster made is stopped by useInProcessClusters after its test.
 import type { EntityStoreContext } from '../../src/sharding/core/sharding-context.js';
-import type { FailoverTimeline } from '../../src/cluster/failover-timeline.js';
+import type { FailoverTimeline } from '../../src/cluster/membership/failover-timeline.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
-import { Cluster } from '../../src/cluster/cluster.js';
-import type { ClusterConfigInput } from '../../src/cluster/config.js';
+import { Cluster } from '../../src/cluster/membership/cluster.js';
+import type { ClusterConfigInput } from '../../src/cluster/membership/config.js';
 import type { Membership } from '../../src/cluster/member.js';
-import { MemoryNetwork } from '../../src/cluster/memory-transport.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import { seededRandom } from '../../src/cluster/random.js';
 import type { Scheduler } from '../../src/cluster/scheduler.js';
-import type { Transport } from '../../src/cluster/transport.js';
+import type { Transport } from '../../src/cluster/transport/transport.js';
 import type { Logger } from '../../src/logging.js';
 import { PlacementStore } from '../../crdt/index.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';

@@ -9,10 +9,10 @@
 // The margin exists for a process that may still run; one whose address refuses connections (a confirmed death,
 // death-confirmation.ts) runs nothing, so its margin ends as soon as the coordinator's own probes confirm it.
 import { NodeAddress } from '../../cluster/address.js';
-import { DeathConfirmations } from '../../cluster/death-confirmation.js';
+import { DeathConfirmations } from '../../cluster/membership/death-confirmation.js';
 import type { Scheduler } from '../../cluster/scheduler.js';
 import type { MemberInfo } from '../../cluster/member.js';
-import type { ProbeResult } from '../../cluster/transport.js';
+import type { ProbeResult } from '../../cluster/transport/transport.js';
 import type { Effects } from './effects.js';
 
 export interface DownRemovalMarginOptions {

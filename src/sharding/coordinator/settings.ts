@@ -2,7 +2,7 @@
 // that its parts under coordinator/ can name them without importing the class that dispatches to them.
 import type { NodeAddress } from '../../cluster/address.js';
 import type { MemberInfo } from '../../cluster/member.js';
-import type { ProbeResult } from '../../cluster/transport.js';
+import type { ProbeResult } from '../../cluster/transport/transport.js';
 import { oldestUpMember } from '../../cluster/member-order.js';
 import type { CordonView } from '../placements/cordon-view.js';
 import type { DeliveryEvents } from '../core/sharding-context.js';

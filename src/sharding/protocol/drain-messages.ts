@@ -1,6 +1,6 @@
 // The drain request and its answer on the wire: kept apart from messages.ts, which routes them, because a
 // move list is the one nested shape among the operator messages and is validated item by item here.
-import type { RawMessage } from '../../cluster/wire-message.js';
+import type { RawMessage } from '../../cluster/transport/wire-message.js';
 import type { RequestMessage } from './request-message.js';
 
 /** One shard a drain hands off: where from, and where the strategy places it now (null: it waits, e.g. a require pin). */

@@ -2,7 +2,7 @@
 // send), the answer to an ask, and the answers without a value (a send's) that one node owes another, many in
 // one frame. Kept apart from messages.ts, which routes them, because the envelope is the one message with
 // optional nested parts (reply address, reliable mark), each validated here.
-import type { RawMessage } from '../../cluster/wire-message.js';
+import type { RawMessage } from '../../cluster/transport/wire-message.js';
 import { isAddress, isRequestId, isShardId } from './wire-values.js';
 
 /** Longest entity id accepted, in UTF-16 code units. */

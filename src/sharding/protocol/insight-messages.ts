@@ -1,7 +1,7 @@
 // What explain and dry runs answer, and the messages that carry them between any node and the coordinator:
 // the requests (ExplainShard, DryRunPlacements, DryRunRebalance) and their answers (ShardExplained,
 // DryRunAnswer). Answers come from the network, so every field is checked and every list and string bounded.
-import type { RawMessage } from '../../cluster/wire-message.js';
+import type { RawMessage } from '../../cluster/transport/wire-message.js';
 import {
   PLACEMENT_MODES,
   MAX_BY_LENGTH,

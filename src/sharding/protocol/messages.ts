@@ -2,7 +2,7 @@
 // entity-messages.ts): the sharding family of the wire protocol, with the table that routes each message type on
 // arrival. Every field is validated here or in the family file named, because this is the only place untrusted
 // frames become typed values; a message that fails any check is dropped by the transport.
-import type { MessageFamily, RawMessage } from '../../cluster/wire-message.js';
+import type { MessageFamily, RawMessage } from '../../cluster/transport/wire-message.js';
 import { parseInsightMessage, type InsightMessage } from './insight-messages.js';
 import { MAX_SHARD_ID, isAddress, isRequestId, isShardId } from './wire-values.js';
 import { parseDrainMessage, type DrainMessage } from './drain-messages.js';

@@ -2,8 +2,8 @@
 // and hands every sharding message that arrives to one receiver. A message to this node skips the transport
 // but stays asynchronous, so no handler ever re-enters another.
 import { NodeAddress } from '../../cluster/address.js';
-import type { ProbeResult, Transport } from '../../cluster/transport.js';
-import { isFamilyMessage, type WireMessage } from '../../cluster/wire-message.js';
+import type { ProbeResult, Transport } from '../../cluster/transport/transport.js';
+import { isFamilyMessage, type WireMessage } from '../../cluster/transport/wire-message.js';
 import type { Logger } from '../../logging.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from './messages.js';
 

@@ -1,7 +1,7 @@
 // Entity state on the wire during a graceful hand-off: the old host's chunks to the coordinator (before its
 // ShardStopped, on the same connection) and the coordinator's to the new host (before HostShard). Kept apart
 // from messages.ts, which routes them; each chunk is validated entity by entity here.
-import type { RawMessage } from '../../cluster/wire-message.js';
+import type { RawMessage } from '../../cluster/transport/wire-message.js';
 
 /** One entity's encoded snapshot (see region/shard-state.ts). */
 export interface WireEntityState {

@@ -3,7 +3,7 @@
 // and its settled reliable sends committed together (grouped per node) before the message's answer leaves.
 // A commit the store refuses (a later claim: another host has the shard) fences the whole shard here; one that
 // fails (the store unavailable) resets the entity to its committed row. Either way nothing is acknowledged.
-import { decodeValue, encodeValue } from '../../cluster/message-codec.js';
+import { decodeValue, encodeValue } from '../../cluster/transport/message-codec.js';
 import type { GroupCommit } from '../../entity-store/group-commit.js';
 import { ActorTsError, type ErrorCode } from '../../errors.js';
 import type { ShardedTypeConfig } from '../core/sharded-type.js';

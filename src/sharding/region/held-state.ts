@@ -3,8 +3,8 @@
 // at the next hand-off as the bytes it came in, its value neither decoded nor encoded again. At the start only
 // each state's outline is read (the keys of its map, where its value lies) and the sends it processed decoded:
 // those must be in the dedup table before any message is admitted, whichever entity it is for.
-import { decodeValue, encodeMessage, encodeValue } from '../../cluster/message-codec.js';
-import { msgpackMapHeader, msgpackValueEnd } from '../../cluster/msgpack-scan.js';
+import { decodeValue, encodeMessage, encodeValue } from '../../cluster/transport/message-codec.js';
+import { msgpackMapHeader, msgpackValueEnd } from '../../cluster/transport/msgpack-scan.js';
 import { parseProcessedSends, type ProcessedSends } from './dedup-table.js';
 
 /** The `type` of one entity's encoded state: `{ type, value?, sends? }` (shard-state.ts writes it). */

@@ -4,7 +4,7 @@
 // `invalid_message` and the issues, a tell is dropped; both are counted. A schema that throws, or whose promise
 // rejects, refuses the message the same way (its error as the issue): a broken schema cannot crash the host.
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { errorText } from '../../cluster/message-codec.js';
+import { errorText } from '../../cluster/transport/message-codec.js';
 
 export type CheckResult =
   { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };

@@ -4,7 +4,7 @@
 // entity's state until its first message (held-state.ts). Each state travels as its own bytes: one entity's
 // bad state costs that entity alone. The sends an entity processed (dedup-table.ts) travel in the same bytes,
 // also for an entity without state. A state still held when the shard moves again travels on as it came.
-import { encodeMessage } from '../../cluster/message-codec.js';
+import { encodeMessage } from '../../cluster/transport/message-codec.js';
 import type { ProcessedSends } from './dedup-table.js';
 import { SNAPSHOT, reshipState, type HeldState } from './held-state.js';
 

@@ -1,0 +1,120 @@
+// Confirmed deaths: a member that went silent, or whose connection ended from its side, is probed at its address
+// (Transport.probe); two refusals in a row, CONFIRM_SPACING_MS apart, with no sign of life since, confirm that
+// its process is gone. The failure
+// detector's silence alone never does: a paused, busy or CPU-starved process and a cut link are silent too,
+// but their host still accepts connections (or answers nothing), so they stay on the slow, stable-after path.
+// A confirmation is evidence, not an opinion: it lets the leader down the member without waiting out
+// stable-after, and the coordinator drop its down-removal margin (docs/design.md, "Confirmed deaths").
+import type { NodeAddress } from '../address.js';
+import type { Cancellable, Scheduler } from '../scheduler.js';
+import type { ProbeResult } from '../transport/transport.js';
+
+/** Refusals in a row that confirm a death. */
+export const CONFIRM_REFUSALS = 2;
+/**
+ * Delay between the probes of one confirmation. Not what makes a confirmation safe (docs/design.md, "Confirmed
+ * deaths": a process that may run shards holds its listening socket, and a restart on the port is a new
+ * incarnation, which accepts and voids the count): the second refusal only guards against one stray reset.
+ */
+export const CONFIRM_SPACING_MS = 25;
+/** A confirmation holds this long after its latest refusal; a suspect still silent is probed again meanwhile. */
+export const CONFIRMATION_FRESH_MS = 2_500;
+/** Least time between two probes of one suspect outside a confirmation under way. */
+export const REPROBE_AFTER_MS = 1_000;
+
+interface Suspect {
+  readonly address: NodeAddress;
+  refusals: number;
+  lastRefusedAt: number;
+  lastProbeAt: number;
+  inFlight: boolean;
+  next: Cancellable | undefined;
+}
+
+export interface DeathConfirmationsOptions {
+  /** Undefined when the transport cannot probe: then nothing is ever confirmed. */
+  readonly probe: ((to: NodeAddress) => Promise<ProbeResult>) | undefined;
+  readonly scheduler: Scheduler;
+  /** A suspect's death was just confirmed, or a confirmation renewed by a later refusal. */
+  readonly onConfirmed: (key: string) => void;
+}
+
+export class DeathConfirmations {
+  private readonly suspects = new Map<string, Suspect>();
+  private stopped = false;
+
+  constructor(private readonly options: DeathConfirmationsOptions) {}
+
+  /**
+   * `key` is silent: probe it now unless a probe is under way or was made within REPROBE_AFTER_MS. `atOnce`
+   * (its connection just ended from its side) skips the REPROBE_AFTER_MS wait, never a probe under way.
+   */
+  suspect(key: string, address: NodeAddress, atOnce = false): void {
+    if (this.stopped || this.options.probe === undefined) return;
+    let suspect = this.suspects.get(key);
+    if (suspect === undefined) {
+      suspect = { address, refusals: 0, lastRefusedAt: 0, lastProbeAt: -Infinity, inFlight: false, next: undefined };
+      this.suspects.set(key, suspect);
+    }
+    if (suspect.inFlight || suspect.next !== undefined) return;
+    if (!atOnce && this.options.scheduler.now() - suspect.lastProbeAt < REPROBE_AFTER_MS) return;
+    this.probe(key, suspect);
+  }
+
+  /** True while `key`'s death is confirmed: CONFIRM_REFUSALS refusals in a row, the latest still fresh. */
+  confirmed(key: string, now: number): boolean {
+    const suspect = this.suspects.get(key);
+    return (
+      suspect !== undefined &&
+      suspect.refusals >= CONFIRM_REFUSALS &&
+      now - suspect.lastRefusedAt <= CONFIRMATION_FRESH_MS
+    );
+  }
+
+  /** The keys suspected, confirmed or not, until a sign of life or `stop`. */
+  keys(): IterableIterator<string> {
+    return this.suspects.keys();
+  }
+
+  /** A sign of life from `key` (a heartbeat, an ack): whatever was gathered against it is void. */
+  alive(key: string): void {
+    const suspect = this.suspects.get(key);
+    if (suspect === undefined) return;
+    suspect.next?.cancel();
+    this.suspects.delete(key);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const key of [...this.suspects.keys()]) this.alive(key);
+  }
+
+  private probe(key: string, suspect: Suspect): void {
+    const probe = this.options.probe;
+    if (probe === undefined) return;
+    const now = this.options.scheduler.now();
+    // Refusals older than a confirmation holds say nothing now (the address may have been restarted and
+    // killed again meanwhile): a new confirmation takes CONFIRM_REFUSALS fresh ones.
+    if (now - suspect.lastRefusedAt > CONFIRMATION_FRESH_MS) suspect.refusals = 0;
+    suspect.inFlight = true;
+    suspect.lastProbeAt = now;
+    void probe(suspect.address).then((result) => {
+      suspect.inFlight = false;
+      // Forgotten meanwhile (a sign of life): a late answer says nothing any more.
+      if (this.stopped || this.suspects.get(key) !== suspect) return;
+      if (result !== 'refused') {
+        suspect.refusals = 0;
+        return;
+      }
+      suspect.refusals++;
+      suspect.lastRefusedAt = this.options.scheduler.now();
+      if (suspect.refusals >= CONFIRM_REFUSALS) this.options.onConfirmed(key);
+      else {
+        suspect.next = this.options.scheduler.setTimeout(() => {
+          suspect.next = undefined;
+          if (!this.stopped && this.suspects.get(key) === suspect) this.probe(key, suspect);
+        }, CONFIRM_SPACING_MS);
+      }
+    });
+  }
+}
