@@ -21,6 +21,19 @@ async function startThree(network: MemoryNetwork, config = {}): Promise<TestNode
   return nodes;
 }
 
+/** Three nodes, n3 cut off from the others: when the cut began, and whether n3 has downed itself yet. */
+async function cutOffThird(
+  network: MemoryNetwork,
+): Promise<{ readonly n1: TestNode; readonly cutAt: number; readonly minorityDown: () => boolean }> {
+  const [n1, , n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
+  let down = false;
+  n3.cluster.onSelfDown(() => {
+    down = true;
+  });
+  network.isolate(address(3));
+  return { n1, cutAt: Date.now(), minorityDown: () => down };
+}
+
 function probes(node: TestNode): number {
   if (!(node.transport instanceof MemoryTransport)) throw new Error('the harness gives every node a MemoryTransport');
   return node.transport.probes;
@@ -44,20 +57,13 @@ describe('confirmed deaths', () => {
   });
 
   it('does not confirm a member that is only cut off: it is downed by the stable-after path, after the minority downed itself', async () => {
-    const network = new MemoryNetwork();
-    const [n1, , n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
-    let minorityDown = false;
-    n3.cluster.onSelfDown(() => {
-      minorityDown = true;
-    });
-    network.isolate(address(3));
-    const cutAt = Date.now();
+    const { n1, cutAt, minorityDown } = await cutOffThird(new MemoryNetwork());
     await advanceUntil(
       () => n1.cluster.members().find((m) => m.address.equals(address(3)))?.reachable === false,
       'unreachable',
     );
     // Probes of a cut-off member answer nothing: no confirmation, so no downing before stable-after (10 s).
-    await advanceUntil(() => minorityDown, 'the minority downed itself', 20_000);
+    await advanceUntil(minorityDown, 'the minority downed itself', 20_000);
     const minorityDownAt = Date.now();
     expect(statusOf(n1.cluster, address(3))).toBe('up');
     await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'the majority downs it', 20_000);
@@ -115,15 +121,8 @@ describe('confirmed deaths', () => {
   });
 
   it('a crash behind a cut sends no close: the slow path, the minority downing itself first', async () => {
-    const network = new MemoryNetwork({ signalConnectionLoss: true });
-    const [n1, , n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
-    let minorityDown = false;
-    n3.cluster.onSelfDown(() => {
-      minorityDown = true;
-    });
-    network.isolate(address(3));
-    const cutAt = Date.now();
-    await advanceUntil(() => minorityDown, 'the minority downed itself', 20_000);
+    const { n1, cutAt, minorityDown } = await cutOffThird(new MemoryNetwork({ signalConnectionLoss: true }));
+    await advanceUntil(minorityDown, 'the minority downed itself', 20_000);
     expect(statusOf(n1.cluster, address(3))).toBe('up');
     await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'the majority downs it', 20_000);
     expect(Date.now() - cutAt).toBeGreaterThanOrEqual(10_000);

@@ -15,7 +15,7 @@
 import type { NodeAddress } from '../address.js';
 import { keyOf, memberKey, reachabilityOf, updateReachability as withTable, type MemberRecord } from './gossip.js';
 import { ringOrder, targetsOnRing, type RingMember } from './heartbeat-ring.js';
-import { isGone, type MemberStatus } from '../member.js';
+import { COUNTED_STATUSES, isGone, type MemberStatus } from '../member.js';
 import type { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
 import { withOwnRow, type UnreachableEdge } from './reachability-table.js';
@@ -23,7 +23,6 @@ import { DeathConfirmations } from './death-confirmation.js';
 import type { FailoverTimeline } from './failover-timeline.js';
 import type { Cancellable } from '../scheduler.js';
 import { decideSplitBrain, type SplitBrainDecision } from './split-brain-decision.js';
-import { COUNTED_STATUSES } from '../member.js';
 import type { ClockWatch } from './clock-watch.js';
 
 /** Heartbeat intervals without an ack after which the connection to a member is replaced. */
@@ -42,8 +41,7 @@ export class Reachability {
   /** When each monitored member last acked a heartbeat (or when heartbeats to it started). */
   private readonly lastAckAt = new Map<string, number>();
   private deadline: { readonly atMs: number; readonly timer: Cancellable } | undefined;
-  /** What the decision depends on (live edges, counted members), as of `stableSinceMs`. */
-  /** What the decision last depended on: the edges, and the members it counts. */
+  /** What the decision last depended on (the live edges, the members it counts), as of `stableSinceMs`. */
   private edgesText = '';
   private counted: { readonly list: readonly string[]; readonly text: string } = { list: [], text: '' };
   private stableSinceMs = 0;
