@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_FILE_LINES, lineCount, longFiles } from '../scripts/check-file-lines.js';
+import { MAX_FILE_LINES, lineCount, lineRuleBreaches, longFiles } from '../scripts/check-file-lines.js';
 
 const trees: string[] = [];
 afterEach(() => {
@@ -54,5 +54,29 @@ describe('check-file-lines', () => {
       'examples/app/c.ts',
       'scripts/d.ts',
     ]);
+  });
+
+  it('lets a reviewed file exceed the limit up to its ceiling, and refuses stale or outgrown entries', () => {
+    const root = treeOf({
+      'src/reviewed.ts': linesOf(MAX_FILE_LINES + 50),
+      'src/outgrown.ts': linesOf(MAX_FILE_LINES + 51),
+      'src/short.ts': linesOf(10),
+      'src/unreviewed.ts': linesOf(MAX_FILE_LINES + 1),
+    });
+    const ceiling = MAX_FILE_LINES + 50;
+    const breaches = lineRuleBreaches(root, {
+      'src/reviewed.ts': { ceiling, why: 'one concept' },
+      'src/outgrown.ts': { ceiling, why: 'one concept' },
+      'src/short.ts': { ceiling, why: 'was long once' },
+    });
+    expect(breaches).toEqual([
+      `src/outgrown.ts: ${MAX_FILE_LINES + 51} lines (over its reviewed ceiling ${ceiling})`,
+      `src/short.ts: listed as reviewed but not over ${MAX_FILE_LINES} lines (remove it)`,
+      `src/unreviewed.ts: ${MAX_FILE_LINES + 1} lines (over ${MAX_FILE_LINES}: split it by concern)`,
+    ]);
+  });
+
+  it('holds on this repository: every long file is reviewed and within its ceiling', () => {
+    expect(lineRuleBreaches(join(dirname(new URL(import.meta.url).pathname), '..'))).toEqual([]);
   });
 });

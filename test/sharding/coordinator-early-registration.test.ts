@@ -3,7 +3,7 @@
 // register again at once, instead of leaving it without a coordinator until its next retry a retry interval later.
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging.js';
-import { EarlyRegistrations, MAX_EARLY_REGISTRATIONS } from '../../src/sharding/coordinator/early-registrations.js';
+import { EarlyRegistrations, MAX_EARLY_REGISTRATIONS } from '../../src/sharding/coordinator/state.js';
 import { memberMap } from '../../src/sharding/coordinator/membership.js';
 import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';

@@ -10,8 +10,7 @@ import {
   readyToHandOff,
 } from '../../src/sharding/coordinator/hand-offs.js';
 import { Dispatcher, type Effects } from '../../src/sharding/coordinator/effects.js';
-import type { HandOffRecord } from '../../src/sharding/coordinator/shard-life.js';
-import type { CoordinatorState } from '../../src/sharding/coordinator/state.js';
+import type { HandOffRecord, CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import { ManualScheduler, address, startHandOff, stateWith, type Sent } from './coordinator-fakes.js';
 
 const A = address(1);

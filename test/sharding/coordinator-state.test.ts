@@ -3,8 +3,9 @@
 // under its region and nowhere else, the indexes match the statuses, and a shard's history stays bounded.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { CoordinatorEvent, HandOffCause } from '../../src/sharding/coordinator/shard-life.js';
 import {
+  type CoordinatorEvent,
+  type HandOffCause,
   CoordinatorInvariantError,
   CoordinatorState,
   HISTORY_PER_SHARD,

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { MemberInfo } from '../../src/cluster/member.js';
 import { silentLogger } from '../../src/logging.js';
 import { Dispatcher, type Effects } from '../../src/sharding/coordinator/effects.js';
-import { WarmUpGate } from '../../src/sharding/coordinator/warm-up-gate.js';
+import { WarmUpGate } from '../../src/sharding/coordinator/membership.js';
 import { ManualScheduler, address, member, stateWith } from './coordinator-fakes.js';
 
 /**

@@ -4,8 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterView, MemberInfo } from '../../src/cluster/member.js';
 import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
-import { landings, rebalanceRoundMoves } from '../../src/sharding/coordinator/dry-run.js';
-import { explainShard, type ExplainSources } from '../../src/sharding/coordinator/explain.js';
+import {
+  landings,
+  rebalanceRoundMoves,
+  explainShard,
+  type ExplainSources,
+} from '../../src/sharding/coordinator/insight.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import { stateWith } from './coordinator-fakes.js';
 import type { PinRecord } from '../../src/sharding/placements/placement-record.js';

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ClusterView, MemberInfo, MemberStatus } from '../../src/cluster/member.js';
 import { chooseHome } from '../../src/sharding/coordinator/allocation.js';
-import { explainShard } from '../../src/sharding/coordinator/explain.js';
+import { explainShard } from '../../src/sharding/coordinator/insight.js';
 import { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import type { CordonView } from '../../src/sharding/placements/cordon-view.js';
 import {

@@ -1,7 +1,7 @@
 // The coordinator's part of a failover's timeline: a removed region is reported `removed`, and the first of
 // its shards started on another region `re-homed`, once per removal.
 import { describe, expect, it } from 'vitest';
-import { FailoverReport } from '../../src/sharding/coordinator/failover-report.js';
+import { FailoverReport } from '../../src/sharding/coordinator/membership.js';
 
 describe('FailoverReport', () => {
   it('reports removed, then re-homed once when the first orphaned shard starts elsewhere', () => {

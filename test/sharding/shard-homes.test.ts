@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging.js';
 import { Effects } from '../../src/sharding/coordinator/effects.js';
-import { ShardHomes } from '../../src/sharding/coordinator/shard-homes.js';
+import { ShardHomes } from '../../src/sharding/coordinator/allocation.js';
 import type { CoordinatorState } from '../../src/sharding/coordinator/state.js';
 import { address, stateWith, type Sent } from './coordinator-fakes.js';
 

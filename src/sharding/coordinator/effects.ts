@@ -1,13 +1,12 @@
 // What a coordinator handler decides, as data: the state events, the messages to send, the timers to start or
-// cancel and the hand-offs completed (for metrics). Handlers (hand-offs.ts, shard-homes.ts, the Allocator)
+// cancel and the hand-offs completed (for metrics). Handlers (hand-offs.ts, allocation.ts's ShardHomes and Allocator)
 // are given one Effects by the Dispatcher (below; the ShardCoordinator's) and only record into it; the
 // Dispatcher then runs what was recorded: it arms and cancels the timers, reports the metrics, sends.
 // Events are applied to the state as they are recorded, so a handler's next decision (the next allocation of
 // the same round, say) reads the state its earlier ones made; Effects.apply is the one call that changes it.
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { ShardingMessage } from '../protocol/messages.js';
-import type { CoordinatorEvent } from './shard-life.js';
-import type { CoordinatorState } from './state.js';
+import type { CoordinatorEvent, CoordinatorState } from './state.js';
 
 /** One message to one node. */
 export interface Outgoing {
@@ -20,7 +19,7 @@ export type CoordinatorTimer =
   | { readonly type: 'hand-off-timeout'; readonly shardId: number; readonly id: number }
   /** The strategy's answers change by time now (a pin expires: AllocationStrategy.nextChangeInMs). */
   | { readonly type: 'placement-change' }
-  /** The warm-up time elapsed (warm-up-gate.ts). */
+  /** The warm-up time elapsed (membership.ts's WarmUpGate). */
   | { readonly type: 'warm-up' }
   /** The earliest running down-removal margin ended (down-removal-margin.ts): the membership check again. */
   | { readonly type: 'margin-ended' };

@@ -8,7 +8,7 @@ import type { Logger } from '../../logging.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { WireEntityState } from '../protocol/state-messages.js';
 import type { Effects } from './effects.js';
-import type { HandOffRecord } from './shard-life.js';
+import type { HandOffRecord } from './state.js';
 
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
 

@@ -1,14 +1,14 @@
 // The hand-off protocol of one coordinator: starting hand-offs (rebalancing, manual moves, leaves, the
 // down-removal margin, shards adopted as stopping), moving each through its phases as regions answer,
 // re-sending on the retry tick, and ending it by completion or timeout. Each step is an event applied to the
-// coordinator's state, where each hand-off is a record (shard-life.ts HandOffRecord); this class keeps only
+// coordinator's state, where each hand-off is a record (state.ts HandOffRecord); this class keeps only
 // the hand-off ids and counters, and records its sends and timers in the dispatcher's Effects. What becomes of
 // a shard once it is free is not its business: the calls that complete hand-offs return the shards freed,
 // and the dispatcher gives them homes (ShardHomes.freed).
 import { randomInt } from 'node:crypto';
 import type { Logger } from '../../logging.js';
 import type { Effects, Outgoing } from './effects.js';
-import type { HandOffCause, HandOffPhase, HandOffRecord } from './shard-life.js';
+import type { HandOffCause, HandOffPhase, HandOffRecord } from './state.js';
 
 export interface HandOffsOptions {
   readonly typeName: string;

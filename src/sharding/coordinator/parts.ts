@@ -7,17 +7,15 @@ import { NO_CORDONS } from '../placements/cordon-view.js';
 import type { InsightRequest } from '../protocol/insight-messages.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { ShardingContext } from '../core/sharding-context.js';
-import { Allocator } from './allocation.js';
+import { Allocator, ShardHomes } from './allocation.js';
 import { DownRemovalMargin } from './down-removal-margin.js';
-import { FailoverReport } from './failover-report.js';
+import { FailoverReport, WarmUpGate } from './membership.js';
 import { HandOffStates } from './hand-off-state.js';
 import { HandOffs } from './hand-offs.js';
 import { coordinatorInsight } from './insight.js';
 import { CoordinatorCordons, OperatorRequests } from './operator-requests.js';
 import type { CoordinatorConfig } from './settings.js';
-import { ShardHomes } from './shard-homes.js';
 import { CoordinatorState } from './state.js';
-import { WarmUpGate } from './warm-up-gate.js';
 
 /** Inputs that reach the coordinator from outside a dispatch. */
 export interface CoordinatorInputs {

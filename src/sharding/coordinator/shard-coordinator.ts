@@ -5,25 +5,22 @@
 //
 // This class is the dispatcher: each message and each timer is one dispatch, whose handlers record what they
 // decide in one Effects (effects.ts: events applied to the one state, sends, timers), run once they return.
-// Handlers: hand-offs.ts (the protocol), shard-homes.ts (homes), allocation.ts (the strategy),
-// operator-requests.ts, warm-up-gate.ts, down-removal-margin.ts; state.ts / shard-life.ts hold the state and
+// Handlers: hand-offs.ts (the protocol), allocation.ts (homes, through the strategy), operator-requests.ts,
+// membership.ts (the warm-up gate, the failover report), down-removal-margin.ts; state.ts holds the state and
 // its events; insight.ts answers explain and dry runs; parts.ts builds the parts.
 import { isGone } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
-import type { Allocator } from './allocation.js';
+import type { Allocator, ShardHomes } from './allocation.js';
 import { UNTRACED_OLDER_MEMBERS, olderMembersUntraced, type DownRemovalMargin } from './down-removal-margin.js';
 import { Dispatcher, type CoordinatorTimer, type Effects } from './effects.js';
-import type { FailoverReport } from './failover-report.js';
+import { type FailoverReport, memberMap, type WarmUpGate } from './membership.js';
 import type { HandOffStates } from './hand-off-state.js';
 import type { HandOffs } from './hand-offs.js';
-import { memberMap } from './membership.js';
 import type { OperatorRequests } from './operator-requests.js';
 import { buildParts } from './parts.js';
 import type { CoordinatorConfig, CoordinatorStats } from './settings.js';
-import type { ShardHomes } from './shard-homes.js';
 import type { CoordinatorState } from './state.js';
-import type { WarmUpGate } from './warm-up-gate.js';
 import type { InsightRequest } from '../protocol/insight-messages.js';
 import type { ShardingMessage, TypedShardingMessage } from '../protocol/messages.js';
 import type { ShardingContext } from '../core/sharding-context.js';

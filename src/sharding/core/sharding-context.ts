@@ -46,7 +46,7 @@ export interface DeliveryEvents {
   ): void;
   /**
    * A failover phase this node took part in, for the failed member (its address): the coordinator's removal
-   * and re-homing (coordinator/failover-report.ts), and the first answer to one of this node's asks or sends
+   * and re-homing (coordinator/membership.ts's FailoverReport), and the first answer to one of this node's asks or sends
    * from a shard that member hosted (`first-message`, region/home-cache.ts keeps the former homes).
    */
   onFailoverStep?(member: string, phase: 'removed' | 're-homed' | 'first-message'): void;
