@@ -3,6 +3,9 @@
 // (CodedError) lives in crdt/errors.ts, which imports nothing, so the store needs no sharding concept.
 import { CodedError } from '../crdt/errors.js';
 
+/** The one base of every typed error (crdt/errors.ts), re-exported so the runtime's layers take it from here. */
+export { CodedError };
+
 /** Machine-readable reason of an ActorTsError; the management API reports the same codes. */
 export type ErrorCode =
   | 'invalid_address'

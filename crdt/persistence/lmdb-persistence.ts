@@ -325,7 +325,7 @@ function readAll(path: string, meta: Meta, log: Log, existed: boolean, maxRecord
   } catch (cause) {
     if (cause instanceof RecordProblem) {
       throw new PersistenceError(
-        cause.kind,
+        cause.code,
         `placement data in ${path} cannot be read: ${cause.message}. ${recoveryHint(path)}`,
         { cause },
       );

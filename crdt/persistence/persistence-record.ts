@@ -1,6 +1,7 @@
 // The on-disk record of the persistence seam: a format version, a kind, a sequence number and a CRC-32
 // around each payload, so a truncated, overwritten or foreign record is refused instead of being replayed.
 import { crc32 } from 'node:zlib';
+import { CodedError } from '../errors.js';
 
 /** The record format this build writes and reads. */
 export const RECORD_FORMAT_VERSION = 1;
@@ -32,13 +33,8 @@ export interface DecodedRecord {
 }
 
 /** Why a record was refused: 'unsupported_format' for another version, 'corrupt' for everything else. */
-export class RecordProblem extends Error {
-  constructor(
-    readonly kind: 'corrupt' | 'unsupported_format',
-    message: string,
-  ) {
-    super(message);
-  }
+export class RecordProblem extends CodedError<'corrupt' | 'unsupported_format'> {
+  override readonly name = 'RecordProblem';
 }
 
 /**

@@ -4,11 +4,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { lockHolder } from '../../crdt/index.js';
+import { CodedError, lockHolder } from '../../crdt/index.js';
 
 /** A start refused before anything was deleted or spawned; main() prints it as `error: <message>`. */
-export class LocalClusterError extends Error {
+export class LocalClusterError extends CodedError<'local_cluster_refused'> {
   override readonly name = 'LocalClusterError';
+  constructor(message: string) {
+    super('local_cluster_refused', message);
+  }
 }
 
 /**

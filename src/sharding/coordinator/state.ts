@@ -6,6 +6,7 @@
 //
 // `apply` changes the value in place rather than returning a copy: a copy of a 100,000-shard map per event
 // would make every allocation O(shards). The coordinator owns the one instance; everybody else reads it.
+import { CodedError } from '../../errors.js';
 import { isGone, type MemberInfo } from '../../cluster/member.js';
 
 // A shard's life in the coordinator, as data: the status a shard is in (one union), the record of a hand-off,
@@ -118,10 +119,10 @@ export function homeIn(status: ShardStatus | undefined): string | undefined {
 export const HISTORY_PER_SHARD = 8;
 
 /** A broken invariant: a bug in the coordinator, never bad input from the network (handlers check that). */
-export class CoordinatorInvariantError extends Error {
+export class CoordinatorInvariantError extends CodedError<'coordinator_invariant'> {
+  override readonly name = 'CoordinatorInvariantError';
   constructor(message: string) {
-    super(message);
-    this.name = 'CoordinatorInvariantError';
+    super('coordinator_invariant', message);
   }
 }
 
