@@ -2,13 +2,13 @@
 // queues messages (bounded) until the connection is open, bounds what an open connection buffers for a peer
 // that reads too slowly, reconnects with exponential backoff, and redials at once a connection its owner
 // reports stalled.
-import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { dialCluster, readyEvent } from './tcp-tls.js';
 import { performance } from 'node:perf_hooks';
 import type { NodeAddress } from '../address.js';
-import { FrameDecoder, frameAtVersion } from './frame-codec.js';
-import { handshakeFrame, handshakeProof, readHandshake, sameProof, type Handshake } from './handshake.js';
+import { ClientHandshake } from './client-handshake.js';
+import { FrameDecoder, frameAtVersion, type Frame } from './frame-codec.js';
+import { handshakeFrame, type Handshake } from './handshake.js';
 import { errorText } from './message-codec.js';
 import { PROTOCOL_FLOOR } from './protocol-versions.js';
 import type { TcpHost } from './tcp-host.js';
@@ -16,6 +16,14 @@ import { KEEPALIVE_DELAY_MS } from './tcp-settings.js';
 
 /** Bytes held corked before they are written without waiting for the next tick. */
 const CORK_BYTES = 64 * 1024;
+
+/** One dial: its socket, its handshake, when it opened (undefined until then) and the first reason it failed. */
+interface Dial {
+  readonly socket: Socket;
+  readonly handshake: ClientHandshake;
+  openedAt: number | undefined;
+  failure?: string;
+}
 
 export class OutboundPeer {
   private state: 'idle' | 'connecting' | 'open' | 'backoff' | 'stopped' = 'idle';
@@ -165,123 +173,80 @@ export class OutboundPeer {
     this.transport.track(socket);
     socket.setNoDelay(true);
     socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
+    const dial: Dial = { socket, handshake: new ClientHandshake(this.transport, this.target), openedAt: undefined };
+    this.timer = setTimeout(() => this.fail(dial, 'connect and handshake timed out', true), config.handshakeTimeoutMs);
     // The accepting side only ever sends handshake frames on this connection, so they are all it may send.
     const decoder = new FrameDecoder({ maxFrameBytes: config.maxHandshakeFrameBytes });
-    const clientNonce = randomBytes(16);
-    // Without a secret anyone could be the acceptor anyway; with one, its refusals are not proved.
-    const trusted = config.secret === undefined;
-    let opened = false;
-    let openedAt = 0;
-    let serverNonce: Buffer | undefined;
-    let challengeRelease: string | undefined;
-    let failure: string | undefined;
-    const fail = (reason: string, handshake: boolean): void => {
-      failure ??= reason;
-      if (handshake) this.transport.count('handshakeFailures');
-      socket.destroy();
-    };
-    this.timer = setTimeout(() => fail('connect and handshake timed out', true), config.handshakeTimeoutMs);
-
-    socket.on(readyEvent(this.transport.tls), () => {
-      this.write(socket, {
-        t: 'Hello',
-        from: this.transport.self.toString(),
-        to: this.target,
-        incarnation: this.transport.incarnation,
-        nonce: clientNonce,
-        ...this.transport.protocols.announcement,
-      });
-    });
+    socket.on(readyEvent(this.transport.tls), () => this.write(socket, dial.handshake.hello()));
     socket.on('data', (chunk: Buffer) => {
       if (socket.destroyed) return;
       const result = decoder.push(chunk);
-      for (const frame of result.frames) {
-        const handshake = frame.kind === 'handshake' ? readHandshake(frame) : undefined;
-        if (opened || !handshake) return fail('unexpected frame from the accepting side', !opened);
-        if (handshake.t === 'Refused') {
-          if (handshake.code === 'protocol_version')
-            this.transport.protocols.refuse(this.target, handshake.reason, trusted);
-          return fail(`peer refused the handshake: ${handshake.reason}`, true);
-        }
-        if (handshake.t === 'Challenge') {
-          const agreed = this.transport.protocols.agreeAsDialler(this.transport.self, this.target, handshake, trusted);
-          const proof = config.secret
-            ? handshakeProof(
-                config.secret,
-                'client',
-                this.transport.self.toString(),
-                this.target,
-                Buffer.from(handshake.nonce),
-                clientNonce,
-              )
-            : undefined;
-          this.write(socket, proof ? { t: 'Proof', proof } : { t: 'Proof' });
-          // Proved even so: an acceptor that authenticates us keeps the refusal for its health too.
-          if (typeof agreed === 'string') return fail(agreed, true);
-          this.version = agreed;
-          serverNonce = Buffer.from(handshake.nonce);
-          challengeRelease = handshake.release;
-          continue;
-        }
-        if (handshake.t === 'Accepted' && serverNonce) {
-          if (config.secret) {
-            if (!handshake.proof) return fail('peer did not prove the cluster secret', true);
-            const expected = handshakeProof(
-              config.secret,
-              'server',
-              this.transport.self.toString(),
-              this.target,
-              serverNonce,
-              clientNonce,
-            );
-            if (!sameProof(expected, handshake.proof)) return fail('peer proved a different cluster secret', true);
-          }
-          opened = true;
-          openedAt = performance.now();
-          this.since = openedAt;
-          // 0.2.0 acceptors named their release in the Challenge; later ones in the Accepted.
-          const release = handshake.release ?? challengeRelease;
-          this.transport.protocols.noteAgreed(this.target, { release, protocol: this.version });
-          this.onOpen(socket);
-          continue;
-        }
-        return fail(`unexpected ${handshake.t} during the handshake`, true);
-      }
+      for (const frame of result.frames) if (!this.handshakeStep(dial, frame)) return;
       if (!result.ok) {
         this.transport.count('frameErrors');
-        fail(`bad frame from peer: ${result.error.message}`, false);
+        this.fail(dial, `bad frame from peer: ${result.error.message}`, false);
       }
     });
     socket.on('error', (error) => {
-      failure ??= errorText(error);
+      dial.failure ??= errorText(error);
     });
     // Only emitted after a write was buffered beyond the high-water mark; `writeBounded` covers the rest.
     socket.on('drain', () => {
       if (this.socket === socket) this.endBackpressure();
     });
-    socket.on('close', () => {
-      if (this.socket !== socket || this.state === 'stopped') return;
-      this.clearTimer();
-      this.socket = undefined;
-      this.droppedSinceFull = 0;
-      const reason = failure ?? 'connection closed';
-      this.ended(opened);
-      // A peer that accepts and drops at once must not reset the backoff, or it is redialled at the initial
-      // delay forever: only a connection that proved stable does.
-      if (opened && performance.now() - openedAt >= this.transport.config.resetAfterMs) {
-        this.failures = 0;
-        const retryInMs = this.scheduleReconnect();
-        this.transport.log.info({ peer: this.target, reason, retryInMs }, 'outbound connection lost');
-        return;
-      }
-      this.failures++;
+    socket.on('close', () => this.closed(dial));
+  }
+
+  /** One frame of the handshake; false once the dial failed (the frames after it are not read). */
+  private handshakeStep(dial: Dial, frame: Frame): boolean {
+    if (dial.openedAt !== undefined) {
+      this.fail(dial, 'unexpected frame from the accepting side', false);
+      return false;
+    }
+    const step = dial.handshake.step(frame);
+    if (step.kind !== 'open' && step.reply) this.write(dial.socket, step.reply);
+    if (step.kind === 'fail') {
+      this.fail(dial, step.reason, true);
+      return false;
+    }
+    if (step.kind === 'open') {
+      dial.openedAt = performance.now();
+      this.since = dial.openedAt;
+      this.version = dial.handshake.version;
+      this.onOpen(dial.socket);
+    }
+    return true;
+  }
+
+  private fail(dial: Dial, reason: string, handshake: boolean): void {
+    dial.failure ??= reason;
+    if (handshake) this.transport.count('handshakeFailures');
+    dial.socket.destroy();
+  }
+
+  private closed(dial: Dial): void {
+    if (this.socket !== dial.socket || this.state === 'stopped') return;
+    this.clearTimer();
+    this.socket = undefined;
+    this.droppedSinceFull = 0;
+    const reason = dial.failure ?? 'connection closed';
+    const { openedAt } = dial;
+    this.ended(openedAt !== undefined);
+    // A peer that accepts and drops at once must not reset the backoff, or it is redialled at the initial
+    // delay forever: only a connection that proved stable does.
+    if (openedAt !== undefined && performance.now() - openedAt >= this.transport.config.resetAfterMs) {
+      this.failures = 0;
       const retryInMs = this.scheduleReconnect();
-      // Warn once per outage; the retries that follow are debug noise.
-      const details = { peer: this.target, reason, attempt: this.failures, retryInMs };
-      const msg = opened ? 'outbound connection closed right after opening' : 'could not connect to peer';
-      if (this.failures === 1) this.transport.log.warn(details, msg);
-      else this.transport.log.debug(details, msg);
-    });
+      this.transport.log.info({ peer: this.target, reason, retryInMs }, 'outbound connection lost');
+      return;
+    }
+    this.failures++;
+    const retryInMs = this.scheduleReconnect();
+    // Warn once per outage; the retries that follow are debug noise.
+    const details = { peer: this.target, reason, attempt: this.failures, retryInMs };
+    const msg = openedAt !== undefined ? 'outbound connection closed right after opening' : 'could not connect to peer';
+    if (this.failures === 1) this.transport.log.warn(details, msg);
+    else this.transport.log.debug(details, msg);
   }
 
   /** Counts how a connection of ours ended; one that was open ended from the peer's side. */
