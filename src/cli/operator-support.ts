@@ -103,7 +103,9 @@ export async function rebalanceAndWait(
   provenance: Provenance = {},
 ): Promise<void> {
   const outcome = await client.rebalance(type, shardIds, provenance);
-  if (outcome.homeless.length > 0) io.err(`not allocated yet (nothing to move): ${outcome.homeless.join(', ')}`);
+  // A node of an earlier release answers only the old name.
+  const unallocated = outcome.unallocated ?? outcome.homeless;
+  if (unallocated.length > 0) io.err(`not allocated yet (nothing to move): ${unallocated.join(', ')}`);
   if (outcome.accepted.length === 0) return;
   io.out(`hand-off started for ${outcome.accepted.join(', ')}; waiting for the new homes...`);
   const [{ placements: pinned }, { members }] = await Promise.all([client.placements(type), client.members()]);

@@ -162,6 +162,8 @@ const dryRunFields = {
   dryRun: Type.Literal(true),
   moves: Type.Array(DryRunMove),
   /** Shards that would wait without a home (a require pin no member can take). */
+  waiting: ShardIds,
+  /** Deprecated: the same list as `waiting`, under its old name; removed in the next minor release. */
   withoutHome: ShardIds,
   warnings: Type.Array(DryRunWarning),
 };
@@ -185,7 +187,13 @@ export const PlacementsDryRunAnswer = Type.Object({
 export type PlacementsDryRunAnswer = Shape<typeof PlacementsDryRunAnswer>;
 
 /** POST .../rebalance (202). */
-export const RebalanceAnswer = Type.Object({ accepted: ShardIds, homeless: ShardIds });
+export const RebalanceAnswer = Type.Object({
+  accepted: ShardIds,
+  /** Shards never given a home: nothing to move (their first message allocates them). */
+  unallocated: ShardIds,
+  /** Deprecated: the same list as `unallocated`, under its old name; removed in the next minor release. */
+  homeless: ShardIds,
+});
 export type RebalanceAnswer = Shape<typeof RebalanceAnswer>;
 
 /** GET /actor-ts/cluster/shards/{type}: where every allocated shard lives. */

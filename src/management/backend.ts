@@ -22,7 +22,7 @@ export type {
   ShardLocations,
 } from '../sharding/index.js';
 /** The answer of a manual rebalance (the API rejects out-of-range ids first, so `unknown` is never sent). */
-export type RebalanceOutcome = Pick<sharding.RebalanceNowResult, 'accepted' | 'homeless'>;
+export type RebalanceOutcome = Pick<sharding.RebalanceNowResult, 'accepted' | 'unallocated'>;
 /** The placement store replica's size, as the API reports it. */
 export type PlacementStoreHealth = Pick<PlacementStoreStats, 'generation' | 'slots' | 'baseSlots' | 'documentItems'>;
 

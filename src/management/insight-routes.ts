@@ -2,7 +2,7 @@
 // type's coordinator from any node) and the `?dryRun=true` answers of the placements and rebalance writes,
 // which server.ts hands over after validating exactly as for the real call.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { withoutHome } from '../sharding/index.js';
+import { waitingIn, type DryRunMove } from '../sharding/index.js';
 import { parseShardId } from '../sharding/placements/shard-range.js';
 import type { PlacementWriteOptions } from '../sharding/api/external-allocation-controller.js';
 import type { ManagementBackend, ParsedPin, ShardId } from './backend.js';
@@ -59,7 +59,7 @@ export async function placementsDryRun(
     dryRun: true,
     placements,
     moves,
-    withoutHome: withoutHome(moves),
+    ...waitingFields(moves),
     warnings: [...placementWarnings(placements, backend.members()), ...warnings],
   };
 }
@@ -70,5 +70,11 @@ export async function rebalanceDryRun(
   shardIds: readonly ShardId[],
 ): Promise<RebalanceDryRun> {
   const { moves, warnings } = await backend.dryRunRebalance(typeName, shardIds);
-  return { dryRun: true, moves, withoutHome: withoutHome(moves), warnings };
+  return { dryRun: true, moves, ...waitingFields(moves), warnings };
+}
+
+/** The shards a dry run would leave waiting, under their name and their deprecated old one (`withoutHome`). */
+function waitingFields(moves: ReadonlyArray<DryRunMove>): { waiting: number[]; withoutHome: number[] } {
+  const waiting = waitingIn(moves);
+  return { waiting, withoutHome: waiting };
 }

@@ -142,12 +142,12 @@ function registerRebalance(app: FastifyInstance, { backend, audit, typesPath, wr
       const shardIds = [...new Set(request.body.shardIds.map((id) => parseShardId(id, range)))];
       if (isDryRun(request.query)) return rebalanceDryRun(backend, typeName, shardIds);
       const outcome = await backend.rebalance(typeName, shardIds);
-      if (outcome.accepted.length === 0 && outcome.homeless.length > 0) {
+      if (outcome.accepted.length === 0 && outcome.unallocated.length > 0) {
         // Nothing was handed off: answering 202 with nothing accepted would read as success.
         throw new HttpError(
           409,
           'not_allocated',
-          `shards ${outcome.homeless.join(', ')} of ${typeName} have no home yet, so nothing was moved; their first message allocates them`,
+          `shards ${outcome.unallocated.join(', ')} of ${typeName} have no home yet, so nothing was moved; their first message allocates them`,
         );
       }
       const { reason } = request.body;
@@ -161,7 +161,8 @@ function registerRebalance(app: FastifyInstance, { backend, audit, typesPath, wr
         reason,
         hlc: null,
       });
-      const answer: RebalanceAnswer = { accepted: outcome.accepted, homeless: outcome.homeless };
+      const { accepted, unallocated } = outcome;
+      const answer: RebalanceAnswer = { accepted, unallocated, homeless: unallocated };
       return reply.code(202).send(answer);
     },
   );

@@ -164,8 +164,8 @@ export class NodeManagementBackend implements ManagementBackend {
   }
 
   async rebalance(typeName: string, shardIds: readonly ShardId[]): Promise<RebalanceOutcome> {
-    const { accepted, homeless } = await this.sharding.rebalanceNow(typeName, shardIds);
-    return { accepted, homeless };
+    const { accepted, unallocated } = await this.sharding.rebalanceNow(typeName, shardIds);
+    return { accepted, unallocated };
   }
 
   shardLocations(typeName: string): Promise<ShardLocations> {

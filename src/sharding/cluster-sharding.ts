@@ -213,14 +213,16 @@ export class ClusterSharding {
   /**
    * Asks the coordinator to hand these shards off now and re-allocate them through the strategy (so an
    * explicit placement decides where they go). Resolves once the coordinator accepted, with the shards it
-   * could not move: `unknown` (out of range) and `homeless` (no home yet). Throws `invalid_argument` for
+   * could not move: `unknown` (out of range) and `unallocated` (no home yet; also as `homeless`, deprecated). Throws `invalid_argument` for
    * anything but an array of integers.
    */
   async rebalanceNow(typeName: string, shardIds: ReadonlyArray<number>): Promise<RebalanceNowResult> {
     this.requireType(typeName);
     checkShardIds(shardIds);
     const answer = await this.request(typeName, { type: 'RebalanceNow', typeName, shardIds: [...new Set(shardIds)] });
-    return { accepted: [...answer.accepted], unknown: [...answer.unknown], homeless: [...answer.homeless] };
+    // The wire field keeps its old name (`homeless`): peers of earlier releases send and read it.
+    const unallocated = [...answer.homeless];
+    return { accepted: [...answer.accepted], unknown: [...answer.unknown], unallocated, homeless: unallocated };
   }
 
   /**

@@ -20,7 +20,9 @@ export interface RebalanceNowResult {
   readonly accepted: ReadonlyArray<number>;
   /** Shard ids outside 0 .. numberOfShards - 1. */
   readonly unknown: ReadonlyArray<number>;
-  /** Shards without a home: nothing to move; their next message allocates them through the strategy. */
+  /** Shards never given a home (unallocated): nothing to move; their next message allocates them through the strategy. */
+  readonly unallocated: ReadonlyArray<number>;
+  /** @deprecated The same list as `unallocated`, under its old name; removed in the next minor release. */
   readonly homeless: ReadonlyArray<number>;
 }
 

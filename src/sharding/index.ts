@@ -99,7 +99,7 @@ export {
   type ShardingMessage,
   type ShardingRoute,
 } from './protocol/messages.js';
-export { withoutHome } from './coordinator/insight.js';
+export { waitingIn, withoutHome } from './coordinator/insight.js';
 export { coordinatorNode, type CoordinatorStats } from './coordinator/shard-coordinator.js';
 export type { RegionStats } from './region/region-stats.js';
 export {

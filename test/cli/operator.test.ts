@@ -126,7 +126,7 @@ describe('operator commands against a two-node cluster', () => {
     ]);
   });
 
-  it('rebalance hands allocated shards off, waits for their new home, and names the homeless ones', async () => {
+  it('rebalance hands allocated shards off, waits for their new home, and names the unallocated ones', async () => {
     const { shardId } = await increment(nodes[0]!, 'cli-rebalance');
     const homeless = shardId === 998 ? 997 : 998;
     expect(await homeOn(nodes[0]!, homeless)).toBeUndefined();

@@ -176,11 +176,13 @@ export function registerFakeApi(
         const from = cluster.hosts.get(shardId);
         const to = (NODES as readonly string[]).includes(String(body['target'])) ? String(body['target']) : null;
         const moves = from !== undefined && from !== to ? [{ shardId, from, to }] : [];
+        const waiting = moves.filter((move) => move.to === null).map((move) => move.shardId);
         const answer: PlacementsDryRunAnswer = {
           dryRun: true,
           placements: [],
           moves,
-          withoutHome: moves.filter((move) => move.to === null).map((move) => move.shardId),
+          waiting,
+          withoutHome: waiting,
           warnings: [],
         };
         return answer;
@@ -238,10 +240,8 @@ export function registerFakeApi(
         const pin = cluster.placements.get(shard);
         if (pin) cluster.hosts.set(shard, pin.target);
       }
-      const answer: RebalanceAnswer = {
-        accepted,
-        homeless: request.body.shardIds.filter((shard) => !cluster.hosts.has(shard)),
-      };
+      const unallocated = request.body.shardIds.filter((shard) => !cluster.hosts.has(shard));
+      const answer: RebalanceAnswer = { accepted, unallocated, homeless: unallocated };
       return reply.code(202).send(answer);
     },
   );

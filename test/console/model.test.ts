@@ -75,6 +75,7 @@ describe('console model', () => {
     const moving = dryRunLines(view, 5, 'app@127.0.0.1:2553', {
       dryRun: true,
       moves: [{ shardId: 5, from: 'app@127.0.0.1:2552', to: 'app@127.0.0.1:2553' }],
+      waiting: [],
       withoutHome: [],
       warnings: [],
     });
@@ -83,13 +84,14 @@ describe('console model', () => {
       'It is already pinned to app@127.0.0.1:2553: the pin is rewritten.',
       'Shard 5 moves now from app@127.0.0.1:2552 to app@127.0.0.1:2553.',
     ]);
-    const homeless = dryRunLines(view, 5, 'zone=mars', {
+    const waiting = dryRunLines(view, 5, 'zone=mars', {
       dryRun: true,
       moves: [{ shardId: 5, from: 'app@127.0.0.1:2552', to: null }],
+      waiting: [5],
       withoutHome: [5],
       warnings: [{ shardId: null, message: 'w' }],
     });
-    expect(homeless.filter((line) => line.warning).map((line) => line.text)).toEqual([
+    expect(waiting.filter((line) => line.warning).map((line) => line.text)).toEqual([
       'It is pinned to app@127.0.0.1:2553: this pin replaces it.',
       'Shard 5 would leave app@127.0.0.1:2552 now and have no home: asks to it fail until a matching node joins.',
       'w',

@@ -162,11 +162,11 @@ describe('placements across node processes (issues 4 and 5)', () => {
     const pinnedAt = performance.now();
     expect((await n3.post(`${SHARDS_PATH}/placements`, { shardId: b.shardId, target: n2.address })).status).toBe(202);
     t = performance.now();
-    const moved = await n3.post<{ accepted: number[]; homeless: number[] }>(`${SHARDS_PATH}/rebalance`, {
+    const moved = await n3.post<{ accepted: number[]; unallocated: number[] }>(`${SHARDS_PATH}/rebalance`, {
       shardIds: [b.shardId],
     });
     expect(moved.status, JSON.stringify(moved.body)).toBe(202);
-    expect(moved.body.homeless).toEqual([]);
+    expect(moved.body.unallocated).toEqual([]);
     await untilServedBy(n3, b.entityId, n2.address, 20_000);
     const moveFromRebalanceMs = performance.now() - t;
     const moveFromPinMs = performance.now() - pinnedAt;

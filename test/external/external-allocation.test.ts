@@ -215,14 +215,14 @@ describe('5. rebalanceNow', () => {
     );
     expect(error).toBeInstanceOf(RebalanceError);
     expect((error as RebalanceError).code).toBe('not_allocated');
-    expect((error as RebalanceError).result).toEqual({ accepted: [], unknown: [], homeless: [7] });
+    expect((error as RebalanceError).result).toEqual({ accepted: [], unknown: [], unallocated: [7], homeless: [7] });
     expect(cluster.hostOf(7)).toBeUndefined();
 
     const mixed = await settle(b.controller.rebalanceNow([1, 8])).then(
       () => undefined,
       (e: unknown) => e,
     );
-    expect((mixed as RebalanceError).result).toEqual({ accepted: [1], unknown: [], homeless: [8] });
+    expect((mixed as RebalanceError).result).toEqual({ accepted: [1], unknown: [], unallocated: [8], homeless: [8] });
     await eventually(
       () => (a.sharding.stats().types[TYPE]?.coordinator?.handOffsCompleted ?? 0) === 1,
       'shard 1 handed off',

@@ -122,8 +122,10 @@ describe('explain and dry runs over HTTP', () => {
     const payload = { shardId: used.shardId, target: 'app@127.0.0.1:7720', mode: 'require', allowUnknownTarget: true };
     const dry = await node(1).http.inject({ method: 'POST', url: `${COUNTER}/placements?dryRun=true`, payload });
     expect(dry.statusCode, dry.body).toBe(200);
-    const reply = dry.json<DryRunReply & { withoutHome: number[] }>();
+    const reply = dry.json<DryRunReply & { waiting: number[]; withoutHome: number[] }>();
     expect(reply.moves).toEqual([{ shardId: used.shardId, from: used.node, to: null }]);
+    expect(reply.waiting).toEqual([used.shardId]);
+    // The old name answers the same list for one more release.
     expect(reply.withoutHome).toEqual([used.shardId]);
     expect((await getPlacements(node(0))).placements).toEqual([]);
   });
@@ -142,6 +144,7 @@ describe('explain and dry runs over HTTP', () => {
         { shardId: used.shardId, target: other, mode: 'prefer', expiresAt: null, reason: 'dry run test', by: 'tester' },
       ],
       moves: [{ shardId: used.shardId, from: used.node, to: other }],
+      waiting: [],
       withoutHome: [],
       warnings: [],
     });

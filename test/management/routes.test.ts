@@ -163,13 +163,14 @@ describe('management routes on a one-node cluster', () => {
   });
 
   describe('POST rebalance', () => {
-    it('hands allocated shards off (accepted) and reports the ones without a home (homeless)', async () => {
+    it('hands allocated shards off (accepted) and reports the ones without a home (unallocated)', async () => {
       const { shardId } = await increment(node, 'rebalance-me');
-      const homeless = shardId === 998 ? 997 : 998;
-      expect(await homeOn(node, homeless)).toBeUndefined();
-      const response = await post(`${COUNTER}/rebalance`, { shardIds: [shardId, homeless, shardId] });
+      const unallocated = shardId === 998 ? 997 : 998;
+      expect(await homeOn(node, unallocated)).toBeUndefined();
+      const response = await post(`${COUNTER}/rebalance`, { shardIds: [shardId, unallocated, shardId] });
       expect(response.statusCode).toBe(202);
-      expect(response.json()).toEqual({ accepted: [shardId], homeless: [homeless] });
+      // `homeless`, the old name of the same list, is answered for one more release.
+      expect(response.json()).toEqual({ accepted: [shardId], unallocated: [unallocated], homeless: [unallocated] });
       // The coordinator re-allocates a handed-off shard at once; with one node it comes back here.
       await waitForHome(node, shardId, self, `shard ${shardId} to be re-homed`);
       expect((await increment(node, 'rebalance-me')).node).toBe(self);

@@ -20,7 +20,7 @@ const A = address(1);
 const B = address(2);
 
 describe('judgeRebalanceNow', () => {
-  it('sorts ids into accepted, unknown and homeless, each once, and hands off only what is not moving yet', () => {
+  it('sorts ids into accepted, unknown and unallocated, each once, and hands off only what is not moving yet', () => {
     const state = stateWith(
       [A],
       [
@@ -30,7 +30,7 @@ describe('judgeRebalanceNow', () => {
     );
     startHandOff(state, 2, A);
     const verdict = judgeRebalanceNow([1, 2, 3, 1, 10, -1, 1.5], 10, state);
-    expect(verdict).toEqual({ accepted: [1, 2], unknown: [10, -1, 1.5], homeless: [3], toHandOff: [1] });
+    expect(verdict).toEqual({ accepted: [1, 2], unknown: [10, -1, 1.5], unallocated: [3], toHandOff: [1] });
   });
 });
 

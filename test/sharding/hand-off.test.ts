@@ -101,7 +101,7 @@ describe('hand-off and rebalance', () => {
     return { a, b, c, strategy, events, entityId };
   }
 
-  it('rebalanceNow hands accepted shards off at once and re-allocates them through the strategy; reports unknown and homeless', async () => {
+  it('rebalanceNow hands accepted shards off at once and re-allocates them through the strategy; reports unknown and unallocated', async () => {
     const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
     const pins = new Map<number, NodeAddress>();
     const events: EntityEvent[] = [];
@@ -121,7 +121,7 @@ describe('hand-off and rebalance', () => {
 
     pins.set(2, c.address);
     const result = await settle(b.sharding.rebalanceNow('Counter', [2, 5, SHARDS, -1, 2]));
-    expect(result).toEqual({ accepted: [2], unknown: [SHARDS, -1], homeless: [5] });
+    expect(result).toEqual({ accepted: [2], unknown: [SHARDS, -1], unallocated: [5], homeless: [5] });
     // No rebalance tick happens in this test (rebalanceIntervalMs is huge): the move is the request's doing.
     await eventually(() => c.sharding.localShards('Counter').includes(2), 'shard 2 on c');
     expect(hostedShards(cluster.nodes, 'Counter')).toEqual(new Map([[2, [c.key]]]));

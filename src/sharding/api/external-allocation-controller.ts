@@ -63,7 +63,7 @@ export class RebalanceError extends ActorTsError {
   constructor(readonly result: RebalanceNowResult) {
     super(
       'not_allocated',
-      `shards ${result.homeless.join(', ')} have no home yet, so there is nothing to move; ` +
+      `shards ${result.unallocated.join(', ')} have no home yet, so there is nothing to move; ` +
         `their first message allocates them through the strategy` +
         (result.accepted.length > 0 ? ` (hand-off started for ${result.accepted.join(', ')})` : ''),
     );
@@ -242,7 +242,7 @@ export class ExternalAllocationController {
     const range = this.shardRange();
     const parsed = shardIds.map((shardId) => parseShardId(shardId, range));
     const result = await this.sharding.rebalanceNow(this.typeName, parsed);
-    if (result.homeless.length > 0) throw new RebalanceError(result);
+    if (result.unallocated.length > 0) throw new RebalanceError(result);
     return result;
   }
 

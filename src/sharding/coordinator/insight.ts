@@ -180,7 +180,7 @@ function dryRunRebalance(
 ): DryRunMove[] {
   const verdict = judgeRebalanceNow(shardIds, settings.numberOfShards, state);
   for (const shardId of verdict.unknown) warn({ shardId, message: `shard ${shardId} is out of range` });
-  for (const shardId of verdict.homeless)
+  for (const shardId of verdict.unallocated)
     warn({ shardId, message: `shard ${shardId} has no home yet: nothing to move; its first message allocates it` });
   const starting = new Set(verdict.toHandOff);
   for (const shardId of verdict.accepted)
@@ -440,13 +440,16 @@ export function landings(
   return moves;
 }
 
-/** The shards a dry run's moves would leave without a home (the strategy has none for them now), ascending. */
-export function withoutHome(moves: ReadonlyArray<DryRunMove>): number[] {
+/** The shards a dry run's moves would leave waiting (the strategy has no home for them now), ascending. */
+export function waitingIn(moves: ReadonlyArray<DryRunMove>): number[] {
   return moves
     .filter((move) => move.to === null)
     .map((move) => move.shardId)
     .sort((a, b) => a - b);
 }
+
+/** @deprecated The old name of `waitingIn`; removed in the next minor release. */
+export const withoutHome = waitingIn;
 
 /** The moves of one rebalance round (what Allocator.shardsToRebalance picks, then landings); or the strategy's error. */
 export function rebalanceRoundMoves(

@@ -28,7 +28,7 @@ export interface RebalanceNowVerdict {
   /** Not a shard id of this type. */
   readonly unknown: number[];
   /** No home to move from. */
-  readonly homeless: number[];
+  readonly unallocated: number[];
   /** The accepted shards that need a new hand-off. */
   readonly toHandOff: number[];
 }
@@ -39,11 +39,11 @@ export function judgeRebalanceNow(
   numberOfShards: number,
   state: Pick<CoordinatorState, 'isHandingOff' | 'homeOf'>,
 ): RebalanceNowVerdict {
-  const verdict: RebalanceNowVerdict = { accepted: [], unknown: [], homeless: [], toHandOff: [] };
+  const verdict: RebalanceNowVerdict = { accepted: [], unknown: [], unallocated: [], toHandOff: [] };
   for (const shardId of new Set(shardIds)) {
     if (!Number.isInteger(shardId) || shardId < 0 || shardId >= numberOfShards) verdict.unknown.push(shardId);
     else if (state.isHandingOff(shardId)) verdict.accepted.push(shardId);
-    else if (state.homeOf(shardId) === undefined) verdict.homeless.push(shardId);
+    else if (state.homeOf(shardId) === undefined) verdict.unallocated.push(shardId);
     else {
       verdict.toHandOff.push(shardId);
       verdict.accepted.push(shardId);
@@ -87,10 +87,18 @@ export class OperatorRequests {
     const { typeName, numberOfShards, logger, handOffs } = this.options;
     const earlier = this.rebalanceAnswers.get(from, requestId);
     if (earlier !== undefined) return fx.send(from, earlier);
-    const { accepted, unknown, homeless, toHandOff } = judgeRebalanceNow(shardIds, numberOfShards, fx.state);
+    const { accepted, unknown, unallocated, toHandOff } = judgeRebalanceNow(shardIds, numberOfShards, fx.state);
     for (const shardId of toHandOff) handOffs.begin(fx, shardId, 'manual');
-    logger.info({ accepted, unknown, homeless, from }, 'manual rebalance');
-    const answer: ShardingMessage = { type: 'RebalanceNowResult', typeName, requestId, accepted, unknown, homeless };
+    logger.info({ accepted, unknown, unallocated, from }, 'manual rebalance');
+    // The wire field keeps its old name for peers of earlier releases.
+    const answer: ShardingMessage = {
+      type: 'RebalanceNowResult',
+      typeName,
+      requestId,
+      accepted,
+      unknown,
+      homeless: unallocated,
+    };
     this.rebalanceAnswers.remember(from, requestId, answer);
     fx.send(from, answer);
   }

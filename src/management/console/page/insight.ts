@@ -48,7 +48,7 @@ export function dryRunLines(
     );
   }
   const listed = new Set(moves.filter((move) => move.to === null).map((move) => move.shardId));
-  for (const shard of answer?.withoutHome ?? []) {
+  for (const shard of answer?.waiting ?? []) {
     if (!listed.has(shard)) lines.push({ text: `Shard ${shard} would be left without a home.`, warning: true });
   }
   if (moves.length === 0) {
