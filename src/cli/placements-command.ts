@@ -3,7 +3,7 @@
 // usage error (exit code 2) and nothing is sent.
 import { Command, InvalidArgumentError } from 'commander';
 import { ActorTsError } from '../errors.js';
-import type { PinJson, PinRequestBody } from '../management/api-shapes.js';
+import type { PinRecord, PinRequestBody } from '../management/api-shapes.js';
 import { validateBy, validateExpiresAt, validateReason } from '../sharding/placements/placement-options.js';
 import { parsePlacementTarget } from '../sharding/placements/placement-target.js';
 import { parseDuration } from './duration.js';
@@ -138,12 +138,12 @@ function durationArg(value: string): number {
   }
 }
 
-function expiryText(p: PinJson): string {
+function expiryText(p: PinRecord): string {
   if (p.expiresAt === null) return 'never';
   return p.expired === true ? `${p.expiresAt} (expired)` : p.expiresAt;
 }
 
-function writtenText(p: PinJson): string {
+function writtenText(p: PinRecord): string {
   const rule = [
     ...(p.mode === 'require' ? ['require'] : []),
     ...(p.expiresAt !== null ? [`expires ${p.expiresAt}`] : []),

@@ -3,16 +3,11 @@
 // client and the console page read the same types, and a test checks a real node's answers against the schemas.
 // The console page is compiled for the browser and imports this file for its types only, so it may import nothing
 // but TypeBox and the leaf of text limits.
-import Type, { type Static, type TSchema } from 'typebox';
+import Type, { type Static } from 'typebox';
+import { HlcShape, Nullable, PinMode as Mode, PinRecord, type Shape } from '../sharding/placements/pin-shape.js';
 import { MAX_BY_LENGTH, MAX_PLACEMENT_TARGET_LENGTH, MAX_REASON_LENGTH } from '../sharding/placements/text-limits.js';
 
-/** A shape's type as clients read it: readonly all the way down, so the runtime's readonly values fit it. */
-export type Shape<S extends TSchema> = DeepReadonly<Static<S>>;
-type DeepReadonly<T> = T extends (infer E)[]
-  ? ReadonlyArray<DeepReadonly<E>>
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
+export { PinRecord, type Shape };
 
 /** Longest path parameter any route's schema accepts (an entity id), in characters. */
 export const MAX_PARAM_CHARS = 256;
@@ -24,10 +19,8 @@ export const MAX_PARAM_LENGTH = MAX_PARAM_CHARS * 9;
 /** How many placements one bulk request may carry. */
 export const MAX_BULK_PLACEMENTS = 10_000;
 
-const Nullable = <S extends TSchema>(schema: S) => Type.Union([schema, Type.Null()]);
 const ShardIdValue = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 const ShardIds = Type.Array(Type.Integer({ minimum: 0 }));
-const Mode = Type.Enum(['prefer', 'require']);
 
 // ---- Requests -------------------------------------------------------------------------------------------------
 
@@ -120,35 +113,14 @@ export type AddressParams = Shape<typeof AddressParams>;
 export const ErrorAnswer = Type.Object({ error: Type.String(), message: Type.String() });
 export type ErrorAnswer = Shape<typeof ErrorAnswer>;
 
-/** The placement store's timestamp: decides which of two writes wins. */
-export const HlcJson = Type.Object({ wallMs: Type.Number(), counter: Type.Integer(), node: Type.String() });
-
-/** A pin as the store holds it (`placements ls`). */
-export const PinJson = Type.Object({
-  shardId: Type.Integer({ minimum: 0 }),
-  /** The canonical target: `system@host:port` or a selector with sorted keys. */
-  target: Type.String(),
-  mode: Mode,
-  /** ISO-8601 (UTC, milliseconds), or null for a pin that never expires. */
-  expiresAt: Nullable(Type.String()),
-  reason: Nullable(Type.String()),
-  by: Nullable(Type.String()),
-  /** The node that wrote it. */
-  writer: Type.String(),
-  hlc: HlcJson,
-  /** Present only in a listing that includes expired pins. */
-  expired: Type.Optional(Type.Boolean()),
-});
-export type PinJson = Shape<typeof PinJson>;
-
 /** GET .../placements. */
-export const PlacementsAnswer = Type.Object({ placements: Type.Array(PinJson) });
+export const PlacementsAnswer = Type.Object({ placements: Type.Array(PinRecord) });
 export type PlacementsAnswer = Shape<typeof PlacementsAnswer>;
 
 /** A written pin whose target no member can take now (cordoned, unreachable, none matching). */
 export const PinWarning = Type.Object({ shardId: Type.Integer(), target: Type.String(), message: Type.String() });
 /** POST .../placements (202). */
-export const PinsWritten = Type.Object({ placements: Type.Array(PinJson), warnings: Type.Array(PinWarning) });
+export const PinsWritten = Type.Object({ placements: Type.Array(PinRecord), warnings: Type.Array(PinWarning) });
 export type PinsWritten = Shape<typeof PinsWritten>;
 
 const DryRunMove = Type.Object({ shardId: Type.Integer(), from: Type.String(), to: Nullable(Type.String()) });
@@ -173,16 +145,8 @@ export type RebalanceDryRun = Shape<typeof RebalanceDryRun>;
 /** POST .../placements?dryRun=true: the pins as they would be written, and the moves they would start. */
 export const PlacementsDryRunAnswer = Type.Object({
   ...dryRunFields,
-  placements: Type.Array(
-    Type.Object({
-      shardId: Type.Integer(),
-      target: Type.String(),
-      mode: Mode,
-      expiresAt: Nullable(Type.String()),
-      reason: Nullable(Type.String()),
-      by: Nullable(Type.String()),
-    }),
-  ),
+  /** The pins as they would be written: a pin record without what only a write gives it (writer, timestamp). */
+  placements: Type.Array(Type.Omit(PinRecord, ['writer', 'hlc', 'expired'])),
 });
 export type PlacementsDryRunAnswer = Shape<typeof PlacementsDryRunAnswer>;
 
@@ -210,7 +174,7 @@ export const ExplainAnswer = Type.Object({
   shardId: Type.Integer(),
   home: Nullable(Type.String()),
   handingOff: Type.Boolean(),
-  placement: Nullable(PinJson),
+  placement: Nullable(PinRecord),
   decision: ExplainDecision,
   /** One plain sentence saying why. */
   message: Type.String(),
@@ -311,7 +275,7 @@ export const CordonAnswer = Type.Object({
   cordoned: Type.Literal(true),
   by: Nullable(Type.String()),
   reason: Nullable(Type.String()),
-  hlc: HlcJson,
+  hlc: HlcShape,
 });
 export type CordonAnswer = Shape<typeof CordonAnswer>;
 /** POST .../members/{address}/drain (202): the cordon, and per entity type the hand-offs it started. */
@@ -332,7 +296,7 @@ export const AuditEntryJson = Type.Object({
   target: Nullable(Type.String()),
   by: Nullable(Type.String()),
   reason: Nullable(Type.String()),
-  hlc: Nullable(HlcJson),
+  hlc: Nullable(HlcShape),
   /** When this node accepted it (ISO-8601). */
   at: Type.String(),
 });

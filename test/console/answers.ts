@@ -1,14 +1,14 @@
 // Answers of the management API for the console's unit tests, typed by the API's own shapes (api-shapes.ts): each
 // builder fills what a test does not care about, so a test names only the fields it is about and cannot hand the
 // page a field the API never sends.
-import type { HealthAnswer, MemberJson, PinJson } from '../../src/management/api-shapes.js';
+import type { HealthAnswer, MemberJson, PinRecord } from '../../src/management/api-shapes.js';
 import { ALONE_REPLICATION, MEMORY_STORAGE } from '../support/health-inputs.js';
 
 export function memberJson(fields: Pick<MemberJson, 'address'> & Partial<MemberJson>): MemberJson {
   return { status: 'up', appVersion: '1.0.0', upNumber: 0, reachable: true, roles: [], ...fields };
 }
 
-export function pinJson(fields: Pick<PinJson, 'shardId' | 'target'> & Partial<PinJson>): PinJson {
+export function pinRecord(fields: Pick<PinRecord, 'shardId' | 'target'> & Partial<PinRecord>): PinRecord {
   return {
     mode: 'prefer',
     expiresAt: null,

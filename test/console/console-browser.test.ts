@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { consolePlugin } from '../../src/management/console/plugin.js';
 import { ROOT as root, closeBrowser, openConsole, screenshotPath } from './browser.js';
 import { NODES, SHARDS, TYPE, bearer, fakeCluster, registerFakeApi, type FakeCluster } from './fake-api.js';
-import { pinJson } from './answers.js';
+import { pinRecord } from './answers.js';
 
 let assetsDir: string | undefined;
 const servers: FastifyInstance[] = [];
@@ -249,7 +249,7 @@ describe('console in Chromium', () => {
     const cluster = fakeCluster();
     cluster.placements.set(
       5,
-      pinJson({
+      pinRecord({
         shardId: 5,
         target: NODES[2],
         writer: NODES[0],
@@ -292,7 +292,7 @@ describe('console in Chromium', () => {
     cluster.hosts.delete(11);
     cluster.placements.set(
       7,
-      pinJson({
+      pinRecord({
         shardId: 7,
         target: 'zone=mars',
         mode: 'require',
@@ -303,7 +303,7 @@ describe('console in Chromium', () => {
     );
     cluster.placements.set(
       3,
-      pinJson({
+      pinRecord({
         shardId: 3,
         target: NODES[0],
         reason: 'hot tenant, keep it near its data store',

@@ -11,14 +11,14 @@ import type {
   ExplainAnswer,
   HealthAnswer,
   MembersAnswer,
-  PinJson,
+  PinRecord,
   PinsWritten,
   PlacementsAnswer,
   PlacementsDryRunAnswer,
   RebalanceAnswer,
   ShardLocationsAnswer,
 } from '../../src/management/api-shapes.js';
-import { healthAnswer, pinJson } from './answers.js';
+import { healthAnswer, pinRecord } from './answers.js';
 
 export const NODES = ['app@127.0.0.1:25520', 'app@127.0.0.1:25521', 'app@127.0.0.1:25522'] as const;
 export const TYPE = 'Counter';
@@ -26,7 +26,7 @@ export const SHARDS = 12;
 
 export interface FakeCluster {
   readonly hosts: Map<number, string>;
-  readonly placements: Map<number, PinJson>;
+  readonly placements: Map<number, PinRecord>;
   /** Shards reported as handing off (still listed under the region they leave). */
   readonly handingOff: Set<number>;
   readonly writes: Array<{ method: string; url: string; body: unknown }>;
@@ -192,7 +192,7 @@ export function registerFakeApi(
       if (typeof shardId !== 'number' || typeof target !== 'string' || shardId < 0 || shardId >= SHARDS) {
         throw new FakeHttpError(400, 'invalid_request', 'body must have shardId and target');
       }
-      const placement = pinJson({
+      const placement = pinRecord({
         shardId,
         target,
         writer: NODES[0],

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GRID_COLUMNS, MAX_GRID_CELLS, gridLayout, nodeColours } from '../../src/management/console/page/grid.js';
 import { declaredShards, type TypeView } from '../../src/management/console/page/model.js';
-import { healthAnswer, memberJson, pinJson } from './answers.js';
+import { healthAnswer, memberJson, pinRecord } from './answers.js';
 
 const A = 'app@127.0.0.1:7701';
 const B = 'app@127.0.0.1:7702';
@@ -21,9 +21,9 @@ describe('console shard grid', () => {
         handingOff: [7],
       },
       placements: [
-        pinJson({ shardId: 479, target: B }),
-        pinJson({ shardId: 3, target: A }),
-        pinJson({ shardId: 520, target: A }),
+        pinRecord({ shardId: 479, target: B }),
+        pinRecord({ shardId: 3, target: A }),
+        pinRecord({ shardId: 520, target: A }),
       ],
     };
     const layout = gridLayout(view, undefined);
@@ -54,8 +54,8 @@ describe('console shard grid', () => {
         handingOff: [],
       },
       placements: [
-        pinJson({ shardId: 42, target: 'zone=eu-west', mode: 'require' }),
-        pinJson({ shardId: 17, target: 'zone=eu-west' }),
+        pinRecord({ shardId: 42, target: 'zone=eu-west', mode: 'require' }),
+        pinRecord({ shardId: 17, target: 'zone=eu-west' }),
       ],
     };
     const members = [memberJson({ address: A, attributes: { zone: 'eu-west' } }), memberJson({ address: B })];

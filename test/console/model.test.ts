@@ -9,7 +9,7 @@ import {
   type MemberJson,
 } from '../../src/management/console/page/model.js';
 import { dryRunLines, isWaiting, movesBetween } from '../../src/management/console/page/insight.js';
-import { healthAnswer, memberJson, pinJson } from './answers.js';
+import { healthAnswer, memberJson, pinRecord } from './answers.js';
 
 const members: MemberJson[] = [
   memberJson({ address: 'app@127.0.0.1:2553', upNumber: 2 }),
@@ -56,21 +56,21 @@ describe('console model', () => {
       ]),
     );
     const hostOf = new Map([[1, 'y']]);
-    expect(pinState(pinJson({ shardId: 1, target: 'y' }), hostOf)).toBe('on-target');
-    expect(pinState(pinJson({ shardId: 1, target: 'x' }), hostOf)).toBe('elsewhere');
-    expect(pinState(pinJson({ shardId: 9, target: 'x' }), hostOf)).toBe('not-allocated');
+    expect(pinState(pinRecord({ shardId: 1, target: 'y' }), hostOf)).toBe('on-target');
+    expect(pinState(pinRecord({ shardId: 1, target: 'x' }), hostOf)).toBe('elsewhere');
+    expect(pinState(pinRecord({ shardId: 9, target: 'x' }), hostOf)).toBe('not-allocated');
     // A selector pin is on target on any member whose attributes match it (the docs' console.png showed
     // zone=eu-west pins on the eu-west node as hosted elsewhere).
     const members = [memberJson({ address: 'x' }), memberJson({ address: 'y', attributes: { zone: 'eu-west' } })];
-    expect(pinState(pinJson({ shardId: 1, target: 'zone=eu-west' }), hostOf, members)).toBe('on-target');
-    expect(pinState(pinJson({ shardId: 1, target: 'zone=us-east' }), hostOf, members)).toBe('elsewhere');
+    expect(pinState(pinRecord({ shardId: 1, target: 'zone=eu-west' }), hostOf, members)).toBe('on-target');
+    expect(pinState(pinRecord({ shardId: 1, target: 'zone=us-east' }), hostOf, members)).toBe('elsewhere');
   });
 
   it("dry-runs a pin from the server's answer: where the shard is, the pin it replaces, the moves it starts now", () => {
     const view = {
       typeName: 'Counter',
       locations: { regions: [{ address: 'app@127.0.0.1:2552', shards: [5] }], handingOff: [] },
-      placements: [pinJson({ shardId: 5, target: 'app@127.0.0.1:2553' })],
+      placements: [pinRecord({ shardId: 5, target: 'app@127.0.0.1:2553' })],
     };
     const moving = dryRunLines(view, 5, 'app@127.0.0.1:2553', {
       dryRun: true,
@@ -104,7 +104,7 @@ describe('console model', () => {
   });
 
   it('tells a require pin nobody satisfies (waiting) from an unallocated shard, and records moves between reads', () => {
-    const pin = pinJson({ shardId: 7, target: 'zone=mars', mode: 'require' });
+    const pin = pinRecord({ shardId: 7, target: 'zone=mars', mode: 'require' });
     const up = [memberJson({ address: 'app@h:1', attributes: { zone: 'earth' } })];
     expect(isWaiting(pin, new Map(), up)).toBe(true);
     expect(isWaiting({ ...pin, mode: 'prefer' }, new Map(), up)).toBe(false);

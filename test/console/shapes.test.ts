@@ -4,7 +4,7 @@
 // a real node's answers to the schemas, both ways: every declared field as declared, and no undeclared field.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as shapes from '../../src/management/api-shapes.js';
-import type { PinJson } from '../../src/management/console/page/model.js';
+import type { PinRecord } from '../../src/management/console/page/model.js';
 import { checkedAnswer } from '../support/api-answers.js';
 import { healthAnswer } from './answers.js';
 import type { RunningNode } from '../../src/node/node.js';
@@ -12,7 +12,7 @@ import { useTestCluster } from '../support/test-cluster.js';
 import { API, COUNTER, increment } from '../management/node-fixture.js';
 
 /** Compile-time: the page's pin type is the API's (a page-side copy would make this fail to compile). */
-const samePin: PinJson extends shapes.PinJson ? (shapes.PinJson extends PinJson ? true : false) : false = true;
+const samePin: PinRecord extends shapes.PinRecord ? (shapes.PinRecord extends PinRecord ? true : false) : false = true;
 
 describe("the API's answers match their one declaration", () => {
   const cluster = useTestCluster(2);

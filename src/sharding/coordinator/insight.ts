@@ -26,7 +26,7 @@ import { judgeRebalanceNow } from './operator-requests.js';
 import type { CoordinatorConfig } from './settings.js';
 import type { CoordinatorState, CoordinatorEvent } from './state.js';
 import type { PinRecord } from '../placements/placement-record.js';
-import { homeMatches, isReachable, matchingCandidates, type PinView } from '../strategies/pin-matching.js';
+import { homeMatches, isReachable, matchingCandidates, type ClusterReading } from '../strategies/pin-matching.js';
 import { tryParsePlacementTarget } from '../placements/placement-target.js';
 import { chooseHome, shardsToMove } from './allocation.js';
 
@@ -327,7 +327,7 @@ function pinned(
   shardId: number,
   home: string | null,
   pin: PlacementPin,
-  sources: ExplainSources & { readonly view: PinView; readonly byKey: ReadonlyMap<string, MemberInfo> },
+  sources: ExplainSources & { readonly view: ClusterReading; readonly byKey: ReadonlyMap<string, MemberInfo> },
 ): Verdict {
   const { candidates, view } = sources;
   const target = pin.toString();
@@ -374,7 +374,7 @@ function pinned(
 /** Why no candidate can take the pinned shard, as a clause after "which". */
 function unavailable(
   pin: PlacementPin,
-  sources: ExplainSources & { readonly view: PinView; readonly byKey: ReadonlyMap<string, MemberInfo> },
+  sources: ExplainSources & { readonly view: ClusterReading; readonly byKey: ReadonlyMap<string, MemberInfo> },
 ): string {
   const { candidates, cordons, view, byKey } = sources;
   const isCandidate = (key: string): boolean => candidates.some((candidate) => candidate.toString() === key);

@@ -1,25 +1,11 @@
 // How a stored placement is listed (API, CLI, controller): every field of the pin, the expiry as ISO-8601,
 // and, when expired pins are asked for, whether it expired.
-import type { Hlc, Placement, PlacementStore } from '../../../crdt/index.js';
-import { isExpired, ruleOf, type PlacementMode } from './placement-options.js';
+import type { Placement, PlacementStore } from '../../../crdt/index.js';
+import { isExpired, ruleOf } from './placement-options.js';
+import type { PinRecord } from './pin-shape.js';
 
-/** One shard's placement as the store holds it. */
-export interface PinRecord {
-  readonly shardId: number;
-  /** The canonical target: `system@host:port` or a selector with sorted keys. */
-  readonly target: string;
-  readonly mode: PlacementMode;
-  /** ISO-8601 (UTC, milliseconds), or null for a pin that never expires. */
-  readonly expiresAt: string | null;
-  readonly reason: string | null;
-  readonly by: string | null;
-  /** The node that wrote it. */
-  readonly writer: string;
-  /** The timestamp that decides conflicts. */
-  readonly hlc: Hlc;
-  /** Present only in a listing that includes expired pins. */
-  readonly expired?: boolean;
-}
+/** One shard's placement as the store holds it (its shape declared once, in pin-shape.ts). */
+export type { PinRecord };
 
 /** Options of pinRecords. */
 export interface PinRecordsOptions {

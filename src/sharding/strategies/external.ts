@@ -17,7 +17,14 @@ import {
 import { WarningLog, type WarningSink } from './external-warnings.js';
 import type { PinAwareStrategy, PinContext } from './pin-aware.js';
 import { PlacementPin, activePin, type ExternalAllocationState, type PinLike } from '../placements/placement-pin.js';
-import { homeMatches, matchingCandidates, problemOf, reachablePool, readView, type PinView } from './pin-matching.js';
+import {
+  homeMatches,
+  matchingCandidates,
+  problemOf,
+  reachablePool,
+  readView,
+  type ClusterReading,
+} from './pin-matching.js';
 
 export type { PlacementProblem } from './pin-matching.js';
 
@@ -230,7 +237,7 @@ class ExternalAllocationStrategy implements PinAwareStrategy {
     home: string,
     candidates: ReadonlyArray<NodeAddress>,
     candidateKeys: ReadonlySet<string>,
-    view: PinView,
+    view: ClusterReading,
     moves: Set<number>,
   ): void {
     const target = pin.toString();
@@ -271,7 +278,7 @@ class ExternalAllocationStrategy implements PinAwareStrategy {
     currentShards: ShardAllocations,
     candidates: ReadonlyArray<NodeAddress>,
     rebalanceInProgress: ReadonlySet<number>,
-    view: PinView,
+    view: ClusterReading,
     moves: Set<number>,
   ): void {
     const allowed = matchingCandidates(pin, candidates, view);

@@ -3,13 +3,13 @@
 // of pin-matching.ts with exactly these, so their answers cannot drift from what allocation does.
 import type { AllocationStrategy } from './allocation-strategy.js';
 import type { WarningSink } from './external-warnings.js';
-import type { PinView } from './pin-matching.js';
+import type { ClusterReading } from './pin-matching.js';
 import type { PinLike } from '../placements/placement-pin.js';
 
 /** What a pin-honouring strategy decides by, read once. */
 export interface PinContext {
   readonly pins: ReadonlyMap<number, PinLike>;
-  readonly view: PinView;
+  readonly view: ClusterReading;
   /** The strategy's clock reading (epoch ms): pins expire by it. */
   readonly now: number;
 }

@@ -9,7 +9,7 @@ import type { PlacementPin } from '../placements/placement-pin.js';
 export type PlacementProblem = 'not a candidate' | 'unreachable' | 'no matching node';
 
 /** One reading of the view; without a view every candidate is reachable and no member facts are known. */
-export interface PinView {
+export interface ClusterReading {
   /** Addresses that are reachable and still members; undefined without a view (all are). */
   readonly reachable: ReadonlySet<string> | undefined;
   readonly members: ReadonlyMap<string, PlacementNode>;
@@ -17,7 +17,7 @@ export interface PinView {
 
 const NO_MEMBERS: ReadonlyMap<string, PlacementNode> = new Map();
 
-export function readView(cluster: ClusterView | undefined): PinView {
+export function readView(cluster: ClusterView | undefined): ClusterReading {
   if (cluster === undefined) return { reachable: undefined, members: NO_MEMBERS };
   const reachable = new Set<string>();
   const members = new Map<string, MemberInfo>();
@@ -34,7 +34,7 @@ export function readView(cluster: ClusterView | undefined): PinView {
  * Whether the node at `key` is a home the pin allows. An address pin names its node; a selector needs the
  * node's roles and attributes, so a node the view does not list (or no view at all) matches no selector.
  */
-export function homeMatches(pin: PlacementPin, key: string, view: PinView): boolean {
+export function homeMatches(pin: PlacementPin, key: string, view: ClusterReading): boolean {
   if (pin.target.kind === 'address') return key === pin.target.canonical;
   const member = view.members.get(key);
   return member !== undefined && targetMatches(pin.target, member);
@@ -44,7 +44,7 @@ export function homeMatches(pin: PlacementPin, key: string, view: PinView): bool
 export function matchingCandidates(
   pin: PlacementPin,
   candidates: ReadonlyArray<NodeAddress>,
-  view: PinView,
+  view: ClusterReading,
 ): NodeAddress[] {
   const out: NodeAddress[] = [];
   const seen = new Set<string>();
@@ -69,12 +69,15 @@ export function problemOf(pin: PlacementPin, isCandidate: (key: string) => boole
   return 'unreachable';
 }
 
-export function isReachable(key: string, view: PinView): boolean {
+export function isReachable(key: string, view: ClusterReading): boolean {
   return view.reachable === undefined || view.reachable.has(key);
 }
 
 /** The reachable candidates, or all of them when none is reachable (a prefer pin never strands a shard). */
-export function reachablePool(candidates: ReadonlyArray<NodeAddress>, view: PinView): ReadonlyArray<NodeAddress> {
+export function reachablePool(
+  candidates: ReadonlyArray<NodeAddress>,
+  view: ClusterReading,
+): ReadonlyArray<NodeAddress> {
   if (view.reachable === undefined) return candidates;
   const reachable = view.reachable;
   const pool = candidates.filter((candidate) => reachable.has(candidate.toString()));

@@ -2,7 +2,7 @@
 // grid 50 wide (1000 shards make 20 rows, which a laptop screen shows whole), coloured by the node hosting it.
 
 import { isWaiting } from './insight.js';
-import { compareAddresses, hostSatisfies, hosts, type MemberJson, type PinJson, type TypeView } from './model.js';
+import { compareAddresses, hostSatisfies, hosts, type MemberJson, type PinRecord, type TypeView } from './model.js';
 
 export const GRID_COLUMNS = 50;
 /** Beyond this many cells the map stops drawing: the page must stay responsive for any type. */
@@ -14,7 +14,7 @@ export interface GridCell {
   readonly shardId: number;
   /** The node hosting it, absent when it is not allocated. */
   readonly host?: string;
-  readonly pin?: PinJson;
+  readonly pin?: PinRecord;
   readonly handingOff: boolean;
   /** Pinned and hosted, but not on a node its pin's target names or (a selector) matches. */
   readonly misplaced: boolean;

@@ -2,7 +2,7 @@
 // lines of a pin's dry run (the server's moves and warnings), shards a require pin leaves without a home,
 // and the hand-offs seen between two refreshes (the page's record of recent moves).
 import type { RebalanceDryRun } from '../../api-shapes.js';
-import { hosts, matchesTarget, type MemberJson, type PinJson, type TypeView } from './model.js';
+import { hosts, matchesTarget, type MemberJson, type PinRecord, type TypeView } from './model.js';
 
 export { matchesTarget };
 
@@ -64,7 +64,11 @@ export function dryRunLines(
  * A `require` pin whose shard is not hosted and that no live, uncordoned member satisfies: the shard waits
  * without a home (its asks fail), which is not the same as a shard nobody has asked for yet.
  */
-export function isWaiting(pin: PinJson, hostOf: ReadonlyMap<number, string>, members: readonly MemberJson[]): boolean {
+export function isWaiting(
+  pin: PinRecord,
+  hostOf: ReadonlyMap<number, string>,
+  members: readonly MemberJson[],
+): boolean {
   if (pin.mode !== 'require' || hostOf.has(pin.shardId)) return false;
   return !members.some(
     (member) =>

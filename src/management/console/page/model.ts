@@ -2,15 +2,15 @@
 // API's answers, whose shapes come from the server's own declaration (api-shapes.ts): the page is served by the node
 // whose API it reads, so both are always of one release.
 
-import type { HealthAnswer, MemberJson, MembersAnswer, PinJson, ShardLocationsAnswer } from '../../api-shapes.js';
+import type { HealthAnswer, MemberJson, MembersAnswer, PinRecord, ShardLocationsAnswer } from '../../api-shapes.js';
 
-export type { HealthAnswer, MemberJson, MembersAnswer, PinJson, ShardLocationsAnswer };
+export type { HealthAnswer, MemberJson, MembersAnswer, PinRecord, ShardLocationsAnswer };
 
 /** What the page knows of one entity type after a refresh. */
 export interface TypeView {
   readonly typeName: string;
   readonly locations?: ShardLocationsAnswer;
-  readonly placements?: readonly PinJson[];
+  readonly placements?: readonly PinRecord[];
   /** Why this type could not be read (unknown type, ...). */
   readonly problem?: string;
 }
@@ -105,7 +105,7 @@ export type PinState = 'on-target' | 'elsewhere' | 'not-allocated';
  * given `members`; elsewhere; or nowhere yet.
  */
 export function pinState(
-  pin: PinJson,
+  pin: PinRecord,
   hostOf: ReadonlyMap<number, string>,
   members: readonly MemberJson[] = [],
 ): PinState {
@@ -115,7 +115,7 @@ export function pinState(
 }
 
 /** Whether `host` satisfies a pin: it is the pin's address, or a member in `members` that its selector matches. */
-export function hostSatisfies(pin: PinJson, host: string, members: readonly MemberJson[]): boolean {
+export function hostSatisfies(pin: PinRecord, host: string, members: readonly MemberJson[]): boolean {
   if (host === pin.target) return true;
   const member = members.find((candidate) => candidate.address === host);
   return member !== undefined && !pin.target.includes('@') && matchesTarget(member, pin.target);

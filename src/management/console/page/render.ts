@@ -16,7 +16,7 @@ import {
   type HealthAnswer,
   type MemberJson,
   type MembersAnswer,
-  type PinJson,
+  type PinRecord,
   type TypeView,
 } from './model.js';
 
@@ -173,7 +173,7 @@ function renderPins(views: readonly TypeView[], actions: RowActions, members: re
     replace('pins', el('p', { class: 'muted' }, 'No pins.'));
     return;
   }
-  const has = (field: keyof PinJson) => all.some(({ pin }) => pin[field] !== undefined);
+  const has = (field: keyof PinRecord) => all.some(({ pin }) => pin[field] !== undefined);
   const optional = (['mode', 'expiresAt', 'reason', 'by'] as const).filter(has);
   // The column says where the shard is now, which is what honouring the pin looks like.
   const headers = ['type', 'shard', 'target', ...optional.map(columnOf), 'writer', 'time', 'where now', ''];
@@ -215,7 +215,7 @@ function formatField(field: string, value: unknown): string {
   return String(value);
 }
 
-function honouredCell(pin: PinJson, hostOf: ReadonlyMap<number, string>, members: readonly MemberJson[]): Child {
+function honouredCell(pin: PinRecord, hostOf: ReadonlyMap<number, string>, members: readonly MemberJson[]): Child {
   if (isWaiting(pin, hostOf, members))
     return badge(
       'waiting: no home',
