@@ -14,7 +14,7 @@ import ts from 'typescript';
  * whose test matches its path (relative to the root, `.ts`).
  */
 export const ROOMS = [
-  ['base', (p) => p === 'src/errors.ts' || p === 'src/logging.ts'],
+  ['base', (p) => p === 'src/errors.ts' || p === 'src/logging.ts' || p === 'src/shapes.ts'],
   // A node's TLS material (PEM files checked, followed for changes): every TLS listener of a node reads it.
   ['tls', (p) => p.startsWith('src/tls/')],
   ['crdt/surface', (p) => p === 'crdt/index.ts'],
@@ -122,7 +122,7 @@ export const MAY_IMPORT = {
   sharding: ['base', 'crdt/surface', 'cluster/vocabulary', ...CLUSTER, 'placement-replication', ...SHARDING_ROOMS],
   'sharding/api': ['base', 'crdt/surface', 'cluster/vocabulary', 'sharding', ...SHARDING_ROOMS],
   // The text limits of a pin (a leaf of sharding/placements) bound the request shapes.
-  'management/shapes': ['sharding/placements'],
+  'management/shapes': ['base', 'sharding/placements'],
   'management/console': ['base', 'management/shapes'],
   management: [
     'base',

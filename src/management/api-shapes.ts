@@ -4,7 +4,8 @@
 // The console page is compiled for the browser and imports this file for its types only, so it may import nothing
 // but TypeBox and the leaf of text limits.
 import Type, { type Static } from 'typebox';
-import { HlcShape, Nullable, PinMode as Mode, PinRecord, type Shape } from '../sharding/placements/pin-shape.js';
+import { Nullable, type Shape } from '../shapes.js';
+import { HlcShape, PinMode as Mode, PinRecord } from '../sharding/placements/pin-shape.js';
 import { MAX_BY_LENGTH, MAX_PLACEMENT_TARGET_LENGTH, MAX_REASON_LENGTH } from '../sharding/placements/text-limits.js';
 
 export { PinRecord, type Shape };

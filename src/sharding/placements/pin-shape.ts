@@ -1,19 +1,9 @@
 // A pin record's shape, declared once as a JSON schema (TypeBox) from which its TypeScript type comes: the
 // listing the runtime builds (placement-record.ts), the management API's answers, the CLI and the console page
 // all read this one declaration. A leaf on purpose, like text-limits.ts: the console page type-checks against it
-// in the browser's program, so it imports nothing but TypeBox.
-import Type, { type Static, type TSchema } from 'typebox';
-
-/** A shape's type as clients read it: readonly all the way down, so the runtime's readonly values fit it. */
-export type Shape<S extends TSchema> = DeepReadonly<Static<S>>;
-type DeepReadonly<T> = T extends (infer E)[]
-  ? ReadonlyArray<DeepReadonly<E>>
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
-
-/** `schema` or null. */
-export const Nullable = <S extends TSchema>(schema: S) => Type.Union([schema, Type.Null()]);
+// in the browser's program, so it imports nothing but TypeBox and the shape helpers.
+import Type from 'typebox';
+import { Nullable, type Shape } from '../../shapes.js';
 
 /** A pin's mode: `prefer` (a soft pin) or `require` (a hard one). */
 export const PinMode = Type.Enum(['prefer', 'require']);

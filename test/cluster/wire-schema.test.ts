@@ -1,0 +1,98 @@
+// Wire messages declared once (wire-schema.ts): a family's parse gate comes from its schema table. It lets a
+// message through only when every declared field checks, bounds included; it keeps only declared fields, at
+// every depth; and a message's own rule runs after the check, on the cleaned message.
+import fc from 'fast-check';
+import Type from 'typebox';
+import { describe, expect, it } from 'vitest';
+import { declareFamily } from '../../src/cluster/transport/wire-schema.js';
+import { Bytes, Nullable } from '../../src/shapes.js';
+
+const SCHEMAS = {
+  Ping: Type.Object({ seq: Type.Integer({ minimum: 0, maximum: 1000 }) }),
+  Moves: Type.Object({
+    moves: Type.Array(Type.Object({ shardId: Type.Integer({ minimum: 0 }), to: Nullable(Type.String()) }), {
+      maxItems: 3,
+    }),
+    note: Type.Optional(Type.String({ maxLength: 8 })),
+  }),
+  Blob: Type.Object({ data: Bytes(4), below: Type.Integer(), seq: Type.Integer() }),
+};
+const family = declareFamily('test', SCHEMAS, {
+  // A rule a schema cannot state: one field below another.
+  Blob: (message) => (message.below <= message.seq ? message : undefined),
+});
+
+describe('a family declared once', () => {
+  it('names its types from the table', () => {
+    expect([...family.types].sort()).toEqual(['Blob', 'Moves', 'Ping']);
+  });
+
+  it('lets a message through with its declared fields only, at every depth', () => {
+    const raw = {
+      type: 'Moves',
+      moves: [
+        { shardId: 1, to: null, extra: 'x' },
+        { shardId: 2, to: 'b' },
+      ],
+      later: { a: 1 },
+    };
+    expect(family.parse(raw)).toEqual({
+      type: 'Moves',
+      moves: [
+        { shardId: 1, to: null },
+        { shardId: 2, to: 'b' },
+      ],
+    });
+  });
+
+  it('drops a message with any field wrong, missing or over its bound', () => {
+    const bad = [
+      { type: 'Ping', seq: -1 },
+      { type: 'Ping', seq: 1001 },
+      { type: 'Ping', seq: 1.5 },
+      { type: 'Ping' },
+      { type: 'Moves', moves: [{ shardId: 1, to: null }], note: 'far too long' },
+      { type: 'Moves', moves: [1, 2, 3, 4].map((shardId) => ({ shardId, to: null })) },
+      { type: 'Moves', moves: [{ shardId: '1', to: null }] },
+      { type: 'Blob', data: new Uint8Array(5), below: 0, seq: 0 },
+      { type: 'Blob', data: [1, 2], below: 0, seq: 0 },
+    ];
+    for (const raw of bad) expect(family.parse(raw), JSON.stringify(raw)).toBeUndefined();
+  });
+
+  it("runs the message's rule on the checked message", () => {
+    const data = new Uint8Array([1]);
+    expect(family.parse({ type: 'Blob', data, below: 1, seq: 2 })).toEqual({ type: 'Blob', data, below: 1, seq: 2 });
+    expect(family.parse({ type: 'Blob', data, below: 3, seq: 2 })).toBeUndefined();
+  });
+
+  it('never throws on hostile input, and what it lets through has only declared keys', () => {
+    const declared: Record<string, ReadonlySet<string>> = {
+      Ping: new Set(['type', 'seq']),
+      Moves: new Set(['type', 'moves', 'note']),
+      Blob: new Set(['type', 'data', 'below', 'seq']),
+    };
+    const value = fc.oneof(
+      fc.anything(),
+      fc.uint8Array({ maxLength: 6 }),
+      fc.array(fc.record({ shardId: fc.integer(), to: fc.option(fc.string()) }), { maxLength: 4 }),
+    );
+    const raw = fc.record({
+      type: fc.constantFrom('Ping', 'Moves', 'Blob'),
+      seq: value,
+      moves: value,
+      note: value,
+      data: value,
+      below: value,
+      other: value,
+    });
+    fc.assert(
+      fc.property(raw, (message) => {
+        const parsed = family.parse(message) as Record<string, unknown> | undefined;
+        if (parsed === undefined) return;
+        for (const key of Object.keys(parsed)) expect(declared[message.type]!.has(key)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
