@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { declareFamily } from '../../src/cluster/transport/wire-schema.js';
+import { absentOrNull, declareFamily } from '../../src/cluster/transport/wire-schema.js';
 import { Bytes, Nullable } from '../../src/shapes.js';
 
 const SCHEMAS = {
@@ -16,6 +16,15 @@ const SCHEMAS = {
     note: Type.Optional(Type.String({ maxLength: 8 })),
   }),
   Blob: Type.Object({ data: Bytes(4), below: Type.Integer(), seq: Type.Integer() }),
+  Ask: Type.Object({ replyTo: absentOrNull(Type.Object({ node: Type.String() })) }),
+  Answer: Type.Union([
+    Type.Object({ ok: Type.Literal(true), value: Type.Optional(Type.Unknown()) }),
+    Type.Object({
+      ok: Type.Literal(false),
+      error: Type.String(),
+      more: Type.Optional(Type.Object({ a: Type.Integer() })),
+    }),
+  ]),
 };
 const family = declareFamily('test', SCHEMAS, {
   // A rule a schema cannot state: one field below another.
@@ -24,7 +33,7 @@ const family = declareFamily('test', SCHEMAS, {
 
 describe('a family declared once', () => {
   it('names its types from the table', () => {
-    expect([...family.types].sort()).toEqual(['Blob', 'Moves', 'Ping']);
+    expect([...family.types].sort()).toEqual(['Answer', 'Ask', 'Blob', 'Moves', 'Ping']);
   });
 
   it('lets a message through with its declared fields only, at every depth', () => {
@@ -60,6 +69,31 @@ describe('a family declared once', () => {
     for (const raw of bad) expect(family.parse(raw), JSON.stringify(raw)).toBeUndefined();
   });
 
+  it('reads an absentOrNull field sent as null as absent, and copies it when present', () => {
+    expect(family.parse({ type: 'Ask', replyTo: null })).toEqual({ type: 'Ask' });
+    expect('replyTo' in (family.parse({ type: 'Ask', replyTo: null }) as object)).toBe(false);
+    expect(family.parse({ type: 'Ask', replyTo: { node: 'n', x: 1 } })).toEqual({
+      type: 'Ask',
+      replyTo: { node: 'n' },
+    });
+    expect(family.parse({ type: 'Ask', replyTo: 'n' })).toBeUndefined();
+  });
+
+  it('takes a message with more than one form by the form it passes, and copies that form', () => {
+    expect(family.parse({ type: 'Answer', ok: true, value: { any: 1 }, error: 'x' })).toEqual({
+      type: 'Answer',
+      ok: true,
+      value: { any: 1 },
+    });
+    expect(family.parse({ type: 'Answer', ok: false, error: 'e', more: { a: 1, b: 2 } })).toEqual({
+      type: 'Answer',
+      ok: false,
+      error: 'e',
+      more: { a: 1 },
+    });
+    expect(family.parse({ type: 'Answer', ok: false })).toBeUndefined();
+  });
+
   it("runs the message's rule on the checked message", () => {
     const data = new Uint8Array([1]);
     expect(family.parse({ type: 'Blob', data, below: 1, seq: 2 })).toEqual({ type: 'Blob', data, below: 1, seq: 2 });
@@ -71,6 +105,8 @@ describe('a family declared once', () => {
       Ping: new Set(['type', 'seq']),
       Moves: new Set(['type', 'moves', 'note']),
       Blob: new Set(['type', 'data', 'below', 'seq']),
+      Ask: new Set(['type', 'replyTo']),
+      Answer: new Set(['type', 'ok', 'value', 'error', 'more']),
     };
     const value = fc.oneof(
       fc.anything(),
@@ -78,12 +114,15 @@ describe('a family declared once', () => {
       fc.array(fc.record({ shardId: fc.integer(), to: fc.option(fc.string()) }), { maxLength: 4 }),
     );
     const raw = fc.record({
-      type: fc.constantFrom('Ping', 'Moves', 'Blob'),
+      type: fc.constantFrom('Ping', 'Moves', 'Blob', 'Ask', 'Answer'),
       seq: value,
       moves: value,
       note: value,
       data: value,
       below: value,
+      replyTo: value,
+      ok: fc.boolean(),
+      error: value,
       other: value,
     });
     fc.assert(

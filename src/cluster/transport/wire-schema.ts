@@ -4,13 +4,16 @@
 // work proportional to an unchecked size is done), keeps only the declared fields (a tolerant reader: a newer
 // peer's extra fields are dropped, never passed on), then runs the message's own rule, if it has one, for what
 // a schema cannot say (two lists disjoint, one number below another) or to read an older peer's form.
-import Type, { type TObject, type TProperties, type TSchema } from 'typebox';
+import Type, { type TObject, type TOptional, type TProperties, type TSchema, type TUnion } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { Shape } from '../../shapes.js';
 import type { MessageFamily, RawMessage } from './wire-message.js';
 
-/** Each message type of a family and the schema of its fields (without `type`). */
-export type MessageSchemas = Readonly<Record<string, TObject>>;
+/**
+ * Each message type of a family and the schema of its fields (without `type`): an object, or a union of objects
+ * for a message with more than one form (an answer that is a value or an error).
+ */
+export type MessageSchemas = Readonly<Record<string, TObject | TUnion<TObject[]>>>;
 
 /** The message a schema declares: its fields, read-only, and its `type`. */
 export type DeclaredMessage<S extends MessageSchemas, T extends keyof S & string> = Shape<S[T]> & {
@@ -45,7 +48,7 @@ export function declareFamily<S extends MessageSchemas>(
 ): MessageFamily<MessagesOf<S>> {
   const gates = new Map<string, Gate>();
   for (const [type, fields] of Object.entries(schemas)) {
-    const schema: TObject = withType(type, fields.properties);
+    const schema = withType(type, fields);
     const compiled = Compile(schema);
     const rule = (rules as Record<string, ((message: never) => unknown) | undefined>)[type];
     gates.set(type, { check: (value) => compiled.Check(value), pick: pickerOf(schema), rule });
@@ -57,8 +60,9 @@ export function declareFamily<S extends MessageSchemas>(
   };
 }
 
-function withType(type: string, properties: TProperties): TObject {
-  return Type.Object({ type: Type.Literal(type), ...properties });
+function withType(type: string, fields: TObject | TUnion<TObject[]>): TSchema {
+  const typed = (properties: TProperties): TObject => Type.Object({ type: Type.Literal(type), ...properties });
+  return 'anyOf' in fields ? Type.Union(fields.anyOf.map((form) => typed(form.properties))) : typed(fields.properties);
 }
 
 function parseDeclared(gates: ReadonlyMap<string, Gate>, raw: RawMessage): unknown {
@@ -75,24 +79,72 @@ function parseDeclared(gates: ReadonlyMap<string, Gate>, raw: RawMessage): unkno
  */
 function pickerOf(schema: TSchema): Pick {
   const shape = schema as { properties?: TProperties; items?: TSchema; anyOf?: TSchema[] };
-  if (shape.properties !== undefined) {
-    const fields = Object.entries(shape.properties).map(([key, field]) => [key, pickerOf(field)] as const);
-    return (value) => {
-      const source = value as Record<string, unknown>;
-      const copy: Record<string, unknown> = {};
-      for (const [key, pick] of fields) if (source[key] !== undefined) copy[key] = pick(source[key]);
-      return copy;
-    };
-  }
+  if (shape.properties !== undefined) return objectPicker(shape.properties);
   if (shape.items !== undefined) {
     const pick = pickerOf(shape.items);
-    return (value) => (value as unknown[]).map(pick);
+    return pick === identity ? (value) => (value as unknown[]).slice() : (value) => (value as unknown[]).map(pick);
   }
-  if (shape.anyOf !== undefined) {
-    const members = shape.anyOf.map((member) => ({ check: Compile(member), pick: pickerOf(member) }));
-    return (value) => (members.find((member) => member.check.Check(value))?.pick ?? identity)(value);
-  }
+  if (shape.anyOf !== undefined) return unionPicker(shape.anyOf);
   return identity;
+}
+
+/**
+ * An object's picker, generated once per schema (its keys are the schema's, never the network's): one object
+ * literal of the required fields, then each optional field present (and, for an `absentOrNull` field, not null).
+ * Built like a hand-written copy, so every copy of one message type has the same shape (a hand-rolled loop that
+ * added keys one by one cost ten times as much on the hot path: an entity envelope).
+ */
+function objectPicker(properties: TProperties): Pick {
+  const fields = Object.entries(properties).map(([key, field], index) => ({
+    at: `v[${JSON.stringify(key)}]`,
+    key: JSON.stringify(key),
+    pick: pickerOf(field),
+    index,
+    optional: Type.IsOptional(field),
+    nullIsAbsent: ABSENT_OR_NULL.has(field),
+  }));
+  const copy = (field: (typeof fields)[number]): string =>
+    field.pick === identity ? field.at : `p[${field.index}](${field.at})`;
+  const required = fields.filter((field) => !field.optional).map((field) => `${field.key}: ${copy(field)}`);
+  const optional = fields
+    .filter((field) => field.optional)
+    .map((field) => {
+      const present = field.nullIsAbsent ? `${field.at} != null` : `${field.at} !== undefined`;
+      return `if (${present}) o[${field.key}] = ${copy(field)};`;
+    });
+  const body = `const o = { ${required.join(', ')} }; ${optional.join(' ')} return o;`;
+  const make = new Function('p', `return (v) => { ${body} };`) as (picks: Pick[]) => Pick;
+  return make(fields.map((field) => field.pick));
+}
+
+/**
+ * A union's picker: the first member the value passes decides. When every member but one is a primitive (an
+ * object or null, say), the value's kind decides without a second check.
+ */
+function unionPicker(members: readonly TSchema[]): Pick {
+  const picks = members.map((member) => ({ member, check: Compile(member), pick: pickerOf(member) }));
+  const structured = picks.filter(({ pick }) => pick !== identity);
+  if (structured.length === 0) return identity;
+  const primitive = (member: TSchema): boolean => PRIMITIVE_TYPES.has((member as { type?: unknown }).type as string);
+  const only = structured[0];
+  if (structured.length === 1 && only !== undefined && picks.every((p) => p === only || primitive(p.member)))
+    return (value) => (typeof value === 'object' && value !== null ? only.pick(value) : value);
+  return (value) => (picks.find(({ check }) => check.Check(value))?.pick ?? identity)(value);
+}
+
+const PRIMITIVE_TYPES: ReadonlySet<string> = new Set(['null', 'string', 'number', 'integer', 'boolean']);
+
+/** The schemas made by absentOrNull. */
+const ABSENT_OR_NULL = new WeakSet<TSchema>();
+
+/**
+ * An optional field that may also come as null, read as absent (an encoder that writes undefined as nil): the
+ * check accepts null, the copy leaves the field out, and the field's type is plain optional.
+ */
+export function absentOrNull<S extends TSchema>(schema: S): TOptional<S> {
+  const field = Type.Optional(Type.Union([schema, Type.Null()]));
+  ABSENT_OR_NULL.add(field);
+  return field as unknown as TOptional<S>;
 }
 
 const identity: Pick = (value) => value;

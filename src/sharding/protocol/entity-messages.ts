@@ -2,8 +2,10 @@
 // send), the answer to an ask, and the answers without a value (a send's) that one node owes another, many in
 // one frame. Kept apart from messages.ts, which routes them, because the envelope is the one message with
 // optional nested parts (reply address, reliable mark), each validated here.
-import type { RawMessage } from '../../cluster/transport/wire-message.js';
-import { isAddress, isRequestId, isShardId } from './wire-values.js';
+import Type from 'typebox';
+import { absentOrNull } from '../../cluster/transport/wire-schema.js';
+import type { Shape } from '../../shapes.js';
+import { AddressField, ListField, RequestIdField, ShardIdField, TypeNameField } from './wire-values.js';
 
 /** Longest entity id accepted, in UTF-16 code units. */
 export const MAX_ENTITY_ID_LENGTH = 1024;
@@ -13,52 +15,16 @@ export const MAX_ERROR_LENGTH = 4096;
 export const MAX_REPLIES_PER_MESSAGE = 4096;
 
 /** Where an ask's answer goes: the asking node and its request number. */
-export interface ReplyTo {
-  readonly node: string;
-  readonly askId: number;
-}
+const ReplyToField = Type.Object({ node: AddressField, askId: RequestIdField });
+export type ReplyTo = Shape<typeof ReplyToField>;
 
 /**
  * The mark of a reliable `send`: the sending region's incarnation and the send's sequence number (a host
  * processes each at most once while it lives), and the lowest number the sender still retries (the host
- * forgets those below).
+ * forgets those below; never above `seq`, the message's rule).
  */
-export interface ReliableMark {
-  readonly incarnation: number;
-  readonly seq: number;
-  readonly below: number;
-}
-
-export type EntityMessage =
-  /**
-   * R->R. One message for one entity. `hops` counts forwards; `replyTo` is present for an ask and a send,
-   * `reliable` for a send (which always has a `replyTo`).
-   */
-  | {
-      readonly type: 'EntityEnvelope';
-      readonly typeName: string;
-      readonly shardId: number;
-      readonly entityId: string;
-      readonly payload: unknown;
-      readonly hops: number;
-      readonly replyTo?: ReplyTo;
-      readonly reliable?: ReliableMark;
-    }
-  /** Hosting node -> asking node. The entity's answer, or why it failed. */
-  | { readonly type: 'EntityReply'; readonly askId: number; readonly ok: true; readonly value: unknown }
-  | {
-      readonly type: 'EntityReply';
-      readonly askId: number;
-      readonly ok: false;
-      readonly error: string;
-      /** Why, when the host knows a typed reason (REPLY_CODES); absent: the entity failed. Older hosts never send it. */
-      readonly code?: ReplyCode;
-    }
-  /**
-   * Hosting node -> asking node. These asks were answered with `null`, as every send is: the acknowledgements
-   * one node owes another within a tick travel in one frame, not one frame each.
-   */
-  | { readonly type: 'EntityReplies'; readonly askIds: ReadonlyArray<number> };
+const ReliableField = Type.Object({ incarnation: RequestIdField, seq: RequestIdField, below: RequestIdField });
+export type ReliableMark = Shape<typeof ReliableField>;
 
 /** The typed reasons a host may give for a failed answer, beside the entity's own failure. */
 export const REPLY_CODES = [
@@ -74,62 +40,72 @@ export function isReplyCode(value: unknown): value is ReplyCode {
   return typeof value === 'string' && (REPLY_CODES as readonly string[]).includes(value);
 }
 
-/** An EntityEnvelope (typeName already checked) with every field checked; undefined when any is wrong. */
-export function parseEnvelope(raw: RawMessage, typeName: string): EntityMessage | undefined {
-  const { shardId, entityId, hops } = raw;
-  if (!isShardId(shardId)) return undefined;
-  if (typeof entityId !== 'string' || entityId.length === 0 || entityId.length > MAX_ENTITY_ID_LENGTH) return undefined;
-  if (typeof hops !== 'number' || !Number.isInteger(hops) || hops < 0 || hops > 255) return undefined;
-  // A missing payload or value is `undefined`: some encoders drop undefined fields instead of encoding them.
-  const payload = raw['payload'];
-  const rawReplyTo = raw['replyTo'];
-  if (rawReplyTo === undefined || rawReplyTo === null) {
-    return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops };
-  }
-  const replyTo = parseReplyTo(rawReplyTo);
-  if (replyTo === undefined) return undefined;
-  const rawReliable = raw['reliable'];
-  if (rawReliable === undefined || rawReliable === null)
-    return { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo };
-  const reliable = parseReliable(rawReliable);
-  return reliable
-    ? { type: 'EntityEnvelope', typeName, shardId, entityId, payload, hops, replyTo, reliable }
-    : undefined;
-}
+/** The entity messages, declared once: their types and their parse gate come from this table (messages.ts). */
+export const ENTITY_SCHEMAS = {
+  /**
+   * R->R. One message for one entity. `hops` counts forwards; `replyTo` is present for an ask and a send,
+   * `reliable` for a send (which always has a `replyTo`). A missing payload is `undefined`: some encoders drop
+   * undefined fields instead of encoding them.
+   */
+  EntityEnvelope: Type.Object({
+    typeName: TypeNameField,
+    shardId: ShardIdField,
+    entityId: Type.String({ minLength: 1, maxLength: MAX_ENTITY_ID_LENGTH }),
+    payload: Type.Optional(Type.Unknown()),
+    hops: Type.Integer({ minimum: 0, maximum: 255 }),
+    // Null is read as absent, as an encoder that writes undefined as nil sends it.
+    replyTo: absentOrNull(ReplyToField),
+    reliable: absentOrNull(ReliableField),
+  }),
+  /** Hosting node -> asking node. The entity's answer, or why it failed. */
+  EntityReply: Type.Union([
+    Type.Object({ askId: RequestIdField, ok: Type.Literal(true), value: Type.Optional(Type.Unknown()) }),
+    Type.Object({
+      askId: RequestIdField,
+      ok: Type.Literal(false),
+      error: Type.String({ maxLength: MAX_ERROR_LENGTH }),
+      /**
+       * Why, when the host knows a typed reason (REPLY_CODES); absent: the entity failed. Older hosts never send
+       * it; an unknown one (a newer host's) is read as the generic failure (the message's rule).
+       */
+      code: Type.Optional(Type.Unsafe<ReplyCode>(Type.String())),
+    }),
+  ]),
+  /**
+   * Hosting node -> asking node. These asks were answered with `null`, as every send is: the acknowledgements
+   * one node owes another within a tick travel in one frame, not one frame each.
+   */
+  EntityReplies: Type.Object({
+    askIds: Type.Array(RequestIdField, { minItems: 1, maxItems: MAX_REPLIES_PER_MESSAGE }),
+  }),
+};
 
-/** An EntityReply or EntityReplies with every field checked; undefined when any is wrong. */
-export function parseEntityReply(raw: RawMessage): EntityMessage | undefined {
-  if (raw.type === 'EntityReplies') return parseEntityReplies(raw);
-  const { askId, ok } = raw;
-  if (!isRequestId(askId)) return undefined;
-  if (ok === true) return { type: 'EntityReply', askId, ok, value: raw['value'] };
-  const error = raw['error'];
-  if (ok === false && typeof error === 'string' && error.length <= MAX_ERROR_LENGTH) {
-    const code = raw['code'];
+type Declared<T extends keyof typeof ENTITY_SCHEMAS> = Shape<(typeof ENTITY_SCHEMAS)[T]> & { readonly type: T };
+type Envelope = Declared<'EntityEnvelope'>;
+type Reply = Declared<'EntityReply'>;
+
+/** One entity's traffic: envelopes R->R, replies to the asker. */
+export type EntityMessage = Envelope | Reply | Declared<'EntityReplies'>;
+
+/** The rules beyond the schemas: a reliable mark only with a reply address and below <= seq; unknown codes. */
+export const ENTITY_RULES = {
+  EntityEnvelope: (message: Envelope): Envelope | undefined => {
+    const { reliable } = message;
+    if (reliable === undefined) return message;
+    if (message.replyTo === undefined) return withoutReliable(message);
+    return reliable.below <= reliable.seq ? message : undefined;
+  },
+  EntityReply: (message: Reply): Reply => {
+    if (message.ok || message.code === undefined || isReplyCode(message.code)) return message;
     // An unknown code (a newer host's) is read as the generic failure rather than refusing the answer.
-    if (isReplyCode(code)) return { type: 'EntityReply', askId, ok, error, code };
-    return { type: 'EntityReply', askId, ok, error };
-  }
-  return undefined;
-}
+    return { type: message.type, askId: message.askId, ok: false, error: message.error };
+  },
+};
 
-/** An EntityReplies whose every entry is an ask id, 1 to MAX_REPLIES_PER_MESSAGE of them; else undefined. */
-function parseEntityReplies(raw: RawMessage): EntityMessage | undefined {
-  const askIds = raw['askIds'];
-  if (!Array.isArray(askIds) || askIds.length === 0 || askIds.length > MAX_REPLIES_PER_MESSAGE) return undefined;
-  for (const askId of askIds as unknown[]) if (!isRequestId(askId)) return undefined;
-  return { type: 'EntityReplies', askIds: askIds as number[] };
-}
-
-function parseReplyTo(value: unknown): ReplyTo | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { node, askId } = value as Record<string, unknown>;
-  return isAddress(node) && isRequestId(askId) ? { node, askId } : undefined;
-}
-
-function parseReliable(value: unknown): ReliableMark | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { incarnation, seq, below } = value as Record<string, unknown>;
-  if (!isRequestId(incarnation) || !isRequestId(seq) || !isRequestId(below) || below > seq) return undefined;
-  return { incarnation, seq, below };
+/** A mark without a reply address means nothing (a tell): it is dropped, as a reader before marks did. */
+function withoutReliable(message: Envelope): Envelope {
+  const { type, typeName, shardId, entityId, payload, hops } = message;
+  return payload === undefined
+    ? { type, typeName, shardId, entityId, hops }
+    : { type, typeName, shardId, entityId, payload, hops };
 }
