@@ -6,6 +6,7 @@ import { AddressField, ListField, MAX_SHARD_ID, RequestIdField, ShardIdField, Ty
 
 /** One shard a drain hands off: where from, and where the strategy places it now (null: it waits, e.g. a require pin). */
 const DrainMoveField = Type.Object({ shardId: ShardIdField, from: AddressField, to: Nullable(AddressField) });
+/** One shard a drain hands off: where from, and where the strategy places it now (null: it waits, e.g. a require pin). */
 export type DrainMove = Shape<typeof DrainMoveField>;
 
 /** The drain messages: each type and its fields beyond `type`. */

@@ -16,6 +16,7 @@ export const MAX_REPLIES_PER_MESSAGE = 4096;
 
 /** Where an ask's answer goes: the asking node and its request number. */
 const ReplyToField = Type.Object({ node: AddressField, askId: RequestIdField });
+/** Where an ask's answer goes: the asking node and its request number. */
 export type ReplyTo = Shape<typeof ReplyToField>;
 
 /**

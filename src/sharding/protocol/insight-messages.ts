@@ -17,6 +17,7 @@ import {
 
 /** Why a shard is where it is (or nowhere). */
 export const EXPLAIN_DECISIONS = ['placement', 'placement-unavailable', 'waiting', 'fallback', 'unallocated'] as const;
+/** Why a shard is where it is (or nowhere): one of EXPLAIN_DECISIONS. */
 export type ExplainDecision = (typeof EXPLAIN_DECISIONS)[number];
 
 /** History entries one explanation carries at most, and the longest entry text accepted. */
@@ -40,6 +41,7 @@ const ExplainNodeField = Type.Object({
   /** Whether the shard's pin allows this node; null when the shard has no pin in force. */
   matches: Nullable(Type.Boolean()),
 });
+/** One region as explain lists it. */
 export type ExplainNode = Shape<typeof ExplainNodeField>;
 
 /** One thing the coordinator did with a shard. */
@@ -70,10 +72,12 @@ const ExplanationField = Type.Object({
    */
   history: Type.Optional(ListField(HistoryEntryField, MAX_HISTORY)),
 });
+/** The answer of `GET .../explain/{shardId}`: where the shard is and why (its history always a list once read). */
 export type ShardExplanation = Shape<typeof ExplanationField> & { readonly history: ReadonlyArray<ShardHistoryEntry> };
 
 /** One hand-off a dry run found: `to` is null when the shard would wait without a home (a require pin). */
 const DryRunMoveField = Type.Object({ shardId: ShardIdField, from: AddressField, to: Nullable(AddressField) });
+/** One hand-off a dry run found: `to` is null when the shard would wait without a home (a require pin). */
 export type DryRunMove = Shape<typeof DryRunMoveField>;
 
 /** A warning of a dry run: a pin that could not be honoured, or the strategy failing. */
@@ -84,6 +88,7 @@ const DryRunWarningField = Type.Object({
   target: Type.Optional(Nullable(Type.String({ maxLength: MAX_PLACEMENT_TARGET_LENGTH }))),
   message: Type.String({ maxLength: MAX_INSIGHT_TEXT }),
 });
+/** A warning of a dry run: a pin that could not be honoured, or the strategy failing. */
 export type DryRunWarning = Omit<Shape<typeof DryRunWarningField>, 'target'> & { readonly target?: string };
 
 /** What the coordinator would start right now, and what it would warn about. */
@@ -100,6 +105,7 @@ const ProposedPinField = Type.Object({
   mode: PinMode,
   expiresAt: Nullable(CountField),
 });
+/** A pin as a placements dry run proposes it: validated by the controller, the expiry fixed in epoch ms. */
 export type ProposedPin = Shape<typeof ProposedPinField>;
 
 const HEAD = { typeName: TypeNameField, requestId: RequestIdField };

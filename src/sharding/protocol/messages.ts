@@ -43,6 +43,7 @@ const REQUEST = { typeName: TypeNameField, requestId: RequestIdField };
 
 /** One region's entry in a `ShardLocations` answer. */
 const RegionLocationField = Type.Object({ address: AddressField, shards: ShardList });
+/** One region's entry in a `ShardLocations` answer. */
 export type RegionLocation = Shape<typeof RegionLocationField>;
 
 /**
