@@ -6,10 +6,11 @@ import Type, { type Static, type TSchema } from 'typebox';
 
 /** A shape's type as clients read it: readonly all the way down, so the runtime's readonly values fit it. */
 export type Shape<S extends TSchema> = DeepReadonly<Static<S>>;
+// Arrays and tuples map to their readonly forms (a tuple keeps its positions), objects field by field.
 type DeepReadonly<T> = T extends Uint8Array
   ? T
-  : T extends (infer E)[]
-    ? ReadonlyArray<DeepReadonly<E>>
+  : T extends readonly unknown[]
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
     : T extends object
       ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
       : T;

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { absentOrNull, declareFamily } from '../../src/cluster/transport/wire-schema.js';
+import { absentOrNull, declareFamily, ignoredIfInvalid, readAs } from '../../src/cluster/transport/wire-schema.js';
 import { Bytes, Nullable } from '../../src/shapes.js';
 
 const SCHEMAS = {
@@ -133,5 +133,24 @@ describe('a family declared once', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('keeps an ignoredIfInvalid field only when valid, and reads a readAs field through its reader', () => {
+    const readers = declareFamily('readers', {
+      Tick: Type.Object({
+        atMs: ignoredIfInvalid(Type.Number({ minimum: 0 })),
+        tags: readAs(Type.Array(Type.String(), { maxItems: 3 }), (tags) => [...tags].sort()),
+      }),
+    });
+    expect(readers.parse({ type: 'Tick', atMs: 5, tags: ['b', 'a'] })).toEqual({
+      type: 'Tick',
+      atMs: 5,
+      tags: ['a', 'b'],
+    });
+    const invalid = readers.parse({ type: 'Tick', atMs: -1, tags: [] }) as Record<string, unknown>;
+    expect(invalid).toEqual({ type: 'Tick', tags: [] });
+    expect('atMs' in invalid).toBe(false);
+    expect(readers.parse({ type: 'Tick', atMs: 'soon', tags: ['a'] })).toEqual({ type: 'Tick', tags: ['a'] });
+    expect(readers.parse({ type: 'Tick', tags: ['a', 'b', 'c', 'd'] })).toBeUndefined();
   });
 });

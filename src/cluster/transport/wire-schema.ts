@@ -4,7 +4,7 @@
 // work proportional to an unchecked size is done), keeps only the declared fields (a tolerant reader: a newer
 // peer's extra fields are dropped, never passed on), then runs the message's own rule, if it has one, for what
 // a schema cannot say (two lists disjoint, one number below another) or to read an older peer's form.
-import Type, { type TObject, type TOptional, type TProperties, type TSchema, type TUnion } from 'typebox';
+import Type, { type Static, type TObject, type TOptional, type TProperties, type TSchema, type TUnion } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { Shape } from '../../shapes.js';
 import type { MessageFamily, RawMessage } from './wire-message.js';
@@ -78,6 +78,8 @@ function parseDeclared(gates: ReadonlyMap<string, Gate>, raw: RawMessage): unkno
  * A copy, not a clean in place: the caller's value is never changed.
  */
 function pickerOf(schema: TSchema): Pick {
+  const read = READERS.get(schema);
+  if (read !== undefined) return read;
   const shape = schema as { properties?: TProperties; items?: TSchema; anyOf?: TSchema[] };
   if (shape.properties !== undefined) return objectPicker(shape.properties);
   if (shape.items !== undefined) {
@@ -110,6 +112,9 @@ function objectPicker(properties: TProperties): Pick {
     .filter((field) => field.optional)
     .map((field) => {
       const present = field.nullIsAbsent ? `${field.at} != null` : `${field.at} !== undefined`;
+      // A reader may turn a present value into nothing (ignoredIfInvalid): then the field stays out.
+      if (field.pick !== identity && READ_FIELDS.has(field.pick))
+        return `if (${present}) { const x = ${copy(field)}; if (x !== undefined) o[${field.key}] = x; }`;
       return `if (${present}) o[${field.key}] = ${copy(field)};`;
     });
   const body = `const o = { ${required.join(', ')} }; ${optional.join(' ')} return o;`;
@@ -133,6 +138,33 @@ function unionPicker(members: readonly TSchema[]): Pick {
 }
 
 const PRIMITIVE_TYPES: ReadonlySet<string> = new Set(['null', 'string', 'number', 'integer', 'boolean']);
+
+/** The fields read by a function of their own (readAs, ignoredIfInvalid) instead of copied by their schema. */
+const READERS = new WeakMap<TSchema, Pick>();
+const READ_FIELDS = new WeakSet<Pick>();
+
+/**
+ * A field checked by `schema` and read by `read` (a normal form: sorted keys, frozen), where a copy of its
+ * declared parts is not what the reader wants.
+ */
+export function readAs<S extends TSchema>(schema: S, read: (value: Static<S>) => Static<S>): S {
+  const field = Type.Refine(schema, () => true) as unknown as S;
+  READERS.set(field, read as Pick);
+  return field;
+}
+
+/**
+ * An optional field whose value is kept only when `schema` accepts it: an invalid one is left out, never a reason
+ * to drop the message (a clock reading, say, whose only use is a sample that is then not taken).
+ */
+export function ignoredIfInvalid<S extends TSchema>(schema: S): TOptional<S> {
+  const field = Type.Optional(Type.Unknown());
+  const check = Compile(schema);
+  const read: Pick = (value) => (check.Check(value) ? value : undefined);
+  READERS.set(field, read);
+  READ_FIELDS.add(read);
+  return field as unknown as TOptional<S>;
+}
 
 /** The schemas made by absentOrNull. */
 const ABSENT_OR_NULL = new WeakSet<TSchema>();
