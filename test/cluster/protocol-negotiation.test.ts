@@ -93,7 +93,9 @@ describe('protocol ranges and the version two ranges agree on', () => {
     expect(decoder.push(Buffer.concat([frame, older])).ok).toBe(true);
     const refused = new FrameDecoder({ messageVersion: 6 }).push(message);
     expect(refused.ok).toBe(false);
-    expect(refused.ok ? '' : refused.error.message).toMatch(/version 7, this connection speaks version 6/);
+    expect(refused.ok ? '' : refused.error.message).toMatch(
+      `version ${PROTOCOL_VERSION}, this connection speaks version 6`,
+    );
   });
 });
 
