@@ -17,7 +17,7 @@ const SENDS: ProcessedSends[] = [{ node: 'sys@127.0.0.1:7001', incarnation: 5, d
 /** One entity's bytes as an old host packs them. */
 function packed(value: unknown, sends?: ProcessedSends[]): Uint8Array {
   const bySender = new Map(sends === undefined ? [] : [['e', sends]]);
-  const state = packSnapshots([{ entityId: 'e', ok: true, value }], LIMITS, bySender).chunks[0]?.[0]?.state;
+  const state = packSnapshots([{ entityId: 'e', ok: true, value }], LIMITS, bySender).chunks[0]?.entities[0]?.state;
   if (state === undefined) throw new Error('nothing packed');
   return state;
 }
@@ -123,12 +123,12 @@ describe('reshipState', () => {
     const sends = new Map([['h', SENDS]]);
     const shipped = packSnapshots([{ entityId: 'h', ok: true, held: state }], LIMITS, sends);
     expect(shipped.values).toBe(1);
-    expect(shipped.chunks[0]?.[0]?.state).toBe(state.bytes);
+    expect(shipped.chunks[0]?.entities[0]?.state).toEqual(state.bytes);
     const small = { ...LIMITS, maxEntitySnapshotBytes: 1_000 };
     const refused = packSnapshots([{ entityId: 'h', ok: true, held: state }], small, sends);
     expect(refused.refused.map((r) => r.outcome)).toEqual(['too_large']);
     // The value stays behind; what the entity processed still travels.
-    expect(readState(refused.chunks[0]?.[0]?.state as Uint8Array)).toEqual({
+    expect(readState(refused.chunks[0]?.entities[0]?.state as Uint8Array)).toEqual({
       ok: true,
       restored: false,
       value: undefined,
@@ -168,7 +168,7 @@ describe('StateTransfer with held states', () => {
     expect([...(restored?.sends.keys() ?? [])]).toEqual(['good']);
     expect(restored?.states.wake('bad-value')).toBeUndefined();
     expect(transfer.outcomes).toMatchObject({ restored: 2, failed: 2 });
-    // The good one, never woken, goes on with the next hand-off as it came.
+    // The good one, never woken, goes on with the next hand-off as it came (the same bytes, copied into the chunk).
     const held = (restored?.states.drain() ?? []).map(([entityId, state]) => ({
       entityId,
       ok: true as const,
@@ -177,7 +177,7 @@ describe('StateTransfer with held states', () => {
     // The dedup table gives back the sends it restored: the bytes go on unchanged.
     const chunks = transfer.outgoing(1, 10, held, restored?.sends);
     expect(chunks[0]?.entities.map((e) => e.entityId)).toEqual(['good']);
-    expect(chunks[0]?.entities[0]?.state).toBe(entities[0]?.state);
+    expect(chunks[0]?.entities[0]?.state).toEqual(entities[0]?.state);
     expect(transfer.outcomes.shipped).toBe(1);
   });
 });

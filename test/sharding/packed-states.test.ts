@@ -9,7 +9,7 @@ import { decodeMessage, encodeMessage } from '../../src/cluster/transport/messag
 import type { Transport } from '../../src/cluster/transport/transport.js';
 import { FamilyRegistry, type WireMessage } from '../../src/cluster/transport/wire-message.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from '../../src/sharding/protocol/messages.js';
-import { packEntities, unpackEntities } from '../../src/sharding/protocol/packed-states.js';
+import { PackedWriter, packEntities, unpackEntities } from '../../src/sharding/protocol/packed-states.js';
 import { ShardingLink } from '../../src/sharding/protocol/sharding-link.js';
 import { stateOnWire, type WireEntityState } from '../../src/sharding/protocol/state-messages.js';
 import { silentLogger } from '../../src/logging.js';
@@ -37,6 +37,20 @@ describe('packed entity states', () => {
         for (const { state } of read ?? []) expect(state.buffer).toBe(bytes.buffer);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('a writer that grows from any capacity packs the same bytes, its states views of them', () => {
+    fc.assert(
+      fc.property(entitiesArb, fc.nat({ max: 200 }), (entities, capacity) => {
+        const writer = new PackedWriter(capacity);
+        for (const { entityId, state } of entities) writer.add(entityId, state);
+        const { packed, entities: views } = writer.finish();
+        expect([...packed]).toEqual([...packEntities(entities)]);
+        expect(plain(views)).toEqual(plain(entities));
+        for (const { state } of views) expect(state.buffer).toBe(packed.buffer);
+      }),
+      { numRuns: 200 },
     );
   });
 

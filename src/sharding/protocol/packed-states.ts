@@ -19,24 +19,64 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** The entities as one packed binary; throws `RangeError` on an id over 65,535 UTF-8 bytes (never on the wire). */
 export function packEntities(entities: ReadonlyArray<WireEntityState>): Uint8Array {
   let size = 4;
-  for (const { entityId, state } of entities) {
+  for (const { entityId, state } of entities) size += 6 + entityId.length * 3 + state.byteLength;
+  const writer = new PackedWriter(size);
+  for (const { entityId, state } of entities) writer.add(entityId, state);
+  return writer.finish().packed;
+}
+
+/**
+ * Builds one packed chunk entity by entity, copying each state in as it comes (the old host encodes a state
+ * into a scratch buffer and this keeps the only copy): `finish` gives the bytes and each state as a view of them.
+ */
+export class PackedWriter {
+  /** The chunk's memory; `writer` is a Buffer over the same bytes for its write methods. */
+  private bytes: Uint8Array;
+  private writer: Buffer;
+  private at = 4;
+  private readonly ranges: Array<readonly [string, number, number]> = [];
+
+  constructor(capacity: number) {
+    this.bytes = new Uint8Array(Math.max(64, capacity));
+    this.writer = Buffer.from(this.bytes.buffer);
+  }
+
+  /** Entities added so far. */
+  get count(): number {
+    return this.ranges.length;
+  }
+
+  /** Appends one entity (its state copied); throws `RangeError` on an id over 65,535 UTF-8 bytes. */
+  add(entityId: string, state: Uint8Array): void {
     const idBytes = Buffer.byteLength(entityId);
     if (idBytes > MAX_ID_BYTES) throw new RangeError(`entity id of ${idBytes} bytes cannot be packed`);
-    size += 2 + idBytes + 4 + state.byteLength;
+    this.reserve(6 + idBytes + state.byteLength);
+    const { writer } = this;
+    writer.writeUInt16BE(idBytes, this.at);
+    writer.write(entityId, this.at + 2);
+    const stateAt = this.at + 2 + idBytes + 4;
+    writer.writeUInt32BE(state.byteLength, stateAt - 4);
+    this.bytes.set(state, stateAt);
+    this.ranges.push([entityId, stateAt, stateAt + state.byteLength]);
+    this.at = stateAt + state.byteLength;
   }
-  // Every byte is written below: no zero fill.
-  const out = Buffer.allocUnsafe(size);
-  out.writeUInt32BE(entities.length, 0);
-  let at = 4;
-  for (const { entityId, state } of entities) {
-    const idBytes = out.write(entityId, at + 2);
-    out.writeUInt16BE(idBytes, at);
-    at += 2 + idBytes;
-    out.writeUInt32BE(state.byteLength, at);
-    out.set(state, at + 4);
-    at += 4 + state.byteLength;
+
+  /** The chunk: its bytes (no more than twice their size kept alive) and its entities, views of them. */
+  finish(): { readonly packed: Uint8Array; readonly entities: WireEntityState[] } {
+    this.writer.writeUInt32BE(this.ranges.length, 0);
+    const used = this.bytes.subarray(0, this.at);
+    const packed = this.bytes.byteLength > 2 * this.at ? used.slice() : used;
+    const entities = this.ranges.map(([entityId, start, end]) => ({ entityId, state: packed.subarray(start, end) }));
+    return { packed, entities };
   }
-  return out;
+
+  private reserve(bytes: number): void {
+    if (this.at + bytes <= this.bytes.byteLength) return;
+    const grown = new Uint8Array(Math.max(2 * this.bytes.byteLength, this.at + bytes));
+    grown.set(this.bytes.subarray(0, this.at));
+    this.bytes = grown;
+    this.writer = Buffer.from(grown.buffer);
+  }
 }
 
 /** What a packed chunk may hold: at most `maxEntities` entities, ids of 1..`maxEntityIdLength` UTF-16 units. */

@@ -30,7 +30,10 @@ export type StateMessage =
       readonly part: number;
       readonly parts: number;
       readonly entities: ReadonlyArray<WireEntityState>;
-      /** The same entities as the packed binary they arrived in (set by the parse), so a relay sends these bytes. */
+      /**
+       * The same entities as one packed binary (packed-states.ts), their states views of it: set where they were
+       * packed (the old host) or by the parse when they arrived packed, so a relay sends these bytes on.
+       */
       readonly packed?: Uint8Array;
     }
   /** C->R. The same chunks, for the shard's new home; `transferId` is the hand-off's id. */
