@@ -2,6 +2,7 @@
 // within their length), a held state woken once (decoded then, failures reported), a state never woken shipped
 // on as the very bytes it came in unless the sends it carries changed (spliced then, without decoding), and what
 // the snapshot outcomes count when.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeValue } from '../../src/cluster/transport/message-codec.js';
 import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
@@ -45,6 +46,27 @@ describe('skimState', () => {
     // The value lies before the sends, and is exactly what the entity gets.
     expect(state.value?.end).toBeLessThan(state.bytes.byteLength);
     expect(new HeldStates(new Map([['e', state]]), () => {}).wake('e')).toEqual({ value });
+  });
+
+  it('reads a state of a value alone (its quick path) as the general reading does', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const bytes = packed(value);
+        const quick = held(bytes);
+        // A trailing byte takes the general reading, which ignores what follows the map.
+        const general = held(Uint8Array.from([...bytes, 0xc0]));
+        expect(quick.value).toEqual(general.value);
+        expect([quick.sends, general.sends]).toEqual([[], []]);
+        // Spliced without its sends, the state has a fixmap header: the quick path reads that too.
+        const spliced = reshipState(held(packed(value, SENDS)), []) as Uint8Array;
+        expect(spliced[0]).toBe(0x82);
+        const fromSplice = held(spliced);
+        expect(fromSplice.sends).toEqual([]);
+        expect(new HeldStates(new Map([['e', fromSplice]]), () => {}).wake('e')).toEqual({ value });
+        expect(new HeldStates(new Map([['e', quick]]), () => {}).wake('e')).toEqual({ value });
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('refuses bytes that are no snapshot, truncated or lying about their size, within their length', () => {

@@ -40,6 +40,8 @@ const FIXMAP = 0x80;
  * snapshot.
  */
 export function skimState(bytes: Uint8Array): SkimmedState {
+  const plain = plainState(bytes);
+  if (plain !== undefined) return { ok: true, held: plain };
   try {
     const map = msgpackMapHeader(bytes, 0);
     if (map === undefined) return { ok: false, reason: 'not an entity snapshot' };
@@ -69,6 +71,30 @@ export function skimState(bytes: Uint8Array): SkimmedState {
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/** A map of 2 as msgpackr writes an object's header (map16), and as reshipState splices one (fixmap). */
+const MAP_OF_TWO = [Uint8Array.from([0xde, 0, 2]), Uint8Array.from([FIXMAP | 2])];
+const NO_SENDS: ReadonlyArray<ProcessedSends> = [];
+
+/**
+ * The outline of the commonest state, a value and no sends, read by comparisons and one header: a map of 2,
+ * `type: SNAPSHOT, value: `, then one value that ends where the bytes end. Undefined for anything else (the
+ * general reading decides); it reads what that reading would, at a fraction of its cost (a thousand states
+ * at a shard's start, bench S10).
+ */
+function plainState(bytes: Uint8Array): HeldState | undefined {
+  const header = MAP_OF_TWO.find((map) => startsWith(bytes, map, 0));
+  if (header === undefined || !startsWith(bytes, TYPE_AND_VALUE_KEY, header.byteLength)) return undefined;
+  const start = header.byteLength + TYPE_AND_VALUE_KEY.byteLength;
+  if (bytes.byteLength <= start || msgpackValueEnd(bytes, start) !== bytes.byteLength) return undefined;
+  return { bytes, value: { start, end: bytes.byteLength }, sends: NO_SENDS };
+}
+
+function startsWith(bytes: Uint8Array, prefix: Uint8Array, at: number): boolean {
+  if (bytes.byteLength < at + prefix.byteLength) return false;
+  for (let i = 0; i < prefix.byteLength; i++) if (bytes[at + i] !== prefix[i]) return false;
+  return true;
 }
 
 /**
