@@ -21,7 +21,9 @@ describe('packSnapshots', () => {
     );
     expect(packed.chunks.map((chunk) => chunk.entities.map((e) => e.entityId))).toEqual([['a', 'b'], ['big'], ['c']]);
     expect(packed.refused).toEqual([]);
-    const values = new Map(packed.chunks.flatMap((chunk) => chunk.entities).map((e) => [e.entityId, readState(e.state)]));
+    const values = new Map(
+      packed.chunks.flatMap((chunk) => chunk.entities).map((e) => [e.entityId, readState(e.state)]),
+    );
     expect(values.get('b')).toEqual({ ok: true, restored: true, value: { n: 1, list: [1, 2, 3] }, sends: [] });
     expect(values.get('big')).toMatchObject({ ok: true, restored: true, value: 'y'.repeat(5_000) });
   });
