@@ -35,6 +35,9 @@ function held(bytes: Uint8Array): HeldState {
   return skimmed.held;
 }
 
+/** JSON values without a `__proto__` key. */
+const plainJson = fc.jsonValue().filter((value) => !JSON.stringify(value).includes('"__proto__"'));
+
 /** A value nested deeper than the decoder's budget (64): walkable, never decoded. */
 const TOO_DEEP = [...Array<number>(70).fill(0x91), 0x01];
 
@@ -50,7 +53,10 @@ describe('skimState', () => {
 
   it('reads a state of a value alone (its quick path) as the general reading does', () => {
     fc.assert(
-      fc.property(fc.jsonValue(), (value) => {
+      // A `__proto__` key is the codec's own business (it never becomes a prototype), not this path's.
+      fc.property(plainJson, (value) => {
+        // msgpack keeps no -0, as JSON does not: the value an entity gets back is its JSON round trip.
+        const expected = { value: JSON.parse(JSON.stringify(value)) as unknown };
         const bytes = packed(value);
         const quick = held(bytes);
         // A trailing byte takes the general reading, which ignores what follows the map.
@@ -62,8 +68,8 @@ describe('skimState', () => {
         expect(spliced[0]).toBe(0x82);
         const fromSplice = held(spliced);
         expect(fromSplice.sends).toEqual([]);
-        expect(new HeldStates(new Map([['e', fromSplice]]), () => {}).wake('e')).toEqual({ value });
-        expect(new HeldStates(new Map([['e', quick]]), () => {}).wake('e')).toEqual({ value });
+        expect(new HeldStates(new Map([['e', fromSplice]]), () => {}).wake('e')).toEqual(expected);
+        expect(new HeldStates(new Map([['e', quick]]), () => {}).wake('e')).toEqual(expected);
       }),
       { numRuns: 200 },
     );
