@@ -152,6 +152,26 @@ describe('entity state across a graceful hand-off', () => {
     expect(chunks.every((m) => 'packed' in m && !('entities' in m))).toBe(true);
   });
 
+  it('a packed chunk garbled on the way is refused whole: the shard starts fresh on its new home, nothing else changes', async () => {
+    const { a, b, c } = start(counterBehavior);
+    const kept = entityInShard(3, SHARDS, 'k');
+    const moved = entityInShard(4, SHARDS, 'm');
+    await countUp(a, kept, 2);
+    await countUp(a, moved, 3);
+    // The coordinator's chunk for c loses its last byte: c's parse refuses the whole message.
+    const send = a.transport.send.bind(a.transport);
+    a.transport.send = (to, message) => {
+      const packed = (message as { packed?: Uint8Array }).packed;
+      if (to.equals(c.address) && message.type === 'RestoreShardState' && packed !== undefined)
+        return send(to, { ...message, packed: packed.subarray(0, packed.byteLength - 1) });
+      send(to, message);
+    };
+    await moveShard(a, 4, c, b);
+    expect(await counter(a, moved)).toMatchObject({ value: 0, node: c.key });
+    expect(c.sharding.stats().types['Counter']?.region).toMatchObject({ snapshotsRestored: 0 });
+    expect(await counter(a, kept)).toMatchObject({ value: 2, node: b.key });
+  });
+
   it('an entity whose snapshot exceeds maxEntitySnapshotBytes starts fresh, is counted, and the others keep theirs', async () => {
     const { a, b, c } = start(blobs, { maxEntitySnapshotBytes: 4_096 });
     const small = entityInShard(5, SHARDS, 's');
