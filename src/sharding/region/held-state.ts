@@ -73,28 +73,23 @@ export function skimState(bytes: Uint8Array): SkimmedState {
   }
 }
 
-/** A map of 2 as msgpackr writes an object's header (map16), and as reshipState splices one (fixmap). */
-const MAP_OF_TWO = [Uint8Array.from([0xde, 0, 2]), Uint8Array.from([FIXMAP | 2])];
 const NO_SENDS: ReadonlyArray<ProcessedSends> = [];
 
 /**
- * The outline of the commonest state, a value and no sends, read by comparisons and one header: a map of 2,
- * `type: SNAPSHOT, value: `, then one value that ends where the bytes end. Undefined for anything else (the
- * general reading decides); it reads what that reading would, at a fraction of its cost (a thousand states
- * at a shard's start, bench S10).
+ * The outline of the commonest state, a value and no sends, read by comparisons and one header: a map of 2
+ * (as msgpackr writes an object's header, map16, or as reshipState splices one, fixmap), `type: SNAPSHOT,
+ * value: `, then one value that ends where the bytes end. Undefined for anything else (the general reading
+ * decides); it reads what that reading would, at a fraction of its cost (a thousand states at a shard's start,
+ * bench S10).
  */
 function plainState(bytes: Uint8Array): HeldState | undefined {
-  const header = MAP_OF_TWO.find((map) => startsWith(bytes, map, 0));
-  if (header === undefined || !startsWith(bytes, TYPE_AND_VALUE_KEY, header.byteLength)) return undefined;
-  const start = header.byteLength + TYPE_AND_VALUE_KEY.byteLength;
-  if (bytes.byteLength <= start || msgpackValueEnd(bytes, start) !== bytes.byteLength) return undefined;
+  const header = bytes[0] === (FIXMAP | 2) ? 1 : bytes[0] === 0xde && bytes[1] === 0 && bytes[2] === 2 ? 3 : 0;
+  const keys = TYPE_AND_VALUE_KEY;
+  const start = header + keys.byteLength;
+  if (header === 0 || bytes.byteLength <= start) return undefined;
+  for (let i = 0; i < keys.byteLength; i++) if (bytes[header + i] !== keys[i]) return undefined;
+  if (msgpackValueEnd(bytes, start) !== bytes.byteLength) return undefined;
   return { bytes, value: { start, end: bytes.byteLength }, sends: NO_SENDS };
-}
-
-function startsWith(bytes: Uint8Array, prefix: Uint8Array, at: number): boolean {
-  if (bytes.byteLength < at + prefix.byteLength) return false;
-  for (let i = 0; i < prefix.byteLength; i++) if (bytes[at + i] !== prefix[i]) return false;
-  return true;
 }
 
 /**
