@@ -113,7 +113,7 @@ export function report(f: MessagingFigures, crashes: readonly CrashFigures[]): S
           fmtRatio(ratio(f.withState.median, handOffFloorMs(f))),
         ],
       ],
-      note: 'The state travels old host -> coordinator -> new host in chunks of stateChunkBytes (256 KiB). Goals: with state at most 2x without (issue 23); at most 1.5x the floor (issue 40).',
+      note: 'The state travels old host -> coordinator -> new host in chunks of stateChunkBytes (256 KiB), packed (protocol 8). Goals: with state at most 2x without (issue 23); at most 1.5x the floor (issue 40).',
     },
     {
       title:

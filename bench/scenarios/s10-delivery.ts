@@ -17,7 +17,7 @@ export const IDS = 50;
 const WINDOW = 64;
 const HANDOFF_SHARD = 3;
 /** Bytes per entity beside its state in a hand-off chunk (its id, the msgpack framing): about what S10's carry. */
-const STATE_ENTRY_OVERHEAD = 32;
+export const STATE_ENTRY_OVERHEAD = 32;
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
 
@@ -59,7 +59,7 @@ function entityIn(shardId: number, i: number): string {
 }
 
 /** Moves the hand-off shard back and forth `trials` times; ms from rebalanceNow to the first answer there. */
-async function handOff(
+export async function handOff(
   nodes: readonly [DeliveryNode, DeliveryNode],
   type: string,
   entities: number,

@@ -5,6 +5,15 @@ import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { FrameDecoder } from '../../src/cluster/transport/frame-codec.js';
 import { handshakeFrame, handshakeProof, readHandshake } from '../../src/cluster/transport/handshake.js';
+import { PROTOCOL_RANGE } from '../../src/cluster/transport/protocol-versions.js';
+
+/** The Hello's range fields for `range`; none for a legacy peer. */
+function announced(range: NonNullable<RawPeerOptions['protocolRange']>): {
+  protocolMin?: number;
+  protocolMax?: number;
+} {
+  return range === 'legacy' ? {} : { protocolMin: range.min, protocolMax: range.max };
+}
 
 export interface RawPeerOptions {
   readonly host?: string;
@@ -18,8 +27,11 @@ export interface RawPeerOptions {
   readonly from: string;
   readonly secret?: string;
   readonly incarnation?: string;
-  /** The range this peer announces; none (a release before negotiation) by default. */
-  readonly protocolRange?: { readonly min: number; readonly max: number };
+  /**
+   * The range this peer announces: this release's (PROTOCOL_RANGE) by default, so its frames at PROTOCOL_VERSION
+   * are the agreed version's; `legacy` announces none, as a release before negotiation did.
+   */
+  readonly protocolRange?: { readonly min: number; readonly max: number } | 'legacy';
 }
 
 /** Resolves with an authenticated socket; rejects when the node refuses or closes the connection. */
@@ -45,9 +57,7 @@ export function authenticatedSocket(options: RawPeerOptions): Promise<Socket> {
           to: options.to,
           incarnation: options.incarnation ?? 'raw-peer',
           nonce: clientNonce,
-          ...(options.protocolRange === undefined
-            ? {}
-            : { protocolMin: options.protocolRange.min, protocolMax: options.protocolRange.max }),
+          ...announced(options.protocolRange ?? PROTOCOL_RANGE),
         }),
       );
     });

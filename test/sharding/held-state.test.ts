@@ -2,6 +2,7 @@
 // within their length), a held state woken once (decoded then, failures reported), a state never woken shipped
 // on as the very bytes it came in unless the sends it carries changed (spliced then, without decoding), and what
 // the snapshot outcomes count when.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeValue } from '../../src/cluster/transport/message-codec.js';
 import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
@@ -17,7 +18,7 @@ const SENDS: ProcessedSends[] = [{ node: 'sys@127.0.0.1:7001', incarnation: 5, d
 /** One entity's bytes as an old host packs them. */
 function packed(value: unknown, sends?: ProcessedSends[]): Uint8Array {
   const bySender = new Map(sends === undefined ? [] : [['e', sends]]);
-  const state = packSnapshots([{ entityId: 'e', ok: true, value }], LIMITS, bySender).chunks[0]?.[0]?.state;
+  const state = packSnapshots([{ entityId: 'e', ok: true, value }], LIMITS, bySender).chunks[0]?.entities[0]?.state;
   if (state === undefined) throw new Error('nothing packed');
   return state;
 }
@@ -34,6 +35,9 @@ function held(bytes: Uint8Array): HeldState {
   return skimmed.held;
 }
 
+/** JSON values without a `__proto__` key. */
+const plainJson = fc.jsonValue().filter((value) => !JSON.stringify(value).includes('"__proto__"'));
+
 /** A value nested deeper than the decoder's budget (64): walkable, never decoded. */
 const TOO_DEEP = [...Array<number>(70).fill(0x91), 0x01];
 
@@ -45,6 +49,30 @@ describe('skimState', () => {
     // The value lies before the sends, and is exactly what the entity gets.
     expect(state.value?.end).toBeLessThan(state.bytes.byteLength);
     expect(new HeldStates(new Map([['e', state]]), () => {}).wake('e')).toEqual({ value });
+  });
+
+  it('reads a state of a value alone (its quick path) as the general reading does', () => {
+    fc.assert(
+      // A `__proto__` key is the codec's own business (it never becomes a prototype), not this path's.
+      fc.property(plainJson, (value) => {
+        // msgpack keeps no -0, as JSON does not: the value an entity gets back is its JSON round trip.
+        const expected = { value: JSON.parse(JSON.stringify(value)) as unknown };
+        const bytes = packed(value);
+        const quick = held(bytes);
+        // A trailing byte takes the general reading, which ignores what follows the map.
+        const general = held(Uint8Array.from([...bytes, 0xc0]));
+        expect(quick.value).toEqual(general.value);
+        expect([quick.sends, general.sends]).toEqual([[], []]);
+        // Spliced without its sends, the state has a fixmap header: the quick path reads that too.
+        const spliced = reshipState(held(packed(value, SENDS)), []) as Uint8Array;
+        expect(spliced[0]).toBe(0x82);
+        const fromSplice = held(spliced);
+        expect(fromSplice.sends).toEqual([]);
+        expect(new HeldStates(new Map([['e', fromSplice]]), () => {}).wake('e')).toEqual(expected);
+        expect(new HeldStates(new Map([['e', quick]]), () => {}).wake('e')).toEqual(expected);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('refuses bytes that are no snapshot, truncated or lying about their size, within their length', () => {
@@ -123,12 +151,12 @@ describe('reshipState', () => {
     const sends = new Map([['h', SENDS]]);
     const shipped = packSnapshots([{ entityId: 'h', ok: true, held: state }], LIMITS, sends);
     expect(shipped.values).toBe(1);
-    expect(shipped.chunks[0]?.[0]?.state).toBe(state.bytes);
+    expect(shipped.chunks[0]?.entities[0]?.state).toEqual(state.bytes);
     const small = { ...LIMITS, maxEntitySnapshotBytes: 1_000 };
     const refused = packSnapshots([{ entityId: 'h', ok: true, held: state }], small, sends);
     expect(refused.refused.map((r) => r.outcome)).toEqual(['too_large']);
     // The value stays behind; what the entity processed still travels.
-    expect(readState(refused.chunks[0]?.[0]?.state as Uint8Array)).toEqual({
+    expect(readState(refused.chunks[0]?.entities[0]?.state as Uint8Array)).toEqual({
       ok: true,
       restored: false,
       value: undefined,
@@ -168,7 +196,7 @@ describe('StateTransfer with held states', () => {
     expect([...(restored?.sends.keys() ?? [])]).toEqual(['good']);
     expect(restored?.states.wake('bad-value')).toBeUndefined();
     expect(transfer.outcomes).toMatchObject({ restored: 2, failed: 2 });
-    // The good one, never woken, goes on with the next hand-off as it came.
+    // The good one, never woken, goes on with the next hand-off as it came (the same bytes, copied into the chunk).
     const held = (restored?.states.drain() ?? []).map(([entityId, state]) => ({
       entityId,
       ok: true as const,
@@ -177,7 +205,7 @@ describe('StateTransfer with held states', () => {
     // The dedup table gives back the sends it restored: the bytes go on unchanged.
     const chunks = transfer.outgoing(1, 10, held, restored?.sends);
     expect(chunks[0]?.entities.map((e) => e.entityId)).toEqual(['good']);
-    expect(chunks[0]?.entities[0]?.state).toBe(entities[0]?.state);
+    expect(chunks[0]?.entities[0]?.state).toEqual(entities[0]?.state);
     expect(transfer.outcomes.shipped).toBe(1);
   });
 });

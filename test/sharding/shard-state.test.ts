@@ -19,9 +19,11 @@ describe('packSnapshots', () => {
       ],
       LIMITS,
     );
-    expect(packed.chunks.map((chunk) => chunk.map((e) => e.entityId))).toEqual([['a', 'b'], ['big'], ['c']]);
+    expect(packed.chunks.map((chunk) => chunk.entities.map((e) => e.entityId))).toEqual([['a', 'b'], ['big'], ['c']]);
     expect(packed.refused).toEqual([]);
-    const values = new Map(packed.chunks.flat().map((e) => [e.entityId, readState(e.state)]));
+    const values = new Map(
+      packed.chunks.flatMap((chunk) => chunk.entities).map((e) => [e.entityId, readState(e.state)]),
+    );
     expect(values.get('b')).toEqual({ ok: true, restored: true, value: { n: 1, list: [1, 2, 3] }, sends: [] });
     expect(values.get('big')).toMatchObject({ ok: true, restored: true, value: 'y'.repeat(5_000) });
   });
@@ -41,7 +43,7 @@ describe('packSnapshots', () => {
       ['fn', 'failed'],
       ['threw', 'failed'],
     ]);
-    expect(packed.chunks.flat().map((e) => e.entityId)).toEqual(['fine']);
+    expect(packed.chunks.flatMap((chunk) => chunk.entities).map((e) => e.entityId)).toEqual(['fine']);
   });
 
   it('reads nothing that is not a snapshot', () => {

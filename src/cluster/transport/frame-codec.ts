@@ -23,14 +23,15 @@ export interface Frame {
 }
 
 /**
- * Builds one frame with `version` in its header (this release's newest by default); throws `frame_too_large` when the
- * payload exceeds `maxFrameBytes`.
+ * Builds one frame with `version` in its header (by default the frozen HANDSHAKE_FRAME_VERSION for a handshake
+ * frame, this release's newest for a message frame); throws `frame_too_large` when the payload exceeds
+ * `maxFrameBytes`.
  */
 export function encodeFrame(
   kind: FrameKind,
   payload: Uint8Array,
   maxFrameBytes = DEFAULT_MAX_FRAME_BYTES,
-  version = PROTOCOL_VERSION,
+  version = kind === 'handshake' ? HANDSHAKE_FRAME_VERSION : PROTOCOL_VERSION,
 ): Buffer {
   if (payload.byteLength > maxFrameBytes) {
     throw new ActorTsError(

@@ -55,5 +55,10 @@ export interface Transport {
    * only a reason to probe now rather than when heartbeats fall silent. Returns an unsubscribe function.
    */
   onConnectionLost?(listener: (peer: NodeAddress) => void): () => void;
+  /**
+   * What the latest completed handshake with each peer (by its address string) agreed, its protocol version
+   * among it; a transport without handshakes (in-memory: one build at both ends) leaves it out.
+   */
+  readonly protocols?: { of(peer: string): { readonly protocol: number } | undefined };
   close(): Promise<void>;
 }

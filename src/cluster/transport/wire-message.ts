@@ -16,8 +16,11 @@ import { ActorTsError } from '../../errors.js';
  * 7: RegisterRegion names the hand-off states the region keeps (`retained`), with ShardStateHeld and
  * ShardStateReleased, and EntityReplies acknowledges many sends in one frame; a node of version 6 would drop
  * its registrations and never settle those sends.
+ * 8: a hand-off state chunk carries its entities as one binary (`packed`, sharding/protocol/packed-states.ts)
+ * instead of a list of maps; a node sends it so only to a peer whose agreed version is 8 (stateOnWire), and a
+ * peer of version 7 still gets and sends the list.
  */
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;
 
 /** What every message on the wire has: a string discriminator. */
 export interface WireMessage {

@@ -69,6 +69,8 @@ export class HandOffStates {
       part,
       parts,
       entities,
+      // The bytes they arrived in go on as they are (protocol 8): no entity is encoded again here.
+      ...(message.packed && { packed: message.packed }),
     };
     // Its entities' bytes, not an encoding of it: a new home on this node takes the chunk as it is, and a
     // remote one encodes it when it is sent.

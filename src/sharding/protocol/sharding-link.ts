@@ -3,9 +3,11 @@
 // but stays asynchronous, so no handler ever re-enters another.
 import { NodeAddress } from '../../cluster/address.js';
 import type { ProbeResult, Transport } from '../../cluster/transport/transport.js';
-import { isFamilyMessage, type WireMessage } from '../../cluster/transport/wire-message.js';
+import { PROTOCOL_FLOOR } from '../../cluster/transport/protocol-versions.js';
+import { PROTOCOL_VERSION, isFamilyMessage, type WireMessage } from '../../cluster/transport/wire-message.js';
 import type { Logger } from '../../logging.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from './messages.js';
+import { stateOnWire } from './state-messages.js';
 
 export type ShardingReceiver = (from: string, message: ShardingMessage) => void;
 
@@ -70,7 +72,7 @@ export class ShardingLink {
       return false;
     }
     try {
-      this.transport.send(address, message);
+      this.transport.send(address, stateOnWire(message, this.protocolWith(address)));
       return true;
     } catch (error) {
       this.sendFailureCount++;
@@ -80,6 +82,16 @@ export class ShardingLink {
       );
       return false;
     }
+  }
+
+  /**
+   * The protocol version messages to `to` must be readable at: the one its latest handshake agreed; the floor
+   * before any (a peer not yet heard of may be the oldest release); this release's own without handshakes.
+   */
+  protocolWith(to: NodeAddress): number {
+    const { protocols } = this.transport;
+    if (protocols === undefined) return PROTOCOL_VERSION;
+    return protocols.of(to.toString())?.protocol ?? PROTOCOL_FLOOR;
   }
 
   /** The address of a node key; undefined for a key that is not an address. */

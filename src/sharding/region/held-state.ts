@@ -40,6 +40,8 @@ const FIXMAP = 0x80;
  * snapshot.
  */
 export function skimState(bytes: Uint8Array): SkimmedState {
+  const plain = plainState(bytes);
+  if (plain !== undefined) return { ok: true, held: plain };
   try {
     const map = msgpackMapHeader(bytes, 0);
     if (map === undefined) return { ok: false, reason: 'not an entity snapshot' };
@@ -69,6 +71,25 @@ export function skimState(bytes: Uint8Array): SkimmedState {
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }
+}
+
+const NO_SENDS: ReadonlyArray<ProcessedSends> = [];
+
+/**
+ * The outline of the commonest state, a value and no sends, read by comparisons and one header: a map of 2
+ * (as msgpackr writes an object's header, map16, or as reshipState splices one, fixmap), `type: SNAPSHOT,
+ * value: `, then one value that ends where the bytes end. Undefined for anything else (the general reading
+ * decides); it reads what that reading would, at a fraction of its cost (a thousand states at a shard's start,
+ * bench S10).
+ */
+function plainState(bytes: Uint8Array): HeldState | undefined {
+  const header = bytes[0] === (FIXMAP | 2) ? 1 : bytes[0] === 0xde && bytes[1] === 0 && bytes[2] === 2 ? 3 : 0;
+  const keys = TYPE_AND_VALUE_KEY;
+  const start = header + keys.byteLength;
+  if (header === 0 || bytes.byteLength <= start) return undefined;
+  for (let i = 0; i < keys.byteLength; i++) if (bytes[header + i] !== keys[i]) return undefined;
+  if (msgpackValueEnd(bytes, start) !== bytes.byteLength) return undefined;
+  return { bytes, value: { start, end: bytes.byteLength }, sends: NO_SENDS };
 }
 
 /**

@@ -4,7 +4,8 @@
 // entity's state until its first message (held-state.ts). Each state travels as its own bytes: one entity's
 // bad state costs that entity alone. The sends an entity processed (dedup-table.ts) travel in the same bytes,
 // also for an entity without state. A state still held when the shard moves again travels on as it came.
-import { encodeMessage } from '../../cluster/transport/message-codec.js';
+import { encodeMessage, encodeValue } from '../../cluster/transport/message-codec.js';
+import { PackedWriter } from '../protocol/packed-states.js';
 import type { ProcessedSends } from './dedup-table.js';
 import { SNAPSHOT, reshipState, type HeldState } from './held-state.js';
 
@@ -34,8 +35,14 @@ export type TakenSnapshot = { readonly entityId: string } & (
   | { readonly ok: true; readonly held: HeldState }
 );
 
+/** One chunk of a shard's states: its entities, each state a view of `packed` (their one copy, protocol 8's wire). */
+export interface PackedChunk {
+  readonly entities: EntityState[];
+  readonly packed: Uint8Array;
+}
+
 export interface PackedStates {
-  readonly chunks: EntityState[][];
+  readonly chunks: PackedChunk[];
   readonly bytes: number;
   /** Entities whose state is shipped (the others in `chunks` carry only the sends they processed). */
   readonly values: number;
@@ -59,9 +66,9 @@ export function packSnapshots(
   limits: StateLimits,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
 ): PackedStates {
-  const chunks: EntityState[][] = [];
+  const chunks: PackedChunk[] = [];
   const refused: Array<PackedStates['refused'][number]> = [];
-  let current: EntityState[] = [];
+  let current = new PackedWriter(limits.stateChunkBytes);
   let currentBytes = 0;
   let bytes = 0;
   let values = 0;
@@ -80,7 +87,7 @@ export function packSnapshots(
     if (value === undefined && processed === undefined) return { withValue: false };
     const entry = { type: SNAPSHOT, ...(value === undefined ? {} : { value }), ...(processed && { sends: processed }) };
     try {
-      const state = encodeMessage(entry);
+      const state = encodeView(entry);
       if (value === undefined || !tooLarge(entityId, state)) return { state, withValue: value !== undefined };
     } catch (error) {
       refused.push({ entityId, outcome: 'failed', detail: error instanceof Error ? error.message : String(error) });
@@ -101,12 +108,12 @@ export function packSnapshots(
     if (withValue) values++;
     const size = state.byteLength + entityId.length * 3 + ENTRY_OVERHEAD;
     // A state larger than a chunk travels alone: maxEntitySnapshotBytes is what keeps it under the frame limit.
-    if (current.length > 0 && currentBytes + size > limits.stateChunkBytes) {
-      chunks.push(current);
-      current = [];
+    if (current.count > 0 && currentBytes + size > limits.stateChunkBytes) {
+      chunks.push(current.finish());
+      current = new PackedWriter(limits.stateChunkBytes);
       currentBytes = 0;
     }
-    current.push({ entityId, state });
+    current.add(entityId, state);
     currentBytes += size;
     bytes += state.byteLength;
   };
@@ -121,8 +128,21 @@ export function packSnapshots(
     }
   }
   for (const entityId of sends.keys()) if (!seen.has(entityId)) add(entityId, undefined);
-  if (current.length > 0) chunks.push(current);
+  if (current.count > 0) chunks.push(current.finish());
   return { chunks, bytes, values, refused };
+}
+
+/**
+ * One entity's state encoded into the codec's scratch buffer: a view, valid until the next encoding, copied
+ * into its chunk at once (a state of its own per entity cost an allocation each, most of the packing, S10).
+ * An entry that cannot be encoded throws the codec's error naming it.
+ */
+function encodeView(entry: { readonly type: string }): Uint8Array {
+  try {
+    return encodeValue(entry);
+  } catch {
+    return encodeMessage(entry);
+  }
 }
 
 interface Transfer {

@@ -96,7 +96,7 @@ export class StateTransfer {
     const parts = packed.chunks.length;
     this.count('shipped', packed.values);
     this.shippedBytes += packed.bytes;
-    return packed.chunks.map((entities, part) => ({
+    return packed.chunks.map(({ entities, packed: bytes }, part) => ({
       type: 'ShardStateChunk',
       typeName,
       shardId,
@@ -104,6 +104,7 @@ export class StateTransfer {
       part,
       parts,
       entities,
+      packed: bytes,
     }));
   }
 

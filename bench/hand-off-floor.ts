@@ -1,0 +1,74 @@
+// S10's hand-off and its floor alone, by hand (issue 40): `npm run build && node dist/bench/hand-off-floor.js
+// [rounds] [trials]`. Two node processes as in S10; each round moves the shard of 1,000 entities `trials` times
+// with 1 KiB of state each and without, and sends the same bytes as raw TCP; one JSON line per round (medians,
+// ms; and the CPU both processes spent per hand-off, from /proc, which other work on the machine moves less than
+// wall-clock time). The first round warms the code paths up. To compare two builds, run each build's copy in
+// turn, several times: the machine's load moves every figure, so only builds alternated in the same minutes
+// compare.
+import { readFileSync } from 'node:fs';
+import { startDeliveryNodes, type DeliveryNode } from './lib/delivery-cluster.js';
+import { STATE_BYTES } from './lib/delivery-node.js';
+import { STATE_ENTRY_OVERHEAD, handOff } from './scenarios/s10-delivery.js';
+import { summarize } from './lib/stats.js';
+
+const rounds = Number(process.argv[2] ?? 6);
+const trials = Number(process.argv[3] ?? 16);
+const ENTITIES = 1_000;
+/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU ms (user + system) the node processes used so far, from /proc (Linux). */
+function cpuMs(nodes: readonly DeliveryNode[]): number {
+  let ticks = 0;
+  for (const node of nodes) {
+    const stat = readFileSync(`/proc/${node.child.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+/** The hand-offs' median ms, and the CPU ms both processes spent per hand-off. */
+async function measured(
+  nodes: readonly [DeliveryNode, DeliveryNode],
+  type: string,
+  trials: number,
+): Promise<{ ms: number; cpuMs: number }> {
+  const before = cpuMs(nodes);
+  const ms = summarize(await handOff(nodes, type, ENTITIES, trials)).median;
+  return { ms, cpuMs: (cpuMs(nodes) - before) / trials };
+}
+
+async function main(): Promise<void> {
+  const nodes = await startDeliveryNodes(2);
+  const [a, b] = nodes as [DeliveryNode, DeliveryNode];
+  try {
+    const homes = { Remote: b.address, Local: a.address, Stateful: b.address, Plain: b.address };
+    await Promise.all(nodes.map((n) => n.call('setHomes', homes)));
+    await a.call('windowedSend', 'Remote', 500, 50, 8);
+    for (let round = 0; round < rounds; round++) {
+      const withState = await measured([a, b], 'Stateful', trials);
+      const without = await measured([a, b], 'Plain', trials);
+      const bytes = ENTITIES * (STATE_BYTES + STATE_ENTRY_OVERHEAD);
+      const raw = summarize(await a.call('rawTransfer', await b.call('sink'), bytes, trials * 2)).median;
+      const floor = without.ms + raw;
+      const line = {
+        round,
+        withState: withState.ms,
+        without: without.ms,
+        raw,
+        floor,
+        ratio: withState.ms / floor,
+        cpuWithState: withState.cpuMs,
+        cpuWithout: without.cpuMs,
+      };
+      process.stdout.write(
+        `${JSON.stringify(line, (_key, v: unknown) => (typeof v === 'number' ? +v.toFixed(3) : v))}\n`,
+      );
+    }
+  } finally {
+    for (const node of nodes) node.kill();
+  }
+}
+
+await main();

@@ -1,0 +1,123 @@
+// A chunk of hand-off state as one binary (protocol 8): `[u32 count]` then per entity `[u16 idBytes][id UTF-8]
+// [u32 stateBytes][state]`, all big-endian. Encoded once by the old host, relayed as the same bytes, and read
+// by the receiver with one bounds check and one view per entity, where a msgpack array of maps cost a map
+// decode per entity at every hop (bench S10). The bytes come from the network: every length is checked
+// against what is left before it is used, and anything but an exact, complete encoding is refused whole.
+
+/** One entity's encoded snapshot (see region/shard-state.ts). */
+export interface WireEntityState {
+  readonly entityId: string;
+  readonly state: Uint8Array;
+}
+
+/** Bytes of an entity id in a packed chunk: the u16 length prefix bounds it. */
+const MAX_ID_BYTES = 0xffff;
+
+/** Strict UTF-8 (a malformed id is refused) that keeps a leading BOM, so unpack then pack gives the same bytes. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The entities as one packed binary; throws `RangeError` on an id over 65,535 UTF-8 bytes (never on the wire). */
+export function packEntities(entities: ReadonlyArray<WireEntityState>): Uint8Array {
+  let size = 4;
+  for (const { entityId, state } of entities) size += 6 + entityId.length * 3 + state.byteLength;
+  const writer = new PackedWriter(size);
+  for (const { entityId, state } of entities) writer.add(entityId, state);
+  return writer.finish().packed;
+}
+
+/**
+ * Builds one packed chunk entity by entity, copying each state in as it comes (the old host encodes a state
+ * into a scratch buffer and this keeps the only copy): `finish` gives the bytes and each state as a view of them.
+ */
+export class PackedWriter {
+  /** The chunk's memory; `writer` is a Buffer over the same bytes for its write methods. */
+  private bytes: Uint8Array;
+  private writer: Buffer;
+  private at = 4;
+  private readonly ranges: Array<readonly [string, number, number]> = [];
+
+  constructor(capacity: number) {
+    this.bytes = new Uint8Array(Math.max(64, capacity));
+    this.writer = Buffer.from(this.bytes.buffer);
+  }
+
+  /** Entities added so far. */
+  get count(): number {
+    return this.ranges.length;
+  }
+
+  /** Appends one entity (its state copied); throws `RangeError` on an id over 65,535 UTF-8 bytes. */
+  add(entityId: string, state: Uint8Array): void {
+    const idBytes = Buffer.byteLength(entityId);
+    if (idBytes > MAX_ID_BYTES) throw new RangeError(`entity id of ${idBytes} bytes cannot be packed`);
+    this.reserve(6 + idBytes + state.byteLength);
+    const { writer } = this;
+    writer.writeUInt16BE(idBytes, this.at);
+    writer.write(entityId, this.at + 2);
+    const stateAt = this.at + 2 + idBytes + 4;
+    writer.writeUInt32BE(state.byteLength, stateAt - 4);
+    this.bytes.set(state, stateAt);
+    this.ranges.push([entityId, stateAt, stateAt + state.byteLength]);
+    this.at = stateAt + state.byteLength;
+  }
+
+  /** The chunk: its bytes (no more than twice their size kept alive) and its entities, views of them. */
+  finish(): { readonly packed: Uint8Array; readonly entities: WireEntityState[] } {
+    this.writer.writeUInt32BE(this.ranges.length, 0);
+    const used = this.bytes.subarray(0, this.at);
+    const packed = this.bytes.byteLength > 2 * this.at ? used.slice() : used;
+    const entities = this.ranges.map(([entityId, start, end]) => ({ entityId, state: packed.subarray(start, end) }));
+    return { packed, entities };
+  }
+
+  private reserve(bytes: number): void {
+    if (this.at + bytes <= this.bytes.byteLength) return;
+    const grown = new Uint8Array(Math.max(2 * this.bytes.byteLength, this.at + bytes));
+    grown.set(this.bytes.subarray(0, this.at));
+    this.bytes = grown;
+    this.writer = Buffer.from(grown.buffer);
+  }
+}
+
+/** What a packed chunk may hold: at most `maxEntities` entities, ids of 1..`maxEntityIdLength` UTF-16 units. */
+export interface PackedLimits {
+  readonly maxEntities: number;
+  readonly maxEntityIdLength: number;
+}
+
+/**
+ * The entities of a packed chunk, each state a view into `bytes` (no copy); undefined when the bytes are not
+ * exactly one well-formed encoding within `limits` (truncated, trailing bytes, a length past the end, a bad id).
+ */
+export function unpackEntities(bytes: Uint8Array, limits: PackedLimits): WireEntityState[] | undefined {
+  if (bytes.byteLength < 4) return undefined;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const count = view.getUint32(0);
+  // Each entity takes at least 7 bytes: a count the bytes cannot hold is refused before any work for it.
+  if (count > limits.maxEntities || count * 7 > bytes.byteLength - 4) return undefined;
+  const entities: WireEntityState[] = [];
+  let at = 4;
+  for (let i = 0; i < count; i++) {
+    if (at + 2 > bytes.byteLength) return undefined;
+    const idEnd = at + 2 + view.getUint16(at);
+    if (idEnd + 4 > bytes.byteLength) return undefined;
+    const stateEnd = idEnd + 4 + view.getUint32(idEnd);
+    if (stateEnd > bytes.byteLength) return undefined;
+    const entityId = readId(bytes.subarray(at + 2, idEnd), limits.maxEntityIdLength);
+    if (entityId === undefined) return undefined;
+    entities.push({ entityId, state: bytes.subarray(idEnd + 4, stateEnd) });
+    at = stateEnd;
+  }
+  return at === bytes.byteLength ? entities : undefined;
+}
+
+function readId(bytes: Uint8Array, maxLength: number): string | undefined {
+  if (bytes.byteLength === 0) return undefined;
+  let id: string;
+  try {
+    id = utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+  return id.length <= maxLength ? id : undefined;
+}
