@@ -29,6 +29,14 @@ export const REVIEWED_LONG_FILES: Readonly<Record<string, ReviewedLongFile>> = {
     ceiling: 520,
     why: "the coordinator's read-only answers: explain and dry runs over one copy of the map",
   },
+  'src/sharding/coordinator/shard-coordinator.ts': {
+    ceiling: 560,
+    why: 'the coordinator: its dispatch of every message and timer, its settings and stats, and the parts it builds',
+  },
+  'src/sharding/coordinator/hand-offs.ts': {
+    ceiling: 440,
+    why: 'the hand-off protocol and the entity state a hand-off carries, one life from stop to start',
+  },
   'src/sharding/coordinator/allocation.ts': {
     ceiling: 440,
     why: 'giving shards homes: the strategy asked, its answer checked, and every path that asks it',

@@ -7,7 +7,7 @@ import type { Cluster } from '../cluster/membership/cluster.js';
 import { FailoverTimeline } from '../cluster/membership/failover-timeline.js';
 import type { Logger } from '../logging.js';
 import type { MetricsEventHub } from '../management/metrics.js';
-import type { CoordinatorEvents } from '../sharding/coordinator/settings.js';
+import type { CoordinatorEvents } from '../sharding/coordinator/shard-coordinator.js';
 
 export function failoverTimeline(logger: Logger): FailoverTimeline {
   return new FailoverTimeline({ logger: logger.child({ component: 'failover' }) });

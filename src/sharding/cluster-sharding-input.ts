@@ -10,7 +10,7 @@ import type { Logger } from '../logging.js';
 import type { ReplicatedPlacements } from '../placement-replication/placement-replication.js';
 import type { ShardingConfig } from './core/config.js';
 import type { EntityStoreContext } from './core/sharding-context.js';
-import type { CoordinatorEvents } from './coordinator/settings.js';
+import type { CoordinatorEvents } from './coordinator/shard-coordinator.js';
 import { MAX_ENTITY_ID_LENGTH } from './protocol/messages.js';
 import { MAX_NUMBER_OF_SHARDS, type ShardedTypeConfig } from './core/sharded-type.js';
 

@@ -2,8 +2,7 @@
 // message, the down-removal margin driven by the injected clock, and that stop leaves no timer behind.
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging.js';
-import type { CoordinatorEvents } from '../../src/sharding/coordinator/settings.js';
-import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
+import { type CoordinatorEvents, ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { FakeContext, ManualScheduler, address, member, registration } from './coordinator-fakes.js';
 

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { Logger } from '../../src/logging.js';
 import type { ShardedTypeOptions } from '../../src/sharding/cluster-sharding.js';
 import type { ShardingConfig } from '../../src/sharding/core/config.js';
-import type { CoordinatorEvents } from '../../src/sharding/coordinator/settings.js';
+import type { CoordinatorEvents } from '../../src/sharding/coordinator/shard-coordinator.js';
 import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
 import { shardIdFor } from '../../src/sharding/core/shard-id.js';
 import type { AllocationStrategy } from '../../src/sharding/strategies/index.js';

@@ -235,7 +235,7 @@ describe('explain with the ring as fallback', () => {
       [a, b, c].map(String),
       [...homes].map(([id, home]) => [id, home.toString()] as const),
     );
-    const answer = coordinatorInsight({ typeName: 'T', numberOfShards: 100_000, role: undefined, strategy }, state, {
+    const answer = coordinatorInsight({ numberOfShards: 100_000, strategy }, state, {
       candidates: () => [a, b, c],
       members: () => healthyView([a, b, c]).members(),
     })({

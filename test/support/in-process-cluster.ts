@@ -17,7 +17,7 @@ import { PlacementStore } from '../../crdt/index.js';
 import { PlacementReplication } from '../../src/placement-replication/placement-replication.js';
 import { ClusterSharding } from '../../src/sharding/cluster-sharding.js';
 import type { ShardingConfig } from '../../src/sharding/core/config.js';
-import type { CoordinatorEvents } from '../../src/sharding/coordinator/settings.js';
+import type { CoordinatorEvents } from '../../src/sharding/coordinator/shard-coordinator.js';
 import { FakeCluster, type MemberSpec } from './fake-membership.js';
 import { useFakeTime } from './fake-time.js';
 import { testAddress } from './members.js';

@@ -11,7 +11,7 @@ import type { AllocationStrategy } from '../strategies/index.js';
 import { hasRole, type WarmUpGate } from './membership.js';
 import type { Logger } from '../../logging.js';
 import type { Effects } from './effects.js';
-import type { HandOffStates } from './hand-off-state.js';
+import type { HandOffStates } from './hand-offs.js';
 import type { CoordinatorState } from './state.js';
 
 export interface CandidateFilter {

@@ -23,7 +23,6 @@ import type { AllocationStrategy } from '../strategies/index.js';
 import { isPinAware, type PinContext } from '../strategies/pin-aware.js';
 import { type PinLike, activePin, PlacementPin } from '../placements/placement-pin.js';
 import { judgeRebalanceNow } from './operator-requests.js';
-import type { CoordinatorConfig } from './settings.js';
 import type { CoordinatorState, CoordinatorEvent } from './state.js';
 import type { PinRecord } from '../placements/placement-record.js';
 import { homeMatches, isReachable, matchingCandidates, type ClusterReading } from '../strategies/pin-matching.js';
@@ -42,9 +41,19 @@ export interface InsightSources {
   members(): ReadonlyArray<MemberInfo>;
 }
 
+/** What the answers read of a coordinator's settings (CoordinatorConfig extends it). */
+export interface InsightSettings {
+  readonly numberOfShards: number;
+  readonly strategy: AllocationStrategy;
+  /** Nodes that take no new shards (issue 12); default NO_CORDONS. */
+  readonly cordons?: CordonView;
+  /** A shard's pin as listed (stored, not expired at `now`), for explain; default none. */
+  readonly listedPlacement?: (shardId: number, now: number) => PinRecord | undefined;
+}
+
 /** The coordinator's answerer: what it reads, bound once; each call reads the current state. */
 export function coordinatorInsight(
-  settings: CoordinatorConfig,
+  settings: InsightSettings,
   state: CoordinatorState,
   sources: InsightSources,
 ): (request: InsightRequest) => ShardingMessage {
@@ -134,7 +143,7 @@ function silent(strategy: AllocationStrategy, warn: Warn, pins?: ReadonlyMap<num
 
 /** What a placements write starts: the rebalance round placementsChanged triggers, with the new pins in force. */
 function dryRunPlacements(
-  settings: CoordinatorConfig,
+  settings: InsightSettings,
   state: CoordinatorState,
   candidates: NodeAddress[],
   proposed: ReadonlyArray<ProposedPin>,
@@ -172,7 +181,7 @@ function dryRunPlacements(
 
 /** What RebalanceNow starts: a hand-off of each named shard with a home, each re-allocated through the strategy. */
 function dryRunRebalance(
-  settings: CoordinatorConfig,
+  settings: InsightSettings,
   state: CoordinatorState,
   candidates: NodeAddress[],
   shardIds: ReadonlyArray<number>,

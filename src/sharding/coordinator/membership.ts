@@ -6,7 +6,7 @@ import type { Logger } from '../../logging.js';
 import type { DownRemovalMargin } from './down-removal-margin.js';
 import type { Effects } from './effects.js';
 import type { CoordinatorState } from './state.js';
-import type { CoordinatorEvents } from './settings.js';
+import type { DeliveryEvents } from '../core/sharding-context.js';
 
 /** True when the type has no role or the member was started with it. */
 export function hasRole(member: MemberInfo, role: string | undefined): boolean {
@@ -169,7 +169,7 @@ export class FailoverReport {
   /** Shards of removed regions not yet started elsewhere, with the region they were on. */
   private readonly orphans = new Map<number, string>();
 
-  constructor(private readonly events: CoordinatorEvents | undefined) {}
+  constructor(private readonly events: DeliveryEvents | undefined) {}
 
   regionRemoved(region: string, shards: Iterable<number>): void {
     if (this.events?.onFailoverStep === undefined) return;

@@ -7,25 +7,26 @@
 // decide in one Effects (effects.ts: events applied to the one state, sends, timers), run once they return.
 // Handlers: hand-offs.ts (the protocol), allocation.ts (homes, through the strategy), operator-requests.ts,
 // membership.ts (the warm-up gate, the failover report), down-removal-margin.ts; state.ts holds the state and
-// its events; insight.ts answers explain and dry runs; parts.ts builds the parts.
-import { isGone } from '../../cluster/member.js';
+// its events; insight.ts answers explain and dry runs. Below the class: the coordinator's settings and stats,
+// and buildParts, which makes the parts it dispatches to.
+import { isGone, type MemberInfo } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
-import type { Allocator, ShardHomes } from './allocation.js';
-import { UNTRACED_OLDER_MEMBERS, olderMembersUntraced, type DownRemovalMargin } from './down-removal-margin.js';
+import { Allocator, ShardHomes } from './allocation.js';
+import { UNTRACED_OLDER_MEMBERS, olderMembersUntraced, DownRemovalMargin } from './down-removal-margin.js';
 import { Dispatcher, type CoordinatorTimer, type Effects } from './effects.js';
-import { type FailoverReport, memberMap, type WarmUpGate } from './membership.js';
-import type { HandOffStates } from './hand-off-state.js';
-import type { HandOffs } from './hand-offs.js';
-import type { OperatorRequests } from './operator-requests.js';
-import { buildParts } from './parts.js';
-import type { CoordinatorConfig, CoordinatorStats } from './settings.js';
-import type { CoordinatorState } from './state.js';
+import { memberMap, FailoverReport, WarmUpGate } from './membership.js';
+import { HandOffStates, HandOffs } from './hand-offs.js';
+import { CoordinatorCordons, OperatorRequests } from './operator-requests.js';
+import { CoordinatorState } from './state.js';
 import type { InsightRequest } from '../protocol/insight-messages.js';
 import type { ShardingMessage, TypedShardingMessage } from '../protocol/messages.js';
-import type { ShardingContext } from '../core/sharding-context.js';
-
-export { coordinatorNode, type CoordinatorConfig, type CoordinatorStats } from './settings.js';
+import type { ShardingContext, DeliveryEvents } from '../core/sharding-context.js';
+import type { NodeAddress } from '../../cluster/address.js';
+import type { ProbeResult } from '../../cluster/transport/transport.js';
+import { oldestUpMember } from '../../cluster/member-order.js';
+import { type InsightSettings, coordinatorInsight } from './insight.js';
+import { NO_CORDONS } from '../placements/cordon-view.js';
 
 export class ShardCoordinator {
   private readonly state: CoordinatorState;
@@ -390,4 +391,127 @@ export class ShardCoordinator {
   private whenWarm(work: (fx: Effects) => void): void {
     this.gate.whenWarm(() => this.dispatch(work));
   }
+}
+
+// The coordinator's public types: its settings, its stats, and where it runs. Its parts never name them (a part
+// takes what it reads, as insight.ts's InsightSettings), so they can live beside the class.
+
+/** A coordinator's settings: what its answers read (InsightSettings) and the rest. */
+export interface CoordinatorConfig extends InsightSettings {
+  readonly typeName: string;
+  readonly role: string | undefined;
+  /** Called when a region registers for the first time (a new candidate may be the target of a pin). */
+  readonly onRegionAdded?: () => void;
+  /** What the coordinator reports as it happens (metrics). */
+  readonly events?: CoordinatorEvents;
+  /** Probes a node's address (Transport.probe): a downed member confirmed dead needs no removal margin. */
+  readonly probe?: (to: NodeAddress) => Promise<ProbeResult>;
+}
+
+/** Events a coordinator reports; each must be cheap and must not throw. */
+export interface CoordinatorEvents extends DeliveryEvents {
+  /** A hand-off of `typeName` ended with the shard stopped, `seconds` after it started. */
+  onHandOffCompleted?(typeName: string, seconds: number): void;
+  /** The coordinator of `typeName` ran a rebalance round (whether or not it moved anything). */
+  onRebalanceRound?(typeName: string): void;
+}
+
+/** Statistics of a type's coordinator, on the node that runs it. */
+export interface CoordinatorStats {
+  /** Non-proxy regions registered. */
+  readonly regions: number;
+  readonly proxies: number;
+  readonly allocatedShards: number;
+  /** True once every expected region registered (or the warm-up ended). */
+  readonly warm: boolean;
+  readonly allocations: number;
+  /** Strategy results that were not a current candidate (or threw) and were replaced by a candidate. */
+  readonly invalidAllocations: number;
+  readonly rebalanceRounds: number;
+  readonly rebalanceInProgress: number;
+  readonly handOffsStarted: number;
+  readonly handOffsCompleted: number;
+  readonly handOffsTimedOut: number;
+  /** Shards the strategy has no home for now (a require pin no candidate satisfies), waiting for a change. */
+  readonly waitingShards: number;
+  /** Entity state held for shards between their old host's stop and their new home's start. */
+  readonly handOffStateBytes: number;
+}
+
+/** Which node runs the coordinator of a type: the cluster's singleton placement, the oldest Up member with the role. */
+export function coordinatorNode(members: ReadonlyArray<MemberInfo>, role: string | undefined): MemberInfo | undefined {
+  return oldestUpMember(members, role);
+}
+
+// Builds the parts a coordinator dispatches to, in dependency order, each given the concrete parts it reads
+// (no ports: a call lands on the code that answers it). The parts record what they decide in the dispatch's
+// Effects; the one call back is an input: a member's death confirmed by a probe.
+
+/** Inputs that reach the coordinator from outside a dispatch. */
+export interface CoordinatorInputs {
+  /** A member's death was confirmed (its margin ended): the membership check runs again. */
+  membershipChanged(): void;
+}
+
+export interface CoordinatorParts {
+  readonly state: CoordinatorState;
+  readonly gate: WarmUpGate;
+  readonly margin: DownRemovalMargin;
+  readonly operator: OperatorRequests;
+  /** The answer to an explain or dry-run request, changing nothing (insight.ts). */
+  readonly insight: (request: InsightRequest) => ShardingMessage;
+  readonly handOffs: HandOffs;
+  /** Entity state between the old host's stop and the new home's start. */
+  readonly states: HandOffStates;
+  readonly allocator: Allocator;
+  readonly homes: ShardHomes;
+  readonly failovers: FailoverReport;
+}
+
+/** The parts of one coordinator, over one state. */
+export function buildParts(
+  settings: CoordinatorConfig,
+  ctx: ShardingContext,
+  logger: Logger,
+  scheduler: Scheduler,
+  inputs: CoordinatorInputs,
+): CoordinatorParts {
+  const { typeName, role, strategy, events } = settings;
+  const { config } = ctx;
+  const state = new CoordinatorState(() => scheduler.now());
+  const basics = { typeName, state, logger };
+  const members = () => ctx.membership.members();
+  const states = new HandOffStates({ typeName, maxBytes: config.maxHandOffStateBytes, logger });
+  const cordons = new CoordinatorCordons(settings.cordons ?? NO_CORDONS, () => scheduler.now());
+  const allocator = new Allocator({ ...basics, role, strategy, cordons, members, states });
+  const margin = new DownRemovalMargin(config.downRemovalMarginMs, scheduler, {
+    confirmed: () => inputs.membershipChanged(),
+    ...(settings.probe === undefined ? {} : { probe: settings.probe }),
+  });
+  const now = (): number => scheduler.now();
+  const gate = new WarmUpGate({ role, warmupMs: config.coordinatorWarmupMs, logger, members, state, margin, now });
+  const homes = new ShardHomes({ typeName, logger, allocator, gate, states });
+  const handOffs = new HandOffs({
+    typeName,
+    logger,
+    now: () => scheduler.now(),
+    timeoutMs: config.handOffTimeoutMs,
+    numberOfShards: settings.numberOfShards,
+  });
+  const { numberOfShards } = settings;
+  const operator = new OperatorRequests({ typeName, numberOfShards, strategy, logger, cordons, handOffs, allocator });
+  const insight = coordinatorInsight(settings, state, { candidates: () => allocator.candidates(), members });
+  const failovers = new FailoverReport(events);
+  return {
+    state,
+    gate,
+    margin,
+    operator,
+    insight,
+    handOffs,
+    states,
+    allocator,
+    homes,
+    failovers,
+  };
 }
