@@ -17,9 +17,7 @@ export const MAX_FUNCTION_LINES = 80;
 export const FUNCTION_CHECKED_DIRS = ['src', 'crdt', 'scripts', 'examples'] as const;
 
 /** Functions over the limit when the check came in (`path#name` -> lines then), each to be split. */
-export const KNOWN_LONG_FUNCTIONS: Readonly<Record<string, number>> = {
-  'src/cluster/membership/gossip-guard.ts#admitGossip': 84,
-};
+export const KNOWN_LONG_FUNCTIONS: Readonly<Record<string, number>> = {};
 
 /** A function over the limit: where it starts, what it is called, and its line count. */
 export interface LongFunction {
@@ -92,8 +90,9 @@ function main(): void {
     process.exit(1);
   }
   const listed = Object.keys(KNOWN_LONG_FUNCTIONS).length;
+  const but = listed === 0 ? '' : `, but ${listed} listed to be split`;
   console.log(
-    `check-function-lines: every function under ${FUNCTION_CHECKED_DIRS.join(', ')} is at most ${MAX_FUNCTION_LINES} lines, but ${listed} listed to be split`,
+    `check-function-lines: every function under ${FUNCTION_CHECKED_DIRS.join(', ')} is at most ${MAX_FUNCTION_LINES} lines${but}`,
   );
 }
 

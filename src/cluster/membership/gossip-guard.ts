@@ -51,88 +51,133 @@ export interface Admitted {
 export const LEADER = 'leader';
 
 export function admitGossip(local: GossipState, incoming: GossipState, ctx: GuardContext): Admitted {
-  const senderKeys = new Set<string>();
-  for (const [key, r] of local.members) if (r.address.equals(ctx.sender) && !isGone(r.status)) senderKeys.add(key);
+  const admission = new Admission(local, ctx);
+  const members = admission.members(incoming);
+  const tombstones = admission.tombstones(incoming);
+  const rows = admission.rows(incoming);
+  const { heldBack, ask: askAuthors, ownRowClaim } = admission;
+  if (heldBack === 0) return { state: incoming, askAuthors, heldBack, ownRowClaim };
+  // What the sender has seen is not what passed: its seen marks must not vouch for this content.
+  return { state: { members, seen: new Set(), tombstones, reachability: rows }, askAuthors, heldBack, ownRowClaim };
+}
+
+/** One message's admission: what the sender may change, what is held back and whom to ask for it. */
+class Admission {
+  /** The sender's live member keys here. */
+  private readonly senderKeys = new Set<string>();
+  private leaderSender: boolean | undefined;
+  readonly ask = new Map<string, Set<string>>();
+  heldBack = 0;
+  ownRowClaim: number | undefined;
+
+  constructor(
+    private readonly local: GossipState,
+    private readonly ctx: GuardContext,
+  ) {
+    for (const [key, r] of local.members)
+      if (r.address.equals(ctx.sender) && !isGone(r.status)) this.senderKeys.add(key);
+  }
+
   // Who leads is asked only of changes that need it: most messages carry none.
-  let leaderSender: boolean | undefined;
-  const senderIsLeader = (): boolean => (leaderSender ??= [...senderKeys].some((key) => ctx.isLeader(key)));
-  const selfIsLeader = (): boolean => ctx.isLeader(ctx.selfKey);
-  const ask = new Map<string, Set<string>>();
-  const holdBack = (author: string, about: string): void => {
-    let keys = ask.get(author);
-    if (keys === undefined) ask.set(author, (keys = new Set()));
+  private readonly senderIsLeader = (): boolean =>
+    (this.leaderSender ??= [...this.senderKeys].some((key) => this.ctx.isLeader(key)));
+  private readonly selfIsLeader = (): boolean => this.ctx.isLeader(this.ctx.selfKey);
+
+  private holdBack(author: string, about: string): void {
+    let keys = this.ask.get(author);
+    if (keys === undefined) this.ask.set(author, (keys = new Set()));
     keys.add(about);
-  };
-  let heldBack = 0;
-
-  const members = new Map<string, MemberRecord>();
-  for (const [key, record] of incoming.members) {
-    if (local.tombstones.has(key)) continue;
-    const existing = local.members.get(key);
-    const verdict = existing
-      ? changeVerdict(existing, record, key, senderKeys.has(key), senderIsLeader, ctx.selfKey, selfIsLeader, incoming)
-      : newVerdict(record, senderIsLeader);
-    if (verdict === 'ok') {
-      members.set(key, record);
-      continue;
-    }
-    heldBack++;
-    if (verdict !== 'drop') holdBack(verdict === 'ask-member' ? key : LEADER, key);
-    if (existing) members.set(key, existing);
   }
 
-  const tombstones = new Map<string, number>();
-  for (const [key, at] of incoming.tombstones) {
-    const existing = local.members.get(key);
-    if (local.tombstones.has(key) || existing === undefined || isGone(existing.status) || senderIsLeader()) {
-      tombstones.set(key, at);
-      continue;
+  /** The incoming member records, each this node may not take replaced by its own (or left out). */
+  members(incoming: GossipState): Map<string, MemberRecord> {
+    const { local, ctx } = this;
+    const members = new Map<string, MemberRecord>();
+    for (const [key, record] of incoming.members) {
+      if (local.tombstones.has(key)) continue;
+      const existing = local.members.get(key);
+      const verdict = existing
+        ? changeVerdict(
+            existing,
+            record,
+            key,
+            this.senderKeys.has(key),
+            this.senderIsLeader,
+            ctx.selfKey,
+            this.selfIsLeader,
+            incoming,
+          )
+        : newVerdict(record, this.senderIsLeader);
+      if (verdict === 'ok') {
+        members.set(key, record);
+        continue;
+      }
+      this.heldBack++;
+      if (verdict !== 'drop') this.holdBack(verdict === 'ask-member' ? key : LEADER, key);
+      if (existing) members.set(key, existing);
     }
-    heldBack++;
-    holdBack(LEADER, key);
+    return members;
   }
 
-  let ownRowClaim: number | undefined;
-  const localRows = local.reachability ?? new Map<string, ObserverRow>();
-  const rows = new Map<string, ObserverRow>();
-  for (const [observer, row] of incoming.reachability ?? new Map<string, ObserverRow>()) {
-    const existing = localRows.get(observer);
-    if (existing !== undefined && sameRow(mergeRows(existing, row), existing)) {
-      rows.set(observer, row.version === existing.version ? existing : row);
-      continue;
+  /** The incoming tombstones: of a member gone here, or on the leader's word. */
+  tombstones(incoming: GossipState): Map<string, number> {
+    const { local } = this;
+    const tombstones = new Map<string, number>();
+    for (const [key, at] of incoming.tombstones) {
+      const existing = local.members.get(key);
+      if (local.tombstones.has(key) || existing === undefined || isGone(existing.status) || this.senderIsLeader()) {
+        tombstones.set(key, at);
+        continue;
+      }
+      this.heldBack++;
+      this.holdBack(LEADER, key);
     }
+    return tombstones;
+  }
+
+  /** The incoming reachability rows: each from its author (or a relay this node may take), within the bounds. */
+  rows(incoming: GossipState): Map<string, ObserverRow> {
+    const localRows = this.local.reachability ?? new Map<string, ObserverRow>();
+    const rows = new Map<string, ObserverRow>();
+    for (const [observer, row] of incoming.reachability ?? new Map<string, ObserverRow>()) {
+      const existing = localRows.get(observer);
+      if (existing !== undefined && sameRow(mergeRows(existing, row), existing)) {
+        rows.set(observer, row.version === existing.version ? existing : row);
+        continue;
+      }
+      if (this.takesRow(observer, row, existing)) {
+        rows.set(observer, row);
+        continue;
+      }
+      this.heldBack++;
+      if (existing !== undefined) rows.set(observer, existing);
+    }
+    return rows;
+  }
+
+  /** Whether another observer's changed row passes; this node's own is never taken, only noted as a claim. */
+  private takesRow(observer: string, row: ObserverRow, existing: ObserverRow | undefined): boolean {
+    const { local, ctx } = this;
     const bounded = row.version <= Math.min(MAX_ROW_VERSION, (existing?.version ?? 0) + MAX_ROW_STEP);
     if (observer === ctx.selfKey) {
       // Only this node writes its row; a newer copy elsewhere (within the bound others apply too) is
       // corrected by writing above it.
-      if (bounded && row.version >= (existing?.version ?? 0)) ownRowClaim = Math.max(ownRowClaim ?? 0, row.version);
-    } else {
-      const record = local.members.get(observer);
-      // A gone member's row carries no weight (no edge starts at it): taken, so that states stay equal.
-      const weightless = record !== undefined && isGone(record.status);
-      // A joining member is what anyone may relay (a join): its row counts only when it sends it itself.
-      const relayable =
-        record !== undefined && record.status !== 'joining' && (ctx.relayedRows || ctx.isUnreachable(observer));
-      const attributable = record !== undefined && (weightless || senderKeys.has(observer) || relayable);
-      const distinctVersion = existing === undefined || row.version !== existing.version;
-      if (bounded && distinctVersion && attributable) {
-        rows.set(observer, row);
-        continue;
-      }
-      if (bounded && record !== undefined && !attributable) holdBack(observer, observer);
+      if (bounded && row.version >= (existing?.version ?? 0))
+        this.ownRowClaim = Math.max(this.ownRowClaim ?? 0, row.version);
+      return false;
     }
-    heldBack++;
-    if (existing !== undefined) rows.set(observer, existing);
+    const record = local.members.get(observer);
+    // A gone member's row carries no weight (no edge starts at it): taken, so that states stay equal.
+    const weightless = record !== undefined && isGone(record.status);
+    // A joining member is what anyone may relay (a join): its row counts only when it sends it itself.
+    const relayable =
+      record !== undefined && record.status !== 'joining' && (ctx.relayedRows || ctx.isUnreachable(observer));
+    const attributable = record !== undefined && (weightless || this.senderKeys.has(observer) || relayable);
+    const distinctVersion = existing === undefined || row.version !== existing.version;
+    if (bounded && distinctVersion && attributable) return true;
+    if (bounded && record !== undefined && !attributable) this.holdBack(observer, observer);
+    return false;
   }
-
-  if (heldBack === 0) return { state: incoming, askAuthors: ask, heldBack, ownRowClaim };
-  // What the sender has seen is not what passed: its seen marks must not vouch for this content.
-  return {
-    state: { members, seen: new Set(), tombstones, reachability: rows },
-    askAuthors: ask,
-    heldBack,
-    ownRowClaim,
-  };
 }
 
 type Verdict = 'ok' | 'ask-member' | 'ask-leader' | 'drop';
