@@ -9,7 +9,7 @@ import type { Shape } from '../../shapes.js';
 import { DRAIN_SCHEMAS } from './drain-messages.js';
 import { ENTITY_RULES, ENTITY_SCHEMAS, MAX_ENTITY_ID_LENGTH, type EntityMessage } from './entity-messages.js';
 import { INSIGHT_RULES, INSIGHT_SCHEMAS, type InsightMessage } from './insight-messages.js';
-import { parseRetained, parseStateMessage, type StateMessage } from './state-messages.js';
+import { RetainedShardField, STATE_RULES, STATE_SCHEMAS, type StateMessage } from './state-messages.js';
 import {
   AddressField,
   AnyShardNumberField,
@@ -19,8 +19,6 @@ import {
   ShardIdField,
   TYPE_NAME_PATTERN,
   TypeNameField,
-  isRequestId,
-  isShardId,
 } from './wire-values.js';
 
 export type { DrainMove } from './drain-messages.js';
@@ -58,14 +56,14 @@ const SHARD_LIFE_SCHEMAS = {
    * stopping (entities draining after a HandOff), so a new coordinator rebuilds its map and allocates none of
    * them elsewhere before they are gone. The two lists are disjoint. `retained`: shards stopped here whose
    * hand-off state this region keeps, unreleased (a new coordinator asks for a state whose shard has no
-   * home); checked by state-messages.ts. Repeated until acknowledged.
+   * home). Repeated until acknowledged.
    */
   RegisterRegion: Type.Object({
     ...HEAD,
     proxy: Type.Boolean(),
     shards: ShardList,
     stopping: ShardList,
-    retained: Type.Optional(Type.Unknown()),
+    retained: ListField(RetainedShardField, MAX_SHARDS_PER_MESSAGE),
   }),
   /** C->R. The registration was recorded. */
   RegisterAck: Type.Object(HEAD),
@@ -153,17 +151,14 @@ const SHARDING_SCHEMAS = {
   ...ENTITY_SCHEMAS,
   ...DRAIN_SCHEMAS,
   ...INSIGHT_SCHEMAS,
+  ...STATE_SCHEMAS,
 };
 
 type Declared<T extends keyof typeof SHARDING_SCHEMAS> = Shape<(typeof SHARDING_SCHEMAS)[T]> & { readonly type: T };
-type RegisterRegion = Omit<Declared<'RegisterRegion'>, 'retained'> & {
-  readonly retained: ReadonlyArray<import('./state-messages.js').RetainedShard>;
-};
 
 /** The sharding protocol: every message a region, a coordinator, an asker or a requester sends or receives. */
 export type ShardingMessage =
-  | RegisterRegion
-  | MessagesOf<Omit<typeof SHARD_LIFE_SCHEMAS, 'RegisterRegion'>>
+  | MessagesOf<typeof SHARD_LIFE_SCHEMAS>
   | MessagesOf<typeof REQUEST_SCHEMAS>
   /** One entity's traffic: envelopes R->R, replies to the asker (entity-messages.ts). */
   | EntityMessage
@@ -244,30 +239,28 @@ export function isRoutedTo<R extends ShardingRoute>(message: ShardingMessage, ro
   return SHARDING_ROUTES[message.type] === route;
 }
 
-/** The rules a schema cannot state: RegisterRegion's lists disjoint and its retained states, and each family's. */
+/** The rules a schema cannot state: RegisterRegion's lists disjoint, and each family's. */
 const SHARDING_RULES = {
   ...ENTITY_RULES,
   ...INSIGHT_RULES,
+  ...STATE_RULES,
   RegisterRegion: (message: Declared<'RegisterRegion'>) => {
-    const retained = parseRetained(message.retained, { isRequestId, isShardId }, MAX_SHARDS_PER_MESSAGE);
     // A shard is either hosted or stopping; a message claiming both cannot come from a correct region.
     const hosted = new Set(message.shards);
-    if (retained === undefined || message.stopping.some((shardId) => hosted.has(shardId))) return undefined;
-    return { ...message, retained };
+    return message.stopping.some((shardId) => hosted.has(shardId)) ? undefined : message;
   },
 };
 
 const DECLARED = declareFamily('sharding', SHARDING_SCHEMAS, SHARDING_RULES);
-const STATE_CHUNKS: ReadonlySet<string> = new Set(['ShardStateChunk', 'RestoreShardState']);
 
 /**
- * The sharding family as the transport takes it (`MessageFamily<ShardingMessage>`): every type of the
- * table, through the one parse gate below.
+ * The sharding family as the transport takes it (`MessageFamily<ShardingMessage>`): every type of the table
+ * (the routes name the same set: the compiler holds them to the union), through the gate declared from it.
  */
 export const SHARDING_MESSAGES: MessageFamily<ShardingMessage> = {
   name: 'sharding',
   types: SHARDING_MESSAGE_TYPES,
-  parse: (raw) => parseShardingMessage(raw),
+  parse: (raw) => DECLARED.parse(raw) as ShardingMessage | undefined,
 };
 
 /** Messages that concern one entity type carry its name; all but the answers, which are routed by askId. */
@@ -275,8 +268,5 @@ export type TypedShardingMessage = Exclude<ShardingMessage, { readonly type: 'En
 
 /** Validates one decoded message whose `type` is in SHARDING_MESSAGE_TYPES; undefined when any field is wrong. */
 export function parseShardingMessage(raw: RawMessage): ShardingMessage | undefined {
-  if (!STATE_CHUNKS.has(raw.type)) return DECLARED.parse(raw) as ShardingMessage | undefined;
-  const typeName = raw['typeName'];
-  if (typeof typeName !== 'string' || !TYPE_NAME_PATTERN.test(typeName)) return undefined;
-  return parseStateMessage(raw, typeName, { isRequestId, isShardId, maxEntityIdLength: MAX_ENTITY_ID_LENGTH });
+  return DECLARED.parse(raw) as ShardingMessage | undefined;
 }
