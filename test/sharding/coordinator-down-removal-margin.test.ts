@@ -10,14 +10,9 @@ function margin(marginMs = 2_000) {
   const ends: number[] = [];
   const subject = new DownRemovalMargin(marginMs, scheduler, { confirmed: () => ends.push(scheduler.now()) });
   // Its timer runs as the coordinator runs it: a dispatcher timer whose firing is the margin's end.
-  const dispatcher = new Dispatcher(
-    stateWith([]),
-    scheduler,
-    { send: () => {}, handOffCompleted: () => {}, entitiesLost: () => {} },
-    (_fx, timer) => {
-      if (timer.type === 'margin-ended') ends.push(scheduler.now());
-    },
-  );
+  const dispatcher = new Dispatcher(stateWith([]), scheduler, { send: () => {}, report: () => {} }, (_fx, timer) => {
+    if (timer.type === 'margin-ended') ends.push(scheduler.now());
+  });
   const schedule = (now: number, forgettable: (member: string) => boolean): void =>
     dispatcher.dispatch((fx) => subject.schedule(fx, now, forgettable));
   const stop = (): void => {

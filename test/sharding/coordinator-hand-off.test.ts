@@ -98,7 +98,7 @@ function protocol(options: { regions?: string[]; timeoutMs?: number } = {}): {
   const dispatcher = new Dispatcher(
     state,
     scheduler,
-    { send: (to, message) => sent.push({ to, message }), handOffCompleted: () => {}, entitiesLost: () => {} },
+    { send: (to, message) => sent.push({ to, message }), report: () => {} },
     (fx, timer) => {
       if (timer.type === 'hand-off-timeout') handOffs.timeOut(fx, timer.shardId, timer.id);
     },

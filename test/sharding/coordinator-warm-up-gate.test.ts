@@ -30,14 +30,9 @@ function gate(members: MemberInfo[], options: { role?: string; downedUnregistere
     events.push(`warm: ${reason}`);
     for (const action of subject.takeQueued()) action();
   };
-  const dispatcher = new Dispatcher(
-    stateWith([]),
-    scheduler,
-    { send: () => {}, handOffCompleted: () => {}, entitiesLost: () => {} },
-    (_fx, timer) => {
-      if (timer.type === 'warm-up') warmed(subject.elapsed());
-    },
-  );
+  const dispatcher = new Dispatcher(stateWith([]), scheduler, { send: () => {}, report: () => {} }, (_fx, timer) => {
+    if (timer.type === 'warm-up') warmed(subject.elapsed());
+  });
   let result: unknown;
   const act = <T>(work: (fx: Effects) => T): T => {
     dispatcher.dispatch((fx) => (result = work(fx)));

@@ -1,5 +1,5 @@
 // What a coordinator handler decides, as data: the state events, the messages to send, the timers to start or
-// cancel and the hand-offs completed (for metrics). Handlers (hand-offs.ts, allocation.ts's ShardHomes and Allocator)
+// cancel and what to report (metrics, failover steps). Handlers (hand-offs.ts, allocation.ts's ShardHomes and Allocator)
 // are given one Effects by the Dispatcher (below; the ShardCoordinator's) and only record into it; the
 // Dispatcher then runs what was recorded: it arms and cancels the timers, reports the metrics, sends.
 // Events are applied to the state as they are recorded, so a handler's next decision (the next allocation of
@@ -24,6 +24,17 @@ export type CoordinatorTimer =
   /** The earliest running down-removal margin ended (down-removal-margin.ts): the membership check again. */
   | { readonly type: 'margin-ended' };
 
+/** What the coordinator reports as it happens (its metrics, the failover timeline, the node's wiring). */
+export type CoordinatorReport =
+  | { readonly kind: 'hand-off-completed'; readonly seconds: number }
+  /** Entities whose state in transit was dropped (CoordinatorEvents.onEntitySnapshots, 'lost'). */
+  | { readonly kind: 'entities-lost'; readonly entities: number }
+  /** A failover phase for the failed member (CoordinatorEvents.onFailoverStep; membership.ts's FailoverReport). */
+  | { readonly kind: 'failover-step'; readonly member: string; readonly phase: 'removed' | 're-homed' }
+  /** A region registered for the first time (CoordinatorConfig.onRegionAdded). */
+  | { readonly kind: 'region-added' }
+  | { readonly kind: 'rebalance-round' };
+
 /** Starts (or restarts: a timer of the same key is cancelled first) or cancels one named timer. */
 export type TimerEffect =
   { readonly start: string; readonly delayMs: number; readonly fire: CoordinatorTimer } | { readonly cancel: string };
@@ -33,8 +44,7 @@ export class Effects {
   readonly sends: Outgoing[] = [];
   // The rarer effects' lists are made on first use: a dispatch per message should cost little.
   private timerList: TimerEffect[] | undefined;
-  private completedList: number[] | undefined;
-  private lostList: number[] | undefined;
+  private reportList: CoordinatorReport[] | undefined;
 
   constructor(readonly state: CoordinatorState) {}
 
@@ -60,14 +70,9 @@ export class Effects {
     (this.timerList ??= []).push({ cancel: key });
   }
 
-  /** A hand-off completed, `seconds` after it started (CoordinatorEvents.onHandOffCompleted). */
-  handOffCompleted(seconds: number): void {
-    (this.completedList ??= []).push(seconds);
-  }
-
-  /** Entities whose state in transit was dropped (CoordinatorEvents.onEntitySnapshots, 'lost'). */
-  entitiesLost(entities: number): void {
-    (this.lostList ??= []).push(entities);
+  /** Something to report once the dispatch ran (metrics, the failover timeline): see CoordinatorReport. */
+  report(report: CoordinatorReport): void {
+    (this.reportList ??= []).push(report);
   }
 
   /** The timers to start or cancel, in order. */
@@ -75,27 +80,23 @@ export class Effects {
     return this.timerList ?? NONE;
   }
 
-  get handOffsCompleted(): readonly number[] {
-    return this.completedList ?? NONE;
-  }
-
-  get lost(): readonly number[] {
-    return this.lostList ?? NONE;
+  /** The reports, in the order decided. */
+  get reports(): readonly CoordinatorReport[] {
+    return this.reportList ?? NONE;
   }
 }
 
 const NONE: readonly never[] = [];
 
-/** Where a dispatch's effects go: the coordinator's one send and its metrics. */
+/** Where a dispatch's effects go: the coordinator's one send and its reports. */
 export interface EffectSink {
   send(to: string, message: ShardingMessage): void;
-  handOffCompleted(seconds: number): void;
-  entitiesLost(entities: number): void;
+  report(report: CoordinatorReport): void;
 }
 
 /**
  * The coordinator's dispatcher: each message and each timer is one dispatch, whose handlers record what they
- * decide in one Effects, which is run once they return (timers first, then metrics, then sends, each in the
+ * decide in one Effects, which is run once they return (timers first, then reports, then sends, each in the
  * order decided). A dispatch started while one runs (a gate opening inside a registration, say) joins it.
  */
 export class Dispatcher {
@@ -127,8 +128,7 @@ export class Dispatcher {
       if ('cancel' in timer) this.timers.cancel(timer.cancel);
       else this.timers.start(timer.start, timer.delayMs, timer.fire);
     }
-    for (const seconds of fx.handOffsCompleted) this.sink.handOffCompleted(seconds);
-    for (const entities of fx.lost) this.sink.entitiesLost(entities);
+    for (const report of fx.reports) this.sink.report(report);
     for (const { to, message } of fx.sends) this.sink.send(to, message);
   }
 }

@@ -204,7 +204,7 @@ export class HandOffs {
     fx.cancelTimer(timerKey(shardId));
     fx.apply({ type: 'HandOffCompleted', shardId, id: handOff.id });
     this.counts.completed++;
-    fx.handOffCompleted((now() - handOff.startedAtMs) / 1000);
+    fx.report({ kind: 'hand-off-completed', seconds: (now() - handOff.startedAtMs) / 1000 });
     logger.debug({ shardId, from: handOff.owner }, 'hand-off complete');
   }
 
@@ -382,7 +382,7 @@ export class HandOffStates {
     if (held === undefined) return;
     this.held.delete(shardId);
     this.total -= held.bytes;
-    if (lost) fx.entitiesLost(countEntities(held.chunks.values()));
+    if (lost) fx.report({ kind: 'entities-lost', entities: countEntities(held.chunks.values()) });
     this.release(fx, held, shardId);
   }
 

@@ -6,7 +6,6 @@ import type { Logger } from '../../logging.js';
 import type { DownRemovalMargin } from './down-removal-margin.js';
 import type { Effects } from './effects.js';
 import type { CoordinatorState } from './state.js';
-import type { DeliveryEvents } from '../core/sharding-context.js';
 
 /** True when the type has no role or the member was started with it. */
 export function hasRole(member: MemberInfo, role: string | undefined): boolean {
@@ -169,18 +168,19 @@ export class FailoverReport {
   /** Shards of removed regions not yet started elsewhere, with the region they were on. */
   private readonly orphans = new Map<number, string>();
 
-  constructor(private readonly events: DeliveryEvents | undefined) {}
+  /** @param reported whether anyone listens (CoordinatorEvents.onFailoverStep): without, nothing is kept. */
+  constructor(private readonly reported: boolean) {}
 
-  regionRemoved(region: string, shards: Iterable<number>): void {
-    if (this.events?.onFailoverStep === undefined) return;
-    this.events.onFailoverStep(region, 'removed');
+  regionRemoved(fx: Effects, region: string, shards: Iterable<number>): void {
+    if (!this.reported) return;
+    fx.report({ kind: 'failover-step', member: region, phase: 'removed' });
     for (const shardId of shards) this.orphans.set(shardId, region);
   }
 
-  shardStarted(region: string, shardId: number): void {
+  shardStarted(fx: Effects, region: string, shardId: number): void {
     const from = this.orphans.get(shardId);
     if (from === undefined || from === region) return;
     for (const [orphan, previous] of [...this.orphans]) if (previous === from) this.orphans.delete(orphan);
-    this.events?.onFailoverStep?.(from, 're-homed');
+    fx.report({ kind: 'failover-step', member: from, phase: 're-homed' });
   }
 }

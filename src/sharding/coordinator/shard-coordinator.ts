@@ -14,7 +14,7 @@ import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import { Allocator, ShardHomes } from './allocation.js';
 import { UNTRACED_OLDER_MEMBERS, olderMembersUntraced, DownRemovalMargin } from './down-removal-margin.js';
-import { Dispatcher, type CoordinatorTimer, type Effects } from './effects.js';
+import { Dispatcher, type CoordinatorReport, type CoordinatorTimer, type Effects } from './effects.js';
 import { memberMap, FailoverReport, WarmUpGate } from './membership.js';
 import { HandOffStates, HandOffs } from './hand-offs.js';
 import { CoordinatorCordons, OperatorRequests } from './operator-requests.js';
@@ -64,11 +64,28 @@ export class ShardCoordinator {
       this.scheduler,
       {
         send: (to, message) => ctx.send(to, message),
-        handOffCompleted: (seconds) => settings.events?.onHandOffCompleted?.(this.typeName, seconds),
-        entitiesLost: (entities) => settings.events?.onEntitySnapshots?.(this.typeName, 'lost', entities),
+        report: (report) => this.reported(report),
       },
       (fx, timer) => this.fired(fx, timer),
     );
+  }
+
+  /** A dispatch's report, to whoever listens (the events of the settings; the node's wiring). */
+  private reported(report: CoordinatorReport): void {
+    const { events, typeName } = this.settings;
+    switch (report.kind) {
+      case 'hand-off-completed':
+        return events?.onHandOffCompleted?.(typeName, report.seconds);
+      case 'entities-lost':
+        return events?.onEntitySnapshots?.(typeName, 'lost', report.entities);
+      case 'failover-step':
+        return events?.onFailoverStep?.(report.member, report.phase);
+      case 'rebalance-round':
+        return events?.onRebalanceRound?.(typeName);
+      case 'region-added':
+        // After the dispatch and its sends: the callback may start a rebalance, a dispatch of its own.
+        return queueMicrotask(() => this.settings.onRegionAdded?.());
+    }
   }
 
   get typeName(): string {
@@ -254,7 +271,7 @@ export class ShardCoordinator {
       if (!this.state.isRegion(from)) {
         fx.apply({ type: 'RegionRegistered', region: from });
         this.logger.info({ region: from, shards: shards.length }, 'region registered');
-        queueMicrotask(() => this.settings.onRegionAdded?.());
+        fx.report({ kind: 'region-added' });
       }
       this.homes.claimAll(fx, from, shards, this.settings.numberOfShards);
       for (const shardId of stopping) this.handOffs.adoptStopping(fx, from, shardId);
@@ -287,7 +304,7 @@ export class ShardCoordinator {
    */
   private onShardStarted(fx: Effects, from: string, shardId: number): void {
     fx.apply({ type: 'ShardStarted', region: from, shardId });
-    this.failovers.shardStarted(from, shardId);
+    this.failovers.shardStarted(fx, from, shardId);
     const home = this.state.homeOf(shardId);
     if (home === from) return this.states.started(fx, shardId);
     if (home !== undefined) {
@@ -321,7 +338,7 @@ export class ShardCoordinator {
 
   private runRebalanceRound(fx: Effects): void {
     this.rebalanceRounds++;
-    this.settings.events?.onRebalanceRound?.(this.settings.typeName);
+    fx.report({ kind: 'rebalance-round' });
     for (const shardId of this.allocator.shardsToRebalance()) this.handOffs.begin(fx, shardId, 'rebalance');
     // A placement change reaches the strategy through a round: its next expiry may have changed too.
     this.allocator.scheduleChange(fx);
@@ -331,7 +348,7 @@ export class ShardCoordinator {
     const shards = this.state.shardsOf(region);
     fx.apply({ type: 'RegionTerminated', region });
     this.logger.info({ region, shards: shards.length }, 'region removed; its shards get new homes now');
-    this.failovers.regionRemoved(region, shards);
+    this.failovers.regionRemoved(fx, region, shards);
     // Its hand-offs complete, each shard freed and re-homed; the rest of its shards are re-homed with them.
     this.homes.freedAll(fx, this.handOffs.regionGone(fx, region));
     this.states.regionGone(fx, region);
@@ -501,7 +518,7 @@ export function buildParts(
   const { numberOfShards } = settings;
   const operator = new OperatorRequests({ typeName, numberOfShards, strategy, logger, cordons, handOffs, allocator });
   const insight = coordinatorInsight(settings, state, { candidates: () => allocator.candidates(), members });
-  const failovers = new FailoverReport(events);
+  const failovers = new FailoverReport(events?.onFailoverStep !== undefined);
   return {
     state,
     gate,
