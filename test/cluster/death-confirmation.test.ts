@@ -1,12 +1,14 @@
 // DeathConfirmations on a manual scheduler and a scripted probe: what confirms a death (CONFIRM_REFUSALS
 // refusals in a row, CONFIRM_SPACING_MS apart), what voids it (an accepting probe, a sign of life), and what a
-// lost connection changes (an at-once suspicion skips the REPROBE_AFTER_MS wait, never a probe under way).
+// lost connection changes (an at-once suspicion skips the REPROBE_AFTER_MS wait, never a probe under way, and
+// probes a first accept again, CLOSE_REPROBES times at most).
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import {
   CONFIRM_REFUSALS,
   CONFIRM_SPACING_MS,
   CONFIRMATION_FRESH_MS,
+  CLOSE_REPROBES,
   DeathConfirmations,
   REPROBE_AFTER_MS,
 } from '../../src/cluster/membership/death-confirmation.js';
@@ -130,6 +132,50 @@ describe('DeathConfirmations', () => {
     expect(probedAt.slice(2)).toEqual([second, second + CONFIRM_SPACING_MS]);
     expect(confirmedAt).toEqual([confirmedAt[0], second + CONFIRM_SPACING_MS]);
     expect(deaths.confirmed(KEY, scheduler.now())).toBe(true);
+  });
+
+  it('after a lost connection, a first accept (the dying process still listening) is probed again', async () => {
+    const scheduler = new ManualScheduler();
+    const { deaths, probedAt, confirmedAt } = scripted(scheduler, ['accepting', 'refused', 'refused']);
+    const start = scheduler.now();
+    deaths.suspect(KEY, peer, true);
+    await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, 0);
+    expect(probedAt).toEqual([start, start + CONFIRM_SPACING_MS, start + 2 * CONFIRM_SPACING_MS]);
+    expect(confirmedAt).toEqual([start + 2 * CONFIRM_SPACING_MS]);
+  });
+
+  it('a peer that keeps accepting after a lost connection gets CLOSE_REPROBES more probes, then none', async () => {
+    const scheduler = new ManualScheduler();
+    const { deaths, probedAt, confirmedAt } = scripted(scheduler, Array<ProbeResult>(20).fill('accepting'));
+    deaths.suspect(KEY, peer, true);
+    for (let i = 0; i < 3 * CLOSE_REPROBES; i++) await advance(scheduler, CONFIRM_SPACING_MS);
+    expect(probedAt).toHaveLength(1 + CLOSE_REPROBES);
+    expect(confirmedAt).toEqual([]);
+    expect(deaths.confirmed(KEY, scheduler.now())).toBe(false);
+  });
+
+  it('an accept that a lost connection finds under way is probed again', async () => {
+    const scheduler = new ManualScheduler();
+    const { deaths, probedAt, confirmedAt } = scripted(scheduler, ['accepting', 'refused', 'refused']);
+    const start = scheduler.now();
+    deaths.suspect(KEY, peer);
+    // The silence probe is still under way when the connection ends.
+    deaths.suspect(KEY, peer, true);
+    await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, 0);
+    expect(probedAt).toEqual([start, start + CONFIRM_SPACING_MS, start + 2 * CONFIRM_SPACING_MS]);
+    expect(confirmedAt).toEqual([start + 2 * CONFIRM_SPACING_MS]);
+  });
+
+  it('silence alone is not probed again after an accept', async () => {
+    const scheduler = new ManualScheduler();
+    const { deaths, probedAt } = scripted(scheduler, ['accepting', 'refused', 'refused']);
+    deaths.suspect(KEY, peer);
+    for (let i = 0; i < 8; i++) await advance(scheduler, CONFIRM_SPACING_MS);
+    expect(probedAt).toHaveLength(1);
   });
 
   it('without a probe nothing is ever confirmed', async () => {

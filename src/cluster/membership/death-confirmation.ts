@@ -1,6 +1,6 @@
 // Confirmed deaths: a member that went silent, or whose connection ended from its side, is probed at its address
 // (Transport.probe); two refusals in a row, CONFIRM_SPACING_MS apart, with no sign of life since, confirm that
-// its process is gone. The failure
+// its process is gone (after a lost connection, a first accept is probed again: CLOSE_REPROBES). The failure
 // detector's silence alone never does: a paused, busy or CPU-starved process and a cut link are silent too,
 // but their host still accepts connections (or answers nothing), so they stay on the slow, stable-after path.
 // A confirmation is evidence, not an opinion: it lets the leader down the member without waiting out
@@ -21,6 +21,13 @@ export const CONFIRM_SPACING_MS = 25;
 export const CONFIRMATION_FRESH_MS = 2_500;
 /** Least time between two probes of one suspect outside a confirmation under way. */
 export const REPROBE_AFTER_MS = 1_000;
+/**
+ * Probes repeated, CONFIRM_SPACING_MS apart, when the first answer after a lost connection is an accept. A
+ * process killed with SIGKILL resets its connections before the kernel closes its listening socket, so a probe
+ * sent on the reset is accepted about one time in three; 25 ms later the port refuses (bench/README.md, issue
+ * 40). Only refusals count, so these probes can confirm nothing a refusal would not.
+ */
+export const CLOSE_REPROBES = 4;
 
 interface Suspect {
   readonly address: NodeAddress;
@@ -29,6 +36,8 @@ interface Suspect {
   lastProbeAt: number;
   inFlight: boolean;
   next: Cancellable | undefined;
+  /** Accepts still answered by a probe again (CLOSE_REPROBES after a lost connection), until a refusal. */
+  closeReprobes: number;
 }
 
 export interface DeathConfirmationsOptions {
@@ -53,9 +62,12 @@ export class DeathConfirmations {
     if (this.stopped || this.options.probe === undefined) return;
     let suspect = this.suspects.get(key);
     if (suspect === undefined) {
-      suspect = { address, refusals: 0, lastRefusedAt: 0, lastProbeAt: -Infinity, inFlight: false, next: undefined };
+      const fresh = { refusals: 0, lastRefusedAt: 0, lastProbeAt: -Infinity, inFlight: false, closeReprobes: 0 };
+      suspect = { address, ...fresh, next: undefined };
       this.suspects.set(key, suspect);
     }
+    // Also when a probe is under way: an accept it gets may come from the dying process's listening socket.
+    if (atOnce) suspect.closeReprobes = CLOSE_REPROBES;
     if (suspect.inFlight || suspect.next !== undefined) return;
     if (!atOnce && this.options.scheduler.now() - suspect.lastProbeAt < REPROBE_AFTER_MS) return;
     this.probe(key, suspect);
@@ -103,18 +115,26 @@ export class DeathConfirmations {
       // Forgotten meanwhile (a sign of life): a late answer says nothing any more.
       if (this.stopped || this.suspects.get(key) !== suspect) return;
       if (result !== 'refused') {
+        // An accept after a refusal is a process back on the port (a new incarnation): no probe again for it.
+        const again = result === 'accepting' && suspect.refusals === 0 && suspect.closeReprobes > 0;
         suspect.refusals = 0;
-        return;
+        if (!again) return;
+        suspect.closeReprobes--;
+        return this.probeLater(key, suspect);
       }
       suspect.refusals++;
       suspect.lastRefusedAt = this.options.scheduler.now();
-      if (suspect.refusals >= CONFIRM_REFUSALS) this.options.onConfirmed(key);
-      else {
-        suspect.next = this.options.scheduler.setTimeout(() => {
-          suspect.next = undefined;
-          if (!this.stopped && this.suspects.get(key) === suspect) this.probe(key, suspect);
-        }, CONFIRM_SPACING_MS);
-      }
+      if (suspect.refusals < CONFIRM_REFUSALS) return this.probeLater(key, suspect);
+      suspect.closeReprobes = 0;
+      this.options.onConfirmed(key);
     });
+  }
+
+  /** The next probe of a confirmation under way, CONFIRM_SPACING_MS from now. */
+  private probeLater(key: string, suspect: Suspect): void {
+    suspect.next = this.options.scheduler.setTimeout(() => {
+      suspect.next = undefined;
+      if (!this.stopped && this.suspects.get(key) === suspect) this.probe(key, suspect);
+    }, CONFIRM_SPACING_MS);
   }
 }
