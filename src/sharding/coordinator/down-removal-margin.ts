@@ -8,10 +8,11 @@
 // ahead of this coordinator's clock counts as now: the margin never starts after the coordinator saw the down.
 // The margin exists for a process that may still run; one whose address refuses connections (a confirmed death,
 // death-confirmation.ts) runs nothing, so its margin ends as soon as the coordinator's own probes confirm it.
+// Older members gone from the view are dated from what the cluster saw of their leaving (olderMembersGoneSince).
 import { NodeAddress } from '../../cluster/address.js';
 import { DeathConfirmations } from '../../cluster/membership/death-confirmation.js';
 import type { Scheduler } from '../../cluster/scheduler.js';
-import type { MemberInfo } from '../../cluster/member.js';
+import type { DepartedMember, MemberInfo } from '../../cluster/member.js';
 import type { ProbeResult } from '../../cluster/transport/transport.js';
 import type { Effects } from './effects.js';
 
@@ -62,10 +63,11 @@ export class DownRemovalMargin {
   /**
    * A member gone from the view (or down, or removed) while its region still held shards it did not hand
    * off: downed by the others, whether this view shows it down or, the leader having removed it in the same
-   * gossip round, not at all any more. Its margin starts now unless it started earlier.
+   * gossip round, not at all any more. Its margin starts at `since` (now, or when it was seen leaving) unless
+   * it started earlier.
    */
-  sawGone(member: string, now: number): void {
-    this.started(member, now);
+  sawGone(member: string, since: number): void {
+    this.started(member, since);
   }
 
   /** The earliest start known for a member's margin wins (a later view may carry the decision time). */
@@ -134,20 +136,39 @@ function parseAddress(member: string): NodeAddress | undefined {
   }
 }
 
-/** The margin's key for older members that left the view without a record this coordinator can date. */
+/** The margin's key for older members that left the view (their records gone: removed or pruned). */
 export const UNTRACED_OLDER_MEMBERS = '(older members no longer in the view)';
 
 /**
- * True when members that reached Up before `self` are missing from the view. Up numbers are handed out in
- * join order, so a gap below this node's own means an older member left; if its record is gone (removed, or
- * pruned into a tombstone), this coordinator cannot tell a graceful leave from a downing nor date it, and it
- * may have been the previous coordinator's node, hosting shards nobody registered. The caller runs a full
- * margin from its own start for it: the downing, if there was one, was decided no later than that.
+ * When the margin for older members gone from the view starts, or undefined when none is. Up numbers are handed
+ * out in join order, so a gap below this node's own means an older member left; it may have been the previous
+ * coordinator's node, hosting shards nobody registered. A gap this node saw leave (`departed`, the cluster's
+ * local record) is dated by its downing's decision, or without one (a graceful leave, an old peer's downing) by
+ * when this node saw it go, which is later; a gap it knows nothing of starts now (the downing, if there was
+ * one, was decided no later than that). No start is after now, and the latest start wins: every gap's margin
+ * must be over before shards nobody registered are allocated.
  */
-export function olderMembersUntraced(members: ReadonlyArray<MemberInfo>, self: string): boolean {
+export function olderMembersGoneSince(
+  members: ReadonlyArray<MemberInfo>,
+  departed: ReadonlyArray<DepartedMember>,
+  self: string,
+  now: number,
+): number | undefined {
   const own = members.find((m) => m.address.toString() === self);
-  if (own === undefined || own.upNumber <= 1) return false;
+  if (own === undefined || own.upNumber <= 1) return undefined;
   const seen = new Set(members.map((m) => m.upNumber));
-  for (let n = 1; n < own.upNumber; n++) if (!seen.has(n)) return true;
-  return false;
+  const left = new Map<number, number>();
+  for (const d of departed) {
+    const since = Math.min(now, d.downedAtMs ?? d.removedAtMs);
+    // Two departures with one Up number (concurrent leaders): the later start is the safe one.
+    left.set(d.upNumber, Math.max(since, left.get(d.upNumber) ?? -Infinity));
+  }
+  let latest: number | undefined;
+  for (let n = 1; n < own.upNumber; n++) {
+    if (seen.has(n)) continue;
+    const since = left.get(n) ?? now;
+    latest = latest === undefined ? since : Math.max(latest, since);
+    if (latest === now) return now;
+  }
+  return latest;
 }

@@ -12,7 +12,7 @@ import { isGone } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import type { Allocator } from './allocation.js';
-import { UNTRACED_OLDER_MEMBERS, olderMembersUntraced, type DownRemovalMargin } from './down-removal-margin.js';
+import { UNTRACED_OLDER_MEMBERS, olderMembersGoneSince, type DownRemovalMargin } from './down-removal-margin.js';
 import { Dispatcher, type CoordinatorTimer, type Effects } from './effects.js';
 import type { FailoverReport } from './failover-report.js';
 import type { HandOffStates } from './hand-off-state.js';
@@ -93,10 +93,12 @@ export class ShardCoordinator {
     for (const member of live)
       fx.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
     // Members already down get the rest of their margin, from when their downing was decided; older members
-    // gone from the view without a trace get a full one from now (see olderMembersUntraced).
+    // gone from the view from when the cluster saw them leave, or a full one from now (olderMembersGoneSince).
     const now = this.scheduler.now();
     this.margin.sawDown(members, now);
-    if (olderMembersUntraced(members, this.ctx.self.toString())) this.margin.sawGone(UNTRACED_OLDER_MEMBERS, now);
+    const departed = this.ctx.membership.departed?.() ?? [];
+    const since = olderMembersGoneSince(members, departed, this.ctx.self.toString(), now);
+    if (since !== undefined) this.margin.sawGone(UNTRACED_OLDER_MEMBERS, since);
     const keys = memberMap(members);
     this.margin.schedule(fx, now, (key) => !keys.has(key) && !this.state.isRegion(key));
     this.warmed(fx, this.gate.check(fx));
