@@ -1,12 +1,15 @@
 // Departures: what a node remembers of members that left its view after reaching Up (removed, or pruned into a
 // tombstone), for a new coordinator to date the margin of older members gone from the view. Pure: states in,
-// departures out; plus the MembershipCore commit that feeds it.
+// departures out; then a cluster on an in-memory network and fake time, whose commits feed it.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { Departures } from '../../src/cluster/membership/departures.js';
 import { keyOf, pruneMembers, type GossipState, type MemberRecord } from '../../src/cluster/membership/gossip.js';
 import { MEMBER_STATUSES, type MemberStatus } from '../../src/cluster/member.js';
+import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
+import { useFakeTime } from '../support/fake-time.js';
+import { address, advanceUntil, allUp, createNode, statusOf, type TestNode } from './cluster-harness.js';
 
 function record(port: number, status: MemberStatus, upNumber: number, downedAtMs?: number): MemberRecord {
   const base = { address: new NodeAddress('sys', 'h', port), incarnation: 'i', status, appVersion: '1', roles: [] };
@@ -84,5 +87,34 @@ describe('Departures', () => {
         for (const d of list) expect(d.upNumber).toBeGreaterThan(0);
       }),
     );
+  });
+});
+
+describe('Cluster.departed', () => {
+  let nodes: TestNode[] = [];
+  useFakeTime(() => {
+    for (const n of nodes) n.cluster.shutdown();
+    nodes = [];
+  });
+
+  it('keeps a crashed member downed and removed, with its decision time, after its record is pruned', async () => {
+    const network = new MemoryNetwork({ signalConnectionLoss: true });
+    nodes = [1, 2, 3].map((i) => createNode(network, i, { removedRetentionMs: 5_000 }));
+    for (const node of nodes) node.cluster.start();
+    await advanceUntil(() => allUp(nodes), 'all up');
+    const [n1, , n3] = nodes as [TestNode, TestNode, TestNode];
+    const upNumber = n1.cluster.members().find((m) => m.address.equals(address(3)))?.upNumber;
+    expect(n1.cluster.departed()).toEqual([]);
+    n3.cluster.shutdown();
+    await n3.transport.close();
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) === undefined, 'removed on n1');
+    const [gone] = n1.cluster.departed();
+    if (gone?.downedAtMs === undefined) throw new Error(`no dated departure: ${JSON.stringify(gone)}`);
+    expect(gone.address.equals(address(3))).toBe(true);
+    expect(gone.upNumber).toBe(upNumber);
+    expect(gone.removedAtMs).toBeGreaterThanOrEqual(gone.downedAtMs);
+    // Pruned into a tombstone: the view and the gossip forget it, the departure stays.
+    await advanceUntil(() => n1.cluster.gossipSize().tombstones === 1, 'pruned on n1', 20_000);
+    expect(n1.cluster.departed()).toEqual([gone]);
   });
 });
