@@ -12,7 +12,7 @@
 import { NodeAddress } from '../../cluster/address.js';
 import { DeathConfirmations } from '../../cluster/membership/death-confirmation.js';
 import type { Scheduler } from '../../cluster/scheduler.js';
-import type { DepartedMember, MemberInfo } from '../../cluster/member.js';
+import { isGone, type DepartedMember, type MemberInfo } from '../../cluster/member.js';
 import type { ProbeResult } from '../../cluster/transport/transport.js';
 import type { Effects } from './effects.js';
 
@@ -31,6 +31,8 @@ export class DownRemovalMargin {
   private stopped = false;
   /** Members whose process is confirmed gone: no margin for them. */
   private readonly proven = new Set<string>();
+  /** Members whose running margin a new process at the same address outlived (see liveAgain). */
+  private readonly superseded = new Set<string>();
   private readonly deaths: DeathConfirmations;
 
   constructor(
@@ -51,13 +53,38 @@ export class DownRemovalMargin {
 
   /**
    * Members this view shows down start their margin when their downing was decided (or now, without a
-   * decision time), unless it started earlier.
+   * decision time), unless it started earlier. Margins are kept by address, and a restarted process keeps its
+   * address: the newest downing among an address's down records counts, none while a process there is live
+   * (a down record beside it is the process before, gone since the live one holds the port), and a margin
+   * that started before a process was live there again is that earlier process's (`liveAgain`).
    */
   sawDown(members: Iterable<MemberInfo>, now: number): void {
+    const newest = new Map<string, number>();
+    const live = new Set<string>();
     for (const member of members) {
-      if (member.status !== 'down') continue;
-      this.started(member.address.toString(), Math.min(now, member.downedAtMs ?? now));
+      const key = member.address.toString();
+      if (!isGone(member.status)) live.add(key);
+      else if (member.status === 'down') {
+        const since = Math.min(now, member.downedAtMs ?? now);
+        newest.set(key, Math.max(since, newest.get(key) ?? -Infinity));
+      }
     }
+    for (const key of live) if (this.downSince.has(key)) this.liveAgain(key, now);
+    for (const [key, since] of newest) if (!live.has(key)) this.started(key, since);
+  }
+
+  /**
+   * A process is live at an address whose margin started before: an ended margin is forgotten, a running one
+   * runs on (the live process holds the port, but its end is kept) and is superseded by the next downing there.
+   */
+  private liveAgain(member: string, now: number): void {
+    if (this.inMargin(member, now)) {
+      this.superseded.add(member);
+      return;
+    }
+    this.downSince.delete(member);
+    this.proven.delete(member);
+    this.superseded.delete(member);
   }
 
   /**
@@ -70,10 +97,17 @@ export class DownRemovalMargin {
     this.started(member, since);
   }
 
-  /** The earliest start known for a member's margin wins (a later view may carry the decision time). */
+  /**
+   * The earliest start known for a member's margin wins (a later view may carry the decision time), except
+   * after a new process was live at the address: its downing starts a margin of its own, never ending before
+   * the running one.
+   */
   private started(member: string, since: number): void {
     const known = this.downSince.get(member);
-    if (known === undefined || since < known) this.downSince.set(member, since);
+    if (this.superseded.delete(member)) {
+      this.proven.delete(member);
+      this.downSince.set(member, Math.max(since, known ?? since));
+    } else if (known === undefined || since < known) this.downSince.set(member, since);
     if (!this.proven.has(member) && this.inMargin(member, this.scheduler.now())) {
       const address = parseAddress(member);
       if (address !== undefined) this.deaths.suspect(member, address);
@@ -115,6 +149,7 @@ export class DownRemovalMargin {
       } else if (forgettable(member)) {
         this.downSince.delete(member);
         this.proven.delete(member);
+        this.superseded.delete(member);
       }
     }
     if (next === Infinity || this.stopped) return;
