@@ -1,7 +1,7 @@
 // Confirmed deaths: a member that went silent, or whose connection ended from its side, is probed at its address
 // (Transport.probe); two refusals in a row, CONFIRM_SPACING_MS apart, with no sign of life since, confirm that
-// its process is gone (after a lost connection, a first accept is probed again: CLOSE_REPROBES). The failure
-// detector's silence alone never does: a paused, busy or CPU-starved process and a cut link are silent too,
+// its process is gone (after a lost connection, a first answer that is not a refusal is probed again:
+// CLOSE_REPROBES). The failure detector's silence alone never does: a paused, busy or CPU-starved process and a cut link are silent too,
 // but their host still accepts connections (or answers nothing), so they stay on the slow, stable-after path.
 // A confirmation is evidence, not an opinion: it lets the leader down the member without waiting out
 // stable-after, and the coordinator drop its down-removal margin (docs/design.md, "Confirmed deaths").
@@ -22,12 +22,14 @@ export const CONFIRMATION_FRESH_MS = 2_500;
 /** Least time between two probes of one suspect outside a confirmation under way. */
 export const REPROBE_AFTER_MS = 1_000;
 /**
- * Probes repeated, CONFIRM_SPACING_MS apart, when the first answer after a lost connection is an accept. A
- * process killed with SIGKILL resets its connections before the kernel closes its listening socket, so a probe
- * sent on the reset is accepted about one time in three; 25 ms later the port refuses (bench/README.md, issue
- * 40). Only refusals count, so these probes can confirm nothing a refusal would not.
+ * Probes repeated when the first answers after a lost connection are not refusals, the first CONFIRM_SPACING_MS
+ * later and each next one twice as late (25, 50, 100, 200 and 400 ms: the last about 0.8 s after the close). A
+ * process killed with SIGKILL has its connections reset before the kernel closes its listening socket, so a
+ * probe sent on the reset is accepted about one time in ten to three (more on a loaded machine, where the
+ * teardown takes longer); then the port refuses (bench/README.md, issue 40). Only refusals count, so these
+ * probes confirm nothing a refusal would not; a peer that only dropped a connection costs this many connects.
  */
-export const CLOSE_REPROBES = 4;
+export const CLOSE_REPROBES = 5;
 
 interface Suspect {
   readonly address: NodeAddress;
@@ -66,7 +68,7 @@ export class DeathConfirmations {
       suspect = { address, ...fresh, next: undefined };
       this.suspects.set(key, suspect);
     }
-    // Also when a probe is under way: an accept it gets may come from the dying process's listening socket.
+    // Also when a probe is under way: what it gets may come from the dying process's listening socket.
     if (atOnce) suspect.closeReprobes = CLOSE_REPROBES;
     if (suspect.inFlight || suspect.next !== undefined) return;
     if (!atOnce && this.options.scheduler.now() - suspect.lastProbeAt < REPROBE_AFTER_MS) return;
@@ -116,11 +118,12 @@ export class DeathConfirmations {
       if (this.stopped || this.suspects.get(key) !== suspect) return;
       if (result !== 'refused') {
         // An accept after a refusal is a process back on the port (a new incarnation): no probe again for it.
-        const again = result === 'accepting' && suspect.refusals === 0 && suspect.closeReprobes > 0;
+        const again = suspect.refusals === 0 && suspect.closeReprobes > 0;
         suspect.refusals = 0;
         if (!again) return;
+        const delay = CONFIRM_SPACING_MS * 2 ** (CLOSE_REPROBES - suspect.closeReprobes);
         suspect.closeReprobes--;
-        return this.probeLater(key, suspect);
+        return this.probeLater(key, suspect, delay);
       }
       suspect.refusals++;
       suspect.lastRefusedAt = this.options.scheduler.now();
@@ -130,11 +133,11 @@ export class DeathConfirmations {
     });
   }
 
-  /** The next probe of a confirmation under way, CONFIRM_SPACING_MS from now. */
-  private probeLater(key: string, suspect: Suspect): void {
+  /** The next probe of a confirmation under way, `delayMs` from now. */
+  private probeLater(key: string, suspect: Suspect, delayMs = CONFIRM_SPACING_MS): void {
     suspect.next = this.options.scheduler.setTimeout(() => {
       suspect.next = undefined;
       if (!this.stopped && this.suspects.get(key) === suspect) this.probe(key, suspect);
-    }, CONFIRM_SPACING_MS);
+    }, delayMs);
   }
 }
