@@ -1,10 +1,11 @@
 // The down-removal margin alone: when each member's margin starts, when it ends, and the (dispatcher's)
-// timer that re-runs the coordinator's membership check at the earliest end.
+// timer that re-runs the coordinator's membership check at the earliest end; then a coordinator on fakes with
+// a process restarted on a crashed address (margins are kept by address).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DownRemovalMargin } from '../../src/sharding/coordinator/down-removal-margin.js';
 import { Dispatcher } from '../../src/sharding/coordinator/effects.js';
-import { ManualScheduler, address, member, stateWith } from './coordinator-fakes.js';
+import { ManualScheduler, address, member, registration, startedCoordinator, stateWith } from './coordinator-fakes.js';
 
 function margin(marginMs = 2_000) {
   const scheduler = new ManualScheduler();
@@ -192,5 +193,45 @@ describe('DownRemovalMargin', () => {
     schedule(scheduler.now(), () => false);
     scheduler.advance(5_000);
     expect(ends).toEqual([]);
+  });
+});
+
+describe('the coordinator and a process restarted on a crashed address', () => {
+  it('gives the restarted process, downed while only cut off, its whole margin', async () => {
+    let answer: 'refused' | 'accepting' = 'refused';
+    const members = [member(1), member(2), member(3)];
+    const config = { coordinatorWarmupMs: 0, retryIntervalMs: 100_000, rebalanceIntervalMs: 1_000_000 };
+    const { subject, ctx, scheduler } = startedCoordinator(members, config, {
+      probe: () => Promise.resolve(answer),
+    });
+    const settle = async (ms: number): Promise<void> => {
+      for (let waited = 0; waited < ms; waited += 25) {
+        for (let i = 0; i < 4; i++) await Promise.resolve();
+        scheduler.advance(25);
+      }
+    };
+    const hostedElsewhere = (shardId: number): boolean =>
+      ctx.take().some((s) => s.message.type === 'HostShard' && s.message.shardId === shardId);
+    // The first process at address 3 hosts shard 5 and crashes: its margin ends once the probes confirm it.
+    subject.handle(address(3), registration([5]));
+    const crashed = { ...member(3, 'down'), downedAtMs: scheduler.now() };
+    ctx.members = [member(1), member(2), crashed];
+    subject.onMembershipChange();
+    await settle(100);
+    expect(hostedElsewhere(5)).toBe(true);
+    // A new process restarts on the address (the old record still beside it), registers shard 7, and is cut off.
+    scheduler.advance(5_000);
+    ctx.members = [member(1), member(2), member(3), crashed];
+    subject.onMembershipChange();
+    subject.handle(address(3), registration([7]));
+    ctx.take();
+    answer = 'accepting';
+    scheduler.advance(5_000);
+    ctx.members = [member(1), member(2), { ...member(3, 'down'), downedAtMs: scheduler.now() }, crashed];
+    subject.onMembershipChange();
+    await settle(1_950);
+    expect(hostedElsewhere(7)).toBe(false);
+    await settle(100);
+    expect(hostedElsewhere(7)).toBe(true);
   });
 });

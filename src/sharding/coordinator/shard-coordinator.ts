@@ -213,9 +213,11 @@ export class ShardCoordinator {
   }
 
   private membershipChanged(fx: Effects): void {
-    const members = memberMap(this.ctx.membership.members());
+    const list = this.ctx.membership.members();
+    const members = memberMap(list);
     const now = this.scheduler.now();
-    this.margin.sawDown(members.values(), now);
+    // Every record, not one per address: a restarted process's record beside the old one's (sawDown).
+    this.margin.sawDown(list, now);
     for (const joined of this.state.early.admitted(members))
       fx.send(joined, { type: 'RegisterRequired', typeName: this.typeName });
     for (const region of this.state.registered()) {
