@@ -29,6 +29,8 @@ export interface ScalePlan {
   readonly restarts: number;
   readonly steadyWindowMs: number;
   readonly bin?: string;
+  /** The nodes' log level (default warn); `info` keeps the `failover phase` lines of each kill run. */
+  readonly logLevel?: string;
 }
 
 export interface ScaleFigures {
@@ -117,7 +119,11 @@ async function rollingRestart(cluster: RealCluster, restarts: number): Promise<n
 
 export async function runScale(plan: ScalePlan, progress: (line: string) => void): Promise<ScaleFigures> {
   const t0 = performance.now();
-  const cluster = await startCluster({ count: plan.count, ...(plan.bin === undefined ? {} : { bin: plan.bin }) });
+  const cluster = await startCluster({
+    count: plan.count,
+    ...(plan.bin === undefined ? {} : { bin: plan.bin }),
+    ...(plan.logLevel === undefined ? {} : { logLevel: plan.logLevel }),
+  });
   try {
     const upSeconds = (performance.now() - t0) / 1000;
     progress(`${plan.count} nodes up in ${upSeconds.toFixed(1)} s`);

@@ -72,6 +72,20 @@ export interface MemberInfo {
   readonly downedAtMs?: number;
 }
 
+/**
+ * A member this node saw leave the view after it reached Up (removed, or pruned into a tombstone): what a new
+ * coordinator needs to date the down-removal margin of an older member that is no longer in the view.
+ */
+export interface DepartedMember {
+  readonly address: NodeAddress;
+  /** Its Up number (MemberInfo.upNumber): which gap in the Up numbers it explains. */
+  readonly upNumber: number;
+  /** When its downing was decided (MemberInfo.downedAtMs); undefined for a graceful leave or an old peer's downing. */
+  readonly downedAtMs?: number;
+  /** When this node saw it removed or pruned (this node's clock): never before its removal or its downing. */
+  readonly removedAtMs: number;
+}
+
 /** Read-only membership as a strategy sees it. */
 export interface ClusterView {
   members(): ReadonlyArray<MemberInfo>;
@@ -87,4 +101,9 @@ export interface Membership extends ClusterView {
    * task, bounded by the cluster's leave timeout). Returns an unregister function.
    */
   onLeaving(task: () => Promise<void>): () => void;
+  /**
+   * Members this node saw leave the view after reaching Up, oldest first (bounded, forgotten after the
+   * tombstones' lifetime). Optional: a membership without it makes every such gap unknown (the safe side).
+   */
+  departed?(): ReadonlyArray<DepartedMember>;
 }

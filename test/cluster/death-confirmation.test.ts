@@ -1,12 +1,14 @@
 // DeathConfirmations on a manual scheduler and a scripted probe: what confirms a death (CONFIRM_REFUSALS
 // refusals in a row, CONFIRM_SPACING_MS apart), what voids it (an accepting probe, a sign of life), and what a
-// lost connection changes (an at-once suspicion skips the REPROBE_AFTER_MS wait, never a probe under way).
+// lost connection changes (an at-once suspicion skips the REPROBE_AFTER_MS wait, never a probe under way, and
+// probes a first answer that is not a refusal again, CLOSE_REPROBES times at most).
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import {
   CONFIRM_REFUSALS,
   CONFIRM_SPACING_MS,
   CONFIRMATION_FRESH_MS,
+  CLOSE_REPROBES,
   DeathConfirmations,
   REPROBE_AFTER_MS,
 } from '../../src/cluster/membership/death-confirmation.js';
@@ -130,6 +132,66 @@ describe('DeathConfirmations', () => {
     expect(probedAt.slice(2)).toEqual([second, second + CONFIRM_SPACING_MS]);
     expect(confirmedAt).toEqual([confirmedAt[0], second + CONFIRM_SPACING_MS]);
     expect(deaths.confirmed(KEY, scheduler.now())).toBe(true);
+  });
+
+  it('after a lost connection, a first accept (the dying process still listening) is probed again', async () => {
+    const scheduler = new ManualScheduler();
+    const { deaths, probedAt, confirmedAt } = scripted(scheduler, ['accepting', 'refused', 'refused']);
+    const start = scheduler.now();
+    deaths.suspect(KEY, peer, true);
+    await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, 0);
+    expect(probedAt).toEqual([start, start + CONFIRM_SPACING_MS, start + 2 * CONFIRM_SPACING_MS]);
+    expect(confirmedAt).toEqual([start + 2 * CONFIRM_SPACING_MS]);
+  });
+
+  it('a peer that keeps accepting after a lost connection gets CLOSE_REPROBES more probes, each twice as late', async () => {
+    const scheduler = new ManualScheduler();
+    const { deaths, probedAt, confirmedAt } = scripted(scheduler, Array<ProbeResult>(20).fill('accepting'));
+    const start = scheduler.now();
+    deaths.suspect(KEY, peer, true);
+    for (let i = 0; i < 200; i++) await advance(scheduler, CONFIRM_SPACING_MS);
+    const offsets = [0, 1, 3, 7, 15, 31].map((n) => start + n * CONFIRM_SPACING_MS);
+    expect(CLOSE_REPROBES).toBe(5);
+    expect(probedAt).toEqual(offsets);
+    expect(confirmedAt).toEqual([]);
+    expect(deaths.confirmed(KEY, scheduler.now())).toBe(false);
+  });
+
+  it('after a lost connection, a first answer reset with the dying socket (unknown) is probed again', async () => {
+    const scheduler = new ManualScheduler();
+    const { deaths, probedAt, confirmedAt } = scripted(scheduler, ['unknown', 'accepting', 'refused', 'refused']);
+    const start = scheduler.now();
+    deaths.suspect(KEY, peer, true);
+    for (let i = 0; i < 5; i++) await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, 0);
+    // Re-probes 25 then 50 ms apart; once refused, the confirmation's own spacing.
+    const s = CONFIRM_SPACING_MS;
+    expect(probedAt).toEqual([start, start + s, start + 3 * s, start + 4 * s]);
+    expect(confirmedAt).toEqual([start + 4 * s]);
+  });
+
+  it('an accept that a lost connection finds under way is probed again', async () => {
+    const scheduler = new ManualScheduler();
+    const { deaths, probedAt, confirmedAt } = scripted(scheduler, ['accepting', 'refused', 'refused']);
+    const start = scheduler.now();
+    deaths.suspect(KEY, peer);
+    // The silence probe is still under way when the connection ends.
+    deaths.suspect(KEY, peer, true);
+    await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, CONFIRM_SPACING_MS);
+    await advance(scheduler, 0);
+    expect(probedAt).toEqual([start, start + CONFIRM_SPACING_MS, start + 2 * CONFIRM_SPACING_MS]);
+    expect(confirmedAt).toEqual([start + 2 * CONFIRM_SPACING_MS]);
+  });
+
+  it('silence alone is not probed again after an accept', async () => {
+    const scheduler = new ManualScheduler();
+    const { deaths, probedAt } = scripted(scheduler, ['accepting', 'refused', 'refused']);
+    deaths.suspect(KEY, peer);
+    for (let i = 0; i < 8; i++) await advance(scheduler, CONFIRM_SPACING_MS);
+    expect(probedAt).toHaveLength(1);
   });
 
   it('without a probe nothing is ever confirmed', async () => {

@@ -15,7 +15,7 @@ import { resolveClusterConfig, type ClusterConfig, type ClusterConfigInput } fro
 import { memberKey } from './gossip.js';
 import { GossipExchange } from './gossip-exchange.js';
 import { isConverged, leaderOf } from './leader-actions.js';
-import { isGone, type MemberInfo, type Membership } from '../member.js';
+import { isGone, type DepartedMember, type MemberInfo, type Membership } from '../member.js';
 import { MembershipCore } from './membership-core.js';
 import type { ClusterMessage } from './messages.js';
 import { Reachability } from './reachability.js';
@@ -118,6 +118,11 @@ export class Cluster implements Membership {
 
   members(): ReadonlyArray<MemberInfo> {
     return this.core.members();
+  }
+
+  /** See `Membership.departed`: members this node saw leave the view after reaching Up, oldest first. */
+  departed(): ReadonlyArray<DepartedMember> {
+    return this.core.departures.list();
   }
 
   /** This node as the cluster sees it; undefined before it joined. */

@@ -1,7 +1,7 @@
 // Confirmed deaths: a member that went silent, or whose connection ended from its side, is probed at its address
 // (Transport.probe); two refusals in a row, CONFIRM_SPACING_MS apart, with no sign of life since, confirm that
-// its process is gone. The failure
-// detector's silence alone never does: a paused, busy or CPU-starved process and a cut link are silent too,
+// its process is gone (after a lost connection, a first answer that is not a refusal is probed again:
+// CLOSE_REPROBES). The failure detector's silence alone never does: a paused, busy or CPU-starved process and a cut link are silent too,
 // but their host still accepts connections (or answers nothing), so they stay on the slow, stable-after path.
 // A confirmation is evidence, not an opinion: it lets the leader down the member without waiting out
 // stable-after, and the coordinator drop its down-removal margin (docs/design.md, "Confirmed deaths").
@@ -21,6 +21,15 @@ export const CONFIRM_SPACING_MS = 25;
 export const CONFIRMATION_FRESH_MS = 2_500;
 /** Least time between two probes of one suspect outside a confirmation under way. */
 export const REPROBE_AFTER_MS = 1_000;
+/**
+ * Probes repeated when the first answers after a lost connection are not refusals, the first CONFIRM_SPACING_MS
+ * later and each next one twice as late (25, 50, 100, 200 and 400 ms: the last about 0.8 s after the close). A
+ * process killed with SIGKILL has its connections reset before the kernel closes its listening socket, so a
+ * probe sent on the reset is accepted about one time in ten to three (more on a loaded machine, where the
+ * teardown takes longer); then the port refuses (bench/README.md, issue 40). Only refusals count, so these
+ * probes confirm nothing a refusal would not; a peer that only dropped a connection costs this many connects.
+ */
+export const CLOSE_REPROBES = 5;
 
 interface Suspect {
   readonly address: NodeAddress;
@@ -29,6 +38,8 @@ interface Suspect {
   lastProbeAt: number;
   inFlight: boolean;
   next: Cancellable | undefined;
+  /** Accepts still answered by a probe again (CLOSE_REPROBES after a lost connection), until a refusal. */
+  closeReprobes: number;
 }
 
 export interface DeathConfirmationsOptions {
@@ -53,9 +64,12 @@ export class DeathConfirmations {
     if (this.stopped || this.options.probe === undefined) return;
     let suspect = this.suspects.get(key);
     if (suspect === undefined) {
-      suspect = { address, refusals: 0, lastRefusedAt: 0, lastProbeAt: -Infinity, inFlight: false, next: undefined };
+      const fresh = { refusals: 0, lastRefusedAt: 0, lastProbeAt: -Infinity, inFlight: false, closeReprobes: 0 };
+      suspect = { address, ...fresh, next: undefined };
       this.suspects.set(key, suspect);
     }
+    // Also when a probe is under way: what it gets may come from the dying process's listening socket.
+    if (atOnce) suspect.closeReprobes = CLOSE_REPROBES;
     if (suspect.inFlight || suspect.next !== undefined) return;
     if (!atOnce && this.options.scheduler.now() - suspect.lastProbeAt < REPROBE_AFTER_MS) return;
     this.probe(key, suspect);
@@ -103,18 +117,27 @@ export class DeathConfirmations {
       // Forgotten meanwhile (a sign of life): a late answer says nothing any more.
       if (this.stopped || this.suspects.get(key) !== suspect) return;
       if (result !== 'refused') {
+        // An accept after a refusal is a process back on the port (a new incarnation): no probe again for it.
+        const again = suspect.refusals === 0 && suspect.closeReprobes > 0;
         suspect.refusals = 0;
-        return;
+        if (!again) return;
+        const delay = CONFIRM_SPACING_MS * 2 ** (CLOSE_REPROBES - suspect.closeReprobes);
+        suspect.closeReprobes--;
+        return this.probeLater(key, suspect, delay);
       }
       suspect.refusals++;
       suspect.lastRefusedAt = this.options.scheduler.now();
-      if (suspect.refusals >= CONFIRM_REFUSALS) this.options.onConfirmed(key);
-      else {
-        suspect.next = this.options.scheduler.setTimeout(() => {
-          suspect.next = undefined;
-          if (!this.stopped && this.suspects.get(key) === suspect) this.probe(key, suspect);
-        }, CONFIRM_SPACING_MS);
-      }
+      if (suspect.refusals < CONFIRM_REFUSALS) return this.probeLater(key, suspect);
+      suspect.closeReprobes = 0;
+      this.options.onConfirmed(key);
     });
+  }
+
+  /** The next probe of a confirmation under way, `delayMs` from now. */
+  private probeLater(key: string, suspect: Suspect, delayMs = CONFIRM_SPACING_MS): void {
+    suspect.next = this.options.scheduler.setTimeout(() => {
+      suspect.next = undefined;
+      if (!this.stopped && this.suspects.get(key) === suspect) this.probe(key, suspect);
+    }, delayMs);
   }
 }

@@ -10,6 +10,7 @@ import type { Logger } from '../../logging.js';
 import type { NodeAddress } from '../address.js';
 import type { ClusterChannel } from './cluster-channel.js';
 import type { ClusterConfig } from './config.js';
+import { Departures } from './departures.js';
 import { FailureDetectorRegistry } from './failure-detector.js';
 import {
   EMPTY_GOSSIP,
@@ -64,6 +65,8 @@ export class MembershipCore {
   /** When this node's own failure detector started to consider each monitored member unreachable. */
   readonly unreachableSince = new Map<string, number>();
   readonly joiningSince = new Map<string, number>();
+  /** Members this node saw leave the view after reaching Up (Membership.departed). */
+  readonly departures: Departures;
   started = false;
   joined = false;
   stopped = false;
@@ -88,6 +91,7 @@ export class MembershipCore {
     this.channel = options.channel;
     this.random = options.random ?? Math.random;
     this.detectors = new FailureDetectorRegistry(options.config.failureDetector);
+    this.departures = new Departures(options.config.tombstoneTtlMs);
   }
 
   selfRecord(): MemberRecord | undefined {
@@ -208,6 +212,8 @@ export class MembershipCore {
       state = updateMembers(state, transitions, this.selfKey);
     }
     this.gossip = state;
+    // Before the change listeners: a coordinator starting on this change reads the departures.
+    this.departures.observe(before, state, this.scheduler.now());
     let pushedTo: ReadonlySet<string> = new Set();
     if (!sameContent(state, before) || !sameTombstones(state, before)) {
       pushedTo = this.afterContentChange(before, transitions.length > 0 ? 'push' : spread);

@@ -8,10 +8,11 @@
 // ahead of this coordinator's clock counts as now: the margin never starts after the coordinator saw the down.
 // The margin exists for a process that may still run; one whose address refuses connections (a confirmed death,
 // death-confirmation.ts) runs nothing, so its margin ends as soon as the coordinator's own probes confirm it.
+// Older members gone from the view are dated from what the cluster saw of their leaving (olderMembersGoneSince).
 import { NodeAddress } from '../../cluster/address.js';
 import { DeathConfirmations } from '../../cluster/membership/death-confirmation.js';
 import type { Scheduler } from '../../cluster/scheduler.js';
-import type { MemberInfo } from '../../cluster/member.js';
+import { isGone, type DepartedMember, type MemberInfo } from '../../cluster/member.js';
 import type { ProbeResult } from '../../cluster/transport/transport.js';
 import type { Effects } from './effects.js';
 
@@ -30,6 +31,8 @@ export class DownRemovalMargin {
   private stopped = false;
   /** Members whose process is confirmed gone: no margin for them. */
   private readonly proven = new Set<string>();
+  /** Members whose running margin a new process at the same address outlived (see liveAgain). */
+  private readonly superseded = new Set<string>();
   private readonly deaths: DeathConfirmations;
 
   constructor(
@@ -50,28 +53,61 @@ export class DownRemovalMargin {
 
   /**
    * Members this view shows down start their margin when their downing was decided (or now, without a
-   * decision time), unless it started earlier.
+   * decision time), unless it started earlier. Margins are kept by address, and a restarted process keeps its
+   * address: the newest downing among an address's down records counts, none while a process there is live
+   * (a down record beside it is the process before, gone since the live one holds the port), and a margin
+   * that started before a process was live there again is that earlier process's (`liveAgain`).
    */
   sawDown(members: Iterable<MemberInfo>, now: number): void {
+    const newest = new Map<string, number>();
+    const live = new Set<string>();
     for (const member of members) {
-      if (member.status !== 'down') continue;
-      this.started(member.address.toString(), Math.min(now, member.downedAtMs ?? now));
+      const key = member.address.toString();
+      if (!isGone(member.status)) live.add(key);
+      else if (member.status === 'down') {
+        const since = Math.min(now, member.downedAtMs ?? now);
+        newest.set(key, Math.max(since, newest.get(key) ?? -Infinity));
+      }
     }
+    for (const key of live) if (this.downSince.has(key)) this.liveAgain(key, now);
+    for (const [key, since] of newest) if (!live.has(key)) this.started(key, since);
+  }
+
+  /**
+   * A process is live at an address whose margin started before: an ended margin is forgotten, a running one
+   * runs on (the live process holds the port, but its end is kept) and is superseded by the next downing there.
+   */
+  private liveAgain(member: string, now: number): void {
+    if (this.inMargin(member, now)) {
+      this.superseded.add(member);
+      return;
+    }
+    this.downSince.delete(member);
+    this.proven.delete(member);
+    this.superseded.delete(member);
   }
 
   /**
    * A member gone from the view (or down, or removed) while its region still held shards it did not hand
    * off: downed by the others, whether this view shows it down or, the leader having removed it in the same
-   * gossip round, not at all any more. Its margin starts now unless it started earlier.
+   * gossip round, not at all any more. Its margin starts at `since` (now, or when it was seen leaving) unless
+   * it started earlier.
    */
-  sawGone(member: string, now: number): void {
-    this.started(member, now);
+  sawGone(member: string, since: number): void {
+    this.started(member, since);
   }
 
-  /** The earliest start known for a member's margin wins (a later view may carry the decision time). */
+  /**
+   * The earliest start known for a member's margin wins (a later view may carry the decision time), except
+   * after a new process was live at the address: its downing starts a margin of its own, never ending before
+   * the running one.
+   */
   private started(member: string, since: number): void {
     const known = this.downSince.get(member);
-    if (known === undefined || since < known) this.downSince.set(member, since);
+    if (this.superseded.delete(member)) {
+      this.proven.delete(member);
+      this.downSince.set(member, Math.max(since, known ?? since));
+    } else if (known === undefined || since < known) this.downSince.set(member, since);
     if (!this.proven.has(member) && this.inMargin(member, this.scheduler.now())) {
       const address = parseAddress(member);
       if (address !== undefined) this.deaths.suspect(member, address);
@@ -113,6 +149,7 @@ export class DownRemovalMargin {
       } else if (forgettable(member)) {
         this.downSince.delete(member);
         this.proven.delete(member);
+        this.superseded.delete(member);
       }
     }
     if (next === Infinity || this.stopped) return;
@@ -134,20 +171,39 @@ function parseAddress(member: string): NodeAddress | undefined {
   }
 }
 
-/** The margin's key for older members that left the view without a record this coordinator can date. */
+/** The margin's key for older members that left the view (their records gone: removed or pruned). */
 export const UNTRACED_OLDER_MEMBERS = '(older members no longer in the view)';
 
 /**
- * True when members that reached Up before `self` are missing from the view. Up numbers are handed out in
- * join order, so a gap below this node's own means an older member left; if its record is gone (removed, or
- * pruned into a tombstone), this coordinator cannot tell a graceful leave from a downing nor date it, and it
- * may have been the previous coordinator's node, hosting shards nobody registered. The caller runs a full
- * margin from its own start for it: the downing, if there was one, was decided no later than that.
+ * When the margin for older members gone from the view starts, or undefined when none is. Up numbers are handed
+ * out in join order, so a gap below this node's own means an older member left; it may have been the previous
+ * coordinator's node, hosting shards nobody registered. A gap this node saw leave (`departed`, the cluster's
+ * local record) is dated by its downing's decision, or without one (a graceful leave, an old peer's downing) by
+ * when this node saw it go, which is later; a gap it knows nothing of starts now (the downing, if there was
+ * one, was decided no later than that). No start is after now, and the latest start wins: every gap's margin
+ * must be over before shards nobody registered are allocated.
  */
-export function olderMembersUntraced(members: ReadonlyArray<MemberInfo>, self: string): boolean {
+export function olderMembersGoneSince(
+  members: ReadonlyArray<MemberInfo>,
+  departed: ReadonlyArray<DepartedMember>,
+  self: string,
+  now: number,
+): number | undefined {
   const own = members.find((m) => m.address.toString() === self);
-  if (own === undefined || own.upNumber <= 1) return false;
+  if (own === undefined || own.upNumber <= 1) return undefined;
   const seen = new Set(members.map((m) => m.upNumber));
-  for (let n = 1; n < own.upNumber; n++) if (!seen.has(n)) return true;
-  return false;
+  const left = new Map<number, number>();
+  for (const d of departed) {
+    const since = Math.min(now, d.downedAtMs ?? d.removedAtMs);
+    // Two departures with one Up number (concurrent leaders): the later start is the safe one.
+    left.set(d.upNumber, Math.max(since, left.get(d.upNumber) ?? -Infinity));
+  }
+  let latest: number | undefined;
+  for (let n = 1; n < own.upNumber; n++) {
+    if (seen.has(n)) continue;
+    const since = left.get(n) ?? now;
+    latest = latest === undefined ? since : Math.max(latest, since);
+    if (latest === now) return now;
+  }
+  return latest;
 }

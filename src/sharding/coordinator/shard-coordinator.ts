@@ -13,7 +13,7 @@ import { isGone, type MemberInfo } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import { Allocator, ShardHomes } from './allocation.js';
-import { UNTRACED_OLDER_MEMBERS, olderMembersUntraced, DownRemovalMargin } from './down-removal-margin.js';
+import { UNTRACED_OLDER_MEMBERS, olderMembersGoneSince, DownRemovalMargin } from './down-removal-margin.js';
 import { Dispatcher, type CoordinatorReport, type CoordinatorTimer, type Effects } from './effects.js';
 import { memberMap, FailoverReport, WarmUpGate } from './membership.js';
 import { HandOffStates, HandOffs } from './hand-offs.js';
@@ -108,10 +108,12 @@ export class ShardCoordinator {
     for (const member of live)
       fx.send(member.address.toString(), { type: 'RegisterRequired', typeName: this.typeName });
     // Members already down get the rest of their margin, from when their downing was decided; older members
-    // gone from the view without a trace get a full one from now (see olderMembersUntraced).
+    // gone from the view from when the cluster saw them leave, or a full one from now (olderMembersGoneSince).
     const now = this.scheduler.now();
     this.margin.sawDown(members, now);
-    if (olderMembersUntraced(members, this.ctx.self.toString())) this.margin.sawGone(UNTRACED_OLDER_MEMBERS, now);
+    const departed = this.ctx.membership.departed?.() ?? [];
+    const since = olderMembersGoneSince(members, departed, this.ctx.self.toString(), now);
+    if (since !== undefined) this.margin.sawGone(UNTRACED_OLDER_MEMBERS, since);
     const keys = memberMap(members);
     this.margin.schedule(fx, now, (key) => !keys.has(key) && !this.state.isRegion(key));
     this.warmed(fx, this.gate.check(fx));
@@ -226,9 +228,11 @@ export class ShardCoordinator {
   }
 
   private membershipChanged(fx: Effects): void {
-    const members = memberMap(this.ctx.membership.members());
+    const list = this.ctx.membership.members();
+    const members = memberMap(list);
     const now = this.scheduler.now();
-    this.margin.sawDown(members.values(), now);
+    // Every record, not one per address: a restarted process's record beside the old one's (sawDown).
+    this.margin.sawDown(list, now);
     for (const joined of this.state.early.admitted(members))
       fx.send(joined, { type: 'RegisterRequired', typeName: this.typeName });
     for (const region of this.state.registered()) {
