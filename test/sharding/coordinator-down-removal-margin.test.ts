@@ -3,7 +3,7 @@
 // a process restarted on a crashed address (margins are kept by address).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DownRemovalMargin } from '../../src/sharding/coordinator/down-removal-margin.js';
+import { DownRemovalMargin } from '../../src/sharding/coordinator/membership.js';
 import { Dispatcher } from '../../src/sharding/coordinator/effects.js';
 import { ManualScheduler, address, member, registration, startedCoordinator, stateWith } from './coordinator-fakes.js';
 

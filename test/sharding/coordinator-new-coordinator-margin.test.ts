@@ -6,19 +6,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DepartedMember, MemberInfo, Membership } from '../../src/cluster/member.js';
-import { olderMembersGoneSince } from '../../src/sharding/coordinator/down-removal-margin.js';
+import { olderMembersGoneSince } from '../../src/sharding/coordinator/membership.js';
 import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinator.js';
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { silentLogger } from '../../src/logging.js';
 import { staticMembership, testAddress } from '../support/members.js';
-import {
-  FakeContext,
-  ManualScheduler,
-  address,
-  member,
-  registration,
-  startedCoordinator,
-} from './coordinator-fakes.js';
+import { FakeContext, ManualScheduler, address, member, registration, startedCoordinator } from './coordinator-fakes.js';
 
 const MARGIN_MS = 2_000;
 

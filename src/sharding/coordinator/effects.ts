@@ -21,7 +21,7 @@ export type CoordinatorTimer =
   | { readonly type: 'placement-change' }
   /** The warm-up time elapsed (membership.ts's WarmUpGate). */
   | { readonly type: 'warm-up' }
-  /** The earliest running down-removal margin ended (down-removal-margin.ts): the membership check again. */
+  /** The earliest running down-removal margin ended (membership.ts's DownRemovalMargin): the membership check again. */
   | { readonly type: 'margin-ended' };
 
 /** What the coordinator reports as it happens (its metrics, the failover timeline, the node's wiring). */

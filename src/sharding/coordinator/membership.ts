@@ -1,11 +1,15 @@
 // How the coordinator reads the membership: the role filter and members by key (which statuses may host is the
 // vocabulary's HOSTING_STATUSES). One place, so the registry, the warm-up gate and allocation agree. Below it,
-// what the coordinator does with the membership: the warm-up and partition gate, and the failover report.
-import { type MemberInfo, HOSTING_STATUSES } from '../../cluster/member.js';
+// what the coordinator does with the membership: the warm-up and partition gate, the failover report, and the
+// down-removal margin (each section headed by what it is for).
+import { type MemberInfo, HOSTING_STATUSES, isGone, type DepartedMember } from '../../cluster/member.js';
 import type { Logger } from '../../logging.js';
-import type { DownRemovalMargin } from './down-removal-margin.js';
 import type { Effects } from './effects.js';
 import type { CoordinatorState } from './state.js';
+import { NodeAddress } from '../../cluster/address.js';
+import { DeathConfirmations } from '../../cluster/membership/death-confirmation.js';
+import type { Scheduler } from '../../cluster/scheduler.js';
+import type { ProbeResult } from '../../cluster/transport/transport.js';
 
 /** True when the type has no role or the member was started with it. */
 export function hasRole(member: MemberInfo, role: string | undefined): boolean {
@@ -183,4 +187,208 @@ export class FailoverReport {
     for (const [orphan, previous] of [...this.orphans]) if (previous === from) this.orphans.delete(orphan);
     fx.report({ kind: 'failover-step', member: from, phase: 're-homed' });
   }
+}
+
+// The down-removal margin (Pekko's down-removal-margin): when each member was downed, and the timer that re-runs
+// the membership check when the earliest running margin ends. A node downed by the others may not know it yet
+// and keeps running its shards until gossip tells it, so for marginMs after the downing was decided they are
+// not started elsewhere. The margin runs from the decision (`MemberInfo.downedAtMs`, the deciding node's wall
+// clock, earliest decision wins), never from when this coordinator heard of it: a coordinator that starts, or
+// learns of the downing, late waits only the rest. Without a decision time (a peer that predates it, or a
+// member gone from the view) it runs from when this coordinator saw the member down or gone. A decision time
+// ahead of this coordinator's clock counts as now: the margin never starts after the coordinator saw the down.
+// The margin exists for a process that may still run; one whose address refuses connections (a confirmed death,
+// death-confirmation.ts) runs nothing, so its margin ends as soon as the coordinator's own probes confirm it.
+// Older members gone from the view are dated from what the cluster saw of their leaving (olderMembersGoneSince).
+
+export interface DownRemovalMarginOptions {
+  /** A member's death was confirmed (its margin ends now): the coordinator re-runs its membership check. */
+  readonly confirmed: () => void;
+  /** Probes a member's address (CoordinatorConfig.probe, Transport.probe); without it every margin runs its full length. */
+  readonly probe?: (to: NodeAddress) => Promise<ProbeResult>;
+}
+
+/** The key of the margin's timer among the dispatcher's timers. */
+const MARGIN_TIMER = 'down-removal-margin';
+
+export class DownRemovalMargin {
+  private readonly downSince = new Map<string, number>();
+  private stopped = false;
+  /** Members whose process is confirmed gone: no margin for them. */
+  private readonly proven = new Set<string>();
+  /** Members whose running margin a new process at the same address outlived (see liveAgain). */
+  private readonly superseded = new Set<string>();
+  private readonly deaths: DeathConfirmations;
+
+  constructor(
+    private readonly marginMs: number,
+    private readonly scheduler: Scheduler,
+    options: DownRemovalMarginOptions,
+  ) {
+    // The probes' own timers are DeathConfirmations' (cluster/); a confirmation comes back as an input.
+    this.deaths = new DeathConfirmations({
+      probe: marginMs > 0 ? options.probe : undefined,
+      scheduler,
+      onConfirmed: (member) => {
+        this.proven.add(member);
+        if (!this.stopped) options.confirmed();
+      },
+    });
+  }
+
+  /**
+   * Members this view shows down start their margin when their downing was decided (or now, without a
+   * decision time), unless it started earlier. Margins are kept by address, and a restarted process keeps its
+   * address: the newest downing among an address's down records counts, none while a process there is live
+   * (a down record beside it is the process before, gone since the live one holds the port), and a margin
+   * that started before a process was live there again is that earlier process's (`liveAgain`).
+   */
+  sawDown(members: Iterable<MemberInfo>, now: number): void {
+    const newest = new Map<string, number>();
+    const live = new Set<string>();
+    for (const member of members) {
+      const key = member.address.toString();
+      if (!isGone(member.status)) live.add(key);
+      else if (member.status === 'down') {
+        const since = Math.min(now, member.downedAtMs ?? now);
+        newest.set(key, Math.max(since, newest.get(key) ?? -Infinity));
+      }
+    }
+    for (const key of live) if (this.downSince.has(key)) this.liveAgain(key, now);
+    for (const [key, since] of newest) if (!live.has(key)) this.started(key, since);
+  }
+
+  /**
+   * A process is live at an address whose margin started before: an ended margin is forgotten, a running one
+   * runs on (the live process holds the port, but its end is kept) and is superseded by the next downing there.
+   */
+  private liveAgain(member: string, now: number): void {
+    if (this.inMargin(member, now)) {
+      this.superseded.add(member);
+      return;
+    }
+    this.downSince.delete(member);
+    this.proven.delete(member);
+    this.superseded.delete(member);
+  }
+
+  /**
+   * A member gone from the view (or down, or removed) while its region still held shards it did not hand
+   * off: downed by the others, whether this view shows it down or, the leader having removed it in the same
+   * gossip round, not at all any more. Its margin starts at `since` (now, or when it was seen leaving) unless
+   * it started earlier.
+   */
+  sawGone(member: string, since: number): void {
+    this.started(member, since);
+  }
+
+  /**
+   * The earliest start known for a member's margin wins (a later view may carry the decision time), except
+   * after a new process was live at the address: its downing starts a margin of its own, never ending before
+   * the running one.
+   */
+  private started(member: string, since: number): void {
+    const known = this.downSince.get(member);
+    if (this.superseded.delete(member)) {
+      this.proven.delete(member);
+      this.downSince.set(member, Math.max(since, known ?? since));
+    } else if (known === undefined || since < known) this.downSince.set(member, since);
+    if (!this.proven.has(member) && this.inMargin(member, this.scheduler.now())) {
+      const address = parseAddress(member);
+      if (address !== undefined) this.deaths.suspect(member, address);
+    }
+  }
+
+  /** True once a margin for the member started (running or ended, until forgotten). */
+  has(member: string): boolean {
+    return this.downSince.has(member);
+  }
+
+  /** True while `member` was seen down less than marginMs ago. */
+  inMargin(member: string, now: number): boolean {
+    const since = this.downSince.get(member);
+    return since !== undefined && !this.proven.has(member) && now < since + this.marginMs;
+  }
+
+  /** True while a member for which `matches` holds is in its margin. */
+  anyInMargin(matches: (member: string) => boolean, now: number): boolean {
+    for (const member of this.downSince.keys()) if (matches(member) && this.inMargin(member, now)) return true;
+    return false;
+  }
+
+  /**
+   * Arms the timer for the earliest margin still running (its `margin-ended` re-runs the membership check),
+   * and forgets the ended margins of members for which `forgettable` holds (gone from both the view and the
+   * registry: nothing refers to them any more).
+   */
+  schedule(fx: Effects, now: number, forgettable: (member: string) => boolean): void {
+    fx.cancelTimer(MARGIN_TIMER);
+    let next = Infinity;
+    for (const [member, since] of [...this.downSince]) {
+      const end = this.proven.has(member) ? now : since + this.marginMs;
+      if (end > now) {
+        next = Math.min(next, end);
+        // Still running: probe again (at most once a second) until confirmed or the margin ends.
+        const address = parseAddress(member);
+        if (address !== undefined) this.deaths.suspect(member, address);
+      } else if (forgettable(member)) {
+        this.downSince.delete(member);
+        this.proven.delete(member);
+        this.superseded.delete(member);
+      }
+    }
+    if (next === Infinity || this.stopped) return;
+    fx.startTimer(MARGIN_TIMER, next - now, { type: 'margin-ended' });
+  }
+
+  /** Probes no more, confirms nothing more (the dispatcher cancels its timer). */
+  stop(): void {
+    this.stopped = true;
+    this.deaths.stop();
+  }
+}
+
+function parseAddress(member: string): NodeAddress | undefined {
+  try {
+    return NodeAddress.parse(member);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The margin's key for older members that left the view (their records gone: removed or pruned). */
+export const UNTRACED_OLDER_MEMBERS = '(older members no longer in the view)';
+
+/**
+ * When the margin for older members gone from the view starts, or undefined when none is. Up numbers are handed
+ * out in join order, so a gap below this node's own means an older member left; it may have been the previous
+ * coordinator's node, hosting shards nobody registered. A gap this node saw leave (`departed`, the cluster's
+ * local record) is dated by its downing's decision, or without one (a graceful leave, an old peer's downing) by
+ * when this node saw it go, which is later; a gap it knows nothing of starts now (the downing, if there was
+ * one, was decided no later than that). No start is after now, and the latest start wins: every gap's margin
+ * must be over before shards nobody registered are allocated.
+ */
+export function olderMembersGoneSince(
+  members: ReadonlyArray<MemberInfo>,
+  departed: ReadonlyArray<DepartedMember>,
+  self: string,
+  now: number,
+): number | undefined {
+  const own = members.find((m) => m.address.toString() === self);
+  if (own === undefined || own.upNumber <= 1) return undefined;
+  const seen = new Set(members.map((m) => m.upNumber));
+  const left = new Map<number, number>();
+  for (const d of departed) {
+    const since = Math.min(now, d.downedAtMs ?? d.removedAtMs);
+    // Two departures with one Up number (concurrent leaders): the later start is the safe one.
+    left.set(d.upNumber, Math.max(since, left.get(d.upNumber) ?? -Infinity));
+  }
+  let latest: number | undefined;
+  for (let n = 1; n < own.upNumber; n++) {
+    if (seen.has(n)) continue;
+    const since = left.get(n) ?? now;
+    latest = latest === undefined ? since : Math.max(latest, since);
+    if (latest === now) return now;
+  }
+  return latest;
 }

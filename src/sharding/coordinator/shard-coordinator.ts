@@ -6,16 +6,22 @@
 // This class is the dispatcher: each message and each timer is one dispatch, whose handlers record what they
 // decide in one Effects (effects.ts: events applied to the one state, sends, timers), run once they return.
 // Handlers: hand-offs.ts (the protocol), allocation.ts (homes, through the strategy), operator-requests.ts,
-// membership.ts (the warm-up gate, the failover report), down-removal-margin.ts; state.ts holds the state and
+// membership.ts (the warm-up gate, the down-removal margin, the failover report); state.ts holds the state and
 // its events; insight.ts answers explain and dry runs. Below the class: the coordinator's settings and stats,
 // and buildParts, which makes the parts it dispatches to.
 import { isGone, type MemberInfo } from '../../cluster/member.js';
 import type { Cancellable, Scheduler } from '../../cluster/scheduler.js';
 import type { Logger } from '../../logging.js';
 import { Allocator, ShardHomes } from './allocation.js';
-import { UNTRACED_OLDER_MEMBERS, olderMembersGoneSince, DownRemovalMargin } from './down-removal-margin.js';
+import {
+  UNTRACED_OLDER_MEMBERS,
+  olderMembersGoneSince,
+  DownRemovalMargin,
+  memberMap,
+  FailoverReport,
+  WarmUpGate,
+} from './membership.js';
 import { Dispatcher, type CoordinatorReport, type CoordinatorTimer, type Effects } from './effects.js';
-import { memberMap, FailoverReport, WarmUpGate } from './membership.js';
 import { HandOffStates, HandOffs } from './hand-offs.js';
 import { CoordinatorCordons, OperatorRequests } from './operator-requests.js';
 import { CoordinatorState } from './state.js';
