@@ -10,36 +10,57 @@
 // The range and release are optional so releases before negotiation (which pick the keys they know) still read a
 // Hello, and a Hello or Challenge without them means the legacy range (protocol-versions.ts). `version` is the one
 // the acceptor chose for the connection. The acceptor names its release only in Accepted, once the dialler proved
-// itself. Refused may carry a `code` (`protocol_version`) beside its reason.
+// itself. Refused may carry a `code` (`protocol_version`) beside its reason. Declared once like every message
+// (wire-schema.ts), within the handshake's own decode budget.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import Type from 'typebox';
+import { Bytes } from '../../shapes.js';
 import { encodeFrame, type Frame } from './frame-codec.js';
 import { decodeValue, encodeValue } from './message-codec.js';
 import type { DecodeConfig } from './msgpack-scan.js';
 import { HANDSHAKE_FRAME_VERSION, isProtocolRange, type ProtocolRange } from './protocol-versions.js';
-
-/** What a side says of itself in the handshake: the versions it speaks and its release (package version). */
-export interface Announcement {
-  readonly protocolMin?: number;
-  readonly protocolMax?: number;
-  readonly release?: string;
-}
-
-export type Handshake =
-  | ({
-      readonly t: 'Hello';
-      readonly from: string;
-      readonly to: string;
-      readonly incarnation: string;
-      readonly nonce: Uint8Array;
-    } & Announcement)
-  | ({ readonly t: 'Challenge'; readonly nonce: Uint8Array; readonly version?: number } & Announcement)
-  | { readonly t: 'Proof'; readonly proof?: Uint8Array }
-  | { readonly t: 'Accepted'; readonly proof?: Uint8Array; readonly release?: string }
-  | { readonly t: 'Refused'; readonly reason: string; readonly code?: 'protocol_version' };
+import { absentOrNull, declareParser, ignoredIfInvalid, type MessagesBy } from './wire-schema.js';
 
 const NONCE_BYTES = 16;
+const PROOF_BYTES = 32;
 const MAX_TEXT = 512;
 const MAX_RELEASE = 64;
+
+const Text = Type.String({ minLength: 1, maxLength: MAX_TEXT });
+const Nonce = Type.Refine(Bytes(NONCE_BYTES), (nonce) => nonce.byteLength === NONCE_BYTES);
+const Proof = Type.Refine(Bytes(PROOF_BYTES), (proof) => proof.byteLength === PROOF_BYTES);
+const Version = Type.Integer({ minimum: 1, maximum: 255 });
+
+/** What a side says of itself in the handshake: the versions it speaks and its release (package version). */
+const announcement = {
+  protocolMin: Type.Optional(Version),
+  protocolMax: Type.Optional(Version),
+  release: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_RELEASE })),
+};
+
+/** The handshake's steps, declared once (wire-schema.ts), told apart by `t`. */
+const HANDSHAKE_SCHEMAS = {
+  Hello: Type.Object({ from: Text, to: Text, incarnation: Text, nonce: Nonce, ...announcement }),
+  /** `version`: the one the acceptor chose for the connection. */
+  Challenge: Type.Object({ nonce: Nonce, version: Type.Optional(Version), ...announcement }),
+  /** Null is read as absent: no secret, no proof. */
+  Proof: Type.Object({ proof: absentOrNull(Proof) }),
+  Accepted: Type.Object({ proof: absentOrNull(Proof), release: announcement.release }),
+  /** A code this release does not know is left out: the refusal stands, without its reason's kind. */
+  Refused: Type.Object({ reason: Text, code: ignoredIfInvalid(Type.Literal('protocol_version')) }),
+};
+
+/** One handshake step. */
+export type Handshake = MessagesBy<typeof HANDSHAKE_SCHEMAS, 't'>;
+/** What a side says of itself in the handshake: the versions it speaks and its release (package version). */
+export type Announcement = Pick<Extract<Handshake, { t: 'Hello' }>, 'protocolMin' | 'protocolMax' | 'release'>;
+
+/** A range half given or absurd (max < min) makes the handshake malformed: the rule the schemas cannot state. */
+function wholeRange<M extends Announcement>(message: M): M | undefined {
+  const { protocolMin: min, protocolMax: max } = message;
+  if (min === undefined && max === undefined) return message;
+  return isProtocolRange({ min, max }) ? message : undefined;
+}
 
 /**
  * A handshake is one flat map of at most eight short fields (16 elements, keys and values). Releases before
@@ -53,70 +74,15 @@ const HANDSHAKE_LIMITS: DecodeConfig = {
 };
 
 /** Validates an untrusted decoded value; undefined for anything that is not a well-formed handshake frame. */
-export function parseHandshake(value: unknown): Handshake | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const raw = value as Readonly<Record<string, unknown>>;
-  switch (raw['t']) {
-    case 'Hello': {
-      const { from, to, incarnation, nonce } = raw;
-      if (!isText(from) || !isText(to) || !isText(incarnation) || !isNonce(nonce)) return undefined;
-      const announcement = parseAnnouncement(raw);
-      return announcement && { t: 'Hello', from, to, incarnation, nonce, ...announcement };
-    }
-    case 'Challenge': {
-      const { nonce, version } = raw;
-      if (!isNonce(nonce)) return undefined;
-      if (version !== undefined && !isProtocolRange({ min: version, max: version })) return undefined;
-      const announcement = parseAnnouncement(raw);
-      const chosen = version === undefined ? {} : { version: version as number };
-      return announcement && { t: 'Challenge', nonce, ...chosen, ...announcement };
-    }
-    case 'Proof':
-    case 'Accepted': {
-      const proof = raw['proof'];
-      const announcement = raw['t'] === 'Accepted' ? parseAnnouncement({ release: raw['release'] }) : {};
-      if (announcement === undefined) return undefined;
-      if (proof === undefined || proof === null) return { t: raw['t'], ...announcement };
-      if (!(proof instanceof Uint8Array) || proof.byteLength !== 32) return undefined;
-      return { t: raw['t'], proof, ...announcement };
-    }
-    case 'Refused': {
-      const reason = raw['reason'];
-      if (!isText(reason)) return undefined;
-      return raw['code'] === 'protocol_version'
-        ? { t: 'Refused', reason, code: 'protocol_version' }
-        : { t: 'Refused', reason };
-    }
-    default:
-      return undefined;
-  }
-}
-
-/**
- * The optional range and release; undefined (a malformed handshake) for a range that is half given or absurd
- * (max < min, beyond 255, not integers) or a release that is not a short text.
- */
-function parseAnnouncement(raw: Readonly<Record<string, unknown>>): Announcement | undefined {
-  const { protocolMin, protocolMax, release } = raw;
-  if (release !== undefined && (!isText(release) || release.length > MAX_RELEASE)) return undefined;
-  const withRelease = release === undefined ? {} : { release };
-  if (protocolMin === undefined && protocolMax === undefined) return withRelease;
-  if (!isProtocolRange({ min: protocolMin, max: protocolMax })) return undefined;
-  return { protocolMin: protocolMin as number, protocolMax: protocolMax as number, ...withRelease };
-}
+export const parseHandshake: (value: unknown) => Handshake | undefined = declareParser('t', HANDSHAKE_SCHEMAS, {
+  Hello: wholeRange,
+  Challenge: wholeRange,
+});
 
 /** The range an announcement names; undefined when it names none (a release before negotiation). */
 export function announcedRange(announcement: Announcement): ProtocolRange | undefined {
   const { protocolMin: min, protocolMax: max } = announcement;
   return min === undefined || max === undefined ? undefined : { min, max };
-}
-
-function isText(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0 && value.length <= MAX_TEXT;
-}
-
-function isNonce(value: unknown): value is Uint8Array {
-  return value instanceof Uint8Array && value.byteLength === NONCE_BYTES;
 }
 
 /** Decodes and validates a handshake frame; undefined for anything else. */

@@ -7,7 +7,7 @@
 import Type, { type Static, type TObject, type TOptional, type TProperties, type TSchema, type TUnion } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { Shape } from '../../shapes.js';
-import type { MessageFamily, RawMessage } from './wire-message.js';
+import type { MessageFamily } from './wire-message.js';
 
 /**
  * Each message type of a family and the schema of its fields (without `type`): an object, or a union of objects
@@ -15,18 +15,26 @@ import type { MessageFamily, RawMessage } from './wire-message.js';
  */
 export type MessageSchemas = Readonly<Record<string, TObject | TUnion<TObject[]>>>;
 
-/** The message a schema declares: its fields, read-only, and its `type`. */
-export type DeclaredMessage<S extends MessageSchemas, T extends keyof S & string> = Shape<S[T]> & {
-  readonly type: T;
+/** The message a schema declares: its fields, read-only, and its discriminator `K` (`type` on the wire). */
+export type DeclaredBy<S extends MessageSchemas, T extends keyof S & string, K extends string> = Shape<S[T]> & {
+  readonly [P in K]: T;
 };
+/** A message of a family: its fields and its `type`. */
+export type DeclaredMessage<S extends MessageSchemas, T extends keyof S & string> = DeclaredBy<S, T, 'type'>;
 
-/** The union of every message a table declares. */
-export type MessagesOf<S extends MessageSchemas> = { [T in keyof S & string]: DeclaredMessage<S, T> }[keyof S & string];
+/** The union of every message a table declares, discriminated by `K`. */
+export type MessagesBy<S extends MessageSchemas, K extends string> = {
+  [T in keyof S & string]: DeclaredBy<S, T, K>;
+}[keyof S & string];
+/** The union of every message a family's table declares. */
+export type MessagesOf<S extends MessageSchemas> = MessagesBy<S, 'type'>;
 
 /** Per message type, a rule beyond the schema: the message as it is to be delivered, or undefined to drop it. */
-export type MessageRules<S extends MessageSchemas> = {
-  readonly [T in keyof S & string]?: (message: DeclaredMessage<S, T>) => DeclaredMessage<S, T> | undefined;
+export type RulesBy<S extends MessageSchemas, K extends string> = {
+  readonly [T in keyof S & string]?: (message: DeclaredBy<S, T, K>) => DeclaredBy<S, T, K> | undefined;
 };
+/** A family's rules. */
+export type MessageRules<S extends MessageSchemas> = RulesBy<S, 'type'>;
 
 interface Gate {
   readonly check: (value: unknown) => boolean;
@@ -46,30 +54,39 @@ export function declareFamily<S extends MessageSchemas>(
   schemas: S,
   rules: MessageRules<S> = {},
 ): MessageFamily<MessagesOf<S>> {
+  const parse = declareParser('type', schemas, rules);
+  return { name, types: new Set(Object.keys(schemas)), parse: (raw) => parse(raw) };
+}
+
+/**
+ * The parse gate of a table whose messages are told apart by `key` (a family's `type`; the handshake's `t`): an
+ * untrusted decoded value in, the message checked and copied (then its rule run) or undefined out.
+ */
+export function declareParser<S extends MessageSchemas, K extends string>(
+  key: K,
+  schemas: S,
+  rules: RulesBy<S, K> = {},
+): (value: unknown) => MessagesBy<S, K> | undefined {
   const gates = new Map<string, Gate>();
-  for (const [type, fields] of Object.entries(schemas)) {
-    const schema = withType(type, fields);
+  for (const [name, fields] of Object.entries(schemas)) {
+    const schema = withDiscriminator(key, name, fields);
     const compiled = Compile(schema);
-    const rule = (rules as Record<string, ((message: never) => unknown) | undefined>)[type];
-    gates.set(type, { check: (value) => compiled.Check(value), pick: pickerOf(schema), rule });
+    const rule = (rules as Record<string, ((message: never) => unknown) | undefined>)[name];
+    gates.set(name, { check: (value) => compiled.Check(value), pick: pickerOf(schema), rule });
   }
-  return {
-    name,
-    types: new Set(gates.keys()),
-    parse: (raw) => parseDeclared(gates, raw) as MessagesOf<S> | undefined,
+  return (value) => {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const name = (value as Record<string, unknown>)[key];
+    const gate = typeof name === 'string' ? gates.get(name) : undefined;
+    if (gate === undefined || !gate.check(value)) return undefined;
+    const message = gate.pick(value) as never;
+    return (gate.rule === undefined ? message : gate.rule(message)) as MessagesBy<S, K> | undefined;
   };
 }
 
-function withType(type: string, fields: TObject | TUnion<TObject[]>): TSchema {
-  const typed = (properties: TProperties): TObject => Type.Object({ type: Type.Literal(type), ...properties });
-  return 'anyOf' in fields ? Type.Union(fields.anyOf.map((form) => typed(form.properties))) : typed(fields.properties);
-}
-
-function parseDeclared(gates: ReadonlyMap<string, Gate>, raw: RawMessage): unknown {
-  const gate = gates.get(raw.type);
-  if (gate === undefined || !gate.check(raw)) return undefined;
-  const message = gate.pick(raw) as never;
-  return gate.rule === undefined ? message : gate.rule(message);
+function withDiscriminator(key: string, name: string, fields: TObject | TUnion<TObject[]>): TSchema {
+  const named = (properties: TProperties): TObject => Type.Object({ [key]: Type.Literal(name), ...properties });
+  return 'anyOf' in fields ? Type.Union(fields.anyOf.map((form) => named(form.properties))) : named(fields.properties);
 }
 
 /**
