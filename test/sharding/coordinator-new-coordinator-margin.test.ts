@@ -11,7 +11,14 @@ import { ShardCoordinator } from '../../src/sharding/coordinator/shard-coordinat
 import { LeastShardAllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { silentLogger } from '../../src/logging.js';
 import { staticMembership, testAddress } from '../support/members.js';
-import { FakeContext, ManualScheduler, address, member, registration, startedCoordinator } from './coordinator-fakes.js';
+import {
+  FakeContext,
+  ManualScheduler,
+  address,
+  member,
+  registration,
+  startedCoordinator,
+} from './coordinator-fakes.js';
 
 const MARGIN_MS = 2_000;
 
