@@ -238,6 +238,7 @@ describe('explain with the ring as fallback', () => {
     const answer = coordinatorInsight({ numberOfShards: 100_000, strategy }, state, {
       candidates: () => [a, b, c],
       members: () => healthyView([a, b, c]).members(),
+      now: () => 0,
     })({
       type: 'ExplainShard',
       typeName: 'T',

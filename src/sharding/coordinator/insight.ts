@@ -39,6 +39,8 @@ export interface InsightSources {
   candidates(): NodeAddress[];
   /** The cluster's members as this node sees them now (ShardingContext.membership). */
   members(): ReadonlyArray<MemberInfo>;
+  /** The coordinator's clock (its scheduler), for a strategy that keeps none of its own. */
+  now(): number;
 }
 
 /** What the answers read of a coordinator's settings (CoordinatorConfig extends it). */
@@ -66,7 +68,7 @@ export function coordinatorInsight(
           return { type: 'ShardExplained', typeName, requestId, explanation: null };
         const { strategy } = settings;
         const pins = isPinAware(strategy) ? strategy.pinContext() : undefined;
-        const listed = settings.listedPlacement?.(shardId, pins?.now ?? Date.now());
+        const listed = settings.listedPlacement?.(shardId, pins?.now ?? sources.now());
         const offered = sources.candidates();
         const explanation = explainShard(shardId, {
           state,

@@ -527,7 +527,7 @@ export function buildParts(
   });
   const { numberOfShards } = settings;
   const operator = new OperatorRequests({ typeName, numberOfShards, strategy, logger, cordons, handOffs, allocator });
-  const insight = coordinatorInsight(settings, state, { candidates: () => allocator.candidates(), members });
+  const insight = coordinatorInsight(settings, state, { candidates: () => allocator.candidates(), members, now });
   const failovers = new FailoverReport(events?.onFailoverStep !== undefined);
   return {
     state,
