@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/cli/duration.js';
+import { PROTOCOL_VERSION } from '../../src/cluster/transport/wire-message.js';
 import { PLACEMENT_COLUMNS, headerOf } from '../support/cli-headers.js';
 import { run, tableRows } from './cli-runner.js';
 import type { RunningNode } from '../../src/node/node.js';
@@ -157,7 +158,18 @@ describe('placement rules from the command line', () => {
     const result = await run('members', '--url', url);
     expect(result.code).toBe(0);
     expect(tableRows(result.out)).toEqual([
-      [`${self} (this)`, 'up', 'yes', expect.any(String), '1.0.0', expect.any(String), '7', 'zone=eu-west', 'no'],
+      [
+        `${self} (this)`,
+        'up',
+        'yes',
+        expect.any(String),
+        '1.0.0',
+        expect.any(String),
+        // The protocol this node speaks at most: this release's.
+        String(PROTOCOL_VERSION),
+        'zone=eu-west',
+        'no',
+      ],
     ]);
   });
 
