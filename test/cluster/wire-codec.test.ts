@@ -212,14 +212,16 @@ describe('message codec', () => {
     expect(decodeMessage(first, ALL)).toEqual(message);
   });
 
-  it('frames a large message where msgpackr wrote it, within four times its size, and decodes it the same', () => {
+  it('frames a large message where msgpackr wrote it, within eight times its size (else copied), and decodes it the same', () => {
     const states = Buffer.alloc(210 * 1024, 7);
     const message = { type: 'Heartbeat', sequence: 1, incarnation: 'x', states };
     const before = messageCodecStats();
     const frame = encodeMessageFrameOnce(message);
     expect(encodeMessageFrameOnce(message)).toBe(frame);
     expect(messageCodecStats().encodes - before.encodes).toBe(1);
-    expect(frame.buffer.byteLength).toBeLessThanOrEqual(4 * frame.byteLength);
+    // Kept where msgpackr wrote it, or (its buffer grown larger by an earlier test's message) a copy of its own.
+    const kept = frame.buffer.byteLength > frame.byteLength;
+    expect(kept ? frame.buffer.byteLength <= 8 * frame.byteLength : frame.byteOffset === 0).toBe(true);
     const [received] = new FrameDecoder().push(frame).frames;
     expect(Buffer.compare(received?.payload ?? Buffer.alloc(0), encodeMessage(message))).toBe(0);
     // Later encodings never write over it (msgpackr only writes past what it returned, or into a new buffer).

@@ -65,13 +65,16 @@ export function encodeMessage<M extends WireMessage>(message: M): Uint8Array {
 
 /** An encoding at least this large is kept where msgpackr wrote it when that buffer is not much larger. */
 const LARGE_ENCODING_BYTES = 64 * 1024;
+/** How many times its own size a kept encoding may keep alive of msgpackr's working buffer. */
+const MAX_KEPT_RATIO = 8;
 
 /**
  * Encodes one message as a whole message frame (header, then the message's bytes), encoded straight behind the
  * room msgpackr reserves for the header: one copy out of msgpackr's working buffer makes the frame, instead of
  * one for the message and one more for its frame. A large encoding is not even copied when the working buffer
- * is at most four times its size (msgpackr grows the buffer to four times a message that did not fit, and never
- * writes over bytes it returned): the state chunks of a hand-off are the frames this saves copying.
+ * is at most MAX_KEPT_RATIO times its size (msgpackr never writes over bytes it returned, and grows its buffer to
+ * a little over four times a message that did not fit, so a hand-off's state chunks, 250 KiB each in a buffer of
+ * about 1 MiB, are the frames this saves copying; the buffer then lives as long as one of them is cached).
  */
 function encodeMessageFrame(message: WireMessage): Buffer {
   let packed: Buffer;
@@ -81,7 +84,8 @@ function encodeMessageFrame(message: WireMessage): Buffer {
     throw new ActorTsError('malformed_message', `cannot encode ${describeValue(message, 120)}: ${errorText(error)}`);
   }
   counters.encodes++;
-  const kept = packed.byteLength >= LARGE_ENCODING_BYTES && packed.byteLength * 4 >= packed.buffer.byteLength;
+  const kept =
+    packed.byteLength >= LARGE_ENCODING_BYTES && packed.byteLength * MAX_KEPT_RATIO >= packed.buffer.byteLength;
   const frame = kept ? packed : Buffer.allocUnsafeSlow(packed.byteLength);
   if (!kept) frame.set(packed);
   writeFrameHeader(frame, 'message', PROTOCOL_VERSION);
