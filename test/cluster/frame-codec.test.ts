@@ -1,7 +1,13 @@
 // FrameDecoder: incremental decoding of a TCP byte stream, and refusal of frames it cannot trust.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FRAME_HEADER_BYTES, FrameDecoder, encodeFrame, type Frame } from '../../src/cluster/transport/frame-codec.js';
+import {
+  FRAME_HEADER_BYTES,
+  FrameDecoder,
+  encodeFrame,
+  writeFrameHeader,
+  type Frame,
+} from '../../src/cluster/transport/frame-codec.js';
 import { HANDSHAKE_FRAME_VERSION, PROTOCOL_RANGE } from '../../src/cluster/transport/protocol-versions.js';
 import { ActorTsError } from '../../src/errors.js';
 import { PROTOCOL_VERSION } from '../../src/protocol.js';
@@ -54,6 +60,69 @@ describe('frame codec', () => {
         },
       ),
     );
+  });
+
+  it('yields the same large frames for any cutting of the stream, each payload owning its bytes, and holds a cut-off tail', () => {
+    // Large frames as a hand-off's state chunks make them, with small ones between: the stream cut at any points
+    // (a header split over reads, a frame and the start of the next in one read) decodes to the same frames; a
+    // frame that spanned reads is one buffer of its own (nothing of its neighbours), and a stream cut short leaves
+    // the incomplete frame held, not delivered.
+    const frameArb = fc.tuple(
+      fc.constantFrom('handshake' as const, 'message' as const),
+      fc.integer({ min: 0, max: 200_000 }),
+      fc.integer({ min: 0, max: 255 }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(frameArb, { minLength: 1, maxLength: 5 }),
+        fc.array(fc.integer({ min: 1, max: 70_000 }), { minLength: 1, maxLength: 12 }),
+        fc.nat(),
+        (input, cuts, cutShort) => {
+          const payloadsIn = input.map(([, size, fill]) => Buffer.alloc(size, fill));
+          const frames = input.map(([kind], i) =>
+            encodeFrame(
+              kind,
+              payloadsIn[i] as Buffer,
+              256 * 1024,
+              kind === 'handshake' ? HANDSHAKE_FRAME_VERSION : PROTOCOL_VERSION,
+            ),
+          );
+          const stream = Buffer.concat(frames);
+          const end = stream.length - (cutShort % Math.min(stream.length, (frames.at(-1) as Buffer).length + 1));
+          const decoder = new FrameDecoder({ maxFrameBytes: 256 * 1024 });
+          const out: Frame[] = [];
+          for (let offset = 0, i = 0; offset < end; i++) {
+            const size = Math.min(cuts[i % cuts.length] as number, end - offset);
+            const result = decoder.push(stream.subarray(offset, offset + size));
+            expect(result.ok).toBe(true);
+            out.push(...result.frames);
+            offset += size;
+          }
+          const whole = end === stream.length ? input.length : input.length - 1;
+          expect(out.map((f) => f.kind)).toEqual(input.slice(0, whole).map(([kind]) => kind));
+          out.forEach((frame, i) => {
+            expect(Buffer.compare(Buffer.from(frame.payload), payloadsIn[i] as Buffer)).toBe(0);
+            // A view of the stream when it arrived in one read, else a buffer of exactly the frame.
+            const shared = frame.payload.buffer === stream.buffer;
+            if (!shared)
+              expect(frame.payload.buffer.byteLength).toBeLessThanOrEqual(
+                Math.max(8192, frame.payload.byteLength + FRAME_HEADER_BYTES),
+              );
+          });
+          expect(decoder.bufferedBytes).toBe(end - frames.slice(0, whole).reduce((n, f) => n + f.length, 0));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('decodes a frame whose header was written in place, behind its payload', () => {
+    const frame = Buffer.alloc(FRAME_HEADER_BYTES + 3);
+    frame.set([7, 8, 9], FRAME_HEADER_BYTES);
+    writeFrameHeader(frame, 'message', PROTOCOL_VERSION);
+    expect(frame).toEqual(encodeFrame('message', new Uint8Array([7, 8, 9])));
+    const result = new FrameDecoder().push(frame);
+    expect(payloads(result.frames)).toEqual(['message:070809']);
   });
 
   it('refuses an oversized frame from its header alone, before the body arrives, and stays failed', () => {

@@ -8,14 +8,17 @@ import { describe, expect, it } from 'vitest';
 import { CLUSTER_MESSAGES } from '../../src/cluster/membership/messages.js';
 import {
   DEFAULT_DECODE_LIMITS,
+  decodeFrameValue,
   decodeMessage,
   decodeValue,
   encodeCheckedMessage,
   encodeMessage,
+  encodeMessageFrameOnce,
   encodeMessageOnce,
   encodeValue,
   messageCodecStats,
 } from '../../src/cluster/transport/message-codec.js';
+import { FRAME_HEADER_BYTES, FrameDecoder } from '../../src/cluster/transport/frame-codec.js';
 import { scanMsgpack, type DecodeConfig } from '../../src/cluster/transport/msgpack-scan.js';
 import { FamilyRegistry } from '../../src/cluster/transport/wire-message.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
@@ -196,13 +199,53 @@ describe('message codec', () => {
     const first = encodeMessageOnce(message);
     expect(encodeMessageOnce(message)).toBe(first);
     expect(messageCodecStats().encodes - before.encodes).toBe(1);
-    expect(first).toEqual(encodeMessage(message));
-    // Not a view into msgpackr's working buffer, which it would keep alive as long as the message lives.
-    expect(first.byteOffset).toBe(0);
-    expect(first.buffer.byteLength).toBe(first.byteLength);
+    expect(Buffer.from(first)).toEqual(Buffer.from(encodeMessage(message)));
+    // Not a view into msgpackr's working buffer, which it would keep alive as long as the message lives: the
+    // bytes of its own frame, header then message.
+    const frame = encodeMessageFrameOnce(message);
+    expect(frame.buffer).toBe(first.buffer);
+    expect(frame.buffer.byteLength).toBe(FRAME_HEADER_BYTES + first.byteLength);
+    expect(frame.subarray(FRAME_HEADER_BYTES)).toEqual(Buffer.from(first));
+    expect(new FrameDecoder().push(frame).frames).toEqual([{ kind: 'message', payload: Buffer.from(first) }]);
     const equal = { ...message };
     expect(encodeMessageOnce(equal)).not.toBe(first);
     expect(decodeMessage(first, ALL)).toEqual(message);
+  });
+
+  it('frames a large message where msgpackr wrote it, within eight times its size (else copied), and decodes it the same', () => {
+    const states = Buffer.alloc(210 * 1024, 7);
+    const message = { type: 'Heartbeat', sequence: 1, incarnation: 'x', states };
+    const before = messageCodecStats();
+    const frame = encodeMessageFrameOnce(message);
+    expect(encodeMessageFrameOnce(message)).toBe(frame);
+    expect(messageCodecStats().encodes - before.encodes).toBe(1);
+    // Kept where msgpackr wrote it, or (its buffer grown larger by an earlier test's message) a copy of its own.
+    const kept = frame.buffer.byteLength > frame.byteLength;
+    expect(kept ? frame.buffer.byteLength <= 8 * frame.byteLength : frame.byteOffset === 0).toBe(true);
+    const [received] = new FrameDecoder().push(frame).frames;
+    expect(Buffer.compare(received?.payload ?? Buffer.alloc(0), encodeMessage(message))).toBe(0);
+    // Later encodings never write over it (msgpackr only writes past what it returned, or into a new buffer).
+    for (let i = 0; i < 20; i++) encodeMessageOnce({ ...message, sequence: i + 2 });
+    const decoded = decodeValue(frame.subarray(FRAME_HEADER_BYTES));
+    if (!decoded.ok) throw new Error(decoded.reason);
+    expect(Buffer.compare((decoded.value as typeof message).states, states)).toBe(0);
+  });
+
+  it('decodes a payload owning its memory into views of it, and one inside a larger read into copies', () => {
+    const bytes = encodeValue({ states: Buffer.alloc(5000, 1) });
+    const owned = Buffer.from(bytes);
+    const fromOwned = decodeFrameValue(owned);
+    const read = Buffer.alloc(owned.byteLength * 3);
+    read.set(owned, 100);
+    const fromRead = decodeFrameValue(read.subarray(100, 100 + owned.byteLength));
+    expect(fromOwned).toEqual(decodeValue(owned));
+    expect(fromRead).toEqual(decodeValue(owned));
+    const states = (value: unknown): Uint8Array => (value as { states: Uint8Array }).states;
+    if (!fromOwned.ok || !fromRead.ok) throw new Error('expected both to decode');
+    expect(states(fromOwned.value).buffer).toBe(owned.buffer);
+    expect(states(fromRead.value).buffer).not.toBe(read.buffer);
+    // The budget applies as to any decode: a binary above its limit is refused before anything is made of it.
+    expect(decodeFrameValue(owned, { ...DEFAULT_DECODE_LIMITS, maxBinaryBytes: 4999 }).ok).toBe(false);
   });
 
   it('remembers a passed check per registry, never a failed one, and never caches what cannot be encoded', () => {

@@ -33,18 +33,31 @@ export function encodeFrame(
   maxFrameBytes = DEFAULT_MAX_FRAME_BYTES,
   version = kind === 'handshake' ? HANDSHAKE_FRAME_VERSION : PROTOCOL_VERSION,
 ): Buffer {
-  if (payload.byteLength > maxFrameBytes) {
-    throw new ActorTsError(
-      'frame_too_large',
-      `frame payload of ${payload.byteLength} bytes exceeds the maximum frame size of ${maxFrameBytes} bytes`,
-    );
-  }
+  checkFrameSize(payload.byteLength, maxFrameBytes);
   const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.byteLength);
-  frame.writeUInt32BE(payload.byteLength + 2, 0);
+  frame.set(payload, FRAME_HEADER_BYTES);
+  writeFrameHeader(frame, kind, version);
+  return frame;
+}
+
+/**
+ * Writes the header into the first FRAME_HEADER_BYTES of `frame`, whose payload already follows them: an encoder
+ * that reserved the room frames its output without copying it into a new buffer.
+ */
+export function writeFrameHeader(frame: Buffer, kind: FrameKind, version: number): void {
+  frame.writeUInt32BE(frame.byteLength - 4, 0);
   frame.writeUInt8(version, 4);
   frame.writeUInt8(KIND_CODES[kind], 5);
-  frame.set(payload, FRAME_HEADER_BYTES);
-  return frame;
+}
+
+/** Throws `frame_too_large` when a payload of `payloadBytes` exceeds `maxFrameBytes`. */
+export function checkFrameSize(payloadBytes: number, maxFrameBytes: number): void {
+  if (payloadBytes > maxFrameBytes) {
+    throw new ActorTsError(
+      'frame_too_large',
+      `frame payload of ${payloadBytes} bytes exceeds the maximum frame size of ${maxFrameBytes} bytes`,
+    );
+  }
 }
 
 /** `frame` as it goes on a connection of `version`: itself when its header says so, else a copy restamped. */
@@ -172,28 +185,51 @@ export class FrameDecoder {
     return { ok: false, frames, error };
   }
 
-  /** The first `n` buffered bytes, without consuming them (n <= buffered). */
+  /** The first `n` buffered bytes, without consuming them (n <= buffered); copies only a header split by reads. */
   private peek(n: number): Buffer {
-    const first = this.chunks[0];
-    if (first && first.byteLength >= n) return first.subarray(0, n);
-    this.chunks = [Buffer.concat(this.chunks, this.buffered)];
-    return (this.chunks[0] as Buffer).subarray(0, n);
+    const first = this.chunks[0] as Buffer;
+    if (first.byteLength >= n) return first.subarray(0, n);
+    const head = Buffer.allocUnsafe(n);
+    let filled = 0;
+    for (let i = 0; filled < n; i++) {
+      const chunk = this.chunks[i] as Buffer;
+      const part = Math.min(chunk.byteLength, n - filled);
+      head.set(chunk.subarray(0, part), filled);
+      filled += part;
+    }
+    return head;
   }
 
-  /** Consumes exactly `n` buffered bytes (n <= buffered); copies only when a frame spans chunks. */
+  /**
+   * Consumes exactly `n` buffered bytes (n <= buffered). A frame that arrived within one read is a view of it; one
+   * spread over reads is copied once into a buffer of its own size (never with the bytes of the frames after it,
+   * so the payload owns its memory and its decoder may hand out views of it: message-codec.ts).
+   */
   private take(n: number): Buffer {
-    const first = this.chunks[0];
-    let out: Buffer;
-    if (first && first.byteLength >= n) {
-      out = first.subarray(0, n);
+    const first = this.chunks[0] as Buffer;
+    this.buffered -= n;
+    if (first.byteLength >= n) {
       if (first.byteLength === n) this.chunks.shift();
       else this.chunks[0] = first.subarray(n);
-    } else {
-      const all = Buffer.concat(this.chunks, this.buffered);
-      out = all.subarray(0, n);
-      this.chunks = all.byteLength > n ? [all.subarray(n)] : [];
+      return first.subarray(0, n);
     }
-    this.buffered -= n;
+    const out = Buffer.allocUnsafe(n);
+    let filled = 0;
+    let used = 0;
+    while (filled < n) {
+      const chunk = this.chunks[used] as Buffer;
+      const want = n - filled;
+      if (chunk.byteLength > want) {
+        out.set(chunk.subarray(0, want), filled);
+        this.chunks[used] = chunk.subarray(want);
+        break;
+      }
+      out.set(chunk, filled);
+      filled += chunk.byteLength;
+      used++;
+    }
+    // One splice: a frame sent a byte per read must not cost a shift of the whole list per byte.
+    this.chunks.splice(0, used);
     return out;
   }
 }

@@ -4,15 +4,18 @@
 // msgpackr materialises anything, and msgpackr runs with every extension the protocol does not use off.
 // Messages are immutable values: once a message object has been handed to a transport nobody changes it, so
 // its encoding is computed once per object (`encodeMessageOnce`) and reused when the same object is sent again
-// (one gossip state goes to many peers). The cached bytes never reach a receiver: every delivery decodes them
-// into fresh objects (and msgpackr copies binary fields out of them), and frames copy them. A small message is
-// kept by the codec only while it is among the last few sent: most are sent once, and a weak map entry each
-// made the garbage collector promote them (it cost a small message twice its encoding).
-import { Packr } from 'msgpackr';
+// (one gossip state goes to many peers). An encoding is a whole message frame (header, then the message), so
+// the TCP transport writes it as it is. The cached bytes never reach a receiver as a value: every delivery
+// decodes them into fresh objects, and msgpackr copies binary fields out of them (only bytes a socket delivered,
+// which nothing else holds, are decoded into views: `decodeFrameValue`). A small message is kept by the codec
+// only while it is among the last few sent: most are sent once, and a weak map entry each made the garbage
+// collector promote them (it cost a small message twice its encoding).
+import { Packr, RESERVE_START_SPACE } from 'msgpackr';
 import { ActorTsError } from '../../errors.js';
 import { describeValue } from '../../logging.js';
+import { FRAME_HEADER_BYTES, writeFrameHeader } from './frame-codec.js';
 import { DEFAULT_DECODE_LIMITS, scanMsgpack, type DecodeConfig } from './msgpack-scan.js';
-import type { FamilyRegistry, WireMessage } from './wire-message.js';
+import { PROTOCOL_VERSION, type FamilyRegistry, type WireMessage } from './wire-message.js';
 
 export { DEFAULT_DECODE_LIMITS, type DecodeConfig } from './msgpack-scan.js';
 
@@ -28,6 +31,19 @@ const packr = new Packr({
   bundleStrings: false,
   int64AsType: 'number',
   copyBuffers: true,
+});
+
+// Decodes a payload that owns its memory (a frame the decoder assembled, or most of a socket's read): a binary
+// field becomes a view of it instead of a copy, since nothing else uses those bytes and a view keeps at most
+// twice its own size alive (see `decodeFrameValue`).
+const viewingUnpackr = new Packr({
+  useRecords: false,
+  structuredClone: false,
+  moreTypes: false,
+  mapsAsObjects: true,
+  bundleStrings: false,
+  int64AsType: 'number',
+  copyBuffers: false,
 });
 
 /** Encodes one message into bytes of its own; throws `malformed_message` when msgpackr cannot represent it. */
@@ -47,7 +63,38 @@ export function encodeMessage<M extends WireMessage>(message: M): Uint8Array {
   return bytes;
 }
 
+/** An encoding at least this large is kept where msgpackr wrote it when that buffer is not much larger. */
+const LARGE_ENCODING_BYTES = 64 * 1024;
+/** How many times its own size a kept encoding may keep alive of msgpackr's working buffer. */
+const MAX_KEPT_RATIO = 8;
+
+/**
+ * Encodes one message as a whole message frame (header, then the message's bytes), encoded straight behind the
+ * room msgpackr reserves for the header: one copy out of msgpackr's working buffer makes the frame, instead of
+ * one for the message and one more for its frame. A large encoding is not even copied when the working buffer
+ * is at most MAX_KEPT_RATIO times its size (msgpackr never writes over bytes it returned, and grows its buffer to
+ * a little over four times a message that did not fit, so a hand-off's state chunks, 250 KiB each in a buffer of
+ * about 1 MiB, are the frames this saves copying; the buffer then lives as long as one of them is cached).
+ */
+function encodeMessageFrame(message: WireMessage): Buffer {
+  let packed: Buffer;
+  try {
+    packed = packr.pack(message, RESERVE_START_SPACE | FRAME_HEADER_BYTES) as Buffer;
+  } catch (error) {
+    throw new ActorTsError('malformed_message', `cannot encode ${describeValue(message, 120)}: ${errorText(error)}`);
+  }
+  counters.encodes++;
+  const kept =
+    packed.byteLength >= LARGE_ENCODING_BYTES && packed.byteLength * MAX_KEPT_RATIO >= packed.buffer.byteLength;
+  const frame = kept ? packed : Buffer.allocUnsafeSlow(packed.byteLength);
+  if (!kept) frame.set(packed);
+  writeFrameHeader(frame, 'message', PROTOCOL_VERSION);
+  return frame;
+}
+
 interface Encoding {
+  /** The message as a message frame of this release's newest protocol version: header, then `bytes`. */
+  readonly frame: Buffer;
   readonly bytes: Uint8Array;
   /**
    * Registries whose parse accepted `bytes`: that cannot change, since a registered family is never replaced.
@@ -103,6 +150,14 @@ export function encodeMessageOnce<M extends WireMessage>(message: M): Uint8Array
   return encodingOf(message).bytes;
 }
 
+/**
+ * Like `encodeMessageOnce`, as a whole message frame stamped with this release's newest protocol version
+ * (`frameAtVersion` restamps a copy for an older connection). Shared likewise: callers must not modify it.
+ */
+export function encodeMessageFrameOnce<M extends WireMessage>(message: M): Buffer {
+  return encodingOf(message).frame;
+}
+
 export type CheckedEncoding = { readonly ok: true; readonly bytes: Uint8Array } | { readonly ok: false };
 
 /**
@@ -127,7 +182,8 @@ function encodingOf(message: WireMessage): Encoding {
     counters.reused++;
     return known;
   }
-  const encoding: Encoding = { bytes: encodeMessage(message), parsedBy: undefined };
+  const frame = encodeMessageFrame(message);
+  const encoding: Encoding = { frame, bytes: frame.subarray(FRAME_HEADER_BYTES), parsedBy: undefined };
   if (!cacheable) return encoding;
   if (encoding.bytes.byteLength > SMALL_ENCODING_BYTES) {
     encodings.set(message, encoding);
@@ -155,10 +211,25 @@ export type DecodeResult =
 
 /** Decodes untrusted bytes into a plain value within `limits`, without validating its shape. Never throws. */
 export function decodeValue(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DECODE_LIMITS): DecodeResult {
+  return decodeWith(packr, bytes, limits);
+}
+
+/**
+ * Like `decodeValue`, for a frame's payload that nothing else will use (what the TCP transport received): when
+ * the payload spans at least half of its memory, its binary fields are views of it rather than copies (a hand-off
+ * chunk's states are not copied again), which keeps at most twice their bytes alive; otherwise (a small frame
+ * within a larger read) they are copied, as `decodeValue` does.
+ */
+export function decodeFrameValue(payload: Uint8Array, limits: DecodeConfig = DEFAULT_DECODE_LIMITS): DecodeResult {
+  const owned = payload.byteLength * 2 >= payload.buffer.byteLength;
+  return decodeWith(owned ? viewingUnpackr : packr, payload, limits);
+}
+
+function decodeWith(unpackr: Packr, bytes: Uint8Array, limits: DecodeConfig): DecodeResult {
   const refused = scanMsgpack(bytes, limits);
   if (refused !== undefined) return { ok: false, reason: refused };
   try {
-    return { ok: true, value: packr.unpack(bytes) };
+    return { ok: true, value: unpackr.unpack(bytes) };
   } catch (error) {
     return { ok: false, reason: errorText(error) };
   }

@@ -13,9 +13,9 @@ import { Server as TlsServer } from 'node:tls';
 import type { TlsMaterial } from '../../tls/tls-files.js';
 import { LogThrottle, silentLogger, type Logger } from '../../logging.js';
 import { NodeAddress } from '../address.js';
-import { encodeFrame, type Frame } from './frame-codec.js';
+import { checkFrameSize, FRAME_HEADER_BYTES, type Frame } from './frame-codec.js';
 import { InboundBudget, type Reservation } from './inbound-budget.js';
-import { decodeMessage, decodeValue, encodeMessageOnce, errorText } from './message-codec.js';
+import { decodeFrameValue, decodeMessage, encodeMessageFrameOnce, errorText } from './message-codec.js';
 import { PeerProtocols } from './peer-protocols.js';
 import { versionNeededFor } from './protocol-versions.js';
 import type { InboundLink, TcpHost } from './tcp-host.js';
@@ -141,11 +141,10 @@ export class TcpTransport implements Transport, TcpHost {
    */
   send<M extends WireMessage>(to: NodeAddress, message: M): void {
     if (this.closed) return;
-    let payload: Uint8Array;
     let frame: Buffer;
     try {
-      payload = encodeMessageOnce(message);
-      frame = encodeFrame('message', payload, this.settings.maxFrameBytes);
+      frame = encodeMessageFrameOnce(message);
+      checkFrameSize(frame.byteLength - FRAME_HEADER_BYTES, this.settings.maxFrameBytes);
     } catch (error) {
       this.counters.droppedUnencodable++;
       this.logger.error(
@@ -157,7 +156,7 @@ export class TcpTransport implements Transport, TcpHost {
     if (to.equals(this.self)) {
       this.counters.sent++;
       // Loops through the codec like any remote message (a fresh copy per send), and asynchronously like any send.
-      const copy = decodeMessage(payload, this.families, this.settings.decodeLimits);
+      const copy = decodeMessage(frame.subarray(FRAME_HEADER_BYTES), this.families, this.settings.decodeLimits);
       queueMicrotask(() => {
         if (copy && !this.closed) this.deliver(this.self, copy);
       });
@@ -315,7 +314,7 @@ export class TcpTransport implements Transport, TcpHost {
 
   /** @internal Decodes one message frame from `from` and hands it to listeners; false when malformed. Never throws. */
   receive(from: NodeAddress, frame: Frame): boolean {
-    const decoded = decodeValue(frame.payload, this.settings.decodeLimits);
+    const decoded = decodeFrameValue(frame.payload, this.settings.decodeLimits);
     const message = decoded.ok ? this.families.parse(decoded.value) : undefined;
     if (message === undefined) {
       this.counters.malformed++;
