@@ -134,17 +134,22 @@ describe('DeathConfirmations', () => {
     expect(deaths.confirmed(KEY, scheduler.now())).toBe(true);
   });
 
-  it('after a lost connection, a first accept (the dying process still listening) is probed again', async () => {
+  /** A first probe accepted, then refusals: probed again at once after the lost connection, confirmed by two. */
+  async function acceptThenRefusals(silenceFirst: boolean): Promise<void> {
     const scheduler = new ManualScheduler();
     const { deaths, probedAt, confirmedAt } = scripted(scheduler, ['accepting', 'refused', 'refused']);
     const start = scheduler.now();
+    if (silenceFirst) deaths.suspect(KEY, peer);
     deaths.suspect(KEY, peer, true);
     await advance(scheduler, CONFIRM_SPACING_MS);
     await advance(scheduler, CONFIRM_SPACING_MS);
     await advance(scheduler, 0);
     expect(probedAt).toEqual([start, start + CONFIRM_SPACING_MS, start + 2 * CONFIRM_SPACING_MS]);
     expect(confirmedAt).toEqual([start + 2 * CONFIRM_SPACING_MS]);
-  });
+  }
+
+  it('after a lost connection, a first accept (the dying process still listening) is probed again', () =>
+    acceptThenRefusals(false));
 
   it('a peer that keeps accepting after a lost connection gets CLOSE_REPROBES more probes, each twice as late', async () => {
     const scheduler = new ManualScheduler();
@@ -172,19 +177,8 @@ describe('DeathConfirmations', () => {
     expect(confirmedAt).toEqual([start + 4 * s]);
   });
 
-  it('an accept that a lost connection finds under way is probed again', async () => {
-    const scheduler = new ManualScheduler();
-    const { deaths, probedAt, confirmedAt } = scripted(scheduler, ['accepting', 'refused', 'refused']);
-    const start = scheduler.now();
-    deaths.suspect(KEY, peer);
-    // The silence probe is still under way when the connection ends.
-    deaths.suspect(KEY, peer, true);
-    await advance(scheduler, CONFIRM_SPACING_MS);
-    await advance(scheduler, CONFIRM_SPACING_MS);
-    await advance(scheduler, 0);
-    expect(probedAt).toEqual([start, start + CONFIRM_SPACING_MS, start + 2 * CONFIRM_SPACING_MS]);
-    expect(confirmedAt).toEqual([start + 2 * CONFIRM_SPACING_MS]);
-  });
+  // The silence probe is still under way when the connection ends.
+  it('an accept that a lost connection finds under way is probed again', () => acceptThenRefusals(true));
 
   it('silence alone is not probed again after an accept', async () => {
     const scheduler = new ManualScheduler();

@@ -23,28 +23,20 @@ export { DEFAULT_DECODE_LIMITS, type DecodeConfig } from './msgpack-scan.js';
 // structured clone turns a few hundred bytes of back-references into millions of leaves. The pre-scan refuses
 // their extension bytes anyway (msgpackr honours registered extensions whatever these options say); the
 // options keep the encoder from producing them. int64 decodes to a number, so no BigInt reaches a message.
-const packr = new Packr({
+const PACKR_OPTIONS = {
   useRecords: false,
   structuredClone: false,
   moreTypes: false,
   mapsAsObjects: true,
   bundleStrings: false,
   int64AsType: 'number',
-  copyBuffers: true,
-});
+} as const;
+const packr = new Packr({ ...PACKR_OPTIONS, copyBuffers: true });
 
 // Decodes a payload that owns its memory (a frame the decoder assembled, or most of a socket's read): a binary
 // field becomes a view of it instead of a copy, since nothing else uses those bytes and a view keeps at most
 // twice its own size alive (see `decodeFrameValue`).
-const viewingUnpackr = new Packr({
-  useRecords: false,
-  structuredClone: false,
-  moreTypes: false,
-  mapsAsObjects: true,
-  bundleStrings: false,
-  int64AsType: 'number',
-  copyBuffers: false,
-});
+const viewingUnpackr = new Packr({ ...PACKR_OPTIONS, copyBuffers: false });
 
 /** Encodes one message into bytes of its own; throws `malformed_message` when msgpackr cannot represent it. */
 export function encodeMessage<M extends WireMessage>(message: M): Uint8Array {
