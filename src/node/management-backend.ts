@@ -152,7 +152,7 @@ export class NodeManagementBackend implements ManagementBackend {
     pins: ReadonlyArray<ParsedPin>,
     options?: PlacementWriteOptions,
   ): Promise<readonly PinRecord[]> {
-    return this.controller(typeName).writePins(pins, options);
+    return this.controller(typeName).setParsedPlacements(pins, options);
   }
 
   removePlacement(typeName: string, shardId: ShardId): Promise<boolean> {

@@ -4,6 +4,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ActorTsError } from '../../src/errors.js';
 import { RebalanceError } from '../../src/sharding/api/external-allocation-controller.js';
+import { parsePins } from '../../src/sharding/placements/pin-request.js';
 import { eventually, run, settle } from '../sharding/harness.js';
 import { addressOf, ExternalCluster, type ExtNode, pinsOf, recordsOf, TYPE, useExternalClusters } from './harness.js';
 
@@ -273,6 +274,18 @@ describe('6-8. controller paths behind the REST routes', () => {
     expect(pinsOf(b)).toEqual([
       [2, a.key],
       [4, b.key],
+    ]);
+  });
+
+  it('writes parsed pins under their one verb, and the deprecated writePins still writes them', async () => {
+    const [a, b] = await threeNodes();
+    const scope = a.controller.pinScope();
+    await a.controller.setParsedPlacements(parsePins([{ shardId: 5, target: b.key }], scope));
+    await a.controller.writePins(parsePins([{ shardId: 6, target: a.key }], scope));
+    await eventually(() => pinsOf(b).length === 2, 'both written and replicated');
+    expect(pinsOf(b)).toEqual([
+      [5, b.key],
+      [6, a.key],
     ]);
   });
 

@@ -95,5 +95,5 @@ export function onlyParsedValuesGoDown(backend: ManagementBackend, controller: E
   // @ts-expect-error a pin request is not a ParsedPin: parsePins makes those
   void backend.setPlacements('Counter', [{ shardId: 8, target: 'app@127.0.0.1:1' }]);
   // @ts-expect-error the controller's inner write takes parsed pins only
-  void controller.writePins([{ shardId: 8, target: 'app@127.0.0.1:1' }]);
+  void controller.setParsedPlacements([{ shardId: 8, target: 'app@127.0.0.1:1' }]);
 }

@@ -2,7 +2,8 @@
 // target, a mode, an optional expiry and provenance) are written to this node's replica of the placement
 // store (and replicate to every node from there), read back as the `ExternalAllocationState` the external
 // strategy consults, and moved now with rebalanceNow. A programmatic caller's input is parsed here, at the edge
-// (pin-request.ts); the management API parses at its routes and hands over ParsedPins (writePins, dryRunPins).
+// (pin-request.ts); the management API parses at its routes and hands over ParsedPins (setParsedPlacements,
+// dryRunPins). One verb writes pins at every layer: set (setPlacements here and in the API's backend and client).
 import { PlacementStoreError, whenDurable, type Placement } from '../../../crdt/index.js';
 import type { NodeAddress } from '../../cluster/address.js';
 import { isGone, type MemberInfo } from '../../cluster/member.js';
@@ -136,14 +137,14 @@ export class ExternalAllocationController {
    * says it is a node planned to join: the pin then applies once it joins. Resolves with what was written.
    */
   async setPlacements(entries: ReadonlyArray<PinRequest>, options: PlacementWriteOptions = {}): Promise<PinRecord[]> {
-    return this.writePins(this.parse(entries), options);
+    return this.setParsedPlacements(this.parse(entries), options);
   }
 
   /**
    * Writes pins parsed already (the management API parses at its route, against pinScope): as setPlacements,
    * without parsing again; only whether a target is a current member is judged here (`unknown_target`).
    */
-  async writePins(pins: ReadonlyArray<ParsedPin>, options: PlacementWriteOptions = {}): Promise<PinRecord[]> {
+  async setParsedPlacements(pins: ReadonlyArray<ParsedPin>, options: PlacementWriteOptions = {}): Promise<PinRecord[]> {
     if (options.allowUnknownTarget !== true) this.requireKnownTargets(pins);
     this.refuseOnClockSkew();
     const writes = pins.map(({ shardId, target, rule }) => {
@@ -171,7 +172,12 @@ export class ExternalAllocationController {
     return this.dryRunPins(this.parse(entries), options);
   }
 
-  /** dryRunPlacements for pins parsed already (see writePins). */
+  /** @deprecated The old name of setParsedPlacements (one verb for writing pins); removed in the next minor release. */
+  writePins(pins: ReadonlyArray<ParsedPin>, options: PlacementWriteOptions = {}): Promise<PinRecord[]> {
+    return this.setParsedPlacements(pins, options);
+  }
+
+  /** dryRunPlacements for pins parsed already (see setParsedPlacements). */
   async dryRunPins(pins: ReadonlyArray<ParsedPin>, options: PlacementWriteOptions = {}): Promise<PlacementsDryRun> {
     if (options.allowUnknownTarget !== true) this.requireKnownTargets(pins);
     const proposed = pins.map(({ shardId, target, rule }) => ({
@@ -201,7 +207,7 @@ export class ExternalAllocationController {
     return this.removePin(parseShardId(shardId, this.shardRange()));
   }
 
-  /** removePlacement for a shard id parsed already (see writePins). */
+  /** removePlacement for a shard id parsed already (see setParsedPlacements). */
   async removePin(shardId: ShardId): Promise<boolean> {
     this.refuseOnClockSkew();
     await this.sharding.placementsReady();
