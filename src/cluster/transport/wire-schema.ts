@@ -101,7 +101,8 @@ function pickerOf(schema: TSchema): Pick {
   if (shape.properties !== undefined) return objectPicker(shape.properties);
   if (shape.items !== undefined) {
     const pick = pickerOf(shape.items);
-    return pick === identity ? (value) => (value as unknown[]).slice() : (value) => (value as unknown[]).map(pick);
+    // A list of plain values is the decoded frame's own: kept as it is, as the value itself is.
+    return pick === identity ? identity : (value) => (value as unknown[]).map(pick);
   }
   if (shape.anyOf !== undefined) return unionPicker(shape.anyOf);
   return identity;
@@ -109,7 +110,8 @@ function pickerOf(schema: TSchema): Pick {
 
 /**
  * An object's picker, generated once per schema (its keys are the schema's, never the network's): one object
- * literal of the required fields, then each optional field present (and, for an `absentOrNull` field, not null).
+ * literal of the required fields, then each optional field present (one read by a reader of its own stays out
+ * when the reader gives nothing: ignoredIfInvalid, absentOrNull).
  * Built like a hand-written copy, so every copy of one message type has the same shape (a hand-rolled loop that
  * added keys one by one cost ten times as much on the hot path: an entity envelope).
  */
@@ -120,7 +122,7 @@ function objectPicker(properties: TProperties): Pick {
     pick: pickerOf(field),
     index,
     optional: Type.IsOptional(field),
-    nullIsAbsent: ABSENT_OR_NULL.has(field),
+    read: READERS.has(field),
   }));
   const copy = (field: (typeof fields)[number]): string =>
     field.pick === identity ? field.at : `p[${field.index}](${field.at})`;
@@ -128,10 +130,8 @@ function objectPicker(properties: TProperties): Pick {
   const optional = fields
     .filter((field) => field.optional)
     .map((field) => {
-      const present = field.nullIsAbsent ? `${field.at} != null` : `${field.at} !== undefined`;
-      // A reader may turn a present value into nothing (ignoredIfInvalid): then the field stays out.
-      if (field.pick !== identity && READ_FIELDS.has(field.pick))
-        return `if (${present}) { const x = ${copy(field)}; if (x !== undefined) o[${field.key}] = x; }`;
+      const present = `${field.at} !== undefined`;
+      if (field.read) return `if (${present}) { const x = ${copy(field)}; if (x !== undefined) o[${field.key}] = x; }`;
       return `if (${present}) o[${field.key}] = ${copy(field)};`;
     });
   const body = `const o = { ${required.join(', ')} }; ${optional.join(' ')} return o;`;
@@ -156,9 +156,11 @@ function unionPicker(members: readonly TSchema[]): Pick {
 
 const PRIMITIVE_TYPES: ReadonlySet<string> = new Set(['null', 'string', 'number', 'integer', 'boolean']);
 
-/** The fields read by a function of their own (readAs, ignoredIfInvalid) instead of copied by their schema. */
+/**
+ * The fields read by a function of their own (readAs, ignoredIfInvalid, absentOrNull) instead of copied by their
+ * schema; an optional one whose reader gives undefined is left out.
+ */
 const READERS = new WeakMap<TSchema, Pick>();
-const READ_FIELDS = new WeakSet<Pick>();
 
 /**
  * A field checked by `schema` and read by `read` (a normal form: sorted keys, frozen), where a copy of its
@@ -177,14 +179,9 @@ export function readAs<S extends TSchema>(schema: S, read: (value: Static<S>) =>
 export function ignoredIfInvalid<S extends TSchema>(schema: S): TOptional<S> {
   const field = Type.Optional(Type.Unknown());
   const check = Compile(schema);
-  const read: Pick = (value) => (check.Check(value) ? value : undefined);
-  READERS.set(field, read);
-  READ_FIELDS.add(read);
+  READERS.set(field, (value) => (check.Check(value) ? value : undefined));
   return field as unknown as TOptional<S>;
 }
-
-/** The schemas made by absentOrNull. */
-const ABSENT_OR_NULL = new WeakSet<TSchema>();
 
 /**
  * An optional field that may also come as null, read as absent (an encoder that writes undefined as nil): the
@@ -192,7 +189,8 @@ const ABSENT_OR_NULL = new WeakSet<TSchema>();
  */
 export function absentOrNull<S extends TSchema>(schema: S): TOptional<S> {
   const field = Type.Optional(Type.Union([schema, Type.Null()]));
-  ABSENT_OR_NULL.add(field);
+  const pick = pickerOf(schema);
+  READERS.set(field, (value) => (value === null ? undefined : pick(value)));
   return field as unknown as TOptional<S>;
 }
 

@@ -5,7 +5,7 @@
 import Type from 'typebox';
 import { absentOrNull } from '../../cluster/transport/wire-schema.js';
 import type { Shape } from '../../shapes.js';
-import { AddressField, ListField, RequestIdField, ShardIdField, TypeNameField } from './wire-values.js';
+import { AddressField, RequestIdField, ShardIdField, TypeNameField } from './wire-values.js';
 
 /** Longest entity id accepted, in UTF-16 code units. */
 export const MAX_ENTITY_ID_LENGTH = 1024;

@@ -3,6 +3,7 @@
 // from messages.ts, which routes them; declared once like every message, each chunk's entities checked here. From protocol 8 a chunk's
 // entities travel as one binary (packed-states.ts); a peer on 7 gets and sends the msgpack list (stateOnWire).
 import Type from 'typebox';
+import { DEFAULT_MAX_FRAME_BYTES } from '../../cluster/transport/frame-codec.js';
 import { Bytes, type Shape } from '../../shapes.js';
 import { MAX_ENTITY_ID_LENGTH } from './entity-messages.js';
 import { packEntities, unpackEntities, type WireEntityState } from './packed-states.js';
@@ -17,8 +18,8 @@ export const MAX_ENTITIES_PER_CHUNK = 100_000;
 /** The protocol version from which a chunk's entities travel packed (`packed`) instead of as a list. */
 export const PACKED_STATE_SINCE = 8;
 
-// Below the transport's 16 MiB frame limit: a chunk is cut well below it (region/state-transfer.ts).
-const MAX_CHUNK_BYTES = 16 * 1024 * 1024;
+// No binary of a chunk can be larger than the frame it came in; a chunk is cut well below it (state-transfer.ts).
+const MAX_CHUNK_BYTES = DEFAULT_MAX_FRAME_BYTES;
 
 /** A shard whose hand-off state its old host still keeps, with the HandOff it was last sent for. */
 export const RetainedShardField = Type.Object({ shardId: ShardIdField, handOffId: RequestIdField });

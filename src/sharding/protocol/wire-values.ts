@@ -1,14 +1,11 @@
-// The checks every sharding message field of a common kind passes (shard ids, request ids, node addresses),
-// shared by the message families of this layer so that each judges a value the same way.
+// The kinds of value sharding messages share (shard ids, request ids, node addresses, type names) as schema atoms
+// for the messages declared once, and the two checks the region's held-state readers use on the same kinds, so
+// that each judges a value the same way.
 import Type, { type TSchema } from 'typebox';
 import { NodeAddress } from '../../cluster/address.js';
 
 /** Largest shard id accepted on the wire (`numberOfShards` is capped below this by `init`). */
 export const MAX_SHARD_ID = 999_999;
-
-export function isShardId(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_SHARD_ID;
-}
 
 export function isRequestId(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
