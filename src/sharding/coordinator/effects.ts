@@ -75,13 +75,6 @@ export class Effects {
     (this.reportList ??= []).push(report);
   }
 
-  /** Forgets everything recorded, so the dispatcher can record the next dispatch in this one. */
-  clear(): void {
-    this.sends.length = 0;
-    this.timerList = undefined;
-    this.reportList = undefined;
-  }
-
   /** The timers to start or cancel, in order. */
   get timers(): readonly TimerEffect[] {
     return this.timerList ?? NONE;
@@ -109,8 +102,6 @@ export interface EffectSink {
 export class Dispatcher {
   readonly timers: Timers;
   private current: Effects | undefined;
-  /** An Effects no dispatch uses now: the next one records in it (a dispatch per message should allocate little). */
-  private spare: Effects | undefined;
 
   constructor(
     private readonly state: CoordinatorState,
@@ -123,19 +114,12 @@ export class Dispatcher {
 
   dispatch(work: (fx: Effects) => void): void {
     if (this.current !== undefined) return work(this.current);
-    const fx = (this.current = this.spare ?? new Effects(this.state));
-    this.spare = undefined;
+    const fx = (this.current = new Effects(this.state));
     try {
       work(fx);
     } finally {
       this.current = undefined;
-      // A dispatch started while these effects run (a local send answered at once) records in one of its own.
-      try {
-        this.run(fx);
-      } finally {
-        fx.clear();
-        this.spare = fx;
-      }
+      this.run(fx);
     }
   }
 
