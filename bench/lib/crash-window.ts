@@ -94,7 +94,7 @@ export async function crashWindow(
   leadMs: number,
   afterMs: number,
 ): Promise<CrashFigures> {
-  const ages = byAge(cluster.nodes);
+  const ages = await byAge(cluster.nodes);
   const victim = victimKind === 'coordinator' ? ages[0]! : ages[ages.length - 1]!;
   const via = ages.find((n) => n !== victim && n !== ages[0]) ?? ages.find((n) => n !== victim)!;
   const sendIds = await entitiesOn(via, victim, `crash-${victimKind}-send`);

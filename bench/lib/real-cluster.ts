@@ -1,5 +1,5 @@
 // A cluster of real CLI node processes on loopback for the failover and scale scenarios (S11, S12): started
-// from one seed, each node knowing when it started (the oldest hosts the coordinator), restarted on its own
+// from one seed, ordered by the Up numbers the cluster gave them (the oldest hosts the coordinator), restarted on its own
 // ports after a kill, and read from outside: its resident memory (/proc) and, when started counting, the
 // messages it sent by type (lib/counting-node.ts).
 import type { ChildProcess } from 'node:child_process';
@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { nodeAddress, waitForFormedCluster } from '../../test/support/node-cli.js';
 import { freePorts } from '../../test/support/ports.js';
+import { http } from '../../test/support/http.js';
+import type { MembersAnswer } from '../../src/management/api-shapes.js';
 import type { TrafficCounts } from './counting-node.js';
 import type { RealNode } from './first-answer.js';
 import { spawnNode } from './processes.js';
@@ -115,9 +117,25 @@ export async function restart(
   node.startedAt = performance.now();
 }
 
-/** The nodes from the oldest member (the coordinator's node) to the youngest. */
-export function byAge(nodes: readonly ClusterNode[]): ClusterNode[] {
-  return [...nodes].sort((a, b) => a.startedAt - b.startedAt);
+/**
+ * The nodes from the oldest member (the lowest Up number: the coordinator's node) to the youngest, as the first
+ * node that answers GET /actor-ts/cluster/members sees them. Not by process start: nodes spawned together join in
+ * any order, and a restarted node is the youngest whatever its spawn order was. Nodes without an Up number (none
+ * answered, or not listed) come last, by start.
+ */
+export async function byAge(nodes: readonly ClusterNode[]): Promise<ClusterNode[]> {
+  const upNumbers = new Map<string, number>();
+  for (const node of nodes) {
+    const answer = await http<MembersAnswer>('GET', `${node.url}/actor-ts/cluster/members`, undefined, 5_000).catch(
+      () => undefined,
+    );
+    if (answer?.status !== 200) continue;
+    for (const member of answer.body.members)
+      if (member.status === 'up') upNumbers.set(member.address, member.upNumber);
+    break;
+  }
+  const upNumber = (node: ClusterNode): number => upNumbers.get(node.address) ?? Infinity;
+  return [...nodes].sort((a, b) => upNumber(a) - upNumber(b) || a.startedAt - b.startedAt);
 }
 
 /** Resident memory of a node process in MiB, from /proc; undefined when it cannot be read. */

@@ -42,7 +42,7 @@ export async function failoverRuns(
   const times: FailoverTimes = { member: [], coordinator: [] };
   for (let run = 0; run < runs; run++) {
     const kind: VictimKind = run % 2 === 0 ? 'member' : 'coordinator';
-    const ages = byAge(cluster.nodes);
+    const ages = await byAge(cluster.nodes);
     const victim = kind === 'coordinator' ? ages[0]! : ages[ages.length - 1]!;
     // Asked through a node that is neither the victim nor the coordinator's, when there is one.
     const via = ages.find((n) => n !== victim && n !== ages[0]) ?? ages.find((n) => n !== victim)!;

@@ -107,7 +107,7 @@ async function steadyTraffic(nodes: readonly ClusterNode[], windowMs: number): P
 
 async function rollingRestart(cluster: RealCluster, restarts: number): Promise<number[]> {
   const seconds: number[] = [];
-  for (const node of byAge(cluster.nodes).reverse().slice(0, restarts)) {
+  for (const node of (await byAge(cluster.nodes)).reverse().slice(0, restarts)) {
     const started = performance.now();
     node.child.kill('SIGTERM');
     await restart(cluster, node, 'rolling');
@@ -140,7 +140,7 @@ export async function runScale(plan: ScalePlan, progress: (line: string) => void
     }
     progress(`pins listed by all: ${pins.map((ms) => Math.round(ms)).join(', ')} ms`);
     const failover = await failoverRuns(cluster, plan.killRuns, progress);
-    const ages = byAge(cluster.nodes);
+    const ages = await byAge(cluster.nodes);
     const leaver = ages[ages.length - 1]!;
     const leaveRehomeMs = await rehomeTime(ages[1]!, leaver, 'leave', 'SIGTERM');
     progress(`graceful leave re-homed after ${Math.round(leaveRehomeMs)} ms`);

@@ -70,6 +70,13 @@ export interface MemberInfo {
    * nodes downed it). Undefined for members never downed, and for downings gossiped by nodes that predate it.
    */
   readonly downedAtMs?: number;
+  /**
+   * True when this node's own probes confirm that this record's process is gone: its address refused
+   * CONFIRM_REFUSALS connects in a row, the latest within CONFIRMATION_FRESH_MS, with no sign of life from it
+   * since (cluster/membership/death-confirmation.ts). Evidence about this record's process only (a new process
+   * at the address is a record of its own); absent when there is none, and from a membership that does not probe.
+   */
+  readonly confirmedDead?: boolean;
 }
 
 /**

@@ -128,6 +128,24 @@ describe('confirmed deaths', () => {
     expect(Date.now() - cutAt).toBeGreaterThanOrEqual(10_000);
   });
 
+  it("carries a confirmation in the view (confirmedDead) for the dead process's record only", async () => {
+    const network = new MemoryNetwork({ signalConnectionLoss: true });
+    const [n1, , n3] = (await startThree(network)) as [TestNode, TestNode, TestNode];
+    const recordOf = (i: number) => n1.cluster.members().find((m) => m.address.equals(address(i)));
+    n3.cluster.shutdown();
+    await n3.transport.close();
+    await advanceUntil(() => recordOf(3)?.confirmedDead === true, 'confirmed in the view', 5_000, 1);
+    expect(recordOf(2)?.confirmedDead).toBeUndefined();
+    expect(recordOf(1)?.confirmedDead).toBeUndefined();
+  });
+
+  it('never carries a confirmation for a member that is only cut off', async () => {
+    const { n1, minorityDown } = await cutOffThird(new MemoryNetwork({ signalConnectionLoss: true }));
+    await advanceUntil(() => statusOf(n1.cluster, address(3)) !== 'up', 'the majority downs it', 30_000);
+    expect(minorityDown()).toBe(true);
+    expect(n1.cluster.members().some((m) => m.confirmedDead === true)).toBe(false);
+  });
+
   it('keeps the slow path when death confirmation is off', async () => {
     const network = new MemoryNetwork();
     const [n1, , n3] = (await startThree(network, { confirmDeaths: false })) as [TestNode, TestNode, TestNode];

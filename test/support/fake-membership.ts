@@ -38,6 +38,11 @@ export class FakeCluster {
     this.update(address, { reachable });
   }
 
+  /** Every node's membership probed the member's address to death (MemberInfo.confirmedDead), then downed it. */
+  confirmDead(address: NodeAddress): void {
+    this.update(address, { status: 'down', reachable: false, confirmedDead: true });
+  }
+
   /** Drops the member from every view (Pekko's MemberRemoved). */
   remove(address: NodeAddress): void {
     this.members.delete(address.toString());
@@ -71,7 +76,10 @@ export class FakeCluster {
     };
   }
 
-  private update(address: NodeAddress, patch: Partial<Pick<MemberInfo, 'status' | 'reachable'>>): void {
+  private update(
+    address: NodeAddress,
+    patch: Partial<Pick<MemberInfo, 'status' | 'reachable' | 'confirmedDead'>>,
+  ): void {
     const member = this.members.get(address.toString());
     if (member === undefined) throw new Error(`no member ${address.toString()}`);
     this.members.set(address.toString(), { ...member, ...patch });

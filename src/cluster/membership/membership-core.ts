@@ -3,7 +3,8 @@
 // NEWS_FANOUT + 1 members a change goes as the full state to every live member (cheap at that size, and the
 // seen marks come back in one exchange); in a larger one only an urgent change is pushed (a downing, a
 // leave, a reachability row: gossip-digest.ts isUrgent), as a delta to NEWS_FANOUT random members who pass
-// it on, while joins and moves to Up ride the periodic gossip. A member just downed is always told, so a
+// it on (a node's own change goes to the OLDEST_TOLD oldest members among them, who act on a downing first),
+// while joins and moves to Up ride the periodic gossip. A member just downed is always told, so a
 // downing decided elsewhere reaches the downed side through any member in between. The gossip exchange,
 // reachability and self-lifecycle modules all read and change the state through this object.
 import type { Logger } from '../../logging.js';
@@ -46,8 +47,20 @@ export type MembershipCoreOptions = Pick<
  */
 export const NEWS_FANOUT = 9;
 
-/** Whether a commit pushes changed content at once (as NEWS_FANOUT says) or leaves it to the periodic gossip. */
-export type Spread = 'push' | 'none';
+/**
+ * How many of the oldest Up members are among any news's first NEWS_FANOUT receivers: the oldest hosts the
+ * cluster's singletons (the sharding coordinator), which act on a downing first, and the next oldest takes
+ * them over when the oldest is the one downed. Told directly, they learn of a downing on its first hop
+ * instead of after a relay or two (issue 40).
+ */
+export const OLDEST_TOLD = 2;
+
+/**
+ * Whether a commit pushes changed content at once (as NEWS_FANOUT says) or leaves it to the periodic gossip;
+ * `own`: pushes this node's own change (a downing it decided, its own leave), telling the OLDEST_TOLD oldest
+ * members first. Relayed news is pushed at random only, or the oldest would hear every change from everyone.
+ */
+export type Spread = 'push' | 'own' | 'none';
 
 export class MembershipCore {
   readonly self: NodeAddress;
@@ -74,6 +87,11 @@ export class MembershipCore {
   readonly timers: Cancellable[] = [];
   /** Runs after every commit, before change listeners: the self-lifecycle watches this node's record. */
   afterCommit: () => void = () => undefined;
+  /**
+   * Whether this node's probes confirm a member's process gone (MemberInfo.confirmedDead). The reachability
+   * module holds that evidence and answers for it; until it does, nothing is confirmed.
+   */
+  deathConfirmed: (key: string) => boolean = () => false;
 
   private viewDigest = '';
   private livePeerIndex:
@@ -119,6 +137,7 @@ export class MembershipCore {
       roles: record.roles,
       ...(record.attributes === undefined ? {} : { attributes: record.attributes }),
       ...(record.downedAtMs === undefined ? {} : { downedAtMs: record.downedAtMs }),
+      ...(key !== this.selfKey && this.deathConfirmed(key) ? { confirmedDead: true } : {}),
     };
   }
 
@@ -187,7 +206,7 @@ export class MembershipCore {
   }
 
   applyOwnChanges(records: ReadonlyArray<MemberRecord>): void {
-    this.commit(updateMembers(this.gossip, records, this.selfKey), 'push');
+    this.commit(updateMembers(this.gossip, records, this.selfKey), 'own');
   }
 
   /**
@@ -216,7 +235,7 @@ export class MembershipCore {
     this.departures.observe(before, state, this.scheduler.now());
     let pushedTo: ReadonlySet<string> = new Set();
     if (!sameContent(state, before) || !sameTombstones(state, before)) {
-      pushedTo = this.afterContentChange(before, transitions.length > 0 ? 'push' : spread);
+      pushedTo = this.afterContentChange(before, spread === 'none' && transitions.length > 0 ? 'push' : spread);
     }
     this.afterCommit();
     this.notifyIfViewChanged();
@@ -236,7 +255,10 @@ export class MembershipCore {
     if (last !== undefined && last.members === inputs.members && last.table === inputs.table && last.own === inputs.own)
       return;
     const digest = this.members()
-      .map((m) => `${m.address.toString()}|${m.status}|${m.upNumber}|${m.reachable ? 1 : 0}|${m.downedAtMs ?? ''}`)
+      .map(
+        (m) =>
+          `${m.address.toString()}|${m.status}|${m.upNumber}|${m.reachable ? 1 : 0}|${m.downedAtMs ?? ''}|${m.confirmedDead ? 1 : 0}`,
+      )
       .join(',');
     if (digest === this.viewDigest) return;
     this.viewDigest = digest;
@@ -277,7 +299,7 @@ export class MembershipCore {
     const small = peers.length <= NEWS_FANOUT;
     const targets = new Map<string, NodeAddress>();
     if (small || isUrgent(before, this.gossip))
-      for (const r of pickPeers(peers, this.random)) targets.set(r.address.toString(), r.address);
+      for (const r of pickPeers(peers, this.random, spread === 'own')) targets.set(r.address.toString(), r.address);
     // Members just downed or removed are told directly, in full: they are no longer gossip targets.
     for (const address of newlyGone) {
       this.sendGossip(address);
@@ -310,14 +332,25 @@ function cached(
   return message;
 }
 
-/** Every live peer while there are at most NEWS_FANOUT of them, else that many at random. */
-function pickPeers(peers: MemberRecord[], random: () => number): MemberRecord[] {
+/**
+ * Every live peer while there are at most NEWS_FANOUT of them, else that many: with `oldestFirst` the
+ * OLDEST_TOLD oldest Up peers and others at random, else all at random.
+ */
+function pickPeers(peers: MemberRecord[], random: () => number, oldestFirst: boolean): MemberRecord[] {
   if (peers.length <= NEWS_FANOUT) return peers;
-  for (let i = 0; i < NEWS_FANOUT; i++) {
-    const j = i + Math.floor(random() * (peers.length - i));
-    [peers[i], peers[j]] = [peers[j]!, peers[i]!];
+  const oldest = oldestFirst
+    ? peers
+        .filter((r) => r.status === 'up')
+        .sort((a, b) => a.upNumber - b.upNumber)
+        .slice(0, OLDEST_TOLD)
+    : [];
+  const others = peers.filter((r) => !oldest.includes(r));
+  const count = NEWS_FANOUT - oldest.length;
+  for (let i = 0; i < count; i++) {
+    const j = i + Math.floor(random() * (others.length - i));
+    [others[i], others[j]] = [others[j]!, others[i]!];
   }
-  return peers.slice(0, NEWS_FANOUT);
+  return [...oldest, ...others.slice(0, count)];
 }
 
 export function subscribe<A extends unknown[], R>(set: Set<(...args: A) => R>, fn: (...args: A) => R): () => void {

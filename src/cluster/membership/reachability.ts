@@ -69,6 +69,9 @@ export class Reachability {
         this.evaluate();
       },
     });
+    // The view carries this evidence (MemberInfo.confirmedDead): the coordinator ends a downed member's margin
+    // on it instead of probing the same address again.
+    core.deathConfirmed = (key) => this.confirmations.confirmed(key, core.scheduler.now());
   }
 
   onHeartbeat(from: NodeAddress, message: Heartbeat): void {

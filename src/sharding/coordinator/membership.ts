@@ -198,7 +198,9 @@ export class FailoverReport {
 // member gone from the view) it runs from when this coordinator saw the member down or gone. A decision time
 // ahead of this coordinator's clock counts as now: the margin never starts after the coordinator saw the down.
 // The margin exists for a process that may still run; one whose address refuses connections (a confirmed death,
-// death-confirmation.ts) runs nothing, so its margin ends as soon as the coordinator's own probes confirm it.
+// death-confirmation.ts) runs nothing, so its margin ends as soon as the coordinator's own probes confirm it,
+// or at once when this node's membership confirmed it already (MemberInfo.confirmedDead: its probes answered
+// the close of the dead process's connections, before any downing was decided).
 // Older members gone from the view are dated from what the cluster saw of their leaving (olderMembersGoneSince).
 
 export interface DownRemovalMarginOptions {
@@ -244,18 +246,21 @@ export class DownRemovalMargin {
    * that started before a process was live there again is that earlier process's (`liveAgain`).
    */
   sawDown(members: Iterable<MemberInfo>, now: number): void {
-    const newest = new Map<string, number>();
+    const newest = new Map<string, { readonly since: number; readonly confirmed: boolean }>();
     const live = new Set<string>();
     for (const member of members) {
       const key = member.address.toString();
       if (!isGone(member.status)) live.add(key);
       else if (member.status === 'down') {
         const since = Math.min(now, member.downedAtMs ?? now);
-        newest.set(key, Math.max(since, newest.get(key) ?? -Infinity));
+        const known = newest.get(key);
+        const confirmed = member.confirmedDead === true;
+        if (known === undefined || since > known.since) newest.set(key, { since, confirmed });
+        else if (since === known.since) newest.set(key, { since, confirmed: confirmed && known.confirmed });
       }
     }
     for (const key of live) if (this.downSince.has(key)) this.liveAgain(key, now);
-    for (const [key, since] of newest) if (!live.has(key)) this.started(key, since);
+    for (const [key, { since, confirmed }] of newest) if (!live.has(key)) this.started(key, since, confirmed);
   }
 
   /**
@@ -287,12 +292,15 @@ export class DownRemovalMargin {
    * after a new process was live at the address: its downing starts a margin of its own, never ending before
    * the running one.
    */
-  private started(member: string, since: number): void {
+  private started(member: string, since: number, confirmed = false): void {
     const known = this.downSince.get(member);
     if (this.superseded.delete(member)) {
       this.proven.delete(member);
       this.downSince.set(member, Math.max(since, known ?? since));
     } else if (known === undefined || since < known) this.downSince.set(member, since);
+    // This node's membership already probed the newest downed process there to death (MemberInfo.confirmedDead):
+    // the evidence the margin's own probes would gather, so they need not gather it again.
+    if (confirmed) this.proven.add(member);
     if (!this.proven.has(member) && this.inMargin(member, this.scheduler.now())) {
       const address = parseAddress(member);
       if (address !== undefined) this.deaths.suspect(member, address);
