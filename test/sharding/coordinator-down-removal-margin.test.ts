@@ -104,19 +104,21 @@ describe('DownRemovalMargin', () => {
   it('over any order of restarts and downings at one address, the current downing gets its whole margin', () => {
     // Steps: the clock moves, then the view shows the address's current process live (a restart, the previous
     // process's down record maybe still beside it) or downed (decided a little before now, the previous
-    // process's record maybe beside it). Nothing is ever probed, so no margin ends early.
+    // process's record maybe beside it, maybe confirmed dead by this node's membership: that process is gone,
+    // which says nothing of the current one). Nothing is ever probed, so no margin ends early.
     const step = fc.record({
       advance: fc.integer({ min: 0, max: 3_000 }),
       live: fc.boolean(),
       lag: fc.integer({ min: 0, max: 500 }),
       stale: fc.boolean(),
+      staleConfirmed: fc.boolean(),
     });
     fc.assert(
       fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), (steps) => {
         const { subject, scheduler, stop } = margin();
         let current: { readonly downedAtMs: number } | undefined; // the current process's downing, once downed
         let previous: number | undefined; // the decision time of the process before, if its record stays
-        for (const { advance, live, lag, stale } of steps) {
+        for (const { advance, live, lag, stale, staleConfirmed } of steps) {
           scheduler.advance(advance);
           const now = scheduler.now();
           if (live && current !== undefined) {
@@ -124,7 +126,10 @@ describe('DownRemovalMargin', () => {
             current = undefined;
           }
           if (!live && current === undefined) current = { downedAtMs: now - lag };
-          const old = stale && previous !== undefined ? [{ ...member(1, 'down'), downedAtMs: previous }] : [];
+          const old =
+            stale && previous !== undefined
+              ? [{ ...member(1, 'down'), downedAtMs: previous, confirmedDead: staleConfirmed }]
+              : [];
           const self = current === undefined ? member(1) : { ...member(1, 'down'), downedAtMs: current.downedAtMs };
           subject.sawDown([...old, self], now);
           if (current !== undefined && now < current.downedAtMs + 2_000)
@@ -133,6 +138,27 @@ describe('DownRemovalMargin', () => {
         stop();
       }),
     );
+  });
+
+  it("ends the margin of a downing whose record this node's membership confirmed dead, and only that one", () => {
+    const { subject, scheduler } = margin();
+    const t0 = scheduler.now();
+    subject.sawDown([{ ...member(1, 'down'), confirmedDead: true }, member(2, 'down')], t0);
+    expect(subject.inMargin(address(1), t0)).toBe(false);
+    expect(subject.inMargin(address(2), t0)).toBe(true);
+    // A later downing at the same address without a confirmation of its own gets its margin.
+    scheduler.advance(100);
+    subject.sawDown([member(1)], scheduler.now());
+    scheduler.advance(3_000);
+    const t1 = scheduler.now();
+    subject.sawDown(
+      [
+        { ...member(1, 'down'), downedAtMs: t0, confirmedDead: true },
+        { ...member(1, 'down'), downedAtMs: t1 },
+      ],
+      t1,
+    );
+    expect(subject.inMargin(address(1), t1)).toBe(true);
   });
 
   it('sawGone starts a margin for a member that vanished without being seen down', () => {

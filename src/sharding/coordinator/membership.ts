@@ -198,9 +198,8 @@ export class FailoverReport {
 // member gone from the view) it runs from when this coordinator saw the member down or gone. A decision time
 // ahead of this coordinator's clock counts as now: the margin never starts after the coordinator saw the down.
 // The margin exists for a process that may still run; one whose address refuses connections (a confirmed death,
-// death-confirmation.ts) runs nothing, so its margin ends as soon as the coordinator's own probes confirm it,
-// or at once when this node's membership confirmed it already (MemberInfo.confirmedDead: its probes answered
-// the close of the dead process's connections, before any downing was decided).
+// death-confirmation.ts) runs nothing, so its margin ends once the coordinator's own probes confirm it, or at
+// once when this node's membership did already (MemberInfo.confirmedDead, probed when its connections closed).
 // Older members gone from the view are dated from what the cluster saw of their leaving (olderMembersGoneSince).
 
 export interface DownRemovalMarginOptions {
@@ -253,10 +252,10 @@ export class DownRemovalMargin {
       if (!isGone(member.status)) live.add(key);
       else if (member.status === 'down') {
         const since = Math.min(now, member.downedAtMs ?? now);
-        const known = newest.get(key);
-        const confirmed = member.confirmedDead === true;
-        if (known === undefined || since > known.since) newest.set(key, { since, confirmed });
-        else if (since === known.since) newest.set(key, { since, confirmed: confirmed && known.confirmed });
+        // The newest downing counts; its confirmation too (two downings at one instant: both confirmed).
+        const known = newest.get(key) ?? { since: -Infinity, confirmed: true };
+        const confirmed = member.confirmedDead === true && (since > known.since || known.confirmed);
+        if (since >= known.since) newest.set(key, { since, confirmed });
       }
     }
     for (const key of live) if (this.downSince.has(key)) this.liveAgain(key, now);
@@ -298,8 +297,7 @@ export class DownRemovalMargin {
       this.proven.delete(member);
       this.downSince.set(member, Math.max(since, known ?? since));
     } else if (known === undefined || since < known) this.downSince.set(member, since);
-    // This node's membership already probed the newest downed process there to death (MemberInfo.confirmedDead):
-    // the evidence the margin's own probes would gather, so they need not gather it again.
+    // This node's membership has the evidence the margin's own probes would gather (MemberInfo.confirmedDead).
     if (confirmed) this.proven.add(member);
     if (!this.proven.has(member) && this.inMargin(member, this.scheduler.now())) {
       const address = parseAddress(member);
