@@ -1,7 +1,7 @@
 // DeathConfirmations on a manual scheduler and a scripted probe: what confirms a death (CONFIRM_REFUSALS
 // refusals in a row, CONFIRM_SPACING_MS apart), what voids it (an accepting probe, a sign of life), and what a
 // lost connection changes (an at-once suspicion skips the REPROBE_AFTER_MS wait, never a probe under way, and
-// probes a first answer that is not a refusal again, CLOSE_REPROBES times at most).
+// probes a first answer that is not a refusal again, CLOSE_REPROBES times at most, CLOSE_REPROBE_DELAYS_MS apart).
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import {
@@ -151,14 +151,15 @@ describe('DeathConfirmations', () => {
   it('after a lost connection, a first accept (the dying process still listening) is probed again', () =>
     acceptThenRefusals(false));
 
-  it('a peer that keeps accepting after a lost connection gets CLOSE_REPROBES more probes, each twice as late', async () => {
+  it('a peer that keeps accepting after a lost connection gets CLOSE_REPROBES more probes, as the delays say', async () => {
     const scheduler = new ManualScheduler();
-    const { deaths, probedAt, confirmedAt } = scripted(scheduler, Array<ProbeResult>(20).fill('accepting'));
+    const { deaths, probedAt, confirmedAt } = scripted(scheduler, Array<ProbeResult>(40).fill('accepting'));
     const start = scheduler.now();
     deaths.suspect(KEY, peer, true);
     for (let i = 0; i < 200; i++) await advance(scheduler, CONFIRM_SPACING_MS);
-    const offsets = [0, 1, 3, 7, 15, 31].map((n) => start + n * CONFIRM_SPACING_MS);
-    expect(CLOSE_REPROBES).toBe(5);
+    // Every 25 ms for 200 ms, then 50, 100, 200 and 400 ms apart: the last 950 ms after the close.
+    const offsets = [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 22, 38].map((n) => start + n * CONFIRM_SPACING_MS);
+    expect(CLOSE_REPROBES).toBe(12);
     expect(probedAt).toEqual(offsets);
     expect(confirmedAt).toEqual([]);
     expect(deaths.confirmed(KEY, scheduler.now())).toBe(false);
@@ -171,10 +172,10 @@ describe('DeathConfirmations', () => {
     deaths.suspect(KEY, peer, true);
     for (let i = 0; i < 5; i++) await advance(scheduler, CONFIRM_SPACING_MS);
     await advance(scheduler, 0);
-    // Re-probes 25 then 50 ms apart; once refused, the confirmation's own spacing.
+    // Re-probes 25 ms apart; once refused, the confirmation's own spacing.
     const s = CONFIRM_SPACING_MS;
-    expect(probedAt).toEqual([start, start + s, start + 3 * s, start + 4 * s]);
-    expect(confirmedAt).toEqual([start + 4 * s]);
+    expect(probedAt).toEqual([start, start + s, start + 2 * s, start + 3 * s]);
+    expect(confirmedAt).toEqual([start + 3 * s]);
   });
 
   // The silence probe is still under way when the connection ends.

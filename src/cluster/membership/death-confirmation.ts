@@ -22,14 +22,18 @@ export const CONFIRMATION_FRESH_MS = 2_500;
 /** Least time between two probes of one suspect outside a confirmation under way. */
 export const REPROBE_AFTER_MS = 1_000;
 /**
- * Probes repeated when the first answers after a lost connection are not refusals, the first CONFIRM_SPACING_MS
- * later and each next one twice as late (25, 50, 100, 200 and 400 ms: the last about 0.8 s after the close). A
- * process killed with SIGKILL has its connections reset before the kernel closes its listening socket, so a
- * probe sent on the reset is accepted about one time in ten to three (more on a loaded machine, where the
- * teardown takes longer); then the port refuses (bench/README.md, issue 40). Only refusals count, so these
- * probes confirm nothing a refusal would not; a peer that only dropped a connection costs this many connects.
+ * The delays of the probes repeated when the first answers after a lost connection are not refusals: every
+ * CONFIRM_SPACING_MS for 200 ms, then each twice as late (the last about 0.95 s after the close). A process
+ * killed with SIGKILL has its connections reset before the kernel closes its listening socket, so a probe sent
+ * on the reset is accepted about one time in ten to three, and on a loaded machine the listening socket stayed
+ * open for 100-500 ms after the reset (bench/README.md, issue 40); then the port refuses. Probing often while
+ * that is likely finds the first refusal within CONFIRM_SPACING_MS of it, not up to twice as late. Only
+ * refusals count, so these probes confirm nothing a refusal would not; a peer that only dropped a connection
+ * costs this many connects.
  */
-export const CLOSE_REPROBES = 5;
+export const CLOSE_REPROBE_DELAYS_MS: readonly number[] = [25, 25, 25, 25, 25, 25, 25, 25, 50, 100, 200, 400];
+/** How many probes a lost connection may add (CLOSE_REPROBE_DELAYS_MS). */
+export const CLOSE_REPROBES = CLOSE_REPROBE_DELAYS_MS.length;
 
 interface Suspect {
   readonly address: NodeAddress;
@@ -121,7 +125,7 @@ export class DeathConfirmations {
         const again = suspect.refusals === 0 && suspect.closeReprobes > 0;
         suspect.refusals = 0;
         if (!again) return;
-        const delay = CONFIRM_SPACING_MS * 2 ** (CLOSE_REPROBES - suspect.closeReprobes);
+        const delay = CLOSE_REPROBE_DELAYS_MS[CLOSE_REPROBES - suspect.closeReprobes] ?? CONFIRM_SPACING_MS;
         suspect.closeReprobes--;
         return this.probeLater(key, suspect, delay);
       }
