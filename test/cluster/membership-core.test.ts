@@ -7,7 +7,7 @@ import { NodeAddress } from '../../src/cluster/address.js';
 import type { ClusterChannel } from '../../src/cluster/membership/cluster-channel.js';
 import { resolveClusterConfig } from '../../src/cluster/membership/config.js';
 import { keyOf, type GossipState, type MemberRecord } from '../../src/cluster/membership/gossip.js';
-import { MembershipCore, NEWS_FANOUT, OLDEST_TOLD, type Spread } from '../../src/cluster/membership/membership-core.js';
+import { MembershipCore, NEWS_FANOUT, type Spread } from '../../src/cluster/membership/membership-core.js';
 import type { ClusterMessage } from '../../src/cluster/membership/messages.js';
 import { seededRandom } from '../../src/cluster/random.js';
 import { systemScheduler } from '../../src/cluster/scheduler.js';
@@ -22,10 +22,7 @@ const record = (port: number, upNumber: number): MemberRecord => ({
   upNumber,
 });
 
-function core(
-  count: number,
-  seed = 7,
-): { core: MembershipCore; sent: string[]; types: string[]; messages: ClusterMessage[] } {
+function core(count: number): { core: MembershipCore; sent: string[]; types: string[]; messages: ClusterMessage[] } {
   const sent: string[] = [];
   const types: string[] = [];
   const messages: ClusterMessage[] = [];
@@ -48,7 +45,7 @@ function core(
     scheduler: systemScheduler,
     logger: silentLogger(),
     channel,
-    random: seededRandom(seed),
+    random: seededRandom(7),
   });
   const members = new Map(Array.from({ length: count }, (_, i) => record(i + 1, i + 1)).map((r) => [keyOf(r), r]));
   c.gossip = { members, seen: new Set(members.keys()), tombstones: new Map() };
@@ -106,24 +103,19 @@ describe('membership core: pushing a change', () => {
     expect(new Set(messages).size).toBe(1);
   });
 
-  it("tells the oldest Up members of this node's own change first, and passes others' news on at random", () => {
-    const oldest = [2, 3].map((port) => record(port, port).address.toString());
-    for (let seed = 0; seed < 20; seed++) {
-      const own = core(40, seed);
-      own.core.applyOwnChanges([{ ...record(33, 33), status: 'down' }]);
-      expect(oldest).toHaveLength(OLDEST_TOLD);
-      for (const address of oldest) expect(own.sent).toContain(address);
-      expect(new Set(own.sent).size).toBe(own.sent.length);
-      expect(own.sent.length).toBeLessThanOrEqual(NEWS_FANOUT + 1);
-    }
-    // Relayed news: the oldest are not told by every relay (else each change would reach them N times).
-    let toldOldest = 0;
-    for (let run = 0; run < 20; run++) {
-      const relay = core(40, run);
-      relay.core.commit(withStatus(relay.core.gossip, 33, 'down'), 'push');
-      if (oldest.every((address) => relay.sent.includes(address))) toldOldest++;
-    }
-    expect(toldOldest).toBeLessThan(20);
+  it("pushes this node's own urgent change to every live peer, and passes others' news on to NEWS_FANOUT", () => {
+    const own = core(40);
+    own.core.applyOwnChanges([{ ...record(33, 33), status: 'down' }]);
+    // 38 live peers as news, and the downed member in full.
+    expect(new Set(own.sent).size).toBe(39);
+    expect(own.sent).toHaveLength(39);
+    const relay = core(40);
+    relay.core.commit(withStatus(relay.core.gossip, 33, 'down'), 'push');
+    expect(relay.sent.length).toBeLessThanOrEqual(NEWS_FANOUT + 1);
+    // A join is not urgent: this node's own or not, it rides the periodic gossip.
+    const join = core(40);
+    join.core.applyOwnChanges([{ ...record(99, 0), status: 'joining' }]);
+    expect(join.sent).toEqual([]);
   });
 
   it('always tells a member just downed, on top of the fan-out', () => {

@@ -3,8 +3,8 @@
 // NEWS_FANOUT + 1 members a change goes as the full state to every live member (cheap at that size, and the
 // seen marks come back in one exchange); in a larger one only an urgent change is pushed (a downing, a
 // leave, a reachability row: gossip-digest.ts isUrgent), as a delta to NEWS_FANOUT random members who pass
-// it on (a node's own change goes to the OLDEST_TOLD oldest members among them, who act on a downing first),
-// while joins and moves to Up ride the periodic gossip. A member just downed is always told, so a
+// it on (a node's own urgent change, such as the leader's downing, goes to every live member at once), while
+// joins and moves to Up ride the periodic gossip. A member just downed is always told, so a
 // downing decided elsewhere reaches the downed side through any member in between. The gossip exchange,
 // reachability and self-lifecycle modules all read and change the state through this object.
 import type { Logger } from '../../logging.js';
@@ -48,17 +48,11 @@ export type MembershipCoreOptions = Pick<
 export const NEWS_FANOUT = 9;
 
 /**
- * How many of the oldest Up members are among any news's first NEWS_FANOUT receivers: the oldest hosts the
- * cluster's singletons (the sharding coordinator), which act on a downing first, and the next oldest takes
- * them over when the oldest is the one downed. Told directly, they learn of a downing on its first hop
- * instead of after a relay or two (issue 40).
- */
-export const OLDEST_TOLD = 2;
-
-/**
  * Whether a commit pushes changed content at once (as NEWS_FANOUT says) or leaves it to the periodic gossip;
- * `own`: pushes this node's own change (a downing it decided, its own leave), telling the OLDEST_TOLD oldest
- * members first. Relayed news is pushed at random only, or the oldest would hear every change from everyone.
+ * `own`: this node's own change (a downing it decided, its own leave), which, when urgent, goes as news to
+ * every live peer at once. A failover waits for every region to hear of a downing (a new coordinator for
+ * their registrations, the coordinator for the downing itself): one hop through starved event loops instead
+ * of an epidemic's two or three (issue 40). Rare, so N small messages; relays pass news on at random.
  */
 export type Spread = 'push' | 'own' | 'none';
 
@@ -299,7 +293,8 @@ export class MembershipCore {
     const small = peers.length <= NEWS_FANOUT;
     const targets = new Map<string, NodeAddress>();
     if (small || isUrgent(before, this.gossip))
-      for (const r of pickPeers(peers, this.random, spread === 'own')) targets.set(r.address.toString(), r.address);
+      for (const r of spread === 'own' ? peers : pickPeers(peers, this.random))
+        targets.set(r.address.toString(), r.address);
     // Members just downed or removed are told directly, in full: they are no longer gossip targets.
     for (const address of newlyGone) {
       this.sendGossip(address);
@@ -332,25 +327,14 @@ function cached(
   return message;
 }
 
-/**
- * Every live peer while there are at most NEWS_FANOUT of them, else that many: with `oldestFirst` the
- * OLDEST_TOLD oldest Up peers and others at random, else all at random.
- */
-function pickPeers(peers: MemberRecord[], random: () => number, oldestFirst: boolean): MemberRecord[] {
+/** Every live peer while there are at most NEWS_FANOUT of them, else that many at random. */
+function pickPeers(peers: MemberRecord[], random: () => number): MemberRecord[] {
   if (peers.length <= NEWS_FANOUT) return peers;
-  const oldest = oldestFirst
-    ? peers
-        .filter((r) => r.status === 'up')
-        .sort((a, b) => a.upNumber - b.upNumber)
-        .slice(0, OLDEST_TOLD)
-    : [];
-  const others = peers.filter((r) => !oldest.includes(r));
-  const count = NEWS_FANOUT - oldest.length;
-  for (let i = 0; i < count; i++) {
-    const j = i + Math.floor(random() * (others.length - i));
-    [others[i], others[j]] = [others[j]!, others[i]!];
+  for (let i = 0; i < NEWS_FANOUT; i++) {
+    const j = i + Math.floor(random() * (peers.length - i));
+    [peers[i], peers[j]] = [peers[j]!, peers[i]!];
   }
-  return [...oldest, ...others.slice(0, count)];
+  return peers.slice(0, NEWS_FANOUT);
 }
 
 export function subscribe<A extends unknown[], R>(set: Set<(...args: A) => R>, fn: (...args: A) => R): () => void {
