@@ -1,7 +1,8 @@
 // Gossip in a cluster larger than NEWS_FANOUT + 1, on the in-memory network with fake timers: it converges
 // under drops, duplicates and reordering; once it agrees, the periodic gossip is statuses only (no full
 // state); a crash's unreachability and downing travel as GossipNews deltas and reach every node, with few
-// full states on the way. A status or news from a node that is not a member changes nothing.
+// full states on the way (each observer's row straight from it to every member, not passed on). A status or
+// news from a node that is not a member changes nothing.
 import { describe, expect, it } from 'vitest';
 import { Cluster } from '../../src/cluster/membership/cluster.js';
 import { keyOf, toWire, type MemberRecord } from '../../src/cluster/membership/gossip.js';
@@ -119,6 +120,9 @@ describe(`Cluster: gossip among ${N} nodes (more than NEWS_FANOUT + 1 = ${NEWS_F
       60_000,
     );
     expect(counts.since(before, 'GossipNews')).toBeGreaterThan(0);
+    // Each observer sends its row to every member itself, and nobody passes a row on that came from its own
+    // observer: 275 news here. When every first receiver passed each row on to NEWS_FANOUT more: 1,355.
+    expect(counts.since(before, 'GossipNews')).toBeLessThan(2 * N * N);
     // Reachability rows, the downing and the removal each reach every node as news; whole states go only to
     // the downed member and to the odd peer whose hash differed when a status arrived mid-change (15 here,
     // where pushing news in full sent thousands).
@@ -128,6 +132,9 @@ describe(`Cluster: gossip among ${N} nodes (more than NEWS_FANOUT + 1 = ${NEWS_F
       'removed everywhere',
       60_000,
     );
+    // Through the removal: 410. An observer that wrote its row again only to drop the member once down sent
+    // every row a second time: 536.
+    expect(counts.since(before, 'GossipNews')).toBeLessThan(2 * N * N);
   });
 });
 

@@ -14,6 +14,7 @@ import {
   deltaOf,
   isUrgent,
   knowsMoreSeen,
+  onlyRowOf,
   seenBits,
   sortedKeys,
   statusHash,
@@ -109,6 +110,33 @@ describe('gossip deltas', () => {
       true,
     );
     expect(isUrgent(state, { ...state, tombstones: new Map([['gone#i', 1]]) })).toBe(true);
+  });
+});
+
+describe("a change that is one observer's row alone", () => {
+  const members = new Map(
+    [1, 2, 3].map((port) => [keyOf(record(port, 'up', port)), record(port, 'up', port)] as const),
+  );
+  const state: GossipState = { members, seen: new Set(), tombstones: new Map() };
+  const [k1, k2, k3] = [...members.keys()] as [string, string, string];
+  const row = (version: number, ...subjects: string[]) => ({ version, subjects: new Set(subjects) });
+  const withRows = (...rows: Array<[string, ReturnType<typeof row>]>): GossipState => ({
+    ...state,
+    reachability: new Map(rows),
+  });
+
+  it("is the author's own row when nothing else changed", () => {
+    expect(onlyRowOf(state, withRows([k1, row(1, k3)]), k1)).toBe(true);
+    expect(onlyRowOf(withRows([k1, row(1, k3)]), withRows([k1, row(2)]), k1)).toBe(true);
+  });
+
+  it("is not when another observer's row, a record or a tombstone changed too, or nothing did", () => {
+    expect(onlyRowOf(state, withRows([k2, row(1, k3)]), k1)).toBe(false);
+    expect(onlyRowOf(state, withRows([k1, row(1, k3)], [k2, row(1, k3)]), k1)).toBe(false);
+    const downed = updateMembers(withRows([k1, row(1, k3)]), [{ ...record(3, 'down', 3), downedAtMs: 5 }], 'x');
+    expect(onlyRowOf(state, downed, k1)).toBe(false);
+    expect(onlyRowOf(state, { ...withRows([k1, row(1, k3)]), tombstones: new Map([['gone#i', 1]]) }, k1)).toBe(false);
+    expect(onlyRowOf(withRows([k1, row(1, k3)]), withRows([k1, row(1, k3)]), k1)).toBe(false);
   });
 });
 

@@ -112,6 +112,31 @@ export function deltaOf(before: GossipState, after: GossipState): GossipState {
 }
 
 /**
+ * Whether the change from `before` to `after` is `observer`'s reachability row alone (no record, no tombstone,
+ * no other row): news its author pushed to every member itself, which nobody needs to pass on.
+ */
+export function onlyRowOf(before: GossipState, after: GossipState, observer: string): boolean {
+  if (after.tombstones.size !== before.tombstones.size) return false;
+  for (const key of after.tombstones.keys()) if (!before.tombstones.has(key)) return false;
+  if (after.members !== before.members) {
+    if (after.members.size !== before.members.size) return false;
+    for (const [key, record] of after.members) {
+      const previous = before.members.get(key);
+      if (previous === undefined || !sameRecordContent(previous, record)) return false;
+    }
+  }
+  const beforeTable = reachabilityOf(before);
+  let changed = false;
+  for (const [key, row] of reachabilityOf(after)) {
+    const previous = beforeTable.get(key);
+    if (previous !== undefined && sameRow(previous, row)) continue;
+    if (key !== observer) return false;
+    changed = true;
+  }
+  return changed;
+}
+
+/**
  * Whether the change from `before` to `after` is one the cluster acts on in seconds: a member leaving,
  * exiting, down or removed, a reachability row, a tombstone. Joins and moves to Up are not: gossip carries
  * them within a few rounds, and pushing each one at once would cost N x fanout messages per join.

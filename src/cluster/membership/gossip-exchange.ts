@@ -20,7 +20,7 @@ import {
   type GossipState,
   type MemberRecord,
 } from './gossip.js';
-import { knowsMoreSeen, statusHash, withSeenBits } from './gossip-digest.js';
+import { knowsMoreSeen, onlyRowOf, statusHash, withSeenBits } from './gossip-digest.js';
 import { isGone } from '../member.js';
 import { NEWS_FANOUT, type MembershipCore } from './membership-core.js';
 import type { ClusterMessage, WireGossip } from './messages.js';
@@ -121,7 +121,12 @@ export class GossipExchange {
       this.lifecycle.selfTombstoned();
       return;
     }
-    core.commit(mergeGossip(core.gossip, { ...admitted.state, seen: new Set() }, core.selfKey), 'push');
+    const before = core.gossip;
+    const merged = mergeGossip(before, { ...admitted.state, seen: new Set() }, core.selfKey);
+    // A row from its own observer went to every member at once (Reachability): passing it on would send each
+    // observer's row N x NEWS_FANOUT times more, and a crash changes every observer's row at the same moment.
+    const sender = core.liveKeyAt(from);
+    core.commit(merged, sender !== undefined && onlyRowOf(before, merged, sender) ? 'none' : 'push');
     this.asks.followUp(admitted);
   }
 

@@ -143,6 +143,13 @@ export class MembershipCore {
   }
 
   /** Whether `address` is one of `livePeers()`: asked of every status and news, so indexed once per member map. */
+  /** The key of the live peer at `address`, if there is one. */
+  liveKeyAt(address: NodeAddress): string | undefined {
+    for (const [key, record] of this.gossip.members)
+      if (key !== this.selfKey && !isGone(record.status) && record.address.equals(address)) return key;
+    return undefined;
+  }
+
   isLivePeer(address: NodeAddress): boolean {
     const members = this.gossip.members;
     if (this.livePeerIndex?.members !== members) {

@@ -219,9 +219,14 @@ export class Reachability {
     if (!core.joined || core.stopped) return;
     const now = core.scheduler.now();
     this.updateObservations(now);
+    const current = reachabilityOf(core.gossip);
     const own = new Set([...core.unreachableSince.keys()].filter((key) => this.isLive(key)));
-    const table = withOwnRow(reachabilityOf(core.gossip), core.selfKey, own);
-    core.commit(withTable(core.gossip, table, core.selfKey), 'push');
+    // A subject downed since stays in the row until its record is gone (the table drops it then): no edge counts
+    // a member that is down, and rewriting the row only to drop it would send every observer's row again.
+    for (const key of current.get(core.selfKey)?.subjects ?? []) if (this.isDownStill(key)) own.add(key);
+    const table = withOwnRow(current, core.selfKey, own);
+    // This node's own row: pushed to every live member at once, and not passed on by them (gossip-exchange.ts).
+    core.commit(withTable(core.gossip, table, core.selfKey), 'own');
     if (core.stopped) return;
     this.observeTable(now);
     this.act(now);
@@ -353,6 +358,12 @@ export class Reachability {
       this.evaluate();
     }, next - now);
     this.deadline = { atMs: next, timer };
+  }
+
+  /** A member downed or removed whose record is still in the gossip. */
+  private isDownStill(key: string): boolean {
+    const record = this.core.gossip.members.get(key);
+    return record !== undefined && isGone(record.status);
   }
 
   private isLive(key: string): boolean {
