@@ -221,12 +221,10 @@ export class Reachability {
     this.updateObservations(now);
     const current = reachabilityOf(core.gossip);
     const own = new Set([...core.unreachableSince.keys()].filter((key) => this.isLive(key)));
-    // A subject downed since stays in the row until its record is gone (the table drops it then): no edge counts
-    // a member that is down, and rewriting the row only to drop it would send every observer's row again.
+    // A subject downed since stays until its record is gone (no edge counts it): else every row is sent again.
     for (const key of current.get(core.selfKey)?.subjects ?? []) if (this.isDownStill(key)) own.add(key);
-    const table = withOwnRow(current, core.selfKey, own);
     // This node's own row: pushed to every live member at once, and not passed on by them (gossip-exchange.ts).
-    core.commit(withTable(core.gossip, table, core.selfKey), 'own');
+    core.commit(withTable(core.gossip, withOwnRow(current, core.selfKey, own), core.selfKey), 'own');
     if (core.stopped) return;
     this.observeTable(now);
     this.act(now);
@@ -362,8 +360,8 @@ export class Reachability {
 
   /** A member downed or removed whose record is still in the gossip. */
   private isDownStill(key: string): boolean {
-    const record = this.core.gossip.members.get(key);
-    return record !== undefined && isGone(record.status);
+    const status = this.core.gossip.members.get(key)?.status;
+    return status !== undefined && isGone(status);
   }
 
   private isLive(key: string): boolean {
