@@ -142,7 +142,6 @@ export class MembershipCore {
       .map(([, r]) => r);
   }
 
-  /** Whether `address` is one of `livePeers()`: asked of every status and news, so indexed once per member map. */
   /** The key of the live peer at `address`, if there is one. */
   liveKeyAt(address: NodeAddress): string | undefined {
     for (const [key, record] of this.gossip.members)
@@ -150,6 +149,7 @@ export class MembershipCore {
     return undefined;
   }
 
+  /** Whether `address` is one of `livePeers()`: asked of every status and news, so indexed once per member map. */
   isLivePeer(address: NodeAddress): boolean {
     const members = this.gossip.members;
     if (this.livePeerIndex?.members !== members) {
