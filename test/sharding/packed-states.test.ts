@@ -1,7 +1,8 @@
 // A hand-off chunk's entities as one binary (protocol 8, issue 40): what is packed is read back exactly; bytes
 // that are not exactly one complete encoding (truncated, trailing, garbled, over the limits) are refused whole;
 // a chunk goes packed only to a peer whose agreed version reads it, as the list to an older one, and a relay
-// sends on the bytes it received.
+// sends on the bytes it received; a streamed chunk (protocol 9: no count, the last one marked) goes only to a
+// peer on 9, and a peer on 8 or 7 gets the count and never `last`.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
@@ -134,6 +135,18 @@ describe('a state chunk on the wire, by the peer version', () => {
     expect(plain(toOlder['entities'] as WireEntityState[])).toEqual(plain(ENTITIES));
   });
 
+  it('a streamed chunk keeps its last mark for a peer on 9, and never goes to an older peer without its count', () => {
+    const { parts: _parts, ...streamed } = { ...CHUNK, last: true as const };
+    const toNine = arrived(stateOnWire(streamed, 9)) as typeof CHUNK & { last?: true };
+    expect([toNine.parts, toNine.last]).toEqual([undefined, true]);
+    for (const version of [8, 7]) expect(() => stateOnWire(streamed, version)).toThrow(/without parts/);
+    // With its count, the mark goes to 9 only: a peer on 8 gets exactly what it always got.
+    const counted = { ...CHUNK, last: true as const };
+    expect(Object.keys(stateOnWire(counted, 8))).not.toContain('last');
+    expect(Object.keys(stateOnWire(counted, 7))).not.toContain('last');
+    expect((arrived(stateOnWire(counted, 9)) as { last?: true }).last).toBe(true);
+  });
+
   it('leaves other messages as they are', () => {
     const handOff = { type: 'HandOff', typeName: 'Counter', shardId: 1, handOffId: 2 } as const;
     expect(stateOnWire(handOff, 8)).toBe(handOff);
@@ -171,6 +184,7 @@ describe('the sharding link picks the form by what the handshake with the peer a
   }
 
   it.each([
+    ['9: packed', 9, 'packed'],
     ['8: packed', 8, 'packed'],
     ['7 (a peer of the previous release): the list', 7, 'entities'],
     ['none yet (the peer may be the oldest release): the list', undefined, 'entities'],

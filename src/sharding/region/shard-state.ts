@@ -6,6 +6,7 @@
 // also for an entity without state. A state still held when the shard moves again travels on as it came.
 import { encodeMessage, encodeValue } from '../../cluster/transport/message-codec.js';
 import { PackedWriter } from '../protocol/packed-states.js';
+import { TransferParts, type ChunkPlace } from '../protocol/transfer-parts.js';
 import type { ProcessedSends } from './dedup-table.js';
 import { SNAPSHOT, reshipState, type HeldState } from './held-state.js';
 
@@ -59,12 +60,14 @@ const ENTRY_OVERHEAD = 32;
 
 /**
  * Encodes and chunks a shard's snapshots and the sends its entities processed (`sends`, by entity); an
- * entity with neither a value (undefined: nothing to keep) nor sends is skipped.
+ * entity with neither a value (undefined: nothing to keep) nor sends is skipped. Each chunk goes to `onChunk`
+ * as soon as it is full (`last`: the final one), so its sender need not wait for the rest to be packed.
  */
 export function packSnapshots(
   snapshots: Iterable<TakenSnapshot>,
   limits: StateLimits,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
+  onChunk: (chunk: PackedChunk, last: boolean) => void = () => {},
 ): PackedStates {
   const chunks: PackedChunk[] = [];
   const refused: Array<PackedStates['refused'][number]> = [];
@@ -109,7 +112,10 @@ export function packSnapshots(
     const size = state.byteLength + entityId.length * 3 + ENTRY_OVERHEAD;
     // A state larger than a chunk travels alone: maxEntitySnapshotBytes is what keeps it under the frame limit.
     if (current.count > 0 && currentBytes + size > limits.stateChunkBytes) {
-      chunks.push(current.finish());
+      // Not the last: this entity goes into the next one.
+      const full = current.finish();
+      chunks.push(full);
+      onChunk(full, false);
       current = new PackedWriter(limits.stateChunkBytes);
       currentBytes = 0;
     }
@@ -128,7 +134,11 @@ export function packSnapshots(
     }
   }
   for (const entityId of sends.keys()) if (!seen.has(entityId)) add(entityId, undefined);
-  if (current.count > 0) chunks.push(current.finish());
+  if (current.count > 0) {
+    const final = current.finish();
+    chunks.push(final);
+    onChunk(final, true);
+  }
   return { chunks, bytes, values, refused };
 }
 
@@ -147,8 +157,7 @@ function encodeView(entry: { readonly type: string }): Uint8Array {
 
 interface Transfer {
   readonly transferId: number;
-  readonly parts: number;
-  readonly received: Map<number, ReadonlyArray<EntityState>>;
+  readonly received: TransferParts<ReadonlyArray<EntityState>>;
   bytes: number;
 }
 
@@ -168,24 +177,22 @@ export class IncomingStates {
     return this.total;
   }
 
-  /** One chunk. Returns the shards whose transfers were dropped to stay within the bound (their state is lost). */
-  add(
-    shardId: number,
-    transferId: number,
-    part: number,
-    parts: number,
-    entities: ReadonlyArray<EntityState>,
-  ): number[] {
+  /**
+   * One chunk (at `place` in its transfer: transfer-parts.ts). Returns the shards whose transfers were dropped
+   * to stay within the bound (their state is lost).
+   */
+  add(shardId: number, transferId: number, place: ChunkPlace, entities: ReadonlyArray<EntityState>): number[] {
     if (this.taken.get(shardId) === transferId) return [];
     let transfer = this.transfers.get(shardId);
-    if (transfer === undefined || transfer.transferId !== transferId || transfer.parts !== parts) {
-      if (transfer !== undefined) this.drop(shardId);
-      transfer = { transferId, parts, received: new Map(), bytes: 0 };
-      this.transfers.set(shardId, transfer);
+    if (transfer?.transferId !== transferId) transfer = this.begin(shardId, transferId);
+    let added = transfer.received.add(place, entities);
+    if (added === 'contradicts') {
+      // Not one transfer with what came before it: the transfer starts over from this chunk.
+      transfer = this.begin(shardId, transferId);
+      added = transfer.received.add(place, entities);
     }
-    if (transfer.received.has(part)) return [];
+    if (added !== 'added') return [];
     const size = entities.reduce((sum, entity) => sum + entity.state.byteLength, 0);
-    transfer.received.set(part, entities);
     transfer.bytes += size;
     this.total += size;
     const dropped: number[] = [];
@@ -203,16 +210,24 @@ export class IncomingStates {
     if (transfer === undefined) return undefined;
     this.drop(shardId);
     this.taken.set(shardId, transfer.transferId);
-    if (transfer.received.size !== transfer.parts) return 'incomplete';
+    if (!transfer.received.complete) return 'incomplete';
     const states = new Map<string, Uint8Array>();
-    for (let part = 0; part < transfer.parts; part++)
-      for (const { entityId, state } of transfer.received.get(part) ?? []) states.set(entityId, state);
+    for (const entities of transfer.received.inOrder())
+      for (const { entityId, state } of entities) states.set(entityId, state);
     return states;
   }
 
   clear(): void {
     this.transfers.clear();
     this.total = 0;
+  }
+
+  /** A new transfer of the shard, in place of any earlier one. */
+  private begin(shardId: number, transferId: number): Transfer {
+    this.drop(shardId);
+    const transfer: Transfer = { transferId, received: new TransferParts(), bytes: 0 };
+    this.transfers.set(shardId, transfer);
+    return transfer;
   }
 
   private drop(shardId: number): void {

@@ -9,7 +9,7 @@ import type { DeliveryEvents } from '../core/sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { ProcessedSends } from './dedup-table.js';
 import { HeldStates, skimState, type HeldState } from './held-state.js';
-import { IncomingStates, packSnapshots, type TakenSnapshot } from './shard-state.js';
+import { IncomingStates, packSnapshots, type PackedChunk, type TakenSnapshot } from './shard-state.js';
 
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
@@ -74,17 +74,32 @@ export class StateTransfer {
 
   /**
    * The chunks of a stopped shard's state and of the sends its entities processed (`sends`, by entity), to
-   * send before its ShardStopped for `handOffId`.
+   * send before its ShardStopped for `handOffId`. With `stream` (a coordinator on STREAMED_STATE_SINCE or
+   * later), each chunk goes to it as soon as it is packed, before the next one is (the transport and the other
+   * process work on it meanwhile): without `parts`, its final one saying `last`. Without, every chunk names
+   * `parts`, for the caller to send once all are packed.
    */
   outgoing(
     shardId: number,
     handOffId: number,
     snapshots: ReadonlyArray<TakenSnapshot>,
     sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
+    stream?: (chunk: Chunk) => void,
   ): Chunk[] {
     const { typeName, config, logger } = this.options;
     if (snapshots.length === 0 && sends.size === 0) return [];
-    const packed = packSnapshots(snapshots, config, sends);
+    const chunks: Chunk[] = [];
+    const chunkOf = ({ entities, packed }: PackedChunk, last: boolean): Chunk => ({
+      type: 'ShardStateChunk',
+      ...{ typeName, shardId, handOffId, part: chunks.length, entities, packed },
+      ...(last && { last }),
+    });
+    const onChunk = (packed: PackedChunk, last: boolean): void => {
+      const chunk = chunkOf(packed, last);
+      chunks.push(chunk);
+      stream?.(chunk);
+    };
+    const packed = packSnapshots(snapshots, config, sends, onChunk);
     for (const { entityId, outcome, detail } of packed.refused) {
       logger.warn(
         { shardId, entityId, outcome, detail },
@@ -93,30 +108,14 @@ export class StateTransfer {
     }
     this.count('too_large', packed.refused.filter((r) => r.outcome === 'too_large').length);
     this.count('failed', packed.refused.filter((r) => r.outcome === 'failed').length);
-    const parts = packed.chunks.length;
     this.count('shipped', packed.values);
     this.shippedBytes += packed.bytes;
-    return packed.chunks.map(({ entities, packed: bytes }, part) => ({
-      type: 'ShardStateChunk',
-      typeName,
-      shardId,
-      handOffId,
-      part,
-      parts,
-      entities,
-      packed: bytes,
-    }));
+    return stream === undefined ? chunks.map((chunk) => ({ ...chunk, parts: chunks.length })) : chunks;
   }
 
   /** A chunk from the coordinator for a shard about to start here. */
   received(message: Restore): void {
-    const dropped = this.incoming.add(
-      message.shardId,
-      message.transferId,
-      message.part,
-      message.parts,
-      message.entities,
-    );
+    const dropped = this.incoming.add(message.shardId, message.transferId, message, message.entities);
     for (const shardId of dropped)
       this.options.logger.warn({ shardId }, 'received hand-off state over the bound dropped: its entities start fresh');
   }
