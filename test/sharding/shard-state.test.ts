@@ -70,7 +70,7 @@ describe('IncomingStates', () => {
   const state = (n: number) => ({ entityId: `e${n}`, state: new Uint8Array(100) });
 
   it('hands over a complete transfer once, says incomplete otherwise, and ignores a late copy of one taken', () => {
-    const incoming = new IncomingStates(10_000);
+    const incoming = new IncomingStates(10_000, (bytes) => bytes);
     incoming.add(1, 7, { part: 1, parts: 2 }, [state(2)]);
     expect(incoming.take(1)).toBe('incomplete');
     incoming.add(1, 8, { part: 0, parts: 2 }, [state(1)]);
@@ -83,7 +83,7 @@ describe('IncomingStates', () => {
   });
 
   it('drops the oldest transfer beyond its byte bound', () => {
-    const incoming = new IncomingStates(250);
+    const incoming = new IncomingStates(250, (bytes) => bytes);
     incoming.add(1, 1, { part: 0, parts: 1 }, [state(1), state(2)]);
     expect(incoming.add(2, 1, { part: 0, parts: 1 }, [state(3)])).toEqual([1]);
     expect(incoming.take(1)).toBeUndefined();
@@ -95,7 +95,7 @@ describe('IncomingStates with streamed chunks (protocol 9: the final one says la
   const state = (n: number) => ({ entityId: `e${n}`, state: Uint8Array.of(n) });
 
   it('is complete once the parts up to the last are in, whatever came first', () => {
-    const incoming = new IncomingStates(10_000);
+    const incoming = new IncomingStates(10_000, (bytes) => bytes);
     incoming.add(1, 5, { part: 2, last: true }, [state(3)]);
     incoming.add(1, 5, { part: 0 }, [state(1)]);
     expect(incoming.take(1)).toBe('incomplete');
@@ -103,8 +103,26 @@ describe('IncomingStates with streamed chunks (protocol 9: the final one says la
     expect([...(incoming.take(1) as ReadonlyMap<string, Uint8Array>).keys()]).toEqual(['e0', 'e1', 'e2']);
   });
 
+  it('reads each state as its chunk arrives, once: neither a repeat nor a late copy of a taken transfer', () => {
+    const reads: number[] = [];
+    const incoming = new IncomingStates(10_000, (bytes) => reads.push(bytes[0] ?? -1));
+    incoming.add(1, 5, { part: 0 }, [state(0)]);
+    expect(reads).toEqual([0]);
+    incoming.add(1, 5, { part: 0 }, [state(0)]);
+    incoming.add(1, 5, { part: 1, last: true }, [state(1)]);
+    expect(reads).toEqual([0, 1]);
+    expect(incoming.take(1)).toEqual(
+      new Map([
+        ['e0', 1],
+        ['e1', 2],
+      ]),
+    );
+    incoming.add(1, 5, { part: 1, last: true }, [state(1)]);
+    expect(reads).toEqual([0, 1]);
+  });
+
   it('counts a repeated part once and learns the count from a copy that names it', () => {
-    const incoming = new IncomingStates(10_000);
+    const incoming = new IncomingStates(10_000, (bytes) => bytes);
     incoming.add(1, 5, { part: 0 }, [state(0)]);
     incoming.add(1, 5, { part: 0 }, [state(0)]);
     expect(incoming.bytes).toBe(1);
@@ -120,7 +138,7 @@ describe('IncomingStates with streamed chunks (protocol 9: the final one says la
     ['a last below a part already in', [{ part: 0 }, { part: 2 }, { part: 1, last: true }]],
     ['another count than the last said', [{ part: 0 }, { part: 1, last: true }, { part: 0, parts: 3 }]],
   ] as const)('%s starts the transfer over from that chunk: incomplete, bytes of the rest let go', (_label, places) => {
-    const incoming = new IncomingStates(10_000);
+    const incoming = new IncomingStates(10_000, (bytes) => bytes);
     for (const place of places) incoming.add(1, 5, place, [state(place.part)]);
     expect(incoming.bytes).toBe(1);
     expect(incoming.take(1)).toBe('incomplete');
@@ -141,7 +159,7 @@ describe('IncomingStates with streamed chunks (protocol 9: the final one says la
         const chunks = sizes.map((size, part) =>
           Array.from({ length: size }, (_, i) => ({ entityId: `p${part}-${i}`, state: Uint8Array.of(part, i) })),
         );
-        const incoming = new IncomingStates(10_000);
+        const incoming = new IncomingStates(10_000, (bytes) => bytes);
         for (const part of arrivals) {
           const place = named ? { part, parts } : part === parts - 1 ? { part, last: true as const } : { part };
           incoming.add(1, 9, place, chunks[part] ?? []);

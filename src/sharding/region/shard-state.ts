@@ -155,44 +155,55 @@ function encodeView(entry: { readonly type: string }): Uint8Array {
   }
 }
 
-interface Transfer {
+interface Transfer<T> {
   readonly transferId: number;
-  readonly received: TransferParts<ReadonlyArray<EntityState>>;
+  /** Per part, each entity's state as read on arrival. */
+  readonly received: TransferParts<Array<readonly [string, T]>>;
   bytes: number;
 }
 
 /**
  * The transfers a new host has received for shards it is about to start: one per shard (a later transfer
- * replaces an earlier one), bounded in bytes (the oldest go first), taken when the shard starts.
+ * replaces an earlier one), bounded in bytes of state (the oldest go first), taken when the shard starts. Each
+ * state is read (`read`: a new host reads its outline) when its chunk arrives, not at the start: the start then
+ * only gathers what was read, and a host reads chunk k while chunk k+1 is still on its way.
  */
-export class IncomingStates {
-  private readonly transfers = new Map<number, Transfer>();
+export class IncomingStates<T> {
+  private readonly transfers = new Map<number, Transfer<T>>();
   /** Per shard, the transfer its last start here took: a late copy of it (a repeated HostShard) is stale. */
   private readonly taken = new Map<number, number>();
   private total = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly read: (state: Uint8Array) => T,
+  ) {}
 
   get bytes(): number {
     return this.total;
   }
 
   /**
-   * One chunk (at `place` in its transfer: transfer-parts.ts). Returns the shards whose transfers were dropped
-   * to stay within the bound (their state is lost).
+   * One chunk (at `place` in its transfer: transfer-parts.ts); its states are read unless it is a repeat.
+   * Returns the shards whose transfers were dropped to stay within the bound (their state is lost).
    */
   add(shardId: number, transferId: number, place: ChunkPlace, entities: ReadonlyArray<EntityState>): number[] {
     if (this.taken.get(shardId) === transferId) return [];
     let transfer = this.transfers.get(shardId);
     if (transfer?.transferId !== transferId) transfer = this.begin(shardId, transferId);
-    let added = transfer.received.add(place, entities);
+    const part: Array<readonly [string, T]> = [];
+    let added = transfer.received.add(place, part);
     if (added === 'contradicts') {
       // Not one transfer with what came before it: the transfer starts over from this chunk.
       transfer = this.begin(shardId, transferId);
-      added = transfer.received.add(place, entities);
+      added = transfer.received.add(place, part);
     }
     if (added !== 'added') return [];
-    const size = entities.reduce((sum, entity) => sum + entity.state.byteLength, 0);
+    let size = 0;
+    for (const { entityId, state } of entities) {
+      size += state.byteLength;
+      part.push([entityId, this.read(state)]);
+    }
     transfer.bytes += size;
     this.total += size;
     const dropped: number[] = [];
@@ -204,16 +215,16 @@ export class IncomingStates {
     return dropped;
   }
 
-  /** The shard's states, by entity id, if its transfer is complete; `incomplete` when parts are missing. */
-  take(shardId: number): ReadonlyMap<string, Uint8Array> | 'incomplete' | undefined {
+  /** The shard's states as read, by entity id, if its transfer is complete; `incomplete` when parts are missing. */
+  take(shardId: number): ReadonlyMap<string, T> | 'incomplete' | undefined {
     const transfer = this.transfers.get(shardId);
     if (transfer === undefined) return undefined;
     this.drop(shardId);
     this.taken.set(shardId, transfer.transferId);
     if (!transfer.received.complete) return 'incomplete';
-    const states = new Map<string, Uint8Array>();
+    const states = new Map<string, T>();
     for (const entities of transfer.received.inOrder())
-      for (const { entityId, state } of entities) states.set(entityId, state);
+      for (const [entityId, state] of entities) states.set(entityId, state);
     return states;
   }
 
@@ -223,9 +234,9 @@ export class IncomingStates {
   }
 
   /** A new transfer of the shard, in place of any earlier one. */
-  private begin(shardId: number, transferId: number): Transfer {
+  private begin(shardId: number, transferId: number): Transfer<T> {
     this.drop(shardId);
-    const transfer: Transfer = { transferId, received: new TransferParts(), bytes: 0 };
+    const transfer: Transfer<T> = { transferId, received: new TransferParts(), bytes: 0 };
     this.transfers.set(shardId, transfer);
     return transfer;
   }

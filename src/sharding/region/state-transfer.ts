@@ -1,6 +1,7 @@
 // A region's part in moving entity state with a graceful hand-off: on the old host, the stopped shard's
-// snapshots become ShardStateChunk messages for the coordinator (sent before ShardStopped); on the new host,
-// RestoreShardState chunks wait until the shard starts, which holds each entity's state until the entity's
+// snapshots become ShardStateChunk messages for the coordinator (sent before ShardStopped, each as soon as it is
+// packed when the coordinator reads protocol 9); on the new host, each RestoreShardState chunk's states have their
+// outline read on arrival and wait until the shard starts, which holds each entity's state until the entity's
 // first message (held-state.ts: no entity is decoded or created before it is needed). The sends each entity
 // processed travel with its state (dedup-table.ts), so a retry is not processed again on the new host.
 import type { Logger } from '../../logging.js';
@@ -8,7 +9,7 @@ import type { ShardingConfig } from '../core/config.js';
 import type { DeliveryEvents } from '../core/sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { ProcessedSends } from './dedup-table.js';
-import { HeldStates, skimState, type HeldState } from './held-state.js';
+import { HeldStates, skimState, type HeldState, type SkimmedState } from './held-state.js';
 import { IncomingStates, packSnapshots, type PackedChunk, type TakenSnapshot } from './shard-state.js';
 
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
@@ -28,12 +29,13 @@ export interface StateTransferOptions {
 }
 
 export class StateTransfer {
-  private readonly incoming: IncomingStates;
+  /** Each state's outline, read as its chunk arrives (skimState). */
+  private readonly incoming: IncomingStates<SkimmedState>;
   private shippedBytes = 0;
   private readonly counts = { shipped: 0, restored: 0, too_large: 0, failed: 0 };
 
   constructor(private readonly options: StateTransferOptions) {
-    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes);
+    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes, skimState);
   }
 
   /** Bytes of state this node shipped with hand-offs, since the start. */
@@ -121,8 +123,9 @@ export class StateTransfer {
   }
 
   /**
-   * What to restore into a shard starting now (undefined: a fresh start). Each state is checked and its sends
-   * decoded now; its value is decoded when its entity is created (`HeldStates.wake`).
+   * What to restore into a shard starting now (undefined: a fresh start). Each state was checked and its sends
+   * decoded as its chunk arrived, and is accepted (or counted failed) now; its value is decoded when its entity
+   * is created (`HeldStates.wake`).
    */
   restore(shardId: number): RestoredShard | undefined {
     const taken = this.incoming.take(shardId);
@@ -136,8 +139,7 @@ export class StateTransfer {
     let failed = 0;
     const unreadable = (entityId: string, reason: string): void =>
       this.options.logger.warn({ shardId, entityId, reason }, 'entity state could not be restored: it starts fresh');
-    for (const [entityId, state] of taken) {
-      const skimmed = skimState(state);
+    for (const [entityId, skimmed] of taken) {
       if (skimmed.ok) {
         if (skimmed.held.value !== undefined) held.set(entityId, skimmed.held);
         if (skimmed.held.sends.length > 0) sends.set(entityId, skimmed.held.sends);
