@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { decodeMessage, encodeMessage } from '../../src/cluster/transport/message-codec.js';
 import type { Transport } from '../../src/cluster/transport/transport.js';
-import { FamilyRegistry, type WireMessage } from '../../src/cluster/transport/wire-message.js';
+import { PROTOCOL_FLOOR } from '../../src/cluster/transport/protocol-versions.js';
+import { FamilyRegistry, PROTOCOL_VERSION, type WireMessage } from '../../src/cluster/transport/wire-message.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import { PackedWriter, packEntities, unpackEntities } from '../../src/sharding/protocol/packed-states.js';
 import { ShardingLink } from '../../src/sharding/protocol/sharding-link.js';
@@ -164,9 +165,8 @@ describe('the sharding link picks the form by what the handshake with the peer a
   const self = new NodeAddress('sys', '127.0.0.1', 1);
   const peer = new NodeAddress('sys', '127.0.0.1', 2);
 
-  /** What a link sends for a chunk when the peer's handshake agreed `agreed` (none: a transport without them). */
-  function linkSending(agreed: number | undefined | 'no handshakes'): WireMessage[] {
-    const sent: WireMessage[] = [];
+  /** A link whose transport records what it sends, the peer's handshake having agreed `agreed`. */
+  function linkWith(agreed: number | undefined | 'no handshakes', sent: WireMessage[] = []): ShardingLink {
     const transport: Transport = {
       self,
       register: () => {},
@@ -179,7 +179,13 @@ describe('the sharding link picks the form by what the handshake with the peer a
     };
     const link = new ShardingLink(transport, silentLogger());
     link.listen(() => {});
-    link.send(peer.toString(), CHUNK);
+    return link;
+  }
+
+  /** What a link sends for a chunk when the peer's handshake agreed `agreed` (none: a transport without them). */
+  function linkSending(agreed: number | undefined | 'no handshakes'): WireMessage[] {
+    const sent: WireMessage[] = [];
+    linkWith(agreed, sent).send(peer.toString(), CHUNK);
     return sent;
   }
 
@@ -192,5 +198,14 @@ describe('the sharding link picks the form by what the handshake with the peer a
   ] as const)('agreed %s', (_label, agreed, field) => {
     const [sent] = linkSending(agreed);
     expect(Object.keys(sent ?? {})).toContain(field);
+  });
+
+  it('names the version a node reads, by key: its handshake, this release for itself, the floor otherwise', () => {
+    const link = linkWith(8);
+    expect(link.protocolOf(peer.toString())).toBe(8);
+    expect(link.protocolOf(self.toString())).toBe(PROTOCOL_VERSION);
+    expect(link.protocolOf(new NodeAddress('sys', '127.0.0.1', 3).toString())).toBe(PROTOCOL_FLOOR);
+    expect(link.protocolOf('not an address')).toBe(PROTOCOL_FLOOR);
+    expect(linkWith('no handshakes').protocolOf(peer.toString())).toBe(PROTOCOL_VERSION);
   });
 });
