@@ -42,6 +42,29 @@ describe('packed entity states', () => {
     );
   });
 
+  it('reads ids of any length and script, and states, from bytes that start anywhere within their memory', () => {
+    const idArb = fc.oneof(
+      fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 200 }),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 100 }),
+      fc.constant('\uFEFFbom'),
+    );
+    const entities = fc.array(fc.record({ entityId: idArb, state: fc.uint8Array({ maxLength: 40 }) }), {
+      maxLength: 8,
+    });
+    fc.assert(
+      fc.property(entities, fc.nat({ max: 32 }), (list, offset) => {
+        const packed = packEntities(list);
+        const memory = new Uint8Array(offset + packed.byteLength + 7);
+        memory.set(packed, offset);
+        const bytes = memory.subarray(offset, offset + packed.byteLength);
+        const read = unpackEntities(bytes, { maxEntities: 1_000, maxEntityIdLength: 400 });
+        expect(read && plain(read)).toEqual(plain(list));
+        for (const { state } of read ?? []) expect(state.buffer).toBe(memory.buffer);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('a writer that grows from any capacity packs the same bytes, its states views of them', () => {
     fc.assert(
       fc.property(entitiesArb, fc.nat({ max: 200 }), (entities, capacity) => {
