@@ -90,6 +90,10 @@ describe('message codec', () => {
     // An array32 header claiming 2^32-1 elements in 5 bytes: msgpackr would allocate for the claim.
     expect(scanMsgpack(Uint8Array.of(0xdd, 0xff, 0xff, 0xff, 0xff))).toMatch(/more than 500000 elements/);
     expect(scanMsgpack(Uint8Array.of(0xdd, 0x00, 0x00, 0x01, 0x00, 0xc0))).toMatch(/larger than the buffer/);
+    // Lengths are unsigned, their top bit included (a signed read would make them negative and pass the bounds).
+    expect(scanMsgpack(Uint8Array.of(0xc6, 0x80, 0x00, 0x00, 0x01, 0x00))).toMatch(/binary of 2147483649 bytes/);
+    expect(scanMsgpack(Uint8Array.of(0xda, 0x80, 0x00, 0x41), LIMITS)).toMatch(/string of 32768 bytes/);
+    expect(scanMsgpack(Uint8Array.of(0xc5, 0x01, 0x02, ...new Uint8Array(258)))).toBeUndefined();
     expect(scanMsgpack(Uint8Array.of(0xdb, 0x00, 0x00, 0x10, 0x00, 0x41))).toMatch(/truncated/);
     expect(scanMsgpack(Uint8Array.of(0xc0, 0xc0))).toMatch(/trailing/);
     expect(scanMsgpack(Uint8Array.of(0xc1))).toMatch(/0xc1/);
