@@ -39,7 +39,8 @@ interface Header {
  * bytes, not a DataView: one made per call cost more than a state's whole outline (msgpackValueEnd, bench S10).
  */
 function readHeader(bytes: Uint8Array, pos: number, out: Header): string | undefined {
-  const end = bytes.byteLength;
+  // `length`: a typed array's byteLength getter is a call per use in Node 20, and this runs for every header.
+  const end = bytes.length;
   if (pos >= end) return 'truncated value';
   const token = bytes[pos++] as number;
   out.items = 0;
@@ -89,7 +90,7 @@ function bigEndian(bytes: Uint8Array, pos: number, size: 1 | 2 | 4): number {
 
 /** Returns undefined when `bytes` is exactly one admissible value within `limits`, else why not. */
 export function scanMsgpack(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DECODE_LIMITS): string | undefined {
-  const end = bytes.byteLength;
+  const end = bytes.length;
   const header: Header = { items: 0, skip: 0, sizeKind: undefined, pos: 0 };
   let pos = 0;
   let elements = 0;
@@ -144,7 +145,7 @@ export function msgpackValueEnd(bytes: Uint8Array, start: number): number | stri
     const refused = readHeader(bytes, pos, header);
     if (refused !== undefined) return refused;
     pos = header.pos + header.skip;
-    if (pos > bytes.byteLength) return 'truncated value';
+    if (pos > bytes.length) return 'truncated value';
     left += header.items;
   }
   return pos;

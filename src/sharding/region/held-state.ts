@@ -85,20 +85,28 @@ function readSends(bytes: Uint8Array, start: number, end: number): ReadonlyArray
  * chunks arrive, bench S10: with sends, the general reading walked the value twice and compared every key).
  */
 function plainState(bytes: Uint8Array): HeldState | undefined {
+  // `length`, not `byteLength`: the getter is a call per use (Node 20), and these loops run for every state.
+  const size = bytes.length;
   const map = smallMap(bytes);
   const keys = TYPE_AND_VALUE_KEY;
-  if (map === undefined || bytes.byteLength <= map.header + keys.byteLength) return undefined;
-  for (let i = 0; i < keys.byteLength; i++) if (bytes[map.header + i] !== keys[i]) return undefined;
-  const start = map.header + keys.byteLength;
+  if (map === undefined || size <= map.header + keys.length) return undefined;
+  if (!sameBytes(bytes, map.header, keys)) return undefined;
+  const start = map.header + keys.length;
   const end = msgpackValueEnd(bytes, start);
   if (typeof end !== 'number') return undefined;
-  if (map.pairs === 2) return end === bytes.byteLength ? { bytes, value: { start, end }, sends: NO_SENDS } : undefined;
-  const sendsAt = end + SENDS_KEY.byteLength;
-  if (sendsAt >= bytes.byteLength) return undefined;
-  for (let i = 0; i < SENDS_KEY.byteLength; i++) if (bytes[end + i] !== SENDS_KEY[i]) return undefined;
+  if (map.pairs === 2) return end === size ? { bytes, value: { start, end }, sends: NO_SENDS } : undefined;
+  const sendsAt = end + SENDS_KEY.length;
+  if (sendsAt >= size || !sameBytes(bytes, end, SENDS_KEY)) return undefined;
   // Exactly one value up to the end, or the decoder refuses it.
-  const sends = readSends(bytes, sendsAt, bytes.byteLength);
+  const sends = readSends(bytes, sendsAt, size);
   return sends === undefined ? undefined : { bytes, value: { start, end }, sends };
+}
+
+/** Whether `bytes` hold `expected` from `at` (false where they end first). */
+function sameBytes(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
+  const n = expected.length;
+  for (let i = 0; i < n; i++) if (bytes[at + i] !== expected[i]) return false;
+  return true;
 }
 
 /** A map header of 2 or 3 pairs (fixmap, or map16 as msgpackr writes objects): its size and pairs. */
@@ -175,11 +183,7 @@ export class HeldStates {
  * in place: a view per key of a thousand states costs more than the comparisons.
  */
 function sameText(bytes: Uint8Array, start: number, end: number, encoded: Uint8Array, text: string): boolean {
-  if (end - start === encoded.byteLength) {
-    let i = 0;
-    while (i < encoded.byteLength && bytes[start + i] === encoded[i]) i++;
-    if (i === encoded.byteLength) return true;
-  }
+  if (end - start === encoded.length && sameBytes(bytes, start, encoded)) return true;
   // Another encoding of the same string (a str8 header) is still the same string.
   const token = bytes[start];
   if (token !== 0xd9 && token !== 0xda && token !== 0xdb) return false;
