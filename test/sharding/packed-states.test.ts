@@ -26,6 +26,21 @@ const entityArb = fc.record({
 });
 const entitiesArb = fc.array(entityArb, { maxLength: 12 });
 
+/** The layout written out by Buffer's own methods, to check the writer against. */
+function reference(entities: ReadonlyArray<WireEntityState>): Buffer {
+  const parts = [Buffer.alloc(4)];
+  parts[0]?.writeUInt32BE(entities.length);
+  for (const { entityId, state } of entities) {
+    const id = Buffer.from(entityId, 'utf8');
+    const lengths = Buffer.alloc(6 + id.byteLength);
+    lengths.writeUInt16BE(id.byteLength, 0);
+    id.copy(lengths, 2);
+    lengths.writeUInt32BE(state.byteLength, 2 + id.byteLength);
+    parts.push(lengths, Buffer.from(state));
+  }
+  return Buffer.concat(parts);
+}
+
 const plain = (entities: ReadonlyArray<WireEntityState>): Array<{ entityId: string; state: number[] }> =>
   entities.map(({ entityId, state }) => ({ entityId, state: [...state] }));
 
@@ -42,7 +57,7 @@ describe('packed entity states', () => {
     );
   });
 
-  it('reads ids of any length and script, and states, from bytes that start anywhere within their memory', () => {
+  it('writes the layout for ids of any length and script, and reads it from bytes that start anywhere in memory', () => {
     const idArb = fc.oneof(
       fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 200 }),
       fc.string({ unit: 'binary', minLength: 1, maxLength: 100 }),
@@ -54,6 +69,7 @@ describe('packed entity states', () => {
     fc.assert(
       fc.property(entities, fc.nat({ max: 32 }), (list, offset) => {
         const packed = packEntities(list);
+        expect(Buffer.from(packed).equals(reference(list))).toBe(true);
         const memory = new Uint8Array(offset + packed.byteLength + 7);
         memory.set(packed, offset);
         const bytes = memory.subarray(offset, offset + packed.byteLength);
