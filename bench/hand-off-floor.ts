@@ -28,15 +28,22 @@ function cpuMs(nodes: readonly DeliveryNode[]): number {
   return (ticks * 1000) / TICKS_PER_SECOND;
 }
 
-/** The hand-offs' median ms, and the CPU ms both processes spent per hand-off. */
+/**
+ * The hand-offs' median ms, the medians by direction (`toA`: onto the first node from the second; `toB` the
+ * other way; each line names the coordinator's node), and the CPU ms both processes spent per hand-off.
+ */
 async function measured(
   nodes: readonly [DeliveryNode, DeliveryNode],
   type: string,
   trials: number,
-): Promise<{ ms: number; cpuMs: number }> {
+): Promise<{ ms: number; toA: number; toB: number; cpuMs: number }> {
   const before = cpuMs(nodes);
-  const ms = summarize(await handOff(nodes, type, ENTITIES, trials)).median;
-  return { ms, cpuMs: (cpuMs(nodes) - before) / trials };
+  const durations = await handOff(nodes, type, ENTITIES, trials);
+  const ms = summarize(durations).median;
+  // handOff moves the shard onto a in even trials, onto b in odd ones.
+  const toA = summarize(durations.filter((_, trial) => trial % 2 === 0)).median;
+  const toB = summarize(durations.filter((_, trial) => trial % 2 === 1)).median;
+  return { ms, toA, toB, cpuMs: (cpuMs(nodes) - before) / trials };
 }
 
 async function main(): Promise<void> {
@@ -46,6 +53,8 @@ async function main(): Promise<void> {
     const homes = { Remote: b.address, Local: a.address, Stateful: b.address, Plain: b.address };
     await Promise.all(nodes.map((n) => n.call('setHomes', homes)));
     await a.call('windowedSend', 'Remote', 500, 50, 8);
+    // The node whose coordinator answers (only the coordinator's node counts registered regions).
+    const coordinator = (await a.call('regions')) === nodes.length ? 'a' : 'b';
     for (let round = 0; round < rounds; round++) {
       const withState = await measured([a, b], 'Stateful', trials);
       const without = await measured([a, b], 'Plain', trials);
@@ -59,6 +68,9 @@ async function main(): Promise<void> {
         raw,
         floor,
         ratio: withState.ms / floor,
+        coordinator,
+        withStateToA: withState.toA,
+        withStateToB: withState.toB,
         cpuWithState: withState.cpuMs,
         cpuWithout: without.cpuMs,
       };

@@ -83,6 +83,21 @@ describe('an inbound connection that ends releases its buffers, its budget share
     await expectReleased(b, 'closed past the deadline');
   });
 
+  it('past the deadline of a frame begun in the read that completed the one before', async () => {
+    const b = await bed.start({ frameTimeoutMs: 100 });
+    const [peer] = await peers(b, 1);
+    if (peer === undefined) throw new Error('no peer');
+    const first = encodeFrame('message', encodeValue(heartbeat(1)));
+    // The first frame's clock starts with its first half; the read that completes it begins the next frame.
+    peer.socket.write(first.subarray(0, 8));
+    await waitFor(() => b.usage().inboundBufferedBytes === 8, 'half a frame held');
+    peer.socket.write(Buffer.concat([first.subarray(8), frameHeader(MiB), Buffer.alloc(1024)]));
+    await waitFor(() => b.usage().inboundBufferedBytes === 1024 + 6, 'the next frame begun');
+    await waitFor(() => peer.closed(), 'the next frame timed out');
+    expect(b.stats().frameTimeouts).toBe(1);
+    await expectReleased(b, 'closed past the deadline of the next frame');
+  });
+
   it('when the node closes it after a bad frame or a handshake frame on the open connection', async () => {
     const b = await bed.start({ frameTimeoutMs: 600_000 });
     const list = await peers(b, 2 * N);

@@ -18,7 +18,12 @@ import {
   encodeValue,
   messageCodecStats,
 } from '../../src/cluster/transport/message-codec.js';
-import { FRAME_HEADER_BYTES, FrameDecoder } from '../../src/cluster/transport/frame-codec.js';
+import {
+  FRAME_HEADER_BYTES,
+  FrameDecoder,
+  PROTOCOL_VERSION,
+  outgoingAtVersion,
+} from '../../src/cluster/transport/frame-codec.js';
 import { scanMsgpack, type DecodeConfig } from '../../src/cluster/transport/msgpack-scan.js';
 import { FamilyRegistry } from '../../src/cluster/transport/wire-message.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
@@ -90,6 +95,10 @@ describe('message codec', () => {
     // An array32 header claiming 2^32-1 elements in 5 bytes: msgpackr would allocate for the claim.
     expect(scanMsgpack(Uint8Array.of(0xdd, 0xff, 0xff, 0xff, 0xff))).toMatch(/more than 500000 elements/);
     expect(scanMsgpack(Uint8Array.of(0xdd, 0x00, 0x00, 0x01, 0x00, 0xc0))).toMatch(/larger than the buffer/);
+    // Lengths are unsigned, their top bit included (a signed read would make them negative and pass the bounds).
+    expect(scanMsgpack(Uint8Array.of(0xc6, 0x80, 0x00, 0x00, 0x01, 0x00))).toMatch(/binary of 2147483649 bytes/);
+    expect(scanMsgpack(Uint8Array.of(0xda, 0x80, 0x00, 0x41), LIMITS)).toMatch(/string of 32768 bytes/);
+    expect(scanMsgpack(Uint8Array.of(0xc5, 0x01, 0x02, ...new Uint8Array(258)))).toBeUndefined();
     expect(scanMsgpack(Uint8Array.of(0xdb, 0x00, 0x00, 0x10, 0x00, 0x41))).toMatch(/truncated/);
     expect(scanMsgpack(Uint8Array.of(0xc0, 0xc0))).toMatch(/trailing/);
     expect(scanMsgpack(Uint8Array.of(0xc1))).toMatch(/0xc1/);
@@ -202,7 +211,8 @@ describe('message codec', () => {
     expect(Buffer.from(first)).toEqual(Buffer.from(encodeMessage(message)));
     // Not a view into msgpackr's working buffer, which it would keep alive as long as the message lives: the
     // bytes of its own frame, header then message.
-    const frame = encodeMessageFrameOnce(message);
+    const { head: frame, tail } = encodeMessageFrameOnce(message);
+    expect(tail).toBeUndefined();
     expect(frame.buffer).toBe(first.buffer);
     expect(frame.buffer.byteLength).toBe(FRAME_HEADER_BYTES + first.byteLength);
     expect(frame.subarray(FRAME_HEADER_BYTES)).toEqual(Buffer.from(first));
@@ -214,10 +224,13 @@ describe('message codec', () => {
 
   it('frames a large message where msgpackr wrote it, within eight times its size (else copied), and decodes it the same', () => {
     const states = Buffer.alloc(210 * 1024, 7);
-    const message = { type: 'Heartbeat', sequence: 1, incarnation: 'x', states };
+    // The binary is not the last field: the message is encoded whole (see the next test for the other case).
+    const message = { type: 'Heartbeat', states, sequence: 1, incarnation: 'x' };
     const before = messageCodecStats();
-    const frame = encodeMessageFrameOnce(message);
-    expect(encodeMessageFrameOnce(message)).toBe(frame);
+    const encoded = encodeMessageFrameOnce(message);
+    const frame = encoded.head;
+    expect(encoded.tail).toBeUndefined();
+    expect(encodeMessageFrameOnce(message)).toBe(encoded);
     expect(messageCodecStats().encodes - before.encodes).toBe(1);
     // Kept where msgpackr wrote it, or (its buffer grown larger by an earlier test's message) a copy of its own.
     const kept = frame.buffer.byteLength > frame.byteLength;
@@ -229,6 +242,37 @@ describe('message codec', () => {
     const decoded = decodeValue(frame.subarray(FRAME_HEADER_BYTES));
     if (!decoded.ok) throw new Error(decoded.reason);
     expect(Buffer.compare((decoded.value as typeof message).states, states)).toBe(0);
+  });
+
+  it('frames a message ending with a large binary as the rest, then that binary itself: the same bytes', () => {
+    const sizes = fc.integer({ min: 60 * 1024, max: 70 * 1024 });
+    fc.assert(
+      fc.property(sizes, fc.string({ maxLength: 20 }), fc.boolean(), (size, text, buffer) => {
+        const binary = buffer ? Buffer.alloc(size, 3) : new Uint8Array(size).fill(5);
+        const message = { type: 'Heartbeat', sequence: size, text, states: binary };
+        const frame = encodeMessageFrameOnce(message);
+        const whole = encodeMessage(message);
+        // Split from 64 KiB: the tail is the message's own binary, not a copy.
+        expect(frame.tail === undefined).toBe(size < 64 * 1024);
+        if (frame.tail !== undefined) expect(frame.tail).toBe(binary);
+        const joined = Buffer.concat([frame.head, frame.tail ?? new Uint8Array(0)]);
+        expect(joined.byteLength).toBe(frame.byteLength);
+        const [received] = new FrameDecoder().push(joined).frames;
+        expect(Buffer.compare(received?.payload ?? Buffer.alloc(0), whole)).toBe(0);
+        expect(Buffer.compare(encodeMessageOnce(message), whole)).toBe(0);
+        // To an older connection only the head is restamped, a copy; the tail is still the binary itself.
+        const older = outgoingAtVersion(frame, PROTOCOL_VERSION - 1);
+        expect([older.head[4], frame.head[4], older.tail, older.byteLength]).toEqual([
+          PROTOCOL_VERSION - 1,
+          PROTOCOL_VERSION,
+          frame.tail,
+          frame.byteLength,
+        ]);
+        const decoded = decodeValue(encodeMessageOnce(message));
+        expect(decoded.ok && Buffer.compare((decoded.value as typeof message).states, binary)).toBe(0);
+      }),
+      { numRuns: 30 },
+    );
   });
 
   it('decodes a payload owning its memory into views of it, and one inside a larger read into copies', () => {

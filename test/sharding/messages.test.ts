@@ -28,6 +28,7 @@ const ENVELOPE = {
 } as const;
 const ASK_FROM = { node: 'sys@127.0.0.1:1', askId: 5 };
 const CHUNK = { type: 'ShardStateChunk', typeName: 'Counter', shardId: 1, handOffId: 3, part: 0, parts: 1 } as const;
+const STREAMED = { type: 'ShardStateChunk', typeName: 'Counter', shardId: 1, handOffId: 3 } as const;
 const EXPLAINED = { type: 'ShardExplained', typeName: 'Counter', requestId: 1 } as const;
 const DRY_RUN_PLACEMENTS = { type: 'DryRunPlacements', typeName: 'Counter', requestId: 1 } as const;
 
@@ -59,6 +60,11 @@ const VALID: ShardingMessage[] = [
   { ...ENVELOPE, shardId: 7, replyTo: ASK_FROM, reliable: { incarnation: 9, seq: 5, below: 2 } },
   { ...CHUNK, shardId: 7, part: 1, parts: 2, entities: [{ entityId: 'e1', state: new Uint8Array([0x90]) }] },
   { type: 'RestoreShardState', typeName: 'Counter', shardId: 7, transferId: 3, part: 0, parts: 1, entities: [] },
+  // Protocol 9: a streamed transfer's chunks name no count; its final one says `last` (with `parts` or without).
+  { ...STREAMED, part: 4, entities: [] },
+  { ...STREAMED, part: 4, last: true, entities: [] },
+  { ...CHUNK, part: 1, parts: 2, last: true, entities: [] },
+  { type: 'RestoreShardState', typeName: 'Counter', shardId: 7, transferId: 3, part: 2, last: true, entities: [] },
   { type: 'GracefulShutdownRequest', typeName: 'Counter' },
   { type: 'GracefulShutdownAck', typeName: 'Counter' },
   { ...ENVELOPE, entityId: 'chat #1', payload: { text: 'hi', n: [1, 2] } },
@@ -182,6 +188,11 @@ const MALFORMED: Array<Record<string, unknown>> = [
   { ...ENVELOPE, replyTo: ASK_FROM, reliable: { incarnation: 0, seq: 5, below: 1 } },
   { ...CHUNK, part: 2, parts: 2, entities: [] },
   { ...CHUNK, part: 0, parts: 0, entities: [] },
+  { ...CHUNK, part: 0, parts: 2, last: true, entities: [] },
+  { ...CHUNK, last: false, entities: [] },
+  { ...STREAMED, part: 1, last: 1, entities: [] },
+  { ...STREAMED, part: 100_000, last: true, entities: [] },
+  { ...STREAMED, part: 0, last: true },
   { ...CHUNK, entities: [{ entityId: '', state: new Uint8Array(1) }] },
   { ...CHUNK, entities: [{ entityId: 'e', state: 'not bytes' }] },
   { type: 'RestoreShardState', typeName: 'Counter', shardId: 1, part: 0, parts: 1, entities: [] },

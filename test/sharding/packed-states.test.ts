@@ -1,13 +1,15 @@
 // A hand-off chunk's entities as one binary (protocol 8, issue 40): what is packed is read back exactly; bytes
 // that are not exactly one complete encoding (truncated, trailing, garbled, over the limits) are refused whole;
 // a chunk goes packed only to a peer whose agreed version reads it, as the list to an older one, and a relay
-// sends on the bytes it received.
+// sends on the bytes it received; a streamed chunk (protocol 9: no count, the last one marked) goes only to a
+// peer on 9, and a peer on 8 or 7 gets the count and never `last`.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { decodeMessage, encodeMessage } from '../../src/cluster/transport/message-codec.js';
 import type { Transport } from '../../src/cluster/transport/transport.js';
-import { FamilyRegistry, type WireMessage } from '../../src/cluster/transport/wire-message.js';
+import { PROTOCOL_FLOOR } from '../../src/cluster/transport/protocol-versions.js';
+import { FamilyRegistry, PROTOCOL_VERSION, type WireMessage } from '../../src/cluster/transport/wire-message.js';
 import { SHARDING_MESSAGES, type ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import { PackedWriter, packEntities, unpackEntities } from '../../src/sharding/protocol/packed-states.js';
 import { ShardingLink } from '../../src/sharding/protocol/sharding-link.js';
@@ -24,6 +26,21 @@ const entityArb = fc.record({
 });
 const entitiesArb = fc.array(entityArb, { maxLength: 12 });
 
+/** The layout written out by Buffer's own methods, to check the writer against. */
+function reference(entities: ReadonlyArray<WireEntityState>): Buffer {
+  const parts = [Buffer.alloc(4)];
+  parts[0]?.writeUInt32BE(entities.length);
+  for (const { entityId, state } of entities) {
+    const id = Buffer.from(entityId, 'utf8');
+    const lengths = Buffer.alloc(6 + id.byteLength);
+    lengths.writeUInt16BE(id.byteLength, 0);
+    id.copy(lengths, 2);
+    lengths.writeUInt32BE(state.byteLength, 2 + id.byteLength);
+    parts.push(lengths, Buffer.from(state));
+  }
+  return Buffer.concat(parts);
+}
+
 const plain = (entities: ReadonlyArray<WireEntityState>): Array<{ entityId: string; state: number[] }> =>
   entities.map(({ entityId, state }) => ({ entityId, state: [...state] }));
 
@@ -35,6 +52,30 @@ describe('packed entity states', () => {
         const read = unpackEntities(bytes, LIMITS);
         expect(read && plain(read)).toEqual(plain(entities));
         for (const { state } of read ?? []) expect(state.buffer).toBe(bytes.buffer);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('writes the layout for ids of any length and script, and reads it from bytes that start anywhere in memory', () => {
+    const idArb = fc.oneof(
+      fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 200 }),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 100 }),
+      fc.constant('\uFEFFbom'),
+    );
+    const entities = fc.array(fc.record({ entityId: idArb, state: fc.uint8Array({ maxLength: 40 }) }), {
+      maxLength: 8,
+    });
+    fc.assert(
+      fc.property(entities, fc.nat({ max: 32 }), (list, offset) => {
+        const packed = packEntities(list);
+        expect(Buffer.from(packed).equals(reference(list))).toBe(true);
+        const memory = new Uint8Array(offset + packed.byteLength + 7);
+        memory.set(packed, offset);
+        const bytes = memory.subarray(offset, offset + packed.byteLength);
+        const read = unpackEntities(bytes, { maxEntities: 1_000, maxEntityIdLength: 400 });
+        expect(read && plain(read)).toEqual(plain(list));
+        for (const { state } of read ?? []) expect(state.buffer).toBe(memory.buffer);
       }),
       { numRuns: 300 },
     );
@@ -134,6 +175,18 @@ describe('a state chunk on the wire, by the peer version', () => {
     expect(plain(toOlder['entities'] as WireEntityState[])).toEqual(plain(ENTITIES));
   });
 
+  it('a streamed chunk keeps its last mark for a peer on 9, and never goes to an older peer without its count', () => {
+    const { parts: _parts, ...streamed } = { ...CHUNK, last: true as const };
+    const toNine = arrived(stateOnWire(streamed, 9)) as typeof CHUNK & { last?: true };
+    expect([toNine.parts, toNine.last]).toEqual([undefined, true]);
+    for (const version of [8, 7]) expect(() => stateOnWire(streamed, version)).toThrow(/without parts/);
+    // With its count, the mark goes to 9 only: a peer on 8 gets exactly what it always got.
+    const counted = { ...CHUNK, last: true as const };
+    expect(Object.keys(stateOnWire(counted, 8))).not.toContain('last');
+    expect(Object.keys(stateOnWire(counted, 7))).not.toContain('last');
+    expect((arrived(stateOnWire(counted, 9)) as { last?: true }).last).toBe(true);
+  });
+
   it('leaves other messages as they are', () => {
     const handOff = { type: 'HandOff', typeName: 'Counter', shardId: 1, handOffId: 2 } as const;
     expect(stateOnWire(handOff, 8)).toBe(handOff);
@@ -151,9 +204,8 @@ describe('the sharding link picks the form by what the handshake with the peer a
   const self = new NodeAddress('sys', '127.0.0.1', 1);
   const peer = new NodeAddress('sys', '127.0.0.1', 2);
 
-  /** What a link sends for a chunk when the peer's handshake agreed `agreed` (none: a transport without them). */
-  function linkSending(agreed: number | undefined | 'no handshakes'): WireMessage[] {
-    const sent: WireMessage[] = [];
+  /** A link whose transport records what it sends, the peer's handshake having agreed `agreed`. */
+  function linkWith(agreed: number | undefined | 'no handshakes', sent: WireMessage[] = []): ShardingLink {
     const transport: Transport = {
       self,
       register: () => {},
@@ -166,11 +218,18 @@ describe('the sharding link picks the form by what the handshake with the peer a
     };
     const link = new ShardingLink(transport, silentLogger());
     link.listen(() => {});
-    link.send(peer.toString(), CHUNK);
+    return link;
+  }
+
+  /** What a link sends for a chunk when the peer's handshake agreed `agreed` (none: a transport without them). */
+  function linkSending(agreed: number | undefined | 'no handshakes'): WireMessage[] {
+    const sent: WireMessage[] = [];
+    linkWith(agreed, sent).send(peer.toString(), CHUNK);
     return sent;
   }
 
   it.each([
+    ['9: packed', 9, 'packed'],
     ['8: packed', 8, 'packed'],
     ['7 (a peer of the previous release): the list', 7, 'entities'],
     ['none yet (the peer may be the oldest release): the list', undefined, 'entities'],
@@ -178,5 +237,14 @@ describe('the sharding link picks the form by what the handshake with the peer a
   ] as const)('agreed %s', (_label, agreed, field) => {
     const [sent] = linkSending(agreed);
     expect(Object.keys(sent ?? {})).toContain(field);
+  });
+
+  it('names the version a node reads, by key: its handshake, this release for itself, the floor otherwise', () => {
+    const link = linkWith(8);
+    expect(link.protocolOf(peer.toString())).toBe(8);
+    expect(link.protocolOf(self.toString())).toBe(PROTOCOL_VERSION);
+    expect(link.protocolOf(new NodeAddress('sys', '127.0.0.1', 3).toString())).toBe(PROTOCOL_FLOOR);
+    expect(link.protocolOf('not an address')).toBe(PROTOCOL_FLOOR);
+    expect(linkWith('no handshakes').protocolOf(peer.toString())).toBe(PROTOCOL_VERSION);
   });
 });

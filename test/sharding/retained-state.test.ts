@@ -16,6 +16,12 @@ function chunk(shardId: number, handOffId: number, bytes: number, part = 0, part
   return { type: 'ShardStateChunk', typeName: 'T', shardId, handOffId, part, parts, entities };
 }
 
+/** A chunk as a protocol-9 old host streams it: no count, the final one saying `last`. */
+function streamed(shardId: number, handOffId: number, part: number, last = false): Chunk {
+  const { parts: _parts, ...rest } = chunk(shardId, handOffId, 10, part);
+  return last ? { ...rest, last } : rest;
+}
+
 describe('RetainedStates', () => {
   it('keeps a stop’s chunks until released under the same id, and sends them again relabelled', () => {
     const kept = new RetainedStates(1_000);
@@ -33,6 +39,16 @@ describe('RetainedStates', () => {
     expect(kept.released(1, 11)).toBe(true);
     expect([kept.size, kept.bytes]).toEqual([0, 0]);
     expect(kept.reship(1, 12)).toEqual([]);
+  });
+
+  it('sends a streamed copy again with its count on every chunk, for a coordinator of any version', () => {
+    const kept = new RetainedStates(1_000);
+    kept.keep(1, 10, [streamed(1, 10, 0), streamed(1, 10, 1), streamed(1, 10, 2, true)]);
+    expect(kept.reship(1, 11).map((c) => [c.part, c.parts, c.last])).toEqual([
+      [0, 3, undefined],
+      [1, 3, undefined],
+      [2, 3, true],
+    ]);
   });
 
   it('keeps nothing for a stop without state, and a later stop of the shard replaces its copy', () => {
@@ -170,5 +186,41 @@ describe('the coordinator and a kept state', () => {
     expect(subject.locations().find((l) => l.address === C)?.shards).toEqual([7]);
     // The state that came with the stop is not needed: B's copy is released.
     expect(after.filter((s) => s.message.type === 'ShardStateReleased').map((s) => s.to)).toEqual([B]);
+  });
+
+  /** B stops shard 4 for `handOffId`, its chunks (`places`) ahead of its ShardStopped; what went to the new home. */
+  function stoppedWith(started: ReturnType<typeof coordinator>, handOffId: number, chunks: Chunk[]): Sent[] {
+    for (const sent of chunks) started.subject.handle(B, sent);
+    started.subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId });
+    return started.ctx.take();
+  }
+
+  it('takes a streamed transfer in any order, repeats counted once, and hands it on naming its count', () => {
+    const started = coordinator();
+    const handOffId = askedForKeptState(started);
+    const arrivals = [streamed(4, handOffId, 2, true), streamed(4, handOffId, 0), streamed(4, handOffId, 0)];
+    const sent = stoppedWith(started, handOffId, [...arrivals, streamed(4, handOffId, 1)]);
+    const restores = sent.flatMap((s) => (s.message.type === 'RestoreShardState' ? [s.message] : []));
+    // Every chunk names the count (a new home on protocol 8 needs it); the final one still says last.
+    expect(restores.map((r) => [r.part, r.parts, r.last])).toEqual([
+      [0, 3, undefined],
+      [1, 3, undefined],
+      [2, 3, true],
+    ]);
+    expect(started.subject.stats().handOffStateBytes).toBe(0 + 3 * (2 + 10));
+  });
+
+  it.each([
+    ['a part before the last missing', [0, 2]],
+    ['a part after the last (the transfer starts over from it)', [0, 1, 2, 3]],
+  ] as const)('%s: the shard starts fresh, nothing relayed, the copy released', (_label, parts) => {
+    const started = coordinator();
+    const handOffId = askedForKeptState(started);
+    const chunks = parts.map((part) => streamed(4, handOffId, part, part === 2));
+    const sent = stoppedWith(started, handOffId, chunks);
+    expect(sent.filter((s) => s.message.type === 'RestoreShardState')).toEqual([]);
+    expect(sent.filter((s) => s.message.type === 'HostShard')).toHaveLength(1);
+    expect(sent.filter((s) => s.message.type === 'ShardStateReleased').map((s) => s.to)).toEqual([B]);
+    expect(started.subject.stats().handOffStateBytes).toBe(0);
   });
 });

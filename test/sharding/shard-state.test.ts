@@ -1,8 +1,10 @@
 // The pieces of a state transfer on their own: snapshots packed under the chunk budget (a state larger than a
 // chunk alone, one over the entity bound or not encodable refused), and a new host's assembly of chunks
-// (complete or not, bounded, and deaf to a late copy of a transfer it already restored).
+// (complete or not, bounded, and deaf to a late copy of a transfer it already restored), whether the chunks name
+// their count (`parts`) or the last of them says `last` (protocol 9's streamed transfer), in any order.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IncomingStates, packSnapshots } from '../../src/sharding/region/shard-state.js';
+import { IncomingStates, packSnapshots, type PackedChunk } from '../../src/sharding/region/shard-state.js';
 import { readState } from './read-state.js';
 
 const LIMITS = { maxEntitySnapshotBytes: 10_000, stateChunkBytes: 3_000 };
@@ -46,6 +48,18 @@ describe('packSnapshots', () => {
     expect(packed.chunks.flatMap((chunk) => chunk.entities).map((e) => e.entityId)).toEqual(['fine']);
   });
 
+  it('hands each chunk on as soon as it is full, the final one marked last, the same chunks it returns', () => {
+    const seen: Array<[PackedChunk, boolean]> = [];
+    const snapshots = ['a', 'b', 'c', 'd'].map((entityId) => ({
+      entityId,
+      ok: true as const,
+      value: 'v'.repeat(1_400),
+    }));
+    const packed = packSnapshots(snapshots, LIMITS, new Map(), (chunk, last) => seen.push([chunk, last]));
+    expect(seen.map(([chunk]) => chunk)).toEqual(packed.chunks);
+    expect(seen.map(([, last]) => last)).toEqual([false, true]);
+  });
+
   it('reads nothing that is not a snapshot', () => {
     expect(readState(new Uint8Array([0xc1])).ok).toBe(false);
     expect(readState(new Uint8Array([0x01])).ok).toBe(false);
@@ -56,23 +70,112 @@ describe('IncomingStates', () => {
   const state = (n: number) => ({ entityId: `e${n}`, state: new Uint8Array(100) });
 
   it('hands over a complete transfer once, says incomplete otherwise, and ignores a late copy of one taken', () => {
-    const incoming = new IncomingStates(10_000);
-    incoming.add(1, 7, 1, 2, [state(2)]);
+    const incoming = new IncomingStates(10_000, (bytes) => bytes);
+    incoming.add(1, 7, { part: 1, parts: 2 }, [state(2)]);
     expect(incoming.take(1)).toBe('incomplete');
-    incoming.add(1, 8, 0, 2, [state(1)]);
-    incoming.add(1, 8, 1, 2, [state(2)]);
+    incoming.add(1, 8, { part: 0, parts: 2 }, [state(1)]);
+    incoming.add(1, 8, { part: 1, parts: 2 }, [state(2)]);
     expect([...(incoming.take(1) as ReadonlyMap<string, Uint8Array>).keys()]).toEqual(['e1', 'e2']);
     // A repeated HostShard brings the chunks again: they must not wait to be restored into a later start.
-    incoming.add(1, 8, 0, 2, [state(1)]);
+    incoming.add(1, 8, { part: 0, parts: 2 }, [state(1)]);
     expect(incoming.take(1)).toBeUndefined();
     expect(incoming.bytes).toBe(0);
   });
 
   it('drops the oldest transfer beyond its byte bound', () => {
-    const incoming = new IncomingStates(250);
-    incoming.add(1, 1, 0, 1, [state(1), state(2)]);
-    expect(incoming.add(2, 1, 0, 1, [state(3)])).toEqual([1]);
+    const incoming = new IncomingStates(250, (bytes) => bytes);
+    incoming.add(1, 1, { part: 0, parts: 1 }, [state(1), state(2)]);
+    expect(incoming.add(2, 1, { part: 0, parts: 1 }, [state(3)])).toEqual([1]);
     expect(incoming.take(1)).toBeUndefined();
     expect(incoming.take(2)).toBeInstanceOf(Map);
+  });
+});
+
+describe('IncomingStates with streamed chunks (protocol 9: the final one says last)', () => {
+  const state = (n: number) => ({ entityId: `e${n}`, state: Uint8Array.of(n) });
+
+  it('is complete once the parts up to the last are in, whatever came first', () => {
+    const incoming = new IncomingStates(10_000, (bytes) => bytes);
+    incoming.add(1, 5, { part: 2, last: true }, [state(3)]);
+    incoming.add(1, 5, { part: 0 }, [state(1)]);
+    expect(incoming.take(1)).toBe('incomplete');
+    for (const part of [2, 0, 1]) incoming.add(1, 6, part === 2 ? { part, last: true } : { part }, [state(part)]);
+    expect([...(incoming.take(1) as ReadonlyMap<string, Uint8Array>).keys()]).toEqual(['e0', 'e1', 'e2']);
+  });
+
+  it('reads each state as its chunk arrives, once: neither a repeat nor a late copy of a taken transfer', () => {
+    const reads: number[] = [];
+    const incoming = new IncomingStates(10_000, (bytes) => reads.push(bytes[0] ?? -1));
+    incoming.add(1, 5, { part: 0 }, [state(0)]);
+    expect(reads).toEqual([0]);
+    incoming.add(1, 5, { part: 0 }, [state(0)]);
+    incoming.add(1, 5, { part: 1, last: true }, [state(1)]);
+    expect(reads).toEqual([0, 1]);
+    expect(incoming.take(1)).toEqual(
+      new Map([
+        ['e0', 1],
+        ['e1', 2],
+      ]),
+    );
+    incoming.add(1, 5, { part: 1, last: true }, [state(1)]);
+    expect(reads).toEqual([0, 1]);
+  });
+
+  it('counts a repeated part once and learns the count from a copy that names it', () => {
+    const incoming = new IncomingStates(10_000, (bytes) => bytes);
+    incoming.add(1, 5, { part: 0 }, [state(0)]);
+    incoming.add(1, 5, { part: 0 }, [state(0)]);
+    expect(incoming.bytes).toBe(1);
+    incoming.add(1, 5, { part: 1 }, [state(1)]);
+    // The old host's kept copy, sent again under the same id, names the count on every chunk.
+    incoming.add(1, 5, { part: 1, parts: 2 }, [state(1)]);
+    expect(incoming.bytes).toBe(2);
+    expect(incoming.take(1)).toBeInstanceOf(Map);
+  });
+
+  it.each([
+    ['a part after the last', [{ part: 1, last: true }, { part: 0 }, { part: 2 }]],
+    ['a last below a part already in', [{ part: 0 }, { part: 2 }, { part: 1, last: true }]],
+    ['another count than the last said', [{ part: 0 }, { part: 1, last: true }, { part: 0, parts: 3 }]],
+  ] as const)('%s starts the transfer over from that chunk: incomplete, bytes of the rest let go', (_label, places) => {
+    const incoming = new IncomingStates(10_000, (bytes) => bytes);
+    for (const place of places) incoming.add(1, 5, place, [state(place.part)]);
+    expect(incoming.bytes).toBe(1);
+    expect(incoming.take(1)).toBe('incomplete');
+  });
+
+  it('any arrival order of a transfer, with repeats, gives exactly the states sent, or incomplete if a part is missing', () => {
+    const transfer = fc.integer({ min: 1, max: 8 }).chain((parts) =>
+      fc.record({
+        parts: fc.constant(parts),
+        // Each part's entities, by how many; a part may carry none (only its place).
+        sizes: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: parts, maxLength: parts }),
+        named: fc.boolean(),
+        arrivals: fc.array(fc.integer({ min: 0, max: parts - 1 }), { minLength: 1, maxLength: parts * 3 }),
+      }),
+    );
+    fc.assert(
+      fc.property(transfer, ({ parts, sizes, named, arrivals }) => {
+        const chunks = sizes.map((size, part) =>
+          Array.from({ length: size }, (_, i) => ({ entityId: `p${part}-${i}`, state: Uint8Array.of(part, i) })),
+        );
+        const incoming = new IncomingStates(10_000, (bytes) => bytes);
+        for (const part of arrivals) {
+          const place = named ? { part, parts } : part === parts - 1 ? { part, last: true as const } : { part };
+          incoming.add(1, 9, place, chunks[part] ?? []);
+        }
+        const taken = incoming.take(1);
+        const everyPart = Array.from({ length: parts }, (_, part) => arrivals.includes(part)).every(Boolean);
+        expect(incoming.bytes).toBe(0);
+        if (!everyPart) {
+          expect(taken).toBe('incomplete');
+          return;
+        }
+        const sent = chunks.flat().map(({ entityId, state: bytes }) => [entityId, [...bytes]]);
+        const got = [...(taken as ReadonlyMap<string, Uint8Array>)].map(([entityId, bytes]) => [entityId, [...bytes]]);
+        expect(got).toEqual(sent);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -210,6 +210,65 @@ describe('entity state across a graceful hand-off', () => {
       });
   });
 
+  /** Ids of 12 entities of shard 6, each holding a 5,000-byte blob (with 16 KiB chunks: four chunks or more). */
+  async function blobsInShard6(via: TestNode): Promise<string[]> {
+    const ids = Array.from({ length: 12 }, (_, i) => entityInShard(6, SHARDS, `s${i}-`));
+    for (const id of ids)
+      await settle(via.sharding.entityRefFor('Counter', id).ask({ op: 'put', blob: 'z'.repeat(5_000) }));
+    return ids;
+  }
+
+  /** What `node` sends to `to`, recorded (after the link put it in the form `to`'s protocol reads). */
+  function sentTo(node: TestNode, to: TestNode): ShardingMessage[] {
+    const recorded: ShardingMessage[] = [];
+    const send = node.transport.send.bind(node.transport);
+    node.transport.send = (address, message) => {
+      if (address.equals(to.address)) recorded.push(message as unknown as ShardingMessage);
+      send(address, message);
+    };
+    return recorded;
+  }
+
+  const place = (chunk: ShardingMessage) => {
+    const { part, parts, last } = chunk as { part: number; parts?: number; last?: true };
+    return { part, parts, last };
+  };
+
+  it('mixed versions: a protocol-9 old host streams (no count, the last marked); a new home on 8 gets the count', async () => {
+    const { a, b, c, sent } = start(blobs, { stateChunkBytes: 16 * 1024 });
+    // a (the coordinator) and b on 9; c on 8, as a's handshake with it would agree.
+    Object.assign(a.transport, { protocols: { of: (peer: string) => ({ protocol: peer === c.key ? 8 : 9 }) } });
+    Object.assign(b.transport, { protocols: { of: () => ({ protocol: 9 }) } });
+    const toC = sentTo(a, c);
+    const ids = await blobsInShard6(a);
+    await moveShard(a, 6, c, b);
+    const chunks = sent.filter((m) => m.type === 'ShardStateChunk').map(place);
+    expect(chunks.length).toBeGreaterThanOrEqual(4);
+    expect(chunks).toEqual(
+      chunks.map((_, part) => ({ part, parts: undefined, last: part === chunks.length - 1 || undefined })),
+    );
+    const restores = toC.filter((m) => m.type === 'RestoreShardState').map(place);
+    expect(restores).toEqual(chunks.map(({ part }) => ({ part, parts: chunks.length, last: undefined })));
+    for (const id of ids)
+      expect(await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'get' }))).toMatchObject({ restored: true });
+  });
+
+  it('mixed versions: an old host on 8 sends the count, and a coordinator and new home on 9 read it', async () => {
+    const { a, b, c, sent } = start(blobs, { stateChunkBytes: 16 * 1024 });
+    // b runs the previous release: its handshakes agree 8, and so does a's with b.
+    Object.assign(a.transport, { protocols: { of: (peer: string) => ({ protocol: peer === b.key ? 8 : 9 }) } });
+    Object.assign(b.transport, { protocols: { of: () => ({ protocol: 8 }) } });
+    const toC = sentTo(a, c);
+    const ids = await blobsInShard6(a);
+    await moveShard(a, 6, c, b);
+    const chunks = sent.filter((m) => m.type === 'ShardStateChunk').map(place);
+    expect(chunks.length).toBeGreaterThanOrEqual(4);
+    expect(chunks).toEqual(chunks.map((_, part) => ({ part, parts: chunks.length, last: undefined })));
+    expect(toC.filter((m) => m.type === 'RestoreShardState').map(place)).toEqual(chunks);
+    for (const id of ids)
+      expect(await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'get' }))).toMatchObject({ restored: true });
+  });
+
   it('a coordinator lost mid-hand-off loses neither the state it held nor a message: the old host kept a copy', async () => {
     const { a, b, c } = start(counterBehavior);
     const id = entityInShard(7, SHARDS, 'k');

@@ -42,10 +42,11 @@ export function encodeFrame(
 
 /**
  * Writes the header into the first FRAME_HEADER_BYTES of `frame`, whose payload already follows them: an encoder
- * that reserved the room frames its output without copying it into a new buffer.
+ * that reserved the room frames its output without copying it into a new buffer. `frameBytes` is the whole
+ * frame's size when more of it follows `frame` on the socket (an OutgoingFrame's tail).
  */
-export function writeFrameHeader(frame: Buffer, kind: FrameKind, version: number): void {
-  frame.writeUInt32BE(frame.byteLength - 4, 0);
+export function writeFrameHeader(frame: Buffer, kind: FrameKind, version: number, frameBytes = frame.length): void {
+  frame.writeUInt32BE(frameBytes - 4, 0);
   frame.writeUInt8(version, 4);
   frame.writeUInt8(KIND_CODES[kind], 5);
 }
@@ -60,12 +61,40 @@ export function checkFrameSize(payloadBytes: number, maxFrameBytes: number): voi
   }
 }
 
+/**
+ * A message frame as it is written: `head` (the header, then the message's bytes), then `tail` when the message
+ * ends with a large binary, whose bytes go on the socket after the rest instead of being copied behind it
+ * (message-codec.ts); the receiver reads the same bytes as from one buffer.
+ */
+export interface OutgoingFrame {
+  readonly head: Buffer;
+  readonly tail: Uint8Array | undefined;
+  /** Bytes of the whole frame, header included. */
+  readonly byteLength: number;
+}
+
 /** `frame` as it goes on a connection of `version`: itself when its header says so, else a copy restamped. */
 export function frameAtVersion(frame: Buffer, version: number): Buffer {
   if (frame.readUInt8(4) === version) return frame;
   const copy = Buffer.from(frame);
   copy.writeUInt8(version, 4);
   return copy;
+}
+
+/** The message bytes of an outgoing frame in one buffer: a view of its head, or both parts joined (a copy). */
+export function messageBytes(frame: OutgoingFrame): Uint8Array {
+  const { head, tail } = frame;
+  if (tail === undefined) return head.subarray(FRAME_HEADER_BYTES);
+  const bytes = new Uint8Array(frame.byteLength - FRAME_HEADER_BYTES);
+  bytes.set(head.subarray(FRAME_HEADER_BYTES));
+  bytes.set(tail, head.length - FRAME_HEADER_BYTES);
+  return bytes;
+}
+
+/** `frame` as it goes on a connection of `version`: only its head restamped (a copy) when it says another. */
+export function outgoingAtVersion(frame: OutgoingFrame, version: number): OutgoingFrame {
+  const head = frameAtVersion(frame.head, version);
+  return head === frame.head ? frame : { head, tail: frame.tail, byteLength: frame.byteLength };
 }
 
 export interface FrameDecoderStats {

@@ -5,7 +5,8 @@
 // Messages are immutable values: once a message object has been handed to a transport nobody changes it, so
 // its encoding is computed once per object (`encodeMessageOnce`) and reused when the same object is sent again
 // (one gossip state goes to many peers). An encoding is a whole message frame (header, then the message), so
-// the TCP transport writes it as it is. The cached bytes never reach a receiver as a value: every delivery
+// the TCP transport writes it as it is; a message ending with a large binary (a hand-off's state chunk) is
+// framed as the rest, then that binary's own bytes, written together (never copied into the encoding). The cached bytes never reach a receiver as a value: every delivery
 // decodes them into fresh objects, and msgpackr copies binary fields out of them (only bytes a socket delivered,
 // which nothing else holds, are decoded into views: `decodeFrameValue`). A small message is kept by the codec
 // only while it is among the last few sent: most are sent once, and a weak map entry each made the garbage
@@ -13,7 +14,7 @@
 import { Packr, RESERVE_START_SPACE } from 'msgpackr';
 import { ActorTsError } from '../../errors.js';
 import { describeValue } from '../../logging.js';
-import { FRAME_HEADER_BYTES, writeFrameHeader } from './frame-codec.js';
+import { FRAME_HEADER_BYTES, messageBytes, writeFrameHeader, type OutgoingFrame } from './frame-codec.js';
 import { DEFAULT_DECODE_LIMITS, scanMsgpack, type DecodeConfig } from './msgpack-scan.js';
 import { PROTOCOL_VERSION, type FamilyRegistry, type WireMessage } from './wire-message.js';
 
@@ -65,29 +66,71 @@ const MAX_KEPT_RATIO = 8;
  * room msgpackr reserves for the header: one copy out of msgpackr's working buffer makes the frame, instead of
  * one for the message and one more for its frame. A large encoding is not even copied when the working buffer
  * is at most MAX_KEPT_RATIO times its size (msgpackr never writes over bytes it returned, and grows its buffer to
- * a little over four times a message that did not fit, so a hand-off's state chunks, 250 KiB each in a buffer of
- * about 1 MiB, are the frames this saves copying; the buffer then lives as long as one of them is cached).
+ * a little over four times a message that did not fit; the buffer then lives as long as one of them is cached).
+ * A message whose last field is a binary of LARGE_ENCODING_BYTES or more is split: see `splitFrame`.
  */
-function encodeMessageFrame(message: WireMessage): Buffer {
-  let packed: Buffer;
+function encodeMessageFrame(message: WireMessage): OutgoingFrame {
+  const split = splitFrame(message);
+  if (split !== undefined) return split;
+  const packed = packFrame(message);
+  const kept =
+    packed.byteLength >= LARGE_ENCODING_BYTES && packed.byteLength * MAX_KEPT_RATIO >= packed.buffer.byteLength;
+  const head = kept ? packed : Buffer.allocUnsafeSlow(packed.byteLength);
+  if (!kept) head.set(packed);
+  writeFrameHeader(head, 'message', PROTOCOL_VERSION);
+  return { head, tail: undefined, byteLength: head.byteLength };
+}
+
+/** msgpackr's encoding of `message` behind FRAME_HEADER_BYTES of room, a view of its working buffer. */
+function packFrame(message: unknown): Buffer {
   try {
-    packed = packr.pack(message, RESERVE_START_SPACE | FRAME_HEADER_BYTES) as Buffer;
+    const packed = packr.pack(message, RESERVE_START_SPACE | FRAME_HEADER_BYTES) as Buffer;
+    counters.encodes++;
+    return packed;
   } catch (error) {
     throw new ActorTsError('malformed_message', `cannot encode ${describeValue(message, 120)}: ${errorText(error)}`);
   }
-  counters.encodes++;
-  const kept =
-    packed.byteLength >= LARGE_ENCODING_BYTES && packed.byteLength * MAX_KEPT_RATIO >= packed.buffer.byteLength;
-  const frame = kept ? packed : Buffer.allocUnsafeSlow(packed.byteLength);
-  if (!kept) frame.set(packed);
-  writeFrameHeader(frame, 'message', PROTOCOL_VERSION);
-  return frame;
+}
+
+const EMPTY_BINARY = new Uint8Array(0);
+/** msgpack's bin8 of no bytes, and the bin32 header that stands for it before a large binary's bytes. */
+const EMPTY_BIN8 = [0xc4, 0x00] as const;
+const BIN32_HEADER_BYTES = 5;
+
+/**
+ * The frame of a message whose last field (in the order msgpackr writes them) is a binary of at least
+ * LARGE_ENCODING_BYTES, as its head (everything else, the binary's bin32 header last) and the binary's own
+ * bytes as its tail: a hand-off's chunk of 250 KiB is not copied into msgpackr's buffer, nor that buffer kept.
+ * The same bytes as the message encoded whole: the head is the encoding of the message with that field empty,
+ * which ends in the empty binary's two bytes (checked), replaced by the header of the real one. Undefined for
+ * any other message.
+ */
+function splitFrame(message: WireMessage): OutgoingFrame | undefined {
+  if (typeof message !== 'object' || message === null || Object.getPrototypeOf(message) !== Object.prototype) {
+    return undefined;
+  }
+  let last: string | undefined;
+  for (const key in message) last = key;
+  if (last === undefined || !Object.hasOwn(message, last)) return undefined;
+  const tail = (message as unknown as Record<string, unknown>)[last];
+  if (!(tail instanceof Uint8Array) || tail.length < LARGE_ENCODING_BYTES) return undefined;
+  const packed = packFrame({ ...message, [last]: EMPTY_BINARY });
+  const end = packed.length;
+  if (packed[end - 2] !== EMPTY_BIN8[0] || packed[end - 1] !== EMPTY_BIN8[1]) return undefined;
+  const head = Buffer.allocUnsafeSlow(end - EMPTY_BIN8.length + BIN32_HEADER_BYTES);
+  head.set(packed.subarray(0, end - EMPTY_BIN8.length));
+  head.writeUInt8(0xc6, end - EMPTY_BIN8.length);
+  head.writeUInt32BE(tail.length, end - EMPTY_BIN8.length + 1);
+  const byteLength = head.length + tail.length;
+  writeFrameHeader(head, 'message', PROTOCOL_VERSION, byteLength);
+  return { head, tail, byteLength };
 }
 
 interface Encoding {
-  /** The message as a message frame of this release's newest protocol version: header, then `bytes`. */
-  readonly frame: Buffer;
-  readonly bytes: Uint8Array;
+  /** The message as a message frame of this release's newest protocol version: header, then its bytes. */
+  readonly frame: OutgoingFrame;
+  /** The message's bytes in one buffer: a view of the frame's head, or made on first use for a split frame. */
+  bytes: Uint8Array | undefined;
   /**
    * Registries whose parse accepted `bytes`: that cannot change, since a registered family is never replaced.
    * Made at the first check: only the in-memory network checks, and one set per message cost a TCP send more
@@ -139,14 +182,21 @@ export function messageCodecStats(): MessageCodecStats {
  * `malformed_message` (every time, nothing is cached) when the message cannot be encoded.
  */
 export function encodeMessageOnce<M extends WireMessage>(message: M): Uint8Array {
-  return encodingOf(message).bytes;
+  return bytesOf(encodingOf(message));
+}
+
+/** The encoding's message bytes in one buffer; a split frame's are joined once, on first use (not on TCP). */
+function bytesOf(encoding: Encoding): Uint8Array {
+  encoding.bytes ??= messageBytes(encoding.frame);
+  return encoding.bytes;
 }
 
 /**
  * Like `encodeMessageOnce`, as a whole message frame stamped with this release's newest protocol version
- * (`frameAtVersion` restamps a copy for an older connection). Shared likewise: callers must not modify it.
+ * (`outgoingAtVersion` restamps a copy of its head for an older connection), in two parts when the message ends
+ * with a large binary. Shared likewise: callers must not modify it.
  */
-export function encodeMessageFrameOnce<M extends WireMessage>(message: M): Buffer {
+export function encodeMessageFrameOnce<M extends WireMessage>(message: M): OutgoingFrame {
   return encodingOf(message).frame;
 }
 
@@ -159,11 +209,12 @@ export type CheckedEncoding = { readonly ok: true; readonly bytes: Uint8Array } 
  */
 export function encodeCheckedMessage<M extends WireMessage>(message: M, registry: FamilyRegistry): CheckedEncoding {
   const encoding = encodingOf(message);
-  if (encoding.parsedBy?.has(registry) === true) return { ok: true, bytes: encoding.bytes };
+  const bytes = bytesOf(encoding);
+  if (encoding.parsedBy?.has(registry) === true) return { ok: true, bytes };
   counters.checks++;
-  if (decodeMessage(encoding.bytes, registry) === undefined) return { ok: false };
+  if (decodeMessage(bytes, registry) === undefined) return { ok: false };
   (encoding.parsedBy ??= new WeakSet()).add(registry);
-  return { ok: true, bytes: encoding.bytes };
+  return { ok: true, bytes };
 }
 
 function encodingOf(message: WireMessage): Encoding {
@@ -175,9 +226,13 @@ function encodingOf(message: WireMessage): Encoding {
     return known;
   }
   const frame = encodeMessageFrame(message);
-  const encoding: Encoding = { frame, bytes: frame.subarray(FRAME_HEADER_BYTES), parsedBy: undefined };
+  const encoding: Encoding = {
+    frame,
+    bytes: frame.tail === undefined ? messageBytes(frame) : undefined,
+    parsedBy: undefined,
+  };
   if (!cacheable) return encoding;
-  if (encoding.bytes.byteLength > SMALL_ENCODING_BYTES) {
+  if (frame.byteLength - FRAME_HEADER_BYTES > SMALL_ENCODING_BYTES) {
     encodings.set(message, encoding);
   } else {
     recentMessages[nextRecent] = message;

@@ -34,11 +34,15 @@ interface Header {
   pos: number;
 }
 
-/** Reads the header at `pos` into `out`; why not, when it is truncated or a token the protocol does not speak. */
-function readHeader(bytes: Uint8Array, view: DataView, pos: number, out: Header): string | undefined {
-  const end = bytes.byteLength;
+/**
+ * Reads the header at `pos` into `out`; why not, when it is truncated or a token the protocol does not speak. Reads
+ * bytes, not a DataView: one made per call cost more than a state's whole outline (msgpackValueEnd, bench S10).
+ */
+function readHeader(bytes: Uint8Array, pos: number, out: Header): string | undefined {
+  // `length`: a typed array's byteLength getter is a call per use in Node 20, and this runs for every header.
+  const end = bytes.length;
   if (pos >= end) return 'truncated value';
-  const token = view.getUint8(pos++);
+  const token = bytes[pos++] as number;
   out.items = 0;
   out.skip = 0;
   out.sizeKind = undefined;
@@ -58,7 +62,7 @@ function readHeader(bytes: Uint8Array, view: DataView, pos: number, out: Header)
       if (prefix === undefined) return describeToken(token, bytes, pos);
       if (pos + prefix.size > end) return 'truncated header';
       const { size } = prefix;
-      const n = size === 1 ? view.getUint8(pos) : size === 2 ? view.getUint16(pos) : view.getUint32(pos);
+      const n = bigEndian(bytes, pos, size);
       pos += size;
       if (prefix.kind === 'array') out.items = n;
       else if (prefix.kind === 'map') out.items = n * 2;
@@ -72,12 +76,21 @@ function readHeader(bytes: Uint8Array, view: DataView, pos: number, out: Header)
   return undefined;
 }
 
-const viewOf = (bytes: Uint8Array): DataView => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** The unsigned big-endian integer of `size` bytes at `pos` (within the bytes: the caller checked). */
+function bigEndian(bytes: Uint8Array, pos: number, size: 1 | 2 | 4): number {
+  const first = bytes[pos] as number;
+  if (size === 1) return first;
+  if (size === 2) return (first << 8) | (bytes[pos + 1] as number);
+  // Multiplied, not shifted: a shift of the top byte would make the count negative.
+  return (
+    first * 0x1000000 +
+    (((bytes[pos + 1] as number) << 16) | ((bytes[pos + 2] as number) << 8) | (bytes[pos + 3] as number))
+  );
+}
 
 /** Returns undefined when `bytes` is exactly one admissible value within `limits`, else why not. */
 export function scanMsgpack(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DECODE_LIMITS): string | undefined {
-  const view = viewOf(bytes);
-  const end = bytes.byteLength;
+  const end = bytes.length;
   const header: Header = { items: 0, skip: 0, sizeKind: undefined, pos: 0 };
   let pos = 0;
   let elements = 0;
@@ -85,7 +98,7 @@ export function scanMsgpack(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DE
   const open: number[] = [];
 
   for (;;) {
-    const refused = readHeader(bytes, view, pos, header);
+    const refused = readHeader(bytes, pos, header);
     if (refused !== undefined) return refused;
     const { items, skip, sizeKind } = header;
     pos = header.pos;
@@ -124,16 +137,15 @@ export function scanMsgpack(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DE
  * token the protocol does not. Every header takes a byte, so the walk is bounded by the bytes' length.
  */
 export function msgpackValueEnd(bytes: Uint8Array, start: number): number | string {
-  const view = viewOf(bytes);
   const header: Header = { items: 0, skip: 0, sizeKind: undefined, pos: 0 };
   let pos = start;
   let left = 1;
   while (left > 0) {
     left--;
-    const refused = readHeader(bytes, view, pos, header);
+    const refused = readHeader(bytes, pos, header);
     if (refused !== undefined) return refused;
     pos = header.pos + header.skip;
-    if (pos > bytes.byteLength) return 'truncated value';
+    if (pos > bytes.length) return 'truncated value';
     left += header.items;
   }
   return pos;
@@ -144,7 +156,7 @@ export function msgpackMapHeader(bytes: Uint8Array, start: number): { pairs: num
   const header: Header = { items: 0, skip: 0, sizeKind: undefined, pos: 0 };
   const token = bytes[start];
   const isMap = token !== undefined && ((token >= 0x80 && token < 0x90) || token === 0xde || token === 0xdf);
-  if (!isMap || readHeader(bytes, viewOf(bytes), start, header) !== undefined) return undefined;
+  if (!isMap || readHeader(bytes, start, header) !== undefined) return undefined;
   return { pairs: header.items / 2, next: header.pos };
 }
 

@@ -56,7 +56,7 @@ export function negotiateVersion(own: ProtocolRange, peer: ProtocolRange): numbe
   return highest >= Math.max(own.min, peer.min) ? highest : undefined;
 }
 
-/** `[7, 8]`: how ranges are named in logs, refusals and health. */
+/** `[7, 9]`: how ranges are named in logs, refusals and health. */
 export function describeRange(range: ProtocolRange): string {
   return `[${range.min}, ${range.max}]`;
 }

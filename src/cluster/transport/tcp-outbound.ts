@@ -7,7 +7,7 @@ import { dialCluster, readyEvent } from './tcp-tls.js';
 import { performance } from 'node:perf_hooks';
 import type { NodeAddress } from '../address.js';
 import { ClientHandshake } from './client-handshake.js';
-import { FrameDecoder, frameAtVersion, type Frame } from './frame-codec.js';
+import { FrameDecoder, outgoingAtVersion, type Frame, type OutgoingFrame } from './frame-codec.js';
 import { handshakeFrame, type Handshake } from './handshake.js';
 import { errorText } from './message-codec.js';
 import { PROTOCOL_FLOOR } from './protocol-versions.js';
@@ -28,9 +28,9 @@ interface Dial {
 export class OutboundPeer {
   private state: 'idle' | 'connecting' | 'open' | 'backoff' | 'stopped' = 'idle';
   private socket: Socket | undefined;
-  private queue: Buffer[] = [];
+  private queue: OutgoingFrame[] = [];
   /** The version a queued frame's message type needs, for the few that need more than the floor. */
-  private readonly needs = new WeakMap<Buffer, number>();
+  private readonly needs = new WeakMap<OutgoingFrame, number>();
   /** The protocol version agreed on the open connection. */
   private version = PROTOCOL_FLOOR;
   private failures = 0;
@@ -57,7 +57,7 @@ export class OutboundPeer {
   }
 
   /** Sends `frame`, whose message type exists from protocol version `since` on (see MESSAGE_TYPES_SINCE). */
-  send(frame: Buffer, since = PROTOCOL_FLOOR): void {
+  send(frame: OutgoingFrame, since = PROTOCOL_FLOOR): void {
     if (this.state === 'stopped') return;
     if (this.state === 'open' && this.socket) {
       const agreed = this.atAgreedVersion(frame, since);
@@ -84,12 +84,12 @@ export class OutboundPeer {
    * `frame` as the open connection's version carries it, or undefined (counted) when its message type is newer
    * than that version: a peer of an older release would not know it.
    */
-  private atAgreedVersion(frame: Buffer, since: number): Buffer | undefined {
+  private atAgreedVersion(frame: OutgoingFrame, since: number): OutgoingFrame | undefined {
     if (since > this.version) {
       this.transport.count('droppedUnsupported');
       return undefined;
     }
-    return frameAtVersion(frame, this.version);
+    return outgoingAtVersion(frame, this.version);
   }
 
   /**
@@ -272,13 +272,13 @@ export class OutboundPeer {
     for (const frame of queued) {
       const agreed = this.atAgreedVersion(frame, this.needs.get(frame) ?? PROTOCOL_FLOOR);
       if (agreed === undefined) continue;
-      socket.write(agreed);
+      writeFrame(socket, agreed);
       this.transport.count('sent');
     }
   }
 
   /** Writes unless the peer is not keeping up; never lets one stalled peer buffer without limit. */
-  private writeBounded(socket: Socket, frame: Buffer): void {
+  private writeBounded(socket: Socket, frame: OutgoingFrame): void {
     const buffered = socket.writableLength;
     if (buffered > 0 && buffered + frame.byteLength > this.transport.config.maxBufferedBytes) {
       this.transport.count('droppedBackpressure');
@@ -293,7 +293,7 @@ export class OutboundPeer {
     // Accepting again ends the episode even when no 'drain' reports it (a bound below the high-water mark).
     this.endBackpressure();
     this.cork(socket);
-    socket.write(frame);
+    writeFrame(socket, frame);
     this.transport.count('sent');
     if (socket.writableLength >= CORK_BYTES) this.uncork(socket);
   }
@@ -345,4 +345,10 @@ export class OutboundPeer {
   private write(socket: Socket, handshake: Handshake): void {
     socket.write(handshakeFrame(handshake));
   }
+}
+
+/** Writes a frame's parts in order; corked (or in one tick), a split frame goes in one system call. */
+function writeFrame(socket: Socket, frame: OutgoingFrame): void {
+  socket.write(frame.head);
+  if (frame.tail !== undefined) socket.write(frame.tail);
 }

@@ -13,7 +13,7 @@ import { Server as TlsServer } from 'node:tls';
 import type { TlsMaterial } from '../../tls/tls-files.js';
 import { LogThrottle, silentLogger, type Logger } from '../../logging.js';
 import { NodeAddress } from '../address.js';
-import { checkFrameSize, FRAME_HEADER_BYTES, type Frame } from './frame-codec.js';
+import { checkFrameSize, FRAME_HEADER_BYTES, messageBytes, type Frame, type OutgoingFrame } from './frame-codec.js';
 import { InboundBudget, type Reservation } from './inbound-budget.js';
 import { decodeFrameValue, decodeMessage, encodeMessageFrameOnce, errorText } from './message-codec.js';
 import { PeerProtocols } from './peer-protocols.js';
@@ -141,7 +141,7 @@ export class TcpTransport implements Transport, TcpHost {
    */
   send<M extends WireMessage>(to: NodeAddress, message: M): void {
     if (this.closed) return;
-    let frame: Buffer;
+    let frame: OutgoingFrame;
     try {
       frame = encodeMessageFrameOnce(message);
       checkFrameSize(frame.byteLength - FRAME_HEADER_BYTES, this.settings.maxFrameBytes);
@@ -156,7 +156,7 @@ export class TcpTransport implements Transport, TcpHost {
     if (to.equals(this.self)) {
       this.counters.sent++;
       // Loops through the codec like any remote message (a fresh copy per send), and asynchronously like any send.
-      const copy = decodeMessage(frame.subarray(FRAME_HEADER_BYTES), this.families, this.settings.decodeLimits);
+      const copy = decodeMessage(messageBytes(frame), this.families, this.settings.decodeLimits);
       queueMicrotask(() => {
         if (copy && !this.closed) this.deliver(this.self, copy);
       });

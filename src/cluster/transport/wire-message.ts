@@ -19,8 +19,11 @@ import { ActorTsError } from '../../errors.js';
  * 8: a hand-off state chunk carries its entities as one binary (`packed`, sharding/protocol/packed-states.ts)
  * instead of a list of maps; a node sends it so only to a peer whose agreed version is 8 (stateOnWire), and a
  * peer of version 7 still gets and sends the list.
+ * 9: a hand-off state chunk may carry `last` on a transfer's final part instead of every chunk naming `parts`, so
+ * the old host sends each chunk as soon as it is packed (sharding/protocol/transfer-parts.ts); a node streams
+ * chunks so only to a peer whose agreed version is 9, and a peer of version 7 or 8 still gets `parts`.
  */
-export const PROTOCOL_VERSION = 8;
+export const PROTOCOL_VERSION = 9;
 
 /** What every message on the wire has: a string discriminator. */
 export interface WireMessage {

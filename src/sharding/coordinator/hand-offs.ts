@@ -12,6 +12,7 @@ import type { Effects, Outgoing } from './effects.js';
 import type { HandOffCause, HandOffPhase, HandOffRecord } from './state.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { WireEntityState } from '../protocol/state-messages.js';
+import { TransferParts } from '../protocol/transfer-parts.js';
 
 export interface HandOffsOptions {
   readonly typeName: string;
@@ -268,8 +269,7 @@ interface Held {
   /** The old host that sent it, which keeps a copy until released. */
   readonly source: string;
   readonly handOffId: number;
-  readonly parts: number;
-  readonly chunks: Map<number, Restore>;
+  readonly chunks: TransferParts<Restore>;
   bytes: number;
   /** The region the state was sent to with a HostShard: if it is removed first, the state is lost with it. */
   sentTo: string | undefined;
@@ -304,30 +304,30 @@ export class HandOffStates {
     handOff: HandOffRecord | undefined,
     message: Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>,
   ): void {
-    const { shardId, handOffId, part, parts, entities } = message;
+    const { shardId, handOffId, part, parts, last, entities } = message;
     if (handOff === undefined || handOff.owner !== from || handOff.id !== handOffId) return;
-    let held = this.held.get(shardId);
-    if (held === undefined || held.handOffId !== handOffId || held.parts !== parts) {
-      this.drop(fx, shardId, false);
-      held = { source: from, handOffId, parts, chunks: new Map(), bytes: 0, sentTo: undefined };
-      this.held.set(shardId, held);
-    }
-    if (held.chunks.has(part)) return;
     const restore: Restore = {
       type: 'RestoreShardState',
       typeName: this.options.typeName,
-      shardId,
-      transferId: handOffId,
-      part,
-      parts,
-      entities,
+      ...{ shardId, transferId: handOffId, part, entities },
+      ...(parts !== undefined && { parts }),
+      ...(last && { last }),
       // The bytes they arrived in go on as they are (protocol 8): no entity is encoded again here.
       ...(message.packed && { packed: message.packed }),
     };
+    let held = this.held.get(shardId);
+    if (held?.handOffId !== handOffId) held = this.begin(fx, from, shardId, handOffId);
+    let added = held.chunks.add(message, restore);
+    if (added === 'contradicts') {
+      // Not one transfer with what came before it (transfer-parts.ts): it starts over from this chunk, and the
+      // old host's copy of this hand-off is kept (its end releases it).
+      held = this.begin(fx, from, shardId, handOffId, false);
+      added = held.chunks.add(message, restore);
+    }
+    if (added !== 'added') return;
     // Its entities' bytes, not an encoding of it: a new home on this node takes the chunk as it is, and a
     // remote one encodes it when it is sent.
     const size = stateBytes(entities);
-    held.chunks.set(part, restore);
     held.bytes += size;
     this.total += size;
     for (const oldest of this.held.keys()) {
@@ -344,16 +344,18 @@ export class HandOffStates {
   before(fx: Effects, to: string, shardId: number): Restore[] {
     const held = this.held.get(shardId);
     if (held === undefined) return [];
-    if (held.chunks.size !== held.parts) {
+    const { chunks } = held;
+    if (!chunks.complete) {
       this.options.logger.warn(
-        { shardId, parts: held.parts, received: held.chunks.size },
+        { shardId, parts: chunks.parts, received: chunks.size },
         'hand-off state incomplete: its entities start fresh',
       );
       this.drop(fx, shardId, true);
       return [];
     }
     held.sentTo = to;
-    return [...held.chunks.values()].sort((x, y) => x.part - y.part);
+    // Each names the count, known now: a new home of any version reads them (stateOnWire drops `last` before 9).
+    return chunks.inOrder().map((chunk) => ({ ...chunk, parts: chunks.size }));
   }
 
   /** The old host's copy of the shard's held state is not to be waited for (ShardStateReleased); this one stays. */
@@ -377,13 +379,21 @@ export class HandOffStates {
     this.total = 0;
   }
 
-  private drop(fx: Effects, shardId: number, lost: boolean): void {
+  /** A new transfer of the shard from its owner `source`, in place of any held before (released, by default). */
+  private begin(fx: Effects, source: string, shardId: number, handOffId: number, release = true): Held {
+    this.drop(fx, shardId, false, release);
+    const held: Held = { source, handOffId, chunks: new TransferParts(), bytes: 0, sentTo: undefined };
+    this.held.set(shardId, held);
+    return held;
+  }
+
+  private drop(fx: Effects, shardId: number, lost: boolean, release = true): void {
     const held = this.held.get(shardId);
     if (held === undefined) return;
     this.held.delete(shardId);
     this.total -= held.bytes;
     if (lost) fx.report({ kind: 'entities-lost', entities: countEntities(held.chunks.values()) });
-    this.release(fx, held, shardId);
+    if (release) this.release(fx, held, shardId);
   }
 
   /** A held state ended here: its old host may drop its copy. */

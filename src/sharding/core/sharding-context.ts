@@ -17,6 +17,11 @@ export interface ShardingContext {
   readonly scheduler: Scheduler;
   /** Sends over the transport, or dispatches locally (asynchronously) when `to` is this node. Never throws. */
   send(to: string, message: ShardingMessage): void;
+  /**
+   * The protocol version `to` reads messages at (what the latest handshake with it agreed; this release's for
+   * this node); absent: this release's for every node (one build throughout).
+   */
+  protocolWith?(to: string): number;
   /** What regions report as it happens (metrics); absent when nobody listens. */
   readonly events?: DeliveryEvents | undefined;
   /** Delivers an entity's answer to the asking node. */

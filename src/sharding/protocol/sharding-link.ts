@@ -94,6 +94,13 @@ export class ShardingLink {
     return protocols.of(to.toString())?.protocol ?? PROTOCOL_FLOOR;
   }
 
+  /** protocolWith by node key: this release's for this node (no wire between), the floor for a key that is no address. */
+  protocolOf(key: string): number {
+    if (key === this.selfKey) return PROTOCOL_VERSION;
+    const address = this.addressOf(key);
+    return address === undefined ? PROTOCOL_FLOOR : this.protocolWith(address);
+  }
+
   /** The address of a node key; undefined for a key that is not an address. */
   addressOf(key: string): NodeAddress | undefined {
     let address = this.addresses.get(key);

@@ -2,8 +2,11 @@
 // ShardStopped, on the same connection) and the coordinator's to the new host (before HostShard). Kept apart
 // from messages.ts, which routes them; declared once like every message, each chunk's entities checked here. From protocol 8 a chunk's
 // entities travel as one binary (packed-states.ts); a peer on 7 gets and sends the msgpack list (stateOnWire).
+// From protocol 9 a transfer's final chunk may say `last` instead of every chunk naming `parts`, so the old host
+// sends each chunk as soon as it is packed (transfer-parts.ts assembles either form); a peer on 7 or 8 gets `parts`.
 import Type from 'typebox';
 import { DEFAULT_MAX_FRAME_BYTES } from '../../cluster/transport/frame-codec.js';
+import { ActorTsError } from '../../errors.js';
 import { Bytes, type Shape } from '../../shapes.js';
 import { MAX_ENTITY_ID_LENGTH } from './entity-messages.js';
 import { packEntities, unpackEntities, type WireEntityState } from './packed-states.js';
@@ -17,6 +20,12 @@ export const MAX_ENTITIES_PER_CHUNK = 100_000;
 
 /** The protocol version from which a chunk's entities travel packed (`packed`) instead of as a list. */
 export const PACKED_STATE_SINCE = 8;
+
+/**
+ * The protocol version from which a transfer's chunks may go without `parts`, its final one saying `last`: a
+ * sender streams its chunks only to a peer on this version or later (a peer on 8 refuses a chunk without `parts`).
+ */
+export const STREAMED_STATE_SINCE = 9;
 
 // No binary of a chunk can be larger than the frame it came in; a chunk is cut well below it (state-transfer.ts).
 const MAX_CHUNK_BYTES = DEFAULT_MAX_FRAME_BYTES;
@@ -33,22 +42,24 @@ const ListedEntity = Type.Object({
 });
 
 /**
- * A chunk's fields beside its id: part `part` of `parts`, and its entities either `packed` (protocol 8: one
- * binary, read by packed-states.ts with a bound check per length) or listed (7). The rule reads them into one
- * `entities` list.
+ * A chunk's fields beside its id: part `part` of `parts` (up to protocol 8, and whenever the sender knows the
+ * count), or of a transfer whose final part says `last` (protocol 9), and its entities either `packed` (protocol
+ * 8: one binary, read by packed-states.ts with a bound check per length) or listed (7). The rule reads them into
+ * one `entities` list.
  */
 const chunkFields = {
   typeName: TypeNameField,
   shardId: ShardIdField,
   part: Type.Integer({ minimum: 0, maximum: MAX_STATE_PARTS - 1 }),
-  parts: Type.Integer({ minimum: 1, maximum: MAX_STATE_PARTS }),
+  parts: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_STATE_PARTS })),
+  last: Type.Optional(Type.Literal(true)),
   packed: Type.Optional(Bytes(MAX_CHUNK_BYTES)),
   entities: Type.Optional(Type.Array(ListedEntity, { maxItems: MAX_ENTITIES_PER_CHUNK })),
 };
 
 /** The state chunks: each type and its fields beyond `type`. */
 export const STATE_SCHEMAS = {
-  /** R->C. Part `part` of `parts` of a shard's entity states, stopped for the HandOff `handOffId`. */
+  /** R->C. Part `part` of a shard's entity states (of `parts`, or up to the `last`), stopped for `handOffId`. */
   ShardStateChunk: Type.Object({ ...chunkFields, handOffId: RequestIdField }),
   /** C->R. The same chunks, for the shard's new home; `transferId` is the hand-off's id. */
   RestoreShardState: Type.Object({ ...chunkFields, transferId: RequestIdField }),
@@ -61,9 +72,13 @@ type Read<M> = Omit<M, 'entities'> & { readonly entities: ReadonlyArray<WireEnti
 /** The state chunks as delivered (the old host's kept copy, ShardStateHeld and ShardStateReleased, are in messages.ts). */
 export type StateMessage = Read<Declared<'ShardStateChunk'>> | Read<Declared<'RestoreShardState'>>;
 
-/** The rule a schema cannot state: the part within the parts, and the entities read from their one form. */
+/**
+ * The rule a schema cannot state: the part within the parts (and the last of them when it says `last`), and the
+ * entities read from their one form.
+ */
 function readChunk<M extends Declared<'ShardStateChunk'> | Declared<'RestoreShardState'>>(message: M): M | undefined {
-  if (message.part >= message.parts) return undefined;
+  const { part, parts, last } = message;
+  if (parts !== undefined && (part >= parts || (last === true && part !== parts - 1))) return undefined;
   if (message.packed === undefined) return message.entities === undefined ? undefined : message;
   const limits = { maxEntities: MAX_ENTITIES_PER_CHUNK, maxEntityIdLength: MAX_ENTITY_ID_LENGTH };
   const entities = unpackEntities(message.packed, limits);
@@ -77,12 +92,21 @@ type StateChunk = Extract<StateMessage, { readonly type: 'ShardStateChunk' | 'Re
 
 /**
  * A message as it goes to a peer on protocol `version`: a state chunk's entities packed from PACKED_STATE_SINCE
- * (the bytes it arrived in when it has them), as a list before; any other message as it is.
+ * (the bytes it arrived in when it has them), as a list before; its `last` only from STREAMED_STATE_SINCE, before
+ * which it must name `parts` (a sender streams only to a peer that reads `last`: `invalid_argument` otherwise);
+ * any other message as it is.
  */
 export function stateOnWire(message: { readonly type: string }, version: number): { readonly type: string } {
   if (message.type !== 'ShardStateChunk' && message.type !== 'RestoreShardState') return message;
-  const { entities, packed, ...rest } = message as StateChunk;
+  const { entities, packed, last, ...rest } = message as StateChunk;
+  if (version < STREAMED_STATE_SINCE && rest.parts === undefined) {
+    throw new ActorTsError(
+      'invalid_argument',
+      `a state chunk without parts cannot go to a peer on protocol ${version} (streamed from ${STREAMED_STATE_SINCE})`,
+    );
+  }
+  const place = version >= STREAMED_STATE_SINCE && last ? { ...rest, last } : rest;
   const wire =
-    version >= PACKED_STATE_SINCE ? { ...rest, packed: packed ?? packEntities(entities) } : { ...rest, entities };
+    version >= PACKED_STATE_SINCE ? { ...place, packed: packed ?? packEntities(entities) } : { ...place, entities };
   return wire;
 }

@@ -60,13 +60,8 @@ export function skimState(bytes: Uint8Array): SkimmedState {
       else if (key === 'sends') sendsRange = { start, end };
     }
     if (!isSnapshot) return { ok: false, reason: 'not an entity snapshot' };
-    let sends: ProcessedSends[] = [];
-    if (sendsRange !== undefined) {
-      const decoded = decodeValue(bytes.subarray(sendsRange.start, sendsRange.end));
-      const parsed = decoded.ok ? parseProcessedSends(decoded.value) : undefined;
-      if (parsed === undefined) return { ok: false, reason: 'malformed processed sends' };
-      sends = parsed;
-    }
+    const sends = sendsRange === undefined ? NO_SENDS : readSends(bytes, sendsRange.start, sendsRange.end);
+    if (sends === undefined) return { ok: false, reason: 'malformed processed sends' };
     return { ok: true, held: { bytes, value, sends } };
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
@@ -75,21 +70,52 @@ export function skimState(bytes: Uint8Array): SkimmedState {
 
 const NO_SENDS: ReadonlyArray<ProcessedSends> = [];
 
+/** The processed sends encoded in `bytes[start..end)` (checked and decoded: message-codec.ts), or undefined. */
+function readSends(bytes: Uint8Array, start: number, end: number): ReadonlyArray<ProcessedSends> | undefined {
+  const decoded = decodeValue(bytes.subarray(start, end));
+  return decoded.ok ? parseProcessedSends(decoded.value) : undefined;
+}
+
 /**
- * The outline of the commonest state, a value and no sends, read by comparisons and one header: a map of 2
- * (as msgpackr writes an object's header, map16, or as reshipState splices one, fixmap), `type: SNAPSHOT,
- * value: `, then one value that ends where the bytes end. Undefined for anything else (the general reading
- * decides); it reads what that reading would, at a fraction of its cost (a thousand states at a shard's start,
- * bench S10).
+ * The outline of the commonest states, a value and the sends the entity processed or none, read by comparisons
+ * and one walk of the value's headers: a map of 2 or 3 (as msgpackr writes an object's header, map16, or as
+ * reshipState splices one, fixmap), `type: SNAPSHOT, value: `, one value, then `sends: ` and the sends when the
+ * map has 3, ending where the bytes end. Undefined for anything else, malformed sends included (the general
+ * reading decides); it reads what that reading would, at a fraction of its cost (a thousand states as their
+ * chunks arrive, bench S10: with sends, the general reading walked the value twice and compared every key).
  */
 function plainState(bytes: Uint8Array): HeldState | undefined {
-  const header = bytes[0] === (FIXMAP | 2) ? 1 : bytes[0] === 0xde && bytes[1] === 0 && bytes[2] === 2 ? 3 : 0;
+  // `length`, not `byteLength`: the getter is a call per use (Node 20), and these loops run for every state.
+  const size = bytes.length;
+  const map = smallMap(bytes);
   const keys = TYPE_AND_VALUE_KEY;
-  const start = header + keys.byteLength;
-  if (header === 0 || bytes.byteLength <= start) return undefined;
-  for (let i = 0; i < keys.byteLength; i++) if (bytes[header + i] !== keys[i]) return undefined;
-  if (msgpackValueEnd(bytes, start) !== bytes.byteLength) return undefined;
-  return { bytes, value: { start, end: bytes.byteLength }, sends: NO_SENDS };
+  if (map === undefined || size <= map.header + keys.length) return undefined;
+  if (!sameBytes(bytes, map.header, keys)) return undefined;
+  const start = map.header + keys.length;
+  const end = msgpackValueEnd(bytes, start);
+  if (typeof end !== 'number') return undefined;
+  if (map.pairs === 2) return end === size ? { bytes, value: { start, end }, sends: NO_SENDS } : undefined;
+  const sendsAt = end + SENDS_KEY.length;
+  if (sendsAt >= size || !sameBytes(bytes, end, SENDS_KEY)) return undefined;
+  // Exactly one value up to the end, or the decoder refuses it.
+  const sends = readSends(bytes, sendsAt, size);
+  return sends === undefined ? undefined : { bytes, value: { start, end }, sends };
+}
+
+/** Whether `bytes` hold `expected` from `at` (false where they end first). */
+function sameBytes(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
+  const n = expected.length;
+  for (let i = 0; i < n; i++) if (bytes[at + i] !== expected[i]) return false;
+  return true;
+}
+
+/** A map header of 2 or 3 pairs (fixmap, or map16 as msgpackr writes objects): its size and pairs. */
+function smallMap(bytes: Uint8Array): { readonly header: number; readonly pairs: number } | undefined {
+  const first = bytes[0];
+  if (first === (FIXMAP | 2) || first === (FIXMAP | 3)) return { header: 1, pairs: first & 0x0f };
+  const pairs = bytes[2];
+  if (first === 0xde && bytes[1] === 0 && (pairs === 2 || pairs === 3)) return { header: 3, pairs };
+  return undefined;
 }
 
 /**
@@ -157,11 +183,7 @@ export class HeldStates {
  * in place: a view per key of a thousand states costs more than the comparisons.
  */
 function sameText(bytes: Uint8Array, start: number, end: number, encoded: Uint8Array, text: string): boolean {
-  if (end - start === encoded.byteLength) {
-    let i = 0;
-    while (i < encoded.byteLength && bytes[start + i] === encoded[i]) i++;
-    if (i === encoded.byteLength) return true;
-  }
+  if (end - start === encoded.length && sameBytes(bytes, start, encoded)) return true;
   // Another encoding of the same string (a str8 header) is still the same string.
   const token = bytes[start];
   if (token !== 0xd9 && token !== 0xda && token !== 0xdb) return false;

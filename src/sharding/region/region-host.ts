@@ -4,6 +4,8 @@
 // state, so a send is processed once across graceful moves).
 import type { Logger } from '../../logging.js';
 import type { ReplyTo, ShardingMessage } from '../protocol/messages.js';
+import { STREAMED_STATE_SINCE } from '../protocol/state-messages.js';
+import { PROTOCOL_VERSION } from '../../cluster/transport/wire-message.js';
 import { DedupTable } from './dedup-table.js';
 import type { HostOutcome } from './entity.js';
 import { HostedShards, type HostedShardsOptions } from './hosted-shards.js';
@@ -23,11 +25,15 @@ import type { TakenSnapshot } from './shard-state.js';
 import { RetainedStates } from './retained-states.js';
 import { StateTransfer, type StateTransferOptions } from './state-transfer.js';
 
+type ShardStateChunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
+
 export interface RegionHostOptions {
   readonly shards: HostedShardsOptions;
   readonly transfer: StateTransferOptions;
   /** Sends an entity's outcome to the asking node. */
   readonly reply: (replyTo: ReplyTo, outcome: HostOutcome) => void;
+  /** The protocol version a node reads messages at (ShardingContext.protocolWith); this release's when absent. */
+  readonly protocolWith?: ((node: string) => number) | undefined;
 }
 
 export class RegionHost {
@@ -65,6 +71,7 @@ export class RegionHost {
         },
         transfer: { typeName, config, logger, events: ctx.events },
         reply: (replyTo, outcome) => ctx.reply(replyTo, outcome),
+        protocolWith: ctx.protocolWith?.bind(ctx),
       },
       logger,
     );
@@ -103,19 +110,25 @@ export class RegionHost {
   }
 
   /**
-   * A shard stopped here: the chunks of its state and processed sends to send ahead of its ShardStopped for
-   * `handOffId` (none without one: nobody waits for them), kept here too until released.
+   * A shard stopped here: sends the chunks of its state and processed sends to the coordinator (`send`) ahead of
+   * its ShardStopped for `handOffId` (none without one: nobody waits for them) and keeps them until released. A
+   * coordinator that reads `last` (STREAMED_STATE_SINCE) gets each as soon as it is packed, an older one all of
+   * them once packed.
    */
   stopped(
     shardId: number,
     handOffId: number | undefined,
     snapshots: ReadonlyArray<TakenSnapshot>,
-  ): ReturnType<StateTransfer['outgoing']> {
+    coordinator: string | undefined,
+    send: (chunk: ShardStateChunk) => void,
+  ): void {
     const sends = this.dedup.take(shardId);
-    if (handOffId === undefined) return [];
-    const chunks = this.transfer.outgoing(shardId, handOffId, snapshots, sends);
+    if (handOffId === undefined) return;
+    const protocol = coordinator === undefined ? 0 : (this.options.protocolWith?.(coordinator) ?? PROTOCOL_VERSION);
+    const streams = protocol >= STREAMED_STATE_SINCE;
+    const chunks = this.transfer.outgoing(shardId, handOffId, snapshots, sends, streams ? send : undefined);
     this.retained.keep(shardId, handOffId, chunks);
-    return chunks;
+    if (!streams) for (const chunk of chunks) send(chunk);
   }
 
   /**

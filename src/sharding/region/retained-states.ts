@@ -66,7 +66,8 @@ export class RetainedStates {
     if (kept === undefined) return [];
     kept.handOffId = handOffId;
     kept.ticks = 0;
-    return kept.chunks.map((chunk) => ({ ...chunk, handOffId }));
+    // The count is known now: named on every chunk, they go to a coordinator of any version.
+    return kept.chunks.map((chunk) => ({ ...chunk, handOffId, parts: kept.chunks.length }));
   }
 
   /** The shard starts here again: whatever it ran elsewhere since supersedes the copy kept from its stop. */

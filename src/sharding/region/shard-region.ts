@@ -322,10 +322,9 @@ export class ShardRegion {
   private onShardStopped(shardId: number, handOffId: number | undefined, snapshots: readonly TakenSnapshot[]): void {
     if (this.stopped) return;
     this.logger.debug({ shardId }, 'shard stopped');
-    const chunks = this.host.stopped(shardId, handOffId, snapshots);
+    // The state first, on the same connection: the coordinator holds it when the ShardStopped frees the shard.
+    this.host.stopped(shardId, handOffId, snapshots, this.coordinator, (chunk) => this.send(chunk));
     if (handOffId !== undefined) {
-      // The state first, on the same connection: the coordinator holds it when the ShardStopped frees the shard.
-      for (const chunk of chunks) this.send(chunk);
       this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
       this.leave.stopReported(shardId, handOffId);
     }

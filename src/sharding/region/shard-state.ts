@@ -6,6 +6,7 @@
 // also for an entity without state. A state still held when the shard moves again travels on as it came.
 import { encodeMessage, encodeValue } from '../../cluster/transport/message-codec.js';
 import { PackedWriter } from '../protocol/packed-states.js';
+import { TransferParts, type ChunkPlace } from '../protocol/transfer-parts.js';
 import type { ProcessedSends } from './dedup-table.js';
 import { SNAPSHOT, reshipState, type HeldState } from './held-state.js';
 
@@ -59,12 +60,14 @@ const ENTRY_OVERHEAD = 32;
 
 /**
  * Encodes and chunks a shard's snapshots and the sends its entities processed (`sends`, by entity); an
- * entity with neither a value (undefined: nothing to keep) nor sends is skipped.
+ * entity with neither a value (undefined: nothing to keep) nor sends is skipped. Each chunk goes to `onChunk`
+ * as soon as it is full (`last`: the final one), so its sender need not wait for the rest to be packed.
  */
 export function packSnapshots(
   snapshots: Iterable<TakenSnapshot>,
   limits: StateLimits,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
+  onChunk: (chunk: PackedChunk, last: boolean) => void = () => {},
 ): PackedStates {
   const chunks: PackedChunk[] = [];
   const refused: Array<PackedStates['refused'][number]> = [];
@@ -109,7 +112,10 @@ export function packSnapshots(
     const size = state.byteLength + entityId.length * 3 + ENTRY_OVERHEAD;
     // A state larger than a chunk travels alone: maxEntitySnapshotBytes is what keeps it under the frame limit.
     if (current.count > 0 && currentBytes + size > limits.stateChunkBytes) {
-      chunks.push(current.finish());
+      // Not the last: this entity goes into the next one.
+      const full = current.finish();
+      chunks.push(full);
+      onChunk(full, false);
       current = new PackedWriter(limits.stateChunkBytes);
       currentBytes = 0;
     }
@@ -128,7 +134,11 @@ export function packSnapshots(
     }
   }
   for (const entityId of sends.keys()) if (!seen.has(entityId)) add(entityId, undefined);
-  if (current.count > 0) chunks.push(current.finish());
+  if (current.count > 0) {
+    const final = current.finish();
+    chunks.push(final);
+    onChunk(final, true);
+  }
   return { chunks, bytes, values, refused };
 }
 
@@ -145,47 +155,55 @@ function encodeView(entry: { readonly type: string }): Uint8Array {
   }
 }
 
-interface Transfer {
+interface Transfer<T> {
   readonly transferId: number;
-  readonly parts: number;
-  readonly received: Map<number, ReadonlyArray<EntityState>>;
+  /** Per part, each entity's state as read on arrival. */
+  readonly received: TransferParts<Array<readonly [string, T]>>;
   bytes: number;
 }
 
 /**
  * The transfers a new host has received for shards it is about to start: one per shard (a later transfer
- * replaces an earlier one), bounded in bytes (the oldest go first), taken when the shard starts.
+ * replaces an earlier one), bounded in bytes of state (the oldest go first), taken when the shard starts. Each
+ * state is read (`read`: a new host reads its outline) when its chunk arrives, not at the start: the start then
+ * only gathers what was read, and a host reads chunk k while chunk k+1 is still on its way.
  */
-export class IncomingStates {
-  private readonly transfers = new Map<number, Transfer>();
+export class IncomingStates<T> {
+  private readonly transfers = new Map<number, Transfer<T>>();
   /** Per shard, the transfer its last start here took: a late copy of it (a repeated HostShard) is stale. */
   private readonly taken = new Map<number, number>();
   private total = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly read: (state: Uint8Array) => T,
+  ) {}
 
   get bytes(): number {
     return this.total;
   }
 
-  /** One chunk. Returns the shards whose transfers were dropped to stay within the bound (their state is lost). */
-  add(
-    shardId: number,
-    transferId: number,
-    part: number,
-    parts: number,
-    entities: ReadonlyArray<EntityState>,
-  ): number[] {
+  /**
+   * One chunk (at `place` in its transfer: transfer-parts.ts); its states are read unless it is a repeat.
+   * Returns the shards whose transfers were dropped to stay within the bound (their state is lost).
+   */
+  add(shardId: number, transferId: number, place: ChunkPlace, entities: ReadonlyArray<EntityState>): number[] {
     if (this.taken.get(shardId) === transferId) return [];
     let transfer = this.transfers.get(shardId);
-    if (transfer === undefined || transfer.transferId !== transferId || transfer.parts !== parts) {
-      if (transfer !== undefined) this.drop(shardId);
-      transfer = { transferId, parts, received: new Map(), bytes: 0 };
-      this.transfers.set(shardId, transfer);
+    if (transfer?.transferId !== transferId) transfer = this.begin(shardId, transferId);
+    const part: Array<readonly [string, T]> = [];
+    let added = transfer.received.add(place, part);
+    if (added === 'contradicts') {
+      // Not one transfer with what came before it: the transfer starts over from this chunk.
+      transfer = this.begin(shardId, transferId);
+      added = transfer.received.add(place, part);
     }
-    if (transfer.received.has(part)) return [];
-    const size = entities.reduce((sum, entity) => sum + entity.state.byteLength, 0);
-    transfer.received.set(part, entities);
+    if (added !== 'added') return [];
+    let size = 0;
+    for (const { entityId, state } of entities) {
+      size += state.byteLength;
+      part.push([entityId, this.read(state)]);
+    }
     transfer.bytes += size;
     this.total += size;
     const dropped: number[] = [];
@@ -197,22 +215,30 @@ export class IncomingStates {
     return dropped;
   }
 
-  /** The shard's states, by entity id, if its transfer is complete; `incomplete` when parts are missing. */
-  take(shardId: number): ReadonlyMap<string, Uint8Array> | 'incomplete' | undefined {
+  /** The shard's states as read, by entity id, if its transfer is complete; `incomplete` when parts are missing. */
+  take(shardId: number): ReadonlyMap<string, T> | 'incomplete' | undefined {
     const transfer = this.transfers.get(shardId);
     if (transfer === undefined) return undefined;
     this.drop(shardId);
     this.taken.set(shardId, transfer.transferId);
-    if (transfer.received.size !== transfer.parts) return 'incomplete';
-    const states = new Map<string, Uint8Array>();
-    for (let part = 0; part < transfer.parts; part++)
-      for (const { entityId, state } of transfer.received.get(part) ?? []) states.set(entityId, state);
+    if (!transfer.received.complete) return 'incomplete';
+    const states = new Map<string, T>();
+    for (const entities of transfer.received.inOrder())
+      for (const [entityId, state] of entities) states.set(entityId, state);
     return states;
   }
 
   clear(): void {
     this.transfers.clear();
     this.total = 0;
+  }
+
+  /** A new transfer of the shard, in place of any earlier one. */
+  private begin(shardId: number, transferId: number): Transfer<T> {
+    this.drop(shardId);
+    const transfer: Transfer<T> = { transferId, received: new TransferParts(), bytes: 0 };
+    this.transfers.set(shardId, transfer);
+    return transfer;
   }
 
   private drop(shardId: number): void {

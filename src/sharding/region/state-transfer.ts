@@ -1,6 +1,7 @@
 // A region's part in moving entity state with a graceful hand-off: on the old host, the stopped shard's
-// snapshots become ShardStateChunk messages for the coordinator (sent before ShardStopped); on the new host,
-// RestoreShardState chunks wait until the shard starts, which holds each entity's state until the entity's
+// snapshots become ShardStateChunk messages for the coordinator (sent before ShardStopped, each as soon as it is
+// packed when the coordinator reads protocol 9); on the new host, each RestoreShardState chunk's states have their
+// outline read on arrival and wait until the shard starts, which holds each entity's state until the entity's
 // first message (held-state.ts: no entity is decoded or created before it is needed). The sends each entity
 // processed travel with its state (dedup-table.ts), so a retry is not processed again on the new host.
 import type { Logger } from '../../logging.js';
@@ -8,8 +9,8 @@ import type { ShardingConfig } from '../core/config.js';
 import type { DeliveryEvents } from '../core/sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import type { ProcessedSends } from './dedup-table.js';
-import { HeldStates, skimState, type HeldState } from './held-state.js';
-import { IncomingStates, packSnapshots, type TakenSnapshot } from './shard-state.js';
+import { HeldStates, skimState, type HeldState, type SkimmedState } from './held-state.js';
+import { IncomingStates, packSnapshots, type PackedChunk, type TakenSnapshot } from './shard-state.js';
 
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
@@ -28,12 +29,13 @@ export interface StateTransferOptions {
 }
 
 export class StateTransfer {
-  private readonly incoming: IncomingStates;
+  /** Each state's outline, read as its chunk arrives (skimState). */
+  private readonly incoming: IncomingStates<SkimmedState>;
   private shippedBytes = 0;
   private readonly counts = { shipped: 0, restored: 0, too_large: 0, failed: 0 };
 
   constructor(private readonly options: StateTransferOptions) {
-    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes);
+    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes, skimState);
   }
 
   /** Bytes of state this node shipped with hand-offs, since the start. */
@@ -74,17 +76,32 @@ export class StateTransfer {
 
   /**
    * The chunks of a stopped shard's state and of the sends its entities processed (`sends`, by entity), to
-   * send before its ShardStopped for `handOffId`.
+   * send before its ShardStopped for `handOffId`. With `stream` (a coordinator on STREAMED_STATE_SINCE or
+   * later), each chunk goes to it as soon as it is packed, before the next one is (the transport and the other
+   * process work on it meanwhile): without `parts`, its final one saying `last`. Without, every chunk names
+   * `parts`, for the caller to send once all are packed.
    */
   outgoing(
     shardId: number,
     handOffId: number,
     snapshots: ReadonlyArray<TakenSnapshot>,
     sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
+    stream?: (chunk: Chunk) => void,
   ): Chunk[] {
     const { typeName, config, logger } = this.options;
     if (snapshots.length === 0 && sends.size === 0) return [];
-    const packed = packSnapshots(snapshots, config, sends);
+    const chunks: Chunk[] = [];
+    const chunkOf = ({ entities, packed }: PackedChunk, last: boolean): Chunk => ({
+      type: 'ShardStateChunk',
+      ...{ typeName, shardId, handOffId, part: chunks.length, entities, packed },
+      ...(last && { last }),
+    });
+    const onChunk = (packed: PackedChunk, last: boolean): void => {
+      const chunk = chunkOf(packed, last);
+      chunks.push(chunk);
+      stream?.(chunk);
+    };
+    const packed = packSnapshots(snapshots, config, sends, onChunk);
     for (const { entityId, outcome, detail } of packed.refused) {
       logger.warn(
         { shardId, entityId, outcome, detail },
@@ -93,37 +110,22 @@ export class StateTransfer {
     }
     this.count('too_large', packed.refused.filter((r) => r.outcome === 'too_large').length);
     this.count('failed', packed.refused.filter((r) => r.outcome === 'failed').length);
-    const parts = packed.chunks.length;
     this.count('shipped', packed.values);
     this.shippedBytes += packed.bytes;
-    return packed.chunks.map(({ entities, packed: bytes }, part) => ({
-      type: 'ShardStateChunk',
-      typeName,
-      shardId,
-      handOffId,
-      part,
-      parts,
-      entities,
-      packed: bytes,
-    }));
+    return stream === undefined ? chunks.map((chunk) => ({ ...chunk, parts: chunks.length })) : chunks;
   }
 
   /** A chunk from the coordinator for a shard about to start here. */
   received(message: Restore): void {
-    const dropped = this.incoming.add(
-      message.shardId,
-      message.transferId,
-      message.part,
-      message.parts,
-      message.entities,
-    );
+    const dropped = this.incoming.add(message.shardId, message.transferId, message, message.entities);
     for (const shardId of dropped)
       this.options.logger.warn({ shardId }, 'received hand-off state over the bound dropped: its entities start fresh');
   }
 
   /**
-   * What to restore into a shard starting now (undefined: a fresh start). Each state is checked and its sends
-   * decoded now; its value is decoded when its entity is created (`HeldStates.wake`).
+   * What to restore into a shard starting now (undefined: a fresh start). Each state was checked and its sends
+   * decoded as its chunk arrived, and is accepted (or counted failed) now; its value is decoded when its entity
+   * is created (`HeldStates.wake`).
    */
   restore(shardId: number): RestoredShard | undefined {
     const taken = this.incoming.take(shardId);
@@ -137,8 +139,7 @@ export class StateTransfer {
     let failed = 0;
     const unreadable = (entityId: string, reason: string): void =>
       this.options.logger.warn({ shardId, entityId, reason }, 'entity state could not be restored: it starts fresh');
-    for (const [entityId, state] of taken) {
-      const skimmed = skimState(state);
+    for (const [entityId, skimmed] of taken) {
       if (skimmed.ok) {
         if (skimmed.held.value !== undefined) held.set(entityId, skimmed.held);
         if (skimmed.held.sends.length > 0) sends.set(entityId, skimmed.held.sends);
