@@ -49,10 +49,11 @@ export const NEWS_FANOUT = 9;
 
 /**
  * Whether a commit pushes changed content at once (as NEWS_FANOUT says) or leaves it to the periodic gossip;
- * `own`: this node's own change (a downing it decided, its own leave), which, when urgent, goes as news to
- * every live peer at once. A failover waits for every region to hear of a downing (a new coordinator for
- * their registrations, the coordinator for the downing itself): one hop through starved event loops instead
- * of an epidemic's two or three (issue 40). Rare, so N small messages; relays pass news on at random.
+ * `own`: this node's own change (its reachability row, a downing it decided, its own leave), which, when urgent,
+ * goes as news to every live peer at once. A failover waits for every region to hear of a downing (a new
+ * coordinator for their registrations, the coordinator for the downing itself): one hop through starved event
+ * loops instead of an epidemic's two or three (issue 40). N small messages per change, where relaying cost
+ * about N x NEWS_FANOUT; relays pass news on at random, a row from its own observer not at all.
  */
 export type Spread = 'push' | 'own' | 'none';
 
@@ -88,8 +89,9 @@ export class MembershipCore {
   deathConfirmed: (key: string) => boolean = () => false;
 
   private viewDigest = '';
+  /** Live peers' keys by address, built once per member map (isLivePeer, liveKeyAt). */
   private livePeerIndex:
-    { readonly members: ReadonlyMap<string, MemberRecord>; readonly addresses: ReadonlySet<string> } | undefined;
+    { readonly members: ReadonlyMap<string, MemberRecord>; readonly keys: ReadonlyMap<string, string> } | undefined;
   private viewInputs: { readonly members: unknown; readonly table: unknown; readonly own: string } | undefined;
   private readonly changeListeners = new Set<() => void>();
 
@@ -142,20 +144,24 @@ export class MembershipCore {
       .map(([, r]) => r);
   }
 
-  /** The key of the live peer at `address`, if there is one. */
+  /**
+   * The key of the live peer at `address` (one of `livePeers()`), if there is one: asked of every status and
+   * news, so indexed once per member map.
+   */
   liveKeyAt(address: NodeAddress): string | undefined {
-    for (const [key, record] of this.gossip.members)
-      if (key !== this.selfKey && !isGone(record.status) && record.address.equals(address)) return key;
-    return undefined;
-  }
-
-  /** Whether `address` is one of `livePeers()`: asked of every status and news, so indexed once per member map. */
-  isLivePeer(address: NodeAddress): boolean {
     const members = this.gossip.members;
     if (this.livePeerIndex?.members !== members) {
-      this.livePeerIndex = { members, addresses: new Set(this.livePeers().map((r) => r.address.toString())) };
+      const keys = new Map<string, string>();
+      for (const [key, r] of members)
+        if (key !== this.selfKey && !isGone(r.status)) keys.set(r.address.toString(), key);
+      this.livePeerIndex = { members, keys };
     }
-    return this.livePeerIndex.addresses.has(address.toString());
+    return this.livePeerIndex.keys.get(address.toString());
+  }
+
+  /** Whether `address` is one of `livePeers()`. */
+  isLivePeer(address: NodeAddress): boolean {
+    return this.liveKeyAt(address) !== undefined;
   }
 
   /** Members some live member observes as unreachable: the merged table, and this node's own detectors. */
