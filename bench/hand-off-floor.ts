@@ -1,5 +1,7 @@
 // S10's hand-off and its floor alone, by hand (issue 40): `npm run build && node dist/bench/hand-off-floor.js
-// [rounds] [trials]`. Two node processes as in S10; each round moves the shard of 1,000 entities `trials` times
+// [rounds] [trials] [processes]`. Two node processes as in S10 (or three: the shard then moves between the two that
+// do not run the coordinator, whose relay was a second crossing before protocol 10); each round moves the shard of
+// 1,000 entities `trials` times
 // with 1 KiB of state each and without, and sends the same bytes as raw TCP; one JSON line per round (medians,
 // ms; and the CPU both processes spent per hand-off, from /proc, which other work on the machine moves less than
 // wall-clock time). The first round warms the code paths up. To compare two builds, run each build's copy in
@@ -13,6 +15,7 @@ import { summarize } from './lib/stats.js';
 
 const rounds = Number(process.argv[2] ?? 6);
 const trials = Number(process.argv[3] ?? 16);
+const processes = Number(process.argv[4] ?? 2);
 const ENTITIES = 1_000;
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -36,28 +39,34 @@ async function measured(
   nodes: readonly [DeliveryNode, DeliveryNode],
   type: string,
   trials: number,
+  everyone: readonly DeliveryNode[],
 ): Promise<{ ms: number; toA: number; toB: number; cpuMs: number }> {
-  const before = cpuMs(nodes);
-  const durations = await handOff(nodes, type, ENTITIES, trials);
+  const before = cpuMs(everyone);
+  const durations = await handOff(nodes, type, ENTITIES, trials, everyone);
   const ms = summarize(durations).median;
   // handOff moves the shard onto a in even trials, onto b in odd ones.
   const toA = summarize(durations.filter((_, trial) => trial % 2 === 0)).median;
   const toB = summarize(durations.filter((_, trial) => trial % 2 === 1)).median;
-  return { ms, toA, toB, cpuMs: (cpuMs(nodes) - before) / trials };
+  return { ms, toA, toB, cpuMs: (cpuMs(everyone) - before) / trials };
 }
 
 async function main(): Promise<void> {
-  const nodes = await startDeliveryNodes(2);
-  const [a, b] = nodes as [DeliveryNode, DeliveryNode];
+  const nodes = await startDeliveryNodes(processes);
   try {
-    const homes = { Remote: b.address, Local: a.address, Stateful: b.address, Plain: b.address };
+    const [first, second] = nodes as [DeliveryNode, DeliveryNode];
+    const homes = { Remote: second.address, Local: first.address, Stateful: second.address, Plain: second.address };
     await Promise.all(nodes.map((n) => n.call('setHomes', homes)));
-    await a.call('windowedSend', 'Remote', 500, 50, 8);
+    await first.call('windowedSend', 'Remote', 500, 50, 8);
     // The node whose coordinator answers (only the coordinator's node counts registered regions).
-    const coordinator = (await a.call('regions')) === nodes.length ? 'a' : 'b';
+    const regions = await Promise.all(nodes.map((n) => n.call('regions')));
+    const at = regions.indexOf(nodes.length);
+    const coordinator = 'abc'[at] ?? '?';
+    // Two processes: between both, the coordinator on one of them; three: between the two without it.
+    const movers = processes === 2 ? nodes : nodes.filter((_, i) => i !== at);
+    const [a, b] = movers as [DeliveryNode, DeliveryNode];
     for (let round = 0; round < rounds; round++) {
-      const withState = await measured([a, b], 'Stateful', trials);
-      const without = await measured([a, b], 'Plain', trials);
+      const withState = await measured([a, b], 'Stateful', trials, nodes);
+      const without = await measured([a, b], 'Plain', trials, nodes);
       const bytes = ENTITIES * (STATE_BYTES + STATE_ENTRY_OVERHEAD);
       const raw = summarize(await a.call('rawTransfer', await b.call('sink'), bytes, trials * 2)).median;
       const floor = without.ms + raw;

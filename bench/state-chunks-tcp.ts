@@ -17,7 +17,12 @@ const ENTITIES = 1_000;
 
 const transfer = new StateTransfer({
   typeName: 'Stateful',
-  config: { maxEntitySnapshotBytes: 1024 * 1024, stateChunkBytes: 256 * 1024, maxHandOffStateBytes: 64 * 1024 * 1024 },
+  config: {
+    maxEntitySnapshotBytes: 1024 * 1024,
+    stateChunkBytes: 256 * 1024,
+    maxHandOffStateBytes: 64 * 1024 * 1024,
+    handOffTimeoutMs: 60_000,
+  },
   logger: silentLogger(),
 });
 const snapshots = Array.from({ length: ENTITIES }, (_, i) => ({

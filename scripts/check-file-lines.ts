@@ -33,9 +33,9 @@ export const REVIEWED_LONG_FILES: Readonly<Record<string, ReviewedLongFile>> = {
     ceiling: 560,
     why: 'the coordinator: its dispatch of every message and timer, its settings and stats, and the parts it builds',
   },
-  'src/sharding/coordinator/hand-offs.ts': {
-    ceiling: 440,
-    why: 'the hand-off protocol and the entity state a hand-off carries, one life from stop to start',
+  'src/sharding/region/shard-region.ts': {
+    ceiling: 420,
+    why: "one type's region: routing every message, registration, and its side of each hand-off message",
   },
   'src/sharding/coordinator/allocation.ts': {
     ceiling: 440,

@@ -64,6 +64,7 @@ export async function handOff(
   type: string,
   entities: number,
   trials: number,
+  everyone: readonly DeliveryNode[] = nodes,
 ): Promise<number[]> {
   const [a, b] = nodes;
   const members = Array.from({ length: entities }, (_, i) => entityIn(HANDOFF_SHARD, i));
@@ -71,7 +72,7 @@ export async function handOff(
   const durations: number[] = [];
   for (let trial = 0; trial < trials; trial++) {
     const to = trial % 2 === 0 ? a : b;
-    await Promise.all(nodes.map((n) => n.call('setHomes', { [type]: to.address })));
+    await Promise.all(everyone.map((n) => n.call('setHomes', { [type]: to.address })));
     durations.push(await a.call('move', type, HANDOFF_SHARD, members[0] as string, to.port));
   }
   return durations;

@@ -21,7 +21,12 @@ type Chunk = ReturnType<StateTransfer['outgoing']>[number];
 function chunks(entities: number, bytes: number, handOffId: number): Chunk[] {
   const transfer = new StateTransfer({
     typeName: 'Stateful',
-    config: { maxEntitySnapshotBytes: 1 << 20, stateChunkBytes: 256 * 1024, maxHandOffStateBytes: 1 << 26 },
+    config: {
+      maxEntitySnapshotBytes: 1 << 20,
+      stateChunkBytes: 256 * 1024,
+      maxHandOffStateBytes: 1 << 26,
+      handOffTimeoutMs: 60_000,
+    },
     logger: silentLogger(),
   });
   const snapshots = Array.from({ length: entities }, (_, i) => ({

@@ -166,7 +166,7 @@ describe('Allocator', () => {
       state,
       logger: silentLogger(),
       members: () => [member(1), member(2)],
-      states: { before: () => [] },
+      states: { before: () => ({ chunks: [] }) },
     });
     // The sends an allocation records, in order.
     const sent: Sent[] = fx.sends;

@@ -1,6 +1,7 @@
 // Test helper for the coordinator's parts: the manual scheduler of test/support/ (time moves only when the
 // test says so), states built through their events, member records, a ShardingContext that records what the coordinator
 // sends, and a coordinator started on them with every live member registered.
+import { PROTOCOL_VERSION } from '../../src/cluster/transport/wire-message.js';
 import { NodeAddress } from '../../src/cluster/address.js';
 import { isGone, type MemberInfo, type MemberStatus, type Membership } from '../../src/cluster/member.js';
 import type { Scheduler } from '../../src/cluster/scheduler.js';
@@ -80,6 +81,8 @@ export class FakeContext implements ShardingContext {
   readonly self: NodeAddress;
   readonly selfKey: string;
   readonly membership: Membership;
+  /** The protocol every peer agreed with this node (this release's unless a test says otherwise). */
+  protocol = PROTOCOL_VERSION;
 
   constructor(
     public members: MemberInfo[],
@@ -99,6 +102,10 @@ export class FakeContext implements ShardingContext {
 
   reply(): void {
     throw new Error('the coordinator never replies to entity asks');
+  }
+
+  protocolWith(_to: string): number {
+    return this.protocol;
   }
 
   /** What was sent since the last call, then forgets it. */

@@ -205,7 +205,7 @@ describe('StateTransfer with held states', () => {
     const events: Array<[string, number]> = [];
     const transfer = new StateTransfer({
       typeName: 'T',
-      config: { ...LIMITS, maxHandOffStateBytes: 1_000_000 },
+      config: { ...LIMITS, maxHandOffStateBytes: 1_000_000, handOffTimeoutMs: 60_000 },
       logger: silentLogger(),
       events: { onEntitySnapshots: (_type, outcome, count) => void events.push([outcome, count]) },
     });

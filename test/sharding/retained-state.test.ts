@@ -81,7 +81,7 @@ describe('RetainedStates', () => {
   });
 });
 
-describe('the coordinator and a kept state', () => {
+describe('the coordinator and a kept state, relayed (regions before protocol 10)', () => {
   const [B, C] = [address(2), address(3)];
 
   function coordinator() {
@@ -90,6 +90,7 @@ describe('the coordinator and a kept state', () => {
       coordinatorWarmupMs: 500,
       rebalanceIntervalMs: 1_000_000,
     });
+    started.ctx.protocol = 9;
     const sent = (type: ShardingMessage['type']) => started.ctx.take().filter((s) => s.message.type === type);
     return { ...started, sent };
   }

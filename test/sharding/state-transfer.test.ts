@@ -1,8 +1,8 @@
 // Entity state travels with a graceful hand-off (issue 23): the old host snapshots each entity after its last
-// message, the coordinator carries the chunks to the new home ahead of HostShard, and the new home restores
-// every entity before it delivers. Over the bound, an entity starts fresh and is counted; a shard whose
-// state exceeds one chunk travels in several. What the entities processed of reliable sends travels along, so
-// a retry of a send the old host processed is answered by the new one, not processed again.
+// message and sends the chunks to the new home (protocol 10; through the coordinator, ahead of HostShard, with
+// older peers), which restores every entity before it delivers. Over the bound, an entity starts fresh and is
+// counted; a state over one chunk travels in several. What the entities processed of reliable sends travels
+// along, so a retry of a send the old host processed is answered by the new one, not processed again.
 import { describe, expect, it } from 'vitest';
 import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
 import type { EntityBehavior } from '../../src/sharding/core/entity-api.js';
@@ -52,12 +52,15 @@ describe('entity state across a graceful hand-off', () => {
   let target: () => string = () => '';
   useTestClusters(() => (cluster = new TestCluster()));
 
+  /** a, b, c and what b sends; `relayed`: every handshake agreed protocol 9 (the state goes via the coordinator). */
   function start(
     behavior: EntityBehavior,
     config = {},
+    relayed = false,
   ): { a: TestNode; b: TestNode; c: TestNode; sent: ShardingMessage[] } {
     cluster = new TestCluster({ config });
     const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
+    if (relayed) for (const n of [a, b, c]) Object.assign(n.transport, { protocols: { of: () => ({ protocol: 9 }) } });
     target = () => b.key;
     cluster.initAll({
       typeName: 'Counter',
@@ -66,7 +69,6 @@ describe('entity state across a graceful hand-off', () => {
       allocationStrategy: pinTo(() => target()),
     });
     const sent: ShardingMessage[] = [];
-    // Record what b sends, to see the chunks of its transfer.
     const send = b.transport.send.bind(b.transport);
     b.transport.send = (to, message) => {
       sent.push(message as unknown as ShardingMessage);
@@ -133,12 +135,7 @@ describe('entity state across a graceful hand-off', () => {
     // What a's and b's handshakes with c would agree if c ran the previous release (its range [7, 7]).
     const older = { of: (peer: string) => ({ protocol: peer === c.key ? 7 : 8 }) };
     for (const node of [a, b]) Object.assign(node.transport, { protocols: older });
-    const toC: ShardingMessage[] = [];
-    const send = a.transport.send.bind(a.transport);
-    a.transport.send = (to, message) => {
-      if (to.equals(c.address)) toC.push(message as unknown as ShardingMessage);
-      send(to, message);
-    };
+    const toC = sentTo(a, c);
     const id = entityInShard(4, SHARDS, 'v');
     await countUp(a, id, 3);
     await moveShard(a, 4, c, b);
@@ -152,15 +149,15 @@ describe('entity state across a graceful hand-off', () => {
     expect(chunks.every((m) => 'packed' in m && !('entities' in m))).toBe(true);
   });
 
-  it('a packed chunk garbled on the way is refused whole: the shard starts fresh on its new home, nothing else changes', async () => {
-    const { a, b, c } = start(counterBehavior);
+  it('a packed chunk garbled on the way is refused whole: the shard starts fresh on its new home once its hand-off timeout passed, nothing else changes', async () => {
+    const { a, b, c } = start(counterBehavior, { handOffTimeoutMs: 5_000 });
     const kept = entityInShard(3, SHARDS, 'k');
     const moved = entityInShard(4, SHARDS, 'm');
     await countUp(a, kept, 2);
     await countUp(a, moved, 3);
-    // The coordinator's chunk for c loses its last byte: c's parse refuses the whole message.
-    const send = a.transport.send.bind(a.transport);
-    a.transport.send = (to, message) => {
+    // The old host's chunk for c loses its last byte: c's parse refuses the whole message.
+    const send = b.transport.send.bind(b.transport);
+    b.transport.send = (to, message) => {
       const packed = (message as { packed?: Uint8Array }).packed;
       if (to.equals(c.address) && message.type === 'RestoreShardState' && packed !== undefined)
         return send(to, { ...message, packed: packed.subarray(0, packed.byteLength - 1) });
@@ -192,13 +189,17 @@ describe('entity state across a graceful hand-off', () => {
     expect(b.sharding.stats().types['Counter']?.region).toMatchObject({ snapshotsTooLarge: 1, snapshotsShipped: 1 });
   });
 
-  it('chunks a shard whose state exceeds one chunk, and restores all of it', async () => {
+  it('chunks a shard whose state exceeds one chunk, sends them straight to the new home, and restores all of it', async () => {
     const { a, b, c, sent } = start(blobs, { stateChunkBytes: 16 * 1024 });
     const ids = Array.from({ length: 12 }, (_, i) => entityInShard(6, SHARDS, `c${i}-`));
     for (const id of ids)
       await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'put', blob: 'z'.repeat(5_000) }));
+    const toCoordinator = sentTo(b, a);
     await moveShard(a, 6, c, b);
-    const chunks = sent.filter((m) => m.type === 'ShardStateChunk');
+    // Protocol 10: from b to c as c's RestoreShardState; the coordinator neither got nor holds any of it.
+    const chunks = sent.filter((m) => m.type === 'RestoreShardState');
+    expect(toCoordinator.filter((m) => m.type === 'ShardStateChunk')).toEqual([]);
+    expect(heldAt(a)).toBe(0);
     expect(chunks.length).toBeGreaterThanOrEqual(4);
     // On the wire (protocol 8) a chunk's entities are one packed binary.
     for (const chunk of chunks) expect(entitiesOnWire(chunk).length).toBeLessThanOrEqual(3);
@@ -269,8 +270,8 @@ describe('entity state across a graceful hand-off', () => {
       expect(await settle(a.sharding.entityRefFor('Counter', id).ask({ op: 'get' }))).toMatchObject({ restored: true });
   });
 
-  it('a coordinator lost mid-hand-off loses neither the state it held nor a message: the old host kept a copy', async () => {
-    const { a, b, c } = start(counterBehavior);
+  it('relayed: a coordinator lost mid-hand-off loses neither the state it held nor a message: the old host kept a copy', async () => {
+    const { a, b, c } = start(counterBehavior, {}, true);
     const id = entityInShard(7, SHARDS, 'k');
     await countUp(b, id, 5);
     // a (the coordinator) receives b's state but never gets it, the HostShard or the news to c before it dies.
@@ -285,10 +286,7 @@ describe('entity state across a graceful hand-off', () => {
     // b is the coordinator now: its region names the state it kept, the new coordinator asks for it, and c
     // restores it before the ask sent meanwhile is applied there.
     expect(await settle(during)).toMatchObject({ value: 6, node: c.key });
-    expect(await counter(b, id)).toMatchObject({
-      value: 6,
-      node: c.key,
-    });
+    expect(await counter(b, id)).toMatchObject({ value: 6, node: c.key });
     // c's start released b's copy.
     await eventually(() => retainedAt(b) === 0, 'b released');
   });
@@ -307,8 +305,8 @@ describe('entity state across a graceful hand-off', () => {
     }
   });
 
-  it("a coordinator's node that leaves mid-hand-off loses no state: the old host's copy goes to the next one", async () => {
-    const { a, b, c } = start(counterBehavior);
+  it("relayed: a coordinator's node that leaves mid-hand-off loses no state: the old host's copy goes to the next one", async () => {
+    const { a, b, c } = start(counterBehavior, {}, true);
     const id = entityInShard(2, SHARDS, 'm');
     await countUp(c, id, 3);
     withholdShards(a, c);
@@ -324,8 +322,8 @@ describe('entity state across a graceful hand-off', () => {
     await eventually(() => retainedAt(b) === 0, 'b released');
   });
 
-  it('a leaving node waits until its state is restored, so a coordinator crash meanwhile loses none of it', async () => {
-    const { a, b, c } = start(counterBehavior);
+  it('relayed: a leaving node waits until its state is restored, so a coordinator crash meanwhile loses none of it', async () => {
+    const { a, b, c } = start(counterBehavior, {}, true);
     target = () => c.key;
     const id = entityInShard(3, SHARDS, 'q');
     await countUp(b, id, 4);

@@ -22,8 +22,11 @@ import { ActorTsError } from '../../errors.js';
  * 9: a hand-off state chunk may carry `last` on a transfer's final part instead of every chunk naming `parts`, so
  * the old host sends each chunk as soon as it is packed (sharding/protocol/transfer-parts.ts); a node streams
  * chunks so only to a peer whose agreed version is 9, and a peer of version 7 or 8 still gets `parts`.
+ * 10: a hand-off's state goes straight from the old host to the new home (HandOff names it, `to`; HostShard names
+ * the transfer to start with, `transferId`), not through the coordinator; a coordinator asks for it so only when
+ * the old host and the new home both agreed 10 with it, and relays it as before otherwise.
  */
-export const PROTOCOL_VERSION = 9;
+export const PROTOCOL_VERSION = 10;
 
 /** What every message on the wire has: a string discriminator. */
 export interface WireMessage {

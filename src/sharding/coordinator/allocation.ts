@@ -11,7 +11,7 @@ import type { AllocationStrategy } from '../strategies/index.js';
 import { hasRole, type WarmUpGate } from './membership.js';
 import type { Logger } from '../../logging.js';
 import type { Effects } from './effects.js';
-import type { HandOffStates } from './hand-offs.js';
+import type { HandOffStates } from './hand-off-states.js';
 import type { CoordinatorState } from './state.js';
 
 export interface CandidateFilter {
@@ -119,7 +119,7 @@ export interface AllocatorOptions {
   readonly members: () => ReadonlyArray<MemberInfo>;
   readonly role: string | undefined;
   readonly strategy: AllocationStrategy;
-  /** Entity state in transit: a moved shard's state goes to its new home ahead of its HostShard. */
+  /** Entity state in transit: a moved shard's state goes to its new home ahead of its HostShard, or it names it. */
   readonly states: Pick<HandOffStates, 'before'>;
   /** Regions that take nothing new; default NO_CORDONS. */
   readonly cordons?: CordonView;
@@ -140,6 +140,19 @@ export class Allocator {
   candidates(): NodeAddress[] {
     const { role, state, cordons, members } = this.options;
     return allocationCandidates(members(), role, state, cordons);
+  }
+
+  /**
+   * The home the strategy gives the shard once its owner let go of it (the shard not counted as the owner's), if
+   * that is another region: where a hand-off's state may go straight from the old host. Undefined when the
+   * strategy keeps it on the owner, has no home for it or fails (allocate reports that when it happens).
+   */
+  likelyHome(shardId: number, owner: string): string | undefined {
+    const shards = new Map(this.options.state.shardMapSnapshot());
+    const owned = shards.get(owner);
+    if (owned?.has(shardId)) shards.set(owner, new Set([...owned].filter((id) => id !== shardId)));
+    const choice = chooseHome(this.options.strategy, shardId, this.candidates(), shards);
+    return choice === undefined || choice.problem !== undefined || choice.region === owner ? undefined : choice.region;
   }
 
   /**
@@ -185,12 +198,15 @@ export class Allocator {
   }
 
   /**
-   * Tells `region` to host the shard; a moved shard's state goes first, on the same connection: the new home
-   * restores before it starts.
+   * Tells `region` to host the shard (again, on the retry tick: `resend`). A moved shard's state goes first, on
+   * the same connection, so the new home restores before it starts; or it came straight from the old host, and
+   * the HostShard names that transfer.
    */
-  private host(fx: Effects, region: string, shardId: number): void {
-    for (const chunk of this.options.states.before(fx, region, shardId)) fx.send(region, chunk);
-    fx.send(region, { type: 'HostShard', typeName: this.options.typeName, shardId });
+  private host(fx: Effects, region: string, shardId: number, resend = false): void {
+    const { chunks, transferId } = this.options.states.before(fx, region, shardId, resend);
+    for (const chunk of chunks) fx.send(region, chunk);
+    const named = transferId === undefined ? {} : { transferId };
+    fx.send(region, { type: 'HostShard', typeName: this.options.typeName, shardId, ...named });
   }
 
   /**
@@ -200,7 +216,7 @@ export class Allocator {
   resendStarts(fx: Effects): void {
     const pending = fx.state.pendingStarts();
     for (const [shardId, region] of pending)
-      if (this.startsPendingAtLastTick.has(shardId)) this.host(fx, region, shardId);
+      if (this.startsPendingAtLastTick.has(shardId)) this.host(fx, region, shardId, true);
     this.startsPendingAtLastTick = new Set(pending.map(([shardId]) => shardId));
   }
 

@@ -4,15 +4,13 @@
 // coordinator's state, where each hand-off is a record (state.ts HandOffRecord); this class keeps only
 // the hand-off ids and counters, and records its sends and timers in the dispatcher's Effects. What becomes of
 // a shard once it is free is not its business: the calls that complete hand-offs return the shards freed,
-// and the dispatcher gives them homes (ShardHomes.freed). Below it, HandOffStates: the entity state a
-// hand-off carries from the old host to the new home.
+// and the dispatcher gives them homes (ShardHomes.freed). The entity state a hand-off carries from the old host
+// to the new home is hand-off-states.ts's.
 import { randomInt } from 'node:crypto';
 import type { Logger } from '../../logging.js';
 import type { Effects, Outgoing } from './effects.js';
 import type { HandOffCause, HandOffPhase, HandOffRecord } from './state.js';
 import type { ShardingMessage } from '../protocol/messages.js';
-import type { WireEntityState } from '../protocol/state-messages.js';
-import { TransferParts } from '../protocol/transfer-parts.js';
 
 export interface HandOffsOptions {
   readonly typeName: string;
@@ -23,6 +21,11 @@ export interface HandOffsOptions {
   /** The type's shard count: a shard id a region names at or above it is ignored. */
   readonly numberOfShards: number;
   readonly ids?: HandOffIds;
+  /**
+   * Where the owner of a shard should send its state itself as the HandOff phase begins (protocol 10: the
+   * shard's likely next home, both it and the owner on that version), or undefined: the state comes here.
+   */
+  readonly directHome?: (shardId: number, owner: string) => string | undefined;
 }
 
 /** Most calls free nothing: one empty list for them all. */
@@ -179,7 +182,9 @@ export class HandOffs {
     const { now, timeoutMs, logger } = this.options;
     const id = this.ids.take();
     const startedAtMs = now();
-    fx.apply({ type: 'HandOffStarted', shardId, handOff: { id, owner, phase, pendingAcks, startedAtMs, cause } });
+    const to = phase === 'handoff' ? this.options.directHome?.(shardId, owner) : undefined;
+    const handOff = { id, owner, phase, pendingAcks, startedAtMs, cause, ...(to !== undefined && { to }) };
+    fx.apply({ type: 'HandOffStarted', shardId, handOff });
     fx.startTimer(timerKey(shardId), timeoutMs, { type: 'hand-off-timeout', shardId, id });
     this.counts.started++;
     logger.debug({ shardId, owner, phase, cause }, 'hand-off started');
@@ -191,7 +196,8 @@ export class HandOffs {
     const { state } = fx;
     const handOff = state.handOff(shardId);
     if (handOff === undefined || !readyToHandOff(handOff)) return NOTHING_FREED;
-    fx.apply({ type: 'HandOffPhaseEntered', shardId });
+    const to = state.isRegion(handOff.owner) ? this.options.directHome?.(shardId, handOff.owner) : undefined;
+    fx.apply({ type: 'HandOffPhaseEntered', shardId, ...(to !== undefined && { to }) });
     if (state.isRegion(handOff.owner)) {
       this.sendFor(fx, shardId, state.handOff(shardId));
       return NOTHING_FREED;
@@ -233,7 +239,8 @@ export function isEndedBy(handOff: HandOffRecord, from: string, handOffId: numbe
 export function handOffMessages(shardId: number, handOff: HandOffRecord, typeName: string): Outgoing[] {
   if (handOff.phase === 'begin')
     return [...handOff.pendingAcks].map((to) => ({ to, message: { type: 'BeginHandOff', typeName, shardId } }));
-  return [{ to: handOff.owner, message: { type: 'HandOff', typeName, shardId, handOffId: handOff.id } }];
+  const { owner, id: handOffId, to } = handOff;
+  return [{ to: owner, message: { type: 'HandOff', typeName, shardId, handOffId, ...(to !== undefined && { to }) } }];
 }
 
 /**
@@ -254,167 +261,4 @@ export class HandOffIds {
     this.nextId = id >= Number.MAX_SAFE_INTEGER ? 1 : id + 1;
     return id;
   }
-}
-
-// Entity state in transit through the coordinator: the old host's chunks, accepted only from the owner of
-// the hand-off they name, are held until the shard's new home confirms its start, and go to that home ahead
-// of each HostShard (one connection, so they arrive first). Bounded in bytes, oldest dropped first. Whatever
-// ends a held state (the start, a drop) releases the old host's copy of it (region/retained-states.ts);
-// each call records its sends and losses in the dispatch's Effects;
-// a coordinator that stops releases nothing, so the next one asks the old host for what this one held.
-
-type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
-
-interface Held {
-  /** The old host that sent it, which keeps a copy until released. */
-  readonly source: string;
-  readonly handOffId: number;
-  readonly chunks: TransferParts<Restore>;
-  bytes: number;
-  /** The region the state was sent to with a HostShard: if it is removed first, the state is lost with it. */
-  sentTo: string | undefined;
-}
-
-export interface HandOffStatesOptions {
-  readonly typeName: string;
-  readonly maxBytes: number;
-  readonly logger: Logger;
-}
-
-export class HandOffStates {
-  private readonly held = new Map<number, Held>();
-  private total = 0;
-
-  constructor(private readonly options: HandOffStatesOptions) {}
-
-  /** Bytes held now (the hand-off state gauge). */
-  get bytes(): number {
-    return this.total;
-  }
-
-  /** True while a state of the shard is held here (in transit to its new home). */
-  holds(shardId: number): boolean {
-    return this.held.has(shardId);
-  }
-
-  /** A chunk from `from`; kept only when it answers the current HandOff of its shard, from that shard's owner. */
-  chunk(
-    fx: Effects,
-    from: string,
-    handOff: HandOffRecord | undefined,
-    message: Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>,
-  ): void {
-    const { shardId, handOffId, part, parts, last, entities } = message;
-    if (handOff === undefined || handOff.owner !== from || handOff.id !== handOffId) return;
-    const restore: Restore = {
-      type: 'RestoreShardState',
-      typeName: this.options.typeName,
-      ...{ shardId, transferId: handOffId, part, entities },
-      ...(parts !== undefined && { parts }),
-      ...(last && { last }),
-      // The bytes they arrived in go on as they are (protocol 8): no entity is encoded again here.
-      ...(message.packed && { packed: message.packed }),
-    };
-    let held = this.held.get(shardId);
-    if (held?.handOffId !== handOffId) held = this.begin(fx, from, shardId, handOffId);
-    let added = held.chunks.add(message, restore);
-    if (added === 'contradicts') {
-      // Not one transfer with what came before it (transfer-parts.ts): it starts over from this chunk, and the
-      // old host's copy of this hand-off is kept (its end releases it).
-      held = this.begin(fx, from, shardId, handOffId, false);
-      added = held.chunks.add(message, restore);
-    }
-    if (added !== 'added') return;
-    // Its entities' bytes, not an encoding of it: a new home on this node takes the chunk as it is, and a
-    // remote one encodes it when it is sent.
-    const size = stateBytes(entities);
-    held.bytes += size;
-    this.total += size;
-    for (const oldest of this.held.keys()) {
-      if (this.total <= this.options.maxBytes) break;
-      this.options.logger.warn(
-        { shardId: oldest, maxHandOffStateBytes: this.options.maxBytes },
-        'hand-off state over the bound dropped: its entities start fresh',
-      );
-      this.drop(fx, oldest, true);
-    }
-  }
-
-  /** The chunks to send to `to` ahead of a HostShard for the shard; none, and dropped, when incomplete. */
-  before(fx: Effects, to: string, shardId: number): Restore[] {
-    const held = this.held.get(shardId);
-    if (held === undefined) return [];
-    const { chunks } = held;
-    if (!chunks.complete) {
-      this.options.logger.warn(
-        { shardId, parts: chunks.parts, received: chunks.size },
-        'hand-off state incomplete: its entities start fresh',
-      );
-      this.drop(fx, shardId, true);
-      return [];
-    }
-    held.sentTo = to;
-    // Each names the count, known now: a new home of any version reads them (stateOnWire drops `last` before 9).
-    return chunks.inOrder().map((chunk) => ({ ...chunk, parts: chunks.size }));
-  }
-
-  /** The old host's copy of the shard's held state is not to be waited for (ShardStateReleased); this one stays. */
-  releaseSource(fx: Effects, shardId: number): void {
-    const held = this.held.get(shardId);
-    if (held !== undefined) this.release(fx, held, shardId);
-  }
-
-  /** The new home confirmed the start (it has restored what it received), or the shard runs somewhere already. */
-  started(fx: Effects, shardId: number): void {
-    this.drop(fx, shardId, false);
-  }
-
-  /** A region is gone: state sent to it (and not confirmed) is lost like the region's own (a crash). */
-  regionGone(fx: Effects, region: string): void {
-    for (const [shardId, held] of this.held) if (held.sentTo === region) this.drop(fx, shardId, true);
-  }
-
-  clear(): void {
-    this.held.clear();
-    this.total = 0;
-  }
-
-  /** A new transfer of the shard from its owner `source`, in place of any held before (released, by default). */
-  private begin(fx: Effects, source: string, shardId: number, handOffId: number, release = true): Held {
-    this.drop(fx, shardId, false, release);
-    const held: Held = { source, handOffId, chunks: new TransferParts(), bytes: 0, sentTo: undefined };
-    this.held.set(shardId, held);
-    return held;
-  }
-
-  private drop(fx: Effects, shardId: number, lost: boolean, release = true): void {
-    const held = this.held.get(shardId);
-    if (held === undefined) return;
-    this.held.delete(shardId);
-    this.total -= held.bytes;
-    if (lost) fx.report({ kind: 'entities-lost', entities: countEntities(held.chunks.values()) });
-    if (release) this.release(fx, held, shardId);
-  }
-
-  /** A held state ended here: its old host may drop its copy. */
-  private release(fx: Effects, held: Held, shardId: number): void {
-    fx.send(held.source, {
-      type: 'ShardStateReleased',
-      typeName: this.options.typeName,
-      shardId,
-      handOffId: held.handOffId,
-    });
-  }
-}
-
-function stateBytes(entities: ReadonlyArray<WireEntityState>): number {
-  let bytes = 0;
-  for (const { entityId, state } of entities) bytes += entityId.length + state.byteLength;
-  return bytes;
-}
-
-function countEntities(chunks: Iterable<{ readonly entities: ReadonlyArray<WireEntityState> }>): number {
-  let count = 0;
-  for (const chunk of chunks) count += chunk.entities.length;
-  return count;
 }

@@ -22,7 +22,9 @@ import {
   WarmUpGate,
 } from './membership.js';
 import { Dispatcher, type CoordinatorReport, type CoordinatorTimer, type Effects } from './effects.js';
-import { HandOffStates, HandOffs } from './hand-offs.js';
+import { HandOffs } from './hand-offs.js';
+import { HandOffStates } from './hand-off-states.js';
+import { DIRECT_STATE_SINCE } from '../protocol/state-messages.js';
 import { CoordinatorCordons, OperatorRequests } from './operator-requests.js';
 import { CoordinatorState } from './state.js';
 import type { InsightRequest } from '../protocol/insight-messages.js';
@@ -175,9 +177,15 @@ export class ShardCoordinator {
       case 'ShardStateChunk':
         // Sent before the owner's ShardStopped, on the same connection.
         return this.states.chunk(fx, from, this.state.handOff(message.shardId), message);
-      case 'ShardStopped':
+      case 'ShardStopped': {
         fx.send(from, { ...message, type: 'ShardStoppedAck' });
-        return this.homes.freedAll(fx, this.handOffs.stopped(fx, from, message.shardId, message.handOffId));
+        const { to } = this.state.handOff(message.shardId) ?? {};
+        const freed = this.handOffs.stopped(fx, from, message.shardId, message.handOffId);
+        // Its state went where the HandOff said (a region of protocol 10 obeys `to`), not here.
+        if (to !== undefined && freed.length > 0)
+          this.states.sentDirect(fx, message.shardId, from, message.handOffId, to);
+        return this.homes.freedAll(fx, freed);
+      }
       case 'ShardStateHeld':
         if (this.state.isRegion(from))
           this.handOffs.stateHeld(fx, from, message.shardId, message.handOffId, this.states.holds(message.shardId));
@@ -518,12 +526,18 @@ export function buildParts(
   const now = (): number => scheduler.now();
   const gate = new WarmUpGate({ role, warmupMs: config.coordinatorWarmupMs, logger, members, state, margin, now });
   const homes = new ShardHomes({ typeName, logger, allocator, gate, states });
+  // A region reads `to` (sending its state on itself) and HostShard's transferId from DIRECT_STATE_SINCE.
+  const direct = (node: string): boolean => (ctx.protocolWith?.(node) ?? DIRECT_STATE_SINCE) >= DIRECT_STATE_SINCE;
   const handOffs = new HandOffs({
     typeName,
     logger,
     now: () => scheduler.now(),
     timeoutMs: config.handOffTimeoutMs,
     numberOfShards: settings.numberOfShards,
+    directHome: (shardId, owner) => {
+      const to = direct(owner) ? allocator.likelyHome(shardId, owner) : undefined;
+      return to !== undefined && direct(to) ? to : undefined;
+    },
   });
   const { numberOfShards } = settings;
   const operator = new OperatorRequests({ typeName, numberOfShards, strategy, logger, cordons, handOffs, allocator });

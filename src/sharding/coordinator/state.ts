@@ -30,6 +30,11 @@ export interface HandOffRecord {
   readonly pendingAcks: ReadonlySet<string>;
   readonly startedAtMs: number;
   readonly cause: HandOffCause;
+  /**
+   * The region the owner sends the shard's state to itself (protocol 10), chosen as the HandOff phase began:
+   * the shard's next home, unless it cannot be by then (hand-off-states.ts). Unset: the state comes here.
+   */
+  readonly to?: string;
 }
 
 /**
@@ -82,8 +87,8 @@ export type CoordinatorEvent =
     }
   /** A region acknowledged BeginHandOff (or is gone, so the hand-off stops waiting for it). */
   | { readonly type: 'HandOffAcknowledged'; readonly shardId: number; readonly region: string }
-  /** Every region stopped routing to the shard: the owner is sent HandOff. */
-  | { readonly type: 'HandOffPhaseEntered'; readonly shardId: number }
+  /** Every region stopped routing to the shard: the owner is sent HandOff (naming `to`, when set). */
+  | { readonly type: 'HandOffPhaseEntered'; readonly shardId: number; readonly to?: string }
   /** The owner stopped the shard (or is gone): the shard has no home until allocated again. */
   | { readonly type: 'HandOffCompleted'; readonly shardId: number; readonly id: number }
   /** The hand-off ran out of time: the shard stays where it is. */
@@ -439,6 +444,8 @@ const TRANSITIONS: { readonly [T in CoordinatorEvent['type']]: Transition<T> } =
   HandOffStarted: (state, { shardId, handOff }) => {
     const status = state.statusOf(shardId);
     if (status?.kind === 'handingOff') fail(`shard ${shardId} is already being handed off`);
+    if (handOff.to !== undefined && (handOff.phase !== 'handoff' || handOff.to === handOff.owner))
+      fail(`hand-off of shard ${shardId} names a state destination it cannot have`);
     const pendingAcks = handOff.phase === 'begin' ? new Set(handOff.pendingAcks) : new Set<string>();
     state.set(shardId, { kind: 'handingOff', home: homeIn(status), handOff: { ...handOff, pendingAcks } });
     return [shardId];
@@ -452,11 +459,13 @@ const TRANSITIONS: { readonly [T in CoordinatorEvent['type']]: Transition<T> } =
     state.set(shardId, { ...status, handOff: { ...status.handOff, pendingAcks } });
     return [];
   },
-  HandOffPhaseEntered: (state, { shardId }) => {
+  HandOffPhaseEntered: (state, { shardId, to }) => {
     const status = state.statusOf(shardId);
     if (status?.kind !== 'handingOff' || status.handOff.phase !== 'begin' || status.handOff.pendingAcks.size > 0)
       fail(`hand-off of shard ${shardId} is not ready for its HandOff phase`);
-    state.set(shardId, { ...status, handOff: { ...status.handOff, phase: 'handoff' } });
+    if (to === status.handOff.owner) fail(`hand-off of shard ${shardId} would send its state to its own owner`);
+    const handOff = { ...status.handOff, phase: 'handoff' as const, ...(to !== undefined && { to }) };
+    state.set(shardId, { ...status, handOff });
     return [];
   },
   HandOffCompleted: (state, { shardId, id }) => {

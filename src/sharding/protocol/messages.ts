@@ -73,8 +73,12 @@ const SHARD_LIFE_SCHEMAS = {
   GetShardHome: Type.Object(SHARD),
   /** C->R. The shard's home region. Also broadcast to every region after a shard moved. */
   ShardHome: Type.Object({ ...SHARD, region: AddressField }),
-  /** C->R. Start hosting this shard (sent to the region it was just allocated to). Repeated until ShardStarted. */
-  HostShard: Type.Object(SHARD),
+  /**
+   * C->R. Start hosting this shard (sent to the region it was just allocated to). Repeated until ShardStarted.
+   * `transferId` (protocol 10): the shard's state comes straight from its old host as the transfer of that id;
+   * the region starts the shard with it once every part is in (it may overtake them: another connection).
+   */
+  HostShard: Type.Object({ ...SHARD, transferId: Type.Optional(RequestIdField) }),
   /** R->C. Answer to HostShard. */
   ShardStarted: Type.Object(SHARD),
   /** C->R, to every region. Forget this shard's home and buffer its messages from now on. */
@@ -83,9 +87,10 @@ const SHARD_LIFE_SCHEMAS = {
   BeginHandOffAck: Type.Object(SHARD),
   /**
    * C->R, to the owner. Stop the shard's entities (after their queued messages), then report ShardStopped with
-   * the same `handOffId`. Repeated until answered.
+   * the same `handOffId`. Repeated until answered. `to` (protocol 10): send the shard's state straight to that
+   * region, as RestoreShardState chunks of transfer `handOffId`, instead of to the coordinator.
    */
-  HandOff: Type.Object(HAND_OFF),
+  HandOff: Type.Object({ ...HAND_OFF, to: Type.Optional(AddressField) }),
   /**
    * R->C. The shard's entities are stopped; it may be allocated again. `handOffId` names the HandOff answered,
    * so a late or duplicated report of an earlier stop cannot end a later hand-off of the same shard.

@@ -1,5 +1,6 @@
 // Entity state on the wire during a graceful hand-off: the old host's chunks to the coordinator (before its
-// ShardStopped, on the same connection) and the coordinator's to the new host (before HostShard). Kept apart
+// ShardStopped, on the same connection) and the coordinator's to the new host (before HostShard), or from protocol
+// 10 the old host's straight to the new host (RestoreShardState, the HandOff naming it). Kept apart
 // from messages.ts, which routes them; declared once like every message, each chunk's entities checked here. From protocol 8 a chunk's
 // entities travel as one binary (packed-states.ts); a peer on 7 gets and sends the msgpack list (stateOnWire).
 // From protocol 9 a transfer's final chunk may say `last` instead of every chunk naming `parts`, so the old host
@@ -29,6 +30,12 @@ export const STREAMED_STATE_SINCE = 9;
 
 // No binary of a chunk can be larger than the frame it came in; a chunk is cut well below it (state-transfer.ts).
 const MAX_CHUNK_BYTES = DEFAULT_MAX_FRAME_BYTES;
+
+/**
+ * The protocol version from which a hand-off's state may go straight from the old host to the new home
+ * (HandOff's `to`, HostShard's `transferId`): the coordinator asks for it only when both agreed this version.
+ */
+export const DIRECT_STATE_SINCE = 10;
 
 /** A shard whose hand-off state its old host still keeps, with the HandOff it was last sent for. */
 export const RetainedShardField = Type.Object({ shardId: ShardIdField, handOffId: RequestIdField });
@@ -61,7 +68,10 @@ const chunkFields = {
 export const STATE_SCHEMAS = {
   /** R->C. Part `part` of a shard's entity states (of `parts`, or up to the `last`), stopped for `handOffId`. */
   ShardStateChunk: Type.Object({ ...chunkFields, handOffId: RequestIdField }),
-  /** C->R. The same chunks, for the shard's new home; `transferId` is the hand-off's id. */
+  /**
+   * C->R, or R->R from the old host (protocol 10). The same chunks, for the shard's new home; `transferId` is the
+   * hand-off's id.
+   */
   RestoreShardState: Type.Object({ ...chunkFields, transferId: RequestIdField }),
 };
 
@@ -109,4 +119,19 @@ export function stateOnWire(message: { readonly type: string }, version: number)
   const wire =
     version >= PACKED_STATE_SINCE ? { ...place, packed: packed ?? packEntities(entities) } : { ...place, entities };
   return wire;
+}
+
+type Chunk = Extract<StateMessage, { readonly type: 'ShardStateChunk' }>;
+type Restore = Extract<StateMessage, { readonly type: 'RestoreShardState' }>;
+
+/** An old host's chunk as its new home takes it: the same part and entities, as transfer `handOffId`. */
+export function asRestore(chunk: Chunk): Restore {
+  const { typeName, shardId, handOffId, part, parts, last, entities, packed } = chunk;
+  return {
+    type: 'RestoreShardState',
+    ...{ typeName, shardId, transferId: handOffId, part, entities },
+    ...(parts !== undefined && { parts }),
+    ...(last && { last }),
+    ...(packed !== undefined && { packed }),
+  };
 }

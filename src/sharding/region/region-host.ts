@@ -4,7 +4,8 @@
 // state, so a send is processed once across graceful moves).
 import type { Logger } from '../../logging.js';
 import type { ReplyTo, ShardingMessage } from '../protocol/messages.js';
-import { STREAMED_STATE_SINCE } from '../protocol/state-messages.js';
+import { STREAMED_STATE_SINCE, asRestore } from '../protocol/state-messages.js';
+import { packEntities } from '../protocol/packed-states.js';
 import { PROTOCOL_VERSION } from '../../cluster/transport/wire-message.js';
 import { DedupTable } from './dedup-table.js';
 import type { HostOutcome } from './entity.js';
@@ -41,6 +42,8 @@ export class RegionHost {
   readonly transfer: StateTransfer;
   readonly retained: RetainedStates;
   private readonly dedup = new DedupTable();
+  /** Shards whose HandOff named the new home their state goes to (protocol 10), by the HandOff's id. */
+  private readonly stateTo = new Map<number, { readonly handOffId: number; readonly to: string }>();
 
   constructor(
     private readonly options: RegionHostOptions,
@@ -110,9 +113,11 @@ export class RegionHost {
   }
 
   /**
-   * A shard stopped here: sends the chunks of its state and processed sends to the coordinator (`send`) ahead of
-   * its ShardStopped for `handOffId` (none without one: nobody waits for them) and keeps them until released. A
-   * coordinator that reads `last` (STREAMED_STATE_SINCE) gets each as soon as it is packed, an older one all of
+   * A shard stopped here: sends the chunks of its state and processed sends ahead of its ShardStopped for
+   * `handOffId` (none without one: nobody waits for them) and keeps them until released. They go to
+   * `destination`: the coordinator (`send`), or the new home the HandOff named (`send` turns them into its
+   * RestoreShardState, and a shard with nothing to send sends one empty chunk, so the home waits for no more). A
+   * destination that reads `last` (STREAMED_STATE_SINCE) gets each as soon as it is packed, an older one all of
    * them once packed.
    */
   stopped(
@@ -120,15 +125,47 @@ export class RegionHost {
     handOffId: number | undefined,
     snapshots: ReadonlyArray<TakenSnapshot>,
     coordinator: string | undefined,
-    send: (chunk: ShardStateChunk) => void,
+    sendTo: (chunk: ShardStateChunk, to: string | undefined) => void,
   ): void {
     const sends = this.dedup.take(shardId);
+    const direct = this.stateTo.get(shardId);
+    this.stateTo.delete(shardId);
     if (handOffId === undefined) return;
-    const protocol = coordinator === undefined ? 0 : (this.options.protocolWith?.(coordinator) ?? PROTOCOL_VERSION);
+    const to = direct?.handOffId === handOffId ? direct.to : undefined;
+    const send = (chunk: ShardStateChunk): void => sendTo(chunk, to);
+    const node = to ?? coordinator;
+    const protocol = node === undefined ? 0 : (this.options.protocolWith?.(node) ?? PROTOCOL_VERSION);
     const streams = protocol >= STREAMED_STATE_SINCE;
-    const chunks = this.transfer.outgoing(shardId, handOffId, snapshots, sends, streams ? send : undefined);
+    let chunks = this.transfer.outgoing(shardId, handOffId, snapshots, sends, streams ? send : undefined);
+    if (to !== undefined && chunks.length === 0) {
+      const typeName = this.options.shards.typeName;
+      const empty = { typeName, shardId, handOffId, part: 0, parts: 1, entities: [], packed: packEntities([]) };
+      chunks = [{ type: 'ShardStateChunk', ...empty }];
+      if (streams) send(chunks[0] as ShardStateChunk);
+    }
     this.retained.keep(shardId, handOffId, chunks);
     if (!streams) for (const chunk of chunks) send(chunk);
+  }
+
+  /**
+   * HandOff: the shard stops if it runs here (true), its state to go to `to` when named (protocol 10), else to
+   * the coordinator.
+   */
+  handOff(shardId: number, handOffId: number, to: string | undefined): boolean {
+    if (to === undefined) this.stateTo.delete(shardId);
+    else this.stateTo.set(shardId, { handOffId, to });
+    return this.shards.handOff(shardId, handOffId);
+  }
+
+  /**
+   * HostShard named transfer `transferId` (its state came straight from its old host): see StateTransfer.expect.
+   * This node being that old host, it restores the copy it kept.
+   */
+  expect(shardId: number, transferId: number | undefined, nowMs: number): 'ready' | 'waiting' | 'fresh' {
+    // A relayed state came ahead of its HostShard; a shard running here has started already.
+    if (transferId === undefined || this.shards.get(shardId) !== undefined) return 'ready';
+    for (const chunk of this.retained.copyOf(shardId, transferId)) this.transfer.received(asRestore(chunk));
+    return this.transfer.expect(shardId, transferId, nowMs);
   }
 
   /**

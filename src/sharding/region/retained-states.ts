@@ -70,6 +70,12 @@ export class RetainedStates {
     return kept.chunks.map((chunk) => ({ ...chunk, handOffId, parts: kept.chunks.length }));
   }
 
+  /** The chunks kept from the shard's stop under `handOffId` (none when another or nothing is kept). */
+  copyOf(shardId: number, handOffId: number): ReadonlyArray<Chunk> {
+    const kept = this.kept.get(shardId);
+    return kept?.handOffId === handOffId ? kept.chunks : [];
+  }
+
   /** The shard starts here again: whatever it ran elsewhere since supersedes the copy kept from its stop. */
   drop(shardId: number): void {
     const kept = this.kept.get(shardId);

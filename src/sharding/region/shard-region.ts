@@ -10,6 +10,7 @@ import { RegionHost } from './region-host.js';
 import { RegionSelf, type RegionMode } from './region-self.js';
 import type { Shard, ShardEntityOptions } from './shard.js';
 import type { TakenSnapshot } from './shard-state.js';
+import { asRestore, type StateMessage } from '../protocol/state-messages.js';
 import { RegionLeave } from './region-leave.js';
 import { ReliableDelivery } from './reliable-delivery.js';
 import type { RegionStats } from './region-stats.js';
@@ -199,6 +200,12 @@ export class ShardRegion {
       this.deliver(fromWire(message));
       return;
     }
+    // From a shard's old host too (protocol 10): kept until a HostShard names its transfer; completing the
+    // transfer a HostShard waits for starts the shard.
+    if (message.type === 'RestoreShardState') {
+      if (!this.isProxy && this.host.transfer.received(message)) this.onShardHome(message.shardId, this.ctx.selfKey);
+      return;
+    }
     if (from !== this.coordinator) {
       // A former coordinator's late message, or a node that is not the coordinator: acting on it could
       // undo the current coordinator's decisions. Retries on the protocol make dropping safe.
@@ -220,7 +227,7 @@ export class ShardRegion {
       case 'ShardHome':
         return this.onShardHome(message.shardId, message.region);
       case 'HostShard': {
-        if (this.isProxy) return;
+        if (this.isProxy || this.awaitsTransfer(message.shardId, message.transferId)) return;
         const existed = this.host.shards.get(message.shardId) !== undefined;
         this.onShardHome(message.shardId, this.ctx.selfKey);
         // A new shard announces itself (ensureShard); a repeated HostShard still wants its acknowledgement.
@@ -232,10 +239,7 @@ export class ShardRegion {
         this.send({ type: 'BeginHandOffAck', typeName: this.typeName, shardId: message.shardId });
         return;
       case 'HandOff':
-        return this.handOff(message.shardId, message.handOffId);
-      case 'RestoreShardState':
-        // Ahead of the HostShard it belongs to (one connection): kept until the shard starts here.
-        return this.host.transfer.received(message);
+        return this.handOff(message.shardId, message.handOffId, message.to);
       case 'ShardStoppedAck':
         return this.leave.stopAcknowledged(message.shardId, message.handOffId);
       case 'ShardStateReleased':
@@ -299,7 +303,8 @@ export class ShardRegion {
   }
 
   private ensureShard(shardId: number): Shard | undefined {
-    if (this.isProxy) return undefined;
+    // Not before the state it was told to start with is in (its messages wait in the buffer meanwhile).
+    if (this.isProxy || this.host.transfer.waitsFor(shardId)) return undefined;
     const { shard, started } = this.host.ensure(shardId);
     if (started) {
       this.logger.debug({ shardId }, 'shard started');
@@ -310,20 +315,35 @@ export class ShardRegion {
     return shard;
   }
 
-  private handOff(shardId: number, handOffId: number): void {
+  /**
+   * HandOff: stop the shard, its state to `to` when named. Already gone (a repeated HandOff, a coordinator that
+   * lost the state in transit or sends it elsewhere now, a shard never started here): the state kept from its
+   * stop goes again, under this id, then the report.
+   */
+  private handOff(shardId: number, handOffId: number, to: string | undefined): void {
     this.homes.delete(shardId);
-    if (this.host.shards.handOff(shardId, handOffId)) return;
-    // Already gone (a repeated HandOff, a coordinator that lost the state in transit, or a shard that never
-    // started here): the state kept from its stop goes again, under this id, then the report.
-    for (const chunk of this.host.retained.reship(shardId, handOffId)) this.send(chunk);
+    if (this.host.handOff(shardId, handOffId, to)) return;
+    for (const chunk of this.host.retained.reship(shardId, handOffId)) this.sendState(chunk, to);
     this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
+  }
+
+  /** A state chunk to the new home `to` (as its RestoreShardState), or to the coordinator without one. */
+  private sendState(chunk: Extract<StateMessage, { type: 'ShardStateChunk' }>, to: string | undefined): void {
+    if (to === undefined) this.send(chunk);
+    else this.ctx.send(to, asRestore(chunk));
+  }
+
+  /** True when a HostShard must wait: it names a transfer not complete here yet (see StateTransfer.expect). */
+  private awaitsTransfer(shardId: number, transferId: number | undefined): boolean {
+    return this.host.expect(shardId, transferId, this.ctx.scheduler.now()) === 'waiting';
   }
 
   private onShardStopped(shardId: number, handOffId: number | undefined, snapshots: readonly TakenSnapshot[]): void {
     if (this.stopped) return;
     this.logger.debug({ shardId }, 'shard stopped');
-    // The state first, on the same connection: the coordinator holds it when the ShardStopped frees the shard.
-    this.host.stopped(shardId, handOffId, snapshots, this.coordinator, (chunk) => this.send(chunk));
+    // The state first: to the coordinator on the same connection (it holds it when the ShardStopped frees the
+    // shard), or straight to the new home the HandOff named.
+    this.host.stopped(shardId, handOffId, snapshots, this.coordinator, (chunk, to) => this.sendState(chunk, to));
     if (handOffId !== undefined) {
       this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
       this.leave.stopReported(shardId, handOffId);
@@ -349,8 +369,9 @@ export class ShardRegion {
   }
 
   private requestHome(shardId: number): void {
-    // A shard still stopping here will be flushed when it is gone; asking now could only return this node.
-    if (this.host.shards.get(shardId)?.isStopping === true) return;
+    // A shard still stopping here will be flushed when it is gone, one waiting for its state once that is in;
+    // asking now could only return this node.
+    if (this.host.shards.get(shardId)?.isStopping === true || this.host.transfer.waitsFor(shardId)) return;
     if (this.coordinator === undefined || this.registeredWith === undefined) return;
     this.counters.shardHomeRequests++;
     this.send({ type: 'GetShardHome', typeName: this.typeName, shardId });

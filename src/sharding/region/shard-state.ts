@@ -215,11 +215,21 @@ export class IncomingStates<T> {
     return dropped;
   }
 
-  /** The shard's states as read, by entity id, if its transfer is complete; `incomplete` when parts are missing. */
-  take(shardId: number): ReadonlyMap<string, T> | 'incomplete' | undefined {
+  /** Whether the shard's transfer `transferId` is here with every part. */
+  complete(shardId: number, transferId: number): boolean {
+    const transfer = this.transfers.get(shardId);
+    return transfer?.transferId === transferId && transfer.received.complete;
+  }
+
+  /**
+   * The shard's states as read, by entity id, if its transfer is complete; `incomplete` when parts are missing.
+   * With `transferId`, only that transfer: another one is dropped (undefined).
+   */
+  take(shardId: number, transferId?: number): ReadonlyMap<string, T> | 'incomplete' | undefined {
     const transfer = this.transfers.get(shardId);
     if (transfer === undefined) return undefined;
     this.drop(shardId);
+    if (transferId !== undefined && transfer.transferId !== transferId) return undefined;
     this.taken.set(shardId, transfer.transferId);
     if (!transfer.received.complete) return 'incomplete';
     const states = new Map<string, T>();
@@ -233,18 +243,19 @@ export class IncomingStates<T> {
     this.total = 0;
   }
 
+  /** Drops whatever the shard's transfer holds (its state is not waited for any more). */
+  drop(shardId: number): void {
+    const transfer = this.transfers.get(shardId);
+    if (transfer === undefined) return;
+    this.transfers.delete(shardId);
+    this.total -= transfer.bytes;
+  }
+
   /** A new transfer of the shard, in place of any earlier one. */
   private begin(shardId: number, transferId: number): Transfer<T> {
     this.drop(shardId);
     const transfer: Transfer<T> = { transferId, received: new TransferParts(), bytes: 0 };
     this.transfers.set(shardId, transfer);
     return transfer;
-  }
-
-  private drop(shardId: number): void {
-    const transfer = this.transfers.get(shardId);
-    if (transfer === undefined) return;
-    this.transfers.delete(shardId);
-    this.total -= transfer.bytes;
   }
 }

@@ -2,8 +2,10 @@
 // snapshots become ShardStateChunk messages for the coordinator (sent before ShardStopped, each as soon as it is
 // packed when the coordinator reads protocol 9); on the new host, each RestoreShardState chunk's states have their
 // outline read on arrival and wait until the shard starts, which holds each entity's state until the entity's
-// first message (held-state.ts: no entity is decoded or created before it is needed). The sends each entity
-// processed travel with its state (dedup-table.ts), so a retry is not processed again on the new host.
+// first message (held-state.ts: no entity is decoded or created before it is needed). From protocol 10 the chunks
+// may come straight from the old host, on another connection than the coordinator's HostShard that names their
+// transfer: a shard told to start with a transfer still arriving waits for its last part (`expect`). The sends
+// each entity processed travel with its state (dedup-table.ts), so a retry is not processed again on the new host.
 import type { Logger } from '../../logging.js';
 import type { ShardingConfig } from '../core/config.js';
 import type { DeliveryEvents } from '../core/sharding-context.js';
@@ -23,7 +25,10 @@ export interface RestoredShard {
 
 export interface StateTransferOptions {
   readonly typeName: string;
-  readonly config: Pick<ShardingConfig, 'maxEntitySnapshotBytes' | 'stateChunkBytes' | 'maxHandOffStateBytes'>;
+  readonly config: Pick<
+    ShardingConfig,
+    'maxEntitySnapshotBytes' | 'stateChunkBytes' | 'maxHandOffStateBytes' | 'handOffTimeoutMs'
+  >;
   readonly logger: Logger;
   readonly events?: DeliveryEvents | undefined;
 }
@@ -31,6 +36,8 @@ export interface StateTransferOptions {
 export class StateTransfer {
   /** Each state's outline, read as its chunk arrives (skimState). */
   private readonly incoming: IncomingStates<SkimmedState>;
+  /** Shards told to start with a transfer (HostShard's `transferId`): its id, and since when one waits for it. */
+  private readonly expected = new Map<number, { readonly transferId: number; readonly sinceMs: number }>();
   private shippedBytes = 0;
   private readonly counts = { shipped: 0, restored: 0, too_large: 0, failed: 0 };
 
@@ -115,11 +122,45 @@ export class StateTransfer {
     return stream === undefined ? chunks.map((chunk) => ({ ...chunk, parts: chunks.length })) : chunks;
   }
 
-  /** A chunk from the coordinator for a shard about to start here. */
-  received(message: Restore): void {
-    const dropped = this.incoming.add(message.shardId, message.transferId, message, message.entities);
-    for (const shardId of dropped)
-      this.options.logger.warn({ shardId }, 'received hand-off state over the bound dropped: its entities start fresh');
+  /**
+   * A chunk for a shard about to start here, from the coordinator or from its old host. True when it completed
+   * the transfer a start waits for (the caller starts the shard now).
+   */
+  received(message: Restore): boolean {
+    const { shardId, transferId } = message;
+    const dropped = this.incoming.add(shardId, transferId, message, message.entities);
+    for (const lost of dropped)
+      this.options.logger.warn(
+        { shardId: lost },
+        'received hand-off state over the bound dropped: its entities start fresh',
+      );
+    return this.waitsFor(shardId) && this.incoming.complete(shardId, transferId);
+  }
+
+  /** True while the shard may not start: it was told to start with a transfer that is not complete yet. */
+  waitsFor(shardId: number): boolean {
+    const expected = this.expected.get(shardId);
+    return expected !== undefined && !this.incoming.complete(shardId, expected.transferId);
+  }
+
+  /**
+   * HostShard named transfer `transferId` for the shard: `ready` (every part is here), `waiting` (the shard does
+   * not start until they are: see received), or `fresh` once it waited longer than the hand-off timeout (the old
+   * host is gone with it, or never sent it: the shard starts without it, as after a crash).
+   */
+  expect(shardId: number, transferId: number, nowMs: number): 'ready' | 'waiting' | 'fresh' {
+    const expected = this.expected.get(shardId);
+    if (expected?.transferId !== transferId) this.expected.set(shardId, { transferId, sinceMs: nowMs });
+    if (this.incoming.complete(shardId, transferId)) return 'ready';
+    const sinceMs = expected?.transferId === transferId ? expected.sinceMs : nowMs;
+    if (nowMs - sinceMs < this.options.config.handOffTimeoutMs) return 'waiting';
+    this.options.logger.warn(
+      { shardId, transferId, waitedMs: nowMs - sinceMs },
+      'hand-off state never arrived from the old host: the shard starts fresh',
+    );
+    this.expected.delete(shardId);
+    this.incoming.drop(shardId);
+    return 'fresh';
   }
 
   /**
@@ -128,7 +169,9 @@ export class StateTransfer {
    * is created (`HeldStates.wake`).
    */
   restore(shardId: number): RestoredShard | undefined {
-    const taken = this.incoming.take(shardId);
+    const expected = this.expected.get(shardId);
+    this.expected.delete(shardId);
+    const taken = this.incoming.take(shardId, expected?.transferId);
     if (taken === undefined) return undefined;
     if (taken === 'incomplete') {
       this.options.logger.warn({ shardId }, 'hand-off state incomplete at the start: the shard starts fresh');

@@ -1,0 +1,117 @@
+// A hand-off's state straight from the old host to the new home (protocol 10), on the coordinator's side: the
+// HandOff names the home the strategy gives the shard (`to`), the coordinator holds none of the state and its
+// HostShard names the transfer; the old host's copy is released once the new home started the shard. Should the
+// shard go elsewhere after all, the old host is asked to send its copy there; a home on the old host starts from
+// its own copy; a peer before protocol 10 gets today's relay; a start unconfirmed for a whole retry interval asks
+// the old host to send its copy again (chunks lost with a connection).
+import { describe, expect, it } from 'vitest';
+import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
+import { address, member, registration, startedCoordinator, type Sent } from './coordinator-fakes.js';
+
+const [A, B, C] = [address(1), address(2), address(3)];
+type Message<T extends ShardingMessage['type']> = Extract<ShardingMessage, { type: T }>;
+
+/**
+ * A coordinator on A, shards 4 to 6 running on B (so least-shard sends shard 4 to A, then C), C a third region; the
+ * hand-off of shard 4 up to its HandOff.
+ */
+function movingShard4(protocolOf: (node: string) => number = () => 10) {
+  const started = startedCoordinator([member(1), member(2), member(3)], {
+    retryIntervalMs: 100_000,
+    coordinatorWarmupMs: 0,
+    rebalanceIntervalMs: 1_000_000,
+  });
+  const { subject, ctx } = started;
+  ctx.protocolWith = protocolOf;
+  subject.handle(B, registration([4, 5, 6]));
+  ctx.take();
+  subject.handle(A, { type: 'RebalanceNow', typeName: 'T', requestId: 1, shardIds: [4] });
+  for (const region of [A, B, C]) subject.handle(region, { type: 'BeginHandOffAck', typeName: 'T', shardId: 4 });
+  const handOff = of(ctx.take(), 'HandOff')[0];
+  if (handOff === undefined) throw new Error('no HandOff');
+  expect(handOff.to).toBe(B);
+  return { ...started, handOff: handOff.message };
+}
+
+function of<T extends ShardingMessage['type']>(sent: Sent[], type: T): Array<{ to: string; message: Message<T> }> {
+  return sent.flatMap((s) => (s.message.type === type ? [{ to: s.to, message: s.message as Message<T> }] : []));
+}
+
+describe('a hand-off whose state goes straight to the new home (protocol 10)', () => {
+  it('names the new home in the HandOff, holds nothing, and starts the shard there with the transfer named', () => {
+    const { subject, ctx, handOff } = movingShard4();
+    const { to, handOffId } = handOff;
+    expect(to).toBe(A);
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId });
+    const after = ctx.take();
+    expect(of(after, 'HostShard')).toEqual([
+      { to, message: { type: 'HostShard', typeName: 'T', shardId: 4, transferId: handOffId } },
+    ]);
+    expect(of(after, 'RestoreShardState')).toEqual([]);
+    expect(subject.stats().handOffStateBytes).toBe(0);
+    // The old host keeps its copy until the new home says it started the shard.
+    expect(of(after, 'ShardStateReleased')).toEqual([]);
+    subject.handle(B, { type: 'ShardStateHeld', typeName: 'T', shardId: 4, handOffId });
+    expect(of(ctx.take(), 'ShardStateReleased')).toEqual([]);
+    subject.handle(to as string, { type: 'ShardStarted', typeName: 'T', shardId: 4 });
+    expect(of(ctx.take(), 'ShardStateReleased')).toEqual([
+      { to: B, message: { type: 'ShardStateReleased', typeName: 'T', shardId: 4, handOffId } },
+    ]);
+  });
+
+  it('asks the old host for its copy again once the start went a whole retry interval unconfirmed', () => {
+    const { subject, ctx, scheduler, handOff } = movingShard4();
+    const { to, handOffId } = handOff;
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId });
+    ctx.take();
+    scheduler.advance(100_000);
+    expect(of(ctx.take(), 'HostShard')).toEqual([]);
+    scheduler.advance(100_000);
+    const resent = ctx.take();
+    expect(of(resent, 'HandOff')).toEqual([
+      { to: B, message: { type: 'HandOff', typeName: 'T', shardId: 4, handOffId, to } },
+    ]);
+    expect(of(resent, 'HostShard').map((s) => [s.to, s.message.transferId])).toEqual([[to, handOffId]]);
+  });
+
+  it('sends the old host copy to another home when the one named is gone by the stop', () => {
+    const { subject, ctx, handOff } = movingShard4();
+    const { to, handOffId } = handOff;
+    expect(to).toBe(A);
+    const other = C;
+    ctx.members = ctx.members.filter((m) => m.address.toString() !== to);
+    subject.onMembershipChange();
+    ctx.take();
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId });
+    const after = ctx.take();
+    expect(of(after, 'HandOff')).toEqual([
+      { to: B, message: { type: 'HandOff', typeName: 'T', shardId: 4, handOffId, to: other } },
+    ]);
+    expect(of(after, 'HostShard').map((s) => [s.to, s.message.transferId])).toEqual([[other, handOffId]]);
+  });
+
+  it('starts the shard on the old host from its own copy when no other region may take it', () => {
+    const { subject, ctx, handOff } = movingShard4();
+    const { handOffId } = handOff;
+    ctx.members = ctx.members.filter((m) => m.address.toString() === B || m.address.toString() === A);
+    subject.onMembershipChange();
+    // A is the coordinator's node: it leaves the candidates by leaving gracefully.
+    subject.handle(A, { type: 'GracefulShutdownRequest', typeName: 'T' });
+    ctx.take();
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId });
+    const after = ctx.take();
+    expect(of(after, 'HandOff')).toEqual([]);
+    expect(of(after, 'HostShard').map((s) => [s.to, s.message.transferId])).toEqual([[B, handOffId]]);
+  });
+
+  it('relays as before when the old host or the new home agreed an older protocol', () => {
+    for (const older of [B, 'home']) {
+      const { subject, ctx, handOff } = movingShard4((node) =>
+        node === older || (older === 'home' && node !== B) ? 9 : 10,
+      );
+      expect(handOff.to).toBeUndefined();
+      subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId: handOff.handOffId });
+      expect(of(ctx.take(), 'HostShard').map((s) => s.message.transferId)).toEqual([undefined]);
+    }
+  });
+});

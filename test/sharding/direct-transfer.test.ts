@@ -1,0 +1,117 @@
+// A hand-off's state straight from the old host to the new home (protocol 10), across in-process nodes: the
+// chunks and the coordinator's HostShard travel on different connections, so the HostShard may come first and
+// the new home waits for the state (its messages buffered) before it starts the shard; a named home lost before
+// its start gets nothing lost, since the old host sends its kept copy to the next home; and a coordinator lost
+// between the stop and the start is replaced by one that asks the old host for that copy.
+import { describe, expect, it } from 'vitest';
+import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
+import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
+import { TestCluster, entityInShard, eventually, pinTo, run, settle, useTestClusters } from './harness.js';
+import type { TestNode } from './harness.js';
+
+const SHARDS = 10;
+
+describe('hand-off state straight from the old host to the new home', () => {
+  let cluster: TestCluster;
+  let target: () => string = () => '';
+  useTestClusters(() => (cluster = new TestCluster()));
+
+  /** a (the coordinator), b and c; shard `shardId` runs on b with Counter `id` at `value`. */
+  async function start(shardId: number, value: number): Promise<{ a: TestNode; b: TestNode; c: TestNode; id: string }> {
+    cluster = new TestCluster();
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
+    target = () => b.key;
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counterBehavior,
+      numberOfShards: SHARDS,
+      allocationStrategy: pinTo(() => target()),
+    });
+    const id = entityInShard(shardId, SHARDS, 'd');
+    for (let i = 0; i < value; i++) await counter(a, id, 'increment');
+    expect(b.sharding.localShards('Counter')).toEqual([shardId]);
+    return { a, b, c, id };
+  }
+
+  const counter = (via: TestNode, id: string, op: 'get' | 'increment' = 'get'): Promise<CounterValue> =>
+    settle(via.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op }));
+
+  /** Holds back what `from` sends `to` of the given types; `release` sends it on, in order. */
+  function holdBack(from: TestNode, to: TestNode, types: ReadonlyArray<ShardingMessage['type']>) {
+    const held: Array<() => void> = [];
+    const send = from.transport.send.bind(from.transport);
+    let holding = true;
+    from.transport.send = (address, message) => {
+      const type = (message as { type: ShardingMessage['type'] }).type;
+      if (holding && address.equals(to.address) && types.includes(type)) held.push(() => send(address, message));
+      else send(address, message);
+    };
+    return {
+      get count(): number {
+        return held.length;
+      },
+      release(): void {
+        holding = false;
+        for (const deliver of held.splice(0)) deliver();
+      },
+      drop(): void {
+        held.length = 0;
+      },
+    };
+  }
+
+  const hostShardsTo = (from: TestNode, to: TestNode): ShardingMessage[] => {
+    const recorded: ShardingMessage[] = [];
+    const send = from.transport.send.bind(from.transport);
+    from.transport.send = (address, message) => {
+      if (address.equals(to.address) && (message as { type: string }).type === 'HostShard')
+        recorded.push(message as unknown as ShardingMessage);
+      send(address, message);
+    };
+    return recorded;
+  };
+
+  it('a HostShard ahead of the state: the new home starts the shard only once the state is in, messages waiting', async () => {
+    const { a, b, c, id } = await start(6, 4);
+    const chunks = holdBack(b, c, ['RestoreShardState']);
+    const hosts = hostShardsTo(a, c);
+    target = () => c.key;
+    await settle(a.sharding.rebalanceNow('Counter', [6]));
+    await eventually(() => hosts.length > 0 && chunks.count > 0, 'HostShard sent to c, the state held back');
+    expect(hosts[0]).toMatchObject({ type: 'HostShard', shardId: 6, transferId: expect.any(Number) });
+    const during = a.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op: 'increment' }, { timeoutMs: 20_000 });
+    let answered = false;
+    void during.then(() => (answered = true));
+    await run(3_000);
+    expect(c.sharding.localShards('Counter')).toEqual([]);
+    expect(answered).toBe(false);
+    chunks.release();
+    expect(await settle(during)).toMatchObject({ value: 5, node: c.key });
+    expect(c.sharding.stats().types['Counter']?.region).toMatchObject({ snapshotsRestored: 1 });
+  });
+
+  it('the home named is gone before its start: the old host sends its copy to the next home, nothing lost', async () => {
+    const { a, b, c, id } = await start(6, 3);
+    const chunks = holdBack(b, c, ['RestoreShardState']);
+    target = () => c.key;
+    await settle(a.sharding.rebalanceNow('Counter', [6]));
+    await eventually(() => chunks.count > 0 && !b.sharding.localShards('Counter').includes(6), 'shard 6 stopped on b');
+    chunks.drop();
+    target = () => a.key;
+    await cluster.crashAndRemove(c);
+    expect(await counter(b, id, 'increment')).toMatchObject({ value: 4, node: a.key });
+    await eventually(() => b.sharding.stats().types['Counter']?.region.stateBytesRetained === 0, 'b released');
+  });
+
+  it('a coordinator lost between the stop and the start: the next one has the old host send its copy again', async () => {
+    const { a, b, c, id } = await start(6, 2);
+    const hosts = holdBack(a, c, ['HostShard', 'ShardHome']);
+    target = () => c.key;
+    await settle(b.sharding.rebalanceNow('Counter', [6]));
+    await eventually(() => hosts.count > 0, 'the HostShard for c withheld');
+    hosts.drop();
+    await cluster.crashAndRemove(a);
+    expect(await counter(b, id, 'increment')).toMatchObject({ value: 3, node: c.key });
+    await eventually(() => b.sharding.stats().types['Counter']?.region.stateBytesRetained === 0, 'b released');
+  });
+});
