@@ -86,6 +86,9 @@ describe('hand-off state straight from the old host to the new home', () => {
     expect(c.sharding.localShards('Counter')).toEqual([]);
     expect(answered).toBe(false);
     chunks.release();
+    // At once, not at the coordinator's next retry tick (100 ms here).
+    await run(10);
+    expect(c.sharding.localShards('Counter')).toEqual([6]);
     expect(await settle(during)).toMatchObject({ value: 5, node: c.key });
     expect(c.sharding.stats().types['Counter']?.region).toMatchObject({ snapshotsRestored: 1 });
   });

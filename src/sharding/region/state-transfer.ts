@@ -128,13 +128,14 @@ export class StateTransfer {
    */
   received(message: Restore): boolean {
     const { shardId, transferId } = message;
+    const awaited = this.expected.get(shardId)?.transferId === transferId;
     const dropped = this.incoming.add(shardId, transferId, message, message.entities);
     for (const lost of dropped)
       this.options.logger.warn(
         { shardId: lost },
         'received hand-off state over the bound dropped: its entities start fresh',
       );
-    return this.waitsFor(shardId) && this.incoming.complete(shardId, transferId);
+    return awaited && this.incoming.complete(shardId, transferId);
   }
 
   /** True while the shard may not start: it was told to start with a transfer that is not complete yet. */
