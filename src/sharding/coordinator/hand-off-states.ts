@@ -3,9 +3,10 @@
 //   name, are held here until the shard's new home confirms its start, and go to that home ahead of each
 //   HostShard (one connection, so they arrive first). Bounded in bytes, oldest dropped first.
 // - Direct (protocol 10): the HandOff named the new home (`to`) and the old host sent its chunks there itself;
-//   nothing is held here, only where they went, so the shard is allocated there and its HostShard names the
-//   transfer. Should the shard go elsewhere after all (that region gone or no longer a candidate), the old host
-//   sends its kept copy again to the home chosen instead; a home on the old host itself starts from that copy.
+//   nothing is held here, only where they went; the shard is allocated as after any hand-off (there, unless the
+//   strategy's answer changed) and its HostShard names the transfer. Should the shard go elsewhere after all (that
+//   region gone or no longer a candidate), the old host sends its kept copy to the home chosen instead; a home on
+//   the old host itself starts from that copy.
 // Whatever ends a state in transit (the start, a drop) releases the old host's copy of it
 // (region/retained-states.ts); each call records its sends and losses in the dispatch's Effects. A coordinator
 // that stops releases nothing, so the next one asks the old host for what this one had in transit.
@@ -66,11 +67,6 @@ export class HandOffStates {
   /** True while a state of the shard is in transit to its new home (held here, or sent there directly). */
   holds(shardId: number): boolean {
     return this.held.has(shardId) || this.direct.has(shardId);
-  }
-
-  /** Where the shard's state went straight from its old host, if it did: its home, unless that cannot be. */
-  directHome(shardId: number): string | undefined {
-    return this.direct.get(shardId)?.to;
   }
 
   /** A chunk from `from`; kept only when it answers the current HandOff of its shard, from that shard's owner. */
