@@ -159,6 +159,16 @@ describe('DownRemovalMargin', () => {
       t1,
     );
     expect(subject.inMargin(address(1), t1)).toBe(true);
+    // Decision times come from whichever leader decided: the earlier process's record may carry the later time
+    // (the property above found it). Its confirmation still says nothing of the current process.
+    subject.sawDown(
+      [
+        { ...member(1, 'down'), downedAtMs: t1 + 1, confirmedDead: true },
+        { ...member(1, 'down'), downedAtMs: t1 },
+      ],
+      t1 + 1,
+    );
+    expect(subject.inMargin(address(1), t1 + 1)).toBe(true);
   });
 
   it('sawGone starts a margin for a member that vanished without being seen down', () => {

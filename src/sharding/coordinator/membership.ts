@@ -252,10 +252,12 @@ export class DownRemovalMargin {
       if (!isGone(member.status)) live.add(key);
       else if (member.status === 'down') {
         const since = Math.min(now, member.downedAtMs ?? now);
-        // The newest downing counts; its confirmation too (two downings at one instant: both confirmed).
-        const known = newest.get(key) ?? { since: -Infinity, confirmed: true };
-        const confirmed = member.confirmedDead === true && (since > known.since || known.confirmed);
-        if (since >= known.since) newest.set(key, { since, confirmed });
+        // The newest downing counts. A confirmation ends it only when every down record at the address is
+        // confirmed: decision times come from whichever leader decided, so the newest by time need not be the
+        // current process's, and another process's confirmed death says nothing of it.
+        const known = newest.get(key);
+        const confirmed = member.confirmedDead === true && (known?.confirmed ?? true);
+        newest.set(key, { since: Math.max(since, known?.since ?? -Infinity), confirmed });
       }
     }
     for (const key of live) if (this.downSince.has(key)) this.liveAgain(key, now);
