@@ -252,12 +252,10 @@ export class DownRemovalMargin {
       if (!isGone(member.status)) live.add(key);
       else if (member.status === 'down') {
         const since = Math.min(now, member.downedAtMs ?? now);
-        // The newest downing counts. A confirmation ends it only when every down record at the address is
-        // confirmed: decision times come from whichever leader decided, so the newest by time need not be the
-        // current process's, and another process's confirmed death says nothing of it.
-        const known = newest.get(key);
-        const confirmed = member.confirmedDead === true && (known?.confirmed ?? true);
-        newest.set(key, { since: Math.max(since, known?.since ?? -Infinity), confirmed });
+        // The newest downing counts, confirmed only when every record here is: decision times come from whichever
+        // leader decided, so the newest by time need not be the current process's (whose margin it is).
+        const { since: before = -Infinity, confirmed = true } = newest.get(key) ?? {};
+        newest.set(key, { since: Math.max(since, before), confirmed: member.confirmedDead === true && confirmed });
       }
     }
     for (const key of live) if (this.downSince.has(key)) this.liveAgain(key, now);
