@@ -124,6 +124,7 @@ export class ClusterSharding {
       membership,
       scheduler: this.scheduler,
       send,
+      flush: (to) => this.link.flush(to),
       protocolWith: (to) => this.link.protocolOf(to),
       events: this.events,
       reply: (replyTo, outcome) => this.refs.reply(replyTo, outcome),

@@ -1,6 +1,7 @@
 // TcpTransport over real loopback sockets: delivery both ways and to itself, the secret handshake, and peers that
 // send hostile bytes before or during the handshake or malformed messages after it. Flow control and reconnects
 // are in tcp-transport-flow.test.ts, authenticated hostile peers in tcp-hostile-peers.test.ts.
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FRAME_HEADER_BYTES, encodeFrame } from '../../src/cluster/transport/frame-codec.js';
 import { encodeValue, messageCodecStats } from '../../src/cluster/transport/message-codec.js';
@@ -83,6 +84,23 @@ describe('TcpTransport', () => {
     await a.close();
     await waitFor(() => got.length === 25, 'the last frame');
     expect([...(got[24] ?? [])]).toEqual([42]);
+  });
+
+  it('flush hands the frames corked this tick to the kernel at once, before the tick ends', async () => {
+    const a = await bed.start();
+    const b = await bed.start();
+    const atB = receivedHeartbeats(b);
+    a.send(b.self, heartbeat(1));
+    await waitFor(() => atB.length === 1, 'the connection open');
+    // All in one tick, as a node that goes on packing a hand-off's state after its report: corked until flushed.
+    a.send(b.self, heartbeat(2));
+    expect(bytesQueuedAt(b.self.port)).toBe(0);
+    a.flush(b.self);
+    // The kernel has the bytes in b's receive queue before this tick ends (b reads nothing until it does).
+    const deadline = performance.now() + 5_000;
+    while (bytesQueuedAt(b.self.port) === 0 && performance.now() < deadline);
+    expect(bytesQueuedAt(b.self.port)).toBeGreaterThan(0);
+    await waitFor(() => atB.length === 2, 'the flushed frame');
   });
 
   it('connects peers sharing the secret and records the peer incarnation', async () => {
@@ -201,3 +219,14 @@ describe('TcpTransport', () => {
     expect(b.stats().listenerErrors).toBe(1);
   });
 });
+
+/** Bytes the kernel holds unread for the established TCP connections accepted at `port` (Linux's /proc/net/tcp). */
+function bytesQueuedAt(port: number): number {
+  const localPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let queued = 0;
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const [, local, , state, queues] = line.trim().split(/\s+/);
+    if (local?.endsWith(`:${localPort}`) && state === '01') queued += parseInt(queues?.split(':')[1] ?? '0', 16);
+  }
+  return queued;
+}

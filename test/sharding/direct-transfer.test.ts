@@ -93,6 +93,23 @@ describe('hand-off state straight from the old host to the new home', () => {
     expect(c.sharding.stats().types['Counter']?.region).toMatchObject({ snapshotsRestored: 1 });
   });
 
+  it('the old host reports the stop ahead of its state, so the HostShard travels while the state is packed', async () => {
+    const { a, b, c, id } = await start(6, 3);
+    const order: string[] = [];
+    const send = b.transport.send.bind(b.transport);
+    b.transport.send = (address, message) => {
+      const { type } = message as { type: string };
+      if (type === 'ShardStopped' || type === 'RestoreShardState') order.push(type);
+      send(address, message);
+    };
+    // The in-memory transport holds nothing back; a TCP one writes the report out at once when told (flush).
+    b.transport.flush = (address) => order.push(`flush ${address.equals(a.address) ? 'a' : address.toString()}`);
+    target = () => c.key;
+    await settle(a.sharding.rebalanceNow('Counter', [6]));
+    expect(await counter(a, id)).toMatchObject({ value: 3, node: c.key });
+    expect(order).toEqual(['ShardStopped', 'flush a', 'RestoreShardState']);
+  });
+
   it('the home named is gone before its start: the old host sends its copy to the next home, nothing lost', async () => {
     const { a, b, c, id } = await start(6, 3);
     const chunks = holdBack(b, c, ['RestoreShardState']);

@@ -152,12 +152,17 @@ export class OutboundPeer {
     }
   }
 
+  /** The frames this tick corked go to the kernel now (Transport.flush). */
+  flush(): void {
+    if (this.socket !== undefined) this.uncork(this.socket);
+  }
+
   stop(): void {
     this.state = 'stopped';
     this.clearTimer();
     // Frames of this tick still corked are handed to the kernel first, as they were before there was a cork: a
     // message sent just before the transport closes still leaves.
-    if (this.socket !== undefined) this.uncork(this.socket);
+    this.flush();
     this.socket?.destroy();
     this.socket = undefined;
     this.queue = [];

@@ -43,8 +43,6 @@ export type { TcpBackoffConfig, TcpTransportOptions, TcpTransportStats, TcpTrans
  * with `TcpTransport.start`.
  */
 export class TcpTransport implements Transport, TcpHost {
-  readonly self: NodeAddress;
-  readonly incarnation: string;
   private readonly listeners = new Set<MessageListener>();
   /** @internal See `Transport.onConnectionLost`: the connections call `emit` when their peer ends them. */
   readonly lost = new ConnectionLostListeners((error, peer) => {
@@ -93,15 +91,13 @@ export class TcpTransport implements Transport, TcpHost {
 
   private constructor(
     private readonly server: Server,
-    self: NodeAddress,
-    incarnation: string,
+    readonly self: NodeAddress,
+    readonly incarnation: string,
     private readonly settings: TcpConfig,
     private readonly logger: Logger,
     /** @internal Mutual TLS on every connection (tcp-tls.ts); undefined for plain TCP. */
     readonly tls: ClusterTls | undefined,
   ) {
-    this.self = self;
-    this.incarnation = incarnation;
     this.peerLog = new LogThrottle({ intervalMs: settings.peerLogIntervalMs });
     this.budget = new InboundBudget(settings.maxInboundBufferedBytes);
     this.protocols = new PeerProtocols(settings, (peer, reason) => {
@@ -180,6 +176,11 @@ export class TcpTransport implements Transport, TcpHost {
   reconnect(peer: NodeAddress): void {
     if (this.closed) return;
     this.peers.get(peer.toString())?.redial();
+  }
+
+  /** See `Transport.flush`: the frames corked for `to` this tick go to the kernel now. */
+  flush(to: NodeAddress): void {
+    this.peers.get(to.toString())?.flush();
   }
 
   /** See `Transport.probe`: a bare connect to the peer's port (probe.ts); `unknown` once this transport is closed. */

@@ -30,6 +30,12 @@ export interface Transport {
    */
   send<M extends WireMessage>(to: NodeAddress, message: M): void;
   /**
+   * Hands what this tick sent to `to` to the network now, not at the tick's end (a TCP transport holds a tick's
+   * frames back to write them in one system call): for a message the peer should act on while this node is busy
+   * with a long task in the same tick. Never throws; a transport that holds nothing back leaves it out.
+   */
+  flush?(to: NodeAddress): void;
+  /**
    * Only messages of registered families that passed the family's parse reach listeners. Returns an unsubscribe
    * function.
    */

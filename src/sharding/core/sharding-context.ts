@@ -17,6 +17,8 @@ export interface ShardingContext {
   readonly scheduler: Scheduler;
   /** Sends over the transport, or dispatches locally (asynchronously) when `to` is this node. Never throws. */
   send(to: string, message: ShardingMessage): void;
+  /** What was sent to `to` this tick goes to the network now (Transport.flush); absent: nothing is held back. */
+  flush?(to: string): void;
   /**
    * The protocol version `to` reads messages at (what the latest handshake with it agreed; this release's for
    * this node); absent: this release's for every node (one build throughout).

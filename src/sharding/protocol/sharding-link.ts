@@ -84,6 +84,13 @@ export class ShardingLink {
     }
   }
 
+  /** What was sent to `to` this tick goes to the network now (Transport.flush); nothing for this node. */
+  flush(to: string): void {
+    if (to === this.selfKey) return;
+    const address = this.addressOf(to);
+    if (address !== undefined) this.transport.flush?.(address);
+  }
+
   /**
    * The protocol version messages to `to` must be readable at: the one its latest handshake agreed; the floor
    * before any (a peer not yet heard of may be the oldest release); this release's own without handshakes.

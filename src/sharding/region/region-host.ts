@@ -113,12 +113,13 @@ export class RegionHost {
   }
 
   /**
-   * A shard stopped here: sends the chunks of its state and processed sends ahead of its ShardStopped for
-   * `handOffId` (none without one: nobody waits for them) and keeps them until released. They go to
-   * `destination`: the coordinator (`send`), or the new home the HandOff named (`send` turns them into its
-   * RestoreShardState, and a shard with nothing to send sends one empty chunk, so the home waits for no more). A
-   * destination that reads `last` (STREAMED_STATE_SINCE) gets each as soon as it is packed, an older one all of
-   * them once packed.
+   * A shard stopped here: sends the chunks of its state and processed sends for `handOffId` (none without one:
+   * nobody waits for them), keeps them until released, and reports the stop (`report`: its ShardStopped). They go
+   * to the coordinator (`sendTo` without a node), after them the report, which frees the shard where the chunks
+   * are held; or to the new home the HandOff named (`sendTo` turns them into its RestoreShardState, and a shard
+   * with nothing to send sends one empty chunk, so the home waits for no more), the report ahead of them: the
+   * coordinator's HostShard then travels while they are packed (the home waits for both). A destination that
+   * reads `last` (STREAMED_STATE_SINCE) gets each chunk as soon as it is packed, an older one all once packed.
    */
   stopped(
     shardId: number,
@@ -126,12 +127,15 @@ export class RegionHost {
     snapshots: ReadonlyArray<TakenSnapshot>,
     coordinator: string | undefined,
     sendTo: (chunk: ShardStateChunk, to: string | undefined) => void,
+    report: (handOffId: number) => void,
   ): void {
     const sends = this.dedup.take(shardId);
     const direct = this.stateTo.get(shardId);
     this.stateTo.delete(shardId);
     if (handOffId === undefined) return;
     const to = direct?.handOffId === handOffId ? direct.to : undefined;
+    // Safe ahead of the chunks: they and their kept copy are all in place before this node reads another message.
+    if (to !== undefined) report(handOffId);
     const send = (chunk: ShardStateChunk): void => sendTo(chunk, to);
     const node = to ?? coordinator;
     const protocol = node === undefined ? 0 : (this.options.protocolWith?.(node) ?? PROTOCOL_VERSION);
@@ -145,6 +149,7 @@ export class RegionHost {
     }
     this.retained.keep(shardId, handOffId, chunks);
     if (!streams) for (const chunk of chunks) send(chunk);
+    if (to === undefined) report(handOffId);
   }
 
   /**

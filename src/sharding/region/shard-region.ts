@@ -328,10 +328,10 @@ export class ShardRegion {
   }
 
   /** A state chunk to the new home `to` (as its RestoreShardState), or to the coordinator without one. */
-  private sendState(chunk: Extract<StateMessage, { type: 'ShardStateChunk' }>, to: string | undefined): void {
+  private readonly sendState = (chunk: Extract<StateMessage, { type: 'ShardStateChunk' }>, to?: string): void => {
     if (to === undefined) this.send(chunk);
     else this.ctx.send(to, asRestore(chunk));
-  }
+  };
 
   /** True when a HostShard must wait: it names a transfer not complete here yet (see StateTransfer.expect). */
   private awaitsTransfer(shardId: number, transferId: number | undefined): boolean {
@@ -341,13 +341,14 @@ export class ShardRegion {
   private onShardStopped(shardId: number, handOffId: number | undefined, snapshots: readonly TakenSnapshot[]): void {
     if (this.stopped) return;
     this.logger.debug({ shardId }, 'shard stopped');
-    // The state first: to the coordinator on the same connection (it holds it when the ShardStopped frees the
-    // shard), or straight to the new home the HandOff named.
-    this.host.stopped(shardId, handOffId, snapshots, this.coordinator, (chunk, to) => this.sendState(chunk, to));
-    if (handOffId !== undefined) {
-      this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId });
-      this.leave.stopReported(shardId, handOffId);
-    }
+    // The state to the coordinator ahead of the report (same connection), or straight to the new home the HandOff
+    // named after it, which goes out at once: the coordinator acts on it while this node packs the state.
+    const report = (id: number): void => {
+      this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId: id });
+      if (this.coordinator !== undefined) this.ctx.flush?.(this.coordinator);
+      this.leave.stopReported(shardId, id);
+    };
+    this.host.stopped(shardId, handOffId, snapshots, this.coordinator, this.sendState, report);
     this.flush(shardId);
     this.leave.check();
   }
