@@ -4,7 +4,7 @@
 // entity's state until its first message (held-state.ts). Each state travels as its own bytes: one entity's
 // bad state costs that entity alone. The sends an entity processed (dedup-table.ts) travel in the same bytes,
 // also for an entity without state. A state still held when the shard moves again travels on as it came.
-import { encodeMessage, encodeValue } from '../../cluster/transport/message-codec.js';
+import { encodeMessage, encodeValueScratch } from '../../cluster/transport/message-codec.js';
 import { PackedWriter } from '../protocol/packed-states.js';
 import { TransferParts, type ChunkPlace } from '../protocol/transfer-parts.js';
 import type { ProcessedSends } from './dedup-table.js';
@@ -111,17 +111,19 @@ export function packSnapshots(
     if (withValue) values++;
     const size = state.byteLength + entityId.length * 3 + ENTRY_OVERHEAD;
     // A state larger than a chunk travels alone: maxEntitySnapshotBytes is what keeps it under the frame limit.
-    if (current.count > 0 && currentBytes + size > limits.stateChunkBytes) {
-      // Not the last: this entity goes into the next one.
-      const full = current.finish();
-      chunks.push(full);
-      onChunk(full, false);
+    const full = current.count > 0 && currentBytes + size > limits.stateChunkBytes ? current.finish() : undefined;
+    if (full !== undefined) {
       current = new PackedWriter(limits.stateChunkBytes);
       currentBytes = 0;
     }
+    // Copied in before the full chunk (not the last) goes on: sending it encodes, over the scratch bytes of a state.
     current.add(entityId, state);
     currentBytes += size;
     bytes += state.byteLength;
+    if (full !== undefined) {
+      chunks.push(full);
+      onChunk(full, false);
+    }
   };
   const seen = new Set<string>();
   for (const snapshot of snapshots) {
@@ -149,7 +151,7 @@ export function packSnapshots(
  */
 function encodeView(entry: { readonly type: string }): Uint8Array {
   try {
-    return encodeValue(entry);
+    return encodeValueScratch(entry);
   } catch {
     return encodeMessage(entry);
   }
