@@ -203,7 +203,7 @@ function forgetBelow(entry: Seen, below: number): void {
 }
 
 /** Sender incarnations one entity's transfer may name. */
-const MAX_SENDERS_PER_ENTITY = 1_000;
+export const MAX_SENDERS_PER_ENTITY = 1_000;
 
 /** Checks processed sends as they arrived with a transfer (untrusted bytes); undefined when malformed. */
 export function parseProcessedSends(value: unknown): ProcessedSends[] | undefined {

@@ -6,6 +6,7 @@
 import { decodeValue, encodeMessage, encodeValue } from '../../cluster/transport/message-codec.js';
 import { msgpackMapHeader, msgpackValueEnd } from '../../cluster/transport/msgpack-scan.js';
 import { parseProcessedSends, type ProcessedSends } from './dedup-table.js';
+import { readProcessedSends } from './sends-reader.js';
 
 /** The `type` of one entity's encoded state: `{ type, value?, sends? }` (shard-state.ts writes it). */
 export const SNAPSHOT = 'EntitySnapshot';
@@ -70,8 +71,10 @@ export function skimState(bytes: Uint8Array): SkimmedState {
 
 const NO_SENDS: ReadonlyArray<ProcessedSends> = [];
 
-/** The processed sends encoded in `bytes[start..end)` (checked and decoded: message-codec.ts), or undefined. */
+/** The processed sends in `bytes[start..end)` (read in place: sends-reader.ts; else decoded and checked), or undefined. */
 function readSends(bytes: Uint8Array, start: number, end: number): ReadonlyArray<ProcessedSends> | undefined {
+  const read = readProcessedSends(bytes, start, end);
+  if (read !== undefined) return read;
   const decoded = decodeValue(bytes.subarray(start, end));
   return decoded.ok ? parseProcessedSends(decoded.value) : undefined;
 }
