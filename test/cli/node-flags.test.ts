@@ -176,12 +176,21 @@ describe('--fallback (the strategy for shards without a pin)', () => {
 
 describe('local-cluster --fallback', () => {
   it('starts every node with the same --fallback', async () => {
-    // A stand-in for the CLI entry script: records the arguments a node would have been started with, exits.
+    // A stand-in for the CLI entry script: records the arguments a node would have been started with, then exits
+    // once both nodes have (the start fails at the first exit and stops the other node, maybe before it wrote).
     const dir = mkdtempSync(join(tmpdir(), 'fallback-flag-'));
     const bin = join(dir, 'record-args.mjs');
+    const file = JSON.stringify(join(dir, 'args.jsonl'));
     writeFileSync(
       bin,
-      `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(join(dir, 'args.jsonl'))}, JSON.stringify(process.argv.slice(2)) + '\\n');\n`,
+      [
+        `import { appendFileSync, readFileSync } from 'node:fs';`,
+        `appendFileSync(${file}, JSON.stringify(process.argv.slice(2)) + '\\n');`,
+        `const deadline = Date.now() + 20000;`,
+        `const both = () => readFileSync(${file}, 'utf8').trim().split('\\n').length >= 2;`,
+        `const check = () => (both() || Date.now() > deadline ? process.exit(0) : setTimeout(check, 10));`,
+        `check();`,
+      ].join('\n'),
     );
     const [basePort, baseHttpPort] = await freePorts(2);
     try {
