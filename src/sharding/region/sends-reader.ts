@@ -26,14 +26,7 @@ let lastNode: { bytes: Uint8Array; text: string } | undefined;
 /** The sends encoded in `bytes[start..end)`, or undefined when the general reading must decide. */
 export function readProcessedSends(bytes: Uint8Array, start: number, end: number): ProcessedSends[] | undefined {
   const cursor: Cursor = { bytes, at: start, end, elements: 0 };
-  const senders = arrayLength(cursor);
-  if (senders === undefined || senders > MAX_SENDERS_PER_ENTITY) return undefined;
-  const parsed: ProcessedSends[] = [];
-  for (let i = 0; i < senders; i++) {
-    const sends = readSender(cursor);
-    if (sends === undefined) return undefined;
-    parsed.push(sends);
-  }
+  const parsed = list(cursor, MAX_SENDERS_PER_ENTITY, readSender);
   const withinBudget = cursor.elements <= DEFAULT_DECODE_LIMITS.maxElements;
   return cursor.at === end && withinBudget ? parsed : undefined;
 }
@@ -108,15 +101,20 @@ function address(cursor: Cursor): string | undefined {
 
 /** A list of request ids (sequence numbers), at most MAX_SENDS_PER_ENTITY. */
 function sequences(cursor: Cursor): number[] | undefined {
+  return list(cursor, MAX_SENDS_PER_ENTITY, requestId);
+}
+
+/** A list of at most `max` items, each read by `read`; undefined when its header or any item is not readable. */
+function list<T>(cursor: Cursor, max: number, read: (cursor: Cursor) => T | undefined): T[] | undefined {
   const length = arrayLength(cursor);
-  if (length === undefined || length > MAX_SENDS_PER_ENTITY) return undefined;
-  const list: number[] = [];
+  if (length === undefined || length > max) return undefined;
+  const items: T[] = [];
   for (let i = 0; i < length; i++) {
-    const seq = requestId(cursor);
-    if (seq === undefined) return undefined;
-    list.push(seq);
+    const item = read(cursor);
+    if (item === undefined) return undefined;
+    items.push(item);
   }
-  return list;
+  return items;
 }
 
 /** A request id as msgpackr writes a positive safe integer: fixint, uint8/16/32, or float64 above 32 bits. */
