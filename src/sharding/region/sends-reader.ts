@@ -32,7 +32,7 @@ export function readProcessedSends(bytes: Uint8Array, start: number, end: number
 }
 
 function readSender(cursor: Cursor): ProcessedSends | undefined {
-  if (mapPairs(cursor) !== KEYS.length) return undefined;
+  if (containerLength(cursor, MAP) !== KEYS.length) return undefined;
   if (!key(cursor, 0)) return undefined;
   const node = address(cursor);
   if (node === undefined || !key(cursor, 1)) return undefined;
@@ -44,29 +44,22 @@ function readSender(cursor: Cursor): ProcessedSends | undefined {
   return failed === undefined ? undefined : { node, incarnation, done, failed };
 }
 
-/** A fixarray, array16 or array32 header: its length. */
-function arrayLength(cursor: Cursor): number | undefined {
+/** The container headers read: arrays (fixarray, array16, array32) and maps (fixmap, map16: msgpackr's objects). */
+type Container = { readonly fix: number; readonly x16: number; readonly x32?: number; readonly elements: number };
+const ARRAY: Container = { fix: 0x90, x16: 0xdc, x32: 0xdd, elements: 1 };
+const MAP: Container = { fix: 0x80, x16: 0xde, elements: 2 };
+
+/** A container header of `kind`: its items (an array's) or pairs (a map's), counted as the general scan does. */
+function containerLength(cursor: Cursor, kind: Container): number | undefined {
   const { bytes, at, end } = cursor;
   const token = at < end ? (bytes[at] as number) : -1;
   let length: number;
-  if (token >= 0x90 && token <= 0x9f) [length, cursor.at] = [token & 0x0f, at + 1];
-  else if (token === 0xdc && at + 3 <= end) [length, cursor.at] = [uint(bytes, at + 1, 2), at + 3];
-  else if (token === 0xdd && at + 5 <= end) [length, cursor.at] = [uint(bytes, at + 1, 4), at + 5];
+  if (token >= kind.fix && token <= kind.fix + 0x0f) [length, cursor.at] = [token & 0x0f, at + 1];
+  else if (token === kind.x16 && at + 3 <= end) [length, cursor.at] = [uint(bytes, at + 1, 2), at + 3];
+  else if (token === kind.x32 && at + 5 <= end) [length, cursor.at] = [uint(bytes, at + 1, 4), at + 5];
   else return undefined;
-  cursor.elements += length;
+  cursor.elements += kind.elements * length;
   return length;
-}
-
-/** A fixmap or map16 header (msgpackr writes objects with either): its pairs. */
-function mapPairs(cursor: Cursor): number | undefined {
-  const { bytes, at, end } = cursor;
-  const token = at < end ? (bytes[at] as number) : -1;
-  let pairs: number;
-  if (token >= 0x80 && token <= 0x8f) [pairs, cursor.at] = [token & 0x0f, at + 1];
-  else if (token === 0xde && at + 3 <= end) [pairs, cursor.at] = [uint(bytes, at + 1, 2), at + 3];
-  else return undefined;
-  cursor.elements += 2 * pairs;
-  return pairs;
 }
 
 /** Whether the key KEYS[index] comes next as a fixstr, and then past it. */
@@ -106,7 +99,7 @@ function sequences(cursor: Cursor): number[] | undefined {
 
 /** A list of at most `max` items, each read by `read`; undefined when its header or any item is not readable. */
 function list<T>(cursor: Cursor, max: number, read: (cursor: Cursor) => T | undefined): T[] | undefined {
-  const length = arrayLength(cursor);
+  const length = containerLength(cursor, ARRAY);
   if (length === undefined || length > max) return undefined;
   const items: T[] = [];
   for (let i = 0; i < length; i++) {
