@@ -9,6 +9,7 @@ import { keyOf, toWire, type MemberRecord } from '../../src/cluster/membership/g
 import { MemoryNetwork } from '../../src/cluster/transport/memory-transport.js';
 import { CLUSTER_MESSAGES, type ClusterMessage } from '../../src/cluster/membership/messages.js';
 import { NEWS_FANOUT } from '../../src/cluster/membership/membership-core.js';
+import { CONFIRMED_ROW_DELAY_MS } from '../../src/cluster/membership/confirmed-rows.js';
 import { seededRandom } from '../../src/cluster/random.js';
 import type { Transport } from '../../src/cluster/transport/transport.js';
 import type { WireMessage } from '../../src/cluster/transport/wire-message.js';
@@ -135,6 +136,43 @@ describe(`Cluster: gossip among ${N} nodes (more than NEWS_FANOUT + 1 = ${NEWS_F
     // Through the removal: 410. An observer that wrote its row again only to drop the member once down sent
     // every row a second time: 536.
     expect(counts.since(before, 'GossipNews')).toBeLessThan(2 * N * N);
+  });
+});
+
+describe(`Cluster: a confirmed death among ${N} nodes`, () => {
+  it('the leader downs it on its own row, the others hold theirs; every node hears of it at once', async () => {
+    // Every survivor sees its connection close and confirms the death itself (the address refuses). Only the
+    // leader acts on a row and it confirms the death too: the others hold their rows (confirmed-rows.ts), where
+    // each used to send its row to every member, N x N merges ahead of the downing (25 processes, issue 40).
+    const network = new MemoryNetwork({ seed: 7, signalConnectionLoss: true });
+    const counts = new Counts();
+    startCluster(network, counts);
+    await advanceUntil(
+      () => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()),
+      'all Up and converged',
+      120_000,
+    );
+    const before = counts.snapshot();
+    const victim = nodes[N - 1]!;
+    victim.cluster.shutdown();
+    await victim.transport.close();
+    const crashAt = Date.now();
+    const live = nodes.slice(0, N - 1);
+    const sent = (): number => counts.since(before, 'GossipNews') + counts.since(before, 'Gossip');
+    const seenDown = (n: TestNode): boolean => statusOf(n.cluster, victim.address) !== 'up';
+    // The leader (the lowest address) downs it; until then only its own row went out (to every member): 240
+    // messages here when every observer sent its row to every member.
+    await advanceUntil(() => seenDown(live[0]!), 'the leader downs the victim', 5_000, 1);
+    expect(sent()).toBeLessThanOrEqual(2 * (N - 1));
+    await advanceUntil(() => live.every(seenDown), 'every node sees the victim down', 5_000, 1);
+    expect(Date.now() - crashAt).toBeLessThan(CONFIRMED_ROW_DELAY_MS);
+    // Then the downing, from the leader to every member, passed on as news: 170 messages in all.
+    const atAllDown = sent();
+    expect(atAllDown).toBeLessThan(16 * N);
+    // A row held out no longer joins once its member is down: no row goes out when the delay ends (one row to
+    // every member would be N - 1 messages, the 14 held ones about N x N).
+    await advanceUntil(() => Date.now() - crashAt > 2 * CONFIRMED_ROW_DELAY_MS, 'past the delay', 5_000);
+    expect(sent() - atAllDown).toBeLessThan(N - 1);
   });
 });
 

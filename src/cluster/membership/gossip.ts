@@ -8,10 +8,11 @@
 // The reachability table (reachability-table.ts) travels with the members and is part of the content: a
 // change of it is news to pass on, and resets `seen` like a status change.
 import { NodeAddress } from '../address.js';
-import type { MemberStatus } from '../member.js';
+import { isGone, type MemberStatus } from '../member.js';
 import type { WireGossip, WireMember } from './messages.js';
 import {
   EMPTY_TABLE,
+  liveEdges,
   mergeTables,
   retainKnown,
   sameTable,
@@ -19,6 +20,7 @@ import {
   tableFromWire,
   tableToWire,
   type ReachabilityTable,
+  type UnreachableEdge,
 } from './reachability-table.js';
 
 /** One member as this node holds it: the wire shape, with its address parsed. */
@@ -38,6 +40,14 @@ export interface GossipState {
 
 export function reachabilityOf(state: GossipState): ReachabilityTable {
   return state.reachability ?? EMPTY_TABLE;
+}
+
+/** The table's observations between members that are neither down nor removed. */
+export function liveEdgesOf(state: GossipState): UnreachableEdge[] {
+  return liveEdges(reachabilityOf(state), (key) => {
+    const record = state.members.get(key);
+    return record !== undefined && !isGone(record.status);
+  });
 }
 
 const STATUS_RANK: Readonly<Record<MemberStatus, number>> = {

@@ -16,6 +16,7 @@ import { FailureDetectorRegistry } from './failure-detector.js';
 import {
   EMPTY_GOSSIP,
   keyOf,
+  liveEdgesOf,
   reachabilityOf,
   sameContent,
   sameTombstones,
@@ -30,7 +31,7 @@ import type { ClusterMessage } from './messages.js';
 import { leaderActions } from './leader-actions.js';
 import { isGone, type MemberInfo } from '../member.js';
 import { compareAddresses } from '../member-order.js';
-import { liveEdges, unreachableSubjects, type UnreachableEdge } from './reachability-table.js';
+import { unreachableSubjects, type UnreachableEdge } from './reachability-table.js';
 import type { Cancellable, Scheduler } from '../scheduler.js';
 
 /** What the core is made from; it keeps each under the same name. */
@@ -173,10 +174,7 @@ export class MembershipCore {
 
   /** The merged table's observations between members that are neither down nor removed. */
   edges(): UnreachableEdge[] {
-    return liveEdges(reachabilityOf(this.gossip), (key) => {
-      const record = this.gossip.members.get(key);
-      return record !== undefined && !isGone(record.status);
-    });
+    return liveEdgesOf(this.gossip);
   }
 
   /** The full state. One message object per state: a transport encodes it once however many peers get it. */

@@ -23,6 +23,7 @@ import { DeathConfirmations } from './death-confirmation.js';
 import type { FailoverTimeline } from './failover-timeline.js';
 import type { Cancellable } from '../scheduler.js';
 import { decideSplitBrain, type SplitBrainDecision } from './split-brain-decision.js';
+import { decisionInput, heldOutOfRow } from './confirmed-rows.js';
 import type { ClockWatch } from './clock-watch.js';
 
 /** Heartbeat intervals without an ack after which the connection to a member is replaced. */
@@ -45,6 +46,8 @@ export class Reachability {
   private edgesText = '';
   private counted: { readonly list: readonly string[]; readonly text: string } = { list: [], text: '' };
   private stableSinceMs = 0;
+  /** When a member held out of this node's row joins it (confirmed-rows.ts). */
+  private rowDueAt: number | undefined;
   /** When the table last went from no unreachable member to some; undefined while there is none. */
   private firstUnreachableAtMs: number | undefined;
   private ringCache:
@@ -220,9 +223,20 @@ export class Reachability {
     const now = core.scheduler.now();
     this.updateObservations(now);
     const current = reachabilityOf(core.gossip);
+    const inRow = new Set(current.get(core.selfKey)?.subjects ?? []);
     const own = new Set([...core.unreachableSince.keys()].filter((key) => this.isLive(key)));
+    // Confirmed deaths the leader downs at once stay out for now; one in the row already stays (confirmed-rows.ts).
+    const { held, dueAt } = heldOutOfRow({
+      ...{ selfKey: core.selfKey, now, confirmed: (key) => this.confirmations.confirmed(key, now) },
+      unreachableSince: new Map(
+        [...own].filter((k) => !inRow.has(k)).map((k) => [k, core.unreachableSince.get(k) ?? now]),
+      ),
+      table: () => decisionInput(withTable(core.gossip, withOwnRow(current, core.selfKey, own), core.selfKey)),
+    });
+    this.rowDueAt = dueAt;
+    for (const key of held) own.delete(key);
     // A subject downed since stays until its record is gone (no edge counts it): else every row is sent again.
-    for (const key of current.get(core.selfKey)?.subjects ?? []) if (this.isDownStill(key)) own.add(key);
+    for (const key of inRow) if (this.isDownStill(key)) own.add(key);
     // This node's own row: pushed to every live member at once, and not passed on by them (gossip-exchange.ts).
     core.commit(withTable(core.gossip, withOwnRow(current, core.selfKey, own), core.selfKey), 'own');
     if (core.stopped) return;
@@ -283,11 +297,9 @@ export class Reachability {
     const { core } = this;
     const self = core.selfRecord();
     if (!self || !COUNTED_STATUSES.has(self.status) || this.firstUnreachableAtMs === undefined) return;
-    const edges = core.edges();
-    const decision = decideSplitBrain({
-      members: [...core.gossip.members.entries()].map(([key, r]) => ({ key, address: r.address, status: r.status })),
-      edges,
-    });
+    const input = decisionInput(core.gossip);
+    const { edges } = input;
+    const decision = decideSplitBrain(input);
     if (decision.kind === 'down-own-side') {
       if (!decision.down.includes(core.selfKey) || now - this.firstUnreachableAtMs < core.config.minorityDownAfterMs)
         return;
@@ -337,6 +349,7 @@ export class Reachability {
     const consider = (at: number | undefined): void => {
       if (at !== undefined && at > now && (next === undefined || at < next)) next = at;
     };
+    consider(this.rowDueAt);
     if (this.firstUnreachableAtMs !== undefined) {
       consider(this.stableSinceMs + core.config.stableAfterMs);
       consider(this.firstUnreachableAtMs + core.config.minorityDownAfterMs);
