@@ -73,17 +73,28 @@ function startCluster(network: MemoryNetwork, counts: Counts): TestNode[] {
   return nodes;
 }
 
+/** A converged cluster of N on `network`, its sends counted from now, and its last node as the victim. */
+async function convergedWithVictim(network: MemoryNetwork): Promise<{
+  counts: Counts;
+  before: Map<string, number>;
+  victim: TestNode;
+  live: TestNode[];
+}> {
+  const counts = new Counts();
+  startCluster(network, counts);
+  await advanceUntil(
+    () => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()),
+    'all Up and converged',
+    120_000,
+  );
+  return { counts, before: counts.snapshot(), victim: nodes[N - 1]!, live: nodes.slice(0, N - 1) };
+}
+
 describe(`Cluster: gossip among ${N} nodes (more than NEWS_FANOUT + 1 = ${NEWS_FANOUT + 1})`, () => {
   it('converges under faults, then sends statuses only', async () => {
     const network = new MemoryNetwork({ seed: 5 });
     network.setFaults({ dropRate: 0.1, duplicateRate: 0.1, jitterMs: 30, reorder: true });
-    const counts = new Counts();
-    startCluster(network, counts);
-    await advanceUntil(
-      () => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()),
-      'all Up and converged',
-      120_000,
-    );
+    const { counts } = await convergedWithVictim(network);
     const reference = JSON.stringify(nodes[0]!.cluster.members());
     for (const n of nodes) expect(JSON.stringify(n.cluster.members())).toBe(reference);
 
@@ -100,18 +111,9 @@ describe(`Cluster: gossip among ${N} nodes (more than NEWS_FANOUT + 1 = ${NEWS_F
 
   it('spreads a crash as news: every node sees it down, with few full states sent', async () => {
     const network = new MemoryNetwork({ seed: 6 });
-    const counts = new Counts();
-    startCluster(network, counts);
-    await advanceUntil(
-      () => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()),
-      'all Up and converged',
-      120_000,
-    );
-    const before = counts.snapshot();
-    const victim = nodes[N - 1]!;
+    const { counts, before, victim, live } = await convergedWithVictim(network);
     network.isolate(victim.address);
     victim.cluster.shutdown();
-    const live = nodes.slice(0, N - 1);
     await advanceUntil(
       () =>
         live.every(
@@ -144,24 +146,16 @@ describe(`Cluster: a confirmed death among ${N} nodes`, () => {
     // Every survivor sees its connection close and confirms the death itself (the address refuses). Only the
     // leader acts on a row and it confirms the death too: the others hold their rows (confirmed-rows.ts), where
     // each used to send its row to every member, N x N merges ahead of the downing (25 processes, issue 40).
-    const network = new MemoryNetwork({ seed: 7, signalConnectionLoss: true });
-    const counts = new Counts();
-    startCluster(network, counts);
-    await advanceUntil(
-      () => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()),
-      'all Up and converged',
-      120_000,
+    const { counts, before, victim, live } = await convergedWithVictim(
+      new MemoryNetwork({ seed: 7, signalConnectionLoss: true }),
     );
-    const before = counts.snapshot();
-    const victim = nodes[N - 1]!;
     victim.cluster.shutdown();
     await victim.transport.close();
     const crashAt = Date.now();
-    const live = nodes.slice(0, N - 1);
     const sent = (): number => counts.since(before, 'GossipNews') + counts.since(before, 'Gossip');
     const seenDown = (n: TestNode): boolean => statusOf(n.cluster, victim.address) !== 'up';
-    // The leader (the lowest address) downs it; until then only its own row went out (to every member): 240
-    // messages here when every observer sent its row to every member.
+    // The leader (the lowest address) downs it; until then only its own row and its downing went out, to every
+    // member (30 here); 240 when every observer sent its row to every member.
     await advanceUntil(() => seenDown(live[0]!), 'the leader downs the victim', 5_000, 1);
     expect(sent()).toBeLessThanOrEqual(2 * (N - 1));
     await advanceUntil(() => live.every(seenDown), 'every node sees the victim down', 5_000, 1);
