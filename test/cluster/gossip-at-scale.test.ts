@@ -173,13 +173,7 @@ describe(`Cluster: a confirmed death among ${N} nodes`, () => {
 describe('Cluster: status and news from outside the cluster', () => {
   it('ignores news and statuses from a node that is not a live member', async () => {
     const network = new MemoryNetwork({ seed: 7 });
-    const counts = new Counts();
-    startCluster(network, counts);
-    await advanceUntil(
-      () => allUp(nodes) && nodes.every((n) => n.cluster.isConverged()),
-      'all Up and converged',
-      120_000,
-    );
+    const { counts } = await convergedWithVictim(network);
     const intruder = network.transport(address(99));
     intruder.register(CLUSTER_MESSAGES);
     const target = nodes[0]!;
