@@ -15,7 +15,7 @@ export const CONFIRMED_ROW_DELAY_MS = 500;
 
 export interface RowCandidates {
   readonly selfKey: string;
-  /** The live members this node observes as unreachable, and since when. */
+  /** The live members this node observes as unreachable and has not put in its row yet, and since when. */
   readonly unreachableSince: ReadonlyMap<string, number>;
   /** Whether this node's own probes confirm the member's process gone. */
   readonly confirmed: (key: string) => boolean;
