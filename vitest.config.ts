@@ -7,10 +7,20 @@
 // 2. the files whose assertions rest on timing (failure detection, downing, partitions, pauses, deadlines), one
 //    at a time, as they assume a machine to themselves.
 // Vitest alone would run every file one at a time on 2 cores (its default: the cores less one).
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-/** Files that mock modules (vi.mock): each needs its own module graph. */
-const ISOLATED = ['test/management/validated-once.test.ts'];
+/**
+ * Files that replace modules with mocks (vi.mock, vi.doMock): each needs its own module graph. Found by reading
+ * the files, so a new one cannot share a graph by being left off a list.
+ */
+const TEST_DIR = fileURLToPath(new URL('test', import.meta.url));
+const ISOLATED = (readdirSync(TEST_DIR, { recursive: true }) as string[])
+  .filter((file) => file.endsWith('.test.ts'))
+  .filter((file) => /\bvi\.(mock|doMock)\(/.test(readFileSync(join(TEST_DIR, file), 'utf8')))
+  .map((file) => join('test', file));
 
 /** Files that start processes of their own but whose waits are generous and whose checks are not timings. */
 const MULTI_PROCESS_SHARED = [
