@@ -227,10 +227,10 @@ export class Reachability {
     const own = new Set([...core.unreachableSince.keys()].filter((key) => this.isLive(key)));
     // Confirmed deaths the leader downs at once stay out for now; one in the row already stays (confirmed-rows.ts).
     const { held, dueAt } = heldOutOfRow({
-      ...{ selfKey: core.selfKey, now, confirmed: (key) => this.confirmations.confirmed(key, now) },
-      unreachableSince: new Map(
-        [...own].filter((k) => !inRow.has(k)).map((k) => [k, core.unreachableSince.get(k) ?? now]),
-      ),
+      selfKey: core.selfKey,
+      now,
+      unreachableSince: new Map([...own].filter((k) => !inRow.has(k)).map((k) => [k, core.unreachableSince.get(k)!])),
+      confirmed: (key) => this.confirmations.confirmed(key, now),
       table: () => decisionInput(withTable(core.gossip, withOwnRow(current, core.selfKey, own), core.selfKey)),
     });
     this.rowDueAt = dueAt;
