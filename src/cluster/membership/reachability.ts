@@ -229,7 +229,9 @@ export class Reachability {
     const { held, dueAt } = heldOutOfRow({
       selfKey: core.selfKey,
       now,
-      unreachableSince: new Map([...own].filter((k) => !inRow.has(k)).map((k) => [k, core.unreachableSince.get(k)!])),
+      unreachableSince: new Map(
+        [...own].filter((k) => !inRow.has(k)).map((k) => [k, core.unreachableSince.get(k) ?? now]),
+      ),
       confirmed: (key) => this.confirmations.confirmed(key, now),
       table: () => decisionInput(withTable(core.gossip, withOwnRow(current, core.selfKey, own), core.selfKey)),
     });
