@@ -1,10 +1,9 @@
 // S10's hand-off and its floor alone, by hand (issue 40): `npm run build && node dist/bench/hand-off-floor.js
 // [rounds] [trials] [processes]`. Two node processes as in S10 (or three: the shard then moves between the two that
 // do not run the coordinator, whose relay was a second crossing before protocol 10); each round moves the shard of
-// 1,000 entities `trials` times
-// with 1 KiB of state each and without, and sends the same bytes as raw TCP; one JSON line per round (medians,
-// ms; and the CPU both processes spent per hand-off, from /proc, which other work on the machine moves less than
-// wall-clock time). The first round warms the code paths up. To compare two builds, run each build's copy in
+// 1,000 entities `trials` times with 1 KiB of state each and without, and sends the same bytes as raw TCP; one JSON
+// line per round (medians, ms; and the CPU and minor page faults of the node processes per hand-off, from /proc: CPU
+// is moved less than wall-clock time by other work on the machine). The first rounds warm the code paths up. To compare two builds, run each build's copy in
 // turn, several times: the machine's load moves every figure, so only builds alternated in the same minutes
 // compare.
 import { readFileSync } from 'node:fs';
@@ -20,34 +19,48 @@ const ENTITIES = 1_000;
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-/** CPU ms (user + system) the node processes used so far, from /proc (Linux). */
-function cpuMs(nodes: readonly DeliveryNode[]): number {
+/**
+ * What the node processes used so far, from /proc (Linux): CPU ms (user + system), and minor page faults (a page
+ * of memory touched for the first time since the allocator got it from the kernel: on a virtual machine each one
+ * traps to the hypervisor, about 12-14 us here, so a hand-off's fresh buffers cost more than copying into them).
+ */
+function usage(nodes: readonly DeliveryNode[]): { cpuMs: number; faults: number } {
   let ticks = 0;
+  let faults = 0;
   for (const node of nodes) {
     const stat = readFileSync(`/proc/${node.child.pid}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis, from the state (field 3): minflt is field 10.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    faults += Number(fields[7]);
     ticks += Number(fields[11]) + Number(fields[12]);
   }
-  return (ticks * 1000) / TICKS_PER_SECOND;
+  return { cpuMs: (ticks * 1000) / TICKS_PER_SECOND, faults };
 }
 
 /**
  * The hand-offs' median ms, the medians by direction (`toA`: onto the first node from the second; `toB` the
- * other way; each line names the coordinator's node), and the CPU ms both processes spent per hand-off.
+ * other way; each line names the coordinator's node), and the CPU ms and page faults of the processes per hand-off.
  */
 async function measured(
   nodes: readonly [DeliveryNode, DeliveryNode],
   type: string,
   trials: number,
   everyone: readonly DeliveryNode[],
-): Promise<{ ms: number; toA: number; toB: number; cpuMs: number }> {
-  const before = cpuMs(everyone);
+): Promise<{ ms: number; toA: number; toB: number; cpuMs: number; faults: number }> {
+  const before = usage(everyone);
   const durations = await handOff(nodes, type, ENTITIES, trials, everyone);
   const ms = summarize(durations).median;
   // handOff moves the shard onto a in even trials, onto b in odd ones.
   const toA = summarize(durations.filter((_, trial) => trial % 2 === 0)).median;
   const toB = summarize(durations.filter((_, trial) => trial % 2 === 1)).median;
-  return { ms, toA, toB, cpuMs: (cpuMs(everyone) - before) / trials };
+  const after = usage(everyone);
+  return {
+    ms,
+    toA,
+    toB,
+    cpuMs: (after.cpuMs - before.cpuMs) / trials,
+    faults: (after.faults - before.faults) / trials,
+  };
 }
 
 async function main(): Promise<void> {
@@ -82,6 +95,8 @@ async function main(): Promise<void> {
         withStateToB: withState.toB,
         cpuWithState: withState.cpuMs,
         cpuWithout: without.cpuMs,
+        faultsWithState: withState.faults,
+        faultsWithout: without.faults,
       };
       process.stdout.write(
         `${JSON.stringify(line, (_key, v: unknown) => (typeof v === 'number' ? +v.toFixed(3) : v))}\n`,
