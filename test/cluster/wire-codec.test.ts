@@ -24,7 +24,7 @@ import {
   PROTOCOL_VERSION,
   outgoingAtVersion,
 } from '../../src/cluster/transport/frame-codec.js';
-import { scanMsgpack, type DecodeConfig } from '../../src/cluster/transport/msgpack-scan.js';
+import { bytesAt, scanMsgpack, type DecodeConfig } from '../../src/cluster/transport/msgpack-scan.js';
 import { FamilyRegistry } from '../../src/cluster/transport/wire-message.js';
 import { MESSAGE_FAMILIES } from '../../src/protocol.js';
 import { SHARDING_MESSAGES } from '../../src/sharding/protocol/messages.js';
@@ -311,5 +311,21 @@ describe('message codec', () => {
     const unencodable = { type: 'Heartbeat', sequence: 2n ** 70n, incarnation: 'x' };
     for (let i = 0; i < 2; i++) expect(() => encodeMessageOnce(unencodable)).toThrow(/cannot encode/);
     expect(messageCodecStats().encodes - before.encodes).toBe(2);
+  });
+});
+
+describe('bytesAt (reading in place)', () => {
+  it('is true exactly when the bytes hold the expected ones from the offset, and false where they end first', () => {
+    const small = fc.uint8Array({ maxLength: 12 });
+    fc.assert(
+      fc.property(small, small, fc.nat(14), (bytes, expected, at) => {
+        const window = Buffer.from(bytes.subarray(at, at + expected.length));
+        const holds = at + expected.length <= bytes.length && window.equals(Buffer.from(expected));
+        expect(bytesAt(bytes, at, expected)).toBe(holds);
+      }),
+    );
+    // A prefix matches where the rest is past the end: the bounds decide, not an undefined byte.
+    expect(bytesAt(Uint8Array.of(1, 2), 1, Uint8Array.of(2, 3))).toBe(false);
+    expect(bytesAt(Uint8Array.of(1, 2), 2, new Uint8Array(0))).toBe(true);
   });
 });

@@ -151,6 +151,17 @@ export function msgpackValueEnd(bytes: Uint8Array, start: number): number | stri
   return pos;
 }
 
+/**
+ * Whether `bytes` hold `expected` from `at` (false where they end first). Compared in place, byte by byte: the
+ * bytes read in place are a few keys or a short text, where a view and a native comparison cost more than the loop.
+ */
+export function bytesAt(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
+  const n = expected.length;
+  if (at + n > bytes.length) return false;
+  for (let i = 0; i < n; i++) if (bytes[at + i] !== expected[i]) return false;
+  return true;
+}
+
 /** The pair count of the map whose header is at `start` and where its first key starts; undefined for no map. */
 export function msgpackMapHeader(bytes: Uint8Array, start: number): { pairs: number; next: number } | undefined {
   const header: Header = { items: 0, skip: 0, sizeKind: undefined, pos: 0 };

@@ -4,7 +4,7 @@
 // each state's outline is read (the keys of its map, where its value lies) and the sends it processed decoded:
 // those must be in the dedup table before any message is admitted, whichever entity it is for.
 import { decodeValue, encodeMessage, encodeValue } from '../../cluster/transport/message-codec.js';
-import { msgpackMapHeader, msgpackValueEnd } from '../../cluster/transport/msgpack-scan.js';
+import { bytesAt, msgpackMapHeader, msgpackValueEnd } from '../../cluster/transport/msgpack-scan.js';
 import { parseProcessedSends, type ProcessedSends } from './dedup-table.js';
 import { readProcessedSends } from './sends-reader.js';
 
@@ -93,23 +93,16 @@ function plainState(bytes: Uint8Array): HeldState | undefined {
   const map = smallMap(bytes);
   const keys = TYPE_AND_VALUE_KEY;
   if (map === undefined || size <= map.header + keys.length) return undefined;
-  if (!sameBytes(bytes, map.header, keys)) return undefined;
+  if (!bytesAt(bytes, map.header, keys)) return undefined;
   const start = map.header + keys.length;
   const end = msgpackValueEnd(bytes, start);
   if (typeof end !== 'number') return undefined;
   if (map.pairs === 2) return end === size ? { bytes, value: { start, end }, sends: NO_SENDS } : undefined;
   const sendsAt = end + SENDS_KEY.length;
-  if (sendsAt >= size || !sameBytes(bytes, end, SENDS_KEY)) return undefined;
+  if (sendsAt >= size || !bytesAt(bytes, end, SENDS_KEY)) return undefined;
   // Exactly one value up to the end, or the decoder refuses it.
   const sends = readSends(bytes, sendsAt, size);
   return sends === undefined ? undefined : { bytes, value: { start, end }, sends };
-}
-
-/** Whether `bytes` hold `expected` from `at` (false where they end first). */
-function sameBytes(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
-  const n = expected.length;
-  for (let i = 0; i < n; i++) if (bytes[at + i] !== expected[i]) return false;
-  return true;
 }
 
 /** A map header of 2 or 3 pairs (fixmap, or map16 as msgpackr writes objects): its size and pairs. */
@@ -186,7 +179,7 @@ export class HeldStates {
  * in place: a view per key of a thousand states costs more than the comparisons.
  */
 function sameText(bytes: Uint8Array, start: number, end: number, encoded: Uint8Array, text: string): boolean {
-  if (end - start === encoded.length && sameBytes(bytes, start, encoded)) return true;
+  if (end - start === encoded.length && bytesAt(bytes, start, encoded)) return true;
   // Another encoding of the same string (a str8 header) is still the same string.
   const token = bytes[start];
   if (token !== 0xd9 && token !== 0xda && token !== 0xdb) return false;

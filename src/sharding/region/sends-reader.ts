@@ -4,7 +4,7 @@
 // rest of the state's outline (bench S10). It reads only what decodeValue then parseProcessedSends accept and
 // gives the same value; anything else (another key order, an extra key, an encoding msgpackr does not write for
 // these values, a check that fails) it leaves to them: undefined, and the general reading decides.
-import { DEFAULT_DECODE_LIMITS } from '../../cluster/transport/msgpack-scan.js';
+import { DEFAULT_DECODE_LIMITS, bytesAt } from '../../cluster/transport/msgpack-scan.js';
 import { isAddress, isRequestId } from '../protocol/wire-values.js';
 import { MAX_SENDERS_PER_ENTITY, MAX_SENDS_PER_ENTITY, type ProcessedSends } from './dedup-table.js';
 
@@ -67,7 +67,7 @@ function key(cursor: Cursor, index: number): boolean {
   const expected = KEYS[index] as Uint8Array;
   const { bytes, at, end } = cursor;
   if (at >= end || bytes[at] !== (0xa0 | expected.length) || at + 1 + expected.length > end) return false;
-  for (let i = 0; i < expected.length; i++) if (bytes[at + 1 + i] !== expected[i]) return false;
+  if (!bytesAt(bytes, at + 1, expected)) return false;
   cursor.at = at + 1 + expected.length;
   return true;
 }
@@ -82,9 +82,11 @@ function address(cursor: Cursor): string | undefined {
   else if (token === 0xd9 && at + 2 <= end) [from, length] = [at + 2, bytes[at + 1] as number];
   else return undefined;
   if (from + length > end) return undefined;
-  const view = bytes.subarray(from, from + length);
   cursor.at = from + length;
-  if (lastNode !== undefined && sameBytes(lastNode.bytes, view)) return lastNode.text;
+  if (lastNode !== undefined && lastNode.bytes.length === length && bytesAt(bytes, from, lastNode.bytes)) {
+    return lastNode.text;
+  }
+  const view = bytes.subarray(from, from + length);
   for (const byte of view) if (byte >= 0x80) return undefined;
   const text = String.fromCharCode(...view);
   if (!isAddress(text)) return undefined;
@@ -131,10 +133,4 @@ function uint(bytes: Uint8Array, at: number, size: number): number {
   let value = 0;
   for (let i = 0; i < size; i++) value = value * 256 + (bytes[at + i] as number);
   return value;
-}
-
-function sameBytes(x: Uint8Array, y: Uint8Array): boolean {
-  if (x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
-  return true;
 }
