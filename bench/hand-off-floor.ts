@@ -3,9 +3,9 @@
 // do not run the coordinator, whose relay was a second crossing before protocol 10); each round moves the shard of
 // 1,000 entities `trials` times with 1 KiB of state each and without, and sends the same bytes as raw TCP; one JSON
 // line per round (medians, ms; and the CPU and minor page faults of the node processes per hand-off, from /proc: CPU
-// is moved less than wall-clock time by other work on the machine). The first rounds warm the code paths up. To compare two builds, run each build's copy in
-// turn, several times: the machine's load moves every figure, so only builds alternated in the same minutes
-// compare.
+// is moved less than wall-clock time by other work on the machine). The first rounds warm the code paths up. To
+// compare two builds, run each build's copy in turn, several times: the machine's load moves every figure, so only
+// builds alternated in the same minutes compare.
 import { readFileSync } from 'node:fs';
 import { startDeliveryNodes, type DeliveryNode } from './lib/delivery-cluster.js';
 import { STATE_BYTES } from './lib/delivery-node.js';
