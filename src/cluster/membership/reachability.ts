@@ -225,6 +225,7 @@ export class Reachability {
     const current = reachabilityOf(core.gossip);
     const inRow = new Set(current.get(core.selfKey)?.subjects ?? []);
     const own = new Set([...core.unreachableSince.keys()].filter((key) => this.isLive(key)));
+    const withRow = (row: Set<string>) => withTable(core.gossip, withOwnRow(current, core.selfKey, row), core.selfKey);
     // Confirmed deaths the leader downs at once stay out for now; one in the row already stays (confirmed-rows.ts).
     const { held, dueAt } = heldOutOfRow({
       selfKey: core.selfKey,
@@ -233,14 +234,14 @@ export class Reachability {
         [...own].filter((k) => !inRow.has(k)).map((k) => [k, core.unreachableSince.get(k) ?? now]),
       ),
       confirmed: (key) => this.confirmations.confirmed(key, now),
-      table: () => decisionInput(withTable(core.gossip, withOwnRow(current, core.selfKey, own), core.selfKey)),
+      table: () => decisionInput(withRow(own)),
     });
     this.rowDueAt = dueAt;
     for (const key of held) own.delete(key);
     // A subject downed since stays until its record is gone (no edge counts it): else every row is sent again.
     for (const key of inRow) if (this.isDownStill(key)) own.add(key);
     // This node's own row: pushed to every live member at once, and not passed on by them (gossip-exchange.ts).
-    core.commit(withTable(core.gossip, withOwnRow(current, core.selfKey, own), core.selfKey), 'own');
+    core.commit(withRow(own), 'own');
     if (core.stopped) return;
     this.observeTable(now);
     this.act(now);
