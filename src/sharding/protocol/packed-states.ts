@@ -10,6 +10,15 @@ export interface WireEntityState {
   readonly state: Uint8Array;
 }
 
+/** Bytes of a packed chunk's header, its u32 count of entities. */
+export const PACKED_HEADER_BYTES = 4;
+
+/** The count of entities a packed chunk's header names (0 for bytes too short to have one). */
+export function packedCount(packed: Uint8Array): number {
+  if (packed.length < PACKED_HEADER_BYTES) return 0;
+  return new DataView(packed.buffer, packed.byteOffset, PACKED_HEADER_BYTES).getUint32(0);
+}
+
 /** Bytes of an entity id in a packed chunk: the u16 length prefix bounds it. */
 const MAX_ID_BYTES = 0xffff;
 
@@ -18,7 +27,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The entities as one packed binary; throws `RangeError` on an id over 65,535 UTF-8 bytes (never on the wire). */
 export function packEntities(entities: ReadonlyArray<WireEntityState>): Uint8Array {
-  let size = 4;
+  let size = PACKED_HEADER_BYTES;
   for (const { entityId, state } of entities) size += 6 + entityId.length * 3 + state.byteLength;
   const writer = new PackedWriter(size);
   for (const { entityId, state } of entities) writer.add(entityId, state);
@@ -33,7 +42,7 @@ export class PackedWriter {
   /** The chunk's memory; `writer` is a Buffer over the same bytes for its write methods. */
   private bytes: Uint8Array;
   private writer: Buffer;
-  private at = 4;
+  private at = PACKED_HEADER_BYTES;
   private readonly ranges: Array<readonly [string, number, number]> = [];
 
   constructor(capacity: number) {
@@ -96,15 +105,15 @@ export interface PackedLimits {
 export function unpackEntities(bytes: Uint8Array, limits: PackedLimits): WireEntityState[] | undefined {
   // `length`, read once: a typed array's byteLength getter is a call per use here (Node 20), a tenth of this parse.
   const size = bytes.length;
-  if (size < 4) return undefined;
+  if (size < PACKED_HEADER_BYTES) return undefined;
   const view = new DataView(bytes.buffer, bytes.byteOffset, size);
   const count = view.getUint32(0);
   // Each entity takes at least 7 bytes: a count the bytes cannot hold is refused before any work for it.
-  if (count > limits.maxEntities || count * 7 > size - 4) return undefined;
+  if (count > limits.maxEntities || count * 7 > size - PACKED_HEADER_BYTES) return undefined;
   const entities: WireEntityState[] = [];
   // Views made by the Uint8Array constructor: a Buffer's own subarray cost a third of this parse (bench/state-chunks-tcp.ts).
   const { buffer, byteOffset } = bytes;
-  let at = 4;
+  let at = PACKED_HEADER_BYTES;
   for (let i = 0; i < count; i++) {
     if (at + 2 > size) return undefined;
     const idEnd = at + 2 + view.getUint16(at);

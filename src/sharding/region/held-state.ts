@@ -18,6 +18,11 @@ export interface HeldState {
   readonly value: { readonly start: number; readonly end: number } | undefined;
   /** The processed sends `bytes` hold (restored into the dedup table at the start, taken from it again). */
   readonly sends: ReadonlyArray<ProcessedSends>;
+  /**
+   * The packed chunk (packed-states.ts) the state arrived in, `bytes` a view of it; undefined for a state that
+   * came listed (protocol 7). A chunk none of whose states changed here ships on as it came (shard-state.ts).
+   */
+  readonly chunk: Uint8Array | undefined;
 }
 
 export type SkimmedState =
@@ -38,10 +43,10 @@ const FIXMAP = 0x80;
  * Reads a state's outline: its top-level keys, where its value lies (skipped over header by header, never
  * past the end: work bounded by the bytes' length, msgpack-scan.ts), and its sends, decoded (message-codec.ts checks them
  * first). The value is checked when it is decoded, at its entity's creation. Not ok when the bytes are not a
- * snapshot.
+ * snapshot. `chunk`: the packed chunk `bytes` are a view of, kept with the state (HeldState's `chunk`).
  */
-export function skimState(bytes: Uint8Array): SkimmedState {
-  const plain = plainState(bytes);
+export function skimState(bytes: Uint8Array, chunk?: Uint8Array): SkimmedState {
+  const plain = plainState(bytes, chunk);
   if (plain !== undefined) return { ok: true, held: plain };
   try {
     const map = msgpackMapHeader(bytes, 0);
@@ -63,7 +68,7 @@ export function skimState(bytes: Uint8Array): SkimmedState {
     if (!isSnapshot) return { ok: false, reason: 'not an entity snapshot' };
     const sends = sendsRange === undefined ? NO_SENDS : readSends(bytes, sendsRange.start, sendsRange.end);
     if (sends === undefined) return { ok: false, reason: 'malformed processed sends' };
-    return { ok: true, held: { bytes, value, sends } };
+    return { ok: true, held: { bytes, value, sends, chunk } };
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }
@@ -87,7 +92,7 @@ function readSends(bytes: Uint8Array, start: number, end: number): ReadonlyArray
  * reading decides); it reads what that reading would, at a fraction of its cost (a thousand states as their
  * chunks arrive, bench S10: with sends, the general reading walked the value twice and compared every key).
  */
-function plainState(bytes: Uint8Array): HeldState | undefined {
+function plainState(bytes: Uint8Array, chunk: Uint8Array | undefined): HeldState | undefined {
   // `length`, not `byteLength`: the getter is a call per use (Node 20), and these loops run for every state.
   const size = bytes.length;
   const map = smallMap(bytes);
@@ -97,12 +102,12 @@ function plainState(bytes: Uint8Array): HeldState | undefined {
   const start = map.header + keys.length;
   const end = msgpackValueEnd(bytes, start);
   if (typeof end !== 'number') return undefined;
-  if (map.pairs === 2) return end === size ? { bytes, value: { start, end }, sends: NO_SENDS } : undefined;
+  if (map.pairs === 2) return end === size ? { bytes, value: { start, end }, sends: NO_SENDS, chunk } : undefined;
   const sendsAt = end + SENDS_KEY.length;
   if (sendsAt >= size || !bytesAt(bytes, end, SENDS_KEY)) return undefined;
   // Exactly one value up to the end, or the decoder refuses it.
   const sends = readSends(bytes, sendsAt, size);
-  return sends === undefined ? undefined : { bytes, value: { start, end }, sends };
+  return sends === undefined ? undefined : { bytes, value: { start, end }, sends, chunk };
 }
 
 /** A map header of 2 or 3 pairs (fixmap, or map16 as msgpackr writes objects): its size and pairs. */

@@ -3,9 +3,10 @@
 // transport's limit, and the new host assembles one transfer's chunks and, when the shard starts, holds each
 // entity's state until its first message (held-state.ts). Each state travels as its own bytes: one entity's
 // bad state costs that entity alone. The sends an entity processed (dedup-table.ts) travel in the same bytes,
-// also for an entity without state. A state still held when the shard moves again travels on as it came.
+// also for an entity without state. A state still held when the shard moves again travels on as it came, and a
+// chunk none of whose states changed since it came travels on as that chunk (no state copied).
 import { encodeMessage, encodeValueScratch } from '../../cluster/transport/message-codec.js';
-import { PackedWriter } from '../protocol/packed-states.js';
+import { PACKED_HEADER_BYTES, PackedWriter, packedCount } from '../protocol/packed-states.js';
 import { TransferParts, type ChunkPlace } from '../protocol/transfer-parts.js';
 import type { ProcessedSends } from './dedup-table.js';
 import { SNAPSHOT, reshipState, type HeldState } from './held-state.js';
@@ -61,7 +62,8 @@ const ENTRY_OVERHEAD = 32;
 /**
  * Encodes and chunks a shard's snapshots and the sends its entities processed (`sends`, by entity); an
  * entity with neither a value (undefined: nothing to keep) nor sends is skipped. Each chunk goes to `onChunk`
- * as soon as it is full (`last`: the final one), so its sender need not wait for the rest to be packed.
+ * as soon as it is full (`last`: the final one), so its sender need not wait for the rest to be packed. The
+ * held states of a chunk none of whose states changed here go on as that chunk, as it came (unchangedChunk).
  */
 export function packSnapshots(
   snapshots: Iterable<TakenSnapshot>,
@@ -69,79 +71,185 @@ export function packSnapshots(
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
   onChunk: (chunk: PackedChunk, last: boolean) => void = () => {},
 ): PackedStates {
-  const chunks: PackedChunk[] = [];
-  const refused: Array<PackedStates['refused'][number]> = [];
-  let current = new PackedWriter(limits.stateChunkBytes);
-  let currentBytes = 0;
-  let bytes = 0;
+  const packer = new ChunkPacker(limits, sends, onChunk);
+  const list = [...snapshots];
+  let from: Uint8Array | undefined;
+  for (let at = 0; at < list.length; at++) {
+    const snapshot = list[at] as TakenSnapshot;
+    const chunk = 'held' in snapshot ? snapshot.held.chunk : undefined;
+    // Tried once per run of states from one chunk: a run that is not the whole chunk unchanged is packed.
+    const whole = chunk !== undefined && chunk !== from ? unchangedChunk(list, at, sends, limits) : undefined;
+    from = chunk;
+    if (whole !== undefined) {
+      at += whole.chunk.entities.length - 1;
+      packer.ship(whole, at + 1 === list.length);
+    } else packer.take(snapshot);
+  }
+  return packer.finish();
+}
+
+/** A chunk that goes on as it came, and how many of its states hold a value. */
+interface WholeChunk {
+  readonly chunk: PackedChunk;
+  readonly values: number;
+}
+
+/**
+ * The held states from `at` on, when they are every state of the packed chunk the first one arrived in, in its
+ * order, each unchanged here (reshipState gives its bytes as they came) and within the limits: that chunk then
+ * goes on as it came, no state copied (a shard moved on before its entities woke, bench S10). Its count is
+ * what the receiver read it by (state-messages.ts refuses a chunk that is not exactly its entities), and the
+ * held states are distinct entities whose bytes are views of it: the whole run is the whole chunk. Undefined
+ * otherwise (its states are packed one by one).
+ */
+function unchangedChunk(
+  snapshots: ReadonlyArray<TakenSnapshot>,
+  at: number,
+  sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
+  limits: StateLimits,
+): WholeChunk | undefined {
+  const first = snapshots[at];
+  const packed = first !== undefined && 'held' in first ? first.held.chunk : undefined;
+  const count = packed === undefined ? 0 : packedCount(packed);
+  if (packed === undefined || count === 0 || at + count > snapshots.length) return undefined;
+  // A chunk cut under a larger budget than this node's is packed again under this one's.
+  if (count > 1 && packed.length > limits.stateChunkBytes + PACKED_HEADER_BYTES) return undefined;
+  // A run shorter than the chunk (an entity woke) is seen at its end before any state is looked at.
+  const lastOne = snapshots[at + count - 1] as TakenSnapshot;
+  if (!('held' in lastOne) || lastOne.held.chunk !== packed) return undefined;
+  const entities: EntityState[] = [];
   let values = 0;
-  const tooLarge = (entityId: string, state: Uint8Array): boolean => {
-    if (state.byteLength <= limits.maxEntitySnapshotBytes) return false;
-    refused.push({
-      entityId,
-      outcome: 'too_large',
-      detail: `${state.byteLength} bytes > maxEntitySnapshotBytes ${limits.maxEntitySnapshotBytes}`,
-    });
+  for (let i = at; i < at + count; i++) {
+    const snapshot = snapshots[i] as TakenSnapshot;
+    if (!('held' in snapshot) || snapshot.held.chunk !== packed) return undefined;
+    const { held } = snapshot;
+    if (reshipState(held, sends.get(snapshot.entityId) ?? []) !== held.bytes) return undefined;
+    if (held.value !== undefined) {
+      if (held.bytes.byteLength > limits.maxEntitySnapshotBytes) return undefined;
+      values++;
+    }
+    entities.push({ entityId: snapshot.entityId, state: held.bytes });
+  }
+  return { chunk: { entities, packed }, values };
+}
+
+/** The chunks of one hand-off's states as packSnapshots builds them: one entity at a time, or a whole chunk. */
+class ChunkPacker {
+  private readonly chunks: PackedChunk[] = [];
+  private readonly refused: Array<PackedStates['refused'][number]> = [];
+  private readonly seen = new Set<string>();
+  private current: PackedWriter;
+  private currentBytes = 0;
+  private bytes = 0;
+  private values = 0;
+
+  constructor(
+    private readonly limits: StateLimits,
+    private readonly sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
+    private readonly onChunk: (chunk: PackedChunk, last: boolean) => void,
+  ) {
+    this.current = new PackedWriter(limits.stateChunkBytes);
+  }
+
+  /** One snapshot: its value encoded, a held state reshipped, a failed one refused (its sends still go). */
+  take(snapshot: TakenSnapshot): void {
+    this.seen.add(snapshot.entityId);
+    if ('held' in snapshot) this.add(snapshot.entityId, this.reship(snapshot.entityId, snapshot.held));
+    else if (snapshot.ok) this.add(snapshot.entityId, this.encode(snapshot.entityId, snapshot.value));
+    else {
+      this.refused.push({ entityId: snapshot.entityId, outcome: 'failed', detail: snapshot.error });
+      this.add(snapshot.entityId, this.encode(snapshot.entityId, undefined));
+    }
+  }
+
+  /**
+   * A chunk that goes on as it came (unchangedChunk); `end`: no snapshot follows it. It is the final chunk when
+   * nothing is left to pack after it either (no writer begun, no entity known only by its sends).
+   */
+  ship({ chunk, values }: WholeChunk, end: boolean): void {
+    for (const { entityId, state } of chunk.entities) {
+      this.seen.add(entityId);
+      this.bytes += state.byteLength;
+    }
+    this.values += values;
+    this.chunks.push(chunk);
+    const last = end && this.current.count === 0 && [...this.sends.keys()].every((id) => this.seen.has(id));
+    this.onChunk(chunk, last);
+  }
+
+  /** The entities known only by their sends, then the final chunk (unless a whole chunk was the final one). */
+  finish(): PackedStates {
+    for (const entityId of this.sends.keys())
+      if (!this.seen.has(entityId)) this.add(entityId, this.encode(entityId, undefined));
+    if (this.current.count > 0) {
+      const final = this.current.finish();
+      this.chunks.push(final);
+      this.onChunk(final, true);
+    }
+    const { chunks, bytes, values, refused } = this;
+    return { chunks, bytes, values, refused };
+  }
+
+  /** Refuses a state over maxEntitySnapshotBytes (true), its entity to start fresh on the new host. */
+  private tooLarge(entityId: string, state: Uint8Array): boolean {
+    const max = this.limits.maxEntitySnapshotBytes;
+    if (state.byteLength <= max) return false;
+    const detail = `${state.byteLength} bytes > maxEntitySnapshotBytes ${max}`;
+    this.refused.push({ entityId, outcome: 'too_large', detail });
     return true;
-  };
+  }
+
   /** The entity's bytes, and whether they hold its state (else only what it processed, or nothing). */
-  const encode = (entityId: string, value: unknown): { state?: Uint8Array; withValue: boolean } => {
-    const processed = sends.get(entityId);
+  private encode(entityId: string, value: unknown): Encoded {
+    const processed = this.sends.get(entityId);
     if (value === undefined && processed === undefined) return { withValue: false };
     const entry = { type: SNAPSHOT, ...(value === undefined ? {} : { value }), ...(processed && { sends: processed }) };
     try {
       const state = encodeView(entry);
-      if (value === undefined || !tooLarge(entityId, state)) return { state, withValue: value !== undefined };
+      if (value === undefined || !this.tooLarge(entityId, state)) return { state, withValue: value !== undefined };
     } catch (error) {
-      refused.push({ entityId, outcome: 'failed', detail: error instanceof Error ? error.message : String(error) });
+      const detail = error instanceof Error ? error.message : String(error);
+      this.refused.push({ entityId, outcome: 'failed', detail });
     }
     // The state stays behind; what the entity processed still travels.
-    return encode(entityId, undefined);
-  };
+    return this.encode(entityId, undefined);
+  }
+
   /** A held state goes on as the bytes it came in, with what the dedup table kept of its sends spliced in. */
-  const reship = (entityId: string, held: HeldState): { state?: Uint8Array; withValue: boolean } => {
-    const state = reshipState(held, sends.get(entityId) ?? []);
+  private reship(entityId: string, held: HeldState): Encoded {
+    const state = reshipState(held, this.sends.get(entityId) ?? []);
     if (state === undefined) return { withValue: false };
-    if (held.value === undefined || !tooLarge(entityId, state)) return { state, withValue: held.value !== undefined };
-    return encode(entityId, undefined);
-  };
-  const add = (entityId: string, value: unknown, held?: HeldState): void => {
-    const { state, withValue } = held === undefined ? encode(entityId, value) : reship(entityId, held);
+    if (held.value === undefined || !this.tooLarge(entityId, state))
+      return { state, withValue: held.value !== undefined };
+    return this.encode(entityId, undefined);
+  }
+
+  private add(entityId: string, { state, withValue }: Encoded): void {
     if (state === undefined) return;
-    if (withValue) values++;
+    if (withValue) this.values++;
     const size = state.byteLength + entityId.length * 3 + ENTRY_OVERHEAD;
     // A state larger than a chunk travels alone: maxEntitySnapshotBytes is what keeps it under the frame limit.
-    const full = current.count > 0 && currentBytes + size > limits.stateChunkBytes ? current.finish() : undefined;
+    const { current, limits } = this;
+    const full = current.count > 0 && this.currentBytes + size > limits.stateChunkBytes ? current.finish() : undefined;
     if (full !== undefined) {
-      current = new PackedWriter(limits.stateChunkBytes);
-      currentBytes = 0;
+      this.current = new PackedWriter(limits.stateChunkBytes);
+      this.currentBytes = 0;
     }
     // Copied in before the full chunk (not the last) goes on: sending it encodes, over the scratch bytes of a state.
-    current.add(entityId, state);
-    currentBytes += size;
-    bytes += state.byteLength;
+    this.current.add(entityId, state);
+    this.currentBytes += size;
+    this.bytes += state.byteLength;
     if (full !== undefined) {
-      chunks.push(full);
-      onChunk(full, false);
-    }
-  };
-  const seen = new Set<string>();
-  for (const snapshot of snapshots) {
-    seen.add(snapshot.entityId);
-    if ('held' in snapshot) add(snapshot.entityId, undefined, snapshot.held);
-    else if (snapshot.ok) add(snapshot.entityId, snapshot.value);
-    else {
-      refused.push({ entityId: snapshot.entityId, outcome: 'failed', detail: snapshot.error });
-      add(snapshot.entityId, undefined);
+      this.chunks.push(full);
+      this.onChunk(full, false);
     }
   }
-  for (const entityId of sends.keys()) if (!seen.has(entityId)) add(entityId, undefined);
-  if (current.count > 0) {
-    const final = current.finish();
-    chunks.push(final);
-    onChunk(final, true);
-  }
-  return { chunks, bytes, values, refused };
+}
+
+/** An entity's bytes as packed, and whether they hold its state (else only what it processed, or nothing). */
+interface Encoded {
+  readonly state?: Uint8Array;
+  readonly withValue: boolean;
 }
 
 /**
@@ -178,7 +286,8 @@ export class IncomingStates<T> {
 
   constructor(
     private readonly maxBytes: number,
-    private readonly read: (state: Uint8Array) => T,
+    /** Reads one state as it arrives; `chunk`: the packed chunk it is a view of (none for a listed chunk). */
+    private readonly read: (state: Uint8Array, chunk: Uint8Array | undefined) => T,
   ) {}
 
   get bytes(): number {
@@ -186,10 +295,17 @@ export class IncomingStates<T> {
   }
 
   /**
-   * One chunk (at `place` in its transfer: transfer-parts.ts); its states are read unless it is a repeat.
-   * Returns the shards whose transfers were dropped to stay within the bound (their state is lost).
+   * One chunk (at `place` in its transfer: transfer-parts.ts), its states views of `packed` when it came packed;
+   * its states are read unless it is a repeat. Returns the shards whose transfers were dropped to stay within
+   * the bound (their state is lost).
    */
-  add(shardId: number, transferId: number, place: ChunkPlace, entities: ReadonlyArray<EntityState>): number[] {
+  add(
+    shardId: number,
+    transferId: number,
+    place: ChunkPlace,
+    entities: ReadonlyArray<EntityState>,
+    packed?: Uint8Array,
+  ): number[] {
     if (this.taken.get(shardId) === transferId) return [];
     let transfer = this.transfers.get(shardId);
     if (transfer?.transferId !== transferId) transfer = this.begin(shardId, transferId);
@@ -204,7 +320,7 @@ export class IncomingStates<T> {
     let size = 0;
     for (const { entityId, state } of entities) {
       size += state.byteLength;
-      part.push([entityId, this.read(state)]);
+      part.push([entityId, this.read(state, packed)]);
     }
     transfer.bytes += size;
     this.total += size;

@@ -129,7 +129,7 @@ export class StateTransfer {
   received(message: Restore): boolean {
     const { shardId, transferId } = message;
     const awaited = this.expected.get(shardId)?.transferId === transferId;
-    const dropped = this.incoming.add(shardId, transferId, message, message.entities);
+    const dropped = this.incoming.add(shardId, transferId, message, message.entities, message.packed);
     for (const lost of dropped)
       this.options.logger.warn(
         { shardId: lost },
