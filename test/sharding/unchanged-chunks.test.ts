@@ -102,6 +102,25 @@ describe('packSnapshots with states held since the last hand-off', () => {
     expect(read(out).get('only-sends')).toEqual({ value: undefined, sends: sendsOf(9) });
   });
 
+  it('ships the unchanged chunks first; the states packed after them end the transfer', () => {
+    // One state per chunk; e0 woke here and processed nothing the dedup table keeps.
+    const { chunks, held } = received(['a', 'b', 'c'].map((c) => c.repeat(2_800)));
+    expect(chunks.length).toBe(3);
+    const sends = unchangedSends(3);
+    sends.delete('e0');
+    const taken: TakenSnapshot[] = [{ entityId: 'e0', ok: true, value: 'woke' }, ...held.slice(1)];
+    const { out } = pack(taken, sends);
+    expect(
+      out.map(([chunk, last]) => [chunk.entities.map((e) => e.entityId), chunk.packed === chunks[0]?.packed, last]),
+    ).toEqual([
+      [['e1'], false, false],
+      [['e2'], false, false],
+      [['e0'], false, true],
+    ]);
+    expect(out[0]?.[0].packed).toBe(chunks[1]?.packed);
+    expect(out[1]?.[0].packed).toBe(chunks[2]?.packed);
+  });
+
   it('packs again a chunk cut under a larger budget than this one, and a state over maxEntitySnapshotBytes', () => {
     const { chunks, held } = received(['a'.repeat(2_000), 'b'.repeat(2_000)], { ...LIMITS, stateChunkBytes: 10_000 });
     expect(chunks.length).toBe(1);
@@ -111,22 +130,25 @@ describe('packSnapshots with states held since the last hand-off', () => {
     expect(small.refused.map((r) => r.outcome)).toEqual(['too_large']);
   });
 
-  it('any mix of woken entities, changed sends, extra senders and order reads as a full repacking would', () => {
+  it('any mix of woken entities, changed or forgotten sends, extra senders and order reads as a full repacking would', () => {
     const scenario = fc.record({
       values: fc.array(fc.string({ minLength: 300, maxLength: 900 }), { minLength: 1, maxLength: 40 }),
       woken: fc.array(fc.nat({ max: 45 }), { maxLength: 5 }),
       changed: fc.array(fc.nat({ max: 45 }), { maxLength: 5 }),
       extra: fc.array(fc.integer({ min: 100, max: 110 }), { maxLength: 3 }),
+      forgotten: fc.array(fc.nat({ max: 45 }), { maxLength: 3 }),
       swap: fc.option(fc.tuple(fc.nat(), fc.nat())),
     });
     fc.assert(
-      fc.property(scenario, ({ values, woken, changed, extra, swap }) => {
+      fc.property(scenario, ({ values, woken, changed, extra, forgotten, swap }) => {
         const { held } = received(values);
         const n = values.length;
         const wokenIds = new Set(woken.map((i) => `e${i % n}`));
         const sends = unchangedSends(n);
         for (const i of changed.map((k) => k % n)) sends.set(`e${i}`, [...sendsOf(i), ...sendsOf(i + 1_000)]);
         for (const i of extra) sends.set(`x${i}`, sendsOf(i));
+        // Sends the dedup table no longer keeps (an entity's state then goes without them).
+        for (const i of forgotten) sends.delete(`e${i % n}`);
         const taken: TakenSnapshot[] = [
           ...[...wokenIds].map((entityId) => ({ entityId, ok: true as const, value: `woke ${entityId}` })),
           ...held.filter((s) => !wokenIds.has(s.entityId)),
@@ -140,7 +162,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
         const expected = new Map<string, { value: unknown; sends: unknown }>();
         values.forEach((value, i) => {
           const id = `e${i}`;
-          expected.set(id, { value: wokenIds.has(id) ? `woke ${id}` : value, sends: sends.get(id) });
+          expected.set(id, { value: wokenIds.has(id) ? `woke ${id}` : value, sends: sends.get(id) ?? [] });
         });
         for (const i of extra) expected.set(`x${i}`, { value: undefined, sends: sendsOf(i) });
         expect(states).toEqual(expected);

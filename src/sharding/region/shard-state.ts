@@ -63,7 +63,8 @@ const ENTRY_OVERHEAD = 32;
  * Encodes and chunks a shard's snapshots and the sends its entities processed (`sends`, by entity); an
  * entity with neither a value (undefined: nothing to keep) nor sends is skipped. Each chunk goes to `onChunk`
  * as soon as it is full (`last`: the final one), so its sender need not wait for the rest to be packed. The
- * held states of a chunk none of whose states changed here go on as that chunk, as it came (unchangedChunk).
+ * held states of a chunk none of whose states changed here go on as that chunk, as it came (unchangedChunk),
+ * ahead of the states packed one by one.
  */
 export function packSnapshots(
   snapshots: Iterable<TakenSnapshot>,
@@ -73,18 +74,24 @@ export function packSnapshots(
 ): PackedStates {
   const packer = new ChunkPacker(limits, sends, onChunk);
   const list = [...snapshots];
+  const whole: WholeChunk[] = [];
+  const rest: TakenSnapshot[] = [];
   let from: Uint8Array | undefined;
   for (let at = 0; at < list.length; at++) {
     const snapshot = list[at] as TakenSnapshot;
     const chunk = 'held' in snapshot ? snapshot.held.chunk : undefined;
     // Tried once per run of states from one chunk: a run that is not the whole chunk unchanged is packed.
-    const whole = chunk !== undefined && chunk !== from ? unchangedChunk(list, at, sends, limits) : undefined;
+    const unchanged = chunk !== undefined && chunk !== from ? unchangedChunk(list, at, sends, limits) : undefined;
     from = chunk;
-    if (whole !== undefined) {
-      at += whole.chunk.entities.length - 1;
-      packer.ship(whole, at + 1 === list.length);
-    } else packer.take(snapshot);
+    if (unchanged === undefined) rest.push(snapshot);
+    else {
+      whole.push(unchanged);
+      at += unchanged.chunk.entities.length - 1;
+    }
   }
+  // The chunks that go as they came go first: the new host reads them while the rest is packed.
+  whole.forEach((chunk, i) => packer.ship(chunk, i === whole.length - 1 && rest.length === 0));
+  for (const snapshot of rest) packer.take(snapshot);
   return packer.finish();
 }
 
@@ -163,8 +170,8 @@ class ChunkPacker {
   }
 
   /**
-   * A chunk that goes on as it came (unchangedChunk); `end`: no snapshot follows it. It is the final chunk when
-   * nothing is left to pack after it either (no writer begun, no entity known only by its sends).
+   * A chunk that goes on as it came (unchangedChunk); `end`: no snapshot is packed after it. It is the final
+   * chunk when nothing else is left to pack either (no writer begun, no entity known only by its sends).
    */
   ship({ chunk, values }: WholeChunk, end: boolean): void {
     for (const { entityId, state } of chunk.entities) {
