@@ -41,9 +41,9 @@ function read(out: ReadonlyArray<[PackedChunk, boolean]>): Map<string, { value: 
     if (entities === undefined) throw new Error('a chunk that does not read');
     for (const { entityId, state } of entities) {
       if (states.has(entityId)) throw new Error(`${entityId} twice`);
-      const state_ = readState(state);
-      if (!state_.ok) throw new Error(state_.reason);
-      states.set(entityId, { value: state_.value, sends: state_.sends });
+      const restored = readState(state);
+      if (!restored.ok) throw new Error(restored.reason);
+      states.set(entityId, { value: restored.value, sends: restored.sends });
     }
   }
   return states;
