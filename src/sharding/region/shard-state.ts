@@ -67,21 +67,20 @@ const ENTRY_OVERHEAD = 32;
  * ahead of the states packed one by one.
  */
 export function packSnapshots(
-  snapshots: Iterable<TakenSnapshot>,
+  snapshots: ReadonlyArray<TakenSnapshot>,
   limits: StateLimits,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
   onChunk: (chunk: PackedChunk, last: boolean) => void = () => {},
 ): PackedStates {
   const packer = new ChunkPacker(limits, sends, onChunk);
-  const list = [...snapshots];
   const whole: WholeChunk[] = [];
   const rest: TakenSnapshot[] = [];
   let from: Uint8Array | undefined;
-  for (let at = 0; at < list.length; at++) {
-    const snapshot = list[at] as TakenSnapshot;
+  for (let at = 0; at < snapshots.length; at++) {
+    const snapshot = snapshots[at] as TakenSnapshot;
     const chunk = 'held' in snapshot ? snapshot.held.chunk : undefined;
     // Tried once per run of states from one chunk: a run that is not the whole chunk unchanged is packed.
-    const unchanged = chunk !== undefined && chunk !== from ? unchangedChunk(list, at, sends, limits) : undefined;
+    const unchanged = chunk !== undefined && chunk !== from ? unchangedChunk(snapshots, at, sends, limits) : undefined;
     from = chunk;
     if (unchanged === undefined) rest.push(snapshot);
     else {
@@ -170,8 +169,8 @@ class ChunkPacker {
   }
 
   /**
-   * A chunk that goes on as it came (unchangedChunk); `end`: no snapshot is packed after it. It is the final
-   * chunk when nothing else is left to pack either (no writer begun, no entity known only by its sends).
+   * A chunk that goes on as it came (unchangedChunk), shipped before any snapshot is taken; `end`: no snapshot
+   * is taken after it. It is the final chunk when no entity known only by its sends is left either.
    */
   ship({ chunk, values }: WholeChunk, end: boolean): void {
     for (const { entityId, state } of chunk.entities) {
@@ -180,7 +179,7 @@ class ChunkPacker {
     }
     this.values += values;
     this.chunks.push(chunk);
-    const last = end && this.current.count === 0 && [...this.sends.keys()].every((id) => this.seen.has(id));
+    const last = end && [...this.sends.keys()].every((id) => this.seen.has(id));
     this.onChunk(chunk, last);
   }
 
