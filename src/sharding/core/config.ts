@@ -63,6 +63,9 @@ export interface ShardingConfig {
   readonly maxOutstandingSendsPerShard: number;
 }
 
+/** The bounds a hand-off's state is packed under (region/shard-state.ts, region/reshipped-chunks.ts). */
+export type StateLimits = Pick<ShardingConfig, 'maxEntitySnapshotBytes' | 'stateChunkBytes'>;
+
 /** The sharding settings used when none are given. */
 export const DEFAULT_SHARDING_CONFIG: ShardingConfig = Object.freeze({
   rebalanceIntervalMs: 10_000,

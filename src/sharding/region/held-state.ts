@@ -5,6 +5,7 @@
 // those must be in the dedup table before any message is admitted, whichever entity it is for.
 import { decodeValue, encodeMessage, encodeValue } from '../../cluster/transport/message-codec.js';
 import { bytesAt, msgpackMapHeader, msgpackValueEnd } from '../../cluster/transport/msgpack-scan.js';
+import type { WireEntityState } from '../protocol/packed-states.js';
 import { parseProcessedSends, type ProcessedSends } from './dedup-table.js';
 import { readProcessedSends } from './sends-reader.js';
 
@@ -19,10 +20,27 @@ export interface HeldState {
   /** The processed sends `bytes` hold (restored into the dedup table at the start, taken from it again). */
   readonly sends: ReadonlyArray<ProcessedSends>;
   /**
-   * The packed chunk (packed-states.ts) the state arrived in, `bytes` a view of it; undefined for a state that
-   * came listed (protocol 7). A chunk none of whose states changed here ships on as it came (shard-state.ts).
+   * The packed chunk the state arrived in, `bytes` a view of it; undefined for a state that came listed (protocol
+   * 7). A chunk most of whose states did not change here ships on as it came (reshipped-chunks.ts).
    */
-  readonly chunk: Uint8Array | undefined;
+  readonly chunk: ArrivedChunk | undefined;
+}
+
+/**
+ * A packed chunk as a new host received it (packed-states.ts): its bytes, its entries as read (an entity's entry
+ * in a later part of the transfer wins over this one), and its part in its transfer.
+ */
+export interface ArrivedChunk {
+  readonly packed: Uint8Array;
+  readonly entities: ReadonlyArray<WireEntityState>;
+  readonly part: number;
+}
+
+/** A state held here as a stopped shard gives it to be shipped on (one form of shard-state.ts's TakenSnapshot). */
+export interface HeldSnapshot {
+  readonly entityId: string;
+  readonly ok: true;
+  readonly held: HeldState;
 }
 
 export type SkimmedState =
@@ -45,7 +63,7 @@ const FIXMAP = 0x80;
  * first). The value is checked when it is decoded, at its entity's creation. Not ok when the bytes are not a
  * snapshot. `chunk`: the packed chunk `bytes` are a view of, kept with the state (HeldState's `chunk`).
  */
-export function skimState(bytes: Uint8Array, chunk?: Uint8Array): SkimmedState {
+export function skimState(bytes: Uint8Array, chunk?: ArrivedChunk): SkimmedState {
   const plain = plainState(bytes, chunk);
   if (plain !== undefined) return { ok: true, held: plain };
   try {
@@ -92,7 +110,7 @@ function readSends(bytes: Uint8Array, start: number, end: number): ReadonlyArray
  * reading decides); it reads what that reading would, at a fraction of its cost (a thousand states as their
  * chunks arrive, bench S10: with sends, the general reading walked the value twice and compared every key).
  */
-function plainState(bytes: Uint8Array, chunk: Uint8Array | undefined): HeldState | undefined {
+function plainState(bytes: Uint8Array, chunk: ArrivedChunk | undefined): HeldState | undefined {
   // `length`, not `byteLength`: the getter is a call per use (Node 20), and these loops run for every state.
   const size = bytes.length;
   const map = smallMap(bytes);

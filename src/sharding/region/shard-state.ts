@@ -4,12 +4,14 @@
 // entity's state until its first message (held-state.ts). Each state travels as its own bytes: one entity's
 // bad state costs that entity alone. The sends an entity processed (dedup-table.ts) travel in the same bytes,
 // also for an entity without state. A state still held when the shard moves again travels on as it came, and a
-// chunk none of whose states changed since it came travels on as that chunk (no state copied).
+// chunk most of whose states did not change since it came travels on as that chunk (reshipped-chunks.ts).
 import { encodeMessage, encodeValueScratch } from '../../cluster/transport/message-codec.js';
-import { PACKED_HEADER_BYTES, PackedWriter, packedCount } from '../protocol/packed-states.js';
+import { PackedWriter } from '../protocol/packed-states.js';
 import { TransferParts, type ChunkPlace } from '../protocol/transfer-parts.js';
 import type { ProcessedSends } from './dedup-table.js';
-import { SNAPSHOT, reshipState, type HeldState } from './held-state.js';
+import type { StateLimits } from '../core/config.js';
+import { SNAPSHOT, reshipState, type ArrivedChunk, type HeldSnapshot, type HeldState } from './held-state.js';
+import { carriesSuperseded, sortOut, toRestate, type ReshippedChunk } from './reshipped-chunks.js';
 
 /** One entity's encoded snapshot. */
 export interface EntityState {
@@ -25,21 +27,16 @@ export interface EntityState {
  */
 export type SnapshotOutcome = 'shipped' | 'restored' | 'too_large' | 'failed' | 'lost';
 
-export interface StateLimits {
-  readonly maxEntitySnapshotBytes: number;
-  readonly stateChunkBytes: number;
-}
-
 /** A snapshot as the entity gave it: its value, or why it could not; or the state held for an entity never woken. */
-export type TakenSnapshot = { readonly entityId: string } & (
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly error: string }
-  | { readonly ok: true; readonly held: HeldState }
-);
+export type TakenSnapshot =
+  | ({ readonly entityId: string } & (
+      { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string }
+    ))
+  | HeldSnapshot;
 
 /** One chunk of a shard's states: its entities, each state a view of `packed` (their one copy, protocol 8's wire). */
 export interface PackedChunk {
-  readonly entities: EntityState[];
+  readonly entities: ReadonlyArray<EntityState>;
   readonly packed: Uint8Array;
 }
 
@@ -62,9 +59,9 @@ const ENTRY_OVERHEAD = 32;
 /**
  * Encodes and chunks a shard's snapshots and the sends its entities processed (`sends`, by entity); an
  * entity with neither a value (undefined: nothing to keep) nor sends is skipped. Each chunk goes to `onChunk`
- * as soon as it is full (`last`: the final one), so its sender need not wait for the rest to be packed. The
- * held states of a chunk none of whose states changed here go on as that chunk, as it came (unchangedChunk),
- * ahead of the states packed one by one.
+ * as soon as it is full (`last`: the final one), so its sender need not wait for the rest to be packed. A chunk
+ * whose held states mostly did not change here goes on as it came (reshipped-chunks.ts), ahead of the states
+ * packed one by one, which state again whatever it carries that is no longer current.
  */
 export function packSnapshots(
   snapshots: ReadonlyArray<TakenSnapshot>,
@@ -72,94 +69,56 @@ export function packSnapshots(
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
   onChunk: (chunk: PackedChunk, last: boolean) => void = () => {},
 ): PackedStates {
-  const packer = new ChunkPacker(limits, sends, onChunk);
-  const whole: WholeChunk[] = [];
-  const rest: TakenSnapshot[] = [];
-  let from: Uint8Array | undefined;
-  for (let at = 0; at < snapshots.length; at++) {
-    const snapshot = snapshots[at] as TakenSnapshot;
-    const chunk = 'held' in snapshot ? snapshot.held.chunk : undefined;
-    // Tried once per run of states from one chunk: a run that is not the whole chunk unchanged is packed.
-    const unchanged = chunk !== undefined && chunk !== from ? unchangedChunk(snapshots, at, sends, limits) : undefined;
-    from = chunk;
-    if (unchanged === undefined) rest.push(snapshot);
-    else {
-      whole.push(unchanged);
-      at += unchanged.chunk.entities.length - 1;
-    }
-  }
+  const { whole, rest } = sortOut(snapshots, sends, limits);
+  const sendsOnly = onlySends(snapshots, sends);
+  const packer = new ChunkPacker(limits, sends, onChunk, carriesSuperseded(whole));
+  // With nothing to pack, what must be stated again is known before the first chunk goes: none, and the last
+  // chunk that goes as it came is the final one.
+  const restate = rest.length === 0 && sendsOnly.length === 0 ? toRestate(whole, packer.written) : undefined;
   // The chunks that go as they came go first: the new host reads them while the rest is packed.
-  whole.forEach((chunk, i) => packer.ship(chunk, i === whole.length - 1 && rest.length === 0));
+  whole.forEach((chunk, i) => packer.ship(chunk, restate?.size === 0 && i === whole.length - 1));
   for (const snapshot of rest) packer.take(snapshot);
-  return packer.finish();
+  for (const entityId of sendsOnly) packer.sendsOf(entityId);
+  return packer.finish(restate ?? toRestate(whole, packer.written));
 }
 
-/** A chunk that goes on as it came, and how many of its states hold a value. */
-interface WholeChunk {
-  readonly chunk: PackedChunk;
-  readonly values: number;
-}
-
-/**
- * The held states from `at` on, when they are every state of the packed chunk the first one arrived in, in its
- * order, each unchanged here (reshipState gives its bytes as they came) and within the limits: that chunk then
- * goes on as it came, no state copied (a shard moved on before its entities woke, bench S10). Its count is
- * what the receiver read it by (state-messages.ts refuses a chunk that is not exactly its entities), and the
- * held states are distinct entities whose bytes are views of it: the whole run is the whole chunk. Undefined
- * otherwise (its states are packed one by one).
- */
-function unchangedChunk(
+/** The entities known only by the sends they processed (no snapshot of theirs is taken). */
+function onlySends(
   snapshots: ReadonlyArray<TakenSnapshot>,
-  at: number,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
-  limits: StateLimits,
-): WholeChunk | undefined {
-  const first = snapshots[at];
-  const packed = first !== undefined && 'held' in first ? first.held.chunk : undefined;
-  const count = packed === undefined ? 0 : packedCount(packed);
-  if (packed === undefined || count === 0 || at + count > snapshots.length) return undefined;
-  // A chunk cut under a larger budget than this node's is packed again under this one's.
-  if (count > 1 && packed.length > limits.stateChunkBytes + PACKED_HEADER_BYTES) return undefined;
-  // A run shorter than the chunk (an entity woke) is seen at its end before any state is looked at.
-  const lastOne = snapshots[at + count - 1] as TakenSnapshot;
-  if (!('held' in lastOne) || lastOne.held.chunk !== packed) return undefined;
-  const entities: EntityState[] = [];
-  let values = 0;
-  for (let i = at; i < at + count; i++) {
-    const snapshot = snapshots[i] as TakenSnapshot;
-    if (!('held' in snapshot) || snapshot.held.chunk !== packed) return undefined;
-    const { held } = snapshot;
-    if (reshipState(held, sends.get(snapshot.entityId) ?? []) !== held.bytes) return undefined;
-    if (held.value !== undefined) {
-      if (held.bytes.byteLength > limits.maxEntitySnapshotBytes) return undefined;
-      values++;
-    }
-    entities.push({ entityId: snapshot.entityId, state: held.bytes });
-  }
-  return { chunk: { entities, packed }, values };
+): string[] {
+  if (sends.size === 0) return [];
+  const taken = new Set(snapshots.map((snapshot) => snapshot.entityId));
+  return [...sends.keys()].filter((entityId) => !taken.has(entityId));
 }
+
+/** An entity's state with neither a value nor sends: the new host starts it fresh (a superseded entry's end). */
+const EMPTY_STATE = encodeMessage({ type: SNAPSHOT });
 
 /** The chunks of one hand-off's states as packSnapshots builds them: one entity at a time, or a whole chunk. */
 class ChunkPacker {
+  /** The entities written one by one, when a chunk that goes as it came carries superseded entries. */
+  readonly written = new Set<string>();
   private readonly chunks: PackedChunk[] = [];
   private readonly refused: Array<PackedStates['refused'][number]> = [];
-  private readonly seen = new Set<string>();
   private current: PackedWriter;
   private currentBytes = 0;
   private bytes = 0;
   private values = 0;
+  private lastSent = false;
 
   constructor(
     private readonly limits: StateLimits,
     private readonly sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
     private readonly onChunk: (chunk: PackedChunk, last: boolean) => void,
+    /** Whether `written` is kept (only superseded entries need it). */
+    private readonly tracksWritten: boolean,
   ) {
     this.current = new PackedWriter(limits.stateChunkBytes);
   }
 
   /** One snapshot: its value encoded, a held state reshipped, a failed one refused (its sends still go). */
   take(snapshot: TakenSnapshot): void {
-    this.seen.add(snapshot.entityId);
     if ('held' in snapshot) this.add(snapshot.entityId, this.reship(snapshot.entityId, snapshot.held));
     else if (snapshot.ok) this.add(snapshot.entityId, this.encode(snapshot.entityId, snapshot.value));
     else {
@@ -168,26 +127,32 @@ class ChunkPacker {
     }
   }
 
-  /**
-   * A chunk that goes on as it came (unchangedChunk), shipped before any snapshot is taken; `end`: no snapshot
-   * is taken after it. It is the final chunk when no entity known only by its sends is left either.
-   */
-  ship({ chunk, values }: WholeChunk, end: boolean): void {
-    for (const { entityId, state } of chunk.entities) {
-      this.seen.add(entityId);
-      this.bytes += state.byteLength;
-    }
+  /** An entity known only by the sends it processed. */
+  sendsOf(entityId: string): void {
+    this.add(entityId, this.encode(entityId, undefined));
+  }
+
+  /** A chunk that goes on as it came, shipped before any snapshot is taken; `last` when nothing follows it. */
+  ship({ arrived, values }: ReshippedChunk, last: boolean): void {
+    const chunk = { entities: arrived.entities, packed: arrived.packed };
+    for (const { state } of arrived.entities) this.bytes += state.byteLength;
     this.values += values;
     this.chunks.push(chunk);
-    const last = end && [...this.sends.keys()].every((id) => this.seen.has(id));
+    this.lastSent = last;
     this.onChunk(chunk, last);
   }
 
-  /** The entities known only by their sends, then the final chunk (unless a whole chunk was the final one). */
-  finish(): PackedStates {
-    for (const entityId of this.sends.keys())
-      if (!this.seen.has(entityId)) this.add(entityId, this.encode(entityId, undefined));
-    if (this.current.count > 0) {
+  /**
+   * The entities whose superseded entries nothing after them states (`restate`: the current state to state
+   * again, or none: an empty state), then the final chunk, empty when the rest wrote nothing after the chunks
+   * that went as they came (the new host waits for a `last`).
+   */
+  finish(restate: ReadonlyMap<string, HeldSnapshot | undefined>): PackedStates {
+    for (const [entityId, held] of restate) {
+      const state = held === undefined ? EMPTY_STATE : reshipState(held.held, this.sends.get(entityId) ?? []);
+      this.add(entityId, { state, withValue: false });
+    }
+    if (!this.lastSent && (this.current.count > 0 || this.chunks.length > 0)) {
       const final = this.current.finish();
       this.chunks.push(final);
       this.onChunk(final, true);
@@ -243,6 +208,7 @@ class ChunkPacker {
     }
     // Copied in before the full chunk (not the last) goes on: sending it encodes, over the scratch bytes of a state.
     this.current.add(entityId, state);
+    if (this.tracksWritten) this.written.add(entityId);
     this.currentBytes += size;
     this.bytes += state.byteLength;
     if (full !== undefined) {
@@ -293,7 +259,7 @@ export class IncomingStates<T> {
   constructor(
     private readonly maxBytes: number,
     /** Reads one state as it arrives; `chunk`: the packed chunk it is a view of (none for a listed chunk). */
-    private readonly read: (state: Uint8Array, chunk: Uint8Array | undefined) => T,
+    private readonly read: (state: Uint8Array, chunk: ArrivedChunk | undefined) => T,
   ) {}
 
   get bytes(): number {
@@ -324,9 +290,10 @@ export class IncomingStates<T> {
     }
     if (added !== 'added') return [];
     let size = 0;
+    const arrived = packed === undefined ? undefined : { packed, entities, part: place.part };
     for (const { entityId, state } of entities) {
       size += state.byteLength;
-      part.push([entityId, this.read(state, packed)]);
+      part.push([entityId, this.read(state, arrived)]);
     }
     transfer.bytes += size;
     this.total += size;

@@ -1,0 +1,294 @@
+// A shard moved on before most of its entities woke: each chunk whose held states mostly did not change on this
+// host goes on as the very bytes it came in (packSnapshots, reshipped-chunks.ts), stale entries and all, and
+// whatever they carry that is no longer current is stated again after them; the others are packed state by
+// state. Whatever goes, the new host (the real StateTransfer, an entity's entry in a later part winning) reads
+// exactly what the old host held, hop after hop, and the transfer's final chunk alone is marked last.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decodeValue } from '../../src/cluster/transport/message-codec.js';
+import { silentLogger } from '../../src/logging.js';
+import { packEntities, unpackEntities } from '../../src/sharding/protocol/packed-states.js';
+import { MAX_ENTITIES_PER_CHUNK } from '../../src/sharding/protocol/state-messages.js';
+import { MAX_ENTITY_ID_LENGTH } from '../../src/sharding/protocol/entity-messages.js';
+import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
+import { skimState, type ArrivedChunk, type HeldState } from '../../src/sharding/region/held-state.js';
+import { toRestate, type ReshippedChunk } from '../../src/sharding/region/reshipped-chunks.js';
+import { encodeMessage } from '../../src/cluster/transport/message-codec.js';
+import { packSnapshots, type PackedChunk, type TakenSnapshot } from '../../src/sharding/region/shard-state.js';
+import { StateTransfer } from '../../src/sharding/region/state-transfer.js';
+
+const LIMITS = { maxEntitySnapshotBytes: 100_000, stateChunkBytes: 3_000 };
+const READ_LIMITS = { maxEntities: MAX_ENTITIES_PER_CHUNK, maxEntityIdLength: MAX_ENTITY_ID_LENGTH };
+const sendsOf = (n: number): ProcessedSends[] => [
+  { node: 'sys@127.0.0.1:7001', incarnation: 3, done: [n + 1], failed: [] },
+];
+type Sends = Map<string, ReadonlyArray<ProcessedSends>>;
+/** What a host has of an entity: its value (undefined: none) and the sends it processed. */
+type Contents = Map<string, { readonly value: unknown; readonly sends: ReadonlyArray<ProcessedSends> }>;
+
+/** One hand-off: the old host packs, a new host (the real StateTransfer) receives every chunk off the wire. */
+function hop(snapshots: ReadonlyArray<TakenSnapshot>, sends: Sends, transferId = 1) {
+  const out: Array<[PackedChunk, boolean]> = [];
+  const packed = packSnapshots(snapshots, LIMITS, sends, (chunk, last) => out.push([chunk, last]));
+  const transfer = new StateTransfer({
+    typeName: 'T',
+    config: { ...LIMITS, maxHandOffStateBytes: 100_000_000, handOffTimeoutMs: 60_000 },
+    logger: silentLogger(),
+  });
+  out.forEach(([chunk, last], part) => {
+    // As the wire gives it: the entities read from the packed bytes.
+    const entities = unpackEntities(chunk.packed, READ_LIMITS);
+    if (entities === undefined) throw new Error('a chunk that does not read');
+    const place = last ? { last: true as const } : {};
+    transfer.received({
+      type: 'RestoreShardState',
+      typeName: 'T',
+      shardId: 1,
+      transferId,
+      part,
+      ...place,
+      entities,
+      packed: chunk.packed,
+    });
+  });
+  // Nothing to ship (no state, no sends) sends no chunk: the new host starts the shard fresh.
+  if (out.length > 0) expect(transfer.expect(1, transferId, 0)).toBe('ready');
+  const restored = out.length > 0 ? transfer.restore(1) : undefined;
+  const held = restored?.states.drain() ?? [];
+  const sendsThere: Sends = new Map(restored?.sends ?? []);
+  return { out, packed, held, sends: sendsThere };
+}
+
+/** A new host's held states as the next hand-off takes them. */
+const taken = (held: ReadonlyArray<[string, HeldState]>): TakenSnapshot[] =>
+  held.map(([entityId, state]) => ({ entityId, ok: true as const, held: state }));
+
+/** What the new host has: each held state's value, and the sends it restored (with a value or alone). */
+function contents({ held, sends }: { held: ReadonlyArray<[string, HeldState]>; sends: Sends }): Contents {
+  const out: Contents = new Map();
+  for (const [entityId, state] of held) {
+    const decoded = state.value && decodeValue(state.bytes.subarray(state.value.start, state.value.end));
+    if (!decoded?.ok) throw new Error(`${entityId}: no value`);
+    out.set(entityId, { value: decoded.value, sends: sends.get(entityId) ?? [] });
+  }
+  for (const [entityId, processed] of sends)
+    if (!out.has(entityId)) out.set(entityId, { value: undefined, sends: processed });
+  return out;
+}
+
+/** Entities e0..e(n-1), each `bytes` long, with sends, fresh on a first host, then held on the next. */
+function firstHop(count: number, bytes = 200) {
+  const values = Array.from({ length: count }, (_, i) => String.fromCharCode(97 + (i % 26)).repeat(bytes));
+  const sends: Sends = new Map(values.map((_, i) => [`e${i}`, sendsOf(i)]));
+  const snapshots = values.map((value, i) => ({ entityId: `e${i}`, ok: true as const, value }));
+  return { values, ...hop(snapshots, sends) };
+}
+
+const lasts = (out: ReadonlyArray<[PackedChunk, boolean]>): boolean[] => out.map(([, last]) => last);
+const endsOnce = (out: ReadonlyArray<[PackedChunk, boolean]>): boolean[] => out.map((_, i) => i === out.length - 1);
+
+describe('packSnapshots with states held since the last hand-off', () => {
+  it('ships each chunk as it came when nothing changed, no state copied, the final one last', () => {
+    const first = firstHop(9, 700);
+    expect(first.out.length).toBe(3);
+    const next = hop(taken(first.held), first.sends, 2);
+    next.out.forEach(([chunk], i) => expect(chunk.packed).toBe(first.out[i]?.[0].packed));
+    expect(lasts(next.out)).toEqual([false, false, true]);
+    expect(next.packed).toMatchObject({ values: 9, refused: [] });
+    expect(contents(next)).toEqual(contents(first));
+  });
+
+  it("ships a woken entity's chunk as it came, stale entry and all; its new state follows and wins", () => {
+    const first = firstHop(36);
+    const chunks = first.out.map(([chunk]) => chunk.packed);
+    expect(chunks.length).toBeGreaterThan(2);
+    const snapshots = [
+      { entityId: 'e1', ok: true as const, value: 'woke' },
+      ...taken(first.held.filter(([id]) => id !== 'e1')),
+    ];
+    const next = hop(snapshots, first.sends, 2);
+    expect(next.out.slice(0, chunks.length).map(([chunk]) => chunk.packed)).toEqual(chunks);
+    next.out.slice(0, chunks.length).forEach(([chunk], i) => expect(chunk.packed).toBe(chunks[i]));
+    expect(next.out.slice(chunks.length).map(([chunk]) => chunk.entities.map((e) => e.entityId))).toEqual([['e1']]);
+    expect(lasts(next.out)).toEqual(endsOnce(next.out));
+    expect(contents(next).get('e1')).toEqual({ value: 'woke', sends: sendsOf(1) });
+    expect(next.packed.values).toBe(36);
+  });
+
+  it('overrides the stale entry of an entity that kept nothing, or was passivated, with an empty state', () => {
+    const first = firstHop(36);
+    const chunks = first.out.map(([chunk]) => chunk.packed);
+    // One entity of each of the first three chunks: a is woken and its state is now undefined; b and c were
+    // passivated (in memory: their state is gone), c keeps the sends it processed.
+    const [a, b, c] = first.out.slice(0, 3).map(([chunk]) => chunk.entities[0]?.entityId as string);
+    const sends = new Map(first.sends);
+    sends.delete(a as string);
+    sends.delete(b as string);
+    const gone = new Set([a, b, c]);
+    const snapshots = [
+      { entityId: a as string, ok: true as const, value: undefined },
+      ...taken(first.held.filter(([id]) => !gone.has(id))),
+    ];
+    const next = hop(snapshots, sends, 2);
+    // Each of their chunks still goes as it came, its stale entry overridden after it.
+    expect(next.out.slice(0, chunks.length).map(([chunk]) => chunk.packed)).toEqual(chunks);
+    const expected = contents(first);
+    expected.delete(a as string);
+    expected.delete(b as string);
+    expected.set(c as string, { value: undefined, sends: first.sends.get(c as string) ?? [] });
+    expect(contents(next)).toEqual(expected);
+    expect(lasts(next.out)).toEqual(endsOnce(next.out));
+  });
+
+  it('ends the transfer with a chunk marked last even when nothing is written after the chunks that go as they came', () => {
+    const first = firstHop(9, 700);
+    // A new entity whose snapshot holds nothing, one whose snapshot failed: neither writes anything.
+    const snapshots: TakenSnapshot[] = [
+      { entityId: 'new', ok: true, value: undefined },
+      { entityId: 'failed', ok: false, error: 'boom' },
+      ...taken(first.held),
+    ];
+    const next = hop(snapshots, first.sends, 2);
+    expect(lasts(next.out)).toEqual(endsOnce(next.out));
+    expect(next.out.at(-1)?.[0].entities).toEqual([]);
+    expect(contents(next)).toEqual(contents(first));
+  });
+
+  it('packs again a chunk more than a quarter superseded, its stale entries dropped', () => {
+    const first = firstHop(36);
+    const [firstChunk] = first.out[0] as [PackedChunk, boolean];
+    const woken = firstChunk.entities.slice(0, 5).map((e) => e.entityId);
+    const snapshots = [
+      ...woken.map((entityId) => ({ entityId, ok: true as const, value: `woke ${entityId}` })),
+      ...taken(first.held.filter(([id]) => !woken.includes(id))),
+    ];
+    const next = hop(snapshots, first.sends, 2);
+    expect(next.out.some(([chunk]) => chunk.packed === firstChunk.packed)).toBe(false);
+    expect(next.out.filter(([chunk]) => chunk.packed === first.out[1]?.[0].packed)).toHaveLength(1);
+    const entries = next.out.reduce((n, [chunk]) => n + chunk.entities.length, 0);
+    expect(entries).toBe(36);
+    for (const id of woken) expect(contents(next).get(id)?.value).toBe(`woke ${id}`);
+  });
+
+  it('ships chunks in the order of the parts they came as: an entity with entries in two keeps its winner', () => {
+    const first = firstHop(36);
+    const second = hop(
+      [{ entityId: 'e1', ok: true, value: 'woke' }, ...taken(first.held.filter(([id]) => id !== 'e1'))],
+      first.sends,
+      2,
+    );
+    // Nothing woke: every chunk goes as it came, e1's own chunk after the one with its stale entry, whatever
+    // order the held states are taken in.
+    const third = hop(taken(second.held).reverse(), second.sends, 3);
+    expect(third.out.map(([chunk]) => chunk.packed)).toEqual(second.out.map(([chunk]) => chunk.packed));
+    expect(contents(third).get('e1')?.value).toBe('woke');
+    expect(contents(third)).toEqual(contents(second));
+  });
+
+  it('states again an entity whose current entry is in an earlier chunk than a stale one (never built by a real host)', () => {
+    const state = (value: string): Uint8Array => encodeMessage({ type: 'EntitySnapshot', value });
+    const chunkOf = (part: number, entries: Array<[string, string]>): ArrivedChunk => {
+      const packed = packEntities(entries.map(([entityId, value]) => ({ entityId, state: state(value) })));
+      return { packed, entities: unpackEntities(packed, READ_LIMITS) ?? [], part };
+    };
+    const a = chunkOf(0, [['x', 'current']]);
+    const b = chunkOf(1, [
+      ['x', 'stale'],
+      ...Array.from({ length: 6 }, (_, i): [string, string] => [`y${i}`, 'y'.repeat(300)]),
+    ]);
+    const heldIn = (chunk: ArrivedChunk, at: number) => {
+      const entry = chunk.entities[at];
+      const skimmed = entry && skimState(entry.state, chunk);
+      if (entry === undefined || !skimmed?.ok) throw new Error('unreadable');
+      return { entityId: entry.entityId, ok: true as const, held: skimmed.held };
+    };
+    const runA: ReshippedChunk = { arrived: a, held: [heldIn(a, 0)], values: 1, currentBytes: 0 };
+    const runB: ReshippedChunk = {
+      arrived: b,
+      held: [1, 2, 3, 4, 5, 6].map((i) => heldIn(b, i)),
+      values: 6,
+      currentBytes: 0,
+    };
+    expect([...toRestate([runA, runB], new Set()).entries()]).toEqual([['x', runA.held[0]]]);
+    expect(toRestate([runA, runB], new Set(['x'])).size).toBe(0);
+    const next = hop([...runA.held, ...runB.held], new Map(), 2);
+    expect(next.out.slice(0, 2).map(([chunk]) => chunk.packed)).toEqual([a.packed, b.packed]);
+    expect(contents(next).get('x')?.value).toBe('current');
+  });
+
+  it('packs again a chunk cut under a larger budget than this one, and refuses a state over maxEntitySnapshotBytes', () => {
+    const values = ['a'.repeat(2_000), 'b'.repeat(2_000)];
+    const snapshots = values.map((value, i) => ({ entityId: `e${i}`, ok: true as const, value }));
+    const chunks: PackedChunk[] = [];
+    packSnapshots(snapshots, { ...LIMITS, stateChunkBytes: 10_000 }, new Map(), (chunk) => chunks.push(chunk));
+    expect(chunks.length).toBe(1);
+    const packed = chunks[0]?.packed as Uint8Array;
+    const arrived: ArrivedChunk = { packed, entities: unpackEntities(packed, READ_LIMITS) ?? [], part: 0 };
+    const held = arrived.entities.map(({ entityId, state }) => {
+      const skimmed = skimState(state, arrived);
+      if (!skimmed.ok) throw new Error(skimmed.reason);
+      return { entityId, ok: true as const, held: skimmed.held };
+    });
+    const next = hop(held, new Map(), 2);
+    expect(next.out.map(([chunk]) => chunk.entities.length)).toEqual([1, 1]);
+    const small = packSnapshots(held.slice(0, 1), { ...LIMITS, maxEntitySnapshotBytes: 1_000 });
+    expect(small.refused.map((r) => r.outcome)).toEqual(['too_large']);
+  });
+
+  it('any run of hops, entities waking, clearing, passivated, sends changed or forgotten, reads as the old host held', () => {
+    const event = fc.record({
+      woken: fc.array(fc.nat({ max: 60 }), { maxLength: 6 }),
+      cleared: fc.array(fc.nat({ max: 60 }), { maxLength: 3 }),
+      passivated: fc.array(fc.nat({ max: 60 }), { maxLength: 4 }),
+      changed: fc.array(fc.nat({ max: 60 }), { maxLength: 4 }),
+      forgotten: fc.array(fc.nat({ max: 60 }), { maxLength: 3 }),
+      fresh: fc.nat({ max: 3 }),
+      shuffle: fc.boolean(),
+    });
+    const scenario = fc.record({
+      count: fc.integer({ min: 1, max: 50 }),
+      bytes: fc.integer({ min: 20, max: 900 }),
+      hops: fc.array(event, { minLength: 1, maxLength: 5 }),
+    });
+    fc.assert(
+      fc.property(scenario, ({ count, bytes, hops }) => {
+        let host: ReturnType<typeof hop> = firstHop(count, bytes);
+        let model = contents(host);
+        let ids = Array.from({ length: count }, (_, i) => `e${i}`);
+        hops.forEach((e, n) => {
+          const pick = (list: number[]) => new Set(list.map((i) => ids[i % ids.length] as string));
+          const [woken, cleared, passivated] = [pick(e.woken), pick(e.cleared), pick(e.passivated)];
+          const sends: Sends = new Map(host.sends);
+          for (const id of pick(e.changed)) sends.set(id, [...(sends.get(id) ?? []), ...sendsOf(1_000 + n)]);
+          for (const id of pick(e.forgotten)) sends.delete(id);
+          const fresh = Array.from({ length: e.fresh }, (_, i) => `n${n}-${i}`);
+          ids = [...ids, ...fresh];
+          const live = new Map<string, unknown>();
+          for (const id of [...woken, ...fresh]) live.set(id, `woke ${n} ${id}`);
+          for (const id of cleared) live.set(id, undefined);
+          for (const id of passivated) live.delete(id);
+          const untouched = (id: string): boolean => !live.has(id) && !passivated.has(id) && !cleared.has(id);
+          const snapshots: TakenSnapshot[] = [
+            ...[...live].map(([entityId, value]) => ({ entityId, ok: true as const, value })),
+            ...taken(host.held.filter(([id]) => untouched(id))),
+          ];
+          if (e.shuffle) snapshots.reverse();
+          const expected: Contents = new Map();
+          for (const id of ids) {
+            const value = live.has(id) ? live.get(id) : untouched(id) ? model.get(id)?.value : undefined;
+            const processed = sends.get(id) ?? [];
+            if (value !== undefined || processed.length > 0) expected.set(id, { value, sends: processed });
+          }
+          host = hop(snapshots, sends, n + 2);
+          expect(contents(host)).toEqual(expected);
+          expect(lasts(host.out)).toEqual(endsOnce(host.out));
+          for (const [chunk] of host.out)
+            if (chunk.entities.length > 1)
+              expect(chunk.packed.byteLength).toBeLessThanOrEqual(LIMITS.stateChunkBytes + 4);
+          model = expected;
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
