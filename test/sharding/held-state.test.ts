@@ -154,7 +154,7 @@ describe('HeldStates', () => {
     expect(states.wake('a')).toBeUndefined();
     expect(states.wake('bad')).toBeUndefined();
     expect(unreadable).toEqual(['bad']);
-    expect(states.drain().map(([entityId]) => entityId)).toEqual(['c']);
+    expect(states.drain().map(({ entityId }) => entityId)).toEqual(['c']);
     expect(states.size).toBe(0);
   });
 });
@@ -232,11 +232,7 @@ describe('StateTransfer with held states', () => {
     expect(restored?.states.wake('bad-value')).toBeUndefined();
     expect(transfer.outcomes).toMatchObject({ restored: 2, failed: 2 });
     // The good one, never woken, goes on with the next hand-off as it came (the same bytes, copied into the chunk).
-    const held = (restored?.states.drain() ?? []).map(([entityId, state]) => ({
-      entityId,
-      ok: true as const,
-      held: state,
-    }));
+    const held = restored?.states.drain() ?? [];
     // The dedup table gives back the sends it restored: the bytes go on unchanged.
     const chunks = transfer.outgoing(1, 10, held, restored?.sends);
     expect(chunks[0]?.entities.map((e) => e.entityId)).toEqual(['good']);

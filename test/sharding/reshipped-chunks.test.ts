@@ -11,7 +11,7 @@ import { packEntities, unpackEntities } from '../../src/sharding/protocol/packed
 import { MAX_ENTITIES_PER_CHUNK } from '../../src/sharding/protocol/state-messages.js';
 import { MAX_ENTITY_ID_LENGTH } from '../../src/sharding/protocol/entity-messages.js';
 import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
-import { skimState, type ArrivedChunk, type HeldState } from '../../src/sharding/region/held-state.js';
+import { skimState, type ArrivedChunk, type HeldSnapshot } from '../../src/sharding/region/held-state.js';
 import { toRestate, type ReshippedChunk } from '../../src/sharding/region/reshipped-chunks.js';
 import { encodeMessage } from '../../src/cluster/transport/message-codec.js';
 import { packSnapshots, type PackedChunk, type TakenSnapshot } from '../../src/sharding/region/shard-state.js';
@@ -60,13 +60,12 @@ function hop(snapshots: ReadonlyArray<TakenSnapshot>, sends: Sends, transferId =
 }
 
 /** A new host's held states as the next hand-off takes them. */
-const taken = (held: ReadonlyArray<[string, HeldState]>): TakenSnapshot[] =>
-  held.map(([entityId, state]) => ({ entityId, ok: true as const, held: state }));
+const taken = (held: ReadonlyArray<HeldSnapshot>): TakenSnapshot[] => [...held];
 
 /** What the new host has: each held state's value, and the sends it restored (with a value or alone). */
-function contents({ held, sends }: { held: ReadonlyArray<[string, HeldState]>; sends: Sends }): Contents {
+function contents({ held, sends }: { held: ReadonlyArray<HeldSnapshot>; sends: Sends }): Contents {
   const out: Contents = new Map();
-  for (const [entityId, state] of held) {
+  for (const { entityId, held: state } of held) {
     const decoded = state.value && decodeValue(state.bytes.subarray(state.value.start, state.value.end));
     if (!decoded?.ok) throw new Error(`${entityId}: no value`);
     out.set(entityId, { value: decoded.value, sends: sends.get(entityId) ?? [] });
@@ -104,7 +103,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
     expect(chunks.length).toBeGreaterThan(2);
     const snapshots = [
       { entityId: 'e1', ok: true as const, value: 'woke' },
-      ...taken(first.held.filter(([id]) => id !== 'e1')),
+      ...taken(first.held.filter(({ entityId: id }) => id !== 'e1')),
     ];
     const next = hop(snapshots, first.sends, 2);
     expect(next.out.slice(0, chunks.length).map(([chunk]) => chunk.packed)).toEqual(chunks);
@@ -127,7 +126,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
     const gone = new Set([a, b, c]);
     const snapshots = [
       { entityId: a as string, ok: true as const, value: undefined },
-      ...taken(first.held.filter(([id]) => !gone.has(id))),
+      ...taken(first.held.filter(({ entityId: id }) => !gone.has(id))),
     ];
     const next = hop(snapshots, sends, 2);
     // Each of their chunks still goes as it came, its stale entry overridden after it.
@@ -160,7 +159,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
     const woken = firstChunk.entities.slice(0, 5).map((e) => e.entityId);
     const snapshots = [
       ...woken.map((entityId) => ({ entityId, ok: true as const, value: `woke ${entityId}` })),
-      ...taken(first.held.filter(([id]) => !woken.includes(id))),
+      ...taken(first.held.filter(({ entityId: id }) => !woken.includes(id))),
     ];
     const next = hop(snapshots, first.sends, 2);
     expect(next.out.some(([chunk]) => chunk.packed === firstChunk.packed)).toBe(false);
@@ -173,7 +172,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
   it('ships chunks in the order of the parts they came as: an entity with entries in two keeps its winner', () => {
     const first = firstHop(36);
     const second = hop(
-      [{ entityId: 'e1', ok: true, value: 'woke' }, ...taken(first.held.filter(([id]) => id !== 'e1'))],
+      [{ entityId: 'e1', ok: true, value: 'woke' }, ...taken(first.held.filter(({ entityId: id }) => id !== 'e1'))],
       first.sends,
       2,
     );
@@ -270,7 +269,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
           const untouched = (id: string): boolean => !live.has(id) && !passivated.has(id) && !cleared.has(id);
           const snapshots: TakenSnapshot[] = [
             ...[...live].map(([entityId, value]) => ({ entityId, ok: true as const, value })),
-            ...taken(host.held.filter(([id]) => untouched(id))),
+            ...taken(host.held.filter(({ entityId: id }) => untouched(id))),
           ];
           if (e.shuffle) snapshots.reverse();
           const expected: Contents = new Map();

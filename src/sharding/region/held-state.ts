@@ -189,9 +189,9 @@ export class HeldStates {
     return undefined;
   }
 
-  /** Takes every state still held out (the shard stops). */
-  drain(): Array<[string, HeldState]> {
-    const all = [...this.states];
+  /** Takes every state still held out (the shard stops), each as the hand-off ships it on. */
+  drain(): HeldSnapshot[] {
+    const all = Array.from(this.states, ([entityId, held]): HeldSnapshot => ({ entityId, ok: true, held }));
     this.states.clear();
     return all;
   }

@@ -102,15 +102,22 @@ export function toRestate(
 ): Map<string, HeldSnapshot | undefined> {
   const restate = new Map<string, HeldSnapshot | undefined>();
   if (!carriesSuperseded(whole)) return restate;
-  const current = new Map<string, { readonly at: number; readonly snapshot: HeldSnapshot }>();
-  whole.forEach((run, at) => run.held.forEach((snapshot) => current.set(snapshot.entityId, { at, snapshot })));
+  // Each superseded entry's entity (few: the entities that woke) with the last chunk that carries one of it.
+  const stale = new Map<string, number>();
   whole.forEach((run, at) => {
     if (run.held.length === run.arrived.entities.length) return;
-    for (const { entityId } of run.arrived.entities) {
-      const entry = current.get(entityId);
-      if (written.has(entityId) || (entry !== undefined && entry.at >= at)) continue;
-      restate.set(entityId, entry?.snapshot);
-    }
+    const current = new Set(run.held.map((snapshot) => snapshot.entityId));
+    for (const { entityId } of run.arrived.entities)
+      if (!current.has(entityId) && !written.has(entityId)) stale.set(entityId, at);
   });
+  // Where each of them is current, if in a chunk that goes as it came: after its last stale entry, nothing to do.
+  const current = new Map<string, { readonly at: number; readonly snapshot: HeldSnapshot }>();
+  whole.forEach((run, at) => {
+    for (const snapshot of run.held) if (stale.has(snapshot.entityId)) current.set(snapshot.entityId, { at, snapshot });
+  });
+  for (const [entityId, staleAt] of stale) {
+    const entry = current.get(entityId);
+    if (entry === undefined || entry.at < staleAt) restate.set(entityId, entry?.snapshot);
+  }
   return restate;
 }

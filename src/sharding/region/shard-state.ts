@@ -88,8 +88,10 @@ function onlySends(
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
 ): string[] {
   if (sends.size === 0) return [];
-  const taken = new Set(snapshots.map((snapshot) => snapshot.entityId));
-  return [...sends.keys()].filter((entityId) => !taken.has(entityId));
+  // A set of the few entities with sends that have a snapshot, not of every snapshot.
+  const taken = new Set<string>();
+  for (const { entityId } of snapshots) if (sends.has(entityId)) taken.add(entityId);
+  return taken.size === sends.size ? [] : [...sends.keys()].filter((entityId) => !taken.has(entityId));
 }
 
 /** An entity's state with neither a value nor sends: the new host starts it fresh (a superseded entry's end). */

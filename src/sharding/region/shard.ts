@@ -312,7 +312,7 @@ export class Shard implements PassivatingShard {
       const taken: TakenSnapshot[] = entities
         .filter((entity) => entity.snapshots)
         .map((entity) => ({ entityId: entity.entityId, ...entity.snapshot() }));
-      for (const [entityId, state] of held) taken.push({ entityId, ok: true, held: state });
+      for (const snapshot of held) taken.push(snapshot);
       this.taken = taken;
     }
     await Promise.all(entities.map((entity) => entity.stop()).filter((stopping) => stopping !== undefined));
