@@ -191,7 +191,8 @@ export class HeldStates {
 
   /** Takes every state still held out (the shard stops), each as the hand-off ships it on. */
   drain(): HeldSnapshot[] {
-    const all = Array.from(this.states, ([entityId, held]): HeldSnapshot => ({ entityId, ok: true, held }));
+    const all: HeldSnapshot[] = [];
+    for (const [entityId, held] of this.states) all.push({ entityId, ok: true, held });
     this.states.clear();
     return all;
   }
