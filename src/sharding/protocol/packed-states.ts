@@ -13,12 +13,6 @@ export interface WireEntityState {
 /** Bytes of a packed chunk's header, its u32 count of entities. */
 export const PACKED_HEADER_BYTES = 4;
 
-/** The count of entities a packed chunk's header names (0 for bytes too short to have one). */
-export function packedCount(packed: Uint8Array): number {
-  if (packed.length < PACKED_HEADER_BYTES) return 0;
-  return new DataView(packed.buffer, packed.byteOffset, PACKED_HEADER_BYTES).getUint32(0);
-}
-
 /** Bytes of an entity id in a packed chunk: the u16 length prefix bounds it. */
 const MAX_ID_BYTES = 0xffff;
 
