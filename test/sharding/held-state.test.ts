@@ -130,6 +130,26 @@ describe('skimState', () => {
     });
   });
 
+  it('reads where a string or binary value ends from its header as the general reading does, cut or whole', () => {
+    // Lengths across each header's bound: fixstr (31), str8 and bin8 (255), str16 and bin16 (65,535), then 32-bit.
+    const length = fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 65_500, max: 65_600 }));
+    const value = fc.oneof(
+      length.map((n) => 'y'.repeat(n)),
+      length.map((n) => new Uint8Array(n).fill(7)),
+    );
+    fc.assert(
+      fc.property(value, fc.nat(), (value, cut) => {
+        const bytes = packed(value);
+        const quick = held(bytes);
+        expect(quick.value).toEqual(held(Buffer.concat([bytes, Uint8Array.of(0xc0)])).value);
+        expect(new HeldStates(new Map([['e', quick]]), () => {}).wake('e')).toEqual({ value });
+        // Cut short anywhere, the state is refused: the header's length is never trusted past the bytes.
+        expect(skimState(bytes.subarray(0, cut % bytes.byteLength)).ok).toBe(false);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('reads keys and the type however msgpack encodes the strings (str8 headers)', () => {
     const str8 = (text: string): number[] => [0xd9, text.length, ...Buffer.from(text)];
     const bytes = Uint8Array.from([0x82, ...str8('type'), ...str8('EntitySnapshot'), ...str8('value'), 0x07]);
@@ -201,6 +221,47 @@ describe('reshipState', () => {
 });
 
 describe('StateTransfer with held states', () => {
+  it("starts with each entity's entry in the latest part, whatever either part holds for it", () => {
+    const transfer = new StateTransfer({
+      typeName: 'T',
+      config: { ...LIMITS, maxHandOffStateBytes: 1_000_000, handOffTimeoutMs: 60_000 },
+      logger: silentLogger(),
+    });
+    const garbage = new Uint8Array([0x93, 0x01]);
+    const empty = encodeValue({ type: 'EntitySnapshot' }).slice();
+    const parts = [
+      // a: a state, then garbage; b: garbage, then a state; c: a state with sends, then an empty state; d: a
+      // state with sends, then one without; e: sends alone, then a state; f: only here.
+      [
+        ['a', packed('A0')],
+        ['b', garbage],
+        ['c', packed('C0', SENDS)],
+        ['d', packed('D0', SENDS)],
+        ['e', encodeValue({ type: 'EntitySnapshot', sends: SENDS }).slice()],
+        ['f', packed('F0', SENDS)],
+      ],
+      [
+        ['a', garbage],
+        ['b', packed('B1')],
+        ['c', empty],
+        ['d', packed('D1')],
+        ['e', packed('E1', SENDS)],
+      ],
+    ] as const;
+    parts.forEach((entries, part) =>
+      transfer.received({
+        type: 'RestoreShardState',
+        ...{ typeName: 'T', shardId: 1, transferId: 9, part, parts: parts.length },
+        entities: entries.map(([entityId, state]) => ({ entityId, state })),
+      }),
+    );
+    const restored = transfer.restore(1);
+    expect(transfer.outcomes).toMatchObject({ restored: 4, failed: 1 });
+    expect([...(restored?.sends.keys() ?? [])].sort()).toEqual(['e', 'f']);
+    const woken = ['a', 'b', 'c', 'd', 'e', 'f'].map((entityId) => restored?.states.wake(entityId)?.value);
+    expect(woken).toEqual([undefined, 'B1', undefined, 'D1', 'E1', 'F0']);
+  });
+
   it("counts 'restored' when a state is accepted at the start, 'failed' again if its value cannot be decoded", () => {
     const events: Array<[string, number]> = [];
     const transfer = new StateTransfer({

@@ -118,7 +118,7 @@ function plainState(bytes: Uint8Array, chunk: ArrivedChunk | undefined): HeldSta
   if (map === undefined || size <= map.header + keys.length) return undefined;
   if (!bytesAt(bytes, map.header, keys)) return undefined;
   const start = map.header + keys.length;
-  const end = msgpackValueEnd(bytes, start);
+  const end = textEnd(bytes, start) ?? msgpackValueEnd(bytes, start);
   if (typeof end !== 'number') return undefined;
   if (map.pairs === 2) return end === size ? { bytes, value: { start, end }, sends: NO_SENDS, chunk } : undefined;
   const sendsAt = end + SENDS_KEY.length;
@@ -126,6 +126,23 @@ function plainState(bytes: Uint8Array, chunk: ArrivedChunk | undefined): HeldSta
   // Exactly one value up to the end, or the decoder refuses it.
   const sends = readSends(bytes, sendsAt, size);
   return sends === undefined ? undefined : { bytes, value: { start, end }, sends, chunk };
+}
+
+/**
+ * Where a string or binary value at `start` ends, read from its header alone (a state's value most often: S10's
+ * is a 1 KiB string); undefined for any other value, or one that runs past the end (the walk then says why).
+ */
+function textEnd(bytes: Uint8Array, start: number): number | undefined {
+  const token = bytes[start] as number;
+  let from: number;
+  let length: number;
+  if (token >= 0xa0 && token < 0xc0) [from, length] = [start + 1, token & 0x1f];
+  else if (token === 0xd9 || token === 0xc4) [from, length] = [start + 2, bytes[start + 1] as number];
+  else if (token === 0xda || token === 0xc5)
+    [from, length] = [start + 3, ((bytes[start + 1] as number) << 8) | (bytes[start + 2] as number)];
+  else return undefined;
+  const end = from + length;
+  return end <= bytes.length ? end : undefined;
 }
 
 /** A map header of 2 or 3 pairs (fixmap, or map16 as msgpackr writes objects): its size and pairs. */

@@ -319,16 +319,27 @@ export class IncomingStates<T> {
    * With `transferId`, only that transfer: another one is dropped (undefined).
    */
   take(shardId: number, transferId?: number): ReadonlyMap<string, T> | 'incomplete' | undefined {
+    const parts = this.takeParts(shardId, transferId);
+    if (typeof parts !== 'object') return parts;
+    const states = new Map<string, T>();
+    for (const entities of parts) for (const [entityId, state] of entities) states.set(entityId, state);
+    return states;
+  }
+
+  /**
+   * As `take`, the states part by part in the order of their parts, each as read (an entity's entry in a later
+   * part wins): for a caller that sorts them as it reads them, in one pass instead of a map and then its own.
+   */
+  takeParts(
+    shardId: number,
+    transferId?: number,
+  ): ReadonlyArray<ReadonlyArray<readonly [string, T]>> | 'incomplete' | undefined {
     const transfer = this.transfers.get(shardId);
     if (transfer === undefined) return undefined;
     this.drop(shardId);
     if (transferId !== undefined && transfer.transferId !== transferId) return undefined;
     this.taken.set(shardId, transfer.transferId);
-    if (!transfer.received.complete) return 'incomplete';
-    const states = new Map<string, T>();
-    for (const entities of transfer.received.inOrder())
-      for (const [entityId, state] of entities) states.set(entityId, state);
-    return states;
+    return transfer.received.complete ? transfer.received.inOrder() : 'incomplete';
   }
 
   clear(): void {
