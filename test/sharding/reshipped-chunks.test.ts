@@ -153,6 +153,29 @@ describe('packSnapshots with states held since the last hand-off', () => {
     expect(contents(next)).toEqual(contents(first));
   });
 
+  it('packs woken entities larger than the room their chunk starts with, growing it within the budget', () => {
+    const first = firstHop(36);
+    const chunks = first.out.length;
+    // The chunk after those that go as they came starts with room for small entries; these are larger.
+    const woken = ['e1', 'e14', 'e27'].map((entityId, i) => ({
+      entityId,
+      ok: true as const,
+      value: 'W'.repeat(950 + i),
+    }));
+    const ids = new Set(woken.map((w) => w.entityId));
+    const next = hop([...woken, ...taken(first.held.filter(({ entityId }) => !ids.has(entityId)))], first.sends, 2);
+    const packedAfter = next.out.slice(chunks).map(([chunk]) => chunk);
+    // Two in one chunk (more than it started with room for), the third in the next: the budget holds two.
+    expect(packedAfter.map((chunk) => chunk.entities.map((e) => e.entityId))).toEqual([['e1', 'e14'], ['e27']]);
+    for (const chunk of packedAfter) expect(chunk.packed.byteLength).toBeLessThanOrEqual(LIMITS.stateChunkBytes);
+    expect(lasts(next.out)).toEqual(endsOnce(next.out));
+    const expected = contents(first);
+    woken.forEach(({ entityId, value }) =>
+      expected.set(entityId, { value, sends: expected.get(entityId)?.sends ?? [] }),
+    );
+    expect(contents(next)).toEqual(expected);
+  });
+
   it('packs again a chunk more than a quarter superseded, its stale entries dropped', () => {
     const first = firstHop(36);
     const [firstChunk] = first.out[0] as [PackedChunk, boolean];

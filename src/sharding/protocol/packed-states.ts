@@ -73,7 +73,11 @@ export class PackedWriter {
     this.writer.writeUInt32BE(this.ranges.length, 0);
     const used = this.bytes.subarray(0, this.at);
     const packed = this.bytes.byteLength > 2 * this.at ? used.slice() : used;
-    const entities = this.ranges.map(([entityId, start, end]) => ({ entityId, state: packed.subarray(start, end) }));
+    // Views made by the Uint8Array constructor, as unpackEntities makes them: a subarray each cost more.
+    const { buffer, byteOffset } = packed;
+    const entities: WireEntityState[] = [];
+    for (const [entityId, start, end] of this.ranges)
+      entities.push({ entityId, state: new Uint8Array(buffer, byteOffset + start, end - start) });
     return { packed, entities };
   }
 

@@ -167,7 +167,8 @@ export function reshipState(held: HeldState, sends: ReadonlyArray<ProcessedSends
   }
   if (unchanged) return held.bytes;
   const value = held.bytes.subarray(held.value.start, held.value.end);
-  const encodedSends = sends.length === 0 ? undefined : copy(encodeValue(sends));
+  // encodeValue's bytes are the result's own: set into `out` as they are.
+  const encodedSends = sends.length === 0 ? undefined : encodeValue(sends);
   const tail = encodedSends === undefined ? 0 : SENDS_KEY.byteLength + encodedSends.byteLength;
   const out = new Uint8Array(1 + TYPE_AND_VALUE_KEY.byteLength + value.byteLength + tail);
   out[0] = FIXMAP | (encodedSends === undefined ? 2 : 3);

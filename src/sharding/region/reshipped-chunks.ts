@@ -22,6 +22,8 @@ export interface ReshippedChunk {
   currentBytes: number;
 }
 
+const NO_SENDS: ReadonlyArray<ProcessedSends> = [];
+
 /** Bytes of an entry's lengths in a packed chunk beside its id and state: u16 id length, u32 state length. */
 const ENTRY_LENGTHS = 6;
 
@@ -71,7 +73,10 @@ function unchangedHere(
   limits: StateLimits,
 ): boolean {
   if (held.value !== undefined && held.bytes.length > limits.maxEntitySnapshotBytes) return false;
-  return reshipState(held, sends.get(entityId) ?? []) === held.bytes;
+  const current = sends.get(entityId);
+  // Most held states carry no sends and the table kept none for them (reshipState would give their bytes).
+  if (current === undefined && held.sends.length === 0) return held.value !== undefined;
+  return reshipState(held, current ?? NO_SENDS) === held.bytes;
 }
 
 /**

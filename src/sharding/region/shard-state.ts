@@ -6,7 +6,7 @@
 // also for an entity without state. A state still held when the shard moves again travels on as it came, and a
 // chunk most of whose states did not change since it came travels on as that chunk (reshipped-chunks.ts).
 import { encodeMessage, encodeValueScratch } from '../../cluster/transport/message-codec.js';
-import { PackedWriter } from '../protocol/packed-states.js';
+import { PACKED_HEADER_BYTES, PackedWriter } from '../protocol/packed-states.js';
 import { TransferParts, type ChunkPlace } from '../protocol/transfer-parts.js';
 import type { ProcessedSends } from './dedup-table.js';
 import type { StateLimits } from '../core/config.js';
@@ -71,7 +71,8 @@ export function packSnapshots(
 ): PackedStates {
   const { whole, rest } = sortOut(snapshots, sends, limits);
   const sendsOnly = onlySends(snapshots, sends);
-  const packer = new ChunkPacker(limits, sends, onChunk, carriesSuperseded(whole));
+  const firstBytes = firstChunkBytes(rest, sendsOnly.length + superseded(whole), limits);
+  const packer = new ChunkPacker(limits, sends, onChunk, carriesSuperseded(whole), firstBytes);
   // With nothing to pack, what must be stated again is known before the first chunk goes: none, and the last
   // chunk that goes as it came is the final one.
   const restate = rest.length === 0 && sendsOnly.length === 0 ? toRestate(whole, packer.written) : undefined;
@@ -80,6 +81,33 @@ export function packSnapshots(
   for (const snapshot of rest) packer.take(snapshot);
   for (const entityId of sendsOnly) packer.sendsOf(entityId);
   return packer.finish(restate ?? toRestate(whole, packer.written));
+}
+
+/**
+ * The memory the first chunk packed one state at a time starts with: what the held states among `rest` take,
+ * and an entry of SMALL_ENTRY_BYTES for each other (a snapshot, whose size is known once encoded; sends alone;
+ * a superseded entry stated again: `others`), at most a whole chunk's; the writer grows for more. After chunks
+ * that went as they came that chunk is mostly a few states: its memory is fresh from the kernel, each page
+ * faulted in when first written, and a whole chunk's for a few states cost more than packing them (S10).
+ */
+function firstChunkBytes(rest: ReadonlyArray<TakenSnapshot>, others: number, limits: StateLimits): number {
+  let bytes = PACKED_HEADER_BYTES + others * SMALL_ENTRY_BYTES;
+  for (const snapshot of rest) {
+    if (bytes >= limits.stateChunkBytes) break;
+    const state = 'held' in snapshot ? snapshot.held.bytes.length : SMALL_ENTRY_BYTES;
+    bytes += state + snapshot.entityId.length * 3 + ENTRY_OVERHEAD;
+  }
+  return Math.min(bytes, limits.stateChunkBytes);
+}
+
+/** Bytes reserved for an entry whose size is not known before it is packed (the writer grows for a longer one). */
+const SMALL_ENTRY_BYTES = 256;
+
+/** The entries of the chunks that go as they came that this host no longer holds from them. */
+function superseded(whole: ReadonlyArray<ReshippedChunk>): number {
+  let count = 0;
+  for (const run of whole) count += run.arrived.entities.length - run.held.length;
+  return count;
 }
 
 /** The entities known only by the sends they processed (no snapshot of theirs is taken). */
@@ -115,8 +143,10 @@ class ChunkPacker {
     private readonly onChunk: (chunk: PackedChunk, last: boolean) => void,
     /** Whether `written` is kept (only superseded entries need it). */
     private readonly tracksWritten: boolean,
+    /** The first chunk's memory (firstChunkBytes); each later one starts with a whole chunk's. */
+    firstBytes: number,
   ) {
-    this.current = new PackedWriter(limits.stateChunkBytes);
+    this.current = new PackedWriter(firstBytes);
   }
 
   /** One snapshot: its value encoded, a held state reshipped, a failed one refused (its sends still go). */
