@@ -92,7 +92,8 @@ export function skimState(bytes: Uint8Array, chunk?: ArrivedChunk): SkimmedState
   }
 }
 
-const NO_SENDS: ReadonlyArray<ProcessedSends> = [];
+/** No processed sends: one list for every state that carries none. */
+export const NO_SENDS: ReadonlyArray<ProcessedSends> = [];
 
 /** The processed sends in `bytes[start..end)` (read in place: sends-reader.ts; else decoded and checked), or undefined. */
 function readSends(bytes: Uint8Array, start: number, end: number): ReadonlyArray<ProcessedSends> | undefined {

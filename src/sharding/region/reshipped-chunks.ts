@@ -9,7 +9,7 @@
 import { PACKED_HEADER_BYTES } from '../protocol/packed-states.js';
 import type { ProcessedSends } from './dedup-table.js';
 import type { StateLimits } from '../core/config.js';
-import { reshipState, type ArrivedChunk, type HeldSnapshot } from './held-state.js';
+import { NO_SENDS, reshipState, type ArrivedChunk, type HeldSnapshot } from './held-state.js';
 
 /** A chunk that goes on as it came, with the states this host still holds from it unchanged. */
 export interface ReshippedChunk {
@@ -21,8 +21,6 @@ export interface ReshippedChunk {
   /** Bytes of the chunk's entries that are current: `held`'s states, ids and lengths. */
   currentBytes: number;
 }
-
-const NO_SENDS: ReadonlyArray<ProcessedSends> = [];
 
 /** Bytes of an entry's lengths in a packed chunk beside its id and state: u16 id length, u32 state length. */
 const ENTRY_LENGTHS = 6;
