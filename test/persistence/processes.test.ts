@@ -177,7 +177,9 @@ describe('lmdb persistence across processes', () => {
       expected = k;
     }
     expect(acknowledged).toBeGreaterThan(1000);
-  });
+    // Sixty node processes started and killed one after another: a guard against a hang, not a time asserted (on
+    // a loaded two-core machine the sixty rounds took more than the suite's 30 s).
+  }, 120_000);
 
   it('a full disk fails the append with storage_unavailable, refuses appends until a snapshot, and reopens clean', async () => {
     const dir = newDir();
