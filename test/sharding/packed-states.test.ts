@@ -13,7 +13,12 @@ import { FamilyRegistry, PROTOCOL_VERSION, type WireMessage } from '../../src/cl
 import { SHARDING_MESSAGES, type ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import { PackedWriter, packEntities, unpackEntities } from '../../src/sharding/protocol/packed-states.js';
 import { ShardingLink } from '../../src/sharding/protocol/sharding-link.js';
-import { stateOnWire, type WireEntityState } from '../../src/sharding/protocol/state-messages.js';
+import {
+  MAX_SENDER_PROGRESS,
+  asRestore,
+  stateOnWire,
+  type WireEntityState,
+} from '../../src/sharding/protocol/state-messages.js';
 import { silentLogger } from '../../src/logging.js';
 
 const LIMITS = { maxEntities: 1_000, maxEntityIdLength: 64 };
@@ -185,6 +190,27 @@ describe('a state chunk on the wire, by the peer version', () => {
     expect(Object.keys(stateOnWire(counted, 8))).not.toContain('last');
     expect(Object.keys(stateOnWire(counted, 7))).not.toContain('last');
     expect((arrived(stateOnWire(counted, 9)) as { last?: true }).last).toBe(true);
+  });
+
+  it("carries the old host's sender progress to a peer on 11 only, and a relay keeps it; a bad one is refused", () => {
+    const progress = [{ node: 'sys@127.0.0.1:7001', incarnation: 4, below: 120 }];
+    const withProgress = { ...CHUNK, progress };
+    const toEleven = arrived(stateOnWire(withProgress, 11)) as typeof withProgress;
+    expect(toEleven.progress).toEqual(progress);
+    // A coordinator relaying it as the new home's RestoreShardState keeps it.
+    expect(asRestore(toEleven as never).progress).toEqual(progress);
+    for (const version of [10, 9, 8, 7])
+      expect(Object.keys(stateOnWire(withProgress, version))).not.toContain('progress');
+    const bad = (entry: Record<string, unknown>) => ({ ...stateOnWire(CHUNK, 11), progress: [entry] }) as WireMessage;
+    for (const entry of [
+      { ...progress[0], node: 'nobody' },
+      { ...progress[0], below: 0 },
+      { ...progress[0], incarnation: 1.5 },
+      { node: progress[0]?.node, incarnation: 4 },
+    ])
+      expect(arrived(bad(entry))).toBeUndefined();
+    const many = Array.from({ length: MAX_SENDER_PROGRESS + 1 }, () => progress[0]);
+    expect(arrived({ ...stateOnWire(CHUNK, 11), progress: many } as WireMessage)).toBeUndefined();
   });
 
   it('leaves other messages as they are', () => {

@@ -100,6 +100,38 @@ describe('DedupTable (the host)', () => {
     expect(next.deduplicated).toBe(2);
   });
 
+  it("carries its senders' progress with a shard: the new home forgets what the old host forgot (issue 40)", () => {
+    const sender = 'sys@127.0.0.1:1';
+    const process = (host: DedupTable, seq: number, below: number, shardId = 1, entityId = 'e') =>
+      host.admit(sender, { incarnation: 1, seq, below }, { shardId, entityId }, () => {})?.({ ok: true, value: 1 });
+    const [a, b, unaware] = [new DedupTable(), new DedupTable(), new DedupTable()];
+    for (const host of [a, unaware]) process(host, 5, 1);
+    const toB = a.take(1);
+    unaware.take(1);
+    b.restore(1, toB);
+    b.advance(1, a.progressOf(1));
+    // B then hears from the sender that nothing below 8 is outstanding (a send to another shard), and e runs 10.
+    process(b, 9, 8, 2, 'g');
+    process(b, 10, 8);
+    const toA = b.take(1);
+    expect(toA.get('e')).toEqual([{ node: sender, incarnation: 1, done: [10], failed: [] }]);
+    const progress = b.progressOf(1);
+    expect(progress).toEqual([{ node: sender, incarnation: 1, below: 8 }]);
+    // Back on A, which kept 5: with B's progress it gives e's sends on as they came back (its state is not
+    // spliced again); a host that never heard that progress gives 5 and 10, and would splice it at every hop.
+    for (const host of [a, unaware]) host.restore(1, toA);
+    a.advance(1, progress);
+    expect(a.take(1).get('e')).toEqual(toA.get('e'));
+    expect(unaware.take(1).get('e')?.[0]?.done).toEqual([5, 10]);
+    // Progress never goes back, and a sender the shard has no entries of is not added.
+    a.advance(1, [
+      { node: sender, incarnation: 1, below: 2 },
+      { node: 'sys@127.0.0.1:2', incarnation: 3, below: 50 },
+    ]);
+    expect(a.progressOf(1)).toEqual(progress);
+    expect(a.progressOf(7)).toEqual([]);
+  });
+
   it('refuses processed sends from the network that are not well formed', () => {
     const node = 'sys@127.0.0.1:1';
     expect(parseProcessedSends([{ node, incarnation: 1, done: [1, 2], failed: [] }])).toHaveLength(1);

@@ -4,7 +4,8 @@
 // their count (`parts`) or the last of them says `last` (protocol 9's streamed transfer), in any order.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IncomingStates, packSnapshots, type PackedChunk } from '../../src/sharding/region/shard-state.js';
+import { IncomingStates } from '../../src/sharding/region/incoming-states.js';
+import { packSnapshots, type PackedChunk } from '../../src/sharding/region/shard-state.js';
 import { readState } from './read-state.js';
 
 const LIMITS = { maxEntitySnapshotBytes: 10_000, stateChunkBytes: 3_000 };

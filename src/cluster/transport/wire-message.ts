@@ -25,8 +25,11 @@ import { ActorTsError } from '../../errors.js';
  * 10: a hand-off's state goes straight from the old host to the new home (HandOff names it, `to`; HostShard names
  * the transfer to start with, `transferId`), not through the coordinator; a coordinator asks for it so only when
  * the old host and the new home both agreed 10 with it, and relays it as before otherwise.
+ * 11: a hand-off state chunk carries the old host's progress of the senders whose sends the shard processed
+ * (`progress`), so the new home forgets the processed sends the old host forgot; a node sends it so only to a
+ * peer whose agreed version is 11, and a peer of version 10 or older gets the chunk without it.
  */
-export const PROTOCOL_VERSION = 10;
+export const PROTOCOL_VERSION = 11;
 
 /** What every message on the wire has: a string discriminator. */
 export interface WireMessage {

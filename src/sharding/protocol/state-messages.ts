@@ -11,7 +11,7 @@ import { ActorTsError } from '../../errors.js';
 import { Bytes, type Shape } from '../../shapes.js';
 import { MAX_ENTITY_ID_LENGTH } from './entity-messages.js';
 import { packEntities, unpackEntities, type WireEntityState } from './packed-states.js';
-import { RequestIdField, ShardIdField, TypeNameField } from './wire-values.js';
+import { AddressField, RequestIdField, ShardIdField, TypeNameField } from './wire-values.js';
 
 export type { WireEntityState } from './packed-states.js';
 
@@ -36,6 +36,19 @@ const MAX_CHUNK_BYTES = DEFAULT_MAX_FRAME_BYTES;
  * (HandOff's `to`, HostShard's `transferId`): the coordinator asks for it only when both agreed this version.
  */
 export const DIRECT_STATE_SINCE = 10;
+
+/**
+ * The protocol version from which a transfer's chunks carry the old host's sender progress (`progress`): without
+ * it the new home kept processed sends the old host had forgotten, and an entity's state whose sends differ
+ * between the two was packed again at every hand-off between them. A peer on 10 or older gets chunks without it.
+ */
+export const SENDER_PROGRESS_SINCE = 11;
+
+/** Most sender incarnations one transfer's progress names. */
+export const MAX_SENDER_PROGRESS = 4_096;
+
+/** One sender incarnation's progress (dedup-table.ts's SenderProgress): it retries none of its sends below `below`. */
+const SenderProgressField = Type.Object({ node: AddressField, incarnation: RequestIdField, below: RequestIdField });
 
 /** A shard whose hand-off state its old host still keeps, with the HandOff it was last sent for. */
 export const RetainedShardField = Type.Object({ shardId: ShardIdField, handOffId: RequestIdField });
@@ -62,6 +75,7 @@ const chunkFields = {
   last: Type.Optional(Type.Literal(true)),
   packed: Type.Optional(Bytes(MAX_CHUNK_BYTES)),
   entities: Type.Optional(Type.Array(ListedEntity, { maxItems: MAX_ENTITIES_PER_CHUNK })),
+  progress: Type.Optional(Type.Array(SenderProgressField, { maxItems: MAX_SENDER_PROGRESS })),
 };
 
 /** The state chunks: each type and its fields beyond `type`. */
@@ -104,18 +118,19 @@ type StateChunk = Extract<StateMessage, { readonly type: 'ShardStateChunk' | 'Re
  * A message as it goes to a peer on protocol `version`: a state chunk's entities packed from PACKED_STATE_SINCE
  * (the bytes it arrived in when it has them), as a list before; its `last` only from STREAMED_STATE_SINCE, before
  * which it must name `parts` (a sender streams only to a peer that reads `last`: `invalid_argument` otherwise);
- * any other message as it is.
+ * its `progress` only from SENDER_PROGRESS_SINCE; any other message as it is.
  */
 export function stateOnWire(message: { readonly type: string }, version: number): { readonly type: string } {
   if (message.type !== 'ShardStateChunk' && message.type !== 'RestoreShardState') return message;
-  const { entities, packed, last, ...rest } = message as StateChunk;
+  const { entities, packed, last, progress, ...rest } = message as StateChunk;
   if (version < STREAMED_STATE_SINCE && rest.parts === undefined) {
     throw new ActorTsError(
       'invalid_argument',
       `a state chunk without parts cannot go to a peer on protocol ${version} (streamed from ${STREAMED_STATE_SINCE})`,
     );
   }
-  const place = version >= STREAMED_STATE_SINCE && last ? { ...rest, last } : rest;
+  const known = version >= SENDER_PROGRESS_SINCE && progress !== undefined ? { ...rest, progress } : rest;
+  const place = version >= STREAMED_STATE_SINCE && last ? { ...known, last } : known;
   const wire =
     version >= PACKED_STATE_SINCE ? { ...place, packed: packed ?? packEntities(entities) } : { ...place, entities };
   return wire;
@@ -126,12 +141,13 @@ type Restore = Extract<StateMessage, { readonly type: 'RestoreShardState' }>;
 
 /** An old host's chunk as its new home takes it: the same part and entities, as transfer `handOffId`. */
 export function asRestore(chunk: Chunk): Restore {
-  const { typeName, shardId, handOffId, part, parts, last, entities, packed } = chunk;
+  const { typeName, shardId, handOffId, part, parts, last, entities, packed, progress } = chunk;
   return {
     type: 'RestoreShardState',
     ...{ typeName, shardId, transferId: handOffId, part, entities },
     ...(parts !== undefined && { parts }),
     ...(last && { last }),
     ...(packed !== undefined && { packed }),
+    ...(progress !== undefined && { progress }),
   };
 }

@@ -19,6 +19,16 @@ export interface ProcessedSends {
   readonly failed: ReadonlyArray<number>;
 }
 
+/**
+ * How far one sender incarnation has come: it retries none of its sends below `below` (a ReliableMark's `below`).
+ * A hand-off carries what its old host knew (protocol 11), so the new home forgets what the old host forgot.
+ */
+export interface SenderProgress {
+  readonly node: string;
+  readonly incarnation: number;
+  readonly below: number;
+}
+
 interface Seen {
   readonly running: Set<number>;
   /** Done sequence numbers in about ascending order, with the entity that processed each. */
@@ -136,14 +146,9 @@ export class DedupTable {
    * covers all its sends), so the entries of shards that moved away do not stay. Run now and then.
    */
   prune(): void {
-    const highest = new Map<string, number>();
-    const key = (sender: string, incarnation: number): string => `${incarnation} ${sender}`;
-    for (const [, , sender, incarnation, entry] of this.entries()) {
-      const k = key(sender, incarnation);
-      highest.set(k, Math.max(highest.get(k) ?? 0, entry.below));
-    }
+    const highest = this.highestBelow();
     for (const [shardId, bySender, sender, incarnation, entry] of this.entries()) {
-      forgetBelow(entry, highest.get(key(sender, incarnation)) ?? 0);
+      forgetBelow(entry, highest.get(senderKey(sender, incarnation)) ?? 0);
       if (entry.done.size > 0 || entry.running.size > 0) continue;
       const incarnations = bySender.get(sender);
       incarnations?.delete(incarnation);
@@ -152,9 +157,51 @@ export class DedupTable {
     }
   }
 
+  /**
+   * The progress of each sender incarnation with entries in the shard: the highest `below` any shard here heard
+   * from it (what `take` pruned the shard's entries by), to travel with the shard's hand-off.
+   */
+  progressOf(shardId: number): SenderProgress[] {
+    const senders = this.shards.get(shardId);
+    if (senders === undefined) return [];
+    const highest = this.highestBelow();
+    const progress: SenderProgress[] = [];
+    for (const [node, incarnations] of senders) {
+      for (const incarnation of incarnations.keys()) {
+        const below = highest.get(senderKey(node, incarnation)) ?? 0;
+        if (below > 0) progress.push({ node, incarnation, below });
+      }
+    }
+    return progress;
+  }
+
+  /**
+   * What the shard's old host knew of its senders' progress (it came with the hand-off): the shard's entries
+   * below it are forgotten here too, as the old host forgot them. Progress is never lowered.
+   */
+  advance(shardId: number, progress: ReadonlyArray<SenderProgress>): void {
+    const senders = this.shards.get(shardId);
+    for (const { node, incarnation, below } of progress) {
+      const entry = senders?.get(node)?.get(incarnation);
+      if (entry === undefined || below <= entry.below) continue;
+      entry.below = below;
+      forgetBelow(entry, below);
+    }
+  }
+
   /** A shard stopped here without a hand-off (nobody to give its entries to). */
   forget(shardId: number): void {
     this.shards.delete(shardId);
+  }
+
+  /** The highest `below` heard from each sender incarnation in any shard, by senderKey. */
+  private highestBelow(): Map<string, number> {
+    const highest = new Map<string, number>();
+    for (const [, , sender, incarnation, entry] of this.entries()) {
+      const k = senderKey(sender, incarnation);
+      highest.set(k, Math.max(highest.get(k) ?? 0, entry.below));
+    }
+    return highest;
   }
 
   private *entries(): Generator<[number, Map<string, Map<number, Seen>>, string, number, Seen]> {
@@ -189,6 +236,8 @@ export class DedupTable {
 }
 
 const DONE: EntityOutcome = { ok: true, value: null };
+
+const senderKey = (sender: string, incarnation: number): string => `${incarnation} ${sender}`;
 
 /**
  * Done sequence numbers are added in about ascending order: forgets from the oldest up to `below`, and the

@@ -96,7 +96,10 @@ export class RegionHost {
     return this.shards.ensure(shardId, () => {
       this.retained.drop(shardId);
       const restored = this.transfer.restore(shardId);
-      if (restored !== undefined) this.dedup.restore(shardId, restored.sends);
+      if (restored !== undefined) {
+        this.dedup.restore(shardId, restored.sends);
+        this.dedup.advance(shardId, restored.progress);
+      }
       return restored?.states;
     });
   }
@@ -140,7 +143,8 @@ export class RegionHost {
     const node = to ?? coordinator;
     const protocol = node === undefined ? 0 : (this.options.protocolWith?.(node) ?? PROTOCOL_VERSION);
     const streams = protocol >= STREAMED_STATE_SINCE;
-    let chunks = this.transfer.outgoing(shardId, handOffId, snapshots, sends, streams ? send : undefined);
+    const progress = this.dedup.progressOf(shardId);
+    let chunks = this.transfer.outgoing(shardId, handOffId, snapshots, sends, streams ? send : undefined, progress);
     if (to !== undefined && chunks.length === 0) {
       const typeName = this.options.shards.typeName;
       const empty = { typeName, shardId, handOffId, part: 0, parts: 1, entities: [], packed: packEntities([]) };

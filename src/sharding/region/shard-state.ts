@@ -1,16 +1,15 @@
 // Entity state across a graceful hand-off, on the region's side. The old host encodes each entity's snapshot
 // once (bounded per entity), packs them into chunks under a byte budget so no transfer is one frame over the
-// transport's limit, and the new host assembles one transfer's chunks and, when the shard starts, holds each
-// entity's state until its first message (held-state.ts). Each state travels as its own bytes: one entity's
+// transport's limit, and the new host assembles one transfer's chunks (incoming-states.ts) and, when the shard
+// starts, holds each entity's state until its first message (held-state.ts). Each state travels as its own bytes: one entity's
 // bad state costs that entity alone. The sends an entity processed (dedup-table.ts) travel in the same bytes,
 // also for an entity without state. A state still held when the shard moves again travels on as it came, and a
 // chunk most of whose states did not change since it came travels on as that chunk (reshipped-chunks.ts).
 import { encodeMessage, encodeValueScratch } from '../../cluster/transport/message-codec.js';
 import { PACKED_HEADER_BYTES, PackedWriter } from '../protocol/packed-states.js';
-import { TransferParts, type ChunkPlace } from '../protocol/transfer-parts.js';
 import type { ProcessedSends } from './dedup-table.js';
 import type { StateLimits } from '../core/config.js';
-import { SNAPSHOT, reshipState, type ArrivedChunk, type HeldSnapshot, type HeldState } from './held-state.js';
+import { SNAPSHOT, reshipState, type HeldSnapshot, type HeldState } from './held-state.js';
 import { carriesSuperseded, sortOut, toRestate, type ReshippedChunk } from './reshipped-chunks.js';
 
 /** One entity's encoded snapshot. */
@@ -266,130 +265,5 @@ function encodeView(entry: { readonly type: string }): Uint8Array {
     return encodeValueScratch(entry);
   } catch {
     return encodeMessage(entry);
-  }
-}
-
-interface Transfer<T> {
-  readonly transferId: number;
-  /** Per part, each entity's state as read on arrival. */
-  readonly received: TransferParts<Array<readonly [string, T]>>;
-  bytes: number;
-}
-
-/**
- * The transfers a new host has received for shards it is about to start: one per shard (a later transfer
- * replaces an earlier one), bounded in bytes of state (the oldest go first), taken when the shard starts. Each
- * state is read (`read`: a new host reads its outline) when its chunk arrives, not at the start: the start then
- * only gathers what was read, and a host reads chunk k while chunk k+1 is still on its way.
- */
-export class IncomingStates<T> {
-  private readonly transfers = new Map<number, Transfer<T>>();
-  /** Per shard, the transfer its last start here took: a late copy of it (a repeated HostShard) is stale. */
-  private readonly taken = new Map<number, number>();
-  private total = 0;
-
-  constructor(
-    private readonly maxBytes: number,
-    /** Reads one state as it arrives; `chunk`: the packed chunk it is a view of (none for a listed chunk). */
-    private readonly read: (state: Uint8Array, chunk: ArrivedChunk | undefined) => T,
-  ) {}
-
-  get bytes(): number {
-    return this.total;
-  }
-
-  /**
-   * One chunk (at `place` in its transfer: transfer-parts.ts), its states views of `packed` when it came packed;
-   * its states are read unless it is a repeat. Returns the shards whose transfers were dropped to stay within
-   * the bound (their state is lost).
-   */
-  add(
-    shardId: number,
-    transferId: number,
-    place: ChunkPlace,
-    entities: ReadonlyArray<EntityState>,
-    packed?: Uint8Array,
-  ): number[] {
-    if (this.taken.get(shardId) === transferId) return [];
-    let transfer = this.transfers.get(shardId);
-    if (transfer?.transferId !== transferId) transfer = this.begin(shardId, transferId);
-    const part: Array<readonly [string, T]> = [];
-    let added = transfer.received.add(place, part);
-    if (added === 'contradicts') {
-      // Not one transfer with what came before it: the transfer starts over from this chunk.
-      transfer = this.begin(shardId, transferId);
-      added = transfer.received.add(place, part);
-    }
-    if (added !== 'added') return [];
-    let size = 0;
-    const arrived = packed === undefined ? undefined : { packed, entities, part: place.part };
-    for (const { entityId, state } of entities) {
-      size += state.byteLength;
-      part.push([entityId, this.read(state, arrived)]);
-    }
-    transfer.bytes += size;
-    this.total += size;
-    const dropped: number[] = [];
-    for (const oldest of this.transfers.keys()) {
-      if (this.total <= this.maxBytes) break;
-      dropped.push(oldest);
-      this.drop(oldest);
-    }
-    return dropped;
-  }
-
-  /** Whether the shard's transfer `transferId` is here with every part. */
-  complete(shardId: number, transferId: number): boolean {
-    const transfer = this.transfers.get(shardId);
-    return transfer?.transferId === transferId && transfer.received.complete;
-  }
-
-  /**
-   * The shard's states as read, by entity id, if its transfer is complete; `incomplete` when parts are missing.
-   * With `transferId`, only that transfer: another one is dropped (undefined).
-   */
-  take(shardId: number, transferId?: number): ReadonlyMap<string, T> | 'incomplete' | undefined {
-    const parts = this.takeParts(shardId, transferId);
-    if (typeof parts !== 'object') return parts;
-    const states = new Map<string, T>();
-    for (const entities of parts) for (const [entityId, state] of entities) states.set(entityId, state);
-    return states;
-  }
-
-  /**
-   * As `take`, the states part by part in the order of their parts, each as read (an entity's entry in a later
-   * part wins): for a caller that sorts them as it reads them, in one pass instead of a map and then its own.
-   */
-  takeParts(
-    shardId: number,
-    transferId?: number,
-  ): ReadonlyArray<ReadonlyArray<readonly [string, T]>> | 'incomplete' | undefined {
-    const transfer = this.transfers.get(shardId);
-    if (transfer === undefined) return undefined;
-    this.drop(shardId);
-    if (transferId !== undefined && transfer.transferId !== transferId) return undefined;
-    this.taken.set(shardId, transfer.transferId);
-    return transfer.received.complete ? transfer.received.inOrder() : 'incomplete';
-  }
-
-  clear(): void {
-    this.transfers.clear();
-    this.total = 0;
-  }
-
-  /** Drops whatever the shard's transfer holds (its state is not waited for any more). */
-  drop(shardId: number): void {
-    const transfer = this.transfers.get(shardId);
-    if (transfer === undefined) return;
-    this.transfers.delete(shardId);
-    this.total -= transfer.bytes;
-  }
-
-  /** A new transfer of the shard, in place of any earlier one. */
-  private begin(shardId: number, transferId: number): Transfer<T> {
-    this.drop(shardId);
-    const transfer: Transfer<T> = { transferId, received: new TransferParts(), bytes: 0 };
-    this.transfers.set(shardId, transfer);
-    return transfer;
   }
 }

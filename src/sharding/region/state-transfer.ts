@@ -10,9 +10,10 @@ import type { Logger } from '../../logging.js';
 import type { ShardingConfig } from '../core/config.js';
 import type { DeliveryEvents } from '../core/sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
-import type { ProcessedSends } from './dedup-table.js';
+import type { ProcessedSends, SenderProgress } from './dedup-table.js';
 import { HeldStates, skimState, type HeldState, type SkimmedState } from './held-state.js';
-import { IncomingStates, packSnapshots, type PackedChunk, type TakenSnapshot } from './shard-state.js';
+import { IncomingStates } from './incoming-states.js';
+import { packSnapshots, type PackedChunk, type TakenSnapshot } from './shard-state.js';
 
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
@@ -21,6 +22,8 @@ type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
 export interface RestoredShard {
   readonly states: HeldStates;
   readonly sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>;
+  /** What the old host knew of the shard's senders' progress (protocol 11; none from an older one). */
+  readonly progress: ReadonlyArray<SenderProgress>;
 }
 
 export interface StateTransferOptions {
@@ -86,7 +89,8 @@ export class StateTransfer {
    * send before its ShardStopped for `handOffId`. With `stream` (a coordinator on STREAMED_STATE_SINCE or
    * later), each chunk goes to it as soon as it is packed, before the next one is (the transport and the other
    * process work on it meanwhile): without `parts`, its final one saying `last`. Without, every chunk names
-   * `parts`, for the caller to send once all are packed.
+   * `parts`, for the caller to send once all are packed. Each chunk carries `progress` (what this node knows of
+   * the shard's senders: the new home forgets the sends they retry no more, as this node did), when there is any.
    */
   outgoing(
     shardId: number,
@@ -94,14 +98,17 @@ export class StateTransfer {
     snapshots: ReadonlyArray<TakenSnapshot>,
     sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
     stream?: (chunk: Chunk) => void,
+    progress: ReadonlyArray<SenderProgress> = [],
   ): Chunk[] {
     const { typeName, config, logger } = this.options;
     if (snapshots.length === 0 && sends.size === 0) return [];
     const chunks: Chunk[] = [];
+    const carried = progress.length === 0 ? {} : { progress: [...progress] };
     const chunkOf = ({ entities, packed }: PackedChunk, last: boolean): Chunk => ({
       type: 'ShardStateChunk',
       ...{ typeName, shardId, handOffId, part: chunks.length, entities, packed },
       ...(last && { last }),
+      ...carried,
     });
     const onChunk = (packed: PackedChunk, last: boolean): void => {
       const chunk = chunkOf(packed, last);
@@ -129,7 +136,8 @@ export class StateTransfer {
   received(message: Restore): boolean {
     const { shardId, transferId } = message;
     const awaited = this.expected.get(shardId)?.transferId === transferId;
-    const dropped = this.incoming.add(shardId, transferId, message, message.entities, message.packed);
+    const { entities, packed, progress } = message;
+    const dropped = this.incoming.add(shardId, transferId, message, entities, packed, progress);
     for (const lost of dropped)
       this.options.logger.warn(
         { shardId: lost },
@@ -172,13 +180,13 @@ export class StateTransfer {
   restore(shardId: number): RestoredShard | undefined {
     const expected = this.expected.get(shardId);
     this.expected.delete(shardId);
-    const parts = this.incoming.takeParts(shardId, expected?.transferId);
-    if (parts === undefined) return undefined;
-    if (parts === 'incomplete') {
+    const taken = this.incoming.takeParts(shardId, expected?.transferId);
+    if (taken === undefined) return undefined;
+    if (taken === 'incomplete') {
       this.options.logger.warn({ shardId }, 'hand-off state incomplete at the start: the shard starts fresh');
       return undefined;
     }
-    const { held, sends, unread } = sortedOut(parts);
+    const { held, sends, unread } = sortedOut(taken.parts);
     const unreadable = (entityId: string, reason: string): void =>
       this.options.logger.warn({ shardId, entityId, reason }, 'entity state could not be restored: it starts fresh');
     for (const [entityId, reason] of unread) unreadable(entityId, reason);
@@ -188,7 +196,7 @@ export class StateTransfer {
       unreadable(entityId, reason);
       this.count('failed', 1);
     });
-    return { states, sends };
+    return { states, sends, progress: taken.progress };
   }
 
   private count(outcome: 'shipped' | 'restored' | 'too_large' | 'failed', count: number): void {

@@ -1,0 +1,142 @@
+// A new host's side of a hand-off's state before the shard starts: each transfer's chunks as they arrive, every
+// state read (its outline) as its chunk comes in, bounded in bytes, and taken whole, part by part, when the shard
+// starts (state-transfer.ts sorts them out: an entity's entry in a later part wins). The old host's side, packing
+// the chunks, is shard-state.ts.
+import { TransferParts, type ChunkPlace } from '../protocol/transfer-parts.js';
+import type { SenderProgress } from './dedup-table.js';
+import type { EntityState } from './shard-state.js';
+import type { ArrivedChunk } from './held-state.js';
+
+interface Transfer<T> {
+  readonly transferId: number;
+  /** Per part, each entity's state as read on arrival. */
+  readonly received: TransferParts<Array<readonly [string, T]>>;
+  bytes: number;
+  /** The old host's sender progress, as its chunks carried it (each chunk carries the same). */
+  progress: ReadonlyArray<SenderProgress>;
+}
+
+/** A complete transfer as its shard's start takes it: each part's states as read, and the sender progress. */
+export interface TakenParts<T> {
+  readonly parts: ReadonlyArray<ReadonlyArray<readonly [string, T]>>;
+  readonly progress: ReadonlyArray<SenderProgress>;
+}
+
+/**
+ * The transfers a new host has received for shards it is about to start: one per shard (a later transfer
+ * replaces an earlier one), bounded in bytes of state (the oldest go first), taken when the shard starts. Each
+ * state is read (`read`: a new host reads its outline) when its chunk arrives, not at the start: the start then
+ * only gathers what was read, and a host reads chunk k while chunk k+1 is still on its way.
+ */
+export class IncomingStates<T> {
+  private readonly transfers = new Map<number, Transfer<T>>();
+  /** Per shard, the transfer its last start here took: a late copy of it (a repeated HostShard) is stale. */
+  private readonly taken = new Map<number, number>();
+  private total = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    /** Reads one state as it arrives; `chunk`: the packed chunk it is a view of (none for a listed chunk). */
+    private readonly read: (state: Uint8Array, chunk: ArrivedChunk | undefined) => T,
+  ) {}
+
+  get bytes(): number {
+    return this.total;
+  }
+
+  /**
+   * One chunk (at `place` in its transfer: transfer-parts.ts), its states views of `packed` when it came packed;
+   * its states are read unless it is a repeat. Returns the shards whose transfers were dropped to stay within
+   * the bound (their state is lost).
+   */
+  add(
+    shardId: number,
+    transferId: number,
+    place: ChunkPlace,
+    entities: ReadonlyArray<EntityState>,
+    packed?: Uint8Array,
+    progress?: ReadonlyArray<SenderProgress>,
+  ): number[] {
+    if (this.taken.get(shardId) === transferId) return [];
+    let transfer = this.transfers.get(shardId);
+    if (transfer?.transferId !== transferId) transfer = this.begin(shardId, transferId);
+    const part: Array<readonly [string, T]> = [];
+    let added = transfer.received.add(place, part);
+    if (added === 'contradicts') {
+      // Not one transfer with what came before it: the transfer starts over from this chunk.
+      transfer = this.begin(shardId, transferId);
+      added = transfer.received.add(place, part);
+    }
+    if (added !== 'added') return [];
+    if (progress !== undefined) transfer.progress = progress;
+    let size = 0;
+    const arrived = packed === undefined ? undefined : { packed, entities, part: place.part };
+    for (const { entityId, state } of entities) {
+      size += state.byteLength;
+      part.push([entityId, this.read(state, arrived)]);
+    }
+    transfer.bytes += size;
+    this.total += size;
+    const dropped: number[] = [];
+    for (const oldest of this.transfers.keys()) {
+      if (this.total <= this.maxBytes) break;
+      dropped.push(oldest);
+      this.drop(oldest);
+    }
+    return dropped;
+  }
+
+  /** Whether the shard's transfer `transferId` is here with every part. */
+  complete(shardId: number, transferId: number): boolean {
+    const transfer = this.transfers.get(shardId);
+    return transfer?.transferId === transferId && transfer.received.complete;
+  }
+
+  /**
+   * The shard's states as read, by entity id, if its transfer is complete; `incomplete` when parts are missing.
+   * With `transferId`, only that transfer: another one is dropped (undefined).
+   */
+  take(shardId: number, transferId?: number): ReadonlyMap<string, T> | 'incomplete' | undefined {
+    const taken = this.takeParts(shardId, transferId);
+    if (typeof taken !== 'object') return taken;
+    const states = new Map<string, T>();
+    for (const entities of taken.parts) for (const [entityId, state] of entities) states.set(entityId, state);
+    return states;
+  }
+
+  /**
+   * As `take`, the states part by part in the order of their parts, each as read (an entity's entry in a later
+   * part wins): for a caller that sorts them as it reads them, in one pass instead of a map and then its own.
+   * With them, the old host's sender progress the chunks carried.
+   */
+  takeParts(shardId: number, transferId?: number): TakenParts<T> | 'incomplete' | undefined {
+    const transfer = this.transfers.get(shardId);
+    if (transfer === undefined) return undefined;
+    this.drop(shardId);
+    if (transferId !== undefined && transfer.transferId !== transferId) return undefined;
+    this.taken.set(shardId, transfer.transferId);
+    if (!transfer.received.complete) return 'incomplete';
+    return { parts: transfer.received.inOrder(), progress: transfer.progress };
+  }
+
+  clear(): void {
+    this.transfers.clear();
+    this.total = 0;
+  }
+
+  /** Drops whatever the shard's transfer holds (its state is not waited for any more). */
+  drop(shardId: number): void {
+    const transfer = this.transfers.get(shardId);
+    if (transfer === undefined) return;
+    this.transfers.delete(shardId);
+    this.total -= transfer.bytes;
+  }
+
+  /** A new transfer of the shard, in place of any earlier one. */
+  private begin(shardId: number, transferId: number): Transfer<T> {
+    this.drop(shardId);
+    const transfer: Transfer<T> = { transferId, received: new TransferParts(), bytes: 0, progress: [] };
+    this.transfers.set(shardId, transfer);
+    return transfer;
+  }
+}
