@@ -20,6 +20,8 @@ import {
   type WireEntityState,
 } from '../../src/sharding/protocol/state-messages.js';
 import { silentLogger } from '../../src/logging.js';
+import { DEFAULT_SHARDING_CONFIG } from '../../src/sharding/core/config.js';
+import { StateTransfer } from '../../src/sharding/region/state-transfer.js';
 
 const LIMITS = { maxEntities: 1_000, maxEntityIdLength: 64 };
 const FAMILIES = new FamilyRegistry();
@@ -211,6 +213,23 @@ describe('a state chunk on the wire, by the peer version', () => {
       expect(arrived(bad(entry))).toBeUndefined();
     const many = Array.from({ length: MAX_SENDER_PROGRESS + 1 }, () => progress[0]);
     expect(arrived({ ...stateOnWire(CHUNK, 11), progress: many } as WireMessage)).toBeUndefined();
+  });
+
+  it('an old host that knows more senders than a chunk may name sends as many as it may: the chunk still reads', () => {
+    const transfer = new StateTransfer({
+      typeName: 'Counter',
+      config: { ...DEFAULT_SHARDING_CONFIG, maxHandOffStateBytes: 1_000_000 },
+      logger: silentLogger(),
+    });
+    const node = 'sys@127.0.0.1:7001';
+    const progress = Array.from({ length: MAX_SENDER_PROGRESS + 5 }, (_, i) => ({
+      node,
+      incarnation: i + 1,
+      below: 3,
+    }));
+    const [chunk] = transfer.outgoing(3, 9, [{ entityId: 'a', ok: true, value: 1 }], new Map(), undefined, progress);
+    expect(chunk?.progress).toEqual(progress.slice(0, MAX_SENDER_PROGRESS));
+    expect(arrived(stateOnWire(chunk as WireMessage, 11))).toMatchObject({ type: 'ShardStateChunk', shardId: 3 });
   });
 
   it('leaves other messages as they are', () => {

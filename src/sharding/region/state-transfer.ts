@@ -10,6 +10,7 @@ import type { Logger } from '../../logging.js';
 import type { ShardingConfig } from '../core/config.js';
 import type { DeliveryEvents } from '../core/sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
+import { MAX_SENDER_PROGRESS } from '../protocol/state-messages.js';
 import type { ProcessedSends, SenderProgress } from './dedup-table.js';
 import { HeldStates, skimState, type HeldState, type SkimmedState } from './held-state.js';
 import { IncomingStates } from './incoming-states.js';
@@ -103,7 +104,8 @@ export class StateTransfer {
     const { typeName, config, logger } = this.options;
     if (snapshots.length === 0 && sends.size === 0) return [];
     const chunks: Chunk[] = [];
-    const carried = progress.length === 0 ? {} : { progress: [...progress] };
+    // Within what a receiver reads (more senders than that is no reason to lose the state; fewer is only less help).
+    const carried = progress.length === 0 ? {} : { progress: progress.slice(0, MAX_SENDER_PROGRESS) };
     const chunkOf = ({ entities, packed }: PackedChunk, last: boolean): Chunk => ({
       type: 'ShardStateChunk',
       ...{ typeName, shardId, handOffId, part: chunks.length, entities, packed },
