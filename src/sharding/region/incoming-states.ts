@@ -93,23 +93,12 @@ export class IncomingStates<T> {
   }
 
   /**
-   * The shard's states as read, by entity id, if its transfer is complete; `incomplete` when parts are missing.
-   * With `transferId`, only that transfer: another one is dropped (undefined).
+   * The shard's transfer if complete, its states part by part in the order of their parts, each as read (an
+   * entity's entry in a later part wins: the caller sorts them out as it reads them, state-transfer.ts), with the
+   * old host's sender progress; `incomplete` when parts are missing. With `transferId`, only that transfer:
+   * another one is dropped (undefined).
    */
-  take(shardId: number, transferId?: number): ReadonlyMap<string, T> | 'incomplete' | undefined {
-    const taken = this.takeParts(shardId, transferId);
-    if (typeof taken !== 'object') return taken;
-    const states = new Map<string, T>();
-    for (const entities of taken.parts) for (const [entityId, state] of entities) states.set(entityId, state);
-    return states;
-  }
-
-  /**
-   * As `take`, the states part by part in the order of their parts, each as read (an entity's entry in a later
-   * part wins): for a caller that sorts them as it reads them, in one pass instead of a map and then its own.
-   * With them, the old host's sender progress the chunks carried.
-   */
-  takeParts(shardId: number, transferId?: number): TakenParts<T> | 'incomplete' | undefined {
+  take(shardId: number, transferId?: number): TakenParts<T> | 'incomplete' | undefined {
     const transfer = this.transfers.get(shardId);
     if (transfer === undefined) return undefined;
     this.drop(shardId);

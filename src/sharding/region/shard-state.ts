@@ -1,9 +1,9 @@
 // Entity state across a graceful hand-off, on the region's side. The old host encodes each entity's snapshot
 // once (bounded per entity), packs them into chunks under a byte budget so no transfer is one frame over the
 // transport's limit, and the new host assembles one transfer's chunks (incoming-states.ts) and, when the shard
-// starts, holds each entity's state until its first message (held-state.ts). Each state travels as its own bytes: one entity's
-// bad state costs that entity alone. The sends an entity processed (dedup-table.ts) travel in the same bytes,
-// also for an entity without state. A state still held when the shard moves again travels on as it came, and a
+// starts, holds each entity's state until its first message (held-state.ts). Each state travels as its own bytes:
+// one entity's bad state costs that entity alone. The sends an entity processed (dedup-table.ts) travel in the
+// same bytes, also for an entity without state. A state still held when the shard moves again travels on as it came, and a
 // chunk most of whose states did not change since it came travels on as that chunk (reshipped-chunks.ts).
 import { encodeMessage, encodeValueScratch } from '../../cluster/transport/message-codec.js';
 import { PACKED_HEADER_BYTES, PackedWriter } from '../protocol/packed-states.js';

@@ -182,7 +182,7 @@ export class StateTransfer {
   restore(shardId: number): RestoredShard | undefined {
     const expected = this.expected.get(shardId);
     this.expected.delete(shardId);
-    const taken = this.incoming.takeParts(shardId, expected?.transferId);
+    const taken = this.incoming.take(shardId, expected?.transferId);
     if (taken === undefined) return undefined;
     if (taken === 'incomplete') {
       this.options.logger.warn({ shardId }, 'hand-off state incomplete at the start: the shard starts fresh');
