@@ -46,7 +46,7 @@ to.onMessage((_from, message) => {
 
 /** One hand-off's chunks, freshly packed (new message objects: no cached encoding), sent and received. */
 async function round(handOffId: number): Promise<number> {
-  const chunks = transfer.outgoing(1, handOffId, snapshots);
+  const chunks = transfer.outgoing(1, handOffId, { snapshots });
   arrived = 0;
   expected = chunks.length;
   const all = new Promise<void>((resolve) => (done = resolve));

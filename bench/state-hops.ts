@@ -9,7 +9,7 @@ import { silentLogger } from '../src/logging.js';
 import { unpackEntities } from '../src/sharding/protocol/packed-states.js';
 import { MAX_ENTITIES_PER_CHUNK } from '../src/sharding/protocol/state-messages.js';
 import { MAX_ENTITY_ID_LENGTH } from '../src/sharding/protocol/entity-messages.js';
-import type { TakenSnapshot } from '../src/sharding/region/shard-state.js';
+import type { StoppedStates } from '../src/sharding/region/shard-state.js';
 import { StateTransfer } from '../src/sharding/region/state-transfer.js';
 import { summarize } from './lib/stats.js';
 
@@ -24,16 +24,18 @@ const config = {
 };
 const limits = { maxEntities: MAX_ENTITIES_PER_CHUNK, maxEntityIdLength: MAX_ENTITY_ID_LENGTH };
 const hosts = [0, 1].map(() => new StateTransfer({ typeName: 'Stateful', config, logger: silentLogger() }));
-let snapshots: TakenSnapshot[] = Array.from({ length: ENTITIES }, (_, i) => ({
-  entityId: `entity-${i}`,
-  ok: true as const,
-  value: 'x'.repeat(1024),
-}));
+let stopped: StoppedStates = {
+  snapshots: Array.from({ length: ENTITIES }, (_, i) => ({
+    entityId: `entity-${i}`,
+    ok: true as const,
+    value: 'x'.repeat(1024),
+  })),
+};
 
 /** One hand-off from host `n % 2` to the other; returns the bytes it carried. */
 function hop(n: number): Uint8Array[] {
   const [from, to] = [hosts[n % 2], hosts[(n + 1) % 2]] as [StateTransfer, StateTransfer];
-  const chunks = from.outgoing(1, n, snapshots, new Map(), () => {});
+  const chunks = from.outgoing(1, n, stopped, new Map(), () => {});
   for (const { part, last, packed } of chunks) {
     const entities = unpackEntities(packed as Uint8Array, limits);
     if (entities === undefined) throw new Error('a chunk that does not read');
@@ -52,7 +54,7 @@ function hop(n: number): Uint8Array[] {
   if (to.expect(1, n, 0) !== 'ready') throw new Error('the transfer is incomplete');
   const restored = to.restore(1);
   const woke = restored?.states.wake(PROBE);
-  snapshots = [{ entityId: PROBE, ok: true, value: woke?.value }, ...(restored?.states.drain() ?? [])];
+  stopped = { snapshots: [{ entityId: PROBE, ok: true, value: woke?.value }], held: restored?.states.drain() };
   return chunks.map((chunk) => chunk.packed as Uint8Array);
 }
 

@@ -34,7 +34,7 @@ function chunks(entities: number, bytes: number, handOffId: number): Chunk[] {
     ok: true as const,
     value: { n: i, data: String.fromCharCode(97 + (i % 26)).repeat(bytes) },
   }));
-  return transfer.outgoing(7, handOffId, snapshots);
+  return transfer.outgoing(7, handOffId, { snapshots });
 }
 
 describe('TcpTransport with large frames', () => {

@@ -6,7 +6,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeValue } from '../../src/cluster/transport/message-codec.js';
 import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
-import { HeldStates, reshipState, skimState, type HeldState } from '../../src/sharding/region/held-state.js';
+import {
+  HeldStates,
+  isPlainValue,
+  outlineOf,
+  reshipState,
+  skimState,
+  type HeldState,
+} from '../../src/sharding/region/held-state.js';
 import { packSnapshots } from '../../src/sharding/region/shard-state.js';
 import { StateTransfer } from '../../src/sharding/region/state-transfer.js';
 import { silentLogger } from '../../src/logging.js';
@@ -18,7 +25,8 @@ const SENDS: ProcessedSends[] = [{ node: 'sys@127.0.0.1:7001', incarnation: 5, d
 /** One entity's bytes as an old host packs them. */
 function packed(value: unknown, sends?: ProcessedSends[]): Uint8Array {
   const bySender = new Map(sends === undefined ? [] : [['e', sends]]);
-  const state = packSnapshots([{ entityId: 'e', ok: true, value }], LIMITS, bySender).chunks[0]?.entities[0]?.state;
+  const state = packSnapshots({ snapshots: [{ entityId: 'e', ok: true, value }] }, LIMITS, bySender).chunks[0]
+    ?.entities[0]?.state;
   if (state === undefined) throw new Error('nothing packed');
   return state;
 }
@@ -70,6 +78,12 @@ describe('skimState', () => {
         expect(fromSplice.sends).toEqual([]);
         expect(new HeldStates(new Map([['e', fromSplice]]), () => {}).wake('e')).toEqual(expected);
         expect(new HeldStates(new Map([['e', quick]]), () => {}).wake('e')).toEqual(expected);
+        // Both forms are a value alone, held as the entry they came in: read again as the outline, and woken.
+        expect([isPlainValue(bytes), isPlainValue(spliced)]).toEqual([true, true]);
+        expect(isPlainValue(Uint8Array.from([...bytes, 0xc0]))).toBe(false);
+        const entry = { entityId: 'e', state: bytes };
+        expect(outlineOf(entry)).toEqual(quick);
+        expect(new HeldStates(new Map([['e', entry]]), () => {}).wake('e')).toEqual(expected);
       }),
       { numRuns: 200 },
     );
@@ -92,6 +106,8 @@ describe('skimState', () => {
         const general = held(Uint8Array.from([...bytes, 0xc0]));
         expect([quick.value, quick.sends]).toEqual([general.value, general.sends]);
         expect(quick.sends).toEqual(sends);
+        // A state with sends is never held as its entry alone: they go into the dedup table at the start.
+        expect(isPlainValue(bytes)).toBe(false);
         const expected = { value: JSON.parse(JSON.stringify(value)) as unknown };
         expect(new HeldStates(new Map([['e', quick]]), () => {}).wake('e')).toEqual(expected);
         // Spliced with other sends, the state has a fixmap header of 3: the quick path reads that too.
@@ -174,7 +190,7 @@ describe('HeldStates', () => {
     expect(states.wake('a')).toBeUndefined();
     expect(states.wake('bad')).toBeUndefined();
     expect(unreadable).toEqual(['bad']);
-    expect(states.drain().map(({ entityId }) => entityId)).toEqual(['c']);
+    expect([...states.drain().states.keys()]).toEqual(['c']);
     expect(states.size).toBe(0);
   });
 });
@@ -204,11 +220,11 @@ describe('reshipState', () => {
   it('packSnapshots ships a held state on, counts it, and applies maxEntitySnapshotBytes to it', () => {
     const state = held(packed('z'.repeat(2_000), SENDS));
     const sends = new Map([['h', SENDS]]);
-    const shipped = packSnapshots([{ entityId: 'h', ok: true, held: state }], LIMITS, sends);
+    const shipped = packSnapshots({ snapshots: [{ entityId: 'h', ok: true, held: state }] }, LIMITS, sends);
     expect(shipped.values).toBe(1);
     expect(shipped.chunks[0]?.entities[0]?.state).toEqual(state.bytes);
     const small = { ...LIMITS, maxEntitySnapshotBytes: 1_000 };
-    const refused = packSnapshots([{ entityId: 'h', ok: true, held: state }], small, sends);
+    const refused = packSnapshots({ snapshots: [{ entityId: 'h', ok: true, held: state }] }, small, sends);
     expect(refused.refused.map((r) => r.outcome)).toEqual(['too_large']);
     // The value stays behind; what the entity processed still travels.
     expect(readState(refused.chunks[0]?.entities[0]?.state as Uint8Array)).toEqual({
@@ -293,9 +309,9 @@ describe('StateTransfer with held states', () => {
     expect(restored?.states.wake('bad-value')).toBeUndefined();
     expect(transfer.outcomes).toMatchObject({ restored: 2, failed: 2 });
     // The good one, never woken, goes on with the next hand-off as it came (the same bytes, copied into the chunk).
-    const held = restored?.states.drain() ?? [];
+    const held = restored?.states.drain();
     // The dedup table gives back the sends it restored: the bytes go on unchanged.
-    const chunks = transfer.outgoing(1, 10, held, restored?.sends);
+    const chunks = transfer.outgoing(1, 10, { snapshots: [], held }, restored?.sends);
     expect(chunks[0]?.entities.map((e) => e.entityId)).toEqual(['good']);
     expect(chunks[0]?.entities[0]?.state).toEqual(entities[0]?.state);
     expect(transfer.outcomes.shipped).toBe(1);

@@ -227,7 +227,14 @@ describe('a state chunk on the wire, by the peer version', () => {
       incarnation: i + 1,
       below: 3,
     }));
-    const [chunk] = transfer.outgoing(3, 9, [{ entityId: 'a', ok: true, value: 1 }], new Map(), undefined, progress);
+    const [chunk] = transfer.outgoing(
+      3,
+      9,
+      { snapshots: [{ entityId: 'a', ok: true, value: 1 }] },
+      new Map(),
+      undefined,
+      progress,
+    );
     expect(chunk?.progress).toEqual(progress.slice(0, MAX_SENDER_PROGRESS));
     expect(arrived(stateOnWire(chunk as WireMessage, 11))).toMatchObject({ type: 'ShardStateChunk', shardId: 3 });
   });

@@ -11,10 +11,15 @@ import { packEntities, unpackEntities } from '../../src/sharding/protocol/packed
 import { MAX_ENTITIES_PER_CHUNK } from '../../src/sharding/protocol/state-messages.js';
 import { MAX_ENTITY_ID_LENGTH } from '../../src/sharding/protocol/entity-messages.js';
 import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
-import { skimState, type ArrivedChunk, type HeldSnapshot } from '../../src/sharding/region/held-state.js';
+import { outlineOf, type ArrivedChunk, type HeldLeft } from '../../src/sharding/region/held-state.js';
 import { toRestate, type ReshippedChunk } from '../../src/sharding/region/reshipped-chunks.js';
 import { encodeMessage } from '../../src/cluster/transport/message-codec.js';
-import { packSnapshots, type PackedChunk, type TakenSnapshot } from '../../src/sharding/region/shard-state.js';
+import {
+  packSnapshots,
+  type PackedChunk,
+  type StoppedStates,
+  type TakenSnapshot,
+} from '../../src/sharding/region/shard-state.js';
 import { StateTransfer } from '../../src/sharding/region/state-transfer.js';
 
 const LIMITS = { maxEntitySnapshotBytes: 100_000, stateChunkBytes: 3_000 };
@@ -27,9 +32,9 @@ type Sends = Map<string, ReadonlyArray<ProcessedSends>>;
 type Contents = Map<string, { readonly value: unknown; readonly sends: ReadonlyArray<ProcessedSends> }>;
 
 /** One hand-off: the old host packs, a new host (the real StateTransfer) receives every chunk off the wire. */
-function hop(snapshots: ReadonlyArray<TakenSnapshot>, sends: Sends, transferId = 1) {
+function hop(stopped: StoppedStates, sends: Sends, transferId = 1) {
   const out: Array<[PackedChunk, boolean]> = [];
-  const packed = packSnapshots(snapshots, LIMITS, sends, (chunk, last) => out.push([chunk, last]));
+  const packed = packSnapshots(stopped, LIMITS, sends, (chunk, last) => out.push([chunk, last]));
   const transfer = new StateTransfer({
     typeName: 'T',
     config: { ...LIMITS, maxHandOffStateBytes: 100_000_000, handOffTimeoutMs: 60_000 },
@@ -54,18 +59,22 @@ function hop(snapshots: ReadonlyArray<TakenSnapshot>, sends: Sends, transferId =
   // Nothing to ship (no state, no sends) sends no chunk: the new host starts the shard fresh.
   if (out.length > 0) expect(transfer.expect(1, transferId, 0)).toBe('ready');
   const restored = out.length > 0 ? transfer.restore(1) : undefined;
-  const held = restored?.states.drain() ?? [];
+  const held: HeldLeft = restored?.states.drain() ?? { states: new Map(), chunks: [] };
   const sendsThere: Sends = new Map(restored?.sends ?? []);
   return { out, packed, held, sends: sendsThere };
 }
 
-/** A new host's held states as the next hand-off takes them. */
-const taken = (held: ReadonlyArray<HeldSnapshot>): TakenSnapshot[] => [...held];
+/** A shard's stop on the new host: `snapshots` of its woken entities, and the held states of those `kept` (all). */
+function stop(held: HeldLeft, snapshots: TakenSnapshot[] = [], kept: (entityId: string) => boolean = () => true) {
+  const states = new Map([...held.states].filter(([entityId]) => kept(entityId)));
+  return { snapshots, held: { states, chunks: held.chunks } };
+}
 
 /** What the new host has: each held state's value, and the sends it restored (with a value or alone). */
-function contents({ held, sends }: { held: ReadonlyArray<HeldSnapshot>; sends: Sends }): Contents {
+function contents({ held, sends }: { held: HeldLeft; sends: Sends }): Contents {
   const out: Contents = new Map();
-  for (const { entityId, held: state } of held) {
+  for (const [entityId, entry] of held.states) {
+    const state = outlineOf(entry);
     const decoded = state.value && decodeValue(state.bytes.subarray(state.value.start, state.value.end));
     if (!decoded?.ok) throw new Error(`${entityId}: no value`);
     out.set(entityId, { value: decoded.value, sends: sends.get(entityId) ?? [] });
@@ -75,12 +84,16 @@ function contents({ held, sends }: { held: ReadonlyArray<HeldSnapshot>; sends: S
   return out;
 }
 
-/** Entities e0..e(n-1), each `bytes` long, with sends, fresh on a first host, then held on the next. */
-function firstHop(count: number, bytes = 200) {
+/**
+ * Entities e0..e(n-1), each `bytes` long, with sends (every `sendsEvery`-th one: the others are a value alone,
+ * held as the entry they came in), fresh on a first host, then held on the next.
+ */
+function firstHop(count: number, bytes = 200, sendsEvery = 1) {
   const values = Array.from({ length: count }, (_, i) => String.fromCharCode(97 + (i % 26)).repeat(bytes));
-  const sends: Sends = new Map(values.map((_, i) => [`e${i}`, sendsOf(i)]));
+  const withSends = values.flatMap((_, i) => (i % sendsEvery === 0 ? [i] : []));
+  const sends: Sends = new Map(withSends.map((i) => [`e${i}`, sendsOf(i)]));
   const snapshots = values.map((value, i) => ({ entityId: `e${i}`, ok: true as const, value }));
-  return { values, ...hop(snapshots, sends) };
+  return { values, ...hop({ snapshots }, sends) };
 }
 
 const lasts = (out: ReadonlyArray<[PackedChunk, boolean]>): boolean[] => out.map(([, last]) => last);
@@ -90,7 +103,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
   it('ships each chunk as it came when nothing changed, no state copied, the final one last', () => {
     const first = firstHop(9, 700);
     expect(first.out.length).toBe(3);
-    const next = hop(taken(first.held), first.sends, 2);
+    const next = hop(stop(first.held), first.sends, 2);
     next.out.forEach(([chunk], i) => expect(chunk.packed).toBe(first.out[i]?.[0].packed));
     expect(lasts(next.out)).toEqual([false, false, true]);
     expect(next.packed).toMatchObject({ values: 9, refused: [] });
@@ -101,11 +114,12 @@ describe('packSnapshots with states held since the last hand-off', () => {
     const first = firstHop(36);
     const chunks = first.out.map(([chunk]) => chunk.packed);
     expect(chunks.length).toBeGreaterThan(2);
-    const snapshots = [
-      { entityId: 'e1', ok: true as const, value: 'woke' },
-      ...taken(first.held.filter(({ entityId: id }) => id !== 'e1')),
-    ];
-    const next = hop(snapshots, first.sends, 2);
+    const woken = [{ entityId: 'e1', ok: true as const, value: 'woke' }];
+    const next = hop(
+      stop(first.held, woken, (id) => id !== 'e1'),
+      first.sends,
+      2,
+    );
     expect(next.out.slice(0, chunks.length).map(([chunk]) => chunk.packed)).toEqual(chunks);
     next.out.slice(0, chunks.length).forEach(([chunk], i) => expect(chunk.packed).toBe(chunks[i]));
     expect(next.out.slice(chunks.length).map(([chunk]) => chunk.entities.map((e) => e.entityId))).toEqual([['e1']]);
@@ -124,11 +138,12 @@ describe('packSnapshots with states held since the last hand-off', () => {
     sends.delete(a as string);
     sends.delete(b as string);
     const gone = new Set([a, b, c]);
-    const snapshots = [
-      { entityId: a as string, ok: true as const, value: undefined },
-      ...taken(first.held.filter(({ entityId: id }) => !gone.has(id))),
-    ];
-    const next = hop(snapshots, sends, 2);
+    const woken = [{ entityId: a as string, ok: true as const, value: undefined }];
+    const next = hop(
+      stop(first.held, woken, (id) => !gone.has(id)),
+      sends,
+      2,
+    );
     // Each of their chunks still goes as it came, its stale entry overridden after it.
     expect(next.out.slice(0, chunks.length).map(([chunk]) => chunk.packed)).toEqual(chunks);
     const expected = contents(first);
@@ -145,9 +160,8 @@ describe('packSnapshots with states held since the last hand-off', () => {
     const snapshots: TakenSnapshot[] = [
       { entityId: 'new', ok: true, value: undefined },
       { entityId: 'failed', ok: false, error: 'boom' },
-      ...taken(first.held),
     ];
-    const next = hop(snapshots, first.sends, 2);
+    const next = hop(stop(first.held, snapshots), first.sends, 2);
     expect(lasts(next.out)).toEqual(endsOnce(next.out));
     expect(next.out.at(-1)?.[0].entities).toEqual([]);
     expect(contents(next)).toEqual(contents(first));
@@ -163,7 +177,11 @@ describe('packSnapshots with states held since the last hand-off', () => {
       value: 'W'.repeat(950 + i),
     }));
     const ids = new Set(woken.map((w) => w.entityId));
-    const next = hop([...woken, ...taken(first.held.filter(({ entityId }) => !ids.has(entityId)))], first.sends, 2);
+    const next = hop(
+      stop(first.held, woken, (id) => !ids.has(id)),
+      first.sends,
+      2,
+    );
     const packedAfter = next.out.slice(chunks).map(([chunk]) => chunk);
     // Two in one chunk (more than it started with room for), the third in the next: the budget holds two.
     expect(packedAfter.map((chunk) => chunk.entities.map((e) => e.entityId))).toEqual([['e1', 'e14'], ['e27']]);
@@ -180,11 +198,12 @@ describe('packSnapshots with states held since the last hand-off', () => {
     const first = firstHop(36);
     const [firstChunk] = first.out[0] as [PackedChunk, boolean];
     const woken = firstChunk.entities.slice(0, 5).map((e) => e.entityId);
-    const snapshots = [
-      ...woken.map((entityId) => ({ entityId, ok: true as const, value: `woke ${entityId}` })),
-      ...taken(first.held.filter(({ entityId: id }) => !woken.includes(id))),
-    ];
-    const next = hop(snapshots, first.sends, 2);
+    const snapshots = woken.map((entityId) => ({ entityId, ok: true as const, value: `woke ${entityId}` }));
+    const next = hop(
+      stop(first.held, snapshots, (id) => !woken.includes(id)),
+      first.sends,
+      2,
+    );
     expect(next.out.some(([chunk]) => chunk.packed === firstChunk.packed)).toBe(false);
     expect(next.out.filter(([chunk]) => chunk.packed === first.out[1]?.[0].packed)).toHaveLength(1);
     const entries = next.out.reduce((n, [chunk]) => n + chunk.entities.length, 0);
@@ -194,14 +213,16 @@ describe('packSnapshots with states held since the last hand-off', () => {
 
   it('ships chunks in the order of the parts they came as: an entity with entries in two keeps its winner', () => {
     const first = firstHop(36);
+    const woken = [{ entityId: 'e1', ok: true as const, value: 'woke' }];
     const second = hop(
-      [{ entityId: 'e1', ok: true, value: 'woke' }, ...taken(first.held.filter(({ entityId: id }) => id !== 'e1'))],
+      stop(first.held, woken, (id) => id !== 'e1'),
       first.sends,
       2,
     );
     // Nothing woke: every chunk goes as it came, e1's own chunk after the one with its stale entry, whatever
-    // order the held states are taken in.
-    const third = hop(taken(second.held).reverse(), second.sends, 3);
+    // order the held states are in.
+    const reversed = { states: new Map([...second.held.states].reverse()), chunks: second.held.chunks };
+    const third = hop(stop(reversed), second.sends, 3);
     expect(third.out.map(([chunk]) => chunk.packed)).toEqual(second.out.map(([chunk]) => chunk.packed));
     expect(contents(third).get('e1')?.value).toBe('woke');
     expect(contents(third)).toEqual(contents(second));
@@ -218,22 +239,22 @@ describe('packSnapshots with states held since the last hand-off', () => {
       ['x', 'stale'],
       ...Array.from({ length: 6 }, (_, i): [string, string] => [`y${i}`, 'y'.repeat(300)]),
     ]);
-    const heldIn = (chunk: ArrivedChunk, at: number) => {
-      const entry = chunk.entities[at];
-      const skimmed = entry && skimState(entry.state, chunk);
-      if (entry === undefined || !skimmed?.ok) throw new Error('unreadable');
-      return { entityId: entry.entityId, ok: true as const, held: skimmed.held };
-    };
-    const runA: ReshippedChunk = { arrived: a, held: [heldIn(a, 0)], values: 1, currentBytes: 0 };
+    // What the host holds: x's entry in a, every y's in b (x's there is stale), each as it arrived.
+    const states = new Map([a.entities[0], ...b.entities.slice(1)].map((entry) => [entry?.entityId ?? '', entry!]));
+    const runA: ReshippedChunk = { arrived: a, current: Uint8Array.of(1), count: 1, values: 1, currentBytes: 0 };
     const runB: ReshippedChunk = {
       arrived: b,
-      held: [1, 2, 3, 4, 5, 6].map((i) => heldIn(b, i)),
+      current: Uint8Array.of(0, 1, 1, 1, 1, 1, 1),
+      count: 6,
       values: 6,
       currentBytes: 0,
     };
-    expect([...toRestate([runA, runB], new Set()).entries()]).toEqual([['x', runA.held[0]]]);
-    expect(toRestate([runA, runB], new Set(['x'])).size).toBe(0);
-    const next = hop([...runA.held, ...runB.held], new Map(), 2);
+    const restated = [...toRestate([runA, runB], new Set(), states).entries()];
+    expect(restated.map(([entityId, snapshot]) => [entityId, snapshot?.held.bytes])).toEqual([
+      ['x', a.entities[0]?.state],
+    ]);
+    expect(toRestate([runA, runB], new Set(['x']), states).size).toBe(0);
+    const next = hop({ snapshots: [], held: { states, chunks: [a, b] } }, new Map(), 2);
     expect(next.out.slice(0, 2).map(([chunk]) => chunk.packed)).toEqual([a.packed, b.packed]);
     expect(contents(next).get('x')?.value).toBe('current');
   });
@@ -242,18 +263,17 @@ describe('packSnapshots with states held since the last hand-off', () => {
     const values = ['a'.repeat(2_000), 'b'.repeat(2_000)];
     const snapshots = values.map((value, i) => ({ entityId: `e${i}`, ok: true as const, value }));
     const chunks: PackedChunk[] = [];
-    packSnapshots(snapshots, { ...LIMITS, stateChunkBytes: 10_000 }, new Map(), (chunk) => chunks.push(chunk));
+    packSnapshots({ snapshots }, { ...LIMITS, stateChunkBytes: 10_000 }, new Map(), (chunk) => chunks.push(chunk));
     expect(chunks.length).toBe(1);
     const packed = chunks[0]?.packed as Uint8Array;
     const arrived: ArrivedChunk = { packed, entities: unpackEntities(packed, READ_LIMITS) ?? [], part: 0 };
-    const held = arrived.entities.map(({ entityId, state }) => {
-      const skimmed = skimState(state, arrived);
-      if (!skimmed.ok) throw new Error(skimmed.reason);
-      return { entityId, ok: true as const, held: skimmed.held };
-    });
-    const next = hop(held, new Map(), 2);
+    const held = { states: new Map(arrived.entities.map((entry) => [entry.entityId, entry])), chunks: [arrived] };
+    const next = hop(stop(held), new Map(), 2);
     expect(next.out.map(([chunk]) => chunk.entities.length)).toEqual([1, 1]);
-    const small = packSnapshots(held.slice(0, 1), { ...LIMITS, maxEntitySnapshotBytes: 1_000 });
+    const small = packSnapshots(
+      stop(held, [], (id) => id === 'e0'),
+      { ...LIMITS, maxEntitySnapshotBytes: 1_000 },
+    );
     expect(small.refused.map((r) => r.outcome)).toEqual(['too_large']);
   });
 
@@ -270,11 +290,12 @@ describe('packSnapshots with states held since the last hand-off', () => {
     const scenario = fc.record({
       count: fc.integer({ min: 1, max: 50 }),
       bytes: fc.integer({ min: 20, max: 900 }),
+      sendsEvery: fc.integer({ min: 1, max: 4 }),
       hops: fc.array(event, { minLength: 1, maxLength: 5 }),
     });
     fc.assert(
-      fc.property(scenario, ({ count, bytes, hops }) => {
-        let host: ReturnType<typeof hop> = firstHop(count, bytes);
+      fc.property(scenario, ({ count, bytes, sendsEvery, hops }) => {
+        let host: ReturnType<typeof hop> = firstHop(count, bytes, sendsEvery);
         let model = contents(host);
         let ids = Array.from({ length: count }, (_, i) => `e${i}`);
         hops.forEach((e, n) => {
@@ -290,18 +311,19 @@ describe('packSnapshots with states held since the last hand-off', () => {
           for (const id of cleared) live.set(id, undefined);
           for (const id of passivated) live.delete(id);
           const untouched = (id: string): boolean => !live.has(id) && !passivated.has(id) && !cleared.has(id);
-          const snapshots: TakenSnapshot[] = [
-            ...[...live].map(([entityId, value]) => ({ entityId, ok: true as const, value })),
-            ...taken(host.held.filter(({ entityId: id }) => untouched(id))),
-          ];
-          if (e.shuffle) snapshots.reverse();
+          const snapshots = [...live].map(([entityId, value]) => ({ entityId, ok: true as const, value }));
+          const stopped = stop(host.held, snapshots, untouched);
+          if (e.shuffle) {
+            snapshots.reverse();
+            stopped.held.states = new Map([...stopped.held.states].reverse());
+          }
           const expected: Contents = new Map();
           for (const id of ids) {
             const value = live.has(id) ? live.get(id) : untouched(id) ? model.get(id)?.value : undefined;
             const processed = sends.get(id) ?? [];
             if (value !== undefined || processed.length > 0) expected.set(id, { value, sends: processed });
           }
-          host = hop(snapshots, sends, n + 2);
+          host = hop(stopped, sends, n + 2);
           expect(contents(host)).toEqual(expected);
           expect(lasts(host.out)).toEqual(endsOnce(host.out));
           for (const [chunk] of host.out)

@@ -13,13 +13,15 @@ const LIMITS = { maxEntitySnapshotBytes: 10_000, stateChunkBytes: 3_000 };
 describe('packSnapshots', () => {
   it('chunks under the budget, sends a state larger than a chunk alone, and round-trips every value', () => {
     const packed = packSnapshots(
-      [
-        { entityId: 'a', ok: true, value: 'x'.repeat(1_000) },
-        { entityId: 'b', ok: true, value: { n: 1, list: [1, 2, 3] } },
-        { entityId: 'big', ok: true, value: 'y'.repeat(5_000) },
-        { entityId: 'c', ok: true, value: 'z'.repeat(1_500) },
-        { entityId: 'none', ok: true, value: undefined },
-      ],
+      {
+        snapshots: [
+          { entityId: 'a', ok: true, value: 'x'.repeat(1_000) },
+          { entityId: 'b', ok: true, value: { n: 1, list: [1, 2, 3] } },
+          { entityId: 'big', ok: true, value: 'y'.repeat(5_000) },
+          { entityId: 'c', ok: true, value: 'z'.repeat(1_500) },
+          { entityId: 'none', ok: true, value: undefined },
+        ],
+      },
       LIMITS,
     );
     expect(packed.chunks.map((chunk) => chunk.entities.map((e) => e.entityId))).toEqual([['a', 'b'], ['big'], ['c']]);
@@ -33,12 +35,14 @@ describe('packSnapshots', () => {
 
   it('refuses a state over maxEntitySnapshotBytes, one that cannot be encoded, and a snapshot that threw', () => {
     const packed = packSnapshots(
-      [
-        { entityId: 'huge', ok: true, value: 'h'.repeat(20_000) },
-        { entityId: 'fn', ok: true, value: { n: 2n ** 70n } },
-        { entityId: 'threw', ok: false, error: 'boom' },
-        { entityId: 'fine', ok: true, value: 1 },
-      ],
+      {
+        snapshots: [
+          { entityId: 'huge', ok: true, value: 'h'.repeat(20_000) },
+          { entityId: 'fn', ok: true, value: { n: 2n ** 70n } },
+          { entityId: 'threw', ok: false, error: 'boom' },
+          { entityId: 'fine', ok: true, value: 1 },
+        ],
+      },
       LIMITS,
     );
     expect(packed.refused.map((r) => [r.entityId, r.outcome])).toEqual([
@@ -56,7 +60,7 @@ describe('packSnapshots', () => {
       ok: true as const,
       value: 'v'.repeat(1_400),
     }));
-    const packed = packSnapshots(snapshots, LIMITS, new Map(), (chunk, last) => seen.push([chunk, last]));
+    const packed = packSnapshots({ snapshots }, LIMITS, new Map(), (chunk, last) => seen.push([chunk, last]));
     expect(seen.map(([chunk]) => chunk)).toEqual(packed.chunks);
     expect(seen.map(([, last]) => last)).toEqual([false, true]);
   });
@@ -74,7 +78,7 @@ function takenStates<T>(
 ): ReadonlyMap<string, T> | 'incomplete' | undefined {
   const taken = incoming.take(shardId);
   if (typeof taken !== 'object') return taken;
-  return new Map(taken.parts.flat());
+  return new Map(taken.parts.flatMap(({ entities, read }) => entities.map((e, i) => [e.entityId, read[i] as T])));
 }
 
 describe('IncomingStates', () => {

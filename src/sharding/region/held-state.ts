@@ -1,8 +1,9 @@
 // Entity states a new host holds still encoded until each entity's first message there (lazy restore): a shard
 // of a thousand entities starts without decoding or creating any of them, and a state never woken travels on
-// at the next hand-off as the bytes it came in, its value neither decoded nor encoded again. At the start only
-// each state's outline is read (the keys of its map, where its value lies) and the sends it processed decoded:
-// those must be in the dedup table before any message is admitted, whichever entity it is for.
+// at the next hand-off as the bytes it came in, its value neither decoded nor encoded again. As its chunk arrives
+// a state is only told plain (a value alone, as the old host packs most: held as the very entry it came as, no
+// object made for it) or has its outline read (the keys of its map, where its value lies) and the sends it
+// processed decoded: those must be in the dedup table before any message is admitted, whichever entity it is for.
 import { decodeValue, encodeMessage, encodeValue } from '../../cluster/transport/message-codec.js';
 import { bytesAt, msgpackMapHeader, msgpackValueEnd } from '../../cluster/transport/msgpack-scan.js';
 import type { WireEntityState } from '../protocol/packed-states.js';
@@ -112,21 +113,36 @@ function readSends(bytes: Uint8Array, start: number, end: number): ReadonlyArray
  * chunks arrive, bench S10: with sends, the general reading walked the value twice and compared every key).
  */
 function plainState(bytes: Uint8Array, chunk: ArrivedChunk | undefined): HeldState | undefined {
-  // `length`, not `byteLength`: the getter is a call per use (Node 20), and these loops run for every state.
-  const size = bytes.length;
-  const map = smallMap(bytes);
-  const keys = TYPE_AND_VALUE_KEY;
-  if (map === undefined || size <= map.header + keys.length) return undefined;
-  if (!bytesAt(bytes, map.header, keys)) return undefined;
-  const start = map.header + keys.length;
-  const end = textEnd(bytes, start) ?? msgpackValueEnd(bytes, start);
-  if (typeof end !== 'number') return undefined;
-  if (map.pairs === 2) return end === size ? { bytes, value: { start, end }, sends: NO_SENDS, chunk } : undefined;
+  const header = smallMapHeader(bytes);
+  const end = header === 0 ? undefined : plainValueEnd(bytes, header);
+  if (end === undefined) return undefined;
+  const value = { start: header + TYPE_AND_VALUE_KEY.length, end };
+  if (pairsOf(bytes, header) === 2) return end === bytes.length ? { bytes, value, sends: NO_SENDS, chunk } : undefined;
   const sendsAt = end + SENDS_KEY.length;
-  if (sendsAt >= size || !bytesAt(bytes, end, SENDS_KEY)) return undefined;
+  if (sendsAt >= bytes.length || !bytesAt(bytes, end, SENDS_KEY)) return undefined;
   // Exactly one value up to the end, or the decoder refuses it.
-  const sends = readSends(bytes, sendsAt, size);
-  return sends === undefined ? undefined : { bytes, value: { start, end }, sends, chunk };
+  const sends = readSends(bytes, sendsAt, bytes.length);
+  return sends === undefined ? undefined : { bytes, value, sends, chunk };
+}
+
+/**
+ * Whether a state is a value alone in the plain form (a map of 2, `type: SNAPSHOT, value: ` and one value up to
+ * the end): what plainState reads as a value without sends, told without a single allocation. Such a state is
+ * held as the entry it arrived as (HeldEntry) and read again only when its entity wakes or it is packed again.
+ */
+export function isPlainValue(bytes: Uint8Array): boolean {
+  const header = smallMapHeader(bytes);
+  return header !== 0 && pairsOf(bytes, header) === 2 && plainValueEnd(bytes, header) === bytes.length;
+}
+
+/** Where the value of a state with the plain form's keys after its map's header ends; undefined for another form. */
+function plainValueEnd(bytes: Uint8Array, header: number): number | undefined {
+  // `length`, not `byteLength`: the getter is a call per use (Node 20), and these loops run for every state.
+  const keys = TYPE_AND_VALUE_KEY;
+  if (bytes.length <= header + keys.length || !bytesAt(bytes, header, keys)) return undefined;
+  const start = header + keys.length;
+  const end = textEnd(bytes, start) ?? msgpackValueEnd(bytes, start);
+  return typeof end === 'number' ? end : undefined;
 }
 
 /**
@@ -146,14 +162,17 @@ function textEnd(bytes: Uint8Array, start: number): number | undefined {
   return end <= bytes.length ? end : undefined;
 }
 
-/** A map header of 2 or 3 pairs (fixmap, or map16 as msgpackr writes objects): its size and pairs. */
-function smallMap(bytes: Uint8Array): { readonly header: number; readonly pairs: number } | undefined {
+/** The header's length of a map of 2 or 3 pairs (fixmap, or map16 as msgpackr writes objects), else 0. */
+function smallMapHeader(bytes: Uint8Array): number {
   const first = bytes[0];
-  if (first === (FIXMAP | 2) || first === (FIXMAP | 3)) return { header: 1, pairs: first & 0x0f };
+  if (first === (FIXMAP | 2) || first === (FIXMAP | 3)) return 1;
   const pairs = bytes[2];
-  if (first === 0xde && bytes[1] === 0 && (pairs === 2 || pairs === 3)) return { header: 3, pairs };
-  return undefined;
+  return first === 0xde && bytes[1] === 0 && (pairs === 2 || pairs === 3) ? 3 : 0;
 }
+
+/** The pairs of a small map whose header is `header` bytes long (smallMapHeader). */
+const pairsOf = (bytes: Uint8Array, header: number): number =>
+  header === 1 ? (bytes[0] as number) & 0x0f : (bytes[2] as number);
 
 /**
  * The bytes to ship a held state on with, carrying `sends` (what the dedup table kept of the entity's sends):
@@ -182,14 +201,49 @@ export function reshipState(held: HeldState, sends: ReadonlyArray<ProcessedSends
 }
 
 /**
+ * An entity's state as a shard holds it: the entry it arrived as, when its state is a value alone in the plain
+ * form (isPlainValue: read again when its entity wakes or it is packed again, so a shard of a thousand such
+ * states holds no object per state beyond its entry), else its outline.
+ */
+export type HeldEntry = WireEntityState | HeldState;
+
+/** Whether a held entry is an outline (else the plain entry it arrived as). */
+export const isOutline = (entry: HeldEntry): entry is HeldState => 'sends' in entry;
+
+/** A held entry as an outline; `chunk`: the packed chunk a plain entry arrived in, when known. */
+export function outlineOf(entry: HeldEntry, chunk?: ArrivedChunk): HeldState {
+  if (isOutline(entry)) return entry;
+  // A plain entry was read as one when it arrived (isPlainValue): plainState reads it again.
+  return plainState(entry.state, chunk) as HeldState;
+}
+
+/** A state as read when its chunk arrives: `plain` (isPlainValue: nothing is kept but its entry), or its outline. */
+export type ArrivedState = 'plain' | SkimmedState;
+
+/**
+ * Reads a state as its chunk arrives: most in a packed chunk are plain (no allocation: the entry is kept, found
+ * again from its chunk when the shard moves on), the others, and those of a listed chunk, skimmed (skimState).
+ */
+export const readArrived = (bytes: Uint8Array, chunk?: ArrivedChunk): ArrivedState =>
+  chunk !== undefined && isPlainValue(bytes) ? 'plain' : skimState(bytes, chunk);
+
+/** The states a shard held when it stopped, by entity, and the packed chunks they arrived in, in part order. */
+export interface HeldLeft {
+  readonly states: ReadonlyMap<string, HeldEntry>;
+  readonly chunks: ReadonlyArray<ArrivedChunk>;
+}
+
+/**
  * The states one shard holds for entities that have had no message since it started here. An entity's state
  * leaves when the entity is created (its value decoded, `ctx.restored`) or when the shard stops (shipped on).
  */
 export class HeldStates {
   constructor(
-    private readonly states: Map<string, HeldState>,
+    private states: Map<string, HeldEntry>,
     /** A value that cannot be decoded at the entity's creation: the entity starts fresh. */
     private readonly onUnreadable: (entityId: string, reason: string) => void,
+    /** The packed chunks the states arrived in, in the order of their parts (reshipped-chunks.ts reads them). */
+    private readonly chunks: ReadonlyArray<ArrivedChunk> = [],
   ) {}
 
   get size(): number {
@@ -198,9 +252,10 @@ export class HeldStates {
 
   /** Takes the entity's state out: its value, to give it as `ctx.restored`; undefined when it starts fresh. */
   wake(entityId: string): { readonly value: unknown } | undefined {
-    const held = this.states.get(entityId);
-    if (held === undefined) return undefined;
+    const entry = this.states.get(entityId);
+    if (entry === undefined) return undefined;
     this.states.delete(entityId);
+    const held = outlineOf(entry);
     if (held.value === undefined) return undefined;
     const decoded = decodeValue(held.bytes.subarray(held.value.start, held.value.end));
     if (decoded.ok) return { value: decoded.value };
@@ -208,12 +263,11 @@ export class HeldStates {
     return undefined;
   }
 
-  /** Takes every state still held out (the shard stops), each as the hand-off ships it on. */
-  drain(): HeldSnapshot[] {
-    const all: HeldSnapshot[] = [];
-    for (const [entityId, held] of this.states) all.push({ entityId, ok: true, held });
-    this.states.clear();
-    return all;
+  /** Takes every state still held out (the shard stops), with the chunks they came in, to be shipped on. */
+  drain(): HeldLeft {
+    const left = { states: this.states, chunks: this.chunks };
+    this.states = new Map();
+    return left;
   }
 }
 

@@ -9,7 +9,7 @@ import type { Logger } from '../../logging.js';
 import type { EntityBehavior } from '../core/entity-api.js';
 import type { HeldStates } from './held-state.js';
 import { Shard, type ShardEntityOptions } from './shard.js';
-import type { TakenSnapshot } from './shard-state.js';
+import type { StoppedStates } from './shard-state.js';
 
 export interface HostedShardsOptions {
   readonly entities: ShardEntityOptions;
@@ -21,9 +21,10 @@ export interface HostedShardsOptions {
   readonly handOffTimeoutMs: number;
   /**
    * A shard stopped by `handOff` is gone; `handOffId` is the one to report it under, if anybody waits, and
-   * `snapshots` its entities' states, taken after their last messages.
+   * `stopped` the states it hands over (its entities' snapshots, taken after their last messages, and the states
+   * it still held).
    */
-  readonly onStopped: (shardId: number, handOffId: number | undefined, snapshots: ReadonlyArray<TakenSnapshot>) => void;
+  readonly onStopped: (shardId: number, handOffId: number | undefined, stopped: StoppedStates) => void;
 }
 
 export class HostedShards {
@@ -100,7 +101,7 @@ export class HostedShards {
       if (this.shards.get(shardId) === shard) this.shards.delete(shardId);
       const reportAs = this.stopReports.get(shardId);
       this.stopReports.delete(shardId);
-      this.options.onStopped(shardId, reportAs, shard.snapshots);
+      this.options.onStopped(shardId, reportAs, shard.stoppedStates);
     });
     return true;
   }

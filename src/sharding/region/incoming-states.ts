@@ -7,10 +7,21 @@ import type { SenderProgress } from './dedup-table.js';
 import type { EntityState } from './shard-state.js';
 import type { ArrivedChunk } from './held-state.js';
 
+/**
+ * One part of a transfer as it arrived: its entries, each state as read (`read[i]` is `entities[i]`'s), and the
+ * packed chunk they are views of (none for a listed chunk). Two lists, not a pair per entity: a pair per state
+ * was a thousand objects per S10 hand-off, garbage by the time the shard started.
+ */
+export interface ArrivedPart<T> {
+  readonly entities: ReadonlyArray<EntityState>;
+  readonly read: ReadonlyArray<T>;
+  readonly chunk: ArrivedChunk | undefined;
+}
+
 interface Transfer<T> {
   readonly transferId: number;
-  /** Per part, each entity's state as read on arrival. */
-  readonly received: TransferParts<Array<readonly [string, T]>>;
+  /** Per part, its entries and each state as read on arrival. */
+  readonly received: TransferParts<ArrivedPart<T>>;
   bytes: number;
   /** The old host's sender progress, as its chunks carried it (each chunk carries the same). */
   progress: ReadonlyArray<SenderProgress>;
@@ -18,7 +29,7 @@ interface Transfer<T> {
 
 /** A complete transfer as its shard's start takes it: each part's states as read, and the sender progress. */
 export interface TakenParts<T> {
-  readonly parts: ReadonlyArray<ReadonlyArray<readonly [string, T]>>;
+  readonly parts: ReadonlyArray<ArrivedPart<T>>;
   readonly progress: ReadonlyArray<SenderProgress>;
 }
 
@@ -60,7 +71,9 @@ export class IncomingStates<T> {
     if (this.taken.get(shardId) === transferId) return [];
     let transfer = this.transfers.get(shardId);
     if (transfer?.transferId !== transferId) transfer = this.begin(shardId, transferId);
-    const part: Array<readonly [string, T]> = [];
+    const chunk = packed === undefined ? undefined : { packed, entities, part: place.part };
+    const read: T[] = [];
+    const part = { entities, read, chunk };
     let added = transfer.received.add(place, part);
     if (added === 'contradicts') {
       // Not one transfer with what came before it: the transfer starts over from this chunk.
@@ -70,10 +83,9 @@ export class IncomingStates<T> {
     if (added !== 'added') return [];
     if (progress !== undefined) transfer.progress = progress;
     let size = 0;
-    const arrived = packed === undefined ? undefined : { packed, entities, part: place.part };
-    for (const { entityId, state } of entities) {
+    for (const { state } of entities) {
       size += state.byteLength;
-      part.push([entityId, this.read(state, arrived)]);
+      read.push(this.read(state, chunk));
     }
     transfer.bytes += size;
     this.total += size;

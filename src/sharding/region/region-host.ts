@@ -22,7 +22,7 @@ import { messageCheck, type MessageCheck } from './message-check.js';
 function checkOf(settings: ShardedTypeConfig): { readonly check?: MessageCheck } {
   return settings.message === undefined ? {} : { check: messageCheck(settings.message) };
 }
-import type { TakenSnapshot } from './shard-state.js';
+import type { StoppedStates } from './shard-state.js';
 import { RetainedStates } from './retained-states.js';
 import { StateTransfer, type StateTransferOptions } from './state-transfer.js';
 
@@ -127,7 +127,7 @@ export class RegionHost {
   stopped(
     shardId: number,
     handOffId: number | undefined,
-    snapshots: ReadonlyArray<TakenSnapshot>,
+    stopped: StoppedStates,
     coordinator: string | undefined,
     sendTo: (chunk: ShardStateChunk, to: string | undefined) => void,
     report: (handOffId: number) => void,
@@ -144,7 +144,7 @@ export class RegionHost {
     const protocol = node === undefined ? 0 : (this.options.protocolWith?.(node) ?? PROTOCOL_VERSION);
     const streams = protocol >= STREAMED_STATE_SINCE;
     const progress = this.dedup.progressOf(shardId);
-    let chunks = this.transfer.outgoing(shardId, handOffId, snapshots, sends, streams ? send : undefined, progress);
+    let chunks = this.transfer.outgoing(shardId, handOffId, stopped, sends, streams ? send : undefined, progress);
     if (to !== undefined && chunks.length === 0) {
       const typeName = this.options.shards.typeName;
       const empty = { typeName, shardId, handOffId, part: 0, parts: 1, entities: [], packed: packEntities([]) };

@@ -6,19 +6,33 @@
 // again after every chunk that goes as it came (its current state, its sends, or an empty state: fresh), and the
 // new host's rule that an entity's entry in a later part wins (state-transfer.ts, sortedOut) makes the stale
 // entry harmless. Chunks go in the order of the parts they came as, so an entity in two of them keeps its winner.
-import { PACKED_HEADER_BYTES } from '../protocol/packed-states.js';
+// A stopped shard's held states are sorted out from its chunks' entries, each looked up once by identity (the
+// entry held is the entry in the chunk): nothing is made per state that goes on in its chunk.
+import { PACKED_HEADER_BYTES, type WireEntityState } from '../protocol/packed-states.js';
 import type { ProcessedSends } from './dedup-table.js';
 import type { StateLimits } from '../core/config.js';
-import { NO_SENDS, reshipState, type ArrivedChunk, type HeldSnapshot } from './held-state.js';
+import {
+  NO_SENDS,
+  isOutline,
+  outlineOf,
+  reshipState,
+  type ArrivedChunk,
+  type HeldEntry,
+  type HeldLeft,
+  type HeldSnapshot,
+  type HeldState,
+} from './held-state.js';
 
-/** A chunk that goes on as it came, with the states this host still holds from it unchanged. */
+/** A chunk that goes on as it came, with which of its entries this host still holds unchanged. */
 export interface ReshippedChunk {
   readonly arrived: ArrivedChunk;
-  /** The held states of which the chunk's bytes are the current ones (every other entry in it is superseded). */
-  readonly held: HeldSnapshot[];
-  /** How many of `held` hold a value (not only the sends their entity processed). */
+  /** Per entry of the chunk, 1 when its bytes are the entity's current state here (every other one is superseded). */
+  readonly current: Uint8Array;
+  /** How many entries are current. */
+  count: number;
+  /** How many current entries hold a value (not only the sends their entity processed). */
   values: number;
-  /** Bytes of the chunk's entries that are current: `held`'s states, ids and lengths. */
+  /** Bytes of the chunk's entries that are current: their states, ids and lengths. */
   currentBytes: number;
 }
 
@@ -26,53 +40,96 @@ export interface ReshippedChunk {
 const ENTRY_LENGTHS = 6;
 
 /**
- * The snapshots sorted out: the chunks that go on as they came, in the order of the parts they came as, and
- * every other snapshot (an entity's own, a held state that changed here or whose chunk is packed again).
+ * The snapshots and the states a stopped shard still held (`held`) sorted out: the chunks that go on as they
+ * came, in the order of the parts they came as, and every other snapshot (an entity's own, a held state that
+ * changed here or whose chunk is packed again). A held state is found from its chunk's entries, each looked up
+ * once: no object is made for a state that goes on in its chunk.
  */
 export function sortOut<T extends { readonly entityId: string }>(
   snapshots: ReadonlyArray<T | HeldSnapshot>,
+  held: HeldLeft | undefined,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
   limits: StateLimits,
 ): { readonly whole: ReshippedChunk[]; readonly rest: Array<T | HeldSnapshot> } {
-  const runs = new Map<ArrivedChunk, ReshippedChunk>();
-  const rest: Array<T | HeldSnapshot> = [];
-  let run: ReshippedChunk | undefined;
-  for (const snapshot of snapshots) {
-    const arrived = 'held' in snapshot ? snapshot.held.chunk : undefined;
-    if (arrived === undefined || !unchangedHere(snapshot as HeldSnapshot, sends, limits)) {
-      rest.push(snapshot);
-      continue;
-    }
-    // A chunk's states are mostly next to one another: the last one's run is tried before the map.
-    if (run?.arrived !== arrived) run = runs.get(arrived);
-    if (run === undefined) {
-      run = { arrived, held: [], values: 0, currentBytes: 0 };
-      runs.set(arrived, run);
-    }
-    const { held, entityId } = snapshot as HeldSnapshot;
-    run.held.push(snapshot as HeldSnapshot);
-    if (held.value !== undefined) run.values++;
-    // The id's UTF-16 length for its UTF-8 bytes: exact for ASCII, under for others (their chunk then looks more
-    // superseded than it is, and is packed again sooner).
-    run.currentBytes += held.bytes.length + entityId.length + ENTRY_LENGTHS;
-  }
+  const rest: Array<T | HeldSnapshot> = [...snapshots];
   const whole: ReshippedChunk[] = [];
-  for (const candidate of [...runs.values()].sort((a, b) => a.arrived.part - b.arrived.part)) {
-    if (goesAsItCame(candidate, limits)) whole.push(candidate);
-    else rest.push(...candidate.held);
+  if (held === undefined || held.states.size === 0) return { whole, rest };
+  let found = 0;
+  for (const arrived of held.chunks) {
+    const run = runOf(arrived, held.states, (changed) => rest.push(changed));
+    found += run.found;
+    if (run.count > 0 && goesAsItCame(run, limits)) whole.push(run);
+    else for (const snapshot of currentOf(run, held.states)) rest.push(snapshot);
   }
+  // States that came listed (protocol 7) are in no chunk.
+  if (found < held.states.size)
+    for (const [entityId, entry] of held.states)
+      if (isOutline(entry) && entry.chunk === undefined) rest.push({ entityId, ok: true, held: entry });
   return { whole, rest };
+
+  /**
+   * A chunk's entries this host still holds from it: each unchanged one marked current, each changed one given
+   * to `changed`; `found` counts both.
+   */
+  function runOf(
+    arrived: ArrivedChunk,
+    states: ReadonlyMap<string, HeldEntry>,
+    changed: (snapshot: HeldSnapshot) => void,
+  ): ReshippedChunk & { found: number } {
+    const { entities } = arrived;
+    const run = { arrived, current: new Uint8Array(entities.length), count: 0, values: 0, currentBytes: 0, found: 0 };
+    for (let i = 0; i < entities.length; i++) {
+      const entry = entities[i] as WireEntityState;
+      const state = states.get(entry.entityId);
+      if (state === undefined || !(state === entry || (isOutline(state) && state.bytes === entry.state))) continue;
+      run.found++;
+      if (!unchangedHere(entry, state, sends, limits)) {
+        changed({ entityId: entry.entityId, ok: true, held: outlineOf(state, arrived) });
+        continue;
+      }
+      run.current[i] = 1;
+      run.count++;
+      if (!isOutline(state) || state.value !== undefined) run.values++;
+      // The id's UTF-16 length for its UTF-8 bytes: exact for ASCII, under for others (their chunk then looks more
+      // superseded than it is, and is packed again sooner).
+      run.currentBytes += entry.state.length + entry.entityId.length + ENTRY_LENGTHS;
+    }
+    return run;
+  }
 }
 
-/** Whether a held state goes on as the bytes it came in: its sends unchanged here, its size within the limit. */
+/** The current entries of a chunk that does not go as it came, as snapshots to pack one by one. */
+function currentOf(run: ReshippedChunk, states: ReadonlyMap<string, HeldEntry>): HeldSnapshot[] {
+  const snapshots: HeldSnapshot[] = [];
+  run.arrived.entities.forEach(({ entityId }, i) => {
+    if (run.current[i] === 1)
+      snapshots.push({ entityId, ok: true, held: outlineOf(states.get(entityId) as HeldEntry, run.arrived) });
+  });
+  return snapshots;
+}
+
+/**
+ * Whether a held state goes on as the bytes it came in: its sends unchanged here, its size within the limit. A
+ * plain entry (a value without sends) is, unless the dedup table holds sends of its entity.
+ */
 function unchangedHere(
-  { entityId, held }: HeldSnapshot,
+  entry: WireEntityState,
+  state: HeldEntry,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
   limits: StateLimits,
 ): boolean {
+  const current = sends.size === 0 ? undefined : sends.get(entry.entityId);
+  if (!isOutline(state)) return current === undefined && entry.state.length <= limits.maxEntitySnapshotBytes;
+  return unchangedOutline(state, current, limits);
+}
+
+/** Whether an outlined held state goes on as it came, given the sends the dedup table kept of its entity. */
+function unchangedOutline(
+  held: HeldState,
+  current: ReadonlyArray<ProcessedSends> | undefined,
+  limits: StateLimits,
+): boolean {
   if (held.value !== undefined && held.bytes.length > limits.maxEntitySnapshotBytes) return false;
-  const current = sends.get(entityId);
-  // Most held states carry no sends and the table kept none for them (reshipState would give their bytes).
   if (current === undefined && held.sends.length === 0) return held.value !== undefined;
   return reshipState(held, current ?? NO_SENDS) === held.bytes;
 }
@@ -90,37 +147,42 @@ function goesAsItCame({ arrived, currentBytes }: ReshippedChunk, limits: StateLi
 
 /** Whether some chunk that goes as it came carries an entry this host no longer holds from it. */
 export function carriesSuperseded(whole: ReadonlyArray<ReshippedChunk>): boolean {
-  return whole.some((run) => run.held.length !== run.arrived.entities.length);
+  return whole.some((run) => run.count !== run.arrived.entities.length);
 }
 
 /**
  * What must be stated again after the chunks that go as they came, so no superseded entry wins on the new
  * host: per entity, the held state to restate (its current entry is in an earlier chunk, which the stale one
  * would follow), or undefined for an empty state (the entity starts fresh there). Entities `written` after
- * these chunks, or whose current entry is in a later chunk that goes as it came, need nothing.
+ * these chunks, or whose current entry is in a later chunk that goes as it came, need nothing. `states`: what
+ * the shard held (HeldLeft's).
  */
 export function toRestate(
   whole: ReadonlyArray<ReshippedChunk>,
   written: ReadonlySet<string>,
+  states: ReadonlyMap<string, HeldEntry>,
 ): Map<string, HeldSnapshot | undefined> {
   const restate = new Map<string, HeldSnapshot | undefined>();
   if (!carriesSuperseded(whole)) return restate;
   // Each superseded entry's entity (few: the entities that woke) with the last chunk that carries one of it.
   const stale = new Map<string, number>();
   whole.forEach((run, at) => {
-    if (run.held.length === run.arrived.entities.length) return;
-    const current = new Set(run.held.map((snapshot) => snapshot.entityId));
-    for (const { entityId } of run.arrived.entities)
-      if (!current.has(entityId) && !written.has(entityId)) stale.set(entityId, at);
+    run.arrived.entities.forEach(({ entityId }, i) => {
+      if (run.current[i] === 0 && !written.has(entityId)) stale.set(entityId, at);
+    });
   });
   // Where each of them is current, if in a chunk that goes as it came: after its last stale entry, nothing to do.
-  const current = new Map<string, { readonly at: number; readonly snapshot: HeldSnapshot }>();
+  const current = new Map<string, { readonly at: number; readonly run: ReshippedChunk }>();
   whole.forEach((run, at) => {
-    for (const snapshot of run.held) if (stale.has(snapshot.entityId)) current.set(snapshot.entityId, { at, snapshot });
+    run.arrived.entities.forEach(({ entityId }, i) => {
+      if (run.current[i] === 1 && stale.has(entityId)) current.set(entityId, { at, run });
+    });
   });
   for (const [entityId, staleAt] of stale) {
     const entry = current.get(entityId);
-    if (entry === undefined || entry.at < staleAt) restate.set(entityId, entry?.snapshot);
+    if (entry !== undefined && entry.at >= staleAt) continue;
+    const state = entry === undefined ? undefined : (states.get(entityId) as HeldEntry);
+    restate.set(entityId, state && { entityId, ok: true, held: outlineOf(state, entry?.run.arrived) });
   }
   return restate;
 }

@@ -9,7 +9,7 @@ import { RegionBuffer, fromWire, toWire, type Envelope } from './region-buffer.j
 import { RegionHost } from './region-host.js';
 import { RegionSelf, type RegionMode } from './region-self.js';
 import type { Shard, ShardEntityOptions } from './shard.js';
-import type { TakenSnapshot } from './shard-state.js';
+import type { StoppedStates } from './shard-state.js';
 import { asRestore, type StateMessage } from '../protocol/state-messages.js';
 import { RegionLeave } from './region-leave.js';
 import { ReliableDelivery } from './reliable-delivery.js';
@@ -64,7 +64,7 @@ export class ShardRegion {
       ctx,
       logger,
       { ...entities, onLatePipe, onInvalid },
-      (shardId, handOffId, snapshots) => this.onShardStopped(shardId, handOffId, snapshots),
+      (shardId, handOffId, stopped) => this.onShardStopped(shardId, handOffId, stopped),
     );
   }
 
@@ -338,7 +338,7 @@ export class ShardRegion {
     return this.host.expect(shardId, transferId, this.ctx.scheduler.now()) === 'waiting';
   }
 
-  private onShardStopped(shardId: number, handOffId: number | undefined, snapshots: readonly TakenSnapshot[]): void {
+  private onShardStopped(shardId: number, handOffId: number | undefined, stopped: StoppedStates): void {
     if (this.stopped) return;
     this.logger.debug({ shardId }, 'shard stopped');
     // The state to the coordinator ahead of the report (same connection), or straight to the new home the HandOff
@@ -348,7 +348,7 @@ export class ShardRegion {
       if (this.coordinator !== undefined) this.ctx.flush?.(this.coordinator);
       this.leave.stopReported(shardId, id);
     };
-    this.host.stopped(shardId, handOffId, snapshots, this.coordinator, this.sendState, report);
+    this.host.stopped(shardId, handOffId, stopped, this.coordinator, this.sendState, report);
     this.flush(shardId);
     this.leave.check();
   }

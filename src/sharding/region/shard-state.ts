@@ -9,7 +9,7 @@ import { encodeMessage, encodeValueScratch } from '../../cluster/transport/messa
 import { PACKED_HEADER_BYTES, PackedWriter } from '../protocol/packed-states.js';
 import type { ProcessedSends } from './dedup-table.js';
 import type { StateLimits } from '../core/config.js';
-import { SNAPSHOT, reshipState, type HeldSnapshot, type HeldState } from './held-state.js';
+import { SNAPSHOT, reshipState, type HeldLeft, type HeldSnapshot, type HeldState } from './held-state.js';
 import { carriesSuperseded, sortOut, toRestate, type ReshippedChunk } from './reshipped-chunks.js';
 
 /** One entity's encoded snapshot. */
@@ -32,6 +32,15 @@ export type TakenSnapshot =
       { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string }
     ))
   | HeldSnapshot;
+
+/**
+ * What a stopped shard hands over: the snapshots its entities took (after their last messages), and the states
+ * it still held for entities never woken on it, with the chunks those came in (held-state.ts).
+ */
+export interface StoppedStates {
+  readonly snapshots: ReadonlyArray<TakenSnapshot>;
+  readonly held?: HeldLeft | undefined;
+}
 
 /** One chunk of a shard's states: its entities, each state a view of `packed` (their one copy, protocol 8's wire). */
 export interface PackedChunk {
@@ -63,23 +72,24 @@ const ENTRY_OVERHEAD = 32;
  * packed one by one, which state again whatever it carries that is no longer current.
  */
 export function packSnapshots(
-  snapshots: ReadonlyArray<TakenSnapshot>,
+  { snapshots, held }: StoppedStates,
   limits: StateLimits,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
   onChunk: (chunk: PackedChunk, last: boolean) => void = () => {},
 ): PackedStates {
-  const { whole, rest } = sortOut(snapshots, sends, limits);
-  const sendsOnly = onlySends(snapshots, sends);
+  const { whole, rest } = sortOut(snapshots, held, sends, limits);
+  const sendsOnly = onlySends(rest, held, sends);
   const firstBytes = firstChunkBytes(rest, sendsOnly.length + superseded(whole), limits);
   const packer = new ChunkPacker(limits, sends, onChunk, carriesSuperseded(whole), firstBytes);
+  const states = held?.states ?? new Map();
   // With nothing to pack, what must be stated again is known before the first chunk goes: none, and the last
   // chunk that goes as it came is the final one.
-  const restate = rest.length === 0 && sendsOnly.length === 0 ? toRestate(whole, packer.written) : undefined;
+  const restate = rest.length === 0 && sendsOnly.length === 0 ? toRestate(whole, packer.written, states) : undefined;
   // The chunks that go as they came go first: the new host reads them while the rest is packed.
   whole.forEach((chunk, i) => packer.ship(chunk, restate?.size === 0 && i === whole.length - 1));
   for (const snapshot of rest) packer.take(snapshot);
   for (const entityId of sendsOnly) packer.sendsOf(entityId);
-  return packer.finish(restate ?? toRestate(whole, packer.written));
+  return packer.finish(restate ?? toRestate(whole, packer.written, states));
 }
 
 /**
@@ -105,19 +115,24 @@ const SMALL_ENTRY_BYTES = 256;
 /** The entries of the chunks that go as they came that this host no longer holds from them. */
 function superseded(whole: ReadonlyArray<ReshippedChunk>): number {
   let count = 0;
-  for (const run of whole) count += run.arrived.entities.length - run.held.length;
+  for (const run of whole) count += run.arrived.entities.length - run.count;
   return count;
 }
 
-/** The entities known only by the sends they processed (no snapshot of theirs is taken). */
+/**
+ * The entities known only by the sends they processed: no snapshot of theirs is among `rest`, and the shard
+ * held no state of theirs (a held state is in `rest` or current in a chunk that goes as it came).
+ */
 function onlySends(
-  snapshots: ReadonlyArray<TakenSnapshot>,
+  rest: ReadonlyArray<TakenSnapshot>,
+  held: HeldLeft | undefined,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
 ): string[] {
   if (sends.size === 0) return [];
   // A set of the few entities with sends that have a snapshot, not of every snapshot.
   const taken = new Set<string>();
-  for (const { entityId } of snapshots) if (sends.has(entityId)) taken.add(entityId);
+  for (const { entityId } of rest) if (sends.has(entityId)) taken.add(entityId);
+  for (const entityId of sends.keys()) if (held?.states.has(entityId) === true) taken.add(entityId);
   return taken.size === sends.size ? [] : [...sends.keys()].filter((entityId) => !taken.has(entityId));
 }
 

@@ -22,7 +22,7 @@ import type { PassivationReason } from '../core/passivation.js';
 import type { PassivatingShard, PassivationTracker } from './passivation.js';
 import type { EntityBehavior, EntityContext, EntityRef } from '../core/entity-api.js';
 import type { HeldStates } from './held-state.js';
-import type { TakenSnapshot } from './shard-state.js';
+import type { StoppedStates, TakenSnapshot } from './shard-state.js';
 import { ShardEntityContext, type ContextBase } from './entity-context.js';
 
 /** What a shard's entities are given besides their behavior: their own references, timers, and where drops go. */
@@ -53,7 +53,7 @@ export class Shard implements PassivatingShard {
   private readonly entities = new Map<string, Entity>();
   private readonly passivating = new Map<string, Passivating>();
   private stopping: Promise<void> | undefined;
-  private taken: TakenSnapshot[] = [];
+  private taken: StoppedStates = { snapshots: [] };
   private readonly durable: DurableShard | undefined;
   private entityOptions: EntityOptions | undefined;
   private contextBase: ContextBase | undefined;
@@ -84,8 +84,11 @@ export class Shard implements PassivatingShard {
     });
   }
 
-  /** The snapshots taken by a `stop` that asked for them (after each entity's last message), once it ended. */
-  get snapshots(): ReadonlyArray<TakenSnapshot> {
+  /**
+   * The states a `stop` that asked for them hands over, once it ended: the snapshots taken after each entity's
+   * last message, and the states held for entities never woken here.
+   */
+  get stoppedStates(): StoppedStates {
     return this.taken;
   }
 
@@ -306,14 +309,13 @@ export class Shard implements PassivatingShard {
       this.logger.warn({ shardId: this.shardId, graceMs }, 'shard stopped before every entity drained its mailbox');
     }
     // Nothing can wake a held state now: the shard takes no more messages.
-    const held = this.held?.drain() ?? [];
+    const held = this.held?.drain();
     // A durable shard ships no state: its entities' last commits are the state its next host reads.
     if (snapshot && this.durable === undefined) {
-      const taken: TakenSnapshot[] = entities
+      const snapshots: TakenSnapshot[] = entities
         .filter((entity) => entity.snapshots)
         .map((entity) => ({ entityId: entity.entityId, ...entity.snapshot() }));
-      for (const snapshot of held) taken.push(snapshot);
-      this.taken = taken;
+      this.taken = { snapshots, held };
     }
     await Promise.all(entities.map((entity) => entity.stop()).filter((stopping) => stopping !== undefined));
     this.entities.clear();

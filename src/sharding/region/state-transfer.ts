@@ -12,9 +12,9 @@ import type { DeliveryEvents } from '../core/sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import { MAX_SENDER_PROGRESS } from '../protocol/state-messages.js';
 import type { ProcessedSends, SenderProgress } from './dedup-table.js';
-import { HeldStates, skimState, type HeldState, type SkimmedState } from './held-state.js';
-import { IncomingStates } from './incoming-states.js';
-import { packSnapshots, type PackedChunk, type TakenSnapshot } from './shard-state.js';
+import { HeldStates, readArrived, type ArrivedChunk, type ArrivedState, type HeldEntry } from './held-state.js';
+import { IncomingStates, type ArrivedPart } from './incoming-states.js';
+import { packSnapshots, type EntityState, type PackedChunk, type StoppedStates } from './shard-state.js';
 
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
@@ -39,14 +39,14 @@ export interface StateTransferOptions {
 
 export class StateTransfer {
   /** Each state's outline, read as its chunk arrives (skimState). */
-  private readonly incoming: IncomingStates<SkimmedState>;
+  private readonly incoming: IncomingStates<ArrivedState>;
   /** Shards told to start with a transfer (HostShard's `transferId`): its id, and since when one waits for it. */
   private readonly expected = new Map<number, { readonly transferId: number; readonly sinceMs: number }>();
   private shippedBytes = 0;
   private readonly counts = { shipped: 0, restored: 0, too_large: 0, failed: 0 };
 
   constructor(private readonly options: StateTransferOptions) {
-    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes, skimState);
+    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes, readArrived);
   }
 
   /** Bytes of state this node shipped with hand-offs, since the start. */
@@ -96,13 +96,13 @@ export class StateTransfer {
   outgoing(
     shardId: number,
     handOffId: number,
-    snapshots: ReadonlyArray<TakenSnapshot>,
+    stopped: StoppedStates,
     sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
     stream?: (chunk: Chunk) => void,
     progress: ReadonlyArray<SenderProgress> = [],
   ): Chunk[] {
     const { typeName, config, logger } = this.options;
-    if (snapshots.length === 0 && sends.size === 0) return [];
+    if (stopped.snapshots.length === 0 && (stopped.held?.states.size ?? 0) === 0 && sends.size === 0) return [];
     const chunks: Chunk[] = [];
     // Within what a receiver reads (more senders than that is no reason to lose the state; fewer is only less help).
     const carried = progress.length === 0 ? {} : { progress: progress.slice(0, MAX_SENDER_PROGRESS) };
@@ -117,7 +117,7 @@ export class StateTransfer {
       chunks.push(chunk);
       stream?.(chunk);
     };
-    const packed = packSnapshots(snapshots, config, sends, onChunk);
+    const packed = packSnapshots(stopped, config, sends, onChunk);
     for (const { entityId, outcome, detail } of packed.refused) {
       logger.warn(
         { shardId, entityId, outcome, detail },
@@ -188,16 +188,20 @@ export class StateTransfer {
       this.options.logger.warn({ shardId }, 'hand-off state incomplete at the start: the shard starts fresh');
       return undefined;
     }
-    const { held, sends, unread } = sortedOut(taken.parts);
+    const { held, sends, unread, chunks } = sortedOut(taken.parts);
     const unreadable = (entityId: string, reason: string): void =>
       this.options.logger.warn({ shardId, entityId, reason }, 'entity state could not be restored: it starts fresh');
     for (const [entityId, reason] of unread) unreadable(entityId, reason);
     this.count('restored', held.size);
     this.count('failed', unread.size);
-    const states = new HeldStates(held, (entityId, reason) => {
-      unreadable(entityId, reason);
-      this.count('failed', 1);
-    });
+    const states = new HeldStates(
+      held,
+      (entityId, reason) => {
+        unreadable(entityId, reason);
+        this.count('failed', 1);
+      },
+      chunks,
+    );
     return { states, sends, progress: taken.progress };
   }
 
@@ -209,32 +213,42 @@ export class StateTransfer {
 
 /**
  * A transfer's states part by part, each entity's entry in the latest part winning: the held states with a
- * value, the sends each entity processed, and the entities whose state could not be read (they start fresh).
- * One pass, each map changed entry by entry: a map of every entry first cost as much again (S10, in process).
+ * value (a plain one as the entry it arrived as), the sends each entity processed, the entities whose state
+ * could not be read (they start fresh), and the packed chunks in the order of their parts. One pass, each map
+ * changed entry by entry: a map of every entry first cost as much again (S10, in process).
  */
-function sortedOut(parts: ReadonlyArray<ReadonlyArray<readonly [string, SkimmedState]>>): {
-  readonly held: Map<string, HeldState>;
+function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
+  readonly held: Map<string, HeldEntry>;
   readonly sends: Map<string, ReadonlyArray<ProcessedSends>>;
   readonly unread: Map<string, string>;
+  readonly chunks: ArrivedChunk[];
 } {
-  const held = new Map<string, HeldState>();
+  const held = new Map<string, HeldEntry>();
   const sends = new Map<string, ReadonlyArray<ProcessedSends>>();
   const unread = new Map<string, string>();
-  for (const part of parts) {
-    for (const [entityId, skimmed] of part) {
+  const chunks: ArrivedChunk[] = [];
+  for (const { entities, read, chunk } of parts) {
+    if (chunk !== undefined) chunks.push(chunk);
+    for (let i = 0; i < entities.length; i++) {
+      const entry = entities[i] as EntityState;
+      const { entityId } = entry;
+      const state = read[i] as ArrivedState;
       // An entry that replaces an earlier one of its entity (few: a superseded entry stated again) undoes it.
       if (unread.size > 0) unread.delete(entityId);
-      if (!skimmed.ok) {
+      if (state === 'plain') {
+        held.set(entityId, entry);
+        if (sends.size > 0) sends.delete(entityId);
+      } else if (!state.ok) {
         held.delete(entityId);
         sends.delete(entityId);
-        unread.set(entityId, skimmed.reason);
-        continue;
+        unread.set(entityId, state.reason);
+      } else {
+        if (state.held.value !== undefined) held.set(entityId, state.held);
+        else held.delete(entityId);
+        if (state.held.sends.length > 0) sends.set(entityId, state.held.sends);
+        else if (sends.size > 0) sends.delete(entityId);
       }
-      if (skimmed.held.value !== undefined) held.set(entityId, skimmed.held);
-      else held.delete(entityId);
-      if (skimmed.held.sends.length > 0) sends.set(entityId, skimmed.held.sends);
-      else if (sends.size > 0) sends.delete(entityId);
     }
   }
-  return { held, sends, unread };
+  return { held, sends, unread, chunks };
 }
