@@ -11,7 +11,7 @@ import { packEntities, unpackEntities } from '../../src/sharding/protocol/packed
 import { MAX_ENTITIES_PER_CHUNK } from '../../src/sharding/protocol/state-messages.js';
 import { MAX_ENTITY_ID_LENGTH } from '../../src/sharding/protocol/entity-messages.js';
 import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
-import { outlineOf, type ArrivedChunk, type HeldLeft } from '../../src/sharding/region/held-state.js';
+import { HeldStates, outlineOf, type ArrivedChunk, type HeldLeft } from '../../src/sharding/region/held-state.js';
 import { toRestate, type ReshippedChunk } from '../../src/sharding/region/reshipped-chunks.js';
 import { encodeMessage } from '../../src/cluster/transport/message-codec.js';
 import {
@@ -59,15 +59,26 @@ function hop(stopped: StoppedStates, sends: Sends, transferId = 1) {
   // Nothing to ship (no state, no sends) sends no chunk: the new host starts the shard fresh.
   if (out.length > 0) expect(transfer.expect(1, transferId, 0)).toBe('ready');
   const restored = out.length > 0 ? transfer.restore(1) : undefined;
-  const held: HeldLeft = restored?.states.drain() ?? { states: new Map(), chunks: [] };
+  const held: HeldLeft = restored?.states.drain() ?? { states: new Map(), chunks: [], intact: new Set() };
   const sendsThere: Sends = new Map(restored?.sends ?? []);
   return { out, packed, held, sends: sendsThere };
 }
 
-/** A shard's stop on the new host: `snapshots` of its woken entities, and the held states of those `kept` (all). */
-function stop(held: HeldLeft, snapshots: TakenSnapshot[] = [], kept: (entityId: string) => boolean = () => true) {
-  const states = new Map([...held.states].filter(([entityId]) => kept(entityId)));
-  return { snapshots, held: { states, chunks: held.chunks } };
+/**
+ * A shard's stop on the new host: `snapshots` of its woken entities, and the held states of those `kept` (all),
+ * the others woken first (as a real shard's entities are, however they end: `reversed` holds them in the other
+ * order).
+ */
+function stop(
+  held: HeldLeft,
+  snapshots: TakenSnapshot[] = [],
+  kept: (entityId: string) => boolean = () => true,
+  reversed = false,
+): StoppedStates {
+  const entries = reversed ? [...held.states].reverse() : [...held.states];
+  const states = new HeldStates(new Map(entries), () => {}, held.chunks, held.intact);
+  for (const [entityId] of entries) if (!kept(entityId)) states.wake(entityId);
+  return { snapshots, held: states.drain() };
 }
 
 /** What the new host has: each held state's value, and the sends it restored (with a value or alone). */
@@ -85,12 +96,12 @@ function contents({ held, sends }: { held: HeldLeft; sends: Sends }): Contents {
 }
 
 /**
- * Entities e0..e(n-1), each `bytes` long, with sends (every `sendsEvery`-th one: the others are a value alone,
- * held as the entry they came in), fresh on a first host, then held on the next.
+ * Entities e0..e(n-1), each `bytes` long, with sends (every `sendsEvery`-th one, none for 0: the others are a
+ * value alone, held as the entry they came in), fresh on a first host, then held on the next.
  */
 function firstHop(count: number, bytes = 200, sendsEvery = 1) {
   const values = Array.from({ length: count }, (_, i) => String.fromCharCode(97 + (i % 26)).repeat(bytes));
-  const withSends = values.flatMap((_, i) => (i % sendsEvery === 0 ? [i] : []));
+  const withSends = values.flatMap((_, i) => (sendsEvery > 0 && i % sendsEvery === 0 ? [i] : []));
   const sends: Sends = new Map(withSends.map((i) => [`e${i}`, sendsOf(i)]));
   const snapshots = values.map((value, i) => ({ entityId: `e${i}`, ok: true as const, value }));
   return { values, ...hop({ snapshots }, sends) };
@@ -194,6 +205,22 @@ describe('packSnapshots with states held since the last hand-off', () => {
     expect(contents(next)).toEqual(expected);
   });
 
+  it("knows which chunks are intact: all of values alone, not a woken entity's, none after a restated entry", () => {
+    const first = firstHop(36, 200, 0);
+    const all = first.held.chunks;
+    expect(all.length).toBeGreaterThan(2);
+    expect([...first.held.intact]).toEqual(all);
+    // e1 woke: its chunk is looked at entry by entry, the others go on unseen.
+    const woken = [{ entityId: 'e1', ok: true as const, value: 'woke' }];
+    const stopped = stop(first.held, woken, (id) => id !== 'e1');
+    expect([...(stopped.held?.intact ?? [])]).toEqual(all.slice(1));
+    // The next host gets e1's stale entry and, in a later part, its state: none of its chunks is intact.
+    const second = hop(stopped, first.sends, 2);
+    expect(second.held.intact.size).toBe(0);
+    // Chunks of states with sends are never intact (the dedup table may have changed them).
+    expect(firstHop(36).held.intact.size).toBe(0);
+  });
+
   it('packs again a chunk more than a quarter superseded, its stale entries dropped', () => {
     const first = firstHop(36);
     const [firstChunk] = first.out[0] as [PackedChunk, boolean];
@@ -221,8 +248,11 @@ describe('packSnapshots with states held since the last hand-off', () => {
     );
     // Nothing woke: every chunk goes as it came, e1's own chunk after the one with its stale entry, whatever
     // order the held states are in.
-    const reversed = { states: new Map([...second.held.states].reverse()), chunks: second.held.chunks };
-    const third = hop(stop(reversed), second.sends, 3);
+    const third = hop(
+      stop(second.held, [], () => true, true),
+      second.sends,
+      3,
+    );
     expect(third.out.map(([chunk]) => chunk.packed)).toEqual(second.out.map(([chunk]) => chunk.packed));
     expect(contents(third).get('e1')?.value).toBe('woke');
     expect(contents(third)).toEqual(contents(second));
@@ -254,7 +284,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
       ['x', a.entities[0]?.state],
     ]);
     expect(toRestate([runA, runB], new Set(['x']), states).size).toBe(0);
-    const next = hop({ snapshots: [], held: { states, chunks: [a, b] } }, new Map(), 2);
+    const next = hop({ snapshots: [], held: { states, chunks: [a, b], intact: new Set([a]) } }, new Map(), 2);
     expect(next.out.slice(0, 2).map(([chunk]) => chunk.packed)).toEqual([a.packed, b.packed]);
     expect(contents(next).get('x')?.value).toBe('current');
   });
@@ -267,7 +297,8 @@ describe('packSnapshots with states held since the last hand-off', () => {
     expect(chunks.length).toBe(1);
     const packed = chunks[0]?.packed as Uint8Array;
     const arrived: ArrivedChunk = { packed, entities: unpackEntities(packed, READ_LIMITS) ?? [], part: 0 };
-    const held = { states: new Map(arrived.entities.map((entry) => [entry.entityId, entry])), chunks: [arrived] };
+    const states = new Map(arrived.entities.map((entry) => [entry.entityId, entry]));
+    const held = { states, chunks: [arrived], intact: new Set([arrived]) };
     const next = hop(stop(held), new Map(), 2);
     expect(next.out.map(([chunk]) => chunk.entities.length)).toEqual([1, 1]);
     const small = packSnapshots(
@@ -290,7 +321,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
     const scenario = fc.record({
       count: fc.integer({ min: 1, max: 50 }),
       bytes: fc.integer({ min: 20, max: 900 }),
-      sendsEvery: fc.integer({ min: 1, max: 4 }),
+      sendsEvery: fc.integer({ min: 0, max: 4 }),
       hops: fc.array(event, { minLength: 1, maxLength: 5 }),
     });
     fc.assert(
@@ -312,11 +343,8 @@ describe('packSnapshots with states held since the last hand-off', () => {
           for (const id of passivated) live.delete(id);
           const untouched = (id: string): boolean => !live.has(id) && !passivated.has(id) && !cleared.has(id);
           const snapshots = [...live].map(([entityId, value]) => ({ entityId, ok: true as const, value }));
-          const stopped = stop(host.held, snapshots, untouched);
-          if (e.shuffle) {
-            snapshots.reverse();
-            stopped.held.states = new Map([...stopped.held.states].reverse());
-          }
+          if (e.shuffle) snapshots.reverse();
+          const stopped = stop(host.held, snapshots, untouched, e.shuffle);
           const expected: Contents = new Map();
           for (const id of ids) {
             const value = live.has(id) ? live.get(id) : untouched(id) ? model.get(id)?.value : undefined;

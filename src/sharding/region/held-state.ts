@@ -231,6 +231,25 @@ export const readArrived = (bytes: Uint8Array, chunk?: ArrivedChunk): ArrivedSta
 export interface HeldLeft {
   readonly states: ReadonlyMap<string, HeldEntry>;
   readonly chunks: ReadonlyArray<ArrivedChunk>;
+  /**
+   * The chunks known intact: every entry in them is the state held for its entity (none superseded at the start
+   * or woken since), so one goes on as it came without a look at its entries (reshipped-chunks.ts). A chunk not
+   * known intact may still be: its entries are then looked up one by one.
+   */
+  readonly intact: ReadonlySet<ArrivedChunk>;
+}
+
+/** Wakes a shard tracks for its intact chunks; past this many, none is known intact (each entry is looked up). */
+const TRACKED_WAKES = 64;
+
+/** The packed chunk a held entry is a view of, among `chunks`; undefined for one that came listed. */
+export function chunkOf(entry: HeldEntry, chunks: ReadonlyArray<ArrivedChunk>): ArrivedChunk | undefined {
+  if (isOutline(entry)) return entry.chunk;
+  const { buffer, byteOffset } = entry.state;
+  return chunks.find(
+    ({ packed }) =>
+      packed.buffer === buffer && byteOffset >= packed.byteOffset && byteOffset < packed.byteOffset + packed.length,
+  );
 }
 
 /**
@@ -244,7 +263,12 @@ export class HeldStates {
     private readonly onUnreadable: (entityId: string, reason: string) => void,
     /** The packed chunks the states arrived in, in the order of their parts (reshipped-chunks.ts reads them). */
     private readonly chunks: ReadonlyArray<ArrivedChunk> = [],
+    /** Those of them intact at the start (HeldLeft's `intact`). */
+    private readonly intact: ReadonlySet<ArrivedChunk> = new Set(),
   ) {}
+
+  /** The entries taken out since the start, while few (undefined past TRACKED_WAKES): their chunks are not intact. */
+  private woken: HeldEntry[] | undefined = [];
 
   get size(): number {
     return this.states.size;
@@ -255,6 +279,10 @@ export class HeldStates {
     const entry = this.states.get(entityId);
     if (entry === undefined) return undefined;
     this.states.delete(entityId);
+    if (this.intact.size > 0 && this.woken !== undefined) {
+      if (this.woken.length < TRACKED_WAKES) this.woken.push(entry);
+      else this.woken = undefined;
+    }
     const held = outlineOf(entry);
     if (held.value === undefined) return undefined;
     const decoded = decodeValue(held.bytes.subarray(held.value.start, held.value.end));
@@ -265,9 +293,12 @@ export class HeldStates {
 
   /** Takes every state still held out (the shard stops), with the chunks they came in, to be shipped on. */
   drain(): HeldLeft {
-    const left = { states: this.states, chunks: this.chunks };
+    const { states, chunks, woken } = this;
+    const intact = new Set(woken === undefined ? [] : this.intact);
+    for (const entry of woken ?? []) intact.delete(chunkOf(entry, chunks) as ArrivedChunk);
     this.states = new Map();
-    return left;
+    this.woken = [];
+    return { states, chunks, intact };
   }
 }
 

@@ -13,6 +13,7 @@ import type { ProcessedSends } from './dedup-table.js';
 import type { StateLimits } from '../core/config.js';
 import {
   NO_SENDS,
+  chunkOf,
   isOutline,
   outlineOf,
   reshipState,
@@ -55,8 +56,11 @@ export function sortOut<T extends { readonly entityId: string }>(
   const whole: ReshippedChunk[] = [];
   if (held === undefined || held.states.size === 0) return { whole, rest };
   let found = 0;
+  const touched = touchedBy(sends, held);
   for (const arrived of held.chunks) {
-    const run = runOf(arrived, held.states, (changed) => rest.push(changed));
+    const run = isIntact(arrived, held, touched, limits)
+      ? intactRun(arrived)
+      : runOf(arrived, held.states, (changed) => rest.push(changed));
     found += run.found;
     if (run.count > 0 && goesAsItCame(run, limits)) whole.push(run);
     else for (const snapshot of currentOf(run, held.states)) rest.push(snapshot);
@@ -96,6 +100,48 @@ export function sortOut<T extends { readonly entityId: string }>(
     }
     return run;
   }
+}
+
+/**
+ * Whether a chunk's entries are all current and unchanged here without a look at them: known intact (HeldLeft),
+ * no entity of it in the dedup table's `sends` (`touched`: the chunks of those; all when too many to look up), and
+ * no entry of it over maxEntitySnapshotBytes (the chunk is not larger).
+ */
+function isIntact(
+  arrived: ArrivedChunk,
+  held: HeldLeft,
+  touched: ReadonlySet<ArrivedChunk> | 'all',
+  limits: StateLimits,
+): boolean {
+  if (!held.intact.has(arrived) || touched === 'all' || touched.has(arrived)) return false;
+  return arrived.packed.length <= limits.maxEntitySnapshotBytes;
+}
+
+/** Entities with sends this many or fewer are looked up for their chunks; past it, no chunk is taken as intact. */
+const TOUCHED_LOOKUPS = 64;
+
+/** The chunks holding a state of an entity the dedup table has sends of (their states may change here). */
+function touchedBy(
+  sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
+  held: HeldLeft,
+): ReadonlySet<ArrivedChunk> | 'all' {
+  if (held.intact.size === 0 || sends.size === 0) return new Set();
+  if (sends.size > TOUCHED_LOOKUPS) return 'all';
+  const touched = new Set<ArrivedChunk>();
+  for (const entityId of sends.keys()) {
+    const entry = held.states.get(entityId);
+    const chunk = entry === undefined ? undefined : chunkOf(entry, held.chunks);
+    if (chunk !== undefined) touched.add(chunk);
+  }
+  return touched;
+}
+
+/** An intact chunk as a run: every entry current, each with a value (a held state has one). */
+function intactRun(arrived: ArrivedChunk): ReshippedChunk & { found: number } {
+  const count = arrived.entities.length;
+  const current = new Uint8Array(count).fill(1);
+  const currentBytes = arrived.packed.length - PACKED_HEADER_BYTES;
+  return { arrived, current, count, values: count, currentBytes, found: count };
 }
 
 /** The current entries of a chunk that does not go as it came, as snapshots to pack one by one. */

@@ -188,7 +188,7 @@ export class StateTransfer {
       this.options.logger.warn({ shardId }, 'hand-off state incomplete at the start: the shard starts fresh');
       return undefined;
     }
-    const { held, sends, unread, chunks } = sortedOut(taken.parts);
+    const { held, sends, unread, chunks, intact } = sortedOut(taken.parts);
     const unreadable = (entityId: string, reason: string): void =>
       this.options.logger.warn({ shardId, entityId, reason }, 'entity state could not be restored: it starts fresh');
     for (const [entityId, reason] of unread) unreadable(entityId, reason);
@@ -201,6 +201,7 @@ export class StateTransfer {
         this.count('failed', 1);
       },
       chunks,
+      intact,
     );
     return { states, sends, progress: taken.progress };
   }
@@ -214,7 +215,8 @@ export class StateTransfer {
 /**
  * A transfer's states part by part, each entity's entry in the latest part winning: the held states with a
  * value (a plain one as the entry it arrived as), the sends each entity processed, the entities whose state
- * could not be read (they start fresh), and the packed chunks in the order of their parts. One pass, each map
+ * could not be read (they start fresh), the packed chunks in the order of their parts, and those intact (every
+ * entry of theirs held: HeldLeft's `intact`; none when any entry replaced an earlier one). One pass, each map
  * changed entry by entry: a map of every entry first cost as much again (S10, in process).
  */
 function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
@@ -222,11 +224,22 @@ function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
   readonly sends: Map<string, ReadonlyArray<ProcessedSends>>;
   readonly unread: Map<string, string>;
   readonly chunks: ArrivedChunk[];
+  readonly intact: Set<ArrivedChunk>;
 } {
   const held = new Map<string, HeldEntry>();
   const sends = new Map<string, ReadonlyArray<ProcessedSends>>();
   const unread = new Map<string, string>();
   const chunks: ArrivedChunk[] = [];
+  const spoiled = new Set<ArrivedChunk | undefined>();
+  let replaced = false;
+  /** Holds an entry, or drops the entity's (its chunk is then not intact); notes when an earlier one is replaced. */
+  const hold = (entityId: string, entry: HeldEntry | undefined, chunk: ArrivedChunk | undefined): void => {
+    const before = held.size;
+    if (entry === undefined) {
+      if (held.delete(entityId)) replaced = true;
+      spoiled.add(chunk);
+    } else if (held.set(entityId, entry).size === before) replaced = true;
+  };
   for (const { entities, read, chunk } of parts) {
     if (chunk !== undefined) chunks.push(chunk);
     for (let i = 0; i < entities.length; i++) {
@@ -236,19 +249,21 @@ function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
       // An entry that replaces an earlier one of its entity (few: a superseded entry stated again) undoes it.
       if (unread.size > 0) unread.delete(entityId);
       if (state === 'plain') {
-        held.set(entityId, entry);
+        hold(entityId, entry, chunk);
         if (sends.size > 0) sends.delete(entityId);
       } else if (!state.ok) {
-        held.delete(entityId);
+        hold(entityId, undefined, chunk);
         sends.delete(entityId);
         unread.set(entityId, state.reason);
       } else {
-        if (state.held.value !== undefined) held.set(entityId, state.held);
-        else held.delete(entityId);
+        hold(entityId, state.held.value === undefined ? undefined : state.held, chunk);
+        // Its bytes go on only while the dedup table keeps the same sends: its chunk is looked at entry by entry.
+        if (state.held.sends.length > 0) spoiled.add(chunk);
         if (state.held.sends.length > 0) sends.set(entityId, state.held.sends);
         else if (sends.size > 0) sends.delete(entityId);
       }
     }
   }
-  return { held, sends, unread, chunks };
+  const intact = new Set(replaced ? [] : chunks.filter((chunk) => !spoiled.has(chunk)));
+  return { held, sends, unread, chunks, intact };
 }
