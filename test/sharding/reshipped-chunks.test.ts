@@ -59,7 +59,12 @@ function hop(stopped: StoppedStates, sends: Sends, transferId = 1) {
   // Nothing to ship (no state, no sends) sends no chunk: the new host starts the shard fresh.
   if (out.length > 0) expect(transfer.expect(1, transferId, 0)).toBe('ready');
   const restored = out.length > 0 ? transfer.restore(1) : undefined;
-  const held: HeldLeft = restored?.states.drain() ?? { states: new Map(), chunks: [], intact: new Set() };
+  const held: HeldLeft = restored?.states.drain() ?? {
+    states: new Map(),
+    chunks: [],
+    intact: new Set(),
+    withSends: [],
+  };
   const sendsThere: Sends = new Map(restored?.sends ?? []);
   return { out, packed, held, sends: sendsThere };
 }
@@ -76,7 +81,7 @@ function stop(
   reversed = false,
 ): StoppedStates {
   const entries = reversed ? [...held.states].reverse() : [...held.states];
-  const states = new HeldStates(new Map(entries), () => {}, held.chunks, held.intact);
+  const states = new HeldStates(new Map(entries), () => {}, held.chunks, held.intact, held.withSends);
   for (const [entityId] of entries) if (!kept(entityId)) states.wake(entityId);
   return { snapshots, held: states.drain() };
 }
@@ -217,8 +222,21 @@ describe('packSnapshots with states held since the last hand-off', () => {
     // The next host gets e1's stale entry and, in a later part, its state: none of its chunks is intact.
     const second = hop(stopped, first.sends, 2);
     expect(second.held.intact.size).toBe(0);
-    // Chunks of states with sends are never intact (the dedup table may have changed them).
-    expect(firstHop(36).held.intact.size).toBe(0);
+    // States with sends do not make their chunks less intact: each is looked at when the shard stops.
+    const withSends = firstHop(36).held;
+    expect([withSends.intact.size, withSends.withSends.length]).toEqual([withSends.chunks.length, 36]);
+  });
+
+  it('looks at a held state with sends in an intact chunk: forgotten by the dedup table, it goes without them', () => {
+    const first = firstHop(60, 20, 30);
+    expect(first.held.withSends).toEqual(['e0', 'e30']);
+    expect(first.held.intact.size).toBe(first.held.chunks.length);
+    const sends = new Map(first.sends);
+    sends.delete('e0');
+    const next = hop(stop(first.held), sends, 2);
+    const expected = contents(first);
+    expected.set('e0', { value: expected.get('e0')?.value, sends: [] });
+    expect(contents(next)).toEqual(expected);
   });
 
   it('packs again a chunk more than a quarter superseded, its stale entries dropped', () => {
@@ -284,7 +302,11 @@ describe('packSnapshots with states held since the last hand-off', () => {
       ['x', a.entities[0]?.state],
     ]);
     expect(toRestate([runA, runB], new Set(['x']), states).size).toBe(0);
-    const next = hop({ snapshots: [], held: { states, chunks: [a, b], intact: new Set([a]) } }, new Map(), 2);
+    const next = hop(
+      { snapshots: [], held: { states, chunks: [a, b], intact: new Set([a]), withSends: [] } },
+      new Map(),
+      2,
+    );
     expect(next.out.slice(0, 2).map(([chunk]) => chunk.packed)).toEqual([a.packed, b.packed]);
     expect(contents(next).get('x')?.value).toBe('current');
   });
@@ -298,7 +320,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
     const packed = chunks[0]?.packed as Uint8Array;
     const arrived: ArrivedChunk = { packed, entities: unpackEntities(packed, READ_LIMITS) ?? [], part: 0 };
     const states = new Map(arrived.entities.map((entry) => [entry.entityId, entry]));
-    const held = { states, chunks: [arrived], intact: new Set([arrived]) };
+    const held = { states, chunks: [arrived], intact: new Set([arrived]), withSends: [] };
     const next = hop(stop(held), new Map(), 2);
     expect(next.out.map(([chunk]) => chunk.entities.length)).toEqual([1, 1]);
     const small = packSnapshots(

@@ -237,6 +237,11 @@ export interface HeldLeft {
    * known intact may still be: its entries are then looked up one by one.
    */
   readonly intact: ReadonlySet<ArrivedChunk>;
+  /**
+   * The entities whose states carried sends at the start: such a state goes on as it came only while the dedup
+   * table keeps the same sends, so it is looked at even in an intact chunk.
+   */
+  readonly withSends: ReadonlyArray<string>;
 }
 
 /** Wakes a shard tracks for its intact chunks; past this many, none is known intact (each entry is looked up). */
@@ -265,6 +270,8 @@ export class HeldStates {
     private readonly chunks: ReadonlyArray<ArrivedChunk> = [],
     /** Those of them intact at the start (HeldLeft's `intact`). */
     private readonly intact: ReadonlySet<ArrivedChunk> = new Set(),
+    /** HeldLeft's `withSends`. */
+    private readonly withSends: ReadonlyArray<string> = [],
   ) {}
 
   /** The entries taken out since the start, while few (undefined past TRACKED_WAKES): their chunks are not intact. */
@@ -293,12 +300,12 @@ export class HeldStates {
 
   /** Takes every state still held out (the shard stops), with the chunks they came in, to be shipped on. */
   drain(): HeldLeft {
-    const { states, chunks, woken } = this;
+    const { states, chunks, woken, withSends } = this;
     const intact = new Set(woken === undefined ? [] : this.intact);
     for (const entry of woken ?? []) intact.delete(chunkOf(entry, chunks) as ArrivedChunk);
     this.states = new Map();
     this.woken = [];
-    return { states, chunks, intact };
+    return { states, chunks, intact, withSends };
   }
 }
 

@@ -56,7 +56,7 @@ export function sortOut<T extends { readonly entityId: string }>(
   const whole: ReshippedChunk[] = [];
   if (held === undefined || held.states.size === 0) return { whole, rest };
   let found = 0;
-  const touched = touchedBy(sends, held);
+  const touched = touchedBy(sends, held, limits);
   for (const arrived of held.chunks) {
     const run = isIntact(arrived, held, touched, limits)
       ? intactRun(arrived)
@@ -87,7 +87,7 @@ export function sortOut<T extends { readonly entityId: string }>(
       const state = states.get(entry.entityId);
       if (state === undefined || !(state === entry || (isOutline(state) && state.bytes === entry.state))) continue;
       run.found++;
-      if (!unchangedHere(entry, state, sends, limits)) {
+      if (!unchangedHere(entry.entityId, state, sends, limits)) {
         changed({ entityId: entry.entityId, ok: true, held: outlineOf(state, arrived) });
         continue;
       }
@@ -117,22 +117,28 @@ function isIntact(
   return arrived.packed.length <= limits.maxEntitySnapshotBytes;
 }
 
-/** Entities with sends this many or fewer are looked up for their chunks; past it, no chunk is taken as intact. */
-const TOUCHED_LOOKUPS = 64;
-
-/** The chunks holding a state of an entity the dedup table has sends of (their states may change here). */
+/**
+ * The chunks holding a state that may have changed here: one whose entity the dedup table has sends of, or whose
+ * state carried sends at the start, unless those are the sends the table has now (unchangedHere). `all` when
+ * finding them (a lookup and a walk of the chunks per such entity) would cost more than looking every held state
+ * up.
+ */
 function touchedBy(
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
   held: HeldLeft,
+  limits: StateLimits,
 ): ReadonlySet<ArrivedChunk> | 'all' {
-  if (held.intact.size === 0 || sends.size === 0) return new Set();
-  if (sends.size > TOUCHED_LOOKUPS) return 'all';
   const touched = new Set<ArrivedChunk>();
-  for (const entityId of sends.keys()) {
+  if (held.intact.size === 0 || (sends.size === 0 && held.withSends.length === 0)) return touched;
+  if ((sends.size + held.withSends.length) * held.chunks.length > held.states.size) return 'all';
+  const check = (entityId: string): void => {
     const entry = held.states.get(entityId);
-    const chunk = entry === undefined ? undefined : chunkOf(entry, held.chunks);
-    if (chunk !== undefined) touched.add(chunk);
-  }
+    if (entry === undefined) return;
+    const chunk = chunkOf(entry, held.chunks);
+    if (chunk !== undefined && !unchangedHere(entityId, entry, sends, limits)) touched.add(chunk);
+  };
+  for (const entityId of sends.keys()) check(entityId);
+  for (const entityId of held.withSends) check(entityId);
   return touched;
 }
 
@@ -159,13 +165,13 @@ function currentOf(run: ReshippedChunk, states: ReadonlyMap<string, HeldEntry>):
  * plain entry (a value without sends) is, unless the dedup table holds sends of its entity.
  */
 function unchangedHere(
-  entry: WireEntityState,
+  entityId: string,
   state: HeldEntry,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
   limits: StateLimits,
 ): boolean {
-  const current = sends.size === 0 ? undefined : sends.get(entry.entityId);
-  if (!isOutline(state)) return current === undefined && entry.state.length <= limits.maxEntitySnapshotBytes;
+  const current = sends.size === 0 ? undefined : sends.get(entityId);
+  if (!isOutline(state)) return current === undefined && state.state.length <= limits.maxEntitySnapshotBytes;
   return unchangedOutline(state, current, limits);
 }
 

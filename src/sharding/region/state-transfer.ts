@@ -202,6 +202,7 @@ export class StateTransfer {
       },
       chunks,
       intact,
+      [...sends.keys()],
     );
     return { states, sends, progress: taken.progress };
   }
@@ -257,8 +258,6 @@ function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
         unread.set(entityId, state.reason);
       } else {
         hold(entityId, state.held.value === undefined ? undefined : state.held, chunk);
-        // Its bytes go on only while the dedup table keeps the same sends: its chunk is looked at entry by entry.
-        if (state.held.sends.length > 0) spoiled.add(chunk);
         if (state.held.sends.length > 0) sends.set(entityId, state.held.sends);
         else if (sends.size > 0) sends.delete(entityId);
       }
