@@ -210,6 +210,10 @@ export type HeldEntry = WireEntityState | HeldState;
 /** Whether a held entry is an outline (else the plain entry it arrived as). */
 export const isOutline = (entry: HeldEntry): entry is HeldState => 'sends' in entry;
 
+/** Whether a chunk's entry is the one held for its entity (a plain entry itself, or the outline of its bytes). */
+export const isEntryOf = (held: HeldEntry | undefined, entry: WireEntityState): boolean =>
+  held === entry || (held !== undefined && isOutline(held) && held.bytes === entry.state);
+
 /** A held entry as an outline; `chunk`: the packed chunk a plain entry arrived in, when known. */
 export function outlineOf(entry: HeldEntry, chunk?: ArrivedChunk): HeldState {
   if (isOutline(entry)) return entry;

@@ -14,6 +14,7 @@ import type { StateLimits } from '../core/config.js';
 import {
   NO_SENDS,
   chunkOf,
+  isEntryOf,
   isOutline,
   outlineOf,
   reshipState,
@@ -85,7 +86,7 @@ export function sortOut<T extends { readonly entityId: string }>(
     for (let i = 0; i < entities.length; i++) {
       const entry = entities[i] as WireEntityState;
       const state = states.get(entry.entityId);
-      if (state === undefined || !(state === entry || (isOutline(state) && state.bytes === entry.state))) continue;
+      if (state === undefined || !isEntryOf(state, entry)) continue;
       run.found++;
       if (!unchangedHere(entry.entityId, state, sends, limits)) {
         changed({ entityId: entry.entityId, ok: true, held: outlineOf(state, arrived) });

@@ -12,7 +12,14 @@ import type { DeliveryEvents } from '../core/sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import { MAX_SENDER_PROGRESS } from '../protocol/state-messages.js';
 import type { ProcessedSends, SenderProgress } from './dedup-table.js';
-import { HeldStates, readArrived, type ArrivedChunk, type ArrivedState, type HeldEntry } from './held-state.js';
+import {
+  HeldStates,
+  isEntryOf,
+  readArrived,
+  type ArrivedChunk,
+  type ArrivedState,
+  type HeldEntry,
+} from './held-state.js';
 import { IncomingStates, type ArrivedPart } from './incoming-states.js';
 import { packSnapshots, type EntityState, type PackedChunk, type StoppedStates } from './shard-state.js';
 
@@ -217,8 +224,8 @@ export class StateTransfer {
  * A transfer's states part by part, each entity's entry in the latest part winning: the held states with a
  * value (a plain one as the entry it arrived as), the sends each entity processed, the entities whose state
  * could not be read (they start fresh), the packed chunks in the order of their parts, and those intact (every
- * entry of theirs held: HeldLeft's `intact`; none when any entry replaced an earlier one). One pass, each map
- * changed entry by entry: a map of every entry first cost as much again (S10, in process).
+ * entry of theirs held: HeldLeft's `intact`). One pass, each map changed entry by entry: a map of every entry
+ * first cost as much again (S10, in process).
  */
 function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
   readonly held: Map<string, HeldEntry>;
@@ -232,14 +239,14 @@ function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
   const unread = new Map<string, string>();
   const chunks: ArrivedChunk[] = [];
   const spoiled = new Set<ArrivedChunk | undefined>();
-  let replaced = false;
-  /** Holds an entry, or drops the entity's (its chunk is then not intact); notes when an earlier one is replaced. */
+  const replaced: string[] = [];
+  /** Holds an entry, or drops the entity's (its chunk is then not intact); notes the entities whose entry is replaced. */
   const hold = (entityId: string, entry: HeldEntry | undefined, chunk: ArrivedChunk | undefined): void => {
     const before = held.size;
     if (entry === undefined) {
-      if (held.delete(entityId)) replaced = true;
+      if (held.delete(entityId)) replaced.push(entityId);
       spoiled.add(chunk);
-    } else if (held.set(entityId, entry).size === before) replaced = true;
+    } else if (held.set(entityId, entry).size === before) replaced.push(entityId);
   };
   for (const { entities, read, chunk } of parts) {
     if (chunk !== undefined) chunks.push(chunk);
@@ -263,6 +270,30 @@ function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
       }
     }
   }
-  const intact = new Set(replaced ? [] : chunks.filter((chunk) => !spoiled.has(chunk)));
-  return { held, sends, unread, chunks, intact };
+  return { held, sends, unread, chunks, intact: intactOf(chunks, spoiled, replaced, held) };
+}
+
+/** Entities with a replaced entry a start looks for in the chunks; past this many, no chunk is known intact. */
+const REPLACED_LOOKUPS = 8;
+
+/**
+ * The chunks every entry of which is held: not `spoiled` (an entry of theirs held nothing), and without the
+ * earlier entry of an entity whose entry was `replaced` by a later one (few: a state restated after a chunk that
+ * went as it came; each is looked for in every chunk, the ids compared).
+ */
+function intactOf(
+  chunks: ReadonlyArray<ArrivedChunk>,
+  spoiled: ReadonlySet<ArrivedChunk | undefined>,
+  replaced: ReadonlyArray<string>,
+  held: ReadonlyMap<string, HeldEntry>,
+): Set<ArrivedChunk> {
+  if (replaced.length > REPLACED_LOOKUPS) return new Set();
+  const intact = new Set(chunks.filter((chunk) => !spoiled.has(chunk)));
+  for (const entityId of replaced) {
+    const current = held.get(entityId);
+    for (const chunk of intact)
+      if (chunk.entities.some((entry) => entry.entityId === entityId && !isEntryOf(current, entry)))
+        intact.delete(chunk);
+  }
+  return intact;
 }
