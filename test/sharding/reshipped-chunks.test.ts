@@ -62,7 +62,7 @@ function hop(stopped: StoppedStates, sends: Sends, transferId = 1) {
   const held: HeldLeft = restored?.states.drain() ?? {
     states: new Map(),
     chunks: [],
-    intact: new Set(),
+    intact: new Map(),
     withSends: [],
   };
   const sendsThere: Sends = new Map(restored?.sends ?? []);
@@ -210,22 +210,30 @@ describe('packSnapshots with states held since the last hand-off', () => {
     expect(contents(next)).toEqual(expected);
   });
 
-  it("knows which chunks are intact: all of values alone, not a woken entity's, nor one with a restated entry", () => {
+  it("knows each chunk's superseded entries: none of values alone, a woken entity's, a restated one's", () => {
     const first = firstHop(36, 200, 0);
     const all = first.held.chunks;
     expect(all.length).toBeGreaterThan(2);
-    expect([...first.held.intact]).toEqual(all);
-    // e1 woke: its chunk is looked at entry by entry, the others go on unseen.
+    expect([...first.held.intact]).toEqual(all.map((chunk) => [chunk, []]));
+    // e1 (the second entry of the first chunk) woke: that entry alone is superseded.
+    expect(all[0]?.entities[1]?.entityId).toBe('e1');
     const woken = [{ entityId: 'e1', ok: true as const, value: 'woke' }];
     const stopped = stop(first.held, woken, (id) => id !== 'e1');
-    expect([...(stopped.held?.intact ?? [])]).toEqual(all.slice(1));
-    // The next host gets e1's stale entry and, in a later part, its state: every chunk but the stale one's is intact.
+    expect([...(stopped.held?.intact ?? [])]).toEqual(all.map((chunk, i) => [chunk, i === 0 ? [1] : []]));
+    // The next host gets e1's stale entry as it came and, in a later part, its state: the stale one is known.
     const second = hop(stopped, first.sends, 2);
     expect(second.held.chunks[0]?.packed).toBe(all[0]?.packed);
-    expect([...second.held.intact]).toEqual(second.held.chunks.slice(1));
-    // States with sends do not make their chunks less intact: each is looked at when the shard stops.
+    expect([...second.held.intact]).toEqual(second.held.chunks.map((chunk, i) => [chunk, i === 0 ? [1] : []]));
+    // States with sends leave their chunks known: each such state is looked at when the shard stops.
     const withSends = firstHop(36).held;
     expect([withSends.intact.size, withSends.withSends.length]).toEqual([withSends.chunks.length, 36]);
+    // Past TRACKED_WAKES (64) wakes none is known: every entry is looked up, and the transfer still reads.
+    const large = firstHop(150, 20, 0);
+    const lots = stop(large.held, [], (id) => Number(id.slice(1)) >= 65);
+    expect([large.held.intact.size > 0, lots.held?.intact.size]).toEqual([true, 0]);
+    const expected = contents(large);
+    for (let i = 0; i < 65; i++) expected.delete(`e${i}`);
+    expect(contents(hop(lots, new Map(), 2))).toEqual(expected);
   });
 
   it('looks at a held state with sends in an intact chunk: forgotten by the dedup table, it goes without them', () => {
@@ -304,7 +312,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
     ]);
     expect(toRestate([runA, runB], new Set(['x']), states).size).toBe(0);
     const next = hop(
-      { snapshots: [], held: { states, chunks: [a, b], intact: new Set([a]), withSends: [] } },
+      { snapshots: [], held: { states, chunks: [a, b], intact: new Map([[a, []]]), withSends: [] } },
       new Map(),
       2,
     );
@@ -321,7 +329,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
     const packed = chunks[0]?.packed as Uint8Array;
     const arrived: ArrivedChunk = { packed, entities: unpackEntities(packed, READ_LIMITS) ?? [], part: 0 };
     const states = new Map(arrived.entities.map((entry) => [entry.entityId, entry]));
-    const held = { states, chunks: [arrived], intact: new Set([arrived]), withSends: [] };
+    const held = { states, chunks: [arrived], intact: new Map([[arrived, []]]), withSends: [] };
     const next = hop(stop(held), new Map(), 2);
     expect(next.out.map(([chunk]) => chunk.entities.length)).toEqual([1, 1]);
     const small = packSnapshots(

@@ -236,17 +236,20 @@ export interface HeldLeft {
   readonly states: ReadonlyMap<string, HeldEntry>;
   readonly chunks: ReadonlyArray<ArrivedChunk>;
   /**
-   * The chunks known intact: every entry in them is the state held for its entity (none superseded at the start
-   * or woken since), so one goes on as it came without a look at its entries (reshipped-chunks.ts). A chunk not
-   * known intact may still be: its entries are then looked up one by one.
+   * The chunks known without a look at their entries: each of them is the state held for its entity but those at
+   * the listed indexes (superseded: replaced by a later part at the start, or woken since), so such a chunk goes
+   * on as it came without a lookup per entry (reshipped-chunks.ts). Any other chunk's entries are looked up.
    */
-  readonly intact: ReadonlySet<ArrivedChunk>;
+  readonly intact: IntactChunks;
   /**
    * The entities whose states carried sends at the start: such a state goes on as it came only while the dedup
    * table keeps the same sends, so it is looked at even in an intact chunk.
    */
   readonly withSends: ReadonlyArray<string>;
 }
+
+/** Per chunk known without a look at its entries, the indexes of those that are not held (HeldLeft's `intact`). */
+export type IntactChunks = ReadonlyMap<ArrivedChunk, ReadonlyArray<number>>;
 
 /** Wakes a shard tracks for its intact chunks; past this many, none is known intact (each entry is looked up). */
 const TRACKED_WAKES = 64;
@@ -273,7 +276,7 @@ export class HeldStates {
     /** The packed chunks the states arrived in, in the order of their parts (reshipped-chunks.ts reads them). */
     private readonly chunks: ReadonlyArray<ArrivedChunk> = [],
     /** Those of them intact at the start (HeldLeft's `intact`). */
-    private readonly intact: ReadonlySet<ArrivedChunk> = new Set(),
+    private readonly intact: IntactChunks = new Map(),
     /** HeldLeft's `withSends`. */
     private readonly withSends: ReadonlyArray<string> = [],
   ) {}
@@ -305,8 +308,15 @@ export class HeldStates {
   /** Takes every state still held out (the shard stops), with the chunks they came in, to be shipped on. */
   drain(): HeldLeft {
     const { states, chunks, woken, withSends } = this;
-    const intact = new Set(woken === undefined ? [] : this.intact);
-    for (const entry of woken ?? []) intact.delete(chunkOf(entry, chunks) as ArrivedChunk);
+    const intact = new Map(woken === undefined ? [] : this.intact);
+    for (const entry of woken ?? []) {
+      const chunk = chunkOf(entry, chunks);
+      const superseded = chunk && intact.get(chunk);
+      if (chunk === undefined || superseded === undefined) continue;
+      const at = chunk.entities.findIndex((arrived) => isEntryOf(entry, arrived));
+      if (at < 0) intact.delete(chunk);
+      else intact.set(chunk, [...superseded, at]);
+    }
     this.states = new Map();
     this.woken = [];
     return { states, chunks, intact, withSends };

@@ -59,9 +59,11 @@ export function sortOut<T extends { readonly entityId: string }>(
   let found = 0;
   const touched = touchedBy(sends, held, limits);
   for (const arrived of held.chunks) {
-    const run = isIntact(arrived, held, touched, limits)
-      ? intactRun(arrived)
-      : runOf(arrived, held.states, (changed) => rest.push(changed));
+    const superseded = knownEntries(arrived, held, touched, limits);
+    const run =
+      superseded === undefined
+        ? runOf(arrived, held.states, (changed) => rest.push(changed))
+        : intactRun(arrived, superseded);
     found += run.found;
     if (run.count > 0 && goesAsItCame(run, limits)) whole.push(run);
     else for (const snapshot of currentOf(run, held.states)) rest.push(snapshot);
@@ -104,18 +106,20 @@ export function sortOut<T extends { readonly entityId: string }>(
 }
 
 /**
- * Whether a chunk's entries are all current and unchanged here without a look at them: known intact (HeldLeft),
- * no entity of it in the dedup table's `sends` (`touched`: the chunks of those; all when too many to look up), and
- * no entry of it over maxEntitySnapshotBytes (the chunk is not larger).
+ * The indexes of a chunk's superseded entries when every other one is current and unchanged here without a look
+ * at them: known (HeldLeft's `intact`), no changed state of it in the dedup table's `sends` (`touched`: the chunks
+ * of those; all when too many to look up), and no entry of it over maxEntitySnapshotBytes (the chunk is not
+ * larger). Undefined when its entries must be looked up.
  */
-function isIntact(
+function knownEntries(
   arrived: ArrivedChunk,
   held: HeldLeft,
   touched: ReadonlySet<ArrivedChunk> | 'all',
   limits: StateLimits,
-): boolean {
-  if (!held.intact.has(arrived) || touched === 'all' || touched.has(arrived)) return false;
-  return arrived.packed.length <= limits.maxEntitySnapshotBytes;
+): ReadonlyArray<number> | undefined {
+  const superseded = held.intact.get(arrived);
+  if (superseded === undefined || touched === 'all' || touched.has(arrived)) return undefined;
+  return arrived.packed.length <= limits.maxEntitySnapshotBytes ? superseded : undefined;
 }
 
 /**
@@ -143,11 +147,19 @@ function touchedBy(
   return touched;
 }
 
-/** An intact chunk as a run: every entry current, each with a value (a held state has one). */
-function intactRun(arrived: ArrivedChunk): ReshippedChunk & { found: number } {
-  const count = arrived.entities.length;
-  const current = new Uint8Array(count).fill(1);
-  const currentBytes = arrived.packed.length - PACKED_HEADER_BYTES;
+/** A chunk whose entries are known as a run: every entry current but the `superseded`, each with a value. */
+function intactRun(arrived: ArrivedChunk, superseded: ReadonlyArray<number>): ReshippedChunk & { found: number } {
+  const { entities } = arrived;
+  const current = new Uint8Array(entities.length).fill(1);
+  let currentBytes = arrived.packed.length - PACKED_HEADER_BYTES;
+  for (const at of superseded) {
+    const entry = entities[at];
+    if (entry === undefined || current[at] === 0) continue;
+    current[at] = 0;
+    currentBytes -= entry.state.length + Buffer.byteLength(entry.entityId) + ENTRY_LENGTHS;
+  }
+  let count = 0;
+  for (const bit of current) count += bit;
   return { arrived, current, count, values: count, currentBytes, found: count };
 }
 

@@ -19,6 +19,7 @@ import {
   type ArrivedChunk,
   type ArrivedState,
   type HeldEntry,
+  type IntactChunks,
 } from './held-state.js';
 import { IncomingStates, type ArrivedPart } from './incoming-states.js';
 import { packSnapshots, type EntityState, type PackedChunk, type StoppedStates } from './shard-state.js';
@@ -232,7 +233,7 @@ function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
   readonly sends: Map<string, ReadonlyArray<ProcessedSends>>;
   readonly unread: Map<string, string>;
   readonly chunks: ArrivedChunk[];
-  readonly intact: Set<ArrivedChunk>;
+  readonly intact: IntactChunks;
 } {
   const held = new Map<string, HeldEntry>();
   const sends = new Map<string, ReadonlyArray<ProcessedSends>>();
@@ -277,23 +278,25 @@ function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
 const REPLACED_LOOKUPS = 8;
 
 /**
- * The chunks every entry of which is held: not `spoiled` (an entry of theirs held nothing), and without the
- * earlier entry of an entity whose entry was `replaced` by a later one (few: a state restated after a chunk that
- * went as it came; each is looked for in every chunk, the ids compared).
+ * The chunks whose entries are known (HeldLeft's `intact`): those not `spoiled` (an entry of theirs held nothing),
+ * each with the indexes of the earlier entries of entities whose entry was `replaced` by a later one (few: a
+ * state restated after a chunk that went as it came; each is looked for in every chunk, the ids compared).
  */
 function intactOf(
   chunks: ReadonlyArray<ArrivedChunk>,
   spoiled: ReadonlySet<ArrivedChunk | undefined>,
   replaced: ReadonlyArray<string>,
   held: ReadonlyMap<string, HeldEntry>,
-): Set<ArrivedChunk> {
-  if (replaced.length > REPLACED_LOOKUPS) return new Set();
-  const intact = new Set(chunks.filter((chunk) => !spoiled.has(chunk)));
+): Map<ArrivedChunk, number[]> {
+  const intact = new Map<ArrivedChunk, number[]>();
+  if (replaced.length > REPLACED_LOOKUPS) return intact;
+  for (const chunk of chunks) if (!spoiled.has(chunk)) intact.set(chunk, []);
   for (const entityId of replaced) {
     const current = held.get(entityId);
-    for (const chunk of intact)
-      if (chunk.entities.some((entry) => entry.entityId === entityId && !isEntryOf(current, entry)))
-        intact.delete(chunk);
+    for (const [chunk, superseded] of intact)
+      chunk.entities.forEach((entry, at) => {
+        if (entry.entityId === entityId && !isEntryOf(current, entry)) superseded.push(at);
+      });
   }
   return intact;
 }
