@@ -84,7 +84,7 @@ export class IncomingStates<T> {
     if (progress !== undefined) transfer.progress = progress;
     let size = 0;
     for (const { state } of entities) {
-      size += state.byteLength;
+      size += state.length;
       read.push(this.read(state, chunk));
     }
     transfer.bytes += size;
