@@ -276,7 +276,7 @@ export class HeldStates {
     /** The packed chunks the states arrived in, in the order of their parts (reshipped-chunks.ts reads them). */
     private readonly chunks: ReadonlyArray<ArrivedChunk> = [],
     /** Those of them intact at the start (HeldLeft's `intact`). */
-    private readonly intact: IntactChunks = new Map(),
+    private intact: IntactChunks = new Map(),
     /** HeldLeft's `withSends`. */
     private readonly withSends: ReadonlyArray<string> = [],
   ) {}
@@ -318,6 +318,7 @@ export class HeldStates {
       else intact.set(chunk, [...superseded, at]);
     }
     this.states = new Map();
+    this.intact = new Map();
     this.woken = [];
     return { states, chunks, intact, withSends };
   }

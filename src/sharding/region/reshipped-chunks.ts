@@ -6,8 +6,9 @@
 // again after every chunk that goes as it came (its current state, its sends, or an empty state: fresh), and the
 // new host's rule that an entity's entry in a later part wins (state-transfer.ts, sortedOut) makes the stale
 // entry harmless. Chunks go in the order of the parts they came as, so an entity in two of them keeps its winner.
-// A stopped shard's held states are sorted out from its chunks' entries, each looked up once by identity (the
-// entry held is the entry in the chunk): nothing is made per state that goes on in its chunk.
+// A stopped shard's held states are sorted out from its chunks' entries: a chunk the start and the wakes know
+// (which of its entries are superseded) without a look at them, any other by looking each entry up once and
+// comparing identity (the entry held is the entry in the chunk). Nothing is made per state that goes on in its chunk.
 import { PACKED_HEADER_BYTES, type WireEntityState } from '../protocol/packed-states.js';
 import type { ProcessedSends } from './dedup-table.js';
 import type { StateLimits } from '../core/config.js';
@@ -44,8 +45,8 @@ const ENTRY_LENGTHS = 6;
 /**
  * The snapshots and the states a stopped shard still held (`held`) sorted out: the chunks that go on as they
  * came, in the order of the parts they came as, and every other snapshot (an entity's own, a held state that
- * changed here or whose chunk is packed again). A held state is found from its chunk's entries, each looked up
- * once: no object is made for a state that goes on in its chunk.
+ * changed here or whose chunk is packed again). A known chunk's entries are not looked at; any other chunk's are
+ * looked up once each: no object is made for a state that goes on in its chunk.
  */
 export function sortOut<T extends { readonly entityId: string }>(
   snapshots: ReadonlyArray<T | HeldSnapshot>,
