@@ -233,22 +233,32 @@ export function toRestate(
   // Each superseded entry's entity (few: the entities that woke) with the last chunk that carries one of it.
   const stale = new Map<string, number>();
   whole.forEach((run, at) => {
+    if (run.count === run.arrived.entities.length) return;
     run.arrived.entities.forEach(({ entityId }, i) => {
       if (run.current[i] === 0 && !written.has(entityId)) stale.set(entityId, at);
     });
   });
   // Where each of them is current, if in a chunk that goes as it came: after its last stale entry, nothing to do.
-  const current = new Map<string, { readonly at: number; readonly run: ReshippedChunk }>();
-  whole.forEach((run, at) => {
-    run.arrived.entities.forEach(({ entityId }, i) => {
-      if (run.current[i] === 1 && stale.has(entityId)) current.set(entityId, { at, run });
-    });
-  });
   for (const [entityId, staleAt] of stale) {
-    const entry = current.get(entityId);
-    if (entry !== undefined && entry.at >= staleAt) continue;
-    const state = entry === undefined ? undefined : (states.get(entityId) as HeldEntry);
-    restate.set(entityId, state && { entityId, ok: true, held: outlineOf(state, entry?.run.arrived) });
+    const state = states.get(entityId);
+    const at = state === undefined ? -1 : currentIn(whole, state);
+    if (at >= staleAt) continue;
+    restate.set(
+      entityId,
+      state && at >= 0 ? { entityId, ok: true, held: outlineOf(state, whole[at]?.arrived) } : undefined,
+    );
   }
   return restate;
+}
+
+/** Which chunk that goes as it came has `state` as a current entry (found by its chunk, then in it), or -1. */
+function currentIn(whole: ReadonlyArray<ReshippedChunk>, state: HeldEntry): number {
+  const chunk = chunkOf(
+    state,
+    whole.map((run) => run.arrived),
+  );
+  const at = whole.findIndex((run) => run.arrived === chunk);
+  const run = whole[at];
+  const i = run === undefined ? -1 : run.arrived.entities.findIndex((entry) => isEntryOf(state, entry));
+  return run !== undefined && run.current[i] === 1 ? at : -1;
 }
