@@ -1,7 +1,7 @@
 // A new host's side of a hand-off's state before the shard starts: each transfer's chunks as they arrive, every
-// state read (its outline) as its chunk comes in, bounded in bytes, and taken whole, part by part, when the shard
-// starts (state-transfer.ts sorts them out: an entity's entry in a later part wins). The old host's side, packing
-// the chunks, is shard-state.ts.
+// state read (told plain, or its outline read: held-state.ts) as its chunk comes in, bounded in bytes, and taken
+// whole, part by part, when the shard starts (state-transfer.ts sorts them out: an entity's entry in a later part
+// wins). The old host's side, packing the chunks, is shard-state.ts.
 import { TransferParts, type ChunkPlace } from '../protocol/transfer-parts.js';
 import type { SenderProgress } from './dedup-table.js';
 import type { EntityState } from './shard-state.js';

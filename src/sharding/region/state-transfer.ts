@@ -1,11 +1,12 @@
 // A region's part in moving entity state with a graceful hand-off: on the old host, the stopped shard's
 // snapshots become ShardStateChunk messages for the coordinator (sent before ShardStopped, each as soon as it is
-// packed when the coordinator reads protocol 9); on the new host, each RestoreShardState chunk's states have their
-// outline read on arrival and wait until the shard starts, which holds each entity's state until the entity's
-// first message (held-state.ts: no entity is decoded or created before it is needed). From protocol 10 the chunks
-// may come straight from the old host, on another connection than the coordinator's HostShard that names their
-// transfer: a shard told to start with a transfer still arriving waits for its last part (`expect`). The sends
-// each entity processed travel with its state (dedup-table.ts), so a retry is not processed again on the new host.
+// packed when the coordinator reads protocol 9); on the new host, each RestoreShardState chunk's states are read
+// on arrival (told plain, or their outline read) and wait until the shard starts, which holds each entity's state
+// until the entity's first message (held-state.ts: no entity is decoded or created before it is needed). From
+// protocol 10 the chunks may come straight from the old host, on another connection than the coordinator's
+// HostShard that names their transfer: a shard told to start with a transfer still arriving waits for its last
+// part (`expect`). The sends each entity processed travel with its state (dedup-table.ts), so a retry is not
+// processed again on the new host.
 import type { Logger } from '../../logging.js';
 import type { ShardingConfig } from '../core/config.js';
 import type { DeliveryEvents } from '../core/sharding-context.js';
@@ -46,7 +47,7 @@ export interface StateTransferOptions {
 }
 
 export class StateTransfer {
-  /** Each state's outline, read as its chunk arrives (skimState). */
+  /** Each state as read when its chunk arrives (readArrived: plain, or its outline). */
   private readonly incoming: IncomingStates<ArrivedState>;
   /** Shards told to start with a transfer (HostShard's `transferId`): its id, and since when one waits for it. */
   private readonly expected = new Map<number, { readonly transferId: number; readonly sinceMs: number }>();
