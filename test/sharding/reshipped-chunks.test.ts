@@ -298,12 +298,11 @@ describe('packSnapshots with states held since the last hand-off', () => {
     ]);
     // What the host holds: x's entry in a, every y's in b (x's there is stale), each as it arrived.
     const states = new Map([a.entities[0], ...b.entities.slice(1)].map((entry) => [entry?.entityId ?? '', entry!]));
-    const runA: ReshippedChunk = { arrived: a, current: Uint8Array.of(1), count: 1, values: 1, currentBytes: 0 };
+    const runA: ReshippedChunk = { arrived: a, current: Uint8Array.of(1), count: 1, currentBytes: 0 };
     const runB: ReshippedChunk = {
       arrived: b,
       current: Uint8Array.of(0, 1, 1, 1, 1, 1, 1),
       count: 6,
-      values: 6,
       currentBytes: 0,
     };
     const restated = [...toRestate([runA, runB], new Set(), states).entries()];

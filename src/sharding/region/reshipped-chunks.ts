@@ -31,12 +31,10 @@ export interface ReshippedChunk {
   readonly arrived: ArrivedChunk;
   /** Per entry of the chunk, 1 when its bytes are the entity's current state here (every other one is superseded). */
   readonly current: Uint8Array;
-  /** How many entries are current. */
-  count: number;
-  /** How many current entries hold a value (not only the sends their entity processed). */
-  values: number;
+  /** How many entries are current; each holds a value (a shard holds no state without one). */
+  readonly count: number;
   /** Bytes of the chunk's entries that are current: their states, ids and lengths. */
-  currentBytes: number;
+  readonly currentBytes: number;
 }
 
 /** Bytes of an entry's lengths in a packed chunk beside its id and state: u16 id length, u32 state length. */
@@ -85,24 +83,17 @@ export function sortOut<T extends { readonly entityId: string }>(
     changed: (snapshot: HeldSnapshot) => void,
   ): ReshippedChunk & { found: number } {
     const { entities } = arrived;
-    const run = { arrived, current: new Uint8Array(entities.length), count: 0, values: 0, currentBytes: 0, found: 0 };
+    const current = new Uint8Array(entities.length);
+    let found = 0;
     for (let i = 0; i < entities.length; i++) {
       const entry = entities[i] as WireEntityState;
       const state = states.get(entry.entityId);
       if (state === undefined || !isEntryOf(state, entry)) continue;
-      run.found++;
-      if (!unchangedHere(entry.entityId, state, sends, limits)) {
-        changed({ entityId: entry.entityId, ok: true, held: outlineOf(state, arrived) });
-        continue;
-      }
-      run.current[i] = 1;
-      run.count++;
-      if (!isOutline(state) || state.value !== undefined) run.values++;
-      // The id's UTF-16 length for its UTF-8 bytes: exact for ASCII, under for others (their chunk then looks more
-      // superseded than it is, and is packed again sooner).
-      run.currentBytes += entry.state.length + entry.entityId.length + ENTRY_LENGTHS;
+      found++;
+      if (unchangedHere(entry.entityId, state, sends, limits)) current[i] = 1;
+      else changed({ entityId: entry.entityId, ok: true, held: outlineOf(state, arrived) });
     }
-    return run;
+    return { ...asRun(arrived, current), found };
   }
 }
 
@@ -148,20 +139,26 @@ function touchedBy(
   return touched;
 }
 
-/** A chunk whose entries are known as a run: every entry current but the `superseded`, each with a value. */
+/** A chunk whose entries are known as a run: every entry current but the `superseded`. */
 function intactRun(arrived: ArrivedChunk, superseded: ReadonlyArray<number>): ReshippedChunk & { found: number } {
-  const { entities } = arrived;
-  const current = new Uint8Array(entities.length).fill(1);
-  let currentBytes = arrived.packed.length - PACKED_HEADER_BYTES;
-  for (const at of superseded) {
-    const entry = entities[at];
-    if (entry === undefined || current[at] === 0) continue;
-    current[at] = 0;
-    currentBytes -= entry.state.length + Buffer.byteLength(entry.entityId) + ENTRY_LENGTHS;
-  }
+  const current = new Uint8Array(arrived.entities.length).fill(1);
+  for (const at of superseded) current[at] = 0;
+  const run = asRun(arrived, current);
+  return { ...run, found: run.count };
+}
+
+/**
+ * A chunk as a run, its `current` entries marked: their count, and their bytes (the chunk's entries less each other
+ * entry's exact size: its state, its id in UTF-8, its lengths), so only the few superseded entries are measured.
+ */
+function asRun(arrived: ArrivedChunk, current: Uint8Array): ReshippedChunk {
   let count = 0;
-  for (const bit of current) count += bit;
-  return { arrived, current, count, values: count, currentBytes, found: count };
+  let currentBytes = arrived.packed.length - PACKED_HEADER_BYTES;
+  arrived.entities.forEach((entry, i) => {
+    if (current[i] === 1) count++;
+    else currentBytes -= entry.state.length + Buffer.byteLength(entry.entityId) + ENTRY_LENGTHS;
+  });
+  return { arrived, current, count, currentBytes };
 }
 
 /** The current entries of a chunk that does not go as it came, as snapshots to pack one by one. */

@@ -179,10 +179,11 @@ class ChunkPacker {
   }
 
   /** A chunk that goes on as it came, shipped before any snapshot is taken; `last` when nothing follows it. */
-  ship({ arrived, values }: ReshippedChunk, last: boolean): void {
+  ship({ arrived, count }: ReshippedChunk, last: boolean): void {
     const chunk = { entities: arrived.entities, packed: arrived.packed };
-    for (const { state } of arrived.entities) this.bytes += state.byteLength;
-    this.values += values;
+    // `length`, not the byteLength getter (a call per use on Node 20), for each of the chunk's entries.
+    for (const { state } of arrived.entities) this.bytes += state.length;
+    this.values += count;
     this.chunks.push(chunk);
     this.lastSent = last;
     this.onChunk(chunk, last);
