@@ -163,8 +163,8 @@ function isShortAscii(text: string): boolean {
 
 /**
  * The bytes as text when every one is ASCII (then UTF-8, ASCII and Latin-1 agree), else undefined. Read by
- * toString once checked: a string built character by character made a string per character (S10's ids: twice as
- * slow, and most of the allocations of reading a chunk's ids).
+ * toString once checked, not built a character at a time (57-66 ns an id against 82-171 in a microbenchmark; S10's
+ * hop in process a little faster in five alternations of five).
  */
 function asciiText(bytes: Buffer, start: number, end: number): string | undefined {
   for (let i = start; i < end; i++) if ((bytes[i] as number) >= 0x80) return undefined;
