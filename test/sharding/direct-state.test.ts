@@ -115,3 +115,40 @@ describe('a hand-off whose state goes straight to the new home (protocol 10)', (
     }
   });
 });
+
+describe("the owner told the shard's likely next home as the hand-off begins (protocol 12)", () => {
+  /** Shard 4's BeginHandOffs and its HandOff, each region on `protocolOf`'s version. */
+  function begun(protocolOf: (node: string) => number) {
+    const started = startedCoordinator([member(1), member(2), member(3)], {
+      retryIntervalMs: 100_000,
+      coordinatorWarmupMs: 0,
+      rebalanceIntervalMs: 1_000_000,
+    });
+    const { subject, ctx } = started;
+    ctx.protocolWith = protocolOf;
+    subject.handle(B, registration([4, 5, 6]));
+    ctx.take();
+    subject.handle(A, { type: 'RebalanceNow', typeName: 'T', requestId: 1, shardIds: [4] });
+    const begins = of(ctx.take(), 'BeginHandOff');
+    for (const region of [A, B, C]) subject.handle(region, { type: 'BeginHandOffAck', typeName: 'T', shardId: 4 });
+    return { begins, handOff: of(ctx.take(), 'HandOff')[0]?.message };
+  }
+
+  it("names the coming HandOff and the home to the owner alone, the HandOff's own id and home the same", () => {
+    const { begins, handOff } = begun(() => 12);
+    const plain = { type: 'BeginHandOff', typeName: 'T', shardId: 4 };
+    expect(begins.filter((s) => s.to !== B).map((s) => s.message)).toEqual([plain, plain]);
+    const owner = begins.find((s) => s.to === B)?.message;
+    expect(owner).toEqual({ ...plain, handOffId: handOff?.handOffId, to: A });
+    expect(handOff).toMatchObject({ to: A });
+  });
+
+  it('tells an owner on protocol 11 nothing more, and names no home a region cannot take state at', () => {
+    for (const protocolOf of [(node: string) => (node === B ? 11 : 12), (node: string) => (node === B ? 12 : 9)]) {
+      const { begins } = begun(protocolOf);
+      expect(begins.map((s) => s.message)).toEqual(
+        [A, B, C].map(() => ({ type: 'BeginHandOff', typeName: 'T', shardId: 4 })),
+      );
+    }
+  });
+});

@@ -5,115 +5,26 @@
 // exactly what the old host held, hop after hop, and the transfer's final chunk alone is marked last.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeValue } from '../../src/cluster/transport/message-codec.js';
-import { silentLogger } from '../../src/logging.js';
-import { packEntities, unpackEntities } from '../../src/sharding/protocol/packed-states.js';
-import { MAX_ENTITIES_PER_CHUNK } from '../../src/sharding/protocol/state-messages.js';
-import { MAX_ENTITY_ID_LENGTH } from '../../src/sharding/protocol/entity-messages.js';
-import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
-import { HeldStates, outlineOf, type ArrivedChunk, type HeldLeft } from '../../src/sharding/region/held-state.js';
-import { toRestate, type ReshippedChunk } from '../../src/sharding/region/reshipped-chunks.js';
 import { encodeMessage } from '../../src/cluster/transport/message-codec.js';
+import { packEntities, unpackEntities } from '../../src/sharding/protocol/packed-states.js';
+import type { ArrivedChunk } from '../../src/sharding/region/held-state.js';
+import { toRestate, type ReshippedChunk } from '../../src/sharding/region/reshipped-chunks.js';
+import { packSnapshots, type PackedChunk, type TakenSnapshot } from '../../src/sharding/region/shard-state.js';
 import {
-  packSnapshots,
-  type PackedChunk,
-  type StoppedStates,
-  type TakenSnapshot,
-} from '../../src/sharding/region/shard-state.js';
-import { StateTransfer } from '../../src/sharding/region/state-transfer.js';
-
-const LIMITS = { maxEntitySnapshotBytes: 100_000, stateChunkBytes: 3_000 };
-const READ_LIMITS = { maxEntities: MAX_ENTITIES_PER_CHUNK, maxEntityIdLength: MAX_ENTITY_ID_LENGTH };
-const sendsOf = (n: number): ProcessedSends[] => [
-  { node: 'sys@127.0.0.1:7001', incarnation: 3, done: [n + 1], failed: [] },
-];
-type Sends = Map<string, ReadonlyArray<ProcessedSends>>;
-/** What a host has of an entity: its value (undefined: none) and the sends it processed. */
-type Contents = Map<string, { readonly value: unknown; readonly sends: ReadonlyArray<ProcessedSends> }>;
-
-/** One hand-off: the old host packs, a new host (the real StateTransfer) receives every chunk off the wire. */
-function hop(stopped: StoppedStates, sends: Sends, transferId = 1) {
-  const out: Array<[PackedChunk, boolean]> = [];
-  const packed = packSnapshots(stopped, LIMITS, sends, (chunk, last) => out.push([chunk, last]));
-  const transfer = new StateTransfer({
-    typeName: 'T',
-    config: { ...LIMITS, maxHandOffStateBytes: 100_000_000, handOffTimeoutMs: 60_000 },
-    logger: silentLogger(),
-  });
-  out.forEach(([chunk, last], part) => {
-    // As the wire gives it: the entities read from the packed bytes.
-    const entities = unpackEntities(chunk.packed, READ_LIMITS);
-    if (entities === undefined) throw new Error('a chunk that does not read');
-    const place = last ? { last: true as const } : {};
-    transfer.received({
-      type: 'RestoreShardState',
-      typeName: 'T',
-      shardId: 1,
-      transferId,
-      part,
-      ...place,
-      entities,
-      packed: chunk.packed,
-    });
-  });
-  // Nothing to ship (no state, no sends) sends no chunk: the new host starts the shard fresh.
-  if (out.length > 0) expect(transfer.expect(1, transferId, 0)).toBe('ready');
-  const restored = out.length > 0 ? transfer.restore(1) : undefined;
-  const held: HeldLeft = restored?.states.drain() ?? {
-    states: new Map(),
-    chunks: [],
-    intact: new Map(),
-    withSends: [],
-  };
-  const sendsThere: Sends = new Map(restored?.sends ?? []);
-  return { out, packed, held, sends: sendsThere };
-}
-
-/**
- * A shard's stop on the new host: `snapshots` of its woken entities, and the held states of those `kept` (all),
- * the others woken first (as a real shard's entities are, however they end: `reversed` holds them in the other
- * order).
- */
-function stop(
-  held: HeldLeft,
-  snapshots: TakenSnapshot[] = [],
-  kept: (entityId: string) => boolean = () => true,
-  reversed = false,
-): StoppedStates {
-  const entries = reversed ? [...held.states].reverse() : [...held.states];
-  const states = new HeldStates(new Map(entries), () => {}, held.chunks, held.intact, held.withSends);
-  for (const [entityId] of entries) if (!kept(entityId)) states.wake(entityId);
-  return { snapshots, held: states.drain() };
-}
-
-/** What the new host has: each held state's value, and the sends it restored (with a value or alone). */
-function contents({ held, sends }: { held: HeldLeft; sends: Sends }): Contents {
-  const out: Contents = new Map();
-  for (const [entityId, entry] of held.states) {
-    const state = outlineOf(entry);
-    const decoded = state.value && decodeValue(state.bytes.subarray(state.value.start, state.value.end));
-    if (!decoded?.ok) throw new Error(`${entityId}: no value`);
-    out.set(entityId, { value: decoded.value, sends: sends.get(entityId) ?? [] });
-  }
-  for (const [entityId, processed] of sends)
-    if (!out.has(entityId)) out.set(entityId, { value: undefined, sends: processed });
-  return out;
-}
-
-/**
- * Entities e0..e(n-1), each `bytes` long, with sends (every `sendsEvery`-th one, none for 0: the others are a
- * value alone, held as the entry they came in), fresh on a first host, then held on the next.
- */
-function firstHop(count: number, bytes = 200, sendsEvery = 1) {
-  const values = Array.from({ length: count }, (_, i) => String.fromCharCode(97 + (i % 26)).repeat(bytes));
-  const withSends = values.flatMap((_, i) => (sendsEvery > 0 && i % sendsEvery === 0 ? [i] : []));
-  const sends: Sends = new Map(withSends.map((i) => [`e${i}`, sendsOf(i)]));
-  const snapshots = values.map((value, i) => ({ entityId: `e${i}`, ok: true as const, value }));
-  return { values, ...hop({ snapshots }, sends) };
-}
-
-const lasts = (out: ReadonlyArray<[PackedChunk, boolean]>): boolean[] => out.map(([, last]) => last);
-const endsOnce = (out: ReadonlyArray<[PackedChunk, boolean]>): boolean[] => out.map((_, i) => i === out.length - 1);
+  LIMITS,
+  NO_EARLY,
+  READ_LIMITS,
+  contents,
+  endsOnce,
+  firstHop,
+  hop,
+  lasts,
+  sendsOf,
+  stop,
+  stopAfterEarly,
+  type Contents,
+  type Sends,
+} from './hops.js';
 
 describe('packSnapshots with states held since the last hand-off', () => {
   it('ships each chunk as it came when nothing changed, no state copied, the final one last', () => {
@@ -338,7 +249,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
     expect(small.refused.map((r) => r.outcome)).toEqual(['too_large']);
   });
 
-  it('any run of hops, entities waking, clearing, passivated, sends changed or forgotten, reads as the old host held', () => {
+  it('any run of hops, entities waking, clearing, passivated, sends changed or forgotten, chunks sent ahead of the stop, reads as the old host held', () => {
     const event = fc.record({
       woken: fc.array(fc.nat({ max: 60 }), { maxLength: 6 }),
       cleared: fc.array(fc.nat({ max: 60 }), { maxLength: 3 }),
@@ -347,6 +258,9 @@ describe('packSnapshots with states held since the last hand-off', () => {
       forgotten: fc.array(fc.nat({ max: 60 }), { maxLength: 3 }),
       fresh: fc.nat({ max: 3 }),
       shuffle: fc.boolean(),
+      // Chunks sent ahead of the stop, after the entities woken `before` it (the others wake after it, the sends
+      // change after it).
+      early: fc.option(fc.array(fc.nat({ max: 60 }), { maxLength: 4 }), { nil: undefined }),
     });
     const scenario = fc.record({
       count: fc.integer({ min: 1, max: 50 }),
@@ -374,14 +288,18 @@ describe('packSnapshots with states held since the last hand-off', () => {
           const untouched = (id: string): boolean => !live.has(id) && !passivated.has(id) && !cleared.has(id);
           const snapshots = [...live].map(([entityId, value]) => ({ entityId, ok: true as const, value }));
           if (e.shuffle) snapshots.reverse();
-          const stopped = stop(host.held, snapshots, untouched, e.shuffle);
+          const before = e.early === undefined ? undefined : pick(e.early);
+          const { stopped, early } =
+            before === undefined
+              ? { stopped: stop(host.held, snapshots, untouched, e.shuffle), early: NO_EARLY }
+              : stopAfterEarly(host.held, snapshots, untouched, (id) => !before.has(id), host.sends);
           const expected: Contents = new Map();
           for (const id of ids) {
             const value = live.has(id) ? live.get(id) : untouched(id) ? model.get(id)?.value : undefined;
             const processed = sends.get(id) ?? [];
             if (value !== undefined || processed.length > 0) expected.set(id, { value, sends: processed });
           }
-          host = hop(stopped, sends, n + 2);
+          host = hop(stopped, sends, n + 2, early);
           expect(contents(host)).toEqual(expected);
           expect(lasts(host.out)).toEqual(endsOnce(host.out));
           for (const [chunk] of host.out)

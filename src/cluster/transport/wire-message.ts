@@ -28,8 +28,12 @@ import { ActorTsError } from '../../errors.js';
  * 11: a hand-off state chunk carries the old host's progress of the senders whose sends the shard processed
  * (`progress`), so the new home forgets the processed sends the old host forgot; a node sends it so only to a
  * peer whose agreed version is 11, and a peer of version 10 or older gets the chunk without it.
+ * 12: BeginHandOff tells the shard's owner the coming HandOff's id and the shard's likely next home (`handOffId`,
+ * `to`), and the owner sends the states it holds for entities never woken there ahead of its stop, as the first
+ * parts of that transfer; a coordinator names them so only to an owner whose agreed version is 12 (an older one
+ * would ignore them).
  */
-export const PROTOCOL_VERSION = 11;
+export const PROTOCOL_VERSION = 12;
 
 /** What every message on the wire has: a string discriminator. */
 export interface WireMessage {

@@ -11,6 +11,7 @@ import type { Logger } from '../../logging.js';
 import type { Effects, Outgoing } from './effects.js';
 import type { HandOffCause, HandOffPhase, HandOffRecord } from './state.js';
 import type { ShardingMessage } from '../protocol/messages.js';
+import { DIRECT_STATE_SINCE, EARLY_STATE_SINCE } from '../protocol/state-messages.js';
 
 export interface HandOffsOptions {
   readonly typeName: string;
@@ -21,11 +22,10 @@ export interface HandOffsOptions {
   /** The type's shard count: a shard id a region names at or above it is ignored. */
   readonly numberOfShards: number;
   readonly ids?: HandOffIds;
-  /**
-   * Where the owner of a shard should send its state itself as the HandOff phase begins (protocol 10: the
-   * shard's likely next home, both it and the owner on that version), or undefined: the state comes here.
-   */
-  readonly directHome?: (shardId: number, owner: string) => string | undefined;
+  /** The shard's likely next home (the strategy's answer as things stand), or undefined. */
+  readonly likelyHome?: (shardId: number, owner: string) => string | undefined;
+  /** The protocol version a node agreed with this one (ShardingContext.protocolWith); undefined: any version. */
+  readonly protocolWith?: (node: string) => number | undefined;
 }
 
 /** Most calls free nothing: one empty list for them all. */
@@ -182,8 +182,13 @@ export class HandOffs {
     const { now, timeoutMs, logger } = this.options;
     const id = this.ids.take();
     const startedAtMs = now();
-    const to = phase === 'handoff' ? this.options.directHome?.(shardId, owner) : undefined;
-    const handOff = { id, owner, phase, pendingAcks, startedAtMs, cause, ...(to !== undefined && { to }) };
+    const to = phase === 'handoff' ? this.directHome(shardId, owner) : undefined;
+    const early = phase === 'begin' ? this.directHome(shardId, owner, EARLY_STATE_SINCE) : undefined;
+    const handOff = {
+      ...{ id, owner, phase, pendingAcks, startedAtMs, cause },
+      ...(to !== undefined && { to }),
+      ...(early !== undefined && early !== owner && { early }),
+    };
     fx.apply({ type: 'HandOffStarted', shardId, handOff });
     fx.startTimer(timerKey(shardId), timeoutMs, { type: 'hand-off-timeout', shardId, id });
     this.counts.started++;
@@ -196,7 +201,7 @@ export class HandOffs {
     const { state } = fx;
     const handOff = state.handOff(shardId);
     if (handOff === undefined || !readyToHandOff(handOff)) return NOTHING_FREED;
-    const to = state.isRegion(handOff.owner) ? this.options.directHome?.(shardId, handOff.owner) : undefined;
+    const to = state.isRegion(handOff.owner) ? this.directHome(shardId, handOff.owner) : undefined;
     fx.apply({ type: 'HandOffPhaseEntered', shardId, ...(to !== undefined && { to }) });
     if (state.isRegion(handOff.owner)) {
       this.sendFor(fx, shardId, state.handOff(shardId));
@@ -204,6 +209,18 @@ export class HandOffs {
     }
     this.complete(fx, shardId, handOff);
     return [shardId];
+  }
+
+  /**
+   * Where the owner of a shard sends its state itself: the shard's likely next home, the owner reading `since`
+   * (DIRECT_STATE_SINCE: HandOff's `to`; EARLY_STATE_SINCE: BeginHandOff's) and the home reading HandOff's `to`
+   * and HostShard's `transferId`; undefined (the state comes here) otherwise.
+   */
+  private directHome(shardId: number, owner: string, since = DIRECT_STATE_SINCE): string | undefined {
+    const { likelyHome, protocolWith } = this.options;
+    const reads = (node: string, version: number): boolean => (protocolWith?.(node) ?? version) >= version;
+    const to = reads(owner, since) ? likelyHome?.(shardId, owner) : undefined;
+    return to !== undefined && reads(to, DIRECT_STATE_SINCE) ? to : undefined;
   }
 
   private complete(fx: Effects, shardId: number, handOff: HandOffRecord): void {
@@ -237,8 +254,15 @@ export function isEndedBy(handOff: HandOffRecord, from: string, handOffId: numbe
 
 /** What to (re-)send for the hand-off's current phase. */
 export function handOffMessages(shardId: number, handOff: HandOffRecord, typeName: string): Outgoing[] {
-  if (handOff.phase === 'begin')
-    return [...handOff.pendingAcks].map((to) => ({ to, message: { type: 'BeginHandOff', typeName, shardId } }));
+  if (handOff.phase === 'begin') {
+    const { owner, id: handOffId, early } = handOff;
+    // The owner told where the shard likely goes sends its held states there ahead of its stop (protocol 12).
+    const ahead = early === undefined ? {} : { handOffId, to: early };
+    return [...handOff.pendingAcks].map((to) => ({
+      to,
+      message: { type: 'BeginHandOff', typeName, shardId, ...(to === owner && ahead) },
+    }));
+  }
   const { owner, id: handOffId, to } = handOff;
   return [{ to: owner, message: { type: 'HandOff', typeName, shardId, handOffId, ...(to !== undefined && { to }) } }];
 }

@@ -24,7 +24,6 @@ import {
 import { Dispatcher, type CoordinatorReport, type CoordinatorTimer, type Effects } from './effects.js';
 import { HandOffs } from './hand-offs.js';
 import { HandOffStates } from './hand-off-states.js';
-import { DIRECT_STATE_SINCE } from '../protocol/state-messages.js';
 import { CoordinatorCordons, OperatorRequests } from './operator-requests.js';
 import { CoordinatorState } from './state.js';
 import type { InsightRequest } from '../protocol/insight-messages.js';
@@ -526,18 +525,14 @@ export function buildParts(
   const now = (): number => scheduler.now();
   const gate = new WarmUpGate({ role, warmupMs: config.coordinatorWarmupMs, logger, members, state, margin, now });
   const homes = new ShardHomes({ typeName, logger, allocator, gate, states });
-  // A region reads `to` (sending its state on itself) and HostShard's transferId from DIRECT_STATE_SINCE.
-  const direct = (node: string): boolean => (ctx.protocolWith?.(node) ?? DIRECT_STATE_SINCE) >= DIRECT_STATE_SINCE;
   const handOffs = new HandOffs({
     typeName,
     logger,
     now: () => scheduler.now(),
     timeoutMs: config.handOffTimeoutMs,
     numberOfShards: settings.numberOfShards,
-    directHome: (shardId, owner) => {
-      const to = direct(owner) ? allocator.likelyHome(shardId, owner) : undefined;
-      return to !== undefined && direct(to) ? to : undefined;
-    },
+    likelyHome: (shardId, owner) => allocator.likelyHome(shardId, owner),
+    protocolWith: (node) => ctx.protocolWith?.(node),
   });
   const { numberOfShards } = settings;
   const operator = new OperatorRequests({ typeName, numberOfShards, strategy, logger, cordons, handOffs, allocator });

@@ -35,6 +35,11 @@ export interface HandOffRecord {
    * the shard's next home, unless it cannot be by then (hand-off-states.ts). Unset: the state comes here.
    */
   readonly to?: string;
+  /**
+   * The region the owner was told (BeginHandOff, protocol 12) to send the states it holds to ahead of its stop:
+   * the shard's likely next home as the hand-off began. Only in the 'begin' phase's record; `to` is chosen again.
+   */
+  readonly early?: string;
 }
 
 /**
@@ -446,6 +451,8 @@ const TRANSITIONS: { readonly [T in CoordinatorEvent['type']]: Transition<T> } =
     if (status?.kind === 'handingOff') fail(`shard ${shardId} is already being handed off`);
     if (handOff.to !== undefined && (handOff.phase !== 'handoff' || handOff.to === handOff.owner))
       fail(`hand-off of shard ${shardId} names a state destination it cannot have`);
+    if (handOff.early !== undefined && (handOff.phase !== 'begin' || handOff.early === handOff.owner))
+      fail(`hand-off of shard ${shardId} names an early state destination it cannot have`);
     const pendingAcks = handOff.phase === 'begin' ? new Set(handOff.pendingAcks) : new Set<string>();
     state.set(shardId, { kind: 'handingOff', home: homeIn(status), handOff: { ...handOff, pendingAcks } });
     return [shardId];
@@ -464,7 +471,9 @@ const TRANSITIONS: { readonly [T in CoordinatorEvent['type']]: Transition<T> } =
     if (status?.kind !== 'handingOff' || status.handOff.phase !== 'begin' || status.handOff.pendingAcks.size > 0)
       fail(`hand-off of shard ${shardId} is not ready for its HandOff phase`);
     if (to === status.handOff.owner) fail(`hand-off of shard ${shardId} would send its state to its own owner`);
-    const handOff = { ...status.handOff, phase: 'handoff' as const, ...(to !== undefined && { to }) };
+    // The early destination was the begin phase's: the HandOff names its own `to`.
+    const { early: _told, ...begun } = status.handOff;
+    const handOff = { ...begun, phase: 'handoff' as const, ...(to !== undefined && { to }) };
     state.set(shardId, { ...status, handOff });
     return [];
   },

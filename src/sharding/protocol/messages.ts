@@ -81,8 +81,16 @@ const SHARD_LIFE_SCHEMAS = {
   HostShard: Type.Object({ ...SHARD, transferId: Type.Optional(RequestIdField) }),
   /** R->C. Answer to HostShard. */
   ShardStarted: Type.Object(SHARD),
-  /** C->R, to every region. Forget this shard's home and buffer its messages from now on. */
-  BeginHandOff: Type.Object(SHARD),
+  /**
+   * C->R, to every region. Forget this shard's home and buffer its messages from now on. To the owner, from
+   * protocol 12, the coming HandOff's `handOffId` and the shard's likely next home `to`: the owner may send the
+   * states it holds for entities never woken there ahead of its stop, as the first parts of that transfer.
+   */
+  BeginHandOff: Type.Object({
+    ...SHARD,
+    handOffId: Type.Optional(RequestIdField),
+    to: Type.Optional(AddressField),
+  }),
   /** R->C. Answer to BeginHandOff. */
   BeginHandOffAck: Type.Object(SHARD),
   /**

@@ -44,6 +44,13 @@ export const DIRECT_STATE_SINCE = 10;
  */
 export const SENDER_PROGRESS_SINCE = 11;
 
+/**
+ * The protocol version from which BeginHandOff tells the owner the coming HandOff's id and the shard's likely next
+ * home, so it sends the states it holds ahead of its stop (region-host.ts, sendEarly): a coordinator names them
+ * only to an owner on this version or later.
+ */
+export const EARLY_STATE_SINCE = 12;
+
 /** Most sender incarnations one transfer's progress names. */
 export const MAX_SENDER_PROGRESS = 4_096;
 

@@ -307,6 +307,19 @@ export class HeldStates {
 
   /** Takes every state still held out (the shard stops), with the chunks they came in, to be shipped on. */
   drain(): HeldLeft {
+    const left = this.now();
+    this.states = new Map();
+    this.intact = new Map();
+    this.woken = [];
+    return left;
+  }
+
+  /**
+   * The states held now, as `drain` would give them, still held: a shard about to move sends the chunks that go
+   * as they came ahead of its stop (region-host.ts). Its `states` is this holder's own map: read it at once, before
+   * an entity wakes.
+   */
+  now(): HeldLeft {
     const { states, chunks, woken, withSends } = this;
     const intact = new Map(woken === undefined ? [] : this.intact);
     for (const entry of woken ?? []) {
@@ -317,9 +330,6 @@ export class HeldStates {
       if (at < 0) intact.delete(chunk);
       else intact.set(chunk, [...superseded, at]);
     }
-    this.states = new Map();
-    this.intact = new Map();
-    this.woken = [];
     return { states, chunks, intact, withSends };
   }
 }

@@ -4,7 +4,7 @@
 // state, so a send is processed once across graceful moves).
 import type { Logger } from '../../logging.js';
 import type { ReplyTo, ShardingMessage } from '../protocol/messages.js';
-import { STREAMED_STATE_SINCE, asRestore } from '../protocol/state-messages.js';
+import { DIRECT_STATE_SINCE, STREAMED_STATE_SINCE, asRestore } from '../protocol/state-messages.js';
 import { packEntities } from '../protocol/packed-states.js';
 import { PROTOCOL_VERSION } from '../../cluster/transport/wire-message.js';
 import { DedupTable } from './dedup-table.js';
@@ -24,7 +24,7 @@ function checkOf(settings: ShardedTypeConfig): { readonly check?: MessageCheck }
 }
 import type { StoppedStates } from './shard-state.js';
 import { RetainedStates } from './retained-states.js';
-import { StateTransfer, type StateTransferOptions } from './state-transfer.js';
+import { StateTransfer, type EarlyChunks, type StateTransferOptions } from './state-transfer.js';
 
 type ShardStateChunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
 
@@ -44,6 +44,8 @@ export class RegionHost {
   private readonly dedup = new DedupTable();
   /** Shards whose HandOff named the new home their state goes to (protocol 10), by the HandOff's id. */
   private readonly stateTo = new Map<number, { readonly handOffId: number; readonly to: string }>();
+  /** Shards whose held chunks went ahead of their stop (sendEarly), until the stop or a start here. */
+  private readonly early = new Map<number, EarlyChunks>();
 
   constructor(
     private readonly options: RegionHostOptions,
@@ -95,6 +97,7 @@ export class RegionHost {
   ensure(shardId: number): { readonly shard: Shard; readonly started: boolean } {
     return this.shards.ensure(shardId, () => {
       this.retained.drop(shardId);
+      this.early.delete(shardId);
       const restored = this.transfer.restore(shardId);
       if (restored !== undefined) {
         this.dedup.restore(shardId, restored.sends);
@@ -134,9 +137,14 @@ export class RegionHost {
   ): void {
     const sends = this.dedup.take(shardId);
     const direct = this.stateTo.get(shardId);
+    const early = this.early.get(shardId);
     this.stateTo.delete(shardId);
+    this.early.delete(shardId);
     if (handOffId === undefined) return;
     const to = direct?.handOffId === handOffId ? direct.to : undefined;
+    // The chunks sent ahead of the stop are this HandOff's first parts wherever its state goes (a copy reshipped
+    // later to the node that got them must not contradict them); a destination that did not get them gets them now.
+    const ahead = early?.handOffId === handOffId ? early : undefined;
     // Safe ahead of the chunks: they and their kept copy are all in place before this node reads another message.
     if (to !== undefined) report(handOffId);
     const send = (chunk: ShardStateChunk): void => sendTo(chunk, to);
@@ -144,7 +152,9 @@ export class RegionHost {
     const protocol = node === undefined ? 0 : (this.options.protocolWith?.(node) ?? PROTOCOL_VERSION);
     const streams = protocol >= STREAMED_STATE_SINCE;
     const progress = this.dedup.progressOf(shardId);
-    let chunks = this.transfer.outgoing(shardId, handOffId, stopped, sends, streams ? send : undefined, progress);
+    const stream = streams ? send : undefined;
+    if (stream !== undefined && ahead !== undefined && ahead.to !== to) for (const chunk of ahead.chunks) stream(chunk);
+    let chunks = this.transfer.outgoing(shardId, handOffId, stopped, sends, stream, progress, ahead);
     if (to !== undefined && chunks.length === 0) {
       const typeName = this.options.shards.typeName;
       const empty = { typeName, shardId, handOffId, part: 0, parts: 1, entities: [], packed: packEntities([]) };
@@ -154,6 +164,34 @@ export class RegionHost {
     this.retained.keep(shardId, handOffId, chunks);
     if (!streams) for (const chunk of chunks) send(chunk);
     if (to === undefined) report(handOffId);
+  }
+
+  /**
+   * BeginHandOff named the shard's likely next home `to` and the coming HandOff's id (protocol 12): the chunks of
+   * its held states that go on as they came are sent there now, the first parts of that HandOff's transfer, while
+   * the regions stop routing to the shard and the coordinator waits for them (`first` runs before the first one:
+   * the region writes its acknowledgement out ahead of them).
+   * The stop's chunks follow them (and where the HandOff names another home, or none, they go there again first).
+   * Once per HandOff; nothing for a shard not running here, holding no state, or a home that does not read
+   * streamed chunks.
+   */
+  sendEarly(
+    { shardId, handOffId, to }: { readonly shardId: number; readonly handOffId?: number; readonly to?: string },
+    sendTo: (chunk: ShardStateChunk, to: string) => void,
+    first: () => void,
+  ): void {
+    if (handOffId === undefined || to === undefined || this.early.get(shardId)?.handOffId === handOffId) return;
+    const held = this.shards.get(shardId)?.heldNow;
+    const protocol = this.options.protocolWith?.(to) ?? PROTOCOL_VERSION;
+    if (held === undefined || protocol < DIRECT_STATE_SINCE || to === this.options.shards.self.toString()) return;
+    let sent = 0;
+    const send = (chunk: ShardStateChunk): void => {
+      if (sent++ === 0) first();
+      sendTo(chunk, to);
+    };
+    const [sends, progress] = [this.dedup.take(shardId), this.dedup.progressOf(shardId)];
+    const early = this.transfer.early(shardId, handOffId, to, held, sends, progress, send);
+    if (early.chunks.length > 0) this.early.set(shardId, early);
   }
 
   /**
@@ -202,6 +240,7 @@ export class RegionHost {
   /** Stops every shard here without a hand-off; their processed sends are forgotten with them. */
   async stopAll(): Promise<void> {
     const shardIds = [...this.shards.running(), ...this.shards.stopping()];
+    this.early.clear();
     await this.shards.stopAll();
     for (const shardId of shardIds) if (this.shards.get(shardId) === undefined) this.dedup.forget(shardId);
   }

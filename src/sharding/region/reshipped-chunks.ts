@@ -37,6 +37,9 @@ export interface ReshippedChunk {
   readonly currentBytes: number;
 }
 
+/** No chunk sent ahead of the stop. */
+const NONE_SENT: ReadonlySet<ArrivedChunk> = new Set();
+
 /** Bytes of an entry's lengths in a packed chunk beside its id and state: u16 id length, u32 state length. */
 const ENTRY_LENGTHS = 6;
 
@@ -44,17 +47,21 @@ const ENTRY_LENGTHS = 6;
  * The snapshots and the states a stopped shard still held (`held`) sorted out: the chunks that go on as they
  * came, in the order of the parts they came as, and every other snapshot (an entity's own, a held state that
  * changed here or whose chunk is packed again). A known chunk's entries are not looked at; any other chunk's are
- * looked up once each: no object is made for a state that goes on in its chunk.
+ * looked up once each: no object is made for a state that goes on in its chunk. The chunks `sent` ahead of the
+ * stop (region-host.ts) went as they came whatever they hold now: they come first, in the order they went, so
+ * what they carry that is no longer current is stated again after them like any stale entry (toRestate).
  */
 export function sortOut<T extends { readonly entityId: string }>(
   snapshots: ReadonlyArray<T | HeldSnapshot>,
   held: HeldLeft | undefined,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
   limits: StateLimits,
+  sent: ReadonlySet<ArrivedChunk> = NONE_SENT,
 ): { readonly whole: ReshippedChunk[]; readonly rest: Array<T | HeldSnapshot> } {
   const rest: Array<T | HeldSnapshot> = [...snapshots];
+  const early: ReshippedChunk[] = [];
   const whole: ReshippedChunk[] = [];
-  if (held === undefined || held.states.size === 0) return { whole, rest };
+  if (held === undefined || (held.states.size === 0 && sent.size === 0)) return { whole, rest };
   let found = 0;
   const touched = touchedBy(sends, held, limits);
   for (const arrived of held.chunks) {
@@ -64,14 +71,15 @@ export function sortOut<T extends { readonly entityId: string }>(
         ? runOf(arrived, held.states, (changed) => rest.push(changed))
         : intactRun(arrived, superseded);
     found += run.found;
-    if (run.count > 0 && goesAsItCame(run, limits)) whole.push(run);
+    if (sent.has(arrived)) early.push(run);
+    else if (run.count > 0 && goesAsItCame(run, limits)) whole.push(run);
     else for (const snapshot of currentOf(run, held.states)) rest.push(snapshot);
   }
   // States that came listed (protocol 7) are in no chunk.
   if (found < held.states.size)
     for (const [entityId, entry] of held.states)
       if (isOutline(entry) && entry.chunk === undefined) rest.push({ entityId, ok: true, held: entry });
-  return { whole, rest };
+  return { whole: [...early, ...whole], rest };
 
   /**
    * A chunk's entries this host still holds from it: each unchanged one marked current, each changed one given

@@ -227,7 +227,8 @@ export class ShardRegion {
       case 'ShardHome':
         return this.onShardHome(message.shardId, message.region);
       case 'HostShard': {
-        if (this.isProxy || this.awaitsTransfer(message.shardId, message.transferId)) return;
+        if (this.isProxy) return;
+        if (this.host.expect(message.shardId, message.transferId, this.ctx.scheduler.now()) === 'waiting') return;
         const existed = this.host.shards.get(message.shardId) !== undefined;
         this.onShardHome(message.shardId, this.ctx.selfKey);
         // A new shard announces itself (ensureShard); a repeated HostShard still wants its acknowledgement.
@@ -237,7 +238,7 @@ export class ShardRegion {
       case 'BeginHandOff':
         this.homes.delete(message.shardId);
         this.send({ type: 'BeginHandOffAck', typeName: this.typeName, shardId: message.shardId });
-        return;
+        return this.host.sendEarly(message, this.sendState, this.flushCoordinator);
       case 'HandOff':
         return this.handOff(message.shardId, message.handOffId, message.to);
       case 'ShardStoppedAck':
@@ -333,10 +334,10 @@ export class ShardRegion {
     else this.ctx.send(to, asRestore(chunk));
   };
 
-  /** True when a HostShard must wait: it names a transfer not complete here yet (see StateTransfer.expect). */
-  private awaitsTransfer(shardId: number, transferId: number | undefined): boolean {
-    return this.host.expect(shardId, transferId, this.ctx.scheduler.now()) === 'waiting';
-  }
+  /** Writes out what was sent to the coordinator in this tick, not at its end (a report it waits for). */
+  private readonly flushCoordinator = (): void => {
+    if (this.coordinator !== undefined) this.ctx.flush?.(this.coordinator);
+  };
 
   private onShardStopped(shardId: number, handOffId: number | undefined, stopped: StoppedStates): void {
     if (this.stopped) return;
@@ -345,7 +346,7 @@ export class ShardRegion {
     // named after it, which goes out at once: the coordinator acts on it while this node packs the state.
     const report = (id: number): void => {
       this.send({ type: 'ShardStopped', typeName: this.typeName, shardId, handOffId: id });
-      if (this.coordinator !== undefined) this.ctx.flush?.(this.coordinator);
+      this.flushCoordinator();
       this.leave.stopReported(shardId, id);
     };
     this.host.stopped(shardId, handOffId, stopped, this.coordinator, this.sendState, report);

@@ -9,7 +9,14 @@ import { encodeMessage, encodeValueScratch } from '../../cluster/transport/messa
 import { PACKED_HEADER_BYTES, PackedWriter } from '../protocol/packed-states.js';
 import type { ProcessedSends } from './dedup-table.js';
 import type { StateLimits } from '../core/config.js';
-import { SNAPSHOT, reshipState, type HeldLeft, type HeldSnapshot, type HeldState } from './held-state.js';
+import {
+  SNAPSHOT,
+  reshipState,
+  type ArrivedChunk,
+  type HeldLeft,
+  type HeldSnapshot,
+  type HeldState,
+} from './held-state.js';
 import { carriesSuperseded, sortOut, toRestate, type ReshippedChunk } from './reshipped-chunks.js';
 
 /** One entity's encoded snapshot. */
@@ -69,15 +76,17 @@ const ENTRY_OVERHEAD = 32;
  * entity with neither a value (undefined: nothing to keep) nor sends is skipped. Each chunk goes to `onChunk`
  * as soon as it is full (`last`: the final one), so its sender need not wait for the rest to be packed. A chunk
  * whose held states mostly did not change here goes on as it came (reshipped-chunks.ts), ahead of the states
- * packed one by one, which state again whatever it carries that is no longer current.
+ * packed one by one, which state again whatever it carries that is no longer current. The chunks `sent` ahead of
+ * the stop (StateTransfer.early) count as such chunks, gone already: what follows them is the rest of their transfer.
  */
 export function packSnapshots(
   { snapshots, held }: StoppedStates,
   limits: StateLimits,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
   onChunk: (chunk: PackedChunk, last: boolean) => void = () => {},
+  sent: ReadonlySet<ArrivedChunk> = new Set(),
 ): PackedStates {
-  const { whole, rest } = sortOut(snapshots, held, sends, limits);
+  const { whole, rest } = sortOut(snapshots, held, sends, limits, sent);
   const sendsOnly = onlySends(rest, held, sends);
   const firstBytes = firstChunkBytes(rest, sendsOnly.length + superseded(whole), limits);
   const packer = new ChunkPacker(limits, sends, onChunk, carriesSuperseded(whole), firstBytes);
@@ -85,8 +94,11 @@ export function packSnapshots(
   // With nothing to pack, what must be stated again is known before the first chunk goes: none, and the last
   // chunk that goes as it came is the final one.
   const restate = rest.length === 0 && sendsOnly.length === 0 ? toRestate(whole, packer.written, states) : undefined;
-  // The chunks that go as they came go first: the new host reads them while the rest is packed.
-  whole.forEach((chunk, i) => packer.ship(chunk, restate?.size === 0 && i === whole.length - 1));
+  // The chunks that go as they came go first: the new host reads them while the rest is packed. Those sent
+  // ahead of the stop are counted, not sent again.
+  whole.forEach((chunk, i) =>
+    packer.ship(chunk, restate?.size === 0 && i === whole.length - 1, sent.has(chunk.arrived)),
+  );
   for (const snapshot of rest) packer.take(snapshot);
   for (const entityId of sendsOnly) packer.sendsOf(entityId);
   return packer.finish(restate ?? toRestate(whole, packer.written, states));
@@ -150,6 +162,8 @@ class ChunkPacker {
   private bytes = 0;
   private values = 0;
   private lastSent = false;
+  /** Whether a chunk went as it came (sent now or ahead of the stop): the transfer then ends with a `last`. */
+  private shipped = false;
 
   constructor(
     private readonly limits: StateLimits,
@@ -178,12 +192,17 @@ class ChunkPacker {
     this.add(entityId, this.encode(entityId, undefined));
   }
 
-  /** A chunk that goes on as it came, shipped before any snapshot is taken; `last` when nothing follows it. */
-  ship({ arrived, count }: ReshippedChunk, last: boolean): void {
-    const chunk = { entities: arrived.entities, packed: arrived.packed };
+  /**
+   * A chunk that goes on as it came, shipped before any snapshot is taken; `last` when nothing follows it. One
+   * `sent` ahead of the stop is only counted: it went, and cannot say `last`, so a final chunk follows it.
+   */
+  ship({ arrived, count }: ReshippedChunk, last: boolean, sent: boolean): void {
     // `length`, not the byteLength getter (a call per use on Node 20), for each of the chunk's entries.
     for (const { state } of arrived.entities) this.bytes += state.length;
     this.values += count;
+    this.shipped = true;
+    if (sent) return;
+    const chunk = { entities: arrived.entities, packed: arrived.packed };
     this.chunks.push(chunk);
     this.lastSent = last;
     this.onChunk(chunk, last);
@@ -199,7 +218,7 @@ class ChunkPacker {
       const state = held === undefined ? EMPTY_STATE : reshipState(held.held, this.sends.get(entityId) ?? []);
       this.add(entityId, { state, withValue: false });
     }
-    if (!this.lastSent && (this.current.count > 0 || this.chunks.length > 0)) {
+    if (!this.lastSent && (this.current.count > 0 || this.shipped || this.chunks.length > 0)) {
       const final = this.current.finish();
       this.chunks.push(final);
       this.onChunk(final, true);

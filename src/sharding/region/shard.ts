@@ -21,7 +21,7 @@ import type { MessageCheck } from './message-check.js';
 import type { PassivationReason } from '../core/passivation.js';
 import type { PassivatingShard, PassivationTracker } from './passivation.js';
 import type { EntityBehavior, EntityContext, EntityRef } from '../core/entity-api.js';
-import type { HeldStates } from './held-state.js';
+import type { HeldLeft, HeldStates } from './held-state.js';
 import type { StoppedStates, TakenSnapshot } from './shard-state.js';
 import { ShardEntityContext, type ContextBase } from './entity-context.js';
 
@@ -90,6 +90,14 @@ export class Shard implements PassivatingShard {
    */
   get stoppedStates(): StoppedStates {
     return this.taken;
+  }
+
+  /**
+   * The states held now for entities not woken here (HeldStates.now), while the shard runs; undefined once it
+   * stops or when it holds none.
+   */
+  get heldNow(): HeldLeft | undefined {
+    return this.stopping === undefined && this.held !== undefined && this.held.size > 0 ? this.held.now() : undefined;
   }
 
   /** Entities created here (an entity whose state is held, not woken yet, is not counted). */

@@ -20,13 +20,25 @@ import {
   type ArrivedChunk,
   type ArrivedState,
   type HeldEntry,
+  type HeldLeft,
   type IntactChunks,
 } from './held-state.js';
 import { IncomingStates, type ArrivedPart } from './incoming-states.js';
+import { sortOut } from './reshipped-chunks.js';
 import { packSnapshots, type EntityState, type PackedChunk, type StoppedStates } from './shard-state.js';
 
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
+
+/** A shard's chunks sent ahead of its stop to `to` for the HandOff `handOffId` (StateTransfer.early). */
+export interface EarlyChunks {
+  readonly handOffId: number;
+  readonly to: string;
+  /** Parts 0.. of the transfer, as sent (kept with the rest until released). */
+  readonly chunks: ReadonlyArray<Chunk>;
+  /** The held chunks they are (packSnapshots counts them, and sends them no more). */
+  readonly sent: ReadonlySet<ArrivedChunk>;
+}
 
 /** What a shard starting here restores: its entities' states (held until each one's first message), their sends. */
 export interface RestoredShard {
@@ -101,6 +113,7 @@ export class StateTransfer {
    * process work on it meanwhile): without `parts`, its final one saying `last`. Without, every chunk names
    * `parts`, for the caller to send once all are packed. Each chunk carries `progress` (what this node knows of
    * the shard's senders: the new home forgets the sends they retry no more, as this node did), when there is any.
+   * After `early` chunks (sent ahead of the stop, to the same node) the transfer goes on from the next part.
    */
   outgoing(
     shardId: number,
@@ -109,24 +122,19 @@ export class StateTransfer {
     sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
     stream?: (chunk: Chunk) => void,
     progress: ReadonlyArray<SenderProgress> = [],
+    early?: EarlyChunks,
   ): Chunk[] {
-    const { typeName, config, logger } = this.options;
-    if (stopped.snapshots.length === 0 && (stopped.held?.states.size ?? 0) === 0 && sends.size === 0) return [];
-    const chunks: Chunk[] = [];
-    // Within what a receiver reads (more senders than that is no reason to lose the state; fewer is only less help).
-    const carried = progress.length === 0 ? {} : { progress: progress.slice(0, MAX_SENDER_PROGRESS) };
-    const chunkOf = ({ entities, packed }: PackedChunk, last: boolean): Chunk => ({
-      type: 'ShardStateChunk',
-      ...{ typeName, shardId, handOffId, part: chunks.length, entities, packed },
-      ...(last && { last }),
-      ...carried,
-    });
+    const { config, logger } = this.options;
+    const empty = stopped.snapshots.length === 0 && (stopped.held?.states.size ?? 0) === 0 && sends.size === 0;
+    if (empty && early === undefined) return [];
+    // The chunks sent ahead of the stop are this transfer's first parts; the rest follows them.
+    const chunks: Chunk[] = [...(early?.chunks ?? [])];
     const onChunk = (packed: PackedChunk, last: boolean): void => {
-      const chunk = chunkOf(packed, last);
+      const chunk = this.chunkOf(shardId, handOffId, chunks.length, packed, progress, last);
       chunks.push(chunk);
       stream?.(chunk);
     };
-    const packed = packSnapshots(stopped, config, sends, onChunk);
+    const packed = packSnapshots(stopped, config, sends, onChunk, early?.sent);
     for (const { entityId, outcome, detail } of packed.refused) {
       logger.warn(
         { shardId, entityId, outcome, detail },
@@ -138,6 +146,47 @@ export class StateTransfer {
     this.count('shipped', packed.values);
     this.shippedBytes += packed.bytes;
     return stream === undefined ? chunks.map((chunk) => ({ ...chunk, parts: chunks.length })) : chunks;
+  }
+
+  /**
+   * The chunks of a running shard's held states that go on as they came (reshipped-chunks.ts), sent now to `send`
+   * as the first parts of transfer `handOffId`, ahead of the shard's stop (BeginHandOff named the new home,
+   * protocol 12): the new home reads them while this node's entities stop. The stop's transfer goes on after
+   * them (`outgoing`'s `early`), stating again whatever in them is no longer current by then.
+   */
+  early(
+    shardId: number,
+    handOffId: number,
+    to: string,
+    held: HeldLeft,
+    sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
+    progress: ReadonlyArray<SenderProgress>,
+    send: (chunk: Chunk) => void,
+  ): EarlyChunks {
+    const { whole } = sortOut([], held, sends, this.options.config);
+    const chunks = whole.map(({ arrived }, part) => this.chunkOf(shardId, handOffId, part, arrived, progress, false));
+    for (const chunk of chunks) send(chunk);
+    return { handOffId, to, chunks, sent: new Set(whole.map(({ arrived }) => arrived)) };
+  }
+
+  /** Part `part` of a shard's transfer `handOffId`, carrying `progress` (within what a receiver reads). */
+  private chunkOf(
+    shardId: number,
+    handOffId: number,
+    part: number,
+    { entities, packed }: PackedChunk,
+    progress: ReadonlyArray<SenderProgress>,
+    last: boolean,
+  ): Chunk {
+    // More senders than a receiver reads is no reason to lose the state; fewer is only less help.
+    const carried = progress.length === 0 ? {} : { progress: progress.slice(0, MAX_SENDER_PROGRESS) };
+    const { typeName } = this.options;
+    return {
+      type: 'ShardStateChunk',
+      ...{ typeName, shardId, handOffId, part, entities, packed },
+      ...(last && { last }),
+      ...carried,
+    };
   }
 
   /**

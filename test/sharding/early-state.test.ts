@@ -1,0 +1,139 @@
+// The states a shard holds for entities never woken on its host go to its likely next home as the hand-off begins
+// (protocol 12: BeginHandOff names the coming HandOff and the home), ahead of the stop, across in-process nodes:
+// they are the first parts of the HandOff's transfer, the stop's parts follow them, and every entity reads the
+// value it had. A HandOff that names another home gets the whole state there; an owner on protocol 11 is told
+// nothing and sends everything after its stop, as before.
+import { describe, expect, it } from 'vitest';
+import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
+import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
+import { TestCluster, entityInShard, eventually, pinTo, settle, useTestClusters } from './harness.js';
+import type { TestNode } from './harness.js';
+
+const SHARDS = 10;
+const SHARD = 6;
+
+type Sent = {
+  readonly to: string;
+  readonly type: ShardingMessage['type'];
+  readonly part?: number;
+  readonly last?: true;
+};
+
+describe('held states sent ahead of the stop', () => {
+  let cluster: TestCluster;
+  let target: () => string = () => '';
+  useTestClusters(() => (cluster = new TestCluster()));
+
+  /**
+   * a (the coordinator), b and c; shard SHARD's Counters (`ids`, the i-th at i + 1) counted on b, then moved to c,
+   * which holds their states without waking them.
+   */
+  async function heldOnC(): Promise<{ a: TestNode; b: TestNode; c: TestNode; ids: string[] }> {
+    cluster = new TestCluster();
+    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
+    target = () => b.key;
+    cluster.initAll({
+      typeName: 'Counter',
+      behavior: counterBehavior,
+      numberOfShards: SHARDS,
+      allocationStrategy: pinTo(() => target()),
+    });
+    const ids = ['d', 'e', 'f', 'g'].map((prefix) => entityInShard(SHARD, SHARDS, prefix));
+    for (const [i, id] of ids.entries()) for (let n = 0; n <= i; n++) await counter(a, id, 'increment');
+    await move(a, c);
+    expect(c.sharding.localShards('Counter')).toEqual([SHARD]);
+    expect(c.sharding.stats().types['Counter']?.region).toMatchObject({ snapshotsRestored: ids.length });
+    return { a, b, c, ids };
+  }
+
+  const counter = (via: TestNode, id: string, op: 'get' | 'increment' = 'get'): Promise<CounterValue> =>
+    settle(via.sharding.entityRefFor('Counter', id).ask<CounterValue>({ op }));
+
+  async function move(coordinator: TestNode, to: TestNode): Promise<void> {
+    target = () => to.key;
+    await settle(coordinator.sharding.rebalanceNow('Counter', [SHARD]));
+    await eventually(() => to.sharding.localShards('Counter').includes(SHARD), `shard ${SHARD} started on ${to.key}`);
+  }
+
+  /**
+   * What `node` sends of a hand-off's messages, in order, and `HandOff` where the coordinator `coordinator` sent it
+   * the HandOff (after the owner's BeginHandOffAck: whatever the owner sent before is ahead of its stop).
+   */
+  function record(node: TestNode, coordinator: TestNode, peers: ReadonlyArray<TestNode>): Array<Sent | 'HandOff'> {
+    const log: Array<Sent | 'HandOff'> = [];
+    const name = (address: TestNode['address']): string =>
+      peers.find((peer) => address.equals(peer.address))?.key ?? '?';
+    const send = node.transport.send.bind(node.transport);
+    node.transport.send = (address, message) => {
+      const { type, part, last } = message as { type: ShardingMessage['type']; part?: number; last?: true };
+      if (type === 'RestoreShardState' || type === 'ShardStopped')
+        log.push({ to: name(address), type, ...(part !== undefined && { part }), ...(last && { last }) });
+      send(address, message);
+    };
+    const sendFromCoordinator = coordinator.transport.send.bind(coordinator.transport);
+    coordinator.transport.send = (address, message) => {
+      if ((message as { type: string }).type === 'HandOff' && address.equals(node.address)) log.push('HandOff');
+      sendFromCoordinator(address, message);
+    };
+    return log;
+  }
+
+  it('sends the held states to the next home as the hand-off begins; the stop ends the transfer', async () => {
+    const { a, b, c, ids } = await heldOnC();
+    const sent = record(c, a, [a, b]);
+    await move(a, b);
+    for (const [i, id] of ids.entries()) expect(await counter(a, id)).toMatchObject({ value: i + 1, node: b.key });
+    const chunks = sent.filter((entry) => entry !== 'HandOff' && entry.type === 'RestoreShardState');
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.every((chunk) => chunk !== 'HandOff' && chunk.to === b.key)).toBe(true);
+    // The held chunk before the HandOff was sent, the report and the transfer's last part after it.
+    const handOff = sent.indexOf('HandOff');
+    expect(sent.slice(0, handOff)).toContainEqual({ to: b.key, type: 'RestoreShardState', part: 0 });
+    expect(sent.slice(handOff)).toContainEqual(expect.objectContaining({ type: 'RestoreShardState', last: true }));
+    expect(b.sharding.stats().types['Counter']?.region).toMatchObject({ snapshotsRestored: ids.length });
+  });
+
+  it('sends them again, then the rest, to another home the HandOff names: nothing lost, every part the same', async () => {
+    const { a, b, c, ids } = await heldOnC();
+    const sent = record(c, a, [a, b]);
+    // The acknowledgement of c (the owner) held back until the likely home changed: the HandOff names another.
+    const acks = holdBack(c, a, 'BeginHandOffAck');
+    target = () => b.key;
+    const rebalanced = a.sharding.rebalanceNow('Counter', [SHARD]);
+    await eventually(() => acks.count > 0, 'c acknowledged BeginHandOff');
+    target = () => a.key;
+    acks.release();
+    await settle(rebalanced);
+    await eventually(() => a.sharding.localShards('Counter').includes(SHARD), 'shard started on a');
+    for (const [i, id] of ids.entries()) expect(await counter(b, id)).toMatchObject({ value: i + 1, node: a.key });
+    const chunksTo = (node: TestNode): Sent[] =>
+      sent.flatMap((entry) =>
+        entry !== 'HandOff' && entry.type === 'RestoreShardState' && entry.to === node.key ? [entry] : [],
+      );
+    const [toB, toA] = [chunksTo(b), chunksTo(a)];
+    expect(toB.length).toBeGreaterThan(0);
+    // The same first parts, then the rest of the transfer.
+    expect(toA.slice(0, toB.length)).toEqual(toB.map((entry) => ({ ...entry, to: a.key })));
+    expect(toA.at(-1)).toMatchObject({ last: true });
+  });
+
+  /** Holds back what `from` sends `to` of `type` until `release`. */
+  function holdBack(from: TestNode, to: TestNode, type: ShardingMessage['type']) {
+    const held: Array<() => void> = [];
+    const send = from.transport.send.bind(from.transport);
+    from.transport.send = (address, message) => {
+      if (held !== undefined && address.equals(to.address) && (message as { type: string }).type === type)
+        held.push(() => send(address, message));
+      else send(address, message);
+    };
+    return {
+      get count(): number {
+        return held.length;
+      },
+      release(): void {
+        from.transport.send = send;
+        for (const deliver of held.splice(0)) deliver();
+      },
+    };
+  }
+});
