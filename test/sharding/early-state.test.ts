@@ -1,8 +1,8 @@
 // The states a shard holds for entities never woken on its host go to its likely next home as the hand-off begins
 // (protocol 12: BeginHandOff names the coming HandOff and the home), ahead of the stop, across in-process nodes:
 // they are the first parts of the HandOff's transfer, the stop's parts follow them, and every entity reads the
-// value it had. A HandOff that names another home gets the whole state there; an owner on protocol 11 is told
-// nothing and sends everything after its stop, as before.
+// value it had. Wherever the transfer goes after all, its parts are the same: a shard allocated elsewhere gets the
+// old host's copy, and a HandOff naming another home (the one told is gone) gets the chunks sent ahead again first.
 import { describe, expect, it } from 'vitest';
 import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
@@ -93,27 +93,47 @@ describe('held states sent ahead of the stop', () => {
     expect(b.sharding.stats().types['Counter']?.region).toMatchObject({ snapshotsRestored: ids.length });
   });
 
-  it('sends them again, then the rest, to another home the HandOff names: nothing lost, every part the same', async () => {
+  /**
+   * c's held chunks sent to b as the hand-off of SHARD from c begins, c's acknowledgement held back meanwhile;
+   * `between` runs before it is released. What c sent of the transfer, by destination.
+   */
+  async function toldB(between: (nodes: { a: TestNode; b: TestNode }) => Promise<void> | void) {
     const { a, b, c, ids } = await heldOnC();
     const sent = record(c, a, [a, b]);
-    // The acknowledgement of c (the owner) held back until the likely home changed: the HandOff names another.
     const acks = holdBack(c, a, 'BeginHandOffAck');
     target = () => b.key;
     const rebalanced = a.sharding.rebalanceNow('Counter', [SHARD]);
     await eventually(() => acks.count > 0, 'c acknowledged BeginHandOff');
-    target = () => a.key;
+    await between({ a, b });
     acks.release();
     await settle(rebalanced);
     await eventually(() => a.sharding.localShards('Counter').includes(SHARD), 'shard started on a');
-    for (const [i, id] of ids.entries()) expect(await counter(b, id)).toMatchObject({ value: i + 1, node: a.key });
+    for (const [i, id] of ids.entries()) expect(await counter(a, id)).toMatchObject({ value: i + 1, node: a.key });
     const chunksTo = (node: TestNode): Sent[] =>
       sent.flatMap((entry) =>
         entry !== 'HandOff' && entry.type === 'RestoreShardState' && entry.to === node.key ? [entry] : [],
       );
-    const [toB, toA] = [chunksTo(b), chunksTo(a)];
+    return { toA: chunksTo(a), toB: chunksTo(b) };
+  }
+
+  it("the shard goes elsewhere after all: its new home gets the old host's copy, the same first parts", async () => {
+    // The strategy's answer changes before the HandOff phase: the HandOff still names b (told first), the
+    // coordinator then asks c to send its copy to a.
+    const { toA, toB } = await toldB(({ a }) => {
+      target = () => a.key;
+    });
+    expect(toB.length).toBeGreaterThan(1);
+    expect(toA.map((entry) => ({ ...entry, to: 'b' }))).toEqual(toB.map((entry) => ({ ...entry, to: 'b' })));
+  });
+
+  it('the home told is gone by the HandOff: the one it names gets the chunks sent ahead again first, then the rest', async () => {
+    const { toA, toB } = await toldB(async ({ a, b }) => {
+      target = () => a.key;
+      await cluster.crashAndRemove(b);
+    });
     expect(toB.length).toBeGreaterThan(0);
-    // The same first parts, then the rest of the transfer.
-    expect(toA.slice(0, toB.length)).toEqual(toB.map((entry) => ({ ...entry, to: a.key })));
+    expect(toA.slice(0, toB.length)).toEqual(toB.map((entry) => ({ ...entry, to: toA[0]?.to })));
+    expect(toA.length).toBeGreaterThan(toB.length);
     expect(toA.at(-1)).toMatchObject({ last: true });
   });
 

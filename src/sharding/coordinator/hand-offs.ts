@@ -201,7 +201,9 @@ export class HandOffs {
     const { state } = fx;
     const handOff = state.handOff(shardId);
     if (handOff === undefined || !readyToHandOff(handOff)) return NOTHING_FREED;
-    const to = state.isRegion(handOff.owner) ? this.directHome(shardId, handOff.owner) : undefined;
+    // The home the owner was told as the hand-off began, while still a region: its held states went there.
+    const early = handOff.early !== undefined && state.isRegion(handOff.early) ? handOff.early : undefined;
+    const to = state.isRegion(handOff.owner) ? (early ?? this.directHome(shardId, handOff.owner)) : undefined;
     fx.apply({ type: 'HandOffPhaseEntered', shardId, ...(to !== undefined && { to }) });
     if (state.isRegion(handOff.owner)) {
       this.sendFor(fx, shardId, state.handOff(shardId));
