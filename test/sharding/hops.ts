@@ -9,7 +9,7 @@ import { MAX_ENTITIES_PER_CHUNK } from '../../src/sharding/protocol/state-messag
 import { MAX_ENTITY_ID_LENGTH } from '../../src/sharding/protocol/entity-messages.js';
 import type { ProcessedSends } from '../../src/sharding/region/dedup-table.js';
 import { HeldStates, outlineOf, type ArrivedChunk, type HeldLeft } from '../../src/sharding/region/held-state.js';
-import { sortOut } from '../../src/sharding/region/reshipped-chunks.js';
+import { knownWhole } from '../../src/sharding/region/reshipped-chunks.js';
 import {
   packSnapshots,
   type PackedChunk,
@@ -93,22 +93,20 @@ export function stop(
 }
 
 /**
- * A shard's stop as `stop`'s, its held chunks that go as they came sent ahead of it (StateTransfer.early, with the
- * sends the dedup table had then: `sendsThen`) once the entities not `keptThen` woke: the others not `kept` wake
- * between the early send and the stop.
+ * A shard's stop as `stop`'s, its held chunks known to go as they came (knownWhole, what StateTransfer.early sends)
+ * sent ahead of it once the entities not `keptThen` woke: the others not `kept` wake between the early send and
+ * the stop, and the sends the stop packs may have changed since.
  */
 export function stopAfterEarly(
   held: HeldLeft,
   snapshots: TakenSnapshot[],
   kept: (entityId: string) => boolean,
   keptThen: (entityId: string) => boolean,
-  sendsThen: Sends,
 ): { readonly stopped: StoppedStates; readonly early: Early } {
   const states = new HeldStates(new Map(held.states), () => {}, held.chunks, held.intact, held.withSends);
   for (const [entityId] of held.states) if (!kept(entityId) && !keptThen(entityId)) states.wake(entityId);
-  const { whole } = sortOut([], states.now(), sendsThen, LIMITS);
-  const chunks = whole.map(({ arrived }) => ({ entities: arrived.entities, packed: arrived.packed }));
-  const early = { chunks, sent: new Set(whole.map(({ arrived }) => arrived)) };
+  const whole = knownWhole(states.now(), LIMITS);
+  const early = { chunks: whole.map(({ entities, packed }) => ({ entities, packed })), sent: new Set(whole) };
   for (const [entityId] of held.states) if (!kept(entityId)) states.wake(entityId);
   return { stopped: { snapshots, held: states.drain() }, early };
 }

@@ -292,7 +292,7 @@ describe('packSnapshots with states held since the last hand-off', () => {
           const { stopped, early } =
             before === undefined
               ? { stopped: stop(host.held, snapshots, untouched, e.shuffle), early: NO_EARLY }
-              : stopAfterEarly(host.held, snapshots, untouched, (id) => !before.has(id), host.sends);
+              : stopAfterEarly(host.held, snapshots, untouched, (id) => !before.has(id));
           const expected: Contents = new Map();
           for (const id of ids) {
             const value = live.has(id) ? live.get(id) : untouched(id) ? model.get(id)?.value : undefined;

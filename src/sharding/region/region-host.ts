@@ -189,8 +189,7 @@ export class RegionHost {
       if (sent++ === 0) first();
       sendTo(chunk, to);
     };
-    const [sends, progress] = [this.dedup.take(shardId), this.dedup.progressOf(shardId)];
-    const early = this.transfer.early(shardId, handOffId, to, held, sends, progress, send);
+    const early = this.transfer.early(shardId, handOffId, to, held, this.dedup.progressOf(shardId), send);
     if (early.chunks.length > 0) this.early.set(shardId, early);
   }
 

@@ -106,6 +106,21 @@ export function sortOut<T extends { readonly entityId: string }>(
 }
 
 /**
+ * The held chunks known to go on as they came by what the shard's start and its wakes noted alone (HeldLeft's
+ * `intact`), without a look at their entries or at the dedup table: those a shard about to move sends ahead of its
+ * stop (StateTransfer.early). Cheap by design, not exact: the stop sorts every one of them out again (`sent`), so
+ * an entry that is not current by then (its sends changed, its entity woke) is stated again after them.
+ */
+export function knownWhole(held: HeldLeft, limits: StateLimits): ArrivedChunk[] {
+  return held.chunks.filter((arrived) => {
+    const superseded = held.intact.get(arrived);
+    if (superseded === undefined || arrived.packed.length > limits.maxEntitySnapshotBytes) return false;
+    const run = intactRun(arrived, superseded);
+    return run.count > 0 && goesAsItCame(run, limits);
+  });
+}
+
+/**
  * The indexes of a chunk's superseded entries when every other one is current and unchanged here without a look
  * at them: known (HeldLeft's `intact`), no changed state of it in the dedup table's `sends` (`touched`: the chunks
  * of those; all when too many to look up), and no entry of it over maxEntitySnapshotBytes (the chunk is not

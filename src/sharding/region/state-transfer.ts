@@ -24,7 +24,7 @@ import {
   type IntactChunks,
 } from './held-state.js';
 import { IncomingStates, type ArrivedPart } from './incoming-states.js';
-import { sortOut } from './reshipped-chunks.js';
+import { knownWhole } from './reshipped-chunks.js';
 import { packSnapshots, type EntityState, type PackedChunk, type StoppedStates } from './shard-state.js';
 
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
@@ -113,7 +113,7 @@ export class StateTransfer {
    * process work on it meanwhile): without `parts`, its final one saying `last`. Without, every chunk names
    * `parts`, for the caller to send once all are packed. Each chunk carries `progress` (what this node knows of
    * the shard's senders: the new home forgets the sends they retry no more, as this node did), when there is any.
-   * After `early` chunks (sent ahead of the stop, to the same node) the transfer goes on from the next part.
+   * After `early` chunks (sent ahead of the stop) the transfer goes on from the next part.
    */
   outgoing(
     shardId: number,
@@ -149,7 +149,7 @@ export class StateTransfer {
   }
 
   /**
-   * The chunks of a running shard's held states that go on as they came (reshipped-chunks.ts), sent now to `send`
+   * The chunks of a running shard's held states known to go on as they came (knownWhole), sent now to `send`
    * as the first parts of transfer `handOffId`, ahead of the shard's stop (BeginHandOff named the new home,
    * protocol 12): the new home reads them while this node's entities stop. The stop's transfer goes on after
    * them (`outgoing`'s `early`), stating again whatever in them is no longer current by then.
@@ -159,14 +159,14 @@ export class StateTransfer {
     handOffId: number,
     to: string,
     held: HeldLeft,
-    sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>>,
     progress: ReadonlyArray<SenderProgress>,
     send: (chunk: Chunk) => void,
   ): EarlyChunks {
-    const { whole } = sortOut([], held, sends, this.options.config);
-    const chunks = whole.map(({ arrived }, part) => this.chunkOf(shardId, handOffId, part, arrived, progress, false));
+    // The chunks known whole without a look at their entries: the first byte goes before the stop's sorting out.
+    const whole = knownWhole(held, this.options.config);
+    const chunks = whole.map((arrived, part) => this.chunkOf(shardId, handOffId, part, arrived, progress, false));
     for (const chunk of chunks) send(chunk);
-    return { handOffId, to, chunks, sent: new Set(whole.map(({ arrived }) => arrived)) };
+    return { handOffId, to, chunks, sent: new Set(whole) };
   }
 
   /** Part `part` of a shard's transfer `handOffId`, carrying `progress` (within what a receiver reads). */
