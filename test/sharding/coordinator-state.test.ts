@@ -165,6 +165,24 @@ describe('CoordinatorState events', () => {
     expect(state.handOff(6)?.phase).toBe('handoff');
   });
 
+  it('HandOffStarted with an early destination: the begin phase only, never the owner; the HandOff phase drops it', () => {
+    const state = withRegions(A, B);
+    state.apply({ type: 'ShardAllocated', shardId: 6, region: A });
+    const started = (handOff: Record<string, unknown>): CoordinatorEvent => {
+      const event = handOffStarted(6, A, { acks: [A] }) as Extract<CoordinatorEvent, { type: 'HandOffStarted' }>;
+      return { ...event, handOff: { ...event.handOff, ...handOff } };
+    };
+    expect(() => state.apply(started({ early: A }))).toThrow(/early state destination/);
+    expect(() => state.apply(started({ early: B, phase: 'handoff' }))).toThrow(/early state destination/);
+    expect(state.handOff(6)).toBeUndefined();
+    state.apply(started({ early: B }));
+    expect(state.handOff(6)).toMatchObject({ phase: 'begin', early: B });
+    state.apply({ type: 'HandOffAcknowledged', shardId: 6, region: A });
+    state.apply({ type: 'HandOffPhaseEntered', shardId: 6, to: B });
+    expect(state.handOff(6)).toMatchObject({ phase: 'handoff', to: B });
+    expect(state.handOff(6)).not.toHaveProperty('early');
+  });
+
   it('HandOffCompleted: the owner loses the shard; only the current hand-off completes', () => {
     const state = withRegions(A);
     state.apply({ type: 'ShardAllocated', shardId: 6, region: A });

@@ -94,10 +94,12 @@ export class Shard implements PassivatingShard {
 
   /**
    * The states held now for entities not woken here (HeldStates.now), while the shard runs; undefined once it
-   * stops or when it holds none.
+   * stops, when it holds none, or for a durable shard (it ships no state: its commits are its state).
    */
   get heldNow(): HeldLeft | undefined {
-    return this.stopping === undefined && this.held !== undefined && this.held.size > 0 ? this.held.now() : undefined;
+    const { held } = this;
+    if (this.stopping !== undefined || this.durable !== undefined || held === undefined || held.size === 0) return;
+    return held.now();
   }
 
   /** Entities created here (an entity whose state is held, not woken yet, is not counted). */
