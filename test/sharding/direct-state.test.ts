@@ -16,6 +16,17 @@ type Message<T extends ShardingMessage['type']> = Extract<ShardingMessage, { typ
  * hand-off of shard 4 up to its HandOff.
  */
 function movingShard4(protocolOf: (node: string) => number = () => 10) {
+  const started = rebalancing4(protocolOf);
+  const { subject, ctx } = started;
+  for (const region of [A, B, C]) subject.handle(region, { type: 'BeginHandOffAck', typeName: 'T', shardId: 4 });
+  const handOff = of(ctx.take(), 'HandOff')[0];
+  if (handOff === undefined) throw new Error('no HandOff');
+  expect(handOff.to).toBe(B);
+  return { ...started, handOff: handOff.message };
+}
+
+/** A coordinator on A, each region on `protocolOf`'s version, shards 4 to 6 running on B; shard 4 rebalanced. */
+function rebalancing4(protocolOf: (node: string) => number) {
   const started = startedCoordinator([member(1), member(2), member(3)], {
     retryIntervalMs: 100_000,
     coordinatorWarmupMs: 0,
@@ -26,11 +37,7 @@ function movingShard4(protocolOf: (node: string) => number = () => 10) {
   subject.handle(B, registration([4, 5, 6]));
   ctx.take();
   subject.handle(A, { type: 'RebalanceNow', typeName: 'T', requestId: 1, shardIds: [4] });
-  for (const region of [A, B, C]) subject.handle(region, { type: 'BeginHandOffAck', typeName: 'T', shardId: 4 });
-  const handOff = of(ctx.take(), 'HandOff')[0];
-  if (handOff === undefined) throw new Error('no HandOff');
-  expect(handOff.to).toBe(B);
-  return { ...started, handOff: handOff.message };
+  return started;
 }
 
 function of<T extends ShardingMessage['type']>(sent: Sent[], type: T): Array<{ to: string; message: Message<T> }> {
@@ -119,16 +126,7 @@ describe('a hand-off whose state goes straight to the new home (protocol 10)', (
 describe("the owner told the shard's likely next home as the hand-off begins (protocol 12)", () => {
   /** Shard 4's BeginHandOffs and its HandOff, each region on `protocolOf`'s version. */
   function begun(protocolOf: (node: string) => number) {
-    const started = startedCoordinator([member(1), member(2), member(3)], {
-      retryIntervalMs: 100_000,
-      coordinatorWarmupMs: 0,
-      rebalanceIntervalMs: 1_000_000,
-    });
-    const { subject, ctx } = started;
-    ctx.protocolWith = protocolOf;
-    subject.handle(B, registration([4, 5, 6]));
-    ctx.take();
-    subject.handle(A, { type: 'RebalanceNow', typeName: 'T', requestId: 1, shardIds: [4] });
+    const { subject, ctx } = rebalancing4(protocolOf);
     const begins = of(ctx.take(), 'BeginHandOff');
     for (const region of [A, B, C]) subject.handle(region, { type: 'BeginHandOffAck', typeName: 'T', shardId: 4 });
     return { begins, handOff: of(ctx.take(), 'HandOff')[0]?.message };

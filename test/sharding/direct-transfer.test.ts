@@ -4,9 +4,9 @@
 // its start gets nothing lost, since the old host sends its kept copy to the next home; and a coordinator lost
 // between the stop and the start is replaced by one that asks the old host for that copy.
 import { describe, expect, it } from 'vitest';
-import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
+import type { CounterValue } from '../../src/node/counter.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
-import { TestCluster, entityInShard, eventually, pinTo, run, settle, useTestClusters } from './harness.js';
+import { TestCluster, counterNodes, entityInShard, eventually, run, settle, useTestClusters } from './harness.js';
 import type { TestNode } from './harness.js';
 
 const SHARDS = 10;
@@ -18,15 +18,10 @@ describe('hand-off state straight from the old host to the new home', () => {
 
   /** a (the coordinator), b and c; shard `shardId` runs on b with Counter `id` at `value`. */
   async function start(shardId: number, value: number): Promise<{ a: TestNode; b: TestNode; c: TestNode; id: string }> {
-    cluster = new TestCluster();
-    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
+    const started = counterNodes(SHARDS, () => target());
+    cluster = started.cluster;
+    const [a, b, c] = started.nodes;
     target = () => b.key;
-    cluster.initAll({
-      typeName: 'Counter',
-      behavior: counterBehavior,
-      numberOfShards: SHARDS,
-      allocationStrategy: pinTo(() => target()),
-    });
     const id = entityInShard(shardId, SHARDS, 'd');
     for (let i = 0; i < value; i++) await counter(a, id, 'increment');
     expect(b.sharding.localShards('Counter')).toEqual([shardId]);

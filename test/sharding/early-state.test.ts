@@ -4,9 +4,9 @@
 // value it had. Wherever the transfer goes after all, its parts are the same: a shard allocated elsewhere gets the
 // old host's copy, and a HandOff naming another home (the one told is gone) gets the chunks sent ahead again first.
 import { describe, expect, it } from 'vitest';
-import { counterBehavior, type CounterValue } from '../../src/node/counter.js';
+import type { CounterValue } from '../../src/node/counter.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
-import { TestCluster, entityInShard, eventually, pinTo, settle, useTestClusters } from './harness.js';
+import { TestCluster, counterNodes, entityInShard, eventually, settle, useTestClusters } from './harness.js';
 import type { TestNode } from './harness.js';
 
 const SHARDS = 10;
@@ -29,15 +29,10 @@ describe('held states sent ahead of the stop', () => {
    * which holds their states without waking them.
    */
   async function heldOnC(): Promise<{ a: TestNode; b: TestNode; c: TestNode; ids: string[] }> {
-    cluster = new TestCluster();
-    const [a, b, c] = cluster.addNodes(7001, 7002, 7003);
+    const started = counterNodes(SHARDS, () => target());
+    cluster = started.cluster;
+    const [a, b, c] = started.nodes;
     target = () => b.key;
-    cluster.initAll({
-      typeName: 'Counter',
-      behavior: counterBehavior,
-      numberOfShards: SHARDS,
-      allocationStrategy: pinTo(() => target()),
-    });
     const ids = ['d', 'e', 'f', 'g'].map((prefix) => entityInShard(SHARD, SHARDS, prefix));
     for (const [i, id] of ids.entries()) for (let n = 0; n <= i; n++) await counter(a, id, 'increment');
     await move(a, c);

@@ -20,6 +20,7 @@ import {
   type ShardingNode,
 } from '../support/in-process-cluster.js';
 import type { NodeAddress } from '../../src/cluster/address.js';
+import { counterBehavior } from '../../src/node/counter.js';
 
 /** Fast protocol timers; no periodic rebalance unless a test asks for it. */
 export const TEST_CONFIG: Partial<ShardingConfig> = FAST_SHARDING_CONFIG;
@@ -143,6 +144,25 @@ export function entityInShard(shardId: number, numberOfShards: number, prefix = 
  * A strategy that homes shards on the node `target()` names at the time, when it is a candidate: every shard,
  * or only `onlyShard` when given. Any other shard goes to the lowest address. It never moves shards itself.
  */
+/**
+ * A new cluster of three nodes (a, the coordinator; b; c) running Counter over `numberOfShards` shards, each shard
+ * allocated where `target` says when it is (the hand-off tests move shards by changing what it says).
+ */
+export function counterNodes(
+  numberOfShards: number,
+  target: () => string,
+): { readonly cluster: TestCluster; readonly nodes: readonly [TestNode, TestNode, TestNode] } {
+  const cluster = new TestCluster();
+  const nodes = cluster.addNodes(7001, 7002, 7003);
+  cluster.initAll({
+    typeName: 'Counter',
+    behavior: counterBehavior,
+    numberOfShards,
+    allocationStrategy: pinTo(target),
+  });
+  return { cluster, nodes };
+}
+
 export function pinTo(target: () => NodeAddress | string, onlyShard?: number): AllocationStrategy {
   return {
     allocate(shardId, candidates) {
