@@ -187,7 +187,7 @@ export class HandOffs {
     const handOff = {
       ...{ id, owner, phase, pendingAcks, startedAtMs, cause },
       ...(to !== undefined && { to }),
-      ...(early !== undefined && early !== owner && { early }),
+      ...(early !== undefined && { early }),
     };
     fx.apply({ type: 'HandOffStarted', shardId, handOff });
     fx.startTimer(timerKey(shardId), timeoutMs, { type: 'hand-off-timeout', shardId, id });

@@ -184,13 +184,11 @@ export class RegionHost {
     const held = this.shards.get(shardId)?.heldNow;
     const protocol = this.options.protocolWith?.(to) ?? PROTOCOL_VERSION;
     if (held === undefined || protocol < DIRECT_STATE_SINCE || to === this.options.shards.self.toString()) return;
-    let sent = 0;
-    const send = (chunk: ShardStateChunk): void => {
-      if (sent++ === 0) first();
-      sendTo(chunk, to);
-    };
-    const early = this.transfer.early(shardId, handOffId, to, held, this.dedup.progressOf(shardId), send);
-    if (early.chunks.length > 0) this.early.set(shardId, early);
+    const early = this.transfer.early(shardId, handOffId, to, held, this.dedup.progressOf(shardId));
+    if (early.chunks.length === 0) return;
+    first();
+    for (const chunk of early.chunks) sendTo(chunk, to);
+    this.early.set(shardId, early);
   }
 
   /**

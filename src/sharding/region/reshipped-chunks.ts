@@ -72,7 +72,7 @@ export function sortOut<T extends { readonly entityId: string }>(
         : intactRun(arrived, superseded);
     found += run.found;
     if (sent.has(arrived)) early.push(run);
-    else if (run.count > 0 && goesAsItCame(run, limits)) whole.push(run);
+    else if (goesOn(run, limits)) whole.push(run);
     else for (const snapshot of currentOf(run, held.states)) rest.push(snapshot);
   }
   // States that came listed (protocol 7) are in no chunk.
@@ -113,12 +113,13 @@ export function sortOut<T extends { readonly entityId: string }>(
  */
 export function knownWhole(held: HeldLeft, limits: StateLimits): ArrivedChunk[] {
   return held.chunks.filter((arrived) => {
-    const superseded = held.intact.get(arrived);
-    if (superseded === undefined || arrived.packed.length > limits.maxEntitySnapshotBytes) return false;
-    const run = intactRun(arrived, superseded);
-    return run.count > 0 && goesAsItCame(run, limits);
+    const superseded = knownEntries(arrived, held, NONE_TOUCHED, limits);
+    return superseded !== undefined && goesOn(intactRun(arrived, superseded), limits);
   });
 }
+
+/** No chunk touched by a change of sends (knownWhole does not look at them). */
+const NONE_TOUCHED: ReadonlySet<ArrivedChunk> = new Set();
 
 /**
  * The indexes of a chunk's superseded entries when every other one is current and unchanged here without a look
@@ -219,6 +220,9 @@ function unchangedOutline(
   if (current === undefined && held.sends.length === 0) return held.value !== undefined;
   return reshipState(held, current ?? NO_SENDS) === held.bytes;
 }
+
+/** Whether a run goes on as the chunk it came in: it holds a current entry, and goesAsItCame. */
+const goesOn = (run: ReshippedChunk, limits: StateLimits): boolean => run.count > 0 && goesAsItCame(run, limits);
 
 /**
  * Whether the chunk goes on as it came: within this node's chunk budget (a chunk of one entity always is: its

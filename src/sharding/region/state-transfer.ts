@@ -149,10 +149,10 @@ export class StateTransfer {
   }
 
   /**
-   * The chunks of a running shard's held states known to go on as they came (knownWhole), sent now to `send`
-   * as the first parts of transfer `handOffId`, ahead of the shard's stop (BeginHandOff named the new home,
-   * protocol 12): the new home reads them while this node's entities stop. The stop's transfer goes on after
-   * them (`outgoing`'s `early`), stating again whatever in them is no longer current by then.
+   * The chunks of a running shard's held states known to go on as they came (knownWhole), to send to `to` as
+   * the first parts of transfer `handOffId`, ahead of the shard's stop (BeginHandOff named the new home, protocol
+   * 12): the new home reads them while this node's entities stop. The stop's transfer goes on after them
+   * (`outgoing`'s `early`), stating again whatever in them is no longer current by then.
    */
   early(
     shardId: number,
@@ -160,12 +160,10 @@ export class StateTransfer {
     to: string,
     held: HeldLeft,
     progress: ReadonlyArray<SenderProgress>,
-    send: (chunk: Chunk) => void,
   ): EarlyChunks {
     // The chunks known whole without a look at their entries: the first byte goes before the stop's sorting out.
     const whole = knownWhole(held, this.options.config);
     const chunks = whole.map((arrived, part) => this.chunkOf(shardId, handOffId, part, arrived, progress, false));
-    for (const chunk of chunks) send(chunk);
     return { handOffId, to, chunks, sent: new Set(whole) };
   }
 
