@@ -23,8 +23,9 @@ const FAST = {
 
 /** Starts a node and waits until it is Up (its own health route says ok). */
 export async function startTestNode(config: StartNodeInput = {}): Promise<RunningNode> {
-  // `http` field by field: a test's limits keep the ephemeral port.
-  const node = await startNode({ ...FAST, ...config, http: { ...FAST.http, ...config.http } });
+  // `http` and `cluster` field by field: a test's limits keep the ephemeral port, its cluster settings the fast gossip.
+  const http = { ...FAST.http, ...config.http };
+  const node = await startNode({ ...FAST, ...config, http, cluster: { ...FAST.cluster, ...config.cluster } });
   // With authReads the health route itself needs the token.
   const headers = config.authToken ? { authorization: `Bearer ${config.authToken}` } : {};
   await pollUntil(async () => {

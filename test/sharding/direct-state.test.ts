@@ -141,6 +141,14 @@ describe("the owner told the shard's likely next home as the hand-off begins (pr
     expect(handOff).toMatchObject({ to: A });
   });
 
+  it('names another home in the HandOff when the one told starts leaving meanwhile: the state would leave with it', () => {
+    const { subject, ctx } = rebalancing4(() => 12);
+    expect(of(ctx.take(), 'BeginHandOff').find((s) => s.to === B)?.message.to).toBe(A);
+    subject.handle(A, { type: 'GracefulShutdownRequest', typeName: 'T' });
+    for (const region of [A, B, C]) subject.handle(region, { type: 'BeginHandOffAck', typeName: 'T', shardId: 4 });
+    expect(of(ctx.take(), 'HandOff').map((s) => s.message.to)).toEqual([C]);
+  });
+
   it('tells an owner on protocol 11 nothing more, and names no home a region cannot take state at', () => {
     for (const protocolOf of [(node: string) => (node === B ? 11 : 12), (node: string) => (node === B ? 12 : 9)]) {
       const { begins } = begun(protocolOf);

@@ -142,6 +142,11 @@ export class Allocator {
     return allocationCandidates(members(), role, state, cordons);
   }
 
+  /** Whether `region` is one of the candidates now (see allocationCandidates). */
+  isCandidate(region: string): boolean {
+    return this.candidates().some((address) => address.toString() === region);
+  }
+
   /**
    * The home the strategy gives the shard once its owner let go of it (the shard not counted as the owner's), if
    * that is another region: where a hand-off's state may go straight from the old host. Undefined when the

@@ -9,7 +9,7 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from '../../logging.js';
 import type { Effects, Outgoing } from './effects.js';
-import type { HandOffCause, HandOffPhase, HandOffRecord } from './state.js';
+import type { CoordinatorState, HandOffCause, HandOffPhase, HandOffRecord } from './state.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import { DIRECT_STATE_SINCE, EARLY_STATE_SINCE } from '../protocol/state-messages.js';
 
@@ -24,6 +24,8 @@ export interface HandOffsOptions {
   readonly ids?: HandOffIds;
   /** The shard's likely next home (the strategy's answer as things stand), or undefined. */
   readonly likelyHome?: (shardId: number, owner: string) => string | undefined;
+  /** Whether a region may take shards now (allocation's candidates); undefined: any registered region. */
+  readonly isCandidate?: (region: string) => boolean;
   /** The protocol version a node agreed with this one (ShardingContext.protocolWith); undefined: any version. */
   readonly protocolWith?: (node: string) => number | undefined;
 }
@@ -201,8 +203,9 @@ export class HandOffs {
     const { state } = fx;
     const handOff = state.handOff(shardId);
     if (handOff === undefined || !readyToHandOff(handOff)) return NOTHING_FREED;
-    // The home the owner was told as the hand-off began, while still a region: its held states went there.
-    const early = handOff.early !== undefined && state.isRegion(handOff.early) ? handOff.early : undefined;
+    // The home the owner was told as the hand-off began, while it may still take the shard (not leaving, not
+    // cordoned since): its held states went there. A home leaving meanwhile would leave with the state.
+    const early = handOff.early !== undefined && this.mayTake(state, handOff.early) ? handOff.early : undefined;
     const to = state.isRegion(handOff.owner) ? (early ?? this.directHome(shardId, handOff.owner)) : undefined;
     fx.apply({ type: 'HandOffPhaseEntered', shardId, ...(to !== undefined && { to }) });
     if (state.isRegion(handOff.owner)) {
@@ -223,6 +226,11 @@ export class HandOffs {
     const reads = (node: string, version: number): boolean => (protocolWith?.(node) ?? version) >= version;
     const to = reads(owner, since) ? likelyHome?.(shardId, owner) : undefined;
     return to !== undefined && reads(to, DIRECT_STATE_SINCE) ? to : undefined;
+  }
+
+  /** A region the hand-off's state may go to: registered, and among the candidates now where they are known. */
+  private mayTake(state: CoordinatorState, region: string): boolean {
+    return state.isRegion(region) && (this.options.isCandidate?.(region) ?? true);
   }
 
   private complete(fx: Effects, shardId: number, handOff: HandOffRecord): void {

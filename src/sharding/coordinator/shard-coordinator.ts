@@ -532,6 +532,7 @@ export function buildParts(
     timeoutMs: config.handOffTimeoutMs,
     numberOfShards: settings.numberOfShards,
     likelyHome: (shardId, owner) => allocator.likelyHome(shardId, owner),
+    isCandidate: (region) => allocator.isCandidate(region),
     protocolWith: (node) => ctx.protocolWith?.(node),
   });
   const { numberOfShards } = settings;
