@@ -30,6 +30,8 @@ export interface DeliveryFigures {
   readonly stateBytesHeld: number;
   /** Entity state bytes this node's regions keep from their shards' stops until the new homes started them. */
   readonly stateBytesRetained: number;
+  /** Entity state bytes this node's regions received for shards not started here yet. */
+  readonly stateBytesWaiting: number;
   /** Entities of the type active (started, not stopped) on this node now. */
   readonly entitiesActive?: number;
   /** Entities of the type this node passivated since the start, by reason (idle, limit, self). */
@@ -188,6 +190,12 @@ const DELIVERY_SERIES: ReadonlyArray<
     'handoff_state_retained_bytes',
     "Entity state bytes this node keeps from its shards' stops until their new homes started them, per entity type.",
     (f) => f.stateBytesRetained,
+  ],
+  [
+    'gauge',
+    'handoff_state_waiting_bytes',
+    'Entity state bytes this node received for shards not started here yet, per entity type.',
+    (f) => f.stateBytesWaiting,
   ],
 ];
 

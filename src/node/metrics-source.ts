@@ -77,10 +77,11 @@ export function nodeMetricsSource(
       const types = sharding()?.stats().types ?? {};
       for (const [type, { region, coordinator }] of Object.entries(types)) {
         const { messagesRedelivered: redelivered, messagesDeduplicated: deduplicated } = region;
-        const { stateBytesShipped, stateBytesRetained } = region;
+        const { stateBytesShipped, stateBytesRetained, stateBytesWaiting } = region;
         const stateBytesHeld = coordinator?.handOffStateBytes ?? 0;
         const entities = entityFigures(region);
-        yield { type, redelivered, deduplicated, stateBytesShipped, stateBytesHeld, stateBytesRetained, ...entities };
+        const state = { stateBytesShipped, stateBytesHeld, stateBytesRetained, stateBytesWaiting };
+        yield { type, redelivered, deduplicated, ...state, ...entities };
       }
     },
     members: () => membership.members().map((member) => ({ status: member.status, reachable: member.reachable })),

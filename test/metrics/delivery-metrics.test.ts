@@ -31,6 +31,7 @@ describe('delivery metrics', () => {
         stateBytesShipped: 4096,
         stateBytesHeld: 512,
         stateBytesRetained: 256,
+        stateBytesWaiting: 128,
       },
     ];
     const metrics = new NodeMetrics(source(figures, hub), { processMetrics: false });
@@ -46,6 +47,7 @@ describe('delivery metrics', () => {
     expect(text).toContain('actor_ts_handoff_state_bytes_total{type="Counter"} 4096');
     expect(text).toContain('actor_ts_handoff_state_bytes{type="Counter"} 512');
     expect(text).toContain('actor_ts_handoff_state_retained_bytes{type="Counter"} 256');
+    expect(text).toContain('actor_ts_handoff_state_waiting_bytes{type="Counter"} 128');
     expect(text).toContain('actor_ts_send_timeouts_total{type="Counter",delivered="true"} 1');
     expect(text).toContain('actor_ts_send_timeouts_total{type="Counter",delivered="false"} 2');
     expect(text).toContain('actor_ts_entity_snapshots_total{type="Counter",outcome="shipped"} 5');

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { CounterValue } from '../../src/node/counter.js';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
 import { TestCluster, counterNodes, entityInShard, eventually, settle, useTestClusters } from './harness.js';
+import { runFor } from '../support/fake-time.js';
 import type { TestNode } from './harness.js';
 
 const SHARDS = 10;
@@ -130,6 +131,23 @@ describe('held states sent ahead of the stop', () => {
     expect(toA.slice(0, toB.length)).toEqual(toB.map((entry) => ({ ...entry, to: toA[0]?.to })));
     expect(toA.length).toBeGreaterThan(toB.length);
     expect(toA.at(-1)).toMatchObject({ last: true });
+  });
+
+  it('the home told is cordoned by the HandOff: it names another, and the one told drops what it got ahead in time', async () => {
+    let told: TestNode | undefined;
+    const { toA, toB } = await toldB(({ a, b }) => {
+      told = b;
+      a.sharding.cordons.write(b.key);
+    });
+    expect(toB.length).toBeGreaterThan(0);
+    expect(toA.slice(0, toB.length)).toEqual(toB.map((entry) => ({ ...entry, to: toA[0]?.to })));
+    // b holds the chunks sent ahead for a start that is not coming, until the hand-off timeout (5 s here).
+    const waiting = (): number | undefined => told?.sharding.stats().types['Counter']?.region.stateBytesWaiting;
+    expect(waiting()).toBeGreaterThan(0);
+    await runFor(2_500);
+    expect(waiting()).toBeGreaterThan(0);
+    await runFor(3_000);
+    expect(waiting()).toBe(0);
   });
 
   /** Holds back what `from` sends `to` of `type` until `release`. */

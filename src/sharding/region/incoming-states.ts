@@ -20,6 +20,8 @@ export interface ArrivedPart<T> {
 
 interface Transfer<T> {
   readonly transferId: number;
+  /** When its first chunk arrived (the clock IncomingStates was given). */
+  readonly sinceMs: number;
   /** Per part, its entries and each state as read on arrival. */
   readonly received: TransferParts<ArrivedPart<T>>;
   bytes: number;
@@ -49,6 +51,8 @@ export class IncomingStates<T> {
     private readonly maxBytes: number,
     /** Reads one state as it arrives; `chunk`: the packed chunk it is a view of (none for a listed chunk). */
     private readonly read: (state: Uint8Array, chunk: ArrivedChunk | undefined) => T,
+    /** The region's clock (its scheduler's now): when each transfer began, for dropStale. */
+    private readonly now: () => number = () => 0,
   ) {}
 
   get bytes(): number {
@@ -120,6 +124,20 @@ export class IncomingStates<T> {
     return { parts: transfer.received.inOrder(), progress: transfer.progress };
   }
 
+  /**
+   * Drops each transfer that began before `cutoffMs` unless `awaited` names it (a start waits for it); returns
+   * their shards.
+   */
+  dropStale(cutoffMs: number, awaited: (shardId: number, transferId: number) => boolean): number[] {
+    const dropped: number[] = [];
+    for (const [shardId, { transferId, sinceMs }] of this.transfers) {
+      if (sinceMs >= cutoffMs || awaited(shardId, transferId)) continue;
+      dropped.push(shardId);
+      this.drop(shardId);
+    }
+    return dropped;
+  }
+
   clear(): void {
     this.transfers.clear();
     this.total = 0;
@@ -136,7 +154,10 @@ export class IncomingStates<T> {
   /** A new transfer of the shard, in place of any earlier one. */
   private begin(shardId: number, transferId: number): Transfer<T> {
     this.drop(shardId);
-    const transfer: Transfer<T> = { transferId, received: new TransferParts(), bytes: 0, progress: [] };
+    const transfer: Transfer<T> = {
+      ...{ transferId, sinceMs: this.now(), received: new TransferParts<ArrivedPart<T>>() },
+      ...{ bytes: 0, progress: [] },
+    };
     this.transfers.set(shardId, transfer);
     return transfer;
   }

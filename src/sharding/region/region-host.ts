@@ -74,7 +74,7 @@ export class RegionHost {
           entities: { ...entities, ...durableSettings(settings, ctx), ...checkOf(settings), scheduler },
           ...{ typeName, behavior, passivation, self, onStopped, handOffTimeoutMs: config.handOffTimeoutMs },
         },
-        transfer: { typeName, config, logger, events: ctx.events },
+        transfer: { typeName, config, logger, events: ctx.events, now: () => scheduler.now() },
         reply: (replyTo, outcome) => ctx.reply(replyTo, outcome),
         protocolWith: ctx.protocolWith?.bind(ctx),
       },
@@ -84,12 +84,13 @@ export class RegionHost {
 
   /** The region's stats of hosting state and duplicates (see RegionStats). */
   stats(): ReturnType<StateTransfer['stats']> &
-    Pick<RegionStats, 'messagesDeduplicated' | 'stateBytesRetained' | 'entitiesPassivated'> {
+    Pick<RegionStats, 'messagesDeduplicated' | 'stateBytesRetained' | 'stateBytesWaiting' | 'entitiesPassivated'> {
     return {
       ...this.transfer.stats(),
       entitiesPassivated: this.shards.passivated,
       messagesDeduplicated: this.dedup.deduplicated,
       stateBytesRetained: this.retained.bytes,
+      stateBytesWaiting: this.transfer.bytesWaiting,
     };
   }
 
@@ -229,9 +230,13 @@ export class RegionHost {
     };
   }
 
-  /** On each retry tick: forgets processed sends their senders retry no more, also of shards gone from here. */
+  /**
+   * On each retry tick: forgets processed sends their senders retry no more, also of shards gone from here, and
+   * transfers no start here waits for (StateTransfer.sweep).
+   */
   tick(): void {
     this.dedup.prune();
+    this.transfer.sweep();
   }
 
   /** Stops every shard here without a hand-off; their processed sends are forgotten with them. */

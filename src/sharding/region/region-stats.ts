@@ -28,6 +28,11 @@ export interface RegionStats {
   readonly stateBytesShipped: number;
   /** Bytes of entity state shipped and kept here until the coordinator says the new home started its shard. */
   readonly stateBytesRetained: number;
+  /**
+   * Bytes of entity state received for shards not started here yet: a transfer waiting for its start, or one no
+   * start here waits for (dropped once older than the hand-off timeout).
+   */
+  readonly stateBytesWaiting: number;
   /** Copies of reliable sends routed again by the retry tick. */
   readonly messagesRedelivered: number;
   /** Copies of reliable sends this host recognised as already running or processed (not processed again). */

@@ -56,6 +56,8 @@ export interface StateTransferOptions {
   >;
   readonly logger: Logger;
   readonly events?: DeliveryEvents | undefined;
+  /** The region's clock (its scheduler's now), for how long a transfer nobody waits for is kept (sweep). */
+  readonly now?: () => number;
 }
 
 export class StateTransfer {
@@ -67,7 +69,7 @@ export class StateTransfer {
   private readonly counts = { shipped: 0, restored: 0, too_large: 0, failed: 0 };
 
   constructor(private readonly options: StateTransferOptions) {
-    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes, readArrived);
+    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes, readArrived, options.now);
   }
 
   /** Bytes of state this node shipped with hand-offs, since the start. */
@@ -202,6 +204,22 @@ export class StateTransfer {
         'received hand-off state over the bound dropped: its entities start fresh',
       );
     return awaited && this.incoming.complete(shardId, transferId);
+  }
+
+  /**
+   * On each retry tick: drops a transfer no HostShard named here once it is older than the hand-off timeout. Such
+   * chunks wait for a start that is not coming: sent ahead of a stop to a home the HandOff did not name after all
+   * (it left or was cordoned meanwhile), or a state whose shard went elsewhere. The old host keeps its copy until
+   * the new home started the shard, so a start named here later gets it again (a start unconfirmed for a retry
+   * interval makes the coordinator ask the old host for it).
+   */
+  sweep(): void {
+    const { now, config, logger } = this.options;
+    if (now === undefined) return;
+    const awaited = (shardId: number, transferId: number): boolean =>
+      this.expected.get(shardId)?.transferId === transferId;
+    for (const shardId of this.incoming.dropStale(now() - config.handOffTimeoutMs, awaited))
+      logger.debug({ shardId }, 'hand-off state no start here waits for dropped');
   }
 
   /** True while the shard may not start: it was told to start with a transfer that is not complete yet. */
