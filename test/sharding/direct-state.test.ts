@@ -6,6 +6,8 @@
 // the old host to send its copy again (chunks lost with a connection).
 import { describe, expect, it } from 'vitest';
 import type { ShardingMessage } from '../../src/sharding/protocol/messages.js';
+import type { CoordinatorConfig } from '../../src/sharding/coordinator/shard-coordinator.js';
+import { LeastShardAllocationStrategy, type AllocationStrategy } from '../../src/sharding/strategies/index.js';
 import { address, member, registration, startedCoordinator, type Sent } from './coordinator-fakes.js';
 
 const [A, B, C] = [address(1), address(2), address(3)];
@@ -15,8 +17,8 @@ type Message<T extends ShardingMessage['type']> = Extract<ShardingMessage, { typ
  * A coordinator on A, shards 4 to 6 running on B (so least-shard sends shard 4 to A, then C), C a third region; the
  * hand-off of shard 4 up to its HandOff.
  */
-function movingShard4(protocolOf: (node: string) => number = () => 10) {
-  const started = rebalancing4(protocolOf);
+function movingShard4(protocolOf: (node: string) => number = () => 10, settings: Partial<CoordinatorConfig> = {}) {
+  const started = rebalancing4(protocolOf, settings);
   const { subject, ctx } = started;
   for (const region of [A, B, C]) subject.handle(region, { type: 'BeginHandOffAck', typeName: 'T', shardId: 4 });
   const handOff = of(ctx.take(), 'HandOff')[0];
@@ -26,12 +28,9 @@ function movingShard4(protocolOf: (node: string) => number = () => 10) {
 }
 
 /** A coordinator on A, each region on `protocolOf`'s version, shards 4 to 6 running on B; shard 4 rebalanced. */
-function rebalancing4(protocolOf: (node: string) => number) {
-  const started = startedCoordinator([member(1), member(2), member(3)], {
-    retryIntervalMs: 100_000,
-    coordinatorWarmupMs: 0,
-    rebalanceIntervalMs: 1_000_000,
-  });
+function rebalancing4(protocolOf: (node: string) => number, settings: Partial<CoordinatorConfig> = {}) {
+  const config = { retryIntervalMs: 100_000, coordinatorWarmupMs: 0, rebalanceIntervalMs: 1_000_000 };
+  const started = startedCoordinator([member(1), member(2), member(3)], config, settings);
   const { subject, ctx } = started;
   ctx.protocolWith = protocolOf;
   subject.handle(B, registration([4, 5, 6]));
@@ -109,6 +108,45 @@ describe('a hand-off whose state goes straight to the new home (protocol 10)', (
     const after = ctx.take();
     expect(of(after, 'HandOff')).toEqual([]);
     expect(of(after, 'HostShard').map((s) => [s.to, s.message.transferId])).toEqual([[B, handOffId]]);
+  });
+
+  it('asks a leaving old host for its copy when no region may take the shard, then lets it go', () => {
+    const { subject, ctx, handOff } = movingShard4();
+    const { handOffId } = handOff;
+    // Every region leaves (a cluster stopping): the HandOff named A, which no longer may take the shard.
+    for (const region of [A, B, C]) subject.handle(region, { type: 'GracefulShutdownRequest', typeName: 'T' });
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId });
+    expect(of(ctx.take(), 'HostShard')).toEqual([]);
+    // B keeps its copy for a home that may never come: its reminder makes the coordinator ask for it instead.
+    subject.handle(B, { type: 'ShardStateHeld', typeName: 'T', shardId: 4, handOffId });
+    const asked = of(ctx.take(), 'HandOff');
+    expect(asked.map((s) => [s.to, s.message.to])).toEqual([[B, undefined]]);
+    const fetchId = asked[0]?.message.handOffId as number;
+    const entities = [{ entityId: 'e', state: new Uint8Array([1]) }];
+    const chunk = { typeName: 'T', shardId: 4, handOffId: fetchId, part: 0, parts: 1, entities };
+    subject.handle(B, { type: 'ShardStateChunk', ...chunk });
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId: fetchId });
+    expect(of(ctx.take(), 'ShardStateReleased')).toContainEqual({
+      to: B,
+      message: { type: 'ShardStateReleased', typeName: 'T', shardId: 4, handOffId: fetchId },
+    });
+    expect(subject.stats().handOffStateBytes).toBeGreaterThan(0);
+  });
+
+  it('leaves the copy with an old host that stays, even while the shard has no home', () => {
+    let homeless = false;
+    const least = new LeastShardAllocationStrategy();
+    const strategy: AllocationStrategy = {
+      allocate: (shardId, candidates, shards) =>
+        homeless && shardId === 4 ? undefined : least.allocate(shardId, candidates, shards),
+      rebalance: (shards, candidates, inProgress) => least.rebalance(shards, candidates, inProgress),
+    };
+    const { subject, ctx, handOff } = movingShard4(() => 10, { strategy });
+    homeless = true;
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId: handOff.handOffId });
+    expect(of(ctx.take(), 'HostShard')).toEqual([]);
+    subject.handle(B, { type: 'ShardStateHeld', typeName: 'T', shardId: 4, handOffId: handOff.handOffId });
+    expect(of(ctx.take(), 'HandOff')).toEqual([]);
   });
 
   it('relays as before when the old host or the new home agreed an older protocol', () => {

@@ -6,7 +6,8 @@
 //   nothing is held here, only where they went; the shard is allocated as after any hand-off (there, unless the
 //   strategy's answer changed) and its HostShard names the transfer. Should the shard go elsewhere after all (that
 //   region gone or no longer a candidate), the old host sends its kept copy to the home chosen instead; a home on
-//   the old host itself starts from that copy.
+//   the old host itself starts from that copy. A leaving old host whose shard has no home is asked for its copy
+//   (inTransit), so its leave does not wait for a home that may never come.
 // Whatever ends a state in transit (the start, a drop) releases the old host's copy of it
 // (region/retained-states.ts); each call records its sends and losses in the dispatch's Effects. A coordinator
 // that stops releases nothing, so the next one asks the old host for what this one had in transit.
@@ -67,6 +68,21 @@ export class HandOffStates {
   /** True while a state of the shard is in transit to its new home (held here, or sent there directly). */
   holds(shardId: number): boolean {
     return this.held.has(shardId) || this.direct.has(shardId);
+  }
+
+  /**
+   * Whether the state a region reminds this coordinator of (ShardStateHeld from `from`) is in transit, so nothing
+   * is asked of it. One sent straight to a home is, unless `from` sent it and is leaving while the shard has no home
+   * and no hand-off: then it is asked for here, so that region's leave does not wait out its timeout for a home
+   * that may never come (a cluster stopping all at once).
+   */
+  inTransit(fx: Effects, { shardId }: { readonly shardId: number }, from: string): boolean {
+    if (this.held.has(shardId)) return true;
+    const direct = this.direct.get(shardId);
+    if (direct === undefined) return false;
+    const { state } = fx;
+    const homeless = state.homeOf(shardId) === undefined && !state.isHandingOff(shardId);
+    return !(homeless && direct.source === from && state.isShuttingDown(from));
   }
 
   /** A chunk from `from`; kept only when it answers the current HandOff of its shard, from that shard's owner. */

@@ -185,10 +185,11 @@ export class ShardCoordinator {
           this.states.sentDirect(fx, message.shardId, from, message.handOffId, to);
         return this.homes.freedAll(fx, freed);
       }
-      case 'ShardStateHeld':
-        if (this.state.isRegion(from))
-          this.handOffs.stateHeld(fx, from, message.shardId, message.handOffId, this.states.holds(message.shardId));
+      case 'ShardStateHeld': {
+        const inTransit = this.states.inTransit(fx, message, from);
+        if (this.state.isRegion(from)) this.handOffs.stateHeld(fx, from, message.shardId, message.handOffId, inTransit);
         return;
+      }
       case 'GracefulShutdownRequest':
         return this.onGracefulShutdown(fx, from);
       // Operator requests: each answer needs the full map, so each waits until the coordinator is warm.
