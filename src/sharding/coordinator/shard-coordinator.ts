@@ -186,9 +186,9 @@ export class ShardCoordinator {
         return this.homes.freedAll(fx, freed);
       }
       case 'ShardStateHeld': {
+        if (!this.state.isRegion(from)) return;
         const inTransit = this.states.inTransit(fx, message, from);
-        if (this.state.isRegion(from)) this.handOffs.stateHeld(fx, from, message.shardId, message.handOffId, inTransit);
-        return;
+        return this.handOffs.stateHeld(fx, from, message.shardId, message.handOffId, inTransit);
       }
       case 'GracefulShutdownRequest':
         return this.onGracefulShutdown(fx, from);

@@ -154,10 +154,8 @@ export class IncomingStates<T> {
   /** A new transfer of the shard, in place of any earlier one. */
   private begin(shardId: number, transferId: number): Transfer<T> {
     this.drop(shardId);
-    const transfer: Transfer<T> = {
-      ...{ transferId, sinceMs: this.now(), received: new TransferParts<ArrivedPart<T>>() },
-      ...{ bytes: 0, progress: [] },
-    };
+    const received = new TransferParts<ArrivedPart<T>>();
+    const transfer: Transfer<T> = { transferId, sinceMs: this.now(), received, bytes: 0, progress: [] };
     this.transfers.set(shardId, transfer);
     return transfer;
   }
