@@ -125,13 +125,13 @@ export class IncomingStates<T> {
   }
 
   /**
-   * Drops each transfer that began before `cutoffMs` unless `awaited` names it (a start waits for it); returns
-   * their shards.
+   * Drops each incomplete transfer that began before `cutoffMs` unless `awaited` names it (a start waits for it);
+   * returns their shards. A complete one stays (within the bound): a start named here later may still take it.
    */
   dropStale(cutoffMs: number, awaited: (shardId: number, transferId: number) => boolean): number[] {
     const dropped: number[] = [];
-    for (const [shardId, { transferId, sinceMs }] of this.transfers) {
-      if (sinceMs >= cutoffMs || awaited(shardId, transferId)) continue;
+    for (const [shardId, { transferId, sinceMs, received }] of this.transfers) {
+      if (sinceMs >= cutoffMs || received.complete || awaited(shardId, transferId)) continue;
       dropped.push(shardId);
       this.drop(shardId);
     }

@@ -232,7 +232,7 @@ export class RegionHost {
 
   /**
    * On each retry tick: forgets processed sends their senders retry no more, also of shards gone from here, and
-   * transfers no start here waits for (StateTransfer.sweep).
+   * incomplete transfers no start here waits for (StateTransfer.sweep).
    */
   tick(): void {
     this.dedup.prune();

@@ -30,7 +30,7 @@ export interface RegionStats {
   readonly stateBytesRetained: number;
   /**
    * Bytes of entity state received for shards not started here yet: a transfer waiting for its start, or one no
-   * start here waits for (dropped once older than the hand-off timeout).
+   * start here waits for (dropped, if incomplete, once older than the hand-off timeout).
    */
   readonly stateBytesWaiting: number;
   /** Copies of reliable sends routed again by the retry tick. */

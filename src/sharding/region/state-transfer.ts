@@ -207,11 +207,11 @@ export class StateTransfer {
   }
 
   /**
-   * On each retry tick: drops a transfer no HostShard named here once it is older than the hand-off timeout. Such
-   * chunks wait for a start that is not coming: sent ahead of a stop to a home the HandOff did not name after all
-   * (it left or was cordoned meanwhile), or a state whose shard went elsewhere. The old host keeps its copy until
-   * the new home started the shard, so a start named here later gets it again (a start unconfirmed for a retry
-   * interval makes the coordinator ask the old host for it).
+   * On each retry tick: drops an incomplete transfer no HostShard named here once it is older than the hand-off
+   * timeout. Its other parts are not coming: chunks sent ahead of a stop to a home the HandOff did not name after all
+   * (it left or was cordoned meanwhile) end there. Should a start be named here later, the old host's copy (kept
+   * until the new home started the shard) comes again whole: a start unconfirmed for a retry interval makes the
+   * coordinator ask for it. A complete transfer stays within the bound: a start named here later takes it as it is.
    */
   sweep(): void {
     const { now, config, logger } = this.options;
