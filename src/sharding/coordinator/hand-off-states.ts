@@ -76,7 +76,7 @@ export class HandOffStates {
    * and no hand-off: then it is asked for here, so that region's leave does not wait out its timeout for a home
    * that may never come (a cluster stopping all at once).
    */
-  inTransit(fx: Effects, { shardId }: { readonly shardId: number }, from: string): boolean {
+  inTransit(fx: Effects, shardId: number, from: string): boolean {
     if (this.held.has(shardId)) return true;
     const direct = this.direct.get(shardId);
     if (direct === undefined) return false;

@@ -187,7 +187,7 @@ export class ShardCoordinator {
       }
       case 'ShardStateHeld': {
         if (!this.state.isRegion(from)) return;
-        const inTransit = this.states.inTransit(fx, message, from);
+        const inTransit = this.states.inTransit(fx, message.shardId, from);
         return this.handOffs.stateHeld(fx, from, message.shardId, message.handOffId, inTransit);
       }
       case 'GracefulShutdownRequest':

@@ -38,7 +38,7 @@ export interface ReshippedChunk {
 }
 
 /** No chunk sent ahead of the stop. */
-const NONE_SENT: ReadonlySet<ArrivedChunk> = new Set();
+export const NONE_SENT: ReadonlySet<ArrivedChunk> = new Set();
 
 /** Bytes of an entry's lengths in a packed chunk beside its id and state: u16 id length, u32 state length. */
 const ENTRY_LENGTHS = 6;

@@ -17,7 +17,7 @@ import {
   type HeldSnapshot,
   type HeldState,
 } from './held-state.js';
-import { carriesSuperseded, sortOut, toRestate, type ReshippedChunk } from './reshipped-chunks.js';
+import { NONE_SENT, carriesSuperseded, sortOut, toRestate, type ReshippedChunk } from './reshipped-chunks.js';
 
 /** One entity's encoded snapshot. */
 export interface EntityState {
@@ -84,7 +84,7 @@ export function packSnapshots(
   limits: StateLimits,
   sends: ReadonlyMap<string, ReadonlyArray<ProcessedSends>> = new Map(),
   onChunk: (chunk: PackedChunk, last: boolean) => void = () => {},
-  sent: ReadonlySet<ArrivedChunk> = new Set(),
+  sent: ReadonlySet<ArrivedChunk> = NONE_SENT,
 ): PackedStates {
   const { whole, rest } = sortOut(snapshots, held, sends, limits, sent);
   const sendsOnly = onlySends(rest, held, sends);
