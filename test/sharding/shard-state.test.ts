@@ -4,7 +4,7 @@
 // their count (`parts`) or the last of them says `last` (protocol 9's streamed transfer), in any order.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IncomingStates } from '../../src/sharding/region/incoming-states.js';
+import { IncomingStates, partsInOrder, type ArrivedPart } from '../../src/sharding/region/incoming-states.js';
 import { packSnapshots, type PackedChunk } from '../../src/sharding/region/shard-state.js';
 import { readState } from './read-state.js';
 
@@ -73,19 +73,19 @@ describe('packSnapshots', () => {
 
 /** A shard's taken transfer as a map by entity, an entry in a later part winning (as a start sorts them out). */
 function takenStates<T>(
-  incoming: IncomingStates<T>,
+  incoming: IncomingStates<T, Array<ArrivedPart<T>>>,
   shardId: number,
 ): ReadonlyMap<string, T> | 'incomplete' | undefined {
   const taken = incoming.take(shardId);
   if (typeof taken !== 'object') return taken;
-  return new Map(taken.parts.flatMap(({ entities, read }) => entities.map((e, i) => [e.entityId, read[i] as T])));
+  return new Map(taken.gathered.flatMap(({ entities, read }) => entities.map((e, i) => [e.entityId, read[i] as T])));
 }
 
 describe('IncomingStates', () => {
   const state = (n: number) => ({ entityId: `e${n}`, state: new Uint8Array(100) });
 
   it('hands over a complete transfer once, says incomplete otherwise, and ignores a late copy of one taken', () => {
-    const incoming = new IncomingStates(10_000, (bytes) => bytes);
+    const incoming = new IncomingStates(10_000, (bytes) => bytes, partsInOrder());
     incoming.add(1, 7, { part: 1, parts: 2 }, [state(2)]);
     expect(takenStates(incoming, 1)).toBe('incomplete');
     incoming.add(1, 8, { part: 0, parts: 2 }, [state(1)]);
@@ -98,7 +98,7 @@ describe('IncomingStates', () => {
   });
 
   it('drops the oldest transfer beyond its byte bound', () => {
-    const incoming = new IncomingStates(250, (bytes) => bytes);
+    const incoming = new IncomingStates(250, (bytes) => bytes, partsInOrder());
     incoming.add(1, 1, { part: 0, parts: 1 }, [state(1), state(2)]);
     expect(incoming.add(2, 1, { part: 0, parts: 1 }, [state(3)])).toEqual([1]);
     expect(takenStates(incoming, 1)).toBeUndefined();
@@ -110,7 +110,7 @@ describe('IncomingStates with streamed chunks (protocol 9: the final one says la
   const state = (n: number) => ({ entityId: `e${n}`, state: Uint8Array.of(n) });
 
   it('is complete once the parts up to the last are in, whatever came first', () => {
-    const incoming = new IncomingStates(10_000, (bytes) => bytes);
+    const incoming = new IncomingStates(10_000, (bytes) => bytes, partsInOrder());
     incoming.add(1, 5, { part: 2, last: true }, [state(3)]);
     incoming.add(1, 5, { part: 0 }, [state(1)]);
     expect(takenStates(incoming, 1)).toBe('incomplete');
@@ -120,7 +120,7 @@ describe('IncomingStates with streamed chunks (protocol 9: the final one says la
 
   it('reads each state as its chunk arrives, once: neither a repeat nor a late copy of a taken transfer', () => {
     const reads: number[] = [];
-    const incoming = new IncomingStates(10_000, (bytes) => reads.push(bytes[0] ?? -1));
+    const incoming = new IncomingStates(10_000, (bytes) => reads.push(bytes[0] ?? -1), partsInOrder());
     incoming.add(1, 5, { part: 0 }, [state(0)]);
     expect(reads).toEqual([0]);
     incoming.add(1, 5, { part: 0 }, [state(0)]);
@@ -137,7 +137,7 @@ describe('IncomingStates with streamed chunks (protocol 9: the final one says la
   });
 
   it('counts a repeated part once and learns the count from a copy that names it', () => {
-    const incoming = new IncomingStates(10_000, (bytes) => bytes);
+    const incoming = new IncomingStates(10_000, (bytes) => bytes, partsInOrder());
     incoming.add(1, 5, { part: 0 }, [state(0)]);
     incoming.add(1, 5, { part: 0 }, [state(0)]);
     expect(incoming.bytes).toBe(1);
@@ -153,13 +153,13 @@ describe('IncomingStates with streamed chunks (protocol 9: the final one says la
     ['a last below a part already in', [{ part: 0 }, { part: 2 }, { part: 1, last: true }]],
     ['another count than the last said', [{ part: 0 }, { part: 1, last: true }, { part: 0, parts: 3 }]],
   ] as const)('%s starts the transfer over from that chunk: incomplete, bytes of the rest let go', (_label, places) => {
-    const incoming = new IncomingStates(10_000, (bytes) => bytes);
+    const incoming = new IncomingStates(10_000, (bytes) => bytes, partsInOrder());
     for (const place of places) incoming.add(1, 5, place, [state(place.part)]);
     expect(incoming.bytes).toBe(1);
     expect(takenStates(incoming, 1)).toBe('incomplete');
   });
 
-  it('any arrival order of a transfer, with repeats, gives exactly the states sent, or incomplete if a part is missing', () => {
+  it('any arrival order of a transfer, with repeats, folds each part once, in order, as soon as the parts before it are in, and gives exactly the states sent (or incomplete)', () => {
     const transfer = fc.integer({ min: 1, max: 8 }).chain((parts) =>
       fc.record({
         parts: fc.constant(parts),
@@ -174,10 +174,25 @@ describe('IncomingStates with streamed chunks (protocol 9: the final one says la
         const chunks = sizes.map((size, part) =>
           Array.from({ length: size }, (_, i) => ({ entityId: `p${part}-${i}`, state: Uint8Array.of(part, i) })),
         );
-        const incoming = new IncomingStates(10_000, (bytes) => bytes);
+        // Each part is folded once, in part order, as soon as every part before it is in (not at the take).
+        const folded: number[] = [];
+        const inOrder = partsInOrder<Uint8Array>();
+        const fold: typeof inOrder = {
+          begin: inOrder.begin,
+          add: (into, part) => {
+            folded.push(chunks.indexOf(part.entities as (typeof chunks)[number]));
+            inOrder.add(into, part);
+          },
+        };
+        const incoming = new IncomingStates(10_000, (bytes) => bytes, fold);
+        const arrived = new Set<number>();
         for (const part of arrivals) {
           const place = named ? { part, parts } : part === parts - 1 ? { part, last: true as const } : { part };
           incoming.add(1, 9, place, chunks[part] ?? []);
+          arrived.add(part);
+          let prefix = 0;
+          while (arrived.has(prefix)) prefix++;
+          expect(folded).toEqual(Array.from({ length: prefix }, (_, i) => i));
         }
         const taken = takenStates(incoming, 1);
         const everyPart = Array.from({ length: parts }, (_, part) => arrivals.includes(part)).every(Boolean);

@@ -60,6 +60,11 @@ export class TransferParts<T> {
     return 'added';
   }
 
+  /** What is kept of part `part`, if it is in. */
+  at(part: number): T | undefined {
+    return this.received.get(part);
+  }
+
   /** The kept values in part order (all of them once complete). */
   inOrder(): T[] {
     return [...this.received.entries()].sort(([x], [y]) => x - y).map(([, value]) => value);

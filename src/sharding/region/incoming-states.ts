@@ -1,7 +1,8 @@
 // A new host's side of a hand-off's state before the shard starts: each transfer's chunks as they arrive, every
-// state read (told plain, or its outline read: held-state.ts) as its chunk comes in, bounded in bytes, and taken
-// whole, part by part, when the shard starts (state-transfer.ts sorts them out: an entity's entry in a later part
-// wins). The old host's side, packing the chunks, is shard-state.ts.
+// state read (told plain, or its outline read: held-state.ts) as its chunk comes in, and each part folded into
+// what the start takes (sorted-states.ts: an entity's entry in a later part wins) as soon as every part before it
+// is in, bounded in bytes, and taken whole when the shard starts. The old host's side, packing the chunks, is
+// shard-state.ts.
 import { TransferParts, type ChunkPlace } from '../protocol/transfer-parts.js';
 import type { SenderProgress } from './dedup-table.js';
 import type { EntityState } from './shard-state.js';
@@ -18,31 +19,51 @@ export interface ArrivedPart<T> {
   readonly chunk: ArrivedChunk | undefined;
 }
 
-interface Transfer<T> {
+/**
+ * What a transfer's parts are gathered into, one part at a time in part order (`S`: for a start,
+ * sorted-states.ts), so the start has only the last part's share of the work left.
+ */
+export interface PartsFold<T, S> {
+  begin(): S;
+  add(into: S, part: ArrivedPart<T>): void;
+}
+
+/** The parts themselves, in part order: a fold for a reader that wants them as they came. */
+export const partsInOrder = <T>(): PartsFold<T, Array<ArrivedPart<T>>> => ({
+  begin: () => [],
+  add: (into, part) => {
+    into.push(part);
+  },
+});
+
+interface Transfer<T, S> {
   readonly transferId: number;
   /** When its first chunk arrived (the clock IncomingStates was given). */
   readonly sinceMs: number;
   /** Per part, its entries and each state as read on arrival. */
   readonly received: TransferParts<ArrivedPart<T>>;
+  /** The parts folded so far (0 up to `folded`, excluded). */
+  readonly gathered: S;
+  folded: number;
   bytes: number;
   /** The old host's sender progress, as its chunks carried it (each chunk carries the same). */
   progress: ReadonlyArray<SenderProgress>;
 }
 
-/** A complete transfer as its shard's start takes it: each part's states as read, and the sender progress. */
-export interface TakenParts<T> {
-  readonly parts: ReadonlyArray<ArrivedPart<T>>;
+/** A complete transfer as its shard's start takes it: its parts folded (PartsFold), and the sender progress. */
+export interface TakenParts<S> {
+  readonly gathered: S;
   readonly progress: ReadonlyArray<SenderProgress>;
 }
 
 /**
  * The transfers a new host has received for shards it is about to start: one per shard (a later transfer
  * replaces an earlier one), bounded in bytes of state (the oldest go first), taken when the shard starts. Each
- * state is read (`read`: a new host reads its outline) when its chunk arrives, not at the start: the start then
- * only gathers what was read, and a host reads chunk k while chunk k+1 is still on its way.
+ * state is read (`read`: a new host reads its outline) and each part folded in (`fold`) when its chunk arrives,
+ * not at the start: a host reads chunk k while chunk k+1 is still on its way, and the start takes what was folded.
  */
-export class IncomingStates<T> {
-  private readonly transfers = new Map<number, Transfer<T>>();
+export class IncomingStates<T, S> {
+  private readonly transfers = new Map<number, Transfer<T, S>>();
   /** Per shard, the transfer its last start here took: a late copy of it (a repeated HostShard) is stale. */
   private readonly taken = new Map<number, number>();
   private total = 0;
@@ -51,6 +72,8 @@ export class IncomingStates<T> {
     private readonly maxBytes: number,
     /** Reads one state as it arrives; `chunk`: the packed chunk it is a view of (none for a listed chunk). */
     private readonly read: (state: Uint8Array, chunk: ArrivedChunk | undefined) => T,
+    /** What each transfer's parts are gathered into as they arrive in order. */
+    private readonly fold: PartsFold<T, S>,
     /** The region's clock (its scheduler's now): when each transfer began, for dropStale. */
     private readonly now: () => number = () => 0,
   ) {}
@@ -93,6 +116,7 @@ export class IncomingStates<T> {
     }
     transfer.bytes += size;
     this.total += size;
+    this.gather(transfer);
     const dropped: number[] = [];
     for (const oldest of this.transfers.keys()) {
       if (this.total <= this.maxBytes) break;
@@ -109,19 +133,28 @@ export class IncomingStates<T> {
   }
 
   /**
-   * The shard's transfer if complete, its states part by part in the order of their parts, each as read (an
-   * entity's entry in a later part wins: the caller sorts them out as it reads them, state-transfer.ts), with the
-   * old host's sender progress; `incomplete` when parts are missing. With `transferId`, only that transfer:
+   * The shard's transfer if complete, its parts as folded (every one of them, in part order), with the old host's
+   * sender progress; `incomplete` when parts are missing. With `transferId`, only that transfer:
    * another one is dropped (undefined).
    */
-  take(shardId: number, transferId?: number): TakenParts<T> | 'incomplete' | undefined {
+  take(shardId: number, transferId?: number): TakenParts<S> | 'incomplete' | undefined {
     const transfer = this.transfers.get(shardId);
     if (transfer === undefined) return undefined;
     this.drop(shardId);
     if (transferId !== undefined && transfer.transferId !== transferId) return undefined;
     this.taken.set(shardId, transfer.transferId);
     if (!transfer.received.complete) return 'incomplete';
-    return { parts: transfer.received.inOrder(), progress: transfer.progress };
+    return { gathered: transfer.gathered, progress: transfer.progress };
+  }
+
+  /** Folds in each part whose predecessors all are (all of them once the transfer is complete). */
+  private gather(transfer: Transfer<T, S>): void {
+    let part = transfer.received.at(transfer.folded);
+    while (part !== undefined) {
+      this.fold.add(transfer.gathered, part);
+      transfer.folded++;
+      part = transfer.received.at(transfer.folded);
+    }
   }
 
   /**
@@ -152,10 +185,18 @@ export class IncomingStates<T> {
   }
 
   /** A new transfer of the shard, in place of any earlier one. */
-  private begin(shardId: number, transferId: number): Transfer<T> {
+  private begin(shardId: number, transferId: number): Transfer<T, S> {
     this.drop(shardId);
     const received = new TransferParts<ArrivedPart<T>>();
-    const transfer: Transfer<T> = { transferId, sinceMs: this.now(), received, bytes: 0, progress: [] };
+    const transfer: Transfer<T, S> = {
+      transferId,
+      sinceMs: this.now(),
+      received,
+      gathered: this.fold.begin(),
+      folded: 0,
+      bytes: 0,
+      progress: [],
+    };
     this.transfers.set(shardId, transfer);
     return transfer;
   }

@@ -4,7 +4,7 @@
 // it came when at most a quarter of its bytes are entries this host no longer holds from it (an entity that
 // woke, was passivated, whose sends changed, or whose later entry came in a later part): each of those is stated
 // again after every chunk that goes as it came (its current state, its sends, or an empty state: fresh), and the
-// new host's rule that an entity's entry in a later part wins (state-transfer.ts, sortedOut) makes the stale
+// new host's rule that an entity's entry in a later part wins (sorted-states.ts) makes the stale
 // entry harmless. Chunks go in the order of the parts they came as, so an entity in two of them keeps its winner.
 // A stopped shard's held states are sorted out from its chunks' entries: a chunk the start and the wakes know
 // (which of its entries are superseded) without a look at them, any other by looking each entry up once and

@@ -13,19 +13,11 @@ import type { DeliveryEvents } from '../core/sharding-context.js';
 import type { ShardingMessage } from '../protocol/messages.js';
 import { MAX_SENDER_PROGRESS } from '../protocol/state-messages.js';
 import type { ProcessedSends, SenderProgress } from './dedup-table.js';
-import {
-  HeldStates,
-  isEntryOf,
-  readArrived,
-  type ArrivedChunk,
-  type ArrivedState,
-  type HeldEntry,
-  type HeldLeft,
-  type IntactChunks,
-} from './held-state.js';
-import { IncomingStates, type ArrivedPart } from './incoming-states.js';
+import { HeldStates, readArrived, type ArrivedChunk, type ArrivedState, type HeldLeft } from './held-state.js';
+import { IncomingStates } from './incoming-states.js';
 import { knownWhole } from './reshipped-chunks.js';
-import { packSnapshots, type EntityState, type PackedChunk, type StoppedStates } from './shard-state.js';
+import { packSnapshots, type PackedChunk, type StoppedStates } from './shard-state.js';
+import { SORTING, type SortedStates } from './sorted-states.js';
 
 type Chunk = Extract<ShardingMessage, { readonly type: 'ShardStateChunk' }>;
 type Restore = Extract<ShardingMessage, { readonly type: 'RestoreShardState' }>;
@@ -62,14 +54,14 @@ export interface StateTransferOptions {
 
 export class StateTransfer {
   /** Each state as read when its chunk arrives (readArrived: plain, or its outline). */
-  private readonly incoming: IncomingStates<ArrivedState>;
+  private readonly incoming: IncomingStates<ArrivedState, SortedStates>;
   /** Shards told to start with a transfer (HostShard's `transferId`): its id, and since when one waits for it. */
   private readonly expected = new Map<number, { readonly transferId: number; readonly sinceMs: number }>();
   private shippedBytes = 0;
   private readonly counts = { shipped: 0, restored: 0, too_large: 0, failed: 0 };
 
   constructor(private readonly options: StateTransferOptions) {
-    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes, readArrived, options.now);
+    this.incoming = new IncomingStates(options.config.maxHandOffStateBytes, readArrived, SORTING, options.now);
   }
 
   /** Bytes of state this node shipped with hand-offs, since the start. */
@@ -262,7 +254,7 @@ export class StateTransfer {
       this.options.logger.warn({ shardId }, 'hand-off state incomplete at the start: the shard starts fresh');
       return undefined;
     }
-    const { held, sends, unread, chunks, intact } = sortedOut(taken.parts);
+    const { held, sends, unread, chunks, intact } = taken.gathered.finish();
     const unreadable = (entityId: string, reason: string): void =>
       this.options.logger.warn({ shardId, entityId, reason }, 'entity state could not be restored: it starts fresh');
     for (const [entityId, reason] of unread) unreadable(entityId, reason);
@@ -285,84 +277,4 @@ export class StateTransfer {
     this.counts[outcome] += count;
     if (count > 0) this.options.events?.onEntitySnapshots?.(this.options.typeName, outcome, count);
   }
-}
-
-/**
- * A transfer's states part by part, each entity's entry in the latest part winning: the held states with a
- * value (a plain one as the entry it arrived as), the sends each entity processed, the entities whose state
- * could not be read (they start fresh), the packed chunks in the order of their parts, and those intact (every
- * entry of theirs held: HeldLeft's `intact`). One pass, each map changed entry by entry: a map of every entry
- * first cost as much again (S10, in process).
- */
-function sortedOut(parts: ReadonlyArray<ArrivedPart<ArrivedState>>): {
-  readonly held: Map<string, HeldEntry>;
-  readonly sends: Map<string, ReadonlyArray<ProcessedSends>>;
-  readonly unread: Map<string, string>;
-  readonly chunks: ArrivedChunk[];
-  readonly intact: IntactChunks;
-} {
-  const held = new Map<string, HeldEntry>();
-  const sends = new Map<string, ReadonlyArray<ProcessedSends>>();
-  const unread = new Map<string, string>();
-  const chunks: ArrivedChunk[] = [];
-  const spoiled = new Set<ArrivedChunk | undefined>();
-  const replaced: string[] = [];
-  /** Holds an entry, or drops the entity's (its chunk is then not intact); notes the entities whose entry is replaced. */
-  const hold = (entityId: string, entry: HeldEntry | undefined, chunk: ArrivedChunk | undefined): void => {
-    const before = held.size;
-    if (entry === undefined) {
-      if (held.delete(entityId)) replaced.push(entityId);
-      spoiled.add(chunk);
-    } else if (held.set(entityId, entry).size === before) replaced.push(entityId);
-  };
-  for (const { entities, read, chunk } of parts) {
-    if (chunk !== undefined) chunks.push(chunk);
-    for (let i = 0; i < entities.length; i++) {
-      const entry = entities[i] as EntityState;
-      const { entityId } = entry;
-      const state = read[i] as ArrivedState;
-      // An entry that replaces an earlier one of its entity (few: a superseded entry stated again) undoes it.
-      if (unread.size > 0) unread.delete(entityId);
-      if (state === 'plain') {
-        hold(entityId, entry, chunk);
-        if (sends.size > 0) sends.delete(entityId);
-      } else if (!state.ok) {
-        hold(entityId, undefined, chunk);
-        sends.delete(entityId);
-        unread.set(entityId, state.reason);
-      } else {
-        hold(entityId, state.held.value === undefined ? undefined : state.held, chunk);
-        if (state.held.sends.length > 0) sends.set(entityId, state.held.sends);
-        else if (sends.size > 0) sends.delete(entityId);
-      }
-    }
-  }
-  return { held, sends, unread, chunks, intact: intactOf(chunks, spoiled, replaced, held) };
-}
-
-/** Entities with a replaced entry a start looks for in the chunks; past this many, no chunk is known intact. */
-const REPLACED_LOOKUPS = 8;
-
-/**
- * The chunks whose entries are known (HeldLeft's `intact`): those not `spoiled` (an entry of theirs held nothing),
- * each with the indexes of the earlier entries of entities whose entry was `replaced` by a later one (few: a
- * state restated after a chunk that went as it came; each is looked for in every chunk, the ids compared).
- */
-function intactOf(
-  chunks: ReadonlyArray<ArrivedChunk>,
-  spoiled: ReadonlySet<ArrivedChunk | undefined>,
-  replaced: ReadonlyArray<string>,
-  held: ReadonlyMap<string, HeldEntry>,
-): Map<ArrivedChunk, number[]> {
-  const intact = new Map<ArrivedChunk, number[]>();
-  if (replaced.length > REPLACED_LOOKUPS) return intact;
-  for (const chunk of chunks) if (!spoiled.has(chunk)) intact.set(chunk, []);
-  for (const entityId of replaced) {
-    const current = held.get(entityId);
-    for (const [chunk, superseded] of intact)
-      chunk.entities.forEach((entry, at) => {
-        if (entry.entityId === entityId && !isEntryOf(current, entry)) superseded.push(at);
-      });
-  }
-  return intact;
 }
