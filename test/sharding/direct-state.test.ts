@@ -133,6 +133,17 @@ describe('a hand-off whose state goes straight to the new home (protocol 10)', (
     expect(subject.stats().handOffStateBytes).toBeGreaterThan(0);
   });
 
+  it('asks a leaving old host for its copy alike when it names the copy registering again', () => {
+    const { subject, ctx, handOff } = movingShard4();
+    const { handOffId } = handOff;
+    for (const region of [A, B, C]) subject.handle(region, { type: 'GracefulShutdownRequest', typeName: 'T' });
+    subject.handle(B, { type: 'ShardStopped', typeName: 'T', shardId: 4, handOffId });
+    ctx.take();
+    // The same reminder as ShardStateHeld, in the registration's list of kept copies: one rule decides both.
+    subject.handle(B, registration([], { retained: [{ shardId: 4, handOffId }] }));
+    expect(of(ctx.take(), 'HandOff').map((s) => [s.to, s.message.to])).toEqual([[B, undefined]]);
+  });
+
   it('leaves the copy with an old host that stays, even while the shard has no home', () => {
     let homeless = false;
     const least = new LeastShardAllocationStrategy();

@@ -65,14 +65,9 @@ export class HandOffStates {
     return this.total;
   }
 
-  /** True while a state of the shard is in transit to its new home (held here, or sent there directly). */
-  holds(shardId: number): boolean {
-    return this.held.has(shardId) || this.direct.has(shardId);
-  }
-
   /**
-   * Whether the state a region reminds this coordinator of (ShardStateHeld from `from`) is in transit, so nothing
-   * is asked of it. One sent straight to a home is, unless `from` sent it and is leaving while the shard has no home
+   * Whether the state a region reminds this coordinator of (ShardStateHeld, or its registration's `retained`, from
+   * `from`) is in transit (held here, or sent straight to a home), so nothing is asked of it. One sent straight to a home is, unless `from` sent it and is leaving while the shard has no home
    * and no hand-off: then it is asked for here, so that region's leave does not wait out its timeout for a home
    * that may never come (a cluster stopping all at once).
    */

@@ -294,7 +294,7 @@ export class ShardCoordinator {
       this.homes.claimAll(fx, from, shards, this.settings.numberOfShards);
       for (const shardId of stopping) this.handOffs.adoptStopping(fx, from, shardId);
       for (const { shardId, handOffId } of retained)
-        this.handOffs.stateHeld(fx, from, shardId, handOffId, this.states.holds(shardId));
+        this.handOffs.stateHeld(fx, from, shardId, handOffId, this.states.inTransit(fx, shardId, from));
     }
     fx.send(from, { type: 'RegisterAck', typeName: this.typeName });
     this.warmed(fx, this.gate.check(fx));
