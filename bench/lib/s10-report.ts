@@ -17,6 +17,18 @@ export interface PlaceFigures {
   readonly sendResolvedMs: Summary;
 }
 
+/**
+ * How the hand-off is measured: `rounds` of `trials` moves with state (half of them each way), as many without,
+ * and twice as many raw transfers, after `warm` untimed rounds. The first rounds of fresh processes run cold (code
+ * being compiled, heaps and the allocator's free memory still growing): `hand-off-floor.js` shows a round's medians
+ * settling after about six rounds of 16, at a third to a half of the first round's.
+ */
+export interface HandOffRounds {
+  readonly warm: number;
+  readonly rounds: number;
+  readonly trials: number;
+}
+
 export interface MessagingFigures {
   readonly messages: number;
   readonly window: number;
@@ -24,6 +36,8 @@ export interface MessagingFigures {
   readonly remote: PlaceFigures;
   readonly local: PlaceFigures;
   readonly entities: number;
+  /** How the hand-off was measured. */
+  readonly rounds: HandOffRounds;
   readonly withState: Summary;
   readonly withoutState: Summary;
   /** Bytes of state the hand-off moves, about; the same sent as raw TCP between the two processes. */
@@ -113,7 +127,10 @@ export function report(f: MessagingFigures, crashes: readonly CrashFigures[]): S
           fmtRatio(ratio(f.withState.median, handOffFloorMs(f))),
         ],
       ],
-      note: 'The state travels old host -> coordinator -> new host in chunks of stateChunkBytes (256 KiB), packed (protocol 8). Goals: with state at most 2x without (issue 23); at most 1.5x the floor (issue 40).',
+      note:
+        `${f.rounds.rounds} rounds of ${f.rounds.trials} moves (half each way) pooled, after ${f.rounds.warm} untimed rounds (fresh processes run the first ones cold). ` +
+        'The state goes from the old host straight to the new one (protocol 10), the states it holds ahead of its stop (protocol 12), in packed chunks of stateChunkBytes (256 KiB). ' +
+        'Goals: with state at most 2x without (issue 23); at most 1.5x the floor (issue 40).',
     },
     {
       title:

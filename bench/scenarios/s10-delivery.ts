@@ -8,7 +8,7 @@ import { crashWindow, type CrashFigures } from '../lib/crash-window.js';
 import { startDeliveryNodes, type DeliveryNode } from '../lib/delivery-cluster.js';
 import { SHARDS, STATE_BYTES } from '../lib/delivery-node.js';
 import { killCluster, restart, formed, startCluster } from '../lib/real-cluster.js';
-import { report, type MessagingFigures, type PlaceFigures } from '../lib/s10-report.js';
+import { report, type HandOffRounds, type MessagingFigures, type PlaceFigures } from '../lib/s10-report.js';
 import type { BenchOptions, ScenarioResult } from '../lib/scenario.js';
 import { summarize } from '../lib/stats.js';
 import { shardIdFor } from '../../src/sharding/core/shard-id.js';
@@ -78,11 +78,43 @@ export async function handOff(
   return durations;
 }
 
+const HAND_OFF_ROUNDS: HandOffRounds = { warm: 6, rounds: 6, trials: 16 };
+const QUICK_HAND_OFF_ROUNDS: HandOffRounds = { warm: 2, rounds: 2, trials: 4 };
+
+/**
+ * The hand-off with state, without, and the raw transfer of the same bytes between the same two processes on an
+ * open connection (the floor's other half), each pooled over the timed rounds.
+ */
+async function handOffs(
+  nodes: readonly [DeliveryNode, DeliveryNode],
+  entities: number,
+  { warm, rounds, trials }: HandOffRounds,
+): Promise<Pick<MessagingFigures, 'withState' | 'withoutState' | 'stateBytes' | 'rawTransfer'>> {
+  const [a, b] = nodes;
+  const stateBytes = entities * (STATE_BYTES + STATE_ENTRY_OVERHEAD);
+  const timed = { withState: [] as number[], withoutState: [] as number[], rawTransfer: [] as number[] };
+  for (let round = 0; round < warm + rounds; round++) {
+    const withState = await handOff(nodes, 'Stateful', entities, trials);
+    const withoutState = await handOff(nodes, 'Plain', entities, trials);
+    const rawTransfer = await a.call('rawTransfer', await b.call('sink'), stateBytes, trials * 2);
+    if (round < warm) continue;
+    timed.withState.push(...withState);
+    timed.withoutState.push(...withoutState);
+    timed.rawTransfer.push(...rawTransfer);
+  }
+  return {
+    withState: summarize(timed.withState),
+    withoutState: summarize(timed.withoutState),
+    stateBytes,
+    rawTransfer: summarize(timed.rawTransfer),
+  };
+}
+
 async function messaging(options: BenchOptions): Promise<MessagingFigures> {
   const messages = options.quick ? 2_000 : 20_000;
   const paced = options.quick ? 300 : 1_000;
   const entities = options.quick ? 300 : 1_000;
-  const trials = options.quick ? 4 : 8;
+  const rounds = options.quick ? QUICK_HAND_OFF_ROUNDS : HAND_OFF_ROUNDS;
   const nodes = await startDeliveryNodes(2);
   const [a, b] = nodes as [DeliveryNode, DeliveryNode];
   try {
@@ -92,11 +124,6 @@ async function messaging(options: BenchOptions): Promise<MessagingFigures> {
     for (const type of ['Remote', 'Local']) await a.call('windowedSend', type, 500, IDS, 8);
     const remote = await place(a, b, 'Remote', messages, paced);
     const local = await place(a, a, 'Local', messages, paced);
-    const withState = summarize(await handOff([a, b], 'Stateful', entities, trials));
-    const withoutState = summarize(await handOff([a, b], 'Plain', entities, trials));
-    // The floor's other half: the same bytes as raw TCP between the same two processes, on an open connection.
-    const stateBytes = entities * (STATE_BYTES + STATE_ENTRY_OVERHEAD);
-    const rawTransfer = summarize(await a.call('rawTransfer', await b.call('sink'), stateBytes, trials * 2));
     return {
       messages,
       window: WINDOW,
@@ -104,10 +131,8 @@ async function messaging(options: BenchOptions): Promise<MessagingFigures> {
       remote,
       local,
       entities,
-      withState,
-      withoutState,
-      stateBytes,
-      rawTransfer,
+      rounds,
+      ...(await handOffs([a, b], entities, rounds)),
     };
   } finally {
     for (const node of nodes) node.kill();
