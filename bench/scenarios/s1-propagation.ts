@@ -312,7 +312,7 @@ function report(
         `(${fmtRatio(ratio(s.timeMs.median, full.timeMs.median))}) and delta ${fmt(delta.timeMs.median)} ms ` +
         `(${fmtRatio(ratio(s.timeMs.median, delta.timeMs.median))}); bytes to converge ${fmtRatio(ratio(s.bytes.median, full.bytes.median))} of full-state, ` +
         `${fmtRatio(ratio(s.bytes.median, delta.bytes.median))} of delta` +
-        (s.copiesPerPeer ? `; ${fmt(s.copiesPerPeer.median)} copies of the change per peer` : ''),
+        (s.copiesPerPeer ? `; copies of the change per peer: ${fmt(s.copiesPerPeer.median)}` : ''),
     );
   }
   return {
