@@ -77,11 +77,12 @@ async function main(): Promise<void> {
     // Two processes: between both, the coordinator on one of them; three: between the two without it.
     const movers = processes === 2 ? nodes : nodes.filter((_, i) => i !== at);
     const [a, b] = movers as [DeliveryNode, DeliveryNode];
+    const sink = await b.call('sink');
     for (let round = 0; round < rounds; round++) {
       const withState = await measured([a, b], 'Stateful', trials, nodes);
       const without = await measured([a, b], 'Plain', trials, nodes);
       const bytes = ENTITIES * (STATE_BYTES + STATE_ENTRY_OVERHEAD);
-      const raw = summarize(await a.call('rawTransfer', await b.call('sink'), bytes, trials * 2)).median;
+      const raw = summarize(await a.call('rawTransfer', sink, bytes, trials * 2)).median;
       const floor = without.ms + raw;
       const line = {
         round,

@@ -93,10 +93,12 @@ async function handOffs(
   const [a, b] = nodes;
   const stateBytes = entities * (STATE_BYTES + STATE_ENTRY_OVERHEAD);
   const timed = { withState: [] as number[], withoutState: [] as number[], rawTransfer: [] as number[] };
+  // One sink for every round (each transfer series opens its own connection to it).
+  const sink = await b.call('sink');
   for (let round = 0; round < warm + rounds; round++) {
     const withState = await handOff(nodes, 'Stateful', entities, trials);
     const withoutState = await handOff(nodes, 'Plain', entities, trials);
-    const rawTransfer = await a.call('rawTransfer', await b.call('sink'), stateBytes, trials * 2);
+    const rawTransfer = await a.call('rawTransfer', sink, stateBytes, trials * 2);
     if (round < warm) continue;
     timed.withState.push(...withState);
     timed.withoutState.push(...withoutState);
