@@ -4,7 +4,7 @@
 // their count (`parts`) or the last of them says `last` (protocol 9's streamed transfer), in any order.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IncomingStates, partsInOrder, type ArrivedPart } from '../../src/sharding/region/incoming-states.js';
+import { IncomingStates, type ArrivedPart, type PartsFold } from '../../src/sharding/region/incoming-states.js';
 import { packSnapshots, type PackedChunk } from '../../src/sharding/region/shard-state.js';
 import { readState } from './read-state.js';
 
@@ -69,6 +69,14 @@ describe('packSnapshots', () => {
     expect(readState(new Uint8Array([0xc1])).ok).toBe(false);
     expect(readState(new Uint8Array([0x01])).ok).toBe(false);
   });
+});
+
+/** The parts themselves, in part order: the fold these tests take a transfer with (a start sorts them: sorted-states.ts). */
+const partsInOrder = <T>(): PartsFold<T, Array<ArrivedPart<T>>> => ({
+  begin: () => [],
+  add: (into, part) => {
+    into.push(part);
+  },
 });
 
 /** A shard's taken transfer as a map by entity, an entry in a later part winning (as a start sorts them out). */

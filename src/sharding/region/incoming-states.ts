@@ -28,14 +28,6 @@ export interface PartsFold<T, S> {
   add(into: S, part: ArrivedPart<T>): void;
 }
 
-/** The parts themselves, in part order: a fold for a reader that wants them as they came. */
-export const partsInOrder = <T>(): PartsFold<T, Array<ArrivedPart<T>>> => ({
-  begin: () => [],
-  add: (into, part) => {
-    into.push(part);
-  },
-});
-
 interface Transfer<T, S> {
   readonly transferId: number;
   /** When its first chunk arrived (the clock IncomingStates was given). */
