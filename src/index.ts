@@ -56,6 +56,7 @@ export {
   type EntityStore,
   type EntityStoreConfig,
   type EntityWrite,
+  type EpochCheck,
   type ShardKey,
 } from './entity-store/entity-store.js';
 export {

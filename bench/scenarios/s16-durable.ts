@@ -28,6 +28,9 @@ interface Throughput {
   readonly store: string;
   readonly inMemoryPerSecond: number;
   readonly durablePerSecond: number;
+  /** Asks that leave the state as it was (reads): answered after an epoch check, nothing written. */
+  readonly inMemoryReadsPerSecond: number;
+  readonly durableReadsPerSecond: number;
 }
 
 export async function durableEntities(options: BenchOptions): Promise<ScenarioResult> {
@@ -52,19 +55,25 @@ export async function durableEntities(options: BenchOptions): Promise<ScenarioRe
   }
 }
 
-/** Sends from one node process to entities on the other: the in-memory type, then the durable one. */
+/** Sends, then reads (asks), from one node process to entities on the other: the in-memory type, then the durable one. */
 async function sendThroughput(store: EntityStoreConfig, name: string, messages: number): Promise<Throughput> {
   const nodes = await startDeliveryNodes(2, undefined, store);
   const [a, b] = nodes as [DeliveryNode, DeliveryNode];
   try {
     await Promise.all(nodes.map((n) => n.call('setHomes', { Remote: b.address, Durable: b.address })));
-    const rate = async (type: string): Promise<number> => {
-      await a.call('windowedSend', type, 500, IDS, WINDOW); // warm-up: entities started, connection, JIT
+    const rate = async (op: 'windowedSend' | 'windowedAsk', type: string): Promise<number> => {
+      await a.call(op, type, 500, IDS, WINDOW); // warm-up: entities started, connection, JIT
       const started = performance.now();
-      await a.call('windowedSend', type, messages, IDS, WINDOW);
+      await a.call(op, type, messages, IDS, WINDOW);
       return messages / ((performance.now() - started) / 1000);
     };
-    return { store: name, inMemoryPerSecond: await rate('Remote'), durablePerSecond: await rate('Durable') };
+    return {
+      store: name,
+      inMemoryPerSecond: await rate('windowedSend', 'Remote'),
+      durablePerSecond: await rate('windowedSend', 'Durable'),
+      inMemoryReadsPerSecond: await rate('windowedAsk', 'Remote'),
+      durableReadsPerSecond: await rate('windowedAsk', 'Durable'),
+    };
   } finally {
     for (const node of nodes) node.kill();
   }
@@ -136,6 +145,17 @@ function report(
           fmtRatio(ratio(t.durablePerSecond, t.inMemoryPerSecond)),
         ]),
         note: 'Same processes, same run: the in-memory type first, then the durable one. Goal >= 0.5x.',
+      },
+      {
+        title: `S16 reads: asks that leave the state as it was between the same processes (${messages.toLocaleString('en')}, window ${WINDOW})`,
+        headers: ['store', 'in-memory ask/s', 'durable ask/s', 'durable / in-memory'],
+        rows: throughput.map((t) => [
+          t.store,
+          fmt(t.inMemoryReadsPerSecond, 0),
+          fmt(t.durableReadsPerSecond, 0),
+          fmtRatio(ratio(t.durableReadsPerSecond, t.inMemoryReadsPerSecond)),
+        ]),
+        note: 'After the sends. A durable answer that changed nothing writes nothing: an epoch check (no goal).',
       },
       {
         title: 'S16 kill -9 of the host on 3 CLI processes: first answer from the new host (member and oldest node)',

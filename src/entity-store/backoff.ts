@@ -7,6 +7,7 @@ import {
   type CommitResult,
   type EntityStore,
   type EntityWrite,
+  type EpochCheck,
   type ShardKey,
 } from './entity-store.js';
 
@@ -20,6 +21,8 @@ export interface BackoffOptions {
 export class BackoffStore implements EntityStore {
   readonly kind: EntityStore['kind'];
   readonly where: string;
+  /** Present when the store behind has it: a store without it has unchanged rows written again. */
+  readonly checkEpochs?: (checks: ReadonlyArray<EpochCheck>) => Promise<CommitResult>;
   private waitMs = 0;
   private retryAt = 0;
   private failure: string | undefined;
@@ -30,6 +33,10 @@ export class BackoffStore implements EntityStore {
   ) {
     this.kind = inner.kind;
     this.where = inner.where;
+    if (inner.checkEpochs !== undefined) {
+      const check = inner.checkEpochs.bind(inner);
+      this.checkEpochs = (checks) => this.call(() => check(checks));
+    }
   }
 
   /** Why the store is out now (its last call failed), or undefined. */

@@ -24,6 +24,11 @@ export interface ShardKey {
   readonly shardId: number;
 }
 
+/** A shard and the epoch its host holds, for a check that writes nothing (`EntityStore.checkEpochs`). */
+export interface EpochCheck extends ShardKey {
+  readonly epoch: number;
+}
+
 /** What one commit did: the writes of `fenced` shards were refused (a later claim exists); all others are durable. */
 export interface CommitResult {
   readonly fenced: ReadonlyArray<ShardKey>;
@@ -47,6 +52,12 @@ export interface EntityStore {
   load(typeName: string, entityId: string): Promise<Uint8Array | undefined>;
   /** Writes the rows in one transaction, but for those whose shard's epoch in the store is later than theirs. */
   commit(writes: ReadonlyArray<EntityWrite>): Promise<CommitResult>;
+  /**
+   * Optional: the shards among `checks` whose epoch in the store is later than theirs (or that were never
+   * claimed), each named once, read after the call began, writing nothing. An answer that left its entity's state as committed
+   * waits for this instead of writing the same row again; with a store that lacks it, the row is written again.
+   */
+  checkEpochs?(checks: ReadonlyArray<EpochCheck>): Promise<CommitResult>;
   close(): Promise<void>;
 }
 

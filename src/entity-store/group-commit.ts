@@ -3,7 +3,16 @@
 // per store round trip when busy). A key staged twice keeps its latest value; both callers learn the outcome.
 // A failed transaction also fails the writes staged after it for the same keys: their values were computed
 // on top of a state that never became durable, so committing them would make durable what was never acked.
-import { EntityStoreError, type EntityStore, type EntityWrite, type ShardKey } from './entity-store.js';
+// An epoch check (an answer that left its entity's state as committed) joins the next transaction the same way,
+// and is read by the store's `checkEpochs` with it: nothing is written for it.
+import {
+  EntityStoreError,
+  type CommitResult,
+  type EntityStore,
+  type EntityWrite,
+  type EpochCheck,
+  type ShardKey,
+} from './entity-store.js';
 
 /** A staged write's outcome: durable, or refused because a later host claimed its shard. */
 export type WriteOutcome = 'committed' | 'fenced';
@@ -16,6 +25,8 @@ export interface GroupCommitStats {
   readonly writesCommitted: number;
   /** Writes refused by a later claim of their shard. */
   readonly writesFenced: number;
+  /** Epoch checks that found their shard still theirs: answers whose state was unchanged, confirmed unwritten. */
+  readonly checksConfirmed: number;
   /** Transactions that failed (the store was unavailable): their writes were never acknowledged. */
   readonly failures: number;
   /** Why the latest transaction failed, when it did (cleared by the next success). */
@@ -30,14 +41,27 @@ export interface GroupCommitOptions {
   readonly now?: () => number;
 }
 
+type Waiter = { resolve: (outcome: WriteOutcome) => void; reject: (error: Error) => void };
+
 interface Staged {
   write: EntityWrite;
-  readonly waiters: Array<{ resolve: (outcome: WriteOutcome) => void; reject: (error: Error) => void }>;
+  readonly waiters: Waiter[];
+}
+
+interface StagedCheck {
+  readonly check: EpochCheck;
+  readonly waiters: Waiter[];
+}
+
+/** What one transaction carries: writes by (type, entity), epoch checks by (shard, epoch). */
+interface Batch {
+  readonly writes: Map<string, Staged>;
+  readonly checks: Map<string, StagedCheck>;
 }
 
 /** One node's group commit over its entity store: one transaction at a time, every staged write in the next. */
 export class GroupCommit {
-  private staged = new Map<string, Staged>();
+  private staged: Batch = emptyBatch();
   private inFlight = false;
   private scheduled = false;
   private readonly fencedEpochs = new Map<string, number>();
@@ -46,6 +70,7 @@ export class GroupCommit {
     commits: 0,
     writesCommitted: 0,
     writesFenced: 0,
+    checksConfirmed: 0,
     failures: 0,
     lastError: undefined,
   };
@@ -59,14 +84,18 @@ export class GroupCommit {
     return this.stats_;
   }
 
+  /** Whether the store checks an epoch without a write (`EntityStore.checkEpochs`): `check` needs it. */
+  get checksEpochs(): boolean {
+    return this.store.checkEpochs !== undefined;
+  }
+
   /** Stages a write for the next transaction; settles once that transaction did. */
   write(write: EntityWrite): Promise<WriteOutcome> {
-    const fencedAt = this.fencedEpochs.get(shardKeyOf(write));
-    if (fencedAt !== undefined && write.epoch <= fencedAt) return Promise.resolve('fenced');
+    if (this.knownFenced(write)) return Promise.resolve('fenced');
     const key = `${write.typeName}\u0000${write.entityId}`;
     return new Promise<WriteOutcome>((resolve, reject) => {
-      const staged = this.staged.get(key);
-      if (staged === undefined) this.staged.set(key, { write, waiters: [{ resolve, reject }] });
+      const staged = this.staged.writes.get(key);
+      if (staged === undefined) this.staged.writes.set(key, { write, waiters: [{ resolve, reject }] });
       else {
         staged.write = write;
         staged.waiters.push({ resolve, reject });
@@ -75,10 +104,31 @@ export class GroupCommit {
     });
   }
 
+  /**
+   * Stages a check that the shard's epoch is still `check.epoch`, read by the next transaction (so after this
+   * call): 'committed' when it is, 'fenced' when a later claim exists. Writes nothing; needs `checksEpochs`.
+   */
+  check(check: EpochCheck): Promise<WriteOutcome> {
+    if (!this.checksEpochs) return Promise.reject(new Error('this entity store cannot check an epoch alone'));
+    if (this.knownFenced(check)) return Promise.resolve('fenced');
+    const key = `${shardKeyOf(check)} ${check.epoch}`;
+    return new Promise<WriteOutcome>((resolve, reject) => {
+      const staged = this.staged.checks.get(key);
+      if (staged === undefined) this.staged.checks.set(key, { check, waiters: [{ resolve, reject }] });
+      else staged.waiters.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
   /** Resolves once nothing is staged or in flight (a shard stopping waits for its last commits). */
   settled(): Promise<void> {
-    if (!this.inFlight && this.staged.size === 0) return Promise.resolve();
+    if (!this.inFlight && isEmpty(this.staged)) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private knownFenced(check: EpochCheck): boolean {
+    const fencedAt = this.fencedEpochs.get(shardKeyOf(check));
+    return fencedAt !== undefined && check.epoch <= fencedAt;
   }
 
   private schedule(): void {
@@ -92,24 +142,37 @@ export class GroupCommit {
   }
 
   private async flush(): Promise<void> {
-    if (this.inFlight || this.staged.size === 0) return;
+    if (this.inFlight || isEmpty(this.staged)) return;
     const batch = this.staged;
-    this.staged = new Map();
+    this.staged = emptyBatch();
     this.inFlight = true;
     const now = this.options.now ?? (() => performance.now());
     const started = now();
-    try {
-      const { fenced } = await this.store.commit([...batch.values()].map((entry) => entry.write));
-      this.options.onTransaction?.(now() - started, batch.size, true);
-      this.settle(batch, fenced);
-    } catch (cause) {
-      this.options.onTransaction?.(now() - started, batch.size, false);
-      this.fail(batch, cause);
-    } finally {
-      this.inFlight = false;
-      if (this.staged.size > 0) this.schedule();
-      else this.wakeIdle();
-    }
+    // The checks are read beside the writes and settle on their own: a committed write stays acknowledged
+    // whatever became of a check, and a check's failure fails no write.
+    const [written, checked] = await Promise.allSettled([this.commitWrites(batch), this.checkEpochs(batch)]);
+    const size = batch.writes.size;
+    if (size > 0) this.options.onTransaction?.(now() - started, size, written.status === 'fulfilled');
+    const counts = { ...this.stats_, lastError: undefined as string | undefined };
+    if (written.status === 'fulfilled') this.settleWrites(batch, written.value.fenced, counts);
+    else counts.lastError = this.failWrites(batch, written.reason);
+    if (checked.status === 'fulfilled') this.settleChecks(batch, checked.value.fenced, counts);
+    else counts.lastError = failAll(batch.checks, storeError(checked.reason, 'epoch check'));
+    if (counts.lastError !== undefined) counts.failures++;
+    this.stats_ = counts;
+    this.inFlight = false;
+    if (!isEmpty(this.staged)) this.schedule();
+    else this.wakeIdle();
+  }
+
+  private async commitWrites(batch: Batch): Promise<CommitResult> {
+    if (batch.writes.size === 0) return { fenced: [] };
+    return this.store.commit([...batch.writes.values()].map((entry) => entry.write));
+  }
+
+  private async checkEpochs(batch: Batch): Promise<CommitResult> {
+    if (batch.checks.size === 0 || this.store.checkEpochs === undefined) return { fenced: [] };
+    return this.store.checkEpochs([...batch.checks.values()].map((entry) => entry.check));
   }
 
   private wakeIdle(): void {
@@ -118,42 +181,66 @@ export class GroupCommit {
     for (const resolve of waiters) resolve();
   }
 
-  private settle(batch: Map<string, Staged>, fenced: ReadonlyArray<ShardKey>): void {
-    const fencedKeys = new Set(fenced.map(shardKeyOf));
-    let committed = 0;
-    let refused = 0;
-    for (const { write, waiters } of batch.values()) {
-      const isFenced = fencedKeys.has(shardKeyOf(write));
-      if (isFenced) {
-        refused++;
-        const key = shardKeyOf(write);
-        this.fencedEpochs.set(key, Math.max(this.fencedEpochs.get(key) ?? 0, write.epoch));
-      } else committed++;
-      for (const waiter of waiters) waiter.resolve(isFenced ? 'fenced' : 'committed');
+  private settleWrites(batch: Batch, fenced: ReadonlyArray<ShardKey>, counts: Mutable<GroupCommitStats>): void {
+    for (const { write, waiters } of batch.writes.values()) {
+      const result = this.outcome(write, fenced);
+      if (result === 'committed') counts.writesCommitted++;
+      else counts.writesFenced++;
+      for (const waiter of waiters) waiter.resolve(result);
     }
-    const { commits, writesCommitted, writesFenced, failures } = this.stats_;
-    this.stats_ = {
-      commits: commits + 1,
-      writesCommitted: writesCommitted + committed,
-      writesFenced: writesFenced + refused,
-      failures,
-      lastError: undefined,
-    };
+    if (batch.writes.size > 0) counts.commits++;
   }
 
-  private fail(batch: Map<string, Staged>, cause: unknown): void {
-    const error =
-      cause instanceof EntityStoreError ? cause : new EntityStoreError(`commit failed: ${String(cause)}`, { cause });
+  private settleChecks(batch: Batch, fenced: ReadonlyArray<ShardKey>, counts: Mutable<GroupCommitStats>): void {
+    for (const { check, waiters } of batch.checks.values()) {
+      const result = this.outcome(check, fenced);
+      if (result === 'committed') counts.checksConfirmed++;
+      for (const waiter of waiters) waiter.resolve(result);
+    }
+  }
+
+  /** 'fenced' when the store named the shard, remembered: later writes under that epoch are fenced at once. */
+  private outcome(check: EpochCheck, fenced: ReadonlyArray<ShardKey>): WriteOutcome {
+    const key = shardKeyOf(check);
+    if (!fenced.some((shard) => shardKeyOf(shard) === key)) return 'committed';
+    this.fencedEpochs.set(key, Math.max(this.fencedEpochs.get(key) ?? 0, check.epoch));
+    return 'fenced';
+  }
+
+  /** Fails the batch's writes, and those staged meanwhile for the same keys; the error's message. */
+  private failWrites(batch: Batch, cause: unknown): string {
+    const error = storeError(cause, 'commit');
     // Writes staged meanwhile for the same keys were computed on top of the failed ones: they fail too.
-    for (const key of batch.keys()) {
-      const later = this.staged.get(key);
+    for (const key of batch.writes.keys()) {
+      const later = this.staged.writes.get(key);
       if (later === undefined) continue;
-      this.staged.delete(key);
+      this.staged.writes.delete(key);
       for (const waiter of later.waiters) waiter.reject(error);
     }
-    for (const { waiters } of batch.values()) for (const waiter of waiters) waiter.reject(error);
-    this.stats_ = { ...this.stats_, failures: this.stats_.failures + 1, lastError: error.message };
+    return failAll(batch.writes, error);
   }
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+function storeError(cause: unknown, what: 'commit' | 'epoch check'): EntityStoreError {
+  return cause instanceof EntityStoreError
+    ? cause
+    : new EntityStoreError(`${what} failed: ${String(cause)}`, { cause });
+}
+
+/** Rejects every waiter of `staged` with `error`; its message. */
+function failAll(staged: Map<string, { readonly waiters: Waiter[] }>, error: EntityStoreError): string {
+  for (const { waiters } of staged.values()) for (const waiter of waiters) waiter.reject(error);
+  return error.message;
+}
+
+function emptyBatch(): Batch {
+  return { writes: new Map(), checks: new Map() };
+}
+
+function isEmpty(batch: Batch): boolean {
+  return batch.writes.size === 0 && batch.checks.size === 0;
 }
 
 function shardKeyOf(shard: ShardKey): string {

@@ -10,6 +10,7 @@ import {
   type CommitResult,
   type EntityStore,
   type EntityWrite,
+  type EpochCheck,
   type ShardKey,
 } from './entity-store.js';
 
@@ -62,8 +63,9 @@ class LmdbEntityStore implements EntityStore {
     try {
       // Another process may have committed since this process's read snapshot was taken.
       this.env.resetReadTxn();
+      // lmdb's `get` of a binary value is already a copy of its own (not a view of the map): a view of it.
       const value = this.rows.get([typeName, entityId]);
-      return value === undefined ? undefined : new Uint8Array(value);
+      return value === undefined ? undefined : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
     } catch (cause) {
       throw new EntityStoreError(`cannot read the entity store in ${this.where}: ${messageOf(cause)}`, { cause });
     }
@@ -75,9 +77,8 @@ class LmdbEntityStore implements EntityStore {
       for (const write of writes) {
         const shardKey = `${write.shardId} ${write.typeName}`;
         if (fenced.has(shardKey)) continue;
-        // Read inside the write transaction: the latest claim of any process on this machine. A shard never
-        // claimed has no epoch: a write for it was made under no claim, and is refused as well.
-        if ((this.epochs.get([write.typeName, write.shardId]) ?? Infinity) > write.epoch) {
+        // Read inside the write transaction: the latest claim of any process on this machine.
+        if (this.isFenced(write)) {
           fenced.set(shardKey, { typeName: write.typeName, shardId: write.shardId });
           continue;
         }
@@ -87,10 +88,31 @@ class LmdbEntityStore implements EntityStore {
     });
   }
 
+  async checkEpochs(checks: ReadonlyArray<EpochCheck>): Promise<CommitResult> {
+    this.requireOpen();
+    try {
+      // A fresh read snapshot: every claim any process committed before this call is in it. No write
+      // transaction, so no fsync: a claim committed after this read orders after the answer it confirms.
+      this.env.resetReadTxn();
+      const fenced = new Map<string, ShardKey>();
+      for (const { typeName, shardId, epoch } of checks) {
+        if (this.isFenced({ typeName, shardId, epoch })) fenced.set(`${shardId} ${typeName}`, { typeName, shardId });
+      }
+      return { fenced: [...fenced.values()] };
+    } catch (cause) {
+      throw new EntityStoreError(`cannot read the entity store in ${this.where}: ${messageOf(cause)}`, { cause });
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.env.close();
+  }
+
+  /** A shard never claimed has no epoch: a write under no claim is refused as well. */
+  private isFenced(check: EpochCheck): boolean {
+    return (this.epochs.get([check.typeName, check.shardId]) ?? Infinity) > check.epoch;
   }
 
   /** Runs `body` in one write transaction, resolved once it is on disk. */

@@ -10,6 +10,7 @@ import {
   type CommitResult,
   type EntityStore,
   type EntityWrite,
+  type EpochCheck,
   type ShardKey,
 } from './entity-store.js';
 
@@ -58,6 +59,18 @@ WITH r AS (
 )
 SELECT DISTINCT w.type_name, w.shard_id FROM w
 WHERE NOT EXISTS (SELECT 1 FROM accepted a WHERE a.type_name = w.type_name AND a.shard_id = w.shard_id)`;
+
+/**
+ * The shards among the checks whose epoch row is later than theirs, or missing (never claimed): one statement,
+ * read at its start, so a claim committed before the call is seen and one after it orders after the answers this
+ * confirms. No lock: nothing is written on what it read.
+ */
+const CHECK_SQL = `
+SELECT DISTINCT c.type_name, c.shard_id
+FROM unnest($1::text[], $2::integer[], $3::bigint[]) AS c(type_name, shard_id, epoch)
+WHERE NOT EXISTS (
+  SELECT 1 FROM actor_ts_shard_epochs e
+  WHERE e.type_name = c.type_name AND e.shard_id = c.shard_id AND e.epoch <= c.epoch)`;
 
 /** One advisory lock key for the project's migrations (any fixed 64-bit number). */
 const MIGRATION_LOCK = 7_701_036;
@@ -141,8 +154,10 @@ class PostgresEntityStore implements EntityStore {
       [typeName, entityId],
       'actor_ts_load',
     );
+    // A view of pg's Buffer, not a copy: it is the row's own (a small one may share a pool slab, which the
+    // decoder copies out of).
     const record = rows[0]?.record;
-    return record === undefined ? undefined : new Uint8Array(record);
+    return record === undefined ? undefined : new Uint8Array(record.buffer, record.byteOffset, record.byteLength);
   }
 
   /**
@@ -172,6 +187,16 @@ class PostgresEntityStore implements EntityStore {
         records,
       ],
       'actor_ts_commit',
+    );
+    return { fenced: rows.map((row) => ({ typeName: row.type_name, shardId: row.shard_id })) };
+  }
+
+  async checkEpochs(checks: ReadonlyArray<EpochCheck>): Promise<CommitResult> {
+    if (checks.length === 0) return { fenced: [] };
+    const { rows } = await this.query<{ type_name: string; shard_id: number }>(
+      CHECK_SQL,
+      [checks.map((c) => c.typeName), checks.map((c) => c.shardId), checks.map((c) => c.epoch)],
+      'actor_ts_check_epochs',
     );
     return { fenced: rows.map((row) => ({ typeName: row.type_name, shardId: row.shard_id })) };
   }

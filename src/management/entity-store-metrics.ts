@@ -1,6 +1,6 @@
 // Durable entity metrics (issue 36), exported when the node has an entity store: commit and restore latency
-// histograms, observed as they happen, and the totals of commits, fenced writes and failed transactions, read
-// at scrape from the node's group commit.
+// histograms, observed as they happen, and the totals of commits, fenced writes, unchanged answers and failed
+// transactions, read at scrape from the node's group commit.
 import { Counter, Histogram, type Registry } from 'prom-client';
 
 /** What the node's entity store reports: its totals, and its latencies as they happen. */
@@ -9,6 +9,7 @@ export interface EntityStoreFigures {
     readonly commits: number;
     readonly writesCommitted: number;
     readonly writesFenced: number;
+    readonly checksConfirmed: number;
     readonly failures: number;
   };
   /** Calls `listener` with each transaction's and each entity restore's duration; returns the unsubscribe. */
@@ -44,6 +45,11 @@ export function registerEntityStoreMetrics(
     'entity_store_fenced_total',
     'Durable entity writes refused because a later host claimed their shard.',
     (s) => s.writesFenced,
+  );
+  total(
+    'entity_store_unchanged_total',
+    'Durable entity answers that left the state as committed: confirmed by an epoch check, nothing written.',
+    (s) => s.checksConfirmed,
   );
   total(
     'entity_store_failures_total',

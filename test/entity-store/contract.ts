@@ -1,7 +1,8 @@
 // The EntityStore contract, run against each real store (lmdb.test.ts, postgres.test.ts): claims increment the
-// shard's epoch, a commit lands but for the shards claimed since its epoch, a closed store fails with the typed
-// error, and a claim fences a writer running concurrently: once the claim returned, none of the old writer's
-// commits lands (the row read right after the claim is the row for good, as far as the old writer goes).
+// shard's epoch, a commit lands but for the shards claimed since its epoch, an epoch check reads a later claim
+// without writing, a closed store fails with the typed error, and a claim fences a writer running concurrently:
+// once the claim returned, none of the old writer's commits lands (the row read right after the claim is the row
+// for good, as far as the old writer goes).
 import { expect, it } from 'vitest';
 import type { EntityStore, EntityWrite } from '../../src/entity-store/entity-store.js';
 
@@ -48,6 +49,28 @@ export function entityStoreContract(open: () => Promise<EntityStore>, prefix: st
     expect(await two.load(type('b'), 'p')).toBeUndefined();
     expect(valueOf(await two.load(type('b'), 'q'))).toBe(2);
     await Promise.all([one.close(), two.close()]);
+  });
+
+  it('checks epochs without writing: a later claim or none is fenced, the current epoch is not', async () => {
+    const [one, two] = [await open(), await open()];
+    const check = one.checkEpochs?.bind(one);
+    if (check === undefined) throw new Error(`the ${one.kind} store has no checkEpochs`);
+    const epoch = await one.claim({ typeName: type('d'), shardId: 1 });
+    await one.claim({ typeName: type('d'), shardId: 2 });
+    const shards = [1, 2, 3].map((shardId) => ({ typeName: type('d'), shardId, epoch }));
+    expect(await check(shards)).toEqual({ fenced: [{ typeName: type('d'), shardId: 3 }] });
+    // A claim by another handle (another node) is seen by the next check.
+    await two.claim({ typeName: type('d'), shardId: 1 });
+    const { fenced } = await check([...shards, shards[0]!]);
+    expect([...fenced].sort((x, y) => x.shardId - y.shardId)).toEqual([
+      { typeName: type('d'), shardId: 1 },
+      { typeName: type('d'), shardId: 3 },
+    ]);
+    expect(await check([])).toEqual({ fenced: [] });
+    expect(await two.load(type('d'), 'anyone')).toBeUndefined();
+    await one.close();
+    await expect(check(shards)).rejects.toMatchObject({ code: 'entity_store_unavailable' });
+    await two.close();
   });
 
   it('a closed store fails with entity_store_unavailable', async () => {

@@ -128,3 +128,67 @@ describe('a durable shard', () => {
     expect(await deliver(next, { get: true })).toEqual({ ok: true, value: 2 });
   });
 });
+
+describe('a durable answer that leaves the state as committed', () => {
+  it('writes nothing, and leaves only once the commit before it is durable', async () => {
+    const store = new MemoryEntityStore();
+    const shard = hostShard(store, '1', counted());
+    const changed = deliver(shard, { add: 5 });
+    const unchanged = deliver(shard, { get: true });
+    let commitsAtAnswer = -1;
+    void unchanged.then(() => (commitsAtAnswer = store.commits));
+    expect(await changed).toEqual({ ok: true, value: 5 });
+    expect(await unchanged).toEqual({ ok: true, value: 5 });
+    expect(commitsAtAnswer).toBe(1);
+    expect(await deliver(shard, { add: 0 })).toEqual({ ok: true, value: 5 });
+    expect(store.commits).toBe(1);
+    expect(store.checks).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a restored entity that answers without a change writes nothing either', async () => {
+    const store = new MemoryEntityStore();
+    expect(await deliver(hostShard(store, '1', counted()), { add: 7 })).toEqual({ ok: true, value: 7 });
+    const next = hostShard(store, '2', counted());
+    expect(await deliver(next, { get: true })).toEqual({ ok: true, value: 7 });
+    expect(store.commits).toBe(1);
+    // A reliable send is a change (its mark is committed with the state), whatever it does to the state.
+    expect(await deliver(next, { add: 0 }, mark(1))).toEqual({ ok: true, value: 7 });
+    expect(store.commits).toBe(2);
+  });
+
+  it('is refused on a host whose shard a later host claimed, which fences the shard there', async () => {
+    const store = new MemoryEntityStore();
+    const old = hostShard(store, '1', counted());
+    expect(await deliver(old, { add: 10 })).toEqual({ ok: true, value: 10 });
+    const next = hostShard(store, '2', counted());
+    expect(await deliver(next, { add: 1 })).toEqual({ ok: true, value: 11 });
+    // The old host, paused through that, answers a read from its state of 10: refused, not a stale answer.
+    expect(await deliver(old, { get: true })).toMatchObject({ ok: false, code: 'entity_fenced', retry: true });
+    expect(await deliver(old, { get: true }, undefined, 'other')).toMatchObject({ ok: false, code: 'entity_fenced' });
+    expect(store.fencedWrites).toBe(0);
+  });
+
+  it('is not acknowledged when the commit before it failed, nor when the store cannot be read', async () => {
+    const store = new MemoryEntityStore();
+    const shard = hostShard(store, '1', counted());
+    expect(await deliver(shard, { add: 3 })).toEqual({ ok: true, value: 3 });
+    store.down = true;
+    const [changed, unchanged] = await Promise.all([deliver(shard, { add: 4 }), deliver(shard, { get: true })]);
+    expect(changed).toMatchObject({ ok: false, code: 'entity_store_unavailable' });
+    expect(unchanged).toMatchObject({ ok: false, code: 'entity_store_unavailable', retry: true });
+    expect(await deliver(shard, { get: true }, undefined, 'fresh')).toMatchObject({
+      ok: false,
+      code: 'entity_store_unavailable',
+    });
+    store.down = false;
+    expect(await deliver(shard, { get: true })).toEqual({ ok: true, value: 3 });
+  });
+
+  it('is written again with a store that cannot check an epoch alone', async () => {
+    const store = new MemoryEntityStore({ epochChecks: false });
+    const shard = hostShard(store, '1', counted());
+    expect(await deliver(shard, { add: 2 })).toEqual({ ok: true, value: 2 });
+    expect(await deliver(shard, { get: true })).toEqual({ ok: true, value: 2 });
+    expect(store.commits).toBe(2);
+  });
+});

@@ -262,10 +262,10 @@ export function decodeValue(bytes: Uint8Array, limits: DecodeConfig = DEFAULT_DE
 }
 
 /**
- * Like `decodeValue`, for a frame's payload that nothing else will use (what the TCP transport received): when
- * the payload spans at least half of its memory, its binary fields are views of it rather than copies (a hand-off
- * chunk's states are not copied again), which keeps at most twice their bytes alive; otherwise (a small frame
- * within a larger read) they are copied, as `decodeValue` does.
+ * Like `decodeValue`, for bytes that nothing else will use (a frame's payload the TCP transport received, a row
+ * the entity store just read): when the payload spans at least half of its memory, its binary fields are views of
+ * it rather than copies (a hand-off chunk's states are not copied again), which keeps at most twice their bytes
+ * alive; otherwise (a small frame within a larger read) they are copied, as `decodeValue` does.
  */
 export function decodeFrameValue(payload: Uint8Array, limits: DecodeConfig = DEFAULT_DECODE_LIMITS): DecodeResult {
   const owned = payload.byteLength * 2 >= payload.buffer.byteLength;

@@ -1,15 +1,22 @@
 // One durable shard on its host: the claim of the shard in the entity store (its epoch, taken when the shard
 // starts here), each entity's start from its last committed row, and after every message the entity's snapshot
-// and its settled reliable sends committed together (grouped per node) before the message's answer leaves.
+// and its settled reliable sends committed together (grouped per node) before the message's answer leaves; an
+// answer that left both as committed writes nothing and waits for a check of the shard's epoch instead.
 // A commit the store refuses (a later claim: another host has the shard) fences the whole shard here; one that
 // fails (the store unavailable) resets the entity to its committed row. Either way nothing is acknowledged.
-import { decodeValue, encodeValue } from '../../cluster/transport/message-codec.js';
+import {
+  decodeFrameValue,
+  decodeValue,
+  encodeValue,
+  encodeValueScratch,
+} from '../../cluster/transport/message-codec.js';
 import type { GroupCommit } from '../../entity-store/group-commit.js';
 import { ActorTsError, type ErrorCode } from '../../errors.js';
 import type { ShardedTypeConfig } from '../core/sharded-type.js';
 import type { ShardingContext } from '../core/sharding-context.js';
 import { describeError, type HostOutcome, type MessageGate } from './entity.js';
 import { SendMarks, type SendMark } from './send-marks.js';
+import { sameDigest, stateDigest, type StateDigest } from './state-digest.js';
 
 /** The record format written to the store: [RECORD_VERSION, encoded state or null, stored marks]. */
 const RECORD_VERSION = 1;
@@ -31,7 +38,14 @@ export interface LoadedEntity {
   /** Its last committed state; undefined for an entity never committed (or whose snapshot was undefined). */
   readonly state: unknown;
   readonly marks: SendMarks;
+  /** The digest of its committed state's bytes; undefined when the store cannot check an epoch alone. */
+  readonly digest: StateDigest | undefined;
 }
+
+/** A message's record: the bytes to commit with the digest of their state, or undefined when nothing changed. */
+type Recorded =
+  | { readonly ok: true; readonly value: Uint8Array | undefined; readonly digest: StateDigest | undefined }
+  | { readonly ok: false; readonly error: string };
 
 export class DurableShard {
   private epoch: number | undefined;
@@ -74,9 +88,10 @@ export class DurableShard {
     const started = now();
     const bytes = await this.settings.commit.store.load(this.typeName, entityId);
     this.settings.onRestored?.(now() - started);
+    const digest = this.settings.commit.checksEpochs ? stateDigest : undefined;
     return bytes === undefined
-      ? { state: undefined, marks: new SendMarks() }
-      : decodeRecord(bytes, this.typeName, entityId);
+      ? { state: undefined, marks: new SendMarks(), digest: digest?.(null) }
+      : decodeRecord(bytes, this.typeName, entityId, digest);
   }
 
   /**
@@ -86,10 +101,12 @@ export class DurableShard {
    */
   gate(
     entityId: string,
-    marks: SendMarks,
+    loaded: LoadedEntity,
     snapshot: () => { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string },
     reset: () => void,
   ): MessageGate {
+    const { marks } = loaded;
+    let committed = loaded.digest;
     let broken = false;
     const breakOff = (): void => {
       if (broken) return;
@@ -100,11 +117,13 @@ export class DurableShard {
       before: (mark) => this.answerSettled(entityId, marks, mark),
       after: (outcome, mark) => {
         if (broken) return Promise.resolve(notAcknowledged('entity_store_unavailable', 'the entity was reset'));
-        const record = this.record(snapshot, marks, outcome, mark);
+        const record = this.record(snapshot, marks, outcome, mark, committed);
         if (!record.ok) {
           breakOff();
           return Promise.resolve({ ok: false, code: 'entity_snapshot_invalid', error: record.error });
         }
+        if (record.value === undefined) return this.confirm(entityId, outcome);
+        committed = record.digest;
         return this.commit(entityId, record.value, outcome, breakOff);
       },
     };
@@ -133,28 +152,64 @@ export class DurableShard {
     );
   }
 
+  /**
+   * The record a message leaves, and its state's digest (undefined: unknown, so the next one writes). Only one
+   * without a mark can leave the row as it was, and only digests tell (none with a store that cannot check an
+   * epoch alone: written).
+   */
   private record(
     snapshot: () => { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string },
     marks: SendMarks,
     outcome: HostOutcome,
     mark: SendMark | undefined,
-  ): { readonly ok: true; readonly value: Uint8Array } | { readonly ok: false; readonly error: string } {
+    committed: StateDigest | undefined,
+  ): Recorded {
     const taken = snapshot();
     if (!taken.ok) return { ok: false, error: `snapshot() threw: ${taken.error}` };
-    let state: Uint8Array | null;
+    let encoded: Uint8Array | null;
     try {
-      state = taken.value === undefined ? null : encodeValue(taken.value);
+      // Valid until the next encoding: digested, then copied out only when it is written.
+      encoded = taken.value === undefined ? null : encodeValueScratch(taken.value);
     } catch (error) {
       return { ok: false, error: `the snapshot is not encodable: ${describeError(error)}` };
     }
     const { maxSnapshotBytes } = this.settings;
-    if (state !== null && state.byteLength > maxSnapshotBytes)
+    if (encoded !== null && encoded.byteLength > maxSnapshotBytes)
       return {
         ok: false,
-        error: `the snapshot is ${state.byteLength} bytes, over maxEntitySnapshotBytes (${maxSnapshotBytes})`,
+        error: `the snapshot is ${encoded.byteLength} bytes, over maxEntitySnapshotBytes (${maxSnapshotBytes})`,
       };
+    // A reliable send is digested by nobody (its mark is a change): it stays the cheapest write, and an answer
+    // right after it writes once more before the next ones can be told unchanged.
+    const digest = mark === undefined && this.settings.commit.checksEpochs ? stateDigest(encoded) : undefined;
+    if (digest !== undefined && committed !== undefined && sameDigest(digest, committed))
+      return { ok: true, value: undefined, digest };
     if (mark !== undefined) marks.add(mark, !outcome.ok);
-    return { ok: true, value: encodeValue([RECORD_VERSION, state, marks.toStored()]) };
+    const state = encoded === null ? null : new Uint8Array(encoded);
+    return { ok: true, value: encodeValue([RECORD_VERSION, state, marks.toStored()]), digest };
+  }
+
+  /**
+   * The answer of a message that left its entity's row as committed: once the commits before it (of this
+   * entity) are durable and the shard's epoch, read after it ran, is still this host's. Nothing is written.
+   */
+  private confirm(entityId: string, outcome: HostOutcome): Promise<HostOutcome> {
+    const { typeName, shardId, epoch } = this;
+    if (epoch === undefined || this.fencedAt !== undefined) {
+      return Promise.resolve(notAcknowledged('entity_fenced', `shard ${shardId} of ${typeName} is fenced here`));
+    }
+    const before = this.latest.get(entityId) ?? Promise.resolve(true);
+    const checked = this.settings.commit.check({ typeName, shardId, epoch });
+    return Promise.all([before, checked]).then(
+      ([durable, result]): HostOutcome => {
+        if (result === 'fenced') {
+          this.fence(epoch);
+          return notAcknowledged('entity_fenced', `a later host claimed shard ${shardId} of ${typeName}`);
+        }
+        return durable ? outcome : notAcknowledged('entity_store_unavailable', 'a commit before it failed');
+      },
+      (error: unknown) => notAcknowledged('entity_store_unavailable', describeError(error)),
+    );
   }
 
   private commit(
@@ -235,10 +290,16 @@ export function notAcknowledged(code: ErrorCode, why: string): HostOutcome {
   return { ok: false, code, retry: true, error: `not committed (${code}): ${why}` };
 }
 
-function decodeRecord(bytes: Uint8Array, typeName: string, entityId: string): LoadedEntity {
+function decodeRecord(
+  bytes: Uint8Array,
+  typeName: string,
+  entityId: string,
+  digest: ((encoded: Uint8Array | null) => StateDigest) | undefined,
+): LoadedEntity {
   const invalid = (why: string): ActorTsError =>
     new ActorTsError('entity_state_invalid', `the stored row of ${typeName} entity ${JSON.stringify(entityId)} ${why}`);
-  const decoded = decodeValue(bytes);
+  // The row's bytes are the store's copy, used by nothing else: the state inside is read as a view of them.
+  const decoded = decodeFrameValue(bytes);
   if (!decoded.ok) throw invalid(`does not decode: ${decoded.reason}`);
   const record = decoded.value;
   if (!Array.isArray(record) || record.length !== 3 || record[0] !== RECORD_VERSION)
@@ -246,9 +307,9 @@ function decodeRecord(bytes: Uint8Array, typeName: string, entityId: string): Lo
   const [, rawState, rawMarks] = record as [number, unknown, unknown];
   const marks = SendMarks.fromStored(rawMarks);
   if (marks === undefined) throw invalid('has malformed send marks');
-  if (rawState === null) return { state: undefined, marks };
+  if (rawState === null) return { state: undefined, marks, digest: digest?.(null) };
   if (!(rawState instanceof Uint8Array)) throw invalid('has a state that is not bytes');
   const state = decodeValue(rawState);
   if (!state.ok) throw invalid(`has a state that does not decode: ${state.reason}`);
-  return { state: state.value, marks };
+  return { state: state.value, marks, digest: digest?.(rawState) };
 }

@@ -213,7 +213,7 @@ export class Shard implements PassivatingShard {
       if (this.entities.get(entityId) !== entity) return;
       const gate = durable.gate(
         entityId,
-        loaded.marks,
+        loaded,
         () => entity.snapshot(),
         () => this.reset(entityId, entity),
       );
