@@ -131,32 +131,23 @@ function report(
   const durable = summarize(all(failover.durable));
   const restore = summarize(restoreMs);
   const s = (ms: number): string => fmt(ms / 1000, 2);
+  const count = messages.toLocaleString('en');
   return {
     id: 's16',
     title: 'Durable entities',
     tables: [
-      {
-        title: `S16 reliable sends between 2 node processes (${messages.toLocaleString('en')}, window ${WINDOW}), 1 KiB of state committed per message`,
-        headers: ['store', 'in-memory send/s', 'durable send/s', 'durable / in-memory'],
-        rows: throughput.map((t) => [
-          t.store,
-          fmt(t.inMemoryPerSecond, 0),
-          fmt(t.durablePerSecond, 0),
-          fmtRatio(ratio(t.durablePerSecond, t.inMemoryPerSecond)),
-        ]),
-        note: 'Same processes, same run: the in-memory type first, then the durable one. Goal >= 0.5x.',
-      },
-      {
-        title: `S16 reads: asks that leave the state as it was between the same processes (${messages.toLocaleString('en')}, window ${WINDOW})`,
-        headers: ['store', 'in-memory ask/s', 'durable ask/s', 'durable / in-memory'],
-        rows: throughput.map((t) => [
-          t.store,
-          fmt(t.inMemoryReadsPerSecond, 0),
-          fmt(t.durableReadsPerSecond, 0),
-          fmtRatio(ratio(t.durableReadsPerSecond, t.inMemoryReadsPerSecond)),
-        ]),
-        note: 'After the sends. A durable answer that changed nothing writes nothing: an epoch check (no goal).',
-      },
+      rateTable(
+        `S16 reliable sends between 2 node processes (${count}, window ${WINDOW}), 1 KiB of state committed per message`,
+        'send',
+        throughput.map((t) => [t.store, t.inMemoryPerSecond, t.durablePerSecond]),
+        'Same processes, same run: the in-memory type first, then the durable one. Goal >= 0.5x.',
+      ),
+      rateTable(
+        `S16 reads: asks that leave the state as it was between the same processes (${count}, window ${WINDOW})`,
+        'ask',
+        throughput.map((t) => [t.store, t.inMemoryReadsPerSecond, t.durableReadsPerSecond]),
+        'After the sends. A durable answer that changed nothing writes nothing: an epoch check (no goal).',
+      ),
       {
         title: 'S16 kill -9 of the host on 3 CLI processes: first answer from the new host (member and oldest node)',
         headers: ['entities', 'runs', 'p50 s', 'p99 s', 'max s'],
@@ -195,5 +186,25 @@ function report(
       `S16 restore of a 1 MiB entity from lmdb: p50 ${fmt(restore.median, 2)} ms (goal <= 10 ms)`,
     ],
     panels: [],
+  };
+}
+
+/** Per store: messages per second of the in-memory type and of the durable one, and their ratio. */
+function rateTable(
+  title: string,
+  verb: string,
+  rows: ReadonlyArray<readonly [string, number, number]>,
+  note: string,
+): ScenarioResult['tables'][number] {
+  return {
+    title,
+    headers: ['store', `in-memory ${verb}/s`, `durable ${verb}/s`, 'durable / in-memory'],
+    rows: rows.map(([store, inMemory, durable]) => [
+      store,
+      fmt(inMemory, 0),
+      fmt(durable, 0),
+      fmtRatio(ratio(durable, inMemory)),
+    ]),
+    note,
   };
 }

@@ -81,11 +81,14 @@ describe('durable entities across a crash of their host (issue 36)', () => {
         `${wrong.length}; an ask meanwhile: ${refused.status} ${refused.body.error}; health: ${degraded.body.status}`,
     );
     // The outage in the node's metrics: failed transactions, and commits timed before and after it.
+    // Read again: the first read after a send writes its row once more (a send's state is not digested), the
+    // second changes nothing and is confirmed by an epoch check alone.
+    const again = await Promise.all(entities.map(async (entityId) => (await via.counter(entityId)).body.value));
+    expect(again).toEqual(values);
     const metrics = (await http<string>('GET', `${via.url}/metrics`)).body;
     expect(sample(metrics, 'actor_ts_entity_store_failures_total')).toBeGreaterThan(0);
     expect(sample(metrics, 'actor_ts_entity_store_commit_seconds_count')).toBeGreaterThan(0);
     expect(sample(metrics, 'actor_ts_entity_store_restore_seconds_count')).toBeGreaterThanOrEqual(ENTITIES);
-    // The reads of the counters above changed nothing: each confirmed by an epoch check, none written again.
     expect(sample(metrics, 'actor_ts_entity_store_unchanged_total')).toBeGreaterThanOrEqual(ENTITIES);
     expect(refused.status).toBe(503);
     expect(refused.body.error).toBe('entity_store_unavailable');
