@@ -192,3 +192,17 @@ describe('a durable answer that leaves the state as committed', () => {
     expect(store.commits).toBe(2);
   });
 });
+
+describe('a durable shard stopping with an epoch check under way', () => {
+  it('reports its end only once the check answered, so a graceful move fails no read', async () => {
+    const store = new MemoryEntityStore();
+    const shard = hostShard(store, '1', counted());
+    expect(await deliver(shard, { add: 1 })).toEqual({ ok: true, value: 1 });
+    let answered: unknown;
+    void deliver(shard, { get: true }).then((outcome) => (answered = outcome));
+    await shard.stop(1_000);
+    expect(answered).toEqual({ ok: true, value: 1 });
+    // Its next host claims only now: had the check been read after that claim, the read would have been refused.
+    expect(await deliver(hostShard(store, '2', counted()), { get: true })).toEqual({ ok: true, value: 1 });
+  });
+});

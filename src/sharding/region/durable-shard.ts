@@ -129,7 +129,10 @@ export class DurableShard {
     };
   }
 
-  /** Resolves once every commit of this shard settled (a stopping shard reports its end after this). */
+  /**
+   * Resolves once every commit and epoch check of this shard settled (a stopping shard reports its end after
+   * this: its next host's claim must not come before a read this host is still confirming).
+   */
   settled(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
@@ -200,7 +203,8 @@ export class DurableShard {
     }
     const before = this.latest.get(entityId) ?? Promise.resolve(true);
     const checked = this.settings.commit.check({ typeName, shardId, epoch });
-    return Promise.all([before, checked]).then(
+    this.inFlight++;
+    const answer = Promise.all([before, checked]).then(
       ([durable, result]): HostOutcome => {
         if (result === 'fenced') {
           this.fence(epoch);
@@ -210,6 +214,8 @@ export class DurableShard {
       },
       (error: unknown) => notAcknowledged('entity_store_unavailable', describeError(error)),
     );
+    void answer.then(() => this.ended());
+    return answer;
   }
 
   private commit(
@@ -236,14 +242,17 @@ export class DurableShard {
     );
     const committed = done.then((answer) => answer === outcome);
     this.latest.set(entityId, committed);
-    void committed.then(() => this.commitEnded(entityId, committed));
+    void committed.then(() => {
+      // Only entities with a commit under way stay in the map: a busy shard's map does not grow with every entity.
+      if (this.latest.get(entityId) === committed) this.latest.delete(entityId);
+      this.ended();
+    });
     return done;
   }
 
-  private commitEnded(entityId: string, committed: Promise<boolean>): void {
+  /** A commit or an epoch check settled. */
+  private ended(): void {
     this.inFlight--;
-    // Only entities with a commit under way stay in the map: a busy shard's map does not grow with every entity.
-    if (this.latest.get(entityId) === committed) this.latest.delete(entityId);
     if (this.inFlight > 0) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
