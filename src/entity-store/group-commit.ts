@@ -5,6 +5,7 @@
 // on top of a state that never became durable, so committing them would make durable what was never acked.
 // An epoch check (an answer that left its entity's state as committed) joins the next transaction the same way,
 // and is read by the store's `checkEpochs` with it: nothing is written for it.
+import { ActorTsError } from '../errors.js';
 import {
   EntityStoreError,
   type CommitResult,
@@ -109,7 +110,10 @@ export class GroupCommit {
    * call): 'committed' when it is, 'fenced' when a later claim exists. Writes nothing; needs `checksEpochs`.
    */
   check(check: EpochCheck): Promise<WriteOutcome> {
-    if (!this.checksEpochs) return Promise.reject(new Error('this entity store cannot check an epoch alone'));
+    if (!this.checksEpochs) {
+      const why = `the entity store in ${this.store.where} cannot check an epoch alone (no checkEpochs)`;
+      return Promise.reject(new ActorTsError('invalid_argument', why));
+    }
     if (this.knownFenced(check)) return Promise.resolve('fenced');
     const key = `${shardKeyOf(check)} ${check.epoch}`;
     return new Promise<WriteOutcome>((resolve, reject) => {
