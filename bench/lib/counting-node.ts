@@ -1,8 +1,9 @@
 // A CLI node process that also counts what it sends, by message type: the real `node` command (src/cli/main.ts)
 // with TcpTransport.send wrapped before it starts. The node's /metrics has no per-type transport counters, so
 // the 25-process scenario reads heartbeats and gossip per node per second from here. The counts (cumulative,
-// since the start) are written to the file named by BENCH_TRAFFIC_FILE every 500 ms, as JSON: { at, byType }.
-import { writeFileSync } from 'node:fs';
+// since the start) are written to the file named by BENCH_TRAFFIC_FILE every 500 ms, as JSON: { at, byType },
+// replaced whole (written aside, then renamed).
+import { renameSync, writeFileSync } from 'node:fs';
 import { TcpTransport } from '../../src/cluster/transport/tcp-transport.js';
 import type { WireMessage } from '../../src/cluster/transport/transport.js';
 import { main } from '../../src/cli/main.js';
@@ -25,7 +26,12 @@ if (file !== undefined) {
     byType[message.type] = (byType[message.type] ?? 0) + 1;
     send.call(this, to, message);
   };
-  const flush = (): void => writeFileSync(file, JSON.stringify({ at: Date.now(), byType } satisfies TrafficCounts));
+  // Written aside, then renamed over the file: a reader never sees it half-written (a truncated file made a whole
+  // run's steady-state figures n/a).
+  const flush = (): void => {
+    writeFileSync(`${file}.next`, JSON.stringify({ at: Date.now(), byType } satisfies TrafficCounts));
+    renameSync(`${file}.next`, file);
+  };
   setInterval(flush, 500).unref();
 }
 
