@@ -169,10 +169,14 @@ export class DurableShard {
   ): Recorded {
     const taken = snapshot();
     if (!taken.ok) return { ok: false, error: `snapshot() threw: ${taken.error}` };
+    // A reliable send is digested by nobody (its mark is a change): it stays the cheapest write, and an answer
+    // right after it writes once more before the next ones can be told unchanged.
+    const digesting = mark === undefined && this.settings.commit.checksEpochs;
     let encoded: Uint8Array | null;
     try {
-      // Valid until the next encoding: digested, then copied out only when it is written.
-      encoded = taken.value === undefined ? null : encodeValueScratch(taken.value);
+      // To be digested: into the codec's scratch (valid until the next encoding), copied out only if written.
+      const encode = digesting ? encodeValueScratch : encodeValue;
+      encoded = taken.value === undefined ? null : encode(taken.value);
     } catch (error) {
       return { ok: false, error: `the snapshot is not encodable: ${describeError(error)}` };
     }
@@ -182,13 +186,11 @@ export class DurableShard {
         ok: false,
         error: `the snapshot is ${encoded.byteLength} bytes, over maxEntitySnapshotBytes (${maxSnapshotBytes})`,
       };
-    // A reliable send is digested by nobody (its mark is a change): it stays the cheapest write, and an answer
-    // right after it writes once more before the next ones can be told unchanged.
-    const digest = mark === undefined && this.settings.commit.checksEpochs ? stateDigest(encoded) : undefined;
+    const digest = digesting ? stateDigest(encoded) : undefined;
     if (digest !== undefined && committed !== undefined && sameDigest(digest, committed))
       return { ok: true, value: undefined, digest };
     if (mark !== undefined) marks.add(mark, !outcome.ok);
-    const state = encoded === null ? null : new Uint8Array(encoded);
+    const state = encoded !== null && digesting ? new Uint8Array(encoded) : encoded;
     return { ok: true, value: encodeValue([RECORD_VERSION, state, marks.toStored()]), digest };
   }
 
