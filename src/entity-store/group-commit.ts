@@ -154,7 +154,7 @@ export class GroupCommit {
     const started = now();
     // The checks are read beside the writes and settle on their own: a committed write stays acknowledged
     // whatever became of a check, and a check's failure fails no write.
-    const [written, checked] = await Promise.allSettled([this.commitWrites(batch), this.checkEpochs(batch)]);
+    const [written, checked] = await Promise.allSettled([this.commitWrites(batch), this.readEpochs(batch)]);
     const size = batch.writes.size;
     if (size > 0) this.options.onTransaction?.(now() - started, size, written.status === 'fulfilled');
     const counts = { ...this.stats_, lastError: undefined as string | undefined };
@@ -174,7 +174,7 @@ export class GroupCommit {
     return this.store.commit([...batch.writes.values()].map((entry) => entry.write));
   }
 
-  private async checkEpochs(batch: Batch): Promise<CommitResult> {
+  private async readEpochs(batch: Batch): Promise<CommitResult> {
     if (batch.checks.size === 0 || this.store.checkEpochs === undefined) return { fenced: [] };
     return this.store.checkEpochs([...batch.checks.values()].map((entry) => entry.check));
   }
@@ -186,8 +186,9 @@ export class GroupCommit {
   }
 
   private settleWrites(batch: Batch, fenced: ReadonlyArray<ShardKey>, counts: Mutable<GroupCommitStats>): void {
+    const fencedKeys = keysOf(fenced);
     for (const { write, waiters } of batch.writes.values()) {
-      const result = this.outcome(write, fenced);
+      const result = this.outcome(write, fencedKeys);
       if (result === 'committed') counts.writesCommitted++;
       else counts.writesFenced++;
       for (const waiter of waiters) waiter.resolve(result);
@@ -196,17 +197,19 @@ export class GroupCommit {
   }
 
   private settleChecks(batch: Batch, fenced: ReadonlyArray<ShardKey>, counts: Mutable<GroupCommitStats>): void {
+    const fencedKeys = keysOf(fenced);
     for (const { check, waiters } of batch.checks.values()) {
-      const result = this.outcome(check, fenced);
+      const result = this.outcome(check, fencedKeys);
       if (result === 'committed') counts.checksConfirmed++;
       for (const waiter of waiters) waiter.resolve(result);
     }
   }
 
   /** 'fenced' when the store named the shard, remembered: later writes under that epoch are fenced at once. */
-  private outcome(check: EpochCheck, fenced: ReadonlyArray<ShardKey>): WriteOutcome {
+  private outcome(check: EpochCheck, fencedKeys: ReadonlySet<string> | undefined): WriteOutcome {
+    if (fencedKeys === undefined) return 'committed';
     const key = shardKeyOf(check);
-    if (!fenced.some((shard) => shardKeyOf(shard) === key)) return 'committed';
+    if (!fencedKeys.has(key)) return 'committed';
     this.fencedEpochs.set(key, Math.max(this.fencedEpochs.get(key) ?? 0, check.epoch));
     return 'fenced';
   }
@@ -245,6 +248,11 @@ function emptyBatch(): Batch {
 
 function isEmpty(batch: Batch): boolean {
   return batch.writes.size === 0 && batch.checks.size === 0;
+}
+
+/** The fenced shards' keys, looked up once per entry; undefined when none was (the common case: no key built). */
+function keysOf(fenced: ReadonlyArray<ShardKey>): ReadonlySet<string> | undefined {
+  return fenced.length === 0 ? undefined : new Set(fenced.map(shardKeyOf));
 }
 
 function shardKeyOf(shard: ShardKey): string {

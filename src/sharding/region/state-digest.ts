@@ -15,5 +15,5 @@ export function stateDigest(encoded: Uint8Array | null): StateDigest {
 }
 
 export function sameDigest(a: StateDigest, b: StateDigest): boolean {
-  return a.byteLength === b.byteLength && a.every((byte, i) => byte === b[i]);
+  return Buffer.compare(a, b) === 0;
 }
